@@ -1,0 +1,74 @@
+// `pipelens check FILE.csv`: static check and dependency dry run of a schedule file (compute
+// only, or with communication). Exits 1 with the report when the schedule is wrong or can hang.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "app/cli/commands.hpp"
+#include "engine/schedule/dry_run.hpp"
+#include "engine/schedule/lower.hpp"
+#include "engine/schedule/schedule_csv.hpp"
+#include "engine/schedule/static_check.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct CheckOptions {
+    std::string path;
+    std::optional<int> pp;
+    std::optional<int> m;
+};
+
+void run_check(const CheckOptions& options) {
+    Schedule schedule = read_schedule_csv(options.path);
+    if (options.pp && *options.pp != schedule.rank_count)
+        throw CommandFailure(kExitCheckFailed,
+                             fmt::format("{}: expected {} ranks (--pp) but the file has {} rows",
+                                         options.path, *options.pp, schedule.rank_count));
+    if (options.m) schedule.microbatch_count = *options.m;
+
+    const CheckReport report = check_structure(schedule);
+    if (!report.ok()) throw CommandFailure(kExitCheckFailed, options.path + ": " + report.text());
+
+    std::string lowering_note;
+    Schedule lowered;
+    const Schedule* to_run = &schedule;
+    if (!schedule.has_communication) {
+        try {
+            lowered = lower(schedule);
+        } catch (const ScheduleHangError& error) {
+            throw CommandFailure(kExitCheckFailed, options.path + ": " + error.report().text());
+        }
+        lowering_note = fmt::format("; lowers to {} actions with {} send/recv pairs",
+                                    lowered.action_count(), lowered.pair_count);
+        to_run = &lowered;
+    }
+    const DryRunResult result = dry_run(*to_run);
+    if (!result.completed)
+        throw CommandFailure(kExitCheckFailed, options.path + ": " + result.hang.text());
+
+    fmt::print("{}: ok: pp={}, {} stages, m={}, {} actions ({}{}); dry run completes\n",
+               options.path, schedule.rank_count, schedule.stage_count, schedule.microbatch_count,
+               schedule.action_count(),
+               schedule.has_communication
+                   ? fmt::format("with communication, {} send/recv pairs", schedule.pair_count)
+                   : std::string("compute only"),
+               lowering_note);
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app) {
+    auto options = std::make_shared<CheckOptions>();
+    CLI::App* command = app.add_subcommand(
+        "check", "Check a schedule CSV (PyTorch format): structure, counts, pairing, hangs");
+    command->add_option("file", options->path, "Schedule CSV, one row per rank")->required();
+    command->add_option("--pp", options->pp, "Expected number of ranks");
+    command->add_option("--m", options->m,
+                        "Microbatches (default: highest microbatch in the file + 1)");
+    command->callback([options] { run_check(*options); });
+}
+
+}  // namespace pipelens::cli

@@ -1,0 +1,30 @@
+// Registration of the `pipelens` subcommands. Each command's file adds its options to the
+// application and runs when chosen; failures surface as exceptions that main() turns into a
+// one-line message and an exit code.
+#pragma once
+
+#include <stdexcept>
+
+#include <CLI/CLI.hpp>
+
+namespace pipelens::cli {
+
+// Exit codes shared by all commands.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFailed = 1;  // the input was read but is wrong (check, hang, ...)
+inline constexpr int kExitUsage = 2;        // bad arguments, unreadable or malformed input
+
+// A command's outcome that is not success; main() prints `what()` and exits with `code`.
+class CommandFailure : public std::runtime_error {
+public:
+    CommandFailure(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
+    int code() const { return code_; }
+
+private:
+    int code_;
+};
+
+void add_schedule_command(CLI::App& app);
+void add_check_command(CLI::App& app);
+
+}  // namespace pipelens::cli

@@ -1,0 +1,102 @@
+// `pipelens schedule`: generate a schedule (and optionally lower it) and print it as a table,
+// PyTorch-compatible CSV, or JSON.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/lower.hpp"
+#include "engine/schedule/schedule_csv.hpp"
+#include "engine/schedule/schedule_table.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct ScheduleOptions {
+    std::string kind;
+    int pp = 0;
+    std::optional<int> v;
+    int m = 0;
+    bool comms = false;
+    bool fsdp = false;
+    std::string format = "table";
+    std::string out;
+};
+
+std::string schedule_json(const Schedule& schedule) {
+    nlohmann::ordered_json json;
+    json["kind"] = schedule.name;
+    json["pp"] = schedule.rank_count;
+    json["v"] = schedule.stages_per_rank;
+    json["m"] = schedule.microbatch_count;
+    nlohmann::ordered_json mapping = nlohmann::ordered_json::object();
+    for (int stage = 0; stage < schedule.stage_count; ++stage)
+        mapping[std::to_string(stage)] = schedule.stage_to_rank[stage];
+    json["stage_to_rank"] = std::move(mapping);
+    nlohmann::ordered_json ranks = nlohmann::ordered_json::object();
+    for (std::size_t rank = 0; rank < schedule.ranks.size(); ++rank) {
+        nlohmann::ordered_json actions = nlohmann::ordered_json::array();
+        for (const Action& action : schedule.ranks[rank]) actions.push_back(schedule.text(action));
+        ranks[std::to_string(rank)] = std::move(actions);
+    }
+    json["ranks"] = std::move(ranks);
+    return json.dump() + "\n";
+}
+
+void run_schedule(const ScheduleOptions& options) {
+    ScheduleShape shape;
+    shape.kind = parse_schedule_kind(options.kind);
+    shape.rank_count = options.pp;
+    shape.stages_per_rank = options.v.value_or(is_multi_stage(shape.kind) ? 2 : 1);
+    shape.microbatch_count = options.m;
+    Schedule schedule = generate_schedule(shape);
+    if (options.comms || options.fsdp) {
+        LoweringOptions lowering;
+        lowering.keep_fsdp_actions = options.fsdp;
+        schedule = lower(std::move(schedule), lowering);
+    }
+
+    std::string text;
+    if (options.format == "csv") text = format_schedule_csv(schedule);
+    else if (options.format == "json") text = schedule_json(schedule);
+    else text = format_schedule_table(schedule);
+
+    if (options.out.empty()) {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        return;
+    }
+    std::ofstream file(options.out, std::ios::binary);
+    file << text;
+    if (!file) throw CommandFailure(kExitUsage, fmt::format("pipelens: cannot write '{}'", options.out));
+}
+
+}  // namespace
+
+void add_schedule_command(CLI::App& app) {
+    auto options = std::make_shared<ScheduleOptions>();
+    CLI::App* command = app.add_subcommand(
+        "schedule", "Generate a pipeline schedule and print it (PyTorch action notation)");
+    command->add_option("--kind", options->kind,
+                        "Schedule: GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, "
+                        "ZBVZeroBubble, DualPipeV (case-insensitive, 'Schedule' prefix allowed)")
+        ->required();
+    command->add_option("--pp", options->pp, "Pipeline ranks")->required();
+    command->add_option("--v", options->v,
+                        "Stages per rank (default: 1 for GPipe/1F1B, 2 for the multi-stage kinds)");
+    command->add_option("--m", options->m, "Microbatches")->required();
+    command->add_flag("--comms", options->comms, "Lower: add the SEND/RECV actions");
+    command->add_flag("--fsdp", options->fsdp,
+                      "Lower and keep the FSDP actions (UNSHARD, RESHARD, REDUCE_GRAD)");
+    command->add_option("--format", options->format, "Output format")
+        ->check(CLI::IsMember({"table", "csv", "json"}));
+    command->add_option("--out", options->out, "Write to this file instead of standard output");
+    command->callback([options] { run_schedule(*options); });
+}
+
+}  // namespace pipelens::cli

@@ -1,0 +1,171 @@
+// Text form of the Action IR: printing and strict parsing of PyTorch's `_Action` notation.
+#include "engine/schedule/action.hpp"
+
+#include <array>
+#include <charconv>
+
+namespace pipelens {
+namespace {
+
+constexpr std::array<std::string_view, kActionKindCount> kKindTexts = {
+    "F", "I", "W", "B", "SEND_F", "RECV_F", "SEND_B", "RECV_B",
+    "OVERLAP_F_B", "UNSHARD", "RESHARD", "REDUCE_GRAD",
+};
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r'))
+        text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r'))
+        text.remove_suffix(1);
+    return text;
+}
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Reads a non-negative decimal number at the front of `text`; returns false if there is none.
+bool take_number(std::string_view& text, std::int32_t& value, std::string_view token) {
+    std::size_t digits = 0;
+    while (digits < text.size() && is_digit(text[digits])) ++digits;
+    if (digits == 0) return false;
+    auto [end, error] = std::from_chars(text.data(), text.data() + digits, value);
+    if (error != std::errc() || end != text.data() + digits)
+        throw ActionParseError(std::string(token), "number out of range");
+    text.remove_prefix(digits);
+    return true;
+}
+
+// The longest kind name at the front of `text`, so "SEND_F" wins over "S..." prefixes.
+bool take_kind(std::string_view& text, ActionKind& kind) {
+    std::size_t best_length = 0;
+    for (int index = 0; index < kActionKindCount; ++index) {
+        std::string_view name = kKindTexts[index];
+        if (name.size() > best_length && text.substr(0, name.size()) == name) {
+            best_length = name.size();
+            kind = static_cast<ActionKind>(index);
+        }
+    }
+    text.remove_prefix(best_length);
+    return best_length > 0;
+}
+
+const char* kExpectedForm =
+    "expected [stage][kind][microbatch] such as 2F0, 1RECV_F3, 0UNSHARD or "
+    "(0F7;7B3)OVERLAP_F_B";
+
+Action parse_plain_action(std::string_view text, std::string_view token) {
+    Action action;
+    std::string_view rest = text;
+    if (!take_number(rest, action.stage, token))
+        throw ActionParseError(std::string(token), "does not start with a stage number");
+    if (!take_kind(rest, action.kind))
+        throw ActionParseError(std::string(token),
+                               "unknown action kind after the stage number");
+    if (action.kind == ActionKind::overlap_forward_backward)
+        throw ActionParseError(std::string(token),
+                               "OVERLAP_F_B takes parts in parentheses, e.g. (0F7;7B3)OVERLAP_F_B");
+    if (!rest.empty() && !take_number(rest, action.microbatch, token))
+        throw ActionParseError(std::string(token), "unexpected text after the action kind");
+    if (!rest.empty())
+        throw ActionParseError(std::string(token), "unexpected text after the microbatch");
+    return action;
+}
+
+}  // namespace
+
+ActionParseError::ActionParseError(std::string token, const std::string& why)
+    : std::runtime_error("invalid action '" + token + "': " + why + " (" + kExpectedForm + ")"),
+      token_(std::move(token)) {}
+
+std::string_view kind_text(ActionKind kind) { return kKindTexts[static_cast<int>(kind)]; }
+
+bool is_compute(ActionKind kind) {
+    return kind == ActionKind::forward || kind == ActionKind::backward_input ||
+           kind == ActionKind::backward_weight || kind == ActionKind::full_backward ||
+           kind == ActionKind::overlap_forward_backward;
+}
+
+bool is_communication(ActionKind kind) {
+    return kind == ActionKind::send_forward || kind == ActionKind::recv_forward ||
+           kind == ActionKind::send_backward || kind == ActionKind::recv_backward;
+}
+
+bool is_fsdp(ActionKind kind) {
+    return kind == ActionKind::unshard || kind == ActionKind::reshard ||
+           kind == ActionKind::reduce_grad;
+}
+
+bool needs_microbatch(ActionKind kind) {
+    return !is_fsdp(kind) && kind != ActionKind::overlap_forward_backward;
+}
+
+void append_action_text(std::string& out, const Action& action, std::span<const Action> parts) {
+    if (action.kind == ActionKind::overlap_forward_backward) {
+        out += '(';
+        for (int index = 0; index < action.part_count; ++index) {
+            if (index > 0) out += ';';
+            append_action_text(out, parts[action.link + index], parts);
+        }
+        out += ')';
+        out += kind_text(action.kind);
+        return;
+    }
+    char digits[16];
+    auto end = std::to_chars(digits, digits + sizeof digits, action.stage).ptr;
+    out.append(digits, end);
+    out += kind_text(action.kind);
+    if (action.microbatch != kNoMicrobatch) {
+        end = std::to_chars(digits, digits + sizeof digits, action.microbatch).ptr;
+        out.append(digits, end);
+    }
+}
+
+std::string action_text(const Action& action, std::span<const Action> parts) {
+    std::string out;
+    append_action_text(out, action, parts);
+    return out;
+}
+
+Action parse_action(std::string_view text, std::vector<Action>& parts) {
+    const std::string_view token = text;
+    text = trim(text);
+    if (text.empty()) throw ActionParseError(std::string(token), "empty action");
+    if (text.front() != '(') return parse_plain_action(text, token);
+
+    const std::size_t close = text.find(')');
+    if (close == std::string_view::npos)
+        throw ActionParseError(std::string(token), "'(' without a matching ')'");
+    std::string_view inside = text.substr(1, close - 1);
+    std::string_view kind_part = text.substr(close + 1);
+    ActionKind kind{};
+    if (!take_kind(kind_part, kind) || !kind_part.empty() ||
+        kind != ActionKind::overlap_forward_backward)
+        throw ActionParseError(std::string(token),
+                               "parts in parentheses must be followed by OVERLAP_F_B");
+    if (inside.find('(') != std::string_view::npos)
+        throw ActionParseError(std::string(token), "nested parentheses are not supported");
+
+    std::vector<Action> own_parts;
+    while (true) {
+        const std::size_t separator = inside.find(';');
+        std::string_view piece = trim(inside.substr(0, separator));
+        if (!piece.empty()) own_parts.push_back(parse_plain_action(piece, token));
+        if (separator == std::string_view::npos) break;
+        inside.remove_prefix(separator + 1);
+    }
+    if (own_parts.empty()) throw ActionParseError(std::string(token), "OVERLAP_F_B has no parts");
+    for (const Action& part : own_parts)
+        if (!is_compute(part.kind))
+            throw ActionParseError(std::string(token),
+                                   "OVERLAP_F_B parts must be compute actions (F, I, W, B)");
+    if (own_parts.size() > 255) throw ActionParseError(std::string(token), "too many parts");
+
+    Action overlap;
+    overlap.stage = -1;
+    overlap.kind = ActionKind::overlap_forward_backward;
+    overlap.link = static_cast<std::int32_t>(parts.size());
+    overlap.part_count = static_cast<std::uint8_t>(own_parts.size());
+    parts.insert(parts.end(), own_parts.begin(), own_parts.end());
+    return overlap;
+}
+
+}  // namespace pipelens

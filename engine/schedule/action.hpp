@@ -1,0 +1,87 @@
+// The Action IR: one step a rank performs in a pipeline schedule, and its exact text form.
+//
+// The text form is PyTorch's `_Action` notation (torch.distributed.pipelining), so schedules
+// move between pipelens and PyTorch unchanged: `0F1`, `3I0`, `1RECV_F0`, `0SEND_B2`,
+// `0UNSHARD`, `(0F7;7B3)OVERLAP_F_B`.
+//
+// Invariants: an Action is a 16-byte value so a schedule of millions of actions stays compact.
+// The parts of an OVERLAP_F_B action are not stored inline; they live in the owning schedule's
+// part pool, indexed by `link` and `part_count`. Parsing is strict: the whole
+// token must match, unlike PyTorch's prefix match that ignores trailing garbage.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pipelens {
+
+enum class ActionKind : std::uint8_t {
+    forward,            // F
+    backward_input,     // I
+    backward_weight,    // W
+    full_backward,      // B
+    send_forward,       // SEND_F
+    recv_forward,       // RECV_F
+    send_backward,      // SEND_B
+    recv_backward,      // RECV_B
+    overlap_forward_backward,  // OVERLAP_F_B
+    unshard,            // UNSHARD
+    reshard,            // RESHARD
+    reduce_grad,        // REDUCE_GRAD
+};
+
+inline constexpr int kActionKindCount = 12;
+inline constexpr std::int32_t kNoMicrobatch = -1;
+inline constexpr std::int32_t kNoPair = -1;
+
+struct Action {
+    std::int32_t stage = 0;                    // -1 for an OVERLAP_F_B container
+    std::int32_t microbatch = kNoMicrobatch;   // absent for UNSHARD/RESHARD/REDUCE_GRAD
+    // SEND/RECV: the pair id shared by a send and its recv (kNoPair before lowering).
+    // OVERLAP_F_B: index of its first part in the schedule's part pool.
+    std::int32_t link = kNoPair;
+    ActionKind kind = ActionKind::forward;
+    std::uint8_t part_count = 0;               // OVERLAP_F_B: number of parts
+
+    friend bool operator==(const Action&, const Action&) = default;
+};
+
+// PyTorch's spelling of a kind: "F", "SEND_F", "OVERLAP_F_B", ...
+std::string_view kind_text(ActionKind kind);
+
+bool is_compute(ActionKind kind);        // F, I, W, B, OVERLAP_F_B (PyTorch's is_compute_op)
+bool is_communication(ActionKind kind);  // SEND_*/RECV_*
+bool is_fsdp(ActionKind kind);           // UNSHARD, RESHARD, REDUCE_GRAD
+bool needs_microbatch(ActionKind kind);  // every kind but UNSHARD/RESHARD/REDUCE_GRAD/OVERLAP
+
+inline Action make_action(int stage, ActionKind kind, int microbatch = kNoMicrobatch) {
+    Action action;
+    action.stage = stage;
+    action.kind = kind;
+    action.microbatch = microbatch;
+    return action;
+}
+
+// Malformed action text. `token` is the offending text exactly as given.
+class ActionParseError : public std::runtime_error {
+public:
+    ActionParseError(std::string token, const std::string& why);
+    const std::string& token() const { return token_; }
+
+private:
+    std::string token_;
+};
+
+// Appends the text of `action` to `out`. `parts` is the pool OVERLAP_F_B parts index into.
+void append_action_text(std::string& out, const Action& action, std::span<const Action> parts);
+std::string action_text(const Action& action, std::span<const Action> parts = {});
+
+// Parses one action. Parts of an OVERLAP_F_B are appended to `parts`. Throws ActionParseError.
+// An empty (or all-blank) token is not an action; callers treat it as an idle slot.
+Action parse_action(std::string_view text, std::vector<Action>& parts);
+
+}  // namespace pipelens

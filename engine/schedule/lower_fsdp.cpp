@@ -1,0 +1,135 @@
+// The two FSDP lowering passes: UNSHARD/RESHARD placement with a prefetch window, and
+// REDUCE_GRAD after each stage's last backward.
+//
+// PyTorch finds "the next N distinct stages" by rescanning the rest of the rank's list at every
+// action, which is quadratic when a rank holds fewer than N stages. Here each stage's next
+// occurrence is tracked with a cursor into its list of positions, so the pass is linear in the
+// actions times the (small) number of stages per rank, with identical output.
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "engine/schedule/lower.hpp"
+
+namespace pipelens {
+namespace {
+
+struct StageOccurrences {
+    int stage = 0;
+    std::vector<int> positions;  // ascending positions of actions that touch the stage
+    std::size_t cursor = 0;
+};
+
+// The stages the upcoming actions touch, in first-occurrence order, up to `limit` (an
+// OVERLAP_F_B that crosses the limit contributes all its new stages, as in PyTorch).
+class UpcomingStages {
+public:
+    UpcomingStages(const Schedule& schedule, const std::vector<Action>& actions) {
+        std::map<int, std::size_t> index_of_stage;
+        for (int position = 0; position < static_cast<int>(actions.size()); ++position) {
+            for (const Action& part : schedule.parts_of(actions[position])) {
+                auto [found, inserted] = index_of_stage.emplace(part.stage, stages_.size());
+                if (inserted) stages_.push_back({part.stage, {}, 0});
+                auto& positions = stages_[found->second].positions;
+                if (positions.empty() || positions.back() != position) positions.push_back(position);
+            }
+        }
+    }
+
+    std::vector<int> from(int position, const Schedule& schedule,
+                          const std::vector<Action>& actions, int limit) {
+        constexpr int kNever = std::numeric_limits<int>::max();
+        std::vector<std::pair<int, int>> order;  // (next position, stage)
+        for (auto& occurrences : stages_) {
+            while (occurrences.cursor < occurrences.positions.size() &&
+                   occurrences.positions[occurrences.cursor] < position)
+                ++occurrences.cursor;
+            if (occurrences.cursor < occurrences.positions.size())
+                order.emplace_back(occurrences.positions[occurrences.cursor], occurrences.stage);
+        }
+        std::sort(order.begin(), order.end());
+        std::vector<int> result;
+        for (std::size_t index = 0; index < order.size();) {
+            const int group_position = order[index].first;
+            if (group_position == kNever) break;
+            // Stages first seen at the same action enter together, in the action's part order.
+            for (const Action& part : schedule.parts_of(actions[group_position]))
+                for (std::size_t scan = index; scan < order.size() && order[scan].first == group_position; ++scan)
+                    if (order[scan].second == part.stage &&
+                        std::find(result.begin(), result.end(), part.stage) == result.end())
+                        result.push_back(part.stage);
+            while (index < order.size() && order[index].first == group_position) ++index;
+            if (static_cast<int>(result.size()) >= limit) break;
+        }
+        return result;
+    }
+
+private:
+    std::vector<StageOccurrences> stages_;
+};
+
+}  // namespace
+
+Schedule lower_unshard_reshard(const Schedule& compute_only, int max_active_stages) {
+    Schedule result = empty_like(compute_only);
+    result.parts = compute_only.parts;
+    for (std::size_t rank = 0; rank < compute_only.ranks.size(); ++rank) {
+        const auto& actions = compute_only.ranks[rank];
+        auto& out = result.ranks[rank];
+        out.reserve(actions.size() + 8);
+        UpcomingStages upcoming(compute_only, actions);
+        std::vector<int> active;  // kept sorted
+        for (int position = 0; position < static_cast<int>(actions.size()); ++position) {
+            const std::vector<int> next =
+                upcoming.from(position, compute_only, actions, max_active_stages);
+            std::vector<int> evict;
+            for (int stage : active)
+                if (std::find(next.begin(), next.end(), stage) == next.end()) evict.push_back(stage);
+            for (int stage : evict) {
+                active.erase(std::find(active.begin(), active.end(), stage));
+                out.push_back(make_action(stage, ActionKind::reshard));
+            }
+            for (int stage : next) {
+                if (std::binary_search(active.begin(), active.end(), stage)) continue;
+                active.insert(std::upper_bound(active.begin(), active.end(), stage), stage);
+                out.push_back(make_action(stage, ActionKind::unshard));
+            }
+            out.push_back(actions[position]);
+        }
+        for (int stage : active) out.push_back(make_action(stage, ActionKind::reshard));
+    }
+    return result;
+}
+
+Schedule lower_reduce_grad(const Schedule& schedule) {
+    Schedule result = empty_like(schedule);
+    result.parts = schedule.parts;
+    result.has_communication = schedule.has_communication;
+    result.pair_count = schedule.pair_count;
+    std::vector<int> backwards_done(schedule.stage_count, 0);
+    for (std::size_t rank = 0; rank < schedule.ranks.size(); ++rank) {
+        auto& out = result.ranks[rank];
+        out.reserve(schedule.ranks[rank].size() + schedule.stages_per_rank);
+        for (const Action& action : schedule.ranks[rank]) {
+            out.push_back(action);
+            for (const Action& part : schedule.parts_of(action)) {
+                if (part.kind != ActionKind::backward_weight &&
+                    part.kind != ActionKind::full_backward)
+                    continue;
+                if (part.stage < 0 || part.stage >= schedule.stage_count) continue;
+                if (++backwards_done[part.stage] == schedule.microbatch_count)
+                    out.push_back(make_action(part.stage, ActionKind::reduce_grad));
+            }
+        }
+    }
+    return result;
+}
+
+Schedule strip_fsdp_actions(Schedule schedule) {
+    for (auto& actions : schedule.ranks)
+        std::erase_if(actions, [](const Action& action) { return is_fsdp(action.kind); });
+    return schedule;
+}
+
+}  // namespace pipelens

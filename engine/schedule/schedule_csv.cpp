@@ -1,0 +1,159 @@
+// Reading and writing PyTorch's schedule CSV format.
+#include "engine/schedule/schedule_csv.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace pipelens {
+namespace {
+
+// Splits one CSV record into cells; handles double-quoted cells as spreadsheets write them.
+std::vector<std::string> split_cells(std::string_view line, const std::string& where) {
+    std::vector<std::string> cells(1);
+    bool quoted = false;
+    for (std::size_t index = 0; index < line.size(); ++index) {
+        const char c = line[index];
+        if (quoted) {
+            if (c == '"' && index + 1 < line.size() && line[index + 1] == '"') {
+                cells.back() += '"';
+                ++index;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                cells.back() += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            cells.emplace_back();
+        } else {
+            cells.back() += c;
+        }
+    }
+    if (quoted) throw ScheduleFileError(where + ": unterminated quoted cell");
+    return cells;
+}
+
+void infer_shape(Schedule& schedule, const std::string& source_name) {
+    int highest_stage = -1;
+    int highest_microbatch = -1;
+    for (const auto& actions : schedule.ranks)
+        for (const Action& action : actions)
+            for (const Action& part : schedule.parts_of(action)) {
+                highest_stage = std::max(highest_stage, part.stage);
+                highest_microbatch = std::max(highest_microbatch, part.microbatch);
+                schedule.has_communication |= is_communication(part.kind);
+            }
+    constexpr long long kMaxStageMicrobatches = 1LL << 28;
+    if ((highest_stage + 1LL) * (highest_microbatch + 1LL) > kMaxStageMicrobatches)
+        throw ScheduleFileError(fmt::format(
+            "{}: the schedule names stage {} and microbatch {}: more than {} stage-microbatches",
+            source_name, highest_stage, highest_microbatch, kMaxStageMicrobatches));
+    schedule.stage_count = highest_stage + 1;
+    schedule.microbatch_count = highest_microbatch + 1;
+    schedule.stages_per_rank =
+        schedule.rank_count > 0 && schedule.stage_count % schedule.rank_count == 0
+            ? schedule.stage_count / schedule.rank_count
+            : 0;
+    schedule.stage_to_rank.assign(schedule.stage_count, -1);
+    for (int rank = 0; rank < schedule.rank_count; ++rank)
+        for (const Action& action : schedule.ranks[rank])
+            for (const Action& part : schedule.parts_of(action))
+                if (part.stage >= 0 && schedule.stage_to_rank[part.stage] < 0)
+                    schedule.stage_to_rank[part.stage] = rank;
+}
+
+}  // namespace
+
+Schedule parse_schedule_csv(std::string_view text, const std::string& source_name) {
+    Schedule schedule;
+    schedule.name = std::filesystem::path(source_name).stem().string();
+    std::size_t line_start = 0;
+    int row = 0;
+    while (line_start < text.size()) {
+        std::size_t line_end = text.find('\n', line_start);
+        if (line_end == std::string_view::npos) line_end = text.size();
+        std::string_view line = text.substr(line_start, line_end - line_start);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        line_start = line_end + 1;
+        ++row;
+        const std::string where = fmt::format("{}: row {} (rank {})", source_name, row, row - 1);
+        auto& actions = schedule.ranks.emplace_back();
+        if (line.empty()) continue;
+        const std::vector<std::string> cells = split_cells(line, where);
+        for (std::size_t cell = 0; cell < cells.size(); ++cell) {
+            if (cells[cell].find_first_not_of(" \t") == std::string::npos) continue;  // idle slot
+            try {
+                actions.push_back(parse_action(cells[cell], schedule.parts));
+            } catch (const ActionParseError& error) {
+                throw ScheduleFileError(fmt::format("{}, cell {}: {}", where, cell + 1, error.what()));
+            }
+        }
+    }
+    if (schedule.ranks.empty()) throw ScheduleFileError(source_name + ": the schedule file is empty");
+    schedule.rank_count = static_cast<int>(schedule.ranks.size());
+    infer_shape(schedule, source_name);
+    if (schedule.stage_count == 0)
+        throw ScheduleFileError(source_name + ": the schedule has no actions");
+    if (schedule.has_communication) link_send_recv_pairs(schedule);
+    return schedule;
+}
+
+Schedule read_schedule_csv(const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw ScheduleFileError(fmt::format("cannot open schedule file '{}'", path));
+    std::ostringstream content;
+    content << file.rdbuf();
+    return parse_schedule_csv(content.str(), path);
+}
+
+std::string format_schedule_csv(const Schedule& schedule) {
+    std::string out;
+    out.reserve(schedule.action_count() * 6);
+    for (const auto& actions : schedule.ranks) {
+        for (std::size_t index = 0; index < actions.size(); ++index) {
+            if (index > 0) out += ',';
+            append_action_text(out, actions[index], schedule.parts);
+        }
+        out += "\r\n";
+    }
+    return out;
+}
+
+void write_schedule_csv(const Schedule& schedule, const std::string& path) {
+    std::ofstream file(path, std::ios::binary);
+    if (!file) throw ScheduleFileError(fmt::format("cannot write schedule file '{}'", path));
+    file << format_schedule_csv(schedule);
+    if (!file) throw ScheduleFileError(fmt::format("failed writing schedule file '{}'", path));
+}
+
+void link_send_recv_pairs(Schedule& schedule) {
+    // Key: (sending stage, microbatch, direction) -> pair id.
+    std::map<std::tuple<int, int, bool>, int> pair_of_send;
+    schedule.pair_count = 0;
+    for (auto& actions : schedule.ranks)
+        for (Action& action : actions)
+            if (action.kind == ActionKind::send_forward || action.kind == ActionKind::send_backward) {
+                const bool forward = action.kind == ActionKind::send_forward;
+                auto [found, inserted] = pair_of_send.emplace(
+                    std::tuple{action.stage, action.microbatch, forward}, schedule.pair_count);
+                if (inserted) ++schedule.pair_count;
+                action.link = found->second;
+            }
+    for (auto& actions : schedule.ranks)
+        for (Action& action : actions)
+            if (action.kind == ActionKind::recv_forward || action.kind == ActionKind::recv_backward) {
+                const bool forward = action.kind == ActionKind::recv_forward;
+                const int sender = forward ? action.stage - 1 : action.stage + 1;
+                auto found = pair_of_send.find({sender, action.microbatch, forward});
+                action.link = found == pair_of_send.end() ? kNoPair : found->second;
+            }
+}
+
+}  // namespace pipelens

@@ -1,0 +1,144 @@
+// Schedule family names and the (pp, v, m) rules each family enforces, mirroring the checks
+// in the constructors of PyTorch's schedule classes.
+#include "engine/schedule/schedule_kind.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+
+#include <fmt/format.h>
+
+namespace pipelens {
+namespace {
+
+std::string lowercase(std::string_view text) {
+    std::string out(text);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+std::string known_names() {
+    std::string names;
+    for (ScheduleKind kind : all_schedule_kinds()) {
+        if (!names.empty()) names += ", ";
+        names += schedule_kind_name(kind);
+    }
+    return names;
+}
+
+}  // namespace
+
+const std::vector<ScheduleKind>& all_schedule_kinds() {
+    static const std::vector<ScheduleKind> kinds = {
+        ScheduleKind::gpipe,           ScheduleKind::one_f_one_b,
+        ScheduleKind::interleaved_1f1b, ScheduleKind::looped_bfs,
+        ScheduleKind::interleaved_zero_bubble, ScheduleKind::zbv_zero_bubble,
+        ScheduleKind::dual_pipe_v,
+    };
+    return kinds;
+}
+
+std::string_view schedule_kind_name(ScheduleKind kind) {
+    switch (kind) {
+        case ScheduleKind::gpipe: return "GPipe";
+        case ScheduleKind::one_f_one_b: return "1F1B";
+        case ScheduleKind::interleaved_1f1b: return "Interleaved1F1B";
+        case ScheduleKind::looped_bfs: return "LoopedBFS";
+        case ScheduleKind::interleaved_zero_bubble: return "InterleavedZeroBubble";
+        case ScheduleKind::zbv_zero_bubble: return "ZBVZeroBubble";
+        case ScheduleKind::dual_pipe_v: return "DualPipeV";
+    }
+    return "?";
+}
+
+ScheduleKind parse_schedule_kind(std::string_view name) {
+    std::string key = lowercase(name);
+    if (key.starts_with("schedule") && key.size() > 8) key = key.substr(8);
+    for (ScheduleKind kind : all_schedule_kinds())
+        if (key == lowercase(schedule_kind_name(kind))) return kind;
+    // Short names people use for the zero-bubble family.
+    if (key == "zb1p" || key == "zerobubble") return ScheduleKind::interleaved_zero_bubble;
+    if (key == "zbv" || key == "zbvzb") return ScheduleKind::zbv_zero_bubble;
+    throw ScheduleConfigError(
+        fmt::format("unknown schedule kind '{}': expected one of {}", name, known_names()));
+}
+
+StagePlacement stage_placement(ScheduleKind kind) {
+    return kind == ScheduleKind::zbv_zero_bubble || kind == ScheduleKind::dual_pipe_v
+               ? StagePlacement::v_shape
+               : StagePlacement::loop;
+}
+
+bool is_multi_stage(ScheduleKind kind) {
+    return kind != ScheduleKind::gpipe && kind != ScheduleKind::one_f_one_b;
+}
+
+void validate_shape(const ScheduleShape& shape) {
+    const std::string_view name = schedule_kind_name(shape.kind);
+    const int pp = shape.rank_count;
+    const int v = shape.stages_per_rank;
+    const int m = shape.microbatch_count;
+    if (pp < 1) throw ScheduleConfigError(fmt::format("{}: pp must be at least 1 (got pp={})", name, pp));
+    if (v < 1) throw ScheduleConfigError(fmt::format("{}: v must be at least 1 (got v={})", name, v));
+    if (m < 1) throw ScheduleConfigError(fmt::format("{}: m must be at least 1 (got m={})", name, m));
+    const std::int64_t stages = std::int64_t{pp} * v;
+    if (stages * m * 4 > INT32_MAX)
+        throw ScheduleConfigError(fmt::format(
+            "{}: pp*v*m = {} is too large (the limit is {} stage-microbatches)", name,
+            stages * m, INT32_MAX / 4));
+
+    switch (shape.kind) {
+        case ScheduleKind::gpipe:
+        case ScheduleKind::one_f_one_b:
+            if (v != 1)
+                throw ScheduleConfigError(fmt::format(
+                    "{} runs exactly one stage per rank, so v must be 1 (got v={}); use "
+                    "Interleaved1F1B or LoopedBFS for several stages per rank",
+                    name, v));
+            if (shape.kind == ScheduleKind::one_f_one_b && m < pp)
+                throw ScheduleConfigError(fmt::format(
+                    "1F1B needs at least as many microbatches as stages: m={} < stages={} "
+                    "(pp={})",
+                    m, pp, pp));
+            return;
+        case ScheduleKind::interleaved_1f1b:
+        case ScheduleKind::interleaved_zero_bubble: {
+            const int rounds = std::max(1, m / pp);
+            if (m % rounds != 0)
+                throw ScheduleConfigError(fmt::format(
+                    "{} needs m to be a multiple of its number of rounds max(1, m / pp) = {}: "
+                    "m={} with pp={} leaves {} microbatches over",
+                    name, rounds, m, pp, m % rounds));
+            return;
+        }
+        case ScheduleKind::looped_bfs:
+            return;
+        case ScheduleKind::zbv_zero_bubble:
+        case ScheduleKind::dual_pipe_v:
+            if (v != 2)
+                throw ScheduleConfigError(fmt::format(
+                    "{} places exactly 2 stages per rank in a V shape, so v must be 2 (got v={})",
+                    name, v));
+            if (shape.kind == ScheduleKind::dual_pipe_v && m < 2 * pp)
+                throw ScheduleConfigError(fmt::format(
+                    "DualPipeV needs at least as many microbatches as stages: m={} < stages={} "
+                    "(2*pp, pp={})",
+                    m, 2 * pp, pp));
+            return;
+    }
+}
+
+std::vector<int> stage_to_rank_mapping(StagePlacement placement, int rank_count, int stage_count) {
+    std::vector<int> mapping(stage_count);
+    for (int stage = 0; stage < stage_count; ++stage) {
+        const int position = stage % rank_count;
+        const bool going_back = (stage / rank_count) % 2 == 1;
+        mapping[stage] = placement == StagePlacement::v_shape && going_back
+                             ? rank_count - 1 - position
+                             : position;
+    }
+    return mapping;
+}
+
+}  // namespace pipelens

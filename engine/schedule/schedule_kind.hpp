@@ -1,0 +1,51 @@
+// The schedule families pipelens generates, their names, and the rules on (pp, v, m) each one
+// accepts. Names follow PyTorch's `get_schedule_class` (case-insensitive, with or without the
+// `Schedule` class prefix). A combination a family cannot run is refused with the rule and the
+// values that broke it, before any generation starts.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pipelens {
+
+enum class ScheduleKind {
+    gpipe,
+    one_f_one_b,
+    interleaved_1f1b,
+    looped_bfs,
+    interleaved_zero_bubble,
+    zbv_zero_bubble,
+    dual_pipe_v,
+};
+
+enum class StagePlacement { loop, v_shape };
+
+struct ScheduleShape {
+    ScheduleKind kind = ScheduleKind::one_f_one_b;
+    int rank_count = 1;       // pp
+    int stages_per_rank = 1;  // v
+    int microbatch_count = 1; // m
+};
+
+// An impossible configuration: names the rule and the values that broke it.
+class ScheduleConfigError : public std::invalid_argument {
+public:
+    using std::invalid_argument::invalid_argument;
+};
+
+const std::vector<ScheduleKind>& all_schedule_kinds();
+std::string_view schedule_kind_name(ScheduleKind kind);  // PyTorch's name: "Interleaved1F1B"
+ScheduleKind parse_schedule_kind(std::string_view name); // throws ScheduleConfigError
+StagePlacement stage_placement(ScheduleKind kind);       // v_shape for ZBV and DualPipeV
+bool is_multi_stage(ScheduleKind kind);                  // takes v stages per rank
+
+// Throws ScheduleConfigError when `shape` is not a combination its family can run.
+void validate_shape(const ScheduleShape& shape);
+
+// Stage index -> rank, PyTorch's generate_stage_to_rank_mapping ("loop" or "v").
+std::vector<int> stage_to_rank_mapping(StagePlacement placement, int rank_count, int stage_count);
+
+}  // namespace pipelens
