@@ -156,7 +156,13 @@ Schedule lower(Schedule compute_only, const LoweringOptions& options) {
     Schedule with_fsdp = lower_unshard_reshard(compute_only, options.max_active_stages);
     compute_only = Schedule{};  // release the input before the larger output is built
     with_fsdp = lower_reduce_grad(with_fsdp);
-    Schedule lowered = SendRecvPlacer(with_fsdp).place();
+    Schedule lowered;
+    try {
+        lowered = SendRecvPlacer(with_fsdp).place();
+    } catch (const ScheduleHangError&) {
+        // Report steps of the schedule the caller gave, not of the FSDP-augmented one.
+        throw ScheduleHangError(dry_run(strip_fsdp_actions(std::move(with_fsdp))).hang);
+    }
     with_fsdp = Schedule{};
     return options.keep_fsdp_actions ? lowered : strip_fsdp_actions(std::move(lowered));
 }
