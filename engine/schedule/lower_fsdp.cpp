@@ -6,7 +6,6 @@
 // occurrence is tracked with a cursor into its list of positions, so the pass is linear in the
 // actions times the (small) number of stages per rank, with identical output.
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <vector>
 
@@ -37,36 +36,38 @@ public:
         }
     }
 
-    std::vector<int> from(int position, const Schedule& schedule,
-                          const std::vector<Action>& actions, int limit) {
-        constexpr int kNever = std::numeric_limits<int>::max();
-        std::vector<std::pair<int, int>> order;  // (next position, stage)
+    // Fills `result` for the action at `position`; `order` is scratch space reused across
+    // calls so the pass allocates nothing per action.
+    void from(int position, const Schedule& schedule, const std::vector<Action>& actions,
+              int limit, std::vector<int>& result) {
+        order_.clear();
         for (auto& occurrences : stages_) {
             while (occurrences.cursor < occurrences.positions.size() &&
                    occurrences.positions[occurrences.cursor] < position)
                 ++occurrences.cursor;
             if (occurrences.cursor < occurrences.positions.size())
-                order.emplace_back(occurrences.positions[occurrences.cursor], occurrences.stage);
+                order_.emplace_back(occurrences.positions[occurrences.cursor], occurrences.stage);
         }
-        std::sort(order.begin(), order.end());
-        std::vector<int> result;
-        for (std::size_t index = 0; index < order.size();) {
-            const int group_position = order[index].first;
-            if (group_position == kNever) break;
+        std::sort(order_.begin(), order_.end());
+        result.clear();
+        for (std::size_t index = 0; index < order_.size();) {
+            const int group_position = order_[index].first;
+            std::size_t group_end = index;
+            while (group_end < order_.size() && order_[group_end].first == group_position) ++group_end;
             // Stages first seen at the same action enter together, in the action's part order.
             for (const Action& part : schedule.parts_of(actions[group_position]))
-                for (std::size_t scan = index; scan < order.size() && order[scan].first == group_position; ++scan)
-                    if (order[scan].second == part.stage &&
+                for (std::size_t scan = index; scan < group_end; ++scan)
+                    if (order_[scan].second == part.stage &&
                         std::find(result.begin(), result.end(), part.stage) == result.end())
                         result.push_back(part.stage);
-            while (index < order.size() && order[index].first == group_position) ++index;
+            index = group_end;
             if (static_cast<int>(result.size()) >= limit) break;
         }
-        return result;
     }
 
 private:
     std::vector<StageOccurrences> stages_;
+    std::vector<std::pair<int, int>> order_;  // (next position, stage)
 };
 
 }  // namespace
@@ -80,10 +81,10 @@ Schedule lower_unshard_reshard(const Schedule& compute_only, int max_active_stag
         out.reserve(actions.size() + 8);
         UpcomingStages upcoming(compute_only, actions);
         std::vector<int> active;  // kept sorted
+        std::vector<int> next, evict;
         for (int position = 0; position < static_cast<int>(actions.size()); ++position) {
-            const std::vector<int> next =
-                upcoming.from(position, compute_only, actions, max_active_stages);
-            std::vector<int> evict;
+            upcoming.from(position, compute_only, actions, max_active_stages, next);
+            evict.clear();
             for (int stage : active)
                 if (std::find(next.begin(), next.end(), stage) == next.end()) evict.push_back(stage);
             for (int stage : evict) {

@@ -79,46 +79,46 @@ private:
         return seen_[static_cast<std::size_t>(stage) * schedule_.microbatch_count + microbatch];
     }
 
+    // Action texts are only built for problems: formatting every action would dominate.
     void check_action(int rank, int step, const Action& action) {
-        const std::string text = schedule_.text(action);
+        auto text = [&] { return schedule_.text(action); };
         if (action.stage < 0 || action.stage >= schedule_.stage_count) {
             problem("rank {}, step {}: {} names stage {}, but the schedule has stages 0..{}", rank,
-                    step, text, action.stage, schedule_.stage_count - 1);
+                    step, text(), action.stage, schedule_.stage_count - 1);
             return;
         }
         if (schedule_.stage_to_rank[action.stage] != rank) {
             problem("rank {}, step {}: {} runs stage {} on rank {}, but stage {} is assigned to "
                     "rank {}",
-                    rank, step, text, action.stage, rank, action.stage,
+                    rank, step, text(), action.stage, rank, action.stage,
                     schedule_.stage_to_rank[action.stage]);
             return;
         }
         if (!needs_microbatch(action.kind)) {
             if (action.microbatch != kNoMicrobatch)
-                problem("rank {}, step {}: {} must not name a microbatch", rank, step, text);
+                problem("rank {}, step {}: {} must not name a microbatch", rank, step, text());
             return;
         }
         if (action.microbatch == kNoMicrobatch) {
-            problem("rank {}, step {}: {} has no microbatch index", rank, step, text);
+            problem("rank {}, step {}: {} has no microbatch index", rank, step, text());
             return;
         }
         if (action.microbatch >= schedule_.microbatch_count) {
-            problem("rank {}, step {}: {} names microbatch {}, but m is {}", rank, step, text,
+            problem("rank {}, step {}: {} names microbatch {}, but m is {}", rank, step, text(),
                     action.microbatch, schedule_.microbatch_count);
             return;
         }
         std::uint8_t& flags = seen(action.stage, action.microbatch);
         const std::uint8_t flag = flag_of(action.kind);
         if (flags & flag) {
-            problem("rank {}, step {}: {} appears a second time", rank, step, text);
+            problem("rank {}, step {}: {} appears a second time", rank, step, text());
             return;
         }
-        check_order(rank, step, action, text, flags);
+        check_order(rank, step, action, flags);
         flags |= flag;
     }
 
-    void check_order(int rank, int step, const Action& action, const std::string& text,
-                     std::uint8_t flags) {
+    void check_order(int rank, int step, const Action& action, std::uint8_t flags) {
         const int stage = action.stage;
         const int mb = action.microbatch;
         switch (action.kind) {
@@ -127,18 +127,18 @@ private:
                 if (!(flags & kForward))
                     problem("rank {}, step {}: {} runs the {} backward of stage {}, microbatch {} "
                             "before its forward",
-                            rank, step, text,
+                            rank, step, schedule_.text(action),
                             action.kind == ActionKind::full_backward ? "full" : "input", stage, mb);
                 if (flags & (kInput | kFull))
                     problem("rank {}, step {}: {}: stage {}, microbatch {} already ran a backward "
                             "(B and I are exclusive)",
-                            rank, step, text, stage, mb);
+                            rank, step, schedule_.text(action), stage, mb);
                 break;
             case ActionKind::backward_weight:
                 if (!(flags & kInput))
                     problem("rank {}, step {}: {} runs the weight backward of stage {}, "
                             "microbatch {} before its input backward (I)",
-                            rank, step, text, stage, mb);
+                            rank, step, schedule_.text(action), stage, mb);
                 break;
             default: break;
         }

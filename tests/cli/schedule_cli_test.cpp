@@ -1,0 +1,141 @@
+// `pipelens schedule` and `pipelens check` as a user runs them: exact JSON, formats, exit codes
+// and the messages for impossible configurations and broken files.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_pipelens.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::run_pipelens;
+using testing::temp_file;
+
+bool contains(const std::string& text, const std::string& fragment) {
+    return text.find(fragment) != std::string::npos;
+}
+
+TEST(ScheduleCli, JsonHasPyTorchActionsAndNoIdleSlots) {
+    const auto result =
+        run_pipelens("schedule --kind interleaved1f1b --pp 2 --v 2 --m 4 --format json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::ordered_json::parse(result.out);
+    std::vector<std::string> keys;
+    for (const auto& item : json.items()) keys.push_back(item.key());
+    EXPECT_EQ(keys, (std::vector<std::string>{"kind", "pp", "v", "m", "stage_to_rank", "ranks"}));
+    EXPECT_EQ(json["kind"], "Interleaved1F1B");
+    EXPECT_EQ(json["pp"], 2);
+    EXPECT_EQ(json["v"], 2);
+    EXPECT_EQ(json["m"], 4);
+    EXPECT_EQ(json["stage_to_rank"].dump(), R"({"0":0,"1":1,"2":0,"3":1})");
+    EXPECT_EQ(json["ranks"]["0"].get<std::vector<std::string>>(),
+              (std::vector<std::string>{"0F0", "0F1", "2F0", "2F1", "0F2", "2B0", "0F3", "2B1",
+                                        "2F2", "0B0", "2F3", "0B1", "2B2", "2B3", "0B2", "0B3"}));
+}
+
+TEST(ScheduleCli, CommsAddsSendRecvButNoFsdpActions) {
+    const auto comms = run_pipelens("schedule --kind 1F1B --pp 2 --m 2 --comms --format json");
+    ASSERT_EQ(comms.exit_code, 0) << comms.err;
+    const auto json = nlohmann::json::parse(comms.out);
+    EXPECT_EQ(json["ranks"]["1"].get<std::vector<std::string>>(),
+              (std::vector<std::string>{"1RECV_F0", "1F0", "1RECV_F1", "1B0", "1SEND_B0", "1F1",
+                                        "1B1", "1SEND_B1"}));
+    EXPECT_FALSE(contains(comms.out, "UNSHARD"));
+    EXPECT_FALSE(contains(comms.out, "REDUCE_GRAD"));
+    const auto fsdp = run_pipelens("schedule --kind 1F1B --pp 2 --m 2 --fsdp --format json");
+    ASSERT_EQ(fsdp.exit_code, 0) << fsdp.err;
+    EXPECT_TRUE(contains(fsdp.out, "\"0UNSHARD\",\"0F0\""));
+    EXPECT_TRUE(contains(fsdp.out, "\"0REDUCE_GRAD\",\"0RESHARD\"]"));
+}
+
+TEST(ScheduleCli, TableIsAStepByRankGrid) {
+    const auto result = run_pipelens("schedule --kind GPipe --pp 2 --m 2");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "        Rank 0 Rank 1\n"
+              "Step 0: 0F0    1F0\n"
+              "Step 1: 0F1    1F1\n"
+              "Step 2: 0B0    1B0\n"
+              "Step 3: 0B1    1B1\n");
+}
+
+TEST(ScheduleCli, KindNamesAreCaseInsensitiveAndVShapesDefaultToTwoStages) {
+    const auto result = run_pipelens("schedule --kind ScheduleZBVZeroBubble --pp 2 --m 4 --format json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_TRUE(contains(result.out, R"("v":2)"));
+    EXPECT_TRUE(contains(result.out, R"("stage_to_rank":{"0":0,"1":1,"2":1,"3":0})"));
+}
+
+TEST(ScheduleCli, ImpossibleConfigurationsNameTheRule) {
+    const auto one_f_one_b = run_pipelens("schedule --kind 1F1B --pp 4 --m 2");
+    EXPECT_EQ(one_f_one_b.exit_code, 2);
+    EXPECT_TRUE(contains(one_f_one_b.err,
+                         "invalid schedule configuration: 1F1B needs at least as many microbatches "
+                         "as stages: m=2 < stages=4"))
+        << one_f_one_b.err;
+    const auto dual = run_pipelens("schedule --kind DualPipeV --pp 4 --m 6");
+    EXPECT_EQ(dual.exit_code, 2);
+    EXPECT_TRUE(contains(dual.err, "m=6 < stages=8")) << dual.err;
+    const auto unknown = run_pipelens("schedule --kind Chimera --pp 4 --m 8");
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_TRUE(contains(unknown.err, "unknown schedule kind 'Chimera'")) << unknown.err;
+    const auto missing = run_pipelens("schedule --kind 1F1B --m 8");
+    EXPECT_NE(missing.exit_code, 0);
+    EXPECT_TRUE(contains(missing.err, "--pp is required")) << missing.err;
+}
+
+TEST(CheckCli, GeneratedCsvPasses) {
+    const auto path = temp_file("good.csv", "");
+    const auto written = run_pipelens("schedule --kind InterleavedZeroBubble --pp 4 --v 2 --m 8 "
+                                      "--format csv --out " + path.string());
+    ASSERT_EQ(written.exit_code, 0) << written.err;
+    const auto checked = run_pipelens("check " + path.string() + " --pp 4 --m 8");
+    EXPECT_EQ(checked.exit_code, 0) << checked.err;
+    EXPECT_TRUE(contains(checked.out, ": ok: pp=4, 8 stages, m=8, 192 actions (compute only; "
+                                      "lowers to 416 actions with 112 send/recv pairs); dry run "
+                                      "completes"))
+        << checked.out;
+    std::filesystem::remove(path);
+}
+
+TEST(CheckCli, SwappedRecvsExitNonZeroWithTheCycle) {
+    const auto path = temp_file(
+        "swapped.csv",
+        "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0F2,0SEND_F2,0RECV_B1,0B1,0F3,0SEND_F3,0RECV_B2,"
+        "0B2,0RECV_B3,0B3\r\n"
+        "1RECV_F0,1F0,1RECV_F1,1B0,1SEND_B0,1F1,1RECV_F3,1B1,1SEND_B1,1F2,1RECV_F2,1B2,1SEND_B2,"
+        "1F3,1B3,1SEND_B3\r\n");
+    const auto result = run_pipelens("check " + path.string());
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_TRUE(contains(result.err, "schedule can hang: wait cycle rank 0 -> rank 1 -> rank 0"))
+        << result.err;
+    EXPECT_TRUE(contains(result.err, "rank 1 is stuck at step 6 (1RECV_F3): it needs 0SEND_F3, "
+                                     "which rank 0 only runs at step 11"))
+        << result.err;
+    std::filesystem::remove(path);
+}
+
+TEST(CheckCli, BrokenFilesExitNonZeroNamingTheProblem) {
+    const auto malformed = temp_file("malformed.csv", "0F0,0B0\n1F0,1BX,1B0\n");
+    const auto parse = run_pipelens("check " + malformed.string());
+    EXPECT_EQ(parse.exit_code, 2);
+    EXPECT_TRUE(contains(parse.err, "row 2 (rank 1), cell 2: invalid action '1BX'")) << parse.err;
+
+    const auto misordered = temp_file("misordered.csv", "0B0,0F0\n1F0,1B0\n");
+    const auto check = run_pipelens("check " + misordered.string());
+    EXPECT_EQ(check.exit_code, 1);
+    EXPECT_TRUE(contains(check.err, "schedule check failed (1 problem):")) << check.err;
+    EXPECT_TRUE(contains(check.err, "rank 0, step 0: 0B0 runs the full backward")) << check.err;
+
+    const auto missing = run_pipelens("check /nonexistent/schedule.csv");
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_TRUE(contains(missing.err, "cannot open schedule file '/nonexistent/schedule.csv'"));
+    std::filesystem::remove(malformed);
+    std::filesystem::remove(misordered);
+}
+
+}  // namespace
+}  // namespace pipelens
