@@ -27,10 +27,12 @@ void run_check(const CheckOptions& options) {
         throw CommandFailure(kExitCheckFailed,
                              fmt::format("{}: expected {} ranks (--pp) but the file has {} rows",
                                          options.path, *options.pp, schedule.rank_count));
-    if (options.m) schedule.microbatch_count = *options.m;
+    if (options.m)
+        schedule.microbatch_count = *options.m;
 
     const CheckReport report = check_structure(schedule);
-    if (!report.ok()) throw CommandFailure(kExitCheckFailed, options.path + ": " + report.text());
+    if (!report.ok())
+        throw CommandFailure(kExitCheckFailed, options.path + ": " + report.text());
 
     std::string lowering_note;
     Schedule lowered;

@@ -16,11 +16,12 @@ inline constexpr int kExitUsage = 2;        // bad arguments, unreadable or malf
 
 // A command's outcome that is not success; main() prints `what()` and exits with `code`.
 class CommandFailure : public std::runtime_error {
-public:
-    CommandFailure(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  public:
+    CommandFailure(int code, const std::string& message)
+        : std::runtime_error(message), code_(code) {}
     int code() const { return code_; }
 
-private:
+  private:
     int code_;
 };
 

@@ -42,7 +42,8 @@ std::string schedule_json(const Schedule& schedule) {
     nlohmann::ordered_json ranks = nlohmann::ordered_json::object();
     for (std::size_t rank = 0; rank < schedule.ranks.size(); ++rank) {
         nlohmann::ordered_json actions = nlohmann::ordered_json::array();
-        for (const Action& action : schedule.ranks[rank]) actions.push_back(schedule.text(action));
+        for (const Action& action : schedule.ranks[rank])
+            actions.push_back(schedule.text(action));
         ranks[std::to_string(rank)] = std::move(actions);
     }
     json["ranks"] = std::move(ranks);
@@ -63,9 +64,12 @@ void run_schedule(const ScheduleOptions& options) {
     }
 
     std::string text;
-    if (options.format == "csv") text = format_schedule_csv(schedule);
-    else if (options.format == "json") text = schedule_json(schedule);
-    else text = format_schedule_table(schedule);
+    if (options.format == "csv")
+        text = format_schedule_csv(schedule);
+    else if (options.format == "json")
+        text = schedule_json(schedule);
+    else
+        text = format_schedule_table(schedule);
 
     if (options.out.empty()) {
         std::fwrite(text.data(), 1, text.size(), stdout);
@@ -73,7 +77,8 @@ void run_schedule(const ScheduleOptions& options) {
     }
     std::ofstream file(options.out, std::ios::binary);
     file << text;
-    if (!file) throw CommandFailure(kExitUsage, fmt::format("pipelens: cannot write '{}'", options.out));
+    if (!file)
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: cannot write '{}'", options.out));
 }
 
 }  // namespace
@@ -82,9 +87,10 @@ void add_schedule_command(CLI::App& app) {
     auto options = std::make_shared<ScheduleOptions>();
     CLI::App* command = app.add_subcommand(
         "schedule", "Generate a pipeline schedule and print it (PyTorch action notation)");
-    command->add_option("--kind", options->kind,
-                        "Schedule: GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, "
-                        "ZBVZeroBubble, DualPipeV (case-insensitive, 'Schedule' prefix allowed)")
+    command
+        ->add_option("--kind", options->kind,
+                     "Schedule: GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, "
+                     "ZBVZeroBubble, DualPipeV (case-insensitive, 'Schedule' prefix allowed)")
         ->required();
     command->add_option("--pp", options->pp, "Pipeline ranks")->required();
     command->add_option("--v", options->v,

@@ -8,8 +8,8 @@ namespace pipelens {
 namespace {
 
 constexpr std::array<std::string_view, kActionKindCount> kKindTexts = {
-    "F", "I", "W", "B", "SEND_F", "RECV_F", "SEND_B", "RECV_B",
-    "OVERLAP_F_B", "UNSHARD", "RESHARD", "REDUCE_GRAD",
+    "F",      "I",      "W",           "B",       "SEND_F",  "RECV_F",
+    "SEND_B", "RECV_B", "OVERLAP_F_B", "UNSHARD", "RESHARD", "REDUCE_GRAD",
 };
 
 std::string_view trim(std::string_view text) {
@@ -20,13 +20,17 @@ std::string_view trim(std::string_view text) {
     return text;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 // Reads a non-negative decimal number at the front of `text`; returns false if there is none.
 bool take_number(std::string_view& text, std::int32_t& value, std::string_view token) {
     std::size_t digits = 0;
-    while (digits < text.size() && is_digit(text[digits])) ++digits;
-    if (digits == 0) return false;
+    while (digits < text.size() && is_digit(text[digits]))
+        ++digits;
+    if (digits == 0)
+        return false;
     auto [end, error] = std::from_chars(text.data(), text.data() + digits, value);
     if (error != std::errc() || end != text.data() + digits)
         throw ActionParseError(std::string(token), "number out of range");
@@ -58,8 +62,7 @@ Action parse_plain_action(std::string_view text, std::string_view token) {
     if (!take_number(rest, action.stage, token))
         throw ActionParseError(std::string(token), "does not start with a stage number");
     if (!take_kind(rest, action.kind))
-        throw ActionParseError(std::string(token),
-                               "unknown action kind after the stage number");
+        throw ActionParseError(std::string(token), "unknown action kind after the stage number");
     if (action.kind == ActionKind::overlap_forward_backward)
         throw ActionParseError(std::string(token),
                                "OVERLAP_F_B takes parts in parentheses, e.g. (0F7;7B3)OVERLAP_F_B");
@@ -76,7 +79,9 @@ ActionParseError::ActionParseError(std::string token, const std::string& why)
     : std::runtime_error("invalid action '" + token + "': " + why + " (" + kExpectedForm + ")"),
       token_(std::move(token)) {}
 
-std::string_view kind_text(ActionKind kind) { return kKindTexts[static_cast<int>(kind)]; }
+std::string_view kind_text(ActionKind kind) {
+    return kKindTexts[static_cast<int>(kind)];
+}
 
 bool is_compute(ActionKind kind) {
     return kind == ActionKind::forward || kind == ActionKind::backward_input ||
@@ -102,7 +107,8 @@ void append_action_text(std::string& out, const Action& action, std::span<const 
     if (action.kind == ActionKind::overlap_forward_backward) {
         out += '(';
         for (int index = 0; index < action.part_count; ++index) {
-            if (index > 0) out += ';';
+            if (index > 0)
+                out += ';';
             append_action_text(out, parts[action.link + index], parts);
         }
         out += ')';
@@ -128,8 +134,10 @@ std::string action_text(const Action& action, std::span<const Action> parts) {
 Action parse_action(std::string_view text, std::vector<Action>& parts) {
     const std::string_view token = text;
     text = trim(text);
-    if (text.empty()) throw ActionParseError(std::string(token), "empty action");
-    if (text.front() != '(') return parse_plain_action(text, token);
+    if (text.empty())
+        throw ActionParseError(std::string(token), "empty action");
+    if (text.front() != '(')
+        return parse_plain_action(text, token);
 
     const std::size_t close = text.find(')');
     if (close == std::string_view::npos)
@@ -148,16 +156,20 @@ Action parse_action(std::string_view text, std::vector<Action>& parts) {
     while (true) {
         const std::size_t separator = inside.find(';');
         std::string_view piece = trim(inside.substr(0, separator));
-        if (!piece.empty()) own_parts.push_back(parse_plain_action(piece, token));
-        if (separator == std::string_view::npos) break;
+        if (!piece.empty())
+            own_parts.push_back(parse_plain_action(piece, token));
+        if (separator == std::string_view::npos)
+            break;
         inside.remove_prefix(separator + 1);
     }
-    if (own_parts.empty()) throw ActionParseError(std::string(token), "OVERLAP_F_B has no parts");
+    if (own_parts.empty())
+        throw ActionParseError(std::string(token), "OVERLAP_F_B has no parts");
     for (const Action& part : own_parts)
         if (!is_compute(part.kind))
             throw ActionParseError(std::string(token),
                                    "OVERLAP_F_B parts must be compute actions (F, I, W, B)");
-    if (own_parts.size() > 255) throw ActionParseError(std::string(token), "too many parts");
+    if (own_parts.size() > 255)
+        throw ActionParseError(std::string(token), "too many parts");
 
     Action overlap;
     overlap.stage = -1;

@@ -20,18 +20,18 @@
 namespace pipelens {
 
 enum class ActionKind : std::uint8_t {
-    forward,            // F
-    backward_input,     // I
-    backward_weight,    // W
-    full_backward,      // B
-    send_forward,       // SEND_F
-    recv_forward,       // RECV_F
-    send_backward,      // SEND_B
-    recv_backward,      // RECV_B
+    forward,                   // F
+    backward_input,            // I
+    backward_weight,           // W
+    full_backward,             // B
+    send_forward,              // SEND_F
+    recv_forward,              // RECV_F
+    send_backward,             // SEND_B
+    recv_backward,             // RECV_B
     overlap_forward_backward,  // OVERLAP_F_B
-    unshard,            // UNSHARD
-    reshard,            // RESHARD
-    reduce_grad,        // REDUCE_GRAD
+    unshard,                   // UNSHARD
+    reshard,                   // RESHARD
+    reduce_grad,               // REDUCE_GRAD
 };
 
 inline constexpr int kActionKindCount = 12;
@@ -39,13 +39,13 @@ inline constexpr std::int32_t kNoMicrobatch = -1;
 inline constexpr std::int32_t kNoPair = -1;
 
 struct Action {
-    std::int32_t stage = 0;                    // -1 for an OVERLAP_F_B container
-    std::int32_t microbatch = kNoMicrobatch;   // absent for UNSHARD/RESHARD/REDUCE_GRAD
+    std::int32_t stage = 0;                   // -1 for an OVERLAP_F_B container
+    std::int32_t microbatch = kNoMicrobatch;  // absent for UNSHARD/RESHARD/REDUCE_GRAD
     // SEND/RECV: the pair id shared by a send and its recv (kNoPair before lowering).
     // OVERLAP_F_B: index of its first part in the schedule's part pool.
     std::int32_t link = kNoPair;
     ActionKind kind = ActionKind::forward;
-    std::uint8_t part_count = 0;               // OVERLAP_F_B: number of parts
+    std::uint8_t part_count = 0;  // OVERLAP_F_B: number of parts
 
     friend bool operator==(const Action&, const Action&) = default;
 };
@@ -68,11 +68,11 @@ inline Action make_action(int stage, ActionKind kind, int microbatch = kNoMicrob
 
 // Malformed action text. `token` is the offending text exactly as given.
 class ActionParseError : public std::runtime_error {
-public:
+  public:
     ActionParseError(std::string token, const std::string& why);
     const std::string& token() const { return token_; }
 
-private:
+  private:
     std::string token_;
 };
 

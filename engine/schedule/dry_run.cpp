@@ -31,7 +31,7 @@ struct Need {
 };
 
 class DryRunner {
-public:
+  public:
     explicit DryRunner(const Schedule& schedule)
         : schedule_(schedule),
           last_stage_(schedule.stage_count - 1),
@@ -43,7 +43,8 @@ public:
     DryRunResult run() {
         DryRunResult result;
         std::deque<int> work;
-        for (int rank = 0; rank < static_cast<int>(schedule_.ranks.size()); ++rank) work.push_back(rank);
+        for (int rank = 0; rank < static_cast<int>(schedule_.ranks.size()); ++rank)
+            work.push_back(rank);
         while (!work.empty()) {
             const int rank = work.front();
             work.pop_front();
@@ -55,25 +56,30 @@ public:
                     blocked_[rank] = true;
                     break;
                 }
-                for (const Action& part : schedule_.parts_of(action)) complete(part, work);
+                for (const Action& part : schedule_.parts_of(action))
+                    complete(part, work);
                 ++next_[rank];
                 ++result.actions_run;
             }
         }
         for (std::size_t rank = 0; rank < schedule_.ranks.size(); ++rank)
-            if (next_[rank] < schedule_.ranks[rank].size()) result.completed = false;
-        if (!result.completed) result.hang = explain();
+            if (next_[rank] < schedule_.ranks[rank].size())
+                result.completed = false;
+        if (!result.completed)
+            result.hang = explain();
         return result;
     }
 
-private:
+  private:
     int owner(int stage) const { return schedule_.stage_to_rank[stage]; }
     std::uint8_t done(int stage, int microbatch) const {
-        if (stage < 0 || stage > last_stage_ || microbatch < 0 || microbatch >= microbatches_) return 0;
+        if (stage < 0 || stage > last_stage_ || microbatch < 0 || microbatch >= microbatches_)
+            return 0;
         return done_[static_cast<std::size_t>(stage) * microbatches_ + microbatch];
     }
 
-    std::optional<Need> need(int stage, ActionKind kind, int microbatch, bool either = false) const {
+    std::optional<Need> need(int stage, ActionKind kind, int microbatch,
+                             bool either = false) const {
         return Need{make_action(stage, kind, microbatch), owner(stage), either};
     }
 
@@ -83,16 +89,20 @@ private:
         const bool lowered = schedule_.has_communication;
         switch (part.kind) {
             case ActionKind::forward:
-                if (stage == 0) return std::nullopt;
+                if (stage == 0)
+                    return std::nullopt;
                 if (!lowered || owner(stage - 1) == rank)
-                    return done(stage - 1, mb) & kForward ? std::nullopt
-                                                          : need(stage - 1, ActionKind::forward, mb);
+                    return done(stage - 1, mb) & kForward
+                               ? std::nullopt
+                               : need(stage - 1, ActionKind::forward, mb);
                 return done(stage, mb) & kRecvForward ? std::nullopt
                                                       : need(stage, ActionKind::recv_forward, mb);
             case ActionKind::backward_input:
             case ActionKind::full_backward:
-                if (!(done(stage, mb) & kForward)) return need(stage, ActionKind::forward, mb);
-                if (stage == last_stage_) return std::nullopt;
+                if (!(done(stage, mb) & kForward))
+                    return need(stage, ActionKind::forward, mb);
+                if (stage == last_stage_)
+                    return std::nullopt;
                 if (!lowered || owner(stage + 1) == rank)
                     return done(stage + 1, mb) & (kInput | kFull)
                                ? std::nullopt
@@ -103,7 +113,8 @@ private:
                 return done(stage, mb) & kInput ? std::nullopt
                                                 : need(stage, ActionKind::backward_input, mb);
             case ActionKind::send_forward:
-                return done(stage, mb) & kForward ? std::nullopt : need(stage, ActionKind::forward, mb);
+                return done(stage, mb) & kForward ? std::nullopt
+                                                  : need(stage, ActionKind::forward, mb);
             case ActionKind::send_backward:
                 return done(stage, mb) & (kInput | kFull)
                            ? std::nullopt
@@ -116,13 +127,15 @@ private:
                 return done(stage + 1, mb) & kSendBackward
                            ? std::nullopt
                            : need(stage + 1, ActionKind::send_backward, mb);
-            default: return std::nullopt;  // UNSHARD, RESHARD, REDUCE_GRAD
+            default:
+                return std::nullopt;  // UNSHARD, RESHARD, REDUCE_GRAD
         }
     }
 
     std::optional<Need> first_need(int rank, const Action& action) const {
         for (const Action& part : schedule_.parts_of(action))
-            if (auto missing = part_need(rank, part)) return missing;
+            if (auto missing = part_need(rank, part))
+                return missing;
         return std::nullopt;
     }
 
@@ -140,26 +153,36 @@ private:
         switch (part.kind) {
             case ActionKind::forward:
                 flag = kForward;
-                if (stage < last_stage_) waiter = owner(stage + 1);
+                if (stage < last_stage_)
+                    waiter = owner(stage + 1);
                 break;
             case ActionKind::backward_input:
             case ActionKind::full_backward:
                 flag = part.kind == ActionKind::backward_input ? kInput : kFull;
-                if (stage > 0) waiter = owner(stage - 1);
+                if (stage > 0)
+                    waiter = owner(stage - 1);
                 break;
             case ActionKind::send_forward:
                 flag = kSendForward;
-                if (stage < last_stage_) waiter = owner(stage + 1);
+                if (stage < last_stage_)
+                    waiter = owner(stage + 1);
                 break;
             case ActionKind::send_backward:
                 flag = kSendBackward;
-                if (stage > 0) waiter = owner(stage - 1);
+                if (stage > 0)
+                    waiter = owner(stage - 1);
                 break;
-            case ActionKind::recv_forward: flag = kRecvForward; break;
-            case ActionKind::recv_backward: flag = kRecvBackward; break;
-            default: return;
+            case ActionKind::recv_forward:
+                flag = kRecvForward;
+                break;
+            case ActionKind::recv_backward:
+                flag = kRecvBackward;
+                break;
+            default:
+                return;
         }
-        if (stage >= 0 && stage <= last_stage_ && part.microbatch >= 0 && part.microbatch < microbatches_)
+        if (stage >= 0 && stage <= last_stage_ && part.microbatch >= 0 &&
+            part.microbatch < microbatches_)
             done_[static_cast<std::size_t>(stage) * microbatches_ + part.microbatch] |= flag;
         wake(waiter, work);
     }
@@ -192,12 +215,16 @@ private:
         if (missing.either_backward) {
             // Name the backward the holder actually runs, I or B.
             if (link.holder_step >= 0)
-                for (const Action& part : schedule_.parts_of(schedule_.ranks[missing.holder][link.holder_step]))
-                    if (part.stage == missing.action.stage && part.microbatch == missing.action.microbatch &&
-                        (part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward))
+                for (const Action& part :
+                     schedule_.parts_of(schedule_.ranks[missing.holder][link.holder_step]))
+                    if (part.stage == missing.action.stage &&
+                        part.microbatch == missing.action.microbatch &&
+                        (part.kind == ActionKind::backward_input ||
+                         part.kind == ActionKind::full_backward))
                         link.needed = schedule_.text(part);
             if (link.holder_step < 0)
-                link.needed += fmt::format(" (or {}I{})", missing.action.stage, missing.action.microbatch);
+                link.needed +=
+                    fmt::format(" (or {}I{})", missing.action.stage, missing.action.microbatch);
         }
         return link;
     }
@@ -218,14 +245,16 @@ private:
             visited[rank] = true;
             const WaitLink& link = report.blocked[link_index[rank]];
             chain.push_back(link);
-            if (link.holder_step < 0 || link_index[link.holder_rank] < 0) break;
+            if (link.holder_step < 0 || link_index[link.holder_rank] < 0)
+                break;
             rank = link.holder_rank;
         }
         // Keep only the cycle itself when the chain closes on a rank further along it.
         if (chain.back().holder_step >= 0) {
             const int closing = chain.back().holder_rank;
             std::size_t start = 0;
-            while (start < chain.size() && chain[start].rank != closing) ++start;
+            while (start < chain.size() && chain[start].rank != closing)
+                ++start;
             chain.erase(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(start));
         }
         report.cycle = std::move(chain);
@@ -243,18 +272,20 @@ private:
 std::string describe(const WaitLink& link) {
     std::string line = fmt::format("rank {} is stuck at step {} ({}): it needs {}, ", link.rank,
                                    link.step, link.action, link.needed);
-    if (link.holder_step < 0) return line + "which no rank ever runs";
+    if (link.holder_step < 0)
+        return line + "which no rank ever runs";
     if (link.holder_rank == link.rank)
         return line + fmt::format("which rank {} itself only runs later, at step {}", link.rank,
                                   link.holder_step);
-    return line + fmt::format("which rank {} only runs at step {}", link.holder_rank,
-                              link.holder_step);
+    return line +
+           fmt::format("which rank {} only runs at step {}", link.holder_rank, link.holder_step);
 }
 
 }  // namespace
 
 std::string HangReport::text() const {
-    if (cycle.empty()) return "schedule runs to completion";
+    if (cycle.empty())
+        return "schedule runs to completion";
     std::string out;
     if (!closes_cycle()) {
         out = "schedule can hang: a rank waits for an action that never runs";
@@ -262,16 +293,21 @@ std::string HangReport::text() const {
         out = fmt::format("schedule can hang: rank {} waits on itself", cycle.front().rank);
     } else {
         std::string ranks;
-        for (const auto& link : cycle) ranks += fmt::format("rank {} -> ", link.rank);
+        for (const auto& link : cycle)
+            ranks += fmt::format("rank {} -> ", link.rank);
         out = fmt::format("schedule can hang: wait cycle {}rank {}", ranks, cycle.front().rank);
     }
-    for (const auto& link : cycle) out += "\n  " + describe(link);
+    for (const auto& link : cycle)
+        out += "\n  " + describe(link);
     std::size_t others = 0;
     for (const auto& link : blocked) {
         bool in_cycle = false;
-        for (const auto& cycle_link : cycle) in_cycle |= cycle_link.rank == link.rank;
-        if (in_cycle) continue;
-        if (others++ == 0) out += "\n also stuck:";
+        for (const auto& cycle_link : cycle)
+            in_cycle |= cycle_link.rank == link.rank;
+        if (in_cycle)
+            continue;
+        if (others++ == 0)
+            out += "\n also stuck:";
         out += "\n  " + describe(link);
     }
     return out;

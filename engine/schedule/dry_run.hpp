@@ -47,11 +47,11 @@ struct DryRunResult {
 DryRunResult dry_run(const Schedule& schedule);
 
 class ScheduleHangError : public std::runtime_error {
-public:
+  public:
     explicit ScheduleHangError(HangReport report);
     const HangReport& report() const { return report_; }
 
-private:
+  private:
     HangReport report_;
 };
 

@@ -23,23 +23,25 @@ struct StageOccurrences {
 // The stages the upcoming actions touch, in first-occurrence order, up to `limit` (an
 // OVERLAP_F_B that crosses the limit contributes all its new stages, as in PyTorch).
 class UpcomingStages {
-public:
+  public:
     UpcomingStages(const Schedule& schedule, const std::vector<Action>& actions) {
         std::map<int, std::size_t> index_of_stage;
         for (int position = 0; position < static_cast<int>(actions.size()); ++position) {
             for (const Action& part : schedule.parts_of(actions[position])) {
                 auto [found, inserted] = index_of_stage.emplace(part.stage, stages_.size());
-                if (inserted) stages_.push_back({part.stage, {}, 0});
+                if (inserted)
+                    stages_.push_back({part.stage, {}, 0});
                 auto& positions = stages_[found->second].positions;
-                if (positions.empty() || positions.back() != position) positions.push_back(position);
+                if (positions.empty() || positions.back() != position)
+                    positions.push_back(position);
             }
         }
     }
 
     // Fills `result` for the action at `position`; `order` is scratch space reused across
     // calls so the pass allocates nothing per action.
-    void from(int position, const Schedule& schedule, const std::vector<Action>& actions,
-              int limit, std::vector<int>& result) {
+    void from(int position, const Schedule& schedule, const std::vector<Action>& actions, int limit,
+              std::vector<int>& result) {
         order_.clear();
         for (auto& occurrences : stages_) {
             while (occurrences.cursor < occurrences.positions.size() &&
@@ -53,7 +55,8 @@ public:
         for (std::size_t index = 0; index < order_.size();) {
             const int group_position = order_[index].first;
             std::size_t group_end = index;
-            while (group_end < order_.size() && order_[group_end].first == group_position) ++group_end;
+            while (group_end < order_.size() && order_[group_end].first == group_position)
+                ++group_end;
             // Stages first seen at the same action enter together, in the action's part order.
             for (const Action& part : schedule.parts_of(actions[group_position]))
                 for (std::size_t scan = index; scan < group_end; ++scan)
@@ -61,11 +64,12 @@ public:
                         std::find(result.begin(), result.end(), part.stage) == result.end())
                         result.push_back(part.stage);
             index = group_end;
-            if (static_cast<int>(result.size()) >= limit) break;
+            if (static_cast<int>(result.size()) >= limit)
+                break;
         }
     }
 
-private:
+  private:
     std::vector<StageOccurrences> stages_;
     std::vector<std::pair<int, int>> order_;  // (next position, stage)
 };
@@ -86,19 +90,22 @@ Schedule lower_unshard_reshard(const Schedule& compute_only, int max_active_stag
             upcoming.from(position, compute_only, actions, max_active_stages, next);
             evict.clear();
             for (int stage : active)
-                if (std::find(next.begin(), next.end(), stage) == next.end()) evict.push_back(stage);
+                if (std::find(next.begin(), next.end(), stage) == next.end())
+                    evict.push_back(stage);
             for (int stage : evict) {
                 active.erase(std::find(active.begin(), active.end(), stage));
                 out.push_back(make_action(stage, ActionKind::reshard));
             }
             for (int stage : next) {
-                if (std::binary_search(active.begin(), active.end(), stage)) continue;
+                if (std::binary_search(active.begin(), active.end(), stage))
+                    continue;
                 active.insert(std::upper_bound(active.begin(), active.end(), stage), stage);
                 out.push_back(make_action(stage, ActionKind::unshard));
             }
             out.push_back(actions[position]);
         }
-        for (int stage : active) out.push_back(make_action(stage, ActionKind::reshard));
+        for (int stage : active)
+            out.push_back(make_action(stage, ActionKind::reshard));
     }
     return result;
 }
@@ -118,7 +125,8 @@ Schedule lower_reduce_grad(const Schedule& schedule) {
                 if (part.kind != ActionKind::backward_weight &&
                     part.kind != ActionKind::full_backward)
                     continue;
-                if (part.stage < 0 || part.stage >= schedule.stage_count) continue;
+                if (part.stage < 0 || part.stage >= schedule.stage_count)
+                    continue;
                 if (++backwards_done[part.stage] == schedule.microbatch_count)
                     out.push_back(make_action(part.stage, ActionKind::reduce_grad));
             }

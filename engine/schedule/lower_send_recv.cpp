@@ -21,7 +21,7 @@ enum DoneFlag : std::uint8_t {
 };
 
 class SendRecvPlacer {
-public:
+  public:
     explicit SendRecvPlacer(const Schedule& schedule)
         : schedule_(schedule),
           microbatches_(schedule.microbatch_count),
@@ -37,7 +37,8 @@ public:
         std::vector<std::size_t> next(rank_count, 0);
         std::vector<int> active, still_active;
         for (int rank = 0; rank < rank_count; ++rank)
-            if (!schedule_.ranks[rank].empty()) active.push_back(rank);
+            if (!schedule_.ranks[rank].empty())
+                active.push_back(rank);
 
         while (!active.empty()) {
             bool progress = false;
@@ -49,15 +50,17 @@ public:
                     ++next[rank];
                     progress = true;
                 }
-                if (next[rank] < schedule_.ranks[rank].size()) still_active.push_back(rank);
+                if (next[rank] < schedule_.ranks[rank].size())
+                    still_active.push_back(rank);
             }
-            if (!progress) throw ScheduleHangError(dry_run(schedule_).hang);
+            if (!progress)
+                throw ScheduleHangError(dry_run(schedule_).hang);
             active.swap(still_active);
         }
         return result;
     }
 
-private:
+  private:
     std::uint8_t& flags(int stage, int microbatch) {
         return flags_[static_cast<std::size_t>(stage) * microbatches_ + microbatch];
     }
@@ -65,7 +68,8 @@ private:
 
     bool crosses_ranks(const Action& part) const {
         if (part.kind == ActionKind::forward)
-            return part.stage != schedule_.stage_count - 1 && owner(part.stage + 1) != owner(part.stage);
+            return part.stage != schedule_.stage_count - 1 &&
+                   owner(part.stage + 1) != owner(part.stage);
         if (part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward)
             return part.stage != 0 && owner(part.stage - 1) != owner(part.stage);
         return false;
@@ -74,37 +78,45 @@ private:
     bool ready_part(int rank, const Action& part) {
         const int stage = part.stage;
         if (part.kind == ActionKind::forward) {
-            if (stage == 0) return true;
+            if (stage == 0)
+                return true;
             return (flags(stage, part.microbatch) & kRecvForwardDone) ||
                    (owner(stage - 1) == rank && (flags(stage - 1, part.microbatch) & kForwardDone));
         }
         if (part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward) {
-            if (stage == schedule_.stage_count - 1) return true;
+            if (stage == schedule_.stage_count - 1)
+                return true;
             return (flags(stage, part.microbatch) & kRecvBackwardDone) ||
-                   (owner(stage + 1) == rank && (flags(stage + 1, part.microbatch) & kInputGradDone));
+                   (owner(stage + 1) == rank &&
+                    (flags(stage + 1, part.microbatch) & kInputGradDone));
         }
         return true;
     }
 
     bool ready(int rank, const Action& action) {
         for (const Action& part : schedule_.parts_of(action))
-            if (!ready_part(rank, part)) return false;
+            if (!ready_part(rank, part))
+                return false;
         return true;
     }
 
     void emit(Schedule& result, int rank, const Action& action) {
         result.ranks[rank].push_back(action);
         for (const Action& part : schedule_.parts_of(action)) {
-            if (part.kind == ActionKind::forward) flags(part.stage, part.microbatch) |= kForwardDone;
+            if (part.kind == ActionKind::forward)
+                flags(part.stage, part.microbatch) |= kForwardDone;
             if (part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward)
                 flags(part.stage, part.microbatch) |= kInputGradDone;
-            if (!crosses_ranks(part)) continue;
+            if (!crosses_ranks(part))
+                continue;
             const bool forward = part.kind == ActionKind::forward;
-            Action send = make_action(part.stage, forward ? ActionKind::send_forward : ActionKind::send_backward,
-                                      part.microbatch);
+            Action send = make_action(
+                part.stage, forward ? ActionKind::send_forward : ActionKind::send_backward,
+                part.microbatch);
             const int peer_stage = forward ? part.stage + 1 : part.stage - 1;
-            Action recv = make_action(peer_stage, forward ? ActionKind::recv_forward : ActionKind::recv_backward,
-                                      part.microbatch);
+            Action recv = make_action(
+                peer_stage, forward ? ActionKind::recv_forward : ActionKind::recv_backward,
+                part.microbatch);
             send.link = recv.link = result.pair_count++;
             result.ranks[rank].push_back(send);
             result.ranks[owner(peer_stage)].push_back(recv);
@@ -120,11 +132,13 @@ private:
                 for (const Action& part : schedule_.parts_of(action))
                     if (crosses_ranks(part)) {
                         ++sizes[rank];
-                        const int peer = part.kind == ActionKind::forward ? part.stage + 1 : part.stage - 1;
+                        const int peer =
+                            part.kind == ActionKind::forward ? part.stage + 1 : part.stage - 1;
                         ++sizes[owner(peer)];
                     }
         }
-        for (std::size_t rank = 0; rank < sizes.size(); ++rank) result.ranks[rank].reserve(sizes[rank]);
+        for (std::size_t rank = 0; rank < sizes.size(); ++rank)
+            result.ranks[rank].reserve(sizes[rank]);
     }
 
     const Schedule& schedule_;
@@ -136,8 +150,9 @@ private:
 
 Schedule lower_send_recv(const Schedule& schedule) {
     if (schedule.has_communication)
-        throw ScheduleCheckError(CheckReport{{"the schedule already has SEND/RECV actions; "
-                                              "lower_send_recv takes a compute-only schedule"}});
+        throw ScheduleCheckError(
+            CheckReport{{"the schedule already has SEND/RECV actions; "
+                         "lower_send_recv takes a compute-only schedule"}});
     require_valid_structure(schedule);
     return SendRecvPlacer(schedule).place();
 }

@@ -5,7 +5,8 @@ namespace pipelens {
 
 std::size_t Schedule::action_count() const {
     std::size_t count = 0;
-    for (const auto& actions : ranks) count += actions.size();
+    for (const auto& actions : ranks)
+        count += actions.size();
     return count;
 }
 
@@ -24,7 +25,8 @@ bool same_actions(const Schedule& left, const Schedule& right) {
         left.microbatch_count != right.microbatch_count || left.ranks.size() != right.ranks.size())
         return false;
     for (std::size_t rank = 0; rank < left.ranks.size(); ++rank) {
-        if (left.ranks[rank].size() != right.ranks[rank].size()) return false;
+        if (left.ranks[rank].size() != right.ranks[rank].size())
+            return false;
         for (std::size_t index = 0; index < left.ranks[rank].size(); ++index)
             if (left.text(left.ranks[rank][index]) != right.text(right.ranks[rank][index]))
                 return false;

@@ -21,19 +21,20 @@
 namespace pipelens {
 
 struct Schedule {
-    std::string name;              // schedule kind ("Interleaved1F1B") or where it came from
-    int rank_count = 0;            // pp: ranks in the pipeline group
-    int stages_per_rank = 1;       // v
-    int microbatch_count = 0;      // m
-    int stage_count = 0;           // pp * v for generated schedules
+    std::string name;          // schedule kind ("Interleaved1F1B") or where it came from
+    int rank_count = 0;        // pp: ranks in the pipeline group
+    int stages_per_rank = 1;   // v
+    int microbatch_count = 0;  // m
+    int stage_count = 0;       // pp * v for generated schedules
     std::vector<int> stage_to_rank;
     std::vector<std::vector<Action>> ranks;  // ranks[r] = the actions rank r runs, in order
-    std::vector<Action> parts;     // pool of OVERLAP_F_B parts
-    bool has_communication = false;  // true once SEND/RECV actions are in the lists
+    std::vector<Action> parts;               // pool of OVERLAP_F_B parts
+    bool has_communication = false;          // true once SEND/RECV actions are in the lists
     int pair_count = 0;
 
     std::span<const Action> parts_of(const Action& action) const {
-        if (action.kind != ActionKind::overlap_forward_backward) return {&action, 1};
+        if (action.kind != ActionKind::overlap_forward_backward)
+            return {&action, 1};
         return {parts.data() + action.link, action.part_count};
     }
     std::string text(const Action& action) const { return action_text(action, parts); }

@@ -36,7 +36,8 @@ std::vector<std::string> split_cells(std::string_view line, const std::string& w
             cells.back() += c;
         }
     }
-    if (quoted) throw ScheduleFileError(where + ": unterminated quoted cell");
+    if (quoted)
+        throw ScheduleFileError(where + ": unterminated quoted cell");
     return cells;
 }
 
@@ -78,36 +79,44 @@ Schedule parse_schedule_csv(std::string_view text, const std::string& source_nam
     int row = 0;
     while (line_start < text.size()) {
         std::size_t line_end = text.find('\n', line_start);
-        if (line_end == std::string_view::npos) line_end = text.size();
+        if (line_end == std::string_view::npos)
+            line_end = text.size();
         std::string_view line = text.substr(line_start, line_end - line_start);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (!line.empty() && line.back() == '\r')
+            line.remove_suffix(1);
         line_start = line_end + 1;
         ++row;
         const std::string where = fmt::format("{}: row {} (rank {})", source_name, row, row - 1);
         auto& actions = schedule.ranks.emplace_back();
-        if (line.empty()) continue;
+        if (line.empty())
+            continue;
         const std::vector<std::string> cells = split_cells(line, where);
         for (std::size_t cell = 0; cell < cells.size(); ++cell) {
-            if (cells[cell].find_first_not_of(" \t") == std::string::npos) continue;  // idle slot
+            if (cells[cell].find_first_not_of(" \t") == std::string::npos)
+                continue;  // idle slot
             try {
                 actions.push_back(parse_action(cells[cell], schedule.parts));
             } catch (const ActionParseError& error) {
-                throw ScheduleFileError(fmt::format("{}, cell {}: {}", where, cell + 1, error.what()));
+                throw ScheduleFileError(
+                    fmt::format("{}, cell {}: {}", where, cell + 1, error.what()));
             }
         }
     }
-    if (schedule.ranks.empty()) throw ScheduleFileError(source_name + ": the schedule file is empty");
+    if (schedule.ranks.empty())
+        throw ScheduleFileError(source_name + ": the schedule file is empty");
     schedule.rank_count = static_cast<int>(schedule.ranks.size());
     infer_shape(schedule, source_name);
     if (schedule.stage_count == 0)
         throw ScheduleFileError(source_name + ": the schedule has no actions");
-    if (schedule.has_communication) link_send_recv_pairs(schedule);
+    if (schedule.has_communication)
+        link_send_recv_pairs(schedule);
     return schedule;
 }
 
 Schedule read_schedule_csv(const std::string& path) {
     std::ifstream file(path, std::ios::binary);
-    if (!file) throw ScheduleFileError(fmt::format("cannot open schedule file '{}'", path));
+    if (!file)
+        throw ScheduleFileError(fmt::format("cannot open schedule file '{}'", path));
     std::ostringstream content;
     content << file.rdbuf();
     return parse_schedule_csv(content.str(), path);
@@ -118,7 +127,8 @@ std::string format_schedule_csv(const Schedule& schedule) {
     out.reserve(schedule.action_count() * 6);
     for (const auto& actions : schedule.ranks) {
         for (std::size_t index = 0; index < actions.size(); ++index) {
-            if (index > 0) out += ',';
+            if (index > 0)
+                out += ',';
             append_action_text(out, actions[index], schedule.parts);
         }
         out += "\r\n";
@@ -128,9 +138,11 @@ std::string format_schedule_csv(const Schedule& schedule) {
 
 void write_schedule_csv(const Schedule& schedule, const std::string& path) {
     std::ofstream file(path, std::ios::binary);
-    if (!file) throw ScheduleFileError(fmt::format("cannot write schedule file '{}'", path));
+    if (!file)
+        throw ScheduleFileError(fmt::format("cannot write schedule file '{}'", path));
     file << format_schedule_csv(schedule);
-    if (!file) throw ScheduleFileError(fmt::format("failed writing schedule file '{}'", path));
+    if (!file)
+        throw ScheduleFileError(fmt::format("failed writing schedule file '{}'", path));
 }
 
 void link_send_recv_pairs(Schedule& schedule) {
@@ -139,16 +151,19 @@ void link_send_recv_pairs(Schedule& schedule) {
     schedule.pair_count = 0;
     for (auto& actions : schedule.ranks)
         for (Action& action : actions)
-            if (action.kind == ActionKind::send_forward || action.kind == ActionKind::send_backward) {
+            if (action.kind == ActionKind::send_forward ||
+                action.kind == ActionKind::send_backward) {
                 const bool forward = action.kind == ActionKind::send_forward;
                 auto [found, inserted] = pair_of_send.emplace(
                     std::tuple{action.stage, action.microbatch, forward}, schedule.pair_count);
-                if (inserted) ++schedule.pair_count;
+                if (inserted)
+                    ++schedule.pair_count;
                 action.link = found->second;
             }
     for (auto& actions : schedule.ranks)
         for (Action& action : actions)
-            if (action.kind == ActionKind::recv_forward || action.kind == ActionKind::recv_backward) {
+            if (action.kind == ActionKind::recv_forward ||
+                action.kind == ActionKind::recv_backward) {
                 const bool forward = action.kind == ActionKind::recv_forward;
                 const int sender = forward ? action.stage - 1 : action.stage + 1;
                 auto found = pair_of_send.find({sender, action.microbatch, forward});

@@ -16,7 +16,7 @@
 namespace pipelens {
 
 class ScheduleFileError : public std::runtime_error {
-public:
+  public:
     using std::runtime_error::runtime_error;
 };
 

@@ -21,7 +21,8 @@ std::string lowercase(std::string_view text) {
 std::string known_names() {
     std::string names;
     for (ScheduleKind kind : all_schedule_kinds()) {
-        if (!names.empty()) names += ", ";
+        if (!names.empty())
+            names += ", ";
         names += schedule_kind_name(kind);
     }
     return names;
@@ -31,9 +32,12 @@ std::string known_names() {
 
 const std::vector<ScheduleKind>& all_schedule_kinds() {
     static const std::vector<ScheduleKind> kinds = {
-        ScheduleKind::gpipe,           ScheduleKind::one_f_one_b,
-        ScheduleKind::interleaved_1f1b, ScheduleKind::looped_bfs,
-        ScheduleKind::interleaved_zero_bubble, ScheduleKind::zbv_zero_bubble,
+        ScheduleKind::gpipe,
+        ScheduleKind::one_f_one_b,
+        ScheduleKind::interleaved_1f1b,
+        ScheduleKind::looped_bfs,
+        ScheduleKind::interleaved_zero_bubble,
+        ScheduleKind::zbv_zero_bubble,
         ScheduleKind::dual_pipe_v,
     };
     return kinds;
@@ -41,25 +45,36 @@ const std::vector<ScheduleKind>& all_schedule_kinds() {
 
 std::string_view schedule_kind_name(ScheduleKind kind) {
     switch (kind) {
-        case ScheduleKind::gpipe: return "GPipe";
-        case ScheduleKind::one_f_one_b: return "1F1B";
-        case ScheduleKind::interleaved_1f1b: return "Interleaved1F1B";
-        case ScheduleKind::looped_bfs: return "LoopedBFS";
-        case ScheduleKind::interleaved_zero_bubble: return "InterleavedZeroBubble";
-        case ScheduleKind::zbv_zero_bubble: return "ZBVZeroBubble";
-        case ScheduleKind::dual_pipe_v: return "DualPipeV";
+        case ScheduleKind::gpipe:
+            return "GPipe";
+        case ScheduleKind::one_f_one_b:
+            return "1F1B";
+        case ScheduleKind::interleaved_1f1b:
+            return "Interleaved1F1B";
+        case ScheduleKind::looped_bfs:
+            return "LoopedBFS";
+        case ScheduleKind::interleaved_zero_bubble:
+            return "InterleavedZeroBubble";
+        case ScheduleKind::zbv_zero_bubble:
+            return "ZBVZeroBubble";
+        case ScheduleKind::dual_pipe_v:
+            return "DualPipeV";
     }
     return "?";
 }
 
 ScheduleKind parse_schedule_kind(std::string_view name) {
     std::string key = lowercase(name);
-    if (key.starts_with("schedule") && key.size() > 8) key = key.substr(8);
+    if (key.starts_with("schedule") && key.size() > 8)
+        key = key.substr(8);
     for (ScheduleKind kind : all_schedule_kinds())
-        if (key == lowercase(schedule_kind_name(kind))) return kind;
+        if (key == lowercase(schedule_kind_name(kind)))
+            return kind;
     // Short names people use for the zero-bubble family.
-    if (key == "zb1p" || key == "zerobubble") return ScheduleKind::interleaved_zero_bubble;
-    if (key == "zbv" || key == "zbvzb") return ScheduleKind::zbv_zero_bubble;
+    if (key == "zb1p" || key == "zerobubble")
+        return ScheduleKind::interleaved_zero_bubble;
+    if (key == "zbv" || key == "zbvzb")
+        return ScheduleKind::zbv_zero_bubble;
     throw ScheduleConfigError(
         fmt::format("unknown schedule kind '{}': expected one of {}", name, known_names()));
 }
@@ -79,14 +94,17 @@ void validate_shape(const ScheduleShape& shape) {
     const int pp = shape.rank_count;
     const int v = shape.stages_per_rank;
     const int m = shape.microbatch_count;
-    if (pp < 1) throw ScheduleConfigError(fmt::format("{}: pp must be at least 1 (got pp={})", name, pp));
-    if (v < 1) throw ScheduleConfigError(fmt::format("{}: v must be at least 1 (got v={})", name, v));
-    if (m < 1) throw ScheduleConfigError(fmt::format("{}: m must be at least 1 (got m={})", name, m));
+    if (pp < 1)
+        throw ScheduleConfigError(fmt::format("{}: pp must be at least 1 (got pp={})", name, pp));
+    if (v < 1)
+        throw ScheduleConfigError(fmt::format("{}: v must be at least 1 (got v={})", name, v));
+    if (m < 1)
+        throw ScheduleConfigError(fmt::format("{}: m must be at least 1 (got m={})", name, m));
     const std::int64_t stages = std::int64_t{pp} * v;
     if (stages * m * 4 > INT32_MAX)
-        throw ScheduleConfigError(fmt::format(
-            "{}: pp*v*m = {} is too large (the limit is {} stage-microbatches)", name,
-            stages * m, INT32_MAX / 4));
+        throw ScheduleConfigError(
+            fmt::format("{}: pp*v*m = {} is too large (the limit is {} stage-microbatches)", name,
+                        stages * m, INT32_MAX / 4));
 
     switch (shape.kind) {
         case ScheduleKind::gpipe:

@@ -25,22 +25,22 @@ enum class StagePlacement { loop, v_shape };
 
 struct ScheduleShape {
     ScheduleKind kind = ScheduleKind::one_f_one_b;
-    int rank_count = 1;       // pp
-    int stages_per_rank = 1;  // v
-    int microbatch_count = 1; // m
+    int rank_count = 1;        // pp
+    int stages_per_rank = 1;   // v
+    int microbatch_count = 1;  // m
 };
 
 // An impossible configuration: names the rule and the values that broke it.
 class ScheduleConfigError : public std::invalid_argument {
-public:
+  public:
     using std::invalid_argument::invalid_argument;
 };
 
 const std::vector<ScheduleKind>& all_schedule_kinds();
-std::string_view schedule_kind_name(ScheduleKind kind);  // PyTorch's name: "Interleaved1F1B"
-ScheduleKind parse_schedule_kind(std::string_view name); // throws ScheduleConfigError
-StagePlacement stage_placement(ScheduleKind kind);       // v_shape for ZBV and DualPipeV
-bool is_multi_stage(ScheduleKind kind);                  // takes v stages per rank
+std::string_view schedule_kind_name(ScheduleKind kind);   // PyTorch's name: "Interleaved1F1B"
+ScheduleKind parse_schedule_kind(std::string_view name);  // throws ScheduleConfigError
+StagePlacement stage_placement(ScheduleKind kind);        // v_shape for ZBV and DualPipeV
+bool is_multi_stage(ScheduleKind kind);                   // takes v stages per rank
 
 // Throws ScheduleConfigError when `shape` is not a combination its family can run.
 void validate_shape(const ScheduleShape& shape);

@@ -10,7 +10,8 @@ namespace pipelens {
 
 std::string format_schedule_table(const Schedule& schedule) {
     std::size_t steps = 0;
-    for (const auto& actions : schedule.ranks) steps = std::max(steps, actions.size());
+    for (const auto& actions : schedule.ranks)
+        steps = std::max(steps, actions.size());
     const std::size_t digits = fmt::format("{}", steps == 0 ? 0 : steps - 1).size();
 
     std::vector<std::vector<std::string>> cells(schedule.ranks.size());
@@ -26,7 +27,8 @@ std::string format_schedule_table(const Schedule& schedule) {
     std::string out(digits + 7, ' ');
     for (std::size_t rank = 0; rank < schedule.ranks.size(); ++rank)
         out += fmt::format("{:<{}}", fmt::format("Rank {}", rank), widths[rank] + 1);
-    while (!out.empty() && out.back() == ' ') out.pop_back();
+    while (!out.empty() && out.back() == ' ')
+        out.pop_back();
     out += '\n';
     for (std::size_t step = 0; step < steps; ++step) {
         std::string line = fmt::format("Step {:0{}}: ", step, digits);
@@ -35,7 +37,8 @@ std::string format_schedule_table(const Schedule& schedule) {
             const std::string& cell = step < cells[rank].size() ? cells[rank][step] : empty;
             line += fmt::format("{:<{}}", cell, widths[rank] + 1);
         }
-        while (!line.empty() && line.back() == ' ') line.pop_back();
+        while (!line.empty() && line.back() == ' ')
+            line.pop_back();
         out += line + '\n';
     }
     return out;

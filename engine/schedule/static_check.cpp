@@ -20,36 +20,48 @@ enum SeenFlag : std::uint8_t {
 
 std::uint8_t flag_of(ActionKind kind) {
     switch (kind) {
-        case ActionKind::forward: return kForward;
-        case ActionKind::backward_input: return kInput;
-        case ActionKind::backward_weight: return kWeight;
-        case ActionKind::full_backward: return kFull;
-        case ActionKind::send_forward: return kSendForward;
-        case ActionKind::recv_forward: return kRecvForward;
-        case ActionKind::send_backward: return kSendBackward;
-        case ActionKind::recv_backward: return kRecvBackward;
-        default: return 0;
+        case ActionKind::forward:
+            return kForward;
+        case ActionKind::backward_input:
+            return kInput;
+        case ActionKind::backward_weight:
+            return kWeight;
+        case ActionKind::full_backward:
+            return kFull;
+        case ActionKind::send_forward:
+            return kSendForward;
+        case ActionKind::recv_forward:
+            return kRecvForward;
+        case ActionKind::send_backward:
+            return kSendBackward;
+        case ActionKind::recv_backward:
+            return kRecvBackward;
+        default:
+            return 0;
     }
 }
 
 class StructureChecker {
-public:
+  public:
     StructureChecker(const Schedule& schedule, std::size_t max_problems)
         : schedule_(schedule), max_problems_(max_problems) {}
 
     CheckReport run() {
-        if (!check_shape()) return report_;
-        seen_.assign(static_cast<std::size_t>(schedule_.stage_count) * schedule_.microbatch_count, 0);
+        if (!check_shape())
+            return report_;
+        seen_.assign(static_cast<std::size_t>(schedule_.stage_count) * schedule_.microbatch_count,
+                     0);
         for (int rank = 0; rank < static_cast<int>(schedule_.ranks.size()); ++rank)
             for (int step = 0; step < static_cast<int>(schedule_.ranks[rank].size()); ++step)
                 for (const Action& part : schedule_.parts_of(schedule_.ranks[rank][step]))
                     check_action(rank, step, part);
         check_counts();
-        if (schedule_.has_communication) check_pairing();
+        if (schedule_.has_communication)
+            check_pairing();
         return report_;
     }
 
-private:
+  private:
     template <typename... Args>
     void problem(fmt::format_string<Args...> format, Args&&... args) {
         if (report_.problems.size() >= max_problems_) {
@@ -66,12 +78,16 @@ private:
         if (static_cast<int>(schedule_.stage_to_rank.size()) != schedule_.stage_count)
             problem("the stage-to-rank mapping has {} entries for {} stages",
                     schedule_.stage_to_rank.size(), schedule_.stage_count);
-        if (schedule_.stage_count < 1) problem("the schedule has no stages");
+        if (schedule_.stage_count < 1)
+            problem("the schedule has no stages");
         for (int stage = 0; stage < static_cast<int>(schedule_.stage_to_rank.size()); ++stage)
-            if (schedule_.stage_to_rank[stage] < 0 || schedule_.stage_to_rank[stage] >= schedule_.rank_count)
-                problem("stage {} is not run by any rank (stages must be numbered 0..{} without gaps)",
-                        stage, schedule_.stage_count - 1);
-        if (schedule_.microbatch_count < 1) problem("the schedule has no microbatches");
+            if (schedule_.stage_to_rank[stage] < 0 ||
+                schedule_.stage_to_rank[stage] >= schedule_.rank_count)
+                problem(
+                    "stage {} is not run by any rank (stages must be numbered 0..{} without gaps)",
+                    stage, schedule_.stage_count - 1);
+        if (schedule_.microbatch_count < 1)
+            problem("the schedule has no microbatches");
         return report_.ok();
     }
 
@@ -88,10 +104,11 @@ private:
             return;
         }
         if (schedule_.stage_to_rank[action.stage] != rank) {
-            problem("rank {}, step {}: {} runs stage {} on rank {}, but stage {} is assigned to "
-                    "rank {}",
-                    rank, step, text(), action.stage, rank, action.stage,
-                    schedule_.stage_to_rank[action.stage]);
+            problem(
+                "rank {}, step {}: {} runs stage {} on rank {}, but stage {} is assigned to "
+                "rank {}",
+                rank, step, text(), action.stage, rank, action.stage,
+                schedule_.stage_to_rank[action.stage]);
             return;
         }
         if (!needs_microbatch(action.kind)) {
@@ -125,22 +142,26 @@ private:
             case ActionKind::backward_input:
             case ActionKind::full_backward:
                 if (!(flags & kForward))
-                    problem("rank {}, step {}: {} runs the {} backward of stage {}, microbatch {} "
-                            "before its forward",
-                            rank, step, schedule_.text(action),
-                            action.kind == ActionKind::full_backward ? "full" : "input", stage, mb);
+                    problem(
+                        "rank {}, step {}: {} runs the {} backward of stage {}, microbatch {} "
+                        "before its forward",
+                        rank, step, schedule_.text(action),
+                        action.kind == ActionKind::full_backward ? "full" : "input", stage, mb);
                 if (flags & (kInput | kFull))
-                    problem("rank {}, step {}: {}: stage {}, microbatch {} already ran a backward "
-                            "(B and I are exclusive)",
-                            rank, step, schedule_.text(action), stage, mb);
+                    problem(
+                        "rank {}, step {}: {}: stage {}, microbatch {} already ran a backward "
+                        "(B and I are exclusive)",
+                        rank, step, schedule_.text(action), stage, mb);
                 break;
             case ActionKind::backward_weight:
                 if (!(flags & kInput))
-                    problem("rank {}, step {}: {} runs the weight backward of stage {}, "
-                            "microbatch {} before its input backward (I)",
-                            rank, step, schedule_.text(action), stage, mb);
+                    problem(
+                        "rank {}, step {}: {} runs the weight backward of stage {}, "
+                        "microbatch {} before its input backward (I)",
+                        rank, step, schedule_.text(action), stage, mb);
                 break;
-            default: break;
+            default:
+                break;
         }
     }
 
@@ -182,13 +203,15 @@ private:
                                 flags & kSendBackward, previous & kRecvBackward, "B", "SEND_B",
                                 stage - 1, "RECV_B");
                 if (stage == 0 && (flags & kRecvForward))
-                    problem("stage 0 receives microbatch {} (0RECV_F{}), but the first stage has "
-                            "no upstream stage",
-                            mb, mb);
+                    problem(
+                        "stage 0 receives microbatch {} (0RECV_F{}), but the first stage has "
+                        "no upstream stage",
+                        mb, mb);
                 if (stage == last && (flags & kRecvBackward))
-                    problem("the last stage {} receives a gradient ({}RECV_B{}) but has no "
-                            "downstream stage",
-                            stage, stage, mb);
+                    problem(
+                        "the last stage {} receives a gradient ({}RECV_B{}) but has no "
+                        "downstream stage",
+                        stage, stage, mb);
             }
         }
     }
@@ -197,12 +220,13 @@ private:
                          const char* compute, const char* send, int peer_stage, const char* recv) {
         if (!crosses) {
             if (sent)
-                problem("rank {}: {}{}{} sends to stage {} on the same rank or past the pipeline's "
-                        "end; neighbouring stages on one rank pass tensors locally",
-                        owner(stage), stage, send, mb, peer_stage);
+                problem(
+                    "rank {}: {}{}{} sends to stage {} on the same rank or past the pipeline's "
+                    "end; neighbouring stages on one rank pass tensors locally",
+                    owner(stage), stage, send, mb, peer_stage);
             if (received)
-                problem("rank {}: {}{}{} has no matching sender on another rank",
-                        owner(peer_stage), peer_stage, recv, mb);
+                problem("rank {}: {}{}{} has no matching sender on another rank", owner(peer_stage),
+                        peer_stage, recv, mb);
             return;
         }
         if (computed && !sent)
@@ -225,11 +249,14 @@ private:
 }  // namespace
 
 std::string CheckReport::text() const {
-    if (problems.empty()) return "schedule check passed";
+    if (problems.empty())
+        return "schedule check passed";
     std::string out = fmt::format("schedule check failed ({} problem{}):", problems.size(),
                                   problems.size() == 1 ? "" : "s");
-    for (const auto& line : problems) out += "\n  - " + line;
-    if (truncated) out += "\n  - ... (more problems not shown)";
+    for (const auto& line : problems)
+        out += "\n  - " + line;
+    if (truncated)
+        out += "\n  - ... (more problems not shown)";
     return out;
 }
 
@@ -242,7 +269,8 @@ CheckReport check_structure(const Schedule& schedule, std::size_t max_problems) 
 
 void require_valid_structure(const Schedule& schedule) {
     CheckReport report = check_structure(schedule);
-    if (!report.ok()) throw ScheduleCheckError(std::move(report));
+    if (!report.ok())
+        throw ScheduleCheckError(std::move(report));
 }
 
 }  // namespace pipelens

@@ -29,11 +29,11 @@ struct CheckReport {
 };
 
 class ScheduleCheckError : public std::runtime_error {
-public:
+  public:
     explicit ScheduleCheckError(CheckReport report);
     const CheckReport& report() const { return report_; }
 
-private:
+  private:
     CheckReport report_;
 };
 

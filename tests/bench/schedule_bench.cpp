@@ -24,7 +24,8 @@ std::atomic<std::size_t> heap_peak{0};
 
 void* counted_allocate(std::size_t size) {
     void* pointer = std::malloc(size == 0 ? 1 : size);
-    if (!pointer) throw std::bad_alloc();
+    if (!pointer)
+        throw std::bad_alloc();
     const std::size_t now = heap_in_use += malloc_usable_size(pointer);
     std::size_t peak = heap_peak.load(std::memory_order_relaxed);
     while (now > peak && !heap_peak.compare_exchange_weak(peak, now)) {
@@ -33,19 +34,32 @@ void* counted_allocate(std::size_t size) {
 }
 
 void counted_free(void* pointer) {
-    if (!pointer) return;
+    if (!pointer)
+        return;
     heap_in_use -= malloc_usable_size(pointer);
     std::free(pointer);
 }
 
 }  // namespace
 
-void* operator new(std::size_t size) { return counted_allocate(size); }
-void* operator new[](std::size_t size) { return counted_allocate(size); }
-void operator delete(void* pointer) noexcept { counted_free(pointer); }
-void operator delete[](void* pointer) noexcept { counted_free(pointer); }
-void operator delete(void* pointer, std::size_t) noexcept { counted_free(pointer); }
-void operator delete[](void* pointer, std::size_t) noexcept { counted_free(pointer); }
+void* operator new(std::size_t size) {
+    return counted_allocate(size);
+}
+void* operator new[](std::size_t size) {
+    return counted_allocate(size);
+}
+void operator delete(void* pointer) noexcept {
+    counted_free(pointer);
+}
+void operator delete[](void* pointer) noexcept {
+    counted_free(pointer);
+}
+void operator delete(void* pointer, std::size_t) noexcept {
+    counted_free(pointer);
+}
+void operator delete[](void* pointer, std::size_t) noexcept {
+    counted_free(pointer);
+}
 
 namespace {
 
@@ -61,14 +75,15 @@ void GenerateLowerCheck(benchmark::State& state) {
         heap_peak = base;
         Schedule lowered = lower(generate_schedule(shape));
         const DryRunResult run = dry_run(lowered);  // runs the full static check first
-        if (!run.completed) state.SkipWithError("schedule failed its check");
+        if (!run.completed)
+            state.SkipWithError("schedule failed its check");
         actions = lowered.action_count();
         peak_bytes = std::max(peak_bytes, heap_peak.load() - base);
         benchmark::DoNotOptimize(lowered);
     }
     state.counters["actions"] = static_cast<double>(actions);
-    state.counters["actions_per_second"] =
-        benchmark::Counter(static_cast<double>(actions), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["actions_per_second"] = benchmark::Counter(
+        static_cast<double>(actions), benchmark::Counter::kIsIterationInvariantRate);
     state.counters["peak_bytes_per_action"] =
         static_cast<double>(peak_bytes) / static_cast<double>(actions);
 }

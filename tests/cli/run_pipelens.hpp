@@ -28,8 +28,8 @@ inline std::string read_file(const std::filesystem::path& path) {
 
 inline CommandResult run_pipelens(const std::string& arguments) {
     const auto directory = std::filesystem::temp_directory_path();
-    const auto stem = "pipelens_cli_" + std::to_string(::getpid()) + "_" +
-                      std::to_string(std::rand());
+    const auto stem =
+        "pipelens_cli_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand());
     const auto out_path = directory / (stem + ".out");
     const auto err_path = directory / (stem + ".err");
     const std::string command = std::string(PIPELENS_BINARY) + " " + arguments + " >" +

@@ -24,7 +24,8 @@ TEST(ScheduleCli, JsonHasPyTorchActionsAndNoIdleSlots) {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     const auto json = nlohmann::ordered_json::parse(result.out);
     std::vector<std::string> keys;
-    for (const auto& item : json.items()) keys.push_back(item.key());
+    for (const auto& item : json.items())
+        keys.push_back(item.key());
     EXPECT_EQ(keys, (std::vector<std::string>{"kind", "pp", "v", "m", "stage_to_rank", "ranks"}));
     EXPECT_EQ(json["kind"], "Interleaved1F1B");
     EXPECT_EQ(json["pp"], 2);
@@ -63,7 +64,8 @@ TEST(ScheduleCli, TableIsAStepByRankGrid) {
 }
 
 TEST(ScheduleCli, KindNamesAreCaseInsensitiveAndVShapesDefaultToTwoStages) {
-    const auto result = run_pipelens("schedule --kind ScheduleZBVZeroBubble --pp 2 --m 4 --format json");
+    const auto result =
+        run_pipelens("schedule --kind ScheduleZBVZeroBubble --pp 2 --m 4 --format json");
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_TRUE(contains(result.out, R"("v":2)"));
     EXPECT_TRUE(contains(result.out, R"("stage_to_rank":{"0":0,"1":1,"2":1,"3":0})"));
@@ -89,14 +91,17 @@ TEST(ScheduleCli, ImpossibleConfigurationsNameTheRule) {
 
 TEST(CheckCli, GeneratedCsvPasses) {
     const auto path = temp_file("good.csv", "");
-    const auto written = run_pipelens("schedule --kind InterleavedZeroBubble --pp 4 --v 2 --m 8 "
-                                      "--format csv --out " + path.string());
+    const auto written = run_pipelens(
+        "schedule --kind InterleavedZeroBubble --pp 4 --v 2 --m 8 "
+        "--format csv --out " +
+        path.string());
     ASSERT_EQ(written.exit_code, 0) << written.err;
     const auto checked = run_pipelens("check " + path.string() + " --pp 4 --m 8");
     EXPECT_EQ(checked.exit_code, 0) << checked.err;
-    EXPECT_TRUE(contains(checked.out, ": ok: pp=4, 8 stages, m=8, 192 actions (compute only; "
-                                      "lowers to 416 actions with 112 send/recv pairs); dry run "
-                                      "completes"))
+    EXPECT_TRUE(contains(checked.out,
+                         ": ok: pp=4, 8 stages, m=8, 192 actions (compute only; "
+                         "lowers to 416 actions with 112 send/recv pairs); dry run "
+                         "completes"))
         << checked.out;
     std::filesystem::remove(path);
 }
@@ -112,8 +117,9 @@ TEST(CheckCli, SwappedRecvsExitNonZeroWithTheCycle) {
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_TRUE(contains(result.err, "schedule can hang: wait cycle rank 0 -> rank 1 -> rank 0"))
         << result.err;
-    EXPECT_TRUE(contains(result.err, "rank 1 is stuck at step 6 (1RECV_F3): it needs 0SEND_F3, "
-                                     "which rank 0 only runs at step 11"))
+    EXPECT_TRUE(contains(result.err,
+                         "rank 1 is stuck at step 6 (1RECV_F3): it needs 0SEND_F3, "
+                         "which rank 0 only runs at step 11"))
         << result.err;
     std::filesystem::remove(path);
 }

@@ -24,9 +24,9 @@ TEST(ActionText, PrintsPyTorchNotation) {
 }
 
 TEST(ActionText, EveryKindRoundTrips) {
-    for (const char* text : {"0F1", "3I0", "2W7", "1B3", "0SEND_F2", "1RECV_F2", "2SEND_B9",
-                             "1RECV_B9", "0UNSHARD", "0RESHARD", "5REDUCE_GRAD", "10F100",
-                             "(0F7;7B3)OVERLAP_F_B"})
+    for (const char* text :
+         {"0F1", "3I0", "2W7", "1B3", "0SEND_F2", "1RECV_F2", "2SEND_B9", "1RECV_B9", "0UNSHARD",
+          "0RESHARD", "5REDUCE_GRAD", "10F100", "(0F7;7B3)OVERLAP_F_B"})
         EXPECT_EQ(round_trip(text), text);
 }
 
@@ -39,9 +39,13 @@ TEST(ActionText, OverlapKeepsItsPartsInThePool) {
     EXPECT_EQ(parts[overlap.link + 1], make_action(7, ActionKind::full_backward, 3));
 }
 
-TEST(ActionText, ToleratesSurroundingBlanks) { EXPECT_EQ(round_trip(" 2F0 "), "2F0"); }
+TEST(ActionText, ToleratesSurroundingBlanks) {
+    EXPECT_EQ(round_trip(" 2F0 "), "2F0");
+}
 
-TEST(ActionText, ActionIsSixteenBytes) { EXPECT_EQ(sizeof(Action), 16u); }
+TEST(ActionText, ActionIsSixteenBytes) {
+    EXPECT_EQ(sizeof(Action), 16u);
+}
 
 void expect_parse_error(const std::string& text, const std::string& fragment) {
     std::vector<Action> parts;
@@ -50,7 +54,8 @@ void expect_parse_error(const std::string& text, const std::string& fragment) {
         FAIL() << "'" << text << "' parsed";
     } catch (const ActionParseError& error) {
         EXPECT_EQ(error.token(), text);
-        EXPECT_NE(std::string(error.what()).find("'" + text + "'"), std::string::npos) << error.what();
+        EXPECT_NE(std::string(error.what()).find("'" + text + "'"), std::string::npos)
+            << error.what();
         EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
     }
 }

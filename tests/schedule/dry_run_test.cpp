@@ -17,14 +17,16 @@ Schedule swapped(int rank, const std::string& first, const std::string& second) 
     const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 4}));
     std::vector<std::vector<std::string>> rows(lowered.ranks.size());
     for (std::size_t r = 0; r < lowered.ranks.size(); ++r)
-        for (const Action& action : lowered.ranks[r]) rows[r].push_back(lowered.text(action));
+        for (const Action& action : lowered.ranks[r])
+            rows[r].push_back(lowered.text(action));
     auto a = std::find(rows[rank].begin(), rows[rank].end(), first);
     auto b = std::find(rows[rank].begin(), rows[rank].end(), second);
     EXPECT_TRUE(a != rows[rank].end() && b != rows[rank].end());
     std::iter_swap(a, b);
     std::string csv;
     for (const auto& row : rows) {
-        for (std::size_t i = 0; i < row.size(); ++i) csv += (i ? "," : "") + row[i];
+        for (std::size_t i = 0; i < row.size(); ++i)
+            csv += (i ? "," : "") + row[i];
         csv += "\r\n";
     }
     return parse_schedule_csv(csv, "swapped.csv");
@@ -67,7 +69,8 @@ TEST(DryRun, ComputeBeforeItsRecvWaitsOnItself) {
     EXPECT_EQ(result.hang.cycle[0].needed, "0RECV_B0");
     EXPECT_EQ(result.hang.cycle[0].holder_rank, 0);
     EXPECT_EQ(result.hang.cycle[0].holder_step, 5);
-    EXPECT_NE(result.hang.text().find("schedule can hang: rank 0 waits on itself"), std::string::npos);
+    EXPECT_NE(result.hang.text().find("schedule can hang: rank 0 waits on itself"),
+              std::string::npos);
     EXPECT_NE(result.hang.text().find("which rank 0 itself only runs later, at step 5"),
               std::string::npos)
         << result.hang.text();

@@ -15,14 +15,16 @@ namespace {
 
 std::vector<std::string> texts(const Schedule& schedule, int rank) {
     std::vector<std::string> out;
-    for (const Action& action : schedule.ranks[rank]) out.push_back(schedule.text(action));
+    for (const Action& action : schedule.ranks[rank])
+        out.push_back(schedule.text(action));
     return out;
 }
 
 std::vector<std::string> split(const std::string& line) {
     std::vector<std::string> out;
     std::istringstream stream(line);
-    for (std::string word; stream >> word;) out.push_back(word);
+    for (std::string word; stream >> word;)
+        out.push_back(word);
     return out;
 }
 
@@ -51,7 +53,8 @@ TEST(Lowering, PairIdsLinkEachSendToItsRecv) {
 TEST(Lowering, FsdpActionsCanBeKept) {
     LoweringOptions options;
     options.keep_fsdp_actions = true;
-    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}), options);
+    const Schedule lowered =
+        lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}), options);
     EXPECT_EQ(texts(lowered, 0), split("0UNSHARD 0F0 0SEND_F0 0F1 0SEND_F1 0RECV_B0 0B0 0RECV_B1 "
                                        "0B1 0REDUCE_GRAD 0RESHARD"));
     EXPECT_EQ(texts(lowered, 1), split("1UNSHARD 1RECV_F0 1F0 1RECV_F1 1B0 1SEND_B0 1F1 1B1 "
@@ -65,8 +68,8 @@ TEST(Lowering, UnshardPrefetchesAndReshardsWhenAStageLeavesTheWindow) {
               split("0UNSHARD 2UNSHARD 0F0 0F1 2F0 2F1 0F2 2B0 0F3 2B1 2F2 0B0 2F3 0B1 2B2 2B3 "
                     "2REDUCE_GRAD 2RESHARD 0B2 0B3 0REDUCE_GRAD 0RESHARD"));
     // A window of one stage evicts on every stage switch.
-    const Schedule narrow = lower_unshard_reshard(
-        generate_schedule({ScheduleKind::looped_bfs, 1, 2, 1}), 1);
+    const Schedule narrow =
+        lower_unshard_reshard(generate_schedule({ScheduleKind::looped_bfs, 1, 2, 1}), 1);
     EXPECT_EQ(texts(narrow, 0),
               split("0UNSHARD 0F0 0RESHARD 1UNSHARD 1F0 1B0 1RESHARD 0UNSHARD 0B0 0RESHARD"));
 }
@@ -89,8 +92,9 @@ TEST(Lowering, RejectsSchedulesThatAreNotComputeOnly) {
         lower(lowered);
         FAIL();
     } catch (const ScheduleCheckError& error) {
-        EXPECT_NE(std::string(error.what()).find("rank 0, step 1: expected a compute-only schedule "
-                                                 "but found '0SEND_F0'"),
+        EXPECT_NE(std::string(error.what())
+                      .find("rank 0, step 1: expected a compute-only schedule "
+                            "but found '0SEND_F0'"),
                   std::string::npos)
             << error.what();
     }
@@ -98,7 +102,8 @@ TEST(Lowering, RejectsSchedulesThatAreNotComputeOnly) {
 
 TEST(Lowering, ComputeOnlyCycleIsReportedNotLowered) {
     // Rank 1 runs microbatch 1 first, but rank 0 only sends microbatch 1 after backward 0.
-    const Schedule compute = parse_schedule_csv("0F0,0B0,0F1,0B1\r\n1F1,1B1,1F0,1B0\r\n", "cycle.csv");
+    const Schedule compute =
+        parse_schedule_csv("0F0,0B0,0F1,0B1\r\n1F1,1B1,1F0,1B0\r\n", "cycle.csv");
     try {
         lower(compute);
         FAIL() << "lowered a schedule that deadlocks";

@@ -15,8 +15,10 @@ namespace pipelens {
 namespace {
 
 std::vector<int> stages_per_rank_to_try(ScheduleKind kind) {
-    if (!is_multi_stage(kind)) return {1};
-    if (stage_placement(kind) == StagePlacement::v_shape) return {2};
+    if (!is_multi_stage(kind))
+        return {1};
+    if (stage_placement(kind) == StagePlacement::v_shape)
+        return {2};
     return {1, 2, 3, 4};
 }
 
@@ -24,7 +26,8 @@ void expect_counts(const Schedule& schedule) {
     std::map<std::pair<int, ActionKind>, int> counts;
     for (const auto& actions : schedule.ranks)
         for (const Action& action : actions)
-            for (const Action& part : schedule.parts_of(action)) ++counts[{part.stage, part.kind}];
+            for (const Action& part : schedule.parts_of(action))
+                ++counts[{part.stage, part.kind}];
     for (int stage = 0; stage < schedule.stage_count; ++stage) {
         const int forwards = counts[{stage, ActionKind::forward}];
         const int inputs = counts[{stage, ActionKind::backward_input}];
@@ -40,11 +43,14 @@ void expect_lowering_keeps_compute_and_pairs(const Schedule& compute, const Sche
     std::map<int, std::vector<std::pair<int, const Action*>>> pair_members;
     for (int rank = 0; rank < lowered.rank_count; ++rank) {
         std::vector<std::string> compute_texts, lowered_compute_texts;
-        for (const Action& action : compute.ranks[rank]) compute_texts.push_back(compute.text(action));
+        for (const Action& action : compute.ranks[rank])
+            compute_texts.push_back(compute.text(action));
         for (const Action& action : lowered.ranks[rank]) {
             ASSERT_FALSE(is_fsdp(action.kind)) << lowered.text(action);
-            if (is_compute(action.kind)) lowered_compute_texts.push_back(lowered.text(action));
-            if (is_communication(action.kind)) pair_members[action.link].push_back({rank, &action});
+            if (is_compute(action.kind))
+                lowered_compute_texts.push_back(lowered.text(action));
+            if (is_communication(action.kind))
+                pair_members[action.link].push_back({rank, &action});
         }
         ASSERT_EQ(compute_texts, lowered_compute_texts) << "rank " << rank;
     }
@@ -53,11 +59,11 @@ void expect_lowering_keeps_compute_and_pairs(const Schedule& compute, const Sche
         ASSERT_EQ(members.size(), 2u) << "pair " << pair_id;
         const Action& send = *members[0].second;
         const Action& recv = *members[1].second;
-        const Action& first = is_communication(send.kind) &&
-                                      (send.kind == ActionKind::send_forward ||
-                                       send.kind == ActionKind::send_backward)
-                                  ? send
-                                  : recv;
+        const Action& first =
+            is_communication(send.kind) && (send.kind == ActionKind::send_forward ||
+                                            send.kind == ActionKind::send_backward)
+                ? send
+                : recv;
         const Action& second = &first == &send ? recv : send;
         const bool forward = first.kind == ActionKind::send_forward;
         EXPECT_EQ(second.kind, forward ? ActionKind::recv_forward : ActionKind::recv_backward);
@@ -109,15 +115,16 @@ TEST_P(ScheduleGridTest, StageToRankFollowsLoopOrVShape) {
     const int v = stage_placement(kind) == StagePlacement::v_shape || is_multi_stage(kind) ? 2 : 1;
     const Schedule schedule = generate_schedule({kind, 4, v, 8});
     for (int stage = 0; stage < schedule.stage_count; ++stage) {
-        const int expected = stage_placement(kind) == StagePlacement::v_shape && stage >= 4
-                                 ? 7 - stage
-                                 : stage % 4;
+        const int expected =
+            stage_placement(kind) == StagePlacement::v_shape && stage >= 4 ? 7 - stage : stage % 4;
         EXPECT_EQ(schedule.stage_to_rank[stage], expected) << "stage " << stage;
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKinds, ScheduleGridTest, ::testing::ValuesIn(all_schedule_kinds()),
-                         [](const auto& info) { return std::string(schedule_kind_name(info.param)); });
+                         [](const auto& info) {
+                             return std::string(schedule_kind_name(info.param));
+                         });
 
 }  // namespace
 }  // namespace pipelens

@@ -11,18 +11,22 @@ namespace {
 
 std::vector<std::string> texts(const Schedule& schedule, int rank) {
     std::vector<std::string> out;
-    for (const Action& action : schedule.ranks[rank]) out.push_back(schedule.text(action));
+    for (const Action& action : schedule.ranks[rank])
+        out.push_back(schedule.text(action));
     return out;
 }
 
 std::vector<std::string> split(const std::string& line) {
     std::vector<std::string> out;
     std::istringstream stream(line);
-    for (std::string word; stream >> word;) out.push_back(word);
+    for (std::string word; stream >> word;)
+        out.push_back(word);
     return out;
 }
 
-Schedule make(ScheduleKind kind, int pp, int v, int m) { return generate_schedule({kind, pp, v, m}); }
+Schedule make(ScheduleKind kind, int pp, int v, int m) {
+    return generate_schedule({kind, pp, v, m});
+}
 
 TEST(ScheduleOrders, GPipeRunsAllForwardsThenAllBackwards) {
     const Schedule schedule = make(ScheduleKind::gpipe, 2, 1, 3);
@@ -121,7 +125,8 @@ TEST(ScheduleRules, KindNamesAcceptPyTorchClassNamesInAnyCase) {
         parse_schedule_kind("Chimera");
         FAIL();
     } catch (const ScheduleConfigError& error) {
-        EXPECT_NE(std::string(error.what()).find("unknown schedule kind 'Chimera'"), std::string::npos);
+        EXPECT_NE(std::string(error.what()).find("unknown schedule kind 'Chimera'"),
+                  std::string::npos);
         EXPECT_NE(std::string(error.what()).find("DualPipeV"), std::string::npos);
     }
 }

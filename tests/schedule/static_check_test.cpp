@@ -15,7 +15,8 @@ CheckReport check_csv(const std::string& text) {
 
 bool mentions(const CheckReport& report, const std::string& fragment) {
     for (const auto& problem : report.problems)
-        if (problem.find(fragment) != std::string::npos) return true;
+        if (problem.find(fragment) != std::string::npos)
+            return true;
     return false;
 }
 
@@ -27,25 +28,29 @@ TEST(StaticCheck, ValidScheduleHasNoProblems) {
 
 TEST(StaticCheck, StageOnTwoRanks) {
     const CheckReport report = check_csv("0F0,0B0,0B1\n1F0,1B0,0F1,1F1,1B1\n");
-    EXPECT_TRUE(mentions(report, "rank 1, step 2: 0F1 runs stage 0 on rank 1, but stage 0 is "
-                                 "assigned to rank 0"))
+    EXPECT_TRUE(mentions(report,
+                         "rank 1, step 2: 0F1 runs stage 0 on rank 1, but stage 0 is "
+                         "assigned to rank 0"))
         << report.text();
 }
 
 TEST(StaticCheck, BackwardBeforeForward) {
     const CheckReport report = check_csv("0B0,0F0,0F1,0B1\n1F0,1B0,1F1,1B1\n");
-    EXPECT_TRUE(mentions(report, "rank 0, step 0: 0B0 runs the full backward of stage 0, "
-                                 "microbatch 0 before its forward"))
+    EXPECT_TRUE(mentions(report,
+                         "rank 0, step 0: 0B0 runs the full backward of stage 0, "
+                         "microbatch 0 before its forward"))
         << report.text();
 }
 
 TEST(StaticCheck, WeightBeforeInputAndUnequalCounts) {
     const CheckReport report = check_csv("0F0,0W0,0I0,0F1,0B1\n1F0,1B0,1F1,1B1,1I1\n");
-    EXPECT_TRUE(mentions(report, "rank 0, step 1: 0W0 runs the weight backward of stage 0, "
-                                 "microbatch 0 before its input backward (I)"))
+    EXPECT_TRUE(mentions(report,
+                         "rank 0, step 1: 0W0 runs the weight backward of stage 0, "
+                         "microbatch 0 before its input backward (I)"))
         << report.text();
-    EXPECT_TRUE(mentions(report, "rank 1, step 4: 1I1: stage 1, microbatch 1 already ran a "
-                                 "backward (B and I are exclusive)"))
+    EXPECT_TRUE(mentions(report,
+                         "rank 1, step 4: 1I1: stage 1, microbatch 1 already ran a "
+                         "backward (B and I are exclusive)"))
         << report.text();
     EXPECT_TRUE(mentions(report, "stage 1: I and W counts differ: I=1, W=0")) << report.text();
 }
@@ -59,7 +64,8 @@ TEST(StaticCheck, CountsUseTheDeclaredMicrobatchCount) {
     Schedule schedule = parse_schedule_csv("0F0,0B0\n1F0,1B0\n", "short.csv");
     schedule.microbatch_count = 2;
     const CheckReport report = check_structure(schedule);
-    EXPECT_TRUE(mentions(report, "stage 0: 1 of 2 microbatches have a forward (F)")) << report.text();
+    EXPECT_TRUE(mentions(report, "stage 0: 1 of 2 microbatches have a forward (F)"))
+        << report.text();
     EXPECT_TRUE(mentions(report, "stage 1: expected 2 backwards (B + I), got B=1, I=0"))
         << report.text();
 }
@@ -68,7 +74,8 @@ TEST(StaticCheck, MicrobatchAndStageRanges) {
     Schedule schedule = parse_schedule_csv("0F0,0F5,0B0,0B5\n1F0,1B0,1F5,1B5\n", "range.csv");
     schedule.microbatch_count = 2;
     const CheckReport report = check_structure(schedule);
-    EXPECT_TRUE(mentions(report, "rank 0, step 1: 0F5 names microbatch 5, but m is 2")) << report.text();
+    EXPECT_TRUE(mentions(report, "rank 0, step 1: 0F5 names microbatch 5, but m is 2"))
+        << report.text();
     const CheckReport gap = check_csv("0F0,0B0\n2F0,2B0\n");
     EXPECT_TRUE(mentions(gap, "stage 1 is not run by any rank")) << gap.text();
 }
@@ -79,8 +86,9 @@ TEST(StaticCheck, EverySendNeedsItsRecv) {
     ASSERT_EQ(lowered.text(lowered.ranks[1][0]), "1RECV_F0");
     lowered.ranks[1].erase(lowered.ranks[1].begin());
     const CheckReport report = check_structure(lowered);
-    EXPECT_TRUE(mentions(report, "rank 0 sends 0SEND_F0 but rank 1 never receives it: 1RECV_F0 is "
-                                 "missing"))
+    EXPECT_TRUE(mentions(report,
+                         "rank 0 sends 0SEND_F0 but rank 1 never receives it: 1RECV_F0 is "
+                         "missing"))
         << report.text();
 }
 

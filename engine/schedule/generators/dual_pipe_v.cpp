@@ -13,7 +13,7 @@ namespace pipelens::generators {
 namespace {
 
 class DualPipeVRank {
-public:
+  public:
     DualPipeVRank(Schedule& schedule, int rank) : schedule_(schedule), rank_(rank) {}
 
     void add(int stage, ActionKind kind) {
@@ -26,29 +26,31 @@ public:
             count_backward(stage);
             return;
         }
-        if (kind == ActionKind::backward_input) pending_weights_.emplace_back(stage, mb);
+        if (kind == ActionKind::backward_input)
+            pending_weights_.emplace_back(stage, mb);
         ++counters_[{stage, counter_kind}];
     }
 
     void add_overlap(int forward_stage, int backward_stage) {
         const int forward_mb = next(forward_stage, ActionKind::forward);
         const int backward_mb = next(backward_stage, ActionKind::backward_input);
-        schedule_.add_overlap(rank_, {make_action(forward_stage, ActionKind::forward, forward_mb),
-                                      make_action(backward_stage, ActionKind::full_backward,
-                                                  backward_mb)});
+        schedule_.add_overlap(
+            rank_, {make_action(forward_stage, ActionKind::forward, forward_mb),
+                    make_action(backward_stage, ActionKind::full_backward, backward_mb)});
         ++counters_[{forward_stage, ActionKind::forward}];
         count_backward(backward_stage);
     }
 
     void add_pending_weight() {
-        if (pending_weights_.empty()) return;
+        if (pending_weights_.empty())
+            return;
         auto [stage, mb] = pending_weights_.front();
         pending_weights_.pop_front();
         schedule_.ranks[rank_].push_back(make_action(stage, ActionKind::backward_weight, mb));
         ++counters_[{stage, ActionKind::backward_weight}];
     }
 
-private:
+  private:
     int next(int stage, ActionKind kind) {
         auto found = counters_.find({stage, kind});
         return found == counters_.end() ? 0 : found->second;
@@ -78,7 +80,8 @@ void dual_pipe_v(Schedule& schedule) {
         const ActionKind I = ActionKind::backward_input;
         const ActionKind B = ActionKind::full_backward;
 
-        for (int i = 0; i < (pp - rank - 1) * 2; ++i) builder.add(stage0, F);
+        for (int i = 0; i < (pp - rank - 1) * 2; ++i)
+            builder.add(stage0, F);
         for (int i = 0; i < rank + 1; ++i) {
             builder.add(stage0, F);
             builder.add(stage1, F);
@@ -106,16 +109,19 @@ void dual_pipe_v(Schedule& schedule) {
         const int drain_steps = rank + 1;
         bool split_backward = false;
         for (int i = 0; i < drain_steps; ++i) {
-            if (i == drain_steps / 2 && rank % 2 == 1) split_backward = true;
+            if (i == drain_steps / 2 && rank % 2 == 1)
+                split_backward = true;
             builder.add(stage1, split_backward ? I : B);
-            if (i == drain_steps / 2 && rank % 2 == 0) split_backward = true;
+            if (i == drain_steps / 2 && rank % 2 == 0)
+                split_backward = true;
             builder.add(stage0, split_backward ? I : B);
         }
         for (int i = 0; i < pp - rank - 1; ++i) {
             builder.add_pending_weight();
             builder.add(stage0, split_backward ? I : B);
         }
-        for (int i = 0; i < rank + 1; ++i) builder.add_pending_weight();
+        for (int i = 0; i < rank + 1; ++i)
+            builder.add_pending_weight();
     }
 }
 

@@ -9,7 +9,8 @@ void gpipe(Schedule& schedule) {
     for (int rank = 0; rank < schedule.rank_count; ++rank) {
         auto& actions = schedule.ranks[rank];
         actions.reserve(2 * m);
-        for (int mb = 0; mb < m; ++mb) actions.push_back(make_action(rank, ActionKind::forward, mb));
+        for (int mb = 0; mb < m; ++mb)
+            actions.push_back(make_action(rank, ActionKind::forward, mb));
         for (int mb = 0; mb < m; ++mb)
             actions.push_back(make_action(rank, ActionKind::full_backward, mb));
     }

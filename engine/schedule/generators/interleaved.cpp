@@ -61,11 +61,14 @@ void interleaved(Schedule& schedule, bool zero_bubble) {
                 add_forward(step);
                 continue;
             }
-            if (step < warmup + steady) add_forward(step);
+            if (step < warmup + steady)
+                add_forward(step);
             add_backward(step);
-            if (zero_bubble && step - warmup >= steady_before_weights) add_weight();
+            if (zero_bubble && step - warmup >= steady_before_weights)
+                add_weight();
         }
-        while (zero_bubble && weights_done < backward_steps.size()) add_weight();
+        while (zero_bubble && weights_done < backward_steps.size())
+            add_weight();
     }
 }
 

@@ -20,7 +20,8 @@ void one_f_one_b(Schedule& schedule) {
             actions.push_back(make_action(rank, ActionKind::forward, next_forward++));
         while (true) {
             actions.push_back(make_action(rank, ActionKind::full_backward, next_backward++));
-            if (next_forward == m) break;
+            if (next_forward == m)
+                break;
             actions.push_back(make_action(rank, ActionKind::forward, next_forward++));
         }
         while (next_backward < m)

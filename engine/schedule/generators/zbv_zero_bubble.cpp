@@ -21,10 +21,12 @@ void zbv_zero_bubble(Schedule& schedule) {
         const int chunk1 = schedule.stage_count - 1 - rank;
         int forward0 = 0, forward1 = 0, backward0 = 0, backward1 = 0;
         auto add = [&](int stage, ActionKind kind, int mb) {
-            if (mb < m) actions.push_back(make_action(stage, kind, mb));
+            if (mb < m)
+                actions.push_back(make_action(stage, kind, mb));
         };
 
-        for (int i = 0; i < 2 * (pp - rank) - 1; ++i) add(chunk0, ActionKind::forward, forward0++);
+        for (int i = 0; i < 2 * (pp - rank) - 1; ++i)
+            add(chunk0, ActionKind::forward, forward0++);
         for (int i = 0; i < rank; ++i) {
             add(chunk1, ActionKind::forward, forward1++);
             add(chunk0, ActionKind::forward, forward0++);
@@ -35,7 +37,8 @@ void zbv_zero_bubble(Schedule& schedule) {
             add(chunk1, ActionKind::backward_weight, backward1++);
         }
         while (forward1 < forward0 || forward0 < built_microbatches) {
-            if (forward0 < built_microbatches) add(chunk0, ActionKind::forward, forward0++);
+            if (forward0 < built_microbatches)
+                add(chunk0, ActionKind::forward, forward0++);
             add(chunk0, ActionKind::backward_input, backward0);
             add(chunk0, ActionKind::backward_weight, backward0++);
             add(chunk1, ActionKind::forward, forward1++);
@@ -51,8 +54,10 @@ void zbv_zero_bubble(Schedule& schedule) {
             add(chunk0, ActionKind::backward_input, backward0++);
             add(chunk0, ActionKind::backward_weight, weight0++);
         }
-        while (weight1 < backward1) add(chunk1, ActionKind::backward_weight, weight1++);
-        while (weight0 < backward0) add(chunk0, ActionKind::backward_weight, weight0++);
+        while (weight1 < backward1)
+            add(chunk1, ActionKind::backward_weight, weight1++);
+        while (weight0 < backward0)
+            add(chunk0, ActionKind::backward_weight, weight0++);
     }
 }
 
