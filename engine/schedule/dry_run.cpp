@@ -3,6 +3,7 @@
 // links are rebuilt from where each rank stopped, then followed from the lowest stuck rank.
 #include "engine/schedule/dry_run.hpp"
 
+#include "engine/schedule/stage_microbatch_flags.hpp"
 #include "engine/schedule/static_check.hpp"
 
 #include <deque>
@@ -35,8 +36,7 @@ class DryRunner {
     explicit DryRunner(const Schedule& schedule)
         : schedule_(schedule),
           last_stage_(schedule.stage_count - 1),
-          microbatches_(schedule.microbatch_count),
-          done_(static_cast<std::size_t>(schedule.stage_count) * schedule.microbatch_count, 0),
+          done_(schedule.stage_count, schedule.microbatch_count),
           next_(schedule.ranks.size(), 0),
           blocked_(schedule.ranks.size(), false) {}
 
@@ -72,11 +72,7 @@ class DryRunner {
 
   private:
     int owner(int stage) const { return schedule_.stage_to_rank[stage]; }
-    std::uint8_t done(int stage, int microbatch) const {
-        if (stage < 0 || stage > last_stage_ || microbatch < 0 || microbatch >= microbatches_)
-            return 0;
-        return done_[static_cast<std::size_t>(stage) * microbatches_ + microbatch];
-    }
+    std::uint8_t done(int stage, int microbatch) const { return done_.get(stage, microbatch); }
 
     std::optional<Need> need(int stage, ActionKind kind, int microbatch,
                              bool either = false) const {
@@ -181,9 +177,7 @@ class DryRunner {
             default:
                 return;
         }
-        if (stage >= 0 && stage <= last_stage_ && part.microbatch >= 0 &&
-            part.microbatch < microbatches_)
-            done_[static_cast<std::size_t>(stage) * microbatches_ + part.microbatch] |= flag;
+        done_.set(stage, part.microbatch, flag);
         wake(waiter, work);
     }
 
@@ -263,8 +257,7 @@ class DryRunner {
 
     const Schedule& schedule_;
     int last_stage_;
-    int microbatches_;
-    std::vector<std::uint8_t> done_;
+    StageMicrobatchFlags done_;
     std::vector<std::size_t> next_;
     std::vector<bool> blocked_;
 };

@@ -8,6 +8,7 @@
 
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/lower.hpp"
+#include "engine/schedule/stage_microbatch_flags.hpp"
 #include "engine/schedule/static_check.hpp"
 
 namespace pipelens {
@@ -23,9 +24,7 @@ enum DoneFlag : std::uint8_t {
 class SendRecvPlacer {
   public:
     explicit SendRecvPlacer(const Schedule& schedule)
-        : schedule_(schedule),
-          microbatches_(schedule.microbatch_count),
-          flags_(static_cast<std::size_t>(schedule.stage_count) * schedule.microbatch_count, 0) {}
+        : schedule_(schedule), done_(schedule.stage_count, schedule.microbatch_count) {}
 
     Schedule place() {
         Schedule result = empty_like(schedule_);
@@ -61,9 +60,6 @@ class SendRecvPlacer {
     }
 
   private:
-    std::uint8_t& flags(int stage, int microbatch) {
-        return flags_[static_cast<std::size_t>(stage) * microbatches_ + microbatch];
-    }
     int owner(int stage) const { return schedule_.stage_to_rank[stage]; }
 
     bool crosses_ranks(const Action& part) const {
@@ -80,15 +76,16 @@ class SendRecvPlacer {
         if (part.kind == ActionKind::forward) {
             if (stage == 0)
                 return true;
-            return (flags(stage, part.microbatch) & kRecvForwardDone) ||
-                   (owner(stage - 1) == rank && (flags(stage - 1, part.microbatch) & kForwardDone));
+            return done_.has(stage, part.microbatch, kRecvForwardDone) ||
+                   (owner(stage - 1) == rank &&
+                    done_.has(stage - 1, part.microbatch, kForwardDone));
         }
         if (part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward) {
             if (stage == schedule_.stage_count - 1)
                 return true;
-            return (flags(stage, part.microbatch) & kRecvBackwardDone) ||
+            return done_.has(stage, part.microbatch, kRecvBackwardDone) ||
                    (owner(stage + 1) == rank &&
-                    (flags(stage + 1, part.microbatch) & kInputGradDone));
+                    done_.has(stage + 1, part.microbatch, kInputGradDone));
         }
         return true;
     }
@@ -104,9 +101,9 @@ class SendRecvPlacer {
         result.ranks[rank].push_back(action);
         for (const Action& part : schedule_.parts_of(action)) {
             if (part.kind == ActionKind::forward)
-                flags(part.stage, part.microbatch) |= kForwardDone;
+                done_.set(part.stage, part.microbatch, kForwardDone);
             if (part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward)
-                flags(part.stage, part.microbatch) |= kInputGradDone;
+                done_.set(part.stage, part.microbatch, kInputGradDone);
             if (!crosses_ranks(part))
                 continue;
             const bool forward = part.kind == ActionKind::forward;
@@ -120,7 +117,7 @@ class SendRecvPlacer {
             send.link = recv.link = result.pair_count++;
             result.ranks[rank].push_back(send);
             result.ranks[owner(peer_stage)].push_back(recv);
-            flags(peer_stage, part.microbatch) |= forward ? kRecvForwardDone : kRecvBackwardDone;
+            done_.set(peer_stage, part.microbatch, forward ? kRecvForwardDone : kRecvBackwardDone);
         }
     }
 
@@ -142,8 +139,7 @@ class SendRecvPlacer {
     }
 
     const Schedule& schedule_;
-    int microbatches_;
-    std::vector<std::uint8_t> flags_;
+    StageMicrobatchFlags done_;
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/schedule/stage_microbatch_flags.hpp"
+
 namespace pipelens {
 namespace {
 
@@ -49,8 +51,7 @@ class StructureChecker {
     CheckReport run() {
         if (!check_shape())
             return report_;
-        seen_.assign(static_cast<std::size_t>(schedule_.stage_count) * schedule_.microbatch_count,
-                     0);
+        seen_ = StageMicrobatchFlags(schedule_.stage_count, schedule_.microbatch_count);
         for (int rank = 0; rank < static_cast<int>(schedule_.ranks.size()); ++rank)
             for (int step = 0; step < static_cast<int>(schedule_.ranks[rank].size()); ++step)
                 for (const Action& part : schedule_.parts_of(schedule_.ranks[rank][step]))
@@ -91,9 +92,7 @@ class StructureChecker {
         return report_.ok();
     }
 
-    std::uint8_t& seen(int stage, int microbatch) {
-        return seen_[static_cast<std::size_t>(stage) * schedule_.microbatch_count + microbatch];
-    }
+    std::uint8_t seen(int stage, int microbatch) const { return seen_.get(stage, microbatch); }
 
     // Action texts are only built for problems: formatting every action would dominate.
     void check_action(int rank, int step, const Action& action) {
@@ -125,14 +124,14 @@ class StructureChecker {
                     action.microbatch, schedule_.microbatch_count);
             return;
         }
-        std::uint8_t& flags = seen(action.stage, action.microbatch);
+        const std::uint8_t flags = seen(action.stage, action.microbatch);
         const std::uint8_t flag = flag_of(action.kind);
         if (flags & flag) {
             problem("rank {}, step {}: {} appears a second time", rank, step, text());
             return;
         }
         check_order(rank, step, action, flags);
-        flags |= flag;
+        seen_.set(action.stage, action.microbatch, flag);
     }
 
     void check_order(int rank, int step, const Action& action, std::uint8_t flags) {
@@ -243,7 +242,7 @@ class StructureChecker {
     const Schedule& schedule_;
     std::size_t max_problems_;
     CheckReport report_;
-    std::vector<std::uint8_t> seen_;
+    StageMicrobatchFlags seen_{0, 0};
 };
 
 }  // namespace

@@ -2,7 +2,7 @@
 // placement, pair ids, and hang detection for compute-only schedules that cannot be lowered.
 #include <gtest/gtest.h>
 
-#include <sstream>
+#include "tests/schedule/schedule_test_text.hpp"
 
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/generate.hpp"
@@ -13,20 +13,8 @@
 namespace pipelens {
 namespace {
 
-std::vector<std::string> texts(const Schedule& schedule, int rank) {
-    std::vector<std::string> out;
-    for (const Action& action : schedule.ranks[rank])
-        out.push_back(schedule.text(action));
-    return out;
-}
-
-std::vector<std::string> split(const std::string& line) {
-    std::vector<std::string> out;
-    std::istringstream stream(line);
-    for (std::string word; stream >> word;)
-        out.push_back(word);
-    return out;
-}
+using testing::split;
+using testing::texts;
 
 TEST(Lowering, OneFOneBGetsTheRuntimeSendRecvOrder) {
     const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 4}));

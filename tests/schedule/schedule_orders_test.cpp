@@ -2,27 +2,15 @@
 // small shapes of every family, and the shape rules' messages.
 #include <gtest/gtest.h>
 
-#include <sstream>
+#include "tests/schedule/schedule_test_text.hpp"
 
 #include "engine/schedule/generate.hpp"
 
 namespace pipelens {
 namespace {
 
-std::vector<std::string> texts(const Schedule& schedule, int rank) {
-    std::vector<std::string> out;
-    for (const Action& action : schedule.ranks[rank])
-        out.push_back(schedule.text(action));
-    return out;
-}
-
-std::vector<std::string> split(const std::string& line) {
-    std::vector<std::string> out;
-    std::istringstream stream(line);
-    for (std::string word; stream >> word;)
-        out.push_back(word);
-    return out;
-}
+using testing::split;
+using testing::texts;
 
 Schedule make(ScheduleKind kind, int pp, int v, int m) {
     return generate_schedule({kind, pp, v, m});
