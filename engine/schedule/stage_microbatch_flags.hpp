@@ -10,24 +10,28 @@
 namespace pipelens {
 
 class StageMicrobatchFlags {
-public:
+  public:
     StageMicrobatchFlags(int stage_count, int microbatch_count)
         : stage_count_(stage_count),
           microbatch_count_(microbatch_count),
           flags_(static_cast<std::size_t>(stage_count) * microbatch_count, 0) {}
 
     bool contains(int stage, int microbatch) const {
-        return stage >= 0 && stage < stage_count_ && microbatch >= 0 && microbatch < microbatch_count_;
+        return stage >= 0 && stage < stage_count_ && microbatch >= 0 &&
+               microbatch < microbatch_count_;
     }
     std::uint8_t get(int stage, int microbatch) const {
         return contains(stage, microbatch) ? flags_[index(stage, microbatch)] : 0;
     }
-    bool has(int stage, int microbatch, std::uint8_t flag) const { return (get(stage, microbatch) & flag) != 0; }
+    bool has(int stage, int microbatch, std::uint8_t flag) const {
+        return (get(stage, microbatch) & flag) != 0;
+    }
     void set(int stage, int microbatch, std::uint8_t flag) {
-        if (contains(stage, microbatch)) flags_[index(stage, microbatch)] |= flag;
+        if (contains(stage, microbatch))
+            flags_[index(stage, microbatch)] |= flag;
     }
 
-private:
+  private:
     std::size_t index(int stage, int microbatch) const {
         return static_cast<std::size_t>(stage) * microbatch_count_ + microbatch;
     }

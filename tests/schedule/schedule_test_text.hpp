@@ -12,14 +12,16 @@ namespace pipelens::testing {
 
 inline std::vector<std::string> texts(const Schedule& schedule, int rank) {
     std::vector<std::string> out;
-    for (const Action& action : schedule.ranks[rank]) out.push_back(schedule.text(action));
+    for (const Action& action : schedule.ranks[rank])
+        out.push_back(schedule.text(action));
     return out;
 }
 
 inline std::vector<std::string> split(const std::string& line) {
     std::vector<std::string> out;
     std::istringstream stream(line);
-    for (std::string word; stream >> word;) out.push_back(word);
+    for (std::string word; stream >> word;)
+        out.push_back(word);
     return out;
 }
 

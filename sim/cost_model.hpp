@@ -1,0 +1,49 @@
+// The cost model the simulator charges actions with: per-stage compute times (F, I, W and B,
+// with B = I + W unless given), point-to-point links (latency + bytes / bandwidth, separate
+// values inside a host and across hosts), activation bytes per stage and microbatch, and the
+// overlap efficiency of OVERLAP_F_B. Times are integer nanoseconds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/schedule/action.hpp"
+
+namespace pipelens::sim {
+
+struct StageCost {
+    std::int64_t forward_ns = 1000;
+    std::int64_t input_ns = 1000;   // I: gradient with respect to the stage input
+    std::int64_t weight_ns = 1000;  // W: gradient with respect to the weights
+    std::optional<std::int64_t> full_backward_ns;  // B; defaults to I + W
+
+    std::int64_t backward_ns() const { return full_backward_ns.value_or(input_ns + weight_ns); }
+};
+
+struct Link {
+    std::int64_t latency_ns = 0;
+    double bytes_per_ns = 0;  // GB/s; 0 means unlimited bandwidth
+
+    std::int64_t transfer_ns(std::int64_t bytes) const;
+};
+
+struct CostModel {
+    std::vector<StageCost> stages;            // one per stage, or one for all stages
+    std::vector<std::int64_t> activation_bytes;  // per stage and microbatch; empty = none
+    Link intra_host;
+    Link inter_host;
+    int ranks_per_host = 8;
+    double overlap_efficiency = 1.0;  // 1: OVERLAP_F_B takes max(F, B); 0: F + B
+    std::int64_t unshard_ns = 0;
+    std::int64_t reshard_ns = 0;
+    std::int64_t reduce_grad_ns = 0;
+
+    const StageCost& stage(int stage_index) const;
+    std::int64_t compute_ns(const Action& leaf) const;  // F, I, W, B, FSDP actions
+    std::int64_t overlap_ns(std::int64_t first, std::int64_t second) const;
+    std::int64_t bytes_of(int stage_index) const;
+    std::int64_t transfer_ns(int from_rank, int to_rank, std::int64_t bytes) const;
+};
+
+}  // namespace pipelens::sim

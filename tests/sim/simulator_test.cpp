@@ -1,0 +1,100 @@
+// The simulator against the closed forms at zero communication cost: bubble shares of GPipe,
+// 1F1B and Interleaved1F1B, 1F1B vs ZB-H1 with unequal F/I/W, peak activations, and a link
+// latency worked out by hand.
+#include <gtest/gtest.h>
+
+#include "engine/schedule/generate.hpp"
+#include "sim/simulator.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+CostModel unit_costs(std::int64_t forward, std::int64_t input, std::int64_t weight) {
+    CostModel costs;
+    costs.stages = {StageCost{forward, input, weight, std::nullopt}};
+    return costs;
+}
+
+SimulationResult run(ScheduleKind kind, int pp, int v, int m, const CostModel& costs) {
+    return simulate(generate_schedule({kind, pp, v, m}), costs);
+}
+
+TEST(SimulatorClosedForms, GPipeAndOneFOneBBubbleShare) {
+    const CostModel costs = unit_costs(1000, 1000, 1000);  // B = I + W = 2000
+    for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b})
+        for (int p = 1; p <= 6; ++p)
+            for (int m = p; m <= 16; ++m) {
+                SCOPED_TRACE(::testing::Message() << schedule_kind_name(kind) << " p=" << p << " m=" << m);
+                const SimulationResult result = run(kind, p, 1, m, costs);
+                EXPECT_EQ(result.step_time_ns, (m + p - 1) * 3000);
+                EXPECT_NEAR(result.bubble_ratio, double(p - 1) / (m + p - 1), 1e-12);
+                for (const RankResult& rank : result.ranks) {
+                    EXPECT_EQ(rank.busy_ns, m * 3000);
+                    EXPECT_EQ(rank.bubble_ns, (p - 1) * 3000);
+                    EXPECT_EQ(rank.bubbles.warmup_ns + rank.bubbles.cooldown_ns + rank.bubbles.waiting_ns(),
+                              rank.bubble_ns);
+                }
+            }
+}
+
+TEST(SimulatorClosedForms, InterleavedBubbleShrinksWithStagesPerRank) {
+    const CostModel costs = unit_costs(1000, 1000, 1000);
+    for (int p = 2; p <= 4; ++p)
+        for (int v = 2; v <= 3; ++v)
+            for (int m : {p, 2 * p, 3 * p}) {
+                SCOPED_TRACE(::testing::Message() << "p=" << p << " v=" << v << " m=" << m);
+                const SimulationResult result = run(ScheduleKind::interleaved_1f1b, p, v, m, costs);
+                EXPECT_NEAR(result.bubble_ratio, double(p - 1) / (v * m + p - 1), 1e-12);
+            }
+}
+
+TEST(SimulatorClosedForms, ZeroBubbleH1BeatsOneFOneBByTwoWeightGradients) {
+    const std::int64_t F = 3000, I = 2000, W = 1000;
+    const CostModel costs = unit_costs(F, I, W);
+    for (int p = 2; p <= 6; ++p)
+        for (int m = p; m <= 3 * p; m += p) {
+            SCOPED_TRACE(::testing::Message() << "p=" << p << " m=" << m);
+            const SimulationResult one_f_one_b = run(ScheduleKind::one_f_one_b, p, 1, m, costs);
+            EXPECT_EQ(one_f_one_b.step_time_ns, m * (F + I + W) + (p - 1) * (F + I + W));
+            const SimulationResult zb_h1 = run(ScheduleKind::interleaved_zero_bubble, p, 1, m, costs);
+            EXPECT_EQ(zb_h1.step_time_ns, m * (F + I + W) + (p - 1) * (F + I - W));
+        }
+}
+
+TEST(SimulatorMemory, PeakActivationsOnTheFirstRank) {
+    CostModel costs = unit_costs(1000, 1000, 1000);
+    costs.activation_bytes = {1 << 20};
+    for (int p = 2; p <= 5; ++p) {
+        const int m = 3 * p;
+        EXPECT_EQ(run(ScheduleKind::one_f_one_b, p, 1, m, costs).ranks[0].peak_memory_bytes,
+                  std::int64_t{p} << 20);
+        EXPECT_EQ(run(ScheduleKind::gpipe, p, 1, m, costs).ranks[0].peak_memory_bytes,
+                  std::int64_t{m} << 20);
+    }
+}
+
+TEST(SimulatorBubbles, WarmupCooldownAndWaitingNameThePeer) {
+    const SimulationResult result = run(ScheduleKind::one_f_one_b, 4, 1, 8, unit_costs(1000, 1000, 1000));
+    // The last rank starts after three upstream forwards; rank 0 starts at once.
+    EXPECT_EQ(result.ranks[3].bubbles.warmup_ns, 3000);
+    EXPECT_EQ(result.ranks[0].bubbles.warmup_ns, 0);
+    // Rank 0 only ever waits for gradients from rank 1.
+    ASSERT_EQ(result.ranks[0].bubbles.waiting_on_rank.size(), 1u);
+    EXPECT_EQ(result.ranks[0].bubbles.waiting_on_rank.begin()->first, 1);
+}
+
+TEST(SimulatorLinks, LatencyIsPaidOnEveryCrossing) {
+    CostModel costs = unit_costs(1000, 500, 500);
+    costs.intra_host.latency_ns = 300;
+    const SimulationResult result = run(ScheduleKind::gpipe, 2, 1, 1, costs);
+    // F0 on rank 0, 300 ns to rank 1, F and B there, 300 ns back, B on rank 0.
+    EXPECT_EQ(result.step_time_ns, 1000 + 300 + 1000 + 1000 + 300 + 1000);
+    CostModel bandwidth = costs;
+    bandwidth.intra_host.latency_ns = 0;
+    bandwidth.intra_host.bytes_per_ns = 2.0;  // 2 GB/s
+    bandwidth.activation_bytes = {1000};
+    EXPECT_EQ(run(ScheduleKind::gpipe, 2, 1, 1, bandwidth).step_time_ns, 4000 + 2 * 500);
+}
+
+}  // namespace
+}  // namespace pipelens::sim
