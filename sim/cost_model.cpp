@@ -8,39 +8,55 @@
 namespace pipelens::sim {
 
 std::int64_t Link::transfer_ns(std::int64_t bytes) const {
-    if (bytes_per_ns <= 0 || bytes == 0) return latency_ns;
-    return latency_ns + static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / bytes_per_ns));
+    if (bytes_per_ns <= 0 || bytes == 0)
+        return latency_ns;
+    return latency_ns +
+           static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / bytes_per_ns));
 }
 
 const StageCost& CostModel::stage(int stage_index) const {
-    if (stages.empty()) throw std::invalid_argument("cost model has no stage costs");
-    if (stages.size() == 1) return stages.front();
+    if (stages.empty())
+        throw std::invalid_argument("cost model has no stage costs");
+    if (stages.size() == 1)
+        return stages.front();
     if (stage_index < 0 || stage_index >= static_cast<int>(stages.size()))
-        throw std::invalid_argument("cost model has no cost for stage " + std::to_string(stage_index));
+        throw std::invalid_argument("cost model has no cost for stage " +
+                                    std::to_string(stage_index));
     return stages[stage_index];
 }
 
 std::int64_t CostModel::compute_ns(const Action& leaf) const {
     switch (leaf.kind) {
-        case ActionKind::forward: return stage(leaf.stage).forward_ns;
-        case ActionKind::backward_input: return stage(leaf.stage).input_ns;
-        case ActionKind::backward_weight: return stage(leaf.stage).weight_ns;
-        case ActionKind::full_backward: return stage(leaf.stage).backward_ns();
-        case ActionKind::unshard: return unshard_ns;
-        case ActionKind::reshard: return reshard_ns;
-        case ActionKind::reduce_grad: return reduce_grad_ns;
-        default: return 0;
+        case ActionKind::forward:
+            return stage(leaf.stage).forward_ns;
+        case ActionKind::backward_input:
+            return stage(leaf.stage).input_ns;
+        case ActionKind::backward_weight:
+            return stage(leaf.stage).weight_ns;
+        case ActionKind::full_backward:
+            return stage(leaf.stage).backward_ns();
+        case ActionKind::unshard:
+            return unshard_ns;
+        case ActionKind::reshard:
+            return reshard_ns;
+        case ActionKind::reduce_grad:
+            return reduce_grad_ns;
+        default:
+            return 0;
     }
 }
 
 std::int64_t CostModel::overlap_ns(std::int64_t first, std::int64_t second) const {
-    const double hidden = std::clamp(overlap_efficiency, 0.0, 1.0) * static_cast<double>(std::min(first, second));
+    const double hidden =
+        std::clamp(overlap_efficiency, 0.0, 1.0) * static_cast<double>(std::min(first, second));
     return first + second - static_cast<std::int64_t>(std::llround(hidden));
 }
 
 std::int64_t CostModel::bytes_of(int stage_index) const {
-    if (activation_bytes.empty()) return 0;
-    if (activation_bytes.size() == 1) return activation_bytes.front();
+    if (activation_bytes.empty())
+        return 0;
+    if (activation_bytes.size() == 1)
+        return activation_bytes.front();
     return stage_index >= 0 && stage_index < static_cast<int>(activation_bytes.size())
                ? activation_bytes[stage_index]
                : 0;

@@ -14,8 +14,8 @@ namespace pipelens::sim {
 
 struct StageCost {
     std::int64_t forward_ns = 1000;
-    std::int64_t input_ns = 1000;   // I: gradient with respect to the stage input
-    std::int64_t weight_ns = 1000;  // W: gradient with respect to the weights
+    std::int64_t input_ns = 1000;                  // I: gradient with respect to the stage input
+    std::int64_t weight_ns = 1000;                 // W: gradient with respect to the weights
     std::optional<std::int64_t> full_backward_ns;  // B; defaults to I + W
 
     std::int64_t backward_ns() const { return full_backward_ns.value_or(input_ns + weight_ns); }
@@ -29,7 +29,7 @@ struct Link {
 };
 
 struct CostModel {
-    std::vector<StageCost> stages;            // one per stage, or one for all stages
+    std::vector<StageCost> stages;               // one per stage, or one for all stages
     std::vector<std::int64_t> activation_bytes;  // per stage and microbatch; empty = none
     Link intra_host;
     Link inter_host;

@@ -34,10 +34,12 @@ struct Ready {
     bool known = true;
 };
 
-Ready unknown() { return {0, -1, false}; }
+Ready unknown() {
+    return {0, -1, false};
+}
 
 class Simulator {
-public:
+  public:
     Simulator(const Schedule& schedule, const CostModel& costs)
         : schedule_(schedule),
           costs_(costs),
@@ -75,7 +77,7 @@ public:
         return summarize();
     }
 
-private:
+  private:
     MicrobatchTimes& at(int stage, int microbatch) {
         return times_[static_cast<std::size_t>(stage) * schedule_.microbatch_count + microbatch];
     }
@@ -91,29 +93,37 @@ private:
         const int mb = part.microbatch;
         switch (part.kind) {
             case ActionKind::forward:
-                if (stage == 0) return {0, rank, true};
-                if (owner(stage - 1) == rank) return from(at(stage - 1, mb).forward_end, rank);
+                if (stage == 0)
+                    return {0, rank, true};
+                if (owner(stage - 1) == rank)
+                    return from(at(stage - 1, mb).forward_end, rank);
                 return from(at(stage, mb).recv_forward_end, owner(stage - 1));
             case ActionKind::backward_input:
             case ActionKind::full_backward: {
                 const Ready own_forward = from(at(stage, mb).forward_end, rank);
-                if (!own_forward.known) return unknown();
+                if (!own_forward.known)
+                    return unknown();
                 Ready gradient = own_forward;
                 if (stage != last_stage())
                     gradient = owner(stage + 1) == rank
                                    ? from(at(stage + 1, mb).backward_end, rank)
                                    : from(at(stage, mb).recv_backward_end, owner(stage + 1));
-                if (!gradient.known) return unknown();
+                if (!gradient.known)
+                    return unknown();
                 return gradient.time >= own_forward.time ? gradient : own_forward;
             }
-            case ActionKind::backward_weight: return from(at(stage, mb).input_end, rank);
-            case ActionKind::send_forward: return from(at(stage, mb).forward_end, rank);
-            case ActionKind::send_backward: return from(at(stage, mb).backward_end, rank);
+            case ActionKind::backward_weight:
+                return from(at(stage, mb).input_end, rank);
+            case ActionKind::send_forward:
+                return from(at(stage, mb).forward_end, rank);
+            case ActionKind::send_backward:
+                return from(at(stage, mb).backward_end, rank);
             case ActionKind::recv_forward:
                 return from(at(stage - 1, mb).send_forward_start, owner(stage - 1));
             case ActionKind::recv_backward:
                 return from(at(stage + 1, mb).send_backward_start, owner(stage + 1));
-            default: return {0, rank, true};  // FSDP actions wait for nothing
+            default:
+                return {0, rank, true};  // FSDP actions wait for nothing
         }
     }
 
@@ -126,16 +136,20 @@ private:
 
     // Wakes the one other rank that may be waiting on what `part` just produced.
     void wake_consumer(const Action& part, std::deque<int>& work) {
-        const bool downstream = part.kind == ActionKind::forward || part.kind == ActionKind::send_forward;
+        const bool downstream =
+            part.kind == ActionKind::forward || part.kind == ActionKind::send_forward;
         const bool upstream = part.kind == ActionKind::backward_input ||
                               part.kind == ActionKind::full_backward ||
                               part.kind == ActionKind::send_backward;
-        if (downstream && part.stage < last_stage()) wake(owner(part.stage + 1), work);
-        if (upstream && part.stage > 0) wake(owner(part.stage - 1), work);
+        if (downstream && part.stage < last_stage())
+            wake(owner(part.stage + 1), work);
+        if (upstream && part.stage > 0)
+            wake(owner(part.stage - 1), work);
     }
 
     void change_memory(int rank, std::int64_t time, std::int64_t delta) {
-        if (delta == 0) return;
+        if (delta == 0)
+            return;
         memory_[rank] += delta;
         memory_samples_.push_back({rank, time, memory_[rank]});
     }
@@ -156,8 +170,11 @@ private:
                 times.backward_end = end;
                 change_memory(rank, end, -bytes);
                 break;
-            case ActionKind::backward_weight: change_memory(rank, end, -bytes); break;
-            default: return;
+            case ActionKind::backward_weight:
+                change_memory(rank, end, -bytes);
+                break;
+            default:
+                return;
         }
         wake_consumer(part, work);
     }
@@ -166,8 +183,10 @@ private:
         Ready ready{0, rank, true};
         for (const Action& part : schedule_.parts_of(action)) {
             const Ready input = input_of(rank, part);
-            if (!input.known) return false;
-            if (input.time > ready.time) ready = input;
+            if (!input.known)
+                return false;
+            if (input.time > ready.time)
+                ready = input;
         }
         TimelineEntry entry;
         entry.rank = rank;
@@ -180,7 +199,8 @@ private:
         } else {
             std::int64_t duration = 0;
             for (const Action& part : schedule_.parts_of(action))
-                duration = duration == 0 ? costs_.compute_ns(part) : costs_.overlap_ns(duration, costs_.compute_ns(part));
+                duration = duration == 0 ? costs_.compute_ns(part)
+                                         : costs_.overlap_ns(duration, costs_.compute_ns(part));
             entry.lane = Lane::compute;
             entry.start_ns = std::max(compute_free_[rank], ready.time);
             entry.end_ns = entry.start_ns + duration;
@@ -193,8 +213,8 @@ private:
         return true;
     }
 
-    void execute_communication(int rank, const Action& action, const Ready& ready, TimelineEntry& entry,
-                               std::deque<int>& work) {
+    void execute_communication(int rank, const Action& action, const Ready& ready,
+                               TimelineEntry& entry, std::deque<int>& work) {
         entry.lane = Lane::communication;
         const int stage = action.stage;
         const int mb = action.microbatch;
@@ -205,8 +225,10 @@ private:
                 const int peer_stage = forward ? stage + 1 : stage - 1;
                 entry.bytes = costs_.bytes_of(forward ? stage : stage - 1);
                 entry.start_ns = std::max(comm_free_[rank], ready.time);
-                entry.end_ns = entry.start_ns + costs_.transfer_ns(rank, owner(peer_stage), entry.bytes);
-                (forward ? at(stage, mb).send_forward_start : at(stage, mb).send_backward_start) = entry.start_ns;
+                entry.end_ns =
+                    entry.start_ns + costs_.transfer_ns(rank, owner(peer_stage), entry.bytes);
+                (forward ? at(stage, mb).send_forward_start : at(stage, mb).send_backward_start) =
+                    entry.start_ns;
                 break;
             }
             case ActionKind::recv_forward:
@@ -217,8 +239,10 @@ private:
                 // started and the transfer time has passed.
                 entry.bytes = costs_.bytes_of(forward ? stage - 1 : stage);
                 entry.start_ns = ready.time;
-                entry.end_ns = ready.time + costs_.transfer_ns(owner(peer_stage), rank, entry.bytes);
-                (forward ? at(stage, mb).recv_forward_end : at(stage, mb).recv_backward_end) = entry.end_ns;
+                entry.end_ns =
+                    ready.time + costs_.transfer_ns(owner(peer_stage), rank, entry.bytes);
+                (forward ? at(stage, mb).recv_forward_end : at(stage, mb).recv_backward_end) =
+                    entry.end_ns;
                 wake_consumer(action, work);
                 return;
             }
@@ -239,18 +263,24 @@ private:
         const auto& entries = entries_[rank];
         for (std::size_t index = 0; index < entries.size(); ++index) {
             const TimelineEntry& entry = entries[index];
-            if (entry.lane != Lane::compute) continue;
+            if (entry.lane != Lane::compute)
+                continue;
             result.busy_ns += entry.end_ns - entry.start_ns;
             const std::int64_t gap = entry.start_ns - cursor;
             if (gap > 0) {
-                if (first) result.bubbles.warmup_ns += gap;
-                else result.bubbles.waiting_on_rank[waited_on_[rank][index]] += gap;
+                if (first)
+                    result.bubbles.warmup_ns += gap;
+                else
+                    result.bubbles.waiting_on_rank[waited_on_[rank][index]] += gap;
             }
             first = false;
             cursor = std::max(cursor, entry.end_ns);
         }
-        result.bubbles.cooldown_ns = step_time - cursor;
-        if (first) result.bubbles.warmup_ns = step_time, result.bubbles.cooldown_ns = 0;
+        if (first) {
+            result.bubbles.warmup_ns = step_time;  // a rank that computes nothing idles throughout
+        } else {
+            result.bubbles.cooldown_ns = step_time - cursor;
+        }
         result.bubble_ns = step_time - result.busy_ns;
         result.bubble_ratio = step_time > 0 ? static_cast<double>(result.bubble_ns) / step_time : 0;
         return result;
@@ -259,7 +289,8 @@ private:
     SimulationResult summarize() {
         SimulationResult result;
         for (const auto& entries : entries_)
-            for (const TimelineEntry& entry : entries) result.step_time_ns = std::max(result.step_time_ns, entry.end_ns);
+            for (const TimelineEntry& entry : entries)
+                result.step_time_ns = std::max(result.step_time_ns, entry.end_ns);
         std::int64_t total_bubble = 0;
         for (int rank = 0; rank < static_cast<int>(entries_.size()); ++rank) {
             result.ranks.push_back(summarize_rank(rank, result.step_time_ns));
@@ -270,12 +301,15 @@ private:
             peak = std::max(peak, sample.bytes);
         }
         if (result.step_time_ns > 0 && !entries_.empty())
-            result.bubble_ratio = static_cast<double>(total_bubble) /
-                                  (static_cast<double>(result.step_time_ns) * static_cast<double>(entries_.size()));
+            result.bubble_ratio =
+                static_cast<double>(total_bubble) /
+                (static_cast<double>(result.step_time_ns) * static_cast<double>(entries_.size()));
         std::size_t total = 0;
-        for (const auto& entries : entries_) total += entries.size();
+        for (const auto& entries : entries_)
+            total += entries.size();
         result.timeline.reserve(total);
-        for (const auto& entries : entries_) result.timeline.insert(result.timeline.end(), entries.begin(), entries.end());
+        for (const auto& entries : entries_)
+            result.timeline.insert(result.timeline.end(), entries.begin(), entries.end());
         result.memory = std::move(memory_samples_);
         return result;
     }
@@ -295,12 +329,14 @@ private:
 
 std::int64_t BubbleBreakdown::waiting_ns() const {
     std::int64_t total = 0;
-    for (const auto& [rank, idle] : waiting_on_rank) total += idle;
+    for (const auto& [rank, idle] : waiting_on_rank)
+        total += idle;
     return total;
 }
 
 SimulationResult simulate(const Schedule& schedule, const CostModel& costs) {
-    if (!schedule.has_communication) return simulate(lower(schedule), costs);
+    if (!schedule.has_communication)
+        return simulate(lower(schedule), costs);
     require_valid_structure(schedule);
     return Simulator(schedule, costs).run();
 }

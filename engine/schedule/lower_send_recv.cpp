@@ -8,6 +8,7 @@
 
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/lower.hpp"
+#include "engine/schedule/send_recv_placement.hpp"
 #include "engine/schedule/stage_microbatch_flags.hpp"
 #include "engine/schedule/static_check.hpp"
 
@@ -150,32 +151,11 @@ Schedule lower_send_recv(const Schedule& schedule) {
             CheckReport{{"the schedule already has SEND/RECV actions; "
                          "lower_send_recv takes a compute-only schedule"}});
     require_valid_structure(schedule);
-    return SendRecvPlacer(schedule).place();
+    return place_send_recv(schedule);
 }
 
-Schedule lower(Schedule compute_only, const LoweringOptions& options) {
-    for (std::size_t rank = 0; rank < compute_only.ranks.size(); ++rank)
-        for (std::size_t step = 0; step < compute_only.ranks[rank].size(); ++step) {
-            const Action& action = compute_only.ranks[rank][step];
-            if (!is_compute(action.kind))
-                throw ScheduleCheckError(CheckReport{{fmt::format(
-                    "rank {}, step {}: expected a compute-only schedule but found '{}'; "
-                    "communication and FSDP actions are added by lowering",
-                    rank, step, compute_only.text(action))}});
-        }
-    require_valid_structure(compute_only);
-    Schedule with_fsdp = lower_unshard_reshard(compute_only, options.max_active_stages);
-    compute_only = Schedule{};  // release the input before the larger output is built
-    with_fsdp = lower_reduce_grad(with_fsdp);
-    Schedule lowered;
-    try {
-        lowered = SendRecvPlacer(with_fsdp).place();
-    } catch (const ScheduleHangError&) {
-        // Report steps of the schedule the caller gave, not of the FSDP-augmented one.
-        throw ScheduleHangError(dry_run(strip_fsdp_actions(std::move(with_fsdp))).hang);
-    }
-    with_fsdp = Schedule{};
-    return options.keep_fsdp_actions ? lowered : strip_fsdp_actions(std::move(lowered));
+Schedule place_send_recv(const Schedule& schedule) {
+    return SendRecvPlacer(schedule).place();
 }
 
 }  // namespace pipelens

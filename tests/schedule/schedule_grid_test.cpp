@@ -57,14 +57,10 @@ void expect_lowering_keeps_compute_and_pairs(const Schedule& compute, const Sche
     ASSERT_EQ(static_cast<int>(pair_members.size()), lowered.pair_count);
     for (const auto& [pair_id, members] : pair_members) {
         ASSERT_EQ(members.size(), 2u) << "pair " << pair_id;
-        const Action& send = *members[0].second;
-        const Action& recv = *members[1].second;
-        const Action& first =
-            is_communication(send.kind) && (send.kind == ActionKind::send_forward ||
-                                            send.kind == ActionKind::send_backward)
-                ? send
-                : recv;
-        const Action& second = &first == &send ? recv : send;
+        const bool first_sends = members[0].second->kind == ActionKind::send_forward ||
+                                 members[0].second->kind == ActionKind::send_backward;
+        const Action& first = first_sends ? *members[0].second : *members[1].second;
+        const Action& second = first_sends ? *members[1].second : *members[0].second;
         const bool forward = first.kind == ActionKind::send_forward;
         EXPECT_EQ(second.kind, forward ? ActionKind::recv_forward : ActionKind::recv_backward);
         EXPECT_EQ(second.stage, first.stage + (forward ? 1 : -1));

@@ -24,14 +24,16 @@ TEST(SimulatorClosedForms, GPipeAndOneFOneBBubbleShare) {
     for (ScheduleKind kind : {ScheduleKind::gpipe, ScheduleKind::one_f_one_b})
         for (int p = 1; p <= 6; ++p)
             for (int m = p; m <= 16; ++m) {
-                SCOPED_TRACE(::testing::Message() << schedule_kind_name(kind) << " p=" << p << " m=" << m);
+                SCOPED_TRACE(::testing::Message()
+                             << schedule_kind_name(kind) << " p=" << p << " m=" << m);
                 const SimulationResult result = run(kind, p, 1, m, costs);
                 EXPECT_EQ(result.step_time_ns, (m + p - 1) * 3000);
                 EXPECT_NEAR(result.bubble_ratio, double(p - 1) / (m + p - 1), 1e-12);
                 for (const RankResult& rank : result.ranks) {
                     EXPECT_EQ(rank.busy_ns, m * 3000);
                     EXPECT_EQ(rank.bubble_ns, (p - 1) * 3000);
-                    EXPECT_EQ(rank.bubbles.warmup_ns + rank.bubbles.cooldown_ns + rank.bubbles.waiting_ns(),
+                    EXPECT_EQ(rank.bubbles.warmup_ns + rank.bubbles.cooldown_ns +
+                                  rank.bubbles.waiting_ns(),
                               rank.bubble_ns);
                 }
             }
@@ -56,7 +58,8 @@ TEST(SimulatorClosedForms, ZeroBubbleH1BeatsOneFOneBByTwoWeightGradients) {
             SCOPED_TRACE(::testing::Message() << "p=" << p << " m=" << m);
             const SimulationResult one_f_one_b = run(ScheduleKind::one_f_one_b, p, 1, m, costs);
             EXPECT_EQ(one_f_one_b.step_time_ns, m * (F + I + W) + (p - 1) * (F + I + W));
-            const SimulationResult zb_h1 = run(ScheduleKind::interleaved_zero_bubble, p, 1, m, costs);
+            const SimulationResult zb_h1 =
+                run(ScheduleKind::interleaved_zero_bubble, p, 1, m, costs);
             EXPECT_EQ(zb_h1.step_time_ns, m * (F + I + W) + (p - 1) * (F + I - W));
         }
 }
@@ -74,7 +77,8 @@ TEST(SimulatorMemory, PeakActivationsOnTheFirstRank) {
 }
 
 TEST(SimulatorBubbles, WarmupCooldownAndWaitingNameThePeer) {
-    const SimulationResult result = run(ScheduleKind::one_f_one_b, 4, 1, 8, unit_costs(1000, 1000, 1000));
+    const SimulationResult result =
+        run(ScheduleKind::one_f_one_b, 4, 1, 8, unit_costs(1000, 1000, 1000));
     // The last rank starts after three upstream forwards; rank 0 starts at once.
     EXPECT_EQ(result.ranks[3].bubbles.warmup_ns, 3000);
     EXPECT_EQ(result.ranks[0].bubbles.warmup_ns, 0);
