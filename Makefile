@@ -25,6 +25,8 @@ test: build
 
 bench: build
 	@$(BUILD)/tests/pipelens_bench_schedule
+	@$(BUILD)/tests/pipelens_bench_simulator
+	@$(BUILD)/tests/pipelens_bench_trace_writer
 
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
-# `make demo`: the main job on the default example. Until the simulator lands this is the
-# schedule engine: the default 1F1B pp=4 m=8 schedule, its lowering with SEND/RECV, a CSV
-# exchanged through PyTorch's format and checked, and a broken CSV whose hang is explained.
+# `make demo`: the main job on the default example. Simulates the embedded default experiment
+# (1F1B, pp=4, m=8, uneven stages) into a fresh SQLite trace, adds the zero-bubble V schedule
+# on the same model for comparison, prints the trace's summary, exports the first run as a
+# timeline picture and for Perfetto, and shows the schedule checker catching a schedule that would hang.
 set -euo pipefail
 build=${1:-build}
 pipelens="$build/app/cli/pipelens"
 out="$build/demo"
-mkdir -p "$out"
 here="$(cd "$(dirname "$0")/.." && pwd)"
+mkdir -p "$out"
+trace="$out/demo.db"
+rm -f "$trace" "$trace-wal" "$trace-shm"
 
-echo "== 1F1B, pp=4, m=8: what each rank computes, in order"
-"$pipelens" schedule --kind 1F1B --pp 4 --m 8
+echo "== simulate the default experiment (assets/examples/default.toml, embedded)"
+"$pipelens" simulate --out "$trace"
 echo
-echo "== the same, lowered with SEND/RECV pairs (PyTorch's runtime order)"
-"$pipelens" schedule --kind 1F1B --pp 4 --m 8 --comms
+echo "== a second run in the same trace: ZBVZeroBubble, zero bubble by splitting backward (assets/examples/zero_bubble_v.toml)"
+"$pipelens" simulate "$here/assets/examples/zero_bubble_v.toml" --out "$trace" >/dev/null
 echo
-echo "== Interleaved1F1B pp=4 v=2 m=8 written as PyTorch CSV, then checked"
-"$pipelens" schedule --kind Interleaved1F1B --pp 4 --v 2 --m 8 --comms --format csv \
-    --out "$out/interleaved_pp4_v2_m8.csv"
-"$pipelens" check "$out/interleaved_pp4_v2_m8.csv"
+echo "== pipelens summary $trace"
+"$pipelens" summary "$trace"
+echo
+echo "== run 1 as a timeline picture, and for Perfetto (load the JSON at https://ui.perfetto.dev)"
+"$pipelens" export "$trace" --run 1 --svg "$out/default_run.svg" --chrome "$out/default_run.json"
 echo
 echo "== a schedule with two recvs swapped (assets/examples/swapped_recvs.csv): expected to fail"
 if "$pipelens" check "$here/assets/examples/swapped_recvs.csv"; then

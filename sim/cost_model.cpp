@@ -52,14 +52,26 @@ std::int64_t CostModel::overlap_ns(std::int64_t first, std::int64_t second) cons
     return first + second - static_cast<std::int64_t>(std::llround(hidden));
 }
 
-std::int64_t CostModel::bytes_of(int stage_index) const {
-    if (activation_bytes.empty())
+namespace {
+
+std::int64_t per_stage_value(const std::vector<std::int64_t>& values, int stage_index) {
+    if (values.empty())
         return 0;
-    if (activation_bytes.size() == 1)
-        return activation_bytes.front();
-    return stage_index >= 0 && stage_index < static_cast<int>(activation_bytes.size())
-               ? activation_bytes[stage_index]
-               : 0;
+    if (values.size() == 1)
+        return values.front();
+    return stage_index >= 0 && stage_index < static_cast<int>(values.size()) ? values[stage_index]
+                                                                             : 0;
+}
+
+}  // namespace
+
+std::int64_t CostModel::bytes_of(int stage_index) const {
+    return per_stage_value(activation_bytes, stage_index);
+}
+
+std::int64_t CostModel::held_bytes_of(int stage_index) const {
+    return held_activation_bytes.empty() ? bytes_of(stage_index)
+                                         : per_stage_value(held_activation_bytes, stage_index);
 }
 
 std::int64_t CostModel::transfer_ns(int from_rank, int to_rank, std::int64_t bytes) const {

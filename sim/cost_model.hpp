@@ -1,7 +1,9 @@
 // The cost model the simulator charges actions with: per-stage compute times (F, I, W and B,
 // with B = I + W unless given), point-to-point links (latency + bytes / bandwidth, separate
 // values inside a host and across hosts), activation bytes per stage and microbatch, and the
-// overlap efficiency of OVERLAP_F_B. Times are integer nanoseconds.
+// overlap efficiency of OVERLAP_F_B.
+// Memory counts activations a stage holds between F and B/W (held_activation_bytes, which
+// default to the boundary size). Times are integer nanoseconds.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +32,9 @@ struct Link {
 
 struct CostModel {
     std::vector<StageCost> stages;               // one per stage, or one for all stages
-    std::vector<std::int64_t> activation_bytes;  // per stage and microbatch; empty = none
+    std::vector<std::int64_t> activation_bytes;  // sent per stage and microbatch; empty = none
+    // Kept per stage and microbatch from F until B (or W); empty = activation_bytes.
+    std::vector<std::int64_t> held_activation_bytes;
     Link intra_host;
     Link inter_host;
     int ranks_per_host = 8;
@@ -43,6 +47,7 @@ struct CostModel {
     std::int64_t compute_ns(const Action& leaf) const;  // F, I, W, B, FSDP actions
     std::int64_t overlap_ns(std::int64_t first, std::int64_t second) const;
     std::int64_t bytes_of(int stage_index) const;
+    std::int64_t held_bytes_of(int stage_index) const;
     std::int64_t transfer_ns(int from_rank, int to_rank, std::int64_t bytes) const;
 };
 

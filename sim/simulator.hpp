@@ -21,14 +21,15 @@ namespace pipelens::sim {
 
 enum class Lane : std::uint8_t { compute = 0, communication = 1 };
 
+// One executed action. Which action it is follows from its place in the timeline (see
+// SimulationResult::first_entry), which keeps an entry at 32 bytes: a 50-million-action timeline
+// is 1.6 GB, and touching that memory is most of what simulating it costs.
 struct TimelineEntry {
-    std::int32_t rank = 0;
-    std::int32_t step = 0;  // index in the rank's action list
-    Lane lane = Lane::compute;
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     std::int64_t bytes = 0;
     std::int32_t pair_id = kNoPair;
+    Lane lane = Lane::compute;
 };
 
 struct MemorySample {
@@ -58,7 +59,10 @@ struct SimulationResult {
     std::int64_t step_time_ns = 0;
     double bubble_ratio = 0;  // idle compute time over ranks x step time
     std::vector<RankResult> ranks;
-    std::vector<TimelineEntry> timeline;  // rank by rank, in program order
+    // Rank by rank, in program order: rank r's step s is timeline[first_entry[r] + s], and
+    // first_entry has one more element than there are ranks (the end of the last rank).
+    std::vector<TimelineEntry> timeline;
+    std::vector<std::size_t> first_entry;
     std::vector<MemorySample> memory;
 };
 

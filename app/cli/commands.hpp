@@ -27,5 +27,8 @@ class CommandFailure : public std::runtime_error {
 
 void add_schedule_command(CLI::App& app);
 void add_check_command(CLI::App& app);
+void add_simulate_command(CLI::App& app);
+void add_summary_command(CLI::App& app);
+void add_export_command(CLI::App& app);
 
 }  // namespace pipelens::cli

@@ -6,11 +6,13 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.hpp"
+#include "engine/experiment/experiment.hpp"
 #include "engine/schedule/action.hpp"
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "engine/schedule/schedule_kind.hpp"
 #include "engine/schedule/static_check.hpp"
+#include "traces/trace_error.hpp"
 
 int main(int argc, char** argv) {
     using namespace pipelens;
@@ -19,6 +21,9 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "pipelens 0.1.0");
     cli::add_schedule_command(app);
     cli::add_check_command(app);
+    cli::add_simulate_command(app);
+    cli::add_summary_command(app);
+    cli::add_export_command(app);
     try {
         app.parse(argc, argv);
         return cli::kExitOk;
@@ -30,6 +35,12 @@ int main(int argc, char** argv) {
         return failure.code();
     } catch (const ScheduleConfigError& error) {
         fmt::print(stderr, "pipelens: invalid schedule configuration: {}\n", error.what());
+        return cli::kExitUsage;
+    } catch (const ExperimentError& error) {
+        fmt::print(stderr, "pipelens: {}\n", error.what());
+        return cli::kExitUsage;
+    } catch (const traces::TraceError& error) {
+        fmt::print(stderr, "pipelens: {}\n", error.what());
         return cli::kExitUsage;
     } catch (const ScheduleFileError& error) {
         fmt::print(stderr, "pipelens: {}\n", error.what());

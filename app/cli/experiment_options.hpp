@@ -1,0 +1,38 @@
+// The experiment flags shared by the commands that take an experiment (simulate now; run and
+// explain later): an optional TOML file, then flags that override single fields of it. The
+// flags use the same units as the file, so `--f 1.5ms` and `f = "1.5ms"` mean the same.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "engine/experiment/experiment.hpp"
+
+namespace pipelens::cli {
+
+struct ExperimentOptions {
+    std::string file;  // empty: the embedded default experiment
+    std::optional<std::string> schedule;
+    std::optional<std::string> schedule_file;
+    std::optional<int> pp;
+    std::optional<int> v;
+    std::optional<int> m;
+    std::optional<std::string> forward, input, weight, backward;  // one value or a comma list
+    std::optional<std::string> activation_bytes;
+    std::optional<std::string> held_activation_bytes;
+    std::optional<std::string> p2p_latency;
+    std::optional<std::string> p2p_bandwidth;
+    std::optional<int> ranks_per_host;
+    std::optional<double> overlap_efficiency;
+};
+
+void add_experiment_options(CLI::App& command, ExperimentOptions& options);
+
+// Reads the file and applies the flags. Without a file: the embedded default experiment when
+// no experiment flag is given, else plain_experiment() with the flags applied. Bad values throw
+// ExperimentError naming the flag. The result is not yet validated against its schedule.
+Experiment load_experiment(const ExperimentOptions& options);
+
+}  // namespace pipelens::cli

@@ -1,0 +1,59 @@
+// Progress bar drawing: label, bar, percentage, rate and time left, carriage-return redrawn.
+#include "app/cli/progress_bar.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace pipelens::cli {
+
+ProgressBar::ProgressBar(std::string label, std::size_t total)
+    : label_(std::move(label)),
+      total_(total),
+      enabled_(isatty(fileno(stderr)) == 1 && total > 0),
+      started_(std::chrono::steady_clock::now()),
+      last_draw_(started_) {}
+
+ProgressBar::~ProgressBar() {
+    finish();
+}
+
+void ProgressBar::update(std::size_t done) {
+    if (!enabled_)
+        return;
+    const auto now = std::chrono::steady_clock::now();
+    if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100))
+        return;
+    if (!drawn_ && now - started_ < std::chrono::milliseconds(300))
+        return;  // short jobs finish before a bar would be readable
+    last_draw_ = now;
+    draw(done);
+}
+
+void ProgressBar::draw(std::size_t done) {
+    constexpr int kWidth = 30;
+    const double fraction = std::min(1.0, static_cast<double>(done) / static_cast<double>(total_));
+    const int filled = static_cast<int>(fraction * kWidth);
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
+    const double left = rate > 0 ? static_cast<double>(total_ - std::min(done, total_)) / rate : 0;
+    fmt::print(stderr, "\r{} [{}{}] {:3.0f}%  {:.1f} M rows/s  {:.0f} s left ", label_,
+               std::string(filled, '#'), std::string(kWidth - filled, '.'), fraction * 100,
+               rate / 1e6, left);
+    std::fflush(stderr);
+    drawn_ = true;
+}
+
+void ProgressBar::finish() {
+    if (!drawn_)
+        return;
+    fmt::print(stderr, "\r\033[K");
+    std::fflush(stderr);
+    drawn_ = false;
+}
+
+}  // namespace pipelens::cli

@@ -1,0 +1,33 @@
+// A one-line progress bar on stderr for long commands, drawn only when stderr is a terminal
+// (CI logs and pipes stay clean) and redrawn at most ten times a second, so updating it from a
+// hot loop costs a clock read.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace pipelens::cli {
+
+class ProgressBar {
+  public:
+    ProgressBar(std::string label, std::size_t total);
+    ~ProgressBar();  // clears the line if it was drawn
+    ProgressBar(const ProgressBar&) = delete;
+    ProgressBar& operator=(const ProgressBar&) = delete;
+
+    void update(std::size_t done);
+    void finish();
+
+  private:
+    void draw(std::size_t done);
+
+    std::string label_;
+    std::size_t total_;
+    bool enabled_;
+    bool drawn_ = false;
+    std::chrono::steady_clock::time_point started_;
+    std::chrono::steady_clock::time_point last_draw_;
+};
+
+}  // namespace pipelens::cli

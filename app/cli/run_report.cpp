@@ -1,0 +1,75 @@
+// Run figures as text and JSON. Waiting time lists the peers a rank waited on longest first,
+// because that is where a user looks for the stage to rebalance.
+#include "app/cli/run_report.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine/experiment/units.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+std::string waiting_text(const RankFigures& rank) {
+    std::vector<std::pair<int, std::int64_t>> peers(rank.waiting_on_rank.begin(),
+                                                    rank.waiting_on_rank.end());
+    std::stable_sort(peers.begin(), peers.end(), [](const auto& left, const auto& right) {
+        return left.second > right.second;
+    });
+    std::string text;
+    for (const auto& [peer, idle] : peers) {
+        if (idle == 0)
+            continue;
+        if (!text.empty())
+            text += ", ";
+        text += fmt::format("rank {}: {}", peer, format_duration(idle));
+    }
+    return text.empty() ? "-" : text;
+}
+
+}  // namespace
+
+std::string format_run_figures(const std::string& title, const RunFigures& figures) {
+    std::string text =
+        fmt::format("{}\nstep time {}, bubble ratio {:.1f}%\n\n", title,
+                    format_duration(figures.step_time_ns), figures.bubble_ratio * 100);
+    text +=
+        fmt::format("{:>4}  {:>12}  {:>12}  {:>7}  {:>12}  {:>12}  {:>11}  {}\n", "rank", "busy",
+                    "bubble", "bubble%", "warm-up", "cool-down", "peak memory", "waiting on");
+    for (const RankFigures& rank : figures.ranks)
+        text += fmt::format("{:>4}  {:>12}  {:>12}  {:>6.1f}%  {:>12}  {:>12}  {:>11}  {}\n",
+                            rank.rank, format_duration(rank.busy_ns),
+                            format_duration(rank.bubble_ns), rank.bubble_ratio * 100,
+                            format_duration(rank.warmup_ns), format_duration(rank.cooldown_ns),
+                            format_bytes(rank.peak_memory_bytes), waiting_text(rank));
+    return text;
+}
+
+nlohmann::ordered_json run_figures_json(const RunFigures& figures,
+                                        std::optional<std::int64_t> run_id) {
+    nlohmann::ordered_json json;
+    json["step_time_ns"] = figures.step_time_ns;
+    json["bubble_ratio"] = figures.bubble_ratio;
+    nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+    for (const RankFigures& rank : figures.ranks) {
+        nlohmann::ordered_json row;
+        row["rank"] = rank.rank;
+        row["busy_ns"] = rank.busy_ns;
+        row["bubble_ns"] = rank.bubble_ns;
+        row["bubble_ratio"] = rank.bubble_ratio;
+        row["peak_memory_bytes"] = rank.peak_memory_bytes;
+        row["warmup_ns"] = rank.warmup_ns;
+        row["cooldown_ns"] = rank.cooldown_ns;
+        nlohmann::ordered_json waiting = nlohmann::ordered_json::object();
+        for (const auto& [peer, idle] : rank.waiting_on_rank)
+            waiting[std::to_string(peer)] = idle;
+        row["waiting_on"] = std::move(waiting);
+        ranks.push_back(std::move(row));
+    }
+    json["ranks"] = std::move(ranks);
+    json["run_id"] = run_id ? nlohmann::ordered_json(*run_id) : nlohmann::ordered_json(nullptr);
+    return json;
+}
+
+}  // namespace pipelens::cli

@@ -1,0 +1,42 @@
+// The figures of one run as `simulate` prints them and `summary` reprints them from a trace:
+// step time, overall bubble ratio, and per rank busy and bubble time, the bubble split into
+// warm-up, cool-down and waiting on each peer, and peak memory. One formatter for both, so a
+// trace read back prints exactly what the simulation printed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace pipelens::cli {
+
+struct RankFigures {
+    int rank = 0;
+    std::int64_t busy_ns = 0;
+    std::int64_t bubble_ns = 0;
+    double bubble_ratio = 0;
+    std::int64_t peak_memory_bytes = 0;
+    std::int64_t warmup_ns = 0;
+    std::int64_t cooldown_ns = 0;
+    std::map<int, std::int64_t> waiting_on_rank;
+};
+
+struct RunFigures {
+    std::int64_t step_time_ns = 0;
+    double bubble_ratio = 0;
+    std::vector<RankFigures> ranks;
+};
+
+// "title\nstep time 28.100 ms, bubble ratio 20.1%\n\n<rank table>"
+std::string format_run_figures(const std::string& title, const RunFigures& figures);
+
+// {"step_time_ns", "bubble_ratio", "ranks": [{rank, busy_ns, bubble_ns, bubble_ratio,
+//  peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on: {peer: ns}}], "run_id"}
+nlohmann::ordered_json run_figures_json(const RunFigures& figures,
+                                        std::optional<std::int64_t> run_id);
+
+}  // namespace pipelens::cli

@@ -1,0 +1,98 @@
+// `pipelens simulate`: experiment -> lowered schedule -> cost model -> simulation, printed as a
+// table (or one JSON object) and, with --out, recorded as a run in a trace file.
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/experiment_options.hpp"
+#include "app/cli/progress_bar.hpp"
+#include "app/cli/run_report.hpp"
+#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/experiment/experiment_toml.hpp"
+#include "sim/experiment_costs.hpp"
+#include "sim/simulation_trace.hpp"
+#include "sim/simulator.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct SimulateOptions {
+    ExperimentOptions experiment;
+    std::string out;
+    bool json = false;
+};
+
+std::int64_t record(const SimulateOptions& options, const Experiment& experiment,
+                    const Schedule& lowered, const sim::SimulationResult& result) {
+    traces::TraceWriter writer(options.out);
+    traces::RunRecord run;
+    run.schedule = lowered.name;
+    run.pp = experiment.shape.rank_count;
+    run.v = experiment.shape.stages_per_rank;
+    run.m = experiment.shape.microbatch_count;
+    run.config = experiment_to_toml(experiment);
+    ProgressBar progress("writing " + options.out, sim::simulation_row_count(lowered, result));
+    const std::int64_t run_id =
+        sim::record_simulation(writer, lowered, result, run,
+                               [&](std::size_t done, std::size_t) { progress.update(done); });
+    progress.finish();
+    return run_id;
+}
+
+RunFigures figures_of(const sim::SimulationResult& result) {
+    RunFigures figures;
+    figures.step_time_ns = result.step_time_ns;
+    figures.bubble_ratio = result.bubble_ratio;
+    for (const sim::RankResult& rank : result.ranks) {
+        RankFigures row;
+        row.rank = rank.rank;
+        row.busy_ns = rank.busy_ns;
+        row.bubble_ns = rank.bubble_ns;
+        row.bubble_ratio = rank.bubble_ratio;
+        row.peak_memory_bytes = rank.peak_memory_bytes;
+        row.warmup_ns = rank.bubbles.warmup_ns;
+        row.cooldown_ns = rank.bubbles.cooldown_ns;
+        row.waiting_on_rank = rank.bubbles.waiting_on_rank;
+        figures.ranks.push_back(std::move(row));
+    }
+    return figures;
+}
+
+void run_simulate(const SimulateOptions& options) {
+    Experiment experiment = load_experiment(options.experiment);
+    const Schedule lowered = lowered_schedule_for(experiment);
+    const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
+    const sim::SimulationResult result = sim::simulate(lowered, costs);
+    const RunFigures figures = figures_of(result);
+    std::optional<std::int64_t> run_id;
+    if (!options.out.empty())
+        run_id = record(options, experiment, lowered, result);
+
+    if (options.json) {
+        fmt::print("{}\n", run_figures_json(figures, run_id).dump());
+        return;
+    }
+    const std::string title =
+        fmt::format("{} pp={} v={} m={}{}", lowered.name, experiment.shape.rank_count,
+                    experiment.shape.stages_per_rank, experiment.shape.microbatch_count,
+                    experiment.name.empty() ? "" : fmt::format(" ({})", experiment.name));
+    fmt::print("{}", format_run_figures(title, figures));
+    if (run_id)
+        fmt::print("recorded as run {} in {}\n", *run_id, options.out);
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+    auto options = std::make_shared<SimulateOptions>();
+    CLI::App* command = app.add_subcommand(
+        "simulate", "Simulate a schedule under a cost model; print bubbles and memory per rank");
+    add_experiment_options(*command, options->experiment);
+    command->add_option("--out", options->out, "Trace file (SQLite) to record the run in");
+    command->add_flag("--json", options->json, "Print one JSON object instead of a table");
+    command->callback([options] { run_simulate(*options); });
+}
+
+}  // namespace pipelens::cli

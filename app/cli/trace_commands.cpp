@@ -1,0 +1,192 @@
+// The commands that read a trace: `pipelens summary TRACE.db [--run N] [--json]` lists the runs
+// and their figures, `pipelens export TRACE.db [--chrome OUT.json] [--svg OUT.svg] [--run N]`
+// writes one run for Perfetto and/or as a timeline picture. Both open the trace read-only, so they
+// work on a trace another process is writing.
+#include <cstdio>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/run_report.hpp"
+#include "engine/experiment/units.hpp"
+#include "traces/chrome_export.hpp"
+#include "traces/svg_timeline.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+std::string_view status_text(traces::RunStatus status) {
+    switch (status) {
+        case traces::RunStatus::running:
+            return "unfinished";
+        case traces::RunStatus::finished:
+            return "finished";
+        case traces::RunStatus::failed:
+            return "failed";
+    }
+    return "?";
+}
+
+std::string_view kind_text(traces::RunKind kind) {
+    return kind == traces::RunKind::simulated ? "sim" : "real";
+}
+
+std::string started_text(std::int64_t started_at_ns) {
+    const std::time_t seconds = static_cast<std::time_t>(started_at_ns / 1'000'000'000);
+    std::tm utc{};
+    gmtime_r(&seconds, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &utc);
+    return text;
+}
+
+RunFigures figures_of(const traces::TraceReader& reader, const traces::RunRecord& run) {
+    RunFigures figures;
+    figures.step_time_ns = run.step_time_ns.value_or(0);
+    figures.bubble_ratio = run.bubble_ratio.value_or(0);
+    for (const traces::RankRecord& record : reader.ranks(run.id)) {
+        RankFigures rank;
+        rank.rank = record.rank;
+        rank.busy_ns = record.busy_ns;
+        rank.bubble_ns = record.bubble_ns;
+        rank.bubble_ratio = record.bubble_ratio;
+        rank.peak_memory_bytes = record.peak_memory_bytes;
+        rank.warmup_ns = record.warmup_ns;
+        rank.cooldown_ns = record.cooldown_ns;
+        const nlohmann::json waiting = nlohmann::json::parse(record.waiting_on, nullptr, false);
+        if (waiting.is_object())
+            for (const auto& [peer, idle] : waiting.items())
+                if (idle.is_number_integer())
+                    rank.waiting_on_rank[std::stoi(peer)] = idle.get<std::int64_t>();
+        figures.ranks.push_back(std::move(rank));
+    }
+    return figures;
+}
+
+std::string run_title(const traces::RunRecord& run) {
+    return fmt::format("run {}: {} pp={} v={} m={} ({}, {})", run.id, run.schedule, run.pp, run.v,
+                       run.m, kind_text(run.kind), status_text(run.status));
+}
+
+struct SummaryOptions {
+    std::string trace;
+    std::optional<std::int64_t> run;
+    bool json = false;
+};
+
+void print_run_list(const std::vector<traces::RunRecord>& runs) {
+    fmt::print("{:>4}  {:<4}  {:<10}  {:<22}  {:>5}  {:>3}  {:>5}  {:>12}  {:>7}  {}\n", "run",
+               "kind", "status", "schedule", "pp", "v", "m", "step time", "bubble",
+               "started (UTC)");
+    for (const traces::RunRecord& run : runs)
+        fmt::print("{:>4}  {:<4}  {:<10}  {:<22}  {:>5}  {:>3}  {:>5}  {:>12}  {:>7}  {}\n", run.id,
+                   kind_text(run.kind), status_text(run.status), run.schedule, run.pp, run.v, run.m,
+                   run.step_time_ns ? format_duration(*run.step_time_ns) : "-",
+                   run.bubble_ratio ? fmt::format("{:.1f}%", *run.bubble_ratio * 100) : "-",
+                   started_text(run.started_at_ns));
+}
+
+void run_summary(const SummaryOptions& options) {
+    const traces::TraceReader reader(options.trace);
+    std::vector<traces::RunRecord> runs;
+    if (options.run)
+        runs.push_back(reader.run(*options.run));
+    else
+        runs = reader.runs();
+    if (options.json) {
+        nlohmann::ordered_json list = nlohmann::ordered_json::array();
+        for (const traces::RunRecord& run : runs) {
+            nlohmann::ordered_json json = run_figures_json(figures_of(reader, run), run.id);
+            json["kind"] = kind_text(run.kind);
+            json["status"] = status_text(run.status);
+            json["schedule"] = run.schedule;
+            json["pp"] = run.pp;
+            json["v"] = run.v;
+            json["m"] = run.m;
+            json["actions"] = reader.action_count(run.id);
+            list.push_back(std::move(json));
+        }
+        fmt::print("{}\n", nlohmann::ordered_json{{"trace", options.trace}, {"runs", list}}.dump());
+        return;
+    }
+    fmt::print("{}: {} run{}\n\n", options.trace, runs.size(), runs.size() == 1 ? "" : "s");
+    if (runs.empty())
+        return;
+    print_run_list(runs);
+    for (const traces::RunRecord& run : runs) {
+        fmt::print("\n{}", format_run_figures(run_title(run), figures_of(reader, run)));
+        if (run.status == traces::RunStatus::failed)
+            fmt::print("failed: {}\n", run.failure);
+    }
+}
+
+struct ExportOptions {
+    std::string trace;
+    std::string chrome;
+    std::string svg;
+    std::optional<std::int64_t> run;
+};
+
+void write_text_file(const std::string& path, const std::string& text) {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(path.c_str(), "wb"),
+                                                        &std::fclose);
+    if (!out || std::fwrite(text.data(), 1, text.size(), out.get()) != text.size() ||
+        std::fclose(out.release()) != 0)
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: {}: cannot write the file", path));
+}
+
+void export_chrome(const traces::TraceReader& reader, std::int64_t run_id,
+                   const std::string& path) {
+    std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(path.c_str(), "wb"),
+                                                        &std::fclose);
+    if (!out)
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens: {}: cannot create the output file", path));
+    const traces::ChromeExportCounts counts = traces::write_chrome_trace(reader, run_id, out.get());
+    if (std::fclose(out.release()) != 0)
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: {}: cannot finish writing", path));
+    fmt::print("wrote {}: run {}, {} actions, {} send/recv arrows, {} memory samples\n", path,
+               run_id, counts.actions, counts.flows, counts.memory_samples);
+}
+
+void run_export(const ExportOptions& options) {
+    if (options.chrome.empty() && options.svg.empty())
+        throw CommandFailure(kExitUsage,
+                             "pipelens: export: give --chrome OUT.json and/or --svg OUT.svg");
+    const traces::TraceReader reader(options.trace);
+    const std::int64_t run_id = options.run.value_or(reader.latest_run_id());
+    reader.run(run_id);  // an unknown run fails before any output file is created
+    if (!options.chrome.empty())
+        export_chrome(reader, run_id, options.chrome);
+    if (!options.svg.empty()) {
+        write_text_file(options.svg, traces::svg_timeline(reader, run_id));
+        fmt::print("wrote {}: run {} timeline\n", options.svg, run_id);
+    }
+}
+
+}  // namespace
+
+void add_summary_command(CLI::App& app) {
+    auto options = std::make_shared<SummaryOptions>();
+    CLI::App* command = app.add_subcommand("summary", "List a trace's runs and their figures");
+    command->add_option("trace", options->trace, "Trace file")->required();
+    command->add_option("--run", options->run, "Only this run");
+    command->add_flag("--json", options->json, "Print JSON instead of tables");
+    command->callback([options] { run_summary(*options); });
+}
+
+void add_export_command(CLI::App& app) {
+    auto options = std::make_shared<ExportOptions>();
+    CLI::App* command =
+        app.add_subcommand("export", "Export a run to another format (Chrome trace / Perfetto)");
+    command->add_option("trace", options->trace, "Trace file")->required();
+    command->add_option("--chrome", options->chrome, "Chrome trace JSON to write (for Perfetto)");
+    command->add_option("--svg", options->svg, "Timeline picture (SVG) to write");
+    command->add_option("--run", options->run, "Run to export (default: the latest)");
+    command->callback([options] { run_export(*options); });
+}
+
+}  // namespace pipelens::cli

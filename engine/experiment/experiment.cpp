@@ -1,0 +1,114 @@
+// Validation of an experiment and the default one. Checks run before any simulation so a
+// mistake is reported against the field a user wrote, not as a failure deep in the simulator.
+#include "engine/experiment/experiment.hpp"
+
+#include <fmt/format.h>
+
+#include "engine/experiment/experiment_toml.hpp"
+
+namespace pipelens {
+namespace {
+
+void require(bool condition, const Experiment& experiment, std::string_view field,
+             const std::string& why) {
+    if (!condition)
+        throw ExperimentError(fmt::format("{}: {}: {}", experiment.source, field, why));
+}
+
+template <typename Value>
+void check_per_stage(const std::vector<Value>& values, int stage_count,
+                     const Experiment& experiment, std::string_view field) {
+    require(values.size() <= 1 || static_cast<int>(values.size()) == stage_count, experiment, field,
+            fmt::format("has {} values but the schedule has {} stages (give one value for all "
+                        "stages or one per stage)",
+                        values.size(), stage_count));
+}
+
+void validate_transformer(const TransformerSpec& spec, int stage_count,
+                          const Experiment& experiment) {
+    require(spec.hidden > 0, experiment, "transformer.hidden", "must be a positive integer");
+    require(spec.sequence > 0, experiment, "transformer.sequence", "must be a positive integer");
+    require(spec.microbatch_size > 0, experiment, "transformer.microbatch_size",
+            "must be a positive integer");
+    require(spec.heads > 0, experiment, "transformer.heads", "must be a positive integer");
+    require(spec.device_tflops > 0, experiment, "transformer.device_tflops",
+            "must be a positive number (achieved TFLOP/s per device)");
+    dtype_bytes(spec.dtype);
+    if (spec.layers_per_stage.empty()) {
+        require(spec.layers >= stage_count, experiment, "transformer.layers",
+                fmt::format("{} layers cannot fill {} stages", spec.layers, stage_count));
+        return;
+    }
+    require(static_cast<int>(spec.layers_per_stage.size()) == stage_count, experiment,
+            "transformer.layers_per_stage",
+            fmt::format("has {} values but the schedule has {} stages",
+                        spec.layers_per_stage.size(), stage_count));
+    for (int layers : spec.layers_per_stage)
+        require(layers >= 0, experiment, "transformer.layers_per_stage",
+                "layer counts cannot be negative");
+}
+
+}  // namespace
+
+Experiment default_experiment() {
+    return parse_experiment_toml(default_experiment_toml(), "default experiment");
+}
+
+Experiment plain_experiment() {
+    Experiment experiment;
+    experiment.source = "command line";
+    experiment.shape = {ScheduleKind::one_f_one_b, 4, 1, 8};
+    experiment.forward_ns = experiment.input_ns = experiment.weight_ns = {1000};
+    return experiment;
+}
+
+int dtype_bytes(const std::string& dtype) {
+    if (dtype == "fp32" || dtype == "f32" || dtype == "float32")
+        return 4;
+    if (dtype == "bf16" || dtype == "bfloat16" || dtype == "fp16" || dtype == "f16" ||
+        dtype == "float16")
+        return 2;
+    if (dtype == "fp8" || dtype == "f8")
+        return 1;
+    throw ExperimentError(
+        fmt::format("transformer.dtype: unknown dtype '{}' (use fp32, bf16, fp16 or fp8)", dtype));
+}
+
+void validate_experiment(const Experiment& experiment) {
+    validate_experiment(experiment, experiment.shape.rank_count * experiment.shape.stages_per_rank);
+}
+
+void validate_experiment(const Experiment& experiment, int stage_count) {
+    require(experiment.shape.rank_count > 0, experiment, "schedule.pp",
+            "missing: give the number of pipeline ranks in [schedule] or with --pp");
+    require(experiment.shape.microbatch_count > 0, experiment, "schedule.m",
+            "missing: give the number of microbatches in [schedule] or with --m");
+    if (experiment.schedule_file.empty()) {
+        try {
+            validate_shape(experiment.shape);
+        } catch (const ScheduleConfigError& error) {
+            throw ExperimentError(fmt::format("{}: schedule: {}", experiment.source, error.what()));
+        }
+    }
+    check_per_stage(experiment.forward_ns, stage_count, experiment, "costs.f");
+    check_per_stage(experiment.input_ns, stage_count, experiment, "costs.i");
+    check_per_stage(experiment.weight_ns, stage_count, experiment, "costs.w");
+    check_per_stage(experiment.backward_ns, stage_count, experiment, "costs.b");
+    check_per_stage(experiment.activation_bytes, stage_count, experiment, "costs.activation_bytes");
+    check_per_stage(experiment.held_activation_bytes, stage_count, experiment,
+                    "costs.held_activation_bytes");
+    if (experiment.transformer)
+        validate_transformer(*experiment.transformer, stage_count, experiment);
+    require(experiment.overlap_efficiency >= 0 && experiment.overlap_efficiency <= 1, experiment,
+            "costs.overlap_efficiency", "must be between 0 (no overlap) and 1 (full overlap)");
+    require(experiment.ranks_per_host > 0, experiment, "network.ranks_per_host",
+            "must be a positive integer");
+    require(
+        !experiment.transformer || (experiment.forward_ns.empty() && experiment.input_ns.empty() &&
+                                    experiment.weight_ns.empty() && experiment.backward_ns.empty()),
+        experiment, "transformer",
+        "give either [transformer] or costs.f/i/w/b, not both (the transformer description "
+        "derives the times)");
+}
+
+}  // namespace pipelens

@@ -1,0 +1,87 @@
+// An experiment: everything one simulation (and later one real run) needs, as read from a TOML
+// file and/or command-line flags. It is a description, not a cost model: sim/ turns it into
+// one (explicit per-stage times, or a transformer layer description priced with FLOP counts).
+//
+// Invariants after validate_experiment(): the schedule shape is valid for its kind; every
+// per-stage list is empty, one value (applies to every stage) or exactly one value per stage;
+// a transformer description has positive sizes and layers that cover every stage.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/schedule/schedule_kind.hpp"
+
+namespace pipelens {
+
+// A bad experiment. The message names the file (or flag), the field and what is wrong.
+class ExperimentError : public std::invalid_argument {
+  public:
+    using std::invalid_argument::invalid_argument;
+};
+
+struct LinkSpec {
+    std::int64_t latency_ns = 0;
+    double bytes_per_ns = 0;  // GB/s; 0 = unlimited
+};
+
+// The Zero Bubble paper's transformer layer: per layer and microbatch, F = sbh(24h + 4s),
+// I = sbh(24h + 8s) (its "B"), W = sbh(24h) floating-point operations.
+struct TransformerSpec {
+    int layers = 0;                     // split as evenly as possible over the stages
+    std::vector<int> layers_per_stage;  // or given per stage (uneven stages)
+    int hidden = 0;
+    int sequence = 0;
+    int microbatch_size = 1;
+    int heads = 0;
+    std::string dtype = "bf16";
+    double device_tflops = 0;  // achieved throughput per device, TFLOP/s
+};
+
+struct Experiment {
+    std::string name;
+    std::string source;  // the file it came from, or "command line"
+
+    ScheduleShape shape;  // from a file: kind defaults to 1F1B, v to the kind's; pp, m required
+    std::string schedule_file;  // a PyTorch CSV schedule instead of a generated kind
+
+    // Per-stage times in ns: empty, one value for all stages, or one per stage.
+    std::vector<std::int64_t> forward_ns;
+    std::vector<std::int64_t> input_ns;
+    std::vector<std::int64_t> weight_ns;
+    std::vector<std::int64_t> backward_ns;  // B; I + W unless given
+    std::optional<TransformerSpec> transformer;
+
+    std::vector<std::int64_t> activation_bytes;  // sent across each stage boundary per microbatch
+    std::vector<std::int64_t> held_activation_bytes;  // kept per microbatch from F to B/W
+    double overlap_efficiency = 1.0;
+    std::int64_t unshard_ns = 0;
+    std::int64_t reshard_ns = 0;
+    std::int64_t reduce_grad_ns = 0;
+
+    LinkSpec intra_host;
+    LinkSpec inter_host;
+    int ranks_per_host = 8;
+};
+
+// The experiment `make demo` and a bare `pipelens simulate` use: 1F1B, pp=4, m=8, uneven
+// stages (assets/examples/default.toml holds the same values).
+Experiment default_experiment();
+
+// What command-line flags start from when no experiment file is given: 1F1B, pp=4, v=1, m=8,
+// F = I = W = 1 us on every stage, no activation bytes, free links.
+Experiment plain_experiment();
+
+int dtype_bytes(const std::string& dtype);  // ExperimentError for an unknown dtype
+
+// Throws ExperimentError naming `experiment.source` and the field. Call it once the shape is
+// final (after command-line overrides, and after reading a schedule file into `shape`).
+void validate_experiment(const Experiment& experiment);
+// The same for a schedule read from a file, whose stage count need not be pp * v.
+void validate_experiment(const Experiment& experiment, int stage_count);
+
+}  // namespace pipelens

@@ -1,0 +1,340 @@
+// Experiment TOML reading and writing. Each TOML table is read through a FieldReader that
+// knows the table's path, marks the keys it consumed and refuses the rest, so every error names
+// file:line:column and the dotted key. This is the only translation unit that includes toml++.
+#include "engine/experiment/experiment_toml.hpp"
+
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include <toml++/toml.h>
+
+#include "engine/experiment/units.hpp"
+
+namespace pipelens {
+namespace {
+
+std::string position(const toml::source_region& region) {
+    return fmt::format("{}:{}", region.begin.line, region.begin.column);
+}
+
+class FieldReader {
+  public:
+    FieldReader(const toml::table& table, std::string prefix, const std::string& source)
+        : table_(table), prefix_(std::move(prefix)), source_(source) {}
+
+    [[noreturn]] void fail(const toml::node& node, std::string_view key,
+                           const std::string& why) const {
+        fail_at(node.source(), key, why);
+    }
+
+    [[noreturn]] void fail_at(const toml::source_region& where, std::string_view key,
+                              const std::string& why) const {
+        throw ExperimentError(
+            fmt::format("{}:{}: {}{}: {}", source_, position(where), prefix_, key, why));
+    }
+
+    const toml::node* take(std::string_view key) {
+        used_.insert(std::string(key));
+        return table_.get(key);
+    }
+
+    void integer(std::string_view key, int& out, int minimum) {
+        if (const toml::node* node = take(key)) {
+            const auto value = node->value_exact<std::int64_t>();
+            if (!value)
+                fail(*node, key, "expected an integer");
+            if (*value < minimum || *value > 1'000'000'000)
+                fail(*node, key, fmt::format("{} is out of range (at least {})", *value, minimum));
+            out = static_cast<int>(*value);
+        }
+    }
+
+    void number(std::string_view key, double& out) {
+        if (const toml::node* node = take(key)) {
+            const auto value = node->value<double>();
+            if (!value)
+                fail(*node, key, "expected a number");
+            out = *value;
+        }
+    }
+
+    void text(std::string_view key, std::string& out) {
+        if (const toml::node* node = take(key)) {
+            const auto value = node->value_exact<std::string>();
+            if (!value)
+                fail(*node, key, "expected a string");
+            out = *value;
+        }
+    }
+
+    // A quantity given as a bare number (in the default unit) or a string with a unit.
+    template <typename Result>
+    Result quantity(const toml::node& node, std::string_view key,
+                    Result (*parse)(std::string_view)) const {
+        try {
+            if (const auto text = node.value_exact<std::string>())
+                return parse(*text);
+            if (const auto number = node.value<double>())
+                return parse(fmt::format("{}", *number));
+        } catch (const UnitParseError& error) {
+            fail(node, key, error.what());
+        }
+        fail(node, key, "expected a number or a string with a unit");
+    }
+
+    void duration(std::string_view key, std::int64_t& out) {
+        if (const toml::node* node = take(key))
+            out = quantity(*node, key, parse_duration_ns);
+    }
+
+    void bandwidth(std::string_view key, double& out) {
+        if (const toml::node* node = take(key))
+            out = quantity(*node, key, parse_bandwidth_bytes_per_ns);
+    }
+
+    // One value or a list of values (one per stage) of a quantity.
+    void per_stage(std::string_view key, std::vector<std::int64_t>& out,
+                   std::int64_t (*parse)(std::string_view)) {
+        const toml::node* node = take(key);
+        if (!node)
+            return;
+        out.clear();
+        if (const toml::array* array = node->as_array()) {
+            if (array->empty())
+                fail(*node, key, "the list is empty (give one value, or one per stage)");
+            for (const toml::node& element : *array)
+                out.push_back(quantity(element, key, parse));
+            return;
+        }
+        out.push_back(quantity(*node, key, parse));
+    }
+
+    void integers(std::string_view key, std::vector<int>& out) {
+        const toml::node* node = take(key);
+        if (!node)
+            return;
+        const toml::array* array = node->as_array();
+        if (!array)
+            fail(*node, key, "expected a list of integers");
+        out.clear();
+        for (const toml::node& element : *array) {
+            const auto value = element.value_exact<std::int64_t>();
+            if (!value || *value < 0)
+                fail(element, key, "expected non-negative integers");
+            out.push_back(static_cast<int>(*value));
+        }
+    }
+
+    const toml::table* subtable(std::string_view key) {
+        const toml::node* node = take(key);
+        if (!node)
+            return nullptr;
+        if (!node->is_table())
+            fail(*node, key, "expected a table ([" + prefix_ + std::string(key) + "])");
+        return node->as_table();
+    }
+
+    // Every key of the table must have been consumed.
+    void finish() const {
+        for (const auto& [key, node] : table_)
+            if (!used_.contains(std::string(key.str())))
+                fail_at(key.source(), key.str(), "unknown key");
+    }
+
+  private:
+    const toml::table& table_;
+    std::string prefix_;
+    const std::string& source_;
+    std::set<std::string> used_;
+};
+
+void read_schedule(FieldReader& fields, Experiment& experiment,
+                   const std::filesystem::path& base_directory) {
+    std::string kind;
+    fields.text("kind", kind);
+    if (!kind.empty()) {
+        try {
+            experiment.shape.kind = parse_schedule_kind(kind);
+        } catch (const ScheduleConfigError& error) {
+            fields.fail(*fields.take("kind"), "kind", error.what());
+        }
+        experiment.shape.stages_per_rank = is_multi_stage(experiment.shape.kind) ? 2 : 1;
+    }
+    fields.text("file", experiment.schedule_file);
+    if (!experiment.schedule_file.empty() && !base_directory.empty() &&
+        std::filesystem::path(experiment.schedule_file).is_relative())
+        experiment.schedule_file = (base_directory / experiment.schedule_file).string();
+    fields.integer("pp", experiment.shape.rank_count, 1);
+    fields.integer("v", experiment.shape.stages_per_rank, 1);
+    fields.integer("m", experiment.shape.microbatch_count, 1);
+    fields.finish();
+}
+
+void read_costs(FieldReader& fields, Experiment& experiment) {
+    fields.per_stage("f", experiment.forward_ns, parse_duration_ns);
+    fields.per_stage("i", experiment.input_ns, parse_duration_ns);
+    fields.per_stage("w", experiment.weight_ns, parse_duration_ns);
+    fields.per_stage("b", experiment.backward_ns, parse_duration_ns);
+    fields.per_stage("activation_bytes", experiment.activation_bytes, parse_byte_count);
+    fields.per_stage("held_activation_bytes", experiment.held_activation_bytes, parse_byte_count);
+    fields.number("overlap_efficiency", experiment.overlap_efficiency);
+    fields.duration("unshard", experiment.unshard_ns);
+    fields.duration("reshard", experiment.reshard_ns);
+    fields.duration("reduce_grad", experiment.reduce_grad_ns);
+    fields.finish();
+}
+
+void read_transformer(FieldReader& fields, Experiment& experiment) {
+    TransformerSpec spec;
+    fields.integer("layers", spec.layers, 1);
+    fields.integers("layers_per_stage", spec.layers_per_stage);
+    fields.integer("hidden", spec.hidden, 1);
+    fields.integer("sequence", spec.sequence, 1);
+    fields.integer("microbatch_size", spec.microbatch_size, 1);
+    fields.integer("heads", spec.heads, 1);
+    fields.text("dtype", spec.dtype);
+    fields.number("device_tflops", spec.device_tflops);
+    fields.finish();
+    experiment.transformer = std::move(spec);
+}
+
+void read_network(FieldReader& fields, Experiment& experiment) {
+    std::int64_t latency = -1;
+    double bandwidth = -1;
+    fields.duration("latency", latency);
+    fields.bandwidth("bandwidth", bandwidth);
+    if (latency >= 0)
+        experiment.intra_host.latency_ns = experiment.inter_host.latency_ns = latency;
+    if (bandwidth >= 0)
+        experiment.intra_host.bytes_per_ns = experiment.inter_host.bytes_per_ns = bandwidth;
+    fields.duration("intra_host_latency", experiment.intra_host.latency_ns);
+    fields.bandwidth("intra_host_bandwidth", experiment.intra_host.bytes_per_ns);
+    fields.duration("inter_host_latency", experiment.inter_host.latency_ns);
+    fields.bandwidth("inter_host_bandwidth", experiment.inter_host.bytes_per_ns);
+    fields.integer("ranks_per_host", experiment.ranks_per_host, 1);
+    fields.finish();
+}
+
+void read_section(FieldReader& top, std::string_view key, const std::string& source,
+                  const std::function<void(FieldReader&)>& read) {
+    if (const toml::table* table = top.subtable(key)) {
+        FieldReader fields(*table, std::string(key) + ".", source);
+        read(fields);
+    }
+}
+
+// Durations print in whole nanoseconds so writing and reading back is exact.
+toml::array duration_list(const std::vector<std::int64_t>& values, std::string_view unit) {
+    toml::array array;
+    for (std::int64_t value : values)
+        array.push_back(fmt::format("{}{}", value, unit));
+    return array;
+}
+
+}  // namespace
+
+Experiment parse_experiment_toml(std::string_view text, const std::string& source_name,
+                                 const std::filesystem::path& base_directory) {
+    toml::table document;
+    try {
+        document = toml::parse(text, source_name);
+    } catch (const toml::parse_error& error) {
+        throw ExperimentError(
+            fmt::format("{}:{}: {}", source_name, position(error.source()), error.description()));
+    }
+    Experiment experiment;
+    experiment.source = source_name;
+    experiment.shape.rank_count = 0;  // required: validate_experiment names what is missing
+    experiment.shape.microbatch_count = 0;
+    FieldReader top(document, "", source_name);
+    top.text("name", experiment.name);
+    read_section(top, "schedule", source_name,
+                 [&](FieldReader& fields) { read_schedule(fields, experiment, base_directory); });
+    read_section(top, "costs", source_name,
+                 [&](FieldReader& fields) { read_costs(fields, experiment); });
+    read_section(top, "transformer", source_name,
+                 [&](FieldReader& fields) { read_transformer(fields, experiment); });
+    read_section(top, "network", source_name,
+                 [&](FieldReader& fields) { read_network(fields, experiment); });
+    top.finish();
+    return experiment;
+}
+
+Experiment read_experiment_file(const std::filesystem::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file)
+        throw ExperimentError(fmt::format("{}: cannot open experiment file", path.string()));
+    std::ostringstream text;
+    text << file.rdbuf();
+    return parse_experiment_toml(text.str(), path.string(), path.parent_path());
+}
+
+std::string experiment_to_toml(const Experiment& experiment) {
+    toml::table schedule;
+    if (experiment.schedule_file.empty())
+        schedule.insert("kind", std::string(schedule_kind_name(experiment.shape.kind)));
+    else
+        schedule.insert("file", experiment.schedule_file);
+    schedule.insert("pp", experiment.shape.rank_count);
+    schedule.insert("v", experiment.shape.stages_per_rank);
+    schedule.insert("m", experiment.shape.microbatch_count);
+
+    toml::table costs;
+    const auto insert_list = [&](std::string_view key, const std::vector<std::int64_t>& values,
+                                 std::string_view unit) {
+        if (!values.empty())
+            costs.insert(key, duration_list(values, unit));
+    };
+    insert_list("f", experiment.forward_ns, "ns");
+    insert_list("i", experiment.input_ns, "ns");
+    insert_list("w", experiment.weight_ns, "ns");
+    insert_list("b", experiment.backward_ns, "ns");
+    insert_list("activation_bytes", experiment.activation_bytes, "B");
+    insert_list("held_activation_bytes", experiment.held_activation_bytes, "B");
+    costs.insert("overlap_efficiency", experiment.overlap_efficiency);
+    costs.insert("unshard", fmt::format("{}ns", experiment.unshard_ns));
+    costs.insert("reshard", fmt::format("{}ns", experiment.reshard_ns));
+    costs.insert("reduce_grad", fmt::format("{}ns", experiment.reduce_grad_ns));
+
+    toml::table network;
+    network.insert("intra_host_latency", fmt::format("{}ns", experiment.intra_host.latency_ns));
+    network.insert("intra_host_bandwidth", experiment.intra_host.bytes_per_ns);
+    network.insert("inter_host_latency", fmt::format("{}ns", experiment.inter_host.latency_ns));
+    network.insert("inter_host_bandwidth", experiment.inter_host.bytes_per_ns);
+    network.insert("ranks_per_host", experiment.ranks_per_host);
+
+    toml::table document;
+    if (!experiment.name.empty())
+        document.insert("name", experiment.name);
+    document.insert("schedule", std::move(schedule));
+    document.insert("costs", std::move(costs));
+    if (experiment.transformer) {
+        const TransformerSpec& spec = *experiment.transformer;
+        toml::table transformer;
+        if (spec.layers_per_stage.empty()) {
+            transformer.insert("layers", spec.layers);
+        } else {
+            toml::array layers;
+            for (int count : spec.layers_per_stage)
+                layers.push_back(count);
+            transformer.insert("layers_per_stage", std::move(layers));
+        }
+        transformer.insert("hidden", spec.hidden);
+        transformer.insert("sequence", spec.sequence);
+        transformer.insert("microbatch_size", spec.microbatch_size);
+        transformer.insert("heads", spec.heads);
+        transformer.insert("dtype", spec.dtype);
+        transformer.insert("device_tflops", spec.device_tflops);
+        document.insert("transformer", std::move(transformer));
+    }
+    document.insert("network", std::move(network));
+    std::ostringstream out;
+    out << document << "\n";
+    return out.str();
+}
+
+}  // namespace pipelens

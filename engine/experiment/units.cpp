@@ -1,0 +1,140 @@
+// Unit parsing and printing. A table of suffixes per quantity keeps the accepted spellings in
+// one place, so the error message lists exactly what the parser accepts.
+#include "engine/experiment/units.hpp"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace pipelens {
+namespace {
+
+struct Unit {
+    std::string_view suffix;
+    double scale;  // multiplier into the result's unit
+};
+
+constexpr std::array kDurationUnits{
+    Unit{"ns", 1.0}, Unit{"us", 1e3}, Unit{"\xC2\xB5s", 1e3}, Unit{"ms", 1e6}, Unit{"s", 1e9},
+};
+// Result unit: bytes per nanosecond (= GB/s).
+constexpr std::array kBandwidthUnits{
+    Unit{"B/s", 1e-9},         Unit{"KB/s", 1e-6},
+    Unit{"MB/s", 1e-3},        Unit{"GB/s", 1.0},
+    Unit{"TB/s", 1e3},         Unit{"KiB/s", 1024e-9},
+    Unit{"MiB/s", 1048576e-9}, Unit{"GiB/s", 1073741824e-9},
+    Unit{"Gbit/s", 0.125},     Unit{"Gbps", 0.125},
+    Unit{"Mbit/s", 0.125e-3},  Unit{"Tbit/s", 125.0},
+};
+constexpr std::array kByteUnits{
+    Unit{"B", 1.0},         Unit{"KB", 1e3},           Unit{"MB", 1e6},
+    Unit{"GB", 1e9},        Unit{"TB", 1e12},          Unit{"KiB", 1024.0},
+    Unit{"MiB", 1048576.0}, Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0},
+};
+
+template <std::size_t N>
+std::string unit_list(const std::array<Unit, N>& units) {
+    std::string list;
+    for (const Unit& unit : units) {
+        if (unit.suffix == "\xC2\xB5s")
+            continue;  // an alias of us; keep the message ASCII
+        if (!list.empty())
+            list += ", ";
+        list += unit.suffix;
+    }
+    return list;
+}
+
+std::string_view trim(std::string_view text) {
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+        text.remove_prefix(1);
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+        text.remove_suffix(1);
+    return text;
+}
+
+// Splits "1.5 ms" into 1.5 and "ms"; returns false when no number leads the text.
+bool split_number(std::string_view text, double& number, std::string_view& suffix) {
+    const char* begin = text.data();
+    const char* end = begin + text.size();
+    const auto [rest, error] = std::from_chars(begin, end, number);
+    if (error != std::errc() || rest == begin)
+        return false;
+    suffix = trim(std::string_view(rest, static_cast<std::size_t>(end - rest)));
+    return true;
+}
+
+template <std::size_t N>
+double parse_quantity(std::string_view original, const std::array<Unit, N>& units,
+                      double bare_scale, std::string_view what, std::string_view bare_meaning) {
+    const std::string_view text = trim(original);
+    double number = 0;
+    std::string_view suffix;
+    const auto fail = [&](std::string_view why) -> double {
+        throw UnitParseError(fmt::format("'{}' is not a {}: {} (units: {}; a bare number is {})",
+                                         original, what, why, unit_list(units), bare_meaning));
+    };
+    if (!split_number(text, number, suffix))
+        return fail("expected a number first");
+    if (!std::isfinite(number) || number < 0)
+        return fail("it must be a finite number, zero or more");
+    if (suffix.empty())
+        return number * bare_scale;
+    for (const Unit& unit : units)
+        if (unit.suffix == suffix)
+            return number * unit.scale;
+    return fail(fmt::format("unknown unit '{}'", suffix));
+}
+
+std::int64_t to_integer(double value, std::string_view original, std::string_view what) {
+    if (value >= static_cast<double>(std::numeric_limits<std::int64_t>::max()))
+        throw UnitParseError(fmt::format("'{}' is too large for a {}", original, what));
+    return std::llround(value);
+}
+
+}  // namespace
+
+std::int64_t parse_duration_ns(std::string_view text) {
+    const double value = parse_quantity(text, kDurationUnits, 1e3, "duration", "microseconds");
+    return to_integer(value, text, "duration");
+}
+
+double parse_bandwidth_bytes_per_ns(std::string_view text) {
+    return parse_quantity(text, kBandwidthUnits, 1.0, "bandwidth", "GB/s");
+}
+
+std::int64_t parse_byte_count(std::string_view text) {
+    const double value = parse_quantity(text, kByteUnits, 1.0, "size", "bytes");
+    return to_integer(value, text, "size");
+}
+
+std::string format_duration(std::int64_t nanoseconds) {
+    const double value = static_cast<double>(nanoseconds);
+    const double magnitude = std::fabs(value);
+    if (magnitude < 1e3)
+        return fmt::format("{} ns", nanoseconds);
+    if (magnitude < 1e6)
+        return fmt::format("{:.3f} us", value / 1e3);
+    if (magnitude < 1e9)
+        return fmt::format("{:.3f} ms", value / 1e6);
+    return fmt::format("{:.3f} s", value / 1e9);
+}
+
+std::string format_bytes(std::int64_t bytes) {
+    constexpr std::array<std::string_view, 5> kNames{"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    std::size_t unit = 0;
+    while (std::fabs(value) >= 1024.0 && unit + 1 < kNames.size()) {
+        value /= 1024.0;
+        ++unit;
+    }
+    if (unit == 0)
+        return fmt::format("{} B", bytes);
+    return fmt::format("{:.1f} {}", value, kNames[unit]);
+}
+
+}  // namespace pipelens

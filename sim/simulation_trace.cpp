@@ -1,0 +1,141 @@
+// Simulation to trace rows. Labels come from the schedule's own text form, so a trace shows
+// exactly the action strings PyTorch prints; the pairs table is rebuilt from the timeline's
+// pair ids, which the lowering made unique per schedule.
+#include "sim/simulation_trace.hpp"
+
+#include <chrono>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace pipelens::sim {
+namespace {
+
+std::string waiting_json(const BubbleBreakdown& bubbles) {
+    std::string json = "{";
+    for (const auto& [peer, idle] : bubbles.waiting_on_rank) {
+        if (json.size() > 1)
+            json += ',';
+        json += fmt::format("\"{}\":{}", peer, idle);
+    }
+    return json + "}";
+}
+
+traces::RankRecord rank_record(const RankResult& rank) {
+    traces::RankRecord record;
+    record.rank = rank.rank;
+    record.busy_ns = rank.busy_ns;
+    record.bubble_ns = rank.bubble_ns;
+    record.bubble_ratio = rank.bubble_ratio;
+    record.peak_memory_bytes = rank.peak_memory_bytes;
+    record.warmup_ns = rank.bubbles.warmup_ns;
+    record.cooldown_ns = rank.bubbles.cooldown_ns;
+    record.waiting_on = waiting_json(rank.bubbles);
+    return record;
+}
+
+traces::ActionRecord action_record(const Schedule& lowered, int rank, int step,
+                                   const TimelineEntry& entry) {
+    const Action& action = lowered.ranks[rank][step];
+    traces::ActionRecord record;
+    record.rank = rank;
+    record.step = step;
+    record.lane = entry.lane == Lane::compute ? traces::ActionLane::compute
+                                              : traces::ActionLane::communication;
+    record.kind = static_cast<std::uint8_t>(action.kind);
+    record.stage = action.stage;
+    record.microbatch = action.microbatch;
+    record.label = lowered.text(action);
+    record.start_ns = entry.start_ns;
+    record.end_ns = entry.end_ns;
+    record.bytes = entry.bytes;
+    record.pair_id = entry.pair_id;
+    return record;
+}
+
+template <typename Visit>
+void for_each_entry(const Schedule& lowered, const SimulationResult& result, Visit&& visit) {
+    for (std::size_t rank = 0; rank < lowered.ranks.size(); ++rank)
+        for (std::size_t step = 0; step < lowered.ranks[rank].size(); ++step)
+            visit(static_cast<int>(rank), static_cast<int>(step),
+                  result.timeline[result.first_entry[rank] + step]);
+}
+
+std::vector<traces::PairRecord> pairs_of(const Schedule& lowered, const SimulationResult& result) {
+    std::vector<traces::PairRecord> pairs(static_cast<std::size_t>(lowered.pair_count));
+    for_each_entry(lowered, result, [&](int rank, int step, const TimelineEntry& entry) {
+        if (entry.pair_id == kNoPair)
+            return;
+        traces::PairRecord& pair = pairs[entry.pair_id];
+        pair.pair_id = entry.pair_id;
+        const ActionKind kind = lowered.ranks[rank][step].kind;
+        if (kind == ActionKind::send_forward || kind == ActionKind::send_backward) {
+            pair.send_rank = rank;
+            pair.send_step = step;
+            pair.bytes = entry.bytes;
+        } else {
+            pair.recv_rank = rank;
+            pair.recv_step = step;
+        }
+    });
+    return pairs;
+}
+
+std::int64_t wall_clock_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+std::size_t simulation_row_count(const Schedule& lowered, const SimulationResult& result) {
+    return result.ranks.size() + result.timeline.size() + result.memory.size() +
+           static_cast<std::size_t>(lowered.pair_count);
+}
+
+std::int64_t record_simulation(traces::TraceWriter& writer, const Schedule& lowered,
+                               const SimulationResult& result, traces::RunRecord run,
+                               const RecordProgress& progress) {
+    run.kind = traces::RunKind::simulated;
+    if (run.started_at_ns == 0)
+        run.started_at_ns = wall_clock_ns();
+    const std::int64_t run_id = writer.begin_run(run);
+    const std::size_t total = simulation_row_count(lowered, result);
+    std::size_t written = 0;
+    const auto advance = [&] {
+        if (progress && ++written % 65536 == 0)
+            progress(written, total);
+    };
+    try {
+        for (const RankResult& rank : result.ranks) {
+            writer.add_rank(run_id, rank_record(rank));
+            advance();
+        }
+        for_each_entry(lowered, result, [&](int rank, int step, const TimelineEntry& entry) {
+            writer.add_action(run_id, action_record(lowered, rank, step, entry));
+            advance();
+        });
+        for (const traces::PairRecord& pair : pairs_of(lowered, result)) {
+            writer.add_pair(run_id, pair);
+            advance();
+        }
+        for (const MemorySample& sample : result.memory) {
+            writer.add_memory(run_id, {sample.rank, sample.time_ns, sample.bytes});
+            advance();
+        }
+        writer.finish_run(run_id, result.step_time_ns, result.bubble_ratio);
+    } catch (const std::exception& error) {
+        try {
+            writer.fail_run(run_id, error.what());
+        } catch (const std::exception&) {
+            // The file itself is failing; the original error says why.
+        }
+        throw;
+    }
+    if (progress)
+        progress(total, total);
+    return run_id;
+}
+
+}  // namespace pipelens::sim

@@ -1,0 +1,30 @@
+// Records a simulation into a trace: the run (kind `sim`, its experiment as TOML), per-rank
+// figures with the bubble split, every action of the timeline with its PyTorch text, the
+// send/recv pairs and the memory samples. The run is finished only after every row is written,
+// so an interrupted recording leaves a run marked unfinished rather than a partial one that
+// looks complete.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "engine/schedule/schedule.hpp"
+#include "sim/simulator.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::sim {
+
+// Called with (rows written, rows in total) as the recording goes on.
+using RecordProgress = std::function<void(std::size_t, std::size_t)>;
+
+// `lowered` is the schedule `result` was simulated from. `run` carries the description fields
+// (schedule, pp, v, m, config); returns the new run's id.
+std::int64_t record_simulation(traces::TraceWriter& writer, const Schedule& lowered,
+                               const SimulationResult& result, traces::RunRecord run,
+                               const RecordProgress& progress = {});
+
+// The row count record_simulation writes for `result` (what progress counts up to).
+std::size_t simulation_row_count(const Schedule& lowered, const SimulationResult& result);
+
+}  // namespace pipelens::sim

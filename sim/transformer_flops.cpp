@@ -1,0 +1,42 @@
+// Transformer layer costs from FLOP counts. Doubles carry the counts: a layer of h = 16384,
+// s = 32768 is ~1e15 FLOP per microbatch, past what int64 products of the factors keep safely.
+#include "sim/transformer_flops.hpp"
+
+#include <cmath>
+
+namespace pipelens::sim {
+
+LayerFlops transformer_layer_flops(const TransformerSpec& spec) {
+    const double s = spec.sequence;
+    const double b = spec.microbatch_size;
+    const double h = spec.hidden;
+    const double sbh = s * b * h;
+    return {sbh * (24 * h + 4 * s), sbh * (24 * h + 8 * s), sbh * (24 * h)};
+}
+
+std::int64_t flops_to_ns(double flops, const TransformerSpec& spec) {
+    return std::llround(flops / (spec.device_tflops * 1e3));
+}
+
+std::int64_t boundary_activation_bytes(const TransformerSpec& spec) {
+    return static_cast<std::int64_t>(spec.sequence) * spec.microbatch_size * spec.hidden *
+           dtype_bytes(spec.dtype);
+}
+
+std::int64_t layer_held_activation_bytes(const TransformerSpec& spec) {
+    const double s = spec.sequence;
+    const double sbh = s * spec.microbatch_size * spec.hidden;
+    const double at_16_bit = sbh * (34.0 + 5.0 * spec.heads * s / spec.hidden);
+    return std::llround(at_16_bit * dtype_bytes(spec.dtype) / 2.0);
+}
+
+std::vector<int> layers_of_stages(const TransformerSpec& spec, int stage_count) {
+    if (!spec.layers_per_stage.empty())
+        return spec.layers_per_stage;
+    std::vector<int> layers(stage_count, spec.layers / stage_count);
+    for (int stage = 0; stage < spec.layers % stage_count; ++stage)
+        ++layers[stage];
+    return layers;
+}
+
+}  // namespace pipelens::sim

@@ -1,0 +1,211 @@
+// `pipelens simulate`, `summary` and `export` as a user runs them: closed-form figures in the
+// exact JSON shape, a latency worked out by hand, traces with several runs read back, a Chrome
+// trace whose events and arrows match the schedule, every example experiment, and the errors
+// for broken files and flags.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_pipelens.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::read_file;
+using testing::run_pipelens;
+using testing::temp_file;
+
+std::filesystem::path fresh_trace(const std::string& name) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("pipelens_" + std::to_string(::getpid()) + "_" + name + ".db");
+    std::filesystem::remove(path);
+    std::filesystem::remove(path.string() + "-wal");
+    std::filesystem::remove(path.string() + "-shm");
+    return path;
+}
+
+TEST(SimulateCli, GPipeClosedFormInTheDocumentedJsonShape) {
+    const auto result =
+        run_pipelens("simulate --schedule GPipe --pp 4 --m 8 --f 1 --i 1 --w 1 --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::ordered_json::parse(result.out);
+    std::vector<std::string> keys;
+    for (const auto& item : json.items())
+        keys.push_back(item.key());
+    EXPECT_EQ(keys, (std::vector<std::string>{"step_time_ns", "bubble_ratio", "ranks", "run_id"}));
+    EXPECT_EQ(json["step_time_ns"], (8 + 4 - 1) * 3000);
+    EXPECT_DOUBLE_EQ(json["bubble_ratio"].get<double>(), 3.0 / 11.0);
+    EXPECT_TRUE(json["run_id"].is_null());
+    ASSERT_EQ(json["ranks"].size(), 4u);
+    for (int rank = 0; rank < 4; ++rank) {
+        const auto& row = json["ranks"][rank];
+        EXPECT_EQ(row["rank"], rank);
+        EXPECT_EQ(row["busy_ns"], 8 * 3000);
+        EXPECT_EQ(row["bubble_ns"], 3 * 3000);
+        EXPECT_DOUBLE_EQ(row["bubble_ratio"].get<double>(), 3.0 / 11.0);
+        EXPECT_EQ(row["peak_memory_bytes"], 0);  // no activation bytes given
+    }
+}
+
+TEST(SimulateCli, LinkLatencyAndBandwidthWorkedByHand) {
+    // Rank 0: F 0-1us, SEND_F 1-12us (10 us latency + 1000 B at 1 GB/s); rank 1: F 12-13, B
+    // 13-15, SEND_B 15-26; rank 0: B 26-28.
+    const auto result = run_pipelens(
+        "simulate --schedule GPipe --pp 2 --m 1 --f 1 --i 1 --w 1 --activation-bytes 1000 "
+        "--p2p-latency 10us --p2p-bandwidth 1GB/s --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["step_time_ns"], 28'000);
+    EXPECT_EQ(json["ranks"][0]["busy_ns"], 3000);
+    EXPECT_EQ(json["ranks"][0]["waiting_on"]["1"], 25'000);
+    EXPECT_EQ(json["ranks"][1]["warmup_ns"], 12'000);
+    EXPECT_EQ(json["ranks"][1]["cooldown_ns"], 13'000);
+    EXPECT_EQ(json["ranks"][0]["peak_memory_bytes"], 1000);
+}
+
+TEST(SimulateCli, DefaultExampleTextNamesTheExperiment) {
+    const auto result = run_pipelens("simulate");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out.rfind("1F1B pp=4 v=1 m=8 (1F1B pp=4 m=8, uneven stages)\nstep time ", 0),
+              0u)
+        << result.out;
+    EXPECT_NE(result.out.find("waiting on"), std::string::npos);
+}
+
+TEST(SimulateCli, TraceHoldsRunsThatSummaryAndExportReadBack) {
+    const auto trace = fresh_trace("runs");
+    const auto first = run_pipelens(
+        "simulate --schedule Interleaved1F1B --pp 2 --m 4 --json --out " + trace.string());
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    const auto second = run_pipelens("simulate --json --out " + trace.string());
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_EQ(nlohmann::json::parse(first.out)["run_id"], 1);
+    EXPECT_EQ(nlohmann::json::parse(second.out)["run_id"], 2);
+
+    const auto summary = run_pipelens("summary --json " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const auto runs = nlohmann::json::parse(summary.out)["runs"];
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[0]["schedule"], "Interleaved1F1B");
+    EXPECT_EQ(runs[0]["status"], "finished");
+    EXPECT_EQ(runs[0]["v"], 2);
+    const auto simulated = nlohmann::json::parse(first.out);
+    EXPECT_EQ(runs[0]["step_time_ns"], simulated["step_time_ns"]);
+    EXPECT_EQ(runs[0]["ranks"], simulated["ranks"]);
+    // Interleaved1F1B pp=2 v=2 m=4, lowered: 2 * 4 * 4 compute actions, and per microbatch
+    // 3 forward and 3 backward boundaries, each a SEND and a RECV.
+    EXPECT_EQ(runs[0]["actions"], 32 + 4 * 6 * 2);
+
+    const auto chrome = std::filesystem::path(trace.string() + ".json");
+    const auto exported =
+        run_pipelens("export " + trace.string() + " --run 1 --chrome " + chrome.string());
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    const auto events = nlohmann::json::parse(read_file(chrome))["traceEvents"];
+    int complete = 0;
+    std::map<int, int> flow_starts, flow_ends;
+    bool saw_first_forward = false;
+    for (const auto& event : events) {
+        if (event["ph"] == "X") {
+            ++complete;
+            saw_first_forward |= event["name"] == "0F0" && event["pid"] == 0 && event["tid"] == 0;
+        }
+        if (event["ph"] == "s")
+            ++flow_starts[event["id"].get<int>()];
+        if (event["ph"] == "f")
+            ++flow_ends[event["id"].get<int>()];
+    }
+    EXPECT_EQ(complete, 80);
+    EXPECT_TRUE(saw_first_forward);
+    EXPECT_EQ(flow_starts.size(), 24u);
+    EXPECT_EQ(flow_starts, flow_ends);  // every arrow has both ends
+    std::filesystem::remove(chrome);
+}
+
+std::size_t count_of(const std::string& text, const std::string& fragment) {
+    std::size_t count = 0;
+    for (auto at = text.find(fragment); at != std::string::npos; at = text.find(fragment, at + 1))
+        ++count;
+    return count;
+}
+
+TEST(SimulateCli, SvgTimelineDrawsActionsBubblesAndArrows) {
+    // GPipe pp=2 m=2, F = 1 us, B = 2 us: rank 0 runs F 0-2 and B 5-9, rank 1 F 1-3 and
+    // B 3-7, so the idle stretches are rank 0's 2-5, rank 1's 0-1 and 7-9.
+    const auto trace = fresh_trace("svg");
+    ASSERT_EQ(
+        run_pipelens("simulate --schedule GPipe --pp 2 --m 2 --out " + trace.string()).exit_code,
+        0);
+    const auto svg_path = std::filesystem::path(trace.string() + ".svg");
+    const auto exported = run_pipelens("export " + trace.string() + " --svg " + svg_path.string());
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    const std::string svg = read_file(svg_path);
+    EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
+    EXPECT_EQ(count_of(svg, R"(fill="#4e79a7"><title>0F0 rank 0 0.000-1.000 us</title>)"), 1u);
+    EXPECT_EQ(count_of(svg, R"(fill="#e15759"><title>1B1 rank 1 )"), 1u);
+    EXPECT_EQ(count_of(svg, R"svg(fill="url(#bubble)")svg"), 3u);
+    EXPECT_EQ(count_of(svg, "marker-end="), 4u);  // two forward and two backward transfers
+    std::filesystem::remove(svg_path);
+}
+
+TEST(SimulateCli, EveryExampleExperimentSimulates) {
+    int examples = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(PIPELENS_SOURCE_DIR) +
+                                                                 "/assets/examples")) {
+        if (entry.path().extension() != ".toml")
+            continue;
+        ++examples;
+        const auto result = run_pipelens("simulate --json " + entry.path().string());
+        EXPECT_EQ(result.exit_code, 0) << entry.path() << ": " << result.err;
+        if (result.exit_code == 0) {
+            EXPECT_GT(nlohmann::json::parse(result.out)["step_time_ns"].get<long>(), 0);
+        }
+    }
+    EXPECT_GE(examples, 4);
+}
+
+TEST(SimulateCli, BrokenInputGivesOneLineErrorsAndExitTwo) {
+    const auto experiment = temp_file("typo.toml", "[schedule]\nkind = \"1F1B\"\npp = 4\nmm = 8\n");
+    auto result = run_pipelens("simulate " + experiment.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + experiment.string() + ":4:1: schedule.mm: unknown key\n");
+
+    result = run_pipelens("simulate --f 1.5xs");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err.rfind("pipelens: --f: '1.5xs' is not a duration: unknown unit 'xs'", 0),
+              0u)
+        << result.err;
+
+    result = run_pipelens("simulate --pp 3 --m 6 --f 1,2");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: command line: costs.f: has 2 values but the schedule has 3 stages (give "
+              "one value for all stages or one per stage)\n");
+
+    result = run_pipelens("simulate /nonexistent/exp.toml");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: /nonexistent/exp.toml: cannot open experiment file\n");
+
+    const auto not_a_trace = temp_file("notes.txt", "just some notes\n");
+    result = run_pipelens("summary " + not_a_trace.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find(not_a_trace.string()), std::string::npos) << result.err;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+
+    std::filesystem::remove(experiment);
+    std::filesystem::remove(not_a_trace);
+}
+
+TEST(SimulateCli, HangingScheduleFileIsReportedNotSimulated) {
+    const auto result =
+        run_pipelens("simulate --schedule-file " + std::string(PIPELENS_SOURCE_DIR) +
+                     "/assets/examples/swapped_recvs.csv");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("wait cycle"), std::string::npos) << result.err;
+}
+
+}  // namespace
+}  // namespace pipelens

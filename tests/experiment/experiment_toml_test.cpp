@@ -1,0 +1,141 @@
+// Experiment files: the embedded default, every section, strict errors that name
+// file:line:column and the key, validation against the schedule, and an exact round trip
+// through experiment_to_toml (what a trace stores to repeat a run).
+#include <gtest/gtest.h>
+
+#include "engine/experiment/experiment_toml.hpp"
+
+namespace pipelens {
+namespace {
+
+std::string error_of(std::string_view text) {
+    try {
+        validate_experiment(parse_experiment_toml(text, "exp.toml"));
+    } catch (const ExperimentError& error) {
+        return error.what();
+    }
+    return "no error";
+}
+
+TEST(ExperimentToml, DefaultExampleIsOneFOneBWithUnevenStages) {
+    const Experiment experiment = default_experiment();
+    validate_experiment(experiment);
+    EXPECT_EQ(experiment.shape.kind, ScheduleKind::one_f_one_b);
+    EXPECT_EQ(experiment.shape.rank_count, 4);
+    EXPECT_EQ(experiment.shape.stages_per_rank, 1);
+    EXPECT_EQ(experiment.shape.microbatch_count, 8);
+    EXPECT_EQ(experiment.forward_ns,
+              (std::vector<std::int64_t>{1'100'000, 1'000'000, 1'000'000, 1'300'000}));
+    EXPECT_EQ(experiment.activation_bytes, (std::vector<std::int64_t>{16 << 20}));
+    EXPECT_EQ(experiment.intra_host.latency_ns, 8'000);
+    EXPECT_DOUBLE_EQ(experiment.inter_host.bytes_per_ns, 150.0);
+}
+
+TEST(ExperimentToml, EverySection) {
+    const Experiment experiment = parse_experiment_toml(R"(
+name = "all"
+[schedule]
+kind = "interleaved1f1b"
+pp = 2
+m = 4
+[costs]
+activation_bytes = 1024
+held_activation_bytes = ["1KiB", "2KiB", "3KiB", "4KiB"]
+overlap_efficiency = 0.5
+unshard = 3
+reshard = "2us"
+reduce_grad = "1ms"
+[transformer]
+layers_per_stage = [2, 2, 2, 1]
+hidden = 1024
+sequence = 512
+heads = 16
+dtype = "fp32"
+device_tflops = 100.5
+[network]
+latency = 5
+bandwidth = "400Gbit/s"
+inter_host_latency = "20us"
+ranks_per_host = 1
+)",
+                                                        "exp.toml");
+    validate_experiment(experiment);
+    EXPECT_EQ(experiment.name, "all");
+    EXPECT_EQ(experiment.shape.kind, ScheduleKind::interleaved_1f1b);
+    EXPECT_EQ(experiment.shape.stages_per_rank, 2);  // the kind's default
+    EXPECT_EQ(experiment.held_activation_bytes,
+              (std::vector<std::int64_t>{1024, 2048, 3072, 4096}));
+    EXPECT_EQ(experiment.unshard_ns, 3000);
+    EXPECT_EQ(experiment.reduce_grad_ns, 1'000'000);
+    ASSERT_TRUE(experiment.transformer);
+    EXPECT_EQ(experiment.transformer->layers_per_stage, (std::vector<int>{2, 2, 2, 1}));
+    EXPECT_EQ(experiment.transformer->dtype, "fp32");
+    EXPECT_EQ(experiment.intra_host.latency_ns, 5000);
+    EXPECT_EQ(experiment.inter_host.latency_ns, 20'000);
+    EXPECT_DOUBLE_EQ(experiment.inter_host.bytes_per_ns, 50.0);
+    EXPECT_EQ(experiment.ranks_per_host, 1);
+}
+
+TEST(ExperimentToml, ErrorsNameFileLineColumnAndKey) {
+    EXPECT_EQ(error_of("[schedule]\nkind = \"1F1B\"\npp = 4\nmm = 8\n"),
+              "exp.toml:4:1: schedule.mm: unknown key");
+    EXPECT_EQ(error_of("[costs]\nf = \"1.5xs\"\n"),
+              "exp.toml:2:5: costs.f: '1.5xs' is not a duration: unknown unit 'xs' (units: ns, "
+              "us, ms, s; a bare number is microseconds)");
+    EXPECT_EQ(error_of("[schedule]\npp = \"four\"\n"),
+              "exp.toml:2:6: schedule.pp: expected an integer");
+    EXPECT_EQ(error_of("[schedule]\nkind = \"2F2B\"\n").rfind("exp.toml:2:8: schedule.kind: ", 0),
+              0u);
+    EXPECT_EQ(error_of("[schedule\n").rfind("exp.toml:1:", 0), 0u);
+    EXPECT_EQ(error_of("colour = 3\n"), "exp.toml:1:1: colour: unknown key");
+    EXPECT_EQ(error_of("[schedule]\nkind = \"GPipe\"\nm = 8\n"),
+              "exp.toml: schedule.pp: missing: give the number of pipeline ranks in [schedule] or "
+              "with --pp");
+}
+
+TEST(ExperimentToml, ValidationAgainstTheSchedule) {
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[costs]\nf = [1, 2, 3]\n"),
+              "exp.toml: costs.f: has 3 values but the schedule has 4 stages (give one value for "
+              "all stages or one per stage)");
+    EXPECT_EQ(
+        error_of("[schedule]\nkind = \"1F1B\"\npp = 4\nm = 2\n").rfind("exp.toml: schedule: ", 0),
+        0u);
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[costs]\noverlap_efficiency = 1.5\n"),
+              "exp.toml: costs.overlap_efficiency: must be between 0 (no overlap) and 1 (full "
+              "overlap)");
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[transformer]\nlayers = 2\nhidden = 8\nsequence "
+                       "= 8\nheads = 1\n"
+                       "device_tflops = 1\n"),
+              "exp.toml: transformer.layers: 2 layers cannot fill 4 stages");
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[costs]\nf = 1\n[transformer]\nlayers = "
+                       "8\nhidden = 8\nsequence = 8\n"
+                       "heads = 1\ndevice_tflops = 1\n")
+                  .rfind("exp.toml: transformer: give either", 0),
+              0u);
+}
+
+TEST(ExperimentToml, WritingAndReadingBackIsExact) {
+    Experiment original = default_experiment();
+    original.backward_ns = {3'000'001};
+    original.overlap_efficiency = 0.375;
+    original.transformer.reset();
+    const Experiment copy = parse_experiment_toml(experiment_to_toml(original), "copy");
+    EXPECT_EQ(copy.name, original.name);
+    EXPECT_EQ(copy.shape.kind, original.shape.kind);
+    EXPECT_EQ(copy.shape.rank_count, original.shape.rank_count);
+    EXPECT_EQ(copy.shape.stages_per_rank, original.shape.stages_per_rank);
+    EXPECT_EQ(copy.shape.microbatch_count, original.shape.microbatch_count);
+    EXPECT_EQ(copy.forward_ns, original.forward_ns);
+    EXPECT_EQ(copy.input_ns, original.input_ns);
+    EXPECT_EQ(copy.weight_ns, original.weight_ns);
+    EXPECT_EQ(copy.backward_ns, original.backward_ns);
+    EXPECT_EQ(copy.activation_bytes, original.activation_bytes);
+    EXPECT_EQ(copy.held_activation_bytes, original.held_activation_bytes);
+    EXPECT_EQ(copy.overlap_efficiency, original.overlap_efficiency);
+    EXPECT_EQ(copy.intra_host.latency_ns, original.intra_host.latency_ns);
+    EXPECT_EQ(copy.inter_host.bytes_per_ns, original.inter_host.bytes_per_ns);
+    EXPECT_EQ(copy.ranks_per_host, original.ranks_per_host);
+}
+
+}  // namespace
+}  // namespace pipelens

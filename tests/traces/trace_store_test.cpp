@@ -1,0 +1,705 @@
+// TraceWriter and TraceReader against real SQLite files in a temporary directory: every field
+// round-trips exactly and in the documented order, strings are interned, a second session
+// appends without touching the first, and every kind of bad file is refused with one line that
+// names the file and the reason.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "traces/schema.hpp"
+#include "traces/trace_reader.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::traces {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory per test, removed with everything in it afterwards.
+class TraceStoreTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        std::string pattern = (fs::path(::testing::TempDir()) / "pipelens_traces_XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        directory_ = pattern;
+    }
+    void TearDown() override {
+        std::error_code ignored;
+        fs::remove_all(directory_, ignored);
+    }
+    fs::path file(const std::string& name) const { return directory_ / name; }
+
+    fs::path directory_;
+};
+
+auto fields(const RunRecord& run) {
+    return std::tie(run.id, run.kind, run.schedule, run.pp, run.v, run.m, run.config, run.status,
+                    run.started_at_ns, run.finished_at_ns, run.step_time_ns, run.bubble_ratio,
+                    run.failure);
+}
+auto fields(const RankRecord& rank) {
+    return std::tie(rank.rank, rank.busy_ns, rank.bubble_ns, rank.bubble_ratio,
+                    rank.peak_memory_bytes, rank.warmup_ns, rank.cooldown_ns, rank.waiting_on);
+}
+auto fields(const ActionRecord& action) {
+    return std::tie(action.rank, action.step, action.lane, action.kind, action.stage,
+                    action.microbatch, action.label, action.start_ns, action.end_ns, action.bytes,
+                    action.pair_id);
+}
+auto fields(const PairRecord& pair) {
+    return std::tie(pair.pair_id, pair.send_rank, pair.send_step, pair.recv_rank, pair.recv_step,
+                    pair.bytes);
+}
+auto fields(const MemoryRecord& sample) {
+    return std::tie(sample.rank, sample.time_ns, sample.bytes);
+}
+auto fields(const EventRecord& event) {
+    return std::tie(event.sequence, event.rank, event.parent, event.name, event.arguments,
+                    event.outcome);
+}
+auto fields(const ErrorRecord& error) {
+    return std::tie(error.rank, error.stage, error.microbatch, error.action, error.kind,
+                    error.expected, error.actual, error.message, error.time_ns);
+}
+auto fields(const ShardingRecord& decision) {
+    return std::tie(decision.sequence, decision.op, decision.mesh, decision.strategies,
+                    decision.chosen, decision.redistributions);
+}
+
+template <typename Record>
+void expect_same(const std::vector<Record>& actual, const std::vector<Record>& expected) {
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t index = 0; index < actual.size(); ++index)
+        EXPECT_EQ(fields(actual[index]), fields(expected[index])) << "row " << index;
+}
+
+ActionRecord action(int rank, int step, ActionLane lane, int kind, int stage, int microbatch,
+                    std::string label, std::int64_t start_ns, std::int64_t end_ns,
+                    std::int64_t bytes = 0, int pair_id = -1) {
+    ActionRecord record;
+    record.rank = rank;
+    record.step = step;
+    record.lane = lane;
+    record.kind = static_cast<std::uint8_t>(kind);
+    record.stage = stage;
+    record.microbatch = microbatch;
+    record.label = std::move(label);
+    record.start_ns = start_ns;
+    record.end_ns = end_ns;
+    record.bytes = bytes;
+    record.pair_id = pair_id;
+    return record;
+}
+
+RunRecord simulated_run(std::string schedule = "1F1B", int pp = 2, int m = 4) {
+    RunRecord run;
+    run.kind = RunKind::simulated;
+    run.schedule = std::move(schedule);
+    run.pp = pp;
+    run.v = 1;
+    run.m = m;
+    run.config = R"({"costs":{"forward_ns":1000}})";
+    run.started_at_ns = 1'700'000'000'000'000'000;
+    return run;
+}
+
+// The exact message of the TraceError `call` throws; fails the test if it throws nothing.
+template <typename Call>
+std::string error_of(Call&& call) {
+    try {
+        call();
+    } catch (const TraceError& error) {
+        std::string message = error.what();
+        EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+        return message;
+    }
+    ADD_FAILURE() << "no TraceError thrown";
+    return {};
+}
+
+// Raw SQLite access, to look at the file the way a user with the sqlite3 shell would.
+class RawDatabase {
+  public:
+    explicit RawDatabase(const fs::path& path, int flags = SQLITE_OPEN_READWRITE) {
+        EXPECT_EQ(sqlite3_open_v2(path.c_str(), &connection_, flags, nullptr), SQLITE_OK);
+    }
+    ~RawDatabase() { sqlite3_close_v2(connection_); }
+    RawDatabase(const RawDatabase&) = delete;
+    RawDatabase& operator=(const RawDatabase&) = delete;
+
+    void execute(const std::string& sql) {
+        char* error = nullptr;
+        EXPECT_EQ(sqlite3_exec(connection_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+            << (error != nullptr ? error : "") << " in " << sql;
+        sqlite3_free(error);
+    }
+    // The rows of `sql`, each row's columns joined with '|', as the sqlite3 shell prints them.
+    std::vector<std::string> rows(const std::string& sql) {
+        sqlite3_stmt* statement = nullptr;
+        EXPECT_EQ(sqlite3_prepare_v2(connection_, sql.c_str(), -1, &statement, nullptr), SQLITE_OK)
+            << sqlite3_errmsg(connection_);
+        std::vector<std::string> result;
+        while (statement != nullptr && sqlite3_step(statement) == SQLITE_ROW) {
+            std::string row;
+            for (int column = 0; column < sqlite3_column_count(statement); ++column) {
+                if (column > 0)
+                    row += '|';
+                const unsigned char* text = sqlite3_column_text(statement, column);
+                row += text != nullptr ? reinterpret_cast<const char*>(text) : "NULL";
+            }
+            result.push_back(row);
+        }
+        sqlite3_finalize(statement);
+        return result;
+    }
+    std::string value(const std::string& sql) {
+        std::vector<std::string> all = rows(sql);
+        return all.empty() ? std::string("<no row>") : all.front();
+    }
+
+  private:
+    sqlite3* connection_ = nullptr;
+};
+
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+}
+
+// A closed trace holding one finished run of `count` actions over 4 ranks and 50 labels.
+void write_trace_with_actions(const fs::path& path, int count) {
+    TraceWriter writer(path);
+    std::int64_t run_id = writer.begin_run(simulated_run("GPipe", 4, 64));
+    for (int index = 0; index < count; ++index)
+        writer.add_action(run_id,
+                          action(index % 4, index / 4, ActionLane::compute, index % 12, index % 4,
+                                 index % 64, "label" + std::to_string(index % 50), index * 1000,
+                                 index * 1000 + 900, 1 << 20));
+    writer.finish_run(run_id, count * 1000, 0.25);
+}
+
+TEST(TraceSchemaTest, EmbeddedSchemaCarriesTheCurrentVersion) {
+    std::string_view schema = schema_sql();
+    std::string first_line =
+        "-- pipelens trace schema version " + std::to_string(kSchemaVersion) + ".";
+    EXPECT_EQ(schema.substr(0, first_line.size()), first_line);
+    for (const char* table : {"meta", "strings", "runs", "ranks", "actions", "pairs", "memory",
+                              "events", "errors", "sharding"})
+        EXPECT_NE(schema.find(std::string("CREATE TABLE ") + table + " ("), std::string::npos)
+            << table;
+}
+
+TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
+    const fs::path path = file("trace.db");
+    RunRecord run = simulated_run("Interleaved1F1B", 2, 4);
+    run.v = 2;
+    // Written deliberately out of order: the reader sorts as documented.
+    std::vector<ActionRecord> actions = {
+        action(1, 0, ActionLane::communication, 5, 1, 0, "1RECV_F0", 1000, 1500, 4096, 0),
+        action(1, 1, ActionLane::compute, 0, 1, 0, "1F0", 1500, 2500),
+        action(0, 1, ActionLane::communication, 4, 0, 0, "0SEND_F0", 1000, 1500, 4096, 0),
+        action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 1000),
+        action(0, 2, ActionLane::compute, 0, 0, 1, "0F1", 1000, 2000),
+        action(0, 3, ActionLane::compute, 8, -1, -1, "(0F1;0B0)OVERLAP_F_B", 2000, 4000),
+        action(0, 4, ActionLane::compute, 9, 0, -1, "0UNSHARD", 2000, 2000),  // ties on start
+        action(1, 2, ActionLane::compute, 3, 1, 0, "1B0", 2500, 4500),
+        action(0, 5, ActionLane::compute, 0, 0, 1, "0F1", 4000, 5000),  // label repeated
+    };
+    std::vector<RankRecord> ranks(2);
+    ranks[1] = {1, 3500, 1000, 0.2, 8 << 20, 1000, 0, R"({"0":1000})"};
+    ranks[0] = {0, 4000, 500, 0.1, 16 << 20, 0, 500, "{}"};
+    std::vector<PairRecord> pairs = {{7, 0, 1, 1, 0, 4096}, {3, 1, 5, 0, 9, 2048}};
+    std::vector<MemoryRecord> memory = {{1, 1500, 100}, {0, 1000, 300}, {0, 0, 200}, {1, 0, 0}};
+    std::vector<EventRecord> events = {
+        {2, 0, 1, "aten.mm", R"({"a":[4,8]})", "ok"},
+        {1, 0, std::nullopt, "forward", "{}", "ok"},
+        {1, 1, std::nullopt, "forward", "{}", "shape mismatch: [4,8] vs [4,9]"},
+    };
+    std::vector<ErrorRecord> errors = {
+        {1, 1, 0, "1F0", "shape_mismatch", "[4,8]", "[4,9]", "tensor 0 of 1F0", 1500},
+        {-1, -1, -1, "", "rank_died", "", "", "rank 1 exited with signal 9", std::nullopt},
+    };
+    std::vector<ShardingRecord> sharding = {
+        {2, "aten.add.Tensor(Tensor self, Tensor other)", "DeviceMesh((tp=4), 'cuda')", "[]", -1,
+         "[]"},
+        {1, "aten.mm.default(Tensor self, Tensor mat2)", "DeviceMesh((tp=4), 'cuda')",
+         R"([{"total":3.5}])", 0, R"json([{"from":"R","to":"S(0)"}])json"},
+    };
+
+    std::int64_t run_id = 0;
+    {
+        TraceWriter writer(path);
+        EXPECT_EQ(writer.path(), path);
+        run_id = writer.begin_run(run);
+        EXPECT_EQ(run_id, 1);
+        for (const RankRecord& rank : ranks)
+            writer.add_rank(run_id, rank);
+        for (const ActionRecord& record : actions)
+            writer.add_action(run_id, record);
+        for (const PairRecord& pair : pairs)
+            writer.add_pair(run_id, pair);
+        for (const MemoryRecord& sample : memory)
+            writer.add_memory(run_id, sample);
+        for (const EventRecord& event : events)
+            writer.add_event(run_id, event);
+        for (const ErrorRecord& error : errors)
+            writer.add_error(run_id, error);
+        for (const ShardingRecord& decision : sharding)
+            writer.add_sharding(run_id, decision);
+        writer.finish_run(run_id, 5000, 0.125);
+    }
+
+    TraceReader reader(path);
+    EXPECT_EQ(reader.path(), path);
+    EXPECT_EQ(reader.schema_version(), 1);
+    EXPECT_EQ(reader.latest_run_id(), run_id);
+    RunRecord stored = reader.run(run_id);
+    RunRecord expected_run = run;
+    expected_run.id = run_id;
+    expected_run.status = RunStatus::finished;
+    expected_run.step_time_ns = 5000;
+    expected_run.bubble_ratio = 0.125;
+    ASSERT_TRUE(stored.finished_at_ns.has_value());
+    EXPECT_GT(*stored.finished_at_ns, 1'700'000'000'000'000'000);  // the wall clock, not 0
+    expected_run.finished_at_ns = stored.finished_at_ns;
+    EXPECT_EQ(fields(stored), fields(expected_run));
+
+    expect_same(reader.ranks(run_id), {ranks[0], ranks[1]});
+    expect_same(reader.actions(run_id), {actions[3], actions[2], actions[4], actions[5], actions[6],
+                                         actions[8], actions[0], actions[1], actions[7]});
+    EXPECT_EQ(reader.action_count(run_id), 9);
+    expect_same(reader.pairs(run_id), {pairs[1], pairs[0]});
+    expect_same(reader.memory(run_id), {memory[2], memory[1], memory[3], memory[0]});
+    expect_same(reader.events(run_id), {events[1], events[0], events[2]});
+    expect_same(reader.errors(run_id), errors);
+    expect_same(reader.sharding(run_id), {sharding[1], sharding[0]});
+
+    // What a user sees with the sqlite3 shell: integer ns, interned labels, -1 for "none".
+    RawDatabase raw(path, SQLITE_OPEN_READONLY);
+    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'application'"), "pipelens");
+    EXPECT_EQ(raw.value("SELECT kind, status, step_time_ns FROM runs"), "sim|finished|5000");
+    EXPECT_EQ(raw.value("SELECT a.stage, a.microbatch, s.text FROM actions a "
+                        "JOIN strings s ON s.id = a.label_id WHERE a.kind = 8"),
+              "-1|-1|(0F1;0B0)OVERLAP_F_B");
+    EXPECT_TRUE(raw.rows("PRAGMA foreign_key_check").empty());
+}
+
+TEST_F(TraceStoreTest, WalWhileWritingOneSelfContainedFileAfterwards) {
+    const fs::path path = file("closed.db");
+    const fs::path wal = path.string() + "-wal";
+    const fs::path shm = path.string() + "-shm";
+    {
+        TraceWriter writer(path);
+        writer.begin_run(simulated_run());
+        EXPECT_TRUE(fs::exists(wal));
+        EXPECT_EQ(RawDatabase(path, SQLITE_OPEN_READONLY).value("PRAGMA journal_mode"), "wal");
+    }
+    EXPECT_FALSE(fs::exists(wal));
+    EXPECT_FALSE(fs::exists(shm));
+    {
+        TraceReader reader(path);  // reading creates no side files
+        EXPECT_EQ(reader.runs().size(), 1u);
+        EXPECT_FALSE(fs::exists(wal));
+        EXPECT_FALSE(fs::exists(shm));
+
+        // A reader opened before a writer starts follows it into WAL mode, and keeps reading
+        // after it goes (the file then stays in WAL mode until the last reader is gone too).
+        {
+            TraceWriter writer(path);
+            std::int64_t run_id = writer.begin_run(simulated_run("GPipe"));
+            EXPECT_EQ(reader.runs().size(), 2u);
+            writer.add_action(run_id, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 1));
+            writer.finish_run(run_id, 1, 0);
+        }
+        EXPECT_EQ(reader.run(2).status, RunStatus::finished);
+        EXPECT_EQ(reader.action_count(2), 1);
+    }
+    EXPECT_EQ(TraceReader(path).runs().size(), 2u);
+    TraceWriter(path).flush();  // the next writer to close with no reader tidies up
+    EXPECT_FALSE(fs::exists(wal));
+    EXPECT_FALSE(fs::exists(shm));
+}
+
+TEST_F(TraceStoreTest, RunsKeepTheirOwnRowsAndStatuses) {
+    const fs::path path = file("runs.db");
+    std::int64_t finished = 0, failed = 0, unfinished = 0;
+    {
+        TraceWriter writer(path);
+        finished = writer.begin_run(simulated_run("GPipe"));
+        RunRecord real = simulated_run("ZBVZeroBubble");
+        real.kind = RunKind::real;
+        failed = writer.begin_run(real);
+        unfinished = writer.begin_run(simulated_run("DualPipeV", 2, 8));
+        // Rows of the three runs interleaved.
+        writer.add_action(finished, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 10));
+        writer.add_action(failed, action(1, 0, ActionLane::compute, 0, 1, 0, "1F0", 5, 15));
+        writer.add_action(unfinished, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 20));
+        writer.add_action(finished, action(1, 0, ActionLane::compute, 0, 1, 0, "1F0", 10, 20));
+        writer.finish_run(finished, 20, 0.5);
+        writer.fail_run(failed, "rank 1 died: signal 9");
+        // `unfinished` is never finished: the writer goes away with the run still running.
+    }
+    TraceReader reader(path);
+    std::vector<RunRecord> runs = reader.runs();
+    ASSERT_EQ(runs.size(), 3u);
+    EXPECT_EQ(runs[0].id, finished);
+    EXPECT_EQ(runs[0].schedule, "GPipe");
+    EXPECT_EQ(runs[0].status, RunStatus::finished);
+    EXPECT_EQ(runs[0].step_time_ns, 20);
+    EXPECT_EQ(runs[0].bubble_ratio, 0.5);
+    EXPECT_EQ(runs[0].failure, "");
+    EXPECT_EQ(runs[1].id, failed);
+    EXPECT_EQ(runs[1].kind, RunKind::real);
+    EXPECT_EQ(runs[1].status, RunStatus::failed);
+    EXPECT_EQ(runs[1].failure, "rank 1 died: signal 9");
+    EXPECT_TRUE(runs[1].finished_at_ns.has_value());
+    EXPECT_EQ(runs[1].step_time_ns, std::nullopt);
+    EXPECT_EQ(runs[1].bubble_ratio, std::nullopt);
+    EXPECT_EQ(runs[2].id, unfinished);
+    EXPECT_EQ(runs[2].status, RunStatus::running);
+    EXPECT_EQ(runs[2].finished_at_ns, std::nullopt);
+    EXPECT_EQ(runs[2].step_time_ns, std::nullopt);
+    EXPECT_EQ(fields(reader.run(failed)), fields(runs[1]));
+    EXPECT_EQ(reader.latest_run_id(), unfinished);
+
+    expect_same(reader.actions(finished),
+                {action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 10),
+                 action(1, 0, ActionLane::compute, 0, 1, 0, "1F0", 10, 20)});
+    expect_same(reader.actions(failed), {action(1, 0, ActionLane::compute, 0, 1, 0, "1F0", 5, 15)});
+    expect_same(reader.actions(unfinished),
+                {action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 20)});
+    EXPECT_TRUE(reader.actions(99).empty());
+    EXPECT_EQ(reader.action_count(99), 0);
+}
+
+TEST_F(TraceStoreTest, StartTimeDefaultsToTheWallClock) {
+    const fs::path path = file("clock.db");
+    RunRecord run = simulated_run();
+    run.started_at_ns = 0;
+    std::int64_t run_id = TraceWriter(path).begin_run(run);
+    EXPECT_GT(TraceReader(path).run(run_id).started_at_ns, 1'700'000'000'000'000'000);
+}
+
+TEST_F(TraceStoreTest, LabelsAreInternedOncePerDistinctText) {
+    const fs::path path = file("interned.db");
+    {
+        TraceWriter writer(path);
+        std::int64_t run_id = writer.begin_run(simulated_run());
+        const std::string labels[] = {"0F0", "0B0", "0SEND_F0"};
+        for (int index = 0; index < 3000; ++index)
+            writer.add_action(run_id, action(0, index, ActionLane::compute, 0, 0, 0,
+                                             labels[index % 3], index, index + 1));
+        writer.add_event(run_id, {0, 0, std::nullopt, "0F0", "{}", "ok"});  // shares "0F0"
+        writer.finish_run(run_id, 3001, 0);
+    }
+    RawDatabase raw(path, SQLITE_OPEN_READONLY);
+    EXPECT_EQ(raw.value("SELECT count(*) FROM strings"), "3");
+    EXPECT_EQ(raw.value("SELECT count(DISTINCT label_id) FROM actions"), "3");
+    EXPECT_EQ(raw.value("SELECT count(*) FROM actions"), "3000");
+    std::vector<ActionRecord> read = TraceReader(path).actions(1);
+    ASSERT_EQ(read.size(), 3000u);
+    EXPECT_EQ(read[2998].label, "0B0");
+    EXPECT_EQ(read[2999].label, "0SEND_F0");
+}
+
+TEST_F(TraceStoreTest, SecondSessionAppendsAndReusesStrings) {
+    const fs::path path = file("append.db");
+    std::vector<ActionRecord> first = {
+        action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 10),
+        action(0, 1, ActionLane::compute, 3, 0, 0, "0B0", 10, 30),
+    };
+    {
+        TraceWriter writer(path);
+        std::int64_t run_id = writer.begin_run(simulated_run());
+        for (const ActionRecord& record : first)
+            writer.add_action(run_id, record);
+        writer.finish_run(run_id, 30, 0);
+    }
+    RawDatabase raw(path, SQLITE_OPEN_READONLY);
+    std::string b0_id = raw.value("SELECT id FROM strings WHERE text = '0B0'");
+    {
+        TraceWriter writer(path);
+        std::int64_t run_id = writer.begin_run(simulated_run("GPipe"));
+        EXPECT_EQ(run_id, 2);
+        writer.add_action(run_id, action(0, 0, ActionLane::compute, 3, 0, 0, "0B0", 0, 20));
+        writer.add_action(run_id, action(0, 1, ActionLane::compute, 2, 0, 0, "0W0", 20, 25));
+        writer.finish_run(run_id, 25, 0);
+    }
+    EXPECT_EQ(raw.value("SELECT count(*) FROM strings"), "3");
+    EXPECT_EQ(raw.value("SELECT id FROM strings WHERE text = '0B0'"), b0_id);
+    TraceReader reader(path);
+    ASSERT_EQ(reader.runs().size(), 2u);
+    EXPECT_EQ(reader.run(1).status, RunStatus::finished);
+    EXPECT_EQ(reader.run(1).schedule, "1F1B");
+    expect_same(reader.actions(1), first);
+    expect_same(reader.actions(2), {action(0, 0, ActionLane::compute, 3, 0, 0, "0B0", 0, 20),
+                                    action(0, 1, ActionLane::compute, 2, 0, 0, "0W0", 20, 25)});
+}
+
+TEST_F(TraceStoreTest, RowsBecomeVisibleBatchByBatch) {
+    const fs::path path = file("batches.db");
+    TraceWriter writer(path, TraceWriterOptions{.batch_rows = 10});
+    std::int64_t run_id = writer.begin_run(simulated_run());
+    TraceReader reader(path);  // while the writer is open, as the viewer would
+    EXPECT_EQ(reader.run(run_id).status, RunStatus::running);
+    for (int index = 0; index < 25; ++index)
+        writer.add_action(run_id,
+                          action(0, index, ActionLane::compute, 0, 0, 0, "0F0", index, index + 1));
+    EXPECT_EQ(reader.action_count(run_id), 20);  // two full batches committed
+    writer.flush();
+    EXPECT_EQ(reader.action_count(run_id), 25);
+    EXPECT_EQ(reader.actions(run_id).size(), 25u);
+    writer.finish_run(run_id, 25, 0);
+    EXPECT_EQ(reader.run(run_id).status, RunStatus::finished);
+}
+
+TEST_F(TraceStoreTest, ActionsInAWindowOverlapItOnOneRank) {
+    const fs::path path = file("window.db");
+    std::vector<ActionRecord> rank0 = {
+        action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 100),   // ends at from: out
+        action(0, 1, ActionLane::compute, 0, 0, 1, "0F1", 50, 150),  // straddles from: in
+        action(0, 2, ActionLane::communication, 4, 0, 0, "0SEND_F0", 100, 120, 64, 0),  // in
+        action(0, 3, ActionLane::compute, 0, 0, 2, "0F2", 150, 199),  // inside: in
+        action(0, 4, ActionLane::compute, 0, 0, 3, "0F3", 190, 400),  // straddles to: in
+        action(0, 5, ActionLane::compute, 3, 0, 0, "0B0", 200, 300),  // starts at to: out
+    };
+    {
+        TraceWriter writer(path);
+        std::int64_t run_id = writer.begin_run(simulated_run());
+        for (auto index : {5, 3, 0, 4, 2, 1})
+            writer.add_action(run_id, rank0[index]);
+        writer.add_action(run_id, action(1, 0, ActionLane::compute, 0, 1, 0, "1F0", 120, 180));
+        writer.finish_run(run_id, 400, 0);
+    }
+    TraceReader reader(path);
+    expect_same(reader.actions(1, 0, 100, 200), {rank0[1], rank0[2], rank0[3], rank0[4]});
+    expect_same(reader.actions(1, 1, 100, 200),
+                {action(1, 0, ActionLane::compute, 0, 1, 0, "1F0", 120, 180)});
+    EXPECT_TRUE(reader.actions(1, 0, 400, 500).empty());
+    EXPECT_TRUE(reader.actions(1, 2, 0, 500).empty());
+    expect_same(reader.actions(1, 0, 0, 1000), rank0);
+}
+
+TEST_F(TraceStoreTest, ReaderRefusesWhatIsNotATrace) {
+    const fs::path missing = file("missing.db");
+    EXPECT_EQ(error_of([&] { TraceReader reader(missing); }), missing.string() + ": no such file");
+
+    const fs::path text = file("notes.db");
+    write_text(text, "step,rank,action\n0,0,0F0\n");
+    EXPECT_EQ(error_of([&] { TraceReader reader(text); }),
+              text.string() + ": not an SQLite database (it is some other kind of file)");
+
+    const fs::path random = file("random.db");
+    std::mt19937 generator(7);
+    std::string bytes(64 * 1024, '\0');
+    for (char& byte : bytes)
+        byte = static_cast<char>(generator());
+    write_text(random, bytes);
+    EXPECT_EQ(error_of([&] { TraceReader reader(random); }),
+              random.string() + ": not an SQLite database (it is some other kind of file)");
+
+    const fs::path empty = file("empty.db");
+    write_text(empty, "");
+    EXPECT_EQ(error_of([&] { TraceReader reader(empty); }),
+              empty.string() + ": not a pipelens trace (empty file)");
+
+    EXPECT_EQ(error_of([&] { TraceReader reader(directory_); }),
+              directory_.string() + ": is a directory, not a trace file");
+
+    const fs::path foreign = file("foreign.db");
+    {
+        RawDatabase raw(foreign, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)");
+    }
+    EXPECT_EQ(error_of([&] { TraceReader reader(foreign); }),
+              foreign.string() + ": not a pipelens trace (no meta table)");
+
+    const fs::path other_meta = file("other_meta.db");
+    {
+        RawDatabase raw(other_meta, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)");
+        raw.execute("INSERT INTO meta VALUES ('application', 'photos'), ('schema_version', '1')");
+    }
+    EXPECT_EQ(error_of([&] { TraceReader reader(other_meta); }),
+              other_meta.string() + ": not a pipelens trace (meta application is 'photos')");
+
+    const fs::path no_tables = file("no_tables.db");
+    {
+        RawDatabase raw(no_tables, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute("PRAGMA user_version = 3");  // a valid database file without a table
+    }
+    EXPECT_EQ(error_of([&] { TraceReader reader(no_tables); }),
+              no_tables.string() + ": not a pipelens trace (an SQLite database with no tables)");
+}
+
+TEST_F(TraceStoreTest, NewerOrUnreadableSchemaVersionsAreRefused) {
+    const fs::path newer = file("newer.db");
+    TraceWriter(newer).begin_run(simulated_run());
+    RawDatabase(newer).execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+    const std::string expected = newer.string() +
+                                 ": trace schema version 99 is newer than this pipelens supports "
+                                 "(1); upgrade pipelens";
+    EXPECT_EQ(error_of([&] { TraceReader reader(newer); }), expected);
+    EXPECT_EQ(error_of([&] { TraceWriter writer(newer); }), expected);
+    EXPECT_EQ(RawDatabase(newer).value("SELECT count(*) FROM runs"), "1");  // left untouched
+
+    const fs::path garbled = file("garbled.db");
+    TraceWriter(garbled).flush();
+    RawDatabase(garbled).execute("UPDATE meta SET value = 'one' WHERE key = 'schema_version'");
+    EXPECT_EQ(error_of([&] { TraceReader reader(garbled); }),
+              garbled.string() + ": trace schema version 'one' is not a number");
+
+    const fs::path zero = file("zero.db");
+    TraceWriter(zero).flush();
+    RawDatabase(zero).execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'");
+    EXPECT_EQ(error_of([&] { TraceReader reader(zero); }),
+              zero.string() + ": trace schema version 0 is not valid (versions start at 1)");
+}
+
+TEST_F(TraceStoreTest, TruncatedTraceIsReportedAsCorrupt) {
+    const fs::path path = file("truncated.db");
+    write_trace_with_actions(path, 60'000);
+    ASSERT_FALSE(fs::exists(path.string() + "-wal"));  // checkpointed into the file on close
+    const std::uintmax_t size = fs::file_size(path);
+    ASSERT_GT(size, 2u << 20);
+    TraceReader(path).actions(1);  // intact before
+    fs::resize_file(path, size / 2);
+    const std::string message = error_of([&] { TraceReader reader(path); });
+    EXPECT_EQ(message, path.string() + ": trace is corrupt: database disk image is malformed");
+    const std::string writer_message = error_of([&] { TraceWriter writer(path); });
+    EXPECT_EQ(writer_message, message);
+}
+
+TEST_F(TraceStoreTest, OverwrittenPagesFailTheIntegrityCheck) {
+    const fs::path path = file("garbage.db");
+    write_trace_with_actions(path, 60'000);
+    const std::uintmax_t size = fs::file_size(path);
+    {
+        std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+        std::mt19937 generator(11);
+        std::string garbage(64 * 1024, '\0');
+        for (char& byte : garbage)
+            byte = static_cast<char>(generator());
+        file.seekp(static_cast<std::streamoff>(size / 2 / 4096 * 4096));
+        file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+    }
+    ASSERT_EQ(fs::file_size(path), size);
+    const std::string message = error_of([&] { TraceReader reader(path); });
+    EXPECT_EQ(message.rfind(path.string() + ": trace is corrupt: ", 0), 0u) << message;
+    EXPECT_EQ(error_of([&] { TraceWriter writer(path); }), message);
+}
+
+TEST_F(TraceStoreTest, UnknownRunsAndEmptyTracesAreErrors) {
+    const fs::path path = file("no_runs.db");
+    TraceWriter(path).flush();
+    TraceReader reader(path);
+    EXPECT_TRUE(reader.runs().empty());
+    EXPECT_EQ(error_of([&] { reader.latest_run_id(); }), path.string() + ": the trace has no runs");
+    EXPECT_EQ(error_of([&] { reader.run(42); }), path.string() + ": no run 42 in this trace");
+}
+
+TEST_F(TraceStoreTest, WriterRefusesFilesItCannotAppendTo) {
+    const fs::path text = file("notes.txt");
+    write_text(text, "hello\n");
+    EXPECT_EQ(error_of([&] { TraceWriter writer(text); }),
+              text.string() + ": not an SQLite database (it is some other kind of file)");
+    EXPECT_EQ(fs::file_size(text), 6u);  // untouched
+
+    const fs::path foreign = file("foreign.db");
+    {
+        RawDatabase raw(foreign, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY)");
+    }
+    EXPECT_EQ(error_of([&] { TraceWriter writer(foreign); }),
+              foreign.string() + ": not a pipelens trace (no meta table)");
+    EXPECT_EQ(RawDatabase(foreign).value("PRAGMA journal_mode"), "delete");  // not switched to WAL
+
+    EXPECT_EQ(error_of([&] { TraceWriter writer(directory_); }),
+              directory_.string() + ": is a directory, not a trace file");
+
+    const fs::path nowhere = file("no/such/dir/trace.db");
+    EXPECT_EQ(error_of([&] { TraceWriter writer(nowhere); }),
+              nowhere.string() + ": cannot create trace: directory " +
+                  file("no/such/dir").string() + " does not exist");
+
+    const fs::path under_file = text / "trace.db";
+    EXPECT_EQ(
+        error_of([&] { TraceWriter writer(under_file); }),
+        under_file.string() + ": cannot create trace: " + text.string() + " is not a directory");
+
+    // Even root cannot create files in /proc.
+    EXPECT_EQ(error_of([&] { TraceWriter writer("/proc/pipelens_trace.db"); }),
+              "/proc/pipelens_trace.db: cannot create trace: unable to open database file (check "
+              "that the directory exists and is writable)");
+
+    EXPECT_EQ(error_of([&] { TraceWriter writer(""); }), "no trace file given (the path is empty)");
+    EXPECT_EQ(error_of([&] { TraceReader reader(""); }), "no trace file given (the path is empty)");
+    EXPECT_EQ(error_of([&] { TraceWriter writer("/dev/null"); }),
+              "/dev/null: is not a regular file, so it cannot be a trace");
+
+    EXPECT_EQ(error_of([&] { TraceWriter writer(file("zero.db"), {.batch_rows = 0}); }),
+              file("zero.db").string() + ": batch_rows must be at least 1 (got 0)");
+}
+
+TEST_F(TraceStoreTest, EmptyFileBecomesATrace) {
+    const fs::path path = file("made_by_mktemp.db");
+    write_text(path, "");
+    TraceWriter(path).begin_run(simulated_run());
+    EXPECT_EQ(TraceReader(path).runs().size(), 1u);
+}
+
+TEST_F(TraceStoreTest, OneWriterPerFile) {
+    const fs::path path = file("locked.db");
+    TraceWriter first(path);
+    std::int64_t run_id = first.begin_run(simulated_run());
+    EXPECT_EQ(error_of([&] { TraceWriter second(path); }),
+              path.string() +
+                  ": cannot append to trace: database is locked (another pipelens process is "
+                  "writing it)");
+    first.add_action(run_id, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 1));
+    first.finish_run(run_id, 1, 0);
+    EXPECT_EQ(TraceReader(path).action_count(run_id), 1);
+}
+
+TEST_F(TraceStoreTest, RowsGoOnlyToRunsThisWriterHasOpen) {
+    const fs::path path = file("closed.db");
+    std::int64_t earlier = 0;
+    {
+        TraceWriter writer(path);
+        earlier = writer.begin_run(simulated_run());
+    }
+    TraceWriter writer(path);
+    const ActionRecord record = action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 1);
+    EXPECT_EQ(
+        error_of([&] { writer.add_action(earlier, record); }),
+        path.string() + ": cannot add an action to run 1: run 1 was not begun by this writer");
+    EXPECT_EQ(error_of([&] { writer.finish_run(earlier, 1, 0); }),
+              path.string() + ": cannot finish run 1: it was not begun by this writer");
+    std::int64_t run_id = writer.begin_run(simulated_run());
+    writer.finish_run(run_id, 1, 0);
+    EXPECT_EQ(error_of([&] { writer.add_rank(run_id, RankRecord{}); }),
+              path.string() + ": cannot add a rank to run 2: the run is already finished");
+    EXPECT_EQ(error_of([&] { writer.fail_run(run_id, "late"); }),
+              path.string() + ": cannot mark run 2 as failed: it is already finished");
+
+    std::int64_t duplicated = writer.begin_run(simulated_run());
+    writer.add_rank(duplicated, RankRecord{});
+    EXPECT_EQ(
+        error_of([&] { writer.add_rank(duplicated, RankRecord{}); }),
+        path.string() +
+            ": cannot add rank 0 to run 3: UNIQUE constraint failed: ranks.run_id, ranks.rank");
+    writer.add_action(duplicated, record);  // the writer is still usable after a rejected row
+    writer.finish_run(duplicated, 1, 0);
+    EXPECT_EQ(TraceReader(path).action_count(duplicated), 1);
+}
+
+}  // namespace
+}  // namespace pipelens::traces

@@ -1,0 +1,158 @@
+// Chrome trace writing. Flow arrows use the v1 flow events ("s" at the send, "f" with binding
+// point "e" at the recv) that both Perfetto and the legacy viewer draw; both ends sit inside
+// their slices, which is what binds an arrow to a slice.
+#include "traces/chrome_export.hpp"
+
+#include <stdexcept>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace pipelens::traces {
+namespace {
+
+constexpr int kComputeThread = 0;
+constexpr int kCommunicationThread = 1;
+
+// Microseconds with three decimals, exactly from integer nanoseconds.
+std::string microseconds(std::int64_t nanoseconds) {
+    const char* sign = nanoseconds < 0 ? "-" : "";
+    const std::int64_t magnitude = nanoseconds < 0 ? -nanoseconds : nanoseconds;
+    return fmt::format("{}{}.{:03}", sign, magnitude / 1000, magnitude % 1000);
+}
+
+void append_json_string(fmt::memory_buffer& out, std::string_view text) {
+    out.push_back('"');
+    for (char c : text) {
+        if (c == '"' || c == '\\') {
+            out.push_back('\\');
+            out.push_back(c);
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<int>(c));
+        } else {
+            out.push_back(c);
+        }
+    }
+    out.push_back('"');
+}
+
+class ChromeWriter {
+  public:
+    explicit ChromeWriter(std::FILE* out) : out_(out) {}
+
+    void begin() { raw("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n"); }
+    void end() {
+        raw("\n]}\n");
+        drain();
+    }
+
+    // Starts one event object; the caller appends its fields and close_event() ends it.
+    fmt::memory_buffer& event() {
+        if (!first_)
+            raw(",\n");
+        first_ = false;
+        if (buffer_.size() > (1 << 20))
+            drain();
+        return buffer_;
+    }
+
+    void raw(std::string_view text) { buffer_.append(text.data(), text.data() + text.size()); }
+
+  private:
+    void drain() {
+        if (std::fwrite(buffer_.data(), 1, buffer_.size(), out_) != buffer_.size())
+            throw std::runtime_error("cannot write the Chrome trace (disk full?)");
+        buffer_.clear();
+    }
+
+    std::FILE* out_;
+    fmt::memory_buffer buffer_;
+    bool first_ = true;
+};
+
+void write_metadata(ChromeWriter& writer, int rank_count) {
+    for (int rank = 0; rank < rank_count; ++rank) {
+        fmt::format_to(
+            std::back_inserter(writer.event()),
+            R"({{"ph":"M","name":"process_name","pid":{0},"args":{{"name":"rank {0}"}}}})", rank);
+        fmt::format_to(
+            std::back_inserter(writer.event()),
+            R"({{"ph":"M","name":"process_sort_index","pid":{0},"args":{{"sort_index":{0}}}}})",
+            rank);
+        fmt::format_to(
+            std::back_inserter(writer.event()),
+            R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"compute"}}}})",
+            rank, kComputeThread);
+        fmt::format_to(
+            std::back_inserter(writer.event()),
+            R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"communication"}}}})",
+            rank, kCommunicationThread);
+    }
+}
+
+void write_action(ChromeWriter& writer, const ActionRecord& action) {
+    fmt::memory_buffer& out = writer.event();
+    out.append(std::string_view(R"({"ph":"X","name":)"));
+    append_json_string(out, action.label);
+    fmt::format_to(std::back_inserter(out),
+                   R"(,"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"stage":{},)"
+                   R"("microbatch":{},"step":{},"bytes":{})",
+                   action.lane == ActionLane::compute ? "compute" : "communication", action.rank,
+                   action.lane == ActionLane::compute ? kComputeThread : kCommunicationThread,
+                   microseconds(action.start_ns), microseconds(action.end_ns - action.start_ns),
+                   action.stage, action.microbatch, action.step, action.bytes);
+    if (action.pair_id >= 0)
+        fmt::format_to(std::back_inserter(out), R"(,"pair":{})", action.pair_id);
+    out.append(std::string_view("}}"));
+}
+
+void write_flow_end(ChromeWriter& writer, const ActionRecord& action, bool is_send) {
+    // The send end sits at the send's start, the recv end at the recv's end: the moment the
+    // data left and the moment it arrived.
+    const std::int64_t at = is_send ? action.start_ns : action.end_ns;
+    fmt::format_to(std::back_inserter(writer.event()),
+                   R"({{"ph":"{}","name":"p2p","cat":"p2p","id":{},"pid":{},"tid":{},"ts":{}{}}})",
+                   is_send ? "s" : "f", action.pair_id, action.rank, kCommunicationThread,
+                   microseconds(at), is_send ? "" : R"(,"bp":"e")");
+}
+
+}  // namespace
+
+ChromeExportCounts write_chrome_trace(const TraceReader& reader, std::int64_t run_id,
+                                      std::FILE* out) {
+    const RunRecord run = reader.run(run_id);
+    ChromeExportCounts counts;
+    ChromeWriter writer(out);
+    writer.begin();
+    write_metadata(writer, run.pp);
+
+    const std::vector<PairRecord> pairs = reader.pairs(run_id);
+    std::unordered_map<std::int64_t, bool> send_of_pair;  // (rank << 32 | step) -> is send
+    for (const PairRecord& pair : pairs) {
+        send_of_pair[(static_cast<std::int64_t>(pair.send_rank) << 32) | pair.send_step] = true;
+        send_of_pair[(static_cast<std::int64_t>(pair.recv_rank) << 32) | pair.recv_step] = false;
+    }
+    for (const ActionRecord& action : reader.actions(run_id)) {
+        write_action(writer, action);
+        ++counts.actions;
+        if (action.pair_id < 0)
+            continue;
+        const auto found =
+            send_of_pair.find((static_cast<std::int64_t>(action.rank) << 32) | action.step);
+        if (found == send_of_pair.end())
+            continue;
+        write_flow_end(writer, action, found->second);
+        if (found->second)
+            ++counts.flows;
+    }
+    for (const MemoryRecord& sample : reader.memory(run_id)) {
+        fmt::format_to(std::back_inserter(writer.event()),
+                       R"({{"ph":"C","name":"memory","pid":{},"ts":{},"args":{{"bytes":{}}}}})",
+                       sample.rank, microseconds(sample.time_ns), sample.bytes);
+        ++counts.memory_samples;
+    }
+    writer.end();
+    return counts;
+}
+
+}  // namespace pipelens::traces

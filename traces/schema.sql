@@ -1,0 +1,156 @@
+-- pipelens trace schema version 1.
+--
+-- A trace is one SQLite file holding any number of runs (simulated or real) of pipeline
+-- schedules. This text is compiled into pipelens (traces/CMakeLists.txt embeds it) and executed
+-- once, inside one transaction, by the TraceWriter that creates a file; the writer then fills
+-- `meta`. Changing anything here that a reader relies on means a new schema version: bump
+-- kSchemaVersion in traces/trace_reader.hpp and the number on the first line, together.
+--
+-- Conventions:
+--   * Times and durations are INTEGER nanoseconds. Run start/finish times are wall-clock ns since
+--     the Unix epoch; action, memory and error times are ns on the run's own clock,
+--     which starts at 0 (the start of the simulated step, or of a real run).
+--   * Sizes are INTEGER bytes.
+--   * -1 stands for "none" in integer columns mirroring pipelens' C++ records (no stage, no
+--     microbatch, no pair); NULL is used only where the record type has an optional field.
+--   * Text that repeats across millions of rows (action labels, event names) is stored once in
+--     `strings` and referenced by id.
+--   * Every row but `meta` and `strings` belongs to a run. The REFERENCES clauses document that
+--     and let `PRAGMA foreign_key_check` audit a file, but pipelens does not turn on
+--     `PRAGMA foreign_keys`: enforcing them costs a parent lookup per inserted row on the hot
+--     path, and the writer already guarantees it only adds rows to a run it began.
+
+-- Key/value facts about the file itself. The writer stores at least:
+--   schema_version  this schema's version, '1'; readers refuse versions newer than they know
+--   application     'pipelens', which tells a pipelens trace from any other SQLite file
+--   writer          the pipelens version that created the file, e.g. 'pipelens 0.1.0'
+--   created_at_ns   wall-clock ns since the Unix epoch when the file was created
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+
+-- Interned text: each distinct action label or event name once. Ids are assigned by SQLite and
+-- never reused or changed, so a reader can cache them.
+CREATE TABLE strings (
+    id INTEGER PRIMARY KEY,
+    text TEXT NOT NULL UNIQUE
+);
+
+-- One row per run. A run is inserted as 'running' when it begins and only becomes 'finished' or
+-- 'failed' when its writer says so, so a run whose process died stays 'running' forever: that
+-- is how a reader recognises an unfinished run.
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('sim', 'real')),  -- simulated or run on real ranks
+    schedule TEXT NOT NULL,     -- schedule kind, PyTorch's name, e.g. 'Interleaved1F1B'
+    pp INTEGER NOT NULL,        -- number of ranks
+    v INTEGER NOT NULL,         -- stages per rank
+    m INTEGER NOT NULL,         -- microbatches per step
+    config TEXT NOT NULL,       -- the full experiment configuration (TOML or JSON text)
+    status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'failed')),
+    started_at_ns INTEGER NOT NULL,  -- wall clock, ns since the Unix epoch
+    finished_at_ns INTEGER,     -- wall clock when finished or failed; NULL while running
+    step_time_ns INTEGER,       -- duration of one step; NULL until finished
+    bubble_ratio REAL,          -- idle share of the step over all ranks (0..1); NULL until finished
+    failure TEXT                -- why a failed run failed; NULL otherwise
+);
+
+-- Per-rank summary of a run, one row per rank.
+CREATE TABLE ranks (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    rank INTEGER NOT NULL,
+    busy_ns INTEGER NOT NULL,            -- time the rank's compute stream was busy
+    bubble_ns INTEGER NOT NULL,          -- time it was idle within the step
+    bubble_ratio REAL NOT NULL,          -- bubble_ns / step time (0..1)
+    peak_memory_bytes INTEGER NOT NULL,  -- highest activation/parameter memory seen
+    warmup_ns INTEGER NOT NULL,          -- idle before the rank's first computation
+    cooldown_ns INTEGER NOT NULL,        -- idle after its last computation until the step ends
+    waiting_on TEXT NOT NULL,            -- JSON object: peer rank -> ns waited on it, {"1":2000}
+    PRIMARY KEY (run_id, rank)
+) WITHOUT ROWID;
+
+-- Every action every rank performed: compute (F, I, W, B, OVERLAP_F_B, FSDP) and communication
+-- (SEND_*, RECV_*). This is the big table (millions of rows per run), so it holds integers only;
+-- the label text lives in `strings`.
+CREATE TABLE actions (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    rank INTEGER NOT NULL,
+    step INTEGER NOT NULL,        -- index of the action in the rank's action list
+    lane INTEGER NOT NULL,        -- 0 compute stream, 1 communication stream
+    kind INTEGER NOT NULL,        -- pipelens::ActionKind as its integer value (0 = F ... 11)
+    stage INTEGER NOT NULL,       -- -1 for OVERLAP_F_B containers
+    microbatch INTEGER NOT NULL,  -- -1 where the action has none (FSDP actions, containers)
+    label_id INTEGER NOT NULL REFERENCES strings (id),  -- PyTorch action text, e.g. '0SEND_F3'
+    start_ns INTEGER NOT NULL,
+    end_ns INTEGER NOT NULL,      -- end_ns >= start_ns
+    bytes INTEGER NOT NULL,       -- bytes moved (communication) or produced; 0 when unknown
+    pair_id INTEGER NOT NULL      -- SEND/RECV pair id (see `pairs`), -1 otherwise
+);
+-- Serves both "all actions of a run in (rank, time) order" and "actions of one rank in a time
+-- window": the window query bounds start_ns by the window's end and filters end_ns, so it scans
+-- the rank's actions from the start of the step up to the window's end.
+CREATE INDEX actions_by_rank_time ON actions (run_id, rank, start_ns);
+
+-- Each SEND/RECV pair once: which action on which rank sends and which receives.
+CREATE TABLE pairs (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    pair_id INTEGER NOT NULL,
+    send_rank INTEGER NOT NULL,
+    send_step INTEGER NOT NULL,  -- actions.step of the SEND on send_rank
+    recv_rank INTEGER NOT NULL,
+    recv_step INTEGER NOT NULL,  -- actions.step of the RECV on recv_rank
+    bytes INTEGER NOT NULL,      -- payload size
+    PRIMARY KEY (run_id, pair_id)
+) WITHOUT ROWID;
+
+-- Memory in use on a rank over time: one sample whenever it changes.
+CREATE TABLE memory (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    rank INTEGER NOT NULL,
+    time_ns INTEGER NOT NULL,
+    bytes INTEGER NOT NULL       -- memory in use from time_ns until the rank's next sample
+);
+CREATE INDEX memory_by_rank_time ON memory (run_id, rank, time_ns);
+
+-- ShapeEnv-style recorded calls: a tree per rank (parent is the sequence of the enclosing
+-- event). Filled in by the events work; present from version 1 so files stay compatible.
+CREATE TABLE events (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    rank INTEGER NOT NULL,
+    sequence INTEGER NOT NULL,   -- order of the call on its rank
+    parent INTEGER,              -- sequence of the enclosing event; NULL at top level
+    name_id INTEGER NOT NULL REFERENCES strings (id),  -- the call's name
+    arguments TEXT NOT NULL,     -- JSON
+    outcome TEXT NOT NULL        -- 'ok' or the error text
+);
+CREATE INDEX events_by_rank_sequence ON events (run_id, rank, sequence);
+
+-- Mismatches and failures seen during a run, in the order they were recorded (id).
+CREATE TABLE errors (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    rank INTEGER NOT NULL,        -- -1 when not tied to a rank
+    stage INTEGER NOT NULL,       -- -1 when not tied to a stage
+    microbatch INTEGER NOT NULL,  -- -1 when not tied to a microbatch
+    action TEXT NOT NULL,         -- action text when one was running, '' otherwise
+    kind TEXT NOT NULL,           -- e.g. 'shape_mismatch', 'timeout', 'rank_died'
+    expected TEXT NOT NULL,
+    actual TEXT NOT NULL,
+    message TEXT NOT NULL,
+    time_ns INTEGER               -- when it was seen, on the run's clock; NULL when unknown
+);
+CREATE INDEX errors_by_run ON errors (run_id);
+
+-- Sharding propagation decisions, one per operator, in propagation order. Filled in by the
+-- sharding work; present from version 1 so files stay compatible.
+CREATE TABLE sharding (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    sequence INTEGER NOT NULL,   -- order of the decision within the run
+    op TEXT NOT NULL,            -- operator schema, e.g. 'aten.mm.default(...)'
+    mesh TEXT NOT NULL,          -- e.g. "DeviceMesh((tp=4), 'cuda', stride=(1,))"
+    strategies TEXT NOT NULL,    -- JSON list of {input_specs, output_spec, costs, total}
+    chosen INTEGER NOT NULL,     -- index into strategies, -1 when none was chosen
+    redistributions TEXT NOT NULL  -- JSON list
+);
+CREATE INDEX sharding_by_sequence ON sharding (run_id, sequence);

@@ -1,0 +1,90 @@
+// SQLite plumbing shared by TraceWriter and TraceReader (internal to traces/): owning handles for
+// connections and statements, and the one place an SQLite failure becomes a TraceError.
+//
+// Invariants: a Connection or Statement releases its handle exactly once and never throws, so
+// they are safe to destroy while an exception unwinds. Every message built here is a single line
+// that starts with the trace's path; callers only say what they were doing ("cannot add action
+// to run 3"), and SQLite's own reason plus, where one helps, a hint are appended.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "traces/trace_error.hpp"
+
+namespace pipelens::traces::detail {
+
+struct ConnectionCloser {
+    void operator()(sqlite3* connection) const noexcept { sqlite3_close_v2(connection); }
+};
+using Connection = std::unique_ptr<sqlite3, ConnectionCloser>;
+
+struct StatementFinalizer {
+    void operator()(sqlite3_stmt* statement) const noexcept { sqlite3_finalize(statement); }
+};
+using Statement = std::unique_ptr<sqlite3_stmt, StatementFinalizer>;
+
+// "<path>: <what>", with any line break in `what` folded so the result is one line.
+std::string trace_message(const std::filesystem::path& path, std::string_view what);
+
+[[noreturn]] void throw_trace_error(const std::filesystem::path& path, std::string_view what);
+
+// "<path>: <doing>: <SQLite's reason>[ (hint)]". `code` is the failing call's result; the reason
+// is taken from `connection` when it has one for that code, else from the code itself.
+std::string sqlite_error_message(const std::filesystem::path& path, std::string_view doing,
+                                 sqlite3* connection, int code);
+[[noreturn]] void throw_sqlite_error(const std::filesystem::path& path, std::string_view doing,
+                                     sqlite3* connection, int code);
+
+// Opens `path` with `flags`; on failure throws "<path>: <doing>: <reason>".
+Connection open_connection(const std::filesystem::path& path, int flags, std::string_view doing);
+
+// Prepares one statement. `persistent` tells SQLite it will be reused for the connection's life.
+Statement prepare(sqlite3* connection, const std::filesystem::path& path, std::string_view sql,
+                  std::string_view doing, bool persistent = false);
+
+// Runs SQL that returns no rows we need (pragmas that are set, BEGIN/COMMIT, the schema).
+void execute(sqlite3* connection, const std::filesystem::path& path, const char* sql,
+             std::string_view doing);
+
+// Steps `statement` to completion ignoring rows, then resets it; throws on failure.
+void step_to_done(sqlite3_stmt* statement, const std::filesystem::path& path,
+                  std::string_view doing);
+
+// Runs a query that returns one text value (e.g. `PRAGMA journal_mode=WAL`); nullopt when it
+// returns no row.
+std::optional<std::string> query_text(sqlite3* connection, const std::filesystem::path& path,
+                                      const char* sql, std::string_view doing);
+
+// Binds text that must outlive only the next sqlite3_step (SQLITE_TRANSIENT copies it).
+inline int bind_text(sqlite3_stmt* statement, int index, std::string_view text) {
+    return sqlite3_bind_text(statement, index, text.data(), static_cast<int>(text.size()),
+                             SQLITE_TRANSIENT);
+}
+
+inline std::string column_text(sqlite3_stmt* statement, int column) {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement, column));
+    if (text == nullptr)
+        return {};
+    return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(statement, column)));
+}
+
+inline std::optional<std::int64_t> column_optional_int64(sqlite3_stmt* statement, int column) {
+    if (sqlite3_column_type(statement, column) == SQLITE_NULL)
+        return std::nullopt;
+    return sqlite3_column_int64(statement, column);
+}
+
+inline std::optional<double> column_optional_double(sqlite3_stmt* statement, int column) {
+    if (sqlite3_column_type(statement, column) == SQLITE_NULL)
+        return std::nullopt;
+    return sqlite3_column_double(statement, column);
+}
+
+}  // namespace pipelens::traces::detail

@@ -1,0 +1,250 @@
+// SVG drawing of a timeline. Colours follow the kinds' roles: forward blue, input gradient
+// orange, weight gradient green, full backward red, overlapped purple, sends teal, receives
+// brown, FSDP grey, so the same picture reads the same across schedules.
+#include "traces/svg_timeline.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+namespace pipelens::traces {
+namespace {
+
+constexpr int kLeftMargin = 150;
+constexpr int kRightMargin = 20;
+constexpr int kTopMargin = 56;
+constexpr int kComputeHeight = 22;
+constexpr int kCommunicationHeight = 10;
+constexpr int kRankGap = 8;
+constexpr int kRankHeight = kComputeHeight + kCommunicationHeight + kRankGap;
+
+// Indexed by pipelens::ActionKind's integer value (F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B,
+// OVERLAP_F_B, UNSHARD, RESHARD, REDUCE_GRAD).
+constexpr std::array<std::string_view, 12> kKindColours{"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
+                                                        "#76b7b2", "#9c755f", "#76b7b2", "#9c755f",
+                                                        "#b07aa1", "#bab0ac", "#bab0ac", "#bab0ac"};
+
+std::string_view colour_of(std::uint8_t kind) {
+    return kind < kKindColours.size() ? kKindColours[kind] : "#bab0ac";
+}
+
+std::string escape(std::string_view text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '<')
+            out += "&lt;";
+        else if (c == '>')
+            out += "&gt;";
+        else if (c == '&')
+            out += "&amp;";
+        else
+            out += c;
+    }
+    return out;
+}
+
+// Ruler step: 1, 2 or 5 times a power of ten, giving about ten ticks.
+std::int64_t tick_step(std::int64_t span) {
+    const double raw = std::max(1.0, static_cast<double>(span) / 10);
+    const double power = std::pow(10.0, std::floor(std::log10(raw)));
+    for (double factor : {1.0, 2.0, 5.0, 10.0})
+        if (factor * power >= raw)
+            return static_cast<std::int64_t>(factor * power);
+    return static_cast<std::int64_t>(10 * power);
+}
+
+std::string time_label(std::int64_t ns, std::int64_t step) {
+    if (step >= 1'000'000)
+        return fmt::format("{:g} ms", ns / 1e6);
+    if (step >= 1'000)
+        return fmt::format("{:g} us", ns / 1e3);
+    return fmt::format("{} ns", ns);
+}
+
+class Canvas {
+  public:
+    Canvas(int width, std::int64_t span_ns)
+        : width_(width), span_(std::max<std::int64_t>(1, span_ns)) {}
+
+    double x(std::int64_t ns) const {
+        return kLeftMargin + static_cast<double>(ns) / static_cast<double>(span_) *
+                                 (width_ - kLeftMargin - kRightMargin);
+    }
+    static int lane_top(int rank, ActionLane lane) {
+        return kTopMargin + rank * kRankHeight + (lane == ActionLane::compute ? 0 : kComputeHeight);
+    }
+    static int lane_height(ActionLane lane) {
+        return lane == ActionLane::compute ? kComputeHeight - 2 : kCommunicationHeight - 2;
+    }
+
+  private:
+    int width_;
+    std::int64_t span_;
+};
+
+void draw_actions(std::string& svg, const Canvas& canvas,
+                  const std::vector<ActionRecord>& actions) {
+    // Merges consecutive sub-pixel actions of one lane into a single block.
+    struct Block {
+        int rank = -1;
+        ActionLane lane = ActionLane::compute;
+        double left = 0, right = 0;
+        std::uint8_t kind = 0;
+        int count = 0;
+    } block;
+    const auto flush = [&] {
+        if (block.count == 0)
+            return;
+        svg += fmt::format(
+            R"svg(<rect x="{:.2f}" y="{}" width="{:.2f}" height="{}" fill="{}" fill-opacity="0.75"><title>{} merged actions</title></rect>)svg"
+            "\n",
+            block.left, Canvas::lane_top(block.rank, block.lane),
+            std::max(0.5, block.right - block.left), Canvas::lane_height(block.lane),
+            colour_of(block.kind), block.count);
+        block.count = 0;
+    };
+    for (const ActionRecord& action : actions) {
+        const double left = canvas.x(action.start_ns);
+        const double right = canvas.x(action.end_ns);
+        if (right - left < 1.0) {
+            if (block.count > 0 && (block.rank != action.rank || block.lane != action.lane ||
+                                    left - block.right > 1.0))
+                flush();
+            if (block.count == 0)
+                block = {action.rank, action.lane, left, right, action.kind, 0};
+            block.right = std::max(block.right, right);
+            ++block.count;
+            continue;
+        }
+        flush();
+        const int top = Canvas::lane_top(action.rank, action.lane);
+        const int height = Canvas::lane_height(action.lane);
+        svg += fmt::format(
+            R"svg(<rect x="{:.2f}" y="{}" width="{:.2f}" height="{}" fill="{}"><title>{} rank {} {:.3f}-{:.3f} us</title></rect>)svg"
+            "\n",
+            left, top, right - left, height, colour_of(action.kind), escape(action.label),
+            action.rank, action.start_ns / 1e3, action.end_ns / 1e3);
+        if (action.lane == ActionLane::compute && right - left >= 7.0 * action.label.size())
+            svg += fmt::format(
+                R"svg(<text x="{:.2f}" y="{}" font-size="11" text-anchor="middle" fill="#fff">{}</text>)svg"
+                "\n",
+                (left + right) / 2, top + 15, escape(action.label));
+    }
+    flush();
+}
+
+void draw_bubbles(std::string& svg, const Canvas& canvas, const std::vector<ActionRecord>& actions,
+                  std::int64_t step_time) {
+    std::map<int, std::int64_t> cursor;  // per rank: end of the compute seen so far
+    const auto gap = [&](int rank, std::int64_t from, std::int64_t to) {
+        if (canvas.x(to) - canvas.x(from) < 1.0)
+            return;
+        svg += fmt::format(
+            R"svg(<rect x="{:.2f}" y="{}" width="{:.2f}" height="{}" fill="url(#bubble)"/>)svg"
+            "\n",
+            canvas.x(from), Canvas::lane_top(rank, ActionLane::compute),
+            canvas.x(to) - canvas.x(from), Canvas::lane_height(ActionLane::compute));
+    };
+    for (const ActionRecord& action : actions) {
+        if (action.lane != ActionLane::compute)
+            continue;
+        std::int64_t& end = cursor.try_emplace(action.rank, 0).first->second;
+        if (action.start_ns > end)
+            gap(action.rank, end, action.start_ns);
+        end = std::max(end, action.end_ns);
+    }
+    for (const auto& [rank, end] : cursor)
+        if (step_time > end)
+            gap(rank, end, step_time);
+}
+
+void draw_arrows(std::string& svg, const Canvas& canvas, const std::vector<ActionRecord>& actions,
+                 const std::vector<PairRecord>& pairs) {
+    std::map<std::pair<int, int>, const ActionRecord*> by_step;
+    for (const ActionRecord& action : actions)
+        if (action.pair_id >= 0)
+            by_step[{action.rank, action.step}] = &action;
+    for (const PairRecord& pair : pairs) {
+        const auto send = by_step.find({pair.send_rank, pair.send_step});
+        const auto recv = by_step.find({pair.recv_rank, pair.recv_step});
+        if (send == by_step.end() || recv == by_step.end())
+            continue;
+        const int y1 = Canvas::lane_top(pair.send_rank, ActionLane::communication) + 4;
+        const int y2 = Canvas::lane_top(pair.recv_rank, ActionLane::communication) + 4;
+        svg += fmt::format(
+            R"svg(<line x1="{:.2f}" y1="{}" x2="{:.2f}" y2="{}" stroke="#333" stroke-width="0.8" marker-end="url(#head)"/>)svg"
+            "\n",
+            canvas.x(send->second->start_ns), y1, canvas.x(recv->second->end_ns), y2);
+    }
+}
+
+}  // namespace
+
+std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
+                         const SvgTimelineOptions& options) {
+    const RunRecord run = reader.run(run_id);
+    const std::vector<RankRecord> ranks = reader.ranks(run_id);
+    const std::vector<ActionRecord> actions = reader.actions(run_id);
+    std::int64_t step_time = run.step_time_ns.value_or(0);
+    for (const ActionRecord& action : actions)
+        step_time = std::max(step_time, action.end_ns);
+    const int rank_count = std::max<int>(run.pp, static_cast<int>(ranks.size()));
+    const Canvas canvas(options.width, step_time);
+    const int height = kTopMargin + rank_count * kRankHeight + 40;
+
+    std::string svg = fmt::format(
+        R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="sans-serif">)svg"
+        "\n",
+        options.width, height);
+    svg +=
+        R"svg(<defs><pattern id="bubble" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#f4f4f4"/><line x1="0" y1="0" x2="0" y2="6" stroke="#d62728" stroke-width="2" stroke-opacity="0.35"/></pattern>)svg"
+        R"svg(<marker id="head" markerWidth="6" markerHeight="6" refX="5" refY="3" orient="auto"><path d="M0,0 L6,3 L0,6 z" fill="#333"/></marker></defs>)svg"
+        "\n";
+    svg += fmt::format(R"svg(<rect width="{}" height="{}" fill="#fff"/>)svg"
+                       "\n",
+                       options.width, height);
+    svg += fmt::format(
+        R"svg(<text x="10" y="20" font-size="15" font-weight="bold">run {}: {} pp={} v={} m={}</text>)svg"
+        "\n",
+        run.id, escape(run.schedule), run.pp, run.v, run.m);
+    svg += fmt::format(
+        R"svg(<text x="10" y="38" font-size="12">step time {:.3f} ms, bubble ratio {:.1f}% (hatched: idle compute)</text>)svg"
+        "\n",
+        step_time / 1e6, run.bubble_ratio.value_or(0) * 100);
+
+    const std::int64_t step = tick_step(step_time);
+    const int ruler_y = kTopMargin + rank_count * kRankHeight + 4;
+    for (std::int64_t tick = 0; tick <= step_time; tick += step)
+        svg += fmt::format(
+            R"svg(<line x1="{0:.2f}" y1="{1}" x2="{0:.2f}" y2="{2}" stroke="#ccc"/><text x="{0:.2f}" y="{3}" font-size="10" text-anchor="middle">{4}</text>)svg"
+            "\n",
+            canvas.x(tick), kTopMargin - 4, ruler_y, ruler_y + 14, time_label(tick, step));
+    for (int rank = 0; rank < rank_count; ++rank) {
+        const RankRecord* figures = nullptr;
+        for (const RankRecord& record : ranks)
+            if (record.rank == rank)
+                figures = &record;
+        const int top = Canvas::lane_top(rank, ActionLane::compute);
+        svg += fmt::format(
+            R"svg(<text x="10" y="{}" font-size="12" font-weight="bold">rank {}</text>)svg"
+            "\n",
+            top + 12, rank);
+        if (figures)
+            svg += fmt::format(
+                R"svg(<text x="10" y="{}" font-size="10">bubble {:.1f}%, peak {:.1f} GiB</text>)svg"
+                "\n",
+                top + 26, figures->bubble_ratio * 100, figures->peak_memory_bytes / 1073741824.0);
+    }
+    draw_bubbles(svg, canvas, actions, step_time);
+    draw_actions(svg, canvas, actions);
+    const std::vector<PairRecord> pairs = reader.pairs(run_id);
+    if (static_cast<int>(pairs.size()) <= options.max_arrows)
+        draw_arrows(svg, canvas, actions, pairs);
+    svg += "</svg>\n";
+    return svg;
+}
+
+}  // namespace pipelens::traces

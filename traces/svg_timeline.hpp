@@ -1,0 +1,25 @@
+// A run's timeline as an SVG picture, for CI artifacts, READMEs and anyone without the desktop
+// viewer: one compute lane and one communication lane per rank, actions coloured by kind and
+// labelled with their PyTorch text where wide enough, idle gaps on the compute lane hatched
+// (the bubbles), send -> recv arrows, a time ruler, and per-rank busy/bubble/peak memory.
+//
+// Invariants: the picture's size does not grow with the run: actions narrower than a pixel are
+// merged into one block per lane, and arrows are drawn only when few enough to read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::traces {
+
+struct SvgTimelineOptions {
+    int width = 1600;  // pixels
+    int max_arrows = 600;
+};
+
+std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
+                         const SvgTimelineOptions& options = {});
+
+}  // namespace pipelens::traces

@@ -1,0 +1,442 @@
+// TraceReader: read-only queries over a trace, for the CLI, exports, replay and the viewer.
+//
+// Invariants:
+// - The database is opened SQLITE_OPEN_READONLY and never written. In WAL mode SQLite still
+//   maps the -shm index beside it; that is how the reader sees a live writer's commits, and how
+//   it rebuilds the index when a writer was killed mid-transaction (uncommitted frames in the
+//   WAL are ignored, committed ones are read).
+// - Every query is its own read transaction: each result is one consistent snapshot of what has
+//   been committed, and a live trace may have grown between two calls.
+// - Interned ids are resolved through a table of `strings` loaded for the query. Ids are never
+//   reused or changed, so a table loaded before a query is right for every id it has; an id it
+//   lacks was committed after it was loaded, and one reload finds it (or the file is corrupt).
+// - The reader holds no mutable state besides the connection, so const methods stay const; like
+//   the connection (opened without SQLite's per-call mutex, which costs read throughput), it is
+//   used by one thread at a time.
+// - No memory-mapped I/O: a trace truncated by another process while mapped would raise SIGBUS
+//   instead of an error.
+#include "traces/trace_reader.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "traces/sqlite_handle.hpp"
+#include "traces/trace_file_checks.hpp"
+
+namespace pipelens::traces {
+namespace {
+
+using detail::column_optional_double;
+using detail::column_optional_int64;
+using detail::column_text;
+using detail::Connection;
+using detail::Statement;
+
+// A concurrent writer never blocks readers in WAL mode; only WAL recovery after a crash or a
+// checkpoint restart does, briefly. Past this the query fails with "database is locked".
+constexpr int kBusyTimeoutMs = 5000;
+
+constexpr const char* kRunColumns =
+    "SELECT id, kind, schedule, pp, v, m, config, status, started_at_ns, finished_at_ns, "
+    "step_time_ns, bubble_ratio, failure FROM runs";
+
+constexpr const char* kActionColumns =
+    "SELECT rank, step, lane, kind, stage, microbatch, label_id, start_ns, end_ns, bytes, "
+    "pair_id FROM actions";
+
+}  // namespace
+
+struct TraceReader::State {
+    std::filesystem::path path;
+    Connection connection;
+    int schema_version = 0;
+
+    sqlite3* db() const { return connection.get(); }
+
+    [[noreturn]] void fail(std::string_view doing, int code) const {
+        detail::throw_sqlite_error(path, doing, db(), code);
+    }
+
+    [[noreturn]] void corrupt(std::string_view what) const {
+        detail::throw_trace_error(path, fmt::format("trace is corrupt: {}", what));
+    }
+
+    Statement prepare(std::string_view sql, std::string_view doing) const {
+        return detail::prepare(db(), path, sql, doing);
+    }
+
+    template <typename OnRow>
+    void each_row(sqlite3_stmt* statement, std::string_view doing, OnRow&& on_row) const {
+        int code;
+        while ((code = sqlite3_step(statement)) == SQLITE_ROW)
+            on_row(statement);
+        if (code != SQLITE_DONE)
+            fail(doing, code);
+    }
+
+    // All rows of a run from `sql`, whose only parameter is the run id.
+    template <typename Record, typename Convert>
+    std::vector<Record> rows_of_run(std::int64_t run_id, const std::string& sql,
+                                    std::string_view what, Convert&& convert) const {
+        std::string doing = fmt::format("cannot read the {} of run {}", what, run_id);
+        Statement statement = prepare(sql, doing);
+        sqlite3_bind_int64(statement.get(), 1, run_id);
+        std::vector<Record> records;
+        each_row(statement.get(), doing,
+                 [&](sqlite3_stmt* row) { records.push_back(convert(row)); });
+        return records;
+    }
+
+    RunRecord run_from(sqlite3_stmt* row) const {
+        RunRecord run;
+        run.id = sqlite3_column_int64(row, 0);
+        std::string kind = column_text(row, 1);
+        if (kind == "sim")
+            run.kind = RunKind::simulated;
+        else if (kind == "real")
+            run.kind = RunKind::real;
+        else
+            corrupt(fmt::format("run {} has kind '{}'", run.id, kind));
+        run.schedule = column_text(row, 2);
+        run.pp = sqlite3_column_int(row, 3);
+        run.v = sqlite3_column_int(row, 4);
+        run.m = sqlite3_column_int(row, 5);
+        run.config = column_text(row, 6);
+        std::string status = column_text(row, 7);
+        if (status == "running")
+            run.status = RunStatus::running;
+        else if (status == "finished")
+            run.status = RunStatus::finished;
+        else if (status == "failed")
+            run.status = RunStatus::failed;
+        else
+            corrupt(fmt::format("run {} has status '{}'", run.id, status));
+        run.started_at_ns = sqlite3_column_int64(row, 8);
+        run.finished_at_ns = column_optional_int64(row, 9);
+        run.step_time_ns = column_optional_int64(row, 10);
+        run.bubble_ratio = column_optional_double(row, 11);
+        run.failure = column_text(row, 12);
+        return run;
+    }
+
+    void open() {
+        switch (detail::examine_trace_path(path)) {
+            case detail::PathState::missing:
+                detail::throw_trace_error(path, "no such file");
+            case detail::PathState::empty_file:
+                detail::throw_trace_error(path, "not a pipelens trace (empty file)");
+            case detail::PathState::nonempty_file:
+                break;
+        }
+        connection = detail::open_connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                                             "cannot open trace");
+        sqlite3_busy_timeout(db(), kBusyTimeoutMs);
+        std::optional<int> version = detail::check_trace_identity(db(), path);
+        if (!version)
+            detail::throw_trace_error(path,
+                                      "not a pipelens trace (an SQLite database with no "
+                                      "tables)");
+        schema_version = *version;
+        detail::check_trace_integrity(db(), path);
+        // Sorting (rarely needed: the indexes give most orders) stays in memory, and a viewer's
+        // repeated window queries stay in a 64 MiB page cache.
+        detail::execute(db(), path, "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;",
+                        "cannot open trace");
+    }
+};
+
+namespace {
+
+// The `strings` table as of one query (see the invariants above). Ids are dense (SQLite assigns
+// max(id) + 1 and nothing is deleted), so they index a vector; ids far beyond the row count,
+// which only a hand-edited file has, go to a map instead of growing the vector without bound.
+class StringTable {
+  public:
+    StringTable(sqlite3* connection, const std::filesystem::path& path)
+        : connection_(connection), path_(path) {
+        load();
+    }
+
+    const std::string& text(std::int64_t id) {
+        if (const std::string* found = find(id))
+            return *found;
+        load();
+        if (const std::string* found = find(id))
+            return *found;
+        detail::throw_trace_error(
+            path_, fmt::format("trace is corrupt: string id {} is not in the strings table", id));
+    }
+
+  private:
+    const std::string* find(std::int64_t id) const {
+        if (id >= 0 && id < static_cast<std::int64_t>(dense_.size()))
+            return present_[static_cast<std::size_t>(id)] ? &dense_[static_cast<std::size_t>(id)]
+                                                          : nullptr;
+        auto found = sparse_.find(id);
+        return found == sparse_.end() ? nullptr : &found->second;
+    }
+
+    void load() {
+        std::string_view doing = "cannot read the trace's strings";
+        Statement select =
+            detail::prepare(connection_, path_, "SELECT id, text FROM strings", doing);
+        std::vector<std::pair<std::int64_t, std::string>> rows;
+        int code;
+        while ((code = sqlite3_step(select.get())) == SQLITE_ROW)
+            rows.emplace_back(sqlite3_column_int64(select.get(), 0), column_text(select.get(), 1));
+        if (code != SQLITE_DONE)
+            detail::throw_sqlite_error(path_, doing, connection_, code);
+        std::int64_t largest_id = 0;
+        for (const auto& row : rows)
+            largest_id = std::max(largest_id, row.first);
+        const std::int64_t dense_limit =
+            std::min(largest_id + 1, 2 * static_cast<std::int64_t>(rows.size()) + 1024);
+        dense_.assign(static_cast<std::size_t>(dense_limit), std::string());
+        present_.assign(static_cast<std::size_t>(dense_limit), false);
+        sparse_.clear();
+        for (auto& [id, text] : rows) {
+            if (id >= 0 && id < dense_limit) {
+                dense_[static_cast<std::size_t>(id)] = std::move(text);
+                present_[static_cast<std::size_t>(id)] = true;
+            } else {
+                sparse_.emplace(id, std::move(text));
+            }
+        }
+    }
+
+    sqlite3* connection_;
+    const std::filesystem::path& path_;
+    std::vector<std::string> dense_;
+    std::vector<bool> present_;
+    std::unordered_map<std::int64_t, std::string> sparse_;
+};
+
+ActionRecord action_from(sqlite3_stmt* row, StringTable& strings) {
+    ActionRecord action;
+    action.rank = sqlite3_column_int(row, 0);
+    action.step = sqlite3_column_int(row, 1);
+    action.lane = static_cast<ActionLane>(sqlite3_column_int(row, 2));
+    action.kind = static_cast<std::uint8_t>(sqlite3_column_int(row, 3));
+    action.stage = sqlite3_column_int(row, 4);
+    action.microbatch = sqlite3_column_int(row, 5);
+    action.label = strings.text(sqlite3_column_int64(row, 6));
+    action.start_ns = sqlite3_column_int64(row, 7);
+    action.end_ns = sqlite3_column_int64(row, 8);
+    action.bytes = sqlite3_column_int64(row, 9);
+    action.pair_id = sqlite3_column_int(row, 10);
+    return action;
+}
+
+}  // namespace
+
+TraceReader::TraceReader(const std::filesystem::path& path) : state_(std::make_unique<State>()) {
+    state_->path = path;
+    state_->open();
+}
+
+TraceReader::~TraceReader() = default;
+
+int TraceReader::schema_version() const {
+    return state_->schema_version;
+}
+
+std::vector<RunRecord> TraceReader::runs() const {
+    const State& state = *state_;
+    std::string_view doing = "cannot read the runs";
+    Statement statement = state.prepare(std::string(kRunColumns) + " ORDER BY id", doing);
+    std::vector<RunRecord> runs;
+    state.each_row(statement.get(), doing,
+                   [&](sqlite3_stmt* row) { runs.push_back(state.run_from(row)); });
+    return runs;
+}
+
+RunRecord TraceReader::run(std::int64_t run_id) const {
+    const State& state = *state_;
+    std::string doing = fmt::format("cannot read run {}", run_id);
+    Statement statement = state.prepare(std::string(kRunColumns) + " WHERE id = ?", doing);
+    sqlite3_bind_int64(statement.get(), 1, run_id);
+    int code = sqlite3_step(statement.get());
+    if (code == SQLITE_DONE)
+        detail::throw_trace_error(state.path, fmt::format("no run {} in this trace", run_id));
+    if (code != SQLITE_ROW)
+        state.fail(doing, code);
+    return state.run_from(statement.get());
+}
+
+std::int64_t TraceReader::latest_run_id() const {
+    const State& state = *state_;
+    std::string_view doing = "cannot read the latest run";
+    Statement statement = state.prepare("SELECT max(id) FROM runs", doing);
+    int code = sqlite3_step(statement.get());
+    if (code != SQLITE_ROW)
+        state.fail(doing, code);
+    if (sqlite3_column_type(statement.get(), 0) == SQLITE_NULL)
+        detail::throw_trace_error(state.path, "the trace has no runs");
+    return sqlite3_column_int64(statement.get(), 0);
+}
+
+std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
+    return state_->rows_of_run<RankRecord>(
+        run_id,
+        "SELECT rank, busy_ns, bubble_ns, bubble_ratio, peak_memory_bytes, warmup_ns, "
+        "cooldown_ns, waiting_on FROM ranks WHERE run_id = ? ORDER BY rank",
+        "ranks", [](sqlite3_stmt* row) {
+            RankRecord rank;
+            rank.rank = sqlite3_column_int(row, 0);
+            rank.busy_ns = sqlite3_column_int64(row, 1);
+            rank.bubble_ns = sqlite3_column_int64(row, 2);
+            rank.bubble_ratio = sqlite3_column_double(row, 3);
+            rank.peak_memory_bytes = sqlite3_column_int64(row, 4);
+            rank.warmup_ns = sqlite3_column_int64(row, 5);
+            rank.cooldown_ns = sqlite3_column_int64(row, 6);
+            rank.waiting_on = column_text(row, 7);
+            return rank;
+        });
+}
+
+std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id) const {
+    const State& state = *state_;
+    StringTable strings(state.db(), state.path);
+    std::string doing = fmt::format("cannot read the actions of run {}", run_id);
+    // The index (run_id, rank, start_ns) yields this order without sorting; rowid, its implicit
+    // last column, keeps actions that start together in the order they were added.
+    Statement statement = state.prepare(
+        std::string(kActionColumns) + " WHERE run_id = ? ORDER BY rank, start_ns, rowid", doing);
+    sqlite3_bind_int64(statement.get(), 1, run_id);
+    std::vector<ActionRecord> actions;
+    actions.reserve(static_cast<std::size_t>(action_count(run_id)));
+    state.each_row(statement.get(), doing,
+                   [&](sqlite3_stmt* row) { actions.push_back(action_from(row, strings)); });
+    return actions;
+}
+
+std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id, int rank, std::int64_t from_ns,
+                                               std::int64_t to_ns) const {
+    const State& state = *state_;
+    StringTable strings(state.db(), state.path);
+    std::string doing = fmt::format("cannot read the actions of run {} rank {} in [{}, {})", run_id,
+                                    rank, from_ns, to_ns);
+    // The index bounds start_ns < to_ns; end_ns > from_ns is a filter on the rows it yields, so
+    // the cost grows with the number of the rank's actions before the window's end, not with the
+    // window alone. Bounding start_ns from below would need the longest action's duration; a
+    // window near the end of a long run is still one index range scan.
+    Statement statement =
+        state.prepare(std::string(kActionColumns) +
+                          " WHERE run_id = ? AND rank = ? AND start_ns < ? AND end_ns > ? "
+                          "ORDER BY start_ns, rowid",
+                      doing);
+    sqlite3_bind_int64(statement.get(), 1, run_id);
+    sqlite3_bind_int(statement.get(), 2, rank);
+    sqlite3_bind_int64(statement.get(), 3, to_ns);
+    sqlite3_bind_int64(statement.get(), 4, from_ns);
+    std::vector<ActionRecord> actions;
+    state.each_row(statement.get(), doing,
+                   [&](sqlite3_stmt* row) { actions.push_back(action_from(row, strings)); });
+    return actions;
+}
+
+std::int64_t TraceReader::action_count(std::int64_t run_id) const {
+    const State& state = *state_;
+    std::string doing = fmt::format("cannot count the actions of run {}", run_id);
+    Statement statement = state.prepare("SELECT count(*) FROM actions WHERE run_id = ?", doing);
+    sqlite3_bind_int64(statement.get(), 1, run_id);
+    int code = sqlite3_step(statement.get());
+    if (code != SQLITE_ROW)
+        state.fail(doing, code);
+    return sqlite3_column_int64(statement.get(), 0);
+}
+
+std::vector<PairRecord> TraceReader::pairs(std::int64_t run_id) const {
+    return state_->rows_of_run<PairRecord>(
+        run_id,
+        "SELECT pair_id, send_rank, send_step, recv_rank, recv_step, bytes FROM pairs "
+        "WHERE run_id = ? ORDER BY pair_id",
+        "pairs", [](sqlite3_stmt* row) {
+            PairRecord pair;
+            pair.pair_id = sqlite3_column_int(row, 0);
+            pair.send_rank = sqlite3_column_int(row, 1);
+            pair.send_step = sqlite3_column_int(row, 2);
+            pair.recv_rank = sqlite3_column_int(row, 3);
+            pair.recv_step = sqlite3_column_int(row, 4);
+            pair.bytes = sqlite3_column_int64(row, 5);
+            return pair;
+        });
+}
+
+std::vector<MemoryRecord> TraceReader::memory(std::int64_t run_id) const {
+    return state_->rows_of_run<MemoryRecord>(
+        run_id,
+        "SELECT rank, time_ns, bytes FROM memory WHERE run_id = ? "
+        "ORDER BY rank, time_ns, rowid",
+        "memory samples", [](sqlite3_stmt* row) {
+            MemoryRecord sample;
+            sample.rank = sqlite3_column_int(row, 0);
+            sample.time_ns = sqlite3_column_int64(row, 1);
+            sample.bytes = sqlite3_column_int64(row, 2);
+            return sample;
+        });
+}
+
+std::vector<EventRecord> TraceReader::events(std::int64_t run_id) const {
+    const State& state = *state_;
+    StringTable strings(state.db(), state.path);
+    return state.rows_of_run<EventRecord>(
+        run_id,
+        "SELECT sequence, rank, parent, name_id, arguments, outcome FROM events "
+        "WHERE run_id = ? ORDER BY rank, sequence, rowid",
+        "events", [&](sqlite3_stmt* row) {
+            EventRecord event;
+            event.sequence = sqlite3_column_int64(row, 0);
+            event.rank = sqlite3_column_int(row, 1);
+            event.parent = column_optional_int64(row, 2);
+            event.name = strings.text(sqlite3_column_int64(row, 3));
+            event.arguments = column_text(row, 4);
+            event.outcome = column_text(row, 5);
+            return event;
+        });
+}
+
+std::vector<ErrorRecord> TraceReader::errors(std::int64_t run_id) const {
+    return state_->rows_of_run<ErrorRecord>(
+        run_id,
+        "SELECT rank, stage, microbatch, action, kind, expected, actual, message, time_ns "
+        "FROM errors WHERE run_id = ? ORDER BY id",
+        "errors", [](sqlite3_stmt* row) {
+            ErrorRecord error;
+            error.rank = sqlite3_column_int(row, 0);
+            error.stage = sqlite3_column_int(row, 1);
+            error.microbatch = sqlite3_column_int(row, 2);
+            error.action = column_text(row, 3);
+            error.kind = column_text(row, 4);
+            error.expected = column_text(row, 5);
+            error.actual = column_text(row, 6);
+            error.message = column_text(row, 7);
+            error.time_ns = column_optional_int64(row, 8);
+            return error;
+        });
+}
+
+std::vector<ShardingRecord> TraceReader::sharding(std::int64_t run_id) const {
+    return state_->rows_of_run<ShardingRecord>(
+        run_id,
+        "SELECT sequence, op, mesh, strategies, chosen, redistributions FROM sharding "
+        "WHERE run_id = ? ORDER BY sequence, rowid",
+        "sharding decisions", [](sqlite3_stmt* row) {
+            ShardingRecord decision;
+            decision.sequence = sqlite3_column_int64(row, 0);
+            decision.op = column_text(row, 1);
+            decision.mesh = column_text(row, 2);
+            decision.strategies = column_text(row, 3);
+            decision.chosen = sqlite3_column_int(row, 4);
+            decision.redistributions = column_text(row, 5);
+            return decision;
+        });
+}
+
+const std::filesystem::path& TraceReader::path() const {
+    return state_->path;
+}
+
+}  // namespace pipelens::traces

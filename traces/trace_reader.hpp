@@ -1,0 +1,54 @@
+// TraceReader: read-only access to a trace file for the CLI, exports, replay and the viewer.
+//
+// Opening checks, in order, that the file exists, is an SQLite database, carries pipelens' meta
+// table and a schema version this build understands, and passes a quick integrity check; each
+// failure is a TraceError with one line naming the file and the problem. The reader never
+// writes (SQLITE_OPEN_READONLY), so it can open a trace another process is still writing and
+// sees what that process has committed.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "traces/trace_error.hpp"
+#include "traces/trace_records.hpp"
+
+namespace pipelens::traces {
+
+inline constexpr int kSchemaVersion = 1;
+
+class TraceReader {
+  public:
+    explicit TraceReader(const std::filesystem::path& path);
+    ~TraceReader();
+    TraceReader(const TraceReader&) = delete;
+    TraceReader& operator=(const TraceReader&) = delete;
+
+    int schema_version() const;
+    std::vector<RunRecord> runs() const;       // by id
+    RunRecord run(std::int64_t run_id) const;  // TraceError when there is no such run
+    std::int64_t latest_run_id() const;        // TraceError when the trace has no runs
+
+    std::vector<RankRecord> ranks(std::int64_t run_id) const;  // by rank
+    // Actions of a run by (rank, start time); optionally one rank and those overlapping
+    // [from_ns, to_ns).
+    std::vector<ActionRecord> actions(std::int64_t run_id) const;
+    std::vector<ActionRecord> actions(std::int64_t run_id, int rank, std::int64_t from_ns,
+                                      std::int64_t to_ns) const;
+    std::int64_t action_count(std::int64_t run_id) const;
+    std::vector<PairRecord> pairs(std::int64_t run_id) const;         // by pair id
+    std::vector<MemoryRecord> memory(std::int64_t run_id) const;      // by (rank, time)
+    std::vector<EventRecord> events(std::int64_t run_id) const;       // by (rank, sequence)
+    std::vector<ErrorRecord> errors(std::int64_t run_id) const;       // in recorded order
+    std::vector<ShardingRecord> sharding(std::int64_t run_id) const;  // by sequence
+
+    const std::filesystem::path& path() const;
+
+  private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace pipelens::traces

@@ -1,0 +1,110 @@
+// The rows a trace holds, as plain value types shared by TraceWriter and TraceReader. They
+// mirror the tables of traces/schema.sql one to one; times are integer nanoseconds, and text
+// that repeats (action labels, event names) is interned in the `strings` table by the writer and
+// resolved back to text by the reader, so callers only ever see strings.
+//
+// Invariant: every record belongs to one run (`runs.id`); a run is `running` from begin_run until
+// finish_run, so a run whose writer died reads back as unfinished.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace pipelens::traces {
+
+enum class RunKind { simulated, real };  // stored as 'sim' / 'real'
+enum class RunStatus { running, finished, failed };
+
+struct RunRecord {
+    std::int64_t id = 0;  // assigned by TraceWriter::begin_run
+    RunKind kind = RunKind::simulated;
+    std::string schedule;  // schedule kind name, e.g. "Interleaved1F1B"
+    int pp = 0;            // ranks
+    int v = 1;             // stages per rank
+    int m = 0;             // microbatches
+    std::string config;    // the full experiment configuration (TOML or JSON text)
+    RunStatus status = RunStatus::running;
+    std::int64_t started_at_ns = 0;  // wall clock, ns since the Unix epoch
+    std::optional<std::int64_t> finished_at_ns;
+    std::optional<std::int64_t> step_time_ns;
+    std::optional<double> bubble_ratio;
+    std::string failure;  // why a failed run failed; empty otherwise
+};
+
+struct RankRecord {
+    int rank = 0;
+    std::int64_t busy_ns = 0;
+    std::int64_t bubble_ns = 0;
+    double bubble_ratio = 0;
+    std::int64_t peak_memory_bytes = 0;
+    std::int64_t warmup_ns = 0;
+    std::int64_t cooldown_ns = 0;
+    std::string waiting_on;  // JSON object: peer rank -> ns waited on it, e.g. {"1":2000}
+};
+
+enum class ActionLane : std::uint8_t { compute = 0, communication = 1 };
+
+struct ActionRecord {
+    std::int32_t rank = 0;
+    std::int32_t step = 0;  // index in the rank's action list
+    ActionLane lane = ActionLane::compute;
+    std::uint8_t kind = 0;         // pipelens::ActionKind as its integer value
+    std::int32_t stage = -1;       // -1 for OVERLAP_F_B containers
+    std::int32_t microbatch = -1;  // -1 where the action has none
+    std::string label;             // PyTorch action text, e.g. "2F5", "0SEND_F3"
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t bytes = 0;
+    std::int32_t pair_id = -1;  // SEND/RECV pair id, -1 otherwise
+};
+
+struct PairRecord {
+    std::int32_t pair_id = 0;
+    std::int32_t send_rank = 0;
+    std::int32_t send_step = 0;
+    std::int32_t recv_rank = 0;
+    std::int32_t recv_step = 0;
+    std::int64_t bytes = 0;
+};
+
+struct MemoryRecord {
+    std::int32_t rank = 0;
+    std::int64_t time_ns = 0;
+    std::int64_t bytes = 0;
+};
+
+// A ShapeEnv-style recorded call (filled in by the events work; the table exists from v1).
+struct EventRecord {
+    std::int64_t sequence = 0;
+    std::int32_t rank = 0;
+    std::optional<std::int64_t> parent;  // sequence of the enclosing event
+    std::string name;
+    std::string arguments;  // JSON
+    std::string outcome;    // "ok" or the error text
+};
+
+// A mismatch or failure seen during a run.
+struct ErrorRecord {
+    std::int32_t rank = -1;
+    std::int32_t stage = -1;
+    std::int32_t microbatch = -1;
+    std::string action;  // the action text, when one was running
+    std::string kind;    // e.g. "shape_mismatch", "timeout", "rank_died"
+    std::string expected;
+    std::string actual;
+    std::string message;
+    std::optional<std::int64_t> time_ns;
+};
+
+// One sharding propagation decision (filled in by the sharding work).
+struct ShardingRecord {
+    std::int64_t sequence = 0;
+    std::string op;               // schema form, e.g. "aten.mm.default(...)"
+    std::string mesh;             // e.g. "DeviceMesh((tp=4), 'cuda', stride=(1,))"
+    std::string strategies;       // JSON list of {input_specs, output_spec, costs, total}
+    std::int32_t chosen = -1;     // index into strategies
+    std::string redistributions;  // JSON list
+};
+
+}  // namespace pipelens::traces

@@ -1,0 +1,657 @@
+// TraceWriter: the only code that changes a trace file.
+//
+// Invariants:
+// - Between calls the connection holds an open write transaction (BEGIN IMMEDIATE), committed
+//   and reopened every `batch_rows` rows, on flush(), begin_run(), finish_run() and fail_run().
+//   Holding it is the one-writer-per-file lock of the header: a second writer's BEGIN IMMEDIATE
+//   fails with "database is locked". It costs nothing, since rows are batched in a transaction
+//   anyway, and WAL mode lets readers see every committed batch while it is held.
+//   The lock is free only for the microseconds between a COMMIT and the next BEGIN (checkpoints
+//   run under it, see checkpoint()); a second writer that tries to open in exactly that gap gets
+//   in, and then one of the two fails later with "database is locked" instead of at once.
+// - `strings` mirrors the whole `strings` table, so interning a label is a hash lookup. A miss
+//   inserts with INSERT OR IGNORE and reads the id back if the text was there after all (only a
+//   writer that slipped through the gap above can have added it). If a commit fails and SQLite
+//   rolls the transaction back, the mirror is reloaded, since ids it handed out are gone.
+// - Rows are added only to runs this writer began and has not finished or failed, so it never
+//   changes the rows of earlier runs or of runs another process left unfinished.
+// - The hot path (add_action) does one integer compare for the run, one hash lookup for the
+//   label and binds integers only; everything that allocates is on the slow paths.
+#include "traces/trace_writer.hpp"
+
+#include <chrono>
+#include <functional>
+#include <string_view>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "traces/schema.hpp"
+#include "traces/sqlite_handle.hpp"
+#include "traces/trace_file_checks.hpp"
+#include "traces/trace_reader.hpp"
+
+#ifndef PIPELENS_VERSION
+#define PIPELENS_VERSION "unknown"
+#endif
+
+namespace pipelens::traces {
+namespace {
+
+using detail::bind_text;
+using detail::Connection;
+using detail::Statement;
+
+// A second writer waits this long for the first one's lock before giving up: long enough to ride
+// out a commit in progress, short enough that "database is locked" comes back at once.
+constexpr int kLockWaitMs = 200;
+// Every other wait (a reader recovering the WAL after a crash, a checkpoint) is bounded too.
+constexpr int kBusyTimeoutMs = 5000;
+// Checkpoint (copy the WAL back into the file) once the WAL holds this many pages, as SQLite's
+// own automatic checkpoint would (16 MiB at 16 KiB pages).
+constexpr int kCheckpointPages = 1000;
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// Lets the string map be searched with a string_view, so a hit costs no allocation.
+struct TextHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view text) const noexcept {
+        return std::hash<std::string_view>{}(text);
+    }
+};
+
+const char* run_kind_text(RunKind kind) {
+    return kind == RunKind::real ? "real" : "sim";
+}
+
+const char* run_status_text(RunStatus status) {
+    switch (status) {
+        case RunStatus::running:
+            return "running";
+        case RunStatus::finished:
+            return "finished";
+        case RunStatus::failed:
+            return "failed";
+    }
+    return "running";
+}
+
+// Settings only a new file can take. Pages of 16 KiB suit a file that mostly grows by appending
+// millions of small rows: fewer page splits and index levels, about 12% more rows/s than 4 KiB.
+constexpr const char* kNewFileSettings = "PRAGMA page_size = 16384;";
+
+// Settings for a writer connection (WAL mode itself is switched on separately, as it can fail).
+// WAL lets readers read while we write and makes every commit durable against the process dying;
+// synchronous=NORMAL skips the fsync per commit (only a power loss can lose the last commits,
+// never corrupt the file). Foreign keys are documented in the schema but not enforced: a parent
+// lookup per row would cost throughput, and the writer itself guarantees rows only go to runs it
+// began.
+constexpr const char* kConnectionSettings =
+    "PRAGMA synchronous = NORMAL;"
+    "PRAGMA temp_store = MEMORY;"
+    "PRAGMA cache_size = -32768;"  // 32 MiB: keeps the actions index's hot pages in memory
+    "PRAGMA foreign_keys = OFF;";
+
+}  // namespace
+
+struct TraceWriter::State {
+    std::filesystem::path path;
+    TraceWriterOptions options;
+    // Declared before the statements so it is destroyed after them.
+    Connection connection;
+
+    Statement begin;
+    Statement commit;
+    Statement insert_string;
+    Statement select_string;
+    Statement insert_run;
+    Statement finish_run;
+    Statement fail_run;
+    Statement insert_rank;
+    Statement insert_action;
+    Statement insert_pair;
+    Statement insert_memory;
+    Statement insert_event;
+    Statement insert_error;
+    Statement insert_sharding;
+
+    std::unordered_map<std::string, std::int64_t, TextHash, std::equal_to<>> strings;
+    // The most recently interned text (a key of `strings`; node keys never move): consecutive
+    // rows often repeat a label, and then not even a hash is needed.
+    const std::string* last_text = nullptr;
+    std::int64_t last_text_id = 0;
+
+    // Runs begun by this writer, with their current status.
+    std::unordered_map<std::int64_t, RunStatus> session_runs;
+    // A run id known to be open while a transaction is open; 0 (never a run id) forces the slow
+    // path, which also reopens the transaction after a failed commit.
+    std::int64_t ready_run = 0;
+
+    std::int64_t pending_rows = 0;
+    bool in_transaction = false;
+    int wal_pages = 0;  // pages in the WAL after the last commit (from the WAL hook)
+
+    sqlite3* db() const { return connection.get(); }
+
+    [[noreturn]] void fail(std::string_view doing, int code) const {
+        detail::throw_sqlite_error(path, doing, db(), code);
+    }
+
+    void execute(const char* sql, std::string_view doing) const {
+        detail::execute(db(), path, sql, doing);
+    }
+
+    Statement prepare(std::string_view sql) const {
+        return detail::prepare(db(), path, sql, "cannot prepare trace statements", true);
+    }
+
+    // Steps an INSERT/UPDATE once. `describe` builds the "cannot ..." text only on failure.
+    template <typename Describe>
+    void step_once(sqlite3_stmt* statement, Describe&& describe) const {
+        int code = sqlite3_step(statement);
+        if (code != SQLITE_DONE) {
+            std::string message = detail::sqlite_error_message(path, describe(), db(), code);
+            sqlite3_reset(statement);
+            throw TraceError(message);
+        }
+        sqlite3_reset(statement);
+    }
+
+    void begin_transaction(std::string_view doing) {
+        int code = sqlite3_step(begin.get());
+        sqlite3_reset(begin.get());
+        if (code != SQLITE_DONE)
+            fail(doing, code);
+        in_transaction = true;
+    }
+
+    void commit_transaction() {
+        int code = sqlite3_step(commit.get());
+        sqlite3_reset(commit.get());
+        if (code != SQLITE_DONE) {
+            std::string message =
+                detail::sqlite_error_message(path, "cannot commit trace rows", db(), code);
+            if (sqlite3_get_autocommit(db())) {
+                // SQLite rolled the transaction back: the rows and any strings it added are gone.
+                in_transaction = false;
+                ready_run = 0;
+                pending_rows = 0;
+                try {
+                    load_strings();
+                } catch (const TraceError&) {
+                    // Keep the commit failure as the error. The mirror is left empty, which is
+                    // only slower: each label is looked up in the file again on first use.
+                }
+            }
+            throw TraceError(message);
+        }
+        in_transaction = false;
+        pending_rows = 0;
+        if (wal_pages >= kCheckpointPages)
+            checkpoint();
+    }
+
+    // SQLite's automatic checkpoint runs after the commit has released the write lock, leaving a
+    // window, as long as the checkpoint and its fsync, in which a second writer could take the
+    // lock this writer means to hold for its whole life. A FULL checkpoint holds the write lock
+    // while it runs instead; with no busy wait it never waits for readers either, it just copies
+    // what no reader still needs (a later checkpoint copies the rest). Failures leave the rows
+    // safe in the WAL, so they are not errors.
+    void checkpoint() {
+        sqlite3_busy_timeout(db(), 0);
+        sqlite3_wal_checkpoint_v2(db(), "main", SQLITE_CHECKPOINT_FULL, nullptr, nullptr);
+        sqlite3_busy_timeout(db(), kBusyTimeoutMs);
+        wal_pages = 0;
+    }
+
+    static int on_wal_commit(void* self, sqlite3*, const char*, int pages) {
+        static_cast<State*>(self)->wal_pages = pages;
+        return SQLITE_OK;
+    }
+
+    void commit_and_continue() {
+        if (in_transaction)
+            commit_transaction();
+        begin_transaction("cannot continue writing the trace");
+    }
+
+    void row_added() {
+        if (++pending_rows >= options.batch_rows)
+            commit_and_continue();
+    }
+
+    void load_strings() {
+        strings.clear();
+        last_text = nullptr;
+        Statement select = detail::prepare(db(), path, "SELECT id, text FROM strings",
+                                           "cannot load the trace's strings");
+        int code;
+        while ((code = sqlite3_step(select.get())) == SQLITE_ROW)
+            strings.emplace(detail::column_text(select.get(), 1),
+                            sqlite3_column_int64(select.get(), 0));
+        if (code != SQLITE_DONE)
+            fail("cannot load the trace's strings", code);
+    }
+
+    std::int64_t store_string(const std::string& text) {
+        auto doing = [&] { return fmt::format("cannot store the string '{}'", text); };
+        bind_text(insert_string.get(), 1, text);
+        step_once(insert_string.get(), doing);
+        if (sqlite3_changes(db()) == 1)
+            return sqlite3_last_insert_rowid(db());
+        sqlite3_stmt* select = select_string.get();
+        bind_text(select, 1, text);
+        int code = sqlite3_step(select);
+        if (code != SQLITE_ROW) {
+            std::string message = detail::sqlite_error_message(
+                path, doing(), db(), code == SQLITE_DONE ? SQLITE_CORRUPT : code);
+            sqlite3_reset(select);
+            throw TraceError(message);
+        }
+        std::int64_t id = sqlite3_column_int64(select, 0);
+        sqlite3_reset(select);
+        return id;
+    }
+
+    std::int64_t intern(const std::string& text) {
+        if (last_text != nullptr && *last_text == text)
+            return last_text_id;
+        auto found = strings.find(std::string_view(text));
+        if (found == strings.end())
+            found = strings.emplace(text, store_string(text)).first;
+        last_text = &found->first;
+        last_text_id = found->second;
+        return found->second;
+    }
+
+    // The slow half of the per-row run check: the run must be one of ours and still running, and
+    // a transaction must be open.
+    void prepare_rows_for(std::int64_t run_id, std::string_view what) {
+        auto found = session_runs.find(run_id);
+        if (found == session_runs.end())
+            detail::throw_trace_error(
+                path, fmt::format("cannot add {} to run {}: run {} was not begun by this writer",
+                                  what, run_id, run_id));
+        if (found->second != RunStatus::running)
+            detail::throw_trace_error(
+                path, fmt::format("cannot add {} to run {}: the run is already {}", what, run_id,
+                                  run_status_text(found->second)));
+        if (!in_transaction)
+            begin_transaction("cannot continue writing the trace");
+        ready_run = run_id;
+    }
+
+    void require_running(std::int64_t run_id, std::string_view doing) {
+        auto found = session_runs.find(run_id);
+        if (found == session_runs.end())
+            detail::throw_trace_error(path,
+                                      fmt::format("{}: it was not begun by this writer", doing));
+        if (found->second != RunStatus::running)
+            detail::throw_trace_error(
+                path, fmt::format("{}: it is already {}", doing, run_status_text(found->second)));
+    }
+
+    void close_run(std::int64_t run_id, RunStatus status) {
+        session_runs[run_id] = status;
+        if (ready_run == run_id)
+            ready_run = 0;
+    }
+
+    void create_schema() {
+        std::string schema(schema_sql());  // sqlite3_exec wants a terminated string
+        execute(schema.c_str(), "cannot create the trace schema");
+        Statement insert_meta =
+            detail::prepare(db(), path, "INSERT INTO meta (key, value) VALUES (?, ?)",
+                            "cannot create the trace schema");
+        const std::string values[][2] = {
+            {"schema_version", std::to_string(kSchemaVersion)},
+            {"application", "pipelens"},
+            {"writer", "pipelens " PIPELENS_VERSION},
+            {"created_at_ns", std::to_string(now_ns())},
+        };
+        for (const auto& [key, value] : values) {
+            bind_text(insert_meta.get(), 1, key);
+            bind_text(insert_meta.get(), 2, value);
+            detail::step_to_done(insert_meta.get(), path, "cannot create the trace schema");
+        }
+    }
+
+    // The rows' statements; they need the schema, so they come after it is created or checked.
+    void prepare_row_statements() {
+        insert_string = prepare("INSERT OR IGNORE INTO strings (text) VALUES (?)");
+        select_string = prepare("SELECT id FROM strings WHERE text = ?");
+        insert_run = prepare(
+            "INSERT INTO runs (kind, schedule, pp, v, m, config, status, started_at_ns) "
+            "VALUES (?, ?, ?, ?, ?, ?, 'running', ?)");
+        finish_run = prepare(
+            "UPDATE runs SET status = 'finished', finished_at_ns = ?, step_time_ns = ?, "
+            "bubble_ratio = ? WHERE id = ?");
+        fail_run = prepare(
+            "UPDATE runs SET status = 'failed', finished_at_ns = ?, failure = ? WHERE id = ?");
+        insert_rank = prepare(
+            "INSERT INTO ranks (run_id, rank, busy_ns, bubble_ns, bubble_ratio, "
+            "peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert_action = prepare(
+            "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, label_id, "
+            "start_ns, end_ns, bytes, pair_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert_pair = prepare(
+            "INSERT INTO pairs (run_id, pair_id, send_rank, send_step, recv_rank, recv_step, "
+            "bytes) VALUES (?, ?, ?, ?, ?, ?, ?)");
+        insert_memory =
+            prepare("INSERT INTO memory (run_id, rank, time_ns, bytes) VALUES (?, ?, ?, ?)");
+        insert_event = prepare(
+            "INSERT INTO events (run_id, rank, sequence, parent, name_id, arguments, outcome) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)");
+        insert_error = prepare(
+            "INSERT INTO errors (run_id, rank, stage, microbatch, action, kind, expected, "
+            "actual, message, time_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert_sharding = prepare(
+            "INSERT INTO sharding (run_id, sequence, op, mesh, strategies, chosen, "
+            "redistributions) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    }
+
+    void open() {
+        if (options.batch_rows < 1)
+            detail::throw_trace_error(
+                path, fmt::format("batch_rows must be at least 1 (got {})", options.batch_rows));
+        detail::PathState path_state = detail::examine_trace_path(path);
+        bool creating = path_state == detail::PathState::missing;
+        if (creating) {
+            std::filesystem::path directory = path.parent_path();
+            std::error_code error;
+            if (!directory.empty() && !std::filesystem::is_directory(directory, error)) {
+                std::string why =
+                    std::filesystem::exists(directory, error)
+                        ? fmt::format("{} is not a directory", directory.string())
+                        : fmt::format("directory {} does not exist", directory.string());
+                detail::throw_trace_error(path, "cannot create trace: " + why);
+            }
+        }
+        std::string_view doing = creating ? "cannot create trace" : "cannot append to trace";
+        connection = detail::open_connection(
+            path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, doing);
+        if (sqlite3_db_readonly(db(), "main") == 1)
+            detail::throw_trace_error(path, fmt::format("{}: the file is read-only", doing));
+        sqlite3_busy_timeout(db(), kBusyTimeoutMs);
+
+        // Identify the file before changing anything in it: switching someone else's database
+        // to WAL mode would already be a write.
+        if (path_state == detail::PathState::nonempty_file)
+            detail::check_trace_identity(db(), path);
+        else
+            execute(kNewFileSettings, doing);
+
+        std::optional<std::string> journal_mode =
+            detail::query_text(db(), path, "PRAGMA journal_mode = WAL", doing);
+        if (!journal_mode || *journal_mode != "wal")
+            detail::throw_trace_error(
+                path, fmt::format("{}: cannot switch to WAL journal mode (got '{}')", doing,
+                                  journal_mode.value_or("")));
+        execute(kConnectionSettings, doing);
+        // Replaces SQLite's automatic checkpoint (see checkpoint()).
+        sqlite3_wal_hook(db(), &State::on_wal_commit, this);
+        begin = prepare("BEGIN IMMEDIATE");
+        commit = prepare("COMMIT");
+
+        sqlite3_busy_timeout(db(), kLockWaitMs);
+        int code = sqlite3_step(begin.get());
+        sqlite3_reset(begin.get());
+        sqlite3_busy_timeout(db(), kBusyTimeoutMs);
+        if (code != SQLITE_DONE)
+            fail(doing, code);
+        in_transaction = true;
+
+        // Decided again under the lock: another writer may have created the schema meanwhile.
+        std::optional<int> version = detail::check_trace_identity(db(), path);
+        if (!version) {
+            create_schema();
+        } else {
+            // Newer versions were refused by check_trace_identity; older ones would need a
+            // migration, which no version needs yet.
+            if (*version < kSchemaVersion)
+                detail::throw_trace_error(
+                    path, fmt::format("{}: trace schema version {} is older than the version this "
+                                      "pipelens writes ({}); write to a new file",
+                                      doing, *version, kSchemaVersion));
+            detail::check_trace_integrity(db(), path);
+            load_strings();
+        }
+        prepare_row_statements();
+        commit_and_continue();
+    }
+};
+
+TraceWriter::TraceWriter(const std::filesystem::path& path, TraceWriterOptions options)
+    : state_(std::make_unique<State>()) {
+    state_->path = path;
+    state_->options = options;
+    state_->open();
+}
+
+TraceWriter::~TraceWriter() {
+    if (!state_ || !state_->connection)
+        return;
+    if (state_->in_transaction) {
+        // Commit what is pending but leave every run's status alone: a run that was never
+        // finished must read back as `running`. A failure here cannot be reported; SQLite rolls
+        // the transaction back when the connection closes, and earlier commits stay.
+        sqlite3_step(state_->commit.get());
+        sqlite3_reset(state_->commit.get());
+        state_->in_transaction = false;
+    }
+    // Leave a trace nobody is writing as one self-contained file in rollback-journal mode: the
+    // WAL is checkpointed and removed, and readers (which cannot remove a WAL or its -shm index)
+    // open it without creating either. Only possible while no reader has the file open; then it
+    // stays in WAL mode, which is just as correct. Never wait for that.
+    sqlite3_busy_timeout(state_->db(), 0);
+    sqlite3_exec(state_->db(), "PRAGMA journal_mode = DELETE", nullptr, nullptr, nullptr);
+}
+
+std::int64_t TraceWriter::begin_run(const RunRecord& run) {
+    State& state = *state_;
+    if (!state.in_transaction)
+        state.begin_transaction("cannot begin a run");
+    sqlite3_stmt* statement = state.insert_run.get();
+    sqlite3_bind_text(statement, 1, run_kind_text(run.kind), -1, SQLITE_STATIC);
+    bind_text(statement, 2, run.schedule);
+    sqlite3_bind_int(statement, 3, run.pp);
+    sqlite3_bind_int(statement, 4, run.v);
+    sqlite3_bind_int(statement, 5, run.m);
+    bind_text(statement, 6, run.config);
+    sqlite3_bind_int64(statement, 7, run.started_at_ns != 0 ? run.started_at_ns : now_ns());
+    state.step_once(statement, [] { return std::string("cannot begin a run"); });
+    std::int64_t run_id = sqlite3_last_insert_rowid(state.db());
+    state.commit_transaction();
+    state.session_runs[run_id] = RunStatus::running;
+    state.begin_transaction("cannot continue writing the trace");
+    return run_id;
+}
+
+void TraceWriter::add_rank(std::int64_t run_id, const RankRecord& rank) {
+    State& state = *state_;
+    if (run_id != state.ready_run)
+        state.prepare_rows_for(run_id, "a rank");
+    sqlite3_stmt* statement = state.insert_rank.get();
+    sqlite3_bind_int64(statement, 1, run_id);
+    sqlite3_bind_int(statement, 2, rank.rank);
+    sqlite3_bind_int64(statement, 3, rank.busy_ns);
+    sqlite3_bind_int64(statement, 4, rank.bubble_ns);
+    sqlite3_bind_double(statement, 5, rank.bubble_ratio);
+    sqlite3_bind_int64(statement, 6, rank.peak_memory_bytes);
+    sqlite3_bind_int64(statement, 7, rank.warmup_ns);
+    sqlite3_bind_int64(statement, 8, rank.cooldown_ns);
+    bind_text(statement, 9, rank.waiting_on);
+    state.step_once(statement,
+                    [&] { return fmt::format("cannot add rank {} to run {}", rank.rank, run_id); });
+    state.row_added();
+}
+
+void TraceWriter::add_action(std::int64_t run_id, const ActionRecord& action) {
+    State& state = *state_;
+    if (run_id != state.ready_run)
+        state.prepare_rows_for(run_id, "an action");
+    std::int64_t label_id = state.intern(action.label);
+    sqlite3_stmt* statement = state.insert_action.get();
+    sqlite3_bind_int64(statement, 1, run_id);
+    sqlite3_bind_int(statement, 2, action.rank);
+    sqlite3_bind_int(statement, 3, action.step);
+    sqlite3_bind_int(statement, 4, static_cast<int>(action.lane));
+    sqlite3_bind_int(statement, 5, action.kind);
+    sqlite3_bind_int(statement, 6, action.stage);
+    sqlite3_bind_int(statement, 7, action.microbatch);
+    sqlite3_bind_int64(statement, 8, label_id);
+    sqlite3_bind_int64(statement, 9, action.start_ns);
+    sqlite3_bind_int64(statement, 10, action.end_ns);
+    sqlite3_bind_int64(statement, 11, action.bytes);
+    sqlite3_bind_int(statement, 12, action.pair_id);
+    state.step_once(statement, [&] {
+        return fmt::format("cannot add action '{}' of rank {} to run {}", action.label, action.rank,
+                           run_id);
+    });
+    state.row_added();
+}
+
+void TraceWriter::add_pair(std::int64_t run_id, const PairRecord& pair) {
+    State& state = *state_;
+    if (run_id != state.ready_run)
+        state.prepare_rows_for(run_id, "a pair");
+    sqlite3_stmt* statement = state.insert_pair.get();
+    sqlite3_bind_int64(statement, 1, run_id);
+    sqlite3_bind_int(statement, 2, pair.pair_id);
+    sqlite3_bind_int(statement, 3, pair.send_rank);
+    sqlite3_bind_int(statement, 4, pair.send_step);
+    sqlite3_bind_int(statement, 5, pair.recv_rank);
+    sqlite3_bind_int(statement, 6, pair.recv_step);
+    sqlite3_bind_int64(statement, 7, pair.bytes);
+    state.step_once(statement, [&] {
+        return fmt::format("cannot add pair {} to run {}", pair.pair_id, run_id);
+    });
+    state.row_added();
+}
+
+void TraceWriter::add_memory(std::int64_t run_id, const MemoryRecord& sample) {
+    State& state = *state_;
+    if (run_id != state.ready_run)
+        state.prepare_rows_for(run_id, "a memory sample");
+    sqlite3_stmt* statement = state.insert_memory.get();
+    sqlite3_bind_int64(statement, 1, run_id);
+    sqlite3_bind_int(statement, 2, sample.rank);
+    sqlite3_bind_int64(statement, 3, sample.time_ns);
+    sqlite3_bind_int64(statement, 4, sample.bytes);
+    state.step_once(statement, [&] {
+        return fmt::format("cannot add a memory sample of rank {} to run {}", sample.rank, run_id);
+    });
+    state.row_added();
+}
+
+void TraceWriter::add_event(std::int64_t run_id, const EventRecord& event) {
+    State& state = *state_;
+    if (run_id != state.ready_run)
+        state.prepare_rows_for(run_id, "an event");
+    std::int64_t name_id = state.intern(event.name);
+    sqlite3_stmt* statement = state.insert_event.get();
+    sqlite3_bind_int64(statement, 1, run_id);
+    sqlite3_bind_int(statement, 2, event.rank);
+    sqlite3_bind_int64(statement, 3, event.sequence);
+    if (event.parent)
+        sqlite3_bind_int64(statement, 4, *event.parent);
+    else
+        sqlite3_bind_null(statement, 4);
+    sqlite3_bind_int64(statement, 5, name_id);
+    bind_text(statement, 6, event.arguments);
+    bind_text(statement, 7, event.outcome);
+    state.step_once(statement, [&] {
+        return fmt::format("cannot add event {} of rank {} to run {}", event.sequence, event.rank,
+                           run_id);
+    });
+    state.row_added();
+}
+
+void TraceWriter::add_error(std::int64_t run_id, const ErrorRecord& error) {
+    State& state = *state_;
+    if (run_id != state.ready_run)
+        state.prepare_rows_for(run_id, "an error");
+    sqlite3_stmt* statement = state.insert_error.get();
+    sqlite3_bind_int64(statement, 1, run_id);
+    sqlite3_bind_int(statement, 2, error.rank);
+    sqlite3_bind_int(statement, 3, error.stage);
+    sqlite3_bind_int(statement, 4, error.microbatch);
+    bind_text(statement, 5, error.action);
+    bind_text(statement, 6, error.kind);
+    bind_text(statement, 7, error.expected);
+    bind_text(statement, 8, error.actual);
+    bind_text(statement, 9, error.message);
+    if (error.time_ns)
+        sqlite3_bind_int64(statement, 10, *error.time_ns);
+    else
+        sqlite3_bind_null(statement, 10);
+    state.step_once(statement, [&] {
+        return fmt::format("cannot add a {} error to run {}", error.kind, run_id);
+    });
+    state.row_added();
+}
+
+void TraceWriter::add_sharding(std::int64_t run_id, const ShardingRecord& decision) {
+    State& state = *state_;
+    if (run_id != state.ready_run)
+        state.prepare_rows_for(run_id, "a sharding decision");
+    sqlite3_stmt* statement = state.insert_sharding.get();
+    sqlite3_bind_int64(statement, 1, run_id);
+    sqlite3_bind_int64(statement, 2, decision.sequence);
+    bind_text(statement, 3, decision.op);
+    bind_text(statement, 4, decision.mesh);
+    bind_text(statement, 5, decision.strategies);
+    sqlite3_bind_int(statement, 6, decision.chosen);
+    bind_text(statement, 7, decision.redistributions);
+    state.step_once(statement, [&] {
+        return fmt::format("cannot add sharding decision {} to run {}", decision.sequence, run_id);
+    });
+    state.row_added();
+}
+
+void TraceWriter::flush() {
+    state_->commit_and_continue();
+}
+
+void TraceWriter::finish_run(std::int64_t run_id, std::int64_t step_time_ns, double bubble_ratio) {
+    State& state = *state_;
+    state.require_running(run_id, fmt::format("cannot finish run {}", run_id));
+    if (!state.in_transaction)
+        state.begin_transaction("cannot finish the run");
+    sqlite3_stmt* statement = state.finish_run.get();
+    sqlite3_bind_int64(statement, 1, now_ns());
+    sqlite3_bind_int64(statement, 2, step_time_ns);
+    sqlite3_bind_double(statement, 3, bubble_ratio);
+    sqlite3_bind_int64(statement, 4, run_id);
+    state.step_once(statement, [&] { return fmt::format("cannot finish run {}", run_id); });
+    state.commit_transaction();
+    state.close_run(run_id, RunStatus::finished);
+    state.begin_transaction("cannot continue writing the trace");
+}
+
+void TraceWriter::fail_run(std::int64_t run_id, const std::string& failure) {
+    State& state = *state_;
+    state.require_running(run_id, fmt::format("cannot mark run {} as failed", run_id));
+    if (!state.in_transaction)
+        state.begin_transaction("cannot mark the run as failed");
+    sqlite3_stmt* statement = state.fail_run.get();
+    sqlite3_bind_int64(statement, 1, now_ns());
+    bind_text(statement, 2, failure);
+    sqlite3_bind_int64(statement, 3, run_id);
+    state.step_once(statement, [&] { return fmt::format("cannot mark run {} as failed", run_id); });
+    state.commit_transaction();
+    state.close_run(run_id, RunStatus::failed);
+    state.begin_transaction("cannot continue writing the trace");
+}
+
+const std::filesystem::path& TraceWriter::path() const {
+    return state_->path;
+}
+
+}  // namespace pipelens::traces

@@ -1,0 +1,61 @@
+// TraceWriter: appends runs to a trace file (creating it with traces/schema.sql when new).
+//
+// Rows go through prepared statements inside one open transaction that is committed every
+// `batch_rows` rows, on flush() and on finish_run(); the database runs in WAL mode with
+// synchronous=NORMAL, so everything committed survives the writing process being killed. A run
+// is inserted with status `running` and only finish_run()/fail_run() change that, so a crash
+// leaves a file that opens with the run marked unfinished.
+//
+// Invariants: one writer per file at a time (SQLite's lock; a second writer gets TraceError
+// naming the file); the writer never rewrites or deletes rows of earlier runs.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "traces/trace_error.hpp"
+#include "traces/trace_records.hpp"
+
+namespace pipelens::traces {
+
+struct TraceWriterOptions {
+    int batch_rows = 50'000;  // rows per committed transaction
+};
+
+class TraceWriter {
+  public:
+    // Opens `path` for appending, creating the file and schema when it does not exist. Throws
+    // TraceError when the file is not a pipelens trace, is corrupt or has a newer schema.
+    explicit TraceWriter(const std::filesystem::path& path, TraceWriterOptions options = {});
+    ~TraceWriter();  // commits what is pending; never throws
+    TraceWriter(const TraceWriter&) = delete;
+    TraceWriter& operator=(const TraceWriter&) = delete;
+
+    // Inserts the run (status `running`) and commits it at once; returns its id.
+    std::int64_t begin_run(const RunRecord& run);
+
+    void add_rank(std::int64_t run_id, const RankRecord& rank);
+    void add_action(std::int64_t run_id, const ActionRecord& action);
+    void add_pair(std::int64_t run_id, const PairRecord& pair);
+    void add_memory(std::int64_t run_id, const MemoryRecord& sample);
+    void add_event(std::int64_t run_id, const EventRecord& event);
+    void add_error(std::int64_t run_id, const ErrorRecord& error);
+    void add_sharding(std::int64_t run_id, const ShardingRecord& decision);
+
+    // Commits everything added so far.
+    void flush();
+    // Records the figures, marks the run `finished` with the finish time, commits.
+    void finish_run(std::int64_t run_id, std::int64_t step_time_ns, double bubble_ratio);
+    // Marks the run `failed` with the reason, commits (rows already added are kept).
+    void fail_run(std::int64_t run_id, const std::string& failure);
+
+    const std::filesystem::path& path() const;
+
+  private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+}  // namespace pipelens::traces
