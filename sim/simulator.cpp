@@ -1,7 +1,7 @@
 // The simulator: a work list of ranks, each advancing through its actions in program order as
 // long as the inputs of the next one have known times (the same wake-up rules as the dry run).
-// Busy time and bubbles are accounted as each computation is placed, so the only pass over the
-// finished timeline finds the step's end.
+// Busy time, bubbles and the step's end are accounted as each action is placed, so the
+// timeline is written once and never read back.
 #include "sim/simulator.hpp"
 
 #include <sys/mman.h>
@@ -236,6 +236,7 @@ class Simulator {
             for (const Action& part : schedule_.parts_of(action))
                 finish_compute_part(rank, part, entry.start_ns, entry.end_ns, work);
         }
+        step_end_ = std::max(step_end_, entry.end_ns);
         return true;
     }
 
@@ -296,8 +297,7 @@ class Simulator {
 
     SimulationResult summarize() {
         SimulationResult result;
-        for (const TimelineEntry& entry : timeline_)
-            result.step_time_ns = std::max(result.step_time_ns, entry.end_ns);
+        result.step_time_ns = step_end_;
         std::int64_t total_bubble = 0;
         for (std::size_t rank = 0; rank < ranks_.size(); ++rank) {
             RankResult& summary = ranks_[rank];
@@ -337,6 +337,7 @@ class Simulator {
     std::vector<TimelineEntry> timeline_;
     std::vector<RankResult> ranks_;
     std::vector<bool> computed_;  // per rank: has run a computation yet
+    std::int64_t step_end_ = 0;   // latest end of any action so far
     std::vector<MemorySample> memory_samples_;
 };
 

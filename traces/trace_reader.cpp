@@ -300,10 +300,10 @@ std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id) const {
     const State& state = *state_;
     StringTable strings(state.db(), state.path);
     std::string doing = fmt::format("cannot read the actions of run {}", run_id);
-    // The index (run_id, rank, start_ns) yields this order without sorting; rowid, its implicit
-    // last column, keeps actions that start together in the order they were added.
+    // The table's key (run_id, rank, start_ns, step) is this order: no sort, and actions that
+    // start together keep their program order.
     Statement statement = state.prepare(
-        std::string(kActionColumns) + " WHERE run_id = ? ORDER BY rank, start_ns, rowid", doing);
+        std::string(kActionColumns) + " WHERE run_id = ? ORDER BY rank, start_ns, step", doing);
     sqlite3_bind_int64(statement.get(), 1, run_id);
     std::vector<ActionRecord> actions;
     actions.reserve(static_cast<std::size_t>(action_count(run_id)));
@@ -318,14 +318,14 @@ std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id, int rank, st
     StringTable strings(state.db(), state.path);
     std::string doing = fmt::format("cannot read the actions of run {} rank {} in [{}, {})", run_id,
                                     rank, from_ns, to_ns);
-    // The index bounds start_ns < to_ns; end_ns > from_ns is a filter on the rows it yields, so
+    // The key bounds start_ns < to_ns; end_ns > from_ns is a filter on the rows it yields, so
     // the cost grows with the number of the rank's actions before the window's end, not with the
     // window alone. Bounding start_ns from below would need the longest action's duration; a
-    // window near the end of a long run is still one index range scan.
+    // window near the end of a long run is still one range scan of the key.
     Statement statement =
         state.prepare(std::string(kActionColumns) +
                           " WHERE run_id = ? AND rank = ? AND start_ns < ? AND end_ns > ? "
-                          "ORDER BY start_ns, rowid",
+                          "ORDER BY start_ns, step",
                       doing);
     sqlite3_bind_int64(statement.get(), 1, run_id);
     sqlite3_bind_int(statement.get(), 2, rank);
