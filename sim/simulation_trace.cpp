@@ -21,19 +21,6 @@ std::string waiting_json(const BubbleBreakdown& bubbles) {
     return json + "}";
 }
 
-traces::RankRecord rank_record(const RankResult& rank) {
-    traces::RankRecord record;
-    record.rank = rank.rank;
-    record.busy_ns = rank.busy_ns;
-    record.bubble_ns = rank.bubble_ns;
-    record.bubble_ratio = rank.bubble_ratio;
-    record.peak_memory_bytes = rank.peak_memory_bytes;
-    record.warmup_ns = rank.bubbles.warmup_ns;
-    record.cooldown_ns = rank.bubbles.cooldown_ns;
-    record.waiting_on = waiting_json(rank.bubbles);
-    return record;
-}
-
 traces::ActionRecord action_record(const Schedule& lowered, int rank, int step,
                                    const TimelineEntry& entry) {
     const Action& action = lowered.ranks[rank][step];
@@ -88,6 +75,19 @@ std::int64_t wall_clock_ns() {
 }
 
 }  // namespace
+
+traces::RankRecord rank_record(const RankResult& rank) {
+    traces::RankRecord record;
+    record.rank = rank.rank;
+    record.busy_ns = rank.busy_ns;
+    record.bubble_ns = rank.bubble_ns;
+    record.bubble_ratio = rank.bubble_ratio;
+    record.peak_memory_bytes = rank.peak_memory_bytes;
+    record.warmup_ns = rank.bubbles.warmup_ns;
+    record.cooldown_ns = rank.bubbles.cooldown_ns;
+    record.waiting_on = waiting_json(rank.bubbles);
+    return record;
+}
 
 std::size_t simulation_row_count(const Schedule& lowered, const SimulationResult& result) {
     return result.ranks.size() + result.timeline.size() + result.memory.size() +

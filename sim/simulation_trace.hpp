@@ -24,6 +24,9 @@ std::int64_t record_simulation(traces::TraceWriter& writer, const Schedule& lowe
                                const SimulationResult& result, traces::RunRecord run,
                                const RecordProgress& progress = {});
 
+// A rank's figures as the `ranks` table stores them (waiting time as a JSON object by peer).
+traces::RankRecord rank_record(const RankResult& rank);
+
 // The row count record_simulation writes for `result` (what progress counts up to).
 std::size_t simulation_row_count(const Schedule& lowered, const SimulationResult& result);
 

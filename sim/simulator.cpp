@@ -151,9 +151,20 @@ class Simulator {
                 return from(at(stage - 1, mb).send_forward_start, owner(stage - 1));
             case ActionKind::recv_backward:
                 return from(at(stage + 1, mb).send_backward_start, owner(stage + 1));
+            case ActionKind::reduce_grad:
+                // Placed right after the action completing the stage's last backward.
+                return {compute_free_[rank], rank, true};
             default:
-                return {0, rank, true};  // FSDP actions wait for nothing
+                return {0, rank, true};  // UNSHARD and RESHARD wait for nothing
         }
+    }
+
+    // A computation also needs its stage's parameters: the stage's latest UNSHARD (0 when the
+    // schedule has none, i.e. the parameters are always there).
+    Ready with_parameters(int rank, const Action& part, Ready ready) const {
+        if (is_compute(part.kind) && unshard_end_[part.stage] > ready.time)
+            return {unshard_end_[part.stage], rank, true};
+        return ready;
     }
 
     void wake(int rank, std::deque<int>& work) {
@@ -211,7 +222,7 @@ class Simulator {
     bool execute(int rank, const Action& action, std::deque<int>& work) {
         Ready ready{0, rank, true};
         for (const Action& part : schedule_.parts_of(action)) {
-            const Ready input = input_of(rank, part);
+            const Ready input = with_parameters(rank, part, input_of(rank, part));
             if (!input.known)
                 return false;
             if (input.time > ready.time)
@@ -287,8 +298,10 @@ class Simulator {
                 return;
             }
             default:  // UNSHARD, REDUCE_GRAD: collectives on the communication stream
-                entry.start_ns = comm_free_[rank];
+                entry.start_ns = std::max(comm_free_[rank], ready.time);
                 entry.end_ns = entry.start_ns + costs_.compute_ns(action);
+                if (action.kind == ActionKind::unshard)
+                    unshard_end_[stage] = entry.end_ns;
                 break;
         }
         comm_free_[rank] = entry.end_ns;
@@ -338,6 +351,8 @@ class Simulator {
     std::vector<RankResult> ranks_;
     std::vector<bool> computed_;  // per rank: has run a computation yet
     std::int64_t step_end_ = 0;   // latest end of any action so far
+    std::vector<std::int64_t> unshard_end_ =
+        std::vector<std::int64_t>(static_cast<std::size_t>(schedule_.stage_count), 0);
     std::vector<MemorySample> memory_samples_;
 };
 

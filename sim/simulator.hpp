@@ -5,7 +5,10 @@
 // exist: F after its RECV_F (or the same-rank upstream F), I/B after their F and their RECV_B
 // (or the same-rank downstream I/B), W after its I, SEND after the computation it sends (and
 // holds the stream for the transfer), RECV ends once the SEND has started and the transfer time
-// has passed (a posted receive does not hold the stream). The result is the timeline
+// has passed (a posted receive does not hold the stream). FSDP actions: UNSHARD and REDUCE_GRAD
+// are collectives on the communication stream (REDUCE_GRAD after the backward it follows), and
+// a stage computes only once its latest UNSHARD has finished; RESHARD takes compute time. The
+// result is the timeline
 // of every action, memory over time (activations held from F until B or W), and per rank the
 // bubble split into warm-up, cool-down and waiting on each peer.
 #pragma once

@@ -3,6 +3,8 @@
 #include "app/cli/run_report.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -11,9 +13,20 @@
 namespace pipelens::cli {
 namespace {
 
-std::string waiting_text(const RankFigures& rank) {
-    std::vector<std::pair<int, std::int64_t>> peers(rank.waiting_on_rank.begin(),
-                                                    rank.waiting_on_rank.end());
+// The waiting_on column: {"peer": ns, ...}; anything unreadable counts as no waiting.
+std::map<int, std::int64_t> waiting_on_rank(const traces::RankRecord& rank) {
+    std::map<int, std::int64_t> waiting;
+    const nlohmann::json json = nlohmann::json::parse(rank.waiting_on, nullptr, false);
+    if (json.is_object())
+        for (const auto& [peer, idle] : json.items())
+            if (idle.is_number_integer())
+                waiting[std::atoi(peer.c_str())] = idle.get<std::int64_t>();
+    return waiting;
+}
+
+std::string waiting_text(const traces::RankRecord& rank) {
+    const std::map<int, std::int64_t> waiting = waiting_on_rank(rank);
+    std::vector<std::pair<int, std::int64_t>> peers(waiting.begin(), waiting.end());
     std::stable_sort(peers.begin(), peers.end(), [](const auto& left, const auto& right) {
         return left.second > right.second;
     });
@@ -37,7 +50,7 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
     text +=
         fmt::format("{:>4}  {:>12}  {:>12}  {:>7}  {:>12}  {:>12}  {:>11}  {}\n", "rank", "busy",
                     "bubble", "bubble%", "warm-up", "cool-down", "peak memory", "waiting on");
-    for (const RankFigures& rank : figures.ranks)
+    for (const traces::RankRecord& rank : figures.ranks)
         text += fmt::format("{:>4}  {:>12}  {:>12}  {:>6.1f}%  {:>12}  {:>12}  {:>11}  {}\n",
                             rank.rank, format_duration(rank.busy_ns),
                             format_duration(rank.bubble_ns), rank.bubble_ratio * 100,
@@ -52,7 +65,7 @@ nlohmann::ordered_json run_figures_json(const RunFigures& figures,
     json["step_time_ns"] = figures.step_time_ns;
     json["bubble_ratio"] = figures.bubble_ratio;
     nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
-    for (const RankFigures& rank : figures.ranks) {
+    for (const traces::RankRecord& rank : figures.ranks) {
         nlohmann::ordered_json row;
         row["rank"] = rank.rank;
         row["busy_ns"] = rank.busy_ns;
@@ -62,7 +75,7 @@ nlohmann::ordered_json run_figures_json(const RunFigures& figures,
         row["warmup_ns"] = rank.warmup_ns;
         row["cooldown_ns"] = rank.cooldown_ns;
         nlohmann::ordered_json waiting = nlohmann::ordered_json::object();
-        for (const auto& [peer, idle] : rank.waiting_on_rank)
+        for (const auto& [peer, idle] : waiting_on_rank(rank))
             waiting[std::to_string(peer)] = idle;
         row["waiting_on"] = std::move(waiting);
         ranks.push_back(std::move(row));

@@ -5,30 +5,20 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-namespace pipelens::cli {
+#include "traces/trace_records.hpp"
 
-struct RankFigures {
-    int rank = 0;
-    std::int64_t busy_ns = 0;
-    std::int64_t bubble_ns = 0;
-    double bubble_ratio = 0;
-    std::int64_t peak_memory_bytes = 0;
-    std::int64_t warmup_ns = 0;
-    std::int64_t cooldown_ns = 0;
-    std::map<int, std::int64_t> waiting_on_rank;
-};
+namespace pipelens::cli {
 
 struct RunFigures {
     std::int64_t step_time_ns = 0;
     double bubble_ratio = 0;
-    std::vector<RankFigures> ranks;
+    std::vector<traces::RankRecord> ranks;  // as the trace stores them
 };
 
 // "title\nstep time 28.100 ms, bubble ratio 20.1%\n\n<rank table>"

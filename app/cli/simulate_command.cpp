@@ -45,18 +45,8 @@ RunFigures figures_of(const sim::SimulationResult& result) {
     RunFigures figures;
     figures.step_time_ns = result.step_time_ns;
     figures.bubble_ratio = result.bubble_ratio;
-    for (const sim::RankResult& rank : result.ranks) {
-        RankFigures row;
-        row.rank = rank.rank;
-        row.busy_ns = rank.busy_ns;
-        row.bubble_ns = rank.bubble_ns;
-        row.bubble_ratio = rank.bubble_ratio;
-        row.peak_memory_bytes = rank.peak_memory_bytes;
-        row.warmup_ns = rank.bubbles.warmup_ns;
-        row.cooldown_ns = rank.bubbles.cooldown_ns;
-        row.waiting_on_rank = rank.bubbles.waiting_on_rank;
-        figures.ranks.push_back(std::move(row));
-    }
+    for (const sim::RankResult& rank : result.ranks)
+        figures.ranks.push_back(sim::rank_record(rank));
     return figures;
 }
 

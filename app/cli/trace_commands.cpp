@@ -44,26 +44,7 @@ std::string started_text(std::int64_t started_at_ns) {
 }
 
 RunFigures figures_of(const traces::TraceReader& reader, const traces::RunRecord& run) {
-    RunFigures figures;
-    figures.step_time_ns = run.step_time_ns.value_or(0);
-    figures.bubble_ratio = run.bubble_ratio.value_or(0);
-    for (const traces::RankRecord& record : reader.ranks(run.id)) {
-        RankFigures rank;
-        rank.rank = record.rank;
-        rank.busy_ns = record.busy_ns;
-        rank.bubble_ns = record.bubble_ns;
-        rank.bubble_ratio = record.bubble_ratio;
-        rank.peak_memory_bytes = record.peak_memory_bytes;
-        rank.warmup_ns = record.warmup_ns;
-        rank.cooldown_ns = record.cooldown_ns;
-        const nlohmann::json waiting = nlohmann::json::parse(record.waiting_on, nullptr, false);
-        if (waiting.is_object())
-            for (const auto& [peer, idle] : waiting.items())
-                if (idle.is_number_integer())
-                    rank.waiting_on_rank[std::stoi(peer)] = idle.get<std::int64_t>();
-        figures.ranks.push_back(std::move(rank));
-    }
-    return figures;
+    return {run.step_time_ns.value_or(0), run.bubble_ratio.value_or(0), reader.ranks(run.id)};
 }
 
 std::string run_title(const traces::RunRecord& run) {

@@ -67,6 +67,24 @@ TEST(SimulateCli, LinkLatencyAndBandwidthWorkedByHand) {
     EXPECT_EQ(json["ranks"][0]["peak_memory_bytes"], 1000);
 }
 
+TEST(SimulateCli, FsdpActionsAreChargedWhenTheyHaveACost) {
+    // GPipe pp=1 m=2 lowers to 0UNSHARD 0F0 0F1 0B0 0B1 0REDUCE_GRAD 0RESHARD. UNSHARD 0-5 us
+    // on the communication stream, F 5-6 and 6-7 wait for it, B 7-9 and 9-11, REDUCE_GRAD
+    // 11-18 after the last backward, RESHARD 11-13 on the compute stream.
+    const auto experiment =
+        temp_file("fsdp.toml",
+                  "[schedule]\nkind = \"GPipe\"\npp = 1\nm = 2\n[costs]\nf = 1\ni = 1\nw = 1\n"
+                  "unshard = \"5us\"\nreshard = \"2us\"\nreduce_grad = \"7us\"\n");
+    const auto result = run_pipelens("simulate --json " + experiment.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["step_time_ns"], 18'000);
+    EXPECT_EQ(json["ranks"][0]["busy_ns"], 8'000);
+    EXPECT_EQ(json["ranks"][0]["warmup_ns"], 5'000);
+    EXPECT_EQ(json["ranks"][0]["cooldown_ns"], 5'000);
+    std::filesystem::remove(experiment);
+}
+
 TEST(SimulateCli, DefaultExampleTextNamesTheExperiment) {
     const auto result = run_pipelens("simulate");
     ASSERT_EQ(result.exit_code, 0) << result.err;
