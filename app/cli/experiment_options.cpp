@@ -46,7 +46,7 @@ bool has_experiment_flags(const ExperimentOptions& options) {
 
 }  // namespace
 
-void add_experiment_options(CLI::App& command, ExperimentOptions& options) {
+void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool with_costs) {
     command.add_option("experiment", options.file,
                        "Experiment TOML file (default: the embedded 1F1B pp=4 m=8 example)");
     command.add_option("--schedule", options.schedule,
@@ -57,6 +57,8 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options) {
     command.add_option("--pp", options.pp, "Pipeline ranks");
     command.add_option("--v", options.v, "Stages per rank");
     command.add_option("--m", options.m, "Microbatches");
+    if (!with_costs)
+        return;
     command.add_option("--f", options.forward,
                        "Forward time per stage: one value or a comma list (us unless a unit: "
                        "1.5ms, 20us, 300ns)");

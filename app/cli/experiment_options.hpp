@@ -28,7 +28,8 @@ struct ExperimentOptions {
     std::optional<double> overlap_efficiency;
 };
 
-void add_experiment_options(CLI::App& command, ExperimentOptions& options);
+// `with_costs` false: only the file and the schedule flags (for real runs).
+void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool with_costs = true);
 
 // Reads the file and applies the flags. Without a file: the embedded default experiment when
 // no experiment flag is given, else plain_experiment() with the flags applied. Bad values throw

@@ -24,14 +24,19 @@ int main(int argc, char** argv) {
     cli::add_simulate_command(app);
     cli::add_summary_command(app);
     cli::add_export_command(app);
+#ifdef PIPELENS_WITH_TORCH
+    cli::add_run_command(app, std::vector<std::string>(argv + 1, argv + argc));
+#endif
     try {
         app.parse(argc, argv);
         return cli::kExitOk;
     } catch (const CLI::ParseError& error) {
         return app.exit(error);
     } catch (const cli::CommandFailure& failure) {
-        std::fputs(failure.what(), stderr);
-        std::fputc('\n', stderr);
+        if (*failure.what() != '\0') {
+            std::fputs(failure.what(), stderr);
+            std::fputc('\n', stderr);
+        }
         return failure.code();
     } catch (const ScheduleConfigError& error) {
         fmt::print(stderr, "pipelens: invalid schedule configuration: {}\n", error.what());

@@ -42,6 +42,24 @@ struct TransformerSpec {
     double device_tflops = 0;  // achieved throughput per device, TFLOP/s
 };
 
+// The model a real run (`pipelens run`) trains, and how: [model] and [run] in a file.
+struct ModelDescription {
+    std::string name = "mlp";  // mlp, example, kwargs, transformer, or a TorchScript .pt path
+    int layers = 0;            // 0: two per stage
+    int hidden = 64;
+    int sequence = 16;
+    int heads = 4;
+    std::vector<std::int64_t> input_shape;  // TorchScript: one sample's shape
+    std::vector<std::string> split_points;  // "layers.3", "layers.3:end", "3"
+    int batch_size = 32;
+    std::uint64_t seed = 0;
+};
+
+struct RunSettings {
+    std::string transport = "local";           // local, gloo, nccl
+    std::int64_t timeout_ns = 10'000'000'000;  // any wait on another rank
+};
+
 struct Experiment {
     std::string name;
     std::string source;  // the file it came from, or "command line"
@@ -66,6 +84,9 @@ struct Experiment {
     LinkSpec intra_host;
     LinkSpec inter_host;
     int ranks_per_host = 8;
+
+    ModelDescription model;
+    RunSettings run;
 };
 
 // The experiment `make demo` and a bare `pipelens simulate` use: 1F1B, pp=4, m=8, uneven

@@ -219,6 +219,40 @@ void read_network(FieldReader& fields, Experiment& experiment) {
     fields.finish();
 }
 
+void read_model(FieldReader& fields, Experiment& experiment) {
+    ModelDescription& model = experiment.model;
+    fields.text("name", model.name);
+    fields.integer("layers", model.layers, 0);
+    fields.integer("hidden", model.hidden, 1);
+    fields.integer("sequence", model.sequence, 1);
+    fields.integer("heads", model.heads, 1);
+    std::vector<int> shape;
+    fields.integers("input_shape", shape);
+    model.input_shape.assign(shape.begin(), shape.end());
+    if (const toml::node* node = fields.take("split_points")) {
+        const toml::array* array = node->as_array();
+        if (!array)
+            fields.fail(*node, "split_points", "expected a list of layer names");
+        for (const toml::node& element : *array) {
+            const auto text = element.value_exact<std::string>();
+            if (!text)
+                fields.fail(element, "split_points", "expected strings such as \"layers.3\"");
+            model.split_points.push_back(*text);
+        }
+    }
+    fields.integer("batch_size", model.batch_size, 1);
+    int seed = 0;
+    fields.integer("seed", seed, 0);
+    model.seed = static_cast<std::uint64_t>(seed);
+    fields.finish();
+}
+
+void read_run(FieldReader& fields, Experiment& experiment) {
+    fields.text("transport", experiment.run.transport);
+    fields.duration("timeout", experiment.run.timeout_ns);
+    fields.finish();
+}
+
 void read_section(FieldReader& top, std::string_view key, const std::string& source,
                   const std::function<void(FieldReader&)>& read) {
     if (const toml::table* table = top.subtable(key)) {
@@ -260,6 +294,10 @@ Experiment parse_experiment_toml(std::string_view text, const std::string& sourc
                  [&](FieldReader& fields) { read_transformer(fields, experiment); });
     read_section(top, "network", source_name,
                  [&](FieldReader& fields) { read_network(fields, experiment); });
+    read_section(top, "model", source_name,
+                 [&](FieldReader& fields) { read_model(fields, experiment); });
+    read_section(top, "run", source_name,
+                 [&](FieldReader& fields) { read_run(fields, experiment); });
     top.finish();
     return experiment;
 }
@@ -332,6 +370,33 @@ std::string experiment_to_toml(const Experiment& experiment) {
         document.insert("transformer", std::move(transformer));
     }
     document.insert("network", std::move(network));
+
+    const ModelDescription& described = experiment.model;
+    toml::table model;
+    model.insert("name", described.name);
+    model.insert("layers", described.layers);
+    model.insert("hidden", described.hidden);
+    model.insert("sequence", described.sequence);
+    model.insert("heads", described.heads);
+    if (!described.input_shape.empty()) {
+        toml::array shape;
+        for (std::int64_t size : described.input_shape)
+            shape.push_back(size);
+        model.insert("input_shape", std::move(shape));
+    }
+    if (!described.split_points.empty()) {
+        toml::array points;
+        for (const std::string& point : described.split_points)
+            points.push_back(point);
+        model.insert("split_points", std::move(points));
+    }
+    model.insert("batch_size", described.batch_size);
+    model.insert("seed", static_cast<std::int64_t>(described.seed));
+    document.insert("model", std::move(model));
+    toml::table run;
+    run.insert("transport", experiment.run.transport);
+    run.insert("timeout", fmt::format("{}ns", experiment.run.timeout_ns));
+    document.insert("run", std::move(run));
     std::ostringstream out;
     out << document << "\n";
     return out.str();

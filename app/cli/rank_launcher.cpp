@@ -1,0 +1,142 @@
+// Rank processes. posix_spawn of /proc/self/exe keeps the exact binary; the environment is
+// ours plus torchrun's variables, so a rank started here and one started by hand (or by
+// torchrun) read the same configuration.
+#include "app/cli/rank_launcher.hpp"
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+extern char** environ;
+
+namespace pipelens::cli {
+namespace {
+
+std::vector<std::string> rank_environment(int rank, int process_count,
+                                          const std::string& master_address, int master_port) {
+    const auto is_ours = [](const std::string& text) {
+        for (const char* name : {"RANK=", "WORLD_SIZE=", "LOCAL_RANK=", "LOCAL_WORLD_SIZE=",
+                                 "MASTER_ADDR=", "MASTER_PORT="})
+            if (text.rfind(name, 0) == 0)
+                return true;
+        return false;
+    };
+    std::vector<std::string> variables;
+    for (char** entry = environ; *entry != nullptr; ++entry)
+        if (!is_ours(*entry))
+            variables.push_back(*entry);
+    variables.push_back(fmt::format("RANK={}", rank));
+    variables.push_back(fmt::format("WORLD_SIZE={}", process_count));
+    variables.push_back(fmt::format("LOCAL_RANK={}", rank));
+    variables.push_back(fmt::format("LOCAL_WORLD_SIZE={}", process_count));
+    variables.push_back(fmt::format("MASTER_ADDR={}", master_address));
+    variables.push_back(fmt::format("MASTER_PORT={}", master_port));
+    return variables;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& texts) {
+    std::vector<char*> result;
+    for (std::string& text : texts)
+        result.push_back(text.data());
+    result.push_back(nullptr);
+    return result;
+}
+
+std::string describe(int rank, int status) {
+    if (WIFSIGNALED(status))
+        return fmt::format("rank {} was killed by signal {} ({})", rank, WTERMSIG(status),
+                           strsignal(WTERMSIG(status)));
+    return fmt::format("rank {} exited with code {}", rank, WEXITSTATUS(status));
+}
+
+}  // namespace
+
+int free_port() {
+    const int socket_fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (socket_fd < 0)
+        throw std::runtime_error("cannot open a socket to find a free port");
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    address.sin_port = 0;
+    socklen_t length = sizeof address;
+    if (bind(socket_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        getsockname(socket_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+        close(socket_fd);
+        throw std::runtime_error("cannot find a free TCP port for the rendezvous");
+    }
+    close(socket_fd);
+    return ntohs(address.sin_port);
+}
+
+LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process_count,
+                          const std::string& master_address, int master_port,
+                          std::chrono::milliseconds grace) {
+    std::vector<pid_t> children;
+    for (int rank = 0; rank < process_count; ++rank) {
+        std::vector<std::string> argv{"pipelens"};
+        argv.insert(argv.end(), arguments.begin(), arguments.end());
+        std::vector<std::string> environment =
+            rank_environment(rank, process_count, master_address, master_port);
+        std::vector<char*> argv_pointers = pointers(argv);
+        std::vector<char*> environment_pointers = pointers(environment);
+        pid_t child = 0;
+        const int error = posix_spawn(&child, "/proc/self/exe", nullptr, nullptr,
+                                      argv_pointers.data(), environment_pointers.data());
+        if (error != 0) {
+            for (pid_t started : children)
+                kill(started, SIGKILL);
+            throw std::runtime_error(
+                fmt::format("cannot start rank {}: {}", rank, std::strerror(error)));
+        }
+        children.push_back(child);
+    }
+
+    LaunchResult result;
+    std::vector<bool> done(process_count, false);
+    int remaining = process_count;
+    auto deadline = std::chrono::steady_clock::time_point::max();
+    while (remaining > 0) {
+        for (int rank = 0; rank < process_count; ++rank) {
+            if (done[rank])
+                continue;
+            int status = 0;
+            if (waitpid(children[rank], &status, WNOHANG) != children[rank])
+                continue;
+            done[rank] = true;
+            --remaining;
+            const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+            if (ok)
+                continue;
+            result.problems.push_back(describe(rank, status));
+            const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+            result.exit_code = std::max(result.exit_code, code == 0 ? 1 : code);
+            deadline = std::min(deadline, std::chrono::steady_clock::now() + grace);
+        }
+        if (remaining > 0 && std::chrono::steady_clock::now() > deadline) {
+            for (int rank = 0; rank < process_count; ++rank)
+                if (!done[rank]) {
+                    kill(children[rank], SIGKILL);
+                    waitpid(children[rank], nullptr, 0);
+                    done[rank] = true;
+                    result.problems.push_back(fmt::format(
+                        "rank {} did not stop within {} ms of another rank failing; killed", rank,
+                        grace.count()));
+                }
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return result;
+}
+
+}  // namespace pipelens::cli

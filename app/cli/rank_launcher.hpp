@@ -1,0 +1,26 @@
+// `--nproc N`: starts N copies of this pipelens command as rank processes with torchrun's
+// environment (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and
+// waits for them. When one rank fails, the others get a grace period to stop on their own
+// (their watchdogs see the abort) before they are killed, so the launcher never hangs.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace pipelens::cli {
+
+struct LaunchResult {
+    int exit_code = 0;                  // the worst rank's exit code
+    std::vector<std::string> problems;  // "rank 2 was killed by signal 9", ...
+};
+
+// `arguments` is the command line each rank runs (argv without the program and --nproc).
+LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process_count,
+                          const std::string& master_address, int master_port,
+                          std::chrono::milliseconds grace);
+
+// A TCP port nobody listens on right now (for the rendezvous).
+int free_port();
+
+}  // namespace pipelens::cli

@@ -1,0 +1,284 @@
+// `pipelens run`: one real training step of a schedule on LibTorch ranks, compared with the same
+// model run whole on one rank, printed and recorded as a `real` run. `--nproc N` launches N rank
+// processes (torchrun's environment); `--rank/--world-size/--master` (or RANK, WORLD_SIZE,
+// MASTER_ADDR, MASTER_PORT) joins ranks started by hand.
+#include <cstdlib>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/experiment_options.hpp"
+#include "app/cli/rank_launcher.hpp"
+#include "app/cli/run_recording.hpp"
+#include "app/cli/run_report.hpp"
+#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/experiment/units.hpp"
+#include "engine/runtime/pipeline_run.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct RunOptions {
+    ExperimentOptions experiment;
+    std::optional<std::string> model;
+    std::optional<int> layers, hidden, batch;
+    std::optional<std::string> input_shape;
+    std::vector<std::string> split_points;
+    std::optional<int> seed;
+    std::optional<std::string> transport;
+    std::optional<std::string> timeout;
+    std::vector<std::string> faults;
+    bool no_reference = false;
+    int nproc = 0;
+    std::optional<int> rank, world_size;
+    std::optional<std::string> master;
+    std::string out;
+    bool json = false;
+    std::vector<std::string> original_arguments;
+};
+
+std::optional<int> environment_integer(const char* name) {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0')
+        return std::nullopt;
+    return std::atoi(value);
+}
+
+void apply_overrides(const RunOptions& options, Experiment& experiment) {
+    ModelDescription& model = experiment.model;
+    if (options.model)
+        model.name = *options.model;
+    if (options.layers)
+        model.layers = *options.layers;
+    if (options.hidden)
+        model.hidden = *options.hidden;
+    if (options.batch)
+        model.batch_size = *options.batch;
+    if (options.seed)
+        model.seed = static_cast<std::uint64_t>(*options.seed);
+    if (!options.split_points.empty())
+        model.split_points = options.split_points;
+    if (options.input_shape) {
+        model.input_shape.clear();
+        std::size_t begin = 0;
+        const std::string& text = *options.input_shape;
+        while (begin <= text.size()) {
+            const std::size_t comma = std::min(text.find(',', begin), text.size());
+            model.input_shape.push_back(std::atoll(text.substr(begin, comma - begin).c_str()));
+            begin = comma + 1;
+        }
+    }
+    if (options.transport)
+        experiment.run.transport = *options.transport;
+    if (options.timeout) {
+        try {
+            experiment.run.timeout_ns = parse_duration_ns(*options.timeout);
+        } catch (const UnitParseError& error) {
+            throw ExperimentError(fmt::format("--timeout: {}", error.what()));
+        }
+    }
+}
+
+runtime::PipelineRunOptions runtime_options(const RunOptions& options,
+                                            const Experiment& experiment) {
+    runtime::PipelineRunOptions run;
+    const ModelDescription& model = experiment.model;
+    run.model = model.name;
+    run.layers = model.layers;
+    run.hidden = model.hidden;
+    run.sequence = model.sequence;
+    run.heads = model.heads;
+    run.input_shape = model.input_shape;
+    run.seed = model.seed;
+    run.split_points = model.split_points;
+    run.batch_size = model.batch_size;
+    run.faults = options.faults;
+    run.timeout_ms = std::max<std::int64_t>(1, experiment.run.timeout_ns / 1'000'000);
+    run.check_reference = !options.no_reference;
+    run.transport = experiment.run.transport;
+    run.world_size = options.world_size.value_or(
+        environment_integer("WORLD_SIZE").value_or(experiment.shape.rank_count));
+    run.rank = options.rank.value_or(environment_integer("RANK").value_or(0));
+    if (options.master) {
+        const auto colon = options.master->rfind(':');
+        if (colon == std::string::npos)
+            throw ExperimentError("--master: expected HOST:PORT, e.g. 10.0.0.1:29500");
+        run.master_address = options.master->substr(0, colon);
+        run.master_port = std::atoi(options.master->substr(colon + 1).c_str());
+    } else {
+        if (const char* address = std::getenv("MASTER_ADDR"))
+            run.master_address = address;
+        run.master_port = environment_integer("MASTER_PORT").value_or(29500);
+    }
+    if (const auto local_rank = environment_integer("LOCAL_RANK"))
+        run.device = *local_rank;
+    return run;
+}
+
+nlohmann::ordered_json result_json(const runtime::PipelineRunResult& result,
+                                   const RunFigures& figures, std::optional<std::int64_t> run_id) {
+    nlohmann::ordered_json json = run_figures_json(figures, run_id);
+    json["completed"] = result.completed;
+    json["loss"] = result.loss;
+    json["device"] = result.device;
+    const runtime::ReferenceComparison& reference = result.reference;
+    json["reference"] = {{"checked", reference.checked},
+                         {"loss", reference.reference_loss},
+                         {"loss_error", reference.loss_error},
+                         {"output_max_error", reference.output_max_error},
+                         {"gradient_max_error", reference.gradient_max_error},
+                         {"outputs_match", reference.outputs_match},
+                         {"gradients_match", reference.gradients_match}};
+    nlohmann::ordered_json errors = nlohmann::ordered_json::array();
+    for (const runtime::RankRun& rank : result.ranks)
+        if (rank.failure)
+            errors.push_back({{"rank", rank.failure->rank},
+                              {"stage", rank.failure->stage},
+                              {"microbatch", rank.failure->microbatch},
+                              {"action", rank.failure->action},
+                              {"kind", rank.failure->kind},
+                              {"expected", rank.failure->expected},
+                              {"actual", rank.failure->actual},
+                              {"message", rank.failure->message}});
+    json["errors"] = std::move(errors);
+    return json;
+}
+
+void print_text(const runtime::PipelineRunResult& result, const RunFigures& figures,
+                const std::string& title, std::optional<std::int64_t> run_id,
+                const std::string& out) {
+    std::string text = format_run_figures(title, figures);
+    fmt::print("{}", text);
+    if (result.completed) {
+        fmt::print("loss {:.6f}\n", result.loss);
+        const runtime::ReferenceComparison& reference = result.reference;
+        if (reference.checked)
+            fmt::print(
+                "single-rank reference: loss {:.6f}; outputs {} (max abs error {:.3g}); "
+                "gradients {} (max abs error {:.3g})\n",
+                reference.reference_loss, reference.outputs_match ? "match" : "DIFFER",
+                reference.output_max_error, reference.gradients_match ? "match" : "DIFFER",
+                reference.gradient_max_error);
+    }
+    for (const runtime::RankRun& rank : result.ranks)
+        if (rank.failure)
+            fmt::print(stderr, "rank {}: {}\n", rank.rank, rank.failure->message);
+    if (run_id)
+        fmt::print("recorded as run {} in {}\n", *run_id, out);
+}
+
+int run_ranks_here(RunOptions& options) {
+    Experiment experiment = load_experiment(options.experiment);
+    apply_overrides(options, experiment);
+    const Schedule lowered = lowered_schedule_for(experiment);
+    const runtime::PipelineRunOptions run = runtime_options(options, experiment);
+    runtime::PipelineRunResult result;
+    try {
+        result = runtime::run_pipeline(run, lowered);
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
+    }
+    if (run.transport != "local" && run.rank != 0)
+        return result.completed ? kExitOk : kExitCheckFailed;  // rank 0 reports for everyone
+
+    RunFigures figures;
+    figures.step_time_ns = result.step_time_ns;
+    figures.ranks = real_rank_records(lowered, result);
+    for (const traces::RankRecord& rank : figures.ranks)
+        figures.bubble_ratio += rank.bubble_ratio / static_cast<double>(figures.ranks.size());
+    std::optional<std::int64_t> run_id;
+    if (!options.out.empty()) {
+        traces::TraceWriter writer(options.out);
+        run_id = record_real_run(writer, lowered, result, experiment);
+    }
+    if (options.json)
+        fmt::print("{}\n", result_json(result, figures, run_id).dump());
+    else
+        print_text(
+            result, figures,
+            fmt::format("{} pp={} v={} m={}, model {}, transport {} (real run, {})", lowered.name,
+                        lowered.rank_count, lowered.stages_per_rank, lowered.microbatch_count,
+                        experiment.model.name, run.transport, result.device),
+            run_id, options.out);
+    const bool matched = !result.reference.checked ||
+                         (result.reference.outputs_match && result.reference.gradients_match);
+    return result.completed && matched ? kExitOk : kExitCheckFailed;
+}
+
+int launch(const RunOptions& options) {
+    std::vector<std::string> arguments;
+    for (std::size_t index = 0; index < options.original_arguments.size(); ++index) {
+        const std::string& argument = options.original_arguments[index];
+        if (argument == "--nproc") {
+            ++index;
+            continue;
+        }
+        if (argument.rfind("--nproc=", 0) == 0)
+            continue;
+        arguments.push_back(argument);
+    }
+    std::string address = "127.0.0.1";
+    int port = 0;
+    if (options.master) {
+        const auto colon = options.master->rfind(':');
+        address = options.master->substr(0, colon);
+        port = std::atoi(options.master->substr(colon + 1).c_str());
+    } else {
+        port = free_port();
+        arguments.push_back("--master");
+        arguments.push_back(fmt::format("{}:{}", address, port));
+    }
+    const LaunchResult launched =
+        launch_ranks(arguments, options.nproc, address, port, std::chrono::seconds(30));
+    for (const std::string& problem : launched.problems)
+        fmt::print(stderr, "pipelens run: {}\n", problem);
+    return launched.exit_code;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
+    auto options = std::make_shared<RunOptions>();
+    options->original_arguments = arguments;
+    CLI::App* command = app.add_subcommand(
+        "run", "Run one training step of a schedule on real LibTorch ranks and record it");
+    add_experiment_options(*command, options->experiment, /*with_costs=*/false);
+    command->add_option("--model", options->model,
+                        "mlp, example, kwargs, transformer, or a TorchScript .pt file");
+    command->add_option("--layers", options->layers, "Model layers (default: two per stage)");
+    command->add_option("--hidden", options->hidden, "Hidden size");
+    command->add_option("--batch", options->batch, "Batch size (split into m microbatches)");
+    command->add_option("--input-shape", options->input_shape,
+                        "TorchScript models: one sample's shape, e.g. 64 or 16,64");
+    command->add_option("--split", options->split_points,
+                        "Split point: LAYER (split before it) or LAYER:end; repeatable");
+    command->add_option("--seed", options->seed, "Seed for parameters and data");
+    command->add_option("--transport", options->transport, "local, gloo or nccl");
+    command->add_option("--timeout", options->timeout,
+                        "Longest wait on another rank before it is an error (default 10s)");
+    command->add_option("--fault", options->faults,
+                        "Inject a fault: input=batch+1, input=int32, stageN=dtype:bf16, "
+                        "stageN=flatten, stageN=sleep:30s");
+    command->add_flag("--no-reference", options->no_reference,
+                      "Skip the comparison with the single-rank run");
+    command->add_option("--nproc", options->nproc, "Start this many rank processes (gloo, nccl)");
+    command->add_option("--rank", options->rank, "This process's rank (default: $RANK)");
+    command->add_option("--world-size", options->world_size, "Ranks (default: $WORLD_SIZE)");
+    command->add_option("--master", options->master,
+                        "Rendezvous HOST:PORT (default: $MASTER_ADDR:$MASTER_PORT)");
+    command->add_option("--out", options->out, "Trace file (SQLite) to record the run in");
+    command->add_flag("--json", options->json, "Print one JSON object instead of text");
+    command->callback([options] {
+        int code = 0;
+        if (options->nproc > 0)
+            code = launch(*options);
+        else
+            code = run_ranks_here(*options);
+        if (code != kExitOk)
+            throw CommandFailure(code, "");
+    });
+}
+
+}  // namespace pipelens::cli

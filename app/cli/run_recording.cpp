@@ -1,0 +1,178 @@
+// Real-run recording. Idle compute time before a computation is attributed to the rank that
+// sent the last tensor this rank received before it, the nearest measured equivalent of the
+// simulator's "input arrived last from".
+#include "app/cli/run_recording.hpp"
+
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "engine/experiment/experiment_toml.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+bool on_compute_lane(ActionKind kind) {
+    return is_compute(kind) || kind == ActionKind::reshard;
+}
+
+std::int64_t bytes_of(const std::vector<TensorMeta>& metas, bool gradients_only) {
+    std::int64_t bytes = 0;
+    for (const TensorMeta& meta : metas) {
+        if (gradients_only && !meta.requires_grad)
+            continue;
+        const std::int64_t element = meta.dtype == "f64" || meta.dtype == "i64"    ? 8
+                                     : meta.dtype == "f32" || meta.dtype == "i32"  ? 4
+                                     : meta.dtype == "bf16" || meta.dtype == "f16" ? 2
+                                                                                   : 1;
+        bytes += meta.element_count() * element;
+    }
+    return bytes;
+}
+
+std::int64_t transfer_bytes(const Action& action, const runtime::PipelineRunResult& result) {
+    const auto& inputs = result.stage_inputs;
+    switch (action.kind) {
+        case ActionKind::send_forward:
+            return action.stage + 1 < static_cast<int>(inputs.size())
+                       ? bytes_of(inputs[action.stage + 1], false)
+                       : 0;
+        case ActionKind::recv_forward:
+            return bytes_of(inputs.at(action.stage), false);
+        case ActionKind::send_backward:
+            return bytes_of(inputs.at(action.stage), true);
+        case ActionKind::recv_backward:
+            return action.stage + 1 < static_cast<int>(inputs.size())
+                       ? bytes_of(inputs[action.stage + 1], true)
+                       : 0;
+        default:
+            return 0;
+    }
+}
+
+int peer_of(const Schedule& lowered, const Action& action) {
+    const int neighbour =
+        action.kind == ActionKind::recv_forward ? action.stage - 1 : action.stage + 1;
+    return lowered.stage_to_rank.at(neighbour);
+}
+
+std::string waiting_json(const std::map<int, std::int64_t>& waiting) {
+    std::string json = "{";
+    for (const auto& [peer, idle] : waiting)
+        json += fmt::format("{}\"{}\":{}", json.size() > 1 ? "," : "", peer, idle);
+    return json + "}";
+}
+
+}  // namespace
+
+std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
+                                                  const runtime::PipelineRunResult& result) {
+    std::vector<traces::RankRecord> records;
+    for (const runtime::RankRun& rank : result.ranks) {
+        traces::RankRecord record;
+        record.rank = rank.rank;
+        std::map<int, std::int64_t> waiting;
+        std::int64_t cursor = 0;
+        bool computed = false;
+        int last_sender = rank.rank;
+        for (const runtime::ActionTiming& timing : rank.timeline) {
+            const Action& action = lowered.ranks[rank.rank][timing.step];
+            if (action.kind == ActionKind::recv_forward || action.kind == ActionKind::recv_backward)
+                last_sender = peer_of(lowered, action);
+            if (!on_compute_lane(action.kind))
+                continue;
+            record.busy_ns += timing.end_ns - timing.start_ns;
+            const std::int64_t gap = timing.start_ns - cursor;
+            if (!computed)
+                record.warmup_ns = timing.start_ns;
+            else if (gap > 0)
+                waiting[last_sender] += gap;
+            computed = true;
+            cursor = std::max(cursor, timing.end_ns);
+        }
+        record.cooldown_ns = computed ? std::max<std::int64_t>(0, result.step_time_ns - cursor) : 0;
+        record.bubble_ns = std::max<std::int64_t>(0, result.step_time_ns - record.busy_ns);
+        record.bubble_ratio = result.step_time_ns > 0
+                                  ? static_cast<double>(record.bubble_ns) / result.step_time_ns
+                                  : 0;
+        record.waiting_on = waiting_json(waiting);
+        records.push_back(std::move(record));
+    }
+    return records;
+}
+
+std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
+                             const runtime::PipelineRunResult& result,
+                             const Experiment& experiment) {
+    traces::RunRecord run;
+    run.kind = traces::RunKind::real;
+    run.schedule = lowered.name;
+    run.pp = lowered.rank_count;
+    run.v = lowered.stages_per_rank;
+    run.m = lowered.microbatch_count;
+    run.config = experiment_to_toml(experiment);
+    const std::int64_t run_id = writer.begin_run(run);
+
+    const std::vector<traces::RankRecord> ranks = real_rank_records(lowered, result);
+    double bubble_total = 0;
+    for (const traces::RankRecord& rank : ranks) {
+        writer.add_rank(run_id, rank);
+        bubble_total += rank.bubble_ratio;
+    }
+    for (const runtime::RankRun& rank : result.ranks)
+        for (const runtime::ActionTiming& timing : rank.timeline) {
+            const Action& action = lowered.ranks[rank.rank][timing.step];
+            traces::ActionRecord record;
+            record.rank = rank.rank;
+            record.step = timing.step;
+            record.lane = on_compute_lane(action.kind) ? traces::ActionLane::compute
+                                                       : traces::ActionLane::communication;
+            record.kind = static_cast<std::uint8_t>(action.kind);
+            record.stage = action.stage;
+            record.microbatch = action.microbatch;
+            record.label = lowered.text(action);
+            record.start_ns = timing.start_ns;
+            record.end_ns = timing.end_ns;
+            record.bytes = transfer_bytes(action, result);
+            record.pair_id = is_communication(action.kind) ? action.link : -1;
+            writer.add_action(run_id, record);
+        }
+    std::map<int, traces::PairRecord> pairs;
+    for (int rank = 0; rank < lowered.rank_count; ++rank)
+        for (std::size_t step = 0; step < lowered.ranks[rank].size(); ++step) {
+            const Action& action = lowered.ranks[rank][step];
+            if (!is_communication(action.kind) || action.link < 0)
+                continue;
+            traces::PairRecord& pair = pairs[action.link];
+            pair.pair_id = action.link;
+            const bool sends =
+                action.kind == ActionKind::send_forward || action.kind == ActionKind::send_backward;
+            (sends ? pair.send_rank : pair.recv_rank) = rank;
+            (sends ? pair.send_step : pair.recv_step) = static_cast<int>(step);
+            if (sends)
+                pair.bytes = transfer_bytes(action, result);
+        }
+    for (const auto& [id, pair] : pairs)
+        writer.add_pair(run_id, pair);
+    std::string first_failure;
+    for (const runtime::RankRun& rank : result.ranks) {
+        if (!rank.failure)
+            continue;
+        const runtime::RunFailure& failure = *rank.failure;
+        writer.add_error(
+            run_id, {failure.rank, failure.stage, failure.microbatch, failure.action, failure.kind,
+                     failure.expected, failure.actual, failure.message, failure.time_ns});
+        if (first_failure.empty() && failure.kind != "stopped")
+            first_failure = failure.message;
+    }
+    if (!result.completed) {
+        writer.fail_run(run_id, first_failure.empty() ? "a rank failed" : first_failure);
+        return run_id;
+    }
+    writer.finish_run(run_id, result.step_time_ns,
+                      ranks.empty() ? 0 : bubble_total / static_cast<double>(ranks.size()));
+    return run_id;
+}
+
+}  // namespace pipelens::cli

@@ -1,0 +1,25 @@
+// Records a real run into a trace with the same tables a simulation fills: the run (kind
+// `real`), per-rank figures, every executed action with its measured start and end on the
+// compute or communication lane, the send/recv pairs, and every rank's failure in `errors`.
+// A run that failed is still recorded (what ran, and why it stopped) and marked `failed`.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/experiment/experiment.hpp"
+#include "engine/runtime/pipeline_run.hpp"
+#include "engine/schedule/schedule.hpp"
+#include "traces/trace_records.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::cli {
+
+// Per-rank busy/bubble/warm-up/cool-down/waiting from a measured timeline.
+std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
+                                                  const runtime::PipelineRunResult& result);
+
+std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
+                             const runtime::PipelineRunResult& result,
+                             const Experiment& experiment);
+
+}  // namespace pipelens::cli

@@ -1,0 +1,33 @@
+// Faults injected on purpose, to provoke the failures pipelens must diagnose:
+//   input=batch+1      stage 0 gets one extra sample per microbatch (shape mismatch)
+//   input=int32        stage 0 gets its inputs as int32 (dtype mismatch)
+//   stageN=dtype:bf16  stage N's outputs change dtype (any dtype name: bf16, f16, f64, ...)
+//   stageN=flatten     stage N's outputs are flattened (shape mismatch)
+//   stageN=sleep:30s   stage N sleeps in each forward (a stuck rank; others time out)
+// Torch-free: parsed from the command line and applied by the executor.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pipelens::runtime {
+
+struct Fault {
+    enum class Kind { extra_input_sample, input_dtype, output_dtype, flatten_output, sleep };
+    Kind kind = Kind::sleep;
+    int stage = 0;      // the stage it applies to (0 for input faults)
+    std::string dtype;  // input_dtype, output_dtype: PyTorch short name
+    std::int64_t sleep_ns = 0;
+    std::string text;  // as given, for messages
+};
+
+class FaultParseError : public std::invalid_argument {
+  public:
+    using std::invalid_argument::invalid_argument;
+};
+
+Fault parse_fault(const std::string& text);
+
+}  // namespace pipelens::runtime

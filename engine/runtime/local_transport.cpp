@@ -1,0 +1,88 @@
+// Local transport. One mutex guards the whole fabric: a step moves a few hundred messages, and
+// one lock keeps abort, delivery and waiting trivially consistent.
+#include "engine/runtime/local_transport.hpp"
+
+#include <fmt/format.h>
+
+namespace pipelens::runtime {
+
+void LocalTransport::send(int peer, int tag, const TensorList& tensors) {
+    TensorList copies;
+    copies.reserve(tensors.size());
+    for (const torch::Tensor& tensor : tensors)
+        copies.push_back(tensor.detach().clone());
+    {
+        std::lock_guard lock(fabric_->mutex_);
+        fabric_->mailboxes_[{peer, rank_, tag}] = std::move(copies);
+    }
+    fabric_->changed_.notify_all();
+}
+
+void LocalTransport::recv(int peer, int tag, TensorList& buffers,
+                          std::chrono::milliseconds timeout) {
+    std::unique_lock lock(fabric_->mutex_);
+    const LocalFabric::Key key{rank_, peer, tag};
+    const bool ready = fabric_->changed_.wait_for(
+        lock, timeout, [&] { return fabric_->abort_reason_ || fabric_->mailboxes_.contains(key); });
+    if (fabric_->abort_reason_)
+        throw TransportAborted(*fabric_->abort_reason_);
+    if (!ready)
+        throw TransportTimeout(
+            fmt::format("no data from rank {} (tag {}) within {} ms", peer, tag, timeout.count()));
+    TensorList sent = std::move(fabric_->mailboxes_.at(key));
+    fabric_->mailboxes_.erase(key);
+    lock.unlock();
+    if (sent.size() != buffers.size())
+        throw std::runtime_error(
+            fmt::format("rank {} sent {} tensors (tag {}) but rank {} expects {}", peer,
+                        sent.size(), tag, rank_, buffers.size()));
+    for (std::size_t index = 0; index < sent.size(); ++index) {
+        if (sent[index].numel() != buffers[index].numel() ||
+            sent[index].scalar_type() != buffers[index].scalar_type())
+            throw std::runtime_error(fmt::format(
+                "rank {} sent tensor {} (tag {}) with {} elements of {} but rank {} expects {} of "
+                "{}",
+                peer, index, tag, sent[index].numel(), c10::toString(sent[index].scalar_type()),
+                rank_, buffers[index].numel(), c10::toString(buffers[index].scalar_type())));
+        buffers[index].copy_(sent[index].view(buffers[index].sizes()));
+    }
+}
+
+void LocalTransport::abort(const std::string& reason) {
+    {
+        std::lock_guard lock(fabric_->mutex_);
+        if (!fabric_->abort_reason_)
+            fabric_->abort_reason_ = reason;
+    }
+    fabric_->changed_.notify_all();
+}
+
+void LocalTransport::check_aborted() {
+    std::lock_guard lock(fabric_->mutex_);
+    if (fabric_->abort_reason_)
+        throw TransportAborted(*fabric_->abort_reason_);
+}
+
+std::vector<std::string> LocalTransport::gather_to_rank_zero(const std::string& payload,
+                                                             std::chrono::milliseconds timeout) {
+    std::unique_lock lock(fabric_->mutex_);
+    fabric_->gathered_[rank_] = payload;
+    fabric_->changed_.notify_all();
+    if (rank_ != 0)
+        return {};
+    const bool complete = fabric_->changed_.wait_for(lock, timeout, [&] {
+        for (const auto& item : fabric_->gathered_)
+            if (!item)
+                return false;
+        return true;
+    });
+    if (!complete)
+        throw TransportTimeout(
+            fmt::format("not every rank reported within {} ms", timeout.count()));
+    std::vector<std::string> all;
+    for (auto& item : fabric_->gathered_)
+        all.push_back(std::move(*item));
+    return all;
+}
+
+}  // namespace pipelens::runtime

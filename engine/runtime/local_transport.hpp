@@ -1,0 +1,55 @@
+// The `local` transport: ranks are threads of one process sharing a LocalFabric of mailboxes.
+// A send copies the tensors into the receiver's mailbox (so the receiver never aliases the
+// sender's memory, as with a real wire); a receive waits on a condition variable for its
+// (sender, tag) slot, the abort flag or the deadline.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <tuple>
+
+#include "engine/runtime/transport.hpp"
+
+namespace pipelens::runtime {
+
+class LocalFabric {
+  public:
+    explicit LocalFabric(int world_size) : world_size_(world_size), gathered_(world_size) {}
+    int world_size() const { return world_size_; }
+
+  private:
+    friend class LocalTransport;
+    using Key = std::tuple<int, int, int>;  // receiver, sender, tag
+
+    int world_size_;
+    std::mutex mutex_;
+    std::condition_variable changed_;
+    std::map<Key, TensorList> mailboxes_;
+    std::optional<std::string> abort_reason_;
+    std::vector<std::optional<std::string>> gathered_;
+};
+
+class LocalTransport : public Transport {
+  public:
+    LocalTransport(std::shared_ptr<LocalFabric> fabric, int rank)
+        : fabric_(std::move(fabric)), rank_(rank) {}
+
+    int rank() const override { return rank_; }
+    int world_size() const override { return fabric_->world_size(); }
+    void send(int peer, int tag, const TensorList& tensors) override;
+    void recv(int peer, int tag, TensorList& buffers, std::chrono::milliseconds timeout) override;
+    void finish_sends(std::chrono::milliseconds) override {}
+    void abort(const std::string& reason) override;
+    void check_aborted() override;
+    std::vector<std::string> gather_to_rank_zero(const std::string& payload,
+                                                 std::chrono::milliseconds timeout) override;
+
+  private:
+    std::shared_ptr<LocalFabric> fabric_;
+    int rank_;
+};
+
+}  // namespace pipelens::runtime

@@ -1,0 +1,61 @@
+// The built-in models a pipeline can run, each as an ordered list of named layers that map a
+// list of tensors to a list of tensors, so a model splits into stages between any two layers
+// and a stage boundary may carry several tensors (some without gradients):
+//
+//   mlp          a stack of MLP blocks (Linear, ReLU, Linear), like upstream's MultiMLP
+//   example      upstream's ExampleCode, repeated: matmul with a parameter, ReLU, a value that
+//                does not require grad carried across the boundary, a skip connection
+//   kwargs       upstream's ModelWithKwargs: a second input `y` passed by keyword into layer 0
+//   transformer  pre-norm transformer blocks (self-attention and MLP with residuals)
+//   FILE.pt      a TorchScript module, its top-level children as the layers (each called with
+//                the previous child's output)
+//
+// Every rank builds the whole model from the same seed, so all ranks and the single-rank
+// reference agree on the parameters without sending them.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+namespace pipelens::runtime {
+
+using TensorList = std::vector<torch::Tensor>;
+
+struct ModelLayer {
+    std::string name;
+    std::function<TensorList(const TensorList&)> forward;
+    std::vector<torch::Tensor> parameters;
+};
+
+struct ModelSpec {
+    std::string name = "mlp";  // a built-in name or a TorchScript file path
+    int layers = 0;            // 0: two per stage
+    int hidden = 64;
+    int sequence = 16;                      // transformer only
+    int heads = 4;                          // transformer only
+    std::vector<std::int64_t> input_shape;  // TorchScript only: one sample's shape
+    std::uint64_t seed = 0;
+};
+
+struct PipelineModel {
+    std::string name;
+    std::vector<ModelLayer> layers;
+    std::vector<std::string> input_names;       // model inputs, e.g. {"x"} or {"x", "y"}
+    std::vector<std::shared_ptr<void>> owners;  // keeps the modules the layers call alive
+    // A batch of `batch_size` samples: the model inputs and the regression target.
+    std::function<std::pair<TensorList, torch::Tensor>(int batch_size, std::uint64_t seed)>
+        make_batch;
+};
+
+// Builds the model for `stage_count` stages (layers = 2 per stage unless given). Throws
+// std::invalid_argument naming the model for an unknown name or an unloadable file.
+PipelineModel build_model(const ModelSpec& spec, int stage_count);
+
+// Runs all layers in order: the single-rank reference.
+TensorList run_layers(const std::vector<ModelLayer>& layers, TensorList values);
+
+}  // namespace pipelens::runtime

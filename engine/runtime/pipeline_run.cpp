@@ -1,0 +1,402 @@
+// Pipeline runs: set-up (model, split, batch, shape inference), one step per rank, the
+// single-rank reference, and the gathering of every rank's report on rank 0. Reports travel as
+// JSON through the transport, the same way for threads and processes, so `local` exercises the
+// exact path `gloo` and `nccl` take.
+#include "engine/runtime/pipeline_run.hpp"
+
+#include <barrier>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/runtime/gloo_transport.hpp"
+#include "engine/runtime/local_transport.hpp"
+#include "engine/runtime/nccl_transport.hpp"
+#include "engine/runtime/rank_executor.hpp"
+#include "engine/runtime/stage_split.hpp"
+#include "engine/runtime/torch_meta.hpp"
+
+namespace pipelens::runtime {
+namespace {
+
+ModelSpec model_spec(const PipelineRunOptions& options) {
+    ModelSpec spec;
+    spec.name = options.model;
+    spec.layers = options.layers;
+    spec.hidden = options.hidden;
+    spec.sequence = options.sequence;
+    spec.heads = options.heads;
+    spec.input_shape = options.input_shape;
+    spec.seed = options.seed;
+    return spec;
+}
+
+std::vector<StageLayers> plan_stages(const PipelineModel& model, const PipelineRunOptions& options,
+                                     int stage_count) {
+    std::vector<std::string> names;
+    for (const ModelLayer& layer : model.layers)
+        names.push_back(layer.name);
+    std::vector<SplitPoint> points;
+    for (const std::string& text : options.split_points)
+        points.push_back(parse_split_point(text));
+    return split_layers(names, stage_count, points);
+}
+
+std::vector<ModelLayer> layers_of(const PipelineModel& model, const StageLayers& stage) {
+    return {model.layers.begin() + stage.first, model.layers.begin() + stage.first + stage.count};
+}
+
+struct Batch {
+    std::vector<TensorList> microbatch_inputs;
+    std::vector<torch::Tensor> targets;
+    TensorList whole_inputs;
+    torch::Tensor whole_target;
+};
+
+Batch make_batch(const PipelineModel& model, const PipelineRunOptions& options, int microbatches) {
+    if (options.batch_size < microbatches || options.batch_size % microbatches != 0)
+        throw std::invalid_argument(
+            fmt::format("batch size {} does not split into m={} equal microbatches",
+                        options.batch_size, microbatches));
+    Batch batch;
+    std::tie(batch.whole_inputs, batch.whole_target) =
+        model.make_batch(options.batch_size, options.seed);
+    batch.microbatch_inputs.resize(microbatches);
+    for (const torch::Tensor& input : batch.whole_inputs) {
+        const TensorList chunks = input.chunk(microbatches, 0);
+        for (int index = 0; index < microbatches; ++index)
+            batch.microbatch_inputs[index].push_back(chunks[index].contiguous());
+    }
+    for (const torch::Tensor& chunk : batch.whole_target.chunk(microbatches, 0))
+        batch.targets.push_back(chunk.contiguous());
+    return batch;
+}
+
+// Runs microbatch 0 through the stages in order, recording what crosses every boundary.
+std::vector<StageMeta> infer_shapes(const PipelineModel& model,
+                                    const std::vector<StageLayers>& stages, const Batch& batch) {
+    std::vector<StageMeta> metas(stages.size());
+    TensorList values = batch.microbatch_inputs.at(0);
+    for (std::size_t index = 0; index < stages.size(); ++index) {
+        TensorList inputs;
+        for (const torch::Tensor& value : values)
+            inputs.push_back(value.detach().requires_grad_(index > 0 && value.requires_grad()));
+        metas[index].inputs = metas_of(inputs);
+        values = run_layers(layers_of(model, stages[index]), inputs);
+        metas[index].outputs = metas_of(values);
+    }
+    return metas;
+}
+
+// What one rank reports to rank 0.
+struct RankReport {
+    RankRun run;
+    bool holds_last_stage = false;
+    double loss = 0;
+    double reference_loss = 0;
+    double output_max_error = 0;
+    double gradient_max_error = 0;
+    bool outputs_match = true;
+    bool gradients_match = true;
+};
+
+nlohmann::json to_json(const RankReport& report) {
+    nlohmann::json json;
+    json["rank"] = report.run.rank;
+    json["busy_ns"] = report.run.busy_ns;
+    nlohmann::json timeline = nlohmann::json::array();
+    for (const ActionTiming& timing : report.run.timeline)
+        timeline.push_back({timing.step, timing.start_ns, timing.end_ns});
+    json["timeline"] = std::move(timeline);
+    if (report.run.failure) {
+        const RunFailure& failure = *report.run.failure;
+        json["failure"] = {{"rank", failure.rank},
+                           {"stage", failure.stage},
+                           {"microbatch", failure.microbatch},
+                           {"action", failure.action},
+                           {"kind", failure.kind},
+                           {"expected", failure.expected},
+                           {"actual", failure.actual},
+                           {"message", failure.message},
+                           {"time_ns", failure.time_ns}};
+    }
+    json["holds_last_stage"] = report.holds_last_stage;
+    json["loss"] = report.loss;
+    json["reference_loss"] = report.reference_loss;
+    json["output_max_error"] = report.output_max_error;
+    json["gradient_max_error"] = report.gradient_max_error;
+    json["outputs_match"] = report.outputs_match;
+    json["gradients_match"] = report.gradients_match;
+    return json;
+}
+
+RankReport from_json(const nlohmann::json& json) {
+    RankReport report;
+    report.run.rank = json.at("rank");
+    report.run.busy_ns = json.at("busy_ns");
+    for (const auto& timing : json.at("timeline"))
+        report.run.timeline.push_back({timing[0], timing[1], timing[2]});
+    if (json.contains("failure")) {
+        const auto& failure = json["failure"];
+        report.run.failure =
+            RunFailure{failure["rank"],   failure["stage"],   failure["microbatch"],
+                       failure["action"], failure["kind"],    failure["expected"],
+                       failure["actual"], failure["message"], failure["time_ns"]};
+    }
+    report.holds_last_stage = json.at("holds_last_stage");
+    report.loss = json.at("loss");
+    report.reference_loss = json.at("reference_loss");
+    report.output_max_error = json.at("output_max_error");
+    report.gradient_max_error = json.at("gradient_max_error");
+    report.outputs_match = json.at("outputs_match");
+    report.gradients_match = json.at("gradients_match");
+    return report;
+}
+
+bool close(const torch::Tensor& actual, const torch::Tensor& expected, double& max_error) {
+    max_error = std::max(max_error, (actual - expected).abs().max().item<double>());
+    return torch::allclose(actual, expected, kRelativeTolerance, kAbsoluteTolerance);
+}
+
+// The single-rank reference: the whole model on the whole batch, compared with what this rank
+// computed for its stages.
+void compare_with_reference(const PipelineRunOptions& options, int stage_count,
+                            const std::vector<StageLayers>& stages, const RankPlan& plan,
+                            const Batch& batch, RankReport& report) {
+    const PipelineModel reference = build_model(model_spec(options), stage_count);
+    const torch::Tensor output = run_layers(reference.layers, batch.whole_inputs).at(0);
+    const torch::Tensor loss = torch::mse_loss(output, batch.whole_target);
+    loss.backward();
+    report.reference_loss = loss.item<double>();
+    for (const auto& [index, stage] : plan.stages) {
+        const std::vector<torch::Tensor> mine = stage->parameters();
+        std::vector<torch::Tensor> theirs;
+        for (const ModelLayer& layer : layers_of(reference, stages[index]))
+            theirs.insert(theirs.end(), layer.parameters.begin(), layer.parameters.end());
+        for (std::size_t at = 0; at < mine.size() && at < theirs.size(); ++at) {
+            if (!mine[at].grad().defined() || !theirs[at].grad().defined()) {
+                report.gradients_match &= mine[at].grad().defined() == theirs[at].grad().defined();
+                continue;
+            }
+            report.gradients_match &=
+                close(mine[at].grad(), theirs[at].grad(), report.gradient_max_error);
+        }
+        if (stage->is_last()) {
+            TensorList outputs;
+            for (int microbatch = 0; microbatch < static_cast<int>(batch.targets.size());
+                 ++microbatch)
+                outputs.push_back(stage->output(microbatch));
+            report.outputs_match =
+                close(torch::cat(outputs), output.detach(), report.output_max_error);
+        }
+    }
+}
+
+// Everything a rank needs before the step starts: built once, outside the timed step.
+struct PreparedRank {
+    PipelineModel model;
+    std::vector<StageLayers> stages;
+    Batch batch;
+    RankPlan plan;
+};
+
+std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
+                                           const Schedule& lowered, int rank) {
+    const int stage_count = lowered.stage_count;
+    auto prepared = std::make_unique<PreparedRank>();
+    prepared->model = build_model(model_spec(options), stage_count);
+    prepared->stages = plan_stages(prepared->model, options, stage_count);
+    prepared->batch = make_batch(prepared->model, options, lowered.microbatch_count);
+    RankPlan& plan = prepared->plan;
+    plan.rank = rank;
+    plan.lowered = &lowered;
+    plan.stage_meta = infer_shapes(prepared->model, prepared->stages, prepared->batch);
+    plan.timeout = std::chrono::milliseconds(options.timeout_ms);
+    for (const std::string& text : options.faults)
+        plan.faults.push_back(parse_fault(text));
+    for (int index = 0; index < stage_count; ++index)
+        if (lowered.stage_to_rank[index] == rank)
+            plan.stages[index] = std::make_unique<PipelineStage>(
+                index, stage_count, lowered.microbatch_count,
+                layers_of(prepared->model, prepared->stages[index]), plan.stage_meta[index]);
+    if (plan.stages.contains(0))
+        plan.microbatch_inputs = prepared->batch.microbatch_inputs;
+    if (plan.stages.contains(stage_count - 1))
+        plan.targets = prepared->batch.targets;
+    return prepared;
+}
+
+RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& lowered,
+                             PreparedRank& prepared, Transport& transport,
+                             std::chrono::steady_clock::time_point epoch) {
+    const int stage_count = lowered.stage_count;
+    const int rank = prepared.plan.rank;
+    RankPlan& plan = prepared.plan;
+    const RankOutcome outcome = execute_rank(plan, transport, epoch);
+    RankReport report;
+    report.run.rank = rank;
+    for (const TimedAction& timed : outcome.timeline) {
+        report.run.timeline.push_back({timed.step, timed.start_ns, timed.end_ns});
+        if (is_compute(lowered.ranks[rank][timed.step].kind))
+            report.run.busy_ns += timed.end_ns - timed.start_ns;
+    }
+    if (outcome.failure) {
+        const RankFailure& failure = *outcome.failure;
+        report.run.failure = RunFailure{rank,           failure.stage,   failure.microbatch,
+                                        failure.action, failure.kind,    failure.expected,
+                                        failure.actual, failure.message, failure.time_ns};
+        return report;
+    }
+    if (plan.stages.contains(stage_count - 1)) {
+        report.holds_last_stage = true;
+        for (int microbatch = 0; microbatch < lowered.microbatch_count; ++microbatch)
+            report.loss += plan.stages.at(stage_count - 1)->loss(microbatch);
+        report.loss /= lowered.microbatch_count;
+    }
+    if (options.check_reference)
+        compare_with_reference(options, stage_count, prepared.stages, plan, prepared.batch, report);
+    return report;
+}
+
+PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRunOptions& options,
+                        const Schedule& lowered) {
+    PipelineRunResult result;
+    result.completed = true;
+    result.device = "cpu";
+    result.reference.checked = options.check_reference;
+    result.reference.outputs_match = true;
+    result.reference.gradients_match = true;
+    for (const RankReport& report : reports) {
+        result.ranks.push_back(report.run);
+        result.completed &= !report.run.failure.has_value();
+        for (const ActionTiming& timing : report.run.timeline)
+            result.step_time_ns = std::max(result.step_time_ns, timing.end_ns);
+        if (report.holds_last_stage) {
+            result.loss = report.loss;
+            result.reference.reference_loss = report.reference_loss;
+            result.reference.loss_error = std::abs(report.loss - report.reference_loss);
+        }
+        result.reference.output_max_error =
+            std::max(result.reference.output_max_error, report.output_max_error);
+        result.reference.gradient_max_error =
+            std::max(result.reference.gradient_max_error, report.gradient_max_error);
+        result.reference.outputs_match &= report.outputs_match;
+        result.reference.gradients_match &= report.gradients_match;
+    }
+    if (!result.completed) {
+        result.reference.outputs_match = result.reference.gradients_match = false;
+    }
+    (void)lowered;
+    return result;
+}
+
+std::vector<std::vector<TensorMeta>> boundary_inputs(const PipelineRunOptions& options,
+                                                     const Schedule& lowered) {
+    const PipelineModel model = build_model(model_spec(options), lowered.stage_count);
+    const auto stages = plan_stages(model, options, lowered.stage_count);
+    const Batch batch = make_batch(model, options, lowered.microbatch_count);
+    std::vector<std::vector<TensorMeta>> inputs;
+    for (const StageMeta& meta : infer_shapes(model, stages, batch))
+        inputs.push_back(meta.inputs);
+    return inputs;
+}
+
+PipelineRunResult run_local(const PipelineRunOptions& options, const Schedule& lowered) {
+    const int world_size = lowered.rank_count;
+    auto fabric = std::make_shared<LocalFabric>(world_size);
+    std::vector<std::string> payloads;
+    std::vector<std::string> thread_errors(world_size);
+    // Every rank prepares (model, batch, shape inference), then all start the step together:
+    // time zero of every timeline is the moment the last rank got ready.
+    std::chrono::steady_clock::time_point epoch;
+    std::barrier ready(world_size, [&]() noexcept { epoch = std::chrono::steady_clock::now(); });
+    {
+        std::vector<std::jthread> threads;
+        for (int rank = 0; rank < world_size; ++rank)
+            threads.emplace_back([&, rank] {
+                LocalTransport transport(fabric, rank);
+                std::unique_ptr<PreparedRank> prepared;
+                try {
+                    prepared = prepare_rank(options, lowered, rank);
+                } catch (const std::exception& error) {
+                    thread_errors[rank] = error.what();
+                }
+                ready.arrive_and_wait();
+                if (!prepared)
+                    return;
+                try {
+                    const RankReport report =
+                        run_prepared_rank(options, lowered, *prepared, transport, epoch);
+                    auto gathered = transport.gather_to_rank_zero(
+                        to_json(report).dump(), std::chrono::milliseconds(options.timeout_ms));
+                    if (rank == 0)
+                        payloads = std::move(gathered);
+                } catch (const std::exception& error) {
+                    thread_errors[rank] = error.what();
+                    transport.abort(fmt::format("rank {}: {}", rank, error.what()));
+                }
+            });
+    }
+    for (int rank = 0; rank < world_size; ++rank)
+        if (!thread_errors[rank].empty())
+            throw std::runtime_error(fmt::format("rank {}: {}", rank, thread_errors[rank]));
+    std::vector<RankReport> reports;
+    for (const std::string& payload : payloads)
+        reports.push_back(from_json(nlohmann::json::parse(payload)));
+    return merge(reports, options, lowered);
+}
+
+PipelineRunResult run_distributed(const PipelineRunOptions& options, const Schedule& lowered) {
+    Rendezvous rendezvous;
+    rendezvous.master_address = options.master_address;
+    rendezvous.master_port = options.master_port;
+    rendezvous.rank = options.rank;
+    rendezvous.world_size = options.world_size;
+    rendezvous.timeout = std::chrono::milliseconds(options.timeout_ms);
+    if (options.world_size != lowered.rank_count)
+        throw std::invalid_argument(
+            fmt::format("the schedule has {} ranks but the world size is {}", lowered.rank_count,
+                        options.world_size));
+    std::unique_ptr<Transport> transport =
+        options.transport == "gloo"
+            ? make_gloo_transport(rendezvous)
+            : make_nccl_transport(rendezvous, options.device >= 0 ? options.device : options.rank);
+    std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
+    transport->barrier(std::chrono::milliseconds(options.timeout_ms));
+    const auto epoch = std::chrono::steady_clock::now();
+    RankReport report = run_prepared_rank(options, lowered, *prepared, *transport, epoch);
+    const auto payloads = transport->gather_to_rank_zero(
+        to_json(report).dump(), std::chrono::milliseconds(options.timeout_ms));
+    if (options.rank != 0)
+        return merge({report}, options, lowered);
+    std::vector<RankReport> reports;
+    for (const std::string& payload : payloads)
+        reports.push_back(from_json(nlohmann::json::parse(payload)));
+    return merge(reports, options, lowered);
+}
+
+}  // namespace
+
+PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule& lowered) {
+    if (!lowered.has_communication)
+        throw std::invalid_argument("run_pipeline needs a lowered schedule (with SEND/RECV)");
+    for (const std::string& text : options.faults)
+        parse_fault(text);
+    // Builds, splits and infers once up front, so a bad model, split or batch is one error
+    // here instead of one per rank.
+    std::vector<std::vector<TensorMeta>> stage_inputs = boundary_inputs(options, lowered);
+    torch::set_num_threads(1);  // ranks are the parallelism; intra-op threads would oversubscribe
+    PipelineRunResult result;
+    if (options.transport == "local")
+        result = run_local(options, lowered);
+    else if (options.transport == "gloo" || options.transport == "nccl")
+        result = run_distributed(options, lowered);
+    else
+        throw std::invalid_argument("unknown transport '" + options.transport +
+                                    "' (use local, gloo or nccl)");
+    result.stage_inputs = std::move(stage_inputs);
+    return result;
+}
+
+}  // namespace pipelens::runtime

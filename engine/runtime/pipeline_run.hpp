@@ -1,0 +1,96 @@
+// Running a pipeline for real: the torch-free face of engine/runtime, so the CLI and the trace
+// code never include LibTorch. A run builds the model on every rank from one seed, splits it
+// into stages, fixes every boundary's metadata by shape inference on one microbatch, executes
+// one training step of the lowered schedule on the chosen transport, and compares the loss,
+// outputs and gradients with the same model run whole on one rank.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/schedule/schedule.hpp"
+#include "engine/tensor/tensor_meta.hpp"
+
+namespace pipelens::runtime {
+
+struct PipelineRunOptions {
+    std::string model = "mlp";  // mlp, example, kwargs, transformer or a TorchScript .pt file
+    int layers = 0;             // 0: two per stage
+    int hidden = 64;
+    int sequence = 16;
+    int heads = 4;
+    std::vector<std::int64_t> input_shape;  // TorchScript: one sample's shape
+    std::uint64_t seed = 0;
+    std::vector<std::string> split_points;  // "layers.3", "layers.3:end", "3"
+    int batch_size = 32;                    // the whole batch; split into m microbatches
+    std::vector<std::string> faults;        // see faults.hpp
+    std::int64_t timeout_ms = 10'000;       // any wait on another rank
+    bool check_reference = true;
+
+    std::string transport = "local";  // local, gloo, nccl
+    int rank = 0;                     // gloo/nccl: this process's rank
+    int world_size = 1;
+    std::string master_address = "127.0.0.1";
+    int master_port = 29500;
+    int device = -1;  // nccl: the GPU (default: rank)
+};
+
+struct ActionTiming {
+    int step = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+};
+
+struct RunFailure {
+    int rank = -1;
+    int stage = -1;
+    int microbatch = -1;
+    std::string action;
+    std::string kind;
+    std::string expected;
+    std::string actual;
+    std::string message;
+    std::int64_t time_ns = 0;
+};
+
+struct RankRun {
+    int rank = 0;
+    std::vector<ActionTiming> timeline;
+    std::int64_t busy_ns = 0;  // compute actions
+    std::optional<RunFailure> failure;
+};
+
+struct ReferenceComparison {
+    bool checked = false;
+    double reference_loss = 0;
+    double loss_error = 0;          // |pipelined - reference|
+    double output_max_error = 0;    // max abs over the model's outputs
+    double gradient_max_error = 0;  // max abs over every parameter gradient
+    bool outputs_match = false;
+    bool gradients_match = false;
+};
+
+struct PipelineRunResult {
+    bool completed = false;  // every rank ran every action
+    std::int64_t step_time_ns = 0;
+    double loss = 0;
+    std::vector<RankRun> ranks;
+    std::vector<std::vector<TensorMeta>> stage_inputs;  // shape inference, per stage
+    ReferenceComparison reference;
+    std::string device;  // "cpu", "cuda:0"
+};
+
+// Tolerances of the reference comparison (float32 with microbatched summation order).
+inline constexpr double kRelativeTolerance = 1e-4;
+inline constexpr double kAbsoluteTolerance = 1e-5;
+
+// `lowered` must come from the experiment's schedule. For `local` every rank runs as a thread
+// here and the result has all ranks. For `gloo`/`nccl` this process runs options.rank; rank 0
+// gets every rank's part, the others only their own. Throws std::invalid_argument for a bad
+// option (model, split, fault, batch) and TransportUnavailable-derived errors as
+// std::runtime_error with one-line messages.
+PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule& lowered);
+
+}  // namespace pipelens::runtime

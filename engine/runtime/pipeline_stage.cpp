@@ -1,0 +1,133 @@
+// Stage execution on LibTorch autograd. I uses autograd::grad on the stage inputs with the
+// graph retained; W then runs autograd::backward restricted to the parameters. That recomputes
+// nothing in the forward but walks the backward graph twice, which is the price of splitting
+// it without hooking autograd internals.
+#include "engine/runtime/pipeline_stage.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipelens::runtime {
+
+PipelineStage::PipelineStage(int index, int stage_count, int microbatch_count,
+                             std::vector<ModelLayer> layers, StageMeta meta)
+    : index_(index),
+      stage_count_(stage_count),
+      microbatch_count_(microbatch_count),
+      layers_(std::move(layers)),
+      meta_(std::move(meta)) {}
+
+PipelineStage::MicrobatchState& PipelineStage::state(int microbatch, const char* action) {
+    const auto found = states_.find(microbatch);
+    if (found == states_.end())
+        throw std::logic_error(fmt::format("stage {} runs {} of microbatch {} before its forward",
+                                           index_, action, microbatch));
+    return found->second;
+}
+
+TensorList PipelineStage::forward(int microbatch, const TensorList& inputs,
+                                  const torch::Tensor& target) {
+    MicrobatchState state;
+    for (std::size_t index = 0; index < inputs.size(); ++index) {
+        const bool wants_grad = index < meta_.inputs.size() && meta_.inputs[index].requires_grad;
+        state.inputs.push_back(inputs[index].detach().requires_grad_(wants_grad));
+    }
+    state.outputs = run_layers(layers_, state.inputs);
+    TensorList sent;
+    if (is_last()) {
+        state.final_output = state.outputs.at(0);
+        state.loss = torch::mse_loss(state.final_output, target);
+        losses_[microbatch] = state.loss.item<double>();
+        final_outputs_[microbatch] = state.final_output.detach();
+    } else {
+        for (const torch::Tensor& output : state.outputs)
+            sent.push_back(output.detach());
+    }
+    states_[microbatch] = std::move(state);
+    return sent;
+}
+
+void PipelineStage::set_roots(MicrobatchState& state, const TensorList& output_gradients) const {
+    state.roots.clear();
+    state.root_grads.clear();
+    if (is_last()) {
+        state.roots.push_back(state.loss / static_cast<double>(microbatch_count_));
+        state.root_grads.push_back(torch::ones_like(state.loss));
+        return;
+    }
+    for (std::size_t index = 0; index < state.outputs.size(); ++index) {
+        if (!state.outputs[index].requires_grad())
+            continue;
+        if (index >= output_gradients.size() || !output_gradients[index].defined())
+            throw std::runtime_error(fmt::format(
+                "stage {}: no gradient arrived for output {}, which requires one", index_, index));
+        state.roots.push_back(state.outputs[index]);
+        state.root_grads.push_back(output_gradients[index]);
+    }
+}
+
+TensorList PipelineStage::input_gradients_of(const MicrobatchState& state) const {
+    TensorList gradients;
+    for (const torch::Tensor& input : state.inputs)
+        gradients.push_back(input.requires_grad() && input.grad().defined() ? input.grad()
+                                                                            : torch::Tensor());
+    return gradients;
+}
+
+TensorList PipelineStage::backward_input(int microbatch, const TensorList& output_gradients) {
+    MicrobatchState& current = state(microbatch, "I");
+    set_roots(current, output_gradients);
+    TensorList wanted;
+    for (const torch::Tensor& input : current.inputs)
+        if (input.requires_grad())
+            wanted.push_back(input);
+    TensorList gradients(current.inputs.size());
+    if (wanted.empty() || current.roots.empty())
+        return gradients;
+    const TensorList computed = torch::autograd::grad(current.roots, wanted, current.root_grads,
+                                                      /*retain_graph=*/true,
+                                                      /*create_graph=*/false,
+                                                      /*allow_unused=*/true);
+    std::size_t next = 0;
+    for (std::size_t index = 0; index < current.inputs.size(); ++index)
+        if (current.inputs[index].requires_grad())
+            gradients[index] = computed[next++];
+    return gradients;
+}
+
+void PipelineStage::backward_weight(int microbatch) {
+    MicrobatchState& current = state(microbatch, "W");
+    const std::vector<torch::Tensor> weights = parameters();
+    if (!current.roots.empty() && !weights.empty())
+        torch::autograd::backward(current.roots, current.root_grads, /*retain_graph=*/false,
+                                  /*create_graph=*/false, weights);
+    states_.erase(microbatch);
+}
+
+TensorList PipelineStage::full_backward(int microbatch, const TensorList& output_gradients) {
+    MicrobatchState& current = state(microbatch, "B");
+    set_roots(current, output_gradients);
+    if (!current.roots.empty())
+        torch::autograd::backward(current.roots, current.root_grads);
+    TensorList gradients = input_gradients_of(current);
+    states_.erase(microbatch);
+    return gradients;
+}
+
+double PipelineStage::loss(int microbatch) const {
+    return losses_.at(microbatch);
+}
+
+const torch::Tensor& PipelineStage::output(int microbatch) const {
+    return final_outputs_.at(microbatch);
+}
+
+std::vector<torch::Tensor> PipelineStage::parameters() const {
+    std::vector<torch::Tensor> all;
+    for (const ModelLayer& layer : layers_)
+        all.insert(all.end(), layer.parameters.begin(), layer.parameters.end());
+    return all;
+}
+
+}  // namespace pipelens::runtime

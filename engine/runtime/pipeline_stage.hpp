@@ -1,0 +1,72 @@
+// One pipeline stage on a rank: its layers, the metadata its boundaries were fixed to, and per
+// microbatch the state backward needs. F keeps the graph; I computes only the input gradients
+// (keeping the graph for W); W accumulates the weight gradients; B does both in one pass.
+// The last stage computes the loss (mean squared error against the target, divided by the
+// microbatch count, so gradients accumulated over microbatches equal the whole batch's).
+//
+// Invariants: a stage's inputs are leaves cut from whatever produced them (a receive buffer or
+// the previous stage on the same rank), so each stage's graph ends at its own boundary; state
+// for a microbatch is dropped once its last backward part ran.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/model_library.hpp"
+#include "engine/tensor/tensor_meta.hpp"
+
+namespace pipelens::runtime {
+
+struct StageMeta {
+    std::vector<TensorMeta> inputs;   // per microbatch, as shape inference fixed them
+    std::vector<TensorMeta> outputs;  // empty for the last stage (it ends in the loss)
+};
+
+class PipelineStage {
+  public:
+    PipelineStage(int index, int stage_count, int microbatch_count, std::vector<ModelLayer> layers,
+                  StageMeta meta);
+
+    int index() const { return index_; }
+    bool is_last() const { return index_ == stage_count_ - 1; }
+    const StageMeta& meta() const { return meta_; }
+
+    // Runs the layers on `inputs` (cut into leaves here). Returns the outputs detached, ready
+    // to send; on the last stage also computes the loss against `target`.
+    TensorList forward(int microbatch, const TensorList& inputs, const torch::Tensor& target);
+    // Input gradients (undefined for inputs without gradient), keeping the graph for W.
+    TensorList backward_input(int microbatch, const TensorList& output_gradients);
+    void backward_weight(int microbatch);
+    // I and W together: accumulates weight gradients, returns the input gradients.
+    TensorList full_backward(int microbatch, const TensorList& output_gradients);
+
+    double loss(int microbatch) const;                  // last stage, after F
+    const torch::Tensor& output(int microbatch) const;  // last stage: the model's output
+    std::vector<torch::Tensor> parameters() const;
+
+  private:
+    struct MicrobatchState {
+        TensorList inputs;  // leaves
+        TensorList outputs;
+        torch::Tensor loss;
+        torch::Tensor final_output;
+        TensorList roots;       // what backward starts from
+        TensorList root_grads;  // and with which gradients
+    };
+
+    MicrobatchState& state(int microbatch, const char* action);
+    void set_roots(MicrobatchState& state, const TensorList& output_gradients) const;
+    TensorList input_gradients_of(const MicrobatchState& state) const;
+
+    int index_;
+    int stage_count_;
+    int microbatch_count_;
+    std::vector<ModelLayer> layers_;
+    StageMeta meta_;
+    std::map<int, MicrobatchState> states_;
+    std::map<int, double> losses_;
+    std::map<int, torch::Tensor> final_outputs_;
+};
+
+}  // namespace pipelens::runtime

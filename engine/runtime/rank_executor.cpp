@@ -1,0 +1,304 @@
+// The action interpreter. Tensors move between actions through per-(stage, microbatch) slots:
+// a RECV fills a slot that the consuming F or I/B empties, an F or I/B fills the slot a SEND (or
+// the neighbouring stage on this rank) empties. The schedule's static check guarantees every
+// slot is filled before it is read; a missing one is reported as a broken schedule, not a crash.
+#include "engine/runtime/rank_executor.hpp"
+
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "engine/runtime/torch_meta.hpp"
+
+namespace pipelens::runtime {
+namespace {
+
+// A failure with the fields the errors table wants.
+class StepFailure : public std::runtime_error {
+  public:
+    explicit StepFailure(RankFailure failure)
+        : std::runtime_error(failure.message), failure_(std::move(failure)) {}
+    const RankFailure& failure() const { return failure_; }
+
+  private:
+    RankFailure failure_;
+};
+
+using SlotKey = std::pair<int, int>;  // stage, microbatch
+
+class Executor {
+  public:
+    Executor(RankPlan& plan, Transport& transport, std::chrono::steady_clock::time_point epoch)
+        : plan_(plan), transport_(transport), epoch_(epoch) {}
+
+    RankOutcome run() {
+        RankOutcome outcome;
+        outcome.rank = plan_.rank;
+        const auto& actions = plan_.lowered->ranks.at(plan_.rank);
+        for (std::size_t step = 0; step < actions.size(); ++step) {
+            const Action& action = actions[step];
+            const std::int64_t start = now();
+            try {
+                execute(action);  // waits (RECV, a sleeping fault) notice aborts themselves
+            } catch (const StepFailure& failure) {
+                outcome.failure = failure.failure();
+            } catch (const TransportAborted& aborted) {
+                outcome.failure =
+                    failure_of(action, "stopped", fmt::format("stopped: {}", aborted.what()));
+            } catch (const TransportTimeout& timeout) {
+                outcome.failure =
+                    failure_of(action, "timeout",
+                               fmt::format("rank {} timed out at {}: {}", plan_.rank,
+                                           plan_.lowered->text(action), timeout.what()));
+            } catch (const std::exception& error) {
+                outcome.failure =
+                    failure_of(action, "error",
+                               fmt::format("rank {} failed at {}: {}", plan_.rank,
+                                           plan_.lowered->text(action), error.what()));
+            }
+            if (outcome.failure) {
+                outcome.failure->time_ns = now();
+                if (outcome.failure->kind != "stopped")
+                    transport_.abort(
+                        fmt::format("rank {}: {}", plan_.rank, outcome.failure->message));
+                return outcome;
+            }
+            outcome.timeline.push_back({static_cast<int>(step), start, now()});
+        }
+        try {
+            transport_.finish_sends(plan_.timeout);
+        } catch (const std::exception& error) {
+            outcome.failure = failure_of(actions.back(), "error", error.what());
+        }
+        return outcome;
+    }
+
+  private:
+    std::int64_t now() const {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - epoch_)
+            .count();
+    }
+
+    RankFailure failure_of(const Action& action, std::string kind, std::string message) const {
+        RankFailure failure;
+        failure.stage = action.stage;
+        failure.microbatch = action.microbatch;
+        failure.action = plan_.lowered->text(action);
+        failure.kind = std::move(kind);
+        failure.message = std::move(message);
+        return failure;
+    }
+
+    PipelineStage& stage(int index) { return *plan_.stages.at(index); }
+    bool holds(int stage_index) const { return plan_.stages.contains(stage_index); }
+
+    TensorList take(std::map<SlotKey, TensorList>& slots, const Action& action, int stage_index,
+                    const char* what) {
+        const auto found = slots.find({stage_index, action.microbatch});
+        if (found == slots.end())
+            throw std::runtime_error(fmt::format("the schedule runs {} before its {} arrived",
+                                                 plan_.lowered->text(action), what));
+        TensorList values = std::move(found->second);
+        slots.erase(found);
+        return values;
+    }
+
+    void check_metadata(const Action& action, const std::string& what,
+                        const std::vector<TensorMeta>& expected, const TensorList& actual) {
+        const auto mismatch = check_tensors_metadata(what, expected, metas_of(actual));
+        if (!mismatch)
+            return;
+        RankFailure failure = failure_of(action, mismatch->kind + "_mismatch", "");
+        failure.expected = mismatch->expected;
+        failure.actual = mismatch->actual;
+        failure.message = fmt::format("{} (rank {}, microbatch {})", mismatch->message, plan_.rank,
+                                      action.microbatch);
+        throw StepFailure(std::move(failure));
+    }
+
+    void sleep_if_faulted(int stage_index) {
+        for (const Fault& fault : plan_.faults)
+            if (fault.kind == Fault::Kind::sleep && fault.stage == stage_index) {
+                // Sleep in slices so an abort from another rank still ends it promptly.
+                const auto until =
+                    std::chrono::steady_clock::now() + std::chrono::nanoseconds(fault.sleep_ns);
+                while (std::chrono::steady_clock::now() < until) {
+                    transport_.check_aborted();
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                }
+            }
+    }
+
+    TensorList stage_zero_inputs(int microbatch) {
+        TensorList inputs = plan_.microbatch_inputs.at(microbatch);
+        for (const Fault& fault : plan_.faults) {
+            if (fault.kind == Fault::Kind::extra_input_sample)
+                for (torch::Tensor& input : inputs)
+                    input = torch::cat({input, input.narrow(0, 0, 1)});
+            if (fault.kind == Fault::Kind::input_dtype)
+                for (torch::Tensor& input : inputs)
+                    input = input.to(scalar_type_of(fault.dtype));
+        }
+        return inputs;
+    }
+
+    TensorList faulted_outputs(int stage_index, TensorList outputs) {
+        for (const Fault& fault : plan_.faults) {
+            if (fault.stage != stage_index)
+                continue;
+            if (fault.kind == Fault::Kind::output_dtype)
+                for (torch::Tensor& output : outputs)
+                    output = output.to(scalar_type_of(fault.dtype));
+            if (fault.kind == Fault::Kind::flatten_output)
+                for (torch::Tensor& output : outputs)
+                    output = output.flatten();
+        }
+        return outputs;
+    }
+
+    void forward(const Action& action) {
+        const int index = action.stage;
+        TensorList inputs;
+        if (index == 0) {
+            inputs = stage_zero_inputs(action.microbatch);
+            check_metadata(action, "Stage 0 forward inputs", plan_.stage_meta[0].inputs, inputs);
+        } else if (holds(index - 1)) {
+            inputs = take(local_forward_, action, index, "input from the previous stage");
+        } else {
+            inputs = take(received_forward_, action, index, "RECV_F");
+        }
+        sleep_if_faulted(index);
+        const torch::Tensor target =
+            stage(index).is_last() ? plan_.targets.at(action.microbatch) : torch::Tensor();
+        TensorList outputs = stage(index).forward(action.microbatch, inputs, target);
+        if (stage(index).is_last())
+            return;
+        outputs = faulted_outputs(index, std::move(outputs));
+        check_metadata(action, fmt::format("Stage {} forward outputs", index),
+                       plan_.stage_meta[index].outputs, outputs);
+        (holds(index + 1) ? local_forward_ : to_send_forward_)[{index + 1, action.microbatch}] =
+            std::move(outputs);
+    }
+
+    TensorList output_gradients(const Action& action) {
+        const int index = action.stage;
+        if (stage(index).is_last())
+            return {};
+        TensorList gradients =
+            holds(index + 1) ? take(local_backward_, action, index, "gradient from the next stage")
+                             : take(received_backward_, action, index, "RECV_B");
+        // Received gradients come only for outputs that require one: spread them back.
+        const auto& outputs = plan_.stage_meta[index].outputs;
+        if (gradients.size() == outputs.size())
+            return gradients;
+        TensorList spread(outputs.size());
+        std::size_t next = 0;
+        for (std::size_t slot = 0; slot < outputs.size() && next < gradients.size(); ++slot)
+            if (outputs[slot].requires_grad)
+                spread[slot] = gradients[next++];
+        return spread;
+    }
+
+    void hand_back(const Action& action, TensorList input_gradients) {
+        const int index = action.stage;
+        if (index == 0)
+            return;
+        if (holds(index - 1)) {
+            local_backward_[{index - 1, action.microbatch}] = std::move(input_gradients);
+            return;
+        }
+        TensorList sent;
+        for (std::size_t slot = 0; slot < input_gradients.size(); ++slot)
+            if (plan_.stage_meta[index].inputs[slot].requires_grad)
+                sent.push_back(input_gradients[slot]);
+        to_send_backward_[{index - 1, action.microbatch}] = std::move(sent);
+    }
+
+    TensorList buffers_for(const std::vector<TensorMeta>& metas, bool gradients_only) {
+        TensorList buffers;
+        for (const TensorMeta& meta : metas)
+            if (!gradients_only || meta.requires_grad)
+                buffers.push_back(empty_like_meta(meta));
+        return buffers;
+    }
+
+    void communicate(const Action& action) {
+        const int index = action.stage;
+        const int microbatch = action.microbatch;
+        const auto owner = [&](int stage_index) {
+            return plan_.lowered->stage_to_rank[stage_index];
+        };
+        switch (action.kind) {
+            case ActionKind::send_forward:
+                transport_.send(owner(index + 1), action.link,
+                                take(to_send_forward_, action, index + 1, "forward output"));
+                break;
+            case ActionKind::send_backward:
+                transport_.send(owner(index - 1), action.link,
+                                take(to_send_backward_, action, index - 1, "input gradient"));
+                break;
+            case ActionKind::recv_forward: {
+                TensorList buffers = buffers_for(plan_.stage_meta[index].inputs, false);
+                transport_.recv(owner(index - 1), action.link, buffers, plan_.timeout);
+                received_forward_[{index, microbatch}] = std::move(buffers);
+                break;
+            }
+            case ActionKind::recv_backward: {
+                TensorList buffers = buffers_for(plan_.stage_meta[index].outputs, true);
+                transport_.recv(owner(index + 1), action.link, buffers, plan_.timeout);
+                received_backward_[{index, microbatch}] = std::move(buffers);
+                break;
+            }
+            default:
+                break;
+        }
+    }
+
+    void execute_part(const Action& part) {
+        PipelineStage* current = holds(part.stage) ? &stage(part.stage) : nullptr;
+        switch (part.kind) {
+            case ActionKind::forward:
+                forward(part);
+                break;
+            case ActionKind::backward_input:
+                hand_back(part, current->backward_input(part.microbatch, output_gradients(part)));
+                break;
+            case ActionKind::backward_weight:
+                current->backward_weight(part.microbatch);
+                break;
+            case ActionKind::full_backward:
+                hand_back(part, current->full_backward(part.microbatch, output_gradients(part)));
+                break;
+            case ActionKind::send_forward:
+            case ActionKind::send_backward:
+            case ActionKind::recv_forward:
+            case ActionKind::recv_backward:
+                communicate(part);
+                break;
+            default:
+                break;  // FSDP actions: the built-in models are not sharded
+        }
+    }
+
+    void execute(const Action& action) {
+        for (const Action& part : plan_.lowered->parts_of(action))
+            execute_part(part);
+    }
+
+    RankPlan& plan_;
+    Transport& transport_;
+    std::chrono::steady_clock::time_point epoch_;
+    std::map<SlotKey, TensorList> received_forward_, received_backward_;
+    std::map<SlotKey, TensorList> local_forward_, local_backward_;
+    std::map<SlotKey, TensorList> to_send_forward_, to_send_backward_;
+};
+
+}  // namespace
+
+RankOutcome execute_rank(RankPlan& plan, Transport& transport,
+                         std::chrono::steady_clock::time_point epoch) {
+    return Executor(plan, transport, epoch).run();
+}
+
+}  // namespace pipelens::runtime

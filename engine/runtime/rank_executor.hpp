@@ -1,0 +1,62 @@
+// One rank executing its lowered actions for one training step: F, I, W, B and OVERLAP_F_B on
+// its stages, SEND/RECV over the transport, loss on the last stage. Every action is timed
+// (steady clock, ns from the step's common start), stage 0's inputs and every stage's outputs
+// are checked against the metadata shape inference fixed, and the first failure stops the rank
+// and aborts the others through the transport, so no rank is left waiting.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/faults.hpp"
+#include "engine/runtime/pipeline_stage.hpp"
+#include "engine/runtime/transport.hpp"
+#include "engine/schedule/schedule.hpp"
+
+namespace pipelens::runtime {
+
+struct RankPlan {
+    int rank = 0;
+    const Schedule* lowered = nullptr;
+    std::map<int, std::unique_ptr<PipelineStage>> stages;  // this rank's, by stage index
+    std::vector<StageMeta> stage_meta;                     // every stage's, by index
+    std::vector<TensorList> microbatch_inputs;  // stage 0's, when this rank holds stage 0
+    std::vector<torch::Tensor> targets;         // the last stage's, when this rank holds it
+    std::vector<Fault> faults;
+    std::chrono::milliseconds timeout{10'000};
+};
+
+struct TimedAction {
+    int step = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+};
+
+// A failure as the trace's errors table records it.
+struct RankFailure {
+    int stage = -1;
+    int microbatch = -1;
+    std::string action;
+    std::string kind;  // shape_mismatch, dtype_mismatch, stride_mismatch, count_mismatch,
+                       // timeout, stopped, error
+    std::string expected;
+    std::string actual;
+    std::string message;
+    std::int64_t time_ns = 0;
+};
+
+struct RankOutcome {
+    int rank = 0;
+    std::vector<TimedAction> timeline;  // the actions that ran, in order
+    std::optional<RankFailure> failure;
+};
+
+// Runs the step. `epoch` is the common time zero of all ranks' timelines.
+RankOutcome execute_rank(RankPlan& plan, Transport& transport,
+                         std::chrono::steady_clock::time_point epoch);
+
+}  // namespace pipelens::runtime

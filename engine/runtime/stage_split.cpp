@@ -1,0 +1,82 @@
+// Split planning. Split points become a sorted set of cut positions (a cut at i means layer i
+// starts a stage); the count must then be stage_count - 1 exactly, since a pipeline with
+// more or fewer stages than the schedule has would silently drop or duplicate work.
+#include "engine/runtime/stage_split.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace pipelens::runtime {
+
+SplitPoint parse_split_point(const std::string& text) {
+    SplitPoint point;
+    const auto colon = text.rfind(':');
+    point.layer = text.substr(0, colon);
+    if (colon != std::string::npos) {
+        const std::string where = text.substr(colon + 1);
+        if (where == "end")
+            point.at_end = true;
+        else if (where != "beginning")
+            throw SplitError(fmt::format(
+                "split point '{}': expected LAYER, LAYER:beginning or LAYER:end", text));
+    }
+    if (point.layer.empty())
+        throw SplitError(fmt::format("split point '{}' names no layer", text));
+    return point;
+}
+
+namespace {
+
+int layer_index(const std::vector<std::string>& names, const SplitPoint& point) {
+    const auto found = std::find(names.begin(), names.end(), point.layer);
+    if (found != names.end())
+        return static_cast<int>(found - names.begin());
+    if (!point.layer.empty() && std::all_of(point.layer.begin(), point.layer.end(), ::isdigit)) {
+        const int index = std::stoi(point.layer);
+        if (index < static_cast<int>(names.size()))
+            return index;
+    }
+    throw SplitError(
+        fmt::format("split point '{}': no such layer (the model has {} layers: {} .. {})",
+                    point.layer, names.size(), names.front(), names.back()));
+}
+
+}  // namespace
+
+std::vector<StageLayers> split_layers(const std::vector<std::string>& layer_names, int stage_count,
+                                      const std::vector<SplitPoint>& points) {
+    const int layer_count = static_cast<int>(layer_names.size());
+    if (stage_count < 1 || layer_count < stage_count)
+        throw SplitError(fmt::format("{} layers cannot fill {} stages", layer_count, stage_count));
+    std::set<int> cuts;
+    if (points.empty()) {
+        int first = 0;
+        for (int stage = 0; stage + 1 < stage_count; ++stage) {
+            first += layer_count / stage_count + (stage < layer_count % stage_count ? 1 : 0);
+            cuts.insert(first);
+        }
+    }
+    for (const SplitPoint& point : points) {
+        const int cut = layer_index(layer_names, point) + (point.at_end ? 1 : 0);
+        if (cut <= 0 || cut >= layer_count)
+            throw SplitError(fmt::format("split point '{}{}' would leave a stage empty",
+                                         point.layer, point.at_end ? ":end" : ""));
+        cuts.insert(cut);
+    }
+    if (static_cast<int>(cuts.size()) != stage_count - 1)
+        throw SplitError(
+            fmt::format("{} distinct split points make {} stages, but the schedule has {} stages",
+                        cuts.size(), cuts.size() + 1, stage_count));
+    std::vector<StageLayers> stages;
+    int first = 0;
+    for (int cut : cuts) {
+        stages.push_back({first, cut - first});
+        first = cut;
+    }
+    stages.push_back({first, layer_count - first});
+    return stages;
+}
+
+}  // namespace pipelens::runtime

@@ -1,0 +1,75 @@
+// How ranks exchange tensors: the one interface the executor talks to, implemented by `local`
+// (ranks as threads of one process), `gloo` (one process per rank over TCP) and `nccl` (one
+// process per GPU).
+//
+// Contract: send() never blocks on the peer (the schedule's deadlock freedom assumes
+// non-blocking sends and blocking receives, as PyTorch's isend/irecv runtime does); recv()
+// fills pre-allocated buffers and waits at most `timeout`, then throws TransportTimeout naming
+// the peer and tag. Once any rank calls abort(), every wait on every rank ends within a bounded
+// time with TransportAborted carrying the failing rank's reason, so a failure never becomes a
+// hang.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/model_library.hpp"
+
+namespace pipelens::runtime {
+
+class TransportTimeout : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Another rank failed; what() is its reason ("rank 1: Stage 1 forward outputs[0] has ...").
+class TransportAborted : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// The transport can not be created here (no device, not built in): the message says why.
+class TransportUnavailable : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Where the ranks of a multi-process run meet, torchrun's way: rank 0 serves a TCP store at
+// master_address:master_port and the others connect to it.
+struct Rendezvous {
+    std::string master_address = "127.0.0.1";
+    int master_port = 29500;
+    int rank = 0;
+    int world_size = 1;
+    std::chrono::milliseconds timeout{10'000};  // connecting, and every later wait
+};
+
+class Transport {
+  public:
+    virtual ~Transport() = default;
+    virtual int rank() const = 0;
+    virtual int world_size() const = 0;
+
+    virtual void send(int peer, int tag, const TensorList& tensors) = 0;
+    virtual void recv(int peer, int tag, TensorList& buffers,
+                      std::chrono::milliseconds timeout) = 0;
+    // Waits until this rank's sends have left (end of a step).
+    virtual void finish_sends(std::chrono::milliseconds timeout) = 0;
+
+    // Tells every rank to stop; `reason` says which rank failed and why.
+    virtual void abort(const std::string& reason) = 0;
+    // Throws TransportAborted when some rank has aborted.
+    virtual void check_aborted() = 0;
+
+    // Returns once every rank has called it (so all ranks start a step together). The default
+    // returns at once, for transports that cannot synchronise: their timelines start skewed.
+    virtual void barrier(std::chrono::milliseconds /*timeout*/) {}
+
+    // Every rank calls it; rank 0 gets all ranks' payloads in rank order, the others nothing.
+    virtual std::vector<std::string> gather_to_rank_zero(const std::string& payload,
+                                                         std::chrono::milliseconds timeout) = 0;
+};
+
+}  // namespace pipelens::runtime

@@ -1,0 +1,81 @@
+// TensorMeta printing and boundary checks. Shapes print as torch.Size([...]) and strides as
+// Python tuples in mismatch messages because that is what PyTorch prints there, so a message
+// from pipelens and one from PyTorch can be compared (or grepped) as text.
+#include "engine/tensor/tensor_meta.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace pipelens {
+namespace {
+
+std::string size_text(const std::vector<std::int64_t>& shape) {
+    return fmt::format("torch.Size([{}])", fmt::join(shape, ", "));
+}
+
+std::string tuple_text(const std::vector<std::int64_t>& values) {
+    if (values.size() == 1)
+        return fmt::format("({},)", values.front());
+    return fmt::format("({})", fmt::join(values, ", "));
+}
+
+}  // namespace
+
+std::int64_t TensorMeta::element_count() const {
+    std::int64_t count = 1;
+    for (std::int64_t size : shape)
+        count *= size;
+    return count;
+}
+
+std::string to_string(const TensorMeta& meta) {
+    return fmt::format("{}[{}]", meta.dtype, fmt::join(meta.shape, ", "));
+}
+
+std::string to_string(const std::vector<TensorMeta>& metas) {
+    std::string text = "(";
+    for (std::size_t index = 0; index < metas.size(); ++index) {
+        if (index > 0)
+            text += ", ";
+        text += to_string(metas[index]);
+    }
+    return text + ")";
+}
+
+std::vector<std::int64_t> contiguous_stride(const std::vector<std::int64_t>& shape) {
+    std::vector<std::int64_t> stride(shape.size(), 1);
+    for (std::size_t index = shape.size(); index-- > 1;)
+        stride[index - 1] = stride[index] * std::max<std::int64_t>(shape[index], 1);
+    return stride;
+}
+
+std::optional<MetadataMismatch> check_tensors_metadata(const std::string& what,
+                                                       const std::vector<TensorMeta>& expected,
+                                                       const std::vector<TensorMeta>& actual) {
+    if (expected.size() != actual.size()) {
+        const std::string expected_count = std::to_string(expected.size());
+        const std::string actual_count = std::to_string(actual.size());
+        return MetadataMismatch{"count", -1, expected_count, actual_count,
+                                fmt::format("Number of {} ({}) does not match expected number ({})",
+                                            what, actual_count, expected_count)};
+    }
+    for (std::size_t index = 0; index < expected.size(); ++index) {
+        const TensorMeta& want = expected[index];
+        const TensorMeta& got = actual[index];
+        const auto mismatch = [&](std::string kind, std::string want_text, std::string got_text) {
+            std::string message = fmt::format("{}[{}] has a {} mismatch: expected {} actual {}",
+                                              what, index, kind, want_text, got_text);
+            return MetadataMismatch{std::move(kind), static_cast<int>(index), std::move(want_text),
+                                    std::move(got_text), std::move(message)};
+        };
+        if (want.shape != got.shape)
+            return mismatch("shape", size_text(want.shape), size_text(got.shape));
+        if (want.dtype != got.dtype)
+            return mismatch("dtype", want.dtype, got.dtype);
+        if (want.stride != got.stride)
+            return mismatch("stride", tuple_text(want.stride), tuple_text(got.stride));
+    }
+    return std::nullopt;
+}
+
+}  // namespace pipelens

@@ -1,0 +1,52 @@
+// TensorMeta: what a stage boundary promises about a tensor (shape, stride, dtype, whether it
+// carries a gradient), without LibTorch, so validation messages, events and traces can speak
+// about tensors in torch-free code. Printing follows PyTorch's short form: `f32[64, 512]`.
+//
+// Invariants: dtype is PyTorch's short name (f32, bf16, f16, f64, i64, i32, i16, i8, u8, b8);
+// stride has one entry per dimension.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pipelens {
+
+struct TensorMeta {
+    std::vector<std::int64_t> shape;
+    std::vector<std::int64_t> stride;
+    std::string dtype = "f32";
+    bool requires_grad = false;
+
+    std::int64_t element_count() const;
+    friend bool operator==(const TensorMeta&, const TensorMeta&) = default;
+};
+
+// "f32[64, 512]"
+std::string to_string(const TensorMeta& meta);
+// "(f32[64, 512], bf16[8])"
+std::string to_string(const std::vector<TensorMeta>& metas);
+
+// Row-major strides of `shape`, as a freshly allocated tensor has them.
+std::vector<std::int64_t> contiguous_stride(const std::vector<std::int64_t>& shape);
+
+// PyTorch's checks of a stage boundary (validate_tensors_metadata), with its messages:
+//   "Number of {what} (3) does not match expected number (2)"
+//   "{what}[0] has a shape mismatch: expected torch.Size([64, 512]) actual torch.Size([65, 512])"
+//   "{what}[0] has a dtype mismatch: expected f32 actual bf16"
+//   "{what}[0] has a stride mismatch: expected (512, 1) actual (1, 64)"
+// Count first, then per tensor shape, dtype, stride. Returns the first mismatch, if any.
+struct MetadataMismatch {
+    std::string kind;  // "count", "shape", "dtype" or "stride"
+    int index = -1;    // the tensor, -1 for a count mismatch
+    std::string expected;
+    std::string actual;
+    std::string message;
+};
+
+std::optional<MetadataMismatch> check_tensors_metadata(const std::string& what,
+                                                       const std::vector<TensorMeta>& expected,
+                                                       const std::vector<TensorMeta>& actual);
+
+}  // namespace pipelens

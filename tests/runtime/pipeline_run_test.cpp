@@ -1,0 +1,195 @@
+// Real runs on LibTorch ranks (threads, `local` transport): for every schedule kind and every
+// built-in model the pipelined loss, outputs and parameter gradients match the whole model run
+// on one rank; split points move layers between stages; and each injected fault is reported
+// with the upstream message on exactly the rank that detects it, the others stopping.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include "engine/runtime/pipeline_run.hpp"
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/lower.hpp"
+
+namespace pipelens::runtime {
+namespace {
+
+Schedule lowered(ScheduleKind kind, int pp, int v, int m) {
+    return lower(generate_schedule({kind, pp, v, m}));
+}
+
+PipelineRunOptions options_for(const std::string& model) {
+    PipelineRunOptions options;
+    options.model = model;
+    options.hidden = 16;
+    options.sequence = 4;
+    options.heads = 2;
+    options.batch_size = 16;
+    options.timeout_ms = 5'000;
+    return options;
+}
+
+void expect_matches_reference(const PipelineRunResult& result) {
+    ASSERT_TRUE(result.completed);
+    for (const RankRun& rank : result.ranks)
+        EXPECT_FALSE(rank.failure) << rank.failure->message;
+    EXPECT_TRUE(result.reference.checked);
+    EXPECT_TRUE(result.reference.outputs_match) << result.reference.output_max_error;
+    EXPECT_TRUE(result.reference.gradients_match) << result.reference.gradient_max_error;
+    EXPECT_NEAR(result.loss, result.reference.reference_loss, 1e-5);
+    EXPECT_GT(result.step_time_ns, 0);
+}
+
+struct KindCase {
+    ScheduleKind kind;
+    int pp, v, m;
+};
+
+class EveryScheduleKind : public ::testing::TestWithParam<KindCase> {};
+
+TEST_P(EveryScheduleKind, MlpMatchesTheSingleRankRun) {
+    const KindCase shape = GetParam();
+    const Schedule schedule = lowered(shape.kind, shape.pp, shape.v, shape.m);
+    const PipelineRunResult result = run_pipeline(options_for("mlp"), schedule);
+    expect_matches_reference(result);
+    ASSERT_EQ(result.ranks.size(), static_cast<std::size_t>(shape.pp));
+    for (const RankRun& rank : result.ranks)
+        EXPECT_EQ(rank.timeline.size(), schedule.ranks[rank.rank].size());  // every action ran
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, EveryScheduleKind,
+                         ::testing::Values(KindCase{ScheduleKind::gpipe, 2, 1, 4},
+                                           KindCase{ScheduleKind::one_f_one_b, 4, 1, 8},
+                                           KindCase{ScheduleKind::interleaved_1f1b, 2, 2, 4},
+                                           KindCase{ScheduleKind::looped_bfs, 2, 2, 4},
+                                           KindCase{ScheduleKind::interleaved_zero_bubble, 2, 2, 4},
+                                           KindCase{ScheduleKind::zbv_zero_bubble, 2, 2, 4},
+                                           KindCase{ScheduleKind::dual_pipe_v, 2, 2, 4}),
+                         [](const auto& info) {
+                             return std::string(schedule_kind_name(info.param.kind));
+                         });
+
+TEST(BuiltInModels, ExampleCarriesANoGradValueAndASkipAcrossBoundaries) {
+    for (ScheduleKind kind : {ScheduleKind::one_f_one_b, ScheduleKind::zbv_zero_bubble}) {
+        const int v = kind == ScheduleKind::one_f_one_b ? 1 : 2;
+        const Schedule schedule = lowered(kind, 2, v, 4);
+        PipelineRunOptions options = options_for("example");
+        options.layers = 3 * schedule.stage_count;  // stages start after an even layer
+        const PipelineRunResult result = run_pipeline(options, schedule);
+        expect_matches_reference(result);
+        // Stage 1 starts after an even layer: (x, the constant, the skip), only the constant
+        // without gradient.
+        const auto& boundary = result.stage_inputs.at(1);
+        ASSERT_EQ(boundary.size(), 3u);
+        EXPECT_TRUE(boundary[0].requires_grad);
+        EXPECT_FALSE(boundary[1].requires_grad);
+        EXPECT_TRUE(boundary[2].requires_grad);
+        EXPECT_EQ(to_string(boundary), "(f32[4, 16], f32[16], f32[4, 16])");
+    }
+}
+
+TEST(BuiltInModels, KwargsAndTransformer) {
+    expect_matches_reference(
+        run_pipeline(options_for("kwargs"), lowered(ScheduleKind::one_f_one_b, 2, 1, 4)));
+    const PipelineRunResult transformer =
+        run_pipeline(options_for("transformer"), lowered(ScheduleKind::interleaved_1f1b, 2, 2, 4));
+    expect_matches_reference(transformer);
+    EXPECT_EQ(to_string(transformer.stage_inputs.at(0)), "(f32[4, 4, 16])");
+}
+
+TEST(SplitPoints, MoveLayersBetweenStagesAndStillMatch) {
+    PipelineRunOptions options = options_for("mlp");
+    options.layers = 4;
+    options.split_points = {"layers.0:end"};  // stage 0 = layer 0, stage 1 = layers 1-3
+    expect_matches_reference(run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4)));
+    options.split_points = {"layers.5"};
+    try {
+        run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
+        FAIL() << "no error";
+    } catch (const std::invalid_argument& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  "split point 'layers.5': no such layer (the model has 4 layers: layers.0 .. "
+                  "layers.3)");
+    }
+}
+
+// The rank that detects a fault reports it; every other rank stops, naming that rank.
+const RunFailure& only_failure_of_kind(const PipelineRunResult& result, const std::string& kind,
+                                       int expected_rank) {
+    EXPECT_FALSE(result.completed);
+    const RunFailure* found = nullptr;
+    for (const RankRun& rank : result.ranks) {
+        if (!rank.failure)
+            continue;
+        if (rank.failure->kind == kind) {
+            EXPECT_EQ(rank.rank, expected_rank) << rank.failure->message;
+            found = &*rank.failure;
+        } else {
+            EXPECT_EQ(rank.failure->kind, "stopped") << rank.failure->message;
+            EXPECT_NE(rank.failure->message.find(fmt::format("rank {}:", expected_rank)),
+                      std::string::npos)
+                << rank.failure->message;
+        }
+    }
+    static const RunFailure none;
+    EXPECT_NE(found, nullptr) << "no " << kind << " failure";
+    return found ? *found : none;
+}
+
+TEST(Faults, WrongBatchSizeIntoStageZero) {
+    PipelineRunOptions options = options_for("mlp");
+    options.faults = {"input=batch+1"};
+    const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    const RunFailure& failure = only_failure_of_kind(result, "shape_mismatch", 0);
+    EXPECT_EQ(failure.message,
+              "Stage 0 forward inputs[0] has a shape mismatch: expected torch.Size([4, 16]) "
+              "actual torch.Size([5, 16]) (rank 0, microbatch 0)");
+    EXPECT_EQ(failure.action, "0F0");
+    EXPECT_EQ(failure.expected, "torch.Size([4, 16])");
+}
+
+TEST(Faults, IntegerInput) {
+    PipelineRunOptions options = options_for("mlp");
+    options.faults = {"input=int32"};
+    const auto result = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
+    EXPECT_EQ(only_failure_of_kind(result, "dtype_mismatch", 0).message,
+              "Stage 0 forward inputs[0] has a dtype mismatch: expected f32 actual i32 (rank 0, "
+              "microbatch 0)");
+}
+
+TEST(Faults, StageOutputChangesDtypeOrShape) {
+    PipelineRunOptions options = options_for("mlp");
+    options.faults = {"stage1=dtype:bf16"};
+    auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    EXPECT_EQ(only_failure_of_kind(result, "dtype_mismatch", 1).message,
+              "Stage 1 forward outputs[0] has a dtype mismatch: expected f32 actual bf16 (rank 1, "
+              "microbatch 0)");
+    options.faults = {"stage1=flatten"};
+    result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    EXPECT_EQ(only_failure_of_kind(result, "shape_mismatch", 1).message,
+              "Stage 1 forward outputs[0] has a shape mismatch: expected torch.Size([4, 16]) "
+              "actual torch.Size([64]) (rank 1, microbatch 0)");
+}
+
+TEST(Faults, AStuckRankBecomesATimeoutNotAHang) {
+    PipelineRunOptions options = options_for("mlp");
+    options.faults = {"stage1=sleep:60s"};
+    options.timeout_ms = 300;
+    const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    EXPECT_FALSE(result.completed);
+    int timeouts = 0;
+    for (const RankRun& rank : result.ranks) {
+        ASSERT_TRUE(rank.failure) << "rank " << rank.rank;
+        if (rank.failure->kind == "timeout") {
+            ++timeouts;
+            EXPECT_NE(rank.failure->message.find("no data from rank 1"), std::string::npos)
+                << rank.failure->message;
+        } else {
+            EXPECT_EQ(rank.failure->kind, "stopped") << rank.failure->message;
+        }
+    }
+    EXPECT_GE(timeouts, 1);
+    EXPECT_EQ(result.ranks[1].failure->kind, "stopped");  // the sleeper was woken and stopped
+}
+
+}  // namespace
+}  // namespace pipelens::runtime
