@@ -1,0 +1,103 @@
+// `pipelens run` as a user runs it (local transport): the JSON shape and the reference check,
+// a real run recorded in a trace next to a simulated one, an injected fault's exit code, error
+// line and errors-table row, and bad options.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_pipelens.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::run_pipelens;
+
+std::filesystem::path fresh_trace(const std::string& name) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("pipelens_run_" + std::to_string(::getpid()) + "_" + name + ".db");
+    for (const char* suffix : {"", "-wal", "-shm"})
+        std::filesystem::remove(path.string() + suffix);
+    return path;
+}
+
+TEST(RunCli, JsonReportsTheStepAndTheReferenceComparison) {
+    const auto result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::ordered_json::parse(result.out);
+    std::vector<std::string> keys;
+    for (const auto& item : json.items())
+        keys.push_back(item.key());
+    EXPECT_EQ(keys,
+              (std::vector<std::string>{"step_time_ns", "bubble_ratio", "ranks", "run_id",
+                                        "completed", "loss", "device", "reference", "errors"}));
+    EXPECT_TRUE(json["completed"].get<bool>());
+    EXPECT_TRUE(json["reference"]["outputs_match"].get<bool>());
+    EXPECT_TRUE(json["reference"]["gradients_match"].get<bool>());
+    EXPECT_NEAR(json["loss"].get<double>(), json["reference"]["loss"].get<double>(), 1e-5);
+    EXPECT_EQ(json["ranks"].size(), 2u);
+    EXPECT_GT(json["step_time_ns"].get<long>(), 0);
+    EXPECT_EQ(json["device"], "cpu");
+}
+
+TEST(RunCli, RealRunSitsBesideTheSimulationInOneTrace) {
+    const auto trace = fresh_trace("side_by_side");
+    ASSERT_EQ(run_pipelens("simulate --schedule ZBVZeroBubble --pp 2 --m 4 --out " + trace.string())
+                  .exit_code,
+              0);
+    const auto real = run_pipelens(
+        "run --schedule ZBVZeroBubble --pp 2 --m 4 --model example "
+        "--layers 12 --json --out " +
+        trace.string());
+    ASSERT_EQ(real.exit_code, 0) << real.err;
+    EXPECT_EQ(nlohmann::json::parse(real.out)["run_id"], 2);
+    const auto summary = run_pipelens("summary --json " + trace.string());
+    const auto runs = nlohmann::json::parse(summary.out)["runs"];
+    ASSERT_EQ(runs.size(), 2u);
+    EXPECT_EQ(runs[0]["kind"], "sim");
+    EXPECT_EQ(runs[1]["kind"], "real");
+    EXPECT_EQ(runs[1]["status"], "finished");
+    EXPECT_EQ(runs[1]["actions"], runs[0]["actions"]);  // the same lowered schedule
+}
+
+TEST(RunCli, AFaultIsAnErrorOnOneRankRecordedInTheTrace) {
+    const auto trace = fresh_trace("fault");
+    const auto result = run_pipelens(
+        "run --schedule 1F1B --pp 3 --m 3 --batch 12 --fault "
+        "stage1=dtype:bf16 --out " +
+        trace.string());
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("rank 1: Stage 1 forward outputs[0] has a dtype mismatch: expected "
+                              "f32 actual bf16 (rank 1, microbatch 0)\n"),
+              std::string::npos)
+        << result.err;
+    const auto summary = run_pipelens("summary --json " + trace.string());
+    const auto run = nlohmann::json::parse(summary.out)["runs"][0];
+    EXPECT_EQ(run["kind"], "real");
+    EXPECT_EQ(run["status"], "failed");
+}
+
+TEST(RunCli, BadOptionsAreUsageErrors) {
+    auto result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model resnet");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: run: unknown model 'resnet' (built-in: mlp, example, kwargs, "
+              "transformer; or a TorchScript .pt file)\n");
+    result = run_pipelens("run --schedule 1F1B --pp 2 --m 3 --batch 8");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: run: batch size 8 does not split into m=3 equal microbatches\n");
+    result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --fault stage1=explode");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err.rfind("pipelens: run: --fault stage1=explode: unknown stage effect "
+                               "'explode'",
+                               0),
+              0u)
+        << result.err;
+}
+
+}  // namespace
+}  // namespace pipelens
