@@ -27,6 +27,7 @@ bench: build
 	@$(BUILD)/tests/pipelens_bench_schedule
 	@$(BUILD)/tests/pipelens_bench_simulator
 	@$(BUILD)/tests/pipelens_bench_trace_writer
+	@if [ -x $(BUILD)/tests/pipelens_bench_runtime ]; then $(BUILD)/tests/pipelens_bench_runtime; fi
 
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

@@ -11,11 +11,11 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/rank_launcher.hpp"
-#include "app/cli/run_recording.hpp"
 #include "app/cli/run_report.hpp"
 #include "engine/experiment/experiment_schedule.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/runtime/pipeline_run.hpp"
+#include "engine/runtime/run_trace.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -185,13 +185,13 @@ int run_ranks_here(RunOptions& options) {
 
     RunFigures figures;
     figures.step_time_ns = result.step_time_ns;
-    figures.ranks = real_rank_records(lowered, result);
+    figures.ranks = runtime::real_rank_records(lowered, result);
     for (const traces::RankRecord& rank : figures.ranks)
         figures.bubble_ratio += rank.bubble_ratio / static_cast<double>(figures.ranks.size());
     std::optional<std::int64_t> run_id;
     if (!options.out.empty()) {
         traces::TraceWriter writer(options.out);
-        run_id = record_real_run(writer, lowered, result, experiment);
+        run_id = runtime::record_real_run(writer, lowered, result, experiment);
     }
     if (options.json)
         fmt::print("{}\n", result_json(result, figures, run_id).dump());

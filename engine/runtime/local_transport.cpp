@@ -48,6 +48,25 @@ void LocalTransport::recv(int peer, int tag, TensorList& buffers,
     }
 }
 
+void LocalTransport::barrier(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(fabric_->mutex_);
+    const std::int64_t generation = fabric_->barrier_generation_;
+    if (++fabric_->barrier_arrived_ == fabric_->world_size()) {
+        fabric_->barrier_arrived_ = 0;
+        ++fabric_->barrier_generation_;
+        fabric_->changed_.notify_all();
+        return;
+    }
+    const bool passed = fabric_->changed_.wait_for(lock, timeout, [&] {
+        return fabric_->abort_reason_ || fabric_->barrier_generation_ != generation;
+    });
+    if (fabric_->abort_reason_)
+        throw TransportAborted(*fabric_->abort_reason_);
+    if (!passed)
+        throw TransportTimeout(
+            fmt::format("not every rank reached the barrier within {} ms", timeout.count()));
+}
+
 void LocalTransport::abort(const std::string& reason) {
     {
         std::lock_guard lock(fabric_->mutex_);

@@ -29,6 +29,8 @@ class LocalFabric {
     std::condition_variable changed_;
     std::map<Key, TensorList> mailboxes_;
     std::optional<std::string> abort_reason_;
+    int barrier_arrived_ = 0;
+    std::int64_t barrier_generation_ = 0;
     std::vector<std::optional<std::string>> gathered_;
 };
 
@@ -42,6 +44,7 @@ class LocalTransport : public Transport {
     void send(int peer, int tag, const TensorList& tensors) override;
     void recv(int peer, int tag, TensorList& buffers, std::chrono::milliseconds timeout) override;
     void finish_sends(std::chrono::milliseconds) override {}
+    void barrier(std::chrono::milliseconds timeout) override;
     void abort(const std::string& reason) override;
     void check_aborted() override;
     std::vector<std::string> gather_to_rank_zero(const std::string& payload,

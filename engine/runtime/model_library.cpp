@@ -232,6 +232,29 @@ PipelineModel torchscript_model(const ModelSpec& spec) {
 
 }  // namespace
 
+// Layers that only scale by one scalar parameter (1 at first): stages cost next to nothing but
+// still have a gradient to compute, so a step measures the runtime's own overhead per action
+// (scheduling, slots, transport, timing, autograd bookkeeping).
+PipelineModel empty_model(const ModelSpec& spec, int layer_count) {
+    PipelineModel model;
+    model.input_names = {"x"};
+    for (int index = 0; index < layer_count; ++index) {
+        auto scale = std::make_shared<torch::Tensor>(torch::ones({1}).requires_grad_());
+        model.owners.push_back(scale);
+        model.layers.push_back(
+            {"layers." + std::to_string(index),
+             [scale](const TensorList& in) -> TensorList { return {in.at(0) * *scale}; },
+             {*scale}});
+    }
+    const int hidden = spec.hidden;
+    model.make_batch = [hidden](int batch, std::uint64_t seed) {
+        auto generator = torch::make_generator<torch::CPUGeneratorImpl>(seed + 1000);
+        TensorList inputs{torch::randn({batch, hidden}, generator, torch::kFloat32)};
+        return std::make_pair(inputs, torch::randn({batch, hidden}, generator, torch::kFloat32));
+    };
+    return model;
+}
+
 PipelineModel build_model(const ModelSpec& spec, int stage_count) {
     const int layer_count = spec.layers > 0 ? spec.layers : 2 * stage_count;
     if (layer_count < stage_count)
@@ -248,11 +271,13 @@ PipelineModel build_model(const ModelSpec& spec, int stage_count) {
         model = kwargs_model(spec, layer_count, generator);
     else if (spec.name == "transformer")
         model = transformer_model(spec, layer_count, generator);
+    else if (spec.name == "empty")
+        model = empty_model(spec, layer_count);
     else if (std::filesystem::path(spec.name).extension() == ".pt")
         model = torchscript_model(spec);
     else
         throw std::invalid_argument("unknown model '" + spec.name +
-                                    "' (built-in: mlp, example, kwargs, transformer; or a "
+                                    "' (built-in: mlp, example, kwargs, transformer, empty; or a "
                                     "TorchScript .pt file)");
     model.name = spec.name;
     return model;

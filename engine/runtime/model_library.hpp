@@ -7,6 +7,7 @@
 //                does not require grad carried across the boundary, a skip connection
 //   kwargs       upstream's ModelWithKwargs: a second input `y` passed by keyword into layer 0
 //   transformer  pre-norm transformer blocks (self-attention and MLP with residuals)
+//   empty        layers that only scale by a scalar parameter (the runtime's own overhead)
 //   FILE.pt      a TorchScript module, its top-level children as the layers (each called with
 //                the previous child's output)
 //

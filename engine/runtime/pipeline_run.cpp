@@ -4,7 +4,6 @@
 // exact path `gloo` and `nccl` take.
 #include "engine/runtime/pipeline_run.hpp"
 
-#include <barrier>
 #include <thread>
 
 #include <fmt/format.h>
@@ -227,13 +226,44 @@ std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
     return prepared;
 }
 
+// Runs the warm-up steps, then the measured one. All ranks pass a barrier before each step, and
+// time zero is the moment they leave it.
+RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered, RankPlan& plan,
+                      Transport& transport) {
+    const std::chrono::milliseconds timeout(options.timeout_ms);
+    RankOutcome outcome;
+    for (int step = 0; step <= options.warmup_steps; ++step) {
+        for (auto& [index, stage] : plan.stages)
+            stage->reset();
+        plan.tag_offset = step * lowered.pair_count;
+        try {
+            transport.barrier(timeout);
+        } catch (const std::exception& error) {
+            outcome.rank = plan.rank;
+            outcome.failure =
+                RankFailure{-1,
+                            -1,
+                            "",
+                            "stopped",
+                            "",
+                            "",
+                            fmt::format("stopped before step {}: {}", step, error.what()),
+                            0};
+            return outcome;
+        }
+        outcome = execute_rank(plan, transport, std::chrono::steady_clock::now());
+        if (outcome.failure)
+            return outcome;
+    }
+    return outcome;
+}
+
 RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& lowered,
-                             PreparedRank& prepared, Transport& transport,
-                             std::chrono::steady_clock::time_point epoch) {
+                             PreparedRank& prepared, Transport& transport) {
     const int stage_count = lowered.stage_count;
     const int rank = prepared.plan.rank;
     RankPlan& plan = prepared.plan;
-    const RankOutcome outcome = execute_rank(plan, transport, epoch);
+    const RankOutcome outcome = run_steps(options, lowered, plan, transport);
     RankReport report;
     report.run.rank = rank;
     for (const TimedAction& timed : outcome.timeline) {
@@ -307,27 +337,16 @@ PipelineRunResult run_local(const PipelineRunOptions& options, const Schedule& l
     auto fabric = std::make_shared<LocalFabric>(world_size);
     std::vector<std::string> payloads;
     std::vector<std::string> thread_errors(world_size);
-    // Every rank prepares (model, batch, shape inference), then all start the step together:
-    // time zero of every timeline is the moment the last rank got ready.
-    std::chrono::steady_clock::time_point epoch;
-    std::barrier ready(world_size, [&]() noexcept { epoch = std::chrono::steady_clock::now(); });
     {
         std::vector<std::jthread> threads;
         for (int rank = 0; rank < world_size; ++rank)
             threads.emplace_back([&, rank] {
                 LocalTransport transport(fabric, rank);
-                std::unique_ptr<PreparedRank> prepared;
                 try {
-                    prepared = prepare_rank(options, lowered, rank);
-                } catch (const std::exception& error) {
-                    thread_errors[rank] = error.what();
-                }
-                ready.arrive_and_wait();
-                if (!prepared)
-                    return;
-                try {
+                    const std::unique_ptr<PreparedRank> prepared =
+                        prepare_rank(options, lowered, rank);
                     const RankReport report =
-                        run_prepared_rank(options, lowered, *prepared, transport, epoch);
+                        run_prepared_rank(options, lowered, *prepared, transport);
                     auto gathered = transport.gather_to_rank_zero(
                         to_json(report).dump(), std::chrono::milliseconds(options.timeout_ms));
                     if (rank == 0)
@@ -363,9 +382,7 @@ PipelineRunResult run_distributed(const PipelineRunOptions& options, const Sched
             ? make_gloo_transport(rendezvous)
             : make_nccl_transport(rendezvous, options.device >= 0 ? options.device : options.rank);
     std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
-    transport->barrier(std::chrono::milliseconds(options.timeout_ms));
-    const auto epoch = std::chrono::steady_clock::now();
-    RankReport report = run_prepared_rank(options, lowered, *prepared, *transport, epoch);
+    RankReport report = run_prepared_rank(options, lowered, *prepared, *transport);
     const auto payloads = transport->gather_to_rank_zero(
         to_json(report).dump(), std::chrono::milliseconds(options.timeout_ms));
     if (options.rank != 0)

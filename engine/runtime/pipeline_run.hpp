@@ -28,6 +28,7 @@ struct PipelineRunOptions {
     std::vector<std::string> faults;        // see faults.hpp
     std::int64_t timeout_ms = 10'000;       // any wait on another rank
     bool check_reference = true;
+    int warmup_steps = 1;  // steps run first and not reported (first-touch allocation, caches)
 
     std::string transport = "local";  // local, gloo, nccl
     int rank = 0;                     // gloo/nccl: this process's rank

@@ -115,6 +115,15 @@ TensorList PipelineStage::full_backward(int microbatch, const TensorList& output
     return gradients;
 }
 
+void PipelineStage::reset() {
+    for (torch::Tensor& parameter : parameters())
+        if (parameter.grad().defined())
+            parameter.mutable_grad().reset();
+    states_.clear();
+    losses_.clear();
+    final_outputs_.clear();
+}
+
 double PipelineStage::loss(int microbatch) const {
     return losses_.at(microbatch);
 }

@@ -41,6 +41,10 @@ class PipelineStage {
     // I and W together: accumulates weight gradients, returns the input gradients.
     TensorList full_backward(int microbatch, const TensorList& output_gradients);
 
+    // Starts a new step: clears gradients and per-microbatch state, as optimizer.zero_grad()
+    // would between steps.
+    void reset();
+
     double loss(int microbatch) const;                  // last stage, after F
     const torch::Tensor& output(int microbatch) const;  // last stage: the model's output
     std::vector<torch::Tensor> parameters() const;

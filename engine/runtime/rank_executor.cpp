@@ -26,6 +26,22 @@ class StepFailure : public std::runtime_error {
 
 using SlotKey = std::pair<int, int>;  // stage, microbatch
 
+// A receive that did not complete in time; names the RECV action it belongs to.
+class ReceiveTimeout : public TransportTimeout {
+  public:
+    ReceiveTimeout(const TransportTimeout& cause, Action receive)
+        : TransportTimeout(cause.what()), receive(receive) {}
+    Action receive;
+};
+
+// A RECV that was posted and is waited for by the action consuming its data.
+struct PostedReceive {
+    Action receive;
+    int peer = 0;
+    TensorList buffers;
+    std::size_t timeline_index = 0;  // its entry, whose end becomes the arrival time
+};
+
 class Executor {
   public:
     Executor(RankPlan& plan, Transport& transport, std::chrono::steady_clock::time_point epoch)
@@ -37,19 +53,24 @@ class Executor {
         const auto& actions = plan_.lowered->ranks.at(plan_.rank);
         for (std::size_t step = 0; step < actions.size(); ++step) {
             const Action& action = actions[step];
-            const std::int64_t start = now();
+            std::int64_t start = 0;
             try {
-                execute(action);  // waits (RECV, a sleeping fault) notice aborts themselves
+                // Receives are posted by RECV and waited for here, by the action that consumes
+                // them (PyTorch's irecv + wait), so a posted receive never holds up work the
+                // schedule put after it. Waits (and a sleeping fault) notice aborts themselves.
+                await_inputs(action, outcome.timeline);
+                start = now();
+                execute(action, outcome.timeline.size());
             } catch (const StepFailure& failure) {
                 outcome.failure = failure.failure();
             } catch (const TransportAborted& aborted) {
                 outcome.failure =
                     failure_of(action, "stopped", fmt::format("stopped: {}", aborted.what()));
-            } catch (const TransportTimeout& timeout) {
+            } catch (const ReceiveTimeout& timeout) {
                 outcome.failure =
-                    failure_of(action, "timeout",
-                               fmt::format("rank {} timed out at {}: {}", plan_.rank,
-                                           plan_.lowered->text(action), timeout.what()));
+                    failure_of(timeout.receive, "timeout",
+                               fmt::format("rank {} timed out waiting for {}: {}", plan_.rank,
+                                           plan_.lowered->text(timeout.receive), timeout.what()));
             } catch (const std::exception& error) {
                 outcome.failure =
                     failure_of(action, "error",
@@ -223,7 +244,7 @@ class Executor {
         return buffers;
     }
 
-    void communicate(const Action& action) {
+    void communicate(const Action& action, std::size_t timeline_index) {
         const int index = action.stage;
         const int microbatch = action.microbatch;
         const auto owner = [&](int stage_index) {
@@ -231,31 +252,55 @@ class Executor {
         };
         switch (action.kind) {
             case ActionKind::send_forward:
-                transport_.send(owner(index + 1), action.link,
+                transport_.send(owner(index + 1), plan_.tag_offset + action.link,
                                 take(to_send_forward_, action, index + 1, "forward output"));
                 break;
             case ActionKind::send_backward:
-                transport_.send(owner(index - 1), action.link,
+                transport_.send(owner(index - 1), plan_.tag_offset + action.link,
                                 take(to_send_backward_, action, index - 1, "input gradient"));
                 break;
-            case ActionKind::recv_forward: {
-                TensorList buffers = buffers_for(plan_.stage_meta[index].inputs, false);
-                transport_.recv(owner(index - 1), action.link, buffers, plan_.timeout);
-                received_forward_[{index, microbatch}] = std::move(buffers);
+            case ActionKind::recv_forward:
+                posted_forward_[{index, microbatch}] = {
+                    action, owner(index - 1), buffers_for(plan_.stage_meta[index].inputs, false),
+                    timeline_index};
                 break;
-            }
-            case ActionKind::recv_backward: {
-                TensorList buffers = buffers_for(plan_.stage_meta[index].outputs, true);
-                transport_.recv(owner(index + 1), action.link, buffers, plan_.timeout);
-                received_backward_[{index, microbatch}] = std::move(buffers);
+            case ActionKind::recv_backward:
+                posted_backward_[{index, microbatch}] = {
+                    action, owner(index + 1), buffers_for(plan_.stage_meta[index].outputs, true),
+                    timeline_index};
                 break;
-            }
             default:
                 break;
         }
     }
 
-    void execute_part(const Action& part) {
+    // Completes the posted receives `action` consumes, recording each one's arrival.
+    void await_inputs(const Action& action, std::vector<TimedAction>& timeline) {
+        for (const Action& part : plan_.lowered->parts_of(action)) {
+            const bool forward = part.kind == ActionKind::forward;
+            const bool backward =
+                part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward;
+            if (!forward && !backward)
+                continue;
+            auto& posted = forward ? posted_forward_ : posted_backward_;
+            const auto found = posted.find({part.stage, part.microbatch});
+            if (found == posted.end())
+                continue;
+            PostedReceive receive = std::move(found->second);
+            posted.erase(found);
+            try {
+                transport_.recv(receive.peer, plan_.tag_offset + receive.receive.link,
+                                receive.buffers, plan_.timeout);
+            } catch (const TransportTimeout& timeout) {
+                throw ReceiveTimeout(timeout, receive.receive);
+            }
+            timeline.at(receive.timeline_index).end_ns = now();
+            (forward ? received_forward_ : received_backward_)[{part.stage, part.microbatch}] =
+                std::move(receive.buffers);
+        }
+    }
+
+    void execute_part(const Action& part, std::size_t timeline_index) {
         PipelineStage* current = holds(part.stage) ? &stage(part.stage) : nullptr;
         switch (part.kind) {
             case ActionKind::forward:
@@ -274,16 +319,16 @@ class Executor {
             case ActionKind::send_backward:
             case ActionKind::recv_forward:
             case ActionKind::recv_backward:
-                communicate(part);
+                communicate(part, timeline_index);
                 break;
             default:
                 break;  // FSDP actions: the built-in models are not sharded
         }
     }
 
-    void execute(const Action& action) {
+    void execute(const Action& action, std::size_t timeline_index) {
         for (const Action& part : plan_.lowered->parts_of(action))
-            execute_part(part);
+            execute_part(part, timeline_index);
     }
 
     RankPlan& plan_;
@@ -292,6 +337,7 @@ class Executor {
     std::map<SlotKey, TensorList> received_forward_, received_backward_;
     std::map<SlotKey, TensorList> local_forward_, local_backward_;
     std::map<SlotKey, TensorList> to_send_forward_, to_send_backward_;
+    std::map<SlotKey, PostedReceive> posted_forward_, posted_backward_;
 };
 
 }  // namespace

@@ -28,6 +28,7 @@ struct RankPlan {
     std::vector<torch::Tensor> targets;         // the last stage's, when this rank holds it
     std::vector<Fault> faults;
     std::chrono::milliseconds timeout{10'000};
+    int tag_offset = 0;  // added to every pair id: steps must not reuse each other's tags
 };
 
 struct TimedAction {

@@ -1,7 +1,7 @@
 // Real-run recording. Idle compute time before a computation is attributed to the rank that
 // sent the last tensor this rank received before it, the nearest measured equivalent of the
 // simulator's "input arrived last from".
-#include "app/cli/run_recording.hpp"
+#include "engine/runtime/run_trace.hpp"
 
 #include <chrono>
 #include <map>
@@ -10,7 +10,7 @@
 
 #include "engine/experiment/experiment_toml.hpp"
 
-namespace pipelens::cli {
+namespace pipelens::runtime {
 namespace {
 
 bool on_compute_lane(ActionKind kind) {
@@ -31,7 +31,7 @@ std::int64_t bytes_of(const std::vector<TensorMeta>& metas, bool gradients_only)
     return bytes;
 }
 
-std::int64_t transfer_bytes(const Action& action, const runtime::PipelineRunResult& result) {
+std::int64_t transfer_bytes(const Action& action, const PipelineRunResult& result) {
     const auto& inputs = result.stage_inputs;
     switch (action.kind) {
         case ActionKind::send_forward:
@@ -67,16 +67,16 @@ std::string waiting_json(const std::map<int, std::int64_t>& waiting) {
 }  // namespace
 
 std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
-                                                  const runtime::PipelineRunResult& result) {
+                                                  const PipelineRunResult& result) {
     std::vector<traces::RankRecord> records;
-    for (const runtime::RankRun& rank : result.ranks) {
+    for (const RankRun& rank : result.ranks) {
         traces::RankRecord record;
         record.rank = rank.rank;
         std::map<int, std::int64_t> waiting;
         std::int64_t cursor = 0;
         bool computed = false;
         int last_sender = rank.rank;
-        for (const runtime::ActionTiming& timing : rank.timeline) {
+        for (const ActionTiming& timing : rank.timeline) {
             const Action& action = lowered.ranks[rank.rank][timing.step];
             if (action.kind == ActionKind::recv_forward || action.kind == ActionKind::recv_backward)
                 last_sender = peer_of(lowered, action);
@@ -103,8 +103,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
 }
 
 std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
-                             const runtime::PipelineRunResult& result,
-                             const Experiment& experiment) {
+                             const PipelineRunResult& result, const Experiment& experiment) {
     traces::RunRecord run;
     run.kind = traces::RunKind::real;
     run.schedule = lowered.name;
@@ -120,8 +119,8 @@ std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowere
         writer.add_rank(run_id, rank);
         bubble_total += rank.bubble_ratio;
     }
-    for (const runtime::RankRun& rank : result.ranks)
-        for (const runtime::ActionTiming& timing : rank.timeline) {
+    for (const RankRun& rank : result.ranks)
+        for (const ActionTiming& timing : rank.timeline) {
             const Action& action = lowered.ranks[rank.rank][timing.step];
             traces::ActionRecord record;
             record.rank = rank.rank;
@@ -156,10 +155,10 @@ std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowere
     for (const auto& [id, pair] : pairs)
         writer.add_pair(run_id, pair);
     std::string first_failure;
-    for (const runtime::RankRun& rank : result.ranks) {
+    for (const RankRun& rank : result.ranks) {
         if (!rank.failure)
             continue;
-        const runtime::RunFailure& failure = *rank.failure;
+        const RunFailure& failure = *rank.failure;
         writer.add_error(
             run_id, {failure.rank, failure.stage, failure.microbatch, failure.action, failure.kind,
                      failure.expected, failure.actual, failure.message, failure.time_ns});
@@ -175,4 +174,4 @@ std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowere
     return run_id;
 }
 
-}  // namespace pipelens::cli
+}  // namespace pipelens::runtime

@@ -12,14 +12,13 @@
 #include "traces/trace_records.hpp"
 #include "traces/trace_writer.hpp"
 
-namespace pipelens::cli {
+namespace pipelens::runtime {
 
 // Per-rank busy/bubble/warm-up/cool-down/waiting from a measured timeline.
 std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
-                                                  const runtime::PipelineRunResult& result);
+                                                  const PipelineRunResult& result);
 
 std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
-                             const runtime::PipelineRunResult& result,
-                             const Experiment& experiment);
+                             const PipelineRunResult& result, const Experiment& experiment);
 
-}  // namespace pipelens::cli
+}  // namespace pipelens::runtime

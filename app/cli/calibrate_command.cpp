@@ -1,0 +1,106 @@
+// `pipelens calibrate TRACE.db [--run N] [--out EXP.toml] [--json]`: builds an experiment from a
+// real run's measured times, simulates it, and reports how close the simulated step is to the
+// measured one; --out writes the experiment so `pipelens simulate` can explore from there.
+#include <cmath>
+#include <fstream>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/experiment/experiment_toml.hpp"
+#include "engine/experiment/units.hpp"
+#include "sim/calibration.hpp"
+#include "sim/experiment_costs.hpp"
+#include "sim/simulator.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct CalibrateOptions {
+    std::string trace;
+    std::optional<std::int64_t> run;
+    std::string out;
+    bool json = false;
+};
+
+std::string durations(const std::vector<std::int64_t>& values) {
+    std::vector<std::string> texts;
+    for (std::int64_t value : values)
+        texts.push_back(format_duration(value));
+    return fmt::format("{}", fmt::join(texts, ", "));
+}
+
+void run_calibrate(const CalibrateOptions& options) {
+    const traces::TraceReader reader(options.trace);
+    const std::int64_t run_id = options.run.value_or(reader.latest_run_id());
+    sim::Calibration calibration;
+    try {
+        calibration = sim::calibrate_from_trace(reader, run_id);
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens: {}: {}", options.trace, error.what()));
+    }
+    Experiment experiment = calibration.experiment;
+    const Schedule lowered = lowered_schedule_for(experiment);
+    const sim::SimulationResult simulated =
+        sim::simulate(lowered, sim::cost_model_for(experiment, lowered.stage_count));
+    const double measured = static_cast<double>(calibration.measured_step_ns);
+    const double error =
+        measured > 0 ? (static_cast<double>(simulated.step_time_ns) - measured) / measured : 0;
+    if (!options.out.empty()) {
+        std::ofstream file(options.out, std::ios::binary);
+        file << experiment_to_toml(experiment);
+        if (!file)
+            throw CommandFailure(kExitUsage,
+                                 fmt::format("pipelens: {}: cannot write the file", options.out));
+    }
+    if (options.json) {
+        nlohmann::ordered_json json;
+        json["run_id"] = run_id;
+        json["measured_step_time_ns"] = calibration.measured_step_ns;
+        json["simulated_step_time_ns"] = simulated.step_time_ns;
+        json["relative_error"] = error;
+        json["f_ns"] = experiment.forward_ns;
+        json["i_ns"] = experiment.input_ns;
+        json["w_ns"] = experiment.weight_ns;
+        json["b_ns"] = experiment.backward_ns;
+        json["link_latency_ns"] = experiment.intra_host.latency_ns;
+        json["transfer_samples"] = calibration.transfer_samples;
+        fmt::print("{}\n", json.dump());
+        return;
+    }
+    fmt::print("calibrated from run {} ({} pp={} v={} m={})\n", run_id, lowered.name,
+               experiment.shape.rank_count, experiment.shape.stages_per_rank,
+               experiment.shape.microbatch_count);
+    fmt::print("  F per stage: {}\n  I per stage: {}\n  W per stage: {}\n",
+               durations(experiment.forward_ns), durations(experiment.input_ns),
+               durations(experiment.weight_ns));
+    if (!experiment.backward_ns.empty())
+        fmt::print("  B per stage: {}\n", durations(experiment.backward_ns));
+    fmt::print("  send/recv delivery: {} (median of {} transfers)\n",
+               format_duration(experiment.intra_host.latency_ns), calibration.transfer_samples);
+    fmt::print("measured step {}, simulated {}: {:+.1f}%\n",
+               format_duration(calibration.measured_step_ns),
+               format_duration(simulated.step_time_ns), error * 100);
+    if (!options.out.empty())
+        fmt::print("wrote {}\n", options.out);
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app) {
+    auto options = std::make_shared<CalibrateOptions>();
+    CLI::App* command = app.add_subcommand(
+        "calibrate", "Fit the cost model to a real run, simulate it, and compare the step times");
+    command->add_option("trace", options->trace, "Trace file with a real run")->required();
+    command->add_option("--run", options->run, "The run (default: the latest)");
+    command->add_option("--out", options->out, "Write the calibrated experiment (TOML)");
+    command->add_flag("--json", options->json, "Print one JSON object");
+    command->callback([options] { run_calibrate(*options); });
+}
+
+}  // namespace pipelens::cli

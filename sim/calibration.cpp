@@ -1,0 +1,110 @@
+// Calibration from measured timelines. Medians, not means: one stage's first microbatch or a
+// descheduled thread can take several times the usual duration, and a mean would carry that
+// into every simulated action.
+#include "sim/calibration.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "engine/schedule/action.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+std::int64_t median(std::vector<std::int64_t> values) {
+    if (values.empty())
+        return 0;
+    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    std::nth_element(values.begin(), middle, values.end());
+    return *middle;
+}
+
+struct StageSamples {
+    std::vector<std::int64_t> forward, input, weight, full_backward;
+};
+
+}  // namespace
+
+Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id) {
+    const traces::RunRecord run = reader.run(run_id);
+    if (run.status != traces::RunStatus::finished)
+        throw std::invalid_argument(fmt::format(
+            "run {} did not finish; only a complete run can be calibrated from", run_id));
+    Calibration calibration;
+    Experiment& experiment = calibration.experiment;
+    try {
+        experiment.shape.kind = parse_schedule_kind(run.schedule);
+    } catch (const ScheduleConfigError&) {
+        throw std::invalid_argument(
+            fmt::format("run {} ran schedule '{}', which is not a kind pipelens generates", run_id,
+                        run.schedule));
+    }
+    experiment.shape.rank_count = run.pp;
+    experiment.shape.stages_per_rank = run.v;
+    experiment.shape.microbatch_count = run.m;
+    experiment.name = fmt::format("calibrated from run {} of {}", run_id, reader.path().string());
+    experiment.source = reader.path().string();
+    calibration.measured_step_ns = run.step_time_ns.value_or(0);
+
+    const int stage_count = run.pp * run.v;
+    std::vector<StageSamples> samples(stage_count);
+    std::map<std::pair<int, int>, traces::ActionRecord> by_step;
+    for (const traces::ActionRecord& action : reader.actions(run_id)) {
+        const std::int64_t duration = action.end_ns - action.start_ns;
+        if (action.stage >= 0 && action.stage < stage_count) {
+            StageSamples& stage = samples[action.stage];
+            switch (static_cast<ActionKind>(action.kind)) {
+                case ActionKind::forward:
+                    stage.forward.push_back(duration);
+                    break;
+                case ActionKind::backward_input:
+                    stage.input.push_back(duration);
+                    break;
+                case ActionKind::backward_weight:
+                    stage.weight.push_back(duration);
+                    break;
+                case ActionKind::full_backward:
+                    stage.full_backward.push_back(duration);
+                    break;
+                default:
+                    break;
+            }
+        }
+        if (action.pair_id >= 0)
+            by_step[{action.rank, action.step}] = action;
+    }
+    for (const StageSamples& stage : samples) {
+        experiment.forward_ns.push_back(median(stage.forward));
+        const std::int64_t backward = median(stage.full_backward);
+        const std::int64_t input = stage.input.empty() ? backward / 2 : median(stage.input);
+        const std::int64_t weight =
+            stage.weight.empty() ? backward - backward / 2 : median(stage.weight);
+        experiment.input_ns.push_back(input);
+        experiment.weight_ns.push_back(weight);
+        if (!stage.full_backward.empty())
+            experiment.backward_ns.push_back(backward);
+    }
+    if (!experiment.backward_ns.empty() &&
+        static_cast<int>(experiment.backward_ns.size()) != stage_count)
+        experiment.backward_ns.clear();  // mixed B and I/W stages: B = I + W everywhere
+
+    std::vector<std::int64_t> deliveries;
+    for (const traces::PairRecord& pair : reader.pairs(run_id)) {
+        const auto send = by_step.find({pair.send_rank, pair.send_step});
+        const auto recv = by_step.find({pair.recv_rank, pair.recv_step});
+        if (send == by_step.end() || recv == by_step.end())
+            continue;
+        if (recv->second.start_ns <= send->second.start_ns)  // the receiver was waiting
+            deliveries.push_back(recv->second.end_ns - send->second.start_ns);
+    }
+    calibration.transfer_samples = static_cast<int>(deliveries.size());
+    const std::int64_t latency = median(deliveries);
+    experiment.intra_host = {latency, 0};
+    experiment.inter_host = {latency, 0};
+    return calibration;
+}
+
+}  // namespace pipelens::sim

@@ -1,0 +1,26 @@
+// Calibration: an experiment whose cost model reproduces a measured run. From a real run in a
+// trace it takes, per stage, the median duration of each kind of computation (F, I, W, B) and,
+// for the link, the median delivery time of the transfers whose receiver was already waiting
+// (recv end minus send start: pure transfer, no waiting for the sender). Simulating the result
+// and comparing with the measured step tells how far the simulator's model is from the
+// machine; the experiment can then be changed (more microbatches, another schedule) to ask
+// what-if questions with measured costs.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/experiment/experiment.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::sim {
+
+struct Calibration {
+    Experiment experiment;
+    std::int64_t measured_step_ns = 0;
+    int transfer_samples = 0;  // transfers the link latency came from
+};
+
+// Throws std::invalid_argument when the run is not a finished run of a generated schedule kind.
+Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id);
+
+}  // namespace pipelens::sim

@@ -1,0 +1,119 @@
+// Benchmarks of the real runtime (local transport, ranks as threads):
+//   runtime_overhead   a step of 1F1B on the `empty` model (stages that only scale by a scalar
+//                      parameter), reporting the runtime's own cost per executed action;
+//   simulated_vs_real  a real step of an MLP, calibrated from its own trace, simulated, and the
+//                      simulated step compared with the measured one (relative error).
+//
+//   make bench            # or: build/tests/pipelens_bench_runtime
+#include <benchmark/benchmark.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/runtime/pipeline_run.hpp"
+#include "engine/runtime/run_trace.hpp"
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/lower.hpp"
+#include "sim/calibration.hpp"
+#include "sim/experiment_costs.hpp"
+#include "sim/simulator.hpp"
+
+namespace {
+
+using namespace pipelens;
+
+void runtime_overhead(benchmark::State& state) {
+    const int pp = static_cast<int>(state.range(0));
+    const int m = static_cast<int>(state.range(1));
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, pp, 1, m}));
+    runtime::PipelineRunOptions options;
+    options.model = "empty";
+    options.hidden = 8;
+    options.batch_size = m;
+    options.check_reference = false;
+    options.warmup_steps = 3;
+    double per_action_ns = 0;
+    double step_ns = 0;
+    std::size_t actions = 0;
+    for (auto _ : state) {
+        const runtime::PipelineRunResult result = runtime::run_pipeline(options, lowered);
+        if (!result.completed) {
+            state.SkipWithError("the run did not complete");
+            return;
+        }
+        std::int64_t busy = 0;
+        actions = 0;
+        for (const runtime::RankRun& rank : result.ranks)
+            for (const runtime::ActionTiming& timing : rank.timeline) {
+                busy += timing.end_ns - timing.start_ns;
+                ++actions;
+            }
+        per_action_ns = static_cast<double>(busy) / static_cast<double>(actions);
+        step_ns = static_cast<double>(result.step_time_ns);
+    }
+    state.counters["actions"] = static_cast<double>(actions);
+    state.counters["ns_per_action"] = per_action_ns;
+    state.counters["step_ns_per_rank_action"] =
+        step_ns / (static_cast<double>(actions) / static_cast<double>(pp));
+}
+
+BENCHMARK(runtime_overhead)
+    ->Args({2, 8})
+    ->Args({2, 64})
+    ->Iterations(5)
+    ->Unit(benchmark::kMillisecond);
+
+void simulated_vs_real(benchmark::State& state) {
+    const auto kind = static_cast<ScheduleKind>(state.range(0));
+    Experiment experiment = plain_experiment();
+    experiment.shape = {kind, 2, is_multi_stage(kind) ? 2 : 1, 8};
+    const Schedule lowered = lowered_schedule_for(experiment);
+    runtime::PipelineRunOptions options;
+    options.model = "mlp";
+    options.hidden = 256;
+    options.layers = 8;
+    options.batch_size = 256;
+    options.check_reference = false;
+    const auto trace = std::filesystem::temp_directory_path() /
+                       ("pipelens_bench_calibration_" + std::to_string(::getpid()) + ".db");
+    double error = 0;
+    for (auto _ : state) {
+        std::filesystem::remove(trace);
+        const runtime::PipelineRunResult result = runtime::run_pipeline(options, lowered);
+        if (!result.completed) {
+            state.SkipWithError("the run did not complete");
+            return;
+        }
+        {
+            traces::TraceWriter writer(trace);
+            runtime::record_real_run(writer, lowered, result, experiment);
+        }
+        const traces::TraceReader reader(trace);
+        sim::Calibration calibration = sim::calibrate_from_trace(reader, reader.latest_run_id());
+        const Schedule again = lowered_schedule_for(calibration.experiment);
+        const sim::SimulationResult simulated =
+            sim::simulate(again, sim::cost_model_for(calibration.experiment, again.stage_count));
+        error = (static_cast<double>(simulated.step_time_ns) -
+                 static_cast<double>(calibration.measured_step_ns)) /
+                static_cast<double>(calibration.measured_step_ns);
+        state.counters["measured_ms"] = calibration.measured_step_ns / 1e6;
+        state.counters["simulated_ms"] = simulated.step_time_ns / 1e6;
+    }
+    std::filesystem::remove(trace);
+    state.counters["error_percent"] = error * 100;
+    state.SetLabel(std::string(schedule_kind_name(kind)));
+}
+
+BENCHMARK(simulated_vs_real)
+    ->Arg(static_cast<int>(ScheduleKind::one_f_one_b))
+    ->Arg(static_cast<int>(ScheduleKind::interleaved_1f1b))
+    ->Arg(static_cast<int>(ScheduleKind::zbv_zero_bubble))
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
