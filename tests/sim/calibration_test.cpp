@@ -1,0 +1,121 @@
+// Calibration from a measured run: per-stage medians of F and B (I and W split B in half when
+// the schedule has no I/W), the link from transfers whose receiver was waiting, and refusals
+// for runs that cannot be calibrated from.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "engine/schedule/action.hpp"
+#include "sim/calibration.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+std::filesystem::path fresh_trace(const std::string& name) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("pipelens_calibration_" + std::to_string(::getpid()) + "_" + name + ".db");
+    for (const char* suffix : {"", "-wal", "-shm"})
+        std::filesystem::remove(path.string() + suffix);
+    return path;
+}
+
+traces::ActionRecord action(int rank, int step, ActionKind kind, int stage, int microbatch,
+                            std::int64_t start, std::int64_t end, int pair = -1) {
+    traces::ActionRecord record;
+    record.rank = rank;
+    record.step = step;
+    record.kind = static_cast<std::uint8_t>(kind);
+    record.lane =
+        is_communication(kind) ? traces::ActionLane::communication : traces::ActionLane::compute;
+    record.stage = stage;
+    record.microbatch = microbatch;
+    record.label = std::string(kind_text(kind));
+    record.start_ns = start;
+    record.end_ns = end;
+    record.pair_id = pair;
+    return record;
+}
+
+TEST(Calibration, MediansPerStageAndTheWaitingReceiversDelivery) {
+    const auto path = fresh_trace("medians");
+    {
+        traces::TraceWriter writer(path);
+        traces::RunRecord run;
+        run.kind = traces::RunKind::real;
+        run.schedule = "1F1B";
+        run.pp = 2;
+        run.m = 3;
+        const auto id = writer.begin_run(run);
+        // Stage 0 forwards 100, 120, 900 ns (median 120); stage 1 backwards 400, 410, 420.
+        writer.add_action(id, action(0, 0, ActionKind::forward, 0, 0, 0, 100));
+        writer.add_action(id, action(0, 1, ActionKind::forward, 0, 1, 100, 220));
+        writer.add_action(id, action(0, 2, ActionKind::forward, 0, 2, 220, 1120));
+        writer.add_action(id, action(0, 3, ActionKind::send_forward, 0, 0, 1000, 1010, 0));
+        writer.add_action(id, action(0, 4, ActionKind::send_forward, 0, 1, 2000, 2010, 1));
+        writer.add_action(id, action(0, 5, ActionKind::send_forward, 0, 2, 3000, 3010, 2));
+        // Receivers posted before the sends (waiting) give deliveries 50 and 70 (the upper
+        // median, 70, is taken); a receive posted after its send says nothing about the link
+        // and is left out.
+        writer.add_action(id, action(1, 0, ActionKind::recv_forward, 1, 0, 900, 1050, 0));
+        writer.add_action(id, action(1, 1, ActionKind::recv_forward, 1, 1, 1900, 2070, 1));
+        writer.add_action(id, action(1, 2, ActionKind::recv_forward, 1, 2, 3500, 3600, 2));
+        writer.add_action(id, action(1, 3, ActionKind::full_backward, 1, 0, 4000, 4400));
+        writer.add_action(id, action(1, 4, ActionKind::full_backward, 1, 1, 4400, 4810));
+        writer.add_action(id, action(1, 5, ActionKind::full_backward, 1, 2, 4810, 5230));
+        for (int pair = 0; pair < 3; ++pair)
+            writer.add_pair(id, {pair, 0, 3 + pair, 1, pair, 0});
+        writer.finish_run(id, 6000, 0.5);
+    }
+    const traces::TraceReader reader(path);
+    const Calibration calibration = calibrate_from_trace(reader, 1);
+    const Experiment& experiment = calibration.experiment;
+    EXPECT_EQ(experiment.shape.kind, ScheduleKind::one_f_one_b);
+    EXPECT_EQ(experiment.shape.rank_count, 2);
+    EXPECT_EQ(experiment.shape.microbatch_count, 3);
+    EXPECT_EQ(experiment.forward_ns, (std::vector<std::int64_t>{120, 0}));
+    EXPECT_EQ(experiment.input_ns, (std::vector<std::int64_t>{0, 205}));
+    EXPECT_EQ(experiment.weight_ns, (std::vector<std::int64_t>{0, 205}));
+    EXPECT_TRUE(experiment.backward_ns.empty());  // stage 0 has no B here: B = I + W
+    EXPECT_EQ(experiment.intra_host.latency_ns, 70);
+    EXPECT_EQ(calibration.transfer_samples, 2);
+    EXPECT_EQ(calibration.measured_step_ns, 6000);
+    std::filesystem::remove(path);
+}
+
+TEST(Calibration, RefusesUnfinishedRunsAndForeignSchedules) {
+    const auto path = fresh_trace("refusals");
+    {
+        traces::TraceWriter writer(path);
+        traces::RunRecord run;
+        run.kind = traces::RunKind::real;
+        run.schedule = "my_schedule.csv";
+        run.pp = 2;
+        run.m = 2;
+        writer.begin_run(run);  // left unfinished
+        const auto finished = writer.begin_run(run);
+        writer.finish_run(finished, 100, 0);
+    }
+    const traces::TraceReader reader(path);
+    try {
+        calibrate_from_trace(reader, 1);
+        FAIL();
+    } catch (const std::invalid_argument& error) {
+        EXPECT_STREQ(error.what(),
+                     "run 1 did not finish; only a complete run can be calibrated from");
+    }
+    try {
+        calibrate_from_trace(reader, 2);
+        FAIL();
+    } catch (const std::invalid_argument& error) {
+        EXPECT_STREQ(
+            error.what(),
+            "run 2 ran schedule 'my_schedule.csv', which is not a kind pipelens generates");
+    }
+    std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace pipelens::sim
