@@ -23,7 +23,7 @@ namespace {
 struct RunOptions {
     ExperimentOptions experiment;
     std::optional<std::string> model;
-    std::optional<int> layers, hidden, batch;
+    std::optional<int> layers, hidden, batch, chunk_dim;
     std::optional<std::string> input_shape;
     std::vector<std::string> split_points;
     std::optional<int> seed;
@@ -56,6 +56,8 @@ void apply_overrides(const RunOptions& options, Experiment& experiment) {
         model.hidden = *options.hidden;
     if (options.batch)
         model.batch_size = *options.batch;
+    if (options.chunk_dim)
+        model.chunk_dim = *options.chunk_dim;
     if (options.seed)
         model.seed = static_cast<std::uint64_t>(*options.seed);
     if (!options.split_points.empty())
@@ -94,6 +96,7 @@ runtime::PipelineRunOptions runtime_options(const RunOptions& options,
     run.seed = model.seed;
     run.split_points = model.split_points;
     run.batch_size = model.batch_size;
+    run.chunk_dim = model.chunk_dim;
     run.faults = options.faults;
     run.timeout_ms = std::max<std::int64_t>(1, experiment.run.timeout_ns / 1'000'000);
     run.check_reference = !options.no_reference;
@@ -250,6 +253,8 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     command->add_option("--layers", options->layers, "Model layers (default: two per stage)");
     command->add_option("--hidden", options->hidden, "Hidden size");
     command->add_option("--batch", options->batch, "Batch size (split into m microbatches)");
+    command->add_option("--chunk-dim", options->chunk_dim,
+                        "The dim microbatches are cut along (default 0)");
     command->add_option("--input-shape", options->input_shape,
                         "TorchScript models: one sample's shape, e.g. 64 or 16,64");
     command->add_option("--split", options->split_points,

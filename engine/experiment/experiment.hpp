@@ -52,6 +52,7 @@ struct ModelDescription {
     std::vector<std::int64_t> input_shape;  // TorchScript: one sample's shape
     std::vector<std::string> split_points;  // "layers.3", "layers.3:end", "3"
     int batch_size = 32;
+    int chunk_dim = 0;  // microbatches are cut along this dim of every input
     std::uint64_t seed = 0;
 };
 

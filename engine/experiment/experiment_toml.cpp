@@ -241,6 +241,7 @@ void read_model(FieldReader& fields, Experiment& experiment) {
         }
     }
     fields.integer("batch_size", model.batch_size, 1);
+    fields.integer("chunk_dim", model.chunk_dim, 0);
     int seed = 0;
     fields.integer("seed", seed, 0);
     model.seed = static_cast<std::uint64_t>(seed);
@@ -391,6 +392,7 @@ std::string experiment_to_toml(const Experiment& experiment) {
         model.insert("split_points", std::move(points));
     }
     model.insert("batch_size", described.batch_size);
+    model.insert("chunk_dim", described.chunk_dim);
     model.insert("seed", static_cast<std::int64_t>(described.seed));
     document.insert("model", std::move(model));
     toml::table run;

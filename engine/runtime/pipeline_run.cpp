@@ -53,8 +53,22 @@ struct Batch {
     torch::Tensor whole_target;
 };
 
+// Splits along options.chunk_dim into m equal microbatches (upstream's TensorChunkSpec).
+TensorList split_into_microbatches(const torch::Tensor& tensor, int microbatches, int dim,
+                                   const std::string& what) {
+    if (dim < 0 || dim >= tensor.dim())
+        throw std::invalid_argument(fmt::format("cannot split the {} along dim {}: it has {} dims",
+                                                what, dim, tensor.dim()));
+    if (tensor.size(dim) < microbatches || tensor.size(dim) % microbatches != 0)
+        throw std::invalid_argument(
+            fmt::format("{} of size {} along dim {} does not split into m={} equal microbatches",
+                        what, tensor.size(dim), dim, microbatches));
+    return tensor.chunk(microbatches, dim);
+}
+
 Batch make_batch(const PipelineModel& model, const PipelineRunOptions& options, int microbatches) {
-    if (options.batch_size < microbatches || options.batch_size % microbatches != 0)
+    if (options.chunk_dim == 0 &&
+        (options.batch_size < microbatches || options.batch_size % microbatches != 0))
         throw std::invalid_argument(
             fmt::format("batch size {} does not split into m={} equal microbatches",
                         options.batch_size, microbatches));
@@ -63,11 +77,13 @@ Batch make_batch(const PipelineModel& model, const PipelineRunOptions& options, 
         model.make_batch(options.batch_size, options.seed);
     batch.microbatch_inputs.resize(microbatches);
     for (const torch::Tensor& input : batch.whole_inputs) {
-        const TensorList chunks = input.chunk(microbatches, 0);
+        const TensorList chunks =
+            split_into_microbatches(input, microbatches, options.chunk_dim, "input");
         for (int index = 0; index < microbatches; ++index)
             batch.microbatch_inputs[index].push_back(chunks[index].contiguous());
     }
-    for (const torch::Tensor& chunk : batch.whole_target.chunk(microbatches, 0))
+    for (const torch::Tensor& chunk :
+         split_into_microbatches(batch.whole_target, microbatches, options.chunk_dim, "target"))
         batch.targets.push_back(chunk.contiguous());
     return batch;
 }
@@ -186,8 +202,8 @@ void compare_with_reference(const PipelineRunOptions& options, int stage_count,
             for (int microbatch = 0; microbatch < static_cast<int>(batch.targets.size());
                  ++microbatch)
                 outputs.push_back(stage->output(microbatch));
-            report.outputs_match =
-                close(torch::cat(outputs), output.detach(), report.output_max_error);
+            report.outputs_match = close(torch::cat(outputs, options.chunk_dim), output.detach(),
+                                         report.output_max_error);
         }
     }
 }

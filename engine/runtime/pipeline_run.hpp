@@ -25,6 +25,7 @@ struct PipelineRunOptions {
     std::uint64_t seed = 0;
     std::vector<std::string> split_points;  // "layers.3", "layers.3:end", "3"
     int batch_size = 32;                    // the whole batch; split into m microbatches
+    int chunk_dim = 0;                      // the dim microbatches are cut along
     std::vector<std::string> faults;        // see faults.hpp
     std::int64_t timeout_ms = 10'000;       // any wait on another rank
     bool check_reference = true;

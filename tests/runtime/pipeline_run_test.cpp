@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <torch/script.h>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/schedule/generate.hpp"
@@ -94,6 +98,35 @@ TEST(BuiltInModels, KwargsAndTransformer) {
         run_pipeline(options_for("transformer"), lowered(ScheduleKind::interleaved_1f1b, 2, 2, 4));
     expect_matches_reference(transformer);
     EXPECT_EQ(to_string(transformer.stage_inputs.at(0)), "(f32[4, 4, 16])");
+}
+
+TEST(BuiltInModels, TorchScriptFileSplitAtItsChildren) {
+    // A scripted module with four children, saved as a user would with torch.jit.save.
+    torch::jit::Module root("Root");
+    auto generator = torch::make_generator<torch::CPUGeneratorImpl>(7);
+    for (int index = 0; index < 4; ++index) {
+        torch::jit::Module child("Layer" + std::to_string(index));
+        child.register_parameter(
+            "weight", (torch::randn({8, 8}, generator, torch::kFloat32) * 0.3).requires_grad_(),
+            false);
+        child.define(
+            "def forward(self, x):\n    return torch.relu(torch.matmul(x, self.weight))\n");
+        root.register_module("layer" + std::to_string(index), child);
+    }
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("pipelens_model_" + std::to_string(::getpid()) + ".pt");
+    root.save(path.string());
+    PipelineRunOptions options = options_for(path.string());
+    options.input_shape = {8};
+    options.split_points = {"layer1:end"};
+    const PipelineRunResult result =
+        run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 2, 1, 4));
+    expect_matches_reference(result);
+    EXPECT_EQ(to_string(result.stage_inputs.at(1)), "(f32[4, 8])");
+    options.input_shape.clear();
+    EXPECT_THROW(run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 2, 1, 4)),
+                 std::invalid_argument);
+    std::filesystem::remove(path);
 }
 
 TEST(SplitPoints, MoveLayersBetweenStagesAndStillMatch) {
