@@ -9,7 +9,8 @@ namespace pipelens::runtime {
 namespace {
 
 constexpr const char* kForms =
-    "input=batch+1, input=int32, stageN=dtype:bf16, stageN=flatten, stageN=sleep:30s";
+    "input=batch+1, input=int32, stageN=dtype:bf16, stageN=flatten, stageN=sleep:30s, "
+    "stageN=die";
 
 [[noreturn]] void fail(const std::string& text, const std::string& why) {
     throw FaultParseError(fmt::format("--fault {}: {} (forms: {})", text, why, kForms));
@@ -43,6 +44,8 @@ Fault parse_fault(const std::string& text) {
     fault.stage = std::stoi(target.substr(5));
     if (effect == "flatten") {
         fault.kind = Fault::Kind::flatten_output;
+    } else if (effect == "die") {
+        fault.kind = Fault::Kind::die;
     } else if (effect.rfind("dtype:", 0) == 0) {
         fault.kind = Fault::Kind::output_dtype;
         fault.dtype = effect.substr(6);

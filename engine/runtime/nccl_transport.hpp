@@ -1,6 +1,9 @@
-// The `nccl` transport: one process per GPU, point-to-point ncclSend/ncclRecv on a dedicated
-// CUDA stream, the NCCL unique id exchanged through a c10d TCPStore. CPU tensors (a CPU-only
-// LibTorch) are staged through device buffers; CUDA tensors are sent in place.
+// The `nccl` transport: one process per GPU. NCCL has no tags and a send it cannot complete
+// blocks its stream, so every direction between two ranks gets its own two-rank communicator
+// and stream (unique ids exchanged through the c10d TCPStore), and messages for tags nobody has
+// asked for yet are kept until someone does. CPU tensors (a CPU-only LibTorch) are staged
+// through device buffers; CUDA tensors are copied on the GPU first, so the caller may reuse
+// them as with the other transports.
 #pragma once
 
 #include <memory>

@@ -348,6 +348,33 @@ std::vector<std::vector<TensorMeta>> boundary_inputs(const PipelineRunOptions& o
     return inputs;
 }
 
+// An empty payload is a rank that never reported: it died or hangs.
+std::vector<RankReport> reports_from(const std::vector<std::string>& payloads,
+                                     const PipelineRunOptions& options) {
+    std::vector<RankReport> reports;
+    for (std::size_t rank = 0; rank < payloads.size(); ++rank) {
+        if (!payloads[rank].empty()) {
+            reports.push_back(from_json(nlohmann::json::parse(payloads[rank])));
+            continue;
+        }
+        RankReport lost;
+        lost.run.rank = static_cast<int>(rank);
+        lost.run.failure =
+            RunFailure{static_cast<int>(rank),
+                       -1,
+                       -1,
+                       "",
+                       "lost",
+                       "",
+                       "",
+                       fmt::format("rank {} sent no report within {} ms: it died or hangs", rank,
+                                   options.timeout_ms),
+                       0};
+        reports.push_back(std::move(lost));
+    }
+    return reports;
+}
+
 PipelineRunResult run_local(const PipelineRunOptions& options, const Schedule& lowered) {
     const int world_size = lowered.rank_count;
     auto fabric = std::make_shared<LocalFabric>(world_size);
@@ -376,10 +403,7 @@ PipelineRunResult run_local(const PipelineRunOptions& options, const Schedule& l
     for (int rank = 0; rank < world_size; ++rank)
         if (!thread_errors[rank].empty())
             throw std::runtime_error(fmt::format("rank {}: {}", rank, thread_errors[rank]));
-    std::vector<RankReport> reports;
-    for (const std::string& payload : payloads)
-        reports.push_back(from_json(nlohmann::json::parse(payload)));
-    return merge(reports, options, lowered);
+    return merge(reports_from(payloads, options), options, lowered);
 }
 
 PipelineRunResult run_distributed(const PipelineRunOptions& options, const Schedule& lowered) {
@@ -403,10 +427,7 @@ PipelineRunResult run_distributed(const PipelineRunOptions& options, const Sched
         to_json(report).dump(), std::chrono::milliseconds(options.timeout_ms));
     if (options.rank != 0)
         return merge({report}, options, lowered);
-    std::vector<RankReport> reports;
-    for (const std::string& payload : payloads)
-        reports.push_back(from_json(nlohmann::json::parse(payload)));
-    return merge(reports, options, lowered);
+    return merge(reports_from(payloads, options), options, lowered);
 }
 
 }  // namespace
@@ -415,7 +436,11 @@ PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule
     if (!lowered.has_communication)
         throw std::invalid_argument("run_pipeline needs a lowered schedule (with SEND/RECV)");
     for (const std::string& text : options.faults)
-        parse_fault(text);
+        if (parse_fault(text).kind == Fault::Kind::die && options.transport == "local")
+            throw std::invalid_argument(fmt::format(
+                "--fault {}: a rank can only die on its own with one process per rank (--transport "
+                "gloo --nproc N)",
+                text));
     // Builds, splits and infers once up front, so a bad model, split or batch is one error
     // here instead of one per rank.
     std::vector<std::vector<TensorMeta>> stage_inputs = boundary_inputs(options, lowered);

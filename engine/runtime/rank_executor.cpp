@@ -4,6 +4,9 @@
 // slot is filled before it is read; a missing one is reported as a broken schedule, not a crash.
 #include "engine/runtime/rank_executor.hpp"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <thread>
 
 #include <fmt/format.h>
@@ -139,6 +142,9 @@ class Executor {
     }
 
     void sleep_if_faulted(int stage_index) {
+        for (const Fault& fault : plan_.faults)
+            if (fault.kind == Fault::Kind::die && fault.stage == stage_index)
+                ::kill(::getpid(), SIGKILL);
         for (const Fault& fault : plan_.faults)
             if (fault.kind == Fault::Kind::sleep && fault.stage == stage_index) {
                 // Sleep in slices so an abort from another rank still ends it promptly.

@@ -68,6 +68,8 @@ class Transport {
     virtual void barrier(std::chrono::milliseconds /*timeout*/) {}
 
     // Every rank calls it; rank 0 gets all ranks' payloads in rank order, the others nothing.
+    // It works after an abort too (reports explain failures); a rank that has not reported
+    // within `timeout` (it died or hangs) gets an empty payload.
     virtual std::vector<std::string> gather_to_rank_zero(const std::string& payload,
                                                          std::chrono::milliseconds timeout) = 0;
 };

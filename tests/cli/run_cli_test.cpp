@@ -80,6 +80,75 @@ TEST(RunCli, AFaultIsAnErrorOnOneRankRecordedInTheTrace) {
     EXPECT_EQ(run["status"], "failed");
 }
 
+TEST(RunCliGloo, ProcessesOverTcpMatchTheReference) {
+    const auto result = run_pipelens(
+        "run --schedule Interleaved1F1B --pp 2 --m 4 --model mlp --transport gloo --nproc 2 "
+        "--json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);  // only rank 0 prints
+    EXPECT_TRUE(json["completed"].get<bool>());
+    EXPECT_TRUE(json["reference"]["outputs_match"].get<bool>());
+    EXPECT_TRUE(json["reference"]["gradients_match"].get<bool>());
+    EXPECT_EQ(json["ranks"].size(), 2u);
+}
+
+TEST(RunCliGloo, AFaultIsReportedByTheRankThatSawIt) {
+    const auto result = run_pipelens(
+        "run --schedule 1F1B --pp 3 --m 3 --batch 12 --transport gloo --nproc 3 --fault "
+        "stage1=flatten --json");
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_FALSE(json["completed"].get<bool>());
+    int mismatches = 0;
+    for (const auto& error : json["errors"]) {
+        if (error["kind"] == "shape_mismatch") {
+            ++mismatches;
+            EXPECT_EQ(error["rank"], 1);
+            EXPECT_EQ(error["message"],
+                      "Stage 1 forward outputs[0] has a shape mismatch: expected "
+                      "torch.Size([4, 64]) actual torch.Size([256]) (rank 1, microbatch 0)");
+        } else {
+            EXPECT_EQ(error["kind"], "stopped") << error.dump();
+        }
+    }
+    EXPECT_EQ(mismatches, 1);
+}
+
+TEST(RunCliGloo, AStuckRankTimesOutInsteadOfHanging) {
+    const auto result = run_pipelens(
+        "run --schedule 1F1B --pp 3 --m 3 --batch 12 --transport gloo --nproc 3 --fault "
+        "stage1=sleep:120s --timeout 1s --json");
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    bool timed_out = false;
+    for (const auto& error : json["errors"])
+        timed_out |= error["kind"] == "timeout";
+    EXPECT_TRUE(timed_out) << json["errors"].dump();
+}
+
+TEST(RunCliGloo, ARankThatDiesIsNamedAndTheRestIsRecorded) {
+    const auto trace = fresh_trace("died");
+    const auto result = run_pipelens(
+        "run --schedule 1F1B --pp 3 --m 3 --batch 12 --transport gloo --nproc 3 --fault "
+        "stage1=die --timeout 2s --json --out " +
+        trace.string());
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find("pipelens run: rank 1 was killed by signal 9"), std::string::npos)
+        << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    bool lost = false;
+    for (const auto& error : json["errors"])
+        if (error["rank"] == 1) {
+            lost = true;
+            EXPECT_EQ(error["kind"], "lost");
+            EXPECT_EQ(error["message"], "rank 1 sent no report within 2000 ms: it died or hangs");
+        }
+    EXPECT_TRUE(lost) << json["errors"].dump();
+    const auto summary =
+        nlohmann::json::parse(run_pipelens("summary --json " + trace.string()).out);
+    EXPECT_EQ(summary["runs"][0]["status"], "failed");
+}
+
 TEST(RunCli, BadOptionsAreUsageErrors) {
     auto result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model resnet");
     EXPECT_EQ(result.exit_code, 2);

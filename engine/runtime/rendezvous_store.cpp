@@ -1,0 +1,257 @@
+// Rendezvous store. Waiting is done by polling with short sleeps rather than Store::wait, so
+// that no store operation holds the store for longer than one round trip: the transports' abort
+// watchers must be able to ask for the abort flag while another thread waits here.
+#include "engine/runtime/rendezvous_store.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include <c10/util/Exception.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+namespace pipelens::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kAbortKey = "pipelens/abort";
+constexpr auto kLongestPollSleep = std::chrono::milliseconds(20);
+
+std::vector<std::uint8_t> to_bytes(const std::string& text) {
+    return std::vector<std::uint8_t>(text.begin(), text.end());
+}
+
+std::string to_text(const std::vector<std::uint8_t>& bytes) {
+    return std::string(bytes.begin(), bytes.end());
+}
+
+// Sleeps 1, 2, 4 ... ms (at most kLongestPollSleep) but never past `deadline`.
+void sleep_before_next_poll(int& attempt, Clock::time_point deadline) {
+    const auto wanted = std::min<std::chrono::milliseconds>(
+        std::chrono::milliseconds(1 << std::min(attempt, 8)), kLongestPollSleep);
+    ++attempt;
+    std::this_thread::sleep_until(std::min(Clock::now() + wanted, deadline));
+}
+
+void check_rendezvous(const Rendezvous& rendezvous, const std::string& transport_name) {
+    if (rendezvous.world_size < 1 || rendezvous.rank < 0 ||
+        rendezvous.rank >= rendezvous.world_size)
+        throw std::invalid_argument(fmt::format("{}: rank {} is outside world size {}",
+                                                transport_name, rendezvous.rank,
+                                                rendezvous.world_size));
+    if (rendezvous.master_port < 1 || rendezvous.master_port > 65535)
+        throw std::invalid_argument(fmt::format("{}: master port {} is outside 1..65535",
+                                                transport_name, rendezvous.master_port));
+    if (rendezvous.timeout.count() <= 0)
+        throw std::invalid_argument(
+            fmt::format("{}: the rendezvous timeout must be positive", transport_name));
+}
+
+c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
+                                              const std::string& transport_name) {
+    check_rendezvous(rendezvous, transport_name);
+    c10d::TCPStoreOptions options;
+    options.port = static_cast<std::uint16_t>(rendezvous.master_port);
+    options.isServer = rendezvous.rank == 0;
+    options.numWorkers = static_cast<std::size_t>(rendezvous.world_size);
+    options.waitWorkers = true;
+    options.timeout = rendezvous.timeout;
+    try {
+        return c10::make_intrusive<c10d::TCPStore>(rendezvous.master_address, options);
+    } catch (const std::exception& error) {
+        if (rendezvous.rank == 0)
+            throw TransportUnavailable(fmt::format(
+                "{}: rank 0 cannot hold the rendezvous for {} ranks at {}:{} within {} ms: {}",
+                transport_name, rendezvous.world_size, rendezvous.master_address,
+                rendezvous.master_port, rendezvous.timeout.count(), describe_exception(error)));
+        throw TransportUnavailable(fmt::format(
+            "{}: rank {} cannot reach the rendezvous at {}:{} within {} ms: {}", transport_name,
+            rendezvous.rank, rendezvous.master_address, rendezvous.master_port,
+            rendezvous.timeout.count(), describe_exception(error)));
+    }
+}
+
+}  // namespace
+
+std::string describe_exception(const std::exception& error) {
+    std::string text;
+    if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error))
+        text = c10_error->what_without_backtrace();
+    else
+        text = error.what();
+    const std::size_t line_end = text.find('\n');
+    if (line_end != std::string::npos)
+        text.erase(line_end);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\r'))
+        text.pop_back();
+    return text;
+}
+
+RendezvousStore::RendezvousStore(const Rendezvous& rendezvous, std::string transport_name)
+    : rendezvous_(rendezvous),
+      transport_name_(std::move(transport_name)),
+      store_(connect_store(rendezvous_, transport_name_)) {}
+
+std::string RendezvousStore::lost_store_reason(const std::exception& error) const {
+    return fmt::format("{}: rank {} lost the rendezvous store at {}:{} (has rank 0 exited?): {}",
+                       transport_name_, rendezvous_.rank, rendezvous_.master_address,
+                       rendezvous_.master_port, describe_exception(error));
+}
+
+std::string RendezvousStore::abort(const std::string& reason) {
+    const std::string written =
+        reason.empty() ? fmt::format("rank {} aborted without a reason", rendezvous_.rank) : reason;
+    std::lock_guard lock(mutex_);
+    if (known_abort_reason_)
+        return *known_abort_reason_;
+    try {
+        // An empty expected value means "only if the key is absent": the first reason wins.
+        known_abort_reason_ = to_text(store_->compareSet(kAbortKey, {}, to_bytes(written)));
+    } catch (const std::exception&) {
+        known_abort_reason_ = written;
+    }
+    return *known_abort_reason_;
+}
+
+std::optional<std::string> RendezvousStore::abort_reason() {
+    std::lock_guard lock(mutex_);
+    if (known_abort_reason_)
+        return known_abort_reason_;
+    try {
+        if (store_->check({kAbortKey}))
+            known_abort_reason_ = to_text(store_->get(kAbortKey));
+    } catch (const std::exception& error) {
+        known_abort_reason_ = lost_store_reason(error);
+    }
+    return known_abort_reason_;
+}
+
+std::optional<std::string> RendezvousStore::known_abort_reason() {
+    std::lock_guard lock(mutex_);
+    return known_abort_reason_;
+}
+
+void RendezvousStore::throw_if_aborted() {
+    if (std::optional<std::string> reason = abort_reason())
+        throw TransportAborted(*reason);
+}
+
+void RendezvousStore::publish(const std::string& key, const std::vector<std::uint8_t>& value) {
+    std::lock_guard lock(mutex_);
+    try {
+        store_->set(key, value);
+    } catch (const std::exception& error) {
+        known_abort_reason_ = known_abort_reason_.value_or(lost_store_reason(error));
+        throw TransportAborted(*known_abort_reason_);
+    }
+}
+
+std::vector<std::uint8_t> RendezvousStore::wait_for(const std::string& key, const std::string& what,
+                                                    std::chrono::milliseconds timeout) {
+    const auto deadline = Clock::now() + timeout;
+    for (int attempt = 0;;) {
+        throw_if_aborted();
+        {
+            std::lock_guard lock(mutex_);
+            try {
+                if (store_->check({key}))
+                    return store_->get(key);
+            } catch (const std::exception& error) {
+                known_abort_reason_ = known_abort_reason_.value_or(lost_store_reason(error));
+                throw TransportAborted(*known_abort_reason_);
+            }
+        }
+        if (Clock::now() >= deadline)
+            throw TransportTimeout(
+                fmt::format("{} did not arrive within {} ms", what, timeout.count()));
+        sleep_before_next_poll(attempt, deadline);
+    }
+}
+
+void RendezvousStore::barrier(std::chrono::milliseconds timeout) {
+    constexpr int kQuickPolls = 200;
+    constexpr auto kQuickPollSleep = std::chrono::microseconds(250);
+    constexpr auto kSlowPollSleep = std::chrono::milliseconds(2);
+    std::string key;
+    {
+        std::lock_guard lock(mutex_);
+        key = fmt::format("pipelens/barrier/{}", barriers_started_++);
+    }
+    const auto deadline = Clock::now() + timeout;
+    for (std::int64_t increment = 1, attempt = 0;; increment = 0, ++attempt) {
+        throw_if_aborted();
+        std::int64_t arrived = 0;
+        {
+            std::lock_guard lock(mutex_);
+            try {
+                arrived = store_->add(key, increment);  // adding 0 reads the count
+            } catch (const std::exception& error) {
+                known_abort_reason_ = known_abort_reason_.value_or(lost_store_reason(error));
+                throw TransportAborted(*known_abort_reason_);
+            }
+        }
+        if (arrived >= rendezvous_.world_size)
+            return;
+        if (Clock::now() >= deadline)
+            throw TransportTimeout(
+                fmt::format("not every rank reached the barrier within {} ms ({} of {} did)",
+                            timeout.count(), arrived, rendezvous_.world_size));
+        std::this_thread::sleep_until(std::min<Clock::time_point>(
+            Clock::now() + (attempt < kQuickPolls
+                                ? std::chrono::duration_cast<Clock::duration>(kQuickPollSleep)
+                                : std::chrono::duration_cast<Clock::duration>(kSlowPollSleep)),
+            deadline));
+    }
+}
+
+std::vector<std::string> RendezvousStore::gather_to_rank_zero(const std::string& payload,
+                                                              std::chrono::milliseconds timeout) {
+    std::int64_t call = 0;
+    {
+        std::lock_guard lock(mutex_);
+        call = gathers_started_++;
+    }
+    const std::string prefix = fmt::format("pipelens/report/{}/", call);
+    publish(prefix + std::to_string(rendezvous_.rank), to_bytes(payload));
+    if (rendezvous_.rank != 0)
+        return {};
+
+    const auto deadline = Clock::now() + timeout;
+    std::vector<std::optional<std::string>> reports(rendezvous_.world_size);
+    // Reports are what explains a failure, so an abort does not end this wait; a rank that has
+    // not reported by the deadline (it died or hangs) gets an empty payload.
+    for (int attempt = 0;;) {
+        std::vector<int> missing;
+        {
+            std::lock_guard lock(mutex_);
+            try {
+                for (int rank = 0; rank < rendezvous_.world_size; ++rank) {
+                    if (reports[rank])
+                        continue;
+                    const std::string key = prefix + std::to_string(rank);
+                    if (!store_->check({key})) {
+                        missing.push_back(rank);
+                        continue;
+                    }
+                    reports[rank] = to_text(store_->get(key));
+                    store_->deleteKey(key);
+                }
+            } catch (const std::exception& error) {
+                known_abort_reason_ = known_abort_reason_.value_or(lost_store_reason(error));
+                throw TransportAborted(*known_abort_reason_);
+            }
+        }
+        if (missing.empty() || Clock::now() >= deadline)
+            break;
+        sleep_before_next_poll(attempt, deadline);
+    }
+    std::vector<std::string> all;
+    all.reserve(reports.size());
+    for (std::optional<std::string>& report : reports)
+        all.push_back(report.value_or(""));
+    return all;
+}
+
+}  // namespace pipelens::runtime

@@ -1,0 +1,87 @@
+// The c10d TCPStore where the ranks of a multi-process transport (gloo, nccl) meet, and the small
+// protocol the transports keep in it beyond their own bootstrap: the abort flag, barriers and the
+// reports gathered on rank 0.
+//
+// Invariants: the first abort reason written wins and is never overwritten, so every rank sees
+// the same reason; once this rank has seen a reason it keeps it (a rank that has aborted stays
+// aborted); every wait here has a deadline and ends early when some rank aborts; the store is
+// used by one thread at a time (c10d does not promise more); a store that can no longer be
+// reached (rank 0, which serves it, is gone) reads as an abort whose reason says so, because
+// nothing useful can follow it. Keys live under "pipelens/", apart from the transports' own
+// bootstrap keys, and barriers and gathers number their keys so two calls never collide.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "engine/runtime/transport.hpp"
+
+namespace pipelens::runtime {
+
+// One line for a user: c10 errors without their C++ backtrace, anything after a newline dropped.
+std::string describe_exception(const std::exception& error);
+
+class RendezvousStore {
+  public:
+    // Rank 0 serves the store and waits until all world_size ranks have joined; the others
+    // connect, retrying until the rendezvous timeout. Throws TransportUnavailable naming the
+    // address, the rank and the timeout. `transport_name` ("gloo transport") starts messages.
+    RendezvousStore(const Rendezvous& rendezvous, std::string transport_name);
+    RendezvousStore(const RendezvousStore&) = delete;
+    RendezvousStore& operator=(const RendezvousStore&) = delete;
+
+    // The raw store, for a bootstrap that needs one (ProcessGroupGloo). Only use it before any
+    // other thread uses this object.
+    c10::intrusive_ptr<c10d::Store> store() const { return store_; }
+
+    // Records `reason` unless some rank recorded one first; returns the reason that holds. Never
+    // throws: a store that cannot be reached leaves the reason recorded here only.
+    std::string abort(const std::string& reason);
+
+    // The reason some rank aborted with, or nullopt. Asks the store unless a reason is known.
+    std::optional<std::string> abort_reason();
+    // The reason this rank already knows of, without asking the store (no I/O).
+    std::optional<std::string> known_abort_reason();
+
+    // Publishes `value` under `key` for the other ranks.
+    void publish(const std::string& key, const std::vector<std::uint8_t>& value);
+
+    // Waits for another rank to publish `key`, polling, abort-aware. Throws TransportTimeout
+    // ("`what` did not arrive within N ms") or TransportAborted.
+    std::vector<std::uint8_t> wait_for(const std::string& key, const std::string& what,
+                                       std::chrono::milliseconds timeout);
+
+    // See Transport::barrier. Polls briefly at first, so ranks that arrive together leave within
+    // a fraction of a millisecond of each other, then backs off.
+    void barrier(std::chrono::milliseconds timeout);
+
+    // See Transport::gather_to_rank_zero.
+    std::vector<std::string> gather_to_rank_zero(const std::string& payload,
+                                                 std::chrono::milliseconds timeout);
+
+    const Rendezvous& rendezvous() const { return rendezvous_; }
+    const std::string& transport_name() const { return transport_name_; }
+
+  private:
+    // The reason to report when the store itself failed under an operation.
+    std::string lost_store_reason(const std::exception& error) const;
+    // Throws TransportAborted when some rank has aborted.
+    void throw_if_aborted();
+
+    Rendezvous rendezvous_;
+    std::string transport_name_;
+    c10::intrusive_ptr<c10d::Store> store_;
+    std::mutex mutex_;  // one store operation at a time; guards the members below
+    std::optional<std::string> known_abort_reason_;
+    std::int64_t gathers_started_ = 0;
+    std::int64_t barriers_started_ = 0;
+};
+
+}  // namespace pipelens::runtime

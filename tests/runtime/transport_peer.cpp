@@ -1,0 +1,356 @@
+// One rank of a multi-process transport test: transport_test.cpp starts one of these per rank,
+// each a real process with its own gloo transport, and checks what they print on stdout.
+//
+//   pipelens_transport_peer RANK WORLD_SIZE PORT SCENARIO [COUNT]
+//
+// Scenarios: ping_pong, out_of_order, timeout (COUNT: ms), unreceived, abort, peer_exits
+// (COUNT: the rank that dies), barrier, barrier_timeout, gather, mismatch, latency (COUNT: round
+// trips). Each prints plain lines ("small 0 Float [2, 3] 0 0.5 ...", "error TransportTimeout:
+// ...", "abort_at_ms 1234" on the machine-wide steady clock) and then "done" once its transport
+// is destroyed, so a test compares exact text and times across processes (and sees that
+// destruction did not hang). Errors a scenario does not expect print as "error <kind>:
+// <message>" and the process still exits 0; only bad arguments give 2.
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "engine/runtime/gloo_transport.hpp"
+
+namespace pipelens::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kTimeout{5'000};
+
+void print(const std::string& line) {
+    std::cout << line << std::endl;  // flushed: the test reads lines as they come
+}
+
+long long steady_ms() {
+    return std::chrono::duration_cast<milliseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// "Float [2, 3] 0 0.5 1 1.5 2 2.5": dtype, shape, then the values in row-major order; tensors of
+// more than 16 elements show their sum, first and last value instead.
+std::string describe(const torch::Tensor& tensor) {
+    const torch::Tensor values = tensor.contiguous().to(torch::kDouble).flatten();
+    std::string text = fmt::format("{} [{}]", c10::toString(tensor.scalar_type()),
+                                   fmt::join(tensor.sizes(), ", "));
+    if (values.numel() > 16)
+        return text + fmt::format(" sum {} first {} last {}", values.sum().item<double>(),
+                                  values[0].item<double>(), values[-1].item<double>());
+    for (std::int64_t index = 0; index < values.numel(); ++index)
+        text += fmt::format(" {}", values[index].item<double>());
+    return text;
+}
+
+void print_received(const std::string& label, const TensorList& tensors) {
+    for (std::size_t index = 0; index < tensors.size(); ++index)
+        print(fmt::format("{} {} {}", label, index, describe(tensors[index])));
+}
+
+// Tensors of several shapes and dtypes whose values are exact in their dtype; `large` adds one
+// of 80 KB, which makes the message too big to travel inline with its header.
+TensorList ping_tensors(bool large) {
+    TensorList tensors{
+        torch::arange(6, torch::kFloat32).mul(0.5).reshape({2, 3}),
+        torch::tensor({std::int64_t{-3}, std::int64_t{0}, std::int64_t{7}, std::int64_t{1} << 40}),
+        torch::tensor(3.141592653589793, torch::kFloat64).reshape({}),
+        torch::tensor({true, false, true}),
+        torch::tensor({1.5, -2.0, 0.25, 8.0}).to(torch::kBFloat16).reshape({2, 2}),
+        torch::empty({0}, torch::kFloat32),
+        torch::arange(250, 255, torch::kInt64).to(torch::kUInt8),
+    };
+    if (large)
+        tensors.push_back(torch::arange(20'000, torch::kFloat32).reshape({200, 100}));
+    return tensors;
+}
+
+// Buffers for ping_tensors(); the first is not contiguous (a transposed view).
+TensorList ping_buffers(bool large) {
+    TensorList buffers;
+    for (const torch::Tensor& tensor : ping_tensors(large))
+        buffers.push_back(torch::full_like(tensor, 0));
+    buffers[0] = torch::zeros({3, 2}, torch::kFloat32).t();
+    return buffers;
+}
+
+// Rank 0 sends a small message (tag 1) and a large one (tag 3); rank 1 echoes them back (tags
+// 2 and 4). Both print what they hold at the end.
+void ping_pong(Transport& transport) {
+    constexpr int kRounds = 3;
+    TensorList small = ping_buffers(false);
+    TensorList large = ping_buffers(true);
+    for (int round = 0; round < kRounds; ++round) {
+        if (transport.rank() == 0) {
+            transport.send(1, 1, ping_tensors(false));
+            transport.send(1, 3, ping_tensors(true));
+            transport.recv(1, 2, small, kTimeout);
+            transport.recv(1, 4, large, kTimeout);
+        } else {
+            transport.recv(0, 1, small, kTimeout);
+            transport.recv(0, 3, large, kTimeout);
+            transport.send(0, 2, small);
+            transport.send(0, 4, large);
+        }
+    }
+    transport.finish_sends(kTimeout);
+    print_received("small", small);
+    print_received("large", large);
+}
+
+// Rank 0 posts tag 2 before tag 1 and tags 131..100 in descending order; rank 1 receives them
+// in ascending order.
+void out_of_order(Transport& transport) {
+    constexpr int kFirstTag = 100;
+    constexpr int kLastTag = 131;
+    if (transport.rank() == 0) {
+        transport.send(1, 2, {torch::full({3}, 2.0f)});
+        transport.send(1, 1, {torch::full({2}, std::int64_t{1})});
+        for (int tag = kLastTag; tag >= kFirstTag; --tag)
+            transport.send(1, tag,
+                           {torch::full({1}, tag, torch::kInt32), torch::full({2}, tag * 0.25)});
+        transport.finish_sends(kTimeout);
+        print("sends finished");
+        return;
+    }
+    TensorList first{torch::zeros({2}, torch::kInt64)};
+    transport.recv(0, 1, first, kTimeout);
+    print(fmt::format("tag 1 {}", describe(first[0])));
+    TensorList second{torch::zeros({3})};
+    transport.recv(0, 2, second, kTimeout);
+    print(fmt::format("tag 2 {}", describe(second[0])));
+    for (int tag = kFirstTag; tag <= kLastTag; ++tag) {
+        TensorList buffers{torch::zeros({1}, torch::kInt32), torch::zeros({2})};
+        transport.recv(0, tag, buffers, kTimeout);
+        print(fmt::format("tag {} {} | {}", tag, describe(buffers[0]), describe(buffers[1])));
+    }
+}
+
+// Rank 1 waits for a tag that rank 0 never sends; rank 0 stays up until rank 1 has reported.
+void receive_timeout(Transport& transport, milliseconds timeout) {
+    if (transport.rank() == 1) {
+        TensorList buffers{torch::zeros({4})};
+        const auto started = Clock::now();
+        try {
+            transport.recv(0, 7, buffers, timeout);
+            print("received unexpectedly");
+        } catch (const TransportTimeout& error) {
+            print(fmt::format("error TransportTimeout: {}", error.what()));
+        }
+        print(
+            fmt::format("elapsed_ms {}",
+                        std::chrono::duration_cast<milliseconds>(Clock::now() - started).count()));
+    }
+    transport.gather_to_rank_zero("", kTimeout + timeout);
+}
+
+// Rank 0 sends a message that rank 1 never receives and waits for its sends to leave.
+void unreceived(Transport& transport) {
+    if (transport.rank() == 1) {
+        std::this_thread::sleep_for(milliseconds(1500));
+        return;
+    }
+    transport.send(1, 9, {torch::ones({4})});
+    const auto started = Clock::now();
+    try {
+        transport.finish_sends(milliseconds(500));
+        print("finished unexpectedly");
+    } catch (const TransportTimeout& error) {
+        print(fmt::format("error TransportTimeout: {}", error.what()));
+    }
+    print(fmt::format("elapsed_ms {}",
+                      std::chrono::duration_cast<milliseconds>(Clock::now() - started).count()));
+}
+
+// Rank 0 aborts while rank 1 is blocked in a receive, then stays up long enough for rank 1 to
+// see the store.
+void abort_while_receiving(Transport& transport) {
+    const std::string reason = "rank 0: Stage 0 forward failed (injected by the test)";
+    if (transport.rank() == 0) {
+        std::this_thread::sleep_for(milliseconds(300));
+        print(fmt::format("abort_at_ms {}", steady_ms()));
+        transport.abort(reason);
+        transport.abort("rank 0: a second reason that must not replace the first");
+        std::this_thread::sleep_for(milliseconds(1500));
+        return;
+    }
+    TensorList buffers{torch::zeros({4})};
+    try {
+        transport.recv(0, 3, buffers, milliseconds(10'000));
+        print("received unexpectedly");
+    } catch (const TransportAborted& error) {
+        print(fmt::format("ended_at_ms {}", steady_ms()));
+        print(fmt::format("error TransportAborted: {}", error.what()));
+    }
+    try {
+        transport.check_aborted();
+        print("check_aborted did not throw");
+    } catch (const TransportAborted& error) {
+        print(fmt::format("check_aborted: {}", error.what()));
+    }
+}
+
+// Rank `exiting` dies (no destructors, no abort) while rank 1 waits for its data; any other
+// rank keeps the store up meanwhile.
+void peer_exits(Transport& transport, int exiting) {
+    if (transport.rank() == exiting) {
+        std::this_thread::sleep_for(milliseconds(300));
+        print(fmt::format("exit_at_ms {}", steady_ms()));
+        std::_Exit(0);
+    }
+    if (transport.rank() != 1) {
+        std::this_thread::sleep_for(milliseconds(2000));
+        return;
+    }
+    TensorList buffers{torch::zeros({4})};
+    try {
+        transport.recv(exiting, 3, buffers, milliseconds(10'000));
+        print("received unexpectedly");
+    } catch (const TransportAborted& error) {
+        print(fmt::format("ended_at_ms {}", steady_ms()));
+        print(fmt::format("error TransportAborted: {}", error.what()));
+    } catch (const std::runtime_error& error) {
+        print(fmt::format("ended_at_ms {}", steady_ms()));
+        print(fmt::format("error runtime_error: {}", error.what()));
+    }
+}
+
+// Rank r arrives at each of two barriers r * 200 ms after rank 0; all leave together.
+void barriers(Transport& transport) {
+    for (int round = 1; round <= 2; ++round) {
+        std::this_thread::sleep_for(milliseconds(200 * transport.rank()));
+        print(fmt::format("arrive_{}_at_ms {}", round, steady_ms()));
+        transport.barrier(kTimeout);
+        print(fmt::format("leave_{}_at_ms {}", round, steady_ms()));
+    }
+}
+
+// Rank 1 never reaches the barrier rank 0 waits at.
+void barrier_timeout(Transport& transport) {
+    if (transport.rank() == 1) {
+        std::this_thread::sleep_for(milliseconds(1500));
+        return;
+    }
+    try {
+        transport.barrier(milliseconds(500));
+        print("passed unexpectedly");
+    } catch (const TransportTimeout& error) {
+        print(fmt::format("error TransportTimeout: {}", error.what()));
+    }
+}
+
+void gather(Transport& transport) {
+    for (int step = 1; step <= 2; ++step) {
+        const std::string payload = fmt::format("step {} from rank {}: {{\"loss\": {}}}", step,
+                                                transport.rank(), 0.5 * transport.rank());
+        const std::vector<std::string> reports = transport.gather_to_rank_zero(payload, kTimeout);
+        for (std::size_t index = 0; index < reports.size(); ++index)
+            print(fmt::format("report {} {}", index, reports[index]));
+        print(fmt::format("step {} reports {}", step, reports.size()));
+    }
+}
+
+// Rank 1 expects 3 floats where rank 0 sends 4.
+void mismatch(Transport& transport) {
+    if (transport.rank() == 0) {
+        transport.send(1, 5, {torch::zeros({4})});
+        transport.gather_to_rank_zero("", kTimeout);
+        return;
+    }
+    TensorList buffers{torch::zeros({3})};
+    try {
+        transport.recv(0, 5, buffers, kTimeout);
+        print("received unexpectedly");
+    } catch (const std::runtime_error& error) {
+        print(fmt::format("error runtime_error: {}", error.what()));
+    }
+    transport.gather_to_rank_zero("", kTimeout);
+}
+
+// `count` round trips of one small tensor; rank 0 prints the mean round trip.
+void latency(Transport& transport, int count) {
+    TensorList message{torch::ones({16})};
+    TensorList buffers{torch::zeros({16})};
+    const int peer = 1 - transport.rank();
+    const auto started = Clock::now();
+    for (int round = 0; round < count; ++round) {
+        if (transport.rank() == 0) {
+            transport.send(peer, 1, message);
+            transport.recv(peer, 2, buffers, kTimeout);
+        } else {
+            transport.recv(peer, 1, buffers, kTimeout);
+            transport.send(peer, 2, buffers);
+        }
+    }
+    transport.finish_sends(kTimeout);
+    const auto elapsed = std::chrono::duration<double, std::micro>(Clock::now() - started);
+    if (transport.rank() == 0)
+        print(fmt::format("round_trip_us {:.1f}", elapsed.count() / count));
+}
+
+void run(const std::string& scenario, Transport& transport, int count) {
+    if (scenario == "ping_pong")
+        ping_pong(transport);
+    else if (scenario == "out_of_order")
+        out_of_order(transport);
+    else if (scenario == "timeout")
+        receive_timeout(transport, milliseconds(count));
+    else if (scenario == "unreceived")
+        unreceived(transport);
+    else if (scenario == "abort")
+        abort_while_receiving(transport);
+    else if (scenario == "peer_exits")
+        peer_exits(transport, count);
+    else if (scenario == "barrier")
+        barriers(transport);
+    else if (scenario == "barrier_timeout")
+        barrier_timeout(transport);
+    else if (scenario == "gather")
+        gather(transport);
+    else if (scenario == "mismatch")
+        mismatch(transport);
+    else if (scenario == "latency")
+        latency(transport, count);
+    else
+        print(fmt::format("error unknown scenario {}", scenario));
+}
+
+}  // namespace
+}  // namespace pipelens::runtime
+
+int main(int argc, char** argv) {
+    using namespace pipelens::runtime;
+    if (argc < 5) {
+        std::cerr << "usage: pipelens_transport_peer RANK WORLD_SIZE PORT SCENARIO [COUNT]\n";
+        return 2;
+    }
+    Rendezvous rendezvous;
+    rendezvous.rank = std::stoi(argv[1]);
+    rendezvous.world_size = std::stoi(argv[2]);
+    rendezvous.master_port = std::stoi(argv[3]);
+    rendezvous.timeout = kTimeout;
+    const std::string scenario = argv[4];
+    const int count = argc > 5 ? std::stoi(argv[5]) : 0;
+    try {
+        std::unique_ptr<Transport> transport = make_gloo_transport(rendezvous);
+        run(scenario, *transport, count);
+    } catch (const TransportTimeout& error) {
+        print(fmt::format("error TransportTimeout: {}", error.what()));
+    } catch (const TransportAborted& error) {
+        print(fmt::format("error TransportAborted: {}", error.what()));
+    } catch (const TransportUnavailable& error) {
+        print(fmt::format("error TransportUnavailable: {}", error.what()));
+    } catch (const std::exception& error) {
+        print(fmt::format("error exception: {}", error.what()));
+    }
+    print("done");
+    return 0;
+}

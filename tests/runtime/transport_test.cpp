@@ -1,0 +1,475 @@
+// The multi-process transports. Gloo runs for real: each test starts one
+// pipelens_transport_peer process per rank on a fresh port and compares what the ranks print
+// with exact expected text (values, error messages) and times (timeouts, abort latency). The
+// nccl transport cannot run without a GPU; what is checked here is that it says so clearly.
+//
+// Nothing here can hang: every read from a child has a deadline, and a child still running at
+// its deadline is killed with SIGKILL and reaped.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <future>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "engine/runtime/gloo_transport.hpp"
+#include "engine/runtime/nccl_transport.hpp"
+
+extern char** environ;
+
+namespace pipelens::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr auto kPeerDeadline = std::chrono::seconds(20);
+
+// A TCP socket bound to a port the kernel picked; the port is free once it closes.
+class BoundSocket {
+  public:
+    explicit BoundSocket(bool listening = false) {
+        descriptor_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_ANY);
+        socklen_t length = sizeof address;
+        if (descriptor_ < 0 ||
+            bind(descriptor_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+            (listening && listen(descriptor_, 1) != 0) ||
+            getsockname(descriptor_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
+            return;
+        port_ = ntohs(address.sin_port);
+    }
+    ~BoundSocket() {
+        if (descriptor_ >= 0)
+            close(descriptor_);
+    }
+    BoundSocket(const BoundSocket&) = delete;
+    BoundSocket& operator=(const BoundSocket&) = delete;
+
+    int port() const { return port_; }
+
+  private:
+    int descriptor_ = -1;
+    int port_ = 0;
+};
+
+int free_port() {
+    return BoundSocket().port();
+}
+
+struct PeerOutput {
+    std::vector<std::string> lines;
+    bool exited_cleanly = false;  // exit status 0 before the deadline
+};
+
+// One pipelens_transport_peer child whose stdout is read through a pipe.
+class Peer {
+  public:
+    explicit Peer(const std::vector<std::string>& arguments) {
+        int pipe_ends[2];
+        if (pipe2(pipe_ends, O_CLOEXEC) != 0)
+            return;
+        posix_spawn_file_actions_t actions;
+        posix_spawn_file_actions_init(&actions);
+        posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
+        std::vector<std::string> texts{PIPELENS_TRANSPORT_PEER};
+        texts.insert(texts.end(), arguments.begin(), arguments.end());
+        std::vector<char*> argv;
+        for (std::string& text : texts)
+            argv.push_back(text.data());
+        argv.push_back(nullptr);
+        if (posix_spawn(&pid_, texts[0].c_str(), &actions, nullptr, argv.data(), environ) != 0)
+            pid_ = -1;
+        posix_spawn_file_actions_destroy(&actions);
+        close(pipe_ends[1]);
+        output_ = pipe_ends[0];
+    }
+    ~Peer() {
+        kill_and_reap();
+        if (output_ >= 0)
+            close(output_);
+    }
+    Peer(const Peer&) = delete;
+    Peer& operator=(const Peer&) = delete;
+
+    // Everything the child prints until it closes stdout, then its exit; SIGKILL at `deadline`.
+    PeerOutput collect(Clock::time_point deadline) {
+        PeerOutput output;
+        if (pid_ <= 0 || output_ < 0)
+            return output;
+        std::string text;
+        while (read_some(text, deadline)) {
+        }
+        for (std::size_t start = 0; start < text.size();) {
+            std::size_t end = text.find('\n', start);
+            if (end == std::string::npos)
+                end = text.size();
+            output.lines.push_back(text.substr(start, end - start));
+            start = end + 1;
+        }
+        output.exited_cleanly = reap(deadline) == 0;
+        return output;
+    }
+
+  private:
+    // Appends what is readable now; false at end of file or at the deadline.
+    bool read_some(std::string& text, Clock::time_point deadline) {
+        for (;;) {
+            const auto left =
+                std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
+            if (left <= 0)
+                return false;
+            pollfd ready{output_, POLLIN, 0};
+            const int polled = poll(&ready, 1, static_cast<int>(left));
+            if (polled < 0 && errno == EINTR)
+                continue;
+            if (polled <= 0)
+                return false;
+            char chunk[4096];
+            const ssize_t count = read(output_, chunk, sizeof chunk);
+            if (count < 0 && errno == EINTR)
+                continue;
+            if (count <= 0)
+                return false;
+            text.append(chunk, static_cast<std::size_t>(count));
+            return true;
+        }
+    }
+
+    // The exit status, or -1 when the child had to be killed.
+    int reap(Clock::time_point deadline) {
+        int status = 0;
+        while (waitpid(pid_, &status, WNOHANG) == 0) {
+            if (Clock::now() > deadline) {
+                kill_and_reap();
+                return -1;
+            }
+            std::this_thread::sleep_for(milliseconds(5));
+        }
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+
+    void kill_and_reap() {
+        if (pid_ <= 0)
+            return;
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);  // SIGKILL cannot be ignored: this returns promptly
+        pid_ = -1;
+    }
+
+    pid_t pid_ = -1;
+    int output_ = -1;
+};
+
+// Runs `scenario` with one peer per rank and returns what each rank printed.
+std::vector<PeerOutput> run_ranks(int world_size, const std::string& scenario,
+                                  const std::string& count = "0") {
+    const std::string port = std::to_string(free_port());
+    std::vector<std::unique_ptr<Peer>> peers;
+    for (int rank = 0; rank < world_size; ++rank)
+        peers.push_back(std::make_unique<Peer>(std::vector<std::string>{
+            std::to_string(rank), std::to_string(world_size), port, scenario, count}));
+    const auto deadline = Clock::now() + kPeerDeadline;
+    std::vector<PeerOutput> outputs;
+    for (auto& peer : peers)
+        outputs.push_back(peer->collect(deadline));
+    return outputs;
+}
+
+// The value after `key ` on the line that starts with it.
+std::optional<std::string> value_of(const PeerOutput& output, const std::string& key) {
+    for (const std::string& line : output.lines)
+        if (line.rfind(key + " ", 0) == 0)
+            return line.substr(key.size() + 1);
+    return std::nullopt;
+}
+
+// Milliseconds from rank `from`'s `from_key` to rank `to`'s `to_key` (steady clock, one machine).
+std::optional<long long> latency(const std::vector<PeerOutput>& ranks, int from,
+                                 const std::string& from_key, int to, const std::string& to_key) {
+    const std::optional<std::string> start = value_of(ranks[from], from_key);
+    const std::optional<std::string> end = value_of(ranks[to], to_key);
+    if (!start || !end)
+        return std::nullopt;
+    return std::stoll(*end) - std::stoll(*start);
+}
+
+std::vector<std::string> ping_lines(const std::string& label, bool large) {
+    std::vector<std::string> lines{
+        label + " 0 Float [2, 3] 0 0.5 1 1.5 2 2.5", label + " 1 Long [4] -3 0 7 1099511627776",
+        label + " 2 Double [] 3.141592653589793",    label + " 3 Bool [3] 1 0 1",
+        label + " 4 BFloat16 [2, 2] 1.5 -2 0.25 8",  label + " 5 Float [0]",
+        label + " 6 Byte [5] 250 251 252 253 254",
+    };
+    if (large)
+        lines.push_back(label + " 7 Float [200, 100] sum 199990000 first 0 last 19999");
+    return lines;
+}
+
+TEST(GlooTransportTest, PingPongCarriesShapesDtypesAndValuesExactly) {
+    std::vector<std::string> expected = ping_lines("small", false);
+    for (const std::string& line : ping_lines("large", true))
+        expected.push_back(line);
+    expected.push_back("done");
+    const std::vector<PeerOutput> ranks = run_ranks(2, "ping_pong");
+    for (const PeerOutput& rank : ranks) {
+        EXPECT_TRUE(rank.exited_cleanly);
+        EXPECT_EQ(rank.lines, expected);
+    }
+}
+
+TEST(GlooTransportTest, TagsMatchMessagesPostedOutOfOrder) {
+    std::vector<std::string> expected{"tag 1 Long [2] 1 1", "tag 2 Float [3] 2 2 2"};
+    for (int tag = 100; tag <= 131; ++tag)
+        expected.push_back("tag " + std::to_string(tag) + " Int [1] " + std::to_string(tag) +
+                           " | Float [2] " + fmt::format("{} {}", tag * 0.25, tag * 0.25));
+    expected.push_back("done");
+    const std::vector<PeerOutput> ranks = run_ranks(2, "out_of_order");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_EQ(ranks[0].lines, (std::vector<std::string>{"sends finished", "done"}));
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    EXPECT_EQ(ranks[1].lines, expected);
+}
+
+TEST(GlooTransportTest, ReceiveTimesOutNamingThePeerAndTag) {
+    const std::vector<PeerOutput> ranks = run_ranks(2, "timeout", "500");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_EQ(ranks[0].lines, std::vector<std::string>{"done"});
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    EXPECT_EQ(value_of(ranks[1], "error"),
+              "TransportTimeout: no data from rank 0 (tag 7) within 500 ms");
+    const std::optional<std::string> elapsed = value_of(ranks[1], "elapsed_ms");
+    ASSERT_TRUE(elapsed);
+    EXPECT_GE(std::stoi(*elapsed), 500);
+    EXPECT_LE(std::stoi(*elapsed), 800);
+}
+
+TEST(GlooTransportTest, FinishSendsTimesOutNamingTheReceiverAndTag) {
+    const std::vector<PeerOutput> ranks = run_ranks(2, "unreceived");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_EQ(value_of(ranks[0], "error"),
+              "TransportTimeout: rank 1 did not receive the message from rank 0 (tag 9) within "
+              "500 ms");
+    const std::optional<std::string> elapsed = value_of(ranks[0], "elapsed_ms");
+    ASSERT_TRUE(elapsed);
+    EXPECT_GE(std::stoi(*elapsed), 500);
+    EXPECT_LE(std::stoi(*elapsed), 800);
+}
+
+TEST(GlooTransportTest, AbortEndsABlockedReceiveWithTheFirstReason) {
+    const std::string reason = "rank 0: Stage 0 forward failed (injected by the test)";
+    const std::vector<PeerOutput> ranks = run_ranks(2, "abort");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    EXPECT_EQ(value_of(ranks[1], "error"), "TransportAborted: " + reason);
+    EXPECT_EQ(value_of(ranks[1], "check_aborted:"), reason);
+    const std::optional<long long> ended = latency(ranks, 0, "abort_at_ms", 1, "ended_at_ms");
+    ASSERT_TRUE(ended);
+    EXPECT_GE(*ended, 0);
+    EXPECT_LT(*ended, 1000);
+}
+
+TEST(GlooTransportTest, ReceiveFromAPeerThatDiedEndsPromptlyNamingIt) {
+    const std::vector<PeerOutput> ranks = run_ranks(3, "peer_exits", "2");
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    const std::optional<std::string> error = value_of(ranks[1], "error");
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->rfind("runtime_error: gloo transport: rank 1 could not receive from rank 2 "
+                           "(tag 3): ",
+                           0),
+              0u)
+        << *error;
+    const std::optional<long long> ended = latency(ranks, 2, "exit_at_ms", 1, "ended_at_ms");
+    ASSERT_TRUE(ended);
+    EXPECT_LT(*ended, 1000);
+}
+
+TEST(GlooTransportTest, ReceiveAfterRankZeroDiedEndsPromptlyAsLostStore) {
+    const std::vector<PeerOutput> ranks = run_ranks(2, "peer_exits", "0");
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    const std::optional<std::string> error = value_of(ranks[1], "error");
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->rfind("TransportAborted: gloo transport: rank 1 lost the rendezvous store "
+                           "at 127.0.0.1:",
+                           0),
+              0u)
+        << *error;
+    const std::optional<long long> ended = latency(ranks, 0, "exit_at_ms", 1, "ended_at_ms");
+    ASSERT_TRUE(ended);
+    EXPECT_LT(*ended, 1000);
+}
+
+TEST(GlooTransportTest, BarrierReleasesAllRanksTogetherOnceTheLastArrives) {
+    const std::vector<PeerOutput> ranks = run_ranks(3, "barrier");
+    for (int round = 1; round <= 2; ++round) {
+        long long last_arrival = 0;
+        long long first_leave = LLONG_MAX;
+        long long last_leave = 0;
+        for (const PeerOutput& rank : ranks) {
+            EXPECT_TRUE(rank.exited_cleanly);
+            const auto arrive = value_of(rank, fmt::format("arrive_{}_at_ms", round));
+            const auto leave = value_of(rank, fmt::format("leave_{}_at_ms", round));
+            ASSERT_TRUE(arrive && leave);
+            last_arrival = std::max(last_arrival, std::stoll(*arrive));
+            first_leave = std::min(first_leave, std::stoll(*leave));
+            last_leave = std::max(last_leave, std::stoll(*leave));
+        }
+        EXPECT_GE(first_leave, last_arrival);
+        EXPECT_LT(last_leave - first_leave, 50);
+    }
+}
+
+TEST(GlooTransportTest, BarrierTimesOutSayingHowManyRanksArrived) {
+    const std::vector<PeerOutput> ranks = run_ranks(2, "barrier_timeout");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_EQ(value_of(ranks[0], "error"),
+              "TransportTimeout: not every rank reached the barrier within 500 ms (1 of 2 did)");
+}
+
+TEST(GlooTransportTest, GatherReturnsEveryPayloadInRankOrderOnRankZero) {
+    const std::vector<PeerOutput> ranks = run_ranks(3, "gather");
+    std::vector<std::string> expected;
+    for (int step = 1; step <= 2; ++step) {
+        for (int rank = 0; rank < 3; ++rank)
+            expected.push_back(fmt::format("report {} step {} from rank {}: {{\"loss\": {}}}", rank,
+                                           step, rank, 0.5 * rank));
+        expected.push_back(fmt::format("step {} reports 3", step));
+    }
+    expected.push_back("done");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_EQ(ranks[0].lines, expected);
+    for (int rank = 1; rank < 3; ++rank) {
+        EXPECT_TRUE(ranks[rank].exited_cleanly);
+        EXPECT_EQ(ranks[rank].lines,
+                  (std::vector<std::string>{"step 1 reports 0", "step 2 reports 0", "done"}));
+    }
+}
+
+TEST(GlooTransportTest, MessageThatDoesNotFitIsRefusedLikeTheLocalTransport) {
+    const std::vector<PeerOutput> ranks = run_ranks(2, "mismatch");
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    EXPECT_EQ(value_of(ranks[1], "error"),
+              "runtime_error: rank 0 sent tensor 0 (tag 5) with 4 elements of Float but rank 1 "
+              "expects 3 of Float");
+}
+
+TEST(GlooTransportTest, SmallMessageRoundTrip) {
+    const std::vector<PeerOutput> ranks = run_ranks(2, "latency", "300");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    const std::optional<std::string> round_trip = value_of(ranks[0], "round_trip_us");
+    ASSERT_TRUE(round_trip);
+    std::cout << "gloo round trip of a 16-float message on loopback: " << *round_trip << " us\n";
+}
+
+TEST(GlooTransportTest, UnreachableRendezvousIsUnavailableWithinTheTimeout) {
+    Rendezvous rendezvous;
+    rendezvous.master_port = free_port();
+    rendezvous.rank = 1;
+    rendezvous.world_size = 2;
+    rendezvous.timeout = milliseconds(1000);
+    const auto started = Clock::now();
+    try {
+        make_gloo_transport(rendezvous);
+        FAIL() << "a transport without a rendezvous";
+    } catch (const TransportUnavailable& error) {
+        EXPECT_EQ(std::string(error.what())
+                      .rfind(fmt::format("gloo transport: rank 1 cannot reach the rendezvous at "
+                                         "127.0.0.1:{} within 1000 ms: ",
+                                         rendezvous.master_port),
+                             0),
+                  0u)
+            << error.what();
+    }
+    EXPECT_LT(Clock::now() - started, milliseconds(3000));
+}
+
+TEST(GlooTransportTest, RendezvousPortInUseIsUnavailable) {
+    BoundSocket taken(/*listening=*/true);
+    Rendezvous rendezvous;
+    rendezvous.master_port = taken.port();
+    rendezvous.timeout = milliseconds(1000);
+    try {
+        make_gloo_transport(rendezvous);
+        FAIL() << "a rendezvous on a port in use";
+    } catch (const TransportUnavailable& error) {
+        const std::string message = error.what();
+        EXPECT_EQ(message.rfind(fmt::format("gloo transport: rank 0 cannot hold the rendezvous "
+                                            "for 1 ranks at 127.0.0.1:{}",
+                                            taken.port()),
+                                0),
+                  0u)
+            << message;
+        EXPECT_NE(message.find("in use"), std::string::npos) << message;
+        EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    }
+}
+
+// Two ranks as threads of this process: enough to check the arguments a send refuses.
+TEST(GlooTransportTest, RefusesBadPeersTagsAndTooManyTensors) {
+    Rendezvous rendezvous;
+    rendezvous.master_port = free_port();
+    rendezvous.world_size = 2;
+    rendezvous.timeout = milliseconds(5000);
+    Rendezvous other = rendezvous;
+    other.rank = 1;
+    auto second = std::async(std::launch::async, [&] { return make_gloo_transport(other); });
+    std::unique_ptr<Transport> first = make_gloo_transport(rendezvous);
+    std::unique_ptr<Transport> peer = second.get();
+    const TensorList one{torch::zeros({2})};
+    EXPECT_THROW(first->send(0, 1, one), std::invalid_argument);  // itself
+    EXPECT_THROW(first->send(2, 1, one), std::invalid_argument);  // outside the world
+    EXPECT_THROW(first->send(1, -1, one), std::invalid_argument);
+    EXPECT_THROW(first->send(1, 1 << 30, one), std::invalid_argument);
+    EXPECT_THROW(first->send(1, 1, TensorList(16, torch::zeros({1}))), std::invalid_argument);
+    first->send(1, 1, TensorList(15, torch::ones({1})));
+    TensorList buffers(15);
+    for (torch::Tensor& buffer : buffers)
+        buffer = torch::zeros({1});
+    peer->recv(0, 1, buffers, milliseconds(5000));
+    EXPECT_EQ(buffers[14].item<float>(), 1.0f);
+    first->finish_sends(milliseconds(5000));
+}
+
+TEST(NcclTransportTest, SaysWhyItIsUnavailableHere) {
+    Rendezvous rendezvous;
+    rendezvous.master_port = free_port();
+    try {
+        make_nccl_transport(rendezvous, 0);
+        GTEST_SKIP() << "a CUDA device is visible: the nccl transport is available here";
+    } catch (const TransportUnavailable& error) {
+        const std::string message = error.what();
+        if (nccl_transport_built())
+            EXPECT_EQ(message.rfind("nccl transport: no CUDA device is visible to rank 0 "
+                                    "(cudaGetDeviceCount: ",
+                                    0),
+                      0u)
+                << message;
+        else
+            EXPECT_EQ(message,
+                      "pipelens was built without the NCCL transport (configure with "
+                      "PIPELENS_CUDA=ON and CUDA + NCCL at /usr/local/cuda)");
+    }
+}
+
+}  // namespace
+}  // namespace pipelens::runtime
