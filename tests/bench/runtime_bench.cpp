@@ -1,6 +1,8 @@
 // Benchmarks of the real runtime (local transport, ranks as threads):
 //   runtime_overhead   a step of 1F1B on the `empty` model (stages that only scale by a scalar
 //                      parameter), reporting the runtime's own cost per executed action;
+//   libtorch_floor     LibTorch alone doing those stages' forward and backward, the part of
+//                      runtime_overhead that is not pipelens;
 //   simulated_vs_real  a real step of an MLP, calibrated from its own trace, simulated, and the
 //                      simulated step compared with the measured one (relative error).
 //
@@ -11,6 +13,8 @@
 
 #include <cmath>
 #include <filesystem>
+
+#include <torch/torch.h>
 
 #include "engine/experiment/experiment_schedule.hpp"
 #include "engine/runtime/pipeline_run.hpp"
@@ -45,13 +49,22 @@ void runtime_overhead(benchmark::State& state) {
             return;
         }
         std::int64_t busy = 0;
+        std::int64_t working = 0;  // F, B and SEND: what a rank does, not what it waits for
+        std::size_t working_actions = 0;
         actions = 0;
         for (const runtime::RankRun& rank : result.ranks)
             for (const runtime::ActionTiming& timing : rank.timeline) {
                 busy += timing.end_ns - timing.start_ns;
                 ++actions;
+                const ActionKind kind = lowered.ranks[rank.rank][timing.step].kind;
+                if (kind != ActionKind::recv_forward && kind != ActionKind::recv_backward) {
+                    working += timing.end_ns - timing.start_ns;
+                    ++working_actions;
+                }
             }
         per_action_ns = static_cast<double>(busy) / static_cast<double>(actions);
+        state.counters["ns_per_working_action"] =
+            static_cast<double>(working) / static_cast<double>(working_actions);
         step_ns = static_cast<double>(result.step_time_ns);
     }
     state.counters["actions"] = static_cast<double>(actions);
@@ -59,6 +72,26 @@ void runtime_overhead(benchmark::State& state) {
     state.counters["step_ns_per_rank_action"] =
         step_ns / (static_cast<double>(actions) / static_cast<double>(pp));
 }
+
+// The floor under runtime_overhead: what LibTorch itself takes for one empty stage's forward
+// (cut the input into a leaf, scale it) and its backward (autograd on that one-op graph), on the
+// same tensor, with no pipelens code around it. Per action: (F + B) / 2.
+void libtorch_floor(benchmark::State& state) {
+    torch::set_num_threads(1);
+    const torch::Tensor scale = torch::ones({1}).requires_grad_();
+    const torch::Tensor input = torch::randn({1, 8});
+    for (auto _ : state) {
+        const torch::Tensor leaf = input.detach().requires_grad_(true);
+        const torch::Tensor output = leaf * scale;
+        torch::autograd::backward({output}, {torch::ones_like(output)});
+        benchmark::DoNotOptimize(leaf.grad().data_ptr());
+    }
+    state.counters["ns_per_action"] =
+        benchmark::Counter(static_cast<double>(state.iterations()) * 2,
+                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+BENCHMARK(libtorch_floor);
 
 BENCHMARK(runtime_overhead)
     ->Args({2, 8})
