@@ -412,7 +412,10 @@ PipelineRunResult run_distributed(const PipelineRunOptions& options, const Sched
     rendezvous.master_port = options.master_port;
     rendezvous.rank = options.rank;
     rendezvous.world_size = options.world_size;
-    rendezvous.timeout = std::chrono::milliseconds(options.timeout_ms);
+    // Connecting gets at least 30 s whatever --timeout says: ranks start at different speeds
+    // (a loaded machine, a slow file system) and c10d retries only once a second.
+    rendezvous.timeout =
+        std::chrono::milliseconds(std::max<std::int64_t>(options.timeout_ms, 30'000));
     if (options.world_size != lowered.rank_count)
         throw std::invalid_argument(
             fmt::format("the schedule has {} ranks but the world size is {}", lowered.rank_count,

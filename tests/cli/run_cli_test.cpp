@@ -117,7 +117,7 @@ TEST(RunCliGloo, AFaultIsReportedByTheRankThatSawIt) {
 TEST(RunCliGloo, AStuckRankTimesOutInsteadOfHanging) {
     const auto result = run_pipelens(
         "run --schedule 1F1B --pp 3 --m 3 --batch 12 --transport gloo --nproc 3 --fault "
-        "stage1=sleep:120s --timeout 1s --json");
+        "stage1=sleep:120s --timeout 2s --json");
     EXPECT_EQ(result.exit_code, 1) << result.err;
     const auto json = nlohmann::json::parse(result.out);
     bool timed_out = false;
