@@ -26,9 +26,14 @@ void reinitialise(torch::nn::Module& module, torch::Generator& generator) {
     }
 }
 
-template <typename Module>
-std::vector<torch::Tensor> parameters_of(const Module& module) {
-    return module->parameters();
+// Batches of [batch, hidden] inputs and targets, from a generator of their own so the data do
+// not depend on what else drew random numbers.
+auto vector_batches(int hidden) {
+    return [hidden](int batch, std::uint64_t seed) {
+        auto generator = torch::make_generator<torch::CPUGeneratorImpl>(seed + 1000);
+        TensorList inputs{torch::randn({batch, hidden}, generator, torch::kFloat32)};
+        return std::make_pair(inputs, torch::randn({batch, hidden}, generator, torch::kFloat32));
+    };
 }
 
 PipelineModel mlp_model(const ModelSpec& spec, int layer_count, torch::Generator& generator) {
@@ -46,11 +51,7 @@ PipelineModel mlp_model(const ModelSpec& spec, int layer_count, torch::Generator
              (*block)->parameters()});
     }
     const int hidden = spec.hidden;
-    model.make_batch = [hidden](int batch, std::uint64_t seed) {
-        auto generator = torch::make_generator<torch::CPUGeneratorImpl>(seed + 1000);
-        TensorList inputs{torch::randn({batch, hidden}, generator, torch::kFloat32)};
-        return std::make_pair(inputs, torch::randn({batch, hidden}, generator, torch::kFloat32));
-    };
+    model.make_batch = vector_batches(hidden);
     return model;
 }
 
@@ -89,11 +90,7 @@ PipelineModel example_model(const ModelSpec& spec, int layer_count, torch::Gener
         }
         model.layers.push_back({"layers." + std::to_string(index), forward, parameters});
     }
-    model.make_batch = [hidden](int batch, std::uint64_t seed) {
-        auto generator = torch::make_generator<torch::CPUGeneratorImpl>(seed + 1000);
-        TensorList inputs{torch::randn({batch, hidden}, generator, torch::kFloat32)};
-        return std::make_pair(inputs, torch::randn({batch, hidden}, generator, torch::kFloat32));
-    };
+    model.make_batch = vector_batches(hidden);
     return model;
 }
 
@@ -247,11 +244,7 @@ PipelineModel empty_model(const ModelSpec& spec, int layer_count) {
              {*scale}});
     }
     const int hidden = spec.hidden;
-    model.make_batch = [hidden](int batch, std::uint64_t seed) {
-        auto generator = torch::make_generator<torch::CPUGeneratorImpl>(seed + 1000);
-        TensorList inputs{torch::randn({batch, hidden}, generator, torch::kFloat32)};
-        return std::make_pair(inputs, torch::randn({batch, hidden}, generator, torch::kFloat32));
-    };
+    model.make_batch = vector_batches(hidden);
     return model;
 }
 
