@@ -229,6 +229,30 @@ PipelineModel torchscript_model(const ModelSpec& spec) {
 
 }  // namespace
 
+// Tied weights: layer 0 projects with W, the last layer with W transposed (an embedding reused
+// as the output projection), MLP blocks in between. W is used by the first and the last stage.
+PipelineModel tied_model(const ModelSpec& spec, int layer_count, torch::Generator& generator) {
+    if (layer_count < 2)
+        throw std::invalid_argument("model tied: needs at least 2 layers");
+    PipelineModel model = mlp_model(spec, layer_count - 2, generator);
+    const int hidden = spec.hidden;
+    auto weight = std::make_shared<torch::Tensor>(
+        seeded({hidden, hidden}, generator, 1.0 / std::sqrt(hidden)).requires_grad_());
+    model.owners.push_back(weight);
+    model.layers.insert(model.layers.begin(),
+                        {"embed",
+                         [weight](const TensorList& in) -> TensorList {
+                             return {torch::relu(torch::mm(in.at(0), *weight))};
+                         },
+                         {*weight}});
+    model.layers.push_back({"project",
+                            [weight](const TensorList& in) -> TensorList {
+                                return {torch::mm(in.at(0), weight->t())};
+                            },
+                            {*weight}});
+    return model;
+}
+
 // Layers that only scale by one scalar parameter (1 at first): stages cost next to nothing but
 // still have a gradient to compute, so a step measures the runtime's own overhead per action
 // (scheduling, slots, transport, timing, autograd bookkeeping).
@@ -266,12 +290,14 @@ PipelineModel build_model(const ModelSpec& spec, int stage_count) {
         model = transformer_model(spec, layer_count, generator);
     else if (spec.name == "empty")
         model = empty_model(spec, layer_count);
+    else if (spec.name == "tied")
+        model = tied_model(spec, layer_count, generator);
     else if (std::filesystem::path(spec.name).extension() == ".pt")
         model = torchscript_model(spec);
     else
         throw std::invalid_argument("unknown model '" + spec.name +
-                                    "' (built-in: mlp, example, kwargs, transformer, empty; or a "
-                                    "TorchScript .pt file)");
+                                    "' (built-in: mlp, example, kwargs, transformer, tied, "
+                                    "empty; or a TorchScript .pt file)");
     model.name = spec.name;
     return model;
 }

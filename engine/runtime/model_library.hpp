@@ -7,6 +7,8 @@
 //                does not require grad carried across the boundary, a skip connection
 //   kwargs       upstream's ModelWithKwargs: a second input `y` passed by keyword into layer 0
 //   transformer  pre-norm transformer blocks (self-attention and MLP with residuals)
+//   tied         an embedding-like projection whose weight the last layer reuses transposed
+//                (a parameter used by two stages, replicated; see shared_parameters.hpp)
 //   empty        layers that only scale by a scalar parameter (the runtime's own overhead)
 //   FILE.pt      a TorchScript module, its top-level children as the layers (each called with
 //                the previous child's output)

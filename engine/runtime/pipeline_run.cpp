@@ -13,6 +13,7 @@
 #include "engine/runtime/local_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
 #include "engine/runtime/rank_executor.hpp"
+#include "engine/runtime/shared_parameters.hpp"
 #include "engine/runtime/stage_split.hpp"
 #include "engine/runtime/torch_meta.hpp"
 
@@ -292,6 +293,25 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
         report.run.failure = RunFailure{rank,           failure.stage,   failure.microbatch,
                                         failure.action, failure.kind,    failure.expected,
                                         failure.actual, failure.message, failure.time_ns};
+        return report;
+    }
+    try {
+        sum_shared_gradients(find_shared_parameters(prepared.model, prepared.stages, lowered, rank),
+                             rank, transport, (options.warmup_steps + 1) * lowered.pair_count,
+                             std::chrono::milliseconds(options.timeout_ms));
+        transport.finish_sends(std::chrono::milliseconds(options.timeout_ms));
+    } catch (const std::exception& error) {
+        report.run.failure = RunFailure{rank,
+                                        -1,
+                                        -1,
+                                        "",
+                                        "error",
+                                        "",
+                                        "",
+                                        fmt::format("rank {} could not add up the gradients of "
+                                                    "shared parameters: {}",
+                                                    rank, error.what()),
+                                        0};
         return report;
     }
     if (plan.stages.contains(stage_count - 1)) {

@@ -154,7 +154,7 @@ TEST(RunCli, BadOptionsAreUsageErrors) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err,
               "pipelens: run: unknown model 'resnet' (built-in: mlp, example, kwargs, "
-              "transformer, empty; or a TorchScript .pt file)\n");
+              "transformer, tied, empty; or a TorchScript .pt file)\n");
     result = run_pipelens("run --schedule 1F1B --pp 2 --m 3 --batch 8");
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err,

@@ -100,6 +100,16 @@ TEST(BuiltInModels, KwargsAndTransformer) {
     EXPECT_EQ(to_string(transformer.stage_inputs.at(0)), "(f32[4, 4, 16])");
 }
 
+TEST(BuiltInModels, TiedWeightsAreReplicatedAndTheirGradientsSummed) {
+    // The first and the last stage use one weight: on different ranks (1F1B pp=3) each keeps a
+    // copy and the copies' gradients are added up; on one rank (ZBV pp=2: stages 0 and 3 on
+    // rank 0) the stages share the copy.
+    expect_matches_reference(
+        run_pipeline(options_for("tied"), lowered(ScheduleKind::one_f_one_b, 3, 1, 4)));
+    expect_matches_reference(
+        run_pipeline(options_for("tied"), lowered(ScheduleKind::zbv_zero_bubble, 2, 2, 4)));
+}
+
 TEST(BuiltInModels, TorchScriptFileSplitAtItsChildren) {
     // A scripted module with four children, saved as a user would with torch.jit.save.
     torch::jit::Module root("Root");
