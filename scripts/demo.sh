@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: the main job on the default example. Simulates the embedded default experiment
 # (1F1B, pp=4, m=8, uneven stages) into a fresh SQLite trace, adds the zero-bubble V schedule
-# on the same model for comparison, prints the trace's summary, exports the first run as a
+# on the same model for comparison, runs 1F1B for real on LibTorch ranks and calibrates the
+# simulator against it (when built with LibTorch), prints the trace's summary, exports the first run as a
 # timeline picture and for Perfetto, and shows the schedule checker catching a schedule that would hang.
 set -euo pipefail
 build=${1:-build}
@@ -18,6 +19,16 @@ echo
 echo "== a second run in the same trace: ZBVZeroBubble, zero bubble by splitting backward (assets/examples/zero_bubble_v.toml)"
 "$pipelens" simulate "$here/assets/examples/zero_bubble_v.toml" --out "$trace" >/dev/null
 echo
+if "$pipelens" run --help >/dev/null 2>&1; then
+    echo "== the same 1F1B schedule run for real: an MLP on 4 LibTorch ranks (threads), checked"
+    echo "   against the model run whole on one rank, recorded beside the simulation"
+    "$pipelens" run --schedule 1F1B --pp 4 --m 8 --model mlp --hidden 256 --layers 8 --batch 256 \
+        --out "$trace"
+    echo
+    echo "== the cost model fitted to that real run, simulated, compared"
+    "$pipelens" calibrate "$trace" --out "$out/calibrated.toml"
+    echo
+fi
 echo "== pipelens summary $trace"
 "$pipelens" summary "$trace"
 echo
