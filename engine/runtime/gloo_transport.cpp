@@ -393,24 +393,17 @@ class SendCompleter {
     std::thread thread_;  // last: it starts once the members above exist
 };
 
-class GlooTransport final : public Transport {
+class GlooTransport final : public StoreBackedTransport {
   public:
     explicit GlooTransport(const Rendezvous& rendezvous)
-        : store_(rendezvous, kTransportName),
+        : StoreBackedTransport(rendezvous, kTransportName),
           process_group_(make_process_group(store_)),
           watchdog_(store_) {}
-
-    int rank() const override { return store_.rendezvous().rank; }
-    int world_size() const override { return store_.rendezvous().world_size; }
 
     void send(int peer, int tag, const TensorList& tensors) override;
     void recv(int peer, int tag, TensorList& buffers, std::chrono::milliseconds timeout) override;
     void finish_sends(std::chrono::milliseconds timeout) override;
     void abort(const std::string& reason) override;
-    void check_aborted() override;
-    void barrier(std::chrono::milliseconds timeout) override;
-    std::vector<std::string> gather_to_rank_zero(const std::string& payload,
-                                                 std::chrono::milliseconds timeout) override;
 
   private:
     void check_peer(int peer, const char* action) const;
@@ -420,7 +413,6 @@ class GlooTransport final : public Transport {
                            Clock::time_point deadline, std::chrono::milliseconds timeout);
     [[noreturn]] void throw_failure(const std::string& what, const std::string& detail);
 
-    RendezvousStore store_;
     c10::intrusive_ptr<c10d::ProcessGroupGloo> process_group_;
     SendCompleter sends_;
     ReceiveWatchdog watchdog_;
@@ -590,20 +582,6 @@ void GlooTransport::finish_sends(std::chrono::milliseconds timeout) {
 void GlooTransport::abort(const std::string& reason) {
     store_.abort(reason);
     watchdog_.poke();
-}
-
-void GlooTransport::check_aborted() {
-    if (std::optional<std::string> reason = store_.abort_reason())
-        throw TransportAborted(*reason);
-}
-
-void GlooTransport::barrier(std::chrono::milliseconds timeout) {
-    store_.barrier(timeout);
-}
-
-std::vector<std::string> GlooTransport::gather_to_rank_zero(const std::string& payload,
-                                                            std::chrono::milliseconds timeout) {
-    return store_.gather_to_rank_zero(payload, timeout);
 }
 
 }  // namespace

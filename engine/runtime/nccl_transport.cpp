@@ -143,24 +143,17 @@ struct ReceivedMessage {
     TensorList tensors;  // on the CPU
 };
 
-class NcclTransport final : public Transport {
+class NcclTransport final : public StoreBackedTransport {
   public:
     NcclTransport(const Rendezvous& rendezvous, int device);
     ~NcclTransport() override;
     NcclTransport(const NcclTransport&) = delete;
     NcclTransport& operator=(const NcclTransport&) = delete;
 
-    int rank() const override { return store_.rendezvous().rank; }
-    int world_size() const override { return store_.rendezvous().world_size; }
-
     void send(int peer, int tag, const TensorList& tensors) override;
     void recv(int peer, int tag, TensorList& buffers, std::chrono::milliseconds timeout) override;
     void finish_sends(std::chrono::milliseconds timeout) override;
     void abort(const std::string& reason) override;
-    void check_aborted() override;
-    void barrier(std::chrono::milliseconds timeout) override;
-    std::vector<std::string> gather_to_rank_zero(const std::string& payload,
-                                                 std::chrono::milliseconds timeout) override;
 
   private:
     void create_channels();
@@ -181,7 +174,6 @@ class NcclTransport final : public Transport {
                                          Clock::time_point deadline,
                                          std::chrono::milliseconds timeout);
 
-    RendezvousStore store_;
     int device_;
     cudaStream_t copy_stream_ = nullptr;
     std::vector<Channel> channels_;  // for each peer but this rank: outgoing, then incoming
@@ -191,7 +183,8 @@ class NcclTransport final : public Transport {
 };
 
 NcclTransport::NcclTransport(const Rendezvous& rendezvous, int device)
-    : store_(with_device_selected(rendezvous, device), kTransportName), device_(device) {
+    : StoreBackedTransport(with_device_selected(rendezvous, device), kTransportName),
+      device_(device) {
     try {
         check_cuda(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), rank(),
                    "cudaStreamCreateWithFlags");
@@ -600,20 +593,6 @@ void NcclTransport::abort(const std::string& reason) {
     // Only the store here: another thread may be waiting on the channels, and it ends its wait
     // (and aborts the communicators) within one poll.
     store_.abort(reason);
-}
-
-void NcclTransport::check_aborted() {
-    if (std::optional<std::string> reason = store_.abort_reason())
-        throw TransportAborted(*reason);
-}
-
-void NcclTransport::barrier(std::chrono::milliseconds timeout) {
-    store_.barrier(timeout);
-}
-
-std::vector<std::string> NcclTransport::gather_to_rank_zero(const std::string& payload,
-                                                            std::chrono::milliseconds timeout) {
-    return store_.gather_to_rank_zero(payload, timeout);
 }
 
 }  // namespace

@@ -84,4 +84,29 @@ class RendezvousStore {
     std::int64_t barriers_started_ = 0;
 };
 
+// The part of the gloo and nccl transports that lives in the store: rank and world size, the
+// abort check, the barrier and the gather. Each transport adds its data path and its abort
+// (which may have to wake its own waits).
+class StoreBackedTransport : public Transport {
+  public:
+    int rank() const override { return store_.rendezvous().rank; }
+    int world_size() const override { return store_.rendezvous().world_size; }
+
+    void check_aborted() override {
+        if (std::optional<std::string> reason = store_.abort_reason())
+            throw TransportAborted(*reason);
+    }
+    void barrier(std::chrono::milliseconds timeout) override { store_.barrier(timeout); }
+    std::vector<std::string> gather_to_rank_zero(const std::string& payload,
+                                                 std::chrono::milliseconds timeout) override {
+        return store_.gather_to_rank_zero(payload, timeout);
+    }
+
+  protected:
+    StoreBackedTransport(const Rendezvous& rendezvous, std::string transport_name)
+        : store_(rendezvous, std::move(transport_name)) {}
+
+    RendezvousStore store_;
+};
+
 }  // namespace pipelens::runtime
