@@ -19,6 +19,13 @@
 //   label and binds integers only; everything that allocates is on the slow paths.
 #include "traces/trace_writer.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <chrono>
 #include <functional>
 #include <string_view>
@@ -99,9 +106,44 @@ constexpr const char* kConnectionSettings =
 
 }  // namespace
 
+// One writer per file, held for the writer's whole life: an flock on the trace file, which the
+// kernel releases when the process exits or is killed. SQLite's own write lock is free for a
+// moment between a COMMIT and the next BEGIN, long enough for a second writer to slip in on a
+// loaded machine; flock has no such gap, and it does not touch SQLite's fcntl locks, so readers
+// are unaffected.
+class WriterLock {
+  public:
+    WriterLock() = default;
+    WriterLock(const WriterLock&) = delete;
+    WriterLock& operator=(const WriterLock&) = delete;
+    ~WriterLock() {
+        if (descriptor_ >= 0)
+            ::close(descriptor_);
+    }
+
+    // False when another writer holds the file.
+    bool acquire(const std::filesystem::path& path, std::string& why) {
+        descriptor_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (descriptor_ < 0) {
+            why = std::strerror(errno);
+            return false;
+        }
+        if (::flock(descriptor_, LOCK_EX | LOCK_NB) == 0)
+            return true;
+        why = errno == EWOULDBLOCK ? "database is locked (another pipelens process is writing it)"
+                                   : std::strerror(errno);
+        return false;
+    }
+
+  private:
+    int descriptor_ = -1;
+};
+
 struct TraceWriter::State {
     std::filesystem::path path;
     TraceWriterOptions options;
+    // Declared before the connection so it is released after the connection closes.
+    WriterLock writer_lock;
     // Declared before the statements so it is destroyed after them.
     Connection connection;
 
@@ -378,6 +420,8 @@ struct TraceWriter::State {
             path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, doing);
         if (sqlite3_db_readonly(db(), "main") == 1)
             detail::throw_trace_error(path, fmt::format("{}: the file is read-only", doing));
+        if (std::string why; !writer_lock.acquire(path, why))
+            detail::throw_trace_error(path, fmt::format("{}: {}", doing, why));
         sqlite3_busy_timeout(db(), kBusyTimeoutMs);
 
         // Identify the file before changing anything in it: switching someone else's database
