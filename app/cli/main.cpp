@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     cli::add_calibrate_command(app);
 #ifdef PIPELENS_WITH_TORCH
     cli::add_run_command(app, std::vector<std::string>(argv + 1, argv + argc));
+    cli::add_explain_command(app);
 #endif
     try {
         app.parse(argc, argv);

@@ -1,0 +1,143 @@
+// Pipeline explanation. Ops are captured with LibTorch's RecordFunction callbacks while one
+// microbatch goes through each stage; only top-level ops count (aten::linear, not the
+// aten::addmm it calls), which is what a stage's code asks for, like the call_function nodes of
+// upstream's graphs. The callback API takes plain function pointers, so the capture in progress
+// is reached through a thread-local pointer that exists only while a stage is being traced.
+#include "engine/runtime/pipeline_explain.hpp"
+
+#include <ATen/record_function.h>
+
+#include <fmt/format.h>
+
+#include "engine/runtime/pipeline_setup.hpp"
+#include "engine/schedule/dry_run.hpp"
+#include "engine/schedule/static_check.hpp"
+
+namespace pipelens::runtime {
+namespace {
+
+struct OpCapture {
+    std::vector<std::string> ops;
+    int depth = 0;
+};
+
+thread_local OpCapture* active_capture = nullptr;
+
+std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& function) {
+    if (active_capture != nullptr && active_capture->depth++ == 0)
+        active_capture->ops.emplace_back(function.name());
+    return nullptr;
+}
+
+void on_op_end(const at::RecordFunction&, at::ObserverContext*) {
+    if (active_capture != nullptr)
+        --active_capture->depth;
+}
+
+// The top-level ops `layers` run on `inputs`.
+std::vector<std::string> capture_ops(const std::vector<ModelLayer>& layers,
+                                     const TensorList& inputs) {
+    OpCapture capture;
+    active_capture = &capture;
+    const at::CallbackHandle handle = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(on_op_start, on_op_end).scopes({at::RecordScope::FUNCTION}));
+    try {
+        run_layers(layers, inputs);
+    } catch (...) {
+        at::removeCallback(handle);
+        active_capture = nullptr;
+        throw;
+    }
+    at::removeCallback(handle);
+    active_capture = nullptr;
+    return capture.ops;
+}
+
+std::string split_policy(const PipelineRunOptions& options, std::size_t layer_count,
+                         int stage_count) {
+    if (options.split_points.empty())
+        return fmt::format("even: {} layers over {} stages (no split points given)", layer_count,
+                           stage_count);
+    std::string points;
+    for (const std::string& text : options.split_points) {
+        const SplitPoint point = parse_split_point(text);
+        points += fmt::format("{}{} ({})", points.empty() ? "" : ", ", point.layer,
+                              point.at_end ? "END" : "BEGINNING");
+    }
+    return "split points: " + points;
+}
+
+std::string static_check_text(const Schedule& lowered) {
+    const CheckReport report = check_structure(lowered);
+    if (!report.ok())
+        return report.text();
+    const DryRunResult dry = dry_run(lowered);
+    if (!dry.completed)
+        return dry.hang.text();
+    return "ok (structure checked, dry run completes without a wait cycle)";
+}
+
+}  // namespace
+
+PipelineExplanation explain_pipeline(const PipelineRunOptions& options, const Schedule& lowered) {
+    const int stage_count = lowered.stage_count;
+    const PipelineModel model = build_model(model_spec(options), stage_count);
+    const std::vector<StageLayers> stages = plan_stages(model, options, stage_count);
+    const Batch batch = make_batch(model, options, lowered.microbatch_count);
+    const std::vector<StageMeta> metas = infer_shapes(model, stages, batch);
+
+    PipelineExplanation explanation;
+    explanation.model = options.model;
+    explanation.stage_count = stage_count;
+    explanation.split_policy = split_policy(options, model.layers.size(), stage_count);
+    explanation.schedule = fmt::format("{} pp={} v={} m={}", lowered.name, lowered.rank_count,
+                                       lowered.stages_per_rank, lowered.microbatch_count);
+    explanation.static_check = static_check_text(lowered);
+    TensorList values = batch.microbatch_inputs.at(0);
+    for (int index = 0; index < stage_count; ++index) {
+        StageExplanation stage;
+        stage.stage = index;
+        stage.rank = lowered.stage_to_rank[index];
+        const std::vector<ModelLayer> layers = layers_of(model, stages[index]);
+        for (const ModelLayer& layer : layers) {
+            stage.layers.push_back(layer.name);
+            for (const torch::Tensor& parameter : layer.parameters)
+                stage.parameter_count += parameter.numel();
+        }
+        stage.inputs = metas[index].inputs;
+        stage.outputs = metas[index].outputs;
+        torch::NoGradGuard no_grad;
+        stage.ops = capture_ops(layers, values);
+        values = run_layers(layers, values);
+        explanation.op_count += static_cast<std::int64_t>(stage.ops.size());
+        explanation.parameter_count += stage.parameter_count;
+        explanation.stages.push_back(std::move(stage));
+    }
+    return explanation;
+}
+
+std::string format_explanation(const PipelineExplanation& explanation) {
+    std::string text = fmt::format(
+        "Model: {}\nStage Count: {}\nSplit: {}\nOp Count: {}\n"
+        "Parameter Count: {}\n",
+        explanation.model, explanation.stage_count, explanation.split_policy, explanation.op_count,
+        explanation.parameter_count);
+    text += "Stages:\n";
+    for (const StageExplanation& stage : explanation.stages) {
+        std::string layers;
+        for (const std::string& layer : stage.layers)
+            layers += (layers.empty() ? "" : ", ") + layer;
+        text += fmt::format("  Stage {} (rank {}): {}\n", stage.stage, stage.rank, layers);
+        text += fmt::format("    Inputs: {}\n", to_string(stage.inputs));
+        text += fmt::format("    Outputs: {}\n", to_string(stage.outputs));
+        text += fmt::format("    Parameters: {}\n", stage.parameter_count);
+        text += fmt::format("    Ops ({}):\n", stage.ops.size());
+        for (const std::string& op : stage.ops)
+            text += fmt::format("      {}\n", op);
+    }
+    text += fmt::format("Schedule: {}\nStatic Check: {}\n", explanation.schedule,
+                        explanation.static_check);
+    return text;
+}
+
+}  // namespace pipelens::runtime

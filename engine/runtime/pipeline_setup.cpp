@@ -1,0 +1,91 @@
+// Pipeline set-up: everything decided before a step runs. Split and shape errors surface here,
+// once, with messages naming the split point, the dim or the batch size.
+#include "engine/runtime/pipeline_setup.hpp"
+
+#include <fmt/format.h>
+
+#include "engine/runtime/torch_meta.hpp"
+
+namespace pipelens::runtime {
+namespace {
+
+// Splits along options.chunk_dim into m equal microbatches (upstream's TensorChunkSpec).
+TensorList split_into_microbatches(const torch::Tensor& tensor, int microbatches, int dim,
+                                   const std::string& what) {
+    if (dim < 0 || dim >= tensor.dim())
+        throw std::invalid_argument(fmt::format("cannot split the {} along dim {}: it has {} dims",
+                                                what, dim, tensor.dim()));
+    if (tensor.size(dim) < microbatches || tensor.size(dim) % microbatches != 0)
+        throw std::invalid_argument(
+            fmt::format("{} of size {} along dim {} does not split into m={} equal microbatches",
+                        what, tensor.size(dim), dim, microbatches));
+    return tensor.chunk(microbatches, dim);
+}
+
+}  // namespace
+
+ModelSpec model_spec(const PipelineRunOptions& options) {
+    ModelSpec spec;
+    spec.name = options.model;
+    spec.layers = options.layers;
+    spec.hidden = options.hidden;
+    spec.sequence = options.sequence;
+    spec.heads = options.heads;
+    spec.input_shape = options.input_shape;
+    spec.seed = options.seed;
+    return spec;
+}
+
+std::vector<StageLayers> plan_stages(const PipelineModel& model, const PipelineRunOptions& options,
+                                     int stage_count) {
+    std::vector<std::string> names;
+    for (const ModelLayer& layer : model.layers)
+        names.push_back(layer.name);
+    std::vector<SplitPoint> points;
+    for (const std::string& text : options.split_points)
+        points.push_back(parse_split_point(text));
+    return split_layers(names, stage_count, points);
+}
+
+std::vector<ModelLayer> layers_of(const PipelineModel& model, const StageLayers& stage) {
+    return {model.layers.begin() + stage.first, model.layers.begin() + stage.first + stage.count};
+}
+
+Batch make_batch(const PipelineModel& model, const PipelineRunOptions& options, int microbatches) {
+    if (options.chunk_dim == 0 &&
+        (options.batch_size < microbatches || options.batch_size % microbatches != 0))
+        throw std::invalid_argument(
+            fmt::format("batch size {} does not split into m={} equal microbatches",
+                        options.batch_size, microbatches));
+    Batch batch;
+    std::tie(batch.whole_inputs, batch.whole_target) =
+        model.make_batch(options.batch_size, options.seed);
+    batch.microbatch_inputs.resize(microbatches);
+    for (const torch::Tensor& input : batch.whole_inputs) {
+        const TensorList chunks =
+            split_into_microbatches(input, microbatches, options.chunk_dim, "input");
+        for (int index = 0; index < microbatches; ++index)
+            batch.microbatch_inputs[index].push_back(chunks[index].contiguous());
+    }
+    for (const torch::Tensor& chunk :
+         split_into_microbatches(batch.whole_target, microbatches, options.chunk_dim, "target"))
+        batch.targets.push_back(chunk.contiguous());
+    return batch;
+}
+
+std::vector<StageMeta> infer_shapes(const PipelineModel& model,
+                                    const std::vector<StageLayers>& stages, const Batch& batch) {
+    std::vector<StageMeta> metas(stages.size());
+    TensorList values = batch.microbatch_inputs.at(0);
+    for (std::size_t index = 0; index < stages.size(); ++index) {
+        TensorList inputs;
+        for (const torch::Tensor& value : values)
+            inputs.push_back(value.detach().requires_grad_(index > 0 && value.requires_grad()));
+        metas[index].inputs = metas_of(inputs);
+        values = run_layers(layers_of(model, stages[index]), inputs);
+        metas[index].outputs = metas_of(values);
+    }
+    return metas;
+}
+
+}  // namespace pipelens::runtime
