@@ -6,20 +6,9 @@
 #include <chrono>
 #include <vector>
 
-#include <fmt/format.h>
 
 namespace pipelens::sim {
 namespace {
-
-std::string waiting_json(const BubbleBreakdown& bubbles) {
-    std::string json = "{";
-    for (const auto& [peer, idle] : bubbles.waiting_on_rank) {
-        if (json.size() > 1)
-            json += ',';
-        json += fmt::format("\"{}\":{}", peer, idle);
-    }
-    return json + "}";
-}
 
 traces::ActionRecord action_record(const Schedule& lowered, int rank, int step,
                                    const TimelineEntry& entry) {
@@ -85,7 +74,7 @@ traces::RankRecord rank_record(const RankResult& rank) {
     record.peak_memory_bytes = rank.peak_memory_bytes;
     record.warmup_ns = rank.bubbles.warmup_ns;
     record.cooldown_ns = rank.bubbles.cooldown_ns;
-    record.waiting_on = waiting_json(rank.bubbles);
+    record.waiting_on = traces::waiting_on_json(rank.bubbles.waiting_on_rank);
     return record;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -42,6 +43,9 @@ struct RankRecord {
     std::int64_t cooldown_ns = 0;
     std::string waiting_on;  // JSON object: peer rank -> ns waited on it, e.g. {"1":2000}
 };
+
+// The waiting_on column's text for ns waited per peer rank: {"1":2000,"3":500}.
+std::string waiting_on_json(const std::map<int, std::int64_t>& waiting);
 
 enum class ActionLane : std::uint8_t { compute = 0, communication = 1 };
 

@@ -173,15 +173,10 @@ RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered
             transport.barrier(timeout);
         } catch (const std::exception& error) {
             outcome.rank = plan.rank;
-            outcome.failure =
-                RankFailure{-1,
-                            -1,
-                            "",
-                            "stopped",
-                            "",
-                            "",
-                            fmt::format("stopped before step {}: {}", step, error.what()),
-                            0};
+            outcome.failure = RunFailure{
+                plan.rank, -1, -1, "",
+                "stopped", "", "", fmt::format("stopped before step {}: {}", step, error.what()),
+                0};
             return outcome;
         }
         outcome = execute_rank(plan, transport, std::chrono::steady_clock::now());
@@ -205,10 +200,7 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
             report.run.busy_ns += timed.end_ns - timed.start_ns;
     }
     if (outcome.failure) {
-        const RankFailure& failure = *outcome.failure;
-        report.run.failure = RunFailure{rank,           failure.stage,   failure.microbatch,
-                                        failure.action, failure.kind,    failure.expected,
-                                        failure.actual, failure.message, failure.time_ns};
+        report.run.failure = outcome.failure;
         return report;
     }
     try {
@@ -241,8 +233,7 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
     return report;
 }
 
-PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRunOptions& options,
-                        const Schedule& lowered) {
+PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRunOptions& options) {
     PipelineRunResult result;
     result.completed = true;
     result.device = "cpu";
@@ -269,7 +260,6 @@ PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRu
     if (!result.completed) {
         result.reference.outputs_match = result.reference.gradients_match = false;
     }
-    (void)lowered;
     return result;
 }
 
@@ -339,7 +329,7 @@ PipelineRunResult run_local(const PipelineRunOptions& options, const Schedule& l
     for (int rank = 0; rank < world_size; ++rank)
         if (!thread_errors[rank].empty())
             throw std::runtime_error(fmt::format("rank {}: {}", rank, thread_errors[rank]));
-    return merge(reports_from(payloads, options), options, lowered);
+    return merge(reports_from(payloads, options), options);
 }
 
 PipelineRunResult run_distributed(const PipelineRunOptions& options, const Schedule& lowered) {
@@ -365,8 +355,8 @@ PipelineRunResult run_distributed(const PipelineRunOptions& options, const Sched
     const auto payloads = transport->gather_to_rank_zero(
         to_json(report).dump(), std::chrono::milliseconds(options.timeout_ms));
     if (options.rank != 0)
-        return merge({report}, options, lowered);
-    return merge(reports_from(payloads, options), options, lowered);
+        return merge({report}, options);
+    return merge(reports_from(payloads, options), options);
 }
 
 }  // namespace

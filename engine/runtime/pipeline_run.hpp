@@ -45,12 +45,14 @@ struct ActionTiming {
     std::int64_t end_ns = 0;
 };
 
+// A failure as the trace's errors table records it.
 struct RunFailure {
     int rank = -1;
     int stage = -1;
     int microbatch = -1;
     std::string action;
-    std::string kind;
+    std::string kind;  // shape_mismatch, dtype_mismatch, stride_mismatch, count_mismatch,
+                       // timeout, stopped, lost, error
     std::string expected;
     std::string actual;
     std::string message;

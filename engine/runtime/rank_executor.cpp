@@ -19,12 +19,12 @@ namespace {
 // A failure with the fields the errors table wants.
 class StepFailure : public std::runtime_error {
   public:
-    explicit StepFailure(RankFailure failure)
+    explicit StepFailure(RunFailure failure)
         : std::runtime_error(failure.message), failure_(std::move(failure)) {}
-    const RankFailure& failure() const { return failure_; }
+    const RunFailure& failure() const { return failure_; }
 
   private:
-    RankFailure failure_;
+    RunFailure failure_;
 };
 
 using SlotKey = std::pair<int, int>;  // stage, microbatch
@@ -104,8 +104,9 @@ class Executor {
             .count();
     }
 
-    RankFailure failure_of(const Action& action, std::string kind, std::string message) const {
-        RankFailure failure;
+    RunFailure failure_of(const Action& action, std::string kind, std::string message) const {
+        RunFailure failure;
+        failure.rank = plan_.rank;
         failure.stage = action.stage;
         failure.microbatch = action.microbatch;
         failure.action = plan_.lowered->text(action);
@@ -133,7 +134,7 @@ class Executor {
         const auto mismatch = check_tensors_metadata(what, expected, metas_of(actual));
         if (!mismatch)
             return;
-        RankFailure failure = failure_of(action, mismatch->kind + "_mismatch", "");
+        RunFailure failure = failure_of(action, mismatch->kind + "_mismatch", "");
         failure.expected = mismatch->expected;
         failure.actual = mismatch->actual;
         failure.message = fmt::format("{} (rank {}, microbatch {})", mismatch->message, plan_.rank,

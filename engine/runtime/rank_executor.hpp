@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/runtime/faults.hpp"
+#include "engine/runtime/pipeline_run.hpp"
 #include "engine/runtime/pipeline_stage.hpp"
 #include "engine/runtime/transport.hpp"
 #include "engine/schedule/schedule.hpp"
@@ -37,23 +38,10 @@ struct TimedAction {
     std::int64_t end_ns = 0;
 };
 
-// A failure as the trace's errors table records it.
-struct RankFailure {
-    int stage = -1;
-    int microbatch = -1;
-    std::string action;
-    std::string kind;  // shape_mismatch, dtype_mismatch, stride_mismatch, count_mismatch,
-                       // timeout, stopped, error
-    std::string expected;
-    std::string actual;
-    std::string message;
-    std::int64_t time_ns = 0;
-};
-
 struct RankOutcome {
     int rank = 0;
     std::vector<TimedAction> timeline;  // the actions that ran, in order
-    std::optional<RankFailure> failure;
+    std::optional<RunFailure> failure;
 };
 
 // Runs the step. `epoch` is the common time zero of all ranks' timelines.

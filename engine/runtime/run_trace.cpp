@@ -6,7 +6,6 @@
 #include <chrono>
 #include <map>
 
-#include <fmt/format.h>
 
 #include "engine/experiment/experiment_toml.hpp"
 
@@ -22,11 +21,7 @@ std::int64_t bytes_of(const std::vector<TensorMeta>& metas, bool gradients_only)
     for (const TensorMeta& meta : metas) {
         if (gradients_only && !meta.requires_grad)
             continue;
-        const std::int64_t element = meta.dtype == "f64" || meta.dtype == "i64"    ? 8
-                                     : meta.dtype == "f32" || meta.dtype == "i32"  ? 4
-                                     : meta.dtype == "bf16" || meta.dtype == "f16" ? 2
-                                                                                   : 1;
-        bytes += meta.element_count() * element;
+        bytes += meta.byte_count();
     }
     return bytes;
 }
@@ -55,13 +50,6 @@ int peer_of(const Schedule& lowered, const Action& action) {
     const int neighbour =
         action.kind == ActionKind::recv_forward ? action.stage - 1 : action.stage + 1;
     return lowered.stage_to_rank.at(neighbour);
-}
-
-std::string waiting_json(const std::map<int, std::int64_t>& waiting) {
-    std::string json = "{";
-    for (const auto& [peer, idle] : waiting)
-        json += fmt::format("{}\"{}\":{}", json.size() > 1 ? "," : "", peer, idle);
-    return json + "}";
 }
 
 }  // namespace
@@ -96,7 +84,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
         record.bubble_ratio = result.step_time_ns > 0
                                   ? static_cast<double>(record.bubble_ns) / result.step_time_ns
                                   : 0;
-        record.waiting_on = waiting_json(waiting);
+        record.waiting_on = traces::waiting_on_json(waiting);
         records.push_back(std::move(record));
     }
     return records;

@@ -28,6 +28,14 @@ std::int64_t TensorMeta::element_count() const {
     return count;
 }
 
+std::int64_t TensorMeta::byte_count() const {
+    const std::int64_t element = dtype == "f64" || dtype == "i64" || dtype == "c64"    ? 8
+                                 : dtype == "f32" || dtype == "i32"                    ? 4
+                                 : dtype == "bf16" || dtype == "f16" || dtype == "i16" ? 2
+                                                                                       : 1;
+    return element_count() * element;
+}
+
 std::string to_string(const TensorMeta& meta) {
     return fmt::format("{}[{}]", meta.dtype, fmt::join(meta.shape, ", "));
 }

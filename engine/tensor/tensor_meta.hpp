@@ -20,6 +20,7 @@ struct TensorMeta {
     bool requires_grad = false;
 
     std::int64_t element_count() const;
+    std::int64_t byte_count() const;  // element_count() times the dtype's size
     friend bool operator==(const TensorMeta&, const TensorMeta&) = default;
 };
 
