@@ -8,6 +8,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "app/cli/model_options.hpp"
 #include "engine/experiment/experiment_schedule.hpp"
 #include "engine/runtime/pipeline_explain.hpp"
 
@@ -16,9 +17,7 @@ namespace {
 
 struct ExplainOptions {
     ExperimentOptions experiment;
-    std::optional<std::string> model;
-    std::optional<int> layers, hidden, batch;
-    std::vector<std::string> split_points;
+    ModelOptions model;
     bool json = false;
 };
 
@@ -56,19 +55,9 @@ nlohmann::ordered_json explanation_json(const runtime::PipelineExplanation& expl
 
 void run_explain(const ExplainOptions& options) {
     Experiment experiment = load_experiment(options.experiment);
+    apply_model_options(options.model, experiment);
     const Schedule lowered = lowered_schedule_for(experiment);
-    runtime::PipelineRunOptions run;
-    const ModelDescription& model = experiment.model;
-    run.model = options.model.value_or(model.name);
-    run.layers = options.layers.value_or(model.layers);
-    run.hidden = options.hidden.value_or(model.hidden);
-    run.sequence = model.sequence;
-    run.heads = model.heads;
-    run.input_shape = model.input_shape;
-    run.seed = model.seed;
-    run.split_points = options.split_points.empty() ? model.split_points : options.split_points;
-    run.batch_size = options.batch.value_or(model.batch_size);
-    run.chunk_dim = model.chunk_dim;
+    const runtime::PipelineRunOptions run = pipeline_options_for(experiment.model);
     runtime::PipelineExplanation explanation;
     try {
         explanation = runtime::explain_pipeline(run, lowered);
@@ -88,13 +77,7 @@ void add_explain_command(CLI::App& app) {
     CLI::App* command = app.add_subcommand(
         "explain", "Show a pipeline's stages, split, ops, parameters and boundary metadata");
     add_experiment_options(*command, options->experiment, /*with_costs=*/false);
-    command->add_option("--model", options->model,
-                        "mlp, example, kwargs, transformer, tied, empty, or a TorchScript .pt");
-    command->add_option("--layers", options->layers, "Model layers (default: two per stage)");
-    command->add_option("--hidden", options->hidden, "Hidden size");
-    command->add_option("--batch", options->batch, "Batch size (split into m microbatches)");
-    command->add_option("--split", options->split_points,
-                        "Split point: LAYER (split before it) or LAYER:end; repeatable");
+    add_model_options(*command, options->model);
     command->add_flag("--json", options->json, "Print one JSON object");
     command->callback([options] { run_explain(*options); });
 }

@@ -10,6 +10,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "app/cli/model_options.hpp"
 #include "app/cli/rank_launcher.hpp"
 #include "app/cli/run_report.hpp"
 #include "engine/experiment/experiment_schedule.hpp"
@@ -22,11 +23,7 @@ namespace {
 
 struct RunOptions {
     ExperimentOptions experiment;
-    std::optional<std::string> model;
-    std::optional<int> layers, hidden, batch, chunk_dim;
-    std::optional<std::string> input_shape;
-    std::vector<std::string> split_points;
-    std::optional<int> seed;
+    ModelOptions model;
     std::optional<std::string> transport;
     std::optional<std::string> timeout;
     std::vector<std::string> faults;
@@ -47,31 +44,7 @@ std::optional<int> environment_integer(const char* name) {
 }
 
 void apply_overrides(const RunOptions& options, Experiment& experiment) {
-    ModelDescription& model = experiment.model;
-    if (options.model)
-        model.name = *options.model;
-    if (options.layers)
-        model.layers = *options.layers;
-    if (options.hidden)
-        model.hidden = *options.hidden;
-    if (options.batch)
-        model.batch_size = *options.batch;
-    if (options.chunk_dim)
-        model.chunk_dim = *options.chunk_dim;
-    if (options.seed)
-        model.seed = static_cast<std::uint64_t>(*options.seed);
-    if (!options.split_points.empty())
-        model.split_points = options.split_points;
-    if (options.input_shape) {
-        model.input_shape.clear();
-        std::size_t begin = 0;
-        const std::string& text = *options.input_shape;
-        while (begin <= text.size()) {
-            const std::size_t comma = std::min(text.find(',', begin), text.size());
-            model.input_shape.push_back(std::atoll(text.substr(begin, comma - begin).c_str()));
-            begin = comma + 1;
-        }
-    }
+    apply_model_options(options.model, experiment);
     if (options.transport)
         experiment.run.transport = *options.transport;
     if (options.timeout) {
@@ -85,18 +58,7 @@ void apply_overrides(const RunOptions& options, Experiment& experiment) {
 
 runtime::PipelineRunOptions runtime_options(const RunOptions& options,
                                             const Experiment& experiment) {
-    runtime::PipelineRunOptions run;
-    const ModelDescription& model = experiment.model;
-    run.model = model.name;
-    run.layers = model.layers;
-    run.hidden = model.hidden;
-    run.sequence = model.sequence;
-    run.heads = model.heads;
-    run.input_shape = model.input_shape;
-    run.seed = model.seed;
-    run.split_points = model.split_points;
-    run.batch_size = model.batch_size;
-    run.chunk_dim = model.chunk_dim;
+    runtime::PipelineRunOptions run = pipeline_options_for(experiment.model);
     run.faults = options.faults;
     run.timeout_ms = std::max<std::int64_t>(1, experiment.run.timeout_ns / 1'000'000);
     run.check_reference = !options.no_reference;
@@ -248,18 +210,7 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     CLI::App* command = app.add_subcommand(
         "run", "Run one training step of a schedule on real LibTorch ranks and record it");
     add_experiment_options(*command, options->experiment, /*with_costs=*/false);
-    command->add_option("--model", options->model,
-                        "mlp, example, kwargs, transformer, or a TorchScript .pt file");
-    command->add_option("--layers", options->layers, "Model layers (default: two per stage)");
-    command->add_option("--hidden", options->hidden, "Hidden size");
-    command->add_option("--batch", options->batch, "Batch size (split into m microbatches)");
-    command->add_option("--chunk-dim", options->chunk_dim,
-                        "The dim microbatches are cut along (default 0)");
-    command->add_option("--input-shape", options->input_shape,
-                        "TorchScript models: one sample's shape, e.g. 64 or 16,64");
-    command->add_option("--split", options->split_points,
-                        "Split point: LAYER (split before it) or LAYER:end; repeatable");
-    command->add_option("--seed", options->seed, "Seed for parameters and data");
+    add_model_options(*command, options->model);
     command->add_option("--transport", options->transport, "local, gloo or nccl");
     command->add_option("--timeout", options->timeout,
                         "Longest wait on another rank before it is an error (default 10s)");

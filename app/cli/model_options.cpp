@@ -1,0 +1,66 @@
+// Model flags: registration, application to the experiment, and the runtime's view of them.
+#include "app/cli/model_options.hpp"
+
+#include <cstdlib>
+
+namespace pipelens::cli {
+
+void add_model_options(CLI::App& command, ModelOptions& options) {
+    command.add_option("--model", options.model,
+                       "mlp, example, kwargs, transformer, tied, empty, or a TorchScript .pt file");
+    command.add_option("--layers", options.layers, "Model layers (default: two per stage)");
+    command.add_option("--hidden", options.hidden, "Hidden size");
+    command.add_option("--batch", options.batch, "Batch size (split into m microbatches)");
+    command.add_option("--chunk-dim", options.chunk_dim,
+                       "The dim microbatches are cut along (default 0)");
+    command.add_option("--input-shape", options.input_shape,
+                       "TorchScript models: one sample's shape, e.g. 64 or 16,64");
+    command.add_option("--split", options.split_points,
+                       "Split point: LAYER (split before it) or LAYER:end; repeatable");
+    command.add_option("--seed", options.seed, "Seed for parameters and data");
+}
+
+void apply_model_options(const ModelOptions& options, Experiment& experiment) {
+    ModelDescription& model = experiment.model;
+    if (options.model)
+        model.name = *options.model;
+    if (options.layers)
+        model.layers = *options.layers;
+    if (options.hidden)
+        model.hidden = *options.hidden;
+    if (options.batch)
+        model.batch_size = *options.batch;
+    if (options.chunk_dim)
+        model.chunk_dim = *options.chunk_dim;
+    if (options.seed)
+        model.seed = static_cast<std::uint64_t>(*options.seed);
+    if (!options.split_points.empty())
+        model.split_points = options.split_points;
+    if (options.input_shape) {
+        model.input_shape.clear();
+        std::size_t begin = 0;
+        const std::string& text = *options.input_shape;
+        while (begin <= text.size()) {
+            const std::size_t comma = std::min(text.find(',', begin), text.size());
+            model.input_shape.push_back(std::atoll(text.substr(begin, comma - begin).c_str()));
+            begin = comma + 1;
+        }
+    }
+}
+
+runtime::PipelineRunOptions pipeline_options_for(const ModelDescription& model) {
+    runtime::PipelineRunOptions run;
+    run.model = model.name;
+    run.layers = model.layers;
+    run.hidden = model.hidden;
+    run.sequence = model.sequence;
+    run.heads = model.heads;
+    run.input_shape = model.input_shape;
+    run.seed = model.seed;
+    run.split_points = model.split_points;
+    run.batch_size = model.batch_size;
+    run.chunk_dim = model.chunk_dim;
+    return run;
+}
+
+}  // namespace pipelens::cli

@@ -1,0 +1,31 @@
+// The model flags shared by the commands that build a real pipeline (`run`, `explain`), applied
+// on top of an experiment's [model] section, and the model part of the runtime's options.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "engine/experiment/experiment.hpp"
+#include "engine/runtime/pipeline_run.hpp"
+
+namespace pipelens::cli {
+
+struct ModelOptions {
+    std::optional<std::string> model;
+    std::optional<int> layers, hidden, batch, chunk_dim, seed;
+    std::optional<std::string> input_shape;  // "16,64"
+    std::vector<std::string> split_points;
+};
+
+void add_model_options(CLI::App& command, ModelOptions& options);
+
+// Replaces the fields of experiment.model that a flag gives.
+void apply_model_options(const ModelOptions& options, Experiment& experiment);
+
+// PipelineRunOptions with the model fields filled from experiment.model; the rest default.
+runtime::PipelineRunOptions pipeline_options_for(const ModelDescription& model);
+
+}  // namespace pipelens::cli
