@@ -10,19 +10,14 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/fresh_trace.hpp"
 
 namespace pipelens {
 namespace {
 
-using testing::run_pipelens;
+using pipelens::testing::fresh_trace;
 
-std::filesystem::path fresh_trace(const std::string& name) {
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("pipelens_run_" + std::to_string(::getpid()) + "_" + name + ".db");
-    for (const char* suffix : {"", "-wal", "-shm"})
-        std::filesystem::remove(path.string() + suffix);
-    return path;
-}
+using testing::run_pipelens;
 
 TEST(RunCli, JsonReportsTheStepAndTheReferenceComparison) {
     const auto result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp --json");

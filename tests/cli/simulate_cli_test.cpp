@@ -11,22 +11,16 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/fresh_trace.hpp"
 
 namespace pipelens {
 namespace {
 
+using pipelens::testing::fresh_trace;
+
 using testing::read_file;
 using testing::run_pipelens;
 using testing::temp_file;
-
-std::filesystem::path fresh_trace(const std::string& name) {
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("pipelens_" + std::to_string(::getpid()) + "_" + name + ".db");
-    std::filesystem::remove(path);
-    std::filesystem::remove(path.string() + "-wal");
-    std::filesystem::remove(path.string() + "-shm");
-    return path;
-}
 
 TEST(SimulateCli, GPipeClosedFormInTheDocumentedJsonShape) {
     const auto result =

@@ -9,18 +9,13 @@
 
 #include "engine/schedule/action.hpp"
 #include "sim/calibration.hpp"
+#include "tests/fresh_trace.hpp"
 #include "traces/trace_writer.hpp"
 
 namespace pipelens::sim {
 namespace {
 
-std::filesystem::path fresh_trace(const std::string& name) {
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("pipelens_calibration_" + std::to_string(::getpid()) + "_" + name + ".db");
-    for (const char* suffix : {"", "-wal", "-shm"})
-        std::filesystem::remove(path.string() + suffix);
-    return path;
-}
+using pipelens::testing::fresh_trace;
 
 traces::ActionRecord action(int rank, int step, ActionKind kind, int stage, int microbatch,
                             std::int64_t start, std::int64_t end, int pair = -1) {
