@@ -19,13 +19,6 @@
 //   label and binds integers only; everything that allocates is on the slow paths.
 #include "traces/trace_writer.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-
 #include <chrono>
 #include <functional>
 #include <string_view>
@@ -37,6 +30,7 @@
 #include "traces/sqlite_handle.hpp"
 #include "traces/trace_file_checks.hpp"
 #include "traces/trace_reader.hpp"
+#include "traces/writer_lock.hpp"
 
 #ifndef PIPELENS_VERSION
 #define PIPELENS_VERSION "unknown"
@@ -105,39 +99,6 @@ constexpr const char* kConnectionSettings =
     "PRAGMA foreign_keys = OFF;";
 
 }  // namespace
-
-// One writer per file, held for the writer's whole life: an flock on the trace file, which the
-// kernel releases when the process exits or is killed. SQLite's own write lock is free for a
-// moment between a COMMIT and the next BEGIN, long enough for a second writer to slip in on a
-// loaded machine; flock has no such gap, and it does not touch SQLite's fcntl locks, so readers
-// are unaffected.
-class WriterLock {
-  public:
-    WriterLock() = default;
-    WriterLock(const WriterLock&) = delete;
-    WriterLock& operator=(const WriterLock&) = delete;
-    ~WriterLock() {
-        if (descriptor_ >= 0)
-            ::close(descriptor_);
-    }
-
-    // False when another writer holds the file.
-    bool acquire(const std::filesystem::path& path, std::string& why) {
-        descriptor_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (descriptor_ < 0) {
-            why = std::strerror(errno);
-            return false;
-        }
-        if (::flock(descriptor_, LOCK_EX | LOCK_NB) == 0)
-            return true;
-        why = errno == EWOULDBLOCK ? "database is locked (another pipelens process is writing it)"
-                                   : std::strerror(errno);
-        return false;
-    }
-
-  private:
-    int descriptor_ = -1;
-};
 
 struct TraceWriter::State {
     std::filesystem::path path;
