@@ -1,10 +1,13 @@
--- pipelens trace schema version 1.
+-- pipelens trace schema version 2.
 --
 -- A trace is one SQLite file holding any number of runs (simulated or real) of pipeline
 -- schedules. This text is compiled into pipelens (traces/CMakeLists.txt embeds it) and executed
 -- once, inside one transaction, by the TraceWriter that creates a file; the writer then fills
 -- `meta`. Changing anything here that a reader relies on means a new schema version: bump
--- kSchemaVersion in traces/trace_reader.hpp and the number on the first line, together.
+-- kSchemaVersion in traces/trace_reader.hpp and the number on the first line, together, and
+-- put what the new version adds after a line `-- @since N`: a writer appending to an older
+-- file runs exactly the sections newer than the file (schema_sql_since), and readers of the
+-- new version still open older files (a table an older file lacks reads as empty).
 --
 -- Conventions:
 --   * Times and durations are INTEGER nanoseconds. Run start/finish times are wall-clock ns since
@@ -21,7 +24,7 @@
 --     path, and the writer already guarantees it only adds rows to a run it began.
 
 -- Key/value facts about the file itself. The writer stores at least:
---   schema_version  this schema's version, '1'; readers refuse versions newer than they know
+--   schema_version  this schema's version, '2'; readers refuse versions newer than they know
 --   application     'pipelens', which tells a pipelens trace from any other SQLite file
 --   writer          the pipelens version that created the file, e.g. 'pipelens 0.1.0'
 --   created_at_ns   wall-clock ns since the Unix epoch when the file was created
@@ -157,3 +160,15 @@ CREATE TABLE sharding (
     redistributions TEXT NOT NULL  -- JSON list
 );
 CREATE INDEX sharding_by_sequence ON sharding (run_id, sequence);
+
+-- @since 2
+-- The engine state each rank ended a run in: what `pipelens replay --check` compares a replay
+-- of the rank's events with. `state` is a JSON array of [field, value] pairs in the state's own
+-- order, values printed in their normalised form (see engine/recorder/pipeline_state.hpp).
+CREATE TABLE state_snapshots (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    rank INTEGER NOT NULL,
+    after_sequence INTEGER NOT NULL,  -- the last event whose effect the state includes
+    state TEXT NOT NULL,
+    PRIMARY KEY (run_id, rank)
+) WITHOUT ROWID;

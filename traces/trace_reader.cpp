@@ -435,6 +435,21 @@ std::vector<ShardingRecord> TraceReader::sharding(std::int64_t run_id) const {
         });
 }
 
+std::vector<StateSnapshotRecord> TraceReader::state_snapshots(std::int64_t run_id) const {
+    if (state_->schema_version < 2)
+        return {};
+    return state_->rows_of_run<StateSnapshotRecord>(
+        run_id, "SELECT rank, after_sequence, state FROM state_snapshots WHERE run_id = ? "
+                "ORDER BY rank",
+        "state snapshots", [](sqlite3_stmt* row) {
+            StateSnapshotRecord snapshot;
+            snapshot.rank = sqlite3_column_int(row, 0);
+            snapshot.after_sequence = sqlite3_column_int64(row, 1);
+            snapshot.state = column_text(row, 2);
+            return snapshot;
+        });
+}
+
 const std::filesystem::path& TraceReader::path() const {
     return state_->path;
 }

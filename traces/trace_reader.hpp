@@ -17,7 +17,7 @@
 
 namespace pipelens::traces {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 class TraceReader {
   public:
@@ -43,6 +43,8 @@ class TraceReader {
     std::vector<EventRecord> events(std::int64_t run_id) const;       // by (rank, sequence)
     std::vector<ErrorRecord> errors(std::int64_t run_id) const;       // in recorded order
     std::vector<ShardingRecord> sharding(std::int64_t run_id) const;  // by sequence
+    // By rank; empty for a file older than schema version 2.
+    std::vector<StateSnapshotRecord> state_snapshots(std::int64_t run_id) const;
 
     const std::filesystem::path& path() const;
 

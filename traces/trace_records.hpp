@@ -78,7 +78,7 @@ struct MemoryRecord {
     std::int64_t bytes = 0;
 };
 
-// A ShapeEnv-style recorded call (filled in by the events work; the table exists from v1).
+// A ShapeEnv-style recorded call (see engine/recorder/).
 struct EventRecord {
     std::int64_t sequence = 0;
     std::int32_t rank = 0;
@@ -99,6 +99,13 @@ struct ErrorRecord {
     std::string actual;
     std::string message;
     std::optional<std::int64_t> time_ns;
+};
+
+// The engine state a rank ended a run in (schema version 2).
+struct StateSnapshotRecord {
+    std::int32_t rank = 0;
+    std::int64_t after_sequence = -1;  // the last event the state includes
+    std::string state;                 // JSON array of [field, value] pairs
 };
 
 // One sharding propagation decision (filled in by the sharding work).

@@ -122,6 +122,7 @@ struct TraceWriter::State {
     Statement insert_event;
     Statement insert_error;
     Statement insert_sharding;
+    Statement insert_snapshot;
 
     std::unordered_map<std::string, std::int64_t, TextHash, std::equal_to<>> strings;
     // The most recently interned text (a key of `strings`; node keys never move): consecutive
@@ -324,6 +325,18 @@ struct TraceWriter::State {
         }
     }
 
+    void upgrade_schema(int version) {
+        const std::string statements = schema_sql_since(version);
+        const std::string doing =
+            fmt::format("cannot bring the trace from schema version {} to {}", version,
+                        kSchemaVersion);
+        execute(statements.c_str(), doing.c_str());
+        Statement update = detail::prepare(
+            db(), path, "UPDATE meta SET value = ? WHERE key = 'schema_version'", doing.c_str());
+        bind_text(update.get(), 1, std::to_string(kSchemaVersion));
+        detail::step_to_done(update.get(), path, doing.c_str());
+    }
+
     // The rows' statements; they need the schema, so they come after it is created or checked.
     void prepare_row_statements() {
         insert_string = prepare("INSERT OR IGNORE INTO strings (text) VALUES (?)");
@@ -357,6 +370,9 @@ struct TraceWriter::State {
         insert_sharding = prepare(
             "INSERT INTO sharding (run_id, sequence, op, mesh, strategies, chosen, "
             "redistributions) VALUES (?, ?, ?, ?, ?, ?, ?)");
+        insert_snapshot = prepare(
+            "INSERT OR REPLACE INTO state_snapshots (run_id, rank, after_sequence, state) "
+            "VALUES (?, ?, ?, ?)");
     }
 
     void open() {
@@ -417,13 +433,10 @@ struct TraceWriter::State {
         if (!version) {
             create_schema();
         } else {
-            // Newer versions were refused by check_trace_identity; older ones would need a
-            // migration, which no version needs yet.
+            // Newer versions were refused by check_trace_identity; an older file gets the
+            // tables its version lacks, inside this transaction, so it is all or nothing.
             if (*version < kSchemaVersion)
-                detail::throw_trace_error(
-                    path, fmt::format("{}: trace schema version {} is older than the version this "
-                                      "pipelens writes ({}); write to a new file",
-                                      doing, *version, kSchemaVersion));
+                upgrade_schema(*version);
             detail::check_trace_integrity(db(), path);
             load_strings();
         }
@@ -598,6 +611,22 @@ void TraceWriter::add_error(std::int64_t run_id, const ErrorRecord& error) {
         sqlite3_bind_null(statement, 10);
     state.step_once(statement, [&] {
         return fmt::format("cannot add a {} error to run {}", error.kind, run_id);
+    });
+    state.row_added();
+}
+
+void TraceWriter::add_state_snapshot(std::int64_t run_id, const StateSnapshotRecord& snapshot) {
+    State& state = *state_;
+    if (run_id != state.ready_run)
+        state.prepare_rows_for(run_id, "a state snapshot");
+    sqlite3_stmt* statement = state.insert_snapshot.get();
+    sqlite3_bind_int64(statement, 1, run_id);
+    sqlite3_bind_int(statement, 2, snapshot.rank);
+    sqlite3_bind_int64(statement, 3, snapshot.after_sequence);
+    bind_text(statement, 4, snapshot.state);
+    state.step_once(statement, [&] {
+        return fmt::format("cannot add the state snapshot of rank {} to run {}", snapshot.rank,
+                           run_id);
     });
     state.row_added();
 }

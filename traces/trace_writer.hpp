@@ -43,6 +43,8 @@ class TraceWriter {
     void add_event(std::int64_t run_id, const EventRecord& event);
     void add_error(std::int64_t run_id, const ErrorRecord& error);
     void add_sharding(std::int64_t run_id, const ShardingRecord& decision);
+    // One per (run, rank); a second for the same rank replaces the first.
+    void add_state_snapshot(std::int64_t run_id, const StateSnapshotRecord& snapshot);
 
     // Commits everything added so far.
     void flush();

@@ -191,7 +191,7 @@ TEST(TraceSchemaTest, EmbeddedSchemaCarriesTheCurrentVersion) {
         "-- pipelens trace schema version " + std::to_string(kSchemaVersion) + ".";
     EXPECT_EQ(schema.substr(0, first_line.size()), first_line);
     for (const char* table : {"meta", "strings", "runs", "ranks", "actions", "pairs", "memory",
-                              "events", "errors", "sharding"})
+                              "events", "errors", "sharding", "state_snapshots"})
         EXPECT_NE(schema.find(std::string("CREATE TABLE ") + table + " ("), std::string::npos)
             << table;
 }
@@ -258,7 +258,7 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
 
     TraceReader reader(path);
     EXPECT_EQ(reader.path(), path);
-    EXPECT_EQ(reader.schema_version(), 1);
+    EXPECT_EQ(reader.schema_version(), kSchemaVersion);
     EXPECT_EQ(reader.latest_run_id(), run_id);
     RunRecord stored = reader.run(run_id);
     RunRecord expected_run = run;
@@ -283,13 +283,65 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
 
     // What a user sees with the sqlite3 shell: integer ns, interned labels, -1 for "none".
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
-    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "1");
+    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "2");
     EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'application'"), "pipelens");
     EXPECT_EQ(raw.value("SELECT kind, status, step_time_ns FROM runs"), "sim|finished|5000");
     EXPECT_EQ(raw.value("SELECT a.stage, a.microbatch, s.text FROM actions a "
                         "JOIN strings s ON s.id = a.label_id WHERE a.kind = 8"),
               "-1|-1|(0F1;0B0)OVERLAP_F_B");
     EXPECT_TRUE(raw.rows("PRAGMA foreign_key_check").empty());
+}
+
+TEST_F(TraceStoreTest, StateSnapshotsRoundTripOnePerRank) {
+    const fs::path path = file("snapshots.db");
+    std::int64_t run_id = 0;
+    {
+        TraceWriter writer(path);
+        run_id = writer.begin_run(RunRecord{});
+        writer.add_state_snapshot(run_id, {1, 7, R"([["rank","1"]])"});
+        writer.add_state_snapshot(run_id, {0, 3, R"([["rank","0"]])"});
+        writer.add_state_snapshot(run_id, {0, 9, R"([["rank","0"],["x","y"]])"});  // replaces
+        writer.finish_run(run_id, 1, 0);
+    }
+    TraceReader reader(path);
+    const auto snapshots = reader.state_snapshots(run_id);
+    ASSERT_EQ(snapshots.size(), 2u);
+    EXPECT_EQ(snapshots[0].rank, 0);
+    EXPECT_EQ(snapshots[0].after_sequence, 9);
+    EXPECT_EQ(snapshots[0].state, R"([["rank","0"],["x","y"]])");
+    EXPECT_EQ(snapshots[1].rank, 1);
+    EXPECT_EQ(snapshots[1].after_sequence, 7);
+}
+
+// A file written by a version-1 pipelens: the schema up to its first `-- @since` section.
+TEST_F(TraceStoreTest, VersionOneFilesAreReadAndUpgradedOnAppend) {
+    const fs::path path = file("v1.db");
+    {
+        const std::string_view schema = schema_sql();
+        RawDatabase raw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute(std::string(schema.substr(0, schema.find("\n-- @since 2"))));
+        raw.execute("INSERT INTO meta VALUES ('application', 'pipelens'), ('schema_version', '1')");
+        raw.execute("INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, "
+                    "config) VALUES (1, 'sim', '1F1B', 2, 1, 4, 'finished', 0, '')");
+    }
+    EXPECT_EQ(schema_sql_since(1).rfind("\n-- @since 2\n", 0), 0u) << schema_sql_since(1);
+    EXPECT_NE(schema_sql_since(1).find("CREATE TABLE state_snapshots"), std::string::npos);
+    EXPECT_EQ(schema_sql_since(kSchemaVersion), "");
+    {
+        TraceReader reader(path);
+        EXPECT_EQ(reader.schema_version(), 1);
+        EXPECT_TRUE(reader.state_snapshots(1).empty());
+    }
+    {
+        TraceWriter writer(path);
+        const std::int64_t run_id = writer.begin_run(RunRecord{});
+        writer.add_state_snapshot(run_id, {0, 0, "[]"});
+        writer.finish_run(run_id, 1, 0);
+    }
+    TraceReader reader(path);
+    EXPECT_EQ(reader.schema_version(), 2);
+    EXPECT_EQ(reader.runs().size(), 2u);
+    EXPECT_EQ(reader.state_snapshots(2).size(), 1u);
 }
 
 TEST_F(TraceStoreTest, WalWhileWritingOneSelfContainedFileAfterwards) {
@@ -546,7 +598,7 @@ TEST_F(TraceStoreTest, NewerOrUnreadableSchemaVersionsAreRefused) {
     RawDatabase(newer).execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
     const std::string expected = newer.string() +
                                  ": trace schema version 99 is newer than this pipelens supports "
-                                 "(1); upgrade pipelens";
+                                 "(2); upgrade pipelens";
     EXPECT_EQ(error_of([&] { TraceReader reader(newer); }), expected);
     EXPECT_EQ(error_of([&] { TraceWriter writer(newer); }), expected);
     EXPECT_EQ(RawDatabase(newer).value("SELECT count(*) FROM runs"), "1");  // left untouched
