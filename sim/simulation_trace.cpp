@@ -3,6 +3,8 @@
 // pair ids, which the lowering made unique per schedule.
 #include "sim/simulation_trace.hpp"
 
+#include "engine/recorder/recorded_trace.hpp"
+
 #include <chrono>
 #include <vector>
 
@@ -85,7 +87,8 @@ std::size_t simulation_row_count(const Schedule& lowered, const SimulationResult
 
 std::int64_t record_simulation(traces::TraceWriter& writer, const Schedule& lowered,
                                const SimulationResult& result, traces::RunRecord run,
-                               const RecordProgress& progress) {
+                               const RecordProgress& progress,
+                               const recorder::StateRecorder* recording) {
     run.kind = traces::RunKind::simulated;
     if (run.started_at_ns == 0)
         run.started_at_ns = wall_clock_ns();
@@ -97,6 +100,8 @@ std::int64_t record_simulation(traces::TraceWriter& writer, const Schedule& lowe
             progress(written, total);
     };
     try {
+        if (recording != nullptr)
+            recorder::write_recording(writer, run_id, *recording);
         for (const RankResult& rank : result.ranks) {
             writer.add_rank(run_id, rank_record(rank));
             advance();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "engine/recorder/state_recorder.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "sim/simulator.hpp"
 #include "traces/trace_writer.hpp"
@@ -19,10 +20,12 @@ namespace pipelens::sim {
 using RecordProgress = std::function<void(std::size_t, std::size_t)>;
 
 // `lowered` is the schedule `result` was simulated from. `run` carries the description fields
-// (schedule, pp, v, m, config); returns the new run's id.
+// (schedule, pp, v, m, config); `recording`, when given, the events that built the simulated
+// state and that state (see engine/recorder). Returns the new run's id.
 std::int64_t record_simulation(traces::TraceWriter& writer, const Schedule& lowered,
                                const SimulationResult& result, traces::RunRecord run,
-                               const RecordProgress& progress = {});
+                               const RecordProgress& progress = {},
+                               const recorder::StateRecorder* recording = nullptr);
 
 // A rank's figures as the `ranks` table stores them (waiting time as a JSON object by peer).
 traces::RankRecord rank_record(const RankResult& rank);

@@ -33,6 +33,8 @@ void add_simulate_command(CLI::App& app);
 void add_summary_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
+void add_replay_command(CLI::App& app);
+void add_bisect_command(CLI::App& app);
 void add_explain_command(CLI::App& app);  // needs LibTorch
 // `arguments`: the command line after the program name (rank processes re-run it).
 void add_run_command(CLI::App& app, const std::vector<std::string>& arguments);

@@ -11,6 +11,7 @@
 #include "app/cli/run_report.hpp"
 #include "engine/experiment/experiment_schedule.hpp"
 #include "engine/experiment/experiment_toml.hpp"
+#include "sim/cost_model_events.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/simulation_trace.hpp"
 #include "sim/simulator.hpp"
@@ -25,7 +26,8 @@ struct SimulateOptions {
 };
 
 std::int64_t record(const SimulateOptions& options, const Experiment& experiment,
-                    const Schedule& lowered, const sim::SimulationResult& result) {
+                    const Schedule& lowered, const sim::SimulationResult& result,
+                    const recorder::StateRecorder& recording) {
     traces::TraceWriter writer(options.out);
     traces::RunRecord run;
     run.schedule = lowered.name;
@@ -36,7 +38,8 @@ std::int64_t record(const SimulateOptions& options, const Experiment& experiment
     ProgressBar progress("writing " + options.out, sim::simulation_row_count(lowered, result));
     const std::int64_t run_id =
         sim::record_simulation(writer, lowered, result, run,
-                               [&](std::size_t done, std::size_t) { progress.update(done); });
+                               [&](std::size_t done, std::size_t) { progress.update(done); },
+                               &recording);
     progress.finish();
     return run_id;
 }
@@ -52,13 +55,21 @@ RunFigures figures_of(const sim::SimulationResult& result) {
 
 void run_simulate(const SimulateOptions& options) {
     Experiment experiment = load_experiment(options.experiment);
-    const Schedule lowered = lowered_schedule_for(experiment);
-    const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
-    const sim::SimulationResult result = sim::simulate(lowered, costs);
+    // The simulation runs on what the recorded state holds, so a replay rebuilds exactly what
+    // was simulated.
+    recorder::StateRecorder recording(-1, "sim");
+    const std::shared_ptr<const Schedule> schedule =
+        record_experiment_schedule(recording, experiment);
+    const Schedule& lowered = *schedule;
+    recording.configure_transport({"simulated", lowered.rank_count, 0, "none"});
+    sim::record_cost_model(recording, sim::cost_model_for(experiment, lowered.stage_count));
+    recording.plan_buffers();
+    const sim::SimulationResult result =
+        sim::simulate(lowered, sim::cost_model_from_state(recording.state()));
     const RunFigures figures = figures_of(result);
     std::optional<std::int64_t> run_id;
     if (!options.out.empty())
-        run_id = record(options, experiment, lowered, result);
+        run_id = record(options, experiment, lowered, result, recording);
 
     if (options.json) {
         fmt::print("{}\n", run_figures_json(figures, run_id).dump());

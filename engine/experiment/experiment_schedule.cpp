@@ -1,35 +1,34 @@
-// Experiment -> lowered schedule. A CSV that already carries SEND/RECV actions is used as
-// written (after the structure check), so a user can simulate exactly the order their
-// runtime executes.
+// Experiment -> recorded schedule events -> lowered schedule. A CSV that already carries
+// SEND/RECV actions is used as written (after the structure check), so a user can simulate
+// exactly the order their runtime executes.
 #include "engine/experiment/experiment_schedule.hpp"
 
-#include "engine/schedule/generate.hpp"
-#include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
-#include "engine/schedule/static_check.hpp"
 
 namespace pipelens {
 
-Schedule lowered_schedule_for(Experiment& experiment) {
-    Schedule schedule;
+std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecorder& recorder,
+                                                           Experiment& experiment) {
     if (experiment.schedule_file.empty()) {
         validate_experiment(experiment);
-        schedule = generate_schedule(experiment.shape);
+        recorder.choose_schedule(experiment.shape);
     } else {
-        schedule = read_schedule_csv(experiment.schedule_file);
-        experiment.shape.rank_count = schedule.rank_count;
-        experiment.shape.stages_per_rank = schedule.stages_per_rank;
-        experiment.shape.microbatch_count = schedule.microbatch_count;
-        validate_experiment(experiment, schedule.stage_count);
+        recorder.load_schedule_csv(experiment.schedule_file,
+                                   read_schedule_csv_text(experiment.schedule_file));
+        const recorder::ScheduleState& chosen = recorder.state().schedule;
+        experiment.shape.rank_count = chosen.pp;
+        experiment.shape.stages_per_rank = chosen.v;
+        experiment.shape.microbatch_count = chosen.m;
+        validate_experiment(experiment, chosen.stage_count);
     }
-    if (schedule.has_communication) {
-        require_valid_structure(schedule);
-        return schedule;
-    }
-    LoweringOptions options;
-    options.keep_fsdp_actions =
-        experiment.unshard_ns > 0 || experiment.reshard_ns > 0 || experiment.reduce_grad_ns > 0;
-    return lower(schedule, options);
+    recorder.lower_schedule(experiment.unshard_ns > 0 || experiment.reshard_ns > 0 ||
+                            experiment.reduce_grad_ns > 0);
+    return recorder.state().schedule.schedule;
+}
+
+Schedule lowered_schedule_for(Experiment& experiment) {
+    recorder::StateRecorder recorder(-1, "sim");
+    return *record_experiment_schedule(recorder, experiment);
 }
 
 }  // namespace pipelens

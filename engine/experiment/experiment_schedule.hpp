@@ -4,14 +4,23 @@
 // cost, so the simulator charges them; otherwise they are stripped as in `--comms`.
 #pragma once
 
+#include <memory>
+
 #include "engine/experiment/experiment.hpp"
+#include "engine/recorder/state_recorder.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace pipelens {
 
-// Fills experiment.shape from a schedule file when there is one, validates the experiment
-// (ExperimentError), and returns the lowered schedule (ScheduleFileError, ScheduleCheckError
-// or ScheduleHangError when the schedule itself is broken).
+// Records the choice and the lowering on `recorder` (choose_schedule or load_schedule_csv,
+// then lower_schedule), fills experiment.shape from a schedule file when there is one and
+// validates the experiment (ExperimentError). Returns the lowered schedule the recorded state
+// now holds. A broken schedule throws ScheduleFileError, ScheduleCheckError or
+// ScheduleHangError.
+std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecorder& recorder,
+                                                           Experiment& experiment);
+
+// The same without keeping the recording.
 Schedule lowered_schedule_for(Experiment& experiment);
 
 }  // namespace pipelens

@@ -113,13 +113,17 @@ Schedule parse_schedule_csv(std::string_view text, const std::string& source_nam
     return schedule;
 }
 
-Schedule read_schedule_csv(const std::string& path) {
+std::string read_schedule_csv_text(const std::string& path) {
     std::ifstream file(path, std::ios::binary);
     if (!file)
         throw ScheduleFileError(fmt::format("cannot open schedule file '{}'", path));
     std::ostringstream content;
     content << file.rdbuf();
-    return parse_schedule_csv(content.str(), path);
+    return content.str();
+}
+
+Schedule read_schedule_csv(const std::string& path) {
+    return parse_schedule_csv(read_schedule_csv_text(path), path);
 }
 
 std::string format_schedule_csv(const Schedule& schedule) {

@@ -22,6 +22,7 @@ class ScheduleFileError : public std::runtime_error {
 
 Schedule parse_schedule_csv(std::string_view text, const std::string& source_name);
 Schedule read_schedule_csv(const std::string& path);
+std::string read_schedule_csv_text(const std::string& path);  // ScheduleFileError if unreadable
 
 std::string format_schedule_csv(const Schedule& schedule);
 void write_schedule_csv(const Schedule& schedule, const std::string& path);

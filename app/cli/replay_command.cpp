@@ -1,0 +1,140 @@
+// `pipelens replay TRACE.db [--run N] [--rank R] [--upto K] [--check] [--events] [--json]`:
+// rebuilds a rank's engine state from its recorded events on a fresh engine and prints it.
+// --check compares the replay with the state the run ended in (its snapshot) and the replayed
+// event stream with the recorded one; a difference exits 1 with an upstream-style report.
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "engine/recorder/recorded_trace.hpp"
+#include "engine/recorder/state_equality.hpp"
+#include "engine/recorder/state_replay.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct ReplayOptions {
+    std::string path;
+    std::optional<std::int64_t> run;
+    std::optional<int> rank;
+    std::optional<std::int64_t> upto;
+    bool check = false;
+    bool list_events = false;
+    bool json = false;
+};
+
+std::string rank_name(int rank) {
+    return rank < 0 ? std::string("whole pipeline") : fmt::format("rank {}", rank);
+}
+
+// Returns the check's failure text, empty when the rank's replay matches its recording.
+std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, int rank,
+                       const std::vector<recorder::Event>& events,
+                       const recorder::StateRecorder& replayed) {
+    const auto snapshot = recorder::read_snapshot(reader, run_id, rank);
+    if (!snapshot)
+        return fmt::format("{}: run {} {}: no state snapshot was recorded to check against",
+                           reader.path().string(), run_id, rank_name(rank));
+    const auto difference =
+        recorder::compare_states(recorder::state_fields(replayed.state()), snapshot->fields);
+    if (difference)
+        return fmt::format("{}: run {} {}: the replay of {} events does not rebuild the recorded "
+                           "state\n{}",
+                           reader.path().string(), run_id, rank_name(rank), events.size(),
+                           recorder::format_state_difference(*difference));
+    if (auto stream = recorder::compare_event_streams(events, replayed.events()))
+        return fmt::format("{}: run {} {}: {}", reader.path().string(), run_id, rank_name(rank),
+                           *stream);
+    return {};
+}
+
+void run_replay(const ReplayOptions& options) {
+    const traces::TraceReader reader(options.path);
+    const std::int64_t run_id = options.run.value_or(reader.latest_run_id());
+    reader.run(run_id);  // names the trace and the run when there is no such run
+    std::vector<int> ranks =
+        options.rank ? std::vector<int>{*options.rank} : recorder::recorded_ranks(reader, run_id);
+    if (ranks.empty())
+        ranks.push_back(0);  // read_events explains that nothing was recorded
+    if (options.check && options.upto)
+        throw CommandFailure(kExitUsage, "pipelens: --check compares the state a run ended in; "
+                                         "it cannot be combined with --upto");
+    nlohmann::json json = nlohmann::json::array();
+    std::vector<std::string> failures;
+    for (int rank : ranks) {
+        std::vector<recorder::Event> events;
+        try {
+            events = recorder::read_events(reader, run_id, rank);
+        } catch (const std::invalid_argument& error) {
+            throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
+        }
+        const recorder::StateRecorder replayed = [&] {
+            try {
+                return recorder::replay_events(events, options.upto);
+            } catch (const std::exception& error) {
+                throw CommandFailure(kExitCheckFailed,
+                                     fmt::format("pipelens: {}: run {} {}: {}", options.path,
+                                                 run_id, rank_name(rank), error.what()));
+            }
+        }();
+        const auto fields = recorder::state_fields(replayed.state());
+        const std::string failure =
+            options.check ? check_rank(reader, run_id, rank, events, replayed) : "";
+        if (!failure.empty())
+            failures.push_back(failure);
+        if (options.json) {
+            nlohmann::json state = nlohmann::json::object();
+            for (const auto& field : fields)
+                state[field.name] = field.value;
+            nlohmann::json entry = {{"rank", rank},
+                                    {"events_recorded", events.size()},
+                                    {"events_replayed", replayed.events().size()},
+                                    {"state", std::move(state)}};
+            if (options.check)
+                entry["check"] = failure.empty() ? "equal" : failure;
+            json.push_back(std::move(entry));
+            continue;
+        }
+        fmt::print("run {} {}: replayed {} events{} ({} recorded)\n", run_id, rank_name(rank),
+                   replayed.events().size(),
+                   options.upto ? fmt::format(" up to event {}", *options.upto) : "",
+                   events.size());
+        if (options.list_events)
+            for (const recorder::Event& event : replayed.events())
+                fmt::print("  {}{}\n", event.parent ? "    " : "", recorder::to_string(event));
+        if (!options.check)
+            for (const auto& field : fields)
+                fmt::print("  {}: {}\n", field.name, field.value);
+        if (options.check && failure.empty())
+            fmt::print("  check: equal to the recorded state ({} fields, {} events)\n",
+                       fields.size(), events.size());
+    }
+    if (options.json)
+        fmt::print("{}\n", json.dump());
+    if (!failures.empty())
+        throw CommandFailure(kExitCheckFailed, fmt::format("{}", fmt::join(failures, "\n")));
+}
+
+}  // namespace
+
+void add_replay_command(CLI::App& app) {
+    auto options = std::make_shared<ReplayOptions>();
+    CLI::App* command = app.add_subcommand(
+        "replay", "Rebuild a run's engine state from its recorded events and print it");
+    command->add_option("trace", options->path, "Trace file (SQLite)")->required();
+    command->add_option("--run", options->run, "Run id (default: the latest)");
+    command->add_option("--rank", options->rank,
+                        "Rank whose events to replay (default: every rank; -1 is a simulation's "
+                        "whole-pipeline stream)");
+    command->add_option("--upto", options->upto,
+                        "Replay only the events up to this sequence number");
+    command->add_flag("--check", options->check,
+                      "Compare the replay with the state the run ended in; exit 1 on a difference");
+    command->add_flag("--events", options->list_events, "List the replayed events too");
+    command->add_flag("--json", options->json, "Print JSON instead of text");
+    command->callback([options] { run_replay(*options); });
+}
+
+}  // namespace pipelens::cli

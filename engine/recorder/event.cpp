@@ -1,0 +1,52 @@
+// Events' text form and tensor metadata as JSON. Metadata keeps its stride and requires_grad,
+// not only the printed `f32[64, 512]`, because a replay must rebuild exactly what was checked.
+#include "engine/recorder/event.hpp"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipelens::recorder {
+
+std::string to_string(const Event& event) {
+    return fmt::format("event {}: {} {}", event.sequence, event.name, event.arguments.dump());
+}
+
+nlohmann::json to_json(const TensorMeta& meta) {
+    return {{"dtype", meta.dtype},
+            {"shape", meta.shape},
+            {"stride", meta.stride},
+            {"requires_grad", meta.requires_grad}};
+}
+
+nlohmann::json to_json(const std::vector<TensorMeta>& metas) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const TensorMeta& meta : metas)
+        list.push_back(to_json(meta));
+    return list;
+}
+
+TensorMeta tensor_meta_from_json(const nlohmann::json& json) {
+    if (!json.is_object() || !json.contains("dtype") || !json.contains("shape"))
+        throw std::invalid_argument(
+            fmt::format("tensor metadata needs 'dtype' and 'shape', got {}", json.dump()));
+    TensorMeta meta;
+    meta.dtype = json.at("dtype").get<std::string>();
+    meta.shape = json.at("shape").get<std::vector<std::int64_t>>();
+    meta.stride = json.contains("stride") ? json.at("stride").get<std::vector<std::int64_t>>()
+                                          : contiguous_stride(meta.shape);
+    meta.requires_grad = json.value("requires_grad", false);
+    return meta;
+}
+
+std::vector<TensorMeta> tensor_metas_from_json(const nlohmann::json& json) {
+    if (!json.is_array())
+        throw std::invalid_argument(
+            fmt::format("expected a list of tensor metadata, got {}", json.dump()));
+    std::vector<TensorMeta> metas;
+    for (const nlohmann::json& item : json)
+        metas.push_back(tensor_meta_from_json(item));
+    return metas;
+}
+
+}  // namespace pipelens::recorder

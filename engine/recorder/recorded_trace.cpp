@@ -1,0 +1,148 @@
+// Events <-> the trace's rows. Arguments are stored as compact JSON text; a row whose text is
+// not JSON is reported with its run, rank and sequence rather than skipped.
+#include "engine/recorder/recorded_trace.hpp"
+
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipelens::recorder {
+namespace {
+
+traces::EventRecord to_record(const Event& event) {
+    traces::EventRecord record;
+    record.sequence = event.sequence;
+    record.rank = event.rank;
+    record.parent = event.parent;
+    record.name = event.name;
+    record.arguments = event.arguments.dump();
+    record.outcome = "ok";
+    return record;
+}
+
+nlohmann::json event_to_json(const Event& event) {
+    nlohmann::json json = {{"sequence", event.sequence},
+                           {"rank", event.rank},
+                           {"name", event.name},
+                           {"arguments", event.arguments}};
+    if (event.parent)
+        json["parent"] = *event.parent;
+    return json;
+}
+
+Event event_from_json(const nlohmann::json& json) {
+    Event event;
+    event.sequence = json.at("sequence").get<std::int64_t>();
+    event.rank = json.at("rank").get<int>();
+    event.name = json.at("name").get<std::string>();
+    event.arguments = json.at("arguments");
+    if (json.contains("parent"))
+        event.parent = json.at("parent").get<std::int64_t>();
+    return event;
+}
+
+}  // namespace
+
+void write_recording(traces::TraceWriter& writer, std::int64_t run_id, int rank,
+                     const std::vector<Event>& events, const std::vector<StateField>& final_state,
+                     const std::vector<EventFailure>& failures) {
+    for (const Event& event : events)
+        writer.add_event(run_id, to_record(event));
+    traces::StateSnapshotRecord snapshot;
+    snapshot.rank = rank;
+    snapshot.after_sequence = events.empty() ? -1 : events.back().sequence;
+    snapshot.state = fields_to_json(final_state);
+    writer.add_state_snapshot(run_id, snapshot);
+    for (const EventFailure& failure : failures) {
+        traces::ErrorRecord error;
+        error.rank = rank;
+        if (failure.event.arguments.contains("stage") && failure.event.arguments["stage"].is_number())
+            error.stage = failure.event.arguments["stage"].get<int>();
+        error.kind = "event_failed";
+        error.action = failure.event.name;
+        error.message = fmt::format("{} failed: {}", to_string(failure.event), failure.message);
+        writer.add_error(run_id, error);
+    }
+}
+
+void write_recording(traces::TraceWriter& writer, std::int64_t run_id,
+                     const StateRecorder& recorder) {
+    write_recording(writer, run_id, recorder.state().rank, recorder.events(),
+                    state_fields(recorder.state()), recorder.failures());
+}
+
+std::vector<int> recorded_ranks(const traces::TraceReader& reader, std::int64_t run_id) {
+    std::set<int> ranks;
+    for (const traces::EventRecord& record : reader.events(run_id))
+        ranks.insert(record.rank);
+    return {ranks.begin(), ranks.end()};
+}
+
+std::vector<Event> read_events(const traces::TraceReader& reader, std::int64_t run_id, int rank) {
+    std::vector<Event> events;
+    std::set<int> ranks;
+    for (const traces::EventRecord& record : reader.events(run_id)) {
+        ranks.insert(record.rank);
+        if (record.rank != rank)
+            continue;
+        Event event;
+        event.sequence = record.sequence;
+        event.rank = record.rank;
+        event.parent = record.parent;
+        event.name = record.name;
+        try {
+            event.arguments = nlohmann::json::parse(record.arguments);
+        } catch (const nlohmann::json::exception& error) {
+            throw std::invalid_argument(fmt::format(
+                "{}: run {} rank {} event {} ({}) has arguments that are not JSON: {}",
+                reader.path().string(), run_id, rank, record.sequence, record.name, error.what()));
+        }
+        events.push_back(std::move(event));
+    }
+    if (events.empty()) {
+        if (ranks.empty())
+            throw std::invalid_argument(fmt::format(
+                "{}: run {} has no recorded events (it was written before events were recorded, "
+                "or by a tool that does not record them)",
+                reader.path().string(), run_id));
+        throw std::invalid_argument(fmt::format("{}: run {} has no events for rank {} (ranks with "
+                                                "events: {})",
+                                                reader.path().string(), run_id, rank,
+                                                fmt::join(ranks, ", ")));
+    }
+    return events;
+}
+
+std::optional<StateSnapshot> read_snapshot(const traces::TraceReader& reader, std::int64_t run_id,
+                                           int rank) {
+    for (const traces::StateSnapshotRecord& record : reader.state_snapshots(run_id))
+        if (record.rank == rank)
+            return StateSnapshot{record.after_sequence, fields_from_json(record.state)};
+    return std::nullopt;
+}
+
+nlohmann::json recording_to_json(const StateRecorder& recorder) {
+    nlohmann::json events = nlohmann::json::array();
+    for (const Event& event : recorder.events())
+        events.push_back(event_to_json(event));
+    nlohmann::json failures = nlohmann::json::array();
+    for (const EventFailure& failure : recorder.failures())
+        failures.push_back({{"event", event_to_json(failure.event)}, {"message", failure.message}});
+    return {{"events", std::move(events)},
+            {"state", nlohmann::json::parse(fields_to_json(state_fields(recorder.state())))},
+            {"failures", std::move(failures)}};
+}
+
+RecordingParts recording_from_json(const nlohmann::json& json) {
+    RecordingParts parts;
+    for (const nlohmann::json& event : json.at("events"))
+        parts.events.push_back(event_from_json(event));
+    parts.state = fields_from_json(json.at("state").dump());
+    for (const nlohmann::json& failure : json.at("failures"))
+        parts.failures.push_back(
+            {event_from_json(failure.at("event")), failure.at("message").get<std::string>()});
+    return parts;
+}
+
+}  // namespace pipelens::recorder

@@ -1,0 +1,48 @@
+// Recordings in a trace: a rank's events go to the `events` table, the state it ended in to
+// `state_snapshots`, and calls that failed to `errors` (kind `event_failed`). Reading gives one
+// rank's stream back, ready for replay.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "engine/recorder/state_equality.hpp"
+#include "engine/recorder/state_recorder.hpp"
+#include "traces/trace_reader.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::recorder {
+
+// Writes the recorder's events, its final state as the rank's snapshot, and its failures.
+void write_recording(traces::TraceWriter& writer, std::int64_t run_id,
+                     const StateRecorder& recorder);
+// The same from parts (a rank's recording that travelled to rank 0 as JSON).
+void write_recording(traces::TraceWriter& writer, std::int64_t run_id, int rank,
+                     const std::vector<Event>& events, const std::vector<StateField>& final_state,
+                     const std::vector<EventFailure>& failures);
+
+// The ranks with events in the run, ascending (-1 is a whole-pipeline stream).
+std::vector<int> recorded_ranks(const traces::TraceReader& reader, std::int64_t run_id);
+
+// One rank's events by sequence. Throws std::invalid_argument naming the run and the ranks
+// that have events when `rank` has none, or when the stored arguments are not JSON.
+std::vector<Event> read_events(const traces::TraceReader& reader, std::int64_t run_id, int rank);
+
+struct StateSnapshot {
+    std::int64_t after_sequence = -1;
+    std::vector<StateField> fields;
+};
+std::optional<StateSnapshot> read_snapshot(const traces::TraceReader& reader, std::int64_t run_id,
+                                           int rank);
+
+// A recording as JSON, for travelling between processes ({events, state, failures}).
+nlohmann::json recording_to_json(const StateRecorder& recorder);
+struct RecordingParts {
+    std::vector<Event> events;
+    std::vector<StateField> state;
+    std::vector<EventFailure> failures;
+};
+RecordingParts recording_from_json(const nlohmann::json& json);
+
+}  // namespace pipelens::recorder

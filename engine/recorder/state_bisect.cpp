@@ -1,0 +1,99 @@
+// Binary search over prefix lengths k in [1, n]: "lo" is a length known to be fine (0 at first:
+// nothing replayed is fine), "hi" a length known to be bad. Probing n first both checks that a
+// difference exists and seeds hi, so the search costs 1 + ceil(log2 n) replays at most.
+#include "engine/recorder/state_bisect.hpp"
+
+#include <functional>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "engine/recorder/state_replay.hpp"
+
+namespace pipelens::recorder {
+namespace {
+
+// Smallest k in [1, n] with bad(k), given bad(n); bad is called at most ceil(log2 n) more
+// times.
+std::size_t first_bad(std::size_t n, const std::function<bool(std::size_t)>& bad) {
+    std::size_t good = 0;
+    std::size_t worse = n;
+    while (worse - good > 1) {
+        const std::size_t middle = good + (worse - good) / 2;
+        if (bad(middle))
+            worse = middle;
+        else
+            good = middle;
+    }
+    return worse;
+}
+
+}  // namespace
+
+DivergenceBisection bisect_divergence(const std::vector<Event>& left,
+                                      const std::vector<Event>& right) {
+    const std::vector<Event> left_top = top_level_events(left);
+    const std::vector<Event> right_top = top_level_events(right);
+    DivergenceBisection result;
+    result.event_count = std::min(left_top.size(), right_top.size());
+    std::map<std::size_t, std::optional<StateDifference>> probes;
+    const auto difference_after = [&](std::size_t count) -> const std::optional<StateDifference>& {
+        auto found = probes.find(count);
+        if (found == probes.end()) {
+            ++result.replays;
+            const auto left_state = state_fields(replay_prefix(left_top, count).state());
+            const auto right_state = state_fields(replay_prefix(right_top, count).state());
+            found = probes.emplace(count, compare_states(left_state, right_state)).first;
+        }
+        return found->second;
+    };
+    if (result.event_count == 0)
+        return result;
+    if (!difference_after(result.event_count)) {
+        if (left_top.size() != right_top.size())
+            result.note = fmt::format(
+                "the states agree after the {} events both streams have; one stream goes on with "
+                "{} more",
+                result.event_count,
+                std::max(left_top.size(), right_top.size()) - result.event_count);
+        return result;
+    }
+    const std::size_t count =
+        first_bad(result.event_count, [&](std::size_t k) { return difference_after(k).has_value(); });
+    result.found = true;
+    result.left_event = left_top[count - 1];
+    result.right_event = right_top[count - 1];
+    result.difference = difference_after(count);
+    return result;
+}
+
+ErrorBisection bisect_until_error(const std::vector<Event>& events) {
+    const std::vector<Event> top = top_level_events(events);
+    ErrorBisection result;
+    result.event_count = top.size();
+    std::map<std::size_t, std::vector<std::string>> probes;
+    const auto problems_after = [&](std::size_t count) -> const std::vector<std::string>& {
+        auto found = probes.find(count);
+        if (found == probes.end()) {
+            ++result.replays;
+            std::vector<std::string> problems;
+            try {
+                problems = validate_state(replay_prefix(top, count).state());
+            } catch (const ReplayError& error) {
+                problems.push_back(error.what());
+            }
+            found = probes.emplace(count, std::move(problems)).first;
+        }
+        return found->second;
+    };
+    if (top.empty() || problems_after(top.size()).empty())
+        return result;
+    const std::size_t count =
+        first_bad(top.size(), [&](std::size_t k) { return !problems_after(k).empty(); });
+    result.found = true;
+    result.event = top[count - 1];
+    result.problems = problems_after(count);
+    return result;
+}
+
+}  // namespace pipelens::recorder

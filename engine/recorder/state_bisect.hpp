@@ -1,0 +1,42 @@
+// Bisection over replayed prefixes, as PyTorch bisects translation validation failures over
+// ShapeEnv events: replaying the first k top-level events gives the state "after event k", and
+// a binary search finds the first k where two streams' states differ, or where one stream's
+// state stops validating. Each prefix is replayed at most once (results are cached), and the
+// search assumes what it looks for persists once it appears, as upstream's does.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/recorder/event.hpp"
+#include "engine/recorder/state_equality.hpp"
+
+namespace pipelens::recorder {
+
+struct DivergenceBisection {
+    bool found = false;
+    std::size_t event_count = 0;          // top-level events both streams have
+    std::optional<Event> left_event;      // the first event after which the states differ
+    std::optional<Event> right_event;     // the other stream's event at the same position
+    std::optional<StateDifference> difference;
+    int replays = 0;                      // prefixes replayed (each on both streams)
+    std::string note;                     // e.g. one stream has more events
+};
+
+DivergenceBisection bisect_divergence(const std::vector<Event>& left,
+                                      const std::vector<Event>& right);
+
+struct ErrorBisection {
+    bool found = false;
+    std::size_t event_count = 0;
+    std::optional<Event> event;           // the first event after which validation fails
+    std::vector<std::string> problems;    // validate_state() there
+    int replays = 0;
+};
+
+// Also counts a replay that throws as a validation failure at that event.
+ErrorBisection bisect_until_error(const std::vector<Event>& events);
+
+}  // namespace pipelens::recorder

@@ -1,0 +1,72 @@
+// Replay: constructor first, then the top-level events; a failure names the event.
+#include "engine/recorder/state_replay.hpp"
+
+#include <fmt/format.h>
+
+namespace pipelens::recorder {
+
+ReplayError::ReplayError(const Event& event, const std::string& message)
+    : std::runtime_error(fmt::format("failed when replaying {}: {}", to_string(event), message)),
+      event(event) {}
+
+std::vector<Event> top_level_events(const std::vector<Event>& events) {
+    std::vector<Event> top_level;
+    for (const Event& event : events)
+        if (event.top_level())
+            top_level.push_back(event);
+    return top_level;
+}
+
+StateRecorder replay_prefix(const std::vector<Event>& top_level, std::optional<std::size_t> count) {
+    if (top_level.empty())
+        throw std::invalid_argument("there are no events to replay");
+    const std::size_t end = std::min(count.value_or(top_level.size()), top_level.size());
+    StateRecorder recorder = [&] {
+        try {
+            return StateRecorder::from_constructor(top_level.front());
+        } catch (const std::exception& error) {
+            throw ReplayError(top_level.front(), error.what());
+        }
+    }();
+    for (std::size_t index = 1; index < end; ++index) {
+        try {
+            recorder.replay(top_level[index]);
+        } catch (const std::exception& error) {
+            throw ReplayError(top_level[index], error.what());
+        }
+    }
+    return recorder;
+}
+
+StateRecorder replay_events(const std::vector<Event>& events, std::optional<std::int64_t> upto) {
+    std::vector<Event> top_level = top_level_events(events);
+    std::size_t count = top_level.size();
+    if (upto) {
+        count = 0;
+        while (count < top_level.size() && top_level[count].sequence <= *upto)
+            ++count;
+        if (count == 0)
+            throw std::invalid_argument(
+                fmt::format("--upto {}: the constructor is event 0; nothing comes before it", *upto));
+    }
+    return replay_prefix(top_level, count);
+}
+
+std::optional<std::string> compare_event_streams(const std::vector<Event>& recorded,
+                                                 const std::vector<Event>& replayed) {
+    const std::size_t common = std::min(recorded.size(), replayed.size());
+    for (std::size_t index = 0; index < common; ++index) {
+        const Event& left = recorded[index];
+        const Event& right = replayed[index];
+        if (left.name != right.name || left.parent != right.parent ||
+            left.arguments != right.arguments)
+            return fmt::format("the replay made event {} as\n    {}\nbut the trace recorded\n    {}",
+                               index, to_string(right), to_string(left));
+    }
+    if (recorded.size() != replayed.size())
+        return fmt::format("the trace recorded {} events but the replay made {}", recorded.size(),
+                           replayed.size());
+    return std::nullopt;
+}
+
+}  // namespace pipelens::recorder
