@@ -28,6 +28,8 @@ struct RunOptions {
     std::optional<std::string> timeout;
     std::vector<std::string> faults;
     bool no_reference = false;
+    bool check_accuracy = false;
+    std::vector<std::string> backends;
     int nproc = 0;
     std::optional<int> rank, world_size;
     std::optional<std::string> master;
@@ -62,6 +64,8 @@ runtime::PipelineRunOptions runtime_options(const RunOptions& options,
     run.faults = options.faults;
     run.timeout_ms = std::max<std::int64_t>(1, experiment.run.timeout_ns / 1'000'000);
     run.check_reference = !options.no_reference;
+    run.check_accuracy = options.check_accuracy;
+    run.backends = options.backends;
     run.transport = experiment.run.transport;
     run.world_size = options.world_size.value_or(
         environment_integer("WORLD_SIZE").value_or(experiment.shape.rank_count));
@@ -108,6 +112,19 @@ nlohmann::ordered_json result_json(const runtime::PipelineRunResult& result,
                               {"actual", rank.failure->actual},
                               {"message", rank.failure->message}});
     json["errors"] = std::move(errors);
+    if (result.accuracy.checked) {
+        nlohmann::json accuracy = {{"diverges", result.accuracy.first_divergence.has_value()}};
+        if (const auto& first = result.accuracy.first_divergence)
+            accuracy["first_divergence"] = {{"stage", first->stage},
+                                            {"microbatch", first->microbatch},
+                                            {"max_abs_error", first->max_abs_error},
+                                            {"max_relative_error", first->max_relative_error}};
+        double largest = 0;
+        for (const runtime::StageAccuracy& entry : result.accuracy.stages)
+            largest = std::max(largest, entry.max_abs_error);
+        accuracy["max_abs_error"] = largest;
+        json["accuracy"] = std::move(accuracy);
+    }
     return json;
 }
 
@@ -126,6 +143,18 @@ void print_text(const runtime::PipelineRunResult& result, const RunFigures& figu
                 reference.reference_loss, reference.outputs_match ? "match" : "DIFFER",
                 reference.output_max_error, reference.gradients_match ? "match" : "DIFFER",
                 reference.gradient_max_error);
+    }
+    if (result.accuracy.checked && result.completed) {
+        if (const auto& first = result.accuracy.first_divergence) {
+            fmt::print("accuracy: {}\n", runtime::accuracy_message(*first));
+        } else {
+            double largest = 0;
+            for (const runtime::StageAccuracy& entry : result.accuracy.stages)
+                largest = std::max(largest, entry.max_abs_error);
+            fmt::print("accuracy: every stage's outputs match the single-rank reference on every "
+                       "microbatch (max abs error {:.3g})\n",
+                       largest);
+        }
     }
     for (const runtime::RankRun& rank : result.ranks)
         if (rank.failure)
@@ -167,8 +196,10 @@ int run_ranks_here(RunOptions& options) {
                         lowered.rank_count, lowered.stages_per_rank, lowered.microbatch_count,
                         experiment.model.name, run.transport, result.device),
             run_id, options.out);
-    const bool matched = !result.reference.checked ||
-                         (result.reference.outputs_match && result.reference.gradients_match);
+    const bool matched =
+        (!result.reference.checked ||
+         (result.reference.outputs_match && result.reference.gradients_match)) &&
+        !result.accuracy.first_divergence;
     return result.completed && matched ? kExitOk : kExitCheckFailed;
 }
 
@@ -219,6 +250,12 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
                         "stageN=flatten, stageN=sleep:30s");
     command->add_flag("--no-reference", options->no_reference,
                       "Skip the comparison with the single-rank run");
+    command->add_option("--backend", options->backends,
+                        "How stages run: NAME for every stage or stageN=NAME; eager, checked, "
+                        "compile-error, runtime-error, accuracy-error (repeatable)");
+    command->add_flag("--check-accuracy", options->check_accuracy,
+                      "Compare every stage's outputs with the single-rank reference and name the "
+                      "first stage and microbatch that diverge");
     command->add_option("--nproc", options->nproc, "Start this many rank processes (gloo, nccl)");
     command->add_option("--rank", options->rank, "This process's rank (default: $RANK)");
     command->add_option("--world-size", options->world_size, "Ranks (default: $WORLD_SIZE)");

@@ -3,6 +3,10 @@
 // exactly the order their runtime executes.
 #include "engine/experiment/experiment_schedule.hpp"
 
+#include <optional>
+
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 
 namespace pipelens {
@@ -24,6 +28,30 @@ std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecord
     recorder.lower_schedule(experiment.unshard_ns > 0 || experiment.reshard_ns > 0 ||
                             experiment.reduce_grad_ns > 0);
     return recorder.state().schedule.schedule;
+}
+
+void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule& lowered) {
+    const auto generates_it = [&](const ScheduleShape& shape) {
+        try {
+            return same_actions(lower(generate_schedule(shape)), lowered);
+        } catch (const std::exception&) {
+            return false;
+        }
+    };
+    std::optional<ScheduleShape> shape;
+    try {
+        shape = ScheduleShape{parse_schedule_kind(lowered.name), lowered.rank_count,
+                              lowered.stages_per_rank, lowered.microbatch_count};
+    } catch (const ScheduleConfigError&) {
+        // Not a generated kind: recorded as CSV below.
+    }
+    if (shape && generates_it(*shape))
+        recorder.choose_schedule(*shape);
+    else
+        recorder.load_schedule_csv("executed schedule", format_schedule_csv(lowered));
+    recorder.lower_schedule(false);
+    if (!same_actions(*recorder.state().schedule.schedule, lowered))
+        throw std::logic_error("the recorded schedule differs from the one being executed");
 }
 
 Schedule lowered_schedule_for(Experiment& experiment) {

@@ -20,6 +20,12 @@ namespace pipelens {
 std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecorder& recorder,
                                                            Experiment& experiment);
 
+// Records a schedule that is already lowered (what a real run executes) as the calls that
+// make it: choose_schedule + lower_schedule when its kind and shape generate exactly these
+// actions, else load_schedule_csv of its own CSV text + lower_schedule. Throws
+// std::logic_error if the recorded state's schedule is not `lowered` action for action.
+void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule& lowered);
+
 // The same without keeping the recording.
 Schedule lowered_schedule_for(Experiment& experiment);
 

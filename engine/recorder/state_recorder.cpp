@@ -69,6 +69,7 @@ void StateRecorder::record(std::string name, nlohmann::json arguments, Apply&& a
 }
 
 StateRecorder::StateRecorder(int rank, std::string run_kind) {
+    state_.rank = rank;  // identity, not state: every event of the stream carries it
     record(kConstructor, {{"rank", rank}, {"run_kind", run_kind}}, [&] {
         state_.rank = rank;
         state_.run_kind = run_kind;
@@ -77,14 +78,13 @@ StateRecorder::StateRecorder(int rank, std::string run_kind) {
 
 StateRecorder StateRecorder::from_constructor(const Event& constructor) {
     if (constructor.name != kConstructor || constructor.sequence != 0)
-        throw std::invalid_argument(fmt::format(
-            "a replay starts from event 0, {}; got {}", kConstructor, to_string(constructor)));
+        throw std::invalid_argument(
+            fmt::format("a replay starts from event 0, {}", kConstructor));
     try {
         return StateRecorder(constructor.arguments.at("rank").get<int>(),
                              constructor.arguments.at("run_kind").get<std::string>());
     } catch (const nlohmann::json::exception& error) {
-        throw std::invalid_argument(
-            fmt::format("{}: malformed arguments: {}", to_string(constructor), error.what()));
+        throw std::invalid_argument(fmt::format("malformed arguments: {}", error.what()));
     }
 }
 
@@ -301,9 +301,8 @@ void StateRecorder::set_stage_backend(int stage, const std::string& backend) {
 
 void StateRecorder::replay(const Event& event) {
     if (!event.top_level())
-        throw std::invalid_argument(fmt::format(
-            "{} is nested in event {}: it is replayed by its parent", to_string(event),
-            *event.parent));
+        throw std::invalid_argument(
+            fmt::format("it is nested in event {}, which replays it", *event.parent));
     const nlohmann::json& arguments = event.arguments;
     const std::string& name = event.name;
     try {
@@ -359,12 +358,10 @@ void StateRecorder::replay(const Event& event) {
             set_stage_backend(arguments.at("stage").get<int>(),
                               arguments.at("backend").get<std::string>());
         } else {
-            throw std::invalid_argument(
-                fmt::format("{}: no recorded call has this name", to_string(event)));
+            throw std::invalid_argument("no recorded call has this name");
         }
     } catch (const nlohmann::json::exception& error) {
-        throw std::invalid_argument(
-            fmt::format("{}: malformed arguments: {}", to_string(event), error.what()));
+        throw std::invalid_argument(fmt::format("malformed arguments: {}", error.what()));
     }
 }
 

@@ -12,6 +12,11 @@
 namespace pipelens::runtime {
 namespace {
 
+// The stand-in for ReLU on this thread, if a stage backend installed one. Thread-local like
+// PyTorch's own dispatch modes: ranks run as threads, each stage's backend affects only the
+// forward its own thread is running.
+thread_local const ReluReplacement* active_relu_replacement = nullptr;
+
 // Deterministic parameter values: a fresh CPU generator per model.
 torch::Tensor seeded(const std::vector<std::int64_t>& shape, torch::Generator& generator,
                      double scale) {
@@ -41,14 +46,18 @@ PipelineModel mlp_model(const ModelSpec& spec, int layer_count, torch::Generator
     model.input_names = {"x"};
     for (int index = 0; index < layer_count; ++index) {
         auto block = std::make_shared<torch::nn::Sequential>(
-            torch::nn::Linear(spec.hidden, spec.hidden), torch::nn::ReLU(),
-            torch::nn::Linear(spec.hidden, spec.hidden));
+            torch::nn::Linear(spec.hidden, spec.hidden), torch::nn::Linear(spec.hidden, spec.hidden));
         reinitialise(**block, generator);
         model.owners.push_back(block);
-        model.layers.push_back(
-            {"layers." + std::to_string(index),
-             [block](const TensorList& in) -> TensorList { return {(*block)->forward(in.at(0))}; },
-             (*block)->parameters()});
+        model.layers.push_back({"layers." + std::to_string(index),
+                                [block](const TensorList& in) -> TensorList {
+                                    auto& layers = **block;
+                                    const torch::Tensor hidden =
+                                        layers.ptr<torch::nn::LinearImpl>(0)->forward(in.at(0));
+                                    return {layers.ptr<torch::nn::LinearImpl>(1)->forward(
+                                        model_relu(hidden))};
+                                },
+                                (*block)->parameters()});
     }
     const int hidden = spec.hidden;
     model.make_batch = vector_batches(hidden);
@@ -75,17 +84,17 @@ PipelineModel example_model(const ModelSpec& spec, int layer_count, torch::Gener
         if (index % 2 == 0) {
             forward = [weight, linear, constant](const TensorList& in) -> TensorList {
                 const torch::Tensor skip = in.at(0);
-                torch::Tensor x = torch::relu(torch::mm(skip, *weight));
+                torch::Tensor x = model_relu(torch::mm(skip, *weight));
                 torch::Tensor carried = constant->clone();  // crosses the boundary without grad
                 x = (*linear)->forward(x);
                 return {x, carried, skip};
             };
         } else {
             forward = [weight, linear](const TensorList& in) -> TensorList {
-                torch::Tensor x = torch::relu(in.at(0)) + in.at(1);
+                torch::Tensor x = model_relu(in.at(0)) + in.at(1);
                 x = torch::mm(x, *weight);
                 x = (*linear)->forward(x) + in.at(2);  // the skip connection
-                return {torch::relu(x)};
+                return {model_relu(x)};
             };
         }
         model.layers.push_back({"layers." + std::to_string(index), forward, parameters});
@@ -242,7 +251,7 @@ PipelineModel tied_model(const ModelSpec& spec, int layer_count, torch::Generato
     model.layers.insert(model.layers.begin(),
                         {"embed",
                          [weight](const TensorList& in) -> TensorList {
-                             return {torch::relu(torch::mm(in.at(0), *weight))};
+                             return {model_relu(torch::mm(in.at(0), *weight))};
                          },
                          {*weight}});
     model.layers.push_back({"project",
@@ -300,6 +309,21 @@ PipelineModel build_model(const ModelSpec& spec, int stage_count) {
                                     "empty; or a TorchScript .pt file)");
     model.name = spec.name;
     return model;
+}
+
+torch::Tensor model_relu(const torch::Tensor& input) {
+    if (active_relu_replacement != nullptr)
+        return (*active_relu_replacement)(input);
+    return torch::relu(input);
+}
+
+ScopedReluReplacement::ScopedReluReplacement(const ReluReplacement* replacement)
+    : previous_(active_relu_replacement) {
+    active_relu_replacement = replacement;
+}
+
+ScopedReluReplacement::~ScopedReluReplacement() {
+    active_relu_replacement = previous_;
 }
 
 TensorList run_layers(const std::vector<ModelLayer>& layers, TensorList values) {

@@ -58,6 +58,24 @@ struct PipelineModel {
 // std::invalid_argument naming the model for an unknown name or an unloadable file.
 PipelineModel build_model(const ModelSpec& spec, int stage_count);
 
+// The ReLU every built-in model calls. While a ScopedReluReplacement is alive on this thread,
+// the replacement runs instead: that is how the fault-injecting stage backends reach a stage's
+// activation functions (a TorchScript model's ReLUs are out of their reach).
+torch::Tensor model_relu(const torch::Tensor& input);
+
+using ReluReplacement = std::function<torch::Tensor(const torch::Tensor&)>;
+
+class ScopedReluReplacement {
+  public:
+    explicit ScopedReluReplacement(const ReluReplacement* replacement);
+    ~ScopedReluReplacement();
+    ScopedReluReplacement(const ScopedReluReplacement&) = delete;
+    ScopedReluReplacement& operator=(const ScopedReluReplacement&) = delete;
+
+  private:
+    const ReluReplacement* previous_;
+};
+
 // Runs all layers in order: the single-rank reference.
 TensorList run_layers(const std::vector<ModelLayer>& layers, TensorList values);
 

@@ -1,57 +1,16 @@
-// Pipeline explanation. Ops are captured with LibTorch's RecordFunction callbacks while one
-// microbatch goes through each stage; only top-level ops count (aten::linear, not the
-// aten::addmm it calls), which is what a stage's code asks for, like the call_function nodes of
-// upstream's graphs. The callback API takes plain function pointers, so the capture in progress
-// is reached through a thread-local pointer that exists only while a stage is being traced.
+// Pipeline explanation: set-up as a run does it, then each stage's ops captured while one
+// microbatch goes through it (op_capture.hpp).
 #include "engine/runtime/pipeline_explain.hpp"
-
-#include <ATen/record_function.h>
 
 #include <fmt/format.h>
 
+#include "engine/runtime/op_capture.hpp"
 #include "engine/runtime/pipeline_setup.hpp"
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/static_check.hpp"
 
 namespace pipelens::runtime {
 namespace {
-
-struct OpCapture {
-    std::vector<std::string> ops;
-    int depth = 0;
-};
-
-thread_local OpCapture* active_capture = nullptr;
-
-std::unique_ptr<at::ObserverContext> on_op_start(const at::RecordFunction& function) {
-    if (active_capture != nullptr && active_capture->depth++ == 0)
-        active_capture->ops.emplace_back(function.name());
-    return nullptr;
-}
-
-void on_op_end(const at::RecordFunction&, at::ObserverContext*) {
-    if (active_capture != nullptr)
-        --active_capture->depth;
-}
-
-// The top-level ops `layers` run on `inputs`.
-std::vector<std::string> capture_ops(const std::vector<ModelLayer>& layers,
-                                     const TensorList& inputs) {
-    OpCapture capture;
-    active_capture = &capture;
-    const at::CallbackHandle handle = at::addThreadLocalCallback(
-        at::RecordFunctionCallback(on_op_start, on_op_end).scopes({at::RecordScope::FUNCTION}));
-    try {
-        run_layers(layers, inputs);
-    } catch (...) {
-        at::removeCallback(handle);
-        active_capture = nullptr;
-        throw;
-    }
-    at::removeCallback(handle);
-    active_capture = nullptr;
-    return capture.ops;
-}
 
 std::string split_policy(const PipelineRunOptions& options, std::size_t layer_count,
                          int stage_count) {

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/runtime/backend_choice.hpp"
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/local_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
@@ -31,6 +33,8 @@ struct RankReport {
     double gradient_max_error = 0;
     bool outputs_match = true;
     bool gradients_match = true;
+    std::vector<StageAccuracy> accuracy;
+    nlohmann::json recording;  // recorder::recording_to_json
 };
 
 nlohmann::json to_json(const RankReport& report) {
@@ -60,6 +64,12 @@ nlohmann::json to_json(const RankReport& report) {
     json["gradient_max_error"] = report.gradient_max_error;
     json["outputs_match"] = report.outputs_match;
     json["gradients_match"] = report.gradients_match;
+    nlohmann::json accuracy = nlohmann::json::array();
+    for (const StageAccuracy& entry : report.accuracy)
+        accuracy.push_back({entry.stage, entry.microbatch, entry.max_abs_error,
+                            entry.max_relative_error, entry.diverges});
+    json["accuracy"] = std::move(accuracy);
+    json["recording"] = report.recording;
     return json;
 }
 
@@ -83,6 +93,9 @@ RankReport from_json(const nlohmann::json& json) {
     report.gradient_max_error = json.at("gradient_max_error");
     report.outputs_match = json.at("outputs_match");
     report.gradients_match = json.at("gradients_match");
+    for (const auto& entry : json.at("accuracy"))
+        report.accuracy.push_back({entry[0], entry[1], entry[2], entry[3], entry[4]});
+    report.recording = json.at("recording");
     return report;
 }
 
@@ -125,33 +138,117 @@ void compare_with_reference(const PipelineRunOptions& options, int stage_count,
     }
 }
 
-// Everything a rank needs before the step starts: built once, outside the timed step.
+// Every stage of this rank against the reference model run stage by stage on the same
+// microbatch: the first stage whose outputs diverge is where the error entered.
+std::vector<StageAccuracy> check_stage_accuracy(const PipelineRunOptions& options, int stage_count,
+                                                const std::vector<StageLayers>& stages,
+                                                const RankPlan& plan, const Batch& batch) {
+    const PipelineModel reference = build_model(model_spec(options), stage_count);
+    torch::NoGradGuard no_grad;
+    std::vector<StageAccuracy> results;
+    for (int microbatch = 0; microbatch < static_cast<int>(batch.microbatch_inputs.size());
+         ++microbatch) {
+        TensorList values = batch.microbatch_inputs[microbatch];
+        for (int index = 0; index < stage_count; ++index) {
+            values = run_layers(layers_of(reference, stages[index]), values);
+            const auto held = plan.stages.find(index);
+            if (held == plan.stages.end())
+                continue;
+            const TensorList& actual = held->second->kept_outputs(microbatch);
+            StageAccuracy entry{index, microbatch, 0, 0, false};
+            double largest = 0;
+            for (std::size_t at = 0; at < actual.size() && at < values.size(); ++at) {
+                if (!actual[at].is_floating_point() || actual[at].sizes() != values[at].sizes()) {
+                    entry.diverges |= !actual[at].equal(values[at]);
+                    continue;
+                }
+                const torch::Tensor expected = values[at].to(actual[at].scalar_type());
+                entry.max_abs_error = std::max(
+                    entry.max_abs_error, (actual[at] - expected).abs().max().item<double>());
+                largest = std::max(largest, expected.abs().max().item<double>());
+                entry.diverges |=
+                    !torch::allclose(actual[at], expected, kRelativeTolerance, kAbsoluteTolerance);
+            }
+            entry.max_relative_error = largest > 0 ? entry.max_abs_error / largest : 0;
+            results.push_back(entry);
+        }
+    }
+    return results;
+}
+
+// Everything a rank needs before the step starts: built once, outside the timed step. The
+// recording holds the engine state the rank built, event by event; the plan is made from it.
 struct PreparedRank {
+    explicit PreparedRank(int rank) : recording(rank, "real") {}
+    recorder::StateRecorder recording;
     PipelineModel model;
     std::vector<StageLayers> stages;
     Batch batch;
     RankPlan plan;
+    std::optional<RunFailure> failure;  // set-up failed here (a stage backend's compile error)
 };
+
+// The recorded split as layer ranges of `model`.
+std::vector<StageLayers> stages_of(const recorder::PipelineState& state,
+                                   const PipelineModel& model) {
+    std::vector<StageLayers> stages;
+    int first = 0;
+    for (const recorder::StageState& stage : state.stages) {
+        stages.push_back({first, static_cast<int>(stage.layers.size())});
+        first += static_cast<int>(stage.layers.size());
+    }
+    if (first != static_cast<int>(model.layers.size()))
+        throw std::logic_error("the recorded split does not cover the model's layers");
+    return stages;
+}
 
 std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
                                            const Schedule& lowered, int rank) {
     const int stage_count = lowered.stage_count;
-    auto prepared = std::make_unique<PreparedRank>();
+    auto prepared = std::make_unique<PreparedRank>(rank);
+    recorder::StateRecorder& recording = prepared->recording;
+    recording.configure_transport(
+        {options.transport, lowered.rank_count, options.timeout_ms * 1'000'000, "cpu"});
+    record_executed_schedule(recording, lowered);
     prepared->model = build_model(model_spec(options), stage_count);
-    prepared->stages = plan_stages(prepared->model, options, stage_count);
+    std::vector<std::string> layer_names;
+    for (const ModelLayer& layer : prepared->model.layers)
+        layer_names.push_back(layer.name);
+    recording.split_model(options.model, layer_names, options.split_points);
+    prepared->stages = stages_of(recording.state(), prepared->model);
     prepared->batch = make_batch(prepared->model, options, lowered.microbatch_count);
+    const std::vector<StageMeta> inferred =
+        infer_shapes(prepared->model, prepared->stages, prepared->batch);
+    for (int index = 0; index < stage_count; ++index)
+        recording.set_stage_meta(index, inferred[index].inputs, inferred[index].outputs);
+    recording.plan_buffers();
+    if (!options.backends.empty()) {
+        const std::vector<std::string> backends =
+            choose_stage_backends(options.backends, stage_count);
+        for (int index = 0; index < stage_count; ++index)
+            recording.set_stage_backend(index, backends[index]);
+    }
+
     RankPlan& plan = prepared->plan;
     plan.rank = rank;
     plan.lowered = &lowered;
-    plan.stage_meta = infer_shapes(prepared->model, prepared->stages, prepared->batch);
+    for (const recorder::StageState& stage : recording.state().stages)
+        plan.stage_meta.push_back({*stage.inputs, *stage.outputs});
     plan.timeout = std::chrono::milliseconds(options.timeout_ms);
     for (const std::string& text : options.faults)
         plan.faults.push_back(parse_fault(text));
-    for (int index = 0; index < stage_count; ++index)
-        if (lowered.stage_to_rank[index] == rank)
-            plan.stages[index] = std::make_unique<PipelineStage>(
-                index, stage_count, lowered.microbatch_count,
-                layers_of(prepared->model, prepared->stages[index]), plan.stage_meta[index]);
+    try {
+        for (const recorder::StageState& stage : recording.state().stages)
+            if (stage.rank == rank)
+                plan.stages[stage.index] = std::make_unique<PipelineStage>(
+                    stage.index, stage_count, lowered.microbatch_count,
+                    layers_of(prepared->model, prepared->stages[stage.index]),
+                    plan.stage_meta[stage.index], stage.backend, options.check_accuracy);
+    } catch (const BackendError& error) {
+        prepared->failure = RunFailure{rank, error.stage(), -1, "", error.kind(), error.expected(),
+                                       error.actual(), error.what(), 0};
+        return prepared;
+    }
     if (plan.stages.contains(0))
         plan.microbatch_inputs = prepared->batch.microbatch_inputs;
     if (plan.stages.contains(stage_count - 1))
@@ -191,9 +288,15 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
     const int stage_count = lowered.stage_count;
     const int rank = prepared.plan.rank;
     RankPlan& plan = prepared.plan;
-    const RankOutcome outcome = run_steps(options, lowered, plan, transport);
     RankReport report;
     report.run.rank = rank;
+    report.recording = recorder::recording_to_json(prepared.recording);
+    if (prepared.failure) {
+        transport.abort(fmt::format("rank {}: {}", rank, prepared.failure->message));
+        report.run.failure = prepared.failure;
+        return report;
+    }
+    const RankOutcome outcome = run_steps(options, lowered, plan, transport);
     for (const TimedAction& timed : outcome.timeline) {
         report.run.timeline.push_back({timed.step, timed.start_ns, timed.end_ns});
         if (is_compute(lowered.ranks[rank][timed.step].kind))
@@ -230,6 +333,9 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
     }
     if (options.check_reference)
         compare_with_reference(options, stage_count, prepared.stages, plan, prepared.batch, report);
+    if (options.check_accuracy)
+        report.accuracy =
+            check_stage_accuracy(options, stage_count, prepared.stages, plan, prepared.batch);
     return report;
 }
 
@@ -240,8 +346,14 @@ PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRu
     result.reference.checked = options.check_reference;
     result.reference.outputs_match = true;
     result.reference.gradients_match = true;
+    result.accuracy.checked = options.check_accuracy;
     for (const RankReport& report : reports) {
         result.ranks.push_back(report.run);
+        if (!report.recording.is_null())
+            result.recordings.push_back(
+                {report.run.rank, recorder::recording_from_json(report.recording)});
+        result.accuracy.stages.insert(result.accuracy.stages.end(), report.accuracy.begin(),
+                                      report.accuracy.end());
         result.completed &= !report.run.failure.has_value();
         for (const ActionTiming& timing : report.run.timeline)
             result.step_time_ns = std::max(result.step_time_ns, timing.end_ns);
@@ -260,6 +372,16 @@ PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRu
     if (!result.completed) {
         result.reference.outputs_match = result.reference.gradients_match = false;
     }
+    std::sort(result.accuracy.stages.begin(), result.accuracy.stages.end(),
+              [](const StageAccuracy& left, const StageAccuracy& right) {
+                  return std::pair(left.stage, left.microbatch) <
+                         std::pair(right.stage, right.microbatch);
+              });
+    for (const StageAccuracy& entry : result.accuracy.stages)
+        if (entry.diverges) {
+            result.accuracy.first_divergence = entry;
+            break;
+        }
     return result;
 }
 
@@ -268,8 +390,22 @@ std::vector<std::vector<TensorMeta>> boundary_inputs(const PipelineRunOptions& o
     const PipelineModel model = build_model(model_spec(options), lowered.stage_count);
     const auto stages = plan_stages(model, options, lowered.stage_count);
     const Batch batch = make_batch(model, options, lowered.microbatch_count);
+    const std::vector<StageMeta> metas = infer_shapes(model, stages, batch);
+    // A backend that cannot act on its stage is a usage error, found here once; the failure a
+    // fault-injecting backend is meant to raise is left to the rank, which records it.
+    const std::vector<std::string> backends =
+        choose_stage_backends(options.backends, lowered.stage_count);
+    for (int index = 0; index < lowered.stage_count; ++index) {
+        TensorList example;
+        for (const TensorMeta& input : metas[index].inputs)
+            example.push_back(empty_like_meta(input).zero_());
+        try {
+            StageBackend(backends[index], index, layers_of(model, stages[index]), example);
+        } catch (const BackendError&) {
+        }
+    }
     std::vector<std::vector<TensorMeta>> inputs;
-    for (const StageMeta& meta : infer_shapes(model, stages, batch))
+    for (const StageMeta& meta : metas)
         inputs.push_back(meta.inputs);
     return inputs;
 }

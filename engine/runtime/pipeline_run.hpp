@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/recorder/recorded_trace.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/tensor/tensor_meta.hpp"
 
@@ -29,6 +30,10 @@ struct PipelineRunOptions {
     std::vector<std::string> faults;        // see faults.hpp
     std::int64_t timeout_ms = 10'000;       // any wait on another rank
     bool check_reference = true;
+    // Compare every stage's outputs, microbatch by microbatch, with the single-rank reference
+    // and name the first stage that diverges.
+    bool check_accuracy = false;
+    std::vector<std::string> backends;  // `--backend` texts, see backend_choice.hpp
     int warmup_steps = 1;  // steps run first and not reported (first-touch allocation, caches)
 
     std::string transport = "local";  // local, gloo, nccl
@@ -76,6 +81,27 @@ struct ReferenceComparison {
     bool gradients_match = false;
 };
 
+// One stage's outputs for one microbatch against the reference model's.
+struct StageAccuracy {
+    int stage = 0;
+    int microbatch = 0;
+    double max_abs_error = 0;
+    double max_relative_error = 0;  // max abs error over the largest reference magnitude
+    bool diverges = false;          // outside kRelativeTolerance/kAbsoluteTolerance
+};
+
+struct AccuracyCheck {
+    bool checked = false;
+    std::vector<StageAccuracy> stages;      // by (stage, microbatch)
+    std::optional<StageAccuracy> first_divergence;  // the lowest stage, then microbatch
+};
+
+// What a rank recorded of its engine state: its events and the state it ended in.
+struct RankRecording {
+    int rank = 0;
+    recorder::RecordingParts parts;
+};
+
 struct PipelineRunResult {
     bool completed = false;  // every rank ran every action
     std::int64_t step_time_ns = 0;
@@ -83,6 +109,8 @@ struct PipelineRunResult {
     std::vector<RankRun> ranks;
     std::vector<std::vector<TensorMeta>> stage_inputs;  // shape inference, per stage
     ReferenceComparison reference;
+    AccuracyCheck accuracy;
+    std::vector<RankRecording> recordings;  // the ranks this process has (all on rank 0)
     std::string device;  // "cpu", "cuda:0"
 };
 

@@ -8,15 +8,32 @@
 
 #include <fmt/format.h>
 
+#include "engine/runtime/torch_meta.hpp"
+
 namespace pipelens::runtime {
 
+namespace {
+
+// Zeros shaped like the stage's inputs: enough to trace its layers once.
+TensorList example_inputs(const StageMeta& meta) {
+    TensorList inputs;
+    for (const TensorMeta& input : meta.inputs)
+        inputs.push_back(empty_like_meta(input).zero_());
+    return inputs;
+}
+
+}  // namespace
+
 PipelineStage::PipelineStage(int index, int stage_count, int microbatch_count,
-                             std::vector<ModelLayer> layers, StageMeta meta)
+                             std::vector<ModelLayer> layers, StageMeta meta,
+                             const std::string& backend, bool keep_outputs)
     : index_(index),
       stage_count_(stage_count),
       microbatch_count_(microbatch_count),
       layers_(std::move(layers)),
-      meta_(std::move(meta)) {}
+      meta_(std::move(meta)),
+      keep_outputs_(keep_outputs),
+      backend_(backend, index, layers_, example_inputs(meta_)) {}
 
 PipelineStage::MicrobatchState& PipelineStage::state(int microbatch, const char* action) {
     const auto found = states_.find(microbatch);
@@ -33,11 +50,25 @@ TensorList PipelineStage::forward(int microbatch, const TensorList& inputs,
         const bool wants_grad = index < meta_.inputs.size() && meta_.inputs[index].requires_grad;
         state.inputs.push_back(inputs[index].detach().requires_grad_(wants_grad));
     }
-    state.outputs = run_layers(layers_, state.inputs);
+    if (backend_.checks())
+        backend_.check(fmt::format("stage {} inputs", index_), microbatch, meta_.inputs,
+                       state.inputs);
+    state.outputs = backend_.run(layers_, state.inputs);
+    if (backend_.checks())
+        backend_.check(fmt::format("stage {} outputs", index_), microbatch,
+                       is_last() ? metas_of(state.outputs) : meta_.outputs, state.outputs);
+    if (keep_outputs_) {
+        TensorList kept;
+        for (const torch::Tensor& output : state.outputs)
+            kept.push_back(output.detach().clone());
+        kept_outputs_[microbatch] = std::move(kept);
+    }
     TensorList sent;
     if (is_last()) {
         state.final_output = state.outputs.at(0);
         state.loss = torch::mse_loss(state.final_output, target);
+        if (backend_.checks())
+            backend_.check_finite(fmt::format("stage {} loss", index_), microbatch, {state.loss});
         losses_[microbatch] = state.loss.item<double>();
         final_outputs_[microbatch] = state.final_output.detach();
     } else {
@@ -93,6 +124,9 @@ TensorList PipelineStage::backward_input(int microbatch, const TensorList& outpu
     for (std::size_t index = 0; index < current.inputs.size(); ++index)
         if (current.inputs[index].requires_grad())
             gradients[index] = computed[next++];
+    if (backend_.checks())
+        backend_.check_finite(fmt::format("stage {} input gradients", index_), microbatch,
+                              gradients);
     return gradients;
 }
 
@@ -111,6 +145,9 @@ TensorList PipelineStage::full_backward(int microbatch, const TensorList& output
     if (!current.roots.empty())
         torch::autograd::backward(current.roots, current.root_grads);
     TensorList gradients = input_gradients_of(current);
+    if (backend_.checks())
+        backend_.check_finite(fmt::format("stage {} input gradients", index_), microbatch,
+                              gradients);
     states_.erase(microbatch);
     return gradients;
 }
@@ -122,6 +159,16 @@ void PipelineStage::reset() {
     states_.clear();
     losses_.clear();
     final_outputs_.clear();
+    kept_outputs_.clear();
+}
+
+const TensorList& PipelineStage::kept_outputs(int microbatch) const {
+    const auto found = kept_outputs_.find(microbatch);
+    if (found == kept_outputs_.end())
+        throw std::logic_error(fmt::format(
+            "stage {} kept no outputs of microbatch {} (built without keep_outputs?)", index_,
+            microbatch));
+    return found->second;
 }
 
 double PipelineStage::loss(int microbatch) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/runtime/model_library.hpp"
+#include "engine/runtime/stage_backend.hpp"
 #include "engine/tensor/tensor_meta.hpp"
 
 namespace pipelens::runtime {
@@ -25,8 +26,10 @@ struct StageMeta {
 
 class PipelineStage {
   public:
+    // Builds the stage's backend (backend_choice.hpp), which may throw BackendError. With
+    // `keep_outputs` every forward's outputs are kept for the accuracy check.
     PipelineStage(int index, int stage_count, int microbatch_count, std::vector<ModelLayer> layers,
-                  StageMeta meta);
+                  StageMeta meta, const std::string& backend = "eager", bool keep_outputs = false);
 
     int index() const { return index_; }
     bool is_last() const { return index_ == stage_count_ - 1; }
@@ -47,6 +50,9 @@ class PipelineStage {
 
     double loss(int microbatch) const;                  // last stage, after F
     const torch::Tensor& output(int microbatch) const;  // last stage: the model's output
+    // With keep_outputs: what the forward of `microbatch` produced (the model's output on the
+    // last stage).
+    const TensorList& kept_outputs(int microbatch) const;
     std::vector<torch::Tensor> parameters() const;
 
   private:
@@ -71,6 +77,9 @@ class PipelineStage {
     std::map<int, MicrobatchState> states_;
     std::map<int, double> losses_;
     std::map<int, torch::Tensor> final_outputs_;
+    bool keep_outputs_;
+    std::map<int, TensorList> kept_outputs_;
+    StageBackend backend_;
 };
 
 }  // namespace pipelens::runtime

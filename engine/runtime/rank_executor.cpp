@@ -74,6 +74,13 @@ class Executor {
                     failure_of(timeout.receive, "timeout",
                                fmt::format("rank {} timed out waiting for {}: {}", plan_.rank,
                                            plan_.lowered->text(timeout.receive), timeout.what()));
+            } catch (const BackendError& error) {
+                outcome.failure =
+                    failure_of(action, error.kind(),
+                               fmt::format("rank {} failed at {}: {}", plan_.rank,
+                                           plan_.lowered->text(action), error.what()));
+                outcome.failure->expected = error.expected();
+                outcome.failure->actual = error.actual();
             } catch (const std::exception& error) {
                 outcome.failure =
                     failure_of(action, "error",

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <map>
 
+#include <fmt/format.h>
+
 
 #include "engine/experiment/experiment_toml.hpp"
 
@@ -90,6 +92,14 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
     return records;
 }
 
+std::string accuracy_message(const StageAccuracy& divergence) {
+    return fmt::format(
+        "stage {} microbatch {} is the first to diverge from the single-rank reference: max abs "
+        "error {:.6g}, max relative error {:.6g} (tolerance rtol {:g}, atol {:g})",
+        divergence.stage, divergence.microbatch, divergence.max_abs_error,
+        divergence.max_relative_error, kRelativeTolerance, kAbsoluteTolerance);
+}
+
 std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
                              const PipelineRunResult& result, const Experiment& experiment) {
     traces::RunRecord run;
@@ -142,6 +152,20 @@ std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowere
         }
     for (const auto& [id, pair] : pairs)
         writer.add_pair(run_id, pair);
+    for (const RankRecording& recording : result.recordings)
+        recorder::write_recording(writer, run_id, recording.rank, recording.parts.events,
+                                  recording.parts.state, recording.parts.failures);
+    if (const auto& divergence = result.accuracy.first_divergence) {
+        traces::ErrorRecord error;
+        error.stage = divergence->stage;
+        error.microbatch = divergence->microbatch;
+        error.kind = "accuracy_mismatch";
+        error.expected = "the single-rank reference's outputs";
+        error.actual = fmt::format("max abs error {:.6g}, max relative error {:.6g}",
+                                   divergence->max_abs_error, divergence->max_relative_error);
+        error.message = accuracy_message(*divergence);
+        writer.add_error(run_id, error);
+    }
     std::string first_failure;
     for (const RankRun& rank : result.ranks) {
         if (!rank.failure)

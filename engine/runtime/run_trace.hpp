@@ -18,6 +18,12 @@ namespace pipelens::runtime {
 std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
                                                   const PipelineRunResult& result);
 
+// "stage 2 microbatch 0 is the first to diverge from the single-rank reference: max abs error
+// 1, max relative error 0.25 (tolerance rtol 0.0001, atol 1e-05)".
+std::string accuracy_message(const StageAccuracy& divergence);
+
+// Also writes every rank's recording (events, final state, failed calls) and the accuracy
+// check's first divergence as an `accuracy_mismatch` error.
 std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
                              const PipelineRunResult& result, const Experiment& experiment);
 
