@@ -8,7 +8,6 @@
 #include <chrono>
 #include <vector>
 
-
 namespace pipelens::sim {
 namespace {
 

@@ -18,8 +18,8 @@ std::string schema_sql_since(int version) {
         std::from_chars(schema.data() + number_begin, schema.data() + schema.size(), since);
         const std::size_t next = schema.find(marker, number_begin);
         if (since > version)
-            statements += schema.substr(at, next == std::string_view::npos ? std::string_view::npos
-                                                                           : next - at);
+            statements += schema.substr(
+                at, next == std::string_view::npos ? std::string_view::npos : next - at);
         at = next;
     }
     return statements;

@@ -439,8 +439,9 @@ std::vector<StateSnapshotRecord> TraceReader::state_snapshots(std::int64_t run_i
     if (state_->schema_version < 2)
         return {};
     return state_->rows_of_run<StateSnapshotRecord>(
-        run_id, "SELECT rank, after_sequence, state FROM state_snapshots WHERE run_id = ? "
-                "ORDER BY rank",
+        run_id,
+        "SELECT rank, after_sequence, state FROM state_snapshots WHERE run_id = ? "
+        "ORDER BY rank",
         "state snapshots", [](sqlite3_stmt* row) {
             StateSnapshotRecord snapshot;
             snapshot.rank = sqlite3_column_int(row, 0);

@@ -327,9 +327,8 @@ struct TraceWriter::State {
 
     void upgrade_schema(int version) {
         const std::string statements = schema_sql_since(version);
-        const std::string doing =
-            fmt::format("cannot bring the trace from schema version {} to {}", version,
-                        kSchemaVersion);
+        const std::string doing = fmt::format("cannot bring the trace from schema version {} to {}",
+                                              version, kSchemaVersion);
         execute(statements.c_str(), doing.c_str());
         Statement update = detail::prepare(
             db(), path, "UPDATE meta SET value = ? WHERE key = 'schema_version'", doing.c_str());

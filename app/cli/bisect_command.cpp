@@ -45,9 +45,9 @@ Stream read_stream(const std::string& path, std::optional<std::int64_t> run,
         chosen = ranks.empty() ? 0 : ranks.front();
     }
     try {
-        return {fmt::format("{} run {} {}", path, run_id,
-                            chosen < 0 ? std::string("(whole pipeline)")
-                                       : fmt::format("rank {}", chosen)),
+        return {fmt::format(
+                    "{} run {} {}", path, run_id,
+                    chosen < 0 ? std::string("(whole pipeline)") : fmt::format("rank {}", chosen)),
                 recorder::read_events(reader, run_id, chosen)};
     } catch (const std::invalid_argument& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
@@ -62,9 +62,8 @@ void bisect_error(const BisectOptions& options) {
     const Stream stream = read_stream(options.left_path, options.run, options.rank);
     const recorder::ErrorBisection result = recorder::bisect_until_error(stream.events);
     if (options.json) {
-        nlohmann::json json = {{"found", result.found},
-                               {"events", result.event_count},
-                               {"replays", result.replays}};
+        nlohmann::json json = {
+            {"found", result.found}, {"events", result.event_count}, {"replays", result.replays}};
         if (result.found) {
             json["event"] = {{"sequence", result.event->sequence},
                              {"name", result.event->name},
@@ -73,8 +72,8 @@ void bisect_error(const BisectOptions& options) {
         }
         fmt::print("{}\n", json.dump());
     } else if (!result.found) {
-        fmt::print("{}: the state validates after every one of its {} events\n",
-                   stream.description, result.event_count);
+        fmt::print("{}: the state validates after every one of its {} events\n", stream.description,
+                   result.event_count);
     } else {
         fmt::print("{}: validation first fails after {}\n", stream.description,
                    recorder::to_string(*result.event));
@@ -107,9 +106,8 @@ void bisect_divergence(const BisectOptions& options) {
         }
     }();
     if (options.json) {
-        nlohmann::json json = {{"found", result.found},
-                               {"events", result.event_count},
-                               {"replays", result.replays}};
+        nlohmann::json json = {
+            {"found", result.found}, {"events", result.event_count}, {"replays", result.replays}};
         if (result.found) {
             json["event"] = {{"sequence", result.left_event->sequence},
                              {"name", result.left_event->name},
@@ -117,8 +115,8 @@ void bisect_divergence(const BisectOptions& options) {
                              {"right_arguments", result.right_event->arguments}};
             nlohmann::json fields = nlohmann::json::array();
             for (const auto& mismatch : result.difference->mismatches)
-                fields.push_back({{"field", mismatch.what}, {"left", mismatch.left},
-                                  {"right", mismatch.right}});
+                fields.push_back(
+                    {{"field", mismatch.what}, {"left", mismatch.left}, {"right", mismatch.right}});
             json["fields"] = std::move(fields);
         }
         if (!result.note.empty())

@@ -40,10 +40,11 @@ std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, i
     const auto difference =
         recorder::compare_states(recorder::state_fields(replayed.state()), snapshot->fields);
     if (difference)
-        return fmt::format("{}: run {} {}: the replay of {} events does not rebuild the recorded "
-                           "state\n{}",
-                           reader.path().string(), run_id, rank_name(rank), events.size(),
-                           recorder::format_state_difference(*difference));
+        return fmt::format(
+            "{}: run {} {}: the replay of {} events does not rebuild the recorded "
+            "state\n{}",
+            reader.path().string(), run_id, rank_name(rank), events.size(),
+            recorder::format_state_difference(*difference));
     if (auto stream = recorder::compare_event_streams(events, replayed.events()))
         return fmt::format("{}: run {} {}: {}", reader.path().string(), run_id, rank_name(rank),
                            *stream);
@@ -59,8 +60,9 @@ void run_replay(const ReplayOptions& options) {
     if (ranks.empty())
         ranks.push_back(0);  // read_events explains that nothing was recorded
     if (options.check && options.upto)
-        throw CommandFailure(kExitUsage, "pipelens: --check compares the state a run ended in; "
-                                         "it cannot be combined with --upto");
+        throw CommandFailure(kExitUsage,
+                             "pipelens: --check compares the state a run ended in; "
+                             "it cannot be combined with --upto");
     nlohmann::json json = nlohmann::json::array();
     std::vector<std::string> failures;
     for (int rank : ranks) {

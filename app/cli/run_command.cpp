@@ -151,9 +151,10 @@ void print_text(const runtime::PipelineRunResult& result, const RunFigures& figu
             double largest = 0;
             for (const runtime::StageAccuracy& entry : result.accuracy.stages)
                 largest = std::max(largest, entry.max_abs_error);
-            fmt::print("accuracy: every stage's outputs match the single-rank reference on every "
-                       "microbatch (max abs error {:.3g})\n",
-                       largest);
+            fmt::print(
+                "accuracy: every stage's outputs match the single-rank reference on every "
+                "microbatch (max abs error {:.3g})\n",
+                largest);
         }
     }
     for (const runtime::RankRun& rank : result.ranks)
@@ -196,10 +197,9 @@ int run_ranks_here(RunOptions& options) {
                         lowered.rank_count, lowered.stages_per_rank, lowered.microbatch_count,
                         experiment.model.name, run.transport, result.device),
             run_id, options.out);
-    const bool matched =
-        (!result.reference.checked ||
-         (result.reference.outputs_match && result.reference.gradients_match)) &&
-        !result.accuracy.first_divergence;
+    const bool matched = (!result.reference.checked ||
+                          (result.reference.outputs_match && result.reference.gradients_match)) &&
+                         !result.accuracy.first_divergence;
     return result.completed && matched ? kExitOk : kExitCheckFailed;
 }
 

@@ -36,10 +36,9 @@ std::int64_t record(const SimulateOptions& options, const Experiment& experiment
     run.m = experiment.shape.microbatch_count;
     run.config = experiment_to_toml(experiment);
     ProgressBar progress("writing " + options.out, sim::simulation_row_count(lowered, result));
-    const std::int64_t run_id =
-        sim::record_simulation(writer, lowered, result, run,
-                               [&](std::size_t done, std::size_t) { progress.update(done); },
-                               &recording);
+    const std::int64_t run_id = sim::record_simulation(
+        writer, lowered, result, run, [&](std::size_t done, std::size_t) { progress.update(done); },
+        &recording);
     progress.finish();
     return run_id;
 }

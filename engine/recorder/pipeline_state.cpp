@@ -11,10 +11,9 @@
 namespace pipelens::recorder {
 namespace {
 
-constexpr BufferDirection kDirections[] = {BufferDirection::recv_forward,
-                                           BufferDirection::send_forward,
-                                           BufferDirection::recv_backward,
-                                           BufferDirection::send_backward};
+constexpr BufferDirection kDirections[] = {
+    BufferDirection::recv_forward, BufferDirection::send_forward, BufferDirection::recv_backward,
+    BufferDirection::send_backward};
 
 std::string meta_text(const TensorMeta& meta) {
     std::string text = to_string(meta);
@@ -86,14 +85,14 @@ void add(std::vector<StateField>& fields, std::string name, std::string value) {
 
 std::string_view buffer_direction_name(BufferDirection direction) {
     switch (direction) {
-    case BufferDirection::recv_forward:
-        return "recv_forward";
-    case BufferDirection::send_forward:
-        return "send_forward";
-    case BufferDirection::recv_backward:
-        return "recv_backward";
-    case BufferDirection::send_backward:
-        return "send_backward";
+        case BufferDirection::recv_forward:
+            return "recv_forward";
+        case BufferDirection::send_forward:
+            return "send_forward";
+        case BufferDirection::recv_backward:
+            return "recv_backward";
+        case BufferDirection::send_backward:
+            return "send_backward";
     }
     return "?";
 }
@@ -102,15 +101,15 @@ BufferDirection parse_buffer_direction(std::string_view name) {
     for (BufferDirection direction : kDirections)
         if (buffer_direction_name(direction) == name)
             return direction;
-    throw std::invalid_argument(fmt::format(
-        "unknown buffer direction '{}' (recv_forward, send_forward, recv_backward, "
-        "send_backward)",
-        name));
+    throw std::invalid_argument(
+        fmt::format("unknown buffer direction '{}' (recv_forward, send_forward, recv_backward, "
+                    "send_backward)",
+                    name));
 }
 
 std::vector<TensorMeta> expected_buffer_metas(const StageState& stage, BufferDirection direction) {
-    const bool of_inputs = direction == BufferDirection::recv_forward ||
-                           direction == BufferDirection::send_backward;
+    const bool of_inputs =
+        direction == BufferDirection::recv_forward || direction == BufferDirection::send_backward;
     const auto& metas = of_inputs ? stage.inputs : stage.outputs;
     if (!metas)
         return {};
@@ -124,8 +123,8 @@ std::vector<TensorMeta> expected_buffer_metas(const StageState& stage, BufferDir
 }
 
 bool PipelineState::holds(int stage) const {
-    return rank < 0 || (stage >= 0 && stage < static_cast<int>(stages.size()) &&
-                        stages[stage].rank == rank);
+    return rank < 0 ||
+           (stage >= 0 && stage < static_cast<int>(stages.size()) && stages[stage].rank == rank);
 }
 
 std::vector<StateField> state_fields(const PipelineState& state) {
@@ -141,7 +140,8 @@ std::vector<StateField> state_fields(const PipelineState& state) {
     add(fields, "schedule.shape",
         fmt::format("pp={} v={} m={} stages={}", schedule.pp, schedule.v, schedule.m,
                     schedule.stage_count));
-    add(fields, "schedule.stage_to_rank", fmt::format("({})", fmt::join(schedule.stage_to_rank, ", ")));
+    add(fields, "schedule.stage_to_rank",
+        fmt::format("({})", fmt::join(schedule.stage_to_rank, ", ")));
     add(fields, "schedule.lowered", schedule.lowered ? "true" : "false");
     if (schedule.schedule)
         for (int rank = 0; rank < schedule.schedule->rank_count; ++rank)
@@ -150,11 +150,12 @@ std::vector<StateField> state_fields(const PipelineState& state) {
 
     const CostModelState& costs = state.costs;
     add(fields, "costs.links",
-        costs.known ? fmt::format("intra-host {}ns {}GB/s, inter-host {}ns {}GB/s, {} ranks per host",
-                                  costs.intra_host_latency_ns, costs.intra_host_gb_per_s,
-                                  costs.inter_host_latency_ns, costs.inter_host_gb_per_s,
-                                  costs.ranks_per_host)
-                    : "unknown");
+        costs.known
+            ? fmt::format("intra-host {}ns {}GB/s, inter-host {}ns {}GB/s, {} ranks per host",
+                          costs.intra_host_latency_ns, costs.intra_host_gb_per_s,
+                          costs.inter_host_latency_ns, costs.inter_host_gb_per_s,
+                          costs.ranks_per_host)
+            : "unknown");
     add(fields, "costs.overlap_efficiency",
         costs.known ? fmt::format("{}", costs.overlap_efficiency) : "unknown");
     add(fields, "costs.fsdp",
@@ -176,8 +177,8 @@ std::vector<StateField> state_fields(const PipelineState& state) {
         add(fields, prefix + "backend", stage.backend);
         add(fields, prefix + "costs", costs_text(stage.costs));
         for (BufferDirection direction : kDirections) {
-            const auto found =
-                std::find_if(state.buffers.begin(), state.buffers.end(), [&](const BufferPlan& plan) {
+            const auto found = std::find_if(
+                state.buffers.begin(), state.buffers.end(), [&](const BufferPlan& plan) {
                     return plan.stage == stage.index && plan.direction == direction;
                 });
             add(fields, prefix + std::string(buffer_direction_name(direction)),
@@ -198,14 +199,14 @@ std::vector<std::string> validate_state(const PipelineState& state) {
         const StageState& consumer = stages[index + 1];
         if (!producer.outputs || !consumer.inputs)
             continue;
-        const auto mismatch = check_tensors_metadata(
-            fmt::format("stage[{}].inputs_meta", consumer.index), *consumer.inputs,
-            *producer.outputs);
+        const auto mismatch =
+            check_tensors_metadata(fmt::format("stage[{}].inputs_meta", consumer.index),
+                                   *consumer.inputs, *producer.outputs);
         if (mismatch)
-            problems.push_back(fmt::format(
-                "stage[{}].outputs_meta {} does not match stage[{}].inputs_meta {}: {}",
-                producer.index, metas_text(producer.outputs), consumer.index,
-                metas_text(consumer.inputs), mismatch->message));
+            problems.push_back(
+                fmt::format("stage[{}].outputs_meta {} does not match stage[{}].inputs_meta {}: {}",
+                            producer.index, metas_text(producer.outputs), consumer.index,
+                            metas_text(consumer.inputs), mismatch->message));
     }
     for (const BufferPlan& plan : state.buffers) {
         if (plan.metas.empty() || plan.stage < 0 || plan.stage >= static_cast<int>(stages.size()))

@@ -57,7 +57,8 @@ void write_recording(traces::TraceWriter& writer, std::int64_t run_id, int rank,
     for (const EventFailure& failure : failures) {
         traces::ErrorRecord error;
         error.rank = rank;
-        if (failure.event.arguments.contains("stage") && failure.event.arguments["stage"].is_number())
+        if (failure.event.arguments.contains("stage") &&
+            failure.event.arguments["stage"].is_number())
             error.stage = failure.event.arguments["stage"].get<int>();
         error.kind = "event_failed";
         error.action = failure.event.name;
@@ -106,10 +107,10 @@ std::vector<Event> read_events(const traces::TraceReader& reader, std::int64_t r
                 "{}: run {} has no recorded events (it was written before events were recorded, "
                 "or by a tool that does not record them)",
                 reader.path().string(), run_id));
-        throw std::invalid_argument(fmt::format("{}: run {} has no events for rank {} (ranks with "
-                                                "events: {})",
-                                                reader.path().string(), run_id, rank,
-                                                fmt::join(ranks, ", ")));
+        throw std::invalid_argument(
+            fmt::format("{}: run {} has no events for rank {} (ranks with "
+                        "events: {})",
+                        reader.path().string(), run_id, rank, fmt::join(ranks, ", ")));
     }
     return events;
 }

@@ -58,8 +58,8 @@ DivergenceBisection bisect_divergence(const std::vector<Event>& left,
                 std::max(left_top.size(), right_top.size()) - result.event_count);
         return result;
     }
-    const std::size_t count =
-        first_bad(result.event_count, [&](std::size_t k) { return difference_after(k).has_value(); });
+    const std::size_t count = first_bad(
+        result.event_count, [&](std::size_t k) { return difference_after(k).has_value(); });
     result.found = true;
     result.left_event = left_top[count - 1];
     result.right_event = right_top[count - 1];

@@ -17,12 +17,12 @@ namespace pipelens::recorder {
 
 struct DivergenceBisection {
     bool found = false;
-    std::size_t event_count = 0;          // top-level events both streams have
-    std::optional<Event> left_event;      // the first event after which the states differ
-    std::optional<Event> right_event;     // the other stream's event at the same position
+    std::size_t event_count = 0;       // top-level events both streams have
+    std::optional<Event> left_event;   // the first event after which the states differ
+    std::optional<Event> right_event;  // the other stream's event at the same position
     std::optional<StateDifference> difference;
-    int replays = 0;                      // prefixes replayed (each on both streams)
-    std::string note;                     // e.g. one stream has more events
+    int replays = 0;   // prefixes replayed (each on both streams)
+    std::string note;  // e.g. one stream has more events
 };
 
 DivergenceBisection bisect_divergence(const std::vector<Event>& left,
@@ -31,8 +31,8 @@ DivergenceBisection bisect_divergence(const std::vector<Event>& left,
 struct ErrorBisection {
     bool found = false;
     std::size_t event_count = 0;
-    std::optional<Event> event;           // the first event after which validation fails
-    std::vector<std::string> problems;    // validate_state() there
+    std::optional<Event> event;         // the first event after which validation fails
+    std::vector<std::string> problems;  // validate_state() there
     int replays = 0;
 };
 

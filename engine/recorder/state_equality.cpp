@@ -70,9 +70,8 @@ std::vector<StateField> fields_from_json(const std::string& text) {
         for (const nlohmann::json& pair : nlohmann::json::parse(text))
             fields.push_back({pair.at(0).get<std::string>(), pair.at(1).get<std::string>()});
     } catch (const nlohmann::json::exception& error) {
-        throw std::invalid_argument(
-            fmt::format("the state snapshot is not a list of [field, value] pairs: {}",
-                        error.what()));
+        throw std::invalid_argument(fmt::format(
+            "the state snapshot is not a list of [field, value] pairs: {}", error.what()));
     }
     return fields;
 }

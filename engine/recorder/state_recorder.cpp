@@ -21,14 +21,14 @@ constexpr const char* kConstructor = "PipelineState";
 
 ActionKind transfer_kind(BufferDirection direction) {
     switch (direction) {
-    case BufferDirection::recv_forward:
-        return ActionKind::recv_forward;
-    case BufferDirection::send_forward:
-        return ActionKind::send_forward;
-    case BufferDirection::recv_backward:
-        return ActionKind::recv_backward;
-    case BufferDirection::send_backward:
-        return ActionKind::send_backward;
+        case BufferDirection::recv_forward:
+            return ActionKind::recv_forward;
+        case BufferDirection::send_forward:
+            return ActionKind::send_forward;
+        case BufferDirection::recv_backward:
+            return ActionKind::recv_backward;
+        case BufferDirection::send_backward:
+            return ActionKind::send_backward;
     }
     return ActionKind::forward;
 }
@@ -78,8 +78,7 @@ StateRecorder::StateRecorder(int rank, std::string run_kind) {
 
 StateRecorder StateRecorder::from_constructor(const Event& constructor) {
     if (constructor.name != kConstructor || constructor.sequence != 0)
-        throw std::invalid_argument(
-            fmt::format("a replay starts from event 0, {}", kConstructor));
+        throw std::invalid_argument(fmt::format("a replay starts from event 0, {}", kConstructor));
     try {
         return StateRecorder(constructor.arguments.at("rank").get<int>(),
                              constructor.arguments.at("run_kind").get<std::string>());
@@ -104,9 +103,9 @@ void StateRecorder::configure_transport(const TransportState& transport) {
             {"device", transport.device}},
            [&] {
                if (transport.world_size < 1)
-                   throw std::invalid_argument(fmt::format(
-                       "configure_transport: world size {} (it needs at least 1 rank)",
-                       transport.world_size));
+                   throw std::invalid_argument(
+                       fmt::format("configure_transport: world size {} (it needs at least 1 rank)",
+                                   transport.world_size));
                state_.transport = transport;
            });
 }
@@ -226,8 +225,8 @@ void StateRecorder::assign_layers(int stage, const std::vector<std::string>& lay
 
 void StateRecorder::set_stage_meta(int stage, const std::vector<TensorMeta>& inputs,
                                    const std::vector<TensorMeta>& outputs) {
-    record("set_stage_meta", {{"stage", stage}, {"inputs", to_json(inputs)}, {"outputs", to_json(outputs)}},
-           [&] {
+    record("set_stage_meta",
+           {{"stage", stage}, {"inputs", to_json(inputs)}, {"outputs", to_json(outputs)}}, [&] {
                StageState& target = stage_at(stage, "set_stage_meta");
                target.inputs = inputs;
                target.outputs = outputs;
@@ -292,9 +291,9 @@ void StateRecorder::plan_buffer(const BufferPlan& plan) {
 void StateRecorder::set_stage_backend(int stage, const std::string& backend) {
     record("set_stage_backend", {{"stage", stage}, {"backend", backend}}, [&] {
         if (!runtime::is_stage_backend(backend))
-            throw std::invalid_argument(fmt::format(
-                "set_stage_backend: unknown backend '{}' (use {})", backend,
-                fmt::join(runtime::stage_backend_names(), ", ")));
+            throw std::invalid_argument(
+                fmt::format("set_stage_backend: unknown backend '{}' (use {})", backend,
+                            fmt::join(runtime::stage_backend_names(), ", ")));
         stage_at(stage, "set_stage_backend").backend = backend;
     });
 }

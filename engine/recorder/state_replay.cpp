@@ -46,8 +46,8 @@ StateRecorder replay_events(const std::vector<Event>& events, std::optional<std:
         while (count < top_level.size() && top_level[count].sequence <= *upto)
             ++count;
         if (count == 0)
-            throw std::invalid_argument(
-                fmt::format("--upto {}: the constructor is event 0; nothing comes before it", *upto));
+            throw std::invalid_argument(fmt::format(
+                "--upto {}: the constructor is event 0; nothing comes before it", *upto));
     }
     return replay_prefix(top_level, count);
 }
@@ -60,8 +60,9 @@ std::optional<std::string> compare_event_streams(const std::vector<Event>& recor
         const Event& right = replayed[index];
         if (left.name != right.name || left.parent != right.parent ||
             left.arguments != right.arguments)
-            return fmt::format("the replay made event {} as\n    {}\nbut the trace recorded\n    {}",
-                               index, to_string(right), to_string(left));
+            return fmt::format(
+                "the replay made event {} as\n    {}\nbut the trace recorded\n    {}", index,
+                to_string(right), to_string(left));
     }
     if (recorded.size() != replayed.size())
         return fmt::format("the trace recorded {} events but the replay made {}", recorded.size(),

@@ -47,8 +47,8 @@ std::vector<std::string> choose_stage_backends(const std::vector<std::string>& t
             throw BackendChoiceError(fmt::format(
                 "--backend {}: expected NAME or stageN=NAME (e.g. stage2=accuracy-error)", text));
         if (stage < 0 || stage >= stage_count)
-            throw BackendChoiceError(fmt::format("--backend {}: there is no stage {} (stages 0..{})",
-                                                 text, stage, stage_count - 1));
+            throw BackendChoiceError(fmt::format(
+                "--backend {}: there is no stage {} (stages 0..{})", text, stage, stage_count - 1));
         per_stage[stage] = name;
     }
     std::vector<std::string> chosen;

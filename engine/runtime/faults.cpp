@@ -9,7 +9,7 @@ namespace pipelens::runtime {
 namespace {
 
 constexpr const char* kForms =
-    "input=batch+1, input=int32, stageN=dtype:bf16, stageN=flatten, stageN=sleep:30s, "
+    "input=batch+1, input=int32, stageN=dtype:bf16, stageN=flatten, stageN=nan, stageN=sleep:30s, "
     "stageN=die";
 
 [[noreturn]] void fail(const std::string& text, const std::string& why) {
@@ -44,6 +44,8 @@ Fault parse_fault(const std::string& text) {
     fault.stage = std::stoi(target.substr(5));
     if (effect == "flatten") {
         fault.kind = Fault::Kind::flatten_output;
+    } else if (effect == "nan") {
+        fault.kind = Fault::Kind::nan_output;
     } else if (effect == "die") {
         fault.kind = Fault::Kind::die;
     } else if (effect.rfind("dtype:", 0) == 0) {

@@ -3,6 +3,7 @@
 //   input=int32        stage 0 gets its inputs as int32 (dtype mismatch)
 //   stageN=dtype:bf16  stage N's outputs change dtype (any dtype name: bf16, f16, f64, ...)
 //   stageN=flatten     stage N's outputs are flattened (shape mismatch)
+//   stageN=nan         stage N's outputs become NaN (only the `checked` backend notices)
 //   stageN=sleep:30s   stage N sleeps in each forward (a stuck rank; others time out)
 //   stageN=die         the process holding stage N kills itself with SIGKILL in its first
 //                      forward, as the OOM killer would (one process per rank only)
@@ -17,7 +18,15 @@
 namespace pipelens::runtime {
 
 struct Fault {
-    enum class Kind { extra_input_sample, input_dtype, output_dtype, flatten_output, sleep, die };
+    enum class Kind {
+        extra_input_sample,
+        input_dtype,
+        output_dtype,
+        flatten_output,
+        nan_output,
+        sleep,
+        die
+    };
     Kind kind = Kind::sleep;
     int stage = 0;      // the stage it applies to (0 for input faults)
     std::string dtype;  // input_dtype, output_dtype: PyTorch short name

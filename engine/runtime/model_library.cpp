@@ -45,19 +45,20 @@ PipelineModel mlp_model(const ModelSpec& spec, int layer_count, torch::Generator
     PipelineModel model;
     model.input_names = {"x"};
     for (int index = 0; index < layer_count; ++index) {
-        auto block = std::make_shared<torch::nn::Sequential>(
-            torch::nn::Linear(spec.hidden, spec.hidden), torch::nn::Linear(spec.hidden, spec.hidden));
+        auto block =
+            std::make_shared<torch::nn::Sequential>(torch::nn::Linear(spec.hidden, spec.hidden),
+                                                    torch::nn::Linear(spec.hidden, spec.hidden));
         reinitialise(**block, generator);
         model.owners.push_back(block);
-        model.layers.push_back({"layers." + std::to_string(index),
-                                [block](const TensorList& in) -> TensorList {
-                                    auto& layers = **block;
-                                    const torch::Tensor hidden =
-                                        layers.ptr<torch::nn::LinearImpl>(0)->forward(in.at(0));
-                                    return {layers.ptr<torch::nn::LinearImpl>(1)->forward(
-                                        model_relu(hidden))};
-                                },
-                                (*block)->parameters()});
+        model.layers.push_back(
+            {"layers." + std::to_string(index),
+             [block](const TensorList& in) -> TensorList {
+                 auto& layers = **block;
+                 const torch::Tensor hidden =
+                     layers.ptr<torch::nn::LinearImpl>(0)->forward(in.at(0));
+                 return {layers.ptr<torch::nn::LinearImpl>(1)->forward(model_relu(hidden))};
+             },
+             (*block)->parameters()});
     }
     const int hidden = spec.hidden;
     model.make_batch = vector_batches(hidden);

@@ -4,6 +4,8 @@
 // exact path `gloo` and `nccl` take.
 #include "engine/runtime/pipeline_run.hpp"
 
+#include <cmath>
+#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
@@ -37,6 +39,24 @@ struct RankReport {
     nlohmann::json recording;  // recorder::recording_to_json
 };
 
+// JSON has no NaN or Inf (nlohmann writes them as null), yet a loss may well be NaN: such
+// values travel as their names.
+nlohmann::json number_to_json(double value) {
+    if (std::isfinite(value))
+        return value;
+    return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+}
+
+double number_from_json(const nlohmann::json& json) {
+    if (!json.is_string())
+        return json.get<double>();
+    const std::string text = json.get<std::string>();
+    if (text == "nan")
+        return std::numeric_limits<double>::quiet_NaN();
+    return text == "inf" ? std::numeric_limits<double>::infinity()
+                         : -std::numeric_limits<double>::infinity();
+}
+
 nlohmann::json to_json(const RankReport& report) {
     nlohmann::json json;
     json["rank"] = report.run.rank;
@@ -58,16 +78,16 @@ nlohmann::json to_json(const RankReport& report) {
                            {"time_ns", failure.time_ns}};
     }
     json["holds_last_stage"] = report.holds_last_stage;
-    json["loss"] = report.loss;
-    json["reference_loss"] = report.reference_loss;
-    json["output_max_error"] = report.output_max_error;
-    json["gradient_max_error"] = report.gradient_max_error;
+    json["loss"] = number_to_json(report.loss);
+    json["reference_loss"] = number_to_json(report.reference_loss);
+    json["output_max_error"] = number_to_json(report.output_max_error);
+    json["gradient_max_error"] = number_to_json(report.gradient_max_error);
     json["outputs_match"] = report.outputs_match;
     json["gradients_match"] = report.gradients_match;
     nlohmann::json accuracy = nlohmann::json::array();
     for (const StageAccuracy& entry : report.accuracy)
-        accuracy.push_back({entry.stage, entry.microbatch, entry.max_abs_error,
-                            entry.max_relative_error, entry.diverges});
+        accuracy.push_back({entry.stage, entry.microbatch, number_to_json(entry.max_abs_error),
+                            number_to_json(entry.max_relative_error), entry.diverges});
     json["accuracy"] = std::move(accuracy);
     json["recording"] = report.recording;
     return json;
@@ -87,14 +107,15 @@ RankReport from_json(const nlohmann::json& json) {
                        failure["actual"], failure["message"], failure["time_ns"]};
     }
     report.holds_last_stage = json.at("holds_last_stage");
-    report.loss = json.at("loss");
-    report.reference_loss = json.at("reference_loss");
-    report.output_max_error = json.at("output_max_error");
-    report.gradient_max_error = json.at("gradient_max_error");
+    report.loss = number_from_json(json.at("loss"));
+    report.reference_loss = number_from_json(json.at("reference_loss"));
+    report.output_max_error = number_from_json(json.at("output_max_error"));
+    report.gradient_max_error = number_from_json(json.at("gradient_max_error"));
     report.outputs_match = json.at("outputs_match");
     report.gradients_match = json.at("gradients_match");
     for (const auto& entry : json.at("accuracy"))
-        report.accuracy.push_back({entry[0], entry[1], entry[2], entry[3], entry[4]});
+        report.accuracy.push_back(
+            {entry[0], entry[1], number_from_json(entry[2]), number_from_json(entry[3]), entry[4]});
     report.recording = json.at("recording");
     return report;
 }
@@ -163,8 +184,8 @@ std::vector<StageAccuracy> check_stage_accuracy(const PipelineRunOptions& option
                     continue;
                 }
                 const torch::Tensor expected = values[at].to(actual[at].scalar_type());
-                entry.max_abs_error = std::max(
-                    entry.max_abs_error, (actual[at] - expected).abs().max().item<double>());
+                entry.max_abs_error = std::max(entry.max_abs_error,
+                                               (actual[at] - expected).abs().max().item<double>());
                 largest = std::max(largest, expected.abs().max().item<double>());
                 entry.diverges |=
                     !torch::allclose(actual[at], expected, kRelativeTolerance, kAbsoluteTolerance);
@@ -245,8 +266,9 @@ std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
                     layers_of(prepared->model, prepared->stages[stage.index]),
                     plan.stage_meta[stage.index], stage.backend, options.check_accuracy);
     } catch (const BackendError& error) {
-        prepared->failure = RunFailure{rank, error.stage(), -1, "", error.kind(), error.expected(),
-                                       error.actual(), error.what(), 0};
+        prepared->failure =
+            RunFailure{rank,           error.stage(), -1, "", error.kind(), error.expected(),
+                       error.actual(), error.what(),  0};
         return prepared;
     }
     if (plan.stages.contains(0))

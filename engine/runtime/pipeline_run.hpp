@@ -92,7 +92,7 @@ struct StageAccuracy {
 
 struct AccuracyCheck {
     bool checked = false;
-    std::vector<StageAccuracy> stages;      // by (stage, microbatch)
+    std::vector<StageAccuracy> stages;              // by (stage, microbatch)
     std::optional<StageAccuracy> first_divergence;  // the lowest stage, then microbatch
 };
 
@@ -111,7 +111,7 @@ struct PipelineRunResult {
     ReferenceComparison reference;
     AccuracyCheck accuracy;
     std::vector<RankRecording> recordings;  // the ranks this process has (all on rank 0)
-    std::string device;  // "cpu", "cuda:0"
+    std::string device;                     // "cpu", "cuda:0"
 };
 
 // Tolerances of the reference comparison (float32 with microbatched summation order).

@@ -165,9 +165,9 @@ void PipelineStage::reset() {
 const TensorList& PipelineStage::kept_outputs(int microbatch) const {
     const auto found = kept_outputs_.find(microbatch);
     if (found == kept_outputs_.end())
-        throw std::logic_error(fmt::format(
-            "stage {} kept no outputs of microbatch {} (built without keep_outputs?)", index_,
-            microbatch));
+        throw std::logic_error(
+            fmt::format("stage {} kept no outputs of microbatch {} (built without keep_outputs?)",
+                        index_, microbatch));
     return found->second;
 }
 

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
@@ -188,6 +189,9 @@ class Executor {
             if (fault.kind == Fault::Kind::flatten_output)
                 for (torch::Tensor& output : outputs)
                     output = output.flatten();
+            if (fault.kind == Fault::Kind::nan_output)
+                for (torch::Tensor& output : outputs)
+                    output = torch::full_like(output, std::numeric_limits<double>::quiet_NaN());
         }
         return outputs;
     }

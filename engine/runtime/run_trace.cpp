@@ -8,7 +8,6 @@
 
 #include <fmt/format.h>
 
-
 #include "engine/experiment/experiment_toml.hpp"
 
 namespace pipelens::runtime {

@@ -45,13 +45,14 @@ StageBackend::StageBackend(std::string name, int stage, const std::vector<ModelL
     const bool uses_relu = std::any_of(ops.begin(), ops.end(), is_relu);
     if (name_ == "compile-error") {
         if (uses_relu)
-            throw BackendError("compile_error", stage_,
-                               fmt::format("stage {}: backend 'compile-error' raised "
-                                           "ReluCompileError while compiling {}: it runs aten::relu",
-                                           stage_, layer_names(layers)));
-        throw std::invalid_argument(fmt::format(
-            "backend 'compile-error' has nothing to act on: stage {} ({}) runs no ReLU", stage_,
-            layer_names(layers)));
+            throw BackendError(
+                "compile_error", stage_,
+                fmt::format("stage {}: backend 'compile-error' raised "
+                            "ReluCompileError while compiling {}: it runs aten::relu",
+                            stage_, layer_names(layers)));
+        throw std::invalid_argument(
+            fmt::format("backend 'compile-error' has nothing to act on: stage {} ({}) runs no ReLU",
+                        stage_, layer_names(layers)));
     }
     // Count the ReLUs the stand-in reaches: a TorchScript model's own ReLUs it cannot.
     auto reached = std::make_shared<int>(0);
@@ -81,7 +82,8 @@ StageBackend::StageBackend(std::string name, int stage, const std::vector<ModelL
     }
 }
 
-TensorList StageBackend::run(const std::vector<ModelLayer>& layers, const TensorList& inputs) const {
+TensorList StageBackend::run(const std::vector<ModelLayer>& layers,
+                             const TensorList& inputs) const {
     if (!replacement_)
         return run_layers(layers, inputs);
     const ScopedReluReplacement scope(&replacement_);

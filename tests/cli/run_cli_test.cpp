@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/cli/sqlite_edit.hpp"
 #include "tests/fresh_trace.hpp"
 
 namespace pipelens {
@@ -142,6 +143,63 @@ TEST(RunCliGloo, ARankThatDiesIsNamedAndTheRestIsRecorded) {
     const auto summary =
         nlohmann::json::parse(run_pipelens("summary --json " + trace.string()).out);
     EXPECT_EQ(summary["runs"][0]["status"], "failed");
+}
+
+// A real run records every rank's state; a tampered tensor dtype is named by --check, and
+// bisect finds the event that changed it.
+TEST(RunCli, RecordedRanksReplayAndATamperedDtypeIsFound) {
+    const auto trace = fresh_trace("run_replay");
+    const auto original = fresh_trace("run_replay_original");
+    ASSERT_EQ(run_pipelens("run --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
+    std::filesystem::copy_file(trace, original);
+    auto result = run_pipelens("replay " + trace.string() + " --check");
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("run 1 rank 0: replayed 12 events (12 recorded)\n  check: equal"),
+              std::string::npos)
+        << result.out;
+    EXPECT_NE(result.out.find("run 1 rank 1: replayed 12 events"), std::string::npos);
+
+    // Event 7 of rank 0 is set_stage_meta of stage 0.
+    ASSERT_EQ(testing::edit_trace(trace,
+                                  "UPDATE events SET arguments = replace(arguments, "
+                                  "'\"outputs\":[{\"dtype\":\"f32\"', "
+                                  "'\"outputs\":[{\"dtype\":\"bf16\"') "
+                                  "WHERE rank = 0 AND sequence = 7"),
+              1);
+    result = run_pipelens("replay " + trace.string() + " --rank 0 --check");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("state not equal: field values don't match:\n"
+                              "==> stage[0].outputs_meta: values don't match.\n"
+                              "  >  Left: (bf16[8, 64])\n"
+                              "  > Right: (f32[8, 64])\n"),
+              std::string::npos)
+        << result.err;
+    result = run_pipelens("bisect " + original.string() + " " + trace.string() + " --rank 0");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_EQ(result.out.substr(0, result.out.find('\n')),
+              "first divergence after event 7 (set_stage_meta)");
+    result = run_pipelens("bisect " + trace.string() + " --rank 0 --until-error");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.out.find("validation first fails after event 8: set_stage_meta"),
+              std::string::npos)
+        << result.out;
+}
+
+TEST(RunCli, CheckAccuracyNamesTheStageABackendPerturbs) {
+    const auto trace = fresh_trace("run_accuracy");
+    const auto result = run_pipelens(
+        "run --pp 3 --m 4 --backend stage1=accuracy-error "
+        "--check-accuracy --json --out " +
+        trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_TRUE(json["accuracy"]["diverges"].get<bool>());
+    EXPECT_EQ(json["accuracy"]["first_divergence"]["stage"], 1);
+    EXPECT_EQ(json["accuracy"]["first_divergence"]["microbatch"], 0);
+    EXPECT_EQ(testing::query_trace(trace,
+                                   "SELECT rank, stage, microbatch FROM errors WHERE kind "
+                                   "= 'accuracy_mismatch'"),
+              "-1|1|0");
 }
 
 TEST(RunCli, BadOptionsAreUsageErrors) {

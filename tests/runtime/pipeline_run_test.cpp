@@ -8,8 +8,10 @@
 #include <torch/script.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 
+#include "engine/recorder/state_replay.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
@@ -232,6 +234,101 @@ TEST(Faults, AStuckRankBecomesATimeoutNotAHang) {
     }
     EXPECT_GE(timeouts, 1);
     EXPECT_EQ(result.ranks[1].failure->kind, "stopped");  // the sleeper was woken and stopped
+}
+
+// Debug backends: each fault-injecting one raises its own error class on the rank holding the
+// stage, recorded with the stage, and the others stop.
+TEST(StageBackends, CompileErrorFailsWhileTheStageIsBuilt) {
+    PipelineRunOptions options = options_for("mlp");
+    options.backends = {"stage1=compile-error"};
+    const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    const RunFailure& failure = only_failure_of_kind(result, "compile_error", 1);
+    EXPECT_EQ(failure.stage, 1);
+    EXPECT_EQ(failure.microbatch, -1);
+    EXPECT_EQ(failure.message,
+              "stage 1: backend 'compile-error' raised ReluCompileError while compiling "
+              "layers.2, layers.3: it runs aten::relu");
+}
+
+TEST(StageBackends, RuntimeErrorFailsWhenTheFirstReluRuns) {
+    PipelineRunOptions options = options_for("mlp");
+    options.backends = {"stage2=runtime-error"};
+    const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    const RunFailure& failure = only_failure_of_kind(result, "runtime_error", 2);
+    EXPECT_EQ(failure.stage, 2);
+    EXPECT_EQ(failure.microbatch, 0);
+    EXPECT_EQ(failure.action, "2F0");
+    EXPECT_EQ(failure.message,
+              "rank 2 failed at 2F0: stage 2: backend 'runtime-error' raised "
+              "ReluRuntimeError: a ReLU ran");
+}
+
+TEST(StageBackends, CheckedFindsNanThatEagerPassesOn) {
+    PipelineRunOptions options = options_for("mlp");
+    options.faults = {"stage0=nan"};
+    options.check_reference = false;
+    const auto eager = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
+    EXPECT_TRUE(eager.completed);  // NaN flows through unnoticed
+    EXPECT_TRUE(std::isnan(eager.loss));
+    options.backends = {"checked"};
+    const auto checked = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
+    const RunFailure& failure = only_failure_of_kind(checked, "non_finite", 1);
+    EXPECT_EQ(failure.message,
+              "rank 1 failed at 1F0: backend 'checked': stage 1 inputs[0] has 64 non-finite values "
+              "(NaN or Inf) (stage 1, microbatch 0)");
+}
+
+TEST(StageBackends, AccuracyErrorIsLocalisedToItsStageByCheckAccuracy) {
+    PipelineRunOptions options = options_for("mlp");
+    options.backends = {"stage2=accuracy-error"};
+    options.check_accuracy = true;
+    const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 4, 1, 4));
+    ASSERT_TRUE(result.completed);
+    EXPECT_FALSE(result.reference.outputs_match);
+    ASSERT_TRUE(result.accuracy.checked);
+    ASSERT_EQ(result.accuracy.stages.size(), 16u);  // 4 stages x 4 microbatches
+    ASSERT_TRUE(result.accuracy.first_divergence);
+    EXPECT_EQ(result.accuracy.first_divergence->stage, 2);
+    EXPECT_EQ(result.accuracy.first_divergence->microbatch, 0);
+    EXPECT_GT(result.accuracy.first_divergence->max_abs_error, 0.5);
+    for (const StageAccuracy& entry : result.accuracy.stages)
+        EXPECT_EQ(entry.diverges, entry.stage >= 2) << entry.stage << " " << entry.microbatch;
+
+    options.backends = {};
+    const auto clean = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 4, 1, 4));
+    EXPECT_FALSE(clean.accuracy.first_divergence);
+}
+
+TEST(StageBackends, ABackendWithNothingToActOnIsAUsageError) {
+    PipelineRunOptions options = options_for("transformer");  // GELU, no ReLU
+    options.backends = {"stage0=accuracy-error"};
+    try {
+        run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
+        FAIL() << "no error";
+    } catch (const std::invalid_argument& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  "backend 'accuracy-error' has nothing to act on: stage 0 (blocks.0, blocks.1) "
+                  "calls no ReLU it can reach");
+    }
+    options.backends = {"stage9=checked"};
+    EXPECT_THROW(run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4)),
+                 std::invalid_argument);
+}
+
+// Every rank's recording travels to rank 0; replaying it rebuilds the state the rank ended in.
+TEST(Recording, EveryRankRecordsTheStateItRanFrom) {
+    PipelineRunOptions options = options_for("example");
+    options.backends = {"stage1=checked"};
+    const auto result = run_pipeline(options, lowered(ScheduleKind::interleaved_1f1b, 2, 2, 4));
+    expect_matches_reference(result);
+    ASSERT_EQ(result.recordings.size(), 2u);
+    for (const RankRecording& recording : result.recordings) {
+        const recorder::StateRecorder replayed = recorder::replay_events(recording.parts.events);
+        EXPECT_EQ(recorder::state_fields(replayed.state()), recording.parts.state);
+        EXPECT_FALSE(recorder::compare_event_streams(recording.parts.events, replayed.events()));
+        EXPECT_EQ(replayed.state().stages.at(1).backend, "checked");
+        EXPECT_EQ(recorder::validate_state(replayed.state()), std::vector<std::string>{});
+    }
 }
 
 }  // namespace

@@ -321,8 +321,9 @@ TEST_F(TraceStoreTest, VersionOneFilesAreReadAndUpgradedOnAppend) {
         RawDatabase raw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
         raw.execute(std::string(schema.substr(0, schema.find("\n-- @since 2"))));
         raw.execute("INSERT INTO meta VALUES ('application', 'pipelens'), ('schema_version', '1')");
-        raw.execute("INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, "
-                    "config) VALUES (1, 'sim', '1F1B', 2, 1, 4, 'finished', 0, '')");
+        raw.execute(
+            "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, "
+            "config) VALUES (1, 'sim', '1F1B', 2, 1, 4, 'finished', 0, '')");
     }
     EXPECT_EQ(schema_sql_since(1).rfind("\n-- @since 2\n", 0), 0u) << schema_sql_since(1);
     EXPECT_NE(schema_sql_since(1).find("CREATE TABLE state_snapshots"), std::string::npos);

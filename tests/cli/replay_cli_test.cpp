@@ -1,0 +1,129 @@
+// `pipelens replay` and `pipelens bisect` on real trace files written by `pipelens simulate`:
+// every example replays to exactly the state it recorded, a tampered event is named by the
+// field it changed, two simulations are bisected to the first differing event, and bad
+// requests are one-line usage errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/cli/run_pipelens.hpp"
+#include "tests/cli/sqlite_edit.hpp"
+#include "tests/fresh_trace.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::edit_trace;
+using testing::fresh_trace;
+using testing::run_pipelens;
+
+TEST(ReplayCli, EveryExampleReplaysToTheStateItRecorded) {
+    const auto trace = fresh_trace("replay_examples");
+    int run = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(std::string(PIPELENS_SOURCE_DIR) +
+                                                                 "/assets/examples")) {
+        if (entry.path().extension() != ".toml")
+            continue;
+        const auto simulated =
+            run_pipelens("simulate " + entry.path().string() + " --out " + trace.string());
+        ASSERT_EQ(simulated.exit_code, 0) << entry.path() << simulated.err;
+        ++run;
+        const auto replayed =
+            run_pipelens("replay " + trace.string() + " --run " + std::to_string(run) + " --check");
+        EXPECT_EQ(replayed.exit_code, 0) << entry.path() << replayed.err;
+        EXPECT_NE(replayed.out.find("check: equal to the recorded state"), std::string::npos)
+            << entry.path() << replayed.out;
+    }
+    EXPECT_EQ(run, 5);
+}
+
+TEST(ReplayCli, ATamperedEventIsReportedByTheFieldItChanged) {
+    const auto trace = fresh_trace("replay_tampered");
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --f 1us --out " + trace.string()).exit_code, 0);
+    // Event 5 is set_stage_costs of stage 0 (after the constructor, choose/lower_schedule,
+    // configure_transport and set_cost_model).
+    ASSERT_EQ(edit_trace(trace,
+                         "UPDATE events SET arguments = replace(arguments, "
+                         "'\"forward_ns\":1000', '\"forward_ns\":1500') WHERE sequence = 5"),
+              1);
+    const auto result = run_pipelens("replay " + trace.string() + " --check");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_EQ(result.err,
+              trace.string() +
+                  ": run 1 whole pipeline: the replay of 12 events does not rebuild the recorded "
+                  "state\n"
+                  "state not equal: field values don't match:\n"
+                  "==> stage[0].costs: values don't match.\n"
+                  "  >  Left: F=1500ns I=1000ns W=1000ns B=2000ns sends=0B holds=0B\n"
+                  "  > Right: F=1000ns I=1000ns W=1000ns B=2000ns sends=0B holds=0B\n");
+}
+
+TEST(ReplayCli, UptoShowsTheStateAtAnEarlierEvent) {
+    const auto trace = fresh_trace("replay_upto");
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
+    const auto result = run_pipelens("replay " + trace.string() + " --upto 2 --events");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("run 1 whole pipeline: replayed 3 events up to event 2 (12 "
+                              "recorded)\n"
+                              "  event 0: PipelineState {\"rank\":-1,\"run_kind\":\"sim\"}\n"
+                              "  event 1: choose_schedule {\"kind\":\"1F1B\",\"m\":4,\"pp\":2,"
+                              "\"v\":1}\n"
+                              "  event 2: lower_schedule {\"keep_fsdp_actions\":false}\n"),
+              std::string::npos)
+        << result.out;
+    EXPECT_NE(result.out.find("  transport.kind: none\n"), std::string::npos);
+    EXPECT_NE(result.out.find("  schedule.lowered: true\n"), std::string::npos);
+}
+
+TEST(BisectCli, TwoSimulationsDivergeAtTheFirstDifferingCall) {
+    const auto left = fresh_trace("bisect_left");
+    const auto right = fresh_trace("bisect_right");
+    ASSERT_EQ(run_pipelens("simulate --pp 4 --m 8 --out " + left.string()).exit_code, 0);
+    ASSERT_EQ(
+        run_pipelens("simulate --pp 4 --m 8 --ranks-per-host 2 --out " + right.string()).exit_code,
+        0);
+    const auto result = run_pipelens("bisect " + left.string() + " " + right.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_EQ(result.out.substr(0, result.out.find('\n')),
+              "first divergence after event 4 (set_cost_model)");
+    EXPECT_NE(result.out.find("==> costs.links: values don't match.\n"
+                              "  >  Left: intra-host 0ns 0GB/s, inter-host 0ns 0GB/s, 8 ranks "
+                              "per host\n"
+                              "  > Right: intra-host 0ns 0GB/s, inter-host 0ns 0GB/s, 2 ranks "
+                              "per host\n"),
+              std::string::npos)
+        << result.out;
+    // 10 top-level events: at most ceil(log2 10) + 1 = 5 replays.
+    EXPECT_NE(result.out.find("bisect: 5 replays for 10 events (bound 5)"), std::string::npos)
+        << result.out;
+
+    const auto same = run_pipelens("bisect " + left.string() + " " + left.string());
+    EXPECT_EQ(same.exit_code, 0);
+    EXPECT_EQ(same.out,
+              "the states agree after every event (10 events)\n"
+              "bisect: 1 replays for 10 events (bound 5)\n");
+    const auto consistent = run_pipelens("bisect " + left.string() + " --until-error");
+    EXPECT_EQ(consistent.exit_code, 0);
+}
+
+TEST(ReplayCli, BadRequestsAreOneLineUsageErrors) {
+    const auto trace = fresh_trace("replay_bad");
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
+    auto result = run_pipelens("replay " + trace.string() + " --rank 3");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                              ": run 1 has no events for rank 3 (ranks with events: -1)\n");
+    result = run_pipelens("replay " + trace.string() + " --run 9");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("run 9"), std::string::npos) << result.err;
+    result = run_pipelens("replay " + trace.string() + " --check --upto 3");
+    EXPECT_EQ(result.exit_code, 2);
+    result = run_pipelens("bisect " + trace.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: bisect needs a second trace, or --other-run / --other-rank to "
+              "compare within one trace (or --until-error)\n");
+}
+
+}  // namespace
+}  // namespace pipelens
