@@ -28,9 +28,19 @@ pipelens_resolve(PIPELENS_TORCH torch_found "LibTorch runtime")
 
 set(cuda_found OFF)
 if(NOT PIPELENS_CUDA STREQUAL "OFF")
-    set(PIPELENS_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA toolkit with NCCL")
-    if(EXISTS "${PIPELENS_CUDA_ROOT}/include/cuda_runtime_api.h" AND
-       EXISTS "${PIPELENS_CUDA_ROOT}/include/nccl.h")
+    # CUDA's runtime and NCCL may live apart (a pip wheel's nvidia/nccl next to a system CUDA),
+    # and a wheel ships only the versioned libnccl.so.2.
+    set(PIPELENS_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA toolkit")
+    set(PIPELENS_NCCL_ROOT "${PIPELENS_CUDA_ROOT}" CACHE PATH "NCCL (include/nccl.h, lib/libnccl)")
+    find_path(PIPELENS_CUDA_INCLUDE cuda_runtime_api.h PATHS ${PIPELENS_CUDA_ROOT}/include
+        NO_DEFAULT_PATH)
+    find_library(PIPELENS_CUDART_LIBRARY NAMES cudart PATHS ${PIPELENS_CUDA_ROOT}/lib64
+        ${PIPELENS_CUDA_ROOT}/lib NO_DEFAULT_PATH)
+    find_path(PIPELENS_NCCL_INCLUDE nccl.h PATHS ${PIPELENS_NCCL_ROOT}/include NO_DEFAULT_PATH)
+    find_library(PIPELENS_NCCL_LIBRARY NAMES nccl libnccl.so.2 PATHS ${PIPELENS_NCCL_ROOT}/lib64
+        ${PIPELENS_NCCL_ROOT}/lib NO_DEFAULT_PATH)
+    if(PIPELENS_CUDA_INCLUDE AND PIPELENS_CUDART_LIBRARY AND PIPELENS_NCCL_INCLUDE AND
+       PIPELENS_NCCL_LIBRARY)
         set(cuda_found ON)
     endif()
 endif()

@@ -2,8 +2,10 @@
 # `make demo`: the main job on the default example. Simulates the embedded default experiment
 # (1F1B, pp=4, m=8, uneven stages) into a fresh SQLite trace, adds the zero-bubble V schedule
 # on the same model for comparison, runs 1F1B for real on LibTorch ranks and calibrates the
-# simulator against it (when built with LibTorch), prints the trace's summary, exports the first run as a
-# timeline picture and for Perfetto, and shows the schedule checker catching a schedule that would hang.
+# simulator against it (when built with LibTorch), prints the trace's summary, replays the
+# recorded engine state of the runs and bisects where the two simulations part ways, exports
+# the first run as a timeline picture and for Perfetto, and shows the schedule checker
+# catching a schedule that would hang.
 set -euo pipefail
 build=${1:-build}
 pipelens="$build/app/cli/pipelens"
@@ -31,6 +33,14 @@ if "$pipelens" run --help >/dev/null 2>&1; then
 fi
 echo "== pipelens summary $trace"
 "$pipelens" summary "$trace"
+echo
+echo "== replay every run's recorded engine state and check it against the state it ended in"
+for run in $("$pipelens" summary "$trace" --json | grep -o '"run_id":[0-9]*' | cut -d: -f2); do
+    "$pipelens" replay "$trace" --run "$run" --check | grep -v '^  check' || exit 1
+done
+echo
+echo "== where do the 1F1B and ZBV simulations part ways? (bisect over replayed events)"
+"$pipelens" bisect "$trace" --run 1 --other-run 2 | head -4 || true
 echo
 echo "== run 1 as a timeline picture, and for Perfetto (load the JSON at https://ui.perfetto.dev)"
 "$pipelens" export "$trace" --run 1 --svg "$out/default_run.svg" --chrome "$out/default_run.json"

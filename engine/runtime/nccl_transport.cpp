@@ -31,6 +31,7 @@
 #include "engine/runtime/nccl_transport.hpp"
 
 #include <cuda_runtime_api.h>
+#include <unistd.h>
 #include <nccl.h>
 
 #include <cstring>
@@ -106,11 +107,14 @@ void select_device(int rank, int device) {
             kTransportName, device, rank));
 }
 
-// `rendezvous`, once the device is selected: the store comes only after the device check, so a
-// rank without a device says so at once instead of waiting for the others.
-const Rendezvous& with_device_selected(const Rendezvous& rendezvous, int device) {
-    select_device(rendezvous.rank, device);
-    return rendezvous;
+// Where this rank's GPU is: host and PCI bus id, so two ranks on one GPU can be told apart
+// from two ranks on equal GPUs of different hosts.
+std::string device_location(int rank, int device) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    char bus[64] = {};
+    check_cuda(cudaDeviceGetPCIBusId(bus, sizeof bus, device), rank, "cudaDeviceGetPCIBusId");
+    return fmt::format("{} {}", host, bus);
 }
 
 std::string channel_key(int sender, int receiver) {
@@ -156,6 +160,7 @@ class NcclTransport final : public StoreBackedTransport {
     void abort(const std::string& reason) override;
 
   private:
+    void require_distinct_devices();
     void create_channels();
     void connect_channels();
     Channel& channel(int peer, bool outgoing, const char* action);
@@ -183,9 +188,12 @@ class NcclTransport final : public StoreBackedTransport {
 };
 
 NcclTransport::NcclTransport(const Rendezvous& rendezvous, int device)
-    : StoreBackedTransport(with_device_selected(rendezvous, device), kTransportName),
-      device_(device) {
+    : StoreBackedTransport(rendezvous, kTransportName), device_(device) {
     try {
+        // After the store, so that a rank whose device is unusable tells the others at once
+        // (below) instead of leaving them to wait for it until their timeout.
+        select_device(rank(), device_);
+        require_distinct_devices();
         check_cuda(cudaStreamCreateWithFlags(&copy_stream_, cudaStreamNonBlocking), rank(),
                    "cudaStreamCreateWithFlags");
         create_channels();
@@ -221,6 +229,26 @@ NcclTransport::~NcclTransport() {
     for (Channel& channel : channels_)
         cudaStreamDestroy(channel.stream);
     cudaStreamDestroy(copy_stream_);
+}
+
+// NCCL refuses two ranks of one communicator on one GPU with a bare "invalid usage"; this
+// names the ranks and the device instead.
+void NcclTransport::require_distinct_devices() {
+    const std::string mine = device_location(rank(), device_);
+    store_.publish(fmt::format("pipelens/nccl_device/{}", rank()),
+                   std::vector<std::uint8_t>(mine.begin(), mine.end()));
+    for (int peer = 0; peer < world_size(); ++peer) {
+        if (peer == rank())
+            continue;
+        const std::vector<std::uint8_t> bytes =
+            store_.wait_for(fmt::format("pipelens/nccl_device/{}", peer),
+                            fmt::format("the device of rank {}", peer), store_.rendezvous().timeout);
+        if (std::string(bytes.begin(), bytes.end()) == mine)
+            throw TransportUnavailable(fmt::format(
+                "{}: ranks {} and {} both use CUDA device {} ({}); NCCL needs one GPU per rank: "
+                "give each rank its own device (LOCAL_RANK), or use --transport gloo",
+                kTransportName, std::min(rank(), peer), std::max(rank(), peer), device_, mine));
+    }
 }
 
 // Every rank publishes an id for each channel it sends on and reads the ids of the channels
