@@ -158,8 +158,8 @@ TEST(SplitPoints, MoveLayersBetweenStagesAndStillMatch) {
 }
 
 // The rank that detects a fault reports it; every other rank stops, naming that rank.
-const RunFailure& only_failure_of_kind(const PipelineRunResult& result, const std::string& kind,
-                                       int expected_rank) {
+RunFailure only_failure_of_kind(const PipelineRunResult& result, const std::string& kind,
+                                int expected_rank) {
     EXPECT_FALSE(result.completed);
     const RunFailure* found = nullptr;
     for (const RankRun& rank : result.ranks) {
@@ -175,16 +175,15 @@ const RunFailure& only_failure_of_kind(const PipelineRunResult& result, const st
                 << rank.failure->message;
         }
     }
-    static const RunFailure none;
     EXPECT_NE(found, nullptr) << "no " << kind << " failure";
-    return found ? *found : none;
+    return found ? *found : RunFailure{};
 }
 
 TEST(Faults, WrongBatchSizeIntoStageZero) {
     PipelineRunOptions options = options_for("mlp");
     options.faults = {"input=batch+1"};
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
-    const RunFailure& failure = only_failure_of_kind(result, "shape_mismatch", 0);
+    const RunFailure failure = only_failure_of_kind(result, "shape_mismatch", 0);
     EXPECT_EQ(failure.message,
               "Stage 0 forward inputs[0] has a shape mismatch: expected torch.Size([4, 16]) "
               "actual torch.Size([5, 16]) (rank 0, microbatch 0)");
@@ -242,7 +241,7 @@ TEST(StageBackends, CompileErrorFailsWhileTheStageIsBuilt) {
     PipelineRunOptions options = options_for("mlp");
     options.backends = {"stage1=compile-error"};
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
-    const RunFailure& failure = only_failure_of_kind(result, "compile_error", 1);
+    const RunFailure failure = only_failure_of_kind(result, "compile_error", 1);
     EXPECT_EQ(failure.stage, 1);
     EXPECT_EQ(failure.microbatch, -1);
     EXPECT_EQ(failure.message,
@@ -254,7 +253,7 @@ TEST(StageBackends, RuntimeErrorFailsWhenTheFirstReluRuns) {
     PipelineRunOptions options = options_for("mlp");
     options.backends = {"stage2=runtime-error"};
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
-    const RunFailure& failure = only_failure_of_kind(result, "runtime_error", 2);
+    const RunFailure failure = only_failure_of_kind(result, "runtime_error", 2);
     EXPECT_EQ(failure.stage, 2);
     EXPECT_EQ(failure.microbatch, 0);
     EXPECT_EQ(failure.action, "2F0");
@@ -272,7 +271,7 @@ TEST(StageBackends, CheckedFindsNanThatEagerPassesOn) {
     EXPECT_TRUE(std::isnan(eager.loss));
     options.backends = {"checked"};
     const auto checked = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
-    const RunFailure& failure = only_failure_of_kind(checked, "non_finite", 1);
+    const RunFailure failure = only_failure_of_kind(checked, "non_finite", 1);
     EXPECT_EQ(failure.message,
               "rank 1 failed at 1F0: backend 'checked': stage 1 inputs[0] has 64 non-finite values "
               "(NaN or Inf) (stage 1, microbatch 0)");
