@@ -185,6 +185,8 @@ std::vector<StateField> state_fields(const PipelineState& state) {
                 buffer_text(found == state.buffers.end() ? nullptr : &*found));
         }
     }
+    for (std::size_t index = 0; index < state.sharding.size(); ++index)
+        add(fields, fmt::format("sharding[{}]", index), state.sharding[index]);
     return fields;
 }
 

@@ -107,6 +107,8 @@ struct PipelineState {
     std::vector<std::string> split_points;
     std::vector<StageState> stages;
     std::vector<BufferPlan> buffers;
+    // Sharding decisions in propagation order: "OP SCHEMA: CHOSEN STRATEGY (COST us)".
+    std::vector<std::string> sharding;
 
     // Not state.
     std::int64_t events_applied = 0;

@@ -298,6 +298,15 @@ void StateRecorder::set_stage_backend(int stage, const std::string& backend) {
     });
 }
 
+void StateRecorder::decide_sharding(const std::string& op_schema, const std::string& strategy,
+                                    double cost_us) {
+    record("decide_sharding", {{"op", op_schema}, {"strategy", strategy}, {"cost_us", cost_us}},
+           [&] {
+               state_.sharding.push_back(
+                   fmt::format("{}: {} ({:.4f} us)", op_schema, strategy, cost_us));
+           });
+}
+
 void StateRecorder::replay(const Event& event) {
     if (!event.top_level())
         throw std::invalid_argument(
@@ -353,6 +362,10 @@ void StateRecorder::replay(const Event& event) {
                            tensor_metas_from_json(arguments.at("outputs")));
         } else if (name == "plan_buffers") {
             plan_buffers();
+        } else if (name == "decide_sharding") {
+            decide_sharding(arguments.at("op").get<std::string>(),
+                            arguments.at("strategy").get<std::string>(),
+                            arguments.at("cost_us").get<double>());
         } else if (name == "set_stage_backend") {
             set_stage_backend(arguments.at("stage").get<int>(),
                               arguments.at("backend").get<std::string>());

@@ -45,6 +45,8 @@ class StateRecorder {
     // the stages' metadata (nested: plan_buffer per buffer).
     void plan_buffers();
     void set_stage_backend(int stage, const std::string& backend);
+    // One op's sharding decision: its schema, the strategy chosen and what that costs.
+    void decide_sharding(const std::string& op_schema, const std::string& strategy, double cost_us);
 
     // Applies a recorded top-level event through the matching call. Throws
     // std::invalid_argument naming the event when it is nested, unknown or malformed, and

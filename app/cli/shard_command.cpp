@@ -1,0 +1,159 @@
+// `pipelens shard`: DTensor-style sharding propagation from the command line.
+//   pipelens shard 'aten.mm(f32[1024,512](S(1)), f32[512,256](S(0)))' --mesh 'tp=4' [--json]
+//   pipelens shard --block mlp --mesh 'dp=2,tp=4' [--out TRACE.db] [--json]
+//   pipelens shard --show 'f32[8,8](S(0)S(1))' --mesh 'dp=2,tp=2'
+// A malformed op, tensor or mesh is a usage error (exit 2); an op that cannot be propagated
+// (no strategy, mixed meshes, unshardable shapes) exits 1 with the op in schema form.
+#include <chrono>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "engine/recorder/recorded_trace.hpp"
+#include "engine/sharding/op_text.hpp"
+#include "engine/sharding/sharding_blocks.hpp"
+#include "engine/sharding/sharding_visualize.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct ShardOptions {
+    std::string call;
+    std::string block;
+    std::string show;
+    std::string mesh = "tp=4";
+    std::string device_type = "cuda";
+    int devices_per_host = 8;
+    std::string out;
+    bool json = false;
+};
+
+nlohmann::json decision_json(const sharding::ShardingDecision& decision) {
+    return {{"op", sharding::to_string(decision.schema)},
+            {"strategies", nlohmann::json::parse(sharding::strategies_json(decision))},
+            {"chosen", decision.chosen},
+            {"chosen_strategy", sharding::to_string(decision.chosen_spec())},
+            {"redistributions", nlohmann::json::parse(sharding::redistributions_json(decision))}};
+}
+
+std::int64_t record(const ShardOptions& options, const sharding::DeviceMesh& mesh,
+                    const std::vector<sharding::ShardingDecision>& decisions) {
+    traces::TraceWriter writer(options.out);
+    traces::RunRecord run;
+    run.kind = traces::RunKind::simulated;
+    run.schedule = "sharding";
+    run.pp = mesh.size();
+    run.v = 1;
+    run.m = 1;
+    run.config = nlohmann::json{{"block", options.block.empty() ? "op" : options.block},
+                                {"mesh", sharding::to_string(mesh)},
+                                {"devices_per_host", mesh.devices_per_host}}
+                     .dump();
+    run.started_at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    const std::int64_t run_id = writer.begin_run(run);
+    recorder::StateRecorder recording(-1, "sim");
+    for (std::size_t index = 0; index < decisions.size(); ++index) {
+        const sharding::ShardingDecision& decision = decisions[index];
+        traces::ShardingRecord row;
+        row.sequence = static_cast<std::int64_t>(index);
+        row.op = sharding::to_string(decision.schema);
+        row.mesh = sharding::to_string(mesh);
+        row.strategies = sharding::strategies_json(decision);
+        row.chosen = static_cast<std::int32_t>(decision.chosen);
+        row.redistributions = sharding::redistributions_json(decision);
+        writer.add_sharding(run_id, row);
+        recording.decide_sharding(row.op, sharding::to_string(decision.chosen_spec()),
+                                  decision.chosen_spec().total_cost());
+    }
+    recorder::write_recording(writer, run_id, recording);
+    writer.finish_run(run_id, 0, 0);
+    return run_id;
+}
+
+void run_shard(const ShardOptions& options) {
+    const int modes = !options.call.empty() + !options.block.empty() + !options.show.empty();
+    if (modes != 1)
+        throw CommandFailure(kExitUsage,
+                             "pipelens shard: give one of an op call ('aten.mm(...)'), "
+                             "--block NAME or --show TENSOR");
+    sharding::DeviceMesh mesh;
+    try {
+        mesh = sharding::parse_device_mesh(options.mesh, options.device_type,
+                                           options.devices_per_host);
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
+    }
+    if (!options.show.empty()) {
+        try {
+            fmt::print("{}", sharding::visualize_sharding(
+                                 sharding::parse_tensor_spec(options.show, mesh)));
+        } catch (const std::invalid_argument& error) {
+            throw CommandFailure(kExitUsage, fmt::format("pipelens: --show: {}", error.what()));
+        }
+        return;
+    }
+    std::vector<sharding::ShardingDecision> decisions;
+    try {
+        if (!options.block.empty()) {
+            decisions = sharding::propagate_block(options.block, mesh);
+        } else {
+            sharding::OpSchema schema;
+            try {
+                schema = sharding::parse_op_call(options.call, mesh);
+            } catch (const std::invalid_argument& error) {
+                throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
+            }
+            decisions.push_back(sharding::propagate(schema));
+        }
+    } catch (const sharding::ShardingError& error) {
+        throw CommandFailure(kExitCheckFailed, fmt::format("pipelens: {}", error.what()));
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
+    }
+    std::optional<std::int64_t> run_id;
+    if (!options.out.empty())
+        run_id = record(options, mesh, decisions);
+    if (options.json) {
+        nlohmann::json json = {{"mesh", sharding::to_string(mesh)}};
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& decision : decisions)
+            list.push_back(decision_json(decision));
+        json["decisions"] = std::move(list);
+        if (run_id)
+            json["run_id"] = *run_id;
+        fmt::print("{}\n", json.dump());
+        return;
+    }
+    for (std::size_t index = 0; index < decisions.size(); ++index)
+        fmt::print("{}{}", index > 0 ? "\n" : "", sharding::format_decision(decisions[index]));
+    if (run_id)
+        fmt::print("recorded as run {} in {}\n", *run_id, options.out);
+}
+
+}  // namespace
+
+void add_shard_command(CLI::App& app) {
+    auto options = std::make_shared<ShardOptions>();
+    CLI::App* command = app.add_subcommand(
+        "shard", "Propagate DTensor-style sharding through an op or a block; draw a layout");
+    command->add_option("call", options->call,
+                        "Op call, e.g. 'aten.mm(f32[1024,512](S(1)), f32[512,256](S(0)))'");
+    command->add_option("--block", options->block,
+                        "Propagate a whole block: mlp, attention, embedding");
+    command->add_option(
+        "--show", options->show,
+        "Draw which device holds which part of a tensor, e.g. 'f32[8,8](S(0)S(1))'");
+    command->add_option("--mesh", options->mesh, "Device mesh, e.g. 'dp=2,tp=4' (default tp=4)");
+    command->add_option("--device-type", options->device_type, "Device type (default cuda)");
+    command->add_option("--devices-per-host", options->devices_per_host,
+                        "Devices per host: mesh dims beyond it pay inter-host costs (default 8)");
+    command->add_option("--out", options->out, "Trace file to record the decisions in");
+    command->add_flag("--json", options->json, "Print JSON");
+    command->callback([options] { run_shard(*options); });
+}
+
+}  // namespace pipelens::cli

@@ -1,0 +1,35 @@
+// aten._scaled_dot_product_flash_attention(query, key, value): all-Replicate, heads sharded
+// (dim 1), batch sharded (dim 0). Its outputs are upstream's nine: output, logsumexp,
+// cum_seq_q, cum_seq_k, max_q, max_k, rng_state, unused, debug_attn_mask — the ones that are
+// not tensors print as None; without the debug mask requested it stays replicated.
+#include "engine/sharding/op_strategies.hpp"
+#include "engine/sharding/strategy_utils.hpp"
+
+#include <fmt/format.h>
+
+namespace pipelens::sharding {
+
+OpStrategy flash_attention_strategy(const OpCall& call) {
+    const DTensorSpec& query = call.input(0);
+    if (query.tensor.shape.size() != 4)
+        throw std::invalid_argument(
+            fmt::format("{}: query has {} dims; it needs 4 (batch, heads, sequence, head dim)",
+                        call.schema.op, query.tensor.shape.size()));
+    const auto& shape = query.tensor.shape;
+    const std::optional<Placement> none;
+    const Placement replicate = Placement::replicate();
+    std::vector<MeshDimChoice> choices;
+    for (const std::optional<Placement>& sharded :
+         {std::optional<Placement>(replicate), std::optional(Placement::shard(1)),
+          std::optional(Placement::shard(0))})
+        choices.push_back({sharded, sharded, none, none, none, none, replicate, none, replicate,
+                           sharded, sharded, sharded});
+    std::vector<std::optional<TensorMeta>> outputs(9);
+    outputs[0] = query.tensor;
+    outputs[1] = meta_of_shape({shape[0], shape[1], shape[2]}, "f32");
+    outputs[6] = meta_of_shape({2}, "i64");
+    outputs[8] = meta_of_shape({}, query.tensor.dtype);
+    return expand_to_full_mesh(call.mesh, call.inputs, choices, outputs, 9);
+}
+
+}  // namespace pipelens::sharding

@@ -1,0 +1,97 @@
+// Mesh geometry and text.
+#include "engine/sharding/device_mesh.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipelens::sharding {
+namespace {
+
+std::string tuple_text(const std::vector<int>& values) {
+    if (values.size() == 1)
+        return fmt::format("({},)", values[0]);
+    return fmt::format("({})", fmt::join(values, ", "));
+}
+
+}  // namespace
+
+int DeviceMesh::size() const {
+    int total = 1;
+    for (int extent : shape)
+        total *= extent;
+    return total;
+}
+
+std::vector<int> DeviceMesh::stride() const {
+    std::vector<int> strides(shape.size(), 1);
+    for (int dim = ndim() - 2; dim >= 0; --dim)
+        strides[dim] = strides[dim + 1] * shape[dim + 1];
+    return strides;
+}
+
+int DeviceMesh::device_at(const std::vector<int>& coordinate) const {
+    const std::vector<int> strides = stride();
+    int device = 0;
+    for (int dim = 0; dim < ndim(); ++dim)
+        device += coordinate.at(dim) * strides[dim];
+    return device;
+}
+
+std::vector<int> DeviceMesh::coordinate_of(int device) const {
+    std::vector<int> coordinate(shape.size());
+    for (int dim = ndim() - 1; dim >= 0; --dim) {
+        coordinate[dim] = device % shape[dim];
+        device /= shape[dim];
+    }
+    return coordinate;
+}
+
+std::string to_string(const DeviceMesh& mesh) {
+    std::string dims;
+    if (mesh.dim_names.empty()) {
+        dims = tuple_text(mesh.shape);
+    } else {
+        std::vector<std::string> named;
+        for (int dim = 0; dim < mesh.ndim(); ++dim)
+            named.push_back(fmt::format("{}={}", mesh.dim_names[dim], mesh.shape[dim]));
+        dims = fmt::format("({})", fmt::join(named, ", "));
+    }
+    return fmt::format("DeviceMesh({}, '{}', stride={})", dims, mesh.device_type,
+                       tuple_text(mesh.stride()));
+}
+
+DeviceMesh parse_device_mesh(std::string_view text, std::string device_type, int devices_per_host) {
+    DeviceMesh mesh;
+    mesh.device_type = std::move(device_type);
+    mesh.devices_per_host = devices_per_host;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        const std::string_view part = text.substr(at, comma - at);
+        const std::size_t equals = part.find('=');
+        int size = 0;
+        const std::string_view name =
+            equals == std::string_view::npos ? "" : part.substr(0, equals);
+        const std::string_view digits =
+            equals == std::string_view::npos ? part : part.substr(equals + 1);
+        const auto [end, error] =
+            std::from_chars(digits.data(), digits.data() + digits.size(), size);
+        if (name.empty() || error != std::errc() || end != digits.data() + digits.size() ||
+            size < 1)
+            throw std::invalid_argument(fmt::format(
+                "--mesh '{}': expected NAME=SIZE[,NAME=SIZE...] with sizes of at least 1, e.g. "
+                "'dp=2,tp=4'",
+                text));
+        mesh.dim_names.emplace_back(name);
+        mesh.shape.push_back(size);
+        at = comma + 1;
+    }
+    if (devices_per_host < 1)
+        throw std::invalid_argument(
+            fmt::format("--devices-per-host {}: needs at least 1", devices_per_host));
+    return mesh;
+}
+
+}  // namespace pipelens::sharding

@@ -1,0 +1,38 @@
+// DeviceMesh: devices arranged in named dimensions (dp=2, tp=4), row-major, with how many
+// devices share a host (links inside a host are faster; the cost model needs it). Printing
+// follows upstream: `DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))`.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pipelens::sharding {
+
+struct DeviceMesh {
+    std::vector<std::string> dim_names;  // empty: unnamed dims
+    std::vector<int> shape;
+    std::string device_type = "cuda";
+    int devices_per_host = 8;
+
+    int ndim() const { return static_cast<int>(shape.size()); }
+    int size() const;  // all devices
+    int size(int dim) const { return shape.at(dim); }
+    std::vector<int> stride() const;  // row-major
+    // The device at a coordinate (one index per mesh dim).
+    int device_at(const std::vector<int>& coordinate) const;
+    std::vector<int> coordinate_of(int device) const;
+
+    friend bool operator==(const DeviceMesh&, const DeviceMesh&) = default;
+};
+
+// "DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))"; unnamed "DeviceMesh((4,), 'cuda',
+// stride=(1,))".
+std::string to_string(const DeviceMesh& mesh);
+
+// "tp=4", "dp=2,tp=4" (names and sizes, outermost first). std::invalid_argument naming the
+// text for an empty, malformed or non-positive size.
+DeviceMesh parse_device_mesh(std::string_view text, std::string device_type = "cuda",
+                             int devices_per_host = 8);
+
+}  // namespace pipelens::sharding

@@ -1,0 +1,41 @@
+// DTensorSpec: a tensor's global metadata, the mesh it lives on and one placement per mesh dim.
+// Printing follows upstream: `Spec(f32[1024, 512](S(1)))`; a tensor dim sharded on several
+// mesh dims carries the order: `Spec(f32[8, 8](S(0)[0]S(0)[1]))`.
+//
+// Invariant: placements.size() == mesh.ndim().
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/sharding/device_mesh.hpp"
+#include "engine/sharding/placement.hpp"
+#include "engine/tensor/tensor_meta.hpp"
+
+namespace pipelens::sharding {
+
+struct DTensorSpec {
+    DeviceMesh mesh;
+    std::vector<Placement> placements;
+    TensorMeta tensor;
+
+    // Devices each shard is split over: the product of the mesh sizes of the shard placements.
+    int num_shards() const;
+    int shards_of_dim(int tensor_dim) const;
+    bool is_replicated() const;
+    bool has_partial() const;
+    friend bool operator==(const DTensorSpec&, const DTensorSpec&) = default;
+};
+
+std::string to_string(const DTensorSpec& spec);
+
+// Upstream's is_tensor_shardable: every sharded dim exists and has at least as many elements
+// as shards (uneven sharding is allowed, empty shards are not).
+bool is_shardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spec);
+
+// A tensor as typed on the command line: "f32[1024,512](S(1))" or "f32[8,8](S(0)S(1))"
+// (without placements: replicated). std::invalid_argument naming the text.
+DTensorSpec parse_tensor_spec(std::string_view text, const DeviceMesh& mesh);
+
+}  // namespace pipelens::sharding

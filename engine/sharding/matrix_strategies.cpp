@@ -1,0 +1,84 @@
+// mm, bmm, addmm, baddbmm: einsum strategies (mk,kn->mn and bmk,bkn->bmn) whose matrix inputs
+// can be sharded that way, in generation order, with the bias of addmm/baddbmm following the
+// output through broadcasting (a Partial output gives a Partial bias, as upstream).
+#include <fmt/format.h>
+
+#include "engine/sharding/einsum_strategy.hpp"
+#include "engine/sharding/op_strategies.hpp"
+#include "engine/sharding/strategy_utils.hpp"
+
+namespace pipelens::sharding {
+namespace {
+
+std::vector<std::int64_t> product_shape(const TensorMeta& left, const TensorMeta& right) {
+    std::vector<std::int64_t> shape = left.shape;
+    shape.back() = right.shape.back();
+    return shape;
+}
+
+void require_ranks(const OpCall& call, std::size_t first, int rank) {
+    for (std::size_t index = first; index < first + 2; ++index)
+        if (static_cast<int>(call.input(index).tensor.shape.size()) != rank)
+            throw std::invalid_argument(fmt::format("{}: input {} has {} dims; it needs {}",
+                                                    call.schema.op, index,
+                                                    call.input(index).tensor.shape.size(), rank));
+}
+
+// `first`: the index of the first matrix input (1 when a bias comes before the matrices).
+OpStrategy matrix_strategy(const OpCall& call, const std::string& equation, std::size_t first) {
+    require_ranks(call, first, equation.find(',') == 2 ? 2 : 3);
+    const DTensorSpec& left = call.input(first);
+    const DTensorSpec& right = call.input(first + 1);
+    const TensorMeta output_meta =
+        meta_of_shape(product_shape(left.tensor, right.tensor), left.tensor.dtype);
+    OpStrategy result;
+    for (OpSpec spec : einsum_strategies(equation, call.mesh)) {
+        DTensorSpec left_target = spec_like(left, spec.inputs[0].placements);
+        DTensorSpec right_target = spec_like(right, spec.inputs[1].placements);
+        DTensorSpec output = spec.output();
+        if (!is_shardable(left.tensor.shape, left_target) ||
+            !is_shardable(right.tensor.shape, right_target)) {
+            spec.inputs = {left_target, right_target};
+            result.rejected.push_back(std::move(spec));
+            continue;
+        }
+        output.tensor = output_meta;
+        OpSpec kept;
+        kept.outputs = {output};
+        if (first == 1) {
+            const DTensorSpec& bias = call.input(0);
+            DTensorSpec bias_target =
+                spec_like(bias, placements_after_broadcast(
+                                    output.placements, output_meta.shape,
+                                    broadcast_dims_map(output_meta.shape, bias.tensor.shape)));
+            kept.redistribute_cost.push_back(redistribute_costs(call.inputs[0], bias_target));
+            kept.inputs.push_back(std::move(bias_target));
+        }
+        kept.redistribute_cost.push_back(redistribute_costs(call.inputs[first], left_target));
+        kept.redistribute_cost.push_back(redistribute_costs(call.inputs[first + 1], right_target));
+        kept.inputs.push_back(std::move(left_target));
+        kept.inputs.push_back(std::move(right_target));
+        result.strategies.push_back(std::move(kept));
+    }
+    return result;
+}
+
+}  // namespace
+
+OpStrategy mm_strategy(const OpCall& call) {
+    return matrix_strategy(call, "mk,kn->mn", 0);
+}
+
+OpStrategy bmm_strategy(const OpCall& call) {
+    return matrix_strategy(call, "bmk,bkn->bmn", 0);
+}
+
+OpStrategy addmm_strategy(const OpCall& call) {
+    return matrix_strategy(call, "mk,kn->mn", 1);
+}
+
+OpStrategy baddbmm_strategy(const OpCall& call) {
+    return matrix_strategy(call, "bmk,bkn->bmn", 1);
+}
+
+}  // namespace pipelens::sharding

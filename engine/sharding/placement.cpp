@@ -1,0 +1,125 @@
+// Placement text: the short forms DTensor prints (late-2025 upstream: Partial shows its
+// reduce op, `P(sum)`), and a reader for them so specs can be typed on the command line.
+#include "engine/sharding/placement.hpp"
+
+#include <charconv>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace pipelens::sharding {
+namespace {
+
+int read_int(std::string_view text, std::size_t& at, std::string_view whole) {
+    int value = 0;
+    const auto [end, error] = std::from_chars(text.data() + at, text.data() + text.size(), value);
+    if (error != std::errc())
+        throw std::invalid_argument(
+            fmt::format("placements '{}': expected a number at position {}", whole, at));
+    at = static_cast<std::size_t>(end - text.data());
+    return value;
+}
+
+void expect(std::string_view text, std::size_t& at, char wanted, std::string_view whole) {
+    if (at >= text.size() || text[at] != wanted)
+        throw std::invalid_argument(
+            fmt::format("placements '{}': expected '{}' at position {}", whole, wanted, at));
+    ++at;
+}
+
+}  // namespace
+
+bool operator==(const Placement& left, const Placement& right) {
+    if (left.kind != right.kind)
+        return false;
+    switch (left.kind) {
+        case PlacementKind::shard:
+            return left.dim == right.dim;
+        case PlacementKind::strided_shard:
+            return left.dim == right.dim && left.split_factor == right.split_factor;
+        case PlacementKind::partial:
+            return left.reduce_op == right.reduce_op;
+        case PlacementKind::mask_partial:
+            return left.reduce_op == right.reduce_op && left.offset_shape == right.offset_shape &&
+                   left.offset_dim == right.offset_dim;
+        case PlacementKind::replicate:
+            return true;
+    }
+    return false;
+}
+
+std::string to_string(const Placement& placement) {
+    switch (placement.kind) {
+        case PlacementKind::shard:
+            return fmt::format("S({})", placement.dim);
+        case PlacementKind::strided_shard:
+            return fmt::format("_S({}, {})", placement.dim, placement.split_factor);
+        case PlacementKind::partial:
+            return fmt::format("P({})", placement.reduce_op);
+        case PlacementKind::mask_partial:
+            return fmt::format("MaskP({}, torch.Size([{}]), {})", placement.reduce_op,
+                               fmt::join(placement.offset_shape, ", "), placement.offset_dim);
+        case PlacementKind::replicate:
+            return "R";
+    }
+    return "?";
+}
+
+std::string to_string(const std::vector<Placement>& placements) {
+    std::string text;
+    for (const Placement& placement : placements)
+        text += to_string(placement);
+    return text;
+}
+
+std::vector<Placement> parse_placements(std::string_view text) {
+    std::vector<Placement> placements;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        if (text[at] == ' ' || text[at] == ',') {
+            ++at;
+        } else if (text[at] == 'R') {
+            placements.push_back(Placement::replicate());
+            ++at;
+        } else if (text.substr(at, 2) == "S(") {
+            at += 2;
+            const int dim = read_int(text, at, text);
+            expect(text, at, ')', text);
+            placements.push_back(Placement::shard(dim));
+            if (at < text.size() && text[at] == '[') {  // a shard-order index, as Spec prints it
+                ++at;
+                read_int(text, at, text);
+                expect(text, at, ']', text);
+            }
+        } else if (text.substr(at, 3) == "_S(") {
+            at += 3;
+            const int dim = read_int(text, at, text);
+            expect(text, at, ',', text);
+            while (at < text.size() && text[at] == ' ')
+                ++at;
+            const int factor = read_int(text, at, text);
+            expect(text, at, ')', text);
+            placements.push_back(Placement::strided_shard(dim, factor));
+        } else if (text[at] == 'P') {
+            ++at;
+            std::string op = "sum";
+            if (at < text.size() && text[at] == '(') {
+                const std::size_t close = text.find(')', at);
+                if (close == std::string_view::npos)
+                    throw std::invalid_argument(fmt::format("placements '{}': unclosed P(", text));
+                op = std::string(text.substr(at + 1, close - at - 1));
+                at = close + 1;
+            }
+            if (op != "sum" && op != "avg" && op != "max" && op != "min")
+                throw std::invalid_argument(fmt::format(
+                    "placements '{}': unknown reduce op '{}' (sum, avg, max, min)", text, op));
+            placements.push_back(Placement::partial(op));
+        } else {
+            throw std::invalid_argument(fmt::format(
+                "placements '{}': expected S(d), _S(d, f), R or P(op) at position {}", text, at));
+        }
+    }
+    return placements;
+}
+
+}  // namespace pipelens::sharding

@@ -1,0 +1,23 @@
+// Whole blocks propagated op by op, each op's inputs being what earlier ops chose to produce:
+//   mlp        x @ W1 (W1 column-wise on tp) -> gelu -> @ W2 (W2 row-wise on tp): the
+//              Megatron MLP, ending Partial(sum) on tp
+//   attention  q/k/v projections column-wise, view to heads, transpose, flash attention
+//              (batch on dp, heads on tp), back to tokens, output projection row-wise
+//   embedding  a row-wise sharded embedding table (masked partial), plus positions
+// Inputs are sharded on the batch over the mesh dim named `dp` (else the first of two) and
+// weights over the dim named `tp` (else the last).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/sharding/sharding_propagation.hpp"
+
+namespace pipelens::sharding {
+
+std::vector<std::string> block_names();  // mlp, attention, embedding
+
+// std::invalid_argument for an unknown block; ShardingError when an op cannot be propagated.
+std::vector<ShardingDecision> propagate_block(const std::string& block, const DeviceMesh& mesh);
+
+}  // namespace pipelens::sharding

@@ -1,0 +1,188 @@
+// One op's sharding decision and its text and JSON forms.
+#include "engine/sharding/sharding_propagation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/sharding/strategy_utils.hpp"
+
+namespace pipelens::sharding {
+namespace {
+
+std::string cost_text(double cost) {
+    return std::isinf(cost) ? "inf" : fmt::format("{:.4f}", cost);
+}
+
+nlohmann::json cost_json(double cost) {
+    if (std::isinf(cost))
+        return "inf";
+    return cost;
+}
+
+// Why a rejected candidate could not shard an input: the first dim with too few elements.
+std::string rejection_reason(const OpSpec& spec, const OpSchema& schema) {
+    const std::vector<DTensorSpec> arguments = schema.tensor_arguments();
+    for (std::size_t input = 0; input < spec.inputs.size() && input < arguments.size(); ++input) {
+        const DTensorSpec& wanted = spec.inputs[input];
+        const auto& shape = arguments[input].tensor.shape;
+        for (const Placement& placement : wanted.placements) {
+            if (!placement.is_shard())
+                continue;
+            if (placement.dim >= static_cast<int>(shape.size()))
+                return fmt::format("input {} has no dim {}", input, placement.dim);
+            const int shards = wanted.shards_of_dim(placement.dim);
+            if (shape[placement.dim] < shards)
+                return fmt::format("input {} dim {} has {} elements for {} shards", input,
+                                   placement.dim, shape[placement.dim], shards);
+        }
+    }
+    return "not shardable";
+}
+
+void require_one_mesh(const OpSchema& schema) {
+    const std::vector<DTensorSpec> tensors = schema.tensor_arguments();
+    for (const DTensorSpec& tensor : tensors)
+        if (!(tensor.mesh == tensors.front().mesh))
+            throw ShardingError(fmt::format(
+                "cannot propagate sharding for {}: its arguments live on different device "
+                "meshes, {} and {}; put every argument on the same mesh first",
+                to_string(schema), to_string(tensors.front().mesh), to_string(tensor.mesh)));
+}
+
+}  // namespace
+
+std::size_t select_strategy(const OpStrategy& strategy, const OpSchema& schema) {
+    const std::size_t count = strategy.strategies.size();
+    if (count == 1)
+        return 0;
+    const std::vector<DTensorSpec> arguments = schema.tensor_arguments();
+    std::vector<double> costs;
+    std::optional<std::size_t> without_redistribution;
+    for (std::size_t index = 0; index < count; ++index) {
+        const OpSpec& spec = strategy.strategies[index];
+        costs.push_back(spec.total_cost());
+        if (costs.back() != 0)
+            continue;
+        bool matches = spec.inputs.size() == arguments.size();
+        for (std::size_t input = 0; matches && input < arguments.size(); ++input)
+            matches = arguments[input].placements == spec.inputs[input].placements;
+        if (matches)
+            without_redistribution = index;  // the last one wins, as upstream
+    }
+    const double lowest = *std::min_element(costs.begin(), costs.end());
+    if (lowest == 0 && without_redistribution && !(lowest < 0))
+        return *without_redistribution;
+    return static_cast<std::size_t>(std::find(costs.begin(), costs.end(), lowest) - costs.begin());
+}
+
+ShardingDecision propagate(const OpSchema& schema) {
+    const StrategyFunction function = find_strategy(schema.op);
+    if (function == nullptr)
+        throw ShardingError(fmt::format(
+            "Operator {} does not have a sharding strategy registered (pipelens has strategies "
+            "for {})",
+            schema.op, fmt::join(registered_ops(), ", ")));
+    const std::vector<DTensorSpec> tensors = schema.tensor_arguments();
+    if (tensors.empty())
+        throw ShardingError(fmt::format("{}: no tensor argument carries a device mesh", schema.op));
+    require_one_mesh(schema);
+    OpCall call;
+    call.schema = schema;
+    call.mesh = tensors.front().mesh;
+    for (const DTensorSpec& tensor : tensors)
+        call.inputs.push_back(strategy_of(tensor));
+    ShardingDecision decision;
+    decision.schema = schema;
+    try {
+        decision.strategy = function(call);
+    } catch (const std::out_of_range&) {
+        throw ShardingError(
+            fmt::format("{}: wrong number of arguments for this op", to_string(schema)));
+    } catch (const std::invalid_argument& error) {
+        throw ShardingError(
+            fmt::format("Sharding propagation failed for {}: {}", to_string(schema), error.what()));
+    }
+    if (decision.strategy.strategies.empty()) {
+        std::string candidates;
+        for (const OpSpec& rejected : decision.strategy.rejected)
+            candidates += fmt::format("\n  {}  ({})", to_string(rejected),
+                                      rejection_reason(rejected, schema));
+        throw ShardingError(fmt::format(
+            "Sharding propagation failed for {}: no strategy can shard these shapes on this "
+            "mesh; the candidates were:{}",
+            to_string(schema), candidates.empty() ? " none" : candidates));
+    }
+    decision.chosen = select_strategy(decision.strategy, schema);
+    const OpSpec& chosen = decision.chosen_spec();
+    for (std::size_t input = 0; input < chosen.inputs.size() && input < tensors.size(); ++input)
+        if (!(tensors[input].placements == chosen.inputs[input].placements))
+            decision.redistributions.push_back({input, tensors[input], chosen.inputs[input],
+                                                chosen.redistribute_cost.at(input).at(0)});
+    return decision;
+}
+
+std::string strategies_json(const ShardingDecision& decision) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const OpSpec& spec : decision.strategy.strategies) {
+        nlohmann::json inputs = nlohmann::json::array();
+        for (const DTensorSpec& input : spec.inputs)
+            inputs.push_back(to_string(input.placements));
+        nlohmann::json costs = nlohmann::json::array();
+        for (const auto& row : spec.redistribute_cost) {
+            nlohmann::json json_row = nlohmann::json::array();
+            for (double cost : row)
+                json_row.push_back(cost_json(cost));
+            costs.push_back(std::move(json_row));
+        }
+        const std::string text = to_string(spec);
+        list.push_back({{"strategy", text},
+                        {"input_specs", std::move(inputs)},
+                        {"output_spec", text.substr(text.find(" -> ") + 4)},
+                        {"costs", std::move(costs)},
+                        {"total", cost_json(spec.total_cost())}});
+    }
+    return list.dump();
+}
+
+std::string redistributions_json(const ShardingDecision& decision) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const Redistribution& move : decision.redistributions)
+        list.push_back({{"input", move.input},
+                        {"from", to_string(move.from)},
+                        {"to", to_string(move.to)},
+                        {"cost_us", cost_json(move.cost_us)}});
+    return list.dump();
+}
+
+std::string format_decision(const ShardingDecision& decision) {
+    std::string text = to_string(decision.schema) + "\n";
+    text += fmt::format("{} strategies (cost in us: one row per tensor input):\n",
+                        decision.strategy.strategies.size());
+    for (std::size_t index = 0; index < decision.strategy.strategies.size(); ++index) {
+        const OpSpec& spec = decision.strategy.strategies[index];
+        std::vector<std::string> rows;
+        for (const auto& row : spec.redistribute_cost) {
+            std::vector<std::string> cells;
+            for (double cost : row)
+                cells.push_back(cost_text(cost));
+            rows.push_back(fmt::format("[{}]", fmt::join(cells, ", ")));
+        }
+        text += fmt::format("{} {:>3}  {:<40} costs [{}] total {}\n",
+                            index == decision.chosen ? "*" : " ", index, to_string(spec),
+                            fmt::join(rows, ", "), cost_text(spec.total_cost()));
+    }
+    text += fmt::format("chosen: {} {}\n", decision.chosen, to_string(decision.chosen_spec()));
+    if (decision.redistributions.empty())
+        text += "redistributions: none (every input is already placed as it wants)\n";
+    for (const Redistribution& move : decision.redistributions)
+        text += fmt::format("redistribute input {}: {} -> {} ({} us)\n", move.input,
+                            to_string(move.from.placements), to_string(move.to.placements),
+                            cost_text(move.cost_us));
+    return text;
+}
+
+}  // namespace pipelens::sharding

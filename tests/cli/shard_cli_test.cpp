@@ -1,0 +1,99 @@
+// `pipelens shard` as a user runs it: one op with its strategies and choice (text and JSON), a
+// block recorded into a trace (sharding table rows, replayable decisions), the layout drawing,
+// and errors with their exit codes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_pipelens.hpp"
+#include "tests/cli/sqlite_edit.hpp"
+#include "tests/fresh_trace.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::fresh_trace;
+using testing::query_trace;
+using testing::run_pipelens;
+
+TEST(ShardCli, OneOpPrintsItsSchemaStrategiesAndChoice) {
+    const auto result =
+        run_pipelens("shard 'aten.mm(f32[1024,512](S(1)), f32[512,256](S(0)))' --mesh 'tp=4'");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "aten.mm.default(Spec(f32[1024, 512](S(1))), Spec(f32[512, 256](S(0)))) on "
+              "DeviceMesh((tp=4), 'cuda', stride=(1,)))\n"
+              "4 strategies (cost in us: one row per tensor input):\n"
+              "    0  (R, R) -> R                              costs [[25.1029], [12.5757]] total "
+              "37.6786\n"
+              "*   1  (S(1), S(0)) -> P(sum)                   costs [[0.0000], [0.0000]] total "
+              "0.0000\n"
+              "    2  (S(0), R) -> S(0)                        costs [[13.5757], [12.5757]] total "
+              "26.1514\n"
+              "    3  (R, S(1)) -> S(1)                        costs [[25.1029], [10.4439]] total "
+              "35.5468\n"
+              "chosen: 1 (S(1), S(0)) -> P(sum)\n"
+              "redistributions: none (every input is already placed as it wants)\n");
+    const auto json = nlohmann::json::parse(
+        run_pipelens("shard 'aten.mm(f32[1024,512](S(1)), f32[512,256](R))' --mesh tp=4 --json")
+            .out);
+    const auto& decision = json["decisions"][0];
+    EXPECT_EQ(decision["chosen_strategy"], "(S(1), S(0)) -> P(sum)");
+    EXPECT_EQ(decision["strategies"].size(), 4u);
+    EXPECT_EQ(decision["redistributions"][0]["from"], "Spec(f32[512, 256](R))");
+    EXPECT_EQ(decision["redistributions"][0]["to"], "Spec(f32[512, 256](S(0)))");
+}
+
+TEST(ShardCli, ABlockIsRecordedDecisionByDecision) {
+    const auto trace = fresh_trace("shard_block");
+    const auto result =
+        run_pipelens("shard --block mlp --mesh 'dp=2,tp=4' --out " + trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(query_trace(trace, "SELECT count(*) FROM sharding"), "3");
+    EXPECT_EQ(query_trace(trace, "SELECT op, chosen FROM sharding WHERE sequence = 2"),
+              "aten.mm.default(Spec(f32[1024, 2048](S(0)S(1))), Spec(f32[2048, 512](RS(0)))) on "
+              "DeviceMesh((dp=2, tp=4), 'cuda', stride=(4, 1)))|9");
+    const auto strategies = nlohmann::json::parse(
+        query_trace(trace, "SELECT strategies FROM sharding WHERE sequence = 2"));
+    EXPECT_EQ(strategies.size(), 16u);
+    EXPECT_EQ(strategies[9]["strategy"], "(S(0)S(1), RS(0)) -> S(0)P(sum)");
+    EXPECT_EQ(strategies[9]["total"], 0.0);
+    const auto replay = run_pipelens("replay " + trace.string() + " --check");
+    EXPECT_EQ(replay.exit_code, 0) << replay.err;
+    const auto state = run_pipelens("replay " + trace.string());
+    EXPECT_NE(state.out.find("  sharding[2]: aten.mm.default("), std::string::npos) << state.out;
+}
+
+TEST(ShardCli, ShowDrawsTheLayout) {
+    const auto result = run_pipelens("shard --show 'f32[8,8](S(0)S(1))' --mesh 'dp=2,tp=2'");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "Spec(f32[8, 8](S(0)S(1))) on DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))\n"
+              "            cols 0-3  cols 4-7\n"
+              "rows 0-3    cuda:0    cuda:1\n"
+              "rows 4-7    cuda:2    cuda:3\n");
+}
+
+TEST(ShardCli, ErrorsNameTheOpAndExitNonZero) {
+    auto result = run_pipelens("shard 'aten.foo(f32[4](R))' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_EQ(result.err.rfind("pipelens: Operator aten.foo does not have a sharding strategy "
+                               "registered (pipelens has strategies for aten.mm.default",
+                               0),
+              0u)
+        << result.err;
+    result = run_pipelens("shard 'aten.view(f32[8,16](S(1)), [128])' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 1);
+    result = run_pipelens("shard 'aten.mm(f32[8,8](S(0)), f32[8,8](R))' --mesh 'tp=four'");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: --mesh 'tp=four': expected NAME=SIZE[,NAME=SIZE...] with "
+              "sizes of at least 1, e.g. 'dp=2,tp=4'\n");
+    result = run_pipelens("shard 'aten.mm(f32[8,8](S(0)), f32[8,8](R)' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 2);
+    result = run_pipelens("shard --block mlp --show 'f32[8](R)'");
+    EXPECT_EQ(result.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace pipelens
