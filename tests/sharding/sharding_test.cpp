@@ -51,6 +51,13 @@ TEST(ShardingText, PlacementsSpecsMeshesAndSchemasPrintAsUpstream) {
               "aten.sum.dim_IntList(Spec(f32[8, 16](S(1))), [1], True) on DeviceMesh((tp=4), "
               "'cuda', stride=(1,)))");
     EXPECT_EQ(parse_placements("P(avg)S(1)").size(), 2u);
+    const OpStrategy mm = strategies_of("aten.mm(f32[8,8](R), f32[8,8](R))", tp4);
+    OpStrategy first;
+    first.strategies = {mm.strategies[2]};
+    EXPECT_EQ(to_string(first), "OpStrategy[(S(0), R) -> S(0)] @ mesh: (4,)");
+    EXPECT_EQ(to_string(TupleStrategy{{first, first}}),
+              "TupleStrategy(OpStrategy[(S(0), R) -> S(0)] @ mesh: (4,), OpStrategy[(S(0), R) -> "
+              "S(0)] @ mesh: (4,))");
 }
 
 TEST(ShardingStrategies, EinsumCountsMatchUpstream) {
