@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/text/trim.hpp"
+
 namespace pipelens {
 namespace {
 
@@ -47,14 +49,6 @@ std::string unit_list(const std::array<Unit, N>& units) {
         list += unit.suffix;
     }
     return list;
-}
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-        text.remove_prefix(1);
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-        text.remove_suffix(1);
-    return text;
 }
 
 // Splits "1.5 ms" into 1.5 and "ms"; returns false when no number leads the text.

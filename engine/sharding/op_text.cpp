@@ -7,17 +7,10 @@
 #include <fmt/format.h>
 
 #include "engine/sharding/op_strategies.hpp"
+#include "engine/text/trim.hpp"
 
 namespace pipelens::sharding {
 namespace {
-
-std::string_view trim(std::string_view text) {
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-        text.remove_prefix(1);
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-        text.remove_suffix(1);
-    return text;
-}
 
 bool looks_like_tensor(std::string_view argument) {
     const std::size_t bracket = argument.find('[');
