@@ -5,7 +5,7 @@
 # simulator against it (when built with LibTorch), prints the trace's summary, replays the
 # recorded engine state of the runs and bisects where the two simulations part ways, exports
 # the first run as a timeline picture and for Perfetto, and shows the schedule checker
-# catching a schedule that would hang.
+# catching a schedule that would hang. It also propagates sharding through a Megatron MLP block.
 set -euo pipefail
 build=${1:-build}
 pipelens="$build/app/cli/pipelens"
@@ -31,6 +31,9 @@ if "$pipelens" run --help >/dev/null 2>&1; then
     "$pipelens" calibrate "$trace" --out "$out/calibrated.toml"
     echo
 fi
+echo "== sharding: the Megatron MLP block on a dp=2 x tp=4 mesh, recorded in the same trace"
+"$pipelens" shard --block mlp --mesh 'dp=2,tp=4' --out "$trace" | grep -E '^(aten|chosen|recorded)'
+echo
 echo "== pipelens summary $trace"
 "$pipelens" summary "$trace"
 echo
@@ -40,7 +43,7 @@ for run in $("$pipelens" summary "$trace" --json | grep -o '"run_id":[0-9]*' | c
 done
 echo
 echo "== where do the 1F1B and ZBV simulations part ways? (bisect over replayed events)"
-"$pipelens" bisect "$trace" --run 1 --other-run 2 | head -4 || true
+"$pipelens" bisect "$trace" --run 1 --other-run 2 | head -3 || true
 echo
 echo "== run 1 as a timeline picture, and for Perfetto (load the JSON at https://ui.perfetto.dev)"
 "$pipelens" export "$trace" --run 1 --svg "$out/default_run.svg" --chrome "$out/default_run.json"
