@@ -45,6 +45,18 @@ echo
 echo "== where do the 1F1B and ZBV simulations part ways? (bisect over replayed events)"
 "$pipelens" bisect "$trace" --run 1 --other-run 2 | head -3 || true
 echo
+viewer="$build/app/viewer/pipelens-view"
+if [ -x "$viewer" ]; then
+    if [ -n "${DISPLAY:-}" ]; then
+        echo "== opening the trace in the viewer (pipelens-view $trace)"
+        "$viewer" "$trace" --run 1 &
+    elif command -v xvfb-run >/dev/null 2>&1; then
+        echo "== no display: the viewer's picture of run 1 goes to $out/viewer.png"
+        xvfb-run -a "$viewer" "$trace" --run 1 --select 1RECV_F2 --size 1400x800 \
+            --screenshot "$out/viewer.png"
+    fi
+    echo
+fi
 echo "== run 1 as a timeline picture, and for Perfetto (load the JSON at https://ui.perfetto.dev)"
 "$pipelens" export "$trace" --run 1 --svg "$out/default_run.svg" --chrome "$out/default_run.json"
 echo

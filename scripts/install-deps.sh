@@ -10,7 +10,7 @@ packages=(
     libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libspdlog-dev
     libtorch-dev libgloo-dev
     libimgui-dev libglfw3-dev libgl-dev libstb-dev
-    xvfb xauth
+    xvfb xauth libgl1-mesa-dri
 )
 
 missing=()

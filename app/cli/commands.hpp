@@ -36,6 +36,7 @@ void add_calibrate_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_bisect_command(CLI::App& app);
 void add_shard_command(CLI::App& app);
+void add_view_command(CLI::App& app);
 void add_explain_command(CLI::App& app);  // needs LibTorch
 // `arguments`: the command line after the program name (rank processes re-run it).
 void add_run_command(CLI::App& app, const std::vector<std::string>& arguments);

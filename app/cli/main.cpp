@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
     cli::add_replay_command(app);
     cli::add_bisect_command(app);
     cli::add_shard_command(app);
+    cli::add_view_command(app);
 #ifdef PIPELENS_WITH_TORCH
     cli::add_run_command(app, std::vector<std::string>(argv + 1, argv + argc));
     cli::add_explain_command(app);

@@ -1,0 +1,169 @@
+// `pipelens-view [TRACE.db]`: the desktop viewer (Dear ImGui on GLFW + OpenGL 3). Files open
+// from the command line, the path box, recent files or by dropping them on the window.
+//   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5] [--panel events|errors|sharding]
+//     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
+//   --bench [--bench-dir DIR]  load and frame-time figures on synthetic traces
+#include <chrono>
+#include <cstdio>
+
+#include <GLFW/glfw3.h>
+#include <fmt/format.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+#include <CLI/CLI.hpp>
+
+#include "app/viewer/screenshot.hpp"
+#include "app/viewer/viewer_app.hpp"
+#include "app/viewer/viewer_bench.hpp"
+
+namespace {
+
+using namespace pipelens::viewer;
+
+struct Options {
+    std::string trace;
+    std::optional<std::int64_t> run;
+    std::string screenshot;
+    int frames = 3;
+    std::string size = "1600x900";
+    std::string select;
+    std::string panel;
+    bool bench = false;
+    std::string bench_dir = "/tmp/pipelens-view-bench";
+};
+
+void on_drop(GLFWwindow* window, int count, const char** paths) {
+    auto* state = static_cast<ViewerState*>(glfwGetWindowUserPointer(window));
+    if (state != nullptr && count > 0)
+        open_trace(*state, paths[0]);
+}
+
+std::int64_t render(GLFWwindow* window, ViewerState& state) {
+    const auto start = std::chrono::steady_clock::now();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    int width = 0, height = 0;
+    glfwGetFramebufferSize(window, &width, &height);
+    draw_frame(state, static_cast<float>(width), static_cast<float>(height));
+    ImGui::Render();
+    const auto cpu = std::chrono::steady_clock::now() - start;
+    glViewport(0, 0, width, height);
+    glClearColor(kBackground.r / 255.f, kBackground.g / 255.f, kBackground.b / 255.f, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(cpu).count();
+}
+
+int run(const Options& options) {
+    int width = 1600, height = 900;
+    if (std::sscanf(options.size.c_str(), "%dx%d", &width, &height) != 2 || width < 400 ||
+        height < 300) {
+        fmt::print(stderr, "pipelens-view: --size {}: expected WIDTHxHEIGHT, at least 400x300\n",
+                   options.size);
+        return 2;
+    }
+    if (!options.panel.empty() && options.panel != "events" && options.panel != "errors" &&
+        options.panel != "sharding") {
+        fmt::print(stderr, "pipelens-view: --panel {}: use events, errors or sharding\n",
+                   options.panel);
+        return 2;
+    }
+    glfwSetErrorCallback([](int code, const char* text) {
+        fmt::print(stderr, "pipelens-view: GLFW error {}: {}\n", code, text);
+    });
+    if (!glfwInit()) {
+        fmt::print(stderr,
+                   "pipelens-view: cannot open a window (no display? run under xvfb-run "
+                   "or set DISPLAY)\n");
+        return 1;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+    glfwWindowHint(GLFW_RESIZABLE, GLFW_TRUE);
+    if (!options.screenshot.empty() || options.bench)
+        glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+    GLFWwindow* window = glfwCreateWindow(width, height, "pipelens-view", nullptr, nullptr);
+    if (window == nullptr) {
+        fmt::print(stderr, "pipelens-view: cannot create an OpenGL 3 window\n");
+        glfwTerminate();
+        return 1;
+    }
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(options.screenshot.empty() && !options.bench ? 1 : 0);
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;
+    ImGui::StyleColorsDark();
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 130");
+
+    ViewerState state;
+    state.recent_files = load_recent_files();
+    glfwSetWindowUserPointer(window, &state);
+    glfwSetDropCallback(window, on_drop);
+    if (!options.trace.empty())
+        open_trace(state, options.trace, options.run);
+    if (options.panel == "errors")
+        state.panel_request = Panel::errors;
+    else if (options.panel == "sharding")
+        state.panel_request = Panel::sharding;
+    else if (options.panel == "events")
+        state.panel_request = Panel::events;
+
+    int status = 0;
+    if (options.bench) {
+        status = run_bench(options.bench_dir, [&](ViewerState& bench_state) {
+            glfwPollEvents();
+            return render(window, bench_state);
+        });
+    } else if (!options.screenshot.empty()) {
+        for (int frame = 0; frame < std::max(1, options.frames); ++frame) {
+            glfwPollEvents();
+            if (frame == 1 && !options.select.empty() && !select_action(state, options.select))
+                state.error = fmt::format("--select {}: no such action", options.select);
+            render(window, state);
+            if (frame + 1 < options.frames)
+                glfwSwapBuffers(window);
+        }
+        try {
+            write_screenshot(options.screenshot, width, height);
+        } catch (const std::exception& error) {
+            fmt::print(stderr, "pipelens-view: {}\n", error.what());
+            status = 1;
+        }
+        if (!state.error.empty())
+            fmt::print(stderr, "pipelens-view: {}\n", state.error);
+    } else {
+        while (!glfwWindowShouldClose(window)) {
+            glfwPollEvents();
+            render(window, state);
+            glfwSwapBuffers(window);
+        }
+    }
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+    return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options options;
+    CLI::App app{"pipelens-view: the pipelens trace viewer"};
+    app.add_option("trace", options.trace, "Trace file (SQLite) to open");
+    app.add_option("--run", options.run, "Run to show (default: the latest)");
+    app.add_option("--screenshot", options.screenshot, "Render and write a PNG, then exit");
+    app.add_option("--frames", options.frames, "Frames to render before the screenshot (3)");
+    app.add_option("--size", options.size, "Window size WIDTHxHEIGHT (1600x900)");
+    app.add_option("--select", options.select, "Select an action by its text, e.g. 2F5");
+    app.add_option("--panel", options.panel, "Bottom panel to show: events, errors, sharding");
+    app.add_flag("--bench", options.bench, "Load and frame-time figures on synthetic traces");
+    app.add_option("--bench-dir", options.bench_dir, "Where the synthetic traces are kept");
+    CLI11_PARSE(app, argc, argv);
+    return run(options);
+}

@@ -1,0 +1,95 @@
+// Sharding decisions: pick one; the mesh drawn as a grid of devices coloured by the chosen
+// output's shard each holds, and the strategy table with costs and the chosen row highlighted.
+#include <fmt/format.h>
+#include <imgui.h>
+#include <nlohmann/json.hpp>
+
+#include "app/viewer/panels.hpp"
+#include "app/viewer/viewer_layout.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+// "DeviceMesh((dp=2, tp=4), 'cuda', stride=(4, 1))" -> {2, 4}.
+std::vector<int> mesh_shape(const std::string& mesh) {
+    std::vector<int> shape;
+    for (std::size_t at = mesh.find('='); at != std::string::npos; at = mesh.find('=', at + 1))
+        shape.push_back(std::atoi(mesh.c_str() + at + 1));
+    return shape;
+}
+
+void draw_mesh(const std::vector<int>& shape, const std::string& placements) {
+    if (shape.empty())
+        return;
+    const int rows = shape.size() == 2 ? shape[0] : 1;
+    const int columns = shape.back();
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const float cell = 34;
+    for (int row = 0; row < rows; ++row)
+        for (int column = 0; column < columns; ++column) {
+            const int device = row * columns + column;
+            // Devices holding the same shard share a colour: a replicated mesh dim repeats it.
+            const bool row_sharded = placements.size() >= 2 && placements.rfind("R", 0) != 0;
+            const bool column_sharded =
+                placements.find('S', placements.size() > 1 ? 1 : 0) != std::string::npos;
+            const int shard = (row_sharded ? row : 0) * columns + (column_sharded ? column : 0);
+            const Rgb tint = kActionColours[shard % 8];
+            const ImVec2 min{origin.x + column * cell, origin.y + row * cell};
+            draw->AddRectFilled(min, {min.x + cell - 3, min.y + cell - 3},
+                                IM_COL32(tint.r, tint.g, tint.b, 255));
+            draw->AddText({min.x + 4, min.y + 9}, IM_COL32(10, 10, 10, 255),
+                          std::to_string(device).c_str());
+        }
+    ImGui::Dummy({columns * cell, rows * cell});
+}
+
+}  // namespace
+
+void draw_sharding_panel(ViewerState& state) {
+    if (state.sharding.empty()) {
+        ImGui::TextDisabled("nothing recorded: this run has no sharding decisions");
+        return;
+    }
+    ImGui::Columns(2, "sharding", true);
+    ImGui::BeginChild("decisions");
+    for (int index = 0; index < static_cast<int>(state.sharding.size()); ++index)
+        if (ImGui::Selectable(fmt::format("#{} {}", index, state.sharding[index].op).c_str(),
+                              index == state.sharding_selected))
+            state.sharding_selected = index;
+    ImGui::EndChild();
+    ImGui::NextColumn();
+    ImGui::BeginChild("strategies");
+    const traces::ShardingRecord& decision = state.sharding.at(state.sharding_selected);
+    const nlohmann::json strategies = nlohmann::json::parse(decision.strategies, nullptr, false);
+    ImGui::TextWrapped("%s", decision.mesh.c_str());
+    if (strategies.is_array() && decision.chosen >= 0 &&
+        decision.chosen < static_cast<int>(strategies.size())) {
+        const std::string output = strategies[decision.chosen].value("output_spec", "");
+        ImGui::Text("chosen output %s: devices coloured by the shard they hold", output.c_str());
+        draw_mesh(mesh_shape(decision.mesh), output);
+    }
+    if (strategies.is_array() &&
+        ImGui::BeginTable("strategy table", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
+        ImGui::TableSetupColumn("#");
+        ImGui::TableSetupColumn("strategy");
+        ImGui::TableSetupColumn("total cost (us)");
+        ImGui::TableHeadersRow();
+        for (int index = 0; index < static_cast<int>(strategies.size()); ++index) {
+            ImGui::TableNextRow();
+            if (index == decision.chosen)
+                ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(90, 80, 20, 255));
+            ImGui::TableNextColumn();
+            ImGui::Text("%d", index);
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(strategies[index].value("strategy", "?").c_str());
+            ImGui::TableNextColumn();
+            ImGui::TextUnformatted(strategies[index]["total"].dump().c_str());
+        }
+        ImGui::EndTable();
+    }
+    ImGui::EndChild();
+    ImGui::Columns(1);
+}
+
+}  // namespace pipelens::viewer

@@ -1,0 +1,127 @@
+// Sidebar: file, runs, search, selection details, comparison summary.
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include "app/viewer/panels.hpp"
+#include "engine/experiment/units.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+void draw_file_controls(ViewerState& state) {
+    char buffer[1024];
+    std::snprintf(buffer, sizeof buffer, "%s", state.open_path_input.c_str());
+    ImGui::SetNextItemWidth(-60);
+    if (ImGui::InputTextWithHint("##open", "trace.db path", buffer, sizeof buffer,
+                                 ImGuiInputTextFlags_EnterReturnsTrue))
+        open_trace(state, buffer);
+    state.open_path_input = buffer;
+    ImGui::SameLine();
+    if (ImGui::Button("Open"))
+        open_trace(state, state.open_path_input);
+    if (!state.recent_files.empty() && ImGui::CollapsingHeader("Recent files")) {
+        for (const std::string& recent : std::vector<std::string>(state.recent_files))
+            if (ImGui::Selectable(recent.c_str()))
+                open_trace(state, recent);
+    }
+}
+
+void draw_runs(ViewerState& state) {
+    ImGui::TextUnformatted("Runs (click: show, right-click: compare)");
+    for (const traces::RunRecord& run : state.runs) {
+        const std::string text =
+            fmt::format("{}{} {} {} pp={} m={}", run.id == state.run_id ? "> " : "  ",
+                        run.id == state.compared_run_id ? "[vs]" : "", run.id,
+                        run.kind == traces::RunKind::real ? "real" : "sim", run.pp, run.m);
+        if (ImGui::Selectable(fmt::format("{}  {}##run{}", text, run.schedule, run.id).c_str(),
+                              run.id == state.run_id))
+            show_run(state, run.id);
+        if (ImGui::IsItemClicked(ImGuiMouseButton_Right))
+            compare_with(state, run.id == state.compared_run_id ? 0 : run.id);
+    }
+}
+
+void draw_details(ViewerState& state) {
+    if (!state.model || !state.selected) {
+        ImGui::TextDisabled("click an action to see its details");
+        return;
+    }
+    const TimelineModel& model = *state.model;
+    const TimelineAction& action = model.action(*state.selected);
+    ImGui::Text("%s", model.label(action).c_str());
+    ImGui::Text("rank %d, %s lane", state.selected->rank,
+                state.selected->communication ? "communication" : "compute");
+    ImGui::Text("stage %d, microbatch %d, step %d", action.stage, action.microbatch, action.step);
+    ImGui::Text("start %s", format_duration(action.start_ns).c_str());
+    ImGui::Text("duration %s", format_duration(action.end_ns - action.start_ns).c_str());
+    if (action.bytes > 0)
+        ImGui::Text("bytes %s", format_bytes(action.bytes).c_str());
+    if (const auto ends = model.pair_ends(action.pair_id))
+        ImGui::Text("pair %d: rank %d -> rank %d", action.pair_id, ends->first.rank,
+                    ends->second.rank);
+}
+
+void draw_comparison(const ViewerState& state) {
+    if (!state.compared || !state.model)
+        return;
+    struct Delta {
+        std::string label;
+        std::int64_t delta_ns;
+    };
+    std::vector<Delta> deltas;
+    for (const RankTimeline& rank : state.model->ranks())
+        for (const TimelineAction& action : rank.compute.actions) {
+            const std::string& label = state.model->label(action);
+            if (const auto other = state.compared->find(label)) {
+                const TimelineAction& ghost = state.compared->action(*other);
+                deltas.push_back(
+                    {label, (action.end_ns - action.start_ns) - (ghost.end_ns - ghost.start_ns)});
+            }
+            if (deltas.size() > 5000)
+                break;
+        }
+    std::sort(deltas.begin(), deltas.end(), [](const Delta& left, const Delta& right) {
+        return std::abs(left.delta_ns) > std::abs(right.delta_ns);
+    });
+    ImGui::Separator();
+    ImGui::Text("vs run %lld: largest differences", static_cast<long long>(state.compared_run_id));
+    for (std::size_t index = 0; index < deltas.size() && index < 8; ++index)
+        ImGui::Text("  %-10s %s%s", deltas[index].label.c_str(),
+                    deltas[index].delta_ns >= 0 ? "+" : "-",
+                    format_duration(std::abs(deltas[index].delta_ns)).c_str());
+}
+
+}  // namespace
+
+void draw_sidebar(ViewerState& state) {
+    draw_file_controls(state);
+    if (!state.error.empty()) {
+        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
+        ImGui::TextWrapped("%s", state.error.c_str());
+        ImGui::PopStyleColor();
+    }
+    if (!state.reader) {
+        ImGui::TextWrapped(
+            "No trace open. Type a path above, drop a file on the window, or "
+            "start with `pipelens-view TRACE.db`.");
+        return;
+    }
+    ImGui::Separator();
+    draw_runs(state);
+    ImGui::Separator();
+    char search[128];
+    std::snprintf(search, sizeof search, "%s", state.search.c_str());
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::InputTextWithHint("##search", "find action, e.g. 2F5", search, sizeof search,
+                                 ImGuiInputTextFlags_EnterReturnsTrue) &&
+        !select_action(state, search))
+        state.error = fmt::format("no action '{}' in run {}", search, state.run_id);
+    state.search = search;
+    ImGui::Separator();
+    draw_details(state);
+    draw_comparison(state);
+}
+
+}  // namespace pipelens::viewer

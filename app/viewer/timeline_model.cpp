@@ -1,0 +1,199 @@
+// Loading a run into lanes, bubble causes, and the culling and merging the timeline draws with.
+#include "app/viewer/timeline_model.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "engine/schedule/action.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+bool is_receive(std::uint8_t kind) {
+    return kind == static_cast<std::uint8_t>(ActionKind::recv_forward) ||
+           kind == static_cast<std::uint8_t>(ActionKind::recv_backward);
+}
+
+void index_lane(Lane& lane) {
+    std::stable_sort(lane.actions.begin(), lane.actions.end(),
+                     [](const TimelineAction& left, const TimelineAction& right) {
+                         return left.start_ns < right.start_ns;
+                     });
+    lane.max_end.resize(lane.actions.size());
+    std::int64_t running = 0;
+    for (std::size_t index = 0; index < lane.actions.size(); ++index) {
+        running = std::max(running, lane.actions[index].end_ns);
+        lane.max_end[index] = running;
+    }
+}
+
+}  // namespace
+
+TimelineModel TimelineModel::from_records(traces::RunRecord run,
+                                          const std::vector<traces::ActionRecord>& actions,
+                                          std::vector<traces::PairRecord> pairs,
+                                          std::vector<traces::RankRecord> figures,
+                                          const std::vector<traces::MemoryRecord>& memory) {
+    TimelineModel model;
+    model.run_ = std::move(run);
+    model.pairs_ = std::move(pairs);
+    int rank_count = 0;
+    for (const auto& action : actions)
+        rank_count = std::max(rank_count, action.rank + 1);
+    for (const auto& figure : figures)
+        rank_count = std::max(rank_count, figure.rank + 1);
+    model.ranks_.resize(rank_count);
+    for (int rank = 0; rank < rank_count; ++rank)
+        model.ranks_[rank].rank = rank;
+    for (auto& figure : figures)
+        model.ranks_.at(figure.rank).figures = std::move(figure);
+    std::unordered_map<std::string, std::uint32_t> label_ids;
+    for (const auto& record : actions) {
+        auto [found, added] =
+            label_ids.try_emplace(record.label, static_cast<std::uint32_t>(model.labels_.size()));
+        if (added)
+            model.labels_.push_back(record.label);
+        TimelineAction action{record.start_ns, record.end_ns,     record.bytes,
+                              record.stage,    record.microbatch, record.pair_id,
+                              record.step,     found->second,     record.kind};
+        RankTimeline& rank = model.ranks_.at(record.rank);
+        (record.lane == traces::ActionLane::compute ? rank.compute : rank.communication)
+            .actions.push_back(action);
+    }
+    for (const auto& sample : memory)
+        if (sample.rank >= 0 && sample.rank < rank_count)
+            model.ranks_[sample.rank].memory.push_back(sample);
+    model.action_count_ = actions.size();
+    model.finish();
+    return model;
+}
+
+TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_t run_id) {
+    return from_records(reader.run(run_id), reader.actions(run_id), reader.pairs(run_id),
+                        reader.ranks(run_id), reader.memory(run_id));
+}
+
+void TimelineModel::finish() {
+    for (RankTimeline& rank : ranks_) {
+        index_lane(rank.compute);
+        index_lane(rank.communication);
+        if (!rank.compute.max_end.empty())
+            end_ns_ = std::max(end_ns_, rank.compute.max_end.back());
+        if (!rank.communication.max_end.empty())
+            end_ns_ = std::max(end_ns_, rank.communication.max_end.back());
+    }
+    pair_index_.assign(pairs_.size(), {});
+    std::unordered_map<std::int32_t, std::size_t> slot;
+    for (std::size_t index = 0; index < pairs_.size(); ++index)
+        slot[pairs_[index].pair_id] = index;
+    for (const RankTimeline& rank : ranks_)
+        for (std::size_t index = 0; index < rank.communication.actions.size(); ++index) {
+            const TimelineAction& action = rank.communication.actions[index];
+            const auto found = slot.find(action.pair_id);
+            if (action.pair_id < 0 || found == slot.end())
+                continue;
+            auto& ends = pair_index_[found->second];
+            (is_receive(action.kind) ? ends.second : ends.first) = {rank.rank, true, index};
+        }
+    // Bubbles: gaps of the compute lane within [0, end of the step].
+    for (RankTimeline& rank : ranks_) {
+        const auto& compute = rank.compute.actions;
+        std::int64_t cursor = 0;
+        // Receives of this rank by completion time: the latest one completing in a gap is what
+        // the rank waited for.
+        std::vector<std::pair<std::int64_t, const TimelineAction*>> receives;
+        for (const TimelineAction& action : rank.communication.actions)
+            if (is_receive(action.kind))
+                receives.emplace_back(action.end_ns, &action);
+        std::sort(receives.begin(), receives.end(),
+                  [](const auto& left, const auto& right) { return left.first < right.first; });
+        const auto cause_of = [&](std::int64_t from, std::int64_t to, bool first) -> std::string {
+            if (first)
+                return "warm-up";
+            const auto after = std::upper_bound(
+                receives.begin(), receives.end(), to,
+                [](std::int64_t time, const auto& receive) { return time < receive.first; });
+            if (after == receives.begin() || std::prev(after)->first <= from)
+                return "idle";
+            const TimelineAction& waited = *std::prev(after)->second;
+            const auto found = slot.find(waited.pair_id);
+            const int peer = found == slot.end() ? -1 : pairs_[found->second].send_rank;
+            return fmt::format("waiting on rank {} ({})", peer, labels_[waited.label]);
+        };
+        for (std::size_t index = 0; index < compute.size(); ++index) {
+            if (compute[index].start_ns > cursor)
+                rank.bubbles.push_back({cursor, compute[index].start_ns,
+                                        cause_of(cursor, compute[index].start_ns, index == 0)});
+            cursor = std::max(cursor, compute[index].end_ns);
+        }
+        if (!compute.empty() && cursor < end_ns_)
+            rank.bubbles.push_back({cursor, end_ns_, "cool-down"});
+    }
+}
+
+const Lane& TimelineModel::lane(const ActionLocation& at) const {
+    const RankTimeline& rank = ranks_.at(at.rank);
+    return at.communication ? rank.communication : rank.compute;
+}
+
+const TimelineAction& TimelineModel::action(const ActionLocation& at) const {
+    return lane(at).actions.at(at.index);
+}
+
+void TimelineModel::visible_blocks(const Lane& lane, std::int64_t from, std::int64_t to,
+                                   std::int64_t min_ns, std::vector<DrawBlock>& out) {
+    // First action that may overlap `from`: its running max end reaches past `from`.
+    const auto first = std::upper_bound(lane.max_end.begin(), lane.max_end.end(), from);
+    std::size_t index = static_cast<std::size_t>(first - lane.max_end.begin());
+    const auto& actions = lane.actions;
+    while (index < actions.size() && actions[index].start_ns < to) {
+        DrawBlock block{actions[index].start_ns, actions[index].end_ns, index, 1};
+        ++index;
+        // Merge neighbours while the block is too narrow to see on its own.
+        while (index < actions.size() && actions[index].start_ns < to &&
+               block.end_ns - block.start_ns < min_ns &&
+               actions[index].start_ns - block.end_ns < min_ns) {
+            block.end_ns = std::max(block.end_ns, actions[index].end_ns);
+            ++block.count;
+            ++index;
+        }
+        out.push_back(block);
+    }
+}
+
+std::optional<ActionLocation> TimelineModel::find(const std::string& label) const {
+    const auto id = std::find(labels_.begin(), labels_.end(), label);
+    if (id == labels_.end())
+        return std::nullopt;
+    const auto wanted = static_cast<std::uint32_t>(id - labels_.begin());
+    for (const RankTimeline& rank : ranks_)
+        for (bool communication : {false, true}) {
+            const Lane& lane = communication ? rank.communication : rank.compute;
+            for (std::size_t index = 0; index < lane.actions.size(); ++index)
+                if (lane.actions[index].label == wanted)
+                    return ActionLocation{rank.rank, communication, index};
+        }
+    return std::nullopt;
+}
+
+std::optional<std::pair<ActionLocation, ActionLocation>> TimelineModel::pair_ends(
+    std::int32_t pair_id) const {
+    for (std::size_t index = 0; index < pairs_.size(); ++index)
+        if (pairs_[index].pair_id == pair_id)
+            return pair_index_[index];
+    return std::nullopt;
+}
+
+std::optional<std::size_t> TimelineModel::action_at(const Lane& lane, std::int64_t time_ns) const {
+    std::vector<DrawBlock> blocks;
+    visible_blocks(lane, time_ns, time_ns + 1, 0, blocks);
+    for (const DrawBlock& block : blocks)
+        if (lane.actions[block.first].start_ns <= time_ns &&
+            time_ns < lane.actions[block.first].end_ns)
+            return block.first;
+    return std::nullopt;
+}
+
+}  // namespace pipelens::viewer

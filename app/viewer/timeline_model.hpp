@@ -1,0 +1,113 @@
+// TimelineModel: one run of a trace, arranged for drawing — per rank a compute lane and a
+// communication lane of actions sorted by start, the idle gaps of the compute lane with their
+// cause, the send/recv pairs, memory samples — with no GUI in it, so it is tested and
+// benchmarked without a window (Tracy keeps its data model apart from its views the same way).
+//
+// Invariants: each lane's actions are sorted by start_ns, and `max_end` is their running
+// maximum of end_ns, so the actions overlapping [from, to) are found by two binary searches.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::viewer {
+
+struct TimelineAction {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t bytes = 0;
+    std::int32_t stage = -1;
+    std::int32_t microbatch = -1;
+    std::int32_t pair_id = -1;
+    std::int32_t step = 0;
+    std::uint32_t label = 0;  // index into TimelineModel::labels
+    std::uint8_t kind = 0;    // pipelens::ActionKind
+};
+
+struct Lane {
+    std::vector<TimelineAction> actions;  // by start_ns
+    std::vector<std::int64_t> max_end;    // running max of end_ns
+};
+
+// An idle gap of a rank's compute lane and why it is there.
+struct Bubble {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::string cause;  // "warm-up", "cool-down", "waiting on rank 2 (1RECV_F3)", "idle"
+};
+
+struct RankTimeline {
+    int rank = 0;
+    Lane compute;
+    Lane communication;
+    std::vector<Bubble> bubbles;
+    std::vector<traces::MemoryRecord> memory;
+    traces::RankRecord figures;
+};
+
+// What to draw for a lane at the current zoom: actions wide enough to see, and runs of actions
+// too narrow to tell apart merged into one block with a count.
+struct DrawBlock {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::size_t first = 0;  // index of the first action
+    std::size_t count = 1;  // > 1: a merged block
+};
+
+struct ActionLocation {
+    int rank = 0;
+    bool communication = false;
+    std::size_t index = 0;
+};
+
+class TimelineModel {
+  public:
+    // Reads one run; TraceError from the reader for a bad file or run.
+    static TimelineModel load(const traces::TraceReader& reader, std::int64_t run_id);
+
+    const traces::RunRecord& run() const { return run_; }
+    const std::vector<RankTimeline>& ranks() const { return ranks_; }
+    const std::vector<traces::PairRecord>& pairs() const { return pairs_; }
+    const std::string& label(const TimelineAction& action) const { return labels_[action.label]; }
+    std::int64_t end_ns() const { return end_ns_; }
+    std::size_t action_count() const { return action_count_; }
+
+    const Lane& lane(const ActionLocation& at) const;
+    const TimelineAction& action(const ActionLocation& at) const;
+
+    // Blocks of `lane` overlapping [from, to), actions narrower than `min_ns` merged with their
+    // neighbours; appended to `out`.
+    static void visible_blocks(const Lane& lane, std::int64_t from, std::int64_t to,
+                               std::int64_t min_ns, std::vector<DrawBlock>& out);
+
+    // The action whose text is `label` (e.g. "2F5"), first by rank.
+    std::optional<ActionLocation> find(const std::string& label) const;
+    // Both ends of a SEND/RECV pair.
+    std::optional<std::pair<ActionLocation, ActionLocation>> pair_ends(std::int32_t pair_id) const;
+    // The action covering `time_ns` on a lane, if any.
+    std::optional<std::size_t> action_at(const Lane& lane, std::int64_t time_ns) const;
+
+    // Builds a model from records, for tests and the synthetic benchmark trace.
+    static TimelineModel from_records(traces::RunRecord run,
+                                      const std::vector<traces::ActionRecord>& actions,
+                                      std::vector<traces::PairRecord> pairs,
+                                      std::vector<traces::RankRecord> figures,
+                                      const std::vector<traces::MemoryRecord>& memory);
+
+  private:
+    void finish();
+
+    traces::RunRecord run_;
+    std::vector<RankTimeline> ranks_;
+    std::vector<traces::PairRecord> pairs_;
+    std::vector<std::string> labels_;
+    std::int64_t end_ns_ = 0;
+    std::size_t action_count_ = 0;
+    std::vector<std::pair<ActionLocation, ActionLocation>> pair_index_;  // by pair id
+};
+
+}  // namespace pipelens::viewer

@@ -1,0 +1,324 @@
+// Timeline drawing and interaction. Everything is placed with viewer_layout.hpp's geometry, so
+// a screenshot can be checked pixel by pixel against the model.
+#include "app/viewer/timeline_view.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <imgui.h>
+
+#include "engine/experiment/units.hpp"
+#include "engine/schedule/action.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+ImU32 colour(Rgb rgb, int alpha = 255) {
+    return IM_COL32(rgb.r, rgb.g, rgb.b, alpha);
+}
+
+ImU32 action_colour(std::uint8_t kind) {
+    return colour(kActionColours[std::min<std::size_t>(kind, std::size(kActionColours) - 1)]);
+}
+
+bool is_send(std::uint8_t kind) {
+    return kind == static_cast<std::uint8_t>(ActionKind::send_forward) ||
+           kind == static_cast<std::uint8_t>(ActionKind::send_backward);
+}
+
+// A tick step of 1, 2 or 5 times a power of ten with ticks at least 90 px apart.
+std::int64_t tick_step(double pixels_per_ns) {
+    const double wanted = 90 / pixels_per_ns;
+    double step = 1;
+    while (step < wanted) {
+        for (double factor : {2.0, 2.5, 2.0}) {  // 1, 2, 5, 10, ...
+            if (step >= wanted)
+                break;
+            step *= factor;
+        }
+    }
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(step));
+}
+
+void draw_ruler(ImDrawList* draw, const TimelineGeometry& geometry) {
+    const std::int64_t step = tick_step(geometry.pixels_per_ns());
+    const std::int64_t first = (geometry.view_start / step) * step;
+    for (std::int64_t tick = first; tick <= geometry.view_end; tick += step) {
+        const float x = geometry.x(tick);
+        if (x < geometry.left)
+            continue;
+        draw->AddLine({x, kRulerHeight - 8}, {x, kRulerHeight}, IM_COL32(180, 180, 180, 255));
+        draw->AddText({x + 3, 4}, IM_COL32(200, 200, 200, 255), format_duration(tick).c_str());
+    }
+}
+
+void draw_bubbles(ImDrawList* draw, const RankTimeline& rank, const TimelineGeometry& geometry) {
+    const float top = geometry.lane_top(rank.rank, false);
+    const float bottom = top + kLaneHeight;
+    const auto first = std::lower_bound(
+        rank.bubbles.begin(), rank.bubbles.end(), geometry.view_start,
+        [](const Bubble& bubble, std::int64_t time) { return bubble.end_ns <= time; });
+    for (auto bubble = first; bubble != rank.bubbles.end() && bubble->start_ns < geometry.view_end;
+         ++bubble) {
+        const float left = std::max(geometry.left, geometry.x(bubble->start_ns));
+        const float right = std::min(geometry.left + geometry.width, geometry.x(bubble->end_ns));
+        if (right - left < 1)
+            continue;
+        draw->AddRectFilled({left, top}, {right, bottom}, colour(kBubbleFill));
+        draw->PushClipRect({left, top}, {right, bottom}, true);
+        for (float x = left - kLaneHeight; x < right; x += 6)
+            draw->AddLine({x, bottom}, {x + kLaneHeight, top}, colour(kBubbleHatch));
+        draw->PopClipRect();
+    }
+}
+
+void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, float top,
+               const TimelineGeometry& geometry, std::vector<DrawBlock>& blocks) {
+    blocks.clear();
+    const auto min_ns = static_cast<std::int64_t>(kMergeBelowPixels / geometry.pixels_per_ns());
+    TimelineModel::visible_blocks(lane, geometry.view_start, geometry.view_end, min_ns, blocks);
+    const float clip_left = geometry.left, clip_right = geometry.left + geometry.width;
+    for (const DrawBlock& block : blocks) {
+        const float left = std::max(clip_left, geometry.x(block.start_ns));
+        const float right = std::min(clip_right, std::max(left + 1, geometry.x(block.end_ns)));
+        if (block.count > 1) {
+            draw->AddRectFilled({left, top}, {right, top + kLaneHeight}, colour(kMergedBlock));
+            const std::string count = fmt::format("{}", block.count);
+            if (right - left > ImGui::CalcTextSize(count.c_str()).x + 4)
+                draw->AddText({left + 2, top + 2}, IM_COL32(20, 20, 20, 255), count.c_str());
+            continue;
+        }
+        const TimelineAction& action = lane.actions[block.first];
+        draw->AddRectFilled({left, top}, {right, top + kLaneHeight}, action_colour(action.kind));
+        const std::string& label = model.label(action);
+        if (right - left > ImGui::CalcTextSize(label.c_str()).x + 4)
+            draw->AddText({left + 2, top + 2}, IM_COL32(15, 15, 15, 255), label.c_str());
+    }
+}
+
+void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeometry& geometry,
+                std::int32_t pair_id) {
+    const auto ends = model.pair_ends(pair_id);
+    if (!ends)
+        return;
+    const TimelineAction& send = model.action(ends->first);
+    const TimelineAction& receive = model.action(ends->second);
+    const ImVec2 from{geometry.x(send.start_ns),
+                      geometry.lane_top(ends->first.rank, true) + kLaneHeight / 2};
+    const ImVec2 to{geometry.x(receive.end_ns),
+                    geometry.lane_top(ends->second.rank, true) + kLaneHeight / 2};
+    draw->AddLine(from, to, colour(kArrow), 2);
+    const float angle = std::atan2(to.y - from.y, to.x - from.x);
+    const ImVec2 back{to.x - 8 * std::cos(angle), to.y - 8 * std::sin(angle)};
+    const ImVec2 side{-4 * std::sin(angle), 4 * std::cos(angle)};
+    draw->AddTriangleFilled(to, {back.x + side.x, back.y + side.y},
+                            {back.x - side.x, back.y - side.y}, colour(kArrow));
+}
+
+void draw_gutter(ImDrawList* draw, const RankTimeline& rank, const TimelineGeometry& geometry) {
+    const float top = geometry.lane_top(rank.rank, false);
+    const double step = static_cast<double>(geometry.view_end - geometry.view_start);
+    const double busy = rank.figures.busy_ns + rank.figures.bubble_ns;
+    const double busy_share = busy > 0 ? 100.0 * rank.figures.busy_ns / busy : 0;
+    (void)step;
+    const float x = kSidebarWidth + 6;
+    draw->AddText({x, top}, IM_COL32(230, 230, 230, 255),
+                  fmt::format("rank {}", rank.rank).c_str());
+    draw->AddText(
+        {x, top + 13}, IM_COL32(170, 170, 170, 255),
+        fmt::format("busy {:.0f}%  bubble {:.0f}%", busy_share, 100.0 * rank.figures.bubble_ratio)
+            .c_str());
+    draw->AddText({x, top + 26}, IM_COL32(170, 170, 170, 255),
+                  fmt::format("peak {}", format_bytes(rank.figures.peak_memory_bytes)).c_str());
+}
+
+void handle_input(ViewerState& state, float window_width, float area_bottom) {
+    TimelineGeometry& geometry = state.geometry;
+    const ImGuiIO& io = ImGui::GetIO();
+    const ImVec2 mouse = io.MousePos;
+    const bool inside = mouse.x >= geometry.left && mouse.x <= geometry.left + geometry.width &&
+                        mouse.y >= 0 && mouse.y <= area_bottom && ImGui::IsWindowHovered();
+    if (inside && io.MouseWheel != 0) {
+        const std::int64_t anchor = geometry.time_at(mouse.x);
+        const double factor = std::pow(0.8, io.MouseWheel);
+        const double span = std::max(10.0, (geometry.view_end - geometry.view_start) * factor);
+        const double before = (anchor - geometry.view_start) /
+                              static_cast<double>(geometry.view_end - geometry.view_start);
+        geometry.view_start = anchor - static_cast<std::int64_t>(before * span);
+        geometry.view_end = geometry.view_start + static_cast<std::int64_t>(span);
+    }
+    if (inside && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
+        const auto shift = static_cast<std::int64_t>(io.MouseDelta.x / geometry.pixels_per_ns());
+        geometry.view_start -= shift;
+        geometry.view_end -= shift;
+    }
+    if ((inside && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ||
+        (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('F')))
+        geometry = fitted_geometry(window_width, state.model->end_ns());
+    if (inside && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
+        io.MouseDragMaxDistanceSqr[0] < 9)
+        state.selected = state.hovered;
+}
+
+void hover_and_tooltip(ViewerState& state) {
+    const TimelineModel& model = *state.model;
+    const TimelineGeometry& geometry = state.geometry;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    state.hovered.reset();
+    if (!ImGui::IsWindowHovered() || mouse.x < geometry.left)
+        return;
+    const std::int64_t time = geometry.time_at(mouse.x);
+    for (const RankTimeline& rank : model.ranks())
+        for (bool communication : {false, true}) {
+            const float top = geometry.lane_top(rank.rank, communication);
+            if (mouse.y < top || mouse.y >= top + kLaneHeight)
+                continue;
+            const Lane& lane = communication ? rank.communication : rank.compute;
+            if (const auto index = model.action_at(lane, time)) {
+                state.hovered = ActionLocation{rank.rank, communication, *index};
+                const TimelineAction& action = lane.actions[*index];
+                ImGui::BeginTooltip();
+                ImGui::Text("%s  (rank %d, stage %d, microbatch %d)", model.label(action).c_str(),
+                            rank.rank, action.stage, action.microbatch);
+                ImGui::Text("start %s  duration %s", format_duration(action.start_ns).c_str(),
+                            format_duration(action.end_ns - action.start_ns).c_str());
+                if (action.bytes > 0)
+                    ImGui::Text("%s", format_bytes(action.bytes).c_str());
+                if (const auto ends = model.pair_ends(action.pair_id)) {
+                    const bool sends = is_send(action.kind);
+                    ImGui::Text("%s rank %d", sends ? "to" : "from",
+                                sends ? ends->second.rank : ends->first.rank);
+                }
+                if (state.compared)
+                    if (const auto other = state.compared->find(model.label(action))) {
+                        const TimelineAction& ghost = state.compared->action(*other);
+                        ImGui::Text("run %lld: %s (%+.1f%%)",
+                                    static_cast<long long>(state.compared_run_id),
+                                    format_duration(ghost.end_ns - ghost.start_ns).c_str(),
+                                    100.0 *
+                                        ((action.end_ns - action.start_ns) -
+                                         (ghost.end_ns - ghost.start_ns)) /
+                                        std::max<std::int64_t>(1, ghost.end_ns - ghost.start_ns));
+                    }
+                ImGui::EndTooltip();
+                return;
+            }
+            if (!communication)
+                for (const Bubble& bubble : rank.bubbles)
+                    if (bubble.start_ns <= time && time < bubble.end_ns) {
+                        ImGui::SetTooltip("bubble %s on rank %d: %s",
+                                          format_duration(bubble.end_ns - bubble.start_ns).c_str(),
+                                          rank.rank, bubble.cause.c_str());
+                        return;
+                    }
+        }
+}
+
+void draw_ghosts(ImDrawList* draw, const TimelineModel& ghost, const TimelineGeometry& geometry) {
+    std::vector<DrawBlock> blocks;
+    const auto min_ns = static_cast<std::int64_t>(kMergeBelowPixels / geometry.pixels_per_ns());
+    for (const RankTimeline& rank : ghost.ranks())
+        for (bool communication : {false, true}) {
+            blocks.clear();
+            const Lane& lane = communication ? rank.communication : rank.compute;
+            TimelineModel::visible_blocks(lane, geometry.view_start, geometry.view_end, min_ns,
+                                          blocks);
+            const float top = geometry.lane_top(rank.rank, communication);
+            for (const DrawBlock& block : blocks)
+                draw->AddRect({std::max(geometry.left, geometry.x(block.start_ns)), top + 1},
+                              {geometry.x(block.end_ns), top + kLaneHeight - 1},
+                              IM_COL32(255, 255, 255, 110));
+        }
+}
+
+}  // namespace
+
+void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
+    if (!state.model)
+        return;
+    if (!state.fitted) {
+        state.geometry = fitted_geometry(window_width, state.model->end_ns());
+        state.fitted = true;
+    }
+    state.geometry.left = kSidebarWidth + kGutterWidth;
+    state.geometry.width = std::max(1.0f, window_width - state.geometry.left - kRightMargin);
+    handle_input(state, window_width, area_bottom);
+    const TimelineModel& model = *state.model;
+    const TimelineGeometry& geometry = state.geometry;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    draw_ruler(draw, geometry);
+    draw->PushClipRect({kSidebarWidth, kRulerHeight}, {window_width, area_bottom}, true);
+    std::vector<DrawBlock> blocks;
+    std::size_t visible_sends = 0;
+    for (const RankTimeline& rank : model.ranks()) {
+        draw_gutter(draw, rank, geometry);
+        draw_bubbles(draw, rank, geometry);
+        draw_lane(draw, model, rank.compute, geometry.lane_top(rank.rank, false), geometry, blocks);
+        draw_lane(draw, model, rank.communication, geometry.lane_top(rank.rank, true), geometry,
+                  blocks);
+        for (const DrawBlock& block : blocks)
+            visible_sends += block.count;
+    }
+    if (state.compared)
+        draw_ghosts(draw, *state.compared, geometry);
+    // Every visible pair's arrow once few enough are on screen to read them.
+    if (visible_sends < 400)
+        for (const RankTimeline& rank : model.ranks()) {
+            blocks.clear();
+            TimelineModel::visible_blocks(rank.communication, geometry.view_start,
+                                          geometry.view_end, 0, blocks);
+            for (const DrawBlock& block : blocks) {
+                const TimelineAction& action = rank.communication.actions[block.first];
+                if (is_send(action.kind))
+                    draw_arrow(draw, model, geometry, action.pair_id);
+            }
+        }
+    hover_and_tooltip(state);
+    for (const auto& focus : {state.selected, state.hovered}) {
+        if (!focus)
+            continue;
+        const TimelineAction& action = model.action(*focus);
+        const float top = geometry.lane_top(focus->rank, focus->communication);
+        draw->AddRect({geometry.x(action.start_ns) - 1, top - 1},
+                      {geometry.x(action.end_ns) + 1, top + kLaneHeight + 1}, colour(kSelection), 0,
+                      0, 2);
+        if (action.pair_id >= 0)
+            draw_arrow(draw, model, geometry, action.pair_id);
+    }
+    draw->PopClipRect();
+}
+
+void draw_memory(const ViewerState& state, float top, float bottom) {
+    if (!state.model)
+        return;
+    const TimelineGeometry& geometry = state.geometry;
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    std::int64_t peak = 1;
+    for (const RankTimeline& rank : state.model->ranks())
+        for (const auto& sample : rank.memory)
+            peak = std::max(peak, sample.bytes);
+    draw->AddText({kSidebarWidth + 6, top + 2}, IM_COL32(200, 200, 200, 255),
+                  fmt::format("memory (peak {})", format_bytes(peak)).c_str());
+    if (peak <= 1) {
+        draw->AddText({geometry.left, top + 40}, IM_COL32(150, 150, 150, 255),
+                      "nothing recorded: this run has no memory samples");
+        return;
+    }
+    draw->PushClipRect({geometry.left, top}, {geometry.left + geometry.width, bottom}, true);
+    const float height = bottom - top - 6;
+    for (const RankTimeline& rank : state.model->ranks()) {
+        const Rgb tint = kActionColours[rank.rank % 4];
+        ImVec2 previous{geometry.left, bottom - 3};
+        for (const auto& sample : rank.memory) {
+            const ImVec2 point{geometry.x(sample.time_ns),
+                               bottom - 3 - height * static_cast<float>(sample.bytes) / peak};
+            draw->AddLine(previous, {point.x, previous.y}, colour(tint), 1.5f);
+            draw->AddLine({point.x, previous.y}, point, colour(tint), 1.5f);
+            previous = point;
+        }
+    }
+    draw->PopClipRect();
+}
+
+}  // namespace pipelens::viewer

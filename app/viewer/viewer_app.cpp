@@ -1,0 +1,87 @@
+// Frame layout: fixed rectangles, no window decorations, so every pixel is where
+// viewer_layout.hpp says it is.
+#include "app/viewer/viewer_app.hpp"
+
+#include <imgui.h>
+
+#include "app/viewer/panels.hpp"
+#include "app/viewer/timeline_view.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                    ImGuiWindowFlags_NoSavedSettings |
+                                    ImGuiWindowFlags_NoBringToFrontOnFocus;
+
+bool begin_area(const char* name, ImVec2 position, ImVec2 size, bool padded = true) {
+    ImGui::SetNextWindowPos(position);
+    ImGui::SetNextWindowSize(size);
+    if (!padded)
+        ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {0, 0});
+    const bool open =
+        ImGui::Begin(name, nullptr, kFixed | (padded ? 0 : ImGuiWindowFlags_NoScrollWithMouse));
+    if (!padded)
+        ImGui::PopStyleVar();
+    return open;
+}
+
+}  // namespace
+
+void draw_frame(ViewerState& state, float width, float height) {
+    const float timeline_bottom = height - kPanelHeight - kMemoryHeight;
+    if (begin_area("sidebar", {0, 0}, {kSidebarWidth, height}))
+        draw_sidebar(state);
+    ImGui::End();
+
+    ImGui::PushStyleColor(ImGuiCol_WindowBg,
+                          IM_COL32(kBackground.r, kBackground.g, kBackground.b, 255));
+    if (begin_area("timeline", {kSidebarWidth, 0}, {width - kSidebarWidth, timeline_bottom},
+                   false)) {
+        if (state.model)
+            draw_timeline(state, width, timeline_bottom);
+        else
+            ImGui::GetWindowDrawList()->AddText({kSidebarWidth + 20, 40},
+                                                IM_COL32(200, 200, 200, 255),
+                                                "open a trace to see its timeline");
+    }
+    ImGui::End();
+    if (begin_area("memory", {kSidebarWidth, timeline_bottom},
+                   {width - kSidebarWidth, kMemoryHeight}, false))
+        draw_memory(state, timeline_bottom, timeline_bottom + kMemoryHeight);
+    ImGui::End();
+    ImGui::PopStyleColor();
+
+    if (begin_area("panels", {kSidebarWidth, height - kPanelHeight},
+                   {width - kSidebarWidth, kPanelHeight})) {
+        if (ImGui::BeginTabBar("panels")) {
+            const struct {
+                const char* name;
+                Panel panel;
+            } tabs[] = {{"Events", Panel::events},
+                        {"Errors", Panel::errors},
+                        {"Sharding", Panel::sharding}};
+            for (const auto& tab : tabs) {
+                ImGuiTabItemFlags flags = 0;
+                if (state.panel_request == tab.panel)
+                    flags |= ImGuiTabItemFlags_SetSelected;
+                if (ImGui::BeginTabItem(tab.name, nullptr, flags)) {
+                    if (state.panel_request == tab.panel)
+                        state.panel_request.reset();
+                    state.panel = tab.panel;
+                    if (tab.panel == Panel::events)
+                        draw_events_panel(state);
+                    else if (tab.panel == Panel::errors)
+                        draw_errors_panel(state);
+                    else
+                        draw_sharding_panel(state);
+                    ImGui::EndTabItem();
+                }
+            }
+            ImGui::EndTabBar();
+        }
+    }
+    ImGui::End();
+}
+
+}  // namespace pipelens::viewer

@@ -1,0 +1,63 @@
+// Everything the viewer shows and the user has chosen, separate from how it is drawn: the open
+// trace (through traces/ only), its runs, the run shown and the one compared with it, the
+// visible time range, the selected and hovered action, and each panel's rows. A bad file leaves
+// an error message here and the app running.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/viewer/timeline_model.hpp"
+#include "app/viewer/viewer_layout.hpp"
+
+namespace pipelens::viewer {
+
+enum class Panel { events, errors, sharding };
+
+struct ViewerState {
+    std::filesystem::path path;
+    std::unique_ptr<traces::TraceReader> reader;
+    std::vector<traces::RunRecord> runs;
+    std::optional<TimelineModel> model;
+    std::optional<TimelineModel> compared;  // ghost bars
+    std::int64_t run_id = 0;
+    std::int64_t compared_run_id = 0;
+    std::string error;  // shown in the window; empty when all is well
+
+    TimelineGeometry geometry;
+    bool fitted = false;  // geometry set for the current run
+    std::optional<ActionLocation> selected;
+    std::optional<ActionLocation> hovered;
+    std::string search;
+    Panel panel = Panel::events;
+    std::optional<Panel> panel_request;  // a tab to bring to the front (--panel)
+
+    std::vector<traces::EventRecord> events;
+    std::vector<traces::ErrorRecord> errors;
+    std::vector<traces::ShardingRecord> sharding;
+    int event_scrub = -1;        // index into events; -1: none replayed
+    int event_rank_filter = -2;  // -2: all ranks
+    std::string event_name_filter;
+    int sharding_selected = 0;
+    std::vector<std::string> recent_files;
+    std::string open_path_input;
+};
+
+// Opens `path` (the latest run, or `run_id`); on failure keeps the previous trace and sets
+// `error` to the reader's message.
+void open_trace(ViewerState& state, const std::filesystem::path& path,
+                std::optional<std::int64_t> run_id = std::nullopt);
+void show_run(ViewerState& state, std::int64_t run_id);
+void compare_with(ViewerState& state, std::int64_t run_id);  // 0: no comparison
+// Selects the action with this text (e.g. "2F5") and centres the view on it; false if absent.
+bool select_action(ViewerState& state, const std::string& label);
+
+// Recent files, one path per line, most recent first, in $XDG_CONFIG_HOME/pipelens (or
+// ~/.config/pipelens); unreadable or missing files give an empty list.
+std::vector<std::string> load_recent_files();
+void remember_recent_file(ViewerState& state, const std::string& path);
+
+}  // namespace pipelens::viewer
