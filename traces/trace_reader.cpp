@@ -52,6 +52,7 @@ struct TraceReader::State {
     std::filesystem::path path;
     Connection connection;
     int schema_version = 0;
+    TraceReaderOptions options;
 
     sqlite3* db() const { return connection.get(); }
 
@@ -139,7 +140,8 @@ struct TraceReader::State {
                                       "not a pipelens trace (an SQLite database with no "
                                       "tables)");
         schema_version = *version;
-        detail::check_trace_integrity(db(), path);
+        if (options.check_integrity)
+            detail::check_trace_integrity(db(), path);
         // Sorting (rarely needed: the indexes give most orders) stays in memory, and a viewer's
         // repeated window queries stay in a 64 MiB page cache.
         detail::execute(db(), path, "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;",
@@ -231,8 +233,10 @@ ActionRecord action_from(sqlite3_stmt* row, StringTable& strings) {
 
 }  // namespace
 
-TraceReader::TraceReader(const std::filesystem::path& path) : state_(std::make_unique<State>()) {
+TraceReader::TraceReader(const std::filesystem::path& path, TraceReaderOptions options)
+    : state_(std::make_unique<State>()) {
     state_->path = path;
+    state_->options = options;
     state_->open();
 }
 

@@ -6,6 +6,7 @@
 
 #include "app/viewer/panels.hpp"
 #include "app/viewer/viewer_layout.hpp"
+#include "engine/sharding/placement.hpp"
 
 namespace pipelens::viewer {
 namespace {
@@ -18,8 +19,16 @@ std::vector<int> mesh_shape(const std::string& mesh) {
     return shape;
 }
 
-void draw_mesh(const std::vector<int>& shape, const std::string& placements) {
-    if (shape.empty())
+// Devices holding the same shard get the same colour: the shard a device holds is numbered by
+// its coordinates along the mesh dims that shard (replicated or partial dims repeat it).
+void draw_mesh(const std::vector<int>& shape, const std::string& placements_text) {
+    std::vector<sharding::Placement> placements;
+    try {
+        placements = sharding::parse_placements(placements_text);
+    } catch (const std::invalid_argument&) {
+        return;  // a tuple output: no single tensor to draw
+    }
+    if (shape.empty() || placements.size() != shape.size())
         return;
     const int rows = shape.size() == 2 ? shape[0] : 1;
     const int columns = shape.back();
@@ -28,18 +37,17 @@ void draw_mesh(const std::vector<int>& shape, const std::string& placements) {
     const float cell = 34;
     for (int row = 0; row < rows; ++row)
         for (int column = 0; column < columns; ++column) {
-            const int device = row * columns + column;
-            // Devices holding the same shard share a colour: a replicated mesh dim repeats it.
-            const bool row_sharded = placements.size() >= 2 && placements.rfind("R", 0) != 0;
-            const bool column_sharded =
-                placements.find('S', placements.size() > 1 ? 1 : 0) != std::string::npos;
-            const int shard = (row_sharded ? row : 0) * columns + (column_sharded ? column : 0);
-            const Rgb tint = kActionColours[shard % 8];
+            const int coordinate[2] = {shape.size() == 2 ? row : column, column};
+            int shard = 0;
+            for (std::size_t dim = 0; dim < shape.size(); ++dim)
+                if (placements[dim].is_shard())
+                    shard = shard * shape[dim] + coordinate[dim];
+            const Rgb tint = kActionColours[shard % 9];
             const ImVec2 min{origin.x + column * cell, origin.y + row * cell};
             draw->AddRectFilled(min, {min.x + cell - 3, min.y + cell - 3},
                                 IM_COL32(tint.r, tint.g, tint.b, 255));
             draw->AddText({min.x + 4, min.y + 9}, IM_COL32(10, 10, 10, 255),
-                          std::to_string(device).c_str());
+                          std::to_string(row * columns + column).c_str());
         }
     ImGui::Dummy({columns * cell, rows * cell});
 }

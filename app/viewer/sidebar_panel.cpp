@@ -1,5 +1,6 @@
 // Sidebar: file, runs, search, selection details, comparison summary.
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <imgui.h>
@@ -10,10 +11,46 @@
 namespace pipelens::viewer {
 namespace {
 
+// A small file dialog: the directory's subdirectories and .db files; a click enters a
+// directory or opens a trace.
+void draw_open_dialog(ViewerState& state) {
+    if (ImGui::Button("Browse..."))
+        ImGui::OpenPopup("open trace");
+    if (!ImGui::BeginPopup("open trace"))
+        return;
+    std::error_code error;
+    if (state.browse_directory.empty())
+        state.browse_directory = std::filesystem::current_path(error).string();
+    ImGui::TextUnformatted(state.browse_directory.c_str());
+    ImGui::Separator();
+    std::vector<std::filesystem::directory_entry> entries;
+    for (const auto& entry : std::filesystem::directory_iterator(state.browse_directory, error))
+        if (entry.is_directory(error) || entry.path().extension() == ".db")
+            entries.push_back(entry);
+    std::sort(entries.begin(), entries.end());
+    if (ImGui::Selectable("../", false, ImGuiSelectableFlags_DontClosePopups))
+        state.browse_directory =
+            std::filesystem::path(state.browse_directory).parent_path().string();
+    for (const auto& entry : entries) {
+        const bool directory = entry.is_directory(error);
+        const std::string name = entry.path().filename().string() + (directory ? "/" : "");
+        if (ImGui::Selectable(name.c_str(), false,
+                              directory ? ImGuiSelectableFlags_DontClosePopups : 0)) {
+            if (directory)
+                state.browse_directory = entry.path().string();
+            else
+                open_trace(state, entry.path());
+        }
+    }
+    if (error)
+        ImGui::TextDisabled("%s", error.message().c_str());
+    ImGui::EndPopup();
+}
+
 void draw_file_controls(ViewerState& state) {
     char buffer[1024];
     std::snprintf(buffer, sizeof buffer, "%s", state.open_path_input.c_str());
-    ImGui::SetNextItemWidth(-60);
+    ImGui::SetNextItemWidth(-50);
     if (ImGui::InputTextWithHint("##open", "trace.db path", buffer, sizeof buffer,
                                  ImGuiInputTextFlags_EnterReturnsTrue))
         open_trace(state, buffer);
@@ -21,6 +58,7 @@ void draw_file_controls(ViewerState& state) {
     ImGui::SameLine();
     if (ImGui::Button("Open"))
         open_trace(state, state.open_path_input);
+    draw_open_dialog(state);
     if (!state.recent_files.empty() && ImGui::CollapsingHeader("Recent files")) {
         for (const std::string& recent : std::vector<std::string>(state.recent_files))
             if (ImGui::Selectable(recent.c_str()))

@@ -32,7 +32,7 @@ void index_lane(Lane& lane) {
 }  // namespace
 
 TimelineModel TimelineModel::from_records(traces::RunRecord run,
-                                          const std::vector<traces::ActionRecord>& actions,
+                                          std::vector<traces::ActionRecord> actions,
                                           std::vector<traces::PairRecord> pairs,
                                           std::vector<traces::RankRecord> figures,
                                           const std::vector<traces::MemoryRecord>& memory) {
@@ -49,15 +49,15 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
         model.ranks_[rank].rank = rank;
     for (auto& figure : figures)
         model.ranks_.at(figure.rank).figures = std::move(figure);
-    std::unordered_map<std::string, std::uint32_t> label_ids;
-    for (const auto& record : actions) {
-        auto [found, added] =
-            label_ids.try_emplace(record.label, static_cast<std::uint32_t>(model.labels_.size()));
-        if (added)
-            model.labels_.push_back(record.label);
-        TimelineAction action{record.start_ns, record.end_ns,     record.bytes,
-                              record.stage,    record.microbatch, record.pair_id,
-                              record.step,     found->second,     record.kind};
+    // Labels are nearly all distinct (stage x microbatch x kind), so they are kept one per
+    // action, in record order, without hashing.
+    model.labels_.reserve(actions.size());
+    for (auto& record : actions) {
+        const auto label = static_cast<std::uint32_t>(model.labels_.size());
+        model.labels_.push_back(std::move(record.label));
+        TimelineAction action{record.start_ns,   record.end_ns,  record.bytes, record.stage,
+                              record.microbatch, record.pair_id, record.step,  label,
+                              record.kind};
         RankTimeline& rank = model.ranks_.at(record.rank);
         (record.lane == traces::ActionLane::compute ? rank.compute : rank.communication)
             .actions.push_back(action);
@@ -77,6 +77,8 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
 
 void TimelineModel::finish() {
     for (RankTimeline& rank : ranks_) {
+        for (const auto& sample : rank.memory)
+            memory_peak_ = std::max(memory_peak_, sample.bytes);
         index_lane(rank.compute);
         index_lane(rank.communication);
         if (!rank.compute.max_end.empty())
@@ -86,8 +88,15 @@ void TimelineModel::finish() {
     }
     pair_index_.assign(pairs_.size(), {});
     std::unordered_map<std::int32_t, std::size_t> slot;
-    for (std::size_t index = 0; index < pairs_.size(); ++index)
-        slot[pairs_[index].pair_id] = index;
+    for (std::size_t index = 0; index < pairs_.size(); ++index) {
+        const std::int32_t id = pairs_[index].pair_id;
+        slot[id] = index;
+        if (id >= 0) {
+            if (static_cast<std::size_t>(id) >= pair_slot_.size())
+                pair_slot_.resize(static_cast<std::size_t>(id) + 1, -1);
+            pair_slot_[static_cast<std::size_t>(id)] = static_cast<std::int64_t>(index);
+        }
+    }
     for (const RankTimeline& rank : ranks_)
         for (std::size_t index = 0; index < rank.communication.actions.size(); ++index) {
             const TimelineAction& action = rank.communication.actions[index];
@@ -145,34 +154,44 @@ const TimelineAction& TimelineModel::action(const ActionLocation& at) const {
 void TimelineModel::visible_blocks(const Lane& lane, std::int64_t from, std::int64_t to,
                                    std::int64_t min_ns, std::vector<DrawBlock>& out) {
     // First action that may overlap `from`: its running max end reaches past `from`.
-    const auto first = std::upper_bound(lane.max_end.begin(), lane.max_end.end(), from);
-    std::size_t index = static_cast<std::size_t>(first - lane.max_end.begin());
     const auto& actions = lane.actions;
+    std::size_t index = static_cast<std::size_t>(
+        std::upper_bound(lane.max_end.begin(), lane.max_end.end(), from) - lane.max_end.begin());
+    const auto starting_before = [&](std::size_t first, std::int64_t time) {
+        return static_cast<std::size_t>(
+            std::lower_bound(actions.begin() + static_cast<std::ptrdiff_t>(first), actions.end(),
+                             time,
+                             [](const TimelineAction& action, std::int64_t value) {
+                                 return action.start_ns < value;
+                             }) -
+            actions.begin());
+    };
     while (index < actions.size() && actions[index].start_ns < to) {
         DrawBlock block{actions[index].start_ns, actions[index].end_ns, index, 1};
-        ++index;
-        // Merge neighbours while the block is too narrow to see on its own.
-        while (index < actions.size() && actions[index].start_ns < to &&
-               block.end_ns - block.start_ns < min_ns &&
-               actions[index].start_ns - block.end_ns < min_ns) {
-            block.end_ns = std::max(block.end_ns, actions[index].end_ns);
-            ++block.count;
-            ++index;
+        std::size_t next = index + 1;
+        if (block.end_ns - block.start_ns < min_ns) {
+            // Too narrow to see: take in, with one binary search, every action starting within
+            // min_ns of it, so a zoomed-out frame costs per pixel, not per action.
+            next = std::max(next, starting_before(next, block.start_ns + min_ns));
+            block.end_ns = std::max(block.end_ns, lane.max_end[next - 1]);
+            if (next < actions.size() && block.end_ns - block.start_ns < min_ns &&
+                actions[next].start_ns - block.end_ns < min_ns && actions[next].start_ns < to) {
+                block.end_ns = std::max(block.end_ns, actions[next].end_ns);
+                ++next;
+            }
+            block.count = next - index;
         }
         out.push_back(block);
+        index = next;
     }
 }
 
 std::optional<ActionLocation> TimelineModel::find(const std::string& label) const {
-    const auto id = std::find(labels_.begin(), labels_.end(), label);
-    if (id == labels_.end())
-        return std::nullopt;
-    const auto wanted = static_cast<std::uint32_t>(id - labels_.begin());
     for (const RankTimeline& rank : ranks_)
         for (bool communication : {false, true}) {
             const Lane& lane = communication ? rank.communication : rank.compute;
             for (std::size_t index = 0; index < lane.actions.size(); ++index)
-                if (lane.actions[index].label == wanted)
+                if (labels_[lane.actions[index].label] == label)
                     return ActionLocation{rank.rank, communication, index};
         }
     return std::nullopt;
@@ -180,10 +199,10 @@ std::optional<ActionLocation> TimelineModel::find(const std::string& label) cons
 
 std::optional<std::pair<ActionLocation, ActionLocation>> TimelineModel::pair_ends(
     std::int32_t pair_id) const {
-    for (std::size_t index = 0; index < pairs_.size(); ++index)
-        if (pairs_[index].pair_id == pair_id)
-            return pair_index_[index];
-    return std::nullopt;
+    if (pair_id < 0 || static_cast<std::size_t>(pair_id) >= pair_slot_.size() ||
+        pair_slot_[pair_id] < 0)
+        return std::nullopt;
+    return pair_index_[static_cast<std::size_t>(pair_slot_[pair_id])];
 }
 
 std::optional<std::size_t> TimelineModel::action_at(const Lane& lane, std::int64_t time_ns) const {

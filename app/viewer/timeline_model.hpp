@@ -24,7 +24,7 @@ struct TimelineAction {
     std::int32_t microbatch = -1;
     std::int32_t pair_id = -1;
     std::int32_t step = 0;
-    std::uint32_t label = 0;  // index into TimelineModel::labels
+    std::uint32_t label = 0;  // index of its text in the model (record order)
     std::uint8_t kind = 0;    // pipelens::ActionKind
 };
 
@@ -75,6 +75,7 @@ class TimelineModel {
     const std::string& label(const TimelineAction& action) const { return labels_[action.label]; }
     std::int64_t end_ns() const { return end_ns_; }
     std::size_t action_count() const { return action_count_; }
+    std::int64_t memory_peak() const { return memory_peak_; }  // over all ranks' samples
 
     const Lane& lane(const ActionLocation& at) const;
     const TimelineAction& action(const ActionLocation& at) const;
@@ -93,7 +94,7 @@ class TimelineModel {
 
     // Builds a model from records, for tests and the synthetic benchmark trace.
     static TimelineModel from_records(traces::RunRecord run,
-                                      const std::vector<traces::ActionRecord>& actions,
+                                      std::vector<traces::ActionRecord> actions,
                                       std::vector<traces::PairRecord> pairs,
                                       std::vector<traces::RankRecord> figures,
                                       const std::vector<traces::MemoryRecord>& memory);
@@ -107,7 +108,9 @@ class TimelineModel {
     std::vector<std::string> labels_;
     std::int64_t end_ns_ = 0;
     std::size_t action_count_ = 0;
-    std::vector<std::pair<ActionLocation, ActionLocation>> pair_index_;  // by pair id
+    std::int64_t memory_peak_ = 0;
+    std::vector<std::pair<ActionLocation, ActionLocation>> pair_index_;  // parallel to pairs_
+    std::vector<std::int64_t> pair_slot_;  // pair id -> index into pairs_, -1 when absent
 };
 
 }  // namespace pipelens::viewer

@@ -59,12 +59,19 @@ void draw_bubbles(ImDrawList* draw, const RankTimeline& rank, const TimelineGeom
     const auto first = std::lower_bound(
         rank.bubbles.begin(), rank.bubbles.end(), geometry.view_start,
         [](const Bubble& bubble, std::int64_t time) { return bubble.end_ns <= time; });
+    const auto pixel_ns = static_cast<std::int64_t>(1 / geometry.pixels_per_ns()) + 1;
     for (auto bubble = first; bubble != rank.bubbles.end() && bubble->start_ns < geometry.view_end;
          ++bubble) {
         const float left = std::max(geometry.left, geometry.x(bubble->start_ns));
         const float right = std::min(geometry.left + geometry.width, geometry.x(bubble->end_ns));
-        if (right - left < 1)
+        if (right - left < 1) {
+            // Invisible: jump to the first bubble a pixel further on.
+            const std::int64_t next = bubble->start_ns + pixel_ns;
+            bubble = std::prev(std::lower_bound(
+                bubble, rank.bubbles.end(), next,
+                [](const Bubble& item, std::int64_t time) { return item.start_ns < time; }));
             continue;
+        }
         draw->AddRectFilled({left, top}, {right, bottom}, colour(kBubbleFill));
         draw->PushClipRect({left, top}, {right, bottom}, true);
         for (float x = left - kLaneHeight; x < right; x += 6)
@@ -82,8 +89,11 @@ void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, f
     for (const DrawBlock& block : blocks) {
         const float left = std::max(clip_left, geometry.x(block.start_ns));
         const float right = std::min(clip_right, std::max(left + 1, geometry.x(block.end_ns)));
+        constexpr float kNarrowestText = 14;  // no text below this: saves the text measuring
         if (block.count > 1) {
             draw->AddRectFilled({left, top}, {right, top + kLaneHeight}, colour(kMergedBlock));
+            if (right - left < kNarrowestText)
+                continue;
             const std::string count = fmt::format("{}", block.count);
             if (right - left > ImGui::CalcTextSize(count.c_str()).x + 4)
                 draw->AddText({left + 2, top + 2}, IM_COL32(20, 20, 20, 255), count.c_str());
@@ -91,6 +101,8 @@ void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, f
         }
         const TimelineAction& action = lane.actions[block.first];
         draw->AddRectFilled({left, top}, {right, top + kLaneHeight}, action_colour(action.kind));
+        if (right - left < kNarrowestText)
+            continue;
         const std::string& label = model.label(action);
         if (right - left > ImGui::CalcTextSize(label.c_str()).x + 4)
             draw->AddText({left + 2, top + 2}, IM_COL32(15, 15, 15, 255), label.c_str());
@@ -152,6 +164,9 @@ void handle_input(ViewerState& state, float window_width, float area_bottom) {
         const auto shift = static_cast<std::int64_t>(io.MouseDelta.x / geometry.pixels_per_ns());
         geometry.view_start -= shift;
         geometry.view_end -= shift;
+        const float content = static_cast<float>(state.model->ranks().size()) * kRankHeight;
+        state.scroll_y = std::clamp(state.scroll_y - io.MouseDelta.y, 0.0f,
+                                    std::max(0.0f, content - (area_bottom - kRulerHeight)));
     }
     if ((inside && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ||
         (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('F')))
@@ -244,6 +259,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     state.geometry.left = kSidebarWidth + kGutterWidth;
     state.geometry.width = std::max(1.0f, window_width - state.geometry.left - kRightMargin);
     handle_input(state, window_width, area_bottom);
+    state.geometry.top = kRulerHeight - state.scroll_y;
     const TimelineModel& model = *state.model;
     const TimelineGeometry& geometry = state.geometry;
     ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -251,7 +267,14 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     draw->PushClipRect({kSidebarWidth, kRulerHeight}, {window_width, area_bottom}, true);
     std::vector<DrawBlock> blocks;
     std::size_t visible_sends = 0;
+    // Only the ranks in view are drawn: a frame costs what is on screen.
+    const auto visible = [&](const RankTimeline& rank) {
+        const float top = geometry.lane_top(rank.rank, false);
+        return top + kRankHeight > kRulerHeight && top < area_bottom;
+    };
     for (const RankTimeline& rank : model.ranks()) {
+        if (!visible(rank))
+            continue;
         draw_gutter(draw, rank, geometry);
         draw_bubbles(draw, rank, geometry);
         draw_lane(draw, model, rank.compute, geometry.lane_top(rank.rank, false), geometry, blocks);
@@ -265,6 +288,8 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     // Every visible pair's arrow once few enough are on screen to read them.
     if (visible_sends < 400)
         for (const RankTimeline& rank : model.ranks()) {
+            if (!visible(rank))
+                continue;
             blocks.clear();
             TimelineModel::visible_blocks(rank.communication, geometry.view_start,
                                           geometry.view_end, 0, blocks);
@@ -294,10 +319,7 @@ void draw_memory(const ViewerState& state, float top, float bottom) {
         return;
     const TimelineGeometry& geometry = state.geometry;
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    std::int64_t peak = 1;
-    for (const RankTimeline& rank : state.model->ranks())
-        for (const auto& sample : rank.memory)
-            peak = std::max(peak, sample.bytes);
+    const std::int64_t peak = std::max<std::int64_t>(1, state.model->memory_peak());
     draw->AddText({kSidebarWidth + 6, top + 2}, IM_COL32(200, 200, 200, 255),
                   fmt::format("memory (peak {})", format_bytes(peak)).c_str());
     if (peak <= 1) {
@@ -307,16 +329,33 @@ void draw_memory(const ViewerState& state, float top, float bottom) {
     }
     draw->PushClipRect({geometry.left, top}, {geometry.left + geometry.width, bottom}, true);
     const float height = bottom - top - 6;
+    // One point per pixel column (the sample in force there), found by binary search, so the
+    // plot costs the same whatever the number of samples.
+    // The ranks the timeline shows (scrolled like it), at most eight: one line per rank.
+    const float lanes_top = kRulerHeight;
+    int shown = 0;
     for (const RankTimeline& rank : state.model->ranks()) {
+        if (rank.memory.empty() || geometry.lane_top(rank.rank, false) + kRankHeight <= lanes_top ||
+            ++shown > 8)
+            continue;
         const Rgb tint = kActionColours[rank.rank % 4];
         ImVec2 previous{geometry.left, bottom - 3};
-        for (const auto& sample : rank.memory) {
-            const ImVec2 point{geometry.x(sample.time_ns),
-                               bottom - 3 - height * static_cast<float>(sample.bytes) / peak};
-            draw->AddLine(previous, {point.x, previous.y}, colour(tint), 1.5f);
-            draw->AddLine({point.x, previous.y}, point, colour(tint), 1.5f);
-            previous = point;
+        for (float x = geometry.left; x <= geometry.left + geometry.width; x += 1) {
+            const std::int64_t time = geometry.time_at(x);
+            const auto after =
+                std::upper_bound(rank.memory.begin(), rank.memory.end(), time,
+                                 [](std::int64_t value, const traces::MemoryRecord& sample) {
+                                     return value < sample.time_ns;
+                                 });
+            const std::int64_t bytes = after == rank.memory.begin() ? 0 : std::prev(after)->bytes;
+            const ImVec2 point{x, bottom - 3 - height * static_cast<float>(bytes) / peak};
+            if (point.y != previous.y) {
+                draw->AddLine(previous, {x, previous.y}, colour(tint), 1.5f);
+                draw->AddLine({x, previous.y}, point, colour(tint), 1.5f);
+                previous = point;
+            }
         }
+        draw->AddLine(previous, {geometry.left + geometry.width, previous.y}, colour(tint), 1.5f);
     }
     draw->PopClipRect();
 }

@@ -26,6 +26,7 @@ inline constexpr float kRulerHeight = 26;
 inline constexpr float kLaneHeight = 18;
 inline constexpr float kLaneGap = 2;
 inline constexpr float kRankGap = 10;
+inline constexpr float kRankHeight = 2 * kLaneHeight + kLaneGap + kRankGap;
 inline constexpr float kMemoryHeight = 110;
 inline constexpr float kPanelHeight = 230;
 inline constexpr float kMergeBelowPixels = 3;  // narrower actions merge into one block
@@ -64,8 +65,7 @@ struct TimelineGeometry {
         return view_start + static_cast<std::int64_t>((pixel_x - left) / pixels_per_ns());
     }
     float lane_top(int rank, bool communication) const {
-        return top + rank * (2 * kLaneHeight + kLaneGap + kRankGap) +
-               (communication ? kLaneHeight + kLaneGap : 0);
+        return top + rank * kRankHeight + (communication ? kLaneHeight + kLaneGap : 0);
     }
 };
 

@@ -28,6 +28,7 @@ struct ViewerState {
     std::string error;  // shown in the window; empty when all is well
 
     TimelineGeometry geometry;
+    float scroll_y = 0;   // ranks scrolled up out of view, in pixels (dragging scrolls)
     bool fitted = false;  // geometry set for the current run
     std::optional<ActionLocation> selected;
     std::optional<ActionLocation> hovered;
@@ -44,6 +45,7 @@ struct ViewerState {
     int sharding_selected = 0;
     std::vector<std::string> recent_files;
     std::string open_path_input;
+    std::string browse_directory;  // where the open dialog is
 };
 
 // Opens `path` (the latest run, or `run_id`); on failure keeps the previous trace and sets
