@@ -5,7 +5,6 @@
 
 #include "engine/recorder/recorded_trace.hpp"
 
-#include <chrono>
 #include <vector>
 
 namespace pipelens::sim {
@@ -58,12 +57,6 @@ std::vector<traces::PairRecord> pairs_of(const Schedule& lowered, const Simulati
     return pairs;
 }
 
-std::int64_t wall_clock_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 }  // namespace
 
 traces::RankRecord rank_record(const RankResult& rank) {
@@ -89,8 +82,6 @@ std::int64_t record_simulation(traces::TraceWriter& writer, const Schedule& lowe
                                const RecordProgress& progress,
                                const recorder::StateRecorder* recording) {
     run.kind = traces::RunKind::simulated;
-    if (run.started_at_ns == 0)
-        run.started_at_ns = wall_clock_ns();
     const std::int64_t run_id = writer.begin_run(run);
     const std::size_t total = simulation_row_count(lowered, result);
     std::size_t written = 0;

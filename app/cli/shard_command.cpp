@@ -4,8 +4,6 @@
 //   pipelens shard --show 'f32[8,8](S(0)S(1))' --mesh 'dp=2,tp=2'
 // A malformed op, tensor or mesh is a usage error (exit 2); an op that cannot be propagated
 // (no strategy, mixed meshes, unshardable shapes) exits 1 with the op in schema form.
-#include <chrono>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -51,9 +49,6 @@ std::int64_t record(const ShardOptions& options, const sharding::DeviceMesh& mes
                                 {"mesh", sharding::to_string(mesh)},
                                 {"devices_per_host", mesh.devices_per_host}}
                      .dump();
-    run.started_at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
     const std::int64_t run_id = writer.begin_run(run);
     recorder::StateRecorder recording(-1, "sim");
     for (std::size_t index = 0; index < decisions.size(); ++index) {

@@ -55,8 +55,8 @@ void draw_events_panel(ViewerState& state) {
             event.name.find(state.event_name_filter) == std::string::npos)
             continue;
         const std::string text =
-            fmt::format("{}r{} #{} {}{} {}", event.parent ? "    " : "", event.rank, event.sequence,
-                        event.name, "", event.arguments.substr(0, 120));
+            fmt::format("{}r{} #{} {} {}", event.parent ? "    " : "", event.rank, event.sequence,
+                        event.name, event.arguments.substr(0, 120));
         if (ImGui::Selectable(fmt::format("{}##event{}", text, index).c_str(),
                               index == state.event_scrub))
             state.event_scrub = index;
@@ -65,15 +65,22 @@ void draw_events_panel(ViewerState& state) {
     ImGui::NextColumn();
     ImGui::BeginChild("replayed state");
     if (state.event_scrub >= 0 && state.event_scrub < static_cast<int>(state.events.size())) {
-        const traces::EventRecord& chosen = state.events[state.event_scrub];
-        try {
-            const recorder::StateRecorder replayed =
-                recorder::replay_events(stream_of(state, chosen.rank), chosen.sequence);
-            for (const recorder::StateField& field : recorder::state_fields(replayed.state()))
-                ImGui::Text("%s: %s", field.name.c_str(), field.value.c_str());
-        } catch (const std::exception& error) {
-            ImGui::TextWrapped("replay failed: %s", error.what());
+        // Replayed once per chosen event, not once per frame.
+        if (state.replayed_event != state.event_scrub) {
+            state.replayed_event = state.event_scrub;
+            state.replayed_lines.clear();
+            const traces::EventRecord& chosen = state.events[state.event_scrub];
+            try {
+                const recorder::StateRecorder replayed =
+                    recorder::replay_events(stream_of(state, chosen.rank), chosen.sequence);
+                for (const recorder::StateField& field : recorder::state_fields(replayed.state()))
+                    state.replayed_lines.push_back(field.name + ": " + field.value);
+            } catch (const std::exception& error) {
+                state.replayed_lines.push_back(std::string("replay failed: ") + error.what());
+            }
         }
+        for (const std::string& line : state.replayed_lines)
+            ImGui::TextUnformatted(line.c_str());
     } else {
         ImGui::TextDisabled("the state after the chosen event appears here");
     }

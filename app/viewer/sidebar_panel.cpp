@@ -104,31 +104,11 @@ void draw_details(ViewerState& state) {
 void draw_comparison(const ViewerState& state) {
     if (!state.compared || !state.model)
         return;
-    struct Delta {
-        std::string label;
-        std::int64_t delta_ns;
-    };
-    std::vector<Delta> deltas;
-    for (const RankTimeline& rank : state.model->ranks())
-        for (const TimelineAction& action : rank.compute.actions) {
-            const std::string& label = state.model->label(action);
-            if (const auto other = state.compared->find(label)) {
-                const TimelineAction& ghost = state.compared->action(*other);
-                deltas.push_back(
-                    {label, (action.end_ns - action.start_ns) - (ghost.end_ns - ghost.start_ns)});
-            }
-            if (deltas.size() > 5000)
-                break;
-        }
-    std::sort(deltas.begin(), deltas.end(), [](const Delta& left, const Delta& right) {
-        return std::abs(left.delta_ns) > std::abs(right.delta_ns);
-    });
     ImGui::Separator();
     ImGui::Text("vs run %lld: largest differences", static_cast<long long>(state.compared_run_id));
-    for (std::size_t index = 0; index < deltas.size() && index < 8; ++index)
-        ImGui::Text("  %-10s %s%s", deltas[index].label.c_str(),
-                    deltas[index].delta_ns >= 0 ? "+" : "-",
-                    format_duration(std::abs(deltas[index].delta_ns)).c_str());
+    for (const ViewerState::Difference& difference : state.largest_differences)
+        ImGui::Text("  %-10s %s%s", difference.label.c_str(), difference.delta_ns >= 0 ? "+" : "-",
+                    format_duration(std::abs(difference.delta_ns)).c_str());
 }
 
 }  // namespace

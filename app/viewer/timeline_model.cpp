@@ -2,7 +2,6 @@
 #include "app/viewer/timeline_model.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -87,10 +86,8 @@ void TimelineModel::finish() {
             end_ns_ = std::max(end_ns_, rank.communication.max_end.back());
     }
     pair_index_.assign(pairs_.size(), {});
-    std::unordered_map<std::int32_t, std::size_t> slot;
     for (std::size_t index = 0; index < pairs_.size(); ++index) {
         const std::int32_t id = pairs_[index].pair_id;
-        slot[id] = index;
         if (id >= 0) {
             if (static_cast<std::size_t>(id) >= pair_slot_.size())
                 pair_slot_.resize(static_cast<std::size_t>(id) + 1, -1);
@@ -100,10 +97,10 @@ void TimelineModel::finish() {
     for (const RankTimeline& rank : ranks_)
         for (std::size_t index = 0; index < rank.communication.actions.size(); ++index) {
             const TimelineAction& action = rank.communication.actions[index];
-            const auto found = slot.find(action.pair_id);
-            if (action.pair_id < 0 || found == slot.end())
+            const auto position = pair_position(action.pair_id);
+            if (!position)
                 continue;
-            auto& ends = pair_index_[found->second];
+            auto& ends = pair_index_[*position];
             (is_receive(action.kind) ? ends.second : ends.first) = {rank.rank, true, index};
         }
     // Bubbles: gaps of the compute lane within [0, end of the step].
@@ -127,8 +124,8 @@ void TimelineModel::finish() {
             if (after == receives.begin() || std::prev(after)->first <= from)
                 return "idle";
             const TimelineAction& waited = *std::prev(after)->second;
-            const auto found = slot.find(waited.pair_id);
-            const int peer = found == slot.end() ? -1 : pairs_[found->second].send_rank;
+            const auto position = pair_position(waited.pair_id);
+            const int peer = position ? pairs_[*position].send_rank : -1;
             return fmt::format("waiting on rank {} ({})", peer, labels_[waited.label]);
         };
         for (std::size_t index = 0; index < compute.size(); ++index) {
@@ -197,12 +194,19 @@ std::optional<ActionLocation> TimelineModel::find(const std::string& label) cons
     return std::nullopt;
 }
 
+std::optional<std::size_t> TimelineModel::pair_position(std::int32_t pair_id) const {
+    if (pair_id < 0 || static_cast<std::size_t>(pair_id) >= pair_slot_.size() ||
+        pair_slot_[static_cast<std::size_t>(pair_id)] < 0)
+        return std::nullopt;
+    return static_cast<std::size_t>(pair_slot_[static_cast<std::size_t>(pair_id)]);
+}
+
 std::optional<std::pair<ActionLocation, ActionLocation>> TimelineModel::pair_ends(
     std::int32_t pair_id) const {
-    if (pair_id < 0 || static_cast<std::size_t>(pair_id) >= pair_slot_.size() ||
-        pair_slot_[pair_id] < 0)
+    const auto position = pair_position(pair_id);
+    if (!position)
         return std::nullopt;
-    return pair_index_[static_cast<std::size_t>(pair_slot_[pair_id])];
+    return pair_index_[*position];
 }
 
 std::optional<std::size_t> TimelineModel::action_at(const Lane& lane, std::int64_t time_ns) const {

@@ -101,6 +101,7 @@ class TimelineModel {
 
   private:
     void finish();
+    std::optional<std::size_t> pair_position(std::int32_t pair_id) const;  // index into pairs_
 
     traces::RunRecord run_;
     std::vector<RankTimeline> ranks_;

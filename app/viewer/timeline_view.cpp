@@ -130,10 +130,8 @@ void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeom
 
 void draw_gutter(ImDrawList* draw, const RankTimeline& rank, const TimelineGeometry& geometry) {
     const float top = geometry.lane_top(rank.rank, false);
-    const double step = static_cast<double>(geometry.view_end - geometry.view_start);
     const double busy = rank.figures.busy_ns + rank.figures.bubble_ns;
     const double busy_share = busy > 0 ? 100.0 * rank.figures.busy_ns / busy : 0;
-    (void)step;
     const float x = kSidebarWidth + 6;
     draw->AddText({x, top}, IM_COL32(230, 230, 230, 255),
                   fmt::format("rank {}", rank.rank).c_str());
@@ -205,28 +203,29 @@ void hover_and_tooltip(ViewerState& state) {
                     ImGui::Text("%s rank %d", sends ? "to" : "from",
                                 sends ? ends->second.rank : ends->first.rank);
                 }
-                if (state.compared)
-                    if (const auto other = state.compared->find(model.label(action))) {
-                        const TimelineAction& ghost = state.compared->action(*other);
-                        ImGui::Text("run %lld: %s (%+.1f%%)",
-                                    static_cast<long long>(state.compared_run_id),
-                                    format_duration(ghost.end_ns - ghost.start_ns).c_str(),
-                                    100.0 *
-                                        ((action.end_ns - action.start_ns) -
-                                         (ghost.end_ns - ghost.start_ns)) /
-                                        std::max<std::int64_t>(1, ghost.end_ns - ghost.start_ns));
-                    }
+                if (state.compared && action.label < state.compared_durations.size() &&
+                    state.compared_durations[action.label] >= 0) {
+                    const std::int64_t ghost = state.compared_durations[action.label];
+                    ImGui::Text("run %lld: %s (%+.1f%%)",
+                                static_cast<long long>(state.compared_run_id),
+                                format_duration(ghost).c_str(),
+                                100.0 * ((action.end_ns - action.start_ns) - ghost) /
+                                    std::max<std::int64_t>(1, ghost));
+                }
                 ImGui::EndTooltip();
                 return;
             }
-            if (!communication)
-                for (const Bubble& bubble : rank.bubbles)
-                    if (bubble.start_ns <= time && time < bubble.end_ns) {
-                        ImGui::SetTooltip("bubble %s on rank %d: %s",
-                                          format_duration(bubble.end_ns - bubble.start_ns).c_str(),
-                                          rank.rank, bubble.cause.c_str());
-                        return;
-                    }
+            if (communication)
+                continue;
+            const auto bubble = std::upper_bound(
+                rank.bubbles.begin(), rank.bubbles.end(), time,
+                [](std::int64_t value, const Bubble& item) { return value < item.end_ns; });
+            if (bubble != rank.bubbles.end() && bubble->start_ns <= time) {
+                ImGui::SetTooltip("bubble %s on rank %d: %s",
+                                  format_duration(bubble->end_ns - bubble->start_ns).c_str(),
+                                  rank.rank, bubble->cause.c_str());
+                return;
+            }
         }
 }
 

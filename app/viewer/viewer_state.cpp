@@ -1,8 +1,11 @@
 // Opening traces and runs, selection, recent files.
 #include "app/viewer/viewer_state.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <string_view>
+#include <unordered_map>
 
 #include "traces/trace_error.hpp"
 
@@ -17,6 +20,41 @@ std::filesystem::path recent_files_path() {
             ? std::filesystem::path(config)
             : std::filesystem::path(home != nullptr ? home : ".") / ".config";
     return directory / "pipelens" / "recent_files";
+}
+
+// Pairs each action of the shown run with the compared run's action of the same text (the
+// first by rank, as TimelineModel::find), once, so drawing a frame never searches.
+void match_compared(ViewerState& state) {
+    state.compared_durations.clear();
+    state.largest_differences.clear();
+    if (!state.compared || !state.model)
+        return;
+    std::unordered_map<std::string_view, std::int64_t> durations;
+    for (const RankTimeline& rank : state.compared->ranks())
+        for (const Lane* lane : {&rank.compute, &rank.communication})
+            for (const TimelineAction& action : lane->actions)
+                durations.emplace(state.compared->label(action), action.end_ns - action.start_ns);
+    state.compared_durations.assign(state.model->action_count(), -1);
+    std::vector<ViewerState::Difference> differences;
+    for (const RankTimeline& rank : state.model->ranks())
+        for (const Lane* lane : {&rank.compute, &rank.communication})
+            for (const TimelineAction& action : lane->actions) {
+                const std::string& label = state.model->label(action);
+                const auto found = durations.find(label);
+                if (found == durations.end())
+                    continue;
+                state.compared_durations[action.label] = found->second;
+                if (lane == &rank.compute)
+                    differences.push_back(
+                        {label, (action.end_ns - action.start_ns) - found->second});
+            }
+    const std::size_t kept = std::min<std::size_t>(8, differences.size());
+    std::partial_sort(differences.begin(), differences.begin() + static_cast<std::ptrdiff_t>(kept),
+                      differences.end(), [](const auto& left, const auto& right) {
+                          return std::abs(left.delta_ns) > std::abs(right.delta_ns);
+                      });
+    differences.resize(kept);
+    state.largest_differences = std::move(differences);
 }
 
 }  // namespace
@@ -54,9 +92,11 @@ void show_run(ViewerState& state, std::int64_t run_id) {
         state.selected.reset();
         state.hovered.reset();
         state.event_scrub = -1;
+        state.replayed_event = -1;
         state.sharding_selected = 0;
         state.fitted = false;
         state.error.clear();
+        match_compared(state);
     } catch (const std::exception& error) {
         state.error = error.what();
     }
@@ -73,6 +113,7 @@ void compare_with(ViewerState& state, std::int64_t run_id) {
     } catch (const std::exception& error) {
         state.error = error.what();
     }
+    match_compared(state);
 }
 
 bool select_action(ViewerState& state, const std::string& label) {

@@ -23,6 +23,15 @@ struct ViewerState {
     std::vector<traces::RunRecord> runs;
     std::optional<TimelineModel> model;
     std::optional<TimelineModel> compared;  // ghost bars
+    // Matched once per comparison: for each action of `model` (by its label index) the duration
+    // of the compared run's action with the same text, -1 when it has none; and the compute
+    // actions whose durations differ most.
+    std::vector<std::int64_t> compared_durations;
+    struct Difference {
+        std::string label;
+        std::int64_t delta_ns = 0;
+    };
+    std::vector<Difference> largest_differences;
     std::int64_t run_id = 0;
     std::int64_t compared_run_id = 0;
     std::string error;  // shown in the window; empty when all is well
@@ -39,8 +48,10 @@ struct ViewerState {
     std::vector<traces::EventRecord> events;
     std::vector<traces::ErrorRecord> errors;
     std::vector<traces::ShardingRecord> sharding;
-    int event_scrub = -1;        // index into events; -1: none replayed
-    int event_rank_filter = -2;  // -2: all ranks
+    int event_scrub = -1;                     // index into events; -1: none replayed
+    int replayed_event = -1;                  // the event replayed_lines belong to
+    std::vector<std::string> replayed_lines;  // "field: value" after that event
+    int event_rank_filter = -2;               // -2: all ranks
     std::string event_name_filter;
     int sharding_selected = 0;
     std::vector<std::string> recent_files;

@@ -4,7 +4,6 @@
 // the input's layout (a mean over an unevenly sharded dim, a Partial of another kind) the
 // input is first replicated on the reduced dims, as upstream's common_reduction_strategy does.
 #include <algorithm>
-#include <charconv>
 
 #include <fmt/format.h>
 
@@ -16,20 +15,11 @@ namespace {
 
 std::vector<int> parse_dims(const std::string& text, int ndim, const std::string& op) {
     std::vector<int> dims;
-    std::size_t at = 0;
-    while (at < text.size()) {
-        if (text[at] == '-' || (text[at] >= '0' && text[at] <= '9')) {
-            int dim = 0;
-            const auto [end, error] =
-                std::from_chars(text.data() + at, text.data() + text.size(), dim);
-            if (dim < -ndim || dim >= ndim)
-                throw std::invalid_argument(
-                    fmt::format("{}: dim {} is out of range for {} dims", op, dim, ndim));
-            dims.push_back(dim < 0 ? dim + ndim : dim);
-            at = static_cast<std::size_t>(end - text.data());
-        } else {
-            ++at;
-        }
+    for (const std::int64_t dim : integers_in(text)) {
+        if (dim < -ndim || dim >= ndim)
+            throw std::invalid_argument(
+                fmt::format("{}: dim {} is out of range for {} dims", op, dim, ndim));
+        dims.push_back(static_cast<int>(dim < 0 ? dim + ndim : dim));
     }
     return dims;
 }

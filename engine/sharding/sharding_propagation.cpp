@@ -74,7 +74,7 @@ std::size_t select_strategy(const OpStrategy& strategy, const OpSchema& schema) 
             without_redistribution = index;  // the last one wins, as upstream
     }
     const double lowest = *std::min_element(costs.begin(), costs.end());
-    if (lowest == 0 && without_redistribution && !(lowest < 0))
+    if (lowest == 0 && without_redistribution)
         return *without_redistribution;
     return static_cast<std::size_t>(std::find(costs.begin(), costs.end(), lowest) - costs.begin());
 }

@@ -2,6 +2,7 @@
 #include "engine/sharding/strategy_utils.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -130,6 +131,23 @@ std::vector<std::int64_t> broadcast_shapes(const std::vector<std::vector<std::in
                     fmt::format("shapes [{}] do not broadcast", fmt::join(shape, ", ")));
         }
     return common;
+}
+
+std::vector<std::int64_t> integers_in(std::string_view text) {
+    std::vector<std::int64_t> values;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        std::int64_t value = 0;
+        const auto [end, error] =
+            std::from_chars(text.data() + at, text.data() + text.size(), value);
+        if (error == std::errc()) {
+            values.push_back(value);
+            at = static_cast<std::size_t>(end - text.data());
+        } else {
+            ++at;
+        }
+    }
+    return values;
 }
 
 TensorMeta meta_of_shape(std::vector<std::int64_t> shape, std::string dtype) {

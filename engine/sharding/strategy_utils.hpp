@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "engine/sharding/op_schema.hpp"
@@ -45,6 +46,9 @@ std::vector<Placement> placements_after_broadcast(const std::vector<Placement>& 
                                                   bool partial_to_replicate = false);
 
 std::vector<std::int64_t> broadcast_shapes(const std::vector<std::vector<std::int64_t>>& shapes);
+
+// Every integer in an argument as printed, e.g. "[1, -1]" -> {1, -1} (dims, shapes).
+std::vector<std::int64_t> integers_in(std::string_view text);
 
 TensorMeta meta_of_shape(std::vector<std::int64_t> shape, std::string dtype);
 

@@ -4,7 +4,7 @@
 // the devices sharding it; the first piece of a split, if that piece's size does. Elsewhere
 // the input must be replicated first — reshape asks for it, view refuses (upstream's strict
 // view), naming the dim. Transpose swaps the sharded dims.
-#include <charconv>
+#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -16,28 +16,14 @@ namespace {
 
 std::vector<std::int64_t> parse_shape(const std::string& text, std::int64_t elements,
                                       const std::string& op) {
-    std::vector<std::int64_t> shape;
-    int inferred = -1;
-    std::size_t at = 0;
-    while (at < text.size()) {
-        if (text[at] == '-' || (text[at] >= '0' && text[at] <= '9')) {
-            std::int64_t size = 0;
-            const auto [end, error] =
-                std::from_chars(text.data() + at, text.data() + text.size(), size);
-            if (size == -1)
-                inferred = static_cast<int>(shape.size());
-            shape.push_back(size);
-            at = static_cast<std::size_t>(end - text.data());
-        } else {
-            ++at;
-        }
-    }
+    std::vector<std::int64_t> shape = integers_in(text);
+    const auto inferred = std::find(shape.begin(), shape.end(), -1);
     std::int64_t known = 1;
     for (std::int64_t size : shape)
         if (size != -1)
             known *= size;
-    if (inferred >= 0 && known > 0)
-        shape[inferred] = elements / known;
+    if (inferred != shape.end() && known > 0)
+        *inferred = elements / known;
     std::int64_t total = 1;
     for (std::int64_t size : shape)
         total *= size;

@@ -9,11 +9,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -30,8 +26,7 @@
 
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
-
-extern char** environ;
+#include "tests/child_process.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -81,103 +76,27 @@ struct PeerOutput {
 };
 
 // One pipelens_transport_peer child whose stdout is read through a pipe.
-class Peer {
+class Peer : public testing::ChildProcess {
   public:
-    explicit Peer(const std::vector<std::string>& arguments) {
-        int pipe_ends[2];
-        if (pipe2(pipe_ends, O_CLOEXEC) != 0)
-            return;
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
-        std::vector<std::string> texts{PIPELENS_TRANSPORT_PEER};
-        texts.insert(texts.end(), arguments.begin(), arguments.end());
-        std::vector<char*> argv;
-        for (std::string& text : texts)
-            argv.push_back(text.data());
-        argv.push_back(nullptr);
-        if (posix_spawn(&pid_, texts[0].c_str(), &actions, nullptr, argv.data(), environ) != 0)
-            pid_ = -1;
-        posix_spawn_file_actions_destroy(&actions);
-        close(pipe_ends[1]);
-        output_ = pipe_ends[0];
-    }
-    ~Peer() {
-        kill_and_reap();
-        if (output_ >= 0)
-            close(output_);
-    }
-    Peer(const Peer&) = delete;
-    Peer& operator=(const Peer&) = delete;
+    explicit Peer(const std::vector<std::string>& arguments)
+        : ChildProcess(with_program(arguments)) {}
 
     // Everything the child prints until it closes stdout, then its exit; SIGKILL at `deadline`.
     PeerOutput collect(Clock::time_point deadline) {
         PeerOutput output;
-        if (pid_ <= 0 || output_ < 0)
+        if (!started())
             return output;
-        std::string text;
-        while (read_some(text, deadline)) {
-        }
-        for (std::size_t start = 0; start < text.size();) {
-            std::size_t end = text.find('\n', start);
-            if (end == std::string::npos)
-                end = text.size();
-            output.lines.push_back(text.substr(start, end - start));
-            start = end + 1;
-        }
-        output.exited_cleanly = reap(deadline) == 0;
+        output.lines = all_lines(deadline);
+        output.exited_cleanly = wait(deadline) == 0;
         return output;
     }
 
   private:
-    // Appends what is readable now; false at end of file or at the deadline.
-    bool read_some(std::string& text, Clock::time_point deadline) {
-        for (;;) {
-            const auto left =
-                std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
-            if (left <= 0)
-                return false;
-            pollfd ready{output_, POLLIN, 0};
-            const int polled = poll(&ready, 1, static_cast<int>(left));
-            if (polled < 0 && errno == EINTR)
-                continue;
-            if (polled <= 0)
-                return false;
-            char chunk[4096];
-            const ssize_t count = read(output_, chunk, sizeof chunk);
-            if (count < 0 && errno == EINTR)
-                continue;
-            if (count <= 0)
-                return false;
-            text.append(chunk, static_cast<std::size_t>(count));
-            return true;
-        }
+    static std::vector<std::string> with_program(const std::vector<std::string>& arguments) {
+        std::vector<std::string> all{PIPELENS_TRANSPORT_PEER};
+        all.insert(all.end(), arguments.begin(), arguments.end());
+        return all;
     }
-
-    // The exit status, or -1 when the child had to be killed.
-    int reap(Clock::time_point deadline) {
-        int status = 0;
-        while (waitpid(pid_, &status, WNOHANG) == 0) {
-            if (Clock::now() > deadline) {
-                kill_and_reap();
-                return -1;
-            }
-            std::this_thread::sleep_for(milliseconds(5));
-        }
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    }
-
-    void kill_and_reap() {
-        if (pid_ <= 0)
-            return;
-        kill(pid_, SIGKILL);
-        waitpid(pid_, nullptr, 0);  // SIGKILL cannot be ignored: this returns promptly
-        pid_ = -1;
-    }
-
-    pid_t pid_ = -1;
-    int output_ = -1;
 };
 
 // Runs `scenario` with one peer per rank and returns what each rank printed.

@@ -3,27 +3,17 @@
 // behind). The trace must then open read-only with the run unfinished, hold at least every
 // announced row, pass the integrity check, and accept a new writer. Every wait has a deadline,
 // and a child still running when a test ends is killed, so nothing here can hang.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sqlite3.h>
-#include <stdlib.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <thread>
 
+#include "tests/child_process.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
-
-extern char** environ;
 
 namespace pipelens::traces {
 namespace {
@@ -34,87 +24,10 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kDeadline = std::chrono::seconds(15);
 
 // The crash writer as a child process whose stdout we read line by line.
-class CrashWriter {
+class CrashWriter : public testing::ChildProcess {
   public:
-    CrashWriter(const fs::path& trace, const char* mode) {
-        int pipe_ends[2];
-        if (pipe2(pipe_ends, O_CLOEXEC) != 0)
-            return;
-        posix_spawn_file_actions_t actions;
-        posix_spawn_file_actions_init(&actions);
-        posix_spawn_file_actions_adddup2(&actions, pipe_ends[1], STDOUT_FILENO);
-        std::string program = PIPELENS_CRASH_WRITER;
-        std::string trace_text = trace.string();
-        std::string mode_text = mode;
-        char* arguments[] = {program.data(), trace_text.data(), mode_text.data(), nullptr};
-        if (posix_spawn(&pid_, program.c_str(), &actions, nullptr, arguments, environ) != 0)
-            pid_ = -1;
-        posix_spawn_file_actions_destroy(&actions);
-        close(pipe_ends[1]);
-        output_ = pipe_ends[0];
-    }
-    ~CrashWriter() {
-        kill_and_wait();
-        if (output_ >= 0)
-            close(output_);
-    }
-    CrashWriter(const CrashWriter&) = delete;
-    CrashWriter& operator=(const CrashWriter&) = delete;
-
-    bool started() const { return pid_ > 0 && output_ >= 0; }
-
-    // The next line the child prints, or nullopt when it closed stdout or the deadline passed.
-    std::optional<std::string> next_line(Clock::time_point deadline) {
-        for (;;) {
-            std::size_t end = buffer_.find('\n');
-            if (end != std::string::npos) {
-                std::string line = buffer_.substr(0, end);
-                buffer_.erase(0, end + 1);
-                return line;
-            }
-            auto left =
-                std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-            if (left.count() <= 0)
-                return std::nullopt;
-            pollfd ready{output_, POLLIN, 0};
-            int polled = poll(&ready, 1, static_cast<int>(left.count()));
-            if (polled < 0 && errno == EINTR)
-                continue;
-            if (polled <= 0)
-                return std::nullopt;
-            char chunk[256];
-            ssize_t count = read(output_, chunk, sizeof chunk);
-            if (count < 0 && errno == EINTR)
-                continue;
-            if (count <= 0)
-                return std::nullopt;
-            buffer_.append(chunk, static_cast<std::size_t>(count));
-        }
-    }
-
-    // SIGKILL, then reap. True when the child was killed by that signal (not exited by itself).
-    bool kill_and_wait() {
-        if (pid_ <= 0)
-            return false;
-        kill(pid_, SIGKILL);
-        int status = 0;
-        const auto deadline = Clock::now() + kDeadline;
-        while (waitpid(pid_, &status, WNOHANG) == 0) {
-            if (Clock::now() > deadline) {
-                ADD_FAILURE() << "crash writer " << pid_ << " did not die after SIGKILL";
-                pid_ = -1;
-                return false;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-        pid_ = -1;
-        return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-    }
-
-  private:
-    pid_t pid_ = -1;
-    int output_ = -1;
-    std::string buffer_;
+    CrashWriter(const fs::path& trace, const char* mode)
+        : ChildProcess({PIPELENS_CRASH_WRITER, trace.string(), mode}) {}
 };
 
 // "committed 4000" -> 4000; nullopt for any other line.

@@ -1,0 +1,218 @@
+// Files the trace store must refuse or bring up to date: the embedded schema and its version
+// sections, version-1 files read and upgraded, and every kind of bad file (not a trace, foreign
+// SQLite, newer or unreadable version, truncated, overwritten pages, unknown runs) refused with
+// one line that names the file and the reason.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "tests/traces/trace_store_fixture.hpp"
+
+namespace pipelens::traces {
+namespace {
+
+TEST(TraceSchemaTest, EmbeddedSchemaCarriesTheCurrentVersion) {
+    std::string_view schema = schema_sql();
+    std::string first_line =
+        "-- pipelens trace schema version " + std::to_string(kSchemaVersion) + ".";
+    EXPECT_EQ(schema.substr(0, first_line.size()), first_line);
+    for (const char* table : {"meta", "strings", "runs", "ranks", "actions", "pairs", "memory",
+                              "events", "errors", "sharding", "state_snapshots"})
+        EXPECT_NE(schema.find(std::string("CREATE TABLE ") + table + " ("), std::string::npos)
+            << table;
+}
+
+TEST_F(TraceStoreTest, VersionOneFilesAreReadAndUpgradedOnAppend) {
+    const fs::path path = file("v1.db");
+    {
+        const std::string_view schema = schema_sql();
+        RawDatabase raw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute(std::string(schema.substr(0, schema.find("\n-- @since 2"))));
+        raw.execute("INSERT INTO meta VALUES ('application', 'pipelens'), ('schema_version', '1')");
+        raw.execute(
+            "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, "
+            "config) VALUES (1, 'sim', '1F1B', 2, 1, 4, 'finished', 0, '')");
+    }
+    EXPECT_EQ(schema_sql_since(1).rfind("\n-- @since 2\n", 0), 0u) << schema_sql_since(1);
+    EXPECT_NE(schema_sql_since(1).find("CREATE TABLE state_snapshots"), std::string::npos);
+    EXPECT_EQ(schema_sql_since(kSchemaVersion), "");
+    {
+        TraceReader reader(path);
+        EXPECT_EQ(reader.schema_version(), 1);
+        EXPECT_TRUE(reader.state_snapshots(1).empty());
+    }
+    {
+        TraceWriter writer(path);
+        const std::int64_t run_id = writer.begin_run(RunRecord{});
+        writer.add_state_snapshot(run_id, {0, 0, "[]"});
+        writer.finish_run(run_id, 1, 0);
+    }
+    TraceReader reader(path);
+    EXPECT_EQ(reader.schema_version(), 2);
+    EXPECT_EQ(reader.runs().size(), 2u);
+    EXPECT_EQ(reader.state_snapshots(2).size(), 1u);
+}
+
+TEST_F(TraceStoreTest, ReaderRefusesWhatIsNotATrace) {
+    const fs::path missing = file("missing.db");
+    EXPECT_EQ(error_of([&] { TraceReader reader(missing); }), missing.string() + ": no such file");
+
+    const fs::path text = file("notes.db");
+    write_text(text, "step,rank,action\n0,0,0F0\n");
+    EXPECT_EQ(error_of([&] { TraceReader reader(text); }),
+              text.string() + ": not an SQLite database (it is some other kind of file)");
+
+    const fs::path random = file("random.db");
+    std::mt19937 generator(7);
+    std::string bytes(64 * 1024, '\0');
+    for (char& byte : bytes)
+        byte = static_cast<char>(generator());
+    write_text(random, bytes);
+    EXPECT_EQ(error_of([&] { TraceReader reader(random); }),
+              random.string() + ": not an SQLite database (it is some other kind of file)");
+
+    const fs::path empty = file("empty.db");
+    write_text(empty, "");
+    EXPECT_EQ(error_of([&] { TraceReader reader(empty); }),
+              empty.string() + ": not a pipelens trace (empty file)");
+
+    EXPECT_EQ(error_of([&] { TraceReader reader(directory_); }),
+              directory_.string() + ": is a directory, not a trace file");
+
+    const fs::path foreign = file("foreign.db");
+    {
+        RawDatabase raw(foreign, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)");
+    }
+    EXPECT_EQ(error_of([&] { TraceReader reader(foreign); }),
+              foreign.string() + ": not a pipelens trace (no meta table)");
+
+    const fs::path other_meta = file("other_meta.db");
+    {
+        RawDatabase raw(other_meta, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)");
+        raw.execute("INSERT INTO meta VALUES ('application', 'photos'), ('schema_version', '1')");
+    }
+    EXPECT_EQ(error_of([&] { TraceReader reader(other_meta); }),
+              other_meta.string() + ": not a pipelens trace (meta application is 'photos')");
+
+    const fs::path no_tables = file("no_tables.db");
+    {
+        RawDatabase raw(no_tables, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute("PRAGMA user_version = 3");  // a valid database file without a table
+    }
+    EXPECT_EQ(error_of([&] { TraceReader reader(no_tables); }),
+              no_tables.string() + ": not a pipelens trace (an SQLite database with no tables)");
+}
+
+TEST_F(TraceStoreTest, NewerOrUnreadableSchemaVersionsAreRefused) {
+    const fs::path newer = file("newer.db");
+    TraceWriter(newer).begin_run(simulated_run());
+    RawDatabase(newer).execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+    const std::string expected = newer.string() +
+                                 ": trace schema version 99 is newer than this pipelens supports "
+                                 "(2); upgrade pipelens";
+    EXPECT_EQ(error_of([&] { TraceReader reader(newer); }), expected);
+    EXPECT_EQ(error_of([&] { TraceWriter writer(newer); }), expected);
+    EXPECT_EQ(RawDatabase(newer).value("SELECT count(*) FROM runs"), "1");  // left untouched
+
+    const fs::path garbled = file("garbled.db");
+    TraceWriter(garbled).flush();
+    RawDatabase(garbled).execute("UPDATE meta SET value = 'one' WHERE key = 'schema_version'");
+    EXPECT_EQ(error_of([&] { TraceReader reader(garbled); }),
+              garbled.string() + ": trace schema version 'one' is not a number");
+
+    const fs::path zero = file("zero.db");
+    TraceWriter(zero).flush();
+    RawDatabase(zero).execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'");
+    EXPECT_EQ(error_of([&] { TraceReader reader(zero); }),
+              zero.string() + ": trace schema version 0 is not valid (versions start at 1)");
+}
+
+TEST_F(TraceStoreTest, TruncatedTraceIsReportedAsCorrupt) {
+    const fs::path path = file("truncated.db");
+    write_trace_with_actions(path, 60'000);
+    ASSERT_FALSE(fs::exists(path.string() + "-wal"));  // checkpointed into the file on close
+    const std::uintmax_t size = fs::file_size(path);
+    ASSERT_GT(size, 2u << 20);
+    TraceReader(path).actions(1);  // intact before
+    fs::resize_file(path, size / 2);
+    const std::string message = error_of([&] { TraceReader reader(path); });
+    EXPECT_EQ(message, path.string() + ": trace is corrupt: database disk image is malformed");
+    const std::string writer_message = error_of([&] { TraceWriter writer(path); });
+    EXPECT_EQ(writer_message, message);
+}
+
+TEST_F(TraceStoreTest, OverwrittenPagesFailTheIntegrityCheck) {
+    const fs::path path = file("garbage.db");
+    write_trace_with_actions(path, 60'000);
+    const std::uintmax_t size = fs::file_size(path);
+    {
+        std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+        std::mt19937 generator(11);
+        std::string garbage(64 * 1024, '\0');
+        for (char& byte : garbage)
+            byte = static_cast<char>(generator());
+        file.seekp(static_cast<std::streamoff>(size / 2 / 4096 * 4096));
+        file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+    }
+    ASSERT_EQ(fs::file_size(path), size);
+    const std::string message = error_of([&] { TraceReader reader(path); });
+    EXPECT_EQ(message.rfind(path.string() + ": trace is corrupt: ", 0), 0u) << message;
+    EXPECT_EQ(error_of([&] { TraceWriter writer(path); }), message);
+}
+
+TEST_F(TraceStoreTest, UnknownRunsAndEmptyTracesAreErrors) {
+    const fs::path path = file("no_runs.db");
+    TraceWriter(path).flush();
+    TraceReader reader(path);
+    EXPECT_TRUE(reader.runs().empty());
+    EXPECT_EQ(error_of([&] { reader.latest_run_id(); }), path.string() + ": the trace has no runs");
+    EXPECT_EQ(error_of([&] { reader.run(42); }), path.string() + ": no run 42 in this trace");
+}
+
+TEST_F(TraceStoreTest, WriterRefusesFilesItCannotAppendTo) {
+    const fs::path text = file("notes.txt");
+    write_text(text, "hello\n");
+    EXPECT_EQ(error_of([&] { TraceWriter writer(text); }),
+              text.string() + ": not an SQLite database (it is some other kind of file)");
+    EXPECT_EQ(fs::file_size(text), 6u);  // untouched
+
+    const fs::path foreign = file("foreign.db");
+    {
+        RawDatabase raw(foreign, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY)");
+    }
+    EXPECT_EQ(error_of([&] { TraceWriter writer(foreign); }),
+              foreign.string() + ": not a pipelens trace (no meta table)");
+    EXPECT_EQ(RawDatabase(foreign).value("PRAGMA journal_mode"), "delete");  // not switched to WAL
+
+    EXPECT_EQ(error_of([&] { TraceWriter writer(directory_); }),
+              directory_.string() + ": is a directory, not a trace file");
+
+    const fs::path nowhere = file("no/such/dir/trace.db");
+    EXPECT_EQ(error_of([&] { TraceWriter writer(nowhere); }),
+              nowhere.string() + ": cannot create trace: directory " +
+                  file("no/such/dir").string() + " does not exist");
+
+    const fs::path under_file = text / "trace.db";
+    EXPECT_EQ(
+        error_of([&] { TraceWriter writer(under_file); }),
+        under_file.string() + ": cannot create trace: " + text.string() + " is not a directory");
+
+    // Even root cannot create files in /proc.
+    EXPECT_EQ(error_of([&] { TraceWriter writer("/proc/pipelens_trace.db"); }),
+              "/proc/pipelens_trace.db: cannot create trace: unable to open database file (check "
+              "that the directory exists and is writable)");
+
+    EXPECT_EQ(error_of([&] { TraceWriter writer(""); }), "no trace file given (the path is empty)");
+    EXPECT_EQ(error_of([&] { TraceReader reader(""); }), "no trace file given (the path is empty)");
+    EXPECT_EQ(error_of([&] { TraceWriter writer("/dev/null"); }),
+              "/dev/null: is not a regular file, so it cannot be a trace");
+
+    EXPECT_EQ(error_of([&] { TraceWriter writer(file("zero.db"), {.batch_rows = 0}); }),
+              file("zero.db").string() + ": batch_rows must be at least 1 (got 0)");
+}
+
+}  // namespace
+}  // namespace pipelens::traces

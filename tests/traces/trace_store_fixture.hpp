@@ -1,0 +1,187 @@
+// What the trace store tests share: a fresh directory per test, record fields as tuples for
+// exact comparison, a run to write, the one-line error of a failing call, and a raw SQLite
+// connection to inspect or damage a file as the sqlite3 shell would.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "traces/schema.hpp"
+#include "traces/trace_reader.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::traces {
+
+namespace fs = std::filesystem;
+
+// A fresh directory per test, removed with everything in it afterwards.
+class TraceStoreTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        std::string pattern = (fs::path(::testing::TempDir()) / "pipelens_traces_XXXXXX").string();
+        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+        directory_ = pattern;
+    }
+    void TearDown() override {
+        std::error_code ignored;
+        fs::remove_all(directory_, ignored);
+    }
+    fs::path file(const std::string& name) const { return directory_ / name; }
+
+    fs::path directory_;
+};
+
+inline auto fields(const RunRecord& run) {
+    return std::tie(run.id, run.kind, run.schedule, run.pp, run.v, run.m, run.config, run.status,
+                    run.started_at_ns, run.finished_at_ns, run.step_time_ns, run.bubble_ratio,
+                    run.failure);
+}
+inline auto fields(const RankRecord& rank) {
+    return std::tie(rank.rank, rank.busy_ns, rank.bubble_ns, rank.bubble_ratio,
+                    rank.peak_memory_bytes, rank.warmup_ns, rank.cooldown_ns, rank.waiting_on);
+}
+inline auto fields(const ActionRecord& action) {
+    return std::tie(action.rank, action.step, action.lane, action.kind, action.stage,
+                    action.microbatch, action.label, action.start_ns, action.end_ns, action.bytes,
+                    action.pair_id);
+}
+inline auto fields(const PairRecord& pair) {
+    return std::tie(pair.pair_id, pair.send_rank, pair.send_step, pair.recv_rank, pair.recv_step,
+                    pair.bytes);
+}
+inline auto fields(const MemoryRecord& sample) {
+    return std::tie(sample.rank, sample.time_ns, sample.bytes);
+}
+inline auto fields(const EventRecord& event) {
+    return std::tie(event.sequence, event.rank, event.parent, event.name, event.arguments,
+                    event.outcome);
+}
+inline auto fields(const ErrorRecord& error) {
+    return std::tie(error.rank, error.stage, error.microbatch, error.action, error.kind,
+                    error.expected, error.actual, error.message, error.time_ns);
+}
+inline auto fields(const ShardingRecord& decision) {
+    return std::tie(decision.sequence, decision.op, decision.mesh, decision.strategies,
+                    decision.chosen, decision.redistributions);
+}
+
+template <typename Record>
+void expect_same(const std::vector<Record>& actual, const std::vector<Record>& expected) {
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t index = 0; index < actual.size(); ++index)
+        EXPECT_EQ(fields(actual[index]), fields(expected[index])) << "row " << index;
+}
+
+inline ActionRecord action(int rank, int step, ActionLane lane, int kind, int stage, int microbatch,
+                           std::string label, std::int64_t start_ns, std::int64_t end_ns,
+                           std::int64_t bytes = 0, int pair_id = -1) {
+    ActionRecord record;
+    record.rank = rank;
+    record.step = step;
+    record.lane = lane;
+    record.kind = static_cast<std::uint8_t>(kind);
+    record.stage = stage;
+    record.microbatch = microbatch;
+    record.label = std::move(label);
+    record.start_ns = start_ns;
+    record.end_ns = end_ns;
+    record.bytes = bytes;
+    record.pair_id = pair_id;
+    return record;
+}
+
+inline RunRecord simulated_run(std::string schedule = "1F1B", int pp = 2, int m = 4) {
+    RunRecord run;
+    run.kind = RunKind::simulated;
+    run.schedule = std::move(schedule);
+    run.pp = pp;
+    run.v = 1;
+    run.m = m;
+    run.config = R"({"costs":{"forward_ns":1000}})";
+    run.started_at_ns = 1'700'000'000'000'000'000;
+    return run;
+}
+
+// The exact message of the TraceError `call` throws; fails the test if it throws nothing.
+template <typename Call>
+std::string error_of(Call&& call) {
+    try {
+        call();
+    } catch (const TraceError& error) {
+        std::string message = error.what();
+        EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+        return message;
+    }
+    ADD_FAILURE() << "no TraceError thrown";
+    return {};
+}
+
+// Raw SQLite access, to look at the file the way a user with the sqlite3 shell would.
+class RawDatabase {
+  public:
+    explicit RawDatabase(const fs::path& path, int flags = SQLITE_OPEN_READWRITE) {
+        EXPECT_EQ(sqlite3_open_v2(path.c_str(), &connection_, flags, nullptr), SQLITE_OK);
+    }
+    ~RawDatabase() { sqlite3_close_v2(connection_); }
+    RawDatabase(const RawDatabase&) = delete;
+    RawDatabase& operator=(const RawDatabase&) = delete;
+
+    void execute(const std::string& sql) {
+        char* error = nullptr;
+        EXPECT_EQ(sqlite3_exec(connection_, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+            << (error != nullptr ? error : "") << " in " << sql;
+        sqlite3_free(error);
+    }
+    // The rows of `sql`, each row's columns joined with '|', as the sqlite3 shell prints them.
+    std::vector<std::string> rows(const std::string& sql) {
+        sqlite3_stmt* statement = nullptr;
+        EXPECT_EQ(sqlite3_prepare_v2(connection_, sql.c_str(), -1, &statement, nullptr), SQLITE_OK)
+            << sqlite3_errmsg(connection_);
+        std::vector<std::string> result;
+        while (statement != nullptr && sqlite3_step(statement) == SQLITE_ROW) {
+            std::string row;
+            for (int column = 0; column < sqlite3_column_count(statement); ++column) {
+                if (column > 0)
+                    row += '|';
+                const unsigned char* text = sqlite3_column_text(statement, column);
+                row += text != nullptr ? reinterpret_cast<const char*>(text) : "NULL";
+            }
+            result.push_back(row);
+        }
+        sqlite3_finalize(statement);
+        return result;
+    }
+    std::string value(const std::string& sql) {
+        std::vector<std::string> all = rows(sql);
+        return all.empty() ? std::string("<no row>") : all.front();
+    }
+
+  private:
+    sqlite3* connection_ = nullptr;
+};
+
+inline void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+}
+
+// A closed trace holding one finished run of `count` actions over 4 ranks and 50 labels.
+inline void write_trace_with_actions(const fs::path& path, int count) {
+    TraceWriter writer(path);
+    std::int64_t run_id = writer.begin_run(simulated_run("GPipe", 4, 64));
+    for (int index = 0; index < count; ++index)
+        writer.add_action(run_id,
+                          action(index % 4, index / 4, ActionLane::compute, index % 12, index % 4,
+                                 index % 64, "label" + std::to_string(index % 50), index * 1000,
+                                 index * 1000 + 900, 1 << 20));
+    writer.finish_run(run_id, count * 1000, 0.25);
+}
+
+}  // namespace pipelens::traces
