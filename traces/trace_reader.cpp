@@ -7,9 +7,11 @@
 //   WAL are ignored, committed ones are read).
 // - Every query is its own read transaction: each result is one consistent snapshot of what has
 //   been committed, and a live trace may have grown between two calls.
-// - Interned ids are resolved through a table of `strings` loaded for the query. Ids are never
-//   reused or changed, so a table loaded before a query is right for every id it has; an id it
-//   lacks was committed after it was loaded, and one reload finds it (or the file is corrupt).
+// - Interned ids are resolved in the query itself (a LEFT JOIN with `strings`, one snapshot),
+//   except by a read of a whole run's actions, which loads the `strings` table once instead of
+//   looking up a million ids. Ids are never reused or changed, so a table loaded before a query
+//   is right for every id it has; an id it lacks was committed after it was loaded, and one
+//   reload finds it (or the file is corrupt).
 // - The reader holds no mutable state besides the connection, so const methods stay const; like
 //   the connection (opened without SQLite's per-call mutex, which costs read throughput), it is
 //   used by one thread at a time.
@@ -45,6 +47,12 @@ constexpr const char* kRunColumns =
 constexpr const char* kActionColumns =
     "SELECT rank, step, lane, kind, stage, microbatch, label_id, start_ns, end_ns, bytes, "
     "pair_id FROM actions";
+// The same with the label's text as a twelfth column (NULL when the id is missing), for reads
+// of a few rows, which should not load the whole strings table.
+constexpr const char* kActionColumnsWithLabels =
+    "SELECT a.rank, a.step, a.lane, a.kind, a.stage, a.microbatch, a.label_id, a.start_ns, "
+    "a.end_ns, a.bytes, a.pair_id, s.text FROM actions a LEFT JOIN strings s "
+    "ON s.id = a.label_id";
 
 }  // namespace
 
@@ -62,6 +70,15 @@ struct TraceReader::State {
 
     [[noreturn]] void corrupt(std::string_view what) const {
         detail::throw_trace_error(path, fmt::format("trace is corrupt: {}", what));
+    }
+
+    // The text a LEFT JOIN with `strings` found in column `text_column`, for the id in
+    // `id_column`; a NULL means the id is missing, which only a damaged file has.
+    std::string interned_text(sqlite3_stmt* row, int text_column, int id_column) const {
+        if (sqlite3_column_type(row, text_column) == SQLITE_NULL)
+            corrupt(fmt::format("string id {} is not in the strings table",
+                                sqlite3_column_int64(row, id_column)));
+        return column_text(row, text_column);
     }
 
     Statement prepare(std::string_view sql, std::string_view doing) const {
@@ -151,71 +168,47 @@ struct TraceReader::State {
 
 namespace {
 
-// The `strings` table as of one query (see the invariants above). Ids are dense (SQLite assigns
-// max(id) + 1 and nothing is deleted), so they index a vector; ids far beyond the row count,
-// which only a hand-edited file has, go to a map instead of growing the vector without bound.
-class StringTable {
-  public:
-    StringTable(sqlite3* connection, const std::filesystem::path& path)
-        : connection_(connection), path_(path) {
-        load();
+StringTable read_strings(sqlite3* connection, const std::filesystem::path& path) {
+    std::string_view doing = "cannot read the trace's strings";
+    Statement select = detail::prepare(connection, path, "SELECT id, text FROM strings", doing);
+    StringTable table;
+    int code;
+    while ((code = sqlite3_step(select.get())) == SQLITE_ROW) {
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(select.get(), 1));
+        table.add(
+            sqlite3_column_int64(select.get(), 0),
+            std::string_view(text != nullptr ? text : "",
+                             static_cast<std::size_t>(sqlite3_column_bytes(select.get(), 1))));
     }
+    if (code != SQLITE_DONE)
+        detail::throw_sqlite_error(path, doing, connection, code);
+    return table;
+}
 
-    const std::string& text(std::int64_t id) {
-        if (const std::string* found = find(id))
+// The `strings` table for one query (see the invariants above): an id it lacks makes it read
+// the table once more before the file is called corrupt.
+class ResolvingStrings {
+  public:
+    ResolvingStrings(sqlite3* connection, const std::filesystem::path& path)
+        : connection_(connection), path_(path), table_(read_strings(connection, path)) {}
+
+    std::string_view text(std::int64_t id) {
+        if (const auto found = table_.find(id))
             return *found;
-        load();
-        if (const std::string* found = find(id))
+        table_ = read_strings(connection_, path_);
+        if (const auto found = table_.find(id))
             return *found;
         detail::throw_trace_error(
             path_, fmt::format("trace is corrupt: string id {} is not in the strings table", id));
     }
 
   private:
-    const std::string* find(std::int64_t id) const {
-        if (id >= 0 && id < static_cast<std::int64_t>(dense_.size()))
-            return present_[static_cast<std::size_t>(id)] ? &dense_[static_cast<std::size_t>(id)]
-                                                          : nullptr;
-        auto found = sparse_.find(id);
-        return found == sparse_.end() ? nullptr : &found->second;
-    }
-
-    void load() {
-        std::string_view doing = "cannot read the trace's strings";
-        Statement select =
-            detail::prepare(connection_, path_, "SELECT id, text FROM strings", doing);
-        std::vector<std::pair<std::int64_t, std::string>> rows;
-        int code;
-        while ((code = sqlite3_step(select.get())) == SQLITE_ROW)
-            rows.emplace_back(sqlite3_column_int64(select.get(), 0), column_text(select.get(), 1));
-        if (code != SQLITE_DONE)
-            detail::throw_sqlite_error(path_, doing, connection_, code);
-        std::int64_t largest_id = 0;
-        for (const auto& row : rows)
-            largest_id = std::max(largest_id, row.first);
-        const std::int64_t dense_limit =
-            std::min(largest_id + 1, 2 * static_cast<std::int64_t>(rows.size()) + 1024);
-        dense_.assign(static_cast<std::size_t>(dense_limit), std::string());
-        present_.assign(static_cast<std::size_t>(dense_limit), false);
-        sparse_.clear();
-        for (auto& [id, text] : rows) {
-            if (id >= 0 && id < dense_limit) {
-                dense_[static_cast<std::size_t>(id)] = std::move(text);
-                present_[static_cast<std::size_t>(id)] = true;
-            } else {
-                sparse_.emplace(id, std::move(text));
-            }
-        }
-    }
-
     sqlite3* connection_;
     const std::filesystem::path& path_;
-    std::vector<std::string> dense_;
-    std::vector<bool> present_;
-    std::unordered_map<std::int64_t, std::string> sparse_;
+    StringTable table_;
 };
 
-ActionRecord action_from(sqlite3_stmt* row, StringTable& strings) {
+ActionRecord action_from(sqlite3_stmt* row) {
     ActionRecord action;
     action.rank = sqlite3_column_int(row, 0);
     action.step = sqlite3_column_int(row, 1);
@@ -223,7 +216,6 @@ ActionRecord action_from(sqlite3_stmt* row, StringTable& strings) {
     action.kind = static_cast<std::uint8_t>(sqlite3_column_int(row, 3));
     action.stage = sqlite3_column_int(row, 4);
     action.microbatch = sqlite3_column_int(row, 5);
-    action.label = strings.text(sqlite3_column_int64(row, 6));
     action.start_ns = sqlite3_column_int64(row, 7);
     action.end_ns = sqlite3_column_int64(row, 8);
     action.bytes = sqlite3_column_int64(row, 9);
@@ -302,7 +294,7 @@ std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
 
 std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id) const {
     const State& state = *state_;
-    StringTable strings(state.db(), state.path);
+    ResolvingStrings strings(state.db(), state.path);
     std::string doing = fmt::format("cannot read the actions of run {}", run_id);
     // The table's key (run_id, rank, start_ns, step) is this order: no sort, and actions that
     // start together keep their program order.
@@ -311,15 +303,16 @@ std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id) const {
     sqlite3_bind_int64(statement.get(), 1, run_id);
     std::vector<ActionRecord> actions;
     actions.reserve(static_cast<std::size_t>(action_count(run_id)));
-    state.each_row(statement.get(), doing,
-                   [&](sqlite3_stmt* row) { actions.push_back(action_from(row, strings)); });
+    state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
+        actions.push_back(action_from(row));
+        actions.back().label = std::string(strings.text(sqlite3_column_int64(row, 6)));
+    });
     return actions;
 }
 
 std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id, int rank, std::int64_t from_ns,
                                                std::int64_t to_ns) const {
     const State& state = *state_;
-    StringTable strings(state.db(), state.path);
     std::string doing = fmt::format("cannot read the actions of run {} rank {} in [{}, {})", run_id,
                                     rank, from_ns, to_ns);
     // The key bounds start_ns < to_ns; end_ns > from_ns is a filter on the rows it yields, so
@@ -327,17 +320,19 @@ std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id, int rank, st
     // window alone. Bounding start_ns from below would need the longest action's duration; a
     // window near the end of a long run is still one range scan of the key.
     Statement statement =
-        state.prepare(std::string(kActionColumns) +
-                          " WHERE run_id = ? AND rank = ? AND start_ns < ? AND end_ns > ? "
-                          "ORDER BY start_ns, step",
+        state.prepare(std::string(kActionColumnsWithLabels) +
+                          " WHERE a.run_id = ? AND a.rank = ? AND a.start_ns < ? AND a.end_ns > ? "
+                          "ORDER BY a.start_ns, a.step",
                       doing);
     sqlite3_bind_int64(statement.get(), 1, run_id);
     sqlite3_bind_int(statement.get(), 2, rank);
     sqlite3_bind_int64(statement.get(), 3, to_ns);
     sqlite3_bind_int64(statement.get(), 4, from_ns);
     std::vector<ActionRecord> actions;
-    state.each_row(statement.get(), doing,
-                   [&](sqlite3_stmt* row) { actions.push_back(action_from(row, strings)); });
+    state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
+        actions.push_back(action_from(row));
+        actions.back().label = state.interned_text(row, 11, 6);
+    });
     return actions;
 }
 
@@ -350,6 +345,53 @@ std::int64_t TraceReader::action_count(std::int64_t run_id) const {
     if (code != SQLITE_ROW)
         state.fail(doing, code);
     return sqlite3_column_int64(statement.get(), 0);
+}
+
+std::vector<StoredAction> TraceReader::stored_actions(std::int64_t run_id, int rank) const {
+    const State& state = *state_;
+    std::string doing = fmt::format("cannot read the actions of run {} rank {}", run_id, rank);
+    Statement statement = state.prepare(
+        "SELECT step, stage, microbatch, pair_id, label_id, start_ns, end_ns, bytes, lane, kind "
+        "FROM actions WHERE run_id = ? AND rank = ? ORDER BY start_ns, step",
+        doing);
+    sqlite3_bind_int64(statement.get(), 1, run_id);
+    sqlite3_bind_int(statement.get(), 2, rank);
+    std::vector<StoredAction> actions;
+    state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
+        StoredAction& action = actions.emplace_back();
+        action.step = sqlite3_column_int(row, 0);
+        action.stage = sqlite3_column_int(row, 1);
+        action.microbatch = sqlite3_column_int(row, 2);
+        action.pair_id = sqlite3_column_int(row, 3);
+        action.label_id = sqlite3_column_int64(row, 4);
+        action.start_ns = sqlite3_column_int64(row, 5);
+        action.end_ns = sqlite3_column_int64(row, 6);
+        action.bytes = sqlite3_column_int64(row, 7);
+        action.lane = static_cast<ActionLane>(sqlite3_column_int(row, 8));
+        action.kind = static_cast<std::uint8_t>(sqlite3_column_int(row, 9));
+    });
+    return actions;
+}
+
+StringTable TraceReader::strings() const {
+    return read_strings(state_->db(), state_->path);
+}
+
+int TraceReader::action_rank_limit(std::int64_t run_id) const {
+    const State& state = *state_;
+    std::string doing = fmt::format("cannot read the ranks of run {}", run_id);
+    // max() over the key's second column is one seek, not a scan.
+    Statement statement = state.prepare("SELECT max(rank) FROM actions WHERE run_id = ?", doing);
+    sqlite3_bind_int64(statement.get(), 1, run_id);
+    int code = sqlite3_step(statement.get());
+    if (code != SQLITE_ROW)
+        state.fail(doing, code);
+    if (sqlite3_column_type(statement.get(), 0) == SQLITE_NULL)
+        return 0;
+    const std::int64_t highest = sqlite3_column_int64(statement.get(), 0);
+    if (highest < 0 || highest >= (1 << 20))
+        state.corrupt(fmt::format("run {} has an action on rank {}", run_id, highest));
+    return static_cast<int>(highest) + 1;
 }
 
 std::vector<PairRecord> TraceReader::pairs(std::int64_t run_id) const {
@@ -383,19 +425,35 @@ std::vector<MemoryRecord> TraceReader::memory(std::int64_t run_id) const {
         });
 }
 
+std::vector<MemoryRecord> TraceReader::memory(std::int64_t run_id, int rank) const {
+    const State& state = *state_;
+    std::string doing =
+        fmt::format("cannot read the memory samples of run {} rank {}", run_id, rank);
+    Statement statement = state.prepare(
+        "SELECT time_ns, bytes FROM memory WHERE run_id = ? AND rank = ? ORDER BY time_ns, rowid",
+        doing);
+    sqlite3_bind_int64(statement.get(), 1, run_id);
+    sqlite3_bind_int(statement.get(), 2, rank);
+    std::vector<MemoryRecord> samples;
+    state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
+        samples.push_back({rank, sqlite3_column_int64(row, 0), sqlite3_column_int64(row, 1)});
+    });
+    return samples;
+}
+
 std::vector<EventRecord> TraceReader::events(std::int64_t run_id) const {
     const State& state = *state_;
-    StringTable strings(state.db(), state.path);
     return state.rows_of_run<EventRecord>(
         run_id,
-        "SELECT sequence, rank, parent, name_id, arguments, outcome FROM events "
-        "WHERE run_id = ? ORDER BY rank, sequence, rowid",
+        "SELECT e.sequence, e.rank, e.parent, e.name_id, e.arguments, e.outcome, s.text "
+        "FROM events e LEFT JOIN strings s ON s.id = e.name_id "
+        "WHERE e.run_id = ? ORDER BY e.rank, e.sequence, e.rowid",
         "events", [&](sqlite3_stmt* row) {
             EventRecord event;
             event.sequence = sqlite3_column_int64(row, 0);
             event.rank = sqlite3_column_int(row, 1);
             event.parent = column_optional_int64(row, 2);
-            event.name = strings.text(sqlite3_column_int64(row, 3));
+            event.name = state.interned_text(row, 6, 3);
             event.arguments = column_text(row, 4);
             event.outcome = column_text(row, 5);
             return event;

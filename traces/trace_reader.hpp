@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "traces/string_table.hpp"
 #include "traces/trace_error.hpp"
 #include "traces/trace_records.hpp"
 
@@ -45,6 +46,13 @@ class TraceReader {
     std::vector<ActionRecord> actions(std::int64_t run_id, int rank, std::int64_t from_ns,
                                       std::int64_t to_ns) const;
     std::int64_t action_count(std::int64_t run_id) const;
+    // Bulk reading for a viewer: one rank's actions by start time with labels as string ids,
+    // the whole `strings` table, one rank's memory samples, and one more than the highest rank
+    // with actions (0 when none). Readers on separate threads (one each) read ranks in parallel.
+    std::vector<StoredAction> stored_actions(std::int64_t run_id, int rank) const;
+    StringTable strings() const;
+    std::vector<MemoryRecord> memory(std::int64_t run_id, int rank) const;
+    int action_rank_limit(std::int64_t run_id) const;
     std::vector<PairRecord> pairs(std::int64_t run_id) const;         // by pair id
     std::vector<MemoryRecord> memory(std::int64_t run_id) const;      // by (rank, time)
     std::vector<EventRecord> events(std::int64_t run_id) const;       // by (rank, sequence)

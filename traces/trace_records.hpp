@@ -1,7 +1,8 @@
 // The rows a trace holds, as plain value types shared by TraceWriter and TraceReader. They
 // mirror the tables of traces/schema.sql one to one; times are integer nanoseconds, and text
 // that repeats (action labels, event names) is interned in the `strings` table by the writer and
-// resolved back to text by the reader, so callers only ever see strings.
+// resolved back to text by the reader, so callers see strings (StoredAction alone keeps the id,
+// for readers of millions of rows).
 //
 // Invariant: every record belongs to one run (`runs.id`); a run is `running` from begin_run until
 // finish_run, so a run whose writer died reads back as unfinished.
@@ -61,6 +62,21 @@ struct ActionRecord {
     std::int64_t end_ns = 0;
     std::int64_t bytes = 0;
     std::int32_t pair_id = -1;  // SEND/RECV pair id, -1 otherwise
+};
+
+// One rank's action as stored, its label left as the `strings` id: what a reader of millions of
+// rows (the viewer) takes, resolving labels through TraceReader::strings() only when shown.
+struct StoredAction {
+    std::int32_t step = 0;
+    std::int32_t stage = -1;
+    std::int32_t microbatch = -1;
+    std::int32_t pair_id = -1;
+    std::int64_t label_id = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t bytes = 0;
+    ActionLane lane = ActionLane::compute;
+    std::uint8_t kind = 0;
 };
 
 struct PairRecord {

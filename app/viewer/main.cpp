@@ -3,6 +3,7 @@
 //   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5] [--panel events|errors|sharding]
 //     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
 //   --bench [--bench-dir DIR]  load and frame-time figures on synthetic traces
+#include <stdlib.h>
 #include <time.h>
 
 #include <cstdio>
@@ -79,6 +80,13 @@ int run(const Options& options) {
                    options.panel);
         return 2;
     }
+    // Mesa's software rasteriser (llvmpipe, what Xvfb and GPU-less CI have) runs worker threads
+    // that take the cores from the frame being measured: on two cores they put 10-15 ms of
+    // thread CPU time into one frame in a hundred. Rasterising on this thread, after the
+    // measured part of the frame, leaves the viewer's own work in the figures. A GPU has no
+    // such threads; an explicit LP_NUM_THREADS is kept.
+    if (options.bench)
+        setenv("LP_NUM_THREADS", "0", 0);
     glfwSetErrorCallback([](int code, const char* text) {
         fmt::print(stderr, "pipelens-view: GLFW error {}: {}\n", code, text);
     });

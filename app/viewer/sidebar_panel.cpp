@@ -88,7 +88,7 @@ void draw_details(ViewerState& state) {
     }
     const TimelineModel& model = *state.model;
     const TimelineAction& action = model.action(*state.selected);
-    ImGui::Text("%s", model.label(action).c_str());
+    ImGui::TextUnformatted(model.label(action).data());
     ImGui::Text("rank %d, %s lane", state.selected->rank,
                 state.selected->communication ? "communication" : "compute");
     ImGui::Text("stage %d, microbatch %d, step %d", action.stage, action.microbatch, action.step);

@@ -2,6 +2,7 @@
 #include "app/viewer/timeline_model.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -16,10 +17,12 @@ bool is_receive(std::uint8_t kind) {
 }
 
 void index_lane(Lane& lane) {
-    std::stable_sort(lane.actions.begin(), lane.actions.end(),
-                     [](const TimelineAction& left, const TimelineAction& right) {
-                         return left.start_ns < right.start_ns;
-                     });
+    const auto by_start = [](const TimelineAction& left, const TimelineAction& right) {
+        return left.start_ns < right.start_ns;
+    };
+    // A trace's rows come sorted already; only hand-made records need the sort.
+    if (!std::is_sorted(lane.actions.begin(), lane.actions.end(), by_start))
+        std::stable_sort(lane.actions.begin(), lane.actions.end(), by_start);
     lane.max_end.resize(lane.actions.size());
     std::int64_t running = 0;
     for (std::size_t index = 0; index < lane.actions.size(); ++index) {
@@ -48,15 +51,16 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
         model.ranks_[rank].rank = rank;
     for (auto& figure : figures)
         model.ranks_.at(figure.rank).figures = std::move(figure);
-    // Labels are nearly all distinct (stage x microbatch x kind), so they are kept one per
-    // action, in record order, without hashing.
-    model.labels_.reserve(actions.size());
+    // Interned as a writer would, ids from 1.
+    std::unordered_map<std::string, std::uint32_t> ids;
     for (auto& record : actions) {
-        const auto label = static_cast<std::uint32_t>(model.labels_.size());
-        model.labels_.push_back(std::move(record.label));
-        TimelineAction action{record.start_ns,   record.end_ns,  record.bytes, record.stage,
-                              record.microbatch, record.pair_id, record.step,  label,
-                              record.kind};
+        const auto [found, added] =
+            ids.emplace(record.label, static_cast<std::uint32_t>(ids.size() + 1));
+        if (added)
+            model.labels_.add(found->second, record.label);
+        TimelineAction action{record.start_ns, record.end_ns,     record.bytes,
+                              record.stage,    record.microbatch, record.pair_id,
+                              record.step,     found->second,     record.kind};
         RankTimeline& rank = model.ranks_.at(record.rank);
         (record.lane == traces::ActionLane::compute ? rank.compute : rank.communication)
             .actions.push_back(action);
@@ -64,26 +68,65 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
     for (const auto& sample : memory)
         if (sample.rank >= 0 && sample.rank < rank_count)
             model.ranks_[sample.rank].memory.push_back(sample);
-    model.action_count_ = actions.size();
+    for (RankTimeline& rank : model.ranks_)
+        index_rank(rank);
     model.finish();
     return model;
 }
 
-TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_t run_id) {
-    return from_records(reader.run(run_id), reader.actions(run_id), reader.pairs(run_id),
-                        reader.ranks(run_id), reader.memory(run_id));
+void TimelineModel::index_rank(RankTimeline& rank) {
+    index_lane(rank.compute);
+    index_lane(rank.communication);
+    // Bubbles: gaps of the compute lane from 0 on (finish() adds the cool-down, which needs the
+    // end of the step over all ranks).
+    const auto& compute = rank.compute.actions;
+    const auto& communication = rank.communication.actions;
+    // Receives of this rank by completion time: the latest one completing in a gap is what the
+    // rank waited for.
+    std::vector<std::pair<std::int64_t, std::int32_t>> receives;
+    for (std::size_t index = 0; index < communication.size(); ++index)
+        if (is_receive(communication[index].kind))
+            receives.emplace_back(communication[index].end_ns, static_cast<std::int32_t>(index));
+    std::sort(receives.begin(), receives.end());
+    std::int64_t cursor = 0;
+    for (std::size_t index = 0; index < compute.size(); ++index) {
+        const std::int64_t start = compute[index].start_ns;
+        if (start > cursor) {
+            Bubble bubble{cursor, start, BubbleCause::warm_up, -1};
+            if (index > 0) {
+                const auto after = std::upper_bound(
+                    receives.begin(), receives.end(), start,
+                    [](std::int64_t time, const auto& receive) { return time < receive.first; });
+                if (after == receives.begin() || std::prev(after)->first <= cursor) {
+                    bubble.cause = BubbleCause::idle;
+                } else {
+                    bubble.cause = BubbleCause::waiting;
+                    bubble.waited_for = std::prev(after)->second;
+                }
+            }
+            rank.bubbles.push_back(bubble);
+        }
+        cursor = std::max(cursor, compute[index].end_ns);
+    }
 }
 
 void TimelineModel::finish() {
+    action_count_ = 0;
     for (RankTimeline& rank : ranks_) {
+        action_count_ += rank.compute.actions.size() + rank.communication.actions.size();
         for (const auto& sample : rank.memory)
             memory_peak_ = std::max(memory_peak_, sample.bytes);
-        index_lane(rank.compute);
-        index_lane(rank.communication);
         if (!rank.compute.max_end.empty())
             end_ns_ = std::max(end_ns_, rank.compute.max_end.back());
         if (!rank.communication.max_end.empty())
             end_ns_ = std::max(end_ns_, rank.communication.max_end.back());
+    }
+    for (RankTimeline& rank : ranks_) {
+        if (rank.compute.actions.empty())
+            continue;
+        const std::int64_t last_end = rank.compute.max_end.back();
+        if (last_end < end_ns_)
+            rank.bubbles.push_back({last_end, end_ns_, BubbleCause::cool_down, -1});
     }
     pair_index_.assign(pairs_.size(), {});
     for (std::size_t index = 0; index < pairs_.size(); ++index) {
@@ -103,40 +146,29 @@ void TimelineModel::finish() {
             auto& ends = pair_index_[*position];
             (is_receive(action.kind) ? ends.second : ends.first) = {rank.rank, true, index};
         }
-    // Bubbles: gaps of the compute lane within [0, end of the step].
-    for (RankTimeline& rank : ranks_) {
-        const auto& compute = rank.compute.actions;
-        std::int64_t cursor = 0;
-        // Receives of this rank by completion time: the latest one completing in a gap is what
-        // the rank waited for.
-        std::vector<std::pair<std::int64_t, const TimelineAction*>> receives;
-        for (const TimelineAction& action : rank.communication.actions)
-            if (is_receive(action.kind))
-                receives.emplace_back(action.end_ns, &action);
-        std::sort(receives.begin(), receives.end(),
-                  [](const auto& left, const auto& right) { return left.first < right.first; });
-        const auto cause_of = [&](std::int64_t from, std::int64_t to, bool first) -> std::string {
-            if (first)
-                return "warm-up";
-            const auto after = std::upper_bound(
-                receives.begin(), receives.end(), to,
-                [](std::int64_t time, const auto& receive) { return time < receive.first; });
-            if (after == receives.begin() || std::prev(after)->first <= from)
-                return "idle";
-            const TimelineAction& waited = *std::prev(after)->second;
-            const auto position = pair_position(waited.pair_id);
-            const int peer = position ? pairs_[*position].send_rank : -1;
-            return fmt::format("waiting on rank {} ({})", peer, labels_[waited.label]);
-        };
-        for (std::size_t index = 0; index < compute.size(); ++index) {
-            if (compute[index].start_ns > cursor)
-                rank.bubbles.push_back({cursor, compute[index].start_ns,
-                                        cause_of(cursor, compute[index].start_ns, index == 0)});
-            cursor = std::max(cursor, compute[index].end_ns);
-        }
-        if (!compute.empty() && cursor < end_ns_)
-            rank.bubbles.push_back({cursor, end_ns_, "cool-down"});
+}
+
+std::string_view TimelineModel::label(const TimelineAction& action) const {
+    // An id the strings table lacks: only a damaged file has one.
+    return labels_.find(action.label).value_or(std::string_view("?"));
+}
+
+std::string TimelineModel::describe(const RankTimeline& rank, const Bubble& bubble) const {
+    switch (bubble.cause) {
+        case BubbleCause::warm_up:
+            return "warm-up";
+        case BubbleCause::cool_down:
+            return "cool-down";
+        case BubbleCause::idle:
+            return "idle";
+        case BubbleCause::waiting:
+            break;
     }
+    const TimelineAction& waited =
+        rank.communication.actions.at(static_cast<std::size_t>(bubble.waited_for));
+    const auto position = pair_position(waited.pair_id);
+    const int peer = position ? pairs_[*position].send_rank : -1;
+    return fmt::format("waiting on rank {} ({})", peer, label(waited));
 }
 
 const Lane& TimelineModel::lane(const ActionLocation& at) const {
@@ -183,12 +215,12 @@ void TimelineModel::visible_blocks(const Lane& lane, std::int64_t from, std::int
     }
 }
 
-std::optional<ActionLocation> TimelineModel::find(const std::string& label) const {
+std::optional<ActionLocation> TimelineModel::find(const std::string& text) const {
     for (const RankTimeline& rank : ranks_)
         for (bool communication : {false, true}) {
             const Lane& lane = communication ? rank.communication : rank.compute;
             for (std::size_t index = 0; index < lane.actions.size(); ++index)
-                if (labels_[lane.actions[index].label] == label)
+                if (label(lane.actions[index]) == text)
                     return ActionLocation{rank.rank, communication, index};
         }
     return std::nullopt;

@@ -5,11 +5,14 @@
 //
 // Invariants: each lane's actions are sorted by start_ns, and `max_end` is their running
 // maximum of end_ns, so the actions overlapping [from, to) are found by two binary searches.
+// Labels stay string ids (the trace's own) and bubble causes stay indices until shown: a
+// million actions load without a million strings.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "traces/trace_reader.hpp"
@@ -24,7 +27,7 @@ struct TimelineAction {
     std::int32_t microbatch = -1;
     std::int32_t pair_id = -1;
     std::int32_t step = 0;
-    std::uint32_t label = 0;  // index of its text in the model (record order)
+    std::uint32_t label = 0;  // id of its text in the model's string table
     std::uint8_t kind = 0;    // pipelens::ActionKind
 };
 
@@ -33,11 +36,15 @@ struct Lane {
     std::vector<std::int64_t> max_end;    // running max of end_ns
 };
 
-// An idle gap of a rank's compute lane and why it is there.
+enum class BubbleCause : std::uint8_t { warm_up, cool_down, waiting, idle };
+
+// An idle gap of a rank's compute lane and why it is there (TimelineModel::describe says it in
+// words).
 struct Bubble {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
-    std::string cause;  // "warm-up", "cool-down", "waiting on rank 2 (1RECV_F3)", "idle"
+    BubbleCause cause = BubbleCause::idle;
+    std::int32_t waited_for = -1;  // waiting: the receive's index in the rank's communication lane
 };
 
 struct RankTimeline {
@@ -66,13 +73,16 @@ struct ActionLocation {
 
 class TimelineModel {
   public:
-    // Reads one run; TraceError from the reader for a bad file or run.
+    // Reads one run, ranks in parallel on their own connections to the reader's file
+    // (timeline_load.cpp); TraceError from the reader for a bad file or run.
     static TimelineModel load(const traces::TraceReader& reader, std::int64_t run_id);
 
     const traces::RunRecord& run() const { return run_; }
     const std::vector<RankTimeline>& ranks() const { return ranks_; }
     const std::vector<traces::PairRecord>& pairs() const { return pairs_; }
-    const std::string& label(const TimelineAction& action) const { return labels_[action.label]; }
+    // The action's text; its data() is NUL-terminated (a C string for ImGui).
+    std::string_view label(const TimelineAction& action) const;
+    std::int64_t label_id_limit() const { return labels_.id_limit(); }  // bound of label ids
     std::int64_t end_ns() const { return end_ns_; }
     std::size_t action_count() const { return action_count_; }
     std::int64_t memory_peak() const { return memory_peak_; }  // over all ranks' samples
@@ -86,9 +96,11 @@ class TimelineModel {
                                std::int64_t min_ns, std::vector<DrawBlock>& out);
 
     // The action whose text is `label` (e.g. "2F5"), first by rank.
-    std::optional<ActionLocation> find(const std::string& label) const;
+    std::optional<ActionLocation> find(const std::string& text) const;
     // Both ends of a SEND/RECV pair.
     std::optional<std::pair<ActionLocation, ActionLocation>> pair_ends(std::int32_t pair_id) const;
+    // "warm-up", "cool-down", "idle" or "waiting on rank 2 (1RECV_F3)".
+    std::string describe(const RankTimeline& rank, const Bubble& bubble) const;
     // The action covering `time_ns` on a lane, if any.
     std::optional<std::size_t> action_at(const Lane& lane, std::int64_t time_ns) const;
 
@@ -100,13 +112,14 @@ class TimelineModel {
                                       const std::vector<traces::MemoryRecord>& memory);
 
   private:
-    void finish();
+    static void index_rank(RankTimeline& rank);  // sorts and indexes lanes, finds bubbles
+    void finish();                               // what needs every rank: ends, pairs
     std::optional<std::size_t> pair_position(std::int32_t pair_id) const;  // index into pairs_
 
     traces::RunRecord run_;
     std::vector<RankTimeline> ranks_;
     std::vector<traces::PairRecord> pairs_;
-    std::vector<std::string> labels_;
+    traces::StringTable labels_;
     std::int64_t end_ns_ = 0;
     std::size_t action_count_ = 0;
     std::int64_t memory_peak_ = 0;

@@ -103,9 +103,10 @@ void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, f
         draw->AddRectFilled({left, top}, {right, top + kLaneHeight}, action_colour(action.kind));
         if (right - left < kNarrowestText)
             continue;
-        const std::string& label = model.label(action);
-        if (right - left > ImGui::CalcTextSize(label.c_str()).x + 4)
-            draw->AddText({left + 2, top + 2}, IM_COL32(15, 15, 15, 255), label.c_str());
+        const std::string_view label = model.label(action);
+        const char* label_end = label.data() + label.size();
+        if (right - left > ImGui::CalcTextSize(label.data(), label_end).x + 4)
+            draw->AddText({left + 2, top + 2}, IM_COL32(15, 15, 15, 255), label.data(), label_end);
     }
 }
 
@@ -192,7 +193,7 @@ void hover_and_tooltip(ViewerState& state) {
                 state.hovered = ActionLocation{rank.rank, communication, *index};
                 const TimelineAction& action = lane.actions[*index];
                 ImGui::BeginTooltip();
-                ImGui::Text("%s  (rank %d, stage %d, microbatch %d)", model.label(action).c_str(),
+                ImGui::Text("%s  (rank %d, stage %d, microbatch %d)", model.label(action).data(),
                             rank.rank, action.stage, action.microbatch);
                 ImGui::Text("start %s  duration %s", format_duration(action.start_ns).c_str(),
                             format_duration(action.end_ns - action.start_ns).c_str());
@@ -223,7 +224,7 @@ void hover_and_tooltip(ViewerState& state) {
             if (bubble != rank.bubbles.end() && bubble->start_ns <= time) {
                 ImGui::SetTooltip("bubble %s on rank %d: %s",
                                   format_duration(bubble->end_ns - bubble->start_ns).c_str(),
-                                  rank.rank, bubble->cause.c_str());
+                                  rank.rank, model.describe(rank, *bubble).c_str());
                 return;
             }
         }

@@ -90,7 +90,7 @@ int run_bench(const std::filesystem::path& directory,
                 state.geometry.view_start = end / 2;
                 state.geometry.view_end = end / 2 + zoom.span;
             }
-            const FrameTimes times = time_frames(state, render_frame, 200);
+            const FrameTimes times = time_frames(state, render_frame, 600);
             fmt::print("  frame CPU time {:<32} median {:.2f} ms  p99 {:.2f} ms\n", zoom.name,
                        times.median_ms, times.p99_ms);
         }

@@ -34,19 +34,19 @@ void match_compared(ViewerState& state) {
         for (const Lane* lane : {&rank.compute, &rank.communication})
             for (const TimelineAction& action : lane->actions)
                 durations.emplace(state.compared->label(action), action.end_ns - action.start_ns);
-    state.compared_durations.assign(state.model->action_count(), -1);
+    state.compared_durations.assign(static_cast<std::size_t>(state.model->label_id_limit()), -1);
     std::vector<ViewerState::Difference> differences;
     for (const RankTimeline& rank : state.model->ranks())
         for (const Lane* lane : {&rank.compute, &rank.communication})
             for (const TimelineAction& action : lane->actions) {
-                const std::string& label = state.model->label(action);
+                const std::string_view label = state.model->label(action);
                 const auto found = durations.find(label);
                 if (found == durations.end())
                     continue;
                 state.compared_durations[action.label] = found->second;
                 if (lane == &rank.compute)
                     differences.push_back(
-                        {label, (action.end_ns - action.start_ns) - found->second});
+                        {std::string(label), (action.end_ns - action.start_ns) - found->second});
             }
     const std::size_t kept = std::min<std::size_t>(8, differences.size());
     std::partial_sort(differences.begin(), differences.begin() + static_cast<std::ptrdiff_t>(kept),

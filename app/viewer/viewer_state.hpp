@@ -23,7 +23,7 @@ struct ViewerState {
     std::vector<traces::RunRecord> runs;
     std::optional<TimelineModel> model;
     std::optional<TimelineModel> compared;  // ghost bars
-    // Matched once per comparison: for each action of `model` (by its label index) the duration
+    // Matched once per comparison: for each action of `model` (by its label id) the duration
     // of the compared run's action with the same text, -1 when it has none; and the compute
     // actions whose durations differ most.
     std::vector<std::int64_t> compared_durations;

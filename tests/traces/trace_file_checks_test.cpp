@@ -162,6 +162,32 @@ TEST_F(TraceStoreTest, OverwrittenPagesFailTheIntegrityCheck) {
     EXPECT_EQ(error_of([&] { TraceWriter writer(path); }), message);
 }
 
+TEST_F(TraceStoreTest, ALabelMissingFromTheStringsTableIsCorruption) {
+    const fs::path path = file("lost_string.db");
+    {
+        TraceWriter writer(path);
+        const std::int64_t run_id = writer.begin_run(simulated_run());
+        writer.add_action(run_id, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 10));
+        writer.add_event(run_id, {0, 0, std::nullopt, "choose_schedule", "{}", "ok"});
+        writer.finish_run(run_id, 10, 0);
+    }
+    std::string label_id, name_id;
+    {
+        RawDatabase raw(path);
+        label_id = raw.value("SELECT label_id FROM actions");
+        name_id = raw.value("SELECT name_id FROM events");
+        raw.execute("DELETE FROM strings");
+    }
+    TraceReader reader(path);
+    const std::string lost = path.string() + ": trace is corrupt: string id ";
+    EXPECT_EQ(error_of([&] { reader.actions(1); }),
+              lost + label_id + " is not in the strings table");
+    EXPECT_EQ(error_of([&] { reader.actions(1, 0, 0, 100); }),
+              lost + label_id + " is not in the strings table");
+    EXPECT_EQ(error_of([&] { reader.events(1); }), lost + name_id + " is not in the strings table");
+    EXPECT_EQ(reader.strings().find(std::stoll(label_id)), std::nullopt);
+}
+
 TEST_F(TraceStoreTest, UnknownRunsAndEmptyTracesAreErrors) {
     const fs::path path = file("no_runs.db");
     TraceWriter(path).flush();

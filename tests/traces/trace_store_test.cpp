@@ -255,6 +255,51 @@ TEST_F(TraceStoreTest, LabelsAreInternedOncePerDistinctText) {
     EXPECT_EQ(read[2999].label, "0SEND_F0");
 }
 
+// What the viewer loads with, one rank per thread: actions by start time with their label ids,
+// the strings that resolve them, memory samples, and how many ranks have actions.
+TEST_F(TraceStoreTest, BulkReadsKeepLabelsAsIdsOneRankAtATime) {
+    const fs::path path = file("bulk.db");
+    std::int64_t run_id = 0, empty_run = 0;
+    {
+        TraceWriter writer(path);
+        run_id = writer.begin_run(simulated_run());
+        writer.add_action(run_id, action(1, 0, ActionLane::compute, 0, 1, 0, "1F0", 50, 60));
+        writer.add_action(
+            run_id, action(0, 1, ActionLane::communication, 6, 0, 0, "0SEND_F0", 10, 12, 4096, 7));
+        writer.add_action(run_id, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 10));
+        writer.add_action(run_id, action(1, 1, ActionLane::compute, 0, 1, 1, "1F1", 30, 40));
+        writer.add_memory(run_id, {1, 40, 300});
+        writer.add_memory(run_id, {0, 5, 100});
+        writer.add_memory(run_id, {1, 10, 200});
+        writer.finish_run(run_id, 60, 0.5);
+        empty_run = writer.begin_run(simulated_run());
+        writer.finish_run(empty_run, 0, 0);
+    }
+    TraceReader reader(path);
+    EXPECT_EQ(reader.action_rank_limit(run_id), 2);
+    EXPECT_EQ(reader.action_rank_limit(empty_run), 0);
+    const StringTable strings = reader.strings();
+    const std::vector<StoredAction> rank0 = reader.stored_actions(run_id, 0);
+    ASSERT_EQ(rank0.size(), 2u);
+    EXPECT_EQ(strings.find(rank0[0].label_id), "0F0");
+    EXPECT_EQ(std::tie(rank0[0].step, rank0[0].start_ns, rank0[0].end_ns, rank0[0].lane),
+              std::make_tuple(0, 0, 10, ActionLane::compute));
+    EXPECT_EQ(strings.find(rank0[1].label_id), "0SEND_F0");
+    EXPECT_EQ(
+        std::tie(rank0[1].step, rank0[1].kind, rank0[1].stage, rank0[1].microbatch,
+                 rank0[1].start_ns, rank0[1].end_ns, rank0[1].bytes, rank0[1].pair_id,
+                 rank0[1].lane),
+        std::make_tuple(1, std::uint8_t{6}, 0, 0, 10, 12, 4096, 7, ActionLane::communication));
+    const std::vector<StoredAction> rank1 = reader.stored_actions(run_id, 1);
+    ASSERT_EQ(rank1.size(), 2u);  // by start time, not by step
+    EXPECT_EQ(strings.find(rank1[0].label_id), "1F1");
+    EXPECT_EQ(strings.find(rank1[1].label_id), "1F0");
+    EXPECT_TRUE(reader.stored_actions(run_id, 2).empty());
+    EXPECT_EQ(strings.find(strings.id_limit()), std::nullopt);
+    expect_same(reader.memory(run_id, 1), {{1, 10, 200}, {1, 40, 300}});
+    expect_same(reader.memory(run_id, 0), {{0, 5, 100}});
+}
+
 TEST_F(TraceStoreTest, SecondSessionAppendsAndReusesStrings) {
     const fs::path path = file("append.db");
     std::vector<ActionRecord> first = {

@@ -2,8 +2,17 @@
 // timeline draws with, and look-ups by text and by pair.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+
+#include <filesystem>
+
 #include "app/viewer/timeline_model.hpp"
 #include "engine/schedule/action.hpp"
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/lower.hpp"
+#include "sim/simulation_trace.hpp"
+#include "sim/simulator.hpp"
+#include "traces/trace_writer.hpp"
 
 namespace pipelens::viewer {
 namespace {
@@ -52,12 +61,12 @@ TEST(TimelineModel, LanesAreSortedAndBubblesKnowTheirCause) {
     ASSERT_EQ(rank0.bubbles.size(), 1u);
     EXPECT_EQ(rank0.bubbles[0].start_ns, 10);
     EXPECT_EQ(rank0.bubbles[0].end_ns, 30);
-    EXPECT_EQ(rank0.bubbles[0].cause, "idle");
+    EXPECT_EQ(model.describe(rank0, rank0.bubbles[0]), "idle");
     const auto& rank1 = model.ranks()[1];
     ASSERT_EQ(rank1.bubbles.size(), 2u);
-    EXPECT_EQ(rank1.bubbles[0].cause, "warm-up");
+    EXPECT_EQ(model.describe(rank1, rank1.bubbles[0]), "warm-up");
     EXPECT_EQ(rank1.bubbles[1].start_ns, 35);
-    EXPECT_EQ(rank1.bubbles[1].cause, "cool-down");
+    EXPECT_EQ(model.describe(rank1, rank1.bubbles[1]), "cool-down");
 }
 
 TEST(TimelineModel, WaitingOnAPeerIsNamedWithTheReceive) {
@@ -74,7 +83,8 @@ TEST(TimelineModel, WaitingOnAPeerIsNamedWithTheReceive) {
     pair.recv_rank = 1;
     const TimelineModel model = TimelineModel::from_records({}, actions, {pair}, {}, {});
     ASSERT_EQ(model.ranks()[1].bubbles.size(), 1u);
-    EXPECT_EQ(model.ranks()[1].bubbles[0].cause, "waiting on rank 2 (1RECV_B0)");
+    EXPECT_EQ(model.describe(model.ranks()[1], model.ranks()[1].bubbles[0]),
+              "waiting on rank 2 (1RECV_B0)");
 }
 
 TEST(TimelineModel, VisibleBlocksCullAndMergeWhatIsTooNarrowToSee) {
@@ -112,6 +122,72 @@ TEST(TimelineModel, FindsActionsByTextPairAndTime) {
     EXPECT_EQ(model.label(model.action(ends->second)), "1RECV_F0");
     EXPECT_EQ(model.action_at(model.ranks()[1].compute, 20), std::optional<std::size_t>(0));
     EXPECT_FALSE(model.action_at(model.ranks()[0].compute, 20));
+}
+
+// Loading from a file reads ranks in parallel on several connections; it must give the model
+// the plain records give, lane by lane, bubble by bubble, pair by pair.
+TEST(TimelineModel, LoadingAFileInParallelGivesWhatTheRecordsGive) {
+    std::string directory =
+        (std::filesystem::path(::testing::TempDir()) / "pipelens_model_XXXXXX").string();
+    ASSERT_NE(mkdtemp(directory.data()), nullptr);
+    const auto path = std::filesystem::path(directory) / "interleaved.db";
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::interleaved_1f1b, 4, 2, 8}));
+    sim::CostModel costs;
+    costs.stages = {sim::StageCost{}};
+    costs.activation_bytes = {1 << 20};
+    {
+        traces::TraceWriter writer(path);
+        traces::RunRecord run;
+        run.schedule = lowered.name;
+        run.pp = 4;
+        run.v = 2;
+        run.m = 8;
+        sim::record_simulation(writer, lowered, sim::simulate(lowered, costs), run);
+    }
+    const traces::TraceReader reader(path);
+    const TimelineModel loaded = TimelineModel::load(reader, 1);
+    const TimelineModel expected = TimelineModel::from_records(
+        reader.run(1), reader.actions(1), reader.pairs(1), reader.ranks(1), reader.memory(1));
+    EXPECT_EQ(loaded.action_count(), expected.action_count());
+    EXPECT_GT(loaded.action_count(), 100u);
+    EXPECT_EQ(loaded.end_ns(), expected.end_ns());
+    EXPECT_EQ(loaded.memory_peak(), expected.memory_peak());
+    ASSERT_EQ(loaded.ranks().size(), 4u);
+    ASSERT_EQ(expected.ranks().size(), 4u);
+    for (int rank = 0; rank < 4; ++rank) {
+        const RankTimeline& got = loaded.ranks()[rank];
+        const RankTimeline& want = expected.ranks()[rank];
+        EXPECT_EQ(got.figures.busy_ns, want.figures.busy_ns);
+        EXPECT_EQ(got.memory.size(), want.memory.size());
+        for (bool communication : {false, true}) {
+            const Lane& got_lane = communication ? got.communication : got.compute;
+            const Lane& want_lane = communication ? want.communication : want.compute;
+            ASSERT_EQ(got_lane.actions.size(), want_lane.actions.size());
+            EXPECT_EQ(got_lane.max_end, want_lane.max_end);
+            for (std::size_t index = 0; index < got_lane.actions.size(); ++index) {
+                const TimelineAction& a = got_lane.actions[index];
+                const TimelineAction& b = want_lane.actions[index];
+                EXPECT_EQ(loaded.label(a), expected.label(b));
+                EXPECT_EQ(std::tie(a.start_ns, a.end_ns, a.bytes, a.stage, a.microbatch, a.pair_id,
+                                   a.step, a.kind),
+                          std::tie(b.start_ns, b.end_ns, b.bytes, b.stage, b.microbatch, b.pair_id,
+                                   b.step, b.kind));
+            }
+        }
+        ASSERT_EQ(got.bubbles.size(), want.bubbles.size());
+        for (std::size_t index = 0; index < got.bubbles.size(); ++index)
+            EXPECT_EQ(loaded.describe(got, got.bubbles[index]),
+                      expected.describe(want, want.bubbles[index]));
+    }
+    // Every pair's two ends are found, and they carry the pair's id.
+    for (const traces::PairRecord& pair : reader.pairs(1)) {
+        const auto ends = loaded.pair_ends(pair.pair_id);
+        ASSERT_TRUE(ends);
+        EXPECT_EQ(ends->first.rank, pair.send_rank);
+        EXPECT_EQ(ends->second.rank, pair.recv_rank);
+        EXPECT_EQ(loaded.action(ends->first).pair_id, pair.pair_id);
+    }
+    std::filesystem::remove_all(directory);
 }
 
 }  // namespace

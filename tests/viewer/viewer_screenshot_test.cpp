@@ -89,7 +89,7 @@ TEST(ViewerScreenshot, ActionsBubblesAndArrowsAreWhereTheModelPutsThem) {
     }
     // Rank 3's warm-up bubble: its fill and its hatching, and no action colour.
     const Bubble& warmup = model.ranks()[3].bubbles.front();
-    EXPECT_EQ(warmup.cause, "warm-up");
+    EXPECT_EQ(model.describe(model.ranks()[3], warmup), "warm-up");
     bool fill = false, hatch = false;
     for (float x = geometry.x(warmup.start_ns) + 2; x < geometry.x(warmup.end_ns) - 2; x += 1) {
         const Rgb pixel = image.at(x, geometry.lane_top(3, false) + kLaneHeight / 2);
