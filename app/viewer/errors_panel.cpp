@@ -1,7 +1,9 @@
-// Every mismatch and failure of the run; a click selects the action it happened at.
+// Every mismatch and failure of the run. A click selects the action it happened at and marks
+// its moment on the timeline; the full message is in the row's tooltip.
 #include <imgui.h>
 
 #include "app/viewer/panels.hpp"
+#include "engine/experiment/units.hpp"
 
 namespace pipelens::viewer {
 
@@ -11,25 +13,37 @@ void draw_errors_panel(ViewerState& state) {
         return;
     }
     if (!ImGui::BeginTable(
-            "errors", 6,
+            "errors", 7,
             ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable))
         return;
-    for (const char* column : {"rank", "stage", "mb", "kind", "expected / actual", "message"})
-        ImGui::TableSetupColumn(column);
+    ImGui::TableSetupScrollFreeze(0, 1);
+    const struct {
+        const char* name;
+        float width;
+    } fixed[] = {{"rank", 40}, {"stage", 44}, {"mb", 30}, {"at", 96}};
+    for (const auto& column : fixed)
+        ImGui::TableSetupColumn(column.name, ImGuiTableColumnFlags_WidthFixed, column.width);
+    ImGui::TableSetupColumn("kind", ImGuiTableColumnFlags_WidthStretch, 1);
+    ImGui::TableSetupColumn("expected / actual", ImGuiTableColumnFlags_WidthStretch, 2);
+    ImGui::TableSetupColumn("message", ImGuiTableColumnFlags_WidthStretch, 3);
     ImGui::TableHeadersRow();
     for (std::size_t index = 0; index < state.errors.size(); ++index) {
         const traces::ErrorRecord& error = state.errors[index];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
+        const bool chosen = state.chosen_error == static_cast<int>(index);
         if (ImGui::Selectable(
                 std::to_string(error.rank).append("##error").append(std::to_string(index)).c_str(),
-                false, ImGuiSelectableFlags_SpanAllColumns) &&
-            !error.action.empty())
-            select_action(state, error.action);
+                chosen, ImGuiSelectableFlags_SpanAllColumns))
+            choose_error(state, static_cast<int>(index));
+        if (ImGui::IsItemHovered())
+            ImGui::SetTooltip("%s", error.message.c_str());
         ImGui::TableNextColumn();
         ImGui::Text("%d", error.stage);
         ImGui::TableNextColumn();
         ImGui::Text("%d", error.microbatch);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(error.time_ns ? format_duration(*error.time_ns).c_str() : "-");
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(error.kind.c_str());
         ImGui::TableNextColumn();

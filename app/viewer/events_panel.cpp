@@ -1,10 +1,15 @@
 // Recorded events, filterable by rank and name, and a scrubber that replays the state up to
-// the chosen event and shows it field by field.
+// the chosen event and shows it field by field, the fields that event changed first and in
+// their own colour.
+#include <algorithm>
+#include <map>
+
 #include <fmt/format.h>
 #include <imgui.h>
 #include <nlohmann/json.hpp>
 
 #include "app/viewer/panels.hpp"
+#include "app/viewer/viewer_layout.hpp"
 #include "engine/recorder/state_replay.hpp"
 
 namespace pipelens::viewer {
@@ -24,6 +29,57 @@ std::vector<recorder::Event> stream_of(const ViewerState& state, int rank) {
         events.push_back(std::move(event));
     }
     return events;
+}
+
+// The top-level event `event` belongs to (itself when it is one): nested events take effect
+// with their parent.
+const traces::EventRecord& top_level_of(const ViewerState& state,
+                                        const traces::EventRecord& event) {
+    const traces::EventRecord* current = &event;
+    for (int depth = 0; current->parent && depth < 64; ++depth) {
+        const auto parent = std::find_if(
+            state.events.begin(), state.events.end(), [&](const traces::EventRecord& record) {
+                return record.rank == current->rank && record.sequence == *current->parent;
+            });
+        if (parent == state.events.end())
+            break;
+        current = &*parent;
+    }
+    return *current;
+}
+
+// The state after `chosen`, fields it changed first (and marked), then the rest.
+std::vector<ReplayedLine> replayed_state_lines(const ViewerState& state,
+                                               const traces::EventRecord& chosen) {
+    const std::vector<recorder::Event> stream = stream_of(state, chosen.rank);
+    std::vector<recorder::StateField> after;
+    try {
+        after = recorder::state_fields(recorder::replay_events(stream, chosen.sequence).state());
+    } catch (const std::exception& error) {
+        return {{std::string("replay failed: ") + error.what(), false}};
+    }
+    std::map<std::string, std::string> before;
+    const std::int64_t top = top_level_of(state, chosen).sequence;
+    try {
+        if (top > 0)
+            for (recorder::StateField& field :
+                 recorder::state_fields(recorder::replay_events(stream, top - 1).state()))
+                before.emplace(std::move(field.name), std::move(field.value));
+    } catch (const std::exception&) {
+        before.clear();  // nothing to compare with: every field counts as changed
+    }
+    std::vector<ReplayedLine> lines, unchanged;
+    lines.push_back({fmt::format("changed by #{} {}:", top, chosen.name), true});
+    for (const recorder::StateField& field : after) {
+        const auto found = before.find(field.name);
+        const bool changed = found == before.end() || found->second != field.value;
+        (changed ? lines : unchanged).push_back({field.name + ": " + field.value, changed});
+    }
+    if (lines.size() == 1)
+        lines.front().text = fmt::format("#{} {} changed no field", top, chosen.name);
+    lines.push_back({"unchanged:", false});
+    lines.insert(lines.end(), unchanged.begin(), unchanged.end());
+    return lines;
 }
 
 }  // namespace
@@ -68,19 +124,16 @@ void draw_events_panel(ViewerState& state) {
         // Replayed once per chosen event, not once per frame.
         if (state.replayed_event != state.event_scrub) {
             state.replayed_event = state.event_scrub;
-            state.replayed_lines.clear();
-            const traces::EventRecord& chosen = state.events[state.event_scrub];
-            try {
-                const recorder::StateRecorder replayed =
-                    recorder::replay_events(stream_of(state, chosen.rank), chosen.sequence);
-                for (const recorder::StateField& field : recorder::state_fields(replayed.state()))
-                    state.replayed_lines.push_back(field.name + ": " + field.value);
-            } catch (const std::exception& error) {
-                state.replayed_lines.push_back(std::string("replay failed: ") + error.what());
-            }
+            state.replayed_lines = replayed_state_lines(state, state.events[state.event_scrub]);
         }
-        for (const std::string& line : state.replayed_lines)
-            ImGui::TextUnformatted(line.c_str());
+        const ImU32 changed = IM_COL32(kChangedField.r, kChangedField.g, kChangedField.b, 255);
+        for (const ReplayedLine& line : state.replayed_lines) {
+            if (line.changed)
+                ImGui::PushStyleColor(ImGuiCol_Text, changed);
+            ImGui::TextUnformatted(line.text.c_str());
+            if (line.changed)
+                ImGui::PopStyleColor();
+        }
     } else {
         ImGui::TextDisabled("the state after the chosen event appears here");
     }

@@ -1,6 +1,7 @@
 // `pipelens-view [TRACE.db]`: the desktop viewer (Dear ImGui on GLFW + OpenGL 3). Files open
 // from the command line, the path box, recent files or by dropping them on the window.
 //   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5] [--panel events|errors|sharding]
+//     [--event N] [--error N] [--tensor output|inputN]
 //     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
 //   --bench [--bench-dir DIR]  load and frame-time figures on synthetic traces
 #include <stdlib.h>
@@ -31,6 +32,9 @@ struct Options {
     std::string size = "1600x900";
     std::string select;
     std::string panel;
+    int event = -1;
+    int error = -1;
+    std::string tensor;
     bool bench = false;
     std::string bench_dir = "/tmp/pipelens-view-bench";
 };
@@ -47,6 +51,18 @@ std::int64_t thread_cpu_ns() {
     timespec now{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
     return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+// --select and --error, once the first frame has fitted the view to the run.
+void apply_choices(const Options& options, ViewerState& state) {
+    if (!options.select.empty() && !select_action(state, options.select))
+        state.error = fmt::format("--select {}: no such action", options.select);
+    if (options.error >= 0) {
+        if (!choose_error(state, options.error))
+            state.error = fmt::format("--error {}: the run has {} errors", options.error,
+                                      state.errors.size());
+        state.panel_request = Panel::errors;
+    }
 }
 
 std::int64_t render(GLFWwindow* window, ViewerState& state) {
@@ -87,6 +103,13 @@ int run(const Options& options) {
     // such threads; an explicit LP_NUM_THREADS is kept.
     if (options.bench)
         setenv("LP_NUM_THREADS", "0", 0);
+    int tensor_input = -1;  // --tensor inputN, or -1 for the output
+    if (!options.tensor.empty() && options.tensor != "output" &&
+        (std::sscanf(options.tensor.c_str(), "input%d", &tensor_input) != 1 || tensor_input < 0)) {
+        fmt::print(stderr, "pipelens-view: --tensor {}: use output or inputN, e.g. input0\n",
+                   options.tensor);
+        return 2;
+    }
     glfwSetErrorCallback([](int code, const char* text) {
         fmt::print(stderr, "pipelens-view: GLFW error {}: {}\n", code, text);
     });
@@ -122,6 +145,18 @@ int run(const Options& options) {
     glfwSetDropCallback(window, on_drop);
     if (!options.trace.empty())
         open_trace(state, options.trace, options.run);
+    if (options.event >= 0) {
+        if (options.event >= static_cast<int>(state.events.size()))
+            state.error = fmt::format("--event {}: the run has {} events", options.event,
+                                      state.events.size());
+        else
+            state.event_scrub = options.event;
+        state.panel_request = Panel::events;
+    }
+    if (!options.tensor.empty()) {
+        state.sharding_tensor = tensor_input;
+        state.panel_request = Panel::sharding;
+    }
     if (options.panel == "errors")
         state.panel_request = Panel::errors;
     else if (options.panel == "sharding")
@@ -138,8 +173,8 @@ int run(const Options& options) {
     } else if (!options.screenshot.empty()) {
         for (int frame = 0; frame < std::max(1, options.frames); ++frame) {
             glfwPollEvents();
-            if (frame == 1 && !options.select.empty() && !select_action(state, options.select))
-                state.error = fmt::format("--select {}: no such action", options.select);
+            if (frame == 1)
+                apply_choices(options, state);
             render(window, state);
             if (frame + 1 < options.frames)
                 glfwSwapBuffers(window);
@@ -153,8 +188,10 @@ int run(const Options& options) {
         if (!state.error.empty())
             fmt::print(stderr, "pipelens-view: {}\n", state.error);
     } else {
-        while (!glfwWindowShouldClose(window)) {
+        for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
             glfwPollEvents();
+            if (frame == 1)
+                apply_choices(options, state);
             render(window, state);
             glfwSwapBuffers(window);
         }
@@ -179,6 +216,13 @@ int main(int argc, char** argv) {
     app.add_option("--size", options.size, "Window size WIDTHxHEIGHT (1600x900)");
     app.add_option("--select", options.select, "Select an action by its text, e.g. 2F5");
     app.add_option("--panel", options.panel, "Bottom panel to show: events, errors, sharding");
+    app.add_option("--event", options.event,
+                   "Replay the state up to this event (its index in the Events panel)");
+    app.add_option("--error", options.error,
+                   "Choose this error (its index in the Errors panel): select its action, mark "
+                   "its moment");
+    app.add_option("--tensor", options.tensor,
+                   "Sharding panel: the tensor drawn on the mesh, output or inputN");
     app.add_flag("--bench", options.bench, "Load and frame-time figures on synthetic traces");
     app.add_option("--bench-dir", options.bench_dir, "Where the synthetic traces are kept");
     CLI11_PARSE(app, argc, argv);

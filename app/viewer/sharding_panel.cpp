@@ -1,5 +1,6 @@
-// Sharding decisions: pick one; the mesh drawn as a grid of devices coloured by the chosen
-// output's shard each holds, and the strategy table with costs and the chosen row highlighted.
+// Sharding decisions: pick one, and one of its tensors (the output or an input); the mesh drawn
+// as a grid of devices coloured by the shard of that tensor each holds under the chosen
+// strategy, and the strategy table with costs and the chosen row highlighted.
 #include <fmt/format.h>
 #include <imgui.h>
 #include <nlohmann/json.hpp>
@@ -11,10 +12,14 @@
 namespace pipelens::viewer {
 namespace {
 
-// "DeviceMesh((dp=2, tp=4), 'cuda', stride=(4, 1))" -> {2, 4}.
+// "DeviceMesh((dp=2, tp=4), 'cuda', stride=(4, 1))" -> {2, 4}: the sizes in the first group.
 std::vector<int> mesh_shape(const std::string& mesh) {
     std::vector<int> shape;
-    for (std::size_t at = mesh.find('='); at != std::string::npos; at = mesh.find('=', at + 1))
+    const std::size_t open = mesh.find("((");
+    const std::size_t close = mesh.find(')', open == std::string::npos ? 0 : open);
+    if (open == std::string::npos || close == std::string::npos)
+        return shape;
+    for (std::size_t at = mesh.find('=', open); at < close; at = mesh.find('=', at + 1))
         shape.push_back(std::atoi(mesh.c_str() + at + 1));
     return shape;
 }
@@ -42,7 +47,7 @@ void draw_mesh(const std::vector<int>& shape, const std::string& placements_text
             for (std::size_t dim = 0; dim < shape.size(); ++dim)
                 if (placements[dim].is_shard())
                     shard = shard * shape[dim] + coordinate[dim];
-            const Rgb tint = kActionColours[shard % 9];
+            const Rgb tint = kShardColours[shard % std::size(kShardColours)];
             const ImVec2 min{origin.x + column * cell, origin.y + row * cell};
             draw->AddRectFilled(min, {min.x + cell - 3, min.y + cell - 3},
                                 IM_COL32(tint.r, tint.g, tint.b, 255));
@@ -63,8 +68,11 @@ void draw_sharding_panel(ViewerState& state) {
     ImGui::BeginChild("decisions");
     for (int index = 0; index < static_cast<int>(state.sharding.size()); ++index)
         if (ImGui::Selectable(fmt::format("#{} {}", index, state.sharding[index].op).c_str(),
-                              index == state.sharding_selected))
+                              index == state.sharding_selected)) {
             state.sharding_selected = index;
+            state.sharding_tensor = -1;
+            state.sharding_scroll_pending = true;
+        }
     ImGui::EndChild();
     ImGui::NextColumn();
     ImGui::BeginChild("strategies");
@@ -72,27 +80,60 @@ void draw_sharding_panel(ViewerState& state) {
     const nlohmann::json strategies = nlohmann::json::parse(decision.strategies, nullptr, false);
     ImGui::TextWrapped("%s", decision.mesh.c_str());
     if (strategies.is_array() && decision.chosen >= 0 &&
-        decision.chosen < static_cast<int>(strategies.size())) {
-        const std::string output = strategies[decision.chosen].value("output_spec", "");
-        ImGui::Text("chosen output %s: devices coloured by the shard they hold", output.c_str());
-        draw_mesh(mesh_shape(decision.mesh), output);
+        decision.chosen < static_cast<int>(strategies.size()) &&
+        strategies[decision.chosen].is_object()) {
+        const nlohmann::json& chosen = strategies[decision.chosen];
+        nlohmann::json inputs = chosen.value("input_specs", nlohmann::json::array());
+        if (!inputs.is_array())
+            inputs = nlohmann::json::array();
+        ImGui::RadioButton("output", &state.sharding_tensor, -1);
+        for (int input = 0; input < static_cast<int>(inputs.size()); ++input) {
+            ImGui::SameLine();
+            ImGui::RadioButton(fmt::format("input {}", input).c_str(), &state.sharding_tensor,
+                               input);
+        }
+        if (state.sharding_tensor >= static_cast<int>(inputs.size()))
+            state.sharding_tensor = -1;
+        const nlohmann::json spec = state.sharding_tensor < 0
+                                        ? chosen.value("output_spec", nlohmann::json())
+                                        : inputs[state.sharding_tensor];
+        const std::string placements = spec.is_string() ? spec.get<std::string>() : "";
+        const std::string tensor = state.sharding_tensor < 0
+                                       ? std::string("output")
+                                       : fmt::format("input {}", state.sharding_tensor);
+        ImGui::Text("%s %s: devices coloured by the shard they hold", tensor.c_str(),
+                    placements.c_str());
+        draw_mesh(mesh_shape(decision.mesh), placements);
     }
     if (strategies.is_array() &&
         ImGui::BeginTable("strategy table", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
+        ImGui::TableSetupScrollFreeze(0, 1);  // the header stays in view
         ImGui::TableSetupColumn("#");
         ImGui::TableSetupColumn("strategy");
         ImGui::TableSetupColumn("total cost (us)");
         ImGui::TableHeadersRow();
         for (int index = 0; index < static_cast<int>(strategies.size()); ++index) {
+            if (!strategies[index].is_object())
+                continue;  // a damaged row: nothing to show
             ImGui::TableNextRow();
-            if (index == decision.chosen)
-                ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg0, IM_COL32(90, 80, 20, 255));
+            if (index == decision.chosen) {
+                ImGui::TableSetBgColor(
+                    ImGuiTableBgTarget_RowBg0,
+                    IM_COL32(kChosenStrategy.r, kChosenStrategy.g, kChosenStrategy.b, 255));
+                if (state.sharding_scroll_pending) {  // bring the chosen row into view once
+                    ImGui::SetScrollHereY(0.5f);
+                    state.sharding_scroll_pending = false;
+                }
+            }
             ImGui::TableNextColumn();
             ImGui::Text("%d", index);
             ImGui::TableNextColumn();
             ImGui::TextUnformatted(strategies[index].value("strategy", "?").c_str());
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(strategies[index]["total"].dump().c_str());
+            const nlohmann::json total = strategies[index].value("total", nlohmann::json());
+            ImGui::TextUnformatted(total.is_number()
+                                       ? fmt::format("{:.2f}", total.get<double>()).c_str()
+                                       : total.dump().c_str());
         }
         ImGui::EndTable();
     }

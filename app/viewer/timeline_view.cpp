@@ -299,6 +299,13 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
                     draw_arrow(draw, model, geometry, action.pair_id);
             }
         }
+    // The chosen error's moment, across every rank.
+    if (state.chosen_error >= 0 && state.chosen_error < static_cast<int>(state.errors.size()))
+        if (const auto time = state.errors[state.chosen_error].time_ns) {
+            const float x = geometry.x(*time);
+            if (x >= geometry.left && x <= geometry.left + geometry.width)
+                draw->AddLine({x, kRulerHeight}, {x, area_bottom}, colour(kErrorMarker), 2);
+        }
     hover_and_tooltip(state);
     for (const auto& focus : {state.selected, state.hovered}) {
         if (!focus)

@@ -42,6 +42,15 @@ inline constexpr Rgb kActionColours[] = {
     {0, 172, 193},  {255, 112, 67},  {0, 172, 193},   {255, 112, 67},
     {156, 39, 176}, {120, 120, 120}, {120, 120, 120}, {120, 120, 120},
 };
+// Shards of a tensor on the mesh, by shard number (cycled past eight): all distinct, unlike the
+// action colours, whose sends and receives share one.
+inline constexpr Rgb kShardColours[] = {
+    {66, 133, 244}, {52, 168, 83},  {251, 188, 5},  {234, 67, 53},
+    {0, 172, 193},  {156, 39, 176}, {255, 112, 67}, {175, 180, 43},
+};
+inline constexpr Rgb kErrorMarker = {255, 0, 110};    // the chosen error's moment
+inline constexpr Rgb kChangedField = {255, 213, 79};  // a state field the chosen event changed
+inline constexpr Rgb kChosenStrategy = {90, 80, 20};  // the chosen row of the strategy table
 inline constexpr Rgb kBackground = {24, 24, 28};
 inline constexpr Rgb kBubbleFill = {70, 40, 40};
 inline constexpr Rgb kBubbleHatch = {150, 80, 80};

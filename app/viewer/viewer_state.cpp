@@ -92,8 +92,11 @@ void show_run(ViewerState& state, std::int64_t run_id) {
         state.selected.reset();
         state.hovered.reset();
         state.event_scrub = -1;
+        state.chosen_error = -1;
         state.replayed_event = -1;
         state.sharding_selected = 0;
+        state.sharding_tensor = -1;
+        state.sharding_scroll_pending = true;
         state.fitted = false;
         state.error.clear();
         match_compared(state);
@@ -124,13 +127,26 @@ bool select_action(ViewerState& state, const std::string& label) {
         return false;
     state.selected = found;
     const TimelineAction& action = state.model->action(*found);
+    bring_into_view(state, action.start_ns, action.end_ns);
+    return true;
+}
+
+bool choose_error(ViewerState& state, int index) {
+    if (index < 0 || index >= static_cast<int>(state.errors.size()))
+        return false;
+    state.chosen_error = index;
+    const traces::ErrorRecord& error = state.errors[index];
+    if ((error.action.empty() || !select_action(state, error.action)) && error.time_ns)
+        bring_into_view(state, *error.time_ns, *error.time_ns);
+    return true;
+}
+
+void bring_into_view(ViewerState& state, std::int64_t start_ns, std::int64_t end_ns) {
     const std::int64_t span = state.geometry.view_end - state.geometry.view_start;
-    const std::int64_t centre = (action.start_ns + action.end_ns) / 2;
-    if (action.start_ns < state.geometry.view_start || action.end_ns > state.geometry.view_end) {
-        state.geometry.view_start = centre - span / 2;
+    if (start_ns < state.geometry.view_start || end_ns > state.geometry.view_end) {
+        state.geometry.view_start = (start_ns + end_ns) / 2 - span / 2;
         state.geometry.view_end = state.geometry.view_start + span;
     }
-    return true;
 }
 
 std::vector<std::string> load_recent_files() {

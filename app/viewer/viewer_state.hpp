@@ -17,6 +17,12 @@ namespace pipelens::viewer {
 
 enum class Panel { events, errors, sharding };
 
+// A line of the Events panel's replayed state: "field: value", or a heading.
+struct ReplayedLine {
+    std::string text;
+    bool changed = false;  // drawn in kChangedField: the chosen event changed it
+};
+
 struct ViewerState {
     std::filesystem::path path;
     std::unique_ptr<traces::TraceReader> reader;
@@ -48,12 +54,15 @@ struct ViewerState {
     std::vector<traces::EventRecord> events;
     std::vector<traces::ErrorRecord> errors;
     std::vector<traces::ShardingRecord> sharding;
-    int event_scrub = -1;                     // index into events; -1: none replayed
-    int replayed_event = -1;                  // the event replayed_lines belong to
-    std::vector<std::string> replayed_lines;  // "field: value" after that event
-    int event_rank_filter = -2;               // -2: all ranks
+    int event_scrub = -1;                      // index into events; -1: none replayed
+    int replayed_event = -1;                   // the event replayed_lines belong to
+    std::vector<ReplayedLine> replayed_lines;  // the state after that event
+    int chosen_error = -1;                     // index into errors; its moment is marked
+    int event_rank_filter = -2;                // -2: all ranks
     std::string event_name_filter;
     int sharding_selected = 0;
+    int sharding_tensor = -1;  // the tensor drawn on the mesh: -1 the output, else an input
+    bool sharding_scroll_pending = true;  // scroll the strategy table to the chosen row
     std::vector<std::string> recent_files;
     std::string open_path_input;
     std::string browse_directory;  // where the open dialog is
@@ -67,6 +76,11 @@ void show_run(ViewerState& state, std::int64_t run_id);
 void compare_with(ViewerState& state, std::int64_t run_id);  // 0: no comparison
 // Selects the action with this text (e.g. "2F5") and centres the view on it; false if absent.
 bool select_action(ViewerState& state, const std::string& label);
+// Chooses errors[index]: its action is selected, its moment marked and brought into view;
+// false when there is no such error.
+bool choose_error(ViewerState& state, int index);
+// Centres the view, at its zoom, on [start_ns, end_ns] unless that is already in view.
+void bring_into_view(ViewerState& state, std::int64_t start_ns, std::int64_t end_ns);
 
 // Recent files, one path per line, most recent first, in $XDG_CONFIG_HOME/pipelens (or
 // ~/.config/pipelens); unreadable or missing files give an empty list.

@@ -1,11 +1,15 @@
-// pipelens-view as a person sees it: the real binary in a real (Xvfb) window renders a
-// simulated trace to a PNG, and the pixels where a known action, bubble and send/recv arrow
-// must be are checked against the model and layout the viewer draws with. Also: a file that is
-// not a trace leaves the app running with the reader's error.
+// pipelens-view as a person sees it: the real binary in a real (Xvfb) window renders a trace
+// to a PNG, and the pixels where a known action, bubble and send/recv arrow must be are checked
+// against the model and layout the viewer draws with; so are the panels: the mesh coloured by
+// shard, the chosen strategy, the fields an event changed, an error's moment. Also: a file that
+// is not a trace leaves the app running with the reader's error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <optional>
 
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
@@ -115,6 +119,150 @@ TEST(ViewerScreenshot, ActionsBubblesAndArrowsAreWhereTheModelPutsThem) {
     const Rgb beside = image.at(gap_x + 40, gap_y);
     EXPECT_TRUE(near(beside, kBackground, 6)) << text(beside);
     fs::remove(png);
+}
+
+fs::path screenshot_path(const std::string& name) {
+    return fs::temp_directory_path() /
+           ("pipelens_view_" + name + "_" + std::to_string(::getpid()) + ".png");
+}
+
+// Pixels near `colour` inside [left, right) x [top, bottom).
+int count_near(const Image& image, Rgb colour, float left, float top, float right, float bottom) {
+    int count = 0;
+    for (float y = top; y < bottom; y += 1)
+        for (float x = left; x < right; x += 1)
+            count += near(image.at(x, y), colour) ? 1 : 0;
+    return count;
+}
+
+// The bottom panel's rectangle in a 1280x800 window.
+constexpr float kPanelLeft = kSidebarWidth, kPanelTop = 800 - kPanelHeight;
+
+// The mesh grid of the Sharding panel: its top-left device is the first pixel (row by row) in
+// shard 0's colour; device (row, column) sits 34 px per step from it.
+void expect_mesh(const Image& image, int rows, int columns,
+                 const std::function<int(int, int)>& shard_of) {
+    std::optional<std::pair<float, float>> origin;
+    for (float y = kPanelTop; y < 800 && !origin; y += 1)
+        for (float x = kPanelLeft; x < 1280 && !origin; x += 1)
+            if (near(image.at(x, y), kShardColours[0]))
+                origin = {{x, y}};
+    ASSERT_TRUE(origin) << "no device in shard 0's colour";
+    for (int row = 0; row < rows; ++row)
+        for (int column = 0; column < columns; ++column) {
+            const float x = origin->first + column * 34 + 2, y = origin->second + row * 34 + 2;
+            const Rgb want = kShardColours[shard_of(row, column)];
+            EXPECT_TRUE(near(image.at(x, y), want))
+                << "device (" << row << ", " << column << ") at " << x << "," << y << " is "
+                << text(image.at(x, y)) << ", not shard " << shard_of(row, column);
+        }
+}
+
+TEST(ViewerScreenshot, ShardingPanelColoursEachDeviceByTheShardItHolds) {
+    const fs::path trace = testing::fresh_trace("viewer_sharding");
+    ASSERT_EQ(testing::run_pipelens("shard --block mlp --mesh dp=2,tp=4 --out " + trace.string())
+                  .exit_code,
+              0);
+    // Decision 0 chose (S(0)R, RS(1)) -> S(0)S(1): the output has eight shards, one per device;
+    // input 0 is split by rows of the mesh, input 1 by its columns.
+    const std::vector<traces::ShardingRecord> decisions = traces::TraceReader(trace).sharding(1);
+    ASSERT_FALSE(decisions.empty());
+    ASSERT_NE(decisions[0].strategies.find("\"strategy\":\"(S(0)R, RS(1)) -> S(0)S(1)\""),
+              std::string::npos);
+    const struct {
+        std::string tensor;
+        std::function<int(int, int)> shard_of;
+    } cases[] = {{"output", [](int row, int column) { return row * 4 + column; }},
+                 {"input0", [](int row, int) { return row; }},
+                 {"input1", [](int, int column) { return column; }}};
+    for (const auto& tensor : cases) {
+        SCOPED_TRACE(tensor.tensor);
+        const fs::path png = screenshot_path("sharding");
+        ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
+                             " --size 1280x800 --tensor " + tensor.tensor),
+                  0);
+        const Image image = load_png(png);
+        expect_mesh(image, 2, 4, tensor.shard_of);
+        // The chosen strategy's row of the table, scrolled into view and highlighted.
+        EXPECT_GT(count_near(image, kChosenStrategy, kPanelLeft, kPanelTop, 1280, 800), 1000);
+        fs::remove(png);
+    }
+}
+
+TEST(ViewerScreenshot, EventsPanelReplaysToTheChosenEventAndMarksWhatItChanged) {
+    const fs::path trace = testing::fresh_trace("viewer_events");
+    ASSERT_EQ(testing::run_pipelens("shard --block mlp --mesh dp=2,tp=4 --out " + trace.string())
+                  .exit_code,
+              0);
+    const fs::path before = screenshot_path("events_none");
+    const fs::path after = screenshot_path("events_chosen");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + before.string() +
+                         " --size 1280x800 --panel events"),
+              0);
+    std::string errors;
+    ASSERT_EQ(run_viewer(
+                  trace.string() + " --screenshot " + after.string() + " --size 1280x800 --event 2",
+                  &errors),
+              0);
+    EXPECT_EQ(errors, "");
+    // Event 2 is the second decide_sharding: the replayed state's heading and the field it
+    // changed (sharding[1]) are drawn in the changed-field colour; with no event chosen, none.
+    const float middle = kPanelLeft + (1280 - kPanelLeft) / 2;
+    EXPECT_EQ(count_near(load_png(before), kChangedField, kPanelLeft, kPanelTop, 1280, 800), 0);
+    const Image chosen = load_png(after);
+    EXPECT_GT(count_near(chosen, kChangedField, middle, kPanelTop, 1280, 800), 200);
+    EXPECT_EQ(count_near(chosen, kChangedField, kPanelLeft, kPanelTop, middle - 20, 800), 0);
+    fs::remove(before);
+    fs::remove(after);
+}
+
+TEST(ViewerScreenshot, ChoosingAnErrorMarksItsMomentOnTheTimeline) {
+    if (!PIPELENS_HAS_RUNTIME)
+        GTEST_SKIP() << "built without LibTorch: no real run to fail";
+    const fs::path trace = testing::fresh_trace("viewer_errors");
+    // Stage 1 flattens its output: rank 1 records a shape mismatch at 1F0, the others stop.
+    ASSERT_EQ(testing::run_pipelens("run --pp 3 --m 4 --fault stage1=flatten --no-reference "
+                                    "--out " +
+                                    trace.string())
+                  .exit_code,
+              1);
+    const traces::TraceReader reader(trace);
+    const std::vector<traces::ErrorRecord> recorded = reader.errors(1);
+    const auto mismatch = std::find_if(
+        recorded.begin(), recorded.end(),
+        [](const traces::ErrorRecord& error) { return error.kind == "shape_mismatch"; });
+    ASSERT_NE(mismatch, recorded.end());
+    ASSERT_TRUE(mismatch->time_ns);
+    const int index = static_cast<int>(mismatch - recorded.begin());
+    const fs::path plain = screenshot_path("errors_none");
+    const fs::path marked = screenshot_path("errors_chosen");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + plain.string() +
+                         " --size 1280x800 --panel errors"),
+              0);
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + marked.string() +
+                         " --size 1280x800 --error " + std::to_string(index)),
+              0);
+    // The marker is a vertical line at the error's time, through every rank's lanes.
+    TimelineGeometry geometry = fitted_geometry(1280, TimelineModel::load(reader, 1).end_ns());
+    if (*mismatch->time_ns > geometry.view_end) {  // brought into view, at the same zoom
+        const std::int64_t span = geometry.view_end - geometry.view_start;
+        geometry.view_start = *mismatch->time_ns - span / 2;
+        geometry.view_end = geometry.view_start + span;
+    }
+    const float x = geometry.x(*mismatch->time_ns);
+    const Image image = load_png(marked);
+    for (float y : {geometry.lane_top(0, false) + 2, geometry.lane_top(2, true) + 2}) {
+        int found = 0;
+        for (float dx = -2; dx <= 2; dx += 1)
+            found += near(image.at(x + dx, y), kErrorMarker) ? 1 : 0;
+        EXPECT_GE(found, 1) << "no marker near " << x << "," << y;
+    }
+    const float timeline_bottom = 800 - kPanelHeight - kMemoryHeight;
+    EXPECT_EQ(count_near(load_png(plain), kErrorMarker, geometry.left, kRulerHeight, 1280,
+                         timeline_bottom),
+              0);
+    fs::remove(plain);
+    fs::remove(marked);
 }
 
 TEST(ViewerScreenshot, AFileThatIsNotATraceKeepsTheAppUpWithTheReadersError) {
