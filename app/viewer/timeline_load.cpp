@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <limits>
+#include <optional>
 #include <thread>
 
 #include "app/viewer/timeline_model.hpp"
@@ -96,14 +98,22 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
         if (failure)
             std::rethrow_exception(failure);
 
-    // Strings committed by a live writer after task 0 read them: read once more.
-    std::int64_t largest_label = -1;
-    for (const RankTimeline& rank : model.ranks_)
-        for (const Lane* lane : {&rank.compute, &rank.communication})
-            for (const TimelineAction& action : lane->actions)
-                largest_label = std::max<std::int64_t>(largest_label, action.label);
-    if (largest_label >= model.labels_.id_limit())
+    // A label missing from the strings task's table was committed by a live writer after that
+    // read: read once more; one still missing means a damaged file, an error as in the reader.
+    const auto first_missing_label = [&]() -> std::optional<std::uint32_t> {
+        for (const RankTimeline& rank : model.ranks_)
+            for (const Lane* lane : {&rank.compute, &rank.communication})
+                for (const TimelineAction& action : lane->actions)
+                    if (!model.labels_.find(action.label))
+                        return action.label;
+        return std::nullopt;
+    };
+    if (first_missing_label()) {
         model.labels_ = reader.strings();
+        if (const auto missing = first_missing_label())
+            throw traces::TraceError(reader.path().string() + ": trace is corrupt: string id " +
+                                     std::to_string(*missing) + " is not in the strings table");
+    }
     model.finish();
     return model;
 }

@@ -2,6 +2,7 @@
 // timeline draws with, and look-ups by text and by pair.
 #include <gtest/gtest.h>
 
+#include <sqlite3.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -186,6 +187,33 @@ TEST(TimelineModel, LoadingAFileInParallelGivesWhatTheRecordsGive) {
         EXPECT_EQ(ends->first.rank, pair.send_rank);
         EXPECT_EQ(ends->second.rank, pair.recv_rank);
         EXPECT_EQ(loaded.action(ends->first).pair_id, pair.pair_id);
+    }
+    std::filesystem::remove_all(directory);
+}
+
+TEST(TimelineModel, ALabelMissingFromTheStringsTableIsAnErrorNamingTheFile) {
+    std::string directory =
+        (std::filesystem::path(::testing::TempDir()) / "pipelens_model_XXXXXX").string();
+    ASSERT_NE(mkdtemp(directory.data()), nullptr);
+    const auto path = std::filesystem::path(directory) / "lost_label.db";
+    {
+        traces::TraceWriter writer(path);
+        const std::int64_t run_id = writer.begin_run(traces::RunRecord{});
+        writer.add_action(
+            run_id, record(0, traces::ActionLane::compute, ActionKind::forward, "0F0", 0, 10));
+        writer.finish_run(run_id, 10, 0);
+    }
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, "DELETE FROM strings", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    const traces::TraceReader reader(path);
+    try {
+        TimelineModel::load(reader, 1);
+        ADD_FAILURE() << "loaded a trace whose label text is gone";
+    } catch (const traces::TraceError& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  path.string() + ": trace is corrupt: string id 1 is not in the strings table");
     }
     std::filesystem::remove_all(directory);
 }
