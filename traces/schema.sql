@@ -1,4 +1,4 @@
--- pipelens trace schema version 2.
+-- pipelens trace schema version 3.
 --
 -- A trace is one SQLite file holding any number of runs (simulated or real) of pipeline
 -- schedules. This text is compiled into pipelens (traces/CMakeLists.txt embeds it) and executed
@@ -24,7 +24,7 @@
 --     path, and the writer already guarantees it only adds rows to a run it began.
 
 -- Key/value facts about the file itself. The writer stores at least:
---   schema_version  this schema's version, '2'; readers refuse versions newer than they know
+--   schema_version  this schema's version, '3'; readers refuse versions newer than they know
 --   application     'pipelens', which tells a pipelens trace from any other SQLite file
 --   writer          the pipelens version that created the file, e.g. 'pipelens 0.1.0'
 --   created_at_ns   wall-clock ns since the Unix epoch when the file was created
@@ -172,3 +172,9 @@ CREATE TABLE state_snapshots (
     state TEXT NOT NULL,
     PRIMARY KEY (run_id, rank)
 ) WITHOUT ROWID;
+
+-- @since 3
+-- When each recorded call was made, on the run's clock (ns; negative before the step began,
+-- as every set-up call of a real run is); NULL where the call has no moment, as in a
+-- simulation, whose calls only build its configuration.
+ALTER TABLE events ADD COLUMN time_ns INTEGER;

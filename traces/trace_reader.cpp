@@ -443,17 +443,21 @@ std::vector<MemoryRecord> TraceReader::memory(std::int64_t run_id, int rank) con
 
 std::vector<EventRecord> TraceReader::events(std::int64_t run_id) const {
     const State& state = *state_;
+    // Files older than version 3 have no time column: their events have no time.
+    const std::string time = state.schema_version >= 3 ? "e.time_ns" : "NULL";
     return state.rows_of_run<EventRecord>(
         run_id,
-        "SELECT e.sequence, e.rank, e.parent, e.name_id, e.arguments, e.outcome, s.text "
-        "FROM events e LEFT JOIN strings s ON s.id = e.name_id "
-        "WHERE e.run_id = ? ORDER BY e.rank, e.sequence, e.rowid",
+        "SELECT e.sequence, e.rank, e.parent, e.name_id, e.arguments, e.outcome, s.text, " +
+            time +
+            " FROM events e LEFT JOIN strings s ON s.id = e.name_id "
+            "WHERE e.run_id = ? ORDER BY e.rank, e.sequence, e.rowid",
         "events", [&](sqlite3_stmt* row) {
             EventRecord event;
             event.sequence = sqlite3_column_int64(row, 0);
             event.rank = sqlite3_column_int(row, 1);
             event.parent = column_optional_int64(row, 2);
             event.name = state.interned_text(row, 6, 3);
+            event.time_ns = column_optional_int64(row, 7);
             event.arguments = column_text(row, 4);
             event.outcome = column_text(row, 5);
             return event;

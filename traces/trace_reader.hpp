@@ -18,7 +18,7 @@
 
 namespace pipelens::traces {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 struct TraceReaderOptions {
     // PRAGMA quick_check at open (0.3 s per million actions). A reader that reads every row

@@ -102,6 +102,9 @@ struct EventRecord {
     std::string name;
     std::string arguments;  // JSON
     std::string outcome;    // "ok" or the error text
+    // When the call was made, on the run's clock (negative: before the step began); none in a
+    // simulation or a file older than schema version 3.
+    std::optional<std::int64_t> time_ns;
 };
 
 // A mismatch or failure seen during a run.

@@ -361,8 +361,8 @@ struct TraceWriter::State {
         insert_memory =
             prepare("INSERT INTO memory (run_id, rank, time_ns, bytes) VALUES (?, ?, ?, ?)");
         insert_event = prepare(
-            "INSERT INTO events (run_id, rank, sequence, parent, name_id, arguments, outcome) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)");
+            "INSERT INTO events (run_id, rank, sequence, parent, name_id, arguments, outcome, "
+            "time_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
         insert_error = prepare(
             "INSERT INTO errors (run_id, rank, stage, microbatch, action, kind, expected, "
             "actual, message, time_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -583,6 +583,10 @@ void TraceWriter::add_event(std::int64_t run_id, const EventRecord& event) {
     sqlite3_bind_int64(statement, 5, name_id);
     bind_text(statement, 6, event.arguments);
     bind_text(statement, 7, event.outcome);
+    if (event.time_ns)
+        sqlite3_bind_int64(statement, 8, *event.time_ns);
+    else
+        sqlite3_bind_null(statement, 8);
     state.step_once(statement, [&] {
         return fmt::format("cannot add event {} of rank {} to run {}", event.sequence, event.rank,
                            run_id);

@@ -1,6 +1,6 @@
-// Recorded events, filterable by rank and name, and a scrubber that replays the state up to
-// the chosen event and shows it field by field, the fields that event changed first and in
-// their own colour.
+// Recorded events, filterable by rank and name, with their time where they have one, and a
+// scrubber that replays the state up to the chosen event and shows it field by field, the
+// fields that event changed first and in their own colour (the timeline marks its moment).
 #include <algorithm>
 #include <map>
 
@@ -10,6 +10,7 @@
 
 #include "app/viewer/panels.hpp"
 #include "app/viewer/viewer_layout.hpp"
+#include "engine/experiment/units.hpp"
 #include "engine/recorder/state_replay.hpp"
 
 namespace pipelens::viewer {
@@ -111,7 +112,8 @@ void draw_events_panel(ViewerState& state) {
             event.name.find(state.event_name_filter) == std::string::npos)
             continue;
         const std::string text =
-            fmt::format("{}r{} #{} {} {}", event.parent ? "    " : "", event.rank, event.sequence,
+            fmt::format("{}r{} #{} {}{} {}", event.parent ? "    " : "", event.rank, event.sequence,
+                        event.time_ns ? format_duration(*event.time_ns) + " " : std::string(),
                         event.name, event.arguments.substr(0, 120));
         if (ImGui::Selectable(fmt::format("{}##event{}", text, index).c_str(),
                               index == state.event_scrub))

@@ -247,6 +247,31 @@ void draw_ghosts(ImDrawList* draw, const TimelineModel& ghost, const TimelineGeo
         }
 }
 
+// The chosen event's moment: the timeline up to it tinted, a line at it; an event before the
+// view (every set-up call of a real run is before the step) is named at the view's left edge.
+void draw_event_moment(ImDrawList* draw, const ViewerState& state, float area_bottom) {
+    if (state.event_scrub < 0 || state.event_scrub >= static_cast<int>(state.events.size()))
+        return;
+    const traces::EventRecord& event = state.events[state.event_scrub];
+    if (!event.time_ns)
+        return;
+    const TimelineGeometry& geometry = state.geometry;
+    const float right_edge = geometry.left + geometry.width;
+    if (*event.time_ns < geometry.view_start) {
+        draw->AddRectFilled({geometry.left, kRulerHeight}, {geometry.left + 3, area_bottom},
+                            colour(kChangedField));
+        const std::string text = fmt::format("< #{} {}: {} before {}", event.sequence, event.name,
+                                             format_duration(geometry.view_start - *event.time_ns),
+                                             geometry.view_start == 0 ? "the step" : "the view");
+        draw->AddText({geometry.left + 8, area_bottom - 18}, colour(kChangedField), text.c_str());
+        return;
+    }
+    const float x = std::min(right_edge, geometry.x(*event.time_ns));
+    draw->AddRectFilled({geometry.left, kRulerHeight}, {x, area_bottom}, colour(kChangedField, 28));
+    if (x < right_edge)
+        draw->AddLine({x, kRulerHeight}, {x, area_bottom}, colour(kChangedField), 2);
+}
+
 }  // namespace
 
 void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
@@ -299,6 +324,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
                     draw_arrow(draw, model, geometry, action.pair_id);
             }
         }
+    draw_event_moment(draw, state, area_bottom);
     // The chosen error's moment, across every rank.
     if (state.chosen_error >= 0 && state.chosen_error < static_cast<int>(state.errors.size()))
         if (const auto time = state.errors[state.chosen_error].time_ns) {

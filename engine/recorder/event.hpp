@@ -25,6 +25,10 @@ struct Event {
     std::optional<std::int64_t> parent;
     std::string name;
     nlohmann::json arguments = nlohmann::json::object();
+    // When the call was made: ns on its recorder's clock, or on the run's clock once written to
+    // a trace. None for a recorder without a clock (a simulation) and for replayed events;
+    // replays and their comparisons never look at it.
+    std::optional<std::int64_t> time_ns;
 
     bool top_level() const { return !parent.has_value(); }
 };

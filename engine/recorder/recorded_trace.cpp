@@ -18,6 +18,7 @@ traces::EventRecord to_record(const Event& event) {
     record.name = event.name;
     record.arguments = event.arguments.dump();
     record.outcome = "ok";
+    record.time_ns = event.time_ns;
     return record;
 }
 
@@ -28,6 +29,8 @@ nlohmann::json event_to_json(const Event& event) {
                            {"arguments", event.arguments}};
     if (event.parent)
         json["parent"] = *event.parent;
+    if (event.time_ns)
+        json["time_ns"] = *event.time_ns;
     return json;
 }
 
@@ -39,6 +42,8 @@ Event event_from_json(const nlohmann::json& json) {
     event.arguments = json.at("arguments");
     if (json.contains("parent"))
         event.parent = json.at("parent").get<std::int64_t>();
+    if (json.contains("time_ns"))
+        event.time_ns = json.at("time_ns").get<std::int64_t>();
     return event;
 }
 
@@ -63,6 +68,7 @@ void write_recording(traces::TraceWriter& writer, std::int64_t run_id, int rank,
         error.kind = "event_failed";
         error.action = failure.event.name;
         error.message = fmt::format("{} failed: {}", to_string(failure.event), failure.message);
+        error.time_ns = failure.event.time_ns;
         writer.add_error(run_id, error);
     }
 }
@@ -92,6 +98,7 @@ std::vector<Event> read_events(const traces::TraceReader& reader, std::int64_t r
         event.rank = record.rank;
         event.parent = record.parent;
         event.name = record.name;
+        event.time_ns = record.time_ns;
         try {
             event.arguments = nlohmann::json::parse(record.arguments);
         } catch (const nlohmann::json::exception& error) {
@@ -123,13 +130,18 @@ std::optional<StateSnapshot> read_snapshot(const traces::TraceReader& reader, st
     return std::nullopt;
 }
 
-nlohmann::json recording_to_json(const StateRecorder& recorder) {
+nlohmann::json recording_to_json(const StateRecorder& recorder, std::int64_t time_origin_ns) {
+    const auto on_run_clock = [&](Event event) {
+        if (event.time_ns)
+            *event.time_ns -= time_origin_ns;
+        return event_to_json(event);
+    };
     nlohmann::json events = nlohmann::json::array();
     for (const Event& event : recorder.events())
-        events.push_back(event_to_json(event));
+        events.push_back(on_run_clock(event));
     nlohmann::json failures = nlohmann::json::array();
     for (const EventFailure& failure : recorder.failures())
-        failures.push_back({{"event", event_to_json(failure.event)}, {"message", failure.message}});
+        failures.push_back({{"event", on_run_clock(failure.event)}, {"message", failure.message}});
     return {{"events", std::move(events)},
             {"state", nlohmann::json::parse(fields_to_json(state_fields(recorder.state())))},
             {"failures", std::move(failures)}};

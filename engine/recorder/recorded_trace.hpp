@@ -36,8 +36,9 @@ struct StateSnapshot {
 std::optional<StateSnapshot> read_snapshot(const traces::TraceReader& reader, std::int64_t run_id,
                                            int rank);
 
-// A recording as JSON, for travelling between processes ({events, state, failures}).
-nlohmann::json recording_to_json(const StateRecorder& recorder);
+// A recording as JSON, for travelling between processes ({events, state, failures}); event
+// times become ns after `time_origin_ns` on the recorder's clock (the run's time zero).
+nlohmann::json recording_to_json(const StateRecorder& recorder, std::int64_t time_origin_ns = 0);
 struct RecordingParts {
     std::vector<Event> events;
     std::vector<StateField> state;

@@ -52,6 +52,8 @@ void StateRecorder::record(std::string name, nlohmann::json arguments, Apply&& a
         event.parent = open_.back();
     event.name = std::move(name);
     event.arguments = std::move(arguments);
+    if (clock_)
+        event.time_ns = clock_();
     const std::size_t position = events_.size();
     events_.push_back(event);
     open_.push_back(event.sequence);
@@ -68,7 +70,8 @@ void StateRecorder::record(std::string name, nlohmann::json arguments, Apply&& a
     ++state_.events_applied;
 }
 
-StateRecorder::StateRecorder(int rank, std::string run_kind) {
+StateRecorder::StateRecorder(int rank, std::string run_kind, EventClock clock)
+    : clock_(std::move(clock)) {
     state_.rank = rank;  // identity, not state: every event of the stream carries it
     record(kConstructor, {{"rank", rank}, {"run_kind", run_kind}}, [&] {
         state_.rank = rank;

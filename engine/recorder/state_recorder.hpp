@@ -9,6 +9,7 @@
 // only by their parent's call.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@
 
 namespace pipelens::recorder {
 
+// Stamps each event with when its call was made (ns on a monotonic clock); a real rank passes
+// its steady clock, while a simulation and a replay pass none and their events have no time.
+using EventClock = std::function<std::int64_t()>;
+
 struct EventFailure {
     Event event;  // the outermost call that failed, as it would have been recorded
     std::string message;
@@ -26,7 +31,7 @@ struct EventFailure {
 class StateRecorder {
   public:
     // Records event 0, "PipelineState" {rank, run_kind}.
-    StateRecorder(int rank, std::string run_kind);
+    StateRecorder(int rank, std::string run_kind, EventClock clock = {});
     // Rebuilds a recorder from a recorded constructor event (std::invalid_argument otherwise).
     static StateRecorder from_constructor(const Event& constructor);
 
@@ -67,6 +72,7 @@ class StateRecorder {
     StageState& stage_at(int stage, const char* call);
 
     PipelineState state_;
+    EventClock clock_;
     std::vector<Event> events_;
     std::vector<std::int64_t> open_;  // sequences of the calls under way, outermost first
     std::vector<EventFailure> failures_;

@@ -197,10 +197,16 @@ std::vector<StageAccuracy> check_stage_accuracy(const PipelineRunOptions& option
     return results;
 }
 
+std::int64_t steady_clock_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 // Everything a rank needs before the step starts: built once, outside the timed step. The
 // recording holds the engine state the rank built, event by event; the plan is made from it.
 struct PreparedRank {
-    explicit PreparedRank(int rank) : recording(rank, "real") {}
+    explicit PreparedRank(int rank) : recording(rank, "real", steady_clock_ns) {}
     recorder::StateRecorder recording;
     PipelineModel model;
     std::vector<StageLayers> stages;
@@ -312,13 +318,23 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
     RankPlan& plan = prepared.plan;
     RankReport report;
     report.run.rank = rank;
-    report.recording = recorder::recording_to_json(prepared.recording);
+    // Event times go on the run's clock: ns from the measured step's time zero, so set-up is
+    // negative; from the moment the rank gave up when no step began.
+    const auto report_recording = [&](std::optional<std::chrono::steady_clock::time_point> zero) {
+        report.recording = recorder::recording_to_json(
+            prepared.recording,
+            zero ? std::chrono::duration_cast<std::chrono::nanoseconds>(zero->time_since_epoch())
+                       .count()
+                 : steady_clock_ns());
+    };
     if (prepared.failure) {
+        report_recording(std::nullopt);
         transport.abort(fmt::format("rank {}: {}", rank, prepared.failure->message));
         report.run.failure = prepared.failure;
         return report;
     }
     const RankOutcome outcome = run_steps(options, lowered, plan, transport);
+    report_recording(outcome.epoch);
     for (const TimedAction& timed : outcome.timeline) {
         report.run.timeline.push_back({timed.step, timed.start_ns, timed.end_ns});
         if (is_compute(lowered.ranks[rank][timed.step].kind))

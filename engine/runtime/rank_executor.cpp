@@ -362,7 +362,9 @@ class Executor {
 
 RankOutcome execute_rank(RankPlan& plan, Transport& transport,
                          std::chrono::steady_clock::time_point epoch) {
-    return Executor(plan, transport, epoch).run();
+    RankOutcome outcome = Executor(plan, transport, epoch).run();
+    outcome.epoch = epoch;
+    return outcome;
 }
 
 }  // namespace pipelens::runtime

@@ -42,6 +42,7 @@ struct RankOutcome {
     int rank = 0;
     std::vector<TimedAction> timeline;  // the actions that ran, in order
     std::optional<RunFailure> failure;
+    std::optional<std::chrono::steady_clock::time_point> epoch;  // the step's time zero
 };
 
 // Runs the step. `epoch` is the common time zero of all ranks' timelines.

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_bisect.hpp"
 #include "engine/recorder/state_equality.hpp"
 #include "engine/recorder/state_replay.hpp"
@@ -91,6 +92,38 @@ TEST(StateRecorder, AFailedCallLeavesNoEventAndNoChange) {
     // The next call takes the number the failed one would have had.
     recorder.set_stage_backend(1, "checked");
     EXPECT_EQ(recorder.events().back().sequence, static_cast<std::int64_t>(events));
+}
+
+// A recorder given a clock stamps each call with it as the call begins (nested calls after
+// their parent), failures keep their moment, and a recording sent to rank 0 carries times on
+// the run's clock; a replay's events have none and still compare equal.
+TEST(StateRecorder, ACallIsStampedWithTheClockWhenItBegins) {
+    std::int64_t now = 1000;
+    StateRecorder recorder(0, "real", [&] { return now += 10; });
+    recorder.configure_transport({"local", 2, 10'000'000'000, "cpu"});
+    recorder.choose_schedule({ScheduleKind::one_f_one_b, 2, 1, 4});
+    recorder.split_model("mlp", {"layers.0", "layers.1"}, {});
+    EXPECT_THROW(recorder.set_stage_backend(0, "turbo"), std::invalid_argument);
+    std::vector<std::optional<std::int64_t>> times;
+    for (const Event& event : recorder.events())
+        times.push_back(event.time_ns);
+    // PipelineState, configure_transport, choose_schedule, split_model and its two nested
+    // assign_layers; the failed call took the next tick.
+    EXPECT_EQ(times,
+              (std::vector<std::optional<std::int64_t>>{1010, 1020, 1030, 1040, 1050, 1060}));
+    ASSERT_EQ(recorder.failures().size(), 1u);
+    EXPECT_EQ(recorder.failures()[0].event.time_ns, std::optional<std::int64_t>(1070));
+
+    const RecordingParts sent = recording_from_json(recording_to_json(recorder, 1040));
+    ASSERT_EQ(sent.events.size(), 6u);
+    EXPECT_EQ(sent.events.front().time_ns, std::optional<std::int64_t>(-30));
+    EXPECT_EQ(sent.events.back().time_ns, std::optional<std::int64_t>(20));
+    EXPECT_EQ(sent.failures.at(0).event.time_ns, std::optional<std::int64_t>(30));
+
+    const StateRecorder replayed = replay_events(sent.events);
+    EXPECT_EQ(replayed.events().back().time_ns, std::nullopt);
+    EXPECT_FALSE(compare_event_streams(sent.events, replayed.events()));
+    EXPECT_EQ(rank_stream(0).events().back().time_ns, std::nullopt);  // no clock, no time
 }
 
 TEST(StateReplay, ReplayRebuildsTheStateAndTheEventStream) {

@@ -327,6 +327,17 @@ TEST(Recording, EveryRankRecordsTheStateItRanFrom) {
         EXPECT_FALSE(recorder::compare_event_streams(recording.parts.events, replayed.events()));
         EXPECT_EQ(replayed.state().stages.at(1).backend, "checked");
         EXPECT_EQ(recorder::validate_state(replayed.state()), std::vector<std::string>{});
+        // Every call has its moment on the run's clock, in order; all are set-up, made before
+        // the step's time zero.
+        std::optional<std::int64_t> previous;
+        for (const recorder::Event& event : recording.parts.events) {
+            ASSERT_TRUE(event.time_ns) << recorder::to_string(event);
+            EXPECT_LT(*event.time_ns, 0) << recorder::to_string(event);
+            if (previous) {
+                EXPECT_GE(*event.time_ns, *previous) << recorder::to_string(event);
+            }
+            previous = event.time_ns;
+        }
     }
 }
 

@@ -48,9 +48,45 @@ TEST_F(TraceStoreTest, VersionOneFilesAreReadAndUpgradedOnAppend) {
         writer.finish_run(run_id, 1, 0);
     }
     TraceReader reader(path);
-    EXPECT_EQ(reader.schema_version(), 2);
+    EXPECT_EQ(reader.schema_version(), kSchemaVersion);
     EXPECT_EQ(reader.runs().size(), 2u);
     EXPECT_EQ(reader.state_snapshots(2).size(), 1u);
+}
+
+TEST_F(TraceStoreTest, VersionTwoEventsHaveNoTimeUntilAWriterAddsTheColumn) {
+    const fs::path path = file("v2.db");
+    {
+        const std::string_view schema = schema_sql();
+        RawDatabase raw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute(std::string(schema.substr(0, schema.find("\n-- @since 3"))));
+        raw.execute("INSERT INTO meta VALUES ('application', 'pipelens'), ('schema_version', '2')");
+        raw.execute(
+            "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, "
+            "config) VALUES (1, 'real', '1F1B', 2, 1, 4, 'finished', 0, '')");
+        raw.execute("INSERT INTO strings (id, text) VALUES (1, 'configure_transport')");
+        raw.execute(
+            "INSERT INTO events (run_id, rank, sequence, parent, name_id, arguments, outcome) "
+            "VALUES (1, 0, 0, NULL, 1, '{}', 'ok')");
+    }
+    EXPECT_EQ(schema_sql_since(2).rfind("\n-- @since 3\n", 0), 0u) << schema_sql_since(2);
+    EXPECT_NE(schema_sql_since(2).find("ALTER TABLE events ADD COLUMN time_ns"),
+              std::string::npos);
+    {
+        TraceReader reader(path);
+        EXPECT_EQ(reader.schema_version(), 2);
+        expect_same(reader.events(1), {{0, 0, std::nullopt, "configure_transport", "{}", "ok",
+                                        std::nullopt}});
+    }
+    {
+        TraceWriter writer(path);
+        const std::int64_t run_id = writer.begin_run(RunRecord{});
+        writer.add_event(run_id, {0, 0, std::nullopt, "configure_transport", "{}", "ok", -1200});
+        writer.finish_run(run_id, 1, 0);
+    }
+    TraceReader reader(path);
+    EXPECT_EQ(reader.schema_version(), 3);
+    EXPECT_EQ(reader.events(1).at(0).time_ns, std::nullopt);
+    EXPECT_EQ(reader.events(2).at(0).time_ns, std::optional<std::int64_t>(-1200));
 }
 
 TEST_F(TraceStoreTest, ReaderRefusesWhatIsNotATrace) {
@@ -111,7 +147,7 @@ TEST_F(TraceStoreTest, NewerOrUnreadableSchemaVersionsAreRefused) {
     RawDatabase(newer).execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
     const std::string expected = newer.string() +
                                  ": trace schema version 99 is newer than this pipelens supports "
-                                 "(2); upgrade pipelens";
+                                 "(3); upgrade pipelens";
     EXPECT_EQ(error_of([&] { TraceReader reader(newer); }), expected);
     EXPECT_EQ(error_of([&] { TraceWriter writer(newer); }), expected);
     EXPECT_EQ(RawDatabase(newer).value("SELECT count(*) FROM runs"), "1");  // left untouched
@@ -168,7 +204,7 @@ TEST_F(TraceStoreTest, ALabelMissingFromTheStringsTableIsCorruption) {
         TraceWriter writer(path);
         const std::int64_t run_id = writer.begin_run(simulated_run());
         writer.add_action(run_id, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 10));
-        writer.add_event(run_id, {0, 0, std::nullopt, "choose_schedule", "{}", "ok"});
+        writer.add_event(run_id, {0, 0, std::nullopt, "choose_schedule", "{}", "ok", std::nullopt});
         writer.finish_run(run_id, 10, 0);
     }
     std::string label_id, name_id;

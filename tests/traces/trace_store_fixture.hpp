@@ -61,7 +61,7 @@ inline auto fields(const MemoryRecord& sample) {
 }
 inline auto fields(const EventRecord& event) {
     return std::tie(event.sequence, event.rank, event.parent, event.name, event.arguments,
-                    event.outcome);
+                    event.outcome, event.time_ns);
 }
 inline auto fields(const ErrorRecord& error) {
     return std::tie(error.rank, error.stage, error.microbatch, error.action, error.kind,

@@ -41,9 +41,9 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
     std::vector<PairRecord> pairs = {{7, 0, 1, 1, 0, 4096}, {3, 1, 5, 0, 9, 2048}};
     std::vector<MemoryRecord> memory = {{1, 1500, 100}, {0, 1000, 300}, {0, 0, 200}, {1, 0, 0}};
     std::vector<EventRecord> events = {
-        {2, 0, 1, "aten.mm", R"({"a":[4,8]})", "ok"},
-        {1, 0, std::nullopt, "forward", "{}", "ok"},
-        {1, 1, std::nullopt, "forward", "{}", "shape mismatch: [4,8] vs [4,9]"},
+        {2, 0, 1, "aten.mm", R"({"a":[4,8]})", "ok", -2500},
+        {1, 0, std::nullopt, "forward", "{}", "ok", std::nullopt},
+        {1, 1, std::nullopt, "forward", "{}", "shape mismatch: [4,8] vs [4,9]", 700},
     };
     std::vector<ErrorRecord> errors = {
         {1, 1, 0, "1F0", "shape_mismatch", "[4,8]", "[4,9]", "tensor 0 of 1F0", 1500},
@@ -106,7 +106,7 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
 
     // What a user sees with the sqlite3 shell: integer ns, interned labels, -1 for "none".
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
-    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "2");
+    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "3");
     EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'application'"), "pipelens");
     EXPECT_EQ(raw.value("SELECT kind, status, step_time_ns FROM runs"), "sim|finished|5000");
     EXPECT_EQ(raw.value("SELECT a.stage, a.microbatch, s.text FROM actions a "
@@ -242,7 +242,7 @@ TEST_F(TraceStoreTest, LabelsAreInternedOncePerDistinctText) {
         for (int index = 0; index < 3000; ++index)
             writer.add_action(run_id, action(0, index, ActionLane::compute, 0, 0, 0,
                                              labels[index % 3], index, index + 1));
-        writer.add_event(run_id, {0, 0, std::nullopt, "0F0", "{}", "ok"});  // shares "0F0"
+        writer.add_event(run_id, {0, 0, std::nullopt, "0F0", "{}", "ok", std::nullopt});  // shares "0F0"
         writer.finish_run(run_id, 3001, 0);
     }
     RawDatabase raw(path, SQLITE_OPEN_READONLY);

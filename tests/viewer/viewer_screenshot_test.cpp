@@ -212,8 +212,40 @@ TEST(ViewerScreenshot, EventsPanelReplaysToTheChosenEventAndMarksWhatItChanged) 
     const Image chosen = load_png(after);
     EXPECT_GT(count_near(chosen, kChangedField, middle, kPanelTop, 1280, 800), 200);
     EXPECT_EQ(count_near(chosen, kChangedField, kPanelLeft, kPanelTop, middle - 20, 800), 0);
+    // A sharding decision has no moment on a run's clock: nothing is marked on the timeline.
+    const float timeline_bottom = 800 - kPanelHeight - kMemoryHeight;
+    EXPECT_EQ(count_near(chosen, kChangedField, kPanelLeft, 0, 1280, timeline_bottom), 0);
     fs::remove(before);
     fs::remove(after);
+}
+
+TEST(ViewerScreenshot, AnEventOfARealRunIsMarkedBeforeTheStep) {
+    if (!PIPELENS_HAS_RUNTIME)
+        GTEST_SKIP() << "built without LibTorch: no real run to record";
+    const fs::path trace = testing::fresh_trace("viewer_event_moment");
+    ASSERT_EQ(
+        testing::run_pipelens("run --pp 2 --m 4 --no-reference --out " + trace.string()).exit_code,
+        0);
+    const std::vector<traces::EventRecord> events = traces::TraceReader(trace).events(1);
+    ASSERT_GT(events.size(), 7u);
+    ASSERT_EQ(events[7].name, "set_stage_meta");
+    ASSERT_TRUE(events[7].time_ns);
+    ASSERT_LT(*events[7].time_ns, 0);  // set-up, before the step's time zero
+    const fs::path png = screenshot_path("event_moment");
+    ASSERT_EQ(
+        run_viewer(trace.string() + " --screenshot " + png.string() + " --size 1280x800 --event 7"),
+        0);
+    const Image image = load_png(png);
+    // The view starts at the step's time zero, so the event is named at its left edge: a bar
+    // down the whole timeline and the text beside it, both in the changed-field colour.
+    const float left = kSidebarWidth + kGutterWidth;
+    const float timeline_bottom = 800 - kPanelHeight - kMemoryHeight;
+    for (float y = kRulerHeight + 1; y < timeline_bottom - 1; y += 10)
+        EXPECT_TRUE(near(image.at(left + 1, y), kChangedField)) << "no bar at y " << y;
+    EXPECT_GT(
+        count_near(image, kChangedField, left + 6, timeline_bottom - 20, 1280, timeline_bottom),
+        100);
+    fs::remove(png);
 }
 
 TEST(ViewerScreenshot, ChoosingAnErrorMarksItsMomentOnTheTimeline) {
