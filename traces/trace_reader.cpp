@@ -94,6 +94,17 @@ struct TraceReader::State {
             fail(doing, code);
     }
 
+    // The one value `sql` (whose only parameter is the run id) yields; nothing for NULL.
+    std::optional<std::int64_t> value_of_run(const std::string& sql, std::int64_t run_id,
+                                             const std::string& doing) const {
+        Statement statement = prepare(sql, doing);
+        sqlite3_bind_int64(statement.get(), 1, run_id);
+        const int code = sqlite3_step(statement.get());
+        if (code != SQLITE_ROW)
+            fail(doing, code);
+        return column_optional_int64(statement.get(), 0);
+    }
+
     // All rows of a run from `sql`, whose only parameter is the run id.
     template <typename Record, typename Convert>
     std::vector<Record> rows_of_run(std::int64_t run_id, const std::string& sql,
@@ -337,14 +348,10 @@ std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id, int rank, st
 }
 
 std::int64_t TraceReader::action_count(std::int64_t run_id) const {
-    const State& state = *state_;
-    std::string doing = fmt::format("cannot count the actions of run {}", run_id);
-    Statement statement = state.prepare("SELECT count(*) FROM actions WHERE run_id = ?", doing);
-    sqlite3_bind_int64(statement.get(), 1, run_id);
-    int code = sqlite3_step(statement.get());
-    if (code != SQLITE_ROW)
-        state.fail(doing, code);
-    return sqlite3_column_int64(statement.get(), 0);
+    return state_
+        ->value_of_run("SELECT count(*) FROM actions WHERE run_id = ?", run_id,
+                       fmt::format("cannot count the actions of run {}", run_id))
+        .value_or(0);
 }
 
 std::vector<StoredAction> TraceReader::stored_actions(std::int64_t run_id, int rank) const {
@@ -378,20 +385,15 @@ StringTable TraceReader::strings() const {
 }
 
 int TraceReader::action_rank_limit(std::int64_t run_id) const {
-    const State& state = *state_;
-    std::string doing = fmt::format("cannot read the ranks of run {}", run_id);
     // max() over the key's second column is one seek, not a scan.
-    Statement statement = state.prepare("SELECT max(rank) FROM actions WHERE run_id = ?", doing);
-    sqlite3_bind_int64(statement.get(), 1, run_id);
-    int code = sqlite3_step(statement.get());
-    if (code != SQLITE_ROW)
-        state.fail(doing, code);
-    if (sqlite3_column_type(statement.get(), 0) == SQLITE_NULL)
+    const std::optional<std::int64_t> highest =
+        state_->value_of_run("SELECT max(rank) FROM actions WHERE run_id = ?", run_id,
+                             fmt::format("cannot read the ranks of run {}", run_id));
+    if (!highest)
         return 0;
-    const std::int64_t highest = sqlite3_column_int64(statement.get(), 0);
-    if (highest < 0 || highest >= (1 << 20))
-        state.corrupt(fmt::format("run {} has an action on rank {}", run_id, highest));
-    return static_cast<int>(highest) + 1;
+    if (*highest < 0 || *highest >= (1 << 20))
+        state_->corrupt(fmt::format("run {} has an action on rank {}", run_id, *highest));
+    return static_cast<int>(*highest) + 1;
 }
 
 std::vector<PairRecord> TraceReader::pairs(std::int64_t run_id) const {
@@ -447,8 +449,7 @@ std::vector<EventRecord> TraceReader::events(std::int64_t run_id) const {
     const std::string time = state.schema_version >= 3 ? "e.time_ns" : "NULL";
     return state.rows_of_run<EventRecord>(
         run_id,
-        "SELECT e.sequence, e.rank, e.parent, e.name_id, e.arguments, e.outcome, s.text, " +
-            time +
+        "SELECT e.sequence, e.rank, e.parent, e.name_id, e.arguments, e.outcome, s.text, " + time +
             " FROM events e LEFT JOIN strings s ON s.id = e.name_id "
             "WHERE e.run_id = ? ORDER BY e.rank, e.sequence, e.rowid",
         "events", [&](sqlite3_stmt* row) {

@@ -22,17 +22,24 @@ TEST(TraceSchemaTest, EmbeddedSchemaCarriesTheCurrentVersion) {
             << table;
 }
 
+// A file as a build of schema `version` made it: the schema without the later sections, its
+// meta, and one finished run (id 1).
+void write_older_trace(const fs::path& path, int version) {
+    const std::string_view schema = schema_sql();
+    const std::string later = "\n-- @since " + std::to_string(version + 1);
+    ASSERT_NE(schema.find(later), std::string_view::npos) << later;
+    RawDatabase raw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    raw.execute(std::string(schema.substr(0, schema.find(later))));
+    raw.execute("INSERT INTO meta VALUES ('application', 'pipelens'), ('schema_version', '" +
+                std::to_string(version) + "')");
+    raw.execute(
+        "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, config) "
+        "VALUES (1, 'sim', '1F1B', 2, 1, 4, 'finished', 0, '')");
+}
+
 TEST_F(TraceStoreTest, VersionOneFilesAreReadAndUpgradedOnAppend) {
     const fs::path path = file("v1.db");
-    {
-        const std::string_view schema = schema_sql();
-        RawDatabase raw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-        raw.execute(std::string(schema.substr(0, schema.find("\n-- @since 2"))));
-        raw.execute("INSERT INTO meta VALUES ('application', 'pipelens'), ('schema_version', '1')");
-        raw.execute(
-            "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, "
-            "config) VALUES (1, 'sim', '1F1B', 2, 1, 4, 'finished', 0, '')");
-    }
+    write_older_trace(path, 1);
     EXPECT_EQ(schema_sql_since(1).rfind("\n-- @since 2\n", 0), 0u) << schema_sql_since(1);
     EXPECT_NE(schema_sql_since(1).find("CREATE TABLE state_snapshots"), std::string::npos);
     EXPECT_EQ(schema_sql_since(kSchemaVersion), "");
@@ -55,27 +62,21 @@ TEST_F(TraceStoreTest, VersionOneFilesAreReadAndUpgradedOnAppend) {
 
 TEST_F(TraceStoreTest, VersionTwoEventsHaveNoTimeUntilAWriterAddsTheColumn) {
     const fs::path path = file("v2.db");
+    write_older_trace(path, 2);
     {
-        const std::string_view schema = schema_sql();
-        RawDatabase raw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-        raw.execute(std::string(schema.substr(0, schema.find("\n-- @since 3"))));
-        raw.execute("INSERT INTO meta VALUES ('application', 'pipelens'), ('schema_version', '2')");
-        raw.execute(
-            "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, "
-            "config) VALUES (1, 'real', '1F1B', 2, 1, 4, 'finished', 0, '')");
+        RawDatabase raw(path);
         raw.execute("INSERT INTO strings (id, text) VALUES (1, 'configure_transport')");
         raw.execute(
             "INSERT INTO events (run_id, rank, sequence, parent, name_id, arguments, outcome) "
             "VALUES (1, 0, 0, NULL, 1, '{}', 'ok')");
     }
     EXPECT_EQ(schema_sql_since(2).rfind("\n-- @since 3\n", 0), 0u) << schema_sql_since(2);
-    EXPECT_NE(schema_sql_since(2).find("ALTER TABLE events ADD COLUMN time_ns"),
-              std::string::npos);
+    EXPECT_NE(schema_sql_since(2).find("ALTER TABLE events ADD COLUMN time_ns"), std::string::npos);
     {
         TraceReader reader(path);
         EXPECT_EQ(reader.schema_version(), 2);
-        expect_same(reader.events(1), {{0, 0, std::nullopt, "configure_transport", "{}", "ok",
-                                        std::nullopt}});
+        expect_same(reader.events(1),
+                    {{0, 0, std::nullopt, "configure_transport", "{}", "ok", std::nullopt}});
     }
     {
         TraceWriter writer(path);
