@@ -60,7 +60,13 @@ std::vector<ReplayedLine> replayed_state_lines(const ViewerState& state,
         return {{std::string("replay failed: ") + error.what(), false}};
     }
     std::map<std::string, std::string> before;
-    const std::int64_t top = top_level_of(state, chosen).sequence;
+    const traces::EventRecord& top_event = top_level_of(state, chosen);
+    const std::int64_t top = top_event.sequence;
+    // A nested event takes effect with the call that made it: that call is what changed things.
+    const std::string cause = top == chosen.sequence
+                                  ? fmt::format("#{} {}", top, chosen.name)
+                                  : fmt::format("#{} {} (which made #{} {})", top, top_event.name,
+                                                chosen.sequence, chosen.name);
     try {
         if (top > 0)
             for (recorder::StateField& field :
@@ -70,14 +76,14 @@ std::vector<ReplayedLine> replayed_state_lines(const ViewerState& state,
         before.clear();  // nothing to compare with: every field counts as changed
     }
     std::vector<ReplayedLine> lines, unchanged;
-    lines.push_back({fmt::format("changed by #{} {}:", top, chosen.name), true});
+    lines.push_back({fmt::format("changed by {}:", cause), true});
     for (const recorder::StateField& field : after) {
         const auto found = before.find(field.name);
         const bool changed = found == before.end() || found->second != field.value;
         (changed ? lines : unchanged).push_back({field.name + ": " + field.value, changed});
     }
     if (lines.size() == 1)
-        lines.front().text = fmt::format("#{} {} changed no field", top, chosen.name);
+        lines.front().text = cause + " changed no field";
     lines.push_back({"unchanged:", false});
     lines.insert(lines.end(), unchanged.begin(), unchanged.end());
     return lines;
