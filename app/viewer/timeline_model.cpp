@@ -132,6 +132,12 @@ void TimelineModel::finish() {
     for (std::size_t index = 0; index < pairs_.size(); ++index) {
         const std::int32_t id = pairs_[index].pair_id;
         if (id >= 0) {
+            // Ids are dense as writers assign them; one far beyond the count (a damaged or
+            // hand-made file) goes to a map rather than growing the vector to its size.
+            if (static_cast<std::size_t>(id) >= 2 * pairs_.size() + 1024) {
+                far_pair_slot_[id] = index;
+                continue;
+            }
             if (static_cast<std::size_t>(id) >= pair_slot_.size())
                 pair_slot_.resize(static_cast<std::size_t>(id) + 1, -1);
             pair_slot_[static_cast<std::size_t>(id)] = static_cast<std::int64_t>(index);
@@ -227,8 +233,13 @@ std::optional<ActionLocation> TimelineModel::find(const std::string& text) const
 }
 
 std::optional<std::size_t> TimelineModel::pair_position(std::int32_t pair_id) const {
-    if (pair_id < 0 || static_cast<std::size_t>(pair_id) >= pair_slot_.size() ||
-        pair_slot_[static_cast<std::size_t>(pair_id)] < 0)
+    if (pair_id >= 0 && static_cast<std::size_t>(pair_id) >= pair_slot_.size()) {
+        const auto far = far_pair_slot_.find(pair_id);
+        if (far == far_pair_slot_.end())
+            return std::nullopt;
+        return far->second;
+    }
+    if (pair_id < 0 || pair_slot_[static_cast<std::size_t>(pair_id)] < 0)
         return std::nullopt;
     return static_cast<std::size_t>(pair_slot_[static_cast<std::size_t>(pair_id)]);
 }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "traces/trace_reader.hpp"
@@ -125,6 +126,7 @@ class TimelineModel {
     std::int64_t memory_peak_ = 0;
     std::vector<std::pair<ActionLocation, ActionLocation>> pair_index_;  // parallel to pairs_
     std::vector<std::int64_t> pair_slot_;  // pair id -> index into pairs_, -1 when absent
+    std::unordered_map<std::int32_t, std::size_t> far_pair_slot_;  // ids far beyond the count
 };
 
 }  // namespace pipelens::viewer

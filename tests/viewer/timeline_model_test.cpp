@@ -125,6 +125,26 @@ TEST(TimelineModel, FindsActionsByTextPairAndTime) {
     EXPECT_FALSE(model.action_at(model.ranks()[0].compute, 20));
 }
 
+TEST(TimelineModel, APairIdFarBeyondTheCountIsFoundWithoutAHugeTable) {
+    using traces::ActionLane;
+    constexpr std::int32_t far = 2'000'000'000;
+    const std::vector<traces::ActionRecord> actions{
+        record(0, ActionLane::communication, ActionKind::send_forward, "0SEND_F0", 0, 2, far),
+        record(1, ActionLane::communication, ActionKind::recv_forward, "1RECV_F0", 0, 3, far),
+    };
+    traces::PairRecord pair;
+    pair.pair_id = far;
+    pair.send_rank = 0;
+    pair.recv_rank = 1;
+    const TimelineModel model = TimelineModel::from_records({}, actions, {pair}, {}, {});
+    const auto ends = model.pair_ends(far);
+    ASSERT_TRUE(ends);
+    EXPECT_EQ(model.label(model.action(ends->first)), "0SEND_F0");
+    EXPECT_EQ(model.label(model.action(ends->second)), "1RECV_F0");
+    EXPECT_FALSE(model.pair_ends(far - 1));
+    EXPECT_FALSE(model.pair_ends(-1));
+}
+
 // Loading from a file reads ranks in parallel on several connections; it must give the model
 // the plain records give, lane by lane, bubble by bubble, pair by pair.
 TEST(TimelineModel, LoadingAFileInParallelGivesWhatTheRecordsGive) {
