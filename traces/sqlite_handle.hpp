@@ -68,6 +68,13 @@ inline int bind_text(sqlite3_stmt* statement, int index, std::string_view text) 
                              SQLITE_TRANSIENT);
 }
 
+// Binds the value, or NULL when there is none (the optional columns' convention).
+inline int bind_optional_int64(sqlite3_stmt* statement, int index,
+                               std::optional<std::int64_t> value) {
+    return value ? sqlite3_bind_int64(statement, index, *value)
+                 : sqlite3_bind_null(statement, index);
+}
+
 inline std::string column_text(sqlite3_stmt* statement, int column) {
     const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(statement, column));
     if (text == nullptr)

@@ -109,9 +109,27 @@ struct TraceReader::State {
     template <typename Record, typename Convert>
     std::vector<Record> rows_of_run(std::int64_t run_id, const std::string& sql,
                                     std::string_view what, Convert&& convert) const {
-        std::string doing = fmt::format("cannot read the {} of run {}", what, run_id);
+        return rows_of<Record>(run_id, std::nullopt, sql, what, convert);
+    }
+
+    // All rows of one rank of a run from `sql`, whose parameters are the run id and the rank.
+    template <typename Record, typename Convert>
+    std::vector<Record> rows_of_rank(std::int64_t run_id, int rank, const std::string& sql,
+                                     std::string_view what, Convert&& convert) const {
+        return rows_of<Record>(run_id, rank, sql, what, convert);
+    }
+
+    template <typename Record, typename Convert>
+    std::vector<Record> rows_of(std::int64_t run_id, std::optional<int> rank,
+                                const std::string& sql, std::string_view what,
+                                Convert&& convert) const {
+        std::string doing =
+            rank ? fmt::format("cannot read the {} of run {} rank {}", what, run_id, *rank)
+                 : fmt::format("cannot read the {} of run {}", what, run_id);
         Statement statement = prepare(sql, doing);
         sqlite3_bind_int64(statement.get(), 1, run_id);
+        if (rank)
+            sqlite3_bind_int(statement.get(), 2, *rank);
         std::vector<Record> records;
         each_row(statement.get(), doing,
                  [&](sqlite3_stmt* row) { records.push_back(convert(row)); });
@@ -355,29 +373,24 @@ std::int64_t TraceReader::action_count(std::int64_t run_id) const {
 }
 
 std::vector<StoredAction> TraceReader::stored_actions(std::int64_t run_id, int rank) const {
-    const State& state = *state_;
-    std::string doing = fmt::format("cannot read the actions of run {} rank {}", run_id, rank);
-    Statement statement = state.prepare(
+    return state_->rows_of_rank<StoredAction>(
+        run_id, rank,
         "SELECT step, stage, microbatch, pair_id, label_id, start_ns, end_ns, bytes, lane, kind "
         "FROM actions WHERE run_id = ? AND rank = ? ORDER BY start_ns, step",
-        doing);
-    sqlite3_bind_int64(statement.get(), 1, run_id);
-    sqlite3_bind_int(statement.get(), 2, rank);
-    std::vector<StoredAction> actions;
-    state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
-        StoredAction& action = actions.emplace_back();
-        action.step = sqlite3_column_int(row, 0);
-        action.stage = sqlite3_column_int(row, 1);
-        action.microbatch = sqlite3_column_int(row, 2);
-        action.pair_id = sqlite3_column_int(row, 3);
-        action.label_id = sqlite3_column_int64(row, 4);
-        action.start_ns = sqlite3_column_int64(row, 5);
-        action.end_ns = sqlite3_column_int64(row, 6);
-        action.bytes = sqlite3_column_int64(row, 7);
-        action.lane = static_cast<ActionLane>(sqlite3_column_int(row, 8));
-        action.kind = static_cast<std::uint8_t>(sqlite3_column_int(row, 9));
-    });
-    return actions;
+        "actions", [](sqlite3_stmt* row) {
+            StoredAction action;
+            action.step = sqlite3_column_int(row, 0);
+            action.stage = sqlite3_column_int(row, 1);
+            action.microbatch = sqlite3_column_int(row, 2);
+            action.pair_id = sqlite3_column_int(row, 3);
+            action.label_id = sqlite3_column_int64(row, 4);
+            action.start_ns = sqlite3_column_int64(row, 5);
+            action.end_ns = sqlite3_column_int64(row, 6);
+            action.bytes = sqlite3_column_int64(row, 7);
+            action.lane = static_cast<ActionLane>(sqlite3_column_int(row, 8));
+            action.kind = static_cast<std::uint8_t>(sqlite3_column_int(row, 9));
+            return action;
+        });
 }
 
 StringTable TraceReader::strings() const {
@@ -413,34 +426,31 @@ std::vector<PairRecord> TraceReader::pairs(std::int64_t run_id) const {
         });
 }
 
+namespace {
+
+MemoryRecord memory_from(sqlite3_stmt* row) {
+    MemoryRecord sample;
+    sample.rank = sqlite3_column_int(row, 0);
+    sample.time_ns = sqlite3_column_int64(row, 1);
+    sample.bytes = sqlite3_column_int64(row, 2);
+    return sample;
+}
+
+}  // namespace
+
 std::vector<MemoryRecord> TraceReader::memory(std::int64_t run_id) const {
-    return state_->rows_of_run<MemoryRecord>(
-        run_id,
-        "SELECT rank, time_ns, bytes FROM memory WHERE run_id = ? "
-        "ORDER BY rank, time_ns, rowid",
-        "memory samples", [](sqlite3_stmt* row) {
-            MemoryRecord sample;
-            sample.rank = sqlite3_column_int(row, 0);
-            sample.time_ns = sqlite3_column_int64(row, 1);
-            sample.bytes = sqlite3_column_int64(row, 2);
-            return sample;
-        });
+    return state_->rows_of_run<MemoryRecord>(run_id,
+                                             "SELECT rank, time_ns, bytes FROM memory "
+                                             "WHERE run_id = ? ORDER BY rank, time_ns, rowid",
+                                             "memory samples", memory_from);
 }
 
 std::vector<MemoryRecord> TraceReader::memory(std::int64_t run_id, int rank) const {
-    const State& state = *state_;
-    std::string doing =
-        fmt::format("cannot read the memory samples of run {} rank {}", run_id, rank);
-    Statement statement = state.prepare(
-        "SELECT time_ns, bytes FROM memory WHERE run_id = ? AND rank = ? ORDER BY time_ns, rowid",
-        doing);
-    sqlite3_bind_int64(statement.get(), 1, run_id);
-    sqlite3_bind_int(statement.get(), 2, rank);
-    std::vector<MemoryRecord> samples;
-    state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
-        samples.push_back({rank, sqlite3_column_int64(row, 0), sqlite3_column_int64(row, 1)});
-    });
-    return samples;
+    return state_->rows_of_rank<MemoryRecord>(
+        run_id, rank,
+        "SELECT rank, time_ns, bytes FROM memory WHERE run_id = ? AND rank = ? "
+        "ORDER BY time_ns, rowid",
+        "memory samples", memory_from);
 }
 
 std::vector<EventRecord> TraceReader::events(std::int64_t run_id) const {

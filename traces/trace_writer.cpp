@@ -39,6 +39,7 @@
 namespace pipelens::traces {
 namespace {
 
+using detail::bind_optional_int64;
 using detail::bind_text;
 using detail::Connection;
 using detail::Statement;
@@ -576,17 +577,11 @@ void TraceWriter::add_event(std::int64_t run_id, const EventRecord& event) {
     sqlite3_bind_int64(statement, 1, run_id);
     sqlite3_bind_int(statement, 2, event.rank);
     sqlite3_bind_int64(statement, 3, event.sequence);
-    if (event.parent)
-        sqlite3_bind_int64(statement, 4, *event.parent);
-    else
-        sqlite3_bind_null(statement, 4);
+    bind_optional_int64(statement, 4, event.parent);
     sqlite3_bind_int64(statement, 5, name_id);
     bind_text(statement, 6, event.arguments);
     bind_text(statement, 7, event.outcome);
-    if (event.time_ns)
-        sqlite3_bind_int64(statement, 8, *event.time_ns);
-    else
-        sqlite3_bind_null(statement, 8);
+    bind_optional_int64(statement, 8, event.time_ns);
     state.step_once(statement, [&] {
         return fmt::format("cannot add event {} of rank {} to run {}", event.sequence, event.rank,
                            run_id);
@@ -608,10 +603,7 @@ void TraceWriter::add_error(std::int64_t run_id, const ErrorRecord& error) {
     bind_text(statement, 7, error.expected);
     bind_text(statement, 8, error.actual);
     bind_text(statement, 9, error.message);
-    if (error.time_ns)
-        sqlite3_bind_int64(statement, 10, *error.time_ns);
-    else
-        sqlite3_bind_null(statement, 10);
+    bind_optional_int64(statement, 10, error.time_ns);
     state.step_once(statement, [&] {
         return fmt::format("cannot add a {} error to run {}", error.kind, run_id);
     });

@@ -32,23 +32,24 @@ struct Stream {
     std::vector<recorder::Event> events;
 };
 
-Stream read_stream(const std::string& path, std::optional<std::int64_t> run,
+Stream read_stream(const traces::TraceReader& reader, std::optional<std::int64_t> run,
                    std::optional<int> rank) {
-    const traces::TraceReader reader(path);
+    const std::string path = reader.path().string();
     const std::int64_t run_id = run.value_or(reader.latest_run_id());
     reader.run(run_id);
+    const recorder::RecordedEvents recorded(reader, run_id);
     int chosen = 0;
     if (rank) {
         chosen = *rank;
     } else {
-        const std::vector<int> ranks = recorder::recorded_ranks(reader, run_id);
+        const std::vector<int> ranks = recorded.ranks();
         chosen = ranks.empty() ? 0 : ranks.front();
     }
     try {
         return {fmt::format(
                     "{} run {} {}", path, run_id,
                     chosen < 0 ? std::string("(whole pipeline)") : fmt::format("rank {}", chosen)),
-                recorder::read_events(reader, run_id, chosen)};
+                recorded.stream(chosen)};
     } catch (const std::invalid_argument& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
     }
@@ -59,7 +60,8 @@ int replay_bound(std::size_t events) {
 }
 
 void bisect_error(const BisectOptions& options) {
-    const Stream stream = read_stream(options.left_path, options.run, options.rank);
+    const Stream stream =
+        read_stream(traces::TraceReader(options.left_path), options.run, options.rank);
     const recorder::ErrorBisection result = recorder::bisect_until_error(stream.events);
     if (options.json) {
         nlohmann::json json = {
@@ -94,10 +96,16 @@ void bisect_divergence(const BisectOptions& options) {
         throw CommandFailure(kExitUsage,
                              "pipelens: bisect needs a second trace, or --other-run / --other-rank "
                              "to compare within one trace (or --until-error)");
-    const Stream left = read_stream(options.left_path, options.run, options.rank);
-    const Stream right =
-        read_stream(right_path, options.other_run ? options.other_run : options.run,
-                    options.other_rank ? options.other_rank : options.rank);
+    // One reader when both streams come from one file: opening checks the whole file.
+    const traces::TraceReader left_reader(options.left_path);
+    const std::optional<traces::TraceReader> other_reader =
+        right_path == options.left_path
+            ? std::nullopt
+            : std::optional<traces::TraceReader>(std::in_place, right_path);
+    const Stream left = read_stream(left_reader, options.run, options.rank);
+    const Stream right = read_stream(other_reader ? *other_reader : left_reader,
+                                     options.other_run ? options.other_run : options.run,
+                                     options.other_rank ? options.other_rank : options.rank);
     const recorder::DivergenceBisection result = [&] {
         try {
             return recorder::bisect_divergence(left.events, right.events);

@@ -55,10 +55,10 @@ void run_replay(const ReplayOptions& options) {
     const traces::TraceReader reader(options.path);
     const std::int64_t run_id = options.run.value_or(reader.latest_run_id());
     reader.run(run_id);  // names the trace and the run when there is no such run
-    std::vector<int> ranks =
-        options.rank ? std::vector<int>{*options.rank} : recorder::recorded_ranks(reader, run_id);
+    const recorder::RecordedEvents recorded(reader, run_id);
+    std::vector<int> ranks = options.rank ? std::vector<int>{*options.rank} : recorded.ranks();
     if (ranks.empty())
-        ranks.push_back(0);  // read_events explains that nothing was recorded
+        ranks.push_back(0);  // stream() explains that nothing was recorded
     if (options.check && options.upto)
         throw CommandFailure(kExitUsage,
                              "pipelens: --check compares the state a run ended in; "
@@ -68,7 +68,7 @@ void run_replay(const ReplayOptions& options) {
     for (int rank : ranks) {
         std::vector<recorder::Event> events;
         try {
-            events = recorder::read_events(reader, run_id, rank);
+            events = recorded.stream(rank);
         } catch (const std::invalid_argument& error) {
             throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
         }

@@ -119,10 +119,7 @@ nlohmann::ordered_json result_json(const runtime::PipelineRunResult& result,
                                             {"microbatch", first->microbatch},
                                             {"max_abs_error", first->max_abs_error},
                                             {"max_relative_error", first->max_relative_error}};
-        double largest = 0;
-        for (const runtime::StageAccuracy& entry : result.accuracy.stages)
-            largest = std::max(largest, entry.max_abs_error);
-        accuracy["max_abs_error"] = largest;
+        accuracy["max_abs_error"] = result.accuracy.largest_abs_error();
         json["accuracy"] = std::move(accuracy);
     }
     return json;
@@ -148,13 +145,10 @@ void print_text(const runtime::PipelineRunResult& result, const RunFigures& figu
         if (const auto& first = result.accuracy.first_divergence) {
             fmt::print("accuracy: {}\n", runtime::accuracy_message(*first));
         } else {
-            double largest = 0;
-            for (const runtime::StageAccuracy& entry : result.accuracy.stages)
-                largest = std::max(largest, entry.max_abs_error);
             fmt::print(
                 "accuracy: every stage's outputs match the single-rank reference on every "
                 "microbatch (max abs error {:.3g})\n",
-                largest);
+                result.accuracy.largest_abs_error());
         }
     }
     for (const runtime::RankRun& rank : result.ranks)

@@ -96,13 +96,7 @@ void run_shard(const ShardOptions& options) {
         if (!options.block.empty()) {
             decisions = sharding::propagate_block(options.block, mesh);
         } else {
-            sharding::OpSchema schema;
-            try {
-                schema = sharding::parse_op_call(options.call, mesh);
-            } catch (const std::invalid_argument& error) {
-                throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
-            }
-            decisions.push_back(sharding::propagate(schema));
+            decisions.push_back(sharding::propagate(sharding::parse_op_call(options.call, mesh)));
         }
     } catch (const sharding::ShardingError& error) {
         throw CommandFailure(kExitCheckFailed, fmt::format("pipelens: {}", error.what()));

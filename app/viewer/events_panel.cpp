@@ -11,26 +11,11 @@
 #include "app/viewer/panels.hpp"
 #include "app/viewer/viewer_layout.hpp"
 #include "engine/experiment/units.hpp"
+#include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_replay.hpp"
 
 namespace pipelens::viewer {
 namespace {
-
-std::vector<recorder::Event> stream_of(const ViewerState& state, int rank) {
-    std::vector<recorder::Event> events;
-    for (const traces::EventRecord& record : state.events) {
-        if (record.rank != rank)
-            continue;
-        recorder::Event event;
-        event.sequence = record.sequence;
-        event.rank = record.rank;
-        event.parent = record.parent;
-        event.name = record.name;
-        event.arguments = nlohmann::json::parse(record.arguments, nullptr, false);
-        events.push_back(std::move(event));
-    }
-    return events;
-}
 
 // The top-level event `event` belongs to (itself when it is one): nested events take effect
 // with their parent.
@@ -52,9 +37,11 @@ const traces::EventRecord& top_level_of(const ViewerState& state,
 // The state after `chosen`, fields it changed first (and marked), then the rest.
 std::vector<ReplayedLine> replayed_state_lines(const ViewerState& state,
                                                const traces::EventRecord& chosen) {
-    const std::vector<recorder::Event> stream = stream_of(state, chosen.rank);
+    std::vector<recorder::Event> stream;
     std::vector<recorder::StateField> after;
     try {
+        stream = recorder::RecordedEvents(state.reader->path().string(), state.run_id, state.events)
+                     .stream(chosen.rank);
         after = recorder::state_fields(recorder::replay_events(stream, chosen.sequence).state());
     } catch (const std::exception& error) {
         return {{std::string("replay failed: ") + error.what(), false}};

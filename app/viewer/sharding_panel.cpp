@@ -77,7 +77,7 @@ void draw_sharding_panel(ViewerState& state) {
     ImGui::NextColumn();
     ImGui::BeginChild("strategies");
     const traces::ShardingRecord& decision = state.sharding.at(state.sharding_selected);
-    const nlohmann::json strategies = nlohmann::json::parse(decision.strategies, nullptr, false);
+    const nlohmann::json& strategies = state.sharding_strategies.at(state.sharding_selected);
     ImGui::TextWrapped("%s", decision.mesh.c_str());
     if (strategies.is_array() && decision.chosen >= 0 &&
         decision.chosen < static_cast<int>(strategies.size()) &&

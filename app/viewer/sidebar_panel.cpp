@@ -13,37 +13,52 @@ namespace {
 
 // A small file dialog: the directory's subdirectories and .db files; a click enters a
 // directory or opens a trace.
+// Lists `state.browse_directory` into `state.browse_entries`: once per directory entered or
+// dialog opened, not every frame the dialog is up.
+void list_browse_directory(ViewerState& state) {
+    std::error_code error;
+    state.browse_entries.clear();
+    for (const auto& entry : std::filesystem::directory_iterator(state.browse_directory, error)) {
+        const bool directory = entry.is_directory(error);
+        if (directory || entry.path().extension() == ".db")
+            state.browse_entries.push_back(
+                {entry.path(), entry.path().filename().string() + (directory ? "/" : ""),
+                 directory});
+    }
+    std::sort(state.browse_entries.begin(), state.browse_entries.end(),
+              [](const auto& left, const auto& right) { return left.path < right.path; });
+    state.browse_error = error ? error.message() : "";
+    state.browse_listed = state.browse_directory;
+}
+
 void draw_open_dialog(ViewerState& state) {
-    if (ImGui::Button("Browse..."))
+    if (ImGui::Button("Browse...")) {
         ImGui::OpenPopup("open trace");
+        state.browse_listed.clear();  // list afresh: files may have come or gone
+    }
     if (!ImGui::BeginPopup("open trace"))
         return;
-    std::error_code error;
-    if (state.browse_directory.empty())
+    if (state.browse_directory.empty()) {
+        std::error_code error;
         state.browse_directory = std::filesystem::current_path(error).string();
+    }
+    if (state.browse_listed != state.browse_directory)
+        list_browse_directory(state);
     ImGui::TextUnformatted(state.browse_directory.c_str());
     ImGui::Separator();
-    std::vector<std::filesystem::directory_entry> entries;
-    for (const auto& entry : std::filesystem::directory_iterator(state.browse_directory, error))
-        if (entry.is_directory(error) || entry.path().extension() == ".db")
-            entries.push_back(entry);
-    std::sort(entries.begin(), entries.end());
     if (ImGui::Selectable("../", false, ImGuiSelectableFlags_DontClosePopups))
         state.browse_directory =
             std::filesystem::path(state.browse_directory).parent_path().string();
-    for (const auto& entry : entries) {
-        const bool directory = entry.is_directory(error);
-        const std::string name = entry.path().filename().string() + (directory ? "/" : "");
-        if (ImGui::Selectable(name.c_str(), false,
-                              directory ? ImGuiSelectableFlags_DontClosePopups : 0)) {
-            if (directory)
-                state.browse_directory = entry.path().string();
+    for (const BrowseEntry& entry : state.browse_entries)
+        if (ImGui::Selectable(entry.name.c_str(), false,
+                              entry.directory ? ImGuiSelectableFlags_DontClosePopups : 0)) {
+            if (entry.directory)
+                state.browse_directory = entry.path.string();
             else
-                open_trace(state, entry.path());
+                open_trace(state, entry.path);
         }
-    }
-    if (error)
-        ImGui::TextDisabled("%s", error.message().c_str());
+    if (!state.browse_error.empty())
+        ImGui::TextDisabled("%s", state.browse_error.c_str());
     ImGui::EndPopup();
 }
 

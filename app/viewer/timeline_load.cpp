@@ -41,19 +41,13 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
     TimelineModel model;
     model.run_ = reader.run(run_id);
     std::vector<traces::RankRecord> figures = reader.ranks(run_id);
-    int rank_count = reader.action_rank_limit(run_id);
-    for (const auto& figure : figures) {
+    for (const auto& figure : figures)
         if (figure.rank < 0 || figure.rank >= (1 << 20))
             throw traces::TraceError(reader.path().string() + ": trace is corrupt: run " +
                                      std::to_string(run_id) + " has figures for rank " +
                                      std::to_string(figure.rank));
-        rank_count = std::max(rank_count, figure.rank + 1);
-    }
-    model.ranks_.resize(static_cast<std::size_t>(rank_count));
-    for (int rank = 0; rank < rank_count; ++rank)
-        model.ranks_[static_cast<std::size_t>(rank)].rank = rank;
-    for (auto& figure : figures)
-        model.ranks_[static_cast<std::size_t>(figure.rank)].figures = std::move(figure);
+    model.set_up_ranks(reader.action_rank_limit(run_id), std::move(figures));
+    const int rank_count = static_cast<int>(model.ranks_.size());
 
     // Task 0 reads the strings, task 1 the pairs (the two longest single reads go first), task
     // 2 + r rank r.

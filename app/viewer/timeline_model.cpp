@@ -44,13 +44,7 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
     int rank_count = 0;
     for (const auto& action : actions)
         rank_count = std::max(rank_count, action.rank + 1);
-    for (const auto& figure : figures)
-        rank_count = std::max(rank_count, figure.rank + 1);
-    model.ranks_.resize(rank_count);
-    for (int rank = 0; rank < rank_count; ++rank)
-        model.ranks_[rank].rank = rank;
-    for (auto& figure : figures)
-        model.ranks_.at(figure.rank).figures = std::move(figure);
+    model.set_up_ranks(rank_count, std::move(figures));
     // Interned as a writer would, ids from 1.
     std::unordered_map<std::string, std::uint32_t> ids;
     for (auto& record : actions) {
@@ -66,12 +60,23 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
             .actions.push_back(action);
     }
     for (const auto& sample : memory)
-        if (sample.rank >= 0 && sample.rank < rank_count)
-            model.ranks_[sample.rank].memory.push_back(sample);
+        if (sample.rank >= 0 && static_cast<std::size_t>(sample.rank) < model.ranks_.size())
+            model.ranks_[static_cast<std::size_t>(sample.rank)].memory.push_back(sample);
     for (RankTimeline& rank : model.ranks_)
         index_rank(rank);
     model.finish();
     return model;
+}
+
+void TimelineModel::set_up_ranks(int action_ranks, std::vector<traces::RankRecord> figures) {
+    int rank_count = action_ranks;
+    for (const auto& figure : figures)
+        rank_count = std::max(rank_count, figure.rank + 1);
+    ranks_.resize(static_cast<std::size_t>(rank_count));
+    for (int rank = 0; rank < rank_count; ++rank)
+        ranks_[static_cast<std::size_t>(rank)].rank = rank;
+    for (auto& figure : figures)
+        ranks_.at(static_cast<std::size_t>(figure.rank)).figures = std::move(figure);
 }
 
 void TimelineModel::index_rank(RankTimeline& rank) {
@@ -128,21 +133,13 @@ void TimelineModel::finish() {
         if (last_end < end_ns_)
             rank.bubbles.push_back({last_end, end_ns_, BubbleCause::cool_down, -1});
     }
+    // By id, as the reader returns them; only hand-made records need the sort.
+    const auto by_id = [](const traces::PairRecord& left, const traces::PairRecord& right) {
+        return left.pair_id < right.pair_id;
+    };
+    if (!std::is_sorted(pairs_.begin(), pairs_.end(), by_id))
+        std::stable_sort(pairs_.begin(), pairs_.end(), by_id);
     pair_index_.assign(pairs_.size(), {});
-    for (std::size_t index = 0; index < pairs_.size(); ++index) {
-        const std::int32_t id = pairs_[index].pair_id;
-        if (id >= 0) {
-            // Ids are dense as writers assign them; one far beyond the count (a damaged or
-            // hand-made file) goes to a map rather than growing the vector to its size.
-            if (static_cast<std::size_t>(id) >= 2 * pairs_.size() + 1024) {
-                far_pair_slot_[id] = index;
-                continue;
-            }
-            if (static_cast<std::size_t>(id) >= pair_slot_.size())
-                pair_slot_.resize(static_cast<std::size_t>(id) + 1, -1);
-            pair_slot_[static_cast<std::size_t>(id)] = static_cast<std::int64_t>(index);
-        }
-    }
     for (const RankTimeline& rank : ranks_)
         for (std::size_t index = 0; index < rank.communication.actions.size(); ++index) {
             const TimelineAction& action = rank.communication.actions[index];
@@ -233,15 +230,20 @@ std::optional<ActionLocation> TimelineModel::find(const std::string& text) const
 }
 
 std::optional<std::size_t> TimelineModel::pair_position(std::int32_t pair_id) const {
-    if (pair_id >= 0 && static_cast<std::size_t>(pair_id) >= pair_slot_.size()) {
-        const auto far = far_pair_slot_.find(pair_id);
-        if (far == far_pair_slot_.end())
-            return std::nullopt;
-        return far->second;
-    }
-    if (pair_id < 0 || pair_slot_[static_cast<std::size_t>(pair_id)] < 0)
+    if (pair_id < 0 || pairs_.empty())
         return std::nullopt;
-    return static_cast<std::size_t>(pair_slot_[static_cast<std::size_t>(pair_id)]);
+    // Writers number pairs densely, so the id's offset from the first is nearly always its
+    // position; a gap (a damaged or hand-made file) falls back to a binary search.
+    const std::int64_t offset = static_cast<std::int64_t>(pair_id) - pairs_.front().pair_id;
+    if (offset >= 0 && offset < static_cast<std::int64_t>(pairs_.size()) &&
+        pairs_[static_cast<std::size_t>(offset)].pair_id == pair_id)
+        return static_cast<std::size_t>(offset);
+    const auto found = std::lower_bound(
+        pairs_.begin(), pairs_.end(), pair_id,
+        [](const traces::PairRecord& pair, std::int32_t id) { return pair.pair_id < id; });
+    if (found == pairs_.end() || found->pair_id != pair_id)
+        return std::nullopt;
+    return static_cast<std::size_t>(found - pairs_.begin());
 }
 
 std::optional<std::pair<ActionLocation, ActionLocation>> TimelineModel::pair_ends(

@@ -13,7 +13,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "traces/trace_reader.hpp"
@@ -80,7 +79,6 @@ class TimelineModel {
 
     const traces::RunRecord& run() const { return run_; }
     const std::vector<RankTimeline>& ranks() const { return ranks_; }
-    const std::vector<traces::PairRecord>& pairs() const { return pairs_; }
     // The action's text; its data() is NUL-terminated (a C string for ImGui).
     std::string_view label(const TimelineAction& action) const;
     std::int64_t label_id_limit() const { return labels_.id_limit(); }  // bound of label ids
@@ -113,20 +111,20 @@ class TimelineModel {
                                       const std::vector<traces::MemoryRecord>& memory);
 
   private:
+    // One RankTimeline per rank 0..n-1, n covering `action_ranks` and every figure's rank.
+    void set_up_ranks(int action_ranks, std::vector<traces::RankRecord> figures);
     static void index_rank(RankTimeline& rank);  // sorts and indexes lanes, finds bubbles
     void finish();                               // what needs every rank: ends, pairs
     std::optional<std::size_t> pair_position(std::int32_t pair_id) const;  // index into pairs_
 
     traces::RunRecord run_;
     std::vector<RankTimeline> ranks_;
-    std::vector<traces::PairRecord> pairs_;
+    std::vector<traces::PairRecord> pairs_;  // by pair id
     traces::StringTable labels_;
     std::int64_t end_ns_ = 0;
     std::size_t action_count_ = 0;
     std::int64_t memory_peak_ = 0;
     std::vector<std::pair<ActionLocation, ActionLocation>> pair_index_;  // parallel to pairs_
-    std::vector<std::int64_t> pair_slot_;  // pair id -> index into pairs_, -1 when absent
-    std::unordered_map<std::int32_t, std::size_t> far_pair_slot_;  // ids far beyond the count
 };
 
 }  // namespace pipelens::viewer

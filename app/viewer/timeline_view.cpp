@@ -230,10 +230,19 @@ void hover_and_tooltip(ViewerState& state) {
         }
 }
 
-void draw_ghosts(ImDrawList* draw, const TimelineModel& ghost, const TimelineGeometry& geometry) {
+// Only the ranks in view are drawn: a frame costs what is on screen.
+bool rank_in_view(const TimelineGeometry& geometry, int rank, float area_bottom) {
+    const float top = geometry.lane_top(rank, false);
+    return top + kRankHeight > kRulerHeight && top < area_bottom;
+}
+
+void draw_ghosts(ImDrawList* draw, const TimelineModel& ghost, const TimelineGeometry& geometry,
+                 float area_bottom) {
     std::vector<DrawBlock> blocks;
     const auto min_ns = static_cast<std::int64_t>(kMergeBelowPixels / geometry.pixels_per_ns());
-    for (const RankTimeline& rank : ghost.ranks())
+    for (const RankTimeline& rank : ghost.ranks()) {
+        if (!rank_in_view(geometry, rank.rank, area_bottom))
+            continue;
         for (bool communication : {false, true}) {
             blocks.clear();
             const Lane& lane = communication ? rank.communication : rank.compute;
@@ -245,6 +254,7 @@ void draw_ghosts(ImDrawList* draw, const TimelineModel& ghost, const TimelineGeo
                               {geometry.x(block.end_ns), top + kLaneHeight - 1},
                               IM_COL32(255, 255, 255, 110));
         }
+    }
 }
 
 // The chosen event's moment: the timeline up to it tinted, a line at it; an event before the
@@ -292,10 +302,8 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     draw->PushClipRect({kSidebarWidth, kRulerHeight}, {window_width, area_bottom}, true);
     std::vector<DrawBlock> blocks;
     std::size_t visible_sends = 0;
-    // Only the ranks in view are drawn: a frame costs what is on screen.
     const auto visible = [&](const RankTimeline& rank) {
-        const float top = geometry.lane_top(rank.rank, false);
-        return top + kRankHeight > kRulerHeight && top < area_bottom;
+        return rank_in_view(geometry, rank.rank, area_bottom);
     };
     for (const RankTimeline& rank : model.ranks()) {
         if (!visible(rank))
@@ -309,7 +317,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
             visible_sends += block.count;
     }
     if (state.compared)
-        draw_ghosts(draw, *state.compared, geometry);
+        draw_ghosts(draw, *state.compared, geometry, area_bottom);
     // Every visible pair's arrow once few enough are on screen to read them.
     if (visible_sends < 400)
         for (const RankTimeline& rank : model.ranks()) {

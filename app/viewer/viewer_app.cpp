@@ -68,7 +68,6 @@ void draw_frame(ViewerState& state, float width, float height) {
                 if (ImGui::BeginTabItem(tab.name, nullptr, flags)) {
                     if (state.panel_request == tab.panel)
                         state.panel_request.reset();
-                    state.panel = tab.panel;
                     if (tab.panel == Panel::events)
                         draw_events_panel(state);
                     else if (tab.panel == Panel::errors)

@@ -71,7 +71,6 @@ void open_trace(ViewerState& state, const std::filesystem::path& path,
             throw traces::TraceError(path.string() + ": the trace holds no runs yet");
         state.reader = std::move(reader);
         state.runs = std::move(runs);
-        state.path = path;
         state.error.clear();
         state.compared.reset();
         state.compared_run_id = 0;
@@ -89,6 +88,10 @@ void show_run(ViewerState& state, std::int64_t run_id) {
         state.events = state.reader->events(run_id);
         state.errors = state.reader->errors(run_id);
         state.sharding = state.reader->sharding(run_id);
+        state.sharding_strategies.clear();
+        for (const traces::ShardingRecord& decision : state.sharding)
+            state.sharding_strategies.push_back(
+                nlohmann::json::parse(decision.strategies, nullptr, false));
         state.selected.reset();
         state.hovered.reset();
         state.event_scrub = -1;

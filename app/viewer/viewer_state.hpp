@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
 
@@ -23,8 +25,14 @@ struct ReplayedLine {
     bool changed = false;  // drawn in kChangedField: the chosen event changed it
 };
 
-struct ViewerState {
+// A subdirectory or .db file in the open dialog.
+struct BrowseEntry {
     std::filesystem::path path;
+    std::string name;  // as shown: "runs/" or "trace.db"
+    bool directory = false;
+};
+
+struct ViewerState {
     std::unique_ptr<traces::TraceReader> reader;
     std::vector<traces::RunRecord> runs;
     std::optional<TimelineModel> model;
@@ -48,12 +56,14 @@ struct ViewerState {
     std::optional<ActionLocation> selected;
     std::optional<ActionLocation> hovered;
     std::string search;
-    Panel panel = Panel::events;
     std::optional<Panel> panel_request;  // a tab to bring to the front (--panel)
 
     std::vector<traces::EventRecord> events;
     std::vector<traces::ErrorRecord> errors;
     std::vector<traces::ShardingRecord> sharding;
+    // Each decision's strategies, parsed once per run rather than every frame (discarded when
+    // the JSON is malformed).
+    std::vector<nlohmann::json> sharding_strategies;
     int event_scrub = -1;                      // index into events; -1: none replayed
     int replayed_event = -1;                   // the event replayed_lines belong to
     std::vector<ReplayedLine> replayed_lines;  // the state after that event
@@ -66,6 +76,9 @@ struct ViewerState {
     std::vector<std::string> recent_files;
     std::string open_path_input;
     std::string browse_directory;  // where the open dialog is
+    std::string browse_listed;     // the directory browse_entries were listed from
+    std::vector<BrowseEntry> browse_entries;
+    std::string browse_error;
 };
 
 // Opens `path` (the latest run, or `run_id`); on failure keeps the previous trace and sets

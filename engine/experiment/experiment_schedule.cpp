@@ -45,10 +45,12 @@ void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule&
     } catch (const ScheduleConfigError&) {
         // Not a generated kind: recorded as CSV below.
     }
-    if (shape && generates_it(*shape))
-        recorder.choose_schedule(*shape);
-    else
-        recorder.load_schedule_csv("executed schedule", format_schedule_csv(lowered));
+    if (shape && generates_it(*shape)) {
+        recorder.choose_schedule(*shape);  // regenerates what generates_it compared
+        recorder.lower_schedule(false);
+        return;
+    }
+    recorder.load_schedule_csv("executed schedule", format_schedule_csv(lowered));
     recorder.lower_schedule(false);
     if (!same_actions(*recorder.state().schedule.schedule, lowered))
         throw std::logic_error("the recorded schedule differs from the one being executed");

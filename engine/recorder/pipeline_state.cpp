@@ -108,9 +108,7 @@ BufferDirection parse_buffer_direction(std::string_view name) {
 }
 
 std::vector<TensorMeta> expected_buffer_metas(const StageState& stage, BufferDirection direction) {
-    const bool of_inputs =
-        direction == BufferDirection::recv_forward || direction == BufferDirection::send_backward;
-    const auto& metas = of_inputs ? stage.inputs : stage.outputs;
+    const auto& metas = faces_previous_stage(direction) ? stage.inputs : stage.outputs;
     if (!metas)
         return {};
     if (direction == BufferDirection::recv_forward || direction == BufferDirection::send_forward)

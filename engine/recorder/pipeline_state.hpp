@@ -78,6 +78,13 @@ struct StageState {
 
 // A buffer a rank allocates for one direction of one stage's communication.
 enum class BufferDirection { recv_forward, send_forward, recv_backward, send_backward };
+
+// The buffer carries the stage's inputs (or their gradients) and so faces the previous stage:
+// forward receives and backward sends; the others carry outputs to or from the next stage.
+inline bool faces_previous_stage(BufferDirection direction) {
+    return direction == BufferDirection::recv_forward ||
+           direction == BufferDirection::send_backward;
+}
 std::string_view buffer_direction_name(BufferDirection direction);  // "recv_forward"
 BufferDirection parse_buffer_direction(std::string_view name);      // std::invalid_argument
 
@@ -109,9 +116,6 @@ struct PipelineState {
     std::vector<BufferPlan> buffers;
     // Sharding decisions in propagation order: "OP SCHEMA: CHOSEN STRATEGY (COST us)".
     std::vector<std::string> sharding;
-
-    // Not state.
-    std::int64_t events_applied = 0;
 
     // This state's rank runs the stage (every stage for a whole-pipeline state).
     bool holds(int stage) const;

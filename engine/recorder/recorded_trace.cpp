@@ -79,18 +79,23 @@ void write_recording(traces::TraceWriter& writer, std::int64_t run_id,
                     state_fields(recorder.state()), recorder.failures());
 }
 
-std::vector<int> recorded_ranks(const traces::TraceReader& reader, std::int64_t run_id) {
+RecordedEvents::RecordedEvents(const traces::TraceReader& reader, std::int64_t run_id)
+    : RecordedEvents(reader.path().string(), run_id, reader.events(run_id)) {}
+
+RecordedEvents::RecordedEvents(std::string path, std::int64_t run_id,
+                               std::vector<traces::EventRecord> records)
+    : path_(std::move(path)), run_id_(run_id), records_(std::move(records)) {}
+
+std::vector<int> RecordedEvents::ranks() const {
     std::set<int> ranks;
-    for (const traces::EventRecord& record : reader.events(run_id))
+    for (const traces::EventRecord& record : records_)
         ranks.insert(record.rank);
     return {ranks.begin(), ranks.end()};
 }
 
-std::vector<Event> read_events(const traces::TraceReader& reader, std::int64_t run_id, int rank) {
+std::vector<Event> RecordedEvents::stream(int rank) const {
     std::vector<Event> events;
-    std::set<int> ranks;
-    for (const traces::EventRecord& record : reader.events(run_id)) {
-        ranks.insert(record.rank);
+    for (const traces::EventRecord& record : records_) {
         if (record.rank != rank)
             continue;
         Event event;
@@ -102,22 +107,23 @@ std::vector<Event> read_events(const traces::TraceReader& reader, std::int64_t r
         try {
             event.arguments = nlohmann::json::parse(record.arguments);
         } catch (const nlohmann::json::exception& error) {
-            throw std::invalid_argument(fmt::format(
-                "{}: run {} rank {} event {} ({}) has arguments that are not JSON: {}",
-                reader.path().string(), run_id, rank, record.sequence, record.name, error.what()));
+            throw std::invalid_argument(
+                fmt::format("{}: run {} rank {} event {} ({}) has arguments that are not JSON: {}",
+                            path_, run_id_, rank, record.sequence, record.name, error.what()));
         }
         events.push_back(std::move(event));
     }
     if (events.empty()) {
-        if (ranks.empty())
+        const std::vector<int> recorded = ranks();
+        if (recorded.empty())
             throw std::invalid_argument(fmt::format(
                 "{}: run {} has no recorded events (it was written before events were recorded, "
                 "or by a tool that does not record them)",
-                reader.path().string(), run_id));
+                path_, run_id_));
         throw std::invalid_argument(
             fmt::format("{}: run {} has no events for rank {} (ranks with "
                         "events: {})",
-                        reader.path().string(), run_id, rank, fmt::join(ranks, ", ")));
+                        path_, run_id_, rank, fmt::join(recorded, ", ")));
     }
     return events;
 }

@@ -22,12 +22,24 @@ void write_recording(traces::TraceWriter& writer, std::int64_t run_id, int rank,
                      const std::vector<Event>& events, const std::vector<StateField>& final_state,
                      const std::vector<EventFailure>& failures);
 
-// The ranks with events in the run, ascending (-1 is a whole-pipeline stream).
-std::vector<int> recorded_ranks(const traces::TraceReader& reader, std::int64_t run_id);
+// A run's recorded events, read from the trace once and handed out rank by rank.
+class RecordedEvents {
+  public:
+    RecordedEvents(const traces::TraceReader& reader, std::int64_t run_id);
+    // From rows already read (`path` names the trace in messages).
+    RecordedEvents(std::string path, std::int64_t run_id, std::vector<traces::EventRecord> records);
 
-// One rank's events by sequence. Throws std::invalid_argument naming the run and the ranks
-// that have events when `rank` has none, or when the stored arguments are not JSON.
-std::vector<Event> read_events(const traces::TraceReader& reader, std::int64_t run_id, int rank);
+    // The ranks with events, ascending (-1 is a whole-pipeline stream).
+    std::vector<int> ranks() const;
+    // One rank's events by sequence. Throws std::invalid_argument naming the run and the
+    // ranks that have events when `rank` has none, or when the stored arguments are not JSON.
+    std::vector<Event> stream(int rank) const;
+
+  private:
+    std::string path_;
+    std::int64_t run_id_;
+    std::vector<traces::EventRecord> records_;  // by (rank, sequence)
+};
 
 struct StateSnapshot {
     std::int64_t after_sequence = -1;

@@ -36,9 +36,7 @@ ActionKind transfer_kind(BufferDirection direction) {
 // The peer of a stage's buffer: the previous stage for forward receives and backward sends,
 // the next one otherwise.
 int peer_stage_of(int stage, BufferDirection direction) {
-    return direction == BufferDirection::recv_forward || direction == BufferDirection::send_backward
-               ? stage - 1
-               : stage + 1;
+    return faces_previous_stage(direction) ? stage - 1 : stage + 1;
 }
 
 }  // namespace
@@ -55,19 +53,19 @@ void StateRecorder::record(std::string name, nlohmann::json arguments, Apply&& a
     if (clock_)
         event.time_ns = clock_();
     const std::size_t position = events_.size();
-    events_.push_back(event);
     open_.push_back(event.sequence);
+    events_.push_back(std::move(event));  // arguments can be a whole CSV schedule: no copy
     try {
         apply();
     } catch (const std::exception& error) {
         open_.pop_back();
+        Event failed = std::move(events_[position]);
         events_.resize(position);  // the event and whatever it made
         if (open_.empty())
-            failures_.push_back({std::move(event), error.what()});
+            failures_.push_back({std::move(failed), error.what()});
         throw;
     }
     open_.pop_back();
-    ++state_.events_applied;
 }
 
 StateRecorder::StateRecorder(int rank, std::string run_kind, EventClock clock)
@@ -267,11 +265,9 @@ void StateRecorder::plan_buffers() {
                 for (const TensorMeta& meta : plan.metas)
                     plan.bytes += meta.byte_count();
                 if (plan.metas.empty() && stage.costs) {
-                    const StageState& sender =
-                        plan.direction == BufferDirection::recv_forward ||
-                                plan.direction == BufferDirection::send_backward
-                            ? state_.stages.at(plan.peer_stage)
-                            : stage;
+                    const StageState& sender = faces_previous_stage(plan.direction)
+                                                   ? state_.stages.at(plan.peer_stage)
+                                                   : stage;
                     plan.bytes = sender.costs ? sender.costs->activation_bytes : 0;
                 }
                 plan_buffer(plan);

@@ -184,11 +184,8 @@ std::vector<StageAccuracy> check_stage_accuracy(const PipelineRunOptions& option
                     continue;
                 }
                 const torch::Tensor expected = values[at].to(actual[at].scalar_type());
-                entry.max_abs_error = std::max(entry.max_abs_error,
-                                               (actual[at] - expected).abs().max().item<double>());
                 largest = std::max(largest, expected.abs().max().item<double>());
-                entry.diverges |=
-                    !torch::allclose(actual[at], expected, kRelativeTolerance, kAbsoluteTolerance);
+                entry.diverges |= !close(actual[at], expected, entry.max_abs_error);
             }
             entry.max_relative_error = largest > 0 ? entry.max_abs_error / largest : 0;
             results.push_back(entry);
@@ -238,10 +235,7 @@ std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
         {options.transport, lowered.rank_count, options.timeout_ms * 1'000'000, "cpu"});
     record_executed_schedule(recording, lowered);
     prepared->model = build_model(model_spec(options), stage_count);
-    std::vector<std::string> layer_names;
-    for (const ModelLayer& layer : prepared->model.layers)
-        layer_names.push_back(layer.name);
-    recording.split_model(options.model, layer_names, options.split_points);
+    recording.split_model(options.model, layer_names(prepared->model), options.split_points);
     prepared->stages = stages_of(recording.state(), prepared->model);
     prepared->batch = make_batch(prepared->model, options, lowered.microbatch_count);
     const std::vector<StageMeta> inferred =

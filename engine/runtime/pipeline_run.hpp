@@ -5,6 +5,7 @@
 // outputs and gradients with the same model run whole on one rank.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -94,6 +95,13 @@ struct AccuracyCheck {
     bool checked = false;
     std::vector<StageAccuracy> stages;              // by (stage, microbatch)
     std::optional<StageAccuracy> first_divergence;  // the lowest stage, then microbatch
+
+    double largest_abs_error() const {  // over every stage and microbatch
+        double largest = 0;
+        for (const StageAccuracy& entry : stages)
+            largest = std::max(largest, entry.max_abs_error);
+        return largest;
+    }
 };
 
 // What a rank recorded of its engine state: its events and the state it ended in.

@@ -36,15 +36,19 @@ ModelSpec model_spec(const PipelineRunOptions& options) {
     return spec;
 }
 
-std::vector<StageLayers> plan_stages(const PipelineModel& model, const PipelineRunOptions& options,
-                                     int stage_count) {
+std::vector<std::string> layer_names(const PipelineModel& model) {
     std::vector<std::string> names;
     for (const ModelLayer& layer : model.layers)
         names.push_back(layer.name);
+    return names;
+}
+
+std::vector<StageLayers> plan_stages(const PipelineModel& model, const PipelineRunOptions& options,
+                                     int stage_count) {
     std::vector<SplitPoint> points;
     for (const std::string& text : options.split_points)
         points.push_back(parse_split_point(text));
-    return split_layers(names, stage_count, points);
+    return split_layers(layer_names(model), stage_count, points);
 }
 
 std::vector<ModelLayer> layers_of(const PipelineModel& model, const StageLayers& stage) {

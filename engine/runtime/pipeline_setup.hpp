@@ -14,6 +14,7 @@ namespace pipelens::runtime {
 
 ModelSpec model_spec(const PipelineRunOptions& options);
 
+std::vector<std::string> layer_names(const PipelineModel& model);  // in layer order
 std::vector<StageLayers> plan_stages(const PipelineModel& model, const PipelineRunOptions& options,
                                      int stage_count);
 

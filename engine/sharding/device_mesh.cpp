@@ -31,14 +31,6 @@ std::vector<int> DeviceMesh::stride() const {
     return strides;
 }
 
-int DeviceMesh::device_at(const std::vector<int>& coordinate) const {
-    const std::vector<int> strides = stride();
-    int device = 0;
-    for (int dim = 0; dim < ndim(); ++dim)
-        device += coordinate.at(dim) * strides[dim];
-    return device;
-}
-
 std::vector<int> DeviceMesh::coordinate_of(int device) const {
     std::vector<int> coordinate(shape.size());
     for (int dim = ndim() - 1; dim >= 0; --dim) {

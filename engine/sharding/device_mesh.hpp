@@ -19,8 +19,7 @@ struct DeviceMesh {
     int size() const;  // all devices
     int size(int dim) const { return shape.at(dim); }
     std::vector<int> stride() const;  // row-major
-    // The device at a coordinate (one index per mesh dim).
-    int device_at(const std::vector<int>& coordinate) const;
+    // A device's coordinate (one index per mesh dim).
     std::vector<int> coordinate_of(int device) const;
 
     friend bool operator==(const DeviceMesh&, const DeviceMesh&) = default;

@@ -56,8 +56,7 @@ std::string to_string(const DTensorSpec& spec) {
                 fmt::format("[{}]", std::find(order.begin(), order.end(), dim) - order.begin());
         }
     }
-    return fmt::format("Spec({}[{}]({}))", spec.tensor.dtype, fmt::join(spec.tensor.shape, ", "),
-                       placements);
+    return fmt::format("Spec({}({}))", pipelens::to_string(spec.tensor), placements);
 }
 
 bool is_shardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spec) {

@@ -10,20 +10,20 @@
 namespace pipelens::sharding {
 namespace {
 
-int read_int(std::string_view text, std::size_t& at, std::string_view whole) {
+int read_int(std::string_view text, std::size_t& at) {
     int value = 0;
     const auto [end, error] = std::from_chars(text.data() + at, text.data() + text.size(), value);
     if (error != std::errc())
         throw std::invalid_argument(
-            fmt::format("placements '{}': expected a number at position {}", whole, at));
+            fmt::format("placements '{}': expected a number at position {}", text, at));
     at = static_cast<std::size_t>(end - text.data());
     return value;
 }
 
-void expect(std::string_view text, std::size_t& at, char wanted, std::string_view whole) {
+void expect(std::string_view text, std::size_t& at, char wanted) {
     if (at >= text.size() || text[at] != wanted)
         throw std::invalid_argument(
-            fmt::format("placements '{}': expected '{}' at position {}", whole, wanted, at));
+            fmt::format("placements '{}': expected '{}' at position {}", text, wanted, at));
     ++at;
 }
 
@@ -83,22 +83,22 @@ std::vector<Placement> parse_placements(std::string_view text) {
             ++at;
         } else if (text.substr(at, 2) == "S(") {
             at += 2;
-            const int dim = read_int(text, at, text);
-            expect(text, at, ')', text);
+            const int dim = read_int(text, at);
+            expect(text, at, ')');
             placements.push_back(Placement::shard(dim));
             if (at < text.size() && text[at] == '[') {  // a shard-order index, as Spec prints it
                 ++at;
-                read_int(text, at, text);
-                expect(text, at, ']', text);
+                read_int(text, at);
+                expect(text, at, ']');
             }
         } else if (text.substr(at, 3) == "_S(") {
             at += 3;
-            const int dim = read_int(text, at, text);
-            expect(text, at, ',', text);
+            const int dim = read_int(text, at);
+            expect(text, at, ',');
             while (at < text.size() && text[at] == ' ')
                 ++at;
-            const int factor = read_int(text, at, text);
-            expect(text, at, ')', text);
+            const int factor = read_int(text, at);
+            expect(text, at, ')');
             placements.push_back(Placement::strided_shard(dim, factor));
         } else if (text[at] == 'P') {
             ++at;

@@ -47,6 +47,8 @@ OpStrategy pointwise_strategy(const OpCall& call) {
     }
     const int linearity = linearity_of(call.schema.op);
     OpStrategy result;
+    // Partial sums survive a linear op that adds no number (x + 1 of a partial sum is wrong).
+    const bool keeps_partial = linearity >= 0 && !adds_a_number(call);
     for (const OpSpec& producer : call.inputs[followed].strategies) {
         const DTensorSpec& source = producer.output();
         const int shift = static_cast<int>(common.size() - source.tensor.shape.size());
@@ -58,9 +60,7 @@ OpStrategy pointwise_strategy(const OpCall& call) {
                 placements.push_back(shard);
             } else if (placement.is_partial()) {
                 const bool linear =
-                    linearity >= 0 &&
-                    (placement.reduce_op == "sum" || placement.reduce_op == "avg") &&
-                    !adds_a_number(call);
+                    keeps_partial && (placement.reduce_op == "sum" || placement.reduce_op == "avg");
                 placements.push_back(linear ? placement : Placement::replicate());
             } else {
                 placements.push_back(placement);

@@ -16,7 +16,6 @@ struct BlockOp {
     std::string op;
     std::vector<std::string> arguments;  // a tensor's name, or "=VALUE" for a value
     std::string output;
-    std::size_t output_index = 0;
 };
 
 struct Block {
@@ -133,8 +132,7 @@ std::vector<ShardingDecision> propagate_block(const std::string& name, const Dev
                 schema.arguments.emplace_back(block.tensors.at(argument));
         }
         ShardingDecision decision = propagate(schema);
-        block.tensors.insert_or_assign(op.output,
-                                       decision.chosen_spec().outputs.at(op.output_index).value());
+        block.tensors.insert_or_assign(op.output, decision.chosen_spec().outputs.at(0).value());
         decisions.push_back(std::move(decision));
     }
     return decisions;

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "engine/sharding/op_strategies.hpp"
+#include "engine/sharding/strategy_utils.hpp"
 
 namespace pipelens::sharding {
 namespace {
@@ -37,7 +38,7 @@ constexpr std::array kStrategies{
 }  // namespace
 
 const DTensorSpec& OpCall::input(std::size_t index) const {
-    return inputs.at(index).strategies.at(0).output();
+    return spec_of(inputs.at(index));
 }
 
 std::vector<std::string> OpCall::values() const {

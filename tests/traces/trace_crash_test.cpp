@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tests/child_process.hpp"
+#include "tests/raw_database.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 
@@ -19,6 +20,7 @@ namespace pipelens::traces {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::RawDatabase;
 using Clock = std::chrono::steady_clock;
 
 constexpr auto kDeadline = std::chrono::seconds(15);
@@ -39,17 +41,7 @@ std::optional<std::int64_t> committed_count(const std::string& line) {
 }
 
 std::string integrity_check(const fs::path& path) {
-    sqlite3* connection = nullptr;
-    sqlite3_open_v2(path.c_str(), &connection, SQLITE_OPEN_READONLY, nullptr);
-    sqlite3_stmt* statement = nullptr;
-    std::string result = "<failed>";
-    if (sqlite3_prepare_v2(connection, "PRAGMA integrity_check", -1, &statement, nullptr) ==
-            SQLITE_OK &&
-        sqlite3_step(statement) == SQLITE_ROW)
-        result = reinterpret_cast<const char*>(sqlite3_column_text(statement, 0));
-    sqlite3_finalize(statement);
-    sqlite3_close_v2(connection);
-    return result;
+    return RawDatabase(path, SQLITE_OPEN_READONLY).value("PRAGMA integrity_check");
 }
 
 class TraceCrashTest : public ::testing::Test {

@@ -3,18 +3,11 @@
 // appends without touching the first, rows become visible batch by batch, and one writer at a
 // time appends only to its own runs. Bad files and schema versions: trace_file_checks_test.cpp.
 #include <gtest/gtest.h>
-#include <sqlite3.h>
-#include <stdlib.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "tests/traces/trace_store_fixture.hpp"
-#include "traces/trace_reader.hpp"
-#include "traces/trace_writer.hpp"
 
 namespace pipelens::traces {
 namespace {
@@ -136,7 +129,6 @@ TEST_F(TraceStoreTest, StateSnapshotsRoundTripOnePerRank) {
     EXPECT_EQ(snapshots[1].after_sequence, 7);
 }
 
-// A file written by a version-1 pipelens: the schema up to its first `-- @since` section.
 TEST_F(TraceStoreTest, WalWhileWritingOneSelfContainedFileAfterwards) {
     const fs::path path = file("closed.db");
     const fs::path wal = path.string() + "-wal";
@@ -242,7 +234,8 @@ TEST_F(TraceStoreTest, LabelsAreInternedOncePerDistinctText) {
         for (int index = 0; index < 3000; ++index)
             writer.add_action(run_id, action(0, index, ActionLane::compute, 0, 0, 0,
                                              labels[index % 3], index, index + 1));
-        writer.add_event(run_id, {0, 0, std::nullopt, "0F0", "{}", "ok", std::nullopt});  // shares "0F0"
+        writer.add_event(run_id,
+                         {0, 0, std::nullopt, "0F0", "{}", "ok", std::nullopt});  // shares "0F0"
         writer.finish_run(run_id, 3001, 0);
     }
     RawDatabase raw(path, SQLITE_OPEN_READONLY);

@@ -2,9 +2,6 @@
 // timeline draws with, and look-ups by text and by pair.
 #include <gtest/gtest.h>
 
-#include <sqlite3.h>
-#include <stdlib.h>
-
 #include <filesystem>
 
 #include "app/viewer/timeline_model.hpp"
@@ -13,6 +10,8 @@
 #include "engine/schedule/lower.hpp"
 #include "sim/simulation_trace.hpp"
 #include "sim/simulator.hpp"
+#include "tests/fresh_trace.hpp"
+#include "tests/raw_database.hpp"
 #include "traces/trace_writer.hpp"
 
 namespace pipelens::viewer {
@@ -148,10 +147,7 @@ TEST(TimelineModel, APairIdFarBeyondTheCountIsFoundWithoutAHugeTable) {
 // Loading from a file reads ranks in parallel on several connections; it must give the model
 // the plain records give, lane by lane, bubble by bubble, pair by pair.
 TEST(TimelineModel, LoadingAFileInParallelGivesWhatTheRecordsGive) {
-    std::string directory =
-        (std::filesystem::path(::testing::TempDir()) / "pipelens_model_XXXXXX").string();
-    ASSERT_NE(mkdtemp(directory.data()), nullptr);
-    const auto path = std::filesystem::path(directory) / "interleaved.db";
+    const auto path = testing::fresh_trace("model_interleaved");
     const Schedule lowered = lower(generate_schedule({ScheduleKind::interleaved_1f1b, 4, 2, 8}));
     sim::CostModel costs;
     costs.stages = {sim::StageCost{}};
@@ -208,14 +204,11 @@ TEST(TimelineModel, LoadingAFileInParallelGivesWhatTheRecordsGive) {
         EXPECT_EQ(ends->second.rank, pair.recv_rank);
         EXPECT_EQ(loaded.action(ends->first).pair_id, pair.pair_id);
     }
-    std::filesystem::remove_all(directory);
+    std::filesystem::remove(path);
 }
 
 TEST(TimelineModel, ALabelMissingFromTheStringsTableIsAnErrorNamingTheFile) {
-    std::string directory =
-        (std::filesystem::path(::testing::TempDir()) / "pipelens_model_XXXXXX").string();
-    ASSERT_NE(mkdtemp(directory.data()), nullptr);
-    const auto path = std::filesystem::path(directory) / "lost_label.db";
+    const auto path = testing::fresh_trace("model_lost_label");
     {
         traces::TraceWriter writer(path);
         const std::int64_t run_id = writer.begin_run(traces::RunRecord{});
@@ -223,10 +216,7 @@ TEST(TimelineModel, ALabelMissingFromTheStringsTableIsAnErrorNamingTheFile) {
             run_id, record(0, traces::ActionLane::compute, ActionKind::forward, "0F0", 0, 10));
         writer.finish_run(run_id, 10, 0);
     }
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(raw, "DELETE FROM strings", nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(raw);
+    testing::RawDatabase(path).execute("DELETE FROM strings");
     const traces::TraceReader reader(path);
     try {
         TimelineModel::load(reader, 1);
@@ -235,7 +225,7 @@ TEST(TimelineModel, ALabelMissingFromTheStringsTableIsAnErrorNamingTheFile) {
         EXPECT_EQ(std::string(error.what()),
                   path.string() + ": trace is corrupt: string id 1 is not in the strings table");
     }
-    std::filesystem::remove_all(directory);
+    std::filesystem::remove(path);
 }
 
 }  // namespace

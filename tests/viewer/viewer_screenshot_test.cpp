@@ -69,11 +69,15 @@ int run_viewer(const std::string& arguments, std::string* errors = nullptr) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+fs::path screenshot_path(const std::string& name) {
+    return fs::temp_directory_path() /
+           ("pipelens_view_" + name + "_" + std::to_string(::getpid()) + ".png");
+}
+
 TEST(ViewerScreenshot, ActionsBubblesAndArrowsAreWhereTheModelPutsThem) {
     const fs::path trace = testing::fresh_trace("viewer_shot");
     ASSERT_EQ(testing::run_pipelens("simulate --pp 4 --m 8 --out " + trace.string()).exit_code, 0);
-    const fs::path png =
-        fs::temp_directory_path() / ("pipelens_view_" + std::to_string(::getpid()) + ".png");
+    const fs::path png = screenshot_path("timeline");
     ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
                          " --size 1280x800 --frames 3 --select 1RECV_F0"),
               0);
@@ -119,11 +123,6 @@ TEST(ViewerScreenshot, ActionsBubblesAndArrowsAreWhereTheModelPutsThem) {
     const Rgb beside = image.at(gap_x + 40, gap_y);
     EXPECT_TRUE(near(beside, kBackground, 6)) << text(beside);
     fs::remove(png);
-}
-
-fs::path screenshot_path(const std::string& name) {
-    return fs::temp_directory_path() /
-           ("pipelens_view_" + name + "_" + std::to_string(::getpid()) + ".png");
 }
 
 // Pixels near `colour` inside [left, right) x [top, bottom).
@@ -299,8 +298,7 @@ TEST(ViewerScreenshot, ChoosingAnErrorMarksItsMomentOnTheTimeline) {
 
 TEST(ViewerScreenshot, AFileThatIsNotATraceKeepsTheAppUpWithTheReadersError) {
     const fs::path text_file = testing::temp_file("not_a_trace.db", "hello, not sqlite\n");
-    const fs::path png =
-        fs::temp_directory_path() / ("pipelens_view_bad_" + std::to_string(::getpid()) + ".png");
+    const fs::path png = screenshot_path("bad");
     std::string errors;
     EXPECT_EQ(run_viewer(text_file.string() + " --screenshot " + png.string() + " --size 800x600",
                          &errors),
@@ -314,8 +312,7 @@ TEST(ViewerScreenshot, AFileThatIsNotATraceKeepsTheAppUpWithTheReadersError) {
 TEST(ViewerScreenshot, PipelensViewStartsTheViewer) {
     const fs::path trace = testing::fresh_trace("viewer_via_cli");
     ASSERT_EQ(testing::run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
-    const fs::path png =
-        fs::temp_directory_path() / ("pipelens_view_cli_" + std::to_string(::getpid()) + ".png");
+    const fs::path png = screenshot_path("cli");
     const std::string command = "xvfb-run -a " PIPELENS_BINARY " view " + trace.string() +
                                 " --screenshot " + png.string() + " --size 640x480";
     EXPECT_EQ(std::system(command.c_str()), 0);
