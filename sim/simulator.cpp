@@ -1,34 +1,32 @@
-// The simulator: a work list of ranks, each advancing through its actions in program order as
-// long as the inputs of the next one have known times (the same wake-up rules as the dry run).
-// Busy time, bubbles and the step's end are accounted as each action is placed, so the
-// timeline is written once and never read back.
+// The simulator: the one work list (engine/schedule/work_list.hpp) advances each rank through its
+// actions in program order as long as the inputs of the next one, as the dependency rules name
+// them, have known times. This file decides only *when* things happen (streams, durations,
+// transfers, memory), never *what waits for what*. Busy time, bubbles and the step's end are
+// accounted as each action is placed, so the timeline is written once and never read back.
 #include "sim/simulator.hpp"
 
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
-#include <deque>
 #include <limits>
 
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/static_check.hpp"
+#include "engine/schedule/work_list.hpp"
 
 namespace pipelens::sim {
 namespace {
 
 constexpr std::int64_t kUnknown = -1;
 
-// Times known so far for one (stage, microbatch).
+// When each per-microbatch signal of one (stage, microbatch) was produced: F, I/B, I ends; SEND
+// starts (a receive waits for the send to be issued); RECV ends.
 struct MicrobatchTimes {
-    std::int64_t forward_end = kUnknown;
-    std::int64_t backward_end = kUnknown;  // I or B: the input gradient exists
-    std::int64_t input_end = kUnknown;     // I only: W may start
-    std::int64_t send_forward_start = kUnknown;
-    std::int64_t send_backward_start = kUnknown;
-    std::int64_t recv_forward_end = kUnknown;
-    std::int64_t recv_backward_end = kUnknown;
+    std::array<std::int64_t, kMicrobatchSignalCount> at;
+    MicrobatchTimes() { at.fill(kUnknown); }
 };
 
 // When an input is available and which rank provided it (for bubble attribution).
@@ -37,10 +35,6 @@ struct Ready {
     int provider = -1;
     bool known = true;
 };
-
-Ready unknown() {
-    return {0, -1, false};
-}
 
 // Asks the kernel to back a large, not yet touched buffer with 2 MiB pages. On this kind of
 // virtual machine a first-touch page fault costs about 10 us, so a 2 GB timeline spends most of
@@ -59,14 +53,14 @@ void prefer_huge_pages(std::vector<Value>& buffer) {
 
 class Simulator {
   public:
-    Simulator(const Schedule& schedule, const CostModel& costs)
+    Simulator(const Schedule& schedule, const CostModel& costs, const DependencyRules& rules)
         : schedule_(schedule),
           costs_(costs),
-          next_(schedule.ranks.size(), 0),
+          rules_(rules),
+          work_(schedule, WorkOrder::until_blocked),
           compute_free_(schedule.ranks.size(), 0),
           comm_free_(schedule.ranks.size(), 0),
           memory_(schedule.ranks.size(), 0),
-          blocked_(schedule.ranks.size(), false),
           first_entry_(schedule.ranks.size() + 1, 0),
           ranks_(schedule.ranks.size()),
           computed_(schedule.ranks.size(), false) {
@@ -85,24 +79,9 @@ class Simulator {
     }
 
     SimulationResult run() {
-        std::deque<int> work;
-        for (int rank = 0; rank < static_cast<int>(schedule_.ranks.size()); ++rank)
-            work.push_back(rank);
-        while (!work.empty()) {
-            const int rank = work.front();
-            work.pop_front();
-            blocked_[rank] = false;
-            while (next_[rank] < schedule_.ranks[rank].size()) {
-                if (!execute(rank, schedule_.ranks[rank][next_[rank]], work)) {
-                    blocked_[rank] = true;
-                    break;
-                }
-                ++next_[rank];
-            }
-        }
-        for (std::size_t rank = 0; rank < schedule_.ranks.size(); ++rank)
-            if (next_[rank] < schedule_.ranks[rank].size())
-                throw ScheduleHangError(dry_run(schedule_).hang);
+        work_.run([&](int rank, const Action& action) { return execute(rank, action); });
+        if (!work_.finished())
+            throw ScheduleHangError(dry_run(schedule_, rules_).hang);
         return summarize();
     }
 
@@ -111,80 +90,49 @@ class Simulator {
         return times_[static_cast<std::size_t>(stage) * schedule_.microbatch_count + microbatch];
     }
     int owner(int stage) const { return schedule_.stage_to_rank[stage]; }
-    int last_stage() const { return schedule_.stage_count - 1; }
 
-    static Ready from(std::int64_t time, int provider) {
-        return time == kUnknown ? unknown() : Ready{time, provider, true};
-    }
-
-    Ready input_of(int rank, const Action& part) {
-        const int stage = part.stage;
-        const int mb = part.microbatch;
-        switch (part.kind) {
-            case ActionKind::forward:
-                if (stage == 0)
-                    return {0, rank, true};
-                if (owner(stage - 1) == rank)
-                    return from(at(stage - 1, mb).forward_end, rank);
-                return from(at(stage, mb).recv_forward_end, owner(stage - 1));
-            case ActionKind::backward_input:
-            case ActionKind::full_backward: {
-                const Ready own_forward = from(at(stage, mb).forward_end, rank);
-                if (!own_forward.known)
-                    return unknown();
-                Ready gradient = own_forward;
-                if (stage != last_stage())
-                    gradient = owner(stage + 1) == rank
-                                   ? from(at(stage + 1, mb).backward_end, rank)
-                                   : from(at(stage, mb).recv_backward_end, owner(stage + 1));
-                if (!gradient.known)
-                    return unknown();
-                return gradient.time >= own_forward.time ? gradient : own_forward;
-            }
-            case ActionKind::backward_weight:
-                return from(at(stage, mb).input_end, rank);
-            case ActionKind::send_forward:
-                return from(at(stage, mb).forward_end, rank);
-            case ActionKind::send_backward:
-                return from(at(stage, mb).backward_end, rank);
-            case ActionKind::recv_forward:
-                return from(at(stage - 1, mb).send_forward_start, owner(stage - 1));
-            case ActionKind::recv_backward:
-                return from(at(stage + 1, mb).send_backward_start, owner(stage + 1));
-            case ActionKind::reduce_grad:
-                // Placed right after the action completing the stage's last backward.
-                return {compute_free_[rank], rank, true};
+    std::int64_t time_of(int rank, const Input& input) {
+        switch (input.signal) {
+            case Signal::parameters:
+                return unshard_end_[input.stage];  // 0 without UNSHARD: always resident
+            case Signal::rank_compute:
+                return compute_free_[rank];
             default:
-                return {0, rank, true};  // UNSHARD and RESHARD wait for nothing
+                return at(input.stage, input.microbatch).at[static_cast<int>(input.signal)];
         }
     }
 
-    // A computation also needs its stage's parameters: the stage's latest UNSHARD (0 when the
-    // schedule has none, i.e. the parameters are always there).
-    Ready with_parameters(int rank, const Action& part, Ready ready) const {
-        if (is_compute(part.kind) && unshard_end_[part.stage] > ready.time)
-            return {unshard_end_[part.stage], rank, true};
+    // When all of the action's inputs are there and whose came last. Within a part, an input
+    // arriving with an earlier one in rule order counts as the one waited for; across the parts
+    // of an OVERLAP_F_B, the first part's wins.
+    Ready ready_of(int rank, const Action& action) {
+        Ready ready{0, rank, true};
+        for (const Action& part : schedule_.parts_of(action)) {
+            Ready part_ready{0, rank, true};
+            for (const Input& input : rules_.inputs_of(schedule_, rank, part)) {
+                const std::int64_t time = time_of(rank, input);
+                if (time == kUnknown)
+                    return {0, -1, false};
+                if (time >= part_ready.time)
+                    part_ready = {time, input.origin, true};
+            }
+            if (part_ready.time > ready.time)
+                ready = part_ready;
+        }
         return ready;
     }
 
-    void wake(int rank, std::deque<int>& work) {
-        if (rank >= 0 && blocked_[rank]) {
-            blocked_[rank] = false;
-            work.push_back(rank);
+    // Records that `part` produced its signals at `time` and wakes whoever may wait for them.
+    void produce(const Action& part, std::int64_t time) {
+        for (Signal signal : rules_.products_of(part.kind)) {
+            if (signal == Signal::parameters)
+                unshard_end_[part.stage] = time;
+            if (static_cast<int>(signal) >= kMicrobatchSignalCount)
+                continue;
+            at(part.stage, part.microbatch).at[static_cast<int>(signal)] = time;
+            for (int waiter : rules_.waiters_of(schedule_, signal, part.stage))
+                work_.wake(waiter);
         }
-    }
-
-    // Wakes the one other rank that may be waiting on what `part` just produced.
-    void wake_consumer(const Action& part, std::deque<int>& work) {
-        const bool downstream =
-            part.kind == ActionKind::forward || part.kind == ActionKind::send_forward;
-        const bool upstream = part.kind == ActionKind::backward_input ||
-                              part.kind == ActionKind::full_backward ||
-                              part.kind == ActionKind::send_backward;
-        if (downstream && part.stage < last_stage())
-            wake(owner(part.stage + 1), work);
-        if (upstream && part.stage > 0)
-            wake(owner(part.stage - 1), work);
     }
 
     void change_memory(int rank, std::int64_t time, std::int64_t delta) {
@@ -194,46 +142,25 @@ class Simulator {
         memory_samples_.push_back({rank, time, memory_[rank]});
     }
 
-    void finish_compute_part(int rank, const Action& part, std::int64_t start, std::int64_t end,
-                             std::deque<int>& work) {
-        MicrobatchTimes& times = at(part.stage, part.microbatch);
+    // Activations are held from the F until the backward that frees them (B, or W after I).
+    void account_memory(int rank, const Action& part, std::int64_t start, std::int64_t end) {
         const std::int64_t bytes = costs_.held_bytes_of(part.stage);
-        switch (part.kind) {
-            case ActionKind::forward:
-                times.forward_end = end;
-                change_memory(rank, start, bytes);
-                break;
-            case ActionKind::backward_input:
-                times.backward_end = times.input_end = end;
-                break;
-            case ActionKind::full_backward:
-                times.backward_end = end;
-                change_memory(rank, end, -bytes);
-                break;
-            case ActionKind::backward_weight:
-                change_memory(rank, end, -bytes);
-                break;
-            default:
-                return;
-        }
-        wake_consumer(part, work);
+        if (part.kind == ActionKind::forward)
+            change_memory(rank, start, bytes);
+        else if (part.kind == ActionKind::full_backward || part.kind == ActionKind::backward_weight)
+            change_memory(rank, end, -bytes);
     }
 
-    bool execute(int rank, const Action& action, std::deque<int>& work) {
-        Ready ready{0, rank, true};
-        for (const Action& part : schedule_.parts_of(action)) {
-            const Ready input = with_parameters(rank, part, input_of(rank, part));
-            if (!input.known)
-                return false;
-            if (input.time > ready.time)
-                ready = input;
-        }
-        TimelineEntry& entry = timeline_[first_entry_[rank] + next_[rank]];
+    bool execute(int rank, const Action& action) {
+        const Ready ready = ready_of(rank, action);
+        if (!ready.known)
+            return false;
+        TimelineEntry& entry = timeline_[first_entry_[rank] + work_.next_step(rank)];
         entry.pair_id = is_communication(action.kind) ? action.link : kNoPair;
 
         if (is_communication(action.kind) || action.kind == ActionKind::unshard ||
             action.kind == ActionKind::reduce_grad) {
-            execute_communication(rank, action, ready, entry, work);
+            execute_communication(rank, action, ready, entry);
         } else {
             std::int64_t duration = 0;
             for (const Action& part : schedule_.parts_of(action))
@@ -244,8 +171,10 @@ class Simulator {
             entry.end_ns = entry.start_ns + duration;
             account_compute(rank, entry, ready.provider);
             compute_free_[rank] = entry.end_ns;
-            for (const Action& part : schedule_.parts_of(action))
-                finish_compute_part(rank, part, entry.start_ns, entry.end_ns, work);
+            for (const Action& part : schedule_.parts_of(action)) {
+                account_memory(rank, part, entry.start_ns, entry.end_ns);
+                produce(part, entry.end_ns);
+            }
         }
         step_end_ = std::max(step_end_, entry.end_ns);
         return true;
@@ -265,10 +194,9 @@ class Simulator {
     }
 
     void execute_communication(int rank, const Action& action, const Ready& ready,
-                               TimelineEntry& entry, std::deque<int>& work) {
+                               TimelineEntry& entry) {
         entry.lane = Lane::communication;
         const int stage = action.stage;
-        const int mb = action.microbatch;
         switch (action.kind) {
             case ActionKind::send_forward:
             case ActionKind::send_backward: {
@@ -278,8 +206,7 @@ class Simulator {
                 entry.start_ns = std::max(comm_free_[rank], ready.time);
                 entry.end_ns =
                     entry.start_ns + costs_.transfer_ns(rank, owner(peer_stage), entry.bytes);
-                (forward ? at(stage, mb).send_forward_start : at(stage, mb).send_backward_start) =
-                    entry.start_ns;
+                produce(action, entry.start_ns);  // the receive waits for the send's issue
                 break;
             }
             case ActionKind::recv_forward:
@@ -292,20 +219,16 @@ class Simulator {
                 entry.start_ns = ready.time;
                 entry.end_ns =
                     ready.time + costs_.transfer_ns(owner(peer_stage), rank, entry.bytes);
-                (forward ? at(stage, mb).recv_forward_end : at(stage, mb).recv_backward_end) =
-                    entry.end_ns;
-                wake_consumer(action, work);
+                produce(action, entry.end_ns);
                 return;
             }
             default:  // UNSHARD, REDUCE_GRAD: collectives on the communication stream
                 entry.start_ns = std::max(comm_free_[rank], ready.time);
                 entry.end_ns = entry.start_ns + costs_.compute_ns(action);
-                if (action.kind == ActionKind::unshard)
-                    unshard_end_[stage] = entry.end_ns;
+                produce(action, entry.end_ns);
                 break;
         }
         comm_free_[rank] = entry.end_ns;
-        wake_consumer(action, work);
     }
 
     SimulationResult summarize() {
@@ -342,10 +265,10 @@ class Simulator {
 
     const Schedule& schedule_;
     const CostModel& costs_;
+    const DependencyRules& rules_;
+    WorkList work_;
     std::vector<MicrobatchTimes> times_;
-    std::vector<std::size_t> next_;
     std::vector<std::int64_t> compute_free_, comm_free_, memory_;
-    std::vector<bool> blocked_;
     std::vector<std::size_t> first_entry_;  // per rank: index of its first timeline entry
     std::vector<TimelineEntry> timeline_;
     std::vector<RankResult> ranks_;
@@ -365,11 +288,15 @@ std::int64_t BubbleBreakdown::waiting_ns() const {
     return total;
 }
 
-SimulationResult simulate(const Schedule& schedule, const CostModel& costs) {
-    if (!schedule.has_communication)
-        return simulate(lower(schedule), costs);
+SimulationResult simulate(const Schedule& schedule, const CostModel& costs,
+                          const DependencyRules& rules) {
+    if (!schedule.has_communication) {
+        LoweringOptions options;
+        options.rules = &rules;
+        return simulate(lower(schedule, options), costs, rules);
+    }
     require_valid_structure(schedule);
-    return Simulator(schedule, costs).run();
+    return Simulator(schedule, costs, rules).run();
 }
 
 }  // namespace pipelens::sim

@@ -2,21 +2,19 @@
 //
 // Each rank has a compute stream and a communication stream; each stream runs its share of the
 // rank's actions in program order, and an action starts when its stream is free and its inputs
-// exist: F after its RECV_F (or the same-rank upstream F), I/B after their F and their RECV_B
-// (or the same-rank downstream I/B), W after its I, SEND after the computation it sends (and
-// holds the stream for the transfer), RECV ends once the SEND has started and the transfer time
-// has passed (a posted receive does not hold the stream). FSDP actions: UNSHARD and REDUCE_GRAD
-// are collectives on the communication stream (REDUCE_GRAD after the backward it follows), and
-// a stage computes only once its latest UNSHARD has finished; RESHARD takes compute time. The
-// result is the timeline
-// of every action, memory over time (activations held from F until B or W), and per rank the
-// bubble split into warm-up, cool-down and waiting on each peer.
+// exist, its inputs being what engine/schedule/dependencies.hpp says it waits for. A SEND holds
+// its stream for the transfer; a RECV ends once the SEND has started and the transfer time has
+// passed (a posted receive does not hold the stream). UNSHARD and REDUCE_GRAD are collectives on
+// the communication stream; RESHARD takes compute time. The result is the timeline of every
+// action, memory over time (activations held from F until B or W), and per rank the bubble split
+// into warm-up, cool-down and waiting on each peer.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <vector>
 
+#include "engine/schedule/dependencies.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "sim/cost_model.hpp"
 
@@ -69,8 +67,9 @@ struct SimulationResult {
     std::vector<MemorySample> memory;
 };
 
-// Simulates `schedule`, lowering it first if it has no SEND/RECV actions yet. Throws
-// ScheduleHangError when the schedule cannot complete.
-SimulationResult simulate(const Schedule& schedule, const CostModel& costs);
+// Simulates `schedule`, lowering it first if it has no SEND/RECV actions yet. What waits for what
+// is `rules`; this only decides when. Throws ScheduleHangError when the schedule cannot complete.
+SimulationResult simulate(const Schedule& schedule, const CostModel& costs,
+                          const DependencyRules& rules = DependencyRules::pytorch());
 
 }  // namespace pipelens::sim

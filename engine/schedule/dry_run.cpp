@@ -1,12 +1,13 @@
-// The dry run: a work list of ranks, each running until it blocks; finishing an action wakes
-// the one rank that can be waiting for it. Linear in the number of actions. On a hang the wait
-// links are rebuilt from where each rank stopped, then followed from the lowest stuck rank.
+// The dry run: the dependency rules (dependencies.hpp) under blocking semantics, driven by the
+// one work list until every rank blocks or finishes. Linear in the number of actions. On a hang
+// the wait links are rebuilt from where each rank stopped, then followed from the lowest stuck
+// rank.
 #include "engine/schedule/dry_run.hpp"
 
 #include "engine/schedule/stage_microbatch_flags.hpp"
 #include "engine/schedule/static_check.hpp"
+#include "engine/schedule/work_list.hpp"
 
-#include <deque>
 #include <optional>
 
 #include <fmt/format.h>
@@ -14,225 +15,108 @@
 namespace pipelens {
 namespace {
 
-enum DoneFlag : std::uint8_t {
-    kForward = 1 << 0,
-    kInput = 1 << 1,  // I
-    kFull = 1 << 2,   // B
-    kSendForward = 1 << 3,
-    kRecvForward = 1 << 4,
-    kSendBackward = 1 << 5,
-    kRecvBackward = 1 << 6,
-};
-
-// What a blocked action needs: an action (kind/stage/microbatch) expected on `holder`.
-struct Need {
-    Action action;
-    int holder = 0;
-    bool either_backward = false;  // satisfied by I or B of that stage and microbatch
-};
+std::uint8_t flag_of(Signal signal) {
+    return static_cast<std::uint8_t>(1u << static_cast<int>(signal));
+}
 
 class DryRunner {
   public:
-    explicit DryRunner(const Schedule& schedule)
+    DryRunner(const Schedule& schedule, const DependencyRules& rules)
         : schedule_(schedule),
-          last_stage_(schedule.stage_count - 1),
+          rules_(rules),
           done_(schedule.stage_count, schedule.microbatch_count),
-          next_(schedule.ranks.size(), 0),
-          blocked_(schedule.ranks.size(), false) {}
+          work_(schedule, WorkOrder::until_blocked) {}
 
     DryRunResult run() {
         DryRunResult result;
-        std::deque<int> work;
-        for (int rank = 0; rank < static_cast<int>(schedule_.ranks.size()); ++rank)
-            work.push_back(rank);
-        while (!work.empty()) {
-            const int rank = work.front();
-            work.pop_front();
-            blocked_[rank] = false;
-            const auto& actions = schedule_.ranks[rank];
-            while (next_[rank] < actions.size()) {
-                const Action& action = actions[next_[rank]];
-                if (first_need(rank, action)) {
-                    blocked_[rank] = true;
-                    break;
-                }
-                for (const Action& part : schedule_.parts_of(action))
-                    complete(part, work);
-                ++next_[rank];
-                ++result.actions_run;
-            }
-        }
-        for (std::size_t rank = 0; rank < schedule_.ranks.size(); ++rank)
-            if (next_[rank] < schedule_.ranks[rank].size())
-                result.completed = false;
+        work_.run([&](int rank, const Action& action) {
+            if (first_missing(rank, action))
+                return false;
+            for (const Action& part : schedule_.parts_of(action))
+                complete(part);
+            ++result.actions_run;
+            return true;
+        });
+        result.completed = work_.finished();
         if (!result.completed)
             result.hang = explain();
         return result;
     }
 
   private:
-    int owner(int stage) const { return schedule_.stage_to_rank[stage]; }
-    std::uint8_t done(int stage, int microbatch) const { return done_.get(stage, microbatch); }
-
-    std::optional<Need> need(int stage, ActionKind kind, int microbatch,
-                             bool either = false) const {
-        return Need{make_action(stage, kind, microbatch), owner(stage), either};
+    // Per-stage and per-rank signals come earlier on the waiting rank itself, so under
+    // blocking semantics they are met by the time the rank gets there.
+    bool has(const Input& input) const {
+        return input.program_order ||
+               done_.has(input.stage, input.microbatch, flag_of(input.signal));
     }
 
-    std::optional<Need> part_need(int rank, const Action& part) const {
-        const int stage = part.stage;
-        const int mb = part.microbatch;
-        const bool lowered = schedule_.has_communication;
-        switch (part.kind) {
-            case ActionKind::forward:
-                if (stage == 0)
-                    return std::nullopt;
-                if (!lowered || owner(stage - 1) == rank)
-                    return done(stage - 1, mb) & kForward
-                               ? std::nullopt
-                               : need(stage - 1, ActionKind::forward, mb);
-                return done(stage, mb) & kRecvForward ? std::nullopt
-                                                      : need(stage, ActionKind::recv_forward, mb);
-            case ActionKind::backward_input:
-            case ActionKind::full_backward:
-                if (!(done(stage, mb) & kForward))
-                    return need(stage, ActionKind::forward, mb);
-                if (stage == last_stage_)
-                    return std::nullopt;
-                if (!lowered || owner(stage + 1) == rank)
-                    return done(stage + 1, mb) & (kInput | kFull)
-                               ? std::nullopt
-                               : need(stage + 1, ActionKind::full_backward, mb, true);
-                return done(stage, mb) & kRecvBackward ? std::nullopt
-                                                       : need(stage, ActionKind::recv_backward, mb);
-            case ActionKind::backward_weight:
-                return done(stage, mb) & kInput ? std::nullopt
-                                                : need(stage, ActionKind::backward_input, mb);
-            case ActionKind::send_forward:
-                return done(stage, mb) & kForward ? std::nullopt
-                                                  : need(stage, ActionKind::forward, mb);
-            case ActionKind::send_backward:
-                return done(stage, mb) & (kInput | kFull)
-                           ? std::nullopt
-                           : need(stage, ActionKind::full_backward, mb, true);
-            case ActionKind::recv_forward:
-                return done(stage - 1, mb) & kSendForward
-                           ? std::nullopt
-                           : need(stage - 1, ActionKind::send_forward, mb);
-            case ActionKind::recv_backward:
-                return done(stage + 1, mb) & kSendBackward
-                           ? std::nullopt
-                           : need(stage + 1, ActionKind::send_backward, mb);
-            default:
-                return std::nullopt;  // UNSHARD, RESHARD, REDUCE_GRAD
-        }
-    }
-
-    std::optional<Need> first_need(int rank, const Action& action) const {
+    std::optional<Input> first_missing(int rank, const Action& action) const {
         for (const Action& part : schedule_.parts_of(action))
-            if (auto missing = part_need(rank, part))
-                return missing;
+            for (const Input& input : rules_.inputs_of(schedule_, rank, part))
+                if (!has(input))
+                    return input;
         return std::nullopt;
     }
 
-    void wake(int rank, std::deque<int>& work) {
-        if (rank >= 0 && blocked_[rank]) {
-            blocked_[rank] = false;
-            work.push_back(rank);
+    void complete(const Action& part) {
+        for (Signal signal : rules_.products_of(part.kind)) {
+            if (static_cast<int>(signal) >= kMicrobatchSignalCount)
+                continue;
+            done_.set(part.stage, part.microbatch, flag_of(signal));
+            for (int waiter : rules_.waiters_of(schedule_, signal, part.stage))
+                work_.wake(waiter);
         }
     }
 
-    void complete(const Action& part, std::deque<int>& work) {
-        const int stage = part.stage;
-        std::uint8_t flag = 0;
-        int waiter = -1;  // the one other rank that may be blocked on this action
-        switch (part.kind) {
-            case ActionKind::forward:
-                flag = kForward;
-                if (stage < last_stage_)
-                    waiter = owner(stage + 1);
-                break;
-            case ActionKind::backward_input:
-            case ActionKind::full_backward:
-                flag = part.kind == ActionKind::backward_input ? kInput : kFull;
-                if (stage > 0)
-                    waiter = owner(stage - 1);
-                break;
-            case ActionKind::send_forward:
-                flag = kSendForward;
-                if (stage < last_stage_)
-                    waiter = owner(stage + 1);
-                break;
-            case ActionKind::send_backward:
-                flag = kSendBackward;
-                if (stage > 0)
-                    waiter = owner(stage - 1);
-                break;
-            case ActionKind::recv_forward:
-                flag = kRecvForward;
-                break;
-            case ActionKind::recv_backward:
-                flag = kRecvBackward;
-                break;
-            default:
-                return;
-        }
-        done_.set(stage, part.microbatch, flag);
-        wake(waiter, work);
-    }
-
-    // Where the holder rank runs the needed action, at or after the step it is stuck at.
-    int find_step(const Need& missing) const {
+    // Where the holder runs an action producing `missing`, at or after the step it stopped at;
+    // -1 when it never does.
+    int find_step(const Input& missing, ActionKind& producer) const {
         const auto& actions = schedule_.ranks[missing.holder];
-        for (std::size_t step = next_[missing.holder]; step < actions.size(); ++step)
-            for (const Action& part : schedule_.parts_of(actions[step])) {
-                const bool kind_matches =
-                    part.kind == missing.action.kind ||
-                    (missing.either_backward && part.kind == ActionKind::backward_input);
-                if (kind_matches && part.stage == missing.action.stage &&
-                    part.microbatch == missing.action.microbatch)
-                    return static_cast<int>(step);
-            }
+        const auto producers = rules_.producers_of(missing.signal);
+        for (std::size_t step = work_.next_step(missing.holder); step < actions.size(); ++step)
+            for (const Action& part : schedule_.parts_of(actions[step]))
+                for (ActionKind kind : producers)
+                    if (part.kind == kind && part.stage == missing.stage &&
+                        part.microbatch == missing.microbatch) {
+                        producer = kind;
+                        return static_cast<int>(step);
+                    }
         return -1;
     }
 
     WaitLink link_for(int rank) const {
-        const Action& action = schedule_.ranks[rank][next_[rank]];
-        const Need missing = *first_need(rank, action);
+        const std::size_t step = work_.next_step(rank);
+        const Action& action = schedule_.ranks[rank][step];
+        const Input missing = *first_missing(rank, action);
         WaitLink link;
         link.rank = rank;
-        link.step = static_cast<int>(next_[rank]);
+        link.step = static_cast<int>(step);
         link.action = schedule_.text(action);
         link.holder_rank = missing.holder;
-        link.holder_step = find_step(missing);
-        link.needed = schedule_.text(missing.action);
-        if (missing.either_backward) {
-            // Name the backward the holder actually runs, I or B.
-            if (link.holder_step >= 0)
-                for (const Action& part :
-                     schedule_.parts_of(schedule_.ranks[missing.holder][link.holder_step]))
-                    if (part.stage == missing.action.stage &&
-                        part.microbatch == missing.action.microbatch &&
-                        (part.kind == ActionKind::backward_input ||
-                         part.kind == ActionKind::full_backward))
-                        link.needed = schedule_.text(part);
-            if (link.holder_step < 0)
-                link.needed +=
-                    fmt::format(" (or {}I{})", missing.action.stage, missing.action.microbatch);
-        }
+        const auto producers = rules_.producers_of(missing.signal);
+        ActionKind producer = producers.kinds[0];
+        link.holder_step = find_step(missing, producer);
+        link.needed = action_text(make_action(missing.stage, producer, missing.microbatch));
+        if (link.holder_step < 0)
+            for (int i = 1; i < producers.count; ++i)
+                link.needed += fmt::format(
+                    " (or {})", action_text(make_action(missing.stage, producers.kinds[i],
+                                                        missing.microbatch)));
         return link;
     }
 
     HangReport explain() const {
         HangReport report;
-        std::vector<int> link_index(schedule_.ranks.size(), -1);
-        for (int rank = 0; rank < static_cast<int>(schedule_.ranks.size()); ++rank)
-            if (next_[rank] < schedule_.ranks[rank].size()) {
+        const int rank_count = static_cast<int>(schedule_.ranks.size());
+        std::vector<int> link_index(rank_count, -1);
+        for (int rank = 0; rank < rank_count; ++rank)
+            if (work_.next_step(rank) < schedule_.ranks[rank].size()) {
                 link_index[rank] = static_cast<int>(report.blocked.size());
                 report.blocked.push_back(link_for(rank));
             }
         // Follow the waits from the lowest stuck rank until a rank repeats or the chain ends.
-        std::vector<bool> visited(schedule_.ranks.size(), false);
+        std::vector<bool> visited(rank_count, false);
         int rank = report.blocked.front().rank;
         std::vector<WaitLink> chain;
         while (!visited[rank]) {
@@ -256,10 +140,9 @@ class DryRunner {
     }
 
     const Schedule& schedule_;
-    int last_stage_;
+    const DependencyRules& rules_;
     StageMicrobatchFlags done_;
-    std::vector<std::size_t> next_;
-    std::vector<bool> blocked_;
+    WorkList work_;
 };
 
 std::string describe(const WaitLink& link) {
@@ -306,9 +189,9 @@ std::string HangReport::text() const {
     return out;
 }
 
-DryRunResult dry_run(const Schedule& schedule) {
+DryRunResult dry_run(const Schedule& schedule, const DependencyRules& rules) {
     require_valid_structure(schedule);
-    return DryRunner(schedule).run();
+    return DryRunner(schedule, rules).run();
 }
 
 ScheduleHangError::ScheduleHangError(HangReport report)

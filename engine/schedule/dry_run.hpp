@@ -3,18 +3,17 @@
 // by which rank — following the waits until they close into a cycle (or reach an action no rank
 // ever runs).
 //
-// Semantics (PyTorch's `_simulate_comms_compute`, made explicit): a RECV completes once the
-// matching SEND was issued; a SEND needs its F (or I/B); F needs its RECV_F or, for an
-// upstream stage on the same rank, that stage's F; I/B need their F and their RECV_B or the
-// same-rank downstream I/B; W needs its I. For a compute-only schedule the RECVs are implicit:
-// F waits for the upstream F and I/B for the downstream I/B, wherever they run. Parts of an
-// OVERLAP_F_B all need their inputs before it starts.
+// Semantics (PyTorch's `_simulate_comms_compute`, made explicit): what each action waits for is
+// the dependency rules of dependencies.hpp, read with blocking semantics (an action runs once
+// everything it waits for has run). For a compute-only schedule the RECVs are implicit: F waits
+// for the upstream F and I/B for the downstream I/B, wherever they run.
 #pragma once
 
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "engine/schedule/dependencies.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace pipelens {
@@ -44,7 +43,8 @@ struct DryRunResult {
     HangReport hang;  // filled when !completed
 };
 
-DryRunResult dry_run(const Schedule& schedule);
+DryRunResult dry_run(const Schedule& schedule,
+                     const DependencyRules& rules = DependencyRules::pytorch());
 
 class ScheduleHangError : public std::runtime_error {
   public:

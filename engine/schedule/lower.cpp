@@ -26,10 +26,11 @@ Schedule lower(Schedule compute_only, const LoweringOptions& options) {
     with_fsdp = lower_reduce_grad(with_fsdp);
     Schedule lowered;
     try {
-        lowered = place_send_recv(with_fsdp);
+        lowered = place_send_recv(with_fsdp, *options.rules);
     } catch (const ScheduleHangError&) {
         // Report steps of the schedule the caller gave, not of the FSDP-augmented one.
-        throw ScheduleHangError(dry_run(strip_fsdp_actions(std::move(with_fsdp))).hang);
+        throw ScheduleHangError(
+            dry_run(strip_fsdp_actions(std::move(with_fsdp)), *options.rules).hang);
     }
     with_fsdp = Schedule{};
     return options.keep_fsdp_actions ? lowered : strip_fsdp_actions(std::move(lowered));

@@ -9,6 +9,7 @@
 // stripped at the end, leaving exactly the runtime's compute and SEND/RECV order.
 #pragma once
 
+#include "engine/schedule/dependencies.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace pipelens {
@@ -16,6 +17,8 @@ namespace pipelens {
 struct LoweringOptions {
     bool keep_fsdp_actions = false;  // keep UNSHARD/RESHARD/REDUCE_GRAD in the result
     int max_active_stages = 3;       // PyTorch's prefetch window for UNSHARD
+    // What each action waits for, which decides where each RECV lands.
+    const DependencyRules* rules = &DependencyRules::pytorch();
 };
 
 // Adds UNSHARD before a stage is needed (prefetching the next `max_active_stages` distinct
@@ -33,7 +36,8 @@ Schedule lower_reduce_grad(const Schedule& schedule);
 // receiver's RECV at that moment, which yields an order that cannot deadlock. Adjacent stages
 // on one rank exchange tensors locally and get no pair. Each pair gets an id (its `link`).
 // Throws ScheduleHangError (dry_run.hpp) when no rank can make progress.
-Schedule lower_send_recv(const Schedule& schedule);
+Schedule lower_send_recv(const Schedule& schedule,
+                         const DependencyRules& rules = DependencyRules::pytorch());
 
 // Removes UNSHARD, RESHARD and REDUCE_GRAD actions.
 Schedule strip_fsdp_actions(Schedule schedule);

@@ -1,62 +1,49 @@
-// SEND/RECV lowering, the turn-based placement of PyTorch's `_add_send_recv`, with the
-// per-rank "previous actions" sets replaced by one flag byte per (stage, microbatch): a stage
-// runs on exactly one rank, so "X is in rank r's previous actions" is "X is done and X's stage
-// runs on r". That keeps the pass linear in the number of turns and allocation-free inside.
+// SEND/RECV lowering, the turn-based placement of PyTorch's `_add_send_recv`: the one work list
+// in `turns` order asks, rank by rank, whether the next action's inputs are known to arrive,
+// using the dependency rules on the compute-only schedule (so a cross-rank neighbour counts once
+// its producer has been placed: that is when the sender places the receiver's RECV). PyTorch's
+// per-rank "previous actions" sets become one flag byte per (stage, microbatch), since a stage
+// runs on exactly one rank. Linear in the number of turns and allocation-free inside.
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "engine/schedule/dependencies.hpp"
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/send_recv_placement.hpp"
 #include "engine/schedule/stage_microbatch_flags.hpp"
 #include "engine/schedule/static_check.hpp"
+#include "engine/schedule/work_list.hpp"
 
 namespace pipelens {
 namespace {
 
-enum DoneFlag : std::uint8_t {
-    kForwardDone = 1 << 0,
-    kInputGradDone = 1 << 1,  // I or B
-    kRecvForwardDone = 1 << 2,
-    kRecvBackwardDone = 1 << 3,
-};
+std::uint8_t flag_of(Signal signal) {
+    return static_cast<std::uint8_t>(1u << static_cast<int>(signal));
+}
 
 class SendRecvPlacer {
   public:
-    explicit SendRecvPlacer(const Schedule& schedule)
-        : schedule_(schedule), done_(schedule.stage_count, schedule.microbatch_count) {}
+    SendRecvPlacer(const Schedule& schedule, const DependencyRules& rules)
+        : schedule_(schedule),
+          rules_(rules),
+          done_(schedule.stage_count, schedule.microbatch_count) {}
 
     Schedule place() {
         Schedule result = empty_like(schedule_);
         result.parts = schedule_.parts;
         result.has_communication = true;
         reserve_output(result);
-
-        const int rank_count = static_cast<int>(schedule_.ranks.size());
-        std::vector<std::size_t> next(rank_count, 0);
-        std::vector<int> active, still_active;
-        for (int rank = 0; rank < rank_count; ++rank)
-            if (!schedule_.ranks[rank].empty())
-                active.push_back(rank);
-
-        while (!active.empty()) {
-            bool progress = false;
-            still_active.clear();
-            for (int rank : active) {
-                const Action& action = schedule_.ranks[rank][next[rank]];
-                if (ready(rank, action)) {
-                    emit(result, rank, action);
-                    ++next[rank];
-                    progress = true;
-                }
-                if (next[rank] < schedule_.ranks[rank].size())
-                    still_active.push_back(rank);
-            }
-            if (!progress)
-                throw ScheduleHangError(dry_run(schedule_).hang);
-            active.swap(still_active);
-        }
+        WorkList work(schedule_, WorkOrder::turns);
+        work.run([&](int rank, const Action& action) {
+            if (!ready(rank, action))
+                return false;
+            emit(result, rank, action);
+            return true;
+        });
+        if (!work.finished())
+            throw ScheduleHangError(dry_run(schedule_, rules_).hang);
         return result;
     }
 
@@ -72,39 +59,21 @@ class SendRecvPlacer {
         return false;
     }
 
-    bool ready_part(int rank, const Action& part) {
-        const int stage = part.stage;
-        if (part.kind == ActionKind::forward) {
-            if (stage == 0)
-                return true;
-            return done_.has(stage, part.microbatch, kRecvForwardDone) ||
-                   (owner(stage - 1) == rank &&
-                    done_.has(stage - 1, part.microbatch, kForwardDone));
-        }
-        if (part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward) {
-            if (stage == schedule_.stage_count - 1)
-                return true;
-            return done_.has(stage, part.microbatch, kRecvBackwardDone) ||
-                   (owner(stage + 1) == rank &&
-                    done_.has(stage + 1, part.microbatch, kInputGradDone));
-        }
-        return true;
-    }
-
-    bool ready(int rank, const Action& action) {
+    bool ready(int rank, const Action& action) const {
         for (const Action& part : schedule_.parts_of(action))
-            if (!ready_part(rank, part))
-                return false;
+            for (const Input& input : rules_.inputs_of(schedule_, rank, part))
+                if (!input.program_order &&
+                    !done_.has(input.stage, input.microbatch, flag_of(input.signal)))
+                    return false;
         return true;
     }
 
     void emit(Schedule& result, int rank, const Action& action) {
         result.ranks[rank].push_back(action);
         for (const Action& part : schedule_.parts_of(action)) {
-            if (part.kind == ActionKind::forward)
-                done_.set(part.stage, part.microbatch, kForwardDone);
-            if (part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward)
-                done_.set(part.stage, part.microbatch, kInputGradDone);
+            for (Signal signal : rules_.products_of(part.kind))
+                if (static_cast<int>(signal) < kMicrobatchSignalCount)
+                    done_.set(part.stage, part.microbatch, flag_of(signal));
             if (!crosses_ranks(part))
                 continue;
             const bool forward = part.kind == ActionKind::forward;
@@ -118,7 +87,6 @@ class SendRecvPlacer {
             send.link = recv.link = result.pair_count++;
             result.ranks[rank].push_back(send);
             result.ranks[owner(peer_stage)].push_back(recv);
-            done_.set(peer_stage, part.microbatch, forward ? kRecvForwardDone : kRecvBackwardDone);
         }
     }
 
@@ -140,22 +108,23 @@ class SendRecvPlacer {
     }
 
     const Schedule& schedule_;
+    const DependencyRules& rules_;
     StageMicrobatchFlags done_;
 };
 
 }  // namespace
 
-Schedule lower_send_recv(const Schedule& schedule) {
+Schedule lower_send_recv(const Schedule& schedule, const DependencyRules& rules) {
     if (schedule.has_communication)
         throw ScheduleCheckError(
             CheckReport{{"the schedule already has SEND/RECV actions; "
                          "lower_send_recv takes a compute-only schedule"}});
     require_valid_structure(schedule);
-    return place_send_recv(schedule);
+    return place_send_recv(schedule, rules);
 }
 
-Schedule place_send_recv(const Schedule& schedule) {
-    return SendRecvPlacer(schedule).place();
+Schedule place_send_recv(const Schedule& schedule, const DependencyRules& rules) {
+    return SendRecvPlacer(schedule, rules).place();
 }
 
 }  // namespace pipelens

@@ -3,11 +3,12 @@
 // schedule once, before the FSDP passes, and places their output directly.
 #pragma once
 
+#include "engine/schedule/dependencies.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace pipelens {
 
 // Precondition: `schedule` passes check_structure. Throws ScheduleHangError on a deadlock.
-Schedule place_send_recv(const Schedule& schedule);
+Schedule place_send_recv(const Schedule& schedule, const DependencyRules& rules);
 
 }  // namespace pipelens
