@@ -1,6 +1,6 @@
-// Simulation to trace rows. Labels come from the schedule's own text form, so a trace shows
-// exactly the action strings PyTorch prints; the pairs table is rebuilt from the timeline's
-// pair ids, which the lowering made unique per schedule.
+// Simulation to trace rows. Actions are stored as what they are (kind, stage, microbatch,
+// parts), so a reader derives exactly the action strings PyTorch prints; the pairs table is
+// rebuilt from the timeline's pair ids, which the lowering made unique per schedule.
 #include "sim/simulation_trace.hpp"
 
 #include "engine/recorder/recorded_trace.hpp"
@@ -12,20 +12,10 @@ namespace {
 
 traces::ActionRecord action_record(const Schedule& lowered, int rank, int step,
                                    const TimelineEntry& entry) {
-    const Action& action = lowered.ranks[rank][step];
-    traces::ActionRecord record;
-    record.rank = rank;
-    record.step = step;
-    record.lane = entry.lane == Lane::compute ? traces::ActionLane::compute
-                                              : traces::ActionLane::communication;
-    record.kind = static_cast<std::uint8_t>(action.kind);
-    record.stage = action.stage;
-    record.microbatch = action.microbatch;
-    record.label = lowered.text(action);
+    traces::ActionRecord record = recorder::action_record(lowered, rank, step);
     record.start_ns = entry.start_ns;
     record.end_ns = entry.end_ns;
     record.bytes = entry.bytes;
-    record.pair_id = entry.pair_id;
     return record;
 }
 

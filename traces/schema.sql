@@ -1,4 +1,4 @@
--- pipelens trace schema version 3.
+-- pipelens trace schema version 4.
 --
 -- A trace is one SQLite file holding any number of runs (simulated or real) of pipeline
 -- schedules. This text is compiled into pipelens (traces/CMakeLists.txt embeds it) and executed
@@ -16,15 +16,16 @@
 --   * Sizes are INTEGER bytes.
 --   * -1 stands for "none" in integer columns mirroring pipelens' C++ records (no stage, no
 --     microbatch, no pair); NULL is used only where the record type has an optional field.
---   * Text that repeats across millions of rows (action labels, event names) is stored once in
---     `strings` and referenced by id.
+--   * What an action is is stored as integers (kind, stage, microbatch, and the parts of an
+--     OVERLAP_F_B in `action_parts`); its PyTorch text is derived when read. Text that repeats
+--     (event names) is stored once in `strings` and referenced by id.
 --   * Every row but `meta` and `strings` belongs to a run. The REFERENCES clauses document that
 --     and let `PRAGMA foreign_key_check` audit a file, but pipelens does not turn on
 --     `PRAGMA foreign_keys`: enforcing them costs a parent lookup per inserted row on the hot
 --     path, and the writer already guarantees it only adds rows to a run it began.
 
 -- Key/value facts about the file itself. The writer stores at least:
---   schema_version  this schema's version, '3'; readers refuse versions newer than they know
+--   schema_version  this schema's version, '4'; readers refuse versions newer than they know
 --   application     'pipelens', which tells a pipelens trace from any other SQLite file
 --   writer          the pipelens version that created the file, e.g. 'pipelens 0.1.0'
 --   created_at_ns   wall-clock ns since the Unix epoch when the file was created
@@ -178,3 +179,47 @@ CREATE TABLE state_snapshots (
 -- as every set-up call of a real run is); NULL where the call has no moment, as in a
 -- simulation, whose calls only build its configuration.
 ALTER TABLE events ADD COLUMN time_ns INTEGER;
+
+-- @since 4
+-- An action's text is no longer stored: it follows from kind, stage and microbatch (and, for an
+-- OVERLAP_F_B, its parts below), so a million actions no longer add a million strings. The
+-- table is rebuilt with `label_id` optional: rows written before version 4 keep their stored
+-- text (the reader shows it as it was), rows written since leave it NULL.
+CREATE TABLE actions_v4 (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    rank INTEGER NOT NULL,
+    step INTEGER NOT NULL,        -- index of the action in the rank's action list
+    lane INTEGER NOT NULL,        -- 0 compute stream, 1 communication stream
+    kind INTEGER NOT NULL,        -- pipelens::ActionKind as its integer value (0 = F ... 11)
+    stage INTEGER NOT NULL,       -- -1 for OVERLAP_F_B containers
+    microbatch INTEGER NOT NULL,  -- -1 where the action has none (FSDP actions, containers)
+    start_ns INTEGER NOT NULL,
+    end_ns INTEGER NOT NULL,      -- end_ns >= start_ns
+    bytes INTEGER NOT NULL,       -- bytes moved (communication) or produced; 0 when unknown
+    pair_id INTEGER NOT NULL,     -- SEND/RECV pair id (see `pairs`), -1 otherwise
+    label_id INTEGER REFERENCES strings (id),  -- text stored before version 4; NULL since
+    PRIMARY KEY (run_id, rank, start_ns, step)
+) WITHOUT ROWID;
+INSERT INTO actions_v4 (run_id, rank, step, lane, kind, stage, microbatch, start_ns, end_ns,
+                        bytes, pair_id, label_id)
+    SELECT run_id, rank, step, lane, kind, stage, microbatch, start_ns, end_ns, bytes, pair_id,
+           label_id FROM actions;
+DROP TABLE actions;
+ALTER TABLE actions_v4 RENAME TO actions;
+
+-- The parts of each OVERLAP_F_B action, in order: `(0F7;7B3)OVERLAP_F_B` is two rows.
+CREATE TABLE action_parts (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    rank INTEGER NOT NULL,
+    step INTEGER NOT NULL,        -- actions.step of the OVERLAP_F_B on that rank
+    part INTEGER NOT NULL,        -- 0, 1, ...
+    kind INTEGER NOT NULL,
+    stage INTEGER NOT NULL,
+    microbatch INTEGER NOT NULL,
+    PRIMARY KEY (run_id, rank, step, part)
+) WITHOUT ROWID;
+
+-- The viewer reads each rank's memory samples with their bytes: the index covers them, so a
+-- sample costs no second lookup in the table.
+DROP INDEX memory_by_rank_time;
+CREATE INDEX memory_by_rank_time ON memory (run_id, rank, time_ns, bytes);

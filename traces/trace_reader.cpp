@@ -7,11 +7,10 @@
 //   WAL are ignored, committed ones are read).
 // - Every query is its own read transaction: each result is one consistent snapshot of what has
 //   been committed, and a live trace may have grown between two calls.
-// - Interned ids are resolved in the query itself (a LEFT JOIN with `strings`, one snapshot),
-//   except by a read of a whole run's actions, which loads the `strings` table once instead of
-//   looking up a million ids. Ids are never reused or changed, so a table loaded before a query
-//   is right for every id it has; an id it lacks was committed after it was loaded, and one
-//   reload finds it (or the file is corrupt).
+// - An action's text is derived from its integers (kind, stage, microbatch; an OVERLAP_F_B's
+//   parts from `action_parts`), except for rows written before schema version 4, whose stored
+//   text (`label_id`) is shown as it was. Interned ids are resolved in the query itself (a LEFT
+//   JOIN with `strings`, one snapshot). Ids are never reused or changed.
 // - The reader holds no mutable state besides the connection, so const methods stay const; like
 //   the connection (opened without SQLite's per-call mutex, which costs read throughput), it is
 //   used by one thread at a time.
@@ -24,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/text/action_label.hpp"
 #include "traces/sqlite_handle.hpp"
 #include "traces/trace_file_checks.hpp"
 
@@ -44,15 +44,17 @@ constexpr const char* kRunColumns =
     "SELECT id, kind, schedule, pp, v, m, config, status, started_at_ns, finished_at_ns, "
     "step_time_ns, bubble_ratio, failure FROM runs";
 
+// With the stored text of rows older than version 4 as the twelfth column (NULL for newer rows,
+// or for a missing id, which column 6 then tells apart).
 constexpr const char* kActionColumns =
-    "SELECT rank, step, lane, kind, stage, microbatch, label_id, start_ns, end_ns, bytes, "
-    "pair_id FROM actions";
-// The same with the label's text as a twelfth column (NULL when the id is missing), for reads
-// of a few rows, which should not load the whole strings table.
-constexpr const char* kActionColumnsWithLabels =
     "SELECT a.rank, a.step, a.lane, a.kind, a.stage, a.microbatch, a.label_id, a.start_ns, "
     "a.end_ns, a.bytes, a.pair_id, s.text FROM actions a LEFT JOIN strings s "
     "ON s.id = a.label_id";
+
+// Key of an action within a run: its rank and step.
+std::int64_t step_key(std::int64_t rank, std::int64_t step) {
+    return (rank << 32) | static_cast<std::uint32_t>(step);
+}
 
 }  // namespace
 
@@ -83,6 +85,61 @@ struct TraceReader::State {
 
     Statement prepare(std::string_view sql, std::string_view doing) const {
         return detail::prepare(db(), path, sql, doing);
+    }
+
+    // The texts of a run's OVERLAP_F_B actions (of one rank, or all), by step_key, from
+    // `action_parts` (schema version 4; older files stored every text).
+    std::unordered_map<std::int64_t, std::string> overlap_texts(std::int64_t run_id,
+                                                                std::optional<int> rank) const {
+        std::unordered_map<std::int64_t, std::string> texts;
+        if (schema_version < 4)
+            return texts;
+        std::string doing = fmt::format("cannot read the OVERLAP_F_B parts of run {}", run_id);
+        Statement statement = prepare(
+            std::string("SELECT rank, step, kind, stage, microbatch FROM action_parts WHERE "
+                        "run_id = ?") +
+                (rank ? " AND rank = ?" : "") + " ORDER BY rank, step, part",
+            doing);
+        sqlite3_bind_int64(statement.get(), 1, run_id);
+        if (rank)
+            sqlite3_bind_int(statement.get(), 2, *rank);
+        std::vector<text::ActionPart> parts;
+        std::int64_t key = -1;
+        const auto flush = [&] {
+            if (key >= 0)
+                text::append_overlap_action(texts[key], static_cast<int>(parts.size()),
+                                            [&](int index) { return parts[index]; });
+            parts.clear();
+        };
+        each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
+            const std::int64_t row_key =
+                step_key(sqlite3_column_int(row, 0), sqlite3_column_int(row, 1));
+            if (row_key != key) {
+                flush();
+                key = row_key;
+            }
+            parts.push_back({sqlite3_column_int(row, 2), sqlite3_column_int(row, 3),
+                             sqlite3_column_int(row, 4)});
+        });
+        flush();
+        return texts;
+    }
+
+    // An action row's text (columns as kActionColumns): stored before version 4, derived since.
+    std::string label_of(sqlite3_stmt* row, const ActionRecord& action,
+                         const std::unordered_map<std::int64_t, std::string>& overlaps) const {
+        if (sqlite3_column_type(row, 6) != SQLITE_NULL)
+            return interned_text(row, 11, 6);
+        if (action.kind != text::kOverlapKind) {
+            std::string label;
+            text::append_plain_action(label, action.stage, action.kind, action.microbatch);
+            return label;
+        }
+        const auto found = overlaps.find(step_key(action.rank, action.step));
+        if (found == overlaps.end())
+            corrupt(fmt::format("OVERLAP_F_B at rank {} step {} has no parts", action.rank,
+                                action.step));
+        return found->second;
     }
 
     template <typename OnRow>
@@ -214,29 +271,6 @@ StringTable read_strings(sqlite3* connection, const std::filesystem::path& path)
     return table;
 }
 
-// The `strings` table for one query (see the invariants above): an id it lacks makes it read
-// the table once more before the file is called corrupt.
-class ResolvingStrings {
-  public:
-    ResolvingStrings(sqlite3* connection, const std::filesystem::path& path)
-        : connection_(connection), path_(path), table_(read_strings(connection, path)) {}
-
-    std::string_view text(std::int64_t id) {
-        if (const auto found = table_.find(id))
-            return *found;
-        table_ = read_strings(connection_, path_);
-        if (const auto found = table_.find(id))
-            return *found;
-        detail::throw_trace_error(
-            path_, fmt::format("trace is corrupt: string id {} is not in the strings table", id));
-    }
-
-  private:
-    sqlite3* connection_;
-    const std::filesystem::path& path_;
-    StringTable table_;
-};
-
 ActionRecord action_from(sqlite3_stmt* row) {
     ActionRecord action;
     action.rank = sqlite3_column_int(row, 0);
@@ -323,18 +357,19 @@ std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
 
 std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id) const {
     const State& state = *state_;
-    ResolvingStrings strings(state.db(), state.path);
     std::string doing = fmt::format("cannot read the actions of run {}", run_id);
+    const auto overlaps = state.overlap_texts(run_id, std::nullopt);
     // The table's key (run_id, rank, start_ns, step) is this order: no sort, and actions that
     // start together keep their program order.
     Statement statement = state.prepare(
-        std::string(kActionColumns) + " WHERE run_id = ? ORDER BY rank, start_ns, step", doing);
+        std::string(kActionColumns) + " WHERE a.run_id = ? ORDER BY a.rank, a.start_ns, a.step",
+        doing);
     sqlite3_bind_int64(statement.get(), 1, run_id);
     std::vector<ActionRecord> actions;
     actions.reserve(static_cast<std::size_t>(action_count(run_id)));
     state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
         actions.push_back(action_from(row));
-        actions.back().label = std::string(strings.text(sqlite3_column_int64(row, 6)));
+        actions.back().label = state.label_of(row, actions.back(), overlaps);
     });
     return actions;
 }
@@ -344,12 +379,13 @@ std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id, int rank, st
     const State& state = *state_;
     std::string doing = fmt::format("cannot read the actions of run {} rank {} in [{}, {})", run_id,
                                     rank, from_ns, to_ns);
+    const auto overlaps = state.overlap_texts(run_id, rank);
     // The key bounds start_ns < to_ns; end_ns > from_ns is a filter on the rows it yields, so
     // the cost grows with the number of the rank's actions before the window's end, not with the
     // window alone. Bounding start_ns from below would need the longest action's duration; a
     // window near the end of a long run is still one range scan of the key.
     Statement statement =
-        state.prepare(std::string(kActionColumnsWithLabels) +
+        state.prepare(std::string(kActionColumns) +
                           " WHERE a.run_id = ? AND a.rank = ? AND a.start_ns < ? AND a.end_ns > ? "
                           "ORDER BY a.start_ns, a.step",
                       doing);
@@ -360,7 +396,7 @@ std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id, int rank, st
     std::vector<ActionRecord> actions;
     state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
         actions.push_back(action_from(row));
-        actions.back().label = state.interned_text(row, 11, 6);
+        actions.back().label = state.label_of(row, actions.back(), overlaps);
     });
     return actions;
 }
@@ -375,7 +411,7 @@ std::int64_t TraceReader::action_count(std::int64_t run_id) const {
 std::vector<StoredAction> TraceReader::stored_actions(std::int64_t run_id, int rank) const {
     return state_->rows_of_rank<StoredAction>(
         run_id, rank,
-        "SELECT step, stage, microbatch, pair_id, label_id, start_ns, end_ns, bytes, lane, kind "
+        "SELECT step, stage, microbatch, pair_id, start_ns, end_ns, bytes, lane, kind "
         "FROM actions WHERE run_id = ? AND rank = ? ORDER BY start_ns, step",
         "actions", [](sqlite3_stmt* row) {
             StoredAction action;
@@ -383,14 +419,38 @@ std::vector<StoredAction> TraceReader::stored_actions(std::int64_t run_id, int r
             action.stage = sqlite3_column_int(row, 1);
             action.microbatch = sqlite3_column_int(row, 2);
             action.pair_id = sqlite3_column_int(row, 3);
-            action.label_id = sqlite3_column_int64(row, 4);
-            action.start_ns = sqlite3_column_int64(row, 5);
-            action.end_ns = sqlite3_column_int64(row, 6);
-            action.bytes = sqlite3_column_int64(row, 7);
-            action.lane = static_cast<ActionLane>(sqlite3_column_int(row, 8));
-            action.kind = static_cast<std::uint8_t>(sqlite3_column_int(row, 9));
+            action.start_ns = sqlite3_column_int64(row, 4);
+            action.end_ns = sqlite3_column_int64(row, 5);
+            action.bytes = sqlite3_column_int64(row, 6);
+            action.lane = static_cast<ActionLane>(sqlite3_column_int(row, 7));
+            action.kind = static_cast<std::uint8_t>(sqlite3_column_int(row, 8));
             return action;
         });
+}
+
+std::vector<std::pair<std::int32_t, std::string>> TraceReader::overlap_labels(std::int64_t run_id,
+                                                                              int rank) const {
+    const State& state = *state_;
+    std::vector<std::pair<std::int32_t, std::string>> labels;
+    if (state.schema_version >= 4) {
+        for (auto& [key, text] : state.overlap_texts(run_id, rank))
+            labels.emplace_back(static_cast<std::int32_t>(key & 0xffffffff), std::move(text));
+    }
+    // Rows written before version 4 kept their text, overlaps included.
+    std::vector<std::pair<std::int32_t, std::string>> stored =
+        state.rows_of_rank<std::pair<std::int32_t, std::string>>(
+            run_id, rank,
+            "SELECT a.step, a.label_id, s.text FROM actions a LEFT JOIN strings s ON "
+            "s.id = a.label_id WHERE a.run_id = ? AND a.rank = ? AND a.kind = 8 AND "
+            "a.label_id IS NOT NULL",
+            "OVERLAP_F_B labels", [&](sqlite3_stmt* row) {
+                return std::pair<std::int32_t, std::string>(sqlite3_column_int(row, 0),
+                                                            state.interned_text(row, 2, 1));
+            });
+    labels.insert(labels.end(), std::make_move_iterator(stored.begin()),
+                  std::make_move_iterator(stored.end()));
+    std::sort(labels.begin(), labels.end());
+    return labels;
 }
 
 StringTable TraceReader::strings() const {

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "traces/string_table.hpp"
@@ -18,7 +20,7 @@
 
 namespace pipelens::traces {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 struct TraceReaderOptions {
     // PRAGMA quick_check at open (0.3 s per million actions). A reader that reads every row
@@ -46,10 +48,14 @@ class TraceReader {
     std::vector<ActionRecord> actions(std::int64_t run_id, int rank, std::int64_t from_ns,
                                       std::int64_t to_ns) const;
     std::int64_t action_count(std::int64_t run_id) const;
-    // Bulk reading for a viewer: one rank's actions by start time with labels as string ids,
-    // the whole `strings` table, one rank's memory samples, and one more than the highest rank
-    // with actions (0 when none). Readers on separate threads (one each) read ranks in parallel.
+    // Bulk reading for a viewer: one rank's actions by start time without their text (which
+    // follows from kind, stage and microbatch), the texts of that rank's OVERLAP_F_B actions by
+    // step, the whole `strings` table, one rank's memory samples, and one more than the highest
+    // rank with actions (0 when none). Readers on separate threads (one each) read ranks in
+    // parallel.
     std::vector<StoredAction> stored_actions(std::int64_t run_id, int rank) const;
+    std::vector<std::pair<std::int32_t, std::string>> overlap_labels(std::int64_t run_id,
+                                                                     int rank) const;
     StringTable strings() const;
     std::vector<MemoryRecord> memory(std::int64_t run_id, int rank) const;
     int action_rank_limit(std::int64_t run_id) const;

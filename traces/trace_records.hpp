@@ -1,8 +1,7 @@
 // The rows a trace holds, as plain value types shared by TraceWriter and TraceReader. They
-// mirror the tables of traces/schema.sql one to one; times are integer nanoseconds, and text
-// that repeats (action labels, event names) is interned in the `strings` table by the writer and
-// resolved back to text by the reader, so callers see strings (StoredAction alone keeps the id,
-// for readers of millions of rows).
+// mirror the tables of traces/schema.sql one to one; times are integer nanoseconds. What an
+// action is is stored as integers and its text derived when read; text that repeats (event
+// names) is interned in the `strings` table by the writer and resolved back by the reader.
 //
 // Invariant: every record belongs to one run (`runs.id`); a run is `running` from begin_run until
 // finish_run, so a run whose writer died reads back as unfinished.
@@ -12,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pipelens::traces {
 
@@ -50,6 +50,13 @@ std::string waiting_on_json(const std::map<int, std::int64_t>& waiting);
 
 enum class ActionLane : std::uint8_t { compute = 0, communication = 1 };
 
+// One part of an OVERLAP_F_B action.
+struct ActionPartRecord {
+    std::uint8_t kind = 0;  // pipelens::ActionKind as its integer value
+    std::int32_t stage = 0;
+    std::int32_t microbatch = -1;
+};
+
 struct ActionRecord {
     std::int32_t rank = 0;
     std::int32_t step = 0;  // index in the rank's action list
@@ -57,21 +64,24 @@ struct ActionRecord {
     std::uint8_t kind = 0;         // pipelens::ActionKind as its integer value
     std::int32_t stage = -1;       // -1 for OVERLAP_F_B containers
     std::int32_t microbatch = -1;  // -1 where the action has none
-    std::string label;             // PyTorch action text, e.g. "2F5", "0SEND_F3"
+    // OVERLAP_F_B only: its parts, in order (written to `action_parts`).
+    std::vector<ActionPartRecord> parts;
+    // PyTorch action text, e.g. "2F5", "0SEND_F3": filled by the reader (derived from the
+    // integers above); the writer does not store it.
+    std::string label;
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     std::int64_t bytes = 0;
     std::int32_t pair_id = -1;  // SEND/RECV pair id, -1 otherwise
 };
 
-// One rank's action as stored, its label left as the `strings` id: what a reader of millions of
-// rows (the viewer) takes, resolving labels through TraceReader::strings() only when shown.
+// One rank's action as stored, without its text: what a reader of millions of rows (the viewer)
+// takes, deriving labels only when shown (TraceReader::overlap_labels for OVERLAP_F_B).
 struct StoredAction {
     std::int32_t step = 0;
     std::int32_t stage = -1;
     std::int32_t microbatch = -1;
     std::int32_t pair_id = -1;
-    std::int64_t label_id = 0;
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     std::int64_t bytes = 0;

@@ -9,14 +9,15 @@
 //   The lock is free only for the microseconds between a COMMIT and the next BEGIN (checkpoints
 //   run under it, see checkpoint()); a second writer that tries to open in exactly that gap gets
 //   in, and then one of the two fails later with "database is locked" instead of at once.
-// - `strings` mirrors the whole `strings` table, so interning a label is a hash lookup. A miss
+// - `strings` mirrors the whole `strings` table, so interning a name is a hash lookup. A miss
 //   inserts with INSERT OR IGNORE and reads the id back if the text was there after all (only a
 //   writer that slipped through the gap above can have added it). If a commit fails and SQLite
 //   rolls the transaction back, the mirror is reloaded, since ids it handed out are gone.
 // - Rows are added only to runs this writer began and has not finished or failed, so it never
 //   changes the rows of earlier runs or of runs another process left unfinished.
-// - The hot path (add_action) does one integer compare for the run, one hash lookup for the
-//   label and binds integers only; everything that allocates is on the slow paths.
+// - The hot path (add_action) does one integer compare for the run and binds integers only: an
+//   action's text is derived when read, never stored. Everything that allocates is on the slow
+//   paths.
 #include "traces/trace_writer.hpp"
 
 #include <chrono>
@@ -118,6 +119,7 @@ struct TraceWriter::State {
     Statement fail_run;
     Statement insert_rank;
     Statement insert_action;
+    Statement insert_action_part;
     Statement insert_pair;
     Statement insert_memory;
     Statement insert_event;
@@ -291,6 +293,22 @@ struct TraceWriter::State {
         ready_run = run_id;
     }
 
+    void add_action_part(std::int64_t run_id, const ActionRecord& action, int part) {
+        const ActionPartRecord& record = action.parts[static_cast<std::size_t>(part)];
+        sqlite3_stmt* statement = insert_action_part.get();
+        sqlite3_bind_int64(statement, 1, run_id);
+        sqlite3_bind_int(statement, 2, action.rank);
+        sqlite3_bind_int(statement, 3, action.step);
+        sqlite3_bind_int(statement, 4, part);
+        sqlite3_bind_int(statement, 5, record.kind);
+        sqlite3_bind_int(statement, 6, record.stage);
+        sqlite3_bind_int(statement, 7, record.microbatch);
+        step_once(statement, [&] {
+            return fmt::format("cannot add part {} of action {} of rank {} to run {}", part,
+                               action.step, action.rank, run_id);
+        });
+    }
+
     void require_running(std::int64_t run_id, std::string_view doing) {
         auto found = session_runs.find(run_id);
         if (found == session_runs.end())
@@ -354,8 +372,11 @@ struct TraceWriter::State {
             "peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert_action = prepare(
-            "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, label_id, "
-            "start_ns, end_ns, bytes, pair_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, start_ns, "
+            "end_ns, bytes, pair_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert_action_part = prepare(
+            "INSERT INTO action_parts (run_id, rank, step, part, kind, stage, microbatch) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)");
         insert_pair = prepare(
             "INSERT INTO pairs (run_id, pair_id, send_rank, send_step, recv_rank, recv_step, "
             "bytes) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -514,7 +535,6 @@ void TraceWriter::add_action(std::int64_t run_id, const ActionRecord& action) {
     State& state = *state_;
     if (run_id != state.ready_run)
         state.prepare_rows_for(run_id, "an action");
-    std::int64_t label_id = state.intern(action.label);
     sqlite3_stmt* statement = state.insert_action.get();
     sqlite3_bind_int64(statement, 1, run_id);
     sqlite3_bind_int(statement, 2, action.rank);
@@ -523,15 +543,16 @@ void TraceWriter::add_action(std::int64_t run_id, const ActionRecord& action) {
     sqlite3_bind_int(statement, 5, action.kind);
     sqlite3_bind_int(statement, 6, action.stage);
     sqlite3_bind_int(statement, 7, action.microbatch);
-    sqlite3_bind_int64(statement, 8, label_id);
-    sqlite3_bind_int64(statement, 9, action.start_ns);
-    sqlite3_bind_int64(statement, 10, action.end_ns);
-    sqlite3_bind_int64(statement, 11, action.bytes);
-    sqlite3_bind_int(statement, 12, action.pair_id);
+    sqlite3_bind_int64(statement, 8, action.start_ns);
+    sqlite3_bind_int64(statement, 9, action.end_ns);
+    sqlite3_bind_int64(statement, 10, action.bytes);
+    sqlite3_bind_int(statement, 11, action.pair_id);
     state.step_once(statement, [&] {
-        return fmt::format("cannot add action '{}' of rank {} to run {}", action.label, action.rank,
+        return fmt::format("cannot add action {} of rank {} to run {}", action.step, action.rank,
                            run_id);
     });
+    for (std::size_t part = 0; part < action.parts.size(); ++part)
+        state.add_action_part(run_id, action, static_cast<int>(part));
     state.row_added();
 }
 

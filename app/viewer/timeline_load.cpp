@@ -1,11 +1,12 @@
 // Loading a run from a trace file into a TimelineModel, ranks in parallel.
 //
 // A million rows take SQLite about 0.45 s to step through on one core, so the load is split
-// into tasks (the strings table, the pairs, then one task per rank: its actions, memory samples,
-// lanes and bubbles) that a few threads take in turn, each with its own read-only connection
-// (a connection is used by one thread at a time). Each task writes only its own part of the
-// model; what needs every rank (the step's end, the pair index) is done after all have joined.
-// A failing task stops the others from taking more, and its error is the load's error.
+// into tasks (the pairs, then one task per rank: its actions, OVERLAP_F_B texts, memory
+// samples, lanes and bubbles) that a few threads take in turn, each with its own read-only
+// connection (a connection is used by one thread at a time). Each task writes only its own part
+// of the model; what needs every rank (labels, the step's end, the pair index) is done after
+// all have joined. A failing task stops the others from taking more, and its error is the
+// load's error.
 #include <algorithm>
 #include <atomic>
 #include <exception>
@@ -13,22 +14,22 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "app/viewer/timeline_model.hpp"
+#include "engine/text/action_label.hpp"
 
 namespace pipelens::viewer {
 namespace {
 
-TimelineAction timeline_action(const traces::StoredAction& stored,
-                               const std::filesystem::path& path) {
-    if (stored.label_id < 0 || stored.label_id > std::numeric_limits<std::uint32_t>::max())
-        throw traces::TraceError(path.string() + ": trace is corrupt: action label id " +
-                                 std::to_string(stored.label_id) + " is out of range");
-    return {stored.start_ns,   stored.end_ns,
-            stored.bytes,      stored.stage,
-            stored.microbatch, stored.pair_id,
-            stored.step,       static_cast<std::uint32_t>(stored.label_id),
+// The label id is assigned once every rank is read (TimelineModel::load).
+TimelineAction timeline_action(const traces::StoredAction& stored) {
+    return {stored.start_ns,   stored.end_ns,  stored.bytes, stored.stage,
+            stored.microbatch, stored.pair_id, stored.step,  0,
             stored.kind};
 }
+
+using OverlapLabels = std::vector<std::pair<std::int32_t, std::string>>;  // by step
 
 int loader_threads(int task_count) {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -49,21 +50,21 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
     model.set_up_ranks(reader.action_rank_limit(run_id), std::move(figures));
     const int rank_count = static_cast<int>(model.ranks_.size());
 
-    // Task 0 reads the strings, task 1 the pairs (the two longest single reads go first), task
-    // 2 + r rank r.
-    const int task_count = 2 + rank_count;
+    // Task 0 reads the pairs (the longest single read goes first), task 1 + r rank r.
+    const int task_count = 1 + rank_count;
+    std::vector<OverlapLabels> overlap_labels(static_cast<std::size_t>(rank_count));
     std::atomic<int> next_task{0};
     const auto run_tasks = [&](const traces::TraceReader& own) {
         for (int task; (task = next_task.fetch_add(1)) < task_count;) {
             if (task == 0) {
-                model.labels_ = own.strings();
-            } else if (task == 1) {
                 model.pairs_ = own.pairs(run_id);
             } else {
-                RankTimeline& rank = model.ranks_[static_cast<std::size_t>(task - 2)];
+                RankTimeline& rank = model.ranks_[static_cast<std::size_t>(task - 1)];
                 for (const traces::StoredAction& stored : own.stored_actions(run_id, rank.rank))
                     (stored.lane == traces::ActionLane::compute ? rank.compute : rank.communication)
-                        .actions.push_back(timeline_action(stored, own.path()));
+                        .actions.push_back(timeline_action(stored));
+                overlap_labels[static_cast<std::size_t>(task - 1)] =
+                    own.overlap_labels(run_id, rank.rank);
                 rank.memory = own.memory(run_id, rank.rank);
                 index_rank(rank);
             }
@@ -96,24 +97,38 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
         if (failure)
             std::rethrow_exception(failure);
 
-    // A label missing from the strings task's table was committed by a live writer after that
-    // read: read once more; one still missing means a damaged file, an error as in the reader.
-    const auto first_missing_label = [&]() -> std::optional<std::uint32_t> {
-        for (const RankTimeline& rank : model.ranks_)
-            for (const Lane* lane : {&rank.compute, &rank.communication})
-                for (const TimelineAction& action : lane->actions)
-                    if (!model.labels_.find(action.label))
-                        return action.label;
-        return std::nullopt;
-    };
-    if (first_missing_label()) {
-        model.labels_ = reader.strings();
-        if (const auto missing = first_missing_label())
-            throw traces::TraceError(reader.path().string() + ": trace is corrupt: string id " +
-                                     std::to_string(*missing) + " is not in the strings table");
-    }
+    model.label_actions(reader.path(), overlap_labels);
     model.finish();
     return model;
+}
+
+// Every action's text, derived from its kind, stage and microbatch (an OVERLAP_F_B's from the
+// texts read for it), in one buffer: the draw loop then only looks texts up.
+void TimelineModel::label_actions(const std::filesystem::path& path,
+                                  const std::vector<OverlapLabels>& overlap_labels) {
+    std::uint32_t next_id = 1;
+    std::string text;
+    for (std::size_t index = 0; index < ranks_.size(); ++index) {
+        const OverlapLabels& overlaps = overlap_labels[index];
+        for (Lane* lane : {&ranks_[index].compute, &ranks_[index].communication})
+            for (TimelineAction& action : lane->actions) {
+                text.clear();
+                if (action.kind == text::kOverlapKind) {
+                    const auto found = std::lower_bound(
+                        overlaps.begin(), overlaps.end(), action.step,
+                        [](const auto& entry, std::int32_t step) { return entry.first < step; });
+                    if (found == overlaps.end() || found->first != action.step)
+                        throw traces::TraceError(fmt::format(
+                            "{}: trace is corrupt: OVERLAP_F_B at rank {} step {} has no parts",
+                            path.string(), ranks_[index].rank, action.step));
+                    text = found->second;
+                } else {
+                    text::append_plain_action(text, action.stage, action.kind, action.microbatch);
+                }
+                labels_.add(next_id, text);
+                action.label = next_id++;
+            }
+    }
 }
 
 }  // namespace pipelens::viewer

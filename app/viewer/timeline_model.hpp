@@ -5,8 +5,8 @@
 //
 // Invariants: each lane's actions are sorted by start_ns, and `max_end` is their running
 // maximum of end_ns, so the actions overlapping [from, to) are found by two binary searches.
-// Labels stay string ids (the trace's own) and bubble causes stay indices until shown: a
-// million actions load without a million strings.
+// Labels are derived from what each action is once, into one buffer, and bubble causes stay
+// indices until shown: a million actions load without a million allocations.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +27,7 @@ struct TimelineAction {
     std::int32_t microbatch = -1;
     std::int32_t pair_id = -1;
     std::int32_t step = 0;
-    std::uint32_t label = 0;  // id of its text in the model's string table
+    std::uint32_t label = 0;  // id of its text in the model's label table
     std::uint8_t kind = 0;    // pipelens::ActionKind
 };
 
@@ -113,6 +113,10 @@ class TimelineModel {
   private:
     // One RankTimeline per rank 0..n-1, n covering `action_ranks` and every figure's rank.
     void set_up_ranks(int action_ranks, std::vector<traces::RankRecord> figures);
+    // Gives every action its text (OVERLAP_F_B texts by rank, then step).
+    void label_actions(const std::filesystem::path& path,
+                       const std::vector<std::vector<std::pair<std::int32_t, std::string>>>&
+                           overlap_labels);
     static void index_rank(RankTimeline& rank);  // sorts and indexes lanes, finds bubbles
     void finish();                               // what needs every rank: ends, pairs
     std::optional<std::size_t> pair_position(std::int32_t pair_id) const;  // index into pairs_

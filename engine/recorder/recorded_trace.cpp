@@ -164,4 +164,24 @@ RecordingParts recording_from_json(const nlohmann::json& json) {
     return parts;
 }
 
+traces::ActionRecord action_record(const Schedule& lowered, int rank, int step) {
+    const Action& action = lowered.ranks[rank][step];
+    traces::ActionRecord record;
+    record.rank = rank;
+    record.step = step;
+    // Communication and the FSDP collectives use the communication stream.
+    const bool communicates = is_communication(action.kind) || action.kind == ActionKind::unshard ||
+                              action.kind == ActionKind::reduce_grad;
+    record.lane = communicates ? traces::ActionLane::communication : traces::ActionLane::compute;
+    record.kind = static_cast<std::uint8_t>(action.kind);
+    record.stage = action.stage;
+    record.microbatch = action.microbatch;
+    if (action.kind == ActionKind::overlap_forward_backward)
+        for (const Action& part : lowered.parts_of(action))
+            record.parts.push_back(
+                {static_cast<std::uint8_t>(part.kind), part.stage, part.microbatch});
+    record.pair_id = is_communication(action.kind) ? action.link : kNoPair;
+    return record;
+}
+
 }  // namespace pipelens::recorder

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/recorder/state_equality.hpp"
+#include "engine/schedule/schedule.hpp"
 #include "engine/recorder/state_recorder.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
@@ -57,5 +58,10 @@ struct RecordingParts {
     std::vector<EventFailure> failures;
 };
 RecordingParts recording_from_json(const nlohmann::json& json);
+
+// A trace row for rank `rank`'s action at `step` of a lowered schedule: what the action is (kind,
+// stage, microbatch, an OVERLAP_F_B's parts) and its lane; times, bytes and pair are the
+// caller's. Simulated and real runs describe their actions through this one function.
+traces::ActionRecord action_record(const Schedule& lowered, int rank, int step);
 
 }  // namespace pipelens::recorder

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/experiment/experiment_toml.hpp"
+#include "engine/recorder/recorded_trace.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -119,19 +120,10 @@ std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowere
     for (const RankRun& rank : result.ranks)
         for (const ActionTiming& timing : rank.timeline) {
             const Action& action = lowered.ranks[rank.rank][timing.step];
-            traces::ActionRecord record;
-            record.rank = rank.rank;
-            record.step = timing.step;
-            record.lane = on_compute_lane(action.kind) ? traces::ActionLane::compute
-                                                       : traces::ActionLane::communication;
-            record.kind = static_cast<std::uint8_t>(action.kind);
-            record.stage = action.stage;
-            record.microbatch = action.microbatch;
-            record.label = lowered.text(action);
+            traces::ActionRecord record = recorder::action_record(lowered, rank.rank, timing.step);
             record.start_ns = timing.start_ns;
             record.end_ns = timing.end_ns;
             record.bytes = transfer_bytes(action, result);
-            record.pair_id = is_communication(action.kind) ? action.link : -1;
             writer.add_action(run_id, record);
         }
     std::map<int, traces::PairRecord> pairs;

@@ -1,16 +1,15 @@
 // Text form of the Action IR: printing and strict parsing of PyTorch's `_Action` notation.
 #include "engine/schedule/action.hpp"
 
-#include <array>
 #include <charconv>
+
+#include "engine/text/action_label.hpp"
 
 namespace pipelens {
 namespace {
 
-constexpr std::array<std::string_view, kActionKindCount> kKindTexts = {
-    "F",      "I",      "W",           "B",       "SEND_F",  "RECV_F",
-    "SEND_B", "RECV_B", "OVERLAP_F_B", "UNSHARD", "RESHARD", "REDUCE_GRAD",
-};
+static_assert(text::kActionKindNames == kActionKindCount);
+static_assert(text::kOverlapKind == static_cast<int>(ActionKind::overlap_forward_backward));
 
 std::string_view trim(std::string_view text) {
     while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r'))
@@ -42,7 +41,7 @@ bool take_number(std::string_view& text, std::int32_t& value, std::string_view t
 bool take_kind(std::string_view& text, ActionKind& kind) {
     std::size_t best_length = 0;
     for (int index = 0; index < kActionKindCount; ++index) {
-        std::string_view name = kKindTexts[index];
+        std::string_view name = text::action_kind_name(index);
         if (name.size() > best_length && text.substr(0, name.size()) == name) {
             best_length = name.size();
             kind = static_cast<ActionKind>(index);
@@ -80,7 +79,7 @@ ActionParseError::ActionParseError(std::string token, const std::string& why)
       token_(std::move(token)) {}
 
 std::string_view kind_text(ActionKind kind) {
-    return kKindTexts[static_cast<int>(kind)];
+    return text::action_kind_name(static_cast<int>(kind));
 }
 
 bool is_compute(ActionKind kind) {
@@ -104,25 +103,15 @@ bool needs_microbatch(ActionKind kind) {
 }
 
 void append_action_text(std::string& out, const Action& action, std::span<const Action> parts) {
-    if (action.kind == ActionKind::overlap_forward_backward) {
-        out += '(';
-        for (int index = 0; index < action.part_count; ++index) {
-            if (index > 0)
-                out += ';';
-            append_action_text(out, parts[action.link + index], parts);
-        }
-        out += ')';
-        out += kind_text(action.kind);
+    if (action.kind != ActionKind::overlap_forward_backward) {
+        text::append_plain_action(out, action.stage, static_cast<int>(action.kind),
+                                  action.microbatch);
         return;
     }
-    char digits[16];
-    auto end = std::to_chars(digits, digits + sizeof digits, action.stage).ptr;
-    out.append(digits, end);
-    out += kind_text(action.kind);
-    if (action.microbatch != kNoMicrobatch) {
-        end = std::to_chars(digits, digits + sizeof digits, action.microbatch).ptr;
-        out.append(digits, end);
-    }
+    text::append_overlap_action(out, action.part_count, [&](int index) {
+        const Action& part = parts[action.link + index];
+        return text::ActionPart{static_cast<int>(part.kind), part.stage, part.microbatch};
+    });
 }
 
 std::string action_text(const Action& action, std::span<const Action> parts) {

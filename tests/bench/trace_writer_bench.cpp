@@ -3,7 +3,7 @@
 //
 // Raw SQLite gets every advantage TraceWriter cannot have: the same schema (the same embedded
 // text, so the same indexes), the same pragmas and batch size, one prepared INSERT, integers
-// only, label ids already known. TraceWriter must reach 80% of its rows/s. Each iteration writes
+// only. TraceWriter must reach 80% of its rows/s. Each iteration writes
 // a fresh file (open, schema, rows, close with its checkpoint) in a temporary directory. Each is
 // timed on its own, then both in alternation (BM_TraceWriterVersusRawSqlite), whose ratio is the
 // verdict printed last.
@@ -33,28 +33,20 @@ constexpr int kRows = 1'000'000;
 constexpr int kRanks = 8;
 constexpr int kBatchRows = TraceWriterOptions{}.batch_rows;
 
-// Representative rows, rank by rank in program order as the simulator emits them: labels drawn
-// from 50 texts in PyTorch's notation, durations of 1-100 us with small gaps, transfer sizes
-// and pair ids on the communication lane.
+// Representative rows, rank by rank in program order as the simulator emits them: 50 kinds of
+// action (F, B, W, SEND_F, RECV_B of two stages and five microbatches), durations of 1-100 us
+// with small gaps, transfer sizes and pair ids on the communication lane.
 struct Workload {
-    std::vector<std::string> labels;
     std::vector<ActionRecord> actions;
-    std::vector<int> label_index;  // actions[i].label == labels[label_index[i]]
 
     Workload() {
-        const char* kinds[] = {"F", "B", "W", "SEND_F", "RECV_B"};
         const int kind_values[] = {0, 3, 2, 4, 7};
-        for (int stage = 0; stage < 2; ++stage)
-            for (int kind = 0; kind < 5; ++kind)
-                for (int microbatch = 0; microbatch < 5; ++microbatch)
-                    labels.push_back(std::to_string(stage) + kinds[kind] +
-                                     std::to_string(microbatch));
+        const int kLabels = 50;
         std::mt19937_64 generator(2024);
-        std::uniform_int_distribution<int> pick_label(0, static_cast<int>(labels.size()) - 1);
+        std::uniform_int_distribution<int> pick_label(0, kLabels - 1);
         std::uniform_int_distribution<std::int64_t> duration(1'000, 100'000);
         std::uniform_int_distribution<std::int64_t> gap(0, 200);
         actions.reserve(kRows);
-        label_index.reserve(kRows);
         int pair_id = 0;
         for (int rank = 0; rank < kRanks; ++rank) {
             std::int64_t clock = 0;
@@ -69,14 +61,12 @@ struct Workload {
                 action.kind = static_cast<std::uint8_t>(kind_values[kind]);
                 action.stage = rank * 2 + label / 25;
                 action.microbatch = label % 5;
-                action.label = labels[label];
                 action.start_ns = clock + gap(generator);
                 action.end_ns = action.start_ns + duration(generator);
                 action.bytes = communication ? 16 << 20 : 0;
                 action.pair_id = communication ? pair_id++ : -1;
                 clock = action.end_ns;
                 actions.push_back(action);
-                label_index.push_back(label);
             }
         }
     }
@@ -163,8 +153,6 @@ void write_with_raw_sqlite(const fs::path& path, const Workload& rows) {
             "PRAGMA foreign_keys = OFF;");
     execute(connection, "BEGIN IMMEDIATE");
     execute(connection, std::string(schema_sql()));
-    for (const std::string& label : rows.labels)
-        execute(connection, "INSERT INTO strings (text) VALUES ('" + label + "')");
     execute(connection,
             "INSERT INTO runs (kind, schedule, pp, v, m, config, status, started_at_ns) "
             "VALUES ('sim', 'Interleaved1F1B', 8, 2, 5, '{}', 'running', 0)");
@@ -173,8 +161,8 @@ void write_with_raw_sqlite(const fs::path& path, const Workload& rows) {
 
     sqlite3_stmt* insert = nullptr;
     const char* sql =
-        "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, label_id, "
-        "start_ns, end_ns, bytes, pair_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, start_ns, "
+        "end_ns, bytes, pair_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
     check(sqlite3_prepare_v3(connection, sql, -1, SQLITE_PREPARE_PERSISTENT, &insert, nullptr),
           SQLITE_OK, connection, "prepare");
     execute(connection, "BEGIN IMMEDIATE");
@@ -188,11 +176,10 @@ void write_with_raw_sqlite(const fs::path& path, const Workload& rows) {
         sqlite3_bind_int(insert, 5, action.kind);
         sqlite3_bind_int(insert, 6, action.stage);
         sqlite3_bind_int(insert, 7, action.microbatch);
-        sqlite3_bind_int64(insert, 8, rows.label_index[index] + 1);
-        sqlite3_bind_int64(insert, 9, action.start_ns);
-        sqlite3_bind_int64(insert, 10, action.end_ns);
-        sqlite3_bind_int64(insert, 11, action.bytes);
-        sqlite3_bind_int(insert, 12, action.pair_id);
+        sqlite3_bind_int64(insert, 8, action.start_ns);
+        sqlite3_bind_int64(insert, 9, action.end_ns);
+        sqlite3_bind_int64(insert, 10, action.bytes);
+        sqlite3_bind_int(insert, 11, action.pair_id);
         check(sqlite3_step(insert), SQLITE_DONE, connection, "insert");
         sqlite3_reset(insert);
         if (++pending == kBatchRows) {

@@ -80,7 +80,6 @@ class TraceCrashTest : public ::testing::Test {
         run.m = 1;
         std::int64_t run_id = writer.begin_run(run);
         ActionRecord action;
-        action.label = "0F0";
         action.end_ns = 10;
         writer.add_action(run_id, action);
         writer.finish_run(run_id, 10, 0);

@@ -39,10 +39,9 @@ ActionRecord make_action(std::int64_t index) {
     action.rank = static_cast<std::int32_t>(index % 4);
     action.step = static_cast<std::int32_t>(index / 4);
     action.lane = index % 3 == 0 ? ActionLane::communication : ActionLane::compute;
-    action.kind = static_cast<std::uint8_t>(index % 12);
+    action.kind = static_cast<std::uint8_t>(index % 8);  // F ... RECV_B: no OVERLAP_F_B parts
     action.stage = action.rank;
     action.microbatch = static_cast<std::int32_t>(index % 8);
-    action.label = std::to_string(action.stage) + "F" + std::to_string(action.microbatch);
     action.start_ns = index * 1000;
     action.end_ns = index * 1000 + 800;
     action.bytes = 4096;

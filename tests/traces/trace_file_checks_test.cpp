@@ -85,9 +85,51 @@ TEST_F(TraceStoreTest, VersionTwoEventsHaveNoTimeUntilAWriterAddsTheColumn) {
         writer.finish_run(run_id, 1, 0);
     }
     TraceReader reader(path);
-    EXPECT_EQ(reader.schema_version(), 3);
+    EXPECT_EQ(reader.schema_version(), kSchemaVersion);
     EXPECT_EQ(reader.events(1).at(0).time_ns, std::nullopt);
     EXPECT_EQ(reader.events(2).at(0).time_ns, std::optional<std::int64_t>(-1200));
+}
+
+// Version 3 stored every action's text; version 4 derives it. Old rows keep showing their
+// stored text (an OVERLAP_F_B's too) after a writer brings the file up to date, new rows are
+// derived, and the memory index then covers the bytes column.
+TEST_F(TraceStoreTest, VersionThreeLabelsSurviveTheUpgrade) {
+    const fs::path path = file("v3.db");
+    write_older_trace(path, 3);
+    {
+        RawDatabase raw(path);
+        raw.execute("INSERT INTO strings (id, text) VALUES (1, '0F0'), (2, '(0F1;0B0)OVERLAP_F_B')");
+        raw.execute(
+            "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, label_id, "
+            "start_ns, end_ns, bytes, pair_id) VALUES (1, 0, 0, 0, 0, 0, 0, 1, 0, 10, 0, -1), "
+            "(1, 0, 1, 0, 8, -1, -1, 2, 10, 30, 0, -1)");
+    }
+    const auto labels = [&](std::int64_t run) {
+        std::vector<std::string> texts;
+        for (const ActionRecord& action : TraceReader(path).actions(run))
+            texts.push_back(action.label);
+        return texts;
+    };
+    EXPECT_EQ(labels(1), (std::vector<std::string>{"0F0", "(0F1;0B0)OVERLAP_F_B"}));
+    EXPECT_EQ(TraceReader(path).overlap_labels(1, 0),
+              (std::vector<std::pair<std::int32_t, std::string>>{{1, "(0F1;0B0)OVERLAP_F_B"}}));
+    {
+        TraceWriter writer(path);
+        const std::int64_t run_id = writer.begin_run(RunRecord{});
+        ActionRecord overlap;
+        overlap.kind = 8;
+        overlap.stage = overlap.microbatch = -1;
+        overlap.parts = {{0, 0, 2}, {1, 0, 1}};
+        writer.add_action(run_id, overlap);
+        writer.finish_run(run_id, 1, 0);
+    }
+    EXPECT_EQ(TraceReader(path).schema_version(), 4);
+    EXPECT_EQ(labels(1), (std::vector<std::string>{"0F0", "(0F1;0B0)OVERLAP_F_B"}));
+    EXPECT_EQ(labels(2), (std::vector<std::string>{"(0F2;0I1)OVERLAP_F_B"}));
+    RawDatabase raw(path, SQLITE_OPEN_READONLY);
+    EXPECT_EQ(raw.value("SELECT group_concat(name) FROM pragma_index_info('memory_by_rank_time')"),
+              "run_id,rank,time_ns,bytes");
+    EXPECT_TRUE(raw.rows("PRAGMA foreign_key_check").empty());
 }
 
 TEST_F(TraceStoreTest, ReaderRefusesWhatIsNotATrace) {
@@ -148,7 +190,7 @@ TEST_F(TraceStoreTest, NewerOrUnreadableSchemaVersionsAreRefused) {
     RawDatabase(newer).execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
     const std::string expected = newer.string() +
                                  ": trace schema version 99 is newer than this pipelens supports "
-                                 "(3); upgrade pipelens";
+                                 "(" + std::to_string(kSchemaVersion) + "); upgrade pipelens";
     EXPECT_EQ(error_of([&] { TraceReader reader(newer); }), expected);
     EXPECT_EQ(error_of([&] { TraceWriter writer(newer); }), expected);
     EXPECT_EQ(RawDatabase(newer).value("SELECT count(*) FROM runs"), "1");  // left untouched
@@ -199,22 +241,24 @@ TEST_F(TraceStoreTest, OverwrittenPagesFailTheIntegrityCheck) {
     EXPECT_EQ(error_of([&] { TraceWriter writer(path); }), message);
 }
 
+// A stored text that is gone is damage: an event's name, or an action's text in a file written
+// before version 4 (which then stored every action's text).
 TEST_F(TraceStoreTest, ALabelMissingFromTheStringsTableIsCorruption) {
     const fs::path path = file("lost_string.db");
-    {
-        TraceWriter writer(path);
-        const std::int64_t run_id = writer.begin_run(simulated_run());
-        writer.add_action(run_id, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 10));
-        writer.add_event(run_id, {0, 0, std::nullopt, "choose_schedule", "{}", "ok", std::nullopt});
-        writer.finish_run(run_id, 10, 0);
-    }
-    std::string label_id, name_id;
+    write_older_trace(path, 3);
     {
         RawDatabase raw(path);
-        label_id = raw.value("SELECT label_id FROM actions");
-        name_id = raw.value("SELECT name_id FROM events");
-        raw.execute("DELETE FROM strings");
+        raw.execute("INSERT INTO strings (id, text) VALUES (5, '0F0'), (6, 'choose_schedule')");
+        raw.execute(
+            "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, label_id, "
+            "start_ns, end_ns, bytes, pair_id) VALUES (1, 0, 0, 0, 0, 0, 0, 5, 0, 10, 0, -1)");
+        raw.execute("INSERT INTO events (run_id, rank, sequence, parent, name_id, arguments, "
+                    "outcome) VALUES (1, 0, 0, NULL, 6, '{}', 'ok')");
     }
+    TraceWriter(path).flush();  // brought up to version 4: the old row keeps its stored text
+    const std::string label_id = "5", name_id = "6";
+    EXPECT_EQ(TraceReader(path).actions(1).at(0).label, "0F0");
+    RawDatabase(path).execute("DELETE FROM strings");
     TraceReader reader(path);
     const std::string lost = path.string() + ": trace is corrupt: string id ";
     EXPECT_EQ(error_of([&] { reader.actions(1); }),

@@ -80,9 +80,11 @@ void expect_same(const std::vector<Record>& actual, const std::vector<Record>& e
         EXPECT_EQ(fields(actual[index]), fields(expected[index])) << "row " << index;
 }
 
+// `label` is the text the reader must derive from kind, stage and microbatch (and `parts`).
 inline ActionRecord action(int rank, int step, ActionLane lane, int kind, int stage, int microbatch,
                            std::string label, std::int64_t start_ns, std::int64_t end_ns,
-                           std::int64_t bytes = 0, int pair_id = -1) {
+                           std::int64_t bytes = 0, int pair_id = -1,
+                           std::vector<ActionPartRecord> parts = {}) {
     ActionRecord record;
     record.rank = rank;
     record.step = step;
@@ -91,6 +93,7 @@ inline ActionRecord action(int rank, int step, ActionLane lane, int kind, int st
     record.stage = stage;
     record.microbatch = microbatch;
     record.label = std::move(label);
+    record.parts = std::move(parts);
     record.start_ns = start_ns;
     record.end_ns = end_ns;
     record.bytes = bytes;
@@ -131,15 +134,14 @@ inline void write_text(const fs::path& path, const std::string& text) {
     out << text;
 }
 
-// A closed trace holding one finished run of `count` actions over 4 ranks and 50 labels.
+// A closed trace holding one finished run of `count` actions over 4 ranks.
 inline void write_trace_with_actions(const fs::path& path, int count) {
     TraceWriter writer(path);
     std::int64_t run_id = writer.begin_run(simulated_run("GPipe", 4, 64));
     for (int index = 0; index < count; ++index)
         writer.add_action(run_id,
-                          action(index % 4, index / 4, ActionLane::compute, index % 12, index % 4,
-                                 index % 64, "label" + std::to_string(index % 50), index * 1000,
-                                 index * 1000 + 900, 1 << 20));
+                          action(index % 4, index / 4, ActionLane::compute, index % 8, index % 4,
+                                 index % 64, "", index * 1000, index * 1000 + 900, 1 << 20));
     writer.finish_run(run_id, count * 1000, 0.25);
 }
 

@@ -23,7 +23,8 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
         action(0, 1, ActionLane::communication, 4, 0, 0, "0SEND_F0", 1000, 1500, 4096, 0),
         action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 1000),
         action(0, 2, ActionLane::compute, 0, 0, 1, "0F1", 1000, 2000),
-        action(0, 3, ActionLane::compute, 8, -1, -1, "(0F1;0B0)OVERLAP_F_B", 2000, 4000),
+        action(0, 3, ActionLane::compute, 8, -1, -1, "(0F1;0B0)OVERLAP_F_B", 2000, 4000, 0, -1,
+               {{0, 0, 1}, {3, 0, 0}}),
         action(0, 4, ActionLane::compute, 9, 0, -1, "0UNSHARD", 2000, 2000),  // ties on start
         action(1, 2, ActionLane::compute, 3, 1, 0, "1B0", 2500, 4500),
         action(0, 5, ActionLane::compute, 0, 0, 1, "0F1", 4000, 5000),  // label repeated
@@ -97,14 +98,19 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
     expect_same(reader.errors(run_id), errors);
     expect_same(reader.sharding(run_id), {sharding[1], sharding[0]});
 
-    // What a user sees with the sqlite3 shell: integer ns, interned labels, -1 for "none".
+    // What a user sees with the sqlite3 shell: integer ns, what an action is as integers (an
+    // OVERLAP_F_B's parts in their own table), no label text, -1 for "none".
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
-    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "3");
+    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "4");
     EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'application'"), "pipelens");
     EXPECT_EQ(raw.value("SELECT kind, status, step_time_ns FROM runs"), "sim|finished|5000");
-    EXPECT_EQ(raw.value("SELECT a.stage, a.microbatch, s.text FROM actions a "
-                        "JOIN strings s ON s.id = a.label_id WHERE a.kind = 8"),
-              "-1|-1|(0F1;0B0)OVERLAP_F_B");
+    EXPECT_EQ(raw.value("SELECT stage, microbatch, label_id IS NULL FROM actions WHERE kind = 8"),
+              "-1|-1|1");
+    EXPECT_EQ(raw.rows("SELECT part, kind, stage, microbatch FROM action_parts ORDER BY part"),
+              (std::vector<std::string>{"0|0|0|1", "1|3|0|0"}));
+    EXPECT_EQ(raw.value("SELECT group_concat(text, ',') FROM (SELECT text FROM strings ORDER BY "
+                        "text)"),
+              "aten.mm,forward");  // event names only
     EXPECT_TRUE(raw.rows("PRAGMA foreign_key_check").empty());
 }
 
@@ -225,32 +231,34 @@ TEST_F(TraceStoreTest, StartTimeDefaultsToTheWallClock) {
     EXPECT_GT(TraceReader(path).run(run_id).started_at_ns, 1'700'000'000'000'000'000);
 }
 
-TEST_F(TraceStoreTest, LabelsAreInternedOncePerDistinctText) {
+// A million actions must not add a million strings: what an action is is stored as integers
+// and its text derived when read; only event names are interned.
+TEST_F(TraceStoreTest, ActionTextsAreDerivedNotStored) {
     const fs::path path = file("interned.db");
     {
         TraceWriter writer(path);
         std::int64_t run_id = writer.begin_run(simulated_run());
-        const std::string labels[] = {"0F0", "0B0", "0SEND_F0"};
+        const int kinds[] = {0, 3, 4};  // F, B, SEND_F
         for (int index = 0; index < 3000; ++index)
-            writer.add_action(run_id, action(0, index, ActionLane::compute, 0, 0, 0,
-                                             labels[index % 3], index, index + 1));
-        writer.add_event(run_id,
-                         {0, 0, std::nullopt, "0F0", "{}", "ok", std::nullopt});  // shares "0F0"
+            writer.add_action(run_id, action(0, index, ActionLane::compute, kinds[index % 3], 0,
+                                             index, "", index, index + 1));
+        writer.add_event(run_id, {0, 0, std::nullopt, "forward", "{}", "ok", std::nullopt});
+        writer.add_event(run_id, {1, 0, std::nullopt, "forward", "{}", "ok", std::nullopt});
         writer.finish_run(run_id, 3001, 0);
     }
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
-    EXPECT_EQ(raw.value("SELECT count(*) FROM strings"), "3");
-    EXPECT_EQ(raw.value("SELECT count(DISTINCT label_id) FROM actions"), "3");
-    EXPECT_EQ(raw.value("SELECT count(*) FROM actions"), "3000");
+    EXPECT_EQ(raw.value("SELECT count(*) FROM strings"), "1");
+    EXPECT_EQ(raw.value("SELECT count(*) FROM actions WHERE label_id IS NULL"), "3000");
     std::vector<ActionRecord> read = TraceReader(path).actions(1);
     ASSERT_EQ(read.size(), 3000u);
-    EXPECT_EQ(read[2998].label, "0B0");
-    EXPECT_EQ(read[2999].label, "0SEND_F0");
+    EXPECT_EQ(read[2997].label, "0F2997");
+    EXPECT_EQ(read[2998].label, "0B2998");
+    EXPECT_EQ(read[2999].label, "0SEND_F2999");
 }
 
-// What the viewer loads with, one rank per thread: actions by start time with their label ids,
-// the strings that resolve them, memory samples, and how many ranks have actions.
-TEST_F(TraceStoreTest, BulkReadsKeepLabelsAsIdsOneRankAtATime) {
+// What the viewer loads with, one rank per thread: actions by start time without text, the
+// texts of OVERLAP_F_B actions by step, memory samples, and how many ranks have actions.
+TEST_F(TraceStoreTest, BulkReadsOneRankAtATime) {
     const fs::path path = file("bulk.db");
     std::int64_t run_id = 0, empty_run = 0;
     {
@@ -258,9 +266,11 @@ TEST_F(TraceStoreTest, BulkReadsKeepLabelsAsIdsOneRankAtATime) {
         run_id = writer.begin_run(simulated_run());
         writer.add_action(run_id, action(1, 0, ActionLane::compute, 0, 1, 0, "1F0", 50, 60));
         writer.add_action(
-            run_id, action(0, 1, ActionLane::communication, 6, 0, 0, "0SEND_F0", 10, 12, 4096, 7));
+            run_id, action(0, 1, ActionLane::communication, 6, 0, 0, "0SEND_B0", 10, 12, 4096, 7));
         writer.add_action(run_id, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 10));
         writer.add_action(run_id, action(1, 1, ActionLane::compute, 0, 1, 1, "1F1", 30, 40));
+        writer.add_action(run_id, action(1, 7, ActionLane::compute, 8, -1, -1, "", 70, 80, 0, -1,
+                                         {{0, 1, 2}, {1, 1, 1}}));
         writer.add_memory(run_id, {1, 40, 300});
         writer.add_memory(run_id, {0, 5, 100});
         writer.add_memory(run_id, {1, 10, 200});
@@ -271,24 +281,22 @@ TEST_F(TraceStoreTest, BulkReadsKeepLabelsAsIdsOneRankAtATime) {
     TraceReader reader(path);
     EXPECT_EQ(reader.action_rank_limit(run_id), 2);
     EXPECT_EQ(reader.action_rank_limit(empty_run), 0);
-    const StringTable strings = reader.strings();
     const std::vector<StoredAction> rank0 = reader.stored_actions(run_id, 0);
     ASSERT_EQ(rank0.size(), 2u);
-    EXPECT_EQ(strings.find(rank0[0].label_id), "0F0");
     EXPECT_EQ(std::tie(rank0[0].step, rank0[0].start_ns, rank0[0].end_ns, rank0[0].lane),
               std::make_tuple(0, 0, 10, ActionLane::compute));
-    EXPECT_EQ(strings.find(rank0[1].label_id), "0SEND_F0");
     EXPECT_EQ(
         std::tie(rank0[1].step, rank0[1].kind, rank0[1].stage, rank0[1].microbatch,
                  rank0[1].start_ns, rank0[1].end_ns, rank0[1].bytes, rank0[1].pair_id,
                  rank0[1].lane),
         std::make_tuple(1, std::uint8_t{6}, 0, 0, 10, 12, 4096, 7, ActionLane::communication));
     const std::vector<StoredAction> rank1 = reader.stored_actions(run_id, 1);
-    ASSERT_EQ(rank1.size(), 2u);  // by start time, not by step
-    EXPECT_EQ(strings.find(rank1[0].label_id), "1F1");
-    EXPECT_EQ(strings.find(rank1[1].label_id), "1F0");
+    ASSERT_EQ(rank1.size(), 3u);  // by start time, not by step
+    EXPECT_EQ(std::tie(rank1[0].step, rank1[1].step, rank1[2].step), std::make_tuple(1, 0, 7));
     EXPECT_TRUE(reader.stored_actions(run_id, 2).empty());
-    EXPECT_EQ(strings.find(strings.id_limit()), std::nullopt);
+    EXPECT_TRUE(reader.overlap_labels(run_id, 0).empty());
+    EXPECT_EQ(reader.overlap_labels(run_id, 1),
+              (std::vector<std::pair<std::int32_t, std::string>>{{7, "(1F2;1I1)OVERLAP_F_B"}}));
     expect_same(reader.memory(run_id, 1), {{1, 10, 200}, {1, 40, 300}});
     expect_same(reader.memory(run_id, 0), {{0, 5, 100}});
 }
@@ -299,25 +307,32 @@ TEST_F(TraceStoreTest, SecondSessionAppendsAndReusesStrings) {
         action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 10),
         action(0, 1, ActionLane::compute, 3, 0, 0, "0B0", 10, 30),
     };
+    const auto event = [](int sequence, std::string name) {
+        return EventRecord{sequence, 0, std::nullopt, std::move(name), "{}", "ok", std::nullopt};
+    };
     {
         TraceWriter writer(path);
         std::int64_t run_id = writer.begin_run(simulated_run());
         for (const ActionRecord& record : first)
             writer.add_action(run_id, record);
+        writer.add_event(run_id, event(0, "choose_schedule"));
+        writer.add_event(run_id, event(1, "lower_schedule"));
         writer.finish_run(run_id, 30, 0);
     }
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
-    std::string b0_id = raw.value("SELECT id FROM strings WHERE text = '0B0'");
+    std::string lower_id = raw.value("SELECT id FROM strings WHERE text = 'lower_schedule'");
     {
         TraceWriter writer(path);
         std::int64_t run_id = writer.begin_run(simulated_run("GPipe"));
         EXPECT_EQ(run_id, 2);
         writer.add_action(run_id, action(0, 0, ActionLane::compute, 3, 0, 0, "0B0", 0, 20));
         writer.add_action(run_id, action(0, 1, ActionLane::compute, 2, 0, 0, "0W0", 20, 25));
+        writer.add_event(run_id, event(0, "lower_schedule"));
+        writer.add_event(run_id, event(1, "split_model"));
         writer.finish_run(run_id, 25, 0);
     }
     EXPECT_EQ(raw.value("SELECT count(*) FROM strings"), "3");
-    EXPECT_EQ(raw.value("SELECT id FROM strings WHERE text = '0B0'"), b0_id);
+    EXPECT_EQ(raw.value("SELECT id FROM strings WHERE text = 'lower_schedule'"), lower_id);
     TraceReader reader(path);
     ASSERT_EQ(reader.runs().size(), 2u);
     EXPECT_EQ(reader.run(1).status, RunStatus::finished);

@@ -2,6 +2,8 @@
 // timeline draws with, and look-ups by text and by pair.
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <filesystem>
 
 #include "app/viewer/timeline_model.hpp"
@@ -145,10 +147,11 @@ TEST(TimelineModel, APairIdFarBeyondTheCountIsFoundWithoutAHugeTable) {
 }
 
 // Loading from a file reads ranks in parallel on several connections; it must give the model
-// the plain records give, lane by lane, bubble by bubble, pair by pair.
+// the plain records give, lane by lane, bubble by bubble, pair by pair. DualPipeV has
+// OVERLAP_F_B actions, whose texts come from their parts.
 TEST(TimelineModel, LoadingAFileInParallelGivesWhatTheRecordsGive) {
-    const auto path = testing::fresh_trace("model_interleaved");
-    const Schedule lowered = lower(generate_schedule({ScheduleKind::interleaved_1f1b, 4, 2, 8}));
+    const auto path = testing::fresh_trace("model_dual_pipe_v");
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::dual_pipe_v, 4, 2, 8}));
     sim::CostModel costs;
     costs.stages = {sim::StageCost{}};
     costs.activation_bytes = {1 << 20};
@@ -207,23 +210,38 @@ TEST(TimelineModel, LoadingAFileInParallelGivesWhatTheRecordsGive) {
     std::filesystem::remove(path);
 }
 
-TEST(TimelineModel, ALabelMissingFromTheStringsTableIsAnErrorNamingTheFile) {
-    const auto path = testing::fresh_trace("model_lost_label");
+// An OVERLAP_F_B's text comes from its parts; a file that lost them is damaged, and both the
+// viewer's load and the reader say so, naming the file and the action.
+TEST(TimelineModel, AnOverlapWithoutItsPartsIsAnErrorNamingTheFile) {
+    const auto path = testing::fresh_trace("model_lost_parts");
     {
         traces::TraceWriter writer(path);
         const std::int64_t run_id = writer.begin_run(traces::RunRecord{});
-        writer.add_action(
-            run_id, record(0, traces::ActionLane::compute, ActionKind::forward, "0F0", 0, 10));
+        traces::ActionRecord overlap =
+            record(0, traces::ActionLane::compute, ActionKind::overlap_forward_backward, "", 0, 10);
+        overlap.step = 3;
+        overlap.parts = {{0, 0, 1}, {3, 0, 0}};
+        writer.add_action(run_id, overlap);
         writer.finish_run(run_id, 10, 0);
     }
-    testing::RawDatabase(path).execute("DELETE FROM strings");
+    const std::string expected =
+        path.string() + ": trace is corrupt: OVERLAP_F_B at rank 0 step 3 has no parts";
+    {
+        const traces::TraceReader reader(path);
+        EXPECT_EQ(TimelineModel::load(reader, 1).label(
+                      TimelineModel::load(reader, 1).ranks()[0].compute.actions[0]),
+                  "(0F1;0B0)OVERLAP_F_B");
+    }
+    testing::RawDatabase(path).execute("DELETE FROM action_parts");
     const traces::TraceReader reader(path);
-    try {
-        TimelineModel::load(reader, 1);
-        ADD_FAILURE() << "loaded a trace whose label text is gone";
-    } catch (const traces::TraceError& error) {
-        EXPECT_EQ(std::string(error.what()),
-                  path.string() + ": trace is corrupt: string id 1 is not in the strings table");
+    for (const auto& load : std::vector<std::function<void()>>{
+             [&] { TimelineModel::load(reader, 1); }, [&] { reader.actions(1); }}) {
+        try {
+            load();
+            ADD_FAILURE() << "read a trace whose OVERLAP_F_B parts are gone";
+        } catch (const traces::TraceError& error) {
+            EXPECT_EQ(std::string(error.what()), expected);
+        }
     }
     std::filesystem::remove(path);
 }
