@@ -109,13 +109,17 @@ class Simulator {
         Ready ready{0, rank, true};
         for (const Action& part : schedule_.parts_of(action)) {
             Ready part_ready{0, rank, true};
-            for (const Input& input : rules_.inputs_of(schedule_, rank, part)) {
-                const std::int64_t time = time_of(rank, input);
-                if (time == kUnknown)
-                    return {0, -1, false};
-                if (time >= part_ready.time)
-                    part_ready = {time, input.origin, true};
-            }
+            const bool known =
+                rules_.for_each_input(schedule_, rank, part, [&](const Input& input) {
+                    const std::int64_t time = time_of(rank, input);
+                    if (time == kUnknown)
+                        return false;
+                    if (time >= part_ready.time)
+                        part_ready = {time, input.origin, true};
+                    return true;
+                });
+            if (!known)
+                return {0, -1, false};
             if (part_ready.time > ready.time)
                 ready = part_ready;
         }

@@ -123,33 +123,6 @@ void DependencyRules::index_waiters() {
         }
 }
 
-InputList DependencyRules::inputs_of(const Schedule& schedule, int rank, const Action& part) const {
-    InputList list;
-    const KindRules& rules = rules_[index_of(part.kind)];
-    for (int i = 0; i < rules.count; ++i) {
-        const InputRule& rule = rules.inputs[i];
-        Input& input = list.items[list.count];
-        if (rule.source == Source::program_order) {
-            const bool per_stage = rule.signal == Signal::parameters;
-            input = Input{rule.signal, per_stage ? part.stage : -1, -1, rank, rank, true};
-            ++list.count;
-            continue;
-        }
-        const int stage = part.stage + rule.stage_offset;
-        const int microbatch = part.microbatch + rule.microbatch_offset;
-        if (stage < 0 || stage >= schedule.stage_count || microbatch < 0 ||
-            microbatch >= schedule.microbatch_count)
-            continue;
-        const int holder = schedule.stage_to_rank[stage];
-        if (rule.source == Source::neighbour && schedule.has_communication && holder != rank)
-            input = Input{rule.via_receive, part.stage, microbatch, rank, holder, false};
-        else
-            input = Input{rule.signal, stage, microbatch, holder, holder, false};
-        ++list.count;
-    }
-    return list;
-}
-
 DependencyRules::Waiters DependencyRules::waiters_of(const Schedule& schedule, Signal signal,
                                                      int stage) const {
     Waiters waiters;

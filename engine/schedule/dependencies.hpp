@@ -67,20 +67,21 @@ struct InputRule {
     Signal via_receive = Signal::forward;  // neighbour only
 };
 
-// One thing a part waits for, resolved against a schedule.
+// One thing a part waits for, resolved against a schedule. (No member initializers: the hot
+// loops of the simulator build these by the million and must not pay for zeroing.)
 struct Input {
-    Signal signal = Signal::forward;
-    int stage = 0;       // whose signal; -1 for rank_compute
-    int microbatch = 0;  // -1 for per-stage and per-rank signals
-    int holder = 0;      // the rank that produces the signal
-    int origin = 0;      // the rank whose work it carries (the sender, for a receive)
-    bool program_order = false;
+    Signal signal;
+    bool program_order;  // produced earlier on the waiting rank itself
+    int stage;           // whose signal; the waiting part's for parameters, -1 for rank_compute
+    int microbatch;      // -1 for per-stage and per-rank signals
+    int holder;          // the rank that produces the signal
+    int origin;          // the rank whose work it carries (the sender, for a receive)
 };
 
 // At most this many inputs per part (F/I/B: parameters, own state, neighbour, one extra).
 inline constexpr int kMaxInputs = 6;
 struct InputList {
-    std::array<Input, kMaxInputs> items;
+    std::array<Input, kMaxInputs> items;  // the first `count` are set
     int count = 0;
     const Input* begin() const { return items.data(); }
     const Input* end() const { return items.data() + count; }
@@ -104,11 +105,23 @@ class DependencyRules {
     DependencyRules with_input(ActionKind kind, InputRule rule) const;
 
     // What `part` (one part of an action, never an OVERLAP_F_B container) of a schedule waits
-    // for when run on `rank`. The schedule's form matters: before lowering there are no
-    // receives, so neighbours are waited for directly.
-    InputList inputs_of(const Schedule& schedule, int rank, const Action& part) const;
+    // for when run on `rank`, in rule order. The schedule's form matters: before lowering there
+    // are no receives, so neighbours are waited for directly.
+    InputList inputs_of(const Schedule& schedule, int rank, const Action& part) const {
+        InputList list;
+        for_each_input(schedule, rank, part, [&](const Input& input) {
+            list.items[list.count++] = input;
+            return true;
+        });
+        return list;
+    }
+    // The same, handing each input to `visit(input) -> bool` until it returns false (the hot
+    // path of the simulator and the dry run: nothing is built). Returns false if stopped.
+    template <typename Visit>
+    bool for_each_input(const Schedule& schedule, int rank, const Action& part,
+                        Visit&& visit) const;
 
-    Products products_of(ActionKind kind) const { return products_[static_cast<int>(kind)]; }
+    const Products& products_of(ActionKind kind) const { return products_[static_cast<int>(kind)]; }
 
     // The ranks (at most four, possibly repeated, possibly `stage`'s own) whose parts can
     // wait for `signal` of `stage`: the ones to wake when it is produced.
@@ -144,6 +157,34 @@ class DependencyRules {
     std::array<std::array<std::int8_t, 4>, kSignalCount> waiter_offsets_{};
     std::array<int, kSignalCount> waiter_offset_count_{};
 };
+
+template <typename Visit>
+bool DependencyRules::for_each_input(const Schedule& schedule, int rank, const Action& part,
+                                     Visit&& visit) const {
+    const KindRules& rules = rules_[static_cast<int>(part.kind)];
+    for (int index = 0; index < rules.count; ++index) {
+        const InputRule& rule = rules.inputs[index];
+        Input input;
+        if (rule.source == Source::program_order) {
+            const bool per_stage = rule.signal == Signal::parameters;
+            input = Input{rule.signal, true, per_stage ? part.stage : -1, -1, rank, rank};
+        } else {
+            const int stage = part.stage + rule.stage_offset;
+            const int microbatch = part.microbatch + rule.microbatch_offset;
+            if (stage < 0 || stage >= schedule.stage_count || microbatch < 0 ||
+                microbatch >= schedule.microbatch_count)
+                continue;
+            const int holder = schedule.stage_to_rank[stage];
+            if (rule.source == Source::neighbour && schedule.has_communication && holder != rank)
+                input = Input{rule.via_receive, false, part.stage, microbatch, rank, holder};
+            else
+                input = Input{rule.signal, false, stage, microbatch, holder, holder};
+        }
+        if (!visit(input))
+            return false;
+    }
+    return true;
+}
 
 // The text of the action that produces `signal` of (stage, microbatch), e.g. "1SEND_F3".
 std::string producer_text(const DependencyRules& rules, Signal signal, int stage, int microbatch);

@@ -52,11 +52,16 @@ class DryRunner {
     }
 
     std::optional<Input> first_missing(int rank, const Action& action) const {
+        std::optional<Input> missing;
         for (const Action& part : schedule_.parts_of(action))
-            for (const Input& input : rules_.inputs_of(schedule_, rank, part))
-                if (!has(input))
-                    return input;
-        return std::nullopt;
+            if (!rules_.for_each_input(schedule_, rank, part, [&](const Input& input) {
+                    if (has(input))
+                        return true;
+                    missing = input;
+                    return false;
+                }))
+                break;
+        return missing;
     }
 
     void complete(const Action& part) {

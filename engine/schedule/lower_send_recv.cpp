@@ -61,10 +61,11 @@ class SendRecvPlacer {
 
     bool ready(int rank, const Action& action) const {
         for (const Action& part : schedule_.parts_of(action))
-            for (const Input& input : rules_.inputs_of(schedule_, rank, part))
-                if (!input.program_order &&
-                    !done_.has(input.stage, input.microbatch, flag_of(input.signal)))
-                    return false;
+            if (!rules_.for_each_input(schedule_, rank, part, [&](const Input& input) {
+                    return input.program_order ||
+                           done_.has(input.stage, input.microbatch, flag_of(input.signal));
+                }))
+                return false;
         return true;
     }
 
