@@ -140,7 +140,11 @@ int run(const Options& options) {
     ImGui_ImplOpenGL3_Init("#version 130");
 
     ViewerState state;
-    state.recent_files = load_recent_files();
+    // A screenshot or a benchmark is not a person opening a file: it reads and writes no
+    // recent files (and so draws the same whatever the user opened before).
+    if (options.screenshot.empty() && !options.bench)
+        state.recent_files = RecentFiles::kept_in(config_directory_from_environment() /
+                                                  "recent_files");
     glfwSetWindowUserPointer(window, &state);
     glfwSetDropCallback(window, on_drop);
     if (!options.trace.empty())

@@ -74,8 +74,8 @@ void draw_file_controls(ViewerState& state) {
     if (ImGui::Button("Open"))
         open_trace(state, state.open_path_input);
     draw_open_dialog(state);
-    if (!state.recent_files.empty() && ImGui::CollapsingHeader("Recent files")) {
-        for (const std::string& recent : std::vector<std::string>(state.recent_files))
+    if (!state.recent_files.paths().empty() && ImGui::CollapsingHeader("Recent files")) {
+        for (const std::string& recent : std::vector<std::string>(state.recent_files.paths()))
             if (ImGui::Selectable(recent.c_str()))
                 open_trace(state, recent);
     }

@@ -1,9 +1,8 @@
-// Opening traces and runs, selection, recent files.
+// Opening traces and runs, selection.
 #include "app/viewer/viewer_state.hpp"
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <string_view>
 #include <unordered_map>
 
@@ -11,16 +10,6 @@
 
 namespace pipelens::viewer {
 namespace {
-
-std::filesystem::path recent_files_path() {
-    const char* config = std::getenv("XDG_CONFIG_HOME");
-    const char* home = std::getenv("HOME");
-    std::filesystem::path directory =
-        config != nullptr && *config != '\0'
-            ? std::filesystem::path(config)
-            : std::filesystem::path(home != nullptr ? home : ".") / ".config";
-    return directory / "pipelens" / "recent_files";
-}
 
 // Pairs each action of the shown run with the compared run's action of the same text (the
 // first by rank, as TimelineModel::find), once, so drawing a frame never searches.
@@ -75,7 +64,7 @@ void open_trace(ViewerState& state, const std::filesystem::path& path,
         state.compared.reset();
         state.compared_run_id = 0;
         show_run(state, run_id.value_or(state.runs.back().id));
-        remember_recent_file(state, path.string());
+        state.recent_files.remember(path);
     } catch (const std::exception& error) {
         state.error = error.what();
     }
@@ -150,28 +139,6 @@ void bring_into_view(ViewerState& state, std::int64_t start_ns, std::int64_t end
         state.geometry.view_start = (start_ns + end_ns) / 2 - span / 2;
         state.geometry.view_end = state.geometry.view_start + span;
     }
-}
-
-std::vector<std::string> load_recent_files() {
-    std::vector<std::string> files;
-    std::ifstream file(recent_files_path());
-    for (std::string line; std::getline(file, line);)
-        if (!line.empty())
-            files.push_back(line);
-    return files;
-}
-
-void remember_recent_file(ViewerState& state, const std::string& path) {
-    const std::string absolute = std::filesystem::absolute(path).string();
-    std::erase(state.recent_files, absolute);
-    state.recent_files.insert(state.recent_files.begin(), absolute);
-    if (state.recent_files.size() > 10)
-        state.recent_files.resize(10);
-    std::error_code ignored;
-    std::filesystem::create_directories(recent_files_path().parent_path(), ignored);
-    std::ofstream file(recent_files_path());
-    for (const std::string& recent : state.recent_files)
-        file << recent << '\n';
 }
 
 }  // namespace pipelens::viewer

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/viewer/recent_files.hpp"
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
 
@@ -73,7 +74,7 @@ struct ViewerState {
     int sharding_selected = 0;
     int sharding_tensor = -1;  // the tensor drawn on the mesh: -1 the output, else an input
     bool sharding_scroll_pending = true;  // scroll the strategy table to the chosen row
-    std::vector<std::string> recent_files;
+    RecentFiles recent_files;  // kept only when a person runs the viewer
     std::string open_path_input;
     std::string browse_directory;  // where the open dialog is
     std::string browse_listed;     // the directory browse_entries were listed from
@@ -94,10 +95,5 @@ bool select_action(ViewerState& state, const std::string& label);
 bool choose_error(ViewerState& state, int index);
 // Centres the view, at its zoom, on [start_ns, end_ns] unless that is already in view.
 void bring_into_view(ViewerState& state, std::int64_t start_ns, std::int64_t end_ns);
-
-// Recent files, one path per line, most recent first, in $XDG_CONFIG_HOME/pipelens (or
-// ~/.config/pipelens); unreadable or missing files give an empty list.
-std::vector<std::string> load_recent_files();
-void remember_recent_file(ViewerState& state, const std::string& path);
 
 }  // namespace pipelens::viewer
