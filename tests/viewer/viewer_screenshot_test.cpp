@@ -345,8 +345,8 @@ TEST(ViewerScreenshot, AScreenshotRunLeavesTheConfigDirectoriesUntouched) {
     const std::string home = " HOME=" + (root / "home").string();
     const fs::path png = screenshot_path("config");
     for (const std::string& environment :
-         {"PIPELENS_CONFIG_DIR=" + directories[0].string() + " XDG_CONFIG_HOME=" +
-              (root / "xdg").string() + home,
+         {"PIPELENS_CONFIG_DIR=" + directories[0].string() +
+              " XDG_CONFIG_HOME=" + (root / "xdg").string() + home,
           "PIPELENS_CONFIG_DIR= XDG_CONFIG_HOME=" + (root / "xdg").string() + home,
           "PIPELENS_CONFIG_DIR= XDG_CONFIG_HOME=" + home}) {
         EXPECT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --size 640x480",
@@ -367,10 +367,10 @@ TEST(ViewerScreenshot, PipelensViewStartsTheViewer) {
     const fs::path trace = testing::fresh_trace("viewer_via_cli");
     ASSERT_EQ(testing::run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
     const fs::path png = screenshot_path("cli");
-    const std::string command = "xvfb-run -a env PIPELENS_CONFIG_DIR=" +
-                                test_config_directory().string() + " " PIPELENS_BINARY " view " +
-                                trace.string() +
-                                " --screenshot " + png.string() + " --size 640x480";
+    const std::string command =
+        "xvfb-run -a env PIPELENS_CONFIG_DIR=" + test_config_directory().string() +
+        " " PIPELENS_BINARY " view " + trace.string() + " --screenshot " + png.string() +
+        " --size 640x480";
     EXPECT_EQ(std::system(command.c_str()), 0);
     const Image image = load_png(png);
     EXPECT_EQ(image.width, 640);
