@@ -1,14 +1,16 @@
 // Every mismatch and failure of the run. A click selects the action it happened at and marks
 // its moment on the timeline; the full message is in the row's tooltip.
+#include "app/viewer/errors_panel.hpp"
+
 #include <imgui.h>
 
-#include "app/viewer/panels.hpp"
+#include "app/viewer/viewer_state.hpp"
 #include "engine/experiment/units.hpp"
 
 namespace pipelens::viewer {
 
 void draw_errors_panel(ViewerState& state) {
-    if (state.errors.empty()) {
+    if (state.trace.errors.empty()) {
         ImGui::TextDisabled("nothing recorded: this run has no errors");
         return;
     }
@@ -27,11 +29,11 @@ void draw_errors_panel(ViewerState& state) {
     ImGui::TableSetupColumn("expected / actual", ImGuiTableColumnFlags_WidthStretch, 2);
     ImGui::TableSetupColumn("message", ImGuiTableColumnFlags_WidthStretch, 3);
     ImGui::TableHeadersRow();
-    for (std::size_t index = 0; index < state.errors.size(); ++index) {
-        const traces::ErrorRecord& error = state.errors[index];
+    for (std::size_t index = 0; index < state.trace.errors.size(); ++index) {
+        const traces::ErrorRecord& error = state.trace.errors[index];
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
-        const bool chosen = state.chosen_error == static_cast<int>(index);
+        const bool chosen = state.errors_panel.chosen == static_cast<int>(index);
         if (ImGui::Selectable(
                 std::to_string(error.rank).append("##error").append(std::to_string(index)).c_str(),
                 chosen, ImGuiSelectableFlags_SpanAllColumns))

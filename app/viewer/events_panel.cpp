@@ -1,6 +1,8 @@
 // Recorded events, filterable by rank and name, with their time where they have one, and a
 // scrubber that replays the state up to the chosen event and shows it field by field, the
 // fields that event changed first and in their own colour (the timeline marks its moment).
+#include "app/viewer/events_panel.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -8,8 +10,8 @@
 #include <imgui.h>
 #include <nlohmann/json.hpp>
 
-#include "app/viewer/panels.hpp"
 #include "app/viewer/viewer_layout.hpp"
+#include "app/viewer/viewer_state.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_replay.hpp"
@@ -23,11 +25,12 @@ const traces::EventRecord& top_level_of(const ViewerState& state,
                                         const traces::EventRecord& event) {
     const traces::EventRecord* current = &event;
     for (int depth = 0; current->parent && depth < 64; ++depth) {
-        const auto parent = std::find_if(
-            state.events.begin(), state.events.end(), [&](const traces::EventRecord& record) {
-                return record.rank == current->rank && record.sequence == *current->parent;
-            });
-        if (parent == state.events.end())
+        const auto parent = std::find_if(state.trace.events.begin(), state.trace.events.end(),
+                                         [&](const traces::EventRecord& record) {
+                                             return record.rank == current->rank &&
+                                                    record.sequence == *current->parent;
+                                         });
+        if (parent == state.trace.events.end())
             break;
         current = &*parent;
     }
@@ -40,7 +43,8 @@ std::vector<ReplayedLine> replayed_state_lines(const ViewerState& state,
     std::vector<recorder::Event> stream;
     std::vector<recorder::StateField> after;
     try {
-        stream = recorder::RecordedEvents(state.reader->path().string(), state.run_id, state.events)
+        stream = recorder::RecordedEvents(state.trace.reader->path().string(), state.trace.run_id,
+                                          state.trace.events)
                      .stream(chosen.rank);
         after = recorder::state_fields(recorder::replay_events(stream, chosen.sequence).state());
     } catch (const std::exception& error) {
@@ -79,50 +83,53 @@ std::vector<ReplayedLine> replayed_state_lines(const ViewerState& state,
 }  // namespace
 
 void draw_events_panel(ViewerState& state) {
-    if (state.events.empty()) {
+    if (state.trace.events.empty()) {
         ImGui::TextDisabled("nothing recorded: this run has no events");
         return;
     }
     ImGui::SetNextItemWidth(90);
-    ImGui::InputInt("rank (-2 all)", &state.event_rank_filter);
+    ImGui::InputInt("rank (-2 all)", &state.events_panel.rank_filter);
     ImGui::SameLine();
     char name[64];
-    std::snprintf(name, sizeof name, "%s", state.event_name_filter.c_str());
+    std::snprintf(name, sizeof name, "%s", state.events_panel.name_filter.c_str());
     ImGui::SetNextItemWidth(160);
     ImGui::InputTextWithHint("##name", "name filter", name, sizeof name);
-    state.event_name_filter = name;
+    state.events_panel.name_filter = name;
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
-    ImGui::SliderInt("##scrub", &state.event_scrub, -1, static_cast<int>(state.events.size()) - 1,
-                     state.event_scrub < 0 ? "replay: pick an event" : "replayed up to #%d");
+    ImGui::SliderInt("##scrub", &state.events_panel.scrub, -1,
+                     static_cast<int>(state.trace.events.size()) - 1,
+                     state.events_panel.scrub < 0 ? "replay: pick an event" : "replayed up to #%d");
     ImGui::Columns(2, "events", true);
     ImGui::BeginChild("event list");
-    for (int index = 0; index < static_cast<int>(state.events.size()); ++index) {
-        const traces::EventRecord& event = state.events[index];
-        if (state.event_rank_filter != -2 && event.rank != state.event_rank_filter)
+    for (int index = 0; index < static_cast<int>(state.trace.events.size()); ++index) {
+        const traces::EventRecord& event = state.trace.events[index];
+        if (state.events_panel.rank_filter != -2 && event.rank != state.events_panel.rank_filter)
             continue;
-        if (!state.event_name_filter.empty() &&
-            event.name.find(state.event_name_filter) == std::string::npos)
+        if (!state.events_panel.name_filter.empty() &&
+            event.name.find(state.events_panel.name_filter) == std::string::npos)
             continue;
         const std::string text =
             fmt::format("{}r{} #{} {}{} {}", event.parent ? "    " : "", event.rank, event.sequence,
                         event.time_ns ? format_duration(*event.time_ns) + " " : std::string(),
                         event.name, event.arguments.substr(0, 120));
         if (ImGui::Selectable(fmt::format("{}##event{}", text, index).c_str(),
-                              index == state.event_scrub))
-            state.event_scrub = index;
+                              index == state.events_panel.scrub))
+            state.events_panel.scrub = index;
     }
     ImGui::EndChild();
     ImGui::NextColumn();
     ImGui::BeginChild("replayed state");
-    if (state.event_scrub >= 0 && state.event_scrub < static_cast<int>(state.events.size())) {
+    if (state.events_panel.scrub >= 0 &&
+        state.events_panel.scrub < static_cast<int>(state.trace.events.size())) {
         // Replayed once per chosen event, not once per frame.
-        if (state.replayed_event != state.event_scrub) {
-            state.replayed_event = state.event_scrub;
-            state.replayed_lines = replayed_state_lines(state, state.events[state.event_scrub]);
+        if (state.events_panel.replayed_event != state.events_panel.scrub) {
+            state.events_panel.replayed_event = state.events_panel.scrub;
+            state.events_panel.replayed_lines =
+                replayed_state_lines(state, state.trace.events[state.events_panel.scrub]);
         }
         const ImU32 changed = IM_COL32(kChangedField.r, kChangedField.g, kChangedField.b, 255);
-        for (const ReplayedLine& line : state.replayed_lines) {
+        for (const ReplayedLine& line : state.events_panel.replayed_lines) {
             if (line.changed)
                 ImGui::PushStyleColor(ImGuiCol_Text, changed);
             ImGui::TextUnformatted(line.text.c_str());

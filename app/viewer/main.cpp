@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include <GLFW/glfw3.h>
 #include <fmt/format.h>
@@ -56,11 +58,11 @@ std::int64_t thread_cpu_ns() {
 // --select and --error, once the first frame has fitted the view to the run.
 void apply_choices(const Options& options, ViewerState& state) {
     if (!options.select.empty() && !select_action(state, options.select))
-        state.error = fmt::format("--select {}: no such action", options.select);
+        state.trace.error = fmt::format("--select {}: no such action", options.select);
     if (options.error >= 0) {
         if (!choose_error(state, options.error))
-            state.error = fmt::format("--error {}: the run has {} errors", options.error,
-                                      state.errors.size());
+            state.trace.error = fmt::format("--error {}: the run has {} errors", options.error,
+                                            state.trace.errors.size());
         state.panel_request = Panel::errors;
     }
 }
@@ -82,34 +84,40 @@ std::int64_t render(GLFWwindow* window, ViewerState& state) {
     return cpu;
 }
 
-int run(const Options& options) {
+// The window's size and --tensor's input, once the options are known to be usable.
+struct Checked {
     int width = 1600, height = 900;
-    if (std::sscanf(options.size.c_str(), "%dx%d", &width, &height) != 2 || width < 400 ||
-        height < 300) {
+    int tensor_input = -1;  // --tensor inputN, or -1 for the output
+};
+
+// Refuses options that cannot work, with exit code 2 and a message naming the option.
+std::optional<Checked> check_options(const Options& options) {
+    Checked checked;
+    if (std::sscanf(options.size.c_str(), "%dx%d", &checked.width, &checked.height) != 2 ||
+        checked.width < 400 || checked.height < 300) {
         fmt::print(stderr, "pipelens-view: --size {}: expected WIDTHxHEIGHT, at least 400x300\n",
                    options.size);
-        return 2;
+        return std::nullopt;
     }
     if (!options.panel.empty() && options.panel != "events" && options.panel != "errors" &&
         options.panel != "sharding") {
         fmt::print(stderr, "pipelens-view: --panel {}: use events, errors or sharding\n",
                    options.panel);
-        return 2;
+        return std::nullopt;
     }
-    // Mesa's software rasteriser (llvmpipe, what Xvfb and GPU-less CI have) runs worker threads
-    // that take the cores from the frame being measured: on two cores they put 10-15 ms of
-    // thread CPU time into one frame in a hundred. Rasterising on this thread, after the
-    // measured part of the frame, leaves the viewer's own work in the figures. A GPU has no
-    // such threads; an explicit LP_NUM_THREADS is kept.
-    if (options.bench)
-        setenv("LP_NUM_THREADS", "0", 0);
-    int tensor_input = -1;  // --tensor inputN, or -1 for the output
     if (!options.tensor.empty() && options.tensor != "output" &&
-        (std::sscanf(options.tensor.c_str(), "input%d", &tensor_input) != 1 || tensor_input < 0)) {
+        (std::sscanf(options.tensor.c_str(), "input%d", &checked.tensor_input) != 1 ||
+         checked.tensor_input < 0)) {
         fmt::print(stderr, "pipelens-view: --tensor {}: use output or inputN, e.g. input0\n",
                    options.tensor);
-        return 2;
+        return std::nullopt;
     }
+    return checked;
+}
+
+// A window with an OpenGL 3 context and ImGui set up on it; nullptr (with the reason printed)
+// when there is no display or no OpenGL 3.
+GLFWwindow* open_window(const Options& options, const Checked& checked) {
     glfwSetErrorCallback([](int code, const char* text) {
         fmt::print(stderr, "pipelens-view: GLFW error {}: {}\n", code, text);
     });
@@ -117,44 +125,60 @@ int run(const Options& options) {
         fmt::print(stderr,
                    "pipelens-view: cannot open a window (no display? run under xvfb-run "
                    "or set DISPLAY)\n");
-        return 1;
+        return nullptr;
     }
+    const bool offscreen = !options.screenshot.empty() || options.bench;
     glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
     glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
     glfwWindowHint(GLFW_RESIZABLE, GLFW_TRUE);
-    if (!options.screenshot.empty() || options.bench)
+    if (offscreen)
         glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-    GLFWwindow* window = glfwCreateWindow(width, height, "pipelens-view", nullptr, nullptr);
+    GLFWwindow* window =
+        glfwCreateWindow(checked.width, checked.height, "pipelens-view", nullptr, nullptr);
     if (window == nullptr) {
         fmt::print(stderr, "pipelens-view: cannot create an OpenGL 3 window\n");
         glfwTerminate();
-        return 1;
+        return nullptr;
     }
     glfwMakeContextCurrent(window);
-    glfwSwapInterval(options.screenshot.empty() && !options.bench ? 1 : 0);
+    glfwSwapInterval(offscreen ? 0 : 1);
     IMGUI_CHECKVERSION();
     ImGui::CreateContext();
     ImGui::GetIO().IniFilename = nullptr;
     ImGui::StyleColorsDark();
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 130");
+    return window;
+}
 
-    ViewerState state;
-    state.recent_files = load_recent_files();
-    glfwSetWindowUserPointer(window, &state);
-    glfwSetDropCallback(window, on_drop);
+void close_window(GLFWwindow* window) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+}
+
+// The trace and the choices the command line asks for before the first frame: --event,
+// --tensor and --panel (--select and --error wait for the first frame: apply_choices).
+void apply_start_options(const Options& options, const Checked& checked, ViewerState& state) {
+    // A screenshot or a benchmark is not a person opening a file: it reads and writes no
+    // recent files (and so draws the same whatever the user opened before).
+    if (options.screenshot.empty() && !options.bench)
+        state.trace.recent_files =
+            RecentFiles::kept_in(config_directory_from_environment() / "recent_files");
     if (!options.trace.empty())
         open_trace(state, options.trace, options.run);
     if (options.event >= 0) {
-        if (options.event >= static_cast<int>(state.events.size()))
-            state.error = fmt::format("--event {}: the run has {} events", options.event,
-                                      state.events.size());
+        if (options.event >= static_cast<int>(state.trace.events.size()))
+            state.trace.error = fmt::format("--event {}: the run has {} events", options.event,
+                                            state.trace.events.size());
         else
-            state.event_scrub = options.event;
+            state.events_panel.scrub = options.event;
         state.panel_request = Panel::events;
     }
     if (!options.tensor.empty()) {
-        state.sharding_tensor = tensor_input;
+        state.sharding_panel.tensor = checked.tensor_input;
         state.panel_request = Panel::sharding;
     }
     if (options.panel == "errors")
@@ -163,44 +187,70 @@ int run(const Options& options) {
         state.panel_request = Panel::sharding;
     else if (options.panel == "events")
         state.panel_request = Panel::events;
+}
 
+// Renders --frames frames and writes the last as a PNG; 1 when it cannot be written.
+int take_screenshot(const Options& options, const Checked& checked, GLFWwindow* window,
+                    ViewerState& state) {
+    for (int frame = 0; frame < std::max(1, options.frames); ++frame) {
+        glfwPollEvents();
+        if (frame == 1)
+            apply_choices(options, state);
+        render(window, state);
+        if (frame + 1 < options.frames)
+            glfwSwapBuffers(window);
+    }
     int status = 0;
-    if (options.bench) {
+    try {
+        write_screenshot(options.screenshot, checked.width, checked.height);
+    } catch (const std::exception& error) {
+        fmt::print(stderr, "pipelens-view: {}\n", error.what());
+        status = 1;
+    }
+    if (!state.trace.error.empty())
+        fmt::print(stderr, "pipelens-view: {}\n", state.trace.error);
+    return status;
+}
+
+void run_interactive(const Options& options, GLFWwindow* window, ViewerState& state) {
+    for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
+        glfwPollEvents();
+        if (frame == 1)
+            apply_choices(options, state);
+        render(window, state);
+        glfwSwapBuffers(window);
+    }
+}
+
+int run(const Options& options) {
+    const std::optional<Checked> checked = check_options(options);
+    if (!checked)
+        return 2;
+    // Mesa's software rasteriser (llvmpipe, what Xvfb and GPU-less CI have) runs worker threads
+    // that take the cores from the frame being measured: on two cores they put 10-15 ms of
+    // thread CPU time into one frame in a hundred. Rasterising on this thread, after the
+    // measured part of the frame, leaves the viewer's own work in the figures. A GPU has no
+    // such threads; an explicit LP_NUM_THREADS is kept.
+    if (options.bench)
+        setenv("LP_NUM_THREADS", "0", 0);
+    GLFWwindow* window = open_window(options, *checked);
+    if (window == nullptr)
+        return 1;
+    ViewerState state;
+    glfwSetWindowUserPointer(window, &state);
+    glfwSetDropCallback(window, on_drop);
+    apply_start_options(options, *checked, state);
+    int status = 0;
+    if (options.bench)
         status = run_bench(options.bench_dir, [&](ViewerState& bench_state) {
             glfwPollEvents();
             return render(window, bench_state);
         });
-    } else if (!options.screenshot.empty()) {
-        for (int frame = 0; frame < std::max(1, options.frames); ++frame) {
-            glfwPollEvents();
-            if (frame == 1)
-                apply_choices(options, state);
-            render(window, state);
-            if (frame + 1 < options.frames)
-                glfwSwapBuffers(window);
-        }
-        try {
-            write_screenshot(options.screenshot, width, height);
-        } catch (const std::exception& error) {
-            fmt::print(stderr, "pipelens-view: {}\n", error.what());
-            status = 1;
-        }
-        if (!state.error.empty())
-            fmt::print(stderr, "pipelens-view: {}\n", state.error);
-    } else {
-        for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
-            glfwPollEvents();
-            if (frame == 1)
-                apply_choices(options, state);
-            render(window, state);
-            glfwSwapBuffers(window);
-        }
-    }
-    ImGui_ImplOpenGL3_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
-    ImGui::DestroyContext();
-    glfwDestroyWindow(window);
-    glfwTerminate();
+    else if (!options.screenshot.empty())
+        status = take_screenshot(options, *checked, window, state);
+    else
+        run_interactive(options, window, state);
+    close_window(window);
     return status;
 }
 

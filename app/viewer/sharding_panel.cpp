@@ -1,12 +1,14 @@
 // Sharding decisions: pick one, and one of its tensors (the output or an input); the mesh drawn
 // as a grid of devices coloured by the shard of that tensor each holds under the chosen
 // strategy, and the strategy table with costs and the chosen row highlighted.
+#include "app/viewer/sharding_panel.hpp"
+
 #include <fmt/format.h>
 #include <imgui.h>
 #include <nlohmann/json.hpp>
 
-#include "app/viewer/panels.hpp"
 #include "app/viewer/viewer_layout.hpp"
+#include "app/viewer/viewer_state.hpp"
 #include "engine/sharding/placement.hpp"
 
 namespace pipelens::viewer {
@@ -60,24 +62,25 @@ void draw_mesh(const std::vector<int>& shape, const std::string& placements_text
 }  // namespace
 
 void draw_sharding_panel(ViewerState& state) {
-    if (state.sharding.empty()) {
+    if (state.trace.sharding.empty()) {
         ImGui::TextDisabled("nothing recorded: this run has no sharding decisions");
         return;
     }
     ImGui::Columns(2, "sharding", true);
     ImGui::BeginChild("decisions");
-    for (int index = 0; index < static_cast<int>(state.sharding.size()); ++index)
-        if (ImGui::Selectable(fmt::format("#{} {}", index, state.sharding[index].op).c_str(),
-                              index == state.sharding_selected)) {
-            state.sharding_selected = index;
-            state.sharding_tensor = -1;
-            state.sharding_scroll_pending = true;
+    for (int index = 0; index < static_cast<int>(state.trace.sharding.size()); ++index)
+        if (ImGui::Selectable(fmt::format("#{} {}", index, state.trace.sharding[index].op).c_str(),
+                              index == state.sharding_panel.selected)) {
+            state.sharding_panel.selected = index;
+            state.sharding_panel.tensor = -1;
+            state.sharding_panel.scroll_pending = true;
         }
     ImGui::EndChild();
     ImGui::NextColumn();
     ImGui::BeginChild("strategies");
-    const traces::ShardingRecord& decision = state.sharding.at(state.sharding_selected);
-    const nlohmann::json& strategies = state.sharding_strategies.at(state.sharding_selected);
+    const traces::ShardingRecord& decision = state.trace.sharding.at(state.sharding_panel.selected);
+    const nlohmann::json& strategies =
+        state.trace.sharding_strategies.at(state.sharding_panel.selected);
     ImGui::TextWrapped("%s", decision.mesh.c_str());
     if (strategies.is_array() && decision.chosen >= 0 &&
         decision.chosen < static_cast<int>(strategies.size()) &&
@@ -86,21 +89,21 @@ void draw_sharding_panel(ViewerState& state) {
         nlohmann::json inputs = chosen.value("input_specs", nlohmann::json::array());
         if (!inputs.is_array())
             inputs = nlohmann::json::array();
-        ImGui::RadioButton("output", &state.sharding_tensor, -1);
+        ImGui::RadioButton("output", &state.sharding_panel.tensor, -1);
         for (int input = 0; input < static_cast<int>(inputs.size()); ++input) {
             ImGui::SameLine();
-            ImGui::RadioButton(fmt::format("input {}", input).c_str(), &state.sharding_tensor,
+            ImGui::RadioButton(fmt::format("input {}", input).c_str(), &state.sharding_panel.tensor,
                                input);
         }
-        if (state.sharding_tensor >= static_cast<int>(inputs.size()))
-            state.sharding_tensor = -1;
-        const nlohmann::json spec = state.sharding_tensor < 0
+        if (state.sharding_panel.tensor >= static_cast<int>(inputs.size()))
+            state.sharding_panel.tensor = -1;
+        const nlohmann::json spec = state.sharding_panel.tensor < 0
                                         ? chosen.value("output_spec", nlohmann::json())
-                                        : inputs[state.sharding_tensor];
+                                        : inputs[state.sharding_panel.tensor];
         const std::string placements = spec.is_string() ? spec.get<std::string>() : "";
-        const std::string tensor = state.sharding_tensor < 0
+        const std::string tensor = state.sharding_panel.tensor < 0
                                        ? std::string("output")
-                                       : fmt::format("input {}", state.sharding_tensor);
+                                       : fmt::format("input {}", state.sharding_panel.tensor);
         ImGui::Text("%s %s: devices coloured by the shard they hold", tensor.c_str(),
                     placements.c_str());
         draw_mesh(mesh_shape(decision.mesh), placements);
@@ -120,9 +123,9 @@ void draw_sharding_panel(ViewerState& state) {
                 ImGui::TableSetBgColor(
                     ImGuiTableBgTarget_RowBg0,
                     IM_COL32(kChosenStrategy.r, kChosenStrategy.g, kChosenStrategy.b, 255));
-                if (state.sharding_scroll_pending) {  // bring the chosen row into view once
+                if (state.sharding_panel.scroll_pending) {  // bring the chosen row into view once
                     ImGui::SetScrollHereY(0.5f);
-                    state.sharding_scroll_pending = false;
+                    state.sharding_panel.scroll_pending = false;
                 }
             }
             ImGui::TableNextColumn();

@@ -1,11 +1,13 @@
 // Sidebar: file, runs, search, selection details, comparison summary.
+#include "app/viewer/sidebar_panel.hpp"
+
 #include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
 #include <imgui.h>
 
-#include "app/viewer/panels.hpp"
+#include "app/viewer/viewer_state.hpp"
 #include "engine/experiment/units.hpp"
 
 namespace pipelens::viewer {
@@ -13,69 +15,69 @@ namespace {
 
 // A small file dialog: the directory's subdirectories and .db files; a click enters a
 // directory or opens a trace.
-// Lists `state.browse_directory` into `state.browse_entries`: once per directory entered or
-// dialog opened, not every frame the dialog is up.
-void list_browse_directory(ViewerState& state) {
+// Lists `browse_directory` into `browse_entries`: once per directory
+// entered or dialog opened, not every frame the dialog is up.
+void list_browse_directory(SidebarState& sidebar) {
     std::error_code error;
-    state.browse_entries.clear();
-    for (const auto& entry : std::filesystem::directory_iterator(state.browse_directory, error)) {
+    sidebar.browse_entries.clear();
+    for (const auto& entry : std::filesystem::directory_iterator(sidebar.browse_directory, error)) {
         const bool directory = entry.is_directory(error);
         if (directory || entry.path().extension() == ".db")
-            state.browse_entries.push_back(
+            sidebar.browse_entries.push_back(
                 {entry.path(), entry.path().filename().string() + (directory ? "/" : ""),
                  directory});
     }
-    std::sort(state.browse_entries.begin(), state.browse_entries.end(),
+    std::sort(sidebar.browse_entries.begin(), sidebar.browse_entries.end(),
               [](const auto& left, const auto& right) { return left.path < right.path; });
-    state.browse_error = error ? error.message() : "";
-    state.browse_listed = state.browse_directory;
+    sidebar.browse_error = error ? error.message() : "";
+    sidebar.browse_listed = sidebar.browse_directory;
 }
 
 void draw_open_dialog(ViewerState& state) {
     if (ImGui::Button("Browse...")) {
         ImGui::OpenPopup("open trace");
-        state.browse_listed.clear();  // list afresh: files may have come or gone
+        state.sidebar.browse_listed.clear();  // list afresh: files may have come or gone
     }
     if (!ImGui::BeginPopup("open trace"))
         return;
-    if (state.browse_directory.empty()) {
+    if (state.sidebar.browse_directory.empty()) {
         std::error_code error;
-        state.browse_directory = std::filesystem::current_path(error).string();
+        state.sidebar.browse_directory = std::filesystem::current_path(error).string();
     }
-    if (state.browse_listed != state.browse_directory)
-        list_browse_directory(state);
-    ImGui::TextUnformatted(state.browse_directory.c_str());
+    if (state.sidebar.browse_listed != state.sidebar.browse_directory)
+        list_browse_directory(state.sidebar);
+    ImGui::TextUnformatted(state.sidebar.browse_directory.c_str());
     ImGui::Separator();
     if (ImGui::Selectable("../", false, ImGuiSelectableFlags_DontClosePopups))
-        state.browse_directory =
-            std::filesystem::path(state.browse_directory).parent_path().string();
-    for (const BrowseEntry& entry : state.browse_entries)
+        state.sidebar.browse_directory =
+            std::filesystem::path(state.sidebar.browse_directory).parent_path().string();
+    for (const BrowseEntry& entry : state.sidebar.browse_entries)
         if (ImGui::Selectable(entry.name.c_str(), false,
                               entry.directory ? ImGuiSelectableFlags_DontClosePopups : 0)) {
             if (entry.directory)
-                state.browse_directory = entry.path.string();
+                state.sidebar.browse_directory = entry.path.string();
             else
                 open_trace(state, entry.path);
         }
-    if (!state.browse_error.empty())
-        ImGui::TextDisabled("%s", state.browse_error.c_str());
+    if (!state.sidebar.browse_error.empty())
+        ImGui::TextDisabled("%s", state.sidebar.browse_error.c_str());
     ImGui::EndPopup();
 }
 
 void draw_file_controls(ViewerState& state) {
     char buffer[1024];
-    std::snprintf(buffer, sizeof buffer, "%s", state.open_path_input.c_str());
+    std::snprintf(buffer, sizeof buffer, "%s", state.sidebar.open_path_input.c_str());
     ImGui::SetNextItemWidth(-50);
     if (ImGui::InputTextWithHint("##open", "trace.db path", buffer, sizeof buffer,
                                  ImGuiInputTextFlags_EnterReturnsTrue))
         open_trace(state, buffer);
-    state.open_path_input = buffer;
+    state.sidebar.open_path_input = buffer;
     ImGui::SameLine();
     if (ImGui::Button("Open"))
-        open_trace(state, state.open_path_input);
+        open_trace(state, state.sidebar.open_path_input);
     draw_open_dialog(state);
-    if (!state.recent_files.empty() && ImGui::CollapsingHeader("Recent files")) {
-        for (const std::string& recent : std::vector<std::string>(state.recent_files))
+    if (!state.trace.recent_files.paths().empty() && ImGui::CollapsingHeader("Recent files")) {
+        for (const std::string& recent : std::vector<std::string>(state.trace.recent_files.paths()))
             if (ImGui::Selectable(recent.c_str()))
                 open_trace(state, recent);
     }
@@ -83,29 +85,29 @@ void draw_file_controls(ViewerState& state) {
 
 void draw_runs(ViewerState& state) {
     ImGui::TextUnformatted("Runs (click: show, right-click: compare)");
-    for (const traces::RunRecord& run : state.runs) {
+    for (const traces::RunRecord& run : state.trace.runs) {
         const std::string text =
-            fmt::format("{}{} {} {} pp={} m={}", run.id == state.run_id ? "> " : "  ",
-                        run.id == state.compared_run_id ? "[vs]" : "", run.id,
+            fmt::format("{}{} {} {} pp={} m={}", run.id == state.trace.run_id ? "> " : "  ",
+                        run.id == state.trace.compared_run_id ? "[vs]" : "", run.id,
                         run.kind == traces::RunKind::real ? "real" : "sim", run.pp, run.m);
         if (ImGui::Selectable(fmt::format("{}  {}##run{}", text, run.schedule, run.id).c_str(),
-                              run.id == state.run_id))
+                              run.id == state.trace.run_id))
             show_run(state, run.id);
         if (ImGui::IsItemClicked(ImGuiMouseButton_Right))
-            compare_with(state, run.id == state.compared_run_id ? 0 : run.id);
+            compare_with(state.trace, run.id == state.trace.compared_run_id ? 0 : run.id);
     }
 }
 
 void draw_details(ViewerState& state) {
-    if (!state.model || !state.selected) {
+    if (!state.trace.model || !state.timeline.selected) {
         ImGui::TextDisabled("click an action to see its details");
         return;
     }
-    const TimelineModel& model = *state.model;
-    const TimelineAction& action = model.action(*state.selected);
+    const TimelineModel& model = *state.trace.model;
+    const TimelineAction& action = model.action(*state.timeline.selected);
     ImGui::TextUnformatted(model.label(action).data());
-    ImGui::Text("rank %d, %s lane", state.selected->rank,
-                state.selected->communication ? "communication" : "compute");
+    ImGui::Text("rank %d, %s lane", state.timeline.selected->rank,
+                state.timeline.selected->communication ? "communication" : "compute");
     ImGui::Text("stage %d, microbatch %d, step %d", action.stage, action.microbatch, action.step);
     ImGui::Text("start %s", format_duration(action.start_ns).c_str());
     ImGui::Text("duration %s", format_duration(action.end_ns - action.start_ns).c_str());
@@ -117,11 +119,12 @@ void draw_details(ViewerState& state) {
 }
 
 void draw_comparison(const ViewerState& state) {
-    if (!state.compared || !state.model)
+    if (!state.trace.compared || !state.trace.model)
         return;
     ImGui::Separator();
-    ImGui::Text("vs run %lld: largest differences", static_cast<long long>(state.compared_run_id));
-    for (const ViewerState::Difference& difference : state.largest_differences)
+    ImGui::Text("vs run %lld: largest differences",
+                static_cast<long long>(state.trace.compared_run_id));
+    for (const TraceSession::Difference& difference : state.trace.largest_differences)
         ImGui::Text("  %-10s %s%s", difference.label.c_str(), difference.delta_ns >= 0 ? "+" : "-",
                     format_duration(std::abs(difference.delta_ns)).c_str());
 }
@@ -130,12 +133,12 @@ void draw_comparison(const ViewerState& state) {
 
 void draw_sidebar(ViewerState& state) {
     draw_file_controls(state);
-    if (!state.error.empty()) {
+    if (!state.trace.error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
-        ImGui::TextWrapped("%s", state.error.c_str());
+        ImGui::TextWrapped("%s", state.trace.error.c_str());
         ImGui::PopStyleColor();
     }
-    if (!state.reader) {
+    if (!state.trace.reader) {
         ImGui::TextWrapped(
             "No trace open. Type a path above, drop a file on the window, or "
             "start with `pipelens-view TRACE.db`.");
@@ -145,13 +148,13 @@ void draw_sidebar(ViewerState& state) {
     draw_runs(state);
     ImGui::Separator();
     char search[128];
-    std::snprintf(search, sizeof search, "%s", state.search.c_str());
+    std::snprintf(search, sizeof search, "%s", state.sidebar.search.c_str());
     ImGui::SetNextItemWidth(-1);
     if (ImGui::InputTextWithHint("##search", "find action, e.g. 2F5", search, sizeof search,
                                  ImGuiInputTextFlags_EnterReturnsTrue) &&
         !select_action(state, search))
-        state.error = fmt::format("no action '{}' in run {}", search, state.run_id);
-    state.search = search;
+        state.trace.error = fmt::format("no action '{}' in run {}", search, state.trace.run_id);
+    state.sidebar.search = search;
     ImGui::Separator();
     draw_details(state);
     draw_comparison(state);

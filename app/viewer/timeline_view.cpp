@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "app/viewer/viewer_state.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/schedule/action.hpp"
 
@@ -145,7 +146,7 @@ void draw_gutter(ImDrawList* draw, const RankTimeline& rank, const TimelineGeome
 }
 
 void handle_input(ViewerState& state, float window_width, float area_bottom) {
-    TimelineGeometry& geometry = state.geometry;
+    TimelineGeometry& geometry = state.timeline.geometry;
     const ImGuiIO& io = ImGui::GetIO();
     const ImVec2 mouse = io.MousePos;
     const bool inside = mouse.x >= geometry.left && mouse.x <= geometry.left + geometry.width &&
@@ -163,23 +164,24 @@ void handle_input(ViewerState& state, float window_width, float area_bottom) {
         const auto shift = static_cast<std::int64_t>(io.MouseDelta.x / geometry.pixels_per_ns());
         geometry.view_start -= shift;
         geometry.view_end -= shift;
-        const float content = static_cast<float>(state.model->ranks().size()) * kRankHeight;
-        state.scroll_y = std::clamp(state.scroll_y - io.MouseDelta.y, 0.0f,
-                                    std::max(0.0f, content - (area_bottom - kRulerHeight)));
+        const float content = static_cast<float>(state.trace.model->ranks().size()) * kRankHeight;
+        state.timeline.scroll_y =
+            std::clamp(state.timeline.scroll_y - io.MouseDelta.y, 0.0f,
+                       std::max(0.0f, content - (area_bottom - kRulerHeight)));
     }
     if ((inside && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ||
         (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('F')))
-        geometry = fitted_geometry(window_width, state.model->end_ns());
+        geometry = fitted_geometry(window_width, state.trace.model->end_ns());
     if (inside && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
         io.MouseDragMaxDistanceSqr[0] < 9)
-        state.selected = state.hovered;
+        state.timeline.selected = state.timeline.hovered;
 }
 
 void hover_and_tooltip(ViewerState& state) {
-    const TimelineModel& model = *state.model;
-    const TimelineGeometry& geometry = state.geometry;
+    const TimelineModel& model = *state.trace.model;
+    const TimelineGeometry& geometry = state.timeline.geometry;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
-    state.hovered.reset();
+    state.timeline.hovered.reset();
     if (!ImGui::IsWindowHovered() || mouse.x < geometry.left)
         return;
     const std::int64_t time = geometry.time_at(mouse.x);
@@ -190,7 +192,7 @@ void hover_and_tooltip(ViewerState& state) {
                 continue;
             const Lane& lane = communication ? rank.communication : rank.compute;
             if (const auto index = model.action_at(lane, time)) {
-                state.hovered = ActionLocation{rank.rank, communication, *index};
+                state.timeline.hovered = ActionLocation{rank.rank, communication, *index};
                 const TimelineAction& action = lane.actions[*index];
                 ImGui::BeginTooltip();
                 ImGui::Text("%s  (rank %d, stage %d, microbatch %d)", model.label(action).data(),
@@ -204,11 +206,11 @@ void hover_and_tooltip(ViewerState& state) {
                     ImGui::Text("%s rank %d", sends ? "to" : "from",
                                 sends ? ends->second.rank : ends->first.rank);
                 }
-                if (state.compared && action.label < state.compared_durations.size() &&
-                    state.compared_durations[action.label] >= 0) {
-                    const std::int64_t ghost = state.compared_durations[action.label];
+                if (state.trace.compared && action.label < state.trace.compared_durations.size() &&
+                    state.trace.compared_durations[action.label] >= 0) {
+                    const std::int64_t ghost = state.trace.compared_durations[action.label];
                     ImGui::Text("run %lld: %s (%+.1f%%)",
-                                static_cast<long long>(state.compared_run_id),
+                                static_cast<long long>(state.trace.compared_run_id),
                                 format_duration(ghost).c_str(),
                                 100.0 * ((action.end_ns - action.start_ns) - ghost) /
                                     std::max<std::int64_t>(1, ghost));
@@ -260,12 +262,13 @@ void draw_ghosts(ImDrawList* draw, const TimelineModel& ghost, const TimelineGeo
 // The chosen event's moment: the timeline up to it tinted, a line at it; an event before the
 // view (every set-up call of a real run is before the step) is named at the view's left edge.
 void draw_event_moment(ImDrawList* draw, const ViewerState& state, float area_bottom) {
-    if (state.event_scrub < 0 || state.event_scrub >= static_cast<int>(state.events.size()))
+    if (state.events_panel.scrub < 0 ||
+        state.events_panel.scrub >= static_cast<int>(state.trace.events.size()))
         return;
-    const traces::EventRecord& event = state.events[state.event_scrub];
+    const traces::EventRecord& event = state.trace.events[state.events_panel.scrub];
     if (!event.time_ns)
         return;
-    const TimelineGeometry& geometry = state.geometry;
+    const TimelineGeometry& geometry = state.timeline.geometry;
     const float right_edge = geometry.left + geometry.width;
     if (*event.time_ns < geometry.view_start) {
         draw->AddRectFilled({geometry.left, kRulerHeight}, {geometry.left + 3, area_bottom},
@@ -285,18 +288,19 @@ void draw_event_moment(ImDrawList* draw, const ViewerState& state, float area_bo
 }  // namespace
 
 void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
-    if (!state.model)
+    if (!state.trace.model)
         return;
-    if (!state.fitted) {
-        state.geometry = fitted_geometry(window_width, state.model->end_ns());
-        state.fitted = true;
+    if (!state.timeline.fitted) {
+        state.timeline.geometry = fitted_geometry(window_width, state.trace.model->end_ns());
+        state.timeline.fitted = true;
     }
-    state.geometry.left = kSidebarWidth + kGutterWidth;
-    state.geometry.width = std::max(1.0f, window_width - state.geometry.left - kRightMargin);
+    state.timeline.geometry.left = kSidebarWidth + kGutterWidth;
+    state.timeline.geometry.width =
+        std::max(1.0f, window_width - state.timeline.geometry.left - kRightMargin);
     handle_input(state, window_width, area_bottom);
-    state.geometry.top = kRulerHeight - state.scroll_y;
-    const TimelineModel& model = *state.model;
-    const TimelineGeometry& geometry = state.geometry;
+    state.timeline.geometry.top = kRulerHeight - state.timeline.scroll_y;
+    const TimelineModel& model = *state.trace.model;
+    const TimelineGeometry& geometry = state.timeline.geometry;
     ImDrawList* draw = ImGui::GetWindowDrawList();
     draw_ruler(draw, geometry);
     draw->PushClipRect({kSidebarWidth, kRulerHeight}, {window_width, area_bottom}, true);
@@ -316,8 +320,8 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
         for (const DrawBlock& block : blocks)
             visible_sends += block.count;
     }
-    if (state.compared)
-        draw_ghosts(draw, *state.compared, geometry, area_bottom);
+    if (state.trace.compared)
+        draw_ghosts(draw, *state.trace.compared, geometry, area_bottom);
     // Every visible pair's arrow once few enough are on screen to read them.
     if (visible_sends < 400)
         for (const RankTimeline& rank : model.ranks()) {
@@ -334,14 +338,15 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
         }
     draw_event_moment(draw, state, area_bottom);
     // The chosen error's moment, across every rank.
-    if (state.chosen_error >= 0 && state.chosen_error < static_cast<int>(state.errors.size()))
-        if (const auto time = state.errors[state.chosen_error].time_ns) {
+    if (state.errors_panel.chosen >= 0 &&
+        state.errors_panel.chosen < static_cast<int>(state.trace.errors.size()))
+        if (const auto time = state.trace.errors[state.errors_panel.chosen].time_ns) {
             const float x = geometry.x(*time);
             if (x >= geometry.left && x <= geometry.left + geometry.width)
                 draw->AddLine({x, kRulerHeight}, {x, area_bottom}, colour(kErrorMarker), 2);
         }
     hover_and_tooltip(state);
-    for (const auto& focus : {state.selected, state.hovered}) {
+    for (const auto& focus : {state.timeline.selected, state.timeline.hovered}) {
         if (!focus)
             continue;
         const TimelineAction& action = model.action(*focus);
@@ -356,11 +361,11 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
 }
 
 void draw_memory(const ViewerState& state, float top, float bottom) {
-    if (!state.model)
+    if (!state.trace.model)
         return;
-    const TimelineGeometry& geometry = state.geometry;
+    const TimelineGeometry& geometry = state.timeline.geometry;
     ImDrawList* draw = ImGui::GetWindowDrawList();
-    const std::int64_t peak = std::max<std::int64_t>(1, state.model->memory_peak());
+    const std::int64_t peak = std::max<std::int64_t>(1, state.trace.model->memory_peak());
     draw->AddText({kSidebarWidth + 6, top + 2}, IM_COL32(200, 200, 200, 255),
                   fmt::format("memory (peak {})", format_bytes(peak)).c_str());
     if (peak <= 1) {
@@ -375,7 +380,7 @@ void draw_memory(const ViewerState& state, float top, float bottom) {
     // The ranks the timeline shows (scrolled like it), at most eight: one line per rank.
     const float lanes_top = kRulerHeight;
     int shown = 0;
-    for (const RankTimeline& rank : state.model->ranks()) {
+    for (const RankTimeline& rank : state.trace.model->ranks()) {
         if (rank.memory.empty() || geometry.lane_top(rank.rank, false) + kRankHeight <= lanes_top ||
             ++shown > 8)
             continue;
@@ -399,6 +404,14 @@ void draw_memory(const ViewerState& state, float top, float bottom) {
         draw->AddLine(previous, {geometry.left + geometry.width, previous.y}, colour(tint), 1.5f);
     }
     draw->PopClipRect();
+}
+
+void bring_into_view(TimelineViewState& view, std::int64_t start_ns, std::int64_t end_ns) {
+    const std::int64_t span = view.geometry.view_end - view.geometry.view_start;
+    if (start_ns < view.geometry.view_start || end_ns > view.geometry.view_end) {
+        view.geometry.view_start = (start_ns + end_ns) / 2 - span / 2;
+        view.geometry.view_end = view.geometry.view_start + span;
+    }
 }
 
 }  // namespace pipelens::viewer

@@ -4,8 +4,8 @@
 
 #include <imgui.h>
 
-#include "app/viewer/panels.hpp"
 #include "app/viewer/timeline_view.hpp"
+#include "app/viewer/viewer_state.hpp"
 
 namespace pipelens::viewer {
 namespace {
@@ -38,7 +38,7 @@ void draw_frame(ViewerState& state, float width, float height) {
                           IM_COL32(kBackground.r, kBackground.g, kBackground.b, 255));
     if (begin_area("timeline", {kSidebarWidth, 0}, {width - kSidebarWidth, timeline_bottom},
                    false)) {
-        if (state.model)
+        if (state.trace.model)
             draw_timeline(state, width, timeline_bottom);
         else
             ImGui::GetWindowDrawList()->AddText({kSidebarWidth + 20, 40},

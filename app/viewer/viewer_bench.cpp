@@ -71,14 +71,14 @@ int run_bench(const std::filesystem::path& directory,
         ViewerState state;
         start = Clock::now();
         open_trace(state, path);
-        if (!state.model) {
-            fmt::print(stderr, "bench: {}\n", state.error);
+        if (!state.trace.model) {
+            fmt::print(stderr, "bench: {}\n", state.trace.error);
             return 1;
         }
-        fmt::print("load: {} actions in {:.3f} s\n", state.model->action_count(),
+        fmt::print("load: {} actions in {:.3f} s\n", state.trace.model->action_count(),
                    seconds_since(start));
         render_frame(state);  // fits the view
-        const std::int64_t end = state.model->end_ns();
+        const std::int64_t end = state.trace.model->end_ns();
         const struct {
             const char* name;
             std::int64_t span;
@@ -87,8 +87,8 @@ int run_bench(const std::filesystem::path& directory,
                      {"zoomed in (1/10000 of the step)", end / 10000}};
         for (const auto& zoom : zooms) {
             if (zoom.span > 0) {
-                state.geometry.view_start = end / 2;
-                state.geometry.view_end = end / 2 + zoom.span;
+                state.timeline.geometry.view_start = end / 2;
+                state.timeline.geometry.view_end = end / 2 + zoom.span;
             }
             const FrameTimes times = time_frames(state, render_frame, 600);
             fmt::print("  frame CPU time {:<32} median {:.2f} ms  p99 {:.2f} ms\n", zoom.name,

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/recorder/event_table.hpp"
+
 namespace pipelens::recorder {
 namespace {
 
@@ -62,9 +64,7 @@ void write_recording(traces::TraceWriter& writer, std::int64_t run_id, int rank,
     for (const EventFailure& failure : failures) {
         traces::ErrorRecord error;
         error.rank = rank;
-        if (failure.event.arguments.contains("stage") &&
-            failure.event.arguments["stage"].is_number())
-            error.stage = failure.event.arguments["stage"].get<int>();
+        error.stage = event_stage(failure.event).value_or(-1);
         error.kind = "event_failed";
         error.action = failure.event.name;
         error.message = fmt::format("{} failed: {}", to_string(failure.event), failure.message);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <optional>
 
@@ -57,11 +58,21 @@ std::string text(Rgb colour) {
            std::to_string(colour.b);
 }
 
-int run_viewer(const std::string& arguments, std::string* errors = nullptr) {
+// This test process's configuration directory: the viewer runs never see the user's.
+fs::path test_config_directory() {
+    return fs::temp_directory_path() / ("pipelens_view_config_" + std::to_string(::getpid()));
+}
+
+// `environment`: VAR=value words for the viewer (the config override by default).
+int run_viewer(const std::string& arguments, std::string* errors = nullptr,
+               std::string environment = {}) {
+    if (environment.empty())
+        environment = "PIPELENS_CONFIG_DIR=" + test_config_directory().string() +
+                      " XDG_CONFIG_HOME=" + test_config_directory().string();
     const fs::path err =
         fs::temp_directory_path() / ("pipelens_view_" + std::to_string(::getpid()) + ".err");
-    const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' " PIPELENS_VIEW_BINARY " " +
-                                arguments + " 2>" + err.string();
+    const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' env " + environment +
+                                " " PIPELENS_VIEW_BINARY " " + arguments + " 2>" + err.string();
     const int status = std::system(command.c_str());
     if (errors != nullptr)
         *errors = testing::read_file(err);
@@ -309,12 +320,57 @@ TEST(ViewerScreenshot, AFileThatIsNotATraceKeepsTheAppUpWithTheReadersError) {
     fs::remove(text_file);
 }
 
+// Every file under `directory`, relative, sorted (none when there is no such directory).
+std::vector<std::string> files_under(const fs::path& directory) {
+    std::vector<std::string> files;
+    if (fs::exists(directory))
+        for (const auto& entry : fs::recursive_directory_iterator(directory))
+            files.push_back(fs::relative(entry.path(), directory).string());
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+TEST(ViewerScreenshot, AScreenshotRunLeavesTheConfigDirectoriesUntouched) {
+    const fs::path trace = testing::fresh_trace("viewer_config");
+    ASSERT_EQ(testing::run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
+    const fs::path root = test_config_directory() / "untouched";
+    fs::remove_all(root);
+    // A user's list as it was before the run, in each place the viewer could keep it.
+    const std::vector<fs::path> directories{root / "override", root / "xdg" / "pipelens",
+                                            root / "home" / ".config" / "pipelens"};
+    for (const fs::path& directory : directories) {
+        fs::create_directories(directory);
+        std::ofstream(directory / "recent_files") << "/data/earlier.db\n";
+    }
+    const std::string home = " HOME=" + (root / "home").string();
+    const fs::path png = screenshot_path("config");
+    for (const std::string& environment :
+         {"PIPELENS_CONFIG_DIR=" + directories[0].string() +
+              " XDG_CONFIG_HOME=" + (root / "xdg").string() + home,
+          "PIPELENS_CONFIG_DIR= XDG_CONFIG_HOME=" + (root / "xdg").string() + home,
+          "PIPELENS_CONFIG_DIR= XDG_CONFIG_HOME=" + home}) {
+        EXPECT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --size 640x480",
+                             nullptr, environment),
+                  0);
+        EXPECT_TRUE(fs::exists(png)) << environment;
+        fs::remove(png);
+    }
+    for (const fs::path& directory : directories) {
+        EXPECT_EQ(files_under(directory), std::vector<std::string>{"recent_files"}) << directory;
+        EXPECT_EQ(testing::read_file(directory / "recent_files"), "/data/earlier.db\n")
+            << directory;
+    }
+    fs::remove_all(root);
+}
+
 TEST(ViewerScreenshot, PipelensViewStartsTheViewer) {
     const fs::path trace = testing::fresh_trace("viewer_via_cli");
     ASSERT_EQ(testing::run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
     const fs::path png = screenshot_path("cli");
-    const std::string command = "xvfb-run -a " PIPELENS_BINARY " view " + trace.string() +
-                                " --screenshot " + png.string() + " --size 640x480";
+    const std::string command =
+        "xvfb-run -a env PIPELENS_CONFIG_DIR=" + test_config_directory().string() +
+        " " PIPELENS_BINARY " view " + trace.string() + " --screenshot " + png.string() +
+        " --size 640x480";
     EXPECT_EQ(std::system(command.c_str()), 0);
     const Image image = load_png(png);
     EXPECT_EQ(image.width, 640);

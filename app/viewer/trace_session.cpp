@@ -1,0 +1,112 @@
+// Opening traces and runs, and matching a compared run's actions with the shown run's.
+#include "app/viewer/trace_session.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+#include <unordered_map>
+
+#include "traces/trace_error.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+// Pairs each action of the shown run with the compared run's action of the same text (the
+// first by rank, as TimelineModel::find), once, so drawing a frame never searches.
+void match_compared(TraceSession& session) {
+    session.compared_durations.clear();
+    session.largest_differences.clear();
+    if (!session.compared || !session.model)
+        return;
+    std::unordered_map<std::string_view, std::int64_t> durations;
+    for (const RankTimeline& rank : session.compared->ranks())
+        for (const Lane* lane : {&rank.compute, &rank.communication})
+            for (const TimelineAction& action : lane->actions)
+                durations.emplace(session.compared->label(action), action.end_ns - action.start_ns);
+    session.compared_durations.assign(static_cast<std::size_t>(session.model->label_id_limit()),
+                                      -1);
+    std::vector<TraceSession::Difference> differences;
+    for (const RankTimeline& rank : session.model->ranks())
+        for (const Lane* lane : {&rank.compute, &rank.communication})
+            for (const TimelineAction& action : lane->actions) {
+                const std::string_view label = session.model->label(action);
+                const auto found = durations.find(label);
+                if (found == durations.end())
+                    continue;
+                session.compared_durations[action.label] = found->second;
+                if (lane == &rank.compute)
+                    differences.push_back(
+                        {std::string(label), (action.end_ns - action.start_ns) - found->second});
+            }
+    const std::size_t kept = std::min<std::size_t>(8, differences.size());
+    std::partial_sort(differences.begin(), differences.begin() + static_cast<std::ptrdiff_t>(kept),
+                      differences.end(), [](const auto& left, const auto& right) {
+                          return std::abs(left.delta_ns) > std::abs(right.delta_ns);
+                      });
+    differences.resize(kept);
+    session.largest_differences = std::move(differences);
+}
+
+}  // namespace
+
+bool open_trace(TraceSession& session, const std::filesystem::path& path,
+                std::optional<std::int64_t> run_id) {
+    try {
+        // The viewer reads every row of a run, which meets any damaged page anyway.
+        traces::TraceReaderOptions options;
+        options.check_integrity = false;
+        auto reader = std::make_unique<traces::TraceReader>(path, options);
+        std::vector<traces::RunRecord> runs = reader->runs();
+        if (runs.empty())
+            throw traces::TraceError(path.string() + ": the trace holds no runs yet");
+        session.reader = std::move(reader);
+        session.runs = std::move(runs);
+        session.error.clear();
+        session.compared.reset();
+        session.compared_run_id = 0;
+        const bool shown = show_run(session, run_id.value_or(session.runs.back().id));
+        session.recent_files.remember(path);
+        return shown;
+    } catch (const std::exception& error) {
+        session.error = error.what();
+        return false;
+    }
+}
+
+bool show_run(TraceSession& session, std::int64_t run_id) {
+    try {
+        session.model = TimelineModel::load(*session.reader, run_id);
+        session.run_id = run_id;
+        session.events = session.reader->events(run_id);
+        session.errors = session.reader->errors(run_id);
+        session.sharding = session.reader->sharding(run_id);
+        session.sharding_strategies.clear();
+        for (const traces::ShardingRecord& decision : session.sharding)
+            session.sharding_strategies.push_back(
+                nlohmann::json::parse(decision.strategies, nullptr, false));
+        session.error.clear();
+        match_compared(session);
+        return true;
+    } catch (const std::exception& error) {
+        session.error = error.what();
+        return false;
+    }
+}
+
+void compare_with(TraceSession& session, std::int64_t run_id) {
+    session.compared.reset();
+    session.compared_run_id = 0;
+    if (run_id == 0 || run_id == session.run_id) {
+        match_compared(session);  // clears the previous comparison's matches
+        return;
+    }
+    try {
+        session.compared = TimelineModel::load(*session.reader, run_id);
+        session.compared_run_id = run_id;
+    } catch (const std::exception& error) {
+        session.error = error.what();
+    }
+    match_compared(session);
+}
+
+}  // namespace pipelens::viewer

@@ -1,0 +1,64 @@
+// TraceSession: the viewer's data model, without any GUI — the open trace (read through traces/
+// only), its runs, the run shown and the one compared with it (matched action by action), that
+// run's recorded events, errors and sharding decisions, and the recent files. The panels draw
+// from it and keep their own UI state apart (see each panel's header), so it is tested without a
+// window.
+//
+// Invariants: `model` and the rows belong to `run_id` of `reader`; `compared` (when set) to
+// `compared_run_id`, and compared_durations is indexed by `model`'s label ids. A failed open or
+// load leaves what was shown before and sets `error` to the reader's message.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/viewer/recent_files.hpp"
+#include "app/viewer/timeline_model.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::viewer {
+
+struct TraceSession {
+    std::unique_ptr<traces::TraceReader> reader;
+    std::vector<traces::RunRecord> runs;
+    std::optional<TimelineModel> model;
+    std::optional<TimelineModel> compared;  // ghost bars
+    // Matched once per comparison: for each action of `model` (by its label id) the duration
+    // of the compared run's action with the same text, -1 when it has none; and the compute
+    // actions whose durations differ most.
+    std::vector<std::int64_t> compared_durations;
+    struct Difference {
+        std::string label;
+        std::int64_t delta_ns = 0;
+    };
+    std::vector<Difference> largest_differences;
+    std::int64_t run_id = 0;
+    std::int64_t compared_run_id = 0;
+    std::string error;  // shown in the window; empty when all is well
+
+    std::vector<traces::EventRecord> events;
+    std::vector<traces::ErrorRecord> errors;
+    std::vector<traces::ShardingRecord> sharding;
+    // Each decision's strategies, parsed once per run rather than every frame (discarded when
+    // the JSON is malformed).
+    std::vector<nlohmann::json> sharding_strategies;
+
+    RecentFiles recent_files;  // kept only when a person runs the viewer
+};
+
+// Opens `path` and shows its latest run (or `run_id`); remembers it as a recent file. False,
+// with `error` set, when it cannot be opened or the run cannot be shown.
+bool open_trace(TraceSession& session, const std::filesystem::path& path,
+                std::optional<std::int64_t> run_id = std::nullopt);
+// Loads `run_id` of the open trace and its rows; false, with `error` set, when it fails.
+bool show_run(TraceSession& session, std::int64_t run_id);
+// Compares the shown run with `run_id` (0, or the shown run: no comparison).
+void compare_with(TraceSession& session, std::int64_t run_id);
+
+}  // namespace pipelens::viewer

@@ -1,0 +1,260 @@
+// The table of recorded events: every kind's arguments are written exactly as traces already
+// hold them (golden JSON), read back to the same JSON, and applied to the same state as the
+// recorded call; a trace with an unknown event or a missing or mistyped field fails with one
+// error naming the event and the field.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "engine/recorder/event_table.hpp"
+#include "engine/recorder/recorded_trace.hpp"
+#include "engine/recorder/state_replay.hpp"
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/schedule_csv.hpp"
+#include "tests/fresh_trace.hpp"
+#include "tests/raw_database.hpp"
+#include "traces/trace_reader.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::recorder {
+namespace {
+
+TensorMeta meta(std::vector<std::int64_t> shape, bool requires_grad = true) {
+    TensorMeta result;
+    result.stride = contiguous_stride(shape);
+    result.shape = std::move(shape);
+    result.dtype = "f32";
+    result.requires_grad = requires_grad;
+    return result;
+}
+
+using Call = std::function<void(StateRecorder&)>;
+
+// Calls that together make every kind of event: a real rank's set-up (rank 1 of 2) and a
+// simulation's (a CSV schedule, costs, sharding).
+std::vector<Call> rank_calls() {
+    return {
+        [](StateRecorder& r) {
+            r.configure_transport({"gloo", 2, 30'000'000'000, "cpu"});
+        },
+        [](StateRecorder& r) {
+            r.choose_schedule({ScheduleKind::interleaved_1f1b, 2, 2, 4});
+        },
+        [](StateRecorder& r) { r.lower_schedule(false); },
+        [](StateRecorder& r) {
+            r.split_model("mlp", {"l0", "l1", "l2", "l3", "l4", "l5"}, {"l2", "l3:end", "l5"});
+        },
+        [](StateRecorder& r) {
+            r.set_stage_meta(1, {meta({4, 16})}, {meta({4, 16}, false)});
+        },
+        [](StateRecorder& r) {
+            r.set_stage_meta(2, {meta({4, 16}, false)}, {meta({4, 8})});
+        },
+        [](StateRecorder& r) { r.plan_buffers(); },
+        [](StateRecorder& r) { r.set_stage_backend(3, "checked"); },
+    };
+}
+
+std::vector<Call> simulation_calls() {
+    const std::string csv =
+        format_schedule_csv(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}));
+    return {
+        [csv](StateRecorder& r) { r.load_schedule_csv("plan.csv", csv); },
+        [](StateRecorder& r) { r.lower_schedule(true); },
+        [](StateRecorder& r) {
+            r.set_cost_model({true, 1500, 0, 5000, 12.5, 8, 0.75, 10, 20, 30});
+        },
+        [](StateRecorder& r) {
+            r.set_stage_costs(0, {100, 60, 40, 100, 4096, 8192});
+        },
+        [](StateRecorder& r) {
+            r.set_stage_costs(1, {110, 70, 40, 110, 0, 2048});
+        },
+        [](StateRecorder& r) { r.plan_buffers(); },
+        [](StateRecorder& r) { r.decide_sharding("aten.mm(f32[8, 4], f32[4, 2])", "S(0)R", 1.5); },
+    };
+}
+
+// Runs `calls` on a fresh recorder, keeping the state's fields after each top-level call.
+struct Recording {
+    std::vector<Event> events;
+    std::vector<std::vector<StateField>> states;  // after event 0, then after each call
+};
+Recording record(int rank, const std::string& run_kind, const std::vector<Call>& calls) {
+    StateRecorder recorder(rank, run_kind);
+    Recording recording;
+    recording.states.push_back(state_fields(recorder.state()));
+    for (const Call& call : calls) {
+        call(recorder);
+        recording.states.push_back(state_fields(recorder.state()));
+    }
+    recording.events = recorder.events();
+    return recording;
+}
+
+// One line per event as a trace holds it: nested events indented, arguments as stored.
+std::string stream_text(const std::vector<Event>& events) {
+    std::string text;
+    for (const Event& event : events)
+        text += (event.parent ? "   " : " ") + event.name + " " + event.arguments.dump() + "\n";
+    return text;
+}
+
+// What this engine wrote before events were defined in one table, byte for byte: traces
+// written then must still replay, and new traces must read the same in older tools.
+constexpr const char* kGoldenStreams = R"golden( PipelineState {"rank":1,"run_kind":"real"}
+ configure_transport {"device":"cpu","kind":"gloo","timeout_ns":30000000000,"world_size":2}
+ choose_schedule {"kind":"Interleaved1F1B","m":4,"pp":2,"v":2}
+ lower_schedule {"keep_fsdp_actions":false}
+ split_model {"layers":["l0","l1","l2","l3","l4","l5"],"model":"mlp","split_points":["l2","l3:end","l5"]}
+   assign_layers {"layers":["l0","l1"],"split":"model start","stage":0}
+   assign_layers {"layers":["l2","l3"],"split":"starts at l2","stage":1}
+   assign_layers {"layers":["l4"],"split":"starts at l4","stage":2}
+   assign_layers {"layers":["l5"],"split":"starts at l5","stage":3}
+ set_stage_meta {"inputs":[{"dtype":"f32","requires_grad":true,"shape":[4,16],"stride":[16,1]}],"outputs":[{"dtype":"f32","requires_grad":false,"shape":[4,16],"stride":[16,1]}],"stage":1}
+ set_stage_meta {"inputs":[{"dtype":"f32","requires_grad":false,"shape":[4,16],"stride":[16,1]}],"outputs":[{"dtype":"f32","requires_grad":true,"shape":[4,8],"stride":[8,1]}],"stage":2}
+ plan_buffers {}
+   plan_buffer {"bytes":256,"direction":"recv_forward","metas":[{"dtype":"f32","requires_grad":true,"shape":[4,16],"stride":[16,1]}],"peer_rank":0,"peer_stage":0,"stage":1}
+   plan_buffer {"bytes":256,"direction":"send_forward","metas":[{"dtype":"f32","requires_grad":false,"shape":[4,16],"stride":[16,1]}],"peer_rank":0,"peer_stage":2,"stage":1}
+   plan_buffer {"bytes":0,"direction":"recv_backward","metas":[],"peer_rank":0,"peer_stage":2,"stage":1}
+   plan_buffer {"bytes":256,"direction":"send_backward","metas":[{"dtype":"f32","requires_grad":true,"shape":[4,16],"stride":[16,1]}],"peer_rank":0,"peer_stage":0,"stage":1}
+   plan_buffer {"bytes":0,"direction":"recv_forward","metas":[],"peer_rank":0,"peer_stage":2,"stage":3}
+   plan_buffer {"bytes":0,"direction":"send_backward","metas":[],"peer_rank":0,"peer_stage":2,"stage":3}
+ set_stage_backend {"backend":"checked","stage":3}
+ PipelineState {"rank":-1,"run_kind":"sim"}
+ load_schedule_csv {"csv":"0F0,0F1,0B0,0B1\r\n1F0,1B0,1F1,1B1\r\n","source":"plan.csv"}
+ lower_schedule {"keep_fsdp_actions":true}
+ set_cost_model {"inter_host_gb_per_s":12.5,"inter_host_latency_ns":5000,"intra_host_gb_per_s":0.0,"intra_host_latency_ns":1500,"overlap_efficiency":0.75,"ranks_per_host":8,"reduce_grad_ns":30,"reshard_ns":20,"unshard_ns":10}
+ set_stage_costs {"activation_bytes":4096,"backward_ns":100,"forward_ns":100,"held_bytes":8192,"input_ns":60,"stage":0,"weight_ns":40}
+ set_stage_costs {"activation_bytes":0,"backward_ns":110,"forward_ns":110,"held_bytes":2048,"input_ns":70,"stage":1,"weight_ns":40}
+ plan_buffers {}
+   plan_buffer {"bytes":4096,"direction":"send_forward","metas":[],"peer_rank":1,"peer_stage":1,"stage":0}
+   plan_buffer {"bytes":4096,"direction":"recv_backward","metas":[],"peer_rank":1,"peer_stage":1,"stage":0}
+   plan_buffer {"bytes":4096,"direction":"recv_forward","metas":[],"peer_rank":0,"peer_stage":0,"stage":1}
+   plan_buffer {"bytes":4096,"direction":"send_backward","metas":[],"peer_rank":0,"peer_stage":0,"stage":1}
+ decide_sharding {"cost_us":1.5,"op":"aten.mm(f32[8, 4], f32[4, 2])","strategy":"S(0)R"}
+)golden";
+
+TEST(EventTable, EveryKindWritesTheJsonTracesAlreadyHold) {
+    EXPECT_EQ(stream_text(record(1, "real", rank_calls()).events) +
+                  stream_text(record(-1, "sim", simulation_calls()).events),
+              kGoldenStreams);
+}
+
+TEST(EventTable, EveryKindRoundTripsAndReplaysToTheRecordedState) {
+    std::set<std::string_view> kinds_seen;
+    for (const auto& [rank, run_kind, calls] :
+         {std::tuple{1, "real", rank_calls()}, std::tuple{-1, "sim", simulation_calls()}}) {
+        const Recording recording = record(rank, run_kind, calls);
+        for (const Event& event : recording.events) {
+            const AnyEvent parsed = parse_event(event);
+            EXPECT_EQ(event_name(parsed), event.name);
+            EXPECT_EQ(event_arguments(parsed).dump(), event.arguments.dump()) << to_string(event);
+            kinds_seen.insert(event_name(parsed));
+        }
+        // Replaying the first k top-level events gives the state recorded after the k-th call.
+        const std::vector<Event> top = top_level_events(recording.events);
+        ASSERT_EQ(top.size(), recording.states.size());
+        for (std::size_t count = 1; count <= top.size(); ++count) {
+            const StateRecorder replayed = replay_prefix(top, count);
+            EXPECT_EQ(state_fields(replayed.state()), recording.states[count - 1])
+                << "after " << to_string(top[count - 1]);
+            if (count == top.size()) {
+                EXPECT_FALSE(compare_event_streams(recording.events, replayed.events()));
+            }
+        }
+    }
+    const std::vector<std::string_view> names = event_names();
+    EXPECT_EQ(kinds_seen, std::set<std::string_view>(names.begin(), names.end()));
+    EXPECT_EQ(names.size(), 14u);
+}
+
+// A simulation's stream written to a real trace file, one event's arguments then edited with
+// SQL as a user (or another tool) could, and replayed from the file.
+std::string replay_error_after_edit(const std::string& name, const std::string& sql) {
+    const std::filesystem::path path = testing::fresh_trace("event_table_" + name);
+    {
+        traces::TraceWriter writer(path);
+        const std::int64_t run = writer.begin_run(traces::RunRecord{});
+        StateRecorder recorder(-1, "sim");
+        for (const Call& call : simulation_calls())
+            call(recorder);
+        write_recording(writer, run, recorder);
+        writer.finish_run(run, 0, 0);
+    }
+    testing::RawDatabase(path).execute(sql);
+    const traces::TraceReader reader(path);
+    const std::vector<Event> events = RecordedEvents(reader, reader.latest_run_id()).stream(-1);
+    try {
+        replay_events(events);
+    } catch (const ReplayError& error) {
+        return error.what();
+    }
+    return "no error";
+}
+
+TEST(EventTable, AMissingOrMistypedFieldInATraceNamesTheEventAndTheField) {
+    EXPECT_EQ(replay_error_after_edit(
+                  "missing",
+                  "UPDATE events SET arguments = json_remove(arguments, '$.held_bytes') "
+                  "WHERE sequence = 4"),
+              "failed when replaying event 4: set_stage_costs "
+              R"({"activation_bytes":4096,"backward_ns":100,"forward_ns":100,"input_ns":60,)"
+              R"("stage":0,"weight_ns":40}: malformed arguments: field 'held_bytes' is missing)");
+    EXPECT_EQ(replay_error_after_edit("mistyped",
+                                      "UPDATE events SET arguments = json_set(arguments, "
+                                      "'$.keep_fsdp_actions', 'yes') WHERE sequence = 2"),
+              "failed when replaying event 2: lower_schedule "
+              R"({"keep_fsdp_actions":"yes"}: malformed arguments: field 'keep_fsdp_actions' )"
+              R"(must be true or false, got "yes")");
+    EXPECT_EQ(replay_error_after_edit("fraction",
+                                      "UPDATE events SET arguments = json_set(arguments, "
+                                      "'$.stage', 0.5) WHERE sequence = 4"),
+              "failed when replaying event 4: set_stage_costs "
+              R"({"activation_bytes":4096,"backward_ns":100,"forward_ns":100,"held_bytes":8192,)"
+              R"("input_ns":60,"stage":0.5,"weight_ns":40}: malformed arguments: field 'stage' )"
+              R"(must be an integer, got 0.5)");
+}
+
+TEST(EventTable, AnUnknownOrRenamedEventInATraceIsNamed) {
+    EXPECT_EQ(replay_error_after_edit("unknown",
+                                      "UPDATE events SET name_id = (SELECT id FROM strings WHERE "
+                                      "text = 'lower_schedule') WHERE sequence = 1"),
+              "failed when replaying event 1: lower_schedule "
+              R"({"csv":"0F0,0F1,0B0,0B1\r\n1F0,1B0,1F1,1B1\r\n","source":"plan.csv"}: )"
+              "malformed arguments: field 'keep_fsdp_actions' is missing");
+    EXPECT_EQ(replay_error_after_edit("unknown",
+                                      "INSERT INTO strings (text) VALUES ('load_schedule_tsv'); "
+                                      "UPDATE events SET name_id = last_insert_rowid() "
+                                      "WHERE sequence = 1"),
+              "failed when replaying event 1: load_schedule_tsv "
+              R"({"csv":"0F0,0F1,0B0,0B1\r\n1F0,1B0,1F1,1B1\r\n","source":"plan.csv"}: )"
+              "no recorded call has this name");
+}
+
+TEST(EventTable, ANestedKindOrASecondConstructorAtTopLevelIsRefused) {
+    std::vector<Event> events = record(-1, "sim", simulation_calls()).events;
+    Event nested_kind = events.back();
+    nested_kind.name = "plan_buffer";
+    nested_kind.arguments = event_arguments(PlanBuffer{});
+    try {
+        StateRecorder recorder(-1, "sim");
+        recorder.replay(nested_kind);
+        FAIL() << "no error";
+    } catch (const std::invalid_argument& error) {
+        EXPECT_STREQ(error.what(), "only plan_buffers makes plan_buffer, nested under it");
+    }
+    try {
+        StateRecorder recorder(-1, "sim");
+        recorder.replay(events.front());
+        FAIL() << "no error";
+    } catch (const std::invalid_argument& error) {
+        EXPECT_STREQ(error.what(), "PipelineState constructs the state: only event 0 is one");
+    }
+}
+
+}  // namespace
+}  // namespace pipelens::recorder
