@@ -12,7 +12,7 @@
 #include "app/cli/commands.hpp"
 #include "engine/experiment/experiment_schedule.hpp"
 #include "engine/experiment/experiment_toml.hpp"
-#include "engine/experiment/units.hpp"
+#include "engine/text/quantities.hpp"
 #include "sim/calibration.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/simulator.hpp"

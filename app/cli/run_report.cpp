@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/experiment/units.hpp"
+#include "engine/text/quantities.hpp"
 
 namespace pipelens::cli {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/run_report.hpp"
-#include "engine/experiment/units.hpp"
+#include "engine/text/quantities.hpp"
 #include "traces/chrome_export.hpp"
 #include "traces/svg_timeline.hpp"
 #include "traces/trace_reader.hpp"

@@ -12,7 +12,7 @@
 
 #include "app/viewer/viewer_layout.hpp"
 #include "app/viewer/viewer_state.hpp"
-#include "engine/experiment/units.hpp"
+#include "engine/text/quantities.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_replay.hpp"
 

@@ -9,7 +9,7 @@
 #include <imgui.h>
 
 #include "app/viewer/viewer_state.hpp"
-#include "engine/experiment/units.hpp"
+#include "engine/text/quantities.hpp"
 #include "engine/schedule/action.hpp"
 
 namespace pipelens::viewer {

@@ -1,4 +1,4 @@
-// Unit parsing and printing. A table of suffixes per quantity keeps the accepted spellings in
+// Unit parsing. A table of suffixes per quantity keeps the accepted spellings in
 // one place, so the error message lists exactly what the parser accepts.
 #include "engine/experiment/units.hpp"
 
@@ -104,31 +104,6 @@ double parse_bandwidth_bytes_per_ns(std::string_view text) {
 std::int64_t parse_byte_count(std::string_view text) {
     const double value = parse_quantity(text, kByteUnits, 1.0, "size", "bytes");
     return to_integer(value, text, "size");
-}
-
-std::string format_duration(std::int64_t nanoseconds) {
-    const double value = static_cast<double>(nanoseconds);
-    const double magnitude = std::fabs(value);
-    if (magnitude < 1e3)
-        return fmt::format("{} ns", nanoseconds);
-    if (magnitude < 1e6)
-        return fmt::format("{:.3f} us", value / 1e3);
-    if (magnitude < 1e9)
-        return fmt::format("{:.3f} ms", value / 1e6);
-    return fmt::format("{:.3f} s", value / 1e9);
-}
-
-std::string format_bytes(std::int64_t bytes) {
-    constexpr std::array<std::string_view, 5> kNames{"B", "KiB", "MiB", "GiB", "TiB"};
-    double value = static_cast<double>(bytes);
-    std::size_t unit = 0;
-    while (std::fabs(value) >= 1024.0 && unit + 1 < kNames.size()) {
-        value /= 1024.0;
-        ++unit;
-    }
-    if (unit == 0)
-        return fmt::format("{} B", bytes);
-    return fmt::format("{:.1f} {}", value, kNames[unit]);
 }
 
 }  // namespace pipelens

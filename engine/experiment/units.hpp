@@ -1,6 +1,7 @@
 // Quantities as people write them in experiments and flags: durations ("1.5ms", "20us",
 // "300ns", a bare number is microseconds), bandwidths ("25GB/s", "200Gbit/s", a bare number is
-// GB/s) and sizes ("16MiB", "4GB", a bare number is bytes), and their readable printing.
+// GB/s) and sizes ("16MiB", "4GB", a bare number is bytes). Printing them is
+// engine/text/quantities.hpp.
 //
 // Invariants: parsing is strict (the whole text must be one number and one known unit) and
 // rejects negative or non-finite values; results are integer nanoseconds, bytes per nanosecond
@@ -23,10 +24,5 @@ class UnitParseError : public std::invalid_argument {
 std::int64_t parse_duration_ns(std::string_view text);
 double parse_bandwidth_bytes_per_ns(std::string_view text);
 std::int64_t parse_byte_count(std::string_view text);
-
-// "1.234 ms", "850 ns", "12.5 s": three significant decimals in the largest fitting unit.
-std::string format_duration(std::int64_t nanoseconds);
-// "16.0 MiB", "512 B": binary units.
-std::string format_bytes(std::int64_t bytes);
 
 }  // namespace pipelens

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/experiment/units.hpp"
+#include "engine/text/quantities.hpp"
 
 namespace pipelens {
 namespace {

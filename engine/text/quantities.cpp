@@ -1,0 +1,37 @@
+// Printing durations and sizes; see quantities.hpp.
+#include "engine/text/quantities.hpp"
+
+#include <array>
+#include <cmath>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace pipelens {
+
+std::string format_duration(std::int64_t nanoseconds) {
+    const double value = static_cast<double>(nanoseconds);
+    const double magnitude = std::fabs(value);
+    if (magnitude < 1e3)
+        return fmt::format("{} ns", nanoseconds);
+    if (magnitude < 1e6)
+        return fmt::format("{:.3f} us", value / 1e3);
+    if (magnitude < 1e9)
+        return fmt::format("{:.3f} ms", value / 1e6);
+    return fmt::format("{:.3f} s", value / 1e9);
+}
+
+std::string format_bytes(std::int64_t bytes) {
+    constexpr std::array<std::string_view, 5> kNames{"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    std::size_t unit = 0;
+    while (std::fabs(value) >= 1024.0 && unit + 1 < kNames.size()) {
+        value /= 1024.0;
+        ++unit;
+    }
+    if (unit == 0)
+        return fmt::format("{} B", bytes);
+    return fmt::format("{:.1f} {}", value, kNames[unit]);
+}
+
+}  // namespace pipelens

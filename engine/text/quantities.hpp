@@ -1,0 +1,16 @@
+// Durations and sizes printed for people: what the CLI's tables, the viewer's panels and the
+// reports show. Kept apart from parsing (engine/experiment/units.hpp) so a reader of traces
+// formats a duration without linking the experiment parser.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pipelens {
+
+// "1.234 ms", "850 ns", "12.5 s": three significant decimals in the largest fitting unit.
+std::string format_duration(std::int64_t nanoseconds);
+// "16.0 MiB", "512 B": binary units.
+std::string format_bytes(std::int64_t bytes);
+
+}  // namespace pipelens
