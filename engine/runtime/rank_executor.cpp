@@ -210,12 +210,17 @@ class Executor {
         sleep_if_faulted(index);
         const torch::Tensor target =
             stage(index).is_last() ? plan_.targets.at(action.microbatch) : torch::Tensor();
-        TensorList outputs = stage(index).forward(action.microbatch, inputs, target);
+        // Every stage's outputs are validated, the last one's before its loss, as PyTorch's
+        // PipelineStage validates each forward's outputs against the inferred metadata.
+        TensorList outputs =
+            stage(index).forward(action.microbatch, inputs, target, [&](TensorList computed) {
+                computed = faulted_outputs(index, std::move(computed));
+                check_metadata(action, fmt::format("Stage {} forward outputs", index),
+                               plan_.stage_meta[index].outputs, computed);
+                return computed;
+            });
         if (stage(index).is_last())
             return;
-        outputs = faulted_outputs(index, std::move(outputs));
-        check_metadata(action, fmt::format("Stage {} forward outputs", index),
-                       plan_.stage_meta[index].outputs, outputs);
         (holds(index + 1) ? local_forward_ : to_send_forward_)[{index + 1, action.microbatch}] =
             std::move(outputs);
     }

@@ -76,6 +76,23 @@ TEST(RunCli, AFaultIsAnErrorOnOneRankRecordedInTheTrace) {
     EXPECT_EQ(run["status"], "failed");
 }
 
+// The last stage's outputs are validated like every other stage's (before its loss).
+TEST(RunCli, AFaultOnTheLastStageIsFoundLikeAnyOther) {
+    const auto trace = fresh_trace("last_stage_fault");
+    const auto result =
+        run_pipelens("run --pp 2 --m 4 --fault stage1=dtype:bf16 --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_NE(result.err.find("rank 1: Stage 1 forward outputs[0] has a dtype mismatch: expected "
+                              "f32 actual bf16 (rank 1, microbatch 0)\n"),
+              std::string::npos)
+        << result.err;
+    EXPECT_EQ(testing::query_trace(trace, "SELECT status FROM runs"), "failed");
+    EXPECT_EQ(testing::query_trace(trace,
+                                   "SELECT group_concat(rank || ',' || stage || ',' || microbatch "
+                                   "|| ',' || kind, ';') FROM errors WHERE kind != 'stopped'"),
+              "1,1,0,dtype_mismatch");
+}
+
 TEST(RunCliGloo, ProcessesOverTcpMatchTheReference) {
     const auto result = run_pipelens(
         "run --schedule Interleaved1F1B --pp 2 --m 4 --model mlp --transport gloo --nproc 2 "

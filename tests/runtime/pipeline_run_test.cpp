@@ -214,6 +214,25 @@ TEST(Faults, StageOutputChangesDtypeOrShape) {
               "actual torch.Size([64]) (rank 1, microbatch 0)");
 }
 
+// PyTorch validates every stage's forward outputs, the last stage's (the model's output, before
+// the loss) included.
+TEST(Faults, TheLastStagesOutputsAreValidatedToo) {
+    PipelineRunOptions options = options_for("mlp");
+    options.faults = {"stage2=dtype:bf16"};
+    auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    RunFailure failure = only_failure_of_kind(result, "dtype_mismatch", 2);
+    EXPECT_EQ(failure.message,
+              "Stage 2 forward outputs[0] has a dtype mismatch: expected f32 actual bf16 (rank 2, "
+              "microbatch 0)");
+    EXPECT_EQ(failure.action, "2F0");
+    EXPECT_EQ(failure.stage, 2);
+    options.faults = {"stage2=flatten"};
+    result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    EXPECT_EQ(only_failure_of_kind(result, "shape_mismatch", 2).message,
+              "Stage 2 forward outputs[0] has a shape mismatch: expected torch.Size([4, 16]) "
+              "actual torch.Size([64]) (rank 2, microbatch 0)");
+}
+
 TEST(Faults, AStuckRankBecomesATimeoutNotAHang) {
     PipelineRunOptions options = options_for("mlp");
     options.faults = {"stage1=sleep:60s"};
