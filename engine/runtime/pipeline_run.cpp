@@ -87,7 +87,8 @@ nlohmann::json to_json(const RankReport& report) {
     nlohmann::json accuracy = nlohmann::json::array();
     for (const StageAccuracy& entry : report.accuracy)
         accuracy.push_back({entry.stage, entry.microbatch, number_to_json(entry.max_abs_error),
-                            number_to_json(entry.max_relative_error), entry.diverges});
+                            number_to_json(entry.max_relative_error), entry.diverges,
+                            entry.non_finite});
     json["accuracy"] = std::move(accuracy);
     json["recording"] = report.recording;
     return json;
@@ -114,14 +115,14 @@ RankReport from_json(const nlohmann::json& json) {
     report.outputs_match = json.at("outputs_match");
     report.gradients_match = json.at("gradients_match");
     for (const auto& entry : json.at("accuracy"))
-        report.accuracy.push_back(
-            {entry[0], entry[1], number_from_json(entry[2]), number_from_json(entry[3]), entry[4]});
+        report.accuracy.push_back({entry[0], entry[1], number_from_json(entry[2]),
+                                   number_from_json(entry[3]), entry[4], entry[5]});
     report.recording = json.at("recording");
     return report;
 }
 
 bool close(const torch::Tensor& actual, const torch::Tensor& expected, double& max_error) {
-    max_error = std::max(max_error, (actual - expected).abs().max().item<double>());
+    max_error = larger_error(max_error, (actual - expected).abs().max().item<double>());
     return torch::allclose(actual, expected, kRelativeTolerance, kAbsoluteTolerance);
 }
 
@@ -176,9 +177,11 @@ std::vector<StageAccuracy> check_stage_accuracy(const PipelineRunOptions& option
             if (held == plan.stages.end())
                 continue;
             const TensorList& actual = held->second->kept_outputs(microbatch);
-            StageAccuracy entry{index, microbatch, 0, 0, false};
+            StageAccuracy entry{index, microbatch, 0, 0, false, false};
             double largest = 0;
             for (std::size_t at = 0; at < actual.size() && at < values.size(); ++at) {
+                entry.non_finite |= actual[at].is_floating_point() &&
+                                    !torch::isfinite(actual[at]).all().item<bool>();
                 if (!actual[at].is_floating_point() || actual[at].sizes() != values[at].sizes()) {
                     entry.diverges |= !actual[at].equal(values[at]);
                     continue;
@@ -187,11 +190,52 @@ std::vector<StageAccuracy> check_stage_accuracy(const PipelineRunOptions& option
                 largest = std::max(largest, expected.abs().max().item<double>());
                 entry.diverges |= !close(actual[at], expected, entry.max_abs_error);
             }
-            entry.max_relative_error = largest > 0 ? entry.max_abs_error / largest : 0;
+            entry.max_relative_error =
+                largest > 0 || std::isnan(entry.max_abs_error) ? entry.max_abs_error / largest : 0;
             results.push_back(entry);
         }
     }
     return results;
+}
+
+// The F of `stage` for `microbatch` on `rank`, as the schedule writes it ("" if none).
+std::string forward_text(const Schedule& lowered, int rank, int stage, int microbatch) {
+    for (const Action& action : lowered.ranks.at(rank))
+        for (const Action& part : lowered.parts_of(action))
+            if (part.kind == ActionKind::forward && part.stage == stage &&
+                part.microbatch == microbatch)
+                return lowered.text(part);
+    return "";
+}
+
+// The first microbatch whose model outputs (or loss) the last stage computed as NaN or Inf.
+// Metadata checks cannot see them and a NaN compares as no error, so without this a run that
+// produced NaN would be recorded as finished. Looked at after the step, outside its timing.
+std::optional<RunFailure> non_finite_outputs(const PipelineStage& last, const Schedule& lowered,
+                                             int rank) {
+    for (int microbatch = 0; microbatch < lowered.microbatch_count; ++microbatch) {
+        const torch::Tensor& output = last.output(microbatch);
+        const std::int64_t bad =
+            output.is_floating_point() ? (~torch::isfinite(output)).sum().item<std::int64_t>() : 0;
+        const double loss = last.loss(microbatch);
+        if (bad == 0 && std::isfinite(loss))
+            continue;
+        RunFailure failure;
+        failure.rank = rank;
+        failure.stage = last.index();
+        failure.microbatch = microbatch;
+        failure.action = forward_text(lowered, rank, last.index(), microbatch);
+        failure.kind = "non_finite";
+        failure.expected = "finite values";
+        failure.actual =
+            fmt::format("{} of {} values NaN or Inf, loss {}", bad, output.numel(), loss);
+        failure.message = fmt::format(
+            "Stage {} forward outputs[0] has {} non-finite value{} (NaN or Inf) of {} and the loss "
+            "is {} (rank {}, microbatch {}); --check-accuracy names the stage they first appear on",
+            last.index(), bad, bad == 1 ? "" : "s", output.numel(), loss, rank, microbatch);
+        return failure;
+    }
+    return std::nullopt;
 }
 
 std::int64_t steady_clock_ns() {
@@ -362,6 +406,9 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
         for (int microbatch = 0; microbatch < lowered.microbatch_count; ++microbatch)
             report.loss += plan.stages.at(stage_count - 1)->loss(microbatch);
         report.loss /= lowered.microbatch_count;
+        report.run.failure = non_finite_outputs(*plan.stages.at(stage_count - 1), lowered, rank);
+        if (report.run.failure && !report.run.timeline.empty())
+            report.run.failure->time_ns = report.run.timeline.back().end_ns;
     }
     if (options.check_reference)
         compare_with_reference(options, stage_count, prepared.stages, plan, prepared.batch, report);
@@ -395,9 +442,9 @@ PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRu
             result.reference.loss_error = std::abs(report.loss - report.reference_loss);
         }
         result.reference.output_max_error =
-            std::max(result.reference.output_max_error, report.output_max_error);
+            larger_error(result.reference.output_max_error, report.output_max_error);
         result.reference.gradient_max_error =
-            std::max(result.reference.gradient_max_error, report.gradient_max_error);
+            larger_error(result.reference.gradient_max_error, report.gradient_max_error);
         result.reference.outputs_match &= report.outputs_match;
         result.reference.gradients_match &= report.gradients_match;
     }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,7 +59,7 @@ struct RunFailure {
     int microbatch = -1;
     std::string action;
     std::string kind;  // shape_mismatch, dtype_mismatch, stride_mismatch, count_mismatch,
-                       // timeout, stopped, lost, error
+                       // non_finite, timeout, stopped, lost, error
     std::string expected;
     std::string actual;
     std::string message;
@@ -89,7 +90,14 @@ struct StageAccuracy {
     double max_abs_error = 0;
     double max_relative_error = 0;  // max abs error over the largest reference magnitude
     bool diverges = false;          // outside kRelativeTolerance/kAbsoluteTolerance
+    bool non_finite = false;        // the outputs hold NaN or Inf (the errors are then NaN)
 };
+
+// The larger of two errors, where NaN (an error measured on NaN values) is the largest: a
+// plain std::max would drop it and report the other, often 0.
+inline double larger_error(double left, double right) {
+    return std::isnan(left) || std::isnan(right) ? std::nan("") : std::max(left, right);
+}
 
 struct AccuracyCheck {
     bool checked = false;
@@ -99,7 +107,7 @@ struct AccuracyCheck {
     double largest_abs_error() const {  // over every stage and microbatch
         double largest = 0;
         for (const StageAccuracy& entry : stages)
-            largest = std::max(largest, entry.max_abs_error);
+            largest = larger_error(largest, entry.max_abs_error);
         return largest;
     }
 };

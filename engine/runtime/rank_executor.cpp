@@ -189,9 +189,12 @@ class Executor {
             if (fault.kind == Fault::Kind::flatten_output)
                 for (torch::Tensor& output : outputs)
                     output = output.flatten();
+            // Multiplied in, so the outputs stay in the graph and backward runs on (NaN) values,
+            // as with a NaN a layer computed.
             if (fault.kind == Fault::Kind::nan_output)
                 for (torch::Tensor& output : outputs)
-                    output = torch::full_like(output, std::numeric_limits<double>::quiet_NaN());
+                    if (output.is_floating_point())
+                        output = output * std::numeric_limits<double>::quiet_NaN();
         }
         return outputs;
     }

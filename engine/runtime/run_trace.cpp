@@ -92,6 +92,11 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
 }
 
 std::string accuracy_message(const StageAccuracy& divergence) {
+    if (divergence.non_finite)
+        return fmt::format(
+            "stage {} microbatch {} is the first to diverge from the single-rank reference: its "
+            "outputs have non-finite values (NaN or Inf)",
+            divergence.stage, divergence.microbatch);
     return fmt::format(
         "stage {} microbatch {} is the first to diverge from the single-rank reference: max abs "
         "error {:.6g}, max relative error {:.6g} (tolerance rtol {:g}, atol {:g})",
@@ -160,8 +165,11 @@ std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowere
         error.microbatch = divergence->microbatch;
         error.kind = "accuracy_mismatch";
         error.expected = "the single-rank reference's outputs";
-        error.actual = fmt::format("max abs error {:.6g}, max relative error {:.6g}",
-                                   divergence->max_abs_error, divergence->max_relative_error);
+        error.actual = divergence->non_finite
+                           ? std::string("non-finite values (NaN or Inf)")
+                           : fmt::format("max abs error {:.6g}, max relative error {:.6g}",
+                                         divergence->max_abs_error,
+                                         divergence->max_relative_error);
         error.message = accuracy_message(*divergence);
         writer.add_error(run_id, error);
     }

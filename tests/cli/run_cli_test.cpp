@@ -93,6 +93,38 @@ TEST(RunCli, AFaultOnTheLastStageIsFoundLikeAnyOther) {
               "1,1,0,dtype_mismatch");
 }
 
+// NaN outputs fail the run on either transport: an error row says what and where, and no error
+// figure reads 0.
+void expect_nan_run_failed(const std::string& transport_flags, const std::string& name) {
+    const auto trace = fresh_trace(name);
+    const auto result = run_pipelens("run --pp 2 --m 4 --fault stage1=nan " + transport_flags +
+                                     " --json --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    const std::string message =
+        "Stage 1 forward outputs[0] has 512 non-finite values (NaN or Inf) of 512 and the loss is "
+        "nan (rank 1, microbatch 0); --check-accuracy names the stage they first appear on";
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_FALSE(json["completed"].get<bool>());
+    EXPECT_FALSE(json["reference"]["outputs_match"].get<bool>());
+    EXPECT_TRUE(json["reference"]["output_max_error"].is_null()) << json["reference"].dump();
+    ASSERT_EQ(json["errors"].size(), 1u) << json["errors"].dump();
+    EXPECT_EQ(json["errors"][0]["kind"], "non_finite");
+    EXPECT_EQ(json["errors"][0]["message"], message);
+    EXPECT_EQ(testing::query_trace(trace, "SELECT status, failure FROM runs"), "failed|" + message);
+    EXPECT_EQ(testing::query_trace(trace,
+                                   "SELECT rank, stage, microbatch, action, kind, expected FROM "
+                                   "errors"),
+              "1|1|0|1F0|non_finite|finite values");
+}
+
+TEST(RunCli, NanOutputsFailTheRunWithAnErrorRow) {
+    expect_nan_run_failed("", "nan_local");
+}
+
+TEST(RunCliGloo, NanOutputsFailTheRunWithAnErrorRow) {
+    expect_nan_run_failed("--transport gloo --nproc 2", "nan_gloo");
+}
+
 TEST(RunCliGloo, ProcessesOverTcpMatchTheReference) {
     const auto result = run_pipelens(
         "run --schedule Interleaved1F1B --pp 2 --m 4 --model mlp --transport gloo --nproc 2 "

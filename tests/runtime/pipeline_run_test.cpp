@@ -233,6 +233,33 @@ TEST(Faults, TheLastStagesOutputsAreValidatedToo) {
               "actual torch.Size([64]) (rank 2, microbatch 0)");
 }
 
+// NaN passes every metadata check; the model's outputs are looked at after the step, and a NaN
+// compares as a mismatch of unknown size (NaN), never as an error of 0.
+TEST(Faults, NanOutputsFailTheRunAndCompareAsNan) {
+    PipelineRunOptions options = options_for("mlp");
+    options.faults = {"stage1=nan"};
+    options.check_accuracy = true;
+    const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    const RunFailure failure = only_failure_of_kind(result, "non_finite", 2);
+    EXPECT_EQ(failure.message,
+              "Stage 2 forward outputs[0] has 64 non-finite values (NaN or Inf) of 64 and the loss "
+              "is nan (rank 2, microbatch 0); --check-accuracy names the stage they first appear "
+              "on");
+    EXPECT_EQ(failure.action, "2F0");
+    EXPECT_EQ(failure.microbatch, 0);
+    EXPECT_EQ(failure.expected, "finite values");
+    EXPECT_FALSE(result.reference.outputs_match);
+    EXPECT_TRUE(std::isnan(result.reference.output_max_error));
+    ASSERT_TRUE(result.accuracy.first_divergence);
+    EXPECT_EQ(result.accuracy.first_divergence->stage, 1);
+    EXPECT_EQ(result.accuracy.first_divergence->microbatch, 0);
+    EXPECT_TRUE(result.accuracy.first_divergence->non_finite);
+    EXPECT_TRUE(std::isnan(result.accuracy.first_divergence->max_abs_error));
+    EXPECT_TRUE(std::isnan(result.accuracy.largest_abs_error()));
+    for (const StageAccuracy& entry : result.accuracy.stages)
+        EXPECT_EQ(entry.non_finite, entry.stage >= 1) << entry.stage << " " << entry.microbatch;
+}
+
 TEST(Faults, AStuckRankBecomesATimeoutNotAHang) {
     PipelineRunOptions options = options_for("mlp");
     options.faults = {"stage1=sleep:60s"};
@@ -286,7 +313,8 @@ TEST(StageBackends, CheckedFindsNanThatEagerPassesOn) {
     options.faults = {"stage0=nan"};
     options.check_reference = false;
     const auto eager = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
-    EXPECT_TRUE(eager.completed);  // NaN flows through unnoticed
+    // NaN flows through every action; only the model's output is found NaN, after the step.
+    EXPECT_EQ(only_failure_of_kind(eager, "non_finite", 1).action, "1F0");
     EXPECT_TRUE(std::isnan(eager.loss));
     options.backends = {"checked"};
     const auto checked = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
