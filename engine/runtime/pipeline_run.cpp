@@ -5,6 +5,7 @@
 #include "engine/runtime/pipeline_run.hpp"
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <thread>
 
@@ -489,9 +490,10 @@ std::vector<std::vector<TensorMeta>> boundary_inputs(const PipelineRunOptions& o
     return inputs;
 }
 
-// An empty payload is a rank that never reported: it died or hangs.
+// An empty payload is a rank that never reported: it died (how, when `deaths` says) or hangs.
 std::vector<RankReport> reports_from(const std::vector<std::string>& payloads,
-                                     const PipelineRunOptions& options) {
+                                     const PipelineRunOptions& options,
+                                     const std::vector<std::string>& deaths = {}) {
     std::vector<RankReport> reports;
     for (std::size_t rank = 0; rank < payloads.size(); ++rank) {
         if (!payloads[rank].empty()) {
@@ -500,20 +502,31 @@ std::vector<RankReport> reports_from(const std::vector<std::string>& payloads,
         }
         RankReport lost;
         lost.run.rank = static_cast<int>(rank);
-        lost.run.failure =
-            RunFailure{static_cast<int>(rank),
-                       -1,
-                       -1,
-                       "",
-                       "lost",
-                       "",
-                       "",
-                       fmt::format("rank {} sent no report within {} ms: it died or hangs", rank,
-                                   options.timeout_ms),
-                       0};
+        const bool died = rank < deaths.size() && !deaths[rank].empty();
+        lost.run.failure = RunFailure{
+            static_cast<int>(rank),
+            -1,
+            -1,
+            "",
+            died ? "rank_died" : "lost",
+            "",
+            "",
+            died ? fmt::format("rank {} died ({}) before it reported; its actions are not "
+                               "recorded",
+                               rank, deaths[rank])
+                 : fmt::format("rank {} sent no report within {} ms: it died or hangs", rank,
+                               options.timeout_ms),
+            0};
         reports.push_back(std::move(lost));
     }
     return reports;
+}
+
+void write_report_file(const std::string& path, const std::string& payload) {
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file << payload;
+    if (!file.flush())
+        throw std::runtime_error(fmt::format("{}: cannot write this rank's report", path));
 }
 
 PipelineRunResult run_local(const PipelineRunOptions& options, const Schedule& lowered) {
@@ -567,14 +580,30 @@ PipelineRunResult run_distributed(const PipelineRunOptions& options, const Sched
             : make_nccl_transport(rendezvous, options.device >= 0 ? options.device : options.rank);
     std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
     RankReport report = run_prepared_rank(options, lowered, *prepared, *transport);
-    const auto payloads = transport->gather_to_rank_zero(
-        to_json(report).dump(), std::chrono::milliseconds(options.timeout_ms));
+    const std::string payload = to_json(report).dump();
+    if (!options.report_path.empty())
+        write_report_file(options.report_path, payload);
+    const auto payloads =
+        transport->gather_to_rank_zero(payload, std::chrono::milliseconds(options.timeout_ms));
     if (options.rank != 0)
         return merge({report}, options);
     return merge(reports_from(payloads, options), options);
 }
 
 }  // namespace
+
+PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
+                                     const std::vector<std::string>& deaths,
+                                     const PipelineRunOptions& options, const Schedule& lowered) {
+    PipelineRunResult result;
+    try {
+        result = merge(reports_from(payloads, options, deaths), options);
+    } catch (const nlohmann::json::exception& error) {
+        throw std::invalid_argument(fmt::format("a rank's report is malformed: {}", error.what()));
+    }
+    result.stage_inputs = boundary_inputs(options, lowered);
+    return result;
+}
 
 PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule& lowered) {
     if (!lowered.has_communication)

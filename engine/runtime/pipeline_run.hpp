@@ -44,6 +44,9 @@ struct PipelineRunOptions {
     std::string master_address = "127.0.0.1";
     int master_port = 29500;
     int device = -1;  // nccl: the GPU (default: rank)
+    // gloo/nccl: this rank also writes its report here (JSON) before gathering, so a launcher
+    // can still record the run when rank 0, which gathers and records, dies.
+    std::string report_path;
 };
 
 struct ActionTiming {
@@ -59,7 +62,7 @@ struct RunFailure {
     int microbatch = -1;
     std::string action;
     std::string kind;  // shape_mismatch, dtype_mismatch, stride_mismatch, count_mismatch,
-                       // non_finite, timeout, stopped, lost, error
+                       // non_finite, timeout, stopped, lost, rank_died, error
     std::string expected;
     std::string actual;
     std::string message;
@@ -140,5 +143,13 @@ inline constexpr double kAbsoluteTolerance = 1e-5;
 // option (model, split, fault, batch) and TransportUnavailable-derived errors as
 // std::runtime_error with one-line messages.
 PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule& lowered);
+
+// What a launcher knows when rank 0 did not gather: the reports ranks wrote to their
+// report_path (an empty payload: none), and for each rank how it died ("killed by signal 9
+// (Killed)"; empty: it exited). A rank without a report is a `rank_died` failure when it died,
+// else `lost`. std::invalid_argument for a report that is not one.
+PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
+                                     const std::vector<std::string>& deaths,
+                                     const PipelineRunOptions& options, const Schedule& lowered);
 
 }  // namespace pipelens::runtime

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -192,6 +193,53 @@ TEST(RunCliGloo, ARankThatDiesIsNamedAndTheRestIsRecorded) {
     const auto summary =
         nlohmann::json::parse(run_pipelens("summary --json " + trace.string()).out);
     EXPECT_EQ(summary["runs"][0]["status"], "failed");
+}
+
+// Rank 0 gathers and records; when it dies, the launcher records what the others reported.
+TEST(RunCliGloo, WhenRankZeroDiesTheLauncherRecordsTheRest) {
+    const auto trace = fresh_trace("rank_zero_died");
+    const auto started = std::chrono::steady_clock::now();
+    const auto result = run_pipelens(
+        "run --schedule 1F1B --pp 3 --m 3 --batch 12 --transport gloo --nproc 3 --fault "
+        "stage0=die --timeout 2s --json --out " +
+        trace.string());
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(40));
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("pipelens run: rank 0 was killed by signal 9"), std::string::npos)
+        << result.err;
+    const auto json = nlohmann::json::parse(result.out);  // printed by the launcher
+    EXPECT_FALSE(json["completed"].get<bool>());
+    ASSERT_EQ(json["errors"].size(), 3u) << json["errors"].dump();
+    EXPECT_EQ(json["errors"][0]["rank"], 0);
+    EXPECT_EQ(json["errors"][0]["kind"], "rank_died");
+    EXPECT_EQ(json["errors"][0]["message"],
+              "rank 0 died (killed by signal 9 (Killed)) before it reported; its actions are not "
+              "recorded");
+    // The others lose the rendezvous store rank 0 served, and stop at once.
+    for (const int rank : {1, 2}) {
+        EXPECT_EQ(json["errors"][rank]["rank"], rank);
+        EXPECT_EQ(json["errors"][rank]["kind"], "stopped");
+        EXPECT_EQ(json["errors"][rank]["message"].get<std::string>().rfind(
+                      "stopped: gloo transport: rank " + std::to_string(rank) +
+                          " lost the rendezvous store at 127.0.0.1:",
+                      0),
+                  0u)
+            << json["errors"][rank].dump();
+    }
+
+    EXPECT_EQ(testing::query_trace(trace, "SELECT status, failure FROM runs"),
+              "failed|rank 0 died (killed by signal 9 (Killed)) before it reported; its actions "
+              "are not recorded");
+    EXPECT_EQ(testing::query_trace(trace,
+                                   "SELECT group_concat(rank || ':' || kind, ' ') FROM "
+                                   "(SELECT rank, kind FROM errors ORDER BY rank)"),
+              "0:rank_died 1:stopped 2:stopped");
+    // What ranks 1 and 2 recorded is there: their events and the state they ran from.
+    EXPECT_EQ(testing::query_trace(trace,
+                                   "SELECT group_concat(rank, ',') FROM (SELECT DISTINCT "
+                                   "rank FROM events ORDER BY rank)"),
+              "1,2");
+    EXPECT_EQ(testing::query_trace(trace, "SELECT count(*) FROM ranks"), "3");
 }
 
 // A real run records every rank's state; a tampered tensor dtype is named by --check, and
