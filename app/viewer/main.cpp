@@ -2,7 +2,8 @@
 // from the command line, the path box, recent files or by dropping them on the window.
 //   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5] [--panel events|errors|sharding]
 //     [--event N] [--error N] [--tensor output|inputN]
-//     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
+//     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb);
+//     exit 2 when the trace (or --run) cannot be opened
 //   --bench [--bench-dir DIR]  load and frame-time figures on synthetic traces
 #include <stdlib.h>
 #include <time.h>
@@ -110,6 +111,16 @@ int run(const Options& options) {
                    options.tensor);
         return 2;
     }
+    // The trace opens before any window: a screenshot of a trace that did not open would be a
+    // picture of an error message, so that is an error (the interactive viewer shows it).
+    ViewerState state;
+    state.recent_files = load_recent_files();
+    if (!options.trace.empty())
+        open_trace(state, options.trace, options.run);
+    if (!options.screenshot.empty() && !state.error.empty()) {
+        fmt::print(stderr, "pipelens-view: {}\n", state.error);
+        return 2;
+    }
     glfwSetErrorCallback([](int code, const char* text) {
         fmt::print(stderr, "pipelens-view: GLFW error {}: {}\n", code, text);
     });
@@ -139,12 +150,8 @@ int run(const Options& options) {
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 130");
 
-    ViewerState state;
-    state.recent_files = load_recent_files();
     glfwSetWindowUserPointer(window, &state);
     glfwSetDropCallback(window, on_drop);
-    if (!options.trace.empty())
-        open_trace(state, options.trace, options.run);
     if (options.event >= 0) {
         if (options.event >= static_cast<int>(state.events.size()))
             state.error = fmt::format("--event {}: the run has {} events", options.event,
