@@ -13,8 +13,11 @@
 
 #include "engine/recorder/state_replay.hpp"
 #include "engine/runtime/pipeline_run.hpp"
+#include "engine/runtime/run_trace.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
+#include "tests/fresh_trace.hpp"
+#include "traces/trace_reader.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -359,6 +362,27 @@ TEST(StageBackends, ABackendWithNothingToActOnIsAUsageError) {
     options.backends = {"stage9=checked"};
     EXPECT_THROW(run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4)),
                  std::invalid_argument);
+}
+
+// A write that fails partway (here a second ranks row for rank 0, which the trace's UNIQUE
+// constraint refuses) leaves the run marked failed with the reason, not `running`.
+TEST(Recording, ARunWhoseWritingFailsIsMarkedFailed) {
+    const Schedule schedule = lowered(ScheduleKind::gpipe, 2, 1, 4);
+    PipelineRunResult result = run_pipeline(options_for("mlp"), schedule);
+    ASSERT_TRUE(result.completed);
+    result.ranks.push_back(result.ranks.front());
+    const std::filesystem::path path = testing::fresh_trace("real_run_write_fails");
+    {
+        traces::TraceWriter writer(path);
+        EXPECT_THROW(record_real_run(writer, schedule, result, plain_experiment()),
+                     traces::TraceError);
+    }
+    const std::vector<traces::RunRecord> runs = traces::TraceReader(path).runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].status, traces::RunStatus::failed);
+    EXPECT_EQ(runs[0].failure, path.string() +
+                                   ": cannot add rank 0 to run 1: UNIQUE constraint failed: "
+                                   "ranks.run_id, ranks.rank");
 }
 
 // Every rank's recording travels to rank 0; replaying it rebuilds the state the rank ended in.
