@@ -2,6 +2,9 @@
 // whole field (a per-stage list included), never merges into it.
 #include "app/cli/experiment_options.hpp"
 
+#include <charconv>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "engine/experiment/experiment_toml.hpp"
@@ -37,6 +40,36 @@ Result single_flag(const std::string& text, std::string_view flag,
     }
 }
 
+// The largest count a flag takes, as in experiment files: larger is a typo, not a pipeline.
+constexpr std::int64_t kLargestCount = 1'000'000'000;
+
+// An integer flag, read here rather than by CLI11 so that a bad value is one message naming
+// the flag and exit 2 (CLI11's conversion error has its own exit code), and so that a value
+// below `minimum` is called invalid rather than later found "missing".
+void add_count_option(CLI::App& command, const std::string& name, std::optional<int>& target,
+                      const std::string& description, int minimum) {
+    command
+        .add_option_function<std::string>(
+            name,
+            [&target, name, minimum](const std::string& text) {
+                std::int64_t value = 0;
+                const char* end = text.data() + text.size();
+                const auto [stop, error] = std::from_chars(text.data(), end, value);
+                if (text.empty() || stop != end ||
+                    (error != std::errc() && error != std::errc::result_out_of_range))
+                    throw ExperimentError(fmt::format("{}: '{}' is not an integer", name, text));
+                if (error == std::errc::result_out_of_range || value > kLargestCount)
+                    throw ExperimentError(fmt::format("{}: {} is out of range (at most {})", name,
+                                                      text, kLargestCount));
+                if (value < minimum)
+                    throw ExperimentError(
+                        fmt::format("{} must be at least {}, got {}", name, minimum, value));
+                target = static_cast<int>(value);
+            },
+            description)
+        ->type_name("INT");
+}
+
 bool has_experiment_flags(const ExperimentOptions& options) {
     return options.schedule || options.schedule_file || options.pp || options.v || options.m ||
            options.forward || options.input || options.weight || options.backward ||
@@ -54,9 +87,9 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
                        "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV");
     command.add_option("--schedule-file", options.schedule_file,
                        "A PyTorch CSV schedule to simulate instead of a generated kind");
-    command.add_option("--pp", options.pp, "Pipeline ranks");
-    command.add_option("--v", options.v, "Stages per rank");
-    command.add_option("--m", options.m, "Microbatches");
+    add_count_option(command, "--pp", options.pp, "Pipeline ranks", 1);
+    add_count_option(command, "--v", options.v, "Stages per rank", 1);
+    add_count_option(command, "--m", options.m, "Microbatches", 1);
     if (!with_costs)
         return;
     command.add_option("--f", options.forward,
@@ -72,8 +105,9 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
     command.add_option("--p2p-latency", options.p2p_latency,
                        "Send/recv latency, inside and across hosts (us unless a unit)");
     command.add_option("--p2p-bandwidth", options.p2p_bandwidth,
-                       "Send/recv bandwidth, inside and across hosts (GB/s unless a unit)");
-    command.add_option("--ranks-per-host", options.ranks_per_host, "Ranks per host");
+                       "Send/recv bandwidth, inside and across hosts (GB/s unless a unit; omit it "
+                       "for unlimited links)");
+    add_count_option(command, "--ranks-per-host", options.ranks_per_host, "Ranks per host", 1);
     command.add_option("--overlap-efficiency", options.overlap_efficiency,
                        "Share of the shorter part OVERLAP_F_B hides, 0 to 1");
 }
@@ -97,8 +131,12 @@ Experiment load_experiment(const ExperimentOptions& options) {
     }
     if (options.schedule_file)
         experiment.schedule_file = *options.schedule_file;
-    if (options.pp)
+    if (options.schedule_file && experiment.rank_count_source.empty())
+        experiment.shape.rank_count = 0;  // the file's rows decide, unless pp was given
+    if (options.pp) {
         experiment.shape.rank_count = *options.pp;
+        experiment.rank_count_source = "--pp";
+    }
     if (options.v)
         experiment.shape.stages_per_rank = *options.v;
     if (options.m)
@@ -122,9 +160,15 @@ Experiment load_experiment(const ExperimentOptions& options) {
     if (options.p2p_latency)
         experiment.intra_host.latency_ns = experiment.inter_host.latency_ns =
             single_flag(*options.p2p_latency, "--p2p-latency", parse_duration_ns);
-    if (options.p2p_bandwidth)
-        experiment.intra_host.bytes_per_ns = experiment.inter_host.bytes_per_ns =
+    if (options.p2p_bandwidth) {
+        const double bandwidth =
             single_flag(*options.p2p_bandwidth, "--p2p-bandwidth", parse_bandwidth_bytes_per_ns);
+        if (!(bandwidth > 0))
+            throw ExperimentError(
+                "--p2p-bandwidth: bandwidth must be positive; omit --p2p-bandwidth for unlimited "
+                "links");
+        experiment.intra_host.bytes_per_ns = experiment.inter_host.bytes_per_ns = bandwidth;
+    }
     if (options.ranks_per_host)
         experiment.ranks_per_host = *options.ranks_per_host;
     if (options.overlap_efficiency)

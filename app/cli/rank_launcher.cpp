@@ -102,6 +102,7 @@ LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process
     }
 
     LaunchResult result;
+    result.deaths.resize(process_count);
     std::vector<bool> done(process_count, false);
     int remaining = process_count;
     auto deadline = std::chrono::steady_clock::time_point::max();
@@ -118,6 +119,9 @@ LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process
             if (ok)
                 continue;
             result.problems.push_back(describe(rank, status));
+            if (WIFSIGNALED(status))
+                result.deaths[rank] = fmt::format("killed by signal {} ({})", WTERMSIG(status),
+                                                  strsignal(WTERMSIG(status)));
             const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
             result.exit_code = std::max(result.exit_code, code == 0 ? 1 : code);
             deadline = std::min(deadline, std::chrono::steady_clock::now() + grace);

@@ -13,6 +13,9 @@ namespace pipelens::cli {
 struct LaunchResult {
     int exit_code = 0;                  // the worst rank's exit code
     std::vector<std::string> problems;  // "rank 2 was killed by signal 9", ...
+    // Per rank: how it died on its own ("killed by signal 9 (Killed)"), empty when it exited
+    // (or was only killed here, after the grace period).
+    std::vector<std::string> deaths;
 };
 
 // `arguments` is the command line each rank runs (argv without the program and --nproc).

@@ -3,7 +3,10 @@
 // processes (torchrun's environment); `--rank/--world-size/--master` (or RANK, WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT) joins ranks started by hand.
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -34,6 +37,7 @@ struct RunOptions {
     std::optional<int> rank, world_size;
     std::optional<std::string> master;
     std::string out;
+    std::string rank_reports;  // set by the launcher: where rank processes leave their reports
     bool json = false;
     std::vector<std::string> original_arguments;
 };
@@ -56,6 +60,10 @@ void apply_overrides(const RunOptions& options, Experiment& experiment) {
             throw ExperimentError(fmt::format("--timeout: {}", error.what()));
         }
     }
+}
+
+std::string report_file(const std::string& directory, int rank) {
+    return fmt::format("{}/rank-{}.json", directory, rank);
 }
 
 runtime::PipelineRunOptions runtime_options(const RunOptions& options,
@@ -83,6 +91,8 @@ runtime::PipelineRunOptions runtime_options(const RunOptions& options,
     }
     if (const auto local_rank = environment_integer("LOCAL_RANK"))
         run.device = *local_rank;
+    if (!options.rank_reports.empty())
+        run.report_path = report_file(options.rank_reports, run.rank);
     return run;
 }
 
@@ -158,20 +168,9 @@ void print_text(const runtime::PipelineRunResult& result, const RunFigures& figu
         fmt::print("recorded as run {} in {}\n", *run_id, out);
 }
 
-int run_ranks_here(RunOptions& options) {
-    Experiment experiment = load_experiment(options.experiment);
-    apply_overrides(options, experiment);
-    const Schedule lowered = lowered_schedule_for(experiment);
-    const runtime::PipelineRunOptions run = runtime_options(options, experiment);
-    runtime::PipelineRunResult result;
-    try {
-        result = runtime::run_pipeline(run, lowered);
-    } catch (const std::invalid_argument& error) {
-        throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
-    }
-    if (run.transport != "local" && run.rank != 0)
-        return result.completed ? kExitOk : kExitCheckFailed;  // rank 0 reports for everyone
-
+// Prints, records (with --out) and judges a run's result, as rank 0 (or the launcher for it).
+int report_run(const RunOptions& options, const Experiment& experiment, const Schedule& lowered,
+               const runtime::PipelineRunOptions& run, const runtime::PipelineRunResult& result) {
     RunFigures figures;
     figures.step_time_ns = result.step_time_ns;
     figures.ranks = runtime::real_rank_records(lowered, result);
@@ -197,6 +196,63 @@ int run_ranks_here(RunOptions& options) {
     return result.completed && matched ? kExitOk : kExitCheckFailed;
 }
 
+int run_ranks_here(RunOptions& options) {
+    Experiment experiment = load_experiment(options.experiment);
+    apply_overrides(options, experiment);
+    const Schedule lowered = lowered_schedule_for(experiment);
+    const runtime::PipelineRunOptions run = runtime_options(options, experiment);
+    runtime::PipelineRunResult result;
+    try {
+        result = runtime::run_pipeline(run, lowered);
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
+    }
+    if (run.transport != "local" && run.rank != 0)
+        return result.completed ? kExitOk : kExitCheckFailed;  // rank 0 reports for everyone
+    return report_run(options, experiment, lowered, run, result);
+}
+
+// A directory for the rank processes' reports, removed with everything in it.
+class ReportDirectory {
+  public:
+    ReportDirectory() {
+        std::string pattern =
+            (std::filesystem::temp_directory_path() / "pipelens-ranks-XXXXXX").string();
+        if (::mkdtemp(pattern.data()) == nullptr)
+            throw std::runtime_error("cannot create a directory for the ranks' reports");
+        path_ = pattern;
+    }
+    ~ReportDirectory() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path_, ignored);
+    }
+    ReportDirectory(const ReportDirectory&) = delete;
+    ReportDirectory& operator=(const ReportDirectory&) = delete;
+    const std::string& path() const { return path_; }
+
+  private:
+    std::string path_;
+};
+
+// Rank 0 gathers every rank's report and records the run; when it died, the launcher does it
+// from the reports the other ranks left, so the run is still recorded (failed, naming rank 0).
+void report_for_dead_rank_zero(const RunOptions& options, const LaunchResult& launched,
+                               const std::string& reports) {
+    Experiment experiment = load_experiment(options.experiment);
+    apply_overrides(options, experiment);
+    const Schedule lowered = lowered_schedule_for(experiment);
+    const runtime::PipelineRunOptions run = runtime_options(options, experiment);
+    std::vector<std::string> payloads(options.nproc);
+    for (int rank = 0; rank < options.nproc; ++rank) {
+        std::ifstream file(report_file(reports, rank), std::ios::binary);
+        std::ostringstream text;
+        text << file.rdbuf();
+        payloads[rank] = text.str();
+    }
+    report_run(options, experiment, lowered, run,
+               runtime::merge_rank_reports(payloads, launched.deaths, run, lowered));
+}
+
 int launch(const RunOptions& options) {
     std::vector<std::string> arguments;
     for (std::size_t index = 0; index < options.original_arguments.size(); ++index) {
@@ -220,10 +276,15 @@ int launch(const RunOptions& options) {
         arguments.push_back("--master");
         arguments.push_back(fmt::format("{}:{}", address, port));
     }
+    const ReportDirectory reports;
+    arguments.push_back("--rank-reports");
+    arguments.push_back(reports.path());
     const LaunchResult launched =
         launch_ranks(arguments, options.nproc, address, port, std::chrono::seconds(30));
     for (const std::string& problem : launched.problems)
         fmt::print(stderr, "pipelens run: {}\n", problem);
+    if (!launched.deaths.empty() && !launched.deaths[0].empty())
+        report_for_dead_rank_zero(options, launched, reports.path());
     return launched.exit_code;
 }
 
@@ -256,6 +317,7 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     command->add_option("--master", options->master,
                         "Rendezvous HOST:PORT (default: $MASTER_ADDR:$MASTER_PORT)");
     command->add_option("--out", options->out, "Trace file (SQLite) to record the run in");
+    command->add_option("--rank-reports", options->rank_reports)->group("");  // launcher's
     command->add_flag("--json", options->json, "Print one JSON object instead of text");
     command->callback([options] {
         int code = 0;

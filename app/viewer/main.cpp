@@ -159,9 +159,10 @@ void close_window(GLFWwindow* window) {
     glfwTerminate();
 }
 
-// The trace and the choices the command line asks for before the first frame: --event,
-// --tensor and --panel (--select and --error wait for the first frame: apply_choices).
-void apply_start_options(const Options& options, const Checked& checked, ViewerState& state) {
+// The recent files and the trace the command line names. Done before any window: a screenshot
+// of a trace that did not open would be a picture of an error message, so that is an error (the
+// interactive viewer shows it instead).
+void open_start_trace(const Options& options, ViewerState& state) {
     // A screenshot or a benchmark is not a person opening a file: it reads and writes no
     // recent files (and so draws the same whatever the user opened before).
     if (options.screenshot.empty() && !options.bench)
@@ -169,6 +170,11 @@ void apply_start_options(const Options& options, const Checked& checked, ViewerS
             RecentFiles::kept_in(config_directory_from_environment() / "recent_files");
     if (!options.trace.empty())
         open_trace(state, options.trace, options.run);
+}
+
+// The choices the command line asks for before the first frame: --event, --tensor and --panel
+// (--select and --error wait for the first frame: apply_choices).
+void apply_start_options(const Options& options, const Checked& checked, ViewerState& state) {
     if (options.event >= 0) {
         if (options.event >= static_cast<int>(state.trace.events.size()))
             state.trace.error = fmt::format("--event {}: the run has {} events", options.event,
@@ -233,10 +239,15 @@ int run(const Options& options) {
     // such threads; an explicit LP_NUM_THREADS is kept.
     if (options.bench)
         setenv("LP_NUM_THREADS", "0", 0);
+    ViewerState state;
+    open_start_trace(options, state);
+    if (!options.screenshot.empty() && !state.trace.error.empty()) {
+        fmt::print(stderr, "pipelens-view: {}\n", state.trace.error);
+        return 2;
+    }
     GLFWwindow* window = open_window(options, *checked);
     if (window == nullptr)
         return 1;
-    ViewerState state;
     glfwSetWindowUserPointer(window, &state);
     glfwSetDropCallback(window, on_drop);
     apply_start_options(options, *checked, state);

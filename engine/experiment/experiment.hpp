@@ -26,7 +26,7 @@ class ExperimentError : public std::invalid_argument {
 
 struct LinkSpec {
     std::int64_t latency_ns = 0;
-    double bytes_per_ns = 0;  // GB/s; 0 = unlimited
+    double bytes_per_ns = 0;  // GB/s; 0 = unlimited (a link no file or flag limited)
 };
 
 // The Zero Bubble paper's transformer layer: per layer and microbatch, F = sbh(24h + 4s),
@@ -67,6 +67,10 @@ struct Experiment {
 
     ScheduleShape shape;  // from a file: kind defaults to 1F1B, v to the kind's; pp, m required
     std::string schedule_file;  // a PyTorch CSV schedule instead of a generated kind
+    // Where pp was given ("exp.toml:3:6: schedule.pp", "--pp"); empty when it was not. A
+    // schedule file's row count must equal a pp that was given: a silently smaller pipeline
+    // is a wrong simulation.
+    std::string rank_count_source;
 
     // Per-stage times in ns: empty, one value for all stages, or one per stage.
     std::vector<std::int64_t> forward_ns;

@@ -5,6 +5,8 @@
 
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
@@ -20,6 +22,12 @@ std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecord
         recorder.load_schedule_csv(experiment.schedule_file,
                                    read_schedule_csv_text(experiment.schedule_file));
         const recorder::ScheduleState& chosen = recorder.state().schedule;
+        if (!experiment.rank_count_source.empty() && experiment.shape.rank_count != chosen.pp)
+            throw ExperimentError(fmt::format(
+                "{} is {} but the schedule file {} has {} rows (one per rank); pp must match "
+                "the file, or leave it out to take the file's",
+                experiment.rank_count_source, experiment.shape.rank_count, experiment.schedule_file,
+                chosen.pp));
         experiment.shape.rank_count = chosen.pp;
         experiment.shape.stages_per_rank = chosen.v;
         experiment.shape.microbatch_count = chosen.m;

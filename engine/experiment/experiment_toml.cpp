@@ -37,6 +37,8 @@ class FieldReader {
             fmt::format("{}:{}: {}{}: {}", source_, position(where), prefix_, key, why));
     }
 
+    const std::string& source() const { return source_; }
+
     const toml::node* take(std::string_view key) {
         used_.insert(std::string(key));
         return table_.get(key);
@@ -91,9 +93,14 @@ class FieldReader {
             out = quantity(*node, key, parse_duration_ns);
     }
 
+    // Positive: 0 once meant an unlimited link, which is now said by leaving the key out.
     void bandwidth(std::string_view key, double& out) {
-        if (const toml::node* node = take(key))
+        if (const toml::node* node = take(key)) {
             out = quantity(*node, key, parse_bandwidth_bytes_per_ns);
+            if (!(out > 0))
+                fail(*node, key,
+                     "bandwidth must be positive; leave the key out for unlimited links");
+        }
     }
 
     // One value or a list of values (one per stage) of a quantity.
@@ -168,6 +175,9 @@ void read_schedule(FieldReader& fields, Experiment& experiment,
     if (!experiment.schedule_file.empty() && !base_directory.empty() &&
         std::filesystem::path(experiment.schedule_file).is_relative())
         experiment.schedule_file = (base_directory / experiment.schedule_file).string();
+    if (const toml::node* pp = fields.take("pp"))
+        experiment.rank_count_source =
+            fmt::format("{}:{}: schedule.pp", fields.source(), position(pp->source()));
     fields.integer("pp", experiment.shape.rank_count, 1);
     fields.integer("v", experiment.shape.stages_per_rank, 1);
     fields.integer("m", experiment.shape.microbatch_count, 1);
@@ -341,9 +351,12 @@ std::string experiment_to_toml(const Experiment& experiment) {
 
     toml::table network;
     network.insert("intra_host_latency", fmt::format("{}ns", experiment.intra_host.latency_ns));
-    network.insert("intra_host_bandwidth", experiment.intra_host.bytes_per_ns);
     network.insert("inter_host_latency", fmt::format("{}ns", experiment.inter_host.latency_ns));
-    network.insert("inter_host_bandwidth", experiment.inter_host.bytes_per_ns);
+    // An unlimited link has no bandwidth key.
+    if (experiment.intra_host.bytes_per_ns > 0)
+        network.insert("intra_host_bandwidth", experiment.intra_host.bytes_per_ns);
+    if (experiment.inter_host.bytes_per_ns > 0)
+        network.insert("inter_host_bandwidth", experiment.inter_host.bytes_per_ns);
     network.insert("ranks_per_host", experiment.ranks_per_host);
 
     toml::table document;

@@ -3,7 +3,9 @@
 //   input=int32        stage 0 gets its inputs as int32 (dtype mismatch)
 //   stageN=dtype:bf16  stage N's outputs change dtype (any dtype name: bf16, f16, f64, ...)
 //   stageN=flatten     stage N's outputs are flattened (shape mismatch)
-//   stageN=nan         stage N's outputs become NaN (only the `checked` backend notices)
+//   stageN=nan         stage N's outputs become NaN (metadata checks pass; the `checked`
+//                      backend notices at the next stage, else the run fails on the model's
+//                      NaN outputs after the step)
 //   stageN=sleep:30s   stage N sleeps in each forward (a stuck rank; others time out)
 //   stageN=die         the process holding stage N kills itself with SIGKILL in its first
 //                      forward, as the OOM killer would (one process per rank only)

@@ -5,6 +5,7 @@
 #include "engine/runtime/pipeline_run.hpp"
 
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <thread>
 
@@ -87,7 +88,8 @@ nlohmann::json to_json(const RankReport& report) {
     nlohmann::json accuracy = nlohmann::json::array();
     for (const StageAccuracy& entry : report.accuracy)
         accuracy.push_back({entry.stage, entry.microbatch, number_to_json(entry.max_abs_error),
-                            number_to_json(entry.max_relative_error), entry.diverges});
+                            number_to_json(entry.max_relative_error), entry.diverges,
+                            entry.non_finite});
     json["accuracy"] = std::move(accuracy);
     json["recording"] = report.recording;
     return json;
@@ -114,14 +116,14 @@ RankReport from_json(const nlohmann::json& json) {
     report.outputs_match = json.at("outputs_match");
     report.gradients_match = json.at("gradients_match");
     for (const auto& entry : json.at("accuracy"))
-        report.accuracy.push_back(
-            {entry[0], entry[1], number_from_json(entry[2]), number_from_json(entry[3]), entry[4]});
+        report.accuracy.push_back({entry[0], entry[1], number_from_json(entry[2]),
+                                   number_from_json(entry[3]), entry[4], entry[5]});
     report.recording = json.at("recording");
     return report;
 }
 
 bool close(const torch::Tensor& actual, const torch::Tensor& expected, double& max_error) {
-    max_error = std::max(max_error, (actual - expected).abs().max().item<double>());
+    max_error = larger_error(max_error, (actual - expected).abs().max().item<double>());
     return torch::allclose(actual, expected, kRelativeTolerance, kAbsoluteTolerance);
 }
 
@@ -176,9 +178,11 @@ std::vector<StageAccuracy> check_stage_accuracy(const PipelineRunOptions& option
             if (held == plan.stages.end())
                 continue;
             const TensorList& actual = held->second->kept_outputs(microbatch);
-            StageAccuracy entry{index, microbatch, 0, 0, false};
+            StageAccuracy entry{index, microbatch, 0, 0, false, false};
             double largest = 0;
             for (std::size_t at = 0; at < actual.size() && at < values.size(); ++at) {
+                entry.non_finite |= actual[at].is_floating_point() &&
+                                    !torch::isfinite(actual[at]).all().item<bool>();
                 if (!actual[at].is_floating_point() || actual[at].sizes() != values[at].sizes()) {
                     entry.diverges |= !actual[at].equal(values[at]);
                     continue;
@@ -187,11 +191,52 @@ std::vector<StageAccuracy> check_stage_accuracy(const PipelineRunOptions& option
                 largest = std::max(largest, expected.abs().max().item<double>());
                 entry.diverges |= !close(actual[at], expected, entry.max_abs_error);
             }
-            entry.max_relative_error = largest > 0 ? entry.max_abs_error / largest : 0;
+            entry.max_relative_error =
+                largest > 0 || std::isnan(entry.max_abs_error) ? entry.max_abs_error / largest : 0;
             results.push_back(entry);
         }
     }
     return results;
+}
+
+// The F of `stage` for `microbatch` on `rank`, as the schedule writes it ("" if none).
+std::string forward_text(const Schedule& lowered, int rank, int stage, int microbatch) {
+    for (const Action& action : lowered.ranks.at(rank))
+        for (const Action& part : lowered.parts_of(action))
+            if (part.kind == ActionKind::forward && part.stage == stage &&
+                part.microbatch == microbatch)
+                return lowered.text(part);
+    return "";
+}
+
+// The first microbatch whose model outputs (or loss) the last stage computed as NaN or Inf.
+// Metadata checks cannot see them and a NaN compares as no error, so without this a run that
+// produced NaN would be recorded as finished. Looked at after the step, outside its timing.
+std::optional<RunFailure> non_finite_outputs(const PipelineStage& last, const Schedule& lowered,
+                                             int rank) {
+    for (int microbatch = 0; microbatch < lowered.microbatch_count; ++microbatch) {
+        const torch::Tensor& output = last.output(microbatch);
+        const std::int64_t bad =
+            output.is_floating_point() ? (~torch::isfinite(output)).sum().item<std::int64_t>() : 0;
+        const double loss = last.loss(microbatch);
+        if (bad == 0 && std::isfinite(loss))
+            continue;
+        RunFailure failure;
+        failure.rank = rank;
+        failure.stage = last.index();
+        failure.microbatch = microbatch;
+        failure.action = forward_text(lowered, rank, last.index(), microbatch);
+        failure.kind = "non_finite";
+        failure.expected = "finite values";
+        failure.actual =
+            fmt::format("{} of {} values NaN or Inf, loss {}", bad, output.numel(), loss);
+        failure.message = fmt::format(
+            "Stage {} forward outputs[0] has {} non-finite value{} (NaN or Inf) of {} and the loss "
+            "is {} (rank {}, microbatch {}); --check-accuracy names the stage they first appear on",
+            last.index(), bad, bad == 1 ? "" : "s", output.numel(), loss, rank, microbatch);
+        return failure;
+    }
+    return std::nullopt;
 }
 
 std::int64_t steady_clock_ns() {
@@ -362,6 +407,9 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
         for (int microbatch = 0; microbatch < lowered.microbatch_count; ++microbatch)
             report.loss += plan.stages.at(stage_count - 1)->loss(microbatch);
         report.loss /= lowered.microbatch_count;
+        report.run.failure = non_finite_outputs(*plan.stages.at(stage_count - 1), lowered, rank);
+        if (report.run.failure && !report.run.timeline.empty())
+            report.run.failure->time_ns = report.run.timeline.back().end_ns;
     }
     if (options.check_reference)
         compare_with_reference(options, stage_count, prepared.stages, plan, prepared.batch, report);
@@ -395,9 +443,9 @@ PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRu
             result.reference.loss_error = std::abs(report.loss - report.reference_loss);
         }
         result.reference.output_max_error =
-            std::max(result.reference.output_max_error, report.output_max_error);
+            larger_error(result.reference.output_max_error, report.output_max_error);
         result.reference.gradient_max_error =
-            std::max(result.reference.gradient_max_error, report.gradient_max_error);
+            larger_error(result.reference.gradient_max_error, report.gradient_max_error);
         result.reference.outputs_match &= report.outputs_match;
         result.reference.gradients_match &= report.gradients_match;
     }
@@ -442,9 +490,10 @@ std::vector<std::vector<TensorMeta>> boundary_inputs(const PipelineRunOptions& o
     return inputs;
 }
 
-// An empty payload is a rank that never reported: it died or hangs.
+// An empty payload is a rank that never reported: it died (how, when `deaths` says) or hangs.
 std::vector<RankReport> reports_from(const std::vector<std::string>& payloads,
-                                     const PipelineRunOptions& options) {
+                                     const PipelineRunOptions& options,
+                                     const std::vector<std::string>& deaths = {}) {
     std::vector<RankReport> reports;
     for (std::size_t rank = 0; rank < payloads.size(); ++rank) {
         if (!payloads[rank].empty()) {
@@ -453,20 +502,31 @@ std::vector<RankReport> reports_from(const std::vector<std::string>& payloads,
         }
         RankReport lost;
         lost.run.rank = static_cast<int>(rank);
-        lost.run.failure =
-            RunFailure{static_cast<int>(rank),
-                       -1,
-                       -1,
-                       "",
-                       "lost",
-                       "",
-                       "",
-                       fmt::format("rank {} sent no report within {} ms: it died or hangs", rank,
-                                   options.timeout_ms),
-                       0};
+        const bool died = rank < deaths.size() && !deaths[rank].empty();
+        lost.run.failure = RunFailure{
+            static_cast<int>(rank),
+            -1,
+            -1,
+            "",
+            died ? "rank_died" : "lost",
+            "",
+            "",
+            died ? fmt::format("rank {} died ({}) before it reported; its actions are not "
+                               "recorded",
+                               rank, deaths[rank])
+                 : fmt::format("rank {} sent no report within {} ms: it died or hangs", rank,
+                               options.timeout_ms),
+            0};
         reports.push_back(std::move(lost));
     }
     return reports;
+}
+
+void write_report_file(const std::string& path, const std::string& payload) {
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    file << payload;
+    if (!file.flush())
+        throw std::runtime_error(fmt::format("{}: cannot write this rank's report", path));
 }
 
 PipelineRunResult run_local(const PipelineRunOptions& options, const Schedule& lowered) {
@@ -520,14 +580,30 @@ PipelineRunResult run_distributed(const PipelineRunOptions& options, const Sched
             : make_nccl_transport(rendezvous, options.device >= 0 ? options.device : options.rank);
     std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
     RankReport report = run_prepared_rank(options, lowered, *prepared, *transport);
-    const auto payloads = transport->gather_to_rank_zero(
-        to_json(report).dump(), std::chrono::milliseconds(options.timeout_ms));
+    const std::string payload = to_json(report).dump();
+    if (!options.report_path.empty())
+        write_report_file(options.report_path, payload);
+    const auto payloads =
+        transport->gather_to_rank_zero(payload, std::chrono::milliseconds(options.timeout_ms));
     if (options.rank != 0)
         return merge({report}, options);
     return merge(reports_from(payloads, options), options);
 }
 
 }  // namespace
+
+PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
+                                     const std::vector<std::string>& deaths,
+                                     const PipelineRunOptions& options, const Schedule& lowered) {
+    PipelineRunResult result;
+    try {
+        result = merge(reports_from(payloads, options, deaths), options);
+    } catch (const nlohmann::json::exception& error) {
+        throw std::invalid_argument(fmt::format("a rank's report is malformed: {}", error.what()));
+    }
+    result.stage_inputs = boundary_inputs(options, lowered);
+    return result;
+}
 
 PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule& lowered) {
     if (!lowered.has_communication)

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -43,6 +44,9 @@ struct PipelineRunOptions {
     std::string master_address = "127.0.0.1";
     int master_port = 29500;
     int device = -1;  // nccl: the GPU (default: rank)
+    // gloo/nccl: this rank also writes its report here (JSON) before gathering, so a launcher
+    // can still record the run when rank 0, which gathers and records, dies.
+    std::string report_path;
 };
 
 struct ActionTiming {
@@ -58,7 +62,7 @@ struct RunFailure {
     int microbatch = -1;
     std::string action;
     std::string kind;  // shape_mismatch, dtype_mismatch, stride_mismatch, count_mismatch,
-                       // timeout, stopped, lost, error
+                       // non_finite, timeout, stopped, lost, rank_died, error
     std::string expected;
     std::string actual;
     std::string message;
@@ -89,7 +93,14 @@ struct StageAccuracy {
     double max_abs_error = 0;
     double max_relative_error = 0;  // max abs error over the largest reference magnitude
     bool diverges = false;          // outside kRelativeTolerance/kAbsoluteTolerance
+    bool non_finite = false;        // the outputs hold NaN or Inf (the errors are then NaN)
 };
+
+// The larger of two errors, where NaN (an error measured on NaN values) is the largest: a
+// plain std::max would drop it and report the other, often 0.
+inline double larger_error(double left, double right) {
+    return std::isnan(left) || std::isnan(right) ? std::nan("") : std::max(left, right);
+}
 
 struct AccuracyCheck {
     bool checked = false;
@@ -99,7 +110,7 @@ struct AccuracyCheck {
     double largest_abs_error() const {  // over every stage and microbatch
         double largest = 0;
         for (const StageAccuracy& entry : stages)
-            largest = std::max(largest, entry.max_abs_error);
+            largest = larger_error(largest, entry.max_abs_error);
         return largest;
     }
 };
@@ -132,5 +143,13 @@ inline constexpr double kAbsoluteTolerance = 1e-5;
 // option (model, split, fault, batch) and TransportUnavailable-derived errors as
 // std::runtime_error with one-line messages.
 PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule& lowered);
+
+// What a launcher knows when rank 0 did not gather: the reports ranks wrote to their
+// report_path (an empty payload: none), and for each rank how it died ("killed by signal 9
+// (Killed)"; empty: it exited). A rank without a report is a `rank_died` failure when it died,
+// else `lost`. std::invalid_argument for a report that is not one.
+PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
+                                     const std::vector<std::string>& deaths,
+                                     const PipelineRunOptions& options, const Schedule& lowered);
 
 }  // namespace pipelens::runtime

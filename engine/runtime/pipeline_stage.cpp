@@ -44,7 +44,7 @@ PipelineStage::MicrobatchState& PipelineStage::state(int microbatch, const char*
 }
 
 TensorList PipelineStage::forward(int microbatch, const TensorList& inputs,
-                                  const torch::Tensor& target) {
+                                  const torch::Tensor& target, const OutputHook& on_outputs) {
     MicrobatchState state;
     for (std::size_t index = 0; index < inputs.size(); ++index) {
         const bool wants_grad = index < meta_.inputs.size() && meta_.inputs[index].requires_grad;
@@ -55,8 +55,10 @@ TensorList PipelineStage::forward(int microbatch, const TensorList& inputs,
                        state.inputs);
     state.outputs = backend_.run(layers_, state.inputs);
     if (backend_.checks())
-        backend_.check(fmt::format("stage {} outputs", index_), microbatch,
-                       is_last() ? metas_of(state.outputs) : meta_.outputs, state.outputs);
+        backend_.check(fmt::format("stage {} outputs", index_), microbatch, meta_.outputs,
+                       state.outputs);
+    if (on_outputs)
+        state.outputs = on_outputs(std::move(state.outputs));
     if (keep_outputs_) {
         TensorList kept;
         for (const torch::Tensor& output : state.outputs)

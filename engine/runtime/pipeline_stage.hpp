@@ -9,6 +9,7 @@
 // for a microbatch is dropped once its last backward part ran.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ namespace pipelens::runtime {
 
 struct StageMeta {
     std::vector<TensorMeta> inputs;   // per microbatch, as shape inference fixed them
-    std::vector<TensorMeta> outputs;  // empty for the last stage (it ends in the loss)
+    std::vector<TensorMeta> outputs;  // the last stage's: the model's outputs
 };
 
 class PipelineStage {
@@ -36,8 +37,14 @@ class PipelineStage {
     const StageMeta& meta() const { return meta_; }
 
     // Runs the layers on `inputs` (cut into leaves here). Returns the outputs detached, ready
-    // to send; on the last stage also computes the loss against `target`.
-    TensorList forward(int microbatch, const TensorList& inputs, const torch::Tensor& target);
+    // to send; on the last stage also computes the loss against `target`. `on_outputs`, when
+    // given, sees the outputs (after the backend's own checks), on every stage the last
+    // included, and returns what the stage goes on with: the executor injects faults and
+    // validates the outputs' metadata there (it may throw; then nothing of the microbatch is
+    // kept).
+    using OutputHook = std::function<TensorList(TensorList)>;
+    TensorList forward(int microbatch, const TensorList& inputs, const torch::Tensor& target,
+                       const OutputHook& on_outputs = {});
     // Input gradients (undefined for inputs without gradient), keeping the graph for W.
     TensorList backward_input(int microbatch, const TensorList& output_gradients);
     void backward_weight(int microbatch);

@@ -189,9 +189,12 @@ class Executor {
             if (fault.kind == Fault::Kind::flatten_output)
                 for (torch::Tensor& output : outputs)
                     output = output.flatten();
+            // Multiplied in, so the outputs stay in the graph and backward runs on (NaN) values,
+            // as with a NaN a layer computed.
             if (fault.kind == Fault::Kind::nan_output)
                 for (torch::Tensor& output : outputs)
-                    output = torch::full_like(output, std::numeric_limits<double>::quiet_NaN());
+                    if (output.is_floating_point())
+                        output = output * std::numeric_limits<double>::quiet_NaN();
         }
         return outputs;
     }
@@ -210,12 +213,17 @@ class Executor {
         sleep_if_faulted(index);
         const torch::Tensor target =
             stage(index).is_last() ? plan_.targets.at(action.microbatch) : torch::Tensor();
-        TensorList outputs = stage(index).forward(action.microbatch, inputs, target);
+        // Every stage's outputs are validated, the last one's before its loss, as PyTorch's
+        // PipelineStage validates each forward's outputs against the inferred metadata.
+        TensorList outputs =
+            stage(index).forward(action.microbatch, inputs, target, [&](TensorList computed) {
+                computed = faulted_outputs(index, std::move(computed));
+                check_metadata(action, fmt::format("Stage {} forward outputs", index),
+                               plan_.stage_meta[index].outputs, computed);
+                return computed;
+            });
         if (stage(index).is_last())
             return;
-        outputs = faulted_outputs(index, std::move(outputs));
-        check_metadata(action, fmt::format("Stage {} forward outputs", index),
-                       plan_.stage_meta[index].outputs, outputs);
         (holds(index + 1) ? local_forward_ : to_send_forward_)[{index + 1, action.microbatch}] =
             std::move(outputs);
     }

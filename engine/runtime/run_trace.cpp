@@ -93,6 +93,11 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
 }
 
 std::string accuracy_message(const StageAccuracy& divergence) {
+    if (divergence.non_finite)
+        return fmt::format(
+            "stage {} microbatch {} is the first to diverge from the single-rank reference: its "
+            "outputs have non-finite values (NaN or Inf)",
+            divergence.stage, divergence.microbatch);
     return fmt::format(
         "stage {} microbatch {} is the first to diverge from the single-rank reference: max abs "
         "error {:.6g}, max relative error {:.6g} (tolerance rtol {:g}, atol {:g})",
@@ -100,23 +105,10 @@ std::string accuracy_message(const StageAccuracy& divergence) {
         divergence.max_relative_error, kRelativeTolerance, kAbsoluteTolerance);
 }
 
-std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
-                             const PipelineRunResult& result, const Experiment& experiment) {
-    traces::RunRecord run;
-    run.kind = traces::RunKind::real;
-    run.schedule = lowered.name;
-    run.pp = lowered.rank_count;
-    run.v = lowered.stages_per_rank;
-    run.m = lowered.microbatch_count;
-    run.config = experiment_to_toml(experiment);
-    const std::int64_t run_id = writer.begin_run(run);
+namespace {
 
-    const std::vector<traces::RankRecord> ranks = real_rank_records(lowered, result);
-    double bubble_total = 0;
-    for (const traces::RankRecord& rank : ranks) {
-        writer.add_rank(run_id, rank);
-        bubble_total += rank.bubble_ratio;
-    }
+void write_actions_and_pairs(traces::TraceWriter& writer, std::int64_t run_id,
+                             const Schedule& lowered, const PipelineRunResult& result) {
     for (const RankRun& rank : result.ranks)
         for (const ActionTiming& timing : rank.timeline) {
             const Action& action = lowered.ranks[rank.rank][timing.step];
@@ -143,17 +135,21 @@ std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowere
         }
     for (const auto& [id, pair] : pairs)
         writer.add_pair(run_id, pair);
-    for (const RankRecording& recording : result.recordings)
-        recorder::write_recording(writer, run_id, recording.rank, recording.parts.events,
-                                  recording.parts.state, recording.parts.failures);
+}
+
+// Returns the first failure's message that is not another rank stopping because of it.
+std::string write_errors(traces::TraceWriter& writer, std::int64_t run_id,
+                         const PipelineRunResult& result) {
     if (const auto& divergence = result.accuracy.first_divergence) {
         traces::ErrorRecord error;
         error.stage = divergence->stage;
         error.microbatch = divergence->microbatch;
         error.kind = "accuracy_mismatch";
         error.expected = "the single-rank reference's outputs";
-        error.actual = fmt::format("max abs error {:.6g}, max relative error {:.6g}",
-                                   divergence->max_abs_error, divergence->max_relative_error);
+        error.actual = divergence->non_finite
+                           ? std::string("non-finite values (NaN or Inf)")
+                           : fmt::format("max abs error {:.6g}, max relative error {:.6g}",
+                                         divergence->max_abs_error, divergence->max_relative_error);
         error.message = accuracy_message(*divergence);
         writer.add_error(run_id, error);
     }
@@ -168,12 +164,47 @@ std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowere
         if (first_failure.empty() && failure.kind != "stopped")
             first_failure = failure.message;
     }
-    if (!result.completed) {
-        writer.fail_run(run_id, first_failure.empty() ? "a rank failed" : first_failure);
-        return run_id;
+    return first_failure;
+}
+
+}  // namespace
+
+std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
+                             const PipelineRunResult& result, const Experiment& experiment) {
+    traces::RunRecord run;
+    run.kind = traces::RunKind::real;
+    run.schedule = lowered.name;
+    run.pp = lowered.rank_count;
+    run.v = lowered.stages_per_rank;
+    run.m = lowered.microbatch_count;
+    run.config = experiment_to_toml(experiment);
+    const std::int64_t run_id = writer.begin_run(run);
+    // A write that throws leaves the run marked failed with why, not `running` forever.
+    try {
+        const std::vector<traces::RankRecord> ranks = real_rank_records(lowered, result);
+        double bubble_total = 0;
+        for (const traces::RankRecord& rank : ranks) {
+            writer.add_rank(run_id, rank);
+            bubble_total += rank.bubble_ratio;
+        }
+        write_actions_and_pairs(writer, run_id, lowered, result);
+        for (const RankRecording& recording : result.recordings)
+            recorder::write_recording(writer, run_id, recording.rank, recording.parts.events,
+                                      recording.parts.state, recording.parts.failures);
+        const std::string first_failure = write_errors(writer, run_id, result);
+        if (!result.completed)
+            writer.fail_run(run_id, first_failure.empty() ? "a rank failed" : first_failure);
+        else
+            writer.finish_run(run_id, result.step_time_ns,
+                              ranks.empty() ? 0 : bubble_total / static_cast<double>(ranks.size()));
+    } catch (const std::exception& error) {
+        try {
+            writer.fail_run(run_id, error.what());
+        } catch (const std::exception&) {
+            // The file itself is failing; the original error says why.
+        }
+        throw;
     }
-    writer.finish_run(run_id, result.step_time_ns,
-                      ranks.empty() ? 0 : bubble_total / static_cast<double>(ranks.size()));
     return run_id;
 }
 

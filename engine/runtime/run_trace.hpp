@@ -23,7 +23,8 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
 std::string accuracy_message(const StageAccuracy& divergence);
 
 // Also writes every rank's recording (events, final state, failed calls) and the accuracy
-// check's first divergence as an `accuracy_mismatch` error.
+// check's first divergence as an `accuracy_mismatch` error. When a write throws, the run is
+// marked failed with that error (as far as the file allows) and the error is rethrown.
 std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
                              const PipelineRunResult& result, const Experiment& experiment);
 

@@ -75,6 +75,14 @@ bool is_shardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spe
     return true;
 }
 
+std::optional<std::int64_t> checked_element_count(const std::vector<std::int64_t>& shape) {
+    std::int64_t count = 1;
+    for (std::int64_t size : shape)
+        if (__builtin_mul_overflow(count, size, &count))
+            return std::nullopt;
+    return count;
+}
+
 DTensorSpec parse_tensor_spec(std::string_view text, const DeviceMesh& mesh) {
     const auto fail = [&](const std::string& why) {
         return std::invalid_argument(fmt::format(
@@ -103,6 +111,15 @@ DTensorSpec parse_tensor_spec(std::string_view text, const DeviceMesh& mesh) {
         spec.tensor.shape.push_back(size);
         dims.remove_prefix(static_cast<std::size_t>(end - dims.data()));
     }
+    // Costs are in bytes, so the byte count must fit too.
+    TensorMeta one_element;
+    one_element.shape = {1};
+    one_element.dtype = spec.tensor.dtype;
+    const std::optional<std::int64_t> elements = checked_element_count(spec.tensor.shape);
+    std::int64_t bytes = 0;
+    if (!elements || __builtin_mul_overflow(*elements, one_element.byte_count(), &bytes))
+        throw fail(fmt::format("shape [{}] holds more elements or bytes than int64 can count",
+                               fmt::join(spec.tensor.shape, ", ")));
     spec.tensor.stride = contiguous_stride(spec.tensor.shape);
     std::string_view rest = text.substr(close + 1);
     if (rest.empty()) {

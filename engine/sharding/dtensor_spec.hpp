@@ -5,6 +5,9 @@
 // Invariant: placements.size() == mesh.ndim().
 #pragma once
 
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,7 +38,19 @@ std::string to_string(const DTensorSpec& spec);
 bool is_shardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spec);
 
 // A tensor as typed on the command line: "f32[1024,512](S(1))" or "f32[8,8](S(0)S(1))"
-// (without placements: replicated). std::invalid_argument naming the text.
+// (without placements: replicated). std::invalid_argument naming the text, also for a shape
+// whose element or byte count does not fit in int64.
 DTensorSpec parse_tensor_spec(std::string_view text, const DeviceMesh& mesh);
+
+// The element count of a shape of non-negative sizes, or nullopt when it overflows int64 (a
+// wrapped count could pass as a small, wrong one).
+std::optional<std::int64_t> checked_element_count(const std::vector<std::int64_t>& shape);
+
+// A shape no tensor can have (a negative size, a count that overflows int64): bad input, which
+// propagation passes on as it is instead of reporting it as an op it cannot shard.
+class ImpossibleShapeError : public std::invalid_argument {
+  public:
+    using std::invalid_argument::invalid_argument;
+};
 
 }  // namespace pipelens::sharding

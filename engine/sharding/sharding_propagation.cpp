@@ -99,6 +99,8 @@ ShardingDecision propagate(const OpSchema& schema) {
     decision.schema = schema;
     try {
         decision.strategy = function(call);
+    } catch (const ImpossibleShapeError&) {
+        throw;
     } catch (const std::out_of_range&) {
         throw ShardingError(
             fmt::format("{}: wrong number of arguments for this op", to_string(schema)));

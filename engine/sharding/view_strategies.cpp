@@ -14,19 +14,27 @@
 namespace pipelens::sharding {
 namespace {
 
+// Sizes are checked before they are multiplied: an overflowing product could wrap around to
+// the input's element count and pass as a valid view.
 std::vector<std::int64_t> parse_shape(const std::string& text, std::int64_t elements,
                                       const std::string& op) {
     std::vector<std::int64_t> shape = integers_in(text);
+    if (std::count(shape.begin(), shape.end(), -1) > 1 ||
+        std::any_of(shape.begin(), shape.end(), [](std::int64_t size) { return size < -1; }))
+        throw ImpossibleShapeError(fmt::format(
+            "{}: shape {} has a negative size (only one -1, for an inferred dim, is allowed)", op,
+            text));
     const auto inferred = std::find(shape.begin(), shape.end(), -1);
-    std::int64_t known = 1;
-    for (std::int64_t size : shape)
-        if (size != -1)
-            known *= size;
-    if (inferred != shape.end() && known > 0)
-        *inferred = elements / known;
-    std::int64_t total = 1;
-    for (std::int64_t size : shape)
-        total *= size;
+    std::vector<std::int64_t> known_sizes = shape;
+    std::erase(known_sizes, -1);
+    const std::optional<std::int64_t> known = checked_element_count(known_sizes);
+    if (!known)
+        throw ImpossibleShapeError(
+            fmt::format("{}: shape {} holds more elements than int64 can count (the input has {})",
+                        op, text, elements));
+    if (inferred != shape.end() && *known > 0)
+        *inferred = elements / *known;
+    const std::int64_t total = *checked_element_count(shape);
     if (total != elements)
         throw std::invalid_argument(
             fmt::format("{}: shape {} does not hold {} elements", op, text, elements));

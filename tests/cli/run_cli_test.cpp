@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include <nlohmann/json.hpp>
@@ -76,6 +77,55 @@ TEST(RunCli, AFaultIsAnErrorOnOneRankRecordedInTheTrace) {
     EXPECT_EQ(run["status"], "failed");
 }
 
+// The last stage's outputs are validated like every other stage's (before its loss).
+TEST(RunCli, AFaultOnTheLastStageIsFoundLikeAnyOther) {
+    const auto trace = fresh_trace("last_stage_fault");
+    const auto result =
+        run_pipelens("run --pp 2 --m 4 --fault stage1=dtype:bf16 --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_NE(result.err.find("rank 1: Stage 1 forward outputs[0] has a dtype mismatch: expected "
+                              "f32 actual bf16 (rank 1, microbatch 0)\n"),
+              std::string::npos)
+        << result.err;
+    EXPECT_EQ(testing::query_trace(trace, "SELECT status FROM runs"), "failed");
+    EXPECT_EQ(testing::query_trace(trace,
+                                   "SELECT group_concat(rank || ',' || stage || ',' || microbatch "
+                                   "|| ',' || kind, ';') FROM errors WHERE kind != 'stopped'"),
+              "1,1,0,dtype_mismatch");
+}
+
+// NaN outputs fail the run on either transport: an error row says what and where, and no error
+// figure reads 0.
+void expect_nan_run_failed(const std::string& transport_flags, const std::string& name) {
+    const auto trace = fresh_trace(name);
+    const auto result = run_pipelens("run --pp 2 --m 4 --fault stage1=nan " + transport_flags +
+                                     " --json --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    const std::string message =
+        "Stage 1 forward outputs[0] has 512 non-finite values (NaN or Inf) of 512 and the loss is "
+        "nan (rank 1, microbatch 0); --check-accuracy names the stage they first appear on";
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_FALSE(json["completed"].get<bool>());
+    EXPECT_FALSE(json["reference"]["outputs_match"].get<bool>());
+    EXPECT_TRUE(json["reference"]["output_max_error"].is_null()) << json["reference"].dump();
+    ASSERT_EQ(json["errors"].size(), 1u) << json["errors"].dump();
+    EXPECT_EQ(json["errors"][0]["kind"], "non_finite");
+    EXPECT_EQ(json["errors"][0]["message"], message);
+    EXPECT_EQ(testing::query_trace(trace, "SELECT status, failure FROM runs"), "failed|" + message);
+    EXPECT_EQ(testing::query_trace(trace,
+                                   "SELECT rank, stage, microbatch, action, kind, expected FROM "
+                                   "errors"),
+              "1|1|0|1F0|non_finite|finite values");
+}
+
+TEST(RunCli, NanOutputsFailTheRunWithAnErrorRow) {
+    expect_nan_run_failed("", "nan_local");
+}
+
+TEST(RunCliGloo, NanOutputsFailTheRunWithAnErrorRow) {
+    expect_nan_run_failed("--transport gloo --nproc 2", "nan_gloo");
+}
+
 TEST(RunCliGloo, ProcessesOverTcpMatchTheReference) {
     const auto result = run_pipelens(
         "run --schedule Interleaved1F1B --pp 2 --m 4 --model mlp --transport gloo --nproc 2 "
@@ -143,6 +193,53 @@ TEST(RunCliGloo, ARankThatDiesIsNamedAndTheRestIsRecorded) {
     const auto summary =
         nlohmann::json::parse(run_pipelens("summary --json " + trace.string()).out);
     EXPECT_EQ(summary["runs"][0]["status"], "failed");
+}
+
+// Rank 0 gathers and records; when it dies, the launcher records what the others reported.
+TEST(RunCliGloo, WhenRankZeroDiesTheLauncherRecordsTheRest) {
+    const auto trace = fresh_trace("rank_zero_died");
+    const auto started = std::chrono::steady_clock::now();
+    const auto result = run_pipelens(
+        "run --schedule 1F1B --pp 3 --m 3 --batch 12 --transport gloo --nproc 3 --fault "
+        "stage0=die --timeout 2s --json --out " +
+        trace.string());
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(40));
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("pipelens run: rank 0 was killed by signal 9"), std::string::npos)
+        << result.err;
+    const auto json = nlohmann::json::parse(result.out);  // printed by the launcher
+    EXPECT_FALSE(json["completed"].get<bool>());
+    ASSERT_EQ(json["errors"].size(), 3u) << json["errors"].dump();
+    EXPECT_EQ(json["errors"][0]["rank"], 0);
+    EXPECT_EQ(json["errors"][0]["kind"], "rank_died");
+    EXPECT_EQ(json["errors"][0]["message"],
+              "rank 0 died (killed by signal 9 (Killed)) before it reported; its actions are not "
+              "recorded");
+    // The others lose the rendezvous store rank 0 served, and stop at once.
+    for (const int rank : {1, 2}) {
+        EXPECT_EQ(json["errors"][rank]["rank"], rank);
+        EXPECT_EQ(json["errors"][rank]["kind"], "stopped");
+        EXPECT_EQ(json["errors"][rank]["message"].get<std::string>().rfind(
+                      "stopped: gloo transport: rank " + std::to_string(rank) +
+                          " lost the rendezvous store at 127.0.0.1:",
+                      0),
+                  0u)
+            << json["errors"][rank].dump();
+    }
+
+    EXPECT_EQ(testing::query_trace(trace, "SELECT status, failure FROM runs"),
+              "failed|rank 0 died (killed by signal 9 (Killed)) before it reported; its actions "
+              "are not recorded");
+    EXPECT_EQ(testing::query_trace(trace,
+                                   "SELECT group_concat(rank || ':' || kind, ' ') FROM "
+                                   "(SELECT rank, kind FROM errors ORDER BY rank)"),
+              "0:rank_died 1:stopped 2:stopped");
+    // What ranks 1 and 2 recorded is there: their events and the state they ran from.
+    EXPECT_EQ(testing::query_trace(trace,
+                                   "SELECT group_concat(rank, ',') FROM (SELECT DISTINCT "
+                                   "rank FROM events ORDER BY rank)"),
+              "1,2");
+    EXPECT_EQ(testing::query_trace(trace, "SELECT count(*) FROM ranks"), "3");
 }
 
 // A real run records every rank's state; a tampered tensor dtype is named by --check, and

@@ -95,5 +95,30 @@ TEST(ShardCli, ErrorsNameTheOpAndExitNonZero) {
     EXPECT_EQ(result.exit_code, 2);
 }
 
+// (2^62 + 1) * 64 wraps around to 64 in int64: without a checked count this view of 64 elements
+// passed as valid; so did negative sizes whose product is 64. Shapes no tensor can have are bad
+// input (exit 2), not an unshardable op.
+TEST(ShardCli, ShapesWhoseCountOverflowsInt64AreRefused) {
+    auto result =
+        run_pipelens("shard 'aten.view(f32[8,8](S(0)), [4611686018427387905, 64])' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 2) << result.out;
+    EXPECT_EQ(
+        result.err,
+        "pipelens: aten.view.default: shape [4611686018427387905, 64] holds more elements than "
+        "int64 can count (the input has 64)\n");
+    result = run_pipelens("shard 'aten.view(f32[4611686018427387904,4](R), [-1])' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 2) << result.out;
+    EXPECT_EQ(result.err,
+              "pipelens: tensor 'f32[4611686018427387904,4](R)': shape [4611686018427387904, 4] "
+              "holds more elements or bytes than int64 can count (expected "
+              "DTYPE[D0,D1,...](PLACEMENTS), e.g. f32[1024,512](S(1)))\n");
+    // -2 * -32 is 64 as well.
+    result = run_pipelens("shard 'aten.view(f32[8,8](R), [-2, -32])' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 2) << result.out;
+    EXPECT_EQ(result.err,
+              "pipelens: aten.view.default: shape [-2, -32] has a negative size (only one -1, for "
+              "an inferred dim, is allowed)\n");
+}
+
 }  // namespace
 }  // namespace pipelens

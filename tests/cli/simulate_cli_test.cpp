@@ -211,6 +211,65 @@ TEST(SimulateCli, BrokenInputGivesOneLineErrorsAndExitTwo) {
     std::filesystem::remove(not_a_trace);
 }
 
+// Counts and bandwidths that make no pipeline are refused with the flag's name and exit 2.
+TEST(SimulateCli, InvalidCountsAndBandwidthsNameTheFlag) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"--pp 0", "pipelens: --pp must be at least 1, got 0\n"},
+        {"--pp -1", "pipelens: --pp must be at least 1, got -1\n"},
+        {"--m 0", "pipelens: --m must be at least 1, got 0\n"},
+        {"--v 0", "pipelens: --v must be at least 1, got 0\n"},
+        {"--m 99999999999", "pipelens: --m: 99999999999 is out of range (at most 1000000000)\n"},
+        {"--pp 99999999999999999999",
+         "pipelens: --pp: 99999999999999999999 is out of range (at most 1000000000)\n"},
+        {"--m eight", "pipelens: --m: 'eight' is not an integer\n"},
+        {"--ranks-per-host 0", "pipelens: --ranks-per-host must be at least 1, got 0\n"},
+        {"--p2p-bandwidth 0",
+         "pipelens: --p2p-bandwidth: bandwidth must be positive; omit --p2p-bandwidth for "
+         "unlimited links\n"},
+        {"--p2p-bandwidth 0GB/s",
+         "pipelens: --p2p-bandwidth: bandwidth must be positive; omit --p2p-bandwidth for "
+         "unlimited links\n"},
+    };
+    for (const auto& [flags, error] : cases) {
+        const auto result = run_pipelens("simulate " + flags);
+        EXPECT_EQ(result.exit_code, 2) << flags;
+        EXPECT_EQ(result.err, error) << flags;
+    }
+    const auto help = run_pipelens("simulate --help");
+    EXPECT_NE(help.out.find("omit it for unlimited links"), std::string::npos) << help.out;
+}
+
+// A schedule file has one row per rank: a pp that was given must match it, from a flag or a
+// file; without one the file decides.
+TEST(SimulateCli, AScheduleFileWhoseRowsDifferFromPpIsRefused) {
+    const std::string csv =
+        std::string(PIPELENS_SOURCE_DIR) + "/assets/examples/zb1p_pp4_v2_m8.csv";
+    for (const int pp : {2, 8}) {
+        const auto result =
+            run_pipelens("simulate --schedule-file " + csv + " --pp " + std::to_string(pp));
+        EXPECT_EQ(result.exit_code, 2);
+        EXPECT_EQ(result.err, "pipelens: --pp is " + std::to_string(pp) +
+                                  " but the schedule file " + csv +
+                                  " has 4 rows (one per rank); pp must match the file, or leave "
+                                  "it out to take the file's\n");
+    }
+    const auto experiment =
+        temp_file("csv_pp.toml", "[schedule]\nfile = \"" + csv + "\"\npp = 2\n");
+    auto result = run_pipelens("simulate " + experiment.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + experiment.string() +
+                              ":3:6: schedule.pp is 2 but the schedule file " + csv +
+                              " has 4 rows (one per rank); pp must match the file, or leave it "
+                              "out to take the file's\n");
+    std::filesystem::remove(experiment);
+
+    for (const std::string& flags : {std::string(""), std::string(" --pp 4")}) {
+        result = run_pipelens("simulate --schedule-file " + csv + flags + " --json");
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(nlohmann::json::parse(result.out)["ranks"].size(), 4u);
+    }
+}
+
 TEST(SimulateCli, HangingScheduleFileIsReportedNotSimulated) {
     const auto result =
         run_pipelens("simulate --schedule-file " + std::string(PIPELENS_SOURCE_DIR) +

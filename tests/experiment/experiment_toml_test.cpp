@@ -93,6 +93,28 @@ TEST(ExperimentToml, ErrorsNameFileLineColumnAndKey) {
               "with --pp");
 }
 
+// The values the command line refuses are refused in a file too, at their line and column.
+TEST(ExperimentToml, CountsAndBandwidthsOutOfRange) {
+    EXPECT_EQ(error_of("[schedule]\npp = 0\nm = 8\n"),
+              "exp.toml:2:6: schedule.pp: 0 is out of range (at least 1)");
+    EXPECT_EQ(error_of("[schedule]\npp = -1\nm = 8\n"),
+              "exp.toml:2:6: schedule.pp: -1 is out of range (at least 1)");
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 99999999999\n"),
+              "exp.toml:3:5: schedule.m: 99999999999 is out of range (at least 1)");
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[network]\nbandwidth = 0\n"),
+              "exp.toml:5:13: network.bandwidth: bandwidth must be positive; leave the key out "
+              "for unlimited links");
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[network]\ninter_host_bandwidth = \"0GB/s\"\n"),
+              "exp.toml:5:24: network.inter_host_bandwidth: bandwidth must be positive; leave the "
+              "key out for unlimited links");
+    // Where pp was given, for a schedule file whose row count must match it.
+    EXPECT_EQ(parse_experiment_toml("[schedule]\nfile = \"s.csv\"\npp = 2\n", "exp.toml")
+                  .rank_count_source,
+              "exp.toml:3:6: schedule.pp");
+    EXPECT_EQ(parse_experiment_toml("[schedule]\nfile = \"s.csv\"\n", "exp.toml").rank_count_source,
+              "");
+}
+
 TEST(ExperimentToml, ValidationAgainstTheSchedule) {
     EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[costs]\nf = [1, 2, 3]\n"),
               "exp.toml: costs.f: has 3 values but the schedule has 4 stages (give one value for "
@@ -135,6 +157,18 @@ TEST(ExperimentToml, WritingAndReadingBackIsExact) {
     EXPECT_EQ(copy.intra_host.latency_ns, original.intra_host.latency_ns);
     EXPECT_EQ(copy.inter_host.bytes_per_ns, original.inter_host.bytes_per_ns);
     EXPECT_EQ(copy.ranks_per_host, original.ranks_per_host);
+}
+
+// An unlimited link is written without a bandwidth (0 is refused when read) and reads back as
+// unlimited.
+TEST(ExperimentToml, UnlimitedLinksRoundTrip) {
+    Experiment original = plain_experiment();
+    original.inter_host.bytes_per_ns = 25;
+    const std::string text = experiment_to_toml(original);
+    EXPECT_EQ(text.find("intra_host_bandwidth"), std::string::npos) << text;
+    const Experiment copy = parse_experiment_toml(text, "copy");
+    EXPECT_EQ(copy.intra_host.bytes_per_ns, 0);
+    EXPECT_EQ(copy.inter_host.bytes_per_ns, 25);
 }
 
 }  // namespace

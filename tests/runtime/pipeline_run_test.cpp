@@ -13,8 +13,11 @@
 
 #include "engine/recorder/state_replay.hpp"
 #include "engine/runtime/pipeline_run.hpp"
+#include "engine/runtime/run_trace.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
+#include "tests/fresh_trace.hpp"
+#include "traces/trace_reader.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -214,6 +217,52 @@ TEST(Faults, StageOutputChangesDtypeOrShape) {
               "actual torch.Size([64]) (rank 1, microbatch 0)");
 }
 
+// PyTorch validates every stage's forward outputs, the last stage's (the model's output, before
+// the loss) included.
+TEST(Faults, TheLastStagesOutputsAreValidatedToo) {
+    PipelineRunOptions options = options_for("mlp");
+    options.faults = {"stage2=dtype:bf16"};
+    auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    RunFailure failure = only_failure_of_kind(result, "dtype_mismatch", 2);
+    EXPECT_EQ(failure.message,
+              "Stage 2 forward outputs[0] has a dtype mismatch: expected f32 actual bf16 (rank 2, "
+              "microbatch 0)");
+    EXPECT_EQ(failure.action, "2F0");
+    EXPECT_EQ(failure.stage, 2);
+    options.faults = {"stage2=flatten"};
+    result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    EXPECT_EQ(only_failure_of_kind(result, "shape_mismatch", 2).message,
+              "Stage 2 forward outputs[0] has a shape mismatch: expected torch.Size([4, 16]) "
+              "actual torch.Size([64]) (rank 2, microbatch 0)");
+}
+
+// NaN passes every metadata check; the model's outputs are looked at after the step, and a NaN
+// compares as a mismatch of unknown size (NaN), never as an error of 0.
+TEST(Faults, NanOutputsFailTheRunAndCompareAsNan) {
+    PipelineRunOptions options = options_for("mlp");
+    options.faults = {"stage1=nan"};
+    options.check_accuracy = true;
+    const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
+    const RunFailure failure = only_failure_of_kind(result, "non_finite", 2);
+    EXPECT_EQ(failure.message,
+              "Stage 2 forward outputs[0] has 64 non-finite values (NaN or Inf) of 64 and the loss "
+              "is nan (rank 2, microbatch 0); --check-accuracy names the stage they first appear "
+              "on");
+    EXPECT_EQ(failure.action, "2F0");
+    EXPECT_EQ(failure.microbatch, 0);
+    EXPECT_EQ(failure.expected, "finite values");
+    EXPECT_FALSE(result.reference.outputs_match);
+    EXPECT_TRUE(std::isnan(result.reference.output_max_error));
+    ASSERT_TRUE(result.accuracy.first_divergence);
+    EXPECT_EQ(result.accuracy.first_divergence->stage, 1);
+    EXPECT_EQ(result.accuracy.first_divergence->microbatch, 0);
+    EXPECT_TRUE(result.accuracy.first_divergence->non_finite);
+    EXPECT_TRUE(std::isnan(result.accuracy.first_divergence->max_abs_error));
+    EXPECT_TRUE(std::isnan(result.accuracy.largest_abs_error()));
+    for (const StageAccuracy& entry : result.accuracy.stages)
+        EXPECT_EQ(entry.non_finite, entry.stage >= 1) << entry.stage << " " << entry.microbatch;
+}
+
 TEST(Faults, AStuckRankBecomesATimeoutNotAHang) {
     PipelineRunOptions options = options_for("mlp");
     options.faults = {"stage1=sleep:60s"};
@@ -267,7 +316,8 @@ TEST(StageBackends, CheckedFindsNanThatEagerPassesOn) {
     options.faults = {"stage0=nan"};
     options.check_reference = false;
     const auto eager = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
-    EXPECT_TRUE(eager.completed);  // NaN flows through unnoticed
+    // NaN flows through every action; only the model's output is found NaN, after the step.
+    EXPECT_EQ(only_failure_of_kind(eager, "non_finite", 1).action, "1F0");
     EXPECT_TRUE(std::isnan(eager.loss));
     options.backends = {"checked"};
     const auto checked = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
@@ -312,6 +362,27 @@ TEST(StageBackends, ABackendWithNothingToActOnIsAUsageError) {
     options.backends = {"stage9=checked"};
     EXPECT_THROW(run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4)),
                  std::invalid_argument);
+}
+
+// A write that fails partway (here a second ranks row for rank 0, which the trace's UNIQUE
+// constraint refuses) leaves the run marked failed with the reason, not `running`.
+TEST(Recording, ARunWhoseWritingFailsIsMarkedFailed) {
+    const Schedule schedule = lowered(ScheduleKind::gpipe, 2, 1, 4);
+    PipelineRunResult result = run_pipeline(options_for("mlp"), schedule);
+    ASSERT_TRUE(result.completed);
+    result.ranks.push_back(result.ranks.front());
+    const std::filesystem::path path = testing::fresh_trace("real_run_write_fails");
+    {
+        traces::TraceWriter writer(path);
+        EXPECT_THROW(record_real_run(writer, schedule, result, plain_experiment()),
+                     traces::TraceError);
+    }
+    const std::vector<traces::RunRecord> runs = traces::TraceReader(path).runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].status, traces::RunStatus::failed);
+    EXPECT_EQ(runs[0].failure, path.string() +
+                                   ": cannot add rank 0 to run 1: UNIQUE constraint failed: "
+                                   "ranks.run_id, ranks.rank");
 }
 
 // Every rank's recording travels to rank 0; replaying it rebuilds the state the rank ended in.

@@ -1,8 +1,8 @@
 // pipelens-view as a person sees it: the real binary in a real (Xvfb) window renders a trace
 // to a PNG, and the pixels where a known action, bubble and send/recv arrow must be are checked
 // against the model and layout the viewer draws with; so are the panels: the mesh coloured by
-// shard, the chosen strategy, the fields an event changed, an error's moment. Also: a file that
-// is not a trace leaves the app running with the reader's error.
+// shard, the chosen strategy, the fields an event changed, an error's moment. Also: a trace that
+// cannot be opened is an error for --screenshot, not a picture of the message.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -307,16 +307,26 @@ TEST(ViewerScreenshot, ChoosingAnErrorMarksItsMomentOnTheTimeline) {
     fs::remove(marked);
 }
 
-TEST(ViewerScreenshot, AFileThatIsNotATraceKeepsTheAppUpWithTheReadersError) {
+// A screenshot of a trace that did not open would be a picture of an error message: it is one
+// error line naming the file, exit 2 and no PNG.
+TEST(ViewerScreenshot, ATraceThatCannotBeOpenedIsAnErrorNotAScreenshot) {
     const fs::path text_file = testing::temp_file("not_a_trace.db", "hello, not sqlite\n");
+    const fs::path missing = fs::temp_directory_path() / "pipelens_no_such_trace.db";
+    fs::remove(missing);
+    const fs::path trace = testing::fresh_trace("viewer_no_run");
+    ASSERT_EQ(testing::run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
     const fs::path png = screenshot_path("bad");
-    std::string errors;
-    EXPECT_EQ(run_viewer(text_file.string() + " --screenshot " + png.string() + " --size 800x600",
-                         &errors),
-              0);
-    EXPECT_NE(errors.find(text_file.string() + ": "), std::string::npos) << errors;
-    EXPECT_TRUE(fs::exists(png));
-    fs::remove(png);
+    for (const std::string& arguments :
+         {text_file.string(), missing.string(), trace.string() + " --run 7"}) {
+        std::string errors;
+        EXPECT_EQ(
+            run_viewer(arguments + " --screenshot " + png.string() + " --size 800x600", &errors), 2)
+            << arguments;
+        const std::string file = arguments.substr(0, arguments.find(' '));
+        EXPECT_EQ(errors.rfind("pipelens-view: " + file + ": ", 0), 0u) << errors;
+        EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << errors;
+        EXPECT_FALSE(fs::exists(png)) << arguments;
+    }
     fs::remove(text_file);
 }
 
