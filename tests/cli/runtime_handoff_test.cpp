@@ -103,9 +103,9 @@ TEST(RuntimeHandOff, ARuntimeOnPathIsFound) {
     EXPECT_EQ(result.out, run_pipelens("explain --schedule 1F1B --pp 2 --m 2 --json").out);
 }
 
-// exec keeps the process: the pid the caller started is the runtime's, so a signal sent to it
-// reaches the run and its status is the signal's.
-TEST(RuntimeHandOff, ASignalReachesTheRun) {
+// exec keeps the process: the pid the caller started becomes the runtime, so a signal sent to it
+// reaches the runtime and the status the caller sees is that signal.
+TEST(RuntimeHandOff, ASignalReachesTheRuntime) {
     const pid_t child = fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
