@@ -46,6 +46,10 @@ bench() {
         'BEGIN { printf "  --version loads %d shared libraries; peak RSS %.1f MiB\n", n, kib / 1024 }'
 }
 
+# The floor: starting any process at all, measured the same way.
+lines=$(times_of /bin/true)
+printf '/bin/true (the cost of starting any process here)\n  %-10s wall %s  cpu %s  load %s  (%d runs)\n\n' \
+    "" "$(summarize 1 <<<"$lines")" "$(summarize 2 <<<"$lines")" "$(load)" "$runs"
 bench "${1:-build/app/cli/pipelens}"
 if [[ $# -ge 2 ]]; then
     echo

@@ -24,7 +24,7 @@ inline constexpr const char* kRunDescription =
 inline constexpr const char* kExplainDescription =
     "Show a pipeline's stages, split, ops, parameters and boundary metadata";
 
-// A command's outcome that is not success; main() prints `what()` and exits with `code`.
+// A command's outcome that is not success; parse_and_run() prints `what()` and returns `code`.
 class CommandFailure : public std::runtime_error {
   public:
     CommandFailure(int code, const std::string& message)
