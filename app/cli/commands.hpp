@@ -1,6 +1,7 @@
 // Registration of the `pipelens` subcommands. Each command's file adds its options to the
-// application and runs when chosen; failures surface as exceptions that main() turns into a
-// one-line message and an exit code.
+// application and runs when chosen; failures surface as exceptions that parse_and_run() turns
+// into a one-line message and an exit code. `pipelens` holds every command but `run` and
+// `explain`, which need LibTorch and live in `pipelens-runtime`.
 #pragma once
 
 #include <stdexcept>
@@ -16,7 +17,14 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;  // the input was read but is wrong (check, hang, ...)
 inline constexpr int kExitUsage = 2;        // bad arguments, unreadable or malformed input
 
-// A command's outcome that is not success; main() prints `what()` and exits with `code`.
+inline constexpr const char* kVersion = "pipelens 0.1.0";
+// Both binaries list `run` and `explain` with these words.
+inline constexpr const char* kRunDescription =
+    "Run one training step of a schedule on real LibTorch ranks and record it";
+inline constexpr const char* kExplainDescription =
+    "Show a pipeline's stages, split, ops, parameters and boundary metadata";
+
+// A command's outcome that is not success; parse_and_run() prints `what()` and returns `code`.
 class CommandFailure : public std::runtime_error {
   public:
     CommandFailure(int code, const std::string& message)
@@ -37,8 +45,18 @@ void add_replay_command(CLI::App& app);
 void add_bisect_command(CLI::App& app);
 void add_shard_command(CLI::App& app);
 void add_view_command(CLI::App& app);
-void add_explain_command(CLI::App& app);  // needs LibTorch
+
+// `pipelens`'s `run` and `explain`: exec `pipelens-runtime` as `argv0 arguments...` (the command
+// line after the program name, unchanged).
+void add_runtime_commands(CLI::App& app, const std::string& argv0,
+                          const std::vector<std::string>& arguments);
+
+// `pipelens-runtime` only (they need LibTorch).
+void add_explain_command(CLI::App& app);
 // `arguments`: the command line after the program name (rank processes re-run it).
 void add_run_command(CLI::App& app, const std::vector<std::string>& arguments);
+
+// Parses the command line and runs the chosen command; returns the process's exit code.
+int parse_and_run(CLI::App& app, int argc, char** argv);
 
 }  // namespace pipelens::cli

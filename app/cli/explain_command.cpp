@@ -74,8 +74,7 @@ void run_explain(const ExplainOptions& options) {
 
 void add_explain_command(CLI::App& app) {
     auto options = std::make_shared<ExplainOptions>();
-    CLI::App* command = app.add_subcommand(
-        "explain", "Show a pipeline's stages, split, ops, parameters and boundary metadata");
+    CLI::App* command = app.add_subcommand("explain", kExplainDescription);
     add_experiment_options(*command, options->experiment, /*with_costs=*/false);
     add_model_options(*command, options->model);
     command->add_flag("--json", options->json, "Print one JSON object");

@@ -293,8 +293,7 @@ int launch(const RunOptions& options) {
 void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     auto options = std::make_shared<RunOptions>();
     options->original_arguments = arguments;
-    CLI::App* command = app.add_subcommand(
-        "run", "Run one training step of a schedule on real LibTorch ranks and record it");
+    CLI::App* command = app.add_subcommand("run", kRunDescription);
     add_experiment_options(*command, options->experiment, /*with_costs=*/false);
     add_model_options(*command, options->model);
     command->add_option("--transport", options->transport, "local, gloo or nccl");

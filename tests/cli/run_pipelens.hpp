@@ -1,5 +1,5 @@
-// Runs the real `pipelens` binary (path baked in at build time) with a shell command line and
-// captures its exit code, standard output and standard error separately.
+// Runs the real `pipelens` binary (path baked in at build time), or any command line, through the
+// shell and captures its exit code, standard output and standard error separately.
 #pragma once
 
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <sys/wait.h>
 
@@ -26,14 +27,15 @@ inline std::string read_file(const std::filesystem::path& path) {
     return content.str();
 }
 
-inline CommandResult run_pipelens(const std::string& arguments) {
+// Runs a shell command line (a program and its arguments, perhaps after VAR=value settings).
+inline CommandResult run_command(const std::string& command_line) {
     const auto directory = std::filesystem::temp_directory_path();
     const auto stem =
         "pipelens_cli_" + std::to_string(::getpid()) + "_" + std::to_string(std::rand());
     const auto out_path = directory / (stem + ".out");
     const auto err_path = directory / (stem + ".err");
-    const std::string command = std::string(PIPELENS_BINARY) + " " + arguments + " >" +
-                                out_path.string() + " 2>" + err_path.string() + " </dev/null";
+    const std::string command =
+        command_line + " >" + out_path.string() + " 2>" + err_path.string() + " </dev/null";
     const int status = std::system(command.c_str());
     CommandResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -42,6 +44,29 @@ inline CommandResult run_pipelens(const std::string& arguments) {
     std::filesystem::remove(out_path);
     std::filesystem::remove(err_path);
     return result;
+}
+
+inline CommandResult run_pipelens(const std::string& arguments) {
+    return run_command(std::string(PIPELENS_BINARY) + " " + arguments);
+}
+
+// The file names of the shared libraries the loader maps for `binary` (all of them, not only its
+// direct needs), as ldd lists them; empty when ldd fails.
+inline std::vector<std::string> loaded_libraries(const std::string& binary) {
+    const CommandResult result = run_command("ldd " + binary);
+    std::vector<std::string> names;
+    std::istringstream lines(result.exit_code == 0 ? result.out : "");
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string first;
+        if (words >> first)
+            names.push_back(std::filesystem::path(first).filename().string());
+    }
+    return names;
+}
+
+inline bool is_libtorch(const std::string& library) {
+    return library.rfind("libtorch", 0) == 0 || library.rfind("libc10", 0) == 0;
 }
 
 inline std::filesystem::path temp_file(const std::string& name, const std::string& content) {
