@@ -87,7 +87,8 @@ void require_coverable_extent(const FileExtent& extent, const std::string& sourc
     constexpr long long kMaxStageMicrobatches = 1LL << 28;
     const long long stage_count = extent.highest_stage + 1LL;
     const long long microbatch_count = extent.highest_microbatch + 1LL;
-    const long long table = stage_count * microbatch_count;
+    // stage_to_rank alone is sized by the stages, even when no action names a microbatch.
+    const long long table = std::max(stage_count, 1LL) * std::max(microbatch_count, 1LL);
     if (table > kMaxStageMicrobatches)
         throw ScheduleFileError(fmt::format(
             "{}: the schedule names stage {} and microbatch {}: more than {} stage-microbatches",

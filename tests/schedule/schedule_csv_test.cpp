@@ -88,6 +88,9 @@ TEST(ScheduleCsv, NumbersBeyondWhatTheFileCanCoverAreRefused) {
     expect_file_error("0F0,0B0\n1F0,1B0\n5000000F0\n",
                       "bad.csv: the schedule names stage 5000000 but uses only 3 distinct stage "
                       "numbers; stages must be numbered 0..N-1 without gaps");
+    expect_file_error("0228306779B\n",  // found by fuzzing: no microbatch, so no table product
+                      "bad.csv: the schedule names stage 228306779 but uses only 1 distinct stage "
+                      "numbers");
     std::string square;  // stages 0..299 and microbatches 0..299, but not every pair
     for (int index = 0; index < 300; ++index)
         square += fmt::format("0F{},{}F0\n", index, index);
