@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/sharding/op_text.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
 #include "engine/sharding/sharding_propagation.hpp"
@@ -17,12 +19,16 @@ namespace {
 
 namespace sharding = pipelens::sharding;
 
-void print_decision(const sharding::ShardingDecision& decision) {
-    // The command prints all of these; each walks the decision differently.
+// What the command prints, as text and as --json (whose writer refuses invalid UTF-8).
+void print_decision(const sharding::ShardingDecision& decision, const sharding::DeviceMesh& mesh) {
     (void)sharding::format_decision(decision);
-    (void)sharding::strategies_json(decision);
-    (void)sharding::redistributions_json(decision);
-    (void)sharding::to_string(decision.chosen_spec());
+    const nlohmann::json json = {
+        {"mesh", sharding::to_string(mesh)},
+        {"op", sharding::to_string(decision.schema)},
+        {"strategies", nlohmann::json::parse(sharding::strategies_json(decision))},
+        {"chosen_strategy", sharding::to_string(decision.chosen_spec())},
+        {"redistributions", nlohmann::json::parse(sharding::redistributions_json(decision))}};
+    (void)json.dump();
 }
 
 void run(std::string_view mesh_text, std::string_view rest) {
@@ -31,9 +37,9 @@ void run(std::string_view mesh_text, std::string_view rest) {
         (void)sharding::visualize_sharding(sharding::parse_tensor_spec(rest.substr(5), mesh));
     } else if (rest.starts_with("block ")) {
         for (const auto& decision : sharding::propagate_block(std::string(rest.substr(6)), mesh))
-            print_decision(decision);
+            print_decision(decision, mesh);
     } else {
-        print_decision(sharding::propagate(sharding::parse_op_call(rest, mesh)));
+        print_decision(sharding::propagate(sharding::parse_op_call(rest, mesh)), mesh);
     }
 }
 
