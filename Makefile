@@ -3,8 +3,9 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
+FUZZ_SECONDS ?= 300
 
-.PHONY: all deps configure build demo test bench format clean
+.PHONY: all deps configure build demo test bench fuzz format clean
 
 all: build
 
@@ -28,6 +29,10 @@ bench: build
 	@$(BUILD)/tests/pipelens_bench_simulator
 	@$(BUILD)/tests/pipelens_bench_trace_writer
 	@if [ -x $(BUILD)/tests/pipelens_bench_runtime ]; then $(BUILD)/tests/pipelens_bench_runtime; fi
+
+# Each libFuzzer target for FUZZ_SECONDS, one at a time; new inputs and findings stay in $(BUILD).
+fuzz: build
+	@scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS)
 
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i

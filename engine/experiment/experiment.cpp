@@ -2,6 +2,8 @@
 // mistake is reported against the field a user wrote, not as a failure deep in the simulator.
 #include "engine/experiment/experiment.hpp"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "engine/experiment/experiment_toml.hpp"
@@ -33,7 +35,11 @@ void validate_transformer(const TransformerSpec& spec, int stage_count,
     require(spec.heads > 0, experiment, "transformer.heads", "must be a positive integer");
     require(spec.device_tflops > 0, experiment, "transformer.device_tflops",
             "must be a positive number (achieved TFLOP/s per device)");
-    dtype_bytes(spec.dtype);
+    try {
+        dtype_bytes(spec.dtype);
+    } catch (const ExperimentError& error) {
+        throw ExperimentError(fmt::format("{}: {}", experiment.source, error.what()));
+    }
     if (spec.layers_per_stage.empty()) {
         require(spec.layers >= stage_count, experiment, "transformer.layers",
                 fmt::format("{} layers cannot fill {} stages", spec.layers, stage_count));
@@ -75,7 +81,14 @@ int dtype_bytes(const std::string& dtype) {
 }
 
 void validate_experiment(const Experiment& experiment) {
-    validate_experiment(experiment, experiment.shape.rank_count * experiment.shape.stages_per_rank);
+    // A file allows pp and v up to 10^9 each, whose product overflows int (found by fuzzing).
+    constexpr std::int64_t kMaxStages = INT32_MAX / 4;  // validate_shape's limit on pp*v*m
+    const std::int64_t stages =
+        std::int64_t{experiment.shape.rank_count} * experiment.shape.stages_per_rank;
+    require(stages <= kMaxStages, experiment, "schedule",
+            fmt::format("pp*v = {}*{} stages is too large (the limit is {})",
+                        experiment.shape.rank_count, experiment.shape.stages_per_rank, kMaxStages));
+    validate_experiment(experiment, static_cast<int>(stages));
 }
 
 void validate_experiment(const Experiment& experiment, int stage_count) {

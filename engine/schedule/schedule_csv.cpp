@@ -41,21 +41,82 @@ std::vector<std::string> split_cells(std::string_view line, const std::string& w
     return cells;
 }
 
-void infer_shape(Schedule& schedule, const std::string& source_name) {
+std::size_t distinct_count(std::vector<int> values) {
+    std::sort(values.begin(), values.end());
+    return static_cast<std::size_t>(std::unique(values.begin(), values.end()) - values.begin());
+}
+
+// What the file itself says about its size: the highest numbers it names, and how many
+// distinct stages, microbatches and forwards it actually contains.
+struct FileExtent {
     int highest_stage = -1;
     int highest_microbatch = -1;
+    std::size_t stages = 0;
+    std::size_t microbatches = 0;
+    std::size_t forwards = 0;
+    std::size_t parts = 0;
+};
+
+FileExtent measure_extent(Schedule& schedule) {
+    FileExtent extent;
+    std::vector<int> stages;
+    std::vector<int> microbatches;
     for (const auto& actions : schedule.ranks)
         for (const Action& action : actions)
             for (const Action& part : schedule.parts_of(action)) {
-                highest_stage = std::max(highest_stage, part.stage);
-                highest_microbatch = std::max(highest_microbatch, part.microbatch);
+                extent.highest_stage = std::max(extent.highest_stage, part.stage);
+                extent.highest_microbatch = std::max(extent.highest_microbatch, part.microbatch);
                 schedule.has_communication |= is_communication(part.kind);
+                stages.push_back(part.stage);
+                if (part.microbatch != kNoMicrobatch)
+                    microbatches.push_back(part.microbatch);
+                extent.forwards += part.kind == ActionKind::forward;
+                ++extent.parts;
             }
+    extent.stages = distinct_count(std::move(stages));
+    extent.microbatches = distinct_count(std::move(microbatches));
+    return extent;
+}
+
+// Every later step (check, lowering, dry run) keeps a table of stages x microbatches, so a tiny
+// file naming stage 333333333 would cost gigabytes there. A valid schedule numbers its stages and
+// microbatches without gaps and runs a forward for every pair, so a table larger than the file's
+// actions can cover means the file is wrong: say why now, before anything of that size exists.
+// Small tables are left to the static check, whose per-action messages say more.
+void require_coverable_extent(const FileExtent& extent, const std::string& source_name) {
     constexpr long long kMaxStageMicrobatches = 1LL << 28;
-    if ((highest_stage + 1LL) * (highest_microbatch + 1LL) > kMaxStageMicrobatches)
+    const long long stage_count = extent.highest_stage + 1LL;
+    const long long microbatch_count = extent.highest_microbatch + 1LL;
+    // stage_to_rank alone is sized by the stages, even when no action names a microbatch.
+    const long long table = std::max(stage_count, 1LL) * std::max(microbatch_count, 1LL);
+    if (table > kMaxStageMicrobatches)
         throw ScheduleFileError(fmt::format(
             "{}: the schedule names stage {} and microbatch {}: more than {} stage-microbatches",
-            source_name, highest_stage, highest_microbatch, kMaxStageMicrobatches));
+            source_name, extent.highest_stage, extent.highest_microbatch, kMaxStageMicrobatches));
+    constexpr long long kAlwaysCheckedTable = 1LL << 16;
+    if (table <= std::max<long long>(kAlwaysCheckedTable, static_cast<long long>(extent.parts)))
+        return;
+    if (stage_count > static_cast<long long>(extent.stages))
+        throw ScheduleFileError(fmt::format(
+            "{}: the schedule names stage {} but uses only {} distinct stage numbers; stages must "
+            "be numbered 0..N-1 without gaps",
+            source_name, extent.highest_stage, extent.stages));
+    if (microbatch_count > static_cast<long long>(extent.microbatches))
+        throw ScheduleFileError(fmt::format(
+            "{}: the schedule names microbatch {} but uses only {} distinct microbatch numbers; "
+            "microbatches must be numbered 0..M-1 without gaps",
+            source_name, extent.highest_microbatch, extent.microbatches));
+    throw ScheduleFileError(fmt::format(
+        "{}: {} stages x {} microbatches need {} forwards (F), one per stage and microbatch, but "
+        "the schedule has only {}",
+        source_name, stage_count, microbatch_count, table, extent.forwards));
+}
+
+void infer_shape(Schedule& schedule, const std::string& source_name) {
+    const FileExtent extent = measure_extent(schedule);
+    require_coverable_extent(extent, source_name);
+    const int highest_stage = extent.highest_stage;
+    const int highest_microbatch = extent.highest_microbatch;
     schedule.stage_count = highest_stage + 1;
     schedule.microbatch_count = highest_microbatch + 1;
     schedule.stages_per_rank =

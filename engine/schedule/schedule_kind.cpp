@@ -100,11 +100,14 @@ void validate_shape(const ScheduleShape& shape) {
         throw ScheduleConfigError(fmt::format("{}: v must be at least 1 (got v={})", name, v));
     if (m < 1)
         throw ScheduleConfigError(fmt::format("{}: m must be at least 1 (got m={})", name, m));
+    // Each factor is below 2^31, so pp*v fits in 64 bits, and pp*v*m is only formed once pp*v
+    // is known to be under the limit (2^29): no product here can overflow.
+    constexpr std::int64_t kLimit = INT32_MAX / 4;
     const std::int64_t stages = std::int64_t{pp} * v;
-    if (stages * m * 4 > INT32_MAX)
+    if (stages > kLimit || stages * m > kLimit)
         throw ScheduleConfigError(
-            fmt::format("{}: pp*v*m = {} is too large (the limit is {} stage-microbatches)", name,
-                        stages * m, INT32_MAX / 4));
+            fmt::format("{}: pp*v*m = {}*{}*{} is too large (the limit is {} stage-microbatches)",
+                        name, pp, v, m, kLimit));
 
     switch (shape.kind) {
         case ScheduleKind::gpipe:

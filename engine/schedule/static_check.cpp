@@ -2,6 +2,8 @@
 // (stage, microbatch), then per-stage counts and, for lowered schedules, pairing.
 #include "engine/schedule/static_check.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "engine/schedule/stage_microbatch_flags.hpp"
@@ -51,7 +53,10 @@ class StructureChecker {
     CheckReport run() {
         if (!check_shape())
             return report_;
-        seen_ = StageMicrobatchFlags(schedule_.stage_count, schedule_.microbatch_count);
+        // Sized by the microbatches the actions name, not the declared m (`check --m`): beyond
+        // them nothing is seen, and the counts below account for that without a table.
+        seen_columns_ = std::min(schedule_.microbatch_count, highest_named_microbatch() + 1);
+        seen_ = StageMicrobatchFlags(schedule_.stage_count, seen_columns_);
         for (int rank = 0; rank < static_cast<int>(schedule_.ranks.size()); ++rank)
             for (int step = 0; step < static_cast<int>(schedule_.ranks[rank].size()); ++step)
                 for (const Action& part : schedule_.parts_of(schedule_.ranks[rank][step]))
@@ -93,6 +98,15 @@ class StructureChecker {
     }
 
     std::uint8_t seen(int stage, int microbatch) const { return seen_.get(stage, microbatch); }
+
+    int highest_named_microbatch() const {
+        int highest = -1;
+        for (const auto& actions : schedule_.ranks)
+            for (const Action& action : actions)
+                for (const Action& part : schedule_.parts_of(action))
+                    highest = std::max(highest, part.microbatch);
+        return highest;
+    }
 
     // Action texts are only built for problems: formatting every action would dominate.
     void check_action(int rank, int step, const Action& action) {
@@ -167,7 +181,7 @@ class StructureChecker {
     void check_counts() {
         for (int stage = 0; stage < schedule_.stage_count; ++stage) {
             int forwards = 0, inputs = 0, weights = 0, fulls = 0;
-            for (int mb = 0; mb < schedule_.microbatch_count; ++mb) {
+            for (int mb = 0; mb < seen_columns_; ++mb) {
                 const std::uint8_t flags = seen(stage, mb);
                 forwards += (flags & kForward) != 0;
                 inputs += (flags & kInput) != 0;
@@ -190,7 +204,7 @@ class StructureChecker {
     void check_pairing() {
         const int last = schedule_.stage_count - 1;
         for (int stage = 0; stage <= last; ++stage) {
-            for (int mb = 0; mb < schedule_.microbatch_count; ++mb) {
+            for (int mb = 0; mb < seen_columns_; ++mb) {
                 const std::uint8_t flags = seen(stage, mb);
                 const bool forward_crosses = stage < last && owner(stage + 1) != owner(stage);
                 const bool backward_crosses = stage > 0 && owner(stage - 1) != owner(stage);
@@ -242,6 +256,7 @@ class StructureChecker {
     const Schedule& schedule_;
     std::size_t max_problems_;
     CheckReport report_;
+    int seen_columns_ = 0;
     StageMicrobatchFlags seen_{0, 0};
 };
 

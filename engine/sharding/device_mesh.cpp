@@ -2,9 +2,12 @@
 #include "engine/sharding/device_mesh.hpp"
 
 #include <charconv>
+#include <cstdint>
 #include <stdexcept>
 
 #include <fmt/format.h>
+
+#include "engine/text/printable.hpp"
 
 namespace pipelens::sharding {
 namespace {
@@ -58,6 +61,13 @@ DeviceMesh parse_device_mesh(std::string_view text, std::string device_type, int
     DeviceMesh mesh;
     mesh.device_type = std::move(device_type);
     mesh.devices_per_host = devices_per_host;
+    // The device count is an int everywhere (ranks, coordinates); found by fuzzing to overflow.
+    constexpr std::int64_t kMaxDevices = 1 << 20;
+    // Strategies multiply per mesh dim (an mm has 4^ndim, each priced against every producer
+    // strategy): a block takes 0.1 s on 4 dims, 1.3 s on 6, minutes on 8 (found by fuzzing).
+    // Five covers the largest meshes in use (pp, dp_replicate, dp_shard, cp, tp).
+    constexpr int kMaxDims = 5;
+    std::int64_t devices = 1;
     std::size_t at = 0;
     while (at <= text.size()) {
         const std::size_t comma = std::min(text.find(',', at), text.size());
@@ -70,12 +80,19 @@ DeviceMesh parse_device_mesh(std::string_view text, std::string device_type, int
             equals == std::string_view::npos ? part : part.substr(equals + 1);
         const auto [end, error] =
             std::from_chars(digits.data(), digits.data() + digits.size(), size);
-        if (name.empty() || error != std::errc() || end != digits.data() + digits.size() ||
+        if (!is_plain_name(name) || error != std::errc() || end != digits.data() + digits.size() ||
             size < 1)
             throw std::invalid_argument(fmt::format(
                 "--mesh '{}': expected NAME=SIZE[,NAME=SIZE...] with sizes of at least 1, e.g. "
                 "'dp=2,tp=4'",
                 text));
+        if (mesh.ndim() == kMaxDims)
+            throw std::invalid_argument(
+                fmt::format("--mesh '{}': more than {} dimensions", text, kMaxDims));
+        devices *= size;
+        if (devices > kMaxDevices)
+            throw std::invalid_argument(
+                fmt::format("--mesh '{}': more than {} devices", text, kMaxDevices));
         mesh.dim_names.emplace_back(name);
         mesh.shape.push_back(size);
         at = comma + 1;

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/text/printable.hpp"
+
 namespace pipelens::sharding {
 
 int DTensorSpec::num_shards() const {
@@ -98,6 +100,8 @@ DTensorSpec parse_tensor_spec(std::string_view text, const DeviceMesh& mesh) {
     spec.tensor.dtype = std::string(text.substr(0, open));
     if (spec.tensor.dtype.empty())
         throw fail("no dtype");
+    if (!is_plain_name(spec.tensor.dtype))
+        throw fail("the dtype must be a name such as f32 or bf16");
     std::string_view dims = text.substr(open + 1, close - open - 1);
     while (!dims.empty()) {
         while (!dims.empty() && (dims.front() == ' ' || dims.front() == ','))

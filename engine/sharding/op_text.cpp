@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "engine/sharding/op_strategies.hpp"
+#include "engine/text/printable.hpp"
 #include "engine/text/trim.hpp"
 
 namespace pipelens::sharding {
@@ -21,6 +22,10 @@ bool looks_like_tensor(std::string_view argument) {
 }  // namespace
 
 OpSchema parse_op_call(std::string_view text, const DeviceMesh& mesh) {
+    if (const std::size_t bad = first_unprintable(text); bad != std::string_view::npos)
+        throw std::invalid_argument(
+            fmt::format("op call: character {} (byte 0x{:02x}) is not printable ASCII", bad + 1,
+                        static_cast<unsigned char>(text[bad])));
     text = trim(text);
     const std::size_t open = text.find('(');
     if (open == std::string_view::npos || text.back() != ')')

@@ -46,10 +46,19 @@ struct DimGroup {
     std::vector<int> outputs;
 };
 
+// With a size 0 the products no longer tell the groups apart (found by fuzzing: [0,4] viewed
+// as [0] ran past the end of the new shape), so what one side has left, other than size-1 dims,
+// once the other is used up joins the last group.
 std::vector<DimGroup> view_groups(const std::vector<std::int64_t>& from,
                                   const std::vector<std::int64_t>& to) {
     std::vector<DimGroup> groups;
     std::size_t in = 0, out = 0;
+    const auto take_rest = [&](DimGroup& group) {
+        for (; in < from.size(); ++in)
+            group.inputs.push_back(static_cast<int>(in));
+        for (; out < to.size(); ++out)
+            group.outputs.push_back(static_cast<int>(out));
+    };
     while (in < from.size() || out < to.size()) {
         DimGroup group;
         if (in < from.size() && from[in] == 1 && (out >= to.size() || to[out] != 1)) {
@@ -60,10 +69,18 @@ std::vector<DimGroup> view_groups(const std::vector<std::int64_t>& from,
             groups.push_back({{}, {static_cast<int>(out++)}});
             continue;
         }
+        if (in >= from.size() || out >= to.size()) {
+            take_rest(groups.empty() ? groups.emplace_back() : groups.back());
+            break;
+        }
         std::int64_t in_size = from[in], out_size = to[out];
         group.inputs.push_back(static_cast<int>(in++));
         group.outputs.push_back(static_cast<int>(out++));
         while (in_size != out_size) {
+            if (in >= from.size() || out >= to.size()) {
+                take_rest(group);
+                break;
+            }
             if (in_size < out_size) {
                 in_size *= from[in];
                 group.inputs.push_back(static_cast<int>(in++));

@@ -89,6 +89,46 @@ TEST(ScheduleCli, ImpossibleConfigurationsNameTheRule) {
     EXPECT_TRUE(contains(missing.err, "--pp is required")) << missing.err;
 }
 
+// Both once grew memory without bound: pp*v*m overflowed the size guard.
+TEST(ScheduleCli, SizesBeyondTheLimitExitTwoBeforeGenerating) {
+    const auto huge = run_pipelens("schedule --kind 1F1B --pp 2147483647 --m 2147483647");
+    EXPECT_EQ(huge.exit_code, 2);
+    EXPECT_TRUE(contains(huge.err,
+                         "invalid schedule configuration: 1F1B: pp*v*m = 2147483647*1*2147483647 "
+                         "is too large (the limit is 536870911 stage-microbatches)"))
+        << huge.err;
+    const auto wide = run_pipelens("schedule --kind LoopedBFS --pp 65536 --v 65536 --m 65536");
+    EXPECT_EQ(wide.exit_code, 2);
+    EXPECT_TRUE(contains(wide.err, "pp*v*m = 65536*65536*65536 is too large")) << wide.err;
+}
+
+// A file of a few bytes naming stage or microbatch 10^8 once took seconds and gigabytes to
+// check; it is refused from what the file holds, and `check --m` sizes nothing by m.
+TEST(CheckCli, HugeNumbersInATinyFileExitTwoAtOnce) {
+    const auto stage = temp_file("huge_stage.csv", "0F0,0B0\n1F0,1B0\n100000000F0\n");
+    const auto checked = run_pipelens("check " + stage.string());
+    EXPECT_EQ(checked.exit_code, 2);
+    EXPECT_TRUE(contains(checked.err, stage.string() +
+                                          ": the schedule names stage 100000000 but uses only 3 "
+                                          "distinct stage numbers; stages must be numbered "
+                                          "0..N-1 without gaps"))
+        << checked.err;
+    const auto microbatch = temp_file("huge_microbatch.csv", "0F0,0B0\n1F133333333\n");
+    const auto simulated = run_pipelens("simulate --schedule-file " + microbatch.string());
+    EXPECT_EQ(simulated.exit_code, 2);
+    EXPECT_TRUE(contains(simulated.err,
+                         "names microbatch 133333333 but uses only 2 distinct "
+                         "microbatch numbers"))
+        << simulated.err;
+    const auto small = temp_file("small.csv", "0F0,0B0\n1F0,1B0\n");
+    const auto declared = run_pipelens("check " + small.string() + " --m 2000000000");
+    EXPECT_EQ(declared.exit_code, 1);
+    EXPECT_TRUE(contains(declared.err, "stage 0: 1 of 2000000000 microbatches have a forward (F)"))
+        << declared.err;
+    for (const auto& path : {stage, microbatch, small})
+        std::filesystem::remove(path);
+}
+
 TEST(CheckCli, GeneratedCsvPasses) {
     const auto path = temp_file("good.csv", "");
     const auto written = run_pipelens(

@@ -136,6 +136,24 @@ TEST(ExperimentToml, ValidationAgainstTheSchedule) {
               0u);
 }
 
+// Found by fuzzing: this one error did not say which file it was about.
+TEST(ExperimentToml, UnknownDtypeNamesTheFile) {
+    EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 2\n[transformer]\nlayers = 2\nhidden = 8\n"
+                       "sequence = 8\nheads = 1\ndevice_tflops = 1\ndtype = \"bd16\"\n"),
+              "exp.toml: transformer.dtype: unknown dtype 'bd16' (use fp32, bf16, fp16 or fp8)");
+}
+
+// pp*v of two values a file allows (up to 10^9 each) once overflowed int (found by fuzzing).
+TEST(ExperimentToml, StageCountsBeyondIntAreRefusedNotWrapped) {
+    EXPECT_EQ(
+        error_of("[schedule]\nkind = \"LoopedBFS\"\npp = 1000000000\nv = 1000000000\nm = 1\n"),
+        "exp.toml: schedule: pp*v = 1000000000*1000000000 stages is too large (the limit is "
+        "536870911)");
+    EXPECT_EQ(
+        error_of("[schedule]\nkind = \"LoopedBFS\"\npp = 65536\nv = 65536\nm = 1\n"),
+        "exp.toml: schedule: pp*v = 65536*65536 stages is too large (the limit is 536870911)");
+}
+
 TEST(ExperimentToml, WritingAndReadingBackIsExact) {
     Experiment original = default_experiment();
     original.backward_ns = {3'000'001};

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
@@ -75,6 +77,29 @@ TEST(ScheduleCsv, BrokenFilesNameFileRowCellAndToken) {
     expect_file_error("", "bad.csv: the schedule file is empty");
     expect_file_error(",,\n", "bad.csv: the schedule has no actions");
     expect_file_error("0F0,99999F99999\n", "more than 268435456 stage-microbatches");
+}
+
+// A few bytes naming a huge stage or microbatch once cost gigabytes in the check; such a file
+// cannot be valid, and the parser says why before sizing anything by those numbers.
+TEST(ScheduleCsv, NumbersBeyondWhatTheFileCanCoverAreRefused) {
+    expect_file_error("0F0\n1F133333333\n",
+                      "bad.csv: the schedule names microbatch 133333333 but uses only 2 distinct "
+                      "microbatch numbers; microbatches must be numbered 0..M-1 without gaps");
+    expect_file_error("0F0,0B0\n1F0,1B0\n5000000F0\n",
+                      "bad.csv: the schedule names stage 5000000 but uses only 3 distinct stage "
+                      "numbers; stages must be numbered 0..N-1 without gaps");
+    expect_file_error("0228306779B\n",  // found by fuzzing: no microbatch, so no table product
+                      "bad.csv: the schedule names stage 228306779 but uses only 1 distinct stage "
+                      "numbers");
+    std::string square;  // stages 0..299 and microbatches 0..299, but not every pair
+    for (int index = 0; index < 300; ++index)
+        square += fmt::format("0F{},{}F0\n", index, index);
+    expect_file_error(square,
+                      "bad.csv: 300 stages x 300 microbatches need 90000 forwards (F), one per "
+                      "stage and microbatch, but the schedule has only 600");
+    // Small tables still reach the static check, whose messages name the actions.
+    EXPECT_EQ(parse_schedule_csv("0F0,0B0\n2F0,2B0\n", "gap.csv").stage_count, 3);
+    EXPECT_EQ(parse_schedule_csv("0F0,0F300,0B0\n", "gap.csv").microbatch_count, 301);
 }
 
 TEST(ScheduleCsv, FilesRoundTripOnDisk) {

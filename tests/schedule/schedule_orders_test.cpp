@@ -102,6 +102,17 @@ TEST(ScheduleRules, InvalidCombinationsNameTheRuleAndValues) {
     expect_rejected({ScheduleKind::looped_bfs, 2, 1, 0}, "m must be at least 1 (got m=0)");
 }
 
+// pp*v*m once wrapped around in 64 bits and let these through to an unbounded generation.
+TEST(ScheduleRules, SizesNearIntMaxAreRefusedWithoutOverflow) {
+    expect_rejected({ScheduleKind::one_f_one_b, 2147483647, 1, 2147483647},
+                    "1F1B: pp*v*m = 2147483647*1*2147483647 is too large (the limit is 536870911 "
+                    "stage-microbatches)");
+    expect_rejected({ScheduleKind::looped_bfs, 2147483647, 2147483647, 2147483647},
+                    "pp*v*m = 2147483647*2147483647*2147483647 is too large");
+    expect_rejected({ScheduleKind::gpipe, 536870912, 1, 1}, "is too large");
+    EXPECT_NO_THROW(validate_shape({ScheduleKind::gpipe, 1, 1, 536870911}));
+}
+
 TEST(ScheduleRules, KindNamesAcceptPyTorchClassNamesInAnyCase) {
     EXPECT_EQ(parse_schedule_kind("Interleaved1F1B"), ScheduleKind::interleaved_1f1b);
     EXPECT_EQ(parse_schedule_kind("scheduleinterleaved1f1b"), ScheduleKind::interleaved_1f1b);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "engine/sharding/einsum_strategy.hpp"
 #include "engine/sharding/op_text.hpp"
@@ -265,6 +266,48 @@ TEST(ShardingErrors, NameTheOpInSchemaForm) {
     EXPECT_THROW(parse_op_call("aten.mm(f32[8,8](S(2)), f32[8,8](R))", tp4), std::invalid_argument);
     EXPECT_THROW(parse_op_call("aten.mm(f32[8,8](S(0)R), f32[8,8](R))", tp4),
                  std::invalid_argument);
+}
+
+std::string invalid_argument_of(const std::function<void()>& parse) {
+    try {
+        parse();
+    } catch (const std::invalid_argument& error) {
+        return error.what();
+    }
+    return "accepted";
+}
+
+// Found by fuzzing: a stray byte in a dtype reached `shard --json`, whose writer threw on the
+// invalid UTF-8; a mesh of 65536 x 65536 devices overflowed the int device count; a mesh of 8
+// dims took minutes per block.
+TEST(ShardingErrors, StrayBytesAndHugeMeshesAreRefusedWhereTheyAreRead) {
+    EXPECT_EQ(invalid_argument_of([] {
+                  parse_op_call(
+                      "aten.relu(f3\xb0"
+                      "2[8](R))",
+                      tp4);
+              }),
+              "op call: character 13 (byte 0xb0) is not printable ASCII");
+    EXPECT_EQ(invalid_argument_of([] { parse_tensor_spec("f-32[8](R)", tp4); }),
+              "tensor 'f-32[8](R)': the dtype must be a name such as f32 or bf16 (expected "
+              "DTYPE[D0,D1,...](PLACEMENTS), e.g. f32[1024,512](S(1)))");
+    EXPECT_EQ(invalid_argument_of([] { parse_device_mesh("t\xb0=4"); }).rfind("--mesh '", 0), 0u);
+    EXPECT_EQ(invalid_argument_of([] { parse_device_mesh("dp=65536,tp=65536"); }),
+              "--mesh 'dp=65536,tp=65536': more than 1048576 devices");
+    EXPECT_EQ(parse_device_mesh("dp=1024,tp=1024").size(), 1 << 20);
+    EXPECT_EQ(invalid_argument_of([] { parse_device_mesh("a=1,b=1,c=1,d=1,e=1,f=1"); }),
+              "--mesh 'a=1,b=1,c=1,d=1,e=1,f=1': more than 5 dimensions");
+    EXPECT_EQ(parse_device_mesh("a=1,b=2,c=1,d=2,e=1").ndim(), 5);
+}
+
+// Found by fuzzing: with a size-0 dim the view's dim groups ran past the end of the new shape.
+TEST(ShardingStrategies, ViewsOfEmptyTensors) {
+    const ShardingDecision flat = propagate(parse_op_call("aten.view(f32[0,4](R), [-1])", tp4));
+    EXPECT_EQ(flat.chosen_spec().output().tensor.shape, (std::vector<std::int64_t>{0}));
+    EXPECT_EQ(to_string(flat.chosen_spec()), "(R) -> R");
+    const ShardingDecision split =
+        propagate(parse_op_call("aten.reshape(f32[4,0](S(0)), [0,2,2])", tp4));
+    EXPECT_EQ(split.chosen_spec().output().tensor.shape, (std::vector<std::int64_t>{0, 2, 2}));
 }
 
 TEST(ShardingBlocks, MegatronMlpGoesColumnThenRowWise) {
