@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
-#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/text/quantities.hpp"
 #include "sim/calibration.hpp"

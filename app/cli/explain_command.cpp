@@ -9,7 +9,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/model_options.hpp"
-#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/runtime/pipeline_explain.hpp"
 
 namespace pipelens::cli {

@@ -16,10 +16,10 @@
 #include "app/cli/model_options.hpp"
 #include "app/cli/rank_launcher.hpp"
 #include "app/cli/run_report.hpp"
-#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/runtime/pipeline_run.hpp"
-#include "engine/runtime/run_trace.hpp"
+#include "engine/run_plan/run_trace.hpp"
 
 namespace pipelens::cli {
 namespace {

@@ -9,7 +9,7 @@
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/progress_bar.hpp"
 #include "app/cli/run_report.hpp"
-#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "sim/cost_model_events.hpp"
 #include "sim/experiment_costs.hpp"

@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/runtime/backend_choice.hpp"
-#include "engine/runtime/stage_split.hpp"
+#include "engine/stage_plan/backend_choice.hpp"
+#include "engine/stage_plan/stage_split.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"

@@ -12,15 +12,15 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/experiment/experiment_schedule.hpp"
-#include "engine/runtime/backend_choice.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/stage_plan/backend_choice.hpp"
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/local_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
 #include "engine/runtime/pipeline_setup.hpp"
 #include "engine/runtime/rank_executor.hpp"
 #include "engine/runtime/shared_parameters.hpp"
-#include "engine/runtime/stage_split.hpp"
+#include "engine/stage_plan/stage_split.hpp"
 #include "engine/runtime/torch_meta.hpp"
 
 namespace pipelens::runtime {

@@ -8,7 +8,7 @@
 #include "engine/runtime/model_library.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/runtime/pipeline_stage.hpp"
-#include "engine/runtime/stage_split.hpp"
+#include "engine/stage_plan/stage_split.hpp"
 
 namespace pipelens::runtime {
 

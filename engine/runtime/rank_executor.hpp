@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime/faults.hpp"
+#include "engine/run_plan/faults.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/runtime/pipeline_stage.hpp"
 #include "engine/runtime/transport.hpp"

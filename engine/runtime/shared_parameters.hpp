@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "engine/runtime/model_library.hpp"
-#include "engine/runtime/stage_split.hpp"
+#include "engine/stage_plan/stage_split.hpp"
 #include "engine/runtime/transport.hpp"
 #include "engine/schedule/schedule.hpp"
 

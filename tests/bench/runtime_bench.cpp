@@ -16,9 +16,9 @@
 
 #include <torch/torch.h>
 
-#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/runtime/pipeline_run.hpp"
-#include "engine/runtime/run_trace.hpp"
+#include "engine/run_plan/run_trace.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "sim/calibration.hpp"

@@ -13,7 +13,7 @@
 
 #include "engine/recorder/state_replay.hpp"
 #include "engine/runtime/pipeline_run.hpp"
-#include "engine/runtime/run_trace.hpp"
+#include "engine/run_plan/run_trace.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "tests/fresh_trace.hpp"

@@ -1,5 +1,5 @@
 // Fault parsing: `target=effect`, strict, with the accepted forms in every error message.
-#include "engine/runtime/faults.hpp"
+#include "engine/run_plan/faults.hpp"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // Split planning. Split points become a sorted set of cut positions (a cut at i means layer i
 // starts a stage); the count must then be stage_count - 1 exactly, since a pipeline with
 // more or fewer stages than the schedule has would silently drop or duplicate work.
-#include "engine/runtime/stage_split.hpp"
+#include "engine/stage_plan/stage_split.hpp"
 
 #include <algorithm>
 #include <set>

@@ -1,7 +1,7 @@
 // Experiment -> recorded schedule events -> lowered schedule. A CSV that already carries
 // SEND/RECV actions is used as written (after the structure check), so a user can simulate
 // exactly the order their runtime executes.
-#include "engine/experiment/experiment_schedule.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
 
 #include <optional>
 

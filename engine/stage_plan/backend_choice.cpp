@@ -1,5 +1,5 @@
 // `--backend` texts -> one backend name per stage, with errors that quote the text.
-#include "engine/runtime/backend_choice.hpp"
+#include "engine/stage_plan/backend_choice.hpp"
 
 #include <algorithm>
 #include <charconv>

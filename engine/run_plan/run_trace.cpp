@@ -1,7 +1,7 @@
 // Real-run recording. Idle compute time before a computation is attributed to the rank that
 // sent the last tensor this rank received before it, the nearest measured equivalent of the
 // simulator's "input arrived last from".
-#include "engine/runtime/run_trace.hpp"
+#include "engine/run_plan/run_trace.hpp"
 
 #include <chrono>
 #include <map>
