@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "engine/experiment/experiment.hpp"
-#include "engine/runtime/pipeline_run.hpp"
+#include "engine/run_plan/run_result.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "traces/trace_records.hpp"
 #include "traces/trace_writer.hpp"

@@ -2,140 +2,17 @@
 // code never include LibTorch. A run builds the model on every rank from one seed, splits it
 // into stages, fixes every boundary's metadata by shape inference on one microbatch, executes
 // one training step of the lowered schedule on the chosen transport, and compares the loss,
-// outputs and gradients with the same model run whole on one rank.
+// outputs and gradients with the same model run whole on one rank. Its options and result are
+// plain values (engine/run_plan/run_result.hpp).
 #pragma once
 
-#include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "engine/recorder/recorded_trace.hpp"
+#include "engine/run_plan/run_result.hpp"
 #include "engine/schedule/schedule.hpp"
-#include "engine/tensor/tensor_meta.hpp"
 
 namespace pipelens::runtime {
-
-struct PipelineRunOptions {
-    std::string model = "mlp";  // mlp, example, kwargs, transformer or a TorchScript .pt file
-    int layers = 0;             // 0: two per stage
-    int hidden = 64;
-    int sequence = 16;
-    int heads = 4;
-    std::vector<std::int64_t> input_shape;  // TorchScript: one sample's shape
-    std::uint64_t seed = 0;
-    std::vector<std::string> split_points;  // "layers.3", "layers.3:end", "3"
-    int batch_size = 32;                    // the whole batch; split into m microbatches
-    int chunk_dim = 0;                      // the dim microbatches are cut along
-    std::vector<std::string> faults;        // see faults.hpp
-    std::int64_t timeout_ms = 10'000;       // any wait on another rank
-    bool check_reference = true;
-    // Compare every stage's outputs, microbatch by microbatch, with the single-rank reference
-    // and name the first stage that diverges.
-    bool check_accuracy = false;
-    std::vector<std::string> backends;  // `--backend` texts, see backend_choice.hpp
-    int warmup_steps = 1;  // steps run first and not reported (first-touch allocation, caches)
-
-    std::string transport = "local";  // local, gloo, nccl
-    int rank = 0;                     // gloo/nccl: this process's rank
-    int world_size = 1;
-    std::string master_address = "127.0.0.1";
-    int master_port = 29500;
-    int device = -1;  // nccl: the GPU (default: rank)
-    // gloo/nccl: this rank also writes its report here (JSON) before gathering, so a launcher
-    // can still record the run when rank 0, which gathers and records, dies.
-    std::string report_path;
-};
-
-struct ActionTiming {
-    int step = 0;
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-};
-
-// A failure as the trace's errors table records it.
-struct RunFailure {
-    int rank = -1;
-    int stage = -1;
-    int microbatch = -1;
-    std::string action;
-    std::string kind;  // shape_mismatch, dtype_mismatch, stride_mismatch, count_mismatch,
-                       // non_finite, timeout, stopped, lost, rank_died, error
-    std::string expected;
-    std::string actual;
-    std::string message;
-    std::int64_t time_ns = 0;
-};
-
-struct RankRun {
-    int rank = 0;
-    std::vector<ActionTiming> timeline;
-    std::int64_t busy_ns = 0;  // compute actions
-    std::optional<RunFailure> failure;
-};
-
-struct ReferenceComparison {
-    bool checked = false;
-    double reference_loss = 0;
-    double loss_error = 0;          // |pipelined - reference|
-    double output_max_error = 0;    // max abs over the model's outputs
-    double gradient_max_error = 0;  // max abs over every parameter gradient
-    bool outputs_match = false;
-    bool gradients_match = false;
-};
-
-// One stage's outputs for one microbatch against the reference model's.
-struct StageAccuracy {
-    int stage = 0;
-    int microbatch = 0;
-    double max_abs_error = 0;
-    double max_relative_error = 0;  // max abs error over the largest reference magnitude
-    bool diverges = false;          // outside kRelativeTolerance/kAbsoluteTolerance
-    bool non_finite = false;        // the outputs hold NaN or Inf (the errors are then NaN)
-};
-
-// The larger of two errors, where NaN (an error measured on NaN values) is the largest: a
-// plain std::max would drop it and report the other, often 0.
-inline double larger_error(double left, double right) {
-    return std::isnan(left) || std::isnan(right) ? std::nan("") : std::max(left, right);
-}
-
-struct AccuracyCheck {
-    bool checked = false;
-    std::vector<StageAccuracy> stages;              // by (stage, microbatch)
-    std::optional<StageAccuracy> first_divergence;  // the lowest stage, then microbatch
-
-    double largest_abs_error() const {  // over every stage and microbatch
-        double largest = 0;
-        for (const StageAccuracy& entry : stages)
-            largest = larger_error(largest, entry.max_abs_error);
-        return largest;
-    }
-};
-
-// What a rank recorded of its engine state: its events and the state it ended in.
-struct RankRecording {
-    int rank = 0;
-    recorder::RecordingParts parts;
-};
-
-struct PipelineRunResult {
-    bool completed = false;  // every rank ran every action
-    std::int64_t step_time_ns = 0;
-    double loss = 0;
-    std::vector<RankRun> ranks;
-    std::vector<std::vector<TensorMeta>> stage_inputs;  // shape inference, per stage
-    ReferenceComparison reference;
-    AccuracyCheck accuracy;
-    std::vector<RankRecording> recordings;  // the ranks this process has (all on rank 0)
-    std::string device;                     // "cpu", "cuda:0"
-};
-
-// Tolerances of the reference comparison (float32 with microbatched summation order).
-inline constexpr double kRelativeTolerance = 1e-4;
-inline constexpr double kAbsoluteTolerance = 1e-5;
 
 // `lowered` must come from the experiment's schedule. For `local` every rank runs as a thread
 // here and the result has all ranks. For `gloo`/`nccl` this process runs options.rank; rank 0
