@@ -40,15 +40,25 @@ Result single_flag(const std::string& text, std::string_view flag,
     }
 }
 
+bool has_experiment_flags(const ExperimentOptions& options) {
+    return options.schedule || options.schedule_file || options.pp || options.v || options.m ||
+           options.forward || options.input || options.weight || options.backward ||
+           options.activation_bytes || options.held_activation_bytes || options.p2p_latency ||
+           options.p2p_bandwidth || options.ranks_per_host || options.overlap_efficiency;
+}
+
+}  // namespace
+
 // The largest count a flag takes, as in experiment files: larger is a typo, not a pipeline.
 constexpr std::int64_t kLargestCount = 1'000'000'000;
 
 // An integer flag, read here rather than by CLI11 so that a bad value is one message naming
 // the flag and exit 2 (CLI11's conversion error has its own exit code), and so that a value
 // below `minimum` is called invalid rather than later found "missing".
-void add_count_option(CLI::App& command, const std::string& name, std::optional<int>& target,
-                      const std::string& description, int minimum) {
-    command
+CLI::Option* add_count_option(CLI::App& command, const std::string& name,
+                              std::optional<int>& target, const std::string& description,
+                              int minimum) {
+    return command
         .add_option_function<std::string>(
             name,
             [&target, name, minimum](const std::string& text) {
@@ -69,15 +79,6 @@ void add_count_option(CLI::App& command, const std::string& name, std::optional<
             description)
         ->type_name("INT");
 }
-
-bool has_experiment_flags(const ExperimentOptions& options) {
-    return options.schedule || options.schedule_file || options.pp || options.v || options.m ||
-           options.forward || options.input || options.weight || options.backward ||
-           options.activation_bytes || options.held_activation_bytes || options.p2p_latency ||
-           options.p2p_bandwidth || options.ranks_per_host || options.overlap_efficiency;
-}
-
-}  // namespace
 
 void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool with_costs) {
     command.add_option("experiment", options.file,

@@ -28,6 +28,13 @@ struct ExperimentOptions {
     std::optional<double> overlap_efficiency;
 };
 
+// An integer flag (--pp, --m, ...) read by pipelens rather than CLI11, so that a bad value is
+// one message naming the flag and exit 2: not an integer, above 1,000,000,000, or below
+// `minimum` ("--pp must be at least 1, got 0").
+CLI::Option* add_count_option(CLI::App& command, const std::string& name,
+                              std::optional<int>& target, const std::string& description,
+                              int minimum);
+
 // `with_costs` false: only the file and the schedule flags (for real runs).
 void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool with_costs = true);
 

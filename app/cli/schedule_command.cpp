@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/experiment_options.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
@@ -20,9 +21,9 @@ namespace {
 
 struct ScheduleOptions {
     std::string kind;
-    int pp = 0;
+    std::optional<int> pp;
     std::optional<int> v;
-    int m = 0;
+    std::optional<int> m;
     bool comms = false;
     bool fsdp = false;
     std::string format = "table";
@@ -53,9 +54,9 @@ std::string schedule_json(const Schedule& schedule) {
 void run_schedule(const ScheduleOptions& options) {
     ScheduleShape shape;
     shape.kind = parse_schedule_kind(options.kind);
-    shape.rank_count = options.pp;
+    shape.rank_count = *options.pp;
     shape.stages_per_rank = options.v.value_or(is_multi_stage(shape.kind) ? 2 : 1);
-    shape.microbatch_count = options.m;
+    shape.microbatch_count = *options.m;
     Schedule schedule = generate_schedule(shape);
     if (options.comms || options.fsdp) {
         LoweringOptions lowering;
@@ -92,10 +93,10 @@ void add_schedule_command(CLI::App& app) {
                      "Schedule: GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, "
                      "ZBVZeroBubble, DualPipeV (case-insensitive, 'Schedule' prefix allowed)")
         ->required();
-    command->add_option("--pp", options->pp, "Pipeline ranks")->required();
-    command->add_option("--v", options->v,
-                        "Stages per rank (default: 1 for GPipe/1F1B, 2 for the multi-stage kinds)");
-    command->add_option("--m", options->m, "Microbatches")->required();
+    add_count_option(*command, "--pp", options->pp, "Pipeline ranks", 1)->required();
+    add_count_option(*command, "--v", options->v,
+                     "Stages per rank (default: 1 for GPipe/1F1B, 2 for the multi-stage kinds)", 1);
+    add_count_option(*command, "--m", options->m, "Microbatches", 1)->required();
     command->add_flag("--comms", options->comms, "Lower: add the SEND/RECV actions");
     command->add_flag("--fsdp", options->fsdp,
                       "Lower and keep the FSDP actions (UNSHARD, RESHARD, REDUCE_GRAD)");

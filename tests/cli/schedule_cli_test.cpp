@@ -91,15 +91,32 @@ TEST(ScheduleCli, ImpossibleConfigurationsNameTheRule) {
 
 // Both once grew memory without bound: pp*v*m overflowed the size guard.
 TEST(ScheduleCli, SizesBeyondTheLimitExitTwoBeforeGenerating) {
-    const auto huge = run_pipelens("schedule --kind 1F1B --pp 2147483647 --m 2147483647");
+    const auto huge = run_pipelens("schedule --kind 1F1B --pp 1000000000 --m 1000000000");
     EXPECT_EQ(huge.exit_code, 2);
     EXPECT_TRUE(contains(huge.err,
-                         "invalid schedule configuration: 1F1B: pp*v*m = 2147483647*1*2147483647 "
+                         "invalid schedule configuration: 1F1B: pp*v*m = 1000000000*1*1000000000 "
                          "is too large (the limit is 536870911 stage-microbatches)"))
         << huge.err;
     const auto wide = run_pipelens("schedule --kind LoopedBFS --pp 65536 --v 65536 --m 65536");
     EXPECT_EQ(wide.exit_code, 2);
     EXPECT_TRUE(contains(wide.err, "pp*v*m = 65536*65536*65536 is too large")) << wide.err;
+}
+
+// Counts are read by pipelens, as `simulate` reads them: a value CLI11 could not convert once
+// exited 104 (its own code), 0 and -1 read as "missing".
+TEST(ScheduleCli, CountFlagsOutOfRangeNameTheFlagAndExitTwo) {
+    const auto overflow = run_pipelens("schedule --kind 1F1B --pp 2147483647 --m 99999999999");
+    EXPECT_EQ(overflow.exit_code, 2);
+    EXPECT_TRUE(contains(overflow.err, "--pp: 2147483647 is out of range (at most 1000000000)"))
+        << overflow.err;
+    const auto zero = run_pipelens("schedule --kind 1F1B --pp 0 --m 4");
+    EXPECT_EQ(zero.exit_code, 2);
+    EXPECT_TRUE(contains(zero.err, "--pp must be at least 1, got 0")) << zero.err;
+    const auto file = temp_file("count_flags.csv", "0F0,0B0\n");
+    const auto check = run_pipelens("check " + file.string() + " --m 99999999999");
+    EXPECT_EQ(check.exit_code, 2);
+    EXPECT_TRUE(contains(check.err, "--m: 99999999999 is out of range (at most 1000000000)"))
+        << check.err;
 }
 
 // A file of a few bytes naming stage or microbatch 10^8 once took seconds and gigabytes to
@@ -121,9 +138,9 @@ TEST(CheckCli, HugeNumbersInATinyFileExitTwoAtOnce) {
                          "microbatch numbers"))
         << simulated.err;
     const auto small = temp_file("small.csv", "0F0,0B0\n1F0,1B0\n");
-    const auto declared = run_pipelens("check " + small.string() + " --m 2000000000");
+    const auto declared = run_pipelens("check " + small.string() + " --m 1000000000");
     EXPECT_EQ(declared.exit_code, 1);
-    EXPECT_TRUE(contains(declared.err, "stage 0: 1 of 2000000000 microbatches have a forward (F)"))
+    EXPECT_TRUE(contains(declared.err, "stage 0: 1 of 1000000000 microbatches have a forward (F)"))
         << declared.err;
     for (const auto& path : {stage, microbatch, small})
         std::filesystem::remove(path);
