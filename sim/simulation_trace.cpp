@@ -5,6 +5,8 @@
 
 #include "engine/recorder/recorded_trace.hpp"
 
+#include <algorithm>
+#include <tuple>
 #include <vector>
 
 namespace pipelens::sim {
@@ -25,6 +27,35 @@ void for_each_entry(const Schedule& lowered, const SimulationResult& result, Vis
         for (std::size_t step = 0; step < lowered.ranks[rank].size(); ++step)
             visit(static_cast<int>(rank), static_cast<int>(step),
                   result.timeline[result.first_entry[rank] + step]);
+}
+
+// Each rank's steps in the order of the actions table's key (start, then step): rows arriving in
+// key order are appended to the B-tree instead of searched into it, which is most of what
+// writing a large run costs.
+template <typename Visit>
+void for_each_entry_in_key_order(const Schedule& lowered, const SimulationResult& result,
+                                 Visit&& visit) {
+    std::vector<std::int32_t> steps;
+    for (std::size_t rank = 0; rank < lowered.ranks.size(); ++rank) {
+        const TimelineEntry* entries = result.timeline.data() + result.first_entry[rank];
+        steps.resize(lowered.ranks[rank].size());
+        for (std::size_t step = 0; step < steps.size(); ++step)
+            steps[step] = static_cast<std::int32_t>(step);
+        std::stable_sort(steps.begin(), steps.end(), [&](std::int32_t left, std::int32_t right) {
+            return entries[left].start_ns < entries[right].start_ns;
+        });
+        for (std::int32_t step : steps)
+            visit(static_cast<int>(rank), step, entries[step]);
+    }
+}
+
+// Memory samples by (rank, time), the memory index's order, for the same reason.
+std::vector<MemorySample> memory_in_key_order(const SimulationResult& result) {
+    std::vector<MemorySample> samples = result.memory;
+    std::stable_sort(samples.begin(), samples.end(), [](const auto& left, const auto& right) {
+        return std::tie(left.rank, left.time_ns) < std::tie(right.rank, right.time_ns);
+    });
+    return samples;
 }
 
 std::vector<traces::PairRecord> pairs_of(const Schedule& lowered, const SimulationResult& result) {
@@ -86,15 +117,16 @@ std::int64_t record_simulation(traces::TraceWriter& writer, const Schedule& lowe
             writer.add_rank(run_id, rank_record(rank));
             advance();
         }
-        for_each_entry(lowered, result, [&](int rank, int step, const TimelineEntry& entry) {
-            writer.add_action(run_id, action_record(lowered, rank, step, entry));
-            advance();
-        });
+        for_each_entry_in_key_order(
+            lowered, result, [&](int rank, int step, const TimelineEntry& entry) {
+                writer.add_action(run_id, action_record(lowered, rank, step, entry));
+                advance();
+            });
         for (const traces::PairRecord& pair : pairs_of(lowered, result)) {
             writer.add_pair(run_id, pair);
             advance();
         }
-        for (const MemorySample& sample : result.memory) {
+        for (const MemorySample& sample : memory_in_key_order(result)) {
             writer.add_memory(run_id, {sample.rank, sample.time_ns, sample.bytes});
             advance();
         }
