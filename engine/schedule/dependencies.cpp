@@ -123,18 +123,6 @@ void DependencyRules::index_waiters() {
         }
 }
 
-DependencyRules::Waiters DependencyRules::waiters_of(const Schedule& schedule, Signal signal,
-                                                     int stage) const {
-    Waiters waiters;
-    const int index = static_cast<int>(signal);
-    for (int i = 0; i < waiter_offset_count_[index]; ++i) {
-        const int waiting_stage = stage - waiter_offsets_[index][i];
-        if (waiting_stage >= 0 && waiting_stage < schedule.stage_count)
-            waiters.ranks[waiters.count++] = schedule.stage_to_rank[waiting_stage];
-    }
-    return waiters;
-}
-
 DependencyRules::Producers DependencyRules::producers_of(Signal signal) const {
     Producers producers;
     for (ActionKind kind : kProducerOrder)

@@ -131,7 +131,16 @@ class DependencyRules {
         const int* begin() const { return ranks.data(); }
         const int* end() const { return ranks.data() + count; }
     };
-    Waiters waiters_of(const Schedule& schedule, Signal signal, int stage) const;
+    Waiters waiters_of(const Schedule& schedule, Signal signal, int stage) const {
+        Waiters waiters;
+        const int index = static_cast<int>(signal);
+        for (int i = 0; i < waiter_offset_count_[index]; ++i) {
+            const int waiting_stage = stage - waiter_offsets_[index][i];
+            if (waiting_stage >= 0 && waiting_stage < schedule.stage_count)
+                waiters.ranks[waiters.count++] = schedule.stage_to_rank[waiting_stage];
+        }
+        return waiters;
+    }
 
     // The kinds whose parts produce `signal`, the usual one first ("1B3", or else "1I3").
     struct Producers {
