@@ -29,6 +29,8 @@ bench: build
 	@$(BUILD)/tests/pipelens_bench_simulator
 	@$(BUILD)/tests/pipelens_bench_trace_writer
 	@if [ -x $(BUILD)/tests/pipelens_bench_runtime ]; then $(BUILD)/tests/pipelens_bench_runtime; fi
+	@scripts/bench_cli_startup.sh $(BUILD)/app/cli/pipelens
+	@scripts/bench_trace_write.sh $(BUILD) 5
 
 # Each libFuzzer target for FUZZ_SECONDS, one at a time; new inputs and findings stay in $(BUILD).
 fuzz: build

@@ -18,29 +18,30 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 echo "case: ${flags[*]}  (cores: $(nproc), load before: $(cut -d' ' -f1-3 /proc/loadavg))"
+calc() { awk "BEGIN { print $1 }"; }
 pipelens_times=() raw_times=() ratios=()
 for round in $(seq 1 "$rounds"); do
     rm -f "$work/sim.db"
     start=$(date +%s.%N)
     "$pipelens" simulate "${flags[@]}" --out "$work/sim.db" > /dev/null
     end=$(date +%s.%N)
-    pipelens_s=$(echo "$end - $start" | bc -l)
+    pipelens_s=$(calc "$end - $start")
     line=$("$raw" "$work/sim.db" 1 "$work/raw.db")
     raw_s=$(sed -E 's/.*raw_seconds=([0-9.]+).*/\1/' <<<"$line")
     rows=$(sed -E 's/.* rows=([0-9]+).*/\1/' <<<"$line")
     actions=$(sed -E 's/.* actions=([0-9]+).*/\1/' <<<"$line")
-    ratio=$(echo "$raw_s / $pipelens_s" | bc -l)
+    ratio=$(calc "$raw_s / $pipelens_s")
     pipelens_times+=("$pipelens_s") raw_times+=("$raw_s") ratios+=("$ratio")
     printf 'round %d: pipelens simulate --out %.2f s, raw inserts %.2f s (%d rows), pipelens at %.0f%% of raw  (load %s)\n' \
-        "$round" "$pipelens_s" "$raw_s" "$rows" "$(echo "$ratio * 100" | bc -l)" "$(cut -d' ' -f1 /proc/loadavg)"
+        "$round" "$pipelens_s" "$raw_s" "$rows" "$(calc "$ratio * 100")" "$(cut -d' ' -f1 /proc/loadavg)"
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 spread() { printf '%s\n' "$@" | sort -g | awk 'NR==1{lo=$1} {hi=$1} END {printf "%.3f-%.3f", lo, hi}'; }
 printf 'median: pipelens %.2f s (%s), raw %.2f s (%s), ratio %.0f%% (%s)\n' \
     "$(median "${pipelens_times[@]}")" "$(spread "${pipelens_times[@]}")" \
     "$(median "${raw_times[@]}")" "$(spread "${raw_times[@]}")" \
-    "$(echo "$(median "${ratios[@]}") * 100" | bc -l)" "$(spread "${ratios[@]}")"
+    "$(calc "$(median "${ratios[@]}") * 100")" "$(spread "${ratios[@]}")"
 size=$(stat -c %s "$work/sim.db")
 printf 'pipelens: %.1f M actions/s whole process; file %d bytes, %.1f bytes per action\n' \
-    "$(echo "$actions / $(median "${pipelens_times[@]}") / 1000000" | bc -l)" "$size" \
-    "$(echo "$size / $actions" | bc -l)"
+    "$(calc "$actions / $(median "${pipelens_times[@]}") / 1000000")" "$size" \
+    "$(calc "$size / $actions")"
