@@ -131,7 +131,7 @@ class Simulator {
         for (Signal signal : rules_.products_of(part.kind)) {
             if (signal == Signal::parameters)
                 unshard_end_[part.stage] = time;
-            if (static_cast<int>(signal) >= kMicrobatchSignalCount)
+            if (!is_per_microbatch(signal))
                 continue;
             at(part.stage, part.microbatch).at[static_cast<int>(signal)] = time;
             for (int waiter : rules_.waiters_of(schedule_, signal, part.stage))
@@ -162,8 +162,7 @@ class Simulator {
         TimelineEntry& entry = timeline_[first_entry_[rank] + work_.next_step(rank)];
         entry.pair_id = is_communication(action.kind) ? action.link : kNoPair;
 
-        if (is_communication(action.kind) || action.kind == ActionKind::unshard ||
-            action.kind == ActionKind::reduce_grad) {
+        if (uses_communication_stream(action.kind)) {
             execute_communication(rank, action, ready, entry);
         } else {
             std::int64_t duration = 0;

@@ -207,6 +207,11 @@ INSERT INTO actions_v4 (run_id, rank, step, lane, kind, stage, microbatch, start
 DROP TABLE actions;
 ALTER TABLE actions_v4 RENAME TO actions;
 
+-- Runs from this id on were written at version 4 or later, so none of their actions has a stored
+-- text: readers look for older texts only in runs before it.
+INSERT INTO meta (key, value)
+    SELECT 'first_run_with_derived_labels', coalesce(max(id), 0) + 1 FROM runs;
+
 -- The parts of each OVERLAP_F_B action, in order: `(0F7;7B3)OVERLAP_F_B` is two rows.
 CREATE TABLE action_parts (
     run_id INTEGER NOT NULL REFERENCES runs (id),

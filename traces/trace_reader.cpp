@@ -19,6 +19,8 @@
 #include "traces/trace_reader.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -62,6 +64,8 @@ struct TraceReader::State {
     std::filesystem::path path;
     Connection connection;
     int schema_version = 0;
+    // Runs from this id on store no action texts (schema 4); earlier runs may.
+    std::int64_t first_run_with_derived_labels = std::numeric_limits<std::int64_t>::max();
     TraceReaderOptions options;
 
     sqlite3* db() const { return connection.get(); }
@@ -243,6 +247,14 @@ struct TraceReader::State {
                                       "not a pipelens trace (an SQLite database with no "
                                       "tables)");
         schema_version = *version;
+        if (schema_version >= 4)
+            if (const auto first = detail::query_text(
+                    db(), path,
+                    "SELECT value FROM meta WHERE key = 'first_run_with_derived_labels'",
+                    "cannot open trace"))
+                // A damaged value only costs the scan for older texts in every run.
+                std::from_chars(first->data(), first->data() + first->size(),
+                                first_run_with_derived_labels);
         if (options.check_integrity)
             detail::check_trace_integrity(db(), path);
         // Sorting (rarely needed: the indexes give most orders) stays in memory, and a viewer's
@@ -436,19 +448,22 @@ std::vector<std::pair<std::int32_t, std::string>> TraceReader::overlap_labels(st
         for (auto& [key, text] : state.overlap_texts(run_id, rank))
             labels.emplace_back(static_cast<std::int32_t>(key & 0xffffffff), std::move(text));
     }
-    // Rows written before version 4 kept their text, overlaps included.
-    std::vector<std::pair<std::int32_t, std::string>> stored =
-        state.rows_of_rank<std::pair<std::int32_t, std::string>>(
-            run_id, rank,
-            "SELECT a.step, a.label_id, s.text FROM actions a LEFT JOIN strings s ON "
-            "s.id = a.label_id WHERE a.run_id = ? AND a.rank = ? AND a.kind = 8 AND "
-            "a.label_id IS NOT NULL",
-            "OVERLAP_F_B labels", [&](sqlite3_stmt* row) {
-                return std::pair<std::int32_t, std::string>(sqlite3_column_int(row, 0),
-                                                            state.interned_text(row, 2, 1));
-            });
-    labels.insert(labels.end(), std::make_move_iterator(stored.begin()),
-                  std::make_move_iterator(stored.end()));
+    // Rows written before version 4 kept their text, overlaps included. Looking for them scans
+    // the rank's rows, so only runs that old are searched.
+    if (run_id < state.first_run_with_derived_labels) {
+        std::vector<std::pair<std::int32_t, std::string>> stored =
+            state.rows_of_rank<std::pair<std::int32_t, std::string>>(
+                run_id, rank,
+                "SELECT a.step, a.label_id, s.text FROM actions a LEFT JOIN strings s ON "
+                "s.id = a.label_id WHERE a.run_id = ? AND a.rank = ? AND a.kind = 8 AND "
+                "a.label_id IS NOT NULL",
+                "OVERLAP_F_B labels", [&](sqlite3_stmt* row) {
+                    return std::pair<std::int32_t, std::string>(sqlite3_column_int(row, 0),
+                                                                state.interned_text(row, 2, 1));
+                });
+        labels.insert(labels.end(), std::make_move_iterator(stored.begin()),
+                      std::make_move_iterator(stored.end()));
+    }
     std::sort(labels.begin(), labels.end());
     return labels;
 }

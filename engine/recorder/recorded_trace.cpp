@@ -169,10 +169,8 @@ traces::ActionRecord action_record(const Schedule& lowered, int rank, int step) 
     traces::ActionRecord record;
     record.rank = rank;
     record.step = step;
-    // Communication and the FSDP collectives use the communication stream.
-    const bool communicates = is_communication(action.kind) || action.kind == ActionKind::unshard ||
-                              action.kind == ActionKind::reduce_grad;
-    record.lane = communicates ? traces::ActionLane::communication : traces::ActionLane::compute;
+    record.lane = uses_communication_stream(action.kind) ? traces::ActionLane::communication
+                                                         : traces::ActionLane::compute;
     record.kind = static_cast<std::uint8_t>(action.kind);
     record.stage = action.stage;
     record.microbatch = action.microbatch;

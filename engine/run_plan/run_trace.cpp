@@ -14,10 +14,6 @@
 namespace pipelens::runtime {
 namespace {
 
-bool on_compute_lane(ActionKind kind) {
-    return is_compute(kind) || kind == ActionKind::reshard;
-}
-
 std::int64_t bytes_of(const std::vector<TensorMeta>& metas, bool gradients_only) {
     std::int64_t bytes = 0;
     for (const TensorMeta& meta : metas) {
@@ -70,7 +66,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
             const Action& action = lowered.ranks[rank.rank][timing.step];
             if (action.kind == ActionKind::recv_forward || action.kind == ActionKind::recv_backward)
                 last_sender = peer_of(lowered, action);
-            if (!on_compute_lane(action.kind))
+            if (uses_communication_stream(action.kind))
                 continue;
             record.busy_ns += timing.end_ns - timing.start_ns;
             const std::int64_t gap = timing.start_ns - cursor;

@@ -98,6 +98,10 @@ bool is_fsdp(ActionKind kind) {
            kind == ActionKind::reduce_grad;
 }
 
+bool uses_communication_stream(ActionKind kind) {
+    return is_communication(kind) || kind == ActionKind::unshard || kind == ActionKind::reduce_grad;
+}
+
 bool needs_microbatch(ActionKind kind) {
     return !is_fsdp(kind) && kind != ActionKind::overlap_forward_backward;
 }

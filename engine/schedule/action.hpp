@@ -57,6 +57,9 @@ bool is_compute(ActionKind kind);        // F, I, W, B, OVERLAP_F_B (PyTorch's i
 bool is_communication(ActionKind kind);  // SEND_*/RECV_*
 bool is_fsdp(ActionKind kind);           // UNSHARD, RESHARD, REDUCE_GRAD
 bool needs_microbatch(ActionKind kind);  // every kind but UNSHARD/RESHARD/REDUCE_GRAD/OVERLAP
+// SEND/RECV and the FSDP collectives (UNSHARD, REDUCE_GRAD) run on a rank's communication
+// stream; everything else (F, I, W, B, OVERLAP_F_B, RESHARD) on its compute stream.
+bool uses_communication_stream(ActionKind kind);
 
 inline Action make_action(int stage, ActionKind kind, int microbatch = kNoMicrobatch) {
     Action action;

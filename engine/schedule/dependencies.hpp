@@ -51,6 +51,14 @@ inline constexpr int kSignalCount = 9;
 // Signals kept per (stage, microbatch); the others are per stage or per rank.
 inline constexpr int kMicrobatchSignalCount = 7;
 
+// Signals kept per (stage, microbatch) fit one flag byte: this signal's bit in it.
+inline bool is_per_microbatch(Signal signal) {
+    return static_cast<int>(signal) < kMicrobatchSignalCount;
+}
+inline std::uint8_t signal_bit(Signal signal) {
+    return static_cast<std::uint8_t>(1u << static_cast<int>(signal));
+}
+
 // Where a rule's signal comes from, relative to the waiting part.
 enum class Source : std::uint8_t {
     stage,          // stage + offset, microbatch + offset, on whichever rank runs that stage

@@ -15,10 +15,6 @@
 namespace pipelens {
 namespace {
 
-std::uint8_t flag_of(Signal signal) {
-    return static_cast<std::uint8_t>(1u << static_cast<int>(signal));
-}
-
 class DryRunner {
   public:
     DryRunner(const Schedule& schedule, const DependencyRules& rules)
@@ -48,7 +44,7 @@ class DryRunner {
     // blocking semantics they are met by the time the rank gets there.
     bool has(const Input& input) const {
         return input.program_order ||
-               done_.has(input.stage, input.microbatch, flag_of(input.signal));
+               done_.has(input.stage, input.microbatch, signal_bit(input.signal));
     }
 
     std::optional<Input> first_missing(int rank, const Action& action) const {
@@ -66,9 +62,9 @@ class DryRunner {
 
     void complete(const Action& part) {
         for (Signal signal : rules_.products_of(part.kind)) {
-            if (static_cast<int>(signal) >= kMicrobatchSignalCount)
+            if (!is_per_microbatch(signal))
                 continue;
-            done_.set(part.stage, part.microbatch, flag_of(signal));
+            done_.set(part.stage, part.microbatch, signal_bit(signal));
             for (int waiter : rules_.waiters_of(schedule_, signal, part.stage))
                 work_.wake(waiter);
         }

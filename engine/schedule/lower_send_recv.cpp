@@ -19,10 +19,6 @@
 namespace pipelens {
 namespace {
 
-std::uint8_t flag_of(Signal signal) {
-    return static_cast<std::uint8_t>(1u << static_cast<int>(signal));
-}
-
 class SendRecvPlacer {
   public:
     SendRecvPlacer(const Schedule& schedule, const DependencyRules& rules)
@@ -63,7 +59,7 @@ class SendRecvPlacer {
         for (const Action& part : schedule_.parts_of(action))
             if (!rules_.for_each_input(schedule_, rank, part, [&](const Input& input) {
                     return input.program_order ||
-                           done_.has(input.stage, input.microbatch, flag_of(input.signal));
+                           done_.has(input.stage, input.microbatch, signal_bit(input.signal));
                 }))
                 return false;
         return true;
@@ -73,8 +69,8 @@ class SendRecvPlacer {
         result.ranks[rank].push_back(action);
         for (const Action& part : schedule_.parts_of(action)) {
             for (Signal signal : rules_.products_of(part.kind))
-                if (static_cast<int>(signal) < kMicrobatchSignalCount)
-                    done_.set(part.stage, part.microbatch, flag_of(signal));
+                if (is_per_microbatch(signal))
+                    done_.set(part.stage, part.microbatch, signal_bit(signal));
             if (!crosses_ranks(part))
                 continue;
             const bool forward = part.kind == ActionKind::forward;
