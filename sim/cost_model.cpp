@@ -69,6 +69,19 @@ std::int64_t CostModel::bytes_of(int stage_index) const {
     return per_stage_value(activation_bytes, stage_index);
 }
 
+std::int64_t CostModel::message_bytes(const Action& communication) const {
+    switch (communication.kind) {
+        case ActionKind::send_forward:
+        case ActionKind::recv_backward:
+            return bytes_of(communication.stage);
+        case ActionKind::recv_forward:
+        case ActionKind::send_backward:
+            return bytes_of(communication.stage - 1);
+        default:
+            return 0;
+    }
+}
+
 std::int64_t CostModel::held_bytes_of(int stage_index) const {
     return held_activation_bytes.empty() ? bytes_of(stage_index)
                                          : per_stage_value(held_activation_bytes, stage_index);

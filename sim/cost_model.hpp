@@ -47,6 +47,9 @@ struct CostModel {
     std::int64_t compute_ns(const Action& leaf) const;  // F, I, W, B, FSDP actions
     std::int64_t overlap_ns(std::int64_t first, std::int64_t second) const;
     std::int64_t bytes_of(int stage_index) const;
+    // What a SEND_*/RECV_* carries: the activation crossing the boundary after stage s (SEND_F
+    // of s, RECV_F of s + 1) or its gradient (SEND_B of s + 1, RECV_B of s).
+    std::int64_t message_bytes(const Action& communication) const;
     std::int64_t held_bytes_of(int stage_index) const;
     std::int64_t transfer_ns(int from_rank, int to_rank, std::int64_t bytes) const;
 };

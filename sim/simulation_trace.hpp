@@ -19,13 +19,25 @@ namespace pipelens::sim {
 // Called with (rows written, rows in total) as the recording goes on.
 using RecordProgress = std::function<void(std::size_t, std::size_t)>;
 
-// `lowered` is the schedule `result` was simulated from. `run` carries the description fields
-// (schedule, pp, v, m, config); `recording`, when given, the events that built the simulated
-// state and that state (see engine/recorder). Returns the new run's id.
+// `lowered` is the schedule `result` was simulated from under `costs`. `run` carries the
+// description fields (schedule, pp, v, m, config); `recording`, when given, the events that
+// built the simulated state and that state (see engine/recorder). Returns the new run's id.
 std::int64_t record_simulation(traces::TraceWriter& writer, const Schedule& lowered,
-                               const SimulationResult& result, traces::RunRecord run,
-                               const RecordProgress& progress = {},
+                               const CostModel& costs, const SimulationResult& result,
+                               traces::RunRecord run, const RecordProgress& progress = {},
                                const recorder::StateRecorder* recording = nullptr);
+
+// simulate() and record_simulation() at once: the rows that need no simulated time (the run,
+// the recording, the pairs) are written on a second thread while the simulation runs. A
+// simulation that fails (a hang) leaves its run recorded as failed with the error, and throws.
+struct RecordedSimulation {
+    SimulationResult result;
+    std::int64_t run_id = 0;
+};
+RecordedSimulation simulate_and_record(traces::TraceWriter& writer, const Schedule& lowered,
+                                       const CostModel& costs, traces::RunRecord run,
+                                       const RecordProgress& progress = {},
+                                       const recorder::StateRecorder* recording = nullptr);
 
 // A rank's figures as the `ranks` table stores them (waiting time as a JSON object by peer).
 traces::RankRecord rank_record(const RankResult& rank);

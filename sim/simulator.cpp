@@ -205,7 +205,7 @@ class Simulator {
             case ActionKind::send_backward: {
                 const bool forward = action.kind == ActionKind::send_forward;
                 const int peer_stage = forward ? stage + 1 : stage - 1;
-                entry.bytes = costs_.bytes_of(forward ? stage : stage - 1);
+                entry.bytes = costs_.message_bytes(action);
                 entry.start_ns = std::max(comm_free_[rank], ready.time);
                 entry.end_ns =
                     entry.start_ns + costs_.transfer_ns(rank, owner(peer_stage), entry.bytes);
@@ -218,7 +218,7 @@ class Simulator {
                 const int peer_stage = forward ? stage - 1 : stage + 1;
                 // A posted receive does not hold the stream: its data lands once the send has
                 // started and the transfer time has passed.
-                entry.bytes = costs_.bytes_of(forward ? stage - 1 : stage);
+                entry.bytes = costs_.message_bytes(action);
                 entry.start_ns = ready.time;
                 entry.end_ns =
                     ready.time + costs_.transfer_ns(owner(peer_stage), rank, entry.bytes);

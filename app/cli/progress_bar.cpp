@@ -13,7 +13,7 @@ namespace pipelens::cli {
 ProgressBar::ProgressBar(std::string label, std::size_t total)
     : label_(std::move(label)),
       total_(total),
-      enabled_(isatty(fileno(stderr)) == 1 && total > 0),
+      on_terminal_(isatty(fileno(stderr)) == 1),
       started_(std::chrono::steady_clock::now()),
       last_draw_(started_) {}
 
@@ -21,8 +21,13 @@ ProgressBar::~ProgressBar() {
     finish();
 }
 
+void ProgressBar::update(std::size_t done, std::size_t total) {
+    total_ = total;
+    update(done);
+}
+
 void ProgressBar::update(std::size_t done) {
-    if (!enabled_)
+    if (!on_terminal_ || total_ == 0)
         return;
     const auto now = std::chrono::steady_clock::now();
     if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100))

@@ -17,6 +17,7 @@ class ProgressBar {
     ProgressBar& operator=(const ProgressBar&) = delete;
 
     void update(std::size_t done);
+    void update(std::size_t done, std::size_t total);  // the total became known or grew
     void finish();
 
   private:
@@ -24,7 +25,7 @@ class ProgressBar {
 
     std::string label_;
     std::size_t total_;
-    bool enabled_;
+    bool on_terminal_;
     bool drawn_ = false;
     std::chrono::steady_clock::time_point started_;
     std::chrono::steady_clock::time_point last_draw_;

@@ -1,6 +1,8 @@
 // `pipelens simulate`: experiment -> lowered schedule -> cost model -> simulation, printed as a
 // table (or one JSON object) and, with --out, recorded as a run in a trace file.
 #include <cstdio>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -9,8 +11,8 @@
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/progress_bar.hpp"
 #include "app/cli/run_report.hpp"
-#include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/experiment/experiment_toml.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
 #include "sim/cost_model_events.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/simulation_trace.hpp"
@@ -25,9 +27,12 @@ struct SimulateOptions {
     bool json = false;
 };
 
-std::int64_t record(const SimulateOptions& options, const Experiment& experiment,
-                    const Schedule& lowered, const sim::SimulationResult& result,
-                    const recorder::StateRecorder& recording) {
+// Simulates and records at once: the writer is opened first, so a file that cannot take the run
+// is refused before any simulating, and the rows that need no simulated time are written while
+// the simulation runs.
+std::pair<sim::SimulationResult, std::int64_t> simulate_into(
+    const SimulateOptions& options, const Experiment& experiment, const Schedule& lowered,
+    const sim::CostModel& costs, const recorder::StateRecorder& recording) {
     traces::TraceWriter writer(options.out);
     traces::RunRecord run;
     run.schedule = lowered.name;
@@ -35,12 +40,12 @@ std::int64_t record(const SimulateOptions& options, const Experiment& experiment
     run.v = experiment.shape.stages_per_rank;
     run.m = experiment.shape.microbatch_count;
     run.config = experiment_to_toml(experiment);
-    ProgressBar progress("writing " + options.out, sim::simulation_row_count(lowered, result));
-    const std::int64_t run_id = sim::record_simulation(
-        writer, lowered, result, run, [&](std::size_t done, std::size_t) { progress.update(done); },
-        &recording);
+    ProgressBar progress("writing " + options.out, 0);
+    sim::RecordedSimulation recorded = sim::simulate_and_record(
+        writer, lowered, costs, run,
+        [&](std::size_t done, std::size_t total) { progress.update(done, total); }, &recording);
     progress.finish();
-    return run_id;
+    return {std::move(recorded.result), recorded.run_id};
 }
 
 RunFigures figures_of(const sim::SimulationResult& result) {
@@ -63,12 +68,14 @@ void run_simulate(const SimulateOptions& options) {
     recording.configure_transport({"simulated", lowered.rank_count, 0, "none"});
     sim::record_cost_model(recording, sim::cost_model_for(experiment, lowered.stage_count));
     recording.plan_buffers();
-    const sim::SimulationResult result =
-        sim::simulate(lowered, sim::cost_model_from_state(recording.state()));
-    const RunFigures figures = figures_of(result);
+    const sim::CostModel costs = sim::cost_model_from_state(recording.state());
+    sim::SimulationResult result;
     std::optional<std::int64_t> run_id;
-    if (!options.out.empty())
-        run_id = record(options, experiment, lowered, result, recording);
+    if (options.out.empty())
+        result = sim::simulate(lowered, costs);
+    else
+        std::tie(result, run_id) = simulate_into(options, experiment, lowered, costs, recording);
+    const RunFigures figures = figures_of(result);
 
     if (options.json) {
         fmt::print("{}\n", run_figures_json(figures, run_id).dump());

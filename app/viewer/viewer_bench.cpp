@@ -38,7 +38,7 @@ std::filesystem::path write_trace(const std::filesystem::path& directory, int pp
     run.pp = pp;
     run.v = 2;
     run.m = m;
-    sim::record_simulation(writer, lowered, result, run);
+    sim::record_simulation(writer, lowered, costs, result, run);
     return path;
 }
 

@@ -82,30 +82,6 @@ std::string_view kind_text(ActionKind kind) {
     return text::action_kind_name(static_cast<int>(kind));
 }
 
-bool is_compute(ActionKind kind) {
-    return kind == ActionKind::forward || kind == ActionKind::backward_input ||
-           kind == ActionKind::backward_weight || kind == ActionKind::full_backward ||
-           kind == ActionKind::overlap_forward_backward;
-}
-
-bool is_communication(ActionKind kind) {
-    return kind == ActionKind::send_forward || kind == ActionKind::recv_forward ||
-           kind == ActionKind::send_backward || kind == ActionKind::recv_backward;
-}
-
-bool is_fsdp(ActionKind kind) {
-    return kind == ActionKind::unshard || kind == ActionKind::reshard ||
-           kind == ActionKind::reduce_grad;
-}
-
-bool uses_communication_stream(ActionKind kind) {
-    return is_communication(kind) || kind == ActionKind::unshard || kind == ActionKind::reduce_grad;
-}
-
-bool needs_microbatch(ActionKind kind) {
-    return !is_fsdp(kind) && kind != ActionKind::overlap_forward_backward;
-}
-
 void append_action_text(std::string& out, const Action& action, std::span<const Action> parts) {
     if (action.kind != ActionKind::overlap_forward_backward) {
         text::append_plain_action(out, action.stage, static_cast<int>(action.kind),

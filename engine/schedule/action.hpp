@@ -53,13 +53,29 @@ struct Action {
 // PyTorch's spelling of a kind: "F", "SEND_F", "OVERLAP_F_B", ...
 std::string_view kind_text(ActionKind kind);
 
-bool is_compute(ActionKind kind);        // F, I, W, B, OVERLAP_F_B (PyTorch's is_compute_op)
-bool is_communication(ActionKind kind);  // SEND_*/RECV_*
-bool is_fsdp(ActionKind kind);           // UNSHARD, RESHARD, REDUCE_GRAD
-bool needs_microbatch(ActionKind kind);  // every kind but UNSHARD/RESHARD/REDUCE_GRAD/OVERLAP
+// The kind predicates are inline: the simulator and the lowering ask them per action.
+inline bool is_compute(ActionKind kind) {  // F, I, W, B, OVERLAP_F_B (PyTorch's is_compute_op)
+    return kind == ActionKind::forward || kind == ActionKind::backward_input ||
+           kind == ActionKind::backward_weight || kind == ActionKind::full_backward ||
+           kind == ActionKind::overlap_forward_backward;
+}
+inline bool is_communication(ActionKind kind) {  // SEND_*/RECV_*
+    return kind == ActionKind::send_forward || kind == ActionKind::recv_forward ||
+           kind == ActionKind::send_backward || kind == ActionKind::recv_backward;
+}
+inline bool is_fsdp(ActionKind kind) {  // UNSHARD, RESHARD, REDUCE_GRAD
+    return kind == ActionKind::unshard || kind == ActionKind::reshard ||
+           kind == ActionKind::reduce_grad;
+}
+// Every kind but UNSHARD/RESHARD/REDUCE_GRAD/OVERLAP_F_B names a microbatch.
+inline bool needs_microbatch(ActionKind kind) {
+    return !is_fsdp(kind) && kind != ActionKind::overlap_forward_backward;
+}
 // SEND/RECV and the FSDP collectives (UNSHARD, REDUCE_GRAD) run on a rank's communication
 // stream; everything else (F, I, W, B, OVERLAP_F_B, RESHARD) on its compute stream.
-bool uses_communication_stream(ActionKind kind);
+inline bool uses_communication_stream(ActionKind kind) {
+    return is_communication(kind) || kind == ActionKind::unshard || kind == ActionKind::reduce_grad;
+}
 
 inline Action make_action(int stage, ActionKind kind, int microbatch = kNoMicrobatch) {
     Action action;

@@ -276,6 +276,20 @@ TEST(SimulateCli, HangingScheduleFileIsReportedNotSimulated) {
                      "/assets/examples/swapped_recvs.csv");
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_NE(result.err.find("wait cycle"), std::string::npos) << result.err;
+
+    // Recorded, the run began before the hang was found: it stays in the trace, failed, with
+    // the same reason.
+    const auto trace = fresh_trace("hanging");
+    const auto recorded =
+        run_pipelens("simulate --schedule-file " + std::string(PIPELENS_SOURCE_DIR) +
+                     "/assets/examples/swapped_recvs.csv --out " + trace.string());
+    EXPECT_EQ(recorded.exit_code, 1);
+    EXPECT_NE(recorded.err.find("wait cycle"), std::string::npos) << recorded.err;
+    const auto summary = run_pipelens("summary --json " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const auto runs = nlohmann::json::parse(summary.out)["runs"];
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0]["status"], "failed");
 }
 
 }  // namespace

@@ -162,7 +162,7 @@ TEST(TimelineModel, LoadingAFileInParallelGivesWhatTheRecordsGive) {
         run.pp = 4;
         run.v = 2;
         run.m = 8;
-        sim::record_simulation(writer, lowered, sim::simulate(lowered, costs), run);
+        sim::record_simulation(writer, lowered, costs, sim::simulate(lowered, costs), run);
     }
     const traces::TraceReader reader(path);
     const TimelineModel loaded = TimelineModel::load(reader, 1);

@@ -41,7 +41,7 @@ fs::path two_runs(const std::string& name) {
         run.schedule = lowered.name;
         run.pp = 2;
         run.m = 4;
-        sim::record_simulation(writer, lowered, sim::simulate(lowered, costs), run);
+        sim::record_simulation(writer, lowered, costs, sim::simulate(lowered, costs), run);
     }
     return path;
 }
