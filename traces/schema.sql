@@ -1,4 +1,4 @@
--- pipelens trace schema version 4.
+-- pipelens trace schema version 5.
 --
 -- A trace is one SQLite file holding any number of runs (simulated or real) of pipeline
 -- schedules. This text is compiled into pipelens (traces/CMakeLists.txt embeds it) and executed
@@ -25,7 +25,7 @@
 --     path, and the writer already guarantees it only adds rows to a run it began.
 
 -- Key/value facts about the file itself. The writer stores at least:
---   schema_version  this schema's version, '4'; readers refuse versions newer than they know
+--   schema_version  this schema's version, '5'; readers refuse versions newer than they know
 --   application     'pipelens', which tells a pipelens trace from any other SQLite file
 --   writer          the pipelens version that created the file, e.g. 'pipelens 0.1.0'
 --   created_at_ns   wall-clock ns since the Unix epoch when the file was created
@@ -228,3 +228,13 @@ CREATE TABLE action_parts (
 -- sample costs no second lookup in the table.
 DROP INDEX memory_by_rank_time;
 CREATE INDEX memory_by_rank_time ON memory (run_id, rank, time_ns, bytes);
+
+-- @since 5
+-- A real run's ranks are put on one clock, rank 0's: each rank measures its clock against rank
+-- 0's by ping-pong after the step (engine/run_plan/clock_offset.hpp) and its times are moved by
+-- the offset. Rank 0's clock minus the rank's, and how far the true offset may be from it (ns):
+-- a RECV may appear to end before its SEND starts by at most the two ranks' uncertainties.
+-- NULL where nothing was measured (simulations, and ranks whose step failed: their times stay on
+-- their own clock, zero at their own exit from the step's barrier).
+ALTER TABLE ranks ADD COLUMN clock_offset_ns INTEGER;
+ALTER TABLE ranks ADD COLUMN clock_uncertainty_ns INTEGER;

@@ -349,10 +349,13 @@ std::int64_t TraceReader::latest_run_id() const {
 }
 
 std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
+    const std::string clock =
+        state_->schema_version >= 5 ? "clock_offset_ns, clock_uncertainty_ns" : "NULL, NULL";
     return state_->rows_of_run<RankRecord>(
         run_id,
         "SELECT rank, busy_ns, bubble_ns, bubble_ratio, peak_memory_bytes, warmup_ns, "
-        "cooldown_ns, waiting_on FROM ranks WHERE run_id = ? ORDER BY rank",
+        "cooldown_ns, waiting_on, " +
+            clock + " FROM ranks WHERE run_id = ? ORDER BY rank",
         "ranks", [](sqlite3_stmt* row) {
             RankRecord rank;
             rank.rank = sqlite3_column_int(row, 0);
@@ -363,6 +366,8 @@ std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
             rank.warmup_ns = sqlite3_column_int64(row, 5);
             rank.cooldown_ns = sqlite3_column_int64(row, 6);
             rank.waiting_on = column_text(row, 7);
+            rank.clock_offset_ns = column_optional_int64(row, 8);
+            rank.clock_uncertainty_ns = column_optional_int64(row, 9);
             return rank;
         });
 }

@@ -43,6 +43,9 @@ struct RankRecord {
     std::int64_t warmup_ns = 0;
     std::int64_t cooldown_ns = 0;
     std::string waiting_on;  // JSON object: peer rank -> ns waited on it, e.g. {"1":2000}
+    // A real run's rank: rank 0's clock minus this rank's, and its uncertainty (schema.sql).
+    std::optional<std::int64_t> clock_offset_ns;
+    std::optional<std::int64_t> clock_uncertainty_ns;
 };
 
 // The waiting_on column's text for ns waited per peer rank: {"1":2000,"3":500}.

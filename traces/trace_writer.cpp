@@ -369,8 +369,8 @@ struct TraceWriter::State {
             "UPDATE runs SET status = 'failed', finished_at_ns = ?, failure = ? WHERE id = ?");
         insert_rank = prepare(
             "INSERT INTO ranks (run_id, rank, busy_ns, bubble_ns, bubble_ratio, "
-            "peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on, clock_offset_ns, "
+            "clock_uncertainty_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert_action = prepare(
             "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, start_ns, "
             "end_ns, bytes, pair_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -526,6 +526,8 @@ void TraceWriter::add_rank(std::int64_t run_id, const RankRecord& rank) {
     sqlite3_bind_int64(statement, 7, rank.warmup_ns);
     sqlite3_bind_int64(statement, 8, rank.cooldown_ns);
     bind_text(statement, 9, rank.waiting_on);
+    bind_optional_int64(statement, 10, rank.clock_offset_ns);
+    bind_optional_int64(statement, 11, rank.clock_uncertainty_ns);
     state.step_once(statement,
                     [&] { return fmt::format("cannot add rank {} to run {}", rank.rank, run_id); });
     state.row_added();

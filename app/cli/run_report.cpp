@@ -56,6 +56,16 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
                             format_duration(rank.bubble_ns), rank.bubble_ratio * 100,
                             format_duration(rank.warmup_ns), format_duration(rank.cooldown_ns),
                             format_bytes(rank.peak_memory_bytes), waiting_text(rank));
+    // A real run's ranks were put on rank 0's clock: say by how much, and how surely.
+    std::string clocks;
+    for (const traces::RankRecord& rank : figures.ranks)
+        if (rank.rank != 0 && rank.clock_offset_ns && rank.clock_uncertainty_ns)
+            clocks += fmt::format("{}rank {} {}{} ± {}", clocks.empty() ? "" : ", ", rank.rank,
+                                  *rank.clock_offset_ns < 0 ? "-" : "+",
+                                  format_duration(std::abs(*rank.clock_offset_ns)),
+                                  format_duration(*rank.clock_uncertainty_ns));
+    if (!clocks.empty())
+        text += fmt::format("\nclocks (rank 0's minus each rank's, as measured): {}\n", clocks);
     return text;
 }
 
@@ -78,6 +88,10 @@ nlohmann::ordered_json run_figures_json(const RunFigures& figures,
         for (const auto& [peer, idle] : waiting_on_rank(rank))
             waiting[std::to_string(peer)] = idle;
         row["waiting_on"] = std::move(waiting);
+        if (rank.clock_offset_ns && rank.clock_uncertainty_ns) {  // real runs only
+            row["clock_offset_ns"] = *rank.clock_offset_ns;
+            row["clock_uncertainty_ns"] = *rank.clock_uncertainty_ns;
+        }
         ranks.push_back(std::move(row));
     }
     json["ranks"] = std::move(ranks);

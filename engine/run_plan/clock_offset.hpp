@@ -9,6 +9,7 @@
 // drift apart during the exchanges and no message arrives before it was sent. Torch-free.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -22,6 +23,18 @@ struct ClockExchange {
     std::int64_t question_received_ns = 0;  // answering rank's clock
     std::int64_t answered_ns = 0;           // answering rank's clock
     std::int64_t answer_received_ns = 0;
+};
+
+// A rank's clock: the host's steady clock, plus a skew that only the `rankN=clock:` fault sets
+// (processes on one host share their clock, so a test has to put one off on purpose).
+struct RankClock {
+    std::int64_t skew_ns = 0;
+    std::int64_t now_ns() const { return at(std::chrono::steady_clock::now()); }
+    std::int64_t at(std::chrono::steady_clock::time_point time) const {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch())
+                   .count() +
+               skew_ns;
+    }
 };
 
 // The answering rank's clock minus the asking rank's clock.

@@ -10,10 +10,41 @@ namespace {
 
 constexpr const char* kForms =
     "input=batch+1, input=int32, stageN=dtype:bf16, stageN=flatten, stageN=nan, stageN=sleep:30s, "
-    "stageN=die";
+    "stageN=die, rankN=clock:+5ms";
 
 [[noreturn]] void fail(const std::string& text, const std::string& why) {
     throw FaultParseError(fmt::format("--fault {}: {} (forms: {})", text, why, kForms));
+}
+
+// N of "stageN"/"rankN": digits only, and small enough to be a stage or rank.
+int target_index(const std::string& text, const std::string& target, std::size_t prefix) {
+    const std::string digits = target.substr(prefix);
+    if (digits.empty() || digits.size() > 9 ||
+        digits.find_first_not_of("0123456789") != std::string::npos)
+        fail(text, fmt::format("unknown target '{}'", target));
+    return std::stoi(digits);
+}
+
+Fault parse_rank_fault(const std::string& text, const std::string& target,
+                       const std::string& effect) {
+    Fault fault;
+    fault.text = text;
+    fault.stage = -1;
+    fault.rank = target_index(text, target, 4);
+    if (effect.rfind("clock:", 0) != 0)
+        fail(text, fmt::format("unknown rank effect '{}'", effect));
+    const std::string skew = effect.substr(6);
+    if (skew.empty() || (skew[0] != '+' && skew[0] != '-'))
+        fail(text, "clock: needs a signed duration, e.g. +5ms or -250us");
+    fault.kind = Fault::Kind::clock_skew;
+    try {
+        fault.clock_skew_ns = parse_duration_ns(skew.substr(1));
+    } catch (const UnitParseError& error) {
+        fail(text, error.what());
+    }
+    if (skew[0] == '-')
+        fault.clock_skew_ns = -fault.clock_skew_ns;
+    return fault;
 }
 
 }  // namespace
@@ -38,10 +69,11 @@ Fault parse_fault(const std::string& text) {
         }
         return fault;
     }
-    if (target.rfind("stage", 0) != 0 || target.size() == 5 ||
-        target.find_first_not_of("0123456789", 5) != std::string::npos)
+    if (target.rfind("rank", 0) == 0)
+        return parse_rank_fault(text, target, effect);
+    if (target.rfind("stage", 0) != 0)
         fail(text, fmt::format("unknown target '{}'", target));
-    fault.stage = std::stoi(target.substr(5));
+    fault.stage = target_index(text, target, 5);
     if (effect == "flatten") {
         fault.kind = Fault::Kind::flatten_output;
     } else if (effect == "nan") {

@@ -9,6 +9,8 @@
 //   stageN=sleep:30s   stage N sleeps in each forward (a stuck rank; others time out)
 //   stageN=die         the process holding stage N kills itself with SIGKILL in its first
 //                      forward, as the OOM killer would (one process per rank only)
+//   rankN=clock:+5ms   rank N's clock reads 5 ms ahead (or behind, with -): a test of the
+//                      clock offset estimate that puts every rank on one clock
 // Torch-free: parsed from the command line and applied by the executor.
 #pragma once
 
@@ -27,13 +29,16 @@ struct Fault {
         flatten_output,
         nan_output,
         sleep,
-        die
+        die,
+        clock_skew
     };
     Kind kind = Kind::sleep;
     int stage = 0;      // the stage it applies to (0 for input faults)
     std::string dtype;  // input_dtype, output_dtype: PyTorch short name
     std::int64_t sleep_ns = 0;
-    std::string text;  // as given, for messages
+    int rank = -1;                   // clock_skew: the rank whose clock is off
+    std::int64_t clock_skew_ns = 0;  // clock_skew: how far ahead (negative: behind)
+    std::string text;                // as given, for messages
 };
 
 class FaultParseError : public std::invalid_argument {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/recorder/recorded_trace.hpp"
+#include "engine/run_plan/clock_offset.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/tensor/tensor_meta.hpp"
 
@@ -70,8 +71,11 @@ struct RunFailure {
 
 struct RankRun {
     int rank = 0;
+    // On the run's clock (rank 0's, zero when rank 0 left the measured step's barrier) once
+    // `clock` is known; on the rank's own clock, zero at its own exit from the barrier, if not.
     std::vector<ActionTiming> timeline;
-    std::int64_t busy_ns = 0;  // compute actions
+    std::optional<ClockOffset> clock;  // rank 0's clock minus this rank's, as measured
+    std::int64_t busy_ns = 0;          // compute actions
     std::optional<RunFailure> failure;
 };
 

@@ -58,6 +58,10 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
     for (const RankRun& rank : result.ranks) {
         traces::RankRecord record;
         record.rank = rank.rank;
+        if (rank.clock) {
+            record.clock_offset_ns = rank.clock->offset_ns;
+            record.clock_uncertainty_ns = rank.clock->uncertainty_ns;
+        }
         std::map<int, std::int64_t> waiting;
         std::int64_t cursor = 0;
         bool computed = false;

@@ -13,15 +13,16 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/run_plan/experiment_schedule.hpp"
-#include "engine/stage_plan/backend_choice.hpp"
+#include "engine/runtime/clock_sync.hpp"
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/local_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
 #include "engine/runtime/pipeline_setup.hpp"
 #include "engine/runtime/rank_executor.hpp"
 #include "engine/runtime/shared_parameters.hpp"
-#include "engine/stage_plan/stage_split.hpp"
 #include "engine/runtime/torch_meta.hpp"
+#include "engine/stage_plan/backend_choice.hpp"
+#include "engine/stage_plan/stage_split.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -66,6 +67,8 @@ nlohmann::json to_json(const RankReport& report) {
     for (const ActionTiming& timing : report.run.timeline)
         timeline.push_back({timing.step, timing.start_ns, timing.end_ns});
     json["timeline"] = std::move(timeline);
+    if (report.run.clock)
+        json["clock"] = {report.run.clock->offset_ns, report.run.clock->uncertainty_ns};
     if (report.run.failure) {
         const RunFailure& failure = *report.run.failure;
         json["failure"] = {{"rank", failure.rank},
@@ -101,6 +104,8 @@ RankReport from_json(const nlohmann::json& json) {
     report.run.busy_ns = json.at("busy_ns");
     for (const auto& timing : json.at("timeline"))
         report.run.timeline.push_back({timing[0], timing[1], timing[2]});
+    if (json.contains("clock"))
+        report.run.clock = ClockOffset{json["clock"][0], json["clock"][1]};
     if (json.contains("failure")) {
         const auto& failure = json["failure"];
         report.run.failure =
@@ -350,6 +355,20 @@ RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered
     return outcome;
 }
 
+// The first message tag after those of every step (warm-up and measured).
+int tags_after_steps(const PipelineRunOptions& options, const Schedule& lowered) {
+    return (options.warmup_steps + 1) * lowered.pair_count;
+}
+
+// The rank's clock: the host's, unless a `rankN=clock:` fault puts it off.
+RankClock clock_of(const std::vector<Fault>& faults, int rank) {
+    RankClock clock;
+    for (const Fault& fault : faults)
+        if (fault.kind == Fault::Kind::clock_skew && fault.rank == rank)
+            clock.skew_ns += fault.clock_skew_ns;
+    return clock;
+}
+
 RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& lowered,
                              PreparedRank& prepared, Transport& transport) {
     const int stage_count = lowered.stage_count;
@@ -373,19 +392,49 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
         return report;
     }
     const RankOutcome outcome = run_steps(options, lowered, plan, transport);
-    report_recording(outcome.epoch);
+    // Where this rank's time zero lies on the run's clock: measured once every rank has run
+    // its step (a failed step leaves the rank's times on its own clock).
+    std::int64_t zero_shift_ns = 0;
+    if (!outcome.failure && outcome.epoch) {
+        const RankClock clock = clock_of(plan.faults, rank);
+        try {
+            const std::int64_t own_zero_ns = clock.at(*outcome.epoch);
+            const ClockAlignment alignment = align_clock_with_rank_zero(
+                transport, tags_after_steps(options, lowered), clock, own_zero_ns,
+                std::chrono::milliseconds(options.timeout_ms));
+            zero_shift_ns =
+                zero_on_run_clock(own_zero_ns, alignment.to_rank_zero, alignment.rank_zero_zero_ns);
+            report.run.clock = alignment.to_rank_zero;
+        } catch (const std::exception& error) {
+            report.run.failure = RunFailure{rank,
+                                            -1,
+                                            -1,
+                                            "",
+                                            "error",
+                                            "",
+                                            "",
+                                            fmt::format("rank {} could not put its times on rank "
+                                                        "0's clock: {}", rank, error.what()),
+                                            0};
+        }
+    }
+    report_recording(outcome.epoch
+                         ? std::optional(*outcome.epoch - std::chrono::nanoseconds(zero_shift_ns))
+                         : std::nullopt);
     for (const TimedAction& timed : outcome.timeline) {
-        report.run.timeline.push_back({timed.step, timed.start_ns, timed.end_ns});
+        report.run.timeline.push_back(
+            {timed.step, timed.start_ns + zero_shift_ns, timed.end_ns + zero_shift_ns});
         if (is_compute(lowered.ranks[rank][timed.step].kind))
             report.run.busy_ns += timed.end_ns - timed.start_ns;
     }
-    if (outcome.failure) {
-        report.run.failure = outcome.failure;
+    if (outcome.failure || report.run.failure) {
+        if (outcome.failure)
+            report.run.failure = outcome.failure;
         return report;
     }
     try {
         sum_shared_gradients(find_shared_parameters(prepared.model, prepared.stages, lowered, rank),
-                             rank, transport, (options.warmup_steps + 1) * lowered.pair_count,
+                             rank, transport, tags_after_steps(options, lowered) + kClockTags,
                              std::chrono::milliseconds(options.timeout_ms));
         transport.finish_sends(std::chrono::milliseconds(options.timeout_ms));
     } catch (const std::exception& error) {
@@ -608,12 +657,21 @@ PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
 PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule& lowered) {
     if (!lowered.has_communication)
         throw std::invalid_argument("run_pipeline needs a lowered schedule (with SEND/RECV)");
-    for (const std::string& text : options.faults)
-        if (parse_fault(text).kind == Fault::Kind::die && options.transport == "local")
+    for (const std::string& text : options.faults) {
+        const Fault fault = parse_fault(text);
+        if (fault.kind == Fault::Kind::die && options.transport == "local")
             throw std::invalid_argument(fmt::format(
                 "--fault {}: a rank can only die on its own with one process per rank (--transport "
                 "gloo --nproc N)",
                 text));
+        if (fault.rank >= lowered.rank_count)
+            throw std::invalid_argument(fmt::format("--fault {}: there is no rank {} (ranks 0..{})",
+                                                    text, fault.rank, lowered.rank_count - 1));
+        if (fault.stage >= lowered.stage_count)
+            throw std::invalid_argument(
+                fmt::format("--fault {}: there is no stage {} (stages 0..{})", text, fault.stage,
+                            lowered.stage_count - 1));
+    }
     // Builds, splits and infers once up front, so a bad model, split or batch is one error
     // here instead of one per rank.
     std::vector<std::vector<TensorMeta>> stage_inputs = boundary_inputs(options, lowered);

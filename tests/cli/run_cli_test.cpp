@@ -6,13 +6,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/cli/sqlite_edit.hpp"
 #include "tests/fresh_trace.hpp"
+#include "tests/raw_database.hpp"
 
 namespace pipelens {
 namespace {
@@ -122,6 +126,50 @@ TEST(RunCli, NanOutputsFailTheRunWithAnErrorRow) {
     expect_nan_run_failed("", "nan_local");
 }
 
+// Pairs of run 1 whose RECV ends before its SEND starts by more than the two ranks' clock
+// uncertainties: on one clock there are none.
+int receives_before_their_sends(const std::filesystem::path& trace) {
+    testing::RawDatabase raw(trace, SQLITE_OPEN_READONLY);
+    return std::stoi(raw.value(
+        "SELECT count(*) FROM pairs p "
+        "JOIN actions s ON s.run_id = p.run_id AND s.rank = p.send_rank AND s.step = p.send_step "
+        "JOIN actions r ON r.run_id = p.run_id AND r.rank = p.recv_rank AND r.step = p.recv_step "
+        "JOIN ranks sr ON sr.run_id = p.run_id AND sr.rank = p.send_rank "
+        "JOIN ranks rr ON rr.run_id = p.run_id AND rr.rank = p.recv_rank "
+        "WHERE p.run_id = 1 AND "
+        "r.end_ns < s.start_ns - sr.clock_uncertainty_ns - rr.clock_uncertainty_ns"));
+}
+
+// Each rank's measured offset to rank 0 and its uncertainty, by rank.
+std::vector<std::pair<std::int64_t, std::int64_t>> clock_offsets(
+    const std::filesystem::path& trace) {
+    testing::RawDatabase raw(trace, SQLITE_OPEN_READONLY);
+    std::vector<std::pair<std::int64_t, std::int64_t>> offsets;
+    for (const std::string& row : raw.rows("SELECT clock_offset_ns, clock_uncertainty_ns "
+                                           "FROM ranks WHERE run_id = 1 ORDER BY rank")) {
+        const auto bar = row.find('|');
+        offsets.emplace_back(std::stoll(row.substr(0, bar)), std::stoll(row.substr(bar + 1)));
+    }
+    return offsets;
+}
+
+TEST(RunCli, ThreadRanksAreOnOneClock) {
+    for (int seed : {1, 2, 3}) {
+        SCOPED_TRACE(seed);
+        const auto trace = fresh_trace("one_clock_" + std::to_string(seed));
+        const auto result =
+            run_pipelens("run --schedule Interleaved1F1B --pp 2 --m 4 --model mlp --seed " +
+                         std::to_string(seed) + " --out " + trace.string());
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(receives_before_their_sends(trace), 0);
+        const auto offsets = clock_offsets(trace);
+        ASSERT_EQ(offsets.size(), 2u);
+        EXPECT_EQ(offsets[0], std::make_pair(std::int64_t{0}, std::int64_t{0}));
+        // Threads share the clock: the true offset is 0, and it must lie within the estimate.
+        EXPECT_LE(std::abs(offsets[1].first), offsets[1].second);
+    }
+}
+
 TEST(RunCliGloo, NanOutputsFailTheRunWithAnErrorRow) {
     expect_nan_run_failed("--transport gloo --nproc 2", "nan_gloo");
 }
@@ -136,6 +184,25 @@ TEST(RunCliGloo, ProcessesOverTcpMatchTheReference) {
     EXPECT_TRUE(json["reference"]["outputs_match"].get<bool>());
     EXPECT_TRUE(json["reference"]["gradients_match"].get<bool>());
     EXPECT_EQ(json["ranks"].size(), 2u);
+}
+
+TEST(RunCliGloo, ASkewedClockIsRecoveredAndEveryReceiveEndsAfterItsSend) {
+    // Processes on one host share their clock, so rank 1's is put 5 ms ahead on purpose.
+    const auto trace = fresh_trace("skewed_clock");
+    const auto result = run_pipelens(
+        "run --schedule 1F1B --pp 3 --m 4 --batch 12 --model mlp --transport gloo --nproc 3 "
+        "--fault rank1=clock:+5ms --out " +
+        trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(receives_before_their_sends(trace), 0);
+    const auto offsets = clock_offsets(trace);
+    ASSERT_EQ(offsets.size(), 3u);
+    EXPECT_EQ(offsets[0], std::make_pair(std::int64_t{0}, std::int64_t{0}));
+    // Rank 0's clock minus rank 1's is -5 ms, within the stated uncertainty, and that
+    // uncertainty is well below the skew (a loopback round trip is tens of microseconds).
+    EXPECT_LE(std::abs(offsets[1].first + 5'000'000), offsets[1].second) << offsets[1].first;
+    EXPECT_LT(offsets[1].second, 2'500'000);
+    EXPECT_LE(std::abs(offsets[2].first), offsets[2].second) << offsets[2].first;
 }
 
 TEST(RunCliGloo, AFaultIsReportedByTheRankThatSawIt) {
@@ -317,6 +384,18 @@ TEST(RunCli, BadOptionsAreUsageErrors) {
                                0),
               0u)
         << result.err;
+    for (const auto& [fault, message] : std::vector<std::pair<std::string, std::string>>{
+             {"rank1=clock:5ms",
+              "--fault rank1=clock:5ms: clock: needs a signed duration, e.g. "
+              "+5ms or -250us"},
+             {"rank2=clock:+1ms", "--fault rank2=clock:+1ms: there is no rank 2 (ranks 0..1)"},
+             {"stage7=nan", "--fault stage7=nan: there is no stage 7 (stages 0..1)"},
+             {"stage99999999999=nan",
+              "--fault stage99999999999=nan: unknown target 'stage99999999999'"}}) {
+        result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --fault " + fault);
+        EXPECT_EQ(result.exit_code, 2) << fault;
+        EXPECT_EQ(result.err.rfind("pipelens: run: " + message, 0), 0u) << result.err;
+    }
 }
 
 }  // namespace

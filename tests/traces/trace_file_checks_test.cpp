@@ -90,6 +90,36 @@ TEST_F(TraceStoreTest, VersionTwoEventsHaveNoTimeUntilAWriterAddsTheColumn) {
     EXPECT_EQ(reader.events(2).at(0).time_ns, std::optional<std::int64_t>(-1200));
 }
 
+TEST_F(TraceStoreTest, VersionFourRanksHaveNoClockOffsetUntilAWriterAddsTheColumns) {
+    const fs::path path = file("v4.db");
+    write_older_trace(path, 4);
+    RawDatabase(path).execute(
+        "INSERT INTO ranks (run_id, rank, busy_ns, bubble_ns, bubble_ratio, peak_memory_bytes, "
+        "warmup_ns, cooldown_ns, waiting_on) VALUES (1, 0, 10, 0, 0, 0, 0, 0, '{}')");
+    EXPECT_NE(schema_sql_since(4).find("ALTER TABLE ranks ADD COLUMN clock_offset_ns"),
+              std::string::npos);
+    {
+        TraceReader reader(path);
+        EXPECT_EQ(reader.schema_version(), 4);
+        EXPECT_EQ(reader.ranks(1).at(0).clock_offset_ns, std::nullopt);
+    }
+    {
+        TraceWriter writer(path);
+        const std::int64_t run_id = writer.begin_run(RunRecord{});
+        RankRecord measured;
+        measured.rank = 1;
+        measured.clock_offset_ns = -5'000'000;
+        measured.clock_uncertainty_ns = 30'000;
+        writer.add_rank(run_id, measured);
+        writer.finish_run(run_id, 1, 0);
+    }
+    TraceReader reader(path);
+    EXPECT_EQ(reader.schema_version(), kSchemaVersion);
+    EXPECT_EQ(reader.ranks(1).at(0).clock_uncertainty_ns, std::nullopt);
+    EXPECT_EQ(reader.ranks(2).at(0).clock_offset_ns, std::optional<std::int64_t>(-5'000'000));
+    EXPECT_EQ(reader.ranks(2).at(0).clock_uncertainty_ns, std::optional<std::int64_t>(30'000));
+}
+
 // Version 3 stored every action's text; version 4 derives it. Old rows keep showing their
 // stored text (an OVERLAP_F_B's too) after a writer brings the file up to date, new rows are
 // derived, and the memory index then covers the bytes column.
@@ -98,7 +128,8 @@ TEST_F(TraceStoreTest, VersionThreeLabelsSurviveTheUpgrade) {
     write_older_trace(path, 3);
     {
         RawDatabase raw(path);
-        raw.execute("INSERT INTO strings (id, text) VALUES (1, '0F0'), (2, '(0F1;0B0)OVERLAP_F_B')");
+        raw.execute(
+            "INSERT INTO strings (id, text) VALUES (1, '0F0'), (2, '(0F1;0B0)OVERLAP_F_B')");
         raw.execute(
             "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, label_id, "
             "start_ns, end_ns, bytes, pair_id) VALUES (1, 0, 0, 0, 0, 0, 0, 1, 0, 10, 0, -1), "
@@ -123,7 +154,7 @@ TEST_F(TraceStoreTest, VersionThreeLabelsSurviveTheUpgrade) {
         writer.add_action(run_id, overlap);
         writer.finish_run(run_id, 1, 0);
     }
-    EXPECT_EQ(TraceReader(path).schema_version(), 4);
+    EXPECT_EQ(TraceReader(path).schema_version(), kSchemaVersion);
     EXPECT_EQ(labels(1), (std::vector<std::string>{"0F0", "(0F1;0B0)OVERLAP_F_B"}));
     EXPECT_EQ(labels(2), (std::vector<std::string>{"(0F2;0I1)OVERLAP_F_B"}));
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
@@ -190,7 +221,8 @@ TEST_F(TraceStoreTest, NewerOrUnreadableSchemaVersionsAreRefused) {
     RawDatabase(newer).execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
     const std::string expected = newer.string() +
                                  ": trace schema version 99 is newer than this pipelens supports "
-                                 "(" + std::to_string(kSchemaVersion) + "); upgrade pipelens";
+                                 "(" +
+                                 std::to_string(kSchemaVersion) + "); upgrade pipelens";
     EXPECT_EQ(error_of([&] { TraceReader reader(newer); }), expected);
     EXPECT_EQ(error_of([&] { TraceWriter writer(newer); }), expected);
     EXPECT_EQ(RawDatabase(newer).value("SELECT count(*) FROM runs"), "1");  // left untouched
@@ -252,8 +284,9 @@ TEST_F(TraceStoreTest, ALabelMissingFromTheStringsTableIsCorruption) {
         raw.execute(
             "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, label_id, "
             "start_ns, end_ns, bytes, pair_id) VALUES (1, 0, 0, 0, 0, 0, 0, 5, 0, 10, 0, -1)");
-        raw.execute("INSERT INTO events (run_id, rank, sequence, parent, name_id, arguments, "
-                    "outcome) VALUES (1, 0, 0, NULL, 6, '{}', 'ok')");
+        raw.execute(
+            "INSERT INTO events (run_id, rank, sequence, parent, name_id, arguments, "
+            "outcome) VALUES (1, 0, 0, NULL, 6, '{}', 'ok')");
     }
     TraceWriter(path).flush();  // brought up to version 4: the old row keeps its stored text
     const std::string label_id = "5", name_id = "6";

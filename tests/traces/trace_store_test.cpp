@@ -30,8 +30,8 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
         action(0, 5, ActionLane::compute, 0, 0, 1, "0F1", 4000, 5000),  // label repeated
     };
     std::vector<RankRecord> ranks(2);
-    ranks[1] = {1, 3500, 1000, 0.2, 8 << 20, 1000, 0, R"({"0":1000})"};
-    ranks[0] = {0, 4000, 500, 0.1, 16 << 20, 0, 500, "{}"};
+    ranks[1] = {1, 3500, 1000, 0.2, 8 << 20, 1000, 0, R"({"0":1000})", -5'000'120, 45};
+    ranks[0] = {0, 4000, 500, 0.1, 16 << 20, 0, 500, "{}", std::nullopt, std::nullopt};
     std::vector<PairRecord> pairs = {{7, 0, 1, 1, 0, 4096}, {3, 1, 5, 0, 9, 2048}};
     std::vector<MemoryRecord> memory = {{1, 1500, 100}, {0, 1000, 300}, {0, 0, 200}, {1, 0, 0}};
     std::vector<EventRecord> events = {
@@ -101,7 +101,7 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
     // What a user sees with the sqlite3 shell: integer ns, what an action is as integers (an
     // OVERLAP_F_B's parts in their own table), no label text, -1 for "none".
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
-    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "4");
+    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "5");
     EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'application'"), "pipelens");
     EXPECT_EQ(raw.value("SELECT kind, status, step_time_ns FROM runs"), "sim|finished|5000");
     EXPECT_EQ(raw.value("SELECT stage, microbatch, label_id IS NULL FROM actions WHERE kind = 8"),
