@@ -16,10 +16,11 @@
 #include "app/cli/model_options.hpp"
 #include "app/cli/rank_launcher.hpp"
 #include "app/cli/run_report.hpp"
-#include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/experiment/units.hpp"
-#include "engine/runtime/pipeline_run.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/run_plan/run_trace.hpp"
+#include "engine/run_plan/thread_budget.hpp"
+#include "engine/runtime/pipeline_run.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -34,6 +35,7 @@ struct RunOptions {
     bool check_accuracy = false;
     std::vector<std::string> backends;
     int nproc = 0;
+    std::optional<int> threads;
     std::optional<int> rank, world_size;
     std::optional<std::string> master;
     std::string out;
@@ -93,6 +95,20 @@ runtime::PipelineRunOptions runtime_options(const RunOptions& options,
         run.device = *local_rank;
     if (!options.rank_reports.empty())
         run.report_path = report_file(options.rank_reports, run.rank);
+    // The ranks on this host share its cores: all of them as threads here, or the launcher's
+    // processes (LOCAL_WORLD_SIZE, as torchrun sets it).
+    const int local_ranks = run.transport == "local"
+                                ? experiment.shape.rank_count
+                                : environment_integer("LOCAL_WORLD_SIZE").value_or(1);
+    try {
+        const runtime::ThreadBudget budget =
+            runtime::plan_threads(runtime::available_cores(), local_ranks, options.threads);
+        run.intra_op_threads = budget.threads_per_rank;
+        if (budget.oversubscribed() && run.rank == 0)
+            fmt::print(stderr, "pipelens: warning: {}\n", budget.warning());
+    } catch (const std::invalid_argument& error) {
+        throw ExperimentError(error.what());
+    }
     return run;
 }
 
@@ -311,6 +327,9 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
                       "Compare every stage's outputs with the single-rank reference and name the "
                       "first stage and microbatch that diverge");
     command->add_option("--nproc", options->nproc, "Start this many rank processes (gloo, nccl)");
+    command->add_option("--threads", options->threads,
+                        "Intra-op threads per rank (default: this host's cores shared equally "
+                        "by its ranks)");
     command->add_option("--rank", options->rank, "This process's rank (default: $RANK)");
     command->add_option("--world-size", options->world_size, "Ranks (default: $WORLD_SIZE)");
     command->add_option("--master", options->master,

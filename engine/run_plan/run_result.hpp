@@ -36,7 +36,8 @@ struct PipelineRunOptions {
     // and name the first stage that diverges.
     bool check_accuracy = false;
     std::vector<std::string> backends;  // `--backend` texts, see backend_choice.hpp
-    int warmup_steps = 1;  // steps run first and not reported (first-touch allocation, caches)
+    int warmup_steps = 1;      // steps run first and not reported (first-touch allocation, caches)
+    int intra_op_threads = 1;  // LibTorch threads per rank (see thread_budget.hpp)
 
     std::string transport = "local";  // local, gloo, nccl
     int rank = 0;                     // gloo/nccl: this process's rank

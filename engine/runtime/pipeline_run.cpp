@@ -414,7 +414,8 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
                                             "",
                                             "",
                                             fmt::format("rank {} could not put its times on rank "
-                                                        "0's clock: {}", rank, error.what()),
+                                                        "0's clock: {}",
+                                                        rank, error.what()),
                                             0};
         }
     }
@@ -587,6 +588,10 @@ PipelineRunResult run_local(const PipelineRunOptions& options, const Schedule& l
         std::vector<std::jthread> threads;
         for (int rank = 0; rank < world_size; ++rank)
             threads.emplace_back([&, rank] {
+                // Set again in each rank thread: whether LibTorch's count belongs to the process
+                // or to the calling thread depends on its parallel backend (with OpenMP, a count
+                // set in one thread was not seen by another in our checks).
+                torch::set_num_threads(options.intra_op_threads);
                 LocalTransport transport(fabric, rank);
                 try {
                     const std::unique_ptr<PreparedRank> prepared =
@@ -675,7 +680,7 @@ PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule
     // Builds, splits and infers once up front, so a bad model, split or batch is one error
     // here instead of one per rank.
     std::vector<std::vector<TensorMeta>> stage_inputs = boundary_inputs(options, lowered);
-    torch::set_num_threads(1);  // ranks are the parallelism; intra-op threads would oversubscribe
+    torch::set_num_threads(options.intra_op_threads);  // this process's own rank (gloo, nccl)
     PipelineRunResult result;
     if (options.transport == "local")
         result = run_local(options, lowered);

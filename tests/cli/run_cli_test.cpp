@@ -3,8 +3,10 @@
 // line and errors-table row, and bad options.
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -365,6 +367,35 @@ TEST(RunCli, CheckAccuracyNamesTheStageABackendPerturbs) {
                                    "SELECT rank, stage, microbatch FROM errors WHERE kind "
                                    "= 'accuracy_mismatch'"),
               "-1|1|0");
+}
+
+// The cores this process may use, as pipelens counts them (its CPU affinity).
+int affinity_cores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
+}
+
+TEST(RunCli, RanksThatWouldTimeSliceAreWarnedAbout) {
+    const int cores = affinity_cores();
+    const std::string threads = std::to_string(cores);
+    auto result = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 4 --model mlp --no-reference "
+        "--threads " +
+        threads);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.err, "pipelens: warning: 2 ranks x " + threads + " thread" +
+                              (cores == 1 ? "" : "s") + " on " + threads + " core" +
+                              (cores == 1 ? "" : "s") +
+                              ": ranks will time-slice; timings will not match a pipeline\n");
+    if (cores >= 2) {  // one thread per rank fits: no warning
+        result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp --no-reference");
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(result.err, "");
+    }
+    result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --threads 0");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: --threads: 0 is not a thread count (give 1 or more)\n");
 }
 
 TEST(RunCli, BadOptionsAreUsageErrors) {
