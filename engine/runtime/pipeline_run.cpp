@@ -355,6 +355,11 @@ RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered
     return outcome;
 }
 
+// A failure of `rank` outside any stage or action.
+RunFailure rank_error(int rank, std::string message) {
+    return RunFailure{rank, -1, -1, "", "error", "", "", std::move(message), 0};
+}
+
 // The first message tag after those of every step (warm-up and measured).
 int tags_after_steps(const PipelineRunOptions& options, const Schedule& lowered) {
     return (options.warmup_steps + 1) * lowered.pair_count;
@@ -406,17 +411,9 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
                 zero_on_run_clock(own_zero_ns, alignment.to_rank_zero, alignment.rank_zero_zero_ns);
             report.run.clock = alignment.to_rank_zero;
         } catch (const std::exception& error) {
-            report.run.failure = RunFailure{rank,
-                                            -1,
-                                            -1,
-                                            "",
-                                            "error",
-                                            "",
-                                            "",
-                                            fmt::format("rank {} could not put its times on rank "
-                                                        "0's clock: {}",
-                                                        rank, error.what()),
-                                            0};
+            report.run.failure = rank_error(
+                rank, fmt::format("rank {} could not put its times on rank 0's clock: {}", rank,
+                                  error.what()));
         }
     }
     report_recording(outcome.epoch
@@ -439,17 +436,9 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
                              std::chrono::milliseconds(options.timeout_ms));
         transport.finish_sends(std::chrono::milliseconds(options.timeout_ms));
     } catch (const std::exception& error) {
-        report.run.failure = RunFailure{rank,
-                                        -1,
-                                        -1,
-                                        "",
-                                        "error",
-                                        "",
-                                        "",
-                                        fmt::format("rank {} could not add up the gradients of "
-                                                    "shared parameters: {}",
-                                                    rank, error.what()),
-                                        0};
+        report.run.failure = rank_error(
+            rank, fmt::format("rank {} could not add up the gradients of shared parameters: {}",
+                              rank, error.what()));
         return report;
     }
     if (plan.stages.contains(stage_count - 1)) {
