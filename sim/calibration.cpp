@@ -52,7 +52,11 @@ Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t
     const int stage_count = run.pp * run.v;
     std::vector<StageSamples> samples(stage_count);
     std::map<std::pair<int, int>, traces::ActionRecord> by_step;
-    for (const traces::ActionRecord& action : reader.actions(run_id)) {
+    const std::vector<traces::ActionRecord> actions = reader.actions(run_id);
+    if (actions.empty())
+        throw std::invalid_argument(fmt::format(
+            "run {} recorded no action times; there is nothing to calibrate from", run_id));
+    for (const traces::ActionRecord& action : actions) {
         const std::int64_t duration = action.end_ns - action.start_ns;
         if (action.stage >= 0 && action.stage < stage_count) {
             StageSamples& stage = samples[action.stage];
@@ -102,6 +106,12 @@ Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t
     }
     calibration.transfer_samples = static_cast<int>(deliveries.size());
     const std::int64_t latency = median(deliveries);
+    if (latency < 0)  // a RECV that ended before its SEND began: two clocks, not one
+        throw std::invalid_argument(fmt::format(
+            "run {}: the median send/recv delivery is {} ns, below zero: its ranks' times are not "
+            "on one clock (recorded before pipelens measured clock offsets); no latency is "
+            "written",
+            run_id, latency));
     experiment.intra_host = {latency, 0};
     experiment.inter_host = {latency, 0};
     return calibration;

@@ -112,5 +112,45 @@ TEST(Calibration, RefusesUnfinishedRunsAndForeignSchedules) {
     std::filesystem::remove(path);
 }
 
+TEST(Calibration, RefusesRunsWithoutTimesOrOnTwoClocks) {
+    const auto path = fresh_trace("two_clocks");
+    {
+        traces::TraceWriter writer(path);
+        traces::RunRecord run;
+        run.kind = traces::RunKind::real;
+        run.schedule = "1F1B";
+        run.pp = 2;
+        run.m = 1;
+        const auto empty = writer.begin_run(run);
+        writer.finish_run(empty, 100, 0);
+        // The receiver waited (posted at 900), yet its data "arrived" 300 ns before the send
+        // began: rank 1's zero was not rank 0's, as in runs recorded before schema version 5.
+        const auto id = writer.begin_run(run);
+        writer.add_action(id, action(0, 0, ActionKind::forward, 0, 0, 0, 100));
+        writer.add_action(id, action(0, 1, ActionKind::send_forward, 0, 0, 1000, 1010, 0));
+        writer.add_action(id, action(1, 0, ActionKind::recv_forward, 1, 0, 600, 700, 0));
+        writer.add_pair(id, {0, 0, 1, 1, 0, 0});
+        writer.finish_run(id, 2000, 0.5);
+    }
+    const traces::TraceReader reader(path);
+    try {
+        calibrate_from_trace(reader, 1);
+        FAIL();
+    } catch (const std::invalid_argument& error) {
+        EXPECT_STREQ(error.what(),
+                     "run 1 recorded no action times; there is nothing to calibrate from");
+    }
+    try {
+        calibrate_from_trace(reader, 2);
+        FAIL();
+    } catch (const std::invalid_argument& error) {
+        EXPECT_STREQ(error.what(),
+                     "run 2: the median send/recv delivery is -300 ns, below zero: its ranks' "
+                     "times are not on one clock (recorded before pipelens measured clock "
+                     "offsets); no latency is written");
+    }
+    std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace pipelens::sim
