@@ -24,14 +24,6 @@ traces::ActionRecord action_record(const Schedule& lowered, int rank, int step,
     return record;
 }
 
-template <typename Visit>
-void for_each_entry(const Schedule& lowered, const SimulationResult& result, Visit&& visit) {
-    for (std::size_t rank = 0; rank < lowered.ranks.size(); ++rank)
-        for (std::size_t step = 0; step < lowered.ranks[rank].size(); ++step)
-            visit(static_cast<int>(rank), static_cast<int>(step),
-                  result.timeline[result.first_entry[rank] + step]);
-}
-
 // Each rank's steps in the order of the actions table's key (start, then step): rows arriving in
 // key order are appended to the B-tree instead of searched into it, which is most of what
 // writing a large run costs.

@@ -374,6 +374,28 @@ RankClock clock_of(const std::vector<Fault>& faults, int rank) {
     return clock;
 }
 
+// Where this rank's time zero lies on the run's clock (rank 0's), measured against rank 0 over
+// the transport: the shift to add to the rank's times. Sets `run.clock`, or `run.failure` when
+// the measurement fails (the shift is then 0: the rank's own clock).
+std::int64_t put_on_run_clock(const PipelineRunOptions& options, const Schedule& lowered,
+                              const RankPlan& plan, Transport& transport,
+                              std::chrono::steady_clock::time_point epoch, RankRun& run) {
+    const RankClock clock = clock_of(plan.faults, plan.rank);
+    try {
+        const std::int64_t own_zero_ns = clock.at(epoch);
+        const ClockAlignment alignment =
+            align_clock_with_rank_zero(transport, tags_after_steps(options, lowered), clock,
+                                       own_zero_ns, std::chrono::milliseconds(options.timeout_ms));
+        run.clock = alignment.to_rank_zero;
+        return zero_on_run_clock(own_zero_ns, alignment.to_rank_zero, alignment.rank_zero_zero_ns);
+    } catch (const std::exception& error) {
+        run.failure = rank_error(
+            plan.rank, fmt::format("rank {} could not put its times on rank 0's clock: {}",
+                                   plan.rank, error.what()));
+        return 0;
+    }
+}
+
 RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& lowered,
                              PreparedRank& prepared, Transport& transport) {
     const int stage_count = lowered.stage_count;
@@ -397,25 +419,14 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
         return report;
     }
     const RankOutcome outcome = run_steps(options, lowered, plan, transport);
-    // Where this rank's time zero lies on the run's clock: measured once every rank has run
-    // its step (a failed step leaves the rank's times on its own clock).
+    // Measured once every rank has run its step; a failed step leaves the rank's times on its
+    // own clock.
     std::int64_t zero_shift_ns = 0;
-    if (!outcome.failure && outcome.epoch) {
-        const RankClock clock = clock_of(plan.faults, rank);
-        try {
-            const std::int64_t own_zero_ns = clock.at(*outcome.epoch);
-            const ClockAlignment alignment = align_clock_with_rank_zero(
-                transport, tags_after_steps(options, lowered), clock, own_zero_ns,
-                std::chrono::milliseconds(options.timeout_ms));
-            zero_shift_ns =
-                zero_on_run_clock(own_zero_ns, alignment.to_rank_zero, alignment.rank_zero_zero_ns);
-            report.run.clock = alignment.to_rank_zero;
-        } catch (const std::exception& error) {
-            report.run.failure = rank_error(
-                rank, fmt::format("rank {} could not put its times on rank 0's clock: {}", rank,
-                                  error.what()));
-        }
-    }
+    if (outcome.failure)
+        report.run.failure = outcome.failure;
+    else if (outcome.epoch)
+        zero_shift_ns =
+            put_on_run_clock(options, lowered, plan, transport, *outcome.epoch, report.run);
     report_recording(outcome.epoch
                          ? std::optional(*outcome.epoch - std::chrono::nanoseconds(zero_shift_ns))
                          : std::nullopt);
@@ -425,11 +436,8 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
         if (is_compute(lowered.ranks[rank][timed.step].kind))
             report.run.busy_ns += timed.end_ns - timed.start_ns;
     }
-    if (outcome.failure || report.run.failure) {
-        if (outcome.failure)
-            report.run.failure = outcome.failure;
+    if (report.run.failure)
         return report;
-    }
     try {
         sum_shared_gradients(find_shared_parameters(prepared.model, prepared.stages, lowered, rank),
                              rank, transport, tags_after_steps(options, lowered) + kClockTags,

@@ -34,15 +34,21 @@ traces::ActionRecord action(int rank, int step, ActionKind kind, int stage, int 
     return record;
 }
 
+// A real run's description: its schedule kind, ranks and microbatches.
+traces::RunRecord real_run(const std::string& schedule, int pp, int m) {
+    traces::RunRecord run;
+    run.kind = traces::RunKind::real;
+    run.schedule = schedule;
+    run.pp = pp;
+    run.m = m;
+    return run;
+}
+
 TEST(Calibration, MediansPerStageAndTheWaitingReceiversDelivery) {
     const auto path = fresh_trace("medians");
     {
         traces::TraceWriter writer(path);
-        traces::RunRecord run;
-        run.kind = traces::RunKind::real;
-        run.schedule = "1F1B";
-        run.pp = 2;
-        run.m = 3;
+        const traces::RunRecord run = real_run("1F1B", 2, 3);
         const auto id = writer.begin_run(run);
         // Stage 0 forwards 100, 120, 900 ns (median 120); stage 1 backwards 400, 410, 420.
         writer.add_action(id, action(0, 0, ActionKind::forward, 0, 0, 0, 100));
@@ -84,11 +90,7 @@ TEST(Calibration, RefusesUnfinishedRunsAndForeignSchedules) {
     const auto path = fresh_trace("refusals");
     {
         traces::TraceWriter writer(path);
-        traces::RunRecord run;
-        run.kind = traces::RunKind::real;
-        run.schedule = "my_schedule.csv";
-        run.pp = 2;
-        run.m = 2;
+        const traces::RunRecord run = real_run("my_schedule.csv", 2, 2);
         writer.begin_run(run);  // left unfinished
         const auto finished = writer.begin_run(run);
         writer.finish_run(finished, 100, 0);
@@ -116,11 +118,7 @@ TEST(Calibration, RefusesRunsWithoutTimesOrOnTwoClocks) {
     const auto path = fresh_trace("two_clocks");
     {
         traces::TraceWriter writer(path);
-        traces::RunRecord run;
-        run.kind = traces::RunKind::real;
-        run.schedule = "1F1B";
-        run.pp = 2;
-        run.m = 1;
+        const traces::RunRecord run = real_run("1F1B", 2, 1);
         const auto empty = writer.begin_run(run);
         writer.finish_run(empty, 100, 0);
         // The receiver waited (posted at 900), yet its data "arrived" 300 ns before the send
