@@ -56,6 +56,12 @@ struct ActionTiming {
     std::int64_t end_ns = 0;
 };
 
+// Tensor bytes a rank held at a moment (engine/runtime/memory_account.hpp says what counts).
+struct MemoryPoint {
+    std::int64_t time_ns = 0;
+    std::int64_t bytes = 0;
+};
+
 // A failure as the trace's errors table records it.
 struct RunFailure {
     int rank = -1;
@@ -77,6 +83,10 @@ struct RankRun {
     std::vector<ActionTiming> timeline;
     std::optional<ClockOffset> clock;  // rank 0's clock minus this rank's, as measured
     std::int64_t busy_ns = 0;          // compute actions
+    // Tensor bytes allocated during the measured step and still alive, on the timeline's clock:
+    // at each action's start and end and at its high-water mark in between.
+    std::vector<MemoryPoint> memory;
+    std::int64_t peak_memory_bytes = 0;
     std::optional<RunFailure> failure;
 };
 

@@ -58,6 +58,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
     for (const RankRun& rank : result.ranks) {
         traces::RankRecord record;
         record.rank = rank.rank;
+        record.peak_memory_bytes = rank.peak_memory_bytes;
         if (rank.clock) {
             record.clock_offset_ns = rank.clock->offset_ns;
             record.clock_uncertainty_ns = rank.clock->uncertainty_ns;
@@ -188,6 +189,9 @@ std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowere
             bubble_total += rank.bubble_ratio;
         }
         write_actions_and_pairs(writer, run_id, lowered, result);
+        for (const RankRun& rank : result.ranks)
+            for (const MemoryPoint& point : rank.memory)
+                writer.add_memory(run_id, {rank.rank, point.time_ns, point.bytes});
         for (const RankRecording& recording : result.recordings)
             recorder::write_recording(writer, run_id, recording.rank, recording.parts.events,
                                       recording.parts.state, recording.parts.failures);

@@ -67,6 +67,11 @@ nlohmann::json to_json(const RankReport& report) {
     for (const ActionTiming& timing : report.run.timeline)
         timeline.push_back({timing.step, timing.start_ns, timing.end_ns});
     json["timeline"] = std::move(timeline);
+    nlohmann::json memory = nlohmann::json::array();
+    for (const MemoryPoint& point : report.run.memory)
+        memory.push_back({point.time_ns, point.bytes});
+    json["memory"] = std::move(memory);
+    json["peak_memory_bytes"] = report.run.peak_memory_bytes;
     if (report.run.clock)
         json["clock"] = {report.run.clock->offset_ns, report.run.clock->uncertainty_ns};
     if (report.run.failure) {
@@ -104,6 +109,9 @@ RankReport from_json(const nlohmann::json& json) {
     report.run.busy_ns = json.at("busy_ns");
     for (const auto& timing : json.at("timeline"))
         report.run.timeline.push_back({timing[0], timing[1], timing[2]});
+    for (const auto& point : json.at("memory"))
+        report.run.memory.push_back({point[0], point[1]});
+    report.run.peak_memory_bytes = json.at("peak_memory_bytes");
     if (json.contains("clock"))
         report.run.clock = ClockOffset{json["clock"][0], json["clock"][1]};
     if (json.contains("failure")) {
@@ -259,6 +267,7 @@ struct PreparedRank {
     std::vector<StageLayers> stages;
     Batch batch;
     RankPlan plan;
+    MemoryAccountHandle memory;         // this rank's tensors during the measured step
     std::optional<RunFailure> failure;  // set-up failed here (a stage backend's compile error)
 };
 
@@ -331,7 +340,7 @@ std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
 // Runs the warm-up steps, then the measured one. All ranks pass a barrier before each step, and
 // time zero is the moment they leave it.
 RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered, RankPlan& plan,
-                      Transport& transport) {
+                      MemoryAccount* memory, Transport& transport) {
     const std::chrono::milliseconds timeout(options.timeout_ms);
     RankOutcome outcome;
     for (int step = 0; step <= options.warmup_steps; ++step) {
@@ -348,6 +357,11 @@ RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered
                 0};
             return outcome;
         }
+        // Memory is counted in the measured step only: what warm-up allocated and still holds
+        // (gradients are dropped between steps) is not the step's.
+        const bool measured = step == options.warmup_steps;
+        plan.memory = measured ? memory : nullptr;
+        const ScopedMemoryAccount charged_to(plan.memory);
         outcome = execute_rank(plan, transport, std::chrono::steady_clock::now());
         if (outcome.failure)
             return outcome;
@@ -418,7 +432,7 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
         report.run.failure = prepared.failure;
         return report;
     }
-    const RankOutcome outcome = run_steps(options, lowered, plan, transport);
+    const RankOutcome outcome = run_steps(options, lowered, plan, prepared.memory.get(), transport);
     // Measured once every rank has run its step; a failed step leaves the rank's times on its
     // own clock.
     std::int64_t zero_shift_ns = 0;
@@ -436,6 +450,9 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
         if (is_compute(lowered.ranks[rank][timed.step].kind))
             report.run.busy_ns += timed.end_ns - timed.start_ns;
     }
+    for (const MemoryPoint& point : outcome.memory)
+        report.run.memory.push_back({point.time_ns + zero_shift_ns, point.bytes});
+    report.run.peak_memory_bytes = outcome.peak_memory_bytes;
     if (report.run.failure)
         return report;
     try {

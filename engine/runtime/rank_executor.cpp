@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <limits>
 #include <thread>
 
@@ -64,6 +65,7 @@ class Executor {
                 // schedule put after it. Waits (and a sleeping fault) notice aborts themselves.
                 await_inputs(action, outcome.timeline);
                 start = now();
+                memory_at_start(start, outcome);
                 execute(action, outcome.timeline.size());
             } catch (const StepFailure& failure) {
                 outcome.failure = failure.failure();
@@ -96,6 +98,7 @@ class Executor {
                 return outcome;
             }
             outcome.timeline.push_back({static_cast<int>(step), start, now()});
+            memory_at_end(outcome);
         }
         try {
             transport_.finish_sends(plan_.timeout);
@@ -106,6 +109,39 @@ class Executor {
     }
 
   private:
+    // The action's start: what the rank holds, and the high-water mark starts from it.
+    void memory_at_start(std::int64_t start, RankOutcome& outcome) {
+        if (plan_.memory == nullptr)
+            return;
+        plan_.memory->mark();
+        add_memory_point(outcome, start, plan_.memory->current_bytes());
+    }
+
+    // The action's end, after its high-water mark when that was above both ends (a backward's
+    // temporaries).
+    void memory_at_end(RankOutcome& outcome) {
+        if (plan_.memory == nullptr)
+            return;
+        const std::int64_t end = outcome.timeline.back().end_ns;
+        const std::int64_t held = plan_.memory->current_bytes();
+        const std::int64_t peak = plan_.memory->peak_bytes();
+        if (peak > held && peak > outcome.memory.back().bytes) {
+            const std::int64_t at = plan_.memory->peak_time_ns() - epoch_ns();
+            add_memory_point(outcome, std::clamp(at, outcome.timeline.back().start_ns, end), peak);
+        }
+        add_memory_point(outcome, end, held);
+    }
+
+    static void add_memory_point(RankOutcome& outcome, std::int64_t time, std::int64_t bytes) {
+        outcome.memory.push_back({time, bytes});
+        outcome.peak_memory_bytes = std::max(outcome.peak_memory_bytes, bytes);
+    }
+
+    std::int64_t epoch_ns() const {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(epoch_.time_since_epoch())
+            .count();
+    }
+
     std::int64_t now() const {
         return std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::steady_clock::now() - epoch_)

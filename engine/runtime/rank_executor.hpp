@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/run_plan/faults.hpp"
+#include "engine/runtime/memory_account.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/runtime/pipeline_stage.hpp"
 #include "engine/runtime/transport.hpp"
@@ -30,6 +31,9 @@ struct RankPlan {
     std::vector<Fault> faults;
     std::chrono::milliseconds timeout{10'000};
     int tag_offset = 0;  // added to every pair id: steps must not reuse each other's tags
+    // The account this rank's tensors are charged to while the step runs; none: no memory is
+    // recorded.
+    MemoryAccount* memory = nullptr;
 };
 
 struct TimedAction {
@@ -41,6 +45,10 @@ struct TimedAction {
 struct RankOutcome {
     int rank = 0;
     std::vector<TimedAction> timeline;  // the actions that ran, in order
+    // Tensor bytes the rank held: at every action's start and end, and at the high-water mark
+    // inside it where that is higher; on the same clock as the timeline.
+    std::vector<MemoryPoint> memory;
+    std::int64_t peak_memory_bytes = 0;
     std::optional<RunFailure> failure;
     std::optional<std::chrono::steady_clock::time_point> epoch;  // the step's time zero
 };
