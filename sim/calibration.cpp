@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "engine/experiment/experiment_toml.hpp"
 #include "engine/schedule/action.hpp"
+#include "sim/profile_calibration.hpp"
 
 namespace pipelens::sim {
 namespace {
@@ -25,6 +27,31 @@ std::int64_t median(std::vector<std::int64_t> values) {
 struct StageSamples {
     std::vector<std::int64_t> forward, input, weight, full_backward;
 };
+
+// The run's own model and run settings (its recorded configuration), with per-layer costs,
+// overlap and link from the profile.
+void apply_profile(Calibration& calibration, const traces::RunRecord& run,
+                   const std::vector<traces::ProfileRecord>& profile, std::int64_t run_id) {
+    Experiment& experiment = calibration.experiment;
+    try {
+        const Experiment recorded = parse_experiment_toml(run.config, "run configuration");
+        experiment.model = recorded.model;
+        experiment.run = recorded.run;
+    } catch (const ExperimentError& error) {
+        throw std::invalid_argument(fmt::format(
+            "run {}: its recorded configuration does not read back ({}); it was written by "
+            "another pipelens version",
+            run_id, error.what()));
+    }
+    ProfileCalibration fitted = calibrate_from_profile(profile, run_id);
+    experiment.model.layers = static_cast<int>(fitted.layers.names.size());
+    experiment.layers = std::move(fitted.layers);
+    experiment.overlap_efficiency = fitted.overlap_efficiency;
+    experiment.intra_host = fitted.link;
+    experiment.inter_host = fitted.link;
+    calibration.from_profile = true;
+    calibration.link_sizes = fitted.link_sizes;
+}
 
 }  // namespace
 
@@ -48,6 +75,11 @@ Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t
     experiment.name = fmt::format("calibrated from run {} of {}", run_id, reader.path().string());
     experiment.source = reader.path().string();
     calibration.measured_step_ns = run.step_time_ns.value_or(0);
+    const std::vector<traces::ProfileRecord> profile = reader.profile(run_id);
+    if (!profile.empty()) {
+        apply_profile(calibration, run, profile, run_id);
+        return calibration;
+    }
 
     const int stage_count = run.pp * run.v;
     std::vector<StageSamples> samples(stage_count);

@@ -17,10 +17,16 @@ namespace pipelens::sim {
 struct Calibration {
     Experiment experiment;
     std::int64_t measured_step_ns = 0;
-    int transfer_samples = 0;  // transfers the link latency came from
+    int transfer_samples = 0;   // transfers the link latency came from (runs without a profile)
+    bool from_profile = false;  // per-layer costs from `run --profile`
+    int link_sizes = 0;         // message sizes the link fit used (from a profile)
 };
 
-// Throws std::invalid_argument when the run is not a finished run of a generated schedule kind.
+// With a profile (`run --profile`) the experiment has per-layer costs ([layers]), the run's own
+// model section, the measured overlap efficiency and a fitted link; without one, per-stage
+// medians of the run's own actions (so it transfers to no other stage count).
+// Throws std::invalid_argument when the run is not a finished run of a generated schedule kind,
+// or when a profile's figures cannot be fitted (naming the quantity).
 Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id);
 
 }  // namespace pipelens::sim

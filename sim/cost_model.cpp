@@ -87,6 +87,14 @@ std::int64_t CostModel::held_bytes_of(int stage_index) const {
                                          : per_stage_value(held_activation_bytes, stage_index);
 }
 
+std::int64_t CostModel::gradient_bytes_of(int stage_index) const {
+    return gradient_bytes.empty() ? 0 : per_stage_value(gradient_bytes, stage_index);
+}
+
+std::int64_t CostModel::backward_peak_bytes_of(int stage_index) const {
+    return backward_peak_bytes.empty() ? 0 : per_stage_value(backward_peak_bytes, stage_index);
+}
+
 std::int64_t CostModel::transfer_ns(int from_rank, int to_rank, std::int64_t bytes) const {
     const int per_host = std::max(1, ranks_per_host);
     const Link& link = from_rank / per_host == to_rank / per_host ? intra_host : inter_host;

@@ -35,6 +35,10 @@ struct CostModel {
     std::vector<std::int64_t> activation_bytes;  // sent per stage and microbatch; empty = none
     // Kept per stage and microbatch from F until B (or W); empty = activation_bytes.
     std::vector<std::int64_t> held_activation_bytes;
+    // Per stage, empty = none: weight gradients, allocated by the stage's first backward and kept
+    // to the end of the step; and the temporaries a backward (B, I or W) holds while it runs.
+    std::vector<std::int64_t> gradient_bytes;
+    std::vector<std::int64_t> backward_peak_bytes;
     Link intra_host;
     Link inter_host;
     int ranks_per_host = 8;
@@ -51,6 +55,8 @@ struct CostModel {
     // of s, RECV_F of s + 1) or its gradient (SEND_B of s + 1, RECV_B of s).
     std::int64_t message_bytes(const Action& communication) const;
     std::int64_t held_bytes_of(int stage_index) const;
+    std::int64_t gradient_bytes_of(int stage_index) const;
+    std::int64_t backward_peak_bytes_of(int stage_index) const;
     std::int64_t transfer_ns(int from_rank, int to_rank, std::int64_t bytes) const;
 };
 

@@ -30,6 +30,8 @@ void record_cost_model(recorder::StateRecorder& recorder, const CostModel& costs
         state.backward_ns = cost.backward_ns();
         state.activation_bytes = costs.bytes_of(stage);
         state.held_bytes = costs.held_bytes_of(stage);
+        state.gradient_bytes = costs.gradient_bytes_of(stage);
+        state.backward_peak_bytes = costs.backward_peak_bytes_of(stage);
         recorder.set_stage_costs(stage, state);
     }
 }
@@ -56,6 +58,8 @@ CostModel cost_model_from_state(const recorder::PipelineState& state) {
         costs.stages.push_back(cost);
         costs.activation_bytes.push_back(stage.costs->activation_bytes);
         costs.held_activation_bytes.push_back(stage.costs->held_bytes);
+        costs.gradient_bytes.push_back(stage.costs->gradient_bytes);
+        costs.backward_peak_bytes.push_back(stage.costs->backward_peak_bytes);
     }
     return costs;
 }

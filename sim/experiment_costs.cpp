@@ -2,6 +2,7 @@
 // CostModel never has to guess whether a single value means "all stages".
 #include "sim/experiment_costs.hpp"
 
+#include "sim/layer_costs.hpp"
 #include "sim/transformer_flops.hpp"
 
 namespace pipelens::sim {
@@ -35,6 +36,15 @@ CostModel cost_model_for(const Experiment& experiment, int stage_count) {
     CostModel costs;
     if (experiment.transformer) {
         add_transformer_costs(*experiment.transformer, stage_count, costs);
+    } else if (experiment.layers) {
+        for (const LayerStage& stage :
+             stages_from_layers(*experiment.layers, experiment.model.split_points, stage_count)) {
+            costs.stages.push_back(stage.cost);
+            costs.activation_bytes.push_back(stage.output_bytes);
+            costs.held_activation_bytes.push_back(stage.held_bytes);
+            costs.gradient_bytes.push_back(stage.gradient_bytes);
+            costs.backward_peak_bytes.push_back(stage.backward_peak_bytes);
+        }
     } else {
         for (int stage = 0; stage < stage_count; ++stage) {
             StageCost cost;

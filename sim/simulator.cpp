@@ -61,6 +61,7 @@ class Simulator {
           compute_free_(schedule.ranks.size(), 0),
           comm_free_(schedule.ranks.size(), 0),
           memory_(schedule.ranks.size(), 0),
+          has_gradients_(schedule.stage_count, false),
           first_entry_(schedule.ranks.size() + 1, 0),
           ranks_(schedule.ranks.size()),
           computed_(schedule.ranks.size(), false) {
@@ -146,13 +147,26 @@ class Simulator {
         memory_samples_.push_back({rank, time, memory_[rank]});
     }
 
-    // Activations are held from the F until the backward that frees them (B, or W after I).
+    // Activations are held from the F until the backward that frees them (B, or W after I);
+    // weight gradients from the stage's first backward to the end of the step; a backward's
+    // temporaries while it runs.
     void account_memory(int rank, const Action& part, std::int64_t start, std::int64_t end) {
         const std::int64_t bytes = costs_.held_bytes_of(part.stage);
-        if (part.kind == ActionKind::forward)
+        if (part.kind == ActionKind::forward) {
             change_memory(rank, start, bytes);
-        else if (part.kind == ActionKind::full_backward || part.kind == ActionKind::backward_weight)
-            change_memory(rank, end, -bytes);
+            return;
+        }
+        const bool frees =
+            part.kind == ActionKind::full_backward || part.kind == ActionKind::backward_weight;
+        if (!frees && part.kind != ActionKind::backward_input)
+            return;
+        if (!has_gradients_[part.stage]) {
+            has_gradients_[part.stage] = true;
+            change_memory(rank, start, costs_.gradient_bytes_of(part.stage));
+        }
+        const std::int64_t temporaries = costs_.backward_peak_bytes_of(part.stage);
+        change_memory(rank, start, temporaries);
+        change_memory(rank, end, -temporaries - (frees ? bytes : 0));
     }
 
     bool execute(int rank, const Action& action) {
@@ -272,6 +286,7 @@ class Simulator {
     WorkList work_;
     std::vector<MicrobatchTimes> times_;
     std::vector<std::int64_t> compute_free_, comm_free_, memory_;
+    std::vector<bool> has_gradients_;       // by stage: its first backward has run
     std::vector<std::size_t> first_entry_;  // per rank: index of its first timeline entry
     std::vector<TimelineEntry> timeline_;
     std::vector<RankResult> ranks_;

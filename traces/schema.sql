@@ -1,4 +1,4 @@
--- pipelens trace schema version 5.
+-- pipelens trace schema version 6.
 --
 -- A trace is one SQLite file holding any number of runs (simulated or real) of pipeline
 -- schedules. This text is compiled into pipelens (traces/CMakeLists.txt embeds it) and executed
@@ -25,7 +25,7 @@
 --     path, and the writer already guarantees it only adds rows to a run it began.
 
 -- Key/value facts about the file itself. The writer stores at least:
---   schema_version  this schema's version, '5'; readers refuse versions newer than they know
+--   schema_version  this schema's version, '6'; readers refuse versions newer than they know
 --   application     'pipelens', which tells a pipelens trace from any other SQLite file
 --   writer          the pipelens version that created the file, e.g. 'pipelens 0.1.0'
 --   created_at_ns   wall-clock ns since the Unix epoch when the file was created
@@ -238,3 +238,27 @@ CREATE INDEX memory_by_rank_time ON memory (run_id, rank, time_ns, bytes);
 -- their own clock, zero at their own exit from the step's barrier).
 ALTER TABLE ranks ADD COLUMN clock_offset_ns INTEGER;
 ALTER TABLE ranks ADD COLUMN clock_uncertainty_ns INTEGER;
+
+-- @since 6
+-- What `pipelens run --profile` measured after a real run's step, every rank at once: each
+-- stage's and each model layer's compute times (quantity F, I, W, B, OVERLAP_F_B; ns) and
+-- memory (held_bytes kept per microbatch from F to backward, backward_peak_bytes above that
+-- during a backward, gradient_bytes of its weight gradients, output_bytes it hands on per
+-- microbatch), and each link's one-way time for
+-- a message of `bytes` (quantity 'link', from `rank` to `peer`). median, low and high are the
+-- median and the 10th and 90th percentiles of `samples` timed repetitions after warm-up.
+CREATE TABLE profile (
+    run_id INTEGER NOT NULL REFERENCES runs (id),
+    rank INTEGER NOT NULL,
+    stage INTEGER NOT NULL,      -- -1 for links
+    layer INTEGER NOT NULL,      -- the model layer's index; -1 for a whole stage or a link
+    layer_name TEXT NOT NULL,    -- e.g. 'layers.3'; '' for stages and links
+    quantity TEXT NOT NULL,
+    peer INTEGER NOT NULL,       -- links: the other rank; -1 otherwise
+    bytes INTEGER NOT NULL,      -- links: the message size; 0 otherwise
+    median INTEGER NOT NULL,
+    low INTEGER NOT NULL,
+    high INTEGER NOT NULL,
+    samples INTEGER NOT NULL
+);
+CREATE INDEX profile_by_run ON profile (run_id);

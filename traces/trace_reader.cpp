@@ -608,6 +608,30 @@ std::vector<StateSnapshotRecord> TraceReader::state_snapshots(std::int64_t run_i
         });
 }
 
+std::vector<ProfileRecord> TraceReader::profile(std::int64_t run_id) const {
+    if (state_->schema_version < 6)
+        return {};
+    return state_->rows_of_run<ProfileRecord>(
+        run_id,
+        "SELECT rank, stage, layer, layer_name, quantity, peer, bytes, median, low, high, samples "
+        "FROM profile WHERE run_id = ? ORDER BY rowid",
+        "profile", [](sqlite3_stmt* row) {
+            ProfileRecord figure;
+            figure.rank = sqlite3_column_int(row, 0);
+            figure.stage = sqlite3_column_int(row, 1);
+            figure.layer = sqlite3_column_int(row, 2);
+            figure.layer_name = column_text(row, 3);
+            figure.quantity = column_text(row, 4);
+            figure.peer = sqlite3_column_int(row, 5);
+            figure.bytes = sqlite3_column_int64(row, 6);
+            figure.median = sqlite3_column_int64(row, 7);
+            figure.low = sqlite3_column_int64(row, 8);
+            figure.high = sqlite3_column_int64(row, 9);
+            figure.samples = sqlite3_column_int(row, 10);
+            return figure;
+        });
+}
+
 const std::filesystem::path& TraceReader::path() const {
     return state_->path;
 }

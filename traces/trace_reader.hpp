@@ -20,7 +20,7 @@
 
 namespace pipelens::traces {
 
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 struct TraceReaderOptions {
     // PRAGMA quick_check at open (0.3 s per million actions). A reader that reads every row
@@ -66,6 +66,7 @@ class TraceReader {
     std::vector<ShardingRecord> sharding(std::int64_t run_id) const;  // by sequence
     // By rank; empty for a file older than schema version 2.
     std::vector<StateSnapshotRecord> state_snapshots(std::int64_t run_id) const;
+    std::vector<ProfileRecord> profile(std::int64_t run_id) const;  // as written
 
     const std::filesystem::path& path() const;
 

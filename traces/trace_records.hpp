@@ -140,6 +140,23 @@ struct StateSnapshotRecord {
     std::string state;                 // JSON array of [field, value] pairs
 };
 
+// One figure `run --profile` measured (schema version 6; see schema.sql's `profile`).
+struct ProfileRecord {
+    std::int32_t rank = 0;
+    std::int32_t stage = -1;
+    std::int32_t layer = -1;
+    std::string layer_name;
+    std::string quantity;  // F, I, W, B, OVERLAP_F_B, held_bytes, backward_peak_bytes,
+                           // gradient_bytes, link
+    std::int32_t peer = -1;
+    std::int64_t bytes = 0;
+    std::int64_t median = 0;
+    std::int64_t low = 0;
+    std::int64_t high = 0;
+    std::int32_t samples = 0;
+    friend bool operator==(const ProfileRecord&, const ProfileRecord&) = default;
+};
+
 // One sharding propagation decision (filled in by the sharding work).
 struct ShardingRecord {
     std::int64_t sequence = 0;

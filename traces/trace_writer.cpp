@@ -126,6 +126,7 @@ struct TraceWriter::State {
     Statement insert_error;
     Statement insert_sharding;
     Statement insert_snapshot;
+    Statement insert_profile;
 
     std::unordered_map<std::string, std::int64_t, TextHash, std::equal_to<>> strings;
     // The most recently interned text (a key of `strings`; node keys never move): consecutive
@@ -394,6 +395,9 @@ struct TraceWriter::State {
         insert_snapshot = prepare(
             "INSERT OR REPLACE INTO state_snapshots (run_id, rank, after_sequence, state) "
             "VALUES (?, ?, ?, ?)");
+        insert_profile = prepare(
+            "INSERT INTO profile (run_id, rank, stage, layer, layer_name, quantity, peer, bytes, "
+            "median, low, high, samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     }
 
     void open() {
@@ -645,6 +649,30 @@ void TraceWriter::add_state_snapshot(std::int64_t run_id, const StateSnapshotRec
     state.step_once(statement, [&] {
         return fmt::format("cannot add the state snapshot of rank {} to run {}", snapshot.rank,
                            run_id);
+    });
+    state.row_added();
+}
+
+void TraceWriter::add_profile(std::int64_t run_id, const ProfileRecord& figure) {
+    State& state = *state_;
+    if (run_id != state.ready_run)
+        state.prepare_rows_for(run_id, "a profile figure");
+    sqlite3_stmt* statement = state.insert_profile.get();
+    sqlite3_bind_int64(statement, 1, run_id);
+    sqlite3_bind_int(statement, 2, figure.rank);
+    sqlite3_bind_int(statement, 3, figure.stage);
+    sqlite3_bind_int(statement, 4, figure.layer);
+    bind_text(statement, 5, figure.layer_name);
+    bind_text(statement, 6, figure.quantity);
+    sqlite3_bind_int(statement, 7, figure.peer);
+    sqlite3_bind_int64(statement, 8, figure.bytes);
+    sqlite3_bind_int64(statement, 9, figure.median);
+    sqlite3_bind_int64(statement, 10, figure.low);
+    sqlite3_bind_int64(statement, 11, figure.high);
+    sqlite3_bind_int(statement, 12, figure.samples);
+    state.step_once(statement, [&] {
+        return fmt::format("cannot add the profile figure {} of rank {} to run {}", figure.quantity,
+                           figure.rank, run_id);
     });
     state.row_added();
 }

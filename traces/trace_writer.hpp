@@ -45,6 +45,7 @@ class TraceWriter {
     void add_sharding(std::int64_t run_id, const ShardingRecord& decision);
     // One per (run, rank); a second for the same rank replaces the first.
     void add_state_snapshot(std::int64_t run_id, const StateSnapshotRecord& snapshot);
+    void add_profile(std::int64_t run_id, const ProfileRecord& figure);
 
     // Commits everything added so far.
     void flush();

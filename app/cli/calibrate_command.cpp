@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
-#include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/experiment/experiment_toml.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/text/quantities.hpp"
 #include "sim/calibration.hpp"
 #include "sim/experiment_costs.hpp"
@@ -34,6 +34,27 @@ std::string durations(const std::vector<std::int64_t>& values) {
     return fmt::format("{}", fmt::join(texts, ", "));
 }
 
+// The per-stage costs reported: JSON key, label, value.
+struct StageCostColumn {
+    std::string key;
+    std::string label;
+    std::int64_t (*of)(const sim::StageCost&);
+};
+
+std::vector<StageCostColumn> stage_cost_columns() {
+    return {{"f_ns", "F", [](const sim::StageCost& stage) { return stage.forward_ns; }},
+            {"i_ns", "I", [](const sim::StageCost& stage) { return stage.input_ns; }},
+            {"w_ns", "W", [](const sim::StageCost& stage) { return stage.weight_ns; }},
+            {"b_ns", "B", [](const sim::StageCost& stage) { return stage.backward_ns(); }}};
+}
+
+std::int64_t simulated_peak(const sim::SimulationResult& simulated, int rank) {
+    for (const auto& entry : simulated.ranks)
+        if (entry.rank == rank)
+            return entry.peak_memory_bytes;
+    return 0;
+}
+
 void run_calibrate(const CalibrateOptions& options) {
     const traces::TraceReader reader(options.trace);
     const std::int64_t run_id = options.run.value_or(reader.latest_run_id());
@@ -46,8 +67,9 @@ void run_calibrate(const CalibrateOptions& options) {
     }
     Experiment experiment = calibration.experiment;
     const Schedule lowered = lowered_schedule_for(experiment);
-    const sim::SimulationResult simulated =
-        sim::simulate(lowered, sim::cost_model_for(experiment, lowered.stage_count));
+    const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
+    const sim::SimulationResult simulated = sim::simulate(lowered, costs);
+    const std::vector<traces::RankRecord> measured_ranks = reader.ranks(run_id);
     const double measured = static_cast<double>(calibration.measured_step_ns);
     const double error =
         measured > 0 ? (static_cast<double>(simulated.step_time_ns) - measured) / measured : 0;
@@ -64,25 +86,49 @@ void run_calibrate(const CalibrateOptions& options) {
         json["measured_step_time_ns"] = calibration.measured_step_ns;
         json["simulated_step_time_ns"] = simulated.step_time_ns;
         json["relative_error"] = error;
-        json["f_ns"] = experiment.forward_ns;
-        json["i_ns"] = experiment.input_ns;
-        json["w_ns"] = experiment.weight_ns;
-        json["b_ns"] = experiment.backward_ns;
+        json["from_profile"] = calibration.from_profile;
+        for (const StageCostColumn& column : stage_cost_columns())
+            for (const sim::StageCost& stage : costs.stages)
+                json[column.key].push_back(column.of(stage));
+        json["overlap_efficiency"] = experiment.overlap_efficiency;
         json["link_latency_ns"] = experiment.intra_host.latency_ns;
+        json["link_bandwidth_gb_per_s"] = experiment.intra_host.bytes_per_ns;
         json["transfer_samples"] = calibration.transfer_samples;
+        json["link_sizes"] = calibration.link_sizes;
+        nlohmann::ordered_json peaks = nlohmann::ordered_json::array();
+        for (const traces::RankRecord& rank : measured_ranks)
+            peaks.push_back({{"rank", rank.rank},
+                             {"measured", rank.peak_memory_bytes},
+                             {"simulated", simulated_peak(simulated, rank.rank)}});
+        json["peak_memory_bytes"] = std::move(peaks);
         fmt::print("{}\n", json.dump());
         return;
     }
     fmt::print("calibrated from run {} ({} pp={} v={} m={})\n", run_id, lowered.name,
                experiment.shape.rank_count, experiment.shape.stages_per_rank,
                experiment.shape.microbatch_count);
-    fmt::print("  F per stage: {}\n  I per stage: {}\n  W per stage: {}\n",
-               durations(experiment.forward_ns), durations(experiment.input_ns),
-               durations(experiment.weight_ns));
-    if (!experiment.backward_ns.empty())
-        fmt::print("  B per stage: {}\n", durations(experiment.backward_ns));
-    fmt::print("  send/recv delivery: {} (median of {} transfers)\n",
-               format_duration(experiment.intra_host.latency_ns), calibration.transfer_samples);
+    if (calibration.from_profile)
+        fmt::print("  from the run's profile: {} layers, model {}\n",
+                   experiment.layers->names.size(), experiment.model.name);
+    for (const StageCostColumn& column : stage_cost_columns()) {
+        std::vector<std::int64_t> values;
+        for (const sim::StageCost& stage : costs.stages)
+            values.push_back(column.of(stage));
+        fmt::print("  {} per stage: {}\n", column.label, durations(values));
+    }
+    if (calibration.from_profile)
+        fmt::print(
+            "  OVERLAP_F_B overlap efficiency: {:.2f}\n  link: {} + bytes / {:.3f} GB/s "
+            "(fitted to {} message sizes)\n",
+            experiment.overlap_efficiency, format_duration(experiment.intra_host.latency_ns),
+            experiment.intra_host.bytes_per_ns, calibration.link_sizes);
+    else
+        fmt::print("  send/recv delivery: {} (median of {} transfers)\n",
+                   format_duration(experiment.intra_host.latency_ns), calibration.transfer_samples);
+    for (const traces::RankRecord& rank : measured_ranks)
+        fmt::print("  rank {} peak memory: measured {}, simulated {}\n", rank.rank,
+                   format_bytes(rank.peak_memory_bytes),
+                   format_bytes(simulated_peak(simulated, rank.rank)));
     fmt::print("measured step {}, simulated {}: {:+.1f}%\n",
                format_duration(calibration.measured_step_ns),
                format_duration(simulated.step_time_ns), error * 100);

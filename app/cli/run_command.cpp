@@ -33,6 +33,7 @@ struct RunOptions {
     std::vector<std::string> faults;
     bool no_reference = false;
     bool check_accuracy = false;
+    bool profile = false;
     std::vector<std::string> backends;
     int nproc = 0;
     std::optional<int> threads;
@@ -75,6 +76,7 @@ runtime::PipelineRunOptions runtime_options(const RunOptions& options,
     run.timeout_ms = std::max<std::int64_t>(1, experiment.run.timeout_ns / 1'000'000);
     run.check_reference = !options.no_reference;
     run.check_accuracy = options.check_accuracy;
+    run.profile = options.profile;
     run.backends = options.backends;
     run.transport = experiment.run.transport;
     run.world_size = options.world_size.value_or(
@@ -326,6 +328,9 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     command->add_flag("--check-accuracy", options->check_accuracy,
                       "Compare every stage's outputs with the single-rank reference and name the "
                       "first stage and microbatch that diverge");
+    command->add_flag("--profile", options->profile,
+                      "After the step, time every stage and layer (F, I, W, B, OVERLAP_F_B), "
+                      "their memory and the links, on all ranks at once, for `calibrate`");
     command->add_option("--nproc", options->nproc, "Start this many rank processes (gloo, nccl)");
     command->add_option("--threads", options->threads,
                         "Intra-op threads per rank (default: this host's cores shared equally "

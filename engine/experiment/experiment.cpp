@@ -54,6 +54,35 @@ void validate_transformer(const TransformerSpec& spec, int stage_count,
                 "layer counts cannot be negative");
 }
 
+void validate_layers(const LayerCosts& layers, const Experiment& experiment) {
+    require(!layers.names.empty(), experiment, "layers.names",
+            "missing: name every model layer, in order (\"layers.0\", ...)");
+    const auto one_per_layer = [&](const std::vector<std::int64_t>& values, std::string_view key) {
+        require(values.size() == layers.names.size(), experiment, fmt::format("layers.{}", key),
+                fmt::format("has {} values but layers.names has {} layers: give one per layer",
+                            values.size(), layers.names.size()));
+    };
+    one_per_layer(layers.forward_ns, "f");
+    one_per_layer(layers.input_ns, "i");
+    one_per_layer(layers.weight_ns, "w");
+    one_per_layer(layers.backward_ns, "b");
+    one_per_layer(layers.held_bytes, "held_bytes");
+    one_per_layer(layers.output_bytes, "output_bytes");
+    one_per_layer(layers.gradient_bytes, "gradient_bytes");
+    one_per_layer(layers.backward_peak_bytes, "backward_peak_bytes");
+    require(experiment.model.layers == 0 ||
+                experiment.model.layers == static_cast<int>(layers.names.size()),
+            experiment, "model.layers",
+            fmt::format("is {} but [layers] measured {} layers", experiment.model.layers,
+                        layers.names.size()));
+    require(!experiment.transformer && experiment.forward_ns.empty() &&
+                experiment.input_ns.empty() && experiment.weight_ns.empty() &&
+                experiment.backward_ns.empty() && experiment.held_activation_bytes.empty(),
+            experiment, "layers",
+            "give either [layers] or per-stage costs (costs.f/i/w/b/held_activation_bytes, "
+            "[transformer]), not both: the layers derive every stage's costs");
+}
+
 }  // namespace
 
 Experiment default_experiment() {
@@ -112,6 +141,8 @@ void validate_experiment(const Experiment& experiment, int stage_count) {
                     "costs.held_activation_bytes");
     if (experiment.transformer)
         validate_transformer(*experiment.transformer, stage_count, experiment);
+    if (experiment.layers)
+        validate_layers(*experiment.layers, experiment);
     require(experiment.overlap_efficiency >= 0 && experiment.overlap_efficiency <= 1, experiment,
             "costs.overlap_efficiency", "must be between 0 (no overlap) and 1 (full overlap)");
     require(experiment.ranks_per_host > 0, experiment, "network.ranks_per_host",

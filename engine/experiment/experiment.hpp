@@ -42,6 +42,32 @@ struct TransformerSpec {
     double device_tflops = 0;  // achieved throughput per device, TFLOP/s
 };
 
+// One cost of every stage besides its layers: a per-stage overhead, or the loss's share of the
+// last stage.
+struct StageExtra {
+    std::int64_t forward_ns = 0;
+    std::int64_t input_ns = 0;
+    std::int64_t weight_ns = 0;
+    std::int64_t backward_ns = 0;
+    std::int64_t held_bytes = 0;
+};
+
+// Costs measured per model layer ([layers], written by `pipelens calibrate` from a
+// `run --profile`): a stage costs the sum of its layers, split over the stages as [model] says,
+// plus the per-stage overhead; the last stage adds the loss. The first stage's inputs need no
+// gradient, so its I is empty and its W does the whole backward (the sum of its layers' B).
+// Every list has one value per layer.
+struct LayerCosts {
+    std::vector<std::string> names;  // "layers.0", ...: what split points name
+    std::vector<std::int64_t> forward_ns, input_ns, weight_ns, backward_ns;
+    std::vector<std::int64_t> held_bytes;           // kept per microbatch from F to backward
+    std::vector<std::int64_t> output_bytes;         // handed to the next layer per microbatch
+    std::vector<std::int64_t> gradient_bytes;       // its weight gradients
+    std::vector<std::int64_t> backward_peak_bytes;  // a backward's temporaries above held
+    StageExtra stage_overhead;
+    StageExtra loss;
+};
+
 // The model a real run (`pipelens run`) trains, and how: [model] and [run] in a file.
 struct ModelDescription {
     std::string name = "mlp";  // mlp, example, kwargs, transformer, or a TorchScript .pt path
@@ -78,6 +104,7 @@ struct Experiment {
     std::vector<std::int64_t> weight_ns;
     std::vector<std::int64_t> backward_ns;  // B; I + W unless given
     std::optional<TransformerSpec> transformer;
+    std::optional<LayerCosts> layers;  // or measured per layer
 
     std::vector<std::int64_t> activation_bytes;  // sent across each stage boundary per microbatch
     std::vector<std::int64_t> held_activation_bytes;  // kept per microbatch from F to B/W

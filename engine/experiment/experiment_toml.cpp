@@ -120,6 +120,22 @@ class FieldReader {
         out.push_back(quantity(*node, key, parse));
     }
 
+    void texts(std::string_view key, std::vector<std::string>& out, std::string_view example) {
+        const toml::node* node = take(key);
+        if (!node)
+            return;
+        const toml::array* array = node->as_array();
+        if (!array)
+            fail(*node, key, fmt::format("expected a list of strings such as \"{}\"", example));
+        out.clear();
+        for (const toml::node& element : *array) {
+            const auto text = element.value_exact<std::string>();
+            if (!text)
+                fail(element, key, fmt::format("expected strings such as \"{}\"", example));
+            out.push_back(*text);
+        }
+    }
+
     void integers(std::string_view key, std::vector<int>& out) {
         const toml::node* node = take(key);
         if (!node)
@@ -229,6 +245,30 @@ void read_network(FieldReader& fields, Experiment& experiment) {
     fields.finish();
 }
 
+void read_layers(FieldReader& fields, Experiment& experiment) {
+    LayerCosts& layers = experiment.layers.emplace();
+    fields.texts("names", layers.names, "layers.0");
+    fields.per_stage("f", layers.forward_ns, parse_duration_ns);
+    fields.per_stage("i", layers.input_ns, parse_duration_ns);
+    fields.per_stage("w", layers.weight_ns, parse_duration_ns);
+    fields.per_stage("b", layers.backward_ns, parse_duration_ns);
+    fields.per_stage("held_bytes", layers.held_bytes, parse_byte_count);
+    fields.per_stage("output_bytes", layers.output_bytes, parse_byte_count);
+    fields.per_stage("gradient_bytes", layers.gradient_bytes, parse_byte_count);
+    fields.per_stage("backward_peak_bytes", layers.backward_peak_bytes, parse_byte_count);
+    for (auto [prefix, extra] :
+         {std::pair{"stage_", &layers.stage_overhead}, std::pair{"loss_", &layers.loss}}) {
+        const std::string key = prefix;
+        fields.duration(key + "f", extra->forward_ns);
+        fields.duration(key + "i", extra->input_ns);
+        fields.duration(key + "w", extra->weight_ns);
+        fields.duration(key + "b", extra->backward_ns);
+        if (const toml::node* node = fields.take(key + "held_bytes"))
+            extra->held_bytes = fields.quantity(*node, key + "held_bytes", parse_byte_count);
+    }
+    fields.finish();
+}
+
 void read_model(FieldReader& fields, Experiment& experiment) {
     ModelDescription& model = experiment.model;
     fields.text("name", model.name);
@@ -239,17 +279,7 @@ void read_model(FieldReader& fields, Experiment& experiment) {
     std::vector<int> shape;
     fields.integers("input_shape", shape);
     model.input_shape.assign(shape.begin(), shape.end());
-    if (const toml::node* node = fields.take("split_points")) {
-        const toml::array* array = node->as_array();
-        if (!array)
-            fields.fail(*node, "split_points", "expected a list of layer names");
-        for (const toml::node& element : *array) {
-            const auto text = element.value_exact<std::string>();
-            if (!text)
-                fields.fail(element, "split_points", "expected strings such as \"layers.3\"");
-            model.split_points.push_back(*text);
-        }
-    }
+    fields.texts("split_points", model.split_points, "layers.3");
     fields.integer("batch_size", model.batch_size, 1);
     fields.integer("chunk_dim", model.chunk_dim, 0);
     int seed = 0;
@@ -280,6 +310,39 @@ toml::array duration_list(const std::vector<std::int64_t>& values, std::string_v
     return array;
 }
 
+toml::array byte_list(const std::vector<std::int64_t>& values) {
+    toml::array array;
+    for (std::int64_t value : values)
+        array.push_back(value);
+    return array;
+}
+
+toml::table layers_table(const LayerCosts& layers) {
+    toml::table table;
+    toml::array names;
+    for (const std::string& name : layers.names)
+        names.push_back(name);
+    table.insert("names", std::move(names));
+    table.insert("f", duration_list(layers.forward_ns, "ns"));
+    table.insert("i", duration_list(layers.input_ns, "ns"));
+    table.insert("w", duration_list(layers.weight_ns, "ns"));
+    table.insert("b", duration_list(layers.backward_ns, "ns"));
+    table.insert("held_bytes", byte_list(layers.held_bytes));
+    table.insert("output_bytes", byte_list(layers.output_bytes));
+    table.insert("gradient_bytes", byte_list(layers.gradient_bytes));
+    table.insert("backward_peak_bytes", byte_list(layers.backward_peak_bytes));
+    for (auto [prefix, extra] :
+         {std::pair{"stage_", &layers.stage_overhead}, std::pair{"loss_", &layers.loss}}) {
+        const std::string key = prefix;
+        table.insert(key + "f", fmt::format("{}ns", extra->forward_ns));
+        table.insert(key + "i", fmt::format("{}ns", extra->input_ns));
+        table.insert(key + "w", fmt::format("{}ns", extra->weight_ns));
+        table.insert(key + "b", fmt::format("{}ns", extra->backward_ns));
+        table.insert(key + "held_bytes", extra->held_bytes);
+    }
+    return table;
+}
+
 }  // namespace
 
 Experiment parse_experiment_toml(std::string_view text, const std::string& source_name,
@@ -303,6 +366,8 @@ Experiment parse_experiment_toml(std::string_view text, const std::string& sourc
                  [&](FieldReader& fields) { read_costs(fields, experiment); });
     read_section(top, "transformer", source_name,
                  [&](FieldReader& fields) { read_transformer(fields, experiment); });
+    read_section(top, "layers", source_name,
+                 [&](FieldReader& fields) { read_layers(fields, experiment); });
     read_section(top, "network", source_name,
                  [&](FieldReader& fields) { read_network(fields, experiment); });
     read_section(top, "model", source_name,
@@ -383,6 +448,8 @@ std::string experiment_to_toml(const Experiment& experiment) {
         transformer.insert("device_tflops", spec.device_tflops);
         document.insert("transformer", std::move(transformer));
     }
+    if (experiment.layers)
+        document.insert("layers", layers_table(*experiment.layers));
     document.insert("network", std::move(network));
 
     const ModelDescription& described = experiment.model;

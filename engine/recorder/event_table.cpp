@@ -12,12 +12,12 @@
 
 #include <fmt/format.h>
 
-#include "engine/stage_plan/backend_choice.hpp"
-#include "engine/stage_plan/stage_split.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "engine/schedule/static_check.hpp"
+#include "engine/stage_plan/backend_choice.hpp"
+#include "engine/stage_plan/stage_split.hpp"
 
 namespace pipelens::recorder {
 namespace {
@@ -131,11 +131,22 @@ void read_field(const nlohmann::json& json, BufferDirection& value) {
     }
 }
 
+// Fields events gained after traces had been written without them: absent, they keep their
+// default (0), so older recordings still replay.
+bool added_later(std::string_view name) {
+    return name == "gradient_bytes" || name == "backward_peak_bytes";
+}
+
 template <class Kind>
 nlohmann::json arguments_of(const Kind& event) {
     nlohmann::json arguments = nlohmann::json::object();
-    Kind::fields(event,
-                 [&](const char* name, const auto& value) { arguments[name] = field_json(value); });
+    Kind::fields(event, [&](const char* name, const auto& value) {
+        // A later field at its default is left out: the event reads as it always did.
+        if constexpr (std::is_integral_v<std::decay_t<decltype(value)>>)
+            if (added_later(name) && value == 0)
+                return;
+        arguments[name] = field_json(value);
+    });
     return arguments;
 }
 
@@ -147,8 +158,11 @@ Kind read_kind(const nlohmann::json& arguments) {
     Kind event;
     Kind::fields(event, [&](const char* name, auto& value) {
         const auto found = arguments.find(name);
-        if (found == arguments.end())
+        if (found == arguments.end()) {
+            if (added_later(name))
+                return;
             throw EventFormatError(fmt::format("malformed arguments: field '{}' is missing", name));
+        }
         try {
             read_field(*found, value);
         } catch (const WrongType& wrong) {

@@ -119,6 +119,8 @@ struct SetStageCosts {
         visit("backward_ns", self.costs.backward_ns);
         visit("activation_bytes", self.costs.activation_bytes);
         visit("held_bytes", self.costs.held_bytes);
+        visit("gradient_bytes", self.costs.gradient_bytes);  // see added_later()
+        visit("backward_peak_bytes", self.costs.backward_peak_bytes);
     }
     void apply(EventTarget& target) const;
 };

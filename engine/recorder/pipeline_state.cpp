@@ -60,9 +60,14 @@ std::string actions_text(const Schedule& schedule, int rank) {
 std::string costs_text(const std::optional<StageCostState>& costs) {
     if (!costs)
         return "unknown";
-    return fmt::format("F={}ns I={}ns W={}ns B={}ns sends={}B holds={}B", costs->forward_ns,
-                       costs->input_ns, costs->weight_ns, costs->backward_ns,
-                       costs->activation_bytes, costs->held_bytes);
+    std::string text = fmt::format("F={}ns I={}ns W={}ns B={}ns sends={}B holds={}B",
+                                   costs->forward_ns, costs->input_ns, costs->weight_ns,
+                                   costs->backward_ns, costs->activation_bytes, costs->held_bytes);
+    // Only where set, so states recorded before these existed print as they did.
+    if (costs->gradient_bytes != 0 || costs->backward_peak_bytes != 0)
+        text += fmt::format(" gradients={}B backward_peak={}B", costs->gradient_bytes,
+                            costs->backward_peak_bytes);
+    return text;
 }
 
 std::string buffer_text(const BufferPlan* plan) {

@@ -47,8 +47,10 @@ struct StageCostState {
     std::int64_t input_ns = 0;
     std::int64_t weight_ns = 0;
     std::int64_t backward_ns = 0;
-    std::int64_t activation_bytes = 0;  // sent per microbatch
-    std::int64_t held_bytes = 0;        // kept from F until its backward
+    std::int64_t activation_bytes = 0;     // sent per microbatch
+    std::int64_t held_bytes = 0;           // kept from F until its backward
+    std::int64_t gradient_bytes = 0;       // weight gradients, from the first backward on
+    std::int64_t backward_peak_bytes = 0;  // a backward's temporaries while it runs
 };
 
 // Links and FSDP costs of a simulation.

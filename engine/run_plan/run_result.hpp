@@ -38,6 +38,9 @@ struct PipelineRunOptions {
     std::vector<std::string> backends;  // `--backend` texts, see backend_choice.hpp
     int warmup_steps = 1;      // steps run first and not reported (first-touch allocation, caches)
     int intra_op_threads = 1;  // LibTorch threads per rank (see thread_budget.hpp)
+    // After the step, every rank at once measures its stages, their layers and its links
+    // (engine/runtime/stage_profiler.hpp) for calibration.
+    bool profile = false;
 
     std::string transport = "local";  // local, gloo, nccl
     int rank = 0;                     // gloo/nccl: this process's rank
@@ -60,6 +63,25 @@ struct ActionTiming {
 struct MemoryPoint {
     std::int64_t time_ns = 0;
     std::int64_t bytes = 0;
+};
+
+// One figure `run --profile` measured on a rank (the trace's `profile` table): a stage's or one
+// model layer's compute time (F, I, W, B, OVERLAP_F_B), its memory (held_bytes: kept per
+// microbatch from F to backward; backward_peak_bytes: a backward's temporaries above that;
+// gradient_bytes: its weight gradients), or a link's one-way time for `bytes` to `peer`.
+struct ProfileFigure {
+    int rank = 0;
+    int stage = -1;           // -1: a link
+    int layer = -1;           // the model layer's index; -1: the whole stage (or a link)
+    std::string layer_name;   // "layers.3"; empty for stages and links
+    std::string quantity;     // F, I, W, B, OVERLAP_F_B, held_bytes, backward_peak_bytes,
+                              // gradient_bytes, output_bytes (what it sends on), link
+    int peer = -1;            // links: the other rank
+    std::int64_t bytes = 0;   // links: the message size
+    std::int64_t median = 0;  // ns for times, bytes for memory
+    std::int64_t low = 0;     // the 10th and 90th percentiles of the samples: the spread
+    std::int64_t high = 0;
+    int samples = 0;  // timed repetitions after warm-up (1 for memory figures)
 };
 
 // A failure as the trace's errors table records it.
@@ -144,6 +166,7 @@ struct PipelineRunResult {
     ReferenceComparison reference;
     AccuracyCheck accuracy;
     std::vector<RankRecording> recordings;  // the ranks this process has (all on rank 0)
+    std::vector<ProfileFigure> profile;     // with PipelineRunOptions::profile
     std::string device;                     // "cpu", "cuda:0"
 };
 

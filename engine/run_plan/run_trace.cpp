@@ -189,6 +189,10 @@ std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowere
             bubble_total += rank.bubble_ratio;
         }
         write_actions_and_pairs(writer, run_id, lowered, result);
+        for (const ProfileFigure& figure : result.profile)
+            writer.add_profile(run_id, {figure.rank, figure.stage, figure.layer, figure.layer_name,
+                                        figure.quantity, figure.peer, figure.bytes, figure.median,
+                                        figure.low, figure.high, figure.samples});
         for (const RankRun& rank : result.ranks)
             for (const MemoryPoint& point : rank.memory)
                 writer.add_memory(run_id, {rank.rank, point.time_ns, point.bytes});

@@ -15,11 +15,13 @@
 #include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/runtime/clock_sync.hpp"
 #include "engine/runtime/gloo_transport.hpp"
+#include "engine/runtime/link_profiler.hpp"
 #include "engine/runtime/local_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
 #include "engine/runtime/pipeline_setup.hpp"
 #include "engine/runtime/rank_executor.hpp"
 #include "engine/runtime/shared_parameters.hpp"
+#include "engine/runtime/stage_profiler.hpp"
 #include "engine/runtime/torch_meta.hpp"
 #include "engine/stage_plan/backend_choice.hpp"
 #include "engine/stage_plan/stage_split.hpp"
@@ -39,6 +41,7 @@ struct RankReport {
     bool gradients_match = true;
     std::vector<StageAccuracy> accuracy;
     nlohmann::json recording;  // recorder::recording_to_json
+    std::vector<ProfileFigure> profile;
 };
 
 // JSON has no NaN or Inf (nlohmann writes them as null), yet a loss may well be NaN: such
@@ -72,6 +75,12 @@ nlohmann::json to_json(const RankReport& report) {
         memory.push_back({point.time_ns, point.bytes});
     json["memory"] = std::move(memory);
     json["peak_memory_bytes"] = report.run.peak_memory_bytes;
+    nlohmann::json profile = nlohmann::json::array();
+    for (const ProfileFigure& figure : report.profile)
+        profile.push_back({figure.rank, figure.stage, figure.layer, figure.layer_name,
+                           figure.quantity, figure.peer, figure.bytes, figure.median, figure.low,
+                           figure.high, figure.samples});
+    json["profile"] = std::move(profile);
     if (report.run.clock)
         json["clock"] = {report.run.clock->offset_ns, report.run.clock->uncertainty_ns};
     if (report.run.failure) {
@@ -112,6 +121,9 @@ RankReport from_json(const nlohmann::json& json) {
     for (const auto& point : json.at("memory"))
         report.run.memory.push_back({point[0], point[1]});
     report.run.peak_memory_bytes = json.at("peak_memory_bytes");
+    for (const auto& figure : json.at("profile"))
+        report.profile.push_back({figure[0], figure[1], figure[2], figure[3], figure[4], figure[5],
+                                  figure[6], figure[7], figure[8], figure[9], figure[10]});
     if (json.contains("clock"))
         report.run.clock = ClockOffset{json["clock"][0], json["clock"][1]};
     if (json.contains("failure")) {
@@ -410,6 +422,51 @@ std::int64_t put_on_run_clock(const PipelineRunOptions& options, const Schedule&
     }
 }
 
+// The largest message a stage boundary carries.
+std::int64_t largest_boundary_bytes(const RankPlan& plan) {
+    std::int64_t largest = 0;
+    for (std::size_t stage = 1; stage < plan.stage_meta.size(); ++stage) {
+        std::int64_t bytes = 0;
+        for (const TensorMeta& input : plan.stage_meta[stage].inputs)
+            bytes += input.byte_count();
+        largest = std::max(largest, bytes);
+    }
+    return largest;
+}
+
+// `--profile`, once the step and its checks are done (it resets the stages): all ranks pass a
+// barrier and measure their stages, layers and links at the same time.
+void profile_rank(const PipelineRunOptions& options, const Schedule& lowered,
+                  PreparedRank& prepared, Transport& transport, RankReport& report) {
+    const int rank = prepared.plan.rank;
+    const std::chrono::milliseconds timeout(options.timeout_ms);
+    try {
+        transport.barrier(timeout);
+        StageProfileInput input;
+        input.rank = rank;
+        input.stages = &prepared.plan.stages;
+        input.model = &prepared.model;
+        input.split = &prepared.stages;
+        input.first_stage_inputs = prepared.batch.microbatch_inputs.at(0);
+        input.last_stage_target = prepared.batch.targets.at(0);
+        input.budget = kStageProfileBudget;
+        report.profile = profile_stages(input);
+        std::size_t parameters = 0;
+        for (const ModelLayer& layer : prepared.model.layers)
+            parameters += layer.parameters.size();
+        const int tag_base = tags_after_steps(options, lowered) + kClockTags +
+                             static_cast<int>(parameters);  // after the shared gradients' tags
+        const std::vector<ProfileFigure> links =
+            profile_links(transport, tag_base,
+                          link_profile_sizes(largest_boundary_bytes(prepared.plan)), timeout);
+        report.profile.insert(report.profile.end(), links.begin(), links.end());
+    } catch (const std::exception& error) {
+        report.run.failure =
+            rank_error(rank, fmt::format("rank {} could not profile: {}", rank, error.what()));
+        transport.abort(report.run.failure->message);
+    }
+}
+
 RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& lowered,
                              PreparedRank& prepared, Transport& transport) {
     const int stage_count = lowered.stage_count;
@@ -480,6 +537,8 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
     if (options.check_accuracy)
         report.accuracy =
             check_stage_accuracy(options, stage_count, prepared.stages, plan, prepared.batch);
+    if (options.profile)
+        profile_rank(options, lowered, prepared, transport, report);
     return report;
 }
 
@@ -498,6 +557,7 @@ PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRu
                 {report.run.rank, recorder::recording_from_json(report.recording)});
         result.accuracy.stages.insert(result.accuracy.stages.end(), report.accuracy.begin(),
                                       report.accuracy.end());
+        result.profile.insert(result.profile.end(), report.profile.begin(), report.profile.end());
         result.completed &= !report.run.failure.has_value();
         for (const ActionTiming& timing : report.run.timeline)
             result.step_time_ns = std::max(result.step_time_ns, timing.end_ns);

@@ -35,6 +35,8 @@ class PipelineStage {
     int index() const { return index_; }
     bool is_last() const { return index_ == stage_count_ - 1; }
     const StageMeta& meta() const { return meta_; }
+    const std::string& backend_name() const { return backend_.name(); }
+    const std::vector<ModelLayer>& layers() const { return layers_; }
 
     // Runs the layers on `inputs` (cut into leaves here). Returns the outputs detached, ready
     // to send; on the last stage also computes the loss against `target`. `on_outputs`, when
@@ -48,6 +50,8 @@ class PipelineStage {
     // Input gradients (undefined for inputs without gradient), keeping the graph for W.
     TensorList backward_input(int microbatch, const TensorList& output_gradients);
     void backward_weight(int microbatch);
+    // Forgets a microbatch's forward without running its backward (a forward timed alone).
+    void drop(int microbatch) { states_.erase(microbatch); }
     // I and W together: accumulates weight gradients, returns the input gradients.
     TensorList full_backward(int microbatch, const TensorList& output_gradients);
 

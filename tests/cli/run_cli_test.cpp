@@ -410,9 +410,10 @@ TEST(RunCli, EachRankRecordsTheTensorBytesItHolds) {
         // On threads a sent copy lives until the receiver copies it; gloo keeps its copies
         // until a batch of sends completes (gloo_transport.cpp), which the sender is charged
         // for, so only the activations order the ranks strictly there.
-        if (transport.empty())
+        if (transport.empty()) {
             for (int rank = 1; rank < 4; ++rank)
                 EXPECT_LT(peaks[rank], peaks[rank - 1]) << "rank " << rank;
+        }
         testing::RawDatabase raw(trace, SQLITE_OPEN_READONLY);
         EXPECT_EQ(raw.value("SELECT count(DISTINCT rank) FROM memory WHERE run_id = 1"), "4");
         EXPECT_EQ(raw.value("SELECT count(*) FROM ranks r WHERE run_id = 1 AND "
@@ -443,6 +444,44 @@ TEST(RunCli, GPipeRankZeroHoldsEveryForwardsActivationsUntilItsBackwards) {
         const std::int64_t activations = (microbatch + 1) * 4 * kHeldPerLayer;
         EXPECT_GE(bytes, activations) << "after F" << microbatch;
         EXPECT_LE(bytes, activations + microbatch * kHeldPerLayer / 2) << "after F" << microbatch;
+    }
+}
+
+TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
+    for (const std::string transport : {"", " --transport gloo --nproc 2"}) {
+        SCOPED_TRACE(transport);
+        const auto trace = fresh_trace("profile");
+        auto result = run_pipelens(
+            "run --schedule 1F1B --pp 2 --m 4 --model mlp --layers 4 --hidden 32 --no-reference "
+            "--profile --out " +
+            trace.string() + transport);
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        testing::RawDatabase raw(trace, SQLITE_OPEN_READONLY);
+        // Every layer and stage has its four compute times, timed after warm-up at least
+        // three times; every stage its OVERLAP_F_B; the link three message sizes.
+        EXPECT_EQ(raw.value("SELECT count(DISTINCT layer) FROM profile WHERE layer >= 0 AND "
+                            "quantity IN ('F', 'I', 'W', 'B') AND samples >= 3"),
+                  "4");
+        EXPECT_EQ(raw.value("SELECT count(*) FROM profile WHERE layer = -1 AND stage >= 0 AND "
+                            "quantity = 'OVERLAP_F_B' AND low <= median AND median <= high"),
+                  "2");
+        EXPECT_EQ(raw.value("SELECT count(DISTINCT bytes) || ' ' || min(rank) || ' ' || "
+                            "min(peer) FROM profile WHERE quantity = 'link'"),
+                  "3 0 1");
+        EXPECT_EQ(raw.value("SELECT held_bytes FROM (SELECT median AS held_bytes FROM profile "
+                            "WHERE layer = 1 AND quantity = 'held_bytes')"),
+                  std::to_string(2 * 8 * 32 * 4));  // two [8, 32] floats per microbatch
+        const std::string calibrated = trace.string() + ".toml";
+        result = run_pipelens("calibrate " + trace.string() + " --out " + calibrated);
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_NE(result.out.find("from the run's profile: 4 layers, model mlp"), std::string::npos)
+            << result.out;
+        for (const std::string other :
+             {"--schedule Interleaved1F1B --v 2", "--schedule 1F1B --pp 4", "--m 16",
+              "--schedule ZBVZeroBubble --v 2"}) {
+            result = run_pipelens("simulate " + calibrated + " " + other);
+            EXPECT_EQ(result.exit_code, 0) << other << ": " << result.err;
+        }
     }
 }
 

@@ -1,0 +1,179 @@
+// Timing a stage's actions one by one. Each repetition first brings the stage into the state the
+// action needs (a forward before I or B, I before W) outside the timed region, and gradients
+// are allocated before the first timed backward, as in every microbatch of a step but the
+// first. Microbatch 0 carries the timed work; 1 is OVERLAP_F_B's backward half; 2 the memory
+// measurement, so no timed region ever frees a state left over from another repetition.
+#include "engine/runtime/stage_profiler.hpp"
+
+#include "engine/run_plan/repeated_timing.hpp"
+#include "engine/runtime/memory_account.hpp"
+#include "engine/runtime/torch_meta.hpp"
+
+namespace pipelens::runtime {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::int64_t time_ns(const std::function<void()>& work) {
+    const auto start = Clock::now();
+    work();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+TensorList random_like(const TensorList& tensors) {
+    TensorList random;
+    for (const torch::Tensor& tensor : tensors)
+        random.push_back(tensor.is_floating_point() ? torch::randn_like(tensor)
+                                                    : torch::zeros_like(tensor));
+    return random;
+}
+
+// Microbatch 0's inputs of `stage`: the model's on stage 0, random values shaped as shape
+// inference fixed them elsewhere (the values do not change the work done).
+TensorList inputs_of(const PipelineStage& stage, const StageProfileInput& input) {
+    if (stage.index() == 0)
+        return input.first_stage_inputs;
+    TensorList inputs;
+    for (const TensorMeta& meta : stage.meta().inputs) {
+        torch::Tensor tensor = empty_like_meta(meta);
+        inputs.push_back(tensor.is_floating_point() ? tensor.normal_() : tensor.zero_());
+    }
+    return inputs;
+}
+
+struct LayerStage {
+    int layer = 0;
+    std::unique_ptr<PipelineStage> stage;
+    TensorList inputs;
+};
+
+// Each layer of `stage` as a stage of its own (never the last: no loss), with the inputs the
+// layers before it produce from `inputs`.
+std::vector<LayerStage> layers_as_stages(const PipelineStage& stage, const TensorList& inputs,
+                                         int first_layer, int microbatch_count) {
+    std::vector<LayerStage> result;
+    TensorList values;
+    for (std::size_t index = 0; index < inputs.size(); ++index)
+        values.push_back(inputs[index].detach().requires_grad_(
+            index < stage.meta().inputs.size() && stage.meta().inputs[index].requires_grad));
+    for (std::size_t index = 0; index < stage.layers().size(); ++index) {
+        const ModelLayer& layer = stage.layers()[index];
+        TensorList outputs = layer.forward(values);
+        StageMeta meta{metas_of(values), metas_of(outputs)};
+        TensorList detached;
+        for (const torch::Tensor& value : values)
+            detached.push_back(value.detach());
+        result.push_back(
+            {first_layer + static_cast<int>(index),
+             std::make_unique<PipelineStage>(0, 2, microbatch_count, std::vector<ModelLayer>{layer},
+                                             meta, stage.backend_name()),
+             std::move(detached)});
+        values = std::move(outputs);
+    }
+    return result;
+}
+
+class Profiler {
+  public:
+    Profiler(const StageProfileInput& input, int quantities) : input_(input) {
+        rule_.budget = input.budget / std::max(quantities, 1);
+    }
+
+    // F, I, W, B (and for a whole stage OVERLAP_F_B) and memory of `stage` run on `inputs`.
+    void profile(PipelineStage& stage, const TensorList& inputs, int stage_index, int layer,
+                 const std::string& layer_name) {
+        const torch::Tensor target = stage.is_last() ? input_.last_stage_target : torch::Tensor();
+        const TensorList outputs = stage.forward(0, inputs, target);
+        std::int64_t output_bytes = 0;
+        for (const torch::Tensor& output : outputs)
+            output_bytes += static_cast<std::int64_t>(output.nbytes());
+        const TensorList gradients = random_like(outputs);
+        stage.full_backward(0, gradients);  // weight gradients exist from here on
+        const auto add = [&](const std::string& quantity, const Spread& spread) {
+            figures_.push_back({input_.rank, stage_index, layer, layer_name, quantity, -1, 0,
+                                spread.median, spread.low, spread.high, spread.samples});
+        };
+        add("F", repeat([&] {
+                const std::int64_t took = time_ns([&] { stage.forward(0, inputs, target); });
+                stage.drop(0);
+                return took;
+            }));
+        add("I", repeat([&] {
+                stage.forward(0, inputs, target);
+                return time_ns([&] { stage.backward_input(0, gradients); });
+            }));
+        add("W", repeat([&] {
+                stage.forward(0, inputs, target);
+                stage.backward_input(0, gradients);
+                return time_ns([&] { stage.backward_weight(0); });
+            }));
+        add("B", repeat([&] {
+                stage.forward(0, inputs, target);
+                return time_ns([&] { stage.full_backward(0, gradients); });
+            }));
+        if (layer < 0)
+            add("OVERLAP_F_B", repeat([&] {  // the executor runs the parts one after the other
+                    stage.forward(1, inputs, target);
+                    const std::int64_t took = time_ns([&] {
+                        stage.forward(0, inputs, target);
+                        stage.full_backward(1, gradients);
+                    });
+                    stage.drop(0);
+                    return took;
+                }));
+        add("output_bytes", Spread{output_bytes, output_bytes, output_bytes, 1});
+        profile_memory(stage, inputs, target, gradients, add);
+    }
+
+    std::vector<ProfileFigure> take() { return std::move(figures_); }
+
+  private:
+    Spread repeat(const std::function<std::int64_t()>& timed_run) const {
+        return repeat_until_stable(timed_run, rule_);
+    }
+
+    template <typename Add>
+    void profile_memory(PipelineStage& stage, const TensorList& inputs, const torch::Tensor& target,
+                        const TensorList& gradients, const Add& add) {
+        MemoryAccountHandle account;
+        const ScopedMemoryAccount charged(account.get());
+        stage.forward(2, inputs, target);
+        const std::int64_t held = account->current_bytes();
+        account->mark();
+        stage.full_backward(2, gradients);
+        const std::int64_t backward_peak = account->peak_bytes() - held;
+        std::int64_t gradient_bytes = 0;
+        for (const torch::Tensor& parameter : stage.parameters())
+            gradient_bytes += static_cast<std::int64_t>(parameter.nbytes());
+        add("held_bytes", Spread{held, held, held, 1});
+        add("backward_peak_bytes", Spread{backward_peak, backward_peak, backward_peak, 1});
+        add("gradient_bytes", Spread{gradient_bytes, gradient_bytes, gradient_bytes, 1});
+    }
+
+    const StageProfileInput& input_;
+    RepeatRule rule_;
+    std::vector<ProfileFigure> figures_;
+};
+
+}  // namespace
+
+std::vector<ProfileFigure> profile_stages(const StageProfileInput& input) {
+    int quantities = 0;
+    for (const auto& [index, stage] : *input.stages)
+        quantities += 5 + 4 * static_cast<int>(stage->layers().size());
+    Profiler profiler(input, quantities);
+    for (auto& [index, stage] : *input.stages) {
+        stage->reset();
+        const TensorList inputs = inputs_of(*stage, input);
+        profiler.profile(*stage, inputs, index, -1, "");
+        const int first_layer = input.split->at(index).first;
+        for (LayerStage& layer :
+             layers_as_stages(*stage, inputs, first_layer, /*microbatch_count=*/3))
+            profiler.profile(*layer.stage, layer.inputs, index, layer.layer,
+                             input.model->layers.at(layer.layer).name);
+        stage->reset();
+    }
+    return profiler.take();
+}
+
+}  // namespace pipelens::runtime

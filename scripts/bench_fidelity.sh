@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# How well a calibration predicts schedules it never saw (issue 14's fidelity benchmark).
+#
+#   scripts/bench_fidelity.sh [BUILD_DIR] [RUNS]
+#
+# 1. Runs 1F1B pp=2 m=8 for real with --profile and calibrates on it.
+# 2. Simulates 1F1B (in sample) and GPipe, Interleaved1F1B, InterleavedZeroBubble,
+#    ZBVZeroBubble and DualPipeV (out of sample) at m=8 and m=16 with the calibrated file, and
+#    writes every prediction to predictions.tsv before any of those schedules runs.
+# 3. Runs each RUNS times (default 5; the microbatch keeps its size: batch = 32 x m) and prints
+#    the median measured step (with min-max) and the median peak memory per rank beside the
+#    prediction, and the 1-minute load before each row.
+# This machine's speed drifts by tens of percent within minutes (shared host), so each run of a
+# schedule is paired with a run of the calibrated 1F1B m=8 right before it: "drift" is their
+# median measured/predicted ratio, and "error at calibration speed" divides it out, which is the
+# error a quiet machine would show. Both errors are printed.
+# Local ranks (threads), one intra-op thread each: on a 2-core machine nothing time-slices.
+set -euo pipefail
+
+build=${1:-build}
+runs=${2:-5}
+pipelens="$build/app/cli/pipelens"
+work=$(mktemp -d "${TMPDIR:-/tmp}/pipelens-fidelity.XXXXXX")
+model=(--model mlp --hidden 256 --layers 8 --threads 1 --no-reference)
+rows_per_microbatch=32
+
+field() {  # field NAME JSON: every integer value of "NAME" in order
+    grep -o "\"$1\":[0-9]*" <<<"$2" | cut -d: -f2
+}
+median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+echo "== calibrating on 1F1B pp=2 m=8 (with --profile), in $work"
+"$pipelens" run --schedule 1F1B --pp 2 --m 8 --batch $((8 * rows_per_microbatch)) "${model[@]}" \
+    --profile --out "$work/calibration.db" >/dev/null
+"$pipelens" calibrate "$work/calibration.db" --out "$work/calibrated.toml"
+
+configs=(1F1B:1 GPipe:1 Interleaved1F1B:2 InterleavedZeroBubble:2 ZBVZeroBubble:2 DualPipeV:2)
+printf "schedule\tv\tm\tstep_ns\tpeak_rank0\tpeak_rank1\n" >"$work/predictions.tsv"
+for m in 8 16; do
+    for config in "${configs[@]}"; do
+        schedule=${config%%:*} v=${config##*:}
+        json=$("$pipelens" simulate "$work/calibrated.toml" --schedule "$schedule" --v "$v" \
+            --m "$m" --json)
+        peaks=($(field peak_memory_bytes "$json"))
+        printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$schedule" "$v" "$m" \
+            "$(field step_time_ns "$json" | head -1)" "${peaks[0]}" "${peaks[1]}" \
+            >>"$work/predictions.tsv"
+    done
+done
+echo "== predictions written before any run: $work/predictions.tsv"
+
+reference=$(awk -F'\t' '$1 == "1F1B" && $3 == 8 {print $4}' "$work/predictions.tsv")
+printf "\n%-22s %2s %3s %6s %12s %25s %7s %6s %9s %24s %24s\n" schedule v m load predicted \
+    "measured median (min-max)" error drift "at calib" "peak r0 pred/meas" "peak r1 pred/meas"
+tail -n +2 "$work/predictions.tsv" | while IFS=$'\t' read -r schedule v m predicted p0 p1; do
+    before=$(load)
+    steps=() m0=() m1=() drifts=()
+    for ((run = 0; run < runs; ++run)); do
+        json=$("$pipelens" run --schedule 1F1B --pp 2 --m 8 --batch $((8 * rows_per_microbatch)) \
+            "${model[@]}" --json)
+        drifts+=("$(field step_time_ns "$json" | head -1)")
+        json=$("$pipelens" run --schedule "$schedule" --pp 2 --v "$v" --m "$m" \
+            --batch $((m * rows_per_microbatch)) "${model[@]}" --json)
+        steps+=("$(field step_time_ns "$json" | head -1)")
+        peaks=($(field peak_memory_bytes "$json"))
+        m0+=("${peaks[0]}") m1+=("${peaks[1]}")
+    done
+    measured=$(printf "%s\n" "${steps[@]}" | median)
+    low=$(printf "%s\n" "${steps[@]}" | sort -n | head -1)
+    high=$(printf "%s\n" "${steps[@]}" | sort -n | tail -1)
+    r0=$(printf "%s\n" "${m0[@]}" | median) r1=$(printf "%s\n" "${m1[@]}" | median)
+    paired=$(printf "%s\n" "${drifts[@]}" | median)
+    awk -v s="$schedule" -v v="$v" -v m="$m" -v l="$before" -v p="$predicted" -v x="$measured" \
+        -v lo="$low" -v hi="$high" -v p0="$p0" -v r0="$r0" -v p1="$p1" -v r1="$r1" \
+        -v ref="$reference" -v paired="$paired" 'BEGIN {
+        drift = paired / ref
+        printf "%-22s %2s %3s %6s %9.1f ms %9.1f ms (%.1f-%.1f) %+6.1f%% %6.2f %+8.1f%% %7.0f/%7.0f KiB %+5.1f%% %7.0f/%7.0f KiB %+5.1f%%\n",
+            s, v, m, l, p / 1e6, x / 1e6, lo / 1e6, hi / 1e6, (p - x) / x * 100, drift,
+            (p * drift - x) / x * 100,
+            p0 / 1024, r0 / 1024, (p0 - r0) / r0 * 100, p1 / 1024, r1 / 1024, (p1 - r1) / r1 * 100
+    }'
+done

@@ -1,0 +1,79 @@
+// The sums. The overhead and the loss are added once per stage action, whatever its layers.
+#include "sim/layer_costs.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace pipelens::sim {
+namespace {
+
+std::int64_t non_negative(std::int64_t value) {
+    return std::max<std::int64_t>(value, 0);
+}
+
+void add_extra(LayerStage& stage, const StageExtra& extra, bool first_stage) {
+    StageCost& cost = stage.cost;
+    cost.forward_ns = non_negative(cost.forward_ns + extra.forward_ns);
+    if (!first_stage)
+        cost.input_ns = non_negative(cost.input_ns + extra.input_ns);
+    cost.weight_ns = non_negative(cost.weight_ns + extra.weight_ns);
+    cost.full_backward_ns = non_negative(cost.backward_ns() + extra.backward_ns);
+    stage.held_bytes = non_negative(stage.held_bytes + extra.held_bytes);
+}
+
+}  // namespace
+
+LayerStage sum_of_layers(const LayerCosts& costs, const runtime::StageLayers& layers,
+                         bool first_stage) {
+    LayerStage stage;
+    stage.cost = {0, 0, 0, std::int64_t{0}};
+    std::int64_t backward = 0;
+    for (int layer = layers.first; layer < layers.first + layers.count; ++layer) {
+        stage.cost.forward_ns += costs.forward_ns[layer];
+        stage.cost.input_ns += costs.input_ns[layer];
+        stage.cost.weight_ns += costs.weight_ns[layer];
+        backward += costs.backward_ns[layer];
+        stage.held_bytes += costs.held_bytes[layer];
+        stage.gradient_bytes += costs.gradient_bytes[layer];
+        stage.backward_peak_bytes =
+            std::max(stage.backward_peak_bytes, costs.backward_peak_bytes[layer]);
+        stage.output_bytes = costs.output_bytes[layer];
+    }
+    stage.cost.full_backward_ns = backward;
+    if (first_stage) {
+        stage.cost.input_ns = 0;
+        stage.cost.weight_ns = backward;
+    }
+    return stage;
+}
+
+std::vector<LayerStage> stages_from_layers(const LayerCosts& costs,
+                                           const std::vector<std::string>& split_points,
+                                           int stage_count) {
+    std::vector<runtime::SplitPoint> points;
+    std::vector<runtime::StageLayers> split;
+    try {
+        for (const std::string& point : split_points)
+            points.push_back(runtime::parse_split_point(point));
+        split = runtime::split_layers(costs.names, stage_count, points);
+    } catch (const runtime::SplitError& error) {
+        throw ExperimentError(
+            fmt::format("[layers] with model.split_points cannot make {} stages: {}", stage_count,
+                        error.what()));
+    }
+    std::vector<LayerStage> stages;
+    for (int index = 0; index < stage_count; ++index) {
+        const bool first = index == 0;
+        LayerStage stage = sum_of_layers(costs, split[index], first);
+        add_extra(stage, costs.stage_overhead, first);
+        if (index == stage_count - 1) {
+            add_extra(stage, costs.loss, first);
+            stage.output_bytes = 0;
+        }
+        stages.push_back(stage);
+    }
+    return stages;
+}
+
+}  // namespace pipelens::sim

@@ -1,0 +1,218 @@
+// Fitting. The stage overhead comes from stages that are not last (their measured cost minus
+// their layers'), the loss from the last stage (minus its layers and the overhead); an I overhead
+// needs a stage that is neither first nor last, and is 0 without one. Medians over stages, as a
+// profile on a busy machine can have one slow stage.
+#include "sim/profile_calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "sim/layer_costs.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+struct StageFigures {
+    std::map<std::string, std::int64_t> values;  // quantity -> median
+    int first_layer = -1;
+    int last_layer = -1;
+};
+
+std::int64_t median_of(std::vector<std::int64_t> values) {
+    if (values.empty())
+        return 0;
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+std::int64_t figure(const StageFigures& stage, const std::string& quantity, int stage_index,
+                    std::int64_t run_id) {
+    const auto found = stage.values.find(quantity);
+    if (found == stage.values.end())
+        throw std::invalid_argument(fmt::format("run {}: the profile has no {} for stage {}",
+                                                run_id, quantity, stage_index));
+    return found->second;
+}
+
+LayerCosts layers_of(const std::vector<traces::ProfileRecord>& profile, std::int64_t run_id) {
+    std::map<int, std::map<std::string, std::int64_t>> by_layer;
+    std::map<int, std::string> names;
+    for (const traces::ProfileRecord& row : profile)
+        if (row.layer >= 0) {
+            by_layer[row.layer][row.quantity] = row.median;
+            names[row.layer] = row.layer_name;
+        }
+    LayerCosts layers;
+    for (int layer = 0; layer < static_cast<int>(by_layer.size()); ++layer) {
+        const auto found = by_layer.find(layer);
+        if (found == by_layer.end())
+            throw std::invalid_argument(
+                fmt::format("run {}: the profile has no figures for layer {} (it has {} layers)",
+                            run_id, layer, by_layer.size()));
+        const auto value = [&](const std::string& quantity) {
+            const auto entry = found->second.find(quantity);
+            if (entry == found->second.end())
+                throw std::invalid_argument(fmt::format(
+                    "run {}: the profile has no {} for layer {}", run_id, quantity, layer));
+            return entry->second;
+        };
+        layers.names.push_back(names[layer]);
+        layers.forward_ns.push_back(value("F"));
+        layers.input_ns.push_back(value("I"));
+        layers.weight_ns.push_back(value("W"));
+        layers.backward_ns.push_back(value("B"));
+        layers.held_bytes.push_back(value("held_bytes"));
+        layers.output_bytes.push_back(value("output_bytes"));
+        layers.gradient_bytes.push_back(value("gradient_bytes"));
+        layers.backward_peak_bytes.push_back(value("backward_peak_bytes"));
+    }
+    if (layers.names.empty())
+        throw std::invalid_argument(
+            fmt::format("run {}: the profile has no per-layer figures", run_id));
+    return layers;
+}
+
+std::map<int, StageFigures> stages_of(const std::vector<traces::ProfileRecord>& profile) {
+    std::map<int, StageFigures> stages;
+    for (const traces::ProfileRecord& row : profile) {
+        if (row.stage < 0)
+            continue;
+        StageFigures& stage = stages[row.stage];
+        if (row.layer < 0) {
+            stage.values[row.quantity] = row.median;
+            continue;
+        }
+        stage.first_layer =
+            stage.first_layer < 0 ? row.layer : std::min(stage.first_layer, row.layer);
+        stage.last_layer = std::max(stage.last_layer, row.layer);
+    }
+    return stages;
+}
+
+// Measured minus the layers' sum, per kind: F, I, W, B, held bytes.
+StageExtra unexplained(const StageFigures& measured, const LayerStage& layers, int index,
+                       std::int64_t run_id) {
+    return {figure(measured, "F", index, run_id) - layers.cost.forward_ns,
+            figure(measured, "I", index, run_id) - layers.cost.input_ns,
+            figure(measured, "W", index, run_id) - layers.cost.weight_ns,
+            figure(measured, "B", index, run_id) - layers.cost.backward_ns(),
+            figure(measured, "held_bytes", index, run_id) - layers.held_bytes};
+}
+
+double overlap_efficiency_of(const std::map<int, StageFigures>& stages, std::int64_t run_id) {
+    std::vector<double> efficiencies;
+    for (const auto& [index, stage] : stages) {
+        const std::int64_t forward = figure(stage, "F", index, run_id);
+        const std::int64_t backward = figure(stage, "B", index, run_id);
+        const std::int64_t overlapped = figure(stage, "OVERLAP_F_B", index, run_id);
+        const std::int64_t shorter = std::min(forward, backward);
+        if (shorter > 0)
+            efficiencies.push_back(static_cast<double>(forward + backward - overlapped) /
+                                   static_cast<double>(shorter));
+    }
+    if (efficiencies.empty())
+        return 0;
+    std::sort(efficiencies.begin(), efficiencies.end());
+    return std::clamp(efficiencies[efficiencies.size() / 2], 0.0, 1.0);
+}
+
+}  // namespace
+
+LinkSpec fit_link(const std::vector<std::pair<std::int64_t, std::int64_t>>& points,
+                  std::int64_t run_id) {
+    std::set<std::int64_t> sizes;
+    for (const auto& [bytes, ns] : points)
+        sizes.insert(bytes);
+    if (sizes.size() < 2)
+        throw std::invalid_argument(fmt::format(
+            "run {}: a link model needs one-way times of at least two message sizes, and the "
+            "profile has {}: profile a run with more than one rank (`run --profile`)",
+            run_id, sizes.empty() ? "none" : fmt::format("only {} bytes", *sizes.begin())));
+    double mean_bytes = 0, mean_ns = 0;
+    for (const auto& [bytes, ns] : points) {
+        mean_bytes += static_cast<double>(bytes);
+        mean_ns += static_cast<double>(ns);
+    }
+    mean_bytes /= static_cast<double>(points.size());
+    mean_ns /= static_cast<double>(points.size());
+    double covariance = 0, variance = 0;
+    for (const auto& [bytes, ns] : points) {
+        covariance +=
+            (static_cast<double>(bytes) - mean_bytes) * (static_cast<double>(ns) - mean_ns);
+        variance +=
+            (static_cast<double>(bytes) - mean_bytes) * (static_cast<double>(bytes) - mean_bytes);
+    }
+    const double ns_per_byte = covariance / variance;
+    const double latency = mean_ns - ns_per_byte * mean_bytes;
+    std::string figures;
+    for (const auto& [bytes, ns] : points)
+        figures += fmt::format("{}{} B in {} ns", figures.empty() ? "" : ", ", bytes, ns);
+    if (!std::isfinite(latency) || latency < 0)
+        throw std::invalid_argument(fmt::format(
+            "run {}: the fitted link latency is {} ns, not a latency (one-way times: {})", run_id,
+            latency, figures));
+    if (!std::isfinite(ns_per_byte) || ns_per_byte <= 0)
+        throw std::invalid_argument(fmt::format(
+            "run {}: the fitted link bandwidth is not positive (time per byte {} ns; one-way "
+            "times: {})",
+            run_id, ns_per_byte, figures));
+    return {std::llround(latency), 1.0 / ns_per_byte};
+}
+
+ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecord>& profile,
+                                          std::int64_t run_id) {
+    ProfileCalibration calibration;
+    LayerCosts& layers = calibration.layers;
+    layers = layers_of(profile, run_id);
+    const std::map<int, StageFigures> stages = stages_of(profile);
+    const int last = stages.empty() ? -1 : stages.rbegin()->first;
+    std::vector<std::int64_t> forward, input, weight, backward;
+    std::map<int, StageExtra> leftover;
+    for (const auto& [index, stage] : stages) {
+        if (stage.first_layer < 0)
+            throw std::invalid_argument(
+                fmt::format("run {}: the profile has no layers for stage {}", run_id, index));
+        const LayerStage summed = sum_of_layers(
+            layers, {stage.first_layer, stage.last_layer - stage.first_layer + 1}, index == 0);
+        leftover[index] = unexplained(stage, summed, index, run_id);
+        if (index == last)
+            continue;
+        forward.push_back(leftover[index].forward_ns);
+        weight.push_back(leftover[index].weight_ns);
+        backward.push_back(leftover[index].backward_ns);
+        if (index != 0)
+            input.push_back(leftover[index].input_ns);
+    }
+    const auto positive_median = [](const std::vector<std::int64_t>& values) {
+        return std::max<std::int64_t>(median_of(values), 0);
+    };
+    StageExtra& overhead = layers.stage_overhead;
+    overhead = {positive_median(forward), positive_median(input), positive_median(weight),
+                positive_median(backward), 0};
+    if (last >= 0) {
+        const StageExtra& rest = leftover[last];
+        layers.loss = {std::max<std::int64_t>(rest.forward_ns - overhead.forward_ns, 0),
+                       std::max<std::int64_t>(rest.input_ns - overhead.input_ns, 0),
+                       std::max<std::int64_t>(rest.weight_ns - overhead.weight_ns, 0),
+                       std::max<std::int64_t>(rest.backward_ns - overhead.backward_ns, 0),
+                       std::max<std::int64_t>(rest.held_bytes, 0)};
+    }
+    calibration.overlap_efficiency = overlap_efficiency_of(stages, run_id);
+    std::vector<std::pair<std::int64_t, std::int64_t>> points;
+    std::set<std::int64_t> sizes;
+    for (const traces::ProfileRecord& row : profile)
+        if (row.quantity == "link") {
+            points.emplace_back(row.bytes, row.median);
+            sizes.insert(row.bytes);
+        }
+    calibration.link = fit_link(points, run_id);
+    calibration.link_sizes = static_cast<int>(sizes.size());
+    return calibration;
+}
+
+}  // namespace pipelens::sim

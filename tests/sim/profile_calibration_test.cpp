@@ -1,0 +1,185 @@
+// Calibration from a profile (`run --profile`): per-layer costs add up to stages by the rules of
+// sim/layer_costs.hpp for any split, the stage overhead and the loss are what the layers leave
+// unexplained, the link is a least-squares latency + bytes / bandwidth, and fits that make no
+// sense are refused with the quantity named.
+#include <gtest/gtest.h>
+
+#include "engine/experiment/experiment_toml.hpp"
+#include "sim/calibration.hpp"
+#include "sim/experiment_costs.hpp"
+#include "sim/layer_costs.hpp"
+#include "sim/profile_calibration.hpp"
+#include "tests/fresh_trace.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+traces::ProfileRecord figure(int rank, int stage, int layer, const std::string& quantity,
+                             std::int64_t median) {
+    traces::ProfileRecord row;
+    row.rank = rank;
+    row.stage = stage;
+    row.layer = layer;
+    row.layer_name = layer >= 0 ? "layers." + std::to_string(layer) : "";
+    row.quantity = quantity;
+    row.median = row.low = row.high = median;
+    row.samples = 10;
+    return row;
+}
+
+traces::ProfileRecord link(std::int64_t bytes, std::int64_t one_way_ns) {
+    traces::ProfileRecord row = figure(0, -1, -1, "link", one_way_ns);
+    row.peer = 1;
+    row.bytes = bytes;
+    return row;
+}
+
+// Four layers (F 100, I 60, W 50, B 90 ns each; 1000 bytes held), two stages on two ranks.
+// Stage 0 measures F 410 (10 of overhead), no I (its inputs are data), W = B = 370 (10 over
+// its layers' B). Stage 1 (last) adds the loss: F 230, I 150, W 120, B 200, 1500 bytes held.
+std::vector<traces::ProfileRecord> two_stage_profile() {
+    std::vector<traces::ProfileRecord> rows;
+    for (int layer = 0; layer < 4; ++layer) {
+        const int stage = layer / 2;
+        rows.push_back(figure(stage, stage, layer, "F", 100));
+        rows.push_back(figure(stage, stage, layer, "I", layer == 0 ? 0 : 60));
+        rows.push_back(figure(stage, stage, layer, "W", 50));
+        rows.push_back(figure(stage, stage, layer, "B", 90));
+        rows.push_back(figure(stage, stage, layer, "held_bytes", 1000));
+        rows.push_back(figure(stage, stage, layer, "output_bytes", 256));
+        rows.push_back(figure(stage, stage, layer, "gradient_bytes", 4000));
+        rows.push_back(figure(stage, stage, layer, "backward_peak_bytes", 300 + layer));
+    }
+    const auto stage_rows = [&](int stage, std::int64_t f, std::int64_t i, std::int64_t w,
+                                std::int64_t b, std::int64_t overlap, std::int64_t held) {
+        rows.push_back(figure(stage, stage, -1, "F", f));
+        rows.push_back(figure(stage, stage, -1, "I", i));
+        rows.push_back(figure(stage, stage, -1, "W", w));
+        rows.push_back(figure(stage, stage, -1, "B", b));
+        rows.push_back(figure(stage, stage, -1, "OVERLAP_F_B", overlap));
+        rows.push_back(figure(stage, stage, -1, "held_bytes", held));
+    };
+    stage_rows(0, 210, 0, 190, 190, 400, 2000);  // layers: F 200, B 180 (W runs all of it)
+    stage_rows(1, 240, 130, 110, 190, 430, 2500);
+    rows.push_back(link(1000, 11'000));
+    rows.push_back(link(4000, 12'500));
+    rows.push_back(link(16000, 18'500));
+    return rows;
+}
+
+TEST(ProfileCalibration, StageOverheadAndLossAreWhatTheLayersLeave) {
+    const ProfileCalibration fitted = calibrate_from_profile(two_stage_profile(), 1);
+    const LayerCosts& layers = fitted.layers;
+    EXPECT_EQ(layers.names,
+              (std::vector<std::string>{"layers.0", "layers.1", "layers.2", "layers.3"}));
+    // Stage 0: F 210 - 200, W 190 - 180 (its layers' B), B 190 - 180; no stage gives I.
+    EXPECT_EQ(layers.stage_overhead.forward_ns, 10);
+    EXPECT_EQ(layers.stage_overhead.input_ns, 0);
+    EXPECT_EQ(layers.stage_overhead.weight_ns, 10);
+    EXPECT_EQ(layers.stage_overhead.backward_ns, 10);
+    // Stage 1: F 240 - 200 - 10, I 130 - 120, W 110 - 100 - 10, B 190 - 180 - 10, held 2500-2000.
+    EXPECT_EQ(layers.loss.forward_ns, 30);
+    EXPECT_EQ(layers.loss.input_ns, 10);
+    EXPECT_EQ(layers.loss.weight_ns, 0);
+    EXPECT_EQ(layers.loss.backward_ns, 0);
+    EXPECT_EQ(layers.loss.held_bytes, 500);
+    // OVERLAP_F_B: stage 0 (210 + 190 - 400) / 190 = 0, stage 1 (240 + 190 - 430) / 190 = 0.
+    EXPECT_EQ(fitted.overlap_efficiency, 0.0);
+    // The least-squares line through (1000, 11000), (4000, 12500), (16000, 18500): slope 0.5
+    // ns per byte (2 GB/s), intercept 14000 - 0.5 * 7000.
+    EXPECT_EQ(fitted.link_sizes, 3);
+    EXPECT_EQ(fitted.link.bytes_per_ns, 2.0);
+    EXPECT_EQ(fitted.link.latency_ns, 10'500);
+}
+
+TEST(ProfileCalibration, AnotherSplitReDerivesEveryStage) {
+    const LayerCosts layers = calibrate_from_profile(two_stage_profile(), 1).layers;
+    // Four stages of one layer each: the first has no I and W = its B; the last has the loss.
+    const std::vector<LayerStage> stages = stages_from_layers(layers, {}, 4);
+    ASSERT_EQ(stages.size(), 4u);
+    EXPECT_EQ(stages[0].cost.forward_ns, 110);
+    EXPECT_EQ(stages[0].cost.input_ns, 0);
+    EXPECT_EQ(stages[0].cost.weight_ns, 100);
+    EXPECT_EQ(stages[0].cost.backward_ns(), 100);
+    EXPECT_EQ(stages[1].cost.input_ns, 60);
+    EXPECT_EQ(stages[1].cost.weight_ns, 60);
+    EXPECT_EQ(stages[3].cost.forward_ns, 140);
+    EXPECT_EQ(stages[3].cost.input_ns, 70);
+    EXPECT_EQ(stages[3].held_bytes, 1500);
+    EXPECT_EQ(stages[3].output_bytes, 0);
+    EXPECT_EQ(stages[2].output_bytes, 256);
+    EXPECT_EQ(stages[2].gradient_bytes, 4000);
+    EXPECT_EQ(stages[2].backward_peak_bytes, 302);
+    // A split point moves layers: stage 0 = layers 0-2, stage 1 = layer 3.
+    const std::vector<LayerStage> uneven = stages_from_layers(layers, {"layers.3"}, 2);
+    EXPECT_EQ(uneven[0].cost.forward_ns, 310);
+    EXPECT_EQ(uneven[0].gradient_bytes, 12000);
+    EXPECT_THROW(stages_from_layers(layers, {}, 5), ExperimentError);
+}
+
+TEST(ProfileCalibration, LinkFitsThatMakeNoSenseAreRefused) {
+    EXPECT_EQ(fit_link({{1000, 2000}, {3000, 3000}}, 1).latency_ns, 1500);
+    EXPECT_EQ(fit_link({{1000, 2000}, {3000, 3000}}, 1).bytes_per_ns, 2.0);
+    const auto message = [](const std::vector<std::pair<std::int64_t, std::int64_t>>& points) {
+        try {
+            fit_link(points, 7);
+        } catch (const std::invalid_argument& error) {
+            return std::string(error.what());
+        }
+        return std::string("accepted");
+    };
+    EXPECT_EQ(message({{1000, 2000}, {1000, 2100}}),
+              "run 7: a link model needs one-way times of at least two message sizes, and the "
+              "profile has only 1000 bytes: profile a run with more than one rank (`run "
+              "--profile`)");
+    EXPECT_EQ(message({}),
+              "run 7: a link model needs one-way times of at least two message sizes, and the "
+              "profile has none: profile a run with more than one rank (`run --profile`)");
+    EXPECT_EQ(message({{1000, 500}, {2000, 5000}}).substr(0, 40),
+              "run 7: the fitted link latency is -4000 ");
+    EXPECT_EQ(message({{1000, 5000}, {2000, 4000}}).substr(0, 50),
+              "run 7: the fitted link bandwidth is not positive (");
+}
+
+TEST(ProfileCalibration, CalibratedFileSimulatesAnyStageCountAndReadsBack) {
+    const auto path = pipelens::testing::fresh_trace("profile_calibration");
+    {
+        traces::TraceWriter writer(path);
+        traces::RunRecord run;
+        run.kind = traces::RunKind::real;
+        run.schedule = "1F1B";
+        run.pp = 2;
+        run.m = 4;
+        Experiment recorded = plain_experiment();
+        recorded.shape = {ScheduleKind::one_f_one_b, 2, 1, 4};
+        recorded.model.hidden = 96;
+        run.config = experiment_to_toml(recorded);
+        const auto id = writer.begin_run(run);
+        for (const traces::ProfileRecord& row : two_stage_profile())
+            writer.add_profile(id, row);
+        writer.finish_run(id, 1000, 0);
+    }
+    const Calibration calibration = calibrate_from_trace(traces::TraceReader(path), 1);
+    EXPECT_TRUE(calibration.from_profile);
+    Experiment experiment = calibration.experiment;
+    EXPECT_EQ(experiment.model.hidden, 96);  // the run's own model, not defaults
+    EXPECT_EQ(experiment.model.layers, 4);
+    validate_experiment(experiment);
+    const Experiment read_back = parse_experiment_toml(experiment_to_toml(experiment), "file");
+    ASSERT_TRUE(read_back.layers.has_value());
+    EXPECT_EQ(read_back.layers->forward_ns, experiment.layers->forward_ns);
+    EXPECT_EQ(read_back.layers->loss.held_bytes, 500);
+    EXPECT_EQ(read_back.intra_host.latency_ns, experiment.intra_host.latency_ns);
+    // Simulated on another stage count: pp=2 v=2 has four stages.
+    experiment.shape = {ScheduleKind::interleaved_1f1b, 2, 2, 4};
+    validate_experiment(experiment);
+    const CostModel costs = cost_model_for(experiment, 4);
+    ASSERT_EQ(costs.stages.size(), 4u);
+    EXPECT_EQ(costs.stages[3].forward_ns, 140);
+    EXPECT_EQ(costs.held_activation_bytes, (std::vector<std::int64_t>{1000, 1000, 1000, 1500}));
+    EXPECT_EQ(costs.gradient_bytes, (std::vector<std::int64_t>{4000, 4000, 4000, 4000}));
+}
+
+}  // namespace
+}  // namespace pipelens::sim
