@@ -11,9 +11,10 @@
 #    the median measured step (with min-max) and the median peak memory per rank beside the
 #    prediction, and the 1-minute load before each row.
 # This machine's speed drifts by tens of percent within minutes (shared host), so each run of a
-# schedule is paired with a run of the calibrated 1F1B m=8 right before it: "drift" is their
-# median measured/predicted ratio, and "error at calibration speed" divides it out, which is the
-# error a quiet machine would show. Both errors are printed.
+# schedule is paired with a run of the calibrated 1F1B m=8 right before it. "drift" is the
+# median of the pairs' reference measured/predicted ratios; "at calib" is the median over the
+# pairs of the error with each pair's own ratio divided out: the error a machine running at the
+# calibration's speed would show. Both errors are printed.
 # Local ranks (threads), one intra-op thread each: on a 2-core machine nothing time-slices.
 set -euo pipefail
 
@@ -70,14 +71,30 @@ tail -n +2 "$work/predictions.tsv" | while IFS=$'\t' read -r schedule v m predic
     low=$(printf "%s\n" "${steps[@]}" | sort -n | head -1)
     high=$(printf "%s\n" "${steps[@]}" | sort -n | tail -1)
     r0=$(printf "%s\n" "${m0[@]}" | median) r1=$(printf "%s\n" "${m1[@]}" | median)
-    paired=$(printf "%s\n" "${drifts[@]}" | median)
+    pairs="${drifts[*]}|${steps[*]}"
     awk -v s="$schedule" -v v="$v" -v m="$m" -v l="$before" -v p="$predicted" -v x="$measured" \
         -v lo="$low" -v hi="$high" -v p0="$p0" -v r0="$r0" -v p1="$p1" -v r1="$r1" \
-        -v ref="$reference" -v paired="$paired" 'BEGIN {
-        drift = paired / ref
+        -v ref="$reference" -v pairs="$pairs" '
+    function median(values, count,   i, j, t) {
+        for (i = 2; i <= count; ++i)
+            for (j = i; j > 1 && values[j - 1] > values[j]; --j) {
+                t = values[j]; values[j] = values[j - 1]; values[j - 1] = t
+            }
+        return values[int((count + 1) / 2)]
+    }
+    BEGIN {
+        split(pairs, halves, "|")
+        count = split(halves[1], references, " ")
+        split(halves[2], measured, " ")
+        for (i = 1; i <= count; ++i) {
+            ratios[i] = references[i] / ref
+            errors[i] = (p * ratios[i] - measured[i]) / measured[i]
+        }
+        drift = median(ratios, count)
+        calibrated_error = median(errors, count)
         printf "%-22s %2s %3s %6s %9.1f ms %9.1f ms (%.1f-%.1f) %+6.1f%% %6.2f %+8.1f%% %7.0f/%7.0f KiB %+5.1f%% %7.0f/%7.0f KiB %+5.1f%%\n",
             s, v, m, l, p / 1e6, x / 1e6, lo / 1e6, hi / 1e6, (p - x) / x * 100, drift,
-            (p * drift - x) / x * 100,
+            calibrated_error * 100,
             p0 / 1024, r0 / 1024, (p0 - r0) / r0 * 100, p1 / 1024, r1 / 1024, (p1 - r1) / r1 * 100
     }'
 done

@@ -26,11 +26,15 @@ if "$pipelens" run --help >/dev/null 2>&1; then
     # would be the scheduler's rather than the pipeline's (`run` warns when that happens).
     echo "== 1F1B run for real: an MLP on 2 LibTorch ranks (threads, one core each), checked"
     echo "   against the model run whole on one rank, recorded beside the simulation"
+    echo "   then every rank profiles its stages, layers and links at once (--profile)"
     "$pipelens" run --schedule 1F1B --pp 2 --m 8 --model mlp --hidden 256 --layers 8 --batch 256 \
-        --out "$trace"
+        --profile --out "$trace"
     echo
-    echo "== the cost model fitted to that real run, simulated, compared"
+    echo "== the cost model fitted to that real run's profile (per layer), simulated, compared"
     "$pipelens" calibrate "$trace" --out "$out/calibrated.toml"
+    echo
+    echo "== the calibrated costs predicting a schedule that never ran: ZBVZeroBubble (4 stages)"
+    "$pipelens" simulate "$out/calibrated.toml" --schedule ZBVZeroBubble --v 2 | head -3
     echo
 fi
 echo "== sharding: the Megatron MLP block on a dp=2 x tp=4 mesh, recorded in the same trace"

@@ -95,6 +95,10 @@ std::int64_t CostModel::backward_peak_bytes_of(int stage_index) const {
     return backward_peak_bytes.empty() ? 0 : per_stage_value(backward_peak_bytes, stage_index);
 }
 
+std::int64_t CostModel::kept_bytes_of(int stage_index) const {
+    return kept_bytes.empty() ? 0 : per_stage_value(kept_bytes, stage_index);
+}
+
 std::int64_t CostModel::transfer_ns(int from_rank, int to_rank, std::int64_t bytes) const {
     const int per_host = std::max(1, ranks_per_host);
     const Link& link = from_rank / per_host == to_rank / per_host ? intra_host : inter_host;

@@ -39,6 +39,9 @@ struct CostModel {
     // to the end of the step; and the temporaries a backward (B, I or W) holds while it runs.
     std::vector<std::int64_t> gradient_bytes;
     std::vector<std::int64_t> backward_peak_bytes;
+    // Per stage, empty = none: of the held bytes, what the backward does not free (kept to the
+    // end of the step, as the last stage's outputs are).
+    std::vector<std::int64_t> kept_bytes;
     Link intra_host;
     Link inter_host;
     int ranks_per_host = 8;
@@ -57,6 +60,7 @@ struct CostModel {
     std::int64_t held_bytes_of(int stage_index) const;
     std::int64_t gradient_bytes_of(int stage_index) const;
     std::int64_t backward_peak_bytes_of(int stage_index) const;
+    std::int64_t kept_bytes_of(int stage_index) const;
     std::int64_t transfer_ns(int from_rank, int to_rank, std::int64_t bytes) const;
 };
 

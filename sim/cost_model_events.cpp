@@ -32,6 +32,7 @@ void record_cost_model(recorder::StateRecorder& recorder, const CostModel& costs
         state.held_bytes = costs.held_bytes_of(stage);
         state.gradient_bytes = costs.gradient_bytes_of(stage);
         state.backward_peak_bytes = costs.backward_peak_bytes_of(stage);
+        state.kept_bytes = costs.kept_bytes_of(stage);
         recorder.set_stage_costs(stage, state);
     }
 }
@@ -60,6 +61,7 @@ CostModel cost_model_from_state(const recorder::PipelineState& state) {
         costs.held_activation_bytes.push_back(stage.costs->held_bytes);
         costs.gradient_bytes.push_back(stage.costs->gradient_bytes);
         costs.backward_peak_bytes.push_back(stage.costs->backward_peak_bytes);
+        costs.kept_bytes.push_back(stage.costs->kept_bytes);
     }
     return costs;
 }

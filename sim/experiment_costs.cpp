@@ -44,6 +44,7 @@ CostModel cost_model_for(const Experiment& experiment, int stage_count) {
             costs.held_activation_bytes.push_back(stage.held_bytes);
             costs.gradient_bytes.push_back(stage.gradient_bytes);
             costs.backward_peak_bytes.push_back(stage.backward_peak_bytes);
+            costs.kept_bytes.push_back(stage.kept_bytes);
         }
     } else {
         for (int stage = 0; stage < stage_count; ++stage) {

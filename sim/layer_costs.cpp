@@ -20,6 +20,8 @@ void add_extra(LayerStage& stage, const StageExtra& extra, bool first_stage) {
     cost.weight_ns = non_negative(cost.weight_ns + extra.weight_ns);
     cost.full_backward_ns = non_negative(cost.backward_ns() + extra.backward_ns);
     stage.held_bytes = non_negative(stage.held_bytes + extra.held_bytes);
+    stage.kept_bytes =
+        std::clamp<std::int64_t>(stage.kept_bytes + extra.kept_bytes, 0, stage.held_bytes);
 }
 
 }  // namespace
@@ -67,6 +69,8 @@ std::vector<LayerStage> stages_from_layers(const LayerCosts& costs,
         const bool first = index == 0;
         LayerStage stage = sum_of_layers(costs, split[index], first);
         add_extra(stage, costs.stage_overhead, first);
+        if (index > 0)
+            stage.held_bytes += stages.back().output_bytes;
         if (index == stage_count - 1) {
             add_extra(stage, costs.loss, first);
             stage.output_bytes = 0;

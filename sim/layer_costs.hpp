@@ -5,8 +5,9 @@
 // Rules: F, I, W and B of a stage are the sums over its layers, plus the stage overhead; the
 // first stage's inputs are data that need no gradient, so its I is empty and its W runs the
 // whole backward (the sum of its layers' B); the last stage adds the loss. Memory: held bytes
-// and weight-gradient bytes add up, a backward's temporaries are those of its largest layer,
-// and a stage sends what its last layer outputs. No result is negative.
+// and weight-gradient bytes add up, a stage past the first also holds the inputs it received
+// (the previous stage's output) until its backward, a backward's temporaries are those of its
+// largest layer, and a stage sends what its last layer outputs. No result is negative.
 #pragma once
 
 #include <string>
@@ -20,7 +21,8 @@ namespace pipelens::sim {
 
 struct LayerStage {
     StageCost cost;
-    std::int64_t held_bytes = 0;
+    std::int64_t held_bytes = 0;  // received inputs included, past the first stage
+    std::int64_t kept_bytes = 0;  // of held, what outlives the backward (to the step's end)
     std::int64_t output_bytes = 0;
     std::int64_t gradient_bytes = 0;
     std::int64_t backward_peak_bytes = 0;

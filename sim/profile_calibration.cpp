@@ -101,7 +101,8 @@ StageExtra unexplained(const StageFigures& measured, const LayerStage& layers, i
             figure(measured, "I", index, run_id) - layers.cost.input_ns,
             figure(measured, "W", index, run_id) - layers.cost.weight_ns,
             figure(measured, "B", index, run_id) - layers.cost.backward_ns(),
-            figure(measured, "held_bytes", index, run_id) - layers.held_bytes};
+            figure(measured, "held_bytes", index, run_id) - layers.held_bytes,
+            figure(measured, "kept_bytes", index, run_id) - layers.kept_bytes};
 }
 
 double overlap_efficiency_of(const std::map<int, StageFigures>& stages, std::int64_t run_id) {
@@ -192,15 +193,20 @@ ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecor
         return std::max<std::int64_t>(median_of(values), 0);
     };
     StageExtra& overhead = layers.stage_overhead;
-    overhead = {positive_median(forward), positive_median(input), positive_median(weight),
-                positive_median(backward), 0};
+    overhead = {positive_median(forward),
+                positive_median(input),
+                positive_median(weight),
+                positive_median(backward),
+                0,
+                0};
     if (last >= 0) {
         const StageExtra& rest = leftover[last];
         layers.loss = {std::max<std::int64_t>(rest.forward_ns - overhead.forward_ns, 0),
                        std::max<std::int64_t>(rest.input_ns - overhead.input_ns, 0),
                        std::max<std::int64_t>(rest.weight_ns - overhead.weight_ns, 0),
                        std::max<std::int64_t>(rest.backward_ns - overhead.backward_ns, 0),
-                       std::max<std::int64_t>(rest.held_bytes, 0)};
+                       std::max<std::int64_t>(rest.held_bytes, 0),
+                       std::max<std::int64_t>(rest.kept_bytes, 0)};
     }
     calibration.overlap_efficiency = overlap_efficiency_of(stages, run_id);
     std::vector<std::pair<std::int64_t, std::int64_t>> points;

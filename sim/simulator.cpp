@@ -149,7 +149,7 @@ class Simulator {
 
     // Activations are held from the F until the backward that frees them (B, or W after I);
     // weight gradients from the stage's first backward to the end of the step; a backward's
-    // temporaries while it runs.
+    // temporaries while it runs; what a backward does not free (kept bytes) to the step's end.
     void account_memory(int rank, const Action& part, std::int64_t start, std::int64_t end) {
         const std::int64_t bytes = costs_.held_bytes_of(part.stage);
         if (part.kind == ActionKind::forward) {
@@ -166,7 +166,8 @@ class Simulator {
         }
         const std::int64_t temporaries = costs_.backward_peak_bytes_of(part.stage);
         change_memory(rank, start, temporaries);
-        change_memory(rank, end, -temporaries - (frees ? bytes : 0));
+        const std::int64_t freed = frees ? bytes - costs_.kept_bytes_of(part.stage) : 0;
+        change_memory(rank, end, -temporaries - freed);
     }
 
     bool execute(int rank, const Action& action) {

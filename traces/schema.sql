@@ -244,7 +244,7 @@ ALTER TABLE ranks ADD COLUMN clock_uncertainty_ns INTEGER;
 -- stage's and each model layer's compute times (quantity F, I, W, B, OVERLAP_F_B; ns) and
 -- memory (held_bytes kept per microbatch from F to backward, backward_peak_bytes above that
 -- during a backward, gradient_bytes of its weight gradients, output_bytes it hands on per
--- microbatch), and each link's one-way time for
+-- microbatch, kept_bytes still held after the backward until the step ends), and each link's one-way time for
 -- a message of `bytes` (quantity 'link', from `rank` to `peer`). median, low and high are the
 -- median and the 10th and 90th percentiles of `samples` timed repetitions after warm-up.
 CREATE TABLE profile (

@@ -50,6 +50,7 @@ struct StageExtra {
     std::int64_t weight_ns = 0;
     std::int64_t backward_ns = 0;
     std::int64_t held_bytes = 0;
+    std::int64_t kept_bytes = 0;  // of those, still held after the backward, to the step's end
 };
 
 // Costs measured per model layer ([layers], written by `pipelens calibrate` from a

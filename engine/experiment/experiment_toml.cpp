@@ -265,6 +265,8 @@ void read_layers(FieldReader& fields, Experiment& experiment) {
         fields.duration(key + "b", extra->backward_ns);
         if (const toml::node* node = fields.take(key + "held_bytes"))
             extra->held_bytes = fields.quantity(*node, key + "held_bytes", parse_byte_count);
+        if (const toml::node* node = fields.take(key + "kept_bytes"))
+            extra->kept_bytes = fields.quantity(*node, key + "kept_bytes", parse_byte_count);
     }
     fields.finish();
 }
@@ -339,6 +341,7 @@ toml::table layers_table(const LayerCosts& layers) {
         table.insert(key + "w", fmt::format("{}ns", extra->weight_ns));
         table.insert(key + "b", fmt::format("{}ns", extra->backward_ns));
         table.insert(key + "held_bytes", extra->held_bytes);
+        table.insert(key + "kept_bytes", extra->kept_bytes);
     }
     return table;
 }

@@ -134,7 +134,7 @@ void read_field(const nlohmann::json& json, BufferDirection& value) {
 // Fields events gained after traces had been written without them: absent, they keep their
 // default (0), so older recordings still replay.
 bool added_later(std::string_view name) {
-    return name == "gradient_bytes" || name == "backward_peak_bytes";
+    return name == "gradient_bytes" || name == "backward_peak_bytes" || name == "kept_bytes";
 }
 
 template <class Kind>

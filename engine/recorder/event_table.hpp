@@ -121,6 +121,7 @@ struct SetStageCosts {
         visit("held_bytes", self.costs.held_bytes);
         visit("gradient_bytes", self.costs.gradient_bytes);  // see added_later()
         visit("backward_peak_bytes", self.costs.backward_peak_bytes);
+        visit("kept_bytes", self.costs.kept_bytes);
     }
     void apply(EventTarget& target) const;
 };

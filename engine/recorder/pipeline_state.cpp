@@ -64,9 +64,9 @@ std::string costs_text(const std::optional<StageCostState>& costs) {
                                    costs->forward_ns, costs->input_ns, costs->weight_ns,
                                    costs->backward_ns, costs->activation_bytes, costs->held_bytes);
     // Only where set, so states recorded before these existed print as they did.
-    if (costs->gradient_bytes != 0 || costs->backward_peak_bytes != 0)
-        text += fmt::format(" gradients={}B backward_peak={}B", costs->gradient_bytes,
-                            costs->backward_peak_bytes);
+    if (costs->gradient_bytes != 0 || costs->backward_peak_bytes != 0 || costs->kept_bytes != 0)
+        text += fmt::format(" gradients={}B backward_peak={}B kept={}B", costs->gradient_bytes,
+                            costs->backward_peak_bytes, costs->kept_bytes);
     return text;
 }
 

@@ -51,6 +51,7 @@ struct StageCostState {
     std::int64_t held_bytes = 0;           // kept from F until its backward
     std::int64_t gradient_bytes = 0;       // weight gradients, from the first backward on
     std::int64_t backward_peak_bytes = 0;  // a backward's temporaries while it runs
+    std::int64_t kept_bytes = 0;           // of held, not freed by the backward
 };
 
 // Links and FSDP costs of a simulation.

@@ -75,7 +75,8 @@ struct ProfileFigure {
     int layer = -1;           // the model layer's index; -1: the whole stage (or a link)
     std::string layer_name;   // "layers.3"; empty for stages and links
     std::string quantity;     // F, I, W, B, OVERLAP_F_B, held_bytes, backward_peak_bytes,
-                              // gradient_bytes, output_bytes (what it sends on), link
+                              // gradient_bytes, output_bytes (what it sends on), kept_bytes
+                              // (still held after the backward: the last stage's outputs), link
     int peer = -1;            // links: the other rank
     std::int64_t bytes = 0;   // links: the message size
     std::int64_t median = 0;  // ns for times, bytes for memory

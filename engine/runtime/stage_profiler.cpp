@@ -142,11 +142,13 @@ class Profiler {
         account->mark();
         stage.full_backward(2, gradients);
         const std::int64_t backward_peak = account->peak_bytes() - held;
+        const std::int64_t kept = account->current_bytes();  // past the backward, to step end
         std::int64_t gradient_bytes = 0;
         for (const torch::Tensor& parameter : stage.parameters())
             gradient_bytes += static_cast<std::int64_t>(parameter.nbytes());
         add("held_bytes", Spread{held, held, held, 1});
         add("backward_peak_bytes", Spread{backward_peak, backward_peak, backward_peak, 1});
+        add("kept_bytes", Spread{kept, kept, kept, 1});
         add("gradient_bytes", Spread{gradient_bytes, gradient_bytes, gradient_bytes, 1});
     }
 

@@ -115,6 +115,31 @@ TEST(ExperimentToml, CountsAndBandwidthsOutOfRange) {
               "");
 }
 
+TEST(ExperimentToml, PerLayerCostsNeedOneValuePerLayerAndNoStageCosts) {
+    const std::string layers =
+        "[schedule]\npp = 2\nm = 4\n[layers]\nnames = [\"layers.0\", \"layers.1\"]\n"
+        "f = [\"1ms\", \"2ms\"]\ni = [1, 2]\nw = [1, 2]\nb = [2, 4]\nheld_bytes = [8, 8]\n"
+        "output_bytes = [4, 4]\ngradient_bytes = [16, 16]\nbackward_peak_bytes = [2, 2]\n"
+        "loss_f = \"5us\"\nloss_kept_bytes = 4\n";
+    EXPECT_EQ(error_of(layers), "no error");
+    const Experiment experiment = parse_experiment_toml(layers, "exp.toml");
+    ASSERT_TRUE(experiment.layers.has_value());
+    EXPECT_EQ(experiment.layers->forward_ns, (std::vector<std::int64_t>{1'000'000, 2'000'000}));
+    EXPECT_EQ(experiment.layers->loss.forward_ns, 5'000);
+    EXPECT_EQ(experiment.layers->loss.kept_bytes, 4);
+    EXPECT_EQ(error_of(layers + "[costs]\nf = 3\n"),
+              "exp.toml: layers: give either [layers] or per-stage costs "
+              "(costs.f/i/w/b/held_activation_bytes, [transformer]), not both: the layers derive "
+              "every stage's costs");
+    std::string short_list = layers;
+    short_list.replace(short_list.find("held_bytes = [8, 8]"), 19, "held_bytes = [8]");
+    EXPECT_EQ(error_of(short_list),
+              "exp.toml: layers.held_bytes: has 1 values but layers.names has 2 layers: give one "
+              "per layer");
+    EXPECT_EQ(error_of(layers + "[model]\nlayers = 3\n"),
+              "exp.toml: model.layers: is 3 but [layers] measured 2 layers");
+}
+
 TEST(ExperimentToml, ValidationAgainstTheSchedule) {
     EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[costs]\nf = [1, 2, 3]\n"),
               "exp.toml: costs.f: has 3 values but the schedule has 4 stages (give one value for "

@@ -36,8 +36,8 @@ traces::ProfileRecord link(std::int64_t bytes, std::int64_t one_way_ns) {
 }
 
 // Four layers (F 100, I 60, W 50, B 90 ns each; 1000 bytes held), two stages on two ranks.
-// Stage 0 measures F 410 (10 of overhead), no I (its inputs are data), W = B = 370 (10 over
-// its layers' B). Stage 1 (last) adds the loss: F 230, I 150, W 120, B 200, 1500 bytes held.
+// Stage 0 measures F 210 (10 of overhead), no I (its inputs are data), W = B = 190 (10 over
+// its layers' B). Stage 1 (last) adds the loss and keeps its 256-byte output past backward.
 std::vector<traces::ProfileRecord> two_stage_profile() {
     std::vector<traces::ProfileRecord> rows;
     for (int layer = 0; layer < 4; ++layer) {
@@ -52,16 +52,18 @@ std::vector<traces::ProfileRecord> two_stage_profile() {
         rows.push_back(figure(stage, stage, layer, "backward_peak_bytes", 300 + layer));
     }
     const auto stage_rows = [&](int stage, std::int64_t f, std::int64_t i, std::int64_t w,
-                                std::int64_t b, std::int64_t overlap, std::int64_t held) {
+                                std::int64_t b, std::int64_t overlap, std::int64_t held,
+                                std::int64_t kept) {
         rows.push_back(figure(stage, stage, -1, "F", f));
         rows.push_back(figure(stage, stage, -1, "I", i));
         rows.push_back(figure(stage, stage, -1, "W", w));
         rows.push_back(figure(stage, stage, -1, "B", b));
         rows.push_back(figure(stage, stage, -1, "OVERLAP_F_B", overlap));
         rows.push_back(figure(stage, stage, -1, "held_bytes", held));
+        rows.push_back(figure(stage, stage, -1, "kept_bytes", kept));
     };
-    stage_rows(0, 210, 0, 190, 190, 400, 2000);  // layers: F 200, B 180 (W runs all of it)
-    stage_rows(1, 240, 130, 110, 190, 430, 2500);
+    stage_rows(0, 210, 0, 190, 190, 400, 2000, 0);      // layers: F 200, B 180 (W runs all of it)
+    stage_rows(1, 240, 130, 110, 190, 430, 2500, 256);  // keeps its output past the backward
     rows.push_back(link(1000, 11'000));
     rows.push_back(link(4000, 12'500));
     rows.push_back(link(16000, 18'500));
@@ -84,6 +86,8 @@ TEST(ProfileCalibration, StageOverheadAndLossAreWhatTheLayersLeave) {
     EXPECT_EQ(layers.loss.weight_ns, 0);
     EXPECT_EQ(layers.loss.backward_ns, 0);
     EXPECT_EQ(layers.loss.held_bytes, 500);
+    EXPECT_EQ(layers.loss.kept_bytes, 256);
+    EXPECT_EQ(layers.stage_overhead.kept_bytes, 0);
     // OVERLAP_F_B: stage 0 (210 + 190 - 400) / 190 = 0, stage 1 (240 + 190 - 430) / 190 = 0.
     EXPECT_EQ(fitted.overlap_efficiency, 0.0);
     // The least-squares line through (1000, 11000), (4000, 12500), (16000, 18500): slope 0.5
@@ -106,7 +110,11 @@ TEST(ProfileCalibration, AnotherSplitReDerivesEveryStage) {
     EXPECT_EQ(stages[1].cost.weight_ns, 60);
     EXPECT_EQ(stages[3].cost.forward_ns, 140);
     EXPECT_EQ(stages[3].cost.input_ns, 70);
-    EXPECT_EQ(stages[3].held_bytes, 1500);
+    // Held: its layer, the loss, and the input it received (stage 2's output).
+    EXPECT_EQ(stages[3].held_bytes, 1000 + 500 + 256);
+    EXPECT_EQ(stages[3].kept_bytes, 256);
+    EXPECT_EQ(stages[0].held_bytes, 1000);
+    EXPECT_EQ(stages[0].kept_bytes, 0);
     EXPECT_EQ(stages[3].output_bytes, 0);
     EXPECT_EQ(stages[2].output_bytes, 256);
     EXPECT_EQ(stages[2].gradient_bytes, 4000);
@@ -177,7 +185,8 @@ TEST(ProfileCalibration, CalibratedFileSimulatesAnyStageCountAndReadsBack) {
     const CostModel costs = cost_model_for(experiment, 4);
     ASSERT_EQ(costs.stages.size(), 4u);
     EXPECT_EQ(costs.stages[3].forward_ns, 140);
-    EXPECT_EQ(costs.held_activation_bytes, (std::vector<std::int64_t>{1000, 1000, 1000, 1500}));
+    EXPECT_EQ(costs.held_activation_bytes, (std::vector<std::int64_t>{1000, 1256, 1256, 1756}));
+    EXPECT_EQ(costs.kept_bytes, (std::vector<std::int64_t>{0, 0, 0, 256}));
     EXPECT_EQ(costs.gradient_bytes, (std::vector<std::int64_t>{4000, 4000, 4000, 4000}));
 }
 

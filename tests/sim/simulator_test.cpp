@@ -76,6 +76,24 @@ TEST(SimulatorMemory, PeakActivationsOnTheFirstRank) {
     }
 }
 
+TEST(SimulatorMemory, GradientsTemporariesAndKeptBytes) {
+    // GPipe on two ranks, m = 3: rank 0 holds 3 x 100 when its first backward starts, which
+    // allocates the 1000 weight-gradient bytes and 10 of temporaries; each backward frees its
+    // 100 but 30, kept to the end of the step.
+    CostModel costs = unit_costs(1000, 1000, 1000);
+    costs.activation_bytes = {100};
+    costs.gradient_bytes = {1000};
+    costs.backward_peak_bytes = {10};
+    costs.kept_bytes = {30};
+    const SimulationResult result = run(ScheduleKind::gpipe, 2, 1, 3, costs);
+    EXPECT_EQ(result.ranks[0].peak_memory_bytes, 3 * 100 + 1000 + 10);
+    std::int64_t last = -1;
+    for (const MemorySample& sample : result.memory)
+        if (sample.rank == 0)
+            last = sample.bytes;
+    EXPECT_EQ(last, 1000 + 3 * 30);
+}
+
 TEST(SimulatorBubbles, WarmupCooldownAndWaitingNameThePeer) {
     const SimulationResult result =
         run(ScheduleKind::one_f_one_b, 4, 1, 8, unit_costs(1000, 1000, 1000));
