@@ -2,7 +2,8 @@
 // layer, so any pp, v or split re-derives stage costs (sim/layer_costs.hpp), with the per-stage
 // overhead and the loss fitted as what the layers leave unexplained; the overlap efficiency of
 // OVERLAP_F_B against F + B; and the link's latency and bandwidth fitted to one-way times of
-// several message sizes (least squares over latency + bytes / bandwidth).
+// several message sizes (least squares over latency + bytes / bandwidth, through each size's
+// 10th percentile: scheduling delays on a busy machine only add time).
 //
 // Invariants: every figure written is finite and non-negative; a fit that gives a negative or
 // non-finite latency or a bandwidth that is not positive is an error naming the quantity and

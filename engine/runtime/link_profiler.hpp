@@ -26,7 +26,8 @@ std::vector<ProfileFigure> profile_links(Transport& transport, int tag_base,
                                          const std::vector<std::int64_t>& sizes,
                                          std::chrono::milliseconds timeout);
 
-// Three sizes around a stage boundary's message: a quarter (at least 1 KiB), itself, four times.
+// Three sizes around a stage boundary's message: a quarter (at least 1 KiB), itself, sixteen
+// times (at most 64 MiB).
 std::vector<std::int64_t> link_profile_sizes(std::int64_t boundary_bytes);
 
 }  // namespace pipelens::runtime

@@ -452,7 +452,7 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         SCOPED_TRACE(transport);
         const auto trace = fresh_trace("profile");
         auto result = run_pipelens(
-            "run --schedule 1F1B --pp 2 --m 4 --model mlp --layers 4 --hidden 32 --no-reference "
+            "run --schedule 1F1B --pp 2 --m 4 --model mlp --layers 4 --hidden 256 --no-reference "
             "--profile --out " +
             trace.string() + transport);
         ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -470,7 +470,7 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
                   "3 0 1");
         EXPECT_EQ(raw.value("SELECT held_bytes FROM (SELECT median AS held_bytes FROM profile "
                             "WHERE layer = 1 AND quantity = 'held_bytes')"),
-                  std::to_string(2 * 8 * 32 * 4));  // two [8, 32] floats per microbatch
+                  std::to_string(2 * 8 * 256 * 4));  // two [8, 256] floats per microbatch
         const std::string calibrated = trace.string() + ".toml";
         result = run_pipelens("calibrate " + trace.string() + " --out " + calibrated);
         ASSERT_EQ(result.exit_code, 0) << result.err;
