@@ -72,6 +72,7 @@ std::vector<LayerStage> stages_from_layers(const LayerCosts& costs,
         if (index > 0)
             stage.held_bytes += stages.back().output_bytes;
         if (index == stage_count - 1) {
+            stage.kept_bytes += stage.output_bytes;  // the model's output, kept to step end
             add_extra(stage, costs.loss, first);
             stage.output_bytes = 0;
         }

@@ -7,7 +7,8 @@
 // whole backward (the sum of its layers' B); the last stage adds the loss. Memory: held bytes
 // and weight-gradient bytes add up, a stage past the first also holds the inputs it received
 // (the previous stage's output) until its backward, a backward's temporaries are those of its
-// largest layer, and a stage sends what its last layer outputs. No result is negative.
+// largest layer, and a stage sends what its last layer outputs; the last stage keeps the
+// model's output (its last layer's) until the step ends. No result is negative.
 #pragma once
 
 #include <string>

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -83,10 +84,12 @@ std::map<int, StageFigures> stages_of(const std::vector<traces::ProfileRecord>& 
         if (row.stage < 0)
             continue;
         StageFigures& stage = stages[row.stage];
-        if (row.layer < 0) {
+        if (row.layer == -1) {
             stage.values[row.quantity] = row.median;
             continue;
         }
+        if (row.layer < 0)
+            continue;  // the loss, timed alone
         stage.first_layer =
             stage.first_layer < 0 ? row.layer : std::min(stage.first_layer, row.layer);
         stage.last_layer = std::max(stage.last_layer, row.layer);
@@ -103,6 +106,18 @@ StageExtra unexplained(const StageFigures& measured, const LayerStage& layers, i
             figure(measured, "B", index, run_id) - layers.cost.backward_ns(),
             figure(measured, "held_bytes", index, run_id) - layers.held_bytes,
             figure(measured, "kept_bytes", index, run_id) - layers.kept_bytes};
+}
+
+// The loss as `run --profile` timed it alone (layer -2), if it did.
+std::optional<StageExtra> loss_of(const std::vector<traces::ProfileRecord>& profile) {
+    std::map<std::string, std::int64_t> values;
+    for (const traces::ProfileRecord& row : profile)
+        if (row.layer == -2)
+            values[row.quantity] = row.median;
+    if (values.empty())
+        return std::nullopt;
+    return StageExtra{values["F"], values["I"],          values["W"],
+                      values["B"], values["held_bytes"], values["kept_bytes"]};
 }
 
 double overlap_efficiency_of(const std::map<int, StageFigures>& stages, std::int64_t run_id) {
@@ -199,8 +214,11 @@ ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecor
                 positive_median(backward),
                 0,
                 0};
-    if (last >= 0) {
-        const StageExtra& rest = leftover[last];
+    if (const std::optional<StageExtra> loss = loss_of(profile)) {
+        layers.loss = *loss;
+    } else if (last >= 0) {  // a profile without the loss timed alone
+        StageExtra& rest = leftover[last];
+        rest.kept_bytes -= layers.output_bytes.back();  // the kept model output has its rule
         layers.loss = {std::max<std::int64_t>(rest.forward_ns - overhead.forward_ns, 0),
                        std::max<std::int64_t>(rest.input_ns - overhead.input_ns, 0),
                        std::max<std::int64_t>(rest.weight_ns - overhead.weight_ns, 0),

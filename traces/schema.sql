@@ -251,7 +251,8 @@ CREATE TABLE profile (
     run_id INTEGER NOT NULL REFERENCES runs (id),
     rank INTEGER NOT NULL,
     stage INTEGER NOT NULL,      -- -1 for links
-    layer INTEGER NOT NULL,      -- the model layer's index; -1 for a whole stage or a link
+    layer INTEGER NOT NULL,      -- the model layer's index; -1 for a whole stage or a link;
+                                 -- -2 for the last stage's loss, timed alone
     layer_name TEXT NOT NULL,    -- e.g. 'layers.3'; '' for stages and links
     quantity TEXT NOT NULL,
     peer INTEGER NOT NULL,       -- links: the other rank; -1 otherwise

@@ -71,8 +71,8 @@ struct MemoryPoint {
 // gradient_bytes: its weight gradients), or a link's one-way time for `bytes` to `peer`.
 struct ProfileFigure {
     int rank = 0;
-    int stage = -1;           // -1: a link
-    int layer = -1;           // the model layer's index; -1: the whole stage (or a link)
+    int stage = -1;  // -1: a link
+    int layer = -1;  // the model layer's index; -1: the whole stage (or a link); -2: the loss
     std::string layer_name;   // "layers.3"; empty for stages and links
     std::string quantity;     // F, I, W, B, OVERLAP_F_B, held_bytes, backward_peak_bytes,
                               // gradient_bytes, output_bytes (what it sends on), kept_bytes

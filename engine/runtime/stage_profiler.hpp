@@ -26,6 +26,9 @@ namespace pipelens::runtime {
 // add at most a few seconds to a run.
 inline constexpr std::chrono::milliseconds kStageProfileBudget{1500};
 
+// The `layer` of the last stage's loss, timed on its own (its layer_name is "loss").
+inline constexpr int kLossLayer = -2;
+
 struct StageProfileInput {
     int rank = 0;
     std::map<int, std::unique_ptr<PipelineStage>>* stages = nullptr;  // the rank's, by index

@@ -86,7 +86,7 @@ TEST(ProfileCalibration, StageOverheadAndLossAreWhatTheLayersLeave) {
     EXPECT_EQ(layers.loss.weight_ns, 0);
     EXPECT_EQ(layers.loss.backward_ns, 0);
     EXPECT_EQ(layers.loss.held_bytes, 500);
-    EXPECT_EQ(layers.loss.kept_bytes, 256);
+    EXPECT_EQ(layers.loss.kept_bytes, 0);  // the kept 256 are the model's output: a rule
     EXPECT_EQ(layers.stage_overhead.kept_bytes, 0);
     // OVERLAP_F_B: stage 0 (210 + 190 - 400) / 190 = 0, stage 1 (240 + 190 - 430) / 190 = 0.
     EXPECT_EQ(fitted.overlap_efficiency, 0.0);
@@ -95,6 +95,21 @@ TEST(ProfileCalibration, StageOverheadAndLossAreWhatTheLayersLeave) {
     EXPECT_EQ(fitted.link_sizes, 3);
     EXPECT_EQ(fitted.link.bytes_per_ns, 2.0);
     EXPECT_EQ(fitted.link.latency_ns, 10'500);
+}
+
+TEST(ProfileCalibration, ALossTimedAloneIsTakenAsMeasured) {
+    std::vector<traces::ProfileRecord> profile = two_stage_profile();
+    for (const auto& [quantity, value] : std::vector<std::pair<std::string, std::int64_t>>{
+             {"F", 5}, {"I", 13}, {"W", 1}, {"B", 12}, {"held_bytes", 64}, {"kept_bytes", 0}})
+        profile.push_back(figure(1, 1, -2, quantity, value));
+    const LayerCosts layers = calibrate_from_profile(profile, 1).layers;
+    EXPECT_EQ(layers.loss.forward_ns, 5);
+    EXPECT_EQ(layers.loss.input_ns, 13);
+    EXPECT_EQ(layers.loss.weight_ns, 1);
+    EXPECT_EQ(layers.loss.backward_ns, 12);
+    EXPECT_EQ(layers.loss.held_bytes, 64);
+    EXPECT_EQ(layers.stage_overhead.forward_ns, 10);  // stage 0 still gives the overhead
+    EXPECT_EQ(layers.names.size(), 4u);               // the loss is no model layer
 }
 
 TEST(ProfileCalibration, AnotherSplitReDerivesEveryStage) {
