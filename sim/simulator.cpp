@@ -238,7 +238,7 @@ class Simulator {
                 entry.end_ns =
                     ready.time + costs_.transfer_ns(owner(peer_stage), rank, entry.bytes);
                 produce(action, entry.end_ns);
-                return;
+                break;
             }
             default:  // UNSHARD, REDUCE_GRAD: collectives on the communication stream
                 entry.start_ns = std::max(comm_free_[rank], ready.time);
@@ -246,7 +246,8 @@ class Simulator {
                 produce(action, entry.end_ns);
                 break;
         }
-        comm_free_[rank] = entry.end_ns;
+        if (holds_stream(action.kind))
+            comm_free_[rank] = entry.end_ns;
     }
 
     SimulationResult summarize() {

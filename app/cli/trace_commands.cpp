@@ -1,7 +1,8 @@
-// The commands that read a trace: `pipelens summary TRACE.db [--run N] [--json]` lists the runs
-// and their figures, `pipelens export TRACE.db [--chrome OUT.json] [--svg OUT.svg] [--run N]`
-// writes one run for Perfetto and/or as a timeline picture. Both open the trace read-only, so they
-// work on a trace another process is writing.
+// The commands that read a trace: `pipelens summary TRACE.db [--run N] [--json]
+// [--critical-path]` lists the runs and their figures (and critical paths), `pipelens export
+// TRACE.db [--chrome OUT.json] [--svg OUT.svg] [--run N]` writes one run for Perfetto and/or as a
+// timeline picture. Both open the trace read-only, so they work on a trace another process is
+// writing.
 #include <cstdio>
 #include <memory>
 
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/critical_path_report.hpp"
 #include "app/cli/run_report.hpp"
 #include "engine/text/quantities.hpp"
 #include "traces/chrome_export.hpp"
@@ -56,7 +58,19 @@ struct SummaryOptions {
     std::string trace;
     std::optional<std::int64_t> run;
     bool json = false;
+    bool critical_path = false;
 };
+
+struct RunPath {
+    analysis::TimedSchedule timed;
+    analysis::CriticalPath path;
+};
+
+RunPath critical_path_of(const traces::TraceReader& reader, std::int64_t run_id) {
+    RunPath run{analysis::read_timed_schedule(reader, run_id), {}};
+    run.path = analysis::critical_path(run.timed, analysis::HoldGraph(run.timed));
+    return run;
+}
 
 void print_run_list(const std::vector<traces::RunRecord>& runs) {
     fmt::print("{:>4}  {:<4}  {:<10}  {:<22}  {:>5}  {:>3}  {:>5}  {:>12}  {:>7}  {}\n", "run",
@@ -88,6 +102,10 @@ void run_summary(const SummaryOptions& options) {
             json["v"] = run.v;
             json["m"] = run.m;
             json["actions"] = reader.action_count(run.id);
+            if (options.critical_path) {
+                const RunPath path = critical_path_of(reader, run.id);
+                json["critical_path"] = critical_path_json(path.timed, path.path);
+            }
             list.push_back(std::move(json));
         }
         fmt::print("{}\n", nlohmann::ordered_json{{"trace", options.trace}, {"runs", list}}.dump());
@@ -101,6 +119,10 @@ void run_summary(const SummaryOptions& options) {
         fmt::print("\n{}", format_run_figures(run_title(run), figures_of(reader, run)));
         if (run.status == traces::RunStatus::failed)
             fmt::print("failed: {}\n", run.failure);
+        if (options.critical_path) {
+            const RunPath path = critical_path_of(reader, run.id);
+            fmt::print("{}", format_critical_path(path.timed, path.path));
+        }
     }
 }
 
@@ -156,6 +178,9 @@ void add_summary_command(CLI::App& app) {
     command->add_option("trace", options->trace, "Trace file")->required();
     command->add_option("--run", options->run, "Only this run");
     command->add_flag("--json", options->json, "Print JSON instead of tables");
+    command->add_flag("--critical-path", options->critical_path,
+                      "Also list each run's critical path: the chain of actions and transfers "
+                      "that sets its step time, and its time by kind");
     command->callback([options] { run_summary(*options); });
 }
 

@@ -77,6 +77,12 @@ inline bool uses_communication_stream(ActionKind kind) {
     return is_communication(kind) || kind == ActionKind::unshard || kind == ActionKind::reduce_grad;
 }
 
+// A posted RECV waits for its data without holding its stream (PyTorch's irecv); every other
+// action holds its stream while it runs, so the stream's next action starts after it.
+inline bool holds_stream(ActionKind kind) {
+    return kind != ActionKind::recv_forward && kind != ActionKind::recv_backward;
+}
+
 inline Action make_action(int stage, ActionKind kind, int microbatch = kNoMicrobatch) {
     Action action;
     action.stage = stage;

@@ -137,6 +137,45 @@ TEST(SimulateCli, TraceHoldsRunsThatSummaryAndExportReadBack) {
     std::filesystem::remove(chrome);
 }
 
+// `summary --critical-path`: 1F1B pp=4 m=8 with the last stage twice as slow. The path fills
+// the pipe with microbatch 0's forwards, runs the last stage's F and B back to back, and drains
+// with microbatch 7's backwards; its shares add up to the step.
+TEST(SimulateCli, SummaryListsTheCriticalPath) {
+    const auto trace = fresh_trace("critical");
+    ASSERT_EQ(run_pipelens("simulate --schedule 1F1B --pp 4 --m 8 --f 1,1,1,2 --b 2,2,2,4 --out " +
+                           trace.string())
+                  .exit_code,
+              0);
+    const auto summary = run_pipelens("summary --critical-path --json " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const auto run = nlohmann::json::parse(summary.out)["runs"][0];
+    const auto path = run["critical_path"];
+    EXPECT_EQ(path["end_ns"], run["step_time_ns"]);
+    std::int64_t total = 0;
+    for (const auto& [name, ns] : path["shares"].items())
+        total += ns.get<std::int64_t>();
+    EXPECT_EQ(total, path["end_ns"].get<std::int64_t>());
+    EXPECT_EQ(path["shares"]["F"], (3 * 1 + 8 * 2) * 1000);
+    EXPECT_EQ(path["shares"]["B"], (8 * 4 + 3 * 2) * 1000);
+    std::vector<std::string> computations;
+    for (const auto& link : path["links"]) {
+        const std::string action = link["action"];
+        if (action.find("SEND") == std::string::npos && action.find("RECV") == std::string::npos)
+            computations.push_back(action);
+    }
+    std::vector<std::string> expected = {"0F0", "1F0", "2F0"};
+    for (int microbatch = 0; microbatch < 8; ++microbatch)
+        for (const char* kind : {"F", "B"})
+            expected.push_back(std::string("3").append(kind).append(std::to_string(microbatch)));
+    expected.insert(expected.end(), {"2B7", "1B7", "0B7"});
+    EXPECT_EQ(computations, expected);
+
+    const auto text = run_pipelens("summary --critical-path " + trace.string());
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("critical path: "), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("3B7"), std::string::npos);
+}
+
 std::size_t count_of(const std::string& text, const std::string& fragment) {
     std::size_t count = 0;
     for (auto at = text.find(fragment); at != std::string::npos; at = text.find(fragment, at + 1))
@@ -156,8 +195,9 @@ TEST(SimulateCli, SvgTimelineDrawsActionsBubblesAndArrows) {
     ASSERT_EQ(exported.exit_code, 0) << exported.err;
     const std::string svg = read_file(svg_path);
     EXPECT_EQ(svg.rfind("<svg ", 0), 0u);
-    EXPECT_EQ(count_of(svg, R"(fill="#4e79a7"><title>0F0 rank 0 0.000-1.000 us</title>)"), 1u);
-    EXPECT_EQ(count_of(svg, R"(fill="#e15759"><title>1B1 rank 1 )"), 1u);
+    // In the viewer's colours (traces/palette.hpp): F blue, B vermillion.
+    EXPECT_EQ(count_of(svg, R"(fill="#0072b2"><title>0F0 rank 0 0.000-1.000 us</title>)"), 1u);
+    EXPECT_EQ(count_of(svg, R"(fill="#d55e00"><title>1B1 rank 1 )"), 1u);
     EXPECT_EQ(count_of(svg, R"svg(fill="url(#bubble)")svg"), 3u);
     EXPECT_EQ(count_of(svg, "marker-end="), 4u);  // two forward and two backward transfers
     std::filesystem::remove(svg_path);

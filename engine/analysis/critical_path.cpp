@@ -1,0 +1,254 @@
+// HoldGraph and the critical path (see critical_path.hpp for the rule and its invariant).
+//
+// Producers of per-(stage, microbatch) signals are found through one dense table built in a
+// first pass over every rank; per-stage and per-rank signals (UNSHARD, the rank's computation)
+// come earlier on the waiting rank by the rules, so the second pass tracks them while it walks
+// each rank in program order. Only actions that ended produce anything.
+#include "engine/analysis/critical_path.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "traces/trace_error.hpp"
+
+namespace pipelens::analysis {
+namespace {
+
+// Per-(stage, microbatch) producers: table[(signal * stages + stage) * microbatches + mb].
+class ProducerTable {
+  public:
+    ProducerTable(const TimedSchedule& timed, const DependencyRules& rules)
+        : rules_(rules),
+          stages_(timed.schedule.stage_count),
+          microbatches_(timed.schedule.microbatch_count) {
+        const Schedule& schedule = timed.schedule;
+        // Every (stage, microbatch) a run names has an F somewhere, so a table far larger than
+        // the run is a damaged header, not a pipeline.
+        const auto cells =
+            static_cast<std::size_t>(stages_) * static_cast<std::size_t>(microbatches_);
+        if (cells > 16 * schedule.action_count() + 4096)
+            throw traces::TraceError(fmt::format(
+                "run names {} stages x {} microbatches but holds only {} actions: its stage or "
+                "microbatch numbers are damaged",
+                stages_, microbatches_, schedule.action_count()));
+        table_.assign(cells * kMicrobatchSignalCount, ActionRef{});
+        for (int rank = 0; rank < schedule.rank_count; ++rank)
+            for (std::size_t index = 0; index < schedule.ranks[rank].size(); ++index) {
+                if (!timed.ended(rank, static_cast<int>(index)))
+                    continue;
+                const ActionRef self{rank, static_cast<std::int32_t>(index)};
+                for (const Action& part : schedule.parts_of(schedule.ranks[rank][index]))
+                    add(rules_.products_of(part.kind), part, self);
+            }
+    }
+
+    std::optional<ActionRef> find(Signal signal, int stage, int microbatch) const {
+        if (stage < 0 || stage >= stages_ || microbatch < 0 || microbatch >= microbatches_)
+            return std::nullopt;
+        const ActionRef found = table_[cell(signal, stage, microbatch)];
+        if (found.rank < 0)
+            return std::nullopt;
+        return found;
+    }
+
+  private:
+    std::size_t cell(Signal signal, int stage, int microbatch) const {
+        return (static_cast<std::size_t>(signal) * static_cast<std::size_t>(stages_) +
+                static_cast<std::size_t>(stage)) *
+                   static_cast<std::size_t>(microbatches_) +
+               static_cast<std::size_t>(microbatch);
+    }
+
+    void add(const Products& products, const Action& part, ActionRef self) {
+        for (Signal signal : products) {
+            if (!is_per_microbatch(signal) || part.stage < 0 || part.microbatch < 0)
+                continue;
+            ActionRef& slot = table_[cell(signal, part.stage, part.microbatch)];
+            if (slot.rank < 0)  // the first producer counts; a repeat is another action's
+                slot = self;
+        }
+    }
+
+    const DependencyRules& rules_;
+    int stages_ = 0;
+    int microbatches_ = 0;
+    std::vector<ActionRef> table_;
+};
+
+// Walks one rank in program order, choosing each action's holder.
+class RankHolds {
+  public:
+    RankHolds(const TimedSchedule& timed, const DependencyRules& rules,
+              const ProducerTable& producers, int rank)
+        : timed_(timed), rules_(rules), producers_(producers), rank_(rank) {}
+
+    void run(std::vector<ActionRef>& out) {
+        const auto& actions = timed_.schedule.ranks[rank_];
+        for (std::size_t index = 0; index < actions.size(); ++index) {
+            out.push_back(holder_of(static_cast<std::int32_t>(index)));
+            note_products(static_cast<std::int32_t>(index));
+        }
+    }
+
+  private:
+    std::int64_t end_of(ActionRef ref) const { return timed_.times[ref.rank][ref.index].end_ns; }
+
+    // The candidate ready last; `>=` lets a later candidate win a tie (inputs come after the
+    // stream, in rule order).
+    void consider(std::optional<ActionRef> candidate, ActionRef& best) const {
+        if (!candidate || candidate->rank < 0)
+            return;
+        if (best.rank < 0 || end_of(*candidate) >= end_of(best))
+            best = *candidate;
+    }
+
+    std::optional<ActionRef> program_order_producer(const Input& input) const {
+        if (input.signal == Signal::rank_compute)
+            return last_compute_;
+        const auto found = last_unshard_.find(input.stage);
+        if (found == last_unshard_.end())
+            return std::nullopt;
+        return found->second;
+    }
+
+    ActionRef holder_of(std::int32_t index) const {
+        const Schedule& schedule = timed_.schedule;
+        const ActionSpan& span = timed_.times[rank_][index];
+        ActionRef best;
+        consider(stream_holder_[span.communication_lane ? 1 : 0], best);
+        for (const Action& part : schedule.parts_of(schedule.ranks[rank_][index]))
+            rules_.for_each_input(schedule, rank_, part, [&](const Input& input) {
+                consider(input.program_order
+                             ? program_order_producer(input)
+                             : producers_.find(input.signal, input.stage, input.microbatch),
+                         best);
+                return true;
+            });
+        return best;
+    }
+
+    void note_products(std::int32_t index) {
+        const ActionSpan& span = timed_.times[rank_][index];
+        if (span.end_ns < 0)
+            return;
+        const ActionRef self{rank_, index};
+        const Action& action = timed_.schedule.ranks[rank_][index];
+        // The stream is free once the latest-ending of the earlier actions holding it is done.
+        std::optional<ActionRef>& holder = stream_holder_[span.communication_lane ? 1 : 0];
+        if (holds_stream(action.kind) && (!holder || span.end_ns >= end_of(*holder)))
+            holder = self;
+        if (is_compute(action.kind))
+            last_compute_ = self;
+        if (action.kind == ActionKind::unshard)
+            last_unshard_[action.stage] = self;
+    }
+
+    const TimedSchedule& timed_;
+    const DependencyRules& rules_;
+    const ProducerTable& producers_;
+    int rank_;
+    std::array<std::optional<ActionRef>, 2> stream_holder_{};  // compute, communication
+    std::optional<ActionRef> last_compute_;
+    std::unordered_map<int, ActionRef> last_unshard_;
+};
+
+// The ended action that ends last; on a tie a compute action, then the lowest rank.
+std::optional<ActionRef> last_to_end(const TimedSchedule& timed) {
+    std::optional<ActionRef> last;
+    std::int64_t last_end = -1;
+    bool last_compute = false;
+    for (std::size_t rank = 0; rank < timed.times.size(); ++rank)
+        for (std::size_t index = 0; index < timed.times[rank].size(); ++index) {
+            const ActionSpan& span = timed.times[rank][index];
+            const bool compute = !span.communication_lane;
+            if (span.end_ns > last_end || (span.end_ns == last_end && compute && !last_compute)) {
+                last = ActionRef{static_cast<std::int32_t>(rank), static_cast<std::int32_t>(index)};
+                last_end = span.end_ns;
+                last_compute = compute;
+            }
+        }
+    return last;
+}
+
+}  // namespace
+
+std::string_view share_name(PathShare share) {
+    static constexpr std::array<std::string_view, kPathShareCount> names = {
+        "F", "I", "W", "B", "overlap", "communication", "collective", "waiting"};
+    return names[static_cast<std::size_t>(share)];
+}
+
+PathShare share_of(ActionKind kind) {
+    switch (kind) {
+        case ActionKind::forward:
+            return PathShare::forward;
+        case ActionKind::backward_input:
+            return PathShare::backward_input;
+        case ActionKind::backward_weight:
+            return PathShare::backward_weight;
+        case ActionKind::full_backward:
+            return PathShare::full_backward;
+        case ActionKind::overlap_forward_backward:
+            return PathShare::overlap;
+        case ActionKind::unshard:
+        case ActionKind::reshard:
+        case ActionKind::reduce_grad:
+            return PathShare::collective;
+        default:
+            return PathShare::communication;
+    }
+}
+
+HoldGraph::HoldGraph(const TimedSchedule& timed, const DependencyRules& rules) {
+    const ProducerTable producers(timed, rules);
+    const Schedule& schedule = timed.schedule;
+    holders_.reserve(schedule.action_count());
+    for (int rank = 0; rank < schedule.rank_count; ++rank) {
+        first_.push_back(holders_.size());
+        RankHolds(timed, rules, producers, rank).run(holders_);
+    }
+    first_.push_back(holders_.size());
+}
+
+std::optional<ActionRef> HoldGraph::held_by(ActionRef action) const {
+    if (action.rank < 0 || static_cast<std::size_t>(action.rank) + 1 >= first_.size())
+        return std::nullopt;
+    const std::size_t at = first_[action.rank] + static_cast<std::size_t>(action.index);
+    if (action.index < 0 || at >= first_[action.rank + 1] || holders_[at].rank < 0)
+        return std::nullopt;
+    return holders_[at];
+}
+
+CriticalPath critical_path(const TimedSchedule& timed, const HoldGraph& holds) {
+    CriticalPath path;
+    std::optional<ActionRef> current = last_to_end(timed);
+    if (!current || timed.times[current->rank][current->index].end_ns < 0)
+        return path;
+    path.end_ns = timed.times[current->rank][current->index].end_ns;
+    std::int64_t cursor = path.end_ns;  // the path is laid out from here to its end
+    // Each action is on the path at most once; the bound stops a damaged trace's cycle.
+    for (std::size_t guard = timed.schedule.action_count() + 1; current && guard > 0; --guard) {
+        const ActionSpan& span = timed.times[current->rank][current->index];
+        const std::optional<ActionRef> holder = holds.held_by(*current);
+        const std::int64_t holder_end =
+            holder ? timed.times[holder->rank][holder->index].end_ns : 0;
+        PathLink link{*current, 0, std::min(span.end_ns, cursor), 0};
+        link.from_ns = std::clamp(holder_end, std::min(span.start_ns, link.end_ns), link.end_ns);
+        cursor = std::max<std::int64_t>(0, std::min(holder_end, link.from_ns));
+        if (!holder)
+            cursor = 0;
+        link.waited_ns = link.from_ns - cursor;
+        const Action& action = timed.schedule.ranks[current->rank][current->index];
+        path.share_ns[static_cast<std::size_t>(share_of(action.kind))] +=
+            link.end_ns - link.from_ns;
+        path.share_ns[static_cast<std::size_t>(PathShare::waiting)] += link.waited_ns;
+        path.links.push_back(link);
+        current = holder;
+    }
+    std::reverse(path.links.begin(), path.links.end());
+    return path;
+}
+
+}  // namespace pipelens::analysis

@@ -1,0 +1,152 @@
+// Turning a trace's stored rows back into the schedule the ranks ran, with their times.
+//
+// Rows are sorted by recorded step (program order); what an action is comes from its integers,
+// an OVERLAP_F_B's parts from its text. The shape (stages, microbatches, stage -> rank) is read
+// off the actions themselves rather than trusted from the run's header, so a failed or imported
+// run that names fewer stages still analyses, and a corrupt one fails here with a message
+// instead of indexing out of range later.
+#include "engine/analysis/timed_schedule.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "traces/trace_error.hpp"
+
+namespace pipelens::analysis {
+namespace {
+
+// Stages and microbatches beyond these are not a pipeline but a damaged file.
+constexpr int kStageLimit = 1 << 20;
+constexpr int kMicrobatchLimit = 1 << 24;
+
+class RowChecker {
+  public:
+    RowChecker(const std::filesystem::path& path, int rank) : path_(path), rank_(rank) {}
+
+    [[noreturn]] void fail(std::int32_t step, const std::string& why) const {
+        throw traces::TraceError(fmt::format("{}: trace is corrupt: rank {} step {}: {}",
+                                             path_.string(), rank_, step, why));
+    }
+
+    void check(const traces::StoredAction& row) const {
+        if (row.kind >= kActionKindCount)
+            fail(row.step, fmt::format("action kind {} is not a pipeline action", row.kind));
+        const auto kind = static_cast<ActionKind>(row.kind);
+        if (kind != ActionKind::overlap_forward_backward &&
+            (row.stage < 0 || row.stage >= kStageLimit))
+            fail(row.step, fmt::format("stage {} is out of range", row.stage));
+        if (needs_microbatch(kind) && (row.microbatch < 0 || row.microbatch >= kMicrobatchLimit))
+            fail(row.step, fmt::format("microbatch {} is out of range", row.microbatch));
+    }
+
+  private:
+    const std::filesystem::path& path_;
+    int rank_;
+};
+
+Action action_of(const traces::StoredAction& row) {
+    Action action = make_action(row.stage, static_cast<ActionKind>(row.kind), row.microbatch);
+    if (is_communication(action.kind))
+        action.link = row.pair_id;
+    return action;
+}
+
+// Appends rank `rank`'s actions to `out`, parts of OVERLAP_F_B actions to its part pool.
+void add_rank(const std::filesystem::path& path, int rank, RankRows rows, TimedSchedule& out) {
+    const RowChecker checker(path, rank);
+    std::sort(rows.actions.begin(), rows.actions.end(),
+              [](const auto& left, const auto& right) { return left.step < right.step; });
+    std::sort(rows.overlap_labels.begin(), rows.overlap_labels.end());
+    auto& actions = out.schedule.ranks[static_cast<std::size_t>(rank)];
+    auto& times = out.times[static_cast<std::size_t>(rank)];
+    actions.reserve(rows.actions.size());
+    times.reserve(rows.actions.size());
+    for (std::size_t index = 0; index < rows.actions.size(); ++index) {
+        const traces::StoredAction& row = rows.actions[index];
+        checker.check(row);
+        if (index > 0 && rows.actions[index - 1].step == row.step)
+            checker.fail(row.step, "the step is recorded twice");
+        Action action = action_of(row);
+        if (action.kind == ActionKind::overlap_forward_backward) {
+            const auto found = std::lower_bound(
+                rows.overlap_labels.begin(), rows.overlap_labels.end(), row.step,
+                [](const auto& entry, std::int32_t step) { return entry.first < step; });
+            if (found == rows.overlap_labels.end() || found->first != row.step)
+                checker.fail(row.step, "an OVERLAP_F_B without its parts");
+            std::vector<Action> parts;
+            try {
+                parse_action(found->second, parts);
+            } catch (const ActionParseError& error) {
+                checker.fail(row.step, error.what());
+            }
+            action.link = static_cast<std::int32_t>(out.schedule.parts.size());
+            action.part_count = static_cast<std::uint8_t>(parts.size());
+            out.schedule.parts.insert(out.schedule.parts.end(), parts.begin(), parts.end());
+        }
+        actions.push_back(action);
+        times.push_back(
+            {row.start_ns, row.end_ns, row.step, row.lane == traces::ActionLane::communication});
+    }
+}
+
+// Stage and microbatch counts, the stage -> rank map and whether SEND/RECV are present, from
+// the actions; a stage whose computation two ranks run is an error.
+void derive_shape(const std::filesystem::path& path, TimedSchedule& timed) {
+    Schedule& schedule = timed.schedule;
+    int stages = 0, microbatches = 0;
+    const auto note = [&](const Action& action) {
+        stages = std::max(stages, action.stage + 1);
+        microbatches = std::max(microbatches, action.microbatch + 1);
+        schedule.has_communication |= is_communication(action.kind);
+    };
+    for (const auto& actions : schedule.ranks)
+        for (const Action& action : actions)
+            for (const Action& part : schedule.parts_of(action))
+                note(part);
+    schedule.stage_count = std::max(stages, schedule.stage_count);
+    schedule.microbatch_count = std::max(microbatches, schedule.microbatch_count);
+    schedule.stage_to_rank.assign(static_cast<std::size_t>(schedule.stage_count), -1);
+    for (int rank = 0; rank < schedule.rank_count; ++rank)
+        for (std::size_t step = 0; step < schedule.ranks[rank].size(); ++step)
+            for (const Action& part : schedule.parts_of(schedule.ranks[rank][step])) {
+                if (is_fsdp(part.kind) || part.stage < 0)
+                    continue;
+                int& owner = schedule.stage_to_rank[static_cast<std::size_t>(part.stage)];
+                if (owner >= 0 && owner != rank)
+                    RowChecker(path, rank)
+                        .fail(timed.times[rank][step].step,
+                              fmt::format("stage {} is also run by rank {}", part.stage, owner));
+                owner = rank;
+            }
+}
+
+}  // namespace
+
+TimedSchedule timed_schedule_from_rows(const std::filesystem::path& path,
+                                       const traces::RunRecord& run, std::vector<RankRows> ranks) {
+    TimedSchedule timed;
+    Schedule& schedule = timed.schedule;
+    schedule.name = run.schedule;
+    schedule.rank_count = static_cast<int>(ranks.size());
+    schedule.stages_per_rank = std::max(1, run.v);
+    schedule.microbatch_count = std::clamp(run.m, 0, kMicrobatchLimit);
+    schedule.ranks.resize(ranks.size());
+    timed.times.resize(ranks.size());
+    for (std::size_t rank = 0; rank < ranks.size(); ++rank)
+        add_rank(path, static_cast<int>(rank), std::move(ranks[rank]), timed);
+    derive_shape(path, timed);
+    return timed;
+}
+
+TimedSchedule read_timed_schedule(const traces::TraceReader& reader, std::int64_t run_id) {
+    const traces::RunRecord run = reader.run(run_id);
+    std::vector<RankRows> ranks(static_cast<std::size_t>(reader.action_rank_limit(run_id)));
+    for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+        ranks[rank].actions = reader.stored_actions(run_id, static_cast<int>(rank));
+        ranks[rank].overlap_labels = reader.overlap_labels(run_id, static_cast<int>(rank));
+    }
+    return timed_schedule_from_rows(reader.path(), run, std::move(ranks));
+}
+
+}  // namespace pipelens::analysis

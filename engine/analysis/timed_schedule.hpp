@@ -1,0 +1,53 @@
+// A run as the analyses of timed runs see it: the schedule each rank ran, in program order, and
+// when each action ran — the same value whether the run was simulated, executed or imported.
+//
+// Invariants: `times[r]` is parallel to `schedule.ranks[r]` (one span per action, in program
+// order, which is the recorded step order); OVERLAP_F_B parts are in `schedule.parts`; a stage maps
+// to the one rank that runs it (-1 for a stage no recorded action names, as in a run that failed
+// before reaching it). An action that started and never ended has `end_ns < 0`.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/schedule/schedule.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::analysis {
+
+struct ActionSpan {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;  // < 0: never ended
+    std::int32_t step = 0;    // as recorded (a failed run's ranks record a prefix of their steps)
+    bool communication_lane = false;
+};
+
+struct TimedSchedule {
+    Schedule schedule;
+    std::vector<std::vector<ActionSpan>> times;  // parallel to schedule.ranks
+
+    bool ended(int rank, int step) const {
+        return times[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)].end_ns >= 0;
+    }
+};
+
+// One rank's stored rows (any order) and the texts of its OVERLAP_F_B actions by step, as
+// TraceReader::stored_actions and overlap_labels give them.
+struct RankRows {
+    std::vector<traces::StoredAction> actions;
+    std::vector<std::pair<std::int32_t, std::string>> overlap_labels;
+};
+
+// Builds the timed schedule of `run` from its ranks' rows (index = rank). Throws
+// traces::TraceError naming `path`, the rank and the step for what no run can hold: a kind out
+// of range, a stage run by two ranks, steps repeated, an OVERLAP_F_B without its parts.
+TimedSchedule timed_schedule_from_rows(const std::filesystem::path& path,
+                                       const traces::RunRecord& run, std::vector<RankRows> ranks);
+
+// Reads every rank of `run_id` and builds its timed schedule.
+TimedSchedule read_timed_schedule(const traces::TraceReader& reader, std::int64_t run_id);
+
+}  // namespace pipelens::analysis
