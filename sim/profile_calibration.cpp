@@ -60,6 +60,11 @@ LayerCosts layers_of(const std::vector<traces::ProfileRecord>& profile, std::int
             if (entry == found->second.end())
                 throw std::invalid_argument(fmt::format(
                     "run {}: the profile has no {} for layer {}", run_id, quantity, layer));
+            if (entry->second < 0)
+                throw std::invalid_argument(
+                    fmt::format("run {}: the profile's {} for layer {} is "
+                                "negative ({}): the trace is damaged",
+                                run_id, quantity, layer, entry->second));
             return entry->second;
         };
         layers.names.push_back(names[layer]);
@@ -108,16 +113,30 @@ StageExtra unexplained(const StageFigures& measured, const LayerStage& layers, i
             figure(measured, "kept_bytes", index, run_id) - layers.kept_bytes};
 }
 
-// The loss as `run --profile` timed it alone (layer -2), if it did.
-std::optional<StageExtra> loss_of(const std::vector<traces::ProfileRecord>& profile) {
+// The loss as `run --profile` timed it alone (layer -2), if it did; every figure present and
+// not negative, or an error naming the one that is not.
+std::optional<StageExtra> loss_of(const std::vector<traces::ProfileRecord>& profile,
+                                  std::int64_t run_id) {
     std::map<std::string, std::int64_t> values;
     for (const traces::ProfileRecord& row : profile)
         if (row.layer == -2)
             values[row.quantity] = row.median;
     if (values.empty())
         return std::nullopt;
-    return StageExtra{values["F"], values["I"],          values["W"],
-                      values["B"], values["held_bytes"], values["kept_bytes"]};
+    const auto value = [&](const std::string& quantity) {
+        const auto found = values.find(quantity);
+        if (found == values.end())
+            throw std::invalid_argument(fmt::format(
+                "run {}: the profile timed the loss but has no {} for it", run_id, quantity));
+        if (found->second < 0)
+            throw std::invalid_argument(
+                fmt::format("run {}: the profile's {} for the loss is negative ({}): the trace is "
+                            "damaged",
+                            run_id, quantity, found->second));
+        return found->second;
+    };
+    return StageExtra{value("F"), value("I"),          value("W"),
+                      value("B"), value("held_bytes"), value("kept_bytes")};
 }
 
 double overlap_efficiency_of(const std::map<int, StageFigures>& stages, std::int64_t run_id) {
@@ -214,7 +233,7 @@ ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecor
                 positive_median(backward),
                 0,
                 0};
-    if (const std::optional<StageExtra> loss = loss_of(profile)) {
+    if (const std::optional<StageExtra> loss = loss_of(profile, run_id)) {
         layers.loss = *loss;
     } else if (last >= 0) {  // a profile without the loss timed alone
         StageExtra& rest = leftover[last];

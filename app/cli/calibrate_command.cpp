@@ -66,6 +66,14 @@ void run_calibrate(const CalibrateOptions& options) {
                              fmt::format("pipelens: {}: {}", options.trace, error.what()));
     }
     Experiment experiment = calibration.experiment;
+    try {  // a calibrated file must always pass `simulate`: refuse rather than write one
+        validate_experiment(experiment);
+    } catch (const ExperimentError& error) {
+        throw CommandFailure(
+            kExitUsage, fmt::format("pipelens: {}: run {} calibrates to an experiment simulate "
+                                    "would refuse: {}",
+                                    options.trace, run_id, error.what()));
+    }
     const Schedule lowered = lowered_schedule_for(experiment);
     const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
     const sim::SimulationResult simulated = sim::simulate(lowered, costs);

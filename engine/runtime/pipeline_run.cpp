@@ -510,8 +510,11 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
     for (const MemoryPoint& point : outcome.memory)
         report.run.memory.push_back({point.time_ns + zero_shift_ns, point.bytes});
     report.run.peak_memory_bytes = outcome.peak_memory_bytes;
-    if (report.run.failure)
+    if (report.run.failure) {
+        if (options.profile)  // the others would wait for it at the profile's barrier
+            transport.abort(report.run.failure->message);
         return report;
+    }
     try {
         sum_shared_gradients(find_shared_parameters(prepared.model, prepared.stages, lowered, rank),
                              rank, transport, tags_after_steps(options, lowered) + kClockTags,
@@ -521,6 +524,8 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
         report.run.failure = rank_error(
             rank, fmt::format("rank {} could not add up the gradients of shared parameters: {}",
                               rank, error.what()));
+        if (options.profile)  // the others would wait for it at the profile's barrier
+            transport.abort(report.run.failure->message);
         return report;
     }
     if (plan.stages.contains(stage_count - 1)) {

@@ -128,7 +128,7 @@ class Profiler {
                 stage.forward(0, inputs, target);
                 return time_ns([&] { stage.full_backward(0, gradients); });
             }));
-        if (layer < 0)
+        if (layer == kWholeStage)            // the loss is never an overlap's part on its own
             add("OVERLAP_F_B", repeat([&] {  // the executor runs the parts one after the other
                     stage.forward(1, inputs, target);
                     const std::int64_t took = time_ns([&] {

@@ -26,7 +26,9 @@ namespace pipelens::runtime {
 // add at most a few seconds to a run.
 inline constexpr std::chrono::milliseconds kStageProfileBudget{1500};
 
-// The `layer` of the last stage's loss, timed on its own (its layer_name is "loss").
+// The `layer` of a whole stage's figures, and of the last stage's loss timed on its own (its
+// layer_name is "loss").
+inline constexpr int kWholeStage = -1;
 inline constexpr int kLossLayer = -2;
 
 struct StageProfileInput {
