@@ -1,6 +1,5 @@
-// SVG drawing of a timeline. Colours follow the kinds' roles: forward blue, input gradient
-// orange, weight gradient green, full backward red, overlapped purple, sends teal, receives
-// brown, FSDP grey, so the same picture reads the same across schedules.
+// SVG drawing of a timeline, in the viewer's colours (traces/palette.hpp), so a picture exported
+// here reads the same as the window it came from.
 #include "traces/svg_timeline.hpp"
 
 #include <algorithm>
@@ -9,6 +8,8 @@
 #include <map>
 
 #include <fmt/format.h>
+
+#include "traces/palette.hpp"
 
 namespace pipelens::traces {
 namespace {
@@ -21,14 +22,8 @@ constexpr int kCommunicationHeight = 10;
 constexpr int kRankGap = 8;
 constexpr int kRankHeight = kComputeHeight + kCommunicationHeight + kRankGap;
 
-// Indexed by pipelens::ActionKind's integer value (F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B,
-// OVERLAP_F_B, UNSHARD, RESHARD, REDUCE_GRAD).
-constexpr std::array<std::string_view, 12> kKindColours{"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
-                                                        "#76b7b2", "#9c755f", "#76b7b2", "#9c755f",
-                                                        "#b07aa1", "#bab0ac", "#bab0ac", "#bab0ac"};
-
-std::string_view colour_of(std::uint8_t kind) {
-    return kind < kKindColours.size() ? kKindColours[kind] : "#bab0ac";
+std::string colour_of(std::uint8_t kind) {
+    return palette::hex(palette::action_colour(kind));
 }
 
 std::string escape(std::string_view text) {

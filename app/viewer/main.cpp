@@ -1,7 +1,8 @@
 // `pipelens-view [TRACE.db]`: the desktop viewer (Dear ImGui on GLFW + OpenGL 3). Files open
 // from the command line, the path box, recent files or by dropping them on the window.
-//   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5] [--panel events|errors|sharding]
-//     [--event N] [--error N] [--tensor output|inputN]
+//   --compare RUN  ghost bars of another run of the same trace, with step and per-rank deltas
+//   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5]
+//     [--panel events|errors|ranks|sharding] [--event N] [--error N] [--tensor output|inputN]
 //     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
 //   --bench [--bench-dir DIR]  load and frame-time figures on synthetic traces
 #include <stdlib.h>
@@ -29,6 +30,7 @@ using namespace pipelens::viewer;
 struct Options {
     std::string trace;
     std::optional<std::int64_t> run;
+    std::optional<std::int64_t> compare;
     std::string screenshot;
     int frames = 3;
     std::string size = "1600x900";
@@ -100,8 +102,8 @@ std::optional<Checked> check_options(const Options& options) {
         return std::nullopt;
     }
     if (!options.panel.empty() && options.panel != "events" && options.panel != "errors" &&
-        options.panel != "sharding") {
-        fmt::print(stderr, "pipelens-view: --panel {}: use events, errors or sharding\n",
+        options.panel != "ranks" && options.panel != "sharding") {
+        fmt::print(stderr, "pipelens-view: --panel {}: use events, errors, ranks or sharding\n",
                    options.panel);
         return std::nullopt;
     }
@@ -170,6 +172,14 @@ void open_start_trace(const Options& options, ViewerState& state) {
             RecentFiles::kept_in(config_directory_from_environment() / "recent_files");
     if (!options.trace.empty())
         open_trace(state, options.trace, options.run);
+    if (options.compare && state.trace.model) {
+        if (std::none_of(state.trace.runs.begin(), state.trace.runs.end(),
+                         [&](const auto& run) { return run.id == *options.compare; }))
+            state.trace.error =
+                fmt::format("--compare {}: {} has no such run", *options.compare, options.trace);
+        else
+            compare_with(state.trace, *options.compare);
+    }
 }
 
 // The choices the command line asks for before the first frame: --event, --tensor and --panel
@@ -189,6 +199,8 @@ void apply_start_options(const Options& options, const Checked& checked, ViewerS
     }
     if (options.panel == "errors")
         state.panel_request = Panel::errors;
+    else if (options.panel == "ranks")
+        state.panel_request = Panel::ranks;
     else if (options.panel == "sharding")
         state.panel_request = Panel::sharding;
     else if (options.panel == "events")
@@ -276,7 +288,10 @@ int main(int argc, char** argv) {
     app.add_option("--frames", options.frames, "Frames to render before the screenshot (3)");
     app.add_option("--size", options.size, "Window size WIDTHxHEIGHT (1600x900)");
     app.add_option("--select", options.select, "Select an action by its text, e.g. 2F5");
-    app.add_option("--panel", options.panel, "Bottom panel to show: events, errors, sharding");
+    app.add_option("--compare", options.compare,
+                   "Compare with this run of the same trace (ghost bars and deltas)");
+    app.add_option("--panel", options.panel,
+                   "Bottom panel to show: events, errors, ranks, sharding");
     app.add_option("--event", options.event,
                    "Replay the state up to this event (its index in the Events panel)");
     app.add_option("--error", options.error,

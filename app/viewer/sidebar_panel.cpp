@@ -113,20 +113,47 @@ void draw_details(ViewerState& state) {
     ImGui::Text("duration %s", format_duration(action.end_ns - action.start_ns).c_str());
     if (action.bytes > 0)
         ImGui::Text("bytes %s", format_bytes(action.bytes).c_str());
-    if (const auto ends = model.pair_ends(action.pair_id))
-        ImGui::Text("pair %d: rank %d -> rank %d", action.pair_id, ends->first.rank,
-                    ends->second.rank);
+    if (const auto ends = model.pair_ends(action.pair_id)) {
+        if (ends->send && ends->receive)
+            ImGui::Text("pair %d: rank %d -> rank %d", action.pair_id, ends->send->rank,
+                        ends->receive->rank);
+        else
+            ImGui::Text("pair %d: no matching %s (never ran)", action.pair_id,
+                        ends->send ? "recv" : "send");
+    }
 }
 
-void draw_comparison(const ViewerState& state) {
+std::string signed_duration(std::int64_t delta_ns) {
+    return fmt::format("{}{}", delta_ns >= 0 ? '+' : '-', format_duration(std::abs(delta_ns)));
+}
+
+// The step and each rank's busy time against the compared run, then the actions whose
+// durations differ most (a click selects one).
+void draw_comparison(ViewerState& state) {
     if (!state.trace.compared || !state.trace.model)
         return;
+    const TimelineModel& shown = *state.trace.model;
+    const TimelineModel& other = *state.trace.compared;
+    const std::int64_t step = shown.run().step_time_ns.value_or(shown.end_ns());
+    const std::int64_t other_step = other.run().step_time_ns.value_or(other.end_ns());
     ImGui::Separator();
-    ImGui::Text("vs run %lld: largest differences",
-                static_cast<long long>(state.trace.compared_run_id));
+    ImGui::Text("vs run %lld: step %s (%+.1f%%)",
+                static_cast<long long>(state.trace.compared_run_id),
+                signed_duration(step - other_step).c_str(),
+                other_step > 0 ? 100.0 * static_cast<double>(step - other_step) / other_step : 0.0);
+    for (const RankTimeline& rank : shown.ranks())
+        if (static_cast<std::size_t>(rank.rank) < other.ranks().size())
+            ImGui::Text(
+                "  rank %d busy %s", rank.rank,
+                signed_duration(rank.figures.busy_ns -
+                                other.ranks()[static_cast<std::size_t>(rank.rank)].figures.busy_ns)
+                    .c_str());
+    ImGui::TextUnformatted("largest differences (click: select)");
     for (const TraceSession::Difference& difference : state.trace.largest_differences)
-        ImGui::Text("  %-10s %s%s", difference.label.c_str(), difference.delta_ns >= 0 ? "+" : "-",
-                    format_duration(std::abs(difference.delta_ns)).c_str());
+        if (ImGui::Selectable(
+                fmt::format("  {:<10} {}", difference.label, signed_duration(difference.delta_ns))
+                    .c_str()))
+            select_action(state, difference.label);
 }
 
 }  // namespace

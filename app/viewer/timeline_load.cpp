@@ -26,7 +26,7 @@ namespace {
 TimelineAction timeline_action(const traces::StoredAction& stored) {
     return {stored.start_ns,   stored.end_ns,  stored.bytes, stored.stage,
             stored.microbatch, stored.pair_id, stored.step,  0,
-            stored.kind};
+            stored.kind,       false};
 }
 
 using OverlapLabels = std::vector<std::pair<std::int32_t, std::string>>;  // by step
@@ -99,6 +99,7 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
 
     model.label_actions(reader.path(), overlap_labels);
     model.finish();
+    model.analyse_holds(reader.path().string());
     return model;
 }
 

@@ -24,11 +24,46 @@ void index_lane(Lane& lane) {
     if (!std::is_sorted(lane.actions.begin(), lane.actions.end(), by_start))
         std::stable_sort(lane.actions.begin(), lane.actions.end(), by_start);
     lane.max_end.resize(lane.actions.size());
+    lane.chunks.assign((lane.actions.size() + kLaneChunk - 1) / kLaneChunk, {});
     std::int64_t running = 0;
     for (std::size_t index = 0; index < lane.actions.size(); ++index) {
-        running = std::max(running, lane.actions[index].end_ns);
+        const TimelineAction& action = lane.actions[index];
+        running = std::max(running, action.end_ns);
         lane.max_end[index] = running;
+        LaneChunk& chunk = lane.chunks[index / kLaneChunk];
+        chunk.kind_ns[std::min<std::size_t>(action.kind, chunk.kind_ns.size() - 1)] +=
+            action.end_ns - action.start_ns;
+        chunk.max_end = std::max(chunk.max_end, action.end_ns);
     }
+}
+
+// Time by kind and the latest end of actions [first, last): whole chunks from their sums, the
+// ragged ends action by action.
+struct RangeFigures {
+    std::array<std::int64_t, 12> kind_ns{};
+    std::int64_t max_end = 0;
+};
+
+RangeFigures range_figures(const Lane& lane, std::size_t first, std::size_t last) {
+    RangeFigures figures;
+    const auto add_action = [&](std::size_t index) {
+        const TimelineAction& action = lane.actions[index];
+        figures.kind_ns[std::min<std::size_t>(action.kind, figures.kind_ns.size() - 1)] +=
+            action.end_ns - action.start_ns;
+        figures.max_end = std::max(figures.max_end, action.end_ns);
+    };
+    std::size_t index = first;
+    for (; index < last && index % kLaneChunk != 0; ++index)
+        add_action(index);
+    for (; index + kLaneChunk <= last; index += kLaneChunk) {
+        const LaneChunk& chunk = lane.chunks[index / kLaneChunk];
+        for (std::size_t kind = 0; kind < figures.kind_ns.size(); ++kind)
+            figures.kind_ns[kind] += chunk.kind_ns[kind];
+        figures.max_end = std::max(figures.max_end, chunk.max_end);
+    }
+    for (; index < last; ++index)
+        add_action(index);
+    return figures;
 }
 
 }  // namespace
@@ -52,9 +87,9 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
             ids.emplace(record.label, static_cast<std::uint32_t>(ids.size() + 1));
         if (added)
             model.labels_.add(found->second, record.label);
-        TimelineAction action{record.start_ns, record.end_ns,     record.bytes,
-                              record.stage,    record.microbatch, record.pair_id,
-                              record.step,     found->second,     record.kind};
+        TimelineAction action{record.start_ns,   record.end_ns,  record.bytes, record.stage,
+                              record.microbatch, record.pair_id, record.step,  found->second,
+                              record.kind,       false};
         RankTimeline& rank = model.ranks_.at(record.rank);
         (record.lane == traces::ActionLane::compute ? rank.compute : rank.communication)
             .actions.push_back(action);
@@ -65,6 +100,7 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
     for (RankTimeline& rank : model.ranks_)
         index_rank(rank);
     model.finish();
+    model.analyse_holds("records");
     return model;
 }
 
@@ -97,7 +133,9 @@ void TimelineModel::index_rank(RankTimeline& rank) {
     for (std::size_t index = 0; index < compute.size(); ++index) {
         const std::int64_t start = compute[index].start_ns;
         if (start > cursor) {
-            Bubble bubble{cursor, start, BubbleCause::warm_up, -1};
+            Bubble bubble{
+                cursor,      start, BubbleCause::warm_up, -1, static_cast<std::int32_t>(index),
+                std::nullopt};
             if (index > 0) {
                 const auto after = std::upper_bound(
                     receives.begin(), receives.end(), start,
@@ -131,7 +169,8 @@ void TimelineModel::finish() {
             continue;
         const std::int64_t last_end = rank.compute.max_end.back();
         if (last_end < end_ns_)
-            rank.bubbles.push_back({last_end, end_ns_, BubbleCause::cool_down, -1});
+            rank.bubbles.push_back(
+                {last_end, end_ns_, BubbleCause::cool_down, -1, -1, std::nullopt});
     }
     // By id, as the reader returns them; only hand-made records need the sort.
     const auto by_id = [](const traces::PairRecord& left, const traces::PairRecord& right) {
@@ -140,6 +179,10 @@ void TimelineModel::finish() {
     if (!std::is_sorted(pairs_.begin(), pairs_.end(), by_id))
         std::stable_sort(pairs_.begin(), pairs_.end(), by_id);
     pair_index_.assign(pairs_.size(), {});
+    for (std::size_t position = 0; position < pairs_.size(); ++position) {
+        pair_index_[position].send_rank = pairs_[position].send_rank;
+        pair_index_[position].receive_rank = pairs_[position].recv_rank;
+    }
     for (const RankTimeline& rank : ranks_)
         for (std::size_t index = 0; index < rank.communication.actions.size(); ++index) {
             const TimelineAction& action = rank.communication.actions[index];
@@ -147,7 +190,8 @@ void TimelineModel::finish() {
             if (!position)
                 continue;
             auto& ends = pair_index_[*position];
-            (is_receive(action.kind) ? ends.second : ends.first) = {rank.rank, true, index};
+            (is_receive(action.kind) ? ends.receive : ends.send) =
+                ActionLocation{rank.rank, true, index};
         }
 }
 
@@ -199,19 +243,24 @@ void TimelineModel::visible_blocks(const Lane& lane, std::int64_t from, std::int
             actions.begin());
     };
     while (index < actions.size() && actions[index].start_ns < to) {
-        DrawBlock block{actions[index].start_ns, actions[index].end_ns, index, 1};
+        DrawBlock block{actions[index].start_ns, actions[index].end_ns, index, 1,
+                        actions[index].kind};
         std::size_t next = index + 1;
         if (block.end_ns - block.start_ns < min_ns) {
             // Too narrow to see: take in, with one binary search, every action starting within
             // min_ns of it, so a zoomed-out frame costs per pixel, not per action.
             next = std::max(next, starting_before(next, block.start_ns + min_ns));
-            block.end_ns = std::max(block.end_ns, lane.max_end[next - 1]);
-            if (next < actions.size() && block.end_ns - block.start_ns < min_ns &&
-                actions[next].start_ns - block.end_ns < min_ns && actions[next].start_ns < to) {
-                block.end_ns = std::max(block.end_ns, actions[next].end_ns);
-                ++next;
-            }
+            RangeFigures merged = range_figures(lane, index, next);
+            if (next < actions.size() && merged.max_end - block.start_ns < min_ns &&
+                actions[next].start_ns - merged.max_end < min_ns && actions[next].start_ns < to)
+                merged = range_figures(lane, index, ++next);
             block.count = next - index;
+            if (block.count > 1) {
+                block.end_ns = merged.max_end;
+                block.kind = static_cast<std::uint8_t>(
+                    std::max_element(merged.kind_ns.begin(), merged.kind_ns.end()) -
+                    merged.kind_ns.begin());
+            }
         }
         out.push_back(block);
         index = next;
@@ -246,8 +295,7 @@ std::optional<std::size_t> TimelineModel::pair_position(std::int32_t pair_id) co
     return static_cast<std::size_t>(found - pairs_.begin());
 }
 
-std::optional<std::pair<ActionLocation, ActionLocation>> TimelineModel::pair_ends(
-    std::int32_t pair_id) const {
+std::optional<PairEnds> TimelineModel::pair_ends(std::int32_t pair_id) const {
     const auto position = pair_position(pair_id);
     if (!position)
         return std::nullopt;

@@ -9,12 +9,14 @@
 // indices until shown: a million actions load without a million allocations.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "engine/analysis/critical_path.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace pipelens::viewer {
@@ -29,22 +31,43 @@ struct TimelineAction {
     std::int32_t step = 0;
     std::uint32_t label = 0;  // id of its text in the model's label table
     std::uint8_t kind = 0;    // pipelens::ActionKind
+    bool on_critical_path = false;
+};
+
+// Per run of kLaneChunk consecutive actions of a lane: time by kind and the latest end, so a
+// merged block's dominant kind and true end cost per chunk, not per action.
+inline constexpr std::size_t kLaneChunk = 64;
+struct LaneChunk {
+    std::array<std::int64_t, 12> kind_ns{};  // by ActionKind
+    std::int64_t max_end = 0;
 };
 
 struct Lane {
     std::vector<TimelineAction> actions;  // by start_ns
     std::vector<std::int64_t> max_end;    // running max of end_ns
+    std::vector<LaneChunk> chunks;        // actions [64 c, 64 c + 64) of chunk c
 };
 
 enum class BubbleCause : std::uint8_t { warm_up, cool_down, waiting, idle };
 
 // An idle gap of a rank's compute lane and why it is there (TimelineModel::describe says it in
 // words).
+struct ActionLocation {
+    int rank = 0;
+    bool communication = false;
+    std::size_t index = 0;
+    friend bool operator==(const ActionLocation&, const ActionLocation&) = default;
+};
+
 struct Bubble {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     BubbleCause cause = BubbleCause::idle;
     std::int32_t waited_for = -1;  // waiting: the receive's index in the rank's communication lane
+    std::int32_t before = -1;      // the compute action that ends it (index in the compute lane)
+    // The computation the action after the gap waited for last, through any transfers (the
+    // dependency rules, engine/analysis): where a click on the bubble goes.
+    std::optional<ActionLocation> waited_on;
 };
 
 struct RankTimeline {
@@ -60,15 +83,24 @@ struct RankTimeline {
 // too narrow to tell apart merged into one block with a count.
 struct DrawBlock {
     std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    std::size_t first = 0;  // index of the first action
-    std::size_t count = 1;  // > 1: a merged block
+    std::int64_t end_ns = 0;  // a merged block ends where the last of its actions ends
+    std::size_t first = 0;    // index of the first action
+    std::size_t count = 1;    // > 1: a merged block
+    std::uint8_t kind = 0;    // the action's kind; for a merged block, the kind with most time
 };
 
-struct ActionLocation {
-    int rank = 0;
-    bool communication = false;
-    std::size_t index = 0;
+struct PairEnds {
+    std::optional<ActionLocation> send;
+    std::optional<ActionLocation> receive;
+    int send_rank = -1;  // as the pair's record names them, recorded actions or not
+    int receive_rank = -1;
+};
+
+// The critical path as the timeline shows it (engine/analysis/critical_path.hpp for the rule).
+struct TimelineCriticalPath {
+    std::vector<ActionLocation> actions;  // earliest first, transfers included
+    std::array<std::int64_t, analysis::kPathShareCount> share_ns{};
+    std::string error;  // why there is none, when the run's actions cannot be analysed
 };
 
 class TimelineModel {
@@ -96,10 +128,12 @@ class TimelineModel {
 
     // The action whose text is `label` (e.g. "2F5"), first by rank.
     std::optional<ActionLocation> find(const std::string& text) const;
-    // Both ends of a SEND/RECV pair.
-    std::optional<std::pair<ActionLocation, ActionLocation>> pair_ends(std::int32_t pair_id) const;
+    // Both ends of a SEND/RECV pair; an end whose action was never recorded (the run failed
+    // first) is empty. No value for an id the run has no pair for.
+    std::optional<PairEnds> pair_ends(std::int32_t pair_id) const;
     // "warm-up", "cool-down", "idle" or "waiting on rank 2 (1RECV_F3)".
     std::string describe(const RankTimeline& rank, const Bubble& bubble) const;
+    const TimelineCriticalPath& critical_path() const { return critical_path_; }
     // The action covering `time_ns` on a lane, if any.
     std::optional<std::size_t> action_at(const Lane& lane, std::int64_t time_ns) const;
 
@@ -114,11 +148,14 @@ class TimelineModel {
     // One RankTimeline per rank 0..n-1, n covering `action_ranks` and every figure's rank.
     void set_up_ranks(int action_ranks, std::vector<traces::RankRecord> figures);
     // Gives every action its text (OVERLAP_F_B texts by rank, then step).
-    void label_actions(const std::filesystem::path& path,
-                       const std::vector<std::vector<std::pair<std::int32_t, std::string>>>&
-                           overlap_labels);
+    void label_actions(
+        const std::filesystem::path& path,
+        const std::vector<std::vector<std::pair<std::int32_t, std::string>>>& overlap_labels);
     static void index_rank(RankTimeline& rank);  // sorts and indexes lanes, finds bubbles
     void finish();                               // what needs every rank: ends, pairs
+    // The critical path and what each bubble waited on (timeline_critical_path.cpp); a run the
+    // analysis refuses keeps its timeline, with the reason in critical_path_.error.
+    void analyse_holds(const std::string& source);
     std::optional<std::size_t> pair_position(std::int32_t pair_id) const;  // index into pairs_
 
     traces::RunRecord run_;
@@ -128,7 +165,8 @@ class TimelineModel {
     std::int64_t end_ns_ = 0;
     std::size_t action_count_ = 0;
     std::int64_t memory_peak_ = 0;
-    std::vector<std::pair<ActionLocation, ActionLocation>> pair_index_;  // parallel to pairs_
+    std::vector<PairEnds> pair_index_;  // parallel to pairs_
+    TimelineCriticalPath critical_path_;
 };
 
 }  // namespace pipelens::viewer

@@ -8,16 +8,13 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "app/viewer/timeline_overlays.hpp"
 #include "app/viewer/viewer_state.hpp"
-#include "engine/text/quantities.hpp"
 #include "engine/schedule/action.hpp"
+#include "engine/text/quantities.hpp"
 
 namespace pipelens::viewer {
 namespace {
-
-ImU32 colour(Rgb rgb, int alpha = 255) {
-    return IM_COL32(rgb.r, rgb.g, rgb.b, alpha);
-}
 
 ImU32 action_colour(std::uint8_t kind) {
     return colour(kActionColours[std::min<std::size_t>(kind, std::size(kActionColours) - 1)]);
@@ -49,8 +46,9 @@ void draw_ruler(ImDrawList* draw, const TimelineGeometry& geometry) {
         const float x = geometry.x(tick);
         if (x < geometry.left)
             continue;
-        draw->AddLine({x, kRulerHeight - 8}, {x, kRulerHeight}, IM_COL32(180, 180, 180, 255));
-        draw->AddText({x + 3, 4}, IM_COL32(200, 200, 200, 255), format_duration(tick).c_str());
+        draw->AddLine({x, kLanesTop - 8}, {x, kLanesTop}, IM_COL32(180, 180, 180, 255));
+        draw->AddText({x + 3, kHeaderHeight + 4}, IM_COL32(200, 200, 200, 255),
+                      format_duration(tick).c_str());
     }
 }
 
@@ -73,10 +71,11 @@ void draw_bubbles(ImDrawList* draw, const RankTimeline& rank, const TimelineGeom
                 [](const Bubble& item, std::int64_t time) { return item.start_ns < time; }));
             continue;
         }
-        draw->AddRectFilled({left, top}, {right, bottom}, colour(kBubbleFill));
+        const auto cause = static_cast<std::size_t>(bubble->cause);
+        draw->AddRectFilled({left, top}, {right, bottom}, colour(kBubbleFills[cause]));
         draw->PushClipRect({left, top}, {right, bottom}, true);
         for (float x = left - kLaneHeight; x < right; x += 6)
-            draw->AddLine({x, bottom}, {x + kLaneHeight, top}, colour(kBubbleHatch));
+            draw->AddLine({x, bottom}, {x + kLaneHeight, top}, colour(kBubbleHatches[cause]));
         draw->PopClipRect();
     }
 }
@@ -91,17 +90,22 @@ void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, f
         const float left = std::max(clip_left, geometry.x(block.start_ns));
         const float right = std::min(clip_right, std::max(left + 1, geometry.x(block.end_ns)));
         constexpr float kNarrowestText = 14;  // no text below this: saves the text measuring
-        if (block.count > 1) {
-            draw->AddRectFilled({left, top}, {right, top + kLaneHeight}, colour(kMergedBlock));
+        // Adjacent actions keep a one-pixel gap once there is room for it.
+        const float fill_right = right - left >= 4 ? right - 1 : right;
+        if (block.count > 1) {  // in its dominant kind's colour, outlined
+            draw->AddRectFilled({left, top}, {fill_right, top + kLaneHeight},
+                                action_colour(block.kind));
             if (right - left < kNarrowestText)
                 continue;
+            draw->AddRect({left, top}, {fill_right, top + kLaneHeight}, colour(kMergedOutline));
             const std::string count = fmt::format("{}", block.count);
             if (right - left > ImGui::CalcTextSize(count.c_str()).x + 4)
                 draw->AddText({left + 2, top + 2}, IM_COL32(20, 20, 20, 255), count.c_str());
             continue;
         }
         const TimelineAction& action = lane.actions[block.first];
-        draw->AddRectFilled({left, top}, {right, top + kLaneHeight}, action_colour(action.kind));
+        draw->AddRectFilled({left, top}, {fill_right, top + kLaneHeight},
+                            action_colour(action.kind));
         if (right - left < kNarrowestText)
             continue;
         const std::string_view label = model.label(action);
@@ -111,23 +115,50 @@ void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, f
     }
 }
 
-void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeometry& geometry,
-                std::int32_t pair_id) {
-    const auto ends = model.pair_ends(pair_id);
-    if (!ends)
-        return;
-    const TimelineAction& send = model.action(ends->first);
-    const TimelineAction& receive = model.action(ends->second);
-    const ImVec2 from{geometry.x(send.start_ns),
-                      geometry.lane_top(ends->first.rank, true) + kLaneHeight / 2};
-    const ImVec2 to{geometry.x(receive.end_ns),
-                    geometry.lane_top(ends->second.rank, true) + kLaneHeight / 2};
-    draw->AddLine(from, to, colour(kArrow), 2);
+void draw_arrow_head(ImDrawList* draw, ImVec2 from, ImVec2 to, Rgb rgb) {
     const float angle = std::atan2(to.y - from.y, to.x - from.x);
     const ImVec2 back{to.x - 8 * std::cos(angle), to.y - 8 * std::sin(angle)};
     const ImVec2 side{-4 * std::sin(angle), 4 * std::cos(angle)};
     draw->AddTriangleFilled(to, {back.x + side.x, back.y + side.y},
-                            {back.x - side.x, back.y - side.y}, colour(kArrow));
+                            {back.x - side.x, back.y - side.y}, colour(rgb));
+}
+
+// A send whose receive never ran (or the reverse) points a short way toward the peer's rank and
+// says so; it never ends on another action.
+void draw_dangling_arrow(ImDrawList* draw, const TimelineGeometry& geometry,
+                         const ActionLocation& end, const TimelineAction& action, int peer_rank,
+                         bool sends) {
+    const float y = geometry.lane_top(end.rank, true) + kLaneHeight / 2;
+    const float direction = peer_rank < end.rank ? -1.0f : 1.0f;
+    const ImVec2 at{geometry.x(sends ? action.start_ns : action.end_ns), y};
+    const ImVec2 loose{at.x + (sends ? 24.0f : -24.0f), y + direction * kRankHeight * 0.45f};
+    const ImVec2 from = sends ? at : loose, to = sends ? loose : at;
+    draw->AddLine(from, to, colour(kErrorMarker), 2);
+    draw_arrow_head(draw, from, to, kErrorMarker);
+    draw->AddText({loose.x + 4, loose.y - 7}, colour(kErrorMarker),
+                  sends ? "no matching recv" : "no matching send");
+}
+
+void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeometry& geometry,
+                std::int32_t pair_id) {
+    const auto ends = model.pair_ends(pair_id);
+    if (!ends || (!ends->send && !ends->receive))
+        return;
+    if (!ends->send || !ends->receive) {
+        const bool sends = ends->send.has_value();
+        const ActionLocation& end = sends ? *ends->send : *ends->receive;
+        draw_dangling_arrow(draw, geometry, end, model.action(end),
+                            sends ? ends->receive_rank : ends->send_rank, sends);
+        return;
+    }
+    const TimelineAction& send = model.action(*ends->send);
+    const TimelineAction& receive = model.action(*ends->receive);
+    const ImVec2 from{geometry.x(send.start_ns),
+                      geometry.lane_top(ends->send->rank, true) + kLaneHeight / 2};
+    const ImVec2 to{geometry.x(receive.end_ns),
+                    geometry.lane_top(ends->receive->rank, true) + kLaneHeight / 2};
+    draw->AddLine(from, to, colour(kArrow), 2);
+    draw_arrow_head(draw, from, to, kArrow);
 }
 
 void draw_gutter(ImDrawList* draw, const RankTimeline& rank, const TimelineGeometry& geometry) {
@@ -142,7 +173,9 @@ void draw_gutter(ImDrawList* draw, const RankTimeline& rank, const TimelineGeome
         fmt::format("busy {:.0f}%  bubble {:.0f}%", busy_share, 100.0 * rank.figures.bubble_ratio)
             .c_str());
     draw->AddText({x, top + 26}, IM_COL32(170, 170, 170, 255),
-                  fmt::format("peak {}", format_bytes(rank.figures.peak_memory_bytes)).c_str());
+                  rank.figures.peak_memory_bytes > 0 || !rank.memory.empty()
+                      ? fmt::format("peak {}", format_bytes(rank.figures.peak_memory_bytes)).c_str()
+                      : "peak n/a");
 }
 
 void handle_input(ViewerState& state, float window_width, float area_bottom) {
@@ -165,16 +198,23 @@ void handle_input(ViewerState& state, float window_width, float area_bottom) {
         geometry.view_start -= shift;
         geometry.view_end -= shift;
         const float content = static_cast<float>(state.trace.model->ranks().size()) * kRankHeight;
-        state.timeline.scroll_y =
-            std::clamp(state.timeline.scroll_y - io.MouseDelta.y, 0.0f,
-                       std::max(0.0f, content - (area_bottom - kRulerHeight)));
+        state.timeline.scroll_y = std::clamp(state.timeline.scroll_y - io.MouseDelta.y, 0.0f,
+                                             std::max(0.0f, content - (area_bottom - kLanesTop)));
     }
+    if (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('C'))
+        state.timeline.show_critical_path = !state.timeline.show_critical_path;
     if ((inside && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ||
         (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('F')))
-        geometry = fitted_geometry(window_width, state.trace.model->end_ns());
+        geometry = fitted_geometry(window_width, fitted_end(state.trace));
     if (inside && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
-        io.MouseDragMaxDistanceSqr[0] < 9)
+        io.MouseDragMaxDistanceSqr[0] < 9) {
         state.timeline.selected = state.timeline.hovered;
+        if (!state.timeline.hovered && state.timeline.hovered_bubble_target) {
+            state.timeline.selected = state.timeline.hovered_bubble_target;
+            const TimelineAction& target = state.trace.model->action(*state.timeline.selected);
+            bring_into_view(state.timeline, target.start_ns, target.end_ns);
+        }
+    }
 }
 
 void hover_and_tooltip(ViewerState& state) {
@@ -182,6 +222,7 @@ void hover_and_tooltip(ViewerState& state) {
     const TimelineGeometry& geometry = state.timeline.geometry;
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     state.timeline.hovered.reset();
+    state.timeline.hovered_bubble_target.reset();
     if (!ImGui::IsWindowHovered() || mouse.x < geometry.left)
         return;
     const std::int64_t time = geometry.time_at(mouse.x);
@@ -201,10 +242,16 @@ void hover_and_tooltip(ViewerState& state) {
                             format_duration(action.end_ns - action.start_ns).c_str());
                 if (action.bytes > 0)
                     ImGui::Text("%s", format_bytes(action.bytes).c_str());
+                if (action.on_critical_path)
+                    ImGui::TextColored(ImColor(colour(kCriticalPath)), "on the critical path");
                 if (const auto ends = model.pair_ends(action.pair_id)) {
                     const bool sends = is_send(action.kind);
-                    ImGui::Text("%s rank %d", sends ? "to" : "from",
-                                sends ? ends->second.rank : ends->first.rank);
+                    const bool matched = sends ? ends->receive.has_value() : ends->send.has_value();
+                    ImGui::Text("%s rank %d%s", sends ? "to" : "from",
+                                sends ? ends->receive_rank : ends->send_rank,
+                                matched ? ""
+                                : sends ? ": no matching recv ran"
+                                        : ": no matching send ran");
                 }
                 if (state.trace.compared && action.label < state.trace.compared_durations.size() &&
                     state.trace.compared_durations[action.label] >= 0) {
@@ -224,9 +271,17 @@ void hover_and_tooltip(ViewerState& state) {
                 rank.bubbles.begin(), rank.bubbles.end(), time,
                 [](std::int64_t value, const Bubble& item) { return value < item.end_ns; });
             if (bubble != rank.bubbles.end() && bubble->start_ns <= time) {
-                ImGui::SetTooltip("bubble %s on rank %d: %s",
-                                  format_duration(bubble->end_ns - bubble->start_ns).c_str(),
-                                  rank.rank, model.describe(rank, *bubble).c_str());
+                ImGui::BeginTooltip();
+                ImGui::Text("bubble %s on rank %d: %s",
+                            format_duration(bubble->end_ns - bubble->start_ns).c_str(), rank.rank,
+                            model.describe(rank, *bubble).c_str());
+                if (bubble->waited_on) {
+                    state.timeline.hovered_bubble_target = bubble->waited_on;
+                    ImGui::Text("click: go to %s on rank %d, what it waited for last",
+                                model.label(model.action(*bubble->waited_on)).data(),
+                                bubble->waited_on->rank);
+                }
+                ImGui::EndTooltip();
                 return;
             }
         }
@@ -235,7 +290,7 @@ void hover_and_tooltip(ViewerState& state) {
 // Only the ranks in view are drawn: a frame costs what is on screen.
 bool rank_in_view(const TimelineGeometry& geometry, int rank, float area_bottom) {
     const float top = geometry.lane_top(rank, false);
-    return top + kRankHeight > kRulerHeight && top < area_bottom;
+    return top + kRankHeight > kLanesTop && top < area_bottom;
 }
 
 void draw_ghosts(ImDrawList* draw, const TimelineModel& ghost, const TimelineGeometry& geometry,
@@ -271,7 +326,7 @@ void draw_event_moment(ImDrawList* draw, const ViewerState& state, float area_bo
     const TimelineGeometry& geometry = state.timeline.geometry;
     const float right_edge = geometry.left + geometry.width;
     if (*event.time_ns < geometry.view_start) {
-        draw->AddRectFilled({geometry.left, kRulerHeight}, {geometry.left + 3, area_bottom},
+        draw->AddRectFilled({geometry.left, kLanesTop}, {geometry.left + 3, area_bottom},
                             colour(kChangedField));
         const std::string text = fmt::format("< #{} {}: {} before {}", event.sequence, event.name,
                                              format_duration(geometry.view_start - *event.time_ns),
@@ -280,9 +335,51 @@ void draw_event_moment(ImDrawList* draw, const ViewerState& state, float area_bo
         return;
     }
     const float x = std::min(right_edge, geometry.x(*event.time_ns));
-    draw->AddRectFilled({geometry.left, kRulerHeight}, {x, area_bottom}, colour(kChangedField, 28));
+    draw->AddRectFilled({geometry.left, kLanesTop}, {x, area_bottom}, colour(kChangedField, 28));
     if (x < right_edge)
-        draw->AddLine({x, kRulerHeight}, {x, area_bottom}, colour(kChangedField), 2);
+        draw->AddLine({x, kLanesTop}, {x, area_bottom}, colour(kChangedField), 2);
+}
+
+// The gutter, bubbles and lanes of every rank in view; returns the communication actions drawn.
+std::size_t draw_rank_rows(ImDrawList* draw, const TimelineModel& model,
+                           const TimelineGeometry& geometry, float area_bottom) {
+    std::vector<DrawBlock> blocks;
+    std::size_t communication = 0;
+    for (const RankTimeline& rank : model.ranks()) {
+        if (!rank_in_view(geometry, rank.rank, area_bottom))
+            continue;
+        draw_gutter(draw, rank, geometry);
+        draw_bubbles(draw, rank, geometry);
+        draw_lane(draw, model, rank.compute, geometry.lane_top(rank.rank, false), geometry, blocks);
+        draw_lane(draw, model, rank.communication, geometry.lane_top(rank.rank, true), geometry,
+                  blocks);
+        for (const DrawBlock& block : blocks)
+            communication += block.count;
+    }
+    return communication;
+}
+
+// Each visible send's arrow, and a dangling one for each visible receive whose send never ran.
+void draw_visible_arrows(ImDrawList* draw, const TimelineModel& model,
+                         const TimelineGeometry& geometry, float area_bottom) {
+    std::vector<DrawBlock> blocks;
+    for (const RankTimeline& rank : model.ranks()) {
+        if (!rank_in_view(geometry, rank.rank, area_bottom))
+            continue;
+        blocks.clear();
+        TimelineModel::visible_blocks(rank.communication, geometry.view_start, geometry.view_end, 0,
+                                      blocks);
+        for (const DrawBlock& block : blocks) {
+            const TimelineAction& action = rank.communication.actions[block.first];
+            if (action.pair_id < 0)
+                continue;
+            if (is_send(action.kind)) {
+                draw_arrow(draw, model, geometry, action.pair_id);
+            } else if (const auto ends = model.pair_ends(action.pair_id); ends && !ends->send) {
+                draw_arrow(draw, model, geometry, action.pair_id);
+            }
+        }
+    }
 }
 
 }  // namespace
@@ -291,51 +388,33 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     if (!state.trace.model)
         return;
     if (!state.timeline.fitted) {
-        state.timeline.geometry = fitted_geometry(window_width, state.trace.model->end_ns());
+        state.timeline.geometry = fitted_geometry(window_width, fitted_end(state.trace));
         state.timeline.fitted = true;
     }
     state.timeline.geometry.left = kSidebarWidth + kGutterWidth;
     state.timeline.geometry.width =
         std::max(1.0f, window_width - state.timeline.geometry.left - kRightMargin);
     handle_input(state, window_width, area_bottom);
-    state.timeline.geometry.top = kRulerHeight - state.timeline.scroll_y;
+    state.timeline.geometry.top = kLanesTop - state.timeline.scroll_y;
     const TimelineModel& model = *state.trace.model;
     const TimelineGeometry& geometry = state.timeline.geometry;
     ImDrawList* draw = ImGui::GetWindowDrawList();
     draw_ruler(draw, geometry);
-    draw->PushClipRect({kSidebarWidth, kRulerHeight}, {window_width, area_bottom}, true);
-    std::vector<DrawBlock> blocks;
-    std::size_t visible_sends = 0;
-    const auto visible = [&](const RankTimeline& rank) {
-        return rank_in_view(geometry, rank.rank, area_bottom);
-    };
-    for (const RankTimeline& rank : model.ranks()) {
-        if (!visible(rank))
-            continue;
-        draw_gutter(draw, rank, geometry);
-        draw_bubbles(draw, rank, geometry);
-        draw_lane(draw, model, rank.compute, geometry.lane_top(rank.rank, false), geometry, blocks);
-        draw_lane(draw, model, rank.communication, geometry.lane_top(rank.rank, true), geometry,
-                  blocks);
-        for (const DrawBlock& block : blocks)
-            visible_sends += block.count;
-    }
+    draw_status_badge(draw, model.run());
+    draw_header_figures(draw, state.trace, window_width);
+    draw->PushClipRect({kSidebarWidth, kLanesTop}, {window_width, area_bottom}, true);
+    const std::size_t visible_communication = draw_rank_rows(draw, model, geometry, area_bottom);
+    // Everything after the rows stays within the lanes: nothing crosses the rank labels.
+    draw->PushClipRect({geometry.left, kLanesTop}, {geometry.left + geometry.width, area_bottom},
+                       true);
+    if (state.timeline.show_critical_path)
+        draw_critical_path(draw, model, geometry, area_bottom);
     if (state.trace.compared)
         draw_ghosts(draw, *state.trace.compared, geometry, area_bottom);
     // Every visible pair's arrow once few enough are on screen to read them.
-    if (visible_sends < 400)
-        for (const RankTimeline& rank : model.ranks()) {
-            if (!visible(rank))
-                continue;
-            blocks.clear();
-            TimelineModel::visible_blocks(rank.communication, geometry.view_start,
-                                          geometry.view_end, 0, blocks);
-            for (const DrawBlock& block : blocks) {
-                const TimelineAction& action = rank.communication.actions[block.first];
-                if (is_send(action.kind))
-                    draw_arrow(draw, model, geometry, action.pair_id);
-            }
-        }
+    if (visible_communication < 400)
+        draw_visible_arrows(draw, model, geometry, area_bottom);
+    draw_failure(draw, state, area_bottom);
     draw_event_moment(draw, state, area_bottom);
     // The chosen error's moment, across every rank.
     if (state.errors_panel.chosen >= 0 &&
@@ -343,7 +422,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
         if (const auto time = state.trace.errors[state.errors_panel.chosen].time_ns) {
             const float x = geometry.x(*time);
             if (x >= geometry.left && x <= geometry.left + geometry.width)
-                draw->AddLine({x, kRulerHeight}, {x, area_bottom}, colour(kErrorMarker), 2);
+                draw->AddLine({x, kLanesTop}, {x, area_bottom}, colour(kErrorMarker), 2);
         }
     hover_and_tooltip(state);
     for (const auto& focus : {state.timeline.selected, state.timeline.hovered}) {
@@ -358,51 +437,6 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
             draw_arrow(draw, model, geometry, action.pair_id);
     }
     draw->PopClipRect();
-}
-
-void draw_memory(const ViewerState& state, float top, float bottom) {
-    if (!state.trace.model)
-        return;
-    const TimelineGeometry& geometry = state.timeline.geometry;
-    ImDrawList* draw = ImGui::GetWindowDrawList();
-    const std::int64_t peak = std::max<std::int64_t>(1, state.trace.model->memory_peak());
-    draw->AddText({kSidebarWidth + 6, top + 2}, IM_COL32(200, 200, 200, 255),
-                  fmt::format("memory (peak {})", format_bytes(peak)).c_str());
-    if (peak <= 1) {
-        draw->AddText({geometry.left, top + 40}, IM_COL32(150, 150, 150, 255),
-                      "nothing recorded: this run has no memory samples");
-        return;
-    }
-    draw->PushClipRect({geometry.left, top}, {geometry.left + geometry.width, bottom}, true);
-    const float height = bottom - top - 6;
-    // One point per pixel column (the sample in force there), found by binary search, so the
-    // plot costs the same whatever the number of samples.
-    // The ranks the timeline shows (scrolled like it), at most eight: one line per rank.
-    const float lanes_top = kRulerHeight;
-    int shown = 0;
-    for (const RankTimeline& rank : state.trace.model->ranks()) {
-        if (rank.memory.empty() || geometry.lane_top(rank.rank, false) + kRankHeight <= lanes_top ||
-            ++shown > 8)
-            continue;
-        const Rgb tint = kActionColours[rank.rank % 4];
-        ImVec2 previous{geometry.left, bottom - 3};
-        for (float x = geometry.left; x <= geometry.left + geometry.width; x += 1) {
-            const std::int64_t time = geometry.time_at(x);
-            const auto after =
-                std::upper_bound(rank.memory.begin(), rank.memory.end(), time,
-                                 [](std::int64_t value, const traces::MemoryRecord& sample) {
-                                     return value < sample.time_ns;
-                                 });
-            const std::int64_t bytes = after == rank.memory.begin() ? 0 : std::prev(after)->bytes;
-            const ImVec2 point{x, bottom - 3 - height * static_cast<float>(bytes) / peak};
-            if (point.y != previous.y) {
-                draw->AddLine(previous, {x, previous.y}, colour(tint), 1.5f);
-                draw->AddLine({x, previous.y}, point, colour(tint), 1.5f);
-                previous = point;
-            }
-        }
-        draw->AddLine(previous, {geometry.left + geometry.width, previous.y}, colour(tint), 1.5f);
-    }
     draw->PopClipRect();
 }
 

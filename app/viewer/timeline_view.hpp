@@ -1,8 +1,9 @@
 // The timeline panel: ruler, per-rank gutter figures, compute and communication lanes with
 // actions coloured by kind (merged below 3 px, culled by binary search), hatched bubbles with
 // their cause on hover, send/recv arrows (for the hovered or selected action always, for every
-// visible pair once zoomed in), ghost bars of a compared run, zoom on the wheel around the
-// cursor, pan by dragging, fit on double-click or F.
+// visible pair once zoomed in), the critical path (a strip over its actions, links between
+// ranks), ghost bars of a compared run, zoom on the wheel around the cursor, pan by dragging,
+// fit on double-click or F, C to show or hide the critical path.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,9 @@ struct TimelineViewState {
     bool fitted = false;  // geometry set for the current run
     std::optional<ActionLocation> selected;
     std::optional<ActionLocation> hovered;
+    // The hovered bubble's "waited on": a click selects it and brings it into view.
+    std::optional<ActionLocation> hovered_bubble_target;
+    bool show_critical_path = true;  // C toggles
 };
 
 // Centres the view, at its zoom, on [start_ns, end_ns] unless that is already in view.
@@ -28,8 +32,5 @@ void bring_into_view(TimelineViewState& view, std::int64_t start_ns, std::int64_
 
 // Draws into the current ImGui window, which spans the whole timeline area.
 void draw_timeline(ViewerState& state, float window_width, float area_bottom);
-
-// The memory plot under the timeline, on the same time axis.
-void draw_memory(const ViewerState& state, float top, float bottom);
 
 }  // namespace pipelens::viewer

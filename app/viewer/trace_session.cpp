@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "engine/analysis/root_cause.hpp"
 #include "traces/trace_error.hpp"
 
 namespace pipelens::viewer {
@@ -77,8 +78,11 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
     try {
         session.model = TimelineModel::load(*session.reader, run_id);
         session.run_id = run_id;
+        session.summary = summarize(*session.model);
+        session.summary_line = summary_text(session.summary);
+        session.critical_path_line = critical_path_text(*session.model);
         session.events = session.reader->events(run_id);
-        session.errors = session.reader->errors(run_id);
+        session.errors = analysis::root_cause_first(session.reader->errors(run_id));
         session.sharding = session.reader->sharding(run_id);
         session.sharding_strategies.clear();
         for (const traces::ShardingRecord& decision : session.sharding)
@@ -91,6 +95,14 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
         session.error = error.what();
         return false;
     }
+}
+
+std::int64_t fitted_end(const TraceSession& session) {
+    std::int64_t end = session.model ? session.model->end_ns() : 0;
+    if (!session.errors.empty() && session.errors.front().time_ns &&
+        analysis::consequence_level(session.errors.front().kind) == 0)
+        end = std::max(end, *session.errors.front().time_ns);
+    return end;
 }
 
 void compare_with(TraceSession& session, std::int64_t run_id) {

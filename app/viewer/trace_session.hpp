@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/viewer/recent_files.hpp"
+#include "app/viewer/run_summary.hpp"
 #include "app/viewer/timeline_model.hpp"
 #include "traces/trace_reader.hpp"
 
@@ -38,12 +39,14 @@ struct TraceSession {
         std::int64_t delta_ns = 0;
     };
     std::vector<Difference> largest_differences;
+    RunSummary summary;  // of `model`: the header strip and the Ranks panel
+    std::string summary_line, critical_path_line;
     std::int64_t run_id = 0;
     std::int64_t compared_run_id = 0;
     std::string error;  // shown in the window; empty when all is well
 
     std::vector<traces::EventRecord> events;
-    std::vector<traces::ErrorRecord> errors;
+    std::vector<traces::ErrorRecord> errors;  // root cause first (engine/analysis/root_cause)
     std::vector<traces::ShardingRecord> sharding;
     // Each decision's strategies, parsed once per run rather than every frame (discarded when
     // the JSON is malformed).
@@ -58,6 +61,9 @@ bool open_trace(TraceSession& session, const std::filesystem::path& path,
                 std::optional<std::int64_t> run_id = std::nullopt);
 // Loads `run_id` of the open trace and its rows; false, with `error` set, when it fails.
 bool show_run(TraceSession& session, std::int64_t run_id);
+// Where a fitted view of the shown run ends: its last action, or a failed run's root cause when
+// that came later (the action that failed never ended, so no action reaches it).
+std::int64_t fitted_end(const TraceSession& session);
 // Compares the shown run with `run_id` (0, or the shown run: no comparison).
 void compare_with(TraceSession& session, std::int64_t run_id);
 

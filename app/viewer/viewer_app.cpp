@@ -4,6 +4,7 @@
 
 #include <imgui.h>
 
+#include "app/viewer/memory_plot.hpp"
 #include "app/viewer/timeline_view.hpp"
 #include "app/viewer/viewer_state.hpp"
 
@@ -60,6 +61,7 @@ void draw_frame(ViewerState& state, float width, float height) {
                 Panel panel;
             } tabs[] = {{"Events", Panel::events},
                         {"Errors", Panel::errors},
+                        {"Ranks", Panel::ranks},
                         {"Sharding", Panel::sharding}};
             for (const auto& tab : tabs) {
                 ImGuiTabItemFlags flags = 0;
@@ -72,6 +74,8 @@ void draw_frame(ViewerState& state, float width, float height) {
                         draw_events_panel(state);
                     else if (tab.panel == Panel::errors)
                         draw_errors_panel(state);
+                    else if (tab.panel == Panel::ranks)
+                        draw_ranks_panel(state);
                     else
                         draw_sharding_panel(state);
                     ImGui::EndTabItem();

@@ -3,7 +3,8 @@
 // arithmetic the viewer draws with.
 //
 //   +-----------+-------------------------------------------------+
-//   | sidebar   | gutter | ruler                                  |
+//   | sidebar   | badge  | summary figures            legend      |
+//   |           | gutter | ruler                                  |
 //   | runs,     | rank 0 | compute lane                           |
 //   | search,   |        | communication lane                     |
 //   | details   | ...    |                                        |
@@ -17,12 +18,16 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "traces/palette.hpp"
+
 namespace pipelens::viewer {
 
 inline constexpr float kSidebarWidth = 280;
 inline constexpr float kGutterWidth = 170;
 inline constexpr float kRightMargin = 12;
+inline constexpr float kHeaderHeight = 24;  // status badge, summary figures, legend
 inline constexpr float kRulerHeight = 26;
+inline constexpr float kLanesTop = kHeaderHeight + kRulerHeight;  // y of the first rank's lanes
 inline constexpr float kLaneHeight = 18;
 inline constexpr float kLaneGap = 2;
 inline constexpr float kRankGap = 10;
@@ -31,32 +36,45 @@ inline constexpr float kMemoryHeight = 110;
 inline constexpr float kPanelHeight = 230;
 inline constexpr float kMergeBelowPixels = 3;  // narrower actions merge into one block
 
-struct Rgb {
-    unsigned char r, g, b;
-};
+using palette::kActionColours;  // by ActionKind, shared with the SVG export
+using palette::Rgb;
 
-// By ActionKind: F, I, W, B, SEND_F, RECV_F, SEND_B, RECV_B, OVERLAP_F_B, UNSHARD, RESHARD,
-// REDUCE_GRAD.
-inline constexpr Rgb kActionColours[] = {
-    {66, 133, 244}, {52, 168, 83},   {251, 188, 5},   {234, 67, 53},
-    {0, 172, 193},  {255, 112, 67},  {0, 172, 193},   {255, 112, 67},
-    {156, 39, 176}, {120, 120, 120}, {120, 120, 120}, {120, 120, 120},
-};
 // Shards of a tensor on the mesh, by shard number (cycled past eight): all distinct, unlike the
 // action colours, whose sends and receives share one.
 inline constexpr Rgb kShardColours[] = {
     {66, 133, 244}, {52, 168, 83},  {251, 188, 5},  {234, 67, 53},
     {0, 172, 193},  {156, 39, 176}, {255, 112, 67}, {175, 180, 43},
 };
-inline constexpr Rgb kErrorMarker = {255, 0, 110};    // the chosen error's moment
+// Memory lines by rank (cycled past eight; beyond eight ranks only the selected and the peak
+// rank are coloured, the rest muted), readable on the dark plot.
+inline constexpr Rgb kRankColours[] = {
+    {230, 159, 0}, {86, 180, 233}, {0, 158, 115},   {240, 228, 66},
+    {0, 114, 178}, {213, 94, 0},   {204, 121, 167}, {235, 235, 235},
+};
+inline constexpr Rgb kMutedRank = {90, 90, 98};
+inline constexpr float kMemoryAxisWidth = 64;       // the y-axis labels, right of the gutter's edge
+inline constexpr Rgb kErrorMarker = {255, 0, 110};  // the chosen error's moment
 inline constexpr Rgb kChangedField = {255, 213, 79};  // a state field the chosen event changed
 inline constexpr Rgb kChosenStrategy = {90, 80, 20};  // the chosen row of the strategy table
 inline constexpr Rgb kBackground = {24, 24, 28};
-inline constexpr Rgb kBubbleFill = {70, 40, 40};
-inline constexpr Rgb kBubbleHatch = {150, 80, 80};
-inline constexpr Rgb kMergedBlock = {140, 140, 150};
+// Bubbles are tinted by cause (BubbleCause order: warm-up, cool-down, waiting, idle) and
+// hatched in a lighter tint of the same hue, so the cause reads without hovering.
+inline constexpr Rgb kBubbleFills[] = {{35, 55, 85}, {35, 70, 55}, {90, 40, 40}, {60, 60, 60}};
+inline constexpr Rgb kBubbleHatches[] = {
+    {80, 115, 165}, {80, 140, 110}, {170, 85, 85}, {120, 120, 120}};
+inline constexpr Rgb kMergedOutline = {20, 20, 24};  // the edge of a merged block
 inline constexpr Rgb kArrow = {255, 255, 255};
 inline constexpr Rgb kSelection = {255, 235, 59};
+// The run's status badge, in the header row above the rank labels, and its colours.
+inline constexpr float kBadgeLeft = kSidebarWidth + 6;
+inline constexpr float kBadgeTop = 3;
+inline constexpr float kBadgeWidth = 104;
+inline constexpr float kBadgeHeight = kHeaderHeight - 6;
+inline constexpr Rgb kStatusFinished = {0, 158, 115};
+inline constexpr Rgb kStatusFailed = {213, 94, 0};
+inline constexpr Rgb kStatusUnfinished = {230, 159, 0};
+inline constexpr Rgb kCriticalPath = {255, 0, 200};  // strip over the path's actions, its links
+inline constexpr float kCriticalStrip = 4;           // the strip's height, at the lane's top
 
 // The timeline's mapping of time and lanes to pixels.
 struct TimelineGeometry {
@@ -84,7 +102,7 @@ inline TimelineGeometry fitted_geometry(float window_width, std::int64_t end_ns)
     TimelineGeometry geometry;
     geometry.left = kSidebarWidth + kGutterWidth;
     geometry.width = std::max(1.0f, window_width - geometry.left - kRightMargin);
-    geometry.top = kRulerHeight;
+    geometry.top = kLanesTop;
     geometry.view_start = 0;
     geometry.view_end = std::max<std::int64_t>(1, end_ns + end_ns / 50);
     return geometry;

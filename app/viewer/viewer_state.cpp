@@ -5,7 +5,8 @@
 namespace pipelens::viewer {
 namespace {
 
-// The choices made in the previous run mean nothing in this one; filters and the zoom stay.
+// The choices made in the previous run mean nothing in this one; filters and the zoom stay. A
+// failed run opens on its root cause: the Errors tab in front, its first error chosen.
 void reset_for_run(ViewerState& state) {
     state.timeline.selected.reset();
     state.timeline.hovered.reset();
@@ -14,6 +15,11 @@ void reset_for_run(ViewerState& state) {
     state.events_panel.replayed_event = -1;
     state.errors_panel = {};
     state.sharding_panel = {};
+    if (state.trace.model && state.trace.model->run().status == traces::RunStatus::failed &&
+        !state.trace.errors.empty()) {
+        state.panel_request = Panel::errors;
+        choose_error(state, 0);
+    }
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // Everything the viewer shows and the user has chosen, separate from how it is drawn: the data
 // model (TraceSession, GUI-free, in pipelens_viewer_model) and each panel's own UI state, which
 // its file declares (timeline_view.hpp, sidebar_panel.hpp, events_panel.hpp, errors_panel.hpp,
-// sharding_panel.hpp). The functions here are the few that cross panels: opening a trace or a
-// run resets every panel's choices, and choosing an error or an action moves the timeline.
+// ranks_panel.hpp, sharding_panel.hpp). The functions here are the few that cross panels: opening a
+// trace or a run resets every panel's choices, and choosing an error or an action moves the
+// timeline.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "app/viewer/errors_panel.hpp"
 #include "app/viewer/events_panel.hpp"
+#include "app/viewer/ranks_panel.hpp"
 #include "app/viewer/sharding_panel.hpp"
 #include "app/viewer/sidebar_panel.hpp"
 #include "app/viewer/timeline_view.hpp"
@@ -19,7 +21,7 @@
 
 namespace pipelens::viewer {
 
-enum class Panel { events, errors, sharding };
+enum class Panel { events, errors, ranks, sharding };
 
 struct ViewerState {
     TraceSession trace;
@@ -27,6 +29,7 @@ struct ViewerState {
     SidebarState sidebar;
     EventsPanelState events_panel;
     ErrorsPanelState errors_panel;
+    RanksPanelState ranks_panel;
     ShardingPanelState sharding_panel;
     std::optional<Panel> panel_request;  // a tab to bring to the front (--panel)
 };

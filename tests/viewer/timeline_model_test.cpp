@@ -120,8 +120,8 @@ TEST(TimelineModel, FindsActionsByTextPairAndTime) {
     EXPECT_FALSE(model.find("9F9"));
     const auto ends = model.pair_ends(0);
     ASSERT_TRUE(ends);
-    EXPECT_EQ(model.label(model.action(ends->first)), "0SEND_F0");
-    EXPECT_EQ(model.label(model.action(ends->second)), "1RECV_F0");
+    EXPECT_EQ(model.label(model.action(*ends->send)), "0SEND_F0");
+    EXPECT_EQ(model.label(model.action(*ends->receive)), "1RECV_F0");
     EXPECT_EQ(model.action_at(model.ranks()[1].compute, 20), std::optional<std::size_t>(0));
     EXPECT_FALSE(model.action_at(model.ranks()[0].compute, 20));
 }
@@ -140,8 +140,8 @@ TEST(TimelineModel, APairIdFarBeyondTheCountIsFoundWithoutAHugeTable) {
     const TimelineModel model = TimelineModel::from_records({}, actions, {pair}, {}, {});
     const auto ends = model.pair_ends(far);
     ASSERT_TRUE(ends);
-    EXPECT_EQ(model.label(model.action(ends->first)), "0SEND_F0");
-    EXPECT_EQ(model.label(model.action(ends->second)), "1RECV_F0");
+    EXPECT_EQ(model.label(model.action(*ends->send)), "0SEND_F0");
+    EXPECT_EQ(model.label(model.action(*ends->receive)), "1RECV_F0");
     EXPECT_FALSE(model.pair_ends(far - 1));
     EXPECT_FALSE(model.pair_ends(-1));
 }
@@ -203,9 +203,9 @@ TEST(TimelineModel, LoadingAFileInParallelGivesWhatTheRecordsGive) {
     for (const traces::PairRecord& pair : reader.pairs(1)) {
         const auto ends = loaded.pair_ends(pair.pair_id);
         ASSERT_TRUE(ends);
-        EXPECT_EQ(ends->first.rank, pair.send_rank);
-        EXPECT_EQ(ends->second.rank, pair.recv_rank);
-        EXPECT_EQ(loaded.action(ends->first).pair_id, pair.pair_id);
+        EXPECT_EQ(ends->send->rank, pair.send_rank);
+        EXPECT_EQ(ends->receive->rank, pair.recv_rank);
+        EXPECT_EQ(loaded.action(*ends->send).pair_id, pair.pair_id);
     }
     std::filesystem::remove(path);
 }

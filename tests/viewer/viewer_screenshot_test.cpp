@@ -14,6 +14,7 @@
 
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
+#include "engine/analysis/root_cause.hpp"
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
 
@@ -112,8 +113,8 @@ TEST(ViewerScreenshot, ActionsBubblesAndArrowsAreWhereTheModelPutsThem) {
     bool fill = false, hatch = false;
     for (float x = geometry.x(warmup.start_ns) + 2; x < geometry.x(warmup.end_ns) - 2; x += 1) {
         const Rgb pixel = image.at(x, geometry.lane_top(3, false) + kLaneHeight / 2);
-        fill |= near(pixel, kBubbleFill);
-        hatch |= pixel.r > kBubbleFill.r + 30;
+        fill |= near(pixel, kBubbleFills[static_cast<int>(BubbleCause::warm_up)]);
+        hatch |= near(pixel, kBubbleHatches[static_cast<int>(BubbleCause::warm_up)], 40);
     }
     EXPECT_TRUE(fill);
     EXPECT_TRUE(hatch);
@@ -123,9 +124,9 @@ TEST(ViewerScreenshot, ActionsBubblesAndArrowsAreWhereTheModelPutsThem) {
     ASSERT_TRUE(receive);
     const auto ends = model.pair_ends(model.action(*receive).pair_id);
     ASSERT_TRUE(ends);
-    const float from_x = geometry.x(model.action(ends->first).start_ns);
+    const float from_x = geometry.x(model.action(*ends->send).start_ns);
     const float from_y = geometry.lane_top(0, true) + kLaneHeight / 2;
-    const float to_x = geometry.x(model.action(ends->second).end_ns);
+    const float to_x = geometry.x(model.action(*ends->receive).end_ns);
     const float to_y = geometry.lane_top(1, true) + kLaneHeight / 2;
     const float gap_y = geometry.lane_top(1, false) - kRankGap / 2;
     const float gap_x = from_x + (to_x - from_x) * (gap_y - from_y) / (to_y - from_y);
@@ -250,7 +251,7 @@ TEST(ViewerScreenshot, AnEventOfARealRunIsMarkedBeforeTheStep) {
     // down the whole timeline and the text beside it, both in the changed-field colour.
     const float left = kSidebarWidth + kGutterWidth;
     const float timeline_bottom = 800 - kPanelHeight - kMemoryHeight;
-    for (float y = kRulerHeight + 1; y < timeline_bottom - 1; y += 10)
+    for (float y = kLanesTop + 1; y < timeline_bottom - 1; y += 10)
         EXPECT_TRUE(near(image.at(left + 1, y), kChangedField)) << "no bar at y " << y;
     EXPECT_GT(
         count_near(image, kChangedField, left + 6, timeline_bottom - 20, 1280, timeline_bottom),
@@ -258,7 +259,11 @@ TEST(ViewerScreenshot, AnEventOfARealRunIsMarkedBeforeTheStep) {
     fs::remove(png);
 }
 
-TEST(ViewerScreenshot, ChoosingAnErrorMarksItsMomentOnTheTimeline) {
+// A failed run opens on its root cause: the badge says FAILED, the shape mismatch (not the
+// "stopped" it caused on the other ranks) is the first error and is chosen, its moment is marked
+// through every rank's lanes, and the failing rank carries the failure bar. Choosing a
+// consequence instead moves the marker to that error's moment.
+TEST(ViewerScreenshot, AFailedRunOpensOnItsRootCause) {
     if (!PIPELENS_HAS_RUNTIME)
         GTEST_SKIP() << "built without LibTorch: no real run to fail";
     const fs::path trace = testing::fresh_trace("viewer_errors");
@@ -269,42 +274,64 @@ TEST(ViewerScreenshot, ChoosingAnErrorMarksItsMomentOnTheTimeline) {
                   .exit_code,
               1);
     const traces::TraceReader reader(trace);
-    const std::vector<traces::ErrorRecord> recorded = reader.errors(1);
-    const auto mismatch = std::find_if(
-        recorded.begin(), recorded.end(),
-        [](const traces::ErrorRecord& error) { return error.kind == "shape_mismatch"; });
-    ASSERT_NE(mismatch, recorded.end());
-    ASSERT_TRUE(mismatch->time_ns);
-    const int index = static_cast<int>(mismatch - recorded.begin());
-    const fs::path plain = screenshot_path("errors_none");
-    const fs::path marked = screenshot_path("errors_chosen");
-    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + plain.string() +
-                         " --size 1280x800 --panel errors"),
+    const std::vector<traces::ErrorRecord> ordered = analysis::root_cause_first(reader.errors(1));
+    ASSERT_GE(ordered.size(), 2u);
+    ASSERT_EQ(ordered.front().kind, "shape_mismatch");
+    ASSERT_EQ(ordered.front().rank, 1);
+    ASSERT_TRUE(ordered.front().time_ns);
+    const fs::path opened = screenshot_path("errors_opened");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + opened.string() + " --size 1280x800"),
               0);
-    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + marked.string() +
-                         " --size 1280x800 --error " + std::to_string(index)),
-              0);
-    // The marker is a vertical line at the error's time, through every rank's lanes.
-    TimelineGeometry geometry = fitted_geometry(1280, TimelineModel::load(reader, 1).end_ns());
-    if (*mismatch->time_ns > geometry.view_end) {  // brought into view, at the same zoom
-        const std::int64_t span = geometry.view_end - geometry.view_start;
-        geometry.view_start = *mismatch->time_ns - span / 2;
-        geometry.view_end = geometry.view_start + span;
-    }
-    const float x = geometry.x(*mismatch->time_ns);
-    const Image image = load_png(marked);
-    for (float y : {geometry.lane_top(0, false) + 2, geometry.lane_top(2, true) + 2}) {
+    const Image image = load_png(opened);
+    EXPECT_TRUE(near(image.at(kBadgeLeft + 2, kBadgeTop + kBadgeHeight / 2), kStatusFailed))
+        << text(image.at(kBadgeLeft + 2, kBadgeTop + kBadgeHeight / 2));
+    // The marker: a vertical line at the error's time through every rank's lanes. The failing
+    // action never ended, so the fitted view reaches past the last action to the root cause.
+    const std::int64_t last_action_end = TimelineModel::load(reader, 1).end_ns();
+    ASSERT_GT(*ordered.front().time_ns, last_action_end);
+    const TimelineGeometry geometry = fitted_geometry(1280, *ordered.front().time_ns);
+    const auto marked_near = [&](const Image& picture, std::int64_t time, float y) {
         int found = 0;
         for (float dx = -2; dx <= 2; dx += 1)
-            found += near(image.at(x + dx, y), kErrorMarker) ? 1 : 0;
-        EXPECT_GE(found, 1) << "no marker near " << x << "," << y;
+            found += near(picture.at(geometry.x(time) + dx, y), kErrorMarker) ? 1 : 0;
+        return found;
+    };
+    for (float y : {geometry.lane_top(0, false) + 9, geometry.lane_top(2, true) + 9})
+        EXPECT_GE(marked_near(image, *ordered.front().time_ns, y), 1) << "no marker at y " << y;
+    // The failure bar on rank 1 is three pixels wide and reaches into the gap above its lanes.
+    EXPECT_GE(marked_near(image, *ordered.front().time_ns, geometry.lane_top(1, false) - 1), 2);
+    EXPECT_EQ(marked_near(image, *ordered.front().time_ns, geometry.lane_top(0, false) - 1), 0);
+
+    // Choosing a consequence with a moment of its own moves the marker there.
+    const auto consequence =
+        std::find_if(ordered.begin() + 1, ordered.end(), [&](const traces::ErrorRecord& error) {
+            return error.time_ns &&
+                   geometry.x(*error.time_ns) - geometry.x(*ordered.front().time_ns) > 10;
+        });
+    if (consequence != ordered.end()) {
+        const fs::path chosen = screenshot_path("errors_chosen");
+        ASSERT_EQ(
+            run_viewer(trace.string() + " --screenshot " + chosen.string() +
+                       " --size 1280x800 --error " + std::to_string(consequence - ordered.begin())),
+            0);
+        TimelineGeometry moved = geometry;
+        if (*consequence->time_ns > moved.view_end) {  // brought into view, at the same zoom
+            const std::int64_t span = moved.view_end - moved.view_start;
+            moved.view_start = *consequence->time_ns - span / 2;
+            moved.view_end = moved.view_start + span;
+        }
+        const Image picture = load_png(chosen);
+        int found = 0;
+        for (float dx = -2; dx <= 2; dx += 1)
+            found +=
+                near(picture.at(moved.x(*consequence->time_ns) + dx, moved.lane_top(0, false) + 9),
+                     kErrorMarker)
+                    ? 1
+                    : 0;
+        EXPECT_GE(found, 1);
+        fs::remove(chosen);
     }
-    const float timeline_bottom = 800 - kPanelHeight - kMemoryHeight;
-    EXPECT_EQ(count_near(load_png(plain), kErrorMarker, geometry.left, kRulerHeight, 1280,
-                         timeline_bottom),
-              0);
-    fs::remove(plain);
-    fs::remove(marked);
+    fs::remove(opened);
 }
 
 // A screenshot of a trace that did not open would be a picture of an error message: it is one

@@ -1,0 +1,104 @@
+// The critical path and each bubble's "waited on", found by engine/analysis from the actions the
+// model already holds (no second read of the file), then mapped back to lane positions.
+//
+// The analysis needs each rank's actions in program order (by recorded step); the lanes hold
+// them by start time. `by_step[r]` is the bridge: rank r's lane positions sorted by step, so the
+// analysis's index i on rank r is by_step[r][i].
+#include <algorithm>
+
+#include "app/viewer/timeline_model.hpp"
+#include "engine/schedule/action.hpp"
+#include "traces/trace_error.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+// Transfers a bubble's "waited on" looks through to reach the computation that sent the data.
+constexpr int kTransferHops = 4;
+
+traces::StoredAction stored(const TimelineAction& action, bool communication) {
+    traces::StoredAction row;
+    row.step = action.step;
+    row.stage = action.stage;
+    row.microbatch = action.microbatch;
+    row.pair_id = action.pair_id;
+    row.start_ns = action.start_ns;
+    row.end_ns = action.end_ns;
+    row.bytes = action.bytes;
+    row.lane = communication ? traces::ActionLane::communication : traces::ActionLane::compute;
+    row.kind = action.kind;
+    return row;
+}
+
+}  // namespace
+
+void TimelineModel::analyse_holds(const std::string& source) {
+    std::vector<analysis::RankRows> rows(ranks_.size());
+    std::vector<std::vector<ActionLocation>> by_step(ranks_.size());
+    for (std::size_t rank = 0; rank < ranks_.size(); ++rank) {
+        for (bool communication : {false, true}) {
+            const Lane& lane = communication ? ranks_[rank].communication : ranks_[rank].compute;
+            for (std::size_t index = 0; index < lane.actions.size(); ++index) {
+                const TimelineAction& action = lane.actions[index];
+                rows[rank].actions.push_back(stored(action, communication));
+                if (action.kind == static_cast<std::uint8_t>(ActionKind::overlap_forward_backward))
+                    rows[rank].overlap_labels.emplace_back(action.step, std::string(label(action)));
+                by_step[rank].push_back({static_cast<int>(rank), communication, index});
+            }
+        }
+        std::sort(by_step[rank].begin(), by_step[rank].end(),
+                  [&](const ActionLocation& left, const ActionLocation& right) {
+                      return this->action(left).step < this->action(right).step;
+                  });
+    }
+    try {
+        traces::RunRecord run = run_;
+        const analysis::TimedSchedule timed =
+            analysis::timed_schedule_from_rows(source, run, std::move(rows));
+        const analysis::HoldGraph holds(timed);
+        const analysis::CriticalPath path = analysis::critical_path(timed, holds);
+        const auto location = [&](analysis::ActionRef ref) {
+            return by_step[static_cast<std::size_t>(ref.rank)][static_cast<std::size_t>(ref.index)];
+        };
+        for (const analysis::PathLink& link : path.links) {
+            const ActionLocation at = location(link.action);
+            critical_path_.actions.push_back(at);
+            RankTimeline& rank = ranks_[static_cast<std::size_t>(at.rank)];
+            (at.communication ? rank.communication : rank.compute)
+                .actions[at.index]
+                .on_critical_path = true;
+        }
+        critical_path_.share_ns = path.share_ns;
+        for (RankTimeline& rank : ranks_) {
+            const auto& order = by_step[static_cast<std::size_t>(rank.rank)];
+            for (Bubble& bubble : rank.bubbles) {
+                if (bubble.before < 0)
+                    continue;
+                const std::int32_t step = rank.compute.actions[bubble.before].step;
+                const auto found =
+                    std::lower_bound(order.begin(), order.end(), step,
+                                     [&](const ActionLocation& at, std::int32_t value) {
+                                         return action(at).step < value;
+                                     });
+                std::optional<analysis::ActionRef> holder =
+                    holds.held_by({rank.rank, static_cast<std::int32_t>(found - order.begin())});
+                for (int hop = 0; holder && hop < kTransferHops; ++hop) {
+                    const auto kind = timed.schedule.ranks[holder->rank][holder->index].kind;
+                    if (!is_communication(kind))
+                        break;
+                    const auto next = holds.held_by(*holder);
+                    if (!next)
+                        break;
+                    holder = next;
+                }
+                if (holder)
+                    bubble.waited_on = location(*holder);
+            }
+        }
+    } catch (const traces::TraceError& error) {
+        critical_path_ = {};
+        critical_path_.error = error.what();
+    }
+}
+
+}  // namespace pipelens::viewer

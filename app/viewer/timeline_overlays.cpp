@@ -1,0 +1,101 @@
+// The timeline's overlays (timeline_overlays.hpp): all placed with viewer_layout.hpp's geometry,
+// so screenshot tests find them where the layout says.
+#include "app/viewer/timeline_overlays.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "app/viewer/viewer_state.hpp"
+#include "engine/analysis/root_cause.hpp"
+
+namespace pipelens::viewer {
+
+void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run) {
+    const auto [text, rgb] = [&]() -> std::pair<const char*, Rgb> {
+        switch (run.status) {
+            case traces::RunStatus::finished:
+                return {"finished", kStatusFinished};
+            case traces::RunStatus::failed:
+                return {"FAILED", kStatusFailed};
+            case traces::RunStatus::running:
+                break;
+        }
+        return {"unfinished", kStatusUnfinished};
+    }();
+    const ImVec2 top_left{kBadgeLeft, kBadgeTop};
+    draw->AddRectFilled(top_left, {kBadgeLeft + kBadgeWidth, kBadgeTop + kBadgeHeight}, colour(rgb),
+                        3);
+    const std::string label =
+        fmt::format("{} {}", run.kind == traces::RunKind::real ? "real" : "sim", text);
+    draw->AddText({kBadgeLeft + 6, kBadgeTop + 2}, IM_COL32(10, 10, 10, 255), label.c_str());
+}
+
+void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width) {
+    const float left = kBadgeLeft + kBadgeWidth + 10;
+    draw->PushClipRect({left, 0}, {window_width, kHeaderHeight}, true);
+    const std::string line = session.summary_line + "  |  " + session.critical_path_line;
+    draw->AddText({left, kBadgeTop + 2}, IM_COL32(215, 215, 215, 255), line.c_str());
+    draw->PopClipRect();
+}
+
+void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom) {
+    const TimelineModel& model = *state.trace.model;
+    if (model.run().status != traces::RunStatus::failed || state.trace.errors.empty())
+        return;
+    const traces::ErrorRecord& cause = state.trace.errors.front();
+    if (cause.rank < 0 || cause.rank >= static_cast<int>(model.ranks().size()) || !cause.time_ns ||
+        analysis::consequence_level(cause.kind) == 2)
+        return;
+    const TimelineGeometry& geometry = state.timeline.geometry;
+    const float top = geometry.lane_top(cause.rank, false);
+    const float bottom = geometry.lane_top(cause.rank, true) + kLaneHeight;
+    if (bottom < kLanesTop || top > area_bottom)
+        return;
+    const float x = geometry.x(*cause.time_ns);
+    draw->AddRectFilled({x, top}, {geometry.left + geometry.width, bottom},
+                        colour(kErrorMarker, 40));
+    draw->AddRectFilled({x - 1.5f, top - 2}, {x + 1.5f, bottom + 2}, colour(kErrorMarker));
+    const std::string label =
+        fmt::format("failed: {}{}{}", cause.kind, cause.action.empty() ? "" : " at ", cause.action);
+    draw->AddText({x + 5, top + 2}, colour(kErrorMarker), label.c_str());
+}
+
+// The critical path: a strip over the top of each of its actions in view and a line from each
+// to the next where the path changes rank or lane. The path is in time order, so the part in
+// view is found by binary search and a frame costs what is on screen; links closer than a pixel
+// on the same lane draw once.
+void draw_critical_path(ImDrawList* draw, const TimelineModel& model,
+                        const TimelineGeometry& geometry, float area_bottom) {
+    const std::vector<ActionLocation>& path = model.critical_path().actions;
+    const auto first = std::lower_bound(path.begin(), path.end(), geometry.view_start,
+                                        [&](const ActionLocation& at, std::int64_t time) {
+                                            return model.action(at).end_ns < time;
+                                        });
+    const std::size_t begin = first == path.begin() ? 0 : (first - path.begin()) - 1;
+    float last_right = -1;
+    std::optional<ActionLocation> previous;
+    for (std::size_t index = begin; index < path.size(); ++index) {
+        const ActionLocation& at = path[index];
+        const TimelineAction& action = model.action(at);
+        const float top = geometry.lane_top(at.rank, at.communication);
+        const float left = geometry.x(action.start_ns);
+        const float right = std::max(left + 1, geometry.x(action.end_ns));
+        const bool rank_visible = top + kLaneHeight > kLanesTop && top < area_bottom;
+        if (rank_visible && (right > last_right + 1 || (previous && previous->rank != at.rank)))
+            draw->AddRectFilled({left, top}, {right, top + kCriticalStrip}, colour(kCriticalPath));
+        last_right = right;
+        if (previous &&
+            (previous->rank != at.rank || previous->communication != at.communication)) {
+            const TimelineAction& before = model.action(*previous);
+            const float from_y = geometry.lane_top(previous->rank, previous->communication) + 2;
+            draw->AddLine({geometry.x(before.end_ns), from_y}, {left, top + 2},
+                          colour(kCriticalPath), 2);
+        }
+        previous = at;
+        if (action.start_ns > geometry.view_end)
+            break;
+    }
+}
+
+}  // namespace pipelens::viewer

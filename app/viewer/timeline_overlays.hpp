@@ -1,0 +1,34 @@
+// What the timeline draws over the ranks' lanes about the run as a whole: its status badge, the
+// root-cause failure on the failing rank, and the critical path. Split from timeline_view.cpp
+// (the lanes, arrows and interaction) so each file keeps one job.
+#pragma once
+
+#include <imgui.h>
+
+#include "app/viewer/timeline_model.hpp"
+#include "app/viewer/viewer_layout.hpp"
+
+namespace pipelens::viewer {
+
+struct ViewerState;
+struct TraceSession;
+
+inline ImU32 colour(Rgb rgb, int alpha = 255) {
+    return IM_COL32(rgb.r, rgb.g, rgb.b, alpha);
+}
+
+// "finished", "failed" or "unfinished" in the header row above the rank labels.
+void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run);
+
+// The run's summary figures and where its critical path's time goes, right of the badge.
+void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width);
+
+// A failed run's root cause (the first of the session's errors, which are root cause first) on
+// its rank: a bar at its moment across the rank's lanes, the rest of the rank tinted, its kind.
+void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom);
+
+// The critical path: a strip over each of its actions in view and a line where it changes lane.
+void draw_critical_path(ImDrawList* draw, const TimelineModel& model,
+                        const TimelineGeometry& geometry, float area_bottom);
+
+}  // namespace pipelens::viewer
