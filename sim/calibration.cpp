@@ -30,8 +30,36 @@ struct StageSamples {
 
 // The run's own model and run settings (its recorded configuration), with per-layer costs,
 // overlap and link from the profile.
+// The medians of each stage's F and backward in the run's own step (a split backward: I + W).
+std::vector<RunStageTimes> run_stage_times(const std::vector<traces::ActionRecord>& actions,
+                                           int stage_count) {
+    std::vector<std::map<ActionKind, std::vector<std::int64_t>>> durations(
+        static_cast<std::size_t>(stage_count));
+    for (const traces::ActionRecord& action : actions)
+        if (action.stage >= 0 && action.stage < stage_count && action.end_ns >= action.start_ns)
+            durations[static_cast<std::size_t>(action.stage)][static_cast<ActionKind>(action.kind)]
+                .push_back(action.end_ns - action.start_ns);
+    const auto median = [](std::vector<std::int64_t> values) -> std::int64_t {
+        if (values.empty())
+            return 0;
+        std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+        return values[values.size() / 2];
+    };
+    std::vector<RunStageTimes> times(static_cast<std::size_t>(stage_count));
+    for (std::size_t stage = 0; stage < times.size(); ++stage) {
+        auto& by_kind = durations[stage];
+        times[stage].forward_ns = median(by_kind[ActionKind::forward]);
+        times[stage].backward_ns = !by_kind[ActionKind::full_backward].empty()
+                                       ? median(by_kind[ActionKind::full_backward])
+                                       : median(by_kind[ActionKind::backward_input]) +
+                                             median(by_kind[ActionKind::backward_weight]);
+    }
+    return times;
+}
+
 void apply_profile(Calibration& calibration, const traces::RunRecord& run,
-                   const std::vector<traces::ProfileRecord>& profile, std::int64_t run_id) {
+                   std::vector<traces::ProfileRecord> profile,
+                   const std::vector<traces::ActionRecord>& actions, std::int64_t run_id) {
     Experiment& experiment = calibration.experiment;
     try {
         const Experiment recorded = parse_experiment_toml(run.config, "run configuration");
@@ -43,6 +71,8 @@ void apply_profile(Calibration& calibration, const traces::RunRecord& run,
             "another pipelens version",
             run_id, error.what()));
     }
+    calibration.profile_scales =
+        anchor_profile_to_run(profile, run_stage_times(actions, run.pp * run.v));
     ProfileCalibration fitted = calibrate_from_profile(profile, run_id);
     experiment.model.layers = static_cast<int>(fitted.layers.names.size());
     experiment.layers = std::move(fitted.layers);
@@ -77,7 +107,7 @@ Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t
     calibration.measured_step_ns = run.step_time_ns.value_or(0);
     const std::vector<traces::ProfileRecord> profile = reader.profile(run_id);
     if (!profile.empty()) {
-        apply_profile(calibration, run, profile, run_id);
+        apply_profile(calibration, run, profile, reader.actions(run_id), run_id);
         return calibration;
     }
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "engine/experiment/experiment.hpp"
+#include "sim/profile_calibration.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace pipelens::sim {
@@ -20,6 +21,8 @@ struct Calibration {
     int transfer_samples = 0;   // transfers the link latency came from (runs without a profile)
     bool from_profile = false;  // per-layer costs from `run --profile`
     int link_sizes = 0;         // message sizes the link fit used (from a profile)
+    // By stage: how the profile's figures were scaled to the run's own step (profile only).
+    std::vector<StageScale> profile_scales;
 };
 
 // With a profile (`run --profile`) the experiment has per-layer costs ([layers]), the run's own

@@ -5,6 +5,7 @@
 #include "sim/profile_calibration.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -17,6 +18,8 @@
 
 namespace pipelens::sim {
 namespace {
+
+constexpr int kWholeStageLayer = -1;  // a profile row of a whole stage (-2: the loss alone)
 
 struct StageFigures {
     std::map<std::string, std::int64_t> values;  // quantity -> median
@@ -199,6 +202,111 @@ LinkSpec fit_link(const std::vector<std::pair<std::int64_t, std::int64_t>>& poin
     return {std::llround(latency), 1.0 / ns_per_byte};
 }
 
+std::vector<StageScale> anchor_profile_to_run(std::vector<traces::ProfileRecord>& profile,
+                                              const std::vector<RunStageTimes>& run_stages) {
+    // Per stage, what its items (its layers and, on the last stage, the loss) add up to.
+    std::vector<std::int64_t> forward(run_stages.size()), backward(run_stages.size());
+    for (const traces::ProfileRecord& row : profile) {
+        if (row.stage < 0 || row.stage >= static_cast<int>(run_stages.size()) ||
+            row.layer == kWholeStageLayer)
+            continue;
+        if (row.quantity == "F")
+            forward[static_cast<std::size_t>(row.stage)] += row.median;
+        else if (row.quantity == "B")
+            backward[static_cast<std::size_t>(row.stage)] += row.median;
+    }
+    std::vector<StageScale> scales(run_stages.size());
+    for (std::size_t stage = 0; stage < scales.size(); ++stage) {
+        if (run_stages[stage].forward_ns > 0 && forward[stage] > 0)
+            scales[stage].forward =
+                static_cast<double>(run_stages[stage].forward_ns) / forward[stage];
+        if (run_stages[stage].backward_ns > 0 && backward[stage] > 0)
+            scales[stage].backward =
+                static_cast<double>(run_stages[stage].backward_ns) / backward[stage];
+    }
+    for (traces::ProfileRecord& row : profile) {
+        if (row.stage < 0 || row.stage >= static_cast<int>(scales.size()))
+            continue;
+        const auto stage = static_cast<std::size_t>(row.stage);
+        const StageScale& scale = scales[stage];
+        double factor = 1;
+        if (row.quantity == "F")
+            factor = scale.forward;
+        else if (row.quantity == "I" || row.quantity == "W" || row.quantity == "B")
+            factor = scale.backward;
+        else if (row.quantity == "OVERLAP_F_B")
+            factor = (scale.forward + scale.backward) / 2;
+        else
+            continue;
+        const auto scaled = [&](std::int64_t value) {
+            return static_cast<std::int64_t>(std::llround(static_cast<double>(value) * factor));
+        };
+        row.median = scaled(row.median);
+        row.low = scaled(row.low);
+        row.high = scaled(row.high);
+        // The whole stage's F and B are what the step measured, many samples under the
+        // step's own conditions.
+        if (row.layer == kWholeStageLayer && row.quantity == "F" &&
+            run_stages[stage].forward_ns > 0)
+            row.median = run_stages[stage].forward_ns;
+        if (row.layer == kWholeStageLayer && row.quantity == "B" &&
+            run_stages[stage].backward_ns > 0)
+            row.median = run_stages[stage].backward_ns;
+    }
+    return scales;
+}
+
+// Every figure timed as a stage of its own (a layer, the loss) includes what running any stage
+// costs once — detaching its inputs, the backend call, the checks — which a stage of k layers
+// pays once, not k times. Per kind, a stage of n items (its layers, and the last stage's loss
+// when timed alone) shows it as (sum of items - stage) / (n - 1); the median over stages is
+// taken off every item (never below 0), and the overhead fit then finds it again, once per
+// stage. I and W come from stages past the first (the first has no I, and its W is its B).
+void remove_wrapper_cost(LayerCosts& layers, std::optional<StageExtra>& loss,
+                         const std::map<int, StageFigures>& stages, int last, std::int64_t run_id) {
+    std::array<std::vector<std::int64_t>, 4> shares;  // F, I, W, B
+    for (const auto& [index, stage] : stages) {
+        if (stage.first_layer < 0)
+            continue;
+        const int count = stage.last_layer - stage.first_layer + 1;
+        const LayerStage summed = sum_of_layers(layers, {stage.first_layer, count}, index == 0);
+        const bool with_loss = index == last && loss.has_value();
+        const int items = count + (with_loss ? 1 : 0);
+        if (items < 2)
+            continue;
+        const std::array<std::int64_t, 4> sums = {
+            summed.cost.forward_ns + (with_loss ? loss->forward_ns : 0),
+            summed.cost.input_ns + (with_loss ? loss->input_ns : 0),
+            summed.cost.weight_ns + (with_loss ? loss->weight_ns : 0),
+            summed.cost.backward_ns() + (with_loss ? loss->backward_ns : 0)};
+        const std::array<const char*, 4> kinds = {"F", "I", "W", "B"};
+        for (std::size_t kind = 0; kind < kinds.size(); ++kind) {
+            if (index == 0 && (kind == 1 || kind == 2))
+                continue;
+            shares[kind].push_back((sums[kind] - figure(stage, kinds[kind], index, run_id)) /
+                                   (items - 1));
+        }
+    }
+    std::array<std::int64_t, 4> wrapper{};
+    for (std::size_t kind = 0; kind < wrapper.size(); ++kind)
+        wrapper[kind] = std::max<std::int64_t>(median_of(shares[kind]), 0);
+    const auto take_off = [](std::int64_t& value, std::int64_t cost) {
+        value = std::max<std::int64_t>(value - cost, 0);
+    };
+    for (std::size_t layer = 0; layer < layers.names.size(); ++layer) {
+        take_off(layers.forward_ns[layer], wrapper[0]);
+        take_off(layers.input_ns[layer], wrapper[1]);
+        take_off(layers.weight_ns[layer], wrapper[2]);
+        take_off(layers.backward_ns[layer], wrapper[3]);
+    }
+    if (loss) {
+        take_off(loss->forward_ns, wrapper[0]);
+        take_off(loss->input_ns, wrapper[1]);
+        take_off(loss->weight_ns, wrapper[2]);
+        take_off(loss->backward_ns, wrapper[3]);
+    }
+}
+
 ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecord>& profile,
                                           std::int64_t run_id) {
     ProfileCalibration calibration;
@@ -206,6 +314,8 @@ ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecor
     layers = layers_of(profile, run_id);
     const std::map<int, StageFigures> stages = stages_of(profile);
     const int last = stages.empty() ? -1 : stages.rbegin()->first;
+    std::optional<StageExtra> timed_loss = loss_of(profile, run_id);
+    remove_wrapper_cost(layers, timed_loss, stages, last, run_id);
     std::vector<std::int64_t> forward, input, weight, backward;
     std::map<int, StageExtra> leftover;
     for (const auto& [index, stage] : stages) {
@@ -233,8 +343,8 @@ ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecor
                 positive_median(backward),
                 0,
                 0};
-    if (const std::optional<StageExtra> loss = loss_of(profile, run_id)) {
-        layers.loss = *loss;
+    if (timed_loss) {
+        layers.loss = *timed_loss;
     } else if (last >= 0) {  // a profile without the loss timed alone
         StageExtra& rest = leftover[last];
         rest.kept_bytes -= layers.output_bytes.back();  // the kept model output has its rule

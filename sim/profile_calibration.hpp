@@ -25,6 +25,27 @@ struct ProfileCalibration {
     int link_sizes = 0;  // distinct message sizes the link fit used
 };
 
+// What the profiled run itself measured for one stage's computations: the medians of its F and
+// of its backward (B, or I + W where the schedule split it); 0 where it ran none.
+struct RunStageTimes {
+    std::int64_t forward_ns = 0;
+    std::int64_t backward_ns = 0;
+};
+
+// The profile runs seconds after the step, yet on a shared machine its level can differ from
+// the step's by 10-20 %, and it takes few samples of each figure. The step's own stage times
+// are the truth about the level, the profile about how it splits into layers and kinds: each
+// stage's F figures (its layers', the loss's) are scaled so that they add up to the step's
+// median F, its I, W and B figures so that its items' B add up to the step's median backward,
+// and OVERLAP_F_B by the mean of the two; the whole stage's F and B become the step's medians.
+// Returns the factors, by stage (1 where the step ran nothing to compare with).
+struct StageScale {
+    double forward = 1;
+    double backward = 1;
+};
+std::vector<StageScale> anchor_profile_to_run(std::vector<traces::ProfileRecord>& profile,
+                                              const std::vector<RunStageTimes>& run_stages);
+
 // `run_id` only names the run in errors (std::invalid_argument).
 ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecord>& profile,
                                           std::int64_t run_id);

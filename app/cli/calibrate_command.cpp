@@ -95,6 +95,9 @@ void run_calibrate(const CalibrateOptions& options) {
         json["simulated_step_time_ns"] = simulated.step_time_ns;
         json["relative_error"] = error;
         json["from_profile"] = calibration.from_profile;
+        for (const sim::StageScale& scale : calibration.profile_scales)
+            json["profile_scales"].push_back(
+                {{"forward", scale.forward}, {"backward", scale.backward}});
         for (const StageCostColumn& column : stage_cost_columns())
             for (const sim::StageCost& stage : costs.stages)
                 json[column.key].push_back(column.of(stage));
@@ -115,9 +118,16 @@ void run_calibrate(const CalibrateOptions& options) {
     fmt::print("calibrated from run {} ({} pp={} v={} m={})\n", run_id, lowered.name,
                experiment.shape.rank_count, experiment.shape.stages_per_rank,
                experiment.shape.microbatch_count);
-    if (calibration.from_profile)
+    if (calibration.from_profile) {
         fmt::print("  from the run's profile: {} layers, model {}\n",
                    experiment.layers->names.size(), experiment.model.name);
+        std::string scales;
+        for (std::size_t stage = 0; stage < calibration.profile_scales.size(); ++stage)
+            scales += fmt::format("{}stage {} F x{:.3f} backward x{:.3f}", stage ? ", " : "", stage,
+                                  calibration.profile_scales[stage].forward,
+                                  calibration.profile_scales[stage].backward);
+        fmt::print("  profile scaled to the step's own times: {}\n", scales);
+    }
     for (const StageCostColumn& column : stage_cost_columns()) {
         std::vector<std::int64_t> values;
         for (const sim::StageCost& stage : costs.stages)

@@ -99,17 +99,67 @@ TEST(ProfileCalibration, StageOverheadAndLossAreWhatTheLayersLeave) {
 
 TEST(ProfileCalibration, ALossTimedAloneIsTakenAsMeasured) {
     std::vector<traces::ProfileRecord> profile = two_stage_profile();
+    // Figures whose sums never exceed their stage's: no stage-wrapper cost to take off.
     for (const auto& [quantity, value] : std::vector<std::pair<std::string, std::int64_t>>{
-             {"F", 5}, {"I", 13}, {"W", 1}, {"B", 12}, {"held_bytes", 64}, {"kept_bytes", 0}})
+             {"F", 5}, {"I", 9}, {"W", 1}, {"B", 0}, {"held_bytes", 64}, {"kept_bytes", 0}})
         profile.push_back(figure(1, 1, -2, quantity, value));
     const LayerCosts layers = calibrate_from_profile(profile, 1).layers;
     EXPECT_EQ(layers.loss.forward_ns, 5);
-    EXPECT_EQ(layers.loss.input_ns, 13);
+    EXPECT_EQ(layers.loss.input_ns, 9);
     EXPECT_EQ(layers.loss.weight_ns, 1);
-    EXPECT_EQ(layers.loss.backward_ns, 12);
+    EXPECT_EQ(layers.loss.backward_ns, 0);
     EXPECT_EQ(layers.loss.held_bytes, 64);
     EXPECT_EQ(layers.stage_overhead.forward_ns, 10);  // stage 0 still gives the overhead
     EXPECT_EQ(layers.names.size(), 4u);               // the loss is no model layer
+}
+
+// Each layer timed as a stage of its own pays the stage's fixed cost (here 20 ns of F) that a
+// stage of several layers pays once: the sums of layers exceed their stages by (n - 1) x 20.
+// The calibration takes 20 off every layer and finds it again as the per-stage overhead, so a
+// split into four one-layer stages costs 100 + 20 per stage, not 120 + 20.
+TEST(ProfileCalibration, TheStageWrapperCostIsCountedOncePerStage) {
+    std::vector<traces::ProfileRecord> profile = two_stage_profile();
+    for (traces::ProfileRecord& row : profile) {
+        if (row.quantity != "F" || row.stage < 0)
+            continue;
+        if (row.layer >= 0)
+            row.median = row.low = row.high = 120;  // 100 of work, 20 of wrapper
+        else
+            row.median = row.low = row.high = 200 + 20 + (row.stage == 1 ? 30 : 0);  // + loss
+    }
+    const LayerCosts layers = calibrate_from_profile(profile, 1).layers;
+    EXPECT_EQ(layers.forward_ns, (std::vector<std::int64_t>{100, 100, 100, 100}));
+    EXPECT_EQ(layers.stage_overhead.forward_ns, 20);
+    EXPECT_EQ(layers.loss.forward_ns, 30);
+    const std::vector<LayerStage> four = stages_from_layers(layers, {}, 4);
+    EXPECT_EQ(four[1].cost.forward_ns, 120);
+    EXPECT_EQ(four[3].cost.forward_ns, 150);
+}
+
+// The step measured stage 0's F at 880 and backward at 1800 where the profile's layers add up to
+// 200 and 180 (taken at a faster moment): every F figure of the stage is scaled by 4.4, every
+// backward figure by 10, and the whole stage's F and B become the step's.
+TEST(ProfileCalibration, TheProfileIsScaledToTheStepsOwnTimes) {
+    std::vector<traces::ProfileRecord> profile = two_stage_profile();
+    const std::vector<StageScale> scales = anchor_profile_to_run(profile, {{880, 1800}, {0, 0}});
+    ASSERT_EQ(scales.size(), 2u);
+    EXPECT_DOUBLE_EQ(scales[0].forward, 880.0 / 200);
+    EXPECT_DOUBLE_EQ(scales[0].backward, 1800.0 / 180);
+    EXPECT_DOUBLE_EQ(scales[1].forward, 1.0);  // the step ran nothing to compare with
+    int checked = 0;
+    for (const traces::ProfileRecord& row : profile) {
+        const auto expect = [&](int stage, int layer, const char* quantity, std::int64_t value) {
+            if (row.stage == stage && row.layer == layer && row.quantity == quantity) {
+                EXPECT_EQ(row.median, value) << quantity << " of stage " << stage;
+                ++checked;
+            }
+        };
+        expect(0, 1, "F", 440);
+        expect(0, 1, "W", 500);
+        expect(0, -1, "B", 1800);
+        expect(1, 2, "F", 100);
+    }
+    EXPECT_EQ(checked, 4);
 }
 
 TEST(ProfileCalibration, AnotherSplitReDerivesEveryStage) {
