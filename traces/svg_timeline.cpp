@@ -59,15 +59,19 @@ std::string time_label(std::int64_t ns, std::int64_t step) {
     return fmt::format("{} ns", ns);
 }
 
+// Time [from, from + span) onto the drawing area; times outside it land on its edges.
 class Canvas {
   public:
-    Canvas(int width, std::int64_t span_ns)
-        : width_(width), span_(std::max<std::int64_t>(1, span_ns)) {}
+    Canvas(int width, std::int64_t from_ns, std::int64_t span_ns)
+        : width_(width), from_(from_ns), span_(std::max<std::int64_t>(1, span_ns)) {}
 
     double x(std::int64_t ns) const {
-        return kLeftMargin + static_cast<double>(ns) / static_cast<double>(span_) *
-                                 (width_ - kLeftMargin - kRightMargin);
+        const double fraction =
+            std::clamp(static_cast<double>(ns - from_) / static_cast<double>(span_), 0.0, 1.0);
+        return kLeftMargin + fraction * (width_ - kLeftMargin - kRightMargin);
     }
+    std::int64_t from() const { return from_; }
+    std::int64_t to() const { return from_ + span_; }
     static int lane_top(int rank, ActionLane lane) {
         return kTopMargin + rank * kRankHeight + (lane == ActionLane::compute ? 0 : kComputeHeight);
     }
@@ -77,6 +81,7 @@ class Canvas {
 
   private:
     int width_;
+    std::int64_t from_;
     std::int64_t span_;
 };
 
@@ -89,6 +94,7 @@ void draw_actions(std::string& svg, const Canvas& canvas,
         double left = 0, right = 0;
         std::uint8_t kind = 0;
         int count = 0;
+        std::array<std::int64_t, 12> kind_ns{};
     } block;
     const auto flush = [&] {
         if (block.count == 0)
@@ -102,6 +108,8 @@ void draw_actions(std::string& svg, const Canvas& canvas,
         block.count = 0;
     };
     for (const ActionRecord& action : actions) {
+        if (action.end_ns <= canvas.from() || action.start_ns >= canvas.to())
+            continue;
         const double left = canvas.x(action.start_ns);
         const double right = canvas.x(action.end_ns);
         if (right - left < 1.0) {
@@ -109,8 +117,14 @@ void draw_actions(std::string& svg, const Canvas& canvas,
                                     left - block.right > 1.0))
                 flush();
             if (block.count == 0)
-                block = {action.rank, action.lane, left, right, action.kind, 0};
+                block = {action.rank, action.lane, left, right, action.kind, 0, {}};
             block.right = std::max(block.right, right);
+            // The block takes the colour of the kind it holds most time of.
+            block.kind_ns[std::min<std::size_t>(action.kind, block.kind_ns.size() - 1)] +=
+                action.end_ns - action.start_ns;
+            block.kind = static_cast<std::uint8_t>(
+                std::max_element(block.kind_ns.begin(), block.kind_ns.end()) -
+                block.kind_ns.begin());
             ++block.count;
             continue;
         }
@@ -187,7 +201,9 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
     for (const ActionRecord& action : actions)
         step_time = std::max(step_time, action.end_ns);
     const int rank_count = std::max<int>(run.pp, static_cast<int>(ranks.size()));
-    const Canvas canvas(options.width, step_time);
+    const std::int64_t from = std::max<std::int64_t>(0, options.from_ns.value_or(0));
+    const std::int64_t to = std::max(from + 1, options.to_ns.value_or(step_time));
+    const Canvas canvas(options.width, from, to - from);
     const int height = kTopMargin + rank_count * kRankHeight + 40;
 
     std::string svg = fmt::format(
@@ -210,9 +226,9 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
         "\n",
         step_time / 1e6, run.bubble_ratio.value_or(0) * 100);
 
-    const std::int64_t step = tick_step(step_time);
+    const std::int64_t step = tick_step(to - from);
     const int ruler_y = kTopMargin + rank_count * kRankHeight + 4;
-    for (std::int64_t tick = 0; tick <= step_time; tick += step)
+    for (std::int64_t tick = (from + step - 1) / step * step; tick <= to; tick += step)
         svg += fmt::format(
             R"svg(<line x1="{0:.2f}" y1="{1}" x2="{0:.2f}" y2="{2}" stroke="#ccc"/><text x="{0:.2f}" y="{3}" font-size="10" text-anchor="middle">{4}</text>)svg"
             "\n",

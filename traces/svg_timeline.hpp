@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "traces/trace_reader.hpp"
@@ -17,6 +18,10 @@ namespace pipelens::traces {
 struct SvgTimelineOptions {
     int width = 1600;  // pixels
     int max_arrows = 600;
+    // The part of the run drawn (the viewer's current view); the whole step when unset. Shapes
+    // beyond it are cut at its edges.
+    std::optional<std::int64_t> from_ns;
+    std::optional<std::int64_t> to_ns;
 };
 
 std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,

@@ -1,6 +1,7 @@
 // `pipelens-view [TRACE.db]`: the desktop viewer (Dear ImGui on GLFW + OpenGL 3). Files open
 // from the command line, the path box, recent files or by dropping them on the window.
 //   --compare RUN  ghost bars of another run of the same trace, with step and per-rank deltas
+//   --no-critical-path  start with the critical path hidden
 //   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5]
 //     [--panel events|errors|ranks|sharding] [--event N] [--error N] [--tensor output|inputN]
 //     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
@@ -39,6 +40,7 @@ struct Options {
     int event = -1;
     int error = -1;
     std::string tensor;
+    bool no_critical_path = false;
     bool bench = false;
     std::string bench_dir = "/tmp/pipelens-view-bench";
 };
@@ -185,6 +187,7 @@ void open_start_trace(const Options& options, ViewerState& state) {
 // The choices the command line asks for before the first frame: --event, --tensor and --panel
 // (--select and --error wait for the first frame: apply_choices).
 void apply_start_options(const Options& options, const Checked& checked, ViewerState& state) {
+    state.timeline.show_critical_path = !options.no_critical_path;
     if (options.event >= 0) {
         if (options.event >= static_cast<int>(state.trace.events.size()))
             state.trace.error = fmt::format("--event {}: the run has {} events", options.event,
@@ -236,6 +239,17 @@ void run_interactive(const Options& options, GLFWwindow* window, ViewerState& st
         if (frame == 1)
             apply_choices(options, state);
         render(window, state);
+        if (state.png_request) {  // P: the frame just rendered, before it is shown
+            int width = 0, height = 0;
+            glfwGetFramebufferSize(window, &width, &height);
+            try {
+                write_screenshot(*state.png_request, width, height);
+                state.export_message = fmt::format("wrote {}", state.png_request->string());
+            } catch (const std::exception& error) {
+                state.export_message = error.what();
+            }
+            state.png_request.reset();
+        }
         glfwSwapBuffers(window);
     }
 }
@@ -299,6 +313,8 @@ int main(int argc, char** argv) {
                    "its moment");
     app.add_option("--tensor", options.tensor,
                    "Sharding panel: the tensor drawn on the mesh, output or inputN");
+    app.add_flag("--no-critical-path", options.no_critical_path,
+                 "Start with the critical path hidden (C shows it)");
     app.add_flag("--bench", options.bench, "Load and frame-time figures on synthetic traces");
     app.add_option("--bench-dir", options.bench_dir, "Where the synthetic traces are kept");
     CLI11_PARSE(app, argc, argv);

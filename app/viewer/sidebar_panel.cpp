@@ -1,4 +1,4 @@
-// Sidebar: file, runs, search, selection details, comparison summary.
+// Sidebar: file, runs, search, selection details, comparison summary, the colour key.
 #include "app/viewer/sidebar_panel.hpp"
 
 #include <algorithm>
@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "app/viewer/viewer_layout.hpp"
 #include "app/viewer/viewer_state.hpp"
 #include "engine/text/quantities.hpp"
 
@@ -86,10 +87,14 @@ void draw_file_controls(ViewerState& state) {
 void draw_runs(ViewerState& state) {
     ImGui::TextUnformatted("Runs (click: show, right-click: compare)");
     for (const traces::RunRecord& run : state.trace.runs) {
+        // A sharding-only run has devices, not a pipeline: its pp holds the mesh's size.
+        const std::string shape = run.schedule == "sharding"
+                                      ? fmt::format("{} devices", run.pp)
+                                      : fmt::format("pp={} m={}", run.pp, run.m);
         const std::string text =
-            fmt::format("{}{} {} {} pp={} m={}", run.id == state.trace.run_id ? "> " : "  ",
+            fmt::format("{}{} {} {} {}", run.id == state.trace.run_id ? "> " : "  ",
                         run.id == state.trace.compared_run_id ? "[vs]" : "", run.id,
-                        run.kind == traces::RunKind::real ? "real" : "sim", run.pp, run.m);
+                        run.kind == traces::RunKind::real ? "real" : "sim", shape);
         if (ImGui::Selectable(fmt::format("{}  {}##run{}", text, run.schedule, run.id).c_str(),
                               run.id == state.trace.run_id))
             show_run(state, run.id);
@@ -156,10 +161,29 @@ void draw_comparison(ViewerState& state) {
             select_action(state, difference.label);
 }
 
-}  // namespace
+// The colour key at the sidebar's foot (viewer_layout.hpp places it), drawn whatever the
+// sidebar's content above it.
+void draw_legend() {
+    ImDrawList* draw = ImGui::GetWindowDrawList();
+    const float height = ImGui::GetIO().DisplaySize.y;
+    const Point first = legend_swatch(0, height);
+    draw->AddRectFilled({0, first.y - 6}, {kSidebarWidth, height},
+                        ImGui::GetColorU32(ImGuiCol_WindowBg));
+    for (int index = 0; index < kLegendSize; ++index) {
+        const Point at = legend_swatch(index, height);
+        const Rgb rgb = kLegend[index].colour;
+        draw->AddRectFilled({at.x, at.y}, {at.x + kLegendSwatch, at.y + kLegendSwatch},
+                            IM_COL32(rgb.r, rgb.g, rgb.b, 255));
+        draw->AddText({at.x + kLegendSwatch + 5, at.y - 1}, IM_COL32(210, 210, 210, 255),
+                      kLegend[index].name);
+    }
+}
 
-void draw_sidebar(ViewerState& state) {
+void draw_sidebar_content(ViewerState& state) {
     draw_file_controls(state);
+    if (!state.export_message.empty())
+        ImGui::TextWrapped("%s", state.export_message.c_str());
+    ImGui::TextDisabled("? for keys");
     if (!state.trace.error.empty()) {
         ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
         ImGui::TextWrapped("%s", state.trace.error.c_str());
@@ -185,6 +209,13 @@ void draw_sidebar(ViewerState& state) {
     ImGui::Separator();
     draw_details(state);
     draw_comparison(state);
+}
+
+}  // namespace
+
+void draw_sidebar(ViewerState& state) {
+    draw_sidebar_content(state);
+    draw_legend();
 }
 
 }  // namespace pipelens::viewer

@@ -80,13 +80,28 @@ void draw_bubbles(ImDrawList* draw, const RankTimeline& rank, const TimelineGeom
     }
 }
 
+// What a block shows: the action's text; an OVERLAP_F_B's parts only ("0F9;7B5" for
+// "(0F9;7B5)OVERLAP_F_B").
+std::string_view short_label(const TimelineModel& model, const TimelineAction& action) {
+    const std::string_view label = model.label(action);
+    if (action.kind != static_cast<std::uint8_t>(ActionKind::overlap_forward_backward) ||
+        label.size() < 2 || label.front() != '(')
+        return label;
+    const std::size_t close = label.find(')');
+    return close == std::string_view::npos ? label : label.substr(1, close - 1);
+}
+
 void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, float top,
                const TimelineGeometry& geometry, std::vector<DrawBlock>& blocks) {
     blocks.clear();
     const auto min_ns = static_cast<std::int64_t>(kMergeBelowPixels / geometry.pixels_per_ns());
     TimelineModel::visible_blocks(lane, geometry.view_start, geometry.view_end, min_ns, blocks);
     const float clip_left = geometry.left, clip_right = geometry.left + geometry.width;
-    for (const DrawBlock& block : blocks) {
+    for (std::size_t index = 0; index < blocks.size(); ++index) {
+        const DrawBlock& block = blocks[index];
+        const std::optional<float> next_left =
+            index + 1 < blocks.size() ? std::optional(geometry.x(blocks[index + 1].start_ns))
+                                      : std::nullopt;
         const float left = std::max(clip_left, geometry.x(block.start_ns));
         const float right = std::min(clip_right, std::max(left + 1, geometry.x(block.end_ns)));
         constexpr float kNarrowestText = 14;  // no text below this: saves the text measuring
@@ -108,9 +123,12 @@ void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, f
                             action_colour(action.kind));
         if (right - left < kNarrowestText)
             continue;
-        const std::string_view label = model.label(action);
+        const std::string_view label = short_label(model, action);
         const char* label_end = label.data() + label.size();
-        if (right - left > ImGui::CalcTextSize(label.data(), label_end).x + 4)
+        // Text stops where the next block starts: a long posted receive under a send on the
+        // communication lane does not print over it.
+        const float room = (next_left ? std::min(right, *next_left) : right) - left;
+        if (room > ImGui::CalcTextSize(label.data(), label_end).x + 4)
             draw->AddText({left + 2, top + 2}, IM_COL32(15, 15, 15, 255), label.data(), label_end);
     }
 }
@@ -178,13 +196,60 @@ void draw_gutter(ImDrawList* draw, const RankTimeline& rank, const TimelineGeome
                       : "peak n/a");
 }
 
+// The vertical scrollbar in the right margin: where it is, from the share of the ranks in view.
+struct ScrollbarThumb {
+    float top = 0, bottom = 0;
+    bool needed = false;
+};
+
+ScrollbarThumb scrollbar_thumb(const TimelineViewState& view, float area_bottom, float content) {
+    const float visible = area_bottom - kLanesTop;
+    if (content <= visible)
+        return {};
+    const float top = kLanesTop + visible * view.scroll_y / content;
+    return {top, top + std::max(12.0f, visible * visible / content), true};
+}
+
+// Dragging in the scrollbar's column scrolls the ranks.
+void drag_scrollbar(TimelineViewState& view, float window_width, float area_bottom, float content) {
+    const ScrollbarThumb thumb = scrollbar_thumb(view, area_bottom, content);
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!thumb.needed || io.MouseClickedPos[0].x < window_width - kRightMargin ||
+        !ImGui::IsMouseDragging(ImGuiMouseButton_Left))
+        return;
+    const float visible = area_bottom - kLanesTop;
+    view.scroll_y =
+        std::clamp(view.scroll_y + io.MouseDelta.y * content / visible, 0.0f, content - visible);
+}
+
+void draw_scrollbar(ImDrawList* draw, const TimelineViewState& view, float window_width,
+                    float area_bottom, float content) {
+    const ScrollbarThumb thumb = scrollbar_thumb(view, area_bottom, content);
+    if (!thumb.needed)
+        return;
+    const float left = window_width - kRightMargin + 3, right = window_width - 2;
+    draw->AddRectFilled({left, kLanesTop}, {right, area_bottom}, IM_COL32(45, 45, 50, 255), 3);
+    draw->AddRectFilled({left, thumb.top}, {right, thumb.bottom}, IM_COL32(140, 140, 150, 255), 3);
+}
+
 void handle_input(ViewerState& state, float window_width, float area_bottom) {
     TimelineGeometry& geometry = state.timeline.geometry;
     const ImGuiIO& io = ImGui::GetIO();
     const ImVec2 mouse = io.MousePos;
     const bool inside = mouse.x >= geometry.left && mouse.x <= geometry.left + geometry.width &&
                         mouse.y >= 0 && mouse.y <= area_bottom && ImGui::IsWindowHovered();
-    if (inside && io.MouseWheel != 0) {
+    const float content = static_cast<float>(state.trace.model->ranks().size()) * kRankHeight;
+    const float scroll_limit = std::max(0.0f, content - (area_bottom - kLanesTop));
+    // The wheel zooms around the cursor; with Shift it scrolls the ranks (when they do not all
+    // fit), with Ctrl it pans in time.
+    if (inside && io.MouseWheel != 0 && io.KeyShift) {
+        state.timeline.scroll_y =
+            std::clamp(state.timeline.scroll_y - io.MouseWheel * kRankHeight, 0.0f, scroll_limit);
+    } else if (inside && io.MouseWheel != 0 && io.KeyCtrl) {
+        const auto shift = static_cast<std::int64_t>(io.MouseWheel * 60 / geometry.pixels_per_ns());
+        geometry.view_start -= shift;
+        geometry.view_end -= shift;
+    } else if (inside && io.MouseWheel != 0) {
         const std::int64_t anchor = geometry.time_at(mouse.x);
         const double factor = std::pow(0.8, io.MouseWheel);
         const double span = std::max(10.0, (geometry.view_end - geometry.view_start) * factor);
@@ -197,10 +262,10 @@ void handle_input(ViewerState& state, float window_width, float area_bottom) {
         const auto shift = static_cast<std::int64_t>(io.MouseDelta.x / geometry.pixels_per_ns());
         geometry.view_start -= shift;
         geometry.view_end -= shift;
-        const float content = static_cast<float>(state.trace.model->ranks().size()) * kRankHeight;
-        state.timeline.scroll_y = std::clamp(state.timeline.scroll_y - io.MouseDelta.y, 0.0f,
-                                             std::max(0.0f, content - (area_bottom - kLanesTop)));
+        state.timeline.scroll_y =
+            std::clamp(state.timeline.scroll_y - io.MouseDelta.y, 0.0f, scroll_limit);
     }
+    drag_scrollbar(state.timeline, window_width, area_bottom, content);
     if (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('C'))
         state.timeline.show_critical_path = !state.timeline.show_critical_path;
     if ((inside && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ||
@@ -236,8 +301,13 @@ void hover_and_tooltip(ViewerState& state) {
                 state.timeline.hovered = ActionLocation{rank.rank, communication, *index};
                 const TimelineAction& action = lane.actions[*index];
                 ImGui::BeginTooltip();
-                ImGui::Text("%s  (rank %d, stage %d, microbatch %d)", model.label(action).data(),
-                            rank.rank, action.stage, action.microbatch);
+                if (action.kind == static_cast<std::uint8_t>(ActionKind::overlap_forward_backward))
+                    ImGui::Text("%s  (rank %d: F and B of two stages, run as one action)",
+                                model.label(action).data(), rank.rank);
+                else
+                    ImGui::Text("%s  (rank %d, stage %d, microbatch %d)",
+                                model.label(action).data(), rank.rank, action.stage,
+                                action.microbatch);
                 ImGui::Text("start %s  duration %s", format_duration(action.start_ns).c_str(),
                             format_duration(action.end_ns - action.start_ns).c_str());
                 if (action.bytes > 0)
@@ -407,13 +477,13 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     // Everything after the rows stays within the lanes: nothing crosses the rank labels.
     draw->PushClipRect({geometry.left, kLanesTop}, {geometry.left + geometry.width, area_bottom},
                        true);
-    if (state.timeline.show_critical_path)
-        draw_critical_path(draw, model, geometry, area_bottom);
     if (state.trace.compared)
         draw_ghosts(draw, *state.trace.compared, geometry, area_bottom);
     // Every visible pair's arrow once few enough are on screen to read them.
     if (visible_communication < 400)
         draw_visible_arrows(draw, model, geometry, area_bottom);
+    if (state.timeline.show_critical_path)  // over the arrows: the path is what matters most
+        draw_critical_path(draw, model, geometry, area_bottom);
     draw_failure(draw, state, area_bottom);
     draw_event_moment(draw, state, area_bottom);
     // The chosen error's moment, across every rank.
@@ -438,6 +508,8 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     }
     draw->PopClipRect();
     draw->PopClipRect();
+    draw_scrollbar(draw, state.timeline, window_width, area_bottom,
+                   static_cast<float>(model.ranks().size()) * kRankHeight);
 }
 
 void bring_into_view(TimelineViewState& view, std::int64_t start_ns, std::int64_t end_ns) {

@@ -2,6 +2,7 @@
 // viewer_layout.hpp says it is.
 #include "app/viewer/viewer_app.hpp"
 
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include "app/viewer/memory_plot.hpp"
@@ -27,9 +28,44 @@ bool begin_area(const char* name, ImVec2 position, ImVec2 size, bool padded = tr
     return open;
 }
 
+// Keys that act on the whole window; none while a text box has the keyboard.
+void handle_window_keys(ViewerState& state) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (io.WantTextInput)
+        return;
+    for (ImWchar typed : io.InputQueueCharacters) {
+        if (typed == '?')
+            state.show_help = !state.show_help;
+        else if ((typed == 'p' || typed == 'P') && state.trace.reader)
+            state.png_request = fmt::format(
+                "{}-run{}.png", state.trace.reader->path().stem().string(), state.trace.run_id);
+        else if (typed == 's' || typed == 'S')
+            export_view_svg(state);
+    }
+}
+
+void draw_help(ViewerState& state, float width, float height) {
+    if (!state.show_help)
+        return;
+    ImGui::SetNextWindowPos({width / 2, height / 2}, ImGuiCond_Always, {0.5f, 0.5f});
+    ImGui::Begin("Keyboard and mouse (? closes)", &state.show_help,
+                 ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings);
+    for (const char* line :
+         {"wheel            zoom around the cursor",
+          "Shift + wheel    scroll the ranks (or drag the scrollbar)",
+          "Ctrl + wheel     pan in time (or drag)", "double-click, F  fit the whole run",
+          "click            select an action; on a bubble: go to what it waited for",
+          "C                show or hide the critical path",
+          "P                save the window as PNG (working directory)",
+          "S                save the current view as SVG", "?                this help"})
+        ImGui::TextUnformatted(line);
+    ImGui::End();
+}
+
 }  // namespace
 
 void draw_frame(ViewerState& state, float width, float height) {
+    handle_window_keys(state);
     const float timeline_bottom = height - kPanelHeight - kMemoryHeight;
     if (begin_area("sidebar", {0, 0}, {kSidebarWidth, height}))
         draw_sidebar(state);
@@ -39,7 +75,13 @@ void draw_frame(ViewerState& state, float width, float height) {
                           IM_COL32(kBackground.r, kBackground.g, kBackground.b, 255));
     if (begin_area("timeline", {kSidebarWidth, 0}, {width - kSidebarWidth, timeline_bottom},
                    false)) {
-        if (state.trace.model)
+        if (state.trace.model && state.trace.model->action_count() == 0 &&
+            !state.trace.sharding.empty())
+            ImGui::GetWindowDrawList()->AddText(
+                {kSidebarWidth + 20, 40}, IM_COL32(200, 200, 200, 255),
+                "a sharding-only run: no pipeline timeline; its decisions are in the Sharding "
+                "panel below");
+        else if (state.trace.model)
             draw_timeline(state, width, timeline_bottom);
         else
             ImGui::GetWindowDrawList()->AddText({kSidebarWidth + 20, 40},
@@ -85,6 +127,7 @@ void draw_frame(ViewerState& state, float width, float height) {
         }
     }
     ImGui::End();
+    draw_help(state, width, height);
 }
 
 }  // namespace pipelens::viewer

@@ -63,7 +63,7 @@ inline constexpr Rgb kBubbleFills[] = {{35, 55, 85}, {35, 70, 55}, {90, 40, 40},
 inline constexpr Rgb kBubbleHatches[] = {
     {80, 115, 165}, {80, 140, 110}, {170, 85, 85}, {120, 120, 120}};
 inline constexpr Rgb kMergedOutline = {20, 20, 24};  // the edge of a merged block
-inline constexpr Rgb kArrow = {255, 255, 255};
+inline constexpr Rgb kArrow = {190, 190, 190};       // send -> recv (white is the critical path)
 inline constexpr Rgb kSelection = {255, 235, 59};
 // The run's status badge, in the header row above the rank labels, and its colours.
 inline constexpr float kBadgeLeft = kSidebarWidth + 6;
@@ -73,8 +73,43 @@ inline constexpr float kBadgeHeight = kHeaderHeight - 6;
 inline constexpr Rgb kStatusFinished = {0, 158, 115};
 inline constexpr Rgb kStatusFailed = {213, 94, 0};
 inline constexpr Rgb kStatusUnfinished = {230, 159, 0};
-inline constexpr Rgb kCriticalPath = {255, 0, 200};  // strip over the path's actions, its links
-inline constexpr float kCriticalStrip = 4;           // the strip's height, at the lane's top
+inline constexpr Rgb kCriticalPath = {255, 255, 255};  // strip over the path's actions, its links
+inline constexpr float kCriticalStrip = 4;             // the strip's height, at the lane's top
+
+// The colour key, at the bottom of the sidebar in two columns: a swatch and a name per entry.
+struct LegendEntry {
+    const char* name;
+    Rgb colour;
+};
+inline constexpr LegendEntry kLegend[] = {
+    {"F", kActionColours[0]},
+    {"I", kActionColours[1]},
+    {"W", kActionColours[2]},
+    {"B", kActionColours[3]},
+    {"OVERLAP_F_B", kActionColours[8]},
+    {"FSDP", kActionColours[9]},
+    {"send", kActionColours[4]},
+    {"recv", kActionColours[5]},
+    {"bubble: warm-up", kBubbleFills[0]},
+    {"bubble: cool-down", kBubbleFills[1]},
+    {"bubble: waiting", kBubbleFills[2]},
+    {"bubble: idle", kBubbleFills[3]},
+    {"critical path", kCriticalPath},
+    {"failure", kErrorMarker},
+};
+inline constexpr int kLegendSize = static_cast<int>(sizeof kLegend / sizeof kLegend[0]);
+inline constexpr float kLegendRowHeight = 17;
+inline constexpr float kLegendSwatch = 12;
+
+// The top-left corner of entry `index`'s swatch in a window `window_height` pixels tall.
+struct Point {
+    float x, y;
+};
+inline Point legend_swatch(int index, float window_height) {
+    const float top = window_height - 8 - kLegendRowHeight * ((kLegendSize + 1) / 2);
+    return {8 + static_cast<float>(index % 2) * (kSidebarWidth / 2),
+            top + static_cast<float>(index / 2) * kLegendRowHeight};
+}
 
 // The timeline's mapping of time and lanes to pixels.
 struct TimelineGeometry {

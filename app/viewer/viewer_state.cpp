@@ -2,11 +2,18 @@
 // the timeline to it.
 #include "app/viewer/viewer_state.hpp"
 
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "traces/svg_timeline.hpp"
+
 namespace pipelens::viewer {
 namespace {
 
 // The choices made in the previous run mean nothing in this one; filters and the zoom stay. A
-// failed run opens on its root cause: the Errors tab in front, its first error chosen.
+// failed run opens on its root cause: the Errors tab in front, its first error chosen; a
+// sharding-only run on its decisions.
 void reset_for_run(ViewerState& state) {
     state.timeline.selected.reset();
     state.timeline.hovered.reset();
@@ -19,6 +26,9 @@ void reset_for_run(ViewerState& state) {
         !state.trace.errors.empty()) {
         state.panel_request = Panel::errors;
         choose_error(state, 0);
+    } else if (state.trace.model && state.trace.model->action_count() == 0 &&
+               !state.trace.sharding.empty()) {
+        state.panel_request = Panel::sharding;  // a sharding-only run has no timeline
     }
 }
 
@@ -55,6 +65,26 @@ bool choose_error(ViewerState& state, int index) {
     if ((error.action.empty() || !select_action(state, error.action)) && error.time_ns)
         bring_into_view(state.timeline, *error.time_ns, *error.time_ns);
     return true;
+}
+
+void export_view_svg(ViewerState& state) {
+    if (!state.trace.reader || !state.trace.model)
+        return;
+    const std::filesystem::path path =
+        fmt::format("{}-run{}.svg", state.trace.reader->path().stem().string(), state.trace.run_id);
+    try {
+        traces::SvgTimelineOptions options;
+        options.from_ns = std::max<std::int64_t>(0, state.timeline.geometry.view_start);
+        options.to_ns = state.timeline.geometry.view_end;
+        const std::string svg =
+            traces::svg_timeline(*state.trace.reader, state.trace.run_id, options);
+        std::ofstream out(path, std::ios::binary);
+        out << svg;
+        state.export_message = out ? fmt::format("wrote {}", path.string())
+                                   : fmt::format("{}: cannot write the file", path.string());
+    } catch (const std::exception& error) {
+        state.export_message = fmt::format("{}: {}", path.string(), error.what());
+    }
 }
 
 }  // namespace pipelens::viewer

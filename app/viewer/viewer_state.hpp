@@ -32,7 +32,16 @@ struct ViewerState {
     RanksPanelState ranks_panel;
     ShardingPanelState sharding_panel;
     std::optional<Panel> panel_request;  // a tab to bring to the front (--panel)
+    bool show_help = false;              // ? toggles the keyboard help
+    // P asks for a PNG of the window, written once the frame is rendered (main.cpp); S writes
+    // the view as SVG at once. What was written, or why not, is shown in the sidebar.
+    std::optional<std::filesystem::path> png_request;
+    std::string export_message;
 };
+
+// Writes the timeline's current view as SVG (the run's path and id name the file, in the
+// working directory); sets export_message.
+void export_view_svg(ViewerState& state);
 
 // Opens `path` (the latest run, or `run_id`); on failure keeps the previous trace and sets
 // `trace.error` to the reader's message.

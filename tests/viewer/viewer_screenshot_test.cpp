@@ -11,10 +11,12 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <set>
 
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
 #include "engine/analysis/root_cause.hpp"
+#include "engine/schedule/action.hpp"
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
 
@@ -134,6 +136,90 @@ TEST(ViewerScreenshot, ActionsBubblesAndArrowsAreWhereTheModelPutsThem) {
     EXPECT_GT(arrow.r + arrow.g + arrow.b, 3 * 180) << text(arrow);
     const Rgb beside = image.at(gap_x + 40, gap_y);
     EXPECT_TRUE(near(beside, kBackground, 6)) << text(beside);
+    fs::remove(png);
+}
+
+// 1F1B pp=4 m=8 with the last stage twice as slow: the critical path (a white strip over the
+// top of each of its actions) runs through microbatch 0's forwards, every action of the last
+// stage and microbatch 7's backwards; actions off it keep their kind's colour at the top. The
+// colour key is at the sidebar's foot.
+TEST(ViewerScreenshot, TheCriticalPathIsHighlightedOnItsKnownChain) {
+    const fs::path trace = testing::fresh_trace("viewer_critical");
+    ASSERT_EQ(testing::run_pipelens("simulate --schedule 1F1B --pp 4 --m 8 --f 1,1,1,2 "
+                                    "--b 2,2,2,4 --out " +
+                                    trace.string())
+                  .exit_code,
+              0);
+    const fs::path png = screenshot_path("critical");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --size 1280x800"), 0);
+    const Image image = load_png(png);
+    const traces::TraceReader reader(trace);
+    const TimelineModel model = TimelineModel::load(reader, reader.latest_run_id());
+    const TimelineGeometry geometry = fitted_geometry(1280, model.end_ns());
+    std::set<std::string> on_path = {"0F0", "1F0", "2F0", "2B7", "1B7", "0B7"};
+    for (int microbatch = 0; microbatch < 8; ++microbatch)
+        for (const char* kind : {"F", "B"})
+            on_path.insert(std::string("3").append(kind).append(std::to_string(microbatch)));
+    int checked = 0;
+    for (const RankTimeline& rank : model.ranks())
+        for (const TimelineAction& action : rank.compute.actions) {
+            const std::string label(model.label(action));
+            const float x = (geometry.x(action.start_ns) + geometry.x(action.end_ns)) / 2;
+            const Rgb top = image.at(x, geometry.lane_top(rank.rank, false) + 1);
+            EXPECT_EQ(action.on_critical_path, on_path.count(label) == 1) << label;
+            if (on_path.count(label) == 1)
+                EXPECT_TRUE(near(top, kCriticalPath)) << label << " top is " << text(top);
+            else
+                EXPECT_TRUE(near(top, kActionColours[action.kind])) << label << " is " << text(top);
+            ++checked;
+        }
+    EXPECT_EQ(checked, 4 * 16);
+    for (int index = 0; index < kLegendSize; ++index) {
+        const Point swatch = legend_swatch(index, 800);
+        const Rgb pixel = image.at(swatch.x + kLegendSwatch / 2, swatch.y + kLegendSwatch / 2);
+        EXPECT_TRUE(near(pixel, kLegend[index].colour))
+            << kLegend[index].name << " " << text(pixel);
+    }
+    fs::remove(png);
+}
+
+// Zoomed out on 1F1B pp=2 m=400 (F 1 us, B 3 us) every action is narrower than the merge
+// threshold: blocks merge, and a block that starts with an F but holds three times as much B
+// is drawn in B's colour, ending where its last action ends.
+TEST(ViewerScreenshot, MergedBlocksTakeTheirDominantKindsColour) {
+    const fs::path trace = testing::fresh_trace("viewer_merged");
+    ASSERT_EQ(testing::run_pipelens("simulate --schedule 1F1B --pp 2 --m 400 --f 1 --b 3 --out " +
+                                    trace.string())
+                  .exit_code,
+              0);
+    const fs::path png = screenshot_path("merged");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
+                         " --size 1280x800 --no-critical-path"),
+              0);
+    const Image image = load_png(png);
+    const traces::TraceReader reader(trace);
+    const TimelineModel model = TimelineModel::load(reader, reader.latest_run_id());
+    const TimelineGeometry geometry = fitted_geometry(1280, model.end_ns());
+    std::vector<DrawBlock> blocks;
+    const Lane& lane = model.ranks()[0].compute;
+    TimelineModel::visible_blocks(
+        lane, geometry.view_start, geometry.view_end,
+        static_cast<std::int64_t>(kMergeBelowPixels / geometry.pixels_per_ns()), blocks);
+    int checked = 0;
+    for (const DrawBlock& block : blocks) {
+        if (block.count < 2 ||
+            lane.actions[block.first].kind != static_cast<std::uint8_t>(ActionKind::forward))
+            continue;
+        ASSERT_EQ(block.kind, static_cast<std::uint8_t>(ActionKind::full_backward));
+        EXPECT_EQ(block.end_ns, lane.actions[block.first + block.count - 1].end_ns);
+        const float x = std::floor(geometry.x(block.start_ns)) + 1;
+        if (geometry.x(block.end_ns) - x < 2)
+            continue;
+        const Rgb pixel = image.at(x, geometry.lane_top(0, false) + kLaneHeight - 2);
+        EXPECT_TRUE(near(pixel, kActionColours[block.kind], 6)) << text(pixel);
+        ++checked;
+    }
+    EXPECT_GT(checked, 20);
     fs::remove(png);
 }
 
@@ -301,6 +387,29 @@ TEST(ViewerScreenshot, AFailedRunOpensOnItsRootCause) {
     // The failure bar on rank 1 is three pixels wide and reaches into the gap above its lanes.
     EXPECT_GE(marked_near(image, *ordered.front().time_ns, geometry.lane_top(1, false) - 1), 2);
     EXPECT_EQ(marked_near(image, *ordered.front().time_ns, geometry.lane_top(0, false) - 1), 0);
+
+    // A send whose receive never ran (rank 1 failed first) has no second end; its arrow points
+    // a short way toward rank 1, marked in the failure colour, instead of at another action.
+    const TimelineModel model = TimelineModel::load(reader, 1);
+    std::optional<ActionLocation> unpaired;
+    for (std::size_t index = 0; index < model.ranks()[0].communication.actions.size(); ++index) {
+        const TimelineAction& action = model.ranks()[0].communication.actions[index];
+        const auto ends = model.pair_ends(action.pair_id);
+        if (ends && ends->send && !ends->receive && !unpaired) {
+            EXPECT_EQ(ends->receive_rank, 1);
+            unpaired = ActionLocation{0, true, index};
+        }
+    }
+    ASSERT_TRUE(unpaired) << "rank 0 recorded no send that rank 1 never received";
+    const float send_x = geometry.x(model.action(*unpaired).start_ns);
+    const float loose_y = geometry.lane_top(0, true) + kLaneHeight / 2 + kRankHeight * 0.45f;
+    const float failure_x = geometry.x(*ordered.front().time_ns);
+    int dangling = 0;
+    for (float x = send_x + 10; x < send_x + 110; x += 1)
+        for (float y = loose_y - 8; y < loose_y + 8; y += 1)
+            if (std::abs(x - failure_x) > 4)
+                dangling += near(image.at(x, y), kErrorMarker, 40) ? 1 : 0;
+    EXPECT_GT(dangling, 5) << "no dangling arrow near " << send_x << "," << loose_y;
 
     // Choosing a consequence with a moment of its own moves the marker there.
     const auto consequence =
