@@ -10,11 +10,12 @@
 # 3. Runs each RUNS times (default 5; the microbatch keeps its size: batch = 32 x m) and prints
 #    the median measured step (with min-max) and the median peak memory per rank beside the
 #    prediction, and the 1-minute load before each row.
-# This machine's speed drifts by tens of percent within minutes (shared host), so each run of a
-# schedule is paired with a run of the calibrated 1F1B m=8 right before it. "drift" is the
-# median of the pairs' reference measured/predicted ratios; "at calib" is the median over the
-# pairs of the error with each pair's own ratio divided out: the error a machine running at the
-# calibration's speed would show. Both errors are printed.
+# This machine's speed drifts by tens of percent within minutes (shared host), so runs of a
+# schedule alternate with runs of the calibrated 1F1B m=8 (one before the first, one after each)
+# and each run's "drift" is the geometric mean of its two neighbours' measured/predicted ratios.
+# "drift" printed is the median of those; "at calib" is the median over the runs of the error
+# with each run's own drift divided out: the error a machine running at the calibration's speed
+# would show. Both errors are printed.
 # Local ranks (threads), one intra-op thread each: on a 2-core machine nothing time-slices.
 set -euo pipefail
 
@@ -30,6 +31,10 @@ field() {  # field NAME JSON: every integer value of "NAME" in order
 }
 median() { sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
 load() { cut -d' ' -f1 /proc/loadavg; }
+reference_step() {  # one run of the calibrated configuration: its step time
+    field step_time_ns "$("$pipelens" run --schedule 1F1B --pp 2 --m 8 \
+        --batch $((8 * rows_per_microbatch)) "${model[@]}" --json)" | head -1
+}
 
 echo "== calibrating on 1F1B pp=2 m=8 (with --profile), in $work"
 "$pipelens" run --schedule 1F1B --pp 2 --m 8 --batch $((8 * rows_per_microbatch)) "${model[@]}" \
@@ -56,22 +61,20 @@ printf "\n%-22s %2s %3s %6s %12s %25s %7s %6s %9s %24s %24s\n" schedule v m load
     "measured median (min-max)" error drift "at calib" "peak r0 pred/meas" "peak r1 pred/meas"
 tail -n +2 "$work/predictions.tsv" | while IFS=$'\t' read -r schedule v m predicted p0 p1; do
     before=$(load)
-    steps=() m0=() m1=() drifts=()
+    steps=() m0=() m1=() references=("$(reference_step)")
     for ((run = 0; run < runs; ++run)); do
-        json=$("$pipelens" run --schedule 1F1B --pp 2 --m 8 --batch $((8 * rows_per_microbatch)) \
-            "${model[@]}" --json)
-        drifts+=("$(field step_time_ns "$json" | head -1)")
         json=$("$pipelens" run --schedule "$schedule" --pp 2 --v "$v" --m "$m" \
             --batch $((m * rows_per_microbatch)) "${model[@]}" --json)
         steps+=("$(field step_time_ns "$json" | head -1)")
         peaks=($(field peak_memory_bytes "$json"))
         m0+=("${peaks[0]}") m1+=("${peaks[1]}")
+        references+=("$(reference_step)")
     done
     measured=$(printf "%s\n" "${steps[@]}" | median)
     low=$(printf "%s\n" "${steps[@]}" | sort -n | head -1)
     high=$(printf "%s\n" "${steps[@]}" | sort -n | tail -1)
     r0=$(printf "%s\n" "${m0[@]}" | median) r1=$(printf "%s\n" "${m1[@]}" | median)
-    pairs="${drifts[*]}|${steps[*]}"
+    pairs="${references[*]}|${steps[*]}"
     awk -v s="$schedule" -v v="$v" -v m="$m" -v l="$before" -v p="$predicted" -v x="$measured" \
         -v lo="$low" -v hi="$high" -v p0="$p0" -v r0="$r0" -v p1="$p1" -v r1="$r1" \
         -v ref="$reference" -v pairs="$pairs" '
@@ -84,10 +87,10 @@ tail -n +2 "$work/predictions.tsv" | while IFS=$'\t' read -r schedule v m predic
     }
     BEGIN {
         split(pairs, halves, "|")
-        count = split(halves[1], references, " ")
-        split(halves[2], measured, " ")
+        split(halves[1], references, " ")
+        count = split(halves[2], measured, " ")
         for (i = 1; i <= count; ++i) {
-            ratios[i] = references[i] / ref
+            ratios[i] = sqrt(references[i] * references[i + 1]) / ref
             errors[i] = (p * ratios[i] - measured[i]) / measured[i]
         }
         drift = median(ratios, count)
