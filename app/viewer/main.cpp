@@ -213,6 +213,7 @@ void apply_start_options(const Options& options, const Checked& checked, ViewerS
 // Renders --frames frames and writes the last as a PNG; 1 when it cannot be written.
 int take_screenshot(const Options& options, const Checked& checked, GLFWwindow* window,
                     ViewerState& state) {
+    finish_analysis(state.trace);  // a picture shows the critical path, not "finding it..."
     for (int frame = 0; frame < std::max(1, options.frames); ++frame) {
         glfwPollEvents();
         if (frame == 1)

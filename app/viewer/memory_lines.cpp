@@ -9,14 +9,7 @@ namespace pipelens::viewer {
 
 std::vector<MemoryLine> memory_lines(const TimelineModel& model, std::optional<int> selected_rank) {
     std::vector<MemoryLine> lines;
-    int peak_rank = -1;
-    std::int64_t peak = -1;
-    for (const RankTimeline& rank : model.ranks())
-        for (const traces::MemoryRecord& sample : rank.memory)
-            if (sample.bytes > peak) {
-                peak = sample.bytes;
-                peak_rank = rank.rank;
-            }
+    const int peak_rank = model.memory_peak_rank();
     const bool every_rank_coloured = model.ranks().size() <= std::size(kRankColours);
     for (const RankTimeline& rank : model.ranks()) {
         if (rank.memory.empty())

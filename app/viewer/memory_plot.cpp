@@ -87,9 +87,18 @@ void draw_memory(const ViewerState& state, float top, float bottom) {
     const float plot_bottom = bottom - 4, height = bottom - top - 12;
     draw_axis(draw, geometry, plot_bottom, height, peak);
     draw->PushClipRect({geometry.left, top}, {geometry.left + geometry.width, bottom}, true);
-    for (const MemoryLine& line : lines)
+    // Every coloured line; muted ones only for ranks whose rows are in view, at most eight (a
+    // line costs a binary search per pixel column).
+    int muted = 0;
+    for (const MemoryLine& line : lines) {
+        if (line.muted) {
+            const float row = geometry.lane_top(line.rank, false);
+            if (row + geometry.rank_height <= kLanesTop || row >= top || ++muted > 8)
+                continue;
+        }
         draw_line(draw, model.ranks()[static_cast<std::size_t>(line.rank)], geometry, plot_bottom,
                   height, peak, colour(line.colour));
+    }
     draw->PopClipRect();
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     if (ImGui::IsWindowHovered() && mouse.x >= geometry.left &&

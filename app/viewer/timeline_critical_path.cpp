@@ -32,7 +32,8 @@ traces::StoredAction stored(const TimelineAction& action, bool communication) {
 
 }  // namespace
 
-void TimelineModel::analyse_holds(const std::string& source) {
+HoldAnalysis TimelineModel::analyse_holds(const std::string& source) const {
+    HoldAnalysis result;
     std::vector<analysis::RankRows> rows(ranks_.size());
     std::vector<std::vector<ActionLocation>> by_step(ranks_.size());
     for (std::size_t rank = 0; rank < ranks_.size(); ++rank) {
@@ -52,26 +53,21 @@ void TimelineModel::analyse_holds(const std::string& source) {
                   });
     }
     try {
-        traces::RunRecord run = run_;
         const analysis::TimedSchedule timed =
-            analysis::timed_schedule_from_rows(source, run, std::move(rows));
+            analysis::timed_schedule_from_rows(source, run_, std::move(rows));
         const analysis::HoldGraph holds(timed);
         const analysis::CriticalPath path = analysis::critical_path(timed, holds);
         const auto location = [&](analysis::ActionRef ref) {
             return by_step[static_cast<std::size_t>(ref.rank)][static_cast<std::size_t>(ref.index)];
         };
-        for (const analysis::PathLink& link : path.links) {
-            const ActionLocation at = location(link.action);
-            critical_path_.actions.push_back(at);
-            RankTimeline& rank = ranks_[static_cast<std::size_t>(at.rank)];
-            (at.communication ? rank.communication : rank.compute)
-                .actions[at.index]
-                .on_critical_path = true;
-        }
-        critical_path_.share_ns = path.share_ns;
-        for (RankTimeline& rank : ranks_) {
+        for (const analysis::PathLink& link : path.links)
+            result.path.actions.push_back(location(link.action));
+        result.path.share_ns = path.share_ns;
+        result.waited_on.resize(ranks_.size());
+        for (const RankTimeline& rank : ranks_) {
             const auto& order = by_step[static_cast<std::size_t>(rank.rank)];
-            for (Bubble& bubble : rank.bubbles) {
+            for (std::size_t index = 0; index < rank.bubbles.size(); ++index) {
+                const Bubble& bubble = rank.bubbles[index];
                 if (bubble.before < 0)
                     continue;
                 const std::int32_t step = rank.compute.actions[bubble.before].step;
@@ -83,8 +79,7 @@ void TimelineModel::analyse_holds(const std::string& source) {
                 std::optional<analysis::ActionRef> holder =
                     holds.held_by({rank.rank, static_cast<std::int32_t>(found - order.begin())});
                 for (int hop = 0; holder && hop < kTransferHops; ++hop) {
-                    const auto kind = timed.schedule.ranks[holder->rank][holder->index].kind;
-                    if (!is_communication(kind))
+                    if (!is_communication(timed.schedule.ranks[holder->rank][holder->index].kind))
                         break;
                     const auto next = holds.held_by(*holder);
                     if (!next)
@@ -92,13 +87,27 @@ void TimelineModel::analyse_holds(const std::string& source) {
                     holder = next;
                 }
                 if (holder)
-                    bubble.waited_on = location(*holder);
+                    result.waited_on[static_cast<std::size_t>(rank.rank)].emplace_back(
+                        index, location(*holder));
             }
         }
     } catch (const traces::TraceError& error) {
-        critical_path_ = {};
-        critical_path_.error = error.what();
+        result = {};
+        result.path.error = error.what();
     }
+    return result;
+}
+
+void TimelineModel::apply(HoldAnalysis analysis) {
+    for (const ActionLocation& at : analysis.path.actions) {
+        RankTimeline& rank = ranks_[static_cast<std::size_t>(at.rank)];
+        (at.communication ? rank.communication : rank.compute).actions[at.index].on_critical_path =
+            true;
+    }
+    critical_path_ = std::move(analysis.path);
+    for (std::size_t rank = 0; rank < analysis.waited_on.size() && rank < ranks_.size(); ++rank)
+        for (const auto& [bubble, target] : analysis.waited_on[rank])
+            ranks_[rank].bubbles[bubble].waited_on = target;
 }
 
 }  // namespace pipelens::viewer

@@ -38,7 +38,8 @@ int loader_threads(int task_count) {
 
 }  // namespace
 
-TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_t run_id) {
+TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_t run_id,
+                                  bool analyse) {
     TimelineModel model;
     model.run_ = reader.run(run_id);
     std::vector<traces::RankRecord> figures = reader.ranks(run_id);
@@ -99,7 +100,8 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
 
     model.label_actions(reader.path(), overlap_labels);
     model.finish();
-    model.analyse_holds(reader.path().string());
+    if (analyse)
+        model.apply(model.analyse_holds(reader.path().string()));
     return model;
 }
 

@@ -100,7 +100,7 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
     for (RankTimeline& rank : model.ranks_)
         index_rank(rank);
     model.finish();
-    model.analyse_holds("records");
+    model.apply(model.analyse_holds("records"));
     return model;
 }
 
@@ -158,7 +158,10 @@ void TimelineModel::finish() {
     for (RankTimeline& rank : ranks_) {
         action_count_ += rank.compute.actions.size() + rank.communication.actions.size();
         for (const auto& sample : rank.memory)
-            memory_peak_ = std::max(memory_peak_, sample.bytes);
+            if (sample.bytes > memory_peak_ || memory_peak_rank_ < 0) {
+                memory_peak_ = std::max(memory_peak_, sample.bytes);
+                memory_peak_rank_ = rank.rank;
+            }
         if (!rank.compute.max_end.empty())
             end_ns_ = std::max(end_ns_, rank.compute.max_end.back());
         if (!rank.communication.max_end.empty())

@@ -103,11 +103,27 @@ struct TimelineCriticalPath {
     std::string error;  // why there is none, when the run's actions cannot be analysed
 };
 
+// What engine/analysis finds for a model (timeline_critical_path.cpp), apart from the model so it
+// can be found on another thread while the timeline is already shown.
+struct HoldAnalysis {
+    TimelineCriticalPath path;
+    // Per rank, (bubble index, the computation it waited for last).
+    std::vector<std::vector<std::pair<std::size_t, ActionLocation>>> waited_on;
+};
+
 class TimelineModel {
   public:
     // Reads one run, ranks in parallel on their own connections to the reader's file
-    // (timeline_load.cpp); TraceError from the reader for a bad file or run.
-    static TimelineModel load(const traces::TraceReader& reader, std::int64_t run_id);
+    // (timeline_load.cpp); TraceError from the reader for a bad file or run. With `analyse`,
+    // the critical path and the bubbles' "waited on" are found before it returns; without,
+    // they come later through analyse_holds() and apply() (TraceSession does that on a thread).
+    static TimelineModel load(const traces::TraceReader& reader, std::int64_t run_id,
+                              bool analyse = true);
+
+    // The critical path and each bubble's "waited on"; a run the analysis refuses keeps its
+    // timeline, with the reason in the result's path.error. Reads the model only.
+    HoldAnalysis analyse_holds(const std::string& source) const;
+    void apply(HoldAnalysis analysis);
 
     const traces::RunRecord& run() const { return run_; }
     const std::vector<RankTimeline>& ranks() const { return ranks_; }
@@ -116,7 +132,8 @@ class TimelineModel {
     std::int64_t label_id_limit() const { return labels_.id_limit(); }  // bound of label ids
     std::int64_t end_ns() const { return end_ns_; }
     std::size_t action_count() const { return action_count_; }
-    std::int64_t memory_peak() const { return memory_peak_; }  // over all ranks' samples
+    std::int64_t memory_peak() const { return memory_peak_; }   // over all ranks' samples
+    int memory_peak_rank() const { return memory_peak_rank_; }  // -1 without samples
 
     const Lane& lane(const ActionLocation& at) const;
     const TimelineAction& action(const ActionLocation& at) const;
@@ -153,9 +170,6 @@ class TimelineModel {
         const std::vector<std::vector<std::pair<std::int32_t, std::string>>>& overlap_labels);
     static void index_rank(RankTimeline& rank);  // sorts and indexes lanes, finds bubbles
     void finish();                               // what needs every rank: ends, pairs
-    // The critical path and what each bubble waited on (timeline_critical_path.cpp); a run the
-    // analysis refuses keeps its timeline, with the reason in critical_path_.error.
-    void analyse_holds(const std::string& source);
     std::optional<std::size_t> pair_position(std::int32_t pair_id) const;  // index into pairs_
 
     traces::RunRecord run_;
@@ -165,6 +179,7 @@ class TimelineModel {
     std::int64_t end_ns_ = 0;
     std::size_t action_count_ = 0;
     std::int64_t memory_peak_ = 0;
+    int memory_peak_rank_ = -1;
     std::vector<PairEnds> pair_index_;  // parallel to pairs_
     TimelineCriticalPath critical_path_;
 };

@@ -3,6 +3,9 @@
 #include "app/viewer/timeline_overlays.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -61,41 +64,57 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
     draw->AddText({x + 5, top + 2}, colour(kErrorMarker), label.c_str());
 }
 
-// The critical path: a strip over the top of each of its actions in view and a line from each
-// to the next where the path changes rank or lane. The path is in time order, so the part in
-// view is found by binary search and a frame costs what is on screen; links closer than a pixel
-// on the same lane draw once.
+// The critical path: a strip over the top of each of its actions in view, and where it changes
+// rank or lane a line at the pixel column it changes in. The path is in time order, so the part
+// in view is found by binary search; a strip is drawn only where it adds a pixel to its lane, and
+// the changes within one pixel column are drawn as one line spanning them, so a zoomed-out frame
+// costs per pixel, not per link.
 void draw_critical_path(ImDrawList* draw, const TimelineModel& model,
                         const TimelineGeometry& geometry, float area_bottom) {
     const std::vector<ActionLocation>& path = model.critical_path().actions;
+    if (path.empty())
+        return;
     const auto first = std::lower_bound(path.begin(), path.end(), geometry.view_start,
                                         [&](const ActionLocation& at, std::int64_t time) {
                                             return model.action(at).end_ns < time;
                                         });
     const std::size_t begin = first == path.begin() ? 0 : (first - path.begin()) - 1;
-    float last_right = -1;
-    std::optional<ActionLocation> previous;
+    std::vector<float> drawn_right(model.ranks().size() * 2, -1e9f);  // by rank and lane
+    const float view_right = geometry.left + geometry.width;
+    float column = -1e9f, column_top = 0, column_bottom = 0;
+    const auto flush_column = [&] {
+        if (column_bottom > column_top)
+            draw->AddLine({column, column_top}, {column, column_bottom}, colour(kCriticalPath), 2);
+    };
+    std::optional<float> previous_y;
     for (std::size_t index = begin; index < path.size(); ++index) {
         const ActionLocation& at = path[index];
         const TimelineAction& action = model.action(at);
-        const float top = geometry.lane_top(at.rank, at.communication);
-        const float left = geometry.x(action.start_ns);
-        const float right = std::max(left + 1, geometry.x(action.end_ns));
-        const bool rank_visible = top + kLaneHeight > kLanesTop && top < area_bottom;
-        if (rank_visible && (right > last_right + 1 || (previous && previous->rank != at.rank)))
-            draw->AddRectFilled({left, top}, {right, top + kCriticalStrip}, colour(kCriticalPath));
-        last_right = right;
-        if (previous &&
-            (previous->rank != at.rank || previous->communication != at.communication)) {
-            const TimelineAction& before = model.action(*previous);
-            const float from_y = geometry.lane_top(previous->rank, previous->communication) + 2;
-            draw->AddLine({geometry.x(before.end_ns), from_y}, {left, top + 2},
-                          colour(kCriticalPath), 2);
-        }
-        previous = at;
         if (action.start_ns > geometry.view_end)
             break;
+        const float top = geometry.lane_top(at.rank, at.communication);
+        const float left = geometry.x(action.start_ns);
+        const float right = std::min(view_right, std::max(left + 1, geometry.x(action.end_ns)));
+        float& lane_right = drawn_right[static_cast<std::size_t>(at.rank) * 2 + at.communication];
+        if (top + kLaneHeight > kLanesTop && top < area_bottom && right > lane_right + 0.5f) {
+            draw->AddRectFilled({std::max(left, lane_right), top}, {right, top + kCriticalStrip},
+                                colour(kCriticalPath));
+            lane_right = right;
+        }
+        const float y = top + 2;
+        if (previous_y && *previous_y != y) {  // the path changes rank or lane here
+            const float x = std::floor(left);
+            if (x != column) {
+                flush_column();
+                column = x;
+                column_top = column_bottom = *previous_y;
+            }
+            column_top = std::min({column_top, *previous_y, y});
+            column_bottom = std::max({column_bottom, *previous_y, y});
+        }
+        previous_y = y;
     }
+    flush_column();
 }
 
 }  // namespace pipelens::viewer

@@ -3,11 +3,16 @@
 #include "app/viewer/timeline_view.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
+#include <GL/gl.h>
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "app/viewer/rank_raster.hpp"
 #include "app/viewer/timeline_overlays.hpp"
 #include "app/viewer/viewer_state.hpp"
 #include "engine/schedule/action.hpp"
@@ -238,7 +243,8 @@ void handle_input(ViewerState& state, float window_width, float area_bottom) {
     const ImVec2 mouse = io.MousePos;
     const bool inside = mouse.x >= geometry.left && mouse.x <= geometry.left + geometry.width &&
                         mouse.y >= 0 && mouse.y <= area_bottom && ImGui::IsWindowHovered();
-    const float content = static_cast<float>(state.trace.model->ranks().size()) * kRankHeight;
+    const float content =
+        static_cast<float>(state.trace.model->ranks().size()) * geometry.rank_height;
     const float scroll_limit = std::max(0.0f, content - (area_bottom - kLanesTop));
     // The wheel zooms around the cursor; with Shift it scrolls the ranks (when they do not all
     // fit), with Ctrl it pans in time.
@@ -268,6 +274,8 @@ void handle_input(ViewerState& state, float window_width, float area_bottom) {
     drag_scrollbar(state.timeline, window_width, area_bottom, content);
     if (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('C'))
         state.timeline.show_critical_path = !state.timeline.show_critical_path;
+    if (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('R'))
+        state.timeline.fit_ranks = !state.timeline.fit_ranks;
     if ((inside && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ||
         (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('F')))
         geometry = fitted_geometry(window_width, fitted_end(state.trace));
@@ -293,8 +301,10 @@ void hover_and_tooltip(ViewerState& state) {
     const std::int64_t time = geometry.time_at(mouse.x);
     for (const RankTimeline& rank : model.ranks())
         for (bool communication : {false, true}) {
+            if (communication && geometry.compact)
+                continue;
             const float top = geometry.lane_top(rank.rank, communication);
-            if (mouse.y < top || mouse.y >= top + kLaneHeight)
+            if (mouse.y < top || mouse.y >= top + geometry.lane_height())
                 continue;
             const Lane& lane = communication ? rank.communication : rank.compute;
             if (const auto index = model.action_at(lane, time)) {
@@ -429,6 +439,63 @@ std::size_t draw_rank_rows(ImDrawList* draw, const TimelineModel& model,
     return communication;
 }
 
+// The pooled image's colours, by raster code, as OpenGL bytes.
+std::array<std::array<unsigned char, 4>, 256> raster_palette() {
+    std::array<std::array<unsigned char, 4>, 256> colours{};
+    for (int code = 0; code < 256; ++code) {
+        const Rgb rgb = raster_colour(static_cast<std::uint8_t>(code));
+        colours[static_cast<std::size_t>(code)] = {rgb.r, rgb.g, rgb.b, 255};
+    }
+    return colours;
+}
+
+// Remakes the rows' texture when the view, the window or the run changed since the last one.
+void update_raster(TimelineViewState& view, const TimelineModel& model, int width, int height) {
+    const TimelineViewState::RasterKey key{view.geometry.view_start, view.geometry.view_end, width,
+                                           height, &model};
+    if (view.raster_texture != 0 && key == view.raster_key)
+        return;
+    const RankRaster raster =
+        rank_raster(model, key.view_start, key.view_end, key.width, key.height);
+    static const auto colours = raster_palette();
+    std::vector<unsigned char> pixels(raster.codes.size() * 4);
+    for (std::size_t index = 0; index < raster.codes.size(); ++index)
+        std::copy_n(colours[raster.codes[index]].data(), 4, pixels.data() + index * 4);
+    if (view.raster_texture == 0)
+        glGenTextures(1, &view.raster_texture);
+    glBindTexture(GL_TEXTURE_2D, view.raster_texture);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, raster.width, raster.height, 0, GL_RGBA,
+                 GL_UNSIGNED_BYTE, pixels.data());
+    view.raster_key = key;
+}
+
+// Rows shrunk to fit: every rank's compute lane pooled into one image (a bubble on any rank of a
+// pixel row shows), rank labels every few rows, as many as there is room for.
+std::size_t draw_compact_rows(ImDrawList* draw, TimelineViewState& view, const TimelineModel& model,
+                              float area_bottom) {
+    const TimelineGeometry& geometry = view.geometry;
+    const int width = static_cast<int>(geometry.width);
+    const int height = static_cast<int>(area_bottom - kLanesTop);
+    update_raster(view, model, width, height);
+    draw->AddImage(
+        reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(view.raster_texture)),
+        {geometry.left, kLanesTop},
+        {geometry.left + static_cast<float>(width), kLanesTop + static_cast<float>(height)});
+    int every = 1;  // label every 1, 2, 5, 10, 20, 50, ... ranks, 14 px apart at least
+    for (int step : {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000})
+        if ((every = step) * geometry.rank_height >= 14)
+            break;
+    for (std::size_t rank = 0; rank < model.ranks().size(); rank += static_cast<std::size_t>(every))
+        draw->AddText({kSidebarWidth + 6, geometry.lane_top(static_cast<int>(rank), false) - 1},
+                      IM_COL32(200, 200, 200, 255), fmt::format("rank {}", rank).c_str());
+    draw->AddText({kSidebarWidth + 6, area_bottom - 16}, IM_COL32(150, 150, 150, 255),
+                  fmt::format("{} ranks (R: full rows)", model.ranks().size()).c_str());
+    return std::numeric_limits<std::size_t>::max();  // no arrows: too many to read
+}
+
 // Each visible send's arrow, and a dangling one for each visible receive whose send never ran.
 void draw_visible_arrows(ImDrawList* draw, const TimelineModel& model,
                          const TimelineGeometry& geometry, float area_bottom) {
@@ -461,11 +528,17 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
         state.timeline.geometry = fitted_geometry(window_width, fitted_end(state.trace));
         state.timeline.fitted = true;
     }
-    state.timeline.geometry.left = kSidebarWidth + kGutterWidth;
-    state.timeline.geometry.width =
-        std::max(1.0f, window_width - state.timeline.geometry.left - kRightMargin);
+    TimelineGeometry& layout = state.timeline.geometry;
+    layout.left = kSidebarWidth + kGutterWidth;
+    layout.width = std::max(1.0f, window_width - layout.left - kRightMargin);
+    const float rows_height = area_bottom - kLanesTop;
+    const auto rank_count = static_cast<float>(state.trace.model->ranks().size());
+    layout.compact = state.timeline.fit_ranks && rank_count * kRankHeight > rows_height;
+    layout.rank_height = layout.compact ? rows_height / rank_count : kRankHeight;
+    if (layout.compact)
+        state.timeline.scroll_y = 0;
     handle_input(state, window_width, area_bottom);
-    state.timeline.geometry.top = kLanesTop - state.timeline.scroll_y;
+    layout.top = kLanesTop - state.timeline.scroll_y;
     const TimelineModel& model = *state.trace.model;
     const TimelineGeometry& geometry = state.timeline.geometry;
     ImDrawList* draw = ImGui::GetWindowDrawList();
@@ -473,7 +546,9 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     draw_status_badge(draw, model.run());
     draw_header_figures(draw, state.trace, window_width);
     draw->PushClipRect({kSidebarWidth, kLanesTop}, {window_width, area_bottom}, true);
-    const std::size_t visible_communication = draw_rank_rows(draw, model, geometry, area_bottom);
+    const std::size_t visible_communication =
+        geometry.compact ? draw_compact_rows(draw, state.timeline, model, area_bottom)
+                         : draw_rank_rows(draw, model, geometry, area_bottom);
     // Everything after the rows stays within the lanes: nothing crosses the rank labels.
     draw->PushClipRect({geometry.left, kLanesTop}, {geometry.left + geometry.width, area_bottom},
                        true);
@@ -509,7 +584,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     draw->PopClipRect();
     draw->PopClipRect();
     draw_scrollbar(draw, state.timeline, window_width, area_bottom,
-                   static_cast<float>(model.ranks().size()) * kRankHeight);
+                   static_cast<float>(model.ranks().size()) * geometry.rank_height);
 }
 
 void bring_into_view(TimelineViewState& view, std::int64_t start_ns, std::int64_t end_ns) {

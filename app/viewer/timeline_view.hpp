@@ -25,6 +25,16 @@ struct TimelineViewState {
     // The hovered bubble's "waited on": a click selects it and brings it into view.
     std::optional<ActionLocation> hovered_bubble_target;
     bool show_critical_path = true;  // C toggles
+    bool fit_ranks = true;           // R toggles: shrink rows to fit when ranks do not fit
+    // The pooled image of every rank (rank_raster.hpp) as an OpenGL texture, remade when the
+    // view, the window or the run changes.
+    unsigned raster_texture = 0;
+    struct RasterKey {
+        std::int64_t view_start = 0, view_end = 0;
+        int width = 0, height = 0;
+        const void* model = nullptr;
+        friend bool operator==(const RasterKey&, const RasterKey&) = default;
+    } raster_key;
 };
 
 // Centres the view, at its zoom, on [start_ns, end_ns] unless that is already in view.

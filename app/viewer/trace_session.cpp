@@ -2,6 +2,7 @@
 #include "app/viewer/trace_session.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string_view>
 #include <unordered_map>
@@ -76,11 +77,18 @@ bool open_trace(TraceSession& session, const std::filesystem::path& path,
 
 bool show_run(TraceSession& session, std::int64_t run_id) {
     try {
-        session.model = TimelineModel::load(*session.reader, run_id);
+        if (session.pending_analysis.valid())
+            session.pending_analysis.wait();  // it reads the model about to be replaced
+        session.model = TimelineModel::load(*session.reader, run_id, false);
         session.run_id = run_id;
         session.summary = summarize(*session.model);
         session.summary_line = summary_text(session.summary);
-        session.critical_path_line = critical_path_text(*session.model);
+        session.critical_path_line = "critical path: finding it...";
+        const TimelineModel* shown = &*session.model;
+        session.pending_analysis =
+            std::async(std::launch::async, [shown, source = session.reader->path().string()] {
+                return shown->analyse_holds(source);
+            });
         session.events = session.reader->events(run_id);
         session.errors = analysis::root_cause_first(session.reader->errors(run_id));
         session.sharding = session.reader->sharding(run_id);
@@ -95,6 +103,25 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
         session.error = error.what();
         return false;
     }
+}
+
+bool poll_analysis(TraceSession& session) {
+    if (!session.pending_analysis.valid() ||
+        session.pending_analysis.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+        return false;
+    try {
+        session.model->apply(session.pending_analysis.get());
+        session.critical_path_line = critical_path_text(*session.model);
+    } catch (const std::exception& error) {
+        session.critical_path_line = std::string("critical path: n/a (") + error.what() + ")";
+    }
+    return true;
+}
+
+void finish_analysis(TraceSession& session) {
+    if (session.pending_analysis.valid())
+        session.pending_analysis.wait();
+    poll_analysis(session);
 }
 
 std::int64_t fitted_end(const TraceSession& session) {
@@ -113,7 +140,7 @@ void compare_with(TraceSession& session, std::int64_t run_id) {
         return;
     }
     try {
-        session.compared = TimelineModel::load(*session.reader, run_id);
+        session.compared = TimelineModel::load(*session.reader, run_id, false);  // ghosts only
         session.compared_run_id = run_id;
     } catch (const std::exception& error) {
         session.error = error.what();

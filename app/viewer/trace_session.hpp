@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +40,9 @@ struct TraceSession {
         std::int64_t delta_ns = 0;
     };
     std::vector<Difference> largest_differences;
+    // The critical path and bubbles' "waited on" of `model`, found on a thread after the load
+    // (poll_analysis applies it once ready); `model` is not replaced while it runs.
+    std::future<HoldAnalysis> pending_analysis;
     RunSummary summary;  // of `model`: the header strip and the Ranks panel
     std::string summary_line, critical_path_line;
     std::int64_t run_id = 0;
@@ -61,6 +65,10 @@ bool open_trace(TraceSession& session, const std::filesystem::path& path,
                 std::optional<std::int64_t> run_id = std::nullopt);
 // Loads `run_id` of the open trace and its rows; false, with `error` set, when it fails.
 bool show_run(TraceSession& session, std::int64_t run_id);
+// Applies the shown run's analysis once it is ready (true when it did); finish_analysis waits
+// for it (screenshots, tests, benchmarks).
+bool poll_analysis(TraceSession& session);
+void finish_analysis(TraceSession& session);
 // Where a fitted view of the shown run ends: its last action, or a failed run's root cause when
 // that came later (the action that failed never ended, so no action reaches it).
 std::int64_t fitted_end(const TraceSession& session);

@@ -65,6 +65,7 @@ void draw_help(ViewerState& state, float width, float height) {
 }  // namespace
 
 void draw_frame(ViewerState& state, float width, float height) {
+    poll_analysis(state.trace);
     handle_window_keys(state);
     const float timeline_bottom = height - kPanelHeight - kMemoryHeight;
     if (begin_area("sidebar", {0, 0}, {kSidebarWidth, height}))

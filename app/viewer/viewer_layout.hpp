@@ -118,6 +118,10 @@ struct TimelineGeometry {
     float top = 0;    // y of rank 0's compute lane
     std::int64_t view_start = 0;
     std::int64_t view_end = 1;
+    // Rows shrunk to fit every rank (more ranks than fit at full height): one row per rank of
+    // rank_height pixels (a pixel or less at 1,024 ranks), the compute lane only.
+    bool compact = false;
+    float rank_height = kRankHeight;
 
     double pixels_per_ns() const { return width / static_cast<double>(view_end - view_start); }
     float x(std::int64_t time_ns) const {
@@ -127,8 +131,10 @@ struct TimelineGeometry {
         return view_start + static_cast<std::int64_t>((pixel_x - left) / pixels_per_ns());
     }
     float lane_top(int rank, bool communication) const {
-        return top + rank * kRankHeight + (communication ? kLaneHeight + kLaneGap : 0);
+        return top + static_cast<float>(rank) * rank_height +
+               (communication && !compact ? kLaneHeight + kLaneGap : 0);
     }
+    float lane_height() const { return compact ? std::max(1.0f, rank_height) : kLaneHeight; }
 };
 
 // The timeline area of a window of `window_width` pixels, fitted to [0, end_ns] with a 2%

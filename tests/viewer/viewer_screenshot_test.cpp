@@ -19,6 +19,7 @@
 #include "engine/schedule/action.hpp"
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
+#include "traces/trace_writer.hpp"
 
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb/stb_image.h>
@@ -220,6 +221,67 @@ TEST(ViewerScreenshot, MergedBlocksTakeTheirDominantKindsColour) {
         ++checked;
     }
     EXPECT_GT(checked, 20);
+    fs::remove(png);
+}
+
+// 1,024 ranks in a 1600x1000 window: rows shrink to fit (less than a pixel each, pooled), every
+// rank's row is drawn, and rank 700's one gap shows in its pixel row although the other ranks
+// pooled with it are busy there.
+TEST(ViewerScreenshot, AThousandRanksFitAndOneRanksBubbleShows) {
+    const fs::path trace = testing::fresh_trace("viewer_1024");
+    constexpr int kRanks = 1024, kGapRank = 700;
+    {
+        traces::TraceWriter writer(trace);
+        traces::RunRecord run;
+        run.schedule = "GPipe";
+        run.pp = kRanks;
+        run.m = 1;
+        const std::int64_t id = writer.begin_run(run);
+        for (int rank = 0; rank < kRanks; ++rank) {
+            traces::ActionRecord forward;
+            forward.rank = rank;
+            forward.stage = rank;
+            forward.microbatch = 0;
+            forward.kind = static_cast<std::uint8_t>(ActionKind::forward);
+            forward.start_ns = 0;
+            forward.end_ns = rank == kGapRank ? 400'000 : 1'000'000;
+            writer.add_action(id, forward);
+            if (rank == kGapRank) {  // busy again after a gap
+                traces::ActionRecord backward = forward;
+                backward.step = 1;
+                backward.kind = static_cast<std::uint8_t>(ActionKind::full_backward);
+                backward.start_ns = 600'000;
+                backward.end_ns = 1'000'000;
+                writer.add_action(id, backward);
+            }
+        }
+        writer.finish_run(id, 1'000'000, 0.0002);
+    }
+    const fs::path png = screenshot_path("ranks1024");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
+                         " --size 1600x1000 --no-critical-path"),
+              0);
+    const Image image = load_png(png);
+    ASSERT_EQ(image.height, 1000);
+    TimelineGeometry geometry = fitted_geometry(1600, 1'000'000);
+    const float rows_bottom = 1000 - kPanelHeight - kMemoryHeight;
+    // The rows' image spans [kLanesTop, rows_bottom); its last pixel row is the window's edge.
+    const int rows = static_cast<int>(rows_bottom - kLanesTop) - 1;
+    ASSERT_LT(rows, kRanks);  // fewer pixels than ranks: pooled
+    int forward_rows = 0;
+    for (int row = 0; row < rows; ++row)
+        forward_rows +=
+            near(image.at(geometry.x(200'000), kLanesTop + row), kActionColours[0]) ? 1 : 0;
+    EXPECT_EQ(forward_rows, rows);  // every row holds ranks, all busy at 0.2 ms
+    const int gap_row = static_cast<int>(static_cast<std::int64_t>(kGapRank) * (rows + 1) / kRanks);
+    const Rgb idle = kBubbleFills[static_cast<int>(BubbleCause::idle)];
+    for (int row = 0; row < rows; ++row) {
+        const Rgb pixel = image.at(geometry.x(500'000), kLanesTop + row);
+        if (row == gap_row)
+            EXPECT_TRUE(near(pixel, idle)) << "rank " << kGapRank << "'s gap is " << text(pixel);
+        else
+            EXPECT_TRUE(near(pixel, kActionColours[0])) << "row " << row << " is " << text(pixel);
+    }
     fs::remove(png);
 }
 

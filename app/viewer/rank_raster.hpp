@@ -1,0 +1,46 @@
+// Every rank's compute lane pooled into a pixel raster, for runs with more ranks than the
+// timeline has room for (up to a pixel or less per rank): what the timeline draws as one image
+// when its rows shrink to fit.
+//
+// Invariants: pixel row p covers ranks [p R / H, (p + 1) R / H) (at least one), pixel column x
+// the time [view_start + x span / W, ...). Pooling keeps the worst: a bubble on any rank of a row
+// wins over actions, and among bubbles the one whose cause ranks first (waiting, then warm-up,
+// cool-down, idle); among actions the first drawn. So a bubble on a single rank of 1,024 still
+// shows at a pixel.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "app/viewer/timeline_model.hpp"
+#include "app/viewer/viewer_layout.hpp"
+
+namespace pipelens::viewer {
+
+// 0: nothing; 1 + ActionKind: an action; kRasterBubble + BubbleCause: a bubble.
+inline constexpr std::uint8_t kRasterBubble = 32;
+
+struct RankRaster {
+    int width = 0;
+    int height = 0;
+    std::vector<std::uint8_t> codes;  // row-major, width x height
+    std::uint8_t at(int x, int y) const {
+        return codes[static_cast<std::size_t>(y) * static_cast<std::size_t>(width) +
+                     static_cast<std::size_t>(x)];
+    }
+};
+
+RankRaster rank_raster(const TimelineModel& model, std::int64_t view_start, std::int64_t view_end,
+                       int width, int height);
+
+// The colour of a raster code (the timeline's: kinds, bubble fills; the background for 0).
+Rgb raster_colour(std::uint8_t code);
+
+// The ranks pixel row `row` of a raster `height` rows tall covers: [first, last).
+struct RankSpan {
+    int first = 0;
+    int last = 0;
+};
+RankSpan ranks_of_row(int row, int height, int rank_count);
+
+}  // namespace pipelens::viewer
