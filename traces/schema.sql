@@ -1,4 +1,4 @@
--- pipelens trace schema version 6.
+-- pipelens trace schema version 7.
 --
 -- A trace is one SQLite file holding any number of runs (simulated or real) of pipeline
 -- schedules. This text is compiled into pipelens (traces/CMakeLists.txt embeds it) and executed
@@ -263,3 +263,9 @@ CREATE TABLE profile (
     samples INTEGER NOT NULL
 );
 CREATE INDEX profile_by_run ON profile (run_id);
+
+-- @since 7
+-- When the action a failure interrupted had started, on the same clock as time_ns: the viewer
+-- draws it in flight, from here to the failure. NULL when no action was running (a failure while
+-- waiting for inputs, a rank that never reported) and in files older than version 7.
+ALTER TABLE errors ADD COLUMN started_ns INTEGER;

@@ -556,10 +556,12 @@ std::vector<EventRecord> TraceReader::events(std::int64_t run_id) const {
 }
 
 std::vector<ErrorRecord> TraceReader::errors(std::int64_t run_id) const {
+    // Files older than version 7 do not say when the interrupted action started.
+    const std::string started = state_->schema_version >= 7 ? "started_ns" : "NULL";
     return state_->rows_of_run<ErrorRecord>(
         run_id,
-        "SELECT rank, stage, microbatch, action, kind, expected, actual, message, time_ns "
-        "FROM errors WHERE run_id = ? ORDER BY id",
+        "SELECT rank, stage, microbatch, action, kind, expected, actual, message, time_ns, " +
+            started + " FROM errors WHERE run_id = ? ORDER BY id",
         "errors", [](sqlite3_stmt* row) {
             ErrorRecord error;
             error.rank = sqlite3_column_int(row, 0);
@@ -571,6 +573,7 @@ std::vector<ErrorRecord> TraceReader::errors(std::int64_t run_id) const {
             error.actual = column_text(row, 6);
             error.message = column_text(row, 7);
             error.time_ns = column_optional_int64(row, 8);
+            error.started_ns = column_optional_int64(row, 9);
             return error;
         });
 }

@@ -131,6 +131,8 @@ struct ErrorRecord {
     std::string actual;
     std::string message;
     std::optional<std::int64_t> time_ns;
+    // When the interrupted action started (schema version 7); none when none was running.
+    std::optional<std::int64_t> started_ns;
 };
 
 // The engine state a rank ended a run in (schema version 2).

@@ -388,7 +388,7 @@ struct TraceWriter::State {
             "time_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
         insert_error = prepare(
             "INSERT INTO errors (run_id, rank, stage, microbatch, action, kind, expected, "
-            "actual, message, time_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            "actual, message, time_ns, started_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert_sharding = prepare(
             "INSERT INTO sharding (run_id, sequence, op, mesh, strategies, chosen, "
             "redistributions) VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -631,6 +631,7 @@ void TraceWriter::add_error(std::int64_t run_id, const ErrorRecord& error) {
     bind_text(statement, 8, error.actual);
     bind_text(statement, 9, error.message);
     bind_optional_int64(statement, 10, error.time_ns);
+    bind_optional_int64(statement, 11, error.started_ns);
     state.step_once(statement, [&] {
         return fmt::format("cannot add a {} error to run {}", error.kind, run_id);
     });

@@ -11,6 +11,7 @@
 
 #include "app/viewer/viewer_state.hpp"
 #include "engine/analysis/root_cause.hpp"
+#include "engine/schedule/action.hpp"
 
 namespace pipelens::viewer {
 
@@ -42,6 +43,35 @@ void draw_header_figures(ImDrawList* draw, const TraceSession& session, float wi
     draw->PopClipRect();
 }
 
+namespace {
+
+// The action the failure interrupted, from its start to the failure, in its kind's colour and
+// outlined in the failure's: it never ended, so the trace has no row for it.
+void draw_in_flight(ImDrawList* draw, const TimelineGeometry& geometry,
+                    const traces::ErrorRecord& cause) {
+    if (!cause.started_ns || cause.action.empty() || *cause.started_ns > *cause.time_ns)
+        return;
+    std::vector<Action> parts;
+    Action action;
+    try {
+        action = parse_action(cause.action, parts);
+    } catch (const ActionParseError&) {
+        return;  // a damaged text: the bar still marks the moment
+    }
+    const float top = geometry.lane_top(cause.rank, uses_communication_stream(action.kind));
+    const float left = geometry.x(*cause.started_ns);
+    const float right = std::max(left + 2, geometry.x(*cause.time_ns));
+    draw->AddRectFilled({left, top}, {right, top + geometry.lane_height()},
+                        colour(palette::action_colour(static_cast<int>(action.kind))));
+    draw->AddRect({left, top}, {right, top + geometry.lane_height()}, colour(kErrorMarker), 0, 0,
+                  2);
+    const std::string label = cause.action + " (in flight)";
+    if (right - left > ImGui::CalcTextSize(label.c_str()).x + 6)
+        draw->AddText({left + 3, top + 2}, IM_COL32(15, 15, 15, 255), label.c_str());
+}
+
+}  // namespace
+
 void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom) {
     const TimelineModel& model = *state.trace.model;
     if (model.run().status != traces::RunStatus::failed || state.trace.errors.empty())
@@ -56,6 +86,7 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
     if (bottom < kLanesTop || top > area_bottom)
         return;
     const float x = geometry.x(*cause.time_ns);
+    draw_in_flight(draw, geometry, cause);
     draw->AddRectFilled({x, top}, {geometry.left + geometry.width, bottom},
                         colour(kErrorMarker, 40));
     draw->AddRectFilled({x - 1.5f, top - 2}, {x + 1.5f, bottom + 2}, colour(kErrorMarker));

@@ -24,7 +24,8 @@ void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run);
 void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width);
 
 // A failed run's root cause (the first of the session's errors, which are root cause first) on
-// its rank: a bar at its moment across the rank's lanes, the rest of the rank tinted, its kind.
+// its rank: the action it interrupted drawn in flight, a bar at its moment across the rank's
+// lanes, the rest of the rank tinted, its kind.
 void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom);
 
 // The critical path: a strip over each of its actions in view and a line where it changes lane.

@@ -97,6 +97,9 @@ struct RunFailure {
     std::string actual;
     std::string message;
     std::int64_t time_ns = 0;
+    // When the action it interrupted had started (same clock as time_ns); none when it failed
+    // before starting one (waiting for an input, or outside the step).
+    std::optional<std::int64_t> started_ns;
 };
 
 struct RankRun {

@@ -159,9 +159,9 @@ std::string write_errors(traces::TraceWriter& writer, std::int64_t run_id,
         if (!rank.failure)
             continue;
         const RunFailure& failure = *rank.failure;
-        writer.add_error(
-            run_id, {failure.rank, failure.stage, failure.microbatch, failure.action, failure.kind,
-                     failure.expected, failure.actual, failure.message, failure.time_ns});
+        writer.add_error(run_id, {failure.rank, failure.stage, failure.microbatch, failure.action,
+                                  failure.kind, failure.expected, failure.actual, failure.message,
+                                  failure.time_ns, failure.started_ns});
         if (first_failure.empty() && failure.kind != "stopped")
             first_failure = failure.message;
     }

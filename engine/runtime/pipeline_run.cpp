@@ -94,6 +94,8 @@ nlohmann::json to_json(const RankReport& report) {
                            {"actual", failure.actual},
                            {"message", failure.message},
                            {"time_ns", failure.time_ns}};
+        if (failure.started_ns)
+            json["failure"]["started_ns"] = *failure.started_ns;
     }
     json["holds_last_stage"] = report.holds_last_stage;
     json["loss"] = number_to_json(report.loss);
@@ -128,10 +130,12 @@ RankReport from_json(const nlohmann::json& json) {
         report.run.clock = ClockOffset{json["clock"][0], json["clock"][1]};
     if (json.contains("failure")) {
         const auto& failure = json["failure"];
-        report.run.failure =
-            RunFailure{failure["rank"],   failure["stage"],   failure["microbatch"],
-                       failure["action"], failure["kind"],    failure["expected"],
-                       failure["actual"], failure["message"], failure["time_ns"]};
+        report.run.failure = RunFailure{
+            failure["rank"],    failure["stage"],    failure["microbatch"], failure["action"],
+            failure["kind"],    failure["expected"], failure["actual"],     failure["message"],
+            failure["time_ns"], std::nullopt};
+        if (failure.contains("started_ns"))
+            report.run.failure->started_ns = failure["started_ns"].get<std::int64_t>();
     }
     report.holds_last_stage = json.at("holds_last_stage");
     report.loss = number_from_json(json.at("loss"));
@@ -337,9 +341,9 @@ std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
                     layers_of(prepared->model, prepared->stages[stage.index]),
                     plan.stage_meta[stage.index], stage.backend, options.check_accuracy);
     } catch (const BackendError& error) {
-        prepared->failure =
-            RunFailure{rank,           error.stage(), -1, "", error.kind(), error.expected(),
-                       error.actual(), error.what(),  0};
+        prepared->failure = RunFailure{
+            rank,           error.stage(), -1, "",          error.kind(), error.expected(),
+            error.actual(), error.what(),  0,  std::nullopt};
         return prepared;
     }
     if (plan.stages.contains(0))
@@ -363,10 +367,12 @@ RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered
             transport.barrier(timeout);
         } catch (const std::exception& error) {
             outcome.rank = plan.rank;
-            outcome.failure = RunFailure{
-                plan.rank, -1, -1, "",
-                "stopped", "", "", fmt::format("stopped before step {}: {}", step, error.what()),
-                0};
+            outcome.failure =
+                RunFailure{plan.rank, -1,
+                           -1,        "",
+                           "stopped", "",
+                           "",        fmt::format("stopped before step {}: {}", step, error.what()),
+                           0,         std::nullopt};
             return outcome;
         }
         // Memory is counted in the measured step only: what warm-up allocated and still holds
@@ -383,7 +389,7 @@ RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered
 
 // A failure of `rank` outside any stage or action.
 RunFailure rank_error(int rank, std::string message) {
-    return RunFailure{rank, -1, -1, "", "error", "", "", std::move(message), 0};
+    return RunFailure{rank, -1, -1, "", "error", "", "", std::move(message), 0, std::nullopt};
 }
 
 // The first message tag after those of every step (warm-up and measured).
@@ -645,7 +651,8 @@ std::vector<RankReport> reports_from(const std::vector<std::string>& payloads,
                                rank, deaths[rank])
                  : fmt::format("rank {} sent no report within {} ms: it died or hangs", rank,
                                options.timeout_ms),
-            0};
+            0,
+            std::nullopt};
         reports.push_back(std::move(lost));
     }
     return reports;

@@ -92,6 +92,8 @@ class Executor {
             }
             if (outcome.failure) {
                 outcome.failure->time_ns = now();
+                if (start != 0)  // it had got past its inputs: the action was in flight
+                    outcome.failure->started_ns = start;
                 if (outcome.failure->kind != "stopped")
                     transport_.abort(
                         fmt::format("rank {}: {}", plan_.rank, outcome.failure->message));

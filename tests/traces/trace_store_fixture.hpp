@@ -67,7 +67,7 @@ inline auto fields(const EventRecord& event) {
 }
 inline auto fields(const ErrorRecord& error) {
     return std::tie(error.rank, error.stage, error.microbatch, error.action, error.kind,
-                    error.expected, error.actual, error.message, error.time_ns);
+                    error.expected, error.actual, error.message, error.time_ns, error.started_ns);
 }
 inline auto fields(const ShardingRecord& decision) {
     return std::tie(decision.sequence, decision.op, decision.mesh, decision.strategies,

@@ -40,8 +40,9 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
         {1, 1, std::nullopt, "forward", "{}", "shape mismatch: [4,8] vs [4,9]", 700},
     };
     std::vector<ErrorRecord> errors = {
-        {1, 1, 0, "1F0", "shape_mismatch", "[4,8]", "[4,9]", "tensor 0 of 1F0", 1500},
-        {-1, -1, -1, "", "rank_died", "", "", "rank 1 exited with signal 9", std::nullopt},
+        {1, 1, 0, "1F0", "shape_mismatch", "[4,8]", "[4,9]", "tensor 0 of 1F0", 1500, 1200},
+        {-1, -1, -1, "", "rank_died", "", "", "rank 1 exited with signal 9", std::nullopt,
+         std::nullopt},
     };
     std::vector<ShardingRecord> sharding = {
         {2, "aten.add.Tensor(Tensor self, Tensor other)", "DeviceMesh((tp=4), 'cuda')", "[]", -1,
@@ -101,7 +102,7 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
     // What a user sees with the sqlite3 shell: integer ns, what an action is as integers (an
     // OVERLAP_F_B's parts in their own table), no label text, -1 for "none".
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
-    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "6");
+    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "7");
     EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'application'"), "pipelens");
     EXPECT_EQ(raw.value("SELECT kind, status, step_time_ns FROM runs"), "sim|finished|5000");
     EXPECT_EQ(raw.value("SELECT stage, microbatch, label_id IS NULL FROM actions WHERE kind = 8"),

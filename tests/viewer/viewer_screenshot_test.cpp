@@ -446,6 +446,17 @@ TEST(ViewerScreenshot, AFailedRunOpensOnItsRootCause) {
     };
     for (float y : {geometry.lane_top(0, false) + 9, geometry.lane_top(2, true) + 9})
         EXPECT_GE(marked_near(image, *ordered.front().time_ns, y), 1) << "no marker at y " << y;
+    // The interrupted action, 1F0, never ended: it is drawn in flight from when it started to
+    // the failure, in F's colour.
+    ASSERT_TRUE(ordered.front().started_ns);
+    EXPECT_EQ(ordered.front().action, "1F0");
+    EXPECT_LE(*ordered.front().started_ns, *ordered.front().time_ns);
+    const float in_flight_x =
+        (geometry.x(*ordered.front().started_ns) + geometry.x(*ordered.front().time_ns)) / 2;
+    if (geometry.x(*ordered.front().time_ns) - geometry.x(*ordered.front().started_ns) > 6) {
+        const Rgb pixel = image.at(in_flight_x, geometry.lane_top(1, false) + kLaneHeight - 4);
+        EXPECT_TRUE(near(pixel, kActionColours[0])) << text(pixel);
+    }
     // The failure bar on rank 1 is three pixels wide and reaches into the gap above its lanes.
     EXPECT_GE(marked_near(image, *ordered.front().time_ns, geometry.lane_top(1, false) - 1), 2);
     EXPECT_EQ(marked_near(image, *ordered.front().time_ns, geometry.lane_top(0, false) - 1), 0);
