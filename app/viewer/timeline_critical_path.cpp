@@ -30,6 +30,36 @@ traces::StoredAction stored(const TimelineAction& action, bool communication) {
     return row;
 }
 
+// Rank `rank`'s actions in step order: each lane is by start time, which is nearly always step
+// order too, so the two lanes merge; a lane out of step order is sorted first.
+std::vector<ActionLocation> program_order(const RankTimeline& rank) {
+    const auto lane_order = [&](bool communication) {
+        const Lane& lane = communication ? rank.communication : rank.compute;
+        std::vector<std::pair<std::int32_t, ActionLocation>> order;
+        order.reserve(lane.actions.size());
+        for (std::size_t index = 0; index < lane.actions.size(); ++index)
+            order.emplace_back(lane.actions[index].step,
+                               ActionLocation{rank.rank, communication, index});
+        const auto by_step = [](const auto& left, const auto& right) {
+            return left.first < right.first;
+        };
+        if (!std::is_sorted(order.begin(), order.end(), by_step))
+            std::stable_sort(order.begin(), order.end(), by_step);
+        return order;
+    };
+    const auto compute = lane_order(false), communication = lane_order(true);
+    std::vector<std::pair<std::int32_t, ActionLocation>> merged(compute.size() +
+                                                                communication.size());
+    std::merge(compute.begin(), compute.end(), communication.begin(), communication.end(),
+               merged.begin(),
+               [](const auto& left, const auto& right) { return left.first < right.first; });
+    std::vector<ActionLocation> locations;
+    locations.reserve(merged.size());
+    for (const auto& entry : merged)
+        locations.push_back(entry.second);
+    return locations;
+}
+
 }  // namespace
 
 HoldAnalysis TimelineModel::analyse_holds(const std::string& source) const {
@@ -37,20 +67,14 @@ HoldAnalysis TimelineModel::analyse_holds(const std::string& source) const {
     std::vector<analysis::RankRows> rows(ranks_.size());
     std::vector<std::vector<ActionLocation>> by_step(ranks_.size());
     for (std::size_t rank = 0; rank < ranks_.size(); ++rank) {
-        for (bool communication : {false, true}) {
-            const Lane& lane = communication ? ranks_[rank].communication : ranks_[rank].compute;
-            for (std::size_t index = 0; index < lane.actions.size(); ++index) {
-                const TimelineAction& action = lane.actions[index];
-                rows[rank].actions.push_back(stored(action, communication));
-                if (action.kind == static_cast<std::uint8_t>(ActionKind::overlap_forward_backward))
-                    rows[rank].overlap_labels.emplace_back(action.step, std::string(label(action)));
-                by_step[rank].push_back({static_cast<int>(rank), communication, index});
-            }
+        by_step[rank] = program_order(ranks_[rank]);
+        rows[rank].actions.reserve(by_step[rank].size());
+        for (const ActionLocation& at : by_step[rank]) {  // in step order: no sort needed later
+            const TimelineAction& action = this->action(at);
+            rows[rank].actions.push_back(stored(action, at.communication));
+            if (action.kind == static_cast<std::uint8_t>(ActionKind::overlap_forward_backward))
+                rows[rank].overlap_labels.emplace_back(action.step, std::string(label(action)));
         }
-        std::sort(by_step[rank].begin(), by_step[rank].end(),
-                  [&](const ActionLocation& left, const ActionLocation& right) {
-                      return this->action(left).step < this->action(right).step;
-                  });
     }
     try {
         const analysis::TimedSchedule timed =

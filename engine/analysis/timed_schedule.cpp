@@ -55,8 +55,9 @@ Action action_of(const traces::StoredAction& row) {
 // Appends rank `rank`'s actions to `out`, parts of OVERLAP_F_B actions to its part pool.
 void add_rank(const std::filesystem::path& path, int rank, RankRows rows, TimedSchedule& out) {
     const RowChecker checker(path, rank);
-    std::sort(rows.actions.begin(), rows.actions.end(),
-              [](const auto& left, const auto& right) { return left.step < right.step; });
+    const auto by_step = [](const auto& left, const auto& right) { return left.step < right.step; };
+    if (!std::is_sorted(rows.actions.begin(), rows.actions.end(), by_step))
+        std::sort(rows.actions.begin(), rows.actions.end(), by_step);
     std::sort(rows.overlap_labels.begin(), rows.overlap_labels.end());
     auto& actions = out.schedule.ranks[static_cast<std::size_t>(rank)];
     auto& times = out.times[static_cast<std::size_t>(rank)];
