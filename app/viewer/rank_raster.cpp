@@ -86,9 +86,76 @@ RankRaster rank_raster(const TimelineModel& model, std::int64_t view_start, std:
     return raster;
 }
 
+std::vector<float> busy_share_by_column(const TimelineModel& model, std::int64_t end_ns,
+                                        int width) {
+    width = std::max(1, width);
+    std::vector<double> busy(static_cast<std::size_t>(width), 0);
+    const double column_ns = std::max(1.0, static_cast<double>(end_ns) / width);
+    std::vector<DrawBlock> blocks;
+    for (const RankTimeline& rank : model.ranks()) {
+        blocks.clear();
+        TimelineModel::visible_blocks(rank.compute, 0, end_ns, static_cast<std::int64_t>(column_ns),
+                                      blocks);
+        for (const DrawBlock& block : blocks) {
+            // A merged block's own actions' time, spread evenly over the columns it spans.
+            const TimelineAction& first = rank.compute.actions[block.first];
+            std::int64_t time = first.end_ns - first.start_ns;
+            if (block.count > 1)
+                time = block.end_ns - block.start_ns;
+            const auto from = static_cast<std::size_t>(
+                std::clamp(block.start_ns / column_ns, 0.0, double(width - 1)));
+            const auto to = static_cast<std::size_t>(
+                std::clamp(block.end_ns / column_ns, double(from), double(width - 1)));
+            for (std::size_t column = from; column <= to; ++column)
+                busy[column] += static_cast<double>(time) / static_cast<double>(to - from + 1);
+        }
+    }
+    std::vector<float> share(busy.size());
+    const double capacity = column_ns * std::max<std::size_t>(1, model.ranks().size());
+    for (std::size_t column = 0; column < busy.size(); ++column)
+        share[column] = static_cast<float>(std::clamp(busy[column] / capacity, 0.0, 1.0));
+    return share;
+}
+
+void add_critical_path(RankRaster& raster, const TimelineModel& model, std::int64_t view_start,
+                       std::int64_t view_end) {
+    const int rank_count = static_cast<int>(model.ranks().size());
+    if (rank_count == 0 || view_end <= view_start)
+        return;
+    const double pixels_per_ns = raster.width / static_cast<double>(view_end - view_start);
+    const auto column = [&](std::int64_t time) {
+        return static_cast<int>(std::clamp(std::floor((time - view_start) * pixels_per_ns), -1.0,
+                                           double(raster.width)));
+    };
+    const auto row_of = [&](int rank) {
+        return std::min(raster.height - 1, static_cast<int>(static_cast<std::int64_t>(rank) *
+                                                            raster.height / rank_count));
+    };
+    const auto set = [&](int x, int y) {
+        if (x >= 0 && x < raster.width && y >= 0 && y < raster.height)
+            raster.codes[static_cast<std::size_t>(y) * raster.width + x] = kRasterCriticalPath;
+    };
+    int previous_row = -1;
+    for (const ActionLocation& at : model.critical_path().actions) {
+        const TimelineAction& action = model.action(at);
+        if (action.end_ns < view_start || action.start_ns > view_end)
+            continue;
+        const int row = row_of(at.rank);
+        const int from = column(action.start_ns);
+        for (int x = from; x <= std::max(from, column(action.end_ns) - 1); ++x)
+            set(x, row);
+        if (previous_row >= 0 && previous_row != row)
+            for (int y = std::min(previous_row, row); y <= std::max(previous_row, row); ++y)
+                set(from, y);
+        previous_row = row;
+    }
+}
+
 Rgb raster_colour(std::uint8_t code) {
     if (code == 0)
         return kBackground;
+    if (code == kRasterCriticalPath)
+        return kCriticalPath;
     if (code >= kRasterBubble)
         return kBubbleFills[std::min<int>(code - kRasterBubble, 3)];
     return palette::action_colour(code - 1);

@@ -17,8 +17,10 @@
 
 namespace pipelens::viewer {
 
-// 0: nothing; 1 + ActionKind: an action; kRasterBubble + BubbleCause: a bubble.
+// 0: nothing; 1 + ActionKind: an action; kRasterBubble + BubbleCause: a bubble; the critical
+// path over everything.
 inline constexpr std::uint8_t kRasterBubble = 32;
+inline constexpr std::uint8_t kRasterCriticalPath = 64;
 
 struct RankRaster {
     int width = 0;
@@ -32,6 +34,15 @@ struct RankRaster {
 
 RankRaster rank_raster(const TimelineModel& model, std::int64_t view_start, std::int64_t view_end,
                        int width, int height);
+
+// Draws the model's critical path into `raster` (made for the same view): its actions on their
+// ranks' rows, and a column spanning the rows where it changes rank.
+void add_critical_path(RankRaster& raster, const TimelineModel& model, std::int64_t view_start,
+                       std::int64_t view_end);
+
+// For the overview strip: per pixel column of [0, end_ns) in `width` columns, the share of the
+// ranks' compute time busy there (0 all idle, 1 all busy).
+std::vector<float> busy_share_by_column(const TimelineModel& model, std::int64_t end_ns, int width);
 
 // The colour of a raster code (the timeline's: kinds, bubble fills; the background for 0).
 Rgb raster_colour(std::uint8_t code);

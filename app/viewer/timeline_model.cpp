@@ -255,8 +255,12 @@ void TimelineModel::visible_blocks(const Lane& lane, std::int64_t from, std::int
             next = std::max(next, starting_before(next, block.start_ns + min_ns));
             RangeFigures merged = range_figures(lane, index, next);
             if (next < actions.size() && merged.max_end - block.start_ns < min_ns &&
-                actions[next].start_ns - merged.max_end < min_ns && actions[next].start_ns < to)
-                merged = range_figures(lane, index, ++next);
+                actions[next].start_ns - merged.max_end < min_ns && actions[next].start_ns < to) {
+                const TimelineAction& absorbed = actions[next++];
+                merged.kind_ns[std::min<std::size_t>(absorbed.kind, merged.kind_ns.size() - 1)] +=
+                    absorbed.end_ns - absorbed.start_ns;
+                merged.max_end = std::max(merged.max_end, absorbed.end_ns);
+            }
             block.count = next - index;
             if (block.count > 1) {
                 block.end_ns = merged.max_end;

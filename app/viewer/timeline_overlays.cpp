@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "app/viewer/rank_raster.hpp"
 #include "app/viewer/viewer_state.hpp"
 #include "engine/analysis/root_cause.hpp"
 #include "engine/schedule/action.hpp"
@@ -33,6 +34,46 @@ void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run) {
     const std::string label =
         fmt::format("{} {}", run.kind == traces::RunKind::real ? "real" : "sim", text);
     draw->AddText({kBadgeLeft + 6, kBadgeTop + 2}, IM_COL32(10, 10, 10, 255), label.c_str());
+}
+
+void draw_overview(ImDrawList* draw, ViewerState& state) {
+    const TimelineModel& model = *state.trace.model;
+    TimelineViewState& view = state.timeline;
+    TimelineGeometry& geometry = view.geometry;
+    const int width = std::max(1, static_cast<int>(geometry.width));
+    const std::int64_t end = std::max<std::int64_t>(1, fitted_end(state.trace));
+    if (view.overview_model != &model || static_cast<int>(view.overview.size()) != width) {
+        view.overview = busy_share_by_column(model, end, width);
+        view.overview_model = &model;
+    }
+    const float top = kHeaderHeight, bottom = kHeaderHeight + kOverviewHeight - 2;
+    const Rgb idle = kBubbleFills[static_cast<int>(BubbleCause::waiting)];
+    const Rgb busy = kActionColours[0];
+    for (int column = 0; column < width; ++column) {
+        const float share = view.overview[static_cast<std::size_t>(column)];
+        const auto mix = [&](unsigned char from, unsigned char to) {
+            return static_cast<int>(from + (to - from) * share);
+        };
+        const float x = geometry.left + static_cast<float>(column);
+        draw->AddRectFilled(
+            {x, top}, {x + 1, bottom},
+            IM_COL32(mix(idle.r, busy.r), mix(idle.g, busy.g), mix(idle.b, busy.b), 255));
+    }
+    const auto x_of = [&](std::int64_t time) {
+        return geometry.left + static_cast<float>(static_cast<double>(time) / end * width);
+    };
+    const float from = std::clamp(x_of(geometry.view_start), geometry.left, geometry.left + width);
+    const float to = std::clamp(x_of(geometry.view_end), from + 2, geometry.left + width);
+    draw->AddRect({from, top - 1}, {to, bottom + 1}, IM_COL32(255, 255, 255, 255), 0, 0, 1.5f);
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (ImGui::IsWindowHovered() && ImGui::IsMouseDown(ImGuiMouseButton_Left) &&
+        ImGui::GetIO().MouseClickedPos[0].y >= top &&
+        ImGui::GetIO().MouseClickedPos[0].y < bottom && mouse.x >= geometry.left) {
+        const std::int64_t span = geometry.view_end - geometry.view_start;
+        const auto centre = static_cast<std::int64_t>((mouse.x - geometry.left) / width * end);
+        geometry.view_start = centre - span / 2;
+        geometry.view_end = geometry.view_start + span;
+    }
 }
 
 void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width) {

@@ -28,6 +28,10 @@ void draw_header_figures(ImDrawList* draw, const TraceSession& session, float wi
 // lanes, the rest of the rank tinted, its kind.
 void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom);
 
+// The whole run under the header, each column tinted by the share of ranks busy there, the
+// current view outlined; a click or drag in it centres the view there.
+void draw_overview(ImDrawList* draw, ViewerState& state);
+
 // The critical path: a strip over each of its actions in view and a line where it changes lane.
 void draw_critical_path(ImDrawList* draw, const TimelineModel& model,
                         const TimelineGeometry& geometry, float area_bottom);

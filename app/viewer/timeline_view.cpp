@@ -52,7 +52,7 @@ void draw_ruler(ImDrawList* draw, const TimelineGeometry& geometry) {
         if (x < geometry.left)
             continue;
         draw->AddLine({x, kLanesTop - 8}, {x, kLanesTop}, IM_COL32(180, 180, 180, 255));
-        draw->AddText({x + 3, kHeaderHeight + 4}, IM_COL32(200, 200, 200, 255),
+        draw->AddText({x + 3, kRulerTop + 4}, IM_COL32(200, 200, 200, 255),
                       format_duration(tick).c_str());
     }
 }
@@ -242,7 +242,7 @@ void handle_input(ViewerState& state, float window_width, float area_bottom) {
     const ImGuiIO& io = ImGui::GetIO();
     const ImVec2 mouse = io.MousePos;
     const bool inside = mouse.x >= geometry.left && mouse.x <= geometry.left + geometry.width &&
-                        mouse.y >= 0 && mouse.y <= area_bottom && ImGui::IsWindowHovered();
+                        mouse.y >= kRulerTop && mouse.y <= area_bottom && ImGui::IsWindowHovered();
     const float content =
         static_cast<float>(state.trace.model->ranks().size()) * geometry.rank_height;
     const float scroll_limit = std::max(0.0f, content - (area_bottom - kLanesTop));
@@ -451,12 +451,18 @@ std::array<std::array<unsigned char, 4>, 256> raster_palette() {
 
 // Remakes the rows' texture when the view, the window or the run changed since the last one.
 void update_raster(TimelineViewState& view, const TimelineModel& model, int width, int height) {
-    const TimelineViewState::RasterKey key{view.geometry.view_start, view.geometry.view_end, width,
-                                           height, &model};
+    const TimelineViewState::RasterKey key{
+        view.geometry.view_start,
+        view.geometry.view_end,
+        width,
+        height,
+        &model,
+        view.show_critical_path && !model.critical_path().actions.empty()};
     if (view.raster_texture != 0 && key == view.raster_key)
         return;
-    const RankRaster raster =
-        rank_raster(model, key.view_start, key.view_end, key.width, key.height);
+    RankRaster raster = rank_raster(model, key.view_start, key.view_end, key.width, key.height);
+    if (key.critical_path)  // in the image: at 1,024 ranks it is thousands of strips a frame
+        add_critical_path(raster, model, key.view_start, key.view_end);
     static const auto colours = raster_palette();
     std::vector<unsigned char> pixels(raster.codes.size() * 4);
     for (std::size_t index = 0; index < raster.codes.size(); ++index)
@@ -545,6 +551,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     draw_ruler(draw, geometry);
     draw_status_badge(draw, model.run());
     draw_header_figures(draw, state.trace, window_width);
+    draw_overview(draw, state);
     draw->PushClipRect({kSidebarWidth, kLanesTop}, {window_width, area_bottom}, true);
     const std::size_t visible_communication =
         geometry.compact ? draw_compact_rows(draw, state.timeline, model, area_bottom)
@@ -557,7 +564,8 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     // Every visible pair's arrow once few enough are on screen to read them.
     if (visible_communication < 400)
         draw_visible_arrows(draw, model, geometry, area_bottom);
-    if (state.timeline.show_critical_path)  // over the arrows: the path is what matters most
+    // Over the arrows: the path is what matters most (fitted rows have it in their image).
+    if (state.timeline.show_critical_path && !geometry.compact)
         draw_critical_path(draw, model, geometry, area_bottom);
     draw_failure(draw, state, area_bottom);
     draw_event_moment(draw, state, area_bottom);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
@@ -29,10 +30,14 @@ struct TimelineViewState {
     // The pooled image of every rank (rank_raster.hpp) as an OpenGL texture, remade when the
     // view, the window or the run changes.
     unsigned raster_texture = 0;
+    // The overview strip's busy share per column, for `overview_model` at `overview` size.
+    std::vector<float> overview;
+    const void* overview_model = nullptr;
     struct RasterKey {
         std::int64_t view_start = 0, view_end = 0;
         int width = 0, height = 0;
         const void* model = nullptr;
+        bool critical_path = false;
         friend bool operator==(const RasterKey&, const RasterKey&) = default;
     } raster_key;
 };

@@ -3,7 +3,8 @@
 // arithmetic the viewer draws with.
 //
 //   +-----------+-------------------------------------------------+
-//   | sidebar   | badge  | summary figures            legend      |
+//   | sidebar   | badge  | summary figures                        |
+//   |           |        | overview of the whole run              |
 //   |           | gutter | ruler                                  |
 //   | runs,     | rank 0 | compute lane                           |
 //   | search,   |        | communication lane                     |
@@ -25,9 +26,11 @@ namespace pipelens::viewer {
 inline constexpr float kSidebarWidth = 280;
 inline constexpr float kGutterWidth = 170;
 inline constexpr float kRightMargin = 12;
-inline constexpr float kHeaderHeight = 24;  // status badge, summary figures, legend
+inline constexpr float kHeaderHeight = 24;    // status badge, summary figures
+inline constexpr float kOverviewHeight = 14;  // the whole run, the view marked on it
+inline constexpr float kRulerTop = kHeaderHeight + kOverviewHeight;
 inline constexpr float kRulerHeight = 26;
-inline constexpr float kLanesTop = kHeaderHeight + kRulerHeight;  // y of the first rank's lanes
+inline constexpr float kLanesTop = kRulerTop + kRulerHeight;  // y of the first rank's lanes
 inline constexpr float kLaneHeight = 18;
 inline constexpr float kLaneGap = 2;
 inline constexpr float kRankGap = 10;

@@ -282,6 +282,13 @@ TEST(ViewerScreenshot, AThousandRanksFitAndOneRanksBubbleShows) {
         else
             EXPECT_TRUE(near(pixel, kActionColours[0])) << "row " << row << " is " << text(pixel);
     }
+    // The overview strip: the whole run over the timeline's width, every rank busy at 0.2 ms
+    // (F's colour), and the view outlined in white at its left edge.
+    const float overview_y = kHeaderHeight + kOverviewHeight / 2;
+    const Rgb overview = image.at(geometry.left + 0.2f * geometry.width, overview_y);
+    EXPECT_TRUE(near(overview, kActionColours[0], 4)) << text(overview);
+    EXPECT_TRUE(near(image.at(geometry.left, overview_y), {255, 255, 255}, 60))
+        << text(image.at(geometry.left, overview_y));
     fs::remove(png);
 }
 
