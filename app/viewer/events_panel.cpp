@@ -12,9 +12,9 @@
 
 #include "app/viewer/viewer_layout.hpp"
 #include "app/viewer/viewer_state.hpp"
-#include "engine/text/quantities.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_replay.hpp"
+#include "engine/text/quantities.hpp"
 
 namespace pipelens::viewer {
 namespace {

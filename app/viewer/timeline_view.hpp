@@ -39,7 +39,9 @@ struct TimelineViewState {
         const void* model = nullptr;
         bool critical_path = false;
         friend bool operator==(const RasterKey&, const RasterKey&) = default;
-    } raster_key;
+    } raster_key;                     // what the texture shows
+    RasterKey raster_previous_frame;  // the view of the frame before: unchanged = settled
+    double raster_made_at = 0;        // ImGui time of the last remake
 };
 
 // Centres the view, at its zoom, on [start_ns, end_ns] unless that is already in view.

@@ -96,12 +96,15 @@ int run_bench(const std::filesystem::path& directory,
             for (const auto& zoom : zooms) {
                 state.timeline.geometry.view_start = zoom.span > 0 ? end / 2 : 0;
                 state.timeline.geometry.view_end = zoom.span > 0 ? end / 2 + zoom.span : end;
-                // A new view: the fitted rows' image is made once, in this first frame.
-                const double first_ms = render_frame(state) / 1e6;
+                // A new view: the fitted rows' image is made once the view has settled, in one
+                // of these two frames.
+                const std::int64_t first = render_frame(state);
+                const double first_ms =
+                    static_cast<double>(std::max(first, render_frame(state))) / 1e6;
                 const FrameTimes times = time_frames(state, render_frame, 600);
                 fmt::print(
                     "  frame CPU time, {} rows, {:<32} median {:.2f} ms  p99 {:.2f} ms  "
-                    "(first frame {:.1f} ms)\n",
+                    "(new view: {:.1f} ms)\n",
                     fit ? "fitted" : "full", zoom.name, times.median_ms, times.p99_ms, first_ms);
                 std::fflush(stdout);
             }
