@@ -64,6 +64,22 @@ TEST(RunCli, RealRunSitsBesideTheSimulationInOneTrace) {
     EXPECT_EQ(runs[1]["kind"], "real");
     EXPECT_EQ(runs[1]["status"], "finished");
     EXPECT_EQ(runs[1]["actions"], runs[0]["actions"]);  // the same lowered schedule
+
+    // Both have a critical path by the same rules: it starts at rank 0's first forward, ends
+    // with the step, and its shares (waiting included: a real rank's host time) add up to it.
+    const auto paths = run_pipelens("summary --critical-path --json " + trace.string());
+    ASSERT_EQ(paths.exit_code, 0) << paths.err;
+    for (const auto& run : nlohmann::json::parse(paths.out)["runs"]) {
+        SCOPED_TRACE(run["kind"].get<std::string>());
+        const auto& path = run["critical_path"];
+        ASSERT_FALSE(path["links"].empty());
+        EXPECT_EQ(path["links"][0]["action"], "0F0");
+        EXPECT_EQ(path["end_ns"], run["step_time_ns"]);
+        std::int64_t total = 0;
+        for (const auto& [name, ns] : path["shares"].items())
+            total += ns.get<std::int64_t>();
+        EXPECT_EQ(total, path["end_ns"].get<std::int64_t>());
+    }
 }
 
 TEST(RunCli, AFaultIsAnErrorOnOneRankRecordedInTheTrace) {
