@@ -84,7 +84,8 @@ void draw_memory(const ViewerState& state, float top, float bottom) {
             key_y += 14;
         }
     }
-    const float plot_bottom = bottom - 4, height = bottom - top - 12;
+    // The plot starts below the title line, so the peak's tick label stays clear of it.
+    const float plot_bottom = bottom - 4, height = bottom - top - 22;
     draw_axis(draw, geometry, plot_bottom, height, peak);
     draw->PushClipRect({geometry.left, top}, {geometry.left + geometry.width, bottom}, true);
     // Every coloured line; muted ones only for ranks whose rows are in view, at most eight (a

@@ -133,7 +133,14 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
     draw->AddRectFilled({x - 1.5f, top - 2}, {x + 1.5f, bottom + 2}, colour(kErrorMarker));
     const std::string label =
         fmt::format("failed: {}{}{}", cause.kind, cause.action.empty() ? "" : " at ", cause.action);
-    draw->AddText({x + 5, top + 2}, colour(kErrorMarker), label.c_str());
+    // On the communication lane (the compute lane may show the interrupted action's name), right
+    // of the bar, or left of it where the view ends first.
+    const float width = ImGui::CalcTextSize(label.c_str()).x;
+    const float label_x = x + 5 + width < geometry.left + geometry.width
+                              ? x + 5
+                              : std::max(geometry.left, x - 5 - width);
+    draw->AddText({label_x, geometry.lane_top(cause.rank, true) + 2}, colour(kErrorMarker),
+                  label.c_str());
 }
 
 // The critical path: a strip over the top of each of its actions in view, and where it changes

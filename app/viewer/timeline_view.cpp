@@ -146,24 +146,28 @@ void draw_arrow_head(ImDrawList* draw, ImVec2 from, ImVec2 to, Rgb rgb) {
                             {back.x - side.x, back.y - side.y}, colour(rgb));
 }
 
-// A send whose receive never ran (or the reverse) points a short way toward the peer's rank and
-// says so; it never ends on another action.
+// A send whose receive never ran (or the reverse) points a short way toward the peer's rank,
+// always to the right of its end so it stays in view, and (when `labelled`) says so; it never
+// ends on another action.
 void draw_dangling_arrow(ImDrawList* draw, const TimelineGeometry& geometry,
                          const ActionLocation& end, const TimelineAction& action, int peer_rank,
-                         bool sends) {
+                         bool sends, bool labelled) {
     const float y = geometry.lane_top(end.rank, true) + kLaneHeight / 2;
     const float direction = peer_rank < end.rank ? -1.0f : 1.0f;
     const ImVec2 at{geometry.x(sends ? action.start_ns : action.end_ns), y};
-    const ImVec2 loose{at.x + (sends ? 24.0f : -24.0f), y + direction * kRankHeight * 0.45f};
+    const ImVec2 loose{at.x + 24.0f, y + direction * kRankHeight * 0.45f};
     const ImVec2 from = sends ? at : loose, to = sends ? loose : at;
     draw->AddLine(from, to, colour(kErrorMarker), 2);
     draw_arrow_head(draw, from, to, kErrorMarker);
-    draw->AddText({loose.x + 4, loose.y - 7}, colour(kErrorMarker),
-                  sends ? "no matching recv" : "no matching send");
+    if (labelled)
+        draw->AddText({loose.x + 4, loose.y - 7}, colour(kErrorMarker),
+                      sends ? "no matching recv" : "no matching send");
 }
 
+// `labelled`: a dangling arrow names what is missing (the first per rank in view, and the
+// hovered or selected one: more would print over each other).
 void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeometry& geometry,
-                std::int32_t pair_id) {
+                std::int32_t pair_id, bool labelled = true) {
     const auto ends = model.pair_ends(pair_id);
     if (!ends || (!ends->send && !ends->receive))
         return;
@@ -171,7 +175,7 @@ void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeom
         const bool sends = ends->send.has_value();
         const ActionLocation& end = sends ? *ends->send : *ends->receive;
         draw_dangling_arrow(draw, geometry, end, model.action(end),
-                            sends ? ends->receive_rank : ends->send_rank, sends);
+                            sends ? ends->receive_rank : ends->send_rank, sends, labelled);
         return;
     }
     const TimelineAction& send = model.action(*ends->send);
@@ -531,14 +535,16 @@ void draw_visible_arrows(ImDrawList* draw, const TimelineModel& model,
         blocks.clear();
         TimelineModel::visible_blocks(rank.communication, geometry.view_start, geometry.view_end, 0,
                                       blocks);
+        bool labelled = false;  // one "no matching ..." per rank
         for (const DrawBlock& block : blocks) {
             const TimelineAction& action = rank.communication.actions[block.first];
             if (action.pair_id < 0)
                 continue;
-            if (is_send(action.kind)) {
-                draw_arrow(draw, model, geometry, action.pair_id);
-            } else if (const auto ends = model.pair_ends(action.pair_id); ends && !ends->send) {
-                draw_arrow(draw, model, geometry, action.pair_id);
+            const auto ends = model.pair_ends(action.pair_id);
+            const bool dangling = ends && (!ends->send || !ends->receive);
+            if (is_send(action.kind) || (dangling && !ends->send)) {
+                draw_arrow(draw, model, geometry, action.pair_id, dangling && !labelled);
+                labelled |= dangling;
             }
         }
     }
