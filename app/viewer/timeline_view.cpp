@@ -520,8 +520,6 @@ std::size_t draw_compact_rows(ImDrawList* draw, TimelineViewState& view, const T
     for (std::size_t rank = 0; rank < model.ranks().size(); rank += static_cast<std::size_t>(every))
         draw->AddText({kSidebarWidth + 6, geometry.lane_top(static_cast<int>(rank), false) - 1},
                       IM_COL32(200, 200, 200, 255), fmt::format("rank {}", rank).c_str());
-    draw->AddText({kSidebarWidth + 6, area_bottom - 16}, IM_COL32(150, 150, 150, 255),
-                  fmt::format("{} ranks (R: full rows)", model.ranks().size()).c_str());
     return std::numeric_limits<std::size_t>::max();  // no arrows: too many to read
 }
 
@@ -577,6 +575,9 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     draw_status_badge(draw, model.run());
     draw_header_figures(draw, state.trace, window_width);
     draw_overview(draw, state);
+    if (geometry.compact)  // in the ruler row's gutter, clear of the rank labels
+        draw->AddText({kSidebarWidth + 6, kRulerTop + 4}, IM_COL32(150, 150, 150, 255),
+                      fmt::format("{} ranks (R: full rows)", model.ranks().size()).c_str());
     draw->PushClipRect({kSidebarWidth, kLanesTop}, {window_width, area_bottom}, true);
     const std::size_t visible_communication =
         geometry.compact ? draw_compact_rows(draw, state.timeline, model, area_bottom)
