@@ -39,12 +39,6 @@ std::vector<RunStageTimes> run_stage_times(const std::vector<traces::ActionRecor
         if (action.stage >= 0 && action.stage < stage_count && action.end_ns >= action.start_ns)
             durations[static_cast<std::size_t>(action.stage)][static_cast<ActionKind>(action.kind)]
                 .push_back(action.end_ns - action.start_ns);
-    const auto median = [](std::vector<std::int64_t> values) -> std::int64_t {
-        if (values.empty())
-            return 0;
-        std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
-        return values[values.size() / 2];
-    };
     std::vector<RunStageTimes> times(static_cast<std::size_t>(stage_count));
     for (std::size_t stage = 0; stage < times.size(); ++stage) {
         auto& by_kind = durations[stage];

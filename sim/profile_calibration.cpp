@@ -19,8 +19,6 @@
 namespace pipelens::sim {
 namespace {
 
-constexpr int kWholeStageLayer = -1;  // a profile row of a whole stage (-2: the loss alone)
-
 struct StageFigures {
     std::map<std::string, std::int64_t> values;  // quantity -> median
     int first_layer = -1;
@@ -92,7 +90,7 @@ std::map<int, StageFigures> stages_of(const std::vector<traces::ProfileRecord>& 
         if (row.stage < 0)
             continue;
         StageFigures& stage = stages[row.stage];
-        if (row.layer == -1) {
+        if (row.layer == traces::kProfileWholeStage) {
             stage.values[row.quantity] = row.median;
             continue;
         }
@@ -122,7 +120,7 @@ std::optional<StageExtra> loss_of(const std::vector<traces::ProfileRecord>& prof
                                   std::int64_t run_id) {
     std::map<std::string, std::int64_t> values;
     for (const traces::ProfileRecord& row : profile)
-        if (row.layer == -2)
+        if (row.layer == traces::kProfileLoss)
             values[row.quantity] = row.median;
     if (values.empty())
         return std::nullopt;
@@ -208,7 +206,7 @@ std::vector<StageScale> anchor_profile_to_run(std::vector<traces::ProfileRecord>
     std::vector<std::int64_t> forward(run_stages.size()), backward(run_stages.size());
     for (const traces::ProfileRecord& row : profile) {
         if (row.stage < 0 || row.stage >= static_cast<int>(run_stages.size()) ||
-            row.layer == kWholeStageLayer)
+            row.layer == traces::kProfileWholeStage)
             continue;
         if (row.quantity == "F")
             forward[static_cast<std::size_t>(row.stage)] += row.median;
@@ -246,10 +244,10 @@ std::vector<StageScale> anchor_profile_to_run(std::vector<traces::ProfileRecord>
         row.high = scaled(row.high);
         // The whole stage's F and B are what the step measured, many samples under the
         // step's own conditions.
-        if (row.layer == kWholeStageLayer && row.quantity == "F" &&
+        if (row.layer == traces::kProfileWholeStage && row.quantity == "F" &&
             run_stages[stage].forward_ns > 0)
             row.median = run_stages[stage].forward_ns;
-        if (row.layer == kWholeStageLayer && row.quantity == "B" &&
+        if (row.layer == traces::kProfileWholeStage && row.quantity == "B" &&
             run_stages[stage].backward_ns > 0)
             row.median = run_stages[stage].backward_ns;
     }

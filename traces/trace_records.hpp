@@ -48,8 +48,10 @@ struct RankRecord {
     std::optional<std::int64_t> clock_uncertainty_ns;
 };
 
-// The waiting_on column's text for ns waited per peer rank: {"1":2000,"3":500}.
+// The waiting_on column's text for ns waited per peer rank: {"1":2000,"3":500}, and back (text
+// that is not such an object reads as no waiting).
 std::string waiting_on_json(const std::map<int, std::int64_t>& waiting);
+std::map<int, std::int64_t> waiting_on_map(const std::string& json);
 
 enum class ActionLane : std::uint8_t { compute = 0, communication = 1 };
 
@@ -141,6 +143,11 @@ struct StateSnapshotRecord {
     std::int64_t after_sequence = -1;  // the last event the state includes
     std::string state;                 // JSON array of [field, value] pairs
 };
+
+// A profile row's `layer` when it is not one model layer's: a whole stage (or a link), or the
+// last stage's loss timed on its own (layer_name "loss").
+inline constexpr std::int32_t kProfileWholeStage = -1;
+inline constexpr std::int32_t kProfileLoss = -2;
 
 // One figure `run --profile` measured (schema version 6; see schema.sql's `profile`).
 struct ProfileRecord {

@@ -13,15 +13,8 @@
 namespace pipelens::cli {
 namespace {
 
-// The waiting_on column: {"peer": ns, ...}; anything unreadable counts as no waiting.
 std::map<int, std::int64_t> waiting_on_rank(const traces::RankRecord& rank) {
-    std::map<int, std::int64_t> waiting;
-    const nlohmann::json json = nlohmann::json::parse(rank.waiting_on, nullptr, false);
-    if (json.is_object())
-        for (const auto& [peer, idle] : json.items())
-            if (idle.is_number_integer())
-                waiting[std::atoi(peer.c_str())] = idle.get<std::int64_t>();
-    return waiting;
+    return traces::waiting_on_map(rank.waiting_on);
 }
 
 std::string waiting_text(const traces::RankRecord& rank) {

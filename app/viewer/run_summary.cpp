@@ -3,29 +3,21 @@
 #include "app/viewer/run_summary.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "engine/text/quantities.hpp"
 
 namespace pipelens::viewer {
 namespace {
 
-// The peer waited on longest and the total wait, from the ranks table's {"peer": ns} object;
-// text that is not such an object counts as no waiting.
+// The peer waited on longest (-1: none) and the total wait.
 std::pair<int, std::int64_t> waiting_of(const std::string& waiting_on) {
-    const nlohmann::json parsed = nlohmann::json::parse(waiting_on, nullptr, false);
     int peer = -1;
     std::int64_t most = 0, total = 0;
-    if (!parsed.is_object())
-        return {peer, total};
-    for (const auto& [key, value] : parsed.items()) {
-        if (!value.is_number_integer())
-            continue;
-        const auto ns = value.get<std::int64_t>();
+    for (const auto& [rank, ns] : traces::waiting_on_map(waiting_on)) {
         total += ns;
         if (ns > most) {
             most = ns;
-            peer = std::atoi(key.c_str());
+            peer = rank;
         }
     }
     return {peer, total};

@@ -19,6 +19,7 @@
 #include "engine/runtime/model_library.hpp"
 #include "engine/runtime/pipeline_stage.hpp"
 #include "engine/stage_plan/stage_split.hpp"
+#include "traces/trace_records.hpp"
 
 namespace pipelens::runtime {
 
@@ -26,10 +27,10 @@ namespace pipelens::runtime {
 // add at most a few seconds to a run.
 inline constexpr std::chrono::milliseconds kStageProfileBudget{1500};
 
-// The `layer` of a whole stage's figures, and of the last stage's loss timed on its own (its
-// layer_name is "loss").
-inline constexpr int kWholeStage = -1;
-inline constexpr int kLossLayer = -2;
+// The `layer` of a whole stage's figures, and of the last stage's loss timed on its own: the
+// trace's codes (traces/trace_records.hpp).
+inline constexpr int kWholeStage = traces::kProfileWholeStage;
+inline constexpr int kLossLayer = traces::kProfileLoss;
 
 struct StageProfileInput {
     int rank = 0;
