@@ -57,6 +57,9 @@ struct ActionTiming {
     int step = 0;
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
+    // What a SEND/RECV moved when the source says so (an imported trace); -1: derived from the
+    // stages' boundary metadata.
+    std::int64_t bytes = -1;
 };
 
 // Tensor bytes a rank held at a moment (engine/runtime/memory_account.hpp says what counts).
@@ -171,7 +174,9 @@ struct PipelineRunResult {
     AccuracyCheck accuracy;
     std::vector<RankRecording> recordings;  // the ranks this process has (all on rank 0)
     std::vector<ProfileFigure> profile;     // with PipelineRunOptions::profile
-    std::string device;                     // "cpu", "cuda:0"
+    // Failures beyond each rank's first (an imported run can report several per rank).
+    std::vector<RunFailure> further_failures;
+    std::string device;  // "cpu", "cuda:0"
 };
 
 // Tolerances of the reference comparison (float32 with microbatched summation order).

@@ -110,15 +110,20 @@ namespace {
 
 void write_actions_and_pairs(traces::TraceWriter& writer, std::int64_t run_id,
                              const Schedule& lowered, const PipelineRunResult& result) {
-    for (const RankRun& rank : result.ranks)
+    // What each executed action moved, so that a pair's size is its send's.
+    std::vector<std::vector<std::int64_t>> moved(lowered.ranks.size());
+    for (const RankRun& rank : result.ranks) {
+        moved.at(rank.rank).assign(lowered.ranks[rank.rank].size(), 0);
         for (const ActionTiming& timing : rank.timeline) {
             const Action& action = lowered.ranks[rank.rank][timing.step];
             traces::ActionRecord record = recorder::action_record(lowered, rank.rank, timing.step);
             record.start_ns = timing.start_ns;
             record.end_ns = timing.end_ns;
-            record.bytes = transfer_bytes(action, result);
+            record.bytes = timing.bytes >= 0 ? timing.bytes : transfer_bytes(action, result);
+            moved[rank.rank][timing.step] = record.bytes;
             writer.add_action(run_id, record);
         }
+    }
     std::map<int, traces::PairRecord> pairs;
     for (int rank = 0; rank < lowered.rank_count; ++rank)
         for (std::size_t step = 0; step < lowered.ranks[rank].size(); ++step) {
@@ -131,8 +136,8 @@ void write_actions_and_pairs(traces::TraceWriter& writer, std::int64_t run_id,
                 action.kind == ActionKind::send_forward || action.kind == ActionKind::send_backward;
             (sends ? pair.send_rank : pair.recv_rank) = rank;
             (sends ? pair.send_step : pair.recv_step) = static_cast<int>(step);
-            if (sends)
-                pair.bytes = transfer_bytes(action, result);
+            if (sends && step < moved[rank].size())
+                pair.bytes = moved[rank][step];
         }
     for (const auto& [id, pair] : pairs)
         writer.add_pair(run_id, pair);
@@ -165,6 +170,10 @@ std::string write_errors(traces::TraceWriter& writer, std::int64_t run_id,
         if (first_failure.empty() && failure.kind != "stopped")
             first_failure = failure.message;
     }
+    for (const RunFailure& failure : result.further_failures)
+        writer.add_error(run_id, {failure.rank, failure.stage, failure.microbatch, failure.action,
+                                  failure.kind, failure.expected, failure.actual, failure.message,
+                                  failure.time_ns, failure.started_ns});
     return first_failure;
 }
 
@@ -172,13 +181,19 @@ std::string write_errors(traces::TraceWriter& writer, std::int64_t run_id,
 
 std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
                              const PipelineRunResult& result, const Experiment& experiment) {
+    return record_measured_run(writer, lowered, result, experiment_to_toml(experiment));
+}
+
+std::int64_t record_measured_run(traces::TraceWriter& writer, const Schedule& lowered,
+                                 const PipelineRunResult& result, const std::string& config,
+                                 traces::RunKind kind) {
     traces::RunRecord run;
-    run.kind = traces::RunKind::real;
+    run.kind = kind;
     run.schedule = lowered.name;
     run.pp = lowered.rank_count;
     run.v = lowered.stages_per_rank;
     run.m = lowered.microbatch_count;
-    run.config = experiment_to_toml(experiment);
+    run.config = config;
     const std::int64_t run_id = writer.begin_run(run);
     // A write that throws leaves the run marked failed with why, not `running` forever.
     try {

@@ -28,4 +28,11 @@ std::string accuracy_message(const StageAccuracy& divergence);
 std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
                              const PipelineRunResult& result, const Experiment& experiment);
 
+// The same for a run that pipelens did not execute itself (an imported one): `config` is the
+// text kept as the run's configuration, `kind` whether its times were measured or are
+// PyTorch's unit-step simulation.
+std::int64_t record_measured_run(traces::TraceWriter& writer, const Schedule& lowered,
+                                 const PipelineRunResult& result, const std::string& config,
+                                 traces::RunKind kind = traces::RunKind::real);
+
 }  // namespace pipelens::runtime

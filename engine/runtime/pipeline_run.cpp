@@ -119,7 +119,7 @@ RankReport from_json(const nlohmann::json& json) {
     report.run.rank = json.at("rank");
     report.run.busy_ns = json.at("busy_ns");
     for (const auto& timing : json.at("timeline"))
-        report.run.timeline.push_back({timing[0], timing[1], timing[2]});
+        report.run.timeline.push_back({timing[0], timing[1], timing[2], -1});
     for (const auto& point : json.at("memory"))
         report.run.memory.push_back({point[0], point[1]});
     report.run.peak_memory_bytes = json.at("peak_memory_bytes");
@@ -509,7 +509,7 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
                          : std::nullopt);
     for (const TimedAction& timed : outcome.timeline) {
         report.run.timeline.push_back(
-            {timed.step, timed.start_ns + zero_shift_ns, timed.end_ns + zero_shift_ns});
+            {timed.step, timed.start_ns + zero_shift_ns, timed.end_ns + zero_shift_ns, -1});
         if (is_compute(lowered.ranks[rank][timed.step].kind))
             report.run.busy_ns += timed.end_ns - timed.start_ns;
     }
