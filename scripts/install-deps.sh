@@ -8,7 +8,7 @@ set -euo pipefail
 
 packages=(
     build-essential cmake ninja-build pkg-config git
-    libsqlite3-dev libgtest-dev libgmock-dev libbenchmark-dev
+    libsqlite3-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
     libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libspdlog-dev
     libtorch-dev libgloo-dev
     libimgui-dev libglfw3-dev libgl-dev libstb-dev

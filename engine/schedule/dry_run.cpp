@@ -160,19 +160,19 @@ std::string describe(const WaitLink& link) {
 
 }  // namespace
 
-std::string HangReport::text() const {
+std::string HangReport::text(std::string_view subject) const {
     if (cycle.empty())
         return "schedule runs to completion";
     std::string out;
     if (!closes_cycle()) {
-        out = "schedule can hang: a rank waits for an action that never runs";
+        out = fmt::format("{}: a rank waits for an action that never runs", subject);
     } else if (cycle.size() == 1) {
-        out = fmt::format("schedule can hang: rank {} waits on itself", cycle.front().rank);
+        out = fmt::format("{}: rank {} waits on itself", subject, cycle.front().rank);
     } else {
         std::string ranks;
         for (const auto& link : cycle)
             ranks += fmt::format("rank {} -> ", link.rank);
-        out = fmt::format("schedule can hang: wait cycle {}rank {}", ranks, cycle.front().rank);
+        out = fmt::format("{}: wait cycle {}rank {}", subject, ranks, cycle.front().rank);
     }
     for (const auto& link : cycle)
         out += "\n  " + describe(link);

@@ -11,6 +11,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/schedule/dependencies.hpp"
@@ -34,7 +35,9 @@ struct HangReport {
                                     // at an action nobody runs (then the last link has -1)
     std::vector<WaitLink> blocked;  // every rank that could not finish, in rank order
     bool closes_cycle() const { return !cycle.empty() && cycle.back().holder_step >= 0; }
-    std::string text() const;
+    // `subject` opens the first line: a schedule check says it can hang; a report on a run that
+    // did hang (flight-recorder dumps) says "the dumps show a hang" over the same chain.
+    std::string text(std::string_view subject = "schedule can hang") const;
 };
 
 struct DryRunResult {

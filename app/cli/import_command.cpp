@@ -1,0 +1,226 @@
+// `pipelens import FILES... --out TRACE.db [--format F] [--step K] [--schedule-csv OUT.csv]
+// [--simulate]`: another tool's record of a pipeline run becomes a run in a pipelens trace (see
+// traces/import/). Everything is read and checked before the trace is opened, so input that
+// fails to import leaves no run behind (exit 2 with one line naming the file).
+//
+// With --simulate the imported run is calibrated (per-stage medians of its own actions and
+// transfers, as `pipelens calibrate` does) and the same schedule simulated with those costs is
+// recorded beside it: `pipelens view TRACE.db --compare` then shows where the real run lost
+// time against its own ideal.
+#include <filesystem>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/run_report.hpp"
+#include "engine/experiment/experiment_toml.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/schedule/schedule_csv.hpp"
+#include "sim/calibration.hpp"
+#include "sim/experiment_costs.hpp"
+#include "sim/simulation_trace.hpp"
+#include "traces/import/flight_recorder_analysis.hpp"
+#include "traces/import/flight_recorder_dump.hpp"
+#include "traces/import/flight_recorder_import.hpp"
+#include "traces/import/import_format.hpp"
+#include "traces/import/imported_run.hpp"
+#include "traces/import/megatron_timers.hpp"
+#include "traces/import/pipelining_dumps.hpp"
+#include "traces/import/pytorch_profiler.hpp"
+#include "traces/import/schedule_recovery.hpp"
+#include "traces/trace_reader.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct ImportOptions {
+    std::vector<std::string> files;
+    std::string out;
+    std::string format;
+    std::optional<int> step;
+    std::string schedule_csv;
+    bool simulate = false;
+};
+
+import::ImportFormat chosen_format(const ImportOptions& options){if (!options.format.empty()){
+    if (const auto format = import::format_from_name(options.format)) return *format;
+throw CommandFailure(kExitUsage,
+                     fmt::format("pipelens import: --format {}: not one of {}", options.format,
+                                 fmt::join(import::format_names(), ", ")));
+}  // namespace
+const import::ImportFormat first = import::detect_format(options.files.front());
+for (std::size_t index = 1; index < options.files.size(); ++index)
+    if (const import::ImportFormat other = import::detect_format(options.files[index]);
+        other != first)
+        throw import::ImportError(fmt::format(
+            "{} is {} but {} is {}; import one kind of file at a time (or give --format)",
+            options.files.front(), import::format_name(first), options.files[index],
+            import::format_name(other)));
+return first;
+}  // namespace pipelens::cli
+
+import::ImportedRun read_run(import::ImportFormat format,
+                             const ImportOptions& options){switch (format){
+    case import::ImportFormat::pytorch_profiler: return import::read_pytorch_profiler(
+        options.files, {options.step});
+case import::ImportFormat::pipelining_chrometrace:
+    return import::read_pipelining_chrometrace(options.files);
+case import::ImportFormat::pipelining_csv:
+    return import::read_pipelining_csv(options.files);
+case import::ImportFormat::megatron_timers:
+    return import::read_megatron_timers(options.files);
+case import::ImportFormat::flight_recorder:
+    break;  // not a timeline: import_flight_recorder
+    }
+    throw CommandFailure(kExitUsage, fmt::format("pipelens import: {} files hold no timeline",
+                                                 import::format_name(format)));
+    }
+
+    // A run whose compute order is one PyTorch generates is named after that kind, so that
+    // `calibrate` and --simulate can rebuild it (the importer's own name stays in the notes).
+    void name_recognised_schedule(import::ImportedRun& run) {
+        try {
+            parse_schedule_kind(run.schedule.name);
+            return;  // already a kind's name
+        } catch (const ScheduleConfigError&) {
+        }
+        const auto kind = import::recognise_schedule(run.schedule);
+        if (!kind)
+            return;
+        run.notes.push_back(fmt::format("{}: the same compute order as PyTorch's {}",
+                                        run.schedule.name, schedule_kind_name(*kind)));
+        run.schedule.name = std::string(schedule_kind_name(*kind));
+    }
+
+    // Calibrates the imported run and records its simulation; returns the simulated run's id.
+    std::int64_t record_simulated_twin(const ImportOptions& options, std::int64_t real_run_id) {
+        Experiment experiment;
+        {
+            const traces::TraceReader reader(options.out);
+            try {
+                experiment = sim::calibrate_from_trace(reader, real_run_id).experiment;
+            } catch (const std::invalid_argument& error) {
+                throw CommandFailure(kExitUsage,
+                                     fmt::format("pipelens import --simulate: run {} in {}: {}",
+                                                 real_run_id, options.out, error.what()));
+            }
+        }
+        const Schedule lowered = lowered_schedule_for(experiment);
+        const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
+        traces::TraceWriter writer(options.out);
+        traces::RunRecord run;
+        run.kind = traces::RunKind::simulated;
+        run.schedule = lowered.name;
+        run.pp = experiment.shape.rank_count;
+        run.v = experiment.shape.stages_per_rank;
+        run.m = experiment.shape.microbatch_count;
+        run.config = experiment_to_toml(experiment);
+        return sim::simulate_and_record(writer, lowered, costs, run).run_id;
+    }
+
+    void print_run(const std::string& trace, std::int64_t run_id, const std::string& what) {
+        const traces::TraceReader reader(trace);
+        const traces::RunRecord run = reader.run(run_id);
+        const RunFigures figures{run.step_time_ns.value_or(0), run.bubble_ratio.value_or(0),
+                                 reader.ranks(run_id)};
+        fmt::print("{}", format_run_figures(fmt::format("run {} ({}): {} pp={} v={} m={}", run_id,
+                                                        what, run.schedule, run.pp, run.v, run.m),
+                                            figures));
+    }
+
+    // Flight-recorder dumps are not a timeline of pipeline actions but the last collectives of a
+    // job that may have hung: they are analysed, the report printed, and recorded (ops, pairs,
+    // every finding as an error). Exit 1 when they show a hang or a mismatch.
+    void import_flight_recorder(const ImportOptions& options) {
+        std::vector<import::FlightRecorderDump> dumps;
+        import::FlightRecorderReport report;
+        try {
+            dumps = import::read_flight_recorder_dumps(options.files);
+            report = import::analyse_flight_recorder(dumps);
+        } catch (const import::ImportError& error) {
+            throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
+        }
+        std::int64_t run_id = 0;
+        {
+            traces::TraceWriter writer(options.out);
+            run_id = import::record_flight_recorder(writer, dumps, report);
+        }
+        fmt::print("imported {} flight-recorder dump(s) as run {} in {}\n{}\n", dumps.size(),
+                   run_id, options.out, report.text());
+        if (report.hang || report.mismatch)
+            throw CommandFailure(kExitCheckFailed, fmt::format("pipelens import: the dumps show {}",
+                                                               report.hang && report.mismatch
+                                                                   ? "a hang and a mismatch"
+                                                               : report.hang ? "a hang"
+                                                                             : "a mismatch"));
+    }
+
+    void run_import(const ImportOptions& options) {
+        import::ImportedRun imported;
+        import::ImportFormat format{};
+        try {
+            format = chosen_format(options);
+            if (format == import::ImportFormat::flight_recorder) {
+                if (options.simulate || !options.schedule_csv.empty() || options.step)
+                    throw CommandFailure(
+                        kExitUsage,
+                        "pipelens import: --simulate, --schedule-csv and --step do "
+                        "not apply to flight-recorder dumps (they hold no schedule)");
+                return import_flight_recorder(options);
+            }
+            imported = read_run(format, options);
+        } catch (const import::ImportError& error) {
+            throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
+        }
+        name_recognised_schedule(imported);
+        if (!options.schedule_csv.empty())
+            write_schedule_csv(import::compute_only(imported.schedule), options.schedule_csv);
+        const std::vector<std::string> notes = imported.notes;
+        std::int64_t run_id = 0;
+        {
+            traces::TraceWriter writer(options.out);
+            run_id = import::record_imported_run(writer, std::move(imported));
+        }
+        fmt::print("imported {} file(s) ({}) as run {} in {}\n", options.files.size(),
+                   import::format_name(format), run_id, options.out);
+        for (const std::string& note : notes)
+            fmt::print("  note: {}\n", note);
+        print_run(options.out, run_id, "imported");
+        if (options.simulate) {
+            const std::int64_t simulated = record_simulated_twin(options, run_id);
+            print_run(options.out, simulated, "simulated with costs fitted to it");
+            fmt::print("compare them: pipelens view {} --run {} --compare {}\n", options.out,
+                       run_id, simulated);
+        }
+    }
+
+    }  // namespace
+
+    void add_import_command(CLI::App& app) {
+        auto options = std::make_shared<ImportOptions>();
+        CLI::App* command = app.add_subcommand(
+            "import",
+            "Read PyTorch profiler traces, pipelining dumps, flight-recorder dumps or Megatron "
+            "timers into a trace");
+        command->add_option("files", options->files, "One file per rank (or one dump)")
+            ->required()
+            ->check(CLI::ExistingFile);
+        command->add_option("--out", options->out, "Trace file (SQLite) to record the run in")
+            ->required();
+        command->add_option(
+            "--format", options->format,
+            fmt::format("Force the format: {}", fmt::join(import::format_names(), ", ")));
+        command->add_option(
+            "--step", options->step,
+            "Profiler traces with several steps: which one (0 = first; default last)");
+        command->add_option(
+            "--schedule-csv", options->schedule_csv,
+            "Also write the recovered schedule as a PyTorch CSV (for check/simulate)");
+        command->add_flag("--simulate", options->simulate,
+                          "Also record the same schedule simulated with costs fitted to the run");
+        command->callback([options] { run_import(*options); });
+    }
+
+    }  // namespace pipelens::cli

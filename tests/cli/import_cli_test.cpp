@@ -1,0 +1,103 @@
+// `pipelens import` as a user runs it on PyTorch profiler traces: the run and its simulated twin
+// recorded, the recovered schedule written for `check`, and bad input refused with exit 2, one
+// line naming the file, and no trace left behind.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tests/cli/run_pipelens.hpp"
+#include "tests/fresh_trace.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::fresh_trace;
+using testing::run_pipelens;
+
+std::string profiler_fixture(const std::string& name) {
+    return std::string(PIPELENS_SOURCE_DIR) + "/tests/data/pytorch_profiler/" + name;
+}
+
+std::string both_ranks() {
+    return profiler_fixture("runtime_1f1b_rank0.json") + " " +
+           profiler_fixture("runtime_1f1b_rank1.json.gz");
+}
+
+TEST(ImportCli, ProfilerTracesBecomeARunWithItsSimulatedTwin) {
+    const auto trace = fresh_trace("import_cli");
+    const auto csv = std::filesystem::temp_directory_path() /
+                     ("pipelens_import_" + std::to_string(::getpid()) + ".csv");
+    const auto result = run_pipelens("import " + both_ranks() + " --out " + trace.string() +
+                                     " --simulate --schedule-csv " + csv.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("as run 1 in"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("run 1 (imported): 1F1B pp=2 v=1 m=2"), std::string::npos);
+    EXPECT_NE(result.out.find("step time 97.000 us"), std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("run 2 (simulated"), std::string::npos) << result.out;
+    EXPECT_EQ(testing::read_file(csv), "0F0,0F1,0B0,0B1\r\n1F0,1B0,1F1,1B1\r\n");
+
+    const auto summary = run_pipelens("summary " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_NE(summary.out.find("2 runs"), std::string::npos) << summary.out;
+    // The recovered schedule is a schedule like any other.
+    const auto check = run_pipelens("check " + csv.string());
+    EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+}
+
+TEST(ImportCli, BadInputIsOneLineExitTwoAndNoTrace) {
+    const auto trace = fresh_trace("import_cli_bad");
+    const std::string plain = profiler_fixture("no_pp_ranges.json");
+    auto result = run_pipelens("import " + plain + " --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find(plain + ": no pipeline action ranges"), std::string::npos)
+        << result.err;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(trace));
+
+    result = run_pipelens("import " + both_ranks() + " --format nonsense --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("--format nonsense"), std::string::npos) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(trace));
+}
+
+std::string data(const std::string& path) {
+    return std::string(PIPELENS_SOURCE_DIR) + "/tests/data/" + path;
+}
+
+TEST(ImportCli, FlightRecorderHangExitsOneWithTheWaitCycle) {
+    const auto trace = fresh_trace("import_cli_fr");
+    const std::string dumps = data("flight_recorder/recv_recv_cycle/pickle/");
+    const auto result = run_pipelens("import " + dumps + "nccl_trace_rank_0 " + dumps +
+                                     "nccl_trace_rank_1 --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_NE(result.out.find("wait cycle rank 0 -> rank 1 -> rank 0"), std::string::npos)
+        << result.out;
+    EXPECT_NE(result.err.find("the dumps show a hang"), std::string::npos) << result.err;
+    const auto summary = run_pipelens("summary " + trace.string());
+    EXPECT_NE(summary.out.find("failed"), std::string::npos) << summary.out;
+
+    const auto clean = fresh_trace("import_cli_fr_clean");
+    const std::string ok = data("flight_recorder/p2p_clean/json/");
+    const auto fine = run_pipelens("import " + ok + "nccl_trace_rank_0.json " + ok +
+                                   "nccl_trace_rank_1.json --out " + clean.string());
+    EXPECT_EQ(fine.exit_code, 0) << fine.out << fine.err;
+}
+
+TEST(ImportCli, MegatronTimersAndPipeliningDumps) {
+    const auto trace = fresh_trace("import_cli_megatron");
+    const std::string directory = data("megatron/1f1b_pp2_m3/");
+    const auto megatron = run_pipelens(
+        "import " + directory + "event_times_PP2_VPP1_TPxCPxDP_rank_0_pp_rank_0_rank_0.json " +
+        directory + "event_times_PP2_VPP1_TPxCPxDP_rank_0_pp_rank_1_rank_1.json --out " +
+        trace.string());
+    ASSERT_EQ(megatron.exit_code, 0) << megatron.err;
+    EXPECT_NE(megatron.out.find("(megatron-timers)"), std::string::npos) << megatron.out;
+    const auto dump = run_pipelens("import " + data("pipelining/1f1b_pp2_m4_comms.json") +
+                                   " --out " + trace.string());
+    ASSERT_EQ(dump.exit_code, 0) << dump.err;
+    EXPECT_NE(dump.out.find("(pipelining-chrometrace) as run 2"), std::string::npos) << dump.out;
+    EXPECT_NE(dump.out.find("step time 20.000 us"), std::string::npos) << dump.out;
+}
+
+}  // namespace
+}  // namespace pipelens

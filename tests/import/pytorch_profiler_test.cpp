@@ -1,0 +1,244 @@
+// PyTorch profiler traces -> Action IR with times: the fixtures (tests/data/pytorch_profiler/,
+// made by make_traces.py there) are a 1F1B pp=2 m=2 step whose every action time is known, so
+// each imported start and end is asserted exactly, in microseconds from the step's start.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/fresh_trace.hpp"
+#include "traces/import/imported_run.hpp"
+#include "traces/import/pytorch_profiler.hpp"
+#include "traces/import/rank_file_name.hpp"
+#include "traces/trace_reader.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::import {
+namespace {
+
+std::string fixture(const std::string& name) {
+    return std::string(PIPELENS_SOURCE_DIR) + "/tests/data/pytorch_profiler/" + name;
+}
+
+struct Expected {
+    std::string action;
+    double start_us;
+    double end_us;
+};
+
+std::int64_t earliest(const ImportedRun& run) {
+    std::int64_t first = run.timings.at(0).at(0).start_ns;
+    for (const auto& rank : run.timings)
+        for (const ImportedTiming& timing : rank)
+            first = std::min(first, timing.start_ns);
+    return first;
+}
+
+void expect_rank(const ImportedRun& run, int rank, const std::vector<Expected>& expected) {
+    const std::int64_t zero = earliest(run);
+    const auto& actions = run.schedule.ranks.at(rank);
+    ASSERT_EQ(actions.size(), expected.size()) << "rank " << rank;
+    for (std::size_t step = 0; step < expected.size(); ++step) {
+        SCOPED_TRACE("rank " + std::to_string(rank) + " step " + std::to_string(step));
+        EXPECT_EQ(run.schedule.text(actions[step]), expected[step].action);
+        EXPECT_EQ(run.timings[rank][step].start_ns - zero,
+                  std::llround(expected[step].start_us * 1000));
+        EXPECT_EQ(run.timings[rank][step].end_ns - zero,
+                  std::llround(expected[step].end_us * 1000));
+    }
+}
+
+ImportedRun runtime_run() {
+    return read_pytorch_profiler(
+        {fixture("runtime_1f1b_rank0.json"), fixture("runtime_1f1b_rank1.json.gz")});
+}
+
+TEST(PytorchProfilerImport, RuntimeRangesBecomeActionsWithWaitsSeparatedOut) {
+    const ImportedRun run = runtime_run();
+    EXPECT_EQ(run.schedule.name, "1F1B");
+    EXPECT_EQ(run.schedule.rank_count, 2);
+    EXPECT_EQ(run.schedule.stages_per_rank, 1);
+    EXPECT_EQ(run.schedule.microbatch_count, 2);
+    EXPECT_EQ(run.schedule.stage_to_rank, (std::vector<int>{0, 1}));
+    // Compute starts when its wait for inputs ended; a RECV ends when its consumer stopped
+    // waiting (its own range only posts it).
+    expect_rank(run, 0,
+                {{"0F0", 0, 10},
+                 {"0SEND_F0", 10, 11},
+                 {"0F1", 11, 21},
+                 {"0SEND_F1", 21, 22},
+                 {"0RECV_B0", 22, 45},
+                 {"0B0", 45, 65},
+                 {"0RECV_B1", 65, 77},
+                 {"0B1", 77, 97}});
+    expect_rank(run, 1,
+                {{"1RECV_F0", 0, 12},
+                 {"1F0", 12, 22},
+                 {"1B0", 22, 42},
+                 {"1SEND_B0", 42, 43},
+                 {"1RECV_F1", 43, 44.2},
+                 {"1F1", 44.2, 54},
+                 {"1B1", 54, 74},
+                 {"1SEND_B1", 74, 75}});
+    EXPECT_EQ(run.timings[0][1].bytes, 1024 * 4);  // 1024 Float elements
+    ASSERT_EQ(run.memory.at(0).size(), 4u);
+    EXPECT_EQ(run.memory[0][1].bytes, 8192);
+    EXPECT_TRUE(run.memory.at(1).empty());
+    // One clock already: every RECV ended after its SEND started, so nothing was shifted.
+    for (const auto& clock : run.clocks)
+        EXPECT_FALSE(clock.has_value());
+    ASSERT_GE(run.notes.size(), 2u);
+    EXPECT_NE(run.notes[1].find("CPU ranges"), std::string::npos) << run.notes[1];
+}
+
+TEST(PytorchProfilerImport, RecordedRunHasPairsBubblesAndMemory) {
+    const auto path = testing::fresh_trace("profiler_import");
+    std::int64_t run_id = 0;
+    {
+        traces::TraceWriter writer(path);
+        run_id = record_imported_run(writer, runtime_run());
+    }
+    const traces::TraceReader reader(path);
+    const traces::RunRecord run = reader.run(run_id);
+    EXPECT_EQ(run.kind, traces::RunKind::real);
+    EXPECT_EQ(run.status, traces::RunStatus::finished);
+    EXPECT_EQ(run.schedule, "1F1B");
+    EXPECT_EQ(run.step_time_ns, 97'000);
+    const auto ranks = reader.ranks(run_id);
+    ASSERT_EQ(ranks.size(), 2u);
+    EXPECT_EQ(ranks[0].busy_ns, 60'000);
+    EXPECT_EQ(ranks[0].bubble_ns, 37'000);
+    EXPECT_EQ(ranks[1].busy_ns, 59'800);
+    EXPECT_EQ(ranks[0].peak_memory_bytes, 8192);
+    const auto pairs = reader.pairs(run_id);
+    ASSERT_EQ(pairs.size(), 4u);
+    for (const traces::PairRecord& pair : pairs) {
+        EXPECT_NE(pair.send_rank, pair.recv_rank);
+        EXPECT_EQ(pair.bytes, 4096);
+    }
+    EXPECT_NE(run.config.find("pytorch-profiler"), std::string::npos);
+}
+
+TEST(PytorchProfilerImport, SkewedClocksAreAlignedByTheirTransfers) {
+    // Rank 1's timestamps are 20 us early: its RECV_F0 would end 18 us before rank 0's SEND
+    // started. The least shift that orders every pair is 18 us (the data cannot tell more).
+    const ImportedRun run = read_pytorch_profiler(
+        {fixture("skewed_1f1b_rank0.json"), fixture("skewed_1f1b_rank1.json")});
+    ASSERT_EQ(run.clocks.size(), 2u);
+    ASSERT_TRUE(run.clocks[1].has_value());
+    EXPECT_EQ(run.clocks[0]->offset_ns, 0);
+    EXPECT_EQ(run.clocks[1]->offset_ns, 18'000);
+    EXPECT_EQ(run.clocks[1]->uncertainty_ns, 18'000);
+    // 1RECV_F0 now ends exactly when 0SEND_F0 started.
+    EXPECT_EQ(run.timings[1][0].end_ns, run.timings[0][1].start_ns);
+    bool noted = false;
+    for (const std::string& note : run.notes)
+        noted |=
+            note.find("clocks:") != std::string::npos && note.find("18.0 us") != std::string::npos;
+    EXPECT_TRUE(noted);
+}
+
+TEST(PytorchProfilerImport, GpuAnnotationsTimeTheActionsTheyCover) {
+    const ImportedRun run =
+        read_pytorch_profiler({fixture("gpu_1f1b_rank0.json"), fixture("gpu_1f1b_rank1.json")});
+    const std::int64_t zero = earliest(run);
+    // 0F0 ran on the GPU 3 us after its CPU range: [3, 13] us.
+    EXPECT_EQ(run.schedule.text(run.schedule.ranks[0][0]), "0F0");
+    EXPECT_EQ(run.timings[0][0].start_ns - zero, 3'000);
+    EXPECT_EQ(run.timings[0][0].end_ns - zero, 13'000);
+    bool noted = false;
+    for (const std::string& note : run.notes)
+        noted |= note.find("3 actions timed on the GPU") != std::string::npos;
+    EXPECT_TRUE(noted);
+}
+
+TEST(PytorchProfilerImport, GpipeLoopSplitsReceiveComputeAndSend) {
+    const ImportedRun run =
+        read_pytorch_profiler({fixture("gpipe_rank0.json"), fixture("gpipe_rank1.json")});
+    EXPECT_EQ(run.schedule.name, "GPipe");
+    expect_rank(run, 0,
+                {{"0F0", 0, 10},
+                 {"0SEND_F0", 10, 11},
+                 {"0F1", 11, 21},
+                 {"0SEND_F1", 21, 22},
+                 {"0RECV_B0", 22, 56},
+                 {"0B0", 56, 76},
+                 {"0RECV_B1", 76, 77.5},
+                 {"0B1", 77.5, 97.5}});
+    expect_rank(run, 1,
+                {{"1RECV_F0", 0, 12},
+                 {"1F0", 12, 22},
+                 {"1RECV_F1", 22, 23},
+                 {"1F1", 23, 33},
+                 {"1B0", 33, 53},
+                 {"1SEND_B0", 53, 54},
+                 {"1B1", 54, 74},
+                 {"1SEND_B1", 74, 75}});
+}
+
+TEST(PytorchProfilerImport, StepChoiceOutOfRangeIsRefused) {
+    try {
+        read_pytorch_profiler(
+            {fixture("runtime_1f1b_rank0.json"), fixture("runtime_1f1b_rank1.json.gz")}, {3});
+        FAIL() << "no error";
+    } catch (const ImportError& error) {
+        EXPECT_NE(std::string(error.what()).find("step 3"), std::string::npos) << error.what();
+        EXPECT_NE(std::string(error.what()).find("0..0"), std::string::npos) << error.what();
+    }
+}
+
+std::string error_of(const std::vector<std::string>& files) {
+    try {
+        read_pytorch_profiler(files);
+    } catch (const ImportError& error) {
+        return error.what();
+    }
+    return "no error";
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("pipelens_" + std::to_string(::getpid()) + "_" + name);
+    std::ofstream(path) << text;
+    return path.string();
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream file(path);
+    return {std::istreambuf_iterator<char>(file), {}};
+}
+
+TEST(PytorchProfilerImport, BadInputNamesTheFile) {
+    const std::string plain = fixture("no_pp_ranges.json");
+    EXPECT_NE(error_of({plain}).find(plain + ": no pipeline action ranges"), std::string::npos)
+        << error_of({plain});
+    const std::string twice =
+        error_of({fixture("runtime_1f1b_rank0.json"), fixture("gpu_1f1b_rank0.json")});
+    EXPECT_NE(twice.find("both hold rank 0"), std::string::npos) << twice;
+
+    std::string rank2 = read_text(fixture("runtime_1f1b_rank0.json"));
+    rank2.replace(rank2.find("\"rank\": 0"), 9, "\"rank\": 2");
+    const std::string missing =
+        error_of({fixture("runtime_1f1b_rank0.json"), write_temp("rank_two.json", rank2)});
+    EXPECT_NE(missing.find("rank 1 is missing"), std::string::npos) << missing;
+
+    const std::string whole = read_text(fixture("runtime_1f1b_rank0.json"));
+    const std::string cut = write_temp("cut_rank0.json", whole.substr(0, whole.size() / 2));
+    const std::string truncated = error_of({cut});
+    EXPECT_EQ(truncated.rfind(cut, 0), 0u) << truncated;
+}
+
+TEST(PytorchProfilerImport, RankFromFileName) {
+    EXPECT_EQ(rank_from_file_name("/tmp/x/trace_rank3.json.gz"), 3);
+    EXPECT_EQ(rank_from_file_name("rank_12.pt.trace.json"), 12);
+    EXPECT_EQ(rank_from_file_name("Rank-4.json"), 4);
+    EXPECT_EQ(rank_from_file_name("rank7/trace.json"), std::nullopt);  // the file's own name only
+    EXPECT_EQ(rank_from_file_name("frankly1.json"), std::nullopt);
+    EXPECT_EQ(rank_from_file_name("trace.1700000000.json"), std::nullopt);  // no trailing digits
+}
+
+}  // namespace
+}  // namespace pipelens::import

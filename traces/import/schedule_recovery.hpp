@@ -1,0 +1,26 @@
+// Recovering which schedule an imported run executed. The importer knows only each rank's
+// actions in the order they ran; naming the generated kind with the same compute order (and the
+// shape: pp, v, m, stage placement) lets `calibrate`, `check` and `simulate` treat the import
+// like a pipelens run. A run that matches no kind keeps the name "imported" and can still be
+// written as a PyTorch CSV schedule.
+#pragma once
+
+#include <optional>
+
+#include "engine/schedule/schedule.hpp"
+#include "engine/schedule/schedule_kind.hpp"
+
+namespace pipelens::import {
+
+// Sets pp, stage count, v and m from the actions (stage_to_rank from the rank each stage ran
+// on); throws ImportError naming `source` when a stage ran on two ranks or a rank ran none.
+void infer_shape(Schedule& schedule, const std::string& source);
+
+// The generated kind whose per-rank compute order (F, I, W, B, OVERLAP_F_B; communication
+// dropped) equals `imported`'s, if any.
+std::optional<ScheduleKind> recognise_schedule(const Schedule& imported);
+
+// `imported` without its communication: what `lower` takes and what a CSV schedule holds.
+Schedule compute_only(const Schedule& imported);
+
+}  // namespace pipelens::import
