@@ -105,33 +105,29 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
     return model;
 }
 
-// Every action's text, derived from its kind, stage and microbatch (an OVERLAP_F_B's from the
-// texts read for it), in one buffer: the draw loop then only looks texts up.
+// Every action gets its id; an OVERLAP_F_B also its text, as read for it (the others' texts are
+// derived from their integers when shown).
 void TimelineModel::label_actions(const std::filesystem::path& path,
                                   const std::vector<OverlapLabels>& overlap_labels) {
     std::uint32_t next_id = 1;
-    std::string text;
     for (std::size_t index = 0; index < ranks_.size(); ++index) {
         const OverlapLabels& overlaps = overlap_labels[index];
         for (Lane* lane : {&ranks_[index].compute, &ranks_[index].communication})
             for (TimelineAction& action : lane->actions) {
-                text.clear();
-                if (action.kind == text::kOverlapKind) {
-                    const auto found = std::lower_bound(
-                        overlaps.begin(), overlaps.end(), action.step,
-                        [](const auto& entry, std::int32_t step) { return entry.first < step; });
-                    if (found == overlaps.end() || found->first != action.step)
-                        throw traces::TraceError(fmt::format(
-                            "{}: trace is corrupt: OVERLAP_F_B at rank {} step {} has no parts",
-                            path.string(), ranks_[index].rank, action.step));
-                    text = found->second;
-                } else {
-                    text::append_plain_action(text, action.stage, action.kind, action.microbatch);
-                }
-                labels_.add(next_id, text);
                 action.label = next_id++;
+                if (action.kind != text::kOverlapKind)
+                    continue;
+                const auto found = std::lower_bound(
+                    overlaps.begin(), overlaps.end(), action.step,
+                    [](const auto& entry, std::int32_t step) { return entry.first < step; });
+                if (found == overlaps.end() || found->first != action.step)
+                    throw traces::TraceError(fmt::format(
+                        "{}: trace is corrupt: OVERLAP_F_B at rank {} step {} has no parts",
+                        path.string(), ranks_[index].rank, action.step));
+                labels_.add(action.label, found->second);
             }
     }
+    label_id_limit_ = next_id;
 }
 
 }  // namespace pipelens::viewer

@@ -5,8 +5,8 @@
 //
 // Invariants: each lane's actions are sorted by start_ns, and `max_end` is their running
 // maximum of end_ns, so the actions overlapping [from, to) are found by two binary searches.
-// Labels are derived from what each action is once, into one buffer, and bubble causes stay
-// indices until shown: a million actions load without a million allocations.
+// Labels are derived from what each action is when shown (only OVERLAP_F_B texts are kept), and
+// bubble causes stay indices until shown: millions of actions load without a string each.
 #pragma once
 
 #include <array>
@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "app/viewer/action_text.hpp"
 #include "engine/analysis/critical_path.hpp"
 #include "traces/trace_reader.hpp"
 
@@ -29,8 +30,10 @@ struct TimelineAction {
     std::int32_t microbatch = -1;
     std::int32_t pair_id = -1;
     std::int32_t step = 0;
-    std::uint32_t label = 0;  // id of its text in the model's label table
-    std::uint8_t kind = 0;    // pipelens::ActionKind
+    // Its id, 1.. in load order: indexes per-action tables (a compared run's durations) and, for
+    // an OVERLAP_F_B, its stored text.
+    std::uint32_t label = 0;
+    std::uint8_t kind = 0;  // pipelens::ActionKind
     bool on_critical_path = false;
 };
 
@@ -128,8 +131,8 @@ class TimelineModel {
     const traces::RunRecord& run() const { return run_; }
     const std::vector<RankTimeline>& ranks() const { return ranks_; }
     // The action's text; its data() is NUL-terminated (a C string for ImGui).
-    std::string_view label(const TimelineAction& action) const;
-    std::int64_t label_id_limit() const { return labels_.id_limit(); }  // bound of label ids
+    ActionText label(const TimelineAction& action) const;
+    std::int64_t label_id_limit() const { return label_id_limit_; }  // bound of label ids
     std::int64_t end_ns() const { return end_ns_; }
     std::size_t action_count() const { return action_count_; }
     std::int64_t memory_peak() const { return memory_peak_; }   // over all ranks' samples
@@ -175,7 +178,8 @@ class TimelineModel {
     traces::RunRecord run_;
     std::vector<RankTimeline> ranks_;
     std::vector<traces::PairRecord> pairs_;  // by pair id
-    traces::StringTable labels_;
+    traces::StringTable labels_;  // texts that are not derived: OVERLAP_F_B's, hand-made ones
+    std::int64_t label_id_limit_ = 1;
     std::int64_t end_ns_ = 0;
     std::size_t action_count_ = 0;
     std::int64_t memory_peak_ = 0;

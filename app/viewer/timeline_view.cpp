@@ -87,8 +87,7 @@ void draw_bubbles(ImDrawList* draw, const RankTimeline& rank, const TimelineGeom
 
 // What a block shows: the action's text; an OVERLAP_F_B's parts only ("0F9;7B5" for
 // "(0F9;7B5)OVERLAP_F_B").
-std::string_view short_label(const TimelineModel& model, const TimelineAction& action) {
-    const std::string_view label = model.label(action);
+std::string_view short_label(const TimelineAction& action, std::string_view label) {
     if (action.kind != static_cast<std::uint8_t>(ActionKind::overlap_forward_backward) ||
         label.size() < 2 || label.front() != '(')
         return label;
@@ -128,7 +127,8 @@ void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, f
                             action_colour(action.kind));
         if (right - left < kNarrowestText)
             continue;
-        const std::string_view label = short_label(model, action);
+        const ActionText text = model.label(action);
+        const std::string_view label = short_label(action, text.view());
         const char* label_end = label.data() + label.size();
         // Text stops where the next block starts: a long posted receive under a send on the
         // communication lane does not print over it.

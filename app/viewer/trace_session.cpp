@@ -20,25 +20,27 @@ void match_compared(TraceSession& session) {
     session.largest_differences.clear();
     if (!session.compared || !session.model)
         return;
-    std::unordered_map<std::string_view, std::int64_t> durations;
+    std::unordered_map<std::string, std::int64_t> durations;
     for (const RankTimeline& rank : session.compared->ranks())
         for (const Lane* lane : {&rank.compute, &rank.communication})
             for (const TimelineAction& action : lane->actions)
-                durations.emplace(session.compared->label(action), action.end_ns - action.start_ns);
+                durations.emplace(session.compared->label(action).view(),
+                                  action.end_ns - action.start_ns);
     session.compared_durations.assign(static_cast<std::size_t>(session.model->label_id_limit()),
                                       -1);
     std::vector<TraceSession::Difference> differences;
     for (const RankTimeline& rank : session.model->ranks())
         for (const Lane* lane : {&rank.compute, &rank.communication})
             for (const TimelineAction& action : lane->actions) {
-                const std::string_view label = session.model->label(action);
+                const ActionText text = session.model->label(action);
+                const std::string label(text.view());
                 const auto found = durations.find(label);
                 if (found == durations.end())
                     continue;
                 session.compared_durations[action.label] = found->second;
                 if (lane == &rank.compute)
                     differences.push_back(
-                        {std::string(label), (action.end_ns - action.start_ns) - found->second});
+                        {label, (action.end_ns - action.start_ns) - found->second});
             }
     const std::size_t kept = std::min<std::size_t>(8, differences.size());
     std::partial_sort(differences.begin(), differences.begin() + static_cast<std::ptrdiff_t>(kept),
