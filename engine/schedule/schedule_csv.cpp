@@ -112,7 +112,9 @@ void require_coverable_extent(const FileExtent& extent, const std::string& sourc
         source_name, stage_count, microbatch_count, table, extent.forwards));
 }
 
-void infer_shape(Schedule& schedule, const std::string& source_name) {
+}  // namespace
+
+void infer_schedule_shape(Schedule& schedule, const std::string& source_name) {
     const FileExtent extent = measure_extent(schedule);
     require_coverable_extent(extent, source_name);
     const int highest_stage = extent.highest_stage;
@@ -131,9 +133,10 @@ void infer_shape(Schedule& schedule, const std::string& source_name) {
                     schedule.stage_to_rank[part.stage] = rank;
 }
 
-}  // namespace
-
-Schedule parse_schedule_csv(std::string_view text, const std::string& source_name) {
+Schedule parse_schedule_csv(std::string_view text, const std::string& source_name,
+                            std::vector<std::vector<int>>* columns) {
+    if (columns != nullptr)
+        columns->clear();
     Schedule schedule;
     schedule.name = std::filesystem::path(source_name).stem().string();
     std::size_t line_start = 0;
@@ -149,6 +152,8 @@ Schedule parse_schedule_csv(std::string_view text, const std::string& source_nam
         ++row;
         const std::string where = fmt::format("{}: row {} (rank {})", source_name, row, row - 1);
         auto& actions = schedule.ranks.emplace_back();
+        if (columns != nullptr)
+            columns->emplace_back();
         if (line.empty())
             continue;
         const std::vector<std::string> cells = split_cells(line, where);
@@ -157,6 +162,8 @@ Schedule parse_schedule_csv(std::string_view text, const std::string& source_nam
                 continue;  // idle slot
             try {
                 actions.push_back(parse_action(cells[cell], schedule.parts));
+                if (columns != nullptr)
+                    columns->back().push_back(static_cast<int>(cell));
             } catch (const ActionParseError& error) {
                 throw ScheduleFileError(
                     fmt::format("{}, cell {}: {}", where, cell + 1, error.what()));
@@ -166,7 +173,7 @@ Schedule parse_schedule_csv(std::string_view text, const std::string& source_nam
     if (schedule.ranks.empty())
         throw ScheduleFileError(source_name + ": the schedule file is empty");
     schedule.rank_count = static_cast<int>(schedule.ranks.size());
-    infer_shape(schedule, source_name);
+    infer_schedule_shape(schedule, source_name);
     if (schedule.stage_count == 0)
         throw ScheduleFileError(source_name + ": the schedule has no actions");
     if (schedule.has_communication)

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/schedule/schedule.hpp"
 
@@ -20,12 +21,21 @@ class ScheduleFileError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-Schedule parse_schedule_csv(std::string_view text, const std::string& source_name);
+// `columns`, when given, receives per rank the 0-based cell index of each action read (a
+// dump's cell index is its unit time step).
+Schedule parse_schedule_csv(std::string_view text, const std::string& source_name,
+                            std::vector<std::vector<int>>* columns = nullptr);
 Schedule read_schedule_csv(const std::string& path);
 std::string read_schedule_csv_text(const std::string& path);  // ScheduleFileError if unreadable
 
 std::string format_schedule_csv(const Schedule& schedule);
 void write_schedule_csv(const Schedule& schedule, const std::string& path);
+
+// The shape of per-rank action lists read from somewhere (a CSV, an imported trace): pp = the
+// rows, stages = highest stage + 1, m = highest microbatch + 1, v when the stages divide evenly,
+// each stage's rank from the row it first appears in. ScheduleFileError, naming `source_name`,
+// when stage or microbatch numbers have gaps or too few forwards cover them.
+void infer_schedule_shape(Schedule& schedule, const std::string& source_name);
 
 // Gives every SEND/RECV pair of a loaded schedule a shared id (its `link`); unmatched ones
 // keep kNoPair and are reported by the static check.

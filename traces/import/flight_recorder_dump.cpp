@@ -424,13 +424,7 @@ FlightRecorderDump parse_flight_recorder_dump(std::string_view bytes, const std:
 }
 
 FlightRecorderDump read_flight_recorder_dump(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw ImportError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad())
-        throw ImportError(fmt::format("{}: cannot read", path));
-    return parse_flight_recorder_dump(bytes, path);
+    return parse_flight_recorder_dump(read_input_file(path), path);
 }
 
 std::vector<FlightRecorderDump> read_flight_recorder_dumps(const std::vector<std::string>& paths) {

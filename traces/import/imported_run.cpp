@@ -3,6 +3,10 @@
 #include "traces/import/imported_run.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
 #include <limits>
 
 #include <fmt/format.h>
@@ -83,6 +87,16 @@ std::string import_config(const ImportedRun& run) {
 }
 
 }  // namespace
+
+std::string read_input_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw ImportError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad())
+        throw ImportError(fmt::format("{}: cannot read", path));
+    return bytes;
+}
 
 std::int64_t record_imported_run(traces::TraceWriter& writer, ImportedRun run) {
     check_shape(run);

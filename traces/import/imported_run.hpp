@@ -28,6 +28,9 @@ class ImportError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// The whole of an input file; ImportError naming it when it cannot be opened or read.
+std::string read_input_file(const std::string& path);
+
 struct ImportedTiming {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;

@@ -106,15 +106,6 @@ std::string pass_name(Pass pass, int chunk, int microbatch, bool chunked) {
                    : fmt::format("{}-{}", name, microbatch);
 }
 
-std::string read_text(const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-        throw ImportError(fmt::format("{}: cannot open", path));
-    std::ostringstream content;
-    content << file.rdbuf();
-    return content.str();
-}
-
 struct TimerEntry {
     std::string key;
     std::int64_t ns = 0;
@@ -214,7 +205,7 @@ struct RankTimers {
 };
 
 std::vector<TimerEntry> read_entries(const std::string& path) {
-    const std::string text = read_text(path);
+    const std::string text = read_input_file(path);
     TimerJsonReader reader(path);
     if (!Json::sax_parse(text, &reader))
         throw ImportError(reader.error);

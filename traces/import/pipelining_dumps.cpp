@@ -33,15 +33,6 @@ struct StepSpan {
     std::int64_t length = 1;
 };
 
-std::string read_text(const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-        throw ImportError(fmt::format("{}: cannot open", path));
-    std::ostringstream content;
-    content << file.rdbuf();
-    return content.str();
-}
-
 const std::string& one_file(const std::vector<std::string>& files, std::string_view writer) {
     if (files.size() != 1)
         throw ImportError(fmt::format(
@@ -50,9 +41,10 @@ const std::string& one_file(const std::vector<std::string>& files, std::string_v
     return files.front();
 }
 
-Schedule parse_csv(std::string_view text, const std::string& path) {
+Schedule parse_csv(std::string_view text, const std::string& path,
+                   std::vector<std::vector<int>>* columns = nullptr) {
     try {
-        Schedule schedule = parse_schedule_csv(text, path);
+        Schedule schedule = parse_schedule_csv(text, path, columns);
         if (schedule.name.empty())
             schedule.name = "imported";
         return schedule;
@@ -202,56 +194,13 @@ std::vector<std::vector<StepEvent>> events_by_rank(const Json& events, const std
     return ranks;
 }
 
-// ---- _dump_csv ----
-
-// Per row, the columns of its non-idle cells: the same lines, quoting and idle test as
-// parse_schedule_csv, so the n-th column found is that reader's n-th action of the row.
-std::vector<std::vector<StepSpan>> csv_steps(std::string_view text) {
-    std::vector<std::vector<StepSpan>> rows;
-    std::size_t line_start = 0;
-    while (line_start < text.size()) {
-        std::size_t line_end = text.find('\n', line_start);
-        if (line_end == std::string_view::npos)
-            line_end = text.size();
-        std::string_view line = text.substr(line_start, line_end - line_start);
-        if (!line.empty() && line.back() == '\r')
-            line.remove_suffix(1);
-        line_start = line_end + 1;
-        auto& row = rows.emplace_back();
-        if (line.empty())
-            continue;
-        std::int64_t column = 0;
-        bool quoted = false;
-        bool filled = false;  // the cell holds something other than blanks
-        for (std::size_t index = 0; index < line.size(); ++index) {
-            const char c = line[index];
-            if (quoted && c == '"' && index + 1 < line.size() && line[index + 1] == '"') {
-                filled = true;
-                ++index;
-            } else if (c == '"') {
-                quoted = !quoted;
-            } else if (c == ',' && !quoted) {
-                if (filled)
-                    row.push_back({column, 1});
-                ++column;
-                filled = false;
-            } else if (c != ' ' && c != '\t') {
-                filled = true;
-            }
-        }
-        if (filled)
-            row.push_back({column, 1});
-    }
-    return rows;
-}
-
 }  // namespace
 
 ImportedRun read_pipelining_chrometrace(const std::vector<std::string>& files) {
     const std::string& path = one_file(files, "_dump_chrometrace");
     Json document;
     try {
-        document = Json::parse(read_text(path));
+        document = Json::parse(read_input_file(path));
     } catch (const Json::parse_error& error) {
         std::string_view what = error.what();  // without nlohmann's "[json.exception...] "
         if (const auto bracket = what.find("] "); bracket != std::string_view::npos)
@@ -276,9 +225,16 @@ ImportedRun read_pipelining_chrometrace(const std::vector<std::string>& files) {
 
 ImportedRun read_pipelining_csv(const std::vector<std::string>& files) {
     const std::string& path = one_file(files, "_dump_csv");
-    const std::string text = read_text(path);
-    Schedule schedule = parse_csv(text, path);
-    return unit_step_run(std::move(schedule), csv_steps(text), path, ImportFormat::pipelining_csv);
+    const std::string text = read_input_file(path);
+    std::vector<std::vector<int>> columns;  // each action's cell: its unit time step
+    Schedule schedule = parse_csv(text, path, &columns);
+    std::vector<std::vector<StepSpan>> spans;
+    for (const std::vector<int>& row : columns) {
+        auto& rank_spans = spans.emplace_back();
+        for (int column : row)
+            rank_spans.push_back({column, 1});
+    }
+    return unit_step_run(std::move(schedule), spans, path, ImportFormat::pipelining_csv);
 }
 
 }  // namespace pipelens::import

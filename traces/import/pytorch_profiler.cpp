@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <exception>
 #include <charconv>
+#include <exception>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -444,8 +444,8 @@ std::vector<RankFile> read_files_in_parallel(const std::vector<std::string>& pat
             }
         }
     };
-    const std::size_t threads = std::min<std::size_t>(
-        paths.size(), std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t threads =
+        std::min<std::size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
     std::vector<std::thread> helpers;
     for (std::size_t thread = 1; thread < threads; ++thread)
         helpers.emplace_back(work);

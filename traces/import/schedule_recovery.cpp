@@ -7,29 +7,26 @@
 #include <fmt/format.h>
 
 #include "engine/schedule/generate.hpp"
+#include "engine/schedule/schedule_csv.hpp"
 #include "traces/import/imported_run.hpp"
 
 namespace pipelens::import {
 
 void infer_shape(Schedule& schedule, const std::string& source) {
-    int stages = 0;
-    int microbatches = 0;
-    for (const auto& rank : schedule.ranks)
-        for (const Action& action : rank)
-            for (const Action& part : schedule.parts_of(action)) {
-                stages = std::max(stages, part.stage + 1);
-                microbatches = std::max(microbatches, part.microbatch + 1);
-            }
     schedule.rank_count = static_cast<int>(schedule.ranks.size());
-    schedule.stage_count = stages;
-    schedule.microbatch_count = microbatches;
-    schedule.stage_to_rank.assign(stages, -1);
+    try {
+        infer_schedule_shape(schedule, source);
+    } catch (const ScheduleFileError& error) {
+        throw ImportError(error.what());
+    }
+    // A CSV may place a stage's communication anywhere; a run's stage computes on one rank.
+    std::vector<int> computes_on(static_cast<std::size_t>(schedule.stage_count), -1);
     for (int rank = 0; rank < schedule.rank_count; ++rank)
         for (const Action& action : schedule.ranks[rank])
             for (const Action& part : schedule.parts_of(action)) {
                 if (part.stage < 0 || !is_compute(part.kind))
                     continue;
-                int& owner = schedule.stage_to_rank[part.stage];
+                int& owner = computes_on[static_cast<std::size_t>(part.stage)];
                 if (owner >= 0 && owner != rank)
                     throw ImportError(fmt::format(
                         "{}: stage {} computes on rank {} and on rank {}; a stage must run on "
@@ -37,15 +34,15 @@ void infer_shape(Schedule& schedule, const std::string& source) {
                         source, part.stage, owner, rank));
                 owner = rank;
             }
-    for (int stage = 0; stage < stages; ++stage)
-        if (schedule.stage_to_rank[stage] < 0)
+    for (int stage = 0; stage < schedule.stage_count; ++stage)
+        if (computes_on[static_cast<std::size_t>(stage)] < 0)
             throw ImportError(
                 fmt::format("{}: stage {} appears only in communication, never in a "
                             "computation; the trace is missing that stage's actions",
                             source, stage));
-    schedule.stages_per_rank = schedule.rank_count > 0 && stages % schedule.rank_count == 0
-                                   ? stages / schedule.rank_count
-                                   : 1;
+    schedule.stage_to_rank = computes_on;
+    if (schedule.stages_per_rank == 0)
+        schedule.stages_per_rank = 1;
 }
 
 Schedule compute_only(const Schedule& imported) {
