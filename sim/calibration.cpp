@@ -79,7 +79,8 @@ void apply_profile(Calibration& calibration, const traces::RunRecord& run,
 
 }  // namespace
 
-Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id) {
+Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id,
+                                 const std::string& schedule_file) {
     const traces::RunRecord run = reader.run(run_id);
     if (run.status != traces::RunStatus::finished)
         throw std::invalid_argument(fmt::format(
@@ -89,9 +90,11 @@ Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t
     try {
         experiment.shape.kind = parse_schedule_kind(run.schedule);
     } catch (const ScheduleConfigError&) {
-        throw std::invalid_argument(
-            fmt::format("run {} ran schedule '{}', which is not a kind pipelens generates", run_id,
-                        run.schedule));
+        if (schedule_file.empty())
+            throw std::invalid_argument(
+                fmt::format("run {} ran schedule '{}', which is not a kind pipelens generates",
+                            run_id, run.schedule));
+        experiment.schedule_file = schedule_file;
     }
     experiment.shape.rank_count = run.pp;
     experiment.shape.stages_per_rank = run.v;

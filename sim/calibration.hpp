@@ -29,7 +29,11 @@ struct Calibration {
 // model section, the measured overlap efficiency and a fitted link; without one, per-stage
 // medians of the run's own actions (so it transfers to no other stage count).
 // Throws std::invalid_argument when the run is not a finished run of a generated schedule kind,
-// or when a profile's figures cannot be fitted (naming the quantity).
-Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id);
+// (and no schedule file is given), or when a profile's figures cannot be fitted (naming the
+// quantity).
+// A run of a schedule no kind generates (an imported one) is calibrated when `schedule_file`
+// names its compute-only CSV: the experiment then takes the schedule from that file.
+Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id,
+                                 const std::string& schedule_file = {});
 
 }  // namespace pipelens::sim

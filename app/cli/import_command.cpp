@@ -35,6 +35,9 @@
 namespace pipelens::cli {
 namespace {
 
+// clang-format reads "import::" at the start of a line as a C++20 module import.
+namespace importer = pipelens::import;
+
 struct ImportOptions {
     std::vector<std::string> files;
     std::string out;
@@ -44,183 +47,202 @@ struct ImportOptions {
     bool simulate = false;
 };
 
-import::ImportFormat chosen_format(const ImportOptions& options){if (!options.format.empty()){
-    if (const auto format = import::format_from_name(options.format)) return *format;
-throw CommandFailure(kExitUsage,
-                     fmt::format("pipelens import: --format {}: not one of {}", options.format,
-                                 fmt::join(import::format_names(), ", ")));
-}  // namespace
-const import::ImportFormat first = import::detect_format(options.files.front());
-for (std::size_t index = 1; index < options.files.size(); ++index)
-    if (const import::ImportFormat other = import::detect_format(options.files[index]);
-        other != first)
-        throw import::ImportError(fmt::format(
-            "{} is {} but {} is {}; import one kind of file at a time (or give --format)",
-            options.files.front(), import::format_name(first), options.files[index],
-            import::format_name(other)));
-return first;
-}  // namespace pipelens::cli
+importer::ImportFormat chosen_format(const ImportOptions& options) {
+    if (!options.format.empty()) {
+        if (const auto format = importer::format_from_name(options.format))
+            return *format;
+        throw CommandFailure(
+            kExitUsage, fmt::format("pipelens import: --format {}: not one of {}", options.format,
+                                    fmt::join(importer::format_names(), ", ")));
+    }
+    const importer::ImportFormat first = importer::detect_format(options.files.front());
+    for (std::size_t index = 1; index < options.files.size(); ++index)
+        if (const importer::ImportFormat other = importer::detect_format(options.files[index]);
+            other != first)
+            throw importer::ImportError(fmt::format(
+                "{} is {} but {} is {}; import one kind of file at a time (or give --format)",
+                options.files.front(), importer::format_name(first), options.files[index],
+                importer::format_name(other)));
+    return first;
+}
 
-import::ImportedRun read_run(import::ImportFormat format,
-                             const ImportOptions& options){switch (format){
-    case import::ImportFormat::pytorch_profiler: return import::read_pytorch_profiler(
-        options.files, {options.step});
-case import::ImportFormat::pipelining_chrometrace:
-    return import::read_pipelining_chrometrace(options.files);
-case import::ImportFormat::pipelining_csv:
-    return import::read_pipelining_csv(options.files);
-case import::ImportFormat::megatron_timers:
-    return import::read_megatron_timers(options.files);
-case import::ImportFormat::flight_recorder:
-    break;  // not a timeline: import_flight_recorder
+importer::ImportedRun read_run(importer::ImportFormat format, const ImportOptions& options) {
+    switch (format) {
+        case importer::ImportFormat::pytorch_profiler:
+            return importer::read_pytorch_profiler(options.files, {options.step});
+        case importer::ImportFormat::pipelining_chrometrace:
+            return importer::read_pipelining_chrometrace(options.files);
+        case importer::ImportFormat::pipelining_csv:
+            return importer::read_pipelining_csv(options.files);
+        case importer::ImportFormat::megatron_timers:
+            return importer::read_megatron_timers(options.files);
+        case importer::ImportFormat::flight_recorder:
+            break;  // not a timeline: import_flight_recorder
     }
     throw CommandFailure(kExitUsage, fmt::format("pipelens import: {} files hold no timeline",
-                                                 import::format_name(format)));
-    }
+                                                 importer::format_name(format)));
+}
 
-    // A run whose compute order is one PyTorch generates is named after that kind, so that
-    // `calibrate` and --simulate can rebuild it (the importer's own name stays in the notes).
-    void name_recognised_schedule(import::ImportedRun& run) {
+// A run whose compute order is one PyTorch generates is named after that kind, so that
+// `calibrate` and --simulate can rebuild it (the importer's own name stays in the notes).
+bool is_schedule_kind(const std::string& name) {
+    try {
+        parse_schedule_kind(name);
+        return true;
+    } catch (const ScheduleConfigError&) {
+        return false;
+    }
+}
+
+void name_recognised_schedule(importer::ImportedRun& run) {
+    if (is_schedule_kind(run.schedule.name))
+        return;
+    const auto kind = importer::recognise_schedule(run.schedule);
+    if (!kind)
+        return;
+    run.notes.push_back(fmt::format("{}: the same compute order as PyTorch's {}", run.schedule.name,
+                                    schedule_kind_name(*kind)));
+    run.schedule.name = std::string(schedule_kind_name(*kind));
+}
+
+// Calibrates the imported run and records its simulation; returns the simulated run's id.
+// `schedule_csv`: the run's compute-only schedule, for a schedule no kind generates.
+std::int64_t record_simulated_twin(const ImportOptions& options, std::int64_t real_run_id,
+                                   const std::string& schedule_csv) {
+    Experiment experiment;
+    {
+        const traces::TraceReader reader(options.out);
         try {
-            parse_schedule_kind(run.schedule.name);
-            return;  // already a kind's name
-        } catch (const ScheduleConfigError&) {
+            experiment = sim::calibrate_from_trace(reader, real_run_id, schedule_csv).experiment;
+        } catch (const std::invalid_argument& error) {
+            throw CommandFailure(
+                kExitUsage, fmt::format("pipelens import --simulate: run {} in {}: {}", real_run_id,
+                                        options.out, error.what()));
         }
-        const auto kind = import::recognise_schedule(run.schedule);
-        if (!kind)
-            return;
-        run.notes.push_back(fmt::format("{}: the same compute order as PyTorch's {}",
-                                        run.schedule.name, schedule_kind_name(*kind)));
-        run.schedule.name = std::string(schedule_kind_name(*kind));
     }
+    const Schedule lowered = lowered_schedule_for(experiment);
+    const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
+    traces::TraceWriter writer(options.out);
+    traces::RunRecord run;
+    run.kind = traces::RunKind::simulated;
+    run.schedule = lowered.name;
+    run.pp = experiment.shape.rank_count;
+    run.v = experiment.shape.stages_per_rank;
+    run.m = experiment.shape.microbatch_count;
+    run.config = experiment_to_toml(experiment);
+    return sim::simulate_and_record(writer, lowered, costs, run).run_id;
+}
 
-    // Calibrates the imported run and records its simulation; returns the simulated run's id.
-    std::int64_t record_simulated_twin(const ImportOptions& options, std::int64_t real_run_id) {
-        Experiment experiment;
-        {
-            const traces::TraceReader reader(options.out);
-            try {
-                experiment = sim::calibrate_from_trace(reader, real_run_id).experiment;
-            } catch (const std::invalid_argument& error) {
-                throw CommandFailure(kExitUsage,
-                                     fmt::format("pipelens import --simulate: run {} in {}: {}",
-                                                 real_run_id, options.out, error.what()));
-            }
-        }
-        const Schedule lowered = lowered_schedule_for(experiment);
-        const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
+void print_run(const std::string& trace, std::int64_t run_id, const std::string& what) {
+    const traces::TraceReader reader(trace);
+    const traces::RunRecord run = reader.run(run_id);
+    const RunFigures figures{run.step_time_ns.value_or(0), run.bubble_ratio.value_or(0),
+                             reader.ranks(run_id)};
+    fmt::print("{}", format_run_figures(fmt::format("run {} ({}): {} pp={} v={} m={}", run_id, what,
+                                                    run.schedule, run.pp, run.v, run.m),
+                                        figures));
+}
+
+// Flight-recorder dumps are not a timeline of pipeline actions but the last collectives of a
+// job that may have hung: they are analysed, the report printed, and recorded (ops, pairs,
+// every finding as an error). Exit 1 when they show a hang or a mismatch.
+void import_flight_recorder(const ImportOptions& options) {
+    std::vector<importer::FlightRecorderDump> dumps;
+    importer::FlightRecorderReport report;
+    try {
+        dumps = importer::read_flight_recorder_dumps(options.files);
+        report = importer::analyse_flight_recorder(dumps);
+    } catch (const importer::ImportError& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
+    }
+    std::int64_t run_id = 0;
+    {
         traces::TraceWriter writer(options.out);
-        traces::RunRecord run;
-        run.kind = traces::RunKind::simulated;
-        run.schedule = lowered.name;
-        run.pp = experiment.shape.rank_count;
-        run.v = experiment.shape.stages_per_rank;
-        run.m = experiment.shape.microbatch_count;
-        run.config = experiment_to_toml(experiment);
-        return sim::simulate_and_record(writer, lowered, costs, run).run_id;
+        run_id = importer::record_flight_recorder(writer, dumps, report);
     }
+    fmt::print("imported {} flight-recorder dump(s) as run {} in {}\n{}\n", dumps.size(), run_id,
+               options.out, report.text());
+    if (report.hang || report.mismatch)
+        throw CommandFailure(kExitCheckFailed,
+                             fmt::format("pipelens import: the dumps show {}",
+                                         report.hang && report.mismatch ? "a hang and a mismatch"
+                                         : report.hang                  ? "a hang"
+                                                                        : "a mismatch"));
+}
 
-    void print_run(const std::string& trace, std::int64_t run_id, const std::string& what) {
-        const traces::TraceReader reader(trace);
-        const traces::RunRecord run = reader.run(run_id);
-        const RunFigures figures{run.step_time_ns.value_or(0), run.bubble_ratio.value_or(0),
-                                 reader.ranks(run_id)};
-        fmt::print("{}", format_run_figures(fmt::format("run {} ({}): {} pp={} v={} m={}", run_id,
-                                                        what, run.schedule, run.pp, run.v, run.m),
-                                            figures));
+void run_import(const ImportOptions& options) {
+    importer::ImportedRun imported;
+    importer::ImportFormat format{};
+    try {
+        format = chosen_format(options);
+        if (format == importer::ImportFormat::flight_recorder) {
+            if (options.simulate || !options.schedule_csv.empty() || options.step)
+                throw CommandFailure(kExitUsage,
+                                     "pipelens import: --simulate, --schedule-csv and --step do "
+                                     "not apply to flight-recorder dumps (they hold no schedule)");
+            return import_flight_recorder(options);
+        }
+        imported = read_run(format, options);
+    } catch (const importer::ImportError& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
     }
-
-    // Flight-recorder dumps are not a timeline of pipeline actions but the last collectives of a
-    // job that may have hung: they are analysed, the report printed, and recorded (ops, pairs,
-    // every finding as an error). Exit 1 when they show a hang or a mismatch.
-    void import_flight_recorder(const ImportOptions& options) {
-        std::vector<import::FlightRecorderDump> dumps;
-        import::FlightRecorderReport report;
-        try {
-            dumps = import::read_flight_recorder_dumps(options.files);
-            report = import::analyse_flight_recorder(dumps);
-        } catch (const import::ImportError& error) {
-            throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
-        }
-        std::int64_t run_id = 0;
-        {
-            traces::TraceWriter writer(options.out);
-            run_id = import::record_flight_recorder(writer, dumps, report);
-        }
-        fmt::print("imported {} flight-recorder dump(s) as run {} in {}\n{}\n", dumps.size(),
-                   run_id, options.out, report.text());
-        if (report.hang || report.mismatch)
-            throw CommandFailure(kExitCheckFailed, fmt::format("pipelens import: the dumps show {}",
-                                                               report.hang && report.mismatch
-                                                                   ? "a hang and a mismatch"
-                                                               : report.hang ? "a hang"
-                                                                             : "a mismatch"));
+    name_recognised_schedule(imported);
+    const Schedule compute = importer::compute_only(imported.schedule);
+    const bool generated_kind = is_schedule_kind(imported.schedule.name);
+    if (!options.schedule_csv.empty())
+        write_schedule_csv(compute, options.schedule_csv);
+    const std::vector<std::string> notes = imported.notes;
+    std::int64_t run_id = 0;
+    {
+        traces::TraceWriter writer(options.out);
+        run_id = importer::record_imported_run(writer, std::move(imported));
     }
-
-    void run_import(const ImportOptions& options) {
-        import::ImportedRun imported;
-        import::ImportFormat format{};
-        try {
-            format = chosen_format(options);
-            if (format == import::ImportFormat::flight_recorder) {
-                if (options.simulate || !options.schedule_csv.empty() || options.step)
-                    throw CommandFailure(
-                        kExitUsage,
-                        "pipelens import: --simulate, --schedule-csv and --step do "
-                        "not apply to flight-recorder dumps (they hold no schedule)");
-                return import_flight_recorder(options);
-            }
-            imported = read_run(format, options);
-        } catch (const import::ImportError& error) {
-            throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
+    fmt::print("imported {} file(s) ({}) as run {} in {}\n", options.files.size(),
+               importer::format_name(format), run_id, options.out);
+    for (const std::string& note : notes)
+        fmt::print("  note: {}\n", note);
+    print_run(options.out, run_id, "imported");
+    if (options.simulate) {
+        // A schedule no kind generates is simulated from its CSV, kept beside the trace.
+        std::string csv;
+        if (!generated_kind) {
+            csv = !options.schedule_csv.empty()
+                      ? options.schedule_csv
+                      : fmt::format("{}.run{}.schedule.csv", options.out, run_id);
+            if (options.schedule_csv.empty())
+                write_schedule_csv(compute, csv);
+            fmt::print("its schedule matches no generated kind: simulated from {}\n", csv);
         }
-        name_recognised_schedule(imported);
-        if (!options.schedule_csv.empty())
-            write_schedule_csv(import::compute_only(imported.schedule), options.schedule_csv);
-        const std::vector<std::string> notes = imported.notes;
-        std::int64_t run_id = 0;
-        {
-            traces::TraceWriter writer(options.out);
-            run_id = import::record_imported_run(writer, std::move(imported));
-        }
-        fmt::print("imported {} file(s) ({}) as run {} in {}\n", options.files.size(),
-                   import::format_name(format), run_id, options.out);
-        for (const std::string& note : notes)
-            fmt::print("  note: {}\n", note);
-        print_run(options.out, run_id, "imported");
-        if (options.simulate) {
-            const std::int64_t simulated = record_simulated_twin(options, run_id);
-            print_run(options.out, simulated, "simulated with costs fitted to it");
-            fmt::print("compare them: pipelens view {} --run {} --compare {}\n", options.out,
-                       run_id, simulated);
-        }
+        const std::int64_t simulated = record_simulated_twin(options, run_id, csv);
+        print_run(options.out, simulated, "simulated with costs fitted to it");
+        fmt::print("compare them: pipelens view {} --run {} --compare {}\n", options.out, run_id,
+                   simulated);
     }
+}
 
-    }  // namespace
+}  // namespace
 
-    void add_import_command(CLI::App& app) {
-        auto options = std::make_shared<ImportOptions>();
-        CLI::App* command = app.add_subcommand(
-            "import",
-            "Read PyTorch profiler traces, pipelining dumps, flight-recorder dumps or Megatron "
-            "timers into a trace");
-        command->add_option("files", options->files, "One file per rank (or one dump)")
-            ->required()
-            ->check(CLI::ExistingFile);
-        command->add_option("--out", options->out, "Trace file (SQLite) to record the run in")
-            ->required();
-        command->add_option(
-            "--format", options->format,
-            fmt::format("Force the format: {}", fmt::join(import::format_names(), ", ")));
-        command->add_option(
-            "--step", options->step,
-            "Profiler traces with several steps: which one (0 = first; default last)");
-        command->add_option(
-            "--schedule-csv", options->schedule_csv,
-            "Also write the recovered schedule as a PyTorch CSV (for check/simulate)");
-        command->add_flag("--simulate", options->simulate,
-                          "Also record the same schedule simulated with costs fitted to the run");
-        command->callback([options] { run_import(*options); });
-    }
+void add_import_command(CLI::App& app) {
+    auto options = std::make_shared<ImportOptions>();
+    CLI::App* command = app.add_subcommand(
+        "import",
+        "Read PyTorch profiler traces, pipelining dumps, flight-recorder dumps or Megatron "
+        "timers into a trace");
+    command->add_option("files", options->files, "One file per rank (or one dump)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    command->add_option("--out", options->out, "Trace file (SQLite) to record the run in")
+        ->required();
+    command->add_option(
+        "--format", options->format,
+        fmt::format("Force the format: {}", fmt::join(importer::format_names(), ", ")));
+    command->add_option("--step", options->step,
+                        "Profiler traces with several steps: which one (0 = first; default last)");
+    command->add_option("--schedule-csv", options->schedule_csv,
+                        "Also write the recovered schedule as a PyTorch CSV (for check/simulate)");
+    command->add_flag("--simulate", options->simulate,
+                      "Also record the same schedule simulated with costs fitted to the run");
+    command->callback([options] { run_import(*options); });
+}
 
-    }  // namespace pipelens::cli
+}  // namespace pipelens::cli

@@ -30,7 +30,8 @@
 
 namespace {
 
-namespace import = pipelens::import;
+namespace importer =
+    pipelens::import;  // "import::" at a line start reads as a C++20 module import to clang-format
 
 double peak_rss_mib() {
     rusage usage{};
@@ -154,8 +155,8 @@ void ReadChromeTrace(benchmark::State& state) {
         const double rss_before_mib = reset_peak_rss_mib();
         state.ResumeTiming();
         std::int64_t checksum = 0;
-        const import::ChromeTraceHeader header =
-            import::read_chrome_trace(path, [&](const import::ChromeEvent& event) {
+        const importer::ChromeTraceHeader header =
+            importer::read_chrome_trace(path, [&](const importer::ChromeEvent& event) {
                 checksum += event.ts_ns + event.dur_ns +
                             static_cast<std::int64_t>(event.args.size() + event.name.size());
             });

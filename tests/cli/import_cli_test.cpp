@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
@@ -97,6 +98,27 @@ TEST(ImportCli, MegatronTimersAndPipeliningDumps) {
     ASSERT_EQ(dump.exit_code, 0) << dump.err;
     EXPECT_NE(dump.out.find("(pipelining-chrometrace) as run 2"), std::string::npos) << dump.out;
     EXPECT_NE(dump.out.find("step time 20.000 us"), std::string::npos) << dump.out;
+}
+
+TEST(ImportCli, AScheduleNoKindGeneratesIsSimulatedFromItsCsv) {
+    // 1F1B's shape, but rank 1 runs B1 before B0: no generated kind has this order.
+    const auto dump = std::filesystem::temp_directory_path() /
+                      ("pipelens_odd_" + std::to_string(::getpid()) + ".csv");
+    std::ofstream(dump) << "0F0,0F1,,,,0B0,0B1\r\n,1F0,1F1,1B1,1B0\r\n";
+    const auto trace = fresh_trace("import_cli_odd");
+    const auto result =
+        run_pipelens("import " + dump.string() + " --out " + trace.string() + " --simulate");
+    ASSERT_EQ(result.exit_code, 0) << result.out << result.err;
+    const std::string csv = trace.string() + ".run1.schedule.csv";
+    EXPECT_NE(result.out.find("matches no generated kind: simulated from " + csv),
+              std::string::npos)
+        << result.out;
+    EXPECT_EQ(testing::read_file(csv), "0F0,0F1,0B0,0B1\r\n1F0,1F1,1B1,1B0\r\n");
+    // Unit costs fitted to unit steps: the simulation reproduces the dump's 7 steps.
+    const std::size_t simulated = result.out.find("run 2 (simulated");
+    ASSERT_NE(simulated, std::string::npos) << result.out;
+    EXPECT_NE(result.out.find("step time 7.000 us", simulated), std::string::npos) << result.out;
+    std::filesystem::remove(csv);
 }
 
 }  // namespace

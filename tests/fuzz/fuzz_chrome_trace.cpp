@@ -18,7 +18,8 @@
 
 namespace {
 
-namespace import = pipelens::import;
+namespace importer =
+    pipelens::import;  // "import::" at a line start reads as a C++20 module import to clang-format
 
 // Checks JSON syntax only: nlohmann also refuses a float beyond a double's range (error 406),
 // which is valid JSON and which the reader reads as text.
@@ -57,10 +58,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const bool gzip = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
     std::uint64_t events = 0;
     std::uint64_t last_offset = 0;
-    import::ChromeTraceHeader header;
+    importer::ChromeTraceHeader header;
     try {
-        header =
-            import::read_chrome_trace_text(text, "fuzz.json", [&](const import::ChromeEvent& e) {
+        header = importer::read_chrome_trace_text(
+            text, "fuzz.json", [&](const importer::ChromeEvent& e) {
                 PIPELENS_FUZZ_REQUIRE(events == 0 || e.offset > last_offset, "offsets increase");
                 last_offset = e.offset;
                 ++events;
@@ -68,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     return;
                 PIPELENS_FUZZ_REQUIRE(e.offset < size && text[e.offset] == '{',
                                       "an event's offset is its '{'");
-                for (const import::ChromeArg& arg : e.args) {
+                for (const importer::ChromeArg& arg : e.args) {
                     PIPELENS_FUZZ_REQUIRE(!(arg.is_number && arg.is_string), "one kind per arg");
                     if (arg.is_number)  // a number keeps its text as written
                         PIPELENS_FUZZ_REQUIRE(
@@ -77,7 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                             "a number's text is a number");
                 }
             });
-    } catch (const import::ImportError&) {
+    } catch (const importer::ImportError&) {
         return 0;
     }
     PIPELENS_FUZZ_REQUIRE(header.event_count == events, "event_count counts every event");
