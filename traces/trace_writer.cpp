@@ -716,6 +716,22 @@ void TraceWriter::finish_run(std::int64_t run_id, std::int64_t step_time_ns, dou
     state.begin_transaction("cannot continue writing the trace");
 }
 
+std::int64_t TraceWriter::write_run(const RunRecord& run,
+                                    const std::function<void(std::int64_t run_id)>& write) {
+    const std::int64_t run_id = begin_run(run);
+    try {
+        write(run_id);
+    } catch (const std::exception& error) {
+        try {
+            fail_run(run_id, error.what());
+        } catch (const std::exception&) {
+            // The file itself is failing; the original error says why.
+        }
+        throw;
+    }
+    return run_id;
+}
+
 void TraceWriter::fail_run(std::int64_t run_id, const std::string& failure) {
     State& state = *state_;
     state.require_running(run_id, fmt::format("cannot mark run {} as failed", run_id));

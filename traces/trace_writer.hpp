@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -53,6 +54,11 @@ class TraceWriter {
     void finish_run(std::int64_t run_id, std::int64_t step_time_ns, double bubble_ratio);
     // Marks the run `failed` with the reason, commits (rows already added are kept).
     void fail_run(std::int64_t run_id, const std::string& failure);
+    // Begins `run` and calls `write` with its id to add its rows and finish or fail it. When
+    // `write` throws, the run is marked failed with why (as far as the file allows) and the
+    // error rethrown: no run stays `running` for ever. Returns the run's id.
+    std::int64_t write_run(const RunRecord& run,
+                           const std::function<void(std::int64_t run_id)>& write);
 
     const std::filesystem::path& path() const;
 

@@ -194,9 +194,7 @@ std::int64_t record_measured_run(traces::TraceWriter& writer, const Schedule& lo
     run.v = lowered.stages_per_rank;
     run.m = lowered.microbatch_count;
     run.config = config;
-    const std::int64_t run_id = writer.begin_run(run);
-    // A write that throws leaves the run marked failed with why, not `running` forever.
-    try {
+    return writer.write_run(run, [&](std::int64_t run_id) {
         const std::vector<traces::RankRecord> ranks = real_rank_records(lowered, result);
         double bubble_total = 0;
         for (const traces::RankRecord& rank : ranks) {
@@ -220,15 +218,7 @@ std::int64_t record_measured_run(traces::TraceWriter& writer, const Schedule& lo
         else
             writer.finish_run(run_id, result.step_time_ns,
                               ranks.empty() ? 0 : bubble_total / static_cast<double>(ranks.size()));
-    } catch (const std::exception& error) {
-        try {
-            writer.fail_run(run_id, error.what());
-        } catch (const std::exception&) {
-            // The file itself is failing; the original error says why.
-        }
-        throw;
-    }
-    return run_id;
+    });
 }
 
 }  // namespace pipelens::runtime

@@ -226,9 +226,7 @@ std::int64_t record_flight_recorder(traces::TraceWriter& writer,
     run.m = 0;
     run.config = run_config(dumps, report);
     const Span span = span_of(dumps);
-    const std::int64_t run_id = writer.begin_run(run);
-    // A write that throws leaves the run marked failed with why, not `running` forever.
-    try {
+    return writer.write_run(run, [&](std::int64_t run_id) {
         write_actions(writer, run_id, dumps, report, span);
         write_findings(writer, run_id, dumps, report, span);
         if ((report.hang || report.mismatch) && !report.findings.empty())
@@ -237,15 +235,7 @@ std::int64_t record_flight_recorder(traces::TraceWriter& writer,
             writer.fail_run(run_id, "the dumps show a hang or mismatch");
         else
             writer.finish_run(run_id, minus(span.horizon, span.zero), 0.0);
-    } catch (const std::exception& error) {
-        try {
-            writer.fail_run(run_id, error.what());
-        } catch (const std::exception&) {
-            // The file itself is failing; the original error says why.
-        }
-        throw;
-    }
-    return run_id;
+    });
 }
 
 }  // namespace pipelens::import
