@@ -4,6 +4,8 @@
 // parsed because it is the only place the patch says which pipeline rank a file belongs to.
 #include "traces/import/megatron_timers.hpp"
 
+#include "traces/import/decimal_text.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -407,83 +409,10 @@ std::vector<std::string> reader_notes(const std::vector<RankTimers>& ranks, int 
 }
 
 // A JSON number as its digits and a power of ten: value = digits * 10^exponent.
-struct Decimal {
-    bool negative = false;
-    std::string digits;
-    long long exponent = 0;
-};
-
-// Appends the run of ASCII digits at `index` to `out`; returns how many there were.
-std::size_t take_digits(std::string_view text, std::size_t& index, std::string& out) {
-    const std::size_t first = index;
-    while (index < text.size() && text[index] >= '0' && text[index] <= '9')
-        out += text[index++];
-    return index - first;
-}
-
-std::optional<Decimal> parse_decimal(std::string_view text) {
-    Decimal decimal;
-    std::size_t index = 0;
-    decimal.negative = text.starts_with('-');
-    index += decimal.negative;
-    if (take_digits(text, index, decimal.digits) == 0)
-        return std::nullopt;
-    if (index < text.size() && text[index] == '.') {
-        const std::size_t fraction = take_digits(text, ++index, decimal.digits);
-        if (fraction == 0)
-            return std::nullopt;
-        decimal.exponent -= static_cast<long long>(fraction);
-    }
-    if (index < text.size() && (text[index] == 'e' || text[index] == 'E')) {
-        const bool negative = ++index < text.size() && text[index] == '-';
-        index += index < text.size() && (text[index] == '-' || text[index] == '+');
-        std::string exponent_digits;
-        if (take_digits(text, index, exponent_digits) == 0)
-            return std::nullopt;
-        // Past 10^400 any value rounds to 0 or overflows, so longer exponents need not be exact.
-        const long long written = exponent_digits.size() > 6 ? 400 : std::stoll(exponent_digits);
-        decimal.exponent += negative ? -std::min(written, 400LL) : std::min(written, 400LL);
-    }
-    if (index != text.size())
-        return std::nullopt;
-    return decimal;
-}
-
-// digits * 10^shift rounded to the nearest integer (halves up); nullopt past int64.
-std::optional<std::int64_t> rounded_integer(std::string digits, long long shift) {
-    digits.erase(0, std::min(digits.find_first_not_of('0'), digits.size()));
-    bool round_up = false;
-    if (shift < 0) {  // drop digits; the first dropped one rounds
-        const long long kept = static_cast<long long>(digits.size()) + shift;
-        round_up = kept >= 0 && kept < static_cast<long long>(digits.size()) && digits[kept] >= '5';
-        digits.resize(static_cast<std::size_t>(std::max(kept, 0LL)));
-    } else if (!digits.empty()) {
-        if (shift > 19)
-            return std::nullopt;
-        digits.append(static_cast<std::size_t>(shift), '0');
-    }
-    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
-    std::int64_t value = 0;
-    for (const char digit : digits) {
-        if (value > (kMax - (digit - '0')) / 10)
-            return std::nullopt;
-        value = value * 10 + (digit - '0');
-    }
-    if (round_up && value == kMax)
-        return std::nullopt;
-    return value + (round_up ? 1 : 0);
-}
-
 }  // namespace
 
 std::optional<std::int64_t> milliseconds_text_to_ns(std::string_view text) {
-    const auto decimal = parse_decimal(text);
-    if (!decimal)
-        return std::nullopt;
-    const auto magnitude = rounded_integer(decimal->digits, decimal->exponent + 6);  // ms -> ns
-    if (!magnitude)
-        return std::nullopt;
-    return decimal->negative ? -*magnitude : *magnitude;
+    return scaled_decimal(text, 6);  // ms -> ns
 }
 
 ImportedRun read_megatron_timers(const std::vector<std::string>& files) {
