@@ -14,19 +14,43 @@
 namespace pipelens::viewer {
 namespace {
 
+using Samples = std::vector<traces::MemoryRecord>;
+
+// The first sample at or after `from` that is later than `time`.
+Samples::const_iterator first_after(Samples::const_iterator from, Samples::const_iterator end,
+                                    std::int64_t time) {
+    return std::upper_bound(from, end, time,
+                            [](std::int64_t value, const traces::MemoryRecord& sample) {
+                                return value < sample.time_ns;
+                            });
+}
+
 std::int64_t bytes_at(const RankTimeline& rank, std::int64_t time) {
-    const auto after = std::upper_bound(rank.memory.begin(), rank.memory.end(), time,
-                                        [](std::int64_t value, const traces::MemoryRecord& sample) {
-                                            return value < sample.time_ns;
-                                        });
+    const auto after = first_after(rank.memory.begin(), rank.memory.end(), time);
     return after == rank.memory.begin() ? 0 : std::prev(after)->bytes;
+}
+
+// first_after for a time a little later than the last one asked for: galloping on from the
+// last answer keeps a line's columns within nearby samples instead of a search over all of
+// them per column.
+Samples::const_iterator first_after_from(Samples::const_iterator from, Samples::const_iterator end,
+                                         std::int64_t time) {
+    std::ptrdiff_t reach = 1;
+    auto low = from;
+    while (end - low > reach && (low + reach)->time_ns <= time) {
+        low += reach;
+        reach *= 2;
+    }
+    return first_after(low, low + std::min(reach, end - low), time);
 }
 
 void draw_line(ImDrawList* draw, const RankTimeline& rank, const TimelineGeometry& geometry,
                float bottom, float height, std::int64_t peak, ImU32 tint) {
     ImVec2 previous{geometry.left, bottom};
+    auto after = first_after(rank.memory.begin(), rank.memory.end(), geometry.view_start);
     for (float x = geometry.left; x <= geometry.left + geometry.width; x += 1) {
-        const std::int64_t bytes = bytes_at(rank, geometry.time_at(x));
+        after = first_after_from(after, rank.memory.end(), geometry.time_at(x));
+        const std::int64_t bytes = after == rank.memory.begin() ? 0 : std::prev(after)->bytes;
         const ImVec2 point{x,
                            bottom - height * static_cast<float>(bytes) / static_cast<float>(peak)};
         if (point.y != previous.y) {

@@ -123,10 +123,13 @@ HoldAnalysis TimelineModel::analyse_holds(const std::string& source) const {
 }
 
 void TimelineModel::apply(HoldAnalysis analysis) {
+    analysis.path.times.clear();
     for (const ActionLocation& at : analysis.path.actions) {
         RankTimeline& rank = ranks_[static_cast<std::size_t>(at.rank)];
-        (at.communication ? rank.communication : rank.compute).actions[at.index].on_critical_path =
-            true;
+        TimelineAction& action =
+            (at.communication ? rank.communication : rank.compute).actions[at.index];
+        action.on_critical_path = true;
+        analysis.path.times.emplace_back(action.start_ns, action.end_ns);
     }
     critical_path_ = std::move(analysis.path);
     for (std::size_t rank = 0; rank < analysis.waited_on.size() && rank < ranks_.size(); ++rank)

@@ -18,31 +18,10 @@ bool is_receive(std::uint8_t kind) {
            kind == static_cast<std::uint8_t>(ActionKind::recv_backward);
 }
 
-void index_lane(Lane& lane) {
-    const auto by_start = [](const TimelineAction& left, const TimelineAction& right) {
-        return left.start_ns < right.start_ns;
-    };
-    // A trace's rows come sorted already; only hand-made records need the sort.
-    if (!std::is_sorted(lane.actions.begin(), lane.actions.end(), by_start))
-        std::stable_sort(lane.actions.begin(), lane.actions.end(), by_start);
-    lane.max_end.resize(lane.actions.size());
-    lane.chunks.assign((lane.actions.size() + kLaneChunk - 1) / kLaneChunk, {});
-    std::int64_t running = 0;
-    for (std::size_t index = 0; index < lane.actions.size(); ++index) {
-        const TimelineAction& action = lane.actions[index];
-        running = std::max(running, action.end_ns);
-        lane.max_end[index] = running;
-        LaneChunk& chunk = lane.chunks[index / kLaneChunk];
-        chunk.kind_ns[std::min<std::size_t>(action.kind, chunk.kind_ns.size() - 1)] +=
-            action.end_ns - action.start_ns;
-        chunk.max_end = std::max(chunk.max_end, action.end_ns);
-    }
-}
-
 // Time by kind and the latest end of actions [first, last): whole chunks from their sums, the
 // ragged ends action by action.
 struct RangeFigures {
-    std::array<std::int64_t, 12> kind_ns{};
+    std::array<double, 12> kind_ns{};
     std::int64_t max_end = 0;
 };
 
@@ -51,7 +30,7 @@ RangeFigures range_figures(const Lane& lane, std::size_t first, std::size_t last
     const auto add_action = [&](std::size_t index) {
         const TimelineAction& action = lane.actions[index];
         figures.kind_ns[std::min<std::size_t>(action.kind, figures.kind_ns.size() - 1)] +=
-            action.end_ns - action.start_ns;
+            static_cast<double>(action.end_ns - action.start_ns);
         figures.max_end = std::max(figures.max_end, action.end_ns);
     };
     std::size_t index = first;
@@ -68,7 +47,134 @@ RangeFigures range_figures(const Lane& lane, std::size_t first, std::size_t last
     return figures;
 }
 
+// The first action at or after `first` that starts at or after `time`. The answer is nearly
+// always a few dozen actions on, so the search gallops from `first`: it stays within a few
+// cache lines where a search over the rest of the lane would miss the cache at every step.
+std::size_t first_starting_at(const std::vector<TimelineAction>& actions, std::size_t first,
+                              std::int64_t time) {
+    std::size_t low = first, probe = first, reach = 1;
+    while (probe < actions.size() && actions[probe].start_ns < time) {
+        low = probe + 1;
+        probe = first + reach;
+        reach *= 2;
+    }
+    const auto high = static_cast<std::ptrdiff_t>(std::min(probe, actions.size()));
+    return static_cast<std::size_t>(
+        std::lower_bound(actions.begin() + static_cast<std::ptrdiff_t>(low), actions.begin() + high,
+                         time,
+                         [](const TimelineAction& action, std::int64_t value) {
+                             return action.start_ns < value;
+                         }) -
+        actions.begin());
+}
+
+// A merged block [first, natural_end) that holds a whole chunk ends at a chunk boundary
+// instead: the next block then starts on one too, and both are summed chunk by chunk. Zoomed
+// out on a long lane every block is then a few chunks, and a frame reads a few bytes per
+// block rather than every action in view (tens of MB at 10 M actions). The trimmed-off
+// actions start within the same few pixels, so the picture does not change.
+std::size_t chunk_aligned_end(std::size_t first, std::size_t natural_end) {
+    const std::size_t first_boundary = (first + kLaneChunk - 1) / kLaneChunk * kLaneChunk;
+    const std::size_t last_boundary = natural_end / kLaneChunk * kLaneChunk;
+    return last_boundary >= first_boundary + kLaneChunk ? last_boundary : natural_end;
+}
+
+// The start of action `index`, from its chunk where it opens one: a zoomed-out frame then
+// reads chunks, which lie together, and not actions spread over megabytes.
+std::int64_t start_of(const Lane& lane, std::size_t index) {
+    return index % kLaneChunk == 0 ? lane.chunks[index / kLaneChunk].first_start
+                                   : lane.actions[index].start_ns;
+}
+
+DrawBlock merged_block(const Lane& lane, std::size_t first, std::size_t end,
+                       const RangeFigures& figures) {
+    DrawBlock block{start_of(lane, first), figures.max_end, first, end - first, 0};
+    block.kind = static_cast<std::uint8_t>(
+        std::max_element(figures.kind_ns.begin(), figures.kind_ns.end()) - figures.kind_ns.begin());
+    return block;
+}
+
+// Far zoomed out: a block of whole chunks, found and summed from the chunks alone, when the
+// chunk at `index` lies within min_ns and the next one starts within min_ns too. nullopt
+// otherwise (action_block decides from the actions).
+std::optional<DrawBlock> whole_chunks_block(const Lane& lane, std::size_t index,
+                                            std::int64_t min_ns) {
+    if (index % kLaneChunk != 0)
+        return std::nullopt;
+    const std::size_t first = index / kLaneChunk;
+    const LaneChunk& opening = lane.chunks[first];
+    if (opening.max_end - opening.first_start >= min_ns)
+        return std::nullopt;
+    // Chunks [first, end) all start before `limit`; every action of all but the last does.
+    const std::int64_t limit = opening.first_start + min_ns;
+    std::size_t low = first + 1, probe = first + 1, reach = 1;
+    while (probe < lane.chunks.size() && lane.chunks[probe].first_start < limit) {
+        low = probe + 1;
+        probe = first + 1 + reach;
+        reach *= 2;
+    }
+    const auto end = static_cast<std::size_t>(
+        std::lower_bound(
+            lane.chunks.begin() + static_cast<std::ptrdiff_t>(low),
+            lane.chunks.begin() + static_cast<std::ptrdiff_t>(std::min(probe, lane.chunks.size())),
+            limit,
+            [](const LaneChunk& chunk, std::int64_t value) { return chunk.first_start < value; }) -
+        lane.chunks.begin());
+    if (end < first + 2)
+        return std::nullopt;
+    const std::size_t actions_end = (end - 1) * kLaneChunk;
+    return merged_block(lane, index, actions_end, range_figures(lane, index, actions_end));
+}
+
+// An action wide enough to see, or one too narrow merged with every action starting within
+// min_ns of it (ending on a chunk boundary when it holds a whole chunk: chunk_aligned_end).
+DrawBlock action_block(const Lane& lane, std::size_t index, std::int64_t to, std::int64_t min_ns) {
+    const auto& actions = lane.actions;
+    const TimelineAction& action = actions[index];
+    if (action.end_ns - action.start_ns >= min_ns)
+        return {action.start_ns, action.end_ns, index, 1, action.kind};
+    const std::size_t natural_end =
+        std::max(index + 1, first_starting_at(actions, index + 1, action.start_ns + min_ns));
+    std::size_t next = chunk_aligned_end(index, natural_end);
+    RangeFigures merged = range_figures(lane, index, next);
+    // One more when it starts and ends within a few pixels: two slivers, not a block and a
+    // sliver.
+    if (next == natural_end && next < actions.size() && merged.max_end - action.start_ns < min_ns &&
+        actions[next].start_ns - merged.max_end < min_ns && actions[next].start_ns < to) {
+        const TimelineAction& absorbed = actions[next++];
+        merged.kind_ns[std::min<std::size_t>(absorbed.kind, merged.kind_ns.size() - 1)] +=
+            static_cast<double>(absorbed.end_ns - absorbed.start_ns);
+        merged.max_end = std::max(merged.max_end, absorbed.end_ns);
+    }
+    if (next == index + 1)
+        return {action.start_ns, action.end_ns, index, 1, action.kind};
+    return merged_block(lane, index, next, merged);
+}
+
 }  // namespace
+
+void index_lane(Lane& lane) {
+    const auto by_start = [](const TimelineAction& left, const TimelineAction& right) {
+        return left.start_ns < right.start_ns;
+    };
+    // A trace's rows come sorted already; only hand-made records need the sort.
+    if (!std::is_sorted(lane.actions.begin(), lane.actions.end(), by_start))
+        std::stable_sort(lane.actions.begin(), lane.actions.end(), by_start);
+    lane.max_end.resize(lane.actions.size());
+    lane.chunks.assign((lane.actions.size() + kLaneChunk - 1) / kLaneChunk, {});
+    std::int64_t running = 0;
+    for (std::size_t index = 0; index < lane.actions.size(); ++index) {
+        const TimelineAction& action = lane.actions[index];
+        running = std::max(running, action.end_ns);
+        lane.max_end[index] = running;
+        LaneChunk& chunk = lane.chunks[index / kLaneChunk];
+        chunk.kind_ns[std::min<std::size_t>(action.kind, chunk.kind_ns.size() - 1)] +=
+            static_cast<float>(action.end_ns - action.start_ns);
+        chunk.max_end = std::max(chunk.max_end, action.end_ns);
+        if (index % kLaneChunk == 0)
+            chunk.first_start = action.start_ns;
+    }
+}
 
 TimelineModel TimelineModel::from_records(traces::RunRecord run,
                                           std::vector<traces::ActionRecord> actions,
@@ -256,44 +362,14 @@ const TimelineAction& TimelineModel::action(const ActionLocation& at) const {
 void TimelineModel::visible_blocks(const Lane& lane, std::int64_t from, std::int64_t to,
                                    std::int64_t min_ns, std::vector<DrawBlock>& out) {
     // First action that may overlap `from`: its running max end reaches past `from`.
-    const auto& actions = lane.actions;
     std::size_t index = static_cast<std::size_t>(
         std::upper_bound(lane.max_end.begin(), lane.max_end.end(), from) - lane.max_end.begin());
-    const auto starting_before = [&](std::size_t first, std::int64_t time) {
-        return static_cast<std::size_t>(
-            std::lower_bound(actions.begin() + static_cast<std::ptrdiff_t>(first), actions.end(),
-                             time,
-                             [](const TimelineAction& action, std::int64_t value) {
-                                 return action.start_ns < value;
-                             }) -
-            actions.begin());
-    };
-    while (index < actions.size() && actions[index].start_ns < to) {
-        DrawBlock block{actions[index].start_ns, actions[index].end_ns, index, 1,
-                        actions[index].kind};
-        std::size_t next = index + 1;
-        if (block.end_ns - block.start_ns < min_ns) {
-            // Too narrow to see: take in, with one binary search, every action starting within
-            // min_ns of it, so a zoomed-out frame costs per pixel, not per action.
-            next = std::max(next, starting_before(next, block.start_ns + min_ns));
-            RangeFigures merged = range_figures(lane, index, next);
-            if (next < actions.size() && merged.max_end - block.start_ns < min_ns &&
-                actions[next].start_ns - merged.max_end < min_ns && actions[next].start_ns < to) {
-                const TimelineAction& absorbed = actions[next++];
-                merged.kind_ns[std::min<std::size_t>(absorbed.kind, merged.kind_ns.size() - 1)] +=
-                    absorbed.end_ns - absorbed.start_ns;
-                merged.max_end = std::max(merged.max_end, absorbed.end_ns);
-            }
-            block.count = next - index;
-            if (block.count > 1) {
-                block.end_ns = merged.max_end;
-                block.kind = static_cast<std::uint8_t>(
-                    std::max_element(merged.kind_ns.begin(), merged.kind_ns.end()) -
-                    merged.kind_ns.begin());
-            }
-        }
-        out.push_back(block);
-        index = next;
+    while (index < lane.actions.size() && start_of(lane, index) < to) {
+        std::optional<DrawBlock> block = whole_chunks_block(lane, index, min_ns);
+        if (!block)
+            block = action_block(lane, index, to, min_ns);
+        out.push_back(*block);
+        index = block->first + block->count;
     }
 }
 

@@ -38,18 +38,25 @@ struct TimelineAction {
 };
 
 // Per run of kLaneChunk consecutive actions of a lane: time by kind and the latest end, so a
-// merged block's dominant kind and true end cost per chunk, not per action.
-inline constexpr std::size_t kLaneChunk = 64;
+// merged block's dominant kind and true end cost per chunk, not per action. The times are
+// floats: they only decide which kind dominates, and at 4 bytes per action the chunks stay
+// small beside the actions (48 bytes each). A chunk fills one cache line.
+inline constexpr std::size_t kLaneChunk = 16;
 struct LaneChunk {
-    std::array<std::int64_t, 12> kind_ns{};  // by ActionKind
+    std::array<float, 12> kind_ns{};  // by ActionKind
+    std::int64_t first_start = 0;     // its first action's start
     std::int64_t max_end = 0;
 };
 
 struct Lane {
     std::vector<TimelineAction> actions;  // by start_ns
     std::vector<std::int64_t> max_end;    // running max of end_ns
-    std::vector<LaneChunk> chunks;        // actions [64 c, 64 c + 64) of chunk c
+    std::vector<LaneChunk> chunks;        // actions [16 c, 16 c + 16) of chunk c
 };
+
+// Sorts a lane's actions by start (stable: a trace's own order breaks ties) and makes its
+// max_end and chunks, which TimelineModel::visible_blocks relies on.
+void index_lane(Lane& lane);
 
 enum class BubbleCause : std::uint8_t { warm_up, cool_down, waiting, idle };
 
@@ -102,6 +109,9 @@ struct PairEnds {
 // The critical path as the timeline shows it (engine/analysis/critical_path.hpp for the rule).
 struct TimelineCriticalPath {
     std::vector<ActionLocation> actions;  // earliest first, transfers included
+    // actions[i]'s times, side by side: drawing the path walks these, not actions spread over
+    // every lane (thousands of cache misses a frame at 10 M actions).
+    std::vector<std::pair<std::int64_t, std::int64_t>> times;
     std::array<std::int64_t, analysis::kPathShareCount> share_ns{};
     std::string error;  // why there is none, when the run's actions cannot be analysed
 };

@@ -151,13 +151,13 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
 void draw_critical_path(ImDrawList* draw, const TimelineModel& model,
                         const TimelineGeometry& geometry, float area_bottom) {
     const std::vector<ActionLocation>& path = model.critical_path().actions;
-    if (path.empty())
+    const auto& times = model.critical_path().times;
+    if (path.empty() || times.size() != path.size())
         return;
-    const auto first = std::lower_bound(path.begin(), path.end(), geometry.view_start,
-                                        [&](const ActionLocation& at, std::int64_t time) {
-                                            return model.action(at).end_ns < time;
-                                        });
-    const std::size_t begin = first == path.begin() ? 0 : (first - path.begin()) - 1;
+    const auto first =
+        std::lower_bound(times.begin(), times.end(), geometry.view_start,
+                         [&](const auto& span, std::int64_t time) { return span.second < time; });
+    const std::size_t begin = first == times.begin() ? 0 : (first - times.begin()) - 1;
     std::vector<float> drawn_right(model.ranks().size() * 2, -1e9f);  // by rank and lane
     const float view_right = geometry.left + geometry.width;
     float column = -1e9f, column_top = 0, column_bottom = 0;
@@ -168,12 +168,12 @@ void draw_critical_path(ImDrawList* draw, const TimelineModel& model,
     std::optional<float> previous_y;
     for (std::size_t index = begin; index < path.size(); ++index) {
         const ActionLocation& at = path[index];
-        const TimelineAction& action = model.action(at);
-        if (action.start_ns > geometry.view_end)
+        const auto [start_ns, end_ns] = times[index];
+        if (start_ns > geometry.view_end)
             break;
         const float top = geometry.lane_top(at.rank, at.communication);
-        const float left = geometry.x(action.start_ns);
-        const float right = std::min(view_right, std::max(left + 1, geometry.x(action.end_ns)));
+        const float left = geometry.x(start_ns);
+        const float right = std::min(view_right, std::max(left + 1, geometry.x(end_ns)));
         float& lane_right = drawn_right[static_cast<std::size_t>(at.rank) * 2 + at.communication];
         if (top + kLaneHeight > kLanesTop && top < area_bottom && right > lane_right + 0.5f) {
             draw->AddRectFilled({std::max(left, lane_right), top}, {right, top + kCriticalStrip},

@@ -1,10 +1,11 @@
 // The viewer's data model without a window: lanes, bubble causes, the culling and merging the
 // timeline draws with, and look-ups by text and by pair.
-#include <gtest/gtest.h>
-
+#include <algorithm>
+#include <array>
+#include <filesystem>
 #include <functional>
 
-#include <filesystem>
+#include <gtest/gtest.h>
 
 #include "app/viewer/timeline_model.hpp"
 #include "engine/schedule/action.hpp"
@@ -93,8 +94,7 @@ TEST(TimelineModel, VisibleBlocksCullAndMergeWhatIsTooNarrowToSee) {
     Lane lane;
     for (int index = 0; index < 100; ++index)
         lane.actions.push_back({index * 10, index * 10 + 8});
-    for (std::size_t index = 0; index < lane.actions.size(); ++index)
-        lane.max_end.push_back(lane.actions[index].end_ns);
+    index_lane(lane);
     std::vector<DrawBlock> blocks;
     TimelineModel::visible_blocks(lane, 205, 255, 0, blocks);
     ASSERT_EQ(blocks.size(), 6u);  // 200-208 overlaps 205 ... 250-258
@@ -109,6 +109,58 @@ TEST(TimelineModel, VisibleBlocksCullAndMergeWhatIsTooNarrowToSee) {
     for (const DrawBlock& block : blocks)
         total += block.count;
     EXPECT_EQ(total, 100u);
+}
+
+// Zoomed out on a long lane the blocks are found from per-chunk sums; they must say what the
+// actions themselves say: every action once, in order; each merged block starting where its
+// first action starts, ending where the last of its actions ends, coloured by the kind with
+// the most time, and holding only actions that start within min_ns of it.
+TEST(TimelineModel, ZoomedOutBlocksAgreeWithTheActionsTheyMerge) {
+    Lane lane;
+    std::int64_t time = 0;
+    for (int index = 0; index < 20'000; ++index) {
+        // Mostly F (3 ns) and W (2 ns); every 7th an I of 9 ns; a 400 ns gap every 1,000.
+        const bool long_one = index % 7 == 0;
+        TimelineAction action;
+        action.start_ns = time;
+        action.end_ns = time + (long_one ? 9 : 3 - index % 2);
+        action.kind = static_cast<std::uint8_t>(long_one         ? ActionKind::backward_input
+                                                : index % 2 == 0 ? ActionKind::forward
+                                                                 : ActionKind::backward_weight);
+        lane.actions.push_back(action);
+        time = action.end_ns + 1 + (index % 1000 == 999 ? 400 : 0);
+    }
+    index_lane(lane);
+    for (const std::int64_t min_ns : {5, 60, 300, 2000, 50'000}) {
+        std::vector<DrawBlock> blocks;
+        TimelineModel::visible_blocks(lane, 0, time, min_ns, blocks);
+        std::size_t next = 0;
+        for (const DrawBlock& block : blocks) {
+            SCOPED_TRACE(::testing::Message()
+                         << "min_ns " << min_ns << ", block at " << block.first);
+            ASSERT_EQ(block.first, next);
+            next += block.count;
+            ASSERT_LE(next, lane.actions.size());
+            std::array<std::int64_t, 12> kind_ns{};
+            std::int64_t end = 0;
+            for (std::size_t index = block.first; index < next; ++index) {
+                const TimelineAction& action = lane.actions[index];
+                kind_ns[action.kind] += action.end_ns - action.start_ns;
+                end = std::max(end, action.end_ns);
+                // The one action a block may take in past min_ns starts within 2 min_ns.
+                ASSERT_LT(action.start_ns - block.start_ns, 2 * min_ns);
+            }
+            EXPECT_EQ(block.start_ns, lane.actions[block.first].start_ns);
+            EXPECT_EQ(block.end_ns, end);
+            if (block.count > 1) {
+                EXPECT_EQ(block.kind,
+                          std::max_element(kind_ns.begin(), kind_ns.end()) - kind_ns.begin());
+            }
+        }
+        EXPECT_EQ(next, lane.actions.size());
+        // Per pixel, not per action: about one block per min_ns of the lane's span.
+        EXPECT_LE(blocks.size(), static_cast<std::size_t>(time / min_ns) * 2 + 40);
+    }
 }
 
 TEST(TimelineModel, FindsActionsByTextPairAndTime) {
