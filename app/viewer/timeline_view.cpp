@@ -474,9 +474,10 @@ void update_raster(TimelineViewState& view, const TimelineModel& model, int widt
         view.raster_key.view_start != key.view_start || view.raster_key.view_end != key.view_end;
     const bool settled = key == view.raster_previous_frame;
     view.raster_previous_frame = key;
-    if (view.raster_texture != 0 && key == view.raster_key)
+    const unsigned shown = view.raster_textures[static_cast<std::size_t>(view.raster_current)];
+    if (shown != 0 && key == view.raster_key)
         return;
-    if (view.raster_texture != 0 && same_frame_shape && moving && !settled &&
+    if (shown != 0 && same_frame_shape && moving && !settled &&
         ImGui::GetTime() - view.raster_made_at < kRasterInterval)
         return;  // drawn stretched from its own time range until the view settles
     view.raster_made_at = ImGui::GetTime();
@@ -487,9 +488,11 @@ void update_raster(TimelineViewState& view, const TimelineModel& model, int widt
     std::vector<unsigned char> pixels(raster.codes.size() * 4);
     for (std::size_t index = 0; index < raster.codes.size(); ++index)
         std::copy_n(colours[raster.codes[index]].data(), 4, pixels.data() + index * 4);
-    if (view.raster_texture == 0)
-        glGenTextures(1, &view.raster_texture);
-    glBindTexture(GL_TEXTURE_2D, view.raster_texture);
+    view.raster_current = 1 - view.raster_current;
+    unsigned& texture = view.raster_textures[static_cast<std::size_t>(view.raster_current)];
+    if (texture == 0)
+        glGenTextures(1, &texture);
+    glBindTexture(GL_TEXTURE_2D, texture);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
@@ -509,7 +512,8 @@ std::size_t draw_compact_rows(ImDrawList* draw, TimelineViewState& view, const T
     // The image covers its own time range: where the view has moved since, it lands shifted.
     draw->PushClipRect({geometry.left, kLanesTop},
                        {geometry.left + static_cast<float>(width), area_bottom}, true);
-    draw->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(view.raster_texture)),
+    const unsigned texture = view.raster_textures[static_cast<std::size_t>(view.raster_current)];
+    draw->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture)),
                    {geometry.x(view.raster_key.view_start), kLanesTop},
                    {geometry.x(view.raster_key.view_end), kLanesTop + static_cast<float>(height)});
     draw->PopClipRect();

@@ -6,6 +6,7 @@
 // fit on double-click or F, C to show or hide the critical path.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -28,8 +29,12 @@ struct TimelineViewState {
     bool show_critical_path = true;  // C toggles
     bool fit_ranks = true;           // R toggles: shrink rows to fit when ranks do not fit
     // The pooled image of every rank (rank_raster.hpp) as an OpenGL texture, remade when the
-    // view, the window or the run changes.
-    unsigned raster_texture = 0;
+    // view, the window or the run changes: raster_textures[raster_current]. A remake fills the
+    // other one, which no frame still being drawn uses, so the upload never waits for the
+    // renderer to finish with it (with a software renderer, that wait was the whole frame's
+    // rasterising: 50-130 ms).
+    std::array<unsigned, 2> raster_textures{};
+    int raster_current = 0;
     // The overview strip's busy share per column, for `overview_model` at `overview` size.
     std::vector<float> overview;
     const void* overview_model = nullptr;
