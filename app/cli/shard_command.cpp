@@ -2,13 +2,16 @@
 //   pipelens shard 'aten.mm(f32[1024,512](S(1)), f32[512,256](S(0)))' --mesh 'tp=4' [--json]
 //   pipelens shard --block mlp --mesh 'dp=2,tp=4' [--out TRACE.db] [--json]
 //   pipelens shard --show 'f32[8,8](S(0)S(1))' --mesh 'dp=2,tp=2'
-// A malformed op, tensor or mesh is a usage error (exit 2); an op that cannot be propagated
-// (no strategy, mixed meshes, unshardable shapes) exits 1 with the op in schema form.
+//   pipelens shard --einsum 'bmk,kn->bmn' --mesh 'dp=2,tp=2' [--linearity] [--json]
+// A malformed op, tensor, equation or mesh is a usage error (exit 2); an op that cannot be
+// propagated (no strategy, mixed meshes, unshardable shapes, only impossible moves) exits 1
+// with the op in schema form.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
 #include "engine/recorder/recorded_trace.hpp"
+#include "engine/sharding/einsum_strategy.hpp"
 #include "engine/sharding/op_text.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
 #include "engine/sharding/sharding_visualize.hpp"
@@ -21,6 +24,8 @@ struct ShardOptions {
     std::string call;
     std::string block;
     std::string show;
+    std::string einsum;
+    bool linearity = false;
     std::string mesh = "tp=4";
     std::string device_type = "cuda";
     int devices_per_host = 8;
@@ -69,12 +74,58 @@ std::int64_t record(const ShardOptions& options, const sharding::DeviceMesh& mes
     return run_id;
 }
 
+std::string dims_text(const std::string& dims) {
+    return dims.empty() ? "-" : fmt::format("{}", fmt::join(dims, ","));
+}
+
+// The strategies gen_einsum_strategies makes for an equation on the mesh, without tensors or
+// costs, so upstream's strategy counts (test_op_strategy.py) can be checked from the shell.
+void print_einsum(const ShardOptions& options, const sharding::DeviceMesh& mesh) {
+    sharding::EinsumDims dims;
+    std::vector<sharding::OpSpec> strategies;
+    try {
+        dims = sharding::parse_einsum(options.einsum);
+        strategies = sharding::einsum_strategies(options.einsum, mesh, options.linearity);
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: --einsum: {}", error.what()));
+    }
+    if (options.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const sharding::OpSpec& spec : strategies)
+            list.push_back(sharding::to_string(spec));
+        fmt::print("{}\n", nlohmann::json{{"mesh", sharding::to_string(mesh)},
+                                          {"einsum", options.einsum},
+                                          {"linearity", options.linearity},
+                                          {"batch", dims.batch},
+                                          {"contracting", dims.contracting},
+                                          {"lhs_only", dims.lhs_only},
+                                          {"rhs_only", dims.rhs_only},
+                                          {"strategies", std::move(list)}}
+                               .dump());
+        return;
+    }
+    fmt::print("einsum {} on {}{}\n", options.einsum, sharding::to_string(mesh),
+               options.linearity ? " (linearity)" : "");
+    fmt::print("dims: batch {}, contracting {}, lhs only {}, rhs only {}\n", dims_text(dims.batch),
+               dims_text(dims.contracting), dims_text(dims.lhs_only), dims_text(dims.rhs_only));
+    fmt::print("{} strategies:\n", strategies.size());
+    for (std::size_t index = 0; index < strategies.size(); ++index)
+        fmt::print("  {:>3}  {}\n", index, sharding::to_string(strategies[index]));
+}
+
 void run_shard(const ShardOptions& options) {
-    const int modes = !options.call.empty() + !options.block.empty() + !options.show.empty();
+    const int modes = !options.call.empty() + !options.block.empty() + !options.show.empty() +
+                      !options.einsum.empty();
     if (modes != 1)
         throw CommandFailure(kExitUsage,
                              "pipelens shard: give one of an op call ('aten.mm(...)'), "
-                             "--block NAME or --show TENSOR");
+                             "--block NAME, --show TENSOR or --einsum EQUATION");
+    if (options.linearity && options.einsum.empty())
+        throw CommandFailure(kExitUsage, "pipelens shard: --linearity goes with --einsum");
+    if (!options.einsum.empty() && !options.out.empty())
+        throw CommandFailure(kExitUsage,
+                             "pipelens shard: --out records op or block decisions; --einsum "
+                             "makes none");
     sharding::DeviceMesh mesh;
     try {
         mesh = sharding::parse_device_mesh(options.mesh, options.device_type,
@@ -89,6 +140,10 @@ void run_shard(const ShardOptions& options) {
         } catch (const std::invalid_argument& error) {
             throw CommandFailure(kExitUsage, fmt::format("pipelens: --show: {}", error.what()));
         }
+        return;
+    }
+    if (!options.einsum.empty()) {
+        print_einsum(options, mesh);
         return;
     }
     std::vector<sharding::ShardingDecision> decisions;
@@ -136,6 +191,10 @@ void add_shard_command(CLI::App& app) {
     command->add_option(
         "--show", options->show,
         "Draw which device holds which part of a tensor, e.g. 'f32[8,8](S(0)S(1))'");
+    command->add_option("--einsum", options->einsum,
+                        "List the strategies of an einsum equation, e.g. 'bmk,kn->bmn'");
+    command->add_flag("--linearity", options->linearity,
+                      "With --einsum: also the all-Partial choice of a linear op");
     command->add_option("--mesh", options->mesh, "Device mesh, e.g. 'dp=2,tp=4' (default tp=4)");
     command->add_option("--device-type", options->device_type, "Device type (default cuda)");
     command->add_option("--devices-per-host", options->devices_per_host,

@@ -14,6 +14,46 @@ int position(const std::string& dims, char dim) {
     return static_cast<int>(dims.find(dim));
 }
 
+bool is_dim_letter(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// Each operand and the output: letters only, none twice (placements name one position per dim).
+void require_plain_operands(const std::string& equation, const EinsumDims& dims) {
+    std::vector<std::string> operands = dims.inputs;
+    operands.push_back(dims.output);
+    for (const std::string& operand : operands)
+        for (std::size_t at = 0; at < operand.size(); ++at) {
+            if (!is_dim_letter(operand[at]))
+                throw std::invalid_argument(fmt::format(
+                    "einsum '{}': dims are single letters (a-z, A-Z), e.g. 'bmk,bkn->bmn'",
+                    equation));
+            if (operand.find(operand[at], at + 1) != std::string::npos)
+                throw std::invalid_argument(fmt::format(
+                    "einsum '{}': dim '{}' appears twice in '{}' (diagonals are not supported)",
+                    equation, operand[at], operand));
+        }
+    for (char dim : dims.output)
+        if (std::none_of(dims.inputs.begin(), dims.inputs.end(), [&](const std::string& input) {
+                return input.find(dim) != std::string::npos;
+            }))
+            throw std::invalid_argument(
+                fmt::format("einsum '{}': output dim '{}' is in no input", equation, dim));
+}
+
+// choices^ndim, or std::invalid_argument once it passes kMaxEinsumStrategies.
+void require_few_strategies(const std::string& equation, std::size_t choices, int ndim) {
+    std::int64_t count = 1;
+    for (int dim = 0; dim < ndim; ++dim) {
+        count *= static_cast<std::int64_t>(choices);
+        if (count > kMaxEinsumStrategies)
+            throw std::invalid_argument(fmt::format(
+                "einsum '{}': {} choices per mesh dim on {} mesh dims make more than {} "
+                "strategies",
+                equation, choices, ndim, kMaxEinsumStrategies));
+    }
+}
+
 }  // namespace
 
 EinsumDims parse_einsum(const std::string& equation) {
@@ -35,6 +75,7 @@ EinsumDims parse_einsum(const std::string& equation) {
     if (dims.inputs.size() > 2)
         throw std::invalid_argument(
             fmt::format("einsum '{}': at most two inputs are supported", equation));
+    require_plain_operands(equation, dims);
     std::set<char> all;
     for (const std::string& input : dims.inputs)
         all.insert(input.begin(), input.end());
@@ -85,6 +126,7 @@ std::vector<OpSpec> einsum_strategies(const std::string& equation, const DeviceM
                            Placement::shard(position(dims.inputs[1], dim))});
     if (linearity)
         choices.emplace_back(inputs + 1, Placement::partial());
+    require_few_strategies(equation, choices.size(), mesh.ndim());
 
     std::vector<OpSpec> strategies;
     std::vector<std::size_t> pick(mesh.ndim(), 0);

@@ -2,10 +2,19 @@
 // alpha-beta model (torch/distributed/tensor/_collective_utils.py): per mesh dim a bandwidth
 // and a latency — 87.7 GB/s and 0.6 us inside a host, 0.22 x that bandwidth and 2.7 us once
 // the devices of that dim and the dims inside it no longer fit on one host — and per
-// collective 6.6 us + hops x latency + (bytes x hops / n) / bandwidth. Mesh dims are walked
-// outermost first; an impossible move (Shard to Partial, another mesh) costs infinity.
+// collective 6.6 us + hops x latency + (bytes x hops / n) / bandwidth.
+//
+// The cost is that of the steps redistribution really runs, in its order (upstream's greedy
+// planner in _redistribute.py): on a mesh of several dims a sharded source is first undone
+// from the innermost mesh dim outwards — a Shard nested under a different outer sharding is
+// gathered on the way — then every mesh dim still differing is set, outermost first. Each
+// step sees the bytes the earlier ones left (a gather grows them, a reduce-scatter or a local
+// split shrinks them). A step no collective can do costs infinity: Shard to Partial, one
+// Partial kind to another (P(avg) to P(sum), a masked partial to a plain one); so does
+// another mesh.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "engine/sharding/dtensor_spec.hpp"
@@ -32,8 +41,27 @@ double allgather_cost(double bytes_gb, const MeshTopology& topology, int mesh_di
 double allreduce_cost(double bytes_gb, const MeshTopology& topology, int mesh_dim);
 double reduce_scatter_cost(double bytes_gb, const MeshTopology& topology, int mesh_dim);
 
-// 0 when equal or when `current` is replicated; infinity across meshes or from Shard to
-// Partial.
+// One step of a redistribution: one mesh dim changes its placement.
+struct RedistributeStep {
+    int mesh_dim = 0;
+    Placement from;
+    Placement to;
+};
+
+// "mesh dim 1: S(0) -> R".
+std::string to_string(const RedistributeStep& step);
+
+// The steps that take `current` to `target`, in the order they run (both on one mesh). A 1-D
+// mesh has exactly one step, which may change nothing.
+std::vector<RedistributeStep> redistribute_steps(const DTensorSpec& current,
+                                                 const DTensorSpec& target);
+
+// 0 when the placements are equal or `current` is replicated; infinity across meshes or when
+// a step cannot be done (see the top of this file).
 double redistribute_cost(const DTensorSpec& current, const DTensorSpec& target);
+
+// Why no redistribution takes `current` to `target` ("" when one does), for error messages:
+// "another device mesh", "mesh dim 0: P(sum) -> P(avg): one Partial kind cannot become another".
+std::string impossible_redistribution(const DTensorSpec& current, const DTensorSpec& target);
 
 }  // namespace pipelens::sharding

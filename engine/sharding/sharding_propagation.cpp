@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/sharding/redistribute_cost.hpp"
 #include "engine/sharding/strategy_utils.hpp"
 
 namespace pipelens::sharding {
@@ -51,6 +52,29 @@ void require_one_mesh(const OpSchema& schema) {
                 "cannot propagate sharding for {}: its arguments live on different device "
                 "meshes, {} and {}; put every argument on the same mesh first",
                 to_string(schema), to_string(tensors.front().mesh), to_string(tensor.mesh)));
+}
+
+// Upstream keeps the cheapest strategy even when every one needs a move no collective can do
+// (its cost is infinite) and then runs it as a no-op, which silently gives a wrong result:
+// add(P(avg), P(sum)) would yield P(avg). pipelens refuses such a plan and says which move.
+void require_possible_moves(const OpSpec& chosen, const OpSchema& schema) {
+    if (!std::isinf(chosen.total_cost()))
+        return;
+    const std::vector<DTensorSpec> arguments = schema.tensor_arguments();
+    for (std::size_t input = 0; input < chosen.inputs.size() && input < arguments.size(); ++input) {
+        const std::string why = impossible_redistribution(arguments[input], chosen.inputs[input]);
+        if (why.empty())
+            continue;
+        throw ShardingError(fmt::format(
+            "Sharding propagation failed for {}: every strategy needs a redistribution no "
+            "collective can do; the cheapest, {}, needs input {} moved from {} to {} ({}); "
+            "redistribute it (e.g. to R) first",
+            to_string(schema), to_string(chosen), input, to_string(arguments[input].placements),
+            to_string(chosen.inputs[input].placements), why));
+    }
+    throw ShardingError(fmt::format(
+        "Sharding propagation failed for {}: every strategy has an infinite redistribution cost",
+        to_string(schema)));
 }
 
 }  // namespace
@@ -120,6 +144,7 @@ ShardingDecision propagate(const OpSchema& schema) {
     }
     decision.chosen = select_strategy(decision.strategy, schema);
     const OpSpec& chosen = decision.chosen_spec();
+    require_possible_moves(chosen, schema);
     for (std::size_t input = 0; input < chosen.inputs.size() && input < tensors.size(); ++input)
         if (!(tensors[input].placements == chosen.inputs[input].placements))
             decision.redistributions.push_back({input, tensors[input], chosen.inputs[input],

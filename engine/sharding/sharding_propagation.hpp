@@ -4,7 +4,9 @@
 //
 // Selection (upstream _select_strategy): the total of each strategy's cost matrix; a negative
 // minimum wins at its first index; a zero minimum prefers a strategy whose input placements
-// already equal the arguments' (the last such one); otherwise the first minimum.
+// already equal the arguments' (the last such one); otherwise the first minimum. A choice whose
+// cost is infinite (a move no collective can do, such as P(sum) -> P(avg)) is refused with a
+// ShardingError naming the move, where upstream would run it as a silent no-op.
 #pragma once
 
 #include <stdexcept>
@@ -39,8 +41,8 @@ struct ShardingDecision {
 std::size_t select_strategy(const OpStrategy& strategy, const OpSchema& schema);
 
 // Throws ShardingError naming the op in schema form: no strategy registered (with the ops that
-// have one), arguments on different meshes, or no strategy that can shard these shapes (with
-// the candidates and why each was left out).
+// have one), arguments on different meshes, no strategy that can shard these shapes (with the
+// candidates and why each was left out), or only strategies that need an impossible move.
 ShardingDecision propagate(const OpSchema& schema);
 
 // The decision as the trace's sharding table stores it: strategies as a JSON list of

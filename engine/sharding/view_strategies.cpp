@@ -1,10 +1,14 @@
 // view/reshape and transpose. A reshape is cut into groups of input dims that become groups
 // of output dims (same element count). A sharded dim keeps its sharding only where the data
 // each device holds stays contiguous: the first dim of a merged group, if its size divides by
-// the devices sharding it; the first piece of a split, if that piece's size does. Elsewhere
-// the input must be replicated first — reshape asks for it, view refuses (upstream's strict
-// view), naming the dim. Transpose swaps the sharded dims.
+// the devices sharding it; the first piece of a split, if that piece's size does. "The devices
+// sharding it" are all the mesh dims that shard that tensor dim together (S(0)S(0) on a 2x2
+// mesh: 4), taken outermost first, so (24,) -> (6, 4) keeps mesh dim 0 (6 / 2) but not mesh
+// dim 1 (6 / 4). Elsewhere the input must be replicated on that mesh dim first — reshape asks
+// for it, view refuses (upstream's strict view), naming the dim. Transpose swaps the sharded
+// dims.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -94,6 +98,97 @@ std::vector<DimGroup> view_groups(const std::vector<std::int64_t>& from,
     return groups;
 }
 
+// What a reshape does to one input dim's sharding: the output dim it moves to (-1: none, the
+// dim vanishes or is not the first of a merged group) and the sizes the devices sharding it
+// must divide.
+struct DimFate {
+    int target = -1;
+    bool vanishes = false;               // a size-1 dim the new shape drops
+    std::optional<std::int64_t> merged;  // the dim's size, when it is merged with others
+    std::optional<std::int64_t> piece;   // the first piece's size, when it is split
+};
+
+std::vector<DimFate> dim_fates(const std::vector<std::int64_t>& from,
+                               const std::vector<std::int64_t>& to) {
+    std::vector<DimFate> fates(from.size());
+    for (const DimGroup& group : view_groups(from, to)) {
+        if (group.outputs.empty())
+            for (int dim : group.inputs)
+                fates[dim].vanishes = true;
+        if (group.inputs.empty() || group.outputs.empty())
+            continue;
+        DimFate& fate = fates[group.inputs.front()];
+        fate.target = group.outputs.front();
+        if (group.inputs.size() > 1)
+            fate.merged = from[group.inputs.front()];
+        if (group.outputs.size() > 1)
+            fate.piece = to[group.outputs.front()];
+    }
+    return fates;
+}
+
+// Why the dim cannot stay sharded over `devices` devices ("" when it can).
+std::string why_not_kept(const DimFate& fate, std::int64_t devices) {
+    if (fate.vanishes)
+        return "(the new shape drops it)";
+    if (fate.target < 0)
+        return "(only the first of merged dims can stay sharded)";
+    if (fate.merged && *fate.merged % devices != 0)
+        return fmt::format("(merged, its size {} does not divide by {})", *fate.merged, devices);
+    if (fate.piece && *fate.piece % devices != 0)
+        return fmt::format("(split, its first piece {} does not divide by {})", *fate.piece,
+                           devices);
+    return "";
+}
+
+std::string mesh_dims_text(const std::vector<int>& dims) {
+    if (dims.size() == 1)
+        return fmt::format("mesh dim {}", dims[0]);
+    const std::vector<int> head(dims.begin(), dims.end() - 1);
+    return fmt::format("mesh dims {} and {}", fmt::join(head, ", "), dims.back());
+}
+
+struct ViewPlacements {
+    std::vector<Placement> wanted;  // of the input
+    std::vector<Placement> out;
+};
+
+// The input and output placements for one producer layout; a strict view throws where a
+// reshape would replicate.
+ViewPlacements view_placements(const OpCall& call, const std::vector<Placement>& source,
+                               const std::vector<DimFate>& fates,
+                               const std::vector<std::int64_t>& to, bool strict) {
+    const std::vector<std::int64_t>& from = call.input(0).tensor.shape;
+    ViewPlacements result{source, source};
+    std::vector<std::vector<int>> kept(from.size());  // mesh dims still sharding each dim
+    std::vector<std::int64_t> devices(from.size(), 1);
+    for (int mesh_dim = 0; mesh_dim < call.mesh.ndim(); ++mesh_dim) {
+        const Placement& placement = source[mesh_dim];
+        if (!placement.is_shard())
+            continue;
+        const int dim = placement.dim;
+        const std::int64_t together = devices[dim] * call.mesh.size(mesh_dim);
+        const std::string why = why_not_kept(fates[dim], together);
+        if (why.empty()) {
+            devices[dim] = together;
+            kept[dim].push_back(mesh_dim);
+            result.out[mesh_dim].dim = fates[dim].target;
+            continue;
+        }
+        if (strict) {
+            std::vector<int> mesh_dims = kept[dim];
+            mesh_dims.push_back(mesh_dim);
+            throw std::invalid_argument(fmt::format(
+                "tensor dim {} (size {}) is sharded on {} ({} devices) and cannot stay "
+                "sharded as shape [{}] {}; reshape it (which replicates it first) or "
+                "redistribute before the view",
+                dim, from[dim], mesh_dims_text(mesh_dims), together, fmt::join(to, ", "), why));
+        }
+        result.wanted[mesh_dim] = result.out[mesh_dim] = Placement::replicate();
+    }
+    return result;
+}
+
 }  // namespace
 
 OpStrategy view_strategy(const OpCall& call) {
@@ -103,49 +198,17 @@ OpStrategy view_strategy(const OpCall& call) {
     if (values.empty())
         throw std::invalid_argument(
             fmt::format("{}: needs the new shape, e.g. [128]", call.schema.op));
-    const std::vector<std::int64_t>& from = input.tensor.shape;
     const std::vector<std::int64_t> to =
         parse_shape(values[0], input.tensor.element_count(), call.schema.op);
-    // Per input dim: where its sharding goes (-1: nowhere) and which mesh dims may keep it.
-    std::vector<int> target_dim(from.size(), -1);
-    std::vector<std::vector<bool>> keeps(from.size(), std::vector<bool>(call.mesh.ndim(), false));
-    for (const DimGroup& group : view_groups(from, to)) {
-        if (group.inputs.empty() || group.outputs.empty())
-            continue;
-        const int first = group.inputs.front();
-        target_dim[first] = group.outputs.front();
-        for (int mesh_dim = 0; mesh_dim < call.mesh.ndim(); ++mesh_dim) {
-            const int devices = call.mesh.size(mesh_dim);
-            const bool merges = group.inputs.size() > 1;
-            const bool splits = group.outputs.size() > 1;
-            keeps[first][mesh_dim] = (!merges || from[first] % devices == 0) &&
-                                     (!splits || to[group.outputs.front()] % devices == 0);
-        }
-    }
+    const std::vector<DimFate> fates = dim_fates(input.tensor.shape, to);
     OpStrategy result;
     for (const OpSpec& producer : call.inputs[0].strategies) {
-        const DTensorSpec& source = producer.output();
-        std::vector<Placement> wanted = source.placements, out = source.placements;
-        for (int mesh_dim = 0; mesh_dim < call.mesh.ndim(); ++mesh_dim) {
-            const Placement& placement = source.placements[mesh_dim];
-            if (!placement.is_shard())
-                continue;
-            if (!keeps[placement.dim][mesh_dim]) {
-                if (strict)
-                    throw std::invalid_argument(fmt::format(
-                        "{}: tensor dim {} (size {}) is sharded on mesh dim {} ({} devices) and "
-                        "cannot stay sharded as shape [{}]; reshape it (which replicates it "
-                        "first) or redistribute before the view",
-                        to_string(call.schema), placement.dim, from[placement.dim], mesh_dim,
-                        call.mesh.size(mesh_dim), fmt::join(to, ", ")));
-                wanted[mesh_dim] = out[mesh_dim] = Placement::replicate();
-                continue;
-            }
-            out[mesh_dim].dim = target_dim[placement.dim];
-        }
+        const ViewPlacements placements =
+            view_placements(call, producer.output().placements, fates, to, strict);
         OpSpec spec;
-        spec.outputs = {DTensorSpec{call.mesh, out, meta_of_shape(to, input.tensor.dtype)}};
-        DTensorSpec target = spec_like(input, wanted);
+        spec.outputs = {
+            DTensorSpec{call.mesh, placements.out, meta_of_shape(to, input.tensor.dtype)}};
+        DTensorSpec target = spec_like(input, placements.wanted);
         spec.redistribute_cost.push_back(redistribute_costs(call.inputs[0], target));
         spec.inputs.push_back(std::move(target));
         result.strategies.push_back(std::move(spec));

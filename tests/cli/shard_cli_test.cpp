@@ -1,7 +1,10 @@
 // `pipelens shard` as a user runs it: one op with its strategies and choice (text and JSON), a
 // block recorded into a trace (sharding table rows, replayable decisions), the layout drawing,
-// and errors with their exit codes.
+// einsum strategy lists against upstream's counts, costs in redistribution order, and errors
+// with their exit codes.
 #include <gtest/gtest.h>
+
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -118,6 +121,83 @@ TEST(ShardCli, ShapesWhoseCountOverflowsInt64AreRefused) {
     EXPECT_EQ(result.err,
               "pipelens: aten.view.default: shape [-2, -32] has a negative size (only one -1, for "
               "an inferred dim, is allowed)\n");
+}
+
+// Upstream's test_op_strategy.py TestEinsumStrategies (1-D mesh of 4, 2-D mesh of 2x2):
+// test_mm_1d_mesh 4, test_mm_2d_mesh 16, test_bmm_1d_mesh 5, test_bmm_2d_mesh 25,
+// test_bmm_diffinndim_2d_mesh 25, test_bmm_diffoutndim_2d_mesh 16, test_pointwise_1d_mesh 5
+// and 5, test_linearity_1d_mesh 6.
+TEST(ShardCli, EinsumListsTheStrategiesUpstreamCounts) {
+    auto result = run_pipelens("shard --einsum 'mk,kn->mn' --mesh tp=4");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "einsum mk,kn->mn on DeviceMesh((tp=4), 'cuda', stride=(1,))\n"
+              "dims: batch -, contracting k, lhs only m, rhs only n\n"
+              "4 strategies:\n"
+              "    0  (R, R) -> R\n"
+              "    1  (S(1), S(0)) -> P(sum)\n"
+              "    2  (S(0), R) -> S(0)\n"
+              "    3  (R, S(1)) -> S(1)\n");
+    const std::vector<std::tuple<std::string, std::string, std::size_t>> cases{
+        {"mk,kn->mn", "tp=4", 4},         {"mk,kn->mn", "dp=2,tp=2", 16},
+        {"bmk,bkn->bmn", "tp=4", 5},      {"bmk,bkn->bmn", "dp=2,tp=2", 25},
+        {"bmk,kn->bmn", "dp=2,tp=2", 25}, {"bmk,k->bm", "dp=2,tp=2", 16},
+        {"abcd,abcd->abcd", "tp=4", 5},   {"bcd,abcd->abcd", "tp=4", 5}};
+    for (const auto& [equation, mesh, count] : cases) {
+        result = run_pipelens("shard --einsum '" + equation + "' --mesh " + mesh + " --json");
+        ASSERT_EQ(result.exit_code, 0) << equation << ": " << result.err;
+        EXPECT_EQ(nlohmann::json::parse(result.out)["strategies"].size(), count) << equation;
+    }
+    const auto linear = nlohmann::json::parse(
+        run_pipelens("shard --einsum 'abcd,abcd->abcd' --linearity --mesh tp=4 --json").out);
+    EXPECT_EQ(linear["strategies"].size(), 6u);
+    EXPECT_EQ(linear["strategies"][5], "(P(sum), P(sum)) -> P(sum)");
+    EXPECT_EQ(linear["batch"], "abcd");
+    result = run_pipelens("shard --einsum 'ii->i'");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: --einsum: einsum 'ii->i': dim 'i' appears twice in 'ii' (diagonals are "
+              "not supported)\n");
+    EXPECT_EQ(run_pipelens("shard --linearity 'aten.relu(f32[8](R))'").exit_code, 2);
+    EXPECT_EQ(run_pipelens("shard --einsum 'mk,kn->mn' --out x.db").exit_code, 2);
+}
+
+// dp=2 x tp=8, 8 devices per host: gathering S(0)S(0) to RS(0) gathers tp first, then dp across
+// hosts with the whole 2 MiB (upstream's redistribution order, test_redistribute_cost_with_order),
+// so it costs as much as gathering everything and more than gathering tp alone.
+TEST(ShardCli, CostsFollowTheOrderRedistributionRuns) {
+    const auto result = run_pipelens(
+        "shard 'aten.mm(f32[1024,512](S(0)S(0)), f32[512,256](RR))' --mesh dp=2,tp=8 --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    const auto& decision = json["decisions"][0];
+    EXPECT_EQ(decision["chosen_strategy"], "(S(0)S(0), RR) -> S(0)S(0)");
+    const auto& strategies = decision["strategies"];
+    EXPECT_EQ(strategies[2]["strategy"], "(RS(0), RR) -> RS(0)");
+    EXPECT_NEAR(strategies[2]["total"].get<double>(), 80.4582, 1e-4);
+    EXPECT_EQ(strategies[0]["total"], strategies[2]["total"]);  // (RR, RR) -> RR
+    EXPECT_EQ(strategies[8]["strategy"], "(S(0)R, RR) -> S(0)R");
+    EXPECT_NEAR(strategies[8]["total"].get<double>(), 20.5434, 1e-4);
+}
+
+// Upstream: P(sum) -> P(avg) costs infinity (test_redistribute_cost_partial_to_different_
+// partial_is_infinite); a view splitting a dim sharded over 2x2 must divide by 4 (_view_ops.py).
+TEST(ShardCli, ImpossibleMovesAndViewsFailWithTheirReason) {
+    auto result = run_pipelens("shard 'aten.add(f32[8](P(avg)), f32[8](P(sum)))' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("needs input 1 moved from P(sum) to P(avg) (mesh dim 0: P(sum) -> "
+                              "P(avg): one Partial kind cannot become another)"),
+              std::string::npos)
+        << result.err;
+    result = run_pipelens("shard 'aten.view(f32[24](S(0)S(0)), [6, 4])' --mesh dp=2,tp=2");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("(split, its first piece 6 does not divide by 4)"), std::string::npos)
+        << result.err;
+    result = run_pipelens("shard 'aten.reshape(f32[24](S(0)S(0)), [6, 4])' --mesh dp=2,tp=2");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("redistribute input 0: S(0)S(0) -> S(0)R (7.2003 us)"),
+              std::string::npos)
+        << result.out;
 }
 
 }  // namespace

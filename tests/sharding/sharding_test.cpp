@@ -1,16 +1,22 @@
 // The sharding model against upstream DTensor: printed forms, strategy lists in upstream's
 // order for the listed ops on 1-D and 2-D meshes (counts as upstream's test_op_strategy
 // expects them), costs worked by hand from the alpha-beta formulas, the choice with its tie
-// rules, readable errors, whole blocks, and the layout drawing.
+// rules, readable errors, whole blocks, and the layout drawing. The tests after the drawing
+// turn upstream's late-2025 test expectations (named in each) into pipelens terms: the
+// redistribution order, Partial kinds, views over several mesh dims, embedding's masked partial.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
+#include <map>
+
+#include <fmt/format.h>
 
 #include "engine/sharding/einsum_strategy.hpp"
 #include "engine/sharding/op_text.hpp"
 #include "engine/sharding/redistribute_cost.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
+#include "engine/sharding/sharding_propagation.hpp"
 #include "engine/sharding/sharding_visualize.hpp"
 #include "engine/sharding/strategy_utils.hpp"
 
@@ -347,6 +353,253 @@ TEST(ShardingVisualize, DrawsWhichDeviceHoldsWhichBlock) {
               "rows 4-7    cuda:1, cuda:3\n");
     EXPECT_THROW(visualize_sharding(parse_tensor_spec("f32[2,2,2](RR)", dp2tp2)),
                  std::invalid_argument);
+}
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// One collective on a mesh dim of `devices` with the topology constants (bytes before it).
+double collective(double bytes, int devices, int hops, bool inter_host = false) {
+    const double bandwidth = kIntraHostBandwidthGbPerS * (inter_host ? 0.22 : 1.0);
+    return 6.6 + hops * (inter_host ? 2.7 : 0.6) +
+           (bytes / kGiB * hops / devices) / bandwidth * 1e6;
+}
+
+std::vector<std::string> step_texts(const DTensorSpec& from, const char* to) {
+    std::vector<std::string> result;
+    for (const RedistributeStep& step :
+         redistribute_steps(from, spec_like(from, parse_placements(to))))
+        result.push_back(to_string(step));
+    return result;
+}
+
+// Upstream's greedy planner (_redistribute.py, generate_greedy_transform_infos, whose docstring
+// has this very example) and test_op_strategy.py TestCostModel.test_redistribute_cost_with_order:
+// S(0)S(0) -> RS(0) gathers mesh dim 1, then mesh dim 0 with twice the bytes, then splits again,
+// so it costs more than S(0)S(0) -> S(0)R. The old walk over mesh dims 0..n-1 priced both alike.
+TEST(RedistributeCost, StepsRunInnermostFirstAndPayForWhatEarlierStepsGathered) {
+    const DTensorSpec nested = parse_tensor_spec("f32[4,4](S(0)S(0))", dp2tp2);  // 64 bytes
+    EXPECT_EQ(step_texts(nested, "RS(0)"),
+              (std::vector<std::string>{"mesh dim 1: S(0) -> R", "mesh dim 0: S(0) -> R",
+                                        "mesh dim 1: R -> S(0)"}));
+    EXPECT_EQ(step_texts(nested, "S(0)R"), (std::vector<std::string>{"mesh dim 1: S(0) -> R"}));
+    const double inner_only =
+        redistribute_cost(nested, spec_like(nested, parse_placements("S(0)R")));
+    const double both = redistribute_cost(nested, spec_like(nested, parse_placements("RS(0)")));
+    EXPECT_NEAR(inner_only, collective(32, 2, 1), 1e-9);
+    EXPECT_NEAR(both, collective(32, 2, 1) + collective(64, 2, 1), 1e-9);
+    EXPECT_GT(both, inner_only);
+    // P(sum) on mesh dim 1 is reduce-scattered before mesh dim 0 gathers the smaller result.
+    const DTensorSpec mixed = parse_tensor_spec("f32[4,4](S(0)P(sum))", dp2tp2);
+    EXPECT_EQ(step_texts(mixed, "RS(1)"),
+              (std::vector<std::string>{"mesh dim 1: P(sum) -> S(1)", "mesh dim 0: S(0) -> R"}));
+    EXPECT_NEAR(redistribute_cost(mixed, spec_like(mixed, parse_placements("RS(1)"))),
+                collective(32, 2, 1) + collective(32, 2, 1), 1e-9);
+    // Sources without shards (only Partials) are walked outermost first, as upstream.
+    const DTensorSpec partials = parse_tensor_spec("f32[4,4](P(sum)P(sum))", dp2tp2);
+    EXPECT_EQ(
+        step_texts(partials, "S(0)S(0)"),
+        (std::vector<std::string>{"mesh dim 0: P(sum) -> S(0)", "mesh dim 1: P(sum) -> S(0)"}));
+    EXPECT_EQ(step_texts(parse_tensor_spec("f32[4](S(0))", tp4), "S(0)"),
+              (std::vector<std::string>{"mesh dim 0: S(0) -> S(0)"}));
+}
+
+// dp=2 x tp=8 with 8 devices per host: mesh dim 0 crosses hosts. Gathering S(0)S(0) to RS(0)
+// runs the inter-host gather second, on the whole 2 MiB tensor (the old walk charged it 1/8).
+TEST(RedistributeCost, ACrossHostGatherAfterAnInnerOneMovesTheFullTensor) {
+    const DeviceMesh mesh = parse_device_mesh("dp=2,tp=8", "cuda", 8);
+    const DTensorSpec nested = parse_tensor_spec("f32[1024,512](S(0)S(0))", mesh);
+    const double bytes = 2.0 * 1024 * 1024;
+    EXPECT_NEAR(redistribute_cost(nested, spec_like(nested, parse_placements("RS(0)"))),
+                collective(bytes / 2, 8, 7) + collective(bytes, 2, 1, true), 1e-9);
+    EXPECT_NEAR(redistribute_cost(nested, spec_like(nested, parse_placements("RR"))),
+                collective(bytes / 2, 8, 7) + collective(bytes, 2, 1, true), 1e-9);
+}
+
+// test_op_strategy.py TestCostModel: test_redistribute_cost_mesh_1d, _mesh_2d and
+// test_redistribute_cost_partial_to_different_partial_is_infinite.
+TEST(RedistributeCost, UpstreamCostModelExpectations) {
+    const DTensorSpec shard = parse_tensor_spec("f32[10,10](S(0))", tp4);
+    const DTensorSpec replicate = spec_like(shard, parse_placements("R"));
+    const DTensorSpec partial = spec_like(shard, parse_placements("P(sum)"));
+    for (const DTensorSpec& spec : {shard, replicate, partial})
+        EXPECT_EQ(redistribute_cost(spec, spec), 0);
+    const double gather = redistribute_cost(shard, replicate);
+    const double scatter = redistribute_cost(partial, shard);
+    EXPECT_DOUBLE_EQ(gather, scatter);
+    EXPECT_LT(redistribute_cost(partial, replicate) + 1, gather + scatter);
+    EXPECT_TRUE(std::isinf(redistribute_cost(shard, partial)));
+    const DTensorSpec shard2 = parse_tensor_spec("f32[8,8](S(0)S(0))", dp2tp2);
+    const DTensorSpec partial2 = spec_like(shard2, parse_placements("P(sum)P(sum)"));
+    const DTensorSpec replicate2 = spec_like(shard2, parse_placements("RR"));
+    const double allreduce = redistribute_cost(partial2, replicate2);
+    EXPECT_NEAR(allreduce, 2 * collective(256, 2, 2), 1e-9);
+    EXPECT_GT(allreduce, redistribute_cost(shard2, replicate2));
+    EXPECT_GT(allreduce, redistribute_cost(partial2, shard2));
+    const DTensorSpec sum = parse_tensor_spec("f32[10,10](P(sum))", tp4);
+    const DTensorSpec avg = spec_like(sum, parse_placements("P(avg)"));
+    EXPECT_TRUE(std::isinf(redistribute_cost(sum, avg)));
+    EXPECT_TRUE(std::isinf(redistribute_cost(avg, sum)));
+    EXPECT_EQ(impossible_redistribution(avg, sum),
+              "mesh dim 0: P(avg) -> P(sum): one Partial kind cannot become another");
+    EXPECT_EQ(impossible_redistribution(avg, replicate), "");
+}
+
+std::map<std::string, double> totals(const OpStrategy& strategy) {
+    std::map<std::string, double> result;
+    for (const OpSpec& spec : strategy.strategies)
+        result[to_string(spec)] = spec.total_cost();
+    return result;
+}
+
+// test_op_strategy.py TestCostModel.test_redistribute_cost_latency: one all-reduce of the
+// Partial input beats three collectives, and it is the cheapest of all.
+TEST(ShardingSelection, AddmmPrefersOneAllReduceOverThreeCollectives) {
+    const ShardingDecision decision = propagate(
+        parse_op_call("aten.addmm(f32[8](S(0)), f32[50,6](P(sum)), f32[6,8](S(1)))", tp4));
+    const auto costs = totals(decision.strategy);
+    EXPECT_LT(costs.at("(S(0), R, S(1)) -> S(1)"), costs.at("(R, S(0), R) -> S(0)"));
+    EXPECT_NEAR(costs.at("(S(0), R, S(1)) -> S(1)"), collective(50 * 6 * 4, 4, 6), 1e-9);
+    EXPECT_TRUE(std::isinf(costs.at("(P(sum), S(1), S(0)) -> P(sum)")));  // S(0) bias -> P
+    EXPECT_EQ(to_string(decision.chosen_spec()), "(S(0), R, S(1)) -> S(1)");
+}
+
+// test_op_strategy.py TestCostModel.test_mm_strategies and test_bmm_strategies: inputs already
+// laid out as a strategy wants cost [[0], [0]] and need no redistribution.
+TEST(ShardingSelection, InputsLaidOutAsAStrategyWantsAreNotMoved) {
+    const auto check = [](const std::string& op, const char* left, const char* right,
+                          const std::string& lhs, const std::string& rhs) {
+        const ShardingDecision decision = propagate(
+            parse_op_call(fmt::format("{}({}({}), {}({}))", op, left, lhs, right, rhs), tp4));
+        EXPECT_TRUE(decision.redistributions.empty()) << op << " " << lhs << " " << rhs;
+        EXPECT_EQ(decision.chosen_spec().redistribute_cost,
+                  (std::vector<std::vector<double>>{{0.0}, {0.0}}));
+        EXPECT_EQ(to_string(decision.chosen_spec().inputs[0].placements), lhs);
+    };
+    for (const auto& [lhs, rhs] : std::vector<std::pair<std::string, std::string>>{
+             {"S(0)", "R"}, {"R", "S(1)"}, {"S(1)", "S(0)"}, {"R", "R"}})
+        check("aten.mm", "f32[6,8]", "f32[8,12]", lhs, rhs);
+    for (const auto& [lhs, rhs] : std::vector<std::pair<std::string, std::string>>{
+             {"S(0)", "S(0)"}, {"S(1)", "R"}, {"R", "S(2)"}, {"S(2)", "S(1)"}, {"R", "R"}})
+        check("aten.bmm", "f32[8,6,8]", "f32[8,8,12]", lhs, rhs);
+}
+
+OpStrategy generated(const std::string& text, const DeviceMesh& mesh) {
+    OpCall call;
+    call.schema = parse_op_call(text, mesh);
+    call.mesh = mesh;
+    for (const DTensorSpec& tensor : call.schema.tensor_arguments())
+        call.inputs.push_back(strategy_of(tensor));
+    return find_strategy(call.schema.op)(call);
+}
+
+// test_pointwise_ops.py: test_partial_replicate_add (P(avg) + R stays P(avg), no collective),
+// test_mul_partial (P * P all-reduces one side; P(max) * R replicates). Mixing Partial kinds
+// follows the first input as upstream's common_pointwise_strategy does, and moving P(sum) to
+// P(avg) costs infinity (_compute_placement_transition_cost), so nothing can run it.
+TEST(ShardingPartials, KindsSurviveLinearOpsAndNeverTurnIntoOneAnother) {
+    for (const char* kind : {"sum", "avg"}) {
+        const ShardingDecision decision = propagate(
+            parse_op_call(fmt::format("aten.add(f32[2,2](P({0})), f32[2,1](R))", kind), tp4));
+        EXPECT_EQ(texts(decision.strategy),
+                  (std::vector<std::string>{fmt::format("(P({0}), P({0})) -> P({0})", kind)}));
+        EXPECT_EQ(decision.chosen_spec().total_cost(), 0);
+    }
+    const ShardingDecision squared =
+        propagate(parse_op_call("aten.mul(f32[2,2](P(sum)), f32[2,2](P(sum)))", tp4));
+    EXPECT_EQ(to_string(squared.chosen_spec()), "(P(sum), R) -> P(sum)");
+    EXPECT_NEAR(squared.chosen_spec().total_cost(), collective(16, 4, 6), 1e-9);
+    EXPECT_EQ(texts(strategies_of("aten.mul(f32[8,8](P(avg)), f32[8,8](R))", tp4)),
+              (std::vector<std::string>{"(P(avg), R) -> P(avg)"}));
+    EXPECT_EQ(texts(strategies_of("aten.mul(f32[8,8](P(max)), f32[8,8](R))", tp4)),
+              (std::vector<std::string>{"(R, R) -> R"}));
+    const OpStrategy mixed = generated("aten.add(f32[8](P(avg)), f32[8](P(sum)))", tp4);
+    ASSERT_EQ(texts(mixed), (std::vector<std::string>{"(P(avg), P(avg)) -> P(avg)"}));
+    EXPECT_EQ(mixed.strategies[0].redistribute_cost[0], (std::vector<double>{0.0}));
+    EXPECT_TRUE(std::isinf(mixed.strategies[0].redistribute_cost[1][0]));
+    EXPECT_EQ(invalid_argument_of([] {
+                  propagate(parse_op_call("aten.add(f32[8](P(avg)), f32[8](P(sum)))", tp4));
+              }),
+              "Sharding propagation failed for aten.add.Tensor(Spec(f32[8](P(avg))), "
+              "Spec(f32[8](P(sum)))) on DeviceMesh((tp=4), 'cuda', stride=(1,))): every strategy "
+              "needs a redistribution no collective can do; the cheapest, (P(avg), P(avg)) -> "
+              "P(avg), needs input 1 moved from P(sum) to P(avg) (mesh dim 0: P(sum) -> P(avg): "
+              "one Partial kind cannot become another); redistribute it (e.g. to R) first");
+}
+
+// test_embedding_ops.py: test_sharded_embedding_rowwise (row-wise weight gives a masked
+// partial that one all-reduce completes) and test_multiple_embeddings_rowwise (masked partials
+// of different weight shapes differ, so neither can stand for the other).
+TEST(ShardingPartials, RowWiseEmbeddingGivesAMaskedPartialThatOneAllReduceCompletes) {
+    const ShardingDecision decision =
+        propagate(parse_op_call("aten.embedding(f32[10,20](S(0)), i64[8,8](R))", tp4));
+    const DTensorSpec& output = decision.chosen_spec().output();
+    EXPECT_EQ(to_string(output.placements), "MaskP(sum, torch.Size([10, 20]), 0)");
+    EXPECT_EQ(step_texts(output, "R"),
+              (std::vector<std::string>{"mesh dim 0: MaskP(sum, torch.Size([10, 20]), 0) -> R"}));
+    EXPECT_NEAR(redistribute_cost(output, spec_like(output, {Placement::replicate()})),
+                collective(8 * 8 * 20 * 4, 4, 6), 1e-9);
+    const DTensorSpec narrow = spec_like(output, {Placement::mask_partial({10, 23}, 0)});
+    const DTensorSpec wide = spec_like(output, {Placement::mask_partial({10, 29}, 0)});
+    EXPECT_FALSE(narrow.placements == wide.placements);
+    EXPECT_TRUE(std::isinf(redistribute_cost(narrow, wide)));
+    EXPECT_TRUE(std::isinf(redistribute_cost(narrow, spec_like(narrow, {Placement::partial()}))));
+}
+
+// A dim sharded on several mesh dims keeps its sharding through a view only where its size
+// divides by all their devices together. Upstream: _view_ops.py propagate_shape_and_sharding
+// ("the dimension needs to be divisible by the product of mesh sizes"), test_view_ops.py
+// test_dtensor_flatten_2d (S(0)S(0) of (6, 4) -> (24,) on 2x2 is an error: 6 / 2 / 2 is uneven)
+// and test_dtensor_unflatten_1d (a first factor the mesh does not divide is an error).
+TEST(ShardingStrategies, AViewOverSeveralMeshDimsDividesByTheirProduct) {
+    EXPECT_EQ(invalid_argument_of(
+                  [] { propagate(parse_op_call("aten.view(f32[24](S(0)S(0)), [6, 4])", dp2tp2)); }),
+              "Sharding propagation failed for aten.view.default(Spec(f32[24](S(0)[0]S(0)[1])), "
+              "[6, 4]) on DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))): tensor dim 0 (size "
+              "24) is sharded on mesh dims 0 and 1 (4 devices) and cannot stay sharded as shape "
+              "[6, 4] (split, its first piece 6 does not divide by 4); reshape it (which "
+              "replicates it first) or redistribute before the view");
+    // reshape replicates only what cannot stay: mesh dim 0 keeps (6 / 2), mesh dim 1 gathers.
+    const ShardingDecision reshaped =
+        propagate(parse_op_call("aten.reshape(f32[24](S(0)S(0)), [6, 4])", dp2tp2));
+    EXPECT_EQ(to_string(reshaped.chosen_spec()), "(S(0)R) -> S(0)R");
+    EXPECT_NEAR(reshaped.chosen_spec().total_cost(), collective(48, 2, 1), 1e-9);
+    EXPECT_EQ(texts(strategies_of("aten.view(f32[48](S(0)S(0)), [12, 4])", dp2tp2)),
+              (std::vector<std::string>{"(S(0)S(0)) -> S(0)S(0)"}));
+    EXPECT_NE(invalid_argument_of([] {
+                  propagate(parse_op_call("aten.view(f32[6,4](S(0)S(0)), [24])", dp2tp2));
+              }).find("(merged, its size 6 does not divide by 4)"),
+              std::string::npos);
+    EXPECT_EQ(texts(strategies_of("aten.view(f32[8,4](S(0)S(0)), [32])", dp2tp2)),
+              (std::vector<std::string>{"(S(0)S(0)) -> S(0)S(0)"}));
+    EXPECT_NE(invalid_argument_of([] {
+                  propagate(parse_op_call("aten.view(f32[24](S(0)), [6, 4])", tp4));
+              }).find("on mesh dim 0 (4 devices)"),
+              std::string::npos);
+    EXPECT_EQ(texts(strategies_of("aten.view(f32[24](S(0)), [8, 3])", tp4)),
+              (std::vector<std::string>{"(S(0)) -> S(0)"}));
+}
+
+// test_op_strategy.py TestEinsumDims (test_bmm_dims, test_free_dims) and equations the
+// strategies cannot express.
+TEST(ShardingStrategies, EinsumDimsAndEquationsRefused) {
+    const EinsumDims bmm = parse_einsum("bcmk,bckn->bcmn");
+    EXPECT_EQ(bmm.batch, "bc");
+    EXPECT_EQ(bmm.contracting, "k");
+    const EinsumDims free = parse_einsum("abc,ab->abc");
+    EXPECT_EQ(free.batch, "ab");
+    EXPECT_EQ(free.lhs_only, "c");
+    EXPECT_EQ(invalid_argument_of([] { parse_einsum("ii->i"); }),
+              "einsum 'ii->i': dim 'i' appears twice in 'ii' (diagonals are not supported)");
+    EXPECT_EQ(invalid_argument_of([] { parse_einsum("mk,kn->mz"); }),
+              "einsum 'mk,kn->mz': output dim 'z' is in no input");
+    EXPECT_EQ(invalid_argument_of([] { parse_einsum("m k->m"); }),
+              "einsum 'm k->m': dims are single letters (a-z, A-Z), e.g. 'bmk,bkn->bmn'");
+    EXPECT_EQ(invalid_argument_of([] {
+                  einsum_strategies("abcdefghij,abcdefghij->abcdefghij",
+                                    parse_device_mesh("a=1,b=1,c=1,d=1,e=1"));
+              }),
+              "einsum 'abcdefghij,abcdefghij->abcdefghij': 11 choices per mesh dim on 5 mesh "
+              "dims make more than 100000 strategies");
 }
 
 }  // namespace
