@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/cli/ci_gates.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/progress_bar.hpp"
@@ -25,6 +26,7 @@ struct SimulateOptions {
     ExperimentOptions experiment;
     std::string out;
     bool json = false;
+    GateOptions gates;
 };
 
 // Simulates and records at once: the writer is opened first, so a file that cannot take the run
@@ -48,6 +50,18 @@ std::pair<sim::SimulationResult, std::int64_t> simulate_into(
     return {std::move(recorded.result), recorded.run_id};
 }
 
+// The highest rank's peak; unknown when no rank holds memory (a cost model without sizes).
+GateFigures gate_figures(const std::string& subject, const sim::SimulationResult& result) {
+    GateFigures figures{subject, result.step_time_ns, result.bubble_ratio, std::nullopt, -1};
+    for (const sim::RankResult& rank : result.ranks)
+        if (rank.peak_memory_bytes > 0 &&
+            (!figures.peak_memory_bytes || rank.peak_memory_bytes > *figures.peak_memory_bytes)) {
+            figures.peak_memory_bytes = rank.peak_memory_bytes;
+            figures.peak_memory_rank = rank.rank;
+        }
+    return figures;
+}
+
 RunFigures figures_of(const sim::SimulationResult& result) {
     RunFigures figures;
     figures.step_time_ns = result.step_time_ns;
@@ -58,6 +72,7 @@ RunFigures figures_of(const sim::SimulationResult& result) {
 }
 
 void run_simulate(const SimulateOptions& options) {
+    const GateLimits limits = gate_limits(options.gates);  // a bad limit stops before any work
     Experiment experiment = load_experiment(options.experiment);
     // The simulation runs on what the recorded state holds, so a replay rebuilds exactly what
     // was simulated.
@@ -76,18 +91,23 @@ void run_simulate(const SimulateOptions& options) {
     else
         std::tie(result, run_id) = simulate_into(options, experiment, lowered, costs, recording);
     const RunFigures figures = figures_of(result);
-
+    const std::string subject =
+        fmt::format("{} pp={} v={} m={}", lowered.name, experiment.shape.rank_count,
+                    experiment.shape.stages_per_rank, experiment.shape.microbatch_count);
     if (options.json) {
         fmt::print("{}\n", run_figures_json(figures, run_id).dump());
-        return;
+    } else {
+        const std::string title =
+            subject + (experiment.name.empty() ? "" : fmt::format(" ({})", experiment.name));
+        fmt::print("{}", format_run_figures(title, figures));
+        if (run_id)
+            fmt::print("recorded as run {} in {}\n", *run_id, options.out);
     }
-    const std::string title =
-        fmt::format("{} pp={} v={} m={}{}", lowered.name, experiment.shape.rank_count,
-                    experiment.shape.stages_per_rank, experiment.shape.microbatch_count,
-                    experiment.name.empty() ? "" : fmt::format(" ({})", experiment.name));
-    fmt::print("{}", format_run_figures(title, figures));
-    if (run_id)
-        fmt::print("recorded as run {} in {}\n", *run_id, options.out);
+    // After the figures and the recorded run: a failed gate loses nothing.
+    if (limits.any() || !options.gates.junit.empty()) {
+        const GateFigures gated = gate_figures(subject, result);
+        enforce_gates(options.gates, "pipelens simulate", {{gated, check_gates(limits, gated)}});
+    }
 }
 
 }  // namespace
@@ -99,6 +119,7 @@ void add_simulate_command(CLI::App& app) {
     add_experiment_options(*command, options->experiment);
     command->add_option("--out", options->out, "Trace file (SQLite) to record the run in");
     command->add_flag("--json", options->json, "Print one JSON object instead of a table");
+    add_gate_options(*command, options->gates);
     command->callback([options] { run_simulate(*options); });
 }
 

@@ -1,0 +1,64 @@
+// CI gates: limits a headless run checks its figures against (`simulate`, `sweep` and `plan`
+// take `--max-step-time`, `--max-bubble`, `--max-memory`), and the JUnit XML report CI
+// systems show as tests (`--junit FILE`).
+//
+// Invariants: a limit is checked only when given; every gate checked is one JUnit test case,
+// passed or failed, so a report never silently drops a gate; a failure's message names the
+// figure, the limit and by how much it was exceeded, in the units the flag takes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace pipelens::cli {
+
+// The flags as given (parsed by gate_limits, so a bad value names its flag).
+struct GateOptions {
+    std::optional<std::string> max_step_time;  // a duration: "12ms", "850us"
+    std::optional<std::string> max_bubble;     // a ratio "0.2" or a percentage "20%"
+    std::optional<std::string> max_memory;     // a size per rank: "70GiB"
+    std::string junit;                         // JUnit XML report to write; "" = none
+};
+
+void add_gate_options(CLI::App& command, GateOptions& options);
+
+struct GateLimits {
+    std::optional<std::int64_t> max_step_time_ns;
+    std::optional<double> max_bubble_ratio;
+    std::optional<std::int64_t> max_memory_bytes;
+    bool any() const { return max_step_time_ns || max_bubble_ratio || max_memory_bytes; }
+};
+
+// Throws CommandFailure (exit 2) naming the flag for a value that does not parse.
+GateLimits gate_limits(const GateOptions& options);
+
+// What the gates look at, for one run or configuration.
+struct GateFigures {
+    std::string subject;  // "Interleaved1F1B pp=4 v=2 m=8": names the JUnit test cases
+    std::int64_t step_time_ns = 0;
+    double bubble_ratio = 0;
+    std::optional<std::int64_t> peak_memory_bytes;  // the highest rank's; nullopt: not known
+    int peak_memory_rank = -1;
+};
+
+struct GateResult {
+    std::string gate;  // "max-step-time", "max-bubble", "max-memory"
+    bool passed = true;
+    std::string message;  // "step time 12.40 ms exceeds --max-step-time 10 ms by 2.40 ms (24.0%)"
+};
+
+// One result per limit given, in flag order.
+std::vector<GateResult> check_gates(const GateLimits& limits, const GateFigures& figures);
+
+// Writes the JUnit report (when options.junit is set) and prints each failure on stderr, one
+// line each; throws CommandFailure with exit 1 (and no further text) when a gate failed. `suite`
+// names the test suite ("pipelens simulate").
+void enforce_gates(const GateOptions& options, const std::string& suite,
+                   const std::vector<std::pair<GateFigures, std::vector<GateResult>>>& checked);
+
+}  // namespace pipelens::cli

@@ -1,0 +1,100 @@
+// CI gates as a CI job uses them: `simulate` with --max-step-time, --max-bubble and
+// --max-memory on a closed-form case (GPipe pp=4 m=8, 1 us per F, I and W: step 33 us, bubble
+// 3/11), the exit codes, one line per exceeded limit with by how much, the JUnit report, a
+// run recorded before a gate fails, and bad limits.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "tests/cli/run_pipelens.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::read_file;
+using testing::run_pipelens;
+
+constexpr const char* kGPipe = "simulate --schedule GPipe --pp 4 --m 8 --f 1 --i 1 --w 1";
+
+std::filesystem::path scratch(const std::string& name) {
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("pipelens_gates_" + std::to_string(::getpid()) + "_" + name);
+    std::filesystem::remove(path);
+    return path;
+}
+
+TEST(CiGates, ExceededLimitsFailWithOneLineEachSayingByHowMuch) {
+    const auto result =
+        run_pipelens(std::string(kGPipe) + " --max-step-time 30us --max-bubble 20%");
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_NE(result.out.find("step time"), std::string::npos);  // the figures still print
+    EXPECT_EQ(result.err,
+              "pipelens: GPipe pp=4 v=1 m=8: gate failed: step time 33.000 us exceeds "
+              "--max-step-time 30.000 us by 3.000 us (10.0%)\n"
+              "pipelens: GPipe pp=4 v=1 m=8: gate failed: bubble ratio 27.27% exceeds "
+              "--max-bubble 20.00% by 7.27 points\n");
+}
+
+TEST(CiGates, LimitsMetExitZeroAndTheJUnitReportHasOneCasePerGate) {
+    const auto junit = scratch("pass.xml");
+    const auto result = run_pipelens(
+        std::string(kGPipe) + " --max-step-time 33us --max-bubble 0.3 --junit " + junit.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(read_file(junit),
+              "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+              "<testsuites tests=\"2\" failures=\"0\">\n"
+              "  <testsuite name=\"pipelens simulate\" tests=\"2\" failures=\"0\" errors=\"0\" "
+              "skipped=\"0\" time=\"0\">\n"
+              "    <testcase classname=\"pipelens simulate.GPipe pp=4 v=1 m=8\" "
+              "name=\"max-step-time\" time=\"0\"></testcase>\n"
+              "    <testcase classname=\"pipelens simulate.GPipe pp=4 v=1 m=8\" "
+              "name=\"max-bubble\" time=\"0\"></testcase>\n"
+              "  </testsuite>\n</testsuites>\n");
+}
+
+TEST(CiGates, AFailedGateIsAFailureInTheReportAndTheRecordedRunIsKept) {
+    const auto junit = scratch("fail.xml");
+    const auto trace = scratch("run.db");
+    // GPipe keeps all 8 microbatches' activations on rank 0 at once: 8 MiB.
+    const auto result =
+        run_pipelens(std::string(kGPipe) + " --activation-bytes 1MiB --max-memory 6MiB --out " +
+                     trace.string() + " --junit " + junit.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_EQ(result.err,
+              "pipelens: GPipe pp=4 v=1 m=8: gate failed: peak memory 8.0 MiB (rank 0) exceeds "
+              "--max-memory 6.0 MiB by 2.0 MiB (33.3%)\n");
+    const std::string report = read_file(junit);
+    EXPECT_NE(report.find("tests=\"1\" failures=\"1\""), std::string::npos) << report;
+    EXPECT_NE(report.find("<failure type=\"gate\" message=\"peak memory 8.0 MiB (rank 0) exceeds "),
+              std::string::npos)
+        << report;
+    const auto summary = run_pipelens("summary " + trace.string());
+    EXPECT_EQ(summary.exit_code, 0) << summary.err;
+}
+
+TEST(CiGates, AMemoryLimitOnARunWithoutMemoryFiguresFailsRatherThanPasses) {
+    const auto result = run_pipelens(std::string(kGPipe) + " --max-memory 1GiB");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("--max-memory 1.0 GiB cannot be checked: the run has no memory "
+                              "figures"),
+              std::string::npos)
+        << result.err;
+}
+
+TEST(CiGates, BadLimitsAreUsageErrorsNamingTheFlag) {
+    const auto ratio = run_pipelens(std::string(kGPipe) + " --max-bubble lots");
+    EXPECT_EQ(ratio.exit_code, 2);
+    EXPECT_EQ(ratio.err, "pipelens: --max-bubble: 'lots' is not a ratio; give 0.2 or 20%\n");
+    const auto duration = run_pipelens(std::string(kGPipe) + " --max-step-time 5parsecs");
+    EXPECT_EQ(duration.exit_code, 2);
+    EXPECT_EQ(duration.err.rfind("pipelens: --max-step-time: ", 0), 0u) << duration.err;
+    const auto junit =
+        run_pipelens(std::string(kGPipe) + " --max-bubble 0.5 --junit /nonexistent/dir/report.xml");
+    EXPECT_EQ(junit.exit_code, 2);
+    EXPECT_EQ(junit.err, "pipelens: --junit: cannot write /nonexistent/dir/report.xml\n");
+}
+
+}  // namespace
+}  // namespace pipelens
