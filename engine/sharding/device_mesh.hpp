@@ -1,6 +1,6 @@
 // DeviceMesh: devices arranged in named dimensions (dp=2, tp=4), row-major, with how many
-// devices share a host (links inside a host are faster; the cost model needs it). Printing
-// follows upstream: `DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))`.
+// devices share a host and the links inside and between hosts (the cost model needs both).
+// Printing follows upstream: `DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))`.
 #pragma once
 
 #include <string>
@@ -9,11 +9,26 @@
 
 namespace pipelens::sharding {
 
+// The links a collective runs over. The defaults are upstream's cost-model constants
+// (_collective_utils.py MeshTopoInfo: 87.7 GB/s and 0.6 us inside a host, 0.22 x that bandwidth
+// and 2.7 us between hosts, 6.6 us per collective); a planner sets them from the cluster's data
+// sheet instead.
+struct MeshLinks {
+    double intra_host_gb_per_s = 87.7;
+    double intra_host_latency_us = 0.6;
+    double inter_host_gb_per_s = 87.7 * 0.22;
+    double inter_host_latency_us = 2.7;
+    double collective_latency_us = 6.6;  // per collective, whatever the link
+
+    friend bool operator==(const MeshLinks&, const MeshLinks&) = default;
+};
+
 struct DeviceMesh {
     std::vector<std::string> dim_names;  // empty: unnamed dims
     std::vector<int> shape;
     std::string device_type = "cuda";
     int devices_per_host = 8;
+    MeshLinks links;
 
     int ndim() const { return static_cast<int>(shape.size()); }
     int size() const;  // all devices

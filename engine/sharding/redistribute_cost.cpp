@@ -17,7 +17,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 double collective_cost(double bytes_gb, int hops, const MeshTopology& topology, int mesh_dim) {
     const int devices = topology.devices[mesh_dim];
-    return kBaseCollectiveLatencyUs + hops * topology.latency_us[mesh_dim] +
+    return topology.collective_latency_us + hops * topology.latency_us[mesh_dim] +
            (bytes_gb * hops / devices) / topology.bandwidth_gb_per_s[mesh_dim] * 1e6;
 }
 
@@ -76,16 +76,17 @@ double step_cost(const RedistributeStep& step, const MeshTopology& topology, dou
 
 MeshTopology MeshTopology::of(const DeviceMesh& mesh) {
     MeshTopology topology;
-    topology.bandwidth_gb_per_s.assign(mesh.ndim(), kIntraHostBandwidthGbPerS);
-    topology.latency_us.assign(mesh.ndim(), kIntraHostLatencyUs);
+    topology.bandwidth_gb_per_s.assign(mesh.ndim(), mesh.links.intra_host_gb_per_s);
+    topology.latency_us.assign(mesh.ndim(), mesh.links.intra_host_latency_us);
     topology.devices.assign(mesh.ndim(), 1);
+    topology.collective_latency_us = mesh.links.collective_latency_us;
     long long inner = 1;
     for (int dim = mesh.ndim() - 1; dim >= 0; --dim) {
         topology.devices[dim] = mesh.size(dim);
         inner *= mesh.size(dim);
         if (inner > mesh.devices_per_host) {
-            topology.bandwidth_gb_per_s[dim] *= kInterHostBandwidthFactor;
-            topology.latency_us[dim] = kInterHostLatencyUs;
+            topology.bandwidth_gb_per_s[dim] = mesh.links.inter_host_gb_per_s;
+            topology.latency_us[dim] = mesh.links.inter_host_latency_us;
         }
     }
     return topology;

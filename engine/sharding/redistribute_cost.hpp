@@ -1,8 +1,9 @@
 // What moving a tensor from one spec to another costs, in microseconds, with upstream's
 // alpha-beta model (torch/distributed/tensor/_collective_utils.py): per mesh dim a bandwidth
-// and a latency — 87.7 GB/s and 0.6 us inside a host, 0.22 x that bandwidth and 2.7 us once
-// the devices of that dim and the dims inside it no longer fit on one host — and per
-// collective 6.6 us + hops x latency + (bytes x hops / n) / bandwidth.
+// and a latency — the mesh's intra-host link, or its inter-host link once the devices of that
+// dim and the dims inside it no longer fit on one host (MeshLinks; upstream's constants by
+// default) — and per collective: collective latency + hops x latency + (bytes x hops / n) /
+// bandwidth.
 //
 // The cost is that of the steps redistribution really runs, in its order (upstream's greedy
 // planner in _redistribute.py): on a mesh of several dims a sharded source is first undone
@@ -25,15 +26,12 @@ struct MeshTopology {
     std::vector<double> bandwidth_gb_per_s;
     std::vector<double> latency_us;
     std::vector<int> devices;
+    double collective_latency_us = 0;
 
     static MeshTopology of(const DeviceMesh& mesh);
 };
 
-inline constexpr double kBaseCollectiveLatencyUs = 6.6;
-inline constexpr double kIntraHostBandwidthGbPerS = 87.7;
-inline constexpr double kIntraHostLatencyUs = 0.6;
-inline constexpr double kInterHostBandwidthFactor = 0.22;
-inline constexpr double kInterHostLatencyUs = 2.7;
+inline constexpr double kIntraHostBandwidthGbPerS = MeshLinks{}.intra_host_gb_per_s;
 inline constexpr double kShardToShardPenaltyUs = 1.0;
 
 // `bytes_gb`: bytes / 1024^3 as each device holds them before the collective.

@@ -57,28 +57,28 @@ DTensorSpec tensor(const DeviceMesh& mesh, std::vector<std::int64_t> shape, std:
     return spec;
 }
 
-constexpr std::int64_t kBatch = 8, kSequence = 128, kHidden = 512, kHeads = 8, kVocabulary = 32000;
-
-Block mlp_block(const DeviceMesh& mesh, const MeshRoles& roles) {
+Block mlp_block(const DeviceMesh& mesh, const MeshRoles& roles, const BlockShape& shape) {
     Block block;
-    block.tensors.emplace("x", tensor(mesh, {kBatch * kSequence, kHidden}, "f32", 0, -1, roles));
-    block.tensors.emplace("w1", tensor(mesh, {kHidden, 4 * kHidden}, "f32", -1, 1, roles));
-    block.tensors.emplace("w2", tensor(mesh, {4 * kHidden, kHidden}, "f32", -1, 0, roles));
+    const std::int64_t tokens = shape.batch * shape.sequence, hidden = shape.hidden;
+    block.tensors.emplace("x", tensor(mesh, {tokens, hidden}, shape.dtype, 0, -1, roles));
+    block.tensors.emplace("w1", tensor(mesh, {hidden, 4 * hidden}, shape.dtype, -1, 1, roles));
+    block.tensors.emplace("w2", tensor(mesh, {4 * hidden, hidden}, shape.dtype, -1, 0, roles));
     block.ops = {{"aten.mm.default", {"x", "w1"}, "h"},
                  {"aten.gelu.default", {"h"}, "a"},
                  {"aten.mm.default", {"a", "w2"}, "y"}};
     return block;
 }
 
-Block attention_block(const DeviceMesh& mesh, const MeshRoles& roles) {
+Block attention_block(const DeviceMesh& mesh, const MeshRoles& roles, const BlockShape& shape) {
     Block block;
-    const std::int64_t tokens = kBatch * kSequence, head_dim = kHidden / kHeads;
-    block.tensors.emplace("x", tensor(mesh, {tokens, kHidden}, "f32", 0, -1, roles));
+    const std::int64_t tokens = shape.batch * shape.sequence, hidden = shape.hidden;
+    const std::int64_t head_dim = hidden / shape.heads;
+    block.tensors.emplace("x", tensor(mesh, {tokens, hidden}, shape.dtype, 0, -1, roles));
     for (const char* weight : {"wq", "wk", "wv"})
-        block.tensors.emplace(weight, tensor(mesh, {kHidden, kHidden}, "f32", -1, 1, roles));
-    block.tensors.emplace("wo", tensor(mesh, {kHidden, kHidden}, "f32", -1, 0, roles));
+        block.tensors.emplace(weight, tensor(mesh, {hidden, hidden}, shape.dtype, -1, 1, roles));
+    block.tensors.emplace("wo", tensor(mesh, {hidden, hidden}, shape.dtype, -1, 0, roles));
     const std::string heads_shape =
-        fmt::format("=[{}, {}, {}, {}]", kBatch, kSequence, kHeads, head_dim);
+        fmt::format("=[{}, {}, {}, {}]", shape.batch, shape.sequence, shape.heads, head_dim);
     for (const std::string name : {"q", "k", "v"}) {
         block.ops.push_back({"aten.mm.default", {"x", "w" + name}, name});
         block.ops.push_back({"aten.view.default", {name, heads_shape}, name + "4"});
@@ -88,16 +88,18 @@ Block attention_block(const DeviceMesh& mesh, const MeshRoles& roles) {
         {"aten._scaled_dot_product_flash_attention.default", {"qh", "kh", "vh"}, "attention"});
     block.ops.push_back({"aten.transpose.int", {"attention", "=1", "=2"}, "o4"});
     block.ops.push_back(
-        {"aten.reshape.default", {"o4", fmt::format("=[{}, {}]", tokens, kHidden)}, "o"});
+        {"aten.reshape.default", {"o4", fmt::format("=[{}, {}]", tokens, hidden)}, "o"});
     block.ops.push_back({"aten.mm.default", {"o", "wo"}, "y"});
     return block;
 }
 
-Block embedding_block(const DeviceMesh& mesh, const MeshRoles& roles) {
+Block embedding_block(const DeviceMesh& mesh, const MeshRoles& roles, const BlockShape& shape) {
     Block block;
-    block.tensors.emplace("ids", tensor(mesh, {kBatch, kSequence}, "i64", 0, -1, roles));
-    block.tensors.emplace("table", tensor(mesh, {kVocabulary, kHidden}, "f32", -1, 0, roles));
-    block.tensors.emplace("positions", tensor(mesh, {kSequence, kHidden}, "f32", -1, -1, roles));
+    block.tensors.emplace("ids", tensor(mesh, {shape.batch, shape.sequence}, "i64", 0, -1, roles));
+    block.tensors.emplace(
+        "table", tensor(mesh, {shape.vocabulary, shape.hidden}, shape.dtype, -1, 0, roles));
+    block.tensors.emplace("positions",
+                          tensor(mesh, {shape.sequence, shape.hidden}, shape.dtype, -1, -1, roles));
     block.ops = {{"aten.embedding.default", {"table", "ids"}, "e"},
                  {"aten.add.Tensor", {"e", "positions"}, "y"}};
     return block;
@@ -109,15 +111,22 @@ std::vector<std::string> block_names() {
     return {"mlp", "attention", "embedding"};
 }
 
-std::vector<ShardingDecision> propagate_block(const std::string& name, const DeviceMesh& mesh) {
+std::vector<ShardingDecision> propagate_block(const std::string& name, const DeviceMesh& mesh,
+                                              const BlockShape& shape) {
+    if (shape.batch < 1 || shape.sequence < 1 || shape.hidden < 1 || shape.heads < 1 ||
+        shape.vocabulary < 1 || shape.hidden % shape.heads != 0)
+        throw std::invalid_argument(fmt::format(
+            "block {}: batch, sequence, hidden, heads and vocabulary must be positive and hidden "
+            "({}) divisible by heads ({})",
+            name, shape.hidden, shape.heads));
     const MeshRoles roles = roles_of(mesh);
     Block block;
     if (name == "mlp")
-        block = mlp_block(mesh, roles);
+        block = mlp_block(mesh, roles, shape);
     else if (name == "attention")
-        block = attention_block(mesh, roles);
+        block = attention_block(mesh, roles, shape);
     else if (name == "embedding")
-        block = embedding_block(mesh, roles);
+        block = embedding_block(mesh, roles, shape);
     else
         throw std::invalid_argument(fmt::format("--block {}: unknown block (use {})", name,
                                                 fmt::join(block_names(), ", ")));

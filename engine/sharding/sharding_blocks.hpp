@@ -8,6 +8,7 @@
 // weights over the dim named `tp` (else the last).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,21 @@ namespace pipelens::sharding {
 
 std::vector<std::string> block_names();  // mlp, attention, embedding
 
-// std::invalid_argument for an unknown block; ShardingError when an op cannot be propagated.
-std::vector<ShardingDecision> propagate_block(const std::string& block, const DeviceMesh& mesh);
+// The sizes a block's tensors take: batch x sequence tokens of width hidden, MLP width 4 x
+// hidden, `heads` attention heads. The defaults are a small example; a planner gives a
+// model's own.
+struct BlockShape {
+    std::int64_t batch = 8;
+    std::int64_t sequence = 128;
+    std::int64_t hidden = 512;
+    std::int64_t heads = 8;
+    std::int64_t vocabulary = 32000;
+    std::string dtype = "f32";
+};
+
+// std::invalid_argument for an unknown block or a shape whose hidden size does not divide by
+// its heads; ShardingError when an op cannot be propagated.
+std::vector<ShardingDecision> propagate_block(const std::string& block, const DeviceMesh& mesh,
+                                              const BlockShape& shape = {});
 
 }  // namespace pipelens::sharding

@@ -602,5 +602,41 @@ TEST(ShardingStrategies, EinsumDimsAndEquationsRefused) {
               "dims make more than 100000 strategies");
 }
 
+// A planner's blocks: GPT-3 175B's layer (s = 2048, h = 12288, 96 heads, bf16) on tp = 8. The
+// Megatron split needs no communication inside either block; each ends Partial(sum) on tp,
+// and the one all-reduce that finishes it moves the layer's whole output (s b h x 2 bytes).
+TEST(ShardingBlocks, AModelsOwnShapeKeepsTheMegatronSplitAndCostsItsOutputReduction) {
+    const DeviceMesh mesh = parse_device_mesh("tp=8");
+    const BlockShape gpt3{1, 2048, 12288, 96, 51200, "bf16"};
+    for (const char* name : {"mlp", "attention"}) {
+        const auto decisions = propagate_block(name, mesh, gpt3);
+        for (const auto& decision : decisions)
+            EXPECT_TRUE(decision.redistributions.empty()) << to_string(decision.schema);
+        const DTensorSpec out = decisions.back().chosen_spec().output();
+        EXPECT_EQ(out.tensor.shape, (std::vector<std::int64_t>{2048, 12288})) << name;
+        EXPECT_EQ(to_string(out.placements), "P(sum)") << name;
+        const double bytes = 2048.0 * 12288 * 2;
+        EXPECT_NEAR(redistribute_cost(out, spec_like(out, parse_placements("R"))),
+                    6.6 + 14 * 0.6 + (bytes / kGiB * 14 / 8) / 87.7 * 1e6, 1e-6);
+    }
+    EXPECT_THROW(propagate_block("mlp", mesh, BlockShape{1, 2048, 12288, 100, 51200, "bf16"}),
+                 std::invalid_argument);  // 12288 does not divide by 100 heads
+}
+
+// The links come from the mesh: a cluster's own NVLink and network figures replace upstream's
+// constants, inside a host for the inner dim and between hosts once a dim spans them.
+TEST(RedistributeCost, TheMeshsOwnLinksSetEachCollectivesLatencyAndBandwidth) {
+    DeviceMesh mesh = parse_device_mesh("dp=4,tp=8", "cuda", 8);
+    mesh.links = {450, 1.0, 50, 5.0, 10.0};
+    const DTensorSpec partial = parse_tensor_spec("bf16[4096,4096](P(sum)P(sum))", mesh);
+    const double bytes = 4096.0 * 4096 * 2 / kGiB;
+    const double inner = 10.0 + 14 * 1.0 + (bytes * 14 / 8) / 450 * 1e6;
+    const double outer = 10.0 + 6 * 5.0 + (bytes * 6 / 4) / 50 * 1e6;
+    EXPECT_NEAR(redistribute_cost(partial, spec_like(partial, parse_placements("P(sum)R"))), inner,
+                1e-6);
+    EXPECT_NEAR(redistribute_cost(partial, spec_like(partial, parse_placements("RP(sum)"))), outer,
+                1e-6);
+}
+
 }  // namespace
 }  // namespace pipelens::sharding
