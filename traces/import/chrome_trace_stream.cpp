@@ -18,11 +18,8 @@
 //  - the buffer grows only when a single event fills most of it, up to kMaxBuffer (64 MiB).
 #include "traces/import/chrome_trace_stream.hpp"
 
+#include "traces/import/byte_source.hpp"
 #include "traces/import/decimal_text.hpp"
-
-#include <fcntl.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -45,142 +42,6 @@ namespace {
 constexpr std::size_t kInitialBuffer = 256 * 1024;
 constexpr std::size_t kMaxBuffer = 64 * 1024 * 1024;
 constexpr std::size_t kPadding = 16;  // readable bytes after the sentinel (16-byte loads)
-constexpr std::size_t kCompressedChunk = 256 * 1024;
-
-// Where the parser's bytes come from: a file, memory, or zlib over either.
-class ByteSource {
-  public:
-    virtual ~ByteSource() = default;
-    // Up to `capacity` bytes into `out`; returns 0 only at the end of the input.
-    virtual std::size_t read(char* out, std::size_t capacity) = 0;
-};
-
-class MemorySource final : public ByteSource {
-  public:
-    explicit MemorySource(std::string_view text) : rest_(text) {}
-    std::size_t read(char* out, std::size_t capacity) override {
-        const std::size_t n = std::min(capacity, rest_.size());
-        std::memcpy(out, rest_.data(), n);
-        rest_.remove_prefix(n);
-        return n;
-    }
-
-  private:
-    std::string_view rest_;
-};
-
-class FileSource final : public ByteSource {
-  public:
-    explicit FileSource(const std::string& path) : path_(path) {
-        fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd_ < 0)
-            throw ImportError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-    }
-    FileSource(const FileSource&) = delete;
-    FileSource& operator=(const FileSource&) = delete;
-    ~FileSource() override { ::close(fd_); }
-
-    std::size_t read(char* out, std::size_t capacity) override {
-        for (;;) {
-            const ssize_t n = ::read(fd_, out, capacity);
-            if (n >= 0)
-                return static_cast<std::size_t>(n);
-            if (errno != EINTR)
-                throw ImportError(fmt::format("{}: cannot read: {}", path_, std::strerror(errno)));
-        }
-    }
-
-  private:
-    std::string path_;
-    int fd_ = -1;
-};
-
-// The first bytes of `inner`, already read to look at the magic number, then the rest of it.
-class PeekedSource final : public ByteSource {
-  public:
-    PeekedSource(ByteSource& inner, std::string_view head) : inner_(inner), head_(head) {}
-    std::size_t read(char* out, std::size_t capacity) override {
-        if (head_.empty())
-            return inner_.read(out, capacity);
-        const std::size_t n = std::min(capacity, head_.size());
-        std::memcpy(out, head_.data(), n);
-        head_.remove_prefix(n);
-        return n;
-    }
-
-  private:
-    ByteSource& inner_;
-    std::string_view head_;  // points into the caller's array
-};
-
-// zlib's inflate over compressed bytes; gzip or zlib headers (windowBits 15 + 32), and
-// concatenated gzip members read as one stream, as gunzip does.
-class GzipSource final : public ByteSource {
-  public:
-    GzipSource(ByteSource& compressed, const std::string& name)
-        : compressed_(compressed), name_(name), input_(new char[kCompressedChunk]) {
-        if (inflateInit2(&stream_, 15 + 32) != Z_OK)
-            throw ImportError(fmt::format("{}: cannot start gzip decompression", name_));
-    }
-    GzipSource(const GzipSource&) = delete;
-    GzipSource& operator=(const GzipSource&) = delete;
-    ~GzipSource() override { inflateEnd(&stream_); }
-
-    std::size_t read(char* out, std::size_t capacity) override;
-
-  private:
-    [[noreturn]] void fail(int status) const;
-
-    ByteSource& compressed_;
-    const std::string& name_;
-    std::unique_ptr<char[]> input_;
-    z_stream stream_{};
-    bool input_ended_ = false;
-    bool member_ended_ = false;
-    std::uint64_t earlier_members_ = 0;  // compressed bytes of the members before this one
-};
-
-std::size_t GzipSource::read(char* out, std::size_t capacity) {
-    const auto wanted = static_cast<uInt>(std::min<std::size_t>(capacity, UINT_MAX));
-    stream_.next_out = reinterpret_cast<Bytef*>(out);
-    stream_.avail_out = wanted;
-    while (stream_.avail_out == wanted) {
-        if (stream_.avail_in == 0 && !input_ended_) {
-            const std::size_t n = compressed_.read(input_.get(), kCompressedChunk);
-            input_ended_ = n == 0;
-            stream_.next_in = reinterpret_cast<Bytef*>(input_.get());
-            stream_.avail_in = static_cast<uInt>(n);
-        }
-        if (member_ended_) {
-            if (stream_.avail_in == 0) {
-                if (input_ended_)
-                    break;
-                continue;
-            }
-            earlier_members_ += stream_.total_in;  // another member follows
-            inflateReset(&stream_);
-            member_ended_ = false;
-        }
-        const int status = inflate(&stream_, Z_NO_FLUSH);
-        if (status == Z_STREAM_END) {
-            member_ended_ = true;
-        } else if (status == Z_BUF_ERROR && stream_.avail_in == 0) {  // needs more input
-            if (input_ended_)
-                throw ImportError(fmt::format(
-                    "{}: the gzip stream ends early after {} compressed bytes (truncated file?)",
-                    name_, earlier_members_ + stream_.total_in));
-        } else if (status != Z_OK) {
-            fail(status);
-        }
-    }
-    return wanted - stream_.avail_out;
-}
-
-void GzipSource::fail(int status) const {
-    throw ImportError(fmt::format("{}: corrupt gzip stream at compressed byte {}: {}", name_,
-                                  earlier_members_ + stream_.total_in,
-                                  stream_.msg ? stream_.msg : zError(status)));
-}
 
 // A piece of the current event's text: an offset from the event's start in the buffer, or
 // from the start of the scratch string where an unescaped copy was needed.
