@@ -1,0 +1,76 @@
+// Tensor- and data-parallel collective costs from engine/sharding (parallel_costs.hpp).
+#include "sim/parallel_costs.hpp"
+
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "engine/sharding/redistribute_cost.hpp"
+#include "engine/sharding/sharding_blocks.hpp"
+#include "engine/sharding/strategy_utils.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::int64_t microseconds_to_ns(double microseconds) {
+    return std::llround(microseconds * 1000);
+}
+
+// What a block costs on the tp mesh: the redistributions its ops asked for plus the reduction
+// of its Partial(sum) output to Replicate.
+double block_cost_us(const std::string& name, const sharding::DeviceMesh& mesh,
+                     const sharding::BlockShape& shape) {
+    double cost = 0;
+    const auto decisions = sharding::propagate_block(name, mesh, shape);
+    for (const auto& decision : decisions)
+        for (const auto& move : decision.redistributions)
+            cost += move.cost_us;
+    const sharding::DTensorSpec out = decisions.back().chosen_spec().output();
+    sharding::DTensorSpec replicated = out;
+    replicated.placements.assign(out.placements.size(), sharding::Placement::replicate());
+    return cost + sharding::redistribute_cost(out, replicated);
+}
+
+}  // namespace
+
+TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::int64_t hidden,
+                                                   std::int64_t heads, std::int64_t vocabulary,
+                                                   std::int64_t microbatch_size, int tp,
+                                                   int gpus_per_host,
+                                                   const sharding::MeshLinks& links) {
+    if (tp <= 1)
+        return {};
+    if (hidden % tp != 0 || heads % tp != 0)
+        throw std::invalid_argument(fmt::format(
+            "tp {} must divide the hidden size ({}) and the heads ({})", tp, hidden, heads));
+    sharding::DeviceMesh mesh =
+        sharding::parse_device_mesh(fmt::format("tp={}", tp), "cuda", gpus_per_host);
+    mesh.links = links;
+    const sharding::BlockShape shape{microbatch_size, sequence, hidden, heads, vocabulary, "bf16"};
+    const double per_pass_us =
+        block_cost_us("attention", mesh, shape) + block_cost_us("mlp", mesh, shape);
+    const std::int64_t per_pass = microseconds_to_ns(per_pass_us);
+    return {per_pass, per_pass};
+}
+
+std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus_per_host,
+                                     bool zero1, const sharding::MeshLinks& links) {
+    if (dp <= 1)
+        return 0;
+    // dp outer, tp inner: the dp dim crosses hosts once tp x dp does not fit in one.
+    sharding::DeviceMesh mesh =
+        sharding::parse_device_mesh(fmt::format("dp={},tp={}", dp, tp), "cuda", gpus_per_host);
+    mesh.links = links;
+    const sharding::MeshTopology topology = sharding::MeshTopology::of(mesh);
+    const double gradients_gb = parameters * 4 / kGiB;
+    if (!zero1)
+        return microseconds_to_ns(sharding::allreduce_cost(gradients_gb, topology, 0));
+    const double weights_gb = parameters * 2 / kGiB;
+    return microseconds_to_ns(sharding::reduce_scatter_cost(gradients_gb, topology, 0) +
+                              sharding::allgather_cost(weights_gb, topology, 0));
+}
+
+}  // namespace pipelens::sim

@@ -1,0 +1,39 @@
+// The collectives a 3D-parallel transformer step runs besides its pipeline transfers, priced
+// by engine/sharding (the same blocks, redistribution rules and alpha-beta links `pipelens
+// shard` shows), never by a second formula:
+// - tensor parallel, per layer and microbatch: the Megatron attention and MLP blocks sharded
+//   over a tp mesh; each ends Partial(sum), and its reduction (an all-reduce, or with sequence
+//   parallelism a reduce-scatter plus the next block's all-gather, the same bytes) is paid in
+//   the forward and again, mirrored, in the backward;
+// - data parallel, per step: the gradients of one GPU's shard all-reduced over dp (with ZeRO-1
+//   reduce-scattered, and the updated 16-bit weights all-gathered).
+//
+// Ranks are laid out as Megatron does: tp innermost, then dp, then pp, so a tp group shares a
+// host while tp <= GPUs per host, and a dp group spans hosts once tp x dp exceeds it.
+#pragma once
+
+#include <cstdint>
+
+#include "engine/sharding/device_mesh.hpp"
+
+namespace pipelens::sim {
+
+struct TensorParallelLayerCost {
+    std::int64_t forward_ns = 0;
+    std::int64_t backward_ns = 0;
+};
+
+// One layer's tensor-parallel collectives for one microbatch of `microbatch_size` sequences;
+// zero when tp = 1. Throws std::invalid_argument when hidden or heads do not divide by tp.
+TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::int64_t hidden,
+                                                   std::int64_t heads, std::int64_t vocabulary,
+                                                   std::int64_t microbatch_size, int tp,
+                                                   int gpus_per_host,
+                                                   const sharding::MeshLinks& links);
+
+// The data-parallel gradient reduction of `parameters` (one GPU's shard) for one step; zero
+// when dp = 1. Gradients are reduced in fp32 (4 bytes); ZeRO-1 all-gathers the 16-bit weights.
+std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus_per_host,
+                                     bool zero1, const sharding::MeshLinks& links);
+
+}  // namespace pipelens::sim

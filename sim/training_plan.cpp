@@ -1,0 +1,261 @@
+// The planner (training_plan.hpp): layouts enumerated from the divisors of the GPU count, each
+// priced by building the cost model a real step of it would have and simulating it.
+#include "sim/training_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/lower.hpp"
+#include "sim/cost_model.hpp"
+#include "sim/parallel_costs.hpp"
+#include "sim/simulator.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+std::vector<int> divisors(int n) {
+    std::vector<int> result;
+    for (int d = 1; d <= n; ++d)
+        if (n % d == 0)
+            result.push_back(d);
+    return result;
+}
+
+template <typename T>
+bool allowed(const std::optional<T>& pin, T value) {
+    return !pin || *pin == value;
+}
+
+// The pins checked against the model and the cluster one by one, so an impossible one is
+// named by its rule rather than reported as "no layout".
+void check_pins(const ModelSpec& model, const ClusterSpec& cluster, const PlanPins& pins) {
+    const GptShape& shape = model.shape;
+    if (pins.tp && (cluster.gpus % *pins.tp != 0 || shape.hidden % *pins.tp != 0 ||
+                    shape.heads % *pins.tp != 0))
+        throw PlanError(
+            fmt::format("--tp {}: must divide the GPUs ({}), the hidden size ({}) "
+                        "and the heads ({})",
+                        *pins.tp, cluster.gpus, shape.hidden, shape.heads));
+    if (pins.pp && (cluster.gpus % *pins.pp != 0 || shape.layers % *pins.pp != 0))
+        throw PlanError(fmt::format("--pp {}: must divide the GPUs ({}) and the layers ({})",
+                                    *pins.pp, cluster.gpus, shape.layers));
+    if (pins.tp && pins.pp && pins.dp && *pins.tp * *pins.pp * *pins.dp != cluster.gpus)
+        throw PlanError(fmt::format("--tp {} x --pp {} x --dp {} must equal the GPUs ({})",
+                                    *pins.tp, *pins.pp, *pins.dp, cluster.gpus));
+    if (pins.dp && pins.microbatch_size && pins.m &&
+        *pins.dp * *pins.microbatch_size * *pins.m != model.global_batch)
+        throw PlanError(
+            fmt::format("--dp {} x --microbatch-size {} x --m {} must equal the global batch ({})",
+                        *pins.dp, *pins.microbatch_size, *pins.m, model.global_batch));
+}
+
+// The schedule shapes a (tp, pp, dp, microbatch size) can run, pins applied.
+void add_schedules(PlanLayout layout, const ModelSpec& model, const PlanOptions& options,
+                   std::vector<PlanLayout>& out) {
+    std::vector<ScheduleKind> kinds = options.schedules;
+    if (options.pins.schedule)
+        kinds = {*options.pins.schedule};
+    for (const ScheduleKind kind : kinds) {
+        std::vector<int> vs = {1};
+        if (is_multi_stage(kind))
+            vs = options.pins.v ? std::vector<int>{*options.pins.v} : options.virtual_stages;
+        for (const int v : vs) {
+            if (model.shape.layers % (layout.pp * v) != 0)
+                continue;
+            try {
+                validate_shape({kind, layout.pp, v, layout.m});
+            } catch (const ScheduleConfigError&) {
+                continue;
+            }
+            layout.schedule = kind;
+            layout.v = v;
+            out.push_back(layout);
+        }
+    }
+}
+
+// One layer's work per microbatch on one GPU, in FLOPs: the Zero Bubble split (F, I, W) over tp,
+// with what recompute repeats charged to I.
+struct LayerWork {
+    double forward = 0, input = 0, weight = 0;
+};
+
+LayerWork layer_work(const GptShape& shape, int microbatch_size, int tp, Recompute recompute) {
+    const double s = static_cast<double>(shape.sequence), h = static_cast<double>(shape.hidden);
+    const double sbh = s * microbatch_size * h;
+    LayerWork work{sbh * (24 * h + 4 * s) / tp, sbh * (24 * h + 8 * s) / tp, sbh * 24 * h / tp};
+    if (recompute == Recompute::full)
+        work.input += work.forward;
+    else if (recompute == Recompute::selective)
+        work.input += sbh * 4 * s / tp;
+    return work;
+}
+
+Link link_of(double gb_per_s, double latency_us) {
+    return {std::llround(latency_us * 1000), gb_per_s};
+}
+
+// The cost model of one step of `layout`: every stage the same layers, the last adding the
+// output layer (logits), tensor-parallel collectives inside F and I.
+CostModel step_cost_model(const PlanLayout& layout, const ModelSpec& model,
+                          const ClusterSpec& cluster, const PlanOptions& options,
+                          const TensorParallelLayerCost& tp_cost) {
+    const GptShape& shape = model.shape;
+    const int stages = layout.pp * layout.v;
+    const std::int64_t layers = shape.layers / stages;
+    const double flops_per_ns = cluster.peak_tflops * cluster.achieved_fraction * 1e3;
+    const LayerWork work = layer_work(shape, layout.microbatch_size, layout.tp, options.recompute);
+    const double logits = 2.0 * shape.sequence * layout.microbatch_size * shape.hidden *
+                          static_cast<double>(shape.vocabulary) / layout.tp;
+    const std::int64_t held =
+        layers * layer_activation_bytes(shape, layout.microbatch_size, layout.tp, options.recompute,
+                                        options.sequence_parallel);
+    const std::int64_t boundary = shape.sequence * layout.microbatch_size * shape.hidden * 2 /
+                                  (options.sequence_parallel ? layout.tp : 1);
+    CostModel costs;
+    for (int stage = 0; stage < stages; ++stage) {
+        const double extra = stage + 1 == stages ? logits : 0;
+        StageCost cost;
+        cost.forward_ns =
+            std::llround(layers * work.forward / flops_per_ns + extra / flops_per_ns) +
+            layers * tp_cost.forward_ns;
+        cost.input_ns = std::llround(layers * work.input / flops_per_ns + extra / flops_per_ns) +
+                        layers * tp_cost.backward_ns;
+        cost.weight_ns = std::llround(layers * work.weight / flops_per_ns + extra / flops_per_ns);
+        costs.stages.push_back(cost);
+        costs.activation_bytes.push_back(boundary);
+        costs.held_activation_bytes.push_back(held);
+    }
+    costs.intra_host =
+        link_of(cluster.links.intra_host_gb_per_s, cluster.links.intra_host_latency_us);
+    costs.inter_host =
+        link_of(cluster.links.inter_host_gb_per_s, cluster.links.inter_host_latency_us);
+    // Megatron's rank order (tp, then dp, then pp): neighbouring stages are tp x dp GPUs apart.
+    costs.ranks_per_host = std::max(1, cluster.gpus_per_host / (layout.tp * layout.dp));
+    return costs;
+}
+
+// One GPU's parameters on the most loaded rank: its layers over tp, and the first rank's word
+// and position embeddings (the last rank's output layer shares the word embedding's weights,
+// as in Megatron, and holds its own copy: the same count).
+double rank_parameters(const PlanLayout& layout, const GptShape& shape) {
+    const double layers = static_cast<double>(shape.layers) / layout.pp;
+    const double embedding =
+        static_cast<double>(shape.vocabulary + shape.sequence) * static_cast<double>(shape.hidden);
+    return (layers * gpt_layer_parameter_count(shape.hidden) + embedding) / layout.tp;
+}
+
+}  // namespace
+
+std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& cluster,
+                                     const PlanOptions& options) {
+    const PlanPins& pins = options.pins;
+    check_pins(model, cluster, pins);
+    std::vector<PlanLayout> layouts;
+    for (const int tp : divisors(cluster.gpus)) {
+        const bool tp_fits = pins.tp ? true : tp <= cluster.gpus_per_host;
+        if (!allowed(pins.tp, tp) || !tp_fits || model.shape.hidden % tp != 0 ||
+            model.shape.heads % tp != 0)
+            continue;
+        for (const int pp : divisors(cluster.gpus / tp)) {
+            const int dp = cluster.gpus / (tp * pp);
+            if (!allowed(pins.pp, pp) || !allowed(pins.dp, dp) || model.shape.layers % pp != 0)
+                continue;
+            std::vector<int> sizes = options.microbatch_sizes;
+            if (pins.microbatch_size)
+                sizes = {*pins.microbatch_size};
+            for (const int size : sizes) {
+                if (model.global_batch % (static_cast<std::int64_t>(dp) * size) != 0)
+                    continue;
+                const auto m = static_cast<int>(model.global_batch / (dp * size));
+                if (allowed(pins.m, m))
+                    add_schedules({tp, pp, dp, ScheduleKind::one_f_one_b, 1, size, m}, model,
+                                  options, layouts);
+            }
+        }
+    }
+    if (layouts.empty())
+        throw PlanError(fmt::format(
+            "no layout of {} GPUs fits: tp must divide the hidden size ({}) and heads ({}), pp "
+            "the layers ({}), and dp x microbatch size the global batch ({}); the schedule must "
+            "accept pp and m",
+            cluster.gpus, model.shape.hidden, model.shape.heads, model.shape.layers,
+            model.global_batch));
+    return layouts;
+}
+
+double step_flops(const ModelSpec& model, Recompute recompute) {
+    const GptShape& shape = model.shape;
+    const double b = static_cast<double>(model.global_batch),
+                 s = static_cast<double>(shape.sequence);
+    const double h = static_cast<double>(shape.hidden), l = static_cast<double>(shape.layers);
+    const double v = static_cast<double>(shape.vocabulary);
+    const double forward_layer = 24 * b * s * h * h + 4 * b * s * s * h;
+    double layer = 3 * forward_layer;  // forward, then a backward of twice its work
+    if (recompute == Recompute::full)
+        layer += forward_layer;
+    else if (recompute == Recompute::selective)
+        layer += 4 * b * s * s * h;  // the attention scores, computed again
+    return l * layer + 6 * b * s * h * v;
+}
+
+PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
+                           const ClusterSpec& cluster, const PlanOptions& options) {
+    const GptShape& shape = model.shape;
+    const TensorParallelLayerCost tp_cost = tensor_parallel_layer_cost(
+        shape.sequence, shape.hidden, shape.heads, shape.vocabulary, layout.microbatch_size,
+        layout.tp, cluster.gpus_per_host, cluster.links);
+    const CostModel costs = step_cost_model(layout, model, cluster, options, tp_cost);
+    const Schedule lowered =
+        lower(generate_schedule({layout.schedule, layout.pp, layout.v, layout.m}));
+    const SimulationResult pipeline = simulate(lowered, costs);
+
+    PlanResult result;
+    result.layout = layout;
+    const auto busiest = std::max_element(
+        pipeline.ranks.begin(), pipeline.ranks.end(),
+        [](const RankResult& a, const RankResult& b) { return a.busy_ns < b.busy_ns; });
+    const std::int64_t layers_per_rank = shape.layers / layout.pp;
+    result.breakdown.compute_ns = busiest->busy_ns;
+    result.breakdown.tensor_parallel_ns =
+        layers_per_rank * layout.m * (tp_cost.forward_ns + tp_cost.backward_ns);
+    result.breakdown.bubble_ns = busiest->bubble_ns;
+    const double parameters = rank_parameters(layout, shape);
+    const std::int64_t reduce = data_parallel_reduce_ns(
+        parameters, layout.dp, layout.tp, cluster.gpus_per_host, options.zero1, cluster.links);
+    // Overlapped, the reduction runs during the last microbatch's backward on each rank.
+    const std::int64_t last_backward = costs.stages.front().backward_ns() * layout.v;
+    result.breakdown.data_parallel_ns = options.overlap_gradient_reduce
+                                            ? std::max<std::int64_t>(0, reduce - last_backward)
+                                            : reduce;
+    result.step_time_ns = pipeline.step_time_ns + result.breakdown.data_parallel_ns;
+    result.breakdown.weight_bytes =
+        weight_and_optimizer_bytes(parameters, layout.dp, options.zero1);
+    for (const RankResult& rank : pipeline.ranks)
+        result.breakdown.activation_bytes =
+            std::max(result.breakdown.activation_bytes, rank.peak_memory_bytes);
+    result.memory_per_gpu_bytes = result.breakdown.weight_bytes + result.breakdown.activation_bytes;
+    result.fits = result.memory_per_gpu_bytes <= cluster.memory_per_gpu_bytes;
+    result.tflops_per_gpu = step_flops(model, options.recompute) /
+                            (static_cast<double>(result.step_time_ns) * 1e-9) / cluster.gpus / 1e12;
+    return result;
+}
+
+std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec& cluster,
+                                      const PlanOptions& options) {
+    std::vector<PlanResult> results;
+    for (const PlanLayout& layout : plan_layouts(model, cluster, options))
+        results.push_back(evaluate_layout(layout, model, cluster, options));
+    std::stable_sort(results.begin(), results.end(), [](const PlanResult& a, const PlanResult& b) {
+        if (a.fits != b.fits)
+            return a.fits;
+        return a.fits ? a.step_time_ns < b.step_time_ns
+                      : a.memory_per_gpu_bytes < b.memory_per_gpu_bytes;
+    });
+    return results;
+}
+
+}  // namespace pipelens::sim

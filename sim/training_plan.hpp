@@ -1,0 +1,114 @@
+// The 3D-parallel planner: for a GPT-style transformer on a cluster, every layout of tensor x
+// pipeline x data parallelism, schedule, v, microbatch size and microbatch count that the
+// model and the global batch allow (or the ones pinned), each priced as one training step:
+//
+// - compute per layer and microbatch from FLOPs (the Zero Bubble paper's F, I, W split of a
+//   layer, divided over tp; recompute adds the forward, or only its attention scores, to I),
+//   the output layer on the last stage, at the GPU's peak times the achieved fraction;
+// - tensor-parallel collectives per layer from engine/sharding (sim/parallel_costs.hpp);
+// - the pipeline simulated (sim::simulate) with those stage costs, the boundary activations
+//   over the cluster's links, and each stage's activations held from F to W;
+// - the data-parallel gradient reduction after the pipeline, or hidden behind the last
+//   microbatch's backward when overlapped;
+// - memory per GPU: weights, gradients and optimizer state (sim/training_memory.hpp) of the
+//   most loaded stage plus the simulator's peak of held activations.
+//
+// Every constant is an input (ClusterSpec): nothing is fitted. Results rank fitting layouts by
+// step time, then the rest by how far over memory they are.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/schedule/schedule_kind.hpp"
+#include "engine/sharding/device_mesh.hpp"
+#include "sim/training_memory.hpp"
+
+namespace pipelens::sim {
+
+// A layout that cannot be planned: the message names the rule and the values.
+class PlanError : public std::invalid_argument {
+  public:
+    using std::invalid_argument::invalid_argument;
+};
+
+struct ModelSpec {
+    GptShape shape;
+    std::int64_t global_batch = 0;  // sequences per step
+};
+
+struct ClusterSpec {
+    int gpus = 0;
+    int gpus_per_host = 8;
+    std::int64_t memory_per_gpu_bytes = 0;
+    double peak_tflops = 0;        // dense 16-bit, per GPU, from the data sheet
+    double achieved_fraction = 0;  // of peak that large matrix multiplies reach
+    sharding::MeshLinks links;     // intra-host (NVLink) and inter-host (network)
+};
+
+// Search dimensions; a set field pins it.
+struct PlanPins {
+    std::optional<int> tp, pp, dp, v, microbatch_size, m;
+    std::optional<ScheduleKind> schedule;
+};
+
+struct PlanOptions {
+    Recompute recompute = Recompute::selective;
+    bool sequence_parallel = true;
+    bool zero1 = true;
+    bool overlap_gradient_reduce = true;
+    PlanPins pins;
+    std::vector<ScheduleKind> schedules = {ScheduleKind::one_f_one_b,
+                                           ScheduleKind::interleaved_1f1b};
+    std::vector<int> microbatch_sizes = {1, 2, 4, 8};
+    std::vector<int> virtual_stages = {2, 3, 4};  // for multi-stage schedules
+};
+
+struct PlanLayout {
+    int tp = 1, pp = 1, dp = 1;
+    ScheduleKind schedule = ScheduleKind::one_f_one_b;
+    int v = 1;
+    int microbatch_size = 1;
+    int m = 1;
+};
+
+struct PlanBreakdown {
+    std::int64_t compute_ns = 0;          // the busiest rank's computation
+    std::int64_t tensor_parallel_ns = 0;  // of which tensor-parallel collectives
+    std::int64_t bubble_ns = 0;           // the pipeline's idle time on that rank
+    std::int64_t data_parallel_ns = 0;    // gradient reduction not hidden
+    std::int64_t weight_bytes = 0;        // weights, gradients, optimizer state
+    std::int64_t activation_bytes = 0;    // peak held activations
+};
+
+struct PlanResult {
+    PlanLayout layout;
+    std::int64_t step_time_ns = 0;
+    double tflops_per_gpu = 0;  // the step's floating-point work per GPU and second
+    std::int64_t memory_per_gpu_bytes = 0;
+    bool fits = true;
+    PlanBreakdown breakdown;
+};
+
+// Every layout the model, batch, cluster and pins allow. Throws PlanError when a pin breaks a
+// rule (the message names it) or when nothing is left.
+std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& cluster,
+                                     const PlanOptions& options);
+
+// One layout priced (the pipeline simulated).
+PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
+                           const ClusterSpec& cluster, const PlanOptions& options);
+
+// Every layout priced and ranked: fitting ones by step time, then the others by memory.
+std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec& cluster,
+                                      const PlanOptions& options);
+
+// The step's floating-point operations (forward, backward and what recompute repeats), for
+// TFLOP/s figures: Narayanan et al. (2021)'s count, 72 B s L h^2 (1 + s/(6h) + V/(12 L h)),
+// with 96 in place of 72 under full recompute.
+double step_flops(const ModelSpec& model, Recompute recompute);
+
+}  // namespace pipelens::sim

@@ -1,0 +1,126 @@
+// The planner on cases with closed forms: one GPU (no bubble, no communication) runs at exactly
+// the achieved fraction of peak and holds exactly the layers' activations and 18 bytes per
+// parameter; tensor parallelism adds the sharding module's collectives; the enumeration obeys
+// the divisibility rules; pins that break a rule are refused naming it; ranking puts layouts
+// that fit first.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/parallel_costs.hpp"
+#include "sim/training_plan.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+ModelSpec small_model() {
+    return {{8, 1024, 16, 512, 1000}, 16};
+}
+
+ClusterSpec small_cluster(int gpus) {
+    ClusterSpec cluster;
+    cluster.gpus = gpus;
+    cluster.gpus_per_host = 8;
+    cluster.memory_per_gpu_bytes = 80LL << 30;
+    cluster.peak_tflops = 312;
+    cluster.achieved_fraction = 0.5;
+    return cluster;
+}
+
+TEST(TrainingPlan, OneGpuRunsAtTheAchievedFractionAndHoldsExactlyItsModel) {
+    PlanOptions options;
+    options.recompute = Recompute::none;
+    options.sequence_parallel = false;
+    options.zero1 = false;
+    const ModelSpec model = small_model();
+    const PlanResult result =
+        evaluate_layout({1, 1, 1, ScheduleKind::gpipe, 1, 2, 8}, model, small_cluster(1), options);
+    EXPECT_NEAR(result.tflops_per_gpu, 312 * 0.5, 1e-3);
+    EXPECT_EQ(result.breakdown.bubble_ns, 0);
+    EXPECT_EQ(result.breakdown.tensor_parallel_ns, 0);
+    EXPECT_EQ(result.breakdown.data_parallel_ns, 0);
+    const double parameters =
+        8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;  // no final norm
+    EXPECT_EQ(result.breakdown.weight_bytes, std::llround(parameters * 18));
+    // GPipe on one stage holds every microbatch's activations before the first backward.
+    EXPECT_EQ(result.breakdown.activation_bytes,
+              8 * 8 * layer_activation_bytes(model.shape, 2, 1, Recompute::none, false));
+}
+
+TEST(TrainingPlan, TensorParallelTimeIsTheShardingModulesCollectives) {
+    const ModelSpec model = small_model();
+    PlanOptions options;
+    const PlanResult result =
+        evaluate_layout({4, 1, 1, ScheduleKind::gpipe, 1, 1, 16}, model, small_cluster(4), options);
+    const TensorParallelLayerCost per_layer =
+        tensor_parallel_layer_cost(512, 1024, 16, 1000, 1, 4, 8, sharding::MeshLinks{});
+    EXPECT_GT(per_layer.forward_ns, 0);
+    EXPECT_EQ(result.breakdown.tensor_parallel_ns,
+              8 * 16 * (per_layer.forward_ns + per_layer.backward_ns));
+    EXPECT_LT(result.tflops_per_gpu, 312 * 0.5);
+}
+
+TEST(TrainingPlan, LayoutsFollowTheDivisibilityRules) {
+    PlanOptions options;
+    options.microbatch_sizes = {1, 2};
+    options.virtual_stages = {2};
+    const auto layouts = plan_layouts(small_model(), small_cluster(8), options);
+    ASSERT_FALSE(layouts.empty());
+    for (const PlanLayout& layout : layouts) {
+        EXPECT_EQ(layout.tp * layout.pp * layout.dp, 8);
+        EXPECT_EQ(layout.dp * layout.microbatch_size * layout.m, 16);
+        EXPECT_EQ(8 % (layout.pp * layout.v), 0);
+        EXPECT_EQ(16 % layout.tp, 0);
+    }
+    const auto has = [&](PlanLayout wanted) {
+        return std::any_of(layouts.begin(), layouts.end(), [&](const PlanLayout& layout) {
+            return layout.tp == wanted.tp && layout.pp == wanted.pp && layout.dp == wanted.dp &&
+                   layout.schedule == wanted.schedule && layout.v == wanted.v &&
+                   layout.microbatch_size == wanted.microbatch_size && layout.m == wanted.m;
+        });
+    };
+    EXPECT_TRUE(has({2, 4, 1, ScheduleKind::one_f_one_b, 1, 2, 8}));
+    EXPECT_TRUE(has({1, 4, 2, ScheduleKind::interleaved_1f1b, 2, 1, 8}));
+    EXPECT_FALSE(has({1, 8, 1, ScheduleKind::interleaved_1f1b, 2, 1, 16}));  // 8 layers < 16
+}
+
+TEST(TrainingPlan, PinsThatBreakARuleAreRefusedNamingIt) {
+    PlanOptions options;
+    options.pins.tp = 3;
+    try {
+        plan_layouts(small_model(), small_cluster(8), options);
+        FAIL() << "tp 3 accepted";
+    } catch (const PlanError& error) {
+        EXPECT_STREQ(error.what(),
+                     "--tp 3: must divide the GPUs (8), the hidden size (1024) and the heads (16)");
+    }
+    options.pins = {};
+    options.pins.tp = 2;
+    options.pins.pp = 2;
+    options.pins.dp = 4;
+    EXPECT_THROW(plan_layouts(small_model(), small_cluster(8), options), PlanError);
+}
+
+TEST(TrainingPlan, LayoutsThatFitComeFirstFastestFirst) {
+    ClusterSpec cluster = small_cluster(8);
+    cluster.memory_per_gpu_bytes = 700LL << 20;  // tight: tp = pp = 1 needs 0.9 GB
+    PlanOptions options;
+    options.microbatch_sizes = {1};
+    const auto results = plan_training(small_model(), cluster, options);
+    ASSERT_GT(results.size(), 2u);
+    EXPECT_TRUE(results.front().fits);
+    EXPECT_FALSE(results.back().fits);
+    bool seen_unfit = false;
+    for (std::size_t index = 0; index < results.size(); ++index) {
+        seen_unfit |= !results[index].fits;
+        EXPECT_FALSE(seen_unfit && results[index].fits)
+            << "a fitting layout after one that does not";
+        if (index > 0 && results[index].fits) {
+            EXPECT_LE(results[index - 1].step_time_ns, results[index].step_time_ns);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace pipelens::sim
