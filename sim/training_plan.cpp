@@ -60,6 +60,8 @@ void add_schedules(PlanLayout layout, const ModelSpec& model, const PlanOptions&
         kinds = {*options.pins.schedule};
     for (const ScheduleKind kind : kinds) {
         std::vector<int> vs = {1};
+        if (is_multi_stage(kind) && layout.pp == 1)
+            continue;  // v stages on one GPU are one stage run in pieces
         if (is_multi_stage(kind))
             vs = options.pins.v ? std::vector<int>{*options.pins.v} : options.virtual_stages;
         for (const int v : vs) {
@@ -200,6 +202,16 @@ double step_flops(const ModelSpec& model, Recompute recompute) {
     else if (recompute == Recompute::selective)
         layer += 4 * b * s * s * h;  // the attention scores, computed again
     return l * layer + 6 * b * s * h * v;
+}
+
+CostModel plan_cost_model(const PlanLayout& layout, const ModelSpec& model,
+                          const ClusterSpec& cluster, const PlanOptions& options) {
+    const GptShape& shape = model.shape;
+    return step_cost_model(
+        layout, model, cluster, options,
+        tensor_parallel_layer_cost(shape.sequence, shape.hidden, shape.heads, shape.vocabulary,
+                                   layout.microbatch_size, layout.tp, cluster.gpus_per_host,
+                                   cluster.links));
 }
 
 PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,

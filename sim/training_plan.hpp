@@ -25,6 +25,7 @@
 
 #include "engine/schedule/schedule_kind.hpp"
 #include "engine/sharding/device_mesh.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/training_memory.hpp"
 
 namespace pipelens::sim {
@@ -97,6 +98,10 @@ struct PlanResult {
 // rule (the message names it) or when nothing is left.
 std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& cluster,
                                      const PlanOptions& options);
+
+// The cost model of one step of `layout`: what evaluate_layout simulates (and a trace records).
+CostModel plan_cost_model(const PlanLayout& layout, const ModelSpec& model,
+                          const ClusterSpec& cluster, const PlanOptions& options);
 
 // One layout priced (the pipeline simulated).
 PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,

@@ -46,6 +46,7 @@ void add_bisect_command(CLI::App& app);
 void add_shard_command(CLI::App& app);
 void add_view_command(CLI::App& app);
 void add_import_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 // `pipelens`'s `run` and `explain`: exec `pipelens-runtime` as `argv0 arguments...` (the command
 // line after the program name, unchanged).

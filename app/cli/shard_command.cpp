@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
-#include "engine/recorder/recorded_trace.hpp"
+#include "app/cli/sharding_record.hpp"
 #include "engine/sharding/einsum_strategy.hpp"
 #include "engine/sharding/op_text.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
@@ -44,34 +44,12 @@ nlohmann::json decision_json(const sharding::ShardingDecision& decision) {
 std::int64_t record(const ShardOptions& options, const sharding::DeviceMesh& mesh,
                     const std::vector<sharding::ShardingDecision>& decisions) {
     traces::TraceWriter writer(options.out);
-    traces::RunRecord run;
-    run.kind = traces::RunKind::simulated;
-    run.schedule = "sharding";
-    run.pp = mesh.size();
-    run.v = 1;
-    run.m = 1;
-    run.config = nlohmann::json{{"block", options.block.empty() ? "op" : options.block},
-                                {"mesh", sharding::to_string(mesh)},
-                                {"devices_per_host", mesh.devices_per_host}}
-                     .dump();
-    const std::int64_t run_id = writer.begin_run(run);
-    recorder::StateRecorder recording(-1, "sim");
-    for (std::size_t index = 0; index < decisions.size(); ++index) {
-        const sharding::ShardingDecision& decision = decisions[index];
-        traces::ShardingRecord row;
-        row.sequence = static_cast<std::int64_t>(index);
-        row.op = sharding::to_string(decision.schema);
-        row.mesh = sharding::to_string(mesh);
-        row.strategies = sharding::strategies_json(decision);
-        row.chosen = static_cast<std::int32_t>(decision.chosen);
-        row.redistributions = sharding::redistributions_json(decision);
-        writer.add_sharding(run_id, row);
-        recording.decide_sharding(row.op, sharding::to_string(decision.chosen_spec()),
-                                  decision.chosen_spec().total_cost());
-    }
-    recorder::write_recording(writer, run_id, recording);
-    writer.finish_run(run_id, 0, 0);
-    return run_id;
+    return record_sharding_run(
+        writer, mesh, decisions,
+        nlohmann::json{{"block", options.block.empty() ? "op" : options.block},
+                       {"mesh", sharding::to_string(mesh)},
+                       {"devices_per_host", mesh.devices_per_host}}
+            .dump());
 }
 
 std::string dims_text(const std::string& dims) {

@@ -1,0 +1,288 @@
+// `pipelens plan`: which tensor x pipeline x data parallel layout, schedule and microbatching
+// to train a transformer with on a cluster (sim/training_plan.hpp does the work). Prints the
+// top layouts with a breakdown, or all of them as JSON; --out records the best one (pipeline
+// simulated, the tensor-parallel blocks' sharding decisions) so the viewer shows it.
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/ci_gates.hpp"
+#include "app/cli/commands.hpp"
+#include "app/cli/sharding_record.hpp"
+#include "engine/experiment/units.hpp"
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/lower.hpp"
+#include "engine/sharding/sharding_blocks.hpp"
+#include "engine/text/quantities.hpp"
+#include "sim/simulation_trace.hpp"
+#include "sim/training_plan.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct PlanFlags {
+    sim::ModelSpec model;
+    sim::ClusterSpec cluster;
+    sim::PlanOptions options;
+    // Quantities with units, parsed after CLI11 so errors name the flag.
+    std::string gpu_memory = "80GB";
+    std::string intra_bandwidth = "450GB/s", intra_latency = "1us";
+    std::string inter_bandwidth = "50GB/s", inter_latency = "5us";
+    std::string recompute = "none";
+    std::optional<std::string> schedule;
+    bool sequence_parallel = false, zero1 = false, no_overlap = false;
+    int top = 10;
+    bool json = false;
+    std::string out;
+    GateOptions gates;
+};
+
+template <typename Parse>
+auto parse_flag(const std::string& flag, const std::string& text, Parse parse) {
+    try {
+        return parse(text);
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens plan: --{}: {}", flag, error.what()));
+    }
+}
+
+void apply_units(PlanFlags& flags) {
+    flags.cluster.memory_per_gpu_bytes = parse_flag(
+        "gpu-memory", flags.gpu_memory, [](const std::string& t) { return parse_byte_count(t); });
+    const auto bandwidth = [](const std::string& t) { return parse_bandwidth_bytes_per_ns(t); };
+    const auto latency_us = [](const std::string& t) { return parse_duration_ns(t) / 1000.0; };
+    flags.cluster.links.intra_host_gb_per_s =
+        parse_flag("intra-host-bandwidth", flags.intra_bandwidth, bandwidth);
+    flags.cluster.links.inter_host_gb_per_s =
+        parse_flag("inter-host-bandwidth", flags.inter_bandwidth, bandwidth);
+    flags.cluster.links.intra_host_latency_us =
+        parse_flag("intra-host-latency", flags.intra_latency, latency_us);
+    flags.cluster.links.inter_host_latency_us =
+        parse_flag("inter-host-latency", flags.inter_latency, latency_us);
+    const std::map<std::string, sim::Recompute> recompute{{"none", sim::Recompute::none},
+                                                          {"selective", sim::Recompute::selective},
+                                                          {"full", sim::Recompute::full}};
+    if (!recompute.contains(flags.recompute))
+        throw CommandFailure(
+            kExitUsage, fmt::format("pipelens plan: --recompute {}: use none, selective or full",
+                                    flags.recompute));
+    flags.options.recompute = recompute.at(flags.recompute);
+    flags.options.sequence_parallel = flags.sequence_parallel;
+    flags.options.zero1 = flags.zero1;
+    flags.options.overlap_gradient_reduce = !flags.no_overlap;
+    if (flags.schedule)
+        flags.options.pins.schedule =
+            parse_flag("schedule", *flags.schedule,
+                       [](const std::string& t) { return parse_schedule_kind(t); });
+}
+
+void check_sizes(const PlanFlags& flags) {
+    const auto& shape = flags.model.shape;
+    const auto& cluster = flags.cluster;
+    const std::pair<const char*, double> required[] = {
+        {"layers", static_cast<double>(shape.layers)},
+        {"hidden", static_cast<double>(shape.hidden)},
+        {"heads", static_cast<double>(shape.heads)},
+        {"sequence", static_cast<double>(shape.sequence)},
+        {"vocabulary", static_cast<double>(shape.vocabulary)},
+        {"global-batch", static_cast<double>(flags.model.global_batch)},
+        {"gpus", static_cast<double>(cluster.gpus)},
+        {"gpus-per-host", static_cast<double>(cluster.gpus_per_host)},
+        {"peak-tflops", cluster.peak_tflops},
+        {"achieved-fraction", cluster.achieved_fraction}};
+    for (const auto& [flag, value] : required)
+        if (!(value > 0))
+            throw CommandFailure(kExitUsage,
+                                 fmt::format("pipelens plan: --{} must be positive", flag));
+    if (cluster.achieved_fraction > 1)
+        throw CommandFailure(kExitUsage,
+                             "pipelens plan: --achieved-fraction is a share of peak, at most 1");
+}
+
+std::string layout_text(const sim::PlanLayout& layout) {
+    return fmt::format("tp={} pp={} dp={} {} v={} mb={} m={}", layout.tp, layout.pp, layout.dp,
+                       schedule_kind_name(layout.schedule), layout.v, layout.microbatch_size,
+                       layout.m);
+}
+
+nlohmann::json result_json(const sim::PlanResult& result) {
+    const auto& l = result.layout;
+    const auto& b = result.breakdown;
+    return {{"tp", l.tp},
+            {"pp", l.pp},
+            {"dp", l.dp},
+            {"schedule", std::string(schedule_kind_name(l.schedule))},
+            {"v", l.v},
+            {"microbatch_size", l.microbatch_size},
+            {"m", l.m},
+            {"step_time_s", static_cast<double>(result.step_time_ns) * 1e-9},
+            {"tflops_per_gpu", result.tflops_per_gpu},
+            {"memory_per_gpu_bytes", result.memory_per_gpu_bytes},
+            {"fits", result.fits},
+            {"breakdown",
+             {{"compute_s", static_cast<double>(b.compute_ns) * 1e-9},
+              {"tensor_parallel_s", static_cast<double>(b.tensor_parallel_ns) * 1e-9},
+              {"pipeline_bubble_s", static_cast<double>(b.bubble_ns) * 1e-9},
+              {"data_parallel_s", static_cast<double>(b.data_parallel_ns) * 1e-9},
+              {"weights_and_optimizer_bytes", b.weight_bytes},
+              {"activation_bytes", b.activation_bytes}}}};
+}
+
+void print_table(const std::vector<sim::PlanResult>& results, const PlanFlags& flags) {
+    fmt::print("{} layouts of {} GPUs; {} fit in {} per GPU\n", results.size(), flags.cluster.gpus,
+               std::count_if(results.begin(), results.end(), [](const auto& r) { return r.fits; }),
+               format_bytes(flags.cluster.memory_per_gpu_bytes));
+    fmt::print("{:>3}  {:<46} {:>11} {:>8} {:>11}  {:>10} {:>10} {:>10} {:>10}\n", "#", "layout",
+               "step", "TFLOP/s", "memory", "compute", "tp comm", "bubble", "dp comm");
+    for (std::size_t index = 0;
+         index < results.size() && index < static_cast<std::size_t>(flags.top); ++index) {
+        const auto& r = results[index];
+        const std::string memory = r.fits ? format_bytes(r.memory_per_gpu_bytes)
+                                          : format_bytes(r.memory_per_gpu_bytes) + "!";
+        fmt::print("{:>3}  {:<46} {:>11} {:>8.1f} {:>11}  {:>10} {:>10} {:>10} {:>10}\n", index + 1,
+                   layout_text(r.layout), format_duration(r.step_time_ns), r.tflops_per_gpu, memory,
+                   format_duration(r.breakdown.compute_ns),
+                   format_duration(r.breakdown.tensor_parallel_ns),
+                   format_duration(r.breakdown.bubble_ns),
+                   format_duration(r.breakdown.data_parallel_ns));
+    }
+    if (!results.empty() && !results.front().fits)
+        fmt::print("no layout fits: the smallest needs {} per GPU, {} over\n",
+                   format_bytes(results.front().memory_per_gpu_bytes),
+                   format_bytes(results.front().memory_per_gpu_bytes -
+                                flags.cluster.memory_per_gpu_bytes));
+}
+
+// The best layout as a simulated run and, with tp > 1, its tensor-parallel blocks' sharding
+// decisions as a second run beside it (as `pipelens shard --out` records them).
+std::int64_t record_best(const PlanFlags& flags, const sim::PlanResult& best) {
+    const sim::PlanLayout& layout = best.layout;
+    const sim::CostModel costs =
+        sim::plan_cost_model(layout, flags.model, flags.cluster, flags.options);
+    const Schedule lowered =
+        lower(generate_schedule({layout.schedule, layout.pp, layout.v, layout.m}));
+    traces::TraceWriter writer(flags.out);
+    traces::RunRecord run;
+    run.schedule = lowered.name;
+    run.pp = layout.pp;
+    run.v = layout.v;
+    run.m = layout.m;
+    run.config = result_json(best).dump();
+    const std::int64_t run_id = sim::simulate_and_record(writer, lowered, costs, run).run_id;
+    if (layout.tp > 1) {
+        sharding::DeviceMesh mesh = sharding::parse_device_mesh(
+            fmt::format("tp={}", layout.tp), "cuda", flags.cluster.gpus_per_host);
+        mesh.links = flags.cluster.links;
+        const auto& shape = flags.model.shape;
+        const sharding::BlockShape block{layout.microbatch_size, shape.sequence,
+                                         shape.hidden,           shape.heads,
+                                         shape.vocabulary,       "bf16"};
+        std::vector<sharding::ShardingDecision> decisions;
+        for (const char* name : {"attention", "mlp"})
+            for (auto& decision : sharding::propagate_block(name, mesh, block))
+                decisions.push_back(std::move(decision));
+        record_sharding_run(writer, mesh, decisions,
+                            nlohmann::json{{"plan", layout_text(layout)},
+                                           {"blocks", {"attention", "mlp"}},
+                                           {"mesh", sharding::to_string(mesh)}}
+                                .dump());
+    }
+    return run_id;
+}
+
+void run_plan(PlanFlags flags) {
+    apply_units(flags);
+    check_sizes(flags);
+    const GateLimits limits = gate_limits(flags.gates);
+    std::vector<sim::PlanResult> results;
+    try {
+        results = sim::plan_training(flags.model, flags.cluster, flags.options);
+    } catch (const sim::PlanError& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}", error.what()));
+    }
+    if (flags.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& result : results)
+            list.push_back(result_json(result));
+        fmt::print("{}\n", list.dump());
+    } else {
+        print_table(results, flags);
+    }
+    const sim::PlanResult& best = results.front();
+    if (!flags.out.empty()) {
+        const std::int64_t run_id = record_best(flags, best);
+        if (!flags.json)
+            fmt::print("recorded {} as run {} in {}\n", layout_text(best.layout), run_id,
+                       flags.out);
+    }
+    if (limits.any() || !flags.gates.junit.empty()) {
+        const GateFigures figures{
+            layout_text(best.layout), best.step_time_ns,
+            static_cast<double>(best.breakdown.bubble_ns) /
+                static_cast<double>(std::max<std::int64_t>(1, best.step_time_ns)),
+            best.memory_per_gpu_bytes, -1};
+        enforce_gates(flags.gates, "pipelens plan", {{figures, check_gates(limits, figures)}});
+    }
+}
+
+}  // namespace
+
+void add_plan_command(CLI::App& app) {
+    auto flags = std::make_shared<PlanFlags>();
+    flags->cluster.gpus_per_host = 8;
+    flags->cluster.peak_tflops = 989;  // H100 SXM dense BF16 (data sheet)
+    flags->cluster.achieved_fraction = 0.7;
+    flags->model.shape.vocabulary = 51200;
+    CLI::App* command = app.add_subcommand(
+        "plan",
+        "Search tensor x pipeline x data parallel layouts, schedules and microbatching for a "
+        "transformer on a cluster");
+    command->add_option("--layers", flags->model.shape.layers, "Transformer layers")->required();
+    command->add_option("--hidden", flags->model.shape.hidden, "Hidden size")->required();
+    command->add_option("--heads", flags->model.shape.heads, "Attention heads")->required();
+    command->add_option("--sequence", flags->model.shape.sequence, "Sequence length")->required();
+    command->add_option("--vocabulary", flags->model.shape.vocabulary,
+                        "Vocabulary (default 51200)");
+    command->add_option("--global-batch", flags->model.global_batch, "Sequences per step")
+        ->required();
+    command->add_option("--gpus", flags->cluster.gpus, "GPUs")->required();
+    command->add_option("--gpus-per-host", flags->cluster.gpus_per_host,
+                        "GPUs per host (default 8)");
+    command->add_option("--gpu-memory", flags->gpu_memory, "Memory per GPU (default 80GB)");
+    command->add_option("--peak-tflops", flags->cluster.peak_tflops,
+                        "Dense 16-bit peak per GPU (default 989, H100 SXM)");
+    command->add_option("--achieved-fraction", flags->cluster.achieved_fraction,
+                        "Share of peak large matrix multiplies reach (default 0.7)");
+    command->add_option("--intra-host-bandwidth", flags->intra_bandwidth,
+                        "Per GPU (default 450GB/s)");
+    command->add_option("--intra-host-latency", flags->intra_latency, "Default 1us");
+    command->add_option("--inter-host-bandwidth", flags->inter_bandwidth,
+                        "Per GPU (default 50GB/s)");
+    command->add_option("--inter-host-latency", flags->inter_latency, "Default 5us");
+    command->add_option("--recompute", flags->recompute, "none, selective or full (default none)");
+    command->add_flag("--sequence-parallel", flags->sequence_parallel,
+                      "Megatron sequence parallelism");
+    command->add_flag("--zero1", flags->zero1, "Optimizer state split over data parallel (ZeRO-1)");
+    command->add_flag("--no-overlap-grad-reduce", flags->no_overlap,
+                      "Reduce gradients after the pipeline, not during the last backward");
+    command->add_option("--tp", flags->options.pins.tp, "Pin tensor parallel size");
+    command->add_option("--pp", flags->options.pins.pp, "Pin pipeline parallel size");
+    command->add_option("--dp", flags->options.pins.dp, "Pin data parallel size");
+    command->add_option("--schedule", flags->schedule, "Pin the schedule kind");
+    command->add_option("--v", flags->options.pins.v, "Pin stages per rank");
+    command->add_option("--microbatch-size", flags->options.pins.microbatch_size,
+                        "Pin the microbatch size");
+    command->add_option("--m", flags->options.pins.m, "Pin the microbatch count");
+    command->add_option("--top", flags->top, "Layouts to print (default 10)");
+    command->add_flag("--json", flags->json, "Print every layout as JSON");
+    command->add_option("--out", flags->out, "Record the best layout in this trace file");
+    add_gate_options(*command, flags->gates);
+    command->callback([flags] { run_plan(*flags); });
+}
+
+}  // namespace pipelens::cli
