@@ -3,7 +3,11 @@
 #include "sim/training_plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -258,9 +262,34 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
 
 std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec& cluster,
                                       const PlanOptions& options) {
-    std::vector<PlanResult> results;
-    for (const PlanLayout& layout : plan_layouts(model, cluster, options))
-        results.push_back(evaluate_layout(layout, model, cluster, options));
+    const std::vector<PlanLayout> layouts = plan_layouts(model, cluster, options);
+    std::vector<PlanResult> results(layouts.size());
+    // Layouts are independent: one worker per core takes the next one; results keep the
+    // layouts' order, so the ranking never depends on the thread count.
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_lock;
+    const auto work = [&] {
+        for (std::size_t index = next++; index < layouts.size(); index = next++) {
+            try {
+                results[index] = evaluate_layout(layouts[index], model, cluster, options);
+            } catch (...) {
+                const std::lock_guard lock(failure_lock);
+                failure = failure ? failure : std::current_exception();
+            }
+        }
+    };
+    const unsigned workers =
+        std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
+                                        static_cast<unsigned>(layouts.size())));
+    std::vector<std::thread> threads;
+    for (unsigned worker = 1; worker < workers; ++worker)
+        threads.emplace_back(work);
+    work();
+    for (std::thread& thread : threads)
+        thread.join();
+    if (failure)
+        std::rethrow_exception(failure);
     std::stable_sort(results.begin(), results.end(), [](const PlanResult& a, const PlanResult& b) {
         if (a.fits != b.fits)
             return a.fits;

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,8 @@
 #include "app/cli/ci_gates.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/sharding_record.hpp"
+#include "engine/experiment/experiment.hpp"
+#include "engine/experiment/flag_file.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
@@ -25,6 +28,7 @@ namespace pipelens::cli {
 namespace {
 
 struct PlanFlags {
+    std::string file;  // TOML [model], [cluster], [plan]: values for flags not given
     sim::ModelSpec model;
     sim::ClusterSpec cluster;
     sim::PlanOptions options;
@@ -79,6 +83,39 @@ void apply_units(PlanFlags& flags) {
         flags.options.pins.schedule =
             parse_flag("schedule", *flags.schedule,
                        [](const std::string& t) { return parse_schedule_kind(t); });
+}
+
+// The file's values, for the flags the command line did not give.
+void apply_file(CLI::App& command, const std::string& file) {
+    const std::map<std::string, std::set<std::string>> allowed{
+        {"model", {"layers", "hidden", "heads", "sequence", "vocabulary", "global_batch"}},
+        {"cluster",
+         {"gpus", "gpus_per_host", "gpu_memory", "peak_tflops", "achieved_fraction",
+          "intra_host_bandwidth", "intra_host_latency", "inter_host_bandwidth",
+          "inter_host_latency"}},
+        {"plan",
+         {"recompute", "sequence_parallel", "zero1", "no_overlap_grad_reduce", "tp", "pp", "dp",
+          "schedule", "v", "microbatch_size", "m", "top"}}};
+    std::vector<FlagValue> values;
+    try {
+        values = read_flag_file(file, allowed);
+    } catch (const ExperimentError& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}", error.what()));
+    }
+    for (const FlagValue& value : values) {
+        CLI::Option* option = command.get_option("--" + value.flag);
+        if (option->count() > 0)
+            continue;
+        option->add_result(value.text);
+        try {
+            option->run_callback();
+        } catch (const CLI::Error&) {
+            throw CommandFailure(kExitUsage,
+                                 fmt::format("pipelens plan: {}: {} = \"{}\" is not a valid value "
+                                             "for --{}",
+                                             file, value.flag, value.text, value.flag));
+        }
+    }
 }
 
 void check_sizes(const PlanFlags& flags) {
@@ -242,15 +279,16 @@ void add_plan_command(CLI::App& app) {
         "plan",
         "Search tensor x pipeline x data parallel layouts, schedules and microbatching for a "
         "transformer on a cluster");
-    command->add_option("--layers", flags->model.shape.layers, "Transformer layers")->required();
-    command->add_option("--hidden", flags->model.shape.hidden, "Hidden size")->required();
-    command->add_option("--heads", flags->model.shape.heads, "Attention heads")->required();
-    command->add_option("--sequence", flags->model.shape.sequence, "Sequence length")->required();
+    command->add_option("file", flags->file,
+                        "TOML file with [model], [cluster] and [plan] (flags override it)");
+    command->add_option("--layers", flags->model.shape.layers, "Transformer layers");
+    command->add_option("--hidden", flags->model.shape.hidden, "Hidden size");
+    command->add_option("--heads", flags->model.shape.heads, "Attention heads");
+    command->add_option("--sequence", flags->model.shape.sequence, "Sequence length");
     command->add_option("--vocabulary", flags->model.shape.vocabulary,
                         "Vocabulary (default 51200)");
-    command->add_option("--global-batch", flags->model.global_batch, "Sequences per step")
-        ->required();
-    command->add_option("--gpus", flags->cluster.gpus, "GPUs")->required();
+    command->add_option("--global-batch", flags->model.global_batch, "Sequences per step");
+    command->add_option("--gpus", flags->cluster.gpus, "GPUs");
     command->add_option("--gpus-per-host", flags->cluster.gpus_per_host,
                         "GPUs per host (default 8)");
     command->add_option("--gpu-memory", flags->gpu_memory, "Memory per GPU (default 80GB)");
@@ -282,7 +320,11 @@ void add_plan_command(CLI::App& app) {
     command->add_flag("--json", flags->json, "Print every layout as JSON");
     command->add_option("--out", flags->out, "Record the best layout in this trace file");
     add_gate_options(*command, flags->gates);
-    command->callback([flags] { run_plan(*flags); });
+    command->callback([flags, command] {
+        if (!flags->file.empty())
+            apply_file(*command, flags->file);
+        run_plan(*flags);
+    });
 }
 
 }  // namespace pipelens::cli

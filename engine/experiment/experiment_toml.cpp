@@ -1,10 +1,13 @@
-// Experiment TOML reading and writing. Each TOML table is read through a FieldReader that
-// knows the table's path, marks the keys it consumed and refuses the rest, so every error names
-// file:line:column and the dotted key. This is the only translation unit that includes toml++.
+// Experiment TOML reading and writing, and flag files (flag_file.hpp). Each TOML table is read
+// through a FieldReader that knows the table's path, marks the keys it consumed and refuses the
+// rest, so every error names file:line:column and the dotted key. This is the only translation unit
+// that includes toml++.
 #include "engine/experiment/experiment_toml.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
+#include <ranges>
 #include <set>
 #include <sstream>
 
@@ -12,6 +15,7 @@
 
 #include <toml++/toml.h>
 
+#include "engine/experiment/flag_file.hpp"
 #include "engine/experiment/units.hpp"
 
 namespace pipelens {
@@ -485,6 +489,60 @@ std::string experiment_to_toml(const Experiment& experiment) {
     std::ostringstream out;
     out << document << "\n";
     return out.str();
+}
+
+namespace {
+
+// A scalar's text as a flag would take it; nothing else is a flag value.
+std::string flag_text(const toml::node& node, const std::string& source, const std::string& key) {
+    if (const auto text = node.value_exact<std::string>())
+        return *text;
+    if (const auto integer = node.value_exact<std::int64_t>())
+        return fmt::format("{}", *integer);
+    if (const auto number = node.value_exact<double>())
+        return fmt::format("{}", *number);
+    if (const auto flag = node.value_exact<bool>())
+        return *flag ? "true" : "false";
+    throw ExperimentError(fmt::format("{}:{}: {}: expected a string, number or true/false", source,
+                                      position(node.source()), key));
+}
+
+}  // namespace
+
+std::vector<FlagValue> read_flag_file(const std::filesystem::path& path,
+                                      const std::map<std::string, std::set<std::string>>& allowed) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file)
+        throw ExperimentError(fmt::format("{}: cannot open", path.string()));
+    std::ostringstream text;
+    text << file.rdbuf();
+    const std::string source = path.string();
+    toml::table document;
+    try {
+        document = toml::parse(text.str(), source);
+    } catch (const toml::parse_error& error) {
+        throw ExperimentError(
+            fmt::format("{}:{}: {}", source, position(error.source()), error.description()));
+    }
+    std::vector<FlagValue> values;
+    for (const auto& [table_key, node] : document) {
+        const std::string table(table_key.str());
+        const auto keys = allowed.find(table);
+        if (keys == allowed.end() || !node.is_table())
+            throw ExperimentError(fmt::format("{}:{}: {}: unknown table (use [{}])", source,
+                                              position(table_key.source()), table,
+                                              fmt::join(std::views::keys(allowed), "], [")));
+        for (const auto& [key, value] : *node.as_table()) {
+            const std::string name(key.str());
+            if (!keys->second.contains(name))
+                throw ExperimentError(fmt::format("{}:{}: {}.{}: unknown key", source,
+                                                  position(key.source()), table, name));
+            std::string flag = name;
+            std::replace(flag.begin(), flag.end(), '_', '-');
+            values.push_back({flag, flag_text(value, source, table + "." + name)});
+        }
+    }
+    return values;
 }
 
 }  // namespace pipelens

@@ -75,5 +75,32 @@ TEST(PlanCli, BadPinsAndSizesAreUsageErrorsNamingTheRule) {
         << bandwidth.err;
 }
 
+TEST(PlanCli, ATomlFileGivesTheFlagsAndFlagsOverrideIt) {
+    const auto file = testing::temp_file("plan.toml",
+                                         "[model]\nlayers = 8\nhidden = 1024\nheads = 16\n"
+                                         "sequence = 512\nvocabulary = 1000\nglobal_batch = 16\n"
+                                         "[cluster]\ngpus = 8\ngpu_memory = \"40GB\"\n"
+                                         "[plan]\nzero1 = true\ntp = 2\n");
+    const auto from_file = run_pipelens("plan " + file.string() + " --json");
+    ASSERT_EQ(from_file.exit_code, 0) << from_file.err;
+    for (const auto& layout : nlohmann::json::parse(from_file.out))
+        EXPECT_EQ(layout["tp"], 2);
+    const auto overridden = run_pipelens("plan " + file.string() + " --tp 4 --json");
+    ASSERT_EQ(overridden.exit_code, 0) << overridden.err;
+    for (const auto& layout : nlohmann::json::parse(overridden.out))
+        EXPECT_EQ(layout["tp"], 4);
+    // The same layout priced from the file and from flags alone is the same figure.
+    const auto flags = run_pipelens(std::string(kModel) +
+                                    " --gpus 8 --gpu-memory 40GB --zero1 "
+                                    "--tp 2 --json");
+    ASSERT_EQ(flags.exit_code, 0) << flags.err;
+    EXPECT_EQ(nlohmann::json::parse(flags.out), nlohmann::json::parse(from_file.out));
+    const auto bad = run_pipelens(
+        "plan " + testing::temp_file("bad_plan.toml", "[model]\nlayer = 3\n").string());
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("bad_plan.toml:2:1: model.layer: unknown key"), std::string::npos)
+        << bad.err;
+}
+
 }  // namespace
 }  // namespace pipelens
