@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
-#include <ranges>
 #include <set>
 #include <sstream>
 
@@ -528,10 +527,14 @@ std::vector<FlagValue> read_flag_file(const std::filesystem::path& path,
     for (const auto& [table_key, node] : document) {
         const std::string table(table_key.str());
         const auto keys = allowed.find(table);
-        if (keys == allowed.end() || !node.is_table())
-            throw ExperimentError(fmt::format("{}:{}: {}: unknown table (use [{}])", source,
+        if (keys == allowed.end() || !node.is_table()) {
+            std::vector<std::string> names;
+            for (const auto& entry : allowed)
+                names.push_back("[" + entry.first + "]");
+            throw ExperimentError(fmt::format("{}:{}: {}: unknown table (use {})", source,
                                               position(table_key.source()), table,
-                                              fmt::join(std::views::keys(allowed), "], [")));
+                                              fmt::join(names, ", ")));
+        }
         for (const auto& [key, value] : *node.as_table()) {
             const std::string name(key.str());
             if (!keys->second.contains(name))
