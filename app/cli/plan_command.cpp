@@ -36,6 +36,7 @@ struct PlanFlags {
     std::string gpu_memory = "80GB";
     std::string intra_bandwidth = "450GB/s", intra_latency = "1us";
     std::string inter_bandwidth = "50GB/s", inter_latency = "5us";
+    std::string collective_latency = "6.6us";
     std::string recompute = "none";
     std::optional<std::string> schedule;
     bool sequence_parallel = false, zero1 = false, no_overlap = false;
@@ -68,6 +69,8 @@ void apply_units(PlanFlags& flags) {
         parse_flag("intra-host-latency", flags.intra_latency, latency_us);
     flags.cluster.links.inter_host_latency_us =
         parse_flag("inter-host-latency", flags.inter_latency, latency_us);
+    flags.cluster.links.collective_latency_us =
+        parse_flag("collective-latency", flags.collective_latency, latency_us);
     const std::map<std::string, sim::Recompute> recompute{{"none", sim::Recompute::none},
                                                           {"selective", sim::Recompute::selective},
                                                           {"full", sim::Recompute::full}};
@@ -92,7 +95,7 @@ void apply_file(CLI::App& command, const std::string& file) {
         {"cluster",
          {"gpus", "gpus_per_host", "gpu_memory", "peak_tflops", "achieved_fraction",
           "intra_host_bandwidth", "intra_host_latency", "inter_host_bandwidth",
-          "inter_host_latency"}},
+          "inter_host_latency", "collective_latency"}},
         {"plan",
          {"recompute", "sequence_parallel", "zero1", "no_overlap_grad_reduce", "tp", "pp", "dp",
           "schedule", "v", "microbatch_size", "m", "top"}}};
@@ -147,7 +150,7 @@ std::string layout_text(const sim::PlanLayout& layout) {
                        layout.m);
 }
 
-nlohmann::json result_json(const sim::PlanResult& result) {
+nlohmann::json result_json(const sim::PlanResult& result, std::int64_t memory_per_gpu) {
     const auto& l = result.layout;
     const auto& b = result.breakdown;
     return {{"tp", l.tp},
@@ -161,6 +164,8 @@ nlohmann::json result_json(const sim::PlanResult& result) {
             {"tflops_per_gpu", result.tflops_per_gpu},
             {"memory_per_gpu_bytes", result.memory_per_gpu_bytes},
             {"fits", result.fits},
+            {"over_memory_bytes",
+             std::max<std::int64_t>(0, result.memory_per_gpu_bytes - memory_per_gpu)},
             {"breakdown",
              {{"compute_s", static_cast<double>(b.compute_ns) * 1e-9},
               {"tensor_parallel_s", static_cast<double>(b.tensor_parallel_ns) * 1e-9},
@@ -179,8 +184,11 @@ void print_table(const std::vector<sim::PlanResult>& results, const PlanFlags& f
     for (std::size_t index = 0;
          index < results.size() && index < static_cast<std::size_t>(flags.top); ++index) {
         const auto& r = results[index];
-        const std::string memory = r.fits ? format_bytes(r.memory_per_gpu_bytes)
-                                          : format_bytes(r.memory_per_gpu_bytes) + "!";
+        // Over memory: by how much, where the layout's own need would say less.
+        const std::string memory =
+            r.fits
+                ? format_bytes(r.memory_per_gpu_bytes)
+                : "+" + format_bytes(r.memory_per_gpu_bytes - flags.cluster.memory_per_gpu_bytes);
         fmt::print("{:>3}  {:<46} {:>11} {:>8.1f} {:>11}  {:>10} {:>10} {:>10} {:>10}\n", index + 1,
                    layout_text(r.layout), format_duration(r.step_time_ns), r.tflops_per_gpu, memory,
                    format_duration(r.breakdown.compute_ns),
@@ -209,7 +217,7 @@ std::int64_t record_best(const PlanFlags& flags, const sim::PlanResult& best) {
     run.pp = layout.pp;
     run.v = layout.v;
     run.m = layout.m;
-    run.config = result_json(best).dump();
+    run.config = result_json(best, flags.cluster.memory_per_gpu_bytes).dump();
     const std::int64_t run_id = sim::simulate_and_record(writer, lowered, costs, run).run_id;
     if (layout.tp > 1) {
         sharding::DeviceMesh mesh = sharding::parse_device_mesh(
@@ -245,7 +253,7 @@ void run_plan(PlanFlags flags) {
     if (flags.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& result : results)
-            list.push_back(result_json(result));
+            list.push_back(result_json(result, flags.cluster.memory_per_gpu_bytes));
         fmt::print("{}\n", list.dump());
     } else {
         print_table(results, flags);
@@ -302,6 +310,8 @@ void add_plan_command(CLI::App& app) {
     command->add_option("--inter-host-bandwidth", flags->inter_bandwidth,
                         "Per GPU (default 50GB/s)");
     command->add_option("--inter-host-latency", flags->inter_latency, "Default 5us");
+    command->add_option("--collective-latency", flags->collective_latency,
+                        "Fixed cost of each collective (default 6.6us, upstream DTensor's)");
     command->add_option("--recompute", flags->recompute, "none, selective or full (default none)");
     command->add_flag("--sequence-parallel", flags->sequence_parallel,
                       "Megatron sequence parallelism");
