@@ -515,10 +515,15 @@ std::vector<FlagValue> read_flag_file(const std::filesystem::path& path,
         throw ExperimentError(fmt::format("{}: cannot open", path.string()));
     std::ostringstream text;
     text << file.rdbuf();
-    const std::string source = path.string();
+    return parse_flag_file(text.str(), path.string(), allowed);
+}
+
+std::vector<FlagValue> parse_flag_file(
+    std::string_view text, const std::string& source,
+    const std::map<std::string, std::set<std::string>>& allowed) {
     toml::table document;
     try {
-        document = toml::parse(text.str(), source);
+        document = toml::parse(text, source);
     } catch (const toml::parse_error& error) {
         throw ExperimentError(
             fmt::format("{}:{}: {}", source, position(error.source()), error.description()));

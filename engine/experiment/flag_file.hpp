@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pipelens {
@@ -21,7 +22,10 @@ struct FlagValue {
     std::string text;  // "80GB", "80", "true"
 };
 
-// `allowed`: table name -> its keys (as written in the file, with '_').
+// `allowed`: table name -> its keys (as written in the file, with '_'). `source_name` prefixes
+// every error (usually the file's path).
+std::vector<FlagValue> parse_flag_file(std::string_view text, const std::string& source_name,
+                                       const std::map<std::string, std::set<std::string>>& allowed);
 std::vector<FlagValue> read_flag_file(const std::filesystem::path& path,
                                       const std::map<std::string, std::set<std::string>>& allowed);
 
