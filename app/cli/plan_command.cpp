@@ -275,6 +275,53 @@ void run_plan(PlanFlags flags) {
     }
 }
 
+// The flags of the model, the cluster and the search, each group as [model], [cluster] and
+// [plan] of the file name them.
+void add_model_flags(CLI::App* command, PlanFlags& flags) {
+    command->add_option("--layers", flags.model.shape.layers, "Transformer layers");
+    command->add_option("--hidden", flags.model.shape.hidden, "Hidden size");
+    command->add_option("--heads", flags.model.shape.heads, "Attention heads");
+    command->add_option("--sequence", flags.model.shape.sequence, "Sequence length");
+    command->add_option("--vocabulary", flags.model.shape.vocabulary, "Vocabulary (default 51200)");
+    command->add_option("--global-batch", flags.model.global_batch, "Sequences per step");
+}
+
+void add_cluster_flags(CLI::App* command, PlanFlags& flags) {
+    command->add_option("--gpus", flags.cluster.gpus, "GPUs");
+    command->add_option("--gpus-per-host", flags.cluster.gpus_per_host,
+                        "GPUs per host (default 8)");
+    command->add_option("--gpu-memory", flags.gpu_memory, "Memory per GPU (default 80GB)");
+    command->add_option("--peak-tflops", flags.cluster.peak_tflops,
+                        "Dense 16-bit peak per GPU (default 989, H100 SXM)");
+    command->add_option("--achieved-fraction", flags.cluster.achieved_fraction,
+                        "Share of peak large matrix multiplies reach (default 0.7)");
+    command->add_option("--intra-host-bandwidth", flags.intra_bandwidth,
+                        "Per GPU (default 450GB/s)");
+    command->add_option("--intra-host-latency", flags.intra_latency, "Default 1us");
+    command->add_option("--inter-host-bandwidth", flags.inter_bandwidth,
+                        "Per GPU (default 50GB/s)");
+    command->add_option("--inter-host-latency", flags.inter_latency, "Default 5us");
+    command->add_option("--collective-latency", flags.collective_latency,
+                        "Fixed cost of each collective (default 6.6us, upstream DTensor's)");
+}
+
+void add_search_flags(CLI::App* command, PlanFlags& flags) {
+    command->add_option("--recompute", flags.recompute, "none, selective or full (default none)");
+    command->add_flag("--sequence-parallel", flags.sequence_parallel,
+                      "Megatron sequence parallelism");
+    command->add_flag("--zero1", flags.zero1, "Optimizer state split over data parallel (ZeRO-1)");
+    command->add_flag("--no-overlap-grad-reduce", flags.no_overlap,
+                      "Reduce gradients after the pipeline, not during the last backward");
+    command->add_option("--tp", flags.options.pins.tp, "Pin tensor parallel size");
+    command->add_option("--pp", flags.options.pins.pp, "Pin pipeline parallel size");
+    command->add_option("--dp", flags.options.pins.dp, "Pin data parallel size");
+    command->add_option("--schedule", flags.schedule, "Pin the schedule kind");
+    command->add_option("--v", flags.options.pins.v, "Pin stages per rank");
+    command->add_option("--microbatch-size", flags.options.pins.microbatch_size,
+                        "Pin the microbatch size");
+    command->add_option("--m", flags.options.pins.m, "Pin the microbatch count");
+}
+
 }  // namespace
 
 void add_plan_command(CLI::App& app) {
@@ -289,43 +336,9 @@ void add_plan_command(CLI::App& app) {
         "transformer on a cluster");
     command->add_option("file", flags->file,
                         "TOML file with [model], [cluster] and [plan] (flags override it)");
-    command->add_option("--layers", flags->model.shape.layers, "Transformer layers");
-    command->add_option("--hidden", flags->model.shape.hidden, "Hidden size");
-    command->add_option("--heads", flags->model.shape.heads, "Attention heads");
-    command->add_option("--sequence", flags->model.shape.sequence, "Sequence length");
-    command->add_option("--vocabulary", flags->model.shape.vocabulary,
-                        "Vocabulary (default 51200)");
-    command->add_option("--global-batch", flags->model.global_batch, "Sequences per step");
-    command->add_option("--gpus", flags->cluster.gpus, "GPUs");
-    command->add_option("--gpus-per-host", flags->cluster.gpus_per_host,
-                        "GPUs per host (default 8)");
-    command->add_option("--gpu-memory", flags->gpu_memory, "Memory per GPU (default 80GB)");
-    command->add_option("--peak-tflops", flags->cluster.peak_tflops,
-                        "Dense 16-bit peak per GPU (default 989, H100 SXM)");
-    command->add_option("--achieved-fraction", flags->cluster.achieved_fraction,
-                        "Share of peak large matrix multiplies reach (default 0.7)");
-    command->add_option("--intra-host-bandwidth", flags->intra_bandwidth,
-                        "Per GPU (default 450GB/s)");
-    command->add_option("--intra-host-latency", flags->intra_latency, "Default 1us");
-    command->add_option("--inter-host-bandwidth", flags->inter_bandwidth,
-                        "Per GPU (default 50GB/s)");
-    command->add_option("--inter-host-latency", flags->inter_latency, "Default 5us");
-    command->add_option("--collective-latency", flags->collective_latency,
-                        "Fixed cost of each collective (default 6.6us, upstream DTensor's)");
-    command->add_option("--recompute", flags->recompute, "none, selective or full (default none)");
-    command->add_flag("--sequence-parallel", flags->sequence_parallel,
-                      "Megatron sequence parallelism");
-    command->add_flag("--zero1", flags->zero1, "Optimizer state split over data parallel (ZeRO-1)");
-    command->add_flag("--no-overlap-grad-reduce", flags->no_overlap,
-                      "Reduce gradients after the pipeline, not during the last backward");
-    command->add_option("--tp", flags->options.pins.tp, "Pin tensor parallel size");
-    command->add_option("--pp", flags->options.pins.pp, "Pin pipeline parallel size");
-    command->add_option("--dp", flags->options.pins.dp, "Pin data parallel size");
-    command->add_option("--schedule", flags->schedule, "Pin the schedule kind");
-    command->add_option("--v", flags->options.pins.v, "Pin stages per rank");
-    command->add_option("--microbatch-size", flags->options.pins.microbatch_size,
-                        "Pin the microbatch size");
-    command->add_option("--m", flags->options.pins.m, "Pin the microbatch count");
+    add_model_flags(command, *flags);
+    add_cluster_flags(command, *flags);
+    add_search_flags(command, *flags);
     command->add_option("--top", flags->top, "Layouts to print (default 10)");
     command->add_flag("--json", flags->json, "Print every layout as JSON");
     command->add_option("--out", flags->out, "Record the best layout in this trace file");
