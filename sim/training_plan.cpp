@@ -162,7 +162,8 @@ std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& 
     check_pins(model, cluster, pins);
     std::vector<PlanLayout> layouts;
     for (const int tp : divisors(cluster.gpus)) {
-        const bool tp_fits = pins.tp ? true : tp <= cluster.gpus_per_host;
+        // Unpinned, a tp group stays inside one host (Megatron's rule); pinned, it may span.
+        const bool tp_fits = pins.tp || tp <= cluster.gpus_per_host;
         if (!allowed(pins.tp, tp) || !tp_fits || model.shape.hidden % tp != 0 ||
             model.shape.heads % tp != 0)
             continue;

@@ -33,15 +33,6 @@ double parse_ratio(const std::string& text) {
     return value * scale;
 }
 
-template <typename Parse>
-auto parse_flag(const std::string& flag, const std::string& text, Parse parse) {
-    try {
-        return parse(text);
-    } catch (const std::invalid_argument& error) {
-        throw CommandFailure(kExitUsage, fmt::format("pipelens: --{}: {}", flag, error.what()));
-    }
-}
-
 // "by 2.40 ms (24.0%)": how far over, in the figure's unit and relative to the limit.
 std::string excess(const std::string& amount, double over, double limit) {
     return limit > 0 ? fmt::format("by {} ({:.1f}%)", amount, 100.0 * over / limit)
@@ -119,14 +110,15 @@ GateLimits gate_limits(const GateOptions& options) {
     GateLimits limits;
     if (options.max_step_time)
         limits.max_step_time_ns =
-            parse_flag("max-step-time", *options.max_step_time,
-                       [](const std::string& text) { return parse_duration_ns(text); });
+            parse_flag_text("pipelens", "max-step-time", *options.max_step_time,
+                            [](const std::string& text) { return parse_duration_ns(text); });
     if (options.max_bubble)
-        limits.max_bubble_ratio = parse_flag("max-bubble", *options.max_bubble, parse_ratio);
+        limits.max_bubble_ratio =
+            parse_flag_text("pipelens", "max-bubble", *options.max_bubble, parse_ratio);
     if (options.max_memory)
         limits.max_memory_bytes =
-            parse_flag("max-memory", *options.max_memory,
-                       [](const std::string& text) { return parse_byte_count(text); });
+            parse_flag_text("pipelens", "max-memory", *options.max_memory,
+                            [](const std::string& text) { return parse_byte_count(text); });
     return limits;
 }
 

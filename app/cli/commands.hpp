@@ -35,6 +35,18 @@ class CommandFailure : public std::runtime_error {
     int code_;
 };
 
+// `parse(text)` for the flag --`flag`; a std::invalid_argument from it (a bad unit, number or
+// name) becomes a usage error "<command>: --<flag>: <why>", exit 2.
+template <typename Parse>
+auto parse_flag_text(const std::string& command, const std::string& flag, const std::string& text,
+                     Parse parse) {
+    try {
+        return parse(text);
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage, command + ": --" + flag + ": " + error.what());
+    }
+}
+
 void add_schedule_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);

@@ -46,31 +46,22 @@ struct PlanFlags {
     GateOptions gates;
 };
 
-template <typename Parse>
-auto parse_flag(const std::string& flag, const std::string& text, Parse parse) {
-    try {
-        return parse(text);
-    } catch (const std::invalid_argument& error) {
-        throw CommandFailure(kExitUsage,
-                             fmt::format("pipelens plan: --{}: {}", flag, error.what()));
-    }
-}
-
 void apply_units(PlanFlags& flags) {
-    flags.cluster.memory_per_gpu_bytes = parse_flag(
-        "gpu-memory", flags.gpu_memory, [](const std::string& t) { return parse_byte_count(t); });
+    flags.cluster.memory_per_gpu_bytes =
+        parse_flag_text("pipelens plan", "gpu-memory", flags.gpu_memory,
+                        [](const std::string& t) { return parse_byte_count(t); });
     const auto bandwidth = [](const std::string& t) { return parse_bandwidth_bytes_per_ns(t); };
     const auto latency_us = [](const std::string& t) { return parse_duration_ns(t) / 1000.0; };
     flags.cluster.links.intra_host_gb_per_s =
-        parse_flag("intra-host-bandwidth", flags.intra_bandwidth, bandwidth);
+        parse_flag_text("pipelens plan", "intra-host-bandwidth", flags.intra_bandwidth, bandwidth);
     flags.cluster.links.inter_host_gb_per_s =
-        parse_flag("inter-host-bandwidth", flags.inter_bandwidth, bandwidth);
+        parse_flag_text("pipelens plan", "inter-host-bandwidth", flags.inter_bandwidth, bandwidth);
     flags.cluster.links.intra_host_latency_us =
-        parse_flag("intra-host-latency", flags.intra_latency, latency_us);
+        parse_flag_text("pipelens plan", "intra-host-latency", flags.intra_latency, latency_us);
     flags.cluster.links.inter_host_latency_us =
-        parse_flag("inter-host-latency", flags.inter_latency, latency_us);
-    flags.cluster.links.collective_latency_us =
-        parse_flag("collective-latency", flags.collective_latency, latency_us);
+        parse_flag_text("pipelens plan", "inter-host-latency", flags.inter_latency, latency_us);
+    flags.cluster.links.collective_latency_us = parse_flag_text(
+        "pipelens plan", "collective-latency", flags.collective_latency, latency_us);
     const std::map<std::string, sim::Recompute> recompute{{"none", sim::Recompute::none},
                                                           {"selective", sim::Recompute::selective},
                                                           {"full", sim::Recompute::full}};
@@ -84,8 +75,8 @@ void apply_units(PlanFlags& flags) {
     flags.options.overlap_gradient_reduce = !flags.no_overlap;
     if (flags.schedule)
         flags.options.pins.schedule =
-            parse_flag("schedule", *flags.schedule,
-                       [](const std::string& t) { return parse_schedule_kind(t); });
+            parse_flag_text("pipelens plan", "schedule", *flags.schedule,
+                            [](const std::string& t) { return parse_schedule_kind(t); });
 }
 
 // The file's values, for the flags the command line did not give.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "app/viewer/galloping_search.hpp"
 #include "app/viewer/timeline_overlays.hpp"
 #include "app/viewer/viewer_state.hpp"
 #include "engine/text/quantities.hpp"
@@ -30,26 +31,16 @@ std::int64_t bytes_at(const RankTimeline& rank, std::int64_t time) {
     return after == rank.memory.begin() ? 0 : std::prev(after)->bytes;
 }
 
-// first_after for a time a little later than the last one asked for: galloping on from the
-// last answer keeps a line's columns within nearby samples instead of a search over all of
-// them per column.
-Samples::const_iterator first_after_from(Samples::const_iterator from, Samples::const_iterator end,
-                                         std::int64_t time) {
-    std::ptrdiff_t reach = 1;
-    auto low = from;
-    while (end - low > reach && (low + reach)->time_ns <= time) {
-        low += reach;
-        reach *= 2;
-    }
-    return first_after(low, low + std::min(reach, end - low), time);
-}
-
 void draw_line(ImDrawList* draw, const RankTimeline& rank, const TimelineGeometry& geometry,
                float bottom, float height, std::int64_t peak, ImU32 tint) {
     ImVec2 previous{geometry.left, bottom};
     auto after = first_after(rank.memory.begin(), rank.memory.end(), geometry.view_start);
     for (float x = geometry.left; x <= geometry.left + geometry.width; x += 1) {
-        after = first_after_from(after, rank.memory.end(), geometry.time_at(x));
+        // A little later than the last column's time: galloped to from the last answer.
+        const std::int64_t time = geometry.time_at(x);
+        after = galloping_partition_point(
+            after, rank.memory.end(),
+            [&](const traces::MemoryRecord& sample) { return sample.time_ns <= time; });
         const std::int64_t bytes = after == rank.memory.begin() ? 0 : std::prev(after)->bytes;
         const ImVec2 point{x,
                            bottom - height * static_cast<float>(bytes) / static_cast<float>(peak)};

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "app/viewer/galloping_search.hpp"
 #include "engine/schedule/action.hpp"
 #include "engine/text/action_label.hpp"
 
@@ -47,25 +48,16 @@ RangeFigures range_figures(const Lane& lane, std::size_t first, std::size_t last
     return figures;
 }
 
-// The first action at or after `first` that starts at or after `time`. The answer is nearly
-// always a few dozen actions on, so the search gallops from `first`: it stays within a few
-// cache lines where a search over the rest of the lane would miss the cache at every step.
+// The first action at or after `first` that starts at or after `time`: nearly always a few
+// dozen actions on, so found by galloping.
 std::size_t first_starting_at(const std::vector<TimelineAction>& actions, std::size_t first,
                               std::int64_t time) {
-    std::size_t low = first, probe = first, reach = 1;
-    while (probe < actions.size() && actions[probe].start_ns < time) {
-        low = probe + 1;
-        probe = first + reach;
-        reach *= 2;
-    }
-    const auto high = static_cast<std::ptrdiff_t>(std::min(probe, actions.size()));
-    return static_cast<std::size_t>(
-        std::lower_bound(actions.begin() + static_cast<std::ptrdiff_t>(low), actions.begin() + high,
-                         time,
-                         [](const TimelineAction& action, std::int64_t value) {
-                             return action.start_ns < value;
-                         }) -
-        actions.begin());
+    const auto begin = actions.begin() + static_cast<std::ptrdiff_t>(first);
+    return static_cast<std::size_t>(galloping_partition_point(begin, actions.end(),
+                                                              [&](const TimelineAction& action) {
+                                                                  return action.start_ns < time;
+                                                              }) -
+                                    actions.begin());
 }
 
 // A merged block [first, natural_end) that holds a whole chunk ends at a chunk boundary
@@ -107,18 +99,10 @@ std::optional<DrawBlock> whole_chunks_block(const Lane& lane, std::size_t index,
         return std::nullopt;
     // Chunks [first, end) all start before `limit`; every action of all but the last does.
     const std::int64_t limit = opening.first_start + min_ns;
-    std::size_t low = first + 1, probe = first + 1, reach = 1;
-    while (probe < lane.chunks.size() && lane.chunks[probe].first_start < limit) {
-        low = probe + 1;
-        probe = first + 1 + reach;
-        reach *= 2;
-    }
     const auto end = static_cast<std::size_t>(
-        std::lower_bound(
-            lane.chunks.begin() + static_cast<std::ptrdiff_t>(low),
-            lane.chunks.begin() + static_cast<std::ptrdiff_t>(std::min(probe, lane.chunks.size())),
-            limit,
-            [](const LaneChunk& chunk, std::int64_t value) { return chunk.first_start < value; }) -
+        galloping_partition_point(
+            lane.chunks.begin() + static_cast<std::ptrdiff_t>(first + 1), lane.chunks.end(),
+            [&](const LaneChunk& chunk) { return chunk.first_start < limit; }) -
         lane.chunks.begin());
     if (end < first + 2)
         return std::nullopt;

@@ -31,7 +31,6 @@ struct MeshTopology {
     static MeshTopology of(const DeviceMesh& mesh);
 };
 
-inline constexpr double kIntraHostBandwidthGbPerS = MeshLinks{}.intra_host_gb_per_s;
 inline constexpr double kShardToShardPenaltyUs = 1.0;
 
 // `bytes_gb`: bytes / 1024^3 as each device holds them before the collective.

@@ -359,7 +359,7 @@ constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // One collective on a mesh dim of `devices` with the topology constants (bytes before it).
 double collective(double bytes, int devices, int hops, bool inter_host = false) {
-    const double bandwidth = kIntraHostBandwidthGbPerS * (inter_host ? 0.22 : 1.0);
+    const double bandwidth = MeshLinks{}.intra_host_gb_per_s * (inter_host ? 0.22 : 1.0);
     return 6.6 + hops * (inter_host ? 2.7 : 0.6) +
            (bytes / kGiB * hops / devices) / bandwidth * 1e6;
 }

@@ -27,8 +27,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
-#include <climits>
 #include <cstring>
 #include <limits>
 #include <memory>
