@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -218,7 +219,7 @@ void read_costs(FieldReader& fields, Experiment& experiment) {
 }
 
 void read_transformer(FieldReader& fields, Experiment& experiment) {
-    TransformerSpec spec;
+    TransformerSpec spec = experiment.transformer.value_or(TransformerSpec{});
     fields.integer("layers", spec.layers, 1);
     fields.integers("layers_per_stage", spec.layers_per_stage);
     fields.integer("hidden", spec.hidden, 1);
@@ -249,7 +250,7 @@ void read_network(FieldReader& fields, Experiment& experiment) {
 }
 
 void read_layers(FieldReader& fields, Experiment& experiment) {
-    LayerCosts& layers = experiment.layers.emplace();
+    LayerCosts& layers = experiment.layers ? *experiment.layers : experiment.layers.emplace();
     fields.texts("names", layers.names, "layers.0");
     fields.per_stage("f", layers.forward_ns, parse_duration_ns);
     fields.per_stage("i", layers.input_ns, parse_duration_ns);
@@ -351,19 +352,20 @@ toml::table layers_table(const LayerCosts& layers) {
 
 }  // namespace
 
-Experiment parse_experiment_toml(std::string_view text, const std::string& source_name,
-                                 const std::filesystem::path& base_directory) {
-    toml::table document;
+namespace {
+
+toml::table parse_document(std::string_view text, const std::string& source_name) {
     try {
-        document = toml::parse(text, source_name);
+        return toml::parse(text, source_name);
     } catch (const toml::parse_error& error) {
         throw ExperimentError(
             fmt::format("{}:{}: {}", source_name, position(error.source()), error.description()));
     }
-    Experiment experiment;
-    experiment.source = source_name;
-    experiment.shape.rank_count = 0;  // required: validate_experiment names what is missing
-    experiment.shape.microbatch_count = 0;
+}
+
+// Reads `document`'s tables into `experiment`: a field the document does not name keeps its value.
+void read_document(const toml::table& document, Experiment& experiment,
+                   const std::string& source_name, const std::filesystem::path& base_directory) {
     FieldReader top(document, "", source_name);
     top.text("name", experiment.name);
     read_section(top, "schedule", source_name,
@@ -381,16 +383,139 @@ Experiment parse_experiment_toml(std::string_view text, const std::string& sourc
     read_section(top, "run", source_name,
                  [&](FieldReader& fields) { read_run(fields, experiment); });
     top.finish();
+}
+
+// "SOURCE:LINE:COLUMN: why" -> "SOURCE: why": a position in a document pipelens wrote itself
+// would point nowhere the user can look.
+std::string without_position(std::string message, const std::string& source_name) {
+    const std::size_t after_source = source_name.size();
+    if (message.compare(0, after_source, source_name) != 0 || message.size() <= after_source ||
+        message[after_source] != ':')
+        return message;
+    const std::size_t end = message.find(": ", after_source + 1);
+    if (end == std::string::npos ||
+        message.find_first_not_of("0123456789:", after_source) != end + 1)
+        return message;
+    return message.erase(after_source, end - after_source);
+}
+
+Experiment fresh_experiment(const std::string& source_name) {
+    Experiment experiment;
+    experiment.source = source_name;
+    experiment.shape.rank_count = 0;  // required: validate_experiment names what is missing
+    experiment.shape.microbatch_count = 0;
     return experiment;
 }
 
-Experiment read_experiment_file(const std::filesystem::path& path) {
+// A sweep axis's values as TOML value text; `where` is the key's position in the file.
+SweepAxisText sweep_axis(const toml::node& node, const std::string& key,
+                         const std::string& source_name) {
+    const std::string where =
+        fmt::format("{}:{}: sweep.{}", source_name, position(node.source()), key);
+    const toml::array* values = node.as_array();
+    if (!values || values->empty())
+        throw ExperimentError(where + ": expected a non-empty list of the values to try");
+    SweepAxisText axis{key, {}, where};
+    for (const toml::node& value : *values) {
+        std::ostringstream text;
+        value.visit([&](const auto& element) { text << element; });
+        axis.values.push_back(text.str());
+    }
+    return axis;
+}
+
+// [sweep]'s keys, dotted where they name a table ("schedule.pp"), in the file's order.
+void collect_sweep_axes(const toml::table& table, const std::string& prefix,
+                        const std::string& source_name, std::vector<SweepAxisText>& axes) {
+    std::vector<std::pair<std::string, const toml::node*>> entries;
+    for (const auto& [key, node] : table)
+        entries.emplace_back(std::string(key.str()), &node);
+    std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+        const toml::source_position& first = a.second->source().begin;
+        const toml::source_position& second = b.second->source().begin;
+        return std::pair{first.line, first.column} < std::pair{second.line, second.column};
+    });
+    for (const auto& [key, node] : entries) {
+        if (const toml::table* nested = node->as_table())
+            collect_sweep_axes(*nested, prefix + key + ".", source_name, axes);
+        else
+            axes.push_back(sweep_axis(*node, prefix + key, source_name));
+    }
+}
+
+}  // namespace
+
+Experiment parse_experiment_toml(std::string_view text, const std::string& source_name,
+                                 const std::filesystem::path& base_directory) {
+    const toml::table document = parse_document(text, source_name);
+    Experiment experiment = fresh_experiment(source_name);
+    read_document(document, experiment, source_name, base_directory);
+    return experiment;
+}
+
+ExperimentSweep parse_experiment_sweep_toml(std::string_view text, const std::string& source_name,
+                                            const std::filesystem::path& base_directory) {
+    toml::table document = parse_document(text, source_name);
+    ExperimentSweep sweep{fresh_experiment(source_name), {}};
+    if (const toml::node* node = document.get("sweep")) {
+        const toml::table* table = node->as_table();
+        if (!table)
+            throw ExperimentError(fmt::format("{}:{}: sweep: expected a table of keys and lists",
+                                              source_name, position(node->source())));
+        collect_sweep_axes(*table, "", source_name, sweep.axes);
+        document.erase("sweep");
+    }
+    read_document(document, sweep.experiment, source_name, base_directory);
+    return sweep;
+}
+
+Experiment apply_experiment_settings(const Experiment& base,
+                                     const std::vector<ExperimentSetting>& settings,
+                                     const std::string& source_name) {
+    // Grouped by table and written as a small document, so the settings pass exactly the checks
+    // a file's fields do.
+    std::map<std::string, std::string> tables;
+    std::string top_level;
+    for (const ExperimentSetting& setting : settings) {
+        const std::size_t dot = setting.key.find('.');
+        if (dot == std::string::npos)
+            top_level += fmt::format("{} = {}\n", setting.key, setting.value);
+        else
+            tables[setting.key.substr(0, dot)] +=
+                fmt::format("{} = {}\n", setting.key.substr(dot + 1), setting.value);
+    }
+    std::string text = top_level;
+    for (const auto& [table, lines] : tables)
+        text += fmt::format("[{}]\n{}", table, lines);
+    Experiment experiment = base;
+    try {
+        read_document(parse_document(text, source_name), experiment, source_name, {});
+    } catch (const ExperimentError& error) {
+        throw ExperimentError(without_position(error.what(), source_name));
+    }
+    return experiment;
+}
+
+namespace {
+
+std::string experiment_file_text(const std::filesystem::path& path) {
     std::ifstream file(path, std::ios::binary);
     if (!file)
         throw ExperimentError(fmt::format("{}: cannot open experiment file", path.string()));
     std::ostringstream text;
     text << file.rdbuf();
-    return parse_experiment_toml(text.str(), path.string(), path.parent_path());
+    return text.str();
+}
+
+}  // namespace
+
+Experiment read_experiment_file(const std::filesystem::path& path) {
+    return parse_experiment_toml(experiment_file_text(path), path.string(), path.parent_path());
+}
+
+ExperimentSweep read_experiment_sweep_file(const std::filesystem::path& path) {
+    return parse_experiment_sweep_toml(experiment_file_text(path), path.string(),
+                                       path.parent_path());
 }
 
 std::string experiment_to_toml(const Experiment& experiment) {
