@@ -3,11 +3,7 @@
 #include "sim/training_plan.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -15,6 +11,7 @@
 #include "engine/schedule/lower.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/parallel_costs.hpp"
+#include "sim/parallel_for.hpp"
 #include "sim/simulator.hpp"
 
 namespace pipelens::sim {
@@ -265,32 +262,10 @@ std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec&
                                       const PlanOptions& options) {
     const std::vector<PlanLayout> layouts = plan_layouts(model, cluster, options);
     std::vector<PlanResult> results(layouts.size());
-    // Layouts are independent: one worker per core takes the next one; results keep the
-    // layouts' order, so the ranking never depends on the thread count.
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr failure;
-    std::mutex failure_lock;
-    const auto work = [&] {
-        for (std::size_t index = next++; index < layouts.size(); index = next++) {
-            try {
-                results[index] = evaluate_layout(layouts[index], model, cluster, options);
-            } catch (...) {
-                const std::lock_guard lock(failure_lock);
-                failure = failure ? failure : std::current_exception();
-            }
-        }
-    };
-    const unsigned workers =
-        std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
-                                        static_cast<unsigned>(layouts.size())));
-    std::vector<std::thread> threads;
-    for (unsigned worker = 1; worker < workers; ++worker)
-        threads.emplace_back(work);
-    work();
-    for (std::thread& thread : threads)
-        thread.join();
-    if (failure)
-        std::rethrow_exception(failure);
+    // Results keep the layouts' order, so the ranking never depends on the thread count.
+    parallel_for(layouts.size(), 0, [&](std::size_t index) {
+        results[index] = evaluate_layout(layouts[index], model, cluster, options);
+    });
     std::stable_sort(results.begin(), results.end(), [](const PlanResult& a, const PlanResult& b) {
         if (a.fits != b.fits)
             return a.fits;

@@ -1,0 +1,148 @@
+// Sweeps: GPipe's closed form at every point of a grid, points equal to `simulate`'s figures, the
+// ranking and Pareto front against a brute-force check, results that do not depend on threads or
+// shards, and configurations that cannot run kept with why.
+#include <gtest/gtest.h>
+
+#include <tuple>
+
+#include "engine/experiment/sweep_grid.hpp"
+#include "sim/experiment_simulation.hpp"
+#include "sim/sweep.hpp"
+
+namespace pipelens {
+namespace {
+
+Experiment unit_experiment() {  // F = I = W = 1 us on every stage
+    Experiment experiment = plain_experiment();
+    experiment.held_activation_bytes = {1 << 20};
+    return experiment;
+}
+
+SweepGrid mixed_grid() {
+    return SweepGrid(unit_experiment(),
+                     {parse_sweep_flag("kind=GPipe,1F1B,Interleaved1F1B,ZBVZeroBubble,DualPipeV"),
+                      parse_sweep_flag("pp=2,4,8"), parse_sweep_flag("m=4,8,16"),
+                      parse_sweep_flag("w=1us,3us")});
+}
+
+TEST(Sweep, GPipeMeetsItsClosedFormAtEveryPoint) {
+    const SweepGrid grid(unit_experiment(),
+                         {parse_sweep_flag("kind=GPipe"), parse_sweep_flag("pp=2,4,8"),
+                          parse_sweep_flag("m=1,4,8,16")});
+    for (const sim::SweepPoint& point : sim::run_sweep(grid, SweepShard{}, 2)) {
+        ASSERT_TRUE(point.simulated()) << point.error;
+        // (m + pp - 1) forward slots of 1 us, as many backward slots of I + W = 2 us.
+        EXPECT_EQ(point.step_time_ns, (point.m + point.pp - 1) * 3'000);
+        EXPECT_DOUBLE_EQ(point.bubble_ratio, double(point.pp - 1) / (point.m + point.pp - 1));
+        // Every GPipe rank holds all m microbatches' activations at once.
+        EXPECT_EQ(point.peak_memory_bytes, std::int64_t{point.m} << 20);
+    }
+}
+
+TEST(Sweep, APointHasExactlyTheFiguresSimulateGivesItsConfiguration) {
+    const SweepGrid grid = mixed_grid();
+    for (const std::size_t index : {std::size_t{7}, std::size_t{40}, std::size_t{77}}) {
+        const sim::SweepPoint point = sim::simulate_sweep_configuration(grid, index);
+        ASSERT_TRUE(point.simulated()) << point.error;
+        Experiment experiment = grid.configuration(index);
+        const sim::ExperimentSimulation simulated = sim::simulate_experiment(experiment);
+        EXPECT_EQ(point.step_time_ns, simulated.result.step_time_ns);
+        EXPECT_EQ(point.bubble_ratio, simulated.result.bubble_ratio);
+        std::int64_t peak = 0;
+        for (const sim::RankResult& rank : simulated.result.ranks)
+            peak = std::max(peak, rank.peak_memory_bytes);
+        EXPECT_EQ(point.peak_memory_bytes, peak);
+        EXPECT_EQ(point.schedule, simulated.lowered->name);
+    }
+}
+
+TEST(Sweep, TheRankingAndTheFrontAreTheSameOnAnyThreadsAndShards) {
+    const SweepGrid grid = mixed_grid();
+    const std::vector<sim::SweepPoint> whole = sim::run_sweep(grid, SweepShard{}, 1);
+    const std::vector<sim::SweepPoint> threaded = sim::run_sweep(grid, SweepShard{}, 2);
+    std::vector<sim::SweepPoint> joined;
+    for (std::size_t shard = 1; shard <= 4; ++shard)
+        for (const sim::SweepPoint& point : sim::run_sweep(grid, SweepShard{shard, 4}, 2))
+            joined.push_back(point);
+    sim::rank_sweep(joined);
+    ASSERT_EQ(whole.size(), grid.size());
+    for (const std::vector<sim::SweepPoint>* other :
+         {&threaded, static_cast<const std::vector<sim::SweepPoint>*>(&joined)}) {
+        ASSERT_EQ(other->size(), whole.size());
+        for (std::size_t at = 0; at < whole.size(); ++at) {
+            EXPECT_EQ((*other)[at].index, whole[at].index);
+            EXPECT_EQ((*other)[at].step_time_ns, whole[at].step_time_ns);
+            EXPECT_EQ((*other)[at].place, whole[at].place);
+            EXPECT_EQ((*other)[at].pareto, whole[at].pareto);
+        }
+    }
+}
+
+TEST(Sweep, TheFrontIsWhatNoOtherConfigurationBeats) {
+    const std::vector<sim::SweepPoint> points = sim::run_sweep(mixed_grid(), SweepShard{}, 2);
+    std::size_t front = 0, simulated = 0;
+    for (std::size_t at = 0; at < points.size(); ++at) {
+        const sim::SweepPoint& point = points[at];
+        if (!point.simulated()) {
+            EXPECT_EQ(point.place, 0u);
+            EXPECT_FALSE(point.pareto);
+            continue;
+        }
+        EXPECT_EQ(point.place, ++simulated);
+        if (at > 0 && points[at - 1].simulated()) {
+            EXPECT_LE(points[at - 1].step_time_ns, point.step_time_ns);
+        }
+        // Beaten: another is no slower and no larger, and better in one (or equal, numbered lower).
+        bool beaten = false;
+        for (const sim::SweepPoint& other : points)
+            beaten |=
+                other.simulated() && &other != &point && other.step_time_ns <= point.step_time_ns &&
+                other.peak_memory_bytes <= point.peak_memory_bytes &&
+                (other.step_time_ns < point.step_time_ns ||
+                 other.peak_memory_bytes < point.peak_memory_bytes || other.index < point.index);
+        EXPECT_EQ(point.pareto, !beaten) << point.index;
+        front += point.pareto ? 1 : 0;
+    }
+    EXPECT_GE(front, 1u);
+}
+
+TEST(Sweep, TheFrontOfATradeOffIsItsStaircase) {
+    // (index, step time, peak memory): 0, 1 and 4 are the front; 5 ties 0 but comes later, 2 and
+    // 3 are beaten by 1, and 6 could not run.
+    std::vector<sim::SweepPoint> points;
+    for (const auto& [index, time, memory] : std::vector<std::tuple<int, int, int>>{
+             {3, 15, 30}, {0, 10, 50}, {2, 12, 40}, {1, 12, 30}, {4, 20, 10}, {5, 10, 50}}) {
+        sim::SweepPoint point;
+        point.index = index;
+        point.step_time_ns = time;
+        point.peak_memory_bytes = memory;
+        points.push_back(point);
+    }
+    points.push_back(sim::SweepPoint{});
+    points.back().index = 6;
+    points.back().error = "hangs";
+    sim::rank_sweep(points);
+    std::vector<std::size_t> order, front;
+    for (const sim::SweepPoint& point : points) {
+        order.push_back(point.index);
+        if (point.pareto)
+            front.push_back(point.index);
+    }
+    EXPECT_EQ(order, (std::vector<std::size_t>{0, 5, 1, 2, 3, 4, 6}));
+    EXPECT_EQ(front, (std::vector<std::size_t>{0, 1, 4}));
+    EXPECT_EQ(points[2].place, 3u);
+    EXPECT_EQ(points[6].place, 0u);
+}
+
+TEST(Sweep, AConfigurationThatCannotRunIsKeptWithWhy) {
+    const SweepGrid grid(unit_experiment(),
+                         {parse_sweep_flag("kind=1F1B"), parse_sweep_flag("v=1,2")});
+    const std::vector<sim::SweepPoint> points = sim::run_sweep(grid, SweepShard{}, 1);
+    ASSERT_EQ(points.size(), 2u);
+    EXPECT_TRUE(points[0].simulated());
+    EXPECT_EQ(points[1].index, 1u);
+    EXPECT_NE(points[1].error.find("v must be 1 (got v=2)"), std::string::npos) << points[1].error;
+}
+
+}  // namespace
+}  // namespace pipelens
