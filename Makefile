@@ -27,6 +27,7 @@ test: build
 bench: build
 	@$(BUILD)/tests/pipelens_bench_schedule
 	@$(BUILD)/tests/pipelens_bench_simulator
+	@$(BUILD)/tests/pipelens_bench_sweep
 	@$(BUILD)/tests/pipelens_bench_critical_path
 	@$(BUILD)/tests/pipelens_bench_trace_writer
 	@if [ -x $(BUILD)/tests/pipelens_bench_runtime ]; then $(BUILD)/tests/pipelens_bench_runtime; fi

@@ -59,6 +59,8 @@ void add_shard_command(CLI::App& app);
 void add_view_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_sweep_command(CLI::App& app);
+void add_merge_command(CLI::App& app);
 
 // `pipelens`'s `run` and `explain`: exec `pipelens-runtime` as `argv0 arguments...` (the command
 // line after the program name, unchanged).

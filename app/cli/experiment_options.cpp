@@ -114,13 +114,22 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
 }
 
 Experiment load_experiment(const ExperimentOptions& options) {
-    Experiment experiment;
     if (!options.file.empty())
-        experiment = read_experiment_file(options.file);
-    else if (has_experiment_flags(options))
-        experiment = plain_experiment();
-    else
-        return default_experiment();
+        return apply_experiment_flags(options, read_experiment_file(options.file));
+    if (has_experiment_flags(options))
+        return apply_experiment_flags(options, plain_experiment());
+    return default_experiment();
+}
+
+ExperimentSweep load_experiment_sweep(const ExperimentOptions& options) {
+    if (options.file.empty())
+        return {load_experiment(options), {}};
+    ExperimentSweep sweep = read_experiment_sweep_file(options.file);
+    sweep.experiment = apply_experiment_flags(options, std::move(sweep.experiment));
+    return sweep;
+}
+
+Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment experiment) {
     if (options.schedule) {
         try {
             experiment.shape.kind = parse_schedule_kind(*options.schedule);

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "engine/experiment/experiment.hpp"
+#include "engine/experiment/experiment_toml.hpp"
 
 namespace pipelens::cli {
 
@@ -42,5 +43,12 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
 // no experiment flag is given, else plain_experiment() with the flags applied. Bad values throw
 // ExperimentError naming the flag. The result is not yet validated against its schedule.
 Experiment load_experiment(const ExperimentOptions& options);
+
+// The same for a file that may hold a `[sweep]` table (`pipelens sweep`): its axes come back
+// apart from the experiment.
+ExperimentSweep load_experiment_sweep(const ExperimentOptions& options);
+
+// The flags given in `options` applied to `experiment`.
+Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment experiment);
 
 }  // namespace pipelens::cli

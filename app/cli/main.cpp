@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
     cli::add_view_command(app);
     cli::add_import_command(app);
     cli::add_plan_command(app);
+    cli::add_sweep_command(app);
+    cli::add_merge_command(app);
     cli::add_runtime_commands(app, argc > 0 ? argv[0] : "pipelens",
                               std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
     return cli::parse_and_run(app, argc, argv);

@@ -1,8 +1,6 @@
 // `pipelens simulate`: experiment -> lowered schedule -> cost model -> simulation, printed as a
 // table (or one JSON object) and, with --out, recorded as a run in a trace file.
 #include <cstdio>
-#include <tuple>
-#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -12,12 +10,7 @@
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/progress_bar.hpp"
 #include "app/cli/run_report.hpp"
-#include "engine/experiment/experiment_toml.hpp"
-#include "engine/run_plan/experiment_schedule.hpp"
-#include "sim/cost_model_events.hpp"
-#include "sim/experiment_costs.hpp"
-#include "sim/simulation_trace.hpp"
-#include "sim/simulator.hpp"
+#include "sim/experiment_simulation.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -28,27 +21,6 @@ struct SimulateOptions {
     bool json = false;
     GateOptions gates;
 };
-
-// Simulates and records at once: the writer is opened first, so a file that cannot take the run
-// is refused before any simulating, and the rows that need no simulated time are written while
-// the simulation runs.
-std::pair<sim::SimulationResult, std::int64_t> simulate_into(
-    const SimulateOptions& options, const Experiment& experiment, const Schedule& lowered,
-    const sim::CostModel& costs, const recorder::StateRecorder& recording) {
-    traces::TraceWriter writer(options.out);
-    traces::RunRecord run;
-    run.schedule = lowered.name;
-    run.pp = experiment.shape.rank_count;
-    run.v = experiment.shape.stages_per_rank;
-    run.m = experiment.shape.microbatch_count;
-    run.config = experiment_to_toml(experiment);
-    ProgressBar progress("writing " + options.out, 0);
-    sim::RecordedSimulation recorded = sim::simulate_and_record(
-        writer, lowered, costs, run,
-        [&](std::size_t done, std::size_t total) { progress.update(done, total); }, &recording);
-    progress.finish();
-    return {std::move(recorded.result), recorded.run_id};
-}
 
 // The highest rank's peak; unknown when no rank holds memory (a cost model without sizes).
 GateFigures gate_figures(const std::string& subject, const sim::SimulationResult& result) {
@@ -74,22 +46,19 @@ RunFigures figures_of(const sim::SimulationResult& result) {
 void run_simulate(const SimulateOptions& options) {
     const GateLimits limits = gate_limits(options.gates);  // a bad limit stops before any work
     Experiment experiment = load_experiment(options.experiment);
-    // The simulation runs on what the recorded state holds, so a replay rebuilds exactly what
-    // was simulated.
-    recorder::StateRecorder recording(-1, "sim");
-    const std::shared_ptr<const Schedule> schedule =
-        record_experiment_schedule(recording, experiment);
-    const Schedule& lowered = *schedule;
-    recording.configure_transport({"simulated", lowered.rank_count, 0, "none"});
-    sim::record_cost_model(recording, sim::cost_model_for(experiment, lowered.stage_count));
-    recording.plan_buffers();
-    const sim::CostModel costs = sim::cost_model_from_state(recording.state());
-    sim::SimulationResult result;
-    std::optional<std::int64_t> run_id;
-    if (options.out.empty())
-        result = sim::simulate(lowered, costs);
-    else
-        std::tie(result, run_id) = simulate_into(options, experiment, lowered, costs, recording);
+    sim::ExperimentSimulation simulation;
+    if (options.out.empty()) {
+        simulation = sim::simulate_experiment(experiment);
+    } else {
+        ProgressBar progress("writing " + options.out, 0);
+        simulation = sim::simulate_experiment(
+            experiment, options.out,
+            [&](std::size_t done, std::size_t total) { progress.update(done, total); });
+        progress.finish();
+    }
+    const sim::SimulationResult& result = simulation.result;
+    const std::optional<std::int64_t>& run_id = simulation.run_id;
+    const Schedule& lowered = *simulation.lowered;
     const RunFigures figures = figures_of(result);
     const std::string subject =
         fmt::format("{} pp={} v={} m={}", lowered.name, experiment.shape.rank_count,

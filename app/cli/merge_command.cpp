@@ -1,0 +1,101 @@
+// `pipelens merge`: joins what the shards of a sweep wrote. Results files (--json of each
+// `pipelens sweep --shard I/N`) become the whole grid's results, re-ranked, printed, written and
+// drawn as a single sweep would have them; trace files have their runs copied into --out.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "app/cli/ci_gates.hpp"
+#include "app/cli/commands.hpp"
+#include "app/cli/sweep_outputs.hpp"
+#include "traces/trace_merge.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct MergeOptions {
+    std::vector<std::string> inputs;
+    std::optional<std::string> out;
+    SweepOutputOptions outputs;
+    GateOptions gates;
+};
+
+std::string file_text(const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file)
+        throw CommandFailure(kExitUsage, fmt::format("{}: cannot open it", path));
+    std::ostringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+// An SQLite file starts with these 16 bytes (the text and its terminating zero); only they are
+// read, since a trace may be large.
+bool is_sqlite_file(const std::string& path) {
+    static constexpr char kMagic[] = "SQLite format 3";
+    char start[sizeof kMagic] = {};
+    std::ifstream file(path, std::ios::binary);
+    if (!file)
+        throw CommandFailure(kExitUsage, fmt::format("{}: cannot open it", path));
+    file.read(start, sizeof start);
+    return file.gcount() == sizeof start && std::equal(start, start + sizeof start, kMagic);
+}
+
+void run_merge(const MergeOptions& options) {
+    const GateLimits limits = gate_limits(options.gates);
+    check_sweep_outputs(options.outputs, "pipelens merge");
+    std::vector<std::pair<std::string, SweepResults>> shards;
+    std::vector<std::string> traces;
+    for (const std::string& input : options.inputs) {
+        if (is_sqlite_file(input))
+            traces.push_back(input);
+        else
+            shards.emplace_back(input, sweep_results_from_json(file_text(input), input));
+    }
+    if (!traces.empty() && !options.out)
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens merge: {} is a trace: name the trace to copy "
+                                         "its runs into with --out",
+                                         traces.front()));
+    // Checked before any trace is written, so shards that do not fit change nothing.
+    std::optional<SweepResults> merged;
+    if (!shards.empty())
+        merged = merge_sweep_results(shards);
+    for (const std::string& trace : traces) {
+        if (options.out && std::filesystem::exists(*options.out) &&
+            std::filesystem::equivalent(trace, *options.out))
+            throw CommandFailure(
+                kExitUsage, fmt::format("pipelens merge: {} is both an input and --out", trace));
+        const std::vector<std::int64_t> runs = traces::copy_trace_runs(trace, *options.out);
+        fmt::print(stderr, "copied {} run{} of {} into {}\n", runs.size(),
+                   runs.size() == 1 ? "" : "s", trace, *options.out);
+    }
+    if (!merged)
+        return;
+    write_sweep_outputs(
+        *merged, options.outputs,
+        fmt::format("merged {} shard{} of a sweep of {} configurations", shards.size(),
+                    shards.size() == 1 ? "" : "s", merged->grid_size));
+    enforce_sweep_gates(*merged, limits, options.gates, "pipelens merge");
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app) {
+    auto options = std::make_shared<MergeOptions>();
+    CLI::App* command = app.add_subcommand(
+        "merge", "Join the shards of a sweep: their results (JSON) and their traces");
+    command
+        ->add_option("inputs", options->inputs,
+                     "Results files of `pipelens sweep --shard I/N --json` and trace files")
+        ->required();
+    command->add_option("--out", options->out, "Trace file to copy the input traces' runs into");
+    add_sweep_output_options(*command, options->outputs);
+    add_gate_options(*command, options->gates);
+    command->callback([options] { run_merge(*options); });
+}
+
+}  // namespace pipelens::cli

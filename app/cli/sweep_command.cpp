@@ -1,0 +1,134 @@
+// `pipelens sweep`: a grid of configurations (an experiment and the axes it varies) simulated
+// on every core, ranked, printed, written as JSON and CSV, drawn, the best recorded into a trace,
+// and checked against CI gates. `--shard I/N` runs one part of the grid; `pipelens merge`
+// (merge_command.cpp) joins the parts.
+#include <chrono>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "app/cli/ci_gates.hpp"
+#include "app/cli/commands.hpp"
+#include "app/cli/experiment_options.hpp"
+#include "app/cli/progress_bar.hpp"
+#include "app/cli/sweep_outputs.hpp"
+#include "engine/experiment/experiment_toml.hpp"
+#include "sim/experiment_simulation.hpp"
+#include "sim/parallel_for.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct SweepOptions {
+    ExperimentOptions experiment;
+    std::vector<std::string> axes;  // --sweep KEY=VALUES
+    std::optional<int> threads;
+    std::string shard = "1/1";
+    std::optional<std::string> out;  // trace to record the best configurations in
+    std::optional<int> record;
+    SweepOutputOptions outputs;
+    GateOptions gates;
+};
+
+// The file's axes, then the flags' (a flag's key replaces the file's axis of that key).
+SweepGrid sweep_grid(const SweepOptions& options) {
+    ExperimentSweep sweep = load_experiment_sweep(options.experiment);
+    std::vector<SweepAxis> axes;
+    for (const SweepAxisText& axis : sweep.axes)
+        axes.push_back(sweep_axis_from_file(axis));
+    for (const std::string& flag : options.axes) {
+        SweepAxis axis = parse_sweep_flag(flag);
+        const auto same_key = [&](const SweepAxis& other) { return other.key == axis.key; };
+        axes.erase(std::remove_if(axes.begin(), axes.end(), same_key), axes.end());
+        axes.push_back(std::move(axis));
+    }
+    if (axes.empty())
+        throw ExperimentError(
+            "pipelens sweep: nothing to sweep: give --sweep KEY=VALUES (such as "
+            "--sweep pp=2,4,8) or a [sweep] table in the experiment file");
+    return SweepGrid(std::move(sweep.experiment), std::move(axes));
+}
+
+// The `count` best configurations recorded as runs, each named after its place and values.
+void record_best(const SweepGrid& grid, const SweepResults& results, const std::string& out,
+                 std::size_t count) {
+    std::vector<std::int64_t> run_ids;
+    ProgressBar progress("recording into " + out, std::min(count, results.points.size()));
+    for (const sim::SweepPoint& point : results.points) {
+        if (!point.simulated() || run_ids.size() == count)
+            break;
+        Experiment experiment = grid.configuration(point.index);
+        experiment.name =
+            fmt::format("sweep place {}: {}", point.place, sweep_point_subject(results, point));
+        run_ids.push_back(*sim::simulate_experiment(experiment, out).run_id);
+        progress.update(run_ids.size());
+    }
+    progress.finish();
+    if (!run_ids.empty())
+        fmt::print(stderr, "recorded the {} best as run{} {} in {}\n", run_ids.size(),
+                   run_ids.size() == 1 ? "" : "s", fmt::join(run_ids, ", "), out);
+}
+
+void run_sweep_command(const SweepOptions& options) {
+    const GateLimits limits = gate_limits(options.gates);  // bad flags stop before any work
+    const SweepShard shard = parse_sweep_shard(options.shard);
+    check_sweep_outputs(options.outputs, "pipelens sweep");
+    const SweepGrid grid = sweep_grid(options);
+    const std::size_t total = shard.size_of(grid.size());
+    const unsigned threads = sim::worker_count(total, options.threads ? *options.threads : 0);
+    const auto started = std::chrono::steady_clock::now();
+    ProgressBar progress("simulating", total);
+    std::vector<sim::SweepPoint> points =
+        sim::run_sweep(grid, shard, threads,
+                       [&](std::size_t done, std::size_t all) { progress.update(done, all); });
+    progress.finish();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    SweepResults results{experiment_to_toml(grid.base()), grid.axes(), grid.size(), shard,
+                         std::move(points)};
+    std::vector<std::string> sizes;
+    for (const SweepAxis& axis : grid.axes())
+        sizes.push_back(fmt::format("{} {}", axis.values.size(), axis.key));
+    const std::string heading = fmt::format(
+        "sweep of {} configurations ({}){}: {} simulated in {:.2f} s on {} thread{} "
+        "({:.0f} configurations/s)",
+        grid.size(), fmt::join(sizes, " x "),
+        shard.count > 1 ? fmt::format(", shard {}/{} of {}", shard.index, shard.count, total) : "",
+        total, seconds, threads, threads == 1 ? "" : "s", total / std::max(seconds, 1e-9));
+    write_sweep_outputs(results, options.outputs, heading);
+    if (options.out)
+        record_best(grid, results, *options.out, options.record ? *options.record : 10);
+    enforce_sweep_gates(results, limits, options.gates, "pipelens sweep");
+}
+
+}  // namespace
+
+void add_sweep_command(CLI::App& app) {
+    auto options = std::make_shared<SweepOptions>();
+    CLI::App* command = app.add_subcommand(
+        "sweep",
+        "Simulate a grid of schedules, shapes and costs on every core; rank, write and "
+        "draw the results");
+    add_experiment_options(*command, options->experiment);
+    command
+        ->add_option("--sweep", options->axes,
+                     "An axis KEY=V1,V2,...: kind (or schedule), pp, v, m, or any experiment "
+                     "field as TABLE.KEY (costs.f, network.bandwidth, transformer.hidden); a "
+                     "bare KEY is in [costs]; [a,b] is a per-stage list. Repeat for more axes")
+        ->type_name("KEY=VALUES");
+    add_count_option(*command, "--threads", options->threads,
+                     "Simulating threads (default: one per core)", 1);
+    command->add_option("--shard", options->shard,
+                        "Run part I of N of the grid (1 <= I <= N), as one task of a job array; "
+                        "join the parts with pipelens merge");
+    command->add_option("--out", options->out,
+                        "Trace file (SQLite) to record the best configurations in");
+    add_count_option(*command, "--record", options->record,
+                     "How many of the best configurations --out records (default 10)", 1);
+    add_sweep_output_options(*command, options->outputs);
+    add_gate_options(*command, options->gates);
+    command->callback([options] { run_sweep_command(*options); });
+}
+
+}  // namespace pipelens::cli

@@ -1,0 +1,115 @@
+// Sweep outputs: each file written whole (to a temporary name, then renamed), so a reader never
+// sees half a file and a failed write names the file.
+#include "app/cli/sweep_outputs.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/experiment_options.hpp"
+#include "app/cli/sweep_chart.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+void write_output(const std::string& path, const std::string& content) {
+    if (path == "-") {
+        std::fwrite(content.data(), 1, content.size(), stdout);
+        std::fflush(stdout);
+        return;
+    }
+    const std::string partial = path + ".partial";
+    {
+        std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+        file.write(content.data(), static_cast<std::streamsize>(content.size()));
+        if (!file.flush())
+            throw CommandFailure(kExitUsage, fmt::format("{}: cannot write it", path));
+    }
+    std::error_code error;
+    std::filesystem::rename(partial, path, error);
+    if (error) {
+        std::filesystem::remove(partial, error);
+        throw CommandFailure(kExitUsage, fmt::format("{}: cannot write it", path));
+    }
+}
+
+std::string chart_title(const SweepResults& results) {
+    std::size_t simulated = 0, front = 0;
+    for (const sim::SweepPoint& point : results.points) {
+        simulated += point.simulated() ? 1 : 0;
+        front += point.pareto ? 1 : 0;
+    }
+    return fmt::format("pipelens sweep: {} of {} configurations simulated, {} on the Pareto front",
+                       simulated, results.grid_size, front);
+}
+
+}  // namespace
+
+void add_sweep_output_options(CLI::App& command, SweepOutputOptions& options) {
+    command.add_option("--json", options.json,
+                       "Write every configuration as JSON (what pipelens merge reads); - for "
+                       "standard output");
+    command.add_option("--csv", options.csv,
+                       "Write every configuration as CSV; - for standard output");
+    command.add_option("--png", options.png,
+                       "Draw step time against peak memory (Pareto front) and bubble against m "
+                       "as a PNG");
+    command.add_option("--svg", options.svg, "The same picture as SVG");
+    add_count_option(command, "--top", options.top, "Rows of the printed table (default 20)", 1);
+}
+
+void check_sweep_outputs(const SweepOutputOptions& options, const std::string& command) {
+    if (options.json == "-" && options.csv == "-")
+        throw CommandFailure(kExitUsage,
+                             command + ": --json - and --csv - cannot both use standard output");
+    for (const auto* path : {&options.png, &options.svg})
+        if (*path == "-")
+            throw CommandFailure(kExitUsage, command + ": pictures go to files, not -");
+}
+
+void write_sweep_outputs(const SweepResults& results, const SweepOutputOptions& options,
+                         const std::string& heading) {
+    const bool stdout_taken = options.json == "-" || options.csv == "-";
+    const std::string table =
+        heading + "\n" + sweep_results_table(results, options.top ? *options.top : 20);
+    if (stdout_taken)
+        fmt::print(stderr, "{}", table);
+    else
+        fmt::print("{}", table);
+    if (options.json)
+        write_output(*options.json, sweep_results_json(results).dump(1) + "\n");
+    if (options.csv)
+        write_output(*options.csv, sweep_results_csv(results));
+    if (options.png || options.svg) {
+        const ChartScene scene = sweep_chart(results.points, chart_title(results));
+        if (options.png)
+            write_output(*options.png, chart_png(scene));
+        if (options.svg)
+            write_output(*options.svg, chart_svg(scene));
+    }
+}
+
+void enforce_sweep_gates(const SweepResults& results, const GateLimits& limits,
+                         const GateOptions& options, const std::string& suite) {
+    if (!limits.any() && options.junit.empty())
+        return;
+    std::vector<std::pair<GateFigures, std::vector<GateResult>>> checked;
+    for (const sim::SweepPoint& point : results.points) {
+        if (!point.simulated())
+            continue;
+        GateFigures figures{sweep_point_subject(results, point), point.step_time_ns,
+                            point.bubble_ratio, std::nullopt, -1};
+        if (point.peak_memory_bytes > 0) {
+            figures.peak_memory_bytes = point.peak_memory_bytes;
+            figures.peak_memory_rank = point.peak_memory_rank;
+        }
+        std::vector<GateResult> gates = check_gates(limits, figures);
+        checked.emplace_back(std::move(figures), std::move(gates));
+    }
+    enforce_gates(options, suite, checked);
+}
+
+}  // namespace pipelens::cli

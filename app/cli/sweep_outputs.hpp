@@ -1,0 +1,33 @@
+// What `pipelens sweep` and `pipelens merge` both do with ranked results: the table on the
+// terminal, --json / --csv files (or standard output with "-"), the --png / --svg picture, and
+// the CI gates on every simulated configuration.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "app/cli/ci_gates.hpp"
+#include "app/cli/sweep_results.hpp"
+
+namespace pipelens::cli {
+
+struct SweepOutputOptions {
+    std::optional<std::string> json, csv, png, svg;
+    std::optional<int> top;
+};
+
+void add_sweep_output_options(CLI::App& command, SweepOutputOptions& options);
+// Refuses (exit 2) two outputs on standard output, before any work.
+void check_sweep_outputs(const SweepOutputOptions& options, const std::string& command);
+
+// `heading` and the table go to standard output, or to standard error when a file goes there.
+void write_sweep_outputs(const SweepResults& results, const SweepOutputOptions& options,
+                         const std::string& heading);
+
+// Every simulated configuration is one gated subject (one JUnit test case per gate).
+void enforce_sweep_gates(const SweepResults& results, const GateLimits& limits,
+                         const GateOptions& options, const std::string& suite);
+
+}  // namespace pipelens::cli

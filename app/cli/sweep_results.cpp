@@ -1,0 +1,359 @@
+// Sweep results: JSON both ways, CSV, the ranked table, and the merge of shards.
+#include "app/cli/sweep_results.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "app/cli/commands.hpp"
+#include "engine/text/quantities.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+constexpr const char* kResultsFormat = "pipelens sweep";
+constexpr int kResultsVersion = 1;
+
+std::string shard_text(const SweepShard& shard) {
+    return fmt::format("{}/{}", shard.index, shard.count);
+}
+
+std::vector<std::string> point_labels(const SweepResults& results, const sim::SweepPoint& point) {
+    const std::vector<std::size_t> indices = sweep_value_indices(results.axes, point.index);
+    std::vector<std::string> labels;
+    for (std::size_t axis = 0; axis < results.axes.size(); ++axis)
+        labels.push_back(results.axes[axis].labels[indices[axis]]);
+    return labels;
+}
+
+bool is_schedule_key(const std::string& key) {
+    return key == "schedule.kind" || key == "schedule.pp" || key == "schedule.v" ||
+           key == "schedule.m";
+}
+
+// Reads fields of one JSON file, naming the file and the field's path in every error.
+class JsonFields {
+  public:
+    explicit JsonFields(const std::string& source) : source_(source) {}
+
+    [[noreturn]] void fail(const std::string& path, const std::string& why) const {
+        throw CommandFailure(kExitUsage, fmt::format("{}: {}: {}", source_, path, why));
+    }
+
+    const nlohmann::json& member(const nlohmann::json& object, const std::string& path,
+                                 const std::string& key) const {
+        if (!object.is_object())
+            fail(path, "expected an object");
+        const auto found = object.find(key);
+        if (found == object.end())
+            fail(path + "." + key, "missing");
+        return *found;
+    }
+
+    std::string text(const nlohmann::json& object, const std::string& path,
+                     const std::string& key) const {
+        const nlohmann::json& value = member(object, path, key);
+        if (!value.is_string())
+            fail(path + "." + key, "expected a string");
+        return value.get<std::string>();
+    }
+
+    std::int64_t integer(const nlohmann::json& object, const std::string& path,
+                         const std::string& key, std::int64_t minimum) const {
+        const nlohmann::json& value = member(object, path, key);
+        if (!value.is_number_integer() || value.get<std::int64_t>() < minimum)
+            fail(path + "." + key, fmt::format("expected an integer of at least {}", minimum));
+        return value.get<std::int64_t>();
+    }
+
+    double number(const nlohmann::json& object, const std::string& path,
+                  const std::string& key) const {
+        const nlohmann::json& value = member(object, path, key);
+        if (!value.is_number())
+            fail(path + "." + key, "expected a number");
+        return value.get<double>();
+    }
+
+    const nlohmann::json& array(const nlohmann::json& object, const std::string& path,
+                                const std::string& key) const {
+        const nlohmann::json& value = member(object, path, key);
+        if (!value.is_array())
+            fail(path + "." + key, "expected a list");
+        return value;
+    }
+
+  private:
+    const std::string& source_;
+};
+
+std::vector<std::string> texts(const JsonFields& fields, const nlohmann::json& object,
+                               const std::string& path, const std::string& key) {
+    std::vector<std::string> out;
+    for (const nlohmann::json& value : fields.array(object, path, key)) {
+        if (!value.is_string())
+            fields.fail(fmt::format("{}.{}[{}]", path, key, out.size()), "expected a string");
+        out.push_back(value.get<std::string>());
+    }
+    return out;
+}
+
+SweepAxis axis_from_json(const JsonFields& fields, const nlohmann::json& json,
+                         const std::string& path) {
+    SweepAxis axis{fields.text(json, path, "key"), texts(fields, json, path, "values"),
+                   texts(fields, json, path, "labels"), path};
+    if (axis.values.empty() || axis.values.size() != axis.labels.size())
+        fields.fail(path, "expected as many labels as values, at least one");
+    return axis;
+}
+
+sim::SweepPoint point_from_json(const JsonFields& fields, const nlohmann::json& json,
+                                const std::string& path, std::size_t grid_size) {
+    sim::SweepPoint point;
+    point.index = static_cast<std::size_t>(fields.integer(json, path, "index", 0));
+    if (point.index >= grid_size)
+        fields.fail(path + ".index",
+                    fmt::format("{} is outside the grid of {}", point.index, grid_size));
+    if (json.contains("error")) {
+        point.error = fields.text(json, path, "error");
+        return point;
+    }
+    point.schedule = fields.text(json, path, "schedule");
+    point.pp = static_cast<int>(fields.integer(json, path, "pp", 1));
+    point.v = static_cast<int>(fields.integer(json, path, "v", 1));
+    point.m = static_cast<int>(fields.integer(json, path, "m", 1));
+    point.step_time_ns = fields.integer(json, path, "step_time_ns", 0);
+    point.bubble_ratio = fields.number(json, path, "bubble_ratio");
+    point.peak_memory_bytes = fields.integer(json, path, "peak_memory_bytes", 0);
+    point.peak_memory_rank = static_cast<int>(fields.integer(json, path, "peak_memory_rank", -1));
+    return point;
+}
+
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\n\r") == std::string::npos)
+        return text;
+    std::string quoted = "\"";
+    for (const char c : text)
+        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return quoted + "\"";
+}
+
+}  // namespace
+
+std::string sweep_point_subject(const SweepResults& results, const sim::SweepPoint& point) {
+    std::vector<std::string> values;
+    const std::vector<std::string> labels = point_labels(results, point);
+    for (std::size_t axis = 0; axis < results.axes.size(); ++axis)
+        if (!point.simulated() || !is_schedule_key(results.axes[axis].key))
+            values.push_back(fmt::format("{}={}", results.axes[axis].key, labels[axis]));
+    const std::string subject =
+        point.simulated()
+            ? fmt::format("{} pp={} v={} m={}", point.schedule, point.pp, point.v, point.m)
+            : fmt::format("configuration {}", point.index);
+    return values.empty() ? subject : fmt::format("{} ({})", subject, fmt::join(values, ", "));
+}
+
+nlohmann::ordered_json sweep_results_json(const SweepResults& results) {
+    nlohmann::ordered_json json;
+    json["format"] = kResultsFormat;
+    json["version"] = kResultsVersion;
+    json["experiment"] = results.experiment_toml;
+    json["axes"] = nlohmann::ordered_json::array();
+    for (const SweepAxis& axis : results.axes)
+        json["axes"].push_back(
+            {{"key", axis.key}, {"values", axis.values}, {"labels", axis.labels}});
+    json["grid_size"] = results.grid_size;
+    json["shard"] = shard_text(results.shard);
+    nlohmann::ordered_json& configurations = json["configurations"] =
+        nlohmann::ordered_json::array();
+    for (const sim::SweepPoint& point : results.points) {
+        nlohmann::ordered_json entry{{"index", point.index}};
+        nlohmann::ordered_json values = nlohmann::ordered_json::object();
+        const std::vector<std::string> labels = point_labels(results, point);
+        for (std::size_t axis = 0; axis < results.axes.size(); ++axis)
+            values[results.axes[axis].key] = labels[axis];
+        entry["values"] = values;
+        if (!point.simulated()) {
+            entry["error"] = point.error;
+        } else {
+            entry["schedule"] = point.schedule;
+            entry["pp"] = point.pp;
+            entry["v"] = point.v;
+            entry["m"] = point.m;
+            entry["step_time_ns"] = point.step_time_ns;
+            entry["bubble_ratio"] = point.bubble_ratio;
+            entry["peak_memory_bytes"] = point.peak_memory_bytes;
+            entry["peak_memory_rank"] = point.peak_memory_rank;
+            entry["place"] = point.place;
+            entry["pareto"] = point.pareto;
+        }
+        configurations.push_back(std::move(entry));
+    }
+    return json;
+}
+
+SweepResults sweep_results_from_json(const std::string& text, const std::string& source) {
+    const JsonFields fields(source);
+    const nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
+    if (json.is_discarded())
+        throw CommandFailure(kExitUsage, fmt::format("{}: not JSON", source));
+    if (!json.is_object() || !json.contains("format") || json["format"] != kResultsFormat)
+        throw CommandFailure(kExitUsage,
+                             fmt::format("{}: not a pipelens sweep's results (no \"format\": "
+                                         "\"{}\"); write them with pipelens sweep --json",
+                                         source, kResultsFormat));
+    if (fields.integer(json, "", "version", 0) != kResultsVersion)
+        fields.fail("version", fmt::format("version {} is not the {} this pipelens reads",
+                                           json["version"].dump(), kResultsVersion));
+    SweepResults results;
+    results.experiment_toml = fields.text(json, "", "experiment");
+    const nlohmann::json& axes = fields.array(json, "", "axes");
+    for (std::size_t axis = 0; axis < axes.size(); ++axis)
+        results.axes.push_back(axis_from_json(fields, axes[axis], fmt::format("axes[{}]", axis)));
+    results.grid_size = static_cast<std::size_t>(fields.integer(json, "", "grid_size", 1));
+    try {
+        results.shard = parse_sweep_shard(fields.text(json, "", "shard"));
+    } catch (const ExperimentError& error) {
+        fields.fail("shard", error.what());
+    }
+    const nlohmann::json& configurations = fields.array(json, "", "configurations");
+    for (std::size_t at = 0; at < configurations.size(); ++at)
+        results.points.push_back(point_from_json(
+            fields, configurations[at], fmt::format("configurations[{}]", at), results.grid_size));
+    sim::rank_sweep(results.points);
+    return results;
+}
+
+std::string sweep_results_csv(const SweepResults& results) {
+    std::string out = "place,pareto,index";
+    for (const SweepAxis& axis : results.axes)
+        out += fmt::format(",{}", csv_field(axis.key));
+    out += ",schedule,pp,v,m,step_time_ns,bubble_ratio,peak_memory_bytes,peak_memory_rank,error\n";
+    for (const sim::SweepPoint& point : results.points) {
+        out += point.simulated()
+                   ? fmt::format("{},{},{}", point.place, point.pareto ? 1 : 0, point.index)
+                   : fmt::format(",,{}", point.index);
+        for (const std::string& label : point_labels(results, point))
+            out += fmt::format(",{}", csv_field(label));
+        out += point.simulated()
+                   ? fmt::format(",{},{},{},{},{},{:.6f},{},{},\n", point.schedule, point.pp,
+                                 point.v, point.m, point.step_time_ns, point.bubble_ratio,
+                                 point.peak_memory_bytes, point.peak_memory_rank)
+                   : fmt::format(",,,,,,,,,{}\n", csv_field(point.error));
+    }
+    return out;
+}
+
+std::string sweep_results_table(const SweepResults& results, std::size_t top) {
+    std::vector<std::size_t> other_axes;  // shown as columns; the schedule's are always shown
+    for (std::size_t axis = 0; axis < results.axes.size(); ++axis)
+        if (!is_schedule_key(results.axes[axis].key))
+            other_axes.push_back(axis);
+    std::vector<std::vector<std::string>> rows{{"place", "front", "schedule", "pp", "v", "m"}};
+    for (std::size_t axis : other_axes)
+        rows[0].push_back(results.axes[axis].key);
+    for (const char* title : {"step time", "bubble", "peak memory (rank)"})
+        rows[0].push_back(title);
+    std::size_t skipped = 0;
+    for (const sim::SweepPoint& point : results.points) {
+        if (!point.simulated()) {
+            ++skipped;
+            continue;
+        }
+        if (rows.size() > top)
+            continue;
+        std::vector<std::string> row{
+            std::to_string(point.place), point.pareto ? "*" : "", point.schedule,
+            std::to_string(point.pp),    std::to_string(point.v), std::to_string(point.m)};
+        const std::vector<std::string> labels = point_labels(results, point);
+        for (std::size_t axis : other_axes)
+            row.push_back(labels[axis]);
+        row.push_back(format_duration(point.step_time_ns));
+        row.push_back(fmt::format("{:.1f}%", point.bubble_ratio * 100));
+        row.push_back(
+            fmt::format("{} ({})", format_bytes(point.peak_memory_bytes), point.peak_memory_rank));
+        rows.push_back(std::move(row));
+    }
+    std::vector<std::size_t> widths(rows[0].size(), 0);
+    for (const auto& row : rows)
+        for (std::size_t column = 0; column < row.size(); ++column)
+            widths[column] = std::max(widths[column], row[column].size());
+    std::string out;
+    for (const auto& row : rows) {
+        std::string line;
+        for (std::size_t column = 0; column < row.size(); ++column)
+            line += fmt::format("{:<{}}  ", row[column], widths[column]);
+        line.erase(line.find_last_not_of(' ') + 1);
+        out += line;
+        out += '\n';
+    }
+    const std::size_t simulated = results.points.size() - skipped;
+    if (simulated > top)
+        out += fmt::format("... {} more (all of them in --csv and --json)\n", simulated - top);
+    if (skipped > 0) {
+        const sim::SweepPoint& first = results.points[simulated];
+        out += fmt::format("{} configuration{} not simulated, e.g. {}: {}\n", skipped,
+                           skipped == 1 ? " was" : "s were", sweep_point_subject(results, first),
+                           first.error);
+    }
+    return out;
+}
+
+SweepResults merge_sweep_results(const std::vector<std::pair<std::string, SweepResults>>& shards) {
+    if (shards.empty())
+        throw CommandFailure(kExitUsage, "pipelens merge: no sweep results to merge");
+    const auto& [first_name, first] = shards.front();
+    const auto fail = [](const std::string& why) {
+        throw CommandFailure(kExitCheckFailed, "pipelens merge: " + why);
+    };
+    std::map<std::size_t, std::string> shard_files;
+    SweepResults merged{first.experiment_toml, first.axes, first.grid_size, SweepShard{}, {}};
+    std::set<std::size_t> indices;
+    for (const auto& [name, part] : shards) {
+        std::vector<std::string> differences;
+        if (part.experiment_toml != first.experiment_toml)
+            differences.push_back("experiment");
+        if (part.grid_size != first.grid_size ||
+            !std::equal(part.axes.begin(), part.axes.end(), first.axes.begin(), first.axes.end(),
+                        [](const SweepAxis& a, const SweepAxis& b) {
+                            return a.key == b.key && a.values == b.values;
+                        }))
+            differences.push_back("axes");
+        if (part.shard.count != first.shard.count)
+            differences.push_back(
+                fmt::format("shard count ({} against {})", part.shard.count, first.shard.count));
+        if (!differences.empty())
+            fail(fmt::format("{} is not a shard of the same sweep as {}: its {} differ{}", name,
+                             first_name, fmt::join(differences, " and "),
+                             differences.size() == 1 ? "s" : ""));
+        const auto [at, added] = shard_files.emplace(part.shard.index, name);
+        if (!added)
+            fail(fmt::format("{} and {} are both shard {}", at->second, name,
+                             shard_text(part.shard)));
+        for (const sim::SweepPoint& point : part.points) {
+            if (!part.shard.holds(point.index))
+                fail(fmt::format("{}: configuration {} does not belong to shard {}", name,
+                                 point.index, shard_text(part.shard)));
+            if (!indices.insert(point.index).second)
+                fail(fmt::format("{}: configuration {} appears twice", name, point.index));
+            merged.points.push_back(point);
+        }
+        if (part.points.size() != part.shard.size_of(part.grid_size))
+            fail(fmt::format("{}: shard {} holds {} of its {} configurations", name,
+                             shard_text(part.shard), part.points.size(),
+                             part.shard.size_of(part.grid_size)));
+    }
+    std::vector<std::string> missing;
+    for (std::size_t index = 1; index <= first.shard.count && missing.size() < 10; ++index)
+        if (!shard_files.count(index))
+            missing.push_back(fmt::format("{}/{}", index, first.shard.count));
+    if (!missing.empty())
+        fail(fmt::format("shard{} {} missing", missing.size() == 1 ? "" : "s",
+                         fmt::join(missing, ", ")));
+    sim::rank_sweep(merged.points);
+    return merged;
+}
+
+}  // namespace pipelens::cli

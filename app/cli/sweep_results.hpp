@@ -1,0 +1,53 @@
+// A sweep's results as `pipelens sweep` prints and writes them (table, CSV, JSON) and as
+// `pipelens merge` reads them back from shards.
+//
+// Invariants: the JSON holds everything needed to check that shards belong together (the base
+// experiment's text, the axes, the grid's size, the shard) and to redo the ranking; reading it
+// back names the file and the field of anything missing or of the wrong type; merging refuses
+// shards of different sweeps, a shard given twice, a missing shard, and a configuration in the
+// wrong shard, naming the files.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/experiment/sweep_grid.hpp"
+#include "sim/sweep.hpp"
+
+namespace pipelens::cli {
+
+struct SweepResults {
+    std::string experiment_toml;  // the experiment every configuration starts from
+    std::vector<SweepAxis> axes;
+    std::size_t grid_size = 0;
+    SweepShard shard;                     // 1/1 for a whole grid
+    std::vector<sim::SweepPoint> points;  // ranked (sim::rank_sweep)
+};
+
+// {"format": "pipelens sweep", "version": 1, "experiment", "axes": [{key, values, labels}],
+//  "grid_size", "shard": "I/N", "configurations": [{index, values: {key: label}, schedule, pp, v,
+//  m, step_time_ns, bubble_ratio, peak_memory_bytes, peak_memory_rank, place, pareto} or
+//  {index, values, error}]}
+nlohmann::ordered_json sweep_results_json(const SweepResults& results);
+// Throws CommandFailure (exit 2) naming `source` and the field.
+SweepResults sweep_results_from_json(const std::string& text, const std::string& source);
+
+// One header line, then one line per configuration in ranked order (RFC 4180 quoting).
+std::string sweep_results_csv(const SweepResults& results);
+
+// The `top` best configurations as a table, then a line on those that were not simulated.
+std::string sweep_results_table(const SweepResults& results, std::size_t top);
+
+// The shards joined into the whole grid, re-ranked. `shards` pairs each file's name with what
+// it held. Throws CommandFailure (exit 1) when they do not make one whole grid.
+SweepResults merge_sweep_results(const std::vector<std::pair<std::string, SweepResults>>& shards);
+
+// "Interleaved1F1B pp=4 v=2 m=8 (costs.f=1ms)", or "configuration 7 (...every axis...)" for one
+// not simulated: names a configuration in messages and gates.
+std::string sweep_point_subject(const SweepResults& results, const sim::SweepPoint& point);
+
+}  // namespace pipelens::cli

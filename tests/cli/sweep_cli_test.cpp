@@ -1,0 +1,156 @@
+// `pipelens sweep` and `pipelens merge` as a user and a job array run them: real processes, the
+// files they write (JSON, CSV, PNG, SVG, traces), shards joined back into exactly the whole
+// sweep, and the errors of bad axes and of shards that do not make a whole.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_pipelens.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::read_file;
+using testing::run_pipelens;
+
+// GPipe's closed form holds at every point: step (m + pp - 1) x 3 us.
+constexpr const char* kGrid =
+    "sweep --f 1us --i 1us --w 1us --held-activation-bytes 1MiB --sweep "
+    "kind=GPipe,1F1B,ZBVZeroBubble "
+    "--sweep pp=2,4 --sweep m=4,8,16 --sweep w=1us,2us";
+
+class SweepCli : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        directory_ = std::filesystem::temp_directory_path() /
+                     ("pipelens_sweep_" + std::to_string(::getpid()) + "_" +
+                      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::remove_all(directory_);
+        std::filesystem::create_directories(directory_);
+    }
+    void TearDown() override { std::filesystem::remove_all(directory_); }
+    std::string path(const std::string& name) const { return (directory_ / name).string(); }
+
+    std::filesystem::path directory_;
+};
+
+TEST_F(SweepCli, WritesTheTableJsonCsvAndBothPictures) {
+    const auto result =
+        run_pipelens(std::string(kGrid) + " --json " + path("r.json") + " --csv " + path("r.csv") +
+                     " --png " + path("r.png") + " --svg " + path("r.svg") + " --top 3");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("sweep of 36 configurations (3 schedule.kind x 2 schedule.pp x 3 "
+                              "schedule.m x 2 costs.w): 36 simulated"),
+              std::string::npos)
+        << result.out;
+    EXPECT_NE(result.out.find("place  front  schedule"), std::string::npos);
+    EXPECT_NE(result.out.find("... 33 more"), std::string::npos);
+    const nlohmann::json json = nlohmann::json::parse(read_file(path("r.json")));
+    EXPECT_EQ(json["grid_size"], 36);
+    EXPECT_EQ(json["shard"], "1/1");
+    ASSERT_EQ(json["configurations"].size(), 36u);
+    for (const nlohmann::json& point : json["configurations"])
+        if (point["schedule"] == "GPipe" && point["values"]["costs.w"] == "1us") {
+            EXPECT_EQ(point["step_time_ns"].get<int>(),
+                      (point["m"].get<int>() + point["pp"].get<int>() - 1) * 3000);
+        }
+    const std::string csv = read_file(path("r.csv"));
+    EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 37);
+    EXPECT_EQ(csv.substr(0, csv.find('\n')),
+              "place,pareto,index,schedule.kind,schedule.pp,schedule.m,costs.w,schedule,pp,v,m,"
+              "step_time_ns,bubble_ratio,peak_memory_bytes,peak_memory_rank,error");
+    // The PNG's header: signature, then IHDR with the width and height (1400 x 620).
+    const std::string png = read_file(path("r.png"));
+    ASSERT_GT(png.size(), 24u);
+    EXPECT_EQ(png.substr(1, 3), "PNG");
+    EXPECT_EQ(png.substr(16, 8), std::string("\0\0\x05\x78\0\0\x02\x6c", 8));
+    const std::string svg = read_file(path("r.svg"));
+    EXPECT_NE(svg.find("<svg"), std::string::npos);
+    EXPECT_NE(svg.find("the Pareto front"), std::string::npos);
+}
+
+TEST_F(SweepCli, ShardsMergedAreExactlyTheWholeSweepAndTheirTracesJoin) {
+    ASSERT_EQ(
+        run_pipelens(std::string(kGrid) + " --threads 1 --json " + path("whole.json")).exit_code,
+        0);
+    std::string merge = "merge --json " + path("merged.json") + " --out " + path("merged.db");
+    for (int shard = 1; shard <= 3; ++shard) {
+        const std::string name = std::to_string(shard) + "_part";
+        const auto part =
+            run_pipelens(std::string(kGrid) + " --shard " + std::to_string(shard) + "/3 --json " +
+                         path(name + ".json") + " --out " + path(name + ".db") + " --record 2");
+        ASSERT_EQ(part.exit_code, 0) << part.err;
+        EXPECT_NE(part.err.find("recorded the 2 best as runs 1, 2 in"), std::string::npos)
+            << part.err;
+        merge += fmt::format(" {} {}", path(name + ".json"), path(name + ".db"));
+    }
+    const auto merged = run_pipelens(merge);
+    ASSERT_EQ(merged.exit_code, 0) << merged.err;
+    EXPECT_NE(merged.out.find("merged 3 shards of a sweep of 36 configurations"),
+              std::string::npos);
+    const nlohmann::json whole = nlohmann::json::parse(read_file(path("whole.json")));
+    const nlohmann::json joined = nlohmann::json::parse(read_file(path("merged.json")));
+    EXPECT_EQ(joined, whole);
+    const auto summary = run_pipelens("summary " + path("merged.db"));
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_NE(summary.out.find("\n   6  sim   finished"), std::string::npos) << summary.out;
+    EXPECT_EQ(run_pipelens("summary " + path("merged.db") + " --run 6").exit_code, 0);
+    EXPECT_NE(run_pipelens("summary " + path("merged.db") + " --run 7").exit_code, 0);
+}
+
+TEST_F(SweepCli, ShardsThatDoNotMakeAWholeAreRefusedByName) {
+    for (int shard = 1; shard <= 2; ++shard)
+        ASSERT_EQ(run_pipelens(std::string(kGrid) + " --shard " + std::to_string(shard) +
+                               "/3 --json " + path(std::to_string(shard) + "_of_3.json"))
+                      .exit_code,
+                  0);
+    ASSERT_EQ(run_pipelens("sweep --sweep pp=2,4 --json " + path("other.json")).exit_code, 0);
+    auto result = run_pipelens("merge " + path("1_of_3.json") + " " + path("2_of_3.json"));
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_EQ(result.err, "pipelens merge: shard 3/3 missing\n");
+    result = run_pipelens("merge " + path("1_of_3.json") + " " + path("1_of_3.json"));
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("are both shard 1/3"), std::string::npos) << result.err;
+    result = run_pipelens("merge " + path("1_of_3.json") + " " + path("other.json"));
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("other.json is not a shard of the same sweep as"), std::string::npos)
+        << result.err;
+    std::ofstream(path("plain.json")) << "{\"step_time_ns\": 3}";
+    result = run_pipelens("merge " + path("plain.json"));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("plain.json: not a pipelens sweep's results"), std::string::npos);
+}
+
+TEST_F(SweepCli, ABadAxisStopsBeforeAnySimulatingWithOneLine) {
+    auto result = run_pipelens("sweep --sweep costs.ff=1ms");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: --sweep costs.ff=1ms: costs.ff: unknown key\n");
+    result = run_pipelens("sweep --f 1us");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("nothing to sweep"), std::string::npos);
+    result = run_pipelens("sweep --sweep pp=2 --shard 4/3");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("--shard: expected I/N"), std::string::npos);
+}
+
+TEST_F(SweepCli, AFilesSweepTableAndGatesOnEveryConfiguration) {
+    std::ofstream(path("grid.toml")) << "[schedule]\nkind = \"GPipe\"\npp = 4\nm = 8\n"
+                                        "[costs]\nf = \"1us\"\ni = \"1us\"\nw = \"1us\"\n"
+                                        "[sweep]\nschedule.m = [4, 8]\n";
+    const auto result = run_pipelens("sweep " + path("grid.toml") +
+                                     " --max-step-time 30us --junit " + path("gates.xml"));
+    EXPECT_EQ(result.exit_code, 1);  // m=4: 21 us passes, m=8: 33 us fails
+    EXPECT_EQ(result.err,
+              "pipelens: GPipe pp=4 v=1 m=8: gate failed: step time 33.000 us exceeds "
+              "--max-step-time 30.000 us by 3.000 us (10.0%)\n");
+    const std::string junit = read_file(path("gates.xml"));
+    EXPECT_NE(junit.find("tests=\"2\" failures=\"1\""), std::string::npos) << junit;
+}
+
+}  // namespace
+}  // namespace pipelens
