@@ -2,6 +2,7 @@
 // on every core, ranked, printed, written as JSON and CSV, drawn, the best recorded into a trace,
 // and checked against CI gates. `--shard I/N` runs one part of the grid; `pipelens merge`
 // (merge_command.cpp) joins the parts.
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 
@@ -90,12 +91,16 @@ void run_sweep_command(const SweepOptions& options) {
     std::vector<std::string> sizes;
     for (const SweepAxis& axis : grid.axes())
         sizes.push_back(fmt::format("{} {}", axis.values.size(), axis.key));
+    const auto simulated =
+        std::count_if(results.points.begin(), results.points.end(),
+                      [](const sim::SweepPoint& point) { return point.simulated(); });
     const std::string heading = fmt::format(
-        "sweep of {} configurations ({}){}: {} simulated in {:.2f} s on {} thread{} "
-        "({:.0f} configurations/s)",
+        "sweep of {} configurations ({}){}: {} run in {:.2f} s on {} thread{} ({:.0f} "
+        "configurations/s), {} simulated",
         grid.size(), fmt::join(sizes, " x "),
         shard.count > 1 ? fmt::format(", shard {}/{} of {}", shard.index, shard.count, total) : "",
-        total, seconds, threads, threads == 1 ? "" : "s", total / std::max(seconds, 1e-9));
+        total, seconds, threads, threads == 1 ? "" : "s", total / std::max(seconds, 1e-9),
+        simulated);
     write_sweep_outputs(results, options.outputs, heading);
     if (options.out)
         record_best(grid, results, *options.out, options.record ? *options.record : 10);
