@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/text/xml_escape.hpp"
 #include "traces/palette.hpp"
 
 namespace pipelens::traces {
@@ -24,21 +25,6 @@ constexpr int kRankHeight = kComputeHeight + kCommunicationHeight + kRankGap;
 
 std::string colour_of(std::uint8_t kind) {
     return palette::hex(palette::action_colour(kind));
-}
-
-std::string escape(std::string_view text) {
-    std::string out;
-    for (char c : text) {
-        if (c == '<')
-            out += "&lt;";
-        else if (c == '>')
-            out += "&gt;";
-        else if (c == '&')
-            out += "&amp;";
-        else
-            out += c;
-    }
-    return out;
 }
 
 // Ruler step: 1, 2 or 5 times a power of ten, giving about ten ticks.
@@ -134,13 +120,13 @@ void draw_actions(std::string& svg, const Canvas& canvas,
         svg += fmt::format(
             R"svg(<rect x="{:.2f}" y="{}" width="{:.2f}" height="{}" fill="{}"><title>{} rank {} {:.3f}-{:.3f} us</title></rect>)svg"
             "\n",
-            left, top, right - left, height, colour_of(action.kind), escape(action.label),
+            left, top, right - left, height, colour_of(action.kind), xml_escaped(action.label),
             action.rank, action.start_ns / 1e3, action.end_ns / 1e3);
         if (action.lane == ActionLane::compute && right - left >= 7.0 * action.label.size())
             svg += fmt::format(
                 R"svg(<text x="{:.2f}" y="{}" font-size="11" text-anchor="middle" fill="#fff">{}</text>)svg"
                 "\n",
-                (left + right) / 2, top + 15, escape(action.label));
+                (left + right) / 2, top + 15, xml_escaped(action.label));
     }
     flush();
 }
@@ -220,7 +206,7 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
     svg += fmt::format(
         R"svg(<text x="10" y="20" font-size="15" font-weight="bold">run {}: {} pp={} v={} m={}</text>)svg"
         "\n",
-        run.id, escape(run.schedule), run.pp, run.v, run.m);
+        run.id, xml_escaped(run.schedule), run.pp, run.v, run.m);
     svg += fmt::format(
         R"svg(<text x="10" y="38" font-size="12">step time {:.3f} ms, bubble ratio {:.1f}% (hatched: idle compute)</text>)svg"
         "\n",

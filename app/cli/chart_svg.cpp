@@ -2,35 +2,13 @@
 #include <fmt/format.h>
 
 #include "app/cli/chart_scene.hpp"
+#include "engine/text/xml_escape.hpp"
 
 namespace pipelens::cli {
 namespace {
 
 std::string css(ChartColor color) {
     return fmt::format("#{:02x}{:02x}{:02x}", color.r, color.g, color.b);
-}
-
-std::string escaped(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
 }
 
 struct SvgShape {
@@ -64,7 +42,7 @@ struct SvgShape {
             text.x, text.y, text.size, css(text.color), kAnchors[static_cast<int>(text.anchor)],
             text.vertical ? fmt::format(" transform=\"rotate(-90 {:.1f} {:.1f})\"", text.x, text.y)
                           : "",
-            escaped(text.text));
+            xml_escaped(text.text));
     }
 };
 

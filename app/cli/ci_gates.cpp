@@ -10,6 +10,7 @@
 #include "app/cli/commands.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/text/quantities.hpp"
+#include "engine/text/xml_escape.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -37,29 +38,6 @@ double parse_ratio(const std::string& text) {
 std::string excess(const std::string& amount, double over, double limit) {
     return limit > 0 ? fmt::format("by {} ({:.1f}%)", amount, 100.0 * over / limit)
                      : fmt::format("by {}", amount);
-}
-
-std::string xml_escaped(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
 }
 
 void write_junit(const std::string& path, const std::string& suite,
