@@ -498,10 +498,11 @@ Experiment apply_experiment_settings(const Experiment& base,
 
 namespace {
 
-std::string experiment_file_text(const std::filesystem::path& path) {
+// The whole file; `cannot_open` ends the error when it cannot be opened ("cannot open ...").
+std::string file_text(const std::filesystem::path& path, std::string_view cannot_open) {
     std::ifstream file(path, std::ios::binary);
     if (!file)
-        throw ExperimentError(fmt::format("{}: cannot open experiment file", path.string()));
+        throw ExperimentError(fmt::format("{}: {}", path.string(), cannot_open));
     std::ostringstream text;
     text << file.rdbuf();
     return text.str();
@@ -510,12 +511,13 @@ std::string experiment_file_text(const std::filesystem::path& path) {
 }  // namespace
 
 Experiment read_experiment_file(const std::filesystem::path& path) {
-    return parse_experiment_toml(experiment_file_text(path), path.string(), path.parent_path());
+    return parse_experiment_toml(file_text(path, "cannot open experiment file"), path.string(),
+                                 path.parent_path());
 }
 
 ExperimentSweep read_experiment_sweep_file(const std::filesystem::path& path) {
-    return parse_experiment_sweep_toml(experiment_file_text(path), path.string(),
-                                       path.parent_path());
+    return parse_experiment_sweep_toml(file_text(path, "cannot open experiment file"),
+                                       path.string(), path.parent_path());
 }
 
 std::string experiment_to_toml(const Experiment& experiment) {
@@ -635,12 +637,7 @@ std::string flag_text(const toml::node& node, const std::string& source, const s
 
 std::vector<FlagValue> read_flag_file(const std::filesystem::path& path,
                                       const std::map<std::string, std::set<std::string>>& allowed) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-        throw ExperimentError(fmt::format("{}: cannot open", path.string()));
-    std::ostringstream text;
-    text << file.rdbuf();
-    return parse_flag_file(text.str(), path.string(), allowed);
+    return parse_flag_file(file_text(path, "cannot open"), path.string(), allowed);
 }
 
 std::vector<FlagValue> parse_flag_file(
