@@ -26,6 +26,7 @@ test: build
 
 bench: build
 	@$(BUILD)/tests/pipelens_bench_schedule
+	@$(BUILD)/tests/pipelens_bench_zero_bubble
 	@$(BUILD)/tests/pipelens_bench_simulator
 	@$(BUILD)/tests/pipelens_bench_sweep
 	@$(BUILD)/tests/pipelens_bench_critical_path

@@ -45,6 +45,9 @@ struct CostModel {
     Link intra_host;
     Link inter_host;
     int ranks_per_host = 8;
+    // Transfers start only once their receive is posted: simulated with
+    // DependencyRules::pytorch_rendezvous (see rules_for).
+    bool rendezvous = false;
     double overlap_efficiency = 1.0;  // 1: OVERLAP_F_B takes max(F, B); 0: F + B
     std::int64_t unshard_ns = 0;
     std::int64_t reshard_ns = 0;

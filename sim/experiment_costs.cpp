@@ -71,6 +71,7 @@ CostModel cost_model_for(const Experiment& experiment, int stage_count) {
     costs.intra_host = {experiment.intra_host.latency_ns, experiment.intra_host.bytes_per_ns};
     costs.inter_host = {experiment.inter_host.latency_ns, experiment.inter_host.bytes_per_ns};
     costs.ranks_per_host = experiment.ranks_per_host;
+    costs.rendezvous = experiment.rendezvous;
     costs.overlap_efficiency = experiment.overlap_efficiency;
     costs.unshard_ns = experiment.unshard_ns;
     costs.reshard_ns = experiment.reshard_ns;

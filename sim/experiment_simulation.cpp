@@ -5,12 +5,14 @@
 #include "engine/run_plan/experiment_schedule.hpp"
 #include "sim/cost_model_events.hpp"
 #include "sim/experiment_costs.hpp"
+#include "sim/zero_bubble_inputs.hpp"
 #include "traces/trace_writer.hpp"
 
 namespace pipelens::sim {
 
 ExperimentSimulation simulate_experiment(Experiment& experiment, const std::filesystem::path& out,
                                          const RecordProgress& progress) {
+    resolve_zero_bubble_inputs(experiment);
     recorder::StateRecorder recording(-1, "sim");
     ExperimentSimulation simulation;
     simulation.lowered = record_experiment_schedule(recording, experiment);

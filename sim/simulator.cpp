@@ -231,8 +231,8 @@ class Simulator {
             case ActionKind::recv_backward: {
                 const bool forward = action.kind == ActionKind::recv_forward;
                 const int peer_stage = forward ? stage - 1 : stage + 1;
-                // A posted receive does not hold the stream: its data lands once the send has
-                // started and the transfer time has passed.
+                // A posted receive does not hold the stream: its data lands the transfer time
+                // after its inputs (the send's start; with rendezvous, also its posting).
                 entry.bytes = costs_.message_bytes(action);
                 entry.start_ns = ready.time;
                 entry.end_ns =
@@ -306,6 +306,14 @@ std::int64_t BubbleBreakdown::waiting_ns() const {
     for (const auto& [rank, idle] : waiting_on_rank)
         total += idle;
     return total;
+}
+
+const DependencyRules& rules_for(const CostModel& costs) {
+    return costs.rendezvous ? DependencyRules::pytorch_rendezvous() : DependencyRules::pytorch();
+}
+
+SimulationResult simulate(const Schedule& schedule, const CostModel& costs) {
+    return simulate(schedule, costs, rules_for(costs));
 }
 
 SimulationResult simulate(const Schedule& schedule, const CostModel& costs,

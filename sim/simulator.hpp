@@ -4,10 +4,11 @@
 // rank's actions in program order, and an action starts when its stream is free and its inputs
 // exist, its inputs being what engine/schedule/dependencies.hpp says it waits for. A SEND holds
 // its stream for the transfer; a RECV ends once the SEND has started and the transfer time has
-// passed (a posted receive does not hold the stream). UNSHARD and REDUCE_GRAD are collectives on
-// the communication stream; RESHARD takes compute time. The result is the timeline of every
-// action, memory over time (activations held from F until B or W), and per rank the bubble split
-// into warm-up, cool-down and waiting on each peer.
+// passed, or with rendezvous transfers once the SEND has started and the RECV was posted (its
+// rank finished the computation before it); a posted receive does not hold the stream. UNSHARD and
+// REDUCE_GRAD are collectives on the communication stream; RESHARD takes compute time. The result
+// is the timeline of every action, memory over time (activations held from F until B or W), and per
+// rank the bubble split into warm-up, cool-down and waiting on each peer.
 #pragma once
 
 #include <cstdint>
@@ -67,9 +68,14 @@ struct SimulationResult {
     std::vector<MemorySample> memory;
 };
 
+// The rules a cost model is simulated with: PyTorch's, with rendezvous transfers if it says so.
+const DependencyRules& rules_for(const CostModel& costs);
+
 // Simulates `schedule`, lowering it first if it has no SEND/RECV actions yet. What waits for what
-// is `rules`; this only decides when. Throws ScheduleHangError when the schedule cannot complete.
+// is `rules` (default: rules_for(costs)); this only decides when. Throws ScheduleHangError when
+// the schedule cannot complete.
 SimulationResult simulate(const Schedule& schedule, const CostModel& costs,
-                          const DependencyRules& rules = DependencyRules::pytorch());
+                          const DependencyRules& rules);
+SimulationResult simulate(const Schedule& schedule, const CostModel& costs);
 
 }  // namespace pipelens::sim

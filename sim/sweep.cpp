@@ -11,6 +11,7 @@
 #include "sim/experiment_costs.hpp"
 #include "sim/parallel_for.hpp"
 #include "sim/simulator.hpp"
+#include "sim/zero_bubble_inputs.hpp"
 
 namespace pipelens::sim {
 
@@ -19,6 +20,7 @@ SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index
     point.index = index;
     try {
         Experiment experiment = grid.configuration(index);
+        resolve_zero_bubble_inputs(experiment);
         const Schedule lowered = lowered_schedule_for(experiment);
         point.schedule = lowered.name;
         point.pp = experiment.shape.rank_count;

@@ -9,6 +9,7 @@
 
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/experiment/units.hpp"
+#include "sim/zero_bubble_inputs.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -42,9 +43,10 @@ Result single_flag(const std::string& text, std::string_view flag,
 
 bool has_experiment_flags(const ExperimentOptions& options) {
     return options.schedule || options.schedule_file || options.pp || options.v || options.m ||
-           options.forward || options.input || options.weight || options.backward ||
-           options.activation_bytes || options.held_activation_bytes || options.p2p_latency ||
-           options.p2p_bandwidth || options.ranks_per_host || options.overlap_efficiency;
+           options.defer_recv || options.max_activations || options.forward || options.input ||
+           options.weight || options.backward || options.activation_bytes ||
+           options.held_activation_bytes || options.p2p_latency || options.p2p_bandwidth ||
+           options.ranks_per_host || options.overlap_efficiency || options.rendezvous;
 }
 
 }  // namespace
@@ -83,14 +85,21 @@ CLI::Option* add_count_option(CLI::App& command, const std::string& name,
 void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool with_costs) {
     command.add_option("experiment", options.file,
                        "Experiment TOML file (default: the embedded 1F1B pp=4 m=8 example)");
-    command.add_option("--schedule", options.schedule,
-                       "Schedule kind: GPipe, 1F1B, Interleaved1F1B, LoopedBFS, "
-                       "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV");
+    command.add_option(
+        "--schedule", options.schedule,
+        "Schedule kind: GPipe, 1F1B, Interleaved1F1B, LoopedBFS, "
+        "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, ZeroBubbleH2, ZeroBubbleAuto");
     command.add_option("--schedule-file", options.schedule_file,
                        "A PyTorch CSV schedule to simulate instead of a generated kind");
     add_count_option(command, "--pp", options.pp, "Pipeline ranks", 1);
     add_count_option(command, "--v", options.v, "Stages per rank", 1);
     add_count_option(command, "--m", options.m, "Microbatches", 1);
+    command.add_flag("--defer-recv", options.defer_recv,
+                     "Lower with PyTorch's deferred receives (defer_pp_recv=True): each RECV "
+                     "just before the computation that consumes it");
+    command.add_option("--max-activations", options.max_activations,
+                       "ZeroBubbleAuto's memory limit per stage, in microbatches of activations: "
+                       "a count or a multiple of pp (p = ZB-1p, 2p = ZB-2p; default p)");
     if (!with_costs)
         return;
     command.add_option("--f", options.forward,
@@ -109,16 +118,20 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
                        "Send/recv bandwidth, inside and across hosts (GB/s unless a unit; omit it "
                        "for unlimited links)");
     add_count_option(command, "--ranks-per-host", options.ranks_per_host, "Ranks per host", 1);
+    command.add_flag("--rendezvous", options.rendezvous,
+                     "A transfer starts only once its receive is posted (NCCL, Gloo), so where "
+                     "the lowering puts a RECV shows in the timeline");
     command.add_option("--overlap-efficiency", options.overlap_efficiency,
                        "Share of the shorter part OVERLAP_F_B hides, 0 to 1");
 }
 
 Experiment load_experiment(const ExperimentOptions& options) {
-    if (!options.file.empty())
-        return apply_experiment_flags(options, read_experiment_file(options.file));
-    if (has_experiment_flags(options))
-        return apply_experiment_flags(options, plain_experiment());
-    return default_experiment();
+    Experiment experiment =
+        !options.file.empty() ? apply_experiment_flags(options, read_experiment_file(options.file))
+        : has_experiment_flags(options) ? apply_experiment_flags(options, plain_experiment())
+                                        : default_experiment();
+    sim::resolve_zero_bubble_inputs(experiment);
+    return experiment;
 }
 
 ExperimentSweep load_experiment_sweep(const ExperimentOptions& options) {
@@ -151,6 +164,15 @@ Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment e
         experiment.shape.stages_per_rank = *options.v;
     if (options.m)
         experiment.shape.microbatch_count = *options.m;
+    if (options.defer_recv)
+        experiment.defer_receives = true;
+    if (options.max_activations) {
+        try {
+            experiment.max_activations = parse_activation_limit(*options.max_activations);
+        } catch (const ExperimentError& error) {
+            throw ExperimentError(fmt::format("--max-activations: {}", error.what()));
+        }
+    }
     if (options.forward)
         experiment.forward_ns = per_stage_flag(*options.forward, "--f", parse_duration_ns);
     if (options.input)
@@ -181,6 +203,8 @@ Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment e
     }
     if (options.ranks_per_host)
         experiment.ranks_per_host = *options.ranks_per_host;
+    if (options.rendezvous)
+        experiment.rendezvous = true;
     if (options.overlap_efficiency)
         experiment.overlap_efficiency = *options.overlap_efficiency;
     return experiment;

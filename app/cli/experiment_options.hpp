@@ -20,12 +20,15 @@ struct ExperimentOptions {
     std::optional<int> pp;
     std::optional<int> v;
     std::optional<int> m;
+    bool defer_recv = false;
+    std::optional<std::string> max_activations;                   // "2p", "12"
     std::optional<std::string> forward, input, weight, backward;  // one value or a comma list
     std::optional<std::string> activation_bytes;
     std::optional<std::string> held_activation_bytes;
     std::optional<std::string> p2p_latency;
     std::optional<std::string> p2p_bandwidth;
     std::optional<int> ranks_per_host;
+    bool rendezvous = false;
     std::optional<double> overlap_efficiency;
 };
 

@@ -11,6 +11,8 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "engine/experiment/experiment.hpp"
+#include "engine/experiment/units.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
@@ -26,6 +28,9 @@ struct ScheduleOptions {
     std::optional<int> m;
     bool comms = false;
     bool fsdp = false;
+    bool defer_recv = false;
+    // ZeroBubbleAuto only: the times and memory limit it searches with.
+    std::optional<std::string> forward, input, weight, communication, max_activations;
     std::string format = "table";
     std::string out;
 };
@@ -51,16 +56,54 @@ std::string schedule_json(const Schedule& schedule) {
     return json.dump() + "\n";
 }
 
+ZeroBubbleInputs zero_bubble_inputs(const ScheduleOptions& options, ScheduleKind kind) {
+    const bool given = options.forward || options.input || options.weight ||
+                       options.communication || options.max_activations;
+    if (!given)
+        return {};
+    if (kind != ScheduleKind::zero_bubble_auto)
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens schedule: --f, --i, --w, --comm and "
+                                         "--max-activations are what ZeroBubbleAuto searches "
+                                         "with; {} takes none of them",
+                                         schedule_kind_name(kind)));
+    const auto duration = [](const std::optional<std::string>& text, std::string_view flag) {
+        if (!text)
+            return std::int64_t{1};
+        try {
+            return parse_duration_ns(*text);
+        } catch (const UnitParseError& error) {
+            throw CommandFailure(kExitUsage, fmt::format("{}: {}", flag, error.what()));
+        }
+    };
+    ZeroBubbleInputs inputs;
+    inputs.forward_ns = duration(options.forward, "--f");
+    inputs.input_ns = duration(options.input, "--i");
+    inputs.weight_ns = duration(options.weight, "--w");
+    inputs.communication_ns = options.communication ? duration(options.communication, "--comm") : 0;
+    if (options.max_activations) {
+        try {
+            inputs.max_activations =
+                parse_activation_limit(*options.max_activations).resolve(*options.pp);
+        } catch (const ExperimentError& error) {
+            throw CommandFailure(kExitUsage, fmt::format("--max-activations: {}", error.what()));
+        }
+    }
+    return inputs;
+}
+
 void run_schedule(const ScheduleOptions& options) {
     ScheduleShape shape;
     shape.kind = parse_schedule_kind(options.kind);
     shape.rank_count = *options.pp;
     shape.stages_per_rank = options.v.value_or(is_multi_stage(shape.kind) ? 2 : 1);
     shape.microbatch_count = *options.m;
+    shape.zero_bubble = zero_bubble_inputs(options, shape.kind);
     Schedule schedule = generate_schedule(shape);
-    if (options.comms || options.fsdp) {
+    if (options.comms || options.fsdp || options.defer_recv) {
         LoweringOptions lowering;
         lowering.keep_fsdp_actions = options.fsdp;
+        lowering.defer_receives = options.defer_recv;
         schedule = lower(std::move(schedule), lowering);
     }
 
@@ -91,7 +134,8 @@ void add_schedule_command(CLI::App& app) {
     command
         ->add_option("--kind", options->kind,
                      "Schedule: GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, "
-                     "ZBVZeroBubble, DualPipeV (case-insensitive, 'Schedule' prefix allowed)")
+                     "ZBVZeroBubble, DualPipeV, ZeroBubbleH2, ZeroBubbleAuto (case-insensitive, "
+                     "'Schedule' prefix allowed)")
         ->required();
     add_count_option(*command, "--pp", options->pp, "Pipeline ranks", 1)->required();
     add_count_option(*command, "--v", options->v,
@@ -100,6 +144,17 @@ void add_schedule_command(CLI::App& app) {
     command->add_flag("--comms", options->comms, "Lower: add the SEND/RECV actions");
     command->add_flag("--fsdp", options->fsdp,
                       "Lower and keep the FSDP actions (UNSHARD, RESHARD, REDUCE_GRAD)");
+    command->add_flag("--defer-recv", options->defer_recv,
+                      "Lower with PyTorch's deferred receives (defer_pp_recv=True)");
+    command->add_option("--f", options->forward,
+                        "ZeroBubbleAuto: F time it searches with (us unless a unit; default 1)");
+    command->add_option("--i", options->input, "ZeroBubbleAuto: I (input-gradient) time");
+    command->add_option("--w", options->weight, "ZeroBubbleAuto: W (weight-gradient) time");
+    command->add_option("--comm", options->communication,
+                        "ZeroBubbleAuto: time a boundary transfer takes (default 0)");
+    command->add_option("--max-activations", options->max_activations,
+                        "ZeroBubbleAuto: activations a stage may hold, in microbatches: a count "
+                        "or a multiple of pp (p = ZB-1p, the default; 2p = ZB-2p)");
     command->add_option("--format", options->format, "Output format")
         ->check(CLI::IsMember({"table", "csv", "json"}));
     command->add_option("--out", options->out, "Write to this file instead of standard output");

@@ -2,9 +2,12 @@
 // mistake is reported against the field a user wrote, not as a failure deep in the simulator.
 #include "engine/experiment/experiment.hpp"
 
+#include <charconv>
 #include <cstdint>
+#include <numeric>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/experiment/experiment_toml.hpp"
 
@@ -52,6 +55,11 @@ void validate_transformer(const TransformerSpec& spec, int stage_count,
     for (int layers : spec.layers_per_stage)
         require(layers >= 0, experiment, "transformer.layers_per_stage",
                 "layer counts cannot be negative");
+    const int total =
+        std::accumulate(spec.layers_per_stage.begin(), spec.layers_per_stage.end(), 0);
+    require(spec.layers == 0 || total == spec.layers, experiment, "transformer.layers_per_stage",
+            fmt::format("[{}] adds up to {} layers but transformer.layers is {}",
+                        fmt::join(spec.layers_per_stage, ", "), total, spec.layers));
 }
 
 void validate_layers(const LayerCosts& layers, const Experiment& experiment) {
@@ -84,6 +92,34 @@ void validate_layers(const LayerCosts& layers, const Experiment& experiment) {
 }
 
 }  // namespace
+
+std::string ActivationLimit::text() const {
+    if (!times_pp)
+        return std::to_string(count);
+    return count == 1 ? "p" : fmt::format("{}p", count);
+}
+
+ActivationLimit parse_activation_limit(std::string_view text) {
+    ActivationLimit limit;
+    std::string_view digits = text;
+    if (digits.ends_with('p')) {
+        limit.times_pp = true;
+        digits.remove_suffix(1);
+    }
+    if (digits.empty() && limit.times_pp) {
+        limit.count = 1;
+        return limit;
+    }
+    const auto [end, error] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), limit.count);
+    if (error != std::errc{} || end != digits.data() + digits.size() || limit.count < 1 ||
+        limit.count > 1'000'000)
+        throw ExperimentError(fmt::format(
+            "'{}' is not a memory limit: give microbatches of activations per stage, a count "
+            "from 1 (\"12\") or a multiple of pp (\"p\", \"2p\")",
+            text));
+    return limit;
+}
 
 Experiment default_experiment() {
     return parse_experiment_toml(default_experiment_toml(), "default experiment");
@@ -125,6 +161,15 @@ void validate_experiment(const Experiment& experiment, int stage_count) {
             "missing: give the number of pipeline ranks in [schedule] or with --pp");
     require(experiment.shape.microbatch_count > 0, experiment, "schedule.m",
             "missing: give the number of microbatches in [schedule] or with --m");
+    require(experiment.max_activations.count == 0 ||
+                (experiment.schedule_file.empty() &&
+                 experiment.shape.kind == ScheduleKind::zero_bubble_auto),
+            experiment, "schedule.max_activations",
+            fmt::format("only ZeroBubbleAuto takes a memory limit (the schedule is {}); "
+                        "the other kinds' memory follows from their order",
+                        experiment.schedule_file.empty()
+                            ? std::string(schedule_kind_name(experiment.shape.kind))
+                            : experiment.schedule_file));
     if (experiment.schedule_file.empty()) {
         try {
             validate_shape(experiment.shape);

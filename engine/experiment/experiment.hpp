@@ -83,6 +83,20 @@ struct ModelDescription {
     std::uint64_t seed = 0;
 };
 
+// A memory limit in microbatches' worth of activations per stage: a count ("12") or a multiple
+// of the pipeline depth ("2p", "p"), as the zero-bubble paper names its schedules (ZB-2p).
+struct ActivationLimit {
+    int count = 0;  // 0: not given
+    bool times_pp = false;
+
+    int resolve(int pp) const { return times_pp ? count * pp : count; }
+    std::string text() const;  // "2p", "12"
+    friend bool operator==(const ActivationLimit&, const ActivationLimit&) = default;
+};
+
+// Throws ExperimentError ("'2q' is not a memory limit: ...") for anything but N or Np, N >= 1.
+ActivationLimit parse_activation_limit(std::string_view text);
+
 struct RunSettings {
     std::string transport = "local";           // local, gloo, nccl
     std::int64_t timeout_ns = 10'000'000'000;  // any wait on another rank
@@ -98,6 +112,11 @@ struct Experiment {
     // schedule file's row count must equal a pp that was given: a silently smaller pipeline
     // is a wrong simulation.
     std::string rank_count_source;
+    // Lower with PyTorch's deferred receives (defer_pp_recv=True): each RECV just before the
+    // computation that consumes it.
+    bool defer_receives = false;
+    // ZeroBubbleAuto's memory limit (schedule.max_activations, --max-activations); default p.
+    ActivationLimit max_activations;
 
     // Per-stage times in ns: empty, one value for all stages, or one per stage.
     std::vector<std::int64_t> forward_ns;
@@ -117,6 +136,9 @@ struct Experiment {
     LinkSpec intra_host;
     LinkSpec inter_host;
     int ranks_per_host = 8;
+    // A transfer starts only once its receive is posted (NCCL, Gloo); off, data is in flight
+    // as soon as the send is issued (the zero-bubble paper's model). [network] rendezvous.
+    bool rendezvous = false;
 
     ModelDescription model;
     RunSettings run;

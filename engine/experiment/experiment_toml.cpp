@@ -68,6 +68,15 @@ class FieldReader {
         }
     }
 
+    void boolean(std::string_view key, bool& out) {
+        if (const toml::node* node = take(key)) {
+            const auto value = node->value_exact<bool>();
+            if (!value)
+                fail(*node, key, "expected true or false");
+            out = *value;
+        }
+    }
+
     void text(std::string_view key, std::string& out) {
         if (const toml::node* node = take(key)) {
             const auto value = node->value_exact<std::string>();
@@ -201,6 +210,21 @@ void read_schedule(FieldReader& fields, Experiment& experiment,
     fields.integer("pp", experiment.shape.rank_count, 1);
     fields.integer("v", experiment.shape.stages_per_rank, 1);
     fields.integer("m", experiment.shape.microbatch_count, 1);
+    fields.boolean("defer_recv", experiment.defer_receives);
+    if (const toml::node* limit = fields.take("max_activations")) {
+        std::string text;
+        if (const auto count = limit->value_exact<std::int64_t>())
+            text = std::to_string(*count);
+        else if (const auto written = limit->value_exact<std::string>())
+            text = *written;
+        else
+            fields.fail(*limit, "max_activations", "expected a count or a string like \"2p\"");
+        try {
+            experiment.max_activations = parse_activation_limit(text);
+        } catch (const ExperimentError& error) {
+            fields.fail(*limit, "max_activations", error.what());
+        }
+    }
     fields.finish();
 }
 
@@ -246,6 +270,7 @@ void read_network(FieldReader& fields, Experiment& experiment) {
     fields.duration("inter_host_latency", experiment.inter_host.latency_ns);
     fields.bandwidth("inter_host_bandwidth", experiment.inter_host.bytes_per_ns);
     fields.integer("ranks_per_host", experiment.ranks_per_host, 1);
+    fields.boolean("rendezvous", experiment.rendezvous);
     fields.finish();
 }
 
@@ -529,6 +554,14 @@ std::string experiment_to_toml(const Experiment& experiment) {
     schedule.insert("pp", experiment.shape.rank_count);
     schedule.insert("v", experiment.shape.stages_per_rank);
     schedule.insert("m", experiment.shape.microbatch_count);
+    if (experiment.defer_receives)
+        schedule.insert("defer_recv", true);
+    if (experiment.max_activations.count > 0) {
+        if (experiment.max_activations.times_pp)
+            schedule.insert("max_activations", experiment.max_activations.text());
+        else
+            schedule.insert("max_activations", experiment.max_activations.count);
+    }
 
     toml::table costs;
     const auto insert_list = [&](std::string_view key, const std::vector<std::int64_t>& values,
@@ -556,6 +589,8 @@ std::string experiment_to_toml(const Experiment& experiment) {
     if (experiment.inter_host.bytes_per_ns > 0)
         network.insert("inter_host_bandwidth", experiment.inter_host.bytes_per_ns);
     network.insert("ranks_per_host", experiment.ranks_per_host);
+    if (experiment.rendezvous)
+        network.insert("rendezvous", true);
 
     toml::table document;
     if (!experiment.name.empty())

@@ -134,7 +134,9 @@ void read_field(const nlohmann::json& json, BufferDirection& value) {
 // Fields events gained after traces had been written without them: absent, they keep their
 // default (0), so older recordings still replay.
 bool added_later(std::string_view name) {
-    return name == "gradient_bytes" || name == "backward_peak_bytes" || name == "kept_bytes";
+    return name == "gradient_bytes" || name == "backward_peak_bytes" || name == "kept_bytes" ||
+           name == "defer_recv" || name == "rendezvous" || name.starts_with("zero_bubble_") ||
+           name == "max_activations";
 }
 
 template <class Kind>
@@ -211,6 +213,8 @@ void use_schedule(PipelineState& pipeline, Schedule schedule, const std::string&
     state.stage_count = schedule.stage_count;
     state.stage_to_rank = schedule.stage_to_rank;
     state.lowered = false;
+    state.receives_deferred = false;
+    state.zero_bubble_inputs.clear();
     pipeline.stages.clear();
     pipeline.buffers.clear();
     for (int index = 0; index < schedule.stage_count; ++index) {
@@ -287,6 +291,12 @@ void ConfigureTransport::apply(EventTarget& target) const {
 
 void ChooseSchedule::apply(EventTarget& target) const {
     use_schedule(target.mutable_state(), generate_schedule(shape), "generated");
+    if (shape.kind == ScheduleKind::zero_bubble_auto) {
+        const ZeroBubbleInputs& in = shape.zero_bubble;
+        target.mutable_state().schedule.zero_bubble_inputs =
+            fmt::format("f={}ns i={}ns w={}ns comm={}ns max_activations={}", in.forward_ns,
+                        in.input_ns, in.weight_ns, in.communication_ns, in.max_activations);
+    }
 }
 
 void LoadScheduleCsv::apply(EventTarget& target) const {
@@ -297,14 +307,17 @@ void LowerSchedule::apply(EventTarget& target) const {
     ScheduleState& state = target.mutable_state().schedule;
     if (!state.schedule)
         throw std::invalid_argument("lower_schedule: no schedule was chosen yet");
-    if (state.schedule->has_communication) {
+    const bool already_lowered = state.schedule->has_communication;
+    if (already_lowered) {
         require_valid_structure(*state.schedule);  // a CSV written with its SEND/RECV
     } else {
         LoweringOptions options;
         options.keep_fsdp_actions = keep_fsdp_actions;
+        options.defer_receives = defer_recv;
         state.schedule = std::make_shared<const Schedule>(lower(*state.schedule, options));
     }
     state.lowered = true;
+    state.receives_deferred = defer_recv && !already_lowered;
 }
 
 void SetCostModel::apply(EventTarget& target) const {

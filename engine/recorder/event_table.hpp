@@ -62,6 +62,11 @@ struct ChooseSchedule {
         visit("pp", self.shape.rank_count);
         visit("v", self.shape.stages_per_rank);
         visit("m", self.shape.microbatch_count);
+        visit("zero_bubble_f_ns", self.shape.zero_bubble.forward_ns);
+        visit("zero_bubble_i_ns", self.shape.zero_bubble.input_ns);
+        visit("zero_bubble_w_ns", self.shape.zero_bubble.weight_ns);
+        visit("zero_bubble_comm_ns", self.shape.zero_bubble.communication_ns);
+        visit("max_activations", self.shape.zero_bubble.max_activations);
     }
     void apply(EventTarget& target) const;
 };
@@ -81,9 +86,11 @@ struct LoadScheduleCsv {
 struct LowerSchedule {
     static constexpr std::string_view kName = "lower_schedule";
     bool keep_fsdp_actions = false;
+    bool defer_recv = false;  // PyTorch's defer_pp_recv
     template <class Self, class Visit>
     static void fields(Self& self, Visit&& visit) {
         visit("keep_fsdp_actions", self.keep_fsdp_actions);
+        visit("defer_recv", self.defer_recv);
     }
     void apply(EventTarget& target) const;
 };
@@ -98,6 +105,7 @@ struct SetCostModel {
         visit("inter_host_latency_ns", self.costs.inter_host_latency_ns);
         visit("inter_host_gb_per_s", self.costs.inter_host_gb_per_s);
         visit("ranks_per_host", self.costs.ranks_per_host);
+        visit("rendezvous", self.costs.rendezvous);
         visit("overlap_efficiency", self.costs.overlap_efficiency);
         visit("unshard_ns", self.costs.unshard_ns);
         visit("reshard_ns", self.costs.reshard_ns);

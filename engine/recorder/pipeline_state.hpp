@@ -37,6 +37,9 @@ struct ScheduleState {
     int stage_count = 0;
     std::vector<int> stage_to_rank;
     bool lowered = false;
+    bool receives_deferred = false;  // lowered with PyTorch's defer_pp_recv
+    // ZeroBubbleAuto: the times and memory limit its order was searched with ("" otherwise).
+    std::string zero_bubble_inputs;
     // Not state: the IR the fields fingerprint, kept so the engine runs what was recorded.
     std::shared_ptr<const Schedule> schedule;
 };
@@ -66,6 +69,7 @@ struct CostModelState {
     std::int64_t unshard_ns = 0;
     std::int64_t reshard_ns = 0;
     std::int64_t reduce_grad_ns = 0;
+    bool rendezvous = false;  // transfers start once their receive is posted too
 };
 
 struct StageState {

@@ -49,7 +49,9 @@ class StateRecorder : private EventTarget {
     void load_schedule_csv(const std::string& source, const std::string& text) {
         record(LoadScheduleCsv{source, text});
     }
-    void lower_schedule(bool keep_fsdp_actions) { record(LowerSchedule{keep_fsdp_actions}); }
+    void lower_schedule(bool keep_fsdp_actions, bool defer_receives = false) {
+        record(LowerSchedule{keep_fsdp_actions, defer_receives});
+    }
     void set_cost_model(const CostModelState& costs) { record(SetCostModel{costs}); }
     void set_stage_costs(int stage, const StageCostState& costs) {
         record(SetStageCosts{stage, costs});

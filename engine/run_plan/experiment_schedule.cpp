@@ -28,20 +28,29 @@ std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecord
                 "the file, or leave it out to take the file's",
                 experiment.rank_count_source, experiment.shape.rank_count, experiment.schedule_file,
                 chosen.pp));
+        if (experiment.defer_receives && chosen.schedule->has_communication)
+            throw ExperimentError(fmt::format(
+                "the schedule file {} already has its SEND/RECV actions, so there is no lowering "
+                "to defer receives in; drop defer_recv (--defer-recv) or give a compute-only "
+                "file",
+                experiment.schedule_file));
         experiment.shape.rank_count = chosen.pp;
         experiment.shape.stages_per_rank = chosen.v;
         experiment.shape.microbatch_count = chosen.m;
         validate_experiment(experiment, chosen.stage_count);
     }
-    recorder.lower_schedule(experiment.unshard_ns > 0 || experiment.reshard_ns > 0 ||
-                            experiment.reduce_grad_ns > 0);
+    recorder.lower_schedule(
+        experiment.unshard_ns > 0 || experiment.reshard_ns > 0 || experiment.reduce_grad_ns > 0,
+        experiment.defer_receives);
     return recorder.state().schedule.schedule;
 }
 
 void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule& lowered) {
-    const auto generates_it = [&](const ScheduleShape& shape) {
+    const auto generates_it = [&](const ScheduleShape& shape, bool defer_receives) {
         try {
-            return same_actions(lower(generate_schedule(shape)), lowered);
+            LoweringOptions options;
+            options.defer_receives = defer_receives;
+            return same_actions(lower(generate_schedule(shape), options), lowered);
         } catch (const std::exception&) {
             return false;
         }
@@ -53,11 +62,12 @@ void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule&
     } catch (const ScheduleConfigError&) {
         // Not a generated kind: recorded as CSV below.
     }
-    if (shape && generates_it(*shape)) {
-        recorder.choose_schedule(*shape);  // regenerates what generates_it compared
-        recorder.lower_schedule(false);
-        return;
-    }
+    for (const bool defer_receives : {false, true})
+        if (shape && generates_it(*shape, defer_receives)) {
+            recorder.choose_schedule(*shape);  // regenerates what generates_it compared
+            recorder.lower_schedule(false, defer_receives);
+            return;
+        }
     recorder.load_schedule_csv("executed schedule", format_schedule_csv(lowered));
     recorder.lower_schedule(false);
     if (!same_actions(*recorder.state().schedule.schedule, lowered))

@@ -81,6 +81,16 @@ const DependencyRules& DependencyRules::pytorch() {
     return rules;
 }
 
+const DependencyRules& DependencyRules::pytorch_rendezvous() {
+    // A receive is posted when its rank's program reaches it: the stream it runs on first waits
+    // for the computation before it (NCCL's stream sync; a CPU rank runs that computation first).
+    static const DependencyRules rules =
+        pytorch()
+            .with_input(ActionKind::recv_forward, earlier_on_rank(Signal::rank_compute))
+            .with_input(ActionKind::recv_backward, earlier_on_rank(Signal::rank_compute));
+    return rules;
+}
+
 void DependencyRules::add_input(ActionKind kind, InputRule rule) {
     if (kind == ActionKind::overlap_forward_backward)
         throw std::invalid_argument("OVERLAP_F_B waits for its parts' inputs; give rules to them");

@@ -13,10 +13,13 @@
 //   I, B   after their own F, and the downstream I/B (across ranks: their own RECV_B)
 //   W      after its own I
 //   SEND_F after the F it sends; SEND_B after the I/B it sends
-//   RECV_F after the upstream SEND_F; RECV_B after the downstream SEND_B
+//   RECV_F after the upstream SEND_F; RECV_B after the downstream SEND_B (data is in flight
+//   once the send is issued, the zero-bubble paper's model); with rendezvous transfers
+//   (`pytorch_rendezvous`, NCCL's and Gloo's behaviour) also after the rank's preceding
+//   computation, since a receive is posted when the program reaches it
 //   F/I/W/B also after their stage's latest UNSHARD; REDUCE_GRAD after the rank's preceding
-//   computation. Both of those come earlier on the same rank (program order), so blocking
-//   semantics always finds them met; only timing analyses read their times.
+//   computation. Those come earlier on the same rank (program order), so blocking semantics
+//   always finds them met; only timing analyses read their times.
 //
 // An OVERLAP_F_B waits for the inputs of all its parts before it starts. A rule whose stage or
 // microbatch falls outside the schedule names nothing (stage 0's F waits for no upstream F).
@@ -107,6 +110,9 @@ class DependencyRules {
   public:
     // The rules PyTorch's runtime follows (torch.distributed.pipelining): the table above.
     static const DependencyRules& pytorch();
+    // The same, except that a transfer starts only once its receive is posted: RECV_F/RECV_B
+    // also wait for their rank's preceding computation, so where lowering puts a RECV shows.
+    static const DependencyRules& pytorch_rendezvous();
 
     // A variant: `kind` also waits for `rule` (listed after its existing rules). Throws
     // std::invalid_argument for an offset beyond one stage, or more rules than a part can hold.

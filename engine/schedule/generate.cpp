@@ -39,6 +39,12 @@ Schedule generate_schedule(const ScheduleShape& shape) {
         case ScheduleKind::dual_pipe_v:
             generators::dual_pipe_v(schedule);
             break;
+        case ScheduleKind::zero_bubble_h2:
+            generators::zero_bubble_h2(schedule);
+            break;
+        case ScheduleKind::zero_bubble_auto:
+            generators::zero_bubble_auto(schedule, shape.zero_bubble);
+            break;
     }
     return schedule;
 }

@@ -33,6 +33,8 @@ Schedule lower(Schedule compute_only, const LoweringOptions& options) {
             dry_run(strip_fsdp_actions(std::move(with_fsdp)), *options.rules).hang);
     }
     with_fsdp = Schedule{};
+    if (options.defer_receives)
+        lowered = defer_receives(lowered);
     return options.keep_fsdp_actions ? lowered : strip_fsdp_actions(std::move(lowered));
 }
 

@@ -1,7 +1,8 @@
 // Lowering: compute-only schedule -> schedule with communication, as PyTorch's
 // `_PipelineScheduleRuntime._prepare_schedule_with_comms` does it:
 //
-//   lower_unshard_reshard -> lower_reduce_grad -> lower_send_recv [-> strip_fsdp_actions]
+//   lower_unshard_reshard -> lower_reduce_grad -> lower_send_recv [-> defer_receives]
+//   [-> strip_fsdp_actions]
 //
 // Each pass is a function from Schedule to Schedule. The FSDP actions (UNSHARD, RESHARD,
 // REDUCE_GRAD) always take part, because in PyTorch's runtime they occupy turns of the
@@ -17,6 +18,7 @@ namespace pipelens {
 struct LoweringOptions {
     bool keep_fsdp_actions = false;  // keep UNSHARD/RESHARD/REDUCE_GRAD in the result
     int max_active_stages = 3;       // PyTorch's prefetch window for UNSHARD
+    bool defer_receives = false;     // PyTorch's defer_pp_recv=True: see defer_receives()
     // What each action waits for, which decides where each RECV lands.
     const DependencyRules* rules = &DependencyRules::pytorch();
 };
@@ -38,6 +40,12 @@ Schedule lower_reduce_grad(const Schedule& schedule);
 // Throws ScheduleHangError (dry_run.hpp) when no rank can make progress.
 Schedule lower_send_recv(const Schedule& schedule,
                          const DependencyRules& rules = DependencyRules::pytorch());
+
+// PyTorch's `_defer_recv_ops`: moves each RECV to just before the computation that consumes it,
+// except that a rank posts its pending receives from a higher-ranked peer before its next SEND
+// to that peer (lower rank: RECV before SEND; higher rank: SEND before RECV). Nothing else moves.
+// Throws ScheduleCheckError for a schedule without SEND/RECV or a RECV nothing consumes.
+Schedule defer_receives(const Schedule& lowered);
 
 // Removes UNSHARD, RESHARD and REDUCE_GRAD actions.
 Schedule strip_fsdp_actions(Schedule schedule);

@@ -39,6 +39,8 @@ const std::vector<ScheduleKind>& all_schedule_kinds() {
         ScheduleKind::interleaved_zero_bubble,
         ScheduleKind::zbv_zero_bubble,
         ScheduleKind::dual_pipe_v,
+        ScheduleKind::zero_bubble_h2,
+        ScheduleKind::zero_bubble_auto,
     };
     return kinds;
 }
@@ -59,6 +61,10 @@ std::string_view schedule_kind_name(ScheduleKind kind) {
             return "ZBVZeroBubble";
         case ScheduleKind::dual_pipe_v:
             return "DualPipeV";
+        case ScheduleKind::zero_bubble_h2:
+            return "ZeroBubbleH2";
+        case ScheduleKind::zero_bubble_auto:
+            return "ZeroBubbleAuto";
     }
     return "?";
 }
@@ -71,8 +77,12 @@ ScheduleKind parse_schedule_kind(std::string_view name) {
         if (key == lowercase(schedule_kind_name(kind)))
             return kind;
     // Short names people use for the zero-bubble family.
-    if (key == "zb1p" || key == "zerobubble")
+    if (key == "zb1p" || key == "zerobubble" || key == "zbh1")
         return ScheduleKind::interleaved_zero_bubble;
+    if (key == "zbh2" || key == "zb-h2")
+        return ScheduleKind::zero_bubble_h2;
+    if (key == "zbauto")
+        return ScheduleKind::zero_bubble_auto;
     if (key == "zbv" || key == "zbvzb")
         return ScheduleKind::zbv_zero_bubble;
     throw ScheduleConfigError(
@@ -86,7 +96,8 @@ StagePlacement stage_placement(ScheduleKind kind) {
 }
 
 bool is_multi_stage(ScheduleKind kind) {
-    return kind != ScheduleKind::gpipe && kind != ScheduleKind::one_f_one_b;
+    return kind != ScheduleKind::gpipe && kind != ScheduleKind::one_f_one_b &&
+           kind != ScheduleKind::zero_bubble_h2 && kind != ScheduleKind::zero_bubble_auto;
 }
 
 void validate_shape(const ScheduleShape& shape) {
@@ -110,6 +121,14 @@ void validate_shape(const ScheduleShape& shape) {
                         name, pp, v, m, kLimit));
 
     switch (shape.kind) {
+        case ScheduleKind::zero_bubble_auto:
+            if (shape.zero_bubble.max_activations < 0)
+                throw ScheduleConfigError(fmt::format(
+                    "ZeroBubbleAuto: the memory limit must be at least 1 microbatch's "
+                    "activations per stage (got {}); every stage holds one while it runs its F",
+                    shape.zero_bubble.max_activations));
+            [[fallthrough]];
+        case ScheduleKind::zero_bubble_h2:
         case ScheduleKind::gpipe:
         case ScheduleKind::one_f_one_b:
             if (v != 1)

@@ -4,6 +4,7 @@
 // values that broke it, before any generation starts.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -19,15 +20,32 @@ enum class ScheduleKind {
     interleaved_zero_bubble,
     zbv_zero_bubble,
     dual_pipe_v,
+    zero_bubble_h2,    // Qi et al.'s handcrafted ZB-H2
+    zero_bubble_auto,  // Qi et al.'s automatic scheduler (ZB-1p, ZB-2p, ...)
 };
 
 enum class StagePlacement { loop, v_shape };
 
+// What the automatic zero-bubble scheduler builds its order from: one time per kind for every
+// stage, the time a boundary transfer takes, and the memory limit. Times of 0 mean unit times
+// (F = I = W = 1, free transfers), so a bare shape still names one schedule.
+struct ZeroBubbleInputs {
+    std::int64_t forward_ns = 0;
+    std::int64_t input_ns = 0;  // the paper's B
+    std::int64_t weight_ns = 0;
+    std::int64_t communication_ns = 0;
+    // Activations a stage may hold, in microbatches' worth; 0 means pp (ZB-1p, 1F1B's memory).
+    int max_activations = 0;
+
+    friend bool operator==(const ZeroBubbleInputs&, const ZeroBubbleInputs&) = default;
+};
+
 struct ScheduleShape {
     ScheduleKind kind = ScheduleKind::one_f_one_b;
-    int rank_count = 1;        // pp
-    int stages_per_rank = 1;   // v
-    int microbatch_count = 1;  // m
+    int rank_count = 1;              // pp
+    int stages_per_rank = 1;         // v
+    int microbatch_count = 1;        // m
+    ZeroBubbleInputs zero_bubble{};  // ZeroBubbleAuto only
 };
 
 // An impossible configuration: names the rule and the values that broke it.

@@ -159,6 +159,13 @@ TEST(ExperimentToml, ValidationAgainstTheSchedule) {
                        "heads = 1\ndevice_tflops = 1\n")
                   .rfind("exp.toml: transformer: give either", 0),
               0u);
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[transformer]\nlayers = 17\n"
+                       "layers_per_stage = [5, 4, 4, 3]\nhidden = 8\nsequence = 8\nheads = 1\n"
+                       "device_tflops = 1\n"),
+              "exp.toml: transformer.layers_per_stage: [5, 4, 4, 3] adds up to 16 layers but "
+              "transformer.layers is 17");
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\ndefer_recv = 1\n"),
+              "exp.toml:4:14: schedule.defer_recv: expected true or false");
 }
 
 // Found by fuzzing: this one error did not say which file it was about.
