@@ -200,5 +200,45 @@ TEST(CheckCli, BrokenFilesExitNonZeroNamingTheProblem) {
     std::filesystem::remove(misordered);
 }
 
+TEST(ScheduleCli, ZeroBubbleAutoSearchesWithTheGivenTimesAndLimit) {
+    // F/I/W = 5/6/4, a transfer of 1, 2p memory: the authors' scheduler puts all eight forwards
+    // of stage 0 before its first backward.
+    const auto result = run_pipelens(
+        "schedule --kind ZeroBubbleAuto --pp 4 --m 8 --f 5 --i 6 --w 4 --comm 1 "
+        "--max-activations 2p --format json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["kind"], "ZeroBubbleAuto");
+    EXPECT_EQ(json["ranks"]["0"].get<std::vector<std::string>>(),
+              (std::vector<std::string>{"0F0", "0F1", "0F2", "0F3", "0F4", "0F5", "0F6", "0F7",
+                                        "0I0", "0W0", "0I1", "0W1", "0I2", "0W2", "0I3", "0W3",
+                                        "0I4", "0W4", "0I5", "0W5", "0I6", "0W6", "0I7", "0W7"}));
+    const auto h2 = run_pipelens("schedule --kind ZeroBubbleH2 --pp 2 --m 3 --format csv");
+    ASSERT_EQ(h2.exit_code, 0) << h2.err;
+    EXPECT_EQ(h2.out,
+              "0F0,0F1,0F2,0I0,0W0,0I1,0W1,0I2,0W2\r\n"
+              "1F0,1I0,1F1,1I1,1F2,1I2,1W0,1W1,1W2\r\n");
+}
+
+TEST(ScheduleCli, DeferRecvLowersWithPyTorchsDeferredReceives) {
+    const auto result =
+        run_pipelens("schedule --kind 1F1B --pp 2 --m 2 --defer-recv --format json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["ranks"]["1"].get<std::vector<std::string>>(),
+              (std::vector<std::string>{"1RECV_F0", "1F0", "1B0", "1SEND_B0", "1RECV_F1", "1F1",
+                                        "1B1", "1SEND_B1"}));
+}
+
+TEST(ScheduleCli, BadZeroBubbleInputsAreUsageErrors) {
+    const auto zero =
+        run_pipelens("schedule --kind ZeroBubbleAuto --pp 4 --m 8 --max-activations 0");
+    EXPECT_EQ(zero.exit_code, 2);
+    EXPECT_TRUE(contains(zero.err, "--max-activations: '0' is not a memory limit")) << zero.err;
+    const auto other = run_pipelens("schedule --kind 1F1B --pp 4 --m 8 --f 5");
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_TRUE(contains(other.err, "1F1B takes none of them")) << other.err;
+}
+
 }  // namespace
 }  // namespace pipelens

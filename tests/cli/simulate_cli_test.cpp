@@ -332,5 +332,100 @@ TEST(SimulateCli, HangingScheduleFileIsReportedNotSimulated) {
     EXPECT_EQ(runs[0]["status"], "failed");
 }
 
+TEST(SimulateCli, ZeroBubbleTwoPReachesZeroBubbleWithUnitTimes) {
+    // ZB-2p with F = I = W: every rank busy from its first to its last computation.
+    const auto result = run_pipelens(
+        "simulate --schedule ZeroBubbleAuto --pp 4 --m 8 --f 1 --i 1 --w 1 "
+        "--max-activations 2p --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    for (const auto& row : json["ranks"])
+        EXPECT_EQ(row["warmup_ns"].get<std::int64_t>() + row["cooldown_ns"].get<std::int64_t>(),
+                  row["bubble_ns"].get<std::int64_t>());
+    EXPECT_EQ(json["step_time_ns"], (3 * 8 + 3) * 1000);
+}
+
+TEST(SimulateCli, DeferRecvCostsLatencyOnlyWithRendezvous) {
+    const std::string base =
+        "simulate --schedule Interleaved1F1B --pp 4 --v 2 --m 8 --f 1ms --i 1ms --w 1ms "
+        "--p2p-latency 300us --json";
+    auto step = [](const std::string& flags) {
+        const auto result = run_pipelens(flags);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return nlohmann::json::parse(result.out)["step_time_ns"].get<std::int64_t>();
+    };
+    EXPECT_EQ(step(base), 61'200'000);
+    EXPECT_EQ(step(base + " --defer-recv"), 61'200'000);
+    EXPECT_EQ(step(base + " --rendezvous"), 61'200'000);
+    EXPECT_EQ(step(base + " --defer-recv --rendezvous"), 65'700'000);
+}
+
+TEST(SimulateCli, ZeroBubbleInputsThatCannotWorkExitTwo) {
+    const auto uneven =
+        run_pipelens("simulate --schedule ZeroBubbleAuto --pp 4 --m 8 --f 1,2,1,1 --i 1 --w 1");
+    EXPECT_EQ(uneven.exit_code, 2);
+    EXPECT_NE(uneven.err.find("ZeroBubbleAuto orders with one F time for every stage"),
+              std::string::npos)
+        << uneven.err;
+    const auto limit = run_pipelens("simulate --schedule 1F1B --pp 4 --m 8 --max-activations 2p");
+    EXPECT_EQ(limit.exit_code, 2);
+    EXPECT_NE(limit.err.find("schedule.max_activations: only ZeroBubbleAuto takes a memory limit"),
+              std::string::npos)
+        << limit.err;
+    const auto bad = run_pipelens(
+        "simulate --schedule ZeroBubbleAuto --pp 4 --m 8 "
+        "--max-activations 2q");
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("--max-activations: '2q' is not a memory limit"), std::string::npos)
+        << bad.err;
+}
+
+// The zero-bubble paper's split (its table 3: first and last stage one layer fewer) and the
+// interleaved equivalent, one count per virtual stage in stage order.
+TEST(SimulateCli, UnevenSplitsPerStageAndPerVirtualStage) {
+    const std::string transformer =
+        "[transformer]\nlayers = 22\nlayers_per_stage = [2, 3, 3, 3, 3, 3, 3, 2]\n"
+        "hidden = 2304\nsequence = 1024\nheads = 24\nmicrobatch_size = 6\n"
+        "device_tflops = 100\n";
+    const auto h2 = temp_file(
+        "uneven_h2.toml", "[schedule]\nkind = \"ZeroBubbleH2\"\npp = 8\nm = 24\n" + transformer);
+    const auto ok = run_pipelens("simulate " + h2.string() + " --json");
+    ASSERT_EQ(ok.exit_code, 0) << ok.err;
+    // Stage 0 holds 2 of the 3 layers a middle stage does: 2/3 of its busy time (to the ns
+    // each of its 72 actions rounds to).
+    const auto json = nlohmann::json::parse(ok.out);
+    EXPECT_NEAR(json["ranks"][0]["busy_ns"].get<double>() * 3,
+                json["ranks"][1]["busy_ns"].get<double>() * 2, 3 * 72);
+
+    const auto automatic =
+        temp_file("uneven_auto.toml",
+                  "[schedule]\nkind = \"ZeroBubbleAuto\"\npp = 8\nm = 24\n" + transformer);
+    const auto refused = run_pipelens("simulate " + automatic.string());
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("ZeroBubbleAuto orders with one F time for every stage"),
+              std::string::npos)
+        << refused.err;
+
+    const auto interleaved =
+        temp_file("uneven_interleaved.toml",
+                  "[schedule]\nkind = \"Interleaved1F1B\"\npp = 2\nv = 2\nm = 4\n"
+                  "[transformer]\nlayers_per_stage = [1, 2, 2, 1]\nhidden = 1024\nsequence = 512\n"
+                  "heads = 16\ndevice_tflops = 100\n");
+    EXPECT_EQ(run_pipelens("simulate " + interleaved.string()).exit_code, 0);
+    const auto short_list =
+        temp_file("uneven_short.toml",
+                  "[schedule]\nkind = \"Interleaved1F1B\"\npp = 2\nv = 2\nm = 4\n"
+                  "[transformer]\nlayers_per_stage = [3, 3]\nhidden = 1024\nsequence = 512\n"
+                  "heads = 16\ndevice_tflops = 100\n");
+    const auto short_result = run_pipelens("simulate " + short_list.string());
+    EXPECT_EQ(short_result.exit_code, 2);
+    EXPECT_NE(short_result.err.find("transformer.layers_per_stage: has 2 values but the schedule "
+                                    "has 4 stages"),
+              std::string::npos)
+        << short_result.err;
+    for (const auto& path : {h2, automatic, interleaved, short_list})
+        std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace pipelens

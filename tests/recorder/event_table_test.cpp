@@ -172,6 +172,34 @@ TEST(EventTable, EveryKindRoundTripsAndReplaysToTheRecordedState) {
     EXPECT_EQ(names.size(), 14u);
 }
 
+// Fields added for the zero-bubble search, deferred receives and rendezvous transfers are
+// written when set, read back, and replayed to the same state.
+TEST(EventTable, ZeroBubbleDeferralAndRendezvousFieldsRoundTrip) {
+    ScheduleShape shape{ScheduleKind::zero_bubble_auto, 4, 1, 8};
+    shape.zero_bubble = {5, 6, 4, 1, 8};
+    recorder::CostModelState costs{true, 300, 0, 300, 0, 8, 1.0, 0, 0, 0};
+    costs.rendezvous = true;
+    const std::vector<Call> calls = {
+        [shape](StateRecorder& r) { r.choose_schedule(shape); },
+        [](StateRecorder& r) { r.lower_schedule(false, true); },
+        [costs](StateRecorder& r) { r.set_cost_model(costs); },
+    };
+    const Recording recording = record(-1, "sim", calls);
+    EXPECT_EQ(stream_text(recording.events),
+              R"( PipelineState {"rank":-1,"run_kind":"sim"}
+ choose_schedule {"kind":"ZeroBubbleAuto","m":8,"max_activations":8,"pp":4,"v":1,"zero_bubble_comm_ns":1,"zero_bubble_f_ns":5,"zero_bubble_i_ns":6,"zero_bubble_w_ns":4}
+ lower_schedule {"defer_recv":true,"keep_fsdp_actions":false}
+ set_cost_model {"inter_host_gb_per_s":0.0,"inter_host_latency_ns":300,"intra_host_gb_per_s":0.0,"intra_host_latency_ns":300,"overlap_efficiency":1.0,"ranks_per_host":8,"reduce_grad_ns":0,"rendezvous":true,"reshard_ns":0,"unshard_ns":0}
+)");
+    const std::vector<Event> top = top_level_events(recording.events);
+    const StateRecorder replayed = replay_prefix(top, top.size());
+    EXPECT_EQ(state_fields(replayed.state()), recording.states.back());
+    EXPECT_EQ(replayed.state().schedule.zero_bubble_inputs,
+              "f=5ns i=6ns w=4ns comm=1ns max_activations=8");
+    EXPECT_TRUE(replayed.state().schedule.receives_deferred);
+    EXPECT_TRUE(replayed.state().costs.rendezvous);
+}
+
 // A simulation's stream written to a real trace file, one event's arguments then edited with
 // SQL as a user (or another tool) could, and replayed from the file.
 std::string replay_error_after_edit(const std::string& name, const std::string& sql) {
