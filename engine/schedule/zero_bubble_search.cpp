@@ -73,7 +73,8 @@ class Placement {
         return op == F ? kForwardMemory : op == B ? kInputMemory : kWeightMemory;
     }
     bool weights_pending(int stage) const { return count_[stage][W] < count_[stage][B]; }
-    std::int64_t max_bubble() const { return *std::max_element(bubble_.begin(), bubble_.end()); }
+    // Bubbles only grow, so the worst one is kept as they do (the search stays O(pp * m)).
+    std::int64_t max_bubble() const { return worst_bubble_; }
 
     void place(int stage, int op) {
         const int microbatch = count_[stage][op];
@@ -85,8 +86,10 @@ class Placement {
             finish = std::max(finish, end(B, stage + 1, microbatch) + comm_ + time_[B]);
         if (memory_[stage] + memory_delta(op) > max_memory_)
             throw CannotFit("memory");
-        if (count_[stage][F] > 0)
+        if (count_[stage][F] > 0) {
             bubble_[stage] += finish - earliest;
+            worst_bubble_ = std::max(worst_bubble_, bubble_[stage]);
+        }
         clock_[stage] = finish;
         end(op, stage, microbatch) = finish;
         memory_[stage] += memory_delta(op);
@@ -204,6 +207,7 @@ class Placement {
     const std::int64_t max_memory_;
     const ZeroBubbleHeuristics heuristics_;
     std::vector<std::int64_t> clock_, memory_, bubble_;
+    std::int64_t worst_bubble_ = 0;
     std::vector<std::array<int, 3>> count_;
     std::vector<std::vector<std::int64_t>> end_;  // [op][stage * m + microbatch]
     std::vector<std::vector<ZeroBubbleOp>> stages_;
