@@ -75,8 +75,16 @@ void apply_units(PlanFlags& flags) {
     flags.options.overlap_gradient_reduce = !flags.no_overlap;
     if (flags.schedule)
         flags.options.pins.schedule =
-            parse_flag_text("pipelens plan", "schedule", *flags.schedule,
-                            [](const std::string& t) { return parse_schedule_kind(t); });
+            parse_flag_text("pipelens plan", "schedule", *flags.schedule, [](const std::string& t) {
+                const ScheduleKind kind = parse_schedule_kind(t);
+                if (kind == ScheduleKind::zero_bubble_auto)
+                    throw std::invalid_argument(
+                        "ZeroBubbleAuto searches its order with one time per "
+                        "stage, and the plan's stages differ (embedding, loss); "
+                        "plan with ZeroBubbleH2 or InterleavedZeroBubble, or "
+                        "simulate ZeroBubbleAuto with `pipelens simulate`");
+                return kind;
+            });
 }
 
 // The file's values, for the flags the command line did not give.

@@ -118,9 +118,10 @@ void add_sweep_command(CLI::App& app) {
     add_experiment_options(*command, options->experiment);
     command
         ->add_option("--sweep", options->axes,
-                     "An axis KEY=V1,V2,...: kind (or schedule), pp, v, m, or any experiment "
-                     "field as TABLE.KEY (costs.f, network.bandwidth, transformer.hidden); a "
-                     "bare KEY is in [costs]; [a,b] is a per-stage list. Repeat for more axes")
+                     "An axis KEY=V1,V2,...: kind (or schedule), pp, v, m, max_activations, "
+                     "defer_recv, rendezvous, or any experiment field as TABLE.KEY (costs.f, "
+                     "network.bandwidth, transformer.hidden); another bare KEY is in [costs]; "
+                     "[a,b] is a per-stage list. Repeat for more axes")
         ->type_name("KEY=VALUES");
     add_count_option(*command, "--threads", options->threads,
                      "Simulating threads (default: one per core)", 1);

@@ -24,8 +24,11 @@ std::string resolved_key(const std::string& key) {
         return key;
     if (key == "kind" || key == "schedule")
         return "schedule.kind";
-    if (key == "pp" || key == "v" || key == "m" || key == "file")
+    if (key == "pp" || key == "v" || key == "m" || key == "file" || key == "max_activations" ||
+        key == "defer_recv")
         return "schedule." + key;
+    if (key == "rendezvous")
+        return "network." + key;
     return "costs." + key;
 }
 

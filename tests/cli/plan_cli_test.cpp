@@ -73,6 +73,11 @@ TEST(PlanCli, BadPinsAndSizesAreUsageErrorsNamingTheRule) {
     EXPECT_EQ(bandwidth.exit_code, 2);
     EXPECT_EQ(bandwidth.err.rfind("pipelens plan: --inter-host-bandwidth: ", 0), 0u)
         << bandwidth.err;
+    const auto automatic =
+        run_pipelens(std::string(kModel) + " --gpus 8 --schedule ZeroBubbleAuto");
+    EXPECT_EQ(automatic.exit_code, 2);
+    EXPECT_EQ(automatic.err.rfind("pipelens plan: --schedule: ZeroBubbleAuto searches", 0), 0u)
+        << automatic.err;
 }
 
 TEST(PlanCli, ATomlFileGivesTheFlagsAndFlagsOverrideIt) {

@@ -23,6 +23,11 @@ TEST(SweepGrid, FlagKeysWithoutATableAreScheduleShapeOrCosts) {
     EXPECT_EQ(parse_sweep_flag("pp=2").key, "schedule.pp");
     EXPECT_EQ(parse_sweep_flag("m=2").key, "schedule.m");
     EXPECT_EQ(parse_sweep_flag("f=1ms").key, "costs.f");
+    EXPECT_EQ(parse_sweep_flag("max_activations=p,2p").key, "schedule.max_activations");
+    EXPECT_EQ(parse_sweep_flag("max_activations=p,2p").values,
+              (std::vector<std::string>{"\"p\"", "\"2p\""}));
+    EXPECT_EQ(parse_sweep_flag("defer_recv=false,true").key, "schedule.defer_recv");
+    EXPECT_EQ(parse_sweep_flag("rendezvous=true").key, "network.rendezvous");
     EXPECT_EQ(parse_sweep_flag("network.bandwidth=25").key, "network.bandwidth");
 }
 
