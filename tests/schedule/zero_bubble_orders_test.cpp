@@ -22,26 +22,25 @@ namespace {
 
 using testing::split;
 
-// A stage's order in the paper's letters (B for the input gradient), microbatches 0-based.
+// "F3", "B3", "W3": the paper's letters (B for the input gradient), microbatches 0-based.
+std::string paper_text(ActionKind kind, int microbatch) {
+    const char* letter = kind == ActionKind::forward          ? "F"
+                         : kind == ActionKind::backward_input ? "B"
+                                                              : "W";
+    return fmt::format("{}{}", letter, microbatch);
+}
+
 std::vector<std::string> paper_order(const Schedule& schedule, int rank) {
     std::vector<std::string> order;
-    for (const Action& action : schedule.ranks[rank]) {
-        const char* letter = action.kind == ActionKind::forward          ? "F"
-                             : action.kind == ActionKind::backward_input ? "B"
-                                                                         : "W";
-        order.push_back(fmt::format("{}{}", letter, action.microbatch));
-    }
+    for (const Action& action : schedule.ranks[rank])
+        order.push_back(paper_text(action.kind, action.microbatch));
     return order;
 }
 
 std::vector<std::string> paper_order(const ZeroBubbleRun& run, int stage) {
     std::vector<std::string> order;
-    for (const ZeroBubbleOp& op : run.stages[stage]) {
-        const char* letter = op.kind == ActionKind::forward          ? "F"
-                             : op.kind == ActionKind::backward_input ? "B"
-                                                                     : "W";
-        order.push_back(fmt::format("{}{}", letter, op.microbatch));
-    }
+    for (const ZeroBubbleOp& op : run.stages[stage])
+        order.push_back(paper_text(op.kind, op.microbatch));
     return order;
 }
 
