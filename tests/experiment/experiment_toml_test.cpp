@@ -209,6 +209,27 @@ TEST(ExperimentToml, WritingAndReadingBackIsExact) {
     EXPECT_EQ(copy.ranks_per_host, original.ranks_per_host);
 }
 
+TEST(ExperimentToml, ZeroBubbleLimitDeferralAndRendezvousRoundTrip) {
+    Experiment original = plain_experiment();
+    original.shape.kind = ScheduleKind::zero_bubble_auto;
+    original.defer_receives = true;
+    original.rendezvous = true;
+    for (const ActivationLimit limit :
+         {ActivationLimit{2, true}, ActivationLimit{1, true}, ActivationLimit{12, false}}) {
+        original.max_activations = limit;
+        const Experiment copy = parse_experiment_toml(experiment_to_toml(original), "copy");
+        EXPECT_EQ(copy.max_activations, limit) << limit.text();
+        EXPECT_TRUE(copy.defer_receives);
+        EXPECT_TRUE(copy.rendezvous);
+        EXPECT_EQ(copy.shape.kind, ScheduleKind::zero_bubble_auto);
+    }
+    EXPECT_EQ(parse_activation_limit("p").resolve(8), 8);
+    EXPECT_EQ(parse_activation_limit("2p").resolve(8), 16);
+    EXPECT_EQ(parse_activation_limit("12").resolve(8), 12);
+    for (const char* bad : {"0", "0p", "-1", "2q", "p2", "", "1.5p"})
+        EXPECT_THROW(parse_activation_limit(bad), ExperimentError) << bad;
+}
+
 // An unlimited link is written without a bandwidth (0 is refused when read) and reads back as
 // unlimited.
 TEST(ExperimentToml, UnlimitedLinksRoundTrip) {
