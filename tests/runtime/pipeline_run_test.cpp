@@ -12,8 +12,8 @@
 #include <filesystem>
 
 #include "engine/recorder/state_replay.hpp"
-#include "engine/runtime/pipeline_run.hpp"
 #include "engine/run_plan/run_trace.hpp"
+#include "engine/runtime/pipeline_run.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "tests/fresh_trace.hpp"
@@ -72,10 +72,26 @@ INSTANTIATE_TEST_SUITE_P(Kinds, EveryScheduleKind,
                                            KindCase{ScheduleKind::looped_bfs, 2, 2, 4},
                                            KindCase{ScheduleKind::interleaved_zero_bubble, 2, 2, 4},
                                            KindCase{ScheduleKind::zbv_zero_bubble, 2, 2, 4},
-                                           KindCase{ScheduleKind::dual_pipe_v, 2, 2, 4}),
+                                           KindCase{ScheduleKind::dual_pipe_v, 2, 2, 4},
+                                           KindCase{ScheduleKind::zero_bubble_h2, 3, 1, 8},
+                                           KindCase{ScheduleKind::zero_bubble_auto, 3, 1, 8}),
                          [](const auto& info) {
                              return std::string(schedule_kind_name(info.param.kind));
                          });
+
+// Deferred receives and a 2p zero-bubble order execute on real ranks like any other lowering.
+TEST(PipelineRun, DeferredReceivesAndZeroBubbleTwoPMatchTheSingleRankRun) {
+    LoweringOptions deferred;
+    deferred.defer_receives = true;
+    for (ScheduleKind kind : {ScheduleKind::interleaved_1f1b, ScheduleKind::zbv_zero_bubble}) {
+        const Schedule schedule = lower(generate_schedule({kind, 2, 2, 4}), deferred);
+        expect_matches_reference(run_pipeline(options_for("mlp"), schedule));
+    }
+    ScheduleShape two_p{ScheduleKind::zero_bubble_auto, 3, 1, 8};
+    two_p.zero_bubble = {5, 6, 4, 1, 6};
+    expect_matches_reference(
+        run_pipeline(options_for("mlp"), lower(generate_schedule(two_p), deferred)));
+}
 
 TEST(BuiltInModels, ExampleCarriesANoGradValueAndASkipAcrossBoundaries) {
     for (ScheduleKind kind : {ScheduleKind::one_f_one_b, ScheduleKind::zbv_zero_bubble}) {
