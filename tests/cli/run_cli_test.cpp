@@ -204,6 +204,23 @@ TEST(RunCliGloo, ProcessesOverTcpMatchTheReference) {
     EXPECT_EQ(json["ranks"].size(), 2u);
 }
 
+// Processes over loopback TCP run a ZB-2p order lowered with deferred receives; the recorded
+// schedule replays as ZeroBubbleAuto with its inputs and the deferral.
+TEST(RunCliGloo, ZeroBubbleTwoPWithDeferredReceivesMatchesTheReference) {
+    const auto trace = fresh_trace("zb2p_deferred");
+    const auto result = run_pipelens(
+        "run --schedule ZeroBubbleAuto --max-activations 2p --defer-recv --pp 3 --m 6 "
+        "--batch 12 --model mlp --transport gloo --nproc 3 --json --out " +
+        trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_TRUE(json["completed"].get<bool>());
+    EXPECT_TRUE(json["reference"]["outputs_match"].get<bool>());
+    EXPECT_TRUE(json["reference"]["gradients_match"].get<bool>());
+    const auto replay = run_pipelens("replay " + trace.string());
+    EXPECT_EQ(replay.exit_code, 0) << replay.err << replay.out;
+}
+
 TEST(RunCliGloo, ASkewedClockIsRecoveredAndEveryReceiveEndsAfterItsSend) {
     // Processes on one host share their clock, so rank 1's is put 5 ms ahead on purpose.
     const auto trace = fresh_trace("skewed_clock");
