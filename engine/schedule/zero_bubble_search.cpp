@@ -239,9 +239,16 @@ ZeroBubbleSearch search_zero_bubble(int pp, int m, const ZeroBubbleInputs& input
             for (const bool greedy : {true, false}) {
                 search.runs.push_back(
                     Placement(pp, m, effective, {allow_bubble, prioritize, greedy}).run());
-                const ZeroBubbleRun& run = search.runs.back();
-                if (run.fits && (search.best < 0 || run.cost < search.runs[search.best].cost))
+                ZeroBubbleRun& run = search.runs.back();
+                // Only the best run's orders are kept: eight full orders of a large pipeline
+                // would be most of the memory the search uses.
+                if (run.fits && (search.best < 0 || run.cost < search.runs[search.best].cost)) {
+                    if (search.best >= 0)
+                        search.runs[search.best].stages = {};
                     search.best = static_cast<int>(search.runs.size()) - 1;
+                } else {
+                    run.stages = {};
+                }
             }
     if (search.best < 0)
         throw ScheduleConfigError(fmt::format(

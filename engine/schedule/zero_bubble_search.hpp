@@ -40,7 +40,7 @@ struct ZeroBubbleRun {
     ZeroBubbleHeuristics heuristics;
     bool fits = false;      // false: the memory limit stopped it ("cannot fit")
     std::int64_t cost = 0;  // the longest stage span; meaningful when `fits`
-    std::vector<std::vector<ZeroBubbleOp>> stages;  // per stage, in order
+    std::vector<std::vector<ZeroBubbleOp>> stages;  // per stage, in order; the best run's only
 };
 
 struct ZeroBubbleSearch {
