@@ -51,6 +51,20 @@ std::vector<RunStageTimes> run_stage_times(const std::vector<traces::ActionRecor
     return times;
 }
 
+// How the run was lowered and its transfers behave, from its recorded configuration (absent for
+// imported runs, whose configuration is not a pipelens experiment): the calibrated experiment
+// must lower and time the run the way it ran.
+void carry_run_options(Experiment& experiment, const std::string& config) {
+    try {
+        const Experiment recorded = parse_experiment_toml(config, "run configuration");
+        experiment.defer_receives = recorded.defer_receives;
+        experiment.rendezvous = recorded.rendezvous;
+        experiment.max_activations = recorded.max_activations;
+    } catch (const ExperimentError&) {
+        // Not a pipelens experiment: the defaults stand.
+    }
+}
+
 void apply_profile(Calibration& calibration, const traces::RunRecord& run,
                    std::vector<traces::ProfileRecord> profile,
                    const std::vector<traces::ActionRecord>& actions, std::int64_t run_id) {
@@ -102,6 +116,7 @@ Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t
     experiment.name = fmt::format("calibrated from run {} of {}", run_id, reader.path().string());
     experiment.source = reader.path().string();
     calibration.measured_step_ns = run.step_time_ns.value_or(0);
+    carry_run_options(experiment, run.config);
     const std::vector<traces::ProfileRecord> profile = reader.profile(run_id);
     if (!profile.empty()) {
         apply_profile(calibration, run, profile, reader.actions(run_id), run_id);

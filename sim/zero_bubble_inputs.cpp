@@ -1,5 +1,8 @@
 // ZeroBubbleAuto's inputs from the same cost model the simulator charges, so the order is
-// searched for the times it will be simulated with.
+// searched for the times it will be simulated with. Like the authors' runtime, which orders with
+// the median of its stages' profiled times, per-stage times (measured, or a stage's overhead or
+// the loss) enter as their median; a split the user declares uneven is refused instead, since
+// the order would then be searched for stages the run does not have.
 #include "sim/zero_bubble_inputs.hpp"
 
 #include <algorithm>
@@ -8,24 +11,30 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "engine/text/quantities.hpp"
 #include "sim/experiment_costs.hpp"
+#include "sim/transformer_flops.hpp"
 
 namespace pipelens::sim {
 namespace {
 
-void require_equal(const std::vector<std::int64_t>& times, std::string_view what,
-                   const Experiment& experiment) {
-    if (std::adjacent_find(times.begin(), times.end(), std::not_equal_to<>()) == times.end())
+std::int64_t median(std::vector<std::int64_t> values) {
+    std::sort(values.begin(), values.end());
+    const std::size_t middle = values.size() / 2;
+    return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+void refuse_uneven_split(const Experiment& experiment, int stage_count) {
+    if (!experiment.transformer)
         return;
-    std::vector<std::string> shown;
-    for (std::int64_t time : times)
-        shown.push_back(format_duration(time));
+    const std::vector<int> layers = layers_of_stages(*experiment.transformer, stage_count);
+    if (std::adjacent_find(layers.begin(), layers.end(), std::not_equal_to<>()) == layers.end())
+        return;
     throw ExperimentError(fmt::format(
-        "{}: ZeroBubbleAuto orders with one {} time for every stage, as the authors' scheduler "
-        "does, but the stages differ ({}); give equal stages (costs, layers_per_stage) or "
-        "choose a kind that takes uneven stages, e.g. ZeroBubbleH2",
-        experiment.source, what, fmt::join(shown, ", ")));
+        "{}: ZeroBubbleAuto searches one order for equal stages, as the authors' scheduler "
+        "does, but the transformer's layers split unevenly over the {} stages ([{}]); give a "
+        "layer count the stages divide, or choose a kind that takes uneven stages, e.g. "
+        "ZeroBubbleH2",
+        experiment.source, stage_count, fmt::join(layers, ", ")));
 }
 
 }  // namespace
@@ -36,6 +45,7 @@ void resolve_zero_bubble_inputs(Experiment& experiment) {
         return;
     validate_experiment(experiment);
     const int pp = experiment.shape.rank_count;
+    refuse_uneven_split(experiment, pp);
     const CostModel costs = cost_model_for(experiment, pp);
     std::vector<std::int64_t> forward, input, weight;
     std::int64_t communication = 0;
@@ -47,13 +57,10 @@ void resolve_zero_bubble_inputs(Experiment& experiment) {
             communication =
                 std::max(communication, costs.transfer_ns(stage, stage + 1, costs.bytes_of(stage)));
     }
-    require_equal(forward, "F", experiment);
-    require_equal(input, "I", experiment);
-    require_equal(weight, "W", experiment);
     ZeroBubbleInputs& inputs = experiment.shape.zero_bubble;
-    inputs.forward_ns = forward.front();
-    inputs.input_ns = input.front();
-    inputs.weight_ns = weight.front();
+    inputs.forward_ns = median(forward);
+    inputs.input_ns = median(input);
+    inputs.weight_ns = median(weight);
     inputs.communication_ns = communication;
     inputs.max_activations =
         experiment.max_activations.count > 0 ? experiment.max_activations.resolve(pp) : pp;

@@ -16,6 +16,7 @@
 #include "sim/calibration.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/simulator.hpp"
+#include "sim/zero_bubble_inputs.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -68,6 +69,7 @@ void run_calibrate(const CalibrateOptions& options) {
     Experiment experiment = calibration.experiment;
     try {  // a calibrated file must always pass `simulate`: refuse rather than write one
         validate_experiment(experiment);
+        sim::resolve_zero_bubble_inputs(experiment);
     } catch (const ExperimentError& error) {
         throw CommandFailure(
             kExitUsage, fmt::format("pipelens: {}: run {} calibrates to an experiment simulate "

@@ -20,6 +20,7 @@
 #include "sim/calibration.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/simulation_trace.hpp"
+#include "sim/zero_bubble_inputs.hpp"
 #include "traces/import/flight_recorder_analysis.hpp"
 #include "traces/import/flight_recorder_dump.hpp"
 #include "traces/import/flight_recorder_import.hpp"
@@ -120,6 +121,7 @@ std::int64_t record_simulated_twin(const ImportOptions& options, std::int64_t re
                                         options.out, error.what()));
         }
     }
+    sim::resolve_zero_bubble_inputs(experiment);
     const Schedule lowered = lowered_schedule_for(experiment);
     const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
     traces::TraceWriter writer(options.out);

@@ -21,6 +21,7 @@
 #include "engine/run_plan/run_trace.hpp"
 #include "engine/run_plan/thread_budget.hpp"
 #include "engine/runtime/pipeline_run.hpp"
+#include "sim/zero_bubble_inputs.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -79,6 +80,7 @@ runtime::PipelineRunOptions runtime_options(const RunOptions& options,
     run.profile = options.profile;
     run.backends = options.backends;
     run.transport = experiment.run.transport;
+    run.zero_bubble = experiment.shape.zero_bubble;
     run.world_size = options.world_size.value_or(
         environment_integer("WORLD_SIZE").value_or(experiment.shape.rank_count));
     run.rank = options.rank.value_or(environment_integer("RANK").value_or(0));
@@ -217,6 +219,7 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
 int run_ranks_here(RunOptions& options) {
     Experiment experiment = load_experiment(options.experiment);
     apply_overrides(options, experiment);
+    sim::resolve_zero_bubble_inputs(experiment);  // the overrides may change stage costs
     const Schedule lowered = lowered_schedule_for(experiment);
     const runtime::PipelineRunOptions run = runtime_options(options, experiment);
     runtime::PipelineRunResult result;
@@ -258,6 +261,7 @@ void report_for_dead_rank_zero(const RunOptions& options, const LaunchResult& la
                                const std::string& reports) {
     Experiment experiment = load_experiment(options.experiment);
     apply_overrides(options, experiment);
+    sim::resolve_zero_bubble_inputs(experiment);  // the overrides may change stage costs
     const Schedule lowered = lowered_schedule_for(experiment);
     const runtime::PipelineRunOptions run = runtime_options(options, experiment);
     std::vector<std::string> payloads(options.nproc);

@@ -69,7 +69,7 @@ ZeroBubbleInputs zero_bubble_inputs(const ScheduleOptions& options, ScheduleKind
                                          schedule_kind_name(kind)));
     const auto duration = [](const std::optional<std::string>& text, std::string_view flag) {
         if (!text)
-            return std::int64_t{1};
+            return std::int64_t{1000};  // 1 us: a bare number given is in us too
         try {
             return parse_duration_ns(*text);
         } catch (const UnitParseError& error) {
@@ -147,7 +147,7 @@ void add_schedule_command(CLI::App& app) {
     command->add_flag("--defer-recv", options->defer_recv,
                       "Lower with PyTorch's deferred receives (defer_pp_recv=True)");
     command->add_option("--f", options->forward,
-                        "ZeroBubbleAuto: F time it searches with (us unless a unit; default 1)");
+                        "ZeroBubbleAuto: F time it searches with (us unless a unit; default 1us)");
     command->add_option("--i", options->input, "ZeroBubbleAuto: I (input-gradient) time");
     command->add_option("--w", options->weight, "ZeroBubbleAuto: W (weight-gradient) time");
     command->add_option("--comm", options->communication,

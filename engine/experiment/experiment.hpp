@@ -7,6 +7,7 @@
 // a transformer description has positive sizes and layers that cover every stage.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -89,7 +90,11 @@ struct ActivationLimit {
     int count = 0;  // 0: not given
     bool times_pp = false;
 
-    int resolve(int pp) const { return times_pp ? count * pp : count; }
+    // Saturates at 10^9 (more than any pipeline holds) instead of overflowing.
+    int resolve(int pp) const {
+        const std::int64_t limit = times_pp ? std::int64_t{count} * pp : count;
+        return static_cast<int>(std::min<std::int64_t>(limit, 1'000'000'000));
+    }
     std::string text() const;  // "2p", "12"
     friend bool operator==(const ActivationLimit&, const ActivationLimit&) = default;
 };

@@ -146,8 +146,11 @@ std::vector<StateField> state_fields(const PipelineState& state) {
     add(fields, "schedule.stage_to_rank",
         fmt::format("({})", fmt::join(schedule.stage_to_rank, ", ")));
     add(fields, "schedule.lowered", schedule.lowered ? "true" : "false");
-    add(fields, "schedule.receives_deferred", schedule.receives_deferred ? "true" : "false");
-    add(fields, "schedule.zero_bubble_inputs", schedule.zero_bubble_inputs);
+    // Only where set, so states recorded before these existed compare as they did.
+    if (schedule.receives_deferred)
+        add(fields, "schedule.receives_deferred", "true");
+    if (!schedule.zero_bubble_inputs.empty())
+        add(fields, "schedule.zero_bubble_inputs", schedule.zero_bubble_inputs);
     if (schedule.schedule)
         for (int rank = 0; rank < schedule.schedule->rank_count; ++rank)
             add(fields, fmt::format("schedule.rank[{}]", rank),
@@ -161,8 +164,8 @@ std::vector<StateField> state_fields(const PipelineState& state) {
                           costs.inter_host_latency_ns, costs.inter_host_gb_per_s,
                           costs.ranks_per_host)
             : "unknown");
-    add(fields, "costs.rendezvous",
-        costs.known ? (costs.rendezvous ? "true" : "false") : "unknown");
+    if (costs.rendezvous)
+        add(fields, "costs.rendezvous", "true");
     add(fields, "costs.overlap_efficiency",
         costs.known ? fmt::format("{}", costs.overlap_efficiency) : "unknown");
     add(fields, "costs.fsdp",

@@ -45,7 +45,8 @@ std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecord
     return recorder.state().schedule.schedule;
 }
 
-void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule& lowered) {
+void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule& lowered,
+                              const ZeroBubbleInputs& zero_bubble) {
     const auto generates_it = [&](const ScheduleShape& shape, bool defer_receives) {
         try {
             LoweringOptions options;
@@ -59,6 +60,8 @@ void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule&
     try {
         shape = ScheduleShape{parse_schedule_kind(lowered.name), lowered.rank_count,
                               lowered.stages_per_rank, lowered.microbatch_count};
+        if (shape->kind == ScheduleKind::zero_bubble_auto)
+            shape->zero_bubble = zero_bubble;
     } catch (const ScheduleConfigError&) {
         // Not a generated kind: recorded as CSV below.
     }

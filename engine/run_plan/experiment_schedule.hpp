@@ -24,7 +24,8 @@ std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecord
 // make it: choose_schedule + lower_schedule when its kind and shape generate exactly these
 // actions, else load_schedule_csv of its own CSV text + lower_schedule. Throws
 // std::logic_error if the recorded state's schedule is not `lowered` action for action.
-void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule& lowered);
+void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule& lowered,
+                              const ZeroBubbleInputs& zero_bubble = {});
 
 // The same without keeping the recording.
 Schedule lowered_schedule_for(Experiment& experiment);

@@ -14,6 +14,7 @@
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/run_plan/clock_offset.hpp"
 #include "engine/schedule/schedule.hpp"
+#include "engine/schedule/schedule_kind.hpp"
 #include "engine/tensor/tensor_meta.hpp"
 
 namespace pipelens::runtime {
@@ -51,6 +52,9 @@ struct PipelineRunOptions {
     // gloo/nccl: this rank also writes its report here (JSON) before gathering, so a launcher
     // can still record the run when rank 0, which gathers and records, dies.
     std::string report_path;
+    // What a ZeroBubbleAuto order was searched with, so the executed schedule is recorded as
+    // that kind with its inputs (and replays to the same order) rather than as a CSV.
+    ZeroBubbleInputs zero_bubble;
 };
 
 struct ActionTiming {

@@ -308,7 +308,7 @@ std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
     recorder::StateRecorder& recording = prepared->recording;
     recording.configure_transport(
         {options.transport, lowered.rank_count, options.timeout_ms * 1'000'000, "cpu"});
-    record_executed_schedule(recording, lowered);
+    record_executed_schedule(recording, lowered, options.zero_bubble);
     prepared->model = build_model(model_spec(options), stage_count);
     recording.split_model(options.model, layer_names(prepared->model), options.split_points);
     prepared->stages = stages_of(recording.state(), prepared->model);

@@ -217,8 +217,16 @@ TEST(RunCliGloo, ZeroBubbleTwoPWithDeferredReceivesMatchesTheReference) {
     EXPECT_TRUE(json["completed"].get<bool>());
     EXPECT_TRUE(json["reference"]["outputs_match"].get<bool>());
     EXPECT_TRUE(json["reference"]["gradients_match"].get<bool>());
-    const auto replay = run_pipelens("replay " + trace.string());
+    const auto check = run_pipelens("replay " + trace.string() + " --rank 0 --check");
+    EXPECT_EQ(check.exit_code, 0) << check.err << check.out;
+    const auto replay = run_pipelens("replay " + trace.string() + " --rank 0");
     EXPECT_EQ(replay.exit_code, 0) << replay.err << replay.out;
+    EXPECT_NE(replay.out.find("schedule.kind: ZeroBubbleAuto"), std::string::npos) << replay.out;
+    EXPECT_NE(replay.out.find("schedule.receives_deferred: true"), std::string::npos) << replay.out;
+    EXPECT_NE(replay.out.find("schedule.zero_bubble_inputs: f=1000ns i=1000ns w=1000ns comm=0ns "
+                              "max_activations=6"),
+              std::string::npos)
+        << replay.out;
 }
 
 TEST(RunCliGloo, ASkewedClockIsRecoveredAndEveryReceiveEndsAfterItsSend) {

@@ -361,12 +361,12 @@ TEST(SimulateCli, DeferRecvCostsLatencyOnlyWithRendezvous) {
 }
 
 TEST(SimulateCli, ZeroBubbleInputsThatCannotWorkExitTwo) {
-    const auto uneven =
-        run_pipelens("simulate --schedule ZeroBubbleAuto --pp 4 --m 8 --f 1,2,1,1 --i 1 --w 1");
-    EXPECT_EQ(uneven.exit_code, 2);
-    EXPECT_NE(uneven.err.find("ZeroBubbleAuto orders with one F time for every stage"),
-              std::string::npos)
-        << uneven.err;
+    // Per-stage times enter as their median (the authors' runtime does so): F = 1 here, and
+    // the simulation charges each stage its own F.
+    const auto measured = run_pipelens(
+        "simulate --schedule ZeroBubbleAuto --pp 4 --m 8 --f 1,2,1,1 --i 1 --w 1 --json");
+    EXPECT_EQ(measured.exit_code, 0) << measured.err;
+    EXPECT_EQ(nlohmann::json::parse(measured.out)["ranks"][1]["busy_ns"], 8 * (2000 + 1000 + 1000));
     const auto limit = run_pipelens("simulate --schedule 1F1B --pp 4 --m 8 --max-activations 2p");
     EXPECT_EQ(limit.exit_code, 2);
     EXPECT_NE(limit.err.find("schedule.max_activations: only ZeroBubbleAuto takes a memory limit"),
@@ -402,7 +402,7 @@ TEST(SimulateCli, UnevenSplitsPerStageAndPerVirtualStage) {
                   "[schedule]\nkind = \"ZeroBubbleAuto\"\npp = 8\nm = 24\n" + transformer);
     const auto refused = run_pipelens("simulate " + automatic.string());
     EXPECT_EQ(refused.exit_code, 2);
-    EXPECT_NE(refused.err.find("ZeroBubbleAuto orders with one F time for every stage"),
+    EXPECT_NE(refused.err.find("ZeroBubbleAuto searches one order for equal stages"),
               std::string::npos)
         << refused.err;
 
