@@ -9,7 +9,6 @@
 
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/experiment/units.hpp"
-#include "sim/zero_bubble_inputs.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -126,12 +125,11 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
 }
 
 Experiment load_experiment(const ExperimentOptions& options) {
-    Experiment experiment =
-        !options.file.empty() ? apply_experiment_flags(options, read_experiment_file(options.file))
-        : has_experiment_flags(options) ? apply_experiment_flags(options, plain_experiment())
-                                        : default_experiment();
-    sim::resolve_zero_bubble_inputs(experiment);
-    return experiment;
+    if (!options.file.empty())
+        return apply_experiment_flags(options, read_experiment_file(options.file));
+    if (has_experiment_flags(options))
+        return apply_experiment_flags(options, plain_experiment());
+    return default_experiment();
 }
 
 ExperimentSweep load_experiment_sweep(const ExperimentOptions& options) {

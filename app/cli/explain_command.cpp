@@ -11,6 +11,7 @@
 #include "app/cli/model_options.hpp"
 #include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/runtime/pipeline_explain.hpp"
+#include "sim/zero_bubble_inputs.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -56,6 +57,7 @@ nlohmann::ordered_json explanation_json(const runtime::PipelineExplanation& expl
 void run_explain(const ExplainOptions& options) {
     Experiment experiment = load_experiment(options.experiment);
     apply_model_options(options.model, experiment);
+    sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
     const Schedule lowered = lowered_schedule_for(experiment);
     const runtime::PipelineRunOptions run = pipeline_options_for(experiment.model);
     runtime::PipelineExplanation explanation;

@@ -219,7 +219,7 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
 int run_ranks_here(RunOptions& options) {
     Experiment experiment = load_experiment(options.experiment);
     apply_overrides(options, experiment);
-    sim::resolve_zero_bubble_inputs(experiment);  // the overrides may change stage costs
+    sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
     const Schedule lowered = lowered_schedule_for(experiment);
     const runtime::PipelineRunOptions run = runtime_options(options, experiment);
     runtime::PipelineRunResult result;
@@ -261,7 +261,7 @@ void report_for_dead_rank_zero(const RunOptions& options, const LaunchResult& la
                                const std::string& reports) {
     Experiment experiment = load_experiment(options.experiment);
     apply_overrides(options, experiment);
-    sim::resolve_zero_bubble_inputs(experiment);  // the overrides may change stage costs
+    sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
     const Schedule lowered = lowered_schedule_for(experiment);
     const runtime::PipelineRunOptions run = runtime_options(options, experiment);
     std::vector<std::string> payloads(options.nproc);

@@ -67,28 +67,20 @@ ZeroBubbleInputs zero_bubble_inputs(const ScheduleOptions& options, ScheduleKind
                                          "--max-activations are what ZeroBubbleAuto searches "
                                          "with; {} takes none of them",
                                          schedule_kind_name(kind)));
-    const auto duration = [](const std::optional<std::string>& text, std::string_view flag) {
+    const auto duration = [](const std::optional<std::string>& text, const std::string& flag) {
         if (!text)
             return std::int64_t{1000};  // 1 us: a bare number given is in us too
-        try {
-            return parse_duration_ns(*text);
-        } catch (const UnitParseError& error) {
-            throw CommandFailure(kExitUsage, fmt::format("{}: {}", flag, error.what()));
-        }
+        return parse_flag_text("pipelens schedule", flag, *text, parse_duration_ns);
     };
     ZeroBubbleInputs inputs;
-    inputs.forward_ns = duration(options.forward, "--f");
-    inputs.input_ns = duration(options.input, "--i");
-    inputs.weight_ns = duration(options.weight, "--w");
-    inputs.communication_ns = options.communication ? duration(options.communication, "--comm") : 0;
-    if (options.max_activations) {
-        try {
-            inputs.max_activations =
-                parse_activation_limit(*options.max_activations).resolve(*options.pp);
-        } catch (const ExperimentError& error) {
-            throw CommandFailure(kExitUsage, fmt::format("--max-activations: {}", error.what()));
-        }
-    }
+    inputs.forward_ns = duration(options.forward, "f");
+    inputs.input_ns = duration(options.input, "i");
+    inputs.weight_ns = duration(options.weight, "w");
+    inputs.communication_ns = options.communication ? duration(options.communication, "comm") : 0;
+    if (options.max_activations)
+        inputs.max_activations = parse_flag_text("pipelens schedule", "max-activations",
+                                                 *options.max_activations, parse_activation_limit)
+                                     .resolve(*options.pp);
     return inputs;
 }
 

@@ -47,14 +47,21 @@ std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecord
 
 void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule& lowered,
                               const ZeroBubbleInputs& zero_bubble) {
-    const auto generates_it = [&](const ScheduleShape& shape, bool defer_receives) {
+    // Whether `shape`'s schedule lowers to `lowered` eagerly (false) or with deferred receives
+    // (true); nothing when neither, or when the shape does not generate. Generated once.
+    const auto deferral_that_gives_it = [&](const ScheduleShape& shape) -> std::optional<bool> {
         try {
-            LoweringOptions options;
-            options.defer_receives = defer_receives;
-            return same_actions(lower(generate_schedule(shape), options), lowered);
+            const Schedule compute = generate_schedule(shape);
+            for (const bool defer_receives : {false, true}) {
+                LoweringOptions options;
+                options.defer_receives = defer_receives;
+                if (same_actions(lower(compute, options), lowered))
+                    return defer_receives;
+            }
         } catch (const std::exception&) {
-            return false;
+            // Not this shape: recorded as CSV below.
         }
+        return std::nullopt;
     };
     std::optional<ScheduleShape> shape;
     try {
@@ -65,10 +72,10 @@ void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule&
     } catch (const ScheduleConfigError&) {
         // Not a generated kind: recorded as CSV below.
     }
-    for (const bool defer_receives : {false, true})
-        if (shape && generates_it(*shape, defer_receives)) {
-            recorder.choose_schedule(*shape);  // regenerates what generates_it compared
-            recorder.lower_schedule(false, defer_receives);
+    if (shape)
+        if (const std::optional<bool> defer_receives = deferral_that_gives_it(*shape)) {
+            recorder.choose_schedule(*shape);  // regenerates what was compared
+            recorder.lower_schedule(false, *defer_receives);
             return;
         }
     recorder.load_schedule_csv("executed schedule", format_schedule_csv(lowered));

@@ -213,8 +213,7 @@ class Placement {
     std::vector<std::vector<ZeroBubbleOp>> stages_;
 };
 
-}  // namespace
-
+// Unit times when the inputs give none; ZB-1p's limit when none is given.
 ZeroBubbleInputs effective_zero_bubble_inputs(int pp, const ZeroBubbleInputs& inputs) {
     ZeroBubbleInputs effective = inputs;
     if (effective.forward_ns == 0 && effective.input_ns == 0 && effective.weight_ns == 0) {
@@ -226,13 +225,10 @@ ZeroBubbleInputs effective_zero_bubble_inputs(int pp, const ZeroBubbleInputs& in
     return effective;
 }
 
+}  // namespace
+
 ZeroBubbleSearch search_zero_bubble(int pp, int m, const ZeroBubbleInputs& inputs) {
     const ZeroBubbleInputs effective = effective_zero_bubble_inputs(pp, inputs);
-    if (effective.max_activations < 1)
-        throw ScheduleConfigError(fmt::format(
-            "ZeroBubbleAuto: the memory limit must be at least 1 microbatch's activations per "
-            "stage (got {})",
-            effective.max_activations));
     ZeroBubbleSearch search;
     for (const bool allow_bubble : {true, false})
         for (const bool prioritize : {true, false})

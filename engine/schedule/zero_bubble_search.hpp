@@ -52,7 +52,4 @@ struct ZeroBubbleSearch {
 // ScheduleConfigError when no run fits the memory limit.
 ZeroBubbleSearch search_zero_bubble(int pp, int m, const ZeroBubbleInputs& inputs);
 
-// The times the search used: unit times when the inputs give none.
-ZeroBubbleInputs effective_zero_bubble_inputs(int pp, const ZeroBubbleInputs& inputs);
-
 }  // namespace pipelens
