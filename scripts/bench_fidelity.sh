@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # How well a calibration predicts schedules it never saw (issue 14's fidelity benchmark).
 #
-#   scripts/bench_fidelity.sh [BUILD_DIR] [RUNS]
+#   scripts/bench_fidelity.sh [BUILD_DIR] [RUNS] [CALIBRATION_RUNS]
 #
-# 1. Runs 1F1B pp=2 m=8 for real with --profile and calibrates on it.
+# 1. Runs 1F1B pp=2 m=8 for real with --profile CALIBRATION_RUNS times (default 3) and
+#    calibrates on the medians over them (one slow moment of the machine does not set the costs).
 # 2. Simulates 1F1B (in sample) and GPipe, Interleaved1F1B, InterleavedZeroBubble,
 #    ZBVZeroBubble and DualPipeV (out of sample) at m=8 and m=16 with the calibrated file, and
 #    writes every prediction to predictions.tsv before any of those schedules runs.
@@ -21,6 +22,7 @@ set -euo pipefail
 
 build=${1:-build}
 runs=${2:-5}
+calibration_runs=${3:-3}
 pipelens="$build/app/cli/pipelens"
 work=$(mktemp -d "${TMPDIR:-/tmp}/pipelens-fidelity.XXXXXX")
 model=(--model mlp --hidden 256 --layers 8 --threads 1 --no-reference)
@@ -36,10 +38,13 @@ reference_step() {  # one run of the calibrated configuration: its step time
         --batch $((8 * rows_per_microbatch)) "${model[@]}" --json)" | head -1
 }
 
-echo "== calibrating on 1F1B pp=2 m=8 (with --profile), in $work"
-"$pipelens" run --schedule 1F1B --pp 2 --m 8 --batch $((8 * rows_per_microbatch)) "${model[@]}" \
-    --profile --out "$work/calibration.db" >/dev/null
-"$pipelens" calibrate "$work/calibration.db" --out "$work/calibrated.toml"
+echo "== calibrating on $calibration_runs runs of 1F1B pp=2 m=8 (with --profile), in $work"
+for ((run = 1; run <= calibration_runs; ++run)); do
+    "$pipelens" run --schedule 1F1B --pp 2 --m 8 --batch $((8 * rows_per_microbatch)) \
+        "${model[@]}" --profile --out "$work/calibration.db" >/dev/null
+done
+"$pipelens" calibrate "$work/calibration.db" --run "$(seq -s, 1 "$calibration_runs")" \
+    --out "$work/calibrated.toml"
 
 configs=(1F1B:1 GPipe:1 Interleaved1F1B:2 InterleavedZeroBubble:2 ZBVZeroBubble:2 DualPipeV:2)
 printf "schedule\tv\tm\tstep_ns\tpeak_rank0\tpeak_rank1\n" >"$work/predictions.tsv"

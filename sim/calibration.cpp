@@ -91,68 +91,50 @@ void apply_profile(Calibration& calibration, const traces::RunRecord& run,
     calibration.link_sizes = fitted.link_sizes;
 }
 
-}  // namespace
-
-Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id,
-                                 const std::string& schedule_file) {
-    const traces::RunRecord run = reader.run(run_id);
-    if (run.status != traces::RunStatus::finished)
-        throw std::invalid_argument(fmt::format(
-            "run {} did not finish; only a complete run can be calibrated from", run_id));
-    Calibration calibration;
+// Without a profile: per-stage medians of the runs' own computations (a full backward when the
+// schedule ran one, else I and W, with B split in halves where only B ran), and the median
+// delivery of the transfers whose receiver was already waiting.
+void calibrate_from_actions(Calibration& calibration, const traces::TraceReader& reader,
+                            const std::vector<traces::RunRecord>& runs,
+                            const std::vector<std::vector<traces::ActionRecord>>& run_actions) {
     Experiment& experiment = calibration.experiment;
-    try {
-        experiment.shape.kind = parse_schedule_kind(run.schedule);
-    } catch (const ScheduleConfigError&) {
-        if (schedule_file.empty())
-            throw std::invalid_argument(
-                fmt::format("run {} ran schedule '{}', which is not a kind pipelens generates",
-                            run_id, run.schedule));
-        experiment.schedule_file = schedule_file;
-    }
-    experiment.shape.rank_count = run.pp;
-    experiment.shape.stages_per_rank = run.v;
-    experiment.shape.microbatch_count = run.m;
-    experiment.name = fmt::format("calibrated from run {} of {}", run_id, reader.path().string());
-    experiment.source = reader.path().string();
-    calibration.measured_step_ns = run.step_time_ns.value_or(0);
-    carry_run_options(experiment, run.config);
-    const std::vector<traces::ProfileRecord> profile = reader.profile(run_id);
-    if (!profile.empty()) {
-        apply_profile(calibration, run, profile, reader.actions(run_id), run_id);
-        return calibration;
-    }
-
-    const int stage_count = run.pp * run.v;
+    const int stage_count = runs.front().pp * runs.front().v;
     std::vector<StageSamples> samples(stage_count);
-    std::map<std::pair<int, int>, traces::ActionRecord> by_step;
-    const std::vector<traces::ActionRecord> actions = reader.actions(run_id);
-    if (actions.empty())
-        throw std::invalid_argument(fmt::format(
-            "run {} recorded no action times; there is nothing to calibrate from", run_id));
-    for (const traces::ActionRecord& action : actions) {
-        const std::int64_t duration = action.end_ns - action.start_ns;
-        if (action.stage >= 0 && action.stage < stage_count) {
-            StageSamples& stage = samples[action.stage];
-            switch (static_cast<ActionKind>(action.kind)) {
-                case ActionKind::forward:
-                    stage.forward.push_back(duration);
-                    break;
-                case ActionKind::backward_input:
-                    stage.input.push_back(duration);
-                    break;
-                case ActionKind::backward_weight:
-                    stage.weight.push_back(duration);
-                    break;
-                case ActionKind::full_backward:
-                    stage.full_backward.push_back(duration);
-                    break;
-                default:
-                    break;
+    std::vector<std::int64_t> deliveries;
+    for (std::size_t index = 0; index < runs.size(); ++index) {
+        std::map<std::pair<int, int>, traces::ActionRecord> by_step;
+        for (const traces::ActionRecord& action : run_actions[index]) {
+            const std::int64_t duration = action.end_ns - action.start_ns;
+            if (action.stage >= 0 && action.stage < stage_count) {
+                StageSamples& stage = samples[action.stage];
+                switch (static_cast<ActionKind>(action.kind)) {
+                    case ActionKind::forward:
+                        stage.forward.push_back(duration);
+                        break;
+                    case ActionKind::backward_input:
+                        stage.input.push_back(duration);
+                        break;
+                    case ActionKind::backward_weight:
+                        stage.weight.push_back(duration);
+                        break;
+                    case ActionKind::full_backward:
+                        stage.full_backward.push_back(duration);
+                        break;
+                    default:
+                        break;
+                }
             }
+            if (action.pair_id >= 0)
+                by_step[{action.rank, action.step}] = action;
         }
-        if (action.pair_id >= 0)
-            by_step[{action.rank, action.step}] = action;
+        for (const traces::PairRecord& pair : reader.pairs(runs[index].id)) {
+            const auto send = by_step.find({pair.send_rank, pair.send_step});
+            const auto recv = by_step.find({pair.recv_rank, pair.recv_step});
+            if (send == by_step.end() || recv == by_step.end())
+                continue;
+            if (recv->second.start_ns <= send->second.start_ns)  // the receiver was waiting
+                deliveries.push_back(recv->second.end_ns - send->second.start_ns);
+        }
     }
     for (const StageSamples& stage : samples) {
         experiment.forward_ns.push_back(median(stage.forward));
@@ -169,15 +151,6 @@ Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t
         static_cast<int>(experiment.backward_ns.size()) != stage_count)
         experiment.backward_ns.clear();  // mixed B and I/W stages: B = I + W everywhere
 
-    std::vector<std::int64_t> deliveries;
-    for (const traces::PairRecord& pair : reader.pairs(run_id)) {
-        const auto send = by_step.find({pair.send_rank, pair.send_step});
-        const auto recv = by_step.find({pair.recv_rank, pair.recv_step});
-        if (send == by_step.end() || recv == by_step.end())
-            continue;
-        if (recv->second.start_ns <= send->second.start_ns)  // the receiver was waiting
-            deliveries.push_back(recv->second.end_ns - send->second.start_ns);
-    }
     calibration.transfer_samples = static_cast<int>(deliveries.size());
     const std::int64_t latency = median(deliveries);
     if (latency < 0)  // a RECV that ended before its SEND began: two clocks, not one
@@ -185,9 +158,95 @@ Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t
             "run {}: the median send/recv delivery is {} ns, below zero: its ranks' times are not "
             "on one clock (recorded before pipelens measured clock offsets); no latency is "
             "written",
-            run_id, latency));
+            runs.front().id, latency));
     experiment.intra_host = {latency, 0};
     experiment.inter_host = {latency, 0};
+}
+
+// The runs calibrated from, checked to be finished runs of one configuration.
+std::vector<traces::RunRecord> runs_of(const traces::TraceReader& reader,
+                                       const std::vector<std::int64_t>& run_ids) {
+    if (run_ids.empty())
+        throw std::invalid_argument("no run to calibrate from");
+    std::vector<traces::RunRecord> runs;
+    for (std::int64_t run_id : run_ids) {
+        traces::RunRecord run = reader.run(run_id);
+        if (run.status != traces::RunStatus::finished)
+            throw std::invalid_argument(fmt::format(
+                "run {} did not finish; only a complete run can be calibrated from", run_id));
+        if (!runs.empty()) {
+            const traces::RunRecord& first = runs.front();
+            if (run.schedule != first.schedule || run.pp != first.pp || run.v != first.v ||
+                run.m != first.m || run.config != first.config)
+                throw std::invalid_argument(fmt::format(
+                    "run {} ({} pp={} v={} m={}) is not configured as run {} ({} pp={} v={} m={}): "
+                    "calibrate takes repeats of one configuration",
+                    run_id, run.schedule, run.pp, run.v, run.m, first.id, first.schedule, first.pp,
+                    first.v, first.m));
+        }
+        runs.push_back(std::move(run));
+    }
+    return runs;
+}
+
+}  // namespace
+
+Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id,
+                                 const std::string& schedule_file) {
+    return calibrate_from_runs(reader, {run_id}, schedule_file);
+}
+
+Calibration calibrate_from_runs(const traces::TraceReader& reader,
+                                const std::vector<std::int64_t>& run_ids,
+                                const std::string& schedule_file) {
+    const std::vector<traces::RunRecord> runs = runs_of(reader, run_ids);
+    const traces::RunRecord& run = runs.front();
+    const std::int64_t run_id = run.id;
+    Calibration calibration;
+    Experiment& experiment = calibration.experiment;
+    try {
+        experiment.shape.kind = parse_schedule_kind(run.schedule);
+    } catch (const ScheduleConfigError&) {
+        if (schedule_file.empty())
+            throw std::invalid_argument(
+                fmt::format("run {} ran schedule '{}', which is not a kind pipelens generates",
+                            run_id, run.schedule));
+        experiment.schedule_file = schedule_file;
+    }
+    experiment.shape.rank_count = run.pp;
+    experiment.shape.stages_per_rank = run.v;
+    experiment.shape.microbatch_count = run.m;
+    experiment.name = fmt::format("calibrated from {} {} of {}", runs.size() == 1 ? "run" : "runs",
+                                  fmt::join(run_ids, ", "), reader.path().string());
+    experiment.source = reader.path().string();
+    std::vector<std::int64_t> steps;
+    for (const traces::RunRecord& each : runs)
+        steps.push_back(each.step_time_ns.value_or(0));
+    calibration.measured_step_ns = median(steps);
+    carry_run_options(experiment, run.config);
+    std::vector<std::vector<traces::ProfileRecord>> profiles;
+    std::vector<std::vector<traces::ActionRecord>> run_actions;
+    for (const traces::RunRecord& each : runs) {
+        profiles.push_back(reader.profile(each.id));
+        if (profiles.back().empty() != profiles.front().empty())
+            throw std::invalid_argument(fmt::format(
+                "run {} {} a profile and run {} {}: calibrate takes profiled runs or unprofiled "
+                "ones, not both",
+                each.id, profiles.back().empty() ? "has no" : "has", run_id,
+                profiles.front().empty() ? "none" : "one"));
+        run_actions.push_back(reader.actions(each.id));
+        if (run_actions.back().empty() && profiles.back().empty())
+            throw std::invalid_argument(fmt::format(
+                "run {} recorded no action times; there is nothing to calibrate from", each.id));
+    }
+    if (!profiles.front().empty()) {
+        std::vector<traces::ActionRecord> actions;
+        for (const auto& own : run_actions)
+            actions.insert(actions.end(), own.begin(), own.end());
+        apply_profile(calibration, run, median_profile(profiles), actions, run_id);
+        return calibration;
+    }
+    calibrate_from_actions(calibration, reader, runs, run_actions);
     return calibration;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "engine/experiment/experiment.hpp"
 #include "sim/profile_calibration.hpp"
@@ -35,5 +36,14 @@ struct Calibration {
 // names its compute-only CSV: the experiment then takes the schedule from that file.
 Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id,
                                  const std::string& schedule_file = {});
+
+// The same from repeats of one configuration (same schedule, shape and recorded configuration),
+// so one slow moment of a shared machine does not set the costs: each profile figure is the
+// median over the runs' figures, the step's stage times and the measured step are medians over
+// all the runs' actions and steps. Runs that differ, or profiled mixed with unprofiled ones,
+// are refused naming both.
+Calibration calibrate_from_runs(const traces::TraceReader& reader,
+                                const std::vector<std::int64_t>& run_ids,
+                                const std::string& schedule_file = {});
 
 }  // namespace pipelens::sim

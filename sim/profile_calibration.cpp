@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -140,24 +141,58 @@ std::optional<StageExtra> loss_of(const std::vector<traces::ProfileRecord>& prof
                       value("B"), value("held_bytes"), value("kept_bytes")};
 }
 
+// What OVERLAP_F_B saves against F + B, as a share of the shorter part, pooled over the stages
+// (a sum over sums: two stages have no middle to take). A profile that timed the saving in pairs
+// (`OVERLAP_F_B_saved`, F, B and the overlap back to back) gives it directly; an older one only
+// as the difference of medians taken at different moments.
 double overlap_efficiency_of(const std::map<int, StageFigures>& stages, std::int64_t run_id) {
-    std::vector<double> efficiencies;
+    double saved = 0, shorter = 0;
     for (const auto& [index, stage] : stages) {
         const std::int64_t forward = figure(stage, "F", index, run_id);
         const std::int64_t backward = figure(stage, "B", index, run_id);
-        const std::int64_t overlapped = figure(stage, "OVERLAP_F_B", index, run_id);
-        const std::int64_t shorter = std::min(forward, backward);
-        if (shorter > 0)
-            efficiencies.push_back(static_cast<double>(forward + backward - overlapped) /
-                                   static_cast<double>(shorter));
+        const auto paired = stage.values.find("OVERLAP_F_B_saved");
+        saved += static_cast<double>(paired != stage.values.end()
+                                         ? paired->second
+                                         : forward + backward -
+                                               figure(stage, "OVERLAP_F_B", index, run_id));
+        shorter += static_cast<double>(std::min(forward, backward));
     }
-    if (efficiencies.empty())
-        return 0;
-    std::sort(efficiencies.begin(), efficiencies.end());
-    return std::clamp(efficiencies[efficiencies.size() / 2], 0.0, 1.0);
+    return shorter > 0 ? std::clamp(saved / shorter, 0.0, 1.0) : 0.0;
 }
 
 }  // namespace
+
+std::vector<traces::ProfileRecord> median_profile(
+    const std::vector<std::vector<traces::ProfileRecord>>& profiles) {
+    using Key = std::tuple<int, int, int, std::string, int, std::int64_t>;
+    const auto key_of = [](const traces::ProfileRecord& row) {
+        return Key{row.rank, row.stage, row.layer, row.quantity, row.peer, row.bytes};
+    };
+    std::map<Key, std::vector<const traces::ProfileRecord*>> by_key;
+    std::vector<traces::ProfileRecord> combined;
+    for (const auto& profile : profiles)
+        for (const traces::ProfileRecord& row : profile) {
+            auto& same = by_key[key_of(row)];
+            if (same.empty())
+                combined.push_back(row);
+            same.push_back(&row);
+        }
+    for (traces::ProfileRecord& row : combined) {
+        const auto& same = by_key[key_of(row)];
+        std::vector<std::int64_t> medians, lows, highs;
+        row.samples = 0;
+        for (const traces::ProfileRecord* each : same) {
+            medians.push_back(each->median);
+            lows.push_back(each->low);
+            highs.push_back(each->high);
+            row.samples += each->samples;
+        }
+        row.median = median_of(std::move(medians));
+        row.low = median_of(std::move(lows));
+        row.high = median_of(std::move(highs));
+    }
+    return combined;
+}
 
 LinkSpec fit_link(const std::vector<std::pair<std::int64_t, std::int64_t>>& points,
                   std::int64_t run_id) {
@@ -232,7 +267,7 @@ std::vector<StageScale> anchor_profile_to_run(std::vector<traces::ProfileRecord>
             factor = scale.forward;
         else if (row.quantity == "I" || row.quantity == "W" || row.quantity == "B")
             factor = scale.backward;
-        else if (row.quantity == "OVERLAP_F_B")
+        else if (row.quantity == "OVERLAP_F_B" || row.quantity == "OVERLAP_F_B_saved")
             factor = (scale.forward + scale.backward) / 2;
         else
             continue;

@@ -37,14 +37,20 @@ struct RunStageTimes {
 // are the truth about the level, the profile about how it splits into layers and kinds: each
 // stage's F figures (its layers', the loss's) are scaled so that they add up to the step's
 // median F, its I, W and B figures so that its items' B add up to the step's median backward,
-// and OVERLAP_F_B by the mean of the two; the whole stage's F and B become the step's medians.
-// Returns the factors, by stage (1 where the step ran nothing to compare with).
+// and OVERLAP_F_B (and its saving) by the mean of the two; the whole stage's F and B become the
+// step's medians. Returns the factors, by stage (1 where the step ran nothing to compare with).
 struct StageScale {
     double forward = 1;
     double backward = 1;
 };
 std::vector<StageScale> anchor_profile_to_run(std::vector<traces::ProfileRecord>& profile,
                                               const std::vector<RunStageTimes>& run_stages);
+
+// Several profiles of one configuration as one: each figure (by rank, stage, layer, quantity,
+// peer and size) the median of its medians, lows and highs over the profiles that have it, its
+// samples their sum. Figures keep the first profile's order.
+std::vector<traces::ProfileRecord> median_profile(
+    const std::vector<std::vector<traces::ProfileRecord>>& profiles);
 
 // `run_id` only names the run in errors (std::invalid_argument).
 ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecord>& profile,

@@ -155,8 +155,9 @@ struct ProfileRecord {
     std::int32_t stage = -1;
     std::int32_t layer = -1;
     std::string layer_name;
-    std::string quantity;  // F, I, W, B, OVERLAP_F_B, held_bytes, backward_peak_bytes,
-                           // gradient_bytes, link
+    std::string quantity;  // F, I, W, B, OVERLAP_F_B, OVERLAP_F_B_saved (F + B
+                           // minus the overlap, timed in pairs; may be negative; older profiles
+                           // lack it), held_bytes, backward_peak_bytes, gradient_bytes, link
     std::int32_t peer = -1;
     std::int64_t bytes = 0;
     std::int64_t median = 0;

@@ -1,8 +1,11 @@
-// `pipelens calibrate TRACE.db [--run N] [--out EXP.toml] [--json]`: builds an experiment from a
-// real run's measured times, simulates it, and reports how close the simulated step is to the
-// measured one; --out writes the experiment so `pipelens simulate` can explore from there.
+// `pipelens calibrate TRACE.db [--run N]... [--out EXP.toml] [--json]`: builds an experiment from
+// a real run's measured times (or the medians over several repeats of one configuration),
+// simulates it, and reports how close the simulated step is to the measured one; --out writes
+// the experiment so `pipelens simulate` can explore from there.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include <fmt/format.h>
@@ -23,7 +26,7 @@ namespace {
 
 struct CalibrateOptions {
     std::string trace;
-    std::optional<std::int64_t> run;
+    std::vector<std::int64_t> runs;
     std::string out;
     bool json = false;
 };
@@ -49,6 +52,21 @@ std::vector<StageCostColumn> stage_cost_columns() {
             {"b_ns", "B", [](const sim::StageCost& stage) { return stage.backward_ns(); }}};
 }
 
+// Each rank's measured peak: the median over the runs.
+std::map<int, std::int64_t> measured_peaks(const traces::TraceReader& reader,
+                                           const std::vector<std::int64_t>& run_ids) {
+    std::map<int, std::vector<std::int64_t>> by_rank;
+    for (std::int64_t run_id : run_ids)
+        for (const traces::RankRecord& rank : reader.ranks(run_id))
+            by_rank[rank.rank].push_back(rank.peak_memory_bytes);
+    std::map<int, std::int64_t> peaks;
+    for (auto& [rank, values] : by_rank) {
+        std::sort(values.begin(), values.end());
+        peaks[rank] = values[values.size() / 2];
+    }
+    return peaks;
+}
+
 std::int64_t simulated_peak(const sim::SimulationResult& simulated, int rank) {
     for (const auto& entry : simulated.ranks)
         if (entry.rank == rank)
@@ -58,10 +76,13 @@ std::int64_t simulated_peak(const sim::SimulationResult& simulated, int rank) {
 
 void run_calibrate(const CalibrateOptions& options) {
     const traces::TraceReader reader(options.trace);
-    const std::int64_t run_id = options.run.value_or(reader.latest_run_id());
+    const std::vector<std::int64_t> run_ids =
+        options.runs.empty() ? std::vector<std::int64_t>{reader.latest_run_id()} : options.runs;
+    const std::string runs_text =
+        fmt::format("{} {}", run_ids.size() == 1 ? "run" : "runs", fmt::join(run_ids, ", "));
     sim::Calibration calibration;
     try {
-        calibration = sim::calibrate_from_trace(reader, run_id);
+        calibration = sim::calibrate_from_runs(reader, run_ids);
     } catch (const std::invalid_argument& error) {
         throw CommandFailure(kExitUsage,
                              fmt::format("pipelens: {}: {}", options.trace, error.what()));
@@ -71,15 +92,15 @@ void run_calibrate(const CalibrateOptions& options) {
         validate_experiment(experiment);
         sim::resolve_zero_bubble_inputs(experiment);
     } catch (const ExperimentError& error) {
-        throw CommandFailure(
-            kExitUsage, fmt::format("pipelens: {}: run {} calibrates to an experiment simulate "
-                                    "would refuse: {}",
-                                    options.trace, run_id, error.what()));
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens: {}: {} calibrate to an experiment simulate "
+                                         "would refuse: {}",
+                                         options.trace, runs_text, error.what()));
     }
     const Schedule lowered = lowered_schedule_for(experiment);
     const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
     const sim::SimulationResult simulated = sim::simulate(lowered, costs);
-    const std::vector<traces::RankRecord> measured_ranks = reader.ranks(run_id);
+    const std::map<int, std::int64_t> measured_peak = measured_peaks(reader, run_ids);
     const double measured = static_cast<double>(calibration.measured_step_ns);
     const double error =
         measured > 0 ? (static_cast<double>(simulated.step_time_ns) - measured) / measured : 0;
@@ -92,7 +113,8 @@ void run_calibrate(const CalibrateOptions& options) {
     }
     if (options.json) {
         nlohmann::ordered_json json;
-        json["run_id"] = run_id;
+        json["run_id"] = run_ids.front();
+        json["run_ids"] = run_ids;
         json["measured_step_time_ns"] = calibration.measured_step_ns;
         json["simulated_step_time_ns"] = simulated.step_time_ns;
         json["relative_error"] = error;
@@ -109,19 +131,20 @@ void run_calibrate(const CalibrateOptions& options) {
         json["transfer_samples"] = calibration.transfer_samples;
         json["link_sizes"] = calibration.link_sizes;
         nlohmann::ordered_json peaks = nlohmann::ordered_json::array();
-        for (const traces::RankRecord& rank : measured_ranks)
-            peaks.push_back({{"rank", rank.rank},
-                             {"measured", rank.peak_memory_bytes},
-                             {"simulated", simulated_peak(simulated, rank.rank)}});
+        for (const auto& [rank, peak] : measured_peak)
+            peaks.push_back({{"rank", rank},
+                             {"measured", peak},
+                             {"simulated", simulated_peak(simulated, rank)}});
         json["peak_memory_bytes"] = std::move(peaks);
         fmt::print("{}\n", json.dump());
         return;
     }
-    fmt::print("calibrated from run {} ({} pp={} v={} m={})\n", run_id, lowered.name,
+    fmt::print("calibrated from {} ({} pp={} v={} m={})\n", runs_text, lowered.name,
                experiment.shape.rank_count, experiment.shape.stages_per_rank,
                experiment.shape.microbatch_count);
     if (calibration.from_profile) {
-        fmt::print("  from the run's profile: {} layers, model {}\n",
+        fmt::print("  from the {}: {} layers, model {}\n",
+                   run_ids.size() == 1 ? "run's profile" : "median of the runs' profiles",
                    experiment.layers->names.size(), experiment.model.name);
         std::string scales;
         for (std::size_t stage = 0; stage < calibration.profile_scales.size(); ++stage)
@@ -145,12 +168,12 @@ void run_calibrate(const CalibrateOptions& options) {
     else
         fmt::print("  send/recv delivery: {} (median of {} transfers)\n",
                    format_duration(experiment.intra_host.latency_ns), calibration.transfer_samples);
-    for (const traces::RankRecord& rank : measured_ranks)
-        fmt::print("  rank {} peak memory: measured {}, simulated {}\n", rank.rank,
-                   format_bytes(rank.peak_memory_bytes),
-                   format_bytes(simulated_peak(simulated, rank.rank)));
-    fmt::print("measured step {}, simulated {}: {:+.1f}%\n",
+    for (const auto& [rank, peak] : measured_peak)
+        fmt::print("  rank {} peak memory: measured {}, simulated {}\n", rank, format_bytes(peak),
+                   format_bytes(simulated_peak(simulated, rank)));
+    fmt::print("measured step {}{}, simulated {}: {:+.1f}%\n",
                format_duration(calibration.measured_step_ns),
+               run_ids.size() == 1 ? "" : fmt::format(" (median of {} runs)", run_ids.size()),
                format_duration(simulated.step_time_ns), error * 100);
     if (!options.out.empty())
         fmt::print("wrote {}\n", options.out);
@@ -163,7 +186,11 @@ void add_calibrate_command(CLI::App& app) {
     CLI::App* command = app.add_subcommand(
         "calibrate", "Fit the cost model to a real run, simulate it, and compare the step times");
     command->add_option("trace", options->trace, "Trace file with a real run")->required();
-    command->add_option("--run", options->run, "The run (default: the latest)");
+    command
+        ->add_option("--run", options->runs,
+                     "The run (default: the latest); repeat it, or list runs with commas, to "
+                     "calibrate from the medians over repeats of one configuration")
+        ->delimiter(',');
     command->add_option("--out", options->out, "Write the calibrated experiment (TOML)");
     command->add_flag("--json", options->json, "Print one JSON object");
     command->callback([options] { run_calibrate(*options); });

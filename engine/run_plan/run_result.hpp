@@ -73,7 +73,8 @@ struct MemoryPoint {
 };
 
 // One figure `run --profile` measured on a rank (the trace's `profile` table): a stage's or one
-// model layer's compute time (F, I, W, B, OVERLAP_F_B), its memory (held_bytes: kept per
+// model layer's compute time (F, I, W, B, OVERLAP_F_B, and OVERLAP_F_B_saved: F + B minus the
+// overlap, timed back to back; it may be negative), its memory (held_bytes: kept per
 // microbatch from F to backward; backward_peak_bytes: a backward's temporaries above that;
 // gradient_bytes: its weight gradients), or a link's one-way time for `bytes` to `peer`.
 struct ProfileFigure {

@@ -90,15 +90,33 @@ std::pair<std::unique_ptr<PipelineStage>, TensorList> loss_as_stage(const Pipeli
             outputs};
 }
 
+// The budget is shared out by expected cost, so a whole stage's figures get as many samples as
+// a layer's: one share per quantity (F, I, W, B) of a layer or the loss, a layer count's worth
+// for each of the whole stage's, and OVERLAP_F_B's repetitions time three things.
+inline constexpr int kOverlapShares = 3;
+
+int layer_count(const PipelineStage& stage) {
+    return std::max(static_cast<int>(stage.layers().size()), 1);
+}
+
+int budget_units(const PipelineStage& stage) {
+    const int layers = layer_count(stage);
+    return 4 * layers + kOverlapShares * layers  // the whole stage
+           + 4 * layers                          // each layer on its own
+           + (stage.is_last() ? 4 : 0);          // the loss
+}
+
 class Profiler {
   public:
-    Profiler(const StageProfileInput& input, int quantities) : input_(input) {
-        rule_.budget = input.budget / std::max(quantities, 1);
-    }
+    // `units`: the budget's shares, one per quantity timed on one layer (see budget_units).
+    Profiler(const StageProfileInput& input, int units)
+        : input_(input), unit_budget_(input.budget / std::max(units, 1)) {}
 
-    // F, I, W, B (and for a whole stage OVERLAP_F_B) and memory of `stage` run on `inputs`.
+    // F, I, W, B (and for a whole stage OVERLAP_F_B) and memory of `stage` run on `inputs`;
+    // `weight`: the budget's shares each of its quantities gets (its layer count).
     void profile(PipelineStage& stage, const TensorList& inputs, int stage_index, int layer,
-                 const std::string& layer_name) {
+                 const std::string& layer_name, int weight) {
+        rule_.budget = unit_budget_ * weight;
         const torch::Tensor target = stage.is_last() ? input_.last_stage_target : torch::Tensor();
         const TensorList outputs = stage.forward(0, inputs, target);
         std::int64_t output_bytes = 0;
@@ -128,16 +146,8 @@ class Profiler {
                 stage.forward(0, inputs, target);
                 return time_ns([&] { stage.full_backward(0, gradients); });
             }));
-        if (layer == kWholeStage)            // the loss is never an overlap's part on its own
-            add("OVERLAP_F_B", repeat([&] {  // the executor runs the parts one after the other
-                    stage.forward(1, inputs, target);
-                    const std::int64_t took = time_ns([&] {
-                        stage.forward(0, inputs, target);
-                        stage.full_backward(1, gradients);
-                    });
-                    stage.drop(0);
-                    return took;
-                }));
+        if (layer == kWholeStage)  // the loss is never an overlap's part on its own
+            profile_overlap(stage, inputs, target, gradients, add, weight);
         add("output_bytes", Spread{output_bytes, output_bytes, output_bytes, 1});
         profile_memory(stage, inputs, target, gradients, add);
     }
@@ -147,6 +157,36 @@ class Profiler {
   private:
     Spread repeat(const std::function<std::int64_t()>& timed_run) const {
         return repeat_until_stable(timed_run, rule_);
+    }
+
+    // OVERLAP_F_B as the executor runs it (F of one microbatch, then B of another), and what it
+    // saves against F and B alone. Each repetition times all three back to back, so the saving
+    // is a difference of figures taken at one moment: the machine's drift, tens of percent
+    // between seconds here, would otherwise swamp a saving of a few percent.
+    template <typename Add>
+    void profile_overlap(PipelineStage& stage, const TensorList& inputs,
+                         const torch::Tensor& target, const TensorList& gradients, const Add& add,
+                         int weight) {
+        rule_.budget = unit_budget_ * kOverlapShares * weight;  // three timed runs a repetition
+        std::vector<std::int64_t> savings;
+        const Spread overlapped = repeat([&] {
+            const std::int64_t forward = time_ns([&] { stage.forward(0, inputs, target); });
+            stage.drop(0);
+            stage.forward(1, inputs, target);
+            const std::int64_t backward = time_ns([&] { stage.full_backward(1, gradients); });
+            stage.forward(1, inputs, target);
+            const std::int64_t both = time_ns([&] {
+                stage.forward(0, inputs, target);
+                stage.full_backward(1, gradients);
+            });
+            stage.drop(0);
+            savings.push_back(forward + backward - both);
+            return both;
+        });
+        savings.erase(savings.begin(),
+                      savings.begin() + std::min<std::size_t>(savings.size(), rule_.warmup));
+        add("OVERLAP_F_B", overlapped);
+        add("OVERLAP_F_B_saved", spread_of(std::move(savings)));
     }
 
     template <typename Add>
@@ -170,6 +210,7 @@ class Profiler {
     }
 
     const StageProfileInput& input_;
+    std::chrono::nanoseconds unit_budget_;
     RepeatRule rule_;
     std::vector<ProfileFigure> figures_;
 };
@@ -177,22 +218,22 @@ class Profiler {
 }  // namespace
 
 std::vector<ProfileFigure> profile_stages(const StageProfileInput& input) {
-    int quantities = 0;
+    int units = 0;
     for (const auto& [index, stage] : *input.stages)
-        quantities += 5 + 4 * static_cast<int>(stage->layers().size() + (stage->is_last() ? 1 : 0));
-    Profiler profiler(input, quantities);
+        units += budget_units(*stage);
+    Profiler profiler(input, units);
     for (auto& [index, stage] : *input.stages) {
         stage->reset();
         const TensorList inputs = inputs_of(*stage, input);
-        profiler.profile(*stage, inputs, index, -1, "");
+        profiler.profile(*stage, inputs, index, -1, "", layer_count(*stage));
         const int first_layer = input.split->at(index).first;
         for (LayerStage& layer :
              layers_as_stages(*stage, inputs, first_layer, /*microbatch_count=*/3))
             profiler.profile(*layer.stage, layer.inputs, index, layer.layer,
-                             input.model->layers.at(layer.layer).name);
+                             input.model->layers.at(layer.layer).name, 1);
         if (stage->is_last()) {
             auto [loss, outputs] = loss_as_stage(*stage, inputs);
-            profiler.profile(*loss, outputs, index, kLossLayer, "loss");
+            profiler.profile(*loss, outputs, index, kLossLayer, "loss", 1);
         }
         stage->reset();
     }

@@ -506,6 +506,12 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         EXPECT_EQ(raw.value("SELECT count(*) FROM profile WHERE layer = -1 AND stage >= 0 AND "
                             "quantity = 'OVERLAP_F_B' AND low <= median AND median <= high"),
                   "2");
+        // ... and what it saved against F and B timed beside it, in as many pairs.
+        EXPECT_EQ(raw.value("SELECT count(*) FROM profile p WHERE layer = -1 AND stage >= 0 AND "
+                            "quantity = 'OVERLAP_F_B_saved' AND low <= median AND median <= high "
+                            "AND samples = (SELECT samples FROM profile o WHERE o.layer = -1 AND "
+                            "o.stage = p.stage AND o.quantity = 'OVERLAP_F_B')"),
+                  "2");
         EXPECT_EQ(raw.value("SELECT count(DISTINCT bytes) || ' ' || min(rank) || ' ' || "
                             "min(peer) FROM profile WHERE quantity = 'link'"),
                   "3 0 1");
@@ -524,6 +530,42 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
             EXPECT_EQ(result.exit_code, 0) << other << ": " << result.err;
         }
     }
+}
+
+// Repeats of one configuration calibrate together (medians over the runs); a run of another
+// configuration is refused, naming both.
+TEST(RunCli, CalibrateTakesTheMediansOverRepeatedRuns) {
+    const auto trace = fresh_trace("profile_repeats");
+    const auto run = [&](int microbatches) {
+        return "run --schedule 1F1B --pp 2 --m " + std::to_string(microbatches) +
+               " --batch 64 --model mlp --layers 4 --hidden 64 --no-reference --out " +
+               trace.string();
+    };
+    for (int repeat = 0; repeat < 2; ++repeat) {
+        const auto result = run_pipelens(run(4) + " --profile");
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+    }
+    auto result = run_pipelens("calibrate " + trace.string() + " --run 1,2 --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["run_ids"], nlohmann::json::parse("[1, 2]"));
+    testing::RawDatabase raw(trace, SQLITE_OPEN_READONLY);
+    EXPECT_EQ(std::to_string(json["measured_step_time_ns"].get<std::int64_t>()),
+              raw.value("SELECT max(step_time_ns) FROM runs"));  // the upper middle of two
+    result = run_pipelens("calibrate " + trace.string() + " --run 1 --run 2");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("calibrated from runs 1, 2 (1F1B pp=2 v=1 m=4)\n  from the median "
+                              "of the runs' profiles: 4 layers"),
+              std::string::npos)
+        << result.out;
+    EXPECT_NE(result.out.find("(median of 2 runs)"), std::string::npos) << result.out;
+
+    ASSERT_EQ(run_pipelens(run(8)).exit_code, 0);
+    result = run_pipelens("calibrate " + trace.string() + " --run 1,3");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                              ": run 3 (1F1B pp=2 v=1 m=8) is not configured as run 1 (1F1B pp=2 "
+                              "v=1 m=4): calibrate takes repeats of one configuration\n");
 }
 
 TEST(RunCli, RanksThatWouldTimeSliceAreWarnedAbout) {

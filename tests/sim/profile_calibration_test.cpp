@@ -97,6 +97,58 @@ TEST(ProfileCalibration, StageOverheadAndLossAreWhatTheLayersLeave) {
     EXPECT_EQ(fitted.link.latency_ns, 10'500);
 }
 
+// A profile that timed F, B and the overlap back to back gives the saving itself; it is pooled
+// over the stages (saved / shorter part, summed), not the larger of two stages' shares.
+TEST(ProfileCalibration, OverlapEfficiencyPoolsThePairedSavings) {
+    std::vector<traces::ProfileRecord> profile = two_stage_profile();
+    // Stage 0 saves 38 of min(210, 190), stage 1 -19 of min(240, 190): (38 - 19) / 380.
+    profile.push_back(figure(0, 0, -1, "OVERLAP_F_B_saved", 38));
+    profile.push_back(figure(1, 1, -1, "OVERLAP_F_B_saved", -19));
+    EXPECT_DOUBLE_EQ(calibrate_from_profile(profile, 1).overlap_efficiency, 19.0 / 380);
+    // Without the paired figures, the medians' difference: stage 0 saves 210 + 190 - 300,
+    // stage 1 240 + 190 - 430; (100 + 0) / 380.
+    std::vector<traces::ProfileRecord> older = two_stage_profile();
+    for (traces::ProfileRecord& row : older)
+        if (row.stage == 0 && row.layer == -1 && row.quantity == "OVERLAP_F_B")
+            row.median = 300;
+    EXPECT_DOUBLE_EQ(calibrate_from_profile(older, 1).overlap_efficiency, 100.0 / 380);
+    // A saving that is negative overall is no overlap, not a negative one.
+    profile.push_back(figure(1, 1, -1, "OVERLAP_F_B_saved", -100));
+    profile.erase(profile.end() - 2);
+    EXPECT_EQ(calibrate_from_profile(profile, 1).overlap_efficiency, 0.0);
+}
+
+// Repeats of one configuration: every figure the median over the profiles that have it (the
+// middle of three, the upper middle of two), samples added up, the first profile's order kept.
+TEST(ProfileCalibration, SeveralProfilesGiveEachFiguresMedian) {
+    const auto scaled = [](std::int64_t factor, std::int64_t offset) {
+        std::vector<traces::ProfileRecord> profile = two_stage_profile();
+        for (traces::ProfileRecord& row : profile) {
+            row.median = row.median * factor + offset;
+            row.low = row.median - 1;
+            row.high = row.median + 1;
+        }
+        return profile;
+    };
+    std::vector<traces::ProfileRecord> slow = scaled(5, 10);  // one slow moment
+    slow.push_back(figure(0, 0, -1, "OVERLAP_F_B_saved", 7));
+    const std::vector<traces::ProfileRecord> combined =
+        median_profile({scaled(1, 0), slow, scaled(1, 2)});
+    const std::vector<traces::ProfileRecord> first = two_stage_profile();
+    ASSERT_EQ(combined.size(), first.size() + 1);
+    for (std::size_t index = 0; index < first.size(); ++index) {
+        EXPECT_EQ(combined[index].quantity, first[index].quantity);
+        EXPECT_EQ(combined[index].layer, first[index].layer);
+        EXPECT_EQ(combined[index].median, first[index].median + 2) << first[index].quantity;
+        EXPECT_EQ(combined[index].low, first[index].median + 1);
+        EXPECT_EQ(combined[index].samples, 3 * first[index].samples);
+    }
+    EXPECT_EQ(combined.back().quantity, "OVERLAP_F_B_saved");  // only one profile had it
+    EXPECT_EQ(combined.back().median, 7);
+    EXPECT_EQ(median_profile({first, scaled(3, 0)})[0].median, 3 * first[0].median);
+    EXPECT_TRUE(median_profile({}).empty());
+}
+
 TEST(ProfileCalibration, ALossTimedAloneIsTakenAsMeasured) {
     std::vector<traces::ProfileRecord> profile = two_stage_profile();
     // Figures whose sums never exceed their stage's: no stage-wrapper cost to take off.
