@@ -4,6 +4,7 @@
 #include "sim/calibration.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -28,9 +29,19 @@ struct StageSamples {
     std::vector<std::int64_t> forward, input, weight, full_backward;
 };
 
-// The run's own model and run settings (its recorded configuration), with per-layer costs,
-// overlap and link from the profile.
-// The medians of each stage's F and backward in the run's own step (a split backward: I + W).
+std::int64_t mean(const std::vector<std::int64_t>& values) {
+    if (values.empty())
+        return 0;
+    double sum = 0;
+    for (std::int64_t value : values)
+        sum += static_cast<double>(value);
+    return std::llround(sum / static_cast<double>(values.size()));
+}
+
+// The means of each stage's F and backward in the runs' own steps (a split backward: I + W).
+// Means, not medians: a step is a sum of its actions, and what a sum of many adds up to is their
+// mean. On this kind of machine durations skew long (a descheduled or slowed action), and the
+// medians came out 3-7 % under the means, which put every prediction that much short.
 std::vector<RunStageTimes> run_stage_times(const std::vector<traces::ActionRecord>& actions,
                                            int stage_count) {
     std::vector<std::map<ActionKind, std::vector<std::int64_t>>> durations(
@@ -42,11 +53,11 @@ std::vector<RunStageTimes> run_stage_times(const std::vector<traces::ActionRecor
     std::vector<RunStageTimes> times(static_cast<std::size_t>(stage_count));
     for (std::size_t stage = 0; stage < times.size(); ++stage) {
         auto& by_kind = durations[stage];
-        times[stage].forward_ns = median(by_kind[ActionKind::forward]);
+        times[stage].forward_ns = mean(by_kind[ActionKind::forward]);
         times[stage].backward_ns = !by_kind[ActionKind::full_backward].empty()
-                                       ? median(by_kind[ActionKind::full_backward])
-                                       : median(by_kind[ActionKind::backward_input]) +
-                                             median(by_kind[ActionKind::backward_weight]);
+                                       ? mean(by_kind[ActionKind::full_backward])
+                                       : mean(by_kind[ActionKind::backward_input]) +
+                                             mean(by_kind[ActionKind::backward_weight]);
     }
     return times;
 }
@@ -65,6 +76,8 @@ void carry_run_options(Experiment& experiment, const std::string& config) {
     }
 }
 
+// The run's own model and run settings (its recorded configuration), with per-layer costs,
+// overlap and link from the profile, scaled to the runs' own stage times.
 void apply_profile(Calibration& calibration, const traces::RunRecord& run,
                    std::vector<traces::ProfileRecord> profile,
                    const std::vector<traces::ActionRecord>& actions, std::int64_t run_id) {

@@ -36,9 +36,10 @@ struct RunStageTimes {
 // the step's by 10-20 %, and it takes few samples of each figure. The step's own stage times
 // are the truth about the level, the profile about how it splits into layers and kinds: each
 // stage's F figures (its layers', the loss's) are scaled so that they add up to the step's
-// median F, its I, W and B figures so that its items' B add up to the step's median backward,
-// and OVERLAP_F_B (and its saving) by the mean of the two; the whole stage's F and B become the
-// step's medians. Returns the factors, by stage (1 where the step ran nothing to compare with).
+// F (`run_stages`: calibration passes the runs' means), its I, W and B figures so that its
+// items' B add up to the step's backward, and OVERLAP_F_B (and its saving) by the mean of the
+// two factors; the whole stage's F and B become the step's. Returns the factors, by stage (1 where
+// the step ran nothing to compare with).
 struct StageScale {
     double forward = 1;
     double backward = 1;
