@@ -1,8 +1,9 @@
-// Timing a stage's actions one by one. Each repetition first brings the stage into the state the
-// action needs (a forward before I or B, I before W) outside the timed region, and gradients
-// are allocated before the first timed backward, as in every microbatch of a step but the
-// first. Microbatch 0 carries the timed work; 1 is OVERLAP_F_B's backward half; 2 the memory
-// measurement, so no timed region ever frees a state left over from another repetition.
+// Timing a stage's actions one by one (I, W and B in the same repetitions, and OVERLAP_F_B
+// beside F and B). Each repetition first brings the stage into the state the action needs (a
+// forward before I or B) outside the timed region, and gradients are allocated before the first
+// timed backward, as in every microbatch of a step but the first. Microbatch 0 carries the
+// timed work; 1 is OVERLAP_F_B's backward half; 2 the memory measurement, so no timed region
+// ever frees a state left over from another repetition.
 #include "engine/runtime/stage_profiler.hpp"
 
 #include "engine/run_plan/repeated_timing.hpp"
@@ -93,6 +94,7 @@ std::pair<std::unique_ptr<PipelineStage>, TensorList> loss_as_stage(const Pipeli
 // The budget is shared out by expected cost, so a whole stage's figures get as many samples as
 // a layer's: one share per quantity (F, I, W, B) of a layer or the loss, a layer count's worth
 // for each of the whole stage's, and OVERLAP_F_B's repetitions time three things.
+inline constexpr int kBackwardShares = 3;  // I, W and B
 inline constexpr int kOverlapShares = 3;
 
 int layer_count(const PipelineStage& stage) {
@@ -101,9 +103,10 @@ int layer_count(const PipelineStage& stage) {
 
 int budget_units(const PipelineStage& stage) {
     const int layers = layer_count(stage);
-    return 4 * layers + kOverlapShares * layers  // the whole stage
-           + 4 * layers                          // each layer on its own
-           + (stage.is_last() ? 4 : 0);          // the loss
+    const int per_item = 1 + kBackwardShares;           // F, then I, W and B
+    return per_item * layers + kOverlapShares * layers  // the whole stage
+           + per_item * layers                          // each layer on its own
+           + (stage.is_last() ? per_item : 0);          // the loss
 }
 
 class Profiler {
@@ -133,19 +136,7 @@ class Profiler {
                 stage.drop(0);
                 return took;
             }));
-        add("I", repeat([&] {
-                stage.forward(0, inputs, target);
-                return time_ns([&] { stage.backward_input(0, gradients); });
-            }));
-        add("W", repeat([&] {
-                stage.forward(0, inputs, target);
-                stage.backward_input(0, gradients);
-                return time_ns([&] { stage.backward_weight(0); });
-            }));
-        add("B", repeat([&] {
-                stage.forward(0, inputs, target);
-                return time_ns([&] { stage.full_backward(0, gradients); });
-            }));
+        profile_backwards(stage, inputs, target, gradients, add, weight);
         if (layer == kWholeStage)  // the loss is never an overlap's part on its own
             profile_overlap(stage, inputs, target, gradients, add, weight);
         add("output_bytes", Spread{output_bytes, output_bytes, output_bytes, 1});
@@ -157,6 +148,35 @@ class Profiler {
   private:
     Spread repeat(const std::function<std::int64_t()>& timed_run) const {
         return repeat_until_stable(timed_run, rule_);
+    }
+
+    // I, W and B, back to back in every repetition. Calibration keeps only their ratios (the
+    // step sets the level), and ratios taken at one moment do not move with the machine's
+    // drift: timed in loops of their own, seconds apart, W once came out above B.
+    template <typename Add>
+    void profile_backwards(PipelineStage& stage, const TensorList& inputs,
+                           const torch::Tensor& target, const TensorList& gradients, const Add& add,
+                           int weight) {
+        rule_.budget = unit_budget_ * kBackwardShares * weight;
+        std::vector<std::int64_t> input_ns, weight_ns, full_ns;
+        repeat([&] {
+            stage.forward(0, inputs, target);
+            input_ns.push_back(time_ns([&] { stage.backward_input(0, gradients); }));
+            weight_ns.push_back(time_ns([&] { stage.backward_weight(0); }));
+            stage.forward(0, inputs, target);
+            full_ns.push_back(time_ns([&] { stage.full_backward(0, gradients); }));
+            return input_ns.back() + weight_ns.back() + full_ns.back();
+        });
+        add("I", spread_of(after_warmup(std::move(input_ns))));
+        add("W", spread_of(after_warmup(std::move(weight_ns))));
+        add("B", spread_of(after_warmup(std::move(full_ns))));
+    }
+
+    // The samples a repeat() collected on the side, less its warm-up runs.
+    std::vector<std::int64_t> after_warmup(std::vector<std::int64_t> samples) const {
+        samples.erase(samples.begin(),
+                      samples.begin() + std::min<std::size_t>(samples.size(), rule_.warmup));
+        return samples;
     }
 
     // OVERLAP_F_B as the executor runs it (F of one microbatch, then B of another), and what it
@@ -183,10 +203,8 @@ class Profiler {
             savings.push_back(forward + backward - both);
             return both;
         });
-        savings.erase(savings.begin(),
-                      savings.begin() + std::min<std::size_t>(savings.size(), rule_.warmup));
         add("OVERLAP_F_B", overlapped);
-        add("OVERLAP_F_B_saved", spread_of(std::move(savings)));
+        add("OVERLAP_F_B_saved", spread_of(after_warmup(std::move(savings))));
     }
 
     template <typename Add>
