@@ -38,10 +38,10 @@ std::int64_t mean(const std::vector<std::int64_t>& values) {
     return std::llround(sum / static_cast<double>(values.size()));
 }
 
-// The means of each stage's F and backward in the runs' own steps (a split backward: I + W).
-// Means, not medians: a step is a sum of its actions, and what a sum of many adds up to is their
-// mean. On this kind of machine durations skew long (a descheduled or slowed action), and the
-// medians came out 3-7 % under the means, which put every prediction that much short.
+// The means of each stage's F and backward in one run's step (a split backward: I + W). Means,
+// not medians: a step is a sum of its actions, and what a sum of many adds up to is their mean.
+// On this kind of machine durations skew long (a descheduled or slowed action), and the medians
+// came out 3-7 % under the means, which put every prediction that much short.
 std::vector<RunStageTimes> run_stage_times(const std::vector<traces::ActionRecord>& actions,
                                            int stage_count) {
     std::vector<std::map<ActionKind, std::vector<std::int64_t>>> durations(
@@ -58,6 +58,26 @@ std::vector<RunStageTimes> run_stage_times(const std::vector<traces::ActionRecor
                                        ? mean(by_kind[ActionKind::full_backward])
                                        : mean(by_kind[ActionKind::backward_input]) +
                                              mean(by_kind[ActionKind::backward_weight]);
+    }
+    return times;
+}
+
+// Over repeats, each stage's figures are the median of the runs' means: within a run the mean
+// is what its step adds up, across runs the median keeps one slow run from setting the level
+// (pooling every run's actions let one slow run pull the means 16 % over the median step).
+std::vector<RunStageTimes> median_stage_times(
+    const std::vector<std::vector<traces::ActionRecord>>& run_actions, int stage_count) {
+    std::vector<std::vector<RunStageTimes>> per_run;
+    for (const auto& actions : run_actions)
+        per_run.push_back(run_stage_times(actions, stage_count));
+    std::vector<RunStageTimes> times(static_cast<std::size_t>(stage_count));
+    for (std::size_t stage = 0; stage < times.size(); ++stage) {
+        std::vector<std::int64_t> forward, backward;
+        for (const auto& run : per_run) {
+            forward.push_back(run[stage].forward_ns);
+            backward.push_back(run[stage].backward_ns);
+        }
+        times[stage] = {median(forward), median(backward)};
     }
     return times;
 }
@@ -80,7 +100,8 @@ void carry_run_options(Experiment& experiment, const std::string& config) {
 // overlap and link from the profile, scaled to the runs' own stage times.
 void apply_profile(Calibration& calibration, const traces::RunRecord& run,
                    std::vector<traces::ProfileRecord> profile,
-                   const std::vector<traces::ActionRecord>& actions, std::int64_t run_id) {
+                   const std::vector<std::vector<traces::ActionRecord>>& run_actions,
+                   std::int64_t run_id) {
     Experiment& experiment = calibration.experiment;
     try {
         const Experiment recorded = parse_experiment_toml(run.config, "run configuration");
@@ -93,7 +114,7 @@ void apply_profile(Calibration& calibration, const traces::RunRecord& run,
             run_id, error.what()));
     }
     calibration.profile_scales =
-        anchor_profile_to_run(profile, run_stage_times(actions, run.pp * run.v));
+        anchor_profile_to_run(profile, median_stage_times(run_actions, run.pp * run.v));
     ProfileCalibration fitted = calibrate_from_profile(profile, run_id);
     experiment.model.layers = static_cast<int>(fitted.layers.names.size());
     experiment.layers = std::move(fitted.layers);
@@ -253,10 +274,7 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
                 "run {} recorded no action times; there is nothing to calibrate from", each.id));
     }
     if (!profiles.front().empty()) {
-        std::vector<traces::ActionRecord> actions;
-        for (const auto& own : run_actions)
-            actions.insert(actions.end(), own.begin(), own.end());
-        apply_profile(calibration, run, median_profile(profiles), actions, run_id);
+        apply_profile(calibration, run, median_profile(profiles), run_actions, run_id);
         return calibration;
     }
     calibrate_from_actions(calibration, reader, runs, run_actions);
