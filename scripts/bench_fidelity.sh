@@ -3,7 +3,7 @@
 #
 #   scripts/bench_fidelity.sh [BUILD_DIR] [RUNS] [CALIBRATION_RUNS]
 #
-# 1. Runs 1F1B pp=2 m=8 for real with --profile CALIBRATION_RUNS times (default 3) and
+# 1. Runs 1F1B pp=2 m=8 for real with --profile CALIBRATION_RUNS times (default 5) and
 #    calibrates on the medians over them (one slow moment of the machine does not set the costs).
 # 2. Simulates 1F1B (in sample) and GPipe, Interleaved1F1B, InterleavedZeroBubble,
 #    ZBVZeroBubble and DualPipeV (out of sample) at m=8 and m=16 with the calibrated file, and
@@ -22,7 +22,7 @@ set -euo pipefail
 
 build=${1:-build}
 runs=${2:-5}
-calibration_runs=${3:-3}
+calibration_runs=${3:-5}
 pipelens="$build/app/cli/pipelens"
 work=$(mktemp -d "${TMPDIR:-/tmp}/pipelens-fidelity.XXXXXX")
 model=(--model mlp --hidden 256 --layers 8 --threads 1 --no-reference)
