@@ -46,6 +46,12 @@ std::int64_t CostModel::compute_ns(const Action& leaf) const {
     }
 }
 
+std::int64_t CostModel::on_rank(int rank, std::int64_t compute_ns) const {
+    if (rank < 0 || rank >= static_cast<int>(rank_slowdown.size()))
+        return compute_ns;
+    return std::llround(static_cast<double>(compute_ns) * rank_slowdown[rank]);
+}
+
 std::int64_t CostModel::overlap_ns(std::int64_t first, std::int64_t second) const {
     const double hidden =
         std::clamp(overlap_efficiency, 0.0, 1.0) * static_cast<double>(std::min(first, second));

@@ -49,6 +49,10 @@ struct CostModel {
     // DependencyRules::pytorch_rendezvous (see rules_for).
     bool rendezvous = false;
     double overlap_efficiency = 1.0;  // 1: OVERLAP_F_B takes max(F, B); 0: F + B
+    // A straggler: rank r's computations take rank_slowdown[r] times their stage's costs (a
+    // slower or throttled device, a noisy neighbour). Empty: every rank at 1.
+    std::vector<double> rank_slowdown;
+    std::int64_t on_rank(int rank, std::int64_t compute_ns) const;
     std::int64_t unshard_ns = 0;
     std::int64_t reshard_ns = 0;
     std::int64_t reduce_grad_ns = 0;

@@ -73,6 +73,7 @@ CostModel cost_model_for(const Experiment& experiment, int stage_count) {
     costs.ranks_per_host = experiment.ranks_per_host;
     costs.rendezvous = experiment.rendezvous;
     costs.overlap_efficiency = experiment.overlap_efficiency;
+    costs.rank_slowdown = experiment.rank_slowdown;
     costs.unshard_ns = experiment.unshard_ns;
     costs.reshard_ns = experiment.reshard_ns;
     costs.reduce_grad_ns = experiment.reduce_grad_ns;

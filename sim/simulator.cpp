@@ -186,7 +186,7 @@ class Simulator {
                                          : costs_.overlap_ns(duration, costs_.compute_ns(part));
             entry.lane = Lane::compute;
             entry.start_ns = std::max(compute_free_[rank], ready.time);
-            entry.end_ns = entry.start_ns + duration;
+            entry.end_ns = entry.start_ns + costs_.on_rank(rank, duration);
             account_compute(rank, entry, ready.provider);
             compute_free_[rank] = entry.end_ns;
             for (const Action& part : schedule_.parts_of(action)) {

@@ -40,12 +40,33 @@ Result single_flag(const std::string& text, std::string_view flag,
     }
 }
 
+// "1,1.8" -> {1, 1.8}; whether they fit the ranks is the experiment's validation.
+std::vector<double> slowdown_factors(const std::string& text) {
+    std::vector<double> factors;
+    std::size_t begin = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', begin);
+        const std::string item = text.substr(begin, comma - begin);
+        double factor = 0;
+        const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), factor);
+        if (item.empty() || error != std::errc() || end != item.data() + item.size())
+            throw ExperimentError(fmt::format(
+                "--rank-slowdown: '{}' is not a number (give one factor per rank, e.g. 1,1.8)",
+                item));
+        factors.push_back(factor);
+        if (comma == std::string::npos)
+            return factors;
+        begin = comma + 1;
+    }
+}
+
 bool has_experiment_flags(const ExperimentOptions& options) {
     return options.schedule || options.schedule_file || options.pp || options.v || options.m ||
            options.defer_recv || options.max_activations || options.forward || options.input ||
            options.weight || options.backward || options.activation_bytes ||
            options.held_activation_bytes || options.p2p_latency || options.p2p_bandwidth ||
-           options.ranks_per_host || options.overlap_efficiency || options.rendezvous;
+           options.ranks_per_host || options.overlap_efficiency || options.rendezvous ||
+           options.rank_slowdown;
 }
 
 }  // namespace
@@ -122,6 +143,9 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
                      "the lowering puts a RECV shows in the timeline");
     command.add_option("--overlap-efficiency", options.overlap_efficiency,
                        "Share of the shorter part OVERLAP_F_B hides, 0 to 1");
+    command.add_option("--rank-slowdown", options.rank_slowdown,
+                       "A straggler: per rank, how many times its stage costs its computations "
+                       "take (1,1.8: rank 1 takes 1.8 times as long)");
 }
 
 Experiment load_experiment(const ExperimentOptions& options) {
@@ -205,6 +229,8 @@ Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment e
         experiment.rendezvous = true;
     if (options.overlap_efficiency)
         experiment.overlap_efficiency = *options.overlap_efficiency;
+    if (options.rank_slowdown)
+        experiment.rank_slowdown = slowdown_factors(*options.rank_slowdown);
     return experiment;
 }
 

@@ -30,6 +30,7 @@ struct ExperimentOptions {
     std::optional<int> ranks_per_host;
     bool rendezvous = false;
     std::optional<double> overlap_efficiency;
+    std::optional<std::string> rank_slowdown;  // "1,1.8": one factor per rank
 };
 
 // An integer flag (--pp, --m, ...) read by pipelens rather than CLI11, so that a bad value is

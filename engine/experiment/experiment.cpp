@@ -190,6 +190,17 @@ void validate_experiment(const Experiment& experiment, int stage_count) {
         validate_layers(*experiment.layers, experiment);
     require(experiment.overlap_efficiency >= 0 && experiment.overlap_efficiency <= 1, experiment,
             "costs.overlap_efficiency", "must be between 0 (no overlap) and 1 (full overlap)");
+    require(experiment.rank_slowdown.empty() ||
+                static_cast<int>(experiment.rank_slowdown.size()) == experiment.shape.rank_count,
+            experiment, "costs.rank_slowdown",
+            fmt::format("has {} values but the schedule has {} ranks (give one factor per rank)",
+                        experiment.rank_slowdown.size(), experiment.shape.rank_count));
+    for (double factor : experiment.rank_slowdown)
+        require(std::isfinite(factor) && factor > 0 && factor <= 1e6, experiment,
+                "costs.rank_slowdown",
+                fmt::format("{} is not a slowdown factor (give a number above 0, 1 for a rank at "
+                            "its stage costs, 2 for one taking twice as long)",
+                            factor));
     require(experiment.ranks_per_host > 0, experiment, "network.ranks_per_host",
             "must be a positive integer");
     require(

@@ -134,6 +134,9 @@ struct Experiment {
     std::vector<std::int64_t> activation_bytes;  // sent across each stage boundary per microbatch
     std::vector<std::int64_t> held_activation_bytes;  // kept per microbatch from F to B/W
     double overlap_efficiency = 1.0;
+    // [costs] rank_slowdown: one factor per rank, its computations take that many times their
+    // stage's costs (a straggler). Empty: every rank at 1.
+    std::vector<double> rank_slowdown;
     std::int64_t unshard_ns = 0;
     std::int64_t reshard_ns = 0;
     std::int64_t reduce_grad_ns = 0;

@@ -149,6 +149,22 @@ class FieldReader {
         }
     }
 
+    void numbers(std::string_view key, std::vector<double>& out) {
+        const toml::node* node = take(key);
+        if (!node)
+            return;
+        const toml::array* array = node->as_array();
+        if (!array)
+            fail(*node, key, "expected a list of numbers");
+        out.clear();
+        for (const toml::node& element : *array) {
+            const auto value = element.value<double>();
+            if (!value)
+                fail(element, key, "expected numbers");
+            out.push_back(*value);
+        }
+    }
+
     void integers(std::string_view key, std::vector<int>& out) {
         const toml::node* node = take(key);
         if (!node)
@@ -236,6 +252,7 @@ void read_costs(FieldReader& fields, Experiment& experiment) {
     fields.per_stage("activation_bytes", experiment.activation_bytes, parse_byte_count);
     fields.per_stage("held_activation_bytes", experiment.held_activation_bytes, parse_byte_count);
     fields.number("overlap_efficiency", experiment.overlap_efficiency);
+    fields.numbers("rank_slowdown", experiment.rank_slowdown);
     fields.duration("unshard", experiment.unshard_ns);
     fields.duration("reshard", experiment.reshard_ns);
     fields.duration("reduce_grad", experiment.reduce_grad_ns);

@@ -87,6 +87,12 @@ std::string experiment_to_toml(const Experiment& experiment) {
     insert_list("activation_bytes", experiment.activation_bytes, "B");
     insert_list("held_activation_bytes", experiment.held_activation_bytes, "B");
     costs.insert("overlap_efficiency", experiment.overlap_efficiency);
+    if (!experiment.rank_slowdown.empty()) {
+        toml::array slowdown;
+        for (double factor : experiment.rank_slowdown)
+            slowdown.push_back(factor);
+        costs.insert("rank_slowdown", std::move(slowdown));
+    }
     costs.insert("unshard", fmt::format("{}ns", experiment.unshard_ns));
     costs.insert("reshard", fmt::format("{}ns", experiment.reshard_ns));
     costs.insert("reduce_grad", fmt::format("{}ns", experiment.reduce_grad_ns));

@@ -42,6 +42,9 @@ nlohmann::json field_json(const std::string& value) {
 nlohmann::json field_json(const std::vector<std::string>& value) {
     return value;
 }
+nlohmann::json field_json(const std::vector<double>& value) {
+    return value;
+}
 nlohmann::json field_json(const std::vector<TensorMeta>& value) {
     return to_json(value);
 }
@@ -103,6 +106,17 @@ void read_field(const nlohmann::json& json, std::vector<std::string>& value) {
     }
 }
 
+void read_field(const nlohmann::json& json, std::vector<double>& value) {
+    if (!json.is_array())
+        throw WrongType{"a list of numbers"};
+    value.clear();
+    for (const nlohmann::json& item : json) {
+        if (!item.is_number())
+            throw WrongType{"a list of numbers"};
+        value.push_back(item.get<double>());
+    }
+}
+
 void read_field(const nlohmann::json& json, std::vector<TensorMeta>& value) {
     try {
         value = tensor_metas_from_json(json);
@@ -136,7 +150,7 @@ void read_field(const nlohmann::json& json, BufferDirection& value) {
 bool added_later(std::string_view name) {
     return name == "gradient_bytes" || name == "backward_peak_bytes" || name == "kept_bytes" ||
            name == "defer_recv" || name == "rendezvous" || name.starts_with("zero_bubble_") ||
-           name == "max_activations";
+           name == "max_activations" || name == "rank_slowdown";
 }
 
 template <class Kind>
@@ -146,6 +160,9 @@ nlohmann::json arguments_of(const Kind& event) {
         // A later field at its default is left out: the event reads as it always did.
         if constexpr (std::is_integral_v<std::decay_t<decltype(value)>>)
             if (added_later(name) && value == 0)
+                return;
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::vector<double>>)
+            if (added_later(name) && value.empty())
                 return;
         arguments[name] = field_json(value);
     });

@@ -106,6 +106,7 @@ struct SetCostModel {
         visit("inter_host_gb_per_s", self.costs.inter_host_gb_per_s);
         visit("ranks_per_host", self.costs.ranks_per_host);
         visit("rendezvous", self.costs.rendezvous);
+        visit("rank_slowdown", self.costs.rank_slowdown);
         visit("overlap_efficiency", self.costs.overlap_efficiency);
         visit("unshard_ns", self.costs.unshard_ns);
         visit("reshard_ns", self.costs.reshard_ns);

@@ -166,6 +166,8 @@ std::vector<StateField> state_fields(const PipelineState& state) {
             : "unknown");
     if (costs.rendezvous)
         add(fields, "costs.rendezvous", "true");
+    if (!costs.rank_slowdown.empty())
+        add(fields, "costs.rank_slowdown", fmt::format("{}", fmt::join(costs.rank_slowdown, ", ")));
     add(fields, "costs.overlap_efficiency",
         costs.known ? fmt::format("{}", costs.overlap_efficiency) : "unknown");
     add(fields, "costs.fsdp",

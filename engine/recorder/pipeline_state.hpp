@@ -69,7 +69,8 @@ struct CostModelState {
     std::int64_t unshard_ns = 0;
     std::int64_t reshard_ns = 0;
     std::int64_t reduce_grad_ns = 0;
-    bool rendezvous = false;  // transfers start once their receive is posted too
+    bool rendezvous = false;            // transfers start once their receive is posted too
+    std::vector<double> rank_slowdown;  // per rank, its compute x this; empty: all 1
 };
 
 struct StageState {

@@ -360,6 +360,28 @@ TEST(SimulateCli, DeferRecvCostsLatencyOnlyWithRendezvous) {
     EXPECT_EQ(step(base + " --defer-recv --rendezvous"), 65'700'000);
 }
 
+// A straggler what-if from the command line: GPipe pp=2 m=4 with rank 1 at twice its costs
+// takes (p - 1)(F + B) + m x 2 (F + B); the recorded run replays to the same times.
+TEST(SimulateCli, RankSlowdownMakesAStragglerAndReplays) {
+    const auto trace = fresh_trace("straggler");
+    auto result = run_pipelens(
+        "simulate --schedule GPipe --pp 2 --m 4 --f 1ms --i 0.5ms --w 0.5ms --rank-slowdown 1,2 "
+        "--json --out " +
+        trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(nlohmann::json::parse(result.out)["step_time_ns"].get<std::int64_t>(),
+              2'000'000 + 4 * 2 * 2'000'000);
+    result = run_pipelens("replay " + trace.string() + " --check");
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    result = run_pipelens("replay " + trace.string());
+    EXPECT_NE(result.out.find("costs.rank_slowdown: 1, 2"), std::string::npos) << result.out;
+    result = run_pipelens("simulate --schedule GPipe --pp 2 --m 4 --rank-slowdown 1,fast");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: --rank-slowdown: 'fast' is not a number (give one factor "
+              "per rank, e.g. 1,1.8)\n");
+}
+
 TEST(SimulateCli, ZeroBubbleInputsThatCannotWorkExitTwo) {
     // Per-stage times enter as their median (the authors' runtime does so): F = 1 here, and
     // the simulation charges each stage its own F.

@@ -164,6 +164,14 @@ TEST(ExperimentToml, ValidationAgainstTheSchedule) {
                        "device_tflops = 1\n"),
               "exp.toml: transformer.layers_per_stage: [5, 4, 4, 3] adds up to 16 layers but "
               "transformer.layers is 17");
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[costs]\nrank_slowdown = [1, 2]\n"),
+              "exp.toml: costs.rank_slowdown: has 2 values but the schedule has 4 ranks (give "
+              "one factor per rank)");
+    EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 8\n[costs]\nrank_slowdown = [1, 0]\n"),
+              "exp.toml: costs.rank_slowdown: 0 is not a slowdown factor (give a number above 0, "
+              "1 for a rank at its stage costs, 2 for one taking twice as long)");
+    EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 8\n[costs]\nrank_slowdown = [1, \"x\"]\n"),
+              "exp.toml:5:21: costs.rank_slowdown: expected numbers");
     EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\ndefer_recv = 1\n"),
               "exp.toml:4:14: schedule.defer_recv: expected true or false");
 }
@@ -223,6 +231,9 @@ TEST(ExperimentToml, ZeroBubbleLimitDeferralAndRendezvousRoundTrip) {
         EXPECT_TRUE(copy.rendezvous);
         EXPECT_EQ(copy.shape.kind, ScheduleKind::zero_bubble_auto);
     }
+    original.rank_slowdown = {1.0, 1.75, 1.0, 1.0};
+    EXPECT_EQ(parse_experiment_toml(experiment_to_toml(original), "copy").rank_slowdown,
+              original.rank_slowdown);
     EXPECT_EQ(parse_activation_limit("p").resolve(8), 8);
     EXPECT_EQ(parse_activation_limit("2p").resolve(8), 16);
     EXPECT_EQ(parse_activation_limit("12").resolve(8), 12);

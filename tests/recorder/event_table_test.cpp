@@ -65,7 +65,7 @@ std::vector<Call> simulation_calls() {
         [csv](StateRecorder& r) { r.load_schedule_csv("plan.csv", csv); },
         [](StateRecorder& r) { r.lower_schedule(true); },
         [](StateRecorder& r) {
-            r.set_cost_model({true, 1500, 0, 5000, 12.5, 8, 0.75, 10, 20, 30});
+            r.set_cost_model({true, 1500, 0, 5000, 12.5, 8, 0.75, 10, 20, 30, false, {}});
         },
         [](StateRecorder& r) {
             r.set_stage_costs(0, {100, 60, 40, 100, 4096, 8192});
@@ -177,7 +177,7 @@ TEST(EventTable, EveryKindRoundTripsAndReplaysToTheRecordedState) {
 TEST(EventTable, ZeroBubbleDeferralAndRendezvousFieldsRoundTrip) {
     ScheduleShape shape{ScheduleKind::zero_bubble_auto, 4, 1, 8};
     shape.zero_bubble = {5, 6, 4, 1, 8};
-    recorder::CostModelState costs{true, 300, 0, 300, 0, 8, 1.0, 0, 0, 0};
+    recorder::CostModelState costs{true, 300, 0, 300, 0, 8, 1.0, 0, 0, 0, false, {}};
     costs.rendezvous = true;
     const std::vector<Call> calls = {
         [shape](StateRecorder& r) { r.choose_schedule(shape); },

@@ -39,6 +39,29 @@ TEST(SimulatorClosedForms, GPipeAndOneFOneBBubbleShare) {
             }
 }
 
+// A straggler k taking s times its stage costs bounds GPipe: the forwards leave it at its pace
+// and the fast stages add one F each, the backwards likewise, so the step is
+// (p - 1)(F + B) + m s (F + B) wherever the slow rank sits, and only it is busier.
+TEST(SimulatorClosedForms, GPipeWithOneSlowRank) {
+    CostModel costs = unit_costs(1000, 600, 400);  // B = 1000
+    for (int p = 2; p <= 5; ++p)
+        for (int slow = 0; slow < p; ++slow)
+            for (double factor : {2.0, 3.0}) {
+                SCOPED_TRACE(::testing::Message()
+                             << "p=" << p << " slow rank " << slow << " x" << factor);
+                costs.rank_slowdown.assign(static_cast<std::size_t>(p), 1.0);
+                costs.rank_slowdown[static_cast<std::size_t>(slow)] = factor;
+                const int m = 2 * p;
+                const SimulationResult result = run(ScheduleKind::gpipe, p, 1, m, costs);
+                const auto scaled = static_cast<std::int64_t>(factor * m * 2000);
+                EXPECT_EQ(result.step_time_ns, (p - 1) * 2000 + scaled);
+                for (const RankResult& rank : result.ranks)
+                    EXPECT_EQ(rank.busy_ns, rank.rank == slow ? scaled : m * 2000);
+            }
+    costs.rank_slowdown = {1.0};  // fewer factors than ranks: the others at 1
+    EXPECT_EQ(run(ScheduleKind::gpipe, 2, 1, 2, costs).step_time_ns, 3 * 2000);
+}
+
 TEST(SimulatorClosedForms, InterleavedBubbleShrinksWithStagesPerRank) {
     const CostModel costs = unit_costs(1000, 1000, 1000);
     for (int p = 2; p <= 4; ++p)
