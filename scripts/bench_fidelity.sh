@@ -16,7 +16,11 @@
 # and each run's "drift" is the geometric mean of its two neighbours' measured/predicted ratios.
 # "drift" printed is the median of those; "at calib" is the median over the runs of the error
 # with each run's own drift divided out: the error a machine running at the calibration's speed
-# would show. Both errors are printed.
+# would show. Both errors are printed, and a third: "at ranks", each run predicted again at the
+# speed each rank's core ran in that run (its measured busy time over the predicted, given as
+# --rank-slowdown): cores here slow down one at a time, for a whole run, which no neighbouring
+# reference run can see. It keeps the model's part of the error (what waits for what, how the
+# costs split into kinds and stages) and takes out the machine's.
 # Local ranks (threads), one intra-op thread each: on a 2-core machine nothing time-slices.
 set -euo pipefail
 
@@ -47,39 +51,49 @@ done
     --out "$work/calibrated.toml"
 
 configs=(1F1B:1 GPipe:1 Interleaved1F1B:2 InterleavedZeroBubble:2 ZBVZeroBubble:2 DualPipeV:2)
-printf "schedule\tv\tm\tstep_ns\tpeak_rank0\tpeak_rank1\n" >"$work/predictions.tsv"
+printf "schedule\tv\tm\tstep_ns\tpeak_rank0\tpeak_rank1\tbusy_rank0\tbusy_rank1\n" \
+    >"$work/predictions.tsv"
 for m in 8 16; do
     for config in "${configs[@]}"; do
         schedule=${config%%:*} v=${config##*:}
         json=$("$pipelens" simulate "$work/calibrated.toml" --schedule "$schedule" --v "$v" \
             --m "$m" --json)
-        peaks=($(field peak_memory_bytes "$json"))
-        printf "%s\t%s\t%s\t%s\t%s\t%s\n" "$schedule" "$v" "$m" \
+        peaks=($(field peak_memory_bytes "$json")) busy=($(field busy_ns "$json"))
+        printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$schedule" "$v" "$m" \
             "$(field step_time_ns "$json" | head -1)" "${peaks[0]}" "${peaks[1]}" \
-            >>"$work/predictions.tsv"
+            "${busy[0]}" "${busy[1]}" >>"$work/predictions.tsv"
     done
 done
 echo "== predictions written before any run: $work/predictions.tsv"
 
 reference=$(awk -F'\t' '$1 == "1F1B" && $3 == 8 {print $4}' "$work/predictions.tsv")
-printf "\n%-22s %2s %3s %6s %12s %25s %7s %6s %9s %24s %24s\n" schedule v m load predicted \
-    "measured median (min-max)" error drift "at calib" "peak r0 pred/meas" "peak r1 pred/meas"
-tail -n +2 "$work/predictions.tsv" | while IFS=$'\t' read -r schedule v m predicted p0 p1; do
+printf "\n%-22s %2s %3s %6s %12s %25s %7s %6s %9s %9s %24s %24s\n" schedule v m load predicted \
+    "measured median (min-max)" error drift "at calib" "at ranks" "peak r0 pred/meas" \
+    "peak r1 pred/meas"
+tail -n +2 "$work/predictions.tsv" | while IFS=$'\t' read -r schedule v m predicted p0 p1 b0 b1; do
     before=$(load)
-    steps=() m0=() m1=() references=("$(reference_step)")
+    steps=() m0=() m1=() references=("$(reference_step)") at_ranks=()
     for ((run = 0; run < runs; ++run)); do
         json=$("$pipelens" run --schedule "$schedule" --pp 2 --v "$v" --m "$m" \
             --batch $((m * rows_per_microbatch)) "${model[@]}" --json)
         steps+=("$(field step_time_ns "$json" | head -1)")
-        peaks=($(field peak_memory_bytes "$json"))
+        peaks=($(field peak_memory_bytes "$json")) busy=($(field busy_ns "$json"))
         m0+=("${peaks[0]}") m1+=("${peaks[1]}")
+        # The same prediction at the speed each rank's core ran in this run (its measured busy
+        # time over the predicted): what the model gets wrong once the machine's speed is out.
+        slowdown=$(awk -v a="${busy[0]}" -v b="${busy[1]}" -v p="$b0" -v q="$b1" \
+            'BEGIN {printf "%.4f,%.4f", a / p, b / q}')
+        at_speed=$(field step_time_ns "$("$pipelens" simulate "$work/calibrated.toml" \
+            --schedule "$schedule" --v "$v" --m "$m" --rank-slowdown "$slowdown" --json)" |
+            head -1)
+        at_ranks+=("$(awk -v p="$at_speed" -v x="${steps[-1]}" 'BEGIN {print (p - x) / x}')")
         references+=("$(reference_step)")
     done
     measured=$(printf "%s\n" "${steps[@]}" | median)
     low=$(printf "%s\n" "${steps[@]}" | sort -n | head -1)
     high=$(printf "%s\n" "${steps[@]}" | sort -n | tail -1)
     r0=$(printf "%s\n" "${m0[@]}" | median) r1=$(printf "%s\n" "${m1[@]}" | median)
-    pairs="${references[*]}|${steps[*]}"
+    pairs="${references[*]}|${steps[*]}|${at_ranks[*]}"
     awk -v s="$schedule" -v v="$v" -v m="$m" -v l="$before" -v p="$predicted" -v x="$measured" \
         -v lo="$low" -v hi="$high" -v p0="$p0" -v r0="$r0" -v p1="$p1" -v r1="$r1" \
         -v ref="$reference" -v pairs="$pairs" '
@@ -94,15 +108,17 @@ tail -n +2 "$work/predictions.tsv" | while IFS=$'\t' read -r schedule v m predic
         split(pairs, halves, "|")
         split(halves[1], references, " ")
         count = split(halves[2], measured, " ")
+        split(halves[3], at_ranks, " ")
         for (i = 1; i <= count; ++i) {
             ratios[i] = sqrt(references[i] * references[i + 1]) / ref
             errors[i] = (p * ratios[i] - measured[i]) / measured[i]
         }
         drift = median(ratios, count)
         calibrated_error = median(errors, count)
-        printf "%-22s %2s %3s %6s %9.1f ms %9.1f ms (%.1f-%.1f) %+6.1f%% %6.2f %+8.1f%% %7.0f/%7.0f KiB %+5.1f%% %7.0f/%7.0f KiB %+5.1f%%\n",
+        rank_error = median(at_ranks, count)
+        printf "%-22s %2s %3s %6s %9.1f ms %9.1f ms (%.1f-%.1f) %+6.1f%% %6.2f %+8.1f%% %+8.1f%% %7.0f/%7.0f KiB %+5.1f%% %7.0f/%7.0f KiB %+5.1f%%\n",
             s, v, m, l, p / 1e6, x / 1e6, lo / 1e6, hi / 1e6, (p - x) / x * 100, drift,
-            calibrated_error * 100,
+            calibrated_error * 100, rank_error * 100,
             p0 / 1024, r0 / 1024, (p0 - r0) / r0 * 100, p1 / 1024, r1 / 1024, (p1 - r1) / r1 * 100
     }'
 done
