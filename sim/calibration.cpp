@@ -12,18 +12,11 @@
 
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/schedule/action.hpp"
+#include "sim/median.hpp"
 #include "sim/profile_calibration.hpp"
 
 namespace pipelens::sim {
 namespace {
-
-std::int64_t median(std::vector<std::int64_t> values) {
-    if (values.empty())
-        return 0;
-    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-    std::nth_element(values.begin(), middle, values.end());
-    return *middle;
-}
 
 struct StageSamples {
     std::vector<std::int64_t> forward, input, weight, full_backward;
@@ -77,7 +70,7 @@ std::vector<RunStageTimes> median_stage_times(
             forward.push_back(run[stage].forward_ns);
             backward.push_back(run[stage].backward_ns);
         }
-        times[stage] = {median(forward), median(backward)};
+        times[stage] = {median_of(forward), median_of(backward)};
     }
     return times;
 }
@@ -171,11 +164,11 @@ void calibrate_from_actions(Calibration& calibration, const traces::TraceReader&
         }
     }
     for (const StageSamples& stage : samples) {
-        experiment.forward_ns.push_back(median(stage.forward));
-        const std::int64_t backward = median(stage.full_backward);
-        const std::int64_t input = stage.input.empty() ? backward / 2 : median(stage.input);
+        experiment.forward_ns.push_back(median_of(stage.forward));
+        const std::int64_t backward = median_of(stage.full_backward);
+        const std::int64_t input = stage.input.empty() ? backward / 2 : median_of(stage.input);
         const std::int64_t weight =
-            stage.weight.empty() ? backward - backward / 2 : median(stage.weight);
+            stage.weight.empty() ? backward - backward / 2 : median_of(stage.weight);
         experiment.input_ns.push_back(input);
         experiment.weight_ns.push_back(weight);
         if (!stage.full_backward.empty())
@@ -186,7 +179,7 @@ void calibrate_from_actions(Calibration& calibration, const traces::TraceReader&
         experiment.backward_ns.clear();  // mixed B and I/W stages: B = I + W everywhere
 
     calibration.transfer_samples = static_cast<int>(deliveries.size());
-    const std::int64_t latency = median(deliveries);
+    const std::int64_t latency = median_of(deliveries);
     if (latency < 0)  // a RECV that ended before its SEND began: two clocks, not one
         throw std::invalid_argument(fmt::format(
             "run {}: the median send/recv delivery is {} ns, below zero: its ranks' times are not "
@@ -254,9 +247,15 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
                                   fmt::join(run_ids, ", "), reader.path().string());
     experiment.source = reader.path().string();
     std::vector<std::int64_t> steps;
-    for (const traces::RunRecord& each : runs)
+    std::map<int, std::vector<std::int64_t>> peaks;
+    for (const traces::RunRecord& each : runs) {
         steps.push_back(each.step_time_ns.value_or(0));
-    calibration.measured_step_ns = median(steps);
+        for (const traces::RankRecord& rank : reader.ranks(each.id))
+            peaks[rank.rank].push_back(rank.peak_memory_bytes);
+    }
+    calibration.measured_step_ns = median_of(steps);
+    for (auto& [rank, values] : peaks)
+        calibration.measured_peak_bytes[rank] = median_of(std::move(values));
     carry_run_options(experiment, run.config);
     std::vector<std::vector<traces::ProfileRecord>> profiles;
     std::vector<std::vector<traces::ActionRecord>> run_actions;

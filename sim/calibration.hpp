@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "engine/experiment/experiment.hpp"
@@ -18,7 +19,8 @@ namespace pipelens::sim {
 
 struct Calibration {
     Experiment experiment;
-    std::int64_t measured_step_ns = 0;
+    std::int64_t measured_step_ns = 0;                // the median over the runs
+    std::map<int, std::int64_t> measured_peak_bytes;  // by rank, the median over the runs
     int transfer_samples = 0;   // transfers the link latency came from (runs without a profile)
     bool from_profile = false;  // per-layer costs from `run --profile`
     int link_sizes = 0;         // message sizes the link fit used (from a profile)

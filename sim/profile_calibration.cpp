@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "sim/layer_costs.hpp"
+#include "sim/median.hpp"
 
 namespace pipelens::sim {
 namespace {
@@ -25,13 +26,6 @@ struct StageFigures {
     int first_layer = -1;
     int last_layer = -1;
 };
-
-std::int64_t median_of(std::vector<std::int64_t> values) {
-    if (values.empty())
-        return 0;
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
-}
 
 std::int64_t figure(const StageFigures& stage, const std::string& quantity, int stage_index,
                     std::int64_t run_id) {

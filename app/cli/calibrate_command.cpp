@@ -2,7 +2,6 @@
 // a real run's measured times (or the medians over several repeats of one configuration),
 // simulates it, and reports how close the simulated step is to the measured one; --out writes
 // the experiment so `pipelens simulate` can explore from there.
-#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -52,21 +51,6 @@ std::vector<StageCostColumn> stage_cost_columns() {
             {"b_ns", "B", [](const sim::StageCost& stage) { return stage.backward_ns(); }}};
 }
 
-// Each rank's measured peak: the median over the runs.
-std::map<int, std::int64_t> measured_peaks(const traces::TraceReader& reader,
-                                           const std::vector<std::int64_t>& run_ids) {
-    std::map<int, std::vector<std::int64_t>> by_rank;
-    for (std::int64_t run_id : run_ids)
-        for (const traces::RankRecord& rank : reader.ranks(run_id))
-            by_rank[rank.rank].push_back(rank.peak_memory_bytes);
-    std::map<int, std::int64_t> peaks;
-    for (auto& [rank, values] : by_rank) {
-        std::sort(values.begin(), values.end());
-        peaks[rank] = values[values.size() / 2];
-    }
-    return peaks;
-}
-
 std::int64_t simulated_peak(const sim::SimulationResult& simulated, int rank) {
     for (const auto& entry : simulated.ranks)
         if (entry.rank == rank)
@@ -100,7 +84,7 @@ void run_calibrate(const CalibrateOptions& options) {
     const Schedule lowered = lowered_schedule_for(experiment);
     const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
     const sim::SimulationResult simulated = sim::simulate(lowered, costs);
-    const std::map<int, std::int64_t> measured_peak = measured_peaks(reader, run_ids);
+    const std::map<int, std::int64_t>& measured_peak = calibration.measured_peak_bytes;
     const double measured = static_cast<double>(calibration.measured_step_ns);
     const double error =
         measured > 0 ? (static_cast<double>(simulated.step_time_ns) - measured) / measured : 0;

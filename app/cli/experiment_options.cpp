@@ -40,24 +40,14 @@ Result single_flag(const std::string& text, std::string_view flag,
     }
 }
 
-// "1,1.8" -> {1, 1.8}; whether they fit the ranks is the experiment's validation.
-std::vector<double> slowdown_factors(const std::string& text) {
-    std::vector<double> factors;
-    std::size_t begin = 0;
-    for (;;) {
-        const std::size_t comma = text.find(',', begin);
-        const std::string item = text.substr(begin, comma - begin);
-        double factor = 0;
-        const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), factor);
-        if (item.empty() || error != std::errc() || end != item.data() + item.size())
-            throw ExperimentError(fmt::format(
-                "--rank-slowdown: '{}' is not a number (give one factor per rank, e.g. 1,1.8)",
-                item));
-        factors.push_back(factor);
-        if (comma == std::string::npos)
-            return factors;
-        begin = comma + 1;
-    }
+// One --rank-slowdown factor; whether the factors fit the ranks is the experiment's validation.
+double parse_slowdown_factor(std::string_view text) {
+    double factor = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), factor);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size())
+        throw UnitParseError(
+            fmt::format("'{}' is not a number (give one factor per rank, e.g. 1,1.8)", text));
+    return factor;
 }
 
 bool has_experiment_flags(const ExperimentOptions& options) {
@@ -230,7 +220,8 @@ Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment e
     if (options.overlap_efficiency)
         experiment.overlap_efficiency = *options.overlap_efficiency;
     if (options.rank_slowdown)
-        experiment.rank_slowdown = slowdown_factors(*options.rank_slowdown);
+        experiment.rank_slowdown =
+            per_stage_flag(*options.rank_slowdown, "--rank-slowdown", parse_slowdown_factor);
     return experiment;
 }
 

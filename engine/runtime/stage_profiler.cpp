@@ -119,7 +119,6 @@ class Profiler {
     // `weight`: the budget's shares each of its quantities gets (its layer count).
     void profile(PipelineStage& stage, const TensorList& inputs, int stage_index, int layer,
                  const std::string& layer_name, int weight) {
-        rule_.budget = unit_budget_ * weight;
         const torch::Tensor target = stage.is_last() ? input_.last_stage_target : torch::Tensor();
         const TensorList outputs = stage.forward(0, inputs, target);
         std::int64_t output_bytes = 0;
@@ -131,7 +130,7 @@ class Profiler {
             figures_.push_back({input_.rank, stage_index, layer, layer_name, quantity, -1, 0,
                                 spread.median, spread.low, spread.high, spread.samples});
         };
-        add("F", repeat([&] {
+        add("F", repeat(weight, [&] {
                 const std::int64_t took = time_ns([&] { stage.forward(0, inputs, target); });
                 stage.drop(0);
                 return took;
@@ -146,8 +145,11 @@ class Profiler {
     std::vector<ProfileFigure> take() { return std::move(figures_); }
 
   private:
-    Spread repeat(const std::function<std::int64_t()>& timed_run) const {
-        return repeat_until_stable(timed_run, rule_);
+    // Repeats `timed_run` on `shares` of the budget.
+    Spread repeat(int shares, const std::function<std::int64_t()>& timed_run) const {
+        RepeatRule rule;
+        rule.budget = unit_budget_ * shares;
+        return repeat_until_stable(timed_run, rule);
     }
 
     // I, W and B, back to back in every repetition. Calibration keeps only their ratios (the
@@ -157,9 +159,8 @@ class Profiler {
     void profile_backwards(PipelineStage& stage, const TensorList& inputs,
                            const torch::Tensor& target, const TensorList& gradients, const Add& add,
                            int weight) {
-        rule_.budget = unit_budget_ * kBackwardShares * weight;
         std::vector<std::int64_t> input_ns, weight_ns, full_ns;
-        repeat([&] {
+        repeat(kBackwardShares * weight, [&] {
             stage.forward(0, inputs, target);
             input_ns.push_back(time_ns([&] { stage.backward_input(0, gradients); }));
             weight_ns.push_back(time_ns([&] { stage.backward_weight(0); }));
@@ -173,9 +174,9 @@ class Profiler {
     }
 
     // The samples a repeat() collected on the side, less its warm-up runs.
-    std::vector<std::int64_t> after_warmup(std::vector<std::int64_t> samples) const {
-        samples.erase(samples.begin(),
-                      samples.begin() + std::min<std::size_t>(samples.size(), rule_.warmup));
+    static std::vector<std::int64_t> after_warmup(std::vector<std::int64_t> samples) {
+        const auto warmup = static_cast<std::size_t>(RepeatRule{}.warmup);
+        samples.erase(samples.begin(), samples.begin() + std::min(samples.size(), warmup));
         return samples;
     }
 
@@ -187,9 +188,8 @@ class Profiler {
     void profile_overlap(PipelineStage& stage, const TensorList& inputs,
                          const torch::Tensor& target, const TensorList& gradients, const Add& add,
                          int weight) {
-        rule_.budget = unit_budget_ * kOverlapShares * weight;  // three timed runs a repetition
         std::vector<std::int64_t> savings;
-        const Spread overlapped = repeat([&] {
+        const Spread overlapped = repeat(kOverlapShares * weight, [&] {
             const std::int64_t forward = time_ns([&] { stage.forward(0, inputs, target); });
             stage.drop(0);
             stage.forward(1, inputs, target);
@@ -229,7 +229,6 @@ class Profiler {
 
     const StageProfileInput& input_;
     std::chrono::nanoseconds unit_budget_;
-    RepeatRule rule_;
     std::vector<ProfileFigure> figures_;
 };
 
