@@ -12,6 +12,7 @@
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "engine/schedule/schedule_kind.hpp"
+#include "engine/schedule/schedule_size.hpp"
 #include "engine/schedule/static_check.hpp"
 #include "traces/trace_error.hpp"
 
@@ -41,6 +42,9 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
     } catch (const ScheduleFileError& error) {
         fmt::print(stderr, "pipelens: {}\n", error.what());
         return kExitUsage;
+    } catch (const ScheduleTooLargeError& error) {
+        fmt::print(stderr, "pipelens: {}\n", error.what());
+        return kExitTooLarge;
     } catch (const ScheduleCheckError& error) {
         fmt::print(stderr, "pipelens: {}\n", error.what());
         return kExitCheckFailed;

@@ -16,6 +16,7 @@ namespace pipelens::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;  // the input was read but is wrong (check, hang, ...)
 inline constexpr int kExitUsage = 2;        // bad arguments, unreadable or malformed input
+inline constexpr int kExitTooLarge = 3;     // the work cannot fit this machine's memory
 
 inline constexpr const char* kVersion = "pipelens 0.1.0";
 // Both binaries list `run` and `explain` with these words.

@@ -16,6 +16,7 @@
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
+#include "engine/schedule/schedule_size.hpp"
 #include "engine/schedule/schedule_table.hpp"
 
 namespace pipelens::cli {
@@ -91,6 +92,7 @@ void run_schedule(const ScheduleOptions& options) {
     shape.stages_per_rank = options.v.value_or(is_multi_stage(shape.kind) ? 2 : 1);
     shape.microbatch_count = *options.m;
     shape.zero_bubble = zero_bubble_inputs(options, shape.kind);
+    check_schedule_fits(shape, available_memory_bytes());
     Schedule schedule = generate_schedule(shape);
     if (options.comms || options.fsdp || options.defer_recv) {
         LoweringOptions lowering;

@@ -15,6 +15,7 @@
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
+#include "engine/schedule/schedule_size.hpp"
 #include "engine/schedule/static_check.hpp"
 #include "engine/stage_plan/backend_choice.hpp"
 #include "engine/stage_plan/stage_split.hpp"
@@ -307,6 +308,7 @@ void ConfigureTransport::apply(EventTarget& target) const {
 }
 
 void ChooseSchedule::apply(EventTarget& target) const {
+    check_schedule_fits(shape, available_memory_bytes());  // before any allocation
     use_schedule(target.mutable_state(), generate_schedule(shape), "generated");
     if (shape.kind == ScheduleKind::zero_bubble_auto) {
         const ZeroBubbleInputs& in = shape.zero_bubble;
