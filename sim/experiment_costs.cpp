@@ -1,7 +1,9 @@
 // Cost model construction. Per-stage lists are expanded to one value per stage here, so the
-// CostModel never has to guess whether a single value means "all stages".
+// CostModel never has to guess whether a single value means "all stages", and per-model or
+// per-layer figures (costs.per) are divided over the stages here and nowhere else.
 #include "sim/experiment_costs.hpp"
 
+#include "engine/stage_plan/stage_split.hpp"
 #include "sim/layer_costs.hpp"
 #include "sim/transformer_flops.hpp"
 
@@ -15,6 +17,44 @@ std::int64_t value_for(const std::vector<std::int64_t>& values, int stage, std::
         return fallback;
     return values.size() == 1 ? values.front() : values[stage];
 }
+
+// How a flat [costs] figure becomes each stage's: as given (per stage), an even share of the
+// whole (per model: the shares add up to the figure exactly), or the figure times the stage's
+// layers (per layer, split as a real run splits them).
+class StageShares {
+  public:
+    StageShares(const Experiment& experiment, int stage_count)
+        : scope_(experiment.cost_scope), stage_count_(stage_count) {
+        if (scope_ != CostScope::layer)
+            return;
+        std::vector<std::string> names;
+        for (int layer = 0; layer < experiment.model.layers; ++layer)
+            names.push_back("layers." + std::to_string(layer));
+        std::vector<runtime::SplitPoint> points;
+        for (const std::string& point : experiment.model.split_points)
+            points.push_back(runtime::parse_split_point(point));
+        for (const runtime::StageLayers& stage : runtime::split_layers(names, stage_count, points))
+            layers_.push_back(stage.count);
+    }
+
+    std::int64_t of(const std::vector<std::int64_t>& values, int stage,
+                    std::int64_t fallback) const {
+        const std::int64_t given = value_for(values, stage, fallback);
+        if (values.empty() || scope_ == CostScope::stage)
+            return given;
+        if (scope_ == CostScope::layer)
+            return given * layers_[stage];
+        const auto share_end = [&](int end) {
+            return static_cast<std::int64_t>(static_cast<__int128>(given) * end / stage_count_);
+        };
+        return share_end(stage + 1) - share_end(stage);
+    }
+
+  private:
+    CostScope scope_;
+    int stage_count_;
+    std::vector<int> layers_;  // per stage, for CostScope::layer
+};
 
 void add_transformer_costs(const TransformerSpec& spec, int stage_count, CostModel& costs) {
     const LayerFlops flops = transformer_layer_flops(spec);
@@ -47,13 +87,14 @@ CostModel cost_model_for(const Experiment& experiment, int stage_count) {
             costs.kept_bytes.push_back(stage.kept_bytes);
         }
     } else {
+        const StageShares shares(experiment, stage_count);
         for (int stage = 0; stage < stage_count; ++stage) {
             StageCost cost;
-            cost.forward_ns = value_for(experiment.forward_ns, stage, kDefaultTimeNs);
-            cost.input_ns = value_for(experiment.input_ns, stage, kDefaultTimeNs);
-            cost.weight_ns = value_for(experiment.weight_ns, stage, kDefaultTimeNs);
+            cost.forward_ns = shares.of(experiment.forward_ns, stage, kDefaultTimeNs);
+            cost.input_ns = shares.of(experiment.input_ns, stage, kDefaultTimeNs);
+            cost.weight_ns = shares.of(experiment.weight_ns, stage, kDefaultTimeNs);
             if (!experiment.backward_ns.empty())
-                cost.full_backward_ns = value_for(experiment.backward_ns, stage, 0);
+                cost.full_backward_ns = shares.of(experiment.backward_ns, stage, 0);
             costs.stages.push_back(cost);
         }
     }
@@ -63,10 +104,11 @@ CostModel cost_model_for(const Experiment& experiment, int stage_count) {
             costs.activation_bytes.push_back(value_for(experiment.activation_bytes, stage, 0));
     }
     if (!experiment.held_activation_bytes.empty()) {
+        const StageShares shares(experiment, stage_count);
         costs.held_activation_bytes.clear();
         for (int stage = 0; stage < stage_count; ++stage)
             costs.held_activation_bytes.push_back(
-                value_for(experiment.held_activation_bytes, stage, 0));
+                shares.of(experiment.held_activation_bytes, stage, 0));
     }
     costs.intra_host = {experiment.intra_host.latency_ns, experiment.intra_host.bytes_per_ns};
     costs.inter_host = {experiment.inter_host.latency_ns, experiment.inter_host.bytes_per_ns};

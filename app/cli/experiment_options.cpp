@@ -2,6 +2,7 @@
 // whole field (a per-stage list included), never merges into it.
 #include "app/cli/experiment_options.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 
@@ -56,7 +57,52 @@ bool has_experiment_flags(const ExperimentOptions& options) {
            options.weight || options.backward || options.activation_bytes ||
            options.held_activation_bytes || options.p2p_latency || options.p2p_bandwidth ||
            options.ranks_per_host || options.overlap_efficiency || options.rendezvous ||
-           options.rank_slowdown;
+           options.rank_slowdown || options.costs_per || options.transformer.layers ||
+           options.transformer.any_but_layers();
+}
+
+// --layers edits the transformer when there is one (or the flags make one), else it is the
+// model's layer count that per-layer costs multiply.
+void apply_transformer_flags(const ExperimentOptions::TransformerFlags& flags,
+                             Experiment& experiment) {
+    if (!experiment.transformer && !flags.any_but_layers()) {
+        if (flags.layers)
+            experiment.model.layers = *flags.layers;
+        return;
+    }
+    TransformerSpec& spec =
+        experiment.transformer ? *experiment.transformer : experiment.transformer.emplace();
+    if (flags.layers) {
+        spec.layers = *flags.layers;
+        spec.layers_per_stage.clear();  // the file's split was for its own layer count
+    }
+    spec.hidden = flags.hidden.value_or(spec.hidden);
+    spec.heads = flags.heads.value_or(spec.heads);
+    spec.sequence = flags.sequence.value_or(spec.sequence);
+    spec.microbatch_size = flags.microbatch_size.value_or(spec.microbatch_size);
+    spec.dtype = flags.dtype.value_or(spec.dtype);
+    spec.device_tflops = flags.device_tflops.value_or(spec.device_tflops);
+}
+
+// A time flag beside a model that derives the times would silently replace the model (or be
+// silently ignored): refuse the mix, naming both.
+void refuse_times_beside_a_model(const ExperimentOptions& options, const Experiment& experiment) {
+    const char* flag = options.forward    ? "--f"
+                       : options.input    ? "--i"
+                       : options.weight   ? "--w"
+                       : options.backward ? "--b"
+                                          : nullptr;
+    if (!flag || (!experiment.transformer && !experiment.layers))
+        return;
+    const std::string origin = options.transformer.any_but_layers() && !experiment.layers
+                                   ? std::string("the transformer flags (--hidden, ...) describe")
+                                   : fmt::format("{} has {}, which derives", experiment.source,
+                                                 experiment.layers ? "[layers] (measured per layer)"
+                                                                   : "a [transformer] section");
+    throw ExperimentError(fmt::format(
+        "{}: {} every stage's F, I and W; give stage times or a model, not both (drop {}, or "
+        "leave the model out)",
+        flag, origin, flag));
 }
 
 }  // namespace
@@ -136,13 +182,38 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
     command.add_option("--rank-slowdown", options.rank_slowdown,
                        "A straggler: per rank, how many times its stage costs its computations "
                        "take (1,1.8: rank 1 takes 1.8 times as long)");
+    command.add_option("--costs-per", options.costs_per,
+                       "What --f/--i/--w/--b and --held-activation-bytes are the cost of: stage "
+                       "(default), model (divided over the pp x v stages) or layer (times each "
+                       "stage's layers; --layers)");
+    add_transformer_options(command, options.transformer);
+}
+
+void add_transformer_options(CLI::App& command, ExperimentOptions::TransformerFlags& flags) {
+    const std::string group = "Transformer ([transformer] in a file; stage times from FLOPs)";
+    add_count_option(command, "--layers", flags.layers,
+                     "Model layers (with --costs-per layer: the count per-layer costs multiply)", 1)
+        ->group(group);
+    add_count_option(command, "--hidden", flags.hidden, "Hidden size", 1)->group(group);
+    add_count_option(command, "--heads", flags.heads, "Attention heads", 1)->group(group);
+    add_count_option(command, "--sequence", flags.sequence, "Sequence length", 1)->group(group);
+    add_count_option(command, "--microbatch-size", flags.microbatch_size,
+                     "Sequences per microbatch (default 1)", 1)
+        ->group(group);
+    command.add_option("--dtype", flags.dtype, "fp32, bf16 (default), fp16 or fp8")->group(group);
+    command.add_option("--device-tflops", flags.device_tflops, "Achieved TFLOP/s per device")
+        ->group(group);
 }
 
 Experiment load_experiment(const ExperimentOptions& options) {
     if (!options.file.empty())
         return apply_experiment_flags(options, read_experiment_file(options.file));
-    if (has_experiment_flags(options))
-        return apply_experiment_flags(options, plain_experiment());
+    if (has_experiment_flags(options)) {
+        Experiment plain = plain_experiment();
+        if (options.transformer.any_but_layers())  // the model's times replace the unit times
+            plain.forward_ns = plain.input_ns = plain.weight_ns = {};
+        return apply_experiment_flags(options, std::move(plain));
+    }
     return default_experiment();
 }
 
@@ -154,7 +225,69 @@ ExperimentSweep load_experiment_sweep(const ExperimentOptions& options) {
     return sweep;
 }
 
+std::string flag_setting(const ExperimentOptions& options, const std::string& key) {
+    const ExperimentOptions::TransformerFlags& model = options.transformer;
+    const std::pair<const char*, bool> fields[] = {
+        {"schedule.kind", bool(options.schedule)},
+        {"schedule.file", bool(options.schedule_file)},
+        {"schedule.pp", bool(options.pp)},
+        {"schedule.v", bool(options.v)},
+        {"schedule.m", bool(options.m)},
+        {"schedule.defer_recv", options.defer_recv},
+        {"schedule.max_activations", bool(options.max_activations)},
+        {"costs.f", bool(options.forward)},
+        {"costs.i", bool(options.input)},
+        {"costs.w", bool(options.weight)},
+        {"costs.b", bool(options.backward)},
+        {"costs.per", bool(options.costs_per)},
+        {"costs.activation_bytes", bool(options.activation_bytes)},
+        {"costs.held_activation_bytes", bool(options.held_activation_bytes)},
+        {"costs.overlap_efficiency", bool(options.overlap_efficiency)},
+        {"costs.rank_slowdown", bool(options.rank_slowdown)},
+        {"network.latency", bool(options.p2p_latency)},
+        {"network.bandwidth", bool(options.p2p_bandwidth)},
+        {"network.ranks_per_host", bool(options.ranks_per_host)},
+        {"network.rendezvous", options.rendezvous},
+        {"transformer.layers", bool(model.layers)},
+        {"transformer.hidden", bool(model.hidden)},
+        {"transformer.heads", bool(model.heads)},
+        {"transformer.sequence", bool(model.sequence)},
+        {"transformer.microbatch_size", bool(model.microbatch_size)},
+        {"transformer.dtype", bool(model.dtype)},
+        {"transformer.device_tflops", bool(model.device_tflops)},
+    };
+    const std::pair<const char*, const char*> flags[] = {
+        {"schedule.kind", "--schedule"},
+        {"schedule.file", "--schedule-file"},
+        {"schedule.defer_recv", "--defer-recv"},
+        {"schedule.max_activations", "--max-activations"},
+        {"costs.per", "--costs-per"},
+        {"network.latency", "--p2p-latency"},
+        {"network.bandwidth", "--p2p-bandwidth"},
+        {"network.ranks_per_host", "--ranks-per-host"},
+        {"network.rendezvous", "--rendezvous"},
+    };
+    for (const auto& [field, given] : fields) {
+        if (key != field || !given)
+            continue;
+        for (const auto& [named, flag] : flags)
+            if (key == named)
+                return flag;
+        // The rest are named after their key: schedule.pp -> --pp, costs.f -> --f,
+        // transformer.microbatch_size -> --microbatch-size.
+        std::string flag = "--" + key.substr(key.find('.') + 1);
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        return flag;
+    }
+    return {};
+}
+
 Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment experiment) {
+    if (options.schedule && options.schedule_file)
+        throw ExperimentError(fmt::format(
+            "--schedule {} and --schedule-file {} both give the schedule: keep one (a CSV "
+            "schedule says its own order; --schedule generates one)",
+            *options.schedule, *options.schedule_file));
     if (options.schedule) {
         try {
             experiment.shape.kind = parse_schedule_kind(*options.schedule);
@@ -193,8 +326,15 @@ Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment e
         experiment.weight_ns = per_stage_flag(*options.weight, "--w", parse_duration_ns);
     if (options.backward)
         experiment.backward_ns = per_stage_flag(*options.backward, "--b", parse_duration_ns);
-    if (options.forward || options.input || options.weight || options.backward)
-        experiment.transformer.reset();  // explicit times replace derived ones
+    apply_transformer_flags(options.transformer, experiment);
+    refuse_times_beside_a_model(options, experiment);
+    if (options.costs_per) {
+        try {
+            experiment.cost_scope = parse_cost_scope(*options.costs_per);
+        } catch (const ExperimentError& error) {
+            throw ExperimentError(fmt::format("--costs-per: {}", error.what()));
+        }
+    }
     if (options.activation_bytes)
         experiment.activation_bytes =
             per_stage_flag(*options.activation_bytes, "--activation-bytes", parse_byte_count);

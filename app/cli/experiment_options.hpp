@@ -31,6 +31,16 @@ struct ExperimentOptions {
     bool rendezvous = false;
     std::optional<double> overlap_efficiency;
     std::optional<std::string> rank_slowdown;  // "1,1.8": one factor per rank
+    std::optional<std::string> costs_per;      // "stage", "model", "layer"
+    // The [transformer] section as flags: any of them makes (or edits) the transformer.
+    struct TransformerFlags {
+        std::optional<int> layers, hidden, heads, sequence, microbatch_size;
+        std::optional<std::string> dtype;
+        std::optional<double> device_tflops;
+        bool any_but_layers() const {
+            return hidden || heads || sequence || microbatch_size || dtype || device_tflops;
+        }
+    } transformer;
 };
 
 // An integer flag (--pp, --m, ...) read by pipelens rather than CLI11, so that a bad value is
@@ -39,6 +49,10 @@ struct ExperimentOptions {
 CLI::Option* add_count_option(CLI::App& command, const std::string& name,
                               std::optional<int>& target, const std::string& description,
                               int minimum);
+
+// --layers, --hidden, ...: the [transformer] section as flags (added by add_experiment_options
+// with costs).
+void add_transformer_options(CLI::App& command, ExperimentOptions::TransformerFlags& flags);
 
 // `with_costs` false: only the file and the schedule flags (for real runs).
 void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool with_costs = true);
@@ -51,6 +65,10 @@ Experiment load_experiment(const ExperimentOptions& options);
 // The same for a file that may hold a `[sweep]` table (`pipelens sweep`): its axes come back
 // apart from the experiment.
 ExperimentSweep load_experiment_sweep(const ExperimentOptions& options);
+
+// The flag in `options` that was given and sets the experiment field `key` ("schedule.pp" ->
+// "--pp"); empty when none was given. A sweep axis over a field a flag fixes is a contradiction.
+std::string flag_setting(const ExperimentOptions& options, const std::string& key);
 
 // The flags given in `options` applied to `experiment`.
 Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment experiment);

@@ -69,6 +69,9 @@ void run_simulate(const SimulateOptions& options) {
         const std::string title =
             subject + (experiment.name.empty() ? "" : fmt::format(" ({})", experiment.name));
         fmt::print("{}", format_run_figures(title, figures));
+        if (const std::string note = cost_scope_note(experiment, lowered.stages_per_rank);
+            !note.empty())
+            fmt::print("note: {}\n", note);
         if (run_id)
             fmt::print("recorded as run {} in {}\n", *run_id, options.out);
     }

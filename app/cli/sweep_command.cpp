@@ -44,6 +44,12 @@ SweepGrid sweep_grid(const SweepOptions& options) {
         axes.erase(std::remove_if(axes.begin(), axes.end(), same_key), axes.end());
         axes.push_back(std::move(axis));
     }
+    for (const SweepAxis& axis : axes)
+        if (const std::string flag = flag_setting(options.experiment, axis.key); !flag.empty())
+            throw ExperimentError(fmt::format(
+                "pipelens sweep: {} fixes {} while {} sweeps it: keep one (drop {} to sweep it, or "
+                "the axis to fix it)",
+                flag, axis.key, axis.where, flag));
     if (axes.empty())
         throw ExperimentError(
             "pipelens sweep: nothing to sweep: give --sweep KEY=VALUES (such as "
@@ -69,6 +75,19 @@ void record_best(const SweepGrid& grid, const SweepResults& results, const std::
     if (!run_ids.empty())
         fmt::print(stderr, "recorded the {} best as run{} {} in {}\n", run_ids.size(),
                    run_ids.size() == 1 ? "" : "s", fmt::join(run_ids, ", "), out);
+}
+
+// Said once, for the first simulated configuration whose flat per-stage costs make its model
+// larger than v = 1's: rows of different v then compare different models.
+std::string cost_scope_notes(const SweepGrid& grid, const SweepResults& results) {
+    for (const sim::SweepPoint& point : results.points) {
+        if (!point.simulated())
+            continue;
+        const std::string note = cost_scope_note(grid.configuration(point.index), point.v);
+        if (!note.empty())
+            return "\nnote: " + note;
+    }
+    return {};
 }
 
 void run_sweep_command(const SweepOptions& options) {
@@ -101,7 +120,7 @@ void run_sweep_command(const SweepOptions& options) {
         shard.count > 1 ? fmt::format(", shard {}/{} of {}", shard.index, shard.count, total) : "",
         total, seconds, threads, threads == 1 ? "" : "s", total / std::max(seconds, 1e-9),
         simulated);
-    write_sweep_outputs(results, options.outputs, heading);
+    write_sweep_outputs(results, options.outputs, heading + cost_scope_notes(grid, results));
     if (options.out)
         record_best(grid, results, *options.out, options.record ? *options.record : 10);
     enforce_sweep_gates(results, limits, options.gates, "pipelens sweep");

@@ -62,6 +62,36 @@ void validate_transformer(const TransformerSpec& spec, int stage_count,
                         fmt::join(spec.layers_per_stage, ", "), total, spec.layers));
 }
 
+// Per model or per layer, a figure is one number to divide, and it describes flat costs only:
+// [transformer] and [layers] are already per layer and divide themselves.
+void validate_cost_scope(const Experiment& experiment, int stage_count) {
+    if (experiment.cost_scope == CostScope::stage)
+        return;
+    const std::string_view scope = cost_scope_name(experiment.cost_scope);
+    require(!experiment.transformer && !experiment.layers, experiment, "costs.per",
+            fmt::format("\"{}\" applies to costs.f/i/w/b; [{}] is already per layer and is "
+                        "divided over the stages by its layers",
+                        scope, experiment.transformer ? "transformer" : "layers"));
+    const auto one_value = [&](const auto& values, std::string_view field) {
+        require(values.size() <= 1, experiment, field,
+                fmt::format("has {} values, but with costs.per = \"{}\" it is one figure, the "
+                            "whole {}'s, which pipelens divides over the stages",
+                            values.size(), scope, scope));
+    };
+    one_value(experiment.forward_ns, "costs.f");
+    one_value(experiment.input_ns, "costs.i");
+    one_value(experiment.weight_ns, "costs.w");
+    one_value(experiment.backward_ns, "costs.b");
+    one_value(experiment.held_activation_bytes, "costs.held_activation_bytes");
+    if (experiment.cost_scope == CostScope::layer)
+        require(experiment.model.layers >= stage_count, experiment, "model.layers",
+                experiment.model.layers == 0
+                    ? std::string("missing: costs.per = \"layer\" needs the model's layer count "
+                                  "([model] layers, or --layers)")
+                    : fmt::format("{} layers cannot fill {} stages", experiment.model.layers,
+                                  stage_count));
+}
+
 void validate_layers(const LayerCosts& layers, const Experiment& experiment) {
     require(!layers.names.empty(), experiment, "layers.names",
             "missing: name every model layer, in order (\"layers.0\", ...)");
@@ -119,6 +149,42 @@ ActivationLimit parse_activation_limit(std::string_view text) {
             "from 1 (\"12\") or a multiple of pp (\"p\", \"2p\")",
             text));
     return limit;
+}
+
+CostScope parse_cost_scope(std::string_view text) {
+    for (CostScope scope : {CostScope::stage, CostScope::model, CostScope::layer})
+        if (text == cost_scope_name(scope))
+            return scope;
+    throw ExperimentError(fmt::format(
+        "'{}' is not a cost scope: give \"stage\" (each figure is one stage's), \"model\" (the "
+        "whole model's, divided over the pp x v stages) or \"layer\" (one layer's, times the "
+        "layers of each stage)",
+        text));
+}
+
+std::string_view cost_scope_name(CostScope scope) {
+    switch (scope) {
+        case CostScope::stage:
+            return "stage";
+        case CostScope::model:
+            return "model";
+        case CostScope::layer:
+            return "layer";
+    }
+    return "stage";
+}
+
+std::string cost_scope_note(const Experiment& experiment, int stages_per_rank) {
+    const auto flat = [](const std::vector<std::int64_t>& values) { return values.size() <= 1; };
+    if (experiment.cost_scope != CostScope::stage || stages_per_rank <= 1 ||
+        experiment.transformer || experiment.layers || !flat(experiment.forward_ns) ||
+        !flat(experiment.input_ns) || !flat(experiment.weight_ns) || !flat(experiment.backward_ns))
+        return {};
+    return fmt::format(
+        "costs are per stage: with v={0} each rank runs {0} stages, so a rank computes {0} x the "
+        "given F, I and W, a model {0} times the size of the same pp at v=1; to compare one model "
+        "across schedules give --costs-per model (costs.per = \"model\")",
+        stages_per_rank);
 }
 
 Experiment default_experiment() {
@@ -184,6 +250,7 @@ void validate_experiment(const Experiment& experiment, int stage_count) {
     check_per_stage(experiment.activation_bytes, stage_count, experiment, "costs.activation_bytes");
     check_per_stage(experiment.held_activation_bytes, stage_count, experiment,
                     "costs.held_activation_bytes");
+    validate_cost_scope(experiment, stage_count);
     if (experiment.transformer)
         validate_transformer(*experiment.transformer, stage_count, experiment);
     if (experiment.layers)

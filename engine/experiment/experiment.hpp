@@ -73,7 +73,7 @@ struct LayerCosts {
 // The model a real run (`pipelens run`) trains, and how: [model] and [run] in a file.
 struct ModelDescription {
     std::string name = "mlp";  // mlp, example, kwargs, transformer, or a TorchScript .pt path
-    int layers = 0;            // 0: two per stage
+    int layers = 0;            // 0: two per pipeline rank (model_layer_count)
     int hidden = 64;
     int sequence = 16;
     int heads = 4;
@@ -101,6 +101,16 @@ struct ActivationLimit {
 
 // Throws ExperimentError ("'2q' is not a memory limit: ...") for anything but N or Np, N >= 1.
 ActivationLimit parse_activation_limit(std::string_view text);
+
+// What the flat figures of [costs] (f, i, w, b, held_activation_bytes) are the cost of
+// (costs.per, --costs-per). Per stage, a schedule with v = 2 stages per rank runs twice the
+// model of v = 1; per model or per layer, the same model is divided over the pp x v stages, so
+// schedules of any v compare like with like. activation_bytes is always per boundary.
+enum class CostScope { stage, model, layer };
+
+// "stage", "model", "layer"; ExperimentError naming the choices for anything else.
+CostScope parse_cost_scope(std::string_view text);
+std::string_view cost_scope_name(CostScope scope);
 
 struct RunSettings {
     std::string transport = "local";           // local, gloo, nccl
@@ -131,6 +141,7 @@ struct Experiment {
     std::optional<TransformerSpec> transformer;
     std::optional<LayerCosts> layers;  // or measured per layer
 
+    CostScope cost_scope = CostScope::stage;
     std::vector<std::int64_t> activation_bytes;  // sent across each stage boundary per microbatch
     std::vector<std::int64_t> held_activation_bytes;  // kept per microbatch from F to B/W
     double overlap_efficiency = 1.0;
@@ -151,6 +162,11 @@ struct Experiment {
     ModelDescription model;
     RunSettings run;
 };
+
+// When flat per-stage costs make a schedule with v > 1 stages per rank run a larger model than
+// the same pp at v = 1, the sentence that says so and how to compare one model instead; empty
+// otherwise. `stages_per_rank` is the schedule's (a schedule file's may differ from shape.v).
+std::string cost_scope_note(const Experiment& experiment, int stages_per_rank);
 
 // The experiment `make demo` and a bare `pipelens simulate` use: 1F1B, pp=4, m=8, uneven
 // stages (assets/examples/default.toml holds the same values).

@@ -245,6 +245,16 @@ void read_schedule(FieldReader& fields, Experiment& experiment,
 }
 
 void read_costs(FieldReader& fields, Experiment& experiment) {
+    if (const toml::node* per = fields.take("per")) {
+        const auto scope = per->value_exact<std::string>();
+        if (!scope)
+            fields.fail(*per, "per", "expected a string: \"stage\", \"model\" or \"layer\"");
+        try {
+            experiment.cost_scope = parse_cost_scope(*scope);
+        } catch (const ExperimentError& error) {
+            fields.fail(*per, "per", error.what());
+        }
+    }
     fields.per_stage("f", experiment.forward_ns, parse_duration_ns);
     fields.per_stage("i", experiment.input_ns, parse_duration_ns);
     fields.per_stage("w", experiment.weight_ns, parse_duration_ns);

@@ -75,6 +75,8 @@ std::string experiment_to_toml(const Experiment& experiment) {
     }
 
     toml::table costs;
+    if (experiment.cost_scope != CostScope::stage)
+        costs.insert("per", std::string(cost_scope_name(experiment.cost_scope)));
     const auto insert_list = [&](std::string_view key, const std::vector<std::int64_t>& values,
                                  std::string_view unit) {
         if (!values.empty())

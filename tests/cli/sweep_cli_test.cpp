@@ -18,9 +18,9 @@ namespace {
 using testing::read_file;
 using testing::run_pipelens;
 
-// GPipe's closed form holds at every point: step (m + pp - 1) x 3 us.
+// GPipe's closed form holds at every point: step (m + pp - 1) x (2 us + W).
 constexpr const char* kGrid =
-    "sweep --f 1us --i 1us --w 1us --held-activation-bytes 1MiB --sweep "
+    "sweep --f 1us --i 1us --held-activation-bytes 1MiB --sweep "
     "kind=GPipe,1F1B,ZBVZeroBubble "
     "--sweep pp=2,4 --sweep m=4,8,16 --sweep w=1us,2us";
 

@@ -177,6 +177,22 @@ TEST(ExperimentToml, ValidationAgainstTheSchedule) {
 }
 
 // Found by fuzzing: this one error did not say which file it was about.
+TEST(ExperimentToml, CostScopeReadsWritesAndNamesItsPlace) {
+    const Experiment experiment = parse_experiment_toml(
+        "[schedule]\npp = 2\nm = 4\n[costs]\nper = \"model\"\nf = \"4ms\"\n", "exp.toml");
+    EXPECT_EQ(experiment.cost_scope, CostScope::model);
+    EXPECT_EQ(parse_experiment_toml(experiment_to_toml(experiment), "copy").cost_scope,
+              CostScope::model);
+    EXPECT_EQ(parse_experiment_toml(experiment_to_toml(plain_experiment()), "copy").cost_scope,
+              CostScope::stage);
+    EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 4\n[costs]\nper = \"rank\"\n"),
+              "exp.toml:5:7: costs.per: 'rank' is not a cost scope: give \"stage\" (each figure "
+              "is one stage's), \"model\" (the whole model's, divided over the pp x v stages) or "
+              "\"layer\" (one layer's, times the layers of each stage)");
+    EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 4\n[costs]\nper = 1\n"),
+              "exp.toml:5:7: costs.per: expected a string: \"stage\", \"model\" or \"layer\"");
+}
+
 TEST(ExperimentToml, UnknownDtypeNamesTheFile) {
     EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 2\n[transformer]\nlayers = 2\nhidden = 8\n"
                        "sequence = 8\nheads = 1\ndevice_tflops = 1\ndtype = \"bd16\"\n"),

@@ -74,5 +74,85 @@ TEST(ExperimentCosts, ExplicitValuesExpandPerStageAndWinOverDerivedSizes) {
     EXPECT_EQ(costs.transfer_ns(1, 2, 100), 70 + 200);  // across hosts
 }
 
+TEST(ExperimentCosts, PerModelFiguresAreSharedOverTheStagesAndAddUpExactly) {
+    Experiment experiment = plain_experiment();
+    experiment.cost_scope = CostScope::model;
+    experiment.forward_ns = {
+        8'000'003};  // 8 ms + 3 ns over 8 stages: the first three get 1 ns more
+    experiment.input_ns = {800};
+    experiment.weight_ns.clear();
+    experiment.held_activation_bytes = {1000};
+    experiment.activation_bytes = {64};  // per boundary whatever the scope
+    const CostModel costs = cost_model_for(experiment, 8);
+    std::int64_t forward = 0, held = 0;
+    for (int stage = 0; stage < 8; ++stage) {
+        forward += costs.stage(stage).forward_ns;
+        held += costs.held_bytes_of(stage);
+        EXPECT_EQ(costs.stage(stage).input_ns, 100);
+        EXPECT_EQ(costs.stage(stage).weight_ns, 1000);  // not given: the unit time per stage
+        EXPECT_EQ(costs.bytes_of(stage), 64);
+    }
+    EXPECT_EQ(forward, 8'000'003);
+    EXPECT_EQ(held, 1000);
+    EXPECT_EQ(costs.stage(0).forward_ns, 1'000'000);
+    EXPECT_EQ(costs.stage(7).forward_ns, 1'000'001);
+    // The same model at v = 1 over 4 stages: each stage is twice an 8-stage share.
+    EXPECT_EQ(cost_model_for(experiment, 4).stage(0).input_ns, 200);
+}
+
+TEST(ExperimentCosts, PerLayerFiguresFollowTheRunsLayerSplit) {
+    Experiment experiment = plain_experiment();
+    experiment.cost_scope = CostScope::layer;
+    experiment.model.layers = 10;
+    experiment.forward_ns = {100};
+    experiment.held_activation_bytes = {7};
+    const CostModel costs = cost_model_for(experiment, 4);  // 3, 3, 2, 2 layers
+    EXPECT_EQ(costs.stage(0).forward_ns, 300);
+    EXPECT_EQ(costs.stage(3).forward_ns, 200);
+    EXPECT_EQ(costs.held_bytes_of(1), 21);
+    experiment.model.split_points = {"layers.1", "layers.2", "layers.3"};  // 1, 1, 1, 7
+    EXPECT_EQ(cost_model_for(experiment, 4).stage(3).forward_ns, 700);
+}
+
+TEST(ExperimentCosts, PerModelScopeRefusesListsAndModelsThatDivideThemselves) {
+    Experiment experiment = plain_experiment();
+    experiment.cost_scope = CostScope::model;
+    experiment.forward_ns = {1, 2, 3, 4};
+    EXPECT_THROW(
+        {
+            try {
+                validate_experiment(experiment);
+            } catch (const ExperimentError& error) {
+                EXPECT_STREQ(error.what(),
+                             "command line: costs.f: has 4 values, but with costs.per = \"model\" "
+                             "it is one figure, the whole model's, which pipelens divides over "
+                             "the stages");
+                throw;
+            }
+        },
+        ExperimentError);
+    experiment.cost_scope = CostScope::layer;
+    experiment.forward_ns = {1};
+    EXPECT_THROW(validate_experiment(experiment), ExperimentError);  // no layer count
+    experiment.model.layers = 3;                                     // fewer than 4 stages
+    EXPECT_THROW(validate_experiment(experiment), ExperimentError);
+    experiment.model.layers = 4;
+    EXPECT_NO_THROW(validate_experiment(experiment));
+}
+
+TEST(ExperimentCosts, OnlyFlatPerStageCostsAtVAboveOneGetTheNote) {
+    Experiment experiment = plain_experiment();
+    EXPECT_EQ(cost_scope_note(experiment, 1), "");
+    EXPECT_EQ(cost_scope_note(experiment, 2),
+              "costs are per stage: with v=2 each rank runs 2 stages, so a rank computes 2 x the "
+              "given F, I and W, a model 2 times the size of the same pp at v=1; to compare one "
+              "model across schedules give --costs-per model (costs.per = \"model\")");
+    experiment.cost_scope = CostScope::model;
+    EXPECT_EQ(cost_scope_note(experiment, 2), "");
+    experiment.cost_scope = CostScope::stage;
+    experiment.forward_ns = {1, 2, 3, 4, 5, 6, 7, 8};  // one per stage: nothing to misread
+    EXPECT_EQ(cost_scope_note(experiment, 2), "");
+}
+
 }  // namespace
 }  // namespace pipelens::sim
