@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <optional>
 
 #include <fmt/format.h>
+
+#include "engine/text/nearest_names.hpp"
 
 namespace pipelens {
 namespace {
@@ -18,14 +21,52 @@ std::string lowercase(std::string_view text) {
     return out;
 }
 
+std::vector<std::string> kind_names() {
+    std::vector<std::string> names;
+    for (ScheduleKind kind : all_schedule_kinds())
+        names.emplace_back(schedule_kind_name(kind));
+    return names;
+}
+
 std::string known_names() {
     std::string names;
-    for (ScheduleKind kind : all_schedule_kinds()) {
-        if (!names.empty())
-            names += ", ";
-        names += schedule_kind_name(kind);
-    }
+    for (const std::string& name : kind_names())
+        names += (names.empty() ? "" : ", ") + name;
     return names;
+}
+
+// A short name people use. An alias names exactly one kind at every (pp, v, m) that kind takes;
+// a name that means a kind at one v only, or different kinds to different readers, is refused
+// with the kind to name instead rather than run as something its name does not say.
+struct ScheduleAlias {
+    std::vector<std::string> names;  // lowercase
+    std::optional<ScheduleKind> kind;
+    std::string_view refusal;  // when there is no kind: why, and what to name
+};
+
+const std::vector<ScheduleAlias> kAliases = {
+    {{"zbv", "zbvzb"}, ScheduleKind::zbv_zero_bubble, {}},
+    {{"zbh2", "zb-h2"}, ScheduleKind::zero_bubble_h2, {}},
+    {{"zbauto"}, ScheduleKind::zero_bubble_auto, {}},
+    {{"zbh1", "zb-h1"},
+     std::nullopt,
+     "is the zero-bubble paper's ZB-H1, one stage per rank: name InterleavedZeroBubble with "
+     "v = 1 (--v 1)"},
+    {{"zb1p", "zb-1p"},
+     std::nullopt,
+     "means two schedules: PyTorch calls InterleavedZeroBubble ZB1P, the zero-bubble paper's "
+     "ZB-1p is ZeroBubbleAuto (memory limit p); name the one you mean"},
+    {{"zerobubble", "zb"},
+     std::nullopt,
+     "names a family: InterleavedZeroBubble, ZBVZeroBubble, ZeroBubbleH2 or ZeroBubbleAuto"},
+};
+
+std::string unknown_kind_message(std::string_view name) {
+    const std::vector<std::string> nearest = nearest_names(name, kind_names());
+    const std::string suggestion =
+        nearest.empty() ? "" : fmt::format("did you mean {}? ", quoted_alternatives(nearest, ""));
+    return fmt::format("unknown schedule kind '{}': {}expected one of {}", name, suggestion,
+                       known_names());
 }
 
 }  // namespace
@@ -76,17 +117,13 @@ ScheduleKind parse_schedule_kind(std::string_view name) {
     for (ScheduleKind kind : all_schedule_kinds())
         if (key == lowercase(schedule_kind_name(kind)))
             return kind;
-    // Short names people use for the zero-bubble family.
-    if (key == "zb1p" || key == "zerobubble" || key == "zbh1")
-        return ScheduleKind::interleaved_zero_bubble;
-    if (key == "zbh2" || key == "zb-h2")
-        return ScheduleKind::zero_bubble_h2;
-    if (key == "zbauto")
-        return ScheduleKind::zero_bubble_auto;
-    if (key == "zbv" || key == "zbvzb")
-        return ScheduleKind::zbv_zero_bubble;
-    throw ScheduleConfigError(
-        fmt::format("unknown schedule kind '{}': expected one of {}", name, known_names()));
+    for (const ScheduleAlias& alias : kAliases)
+        if (std::find(alias.names.begin(), alias.names.end(), key) != alias.names.end()) {
+            if (alias.kind)
+                return *alias.kind;
+            throw ScheduleConfigError(fmt::format("'{}' {}", name, alias.refusal));
+        }
+    throw ScheduleConfigError(unknown_kind_message(name));
 }
 
 StagePlacement stage_placement(ScheduleKind kind) {
