@@ -2,7 +2,6 @@
 // limit on a run without memory figures) fails: a CI check must never pass by not looking.
 #include "app/cli/ci_gates.hpp"
 
-#include <cmath>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -14,25 +13,6 @@
 
 namespace pipelens::cli {
 namespace {
-
-double parse_ratio(const std::string& text) {
-    std::string number = text;
-    double scale = 1;
-    if (!number.empty() && number.back() == '%') {
-        number.pop_back();
-        scale = 0.01;
-    }
-    std::size_t used = 0;
-    double value = 0;
-    try {
-        value = std::stod(number, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used == 0 || used != number.size() || !std::isfinite(value) || value < 0)
-        throw std::invalid_argument(fmt::format("'{}' is not a ratio; give 0.2 or 20%", text));
-    return value * scale;
-}
 
 // "by 2.40 ms (24.0%)": how far over, in the figure's unit and relative to the limit.
 std::string excess(const std::string& amount, double over, double limit) {
@@ -92,7 +72,8 @@ GateLimits gate_limits(const GateOptions& options) {
                             [](const std::string& text) { return parse_duration_ns(text); });
     if (options.max_bubble)
         limits.max_bubble_ratio =
-            parse_flag_text("pipelens", "max-bubble", *options.max_bubble, parse_ratio);
+            parse_flag_text("pipelens", "max-bubble", *options.max_bubble,
+                            [](const std::string& text) { return parse_ratio(text); });
     if (options.max_memory)
         limits.max_memory_bytes =
             parse_flag_text("pipelens", "max-memory", *options.max_memory,

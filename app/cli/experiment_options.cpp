@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <functional>
 
 #include <fmt/format.h>
 
+#include "app/cli/input_files.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/experiment/units.hpp"
 
@@ -138,15 +140,53 @@ CLI::Option* add_count_option(CLI::App& command, const std::string& name,
         ->type_name("INT");
 }
 
+namespace {
+
+CLI::Option* add_ratio_setter(CLI::App& command, const std::string& name,
+                              std::function<void(double)> store, const std::string& description) {
+    return command
+        .add_option_function<std::string>(
+            name,
+            [name, store](const std::string& text) {
+                try {
+                    store(parse_ratio(text));
+                } catch (const UnitParseError& error) {
+                    throw ExperimentError(fmt::format("{}: {}", name, error.what()));
+                }
+            },
+            description)
+        ->type_name("RATIO");
+}
+
+}  // namespace
+
+CLI::Option* add_ratio_option(CLI::App& command, const std::string& name,
+                              std::optional<double>& target, const std::string& description) {
+    return add_ratio_setter(
+        command, name, [&target](double ratio) { target = ratio; }, description);
+}
+
+CLI::Option* add_ratio_option(CLI::App& command, const std::string& name, double& target,
+                              const std::string& description) {
+    return add_ratio_setter(
+        command, name, [&target](double ratio) { target = ratio; }, description);
+}
+
 void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool with_costs) {
-    command.add_option("experiment", options.file,
-                       "Experiment TOML file (default: the embedded 1F1B pp=4 m=8 example)");
+    command
+        .add_option("experiment", options.file,
+                    "Experiment TOML file (default: the embedded 1F1B pp=4 m=8 example)")
+        ->check(input_file(command.get_name(), {traces::FileKind::experiment_toml},
+                           "an experiment (TOML)"));
     command.add_option(
         "--schedule", options.schedule,
         "Schedule kind: GPipe, 1F1B, Interleaved1F1B, LoopedBFS, "
         "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, ZeroBubbleH2, ZeroBubbleAuto");
-    command.add_option("--schedule-file", options.schedule_file,
-                       "A PyTorch CSV schedule to simulate instead of a generated kind");
+    command
+        .add_option("--schedule-file", options.schedule_file,
+                    "A PyTorch CSV schedule to simulate instead of a generated kind")
+        ->check(input_file(command.get_name(), {traces::FileKind::schedule_csv},
+                           "a schedule (PyTorch CSV)"));
     add_count_option(command, "--pp", options.pp, "Pipeline ranks", 1);
     add_count_option(command, "--v", options.v, "Stages per rank", 1);
     add_count_option(command, "--m", options.m, "Microbatches", 1);
@@ -177,8 +217,8 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
     command.add_flag("--rendezvous", options.rendezvous,
                      "A transfer starts only once its receive is posted (NCCL, Gloo), so where "
                      "the lowering puts a RECV shows in the timeline");
-    command.add_option("--overlap-efficiency", options.overlap_efficiency,
-                       "Share of the shorter part OVERLAP_F_B hides, 0 to 1");
+    add_ratio_option(command, "--overlap-efficiency", options.overlap_efficiency,
+                     "Share of the shorter part OVERLAP_F_B hides, 0 to 1 (0.5 or 50%)");
     command.add_option("--rank-slowdown", options.rank_slowdown,
                        "A straggler: per rank, how many times its stage costs its computations "
                        "take (1,1.8: rank 1 takes 1.8 times as long)");

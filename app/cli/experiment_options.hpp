@@ -50,6 +50,14 @@ CLI::Option* add_count_option(CLI::App& command, const std::string& name,
                               std::optional<int>& target, const std::string& description,
                               int minimum);
 
+// A ratio flag (0.2 or 20%, at most 1: engine/experiment/units.hpp parse_ratio) read by
+// pipelens, so that every share a command takes is read by the one rule and a bad value is one
+// message naming the flag, exit 2 ("--overlap-efficiency: 50 is above 1; did you mean 50%?").
+CLI::Option* add_ratio_option(CLI::App& command, const std::string& name,
+                              std::optional<double>& target, const std::string& description);
+CLI::Option* add_ratio_option(CLI::App& command, const std::string& name, double& target,
+                              const std::string& description);
+
 // --layers, --hidden, ...: the [transformer] section as flags (added by add_experiment_options
 // with costs).
 void add_transformer_options(CLI::App& command, ExperimentOptions::TransformerFlags& flags);

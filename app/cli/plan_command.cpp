@@ -13,6 +13,8 @@
 
 #include "app/cli/ci_gates.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/experiment_options.hpp"
+#include "app/cli/input_files.hpp"
 #include "app/cli/sharding_record.hpp"
 #include "engine/experiment/experiment.hpp"
 #include "engine/experiment/flag_file.hpp"
@@ -116,6 +118,9 @@ void apply_file(CLI::App& command, const std::string& file) {
                                  fmt::format("pipelens plan: {}: {} = \"{}\" is not a valid value "
                                              "for --{}",
                                              file, value.flag, value.text, value.flag));
+        } catch (const ExperimentError& error) {  // the flag's own reading names why
+            throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}: {} = \"{}\": {}", file,
+                                                         value.flag, value.text, error.what()));
         }
     }
 }
@@ -138,9 +143,6 @@ void check_sizes(const PlanFlags& flags) {
         if (!(value > 0))
             throw CommandFailure(kExitUsage,
                                  fmt::format("pipelens plan: --{} must be positive", flag));
-    if (cluster.achieved_fraction > 1)
-        throw CommandFailure(kExitUsage,
-                             "pipelens plan: --achieved-fraction is a share of peak, at most 1");
 }
 
 std::string layout_text(const sim::PlanLayout& layout) {
@@ -292,8 +294,8 @@ void add_cluster_flags(CLI::App* command, PlanFlags& flags) {
     command->add_option("--gpu-memory", flags.gpu_memory, "Memory per GPU (default 80GB)");
     command->add_option("--peak-tflops", flags.cluster.peak_tflops,
                         "Dense 16-bit peak per GPU (default 989, H100 SXM)");
-    command->add_option("--achieved-fraction", flags.cluster.achieved_fraction,
-                        "Share of peak large matrix multiplies reach (default 0.7)");
+    add_ratio_option(*command, "--achieved-fraction", flags.cluster.achieved_fraction,
+                     "Share of peak large matrix multiplies reach (default 0.7, or 70%)");
     command->add_option("--intra-host-bandwidth", flags.intra_bandwidth,
                         "Per GPU (default 450GB/s)");
     command->add_option("--intra-host-latency", flags.intra_latency, "Default 1us");
@@ -333,8 +335,11 @@ void add_plan_command(CLI::App& app) {
         "plan",
         "Search tensor x pipeline x data parallel layouts, schedules and microbatching for a "
         "transformer on a cluster");
-    command->add_option("file", flags->file,
-                        "TOML file with [model], [cluster] and [plan] (flags override it)");
+    command
+        ->add_option("file", flags->file,
+                     "TOML file with [model], [cluster] and [plan] (flags override it)")
+        ->check(input_file("plan", {traces::FileKind::plan_toml, traces::FileKind::experiment_toml},
+                           "a plan (TOML)"));
     add_model_flags(command, *flags);
     add_cluster_flags(command, *flags);
     add_search_flags(command, *flags);

@@ -106,4 +106,21 @@ std::int64_t parse_byte_count(std::string_view text) {
     return to_integer(value, text, "size");
 }
 
+double parse_ratio(std::string_view text) {
+    std::string_view number = trim(text);
+    const bool percent = number.ends_with('%');
+    if (percent)
+        number = trim(number.substr(0, number.size() - 1));
+    double value = 0;
+    const auto [rest, error] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (number.empty() || error != std::errc() || rest != number.data() + number.size() ||
+        !std::isfinite(value) || value < 0)
+        throw UnitParseError(fmt::format("'{}' is not a ratio; give 0.2 or 20%", text));
+    if (percent && value > 100)
+        throw UnitParseError(fmt::format("{} is above 100%", text));
+    if (!percent && value > 1)
+        throw UnitParseError(fmt::format("{} is above 1; did you mean {}%?", text, number));
+    return percent ? value / 100 : value;
+}
+
 }  // namespace pipelens

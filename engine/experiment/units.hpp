@@ -1,7 +1,7 @@
 // Quantities as people write them in experiments and flags: durations ("1.5ms", "20us",
 // "300ns", a bare number is microseconds), bandwidths ("25GB/s", "200Gbit/s", a bare number is
-// GB/s) and sizes ("16MiB", "4GB", a bare number is bytes). Printing them is
-// engine/text/quantities.hpp.
+// GB/s), sizes ("16MiB", "4GB", a bare number is bytes) and ratios ("0.2" or "20%"). Printing them
+// is engine/text/quantities.hpp.
 //
 // Invariants: parsing is strict (the whole text must be one number and one known unit) and
 // rejects negative or non-finite values; results are integer nanoseconds, bytes per nanosecond
@@ -24,5 +24,10 @@ class UnitParseError : public std::invalid_argument {
 std::int64_t parse_duration_ns(std::string_view text);
 double parse_bandwidth_bytes_per_ns(std::string_view text);
 std::int64_t parse_byte_count(std::string_view text);
+
+// A share of a whole, from 0 to 1: "0.2" or "20%". A bare number above 1 is refused rather than
+// read as a share above the whole ("20 is above 1; did you mean 20%?"): every ratio a user gives
+// (a CI gate, an efficiency, a fraction of peak) is at most the whole.
+double parse_ratio(std::string_view text);
 
 }  // namespace pipelens

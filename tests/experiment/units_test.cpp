@@ -60,5 +60,28 @@ TEST(Units, ReadablePrinting) {
     EXPECT_EQ(format_bytes(16 * 1024 * 1024), "16.0 MiB");
 }
 
+// A bare 20 once passed a --max-bubble gate as 2,000 %: a ratio above the whole is a typo.
+TEST(Units, RatiosAreAShareOrAPercentageAndNeverAboveTheWhole) {
+    EXPECT_DOUBLE_EQ(parse_ratio("0.2"), 0.2);
+    EXPECT_DOUBLE_EQ(parse_ratio("20%"), 0.2);
+    EXPECT_DOUBLE_EQ(parse_ratio("1"), 1.0);
+    EXPECT_DOUBLE_EQ(parse_ratio("100%"), 1.0);
+    EXPECT_DOUBLE_EQ(parse_ratio("0"), 0.0);
+    const auto message = [](std::string_view text) {
+        try {
+            parse_ratio(text);
+        } catch (const UnitParseError& error) {
+            return std::string(error.what());
+        }
+        return std::string("(accepted)");
+    };
+    EXPECT_EQ(message("20"), "20 is above 1; did you mean 20%?");
+    EXPECT_EQ(message("1.5"), "1.5 is above 1; did you mean 1.5%?");
+    EXPECT_EQ(message("150%"), "150% is above 100%");
+    EXPECT_EQ(message("lots"), "'lots' is not a ratio; give 0.2 or 20%");
+    EXPECT_EQ(message("-0.1"), "'-0.1' is not a ratio; give 0.2 or 20%");
+    EXPECT_EQ(message("%"), "'%' is not a ratio; give 0.2 or 20%");
+}
+
 }  // namespace
 }  // namespace pipelens
