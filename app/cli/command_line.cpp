@@ -1,10 +1,19 @@
 // The one error policy of `pipelens` and `pipelens-runtime`: every failure a command can raise
 // becomes one line on stderr and an exit code (kExitUsage for bad input, kExitCheckFailed for
-// input that was read but is wrong), the same whichever binary ran the command.
+// input that was read but is wrong), the same whichever binary ran the command. Usage errors the
+// command-line library finds (an unknown command or option, a missing or malformed value) are
+// usage errors like any other: exit 2, not the library's own codes; a mistyped name is answered
+// with the nearest known ones. --help and --version print as the library does and exit 0.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app/cli/commands.hpp"
 #include "engine/experiment/experiment.hpp"
@@ -14,16 +23,120 @@
 #include "engine/schedule/schedule_kind.hpp"
 #include "engine/schedule/schedule_size.hpp"
 #include "engine/schedule/static_check.hpp"
+#include "engine/text/nearest_names.hpp"
 #include "traces/trace_error.hpp"
 
 namespace pipelens::cli {
+namespace {
+
+std::vector<std::string> command_names(const CLI::App& app) {
+    std::vector<std::string> names;
+    for (const CLI::App* command : app.get_subcommands({}))
+        names.push_back(command->get_name());
+    return names;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// The command's first word when it names no command: "unknown command 'simlate'; did you mean
+// 'simulate'?" and the list. Checked before parsing, as the library would only say that a
+// command is required.
+std::optional<std::string> unknown_command(const CLI::App& app, int argc, char** argv) {
+    if (argc < 2 || app.get_subcommands({}).empty() || argv[1][0] == '-')
+        return std::nullopt;
+    const std::string typed = argv[1];
+    const std::vector<std::string> names = command_names(app);
+    if (std::find(names.begin(), names.end(), typed) != names.end())
+        return std::nullopt;
+    const std::vector<std::string> nearest = nearest_names(typed, names);
+    return fmt::format("pipelens: unknown command '{}'{}\ncommands: {}", typed,
+                       nearest.empty()
+                           ? std::string()
+                           : fmt::format("; did you mean {}?", quoted_alternatives(nearest, "'")),
+                       joined(names));
+}
+
+// The innermost command the command line chose ("pipelens simulate"), the app itself if none.
+const CLI::App& chosen_command(const CLI::App& app) {
+    const CLI::App* command = &app;
+    while (!command->get_subcommands().empty())
+        command = command->get_subcommands().back();
+    return *command;
+}
+
+std::string command_path(const CLI::App& app, const CLI::App& command) {
+    return &command == &app ? "pipelens" : "pipelens " + command.get_name();
+}
+
+// "--schedule-file" and the like: every long and short option name of `command`.
+std::vector<std::string> option_names(const CLI::App& command) {
+    std::vector<std::string> names;
+    for (const CLI::Option* option : command.get_options()) {
+        for (const std::string& name : option->get_lnames())
+            names.push_back("--" + name);
+        for (const std::string& name : option->get_snames())
+            names.push_back("-" + name);
+    }
+    return names;
+}
+
+// Arguments the chosen command did not expect: the first unknown option, with the nearest
+// option names, else the arguments themselves.
+std::string unexpected_arguments(const CLI::App& command, const std::string& prefix,
+                                 const CLI::ParseError& error) {
+    const std::vector<std::string> extras = command.remaining(false);
+    for (const std::string& extra : extras) {
+        if (extra.size() < 2 || extra[0] != '-' ||
+            std::isdigit(static_cast<unsigned char>(extra[1])))
+            continue;
+        const std::string name = extra.substr(0, extra.find('='));
+        const std::vector<std::string> nearest = nearest_names(name, option_names(command));
+        return fmt::format(
+            "{}: unknown option {}{}; see {} --help", prefix, name,
+            nearest.empty() ? std::string()
+                            : fmt::format(" (did you mean {}?)", quoted_alternatives(nearest, "")),
+            prefix);
+    }
+    if (extras.empty())
+        return fmt::format("{}: {}; see {} --help", prefix, error.what(), prefix);
+    return fmt::format("{}: unexpected argument{} {}; see {} --help", prefix,
+                       extras.size() > 1 ? "s" : "", joined(extras), prefix);
+}
+
+// A usage error the command-line library found, as one line (two for a missing command: the
+// list), exit 2.
+int usage_error(const CLI::App& app, const CLI::ParseError& error) {
+    const CLI::App& command = chosen_command(app);
+    const std::string prefix = command_path(app, command);
+    std::string message;
+    if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr)
+        message = unexpected_arguments(command, prefix, error);
+    else if (&command == &app && app.get_require_subcommand_min() > 0 &&
+             app.get_subcommands().empty())
+        message = fmt::format("pipelens: a command is required\ncommands: {}",
+                              joined(command_names(app)));
+    else
+        message = fmt::format("{}: {}; see {} --help", prefix, error.what(), prefix);
+    fmt::print(stderr, "{}\n", message);
+    return kExitUsage;
+}
+
+}  // namespace
 
 int parse_and_run(CLI::App& app, int argc, char** argv) {
+    if (const auto message = unknown_command(app, argc, argv)) {
+        fmt::print(stderr, "{}\n", *message);
+        return kExitUsage;
+    }
     try {
         app.parse(argc, argv);
         return kExitOk;
     } catch (const CLI::ParseError& error) {
-        return app.exit(error);
+        if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+            return app.exit(error);  // --help, --version: printed as asked, exit 0
+        return usage_error(app, error);
     } catch (const CommandFailure& failure) {
         if (*failure.what() != '\0') {
             std::fputs(failure.what(), stderr);
