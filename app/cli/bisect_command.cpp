@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/input_files.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_bisect.hpp"
 
@@ -155,9 +156,13 @@ void add_bisect_command(CLI::App& app) {
     auto options = std::make_shared<BisectOptions>();
     CLI::App* command = app.add_subcommand(
         "bisect", "Find the first recorded event after which two runs' states differ");
-    command->add_option("trace", options->left_path, "Trace file (SQLite)")->required();
-    command->add_option("other", options->right_path,
-                        "Second trace (default: the first, with --other-run/--other-rank)");
+    command->add_option("trace", options->left_path, "Trace file (SQLite)")
+        ->required()
+        ->check(trace_file("bisect"));
+    command
+        ->add_option("other", options->right_path,
+                     "Second trace (default: the first, with --other-run/--other-rank)")
+        ->check(trace_file("bisect"));
     command->add_option("--run", options->run, "Run id in the first trace (default: latest)");
     command->add_option("--rank", options->rank,
                         "Rank whose events to compare (default: the first recorded)");

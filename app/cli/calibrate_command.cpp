@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/input_files.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_plan/experiment_schedule.hpp"
 #include "engine/text/quantities.hpp"
@@ -169,7 +170,9 @@ void add_calibrate_command(CLI::App& app) {
     auto options = std::make_shared<CalibrateOptions>();
     CLI::App* command = app.add_subcommand(
         "calibrate", "Fit the cost model to a real run, simulate it, and compare the step times");
-    command->add_option("trace", options->trace, "Trace file with a real run")->required();
+    command->add_option("trace", options->trace, "Trace file with a real run")
+        ->required()
+        ->check(trace_file("calibrate"));
     command
         ->add_option("--run", options->runs,
                      "The run (default: the latest); repeat it, or list runs with commas, to "

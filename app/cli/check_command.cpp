@@ -8,6 +8,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "app/cli/input_files.hpp"
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
@@ -67,7 +68,9 @@ void add_check_command(CLI::App& app) {
     auto options = std::make_shared<CheckOptions>();
     CLI::App* command = app.add_subcommand(
         "check", "Check a schedule CSV (PyTorch format): structure, counts, pairing, hangs");
-    command->add_option("file", options->path, "Schedule CSV, one row per rank")->required();
+    command->add_option("file", options->path, "Schedule CSV, one row per rank")
+        ->required()
+        ->check(input_file("check", {traces::FileKind::schedule_csv}, "a schedule (PyTorch CSV)"));
     add_count_option(*command, "--pp", options->pp, "Expected number of ranks", 1);
     add_count_option(*command, "--m", options->m,
                      "Microbatches (default: highest microbatch in the file + 1)", 1);

@@ -57,7 +57,8 @@ void add_calibrate_command(CLI::App& app);
 void add_replay_command(CLI::App& app);
 void add_bisect_command(CLI::App& app);
 void add_shard_command(CLI::App& app);
-void add_view_command(CLI::App& app);
+// `arguments`: the command line after the program name (the viewer gets what follows `view`).
+void add_view_command(CLI::App& app, const std::vector<std::string>& arguments);
 void add_import_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);

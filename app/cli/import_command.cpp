@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/input_files.hpp"
 #include "app/cli/run_report.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_plan/experiment_schedule.hpp"
@@ -232,7 +233,14 @@ void add_import_command(CLI::App& app) {
         "timers into a trace");
     command->add_option("files", options->files, "One file per rank (or one dump)")
         ->required()
-        ->check(CLI::ExistingFile);
+        ->check(CLI::ExistingFile)
+        ->check(
+            input_file("import",
+                       {traces::FileKind::pytorch_profiler,
+                        traces::FileKind::pipelining_chrometrace, traces::FileKind::schedule_csv,
+                        traces::FileKind::flight_recorder, traces::FileKind::megatron_timers},
+                       "a file pipelens imports (profiler or pipelining JSON, schedule CSV, "
+                       "flight-recorder dump, Megatron timers)"));
     command->add_option("--out", options->out, "Trace file (SQLite) to record the run in")
         ->required();
     command->add_option(

@@ -19,12 +19,12 @@ int main(int argc, char** argv) {
     cli::add_replay_command(app);
     cli::add_bisect_command(app);
     cli::add_shard_command(app);
-    cli::add_view_command(app);
+    const std::vector<std::string> arguments(argv + std::min(argc, 1), argv + argc);
+    cli::add_view_command(app, arguments);
     cli::add_import_command(app);
     cli::add_plan_command(app);
     cli::add_sweep_command(app);
     cli::add_merge_command(app);
-    cli::add_runtime_commands(app, argc > 0 ? argv[0] : "pipelens",
-                              std::vector<std::string>(argv + std::min(argc, 1), argv + argc));
+    cli::add_runtime_commands(app, argc > 0 ? argv[0] : "pipelens", arguments);
     return cli::parse_and_run(app, argc, argv);
 }

@@ -10,6 +10,7 @@
 
 #include "app/cli/ci_gates.hpp"
 #include "app/cli/commands.hpp"
+#include "app/cli/input_files.hpp"
 #include "app/cli/sweep_outputs.hpp"
 #include "traces/trace_merge.hpp"
 
@@ -91,7 +92,8 @@ void add_merge_command(CLI::App& app) {
     command
         ->add_option("inputs", options->inputs,
                      "Results files of `pipelens sweep --shard I/N --json` and trace files")
-        ->required();
+        ->required()
+        ->check(trace_file("merge"));
     command->add_option("--out", options->out, "Trace file to copy the input traces' runs into");
     add_sweep_output_options(*command, options->outputs);
     add_gate_options(*command, options->gates);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/input_files.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_equality.hpp"
 #include "engine/recorder/state_replay.hpp"
@@ -125,7 +126,9 @@ void add_replay_command(CLI::App& app) {
     auto options = std::make_shared<ReplayOptions>();
     CLI::App* command = app.add_subcommand(
         "replay", "Rebuild a run's engine state from its recorded events and print it");
-    command->add_option("trace", options->path, "Trace file (SQLite)")->required();
+    command->add_option("trace", options->path, "Trace file (SQLite)")
+        ->required()
+        ->check(trace_file("replay"));
     command->add_option("--run", options->run, "Run id (default: the latest)");
     command->add_option("--rank", options->rank,
                         "Rank whose events to replay (default: every rank; -1 is a simulation's "

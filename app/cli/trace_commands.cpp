@@ -11,6 +11,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/critical_path_report.hpp"
+#include "app/cli/input_files.hpp"
 #include "app/cli/run_report.hpp"
 #include "engine/text/quantities.hpp"
 #include "traces/chrome_export.hpp"
@@ -175,7 +176,9 @@ void run_export(const ExportOptions& options) {
 void add_summary_command(CLI::App& app) {
     auto options = std::make_shared<SummaryOptions>();
     CLI::App* command = app.add_subcommand("summary", "List a trace's runs and their figures");
-    command->add_option("trace", options->trace, "Trace file")->required();
+    command->add_option("trace", options->trace, "Trace file")
+        ->required()
+        ->check(trace_file("summary"));
     command->add_option("--run", options->run, "Only this run");
     command->add_flag("--json", options->json, "Print JSON instead of tables");
     command->add_flag("--critical-path", options->critical_path,
@@ -188,7 +191,9 @@ void add_export_command(CLI::App& app) {
     auto options = std::make_shared<ExportOptions>();
     CLI::App* command =
         app.add_subcommand("export", "Export a run to another format (Chrome trace / Perfetto)");
-    command->add_option("trace", options->trace, "Trace file")->required();
+    command->add_option("trace", options->trace, "Trace file")
+        ->required()
+        ->check(trace_file("export"));
     command->add_option("--chrome", options->chrome, "Chrome trace JSON to write (for Perfetto)");
     command->add_option("--svg", options->svg, "Timeline picture (SVG) to write");
     command->add_option("--run", options->run, "Run to export (default: the latest)");

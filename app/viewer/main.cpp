@@ -23,27 +23,13 @@
 #include "app/viewer/screenshot.hpp"
 #include "app/viewer/viewer_app.hpp"
 #include "app/viewer/viewer_bench.hpp"
+#include "app/viewer/viewer_options.hpp"
 
 namespace {
 
 using namespace pipelens::viewer;
 
-struct Options {
-    std::string trace;
-    std::optional<std::int64_t> run;
-    std::optional<std::int64_t> compare;
-    std::string screenshot;
-    int frames = 3;
-    std::string size = "1600x900";
-    std::string select;
-    std::string panel;
-    int event = -1;
-    int error = -1;
-    std::string tensor;
-    bool no_critical_path = false;
-    bool bench = false;
-    std::string bench_dir = "/tmp/pipelens-view-bench";
-};
+using Options = ViewerOptions;
 
 void on_drop(GLFWwindow* window, int count, const char** paths) {
     auto* state = static_cast<ViewerState*>(glfwGetWindowUserPointer(window));
@@ -301,28 +287,8 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
     Options options;
-    CLI::App app{"pipelens-view: the pipelens trace viewer"};
-    app.add_option("trace", options.trace, "Trace file (SQLite) to open");
-    app.add_option("--run", options.run, "Run to show (default: the latest)");
-    app.add_option("--screenshot", options.screenshot, "Render and write a PNG, then exit");
-    app.add_option("--frames", options.frames, "Frames to render before the screenshot (3)");
-    app.add_option("--size", options.size, "Window size WIDTHxHEIGHT (1600x900)");
-    app.add_option("--select", options.select, "Select an action by its text, e.g. 2F5");
-    app.add_option("--compare", options.compare,
-                   "Compare with this run of the same trace (ghost bars and deltas)");
-    app.add_option("--panel", options.panel,
-                   "Bottom panel to show: events, errors, ranks, sharding");
-    app.add_option("--event", options.event,
-                   "Replay the state up to this event (its index in the Events panel)");
-    app.add_option("--error", options.error,
-                   "Choose this error (its index in the Errors panel): select its action, mark "
-                   "its moment");
-    app.add_option("--tensor", options.tensor,
-                   "Sharding panel: the tensor drawn on the mesh, output or inputN");
-    app.add_flag("--no-critical-path", options.no_critical_path,
-                 "Start with the critical path hidden (C shows it)");
-    app.add_flag("--bench", options.bench, "Load and frame-time figures on synthetic traces");
-    app.add_option("--bench-dir", options.bench_dir, "Where the synthetic traces are kept");
+    CLI::App app{kViewerDescription};
+    add_viewer_options(app, options);
     CLI11_PARSE(app, argc, argv);
     return run(options);
 }

@@ -1,5 +1,6 @@
 // Format detection reads at most the first 64 KiB: enough to see a JSON document's top-level
-// keys or a pickle's first opcode, small enough for a 2 GB trace.
+// keys or a pickle's first opcode, small enough for a 2 GB trace. Which kind of file the bytes
+// are is traces/file_kind.hpp's rule, shared with every other command that takes a file.
 #include "traces/import/import_format.hpp"
 
 #include <array>
@@ -9,6 +10,7 @@
 #include <fmt/format.h>
 #include <zlib.h>
 
+#include "traces/file_kind.hpp"
 #include "traces/import/imported_run.hpp"
 
 namespace pipelens::import {
@@ -31,10 +33,6 @@ constexpr std::size_t kHeadBytes = 64 * 1024;
 
 bool ends_with(std::string_view text, std::string_view tail) {
     return text.size() >= tail.size() && text.substr(text.size() - tail.size()) == tail;
-}
-
-bool contains(std::string_view text, std::string_view part) {
-    return text.find(part) != std::string_view::npos;
 }
 
 }  // namespace
@@ -61,31 +59,27 @@ std::optional<ImportFormat> format_from_name(std::string_view name) {
 }
 
 std::optional<ImportFormat> format_of_head(std::string_view head, std::string_view file_name) {
-    // A pickle starts with PROTO (0x80) and its version; the flight recorder's default dump.
-    if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80)
-        return ImportFormat::flight_recorder;
-    const std::size_t first = head.find_first_not_of(" \t\r\n");
-    if (first == std::string_view::npos)
-        return std::nullopt;
-    if (head[first] != '{') {
-        if (ends_with(file_name, ".csv") || contains(head.substr(0, head.find('\n')), ","))
+    switch (traces::file_kind_of_head(head)) {
+        case traces::FileKind::pytorch_profiler:
+            return ImportFormat::pytorch_profiler;
+        case traces::FileKind::pipelining_chrometrace:
+            return ImportFormat::pipelining_chrometrace;
+        case traces::FileKind::schedule_csv:
             return ImportFormat::pipelining_csv;
-        return std::nullopt;
+        case traces::FileKind::flight_recorder:
+            return ImportFormat::flight_recorder;
+        case traces::FileKind::megatron_timers:
+            return ImportFormat::megatron_timers;
+        case traces::FileKind::unknown:
+            // A one-column dump (one action per rank, no comma) is still a CSV by its name.
+            if (ends_with(file_name, ".csv") && !head.empty() && head.front() != '{')
+                return ImportFormat::pipelining_csv;
+            return std::nullopt;
+        case traces::FileKind::sqlite:
+        case traces::FileKind::experiment_toml:
+        case traces::FileKind::plan_toml:
+            return std::nullopt;
     }
-    if (contains(head, "\"pg_config\"") || contains(head, "\"profiling_name\""))
-        return ImportFormat::flight_recorder;
-    if (contains(head, "\"traceEvents\"")) {
-        // _dump_chrometrace writes only name/cat/ph/pid/tid/ts/dur with these two categories.
-        const bool unit_steps = contains(head, "\"cat\": \"computation\"") ||
-                                contains(head, "\"cat\": \"communication\"");
-        const bool profiler = contains(head, "\"schemaVersion\"") ||
-                              contains(head, "\"distributedInfo\"") ||
-                              contains(head, "\"deviceProperties\"");
-        return unit_steps && !profiler ? ImportFormat::pipelining_chrometrace
-                                       : ImportFormat::pytorch_profiler;
-    }
-    if (contains(head, "\"forward-") || contains(head, "\"backward-"))
-        return ImportFormat::megatron_timers;
     return std::nullopt;
 }
 

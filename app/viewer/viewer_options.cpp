@@ -1,0 +1,30 @@
+// The viewer's options (viewer_options.hpp).
+#include "app/viewer/viewer_options.hpp"
+
+namespace pipelens::viewer {
+
+void add_viewer_options(CLI::App& app, ViewerOptions& options) {
+    app.add_option("trace", options.trace, "Trace file (SQLite) to open");
+    app.add_option("--run", options.run, "Run to show (default: the latest)");
+    app.add_option("--screenshot", options.screenshot, "Render and write a PNG, then exit");
+    app.add_option("--frames", options.frames, "Frames to render before the screenshot (3)");
+    app.add_option("--size", options.size, "Window size WIDTHxHEIGHT (1600x900)");
+    app.add_option("--select", options.select, "Select an action by its text, e.g. 2F5");
+    app.add_option("--compare", options.compare,
+                   "Compare with this run of the same trace (ghost bars and deltas)");
+    app.add_option("--panel", options.panel,
+                   "Bottom panel to show: events, errors, ranks, sharding");
+    app.add_option("--event", options.event,
+                   "Replay the state up to this event (its index in the Events panel)");
+    app.add_option("--error", options.error,
+                   "Choose this error (its index in the Errors panel): select its action, mark "
+                   "its moment");
+    app.add_option("--tensor", options.tensor,
+                   "Sharding panel: the tensor drawn on the mesh, output or inputN");
+    app.add_flag("--no-critical-path", options.no_critical_path,
+                 "Start with the critical path hidden (C shows it)");
+    app.add_flag("--bench", options.bench, "Load and frame-time figures on synthetic traces");
+    app.add_option("--bench-dir", options.bench_dir, "Where the synthetic traces are kept");
+}
+
+}  // namespace pipelens::viewer

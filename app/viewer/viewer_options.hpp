@@ -1,0 +1,39 @@
+// The command line of the viewer, defined once: `pipelens-view` parses it, and `pipelens view`
+// registers the same options so that its --help lists them and a mistyped one is a usage error
+// before the viewer starts, without linking any GUI code into `pipelens`.
+//
+// Invariant: GUI-free (CLI11 only); every option the viewer takes is added here and only here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace pipelens::viewer {
+
+inline constexpr const char* kViewerDescription = "pipelens-view: the pipelens trace viewer";
+
+struct ViewerOptions {
+    std::string trace;
+    std::optional<std::int64_t> run;
+    std::optional<std::int64_t> compare;
+    std::string screenshot;
+    int frames = 3;
+    std::string size = "1600x900";
+    std::string select;
+    std::string panel;
+    int event = -1;
+    int error = -1;
+    std::string tensor;
+    bool no_critical_path = false;
+    bool bench = false;
+    std::string bench_dir = "/tmp/pipelens-view-bench";
+};
+
+// Adds the viewer's options to `command`; `options` must outlive the parse. The trace is the
+// positional option named "trace".
+void add_viewer_options(CLI::App& command, ViewerOptions& options);
+
+}  // namespace pipelens::viewer

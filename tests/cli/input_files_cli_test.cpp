@@ -1,0 +1,124 @@
+// Files of the wrong kind given to a command: each is told from its content (not its name) and
+// answered with one line saying what the file is and which command takes it, exit 2, instead of
+// the wrong parser's complaint.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/cli/run_pipelens.hpp"
+#include "tests/fresh_trace.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::fresh_trace;
+using testing::run_pipelens;
+using testing::temp_file;
+
+const std::string kExamples = std::string(PIPELENS_SOURCE_DIR) + "/assets/examples/";
+const std::string kCsv = kExamples + "swapped_recvs.csv";
+const std::string kToml = kExamples + "default.toml";
+
+// A real trace, under a name that says nothing of its kind.
+std::string trace_file() {
+    const auto path = fresh_trace("local");
+    EXPECT_EQ(
+        run_pipelens("simulate --schedule GPipe --pp 2 --m 2 --out " + path.string()).exit_code, 0);
+    return path.string();
+}
+
+void expect_refused(const std::string& arguments, const std::string& message) {
+    const auto result = run_pipelens(arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments;
+    EXPECT_EQ(result.err, message + "\n") << arguments;
+    EXPECT_EQ(result.out, "") << arguments;
+}
+
+TEST(WrongKindOfFile, ATraceGivenWhereAnExperimentOrScheduleGoes) {
+    const std::string trace = trace_file();
+    const std::string open =
+        "open it with `pipelens summary " + trace + "` or `pipelens view " + trace + "`";
+    expect_refused("simulate " + trace, "pipelens simulate: " + trace +
+                                            " is a pipelens trace (SQLite), not an experiment "
+                                            "(TOML); " +
+                                            open);
+    expect_refused("check " + trace, "pipelens check: " + trace +
+                                         " is a pipelens trace (SQLite), not a schedule (PyTorch "
+                                         "CSV); " +
+                                         open);
+    expect_refused("sweep " + trace + " --sweep pp=2,4",
+                   "pipelens sweep: " + trace +
+                       " is a pipelens trace (SQLite), not an experiment (TOML); " + open);
+    expect_refused("simulate --schedule-file " + trace,
+                   "pipelens simulate: " + trace +
+                       " is a pipelens trace (SQLite), not a schedule (PyTorch CSV); " + open);
+    expect_refused(
+        "plan " + trace,
+        "pipelens plan: " + trace + " is a pipelens trace (SQLite), not a plan (TOML); " + open);
+    expect_refused("import " + trace + " --out x.db",
+                   "pipelens import: " + trace +
+                       " is a pipelens trace (SQLite), not a file pipelens imports (profiler or "
+                       "pipelining JSON, schedule CSV, flight-recorder dump, Megatron timers); " +
+                       open);
+}
+
+TEST(WrongKindOfFile, AScheduleCsvGivenAsTheExperimentPointsToScheduleFile) {
+    expect_refused("simulate " + kCsv,
+                   "pipelens simulate: " + kCsv +
+                       " is a schedule (PyTorch CSV), not an experiment (TOML); give it as the "
+                       "schedule: `pipelens simulate --schedule-file " +
+                       kCsv + "`");
+    expect_refused("summary " + kCsv,
+                   "pipelens summary: " + kCsv +
+                       " is a schedule (PyTorch CSV), not a trace (SQLite); check it with "
+                       "`pipelens check " +
+                       kCsv + "` or simulate it with `pipelens simulate --schedule-file " + kCsv +
+                       "`");
+}
+
+TEST(WrongKindOfFile, AnExperimentGivenWhereAScheduleOrTraceGoes) {
+    const std::string simulate = "simulate it with `pipelens simulate " + kToml + "`";
+    expect_refused("check " + kToml, "pipelens check: " + kToml +
+                                         " is an experiment (TOML), not a schedule (PyTorch "
+                                         "CSV); " +
+                                         simulate);
+    for (const std::string command : {"summary", "export", "replay", "calibrate", "bisect"})
+        expect_refused(command + " " + kToml,
+                       "pipelens " + command + ": " + kToml +
+                           " is an experiment (TOML), not a trace (SQLite); " + simulate);
+    expect_refused(
+        "view " + kToml,
+        "pipelens view: " + kToml + " is an experiment (TOML), not a trace (SQLite); " + simulate);
+    expect_refused("simulate --schedule-file " + kToml,
+                   "pipelens simulate: " + kToml +
+                       " is an experiment (TOML), not a schedule (PyTorch CSV); " + simulate);
+}
+
+TEST(WrongKindOfFile, ImportFormatsPointToImport) {
+    const auto profiler = temp_file(
+        "rank0.txt", "{\"schemaVersion\": 1, \"deviceProperties\": [], \"traceEvents\": []}");
+    expect_refused("simulate " + profiler.string(),
+                   "pipelens simulate: " + profiler.string() +
+                       " is a PyTorch profiler trace (JSON), not an experiment (TOML); read it "
+                       "into a trace with `pipelens import " +
+                       profiler.string() + " --out TRACE.db`");
+    const auto dump = temp_file("rank0_dump", std::string("\x80\x04\x95\x10", 4));
+    expect_refused("check " + dump.string(),
+                   "pipelens check: " + dump.string() +
+                       " is an NCCL flight-recorder dump, not a schedule (PyTorch CSV); read it "
+                       "into a trace with `pipelens import " +
+                       dump.string() + " --out TRACE.db`");
+}
+
+TEST(WrongKindOfFile, FilesOfTheRightKindAndUnreadableOnesReachTheCommand) {
+    EXPECT_EQ(run_pipelens("check " + kExamples + "zb1p_pp4_v2_m8.csv").exit_code, 0);
+    EXPECT_EQ(run_pipelens("simulate " + kToml).exit_code, 0);
+    const std::string trace = trace_file();
+    EXPECT_EQ(run_pipelens("summary " + trace).exit_code, 0);
+    const auto missing = run_pipelens("check /nonexistent/schedule.csv");
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_EQ(missing.err.find("is a "), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace pipelens

@@ -1,0 +1,143 @@
+// Usage errors as a user meets them: every one exits 2 (never the command-line library's own
+// codes), in one line naming the command; a mistyped command, option or schedule kind is answered
+// with the nearest names; --help and --version still print and exit 0; ratio flags refuse a bare
+// number above 1 instead of reading 20 as 2,000 %; `pipelens view --help` lists the viewer's
+// options.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/cli/run_pipelens.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::run_pipelens;
+
+constexpr const char* kCommands =
+    "commands: schedule, check, simulate, summary, export, calibrate, replay, bisect, shard, "
+    "view, import, plan, sweep, merge, run, explain\n";
+
+TEST(UsageErrors, AMistypedCommandNamesTheNearestCommandAndListsThemAll) {
+    const auto result = run_pipelens("simlate --pp 2");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(
+        result.err,
+        std::string("pipelens: unknown command 'simlate'; did you mean 'simulate'?\n") + kCommands);
+    const auto far = run_pipelens("frobnicate");
+    EXPECT_EQ(far.exit_code, 2);
+    EXPECT_EQ(far.err, std::string("pipelens: unknown command 'frobnicate'\n") + kCommands);
+    const auto none = run_pipelens("");
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_EQ(none.err, std::string("pipelens: a command is required\n") + kCommands);
+}
+
+TEST(UsageErrors, AnUnknownOptionExitsTwoAndSuggestsTheNearestOption) {
+    const auto typo = run_pipelens("simulate --schedul-file x.csv");
+    EXPECT_EQ(typo.exit_code, 2);
+    EXPECT_EQ(typo.err,
+              "pipelens simulate: unknown option --schedul-file (did you mean --schedule-file?); "
+              "see pipelens simulate --help\n");
+    const auto unknown = run_pipelens("summary --no-such-option x.db");
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_EQ(unknown.err,
+              "pipelens summary: unknown option --no-such-option; see pipelens summary --help\n");
+}
+
+// CLI11's own codes were 105 (conversion), 106 (missing required), 109 (extras), 114 (argument
+// count).
+TEST(UsageErrors, EveryKindOfUsageErrorExitsTwo) {
+    const auto missing = run_pipelens("summary");
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_EQ(missing.err, "pipelens summary: trace is required; see pipelens summary --help\n");
+    const auto conversion = run_pipelens("replay x.db --rank two");
+    EXPECT_EQ(conversion.exit_code, 2);
+    EXPECT_EQ(conversion.err.rfind("pipelens replay: ", 0), 0u) << conversion.err;
+    const auto no_value = run_pipelens("summary x.db --run");
+    EXPECT_EQ(no_value.exit_code, 2);
+    EXPECT_EQ(no_value.err.rfind("pipelens summary: ", 0), 0u) << no_value.err;
+    const auto extra = run_pipelens("check a.csv b.csv");
+    EXPECT_EQ(extra.exit_code, 2);
+    EXPECT_EQ(extra.err, "pipelens check: unexpected argument b.csv; see pipelens check --help\n");
+}
+
+TEST(UsageErrors, HelpAndVersionStillPrintAndExitZero) {
+    const auto version = run_pipelens("--version");
+    EXPECT_EQ(version.exit_code, 0);
+    EXPECT_EQ(version.out, "pipelens 0.1.0\n");
+    const auto help = run_pipelens("simulate --help");
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_NE(help.out.find("--schedule-file"), std::string::npos) << help.out;
+    EXPECT_EQ(help.err, "");
+}
+
+TEST(UsageErrors, AMistypedScheduleKindSuggestsTheNearestKind) {
+    const auto result = run_pipelens("simulate --schedule 1FB1 --pp 2 --m 4");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: --schedule: unknown schedule kind '1FB1': did you mean 1F1B? expected "
+              "one of GPipe, 1F1B, Interleaved1F1B, LoopedBFS, InterleavedZeroBubble, "
+              "ZBVZeroBubble, DualPipeV, ZeroBubbleH2, ZeroBubbleAuto\n");
+}
+
+// The README defines ZB-H1 as InterleavedZeroBubble with v = 1; --schedule ZBH1 ran it at v = 2.
+TEST(UsageErrors, TheZbH1AliasIsRefusedNamingTheKindAndItsV) {
+    const auto result = run_pipelens("simulate --schedule ZBH1 --pp 4 --m 8");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: --schedule: 'ZBH1' is the zero-bubble paper's ZB-H1, one stage per "
+              "rank: name InterleavedZeroBubble with v = 1 (--v 1)\n");
+    const auto named = run_pipelens("simulate --schedule InterleavedZeroBubble --v 1 --pp 4 --m 8");
+    EXPECT_EQ(named.exit_code, 0) << named.err;
+    EXPECT_NE(named.out.find("InterleavedZeroBubble pp=4 v=1 m=8"), std::string::npos) << named.out;
+}
+
+// GPipe pp=4 m=8 with unit costs: bubble 3/11 = 27.27 %.
+constexpr const char* kGPipe = "simulate --schedule GPipe --pp 4 --m 8 --f 1 --i 1 --w 1";
+
+TEST(RatioFlags, ABareNumberAboveOneIsRefusedAndAPercentageStillWorks) {
+    const auto bare = run_pipelens(std::string(kGPipe) + " --max-bubble 20");
+    EXPECT_EQ(bare.exit_code, 2);
+    EXPECT_EQ(bare.err, "pipelens: --max-bubble: 20 is above 1; did you mean 20%?\n");
+    const auto percent = run_pipelens(std::string(kGPipe) + " --max-bubble 20%");
+    EXPECT_EQ(percent.exit_code, 1);  // 27.27 % exceeds 20 %
+    const auto within = run_pipelens(std::string(kGPipe) + " --max-bubble 30%");
+    EXPECT_EQ(within.exit_code, 0) << within.err;
+    const auto sweep =
+        run_pipelens("sweep --schedule GPipe --f 1 --i 1 --w 1 --sweep pp=4 --m 8 --max-bubble 50");
+    EXPECT_EQ(sweep.exit_code, 2);
+    EXPECT_EQ(sweep.err, "pipelens: --max-bubble: 50 is above 1; did you mean 50%?\n");
+}
+
+TEST(RatioFlags, EveryShareFlagReadsTheSameWay) {
+    const auto overlap = run_pipelens(std::string(kGPipe) + " --overlap-efficiency 50");
+    EXPECT_EQ(overlap.exit_code, 2);
+    EXPECT_EQ(overlap.err, "pipelens: --overlap-efficiency: 50 is above 1; did you mean 50%?\n");
+    EXPECT_EQ(run_pipelens(std::string(kGPipe) + " --overlap-efficiency 50%").exit_code, 0);
+    const std::string plan =
+        "plan --layers 8 --hidden 1024 --heads 16 --sequence 512 --global-batch 16 --gpus 8";
+    const auto fraction = run_pipelens(plan + " --achieved-fraction 70");
+    EXPECT_EQ(fraction.exit_code, 2);
+    EXPECT_EQ(fraction.err, "pipelens: --achieved-fraction: 70 is above 1; did you mean 70%?\n");
+    const auto as_percent = run_pipelens(plan + " --achieved-fraction 70% --top 1 --json");
+    const auto as_share = run_pipelens(plan + " --achieved-fraction 0.7 --top 1 --json");
+    EXPECT_EQ(as_percent.exit_code, 0) << as_percent.err;
+    EXPECT_EQ(as_percent.out, as_share.out);
+}
+
+TEST(ViewHelp, ListsTheViewersOptions) {
+    const auto help = run_pipelens("view --help");
+    EXPECT_EQ(help.exit_code, 0);
+    for (const char* option :
+         {"--run", "--screenshot", "--frames", "--size", "--select", "--compare", "--panel",
+          "--event", "--error", "--tensor", "--no-critical-path", "--bench", "--bench-dir"})
+        EXPECT_NE(help.out.find(option), std::string::npos) << option << "\n" << help.out;
+    const auto typo = run_pipelens("view --screenshoot x.png");
+    EXPECT_EQ(typo.exit_code, 2);
+    EXPECT_EQ(typo.err,
+              "pipelens view: unknown option --screenshoot (did you mean --screenshot?); see "
+              "pipelens view --help\n");
+}
+
+}  // namespace
+}  // namespace pipelens

@@ -1,0 +1,41 @@
+// Telling files apart by their first bytes, whatever their names: traces, experiments, plans,
+// schedule CSVs and the formats `pipelens import` reads.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "traces/file_kind.hpp"
+
+namespace pipelens::traces {
+namespace {
+
+TEST(FileKind, EachKindByItsContent) {
+    EXPECT_EQ(file_kind_of_head(std::string("SQLite format 3\0\x10\x00", 18)), FileKind::sqlite);
+    EXPECT_EQ(file_kind_of_head("# comment\n\n[schedule]\nkind = \"1F1B\"\n"),
+              FileKind::experiment_toml);
+    EXPECT_EQ(file_kind_of_head("pp = 4\n"), FileKind::experiment_toml);
+    EXPECT_EQ(file_kind_of_head("[model]\nlayers = 32\n[cluster]\ngpus = 8\n"),
+              FileKind::plan_toml);
+    EXPECT_EQ(file_kind_of_head("0F0,0F1,0I0\r\n,1F0,1I0\r\n"), FileKind::schedule_csv);
+    EXPECT_EQ(file_kind_of_head("0F0\n"), FileKind::schedule_csv);
+    EXPECT_EQ(file_kind_of_head("{\"schemaVersion\": 1, \"traceEvents\": []}"),
+              FileKind::pytorch_profiler);
+    EXPECT_EQ(
+        file_kind_of_head("{\"traceEvents\": [{\"name\": \"0F0\", \"cat\": \"computation\"}]}"),
+        FileKind::pipelining_chrometrace);
+    EXPECT_EQ(file_kind_of_head("\x80\x04\x95"), FileKind::flight_recorder);
+    EXPECT_EQ(file_kind_of_head("{\"pg_config\": {}}"), FileKind::flight_recorder);
+    EXPECT_EQ(file_kind_of_head("{\"forward-compute\": [1, 2]}"), FileKind::megatron_timers);
+}
+
+TEST(FileKind, WhatMatchesNoRuleIsUnknown) {
+    EXPECT_EQ(file_kind_of_head(""), FileKind::unknown);
+    EXPECT_EQ(file_kind_of_head("\n# only a comment\n"), FileKind::unknown);
+    EXPECT_EQ(file_kind_of_head("hello world\n"), FileKind::unknown);
+    EXPECT_EQ(file_kind_of_head("{\"results\": []}"), FileKind::unknown);
+    EXPECT_EQ(file_kind_of_head(std::string("\x01\x00\x02", 3)), FileKind::unknown);
+    EXPECT_EQ(file_kind_of("/nonexistent/file"), FileKind::unknown);
+}
+
+}  // namespace
+}  // namespace pipelens::traces

@@ -1,0 +1,162 @@
+// File kinds by content (file_kind.hpp). TOML and CSV are told apart by the first line that is
+// not blank or a comment: a TOML table header or `key = value`, against comma-separated actions.
+#include "traces/file_kind.hpp"
+
+#include <cctype>
+#include <cstring>
+
+#include <zlib.h>
+
+namespace pipelens::traces {
+namespace {
+
+constexpr std::size_t kHeadBytes = 64 * 1024;
+constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
+
+bool contains(std::string_view text, std::string_view part) {
+    return text.find(part) != std::string_view::npos;
+}
+
+std::string_view trimmed(std::string_view text) {
+    const std::size_t first = text.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos)
+        return {};
+    return text.substr(first, text.find_last_not_of(" \t\r") - first + 1);
+}
+
+// The first line that is neither blank nor a comment ('#').
+std::string_view first_meaningful_line(std::string_view head) {
+    while (!head.empty()) {
+        const std::size_t end = std::min(head.find('\n'), head.size());
+        const std::string_view line = trimmed(head.substr(0, end));
+        if (!line.empty() && line.front() != '#')
+            return line;
+        head.remove_prefix(std::min(end + 1, head.size()));
+    }
+    return {};
+}
+
+bool is_key_char(char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.' ||
+           c == '"' || c == ' ';
+}
+
+// `[table]`, `[[array]]` or `key = value`.
+bool is_toml_line(std::string_view line) {
+    if (line.starts_with('['))
+        return line.size() > 2 && (std::isalpha(static_cast<unsigned char>(line[1])) ||
+                                   line[1] == '[' || line[1] == '"');
+    const std::size_t equals = line.find('=');
+    if (equals == 0 || equals == std::string_view::npos)
+        return false;
+    for (char c : line.substr(0, equals))
+        if (!is_key_char(c))
+            return false;
+    return true;
+}
+
+bool is_plan_table(std::string_view head) {
+    return contains(head, "\n[cluster]") || contains(head, "\n[plan]") ||
+           head.starts_with("[cluster]") || head.starts_with("[plan]");
+}
+
+// A row of actions: cells such as 0F0, 1SEND_F2 or empty ones, separated by commas.
+bool is_csv_line(std::string_view line) {
+    bool any_action = false;
+    while (true) {
+        const std::size_t comma = std::min(line.find(','), line.size());
+        const std::string_view cell = trimmed(line.substr(0, comma));
+        if (!cell.empty()) {
+            if (!std::isdigit(static_cast<unsigned char>(cell.front())) && cell != "None")
+                return false;
+            any_action = true;
+        }
+        if (comma == line.size())
+            return any_action || contains(line, ",");
+        line.remove_prefix(comma + 1);
+    }
+}
+
+FileKind json_kind(std::string_view head) {
+    if (contains(head, "\"pg_config\"") || contains(head, "\"profiling_name\""))
+        return FileKind::flight_recorder;
+    if (contains(head, "\"traceEvents\"")) {
+        // _dump_chrometrace writes only name/cat/ph/pid/tid/ts/dur with these two categories.
+        const bool unit_steps = contains(head, "\"cat\": \"computation\"") ||
+                                contains(head, "\"cat\": \"communication\"");
+        const bool profiler = contains(head, "\"schemaVersion\"") ||
+                              contains(head, "\"distributedInfo\"") ||
+                              contains(head, "\"deviceProperties\"");
+        return unit_steps && !profiler ? FileKind::pipelining_chrometrace
+                                       : FileKind::pytorch_profiler;
+    }
+    if (contains(head, "\"forward-") || contains(head, "\"backward-"))
+        return FileKind::megatron_timers;
+    return FileKind::unknown;
+}
+
+FileKind text_kind(std::string_view head) {
+    const std::string_view line = first_meaningful_line(head);
+    if (line.empty() || std::memchr(head.data(), '\0', head.size()) != nullptr)
+        return FileKind::unknown;
+    if (is_toml_line(line))
+        return is_plan_table(head) ? FileKind::plan_toml : FileKind::experiment_toml;
+    if (is_csv_line(line))
+        return FileKind::schedule_csv;
+    return FileKind::unknown;
+}
+
+}  // namespace
+
+FileKind file_kind_of_head(std::string_view head) {
+    if (head.starts_with(kSqliteMagic))
+        return FileKind::sqlite;
+    // A pickle starts with PROTO (0x80) and its version; the flight recorder's default dump.
+    if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80)
+        return FileKind::flight_recorder;
+    const std::size_t first = head.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos)
+        return FileKind::unknown;
+    if (head[first] == '{')
+        return json_kind(head);
+    return text_kind(head);
+}
+
+FileKind file_kind_of(const std::string& path) {
+    gzFile file = gzopen(path.c_str(), "rb");  // reads plain files unchanged
+    if (file == nullptr)
+        return FileKind::unknown;
+    std::string head(kHeadBytes, '\0');
+    const int read = gzread(file, head.data(), static_cast<unsigned>(head.size()));
+    gzclose(file);
+    if (read < 0)
+        return FileKind::unknown;
+    head.resize(static_cast<std::size_t>(read));
+    return file_kind_of_head(head);
+}
+
+std::string_view file_kind_description(FileKind kind) {
+    switch (kind) {
+        case FileKind::unknown:
+            return "";
+        case FileKind::sqlite:
+            return "a pipelens trace (SQLite)";
+        case FileKind::experiment_toml:
+            return "an experiment (TOML)";
+        case FileKind::plan_toml:
+            return "a plan (TOML with [cluster] or [plan])";
+        case FileKind::schedule_csv:
+            return "a schedule (PyTorch CSV)";
+        case FileKind::pytorch_profiler:
+            return "a PyTorch profiler trace (JSON)";
+        case FileKind::pipelining_chrometrace:
+            return "a pipelining chrometrace dump (JSON)";
+        case FileKind::flight_recorder:
+            return "an NCCL flight-recorder dump";
+        case FileKind::megatron_timers:
+            return "Megatron-LM timers (JSON)";
+    }
+    return "";
+}
+
+}  // namespace pipelens::traces
