@@ -52,10 +52,29 @@ std::int64_t CostModel::on_rank(int rank, std::int64_t compute_ns) const {
     return std::llround(static_cast<double>(compute_ns) * rank_slowdown[rank]);
 }
 
-std::int64_t CostModel::overlap_ns(std::int64_t first, std::int64_t second) const {
-    const double hidden =
-        std::clamp(overlap_efficiency, 0.0, 1.0) * static_cast<double>(std::min(first, second));
-    return first + second - static_cast<std::int64_t>(std::llround(hidden));
+Work CostModel::work_of(const Action& leaf) const {
+    const std::int64_t ns = compute_ns(leaf);
+    switch (leaf.kind) {
+        case ActionKind::forward:
+            return {ns, std::min(ns, stage(leaf.stage).forward_arithmetic_ns)};
+        case ActionKind::backward_input:
+            return {ns, std::min(ns, stage(leaf.stage).input_arithmetic_ns)};
+        case ActionKind::backward_weight:
+            return {ns, std::min(ns, stage(leaf.stage).weight_arithmetic_ns)};
+        case ActionKind::full_backward:
+            return {ns, stage(leaf.stage).backward_arithmetic_ns()};
+        default:
+            return {ns, 0};
+    }
+}
+
+Work CostModel::overlap(const Work& first, const Work& second) const {
+    const std::int64_t total = first.ns + second.ns;
+    const std::int64_t arithmetic = first.arithmetic_ns + second.arithmetic_ns;
+    const std::int64_t hideable = std::min(std::min(first.ns, second.ns), total - arithmetic);
+    const double hidden = std::clamp(overlap_efficiency, 0.0, 1.0) *
+                          static_cast<double>(std::max<std::int64_t>(0, hideable));
+    return {total - static_cast<std::int64_t>(std::llround(hidden)), arithmetic};
 }
 
 namespace {
@@ -103,6 +122,12 @@ std::int64_t CostModel::backward_peak_bytes_of(int stage_index) const {
 
 std::int64_t CostModel::kept_bytes_of(int stage_index) const {
     return kept_bytes.empty() ? 0 : per_stage_value(kept_bytes, stage_index);
+}
+
+bool CostModel::sizes_gradients() const {
+    const auto positive = [](std::int64_t bytes) { return bytes > 0; };
+    return std::any_of(gradient_bytes.begin(), gradient_bytes.end(), positive) ||
+           std::any_of(backward_peak_bytes.begin(), backward_peak_bytes.end(), positive);
 }
 
 std::int64_t CostModel::transfer_ns(int from_rank, int to_rank, std::int64_t bytes) const {

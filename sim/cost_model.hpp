@@ -2,10 +2,15 @@
 // with B = I + W unless given), point-to-point links (latency + bytes / bandwidth, separate
 // values inside a host and across hosts), activation bytes per stage and microbatch, and the
 // overlap efficiency of OVERLAP_F_B.
+// An OVERLAP_F_B runs its parts at once on one device, sharing its arithmetic units: the overlap
+// hides what is not arithmetic (communication inside an action, a device left idle by one action
+// alone), never FLOPs. Where the times come from FLOP counts, StageCost says how much of each is
+// arithmetic, and a pair never takes less than the sum of its parts' arithmetic.
 // Memory counts activations a stage holds between F and B/W (held_activation_bytes, which
 // default to the boundary size). Times are integer nanoseconds.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -20,7 +25,23 @@ struct StageCost {
     std::int64_t weight_ns = 1000;                 // W: gradient with respect to the weights
     std::optional<std::int64_t> full_backward_ns;  // B; defaults to I + W
 
+    // Of forward_ns, input_ns and weight_ns, the arithmetic: the FLOPs at the device's achieved
+    // rate, known when the times come from FLOP counts ([transformer], `plan`). 0 when the split
+    // is unknown (stated or measured times): the overlap efficiency then stands for the whole.
+    std::int64_t forward_arithmetic_ns = 0;
+    std::int64_t input_arithmetic_ns = 0;
+    std::int64_t weight_arithmetic_ns = 0;
+
     std::int64_t backward_ns() const { return full_backward_ns.value_or(input_ns + weight_ns); }
+    std::int64_t backward_arithmetic_ns() const {
+        return std::min(backward_ns(), input_arithmetic_ns + weight_arithmetic_ns);
+    }
+};
+
+// A computation's time and, of it, the arithmetic an overlap cannot hide.
+struct Work {
+    std::int64_t ns = 0;
+    std::int64_t arithmetic_ns = 0;
 };
 
 struct Link {
@@ -48,7 +69,10 @@ struct CostModel {
     // Transfers start only once their receive is posted: simulated with
     // DependencyRules::pytorch_rendezvous (see rules_for).
     bool rendezvous = false;
-    double overlap_efficiency = 1.0;  // 1: OVERLAP_F_B takes max(F, B); 0: F + B
+    // The share of an OVERLAP_F_B's hideable time that it hides (see overlap): 0, no overlap,
+    // unless measured (calibration) or stated; 1, the shorter part entirely where nothing says
+    // it is arithmetic.
+    double overlap_efficiency = 0;
     // A straggler: rank r's computations take rank_slowdown[r] times their stage's costs (a
     // slower or throttled device, a noisy neighbour). Empty: every rank at 1.
     std::vector<double> rank_slowdown;
@@ -59,7 +83,10 @@ struct CostModel {
 
     const StageCost& stage(int stage_index) const;
     std::int64_t compute_ns(const Action& leaf) const;  // F, I, W, B, FSDP actions
-    std::int64_t overlap_ns(std::int64_t first, std::int64_t second) const;
+    Work work_of(const Action& leaf) const;             // compute_ns and its arithmetic
+    // Two parts run at once: first + second less overlap_efficiency x the hideable time, which is
+    // at most the shorter part and at most what is not arithmetic in the two.
+    Work overlap(const Work& first, const Work& second) const;
     std::int64_t bytes_of(int stage_index) const;
     // What a SEND_*/RECV_* carries: the activation crossing the boundary after stage s (SEND_F
     // of s, RECV_F of s + 1) or its gradient (SEND_B of s + 1, RECV_B of s).
@@ -68,6 +95,9 @@ struct CostModel {
     std::int64_t gradient_bytes_of(int stage_index) const;
     std::int64_t backward_peak_bytes_of(int stage_index) const;
     std::int64_t kept_bytes_of(int stage_index) const;
+    // Whether any stage has weight-gradient or backward-temporary bytes: memory then counts more
+    // than activations.
+    bool sizes_gradients() const;
     std::int64_t transfer_ns(int from_rank, int to_rank, std::int64_t bytes) const;
 };
 

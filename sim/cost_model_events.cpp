@@ -35,6 +35,9 @@ void record_cost_model(recorder::StateRecorder& recorder, const CostModel& costs
         state.gradient_bytes = costs.gradient_bytes_of(stage);
         state.backward_peak_bytes = costs.backward_peak_bytes_of(stage);
         state.kept_bytes = costs.kept_bytes_of(stage);
+        state.forward_arithmetic_ns = cost.forward_arithmetic_ns;
+        state.input_arithmetic_ns = cost.input_arithmetic_ns;
+        state.weight_arithmetic_ns = cost.weight_arithmetic_ns;
         recorder.set_stage_costs(stage, state);
     }
 }
@@ -60,6 +63,9 @@ CostModel cost_model_from_state(const recorder::PipelineState& state) {
         cost.input_ns = stage.costs->input_ns;
         cost.weight_ns = stage.costs->weight_ns;
         cost.full_backward_ns = stage.costs->backward_ns;
+        cost.forward_arithmetic_ns = stage.costs->forward_arithmetic_ns;
+        cost.input_arithmetic_ns = stage.costs->input_arithmetic_ns;
+        cost.weight_arithmetic_ns = stage.costs->weight_arithmetic_ns;
         costs.stages.push_back(cost);
         costs.activation_bytes.push_back(stage.costs->activation_bytes);
         costs.held_activation_bytes.push_back(stage.costs->held_bytes);

@@ -64,6 +64,10 @@ void add_transformer_costs(const TransformerSpec& spec, int stage_count, CostMod
         cost.forward_ns = flops_to_ns(flops.forward * layers[stage], spec);
         cost.input_ns = flops_to_ns(flops.input_gradient * layers[stage], spec);
         cost.weight_ns = flops_to_ns(flops.weight_gradient * layers[stage], spec);
+        // All of it is arithmetic: no communication inside a stage is modelled.
+        cost.forward_arithmetic_ns = cost.forward_ns;
+        cost.input_arithmetic_ns = cost.input_ns;
+        cost.weight_arithmetic_ns = cost.weight_ns;
         costs.stages.push_back(cost);
         costs.held_activation_bytes.push_back(layer_held_activation_bytes(spec) * layers[stage]);
     }

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <optional>
 
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/lower.hpp"
@@ -180,14 +181,14 @@ class Simulator {
         if (uses_communication_stream(action.kind)) {
             execute_communication(rank, action, ready, entry);
         } else {
-            std::int64_t duration = 0;
+            std::optional<Work> work;
             for (const Action& part : schedule_.parts_of(action))
-                duration = duration == 0 ? costs_.compute_ns(part)
-                                         : costs_.overlap_ns(duration, costs_.compute_ns(part));
+                work = work ? costs_.overlap(*work, costs_.work_of(part)) : costs_.work_of(part);
             entry.lane = Lane::compute;
             entry.start_ns = std::max(compute_free_[rank], ready.time);
-            entry.end_ns = entry.start_ns + costs_.on_rank(rank, duration);
+            entry.end_ns = entry.start_ns + costs_.on_rank(rank, work ? work->ns : 0);
             account_compute(rank, entry, ready.provider);
+            ranks_[rank].arithmetic_ns += costs_.on_rank(rank, work ? work->arithmetic_ns : 0);
             compute_free_[rank] = entry.end_ns;
             for (const Action& part : schedule_.parts_of(action)) {
                 account_memory(rank, part, entry.start_ns, entry.end_ns);
@@ -253,6 +254,7 @@ class Simulator {
     SimulationResult summarize() {
         SimulationResult result;
         result.step_time_ns = step_end_;
+        result.memory_sizes_gradients = costs_.sizes_gradients();
         std::int64_t total_bubble = 0;
         for (std::size_t rank = 0; rank < ranks_.size(); ++rank) {
             RankResult& summary = ranks_[rank];

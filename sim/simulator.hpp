@@ -51,6 +51,9 @@ struct BubbleBreakdown {
 struct RankResult {
     int rank = 0;
     std::int64_t busy_ns = 0;
+    // Of busy_ns, the arithmetic the cost model knows of (StageCost's *_arithmetic_ns); the rest
+    // is communication inside computations, or time of unknown kind.
+    std::int64_t arithmetic_ns = 0;
     std::int64_t bubble_ns = 0;
     double bubble_ratio = 0;
     std::int64_t peak_memory_bytes = 0;
@@ -66,6 +69,9 @@ struct SimulationResult {
     std::vector<TimelineEntry> timeline;
     std::vector<std::size_t> first_entry;
     std::vector<MemorySample> memory;
+    // What the memory figures count (the cost model's sizes): activations, plus weight gradients
+    // and backward temporaries when true; never weights or optimizer state.
+    bool memory_sizes_gradients = false;
 };
 
 // The rules a cost model is simulated with: PyTorch's, with rendezvous transfers if it says so.

@@ -97,6 +97,12 @@ LayerWork layer_work(const GptShape& shape, int microbatch_size, int tp, Recompu
     return work;
 }
 
+// Rounded up: a step never takes less than its FLOPs at the achieved rate, so the TFLOP/s it
+// reports never exceed that rate.
+std::int64_t arithmetic_ns(double flops, double flops_per_ns) {
+    return static_cast<std::int64_t>(std::ceil(flops / flops_per_ns));
+}
+
 Link link_of(double gb_per_s, double latency_us) {
     return {std::llround(latency_us * 1000), gb_per_s};
 }
@@ -122,12 +128,12 @@ CostModel step_cost_model(const PlanLayout& layout, const ModelSpec& model,
     for (int stage = 0; stage < stages; ++stage) {
         const double extra = stage + 1 == stages ? logits : 0;
         StageCost cost;
-        cost.forward_ns =
-            std::llround(layers * work.forward / flops_per_ns + extra / flops_per_ns) +
-            layers * tp_cost.forward_ns;
-        cost.input_ns = std::llround(layers * work.input / flops_per_ns + extra / flops_per_ns) +
-                        layers * tp_cost.backward_ns;
-        cost.weight_ns = std::llround(layers * work.weight / flops_per_ns + extra / flops_per_ns);
+        cost.forward_arithmetic_ns = arithmetic_ns(layers * work.forward + extra, flops_per_ns);
+        cost.input_arithmetic_ns = arithmetic_ns(layers * work.input + extra, flops_per_ns);
+        cost.weight_arithmetic_ns = arithmetic_ns(layers * work.weight + extra, flops_per_ns);
+        cost.forward_ns = cost.forward_arithmetic_ns + layers * tp_cost.forward_ns;
+        cost.input_ns = cost.input_arithmetic_ns + layers * tp_cost.backward_ns;
+        cost.weight_ns = cost.weight_arithmetic_ns;
         costs.stages.push_back(cost);
         costs.activation_bytes.push_back(boundary);
         costs.held_activation_bytes.push_back(held);
@@ -138,6 +144,7 @@ CostModel step_cost_model(const PlanLayout& layout, const ModelSpec& model,
         link_of(cluster.links.inter_host_gb_per_s, cluster.links.inter_host_latency_us);
     // Megatron's rank order (tp, then dp, then pp): neighbouring stages are tp x dp GPUs apart.
     costs.ranks_per_host = std::max(1, cluster.gpus_per_host / (layout.tp * layout.dp));
+    costs.overlap_efficiency = options.overlap_efficiency;
     return costs;
 }
 
@@ -219,10 +226,7 @@ CostModel plan_cost_model(const PlanLayout& layout, const ModelSpec& model,
 PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
                            const ClusterSpec& cluster, const PlanOptions& options) {
     const GptShape& shape = model.shape;
-    const TensorParallelLayerCost tp_cost = tensor_parallel_layer_cost(
-        shape.sequence, shape.hidden, shape.heads, shape.vocabulary, layout.microbatch_size,
-        layout.tp, cluster.gpus_per_host, cluster.links);
-    const CostModel costs = step_cost_model(layout, model, cluster, options, tp_cost);
+    const CostModel costs = plan_cost_model(layout, model, cluster, options);
     const Schedule lowered =
         lower(generate_schedule({layout.schedule, layout.pp, layout.v, layout.m}));
     const SimulationResult pipeline = simulate(lowered, costs);
@@ -232,10 +236,10 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
     const auto busiest = std::max_element(
         pipeline.ranks.begin(), pipeline.ranks.end(),
         [](const RankResult& a, const RankResult& b) { return a.busy_ns < b.busy_ns; });
-    const std::int64_t layers_per_rank = shape.layers / layout.pp;
-    result.breakdown.compute_ns = busiest->busy_ns;
-    result.breakdown.tensor_parallel_ns =
-        layers_per_rank * layout.m * (tp_cost.forward_ns + tp_cost.backward_ns);
+    // The busiest rank's step, split: its busy time is arithmetic plus the tensor-parallel
+    // collectives no overlap hid (the only other time in a stage's costs), then idle.
+    result.breakdown.compute_ns = busiest->arithmetic_ns;
+    result.breakdown.tensor_parallel_ns = busiest->busy_ns - busiest->arithmetic_ns;
     result.breakdown.bubble_ns = busiest->bubble_ns;
     const double parameters = rank_parameters(layout, shape);
     const std::int64_t reduce = data_parallel_reduce_ns(

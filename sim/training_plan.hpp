@@ -61,6 +61,9 @@ struct PlanOptions {
     bool sequence_parallel = true;
     bool zero1 = true;
     bool overlap_gradient_reduce = true;
+    // OVERLAP_F_B's (DualPipeV): the share of the tensor-parallel collectives of one part hidden
+    // behind the other's arithmetic; 0 unless measured or stated (see CostModel::overlap).
+    double overlap_efficiency = 0;
     PlanPins pins;
     std::vector<ScheduleKind> schedules = {ScheduleKind::one_f_one_b,
                                            ScheduleKind::interleaved_1f1b};
@@ -76,9 +79,11 @@ struct PlanLayout {
     int m = 1;
 };
 
+// The step of the busiest rank in parts that add up to it exactly:
+// compute_ns + tensor_parallel_ns + bubble_ns + data_parallel_ns == PlanResult::step_time_ns.
 struct PlanBreakdown {
-    std::int64_t compute_ns = 0;          // the busiest rank's computation
-    std::int64_t tensor_parallel_ns = 0;  // of which tensor-parallel collectives
+    std::int64_t compute_ns = 0;          // arithmetic only: its FLOPs at the achieved rate
+    std::int64_t tensor_parallel_ns = 0;  // tensor-parallel collectives that no overlap hid
     std::int64_t bubble_ns = 0;           // the pipeline's idle time on that rank
     std::int64_t data_parallel_ns = 0;    // gradient reduction not hidden
     std::int64_t weight_bytes = 0;        // weights, gradients, optimizer state

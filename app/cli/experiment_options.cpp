@@ -218,7 +218,8 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
                      "A transfer starts only once its receive is posted (NCCL, Gloo), so where "
                      "the lowering puts a RECV shows in the timeline");
     add_ratio_option(command, "--overlap-efficiency", options.overlap_efficiency,
-                     "Share of the shorter part OVERLAP_F_B hides, 0 to 1 (0.5 or 50%)");
+                     "Share of the shorter part OVERLAP_F_B hides, 0 to 1 (0.5 or 50%), never "
+                     "its arithmetic where the costs come from FLOPs (default 0)");
     command.add_option("--rank-slowdown", options.rank_slowdown,
                        "A straggler: per rank, how many times its stage costs its computations "
                        "take (1,1.8: rank 1 takes 1.8 times as long)");

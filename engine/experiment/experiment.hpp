@@ -144,7 +144,10 @@ struct Experiment {
     CostScope cost_scope = CostScope::stage;
     std::vector<std::int64_t> activation_bytes;  // sent across each stage boundary per microbatch
     std::vector<std::int64_t> held_activation_bytes;  // kept per microbatch from F to B/W
-    double overlap_efficiency = 1.0;
+    // [costs] overlap_efficiency: the share of an OVERLAP_F_B's hideable time it hides (what is
+    // not arithmetic, at most the shorter part; sim/cost_model.hpp). 0 unless measured
+    // (`calibrate` writes it) or stated: a real overlap hides only what it was built to hide.
+    double overlap_efficiency = 0;
     // [costs] rank_slowdown: one factor per rank, its computations take that many times their
     // stage's costs (a straggler). Empty: every rank at 1.
     std::vector<double> rank_slowdown;

@@ -151,7 +151,7 @@ void read_field(const nlohmann::json& json, BufferDirection& value) {
 bool added_later(std::string_view name) {
     return name == "gradient_bytes" || name == "backward_peak_bytes" || name == "kept_bytes" ||
            name == "defer_recv" || name == "rendezvous" || name.starts_with("zero_bubble_") ||
-           name == "max_activations" || name == "rank_slowdown";
+           name == "max_activations" || name == "rank_slowdown" || name.ends_with("_arithmetic_ns");
 }
 
 template <class Kind>

@@ -55,6 +55,11 @@ struct StageCostState {
     std::int64_t gradient_bytes = 0;       // weight gradients, from the first backward on
     std::int64_t backward_peak_bytes = 0;  // a backward's temporaries while it runs
     std::int64_t kept_bytes = 0;           // of held, not freed by the backward
+    // Of forward, input and weight, the arithmetic (FLOPs at the device's rate), which an
+    // OVERLAP_F_B cannot hide; 0 where unknown (stated or measured times).
+    std::int64_t forward_arithmetic_ns = 0;
+    std::int64_t input_arithmetic_ns = 0;
+    std::int64_t weight_arithmetic_ns = 0;
 };
 
 // Links and FSDP costs of a simulation.
@@ -65,7 +70,7 @@ struct CostModelState {
     std::int64_t inter_host_latency_ns = 0;
     double inter_host_gb_per_s = 0;
     int ranks_per_host = 0;
-    double overlap_efficiency = 1;
+    double overlap_efficiency = 0;
     std::int64_t unshard_ns = 0;
     std::int64_t reshard_ns = 0;
     std::int64_t reduce_grad_ns = 0;

@@ -1,8 +1,10 @@
 // Cost models from experiments: the Zero Bubble paper's FLOP counts worked out by hand for one
-// layer shape, the layer split over stages, and explicit per-stage values expanded per stage.
+// layer shape, the layer split over stages, and explicit per-stage values expanded per stage;
+// FLOP-derived times are all arithmetic, which no overlap hides.
 #include <gtest/gtest.h>
 
 #include "sim/experiment_costs.hpp"
+#include "sim/experiment_simulation.hpp"
 #include "sim/transformer_flops.hpp"
 
 namespace pipelens::sim {
@@ -152,6 +154,24 @@ TEST(ExperimentCosts, OnlyFlatPerStageCostsAtVAboveOneGetTheNote) {
     experiment.cost_scope = CostScope::stage;
     experiment.forward_ns = {1, 2, 3, 4, 5, 6, 7, 8};  // one per stage: nothing to misread
     EXPECT_EQ(cost_scope_note(experiment, 2), "");
+// A [transformer]'s times are its FLOPs and nothing else: a DualPipeV step of it takes as long
+// at overlap 1 as at 0 (the arithmetic survives the recorded cost model the simulation reads).
+TEST(ExperimentCosts, TransformerTimesAreArithmeticNoOverlapHides) {
+    Experiment experiment = plain_experiment();
+    experiment.forward_ns.clear();
+    experiment.input_ns.clear();
+    experiment.weight_ns.clear();
+    experiment.transformer = layer_1024();
+    experiment.transformer->layers = 8;
+    experiment.shape = {ScheduleKind::dual_pipe_v, 2, 2, 8};
+    const CostModel costs = cost_model_for(experiment, 4);
+    EXPECT_EQ(costs.stages[0].forward_arithmetic_ns, costs.stages[0].forward_ns);
+    EXPECT_EQ(costs.stages[0].input_arithmetic_ns, costs.stages[0].input_ns);
+    EXPECT_EQ(costs.stages[0].weight_arithmetic_ns, costs.stages[0].weight_ns);
+    EXPECT_EQ(experiment.overlap_efficiency, 0);  // unless measured or stated
+    const std::int64_t serial = simulate_experiment(experiment).result.step_time_ns;
+    experiment.overlap_efficiency = 1;
+    EXPECT_EQ(simulate_experiment(experiment).result.step_time_ns, serial);
 }
 
 }  // namespace

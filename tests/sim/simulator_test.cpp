@@ -1,6 +1,6 @@
 // The simulator against the closed forms at zero communication cost: bubble shares of GPipe,
 // 1F1B and Interleaved1F1B, 1F1B vs ZB-H1 with unequal F/I/W, peak activations, and a link
-// latency worked out by hand.
+// latency worked out by hand; what an OVERLAP_F_B hides.
 #include <gtest/gtest.h>
 
 #include "engine/schedule/generate.hpp"
@@ -139,6 +139,49 @@ TEST(SimulatorLinks, LatencyIsPaidOnEveryCrossing) {
     bandwidth.intra_host.bytes_per_ns = 2.0;  // 2 GB/s
     bandwidth.activation_bytes = {1000};
     EXPECT_EQ(run(ScheduleKind::gpipe, 2, 1, 1, bandwidth).step_time_ns, 4000 + 2 * 500);
+}
+
+// Times of unknown make (stated or measured): the efficiency is the share of the shorter part
+// hidden, and nothing is hidden unless it is stated.
+TEST(CostModelOverlap, HidesAShareOfTheShorterPartOfOpaqueTimes) {
+    CostModel costs;
+    EXPECT_EQ(costs.overlap({1000, 0}, {3000, 0}).ns, 4000);
+    costs.overlap_efficiency = 0.5;
+    EXPECT_EQ(costs.overlap({1000, 0}, {3000, 0}).ns, 3500);
+    costs.overlap_efficiency = 1;
+    EXPECT_EQ(costs.overlap({1000, 0}, {3000, 0}).ns, 3000);
+}
+
+// Two parts on one device share its arithmetic: only what is not arithmetic can be hidden.
+TEST(CostModelOverlap, NeverHidesArithmetic) {
+    CostModel costs;
+    costs.overlap_efficiency = 1;
+    const Work pair = costs.overlap({1000, 1000}, {3000, 3000});
+    EXPECT_EQ(pair.ns, 4000);
+    EXPECT_EQ(pair.arithmetic_ns, 4000);
+    EXPECT_EQ(costs.overlap({1000, 800}, {3000, 2500}).ns, 3300);  // 200 + 500 hidden
+    costs.overlap_efficiency = 0.5;
+    EXPECT_EQ(costs.overlap({1000, 800}, {3000, 2500}).ns, 3650);
+}
+
+// A DualPipeV step whose costs are all arithmetic takes as long at any overlap efficiency: its
+// FLOPs, not less.
+TEST(CostModelOverlap, AllArithmeticDualPipeVIsTheSameAtAnyEfficiency) {
+    CostModel costs = unit_costs(1000, 1200, 900);
+    costs.stages.front().forward_arithmetic_ns = 1000;
+    costs.stages.front().input_arithmetic_ns = 1200;
+    costs.stages.front().weight_arithmetic_ns = 900;
+    const SimulationResult serial = run(ScheduleKind::dual_pipe_v, 4, 2, 10, costs);
+    costs.overlap_efficiency = 1;
+    const SimulationResult overlapped = run(ScheduleKind::dual_pipe_v, 4, 2, 10, costs);
+    EXPECT_EQ(overlapped.step_time_ns, serial.step_time_ns);
+    for (const RankResult& rank : overlapped.ranks) {
+        EXPECT_EQ(rank.arithmetic_ns, rank.busy_ns);
+        EXPECT_EQ(rank.busy_ns, 10 * 2 * (1000 + 1200 + 900));
+    }
+    // Opaque times of the same sizes: the overlap hides the shorter part.
+    costs.stages.front() = StageCost{1000, 1200, 900, std::nullopt};
+    EXPECT_LT(run(ScheduleKind::dual_pipe_v, 4, 2, 10, costs).step_time_ns, serial.step_time_ns);
 }
 
 }  // namespace
