@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include "engine/text/quantities.hpp"
 #include "engine/text/xml_escape.hpp"
 #include "traces/palette.hpp"
+#include "traces/run_memory.hpp"
 
 namespace pipelens::traces {
 namespace {
@@ -207,10 +209,12 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
         R"svg(<text x="10" y="20" font-size="15" font-weight="bold">run {}: {} pp={} v={} m={}</text>)svg"
         "\n",
         run.id, xml_escaped(run.schedule), run.pp, run.v, run.m);
+    // The ranks' "peak" is named once here, saying what it counts (run_memory.hpp).
     svg += fmt::format(
-        R"svg(<text x="10" y="38" font-size="12">step time {:.3f} ms, bubble ratio {:.1f}% (hatched: idle compute)</text>)svg"
+        R"svg(<text x="10" y="38" font-size="12">step time {:.3f} ms, bubble ratio {:.1f}% (hatched: idle compute); peak: {}</text>)svg"
         "\n",
-        step_time / 1e6, run.bubble_ratio.value_or(0) * 100);
+        step_time / 1e6, run.bubble_ratio.value_or(0) * 100,
+        peak_memory_label(memory_counts_of(reader, run)));
 
     const std::int64_t step = tick_step(to - from);
     const int ruler_y = kTopMargin + rank_count * kRankHeight + 4;
@@ -231,9 +235,9 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
             top + 12, rank);
         if (figures)
             svg += fmt::format(
-                R"svg(<text x="10" y="{}" font-size="10">bubble {:.1f}%, peak {:.1f} GiB</text>)svg"
+                R"svg(<text x="10" y="{}" font-size="10">bubble {:.1f}%, peak {}</text>)svg"
                 "\n",
-                top + 26, figures->bubble_ratio * 100, figures->peak_memory_bytes / 1073741824.0);
+                top + 26, figures->bubble_ratio * 100, format_bytes(figures->peak_memory_bytes));
     }
     draw_bubbles(svg, canvas, actions, step_time);
     draw_actions(svg, canvas, actions);

@@ -98,8 +98,8 @@ void apply_file(CLI::App& command, const std::string& file) {
           "intra_host_bandwidth", "intra_host_latency", "inter_host_bandwidth",
           "inter_host_latency", "collective_latency"}},
         {"plan",
-         {"recompute", "sequence_parallel", "zero1", "no_overlap_grad_reduce", "tp", "pp", "dp",
-          "schedule", "v", "microbatch_size", "m", "top"}}};
+         {"recompute", "sequence_parallel", "zero1", "no_overlap_grad_reduce", "overlap_efficiency",
+          "tp", "pp", "dp", "schedule", "v", "microbatch_size", "m", "top"}}};
     std::vector<FlagValue> values;
     try {
         values = read_flag_file(file, allowed);
@@ -197,6 +197,9 @@ void print_table(const std::vector<sim::PlanResult>& results, const PlanFlags& f
                    format_duration(r.breakdown.bubble_ns),
                    format_duration(r.breakdown.data_parallel_ns));
     }
+    fmt::print(
+        "step = compute + tp comm + bubble + dp comm, on the busiest rank: compute is the "
+        "arithmetic alone, tp and dp comm what no overlap hid\n");
     if (!results.empty() && !results.front().fits)
         fmt::print("no layout fits: the smallest needs {} per GPU, {} over\n",
                    format_bytes(results.front().memory_per_gpu_bytes),
@@ -313,6 +316,9 @@ void add_search_flags(CLI::App* command, PlanFlags& flags) {
     command->add_flag("--zero1", flags.zero1, "Optimizer state split over data parallel (ZeRO-1)");
     command->add_flag("--no-overlap-grad-reduce", flags.no_overlap,
                       "Reduce gradients after the pipeline, not during the last backward");
+    add_ratio_option(*command, "--overlap-efficiency", flags.options.overlap_efficiency,
+                     "DualPipeV's OVERLAP_F_B: the share of one part's tensor-parallel "
+                     "collectives hidden behind the other's arithmetic, 0 to 1 (default 0)");
     command->add_option("--tp", flags.options.pins.tp, "Pin tensor parallel size");
     command->add_option("--pp", flags.options.pins.pp, "Pin pipeline parallel size");
     command->add_option("--dp", flags.options.pins.dp, "Pin data parallel size");

@@ -40,15 +40,16 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
     std::string text =
         fmt::format("{}\nstep time {}, bubble ratio {:.1f}%\n\n", title,
                     format_duration(figures.step_time_ns), figures.bubble_ratio * 100);
-    text +=
-        fmt::format("{:>4}  {:>12}  {:>12}  {:>7}  {:>12}  {:>12}  {:>11}  {}\n", "rank", "busy",
-                    "bubble", "bubble%", "warm-up", "cool-down", "peak memory", "waiting on");
+    const std::string_view memory = traces::peak_memory_label(figures.memory);
+    text += fmt::format("{:>4}  {:>12}  {:>12}  {:>7}  {:>12}  {:>12}  {:>{}}  {}\n", "rank",
+                        "busy", "bubble", "bubble%", "warm-up", "cool-down", memory, memory.size(),
+                        "waiting on");
     for (const traces::RankRecord& rank : figures.ranks)
-        text += fmt::format("{:>4}  {:>12}  {:>12}  {:>6.1f}%  {:>12}  {:>12}  {:>11}  {}\n",
-                            rank.rank, format_duration(rank.busy_ns),
-                            format_duration(rank.bubble_ns), rank.bubble_ratio * 100,
-                            format_duration(rank.warmup_ns), format_duration(rank.cooldown_ns),
-                            format_bytes(rank.peak_memory_bytes), waiting_text(rank));
+        text += fmt::format(
+            "{:>4}  {:>12}  {:>12}  {:>6.1f}%  {:>12}  {:>12}  {:>{}}  {}\n", rank.rank,
+            format_duration(rank.busy_ns), format_duration(rank.bubble_ns), rank.bubble_ratio * 100,
+            format_duration(rank.warmup_ns), format_duration(rank.cooldown_ns),
+            format_bytes(rank.peak_memory_bytes), memory.size(), waiting_text(rank));
     // A real run's ranks were put on rank 0's clock: say by how much, and how surely.
     std::string clocks;
     for (const traces::RankRecord& rank : figures.ranks)
@@ -67,6 +68,7 @@ nlohmann::ordered_json run_figures_json(const RunFigures& figures,
     nlohmann::ordered_json json;
     json["step_time_ns"] = figures.step_time_ns;
     json["bubble_ratio"] = figures.bubble_ratio;
+    json["peak_memory_counts"] = traces::memory_counts_name(figures.memory);
     nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
     for (const traces::RankRecord& rank : figures.ranks) {
         nlohmann::ordered_json row;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "traces/run_memory.hpp"
 #include "traces/trace_records.hpp"
 
 namespace pipelens::cli {
@@ -19,13 +20,17 @@ struct RunFigures {
     std::int64_t step_time_ns = 0;
     double bubble_ratio = 0;
     std::vector<traces::RankRecord> ranks;  // as the trace stores them
+    // What peak memory counts, named by its label (a simulation: what its costs sized).
+    traces::MemoryCounts memory = traces::MemoryCounts::tensors;
 };
 
 // "title\nstep time 28.100 ms, bubble ratio 20.1%\n\n<rank table>"
 std::string format_run_figures(const std::string& title, const RunFigures& figures);
 
-// {"step_time_ns", "bubble_ratio", "ranks": [{rank, busy_ns, bubble_ns, bubble_ratio,
-//  peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on: {peer: ns}}], "run_id"}
+// {"step_time_ns", "bubble_ratio", "peak_memory_counts": "tensors" | "activations" |
+//  "activations_and_gradients" (what every peak_memory_bytes counts), "ranks": [{rank, busy_ns,
+//  bubble_ns, bubble_ratio, peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on: {peer: ns}}],
+//  "run_id"}
 nlohmann::ordered_json run_figures_json(const RunFigures& figures,
                                         std::optional<std::int64_t> run_id);
 

@@ -40,6 +40,8 @@ RunFigures figures_of(const sim::SimulationResult& result) {
     figures.bubble_ratio = result.bubble_ratio;
     for (const sim::RankResult& rank : result.ranks)
         figures.ranks.push_back(sim::rank_record(rank));
+    figures.memory = result.memory_sizes_gradients ? traces::MemoryCounts::activations_and_gradients
+                                                   : traces::MemoryCounts::activations;
     return figures;
 }
 

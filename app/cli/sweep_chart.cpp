@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/text/quantities.hpp"
+
 namespace pipelens::cli {
 namespace {
 
@@ -82,31 +84,35 @@ void draw_frame(ChartScene& scene, const Panel& panel, const std::string& x_titl
                                      13, TextAnchor::middle, true});
 }
 
-constexpr double kGiB = 1024.0 * 1024 * 1024;
-
 void draw_time_memory(ChartScene& scene, const std::vector<const sim::SweepPoint*>& points,
                       const std::map<std::string, ChartColor>& colors, double left, double right) {
+    // One unit for the axis, the one format_bytes gives the largest peak.
+    std::int64_t largest = 0;
+    for (const sim::SweepPoint* point : points)
+        largest = std::max(largest, point->peak_memory_bytes);
+    const ByteUnit unit = byte_unit(largest);
     double memory_low = 1e300, memory_high = -1e300, time_low = 1e300, time_high = -1e300;
     for (const sim::SweepPoint* point : points) {
-        memory_low = std::min(memory_low, point->peak_memory_bytes / kGiB);
-        memory_high = std::max(memory_high, point->peak_memory_bytes / kGiB);
+        memory_low = std::min(memory_low, point->peak_memory_bytes / unit.bytes);
+        memory_high = std::max(memory_high, point->peak_memory_bytes / unit.bytes);
         time_low = std::min(time_low, point->step_time_ns / 1e6);
         time_high = std::max(time_high, point->step_time_ns / 1e6);
     }
     const auto [x_low, x_high] = padded(memory_low, memory_high);
     const auto [y_low, y_high] = padded(time_low, time_high);
     const Panel panel{left, 90, right, kHeight - 70, x_low, x_high, y_low, y_high};
-    draw_frame(scene, panel, "peak memory of the fullest rank (GiB)", "step time (ms)", true);
+    draw_frame(scene, panel, fmt::format("peak memory of the fullest rank ({})", unit.name),
+               "step time (ms)", true);
     for (const sim::SweepPoint* point : points)
         if (!point->pareto)
-            scene.shapes.push_back(ChartMarker{panel.px(point->peak_memory_bytes / kGiB),
+            scene.shapes.push_back(ChartMarker{panel.px(point->peak_memory_bytes / unit.bytes),
                                                panel.py(point->step_time_ns / 1e6), 3.5,
                                                faded(colors.at(point->schedule)), false});
     // Ranked order runs from the fastest (most memory) to the smallest: the front as a staircase.
     ChartLine front{{}, kInk, 1.5};
     for (const sim::SweepPoint* point : points)
         if (point->pareto) {
-            const double x = panel.px(point->peak_memory_bytes / kGiB);
+            const double x = panel.px(point->peak_memory_bytes / unit.bytes);
             if (!front.points.empty())
                 front.points.emplace_back(x, front.points.back().second);
             front.points.emplace_back(x, panel.py(point->step_time_ns / 1e6));
@@ -114,7 +120,7 @@ void draw_time_memory(ChartScene& scene, const std::vector<const sim::SweepPoint
     scene.shapes.push_back(front);
     for (const sim::SweepPoint* point : points)
         if (point->pareto)
-            scene.shapes.push_back(ChartMarker{panel.px(point->peak_memory_bytes / kGiB),
+            scene.shapes.push_back(ChartMarker{panel.px(point->peak_memory_bytes / unit.bytes),
                                                panel.py(point->step_time_ns / 1e6), 5,
                                                colors.at(point->schedule), true});
     scene.shapes.push_back(ChartText{left, 78,

@@ -47,7 +47,8 @@ std::string started_text(std::int64_t started_at_ns) {
 }
 
 RunFigures figures_of(const traces::TraceReader& reader, const traces::RunRecord& run) {
-    return {run.step_time_ns.value_or(0), run.bubble_ratio.value_or(0), reader.ranks(run.id)};
+    return {run.step_time_ns.value_or(0), run.bubble_ratio.value_or(0), reader.ranks(run.id),
+            traces::memory_counts_of(reader, run)};
 }
 
 std::string run_title(const traces::RunRecord& run) {

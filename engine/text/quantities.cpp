@@ -21,17 +21,24 @@ std::string format_duration(std::int64_t nanoseconds) {
     return fmt::format("{:.3f} s", value / 1e9);
 }
 
-std::string format_bytes(std::int64_t bytes) {
+ByteUnit byte_unit(std::int64_t bytes) {
     constexpr std::array<std::string_view, 5> kNames{"B", "KiB", "MiB", "GiB", "TiB"};
-    double value = static_cast<double>(bytes);
+    double value = std::fabs(static_cast<double>(bytes));
+    double size = 1;
     std::size_t unit = 0;
-    while (std::fabs(value) >= 1024.0 && unit + 1 < kNames.size()) {
+    while (value >= 1024.0 && unit + 1 < kNames.size()) {
         value /= 1024.0;
+        size *= 1024.0;
         ++unit;
     }
-    if (unit == 0)
+    return {kNames[unit], size};
+}
+
+std::string format_bytes(std::int64_t bytes) {
+    const ByteUnit unit = byte_unit(bytes);
+    if (unit.bytes == 1)
         return fmt::format("{} B", bytes);
-    return fmt::format("{:.1f} {}", value, kNames[unit]);
+    return fmt::format("{:.1f} {}", static_cast<double>(bytes) / unit.bytes, unit.name);
 }
 
 }  // namespace pipelens

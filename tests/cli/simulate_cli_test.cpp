@@ -1,7 +1,8 @@
 // `pipelens simulate`, `summary` and `export` as a user runs them: closed-form figures in the
 // exact JSON shape, a latency worked out by hand, traces with several runs read back, a Chrome
 // trace whose events and arrows match the schedule, every example experiment, and the errors
-// for broken files and flags.
+// for broken files and flags; memory figures that say what they count, in a unit that suits
+// their size.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -30,7 +31,9 @@ TEST(SimulateCli, GPipeClosedFormInTheDocumentedJsonShape) {
     std::vector<std::string> keys;
     for (const auto& item : json.items())
         keys.push_back(item.key());
-    EXPECT_EQ(keys, (std::vector<std::string>{"step_time_ns", "bubble_ratio", "ranks", "run_id"}));
+    EXPECT_EQ(keys, (std::vector<std::string>{"step_time_ns", "bubble_ratio", "peak_memory_counts",
+                                              "ranks", "run_id"}));
+    EXPECT_EQ(json["peak_memory_counts"], "activations");
     EXPECT_EQ(json["step_time_ns"], (8 + 4 - 1) * 3000);
     EXPECT_DOUBLE_EQ(json["bubble_ratio"].get<double>(), 3.0 / 11.0);
     EXPECT_TRUE(json["run_id"].is_null());
@@ -200,6 +203,47 @@ TEST(SimulateCli, SvgTimelineDrawsActionsBubblesAndArrows) {
     EXPECT_EQ(count_of(svg, R"(fill="#d55e00"><title>1B1 rank 1 )"), 1u);
     EXPECT_EQ(count_of(svg, R"svg(fill="url(#bubble)")svg"), 3u);
     EXPECT_EQ(count_of(svg, "marker-end="), 4u);  // two forward and two backward transfers
+    std::filesystem::remove(svg_path);
+}
+
+// A [transformer] simulation sizes activations only: its peak says so in the table, the JSON,
+// `summary` and the SVG export alike.
+TEST(SimulateCli, PeakMemorySaysItCountsActivationsOnly) {
+    const std::string example =
+        std::string(PIPELENS_SOURCE_DIR) + "/assets/examples/interleaved_transformer.toml";
+    const auto text = run_pipelens("simulate " + example);
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("     cool-down  peak activation memory  waiting on\n"),
+              std::string::npos)
+        << text.out;
+    const auto trace = fresh_trace("activations");
+    const auto json = run_pipelens("simulate --json " + example + " --out " + trace.string());
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    EXPECT_EQ(nlohmann::json::parse(json.out)["peak_memory_counts"], "activations");
+    const auto summary = run_pipelens("summary " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_NE(summary.out.find("peak activation memory"), std::string::npos) << summary.out;
+    const auto summary_json = run_pipelens("summary --json " + trace.string());
+    ASSERT_EQ(summary_json.exit_code, 0) << summary_json.err;
+    EXPECT_EQ(nlohmann::json::parse(summary_json.out)["runs"][0]["peak_memory_counts"],
+              "activations");
+}
+
+// The issue's case: a run whose peak is 194 KiB said "peak 0.0 GiB" in the SVG. GPipe pp=2 m=2
+// holds both microbatches' 97 KiB on each rank.
+TEST(SimulateCli, SvgPeakIsInAUnitThatSuitsItsSizeAndSaysWhatItCounts) {
+    const auto trace = fresh_trace("svg_peak");
+    ASSERT_EQ(
+        run_pipelens("simulate --schedule GPipe --pp 2 --m 2 --activation-bytes 97KiB --out " +
+                     trace.string())
+            .exit_code,
+        0);
+    const auto svg_path = std::filesystem::path(trace.string() + ".svg");
+    const auto exported = run_pipelens("export " + trace.string() + " --svg " + svg_path.string());
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    const std::string svg = read_file(svg_path);
+    EXPECT_EQ(count_of(svg, ", peak 194.0 KiB</text>"), 2u) << svg;
+    EXPECT_EQ(count_of(svg, "(hatched: idle compute); peak: peak activation memory</text>"), 1u);
     std::filesystem::remove(svg_path);
 }
 

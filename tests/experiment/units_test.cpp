@@ -83,5 +83,15 @@ TEST(Units, RatiosAreAShareOrAPercentageAndNeverAboveTheWhole) {
     EXPECT_EQ(message("%"), "'%' is not a ratio; give 0.2 or 20%");
 }
 
+// One unit for a size and for a scale of sizes: 194 KiB is not "0.0 GiB".
+TEST(Units, ByteUnitIsTheOneFormatBytesPrintsIn) {
+    EXPECT_EQ(byte_unit(194 * 1024).name, "KiB");
+    EXPECT_EQ(byte_unit(194 * 1024).bytes, 1024.0);
+    EXPECT_EQ(format_bytes(194 * 1024), "194.0 KiB");
+    EXPECT_EQ(byte_unit(1023).name, "B");
+    EXPECT_EQ(byte_unit(97LL << 30).name, "GiB");
+    EXPECT_EQ(format_bytes(-(3 << 20)), "-3.0 MiB");
+}
+
 }  // namespace
 }  // namespace pipelens

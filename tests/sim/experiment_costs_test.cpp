@@ -154,6 +154,8 @@ TEST(ExperimentCosts, OnlyFlatPerStageCostsAtVAboveOneGetTheNote) {
     experiment.cost_scope = CostScope::stage;
     experiment.forward_ns = {1, 2, 3, 4, 5, 6, 7, 8};  // one per stage: nothing to misread
     EXPECT_EQ(cost_scope_note(experiment, 2), "");
+}
+
 // A [transformer]'s times are its FLOPs and nothing else: a DualPipeV step of it takes as long
 // at overlap 1 as at 0 (the arithmetic survives the recorded cost model the simulation reads).
 TEST(ExperimentCosts, TransformerTimesAreArithmeticNoOverlapHides) {
