@@ -229,6 +229,28 @@ TEST(SimulateCli, PeakMemorySaysItCountsActivationsOnly) {
               "activations");
 }
 
+// Per-layer costs that size weight gradients and a backward's temporaries: the peak counts them
+// too, and says so; `summary` reads the same from the recorded stage costs.
+TEST(SimulateCli, PeakMemoryCountingGradientsSaysSo) {
+    const auto file = temp_file(
+        "layers_memory.toml",
+        "[schedule]\npp = 2\nm = 4\n[layers]\nnames = [\"layers.0\", \"layers.1\"]\n"
+        "f = [\"1ms\", \"2ms\"]\ni = [1, 2]\nw = [1, 2]\nb = [2, 4]\nheld_bytes = [8, 8]\n"
+        "output_bytes = [4, 4]\ngradient_bytes = [16, 16]\nbackward_peak_bytes = [2, 2]\n");
+    const auto trace = fresh_trace("gradients");
+    const auto json = run_pipelens("simulate --json " + file.string() + " --out " + trace.string());
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    EXPECT_EQ(nlohmann::json::parse(json.out)["peak_memory_counts"], "activations_and_gradients");
+    const auto text = run_pipelens("simulate " + file.string());
+    EXPECT_NE(text.out.find("  peak activation and gradient memory  waiting on\n"),
+              std::string::npos)
+        << text.out;
+    const auto summary = run_pipelens("summary --json " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_EQ(nlohmann::json::parse(summary.out)["runs"][0]["peak_memory_counts"],
+              "activations_and_gradients");
+}
+
 // The case: a run whose peak is 194 KiB said "peak 0.0 GiB" in the SVG. GPipe pp=2 m=2
 // holds both microbatches' 97 KiB on each rank.
 TEST(SimulateCli, SvgPeakIsInAUnitThatSuitsItsSizeAndSaysWhatItCounts) {
