@@ -11,12 +11,13 @@ namespace {
 static_assert(text::kActionKindNames == kActionKindCount);
 static_assert(text::kOverlapKind == static_cast<int>(ActionKind::overlap_forward_backward));
 
+// What Python's str.strip() removes in ASCII, as PyTorch's _Action.from_str strips a token.
 std::string_view trim(std::string_view text) {
-    while (!text.empty() && (text.front() == ' ' || text.front() == '\t' || text.front() == '\r'))
-        text.remove_prefix(1);
-    while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r'))
-        text.remove_suffix(1);
-    return text;
+    constexpr std::string_view kBlank = " \t\r\n\v\f";
+    const std::size_t begin = text.find_first_not_of(kBlank);
+    if (begin == std::string_view::npos)
+        return {};
+    return text.substr(begin, text.find_last_not_of(kBlank) - begin + 1);
 }
 
 bool is_digit(char c) {
@@ -37,31 +38,75 @@ bool take_number(std::string_view& text, std::int32_t& value, std::string_view t
     return true;
 }
 
-// The longest kind name at the front of `text`, so "SEND_F" wins over "S..." prefixes.
-bool take_kind(std::string_view& text, ActionKind& kind) {
+struct KindName {
+    std::string_view name;
+    ActionKind kind;
+};
+
+// PyTorch's older spellings: B and W were the two halves of the backward, BW the whole one.
+constexpr KindName kLegacyKindNames[] = {
+    {"F", ActionKind::forward},
+    {"B", ActionKind::backward_input},
+    {"W", ActionKind::backward_weight},
+    {"BW", ActionKind::full_backward},
+    {"UNSHARD", ActionKind::unshard},
+    {"RESHARD", ActionKind::reshard},
+    {"SEND_F", ActionKind::send_forward},
+    {"RECV_F", ActionKind::recv_forward},
+    {"SEND_B", ActionKind::send_backward},
+    {"RECV_B", ActionKind::recv_backward},
+};
+
+// The longest kind name at the front of `text`, so "SEND_F" wins over "S..." prefixes (and
+// "BW" over "B" in the legacy notation).
+bool take_kind(std::string_view& text, ActionKind& kind,
+               ActionNotation notation = ActionNotation::current) {
     std::size_t best_length = 0;
-    for (int index = 0; index < kActionKindCount; ++index) {
-        std::string_view name = text::action_kind_name(index);
+    const auto consider = [&](std::string_view name, ActionKind candidate) {
         if (name.size() > best_length && text.substr(0, name.size()) == name) {
             best_length = name.size();
-            kind = static_cast<ActionKind>(index);
+            kind = candidate;
         }
-    }
+    };
+    if (notation == ActionNotation::legacy)
+        for (const KindName& entry : kLegacyKindNames)
+            consider(entry.name, entry.kind);
+    else
+        for (int index = 0; index < kActionKindCount; ++index)
+            consider(text::action_kind_name(index), static_cast<ActionKind>(index));
     text.remove_prefix(best_length);
     return best_length > 0;
+}
+
+// Why a kind the other notation has is not one here; empty when it is not the other's either.
+std::string other_notation_hint(std::string_view kind_text, ActionNotation notation) {
+    const bool starts_bw = kind_text.substr(0, 2) == "BW";
+    if (notation == ActionNotation::current && starts_bw)
+        return "BW is the full backward in PyTorch's older notation (today's B); read the file in "
+               "the older notation, or write B";
+    if (notation == ActionNotation::legacy && !kind_text.empty() && kind_text.front() == 'I')
+        return "I is today's input backward; PyTorch's older notation has no I (its B is the "
+               "input backward, BW the full one), so this file is in today's notation";
+    return {};
 }
 
 const char* kExpectedForm =
     "expected [stage][kind][microbatch] such as 2F0, 1RECV_F3, 0UNSHARD or "
     "(0F7;7B3)OVERLAP_F_B";
 
-Action parse_plain_action(std::string_view text, std::string_view token) {
+Action parse_plain_action(std::string_view text, std::string_view token, ActionNotation notation) {
     Action action;
     std::string_view rest = text;
     if (!take_number(rest, action.stage, token))
         throw ActionParseError(std::string(token), "does not start with a stage number");
-    if (!take_kind(rest, action.kind))
-        throw ActionParseError(std::string(token), "unknown action kind after the stage number");
+    if (const std::string hint = other_notation_hint(rest, notation); !hint.empty())
+        throw ActionParseError(std::string(token), hint);
+    if (!take_kind(rest, action.kind, notation))
+        throw ActionParseError(std::string(token),
+                               notation == ActionNotation::legacy
+                                   ? "unknown action kind in PyTorch's older notation (F, B, W, "
+                                     "BW, SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD)"
+                                   : "unknown action kind after the stage number");
     if (action.kind == ActionKind::overlap_forward_backward)
         throw ActionParseError(std::string(token),
                                "OVERLAP_F_B takes parts in parentheses, e.g. (0F7;7B3)OVERLAP_F_B");
@@ -100,13 +145,17 @@ std::string action_text(const Action& action, std::span<const Action> parts) {
     return out;
 }
 
-Action parse_action(std::string_view text, std::vector<Action>& parts) {
+Action parse_action(std::string_view text, std::vector<Action>& parts, ActionNotation notation) {
     const std::string_view token = text;
     text = trim(text);
     if (text.empty())
         throw ActionParseError(std::string(token), "empty action");
     if (text.front() != '(')
-        return parse_plain_action(text, token);
+        return parse_plain_action(text, token, notation);
+    if (notation == ActionNotation::legacy)
+        throw ActionParseError(std::string(token),
+                               "OVERLAP_F_B is not in PyTorch's older notation, so this file is in "
+                               "today's notation");
 
     const std::size_t close = text.find(')');
     if (close == std::string_view::npos)
@@ -126,7 +175,7 @@ Action parse_action(std::string_view text, std::vector<Action>& parts) {
         const std::size_t separator = inside.find(';');
         std::string_view piece = trim(inside.substr(0, separator));
         if (!piece.empty())
-            own_parts.push_back(parse_plain_action(piece, token));
+            own_parts.push_back(parse_plain_action(piece, token, notation));
         if (separator == std::string_view::npos)
             break;
         inside.remove_prefix(separator + 1);

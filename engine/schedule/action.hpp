@@ -2,7 +2,9 @@
 //
 // The text form is PyTorch's `_Action` notation (torch.distributed.pipelining), so schedules
 // move between pipelens and PyTorch unchanged: `0F1`, `3I0`, `1RECV_F0`, `0SEND_B2`,
-// `0UNSHARD`, `(0F7;7B3)OVERLAP_F_B`.
+// `0UNSHARD`, `(0F7;7B3)OVERLAP_F_B`. PyTorch's older notation (its 2024 releases, and test
+// artifacts written then) spelled the backwards differently: B = input backward (today's I),
+// W = weight backward, BW = full backward (today's B); it can be read, never written.
 //
 // Invariants: an Action is a 16-byte value so a schedule of millions of actions stays compact.
 // The parts of an OVERLAP_F_B action are not stored inline; they live in the owning schedule's
@@ -91,6 +93,10 @@ inline Action make_action(int stage, ActionKind kind, int microbatch = kNoMicrob
     return action;
 }
 
+// Which of PyTorch's spellings a text uses. `current`: F, I, W, B (full backward), ...;
+// `legacy`: F, B (input backward), W, BW (full backward), and no I, OVERLAP_F_B or REDUCE_GRAD.
+enum class ActionNotation : std::uint8_t { current, legacy };
+
 // Malformed action text. `token` is the offending text exactly as given.
 class ActionParseError : public std::runtime_error {
   public:
@@ -105,8 +111,11 @@ class ActionParseError : public std::runtime_error {
 void append_action_text(std::string& out, const Action& action, std::span<const Action> parts);
 std::string action_text(const Action& action, std::span<const Action> parts = {});
 
-// Parses one action. Parts of an OVERLAP_F_B are appended to `parts`. Throws ActionParseError.
-// An empty (or all-blank) token is not an action; callers treat it as an idle slot.
-Action parse_action(std::string_view text, std::vector<Action>& parts);
+// Parses one action written in `notation`. Parts of an OVERLAP_F_B are appended to `parts`.
+// Throws ActionParseError; a token only the other notation has (BW in the current one, I in the
+// legacy one) says so. An empty (or all-blank) token is not an action; callers treat it as an
+// idle slot.
+Action parse_action(std::string_view text, std::vector<Action>& parts,
+                    ActionNotation notation = ActionNotation::current);
 
 }  // namespace pipelens

@@ -1,12 +1,22 @@
 // CSV exchange with PyTorch: one row per rank, one action per cell in PyTorch's text form, an
-// empty cell for an idle slot, CRLF line ends — what `_dump_csv` writes and `_load_csv` reads,
-// in both the compute-only and the compute+comms flavour.
+// empty cell for an idle slot, CRLF line ends — what `_dump_csv` writes (csv.writer) and
+// `_load_csv` reads (csv.reader, one rank per record), in both the compute-only and the
+// compute+comms flavour.
 //
-// Reading infers the shape: pp = number of rows, stages = highest stage + 1, m = highest
-// microbatch + 1, each stage's rank from the row it first appears in; SEND/RECV pairs are
-// linked. Idle cells are dropped. Every syntax error names the file, row (rank) and cell.
+// Reading splits records as Python's csv.reader does (\r\n, \n or \r line ends; quotes only at
+// a cell's start) and infers the shape: pp = number of records, stages = highest stage + 1,
+// m = highest microbatch + 1, each stage's rank from the row it first appears in; SEND/RECV pairs
+// are linked. Idle cells are dropped. Refused, naming file:line (and rank and cell): a record
+// without actions (a blank line, which PyTorch would make an idle rank), a malformed token, and
+// stage or microbatch numbers with a gap (a mistyped number would otherwise redefine the shape).
+//
+// Actions are read in today's notation (F, I, W, B) unless told otherwise; the `_as` readers
+// also take PyTorch's older one (F, B = input backward, W, BW = full backward), given or
+// inferred from the cells.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -28,14 +38,44 @@ Schedule parse_schedule_csv(std::string_view text, const std::string& source_nam
 Schedule read_schedule_csv(const std::string& path);
 std::string read_schedule_csv_text(const std::string& path);  // ScheduleFileError if unreadable
 
+struct ScheduleCsvReading {
+    Schedule schedule;  // in pipelens' (today's) kinds whatever the file's notation
+    ActionNotation notation = ActionNotation::current;
+    // Set when the legacy notation was inferred, not given: the cells that showed it.
+    std::string legacy_evidence;
+
+    // One line telling the user the file was read in the older notation and how to read it
+    // otherwise; empty unless the notation was inferred as legacy.
+    std::string note(const std::string& source_name) const;
+};
+
+// `notation` nullopt: inferred. Legacy when a cell is BW, or when (no cell being I or an
+// OVERLAP_F_B) a rank runs W after a B of the same stage and microbatch; a file with both BW and
+// I is refused; otherwise today's.
+ScheduleCsvReading parse_schedule_csv_as(std::string_view text, const std::string& source_name,
+                                         std::optional<ActionNotation> notation,
+                                         std::vector<std::vector<int>>* columns = nullptr);
+ScheduleCsvReading read_schedule_csv_as(const std::string& path,
+                                        std::optional<ActionNotation> notation);
+
+// A notation as the user names it (--notation, schedule.notation): "auto" (nullopt: inferred),
+// "current" or "legacy"; ScheduleFileError listing them otherwise.
+std::optional<ActionNotation> parse_notation_choice(std::string_view text);
+
 std::string format_schedule_csv(const Schedule& schedule);
 void write_schedule_csv(const Schedule& schedule, const std::string& path);
+
+// Where an action is, for messages: "sched.csv:2: rank 1, cell 5". By default "<source>: rank
+// 1, step 4".
+using ActionLocator = std::function<std::string(int rank, int step)>;
 
 // The shape of per-rank action lists read from somewhere (a CSV, an imported trace): pp = the
 // rows, stages = highest stage + 1, m = highest microbatch + 1, v when the stages divide evenly,
 // each stage's rank from the row it first appears in. ScheduleFileError, naming `source_name`,
-// when stage or microbatch numbers have gaps or too few forwards cover them.
-void infer_schedule_shape(Schedule& schedule, const std::string& source_name);
+// when too few forwards cover them, or naming (through `locate`) the first action whose stage or
+// microbatch number lies above a gap.
+void infer_schedule_shape(Schedule& schedule, const std::string& source_name,
+                          const ActionLocator& locate = {});
 
 // Gives every SEND/RECV pair of a loaded schedule a shared id (its `link`); unmatched ones
 // keep kNoPair and are reported by the static check.

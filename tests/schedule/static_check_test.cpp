@@ -71,13 +71,17 @@ TEST(StaticCheck, CountsUseTheDeclaredMicrobatchCount) {
 }
 
 TEST(StaticCheck, MicrobatchAndStageRanges) {
-    Schedule schedule = parse_schedule_csv("0F0,0F5,0B0,0B5\n1F0,1B0,1F5,1B5\n", "range.csv");
-    schedule.microbatch_count = 2;
+    Schedule schedule = parse_schedule_csv("0F0,0F1,0B0,0B1\n1F0,1B0,1F1,1B1\n", "range.csv");
+    schedule.microbatch_count = 1;
     const CheckReport report = check_structure(schedule);
-    EXPECT_TRUE(mentions(report, "rank 0, step 1: 0F5 names microbatch 5, but m is 2"))
+    EXPECT_TRUE(mentions(report, "rank 0, step 1: 0F1 names microbatch 1, but m is 1"))
         << report.text();
-    const CheckReport gap = check_csv("0F0,0B0\n2F0,2B0\n");
-    EXPECT_TRUE(mentions(gap, "stage 1 is not run by any rank")) << gap.text();
+    // A CSV with a gap in its stage numbers is refused by the reader, naming the cell; a
+    // schedule built otherwise still meets this rule.
+    Schedule gap = parse_schedule_csv("0F0,0B0\n1F0,1B0\n", "gap.csv");
+    gap.stage_count = 3;
+    gap.stage_to_rank = {0, 1, -1};
+    EXPECT_TRUE(mentions(check_structure(gap), "stage 2 is not run by any rank"));
 }
 
 TEST(StaticCheck, EverySendNeedsItsRecv) {
