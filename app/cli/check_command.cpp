@@ -1,5 +1,8 @@
 // `pipelens check FILE.csv`: static check and dependency dry run of a schedule file (compute
-// only, or with communication). Exits 1 with the report when the schedule is wrong or can hang.
+// only, or with communication). Exits 1 with the report when the schedule is wrong or can hang,
+// 2 when the file cannot be read as a schedule. A file read in PyTorch's older action notation
+// without --notation says so on stderr, whatever the outcome.
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,10 +24,24 @@ struct CheckOptions {
     std::string path;
     std::optional<int> pp;
     std::optional<int> m;
+    std::string notation = "auto";
 };
 
+std::optional<ActionNotation> notation_flag(const std::string& text) {
+    try {
+        return parse_notation_choice(text);
+    } catch (const ScheduleFileError& error) {
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens check: --notation: {}", error.what()));
+    }
+}
+
 void run_check(const CheckOptions& options) {
-    Schedule schedule = read_schedule_csv(options.path);
+    ScheduleCsvReading reading =
+        read_schedule_csv_as(options.path, notation_flag(options.notation));
+    if (const std::string note = reading.note(options.path); !note.empty())
+        fmt::print(stderr, "pipelens: note: {}\n", note);
+    Schedule& schedule = reading.schedule;
     if (options.pp && *options.pp != schedule.rank_count)
         throw CommandFailure(kExitCheckFailed,
                              fmt::format("{}: expected {} ranks (--pp) but the file has {} rows",
@@ -53,9 +70,10 @@ void run_check(const CheckOptions& options) {
     if (!result.completed)
         throw CommandFailure(kExitCheckFailed, options.path + ": " + result.hang.text());
 
-    fmt::print("{}: ok: pp={}, {} stages, m={}, {} actions ({}{}); dry run completes\n",
+    fmt::print("{}: ok: pp={}, {} stages, m={}, {} actions ({}{}{}); dry run completes\n",
                options.path, schedule.rank_count, schedule.stage_count, schedule.microbatch_count,
                schedule.action_count(),
+               reading.notation == ActionNotation::legacy ? "PyTorch's older notation, " : "",
                schedule.has_communication
                    ? fmt::format("with communication, {} send/recv pairs", schedule.pair_count)
                    : std::string("compute only"),
@@ -74,6 +92,12 @@ void add_check_command(CLI::App& app) {
     add_count_option(*command, "--pp", options->pp, "Expected number of ranks", 1);
     add_count_option(*command, "--m", options->m,
                      "Microbatches (default: highest microbatch in the file + 1)", 1);
+    command
+        ->add_option("--notation", options->notation,
+                     "PyTorch's action notation in the file: current (F, I, W, B = full "
+                     "backward), legacy (its older F, B = input backward, W, BW = full "
+                     "backward) or auto (inferred from the cells, with a note when legacy)")
+        ->default_str("auto");
     command->callback([options] { run_check(*options); });
 }
 

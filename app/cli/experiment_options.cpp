@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
 
 #include <fmt/format.h>
@@ -12,6 +13,8 @@
 #include "app/cli/input_files.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/experiment/units.hpp"
+#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/schedule/schedule_csv.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -54,13 +57,13 @@ double parse_slowdown_factor(std::string_view text) {
 }
 
 bool has_experiment_flags(const ExperimentOptions& options) {
-    return options.schedule || options.schedule_file || options.pp || options.v || options.m ||
-           options.defer_recv || options.max_activations || options.forward || options.input ||
-           options.weight || options.backward || options.activation_bytes ||
-           options.held_activation_bytes || options.p2p_latency || options.p2p_bandwidth ||
-           options.ranks_per_host || options.overlap_efficiency || options.rendezvous ||
-           options.rank_slowdown || options.costs_per || options.transformer.layers ||
-           options.transformer.any_but_layers();
+    return options.schedule || options.schedule_file || options.notation || options.pp ||
+           options.v || options.m || options.defer_recv || options.max_activations ||
+           options.forward || options.input || options.weight || options.backward ||
+           options.activation_bytes || options.held_activation_bytes || options.p2p_latency ||
+           options.p2p_bandwidth || options.ranks_per_host || options.overlap_efficiency ||
+           options.rendezvous || options.rank_slowdown || options.costs_per ||
+           options.transformer.layers || options.transformer.any_but_layers();
 }
 
 // --layers edits the transformer when there is one (or the flags make one), else it is the
@@ -184,9 +187,14 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
         "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, ZeroBubbleH2, ZeroBubbleAuto");
     command
         .add_option("--schedule-file", options.schedule_file,
-                    "A PyTorch CSV schedule to simulate instead of a generated kind")
+                    with_costs ? "A PyTorch CSV schedule to simulate instead of a generated kind"
+                               : "A PyTorch CSV schedule to run instead of a generated kind")
         ->check(input_file(command.get_name(), {traces::FileKind::schedule_csv},
                            "a schedule (PyTorch CSV)"));
+    command.add_option("--notation", options.notation,
+                       "The schedule file's action notation: auto (default: inferred, noted when "
+                       "legacy), current (F, I, W, B = full backward) or legacy (PyTorch's older "
+                       "F, B = input backward, W, BW = full backward)");
     add_count_option(command, "--pp", options.pp, "Pipeline ranks", 1);
     add_count_option(command, "--v", options.v, "Stages per rank", 1);
     add_count_option(command, "--m", options.m, "Microbatches", 1);
@@ -246,14 +254,22 @@ void add_transformer_options(CLI::App& command, ExperimentOptions::TransformerFl
         ->group(group);
 }
 
+// The note goes out once, where the experiment is loaded, not each time the schedule is read.
+Experiment with_settled_notation(Experiment experiment) {
+    if (const std::string note = settle_schedule_notation(experiment); !note.empty())
+        fmt::print(stderr, "pipelens: note: {}\n", note);
+    return experiment;
+}
+
 Experiment load_experiment(const ExperimentOptions& options) {
     if (!options.file.empty())
-        return apply_experiment_flags(options, read_experiment_file(options.file));
+        return with_settled_notation(
+            apply_experiment_flags(options, read_experiment_file(options.file)));
     if (has_experiment_flags(options)) {
         Experiment plain = plain_experiment();
         if (options.transformer.any_but_layers())  // the model's times replace the unit times
             plain.forward_ns = plain.input_ns = plain.weight_ns = {};
-        return apply_experiment_flags(options, std::move(plain));
+        return with_settled_notation(apply_experiment_flags(options, std::move(plain)));
     }
     return default_experiment();
 }
@@ -262,7 +278,8 @@ ExperimentSweep load_experiment_sweep(const ExperimentOptions& options) {
     if (options.file.empty())
         return {load_experiment(options), {}};
     ExperimentSweep sweep = read_experiment_sweep_file(options.file);
-    sweep.experiment = apply_experiment_flags(options, std::move(sweep.experiment));
+    sweep.experiment =
+        with_settled_notation(apply_experiment_flags(options, std::move(sweep.experiment)));
     return sweep;
 }
 
@@ -271,6 +288,7 @@ std::string flag_setting(const ExperimentOptions& options, const std::string& ke
     const std::pair<const char*, bool> fields[] = {
         {"schedule.kind", bool(options.schedule)},
         {"schedule.file", bool(options.schedule_file)},
+        {"schedule.notation", bool(options.notation)},
         {"schedule.pp", bool(options.pp)},
         {"schedule.v", bool(options.v)},
         {"schedule.m", bool(options.m)},
@@ -342,6 +360,17 @@ Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment e
         experiment.schedule_file = *options.schedule_file;
     if (options.schedule_file && experiment.rank_count_source.empty())
         experiment.shape.rank_count = 0;  // the file's rows decide, unless pp was given
+    if (options.notation) {
+        try {
+            experiment.schedule_notation = parse_notation_choice(*options.notation);
+        } catch (const ScheduleFileError& error) {
+            throw ExperimentError(fmt::format("--notation: {}", error.what()));
+        }
+        if (experiment.schedule_file.empty())
+            throw ExperimentError(
+                "--notation is the notation of a schedule file: give one with --schedule-file (or "
+                "[schedule] file)");
+    }
     if (options.pp) {
         experiment.shape.rank_count = *options.pp;
         experiment.rank_count_source = "--pp";

@@ -17,6 +17,7 @@ struct ExperimentOptions {
     std::string file;  // empty: the embedded default experiment
     std::optional<std::string> schedule;
     std::optional<std::string> schedule_file;
+    std::optional<std::string> notation;  // the schedule file's: auto, current or legacy
     std::optional<int> pp;
     std::optional<int> v;
     std::optional<int> m;
@@ -67,7 +68,8 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
 
 // Reads the file and applies the flags. Without a file: the embedded default experiment when
 // no experiment flag is given, else plain_experiment() with the flags applied. Bad values throw
-// ExperimentError naming the flag. The result is not yet validated against its schedule.
+// ExperimentError naming the flag. The result is not yet validated against its schedule. A
+// schedule file found to be in PyTorch's older action notation is noted on stderr.
 Experiment load_experiment(const ExperimentOptions& options);
 
 // The same for a file that may hold a `[sweep]` table (`pipelens sweep`): its axes come back

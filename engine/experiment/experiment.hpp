@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/schedule/action.hpp"
 #include "engine/schedule/schedule_kind.hpp"
 
 namespace pipelens {
@@ -123,6 +124,9 @@ struct Experiment {
 
     ScheduleShape shape;  // from a file: kind defaults to 1F1B, v to the kind's; pp, m required
     std::string schedule_file;  // a PyTorch CSV schedule instead of a generated kind
+    // The file's action notation (schedule.notation, --notation); nullopt: inferred from its
+    // cells, PyTorch's older one noted when found.
+    std::optional<ActionNotation> schedule_notation;
     // Where pp was given ("exp.toml:3:6: schedule.pp", "--pp"); empty when it was not. A
     // schedule file's row count must equal a pp that was given: a silently smaller pipeline
     // is a wrong simulation.

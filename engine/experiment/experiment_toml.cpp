@@ -17,6 +17,7 @@
 
 #include "engine/experiment/flag_file.hpp"
 #include "engine/experiment/units.hpp"
+#include "engine/schedule/schedule_csv.hpp"
 
 namespace pipelens {
 namespace {
@@ -217,6 +218,16 @@ void read_schedule(FieldReader& fields, Experiment& experiment,
         experiment.shape.stages_per_rank = is_multi_stage(experiment.shape.kind) ? 2 : 1;
     }
     fields.text("file", experiment.schedule_file);
+    if (const toml::node* notation = fields.take("notation")) {
+        const auto text = notation->value_exact<std::string>();
+        if (!text)
+            fields.fail(*notation, "notation", "expected \"auto\", \"current\" or \"legacy\"");
+        try {
+            experiment.schedule_notation = parse_notation_choice(*text);
+        } catch (const ScheduleFileError& error) {
+            fields.fail(*notation, "notation", error.what());
+        }
+    }
     if (!experiment.schedule_file.empty() && !base_directory.empty() &&
         std::filesystem::path(experiment.schedule_file).is_relative())
         experiment.schedule_file = (base_directory / experiment.schedule_file).string();

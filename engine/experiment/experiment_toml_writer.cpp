@@ -62,6 +62,10 @@ std::string experiment_to_toml(const Experiment& experiment) {
         schedule.insert("kind", std::string(schedule_kind_name(experiment.shape.kind)));
     else
         schedule.insert("file", experiment.schedule_file);
+    if (experiment.schedule_notation)
+        schedule.insert("notation", experiment.schedule_notation == ActionNotation::legacy
+                                        ? "legacy"
+                                        : "current");
     schedule.insert("pp", experiment.shape.rank_count);
     schedule.insert("v", experiment.shape.stages_per_rank);
     schedule.insert("m", experiment.shape.microbatch_count);

@@ -1,6 +1,7 @@
 // Experiment -> recorded schedule events -> lowered schedule. A CSV that already carries
 // SEND/RECV actions is used as written (after the structure check), so a user can simulate
-// exactly the order their runtime executes.
+// exactly the order their runtime executes. The recorded load_schedule_csv event always holds
+// today's notation (replays read it so): a file in PyTorch's older one is recorded rewritten.
 #include "engine/run_plan/experiment_schedule.hpp"
 
 #include <optional>
@@ -19,8 +20,13 @@ std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecord
         validate_experiment(experiment);
         recorder.choose_schedule(experiment.shape);
     } else {
+        const std::string text = read_schedule_csv_text(experiment.schedule_file);
+        const ScheduleCsvReading reading =
+            parse_schedule_csv_as(text, experiment.schedule_file, experiment.schedule_notation);
         recorder.load_schedule_csv(experiment.schedule_file,
-                                   read_schedule_csv_text(experiment.schedule_file));
+                                   reading.notation == ActionNotation::legacy
+                                       ? format_schedule_csv(reading.schedule)
+                                       : text);
         const recorder::ScheduleState& chosen = recorder.state().schedule;
         if (!experiment.rank_count_source.empty() && experiment.shape.rank_count != chosen.pp)
             throw ExperimentError(fmt::format(
@@ -82,6 +88,16 @@ void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule&
     recorder.lower_schedule(false);
     if (!same_actions(*recorder.state().schedule.schedule, lowered))
         throw std::logic_error("the recorded schedule differs from the one being executed");
+}
+
+std::string settle_schedule_notation(Experiment& experiment) {
+    if (experiment.schedule_file.empty() || experiment.schedule_notation)
+        return {};
+    const ScheduleCsvReading reading = read_schedule_csv_as(experiment.schedule_file, std::nullopt);
+    if (reading.notation != ActionNotation::legacy)
+        return {};
+    experiment.schedule_notation = ActionNotation::legacy;
+    return reading.note(experiment.schedule_file);
 }
 
 Schedule lowered_schedule_for(Experiment& experiment) {

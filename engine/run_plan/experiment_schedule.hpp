@@ -30,4 +30,10 @@ void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule&
 // The same without keeping the recording.
 Schedule lowered_schedule_for(Experiment& experiment);
 
+// For a schedule file whose notation was not given: reads it, and when its cells show PyTorch's
+// older notation pins experiment.schedule_notation to legacy (so every later reading, the
+// recorded experiment and the ranks of a run agree) and returns the note saying so; else "".
+// ScheduleFileError when the file cannot be read as a schedule.
+std::string settle_schedule_notation(Experiment& experiment);
+
 }  // namespace pipelens

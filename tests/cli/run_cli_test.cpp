@@ -27,6 +27,17 @@ using pipelens::testing::fresh_trace;
 
 using testing::run_pipelens;
 
+// run and explain run a schedule file; their help said "to simulate" (issue 30, item 14).
+TEST(RunCli, ScheduleFileHelpSaysTheFileIsRun) {
+    for (const std::string command : {"run", "explain"}) {
+        const auto help = run_pipelens(command + " --help");
+        EXPECT_NE(help.out.find("A PyTorch CSV schedule to run instead of a generated kind"),
+                  std::string::npos)
+            << command << help.out;
+        EXPECT_EQ(help.out.find("to simulate"), std::string::npos) << command << help.out;
+    }
+}
+
 TEST(RunCli, JsonReportsTheStepAndTheReferenceComparison) {
     const auto result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp --json");
     ASSERT_EQ(result.exit_code, 0) << result.err;

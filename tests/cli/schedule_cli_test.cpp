@@ -126,16 +126,15 @@ TEST(CheckCli, HugeNumbersInATinyFileExitTwoAtOnce) {
     const auto checked = run_pipelens("check " + stage.string());
     EXPECT_EQ(checked.exit_code, 2);
     EXPECT_TRUE(contains(checked.err, stage.string() +
-                                          ": the schedule names stage 100000000 but uses only 3 "
-                                          "distinct stage numbers; stages must be numbered "
-                                          "0..N-1 without gaps"))
+                                          ":3: rank 2, cell 1: '100000000F0' names stage "
+                                          "100000000, but no action names stages 2..99999999"))
         << checked.err;
     const auto microbatch = temp_file("huge_microbatch.csv", "0F0,0B0\n1F133333333\n");
     const auto simulated = run_pipelens("simulate --schedule-file " + microbatch.string());
     EXPECT_EQ(simulated.exit_code, 2);
     EXPECT_TRUE(contains(simulated.err,
-                         "names microbatch 133333333 but uses only 2 distinct "
-                         "microbatch numbers"))
+                         "names microbatch 133333333, but no action names microbatches "
+                         "1..133333332"))
         << simulated.err;
     const auto small = temp_file("small.csv", "0F0,0B0\n1F0,1B0\n");
     const auto declared = run_pipelens("check " + small.string() + " --m 1000000000");
@@ -185,7 +184,7 @@ TEST(CheckCli, BrokenFilesExitNonZeroNamingTheProblem) {
     const auto malformed = temp_file("malformed.csv", "0F0,0B0\n1F0,1BX,1B0\n");
     const auto parse = run_pipelens("check " + malformed.string());
     EXPECT_EQ(parse.exit_code, 2);
-    EXPECT_TRUE(contains(parse.err, "row 2 (rank 1), cell 2: invalid action '1BX'")) << parse.err;
+    EXPECT_TRUE(contains(parse.err, ":2: rank 1, cell 2: invalid action '1BX'")) << parse.err;
 
     const auto misordered = temp_file("misordered.csv", "0B0,0F0\n1F0,1B0\n");
     const auto check = run_pipelens("check " + misordered.string());
@@ -198,6 +197,133 @@ TEST(CheckCli, BrokenFilesExitNonZeroNamingTheProblem) {
     EXPECT_TRUE(contains(missing.err, "cannot open schedule file '/nonexistent/schedule.csv'"));
     std::filesystem::remove(malformed);
     std::filesystem::remove(misordered);
+}
+
+// PyTorch's _load_csv makes every line a rank, so a blank line is an idle rank: trailing, it
+// made `check` pass as pp=3 and `simulate` report pp=3 v=0 with a wrong bubble; in the middle it
+// moved rank 1's actions to rank 2. Both are refused, naming the line, before anything runs.
+TEST(CheckCli, BlankLinesInAScheduleFileAreRefusedNamingTheLine) {
+    const std::string rank0 = "0F0,0F1,0B0,0B1\r\n";
+    const std::string rank1 = "1F0,1B0,1F1,1B1\r\n";
+    const auto trailing = temp_file("trailing_blank.csv", rank0 + rank1 + "\r\n");
+    const auto middle = temp_file("middle_blank.csv", rank0 + "\r\n" + rank1);
+    const auto fine = temp_file("final_newline.csv", rank0 + rank1);
+    const std::string trailing_error =
+        "pipelens: " + trailing.string() +
+        ":3: blank line after the last rank's row: PyTorch's csv.reader makes every line a rank, "
+        "so this is rank 2 with no actions and the file is pp=3, not 2; delete it (one line end "
+        "after the last row is fine)\n";
+    for (const std::string command : {"check ", "simulate --schedule-file "}) {
+        SCOPED_TRACE(command);
+        const auto refused = run_pipelens(command + trailing.string());
+        EXPECT_EQ(refused.exit_code, 2);
+        EXPECT_EQ(refused.err, trailing_error);
+        EXPECT_EQ(refused.out, "");
+    }
+    const auto moved = run_pipelens("check " + middle.string());
+    EXPECT_EQ(moved.exit_code, 2);
+    EXPECT_EQ(moved.err, "pipelens: " + middle.string() +
+                             ":2: blank line: PyTorch's csv.reader makes every line a rank, so "
+                             "this is rank 1 with no actions and the row below it becomes rank "
+                             "2; delete it\n");
+    const auto passed = run_pipelens("check " + fine.string());
+    EXPECT_EQ(passed.exit_code, 0) << passed.err;
+    EXPECT_TRUE(contains(passed.out, ": ok: pp=2, 2 stages, m=2, 8 actions")) << passed.out;
+    for (const auto& path : {trailing, middle, fine})
+        std::filesystem::remove(path);
+}
+
+// One mistyped number (5F2 for 1F2) used to print three "stage N is not run by any rank" lines
+// and nothing about the cell: 5F2 is well-formed, and the reader took stage 5 as the pipeline's
+// last. The reader now names the cell whose number lies above the gap.
+TEST(CheckCli, AMistypedStageNamesItsCell) {
+    const auto typo =
+        temp_file("typo.csv", "0F0,0F1,0B0,0F2,0B1,0B2\r\n1F0,1B0,1F1,1B1,5F2,1B2\r\n");
+    const auto checked = run_pipelens("check " + typo.string());
+    EXPECT_EQ(checked.exit_code, 2);
+    EXPECT_EQ(checked.err, "pipelens: " + typo.string() +
+                               ":2: rank 1, cell 5: '5F2' names stage 5, but no action names "
+                               "stages 2..4; stages are numbered from 0 without gaps, so is 5 a "
+                               "typo?\n");
+    std::filesystem::remove(typo);
+}
+
+std::string artifact(const std::string& name) {
+    return std::string(PIPELENS_SOURCE_DIR) + "/tests/data/pytorch_artifacts/" + name;
+}
+
+// PyTorch's own artifact in its older notation (B = input backward, BW = full backward) gave 20
+// "W runs before its input backward (I)" problems. It is recognised, said so, and checked.
+TEST(CheckCli, PyTorchsOlderNotationIsRecognisedAndChecked) {
+    const std::string legacy = artifact("legacy/zb1p_2rank_2stagep_compute.csv");
+    const auto inferred = run_pipelens("check " + legacy);
+    EXPECT_EQ(inferred.exit_code, 0) << inferred.err;
+    EXPECT_EQ(inferred.out,
+              legacy +
+                  ": ok: pp=2, 4 stages, m=8, 96 actions (PyTorch's older notation, compute "
+                  "only; lowers to 192 actions with 48 send/recv pairs); dry run completes\n");
+    EXPECT_EQ(inferred.err,
+              "pipelens: note: " + legacy +
+                  " is in PyTorch's older action notation (line 1, cell 7: 2W0 follows 2B0 of the "
+                  "same stage and microbatch, and no cell is an I): read B as the input backward "
+                  "(today's I), W as the weight backward and BW as the full backward (today's B); "
+                  "pass --notation current to read it as today's notation\n");
+    const auto given = run_pipelens("check --notation legacy " + legacy);
+    EXPECT_EQ(given.exit_code, 0) << given.err;
+    EXPECT_EQ(given.err, "");
+    EXPECT_EQ(given.out, inferred.out);
+    const auto as_current = run_pipelens("check --notation current " + legacy);
+    EXPECT_EQ(as_current.exit_code, 1);
+    EXPECT_TRUE(contains(as_current.err,
+                         "rank 0, step 5: 2W0 runs the weight backward of stage 2, microbatch 0 "
+                         "before its input backward (I)"))
+        << as_current.err;
+    const std::string comms = artifact("legacy/zb1p_2rank_2stagep_comms.csv");
+    const auto lowered = run_pipelens("check " + comms);
+    EXPECT_EQ(lowered.exit_code, 0) << lowered.err;
+    EXPECT_TRUE(contains(lowered.err, "(line 1, cell 12: 2BW0)")) << lowered.err;
+    const auto bad = run_pipelens("check --notation old " + legacy);
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_EQ(bad.err,
+              "pipelens check: --notation: 'old' is not an action notation: auto (the default: "
+              "inferred from the cells), current (F, I, W, B = full backward) or legacy (F, B = "
+              "input backward, W, BW = full backward)\n");
+}
+
+// A schedule file in the older notation simulates exactly as its rewriting in today's does.
+TEST(CheckCli, SimulateReadsTheOlderNotationAsItsRewriting) {
+    const std::string legacy = artifact("legacy/zb1p_2rank_2stagep_compute.csv");
+    const std::string current = artifact("current/zb1p_2rank_2stagep_compute.csv");
+    const std::string costs = " --f 1ms --i 1ms --w 1ms";
+    const auto old_run = run_pipelens("simulate --schedule-file " + legacy + costs);
+    const auto new_run = run_pipelens("simulate --schedule-file " + current + costs);
+    ASSERT_EQ(old_run.exit_code, 0) << old_run.err;
+    ASSERT_EQ(new_run.exit_code, 0) << new_run.err;
+    EXPECT_EQ(old_run.out, new_run.out);
+    EXPECT_TRUE(contains(old_run.err,
+                         "pipelens: note: " + legacy + " is in PyTorch's older action notation"))
+        << old_run.err;
+    EXPECT_EQ(new_run.err, "");
+    const auto forced =
+        run_pipelens("simulate --notation legacy --schedule-file " + legacy + costs);
+    EXPECT_EQ(forced.out, new_run.out);
+    EXPECT_EQ(forced.err, "");
+    const auto without_file = run_pipelens("simulate --notation legacy");
+    EXPECT_EQ(without_file.exit_code, 2);
+    EXPECT_EQ(without_file.err,
+              "pipelens: --notation is the notation of a schedule file: give one with "
+              "--schedule-file (or [schedule] file)\n");
+}
+
+// simulate and sweep simulate a schedule file (run and explain run it: tests/cli/run_cli_test.cpp).
+TEST(CheckCli, ScheduleFileHelpSaysTheFileIsSimulated) {
+    for (const std::string command : {"simulate", "sweep"}) {
+        const auto help = run_pipelens(command + " --help");
+        EXPECT_TRUE(
+            contains(help.out, "A PyTorch CSV schedule to simulate instead of a generated kind"))
+            << command << help.out;
+        EXPECT_TRUE(contains(help.out, "--notation")) << command << help.out;
+    }
 }
 
 TEST(ScheduleCli, ZeroBubbleAutoSearchesWithTheGivenTimesAndLimit) {
