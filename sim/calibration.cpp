@@ -9,9 +9,12 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/experiment/experiment_toml.hpp"
+#include "engine/run_plan/repeated_timing.hpp"
 #include "engine/schedule/action.hpp"
+#include "sim/experiment_costs.hpp"
 #include "sim/median.hpp"
 #include "sim/profile_calibration.hpp"
 
@@ -119,8 +122,9 @@ void apply_profile(Calibration& calibration, const traces::RunRecord& run,
 }
 
 // Without a profile: per-stage medians of the runs' own computations (a full backward when the
-// schedule ran one, else I and W, with B split in halves where only B ran), and the median
-// delivery of the transfers whose receiver was already waiting.
+// schedule ran one, else I and W, with B split by kAssumedBackwardSplit where only B ran, and the
+// stage listed as assumed), and the median delivery of the transfers whose receiver was already
+// waiting.
 void calibrate_from_actions(Calibration& calibration, const traces::TraceReader& reader,
                             const std::vector<traces::RunRecord>& runs,
                             const std::vector<std::vector<traces::ActionRecord>>& run_actions) {
@@ -163,9 +167,14 @@ void calibrate_from_actions(Calibration& calibration, const traces::TraceReader&
                 deliveries.push_back(recv->second.end_ns - send->second.start_ns);
         }
     }
-    for (const StageSamples& stage : samples) {
+    for (std::size_t index = 0; index < samples.size(); ++index) {
+        const StageSamples& stage = samples[index];
         experiment.forward_ns.push_back(median_of(stage.forward));
         const std::int64_t backward = median_of(stage.full_backward);
+        // kAssumedBackwardSplit, said wherever it is used: nothing timed I and W apart.
+        const bool assumed = stage.input.empty() && stage.weight.empty();
+        if (assumed)
+            calibration.assumed_split_stages.push_back(static_cast<int>(index));
         const std::int64_t input = stage.input.empty() ? backward / 2 : median_of(stage.input);
         const std::int64_t weight =
             stage.weight.empty() ? backward - backward / 2 : median_of(stage.weight);
@@ -190,14 +199,49 @@ void calibrate_from_actions(Calibration& calibration, const traces::TraceReader&
     experiment.inter_host = {latency, 0};
 }
 
-// The runs calibrated from, checked to be finished runs of one configuration.
+// "1 (real 1F1B pp=2 v=1 m=4)": a run as an error names it.
+std::string described(const traces::RunRecord& run) {
+    return fmt::format("{} ({} {} pp={} v={} m={})", run.id,
+                       run.kind == traces::RunKind::real ? "real" : "sim", run.schedule, run.pp,
+                       run.v, run.m);
+}
+
+std::vector<std::int64_t> real_run_ids(const traces::TraceReader& reader) {
+    std::vector<std::int64_t> ids;
+    for (const traces::RunRecord& run : reader.runs())
+        if (run.kind == traces::RunKind::real)
+            ids.push_back(run.id);
+    return ids;
+}
+
+// How to get what calibrate needs, where a trace lacks it.
+inline constexpr const char* kRecordARealRun =
+    "record a real run into this trace with `pipelens run ... --out` (with --profile to measure "
+    "I and W)";
+
+// A simulation's times are the costs it was given: calibrating from one measures nothing.
+void refuse_simulation(const traces::TraceReader& reader, const traces::RunRecord& run) {
+    const std::vector<std::int64_t> real = real_run_ids(reader);
+    throw std::invalid_argument(fmt::format(
+        "run {} is a simulation, and a simulation measures nothing: calibrate takes real runs "
+        "({})",
+        described(run),
+        real.empty() ? fmt::format("this trace has none: {}", kRecordARealRun)
+                     : fmt::format("this trace's: {}", fmt::join(real, ", "))));
+}
+
+// The runs calibrated from, checked to be finished runs of one configuration (and measured ones
+// unless `timelines` says any).
 std::vector<traces::RunRecord> runs_of(const traces::TraceReader& reader,
-                                       const std::vector<std::int64_t>& run_ids) {
+                                       const std::vector<std::int64_t>& run_ids,
+                                       Timelines timelines) {
     if (run_ids.empty())
         throw std::invalid_argument("no run to calibrate from");
     std::vector<traces::RunRecord> runs;
     for (std::int64_t run_id : run_ids) {
         traces::RunRecord run = reader.run(run_id);
+        if (timelines == Timelines::measured && run.kind != traces::RunKind::real)
+            refuse_simulation(reader, run);
         if (run.status != traces::RunStatus::finished)
             throw std::invalid_argument(fmt::format(
                 "run {} did not finish; only a complete run can be calibrated from", run_id));
@@ -216,17 +260,87 @@ std::vector<traces::RunRecord> runs_of(const traces::TraceReader& reader,
     return runs;
 }
 
+// Per stage, how far its B spreads above its median (90th percentile / median): over the runs'
+// own B actions (every microbatch of every repeat), else the profile's whole-stage B, else none.
+std::vector<double> backward_spreads(
+    const std::vector<std::vector<traces::ActionRecord>>& run_actions,
+    const std::vector<traces::ProfileRecord>& profile, int stage_count) {
+    std::vector<std::vector<std::int64_t>> durations(static_cast<std::size_t>(stage_count));
+    for (const auto& actions : run_actions)
+        for (const traces::ActionRecord& action : actions)
+            if (action.stage >= 0 && action.stage < stage_count &&
+                static_cast<ActionKind>(action.kind) == ActionKind::full_backward)
+                durations[static_cast<std::size_t>(action.stage)].push_back(action.end_ns -
+                                                                            action.start_ns);
+    std::vector<double> spreads(static_cast<std::size_t>(stage_count), 1.0);
+    const auto ratio = [](std::int64_t high, std::int64_t median) {
+        return median > 0 ? std::max(1.0, static_cast<double>(high) / static_cast<double>(median))
+                          : 1.0;
+    };
+    for (const traces::ProfileRecord& row : profile)
+        if (row.layer == traces::kProfileWholeStage && row.quantity == "B" && row.stage >= 0 &&
+            row.stage < stage_count)
+            spreads[static_cast<std::size_t>(row.stage)] = ratio(row.high, row.median);
+    for (std::size_t stage = 0; stage < spreads.size(); ++stage)
+        if (!durations[stage].empty()) {
+            const runtime::Spread spread = runtime::spread_of(durations[stage]);
+            spreads[stage] = ratio(spread.high, spread.median);
+        }
+    return spreads;
+}
+
+// The fitted figures checked before anyone reads them (sim/calibration_checks.hpp): the stage
+// costs as the simulator charges them for the run's own shape, and with a profile its layers
+// against their peers. Every refused figure is named, on its own line, after the runs.
+void refuse_impossible_figures(const Calibration& calibration, const std::string& runs_text,
+                               const std::vector<double>& spreads,
+                               const std::vector<traces::ProfileRecord>& profile) {
+    std::vector<std::string> lines = layers_off_their_peers(profile);
+    try {
+        const int stage_count = static_cast<int>(spreads.size());
+        const std::vector<std::string> stage_lines = impossible_stage_figures(
+            cost_model_for(calibration.experiment, stage_count).stages, spreads);
+        lines.insert(lines.begin(), stage_lines.begin(), stage_lines.end());
+    } catch (const ExperimentError&) {
+        // A split the layers cannot make: validation names it where the experiment is used.
+    }
+    if (lines.empty())
+        return;
+    for (std::string& line : lines)
+        line = fmt::format("{}: {}", runs_text, line);
+    throw ImpossibleCalibration(std::move(lines));
+}
+
 }  // namespace
 
+std::int64_t latest_measured_run(const traces::TraceReader& reader) {
+    const std::vector<std::int64_t> real = real_run_ids(reader);
+    if (!real.empty())
+        return real.back();
+    std::vector<std::string> runs;
+    for (const traces::RunRecord& run : reader.runs())
+        runs.push_back(described(run));
+    throw std::invalid_argument(fmt::format(
+        "no real run to calibrate from: {}; {}",
+        runs.empty()       ? std::string("the trace has no runs")
+        : runs.size() == 1 ? fmt::format("run {} is a simulation, and a simulation measures "
+                                         "nothing",
+                                         runs.front())
+                           : fmt::format("runs {} are simulations, and a simulation measures "
+                                         "nothing",
+                                         fmt::join(runs, ", ")),
+        kRecordARealRun));
+}
+
 Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id,
-                                 const std::string& schedule_file) {
-    return calibrate_from_runs(reader, {run_id}, schedule_file);
+                                 const std::string& schedule_file, Timelines timelines) {
+    return calibrate_from_runs(reader, {run_id}, schedule_file, timelines);
 }
 
 Calibration calibrate_from_runs(const traces::TraceReader& reader,
                                 const std::vector<std::int64_t>& run_ids,
-                                const std::string& schedule_file) {
-    const std::vector<traces::RunRecord> runs = runs_of(reader, run_ids);
+                                const std::string& schedule_file, Timelines timelines) {
+    const std::vector<traces::RunRecord> runs = runs_of(reader, run_ids, timelines);
     const traces::RunRecord& run = runs.front();
     const std::int64_t run_id = run.id;
     Calibration calibration;
@@ -272,11 +386,18 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
             throw std::invalid_argument(fmt::format(
                 "run {} recorded no action times; there is nothing to calibrate from", each.id));
     }
-    if (!profiles.front().empty()) {
-        apply_profile(calibration, run, median_profile(profiles), run_actions, run_id);
-        return calibration;
-    }
-    calibrate_from_actions(calibration, reader, runs, run_actions);
+    const std::vector<traces::ProfileRecord> profile =
+        profiles.front().empty() ? std::vector<traces::ProfileRecord>{} : median_profile(profiles);
+    if (!profile.empty())
+        apply_profile(calibration, run, profile, run_actions, run_id);
+    else
+        calibrate_from_actions(calibration, reader, runs, run_actions);
+    if (!calibration.assumed_split_stages.empty())  // shown by `simulate` with every prediction
+        experiment.name += fmt::format("; no profile: I and W assumed, {}", kAssumedBackwardSplit);
+    refuse_impossible_figures(
+        calibration,
+        fmt::format("{} {}", runs.size() == 1 ? "run" : "runs", fmt::join(run_ids, ", ")),
+        backward_spreads(run_actions, profile, run.pp * run.v), profile);
     return calibration;
 }
 

@@ -5,6 +5,10 @@
 // and comparing with the measured step tells how far the simulator's model is from the
 // machine; the experiment can then be changed (more microbatches, another schedule) to ask
 // what-if questions with measured costs.
+//
+// Invariants: `calibrate` takes measurements only (real runs, never a simulation); a stage whose
+// I and W were not measured says so (assumed_split_stages); no figure that a real computation
+// cannot have (sim/calibration_checks.hpp) is ever returned.
 #pragma once
 
 #include <cstdint>
@@ -12,10 +16,20 @@
 #include <vector>
 
 #include "engine/experiment/experiment.hpp"
+#include "sim/calibration_checks.hpp"
 #include "sim/profile_calibration.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace pipelens::sim {
+
+// Which runs a calibration takes: `calibrate` only measurements (a simulation's costs are the
+// ones it was given, and its step is no measurement); `import --simulate` any recorded timeline,
+// as PyTorch's own schedule dumps are unit-step simulations it reproduces.
+enum class Timelines { measured, any };
+
+// How a stage's I and W were had: the B a run timed whole is split into these halves when
+// nothing timed I and W apart (no profile, a schedule that never splits its backward).
+inline constexpr const char* kAssumedBackwardSplit = "I = B / 2, W = B - I";
 
 struct Calibration {
     Experiment experiment;
@@ -26,18 +40,27 @@ struct Calibration {
     int link_sizes = 0;         // message sizes the link fit used (from a profile)
     // By stage: how the profile's figures were scaled to the run's own step (profile only).
     std::vector<StageScale> profile_scales;
+    // Stages whose I and W are kAssumedBackwardSplit of their B, not measured (runs without a
+    // profile whose schedule ran the stage's backward whole); empty when all were measured.
+    std::vector<int> assumed_split_stages;
 };
+
+// The latest real (measured) run of the trace: what `calibrate` takes without --run. Throws
+// std::invalid_argument naming the runs the trace has when none of them is real.
+std::int64_t latest_measured_run(const traces::TraceReader& reader);
 
 // With a profile (`run --profile`) the experiment has per-layer costs ([layers]), the run's own
 // model section, the measured overlap efficiency and a fitted link; without one, per-stage
 // medians of the run's own actions (so it transfers to no other stage count).
 // Throws std::invalid_argument when the run is not a finished run of a generated schedule kind,
-// (and no schedule file is given), or when a profile's figures cannot be fitted (naming the
-// quantity).
+// (and no schedule file is given), is a simulation while `timelines` is measured, or when a
+// profile's figures cannot be fitted (naming the quantity); ImpossibleCalibration (one line per
+// figure) when the fitted figures are ones no real run can have (sim/calibration_checks.hpp).
 // A run of a schedule no kind generates (an imported one) is calibrated when `schedule_file`
 // names its compute-only CSV: the experiment then takes the schedule from that file.
 Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t run_id,
-                                 const std::string& schedule_file = {});
+                                 const std::string& schedule_file = {},
+                                 Timelines timelines = Timelines::measured);
 
 // The same from repeats of one configuration (same schedule, shape and recorded configuration),
 // so one slow moment of a shared machine does not set the costs: each profile figure is the
@@ -46,6 +69,7 @@ Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t
 // are refused naming both.
 Calibration calibrate_from_runs(const traces::TraceReader& reader,
                                 const std::vector<std::int64_t>& run_ids,
-                                const std::string& schedule_file = {});
+                                const std::string& schedule_file = {},
+                                Timelines timelines = Timelines::measured);
 
 }  // namespace pipelens::sim

@@ -1,7 +1,9 @@
 // `pipelens calibrate TRACE.db [--run N]... [--out EXP.toml] [--json]`: builds an experiment from
 // a real run's measured times (or the medians over several repeats of one configuration),
 // simulates it, and reports how close the simulated step is to the measured one; --out writes
-// the experiment so `pipelens simulate` can explore from there.
+// the experiment so `pipelens simulate` can explore from there. Only real runs are taken (the
+// latest by default), a fit no real run can have is refused with exit 1 before anything is
+// written, and figures that rest on an assumption (I and W without a profile) say so.
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -59,19 +61,55 @@ std::int64_t simulated_peak(const sim::SimulationResult& simulated, int rank) {
     return 0;
 }
 
+// A run that cannot be calibrated from: exit 2, the trace named.
+CommandFailure unusable(const CalibrateOptions& options, const std::exception& error) {
+    return CommandFailure(kExitUsage, fmt::format("pipelens: {}: {}", options.trace, error.what()));
+}
+
+// The runs asked for, or the latest real one: a simulation is never taken by default.
+std::vector<std::int64_t> chosen_runs(const CalibrateOptions& options,
+                                      const traces::TraceReader& reader) {
+    if (!options.runs.empty())
+        return options.runs;
+    try {
+        return {sim::latest_measured_run(reader)};
+    } catch (const std::invalid_argument& error) {
+        throw unusable(options, error);
+    }
+}
+
+// Calibrates, or fails with one line per reason: figures no real run can have are input that
+// was read but is wrong (exit 1), anything else a run that cannot be calibrated from (exit 2).
+sim::Calibration calibrated(const CalibrateOptions& options, const traces::TraceReader& reader,
+                            const std::vector<std::int64_t>& run_ids) {
+    try {
+        return sim::calibrate_from_runs(reader, run_ids);
+    } catch (const sim::ImpossibleCalibration& refused) {
+        std::vector<std::string> lines;
+        for (const std::string& figure : refused.figures())
+            lines.push_back(fmt::format("pipelens: {}: {}", options.trace, figure));
+        throw CommandFailure(kExitCheckFailed, fmt::format("{}", fmt::join(lines, "\n")));
+    } catch (const std::invalid_argument& error) {
+        throw unusable(options, error);
+    }
+}
+
+// What the I/W split of stages nothing measured it on rests on, and how to measure it.
+std::string assumed_split_text(const sim::Calibration& calibration) {
+    const std::vector<int>& stages = calibration.assumed_split_stages;
+    return fmt::format(
+        "I and W not measured on stage{} {} (no profile, and the run's backward ran whole): B is "
+        "split by assumption, {}; predictions of schedules that split the backward (the "
+        "zero-bubble kinds) rest on that split; `pipelens run --profile` measures it",
+        stages.size() == 1 ? "" : "s", fmt::join(stages, ", "), sim::kAssumedBackwardSplit);
+}
+
 void run_calibrate(const CalibrateOptions& options) {
     const traces::TraceReader reader(options.trace);
-    const std::vector<std::int64_t> run_ids =
-        options.runs.empty() ? std::vector<std::int64_t>{reader.latest_run_id()} : options.runs;
+    const std::vector<std::int64_t> run_ids = chosen_runs(options, reader);
+    const sim::Calibration calibration = calibrated(options, reader, run_ids);
     const std::string runs_text =
         fmt::format("{} {}", run_ids.size() == 1 ? "run" : "runs", fmt::join(run_ids, ", "));
-    sim::Calibration calibration;
-    try {
-        calibration = sim::calibrate_from_runs(reader, run_ids);
-    } catch (const std::invalid_argument& error) {
-        throw CommandFailure(kExitUsage,
-                             fmt::format("pipelens: {}: {}", options.trace, error.what()));
-    }
     Experiment experiment = calibration.experiment;
     try {  // a calibrated file must always pass `simulate`: refuse rather than write one
         validate_experiment(experiment);
@@ -104,6 +142,15 @@ void run_calibrate(const CalibrateOptions& options) {
         json["simulated_step_time_ns"] = simulated.step_time_ns;
         json["relative_error"] = error;
         json["from_profile"] = calibration.from_profile;
+        // Where I and W came from: the profile, the run's own split backward, or an assumption.
+        json["i_w_source"] = calibration.from_profile                   ? "profile"
+                             : calibration.assumed_split_stages.empty() ? "run"
+                                                                        : "assumed";
+        if (!calibration.assumed_split_stages.empty()) {
+            json["i_w_assumed_stages"] = calibration.assumed_split_stages;
+            json["i_w_assumption"] = sim::kAssumedBackwardSplit;
+            json["warnings"].push_back(assumed_split_text(calibration));
+        }
         for (const sim::StageScale& scale : calibration.profile_scales)
             json["profile_scales"].push_back(
                 {{"forward", scale.forward}, {"backward", scale.backward}});
@@ -153,13 +200,20 @@ void run_calibrate(const CalibrateOptions& options) {
     else
         fmt::print("  send/recv delivery: {} (median of {} transfers)\n",
                    format_duration(experiment.intra_host.latency_ns), calibration.transfer_samples);
+    if (!calibration.assumed_split_stages.empty())
+        fmt::print("  assumption: {}\n", assumed_split_text(calibration));
     for (const auto& [rank, peak] : measured_peak)
         fmt::print("  rank {} peak memory: measured {}, simulated {}\n", rank, format_bytes(peak),
                    format_bytes(simulated_peak(simulated, rank)));
-    fmt::print("measured step {}{}, simulated {}: {:+.1f}%\n",
-               format_duration(calibration.measured_step_ns),
-               run_ids.size() == 1 ? "" : fmt::format(" (median of {} runs)", run_ids.size()),
-               format_duration(simulated.step_time_ns), error * 100);
+    // In sample: the costs were fitted to these runs, so a small error checks the fit, not how
+    // well another schedule or shape is predicted.
+    fmt::print(
+        "measured step {}{}, simulated {}: {:+.1f}% in sample (the costs were fitted to "
+        "{})\n",
+        format_duration(calibration.measured_step_ns),
+        run_ids.size() == 1 ? "" : fmt::format(" (median of {} runs)", run_ids.size()),
+        format_duration(simulated.step_time_ns), error * 100,
+        run_ids.size() == 1 ? "this run" : "these runs");
     if (!options.out.empty())
         fmt::print("wrote {}\n", options.out);
 }
@@ -175,7 +229,8 @@ void add_calibrate_command(CLI::App& app) {
         ->check(trace_file("calibrate"));
     command
         ->add_option("--run", options->runs,
-                     "The run (default: the latest); repeat it, or list runs with commas, to "
+                     "The real run (default: the latest real one; a simulation is refused); "
+                     "repeat it, or list runs with commas, to "
                      "calibrate from the medians over repeats of one configuration")
         ->delimiter(',');
     command->add_option("--out", options->out, "Write the calibrated experiment (TOML)");

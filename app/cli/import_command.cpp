@@ -115,7 +115,11 @@ std::int64_t record_simulated_twin(const ImportOptions& options, std::int64_t re
     {
         const traces::TraceReader reader(options.out);
         try {
-            experiment = sim::calibrate_from_trace(reader, real_run_id, schedule_csv).experiment;
+            // Any timeline: PyTorch's schedule dumps are its unit-step simulations, which the
+            // twin reproduces; it is a replay, not a calibration `calibrate` would report.
+            experiment =
+                sim::calibrate_from_trace(reader, real_run_id, schedule_csv, sim::Timelines::any)
+                    .experiment;
         } catch (const std::invalid_argument& error) {
             throw CommandFailure(
                 kExitUsage, fmt::format("pipelens import --simulate: run {} in {}: {}", real_run_id,

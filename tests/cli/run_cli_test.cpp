@@ -579,6 +579,60 @@ TEST(RunCli, CalibrateTakesTheMediansOverRepeatedRuns) {
                               "v=1 m=4): calibrate takes repeats of one configuration\n");
 }
 
+// A real run, then a simulation recorded after it in the same trace: calibrate takes the real
+// one, and as it ran no profile, says that its I and W are B's halves by assumption.
+TEST(RunCli, CalibrateTakesTheRealRunNotALaterSimulationAndStatesItsAssumption) {
+    const auto trace = fresh_trace("calibrate_real_then_sim");
+    auto result = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 4 --model mlp --layers 4 --no-reference --out " +
+        trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    result = run_pipelens("simulate --schedule GPipe --pp 2 --m 4 --out " + trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    result = run_pipelens("calibrate " + trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out.rfind("calibrated from run 1 (1F1B pp=2 v=1 m=4)\n", 0), 0u) << result.out;
+    EXPECT_NE(result.out.find("\n  assumption: I and W not measured on stages 0, 1 (no profile, "
+                              "and the run's backward ran whole): B is split by assumption, I = "
+                              "B / 2, W = B - I; predictions of schedules that split the "
+                              "backward (the zero-bubble kinds) rest on that split; `pipelens "
+                              "run --profile` measures it\n"),
+              std::string::npos)
+        << result.out;
+    result = run_pipelens("calibrate " + trace.string() + " --run 2");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                              ": run 2 (sim GPipe pp=2 v=1 m=4) is a simulation, and a simulation "
+                              "measures nothing: calibrate takes real runs (this trace's: 1)\n");
+}
+
+// A profile whose W is above its B (here a real profile's stage-1 W figures made 4x: what a
+// profile timed in separate loops on a drifting machine once gave) cannot be fitted: calibrate
+// exits 1 naming the stage and both figures, and writes no experiment.
+TEST(RunCli, CalibrateRefusesAProfileWhoseWeightGradientIsAboveTheWholeBackward) {
+    const auto trace = fresh_trace("calibrate_w_above_b");
+    auto result = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 4 --model mlp --layers 4 --hidden 256 --no-reference "
+        "--profile --out " +
+        trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    ASSERT_GT(testing::edit_trace(trace,
+                                  "UPDATE profile SET median = 4 * median, low = 4 * low, high = "
+                                  "4 * high WHERE stage = 1 AND quantity = 'W'"),
+              0);
+    const std::string out = trace.string() + ".toml";
+    result = run_pipelens("calibrate " + trace.string() + " --out " + out);
+    EXPECT_EQ(result.exit_code, 1) << result.out;
+    const std::string prefix = "pipelens: " + trace.string() + ": run 1: stage 1 W is ";
+    EXPECT_EQ(result.err.rfind(prefix, 0), 0u) << result.err;
+    EXPECT_NE(result.err.find(", above its whole backward B "), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find(": W is a part of B and cannot take longer than all of it\n"),
+              std::string::npos)
+        << result.err;
+    EXPECT_EQ(result.out, "");
+    EXPECT_FALSE(std::filesystem::exists(out));
+}
+
 TEST(RunCli, RanksThatWouldTimeSliceAreWarnedAbout) {
     const int cores = affinity_cores();
     const std::string threads = std::to_string(cores);

@@ -1,11 +1,13 @@
 // Calibration from a measured run: per-stage medians of F and B (I and W split B in half when
-// the schedule has no I/W), the link from transfers whose receiver was waiting, and refusals
-// for runs that cannot be calibrated from.
+// the schedule has no I/W, and the stages where that was assumed listed), the link from
+// transfers whose receiver was waiting, only real runs taken, and refusals for runs that cannot
+// be calibrated from and for figures no real run can have.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 
 #include "engine/schedule/action.hpp"
 #include "sim/calibration.hpp"
@@ -50,25 +52,32 @@ TEST(Calibration, MediansPerStageAndTheWaitingReceiversDelivery) {
         traces::TraceWriter writer(path);
         const traces::RunRecord run = real_run("1F1B", 2, 3);
         const auto id = writer.begin_run(run);
-        // Stage 0 forwards 100, 120, 900 ns (median 120); stage 1 backwards 400, 410, 420.
+        // Stage 0 forwards 100, 120, 900 ns (median 120), backwards 300, 310, 320; stage 1
+        // forwards 200, 210, 220 and backwards 400, 410, 420.
         writer.add_action(id, action(0, 0, ActionKind::forward, 0, 0, 0, 100));
         writer.add_action(id, action(0, 1, ActionKind::forward, 0, 1, 100, 220));
         writer.add_action(id, action(0, 2, ActionKind::forward, 0, 2, 220, 1120));
         writer.add_action(id, action(0, 3, ActionKind::send_forward, 0, 0, 1000, 1010, 0));
         writer.add_action(id, action(0, 4, ActionKind::send_forward, 0, 1, 2000, 2010, 1));
         writer.add_action(id, action(0, 5, ActionKind::send_forward, 0, 2, 3000, 3010, 2));
+        writer.add_action(id, action(0, 6, ActionKind::full_backward, 0, 0, 5300, 5600));
+        writer.add_action(id, action(0, 7, ActionKind::full_backward, 0, 1, 5600, 5910));
+        writer.add_action(id, action(0, 8, ActionKind::full_backward, 0, 2, 5910, 6230));
         // Receivers posted before the sends (waiting) give deliveries 50 and 70 (the upper
         // median, 70, is taken); a receive posted after its send says nothing about the link
         // and is left out.
         writer.add_action(id, action(1, 0, ActionKind::recv_forward, 1, 0, 900, 1050, 0));
         writer.add_action(id, action(1, 1, ActionKind::recv_forward, 1, 1, 1900, 2070, 1));
         writer.add_action(id, action(1, 2, ActionKind::recv_forward, 1, 2, 3500, 3600, 2));
-        writer.add_action(id, action(1, 3, ActionKind::full_backward, 1, 0, 4000, 4400));
-        writer.add_action(id, action(1, 4, ActionKind::full_backward, 1, 1, 4400, 4810));
-        writer.add_action(id, action(1, 5, ActionKind::full_backward, 1, 2, 4810, 5230));
+        writer.add_action(id, action(1, 3, ActionKind::forward, 1, 0, 1050, 1250));
+        writer.add_action(id, action(1, 4, ActionKind::forward, 1, 1, 2070, 2280));
+        writer.add_action(id, action(1, 5, ActionKind::forward, 1, 2, 3600, 3820));
+        writer.add_action(id, action(1, 6, ActionKind::full_backward, 1, 0, 4000, 4400));
+        writer.add_action(id, action(1, 7, ActionKind::full_backward, 1, 1, 4400, 4810));
+        writer.add_action(id, action(1, 8, ActionKind::full_backward, 1, 2, 4810, 5230));
         for (int pair = 0; pair < 3; ++pair)
             writer.add_pair(id, {pair, 0, 3 + pair, 1, pair, 0});
-        writer.finish_run(id, 6000, 0.5);
+        writer.finish_run(id, 6300, 0.5);
     }
     const traces::TraceReader reader(path);
     const Calibration calibration = calibrate_from_trace(reader, 1);
@@ -76,13 +85,15 @@ TEST(Calibration, MediansPerStageAndTheWaitingReceiversDelivery) {
     EXPECT_EQ(experiment.shape.kind, ScheduleKind::one_f_one_b);
     EXPECT_EQ(experiment.shape.rank_count, 2);
     EXPECT_EQ(experiment.shape.microbatch_count, 3);
-    EXPECT_EQ(experiment.forward_ns, (std::vector<std::int64_t>{120, 0}));
-    EXPECT_EQ(experiment.input_ns, (std::vector<std::int64_t>{0, 205}));
-    EXPECT_EQ(experiment.weight_ns, (std::vector<std::int64_t>{0, 205}));
-    EXPECT_TRUE(experiment.backward_ns.empty());  // stage 0 has no B here: B = I + W
+    EXPECT_EQ(experiment.forward_ns, (std::vector<std::int64_t>{120, 210}));
+    EXPECT_EQ(experiment.backward_ns, (std::vector<std::int64_t>{310, 410}));
+    // Nothing timed I and W apart: they are B's halves, and the calibration says so.
+    EXPECT_EQ(experiment.input_ns, (std::vector<std::int64_t>{155, 205}));
+    EXPECT_EQ(experiment.weight_ns, (std::vector<std::int64_t>{155, 205}));
+    EXPECT_EQ(calibration.assumed_split_stages, (std::vector<int>{0, 1}));
     EXPECT_EQ(experiment.intra_host.latency_ns, 70);
     EXPECT_EQ(calibration.transfer_samples, 2);
-    EXPECT_EQ(calibration.measured_step_ns, 6000);
+    EXPECT_EQ(calibration.measured_step_ns, 6300);
     std::filesystem::remove(path);
 }
 
@@ -147,6 +158,122 @@ TEST(Calibration, RefusesRunsWithoutTimesOrOnTwoClocks) {
                      "times are not on one clock (recorded before pipelens measured clock "
                      "offsets); no latency is written");
     }
+    std::filesystem::remove(path);
+}
+
+// A 1F1B run of two stages and one microbatch with every computation timed: F and B on both
+// stages (`stage1_forward_ns` for stage 1's F; 0 leaves it out).
+traces::RunRecord two_stage_run(traces::TraceWriter& writer, traces::RunRecord run,
+                                std::int64_t stage1_forward_ns = 200) {
+    const auto id = writer.begin_run(run);
+    run.id = id;
+    writer.add_action(id, action(0, 0, ActionKind::forward, 0, 0, 0, 100));
+    if (stage1_forward_ns > 0)
+        writer.add_action(id,
+                          action(1, 0, ActionKind::forward, 1, 0, 100, 100 + stage1_forward_ns));
+    writer.add_action(id, action(1, 1, ActionKind::full_backward, 1, 0, 400, 800));
+    writer.add_action(id, action(0, 1, ActionKind::full_backward, 0, 0, 800, 1100));
+    writer.finish_run(id, 1100, 0.5);
+    return run;
+}
+
+traces::RunRecord simulated_run(const std::string& schedule, int pp, int m) {
+    traces::RunRecord run = real_run(schedule, pp, m);
+    run.kind = traces::RunKind::simulated;
+    return run;
+}
+
+std::string error_of(const std::function<void()>& calibrate) {
+    try {
+        calibrate();
+    } catch (const std::invalid_argument& error) {
+        return error.what();
+    }
+    return "calibrated";
+}
+
+// What `calibrate` takes by default is the latest real run, however many simulations were
+// recorded after it; a simulation named explicitly is refused, as it measured nothing.
+TEST(Calibration, TakesTheLatestRealRunNotALaterSimulation) {
+    const auto path = fresh_trace("latest_real");
+    {
+        traces::TraceWriter writer(path);
+        two_stage_run(writer, real_run("1F1B", 2, 1));
+        two_stage_run(writer, simulated_run("GPipe", 2, 1));
+    }
+    const traces::TraceReader reader(path);
+    EXPECT_EQ(reader.latest_run_id(), 2);
+    EXPECT_EQ(latest_measured_run(reader), 1);
+    EXPECT_EQ(error_of([&] { calibrate_from_trace(reader, 2); }),
+              "run 2 (sim GPipe pp=2 v=1 m=1) is a simulation, and a simulation measures "
+              "nothing: calibrate takes real runs (this trace's: 1)");
+    // import --simulate replays any timeline (PyTorch's dumps are unit-step simulations).
+    EXPECT_EQ(calibrate_from_trace(reader, 2, {}, Timelines::any).experiment.forward_ns,
+              (std::vector<std::int64_t>{100, 200}));
+    std::filesystem::remove(path);
+}
+
+TEST(Calibration, ATraceOfSimulationsHasNoRunToCalibrateFrom) {
+    const auto path = fresh_trace("only_simulations");
+    {
+        traces::TraceWriter writer(path);
+        two_stage_run(writer, simulated_run("GPipe", 2, 1));
+        two_stage_run(writer, simulated_run("1F1B", 2, 1));
+    }
+    const traces::TraceReader reader(path);
+    EXPECT_EQ(error_of([&] { latest_measured_run(reader); }),
+              "no real run to calibrate from: runs 1 (sim GPipe pp=2 v=1 m=1), 2 (sim 1F1B "
+              "pp=2 v=1 m=1) are simulations, and a simulation measures nothing; record a real "
+              "run into this trace with `pipelens run ... --out` (with --profile to measure I "
+              "and W)");
+    EXPECT_EQ(error_of([&] { calibrate_from_trace(reader, 1); }),
+              "run 1 (sim GPipe pp=2 v=1 m=1) is a simulation, and a simulation measures "
+              "nothing: calibrate takes real runs (this trace has none: record a real run into "
+              "this trace with `pipelens run ... --out` (with --profile to measure I and W))");
+    std::filesystem::remove(path);
+}
+
+// A stage whose F the run never recorded would be simulated as free: refused, naming it.
+TEST(Calibration, RefusesAStageWithoutAForward) {
+    const auto path = fresh_trace("no_forward");
+    {
+        traces::TraceWriter writer(path);
+        two_stage_run(writer, real_run("1F1B", 2, 1), /*stage1_forward_ns=*/0);
+    }
+    const traces::TraceReader reader(path);
+    try {
+        calibrate_from_trace(reader, 1);
+        FAIL() << "calibrated";
+    } catch (const ImpossibleCalibration& refused) {
+        EXPECT_EQ(refused.figures(),
+                  (std::vector<std::string>{
+                      "run 1: stage 1 F is 0 ns: every computation a run times takes time; the "
+                      "run recorded none of this kind for the stage, or the fit took off more "
+                      "than was measured"}));
+    }
+    std::filesystem::remove(path);
+}
+
+// A schedule that ran I and W apart measured them: nothing is assumed.
+TEST(Calibration, ASplitBackwardIsMeasuredNotAssumed) {
+    const auto path = fresh_trace("split_backward");
+    {
+        traces::TraceWriter writer(path);
+        traces::RunRecord run = real_run("ZBVZeroBubble", 1, 1);
+        run.v = 2;  // one rank running both stages
+        const auto id = writer.begin_run(run);
+        writer.add_action(id, action(0, 0, ActionKind::forward, 0, 0, 0, 100));
+        writer.add_action(id, action(0, 1, ActionKind::forward, 1, 0, 100, 250));
+        writer.add_action(id, action(0, 2, ActionKind::backward_input, 1, 0, 250, 400));
+        writer.add_action(id, action(0, 3, ActionKind::backward_weight, 1, 0, 400, 520));
+        writer.add_action(id, action(0, 4, ActionKind::backward_input, 0, 0, 520, 560));
+        writer.add_action(id, action(0, 5, ActionKind::backward_weight, 0, 0, 560, 700));
+        writer.finish_run(id, 700, 0);
+    }
+    const Calibration calibration = calibrate_from_trace(traces::TraceReader(path), 1);
+    EXPECT_EQ(calibration.experiment.input_ns, (std::vector<std::int64_t>{40, 150}));
+    EXPECT_EQ(calibration.experiment.weight_ns, (std::vector<std::int64_t>{140, 120}));
+    EXPECT_TRUE(calibration.assumed_split_stages.empty());
     std::filesystem::remove(path);
 }
 

@@ -4,6 +4,8 @@
 // sense are refused with the quantity named.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "engine/experiment/experiment_toml.hpp"
 #include "sim/calibration.hpp"
 #include "sim/experiment_costs.hpp"
@@ -305,6 +307,79 @@ TEST(ProfileCalibration, CalibratedFileSimulatesAnyStageCountAndReadsBack) {
     EXPECT_EQ(costs.held_activation_bytes, (std::vector<std::int64_t>{1000, 1256, 1256, 1756}));
     EXPECT_EQ(costs.kept_bytes, (std::vector<std::int64_t>{0, 0, 0, 256}));
     EXPECT_EQ(costs.gradient_bytes, (std::vector<std::int64_t>{4000, 4000, 4000, 4000}));
+}
+
+// A profiled real 1F1B run (pp=2, m=4) with `profile`, calibrated; the figures refused, if any.
+std::vector<std::string> refused_figures(const std::vector<traces::ProfileRecord>& profile,
+                                         const std::string& name) {
+    const auto path = pipelens::testing::fresh_trace(name);
+    {
+        traces::TraceWriter writer(path);
+        traces::RunRecord run;
+        run.kind = traces::RunKind::real;
+        run.schedule = "1F1B";
+        run.pp = 2;
+        run.m = 4;
+        Experiment recorded = plain_experiment();
+        recorded.shape = {ScheduleKind::one_f_one_b, 2, 1, 4};
+        run.config = experiment_to_toml(recorded);
+        const auto id = writer.begin_run(run);
+        for (const traces::ProfileRecord& row : profile)
+            writer.add_profile(id, row);
+        writer.finish_run(id, 1000, 0);
+    }
+    std::vector<std::string> figures;
+    try {
+        calibrate_from_trace(traces::TraceReader(path), 1);
+    } catch (const ImpossibleCalibration& refused) {
+        figures = refused.figures();
+    }
+    std::filesystem::remove(path);
+    return figures;
+}
+
+// Sets one figure of `stage` (of its layer `layer`, or the whole stage: kProfileWholeStage).
+void set_figure(std::vector<traces::ProfileRecord>& profile, int stage, int layer,
+                const std::string& quantity, std::int64_t median, std::int64_t low,
+                std::int64_t high) {
+    for (traces::ProfileRecord& row : profile)
+        if (row.stage == stage && row.layer == layer && row.quantity == quantity) {
+            row.median = median;
+            row.low = low;
+            row.high = high;
+        }
+}
+
+// W is a part of the full backward B: a fit whose W is above B is refused, naming the stage and
+// both figures, whatever in-sample error it would have reached.
+TEST(ProfileCalibration, AWeightGradientAboveTheWholeBackwardIsRefused) {
+    std::vector<traces::ProfileRecord> profile = two_stage_profile();
+    EXPECT_TRUE(refused_figures(profile, "w_within_b").empty());
+    for (int layer : {2, 3})
+        set_figure(profile, 1, layer, "W", 150, 150, 150);
+    set_figure(profile, 1, traces::kProfileWholeStage, "W", 310, 310, 310);
+    EXPECT_EQ(refused_figures(profile, "w_above_b"),
+              (std::vector<std::string>{
+                  "run 1: stage 1 W is 310 ns, above its whole backward B 190 ns (B's spread "
+                  "allows up to 190 ns): W is a part of B and cannot take longer than all of it"}));
+    // Had stage 1's B spread to 400 ns at its 90th percentile, 310 ns would be within it.
+    set_figure(profile, 1, traces::kProfileWholeStage, "B", 190, 180, 400);
+    EXPECT_EQ(refused_figures(profile, "w_within_spread"), (std::vector<std::string>{}));
+}
+
+// Layers of one shape on one stage do the same work at the same moment: one F far above its
+// peer's is refused unless the two figures' own spreads explain the factor.
+TEST(ProfileCalibration, ALayerFOffItsSameShapedPeersIsRefusedUnlessTheSpreadExplainsIt) {
+    std::vector<traces::ProfileRecord> profile = two_stage_profile();
+    set_figure(profile, 1, 3, "F", 450, 450, 450);
+    EXPECT_EQ(refused_figures(profile, "layer_off"),
+              (std::vector<std::string>{
+                  "run 1: stage 1 layer 3 (layers.3) F is 450 ns, 4.5x the F of its 1 "
+                  "same-shaped peer on the stage (100 ns); their 10-90 % ranges explain at most "
+                  "2.0x: a slowed or mismeasured layer, profile the run again"}));
+    // A 10-90 % range of 100..400 ns spans 4x: the same 3x is what it can show.
+    set_figure(profile, 1, 3, "F", 300, 100, 400);
+    EXPECT_EQ(refused_figures(profile, "layer_noisy"), (std::vector<std::string>{}));
 }
 
 }  // namespace

@@ -1,0 +1,52 @@
+// What a calibration may not write: figures that no real computation can have, which would
+// give the simulator (and the user reading `calibrate`) a cost model that contradicts the run it
+// came from while its in-sample error still looks small. Each refused figure is one line naming
+// the stage (or layer), the figure and the values; calibration throws them together, so a user
+// sees every bad figure at once.
+//
+// Invariants: a check never changes a figure (it refuses or passes); a line never names a
+// figure that is within what the measurement's own spread explains.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/cost_model.hpp"
+#include "traces/trace_records.hpp"
+
+namespace pipelens::sim {
+
+// The calibration's figures that cannot be right, one line each; its what() is the lines joined
+// by newlines. An std::invalid_argument, so callers that only report calibration errors still
+// do; `calibrate` tells it apart (the input was read, but its figures are wrong: exit 1).
+class ImpossibleCalibration : public std::invalid_argument {
+  public:
+    explicit ImpossibleCalibration(std::vector<std::string> figures);
+    const std::vector<std::string>& figures() const { return figures_; }
+
+  private:
+    std::vector<std::string> figures_;
+};
+
+// Per stage, the stage costs as the simulator will charge them and how far the stage's measured
+// B spreads above its median (90th percentile / median, at least 1). Refused:
+// - F, B or W that is not positive, and I that is not positive past the first stage (the first
+//   stage's inputs are data: its I may be empty): every computation a run times takes time;
+// - I or W above B by more than B's spread: each is a part of the full backward, so neither can
+//   take longer than all of it; B's own spread is the noise that can put one above the other.
+std::vector<std::string> impossible_stage_figures(const std::vector<StageCost>& stages,
+                                                  const std::vector<double>& backward_spread);
+
+// Layers whose F is off their peers by more than the measurements explain. Peers are layers
+// timed on the same stage (one rank, one stretch of time: no difference of machine or moment
+// between them) with the same shape, i.e. the same held, output and gradient bytes, so the same
+// work. A layer is refused when its F median is above the median of its peers' by a factor
+// beyond both what their 10-90 % ranges span together (its high/low times the peers' median
+// high/low: the most that one timed at its slow end and the others at their fast end can show)
+// and 2 (the same work twice as slow is not noise, however tight the ranges). Only the slow side
+// is refused: delays add time, they never take it off. A slow rank shows in all its layers
+// alike, not in one, and is left to the run's step times.
+std::vector<std::string> layers_off_their_peers(const std::vector<traces::ProfileRecord>& profile);
+
+}  // namespace pipelens::sim

@@ -1,0 +1,99 @@
+// `pipelens calibrate` as a user runs it on traces that need no LibTorch: imported real runs and
+// simulations side by side. Only real runs are calibrated from (the latest by default), a trace
+// of simulations alone is refused naming its runs, and a run without a profile says what its
+// I/W split rests on, in the text and the JSON.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_pipelens.hpp"
+#include "tests/fresh_trace.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::fresh_trace;
+using testing::run_pipelens;
+
+std::string data(const std::string& path) {
+    return std::string(PIPELENS_SOURCE_DIR) + "/tests/data/" + path;
+}
+
+inline constexpr const char* kAssumption =
+    "I and W not measured on stages 0, 1 (no profile, and the run's backward ran whole): B is "
+    "split by assumption, I = B / 2, W = B - I; predictions of schedules that split the backward "
+    "(the zero-bubble kinds) rest on that split; `pipelens run --profile` measures it";
+
+// A real run imported from PyTorch profiler traces, then PyTorch's own schedule dump (unit steps:
+// its simulation, recorded as one): the default is the real run, not the later simulation.
+TEST(CalibrateCli, TakesTheLatestRealRunNotALaterImportedSimulation) {
+    const auto trace = fresh_trace("calibrate_cli_default");
+    auto result = run_pipelens("import " + data("pytorch_profiler/runtime_1f1b_rank0.json") + " " +
+                               data("pytorch_profiler/runtime_1f1b_rank1.json.gz") + " --out " +
+                               trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    result = run_pipelens("import " + data("pipelining/1f1b_pp2_m4_comms.json") + " --out " +
+                          trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+
+    result = run_pipelens("calibrate " + trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out.rfind("calibrated from run 1 (1F1B pp=2 v=1 m=2)\n", 0), 0u) << result.out;
+    EXPECT_NE(result.out.find(std::string("\n  assumption: ") + kAssumption + "\n"),
+              std::string::npos)
+        << result.out;
+    EXPECT_NE(result.out.find("% in sample (the costs were fitted to this run)\n"),
+              std::string::npos)
+        << result.out;
+
+    // A prediction from the calibrated file carries the assumption in its title.
+    const std::string calibrated = trace.string() + ".toml";
+    ASSERT_EQ(run_pipelens("calibrate " + trace.string() + " --out " + calibrated).exit_code, 0);
+    result = run_pipelens("simulate " + calibrated + " --m 8");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("; no profile: I and W assumed, I = B / 2, W = B - I)\n"),
+              std::string::npos)
+        << result.out;
+    std::filesystem::remove(calibrated);
+
+    result = run_pipelens("calibrate --json " + trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["run_id"], 1);
+    EXPECT_EQ(json["i_w_source"], "assumed");
+    EXPECT_EQ(json["i_w_assumed_stages"], nlohmann::json::parse("[0, 1]"));
+    EXPECT_EQ(json["i_w_assumption"], "I = B / 2, W = B - I");
+    EXPECT_EQ(json["warnings"], nlohmann::json::array({kAssumption}));
+
+    // Named explicitly, the simulation is still not a measurement.
+    result = run_pipelens("calibrate " + trace.string() + " --run 2");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                              ": run 2 (sim 1F1B pp=2 v=1 m=4) is a simulation, and a simulation "
+                              "measures nothing: calibrate takes real runs (this trace's: 1)\n");
+    EXPECT_EQ(result.out, "");
+}
+
+TEST(CalibrateCli, ATraceOfSimulationsAloneIsRefusedNamingItsRuns) {
+    const auto trace = fresh_trace("calibrate_cli_simulations");
+    for (const std::string schedule : {"GPipe", "1F1B"})
+        ASSERT_EQ(run_pipelens("simulate --schedule " + schedule + " --pp 2 --m 4 --out " +
+                               trace.string())
+                      .exit_code,
+                  0);
+    const std::string out = trace.string() + ".toml";
+    const auto result = run_pipelens("calibrate " + trace.string() + " --out " + out);
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                              ": no real run to calibrate from: runs 1 (sim GPipe pp=2 v=1 m=4), "
+                              "2 (sim 1F1B pp=2 v=1 m=4) are simulations, and a simulation "
+                              "measures nothing; record a real run into this trace with "
+                              "`pipelens run ... --out` (with --profile to measure I and W)\n");
+    EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace pipelens
