@@ -260,32 +260,46 @@ std::vector<traces::RunRecord> runs_of(const traces::TraceReader& reader,
     return runs;
 }
 
-// Per stage, how far its B spreads above its median (90th percentile / median): over the runs'
-// own B actions (every microbatch of every repeat), else the profile's whole-stage B, else none.
-std::vector<double> backward_spreads(
+// Per stage, how far its figures spread (StageSpread): over the runs' own actions of each kind
+// (every microbatch of every repeat), else the profile's whole-stage figures, else not at all.
+std::vector<StageSpread> stage_spreads(
     const std::vector<std::vector<traces::ActionRecord>>& run_actions,
     const std::vector<traces::ProfileRecord>& profile, int stage_count) {
-    std::vector<std::vector<std::int64_t>> durations(static_cast<std::size_t>(stage_count));
-    for (const auto& actions : run_actions)
-        for (const traces::ActionRecord& action : actions)
-            if (action.stage >= 0 && action.stage < stage_count &&
-                static_cast<ActionKind>(action.kind) == ActionKind::full_backward)
-                durations[static_cast<std::size_t>(action.stage)].push_back(action.end_ns -
-                                                                            action.start_ns);
-    std::vector<double> spreads(static_cast<std::size_t>(stage_count), 1.0);
-    const auto ratio = [](std::int64_t high, std::int64_t median) {
-        return median > 0 ? std::max(1.0, static_cast<double>(high) / static_cast<double>(median))
-                          : 1.0;
+    const auto over = [](std::int64_t numerator, std::int64_t denominator) {
+        return denominator > 0 && numerator > 0
+                   ? std::max(1.0,
+                              static_cast<double>(numerator) / static_cast<double>(denominator))
+                   : 1.0;
+    };
+    std::vector<StageSpread> spreads(static_cast<std::size_t>(stage_count));
+    const auto set = [&](int stage, const std::string& quantity, std::int64_t median,
+                         std::int64_t low, std::int64_t high) {
+        StageSpread& spread = spreads[static_cast<std::size_t>(stage)];
+        if (quantity == "B")
+            spread.backward_high = over(high, median);
+        else if (quantity == "I")
+            spread.input_low = over(median, low);
+        else if (quantity == "W")
+            spread.weight_low = over(median, low);
     };
     for (const traces::ProfileRecord& row : profile)
-        if (row.layer == traces::kProfileWholeStage && row.quantity == "B" && row.stage >= 0 &&
-            row.stage < stage_count)
-            spreads[static_cast<std::size_t>(row.stage)] = ratio(row.high, row.median);
-    for (std::size_t stage = 0; stage < spreads.size(); ++stage)
-        if (!durations[stage].empty()) {
-            const runtime::Spread spread = runtime::spread_of(durations[stage]);
-            spreads[stage] = ratio(spread.high, spread.median);
+        if (row.layer == traces::kProfileWholeStage && row.stage >= 0 && row.stage < stage_count)
+            set(row.stage, row.quantity, row.median, row.low, row.high);
+    std::map<std::pair<int, std::string>, std::vector<std::int64_t>> durations;
+    for (const auto& actions : run_actions)
+        for (const traces::ActionRecord& action : actions) {
+            const auto kind = static_cast<ActionKind>(action.kind);
+            const char* quantity = kind == ActionKind::full_backward     ? "B"
+                                   : kind == ActionKind::backward_input  ? "I"
+                                   : kind == ActionKind::backward_weight ? "W"
+                                                                         : nullptr;
+            if (quantity && action.stage >= 0 && action.stage < stage_count)
+                durations[{action.stage, quantity}].push_back(action.end_ns - action.start_ns);
         }
+    for (auto& [key, values] : durations) {
+        const runtime::Spread spread = runtime::spread_of(std::move(values));
+        set(key.first, key.second, spread.median, spread.low, spread.high);
+    }
     return spreads;
 }
 
@@ -293,7 +307,7 @@ std::vector<double> backward_spreads(
 // costs as the simulator charges them for the run's own shape, and with a profile its layers
 // against their peers. Every refused figure is named, on its own line, after the runs.
 void refuse_impossible_figures(const Calibration& calibration, const std::string& runs_text,
-                               const std::vector<double>& spreads,
+                               const std::vector<StageSpread>& spreads,
                                const std::vector<traces::ProfileRecord>& profile) {
     std::vector<std::string> lines = layers_off_their_peers(profile);
     try {
@@ -397,7 +411,7 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
     refuse_impossible_figures(
         calibration,
         fmt::format("{} {}", runs.size() == 1 ? "run" : "runs", fmt::join(run_ids, ", ")),
-        backward_spreads(run_actions, profile, run.pp * run.v), profile);
+        stage_spreads(run_actions, profile, run.pp * run.v), profile);
     return calibration;
 }
 

@@ -41,15 +41,17 @@ void refuse_not_positive(std::vector<std::string>& lines, int stage, const char*
 }
 
 void refuse_part_above_whole(std::vector<std::string>& lines, int stage, const char* part,
-                             std::int64_t part_ns, std::int64_t backward_ns, double spread) {
-    const double bound = static_cast<double>(backward_ns) * std::max(spread, 1.0);
+                             std::int64_t part_ns, std::int64_t backward_ns, double part_low,
+                             double backward_high) {
+    const double bound =
+        static_cast<double>(backward_ns) * std::max(part_low, 1.0) * std::max(backward_high, 1.0);
     if (backward_ns <= 0 || static_cast<double>(part_ns) <= bound)
         return;
-    lines.push_back(
-        fmt::format("stage {} {} is {}, above its whole backward B {} (B's spread allows up to "
-                    "{}): {} is a part of B and cannot take longer than all of it",
-                    stage, part, shown(part_ns), shown(backward_ns),
-                    shown(static_cast<std::int64_t>(bound)), part));
+    lines.push_back(fmt::format(
+        "stage {} {} is {}, above its whole backward B {} (the spreads of {} and B allow up to "
+        "{}): {} is a part of B and cannot take longer than all of it",
+        stage, part, shown(part_ns), shown(backward_ns), part,
+        shown(static_cast<std::int64_t>(bound)), part));
 }
 
 struct LayerTiming {
@@ -126,19 +128,21 @@ ImpossibleCalibration::ImpossibleCalibration(std::vector<std::string> figures)
     : std::invalid_argument(joined_lines(figures)), figures_(std::move(figures)) {}
 
 std::vector<std::string> impossible_stage_figures(const std::vector<StageCost>& stages,
-                                                  const std::vector<double>& backward_spread) {
+                                                  const std::vector<StageSpread>& spreads) {
     std::vector<std::string> lines;
     for (std::size_t index = 0; index < stages.size(); ++index) {
         const StageCost& stage = stages[index];
         const int number = static_cast<int>(index);
-        const double spread = index < backward_spread.size() ? backward_spread[index] : 1.0;
+        const StageSpread spread = index < spreads.size() ? spreads[index] : StageSpread{};
         refuse_not_positive(lines, number, "F", stage.forward_ns);
         if (index > 0 || stage.input_ns < 0)
             refuse_not_positive(lines, number, "I", stage.input_ns);
         refuse_not_positive(lines, number, "W", stage.weight_ns);
         refuse_not_positive(lines, number, "B", stage.backward_ns());
-        refuse_part_above_whole(lines, number, "I", stage.input_ns, stage.backward_ns(), spread);
-        refuse_part_above_whole(lines, number, "W", stage.weight_ns, stage.backward_ns(), spread);
+        refuse_part_above_whole(lines, number, "I", stage.input_ns, stage.backward_ns(),
+                                spread.input_low, spread.backward_high);
+        refuse_part_above_whole(lines, number, "W", stage.weight_ns, stage.backward_ns(),
+                                spread.weight_low, spread.backward_high);
     }
     return lines;
 }

@@ -29,14 +29,23 @@ class ImpossibleCalibration : public std::invalid_argument {
     std::vector<std::string> figures_;
 };
 
-// Per stage, the stage costs as the simulator will charge them and how far the stage's measured
-// B spreads above its median (90th percentile / median, at least 1). Refused:
+// How far one stage's measured figures spread (each at least 1): B's 90th percentile over its
+// median, and I's and W's median over their 10th percentile.
+struct StageSpread {
+    double backward_high = 1;
+    double input_low = 1;
+    double weight_low = 1;
+};
+
+// Per stage, the stage costs as the simulator will charge them and their spreads. Refused:
 // - F, B or W that is not positive, and I that is not positive past the first stage (the first
 //   stage's inputs are data: its I may be empty): every computation a run times takes time;
-// - I or W above B by more than B's spread: each is a part of the full backward, so neither can
-//   take longer than all of it; B's own spread is the noise that can put one above the other.
+// - I or W above B by more than the spreads explain: each is a part of the full backward, so
+//   neither can take longer than all of it; only a part timed at its slow end (its median over
+//   its 10th percentile) against a B at its fast end (its 90th percentile over its median) can
+//   show it above, so the bound is B times both factors.
 std::vector<std::string> impossible_stage_figures(const std::vector<StageCost>& stages,
-                                                  const std::vector<double>& backward_spread);
+                                                  const std::vector<StageSpread>& spreads);
 
 // Layers whose F is off their peers by more than the measurements explain. Peers are layers
 // timed on the same stage (one rank, one stretch of time: no difference of machine or moment

@@ -17,8 +17,11 @@ void add_extra(LayerStage& stage, const StageExtra& extra, bool first_stage) {
     cost.forward_ns = non_negative(cost.forward_ns + extra.forward_ns);
     if (!first_stage)
         cost.input_ns = non_negative(cost.input_ns + extra.input_ns);
-    cost.weight_ns = non_negative(cost.weight_ns + extra.weight_ns);
     cost.full_backward_ns = non_negative(cost.backward_ns() + extra.backward_ns);
+    // The first stage's W runs its whole backward (its I is empty): W is B there, overhead and
+    // all, never a figure of its own that could come out above B.
+    cost.weight_ns =
+        first_stage ? *cost.full_backward_ns : non_negative(cost.weight_ns + extra.weight_ns);
     stage.held_bytes = non_negative(stage.held_bytes + extra.held_bytes);
     stage.kept_bytes =
         std::clamp<std::int64_t>(stage.kept_bytes + extra.kept_bytes, 0, stage.held_bytes);

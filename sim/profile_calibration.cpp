@@ -355,10 +355,14 @@ ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecor
         if (index == last)
             continue;
         forward.push_back(leftover[index].forward_ns);
-        weight.push_back(leftover[index].weight_ns);
         backward.push_back(leftover[index].backward_ns);
-        if (index != 0)
+        // I and W overheads from stages past the first, as the wrapper cost: the first has no I,
+        // and its W is its B by rule, so its timed W against its layers' B says nothing of W
+        // (taken from it, a noisy whole-stage W once put every stage's W at 3x its B).
+        if (index != 0) {
             input.push_back(leftover[index].input_ns);
+            weight.push_back(leftover[index].weight_ns);
+        }
     }
     const auto positive_median = [](const std::vector<std::int64_t>& values) {
         return std::max<std::int64_t>(median_of(values), 0);

@@ -606,9 +606,9 @@ TEST(RunCli, CalibrateTakesTheRealRunNotALaterSimulationAndStatesItsAssumption) 
                               "measures nothing: calibrate takes real runs (this trace's: 1)\n");
 }
 
-// A profile whose W is above its B (here a real profile's stage-1 W figures made 4x: what a
-// profile timed in separate loops on a drifting machine once gave) cannot be fitted: calibrate
-// exits 1 naming the stage and both figures, and writes no experiment.
+// A profile whose W is above its B (here a real profile's stage-1 W figures made 100x, every
+// repetition alike, so no spread of theirs explains it) cannot be fitted: calibrate exits 1
+// naming the stage and both figures, and writes no experiment.
 TEST(RunCli, CalibrateRefusesAProfileWhoseWeightGradientIsAboveTheWholeBackward) {
     const auto trace = fresh_trace("calibrate_w_above_b");
     auto result = run_pipelens(
@@ -617,8 +617,8 @@ TEST(RunCli, CalibrateRefusesAProfileWhoseWeightGradientIsAboveTheWholeBackward)
         trace.string());
     ASSERT_EQ(result.exit_code, 0) << result.err;
     ASSERT_GT(testing::edit_trace(trace,
-                                  "UPDATE profile SET median = 4 * median, low = 4 * low, high = "
-                                  "4 * high WHERE stage = 1 AND quantity = 'W'"),
+                                  "UPDATE profile SET median = 100 * median, low = 100 * median, "
+                                  "high = 100 * median WHERE stage = 1 AND quantity = 'W'"),
               0);
     const std::string out = trace.string() + ".toml";
     result = run_pipelens("calibrate " + trace.string() + " --out " + out);

@@ -77,15 +77,15 @@ TEST(ProfileCalibration, StageOverheadAndLossAreWhatTheLayersLeave) {
     const LayerCosts& layers = fitted.layers;
     EXPECT_EQ(layers.names,
               (std::vector<std::string>{"layers.0", "layers.1", "layers.2", "layers.3"}));
-    // Stage 0: F 210 - 200, W 190 - 180 (its layers' B), B 190 - 180; no stage gives I.
+    // Stage 0: F 210 - 200, B 190 - 180; no stage gives I or W (stage 0's W is its B by rule).
     EXPECT_EQ(layers.stage_overhead.forward_ns, 10);
     EXPECT_EQ(layers.stage_overhead.input_ns, 0);
-    EXPECT_EQ(layers.stage_overhead.weight_ns, 10);
+    EXPECT_EQ(layers.stage_overhead.weight_ns, 0);
     EXPECT_EQ(layers.stage_overhead.backward_ns, 10);
-    // Stage 1: F 240 - 200 - 10, I 130 - 120, W 110 - 100 - 10, B 190 - 180 - 10, held 2500-2000.
+    // Stage 1: F 240 - 200 - 10, I 130 - 120, W 110 - 100, B 190 - 180 - 10, held 2500-2000.
     EXPECT_EQ(layers.loss.forward_ns, 30);
     EXPECT_EQ(layers.loss.input_ns, 10);
-    EXPECT_EQ(layers.loss.weight_ns, 0);
+    EXPECT_EQ(layers.loss.weight_ns, 10);
     EXPECT_EQ(layers.loss.backward_ns, 0);
     EXPECT_EQ(layers.loss.held_bytes, 500);
     EXPECT_EQ(layers.loss.kept_bytes, 0);  // the kept 256 are the model's output: a rule
@@ -226,7 +226,7 @@ TEST(ProfileCalibration, AnotherSplitReDerivesEveryStage) {
     EXPECT_EQ(stages[0].cost.weight_ns, 100);
     EXPECT_EQ(stages[0].cost.backward_ns(), 100);
     EXPECT_EQ(stages[1].cost.input_ns, 60);
-    EXPECT_EQ(stages[1].cost.weight_ns, 60);
+    EXPECT_EQ(stages[1].cost.weight_ns, 50);  // no stage past the first gave a W overhead
     EXPECT_EQ(stages[3].cost.forward_ns, 140);
     EXPECT_EQ(stages[3].cost.input_ns, 70);
     // Held: its layer, the loss, and the input it received (stage 2's output).
@@ -358,10 +358,11 @@ TEST(ProfileCalibration, AWeightGradientAboveTheWholeBackwardIsRefused) {
     for (int layer : {2, 3})
         set_figure(profile, 1, layer, "W", 150, 150, 150);
     set_figure(profile, 1, traces::kProfileWholeStage, "W", 310, 310, 310);
-    EXPECT_EQ(refused_figures(profile, "w_above_b"),
-              (std::vector<std::string>{
-                  "run 1: stage 1 W is 310 ns, above its whole backward B 190 ns (B's spread "
-                  "allows up to 190 ns): W is a part of B and cannot take longer than all of it"}));
+    EXPECT_EQ(
+        refused_figures(profile, "w_above_b"),
+        (std::vector<std::string>{
+            "run 1: stage 1 W is 310 ns, above its whole backward B 190 ns (the spreads of W "
+            "and B allow up to 190 ns): W is a part of B and cannot take longer than all of it"}));
     // Had stage 1's B spread to 400 ns at its 90th percentile, 310 ns would be within it.
     set_figure(profile, 1, traces::kProfileWholeStage, "B", 190, 180, 400);
     EXPECT_EQ(refused_figures(profile, "w_within_spread"), (std::vector<std::string>{}));
