@@ -13,6 +13,7 @@
 #include "engine/text/xml_escape.hpp"
 #include "traces/palette.hpp"
 #include "traces/run_memory.hpp"
+#include "traces/run_outcome.hpp"
 
 namespace pipelens::traces {
 namespace {
@@ -209,12 +210,18 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
         R"svg(<text x="10" y="20" font-size="15" font-weight="bold">run {}: {} pp={} v={} m={}</text>)svg"
         "\n",
         run.id, xml_escaped(run.schedule), run.pp, run.v, run.m);
-    // The ranks' "peak" is named once here, saying what it counts (run_memory.hpp).
-    svg += fmt::format(
-        R"svg(<text x="10" y="38" font-size="12">step time {:.3f} ms, bubble ratio {:.1f}% (hatched: idle compute); peak: {}</text>)svg"
-        "\n",
-        step_time / 1e6, run.bubble_ratio.value_or(0) * 100,
-        peak_memory_label(memory_counts_of(reader, run)));
+    // The ranks' "peak" is named once here, saying what it counts (run_memory.hpp); a run
+    // without a step says where it failed instead (run_outcome.hpp).
+    const RunOutcome outcome = read_run_outcome(reader, run);
+    const std::string figures_line =
+        step_figures_apply(outcome)
+            ? fmt::format("step time {:.3f} ms, bubble ratio {:.1f}% (hatched: idle compute)",
+                          step_time / 1e6, run.bubble_ratio.value_or(0) * 100)
+            : xml_escaped(outcome_text(outcome));
+    svg += fmt::format(R"svg(<text x="10" y="38" font-size="12"{}>{}; peak: {}</text>)svg"
+                       "\n",
+                       step_figures_apply(outcome) ? "" : R"svg( fill="#d62728")svg", figures_line,
+                       peak_memory_label(memory_counts_of(reader, run)));
 
     const std::int64_t step = tick_step(to - from);
     const int ruler_y = kTopMargin + rank_count * kRankHeight + 4;
@@ -233,11 +240,15 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
             R"svg(<text x="10" y="{}" font-size="12" font-weight="bold">rank {}</text>)svg"
             "\n",
             top + 12, rank);
+        // A run without a step has no bubble ratio to show (run_outcome.hpp).
         if (figures)
-            svg += fmt::format(
-                R"svg(<text x="10" y="{}" font-size="10">bubble {:.1f}%, peak {}</text>)svg"
-                "\n",
-                top + 26, figures->bubble_ratio * 100, format_bytes(figures->peak_memory_bytes));
+            svg += fmt::format(R"svg(<text x="10" y="{}" font-size="10">{}peak {}</text>)svg"
+                               "\n",
+                               top + 26,
+                               step_figures_apply(outcome)
+                                   ? fmt::format("bubble {:.1f}%, ", figures->bubble_ratio * 100)
+                                   : "",
+                               format_bytes(figures->peak_memory_bytes));
     }
     draw_bubbles(svg, canvas, actions, step_time);
     draw_actions(svg, canvas, actions);

@@ -2,6 +2,9 @@
 // memory samples and the model's critical path.
 #include "app/viewer/run_summary.hpp"
 
+#include <cstdlib>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "engine/text/quantities.hpp"
@@ -41,10 +44,13 @@ RankRow row_of(const RankTimeline& rank) {
 
 }  // namespace
 
-RunSummary summarize(const TimelineModel& model) {
+RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outcome) {
     RunSummary summary;
-    summary.step_ns = model.run().step_time_ns.value_or(model.end_ns());
-    summary.bubble_ratio = model.run().bubble_ratio;
+    summary.outcome = outcome;
+    if (traces::step_figures_apply(outcome)) {
+        summary.step_ns = model.run().step_time_ns.value_or(model.end_ns());
+        summary.bubble_ratio = model.run().bubble_ratio;
+    }
     std::int64_t busiest = -1;
     for (const RankTimeline& rank : model.ranks()) {
         RankRow row = row_of(rank);
@@ -63,9 +69,16 @@ RunSummary summarize(const TimelineModel& model) {
 }
 
 std::string summary_text(const RunSummary& summary) {
-    std::string text = fmt::format("step {}", format_duration(summary.step_ns));
-    text += summary.bubble_ratio ? fmt::format("  |  bubble {:.1f}%", *summary.bubble_ratio * 100)
-                                 : "  |  bubble n/a";
+    std::string text;
+    if (!traces::step_figures_apply(summary.outcome)) {
+        text = traces::outcome_text(summary.outcome);
+    } else {
+        text = summary.step_ns ? fmt::format("step {}", format_duration(*summary.step_ns))
+                               : "step n/a";
+        text += summary.bubble_ratio
+                    ? fmt::format("  |  bubble {:.1f}%", *summary.bubble_ratio * 100)
+                    : "  |  bubble n/a";
+    }
     text += summary.peak_memory_bytes
                 ? fmt::format("  |  peak {} (rank {})", format_bytes(*summary.peak_memory_bytes),
                               summary.peak_memory_rank)
@@ -73,6 +86,40 @@ std::string summary_text(const RunSummary& summary) {
     if (summary.busiest_rank >= 0)
         text += fmt::format("  |  busiest rank {}", summary.busiest_rank);
     return text;
+}
+
+std::string run_list_text(const traces::RunRecord& run) {
+    // A sharding-only run has devices, not a pipeline: its pp holds the mesh's size.
+    const std::string shape = run.schedule == "sharding" ? fmt::format("{} devices", run.pp)
+                                                         : fmt::format("pp={} m={}", run.pp, run.m);
+    std::string ending;
+    switch (run.status) {
+        case traces::RunStatus::finished:
+            ending = run.step_time_ns ? format_duration(*run.step_time_ns) : "";
+            break;
+        case traces::RunStatus::failed:
+            ending = "FAILED";
+            break;
+        case traces::RunStatus::running:
+            ending = "unfinished";
+            break;
+    }
+    return fmt::format("{} {} {}  {}  {}", run.id,
+                       run.kind == traces::RunKind::real ? "real" : "sim", shape, run.schedule,
+                       ending);
+}
+
+std::string step_comparison_text(std::int64_t shown_id, const RunSummary& shown,
+                                 std::int64_t other_id, const RunSummary& other) {
+    for (const auto& [id, summary] : {std::pair(shown_id, &shown), std::pair(other_id, &other)})
+        if (!summary->step_ns)
+            return fmt::format("vs run {}: no step to compare: run {} {}", other_id, id,
+                               traces::outcome_text(summary->outcome));
+    const std::int64_t delta = *shown.step_ns - *other.step_ns;
+    return fmt::format(
+        "vs run {}: step {}{} ({:+.1f}%)", other_id, delta >= 0 ? '+' : '-',
+        format_duration(std::abs(delta)),
+        *other.step_ns > 0 ? 100.0 * static_cast<double>(delta) / *other.step_ns : 0.0);
 }
 
 std::string critical_path_text(const TimelineModel& model) {

@@ -3,7 +3,8 @@
 // from the model with no GUI, so the header strip, the Ranks panel and tests share one source.
 //
 // Invariant: figures a run did not record are absent (std::nullopt), never shown as zero: a run
-// without memory samples has no peak, not a peak of 0 B.
+// without memory samples has no peak, not a peak of 0 B; a run that failed or never finished
+// has no step (traces/run_outcome.hpp), so no step time or bubble, and says how it ended.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "app/viewer/timeline_model.hpp"
+#include "traces/run_outcome.hpp"
 
 namespace pipelens::viewer {
 
@@ -26,7 +28,8 @@ struct RankRow {
 };
 
 struct RunSummary {
-    std::int64_t step_ns = 0;
+    traces::RunOutcome outcome;
+    std::optional<std::int64_t> step_ns;  // a finished run's
     std::optional<double> bubble_ratio;
     std::optional<std::int64_t> peak_memory_bytes;
     int peak_memory_rank = -1;
@@ -34,10 +37,19 @@ struct RunSummary {
     std::vector<RankRow> ranks;
 };
 
-RunSummary summarize(const TimelineModel& model);
+// `outcome`: how the model's run ended (traces::run_outcome of its record and errors).
+RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outcome);
 
-// "step 57.0 us · bubble 18.2% · peak 3.1 MiB (rank 0) · busiest rank 3"
+// "step 57.0 us  |  bubble 18.2%  |  peak 3.1 MiB (rank 0)  |  busiest rank 3"; a failed run:
+// "failed at rank 1, stage 1, action 1F0: <first error>  |  peak ...  |  busiest rank 0".
 std::string summary_text(const RunSummary& summary);
+// A run in the runs list: "2 real pp=2 m=4  1F1B  57.0 us", "3 real pp=2 m=4  1F1B  FAILED",
+// "4 sim pp=2 m=4  1F1B  unfinished" (a sharding-only run counts devices: "5 sim 8 devices").
+std::string run_list_text(const traces::RunRecord& run);
+// The shown run's step against the compared one: "vs run 1: step +500 ns (+10.0%)", or why
+// there is nothing to compare: "vs run 1: no step to compare: run 2 failed at rank 1, ...".
+std::string step_comparison_text(std::int64_t shown_id, const RunSummary& shown,
+                                 std::int64_t other_id, const RunSummary& other);
 // "critical path: F 33% · B 67%" (shares of at least 1%), or why there is none.
 std::string critical_path_text(const TimelineModel& model);
 

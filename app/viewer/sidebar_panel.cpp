@@ -87,15 +87,10 @@ void draw_file_controls(ViewerState& state) {
 void draw_runs(ViewerState& state) {
     ImGui::TextUnformatted("Runs (click: show, right-click: compare)");
     for (const traces::RunRecord& run : state.trace.runs) {
-        // A sharding-only run has devices, not a pipeline: its pp holds the mesh's size.
-        const std::string shape = run.schedule == "sharding"
-                                      ? fmt::format("{} devices", run.pp)
-                                      : fmt::format("pp={} m={}", run.pp, run.m);
         const std::string text =
-            fmt::format("{}{} {} {} {}", run.id == state.trace.run_id ? "> " : "  ",
-                        run.id == state.trace.compared_run_id ? "[vs]" : "", run.id,
-                        run.kind == traces::RunKind::real ? "real" : "sim", shape);
-        if (ImGui::Selectable(fmt::format("{}  {}##run{}", text, run.schedule, run.id).c_str(),
+            fmt::format("{}{} {}", run.id == state.trace.run_id ? "> " : "  ",
+                        run.id == state.trace.compared_run_id ? "[vs]" : "", run_list_text(run));
+        if (ImGui::Selectable(fmt::format("{}##run{}", text, run.id).c_str(),
                               run.id == state.trace.run_id))
             show_run(state, run.id);
         if (ImGui::IsItemClicked(ImGuiMouseButton_Right))
@@ -139,13 +134,8 @@ void draw_comparison(ViewerState& state) {
         return;
     const TimelineModel& shown = *state.trace.model;
     const TimelineModel& other = *state.trace.compared;
-    const std::int64_t step = shown.run().step_time_ns.value_or(shown.end_ns());
-    const std::int64_t other_step = other.run().step_time_ns.value_or(other.end_ns());
     ImGui::Separator();
-    ImGui::Text("vs run %lld: step %s (%+.1f%%)",
-                static_cast<long long>(state.trace.compared_run_id),
-                signed_duration(step - other_step).c_str(),
-                other_step > 0 ? 100.0 * static_cast<double>(step - other_step) / other_step : 0.0);
+    ImGui::TextWrapped("%s", comparison_line(state.trace).c_str());
     for (const RankTimeline& rank : shown.ranks())
         if (static_cast<std::size_t>(rank.rank) < other.ranks().size())
             ImGui::Text(

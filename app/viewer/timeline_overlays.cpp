@@ -11,8 +11,8 @@
 
 #include "app/viewer/rank_raster.hpp"
 #include "app/viewer/viewer_state.hpp"
-#include "engine/analysis/root_cause.hpp"
 #include "engine/schedule/action.hpp"
+#include "traces/root_cause.hpp"
 
 namespace pipelens::viewer {
 
@@ -119,7 +119,7 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
         return;
     const traces::ErrorRecord& cause = state.trace.errors.front();
     if (cause.rank < 0 || cause.rank >= static_cast<int>(model.ranks().size()) || !cause.time_ns ||
-        analysis::consequence_level(cause.kind) == 2)
+        traces::consequence_level(cause.kind) == 2)
         return;
     const TimelineGeometry& geometry = state.timeline.geometry;
     const float top = geometry.lane_top(cause.rank, false);

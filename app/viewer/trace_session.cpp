@@ -7,7 +7,8 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "engine/analysis/root_cause.hpp"
+#include "traces/root_cause.hpp"
+#include "traces/run_outcome.hpp"
 #include "traces/trace_error.hpp"
 
 namespace pipelens::viewer {
@@ -83,7 +84,9 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
             session.pending_analysis.wait();  // it reads the model about to be replaced
         session.model = TimelineModel::load(*session.reader, run_id, false);
         session.run_id = run_id;
-        session.summary = summarize(*session.model);
+        std::vector<traces::ErrorRecord> errors = session.reader->errors(run_id);
+        session.summary =
+            summarize(*session.model, traces::run_outcome(session.model->run(), errors));
         session.summary_line = summary_text(session.summary);
         session.critical_path_line = "critical path: finding it...";
         const TimelineModel* shown = &*session.model;
@@ -92,7 +95,7 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
                 return shown->analyse_holds(source);
             });
         session.events = session.reader->events(run_id);
-        session.errors = analysis::root_cause_first(session.reader->errors(run_id));
+        session.errors = traces::root_cause_first(std::move(errors));
         session.sharding = session.reader->sharding(run_id);
         session.sharding_strategies.clear();
         for (const traces::ShardingRecord& decision : session.sharding)
@@ -129,7 +132,7 @@ void finish_analysis(TraceSession& session) {
 std::int64_t fitted_end(const TraceSession& session) {
     std::int64_t end = session.model ? session.model->end_ns() : 0;
     if (!session.errors.empty() && session.errors.front().time_ns &&
-        analysis::consequence_level(session.errors.front().kind) == 0)
+        traces::consequence_level(session.errors.front().kind) == 0)
         end = std::max(end, *session.errors.front().time_ns);
     return end;
 }
@@ -144,10 +147,19 @@ void compare_with(TraceSession& session, std::int64_t run_id) {
     try {
         session.compared = TimelineModel::load(*session.reader, run_id, false);  // ghosts only
         session.compared_run_id = run_id;
+        session.compared_summary = summarize(
+            *session.compared, traces::read_run_outcome(*session.reader, session.compared->run()));
     } catch (const std::exception& error) {
         session.error = error.what();
     }
     match_compared(session);
+}
+
+std::string comparison_line(const TraceSession& session) {
+    if (!session.compared || !session.model)
+        return "";
+    return step_comparison_text(session.run_id, session.summary, session.compared_run_id,
+                                session.compared_summary);
 }
 
 }  // namespace pipelens::viewer

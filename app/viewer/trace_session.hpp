@@ -43,14 +43,15 @@ struct TraceSession {
     // The critical path and bubbles' "waited on" of `model`, found on a thread after the load
     // (poll_analysis applies it once ready); `model` is not replaced while it runs.
     std::future<HoldAnalysis> pending_analysis;
-    RunSummary summary;  // of `model`: the header strip and the Ranks panel
+    RunSummary summary;           // of `model`: the header strip and the Ranks panel
+    RunSummary compared_summary;  // of `compared`, when set
     std::string summary_line, critical_path_line;
     std::int64_t run_id = 0;
     std::int64_t compared_run_id = 0;
     std::string error;  // shown in the window; empty when all is well
 
     std::vector<traces::EventRecord> events;
-    std::vector<traces::ErrorRecord> errors;  // root cause first (engine/analysis/root_cause)
+    std::vector<traces::ErrorRecord> errors;  // root cause first (traces/root_cause.hpp)
     std::vector<traces::ShardingRecord> sharding;
     // Each decision's strategies, parsed once per run rather than every frame (discarded when
     // the JSON is malformed).
@@ -74,5 +75,7 @@ void finish_analysis(TraceSession& session);
 std::int64_t fitted_end(const TraceSession& session);
 // Compares the shown run with `run_id` (0, or the shown run: no comparison).
 void compare_with(TraceSession& session, std::int64_t run_id);
+// The sidebar's comparison line (run_summary.hpp's step_comparison_text); empty without one.
+std::string comparison_line(const TraceSession& session);
 
 }  // namespace pipelens::viewer

@@ -106,6 +106,41 @@ std::string accuracy_message(const StageAccuracy& divergence) {
         divergence.max_relative_error, kRelativeTolerance, kAbsoluteTolerance);
 }
 
+std::vector<traces::ErrorRecord> run_error_records(const PipelineRunResult& result) {
+    std::vector<traces::ErrorRecord> errors;
+    if (const auto& divergence = result.accuracy.first_divergence) {
+        traces::ErrorRecord error;
+        error.stage = divergence->stage;
+        error.microbatch = divergence->microbatch;
+        error.kind = "accuracy_mismatch";
+        error.expected = "the single-rank reference's outputs";
+        error.actual = divergence->non_finite
+                           ? std::string("non-finite values (NaN or Inf)")
+                           : fmt::format("max abs error {:.6g}, max relative error {:.6g}",
+                                         divergence->max_abs_error, divergence->max_relative_error);
+        error.message = accuracy_message(*divergence);
+        errors.push_back(std::move(error));
+    }
+    const auto record_of = [](const RunFailure& failure) {
+        return traces::ErrorRecord{failure.rank,      failure.stage,   failure.microbatch,
+                                   failure.action,    failure.kind,    failure.expected,
+                                   failure.actual,    failure.message, failure.time_ns,
+                                   failure.started_ns};
+    };
+    for (const RankRun& rank : result.ranks)
+        if (rank.failure)
+            errors.push_back(record_of(*rank.failure));
+    for (const RunFailure& failure : result.further_failures)
+        errors.push_back(record_of(failure));
+    return errors;
+}
+
+traces::RunOutcome real_run_outcome(const PipelineRunResult& result) {
+    return traces::run_outcome(
+        result.completed ? traces::RunStatus::finished : traces::RunStatus::failed,
+        run_error_records(result));
+}
+
 namespace {
 
 void write_actions_and_pairs(traces::TraceWriter& writer, std::int64_t run_id,
@@ -143,40 +178,6 @@ void write_actions_and_pairs(traces::TraceWriter& writer, std::int64_t run_id,
         writer.add_pair(run_id, pair);
 }
 
-// Returns the first failure's message that is not another rank stopping because of it.
-std::string write_errors(traces::TraceWriter& writer, std::int64_t run_id,
-                         const PipelineRunResult& result) {
-    if (const auto& divergence = result.accuracy.first_divergence) {
-        traces::ErrorRecord error;
-        error.stage = divergence->stage;
-        error.microbatch = divergence->microbatch;
-        error.kind = "accuracy_mismatch";
-        error.expected = "the single-rank reference's outputs";
-        error.actual = divergence->non_finite
-                           ? std::string("non-finite values (NaN or Inf)")
-                           : fmt::format("max abs error {:.6g}, max relative error {:.6g}",
-                                         divergence->max_abs_error, divergence->max_relative_error);
-        error.message = accuracy_message(*divergence);
-        writer.add_error(run_id, error);
-    }
-    std::string first_failure;
-    for (const RankRun& rank : result.ranks) {
-        if (!rank.failure)
-            continue;
-        const RunFailure& failure = *rank.failure;
-        writer.add_error(run_id, {failure.rank, failure.stage, failure.microbatch, failure.action,
-                                  failure.kind, failure.expected, failure.actual, failure.message,
-                                  failure.time_ns, failure.started_ns});
-        if (first_failure.empty() && failure.kind != "stopped")
-            first_failure = failure.message;
-    }
-    for (const RunFailure& failure : result.further_failures)
-        writer.add_error(run_id, {failure.rank, failure.stage, failure.microbatch, failure.action,
-                                  failure.kind, failure.expected, failure.actual, failure.message,
-                                  failure.time_ns, failure.started_ns});
-    return first_failure;
-}
-
 }  // namespace
 
 std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
@@ -212,9 +213,12 @@ std::int64_t record_measured_run(traces::TraceWriter& writer, const Schedule& lo
         for (const RankRecording& recording : result.recordings)
             recorder::write_recording(writer, run_id, recording.rank, recording.parts.events,
                                       recording.parts.state, recording.parts.failures);
-        const std::string first_failure = write_errors(writer, run_id, result);
-        if (!result.completed)
-            writer.fail_run(run_id, first_failure.empty() ? "a rank failed" : first_failure);
+        for (const traces::ErrorRecord& error : run_error_records(result))
+            writer.add_error(run_id, error);
+        const traces::RunOutcome outcome = real_run_outcome(result);
+        if (!traces::step_figures_apply(outcome))
+            writer.fail_run(run_id, outcome.first_error ? outcome.first_error->message
+                                                        : std::string("a rank failed"));
         else
             writer.finish_run(run_id, result.step_time_ns,
                               ranks.empty() ? 0 : bubble_total / static_cast<double>(ranks.size()));

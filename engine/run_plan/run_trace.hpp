@@ -9,6 +9,7 @@
 #include "engine/experiment/experiment.hpp"
 #include "engine/run_plan/run_result.hpp"
 #include "engine/schedule/schedule.hpp"
+#include "traces/run_outcome.hpp"
 #include "traces/trace_records.hpp"
 #include "traces/trace_writer.hpp"
 
@@ -21,6 +22,14 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
 // "stage 2 microbatch 0 is the first to diverge from the single-rank reference: max abs error
 // 1, max relative error 0.25 (tolerance rtol 0.0001, atol 1e-05)".
 std::string accuracy_message(const StageAccuracy& divergence);
+
+// Every error the run records, in the order the trace's errors table gets them: the accuracy
+// check's first divergence (an `accuracy_mismatch`), each rank's failure, then the further ones.
+std::vector<traces::ErrorRecord> run_error_records(const PipelineRunResult& result);
+
+// How the run ended, exactly as its trace reads back (traces/run_outcome.hpp): failed unless
+// every rank ran every action, and then named by the root cause of its errors.
+traces::RunOutcome real_run_outcome(const PipelineRunResult& result);
 
 // Also writes every rank's recording (events, final state, failed calls) and the accuracy
 // check's first divergence as an `accuracy_mismatch` error. When a write throws, the run is

@@ -1,6 +1,7 @@
 // The viewer's data model without a window: opening a real trace file, showing and comparing
 // runs (actions matched by text, the largest differences found), a file that is not a trace
-// leaving the open one in place, and opened files remembered in a kept recent-files list.
+// leaving the open one in place, opened files remembered in a kept recent-files list, and a
+// failed real run shown by where it failed rather than a step time.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -10,8 +11,10 @@
 #include <sstream>
 
 #include "app/viewer/trace_session.hpp"
+#include "engine/run_plan/run_trace.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
+#include "engine/text/quantities.hpp"
 #include "sim/simulation_trace.hpp"
 #include "sim/simulator.hpp"
 #include "tests/fresh_trace.hpp"
@@ -105,6 +108,75 @@ TEST(TraceSession, OpenedFilesGoToAKeptRecentFilesList) {
     EXPECT_FALSE(open_trace(session, directory / "missing.db"));
     EXPECT_EQ(contents(directory / "recent_files"), fs::absolute(path).string() + "\n");
     fs::remove_all(directory);
+    fs::remove(path);
+}
+
+// A real run of 1F1B pp=2 m=4 recorded as `pipelens run --fault stage1=dtype:bf16` records it:
+// rank 1's forward of stage 1 finds its outputs in bf16, and rank 0 stops because of it.
+runtime::PipelineRunResult failed_real_run(const Schedule& lowered) {
+    runtime::PipelineRunResult result;
+    result.completed = false;
+    result.step_time_ns = 2'500;  // the last action's end: no step
+    runtime::RankRun rank0;
+    rank0.rank = 0;
+    rank0.timeline = {{0, 0, 1'000, 0}, {1, 1'000, 1'100, 0}};  // 0F0, 0SEND_F0
+    rank0.busy_ns = 1'000;
+    rank0.failure = runtime::RunFailure{
+        0, -1, -1, "", "stopped", "", "", "stopped: rank 1 failed", 3'000, std::nullopt};
+    runtime::RankRun rank1;
+    rank1.rank = 1;
+    rank1.timeline = {{0, 1'000, 1'200, 0}};  // 1RECV_F0
+    rank1.failure = runtime::RunFailure{
+        1,
+        1,
+        0,
+        "1F0",
+        "dtype_mismatch",
+        "f32",
+        "bf16",
+        "Stage 1 forward outputs[0] has a dtype mismatch: expected f32 actual bf16 (rank 1, "
+        "microbatch 0)",
+        2'500,
+        1'200};
+    result.ranks = {rank0, rank1};
+    EXPECT_EQ(lowered.text(lowered.ranks[0][0]), "0F0");
+    EXPECT_EQ(lowered.text(lowered.ranks[0][1]), "0SEND_F0");
+    EXPECT_EQ(lowered.text(lowered.ranks[1][0]), "1RECV_F0");
+    return result;
+}
+
+// A failed run has no step: the header strip says where it failed, with its first error, the
+// runs list marks it FAILED, and comparing it with a finished run says there is no step to
+// compare, instead of the last action's end passed off as its step.
+TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
+    const fs::path path = two_runs("session_failed");
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 4}));
+    {
+        traces::TraceWriter writer(path);
+        runtime::record_measured_run(writer, lowered, failed_real_run(lowered), "");
+    }
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    ASSERT_EQ(session.run_id, 3);
+    const std::string failed_at =
+        "failed at rank 1, stage 1, action 1F0: Stage 1 forward outputs[0] has a dtype mismatch: "
+        "expected f32 actual bf16 (rank 1, microbatch 0)";
+    EXPECT_EQ(session.summary_line, failed_at + "  |  peak memory n/a  |  busiest rank 0");
+    EXPECT_FALSE(session.summary.step_ns);
+    EXPECT_FALSE(session.summary.bubble_ratio);
+    ASSERT_EQ(session.runs.size(), 3u);
+    EXPECT_EQ(run_list_text(session.runs[2]), "3 real pp=2 m=4  1F1B  FAILED");
+    ASSERT_TRUE(session.runs[0].step_time_ns);
+    EXPECT_EQ(run_list_text(session.runs[0]),
+              "1 sim pp=2 m=4  1F1B  " + format_duration(*session.runs[0].step_time_ns));
+
+    compare_with(session, 1);
+    EXPECT_EQ(comparison_line(session), "vs run 1: no step to compare: run 3 " + failed_at);
+    ASSERT_TRUE(show_run(session, 2));
+    EXPECT_EQ(comparison_line(session).rfind("vs run 1: step +", 0), 0u)
+        << comparison_line(session);
+    compare_with(session, 3);
+    EXPECT_EQ(comparison_line(session), "vs run 3: no step to compare: run 3 " + failed_at);
     fs::remove(path);
 }
 

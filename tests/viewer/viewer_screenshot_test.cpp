@@ -15,10 +15,10 @@
 
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
-#include "engine/analysis/root_cause.hpp"
 #include "engine/schedule/action.hpp"
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
+#include "traces/root_cause.hpp"
 #include "traces/trace_writer.hpp"
 
 #define STB_IMAGE_IMPLEMENTATION
@@ -429,7 +429,7 @@ TEST(ViewerScreenshot, AFailedRunOpensOnItsRootCause) {
                   .exit_code,
               1);
     const traces::TraceReader reader(trace);
-    const std::vector<traces::ErrorRecord> ordered = analysis::root_cause_first(reader.errors(1));
+    const std::vector<traces::ErrorRecord> ordered = traces::root_cause_first(reader.errors(1));
     ASSERT_GE(ordered.size(), 2u);
     ASSERT_EQ(ordered.front().kind, "shape_mismatch");
     ASSERT_EQ(ordered.front().rank, 1);

@@ -4,8 +4,10 @@
 // rank stopped because another failed, a rank that never reported. Those are consequences; the
 // error a person needs is the earliest one that is not. The order: errors that are not
 // consequences, then timeouts (a hang can be a root cause, but a timeout usually waits on a
-// failure elsewhere), then `stopped` and `lost`/`rank_died`; within each, by time (untimed
-// last), then by rank. Stable, so equal errors keep their recorded order.
+// failure elsewhere), then the consequences: a rank that died or was lost (`rank_died`,
+// `lost`) before the ranks that `stopped` because of it; within each, by time (untimed last),
+// then by rank. Stable, so equal errors keep their recorded order. Every surface that names a
+// failed run's first error takes it from this order (traces/run_outcome.hpp).
 #pragma once
 
 #include <cstddef>
@@ -14,12 +16,12 @@
 
 #include "traces/trace_records.hpp"
 
-namespace pipelens::analysis {
+namespace pipelens::traces {
 
 // 0: a cause in itself; 1: a timeout; 2: a consequence of another rank's failure.
 int consequence_level(std::string_view error_kind);
 
 // `errors` reordered root cause first.
-std::vector<traces::ErrorRecord> root_cause_first(std::vector<traces::ErrorRecord> errors);
+std::vector<ErrorRecord> root_cause_first(std::vector<ErrorRecord> errors);
 
-}  // namespace pipelens::analysis
+}  // namespace pipelens::traces

@@ -1,11 +1,11 @@
 // The root-cause order of errors (root_cause.hpp says the rule).
-#include "engine/analysis/root_cause.hpp"
+#include "traces/root_cause.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <tuple>
 
-namespace pipelens::analysis {
+namespace pipelens::traces {
 
 int consequence_level(std::string_view error_kind) {
     if (error_kind == "stopped" || error_kind == "lost" || error_kind == "rank_died")
@@ -15,9 +15,9 @@ int consequence_level(std::string_view error_kind) {
     return 0;
 }
 
-std::vector<traces::ErrorRecord> root_cause_first(std::vector<traces::ErrorRecord> errors) {
-    const auto key = [](const traces::ErrorRecord& error) {
-        return std::make_tuple(consequence_level(error.kind),
+std::vector<ErrorRecord> root_cause_first(std::vector<ErrorRecord> errors) {
+    const auto key = [](const ErrorRecord& error) {
+        return std::make_tuple(consequence_level(error.kind), error.kind == "stopped",
                                error.time_ns.value_or(std::numeric_limits<std::int64_t>::max()),
                                error.rank);
     };
@@ -26,4 +26,4 @@ std::vector<traces::ErrorRecord> root_cause_first(std::vector<traces::ErrorRecor
     return errors;
 }
 
-}  // namespace pipelens::analysis
+}  // namespace pipelens::traces

@@ -1,0 +1,65 @@
+// A run's outcome (run_outcome.hpp): its status, and for a failed run the root cause of its
+// errors and the words that say where it failed.
+#include "traces/run_outcome.hpp"
+
+#include <fmt/format.h>
+
+#include "traces/root_cause.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::traces {
+
+RunOutcome run_outcome(RunStatus status, std::vector<ErrorRecord> errors,
+                       std::string recorded_failure) {
+    RunOutcome outcome;
+    outcome.status = status;
+    if (status != RunStatus::failed)
+        return outcome;
+    outcome.failure = std::move(recorded_failure);
+    errors = root_cause_first(std::move(errors));
+    if (!errors.empty())
+        outcome.first_error = std::move(errors.front());
+    return outcome;
+}
+
+RunOutcome run_outcome(const RunRecord& run, std::vector<ErrorRecord> errors) {
+    return run_outcome(run.status, std::move(errors), run.failure);
+}
+
+RunOutcome read_run_outcome(const TraceReader& reader, const RunRecord& run) {
+    return run_outcome(
+        run, run.status == RunStatus::failed ? reader.errors(run.id) : std::vector<ErrorRecord>{});
+}
+
+std::string failure_place(const ErrorRecord& error) {
+    std::string place;
+    const auto add = [&](const std::string& part) { place += (place.empty() ? "" : ", ") + part; };
+    if (error.rank >= 0)
+        add(fmt::format("rank {}", error.rank));
+    if (error.stage >= 0)
+        add(fmt::format("stage {}", error.stage));
+    if (!error.action.empty())
+        add(fmt::format("action {}", error.action));
+    return place;
+}
+
+std::string outcome_text(const RunOutcome& outcome) {
+    switch (outcome.status) {
+        case RunStatus::finished:
+            return "";
+        case RunStatus::running:
+            return "unfinished: no step time (the run was never marked finished or failed)";
+        case RunStatus::failed:
+            break;
+    }
+    if (!outcome.first_error)
+        return fmt::format("failed: {}",
+                           outcome.failure.empty() ? "no error was recorded" : outcome.failure);
+    const ErrorRecord& error = *outcome.first_error;
+    const std::string place = failure_place(error);
+    const std::string& message = error.message.empty() ? error.kind : error.message;
+    return place.empty() ? fmt::format("failed: {}", message)
+                         : fmt::format("failed at {}: {}", place, message);
+}
+
+}  // namespace pipelens::traces

@@ -1,0 +1,51 @@
+// How a run ended: the one reading of it that every surface shows (`run`, `summary`, `import`,
+// `export`, `bisect`, the viewer). A run has a step time only when it finished; a failed run
+// has none, and is described instead by where it failed: the root cause among its errors
+// (traces/root_cause.hpp), with its rank, stage and action.
+//
+// Invariants: a finished run's outcome has no first error (a finished run's errors, such as an
+// accuracy mismatch, are checks on its results, not why it stopped); a failed run's first error
+// is the root cause of the errors recorded for it, or none when nothing was recorded (then
+// `failure`, the runs table's text, is all there is to say). Figures measured against the step
+// (step time, bubble ratios, cool-down) are shown only where step_figures_apply() is true.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "traces/trace_records.hpp"
+
+namespace pipelens::traces {
+
+class TraceReader;
+
+struct RunOutcome {
+    RunStatus status = RunStatus::finished;
+    std::optional<ErrorRecord> first_error;  // failed runs: the root cause
+    std::string failure;                     // failed runs: the recorded reason (runs.failure)
+};
+
+// From a run's status and every error recorded for it (in any order).
+RunOutcome run_outcome(RunStatus status, std::vector<ErrorRecord> errors,
+                       std::string recorded_failure = {});
+RunOutcome run_outcome(const RunRecord& run, std::vector<ErrorRecord> errors);
+RunOutcome read_run_outcome(const TraceReader& reader, const RunRecord& run);
+
+// Whether the run has a step: a step time, and bubbles and cool-downs measured against it.
+inline bool step_figures_apply(const RunOutcome& outcome) {
+    return outcome.status == RunStatus::finished;
+}
+
+// Where a failed run failed, as far as its first error says: "rank 1, stage 1, action 1F0";
+// empty when the error names none of them.
+std::string failure_place(const ErrorRecord& error);
+
+// What to print in place of the step's figures for a run without a step:
+//   "failed at rank 1, stage 1, action 1F0: Stage 1 forward outputs[0] has a dtype mismatch..."
+//   "failed: <recorded reason>"                   (no error row says where)
+//   "unfinished: no step time (the run was never marked finished or failed)"
+// Empty for a finished run.
+std::string outcome_text(const RunOutcome& outcome);
+
+}  // namespace pipelens::traces
