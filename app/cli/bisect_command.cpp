@@ -2,9 +2,14 @@
 // first recorded event after which two runs' (or two ranks') engine states differ, found by
 // binary search over replayed prefixes. `--until-error` instead finds the first event after
 // which one stream's state fails validation. Exits 1 when it finds one (like diff), 0 when the
-// states agree throughout.
+// states agree throughout. The recorded states are metadata: two runs can agree in every one and
+// still end differently (a tensor of the wrong dtype is data, not state), so when the runs
+// compared did not end the same way (one failed, or they failed at different places) bisect
+// says so, naming each failed run's first error, and exits 1: exit 0 promises that nothing told
+// the two runs apart.
 #include <cmath>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,6 +18,7 @@
 #include "app/cli/input_files.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_bisect.hpp"
+#include "traces/run_outcome.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -31,13 +37,15 @@ struct BisectOptions {
 struct Stream {
     std::string description;  // "a.db run 1 rank 0"
     std::vector<recorder::Event> events;
+    std::string run_description;  // "a.db run 1"
+    traces::RunOutcome outcome;   // how the run the events belong to ended
 };
 
 Stream read_stream(const traces::TraceReader& reader, std::optional<std::int64_t> run,
                    std::optional<int> rank) {
     const std::string path = reader.path().string();
     const std::int64_t run_id = run.value_or(reader.latest_run_id());
-    reader.run(run_id);
+    const traces::RunOutcome outcome = traces::read_run_outcome(reader, reader.run(run_id));
     const recorder::RecordedEvents recorded(reader, run_id);
     int chosen = 0;
     if (rank) {
@@ -50,7 +58,7 @@ Stream read_stream(const traces::TraceReader& reader, std::optional<std::int64_t
         return {fmt::format(
                     "{} run {} {}", path, run_id,
                     chosen < 0 ? std::string("(whole pipeline)") : fmt::format("rank {}", chosen)),
-                recorded.stream(chosen)};
+                recorded.stream(chosen), fmt::format("{} run {}", path, run_id), outcome};
     } catch (const std::invalid_argument& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
     }
@@ -90,6 +98,69 @@ void bisect_error(const BisectOptions& options) {
         throw CommandFailure(kExitCheckFailed, "");
 }
 
+// Whether two runs ended alike: both finished, or both failed with the same first error (its
+// kind and where it struck; messages may differ in what they quote).
+bool same_ending(const traces::RunOutcome& left, const traces::RunOutcome& right) {
+    if (left.status != right.status)
+        return false;
+    if (!left.first_error || !right.first_error)
+        return left.first_error.has_value() == right.first_error.has_value();
+    const auto where = [](const traces::ErrorRecord& error) {
+        return std::tie(error.kind, error.rank, error.stage, error.microbatch, error.action);
+    };
+    return where(*left.first_error) == where(*right.first_error);
+}
+
+// The runs compared that did not finish, each once (comparing two ranks of one run names it once).
+std::vector<const Stream*> runs_without_step(const Stream& left, const Stream& right) {
+    std::vector<const Stream*> runs;
+    for (const Stream* stream : {&left, &right})
+        if (!traces::step_figures_apply(stream->outcome) &&
+            (runs.empty() || runs.front()->run_description != stream->run_description))
+            runs.push_back(stream);
+    return runs;
+}
+
+// What the compared runs' endings add to the bisection's answer: each run without a step, with
+// its first error. When the states agree but the runs ended differently, the states do not
+// explain the difference, and that is said first.
+void print_outcomes(const Stream& left, const Stream& right, bool states_agree) {
+    const std::vector<const Stream*> ended = runs_without_step(left, right);
+    if (ended.empty())
+        return;
+    std::string heading;
+    if (same_ending(left.outcome, right.outcome))
+        heading = ended.size() == 2 ? "both runs ended the same way"
+                  : ended.front()->outcome.status == traces::RunStatus::failed
+                      ? "the run compared failed"
+                      : "the run compared did not finish";
+    else if (ended.size() == 2)
+        heading = "the runs ended differently";
+    else
+        heading = ended.front()->outcome.status == traces::RunStatus::failed
+                      ? "one run failed and the other did not"
+                      : "one run did not finish and the other did";
+    if (states_agree && !same_ending(left.outcome, right.outcome))
+        heading = "but " + heading + ", which the recorded states do not show";
+    fmt::print("{}:\n", heading);
+    for (const Stream* stream : ended)
+        fmt::print("  {} {}\n", stream->run_description, traces::outcome_text(stream->outcome));
+}
+
+nlohmann::json outcome_json(const Stream& stream) {
+    nlohmann::json json = {{"run", stream.run_description},
+                           {"finished", traces::step_figures_apply(stream.outcome)}};
+    if (!traces::step_figures_apply(stream.outcome))
+        json["ended"] = traces::outcome_text(stream.outcome);
+    if (const auto& error = stream.outcome.first_error)
+        json["first_error"] = {{"rank", error->rank},
+                               {"stage", error->stage},
+                               {"action", error->action},
+                               {"kind", error->kind},
+                               {"message", error->message}};
+    return json;
+}
+
 void bisect_divergence(const BisectOptions& options) {
     const std::string& right_path =
         options.right_path.empty() ? options.left_path : options.right_path;
@@ -114,6 +185,7 @@ void bisect_divergence(const BisectOptions& options) {
             throw CommandFailure(kExitCheckFailed, fmt::format("pipelens: {}", error.what()));
         }
     }();
+    const bool ends_alike = same_ending(left.outcome, right.outcome);
     if (options.json) {
         nlohmann::json json = {
             {"found", result.found}, {"events", result.event_count}, {"replays", result.replays}};
@@ -130,11 +202,14 @@ void bisect_divergence(const BisectOptions& options) {
         }
         if (!result.note.empty())
             json["note"] = result.note;
+        json["same_ending"] = ends_alike;
+        json["runs"] = {outcome_json(left), outcome_json(right)};
         fmt::print("{}\n", json.dump());
     } else if (!result.found) {
         fmt::print("the states agree after every event ({} events)\n", result.event_count);
         if (!result.note.empty())
             fmt::print("{}\n", result.note);
+        print_outcomes(left, right, true);
     } else {
         fmt::print("first divergence after event {} ({})\n", result.left_event->sequence,
                    result.left_event->name);
@@ -142,11 +217,12 @@ void bisect_divergence(const BisectOptions& options) {
         fmt::print("  Right: {}: {}\n", right.description,
                    recorder::to_string(*result.right_event));
         fmt::print("{}\n", recorder::format_state_difference(*result.difference));
+        print_outcomes(left, right, false);
     }
     if (!options.json)
         fmt::print("bisect: {} replays for {} events (bound {})\n", result.replays,
                    result.event_count, replay_bound(result.event_count));
-    if (result.found)
+    if (result.found || !ends_alike)
         throw CommandFailure(kExitCheckFailed, "");
 }
 

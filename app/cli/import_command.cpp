@@ -143,8 +143,7 @@ std::int64_t record_simulated_twin(const ImportOptions& options, std::int64_t re
 void print_run(const std::string& trace, std::int64_t run_id, const std::string& what) {
     const traces::TraceReader reader(trace);
     const traces::RunRecord run = reader.run(run_id);
-    const RunFigures figures{run.step_time_ns.value_or(0), run.bubble_ratio.value_or(0),
-                             reader.ranks(run_id)};
+    const RunFigures figures = recorded_run_figures(reader, run);
     fmt::print("{}", format_run_figures(fmt::format("run {} ({}): {} pp={} v={} m={}", run_id, what,
                                                     run.schedule, run.pp, run.v, run.m),
                                         figures));

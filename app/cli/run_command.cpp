@@ -194,6 +194,7 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
     RunFigures figures;
     figures.step_time_ns = result.step_time_ns;
     figures.ranks = runtime::real_rank_records(lowered, result);
+    figures.outcome = runtime::real_run_outcome(result);
     for (const traces::RankRecord& rank : figures.ranks)
         figures.bubble_ratio += rank.bubble_ratio / static_cast<double>(figures.ranks.size());
     std::optional<std::int64_t> run_id;
@@ -206,9 +207,10 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
     else
         print_text(
             result, figures,
-            fmt::format("{} pp={} v={} m={}, model {}, transport {} (real run, {})", lowered.name,
+            fmt::format("{} pp={} v={} m={}, model {}, transport {} (real run, {}{})", lowered.name,
                         lowered.rank_count, lowered.stages_per_rank, lowered.microbatch_count,
-                        experiment.model.name, run.transport, result.device),
+                        experiment.model.name, run.transport, result.device,
+                        figures.outcome.status == traces::RunStatus::failed ? ", FAILED" : ""),
             run_id, options.out);
     const bool matched = (!result.reference.checked ||
                           (result.reference.outputs_match && result.reference.gradients_match)) &&

@@ -1,5 +1,6 @@
 // Run figures as text and JSON. Waiting time lists the peers a rank waited on longest first,
-// because that is where a user looks for the stage to rebalance.
+// because that is where a user looks for the stage to rebalance. A run without a step (failed,
+// unfinished) shows how it ended where the step's figures would be, and none of them.
 #include "app/cli/run_report.hpp"
 
 #include <algorithm>
@@ -34,21 +35,50 @@ std::string waiting_text(const traces::RankRecord& rank) {
     return text.empty() ? "-" : text;
 }
 
+// A figure measured against the step: "-" in a run that has none.
+std::string step_cell(const RunFigures& figures, const std::string& text) {
+    return traces::step_figures_apply(figures.outcome) ? text : "-";
+}
+
+nlohmann::ordered_json step_json(const RunFigures& figures, nlohmann::ordered_json value) {
+    return traces::step_figures_apply(figures.outcome) ? value : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json failure_json(const traces::RunOutcome& outcome) {
+    const traces::ErrorRecord error = outcome.first_error.value_or(
+        traces::ErrorRecord{-1, -1, -1, "", "", "", "", outcome.failure, {}, {}});
+    return {{"rank", error.rank},
+            {"stage", error.stage},
+            {"microbatch", error.microbatch},
+            {"action", error.action},
+            {"kind", error.kind},
+            {"message", error.message},
+            {"text", traces::outcome_text(outcome)}};
+}
+
 }  // namespace
+
+RunFigures recorded_run_figures(const traces::TraceReader& reader, const traces::RunRecord& run) {
+    return {run.step_time_ns.value_or(0), run.bubble_ratio.value_or(0), reader.ranks(run.id),
+            traces::memory_counts_of(reader, run), traces::read_run_outcome(reader, run)};
+}
 
 std::string format_run_figures(const std::string& title, const RunFigures& figures) {
     std::string text =
-        fmt::format("{}\nstep time {}, bubble ratio {:.1f}%\n\n", title,
-                    format_duration(figures.step_time_ns), figures.bubble_ratio * 100);
+        traces::step_figures_apply(figures.outcome)
+            ? fmt::format("{}\nstep time {}, bubble ratio {:.1f}%\n\n", title,
+                          format_duration(figures.step_time_ns), figures.bubble_ratio * 100)
+            : fmt::format("{}\n{}\n\n", title, traces::outcome_text(figures.outcome));
     const std::string_view memory = traces::peak_memory_label(figures.memory);
     text += fmt::format("{:>4}  {:>12}  {:>12}  {:>7}  {:>12}  {:>12}  {:>{}}  {}\n", "rank",
                         "busy", "bubble", "bubble%", "warm-up", "cool-down", memory, memory.size(),
                         "waiting on");
     for (const traces::RankRecord& rank : figures.ranks)
         text += fmt::format(
-            "{:>4}  {:>12}  {:>12}  {:>6.1f}%  {:>12}  {:>12}  {:>{}}  {}\n", rank.rank,
-            format_duration(rank.busy_ns), format_duration(rank.bubble_ns), rank.bubble_ratio * 100,
-            format_duration(rank.warmup_ns), format_duration(rank.cooldown_ns),
+            "{:>4}  {:>12}  {:>12}  {:>7}  {:>12}  {:>12}  {:>{}}  {}\n", rank.rank,
+            format_duration(rank.busy_ns), step_cell(figures, format_duration(rank.bubble_ns)),
+            step_cell(figures, fmt::format("{:.1f}%", rank.bubble_ratio * 100)),
+            format_duration(rank.warmup_ns), step_cell(figures, format_duration(rank.cooldown_ns)),
             format_bytes(rank.peak_memory_bytes), memory.size(), waiting_text(rank));
     // A real run's ranks were put on rank 0's clock: say by how much, and how surely.
     std::string clocks;
@@ -66,19 +96,21 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
 nlohmann::ordered_json run_figures_json(const RunFigures& figures,
                                         std::optional<std::int64_t> run_id) {
     nlohmann::ordered_json json;
-    json["step_time_ns"] = figures.step_time_ns;
-    json["bubble_ratio"] = figures.bubble_ratio;
+    json["step_time_ns"] = step_json(figures, figures.step_time_ns);
+    json["bubble_ratio"] = step_json(figures, figures.bubble_ratio);
     json["peak_memory_counts"] = traces::memory_counts_name(figures.memory);
+    if (figures.outcome.status == traces::RunStatus::failed)
+        json["failed"] = failure_json(figures.outcome);
     nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
     for (const traces::RankRecord& rank : figures.ranks) {
         nlohmann::ordered_json row;
         row["rank"] = rank.rank;
         row["busy_ns"] = rank.busy_ns;
-        row["bubble_ns"] = rank.bubble_ns;
-        row["bubble_ratio"] = rank.bubble_ratio;
+        row["bubble_ns"] = step_json(figures, rank.bubble_ns);
+        row["bubble_ratio"] = step_json(figures, rank.bubble_ratio);
         row["peak_memory_bytes"] = rank.peak_memory_bytes;
         row["warmup_ns"] = rank.warmup_ns;
-        row["cooldown_ns"] = rank.cooldown_ns;
+        row["cooldown_ns"] = step_json(figures, rank.cooldown_ns);
         nlohmann::ordered_json waiting = nlohmann::ordered_json::object();
         for (const auto& [peer, idle] : waiting_on_rank(rank))
             waiting[std::to_string(peer)] = idle;

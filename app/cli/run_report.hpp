@@ -12,25 +12,36 @@
 #include <nlohmann/json.hpp>
 
 #include "traces/run_memory.hpp"
+#include "traces/run_outcome.hpp"
+#include "traces/trace_reader.hpp"
 #include "traces/trace_records.hpp"
 
 namespace pipelens::cli {
 
 struct RunFigures {
-    std::int64_t step_time_ns = 0;
+    std::int64_t step_time_ns = 0;  // step_time_ns and bubble_ratio: only when the run has a step
     double bubble_ratio = 0;
     std::vector<traces::RankRecord> ranks;  // as the trace stores them
     // What peak memory counts, named by its label (a simulation: what its costs sized).
     traces::MemoryCounts memory = traces::MemoryCounts::tensors;
+    // How the run ended: a failed or unfinished run has no step, so no step time, bubble or
+    // cool-down is shown for it, and its header says how it ended instead.
+    traces::RunOutcome outcome;
 };
 
-// "title\nstep time 28.100 ms, bubble ratio 20.1%\n\n<rank table>"
+// A run's figures as a trace holds them (the run's row, its ranks and its outcome).
+RunFigures recorded_run_figures(const traces::TraceReader& reader, const traces::RunRecord& run);
+
+// "title\nstep time 28.100 ms, bubble ratio 20.1%\n\n<rank table>"; a run without a step:
+// "title: FAILED\nfailed at rank 1, stage 1, action 1F0: <its first error>\n\n<rank table>".
 std::string format_run_figures(const std::string& title, const RunFigures& figures);
 
 // {"step_time_ns", "bubble_ratio", "peak_memory_counts": "tensors" | "activations" |
-//  "activations_and_gradients" (what every peak_memory_bytes counts), "ranks": [{rank, busy_ns,
-//  bubble_ns, bubble_ratio, peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on: {peer: ns}}],
-//  "run_id"}
+//  "activations_and_gradients" (what every peak_memory_bytes counts), ["failed": {rank, stage,
+//  microbatch, action, kind, message, text}], "ranks": [{rank, busy_ns, bubble_ns, bubble_ratio,
+//  peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on: {peer: ns}}], "run_id"}; a run
+//  without a step has null step time, bubble ratios, bubble and cool-down, and a failed one the
+//  "failed" object.
 nlohmann::ordered_json run_figures_json(const RunFigures& figures,
                                         std::optional<std::int64_t> run_id);
 

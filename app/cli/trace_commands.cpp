@@ -46,11 +46,6 @@ std::string started_text(std::int64_t started_at_ns) {
     return text;
 }
 
-RunFigures figures_of(const traces::TraceReader& reader, const traces::RunRecord& run) {
-    return {run.step_time_ns.value_or(0), run.bubble_ratio.value_or(0), reader.ranks(run.id),
-            traces::memory_counts_of(reader, run)};
-}
-
 std::string run_title(const traces::RunRecord& run) {
     return fmt::format("run {}: {} pp={} v={} m={} ({}, {})", run.id, run.schedule, run.pp, run.v,
                        run.m, kind_text(run.kind), status_text(run.status));
@@ -96,7 +91,8 @@ void run_summary(const SummaryOptions& options) {
     if (options.json) {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
         for (const traces::RunRecord& run : runs) {
-            nlohmann::ordered_json json = run_figures_json(figures_of(reader, run), run.id);
+            nlohmann::ordered_json json =
+                run_figures_json(recorded_run_figures(reader, run), run.id);
             json["kind"] = kind_text(run.kind);
             json["status"] = status_text(run.status);
             json["schedule"] = run.schedule;
@@ -118,9 +114,7 @@ void run_summary(const SummaryOptions& options) {
         return;
     print_run_list(runs);
     for (const traces::RunRecord& run : runs) {
-        fmt::print("\n{}", format_run_figures(run_title(run), figures_of(reader, run)));
-        if (run.status == traces::RunStatus::failed)
-            fmt::print("failed: {}\n", run.failure);
+        fmt::print("\n{}", format_run_figures(run_title(run), recorded_run_figures(reader, run)));
         if (options.critical_path) {
             const RunPath path = critical_path_of(reader, run.id);
             fmt::print("{}", format_critical_path(path.timed, path.path));

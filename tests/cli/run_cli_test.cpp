@@ -127,6 +127,102 @@ TEST(RunCli, AFaultOnTheLastStageIsFoundLikeAnyOther) {
               "1,1,0,dtype_mismatch");
 }
 
+// A failed run has no step: `run` (text and JSON), `summary` (text and JSON) and the SVG export
+// all say where it failed, with its first error, instead of a step time or a bubble; and
+// `bisect` against a good run says the states agree but one run failed, and exits 1.
+TEST(RunCli, AFailedRunSaysWhereItFailedEverywhereInsteadOfAStepTime) {
+    const auto trace = fresh_trace("failed_everywhere");
+    const std::string run = "run --schedule 1F1B --pp 2 --m 4 --fault stage1=dtype:bf16";
+    const std::string first_error =
+        "Stage 1 forward outputs[0] has a dtype mismatch: expected f32 actual bf16 (rank 1, "
+        "microbatch 0)";
+    const std::string failed_at = "failed at rank 1, stage 1, action 1F0: " + first_error;
+
+    auto result = run_pipelens(run + " --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_EQ(result.out.substr(0, result.out.find("\n\n")),
+              "1F1B pp=2 v=1 m=4, model mlp, transport local (real run, cpu, FAILED)\n" + failed_at)
+        << result.out;
+    EXPECT_EQ(result.out.find("step time"), std::string::npos) << result.out;
+    // The rank table has no bubble or cool-down: they are measured against the step. Rank 1
+    // failed in its first computation.
+    EXPECT_NE(result.out.find("\n   1          0 ns             -        -          0 ns        "
+                              "     -          0 B  -\n"),
+              std::string::npos)
+        << result.out;
+
+    result = run_pipelens(run + " --json");
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    const nlohmann::json failed = {{"rank", 1},
+                                   {"stage", 1},
+                                   {"microbatch", 0},
+                                   {"action", "1F0"},
+                                   {"kind", "dtype_mismatch"},
+                                   {"message", first_error},
+                                   {"text", failed_at}};
+    EXPECT_TRUE(json["step_time_ns"].is_null()) << json["step_time_ns"];
+    EXPECT_TRUE(json["bubble_ratio"].is_null()) << json["bubble_ratio"];
+    EXPECT_EQ(json["failed"], failed);
+    for (const auto& rank : json["ranks"]) {
+        EXPECT_TRUE(rank["bubble_ns"].is_null()) << rank;
+        EXPECT_TRUE(rank["bubble_ratio"].is_null()) << rank;
+        EXPECT_TRUE(rank["cooldown_ns"].is_null()) << rank;
+    }
+
+    result = run_pipelens("summary " + trace.string());
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("\nrun 1: 1F1B pp=2 v=1 m=4 (real, failed)\n" + failed_at + "\n\n"),
+              std::string::npos)
+        << result.out;
+    EXPECT_EQ(result.out.find("step time 0"), std::string::npos) << result.out;
+    EXPECT_EQ(result.out.find("0.0%"), std::string::npos) << result.out;
+    const auto summary =
+        nlohmann::json::parse(run_pipelens("summary --json " + trace.string()).out);
+    const auto& recorded = summary["runs"][0];
+    EXPECT_EQ(recorded["status"], "failed");
+    EXPECT_TRUE(recorded["step_time_ns"].is_null()) << recorded["step_time_ns"];
+    EXPECT_TRUE(recorded["bubble_ratio"].is_null()) << recorded["bubble_ratio"];
+    EXPECT_EQ(recorded["failed"], failed);
+    EXPECT_EQ(testing::query_trace(trace, "SELECT failure FROM runs"), first_error);
+
+    const auto svg = fresh_trace("failed_everywhere_svg");
+    ASSERT_EQ(run_pipelens("export " + trace.string() + " --svg " + svg.string()).exit_code, 0);
+    const std::string picture = testing::read_file(svg);
+    EXPECT_NE(picture.find(">" + failed_at + "</text>"), std::string::npos) << picture;
+    EXPECT_EQ(picture.find("step time"), std::string::npos);
+    EXPECT_EQ(picture.find("bubble "), std::string::npos);
+
+    // A good run of the same schedule records the same engine states on rank 0.
+    const auto good = fresh_trace("failed_everywhere_good");
+    ASSERT_EQ(run_pipelens("run --schedule 1F1B --pp 2 --m 4 --out " + good.string()).exit_code, 0);
+    result = run_pipelens("bisect " + good.string() + " " + trace.string() + " --rank 0");
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_EQ(result.out.substr(0, result.out.find("\nbisect: ")),
+              "the states agree after every event (8 events)\n"
+              "but one run failed and the other did not, which the recorded states do not show:\n"
+              "  " +
+                  trace.string() + " run 1 " + failed_at)
+        << result.out;
+    result = run_pipelens("bisect " + good.string() + " " + trace.string() + " --rank 0 --json");
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    const auto bisected = nlohmann::json::parse(result.out);
+    EXPECT_FALSE(bisected["found"].get<bool>());
+    EXPECT_FALSE(bisected["same_ending"].get<bool>());
+    EXPECT_TRUE(bisected["runs"][0]["finished"].get<bool>());
+    EXPECT_EQ(bisected["runs"][1]["ended"], failed_at);
+    EXPECT_EQ(bisected["runs"][1]["first_error"]["rank"], 1);
+    EXPECT_EQ(bisected["runs"][1]["first_error"]["message"], first_error);
+    // Two ranks of the one failed run end alike: the states agree, and that is exit 0.
+    result = run_pipelens("bisect " + trace.string() + " --rank 0 --other-run 1");
+    EXPECT_EQ(result.exit_code, 0) << result.out << result.err;
+    EXPECT_NE(result.out.find("the run compared failed:\n  " + trace.string() + " run 1 " +
+                              failed_at + "\n"),
+              std::string::npos)
+        << result.out;
+    std::filesystem::remove(svg);
+}
+
 // NaN outputs fail the run on either transport: an error row says what and where, and no error
 // figure reads 0.
 void expect_nan_run_failed(const std::string& transport_flags, const std::string& name) {
