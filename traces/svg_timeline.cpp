@@ -211,17 +211,18 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
         "\n",
         run.id, xml_escaped(run.schedule), run.pp, run.v, run.m);
     // The ranks' "peak" is named once here, saying what it counts (run_memory.hpp); a run
-    // without a step says where it failed instead (run_outcome.hpp).
+    // without a step says where it failed instead, alone on the line (run_outcome.hpp).
     const RunOutcome outcome = read_run_outcome(reader, run);
     const std::string figures_line =
         step_figures_apply(outcome)
-            ? fmt::format("step time {:.3f} ms, bubble ratio {:.1f}% (hatched: idle compute)",
-                          step_time / 1e6, run.bubble_ratio.value_or(0) * 100)
+            ? fmt::format(
+                  "step time {:.3f} ms, bubble ratio {:.1f}% (hatched: idle compute); peak: {}",
+                  step_time / 1e6, run.bubble_ratio.value_or(0) * 100,
+                  peak_memory_label(memory_counts_of(reader, run)))
             : xml_escaped(outcome_text(outcome));
-    svg += fmt::format(R"svg(<text x="10" y="38" font-size="12"{}>{}; peak: {}</text>)svg"
+    svg += fmt::format(R"svg(<text x="10" y="38" font-size="12"{}>{}</text>)svg"
                        "\n",
-                       step_figures_apply(outcome) ? "" : R"svg( fill="#d62728")svg", figures_line,
-                       peak_memory_label(memory_counts_of(reader, run)));
+                       step_figures_apply(outcome) ? "" : R"svg( fill="#d62728")svg", figures_line);
 
     const std::int64_t step = tick_step(to - from);
     const int ruler_y = kTopMargin + rank_count * kRankHeight + 4;
