@@ -8,7 +8,8 @@ namespace pipelens::cli {
 void add_model_options(CLI::App& command, ModelOptions& options) {
     command.add_option("--model", options.model,
                        "mlp, example, kwargs, transformer, tied, empty, or a TorchScript .pt file");
-    command.add_option("--layers", options.layers, "Model layers (default: two per stage)");
+    command.add_option("--layers", options.layers,
+                       "Model layers (default: two per pipeline rank, whatever v)");
     command.add_option("--hidden", options.hidden, "Hidden size");
     command.add_option("--batch", options.batch, "Batch size (split into m microbatches)");
     command.add_option("--chunk-dim", options.chunk_dim,

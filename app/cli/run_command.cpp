@@ -2,6 +2,7 @@
 // model run whole on one rank, printed and recorded as a `real` run. `--nproc N` launches N rank
 // processes (torchrun's environment); `--rank/--world-size/--master` (or RANK, WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT) joins ranks started by hand.
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 #include "engine/run_plan/run_trace.hpp"
 #include "engine/run_plan/thread_budget.hpp"
 #include "engine/runtime/pipeline_run.hpp"
+#include "engine/text/quantities.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 
 namespace pipelens::cli {
@@ -75,6 +77,10 @@ runtime::PipelineRunOptions runtime_options(const RunOptions& options,
     runtime::PipelineRunOptions run = pipeline_options_for(experiment.model);
     run.faults = options.faults;
     run.timeout_ms = std::max<std::int64_t>(1, experiment.run.timeout_ns / 1'000'000);
+    // A --timeout the user gave bounds joining the other ranks too; the default leaves them
+    // at least the rendezvous' own 30 s.
+    run.rendezvous_timeout_ms =
+        options.timeout ? run.timeout_ms : std::max(run.timeout_ms, run.rendezvous_timeout_ms);
     run.check_reference = !options.no_reference;
     run.check_accuracy = options.check_accuracy;
     run.profile = options.profile;
@@ -188,6 +194,20 @@ void print_text(const runtime::PipelineRunResult& result, const RunFigures& figu
         fmt::print("recorded as run {} in {}\n", *run_id, out);
 }
 
+// A rank started by hand (no --nproc) waits for the others at the rendezvous: say so before
+// the wait, with how to start them and how long it waits, so a forgotten --nproc is not a
+// silent hang.
+void say_who_we_wait_for(const runtime::PipelineRunOptions& run) {
+    fmt::print(stderr,
+               "pipelens run: rank {} of {} ({}) waits for the other ranks at {}:{}; start each "
+               "with the same command and --rank R --world-size {} --master {}:{}, or give "
+               "--nproc {} to start them all here; giving up after {}\n",
+               run.rank, run.world_size, run.transport, run.master_address, run.master_port,
+               run.world_size, run.master_address, run.master_port, run.world_size,
+               format_duration(run.rendezvous_timeout_ms * 1'000'000));
+    std::fflush(stderr);
+}
+
 // Prints, records (with --out) and judges a run's result, as rank 0 (or the launcher for it).
 int report_run(const RunOptions& options, const Experiment& experiment, const Schedule& lowered,
                const runtime::PipelineRunOptions& run, const runtime::PipelineRunResult& result) {
@@ -224,6 +244,8 @@ int run_ranks_here(RunOptions& options) {
     sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
     const Schedule lowered = lowered_schedule_for(experiment);
     const runtime::PipelineRunOptions run = runtime_options(options, experiment);
+    if (run.transport != "local" && options.rank_reports.empty())
+        say_who_we_wait_for(run);
     runtime::PipelineRunResult result;
     try {
         result = runtime::run_pipeline(run, lowered);
@@ -275,6 +297,24 @@ void report_for_dead_rank_zero(const RunOptions& options, const LaunchResult& la
     }
     report_run(options, experiment, lowered, run,
                runtime::merge_rank_reports(payloads, launched.deaths, run, lowered));
+}
+
+// --nproc starts every rank as a process: flags that say this process is one rank, or that
+// the ranks are threads, contradict it.
+void refuse_launch_contradictions(const RunOptions& options) {
+    if (options.rank || options.world_size)
+        throw ExperimentError(fmt::format(
+            "--nproc {} starts all the ranks, but {} says this process is one of them: give "
+            "--nproc alone, or start each rank by hand with --rank/--world-size",
+            options.nproc, options.rank ? "--rank" : "--world-size"));
+    Experiment experiment = load_experiment(options.experiment);
+    apply_overrides(options, experiment);
+    if (experiment.run.transport == "local")
+        throw ExperimentError(fmt::format(
+            "--nproc {} starts one process per rank, but {} runs the ranks as threads of one "
+            "process: give --transport gloo (or nccl) with --nproc, or drop --nproc",
+            options.nproc,
+            options.transport ? "--transport local" : "the default transport (local)"));
 }
 
 int launch(const RunOptions& options) {
@@ -350,6 +390,8 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     command->add_flag("--json", options->json, "Print one JSON object instead of text");
     command->callback([options] {
         int code = 0;
+        if (options->nproc > 0)
+            refuse_launch_contradictions(*options);
         if (options->nproc > 0)
             code = launch(*options);
         else

@@ -21,7 +21,7 @@ namespace pipelens::runtime {
 
 struct PipelineRunOptions {
     std::string model = "mlp";  // mlp, example, kwargs, transformer or a TorchScript .pt file
-    int layers = 0;             // 0: two per stage
+    int layers = 0;             // 0: two per pipeline rank (model_layer_count)
     int hidden = 64;
     int sequence = 16;
     int heads = 4;
@@ -32,6 +32,9 @@ struct PipelineRunOptions {
     int chunk_dim = 0;                      // the dim microbatches are cut along
     std::vector<std::string> faults;        // see faults.hpp
     std::int64_t timeout_ms = 10'000;       // any wait on another rank
+    // How long joining the other ranks may take (gloo/nccl): 30 s unless the user said (ranks
+    // started together still start at different speeds, and c10d retries once a second).
+    std::int64_t rendezvous_timeout_ms = 30'000;
     bool check_reference = true;
     // Compare every stage's outputs, microbatch by microbatch, with the single-rank reference
     // and name the first stage that diverges.

@@ -283,7 +283,7 @@ PipelineModel empty_model(const ModelSpec& spec, int layer_count) {
 }
 
 PipelineModel build_model(const ModelSpec& spec, int stage_count) {
-    const int layer_count = spec.layers > 0 ? spec.layers : 2 * stage_count;
+    const int layer_count = spec.layers;
     if (layer_count < stage_count)
         throw std::invalid_argument("model " + spec.name + ": " + std::to_string(layer_count) +
                                     " layers cannot fill " + std::to_string(stage_count) +

@@ -36,7 +36,7 @@ struct ModelLayer {
 
 struct ModelSpec {
     std::string name = "mlp";  // a built-in name or a TorchScript file path
-    int layers = 0;            // 0: two per stage
+    int layers = 2;            // resolved by with_model_layers; at least the stage count
     int hidden = 64;
     int sequence = 16;                      // transformer only
     int heads = 4;                          // transformer only

@@ -38,7 +38,8 @@ std::string static_check_text(const Schedule& lowered) {
 
 }  // namespace
 
-PipelineExplanation explain_pipeline(const PipelineRunOptions& options, const Schedule& lowered) {
+PipelineExplanation explain_pipeline(const PipelineRunOptions& given, const Schedule& lowered) {
+    const PipelineRunOptions options = with_model_layers(given, lowered);
     const int stage_count = lowered.stage_count;
     const PipelineModel model = build_model(model_spec(options), stage_count);
     const std::vector<StageLayers> stages = plan_stages(model, options, stage_count);

@@ -706,10 +706,7 @@ PipelineRunResult run_distributed(const PipelineRunOptions& options, const Sched
     rendezvous.master_port = options.master_port;
     rendezvous.rank = options.rank;
     rendezvous.world_size = options.world_size;
-    // Connecting gets at least 30 s whatever --timeout says: ranks start at different speeds
-    // (a loaded machine, a slow file system) and c10d retries only once a second.
-    rendezvous.timeout =
-        std::chrono::milliseconds(std::max<std::int64_t>(options.timeout_ms, 30'000));
+    rendezvous.timeout = std::chrono::milliseconds(options.rendezvous_timeout_ms);
     if (options.world_size != lowered.rank_count)
         throw std::invalid_argument(
             fmt::format("the schedule has {} ranks but the world size is {}", lowered.rank_count,
@@ -734,7 +731,8 @@ PipelineRunResult run_distributed(const PipelineRunOptions& options, const Sched
 
 PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
                                      const std::vector<std::string>& deaths,
-                                     const PipelineRunOptions& options, const Schedule& lowered) {
+                                     const PipelineRunOptions& given, const Schedule& lowered) {
+    const PipelineRunOptions options = with_model_layers(given, lowered);
     PipelineRunResult result;
     try {
         result = merge(reports_from(payloads, options, deaths), options);
@@ -745,9 +743,10 @@ PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
     return result;
 }
 
-PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule& lowered) {
+PipelineRunResult run_pipeline(const PipelineRunOptions& given, const Schedule& lowered) {
     if (!lowered.has_communication)
         throw std::invalid_argument("run_pipeline needs a lowered schedule (with SEND/RECV)");
+    const PipelineRunOptions options = with_model_layers(given, lowered);
     for (const std::string& text : options.faults) {
         const Fault fault = parse_fault(text);
         if (fault.kind == Fault::Kind::die && options.transport == "local")

@@ -24,6 +24,11 @@ TensorList split_into_microbatches(const torch::Tensor& tensor, int microbatches
 
 }  // namespace
 
+PipelineRunOptions with_model_layers(PipelineRunOptions options, const Schedule& lowered) {
+    options.layers = model_layer_count(options.layers, lowered.rank_count, lowered.stage_count);
+    return options;
+}
+
 ModelSpec model_spec(const PipelineRunOptions& options) {
     ModelSpec spec;
     spec.name = options.model;

@@ -12,6 +12,11 @@
 
 namespace pipelens::runtime {
 
+// `options` with the model's layer count made explicit (model_layer_count: two per rank when
+// none was given), so that every model built for this run, reference included, is the same.
+PipelineRunOptions with_model_layers(PipelineRunOptions options, const Schedule& lowered);
+
+// Expects options.layers resolved by with_model_layers.
 ModelSpec model_spec(const PipelineRunOptions& options);
 
 std::vector<std::string> layer_names(const PipelineModel& model);  // in layer order

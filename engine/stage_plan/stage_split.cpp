@@ -27,6 +27,18 @@ SplitPoint parse_split_point(const std::string& text) {
     return point;
 }
 
+int model_layer_count(int layers_given, int rank_count, int stage_count) {
+    if (layers_given > 0)
+        return layers_given;
+    const int layers = 2 * rank_count;
+    if (layers < stage_count)
+        throw SplitError(fmt::format(
+            "the default model has two layers per pipeline rank ({} for pp={}), too few for {} "
+            "stages ({} per rank): give --layers (a multiple of {} splits evenly)",
+            layers, rank_count, stage_count, stage_count / std::max(rank_count, 1), stage_count));
+    return layers;
+}
+
 namespace {
 
 int layer_index(const std::vector<std::string>& names, const SplitPoint& point) {

@@ -29,6 +29,12 @@ class SplitError : public std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
+// The layer count of the model a real run builds: `layers_given` when above 0, else two per
+// pipeline rank. Per rank, never per stage: 1F1B and ZBVZeroBubble (v = 2) of the same pp must
+// train the same model, or their step times and losses are not comparable. Throws SplitError
+// when the default cannot fill `stage_count` stages, naming the flag that fixes it.
+int model_layer_count(int layers_given, int rank_count, int stage_count);
+
 // One entry per stage; every layer in exactly one stage, none empty. Throws SplitError naming
 // the split point or the counts that do not fit.
 std::vector<StageLayers> split_layers(const std::vector<std::string>& layer_names, int stage_count,

@@ -1,0 +1,103 @@
+// The model a real run trains, as a user comparing schedules relies on: the default model is
+// the same whatever v (two layers per pipeline rank), so 1F1B and ZBVZeroBubble of one pp train
+// the same parameters to the same loss; a v whose stages the default cannot fill is refused
+// naming --layers. A rank started by hand over gloo says whom it waits for and gives up after
+// --timeout instead of waiting on the rendezvous in silence, and --nproc beside a flag that
+// contradicts it is refused.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_pipelens.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::run_pipelens;
+
+int layer_count(const nlohmann::json& explanation) {
+    int layers = 0;
+    for (const auto& stage : explanation["stages"])
+        layers += static_cast<int>(stage["layers"].size());
+    return layers;
+}
+
+TEST(RunModelCli, TheDefaultModelDoesNotDependOnV) {
+    const auto one_f_one_b = run_pipelens("explain --schedule 1F1B --pp 2 --m 4 --json");
+    const auto zbv = run_pipelens("explain --schedule ZBVZeroBubble --pp 2 --m 4 --json");
+    ASSERT_EQ(one_f_one_b.exit_code, 0) << one_f_one_b.err;
+    ASSERT_EQ(zbv.exit_code, 0) << zbv.err;
+    const auto first = nlohmann::json::parse(one_f_one_b.out);
+    const auto second = nlohmann::json::parse(zbv.out);
+    EXPECT_EQ(layer_count(first), 4);
+    EXPECT_EQ(layer_count(second), 4);
+    EXPECT_EQ(first["parameter_count"], second["parameter_count"]);
+}
+
+TEST(RunModelCli, OnePpTrainsTheSameModelToTheSameLossAtAnyV) {
+    const auto loss_of = [](const std::string& kind) {
+        const auto result =
+            run_pipelens("run --schedule " + kind + " --pp 2 --m 4 --seed 7 --json");
+        EXPECT_EQ(result.exit_code, 0) << kind << ": " << result.err;
+        return result.exit_code == 0 ? nlohmann::json::parse(result.out)["loss"].get<double>()
+                                     : -1.0;
+    };
+    const double reference = loss_of("1F1B");
+    EXPECT_GT(reference, 0);
+    for (const char* kind : {"ZBVZeroBubble", "Interleaved1F1B", "DualPipeV"})
+        EXPECT_NEAR(loss_of(kind), reference, 1e-5 * reference) << kind;
+}
+
+TEST(RunModelCli, AVTheDefaultModelCannotFillIsRefusedNamingLayers) {
+    const auto result = run_pipelens("explain --schedule Interleaved1F1B --pp 2 --v 4 --m 4");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: explain: the default model has two layers per pipeline rank (4 for "
+              "pp=2), too few for 8 stages (4 per rank): give --layers (a multiple of 8 splits "
+              "evenly)\n");
+    EXPECT_EQ(
+        run_pipelens("explain --schedule Interleaved1F1B --pp 2 --v 4 --m 4 --layers 8").exit_code,
+        0);
+}
+
+TEST(RunModelCli, ARankStartedByHandSaysWhomItWaitsForAndHonoursTheTimeout) {
+    const int port = 20000 + static_cast<int>(::getpid() % 20000);
+    const std::string master = "127.0.0.1:" + std::to_string(port);
+    const auto result =
+        run_pipelens("run --transport gloo --pp 2 --m 4 --timeout 2s --master " + master);
+    EXPECT_NE(result.exit_code, 0);
+    EXPECT_NE(result.err.find(
+                  "pipelens run: rank 0 of 2 (gloo) waits for the other ranks at " + master +
+                  "; start each with the same command and --rank R "
+                  "--world-size 2 --master " +
+                  master + ", or give --nproc 2 to start them all here; giving up after 2.000 s"),
+              std::string::npos)
+        << result.err;
+    EXPECT_NE(result.err.find("within 2000 ms"), std::string::npos) << result.err;
+}
+
+TEST(RunModelCli, NprocBesideFlagsItContradictsIsRefusedNamingBoth) {
+    const auto local = run_pipelens("run --transport local --nproc 2 --pp 2 --m 4");
+    EXPECT_EQ(local.exit_code, 2);
+    EXPECT_EQ(local.err,
+              "pipelens: --nproc 2 starts one process per rank, but --transport local runs the "
+              "ranks as threads of one process: give --transport gloo (or nccl) with --nproc, or "
+              "drop --nproc\n");
+    const auto by_default = run_pipelens("run --nproc 2 --pp 2 --m 4");
+    EXPECT_EQ(by_default.exit_code, 2);
+    EXPECT_NE(by_default.err.find("but the default transport (local) runs the ranks as threads"),
+              std::string::npos)
+        << by_default.err;
+    const auto rank = run_pipelens("run --transport gloo --nproc 2 --rank 1 --pp 2 --m 4");
+    EXPECT_EQ(rank.exit_code, 2);
+    EXPECT_EQ(rank.err,
+              "pipelens: --nproc 2 starts all the ranks, but --rank says this process is one of "
+              "them: give --nproc alone, or start each rank by hand with --rank/--world-size\n");
+}
+
+}  // namespace
+}  // namespace pipelens
