@@ -1,0 +1,160 @@
+// `pipelens calibrate` on real runs, as a user runs it: profile a run, calibrate from it and
+// simulate another stage count; calibrate from repeats of one configuration; take the real run
+// and not a later simulation, saying what I and W rest on; refuse a profile whose weight
+// gradient takes longer than the whole backward.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_pipelens.hpp"
+#include "tests/cli/sqlite_edit.hpp"
+#include "tests/fresh_trace.hpp"
+#include "tests/raw_database.hpp"
+
+namespace pipelens {
+namespace {
+
+using pipelens::testing::fresh_trace;
+
+using testing::run_pipelens;
+
+TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
+    for (const std::string transport : {"", " --transport gloo --nproc 2"}) {
+        SCOPED_TRACE(transport);
+        const auto trace = fresh_trace("profile");
+        auto result = run_pipelens(
+            "run --schedule 1F1B --pp 2 --m 4 --model mlp --layers 4 --hidden 256 --no-reference "
+            "--profile --out " +
+            trace.string() + transport);
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        testing::RawDatabase raw(trace, SQLITE_OPEN_READONLY);
+        // Every layer and stage has its four compute times, timed after warm-up at least
+        // three times; every stage its OVERLAP_F_B; the link three message sizes.
+        EXPECT_EQ(raw.value("SELECT count(DISTINCT layer) FROM profile WHERE layer >= 0 AND "
+                            "quantity IN ('F', 'I', 'W', 'B') AND samples >= 3"),
+                  "4");
+        EXPECT_EQ(raw.value("SELECT count(*) FROM profile WHERE layer = -1 AND stage >= 0 AND "
+                            "quantity = 'OVERLAP_F_B' AND low <= median AND median <= high"),
+                  "2");
+        // ... and what it saved against F and B timed beside it, in as many pairs.
+        EXPECT_EQ(raw.value("SELECT count(*) FROM profile p WHERE layer = -1 AND stage >= 0 AND "
+                            "quantity = 'OVERLAP_F_B_saved' AND low <= median AND median <= high "
+                            "AND samples = (SELECT samples FROM profile o WHERE o.layer = -1 AND "
+                            "o.stage = p.stage AND o.quantity = 'OVERLAP_F_B')"),
+                  "2");
+        EXPECT_EQ(raw.value("SELECT count(DISTINCT bytes) || ' ' || min(rank) || ' ' || "
+                            "min(peer) FROM profile WHERE quantity = 'link'"),
+                  "3 0 1");
+        EXPECT_EQ(raw.value("SELECT held_bytes FROM (SELECT median AS held_bytes FROM profile "
+                            "WHERE layer = 1 AND quantity = 'held_bytes')"),
+                  std::to_string(2 * 8 * 256 * 4));  // two [8, 256] floats per microbatch
+        const std::string calibrated = trace.string() + ".toml";
+        result = run_pipelens("calibrate " + trace.string() + " --out " + calibrated);
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_NE(result.out.find("from the run's profile: 4 layers, model mlp"), std::string::npos)
+            << result.out;
+        for (const std::string other :
+             {"--schedule Interleaved1F1B --v 2", "--schedule 1F1B --pp 4", "--m 16",
+              "--schedule ZBVZeroBubble --v 2"}) {
+            result = run_pipelens("simulate " + calibrated + " " + other);
+            EXPECT_EQ(result.exit_code, 0) << other << ": " << result.err;
+        }
+    }
+}
+
+// Repeats of one configuration calibrate together (medians over the runs); a run of another
+// configuration is refused, naming both.
+TEST(RunCli, CalibrateTakesTheMediansOverRepeatedRuns) {
+    const auto trace = fresh_trace("profile_repeats");
+    const auto run = [&](int microbatches) {
+        return "run --schedule 1F1B --pp 2 --m " + std::to_string(microbatches) +
+               " --batch 64 --model mlp --layers 4 --hidden 64 --no-reference --out " +
+               trace.string();
+    };
+    for (int repeat = 0; repeat < 2; ++repeat) {
+        const auto result = run_pipelens(run(4) + " --profile");
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+    }
+    auto result = run_pipelens("calibrate " + trace.string() + " --run 1,2 --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["run_ids"], nlohmann::json::parse("[1, 2]"));
+    testing::RawDatabase raw(trace, SQLITE_OPEN_READONLY);
+    EXPECT_EQ(std::to_string(json["measured_step_time_ns"].get<std::int64_t>()),
+              raw.value("SELECT max(step_time_ns) FROM runs"));  // the upper middle of two
+    result = run_pipelens("calibrate " + trace.string() + " --run 1 --run 2");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("calibrated from runs 1, 2 (1F1B pp=2 v=1 m=4)\n  from the median "
+                              "of the runs' profiles: 4 layers"),
+              std::string::npos)
+        << result.out;
+    EXPECT_NE(result.out.find("(median of 2 runs)"), std::string::npos) << result.out;
+
+    ASSERT_EQ(run_pipelens(run(8)).exit_code, 0);
+    result = run_pipelens("calibrate " + trace.string() + " --run 1,3");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                              ": run 3 (1F1B pp=2 v=1 m=8) is not configured as run 1 (1F1B pp=2 "
+                              "v=1 m=4): calibrate takes repeats of one configuration\n");
+}
+
+// A real run, then a simulation recorded after it in the same trace: calibrate takes the real
+// one, and as it ran no profile, says that its I and W are B's halves by assumption.
+TEST(RunCli, CalibrateTakesTheRealRunNotALaterSimulationAndStatesItsAssumption) {
+    const auto trace = fresh_trace("calibrate_real_then_sim");
+    auto result = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 4 --model mlp --layers 4 --no-reference --out " +
+        trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    result = run_pipelens("simulate --schedule GPipe --pp 2 --m 4 --out " + trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    result = run_pipelens("calibrate " + trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out.rfind("calibrated from run 1 (1F1B pp=2 v=1 m=4)\n", 0), 0u) << result.out;
+    EXPECT_NE(result.out.find("\n  assumption: I and W not measured on stages 0, 1 (no profile, "
+                              "and the run's backward ran whole): B is split by assumption, I = "
+                              "B / 2, W = B - I; predictions of schedules that split the "
+                              "backward (the zero-bubble kinds) rest on that split; `pipelens "
+                              "run --profile` measures it\n"),
+              std::string::npos)
+        << result.out;
+    result = run_pipelens("calibrate " + trace.string() + " --run 2");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                              ": run 2 (sim GPipe pp=2 v=1 m=4) is a simulation, and a simulation "
+                              "measures nothing: calibrate takes real runs (this trace's: 1)\n");
+}
+
+// A profile whose W is above its B (here a real profile's stage-1 W figures made 100x, every
+// repetition alike, so no spread of theirs explains it) cannot be fitted: calibrate exits 1
+// naming the stage and both figures, and writes no experiment.
+TEST(RunCli, CalibrateRefusesAProfileWhoseWeightGradientIsAboveTheWholeBackward) {
+    const auto trace = fresh_trace("calibrate_w_above_b");
+    auto result = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 4 --model mlp --layers 4 --hidden 256 --no-reference "
+        "--profile --out " +
+        trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    ASSERT_GT(testing::edit_trace(trace,
+                                  "UPDATE profile SET median = 100 * median, low = 100 * median, "
+                                  "high = 100 * median WHERE stage = 1 AND quantity = 'W'"),
+              0);
+    const std::string out = trace.string() + ".toml";
+    result = run_pipelens("calibrate " + trace.string() + " --out " + out);
+    EXPECT_EQ(result.exit_code, 1) << result.out;
+    const std::string prefix = "pipelens: " + trace.string() + ": run 1: stage 1 W is ";
+    EXPECT_EQ(result.err.rfind(prefix, 0), 0u) << result.err;
+    EXPECT_NE(result.err.find(", above its whole backward B "), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find(": W is a part of B and cannot take longer than all of it\n"),
+              std::string::npos)
+        << result.err;
+    EXPECT_EQ(result.out, "");
+    EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace
+}  // namespace pipelens
