@@ -81,7 +81,7 @@ void record_best(const SweepGrid& grid, const SweepResults& results, const std::
 // larger than v = 1's: rows of different v then compare different models.
 std::string cost_scope_notes(const SweepGrid& grid, const SweepResults& results) {
     for (const sim::SweepPoint& point : results.points) {
-        if (!point.simulated())
+        if (!point.simulated() || point.v <= 1)  // no note at v = 1: skip rebuilding its experiment
             continue;
         const std::string note = cost_scope_note(grid.configuration(point.index), point.v);
         if (!note.empty())
