@@ -12,7 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "engine/experiment/experiment_toml.hpp"
-#include "engine/run_plan/repeated_timing.hpp"
+#include "engine/run_record/repeated_timing.hpp"
 #include "engine/schedule/action.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/median.hpp"
@@ -297,7 +297,7 @@ std::vector<StageSpread> stage_spreads(
                 durations[{action.stage, quantity}].push_back(action.end_ns - action.start_ns);
         }
     for (auto& [key, values] : durations) {
-        const runtime::Spread spread = runtime::spread_of(std::move(values));
+        const run_record::Spread spread = run_record::spread_of(std::move(values));
         set(key.first, key.second, spread.median, spread.low, spread.high);
     }
     return spreads;

@@ -2,7 +2,7 @@
 #include "sim/experiment_simulation.hpp"
 
 #include "engine/experiment/experiment_toml.hpp"
-#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
 #include "sim/cost_model_events.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/zero_bubble_inputs.hpp"

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 
-#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/parallel_for.hpp"
 #include "sim/simulator.hpp"

@@ -231,7 +231,7 @@ CREATE INDEX memory_by_rank_time ON memory (run_id, rank, time_ns, bytes);
 
 -- @since 5
 -- A real run's ranks are put on one clock, rank 0's: each rank measures its clock against rank
--- 0's by ping-pong after the step (engine/run_plan/clock_offset.hpp) and its times are moved by
+-- 0's by ping-pong after the step (engine/run_record/clock_offset.hpp) and its times are moved by
 -- the offset. Rank 0's clock minus the rank's, and how far the true offset may be from it (ns):
 -- a RECV may appear to end before its SEND starts by at most the two ranks' uncertainties.
 -- NULL where nothing was measured (simulations, and ranks whose step failed: their times stay on

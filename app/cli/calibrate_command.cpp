@@ -16,7 +16,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/input_files.hpp"
 #include "engine/experiment/experiment_toml.hpp"
-#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
 #include "engine/text/quantities.hpp"
 #include "sim/calibration.hpp"
 #include "sim/experiment_costs.hpp"

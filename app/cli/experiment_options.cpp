@@ -13,7 +13,7 @@
 #include "app/cli/input_files.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/experiment/units.hpp"
-#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 
 namespace pipelens::cli {

@@ -9,7 +9,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/model_options.hpp"
-#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
 #include "engine/runtime/pipeline_explain.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 
@@ -59,7 +59,7 @@ void run_explain(const ExplainOptions& options) {
     apply_model_options(options.model, experiment);
     sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
     const Schedule lowered = lowered_schedule_for(experiment);
-    const runtime::PipelineRunOptions run = pipeline_options_for(experiment.model);
+    const run_record::PipelineRunOptions run = pipeline_options_for(experiment.model);
     runtime::PipelineExplanation explanation;
     try {
         explanation = runtime::explain_pipeline(run, lowered);

@@ -1,6 +1,6 @@
 // `pipelens import FILES... --out TRACE.db [--format F] [--step K] [--schedule-csv OUT.csv]
 // [--simulate]`: another tool's record of a pipeline run becomes a run in a pipelens trace (see
-// traces/import/). Everything is read and checked before the trace is opened, so input that
+// engine/import/). Everything is read and checked before the trace is opened, so input that
 // fails to import leaves no run behind (exit 2 with one line naming the file).
 //
 // With --simulate the imported run is calibrated (per-stage medians of its own actions and
@@ -16,21 +16,21 @@
 #include "app/cli/input_files.hpp"
 #include "app/cli/run_report.hpp"
 #include "engine/experiment/experiment_toml.hpp"
-#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/import/flight_recorder_analysis.hpp"
+#include "engine/import/flight_recorder_dump.hpp"
+#include "engine/import/flight_recorder_import.hpp"
+#include "engine/import/import_format.hpp"
+#include "engine/import/imported_run.hpp"
+#include "engine/import/megatron_timers.hpp"
+#include "engine/import/pipelining_dumps.hpp"
+#include "engine/import/pytorch_profiler.hpp"
+#include "engine/import/schedule_recovery.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "sim/calibration.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/simulation_trace.hpp"
 #include "sim/zero_bubble_inputs.hpp"
-#include "traces/import/flight_recorder_analysis.hpp"
-#include "traces/import/flight_recorder_dump.hpp"
-#include "traces/import/flight_recorder_import.hpp"
-#include "traces/import/import_format.hpp"
-#include "traces/import/imported_run.hpp"
-#include "traces/import/megatron_timers.hpp"
-#include "traces/import/pipelining_dumps.hpp"
-#include "traces/import/pytorch_profiler.hpp"
-#include "traces/import/schedule_recovery.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 

@@ -49,8 +49,8 @@ void apply_model_options(const ModelOptions& options, Experiment& experiment) {
     }
 }
 
-runtime::PipelineRunOptions pipeline_options_for(const ModelDescription& model) {
-    runtime::PipelineRunOptions run;
+run_record::PipelineRunOptions pipeline_options_for(const ModelDescription& model) {
+    run_record::PipelineRunOptions run;
     run.model = model.name;
     run.layers = model.layers;
     run.hidden = model.hidden;

@@ -26,6 +26,6 @@ void add_model_options(CLI::App& command, ModelOptions& options);
 void apply_model_options(const ModelOptions& options, Experiment& experiment);
 
 // PipelineRunOptions with the model fields filled from experiment.model; the rest default.
-runtime::PipelineRunOptions pipeline_options_for(const ModelDescription& model);
+run_record::PipelineRunOptions pipeline_options_for(const ModelDescription& model);
 
 }  // namespace pipelens::cli

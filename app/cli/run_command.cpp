@@ -18,9 +18,9 @@
 #include "app/cli/rank_launcher.hpp"
 #include "app/cli/run_report.hpp"
 #include "engine/experiment/units.hpp"
-#include "engine/run_plan/experiment_schedule.hpp"
-#include "engine/run_plan/run_trace.hpp"
-#include "engine/run_plan/thread_budget.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
+#include "engine/run_record/run_trace.hpp"
+#include "engine/run_record/thread_budget.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/text/quantities.hpp"
 #include "sim/zero_bubble_inputs.hpp"
@@ -72,9 +72,9 @@ std::string report_file(const std::string& directory, int rank) {
     return fmt::format("{}/rank-{}.json", directory, rank);
 }
 
-runtime::PipelineRunOptions runtime_options(const RunOptions& options,
-                                            const Experiment& experiment) {
-    runtime::PipelineRunOptions run = pipeline_options_for(experiment.model);
+run_record::PipelineRunOptions runtime_options(const RunOptions& options,
+                                               const Experiment& experiment) {
+    run_record::PipelineRunOptions run = pipeline_options_for(experiment.model);
     run.faults = options.faults;
     run.timeout_ms = std::max<std::int64_t>(1, experiment.run.timeout_ns / 1'000'000);
     // A --timeout the user gave bounds joining the other ranks too; the default leaves them
@@ -111,8 +111,8 @@ runtime::PipelineRunOptions runtime_options(const RunOptions& options,
                                 ? experiment.shape.rank_count
                                 : environment_integer("LOCAL_WORLD_SIZE").value_or(1);
     try {
-        const runtime::ThreadBudget budget =
-            runtime::plan_threads(runtime::available_cores(), local_ranks, options.threads);
+        const run_record::ThreadBudget budget =
+            run_record::plan_threads(run_record::available_cores(), local_ranks, options.threads);
         run.intra_op_threads = budget.threads_per_rank;
         if (budget.oversubscribed() && run.rank == 0)
             fmt::print(stderr, "pipelens: warning: {}\n", budget.warning());
@@ -122,13 +122,13 @@ runtime::PipelineRunOptions runtime_options(const RunOptions& options,
     return run;
 }
 
-nlohmann::ordered_json result_json(const runtime::PipelineRunResult& result,
+nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
                                    const RunFigures& figures, std::optional<std::int64_t> run_id) {
     nlohmann::ordered_json json = run_figures_json(figures, run_id);
     json["completed"] = result.completed;
     json["loss"] = result.loss;
     json["device"] = result.device;
-    const runtime::ReferenceComparison& reference = result.reference;
+    const run_record::ReferenceComparison& reference = result.reference;
     json["reference"] = {{"checked", reference.checked},
                          {"loss", reference.reference_loss},
                          {"loss_error", reference.loss_error},
@@ -137,7 +137,7 @@ nlohmann::ordered_json result_json(const runtime::PipelineRunResult& result,
                          {"outputs_match", reference.outputs_match},
                          {"gradients_match", reference.gradients_match}};
     nlohmann::ordered_json errors = nlohmann::ordered_json::array();
-    for (const runtime::RankRun& rank : result.ranks)
+    for (const run_record::RankRun& rank : result.ranks)
         if (rank.failure)
             errors.push_back({{"rank", rank.failure->rank},
                               {"stage", rank.failure->stage},
@@ -161,14 +161,14 @@ nlohmann::ordered_json result_json(const runtime::PipelineRunResult& result,
     return json;
 }
 
-void print_text(const runtime::PipelineRunResult& result, const RunFigures& figures,
+void print_text(const run_record::PipelineRunResult& result, const RunFigures& figures,
                 const std::string& title, std::optional<std::int64_t> run_id,
                 const std::string& out) {
     std::string text = format_run_figures(title, figures);
     fmt::print("{}", text);
     if (result.completed) {
         fmt::print("loss {:.6f}\n", result.loss);
-        const runtime::ReferenceComparison& reference = result.reference;
+        const run_record::ReferenceComparison& reference = result.reference;
         if (reference.checked)
             fmt::print(
                 "single-rank reference: loss {:.6f}; outputs {} (max abs error {:.3g}); "
@@ -179,7 +179,7 @@ void print_text(const runtime::PipelineRunResult& result, const RunFigures& figu
     }
     if (result.accuracy.checked && result.completed) {
         if (const auto& first = result.accuracy.first_divergence) {
-            fmt::print("accuracy: {}\n", runtime::accuracy_message(*first));
+            fmt::print("accuracy: {}\n", run_record::accuracy_message(*first));
         } else {
             fmt::print(
                 "accuracy: every stage's outputs match the single-rank reference on every "
@@ -187,7 +187,7 @@ void print_text(const runtime::PipelineRunResult& result, const RunFigures& figu
                 result.accuracy.largest_abs_error());
         }
     }
-    for (const runtime::RankRun& rank : result.ranks)
+    for (const run_record::RankRun& rank : result.ranks)
         if (rank.failure)
             fmt::print(stderr, "rank {}: {}\n", rank.rank, rank.failure->message);
     if (run_id)
@@ -197,7 +197,7 @@ void print_text(const runtime::PipelineRunResult& result, const RunFigures& figu
 // A rank started by hand (no --nproc) waits for the others at the rendezvous: say so before
 // the wait, with how to start them and how long it waits, so a forgotten --nproc is not a
 // silent hang.
-void say_who_we_wait_for(const runtime::PipelineRunOptions& run) {
+void say_who_we_wait_for(const run_record::PipelineRunOptions& run) {
     fmt::print(stderr,
                "pipelens run: rank {} of {} ({}) waits for the other ranks at {}:{}; start each "
                "with the same command and --rank R --world-size {} --master {}:{}, or give "
@@ -210,17 +210,18 @@ void say_who_we_wait_for(const runtime::PipelineRunOptions& run) {
 
 // Prints, records (with --out) and judges a run's result, as rank 0 (or the launcher for it).
 int report_run(const RunOptions& options, const Experiment& experiment, const Schedule& lowered,
-               const runtime::PipelineRunOptions& run, const runtime::PipelineRunResult& result) {
+               const run_record::PipelineRunOptions& run,
+               const run_record::PipelineRunResult& result) {
     RunFigures figures;
     figures.step_time_ns = result.step_time_ns;
-    figures.ranks = runtime::real_rank_records(lowered, result);
-    figures.outcome = runtime::real_run_outcome(result);
+    figures.ranks = run_record::real_rank_records(lowered, result);
+    figures.outcome = run_record::real_run_outcome(result);
     for (const traces::RankRecord& rank : figures.ranks)
         figures.bubble_ratio += rank.bubble_ratio / static_cast<double>(figures.ranks.size());
     std::optional<std::int64_t> run_id;
     if (!options.out.empty()) {
         traces::TraceWriter writer(options.out);
-        run_id = runtime::record_real_run(writer, lowered, result, experiment);
+        run_id = run_record::record_real_run(writer, lowered, result, experiment);
     }
     if (options.json)
         fmt::print("{}\n", result_json(result, figures, run_id).dump());
@@ -243,10 +244,10 @@ int run_ranks_here(RunOptions& options) {
     apply_overrides(options, experiment);
     sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
     const Schedule lowered = lowered_schedule_for(experiment);
-    const runtime::PipelineRunOptions run = runtime_options(options, experiment);
+    const run_record::PipelineRunOptions run = runtime_options(options, experiment);
     if (run.transport != "local" && options.rank_reports.empty())
         say_who_we_wait_for(run);
-    runtime::PipelineRunResult result;
+    run_record::PipelineRunResult result;
     try {
         result = runtime::run_pipeline(run, lowered);
     } catch (const std::invalid_argument& error) {
@@ -287,7 +288,7 @@ void report_for_dead_rank_zero(const RunOptions& options, const LaunchResult& la
     apply_overrides(options, experiment);
     sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
     const Schedule lowered = lowered_schedule_for(experiment);
-    const runtime::PipelineRunOptions run = runtime_options(options, experiment);
+    const run_record::PipelineRunOptions run = runtime_options(options, experiment);
     std::vector<std::string> payloads(options.nproc);
     for (int rank = 0; rank < options.nproc; ++rank) {
         std::ifstream file(report_file(reports, rank), std::ios::binary);

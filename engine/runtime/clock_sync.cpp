@@ -13,7 +13,7 @@ torch::Tensor int64s(std::initializer_list<std::int64_t> values) {
     return torch::tensor(std::vector<std::int64_t>(values), torch::kInt64);
 }
 
-void answer_everyone(Transport& transport, int tag_base, const RankClock& clock,
+void answer_everyone(Transport& transport, int tag_base, const run_record::RankClock& clock,
                      std::int64_t own_zero_ns, std::chrono::milliseconds timeout) {
     for (int peer = 1; peer < transport.world_size(); ++peer)
         for (int exchange = 0; exchange < kClockExchanges; ++exchange) {
@@ -28,13 +28,14 @@ void answer_everyone(Transport& transport, int tag_base, const RankClock& clock,
 }  // namespace
 
 ClockAlignment align_clock_with_rank_zero(Transport& transport, int tag_base,
-                                          const RankClock& clock, std::int64_t own_zero_ns,
+                                          const run_record::RankClock& clock,
+                                          std::int64_t own_zero_ns,
                                           std::chrono::milliseconds timeout) {
     if (transport.rank() == 0) {
         answer_everyone(transport, tag_base, clock, own_zero_ns, timeout);
         return {{0, 0}, own_zero_ns};
     }
-    std::vector<ClockExchange> exchanges;
+    std::vector<run_record::ClockExchange> exchanges;
     std::int64_t rank_zero_zero_ns = 0;
     for (int exchange = 0; exchange < kClockExchanges; ++exchange) {
         TensorList answer = {torch::empty({3}, torch::kInt64)};
@@ -46,7 +47,7 @@ ClockAlignment align_clock_with_rank_zero(Transport& transport, int tag_base,
         exchanges.push_back({asked, values[0], values[1], answer_received});
         rank_zero_zero_ns = values[2];
     }
-    return {estimate_clock_offset(exchanges), rank_zero_zero_ns};
+    return {run_record::estimate_clock_offset(exchanges), rank_zero_zero_ns};
 }
 
 }  // namespace pipelens::runtime

@@ -5,7 +5,7 @@
 
 #include <torch/torch.h>
 
-#include "engine/run_plan/repeated_timing.hpp"
+#include "engine/run_record/repeated_timing.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -38,11 +38,11 @@ std::vector<std::int64_t> link_profile_sizes(std::int64_t boundary_bytes) {
     return sizes;
 }
 
-std::vector<ProfileFigure> profile_links(Transport& transport, int tag_base,
-                                         const std::vector<std::int64_t>& sizes,
-                                         std::chrono::milliseconds timeout) {
+std::vector<run_record::ProfileFigure> profile_links(Transport& transport, int tag_base,
+                                                     const std::vector<std::int64_t>& sizes,
+                                                     std::chrono::milliseconds timeout) {
     const int rank = transport.rank();
-    std::vector<ProfileFigure> figures;
+    std::vector<run_record::ProfileFigure> figures;
     for (int phase = 0; phase < kPhases; ++phase) {
         const bool asks = rank % 2 == phase && rank + 1 < transport.world_size();
         const bool answers = rank >= 1 && (rank - 1) % 2 == phase;
@@ -78,7 +78,7 @@ std::vector<ProfileFigure> profile_links(Transport& transport, int tag_base,
                         2);
             }
         for (std::size_t size_index = 0; asks && size_index < sizes.size(); ++size_index) {
-            const Spread spread = spread_of(std::move(one_way[size_index]));
+            const run_record::Spread spread = run_record::spread_of(std::move(one_way[size_index]));
             figures.push_back({rank, -1, -1, "", "link", peer, sizes[size_index], spread.median,
                                spread.low, spread.high, spread.samples});
         }

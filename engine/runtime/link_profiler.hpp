@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/run_plan/run_result.hpp"
+#include "engine/run_record/run_result.hpp"
 #include "engine/runtime/transport.hpp"
 
 namespace pipelens::runtime {
@@ -22,9 +22,9 @@ inline constexpr int kLinkTimedExchanges = 15;
 // Tags used from `tag_base` on: one per message.
 int link_profile_tag_count(std::size_t size_count);
 
-std::vector<ProfileFigure> profile_links(Transport& transport, int tag_base,
-                                         const std::vector<std::int64_t>& sizes,
-                                         std::chrono::milliseconds timeout);
+std::vector<run_record::ProfileFigure> profile_links(Transport& transport, int tag_base,
+                                                     const std::vector<std::int64_t>& sizes,
+                                                     std::chrono::milliseconds timeout);
 
 // Three sizes around a stage boundary's message: a quarter (at least 1 KiB), itself, sixteen
 // times (at most 64 MiB).

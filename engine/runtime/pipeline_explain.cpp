@@ -12,7 +12,7 @@
 namespace pipelens::runtime {
 namespace {
 
-std::string split_policy(const PipelineRunOptions& options, std::size_t layer_count,
+std::string split_policy(const run_record::PipelineRunOptions& options, std::size_t layer_count,
                          int stage_count) {
     if (options.split_points.empty())
         return fmt::format("even: {} layers over {} stages (no split points given)", layer_count,
@@ -38,8 +38,9 @@ std::string static_check_text(const Schedule& lowered) {
 
 }  // namespace
 
-PipelineExplanation explain_pipeline(const PipelineRunOptions& given, const Schedule& lowered) {
-    const PipelineRunOptions options = with_model_layers(given, lowered);
+PipelineExplanation explain_pipeline(const run_record::PipelineRunOptions& given,
+                                     const Schedule& lowered) {
+    const run_record::PipelineRunOptions options = with_model_layers(given, lowered);
     const int stage_count = lowered.stage_count;
     const PipelineModel model = build_model(model_spec(options), stage_count);
     const std::vector<StageLayers> stages = plan_stages(model, options, stage_count);

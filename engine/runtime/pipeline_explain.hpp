@@ -36,7 +36,8 @@ struct PipelineExplanation {
     std::string static_check;  // "ok", or the check's or dry run's report
 };
 
-PipelineExplanation explain_pipeline(const PipelineRunOptions& options, const Schedule& lowered);
+PipelineExplanation explain_pipeline(const run_record::PipelineRunOptions& options,
+                                     const Schedule& lowered);
 
 // The text form, one fact per line, in ExplainOutput's style ("Stage Count: 4").
 std::string format_explanation(const PipelineExplanation& explanation);

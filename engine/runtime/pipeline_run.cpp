@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
 #include "engine/runtime/clock_sync.hpp"
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/link_profiler.hpp"
@@ -31,7 +31,7 @@ namespace {
 
 // What one rank reports to rank 0.
 struct RankReport {
-    RankRun run;
+    run_record::RankRun run;
     bool holds_last_stage = false;
     double loss = 0;
     double reference_loss = 0;
@@ -39,9 +39,9 @@ struct RankReport {
     double gradient_max_error = 0;
     bool outputs_match = true;
     bool gradients_match = true;
-    std::vector<StageAccuracy> accuracy;
+    std::vector<run_record::StageAccuracy> accuracy;
     nlohmann::json recording;  // recorder::recording_to_json
-    std::vector<ProfileFigure> profile;
+    std::vector<run_record::ProfileFigure> profile;
 };
 
 // JSON has no NaN or Inf (nlohmann writes them as null), yet a loss may well be NaN: such
@@ -67,16 +67,16 @@ nlohmann::json to_json(const RankReport& report) {
     json["rank"] = report.run.rank;
     json["busy_ns"] = report.run.busy_ns;
     nlohmann::json timeline = nlohmann::json::array();
-    for (const ActionTiming& timing : report.run.timeline)
+    for (const run_record::ActionTiming& timing : report.run.timeline)
         timeline.push_back({timing.step, timing.start_ns, timing.end_ns});
     json["timeline"] = std::move(timeline);
     nlohmann::json memory = nlohmann::json::array();
-    for (const MemoryPoint& point : report.run.memory)
+    for (const run_record::MemoryPoint& point : report.run.memory)
         memory.push_back({point.time_ns, point.bytes});
     json["memory"] = std::move(memory);
     json["peak_memory_bytes"] = report.run.peak_memory_bytes;
     nlohmann::json profile = nlohmann::json::array();
-    for (const ProfileFigure& figure : report.profile)
+    for (const run_record::ProfileFigure& figure : report.profile)
         profile.push_back({figure.rank, figure.stage, figure.layer, figure.layer_name,
                            figure.quantity, figure.peer, figure.bytes, figure.median, figure.low,
                            figure.high, figure.samples});
@@ -84,7 +84,7 @@ nlohmann::json to_json(const RankReport& report) {
     if (report.run.clock)
         json["clock"] = {report.run.clock->offset_ns, report.run.clock->uncertainty_ns};
     if (report.run.failure) {
-        const RunFailure& failure = *report.run.failure;
+        const run_record::RunFailure& failure = *report.run.failure;
         json["failure"] = {{"rank", failure.rank},
                            {"stage", failure.stage},
                            {"microbatch", failure.microbatch},
@@ -105,7 +105,7 @@ nlohmann::json to_json(const RankReport& report) {
     json["outputs_match"] = report.outputs_match;
     json["gradients_match"] = report.gradients_match;
     nlohmann::json accuracy = nlohmann::json::array();
-    for (const StageAccuracy& entry : report.accuracy)
+    for (const run_record::StageAccuracy& entry : report.accuracy)
         accuracy.push_back({entry.stage, entry.microbatch, number_to_json(entry.max_abs_error),
                             number_to_json(entry.max_relative_error), entry.diverges,
                             entry.non_finite});
@@ -127,10 +127,10 @@ RankReport from_json(const nlohmann::json& json) {
         report.profile.push_back({figure[0], figure[1], figure[2], figure[3], figure[4], figure[5],
                                   figure[6], figure[7], figure[8], figure[9], figure[10]});
     if (json.contains("clock"))
-        report.run.clock = ClockOffset{json["clock"][0], json["clock"][1]};
+        report.run.clock = run_record::ClockOffset{json["clock"][0], json["clock"][1]};
     if (json.contains("failure")) {
         const auto& failure = json["failure"];
-        report.run.failure = RunFailure{
+        report.run.failure = run_record::RunFailure{
             failure["rank"],    failure["stage"],    failure["microbatch"], failure["action"],
             failure["kind"],    failure["expected"], failure["actual"],     failure["message"],
             failure["time_ns"], std::nullopt};
@@ -152,13 +152,14 @@ RankReport from_json(const nlohmann::json& json) {
 }
 
 bool close(const torch::Tensor& actual, const torch::Tensor& expected, double& max_error) {
-    max_error = larger_error(max_error, (actual - expected).abs().max().item<double>());
-    return torch::allclose(actual, expected, kRelativeTolerance, kAbsoluteTolerance);
+    max_error = run_record::larger_error(max_error, (actual - expected).abs().max().item<double>());
+    return torch::allclose(actual, expected, run_record::kRelativeTolerance,
+                           run_record::kAbsoluteTolerance);
 }
 
 // The single-rank reference: the whole model on the whole batch, compared with what this rank
 // computed for its stages.
-void compare_with_reference(const PipelineRunOptions& options, int stage_count,
+void compare_with_reference(const run_record::PipelineRunOptions& options, int stage_count,
                             const std::vector<StageLayers>& stages, const RankPlan& plan,
                             const Batch& batch, RankReport& report) {
     const PipelineModel reference = build_model(model_spec(options), stage_count);
@@ -192,12 +193,12 @@ void compare_with_reference(const PipelineRunOptions& options, int stage_count,
 
 // Every stage of this rank against the reference model run stage by stage on the same
 // microbatch: the first stage whose outputs diverge is where the error entered.
-std::vector<StageAccuracy> check_stage_accuracy(const PipelineRunOptions& options, int stage_count,
-                                                const std::vector<StageLayers>& stages,
-                                                const RankPlan& plan, const Batch& batch) {
+std::vector<run_record::StageAccuracy> check_stage_accuracy(
+    const run_record::PipelineRunOptions& options, int stage_count,
+    const std::vector<StageLayers>& stages, const RankPlan& plan, const Batch& batch) {
     const PipelineModel reference = build_model(model_spec(options), stage_count);
     torch::NoGradGuard no_grad;
-    std::vector<StageAccuracy> results;
+    std::vector<run_record::StageAccuracy> results;
     for (int microbatch = 0; microbatch < static_cast<int>(batch.microbatch_inputs.size());
          ++microbatch) {
         TensorList values = batch.microbatch_inputs[microbatch];
@@ -207,7 +208,7 @@ std::vector<StageAccuracy> check_stage_accuracy(const PipelineRunOptions& option
             if (held == plan.stages.end())
                 continue;
             const TensorList& actual = held->second->kept_outputs(microbatch);
-            StageAccuracy entry{index, microbatch, 0, 0, false, false};
+            run_record::StageAccuracy entry{index, microbatch, 0, 0, false, false};
             double largest = 0;
             for (std::size_t at = 0; at < actual.size() && at < values.size(); ++at) {
                 entry.non_finite |= actual[at].is_floating_point() &&
@@ -241,8 +242,8 @@ std::string forward_text(const Schedule& lowered, int rank, int stage, int micro
 // The first microbatch whose model outputs (or loss) the last stage computed as NaN or Inf.
 // Metadata checks cannot see them and a NaN compares as no error, so without this a run that
 // produced NaN would be recorded as finished. Looked at after the step, outside its timing.
-std::optional<RunFailure> non_finite_outputs(const PipelineStage& last, const Schedule& lowered,
-                                             int rank) {
+std::optional<run_record::RunFailure> non_finite_outputs(const PipelineStage& last,
+                                                         const Schedule& lowered, int rank) {
     for (int microbatch = 0; microbatch < lowered.microbatch_count; ++microbatch) {
         const torch::Tensor& output = last.output(microbatch);
         const std::int64_t bad =
@@ -250,7 +251,7 @@ std::optional<RunFailure> non_finite_outputs(const PipelineStage& last, const Sc
         const double loss = last.loss(microbatch);
         if (bad == 0 && std::isfinite(loss))
             continue;
-        RunFailure failure;
+        run_record::RunFailure failure;
         failure.rank = rank;
         failure.stage = last.index();
         failure.microbatch = microbatch;
@@ -283,8 +284,9 @@ struct PreparedRank {
     std::vector<StageLayers> stages;
     Batch batch;
     RankPlan plan;
-    MemoryAccountHandle memory;         // this rank's tensors during the measured step
-    std::optional<RunFailure> failure;  // set-up failed here (a stage backend's compile error)
+    MemoryAccountHandle memory;  // this rank's tensors during the measured step
+    std::optional<run_record::RunFailure>
+        failure;  // set-up failed here (a stage backend's compile error)
 };
 
 // The recorded split as layer ranges of `model`.
@@ -301,7 +303,7 @@ std::vector<StageLayers> stages_of(const recorder::PipelineState& state,
     return stages;
 }
 
-std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
+std::unique_ptr<PreparedRank> prepare_rank(const run_record::PipelineRunOptions& options,
                                            const Schedule& lowered, int rank) {
     const int stage_count = lowered.stage_count;
     auto prepared = std::make_unique<PreparedRank>(rank);
@@ -332,7 +334,7 @@ std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
         plan.stage_meta.push_back({*stage.inputs, *stage.outputs});
     plan.timeout = std::chrono::milliseconds(options.timeout_ms);
     for (const std::string& text : options.faults)
-        plan.faults.push_back(parse_fault(text));
+        plan.faults.push_back(run_record::parse_fault(text));
     try {
         for (const recorder::StageState& stage : recording.state().stages)
             if (stage.rank == rank)
@@ -341,7 +343,7 @@ std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
                     layers_of(prepared->model, prepared->stages[stage.index]),
                     plan.stage_meta[stage.index], stage.backend, options.check_accuracy);
     } catch (const BackendError& error) {
-        prepared->failure = RunFailure{
+        prepared->failure = run_record::RunFailure{
             rank,           error.stage(), -1, "",          error.kind(), error.expected(),
             error.actual(), error.what(),  0,  std::nullopt};
         return prepared;
@@ -355,8 +357,8 @@ std::unique_ptr<PreparedRank> prepare_rank(const PipelineRunOptions& options,
 
 // Runs the warm-up steps, then the measured one. All ranks pass a barrier before each step, and
 // time zero is the moment they leave it.
-RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered, RankPlan& plan,
-                      MemoryAccount* memory, Transport& transport) {
+RankOutcome run_steps(const run_record::PipelineRunOptions& options, const Schedule& lowered,
+                      RankPlan& plan, MemoryAccount* memory, Transport& transport) {
     const std::chrono::milliseconds timeout(options.timeout_ms);
     RankOutcome outcome;
     for (int step = 0; step <= options.warmup_steps; ++step) {
@@ -367,12 +369,12 @@ RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered
             transport.barrier(timeout);
         } catch (const std::exception& error) {
             outcome.rank = plan.rank;
-            outcome.failure =
-                RunFailure{plan.rank, -1,
-                           -1,        "",
-                           "stopped", "",
-                           "",        fmt::format("stopped before step {}: {}", step, error.what()),
-                           0,         std::nullopt};
+            outcome.failure = run_record::RunFailure{
+                plan.rank, -1,
+                -1,        "",
+                "stopped", "",
+                "",        fmt::format("stopped before step {}: {}", step, error.what()),
+                0,         std::nullopt};
             return outcome;
         }
         // Memory is counted in the measured step only: what warm-up allocated and still holds
@@ -388,20 +390,21 @@ RankOutcome run_steps(const PipelineRunOptions& options, const Schedule& lowered
 }
 
 // A failure of `rank` outside any stage or action.
-RunFailure rank_error(int rank, std::string message) {
-    return RunFailure{rank, -1, -1, "", "error", "", "", std::move(message), 0, std::nullopt};
+run_record::RunFailure rank_error(int rank, std::string message) {
+    return run_record::RunFailure{rank, -1,          -1, "", "error", "", "", std::move(message),
+                                  0,    std::nullopt};
 }
 
 // The first message tag after those of every step (warm-up and measured).
-int tags_after_steps(const PipelineRunOptions& options, const Schedule& lowered) {
+int tags_after_steps(const run_record::PipelineRunOptions& options, const Schedule& lowered) {
     return (options.warmup_steps + 1) * lowered.pair_count;
 }
 
 // The rank's clock: the host's, unless a `rankN=clock:` fault puts it off.
-RankClock clock_of(const std::vector<Fault>& faults, int rank) {
-    RankClock clock;
-    for (const Fault& fault : faults)
-        if (fault.kind == Fault::Kind::clock_skew && fault.rank == rank)
+run_record::RankClock clock_of(const std::vector<run_record::Fault>& faults, int rank) {
+    run_record::RankClock clock;
+    for (const run_record::Fault& fault : faults)
+        if (fault.kind == run_record::Fault::Kind::clock_skew && fault.rank == rank)
             clock.skew_ns += fault.clock_skew_ns;
     return clock;
 }
@@ -409,17 +412,19 @@ RankClock clock_of(const std::vector<Fault>& faults, int rank) {
 // Where this rank's time zero lies on the run's clock (rank 0's), measured against rank 0 over
 // the transport: the shift to add to the rank's times. Sets `run.clock`, or `run.failure` when
 // the measurement fails (the shift is then 0: the rank's own clock).
-std::int64_t put_on_run_clock(const PipelineRunOptions& options, const Schedule& lowered,
-                              const RankPlan& plan, Transport& transport,
-                              std::chrono::steady_clock::time_point epoch, RankRun& run) {
-    const RankClock clock = clock_of(plan.faults, plan.rank);
+std::int64_t put_on_run_clock(const run_record::PipelineRunOptions& options,
+                              const Schedule& lowered, const RankPlan& plan, Transport& transport,
+                              std::chrono::steady_clock::time_point epoch,
+                              run_record::RankRun& run) {
+    const run_record::RankClock clock = clock_of(plan.faults, plan.rank);
     try {
         const std::int64_t own_zero_ns = clock.at(epoch);
         const ClockAlignment alignment =
             align_clock_with_rank_zero(transport, tags_after_steps(options, lowered), clock,
                                        own_zero_ns, std::chrono::milliseconds(options.timeout_ms));
         run.clock = alignment.to_rank_zero;
-        return zero_on_run_clock(own_zero_ns, alignment.to_rank_zero, alignment.rank_zero_zero_ns);
+        return run_record::zero_on_run_clock(own_zero_ns, alignment.to_rank_zero,
+                                             alignment.rank_zero_zero_ns);
     } catch (const std::exception& error) {
         run.failure = rank_error(
             plan.rank, fmt::format("rank {} could not put its times on rank 0's clock: {}",
@@ -442,7 +447,7 @@ std::int64_t largest_boundary_bytes(const RankPlan& plan) {
 
 // `--profile`, once the step and its checks are done (it resets the stages): all ranks pass a
 // barrier and measure their stages, layers and links at the same time.
-void profile_rank(const PipelineRunOptions& options, const Schedule& lowered,
+void profile_rank(const run_record::PipelineRunOptions& options, const Schedule& lowered,
                   PreparedRank& prepared, Transport& transport, RankReport& report) {
     const int rank = prepared.plan.rank;
     const std::chrono::milliseconds timeout(options.timeout_ms);
@@ -462,7 +467,7 @@ void profile_rank(const PipelineRunOptions& options, const Schedule& lowered,
             parameters += layer.parameters.size();
         const int tag_base = tags_after_steps(options, lowered) + kClockTags +
                              static_cast<int>(parameters);  // after the shared gradients' tags
-        const std::vector<ProfileFigure> links =
+        const std::vector<run_record::ProfileFigure> links =
             profile_links(transport, tag_base,
                           link_profile_sizes(largest_boundary_bytes(prepared.plan)), timeout);
         report.profile.insert(report.profile.end(), links.begin(), links.end());
@@ -473,7 +478,7 @@ void profile_rank(const PipelineRunOptions& options, const Schedule& lowered,
     }
 }
 
-RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& lowered,
+RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, const Schedule& lowered,
                              PreparedRank& prepared, Transport& transport) {
     const int stage_count = lowered.stage_count;
     const int rank = prepared.plan.rank;
@@ -513,7 +518,7 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
         if (is_compute(lowered.ranks[rank][timed.step].kind))
             report.run.busy_ns += timed.end_ns - timed.start_ns;
     }
-    for (const MemoryPoint& point : outcome.memory)
+    for (const run_record::MemoryPoint& point : outcome.memory)
         report.run.memory.push_back({point.time_ns + zero_shift_ns, point.bytes});
     report.run.peak_memory_bytes = outcome.peak_memory_bytes;
     if (report.run.failure) {
@@ -553,8 +558,9 @@ RankReport run_prepared_rank(const PipelineRunOptions& options, const Schedule& 
     return report;
 }
 
-PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRunOptions& options) {
-    PipelineRunResult result;
+run_record::PipelineRunResult merge(const std::vector<RankReport>& reports,
+                                    const run_record::PipelineRunOptions& options) {
+    run_record::PipelineRunResult result;
     result.completed = true;
     result.device = "cpu";
     result.reference.checked = options.check_reference;
@@ -570,7 +576,7 @@ PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRu
                                       report.accuracy.end());
         result.profile.insert(result.profile.end(), report.profile.begin(), report.profile.end());
         result.completed &= !report.run.failure.has_value();
-        for (const ActionTiming& timing : report.run.timeline)
+        for (const run_record::ActionTiming& timing : report.run.timeline)
             result.step_time_ns = std::max(result.step_time_ns, timing.end_ns);
         if (report.holds_last_stage) {
             result.loss = report.loss;
@@ -578,9 +584,9 @@ PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRu
             result.reference.loss_error = std::abs(report.loss - report.reference_loss);
         }
         result.reference.output_max_error =
-            larger_error(result.reference.output_max_error, report.output_max_error);
-        result.reference.gradient_max_error =
-            larger_error(result.reference.gradient_max_error, report.gradient_max_error);
+            run_record::larger_error(result.reference.output_max_error, report.output_max_error);
+        result.reference.gradient_max_error = run_record::larger_error(
+            result.reference.gradient_max_error, report.gradient_max_error);
         result.reference.outputs_match &= report.outputs_match;
         result.reference.gradients_match &= report.gradients_match;
     }
@@ -588,11 +594,11 @@ PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRu
         result.reference.outputs_match = result.reference.gradients_match = false;
     }
     std::sort(result.accuracy.stages.begin(), result.accuracy.stages.end(),
-              [](const StageAccuracy& left, const StageAccuracy& right) {
+              [](const run_record::StageAccuracy& left, const run_record::StageAccuracy& right) {
                   return std::pair(left.stage, left.microbatch) <
                          std::pair(right.stage, right.microbatch);
               });
-    for (const StageAccuracy& entry : result.accuracy.stages)
+    for (const run_record::StageAccuracy& entry : result.accuracy.stages)
         if (entry.diverges) {
             result.accuracy.first_divergence = entry;
             break;
@@ -600,7 +606,7 @@ PipelineRunResult merge(const std::vector<RankReport>& reports, const PipelineRu
     return result;
 }
 
-std::vector<std::vector<TensorMeta>> boundary_inputs(const PipelineRunOptions& options,
+std::vector<std::vector<TensorMeta>> boundary_inputs(const run_record::PipelineRunOptions& options,
                                                      const Schedule& lowered) {
     const PipelineModel model = build_model(model_spec(options), lowered.stage_count);
     const auto stages = plan_stages(model, options, lowered.stage_count);
@@ -627,7 +633,7 @@ std::vector<std::vector<TensorMeta>> boundary_inputs(const PipelineRunOptions& o
 
 // An empty payload is a rank that never reported: it died (how, when `deaths` says) or hangs.
 std::vector<RankReport> reports_from(const std::vector<std::string>& payloads,
-                                     const PipelineRunOptions& options,
+                                     const run_record::PipelineRunOptions& options,
                                      const std::vector<std::string>& deaths = {}) {
     std::vector<RankReport> reports;
     for (std::size_t rank = 0; rank < payloads.size(); ++rank) {
@@ -638,7 +644,7 @@ std::vector<RankReport> reports_from(const std::vector<std::string>& payloads,
         RankReport lost;
         lost.run.rank = static_cast<int>(rank);
         const bool died = rank < deaths.size() && !deaths[rank].empty();
-        lost.run.failure = RunFailure{
+        lost.run.failure = run_record::RunFailure{
             static_cast<int>(rank),
             -1,
             -1,
@@ -665,7 +671,8 @@ void write_report_file(const std::string& path, const std::string& payload) {
         throw std::runtime_error(fmt::format("{}: cannot write this rank's report", path));
 }
 
-PipelineRunResult run_local(const PipelineRunOptions& options, const Schedule& lowered) {
+run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& options,
+                                        const Schedule& lowered) {
     const int world_size = lowered.rank_count;
     auto fabric = std::make_shared<LocalFabric>(world_size);
     std::vector<std::string> payloads;
@@ -700,7 +707,8 @@ PipelineRunResult run_local(const PipelineRunOptions& options, const Schedule& l
     return merge(reports_from(payloads, options), options);
 }
 
-PipelineRunResult run_distributed(const PipelineRunOptions& options, const Schedule& lowered) {
+run_record::PipelineRunResult run_distributed(const run_record::PipelineRunOptions& options,
+                                              const Schedule& lowered) {
     Rendezvous rendezvous;
     rendezvous.master_address = options.master_address;
     rendezvous.master_port = options.master_port;
@@ -729,11 +737,12 @@ PipelineRunResult run_distributed(const PipelineRunOptions& options, const Sched
 
 }  // namespace
 
-PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
-                                     const std::vector<std::string>& deaths,
-                                     const PipelineRunOptions& given, const Schedule& lowered) {
-    const PipelineRunOptions options = with_model_layers(given, lowered);
-    PipelineRunResult result;
+run_record::PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
+                                                 const std::vector<std::string>& deaths,
+                                                 const run_record::PipelineRunOptions& given,
+                                                 const Schedule& lowered) {
+    const run_record::PipelineRunOptions options = with_model_layers(given, lowered);
+    run_record::PipelineRunResult result;
     try {
         result = merge(reports_from(payloads, options, deaths), options);
     } catch (const nlohmann::json::exception& error) {
@@ -743,13 +752,14 @@ PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
     return result;
 }
 
-PipelineRunResult run_pipeline(const PipelineRunOptions& given, const Schedule& lowered) {
+run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions& given,
+                                           const Schedule& lowered) {
     if (!lowered.has_communication)
         throw std::invalid_argument("run_pipeline needs a lowered schedule (with SEND/RECV)");
-    const PipelineRunOptions options = with_model_layers(given, lowered);
+    const run_record::PipelineRunOptions options = with_model_layers(given, lowered);
     for (const std::string& text : options.faults) {
-        const Fault fault = parse_fault(text);
-        if (fault.kind == Fault::Kind::die && options.transport == "local")
+        const run_record::Fault fault = run_record::parse_fault(text);
+        if (fault.kind == run_record::Fault::Kind::die && options.transport == "local")
             throw std::invalid_argument(fmt::format(
                 "--fault {}: a rank can only die on its own with one process per rank (--transport "
                 "gloo --nproc N)",
@@ -766,7 +776,7 @@ PipelineRunResult run_pipeline(const PipelineRunOptions& given, const Schedule& 
     // here instead of one per rank.
     std::vector<std::vector<TensorMeta>> stage_inputs = boundary_inputs(options, lowered);
     torch::set_num_threads(options.intra_op_threads);  // this process's own rank (gloo, nccl)
-    PipelineRunResult result;
+    run_record::PipelineRunResult result;
     if (options.transport == "local")
         result = run_local(options, lowered);
     else if (options.transport == "gloo" || options.transport == "nccl")

@@ -3,13 +3,13 @@
 // into stages, fixes every boundary's metadata by shape inference on one microbatch, executes
 // one training step of the lowered schedule on the chosen transport, and compares the loss,
 // outputs and gradients with the same model run whole on one rank. Its options and result are
-// plain values (engine/run_plan/run_result.hpp).
+// plain values (engine/run_record/run_result.hpp).
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "engine/run_plan/run_result.hpp"
+#include "engine/run_record/run_result.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace pipelens::runtime {
@@ -19,14 +19,16 @@ namespace pipelens::runtime {
 // gets every rank's part, the others only their own. Throws std::invalid_argument for a bad
 // option (model, split, fault, batch) and TransportUnavailable-derived errors as
 // std::runtime_error with one-line messages.
-PipelineRunResult run_pipeline(const PipelineRunOptions& options, const Schedule& lowered);
+run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions& options,
+                                           const Schedule& lowered);
 
 // What a launcher knows when rank 0 did not gather: the reports ranks wrote to their
 // report_path (an empty payload: none), and for each rank how it died ("killed by signal 9
 // (Killed)"; empty: it exited). A rank without a report is a `rank_died` failure when it died,
 // else `lost`. std::invalid_argument for a report that is not one.
-PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
-                                     const std::vector<std::string>& deaths,
-                                     const PipelineRunOptions& options, const Schedule& lowered);
+run_record::PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,
+                                                 const std::vector<std::string>& deaths,
+                                                 const run_record::PipelineRunOptions& options,
+                                                 const Schedule& lowered);
 
 }  // namespace pipelens::runtime

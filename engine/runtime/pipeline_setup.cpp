@@ -24,12 +24,13 @@ TensorList split_into_microbatches(const torch::Tensor& tensor, int microbatches
 
 }  // namespace
 
-PipelineRunOptions with_model_layers(PipelineRunOptions options, const Schedule& lowered) {
+run_record::PipelineRunOptions with_model_layers(run_record::PipelineRunOptions options,
+                                                 const Schedule& lowered) {
     options.layers = model_layer_count(options.layers, lowered.rank_count, lowered.stage_count);
     return options;
 }
 
-ModelSpec model_spec(const PipelineRunOptions& options) {
+ModelSpec model_spec(const run_record::PipelineRunOptions& options) {
     ModelSpec spec;
     spec.name = options.model;
     spec.layers = options.layers;
@@ -48,7 +49,8 @@ std::vector<std::string> layer_names(const PipelineModel& model) {
     return names;
 }
 
-std::vector<StageLayers> plan_stages(const PipelineModel& model, const PipelineRunOptions& options,
+std::vector<StageLayers> plan_stages(const PipelineModel& model,
+                                     const run_record::PipelineRunOptions& options,
                                      int stage_count) {
     std::vector<SplitPoint> points;
     for (const std::string& text : options.split_points)
@@ -60,7 +62,8 @@ std::vector<ModelLayer> layers_of(const PipelineModel& model, const StageLayers&
     return {model.layers.begin() + stage.first, model.layers.begin() + stage.first + stage.count};
 }
 
-Batch make_batch(const PipelineModel& model, const PipelineRunOptions& options, int microbatches) {
+Batch make_batch(const PipelineModel& model, const run_record::PipelineRunOptions& options,
+                 int microbatches) {
     if (options.chunk_dim == 0 &&
         (options.batch_size < microbatches || options.batch_size % microbatches != 0))
         throw std::invalid_argument(

@@ -14,13 +14,15 @@ namespace pipelens::runtime {
 
 // `options` with the model's layer count made explicit (model_layer_count: two per rank when
 // none was given), so that every model built for this run, reference included, is the same.
-PipelineRunOptions with_model_layers(PipelineRunOptions options, const Schedule& lowered);
+run_record::PipelineRunOptions with_model_layers(run_record::PipelineRunOptions options,
+                                                 const Schedule& lowered);
 
 // Expects options.layers resolved by with_model_layers.
-ModelSpec model_spec(const PipelineRunOptions& options);
+ModelSpec model_spec(const run_record::PipelineRunOptions& options);
 
 std::vector<std::string> layer_names(const PipelineModel& model);  // in layer order
-std::vector<StageLayers> plan_stages(const PipelineModel& model, const PipelineRunOptions& options,
+std::vector<StageLayers> plan_stages(const PipelineModel& model,
+                                     const run_record::PipelineRunOptions& options,
                                      int stage_count);
 
 std::vector<ModelLayer> layers_of(const PipelineModel& model, const StageLayers& stage);
@@ -34,7 +36,8 @@ struct Batch {
 
 // The whole batch and its m microbatches, cut along options.chunk_dim. Throws
 // std::invalid_argument when it does not split into equal microbatches.
-Batch make_batch(const PipelineModel& model, const PipelineRunOptions& options, int microbatches);
+Batch make_batch(const PipelineModel& model, const run_record::PipelineRunOptions& options,
+                 int microbatches);
 
 // Runs microbatch 0 through the stages in order, recording what crosses every boundary.
 std::vector<StageMeta> infer_shapes(const PipelineModel& model,

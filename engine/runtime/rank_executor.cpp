@@ -21,12 +21,12 @@ namespace {
 // A failure with the fields the errors table wants.
 class StepFailure : public std::runtime_error {
   public:
-    explicit StepFailure(RunFailure failure)
+    explicit StepFailure(run_record::RunFailure failure)
         : std::runtime_error(failure.message), failure_(std::move(failure)) {}
-    const RunFailure& failure() const { return failure_; }
+    const run_record::RunFailure& failure() const { return failure_; }
 
   private:
-    RunFailure failure_;
+    run_record::RunFailure failure_;
 };
 
 using SlotKey = std::pair<int, int>;  // stage, microbatch
@@ -150,8 +150,9 @@ class Executor {
             .count();
     }
 
-    RunFailure failure_of(const Action& action, std::string kind, std::string message) const {
-        RunFailure failure;
+    run_record::RunFailure failure_of(const Action& action, std::string kind,
+                                      std::string message) const {
+        run_record::RunFailure failure;
         failure.rank = plan_.rank;
         failure.stage = action.stage;
         failure.microbatch = action.microbatch;
@@ -180,7 +181,7 @@ class Executor {
         const auto mismatch = check_tensors_metadata(what, expected, metas_of(actual));
         if (!mismatch)
             return;
-        RunFailure failure = failure_of(action, mismatch->kind + "_mismatch", "");
+        run_record::RunFailure failure = failure_of(action, mismatch->kind + "_mismatch", "");
         failure.expected = mismatch->expected;
         failure.actual = mismatch->actual;
         failure.message = fmt::format("{} (rank {}, microbatch {})", mismatch->message, plan_.rank,
@@ -189,11 +190,11 @@ class Executor {
     }
 
     void sleep_if_faulted(int stage_index) {
-        for (const Fault& fault : plan_.faults)
-            if (fault.kind == Fault::Kind::die && fault.stage == stage_index)
+        for (const run_record::Fault& fault : plan_.faults)
+            if (fault.kind == run_record::Fault::Kind::die && fault.stage == stage_index)
                 ::kill(::getpid(), SIGKILL);
-        for (const Fault& fault : plan_.faults)
-            if (fault.kind == Fault::Kind::sleep && fault.stage == stage_index) {
+        for (const run_record::Fault& fault : plan_.faults)
+            if (fault.kind == run_record::Fault::Kind::sleep && fault.stage == stage_index) {
                 // Sleep in slices so an abort from another rank still ends it promptly.
                 const auto until =
                     std::chrono::steady_clock::now() + std::chrono::nanoseconds(fault.sleep_ns);
@@ -206,11 +207,11 @@ class Executor {
 
     TensorList stage_zero_inputs(int microbatch) {
         TensorList inputs = plan_.microbatch_inputs.at(microbatch);
-        for (const Fault& fault : plan_.faults) {
-            if (fault.kind == Fault::Kind::extra_input_sample)
+        for (const run_record::Fault& fault : plan_.faults) {
+            if (fault.kind == run_record::Fault::Kind::extra_input_sample)
                 for (torch::Tensor& input : inputs)
                     input = torch::cat({input, input.narrow(0, 0, 1)});
-            if (fault.kind == Fault::Kind::input_dtype)
+            if (fault.kind == run_record::Fault::Kind::input_dtype)
                 for (torch::Tensor& input : inputs)
                     input = input.to(scalar_type_of(fault.dtype));
         }
@@ -218,18 +219,18 @@ class Executor {
     }
 
     TensorList faulted_outputs(int stage_index, TensorList outputs) {
-        for (const Fault& fault : plan_.faults) {
+        for (const run_record::Fault& fault : plan_.faults) {
             if (fault.stage != stage_index)
                 continue;
-            if (fault.kind == Fault::Kind::output_dtype)
+            if (fault.kind == run_record::Fault::Kind::output_dtype)
                 for (torch::Tensor& output : outputs)
                     output = output.to(scalar_type_of(fault.dtype));
-            if (fault.kind == Fault::Kind::flatten_output)
+            if (fault.kind == run_record::Fault::Kind::flatten_output)
                 for (torch::Tensor& output : outputs)
                     output = output.flatten();
             // Multiplied in, so the outputs stay in the graph and backward runs on (NaN) values,
             // as with a NaN a layer computed.
-            if (fault.kind == Fault::Kind::nan_output)
+            if (fault.kind == run_record::Fault::Kind::nan_output)
                 for (torch::Tensor& output : outputs)
                     if (output.is_floating_point())
                         output = output * std::numeric_limits<double>::quiet_NaN();

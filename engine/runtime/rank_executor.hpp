@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/run_plan/faults.hpp"
+#include "engine/run_record/faults.hpp"
 #include "engine/runtime/memory_account.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/runtime/pipeline_stage.hpp"
@@ -28,7 +28,7 @@ struct RankPlan {
     std::vector<StageMeta> stage_meta;                     // every stage's, by index
     std::vector<TensorList> microbatch_inputs;  // stage 0's, when this rank holds stage 0
     std::vector<torch::Tensor> targets;         // the last stage's, when this rank holds it
-    std::vector<Fault> faults;
+    std::vector<run_record::Fault> faults;
     std::chrono::milliseconds timeout{10'000};
     int tag_offset = 0;  // added to every pair id: steps must not reuse each other's tags
     // The account this rank's tensors are charged to while the step runs; none: no memory is
@@ -47,9 +47,9 @@ struct RankOutcome {
     std::vector<TimedAction> timeline;  // the actions that ran, in order
     // Tensor bytes the rank held: at every action's start and end, and at the high-water mark
     // inside it where that is higher; on the same clock as the timeline.
-    std::vector<MemoryPoint> memory;
+    std::vector<run_record::MemoryPoint> memory;
     std::int64_t peak_memory_bytes = 0;
-    std::optional<RunFailure> failure;
+    std::optional<run_record::RunFailure> failure;
     std::optional<std::chrono::steady_clock::time_point> epoch;  // the step's time zero
 };
 

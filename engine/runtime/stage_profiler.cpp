@@ -6,7 +6,7 @@
 // ever frees a state left over from another repetition.
 #include "engine/runtime/stage_profiler.hpp"
 
-#include "engine/run_plan/repeated_timing.hpp"
+#include "engine/run_record/repeated_timing.hpp"
 #include "engine/runtime/memory_account.hpp"
 #include "engine/runtime/torch_meta.hpp"
 
@@ -126,7 +126,7 @@ class Profiler {
             output_bytes += static_cast<std::int64_t>(output.nbytes());
         const TensorList gradients = random_like(outputs);
         stage.full_backward(0, gradients);  // weight gradients exist from here on
-        const auto add = [&](const std::string& quantity, const Spread& spread) {
+        const auto add = [&](const std::string& quantity, const run_record::Spread& spread) {
             figures_.push_back({input_.rank, stage_index, layer, layer_name, quantity, -1, 0,
                                 spread.median, spread.low, spread.high, spread.samples});
         };
@@ -138,18 +138,18 @@ class Profiler {
         profile_backwards(stage, inputs, target, gradients, add, weight);
         if (layer == kWholeStage)  // the loss is never an overlap's part on its own
             profile_overlap(stage, inputs, target, gradients, add, weight);
-        add("output_bytes", Spread{output_bytes, output_bytes, output_bytes, 1});
+        add("output_bytes", run_record::Spread{output_bytes, output_bytes, output_bytes, 1});
         profile_memory(stage, inputs, target, gradients, add);
     }
 
-    std::vector<ProfileFigure> take() { return std::move(figures_); }
+    std::vector<run_record::ProfileFigure> take() { return std::move(figures_); }
 
   private:
     // Repeats `timed_run` on `shares` of the budget.
-    Spread repeat(int shares, const std::function<std::int64_t()>& timed_run) const {
-        RepeatRule rule;
+    run_record::Spread repeat(int shares, const std::function<std::int64_t()>& timed_run) const {
+        run_record::RepeatRule rule;
         rule.budget = unit_budget_ * shares;
-        return repeat_until_stable(timed_run, rule);
+        return run_record::repeat_until_stable(timed_run, rule);
     }
 
     // I, W and B, back to back in every repetition. Calibration keeps only their ratios (the
@@ -168,14 +168,14 @@ class Profiler {
             full_ns.push_back(time_ns([&] { stage.full_backward(0, gradients); }));
             return input_ns.back() + weight_ns.back() + full_ns.back();
         });
-        add("I", spread_of(after_warmup(std::move(input_ns))));
-        add("W", spread_of(after_warmup(std::move(weight_ns))));
-        add("B", spread_of(after_warmup(std::move(full_ns))));
+        add("I", run_record::spread_of(after_warmup(std::move(input_ns))));
+        add("W", run_record::spread_of(after_warmup(std::move(weight_ns))));
+        add("B", run_record::spread_of(after_warmup(std::move(full_ns))));
     }
 
     // The samples a repeat() collected on the side, less its warm-up runs.
     static std::vector<std::int64_t> after_warmup(std::vector<std::int64_t> samples) {
-        const auto warmup = static_cast<std::size_t>(RepeatRule{}.warmup);
+        const auto warmup = static_cast<std::size_t>(run_record::RepeatRule{}.warmup);
         samples.erase(samples.begin(), samples.begin() + std::min(samples.size(), warmup));
         return samples;
     }
@@ -189,7 +189,7 @@ class Profiler {
                          const torch::Tensor& target, const TensorList& gradients, const Add& add,
                          int weight) {
         std::vector<std::int64_t> savings;
-        const Spread overlapped = repeat(kOverlapShares * weight, [&] {
+        const run_record::Spread overlapped = repeat(kOverlapShares * weight, [&] {
             const std::int64_t forward = time_ns([&] { stage.forward(0, inputs, target); });
             stage.drop(0);
             stage.forward(1, inputs, target);
@@ -204,7 +204,7 @@ class Profiler {
             return both;
         });
         add("OVERLAP_F_B", overlapped);
-        add("OVERLAP_F_B_saved", spread_of(after_warmup(std::move(savings))));
+        add("OVERLAP_F_B_saved", run_record::spread_of(after_warmup(std::move(savings))));
     }
 
     template <typename Add>
@@ -221,20 +221,22 @@ class Profiler {
         std::int64_t gradient_bytes = 0;
         for (const torch::Tensor& parameter : stage.parameters())
             gradient_bytes += static_cast<std::int64_t>(parameter.nbytes());
-        add("held_bytes", Spread{held, held, held, 1});
-        add("backward_peak_bytes", Spread{backward_peak, backward_peak, backward_peak, 1});
-        add("kept_bytes", Spread{kept, kept, kept, 1});
-        add("gradient_bytes", Spread{gradient_bytes, gradient_bytes, gradient_bytes, 1});
+        add("held_bytes", run_record::Spread{held, held, held, 1});
+        add("backward_peak_bytes",
+            run_record::Spread{backward_peak, backward_peak, backward_peak, 1});
+        add("kept_bytes", run_record::Spread{kept, kept, kept, 1});
+        add("gradient_bytes",
+            run_record::Spread{gradient_bytes, gradient_bytes, gradient_bytes, 1});
     }
 
     const StageProfileInput& input_;
     std::chrono::nanoseconds unit_budget_;
-    std::vector<ProfileFigure> figures_;
+    std::vector<run_record::ProfileFigure> figures_;
 };
 
 }  // namespace
 
-std::vector<ProfileFigure> profile_stages(const StageProfileInput& input) {
+std::vector<run_record::ProfileFigure> profile_stages(const StageProfileInput& input) {
     int units = 0;
     for (const auto& [index, stage] : *input.stages)
         units += budget_units(*stage);

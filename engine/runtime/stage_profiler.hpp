@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "engine/run_plan/run_result.hpp"
+#include "engine/run_record/run_result.hpp"
 #include "engine/runtime/model_library.hpp"
 #include "engine/runtime/pipeline_stage.hpp"
 #include "engine/stage_plan/stage_split.hpp"
@@ -42,6 +42,6 @@ struct StageProfileInput {
     std::chrono::nanoseconds budget{std::chrono::milliseconds(2000)};
 };
 
-std::vector<ProfileFigure> profile_stages(const StageProfileInput& input);
+std::vector<run_record::ProfileFigure> profile_stages(const StageProfileInput& input);
 
 }  // namespace pipelens::runtime

@@ -26,7 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "traces/import/chrome_trace_stream.hpp"
+#include "engine/import/chrome_trace_stream.hpp"
 
 namespace {
 

@@ -16,9 +16,9 @@
 
 #include <torch/torch.h>
 
-#include "engine/run_plan/experiment_schedule.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
+#include "engine/run_record/run_trace.hpp"
 #include "engine/runtime/pipeline_run.hpp"
-#include "engine/run_plan/run_trace.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "sim/calibration.hpp"
@@ -33,7 +33,7 @@ void runtime_overhead(benchmark::State& state) {
     const int pp = static_cast<int>(state.range(0));
     const int m = static_cast<int>(state.range(1));
     const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, pp, 1, m}));
-    runtime::PipelineRunOptions options;
+    run_record::PipelineRunOptions options;
     options.model = "empty";
     options.hidden = 8;
     options.batch_size = m;
@@ -43,7 +43,7 @@ void runtime_overhead(benchmark::State& state) {
     double step_ns = 0;
     std::size_t actions = 0;
     for (auto _ : state) {
-        const runtime::PipelineRunResult result = runtime::run_pipeline(options, lowered);
+        const run_record::PipelineRunResult result = runtime::run_pipeline(options, lowered);
         if (!result.completed) {
             state.SkipWithError("the run did not complete");
             return;
@@ -52,8 +52,8 @@ void runtime_overhead(benchmark::State& state) {
         std::int64_t working = 0;  // F, B and SEND: what a rank does, not what it waits for
         std::size_t working_actions = 0;
         actions = 0;
-        for (const runtime::RankRun& rank : result.ranks)
-            for (const runtime::ActionTiming& timing : rank.timeline) {
+        for (const run_record::RankRun& rank : result.ranks)
+            for (const run_record::ActionTiming& timing : rank.timeline) {
                 busy += timing.end_ns - timing.start_ns;
                 ++actions;
                 const ActionKind kind = lowered.ranks[rank.rank][timing.step].kind;
@@ -104,7 +104,7 @@ void simulated_vs_real(benchmark::State& state) {
     Experiment experiment = plain_experiment();
     experiment.shape = {kind, 2, is_multi_stage(kind) ? 2 : 1, 8};
     const Schedule lowered = lowered_schedule_for(experiment);
-    runtime::PipelineRunOptions options;
+    run_record::PipelineRunOptions options;
     options.model = "mlp";
     options.hidden = 256;
     options.layers = 8;
@@ -115,14 +115,14 @@ void simulated_vs_real(benchmark::State& state) {
     double error = 0;
     for (auto _ : state) {
         std::filesystem::remove(trace);
-        const runtime::PipelineRunResult result = runtime::run_pipeline(options, lowered);
+        const run_record::PipelineRunResult result = runtime::run_pipeline(options, lowered);
         if (!result.completed) {
             state.SkipWithError("the run did not complete");
             return;
         }
         {
             traces::TraceWriter writer(trace);
-            runtime::record_real_run(writer, lowered, result, experiment);
+            run_record::record_real_run(writer, lowered, result, experiment);
         }
         const traces::TraceReader reader(trace);
         sim::Calibration calibration = sim::calibrate_from_trace(reader, reader.latest_run_id());

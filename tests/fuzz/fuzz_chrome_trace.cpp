@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/import/chrome_trace_stream.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
-#include "traces/import/chrome_trace_stream.hpp"
 
 namespace {
 

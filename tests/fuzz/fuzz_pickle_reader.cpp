@@ -9,11 +9,11 @@
 #include <string>
 #include <string_view>
 
+#include "engine/import/flight_recorder_analysis.hpp"
+#include "engine/import/flight_recorder_dump.hpp"
+#include "engine/import/imported_run.hpp"
+#include "engine/import/pickle_reader.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
-#include "traces/import/flight_recorder_analysis.hpp"
-#include "traces/import/flight_recorder_dump.hpp"
-#include "traces/import/imported_run.hpp"
-#include "traces/import/pickle_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view bytes(reinterpret_cast<const char*>(data), size);

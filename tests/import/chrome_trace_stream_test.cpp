@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "traces/import/chrome_trace_stream.hpp"
+#include "engine/import/chrome_trace_stream.hpp"
 
 namespace pipelens::import {
 namespace {

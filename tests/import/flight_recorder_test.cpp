@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/import/flight_recorder_analysis.hpp"
+#include "engine/import/flight_recorder_dump.hpp"
+#include "engine/import/flight_recorder_import.hpp"
+#include "engine/import/imported_run.hpp"
+#include "engine/import/rank_file_name.hpp"
 #include "tests/fresh_trace.hpp"
-#include "traces/import/flight_recorder_analysis.hpp"
-#include "traces/import/flight_recorder_dump.hpp"
-#include "traces/import/flight_recorder_import.hpp"
-#include "traces/import/imported_run.hpp"
-#include "traces/import/rank_file_name.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace pipelens::import {

@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "traces/import/megatron_timers.hpp"
+#include "engine/import/megatron_timers.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "traces/import/imported_run.hpp"
-#include "traces/import/pickle_reader.hpp"
+#include "engine/import/imported_run.hpp"
+#include "engine/import/pickle_reader.hpp"
 
 namespace pipelens::import {
 namespace {

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "traces/import/pipelining_dumps.hpp"
+#include "engine/import/pipelining_dumps.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 

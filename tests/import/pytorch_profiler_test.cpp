@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/import/imported_run.hpp"
+#include "engine/import/pytorch_profiler.hpp"
+#include "engine/import/rank_file_name.hpp"
 #include "tests/fresh_trace.hpp"
-#include "traces/import/imported_run.hpp"
-#include "traces/import/pytorch_profiler.hpp"
-#include "traces/import/rank_file_name.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 

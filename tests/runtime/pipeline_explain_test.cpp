@@ -11,7 +11,7 @@ namespace pipelens::runtime {
 namespace {
 
 TEST(Explain, MlpStagesOpsAndParameters) {
-    PipelineRunOptions options;
+    run_record::PipelineRunOptions options;
     options.model = "mlp";
     options.hidden = 16;
     options.batch_size = 8;
@@ -45,7 +45,7 @@ TEST(Explain, MlpStagesOpsAndParameters) {
 }
 
 TEST(Explain, SplitPointsAndMultiTensorBoundaries) {
-    PipelineRunOptions options;
+    run_record::PipelineRunOptions options;
     options.model = "example";
     options.layers = 4;
     options.hidden = 8;

@@ -12,7 +12,7 @@
 #include <filesystem>
 
 #include "engine/recorder/state_replay.hpp"
-#include "engine/run_plan/run_trace.hpp"
+#include "engine/run_record/run_trace.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
@@ -26,8 +26,8 @@ Schedule lowered(ScheduleKind kind, int pp, int v, int m) {
     return lower(generate_schedule({kind, pp, v, m}));
 }
 
-PipelineRunOptions options_for(const std::string& model) {
-    PipelineRunOptions options;
+run_record::PipelineRunOptions options_for(const std::string& model) {
+    run_record::PipelineRunOptions options;
     options.model = model;
     options.hidden = 16;
     options.sequence = 4;
@@ -37,9 +37,9 @@ PipelineRunOptions options_for(const std::string& model) {
     return options;
 }
 
-void expect_matches_reference(const PipelineRunResult& result) {
+void expect_matches_reference(const run_record::PipelineRunResult& result) {
     ASSERT_TRUE(result.completed);
-    for (const RankRun& rank : result.ranks)
+    for (const run_record::RankRun& rank : result.ranks)
         EXPECT_FALSE(rank.failure) << rank.failure->message;
     EXPECT_TRUE(result.reference.checked);
     EXPECT_TRUE(result.reference.outputs_match) << result.reference.output_max_error;
@@ -58,10 +58,10 @@ class EveryScheduleKind : public ::testing::TestWithParam<KindCase> {};
 TEST_P(EveryScheduleKind, MlpMatchesTheSingleRankRun) {
     const KindCase shape = GetParam();
     const Schedule schedule = lowered(shape.kind, shape.pp, shape.v, shape.m);
-    const PipelineRunResult result = run_pipeline(options_for("mlp"), schedule);
+    const run_record::PipelineRunResult result = run_pipeline(options_for("mlp"), schedule);
     expect_matches_reference(result);
     ASSERT_EQ(result.ranks.size(), static_cast<std::size_t>(shape.pp));
-    for (const RankRun& rank : result.ranks)
+    for (const run_record::RankRun& rank : result.ranks)
         EXPECT_EQ(rank.timeline.size(), schedule.ranks[rank.rank].size());  // every action ran
 }
 
@@ -97,9 +97,9 @@ TEST(BuiltInModels, ExampleCarriesANoGradValueAndASkipAcrossBoundaries) {
     for (ScheduleKind kind : {ScheduleKind::one_f_one_b, ScheduleKind::zbv_zero_bubble}) {
         const int v = kind == ScheduleKind::one_f_one_b ? 1 : 2;
         const Schedule schedule = lowered(kind, 2, v, 4);
-        PipelineRunOptions options = options_for("example");
+        run_record::PipelineRunOptions options = options_for("example");
         options.layers = 3 * schedule.stage_count;  // stages start after an even layer
-        const PipelineRunResult result = run_pipeline(options, schedule);
+        const run_record::PipelineRunResult result = run_pipeline(options, schedule);
         expect_matches_reference(result);
         // Stage 1 starts after an even layer: (x, the constant, the skip), only the constant
         // without gradient.
@@ -115,7 +115,7 @@ TEST(BuiltInModels, ExampleCarriesANoGradValueAndASkipAcrossBoundaries) {
 TEST(BuiltInModels, KwargsAndTransformer) {
     expect_matches_reference(
         run_pipeline(options_for("kwargs"), lowered(ScheduleKind::one_f_one_b, 2, 1, 4)));
-    const PipelineRunResult transformer =
+    const run_record::PipelineRunResult transformer =
         run_pipeline(options_for("transformer"), lowered(ScheduleKind::interleaved_1f1b, 2, 2, 4));
     expect_matches_reference(transformer);
     EXPECT_EQ(to_string(transformer.stage_inputs.at(0)), "(f32[4, 4, 16])");
@@ -147,10 +147,10 @@ TEST(BuiltInModels, TorchScriptFileSplitAtItsChildren) {
     const auto path = std::filesystem::temp_directory_path() /
                       ("pipelens_model_" + std::to_string(::getpid()) + ".pt");
     root.save(path.string());
-    PipelineRunOptions options = options_for(path.string());
+    run_record::PipelineRunOptions options = options_for(path.string());
     options.input_shape = {8};
     options.split_points = {"layer1:end"};
-    const PipelineRunResult result =
+    const run_record::PipelineRunResult result =
         run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 2, 1, 4));
     expect_matches_reference(result);
     EXPECT_EQ(to_string(result.stage_inputs.at(1)), "(f32[4, 8])");
@@ -161,7 +161,7 @@ TEST(BuiltInModels, TorchScriptFileSplitAtItsChildren) {
 }
 
 TEST(SplitPoints, MoveLayersBetweenStagesAndStillMatch) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.layers = 4;
     options.split_points = {"layers.0:end"};  // stage 0 = layer 0, stage 1 = layers 1-3
     expect_matches_reference(run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4)));
@@ -177,11 +177,11 @@ TEST(SplitPoints, MoveLayersBetweenStagesAndStillMatch) {
 }
 
 // The rank that detects a fault reports it; every other rank stops, naming that rank.
-RunFailure only_failure_of_kind(const PipelineRunResult& result, const std::string& kind,
-                                int expected_rank) {
+run_record::RunFailure only_failure_of_kind(const run_record::PipelineRunResult& result,
+                                            const std::string& kind, int expected_rank) {
     EXPECT_FALSE(result.completed);
-    const RunFailure* found = nullptr;
-    for (const RankRun& rank : result.ranks) {
+    const run_record::RunFailure* found = nullptr;
+    for (const run_record::RankRun& rank : result.ranks) {
         if (!rank.failure)
             continue;
         if (rank.failure->kind == kind) {
@@ -195,14 +195,14 @@ RunFailure only_failure_of_kind(const PipelineRunResult& result, const std::stri
         }
     }
     EXPECT_NE(found, nullptr) << "no " << kind << " failure";
-    return found ? *found : RunFailure{};
+    return found ? *found : run_record::RunFailure{};
 }
 
 TEST(Faults, WrongBatchSizeIntoStageZero) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.faults = {"input=batch+1"};
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
-    const RunFailure failure = only_failure_of_kind(result, "shape_mismatch", 0);
+    const run_record::RunFailure failure = only_failure_of_kind(result, "shape_mismatch", 0);
     EXPECT_EQ(failure.message,
               "Stage 0 forward inputs[0] has a shape mismatch: expected torch.Size([4, 16]) "
               "actual torch.Size([5, 16]) (rank 0, microbatch 0)");
@@ -211,7 +211,7 @@ TEST(Faults, WrongBatchSizeIntoStageZero) {
 }
 
 TEST(Faults, IntegerInput) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.faults = {"input=int32"};
     const auto result = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
     EXPECT_EQ(only_failure_of_kind(result, "dtype_mismatch", 0).message,
@@ -220,7 +220,7 @@ TEST(Faults, IntegerInput) {
 }
 
 TEST(Faults, StageOutputChangesDtypeOrShape) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.faults = {"stage1=dtype:bf16"};
     auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
     EXPECT_EQ(only_failure_of_kind(result, "dtype_mismatch", 1).message,
@@ -236,10 +236,10 @@ TEST(Faults, StageOutputChangesDtypeOrShape) {
 // PyTorch validates every stage's forward outputs, the last stage's (the model's output, before
 // the loss) included.
 TEST(Faults, TheLastStagesOutputsAreValidatedToo) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.faults = {"stage2=dtype:bf16"};
     auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
-    RunFailure failure = only_failure_of_kind(result, "dtype_mismatch", 2);
+    run_record::RunFailure failure = only_failure_of_kind(result, "dtype_mismatch", 2);
     EXPECT_EQ(failure.message,
               "Stage 2 forward outputs[0] has a dtype mismatch: expected f32 actual bf16 (rank 2, "
               "microbatch 0)");
@@ -255,11 +255,11 @@ TEST(Faults, TheLastStagesOutputsAreValidatedToo) {
 // NaN passes every metadata check; the model's outputs are looked at after the step, and a NaN
 // compares as a mismatch of unknown size (NaN), never as an error of 0.
 TEST(Faults, NanOutputsFailTheRunAndCompareAsNan) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.faults = {"stage1=nan"};
     options.check_accuracy = true;
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
-    const RunFailure failure = only_failure_of_kind(result, "non_finite", 2);
+    const run_record::RunFailure failure = only_failure_of_kind(result, "non_finite", 2);
     EXPECT_EQ(failure.message,
               "Stage 2 forward outputs[0] has 64 non-finite values (NaN or Inf) of 64 and the loss "
               "is nan (rank 2, microbatch 0); --check-accuracy names the stage they first appear "
@@ -275,18 +275,18 @@ TEST(Faults, NanOutputsFailTheRunAndCompareAsNan) {
     EXPECT_TRUE(result.accuracy.first_divergence->non_finite);
     EXPECT_TRUE(std::isnan(result.accuracy.first_divergence->max_abs_error));
     EXPECT_TRUE(std::isnan(result.accuracy.largest_abs_error()));
-    for (const StageAccuracy& entry : result.accuracy.stages)
+    for (const run_record::StageAccuracy& entry : result.accuracy.stages)
         EXPECT_EQ(entry.non_finite, entry.stage >= 1) << entry.stage << " " << entry.microbatch;
 }
 
 TEST(Faults, AStuckRankBecomesATimeoutNotAHang) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.faults = {"stage1=sleep:60s"};
     options.timeout_ms = 300;
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
     EXPECT_FALSE(result.completed);
     int timeouts = 0;
-    for (const RankRun& rank : result.ranks) {
+    for (const run_record::RankRun& rank : result.ranks) {
         ASSERT_TRUE(rank.failure) << "rank " << rank.rank;
         if (rank.failure->kind == "timeout") {
             ++timeouts;
@@ -303,10 +303,10 @@ TEST(Faults, AStuckRankBecomesATimeoutNotAHang) {
 // Debug backends: each fault-injecting one raises its own error class on the rank holding the
 // stage, recorded with the stage, and the others stop.
 TEST(StageBackends, CompileErrorFailsWhileTheStageIsBuilt) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.backends = {"stage1=compile-error"};
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
-    const RunFailure failure = only_failure_of_kind(result, "compile_error", 1);
+    const run_record::RunFailure failure = only_failure_of_kind(result, "compile_error", 1);
     EXPECT_EQ(failure.stage, 1);
     EXPECT_EQ(failure.microbatch, -1);
     EXPECT_EQ(failure.message,
@@ -315,10 +315,10 @@ TEST(StageBackends, CompileErrorFailsWhileTheStageIsBuilt) {
 }
 
 TEST(StageBackends, RuntimeErrorFailsWhenTheFirstReluRuns) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.backends = {"stage2=runtime-error"};
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
-    const RunFailure failure = only_failure_of_kind(result, "runtime_error", 2);
+    const run_record::RunFailure failure = only_failure_of_kind(result, "runtime_error", 2);
     EXPECT_EQ(failure.stage, 2);
     EXPECT_EQ(failure.microbatch, 0);
     EXPECT_EQ(failure.action, "2F0");
@@ -328,7 +328,7 @@ TEST(StageBackends, RuntimeErrorFailsWhenTheFirstReluRuns) {
 }
 
 TEST(StageBackends, CheckedFindsNanThatEagerPassesOn) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.faults = {"stage0=nan"};
     options.check_reference = false;
     const auto eager = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
@@ -337,14 +337,14 @@ TEST(StageBackends, CheckedFindsNanThatEagerPassesOn) {
     EXPECT_TRUE(std::isnan(eager.loss));
     options.backends = {"checked"};
     const auto checked = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
-    const RunFailure failure = only_failure_of_kind(checked, "non_finite", 1);
+    const run_record::RunFailure failure = only_failure_of_kind(checked, "non_finite", 1);
     EXPECT_EQ(failure.message,
               "rank 1 failed at 1F0: backend 'checked': stage 1 inputs[0] has 64 non-finite values "
               "(NaN or Inf) (stage 1, microbatch 0)");
 }
 
 TEST(StageBackends, AccuracyErrorIsLocalisedToItsStageByCheckAccuracy) {
-    PipelineRunOptions options = options_for("mlp");
+    run_record::PipelineRunOptions options = options_for("mlp");
     options.backends = {"stage2=accuracy-error"};
     options.check_accuracy = true;
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 4, 1, 4));
@@ -356,7 +356,7 @@ TEST(StageBackends, AccuracyErrorIsLocalisedToItsStageByCheckAccuracy) {
     EXPECT_EQ(result.accuracy.first_divergence->stage, 2);
     EXPECT_EQ(result.accuracy.first_divergence->microbatch, 0);
     EXPECT_GT(result.accuracy.first_divergence->max_abs_error, 0.5);
-    for (const StageAccuracy& entry : result.accuracy.stages)
+    for (const run_record::StageAccuracy& entry : result.accuracy.stages)
         EXPECT_EQ(entry.diverges, entry.stage >= 2) << entry.stage << " " << entry.microbatch;
 
     options.backends = {};
@@ -365,7 +365,7 @@ TEST(StageBackends, AccuracyErrorIsLocalisedToItsStageByCheckAccuracy) {
 }
 
 TEST(StageBackends, ABackendWithNothingToActOnIsAUsageError) {
-    PipelineRunOptions options = options_for("transformer");  // GELU, no ReLU
+    run_record::PipelineRunOptions options = options_for("transformer");  // GELU, no ReLU
     options.backends = {"stage0=accuracy-error"};
     try {
         run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
@@ -384,13 +384,13 @@ TEST(StageBackends, ABackendWithNothingToActOnIsAUsageError) {
 // constraint refuses) leaves the run marked failed with the reason, not `running`.
 TEST(Recording, ARunWhoseWritingFailsIsMarkedFailed) {
     const Schedule schedule = lowered(ScheduleKind::gpipe, 2, 1, 4);
-    PipelineRunResult result = run_pipeline(options_for("mlp"), schedule);
+    run_record::PipelineRunResult result = run_pipeline(options_for("mlp"), schedule);
     ASSERT_TRUE(result.completed);
     result.ranks.push_back(result.ranks.front());
     const std::filesystem::path path = testing::fresh_trace("real_run_write_fails");
     {
         traces::TraceWriter writer(path);
-        EXPECT_THROW(record_real_run(writer, schedule, result, plain_experiment()),
+        EXPECT_THROW(run_record::record_real_run(writer, schedule, result, plain_experiment()),
                      traces::TraceError);
     }
     const std::vector<traces::RunRecord> runs = traces::TraceReader(path).runs();
@@ -403,12 +403,12 @@ TEST(Recording, ARunWhoseWritingFailsIsMarkedFailed) {
 
 // Every rank's recording travels to rank 0; replaying it rebuilds the state the rank ended in.
 TEST(Recording, EveryRankRecordsTheStateItRanFrom) {
-    PipelineRunOptions options = options_for("example");
+    run_record::PipelineRunOptions options = options_for("example");
     options.backends = {"stage1=checked"};
     const auto result = run_pipeline(options, lowered(ScheduleKind::interleaved_1f1b, 2, 2, 4));
     expect_matches_reference(result);
     ASSERT_EQ(result.recordings.size(), 2u);
-    for (const RankRecording& recording : result.recordings) {
+    for (const run_record::RankRecording& recording : result.recordings) {
         const recorder::StateRecorder replayed = recorder::replay_events(recording.parts.events);
         EXPECT_EQ(recorder::state_fields(replayed.state()), recording.parts.state);
         EXPECT_FALSE(recorder::compare_event_streams(recording.parts.events, replayed.events()));

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "app/viewer/trace_session.hpp"
-#include "engine/run_plan/run_trace.hpp"
+#include "engine/run_record/run_trace.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/text/quantities.hpp"
@@ -113,20 +113,20 @@ TEST(TraceSession, OpenedFilesGoToAKeptRecentFilesList) {
 
 // A real run of 1F1B pp=2 m=4 recorded as `pipelens run --fault stage1=dtype:bf16` records it:
 // rank 1's forward of stage 1 finds its outputs in bf16, and rank 0 stops because of it.
-runtime::PipelineRunResult failed_real_run(const Schedule& lowered) {
-    runtime::PipelineRunResult result;
+run_record::PipelineRunResult failed_real_run(const Schedule& lowered) {
+    run_record::PipelineRunResult result;
     result.completed = false;
     result.step_time_ns = 2'500;  // the last action's end: no step
-    runtime::RankRun rank0;
+    run_record::RankRun rank0;
     rank0.rank = 0;
     rank0.timeline = {{0, 0, 1'000, 0}, {1, 1'000, 1'100, 0}};  // 0F0, 0SEND_F0
     rank0.busy_ns = 1'000;
-    rank0.failure = runtime::RunFailure{
+    rank0.failure = run_record::RunFailure{
         0, -1, -1, "", "stopped", "", "", "stopped: rank 1 failed", 3'000, std::nullopt};
-    runtime::RankRun rank1;
+    run_record::RankRun rank1;
     rank1.rank = 1;
     rank1.timeline = {{0, 1'000, 1'200, 0}};  // 1RECV_F0
-    rank1.failure = runtime::RunFailure{
+    rank1.failure = run_record::RunFailure{
         1,
         1,
         0,
@@ -153,7 +153,7 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
     const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 4}));
     {
         traces::TraceWriter writer(path);
-        runtime::record_measured_run(writer, lowered, failed_real_run(lowered), "");
+        run_record::record_measured_run(writer, lowered, failed_real_run(lowered), "");
     }
     TraceSession session;
     ASSERT_TRUE(open_trace(session, path)) << session.error;

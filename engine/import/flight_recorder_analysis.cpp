@@ -1,0 +1,653 @@
+// Flight-recorder analysis. Groups are identified across ranks by name and member set (as
+// fr_trace does since split_group made names repeat); collectives are keyed by (group, seq id),
+// transfers by (group, sender, receiver) and their order; the hang chain only links to ops that
+// were posted and are not complete on a rank that is itself stuck, so a chain either closes on a
+// rank it already visited or ends at an op nobody posted.
+#include "engine/import/flight_recorder_analysis.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace pipelens::import {
+namespace {
+
+using Shapes = std::vector<std::vector<std::int64_t>>;
+
+std::string join_ranks(const std::vector<int>& ranks) {
+    std::string out;
+    for (const int rank : ranks)
+        out += (out.empty() ? "" : ", ") + std::to_string(rank);
+    return out;
+}
+
+std::string shapes_text(const Shapes& shapes) {
+    std::string out = "[";
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        out += i == 0 ? "[" : ", [";
+        for (std::size_t k = 0; k < shapes[i].size(); ++k)
+            out += (k == 0 ? "" : ", ") + std::to_string(shapes[i][k]);
+        out += "]";
+    }
+    return out + "]";
+}
+
+std::string dtypes_text(const std::vector<std::string>& dtypes) {
+    std::string out;
+    for (const std::string& dtype : dtypes)
+        out += (out.empty() ? "" : ", ") + dtype;
+    return "[" + out + "]";
+}
+
+// Saturating: a crafted dump's sizes must not overflow (they only feed comparisons).
+std::int64_t times(std::int64_t a, std::int64_t b) {
+    std::int64_t product = 0;
+    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max()
+                                                  : product;
+}
+
+std::int64_t numel(const Shapes& shapes) {
+    if (shapes.empty())
+        return 0;
+    std::int64_t count = 1;
+    for (const std::int64_t dim : shapes.front())
+        count = times(count, dim);
+    return count;
+}
+
+bool is_marker(const FlightRecorderEntry& entry) {
+    return entry.op.type == "coalesced";
+}
+
+bool is_collective(const FlightRecorderEntry& entry) {
+    return !entry.op.is_p2p() && !is_marker(entry);
+}
+
+// The op a transfer's other side posts: "nccl:send 0->1" pairs with "nccl:recv 1<-0".
+std::string partner_name(const FlightRecorderEntry& entry) {
+    return entry.op.is_send()
+               ? fmt::format("{}:recv {}<-{}", entry.op.backend, entry.op.dst, entry.op.src)
+               : fmt::format("{}:send {}->{}", entry.op.backend, entry.op.src, entry.op.dst);
+}
+
+struct GlobalGroup {
+    std::string name;
+    std::string desc;
+    std::vector<int> ranks;  // sorted
+};
+
+struct Difference {
+    std::string kind;
+    std::string expected;
+    std::string actual;
+    std::string what;
+};
+
+std::optional<Difference> size_difference(const std::string& what, const Shapes& expected,
+                                          const Shapes& actual) {
+    if (expected == actual)
+        return std::nullopt;
+    return Difference{"size_mismatch", shapes_text(expected), shapes_text(actual), what};
+}
+
+// fr_trace's collective rules (types.py, Op.match), sizes and dtypes before state.
+std::optional<Difference> compare_collective(const FlightRecorderEntry& ref, EntryState ref_state,
+                                             const FlightRecorderEntry& other,
+                                             EntryState other_state, std::size_t group_size) {
+    const std::string& type = ref.op.type;
+    if (type != other.op.type)
+        return Difference{"type_mismatch", ref.profiling_name, other.profiling_name, "op"};
+    if (other.input_dtypes != other.output_dtypes || ref.input_dtypes != other.input_dtypes ||
+        ref.output_dtypes != other.output_dtypes)
+        return Difference{
+            "dtype_mismatch",
+            dtypes_text(ref.input_dtypes) + " -> " + dtypes_text(ref.output_dtypes),
+            dtypes_text(other.input_dtypes) + " -> " + dtypes_text(other.output_dtypes),
+            "dtypes (in -> out)"};
+    if (type != "all_to_all") {  // fr_trace cannot decide all_to_all sizes pairwise
+        std::optional<Difference> found;
+        if (type != "scatter" &&
+            (found = size_difference("input sizes", ref.input_sizes, other.input_sizes)))
+            return found;
+        if (type != "gather" &&
+            (found = size_difference("output sizes", ref.output_sizes, other.output_sizes)))
+            return found;
+        if (type == "all_reduce" &&
+            (found = size_difference("output sizes", ref.input_sizes, other.output_sizes)))
+            return found;
+        const auto group = static_cast<std::int64_t>(group_size);
+        if ((type == "all_gather" || type == "_allgather_base") &&
+            numel(other.output_sizes) != times(numel(ref.input_sizes), group))
+            return Difference{
+                "size_mismatch",
+                fmt::format("{} output elements", times(numel(ref.input_sizes), group)),
+                fmt::format("{}", numel(other.output_sizes)), "output size"};
+        if ((type == "reduce_scatter" || type == "_reduce_scatter_base") &&
+            numel(other.input_sizes) != times(numel(ref.output_sizes), group))
+            return Difference{
+                "size_mismatch",
+                fmt::format("{} input elements", times(numel(ref.output_sizes), group)),
+                fmt::format("{}", numel(other.input_sizes)), "input size"};
+    }
+    if (ref_state != other_state)
+        return Difference{"state_mismatch", std::string(entry_state_name(ref_state)),
+                          std::string(entry_state_name(other_state)), "state"};
+    return std::nullopt;
+}
+
+class Analysis {
+  public:
+    explicit Analysis(const std::vector<FlightRecorderDump>& dumps) : dumps_(dumps) {
+        for (std::size_t i = 0; i < dumps_.size(); ++i) {
+            index_of_rank_[dumps_[i].rank] = i;
+            states_.push_back(effective_states(dumps_[i]));
+            heads_.push_back(first_pending(i));
+        }
+        build_groups();
+    }
+
+    FlightRecorderReport run() {
+        for (std::size_t group = 0; group < groups_.size(); ++group)
+            match_collectives(group);
+        for (std::size_t group = 0; group < groups_.size(); ++group)
+            match_transfers(group);
+        for (std::size_t i = 0; i < dumps_.size(); ++i)
+            report_.ranks.push_back(summary(i));
+        explain_hang();
+        for (const FlightRecorderFinding& finding : report_.findings)
+            report_.mismatch |= finding.kind == "type_mismatch" ||
+                                finding.kind == "size_mismatch" || finding.kind == "dtype_mismatch";
+        return std::move(report_);
+    }
+
+  private:
+    using Key = std::pair<int, std::int64_t>;  // (global group, seq id)
+
+    const FlightRecorderEntry& entry(int rank, int step) const {
+        return dumps_[index_of_rank_.at(rank)].entries[static_cast<std::size_t>(step)];
+    }
+    EntryState state(int rank, int step) const {
+        return states_[index_of_rank_.at(rank)][static_cast<std::size_t>(step)];
+    }
+    bool has_dump(int rank) const { return index_of_rank_.count(rank) != 0; }
+    int head(int rank) const { return heads_[index_of_rank_.at(rank)]; }
+    int group_of(std::size_t dump, const FlightRecorderEntry& e) const {
+        return local_to_global_[dump][static_cast<std::size_t>(e.group)];
+    }
+    const GlobalGroup& group_of(int rank, int step) const {
+        const std::size_t dump = index_of_rank_.at(rank);
+        return groups_[group_of(dump, dumps_[dump].entries[static_cast<std::size_t>(step)])];
+    }
+    bool wrapped(std::size_t dump) const {
+        return !dumps_[dump].entries.empty() && dumps_[dump].entries.front().record_id > 0;
+    }
+
+    int first_pending(std::size_t dump) const {
+        for (std::size_t i = 0; i < dumps_[dump].entries.size(); ++i)
+            if (!is_marker(dumps_[dump].entries[i]) && states_[dump][i] != EntryState::completed)
+                return static_cast<int>(i);
+        return -1;
+    }
+
+    void build_groups() {
+        std::map<std::pair<std::string, std::vector<int>>, int> index;
+        for (const FlightRecorderDump& dump : dumps_) {
+            std::vector<int>& local = local_to_global_.emplace_back();
+            for (const ProcessGroupConfig& config : dump.pg_config) {
+                std::vector<int> ranks = config.ranks;
+                std::sort(ranks.begin(), ranks.end());
+                const auto [found, fresh] =
+                    index.emplace(std::make_pair(config.name, ranks), groups_.size());
+                if (fresh)
+                    groups_.push_back({config.name, config.desc, ranks});
+                local.push_back(found->second);
+            }
+        }
+        for (const GlobalGroup& group : groups_) {
+            std::vector<int> absent;
+            for (const int rank : group.ranks)
+                if (!has_dump(rank))
+                    absent.push_back(rank);
+            if (!absent.empty())
+                report_.notes.push_back(fmt::format(
+                    "process group '{}' ({}): rank(s) {} have no dump, so their side of its ops "
+                    "is unknown",
+                    group.name, group.desc, join_ranks(absent)));
+        }
+        for (std::size_t i = 0; i < dumps_.size(); ++i)
+            if (wrapped(i))
+                report_.notes.push_back(fmt::format(
+                    "rank {}'s buffer wrapped (its dump starts at record {}): older ops are lost "
+                    "and not counted as missing",
+                    dumps_[i].rank, dumps_[i].entries.front().record_id));
+    }
+
+    std::string group_text(const GlobalGroup& group) const {
+        return group.desc.empty() ? fmt::format("process group '{}'", group.name)
+                                  : fmt::format("process group '{}' ({})", group.name, group.desc);
+    }
+
+    void add(FlightRecorderFinding finding) { report_.findings.push_back(std::move(finding)); }
+
+    // Per rank of the group: its collectives by seq id (several for a coalesced batch).
+    void match_collectives(std::size_t group_index) {
+        const GlobalGroup& group = groups_[group_index];
+        const int g = static_cast<int>(group_index);
+        std::map<std::int64_t, std::map<int, std::vector<int>>> by_seq;
+        std::map<int, std::int64_t> first_seq;
+        for (const int rank : group.ranks) {
+            if (!has_dump(rank))
+                continue;
+            const std::size_t dump = index_of_rank_.at(rank);
+            for (std::size_t i = 0; i < dumps_[dump].entries.size(); ++i) {
+                const FlightRecorderEntry& e = dumps_[dump].entries[i];
+                if (!is_collective(e) || group_of(dump, e) != g)
+                    continue;
+                by_seq[e.collective_seq_id][rank].push_back(static_cast<int>(i));
+                first_seq.emplace(rank, e.collective_seq_id);
+            }
+        }
+        for (const auto& [seq, steps] : by_seq) {
+            for (const auto& [rank, list] : steps)
+                collective_steps_[{g, seq}][rank] = list.front();
+            check_collective(group, seq, steps, first_seq);
+        }
+    }
+
+    void check_collective(const GlobalGroup& group, std::int64_t seq,
+                          const std::map<int, std::vector<int>>& steps,
+                          const std::map<int, std::int64_t>& first_seq) {
+        const auto& [ref_rank, ref_steps] = *steps.begin();
+        const FlightRecorderEntry& ref = entry(ref_rank, ref_steps.front());
+        std::vector<int> present, absent;
+        for (const int rank : group.ranks) {
+            if (steps.count(rank)) {
+                present.push_back(rank);
+                continue;
+            }
+            const bool lost = has_dump(rank) && wrapped(index_of_rank_.at(rank)) &&
+                              (!first_seq.count(rank) || seq < first_seq.at(rank));
+            if (has_dump(rank) && !lost)
+                absent.push_back(rank);
+        }
+        if (!absent.empty())
+            add({"missing_rank", group.name, seq, absent, absent.front(), -1, op_label(ref),
+                 fmt::format("ranks {}", join_ranks(group.ranks)),
+                 fmt::format("ranks {}", join_ranks(present)),
+                 fmt::format("{} collective #{} ({}): rank(s) {} never posted it; rank(s) {} did",
+                             group_text(group), seq, ref.profiling_name, join_ranks(absent),
+                             join_ranks(present))});
+        for (const auto& [rank, list] : steps) {
+            if (rank == ref_rank)
+                continue;
+            const std::size_t count = std::min(list.size(), ref_steps.size());
+            for (std::size_t k = 0; k < count; ++k) {
+                const FlightRecorderEntry& other = entry(rank, list[k]);
+                const auto difference =
+                    compare_collective(entry(ref_rank, ref_steps[k]), state(ref_rank, ref_steps[k]),
+                                       other, state(rank, list[k]), group.ranks.size());
+                if (!difference)
+                    continue;
+                add({difference->kind,
+                     group.name,
+                     seq,
+                     {ref_rank, rank},
+                     rank,
+                     list[k],
+                     op_label(other),
+                     difference->expected,
+                     difference->actual,
+                     fmt::format("{} collective #{}: rank {}'s {} {} differ from rank {}'s {}",
+                                 group_text(group), seq, rank, difference->what, difference->actual,
+                                 ref_rank, difference->expected)});
+                break;  // one difference per rank and seq id: the rest follow from it
+            }
+        }
+    }
+
+    // Sends a->b in the group, in order, against recvs b<-a in order.
+    void match_transfers(std::size_t group_index) {
+        const GlobalGroup& group = groups_[group_index];
+        const int g = static_cast<int>(group_index);
+        std::map<std::pair<int, int>, std::vector<int>> sends, recvs;  // (from, to) -> steps
+        for (const int rank : group.ranks) {
+            if (!has_dump(rank))
+                continue;
+            const std::size_t dump = index_of_rank_.at(rank);
+            for (std::size_t i = 0; i < dumps_[dump].entries.size(); ++i) {
+                const FlightRecorderEntry& e = dumps_[dump].entries[i];
+                if (!e.op.is_p2p() || group_of(dump, e) != g)
+                    continue;
+                if (e.op.is_send())
+                    sends[{rank, e.peer_rank}].push_back(static_cast<int>(i));
+                else
+                    recvs[{e.peer_rank, rank}].push_back(static_cast<int>(i));
+            }
+        }
+        std::set<std::pair<int, int>> pairs;
+        for (const auto& [pair, steps] : sends)
+            pairs.insert(pair);
+        for (const auto& [pair, steps] : recvs)
+            pairs.insert(pair);
+        for (const auto& [from, to] : pairs)
+            if (has_dump(from) && has_dump(to))
+                pair_up(group, from, to, sends[{from, to}], recvs[{from, to}]);
+    }
+
+    void pair_up(const GlobalGroup& group, int from, int to, const std::vector<int>& sends,
+                 const std::vector<int>& recvs) {
+        const std::size_t matched = std::min(sends.size(), recvs.size());
+        for (std::size_t k = 0; k < matched; ++k) {
+            report_.transfers.push_back({from, sends[k], to, recvs[k]});
+            partner_[{from, sends[k]}] = {to, recvs[k]};
+            partner_[{to, recvs[k]}] = {from, sends[k]};
+            const FlightRecorderEntry& send = entry(from, sends[k]);
+            const FlightRecorderEntry& recv = entry(to, recvs[k]);
+            std::optional<Difference> difference;
+            if (send.input_sizes != recv.output_sizes)
+                difference = Difference{"size_mismatch", shapes_text(send.input_sizes),
+                                        shapes_text(recv.output_sizes), "sizes"};
+            else if (!send.input_dtypes.empty() && !recv.output_dtypes.empty() &&
+                     send.input_dtypes != recv.output_dtypes)
+                difference = Difference{"dtype_mismatch", dtypes_text(send.input_dtypes),
+                                        dtypes_text(recv.output_dtypes), "dtypes"};
+            if (difference)
+                add({difference->kind,
+                     group.name,
+                     recv.p2p_seq_id,
+                     {from, to},
+                     to,
+                     recvs[k],
+                     op_label(recv),
+                     difference->expected,
+                     difference->actual,
+                     fmt::format("{}: transfer {} from rank {} to rank {}: rank {}'s {} (step {}) "
+                                 "has {} {}, rank {}'s {} (step {}) {}",
+                                 group_text(group), k + 1, from, to, to, recv.profiling_name,
+                                 recvs[k], difference->what, difference->actual, from,
+                                 send.profiling_name, sends[k], difference->expected)});
+        }
+        for (std::size_t k = matched; k < sends.size(); ++k)
+            unmatched(group, from, sends[k], to, recvs.size(), k);
+        for (std::size_t k = matched; k < recvs.size(); ++k)
+            unmatched(group, to, recvs[k], from, sends.size(), k);
+    }
+
+    void unmatched(const GlobalGroup& group, int rank, int step, int peer, std::size_t posted,
+                   std::size_t number) {
+        const FlightRecorderEntry& e = entry(rank, step);
+        const bool send = e.op.is_send();
+        const std::string direction =
+            send ? fmt::format("send {} from rank {} to rank {}", number + 1, rank, peer)
+                 : fmt::format("recv {} of rank {} from rank {}", number + 1, rank, peer);
+        add({send ? "unmatched_send" : "unmatched_recv",
+             group.name,
+             e.p2p_seq_id,
+             {std::min(rank, peer), std::max(rank, peer)},
+             rank,
+             step,
+             op_label(e),
+             fmt::format("{} on rank {}", partner_name(e), peer),
+             fmt::format("rank {} posted {} matching {}", peer, posted,
+                         send ? "recv(s)" : "send(s)"),
+             fmt::format("{}: rank {}'s {} (step {}, {}) has no partner: rank {} posted only {} "
+                         "{} rank {}",
+                         group_text(group), rank, op_label(e), step, direction, peer, posted,
+                         send ? "recv(s) from" : "send(s) to", rank)});
+    }
+
+    RankSummary summary(std::size_t dump) const {
+        const FlightRecorderDump& d = dumps_[dump];
+        RankSummary out;
+        out.rank = d.rank;
+        out.file = d.file;
+        for (std::size_t i = 0; i < d.entries.size(); ++i) {
+            if (is_marker(d.entries[i]))
+                continue;
+            ++out.ops;
+            if (states_[dump][i] != EntryState::completed)
+                continue;
+            ++out.completed;
+            out.last_completed_step = static_cast<int>(i);
+            out.last_completed = op_label(d.entries[i]);
+        }
+        out.first_pending_step = heads_[dump];
+        if (out.first_pending_step >= 0)
+            out.first_pending = fmt::format(
+                "{}, {}", op_label(d.entries[static_cast<std::size_t>(out.first_pending_step)]),
+                entry_state_name(states_[dump][static_cast<std::size_t>(out.first_pending_step)]));
+        return out;
+    }
+
+    // Rank `rank` is stuck at its head op: which op of which rank does it wait for?
+    WaitLink link_for(int rank) const {
+        WaitLink link;
+        link.rank = rank;
+        link.step = head(rank);
+        const FlightRecorderEntry& e = entry(rank, link.step);
+        link.action = op_label(e);
+        if (e.op.is_p2p())
+            transfer_holder(e, link);
+        else
+            collective_holder(e, link);
+        // Only a posted, unfinished op on a stuck rank continues the chain.
+        if (link.holder_step >= 0 &&
+            (head(link.holder_rank) < 0 || head(link.holder_rank) > link.holder_step)) {
+            link.needed += fmt::format(" (rank {} completed it at step {})", link.holder_rank,
+                                       link.holder_step);
+            link.holder_step = -1;
+        }
+        return link;
+    }
+
+    void transfer_holder(const FlightRecorderEntry& e, WaitLink& link) const {
+        link.holder_rank = e.peer_rank;
+        const auto found = partner_.find({link.rank, link.step});
+        if (found == partner_.end()) {
+            link.needed = fmt::format("{} on rank {}", partner_name(e), e.peer_rank);
+            if (!has_dump(e.peer_rank))
+                link.needed += " (which has no dump)";
+            return;
+        }
+        link.holder_step = found->second.second;
+        link.needed = fmt::format("{} on rank {}", op_label(entry(e.peer_rank, link.holder_step)),
+                                  e.peer_rank);
+    }
+
+    void collective_holder(const FlightRecorderEntry& e, WaitLink& link) const {
+        const int g = group_of(index_of_rank_.at(link.rank), e);
+        const auto steps = collective_steps_.find({g, e.collective_seq_id});
+        std::optional<std::pair<int, int>> behind, never, waiting;
+        for (const int member : groups_[g].ranks) {
+            if (member == link.rank || !has_dump(member))
+                continue;
+            const bool posted =
+                steps != collective_steps_.end() && steps->second.count(member) != 0;
+            if (!posted) {
+                if (!never)
+                    never = {member, -1};
+                continue;
+            }
+            const int step = steps->second.at(member);
+            if (state(member, step) == EntryState::completed)
+                continue;
+            auto& slot = head(member) < step ? behind : waiting;
+            if (!slot)
+                slot = {member, step};
+        }
+        const auto holder = behind ? behind : never ? never : waiting;
+        link.needed =
+            fmt::format("{} [pg {}, #{}]", e.profiling_name, groups_[g].name, e.collective_seq_id);
+        if (!holder) {
+            link.needed += " to complete (every other rank of the group completed it)";
+            return;
+        }
+        link.holder_rank = holder->first;
+        link.holder_step = holder->second;
+        link.needed += fmt::format(" on rank {}", holder->first);
+    }
+
+    std::vector<WaitLink> chain_from(int start, const std::map<int, WaitLink>& links) const {
+        std::vector<WaitLink> chain;
+        std::set<int> seen;
+        int rank = start;
+        while (true) {
+            const WaitLink& link = links.at(rank);
+            chain.push_back(link);
+            seen.insert(rank);
+            if (link.holder_step < 0)
+                return chain;
+            if (seen.count(link.holder_rank)) {
+                const auto closing =
+                    std::find_if(chain.begin(), chain.end(),
+                                 [&](const WaitLink& l) { return l.rank == link.holder_rank; });
+                chain.erase(chain.begin(), closing);
+                return chain;
+            }
+            rank = link.holder_rank;
+        }
+    }
+
+    void explain_hang() {
+        std::map<int, WaitLink> links;
+        for (const FlightRecorderDump& dump : dumps_)
+            if (head(dump.rank) >= 0)
+                links.emplace(dump.rank, link_for(dump.rank));
+        if (links.empty())
+            return;
+        report_.hang = true;
+        HangReport& hang = report_.hang_report;
+        for (const auto& [rank, link] : links)
+            hang.blocked.push_back(link);
+        // A cycle explains a hang best; without one, the lowest stuck rank's chain.
+        for (const auto& [rank, link] : links) {
+            std::vector<WaitLink> chain = chain_from(rank, links);
+            if (hang.cycle.empty())
+                hang.cycle = chain;
+            if (chain.back().holder_step >= 0) {
+                hang.cycle = std::move(chain);
+                break;
+            }
+        }
+        for (const WaitLink& link : hang.blocked) {
+            const FlightRecorderEntry& e = entry(link.rank, link.step);
+            std::vector<int> ranks{link.rank};
+            if (link.holder_rank >= 0 && link.holder_rank != link.rank)
+                ranks.push_back(link.holder_rank);
+            std::sort(ranks.begin(), ranks.end());
+            add({"hang", group_of(link.rank, link.step).name,
+                 e.op.is_p2p() ? e.p2p_seq_id : e.collective_seq_id, ranks, link.rank, link.step,
+                 link.action, link.needed,
+                 std::string(entry_state_name(state(link.rank, link.step))),
+                 fmt::format("rank {} is stuck at step {} ({}, {}): it waits for {}{}", link.rank,
+                             link.step, link.action, entry_state_name(state(link.rank, link.step)),
+                             link.needed,
+                             link.holder_step < 0 && link.holder_rank >= 0
+                                 ? fmt::format(", which rank {} never posted", link.holder_rank)
+                                 : "")});
+        }
+    }
+
+    const std::vector<FlightRecorderDump>& dumps_;
+    std::map<int, std::size_t> index_of_rank_;
+    std::vector<std::vector<EntryState>> states_;
+    std::vector<int> heads_;
+    std::vector<GlobalGroup> groups_;
+    std::vector<std::vector<int>> local_to_global_;       // [dump][pg_config index] -> groups_
+    std::map<Key, std::map<int, int>> collective_steps_;  // first step per rank
+    std::map<std::pair<int, int>, std::pair<int, int>> partner_;  // (rank, step) both ways
+    FlightRecorderReport report_;
+};
+
+}  // namespace
+
+std::string op_label(const FlightRecorderEntry& entry) {
+    if (entry.op.is_p2p())
+        return fmt::format("{} [pg {}, p2p #{}]", entry.profiling_name, entry.pg_name,
+                           entry.p2p_seq_id);
+    return fmt::format("{} [pg {}, #{}]", entry.profiling_name, entry.pg_name,
+                       entry.collective_seq_id);
+}
+
+std::vector<EntryState> effective_states(const FlightRecorderDump& dump) {
+    std::vector<EntryState> states;
+    for (const FlightRecorderEntry& entry : dump.entries)
+        states.push_back(entry.state);
+    for (std::size_t i = 0; i < dump.entries.size(); ++i) {
+        const FlightRecorderEntry& marker = dump.entries[i];
+        if (!is_marker(marker))
+            continue;
+        const auto seq_of = [](const FlightRecorderEntry& e) {
+            return e.is_p2p ? e.p2p_seq_id : e.collective_seq_id;
+        };
+        for (std::size_t j = i; j-- > 0;) {
+            const FlightRecorderEntry& member = dump.entries[j];
+            if (is_marker(member) || member.group != marker.group ||
+                member.is_p2p != marker.is_p2p || seq_of(member) != seq_of(marker))
+                break;
+            states[j] = marker.state;
+        }
+    }
+    return states;
+}
+
+FlightRecorderReport analyse_flight_recorder(const std::vector<FlightRecorderDump>& dumps) {
+    return Analysis(dumps).run();
+}
+
+namespace {
+
+// A cycle in which each rank's needed op is the very op the next rank is stuck at: nobody waits
+// for an op still to be posted; they all sit in one transfer or collective that never finishes.
+bool posted_on_both_sides(const HangReport& hang) {
+    if (!hang.closes_cycle())
+        return false;
+    for (std::size_t i = 0; i < hang.cycle.size(); ++i)
+        if (hang.cycle[i].holder_step != hang.cycle[(i + 1) % hang.cycle.size()].step)
+            return false;
+    return true;
+}
+
+}  // namespace
+
+std::string FlightRecorderReport::text() const {
+    std::string out = fmt::format("flight-recorder dumps of {} rank(s)", ranks.size());
+    for (const RankSummary& rank : ranks) {
+        out += fmt::format("\n  rank {} ({}): {} op(s), {} completed", rank.rank, rank.file,
+                           rank.ops, rank.completed);
+        if (rank.last_completed_step >= 0)
+            out += fmt::format("; last completed: step {} {}", rank.last_completed_step,
+                               rank.last_completed);
+        if (rank.first_pending_step >= 0)
+            out += fmt::format("; first not completed: step {} {}", rank.first_pending_step,
+                               rank.first_pending);
+    }
+    for (const std::string& note : notes)
+        out += "\n  note: " + note;
+    bool listed = false;
+    for (const FlightRecorderFinding& finding : findings) {
+        if (finding.kind == "hang")
+            continue;
+        out += listed ? "" : "\nfindings:";
+        listed = true;
+        out += fmt::format("\n  {}: {}", finding.kind, finding.message);
+    }
+    if (hang) {
+        out += '\n';  // appended apart: GCC 12 warns (-Wrestrict) on "\n" + std::string&&
+        out += hang_report.text("the dumps show a hang");
+        if (posted_on_both_sides(hang_report))
+            out +=
+                "\n every rank of this cycle has posted the op the next one waits for and none "
+                "completed: the op itself is stuck (see the mismatches above, a rank without "
+                "a dump, the network)";
+    }
+    if (!hang && !listed)
+        out += "\nno hang and no mismatch: every op completed and the ranks agree";
+    return out;
+}
+
+}  // namespace pipelens::import

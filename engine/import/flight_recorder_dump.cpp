@@ -1,0 +1,447 @@
+// Reading flight-recorder dumps. Both encodings go through one JSON value (the pickle reader
+// yields the same shape as `_dump_nccl_trace_json`, tuples as arrays), so there is one reader of
+// fields; it accepts what differs between the two (JSON writes absent times as 0 and pg_status
+// figures as strings, pickles write None and integers).
+#include "engine/import/flight_recorder_dump.hpp"
+
+#include "engine/import/rank_file_name.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/import/imported_run.hpp"
+#include "engine/import/pickle_reader.hpp"
+
+namespace pipelens::import {
+namespace {
+
+using nlohmann::json;
+
+std::optional<std::int64_t> parse_int(std::string_view text) {
+    while (!text.empty() && text.front() == ' ')
+        text.remove_prefix(1);
+    while (!text.empty() && text.back() == ' ')
+        text.remove_suffix(1);
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || text.empty())
+        return std::nullopt;
+    return value;
+}
+
+// A value as an error message shows it: scalars as JSON text (cut short), containers by kind,
+// so a crafted file cannot make a message huge or its writing recurse deeply.
+std::string brief(const json& value) {
+    if (value.is_array())
+        return fmt::format("a list of {} item(s)", value.size());
+    if (value.is_object())
+        return fmt::format("a dict of {} key(s)", value.size());
+    std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (text.size() > 60)
+        text = text.substr(0, 57) + "...";
+    return text;
+}
+
+// One JSON object being read, and where it is, so every complaint names the file and entry.
+class Fields {
+  public:
+    Fields(const json& object, std::string where) : object_(object), where_(std::move(where)) {}
+
+    const std::string& where() const { return where_; }
+    const json* find(const char* key) const {
+        const auto found = object_.find(key);
+        return found == object_.end() ? nullptr : &*found;
+    }
+    [[noreturn]] void fail(const char* key, std::string_view what) const {
+        throw ImportError(fmt::format("{}: `{}` {}", where_, key, what));
+    }
+    const json& require(const char* key) const {
+        const json* value = find(key);
+        if (value == nullptr)
+            fail(key, "is missing");
+        return *value;
+    }
+
+    std::int64_t integer_of(const char* key, const json& value) const {
+        if (value.is_number_integer() && !value.is_number_unsigned())
+            return value.get<std::int64_t>();
+        if (value.is_number_unsigned() &&
+            value.get<std::uint64_t>() <=
+                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            return static_cast<std::int64_t>(value.get<std::uint64_t>());
+        if (value.is_string())
+            if (const auto parsed = parse_int(value.get<std::string>()))
+                return *parsed;
+        fail(key, fmt::format("should be an integer, not {}", brief(value)));
+    }
+    std::int64_t integer(const char* key) const { return integer_of(key, require(key)); }
+    std::int64_t integer_or(const char* key, std::int64_t fallback) const {
+        const json* value = find(key);
+        return value == nullptr || value->is_null() ? fallback : integer_of(key, *value);
+    }
+    // A time the recorder had not seen yet: absent, None (pickle) or 0 (JSON).
+    std::optional<std::int64_t> time(const char* key) const {
+        const std::int64_t value = integer_or(key, 0);
+        return value == 0 ? std::nullopt : std::optional<std::int64_t>(value);
+    }
+    std::string text(const char* key) const {
+        const json& value = require(key);
+        if (!value.is_string())
+            fail(key, fmt::format("should be a string, not {}", brief(value)));
+        return value.get<std::string>();
+    }
+    std::string text_or(const char* key, std::string fallback) const {
+        return find(key) == nullptr ? fallback : text(key);
+    }
+    bool flag_or(const char* key, bool fallback) const {
+        const json* value = find(key);
+        if (value == nullptr || value->is_null())
+            return fallback;
+        if (!value->is_boolean())
+            fail(key, fmt::format("should be true or false, not {}", brief(*value)));
+        return value->get<bool>();
+    }
+    std::vector<std::vector<std::int64_t>> sizes(const char* key) const {
+        std::vector<std::vector<std::int64_t>> out;
+        const json* value = find(key);
+        if (value == nullptr || value->is_null())
+            return out;
+        if (!value->is_array())
+            fail(key, "should be a list of tensor shapes");
+        for (const json& shape : *value) {
+            if (!shape.is_array())
+                fail(key, fmt::format("should be a list of tensor shapes, not {}", brief(*value)));
+            std::vector<std::int64_t>& dims = out.emplace_back();
+            for (const json& dim : shape)
+                dims.push_back(integer_of(key, dim));
+        }
+        return out;
+    }
+    std::vector<std::string> strings(const char* key) const {
+        std::vector<std::string> out;
+        const json* value = find(key);
+        if (value == nullptr || value->is_null())
+            return out;
+        if (!value->is_array())
+            fail(key, "should be a list of strings");
+        for (const json& item : *value) {
+            if (!item.is_string())
+                fail(key, fmt::format("should be a list of strings, not {}", brief(*value)));
+            out.push_back(item.get<std::string>());
+        }
+        return out;
+    }
+
+  private:
+    const json& object_;
+    std::string where_;
+};
+
+std::vector<int> parse_ranks(const json& value, const Fields& fields) {
+    std::vector<int> ranks;
+    auto add = [&](std::int64_t rank) {
+        if (rank < 0 || rank > std::numeric_limits<int>::max())
+            fields.fail("ranks", fmt::format("holds rank {}, which is not a rank", rank));
+        ranks.push_back(static_cast<int>(rank));
+    };
+    if (value.is_array()) {
+        for (const json& rank : value)
+            add(fields.integer_of("ranks", rank));
+        return ranks;
+    }
+    // PyTorch writes the list as text, "[0, 1, 2]".
+    // Not a conditional expression: its std::string temporary would leave the view dangling.
+    std::string_view text;
+    if (value.is_string())
+        text = value.get_ref<const std::string&>();
+    if (text.size() < 2 || text.front() != '[' || text.back() != ']')
+        fields.fail("ranks", fmt::format("should be a list like \"[0, 1]\", not {}", brief(value)));
+    text = text.substr(1, text.size() - 2);
+    while (!text.empty()) {
+        const std::size_t comma = text.find(',');
+        const auto rank = parse_int(text.substr(0, comma));
+        if (!rank)
+            fields.fail("ranks",
+                        fmt::format("should be a list like \"[0, 1]\", not {}", brief(value)));
+        add(*rank);
+        text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    }
+    return ranks;
+}
+
+std::vector<ProcessGroupConfig> parse_pg_config(const json& dump, const std::string& file) {
+    const Fields top(dump, file);
+    const json& config = top.require("pg_config");
+    if (!config.is_object())
+        top.fail("pg_config", "should map group names to {name, desc, ranks}");
+    std::vector<ProcessGroupConfig> groups;
+    for (const auto& [key, value] : config.items()) {
+        if (!value.is_object())
+            top.fail("pg_config", fmt::format("entry '{}' should be {{name, desc, ranks}}", key));
+        const Fields group(value, fmt::format("{}: pg_config '{}'", file, key));
+        groups.push_back({group.text_or("name", key), group.text_or("desc", ""),
+                          parse_ranks(group.require("ranks"), group)});
+    }
+    return groups;
+}
+
+std::vector<ProcessGroupStatus> parse_pg_status(const json& dump, const std::string& file) {
+    std::vector<ProcessGroupStatus> out;
+    const auto found = dump.find("pg_status");
+    if (found == dump.end() || !found->is_object())
+        return out;  // older dumps have none; it is only reported, never relied on
+    for (const auto& [key, value] : found->items()) {
+        if (!value.is_object())
+            continue;
+        const Fields status(value, fmt::format("{}: pg_status '{}'", file, key));
+        out.push_back({key, status.integer_or("last_enqueued_collective", -1),
+                       status.integer_or("last_started_collective", -1),
+                       status.integer_or("last_completed_collective", -1)});
+    }
+    return out;
+}
+
+EntryState parse_state(const Fields& fields) {
+    const std::string state = fields.text("state");
+    if (state == "scheduled")
+        return EntryState::scheduled;
+    if (state == "started")
+        return EntryState::started;
+    if (state == "completed")
+        return EntryState::completed;
+    fields.fail("state", fmt::format("is '{}'; expected scheduled, started or completed", state));
+}
+
+std::vector<StackFrame> parse_frames(const Fields& fields) {
+    std::vector<StackFrame> frames;
+    const json* value = fields.find("frames");
+    if (value == nullptr || !value->is_array())
+        return frames;
+    for (const json& frame : *value) {
+        if (!frame.is_object())
+            continue;
+        const Fields parts(frame, fields.where() + ": frame");
+        frames.push_back({parts.text_or("name", ""), parts.text_or("filename", ""),
+                          parts.integer_or("line", 0)});
+    }
+    return frames;
+}
+
+// The group's member at `local` (a rank within the group, as profiling names count them).
+int global_rank(const ProcessGroupConfig& group, int local, const Fields& fields) {
+    std::vector<int> sorted = group.ranks;
+    std::sort(sorted.begin(), sorted.end());
+    if (local < 0 || local >= static_cast<int>(sorted.size()))
+        fields.fail("profiling_name",
+                    fmt::format("names rank {} of process group '{}', which has {} ranks", local,
+                                group.name, sorted.size()));
+    return sorted[local];
+}
+
+FlightRecorderEntry parse_entry(const json& value, const Fields& fields,
+                                const std::vector<ProcessGroupConfig>& groups) {
+    if (!value.is_object())
+        throw ImportError(fields.where() + ": should be a dict of the op's fields");
+    FlightRecorderEntry entry;
+    entry.record_id = fields.integer("record_id");
+    entry.pg_id = fields.integer_or("pg_id", 0);
+    const json& group = fields.require("process_group");
+    if (!group.is_array() || group.size() != 2 || !group[0].is_string() || !group[1].is_string())
+        fields.fail("process_group", fmt::format("should be (name, desc), not {}", brief(group)));
+    entry.pg_name = group[0].get<std::string>();
+    entry.pg_desc = group[1].get<std::string>();
+    entry.collective_seq_id = fields.integer("collective_seq_id");
+    entry.p2p_seq_id = fields.integer_or("p2p_seq_id", 0);
+    entry.op_id = fields.integer_or("op_id", 0);
+    entry.profiling_name = fields.text("profiling_name");
+    try {
+        entry.op = parse_profiling_name(entry.profiling_name);
+    } catch (const ImportError& error) {
+        fields.fail("profiling_name", error.what());
+    }
+    entry.time_created_ns = fields.integer("time_created_ns");
+    entry.time_discovered_started_ns = fields.time("time_discovered_started_ns");
+    entry.time_discovered_completed_ns = fields.time("time_discovered_completed_ns");
+    if (const json* duration = fields.find("duration_ms"); duration && duration->is_number())
+        entry.duration_ms = duration->get<double>();
+    entry.state = parse_state(fields);
+    entry.input_sizes = fields.sizes("input_sizes");
+    entry.input_dtypes = fields.strings("input_dtypes");
+    entry.output_sizes = fields.sizes("output_sizes");
+    entry.output_dtypes = fields.strings("output_dtypes");
+    entry.is_p2p = fields.flag_or("is_p2p", entry.op.is_p2p());
+    entry.retired = fields.flag_or("retired", false);
+    if (const json* timeout = fields.find("timeout_ms"); timeout && !timeout->is_null())
+        entry.timeout_ms = fields.integer_of("timeout_ms", *timeout);
+    entry.frames = parse_frames(fields);
+    for (std::size_t i = 0; i < groups.size() && entry.group < 0; ++i)
+        if (groups[i].name == entry.pg_name)
+            entry.group = static_cast<int>(i);
+    if (entry.group < 0)
+        fields.fail(
+            "process_group",
+            fmt::format("is '{}', which the dump's pg_config does not list", entry.pg_name));
+    if (entry.op.is_p2p())
+        entry.peer_rank = global_rank(groups[entry.group],
+                                      entry.op.is_send() ? entry.op.dst : entry.op.src, fields);
+    return entry;
+}
+
+int dump_rank(const json& dump, const std::string& file) {
+    const Fields top(dump, file);
+    if (const json* rank = top.find("rank"); rank != nullptr) {
+        const std::int64_t value = top.integer_of("rank", *rank);
+        if (value < 0 || value > std::numeric_limits<int>::max())
+            top.fail("rank", fmt::format("is {}, which is not a rank", value));
+        return static_cast<int>(value);
+    }
+    if (const auto rank = rank_from_file_name(file, RankNaming::rank_word_or_trailing))
+        return *rank;
+    throw ImportError(fmt::format(
+        "{}: cannot tell which rank this dump is: it has no `rank` key and its name does not end "
+        "in the rank (PyTorch names dumps <prefix><rank>, e.g. nccl_trace_rank_3)",
+        file));
+}
+
+FlightRecorderDump dump_from_json(const json& dump, const std::string& file) {
+    if (!dump.is_object())
+        throw ImportError(file + ": not a flight-recorder dump (the top level is not a dict)");
+    FlightRecorderDump out;
+    out.file = file;
+    const Fields top(dump, file);
+    const json& version = top.require("version");
+    if (!version.is_string() || !known_dump_version(version.get<std::string>()))
+        throw ImportError(fmt::format(
+            "{}: flight-recorder dump version {} is not one pipelens knows (2.0 to 2.10, as "
+            "PyTorch's fr_trace reads them)",
+            file, brief(version)));
+    out.version = version.get<std::string>();
+    out.rank = dump_rank(dump, file);
+    out.pg_config = parse_pg_config(dump, file);
+    out.pg_status = parse_pg_status(dump, file);
+    const json* entries = top.find("entries");
+    if (entries == nullptr || entries->is_null())
+        return out;  // the JSON form leaves the key out when nothing was recorded
+    if (!entries->is_array())
+        top.fail("entries", "should be a list");
+    for (std::size_t i = 0; i < entries->size(); ++i) {
+        const Fields fields((*entries)[i], fmt::format("{}: entry {}", file, i));
+        out.entries.push_back(parse_entry((*entries)[i], fields, out.pg_config));
+    }
+    return out;
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+std::string without_id(const json::exception& error) {
+    std::string what = error.what();
+    if (const std::size_t bracket = what.find("] "); bracket != std::string::npos)
+        what = what.substr(bracket + 2);
+    return what;
+}
+
+json parse_json_text(std::string_view bytes, const std::string& file) {
+    try {
+        return json::parse(bytes.begin(), bytes.end());
+    } catch (const json::parse_error& error) {
+        throw ImportError(
+            fmt::format("{}: byte {}: not valid JSON: {}", file, error.byte, without_id(error)));
+    } catch (const json::exception& error) {  // e.g. a number too large for a double
+        throw ImportError(fmt::format("{}: not valid JSON: {}", file, without_id(error)));
+    }
+}
+
+}  // namespace
+
+std::string_view entry_state_name(EntryState state) {
+    switch (state) {
+        case EntryState::scheduled:
+            return "scheduled";
+        case EntryState::started:
+            return "started";
+        case EntryState::completed:
+            return "completed";
+    }
+    return "?";
+}
+
+OpName parse_profiling_name(std::string_view text) {
+    const std::size_t colon = text.find(':');
+    if (colon == std::string_view::npos || colon == 0)
+        throw ImportError(
+            fmt::format("'{}' is not of the form backend:op (e.g. nccl:all_reduce)", text));
+    OpName op;
+    op.backend = std::string(text.substr(0, colon));
+    std::string_view rest = text.substr(colon + 1);
+    const std::size_t space = rest.find(' ');
+    op.type = std::string(rest.substr(0, space));
+    if (op.type.empty())
+        throw ImportError(fmt::format("'{}' names no op", text));
+    if (!op.is_p2p())
+        return op;
+    // "send 1->2": from 1 to 2; "recv 2<-1": 2 receives from 1.
+    const std::string_view peers =
+        space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
+    const std::string_view arrow = op.is_send() ? "->" : "<-";
+    const std::size_t at = peers.find(arrow);
+    const auto left = at == std::string_view::npos ? std::nullopt : parse_int(peers.substr(0, at));
+    const auto right =
+        at == std::string_view::npos ? std::nullopt : parse_int(peers.substr(at + arrow.size()));
+    if (!left || !right || *left < 0 || *right < 0 || *left > 1'000'000'000 ||
+        *right > 1'000'000'000)
+        throw ImportError(
+            fmt::format("'{}' should name its ranks as {} A{}B", text, op.type, arrow));
+    op.src = static_cast<int>(op.is_send() ? *left : *right);
+    op.dst = static_cast<int>(op.is_send() ? *right : *left);
+    return op;
+}
+
+bool known_dump_version(std::string_view version) {
+    const std::size_t dot = version.find('.');
+    if (dot == std::string_view::npos)
+        return false;
+    const auto major = parse_int(version.substr(0, dot));
+    const auto minor = parse_int(version.substr(dot + 1));
+    return major && minor && *major == 2 && *minor >= 0 && *minor <= 10 &&
+           version.find(' ') == std::string_view::npos;
+}
+
+FlightRecorderDump parse_flight_recorder_dump(std::string_view bytes, const std::string& file) {
+    const std::size_t first = bytes.find_first_not_of(" \t\r\n");
+    if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80)
+        return dump_from_json(read_pickle(bytes, file), file);
+    if (first != std::string_view::npos && bytes[first] == '{')
+        return dump_from_json(parse_json_text(bytes, file), file);
+    throw ImportError(file + ": not a flight-recorder dump (neither a pickle nor a JSON object)");
+}
+
+FlightRecorderDump read_flight_recorder_dump(const std::string& path) {
+    return parse_flight_recorder_dump(read_input_file(path), path);
+}
+
+std::vector<FlightRecorderDump> read_flight_recorder_dumps(const std::vector<std::string>& paths) {
+    std::vector<FlightRecorderDump> dumps;
+    std::map<int, std::string> file_of_rank;
+    for (const std::string& path : paths) {
+        FlightRecorderDump dump = read_flight_recorder_dump(path);
+        const auto [seen, fresh] = file_of_rank.emplace(dump.rank, path);
+        if (!fresh)
+            throw ImportError(fmt::format("{} and {} both hold rank {}'s dump; give one per rank",
+                                          seen->second, path, dump.rank));
+        dumps.push_back(std::move(dump));
+    }
+    std::sort(
+        dumps.begin(), dumps.end(),
+        [](const FlightRecorderDump& a, const FlightRecorderDump& b) { return a.rank < b.rank; });
+    return dumps;
+}
+
+}  // namespace pipelens::import

@@ -1,0 +1,614 @@
+// Reading PyTorch profiler traces. Each file is streamed once (chrome_trace_stream) keeping only
+// what the import needs: the action ranges, the communication the profiler recorded, memory
+// samples. Everything else (operator ranges, kernels, flows) is dropped as it streams past, so
+// memory stays proportional to the pipeline's actions, not to the trace.
+#include "engine/import/pytorch_profiler.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <exception>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <set>
+#include <span>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "engine/import/chrome_trace_stream.hpp"
+#include "engine/import/clock_alignment.hpp"
+#include "engine/import/rank_file_name.hpp"
+#include "engine/import/schedule_recovery.hpp"
+#include "engine/schedule/schedule_csv.hpp"
+
+namespace pipelens::import {
+namespace {
+
+enum class CommKind { send, recv, wait };
+
+struct Range {
+    std::string name;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::string thread;  // "pid/tid": nesting is only within one thread
+    std::uint64_t offset = 0;
+};
+
+struct CommCall {
+    CommKind kind = CommKind::wait;
+    std::int64_t bytes = -1;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::string thread;
+};
+
+struct RankFile {
+    std::string path;
+    std::optional<int> rank;
+    std::vector<Range> cpu_ranges;        // PP:... and Forward i / Backward i
+    std::vector<Range> gpu_ranges;        // their gpu_user_annotation twins
+    std::vector<CommCall> recorded_comm;  // record_param_comms
+    std::vector<CommCall> named_comm;     // nccl:/gloo: send and recv ranges (fallback)
+    std::vector<traces::MemoryRecord> cpu_memory;
+    std::vector<traces::MemoryRecord> gpu_memory;
+    std::uint64_t events = 0;
+};
+
+bool is_gpipe_name(std::string_view name) {
+    for (std::string_view prefix : {"Forward ", "Backward "})
+        if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix)
+            return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()),
+                               name.end(), [](char c) { return c >= '0' && c <= '9'; });
+    return false;
+}
+
+bool is_action_range(std::string_view name) {
+    return name.substr(0, 3) == "PP:" || is_gpipe_name(name);
+}
+
+std::optional<std::int64_t> integer_of(std::string_view text) {
+    if (!text.empty() && text.front() == '"')
+        text = text.substr(1, text.size() >= 2 ? text.size() - 2 : 0);
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size())
+        return std::nullopt;
+    return value;
+}
+
+std::string_view unquoted(std::string_view text) {
+    if (text.size() >= 2 && text.front() == '"' && text.back() == '"')
+        return text.substr(1, text.size() - 2);
+    return text;
+}
+
+// Bytes per element of the dtype names the profiler writes ("Float", "BFloat16", "c10::Half").
+std::int64_t dtype_bytes(std::string_view dtype) {
+    dtype = unquoted(dtype);
+    if (const auto colon = dtype.rfind(':'); colon != std::string_view::npos)
+        dtype = dtype.substr(colon + 1);
+    static const std::map<std::string_view, std::int64_t, std::less<>> sizes{
+        {"Double", 8},        {"Float", 4},      {"Half", 2},         {"BFloat16", 2},
+        {"Long", 8},          {"Int", 4},        {"Short", 2},        {"Char", 1},
+        {"Byte", 1},          {"Bool", 1},       {"ComplexFloat", 8}, {"ComplexDouble", 16},
+        {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
+    const auto found = sizes.find(dtype);
+    return found == sizes.end() ? 0 : found->second;
+}
+
+std::string_view arg_text(const ChromeEvent& event, std::string_view key) {
+    for (const ChromeArg& arg : event.args)
+        if (arg.key == key)
+            return arg.text;
+    return {};
+}
+
+std::optional<CommKind> comm_kind_of(std::string_view collective) {
+    collective = unquoted(collective);
+    if (collective == "send" || collective == "isend")
+        return CommKind::send;
+    if (collective == "recv" || collective == "irecv" || collective == "recvAnySource")
+        return CommKind::recv;
+    if (collective == "wait")
+        return CommKind::wait;
+    return std::nullopt;
+}
+
+// A wait on a Work object as a profiled operator: "c10d::wait", "Work.wait", "aten::wait".
+bool is_wait_op(std::string_view name) {
+    const auto separator = name.find_last_of(":.");
+    return separator != std::string_view::npos && name.substr(separator + 1) == "wait";
+}
+
+CommCall comm_call(const ChromeEvent& event, CommKind kind, std::string thread) {
+    CommCall call;
+    call.kind = kind;
+    call.start_ns = event.ts_ns;
+    call.end_ns = event.ts_ns + std::max<std::int64_t>(event.dur_ns, 0);
+    call.thread = std::move(thread);
+    std::int64_t elements = integer_of(arg_text(event, "In msg nelems")).value_or(0);
+    if (elements <= 0)
+        elements = integer_of(arg_text(event, "Out msg nelems")).value_or(0);
+    const std::int64_t width = dtype_bytes(arg_text(event, "dtype"));
+    if (elements > 0 && width > 0)
+        call.bytes = elements * width;
+    return call;
+}
+
+void keep_event(RankFile& file, const ChromeEvent& event) {
+    ++file.events;
+    if (event.ph == "i" || event.ph == "I") {
+        if (event.name != "[memory]")
+            return;
+        const auto total = integer_of(arg_text(event, "Total Allocated"));
+        if (!total)
+            return;
+        const bool on_gpu = integer_of(arg_text(event, "Device Type")).value_or(0) != 0;
+        (on_gpu ? file.gpu_memory : file.cpu_memory).push_back({0, event.ts_ns, *total});
+        return;
+    }
+    if (event.ph != "X")
+        return;
+    std::string thread = fmt::format("{}/{}", event.pid_text, event.tid_text);
+    if (is_action_range(event.name)) {
+        Range range{std::string(event.name), event.ts_ns,
+                    event.ts_ns + std::max<std::int64_t>(event.dur_ns, 0), std::move(thread),
+                    event.offset};
+        (event.cat == "gpu_user_annotation" ? file.gpu_ranges : file.cpu_ranges)
+            .push_back(std::move(range));
+        return;
+    }
+    if (event.cat == "kernel" || event.cat == "gpu_memcpy")
+        return;
+    if (event.name == "record_param_comms") {
+        if (const auto kind = comm_kind_of(arg_text(event, "Collective name")))
+            file.recorded_comm.push_back(comm_call(event, *kind, std::move(thread)));
+        return;
+    }
+    for (const auto& [prefix, kind] : {std::pair{std::string_view("nccl:send"), CommKind::send},
+                                       std::pair{std::string_view("gloo:send"), CommKind::send},
+                                       std::pair{std::string_view("nccl:recv"), CommKind::recv},
+                                       std::pair{std::string_view("gloo:recv"), CommKind::recv}})
+        if (event.name.substr(0, prefix.size()) == prefix) {
+            file.named_comm.push_back(comm_call(event, kind, std::move(thread)));
+            return;
+        }
+    if (is_wait_op(event.name))
+        file.named_comm.push_back(comm_call(event, CommKind::wait, std::move(thread)));
+}
+
+void move_to_epoch(RankFile& file, const ChromeTraceHeader& header) {
+    if (!header.base_time_ns)
+        return;
+    const std::int64_t base = *header.base_time_ns;
+    auto shift = [base](std::int64_t& time) {
+        if (time < base)  // Kineto's newer files: ts relative to baseTimeNanoseconds
+            time += base;
+    };
+    for (auto* ranges : {&file.cpu_ranges, &file.gpu_ranges})
+        for (Range& range : *ranges) {
+            const std::int64_t length = range.end_ns - range.start_ns;
+            shift(range.start_ns);
+            range.end_ns = range.start_ns + length;
+        }
+    for (auto* calls : {&file.recorded_comm, &file.named_comm})
+        for (CommCall& call : *calls) {
+            const std::int64_t length = call.end_ns - call.start_ns;
+            shift(call.start_ns);
+            call.end_ns = call.start_ns + length;
+        }
+    for (auto* points : {&file.cpu_memory, &file.gpu_memory})
+        for (traces::MemoryRecord& point : *points)
+            shift(point.time_ns);
+}
+
+RankFile read_rank_file(const std::string& path) {
+    RankFile file;
+    file.path = path;
+    const ChromeTraceHeader header =
+        read_chrome_trace(path, [&file](const ChromeEvent& event) { keep_event(file, event); });
+    file.rank = header.rank ? header.rank : rank_from_file_name(path);
+    move_to_epoch(file, header);
+    if (file.recorded_comm.empty())  // older traces: only the process group's own ranges
+        file.recorded_comm = std::move(file.named_comm);
+    else  // waits are never record_param_comms in some versions: keep the named ones
+        for (CommCall& call : file.named_comm)
+            if (call.kind == CommKind::wait)
+                file.recorded_comm.push_back(std::move(call));
+    auto by_start = [](const auto& left, const auto& right) {
+        return left.start_ns < right.start_ns;
+    };
+    std::sort(file.cpu_ranges.begin(), file.cpu_ranges.end(), by_start);
+    std::sort(file.gpu_ranges.begin(), file.gpu_ranges.end(), by_start);
+    std::sort(file.recorded_comm.begin(), file.recorded_comm.end(), by_start);
+    return file;
+}
+
+// ---- From ranges to actions ----
+
+struct BuiltAction {
+    Action action;
+    ImportedTiming timing;
+    bool on_gpu = false;
+    std::int64_t waited_until_ns = -1;  // compute: when its leading waits for inputs ended
+};
+
+struct RankBuild {
+    std::vector<BuiltAction> actions;
+    int gpu_timed = 0;
+    int cpu_timed = 0;
+    int waits_separated = 0;
+    std::int64_t waited_ns = 0;
+};
+
+// The communication calls on `range`'s thread inside it.
+std::vector<const CommCall*> nested_calls(const RankFile& file, const Range& range) {
+    std::vector<const CommCall*> calls;
+    auto at = std::lower_bound(
+        file.recorded_comm.begin(), file.recorded_comm.end(), range.start_ns,
+        [](const CommCall& call, std::int64_t start) { return call.start_ns < start; });
+    for (; at != file.recorded_comm.end() && at->start_ns <= range.end_ns; ++at)
+        if (at->end_ns <= range.end_ns && at->thread == range.thread)
+            calls.push_back(&*at);
+    return calls;
+}
+
+// Where a compute range's own work starts: after the waits (or blocking receives) that begin
+// in its first half, which are it waiting for inputs.
+std::int64_t compute_start(const Range& range, const std::vector<const CommCall*>& calls) {
+    const std::int64_t middle = range.start_ns + (range.end_ns - range.start_ns) / 2;
+    std::int64_t start = range.start_ns;
+    for (const CommCall* call : calls)
+        if (call->kind != CommKind::send && call->start_ns < middle)
+            start = std::max(start, call->end_ns);
+    return start;
+}
+
+std::int64_t bytes_of(const std::vector<const CommCall*>& calls, CommKind kind) {
+    std::int64_t bytes = -1;
+    for (const CommCall* call : calls)
+        if (call->kind == kind && call->bytes >= 0)
+            bytes = std::max<std::int64_t>(bytes, 0) + call->bytes;
+    return bytes;
+}
+
+// Each range's occurrence number among ranges of the same name: occurrence k is step k.
+std::vector<int> occurrences(const std::vector<Range>& ranges) {
+    std::map<std::string, int> seen;
+    std::vector<int> result;
+    for (const Range& range : ranges)
+        result.push_back(seen[range.name]++);
+    return result;
+}
+
+int steps_in(const RankFile& file) {
+    std::map<std::string, int> counts;
+    for (const Range& range : file.cpu_ranges)
+        ++counts[range.name];
+    int steps = counts.empty() ? 0 : std::numeric_limits<int>::max();
+    for (const auto& [name, count] : counts)
+        steps = std::min(steps, count);
+    return steps;
+}
+
+void add_timed(RankBuild& build, BuiltAction action, const Range& cpu, const Range* gpu) {
+    if (gpu != nullptr) {
+        action.timing.start_ns = gpu->start_ns;
+        action.timing.end_ns = gpu->end_ns;
+        action.on_gpu = true;
+        ++build.gpu_timed;
+    } else {
+        ++build.cpu_timed;
+        if (action.waited_until_ns > cpu.start_ns) {
+            ++build.waits_separated;
+            build.waited_ns += action.waited_until_ns - cpu.start_ns;
+        }
+    }
+    build.actions.push_back(action);
+}
+
+Action parse_range_action(const RankFile& file, const Range& range, std::vector<Action>& parts) {
+    try {
+        return parse_action(std::string_view(range.name).substr(3), parts);
+    } catch (const ActionParseError& error) {
+        throw ImportError(fmt::format("{}: byte {}: range \"{}\" is not a pipeline action: {}",
+                                      file.path, range.offset, range.name, error.what()));
+    }
+}
+
+// PyTorch's runtime: one range per action, compute and communication alike.
+void build_runtime_actions(const RankFile& file, int step, std::vector<Action>& parts,
+                           RankBuild& build) {
+    std::map<std::string, std::vector<const Range*>> gpu_twins;
+    for (const Range& range : file.gpu_ranges)
+        gpu_twins[range.name].push_back(&range);
+    const std::vector<int> occurrence = occurrences(file.cpu_ranges);
+    for (std::size_t index = 0; index < file.cpu_ranges.size(); ++index) {
+        const Range& range = file.cpu_ranges[index];
+        if (occurrence[index] != step || range.name.substr(0, 3) != "PP:")
+            continue;
+        BuiltAction built{
+            parse_range_action(file, range, parts), {range.start_ns, range.end_ns, -1}, false, -1};
+        const std::vector<const CommCall*> calls = nested_calls(file, range);
+        if (is_compute(built.action.kind)) {
+            built.timing.start_ns = compute_start(range, calls);
+            if (built.timing.start_ns > range.start_ns)  // it waited for an input
+                built.waited_until_ns = built.timing.start_ns;
+        } else if (is_communication(built.action.kind)) {
+            const bool sends = built.action.kind == ActionKind::send_forward ||
+                               built.action.kind == ActionKind::send_backward;
+            built.timing.bytes = bytes_of(calls, sends ? CommKind::send : CommKind::recv);
+        }
+        const auto twins = gpu_twins.find(range.name);
+        const Range* gpu = twins != gpu_twins.end() && static_cast<int>(twins->second.size()) > step
+                               ? twins->second[step]
+                               : nullptr;
+        add_timed(build, built, range, gpu);
+    }
+}
+
+// A CPU-timed RECV is only posted in its range; the data arrived when the action that consumes
+// it stopped waiting.
+void extend_receives(RankBuild& build, const std::vector<Action>& parts) {
+    for (BuiltAction& recv : build.actions) {
+        const ActionKind kind = recv.action.kind;
+        if (recv.on_gpu || (kind != ActionKind::recv_forward && kind != ActionKind::recv_backward))
+            continue;
+        for (const BuiltAction& consumer : build.actions) {
+            if (!is_compute(consumer.action.kind) ||
+                consumer.timing.start_ns < recv.timing.start_ns)
+                continue;
+            std::span<const Action> consumed{&consumer.action, 1};
+            if (consumer.action.kind == ActionKind::overlap_forward_backward)
+                consumed = {parts.data() + consumer.action.link, consumer.action.part_count};
+            const bool consumes =
+                std::any_of(consumed.begin(), consumed.end(), [&](const Action& part) {
+                    const bool right_kind = kind == ActionKind::recv_forward
+                                                ? part.kind == ActionKind::forward
+                                                : part.kind == ActionKind::backward_input ||
+                                                      part.kind == ActionKind::full_backward;
+                    return right_kind && part.stage == recv.action.stage &&
+                           part.microbatch == recv.action.microbatch;
+                });
+            if (!consumes)
+                continue;
+            recv.timing.end_ns = std::max(recv.timing.end_ns, consumer.waited_until_ns);
+            break;
+        }
+    }
+}
+
+// GPipe's loop: `Forward i` / `Backward i` hold receive, compute and send of microbatch i on
+// the rank's one stage (stage = rank).
+void build_gpipe_actions(const RankFile& file, int rank, int step, RankBuild& build) {
+    const std::vector<int> occurrence = occurrences(file.cpu_ranges);
+    for (std::size_t index = 0; index < file.cpu_ranges.size(); ++index) {
+        const Range& range = file.cpu_ranges[index];
+        if (occurrence[index] != step || !is_gpipe_name(range.name))
+            continue;
+        const bool forward = range.name[0] == 'F';
+        const int microbatch = std::stoi(range.name.substr(range.name.find(' ') + 1));
+        const std::vector<const CommCall*> calls = nested_calls(file, range);
+        const std::int64_t start = compute_start(range, calls);
+        std::int64_t end = range.end_ns;
+        std::int64_t first_recv = -1;
+        for (const CommCall* call : calls) {
+            if (call->kind == CommKind::recv && call->start_ns < start && first_recv < 0)
+                first_recv = call->start_ns;
+            if (call->kind == CommKind::send && call->start_ns >= start) {
+                end = std::min(end, call->start_ns);
+                build.actions.push_back(
+                    {make_action(rank,
+                                 forward ? ActionKind::send_forward : ActionKind::send_backward,
+                                 microbatch),
+                     {call->start_ns, call->end_ns, call->bytes},
+                     false,
+                     -1});
+                ++build.cpu_timed;
+            }
+        }
+        if (first_recv >= 0) {
+            build.actions.push_back(
+                {make_action(rank, forward ? ActionKind::recv_forward : ActionKind::recv_backward,
+                             microbatch),
+                 {first_recv, start, bytes_of(calls, CommKind::recv)},
+                 false,
+                 -1});
+            ++build.cpu_timed;
+        }
+        BuiltAction compute{
+            make_action(rank, forward ? ActionKind::forward : ActionKind::full_backward,
+                        microbatch),
+            {start, std::max(start, end), -1},
+            false,
+            start};
+        add_timed(build, compute, range, nullptr);
+    }
+}
+
+// Each rank's file is streamed on its own thread (as many at once as there are cores): files
+// are independent, and one core tokenizes about a million events a second. The first failure
+// in file order is the one reported.
+std::vector<RankFile> read_files_in_parallel(const std::vector<std::string>& paths) {
+    std::vector<RankFile> files(paths.size());
+    std::vector<std::exception_ptr> failures(paths.size());
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+        for (std::size_t index; (index = next.fetch_add(1)) < paths.size();) {
+            try {
+                files[index] = read_rank_file(paths[index]);
+            } catch (...) {
+                failures[index] = std::current_exception();
+            }
+        }
+    };
+    const std::size_t threads =
+        std::min<std::size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> helpers;
+    for (std::size_t thread = 1; thread < threads; ++thread)
+        helpers.emplace_back(work);
+    work();
+    for (std::thread& helper : helpers)
+        helper.join();
+    for (const std::exception_ptr& failure : failures)
+        if (failure)
+            std::rethrow_exception(failure);
+    return files;
+}
+
+std::vector<RankFile> read_files(const std::vector<std::string>& paths) {
+    std::vector<RankFile> files = read_files_in_parallel(paths);
+    std::map<int, std::string> owner;
+    for (std::size_t index = 0; index < files.size(); ++index) {
+        RankFile& file = files[index];
+        if (!file.rank) {
+            if (files.size() > 1)
+                throw ImportError(fmt::format(
+                    "{}: cannot tell which rank it is: the trace has no distributedInfo.rank and "
+                    "the file name no \"rank<N>\"",
+                    file.path));
+            file.rank = 0;
+        }
+        const auto [slot, inserted] = owner.try_emplace(*file.rank, file.path);
+        if (!inserted)
+            throw ImportError(
+                fmt::format("{} and {} both hold rank {}", slot->second, file.path, *file.rank));
+    }
+    for (int rank = 0; rank < static_cast<int>(files.size()); ++rank)
+        if (!owner.count(rank)) {
+            std::string present;
+            for (const auto& [held, path] : owner)
+                present += fmt::format("{}{}", present.empty() ? "" : ", ", held);
+            throw ImportError(fmt::format(
+                "{} files given but rank {} is missing (ranks present: {}); import one file per "
+                "rank 0..{}",
+                files.size(), rank, present, files.size() - 1));
+        }
+    std::sort(files.begin(), files.end(),
+              [](const RankFile& left, const RankFile& right) { return *left.rank < *right.rank; });
+    for (const RankFile& file : files)
+        if (file.cpu_ranges.empty())
+            throw ImportError(fmt::format(
+                "{}: no pipeline action ranges among its {} events (torch.distributed.pipelining "
+                "marks each action as a \"PP:<action>\" range, GPipe's loop as \"Forward i\" / "
+                "\"Backward i\"); was the profiled code a pipelining schedule's step()?",
+                file.path, file.events));
+    return files;
+}
+
+int chosen_step(const std::vector<RankFile>& files, const ProfilerImportOptions& options) {
+    int common = std::numeric_limits<int>::max();
+    for (const RankFile& file : files)
+        common = std::min(common, steps_in(file));
+    if (!options.step)
+        return common - 1;
+    if (*options.step < 0 || *options.step >= common)
+        throw ImportError(
+            fmt::format("step {} asked for, but every rank's trace holds only steps 0..{}",
+                        *options.step, common - 1));
+    return *options.step;
+}
+
+std::string duration_text(std::int64_t ns) {
+    return ns >= 1'000'000 ? fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6)
+                           : fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3);
+}
+
+void add_notes(ImportedRun& run, const std::vector<RankBuild>& builds, int step, int steps,
+               const ClockAlignment& clocks) {
+    int gpu = 0;
+    int cpu = 0;
+    int waits = 0;
+    std::int64_t waited = 0;
+    for (const RankBuild& build : builds) {
+        gpu += build.gpu_timed;
+        cpu += build.cpu_timed;
+        waits += build.waits_separated;
+        waited += build.waited_ns;
+    }
+    run.notes.push_back(fmt::format("step {} of {} in the traces imported", step, steps));
+    run.notes.push_back(
+        gpu == 0 ? fmt::format("times are CPU ranges: the traces have no GPU annotations ({} "
+                               "actions)",
+                               cpu)
+                 : fmt::format("{} actions timed on the GPU (their gpu_user_annotation), {} by "
+                               "their CPU range",
+                               gpu, cpu));
+    if (waits > 0)
+        run.notes.push_back(fmt::format(
+            "{} waits for inputs inside compute ranges ({} in all) separated out: they show as "
+            "bubbles and end the RECV waited for",
+            waits, duration_text(waited)));
+    if (!clocks.consistent)
+        run.notes.push_back(
+            "clocks: the ranks' send/recv times contradict any one offset per "
+            "rank (clock drift?); times are the best effort");
+    else if (clocks.largest_violation_ns > 0)
+        run.notes.push_back(fmt::format(
+            "clocks: the files' timestamps had a RECV end {} before its SEND started; ranks "
+            "shifted onto rank 0's clock by the least that orders all {} rank pairs",
+            duration_text(clocks.largest_violation_ns), clocks.pairs_used));
+    else
+        run.notes.push_back(
+            fmt::format("clocks: the files' own timestamps, consistent with every "
+                        "send/recv ({} rank pairs checked)",
+                        clocks.pairs_used));
+}
+
+}  // namespace
+
+}  // namespace pipelens::import
+
+namespace pipelens::import {
+
+ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
+                                  const ProfilerImportOptions& options) {
+    const std::vector<RankFile> ranks = read_files(files);
+    const int step = chosen_step(ranks, options);
+    ImportedRun run;
+    run.format = "pytorch-profiler";
+    run.schedule.ranks.resize(ranks.size());
+    run.timings.resize(ranks.size());
+    run.memory.resize(ranks.size());
+    std::vector<RankBuild> builds(ranks.size());
+    for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+        const RankFile& file = ranks[rank];
+        run.sources.push_back(file.path);
+        RankBuild& build = builds[rank];
+        const bool runtime_ranges =
+            std::any_of(file.cpu_ranges.begin(), file.cpu_ranges.end(),
+                        [](const Range& range) { return range.name.substr(0, 3) == "PP:"; });
+        if (runtime_ranges)
+            build_runtime_actions(file, step, run.schedule.parts, build);
+        else
+            build_gpipe_actions(file, static_cast<int>(rank), step, build);
+        extend_receives(build, run.schedule.parts);
+        std::stable_sort(build.actions.begin(), build.actions.end(),
+                         [](const BuiltAction& left, const BuiltAction& right) {
+                             return left.timing.start_ns < right.timing.start_ns;
+                         });
+        for (const BuiltAction& action : build.actions) {
+            run.schedule.ranks[rank].push_back(action.action);
+            run.timings[rank].push_back(action.timing);
+        }
+        run.memory[rank] = file.gpu_memory.empty() ? file.cpu_memory : file.gpu_memory;
+        for (traces::MemoryRecord& point : run.memory[rank])
+            point.rank = static_cast<std::int32_t>(rank);
+    }
+    const std::string source =
+        files.size() == 1 ? files.front() : fmt::format("{} traces", files.size());
+    infer_shape(run.schedule, source);
+    const auto kind = recognise_schedule(run.schedule);
+    run.schedule.name = kind ? std::string(schedule_kind_name(*kind)) : "imported";
+    link_send_recv_pairs(run.schedule);
+    const ClockAlignment clocks = align_clocks(run);
+    int steps = std::numeric_limits<int>::max();
+    for (const RankFile& file : ranks)
+        steps = std::min(steps, steps_in(file));
+    add_notes(run, builds, step, steps, clocks);
+    return run;
+}
+
+}  // namespace pipelens::import

@@ -1,0 +1,99 @@
+// Recognition compares against every kind that accepts the inferred shape; a shape a kind
+// refuses (ScheduleConfigError) simply is not that kind.
+#include "engine/import/schedule_recovery.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "engine/import/imported_run.hpp"
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/schedule_csv.hpp"
+
+namespace pipelens::import {
+
+void infer_shape(Schedule& schedule, const std::string& source) {
+    schedule.rank_count = static_cast<int>(schedule.ranks.size());
+    try {
+        infer_schedule_shape(schedule, source);
+    } catch (const ScheduleFileError& error) {
+        throw ImportError(error.what());
+    }
+    // A CSV may place a stage's communication anywhere; a run's stage computes on one rank.
+    std::vector<int> computes_on(static_cast<std::size_t>(schedule.stage_count), -1);
+    for (int rank = 0; rank < schedule.rank_count; ++rank)
+        for (const Action& action : schedule.ranks[rank])
+            for (const Action& part : schedule.parts_of(action)) {
+                if (part.stage < 0 || !is_compute(part.kind))
+                    continue;
+                int& owner = computes_on[static_cast<std::size_t>(part.stage)];
+                if (owner >= 0 && owner != rank)
+                    throw ImportError(fmt::format(
+                        "{}: stage {} computes on rank {} and on rank {}; a stage must run on "
+                        "one rank",
+                        source, part.stage, owner, rank));
+                owner = rank;
+            }
+    for (int stage = 0; stage < schedule.stage_count; ++stage)
+        if (computes_on[static_cast<std::size_t>(stage)] < 0)
+            throw ImportError(
+                fmt::format("{}: stage {} appears only in communication, never in a "
+                            "computation; the trace is missing that stage's actions",
+                            source, stage));
+    schedule.stage_to_rank = computes_on;
+    if (schedule.stages_per_rank == 0)
+        schedule.stages_per_rank = 1;
+}
+
+Schedule compute_only(const Schedule& imported) {
+    Schedule out = empty_like(imported);
+    out.has_communication = false;
+    out.pair_count = 0;
+    for (int rank = 0; rank < imported.rank_count; ++rank)
+        for (const Action& action : imported.ranks[rank]) {
+            if (!is_compute(action.kind))
+                continue;
+            if (action.kind != ActionKind::overlap_forward_backward) {
+                out.ranks[rank].push_back(action);
+                continue;
+            }
+            Action copy = action;
+            copy.link = static_cast<std::int32_t>(out.parts.size());
+            for (const Action& part : imported.parts_of(action))
+                out.parts.push_back(part);
+            out.ranks[rank].push_back(copy);
+        }
+    return out;
+}
+
+std::optional<ScheduleKind> recognise_schedule(const Schedule& imported) {
+    const Schedule compute = compute_only(imported);
+    for (ScheduleKind kind : all_schedule_kinds()) {
+        // Its order follows from times the import does not know: it cannot be recognised.
+        if (kind == ScheduleKind::zero_bubble_auto)
+            continue;
+        Schedule generated;
+        try {
+            generated = generate_schedule(
+                {kind, compute.rank_count, compute.stages_per_rank, compute.microbatch_count});
+        } catch (const ScheduleConfigError&) {
+            continue;
+        }
+        if (generated.stage_to_rank != compute.stage_to_rank ||
+            generated.ranks.size() != compute.ranks.size())
+            continue;
+        bool same = true;
+        for (std::size_t rank = 0; rank < compute.ranks.size() && same; ++rank) {
+            const auto& left = generated.ranks[rank];
+            const auto& right = compute.ranks[rank];
+            same = left.size() == right.size();
+            for (std::size_t step = 0; step < left.size() && same; ++step)
+                same = generated.text(left[step]) == compute.text(right[step]);
+        }
+        if (same)
+            return kind;
+    }
+    return std::nullopt;
+}
+
+}  // namespace pipelens::import

@@ -1,0 +1,228 @@
+// Real-run recording. Idle compute time before a computation is attributed to the rank that
+// sent the last tensor this rank received before it, the nearest measured equivalent of the
+// simulator's "input arrived last from".
+#include "engine/run_record/run_trace.hpp"
+
+#include <chrono>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "engine/experiment/experiment_toml.hpp"
+#include "engine/recorder/recorded_trace.hpp"
+
+namespace pipelens::run_record {
+namespace {
+
+std::int64_t bytes_of(const std::vector<TensorMeta>& metas, bool gradients_only) {
+    std::int64_t bytes = 0;
+    for (const TensorMeta& meta : metas) {
+        if (gradients_only && !meta.requires_grad)
+            continue;
+        bytes += meta.byte_count();
+    }
+    return bytes;
+}
+
+std::int64_t transfer_bytes(const Action& action, const PipelineRunResult& result) {
+    const auto& inputs = result.stage_inputs;
+    switch (action.kind) {
+        case ActionKind::send_forward:
+            return action.stage + 1 < static_cast<int>(inputs.size())
+                       ? bytes_of(inputs[action.stage + 1], false)
+                       : 0;
+        case ActionKind::recv_forward:
+            return bytes_of(inputs.at(action.stage), false);
+        case ActionKind::send_backward:
+            return bytes_of(inputs.at(action.stage), true);
+        case ActionKind::recv_backward:
+            return action.stage + 1 < static_cast<int>(inputs.size())
+                       ? bytes_of(inputs[action.stage + 1], true)
+                       : 0;
+        default:
+            return 0;
+    }
+}
+
+int peer_of(const Schedule& lowered, const Action& action) {
+    const int neighbour =
+        action.kind == ActionKind::recv_forward ? action.stage - 1 : action.stage + 1;
+    return lowered.stage_to_rank.at(neighbour);
+}
+
+}  // namespace
+
+std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
+                                                  const PipelineRunResult& result) {
+    std::vector<traces::RankRecord> records;
+    for (const RankRun& rank : result.ranks) {
+        traces::RankRecord record;
+        record.rank = rank.rank;
+        record.peak_memory_bytes = rank.peak_memory_bytes;
+        if (rank.clock) {
+            record.clock_offset_ns = rank.clock->offset_ns;
+            record.clock_uncertainty_ns = rank.clock->uncertainty_ns;
+        }
+        std::map<int, std::int64_t> waiting;
+        std::int64_t cursor = 0;
+        bool computed = false;
+        int last_sender = rank.rank;
+        for (const ActionTiming& timing : rank.timeline) {
+            const Action& action = lowered.ranks[rank.rank][timing.step];
+            if (action.kind == ActionKind::recv_forward || action.kind == ActionKind::recv_backward)
+                last_sender = peer_of(lowered, action);
+            if (uses_communication_stream(action.kind))
+                continue;
+            record.busy_ns += timing.end_ns - timing.start_ns;
+            const std::int64_t gap = timing.start_ns - cursor;
+            if (!computed)
+                record.warmup_ns = timing.start_ns;
+            else if (gap > 0)
+                waiting[last_sender] += gap;
+            computed = true;
+            cursor = std::max(cursor, timing.end_ns);
+        }
+        record.cooldown_ns = computed ? std::max<std::int64_t>(0, result.step_time_ns - cursor) : 0;
+        record.bubble_ns = std::max<std::int64_t>(0, result.step_time_ns - record.busy_ns);
+        record.bubble_ratio = result.step_time_ns > 0
+                                  ? static_cast<double>(record.bubble_ns) / result.step_time_ns
+                                  : 0;
+        record.waiting_on = traces::waiting_on_json(waiting);
+        records.push_back(std::move(record));
+    }
+    return records;
+}
+
+std::string accuracy_message(const StageAccuracy& divergence) {
+    if (divergence.non_finite)
+        return fmt::format(
+            "stage {} microbatch {} is the first to diverge from the single-rank reference: its "
+            "outputs have non-finite values (NaN or Inf)",
+            divergence.stage, divergence.microbatch);
+    return fmt::format(
+        "stage {} microbatch {} is the first to diverge from the single-rank reference: max abs "
+        "error {:.6g}, max relative error {:.6g} (tolerance rtol {:g}, atol {:g})",
+        divergence.stage, divergence.microbatch, divergence.max_abs_error,
+        divergence.max_relative_error, kRelativeTolerance, kAbsoluteTolerance);
+}
+
+std::vector<traces::ErrorRecord> run_error_records(const PipelineRunResult& result) {
+    std::vector<traces::ErrorRecord> errors;
+    if (const auto& divergence = result.accuracy.first_divergence) {
+        traces::ErrorRecord error;
+        error.stage = divergence->stage;
+        error.microbatch = divergence->microbatch;
+        error.kind = "accuracy_mismatch";
+        error.expected = "the single-rank reference's outputs";
+        error.actual = divergence->non_finite
+                           ? std::string("non-finite values (NaN or Inf)")
+                           : fmt::format("max abs error {:.6g}, max relative error {:.6g}",
+                                         divergence->max_abs_error, divergence->max_relative_error);
+        error.message = accuracy_message(*divergence);
+        errors.push_back(std::move(error));
+    }
+    const auto record_of = [](const RunFailure& failure) {
+        return traces::ErrorRecord{failure.rank,      failure.stage,   failure.microbatch,
+                                   failure.action,    failure.kind,    failure.expected,
+                                   failure.actual,    failure.message, failure.time_ns,
+                                   failure.started_ns};
+    };
+    for (const RankRun& rank : result.ranks)
+        if (rank.failure)
+            errors.push_back(record_of(*rank.failure));
+    for (const RunFailure& failure : result.further_failures)
+        errors.push_back(record_of(failure));
+    return errors;
+}
+
+traces::RunOutcome real_run_outcome(const PipelineRunResult& result) {
+    return traces::run_outcome(
+        result.completed ? traces::RunStatus::finished : traces::RunStatus::failed,
+        run_error_records(result));
+}
+
+namespace {
+
+void write_actions_and_pairs(traces::TraceWriter& writer, std::int64_t run_id,
+                             const Schedule& lowered, const PipelineRunResult& result) {
+    // What each executed action moved, so that a pair's size is its send's.
+    std::vector<std::vector<std::int64_t>> moved(lowered.ranks.size());
+    for (const RankRun& rank : result.ranks) {
+        moved.at(rank.rank).assign(lowered.ranks[rank.rank].size(), 0);
+        for (const ActionTiming& timing : rank.timeline) {
+            const Action& action = lowered.ranks[rank.rank][timing.step];
+            traces::ActionRecord record = recorder::action_record(lowered, rank.rank, timing.step);
+            record.start_ns = timing.start_ns;
+            record.end_ns = timing.end_ns;
+            record.bytes = timing.bytes >= 0 ? timing.bytes : transfer_bytes(action, result);
+            moved[rank.rank][timing.step] = record.bytes;
+            writer.add_action(run_id, record);
+        }
+    }
+    std::map<int, traces::PairRecord> pairs;
+    for (int rank = 0; rank < lowered.rank_count; ++rank)
+        for (std::size_t step = 0; step < lowered.ranks[rank].size(); ++step) {
+            const Action& action = lowered.ranks[rank][step];
+            if (!is_communication(action.kind) || action.link < 0)
+                continue;
+            traces::PairRecord& pair = pairs[action.link];
+            pair.pair_id = action.link;
+            const bool sends =
+                action.kind == ActionKind::send_forward || action.kind == ActionKind::send_backward;
+            (sends ? pair.send_rank : pair.recv_rank) = rank;
+            (sends ? pair.send_step : pair.recv_step) = static_cast<int>(step);
+            if (sends && step < moved[rank].size())
+                pair.bytes = moved[rank][step];
+        }
+    for (const auto& [id, pair] : pairs)
+        writer.add_pair(run_id, pair);
+}
+
+}  // namespace
+
+std::int64_t record_real_run(traces::TraceWriter& writer, const Schedule& lowered,
+                             const PipelineRunResult& result, const Experiment& experiment) {
+    return record_measured_run(writer, lowered, result, experiment_to_toml(experiment));
+}
+
+std::int64_t record_measured_run(traces::TraceWriter& writer, const Schedule& lowered,
+                                 const PipelineRunResult& result, const std::string& config,
+                                 traces::RunKind kind) {
+    traces::RunRecord run;
+    run.kind = kind;
+    run.schedule = lowered.name;
+    run.pp = lowered.rank_count;
+    run.v = lowered.stages_per_rank;
+    run.m = lowered.microbatch_count;
+    run.config = config;
+    return writer.write_run(run, [&](std::int64_t run_id) {
+        const std::vector<traces::RankRecord> ranks = real_rank_records(lowered, result);
+        double bubble_total = 0;
+        for (const traces::RankRecord& rank : ranks) {
+            writer.add_rank(run_id, rank);
+            bubble_total += rank.bubble_ratio;
+        }
+        write_actions_and_pairs(writer, run_id, lowered, result);
+        for (const ProfileFigure& figure : result.profile)
+            writer.add_profile(run_id, {figure.rank, figure.stage, figure.layer, figure.layer_name,
+                                        figure.quantity, figure.peer, figure.bytes, figure.median,
+                                        figure.low, figure.high, figure.samples});
+        for (const RankRun& rank : result.ranks)
+            for (const MemoryPoint& point : rank.memory)
+                writer.add_memory(run_id, {rank.rank, point.time_ns, point.bytes});
+        for (const RankRecording& recording : result.recordings)
+            recorder::write_recording(writer, run_id, recording.rank, recording.parts.events,
+                                      recording.parts.state, recording.parts.failures);
+        for (const traces::ErrorRecord& error : run_error_records(result))
+            writer.add_error(run_id, error);
+        const traces::RunOutcome outcome = real_run_outcome(result);
+        if (!traces::step_figures_apply(outcome))
+            writer.fail_run(run_id, outcome.first_error ? outcome.first_error->message
+                                                        : std::string("a rank failed"));
+        else
+            writer.finish_run(run_id, result.step_time_ns,
+                              ranks.empty() ? 0 : bubble_total / static_cast<double>(ranks.size()));
+    });
+}
+
+}  // namespace pipelens::run_record
