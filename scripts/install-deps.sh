@@ -13,6 +13,7 @@ packages=(
     libtorch-dev libgloo-dev
     libimgui-dev libglfw3-dev libgl-dev libstb-dev
     xvfb xauth libgl1-mesa-dri
+    python3  # scripts/check_layers.py, run by ctest
 )
 # libclang-rt-dev holds libclang_rt.fuzzer-x86_64.a (dpkg -S names libclang-rt-14-dev, which
 # this unversioned package pulls in).
