@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when a source file includes a header from a higher layer.
 
-The layers are the design's (docs/README's layout section): each folder may include its own
+The layers are the design's (the README's Layout section): each folder may include its own
 headers and those of the same or a lower layer, never a higher one, so the folders form no
 cycle and the torch-free, GUI-free bottom stays usable on its own. A folder not listed here is
 refused too, so a new folder has to be placed before it can land.

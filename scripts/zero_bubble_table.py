@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints the README's table of Qi et al.'s published bubble rates (Zero Bubble Pipeline
+"""Prints the table in docs/schedules.md of Qi et al.'s published bubble rates (Zero Bubble Pipeline
 Parallelism, table 5) beside what `pipelens simulate` predicts from the paper's profiled times
 (its table 6): for each setting, 1F1B, ZB-H1, ZB-H2 and ZeroBubbleAuto at 1p and 2p memory.
 The bubble rate is the paper's: (cost - m (F + B + W)) / cost, cost the longest stage span
