@@ -45,16 +45,35 @@ bool is_sqlite_file(const std::string& path) {
     return file.gcount() == sizeof start && std::equal(start, start + sizeof start, kMagic);
 }
 
+// A results file that is not one is a usage error (exit 2); shards that do not make one whole
+// grid are a failed check (exit 1).
+sim::SweepResults read_sweep_results(const std::string& path) {
+    try {
+        return sim::sweep_results_from_json(file_text(path), path);
+    } catch (const sim::SweepResultsError& error) {
+        throw CommandFailure(kExitUsage, error.what());
+    }
+}
+
+sim::SweepResults merge_shards(
+    const std::vector<std::pair<std::string, sim::SweepResults>>& shards) {
+    try {
+        return sim::merge_sweep_results(shards);
+    } catch (const sim::SweepMergeError& error) {
+        throw CommandFailure(kExitCheckFailed, fmt::format("pipelens merge: {}", error.what()));
+    }
+}
+
 void run_merge(const MergeOptions& options) {
     const GateLimits limits = gate_limits(options.gates);
     check_sweep_outputs(options.outputs, "pipelens merge");
-    std::vector<std::pair<std::string, SweepResults>> shards;
+    std::vector<std::pair<std::string, sim::SweepResults>> shards;
     std::vector<std::string> traces;
     for (const std::string& input : options.inputs) {
         if (is_sqlite_file(input))
             traces.push_back(input);
         else
-            shards.emplace_back(input, sweep_results_from_json(file_text(input), input));
+            shards.emplace_back(input, read_sweep_results(input));
     }
     if (!traces.empty() && !options.out)
         throw CommandFailure(kExitUsage,
@@ -62,9 +81,9 @@ void run_merge(const MergeOptions& options) {
                                          "its runs into with --out",
                                          traces.front()));
     // Checked before any trace is written, so shards that do not fit change nothing.
-    std::optional<SweepResults> merged;
+    std::optional<sim::SweepResults> merged;
     if (!shards.empty())
-        merged = merge_sweep_results(shards);
+        merged = merge_shards(shards);
     for (const std::string& trace : traces) {
         if (options.out && std::filesystem::exists(*options.out) &&
             std::filesystem::equivalent(trace, *options.out))

@@ -58,7 +58,7 @@ SweepGrid sweep_grid(const SweepOptions& options) {
 }
 
 // The `count` best configurations recorded as runs, each named after its place and values.
-void record_best(const SweepGrid& grid, const SweepResults& results, const std::string& out,
+void record_best(const SweepGrid& grid, const sim::SweepResults& results, const std::string& out,
                  std::size_t count) {
     std::vector<std::int64_t> run_ids;
     ProgressBar progress("recording into " + out, std::min(count, results.points.size()));
@@ -66,8 +66,8 @@ void record_best(const SweepGrid& grid, const SweepResults& results, const std::
         if (!point.simulated() || run_ids.size() == count)
             break;
         Experiment experiment = grid.configuration(point.index);
-        experiment.name =
-            fmt::format("sweep place {}: {}", point.place, sweep_point_subject(results, point));
+        experiment.name = fmt::format("sweep place {}: {}", point.place,
+                                      sim::sweep_point_subject(results, point));
         run_ids.push_back(*sim::simulate_experiment(experiment, out).run_id);
         progress.update(run_ids.size());
     }
@@ -79,7 +79,7 @@ void record_best(const SweepGrid& grid, const SweepResults& results, const std::
 
 // Said once, for the first simulated configuration whose flat per-stage costs make its model
 // larger than v = 1's: rows of different v then compare different models.
-std::string cost_scope_notes(const SweepGrid& grid, const SweepResults& results) {
+std::string cost_scope_notes(const SweepGrid& grid, const sim::SweepResults& results) {
     for (const sim::SweepPoint& point : results.points) {
         if (!point.simulated() || point.v <= 1)  // no note at v = 1: skip rebuilding its experiment
             continue;
@@ -105,8 +105,8 @@ void run_sweep_command(const SweepOptions& options) {
     progress.finish();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    SweepResults results{experiment_to_toml(grid.base()), grid.axes(), grid.size(), shard,
-                         std::move(points)};
+    sim::SweepResults results{experiment_to_toml(grid.base()), grid.axes(), grid.size(), shard,
+                              std::move(points)};
     std::vector<std::string> sizes;
     for (const SweepAxis& axis : grid.axes())
         sizes.push_back(fmt::format("{} {}", axis.values.size(), axis.key));

@@ -36,7 +36,7 @@ void write_output(const std::string& path, const std::string& content) {
     }
 }
 
-std::string chart_title(const SweepResults& results) {
+std::string chart_title(const sim::SweepResults& results) {
     std::size_t simulated = 0, front = 0;
     for (const sim::SweepPoint& point : results.points) {
         simulated += point.simulated() ? 1 : 0;
@@ -70,19 +70,19 @@ void check_sweep_outputs(const SweepOutputOptions& options, const std::string& c
             throw CommandFailure(kExitUsage, command + ": pictures go to files, not -");
 }
 
-void write_sweep_outputs(const SweepResults& results, const SweepOutputOptions& options,
+void write_sweep_outputs(const sim::SweepResults& results, const SweepOutputOptions& options,
                          const std::string& heading) {
     const bool stdout_taken = options.json == "-" || options.csv == "-";
     const std::string table =
-        heading + "\n" + sweep_results_table(results, options.top ? *options.top : 20);
+        heading + "\n" + sim::sweep_results_table(results, options.top ? *options.top : 20);
     if (stdout_taken)
         fmt::print(stderr, "{}", table);
     else
         fmt::print("{}", table);
     if (options.json)
-        write_output(*options.json, sweep_results_json(results).dump(1) + "\n");
+        write_output(*options.json, sim::sweep_results_json(results).dump(1) + "\n");
     if (options.csv)
-        write_output(*options.csv, sweep_results_csv(results));
+        write_output(*options.csv, sim::sweep_results_csv(results));
     if (options.png || options.svg) {
         const ChartScene scene = sweep_chart(results.points, chart_title(results));
         if (options.png)
@@ -92,7 +92,7 @@ void write_sweep_outputs(const SweepResults& results, const SweepOutputOptions& 
     }
 }
 
-void enforce_sweep_gates(const SweepResults& results, const GateLimits& limits,
+void enforce_sweep_gates(const sim::SweepResults& results, const GateLimits& limits,
                          const GateOptions& options, const std::string& suite) {
     if (!limits.any() && options.junit.empty())
         return;
@@ -100,7 +100,7 @@ void enforce_sweep_gates(const SweepResults& results, const GateLimits& limits,
     for (const sim::SweepPoint& point : results.points) {
         if (!point.simulated())
             continue;
-        GateFigures figures{sweep_point_subject(results, point), point.step_time_ns,
+        GateFigures figures{sim::sweep_point_subject(results, point), point.step_time_ns,
                             point.bubble_ratio, std::nullopt, -1};
         if (point.peak_memory_bytes > 0) {
             figures.peak_memory_bytes = point.peak_memory_bytes;

@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/ci_gates.hpp"
-#include "app/cli/sweep_results.hpp"
+#include "sim/sweep_results.hpp"
 
 namespace pipelens::cli {
 
@@ -23,11 +23,11 @@ void add_sweep_output_options(CLI::App& command, SweepOutputOptions& options);
 void check_sweep_outputs(const SweepOutputOptions& options, const std::string& command);
 
 // `heading` and the table go to standard output, or to standard error when a file goes there.
-void write_sweep_outputs(const SweepResults& results, const SweepOutputOptions& options,
+void write_sweep_outputs(const sim::SweepResults& results, const SweepOutputOptions& options,
                          const std::string& heading);
 
 // Every simulated configuration is one gated subject (one JUnit test case per gate).
-void enforce_sweep_gates(const SweepResults& results, const GateLimits& limits,
+void enforce_sweep_gates(const sim::SweepResults& results, const GateLimits& limits,
                          const GateOptions& options, const std::string& suite);
 
 }  // namespace pipelens::cli

@@ -1,5 +1,5 @@
 // Sweep results: JSON both ways, CSV, the ranked table, and the merge of shards.
-#include "app/cli/sweep_results.hpp"
+#include "sim/sweep_results.hpp"
 
 #include <algorithm>
 #include <map>
@@ -8,10 +8,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "app/cli/commands.hpp"
 #include "engine/text/quantities.hpp"
 
-namespace pipelens::cli {
+namespace pipelens::sim {
 namespace {
 
 constexpr const char* kResultsFormat = "pipelens sweep";
@@ -21,7 +20,7 @@ std::string shard_text(const SweepShard& shard) {
     return fmt::format("{}/{}", shard.index, shard.count);
 }
 
-std::vector<std::string> point_labels(const SweepResults& results, const sim::SweepPoint& point) {
+std::vector<std::string> point_labels(const SweepResults& results, const SweepPoint& point) {
     const std::vector<std::size_t> indices = sweep_value_indices(results.axes, point.index);
     std::vector<std::string> labels;
     for (std::size_t axis = 0; axis < results.axes.size(); ++axis)
@@ -40,7 +39,7 @@ class JsonFields {
     explicit JsonFields(const std::string& source) : source_(source) {}
 
     [[noreturn]] void fail(const std::string& path, const std::string& why) const {
-        throw CommandFailure(kExitUsage, fmt::format("{}: {}: {}", source_, path, why));
+        throw SweepResultsError(fmt::format("{}: {}: {}", source_, path, why));
     }
 
     const nlohmann::json& member(const nlohmann::json& object, const std::string& path,
@@ -109,9 +108,9 @@ SweepAxis axis_from_json(const JsonFields& fields, const nlohmann::json& json,
     return axis;
 }
 
-sim::SweepPoint point_from_json(const JsonFields& fields, const nlohmann::json& json,
-                                const std::string& path, std::size_t grid_size) {
-    sim::SweepPoint point;
+SweepPoint point_from_json(const JsonFields& fields, const nlohmann::json& json,
+                           const std::string& path, std::size_t grid_size) {
+    SweepPoint point;
     point.index = static_cast<std::size_t>(fields.integer(json, path, "index", 0));
     if (point.index >= grid_size)
         fields.fail(path + ".index",
@@ -142,7 +141,7 @@ std::string csv_field(const std::string& text) {
 
 }  // namespace
 
-std::string sweep_point_subject(const SweepResults& results, const sim::SweepPoint& point) {
+std::string sweep_point_subject(const SweepResults& results, const SweepPoint& point) {
     std::vector<std::string> values;
     const std::vector<std::string> labels = point_labels(results, point);
     for (std::size_t axis = 0; axis < results.axes.size(); ++axis)
@@ -168,7 +167,7 @@ nlohmann::ordered_json sweep_results_json(const SweepResults& results) {
     json["shard"] = shard_text(results.shard);
     nlohmann::ordered_json& configurations = json["configurations"] =
         nlohmann::ordered_json::array();
-    for (const sim::SweepPoint& point : results.points) {
+    for (const SweepPoint& point : results.points) {
         nlohmann::ordered_json entry{{"index", point.index}};
         nlohmann::ordered_json values = nlohmann::ordered_json::object();
         const std::vector<std::string> labels = point_labels(results, point);
@@ -198,12 +197,12 @@ SweepResults sweep_results_from_json(const std::string& text, const std::string&
     const JsonFields fields(source);
     const nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
     if (json.is_discarded())
-        throw CommandFailure(kExitUsage, fmt::format("{}: not JSON", source));
+        throw SweepResultsError(fmt::format("{}: not JSON", source));
     if (!json.is_object() || !json.contains("format") || json["format"] != kResultsFormat)
-        throw CommandFailure(kExitUsage,
-                             fmt::format("{}: not a pipelens sweep's results (no \"format\": "
-                                         "\"{}\"); write them with pipelens sweep --json",
-                                         source, kResultsFormat));
+        throw SweepResultsError(
+            fmt::format("{}: not a pipelens sweep's results (no \"format\": "
+                        "\"{}\"); write them with pipelens sweep --json",
+                        source, kResultsFormat));
     if (fields.integer(json, "", "version", 0) != kResultsVersion)
         fields.fail("version", fmt::format("version {} is not the {} this pipelens reads",
                                            json["version"].dump(), kResultsVersion));
@@ -222,7 +221,7 @@ SweepResults sweep_results_from_json(const std::string& text, const std::string&
     for (std::size_t at = 0; at < configurations.size(); ++at)
         results.points.push_back(point_from_json(
             fields, configurations[at], fmt::format("configurations[{}]", at), results.grid_size));
-    sim::rank_sweep(results.points);
+    rank_sweep(results.points);
     return results;
 }
 
@@ -231,7 +230,7 @@ std::string sweep_results_csv(const SweepResults& results) {
     for (const SweepAxis& axis : results.axes)
         out += fmt::format(",{}", csv_field(axis.key));
     out += ",schedule,pp,v,m,step_time_ns,bubble_ratio,peak_memory_bytes,peak_memory_rank,error\n";
-    for (const sim::SweepPoint& point : results.points) {
+    for (const SweepPoint& point : results.points) {
         out += point.simulated()
                    ? fmt::format("{},{},{}", point.place, point.pareto ? 1 : 0, point.index)
                    : fmt::format(",,{}", point.index);
@@ -257,7 +256,7 @@ std::string sweep_results_table(const SweepResults& results, std::size_t top) {
     for (const char* title : {"step time", "bubble", "peak memory (rank)"})
         rows[0].push_back(title);
     std::size_t skipped = 0;
-    for (const sim::SweepPoint& point : results.points) {
+    for (const SweepPoint& point : results.points) {
         if (!point.simulated()) {
             ++skipped;
             continue;
@@ -293,7 +292,7 @@ std::string sweep_results_table(const SweepResults& results, std::size_t top) {
     if (simulated > top)
         out += fmt::format("... {} more (all of them in --csv and --json)\n", simulated - top);
     if (skipped > 0) {
-        const sim::SweepPoint& first = results.points[simulated];
+        const SweepPoint& first = results.points[simulated];
         out += fmt::format("{} configuration{} not simulated, e.g. {}: {}\n", skipped,
                            skipped == 1 ? " was" : "s were", sweep_point_subject(results, first),
                            first.error);
@@ -303,11 +302,9 @@ std::string sweep_results_table(const SweepResults& results, std::size_t top) {
 
 SweepResults merge_sweep_results(const std::vector<std::pair<std::string, SweepResults>>& shards) {
     if (shards.empty())
-        throw CommandFailure(kExitUsage, "pipelens merge: no sweep results to merge");
+        throw std::invalid_argument("merge_sweep_results: no sweep results to merge");
     const auto& [first_name, first] = shards.front();
-    const auto fail = [](const std::string& why) {
-        throw CommandFailure(kExitCheckFailed, "pipelens merge: " + why);
-    };
+    const auto fail = [](const std::string& why) { throw SweepMergeError(why); };
     std::map<std::size_t, std::string> shard_files;
     SweepResults merged{first.experiment_toml, first.axes, first.grid_size, SweepShard{}, {}};
     std::set<std::size_t> indices;
@@ -332,7 +329,7 @@ SweepResults merge_sweep_results(const std::vector<std::pair<std::string, SweepR
         if (!added)
             fail(fmt::format("{} and {} are both shard {}", at->second, name,
                              shard_text(part.shard)));
-        for (const sim::SweepPoint& point : part.points) {
+        for (const SweepPoint& point : part.points) {
             if (!part.shard.holds(point.index))
                 fail(fmt::format("{}: configuration {} does not belong to shard {}", name,
                                  point.index, shard_text(part.shard)));
@@ -352,8 +349,8 @@ SweepResults merge_sweep_results(const std::vector<std::pair<std::string, SweepR
     if (!missing.empty())
         fail(fmt::format("shard{} {} missing", missing.size() == 1 ? "" : "s",
                          fmt::join(missing, ", ")));
-    sim::rank_sweep(merged.points);
+    rank_sweep(merged.points);
     return merged;
 }
 
-}  // namespace pipelens::cli
+}  // namespace pipelens::sim
