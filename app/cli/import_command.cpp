@@ -85,28 +85,6 @@ importer::ImportedRun read_run(importer::ImportFormat format, const ImportOption
                                                  importer::format_name(format)));
 }
 
-// A run whose compute order is one PyTorch generates is named after that kind, so that
-// `calibrate` and --simulate can rebuild it (the importer's own name stays in the notes).
-bool is_schedule_kind(const std::string& name) {
-    try {
-        parse_schedule_kind(name);
-        return true;
-    } catch (const ScheduleConfigError&) {
-        return false;
-    }
-}
-
-void name_recognised_schedule(importer::ImportedRun& run) {
-    if (is_schedule_kind(run.schedule.name))
-        return;
-    const auto kind = importer::recognise_schedule(run.schedule);
-    if (!kind)
-        return;
-    run.notes.push_back(fmt::format("{}: the same compute order as PyTorch's {}", run.schedule.name,
-                                    schedule_kind_name(*kind)));
-    run.schedule.name = std::string(schedule_kind_name(*kind));
-}
-
 // Calibrates the imported run and records its simulation; returns the simulated run's id.
 // `schedule_csv`: the run's compute-only schedule, for a schedule no kind generates.
 std::int64_t record_simulated_twin(const ImportOptions& options, std::int64_t real_run_id,
@@ -192,9 +170,9 @@ void run_import(const ImportOptions& options) {
     } catch (const importer::ImportError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
     }
-    name_recognised_schedule(imported);
+    importer::name_recognised_schedule(imported);
     const Schedule compute = importer::compute_only(imported.schedule);
-    const bool generated_kind = is_schedule_kind(imported.schedule.name);
+    const bool generated_kind = importer::names_generated_kind(imported.schedule.name);
     if (!options.schedule_csv.empty())
         write_schedule_csv(compute, options.schedule_csv);
     const std::vector<std::string> notes = imported.notes;

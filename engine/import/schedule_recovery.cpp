@@ -96,4 +96,24 @@ std::optional<ScheduleKind> recognise_schedule(const Schedule& imported) {
     return std::nullopt;
 }
 
+bool names_generated_kind(const std::string& name) {
+    try {
+        parse_schedule_kind(name);
+        return true;
+    } catch (const ScheduleConfigError&) {
+        return false;
+    }
+}
+
+void name_recognised_schedule(ImportedRun& run) {
+    if (names_generated_kind(run.schedule.name))
+        return;
+    const auto kind = recognise_schedule(run.schedule);
+    if (!kind)
+        return;
+    run.notes.push_back(fmt::format("{}: the same compute order as PyTorch's {}", run.schedule.name,
+                                    schedule_kind_name(*kind)));
+    run.schedule.name = std::string(schedule_kind_name(*kind));
+}
+
 }  // namespace pipelens::import

@@ -12,6 +12,8 @@
 
 namespace pipelens::import {
 
+struct ImportedRun;
+
 // Sets pp, stage count, v and m from the actions (stage_to_rank from the rank each stage ran
 // on); throws ImportError naming `source` when a stage ran on two ranks or a rank ran none.
 void infer_shape(Schedule& schedule, const std::string& source);
@@ -22,5 +24,14 @@ std::optional<ScheduleKind> recognise_schedule(const Schedule& imported);
 
 // `imported` without its communication: what `lower` takes and what a CSV schedule holds.
 Schedule compute_only(const Schedule& imported);
+
+// Whether `name` is a kind pipelens generates, spelled as parse_schedule_kind reads it. A run so
+// named can be rebuilt from its kind and shape; any other is simulated from its CSV schedule.
+bool names_generated_kind(const std::string& name);
+
+// Names `run`'s schedule after the generated kind with the same compute order, so that
+// `calibrate` and a simulation can rebuild it, and notes the name the importer gave it. A run
+// already named after a kind, or whose order no kind generates, is left as it is.
+void name_recognised_schedule(ImportedRun& run);
 
 }  // namespace pipelens::import
