@@ -15,10 +15,10 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/input_files.hpp"
-#include "app/cli/sharding_record.hpp"
 #include "engine/experiment/experiment.hpp"
 #include "engine/experiment/flag_file.hpp"
 #include "engine/experiment/units.hpp"
+#include "engine/run_record/sharding_record.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
@@ -235,11 +235,11 @@ std::int64_t record_best(const PlanFlags& flags, const sim::PlanResult& best) {
         for (const char* name : {"attention", "mlp"})
             for (auto& decision : sharding::propagate_block(name, mesh, block))
                 decisions.push_back(std::move(decision));
-        record_sharding_run(writer, mesh, decisions,
-                            nlohmann::json{{"plan", layout_text(layout)},
-                                           {"blocks", {"attention", "mlp"}},
-                                           {"mesh", sharding::to_string(mesh)}}
-                                .dump());
+        run_record::record_sharding_run(writer, mesh, decisions,
+                                        nlohmann::json{{"plan", layout_text(layout)},
+                                                       {"blocks", {"attention", "mlp"}},
+                                                       {"mesh", sharding::to_string(mesh)}}
+                                            .dump());
     }
     return run_id;
 }

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
-#include "app/cli/sharding_record.hpp"
+#include "engine/run_record/sharding_record.hpp"
 #include "engine/sharding/einsum_strategy.hpp"
 #include "engine/sharding/op_text.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
@@ -44,7 +44,7 @@ nlohmann::json decision_json(const sharding::ShardingDecision& decision) {
 std::int64_t record(const ShardOptions& options, const sharding::DeviceMesh& mesh,
                     const std::vector<sharding::ShardingDecision>& decisions) {
     traces::TraceWriter writer(options.out);
-    return record_sharding_run(
+    return run_record::record_sharding_run(
         writer, mesh, decisions,
         nlohmann::json{{"block", options.block.empty() ? "op" : options.block},
                        {"mesh", sharding::to_string(mesh)},

@@ -1,9 +1,9 @@
 // Writing sharding decisions as a run (sharding_record.hpp).
-#include "app/cli/sharding_record.hpp"
+#include "engine/run_record/sharding_record.hpp"
 
 #include "engine/recorder/recorded_trace.hpp"
 
-namespace pipelens::cli {
+namespace pipelens::run_record {
 
 std::int64_t record_sharding_run(traces::TraceWriter& writer, const sharding::DeviceMesh& mesh,
                                  const std::vector<sharding::ShardingDecision>& decisions,
@@ -35,4 +35,4 @@ std::int64_t record_sharding_run(traces::TraceWriter& writer, const sharding::De
     return run_id;
 }
 
-}  // namespace pipelens::cli
+}  // namespace pipelens::run_record
