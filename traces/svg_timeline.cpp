@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "engine/text/quantities.hpp"
-#include "engine/text/xml_escape.hpp"
 #include "traces/palette.hpp"
 #include "traces/run_memory.hpp"
 #include "traces/run_outcome.hpp"
+#include "traces/text/quantities.hpp"
+#include "traces/text/xml_escape.hpp"
 
 namespace pipelens::traces {
 namespace {

@@ -25,8 +25,8 @@
 
 #include <fmt/format.h>
 
-#include "engine/text/action_label.hpp"
 #include "traces/sqlite_handle.hpp"
+#include "traces/text/action_label.hpp"
 #include "traces/trace_file_checks.hpp"
 
 namespace pipelens::traces {

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include "engine/experiment/units.hpp"
-#include "engine/text/quantities.hpp"
 
 namespace pipelens {
 namespace {
@@ -51,15 +50,6 @@ TEST(Units, ErrorsQuoteTheTextAndListTheUnits) {
     EXPECT_THROW(parse_byte_count("3 apples"), UnitParseError);
 }
 
-TEST(Units, ReadablePrinting) {
-    EXPECT_EQ(format_duration(850), "850 ns");
-    EXPECT_EQ(format_duration(1'500'000), "1.500 ms");
-    EXPECT_EQ(format_duration(20'000), "20.000 us");
-    EXPECT_EQ(format_duration(12'500'000'000), "12.500 s");
-    EXPECT_EQ(format_bytes(512), "512 B");
-    EXPECT_EQ(format_bytes(16 * 1024 * 1024), "16.0 MiB");
-}
-
 // A bare 20 once passed a --max-bubble gate as 2,000 %: a ratio above the whole is a typo.
 TEST(Units, RatiosAreAShareOrAPercentageAndNeverAboveTheWhole) {
     EXPECT_DOUBLE_EQ(parse_ratio("0.2"), 0.2);
@@ -81,16 +71,6 @@ TEST(Units, RatiosAreAShareOrAPercentageAndNeverAboveTheWhole) {
     EXPECT_EQ(message("lots"), "'lots' is not a ratio; give 0.2 or 20%");
     EXPECT_EQ(message("-0.1"), "'-0.1' is not a ratio; give 0.2 or 20%");
     EXPECT_EQ(message("%"), "'%' is not a ratio; give 0.2 or 20%");
-}
-
-// One unit for a size and for a scale of sizes: 194 KiB is not "0.0 GiB".
-TEST(Units, ByteUnitIsTheOneFormatBytesPrintsIn) {
-    EXPECT_EQ(byte_unit(194 * 1024).name, "KiB");
-    EXPECT_EQ(byte_unit(194 * 1024).bytes, 1024.0);
-    EXPECT_EQ(format_bytes(194 * 1024), "194.0 KiB");
-    EXPECT_EQ(byte_unit(1023).name, "B");
-    EXPECT_EQ(byte_unit(97LL << 30).name, "GiB");
-    EXPECT_EQ(format_bytes(-(3 << 20)), "-3.0 MiB");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Printing durations and sizes; see quantities.hpp.
-#include "engine/text/quantities.hpp"
+#include "traces/text/quantities.hpp"
 
 #include <array>
 #include <cmath>

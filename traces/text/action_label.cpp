@@ -1,5 +1,5 @@
 // Kind spellings and plain action text; see action_label.hpp.
-#include "engine/text/action_label.hpp"
+#include "traces/text/action_label.hpp"
 
 #include <array>
 #include <charconv>
