@@ -13,9 +13,9 @@
 
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_record/repeated_timing.hpp"
+#include "engine/run_record/statistics.hpp"
 #include "engine/schedule/action.hpp"
 #include "sim/experiment_costs.hpp"
-#include "sim/median.hpp"
 #include "sim/profile_calibration.hpp"
 
 namespace pipelens::sim {
@@ -73,7 +73,7 @@ std::vector<RunStageTimes> median_stage_times(
             forward.push_back(run[stage].forward_ns);
             backward.push_back(run[stage].backward_ns);
         }
-        times[stage] = {median_of(forward), median_of(backward)};
+        times[stage] = {run_record::median_of(forward), run_record::median_of(backward)};
     }
     return times;
 }
@@ -169,15 +169,16 @@ void calibrate_from_actions(Calibration& calibration, const traces::TraceReader&
     }
     for (std::size_t index = 0; index < samples.size(); ++index) {
         const StageSamples& stage = samples[index];
-        experiment.forward_ns.push_back(median_of(stage.forward));
-        const std::int64_t backward = median_of(stage.full_backward);
+        experiment.forward_ns.push_back(run_record::median_of(stage.forward));
+        const std::int64_t backward = run_record::median_of(stage.full_backward);
         // kAssumedBackwardSplit, said wherever it is used: nothing timed I and W apart.
         const bool assumed = stage.input.empty() && stage.weight.empty();
         if (assumed)
             calibration.assumed_split_stages.push_back(static_cast<int>(index));
-        const std::int64_t input = stage.input.empty() ? backward / 2 : median_of(stage.input);
+        const std::int64_t input =
+            stage.input.empty() ? backward / 2 : run_record::median_of(stage.input);
         const std::int64_t weight =
-            stage.weight.empty() ? backward - backward / 2 : median_of(stage.weight);
+            stage.weight.empty() ? backward - backward / 2 : run_record::median_of(stage.weight);
         experiment.input_ns.push_back(input);
         experiment.weight_ns.push_back(weight);
         if (!stage.full_backward.empty())
@@ -188,7 +189,7 @@ void calibrate_from_actions(Calibration& calibration, const traces::TraceReader&
         experiment.backward_ns.clear();  // mixed B and I/W stages: B = I + W everywhere
 
     calibration.transfer_samples = static_cast<int>(deliveries.size());
-    const std::int64_t latency = median_of(deliveries);
+    const std::int64_t latency = run_record::median_of(deliveries);
     if (latency < 0)  // a RECV that ended before its SEND began: two clocks, not one
         throw std::invalid_argument(fmt::format(
             "run {}: the median send/recv delivery is {} ns, below zero: its ranks' times are not "
@@ -381,9 +382,9 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
         for (const traces::RankRecord& rank : reader.ranks(each.id))
             peaks[rank.rank].push_back(rank.peak_memory_bytes);
     }
-    calibration.measured_step_ns = median_of(steps);
+    calibration.measured_step_ns = run_record::median_of(steps);
     for (auto& [rank, values] : peaks)
-        calibration.measured_peak_bytes[rank] = median_of(std::move(values));
+        calibration.measured_peak_bytes[rank] = run_record::median_of(std::move(values));
     carry_run_options(experiment, run.config);
     std::vector<std::vector<traces::ProfileRecord>> profiles;
     std::vector<std::vector<traces::ActionRecord>> run_actions;

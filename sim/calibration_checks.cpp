@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/run_record/statistics.hpp"
 #include "engine/text/quantities.hpp"
-#include "sim/median.hpp"
 
 namespace pipelens::sim {
 namespace {
@@ -106,7 +106,7 @@ void refuse_slow_layer(std::vector<std::string>& lines, int stage, const LayerTi
             medians.push_back(peer.median);
             spreads.push_back(peer.spread);
         }
-    const std::int64_t reference = median_of(medians);
+    const std::int64_t reference = run_record::median_of(medians);
     if (reference <= 0)
         return;
     const double ratio = static_cast<double>(layer.median) / static_cast<double>(reference);

@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/run_record/statistics.hpp"
 #include "sim/layer_costs.hpp"
-#include "sim/median.hpp"
 
 namespace pipelens::sim {
 namespace {
@@ -181,9 +181,9 @@ std::vector<traces::ProfileRecord> median_profile(
             highs.push_back(each->high);
             row.samples += each->samples;
         }
-        row.median = median_of(std::move(medians));
-        row.low = median_of(std::move(lows));
-        row.high = median_of(std::move(highs));
+        row.median = run_record::median_of(std::move(medians));
+        row.low = run_record::median_of(std::move(lows));
+        row.high = run_record::median_of(std::move(highs));
     }
     return combined;
 }
@@ -316,7 +316,7 @@ void remove_wrapper_cost(LayerCosts& layers, std::optional<StageExtra>& loss,
     }
     std::array<std::int64_t, 4> wrapper{};
     for (std::size_t kind = 0; kind < wrapper.size(); ++kind)
-        wrapper[kind] = std::max<std::int64_t>(median_of(shares[kind]), 0);
+        wrapper[kind] = std::max<std::int64_t>(run_record::median_of(shares[kind]), 0);
     const auto take_off = [](std::int64_t& value, std::int64_t cost) {
         value = std::max<std::int64_t>(value - cost, 0);
     };
@@ -365,7 +365,7 @@ ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecor
         }
     }
     const auto positive_median = [](const std::vector<std::int64_t>& values) {
-        return std::max<std::int64_t>(median_of(values), 0);
+        return std::max<std::int64_t>(run_record::median_of(values), 0);
     };
     StageExtra& overhead = layers.stage_overhead;
     overhead = {positive_median(forward),

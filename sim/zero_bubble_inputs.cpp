@@ -11,17 +11,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "engine/run_record/statistics.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/transformer_flops.hpp"
 
 namespace pipelens::sim {
 namespace {
-
-std::int64_t median(std::vector<std::int64_t> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t middle = values.size() / 2;
-    return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 void refuse_uneven_split(const Experiment& experiment, int stage_count) {
     if (!experiment.transformer)
@@ -58,9 +53,9 @@ void resolve_zero_bubble_inputs(Experiment& experiment) {
                 std::max(communication, costs.transfer_ns(stage, stage + 1, costs.bytes_of(stage)));
     }
     ZeroBubbleInputs& inputs = experiment.shape.zero_bubble;
-    inputs.forward_ns = median(forward);
-    inputs.input_ns = median(input);
-    inputs.weight_ns = median(weight);
+    inputs.forward_ns = run_record::median_of(forward);
+    inputs.input_ns = run_record::median_of(input);
+    inputs.weight_ns = run_record::median_of(weight);
     inputs.communication_ns = communication;
     inputs.max_activations =
         experiment.max_activations.count > 0 ? experiment.max_activations.resolve(pp) : pp;

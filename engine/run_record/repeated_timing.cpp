@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/run_record/statistics.hpp"
+
 namespace pipelens::run_record {
 namespace {
 
@@ -26,7 +28,7 @@ Spread spread_of(std::vector<std::int64_t> samples) {
     if (samples.empty())
         return {};
     std::sort(samples.begin(), samples.end());
-    return {nearest_rank(samples, 0.5), nearest_rank(samples, 0.1), nearest_rank(samples, 0.9),
+    return {median_of_sorted(samples), nearest_rank(samples, 0.1), nearest_rank(samples, 0.9),
             static_cast<int>(samples.size())};
 }
 

@@ -21,7 +21,8 @@ struct Spread {
     int samples = 0;
 };
 
-// Median and 10th/90th percentiles (nearest rank); all zero for no samples.
+// The median (median_of's) and the 10th/90th percentiles (nearest rank); all zero for no
+// samples.
 Spread spread_of(std::vector<std::int64_t> samples);
 
 struct RepeatRule {
