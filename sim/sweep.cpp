@@ -8,8 +8,8 @@
 #include <tuple>
 
 #include "engine/run_record/experiment_schedule.hpp"
+#include "engine/run_record/parallel_for.hpp"
 #include "sim/experiment_costs.hpp"
-#include "sim/parallel_for.hpp"
 #include "sim/simulator.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 
@@ -48,7 +48,7 @@ std::vector<SweepPoint> run_sweep(
     const std::function<void(std::size_t done, std::size_t total)>& progress) {
     const std::size_t total = shard.size_of(grid.size());
     std::vector<SweepPoint> points(total);
-    parallel_for(
+    run_record::parallel_for(
         total, workers,
         [&](std::size_t item) {
             points[item] = simulate_sweep_configuration(grid, item * shard.count + shard.index - 1);

@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 
+#include "engine/run_record/parallel_for.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "sim/cost_model.hpp"
 #include "sim/parallel_costs.hpp"
-#include "sim/parallel_for.hpp"
 #include "sim/simulator.hpp"
 
 namespace pipelens::sim {
@@ -267,7 +267,7 @@ std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec&
     const std::vector<PlanLayout> layouts = plan_layouts(model, cluster, options);
     std::vector<PlanResult> results(layouts.size());
     // Results keep the layouts' order, so the ranking never depends on the thread count.
-    parallel_for(layouts.size(), 0, [&](std::size_t index) {
+    run_record::parallel_for(layouts.size(), 0, [&](std::size_t index) {
         results[index] = evaluate_layout(layouts[index], model, cluster, options);
     });
     std::stable_sort(results.begin(), results.end(), [](const PlanResult& a, const PlanResult& b) {

@@ -15,8 +15,8 @@
 #include "app/cli/progress_bar.hpp"
 #include "app/cli/sweep_outputs.hpp"
 #include "engine/experiment/experiment_toml.hpp"
+#include "engine/run_record/parallel_for.hpp"
 #include "sim/experiment_simulation.hpp"
-#include "sim/parallel_for.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -96,7 +96,8 @@ void run_sweep_command(const SweepOptions& options) {
     check_sweep_outputs(options.outputs, "pipelens sweep");
     const SweepGrid grid = sweep_grid(options);
     const std::size_t total = shard.size_of(grid.size());
-    const unsigned threads = sim::worker_count(total, options.threads ? *options.threads : 0);
+    const unsigned threads =
+        run_record::worker_count(total, options.threads ? *options.threads : 0);
     const auto started = std::chrono::steady_clock::now();
     ProgressBar progress("simulating", total);
     std::vector<sim::SweepPoint> points =
