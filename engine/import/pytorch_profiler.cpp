@@ -5,15 +5,12 @@
 #include "engine/import/pytorch_profiler.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
-#include <exception>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
 #include <span>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -21,6 +18,7 @@
 #include "engine/import/clock_alignment.hpp"
 #include "engine/import/rank_file_name.hpp"
 #include "engine/import/schedule_recovery.hpp"
+#include "engine/run_record/parallel_for.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 
 namespace pipelens::import {
@@ -428,33 +426,13 @@ void build_gpipe_actions(const RankFile& file, int rank, int step, RankBuild& bu
     }
 }
 
-// Each rank's file is streamed on its own thread (as many at once as there are cores): files
-// are independent, and one core tokenizes about a million events a second. The first failure
-// in file order is the one reported.
+// Each rank's file is streamed on a worker of its own (as many at once as there are cores):
+// files are independent, and one core tokenizes about a million events a second. The first
+// failure in file order is the one reported, and no later file is started after it.
 std::vector<RankFile> read_files_in_parallel(const std::vector<std::string>& paths) {
     std::vector<RankFile> files(paths.size());
-    std::vector<std::exception_ptr> failures(paths.size());
-    std::atomic<std::size_t> next{0};
-    const auto work = [&] {
-        for (std::size_t index; (index = next.fetch_add(1)) < paths.size();) {
-            try {
-                files[index] = read_rank_file(paths[index]);
-            } catch (...) {
-                failures[index] = std::current_exception();
-            }
-        }
-    };
-    const std::size_t threads =
-        std::min<std::size_t>(paths.size(), std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> helpers;
-    for (std::size_t thread = 1; thread < threads; ++thread)
-        helpers.emplace_back(work);
-    work();
-    for (std::thread& helper : helpers)
-        helper.join();
-    for (const std::exception_ptr& failure : failures)
-        if (failure)
-            std::rethrow_exception(failure);
+    run_record::parallel_for(
+        paths.size(), 0, [&](std::size_t index) { files[index] = read_rank_file(paths[index]); });
     return files;
 }
 
