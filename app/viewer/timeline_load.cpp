@@ -2,21 +2,19 @@
 //
 // A million rows take SQLite about 0.45 s to step through on one core, so the load is split
 // into tasks (the pairs, then one task per rank: its actions, OVERLAP_F_B texts, memory
-// samples, lanes and bubbles) that a few threads take in turn, each with its own read-only
-// connection (a connection is used by one thread at a time). Each task writes only its own part
-// of the model; what needs every rank (labels, the step's end, the pair index) is done after
-// all have joined. A failing task stops the others from taking more, and its error is the
-// load's error.
+// samples, lanes and bubbles) that a few workers take in turn (run_record::parallel_for), each
+// with its own read-only connection (a connection is used by one thread at a time). Each task
+// writes only its own part of the model; what needs every rank (labels, the step's end, the
+// pair index) is done after all have joined. A failing task stops later ones from starting,
+// and the first failing task's error is the load's error.
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <limits>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "app/viewer/timeline_model.hpp"
+#include "engine/run_record/parallel_for.hpp"
 #include "engine/text/action_label.hpp"
 
 namespace pipelens::viewer {
@@ -30,11 +28,6 @@ TimelineAction timeline_action(const traces::StoredAction& stored) {
 }
 
 using OverlapLabels = std::vector<std::pair<std::int32_t, std::string>>;  // by step
-
-int loader_threads(int task_count) {
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    return std::clamp(std::min(cores, 8), 1, task_count);
-}
 
 }  // namespace
 
@@ -54,49 +47,35 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
     // Task 0 reads the pairs (the longest single read goes first), task 1 + r rank r.
     const int task_count = 1 + rank_count;
     std::vector<OverlapLabels> overlap_labels(static_cast<std::size_t>(rank_count));
-    std::atomic<int> next_task{0};
-    const auto run_tasks = [&](const traces::TraceReader& own) {
-        for (int task; (task = next_task.fetch_add(1)) < task_count;) {
+    const unsigned workers = worker_threads(static_cast<std::size_t>(task_count));
+    // Worker 0 is this thread and reads with the caller's connection; the others open their own.
+    std::vector<std::optional<traces::TraceReader>> own_readers(workers);
+    const auto reader_of = [&](unsigned worker) -> const traces::TraceReader& {
+        if (worker == 0)
+            return reader;
+        std::optional<traces::TraceReader>& own = own_readers[worker];
+        if (!own) {
+            traces::TraceReaderOptions options;
+            options.check_integrity = false;  // the caller's reader has opened the file
+            own.emplace(reader.path(), options);
+        }
+        return *own;
+    };
+    run_record::parallel_for_by_worker(
+        static_cast<std::size_t>(task_count), workers, [&](unsigned worker, std::size_t task) {
+            const traces::TraceReader& own = reader_of(worker);
             if (task == 0) {
                 model.pairs_ = own.pairs(run_id);
-            } else {
-                RankTimeline& rank = model.ranks_[static_cast<std::size_t>(task - 1)];
-                for (const traces::StoredAction& stored : own.stored_actions(run_id, rank.rank))
-                    (stored.lane == traces::ActionLane::compute ? rank.compute : rank.communication)
-                        .actions.push_back(timeline_action(stored));
-                overlap_labels[static_cast<std::size_t>(task - 1)] =
-                    own.overlap_labels(run_id, rank.rank);
-                rank.memory = own.memory(run_id, rank.rank);
-                index_rank(rank);
+                return;
             }
-        }
-    };
-    const int thread_count = loader_threads(task_count);
-    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(thread_count));
-    const auto guarded = [&](int thread, auto&& work) {
-        try {
-            work();
-        } catch (...) {
-            failures[static_cast<std::size_t>(thread)] = std::current_exception();
-            next_task.store(task_count);
-        }
-    };
-    std::vector<std::thread> helpers;
-    for (int thread = 1; thread < thread_count; ++thread)
-        helpers.emplace_back([&, thread] {
-            guarded(thread, [&] {
-                traces::TraceReaderOptions options;
-                options.check_integrity = false;  // the caller's reader has opened the file
-                const traces::TraceReader own(reader.path(), options);
-                run_tasks(own);
-            });
+            RankTimeline& rank = model.ranks_[task - 1];
+            for (const traces::StoredAction& stored : own.stored_actions(run_id, rank.rank))
+                (stored.lane == traces::ActionLane::compute ? rank.compute : rank.communication)
+                    .actions.push_back(timeline_action(stored));
+            overlap_labels[task - 1] = own.overlap_labels(run_id, rank.rank);
+            rank.memory = own.memory(run_id, rank.rank);
+            index_rank(rank);
         });
-    guarded(0, [&] { run_tasks(reader); });
-    for (std::thread& helper : helpers)
-        helper.join();
-    for (const std::exception_ptr& failure : failures)
-        if (failure)
-            std::rethrow_exception(failure);
 
     model.label_actions(reader.path(), overlap_labels);
     model.finish();

@@ -2,12 +2,13 @@
 #include "app/viewer/timeline_model.hpp"
 
 #include <algorithm>
-#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "app/viewer/galloping_search.hpp"
+#include "engine/run_record/parallel_for.hpp"
+#include "engine/run_record/thread_budget.hpp"
 #include "engine/schedule/action.hpp"
 #include "engine/text/action_label.hpp"
 
@@ -282,28 +283,24 @@ void TimelineModel::finish() {
     // Ranks in parallel: a pair's send and receive sit on different ranks and fill different
     // members of its PairEnds, so no two threads write one object. (Ten million actions spend
     // half a second here on one core, in scattered writes.)
-    const auto index_ranks = [this](std::size_t first, std::size_t step) {
-        for (std::size_t at = first; at < ranks_.size(); at += step) {
-            const RankTimeline& rank = ranks_[at];
-            for (std::size_t index = 0; index < rank.communication.actions.size(); ++index) {
-                const TimelineAction& action = rank.communication.actions[index];
-                const auto position = pair_position(action.pair_id);
-                if (!position)
-                    continue;
-                auto& ends = pair_index_[*position];
-                (is_receive(action.kind) ? ends.receive : ends.send) =
-                    ActionLocation{rank.rank, true, index};
-            }
+    run_record::parallel_for(ranks_.size(), worker_threads(ranks_.size()), [this](std::size_t at) {
+        const RankTimeline& rank = ranks_[at];
+        for (std::size_t index = 0; index < rank.communication.actions.size(); ++index) {
+            const TimelineAction& action = rank.communication.actions[index];
+            const auto position = pair_position(action.pair_id);
+            if (!position)
+                continue;
+            auto& ends = pair_index_[*position];
+            (is_receive(action.kind) ? ends.receive : ends.send) =
+                ActionLocation{rank.rank, true, index};
         }
-    };
-    const std::size_t threads = std::clamp<std::size_t>(
-        std::min<std::size_t>(ranks_.size(), std::thread::hardware_concurrency()), 1, 8);
-    std::vector<std::thread> helpers;
-    for (std::size_t thread = 1; thread < threads; ++thread)
-        helpers.emplace_back(index_ranks, thread, threads);
-    index_ranks(0, threads);
-    for (std::thread& helper : helpers)
-        helper.join();
+    });
+}
+
+unsigned TimelineModel::worker_threads(std::size_t items) {
+    constexpr int kMostThreads = 8;
+    return run_record::worker_count(
+        items, static_cast<unsigned>(std::min(kMostThreads, run_record::available_cores())));
 }
 
 ActionText TimelineModel::label(const TimelineAction& action) const {

@@ -182,7 +182,9 @@ class TimelineModel {
         const std::filesystem::path& path,
         const std::vector<std::vector<std::pair<std::int32_t, std::string>>>& overlap_labels);
     static void index_rank(RankTimeline& rank);  // sorts and indexes lanes, finds bubbles
-    void finish();                               // what needs every rank: ends, pairs
+    // The worker threads a load or an index pass over `items` uses: one per core, at most 8.
+    static unsigned worker_threads(std::size_t items);
+    void finish();  // what needs every rank: ends, pairs
     std::optional<std::size_t> pair_position(std::int32_t pair_id) const;  // index into pairs_
 
     traces::RunRecord run_;
