@@ -1,16 +1,23 @@
-// An experiment simulated the way `pipelens simulate` does it, for every command that simulates
-// one and may record it (simulate, the configurations a sweep records): the schedule chosen and
-// lowered and the cost model set on a StateRecorder, the simulation run on what that recorded
-// state holds, so that a replay of the recorded events rebuilds exactly what was simulated.
+// A simulated run, built one way for every command that simulates and may record one
+// (simulate, the configurations a sweep records, import --simulate's twin, plan's best layout):
+// the schedule chosen and lowered and the cost model set on a StateRecorder, the simulation run
+// on what that recorded state holds, so that a replay of the recorded events rebuilds exactly
+// what was simulated.
+//
+// Invariants: a recorded run always carries its events (the schedule's, the transport's and the
+// cost model's) and the state they built; the simulation uses the cost model read back from
+// that state, never the one it was given directly.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "engine/experiment/experiment.hpp"
 #include "engine/schedule/schedule.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/simulation_trace.hpp"
 #include "sim/simulator.hpp"
 
@@ -30,5 +37,11 @@ struct ExperimentSimulation {
 ExperimentSimulation simulate_experiment(Experiment& experiment,
                                          const std::filesystem::path& out = {},
                                          const RecordProgress& progress = {});
+
+// The same for a generated schedule under a cost model worked out elsewhere (the planner's):
+// `config` is what the recorded run keeps as its configuration.
+ExperimentSimulation simulate_shape(const ScheduleShape& shape, const CostModel& costs,
+                                    const std::string& config,
+                                    const std::filesystem::path& out = {});
 
 }  // namespace pipelens::sim

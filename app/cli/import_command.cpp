@@ -28,9 +28,7 @@
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "sim/calibration.hpp"
-#include "sim/experiment_costs.hpp"
-#include "sim/simulation_trace.hpp"
-#include "sim/zero_bubble_inputs.hpp"
+#include "sim/experiment_simulation.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 
@@ -104,18 +102,7 @@ std::int64_t record_simulated_twin(const ImportOptions& options, std::int64_t re
                                         options.out, error.what()));
         }
     }
-    sim::resolve_zero_bubble_inputs(experiment);
-    const Schedule lowered = lowered_schedule_for(experiment);
-    const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
-    traces::TraceWriter writer(options.out);
-    traces::RunRecord run;
-    run.kind = traces::RunKind::simulated;
-    run.schedule = lowered.name;
-    run.pp = experiment.shape.rank_count;
-    run.v = experiment.shape.stages_per_rank;
-    run.m = experiment.shape.microbatch_count;
-    run.config = experiment_to_toml(experiment);
-    return sim::simulate_and_record(writer, lowered, costs, run).run_id;
+    return *sim::simulate_experiment(experiment, options.out).run_id;
 }
 
 void print_run(const std::string& trace, std::int64_t run_id, const std::string& what) {

@@ -19,12 +19,11 @@
 #include "engine/experiment/flag_file.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/run_record/sharding_record.hpp"
-#include "engine/schedule/generate.hpp"
-#include "engine/schedule/lower.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
 #include "engine/text/quantities.hpp"
-#include "sim/simulation_trace.hpp"
+#include "sim/experiment_simulation.hpp"
 #include "sim/training_plan.hpp"
+#include "traces/trace_writer.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -213,17 +212,13 @@ std::int64_t record_best(const PlanFlags& flags, const sim::PlanResult& best) {
     const sim::PlanLayout& layout = best.layout;
     const sim::CostModel costs =
         sim::plan_cost_model(layout, flags.model, flags.cluster, flags.options);
-    const Schedule lowered =
-        lower(generate_schedule({layout.schedule, layout.pp, layout.v, layout.m}));
-    traces::TraceWriter writer(flags.out);
-    traces::RunRecord run;
-    run.schedule = lowered.name;
-    run.pp = layout.pp;
-    run.v = layout.v;
-    run.m = layout.m;
-    run.config = result_json(best, flags.cluster.memory_per_gpu_bytes).dump();
-    const std::int64_t run_id = sim::simulate_and_record(writer, lowered, costs, run).run_id;
+    const std::int64_t run_id =
+        *sim::simulate_shape({layout.schedule, layout.pp, layout.v, layout.m}, costs,
+                             result_json(best, flags.cluster.memory_per_gpu_bytes).dump(),
+                             flags.out)
+             .run_id;
     if (layout.tp > 1) {
+        traces::TraceWriter writer(flags.out);
         sharding::DeviceMesh mesh = sharding::parse_device_mesh(
             fmt::format("tp={}", layout.tp), "cuda", flags.cluster.gpus_per_host);
         mesh.links = flags.cluster.links;

@@ -1,7 +1,7 @@
-// `pipelens replay` and `pipelens bisect` on real trace files written by `pipelens simulate`:
-// every example replays to exactly the state it recorded, a tampered event is named by the
-// field it changed, two simulations are bisected to the first differing event, and bad
-// requests are one-line usage errors.
+// `pipelens replay` and `pipelens bisect` on real trace files written by `pipelens simulate`
+// (and by `import --simulate` and `plan --out`): every example replays to exactly the state it
+// recorded, a tampered event is named by the field it changed, two simulations are bisected to
+// the first differing event, and bad requests are one-line usage errors.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -47,6 +47,38 @@ TEST(ReplayCli, ATraceFromBeforeTheNewStateFieldsStillChecksEqual) {
     EXPECT_EQ(replayed.exit_code, 0) << replayed.err << replayed.out;
     EXPECT_NE(replayed.out.find("check: equal to the recorded state (42 fields"), std::string::npos)
         << replayed.out;
+}
+
+// `import --simulate`'s twin and `plan --out`'s best layout are built like a `simulate` run:
+// their runs carry the cost model's events and replay to the state they recorded.
+TEST(ReplayCli, ImportedTwinsAndPlannedRunsReplayLikeSimulatedOnes) {
+    const auto imported = fresh_trace("replay_import");
+    const std::string profiler =
+        std::string(PIPELENS_SOURCE_DIR) + "/tests/data/pytorch_profiler/runtime_1f1b_rank";
+    ASSERT_EQ(run_pipelens("import " + profiler + "0.json " + profiler + "1.json.gz --out " +
+                           imported.string() + " --simulate")
+                  .exit_code,
+              0);
+    const auto twin = run_pipelens("replay " + imported.string() + " --run 2 --check --events");
+    EXPECT_EQ(twin.exit_code, 0) << twin.err;
+    EXPECT_NE(twin.out.find("  event 4: set_cost_model "), std::string::npos) << twin.out;
+    EXPECT_NE(twin.out.find("  event 5: set_stage_costs "), std::string::npos) << twin.out;
+    EXPECT_NE(twin.out.find("check: equal to the recorded state (42 fields, 12 events)"),
+              std::string::npos)
+        << twin.out;
+
+    const auto planned = fresh_trace("replay_plan");
+    ASSERT_EQ(run_pipelens("plan --layers 8 --hidden 1024 --heads 16 --sequence 512 "
+                           "--vocabulary 1000 --global-batch 16 --gpus 8 --tp 2 --pp 2 --out " +
+                           planned.string())
+                  .exit_code,
+              0);
+    const auto best = run_pipelens("replay " + planned.string() + " --run 1 --check --events");
+    EXPECT_EQ(best.exit_code, 0) << best.err;
+    EXPECT_NE(best.out.find("  event 4: set_cost_model "), std::string::npos) << best.out;
+    EXPECT_NE(best.out.find("check: equal to the recorded state (120 fields, 42 events)"),
+              std::string::npos)
+        << best.out;
 }
 
 TEST(ReplayCli, ATamperedEventIsReportedByTheFieldItChanged) {
