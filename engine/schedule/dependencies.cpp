@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/schedule/action_facts.hpp"
+
 namespace pipelens {
 namespace {
 
@@ -43,21 +45,6 @@ InputRule earlier_on_rank(Signal signal) {
 DependencyRules::DependencyRules() {
     using K = ActionKind;
     using S = Signal;
-    // Parameters first: among inputs that arrive together, the later ones name the wait.
-    for (K kind : {K::forward, K::backward_input, K::full_backward, K::backward_weight})
-        add_input(kind, earlier_on_rank(S::parameters));
-    add_input(K::forward, neighbour(S::forward, -1, S::received_forward));
-    for (K kind : {K::backward_input, K::full_backward}) {
-        add_input(kind, own(S::forward));
-        add_input(kind, neighbour(S::input_gradient, +1, S::received_backward));
-    }
-    add_input(K::backward_weight, own(S::weight_ready));
-    add_input(K::send_forward, own(S::forward));
-    add_input(K::send_backward, own(S::input_gradient));
-    add_input(K::recv_forward, peer(S::sent_forward, -1));
-    add_input(K::recv_backward, peer(S::sent_backward, +1));
-    add_input(K::reduce_grad, earlier_on_rank(S::rank_compute));
-
     auto produce = [this](K kind, std::initializer_list<Signal> signals) {
         Products& products = products_[index_of(kind)];
         for (Signal signal : signals)
@@ -73,6 +60,28 @@ DependencyRules::DependencyRules() {
     produce(K::recv_forward, {S::received_forward});
     produce(K::recv_backward, {S::received_backward});
     produce(K::unshard, {S::parameters});
+
+    // A computation's neighbour is the peer of the receive it consumes, and across ranks that
+    // receive's completion is what it waits for.
+    auto neighbour_through_receive = [this](K computation, Signal neighbour_signal) {
+        const K receive = *receive_consumed_by(computation);
+        return neighbour(neighbour_signal, transfer_peer_offset(receive),
+                         products_of(receive).signals[0]);
+    };
+    // Parameters first: among inputs that arrive together, the later ones name the wait.
+    for (K kind : {K::forward, K::backward_input, K::full_backward, K::backward_weight})
+        add_input(kind, earlier_on_rank(S::parameters));
+    add_input(K::forward, neighbour_through_receive(K::forward, S::forward));
+    for (K kind : {K::backward_input, K::full_backward}) {
+        add_input(kind, own(S::forward));
+        add_input(kind, neighbour_through_receive(kind, S::input_gradient));
+    }
+    add_input(K::backward_weight, own(S::weight_ready));
+    add_input(K::send_forward, own(S::forward));
+    add_input(K::send_backward, own(S::input_gradient));
+    add_input(K::recv_forward, peer(S::sent_forward, transfer_peer_offset(K::recv_forward)));
+    add_input(K::recv_backward, peer(S::sent_backward, transfer_peer_offset(K::recv_backward)));
+    add_input(K::reduce_grad, earlier_on_rank(S::rank_compute));
     index_waiters();
 }
 

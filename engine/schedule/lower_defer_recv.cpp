@@ -13,37 +13,12 @@
 
 #include <fmt/format.h>
 
+#include "engine/schedule/action_facts.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/static_check.hpp"
 
 namespace pipelens {
 namespace {
-
-bool is_receive(ActionKind kind) {
-    return kind == ActionKind::recv_forward || kind == ActionKind::recv_backward;
-}
-bool is_send(ActionKind kind) {
-    return kind == ActionKind::send_forward || kind == ActionKind::send_backward;
-}
-
-// The rank a SEND goes to, or a RECV comes from.
-int peer_rank(const Schedule& schedule, const Action& action) {
-    const bool downstream =
-        action.kind == ActionKind::send_forward || action.kind == ActionKind::recv_backward;
-    return schedule.stage_to_rank[action.stage + (downstream ? 1 : -1)];
-}
-
-// The receive a computation part consumes, if it consumes one: RECV_F of its (stage,
-// microbatch) for F, RECV_B for I and B.
-bool consumes(const Action& part, const Action& receive) {
-    if (part.stage != receive.stage || part.microbatch != receive.microbatch)
-        return false;
-    if (part.kind == ActionKind::forward)
-        return receive.kind == ActionKind::recv_forward;
-    if (part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward)
-        return receive.kind == ActionKind::recv_backward;
-    return false;
-}
 
 std::vector<Action> defer_rank(const Schedule& schedule, int rank) {
     const std::vector<Action>& actions = schedule.ranks[rank];
@@ -66,9 +41,9 @@ std::vector<Action> defer_rank(const Schedule& schedule, int rank) {
             continue;
         }
         if (is_send(action.kind)) {
-            const int peer = peer_rank(schedule, action);
+            const int peer = transfer_peer_rank(schedule, action);
             if (rank < peer)
-                post_if([&](const Action& r) { return peer_rank(schedule, r) == peer; });
+                post_if([&](const Action& r) { return transfer_peer_rank(schedule, r) == peer; });
         } else if (is_compute(action.kind)) {
             for (const Action& part : schedule.parts_of(action))
                 post_if([&](const Action& r) { return consumes(part, r); });

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/schedule/action_facts.hpp"
 #include "engine/schedule/dependencies.hpp"
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/lower.hpp"
@@ -55,6 +56,15 @@ class SendRecvPlacer {
         return false;
     }
 
+    // The SEND that carries a crossing computation's output: F's activations, I's or B's
+    // input gradient.
+    static Action send_of(const Action& part) {
+        const bool forward = part.kind == ActionKind::forward;
+        return make_action(part.stage,
+                           forward ? ActionKind::send_forward : ActionKind::send_backward,
+                           part.microbatch);
+    }
+
     bool ready(int rank, const Action& action) const {
         for (const Action& part : schedule_.parts_of(action))
             if (!rules_.for_each_input(schedule_, rank, part, [&](const Input& input) {
@@ -74,16 +84,13 @@ class SendRecvPlacer {
             if (!crosses_ranks(part))
                 continue;
             const bool forward = part.kind == ActionKind::forward;
-            Action send = make_action(
-                part.stage, forward ? ActionKind::send_forward : ActionKind::send_backward,
-                part.microbatch);
-            const int peer_stage = forward ? part.stage + 1 : part.stage - 1;
+            Action send = send_of(part);
             Action recv = make_action(
-                peer_stage, forward ? ActionKind::recv_forward : ActionKind::recv_backward,
-                part.microbatch);
+                transfer_peer_stage(send),
+                forward ? ActionKind::recv_forward : ActionKind::recv_backward, part.microbatch);
             send.link = recv.link = result.pair_count++;
             result.ranks[rank].push_back(send);
-            result.ranks[owner(peer_stage)].push_back(recv);
+            result.ranks[transfer_peer_rank(schedule_, send)].push_back(recv);
         }
     }
 
@@ -95,9 +102,7 @@ class SendRecvPlacer {
                 for (const Action& part : schedule_.parts_of(action))
                     if (crosses_ranks(part)) {
                         ++sizes[rank];
-                        const int peer =
-                            part.kind == ActionKind::forward ? part.stage + 1 : part.stage - 1;
-                        ++sizes[owner(peer)];
+                        ++sizes[transfer_peer_rank(schedule_, send_of(part))];
                     }
         }
         for (std::size_t rank = 0; rank < sizes.size(); ++rank)

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/schedule/action_facts.hpp"
+
 namespace pipelens {
 namespace {
 
@@ -524,8 +526,7 @@ void link_send_recv_pairs(Schedule& schedule) {
     schedule.pair_count = 0;
     for (auto& actions : schedule.ranks)
         for (Action& action : actions)
-            if (action.kind == ActionKind::send_forward ||
-                action.kind == ActionKind::send_backward) {
+            if (is_send(action.kind)) {
                 const bool forward = action.kind == ActionKind::send_forward;
                 auto [found, inserted] = pair_of_send.emplace(
                     std::tuple{action.stage, action.microbatch, forward}, schedule.pair_count);
@@ -535,11 +536,10 @@ void link_send_recv_pairs(Schedule& schedule) {
             }
     for (auto& actions : schedule.ranks)
         for (Action& action : actions)
-            if (action.kind == ActionKind::recv_forward ||
-                action.kind == ActionKind::recv_backward) {
+            if (is_receive(action.kind)) {
                 const bool forward = action.kind == ActionKind::recv_forward;
-                const int sender = forward ? action.stage - 1 : action.stage + 1;
-                auto found = pair_of_send.find({sender, action.microbatch, forward});
+                auto found =
+                    pair_of_send.find({transfer_peer_stage(action), action.microbatch, forward});
                 action.link = found == pair_of_send.end() ? kNoPair : found->second;
             }
 }
