@@ -13,6 +13,7 @@
 #include <limits>
 #include <optional>
 
+#include "engine/schedule/action_facts.hpp"
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/static_check.hpp"
@@ -91,7 +92,6 @@ class Simulator {
     MicrobatchTimes& at(int stage, int microbatch) {
         return times_[static_cast<std::size_t>(stage) * schedule_.microbatch_count + microbatch];
     }
-    int owner(int stage) const { return schedule_.stage_to_rank[stage]; }
 
     std::int64_t time_of(int rank, const Input& input) {
         switch (input.signal) {
@@ -215,29 +215,24 @@ class Simulator {
     void execute_communication(int rank, const Action& action, const Ready& ready,
                                TimelineEntry& entry) {
         entry.lane = Lane::communication;
-        const int stage = action.stage;
         switch (action.kind) {
             case ActionKind::send_forward:
             case ActionKind::send_backward: {
-                const bool forward = action.kind == ActionKind::send_forward;
-                const int peer_stage = forward ? stage + 1 : stage - 1;
+                const int peer = transfer_peer_rank(schedule_, action);
                 entry.bytes = costs_.message_bytes(action);
                 entry.start_ns = std::max(comm_free_[rank], ready.time);
-                entry.end_ns =
-                    entry.start_ns + costs_.transfer_ns(rank, owner(peer_stage), entry.bytes);
+                entry.end_ns = entry.start_ns + costs_.transfer_ns(rank, peer, entry.bytes);
                 produce(action, entry.start_ns);  // the receive waits for the send's issue
                 break;
             }
             case ActionKind::recv_forward:
             case ActionKind::recv_backward: {
-                const bool forward = action.kind == ActionKind::recv_forward;
-                const int peer_stage = forward ? stage - 1 : stage + 1;
                 // A posted receive does not hold the stream: its data lands the transfer time
                 // after its inputs (the send's start; with rendezvous, also its posting).
+                const int peer = transfer_peer_rank(schedule_, action);
                 entry.bytes = costs_.message_bytes(action);
                 entry.start_ns = ready.time;
-                entry.end_ns =
-                    ready.time + costs_.transfer_ns(owner(peer_stage), rank, entry.bytes);
+                entry.end_ns = ready.time + costs_.transfer_ns(peer, rank, entry.bytes);
                 produce(action, entry.end_ns);
                 break;
             }

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/schedule/action_facts.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
@@ -280,7 +281,7 @@ BufferPlan plan_for(const PipelineState& state, const StageState& stage,
     BufferPlan plan;
     plan.stage = stage.index;
     plan.direction = direction;
-    plan.peer_stage = faces_previous_stage(direction) ? stage.index - 1 : stage.index + 1;
+    plan.peer_stage = transfer_peer_stage(transfer_kind(direction), stage.index);
     plan.peer_rank = state.schedule.stage_to_rank.at(plan.peer_stage);
     plan.metas = expected_buffer_metas(stage, direction);
     for (const TensorMeta& meta : plan.metas)

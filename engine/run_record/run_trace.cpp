@@ -10,6 +10,7 @@
 
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/recorder/recorded_trace.hpp"
+#include "engine/schedule/action_facts.hpp"
 
 namespace pipelens::run_record {
 namespace {
@@ -44,12 +45,6 @@ std::int64_t transfer_bytes(const Action& action, const PipelineRunResult& resul
     }
 }
 
-int peer_of(const Schedule& lowered, const Action& action) {
-    const int neighbour =
-        action.kind == ActionKind::recv_forward ? action.stage - 1 : action.stage + 1;
-    return lowered.stage_to_rank.at(neighbour);
-}
-
 }  // namespace
 
 std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
@@ -70,7 +65,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
         for (const ActionTiming& timing : rank.timeline) {
             const Action& action = lowered.ranks[rank.rank][timing.step];
             if (action.kind == ActionKind::recv_forward || action.kind == ActionKind::recv_backward)
-                last_sender = peer_of(lowered, action);
+                last_sender = transfer_peer_rank(lowered, action);
             if (uses_communication_stream(action.kind))
                 continue;
             record.busy_ns += timing.end_ns - timing.start_ns;

@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "engine/runtime/torch_meta.hpp"
+#include "engine/schedule/action_facts.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -312,26 +314,26 @@ class Executor {
     void communicate(const Action& action, std::size_t timeline_index) {
         const int index = action.stage;
         const int microbatch = action.microbatch;
-        const auto owner = [&](int stage_index) {
-            return plan_.lowered->stage_to_rank[stage_index];
-        };
+        // Outputs wait in the slot of the stage they go to (see forward() and hand_back()).
+        const int peer_stage = transfer_peer_stage(action);
+        const int peer = transfer_peer_rank(*plan_.lowered, action);
         switch (action.kind) {
             case ActionKind::send_forward:
-                transport_.send(owner(index + 1), plan_.tag_offset + action.link,
-                                take(to_send_forward_, action, index + 1, "forward output"));
+                transport_.send(peer, plan_.tag_offset + action.link,
+                                take(to_send_forward_, action, peer_stage, "forward output"));
                 break;
             case ActionKind::send_backward:
-                transport_.send(owner(index - 1), plan_.tag_offset + action.link,
-                                take(to_send_backward_, action, index - 1, "input gradient"));
+                transport_.send(peer, plan_.tag_offset + action.link,
+                                take(to_send_backward_, action, peer_stage, "input gradient"));
                 break;
             case ActionKind::recv_forward:
                 posted_forward_[{index, microbatch}] = {
-                    action, owner(index - 1), buffers_for(plan_.stage_meta[index].inputs, false),
+                    action, peer, buffers_for(plan_.stage_meta[index].inputs, false),
                     timeline_index};
                 break;
             case ActionKind::recv_backward:
                 posted_backward_[{index, microbatch}] = {
-                    action, owner(index + 1), buffers_for(plan_.stage_meta[index].outputs, true),
+                    action, peer, buffers_for(plan_.stage_meta[index].outputs, true),
                     timeline_index};
                 break;
             default:
@@ -342,11 +344,10 @@ class Executor {
     // Completes the posted receives `action` consumes, recording each one's arrival.
     void await_inputs(const Action& action, std::vector<TimedAction>& timeline) {
         for (const Action& part : plan_.lowered->parts_of(action)) {
-            const bool forward = part.kind == ActionKind::forward;
-            const bool backward =
-                part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward;
-            if (!forward && !backward)
+            const std::optional<ActionKind> consumed = receive_consumed_by(part.kind);
+            if (!consumed)
                 continue;
+            const bool forward = *consumed == ActionKind::recv_forward;
             auto& posted = forward ? posted_forward_ : posted_backward_;
             const auto found = posted.find({part.stage, part.microbatch});
             if (found == posted.end())
