@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "engine/schedule/action_facts.hpp"
+#include "engine/schedule/placement_inference.hpp"
 
 namespace pipelens {
 namespace {
@@ -415,12 +416,7 @@ void infer_schedule_shape(Schedule& schedule, const std::string& source_name,
         schedule.rank_count > 0 && schedule.stage_count % schedule.rank_count == 0
             ? schedule.stage_count / schedule.rank_count
             : 0;
-    schedule.stage_to_rank.assign(schedule.stage_count, -1);
-    for (int rank = 0; rank < schedule.rank_count; ++rank)
-        for (const Action& action : schedule.ranks[rank])
-            for (const Action& part : schedule.parts_of(action))
-                if (part.stage >= 0 && schedule.stage_to_rank[part.stage] < 0)
-                    schedule.stage_to_rank[part.stage] = rank;
+    schedule.stage_to_rank = infer_stage_to_rank(schedule, SplitStage::first_rank);
 }
 
 std::optional<ActionNotation> parse_notation_choice(std::string_view text) {

@@ -5,10 +5,11 @@
 //
 // Reading splits records as Python's csv.reader does (\r\n, \n or \r line ends; quotes only at
 // a cell's start) and infers the shape: pp = number of records, stages = highest stage + 1,
-// m = highest microbatch + 1, each stage's rank from the row it first appears in; SEND/RECV pairs
-// are linked. Idle cells are dropped. Refused, naming file:line (and rank and cell): a record
-// without actions (a blank line, which PyTorch would make an idle rank), a malformed token, and
-// stage or microbatch numbers with a gap (a mistyped number would otherwise redefine the shape).
+// m = highest microbatch + 1, each stage's rank by infer_stage_to_rank (the first row computing
+// it; a stage on two rows is left to the static check to report); SEND/RECV pairs are linked. Idle
+// cells are dropped. Refused, naming file:line (and rank and cell): a record without actions (a
+// blank line, which PyTorch would make an idle rank), a malformed token, and stage or microbatch
+// numbers with a gap (a mistyped number would otherwise redefine the shape).
 //
 // Actions are read in today's notation (F, I, W, B) unless told otherwise; the `_as` readers
 // also take PyTorch's older one (F, B = input backward, W, BW = full backward), given or
@@ -71,9 +72,9 @@ using ActionLocator = std::function<std::string(int rank, int step)>;
 
 // The shape of per-rank action lists read from somewhere (a CSV, an imported trace): pp = the
 // rows, stages = highest stage + 1, m = highest microbatch + 1, v when the stages divide evenly,
-// each stage's rank from the row it first appears in. ScheduleFileError, naming `source_name`,
-// when too few forwards cover them, or naming (through `locate`) the first action whose stage or
-// microbatch number lies above a gap.
+// each stage's rank by infer_stage_to_rank with SplitStage::first_rank. ScheduleFileError, naming
+// `source_name`, when too few forwards cover them, or naming (through `locate`) the first action
+// whose stage or microbatch number lies above a gap.
 void infer_schedule_shape(Schedule& schedule, const std::string& source_name,
                           const ActionLocator& locate = {});
 
