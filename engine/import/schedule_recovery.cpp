@@ -8,6 +8,7 @@
 
 #include "engine/import/imported_run.hpp"
 #include "engine/schedule/generate.hpp"
+#include "engine/schedule/placement_inference.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 
 namespace pipelens::import {
@@ -19,28 +20,18 @@ void infer_shape(Schedule& schedule, const std::string& source) {
     } catch (const ScheduleFileError& error) {
         throw ImportError(error.what());
     }
-    // A CSV may place a stage's communication anywhere; a run's stage computes on one rank.
-    std::vector<int> computes_on(static_cast<std::size_t>(schedule.stage_count), -1);
-    for (int rank = 0; rank < schedule.rank_count; ++rank)
-        for (const Action& action : schedule.ranks[rank])
-            for (const Action& part : schedule.parts_of(action)) {
-                if (part.stage < 0 || !is_compute(part.kind))
-                    continue;
-                int& owner = computes_on[static_cast<std::size_t>(part.stage)];
-                if (owner >= 0 && owner != rank)
-                    throw ImportError(fmt::format(
-                        "{}: stage {} computes on rank {} and on rank {}; a stage must run on "
-                        "one rank",
-                        source, part.stage, owner, rank));
-                owner = rank;
-            }
-    for (int stage = 0; stage < schedule.stage_count; ++stage)
-        if (computes_on[static_cast<std::size_t>(stage)] < 0)
-            throw ImportError(
-                fmt::format("{}: stage {} appears only in communication, never in a "
-                            "computation; the trace is missing that stage's actions",
-                            source, stage));
-    schedule.stage_to_rank = computes_on;
+    // A run's stage computed on one rank: a split stage, or one without computations, means the
+    // trace is damaged or incomplete.
+    try {
+        schedule.stage_to_rank = infer_stage_to_rank(schedule, SplitStage::refuse);
+    } catch (const StagePlacementError& error) {
+        throw ImportError(fmt::format("{}: {}", source, error.what()));
+    }
+    if (const std::vector<int> missing = stages_without_computation(schedule); !missing.empty())
+        throw ImportError(
+            fmt::format("{}: stage {} appears only in communication, never in a computation; the "
+                        "trace is missing that stage's actions",
+                        source, missing.front()));
     if (schedule.stages_per_rank == 0)
         schedule.stages_per_rank = 1;
 }
