@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/schedule/placement_inference.hpp"
 #include "traces/trace_error.hpp"
 
 namespace pipelens::analysis {
@@ -107,19 +108,14 @@ void derive_shape(const std::filesystem::path& path, TimedSchedule& timed) {
                 note(part);
     schedule.stage_count = std::max(stages, schedule.stage_count);
     schedule.microbatch_count = std::max(microbatches, schedule.microbatch_count);
-    schedule.stage_to_rank.assign(static_cast<std::size_t>(schedule.stage_count), -1);
-    for (int rank = 0; rank < schedule.rank_count; ++rank)
-        for (std::size_t step = 0; step < schedule.ranks[rank].size(); ++step)
-            for (const Action& part : schedule.parts_of(schedule.ranks[rank][step])) {
-                if (is_fsdp(part.kind) || part.stage < 0)
-                    continue;
-                int& owner = schedule.stage_to_rank[static_cast<std::size_t>(part.stage)];
-                if (owner >= 0 && owner != rank)
-                    RowChecker(path, rank)
-                        .fail(timed.times[rank][step].step,
-                              fmt::format("stage {} is also run by rank {}", part.stage, owner));
-                owner = rank;
-            }
+    try {
+        schedule.stage_to_rank = infer_stage_to_rank(schedule, SplitStage::refuse);
+    } catch (const StagePlacementError& error) {
+        const StageSplit& split = error.split();
+        RowChecker(path, split.rank)
+            .fail(timed.times[split.rank][split.step].step,
+                  fmt::format("stage {} is also run by rank {}", split.stage, split.first_rank));
+    }
 }
 
 }  // namespace

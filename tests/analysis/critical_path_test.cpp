@@ -197,6 +197,21 @@ TEST(TimedSchedule, AStageRunByTwoRanksIsNamedWithRankAndStep) {
     }
 }
 
+// A flight-recorder import numbers a transfer by its peer rank, so one number can sit on several
+// ranks without any stage running twice: only computations can split a stage.
+TEST(TimedSchedule, TransfersNumberedByTheirPeerAreNoSplitStage) {
+    traces::RunRecord run;
+    run.pp = 3;
+    run.m = 2;
+    std::vector<RankRows> ranks(3);
+    ranks[0].actions = {row(0, ActionKind::send_forward, 1, 0, 0, 10)};
+    ranks[1].actions = {row(0, ActionKind::recv_forward, 0, 0, 0, 10),
+                        row(1, ActionKind::send_forward, 2, 1, 10, 20)};
+    ranks[2].actions = {row(0, ActionKind::recv_forward, 1, 1, 10, 20)};
+    const TimedSchedule timed = timed_schedule_from_rows("t.db", run, ranks);
+    EXPECT_EQ(timed.schedule.stage_to_rank, (std::vector<int>{1, 0, 1}));
+}
+
 TEST(TimedSchedule, RowsComeBackInStepOrderWithUnknownKindsRefused) {
     traces::RunRecord run;
     run.pp = 1;
