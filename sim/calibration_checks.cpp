@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "engine/run_record/statistics.hpp"
-#include "engine/text/quantities.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::sim {
 namespace {

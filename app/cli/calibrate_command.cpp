@@ -17,11 +17,11 @@
 #include "app/cli/input_files.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
-#include "engine/text/quantities.hpp"
 #include "sim/calibration.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/simulator.hpp"
 #include "sim/zero_bubble_inputs.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::cli {
 namespace {

@@ -2,7 +2,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/chart_scene.hpp"
-#include "engine/text/xml_escape.hpp"
+#include "traces/text/xml_escape.hpp"
 
 namespace pipelens::cli {
 namespace {

@@ -8,8 +8,8 @@
 
 #include "app/cli/commands.hpp"
 #include "engine/experiment/units.hpp"
-#include "engine/text/quantities.hpp"
-#include "engine/text/xml_escape.hpp"
+#include "traces/text/quantities.hpp"
+#include "traces/text/xml_escape.hpp"
 
 namespace pipelens::cli {
 namespace {

@@ -20,9 +20,9 @@
 #include "engine/experiment/units.hpp"
 #include "engine/run_record/sharding_record.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
-#include "engine/text/quantities.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "sim/training_plan.hpp"
+#include "traces/text/quantities.hpp"
 #include "traces/trace_writer.hpp"
 
 namespace pipelens::cli {

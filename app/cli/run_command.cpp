@@ -22,8 +22,8 @@
 #include "engine/run_record/run_trace.hpp"
 #include "engine/run_record/thread_budget.hpp"
 #include "engine/runtime/pipeline_run.hpp"
-#include "engine/text/quantities.hpp"
 #include "sim/zero_bubble_inputs.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::cli {
 namespace {

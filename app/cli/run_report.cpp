@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "engine/text/quantities.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::cli {
 namespace {

@@ -13,9 +13,9 @@
 #include "app/cli/critical_path_report.hpp"
 #include "app/cli/input_files.hpp"
 #include "app/cli/run_report.hpp"
-#include "engine/text/quantities.hpp"
 #include "traces/chrome_export.hpp"
 #include "traces/svg_timeline.hpp"
+#include "traces/text/quantities.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace pipelens::cli {

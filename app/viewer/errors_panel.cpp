@@ -5,7 +5,7 @@
 #include <imgui.h>
 
 #include "app/viewer/viewer_state.hpp"
-#include "engine/text/quantities.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::viewer {
 

@@ -14,7 +14,7 @@
 #include "app/viewer/viewer_state.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_replay.hpp"
-#include "engine/text/quantities.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::viewer {
 namespace {

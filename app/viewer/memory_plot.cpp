@@ -10,7 +10,7 @@
 #include "app/viewer/galloping_search.hpp"
 #include "app/viewer/timeline_overlays.hpp"
 #include "app/viewer/viewer_state.hpp"
-#include "engine/text/quantities.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::viewer {
 namespace {

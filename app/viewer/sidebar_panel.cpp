@@ -9,7 +9,7 @@
 
 #include "app/viewer/viewer_layout.hpp"
 #include "app/viewer/viewer_state.hpp"
-#include "engine/text/quantities.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::viewer {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "app/viewer/timeline_model.hpp"
 #include "engine/run_record/parallel_for.hpp"
-#include "engine/text/action_label.hpp"
+#include "traces/text/action_label.hpp"
 
 namespace pipelens::viewer {
 namespace {

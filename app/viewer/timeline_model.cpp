@@ -10,7 +10,7 @@
 #include "engine/run_record/parallel_for.hpp"
 #include "engine/run_record/thread_budget.hpp"
 #include "engine/schedule/action.hpp"
-#include "engine/text/action_label.hpp"
+#include "traces/text/action_label.hpp"
 
 namespace pipelens::viewer {
 namespace {

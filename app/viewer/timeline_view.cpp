@@ -16,7 +16,7 @@
 #include "app/viewer/timeline_overlays.hpp"
 #include "app/viewer/viewer_state.hpp"
 #include "engine/schedule/action.hpp"
-#include "engine/text/quantities.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::viewer {
 namespace {

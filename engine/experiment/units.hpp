@@ -1,7 +1,7 @@
 // Quantities as people write them in experiments and flags: durations ("1.5ms", "20us",
 // "300ns", a bare number is microseconds), bandwidths ("25GB/s", "200Gbit/s", a bare number is
 // GB/s), sizes ("16MiB", "4GB", a bare number is bytes) and ratios ("0.2" or "20%"). Printing them
-// is engine/text/quantities.hpp.
+// is traces/text/quantities.hpp.
 //
 // Invariants: parsing is strict (the whole text must be one number and one known unit) and
 // rejects negative or non-finite values; results are integer nanoseconds, bytes per nanosecond

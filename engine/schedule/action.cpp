@@ -3,7 +3,7 @@
 
 #include <charconv>
 
-#include "engine/text/action_label.hpp"
+#include "traces/text/action_label.hpp"
 
 namespace pipelens {
 namespace {

@@ -14,10 +14,10 @@
 #include "engine/run_record/run_trace.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
-#include "engine/text/quantities.hpp"
 #include "sim/simulation_trace.hpp"
 #include "sim/simulator.hpp"
 #include "tests/fresh_trace.hpp"
+#include "traces/text/quantities.hpp"
 #include "traces/trace_writer.hpp"
 
 namespace pipelens::viewer {

@@ -6,7 +6,7 @@
 // outside that range is spelled "?" so a damaged file still prints.
 //
 // It lives with the trace store (layer 0, which depends on nothing of ours) because the reader
-// derives labels with it; engine/text/action_label.hpp re-exports it for the layers above.
+// derives labels with it; every layer above includes it from here.
 #pragma once
 
 #include <cstdint>

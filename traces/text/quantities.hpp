@@ -3,7 +3,7 @@
 // formats a duration without linking the experiment parser.
 //
 // It lives with the trace store (layer 0, which depends on nothing of ours) because the timeline
-// picture prints sizes with it; engine/text/quantities.hpp re-exports it for the layers above.
+// picture prints sizes with it; every layer above includes it from here.
 #pragma once
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // the sweep picture and the timeline picture escape the same way. Header-only.
 //
 // It lives with the trace store (layer 0, which depends on nothing of ours) because the timeline
-// picture escapes with it; engine/text/xml_escape.hpp re-exports it for the layers above.
+// picture escapes with it; every layer above includes it from here.
 #pragma once
 
 #include <string>
