@@ -1,6 +1,7 @@
 // DeviceMesh: devices arranged in named dimensions (dp=2, tp=4), row-major, with how many
 // devices share a host and the links inside and between hosts (the cost model needs both).
-// Printing follows upstream: `DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))`.
+// Printing follows upstream: `DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))`; traces keep that
+// text, and parse_printed_device_mesh reads it back.
 #pragma once
 
 #include <string>
@@ -48,5 +49,13 @@ std::string to_string(const DeviceMesh& mesh);
 // text for an empty, malformed or non-positive size.
 DeviceMesh parse_device_mesh(std::string_view text, std::string device_type = "cuda",
                              int devices_per_host = 8);
+
+// The inverse of to_string, for the text a trace keeps (its sharding rows' mesh):
+// "DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))", unnamed "DeviceMesh((4,), 'cuda',
+// stride=(1,))". The device type and the stride may be left out ("DeviceMesh((tp=2))"); a
+// stride given must be row-major, the only layout a DeviceMesh has. The same limits as
+// parse_device_mesh; devices_per_host and the links are not in the text and keep their
+// defaults. std::invalid_argument naming the text when it is not such a mesh.
+DeviceMesh parse_printed_device_mesh(std::string_view text);
 
 }  // namespace pipelens::sharding
