@@ -1,5 +1,6 @@
 // The Sharding panel: the run's sharding decisions, the chosen decision's mesh coloured by the
-// shard each device holds, and its strategy table.
+// shard each device holds, and its strategy table. The mesh's grid and the chosen strategy's
+// tensors come from sharding_mesh.hpp; the panel keeps the choices and draws.
 #pragma once
 
 namespace pipelens::viewer {

@@ -355,6 +355,57 @@ TEST(ViewerScreenshot, ShardingPanelColoursEachDeviceByTheShardItHolds) {
     }
 }
 
+// A mesh of three dims draws every device, its leading dims' rows stacked: dp=2,tp=2,pp=2 is
+// four rows of two. Decision 0 chose (S(0)RR, RS(1)R) -> S(0)S(1)R: the output's shard is the
+// row, input 0's the dp half, input 1's the tp row within it.
+TEST(ViewerScreenshot, AThreeDimMeshShowsEveryDevice) {
+    const fs::path trace = testing::fresh_trace("viewer_sharding_3d");
+    ASSERT_EQ(
+        testing::run_pipelens("shard --block mlp --mesh dp=2,tp=2,pp=2 --out " + trace.string())
+            .exit_code,
+        0);
+    const struct {
+        std::string tensor;
+        std::function<int(int, int)> shard_of;
+    } cases[] = {{"output", [](int row, int) { return row; }},
+                 {"input0", [](int row, int) { return row / 2; }},
+                 {"input1", [](int row, int) { return row % 2; }}};
+    for (const auto& tensor : cases) {
+        SCOPED_TRACE(tensor.tensor);
+        const fs::path png = screenshot_path("sharding_3d");
+        ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
+                             " --size 1280x800 --tensor " + tensor.tensor),
+                  0);
+        expect_mesh(load_png(png), 4, 2, tensor.shard_of);
+        fs::remove(png);
+    }
+}
+
+// An unnamed mesh, as DeviceMesh prints one ("DeviceMesh((4,), ...)"), is drawn like a named one.
+TEST(ViewerScreenshot, AnUnnamedMeshIsDrawn) {
+    const fs::path trace = testing::fresh_trace("viewer_sharding_unnamed");
+    {
+        traces::TraceWriter writer(trace);
+        traces::RunRecord run;
+        run.schedule = "sharding";
+        run.pp = 4;
+        const std::int64_t run_id = writer.begin_run(run);
+        writer.add_sharding(
+            run_id,
+            {0, "aten.relu.default(Spec(f32[8, 8](S(0))))", "DeviceMesh((4,), 'cuda', stride=(1,))",
+             R"json([{"strategy":"(S(0)) -> S(0)","output_spec":"S(0)",)json"
+             R"json("input_specs":["S(0)"],"total":0.0}])json",
+             0, "[]"});
+        writer.finish_run(run_id, 0, 0);
+    }
+    const fs::path png = screenshot_path("sharding_unnamed");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
+                         " --size 1280x800 --panel sharding"),
+              0);
+    expect_mesh(load_png(png), 1, 4, [](int, int column) { return column; });
+    fs::remove(png);
+}
+
 TEST(ViewerScreenshot, EventsPanelReplaysToTheChosenEventAndMarksWhatItChanged) {
     const fs::path trace = testing::fresh_trace("viewer_events");
     ASSERT_EQ(testing::run_pipelens("shard --block mlp --mesh dp=2,tp=4 --out " + trace.string())

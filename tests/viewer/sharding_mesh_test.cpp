@@ -1,0 +1,154 @@
+// The Sharding panel's model without a window (sharding_mesh.hpp): meshes as the shard and plan
+// commands record them (sharding::to_string) laid out as grids, every device with its
+// coordinate and the shard of the tensor it holds: an unnamed 1-D mesh of 4, the 2-D dp=2,tp=4
+// mesh the screenshot test draws, a 2x2x2 mesh; and the tensors of a recorded decision's chosen
+// strategy.
+#include <gtest/gtest.h>
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/viewer/sharding_mesh.hpp"
+#include "engine/sharding/device_mesh.hpp"
+#include "engine/sharding/sharding_blocks.hpp"
+#include "engine/sharding/sharding_propagation.hpp"
+
+namespace pipelens::viewer {
+
+bool operator==(const MeshDevice& a, const MeshDevice& b) {
+    return a.device == b.device && a.row == b.row && a.column == b.column &&
+           a.coordinate == b.coordinate && a.shard == b.shard;
+}
+
+void PrintTo(const MeshDevice& device, std::ostream* out) {
+    *out << "device " << device.device << " at (" << device.row << ", " << device.column
+         << ") coordinate (";
+    for (int index : device.coordinate)
+        *out << index << ",";
+    *out << ") shard " << device.shard;
+}
+
+namespace {
+
+std::string unnamed_mesh_text(std::vector<int> shape) {
+    sharding::DeviceMesh mesh;
+    mesh.shape = std::move(shape);
+    return sharding::to_string(mesh);
+}
+
+TEST(ShardingMesh, AnUnnamedMeshOfFourIsOneRow) {
+    const std::string text = unnamed_mesh_text({4});
+    ASSERT_EQ(text, "DeviceMesh((4,), 'cuda', stride=(1,))");  // what the recorders write
+    const std::optional<MeshGrid> sharded = mesh_grid(text, "S(0)");
+    ASSERT_TRUE(sharded);
+    EXPECT_EQ(sharded->rows, 1);
+    EXPECT_EQ(sharded->columns, 4);
+    EXPECT_EQ(sharded->devices, (std::vector<MeshDevice>{
+                                    {0, 0, 0, {0}, 0},
+                                    {1, 0, 1, {1}, 1},
+                                    {2, 0, 2, {2}, 2},
+                                    {3, 0, 3, {3}, 3},
+                                }));
+    const std::optional<MeshGrid> replicated = mesh_grid(text, "R");
+    ASSERT_TRUE(replicated);
+    ASSERT_EQ(replicated->devices.size(), 4u);
+    for (const MeshDevice& device : replicated->devices)
+        EXPECT_EQ(device.shard, 0) << device.device;
+}
+
+TEST(ShardingMesh, ATwoDimMeshIsItsOwnGrid) {
+    const std::string text = sharding::to_string(sharding::parse_device_mesh("dp=2,tp=4"));
+    const struct {
+        std::string placements;
+        std::vector<int> shards;  // by device
+    } cases[] = {{"S(0)S(1)", {0, 1, 2, 3, 4, 5, 6, 7}},
+                 {"S(0)R", {0, 0, 0, 0, 1, 1, 1, 1}},
+                 {"RS(1)", {0, 1, 2, 3, 0, 1, 2, 3}},
+                 {"P(sum)S(0)", {0, 1, 2, 3, 0, 1, 2, 3}}};
+    for (const auto& tensor : cases) {
+        SCOPED_TRACE(tensor.placements);
+        const std::optional<MeshGrid> grid = mesh_grid(text, tensor.placements);
+        ASSERT_TRUE(grid);
+        EXPECT_EQ(grid->rows, 2);
+        EXPECT_EQ(grid->columns, 4);
+        ASSERT_EQ(grid->devices.size(), 8u);
+        for (int device = 0; device < 8; ++device)
+            EXPECT_EQ(grid->devices[device], (MeshDevice{device,
+                                                         device / 4,
+                                                         device % 4,
+                                                         {device / 4, device % 4},
+                                                         tensor.shards[device]}));
+    }
+}
+
+// Each of the eight devices once, with all three of its coordinates: the leading dims' rows
+// stacked (dp major), pp across.
+TEST(ShardingMesh, AThreeDimMeshHasEveryDeviceAtItsCoordinate) {
+    const std::string text = sharding::to_string(sharding::parse_device_mesh("dp=2,tp=2,pp=2"));
+    ASSERT_EQ(text, "DeviceMesh((dp=2, tp=2, pp=2), 'cuda', stride=(4, 2, 1))");
+    const std::optional<MeshGrid> grid = mesh_grid(text, "S(0)S(1)R");
+    ASSERT_TRUE(grid);
+    EXPECT_EQ(grid->rows, 4);
+    EXPECT_EQ(grid->columns, 2);
+    EXPECT_EQ(grid->devices, (std::vector<MeshDevice>{
+                                 {0, 0, 0, {0, 0, 0}, 0},
+                                 {1, 0, 1, {0, 0, 1}, 0},
+                                 {2, 1, 0, {0, 1, 0}, 1},
+                                 {3, 1, 1, {0, 1, 1}, 1},
+                                 {4, 2, 0, {1, 0, 0}, 2},
+                                 {5, 2, 1, {1, 0, 1}, 2},
+                                 {6, 3, 0, {1, 1, 0}, 3},
+                                 {7, 3, 1, {1, 1, 1}, 3},
+                             }));
+    // Sharded along the innermost dim only: two shards, alternating across each row.
+    const std::optional<MeshGrid> inner = mesh_grid(unnamed_mesh_text({2, 2, 2}), "RRS(0)");
+    ASSERT_TRUE(inner);
+    ASSERT_EQ(inner->devices.size(), 8u);
+    for (const MeshDevice& device : inner->devices)
+        EXPECT_EQ(device.shard, device.device % 2) << device.device;
+}
+
+TEST(ShardingMesh, NothingToDrawWithoutOneTensorOnAMesh) {
+    const std::string mesh = sharding::to_string(sharding::parse_device_mesh("dp=2,tp=4"));
+    EXPECT_FALSE(mesh_grid(mesh, "S(0)"));            // one placement for two mesh dims
+    EXPECT_FALSE(mesh_grid(mesh, "(S(0)R, RS(1))"));  // a tuple output
+    EXPECT_FALSE(mesh_grid(mesh, ""));
+    EXPECT_FALSE(mesh_grid("dp=2,tp=4", "S(0)S(1)"));  // not a printed mesh
+}
+
+TEST(ShardingMesh, TheChosenStrategysTensorsOfARecordedDecision) {
+    // Decision 0 of the mlp block on dp=2,tp=4 as `pipelens shard --out` records it: the
+    // strategies JSON of sharding_record.cpp, which chose (S(0)R, RS(1)) -> S(0)S(1).
+    const std::vector<sharding::ShardingDecision> decisions =
+        sharding::propagate_block("mlp", sharding::parse_device_mesh("dp=2,tp=4"));
+    ASSERT_FALSE(decisions.empty());
+    const nlohmann::json strategies =
+        nlohmann::json::parse(sharding::strategies_json(decisions[0]));
+    const std::optional<StrategyTensors> chosen =
+        chosen_strategy_tensors(strategies, static_cast<int>(decisions[0].chosen));
+    ASSERT_TRUE(chosen);
+    EXPECT_EQ(chosen->output, "S(0)S(1)");
+    EXPECT_EQ(chosen->inputs, (std::vector<std::string>{"S(0)R", "RS(1)"}));
+}
+
+TEST(ShardingMesh, ADamagedOrMissingChosenRowHasNoTensors) {
+    const nlohmann::json strategies = nlohmann::json::parse(
+        R"json([{"output_spec": "S(0)", "input_specs": ["S(0)", 7]}, "damaged",
+            {"output_spec": ["S(0)", "R"], "input_specs": "S(0)"}])json");
+    const std::optional<StrategyTensors> first = chosen_strategy_tensors(strategies, 0);
+    ASSERT_TRUE(first);
+    EXPECT_EQ(first->output, "S(0)");
+    EXPECT_EQ(first->inputs, (std::vector<std::string>{"S(0)", ""}));  // 7 is no placement
+    EXPECT_FALSE(chosen_strategy_tensors(strategies, 1));              // not an object
+    const std::optional<StrategyTensors> tuple = chosen_strategy_tensors(strategies, 2);
+    ASSERT_TRUE(tuple);
+    EXPECT_EQ(tuple->output, "");
+    EXPECT_TRUE(tuple->inputs.empty());
+    EXPECT_FALSE(chosen_strategy_tensors(strategies, 3));
+    EXPECT_FALSE(chosen_strategy_tensors(strategies, -1));
+    EXPECT_FALSE(chosen_strategy_tensors(nlohmann::json::object(), 0));
+}
+
+}  // namespace
+}  // namespace pipelens::viewer
