@@ -5,25 +5,18 @@
 //   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5]
 //     [--panel events|errors|ranks|sharding] [--event N] [--error N] [--tensor output|inputN]
 //     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
-//   --bench [--bench-dir DIR]  load and frame-time figures on synthetic traces
-#include <stdlib.h>
-#include <time.h>
-
+// Its load and frame-time benchmark is tests/bench/viewer_bench.cpp (pipelens_bench_viewer).
 #include <algorithm>
 #include <cstdio>
 #include <optional>
 
 #include <GLFW/glfw3.h>
 #include <fmt/format.h>
-#include <imgui.h>
-#include <imgui_impl_glfw.h>
-#include <imgui_impl_opengl3.h>
 #include <CLI/CLI.hpp>
 
 #include "app/viewer/screenshot.hpp"
-#include "app/viewer/viewer_app.hpp"
-#include "app/viewer/viewer_bench.hpp"
 #include "app/viewer/viewer_options.hpp"
+#include "app/viewer/viewer_window.hpp"
 
 namespace {
 
@@ -37,14 +30,6 @@ void on_drop(GLFWwindow* window, int count, const char** paths) {
         open_trace(*state, paths[0]);
 }
 
-// CPU time of this thread: what the frame's own work costs, whatever else the machine runs
-// (on a software-rendered X server the rasteriser's threads share the cores).
-std::int64_t thread_cpu_ns() {
-    timespec now{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-    return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
-}
-
 // --select and --error, once the first frame has fitted the view to the run.
 void apply_choices(const Options& options, ViewerState& state) {
     if (!options.select.empty() && !select_action(state, options.select))
@@ -55,23 +40,6 @@ void apply_choices(const Options& options, ViewerState& state) {
                                             state.trace.errors.size());
         state.panel_request = Panel::errors;
     }
-}
-
-std::int64_t render(GLFWwindow* window, ViewerState& state) {
-    const std::int64_t start = thread_cpu_ns();
-    ImGui_ImplOpenGL3_NewFrame();
-    ImGui_ImplGlfw_NewFrame();
-    ImGui::NewFrame();
-    int width = 0, height = 0;
-    glfwGetFramebufferSize(window, &width, &height);
-    draw_frame(state, static_cast<float>(width), static_cast<float>(height));
-    ImGui::Render();
-    const std::int64_t cpu = thread_cpu_ns() - start;
-    glViewport(0, 0, width, height);
-    glClearColor(kBackground.r / 255.f, kBackground.g / 255.f, kBackground.b / 255.f, 1);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    return cpu;
 }
 
 // The window's size and --tensor's input, once the options are known to be usable.
@@ -105,57 +73,13 @@ std::optional<Checked> check_options(const Options& options) {
     return checked;
 }
 
-// A window with an OpenGL 3 context and ImGui set up on it; nullptr (with the reason printed)
-// when there is no display or no OpenGL 3.
-GLFWwindow* open_window(const Options& options, const Checked& checked) {
-    glfwSetErrorCallback([](int code, const char* text) {
-        fmt::print(stderr, "pipelens-view: GLFW error {}: {}\n", code, text);
-    });
-    if (!glfwInit()) {
-        fmt::print(stderr,
-                   "pipelens-view: cannot open a window (no display? run under xvfb-run "
-                   "or set DISPLAY)\n");
-        return nullptr;
-    }
-    const bool offscreen = !options.screenshot.empty() || options.bench;
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
-    glfwWindowHint(GLFW_RESIZABLE, GLFW_TRUE);
-    if (offscreen)
-        glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
-    GLFWwindow* window =
-        glfwCreateWindow(checked.width, checked.height, "pipelens-view", nullptr, nullptr);
-    if (window == nullptr) {
-        fmt::print(stderr, "pipelens-view: cannot create an OpenGL 3 window\n");
-        glfwTerminate();
-        return nullptr;
-    }
-    glfwMakeContextCurrent(window);
-    glfwSwapInterval(offscreen ? 0 : 1);
-    IMGUI_CHECKVERSION();
-    ImGui::CreateContext();
-    ImGui::GetIO().IniFilename = nullptr;
-    ImGui::StyleColorsDark();
-    ImGui_ImplGlfw_InitForOpenGL(window, true);
-    ImGui_ImplOpenGL3_Init("#version 130");
-    return window;
-}
-
-void close_window(GLFWwindow* window) {
-    ImGui_ImplOpenGL3_Shutdown();
-    ImGui_ImplGlfw_Shutdown();
-    ImGui::DestroyContext();
-    glfwDestroyWindow(window);
-    glfwTerminate();
-}
-
 // The recent files and the trace the command line names. Done before any window: a screenshot
 // of a trace that did not open would be a picture of an error message, so that is an error (the
 // interactive viewer shows it instead).
 void open_start_trace(const Options& options, ViewerState& state) {
-    // A screenshot or a benchmark is not a person opening a file: it reads and writes no
-    // recent files (and so draws the same whatever the user opened before).
-    if (options.screenshot.empty() && !options.bench)
+    // A screenshot is not a person opening a file: it reads and writes no recent files (and so
+    // draws the same whatever the user opened before).
+    if (options.screenshot.empty())
         state.trace.recent_files =
             RecentFiles::kept_in(config_directory_from_environment() / "recent_files");
     if (!options.trace.empty())
@@ -204,7 +128,7 @@ int take_screenshot(const Options& options, const Checked& checked, GLFWwindow* 
         glfwPollEvents();
         if (frame == 1)
             apply_choices(options, state);
-        render(window, state);
+        render_frame(window, state);
         if (frame + 1 < options.frames)
             glfwSwapBuffers(window);
     }
@@ -225,7 +149,7 @@ void run_interactive(const Options& options, GLFWwindow* window, ViewerState& st
         glfwPollEvents();
         if (frame == 1)
             apply_choices(options, state);
-        render(window, state);
+        render_frame(window, state);
         if (state.png_request) {  // P: the frame just rendered, before it is shown
             int width = 0, height = 0;
             glfwGetFramebufferSize(window, &width, &height);
@@ -245,37 +169,20 @@ int run(const Options& options) {
     const std::optional<Checked> checked = check_options(options);
     if (!checked)
         return 2;
-    // Mesa's software rasteriser (llvmpipe, what Xvfb and GPU-less CI have) runs worker threads
-    // that take the cores from the frame being measured: on two cores they put 10-15 ms of
-    // thread CPU time into one frame in a hundred. Rasterising on this thread, after the
-    // measured part of the frame, leaves the viewer's own work in the figures. A GPU has no
-    // such threads; an explicit LP_NUM_THREADS is kept.
-    if (options.bench)
-        setenv("LP_NUM_THREADS", "0", 0);
     ViewerState state;
     open_start_trace(options, state);
     if (!options.screenshot.empty() && !state.trace.error.empty()) {
         fmt::print(stderr, "pipelens-view: {}\n", state.trace.error);
         return 2;
     }
-    GLFWwindow* window = open_window(options, *checked);
+    GLFWwindow* window = open_window(checked->width, checked->height, !options.screenshot.empty());
     if (window == nullptr)
         return 1;
     glfwSetWindowUserPointer(window, &state);
     glfwSetDropCallback(window, on_drop);
     apply_start_options(options, *checked, state);
     int status = 0;
-    if (options.bench)
-        status = run_bench(options.bench_dir, [&](ViewerState& bench_state) {
-            glfwPollEvents();
-            const std::int64_t cpu = render(window, bench_state);
-            // As the interactive loop does: shown frames are finished before the next starts
-            // (unshown, a software renderer keeps them queued and the next texture upload
-            // pays for rasterising them).
-            glfwSwapBuffers(window);
-            return cpu;
-        });
-    else if (!options.screenshot.empty())
+    if (!options.screenshot.empty())
         status = take_screenshot(options, *checked, window, state);
     else
         run_interactive(options, window, state);

@@ -1,6 +1,6 @@
 // The viewer's recent files and where its configuration lives. Only a person opening a file
 // adds to the list: screenshot and benchmark runs hold a RecentFiles that is not kept, which
-// neither reads nor writes anything, so tests and `--bench` never touch a user's files.
+// neither reads nor writes anything, so tests and the benchmark never touch a user's files.
 //
 // Invariants: paths() is most recent first, absolute, without duplicates, at most kLimit long;
 // the file on disk, when kept, holds exactly paths(), one per line.

@@ -23,8 +23,6 @@ void add_viewer_options(CLI::App& app, ViewerOptions& options) {
                    "Sharding panel: the tensor drawn on the mesh, output or inputN");
     app.add_flag("--no-critical-path", options.no_critical_path,
                  "Start with the critical path hidden (C shows it)");
-    app.add_flag("--bench", options.bench, "Load and frame-time figures on synthetic traces");
-    app.add_option("--bench-dir", options.bench_dir, "Where the synthetic traces are kept");
 }
 
 }  // namespace pipelens::viewer

@@ -28,8 +28,6 @@ struct ViewerOptions {
     int error = -1;
     std::string tensor;
     bool no_critical_path = false;
-    bool bench = false;
-    std::string bench_dir = "/tmp/pipelens-view-bench";
 };
 
 // Adds the viewer's options to `command`; `options` must outlive the parse. The trace is the

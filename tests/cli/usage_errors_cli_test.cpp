@@ -130,7 +130,7 @@ TEST(ViewHelp, ListsTheViewersOptions) {
     EXPECT_EQ(help.exit_code, 0);
     for (const char* option :
          {"--run", "--screenshot", "--frames", "--size", "--select", "--compare", "--panel",
-          "--event", "--error", "--tensor", "--no-critical-path", "--bench", "--bench-dir"})
+          "--event", "--error", "--tensor", "--no-critical-path"})
         EXPECT_NE(help.out.find(option), std::string::npos) << option << "\n" << help.out;
     const auto typo = run_pipelens("view --screenshoot x.png");
     EXPECT_EQ(typo.exit_code, 2);

@@ -1,0 +1,85 @@
+// GLFW, OpenGL 3 and Dear ImGui set up and torn down, and a frame drawn (viewer_window.hpp).
+#include "app/viewer/viewer_window.hpp"
+
+#include <time.h>
+
+#include <GLFW/glfw3.h>
+#include <fmt/format.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include "app/viewer/viewer_app.hpp"
+#include "app/viewer/viewer_layout.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+// CPU time of this thread: what the frame's own work costs, whatever else the machine runs
+// (on a software-rendered X server the rasteriser's threads share the cores).
+std::int64_t thread_cpu_ns() {
+    timespec now{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+    return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+}  // namespace
+
+GLFWwindow* open_window(int width, int height, bool offscreen) {
+    glfwSetErrorCallback([](int code, const char* text) {
+        fmt::print(stderr, "pipelens-view: GLFW error {}: {}\n", code, text);
+    });
+    if (!glfwInit()) {
+        fmt::print(stderr,
+                   "pipelens-view: cannot open a window (no display? run under xvfb-run "
+                   "or set DISPLAY)\n");
+        return nullptr;
+    }
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+    glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);
+    glfwWindowHint(GLFW_RESIZABLE, GLFW_TRUE);
+    if (offscreen)
+        glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);
+    GLFWwindow* window = glfwCreateWindow(width, height, "pipelens-view", nullptr, nullptr);
+    if (window == nullptr) {
+        fmt::print(stderr, "pipelens-view: cannot create an OpenGL 3 window\n");
+        glfwTerminate();
+        return nullptr;
+    }
+    glfwMakeContextCurrent(window);
+    glfwSwapInterval(offscreen ? 0 : 1);
+    IMGUI_CHECKVERSION();
+    ImGui::CreateContext();
+    ImGui::GetIO().IniFilename = nullptr;
+    ImGui::StyleColorsDark();
+    ImGui_ImplGlfw_InitForOpenGL(window, true);
+    ImGui_ImplOpenGL3_Init("#version 130");
+    return window;
+}
+
+void close_window(GLFWwindow* window) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+    glfwDestroyWindow(window);
+    glfwTerminate();
+}
+
+std::int64_t render_frame(GLFWwindow* window, ViewerState& state) {
+    const std::int64_t start = thread_cpu_ns();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    ImGui::NewFrame();
+    int width = 0, height = 0;
+    glfwGetFramebufferSize(window, &width, &height);
+    draw_frame(state, static_cast<float>(width), static_cast<float>(height));
+    ImGui::Render();
+    const std::int64_t cpu = thread_cpu_ns() - start;
+    glViewport(0, 0, width, height);
+    glClearColor(kBackground.r / 255.f, kBackground.g / 255.f, kBackground.b / 255.f, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    return cpu;
+}
+
+}  // namespace pipelens::viewer
