@@ -1,8 +1,8 @@
 // The Sharding panel's model without a window (sharding_mesh.hpp): meshes as the shard and plan
-// commands record them (sharding::to_string) laid out as grids, every device with its
-// coordinate and the shard of the tensor it holds: an unnamed 1-D mesh of 4, the 2-D dp=2,tp=4
-// mesh the screenshot test draws, a 2x2x2 mesh; and the tensors of a recorded decision's chosen
-// strategy.
+// commands record them (sharding::to_string, run_record::record_sharding_run) laid out as grids,
+// every device with its coordinate and the shard of the tensor it holds: an unnamed 1-D mesh of 4,
+// the 2-D dp=2,tp=4 mesh the screenshot test draws, a 2x2x2 mesh; and the tensors of a recorded
+// decision's chosen strategy.
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -10,9 +10,13 @@
 #include <nlohmann/json.hpp>
 
 #include "app/viewer/sharding_mesh.hpp"
+#include "app/viewer/trace_session.hpp"
+#include "engine/run_record/sharding_record.hpp"
 #include "engine/sharding/device_mesh.hpp"
+#include "engine/sharding/op_text.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
 #include "engine/sharding/sharding_propagation.hpp"
+#include "tests/fresh_trace.hpp"
 
 namespace pipelens::viewer {
 
@@ -107,6 +111,60 @@ TEST(ShardingMesh, AThreeDimMeshHasEveryDeviceAtItsCoordinate) {
     ASSERT_EQ(inner->devices.size(), 8u);
     for (const MeshDevice& device : inner->devices)
         EXPECT_EQ(device.shard, device.device % 2) << device.device;
+}
+
+// Recorded and read back as the shard command and the viewer do: an unnamed mesh of 4 (the
+// mm's output split over all four) and the mlp block on dp=2,tp=2,pp=2, whose first decision
+// chose (S(0)RR, RS(1)R) -> S(0)S(1)R.
+TEST(ShardingMesh, RecordedMeshesReadBackAsGrids) {
+    const std::filesystem::path path = testing::fresh_trace("sharding_mesh_recorded");
+    sharding::DeviceMesh four;
+    four.shape = {4};
+    const sharding::DeviceMesh cube = sharding::parse_device_mesh("dp=2,tp=2,pp=2");
+    {
+        traces::TraceWriter writer(path);
+        run_record::record_sharding_run(
+            writer, four,
+            {sharding::propagate(
+                sharding::parse_op_call("aten.mm(f32[1024,512](S(0)), f32[512,256](R))", four))},
+            "{}");
+        run_record::record_sharding_run(writer, cube, sharding::propagate_block("mlp", cube), "{}");
+    }
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path, 1)) << session.error;
+    ASSERT_EQ(session.sharding.size(), 1u);
+    EXPECT_EQ(session.sharding[0].mesh, "DeviceMesh((4,), 'cuda', stride=(1,))");
+    std::optional<StrategyTensors> chosen =
+        chosen_strategy_tensors(session.sharding_strategies[0], session.sharding[0].chosen);
+    ASSERT_TRUE(chosen);
+    EXPECT_EQ(chosen->output, "S(0)");
+    std::optional<MeshGrid> grid = mesh_grid(session.sharding[0].mesh, chosen->output);
+    ASSERT_TRUE(grid);
+    EXPECT_EQ(grid->rows, 1);
+    EXPECT_EQ(grid->columns, 4);
+    for (const MeshDevice& device : grid->devices)
+        EXPECT_EQ(device.shard, device.device);
+
+    ASSERT_TRUE(show_run(session, 2)) << session.error;
+    ASSERT_EQ(session.sharding.size(), 3u);
+    chosen = chosen_strategy_tensors(session.sharding_strategies[0], session.sharding[0].chosen);
+    ASSERT_TRUE(chosen);
+    EXPECT_EQ(chosen->output, "S(0)S(1)R");
+    EXPECT_EQ(chosen->inputs, (std::vector<std::string>{"S(0)RR", "RS(1)R"}));
+    // By row of the grid: the shard of the output, input 0 (the dp half), input 1 (tp).
+    const int expected[4][3] = {{0, 0, 0}, {1, 0, 1}, {2, 1, 0}, {3, 1, 1}};
+    for (int tensor = 0; tensor < 3; ++tensor) {
+        const std::string& placements = tensor == 0 ? chosen->output : chosen->inputs[tensor - 1];
+        SCOPED_TRACE(placements);
+        grid = mesh_grid(session.sharding[0].mesh, placements);
+        ASSERT_TRUE(grid);
+        EXPECT_EQ(grid->rows, 4);
+        EXPECT_EQ(grid->columns, 2);
+        ASSERT_EQ(grid->devices.size(), 8u);
+        for (const MeshDevice& device : grid->devices)
+            EXPECT_EQ(device.shard, expected[device.row][tensor]) << "device " << device.device;
+    }
+    std::filesystem::remove(path);
 }
 
 TEST(ShardingMesh, NothingToDrawWithoutOneTensorOnAMesh) {

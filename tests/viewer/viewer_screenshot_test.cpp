@@ -15,7 +15,9 @@
 
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
+#include "engine/run_record/sharding_record.hpp"
 #include "engine/schedule/action.hpp"
+#include "engine/sharding/op_text.hpp"
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
 #include "traces/root_cause.hpp"
@@ -381,22 +383,19 @@ TEST(ViewerScreenshot, AThreeDimMeshShowsEveryDevice) {
     }
 }
 
-// An unnamed mesh, as DeviceMesh prints one ("DeviceMesh((4,), ...)"), is drawn like a named one.
+// An unnamed mesh, recorded as the shard command records a mesh ("DeviceMesh((4,), ...)"), is
+// drawn like a named one: the mm's output split over its four devices.
 TEST(ViewerScreenshot, AnUnnamedMeshIsDrawn) {
     const fs::path trace = testing::fresh_trace("viewer_sharding_unnamed");
     {
+        sharding::DeviceMesh four;
+        four.shape = {4};
         traces::TraceWriter writer(trace);
-        traces::RunRecord run;
-        run.schedule = "sharding";
-        run.pp = 4;
-        const std::int64_t run_id = writer.begin_run(run);
-        writer.add_sharding(
-            run_id,
-            {0, "aten.relu.default(Spec(f32[8, 8](S(0))))", "DeviceMesh((4,), 'cuda', stride=(1,))",
-             R"json([{"strategy":"(S(0)) -> S(0)","output_spec":"S(0)",)json"
-             R"json("input_specs":["S(0)"],"total":0.0}])json",
-             0, "[]"});
-        writer.finish_run(run_id, 0, 0);
+        run_record::record_sharding_run(
+            writer, four,
+            {sharding::propagate(
+                sharding::parse_op_call("aten.mm(f32[1024,512](S(0)), f32[512,256](R))", four))},
+            "{}");
     }
     const fs::path png = screenshot_path("sharding_unnamed");
     ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
