@@ -65,11 +65,12 @@ class Simulator {
           memory_(schedule.ranks.size(), 0),
           has_gradients_(schedule.stage_count, false),
           first_entry_(schedule.ranks.size() + 1, 0),
-          ranks_(schedule.ranks.size()),
-          computed_(schedule.ranks.size(), false) {
+          ranks_(schedule.ranks.size()) {
+        accounts_.reserve(schedule.ranks.size());
         for (std::size_t rank = 0; rank < schedule.ranks.size(); ++rank) {
             first_entry_[rank + 1] = first_entry_[rank] + schedule.ranks[rank].size();
             ranks_[rank].rank = static_cast<int>(rank);
+            accounts_.emplace_back(static_cast<int>(rank));
         }
         // Every action gets exactly one entry, written in place at its rank's offset: the
         // timeline is the result, never copied, and its pages are touched once.
@@ -187,7 +188,8 @@ class Simulator {
             entry.lane = Lane::compute;
             entry.start_ns = std::max(compute_free_[rank], ready.time);
             entry.end_ns = entry.start_ns + costs_.on_rank(rank, work ? work->ns : 0);
-            account_compute(rank, entry, ready.provider);
+            // Busy time and the gap before it, attributed to the rank whose input came last.
+            accounts_[rank].add_computation(entry.start_ns, entry.end_ns, ready.provider);
             ranks_[rank].arithmetic_ns += costs_.on_rank(rank, work ? work->arithmetic_ns : 0);
             compute_free_[rank] = entry.end_ns;
             for (const Action& part : schedule_.parts_of(action)) {
@@ -197,19 +199,6 @@ class Simulator {
         }
         step_end_ = std::max(step_end_, entry.end_ns);
         return true;
-    }
-
-    // Busy time and the idle gap before each computation, attributed as the summary reports
-    // it: before the first computation warm-up, later to the rank whose input came last.
-    void account_compute(int rank, const TimelineEntry& entry, int provider) {
-        RankResult& result = ranks_[rank];
-        result.busy_ns += entry.end_ns - entry.start_ns;
-        const std::int64_t gap = entry.start_ns - compute_free_[rank];
-        if (!computed_[rank])
-            result.bubbles.warmup_ns = entry.start_ns;
-        else if (gap > 0)
-            result.bubbles.waiting_on_rank[provider] += gap;
-        computed_[rank] = true;
     }
 
     void execute_communication(int rank, const Action& action, const Ready& ready,
@@ -253,15 +242,11 @@ class Simulator {
         std::int64_t total_bubble = 0;
         for (std::size_t rank = 0; rank < ranks_.size(); ++rank) {
             RankResult& summary = ranks_[rank];
-            if (!computed_[rank])
-                summary.bubbles.warmup_ns = result.step_time_ns;  // idles throughout
-            else
-                summary.bubbles.cooldown_ns = result.step_time_ns - compute_free_[rank];
-            summary.bubble_ns = result.step_time_ns - summary.busy_ns;
-            summary.bubble_ratio =
-                result.step_time_ns > 0
-                    ? static_cast<double>(summary.bubble_ns) / result.step_time_ns
-                    : 0;
+            analysis::RankBubbles figures = accounts_[rank].finish(result.step_time_ns);
+            summary.busy_ns = figures.busy_ns;
+            summary.bubble_ns = figures.bubble_ns;
+            summary.bubble_ratio = figures.bubble_ratio;
+            summary.bubbles = std::move(figures.split);
             total_bubble += summary.bubble_ns;
         }
         for (const MemorySample& sample : memory_samples_) {
@@ -289,21 +274,14 @@ class Simulator {
     std::vector<std::size_t> first_entry_;  // per rank: index of its first timeline entry
     std::vector<TimelineEntry> timeline_;
     std::vector<RankResult> ranks_;
-    std::vector<bool> computed_;  // per rank: has run a computation yet
-    std::int64_t step_end_ = 0;   // latest end of any action so far
+    std::vector<analysis::RankBubbleAccount> accounts_;  // per rank: busy time and bubbles
+    std::int64_t step_end_ = 0;                          // latest end of any action so far
     std::vector<std::int64_t> unshard_end_ =
         std::vector<std::int64_t>(static_cast<std::size_t>(schedule_.stage_count), 0);
     std::vector<MemorySample> memory_samples_;
 };
 
 }  // namespace
-
-std::int64_t BubbleBreakdown::waiting_ns() const {
-    std::int64_t total = 0;
-    for (const auto& [rank, idle] : waiting_on_rank)
-        total += idle;
-    return total;
-}
 
 const DependencyRules& rules_for(const CostModel& costs) {
     return costs.rendezvous ? DependencyRules::pytorch_rendezvous() : DependencyRules::pytorch();

@@ -8,13 +8,15 @@
 // rank finished the computation before it); a posted receive does not hold the stream. UNSHARD and
 // REDUCE_GRAD are collectives on the communication stream; RESHARD takes compute time. The result
 // is the timeline of every action, memory over time (activations held from F until B or W), and per
-// rank the bubble split into warm-up, cool-down and waiting on each peer.
+// rank the bubble split into warm-up, cool-down, waiting on each peer and local idle time
+// (engine/analysis's bubble accounting, fed with the rank whose input each computation waited for
+// last).
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <vector>
 
+#include "engine/analysis/bubble_accounting.hpp"
 #include "engine/schedule/dependencies.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "sim/cost_model.hpp"
@@ -40,13 +42,9 @@ struct MemorySample {
     std::int64_t bytes = 0;
 };
 
-struct BubbleBreakdown {
-    std::int64_t warmup_ns = 0;    // idle before the rank's first computation
-    std::int64_t cooldown_ns = 0;  // idle after its last computation until the step ends
-    std::map<int, std::int64_t> waiting_on_rank;  // idle in between, by the rank waited on
-
-    std::int64_t waiting_ns() const;
-};
+// Warm-up, cool-down, waiting by the peer waited on, and local idle time in between, as
+// engine/analysis/bubble_accounting.hpp defines them for every kind of run.
+using BubbleBreakdown = analysis::BubbleSplit;
 
 struct RankResult {
     int rank = 0;
