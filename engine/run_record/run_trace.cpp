@@ -1,6 +1,7 @@
-// Real-run recording. Idle compute time before a computation is attributed to the rank that
-// sent the last tensor this rank received before it, the nearest measured equivalent of the
-// simulator's "input arrived last from".
+// Real-run recording. The per-rank figures are engine/analysis's bubble accounting over the
+// measured timeline: the idle time before a computation is attributed to the peer whose work it
+// waited for last by the dependency rules (what the simulator attributes it to), never to the
+// rank itself.
 #include "engine/run_record/run_trace.hpp"
 
 #include <chrono>
@@ -8,9 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "engine/analysis/bubble_accounting.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/recorder/recorded_trace.hpp"
-#include "engine/schedule/action_facts.hpp"
 
 namespace pipelens::run_record {
 namespace {
@@ -45,10 +46,34 @@ std::int64_t transfer_bytes(const Action& action, const PipelineRunResult& resul
     }
 }
 
+// The run as the analyses see it: each rank's lowered program with the times it ran; an
+// action it never reached never ended.
+analysis::TimedSchedule timed_run(const Schedule& lowered, const PipelineRunResult& result) {
+    analysis::TimedSchedule timed{lowered, {}};
+    timed.times.resize(lowered.ranks.size());
+    for (std::size_t rank = 0; rank < lowered.ranks.size(); ++rank) {
+        const std::vector<Action>& actions = lowered.ranks[rank];
+        timed.times[rank].reserve(actions.size());
+        for (std::size_t step = 0; step < actions.size(); ++step)
+            timed.times[rank].push_back({0, -1, static_cast<std::int32_t>(step),
+                                         uses_communication_stream(actions[step].kind)});
+    }
+    for (const RankRun& rank : result.ranks)
+        for (const ActionTiming& timing : rank.timeline) {
+            analysis::ActionSpan& span = timed.times.at(rank.rank).at(timing.step);
+            span.start_ns = timing.start_ns;
+            span.end_ns = timing.end_ns;
+        }
+    return timed;
+}
+
 }  // namespace
 
 std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
                                                   const PipelineRunResult& result) {
+    const analysis::TimedSchedule timed = timed_run(lowered, result);
+    const std::vector<analysis::RankBubbles> bubbles =
+        analysis::account_bubbles(timed, analysis::HoldGraph(timed), result.step_time_ns);
     std::vector<traces::RankRecord> records;
     for (const RankRun& rank : result.ranks) {
         traces::RankRecord record;
@@ -58,31 +83,13 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
             record.clock_offset_ns = rank.clock->offset_ns;
             record.clock_uncertainty_ns = rank.clock->uncertainty_ns;
         }
-        std::map<int, std::int64_t> waiting;
-        std::int64_t cursor = 0;
-        bool computed = false;
-        int last_sender = rank.rank;
-        for (const ActionTiming& timing : rank.timeline) {
-            const Action& action = lowered.ranks[rank.rank][timing.step];
-            if (action.kind == ActionKind::recv_forward || action.kind == ActionKind::recv_backward)
-                last_sender = transfer_peer_rank(lowered, action);
-            if (uses_communication_stream(action.kind))
-                continue;
-            record.busy_ns += timing.end_ns - timing.start_ns;
-            const std::int64_t gap = timing.start_ns - cursor;
-            if (!computed)
-                record.warmup_ns = timing.start_ns;
-            else if (gap > 0)
-                waiting[last_sender] += gap;
-            computed = true;
-            cursor = std::max(cursor, timing.end_ns);
-        }
-        record.cooldown_ns = computed ? std::max<std::int64_t>(0, result.step_time_ns - cursor) : 0;
-        record.bubble_ns = std::max<std::int64_t>(0, result.step_time_ns - record.busy_ns);
-        record.bubble_ratio = result.step_time_ns > 0
-                                  ? static_cast<double>(record.bubble_ns) / result.step_time_ns
-                                  : 0;
-        record.waiting_on = traces::waiting_on_json(waiting);
+        const analysis::RankBubbles& figures = bubbles.at(rank.rank);
+        record.busy_ns = figures.busy_ns;
+        record.bubble_ns = figures.bubble_ns;
+        record.bubble_ratio = figures.bubble_ratio;
+        record.warmup_ns = figures.split.warmup_ns;
+        record.cooldown_ns = figures.split.cooldown_ns;
+        record.waiting_on = traces::waiting_on_json(figures.split.waiting_on_rank);
         records.push_back(std::move(record));
     }
     return records;

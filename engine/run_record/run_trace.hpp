@@ -15,7 +15,8 @@
 
 namespace pipelens::run_record {
 
-// Per-rank busy/bubble/warm-up/cool-down/waiting from a measured timeline.
+// Per-rank busy/bubble/warm-up/cool-down/waiting from a measured timeline, by
+// engine/analysis/bubble_accounting.hpp (a rank is never recorded waiting on itself).
 std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
                                                   const PipelineRunResult& result);
 

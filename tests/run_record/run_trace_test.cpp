@@ -1,0 +1,76 @@
+// A real run's per-rank figures: the bubble accounting of engine/analysis over the measured
+// timeline, so a gap is attributed to the peer the computation after it waited for by the
+// dependency rules, and a rank is never recorded waiting on itself.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "engine/run_record/run_trace.hpp"
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/lower.hpp"
+
+namespace pipelens::run_record {
+namespace {
+
+// 1F1B, pp = 2, m = 2, as measured: F 10, B 20, with host overhead before rank 0's F1 (5) and
+// rank 1's F1 (1), neither of which waited for anything from the other rank.
+//   rank 0: F0 0-10, F1 15-25, B0 44-64 (its gradient lands at 44), B1 75-95 (at 75)
+//   rank 1: F0 12-22 (its input lands at 12), B0 22-42, F1 43-53 (input there at 27), B1 53-73
+const std::map<std::string, std::pair<std::int64_t, std::int64_t>> kMeasured = {
+    {"0F0", {0, 10}},       {"0SEND_F0", {10, 11}}, {"0F1", {15, 25}},      {"0SEND_F1", {25, 26}},
+    {"0RECV_B0", {42, 44}}, {"0B0", {44, 64}},      {"0RECV_B1", {73, 75}}, {"0B1", {75, 95}},
+    {"1RECV_F0", {10, 12}}, {"1F0", {12, 22}},      {"1B0", {22, 42}},      {"1SEND_B0", {42, 43}},
+    {"1RECV_F1", {25, 27}}, {"1F1", {43, 53}},      {"1B1", {53, 73}},      {"1SEND_B1", {73, 74}},
+};
+
+PipelineRunResult measured_run(const Schedule& lowered) {
+    PipelineRunResult result;
+    result.completed = true;
+    result.step_time_ns = 95;
+    for (int rank = 0; rank < lowered.rank_count; ++rank) {
+        RankRun run;
+        run.rank = rank;
+        for (std::size_t step = 0; step < lowered.ranks[rank].size(); ++step) {
+            const std::string text = lowered.text(lowered.ranks[rank][step]);
+            const auto found = kMeasured.find(text);
+            if (found == kMeasured.end()) {
+                ADD_FAILURE() << "no time for " << text;
+                continue;
+            }
+            run.timeline.push_back(
+                {static_cast<int>(step), found->second.first, found->second.second});
+        }
+        result.ranks.push_back(std::move(run));
+    }
+    return result;
+}
+
+TEST(RealRankRecords, ARankIsNeverRecordedWaitingOnItself) {
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}));
+    ASSERT_EQ(lowered.ranks[0].size() + lowered.ranks[1].size(), kMeasured.size());
+    const std::vector<traces::RankRecord> records =
+        real_rank_records(lowered, measured_run(lowered));
+    ASSERT_EQ(records.size(), 2u);
+    for (const traces::RankRecord& record : records) {
+        EXPECT_FALSE(traces::waiting_on_map(record.waiting_on).contains(record.rank))
+            << record.rank << ": " << record.waiting_on;
+        EXPECT_EQ(record.busy_ns, 60);
+        EXPECT_EQ(record.bubble_ns, 35);
+        EXPECT_DOUBLE_EQ(record.bubble_ratio, 35.0 / 95.0);
+    }
+    // Rank 0: 19 + 11 waiting for rank 1's gradients; its 5 of host overhead before F1 is its
+    // own (the last receive before it was none, which used to read "rank 0 waits on rank 0").
+    EXPECT_EQ(records[0].warmup_ns, 0);
+    EXPECT_EQ(records[0].cooldown_ns, 0);
+    EXPECT_EQ(records[0].waiting_on, "{\"1\":30}");
+    // Rank 1: its F1's input had landed before B0 ended; the 1 before it is its own, not rank
+    // 0's (the last receive before it came from rank 0).
+    EXPECT_EQ(records[1].warmup_ns, 12);
+    EXPECT_EQ(records[1].cooldown_ns, 22);
+    EXPECT_EQ(records[1].waiting_on, "{}");
+}
+
+}  // namespace
+}  // namespace pipelens::run_record
