@@ -1,5 +1,6 @@
-// The critical path and each bubble's "waited on", found by engine/analysis from the actions the
-// model already holds (no second read of the file), then mapped back to lane positions.
+// The critical path and whom each bubble waited on (engine/analysis's hold graph and bubble
+// accounting), found from the actions the model already holds (no second read of the file), then
+// mapped back to lane positions.
 //
 // The analysis needs each rank's actions in program order (by recorded step); the lanes hold
 // them by start time. `by_step[r]` is the bridge: rank r's lane positions sorted by step, so the
@@ -7,14 +8,17 @@
 #include <algorithm>
 
 #include "app/viewer/timeline_model.hpp"
+#include "engine/analysis/bubble_accounting.hpp"
 #include "engine/schedule/action.hpp"
 #include "traces/trace_error.hpp"
 
 namespace pipelens::viewer {
 namespace {
 
-// Transfers a bubble's "waited on" looks through to reach the computation that sent the data.
-constexpr int kTransferHops = 4;
+bool is_receive(std::uint8_t kind) {
+    return kind == static_cast<std::uint8_t>(ActionKind::recv_forward) ||
+           kind == static_cast<std::uint8_t>(ActionKind::recv_backward);
+}
 
 traces::StoredAction stored(const TimelineAction& action, bool communication) {
     traces::StoredAction row;
@@ -87,7 +91,7 @@ HoldAnalysis TimelineModel::analyse_holds(const std::string& source) const {
         for (const analysis::PathLink& link : path.links)
             result.path.actions.push_back(location(link.action));
         result.path.share_ns = path.share_ns;
-        result.waited_on.resize(ranks_.size());
+        result.waits.resize(ranks_.size());
         for (const RankTimeline& rank : ranks_) {
             const auto& order = by_step[static_cast<std::size_t>(rank.rank)];
             for (std::size_t index = 0; index < rank.bubbles.size(); ++index) {
@@ -100,19 +104,17 @@ HoldAnalysis TimelineModel::analyse_holds(const std::string& source) const {
                                      [&](const ActionLocation& at, std::int32_t value) {
                                          return action(at).step < value;
                                      });
-                std::optional<analysis::ActionRef> holder =
-                    holds.held_by({rank.rank, static_cast<std::int32_t>(found - order.begin())});
-                for (int hop = 0; holder && hop < kTransferHops; ++hop) {
-                    if (!is_communication(timed.schedule.ranks[holder->rank][holder->index].kind))
-                        break;
-                    const auto next = holds.held_by(*holder);
-                    if (!next)
-                        break;
-                    holder = next;
+                const analysis::WaitedFor waited = analysis::waited_for(
+                    timed, holds, {rank.rank, static_cast<std::int32_t>(found - order.begin())});
+                BubbleWait wait{index, waited.peer, -1, std::nullopt};
+                if (waited.held_by && waited.held_by->rank == rank.rank) {
+                    const ActionLocation held = location(*waited.held_by);
+                    if (held.communication && is_receive(this->action(held).kind))
+                        wait.waited_for = static_cast<std::int32_t>(held.index);
                 }
-                if (holder)
-                    result.waited_on[static_cast<std::size_t>(rank.rank)].emplace_back(
-                        index, location(*holder));
+                if (waited.waited_on)
+                    wait.waited_on = location(*waited.waited_on);
+                result.waits[static_cast<std::size_t>(rank.rank)].push_back(wait);
             }
         }
     } catch (const traces::TraceError& error) {
@@ -132,9 +134,16 @@ void TimelineModel::apply(HoldAnalysis analysis) {
         analysis.path.times.emplace_back(action.start_ns, action.end_ns);
     }
     critical_path_ = std::move(analysis.path);
-    for (std::size_t rank = 0; rank < analysis.waited_on.size() && rank < ranks_.size(); ++rank)
-        for (const auto& [bubble, target] : analysis.waited_on[rank])
-            ranks_[rank].bubbles[bubble].waited_on = target;
+    for (std::size_t rank = 0; rank < analysis.waits.size() && rank < ranks_.size(); ++rank)
+        for (const BubbleWait& wait : analysis.waits[rank]) {
+            Bubble& bubble = ranks_[rank].bubbles[wait.bubble];
+            bubble.waited_on = wait.waited_on;
+            if (bubble.cause != BubbleCause::idle && bubble.cause != BubbleCause::waiting)
+                continue;  // warm-up: what it waited for is kept only as where a click goes
+            bubble.cause = wait.peer >= 0 ? BubbleCause::waiting : BubbleCause::idle;
+            bubble.peer = wait.peer;
+            bubble.waited_for = wait.peer >= 0 ? wait.waited_for : -1;
+        }
 }
 
 }  // namespace pipelens::viewer

@@ -213,34 +213,18 @@ void TimelineModel::index_rank(RankTimeline& rank) {
     index_lane(rank.compute);
     index_lane(rank.communication);
     // Bubbles: gaps of the compute lane from 0 on (finish() adds the cool-down, which needs the
-    // end of the step over all ranks).
+    // end of the step over all ranks). Whom a gap between computations waited on is the bubble
+    // accounting's to say (apply()); until then it is idle.
     const auto& compute = rank.compute.actions;
-    const auto& communication = rank.communication.actions;
-    // Receives of this rank by completion time: the latest one completing in a gap is what the
-    // rank waited for.
-    std::vector<std::pair<std::int64_t, std::int32_t>> receives;
-    for (std::size_t index = 0; index < communication.size(); ++index)
-        if (is_receive(communication[index].kind))
-            receives.emplace_back(communication[index].end_ns, static_cast<std::int32_t>(index));
-    std::sort(receives.begin(), receives.end());
     std::int64_t cursor = 0;
     for (std::size_t index = 0; index < compute.size(); ++index) {
         const std::int64_t start = compute[index].start_ns;
         if (start > cursor) {
-            Bubble bubble{
-                cursor,      start, BubbleCause::warm_up, -1, static_cast<std::int32_t>(index),
-                std::nullopt};
-            if (index > 0) {
-                const auto after = std::upper_bound(
-                    receives.begin(), receives.end(), start,
-                    [](std::int64_t time, const auto& receive) { return time < receive.first; });
-                if (after == receives.begin() || std::prev(after)->first <= cursor) {
-                    bubble.cause = BubbleCause::idle;
-                } else {
-                    bubble.cause = BubbleCause::waiting;
-                    bubble.waited_for = std::prev(after)->second;
-                }
-            }
+            Bubble bubble;
+            bubble.start_ns = cursor;
+            bubble.end_ns = start;
+            bubble.cause = index == 0 ? BubbleCause::warm_up : BubbleCause::idle;
+            bubble.before = static_cast<std::int32_t>(index);
             rank.bubbles.push_back(bubble);
         }
         cursor = std::max(cursor, compute[index].end_ns);
@@ -265,9 +249,13 @@ void TimelineModel::finish() {
         if (rank.compute.actions.empty())
             continue;
         const std::int64_t last_end = rank.compute.max_end.back();
-        if (last_end < end_ns_)
-            rank.bubbles.push_back(
-                {last_end, end_ns_, BubbleCause::cool_down, -1, -1, std::nullopt});
+        if (last_end < end_ns_) {
+            Bubble cool_down;
+            cool_down.start_ns = last_end;
+            cool_down.end_ns = end_ns_;
+            cool_down.cause = BubbleCause::cool_down;
+            rank.bubbles.push_back(cool_down);
+        }
     }
     // By id, as the reader returns them; only hand-made records need the sort.
     const auto by_id = [](const traces::PairRecord& left, const traces::PairRecord& right) {
@@ -324,11 +312,15 @@ std::string TimelineModel::describe(const RankTimeline& rank, const Bubble& bubb
         case BubbleCause::waiting:
             break;
     }
-    const TimelineAction& waited =
-        rank.communication.actions.at(static_cast<std::size_t>(bubble.waited_for));
-    const auto position = pair_position(waited.pair_id);
-    const int peer = position ? pairs_[*position].send_rank : -1;
-    return fmt::format("waiting on rank {} ({})", peer, label(waited).view());
+    if (bubble.waited_for >= 0)
+        return fmt::format(
+            "waiting on rank {} ({})", bubble.peer,
+            label(rank.communication.actions.at(static_cast<std::size_t>(bubble.waited_for)))
+                .view());
+    if (bubble.waited_on)
+        return fmt::format("waiting on rank {} ({})", bubble.peer,
+                           label(action(*bubble.waited_on)).view());
+    return fmt::format("waiting on rank {}", bubble.peer);
 }
 
 const Lane& TimelineModel::lane(const ActionLocation& at) const {

@@ -69,11 +69,16 @@ struct ActionLocation {
     friend bool operator==(const ActionLocation&, const ActionLocation&) = default;
 };
 
+// A gap between two computations is `idle` until engine/analysis's bubble accounting names the
+// peer its computation waited for (TimelineModel::apply); one waiting on nothing from a peer
+// stays `idle`.
 struct Bubble {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     BubbleCause cause = BubbleCause::idle;
+    std::int32_t peer = -1;        // waiting: the rank waited on
     std::int32_t waited_for = -1;  // waiting: the receive's index in the rank's communication lane
+                                   // when one of its receives held the computation
     std::int32_t before = -1;      // the compute action that ends it (index in the compute lane)
     // The computation the action after the gap waited for last, through any transfers (the
     // dependency rules, engine/analysis): where a click on the bubble goes.
@@ -116,25 +121,34 @@ struct TimelineCriticalPath {
     std::string error;  // why there is none, when the run's actions cannot be analysed
 };
 
+// Whom the computation after one bubble waited for (engine/analysis/bubble_accounting.hpp).
+struct BubbleWait {
+    std::size_t bubble = 0;  // index in the rank's bubbles
+    std::int32_t peer = -1;  // -1: nothing from a peer
+    std::int32_t waited_for = -1;
+    std::optional<ActionLocation> waited_on;
+};
+
 // What engine/analysis finds for a model (timeline_critical_path.cpp), apart from the model so it
 // can be found on another thread while the timeline is already shown.
 struct HoldAnalysis {
     TimelineCriticalPath path;
-    // Per rank, (bubble index, the computation it waited for last).
-    std::vector<std::vector<std::pair<std::size_t, ActionLocation>>> waited_on;
+    // Per rank, one for each of its bubbles that ends in a computation.
+    std::vector<std::vector<BubbleWait>> waits;
 };
 
 class TimelineModel {
   public:
     // Reads one run, ranks in parallel on their own connections to the reader's file
     // (timeline_load.cpp); TraceError from the reader for a bad file or run. With `analyse`,
-    // the critical path and the bubbles' "waited on" are found before it returns; without,
+    // the critical path and whom each bubble waited on are found before it returns; without,
     // they come later through analyse_holds() and apply() (TraceSession does that on a thread).
     static TimelineModel load(const traces::TraceReader& reader, std::int64_t run_id,
                               bool analyse = true);
 
-    // The critical path and each bubble's "waited on"; a run the analysis refuses keeps its
-    // timeline, with the reason in the result's path.error. Reads the model only.
+    // The critical path and whom each bubble waited on; a run the analysis refuses keeps its
+    // timeline (gaps between computations idle), with the reason in the result's path.error.
+    // Reads the model only.
     HoldAnalysis analyse_holds(const std::string& source) const;
     void apply(HoldAnalysis analysis);
 

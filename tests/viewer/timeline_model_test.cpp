@@ -4,6 +4,7 @@
 #include <array>
 #include <filesystem>
 #include <functional>
+#include <map>
 
 #include <gtest/gtest.h>
 
@@ -72,13 +73,26 @@ TEST(TimelineModel, LanesAreSortedAndBubblesKnowTheirCause) {
     EXPECT_EQ(model.describe(rank1, rank1.bubbles[1]), "cool-down");
 }
 
+// A record of the action `label` says, stage `label`'s first digit, microbatch its last: whom a
+// gap waited on is the dependency rules' to say, and they need to know what each action is.
+traces::ActionRecord action(int rank, int step, traces::ActionLane lane, ActionKind kind,
+                            std::string label, std::int64_t start, std::int64_t end,
+                            std::int32_t pair = -1) {
+    traces::ActionRecord row = record(rank, lane, kind, label, start, end, pair);
+    row.step = step;
+    row.stage = label.front() - '0';
+    row.microbatch = label.back() - '0';
+    return row;
+}
+
+// (Records that say what each action is: whom a gap waited on comes from the dependency rules.)
 TEST(TimelineModel, WaitingOnAPeerIsNamedWithTheReceive) {
     using traces::ActionLane;
     const std::vector<traces::ActionRecord> actions{
-        record(1, ActionLane::compute, ActionKind::forward, "1F0", 0, 5),
-        record(1, ActionLane::communication, ActionKind::recv_backward, "1RECV_B0", 5, 20, 3),
-        record(1, ActionLane::compute, ActionKind::full_backward, "1B0", 20, 30),
-        record(2, ActionLane::communication, ActionKind::send_backward, "2SEND_B0", 18, 19, 3),
+        action(1, 0, ActionLane::compute, ActionKind::forward, "1F0", 0, 5),
+        action(1, 1, ActionLane::communication, ActionKind::recv_backward, "1RECV_B0", 5, 20, 3),
+        action(1, 2, ActionLane::compute, ActionKind::full_backward, "1B0", 20, 30),
+        action(2, 0, ActionLane::communication, ActionKind::send_backward, "2SEND_B0", 18, 19, 3),
     };
     traces::PairRecord pair;
     pair.pair_id = 3;
@@ -88,6 +102,99 @@ TEST(TimelineModel, WaitingOnAPeerIsNamedWithTheReceive) {
     ASSERT_EQ(model.ranks()[1].bubbles.size(), 1u);
     EXPECT_EQ(model.describe(model.ranks()[1], model.ranks()[1].bubbles[0]),
               "waiting on rank 2 (1RECV_B0)");
+    EXPECT_EQ(model.ranks()[1].bubbles[0].peer, 2);
+}
+
+// A receive that completes inside a gap is not what the computation after it waited for unless
+// the dependency rules say so: the last stage's B0 needs only its own F0, so the gap before it
+// is idle, not "waiting on rank 0 (1RECV_F1)" as the latest receive in the gap would have it.
+// No rank is ever named waiting on itself.
+TEST(TimelineModel, AReceiveInTheGapThatTheComputationDoesNotNeedLeavesItIdle) {
+    using traces::ActionLane;
+    const std::vector<traces::ActionRecord> actions{
+        action(0, 0, ActionLane::compute, ActionKind::forward, "0F0", 0, 10),
+        action(0, 1, ActionLane::communication, ActionKind::send_forward, "0SEND_F0", 10, 11, 0),
+        action(0, 2, ActionLane::compute, ActionKind::forward, "0F1", 20, 30),
+        action(0, 3, ActionLane::communication, ActionKind::send_forward, "0SEND_F1", 30, 31, 1),
+        action(1, 0, ActionLane::communication, ActionKind::recv_forward, "1RECV_F0", 10, 12, 0),
+        action(1, 1, ActionLane::compute, ActionKind::forward, "1F0", 12, 22),
+        action(1, 2, ActionLane::communication, ActionKind::recv_forward, "1RECV_F1", 30, 32, 1),
+        action(1, 3, ActionLane::compute, ActionKind::full_backward, "1B0", 35, 45),
+    };
+    std::vector<traces::PairRecord> pairs(2);
+    for (int id = 0; id < 2; ++id) {
+        pairs[id].pair_id = id;
+        pairs[id].send_rank = 0;
+        pairs[id].recv_rank = 1;
+    }
+    const TimelineModel model = TimelineModel::from_records({}, actions, pairs, {}, {});
+    ASSERT_TRUE(model.critical_path().error.empty()) << model.critical_path().error;
+    const RankTimeline& rank1 = model.ranks()[1];
+    ASSERT_EQ(rank1.bubbles.size(), 2u);
+    EXPECT_EQ(model.describe(rank1, rank1.bubbles[0]), "warm-up");
+    EXPECT_EQ(rank1.bubbles[1].start_ns, 22);
+    EXPECT_EQ(rank1.bubbles[1].end_ns, 35);
+    EXPECT_EQ(model.describe(rank1, rank1.bubbles[1]), "idle");
+    EXPECT_EQ(rank1.bubbles[1].peer, -1);
+    // Rank 0's gap before its second F: its only input is its own compute stream.
+    const RankTimeline& rank0 = model.ranks()[0];
+    ASSERT_EQ(rank0.bubbles.size(), 2u);
+    EXPECT_EQ(model.describe(rank0, rank0.bubbles[0]), "idle");
+    EXPECT_EQ(model.describe(rank0, rank0.bubbles[1]), "cool-down");
+}
+
+// The viewer's bubbles are the recorded figures, bubble by bubble: for a simulated run, its
+// warm-up, cool-down and waiting bubbles add up, peer by peer, to what the simulator recorded
+// for each rank (one bubble accounting for both), and no rank's bubble waits on itself.
+TEST(TimelineModel, BubblesAddUpToTheRecordedWaitingPeerByPeer) {
+    const ScheduleShape shapes[] = {{ScheduleKind::one_f_one_b, 4, 1, 8},
+                                    {ScheduleKind::interleaved_1f1b, 4, 2, 8},
+                                    {ScheduleKind::dual_pipe_v, 4, 2, 8}};
+    for (const ScheduleShape& shape : shapes) {
+        SCOPED_TRACE(schedule_kind_name(shape.kind));
+        const auto path = testing::fresh_trace("model_bubbles");
+        const Schedule lowered = lower(generate_schedule(shape));
+        sim::CostModel costs;
+        for (int stage = 0; stage < shape.rank_count * shape.stages_per_rank; ++stage)
+            costs.stages.push_back({1300 - 70 * stage, 900 + 40 * stage, 700, std::nullopt});
+        costs.intra_host.latency_ns = 170;
+        {
+            traces::TraceWriter writer(path);
+            traces::RunRecord run;
+            run.schedule = lowered.name;
+            run.pp = shape.rank_count;
+            run.v = shape.stages_per_rank;
+            run.m = shape.microbatch_count;
+            sim::record_simulation(writer, lowered, costs, sim::simulate(lowered, costs), run);
+        }
+        const traces::TraceReader reader(path);
+        const TimelineModel model = TimelineModel::load(reader, 1);
+        ASSERT_TRUE(model.critical_path().error.empty()) << model.critical_path().error;
+        std::size_t waiting_bubbles = 0;
+        for (const RankTimeline& rank : model.ranks()) {
+            SCOPED_TRACE(::testing::Message() << "rank " << rank.rank);
+            std::map<int, std::int64_t> waiting;
+            std::int64_t warmup = 0, cooldown = 0;
+            for (const Bubble& bubble : rank.bubbles) {
+                const std::int64_t length = bubble.end_ns - bubble.start_ns;
+                if (bubble.cause == BubbleCause::warm_up)
+                    warmup += length;
+                else if (bubble.cause == BubbleCause::cool_down)
+                    cooldown += length;
+                else if (bubble.cause == BubbleCause::waiting)
+                    waiting[bubble.peer] += length;
+                else
+                    ADD_FAILURE() << "an idle bubble in a simulated run at " << bubble.start_ns;
+                EXPECT_NE(bubble.peer, rank.rank);
+                waiting_bubbles += bubble.cause == BubbleCause::waiting ? 1 : 0;
+            }
+            EXPECT_EQ(warmup, rank.figures.warmup_ns);
+            EXPECT_EQ(cooldown, rank.figures.cooldown_ns);
+            EXPECT_EQ(waiting, traces::waiting_on_map(rank.figures.waiting_on));
+        }
+        EXPECT_GT(waiting_bubbles, 0u);
+        std::filesystem::remove(path);
+    }
 }
 
 TEST(TimelineModel, VisibleBlocksCullAndMergeWhatIsTooNarrowToSee) {
