@@ -62,6 +62,7 @@ void RankBubbleAccount::add_gap(std::int64_t gap, int provider) {
 
 RankBubbles RankBubbleAccount::finish(std::int64_t step_end_ns) const {
     RankBubbles figures;
+    figures.computed = computed_;
     figures.busy_ns = busy_ns_;
     figures.bubble_ns = std::max<std::int64_t>(0, step_end_ns - busy_ns_);
     figures.bubble_ratio =

@@ -41,6 +41,7 @@ struct BubbleSplit {
 };
 
 struct RankBubbles {
+    bool computed = false;       // it ran a computation
     std::int64_t busy_ns = 0;    // the computations' time
     std::int64_t bubble_ns = 0;  // step end - busy_ns, at least 0
     double bubble_ratio = 0;     // bubble_ns over the step (0 for an empty step)

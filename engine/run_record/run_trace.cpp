@@ -74,6 +74,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
     const analysis::TimedSchedule timed = timed_run(lowered, result);
     const std::vector<analysis::RankBubbles> bubbles =
         analysis::account_bubbles(timed, analysis::HoldGraph(timed), result.step_time_ns);
+    const bool has_step = traces::step_figures_apply(real_run_outcome(result));
     std::vector<traces::RankRecord> records;
     for (const RankRun& rank : result.ranks) {
         traces::RankRecord record;
@@ -87,7 +88,9 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
         record.busy_ns = figures.busy_ns;
         record.bubble_ns = figures.bubble_ns;
         record.bubble_ratio = figures.bubble_ratio;
-        record.warmup_ns = figures.split.warmup_ns;
+        // A rank that never computed idled the whole step, all warm-up; but a run that stopped
+        // has no step, and one of its ranks that never began has no warm-up to report.
+        record.warmup_ns = figures.computed || has_step ? figures.split.warmup_ns : 0;
         record.cooldown_ns = figures.split.cooldown_ns;
         record.waiting_on = traces::waiting_on_json(figures.split.waiting_on_rank);
         records.push_back(std::move(record));

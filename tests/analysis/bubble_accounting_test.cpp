@@ -93,6 +93,7 @@ TEST(BubbleAccounting, ARanksGapsGoToThePeerProvidingOrStayLocal) {
     account.add_computation(12, 13, -1);  // 1 waiting on nothing known: local
     account.add_computation(15, 16, 2);   // 2 waiting on rank 2
     const RankBubbles figures = account.finish(20);
+    EXPECT_TRUE(figures.computed);
     EXPECT_EQ(figures.busy_ns, 8);
     EXPECT_EQ(figures.bubble_ns, 12);
     EXPECT_DOUBLE_EQ(figures.bubble_ratio, 0.6);
@@ -105,6 +106,7 @@ TEST(BubbleAccounting, ARanksGapsGoToThePeerProvidingOrStayLocal) {
 
     // A rank that never computed idled the whole step, all of it warm-up.
     const RankBubbles idle = RankBubbleAccount(3).finish(20);
+    EXPECT_FALSE(idle.computed);
     EXPECT_EQ(idle.busy_ns, 0);
     EXPECT_EQ(idle.bubble_ns, 20);
     EXPECT_EQ(idle.split.warmup_ns, 20);

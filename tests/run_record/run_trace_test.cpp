@@ -72,5 +72,25 @@ TEST(RealRankRecords, ARankIsNeverRecordedWaitingOnItself) {
     EXPECT_EQ(records[1].waiting_on, "{}");
 }
 
+// A run that stopped has no step: a rank that never began computing records no warm-up (a
+// finished run's rank that never computed would record the whole step).
+TEST(RealRankRecords, ARankThatNeverBeganInAStoppedRunHasNoWarmUp) {
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}));
+    PipelineRunResult result = measured_run(lowered);
+    result.completed = false;
+    result.step_time_ns = 12;
+    result.ranks[0].timeline.resize(2);  // 0F0 and 0SEND_F0
+    result.ranks[1].timeline.resize(1);  // 1RECV_F0; rank 1 stopped in its F0
+    const std::vector<traces::RankRecord> records = real_rank_records(lowered, result);
+    ASSERT_EQ(records.size(), 2u);
+    EXPECT_EQ(records[0].busy_ns, 10);
+    EXPECT_EQ(records[0].warmup_ns, 0);
+    EXPECT_EQ(records[0].cooldown_ns, 2);
+    EXPECT_EQ(records[1].busy_ns, 0);
+    EXPECT_EQ(records[1].warmup_ns, 0);
+    EXPECT_EQ(records[1].cooldown_ns, 0);
+    EXPECT_EQ(records[1].waiting_on, "{}");
+}
+
 }  // namespace
 }  // namespace pipelens::run_record
