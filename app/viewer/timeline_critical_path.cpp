@@ -10,15 +10,11 @@
 #include "app/viewer/timeline_model.hpp"
 #include "engine/analysis/bubble_accounting.hpp"
 #include "engine/schedule/action.hpp"
+#include "engine/schedule/action_facts.hpp"
 #include "traces/trace_error.hpp"
 
 namespace pipelens::viewer {
 namespace {
-
-bool is_receive(std::uint8_t kind) {
-    return kind == static_cast<std::uint8_t>(ActionKind::recv_forward) ||
-           kind == static_cast<std::uint8_t>(ActionKind::recv_backward);
-}
 
 traces::StoredAction stored(const TimelineAction& action, bool communication) {
     traces::StoredAction row;
@@ -109,7 +105,8 @@ HoldAnalysis TimelineModel::analyse_holds(const std::string& source) const {
                 BubbleWait wait{index, waited.peer, -1, std::nullopt};
                 if (waited.held_by && waited.held_by->rank == rank.rank) {
                     const ActionLocation held = location(*waited.held_by);
-                    if (held.communication && is_receive(this->action(held).kind))
+                    if (held.communication &&
+                        is_receive(static_cast<ActionKind>(this->action(held).kind)))
                         wait.waited_for = static_cast<std::int32_t>(held.index);
                 }
                 if (waited.waited_on)

@@ -2,6 +2,8 @@
 // of one rank, and the attribution of a recorded run's gaps through the hold graph.
 #include "engine/analysis/bubble_accounting.hpp"
 
+#include "engine/schedule/action_facts.hpp"
+
 namespace pipelens::analysis {
 namespace {
 
@@ -13,34 +15,25 @@ const Action& action_at(const TimedSchedule& timed, ActionRef ref) {
         .ranks[static_cast<std::size_t>(ref.rank)][static_cast<std::size_t>(ref.index)];
 }
 
-bool is_receive(ActionKind kind) {
-    return kind == ActionKind::recv_forward || kind == ActionKind::recv_backward;
-}
-
-// The rank whose work `holder` carried: a receive its sender's, which the rules give as the
-// origin of its input from the peer (-1 if it names none, as for a damaged stage number);
-// anything else its own rank's.
-int carrier_of(const TimedSchedule& timed, ActionRef holder, const DependencyRules& rules) {
+// The rank whose work `holder` carried: a receive its sender's (the transfer's peer; -1 for a
+// peer stage outside a damaged run's pipeline), anything else its own rank's.
+int carrier_of(const TimedSchedule& timed, ActionRef holder) {
     const Action& action = action_at(timed, holder);
     if (!is_receive(action.kind))
         return holder.rank;
-    int sender = -1;
-    rules.for_each_input(timed.schedule, holder.rank, action, [&](const Input& input) {
-        if (input.program_order)
-            return true;  // the posting (rendezvous rules): the receiving rank's own
-        sender = input.origin;
-        return false;
-    });
-    return sender;
+    const int stage = transfer_peer_stage(action);
+    const std::vector<int>& stage_to_rank = timed.schedule.stage_to_rank;
+    return stage >= 0 && static_cast<std::size_t>(stage) < stage_to_rank.size()
+               ? stage_to_rank[static_cast<std::size_t>(stage)]
+               : -1;
 }
 
 // The peer whose work `computation` waited for last; -1 where that was on its own rank.
-int peer_of(const TimedSchedule& timed, const HoldGraph& holds, ActionRef computation,
-            const DependencyRules& rules) {
+int peer_of(const TimedSchedule& timed, const HoldGraph& holds, ActionRef computation) {
     const std::optional<ActionRef> holder = holds.held_by(computation);
     if (!holder)
         return -1;
-    const int carrier = carrier_of(timed, *holder, rules);
+    const int carrier = carrier_of(timed, *holder);
     return carrier == computation.rank ? -1 : carrier;
 }
 
@@ -75,11 +68,10 @@ RankBubbles RankBubbleAccount::finish(std::int64_t step_end_ns) const {
     return figures;
 }
 
-WaitedFor waited_for(const TimedSchedule& timed, const HoldGraph& holds, ActionRef computation,
-                     const DependencyRules& rules) {
+WaitedFor waited_for(const TimedSchedule& timed, const HoldGraph& holds, ActionRef computation) {
     WaitedFor result;
     result.held_by = holds.held_by(computation);
-    result.peer = peer_of(timed, holds, computation, rules);
+    result.peer = peer_of(timed, holds, computation);
     std::optional<ActionRef> behind = result.held_by;
     for (int hop = 0; behind && hop < kTransferHops; ++hop) {
         if (!is_communication(action_at(timed, *behind).kind))
@@ -94,7 +86,7 @@ WaitedFor waited_for(const TimedSchedule& timed, const HoldGraph& holds, ActionR
 }
 
 std::vector<RankBubbles> account_bubbles(const TimedSchedule& timed, const HoldGraph& holds,
-                                         std::int64_t step_end_ns, const DependencyRules& rules) {
+                                         std::int64_t step_end_ns) {
     std::vector<RankBubbles> ranks;
     ranks.reserve(timed.times.size());
     for (std::size_t rank = 0; rank < timed.times.size(); ++rank) {
@@ -106,8 +98,7 @@ std::vector<RankBubbles> account_bubbles(const TimedSchedule& timed, const HoldG
                 continue;
             const ActionRef computation{static_cast<std::int32_t>(rank),
                                         static_cast<std::int32_t>(index)};
-            account.add_computation(span.start_ns, span.end_ns,
-                                    peer_of(timed, holds, computation, rules));
+            account.add_computation(span.start_ns, span.end_ns, peer_of(timed, holds, computation));
         }
         ranks.push_back(account.finish(step_end_ns));
     }

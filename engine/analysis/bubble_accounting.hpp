@@ -6,9 +6,10 @@
 //
 // Who a computation waited for is never decided here. The simulator knows it as it times each
 // action: the dependency rules' Input::origin of the input that came last. For a recorded run,
-// HoldGraph (critical_path.hpp) names what held the computation, and `waited_for` turns that
-// holder into the rank whose work it carried: a receive carries its sender's (the origin the
-// rules give its input from the peer), a computation on another rank that rank's.
+// HoldGraph (critical_path.hpp, over engine/schedule/dependencies' rules) names what held the
+// computation, and `waited_for` turns that holder into the rank whose work it carried: a receive
+// carries its sender's (the transfer's peer, engine/schedule/action_facts), a computation on
+// another rank that rank's.
 //
 // Invariants: a rank never waits on itself. A gap whose computation waited last for something
 // on its own rank (its own earlier action, an UNSHARD on its communication stream, the V-shape's
@@ -26,7 +27,6 @@
 
 #include "engine/analysis/critical_path.hpp"
 #include "engine/analysis/timed_schedule.hpp"
-#include "engine/schedule/dependencies.hpp"
 
 namespace pipelens::analysis {
 
@@ -87,15 +87,13 @@ struct WaitedFor {
     std::optional<ActionRef> waited_on;  // the computation behind that, through transfers
 };
 
-// `holds` must be built from `timed` with `rules`.
-WaitedFor waited_for(const TimedSchedule& timed, const HoldGraph& holds, ActionRef computation,
-                     const DependencyRules& rules = DependencyRules::pytorch());
+// `holds` must be built from `timed`.
+WaitedFor waited_for(const TimedSchedule& timed, const HoldGraph& holds, ActionRef computation);
 
 // Every rank's figures for a recorded run whose step ends at `step_end_ns`: its ended
 // computations (the actions on its compute lane) in program order, each gap attributed by
 // `waited_for`. Index = rank.
 std::vector<RankBubbles> account_bubbles(const TimedSchedule& timed, const HoldGraph& holds,
-                                         std::int64_t step_end_ns,
-                                         const DependencyRules& rules = DependencyRules::pytorch());
+                                         std::int64_t step_end_ns);
 
 }  // namespace pipelens::analysis
