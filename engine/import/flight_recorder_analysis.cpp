@@ -2,21 +2,21 @@
 // fr_trace does since split_group made names repeat); collectives are keyed by (group, seq id),
 // transfers by (group, sender, receiver) and their order; the hang chain only links to ops that
 // were posted and are not complete on a rank that is itself stuck, so a chain either closes on a
-// rank it already visited or ends at an op nobody posted.
+// rank it already visited or ends at an op nobody posted. What two entries must agree on is in
+// flight_recorder_rules.cpp.
 #include "engine/import/flight_recorder_analysis.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
 
 #include <fmt/format.h>
 
+#include "engine/import/flight_recorder_rules.hpp"
+
 namespace pipelens::import {
 namespace {
-
-using Shapes = std::vector<std::vector<std::int64_t>>;
 
 std::string join_ranks(const std::vector<int>& ranks) {
     std::string out;
@@ -25,119 +25,11 @@ std::string join_ranks(const std::vector<int>& ranks) {
     return out;
 }
 
-std::string shapes_text(const Shapes& shapes) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
-        out += i == 0 ? "[" : ", [";
-        for (std::size_t k = 0; k < shapes[i].size(); ++k)
-            out += (k == 0 ? "" : ", ") + std::to_string(shapes[i][k]);
-        out += "]";
-    }
-    return out + "]";
-}
-
-std::string dtypes_text(const std::vector<std::string>& dtypes) {
-    std::string out;
-    for (const std::string& dtype : dtypes)
-        out += (out.empty() ? "" : ", ") + dtype;
-    return "[" + out + "]";
-}
-
-// Saturating: a crafted dump's sizes must not overflow (they only feed comparisons).
-std::int64_t times(std::int64_t a, std::int64_t b) {
-    std::int64_t product = 0;
-    return __builtin_mul_overflow(a, b, &product) ? std::numeric_limits<std::int64_t>::max()
-                                                  : product;
-}
-
-std::int64_t numel(const Shapes& shapes) {
-    if (shapes.empty())
-        return 0;
-    std::int64_t count = 1;
-    for (const std::int64_t dim : shapes.front())
-        count = times(count, dim);
-    return count;
-}
-
-bool is_marker(const FlightRecorderEntry& entry) {
-    return entry.op.type == "coalesced";
-}
-
-bool is_collective(const FlightRecorderEntry& entry) {
-    return !entry.op.is_p2p() && !is_marker(entry);
-}
-
-// The op a transfer's other side posts: "nccl:send 0->1" pairs with "nccl:recv 1<-0".
-std::string partner_name(const FlightRecorderEntry& entry) {
-    return entry.op.is_send()
-               ? fmt::format("{}:recv {}<-{}", entry.op.backend, entry.op.dst, entry.op.src)
-               : fmt::format("{}:send {}->{}", entry.op.backend, entry.op.src, entry.op.dst);
-}
-
 struct GlobalGroup {
     std::string name;
     std::string desc;
     std::vector<int> ranks;  // sorted
 };
-
-struct Difference {
-    std::string kind;
-    std::string expected;
-    std::string actual;
-    std::string what;
-};
-
-std::optional<Difference> size_difference(const std::string& what, const Shapes& expected,
-                                          const Shapes& actual) {
-    if (expected == actual)
-        return std::nullopt;
-    return Difference{"size_mismatch", shapes_text(expected), shapes_text(actual), what};
-}
-
-// fr_trace's collective rules (types.py, Op.match), sizes and dtypes before state.
-std::optional<Difference> compare_collective(const FlightRecorderEntry& ref, EntryState ref_state,
-                                             const FlightRecorderEntry& other,
-                                             EntryState other_state, std::size_t group_size) {
-    const std::string& type = ref.op.type;
-    if (type != other.op.type)
-        return Difference{"type_mismatch", ref.profiling_name, other.profiling_name, "op"};
-    if (other.input_dtypes != other.output_dtypes || ref.input_dtypes != other.input_dtypes ||
-        ref.output_dtypes != other.output_dtypes)
-        return Difference{
-            "dtype_mismatch",
-            dtypes_text(ref.input_dtypes) + " -> " + dtypes_text(ref.output_dtypes),
-            dtypes_text(other.input_dtypes) + " -> " + dtypes_text(other.output_dtypes),
-            "dtypes (in -> out)"};
-    if (type != "all_to_all") {  // fr_trace cannot decide all_to_all sizes pairwise
-        std::optional<Difference> found;
-        if (type != "scatter" &&
-            (found = size_difference("input sizes", ref.input_sizes, other.input_sizes)))
-            return found;
-        if (type != "gather" &&
-            (found = size_difference("output sizes", ref.output_sizes, other.output_sizes)))
-            return found;
-        if (type == "all_reduce" &&
-            (found = size_difference("output sizes", ref.input_sizes, other.output_sizes)))
-            return found;
-        const auto group = static_cast<std::int64_t>(group_size);
-        if ((type == "all_gather" || type == "_allgather_base") &&
-            numel(other.output_sizes) != times(numel(ref.input_sizes), group))
-            return Difference{
-                "size_mismatch",
-                fmt::format("{} output elements", times(numel(ref.input_sizes), group)),
-                fmt::format("{}", numel(other.output_sizes)), "output size"};
-        if ((type == "reduce_scatter" || type == "_reduce_scatter_base") &&
-            numel(other.input_sizes) != times(numel(ref.output_sizes), group))
-            return Difference{
-                "size_mismatch",
-                fmt::format("{} input elements", times(numel(ref.output_sizes), group)),
-                fmt::format("{}", numel(other.input_sizes)), "input size"};
-    }
-    if (ref_state != other_state)
-        return Difference{"state_mismatch", std::string(entry_state_name(ref_state)),
-                          std::string(entry_state_name(other_state)), "state"};
-    return std::nullopt;
-}
 
 class Analysis {
   public:
@@ -233,24 +125,35 @@ class Analysis {
 
     void add(FlightRecorderFinding finding) { report_.findings.push_back(std::move(finding)); }
 
+    // Calls visit(rank, step, entry) for each entry that is `wanted` and belongs to the group,
+    // rank by rank of the group (those with a dump), in recorded order. `wanted` is asked first:
+    // it decides whether the entry has a group at all.
+    template <typename Wanted, typename Visit>
+    void for_each_entry_of(std::size_t group_index, Wanted&& wanted, Visit&& visit) const {
+        const int g = static_cast<int>(group_index);
+        for (const int rank : groups_[group_index].ranks) {
+            if (!has_dump(rank))
+                continue;
+            const std::size_t dump = index_of_rank_.at(rank);
+            for (std::size_t i = 0; i < dumps_[dump].entries.size(); ++i) {
+                const FlightRecorderEntry& e = dumps_[dump].entries[i];
+                if (wanted(e) && group_of(dump, e) == g)
+                    visit(rank, static_cast<int>(i), e);
+            }
+        }
+    }
+
     // Per rank of the group: its collectives by seq id (several for a coalesced batch).
     void match_collectives(std::size_t group_index) {
         const GlobalGroup& group = groups_[group_index];
         const int g = static_cast<int>(group_index);
         std::map<std::int64_t, std::map<int, std::vector<int>>> by_seq;
         std::map<int, std::int64_t> first_seq;
-        for (const int rank : group.ranks) {
-            if (!has_dump(rank))
-                continue;
-            const std::size_t dump = index_of_rank_.at(rank);
-            for (std::size_t i = 0; i < dumps_[dump].entries.size(); ++i) {
-                const FlightRecorderEntry& e = dumps_[dump].entries[i];
-                if (!is_collective(e) || group_of(dump, e) != g)
-                    continue;
-                by_seq[e.collective_seq_id][rank].push_back(static_cast<int>(i));
-                first_seq.emplace(rank, e.collective_seq_id);
-            }
-        }
+        for_each_entry_of(group_index, is_collective,
+                          [&](int rank, int step, const FlightRecorderEntry& e) {
+                              by_seq[e.collective_seq_id][rank].push_back(step);
+                              first_seq.emplace(rank, e.collective_seq_id);
+                          });
         for (const auto& [seq, steps] : by_seq) {
             for (const auto& [rank, list] : steps)
                 collective_steps_[{g, seq}][rank] = list.front();
@@ -312,22 +215,15 @@ class Analysis {
     // Sends a->b in the group, in order, against recvs b<-a in order.
     void match_transfers(std::size_t group_index) {
         const GlobalGroup& group = groups_[group_index];
-        const int g = static_cast<int>(group_index);
         std::map<std::pair<int, int>, std::vector<int>> sends, recvs;  // (from, to) -> steps
-        for (const int rank : group.ranks) {
-            if (!has_dump(rank))
-                continue;
-            const std::size_t dump = index_of_rank_.at(rank);
-            for (std::size_t i = 0; i < dumps_[dump].entries.size(); ++i) {
-                const FlightRecorderEntry& e = dumps_[dump].entries[i];
-                if (!e.op.is_p2p() || group_of(dump, e) != g)
-                    continue;
+        for_each_entry_of(
+            group_index, [](const FlightRecorderEntry& e) { return e.op.is_p2p(); },
+            [&](int rank, int step, const FlightRecorderEntry& e) {
                 if (e.op.is_send())
-                    sends[{rank, e.peer_rank}].push_back(static_cast<int>(i));
+                    sends[{rank, e.peer_rank}].push_back(step);
                 else
-                    recvs[{e.peer_rank, rank}].push_back(static_cast<int>(i));
-            }
-        }
+                    recvs[{e.peer_rank, rank}].push_back(step);
+            });
         std::set<std::pair<int, int>> pairs;
         for (const auto& [pair, steps] : sends)
             pairs.insert(pair);
@@ -347,15 +243,7 @@ class Analysis {
             partner_[{to, recvs[k]}] = {from, sends[k]};
             const FlightRecorderEntry& send = entry(from, sends[k]);
             const FlightRecorderEntry& recv = entry(to, recvs[k]);
-            std::optional<Difference> difference;
-            if (send.input_sizes != recv.output_sizes)
-                difference = Difference{"size_mismatch", shapes_text(send.input_sizes),
-                                        shapes_text(recv.output_sizes), "sizes"};
-            else if (!send.input_dtypes.empty() && !recv.output_dtypes.empty() &&
-                     send.input_dtypes != recv.output_dtypes)
-                difference = Difference{"dtype_mismatch", dtypes_text(send.input_dtypes),
-                                        dtypes_text(recv.output_dtypes), "dtypes"};
-            if (difference)
+            if (const std::optional<OpDifference> difference = compare_transfer(send, recv))
                 add({difference->kind,
                      group.name,
                      recv.p2p_seq_id,

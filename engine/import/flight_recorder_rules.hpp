@@ -1,0 +1,45 @@
+// What two flight-recorder entries must agree on (internal to engine/import): PyTorch fr_trace's
+// rules for a collective seen on two ranks of its group (types.py, Op.match) and for a send and
+// the recv it is matched with, plus the small facts about an entry the analysis needs.
+//
+// Invariants: a collective's type is compared first, then its dtypes, then its sizes (by the
+// collective's own rule), and its state last, since differing states are usually the consequence
+// of a mismatch; only the first difference is returned. Element counts saturate instead of
+// overflowing, so a crafted dump cannot turn a mismatch into a match.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "engine/import/flight_recorder_dump.hpp"
+
+namespace pipelens::import {
+
+// How two entries differ: the finding's kind (type_mismatch, size_mismatch, dtype_mismatch,
+// state_mismatch), what the reference has, what the other has, and what was compared.
+struct OpDifference {
+    std::string kind;
+    std::string expected;
+    std::string actual;
+    std::string what;
+};
+
+// The "coalesced" entry PyTorch records after a batch of ops, not an op itself.
+bool is_marker(const FlightRecorderEntry& entry);
+bool is_collective(const FlightRecorderEntry& entry);
+
+// The op a transfer's other side posts: "nccl:send 0->1" pairs with "nccl:recv 1<-0".
+std::string partner_name(const FlightRecorderEntry& entry);
+
+// `other` against `ref`, the same collective (group and seq id) on another rank of a group of
+// `group_size` ranks.
+std::optional<OpDifference> compare_collective(const FlightRecorderEntry& ref, EntryState ref_state,
+                                               const FlightRecorderEntry& other,
+                                               EntryState other_state, std::size_t group_size);
+
+// A send against the recv matched with it: the sizes, then the dtypes where both record them.
+std::optional<OpDifference> compare_transfer(const FlightRecorderEntry& send,
+                                             const FlightRecorderEntry& recv);
+
+}  // namespace pipelens::import
