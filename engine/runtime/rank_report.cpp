@@ -1,0 +1,204 @@
+// Rank reports as JSON and their merge on rank 0 (see rank_report.hpp).
+#include "engine/runtime/rank_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "engine/recorder/recorded_trace.hpp"
+
+namespace pipelens::runtime {
+namespace {
+
+// JSON has no NaN or Inf (nlohmann writes them as null), yet a loss may well be NaN: such
+// values travel as their names.
+nlohmann::json number_to_json(double value) {
+    if (std::isfinite(value))
+        return value;
+    return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+}
+
+double number_from_json(const nlohmann::json& json) {
+    if (!json.is_string())
+        return json.get<double>();
+    const std::string text = json.get<std::string>();
+    if (text == "nan")
+        return std::numeric_limits<double>::quiet_NaN();
+    return text == "inf" ? std::numeric_limits<double>::infinity()
+                         : -std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+nlohmann::json rank_report_to_json(const RankReport& report) {
+    nlohmann::json json;
+    json["rank"] = report.run.rank;
+    json["busy_ns"] = report.run.busy_ns;
+    nlohmann::json timeline = nlohmann::json::array();
+    for (const run_record::ActionTiming& timing : report.run.timeline)
+        timeline.push_back({timing.step, timing.start_ns, timing.end_ns});
+    json["timeline"] = std::move(timeline);
+    nlohmann::json memory = nlohmann::json::array();
+    for (const run_record::MemoryPoint& point : report.run.memory)
+        memory.push_back({point.time_ns, point.bytes});
+    json["memory"] = std::move(memory);
+    json["peak_memory_bytes"] = report.run.peak_memory_bytes;
+    nlohmann::json profile = nlohmann::json::array();
+    for (const run_record::ProfileFigure& figure : report.profile)
+        profile.push_back({figure.rank, figure.stage, figure.layer, figure.layer_name,
+                           figure.quantity, figure.peer, figure.bytes, figure.median, figure.low,
+                           figure.high, figure.samples});
+    json["profile"] = std::move(profile);
+    if (report.run.clock)
+        json["clock"] = {report.run.clock->offset_ns, report.run.clock->uncertainty_ns};
+    if (report.run.failure) {
+        const run_record::RunFailure& failure = *report.run.failure;
+        json["failure"] = {{"rank", failure.rank},
+                           {"stage", failure.stage},
+                           {"microbatch", failure.microbatch},
+                           {"action", failure.action},
+                           {"kind", failure.kind},
+                           {"expected", failure.expected},
+                           {"actual", failure.actual},
+                           {"message", failure.message},
+                           {"time_ns", failure.time_ns}};
+        if (failure.started_ns)
+            json["failure"]["started_ns"] = *failure.started_ns;
+    }
+    json["holds_last_stage"] = report.holds_last_stage;
+    json["loss"] = number_to_json(report.loss);
+    json["reference_loss"] = number_to_json(report.reference_loss);
+    json["output_max_error"] = number_to_json(report.output_max_error);
+    json["gradient_max_error"] = number_to_json(report.gradient_max_error);
+    json["outputs_match"] = report.outputs_match;
+    json["gradients_match"] = report.gradients_match;
+    nlohmann::json accuracy = nlohmann::json::array();
+    for (const run_record::StageAccuracy& entry : report.accuracy)
+        accuracy.push_back({entry.stage, entry.microbatch, number_to_json(entry.max_abs_error),
+                            number_to_json(entry.max_relative_error), entry.diverges,
+                            entry.non_finite});
+    json["accuracy"] = std::move(accuracy);
+    json["recording"] = report.recording;
+    return json;
+}
+
+RankReport rank_report_from_json(const nlohmann::json& json) {
+    RankReport report;
+    report.run.rank = json.at("rank");
+    report.run.busy_ns = json.at("busy_ns");
+    for (const auto& timing : json.at("timeline"))
+        report.run.timeline.push_back({timing[0], timing[1], timing[2], -1});
+    for (const auto& point : json.at("memory"))
+        report.run.memory.push_back({point[0], point[1]});
+    report.run.peak_memory_bytes = json.at("peak_memory_bytes");
+    for (const auto& figure : json.at("profile"))
+        report.profile.push_back({figure[0], figure[1], figure[2], figure[3], figure[4], figure[5],
+                                  figure[6], figure[7], figure[8], figure[9], figure[10]});
+    if (json.contains("clock"))
+        report.run.clock = run_record::ClockOffset{json["clock"][0], json["clock"][1]};
+    if (json.contains("failure")) {
+        const auto& failure = json["failure"];
+        report.run.failure = run_record::RunFailure{
+            failure["rank"],    failure["stage"],    failure["microbatch"], failure["action"],
+            failure["kind"],    failure["expected"], failure["actual"],     failure["message"],
+            failure["time_ns"], std::nullopt};
+        if (failure.contains("started_ns"))
+            report.run.failure->started_ns = failure["started_ns"].get<std::int64_t>();
+    }
+    report.holds_last_stage = json.at("holds_last_stage");
+    report.loss = number_from_json(json.at("loss"));
+    report.reference_loss = number_from_json(json.at("reference_loss"));
+    report.output_max_error = number_from_json(json.at("output_max_error"));
+    report.gradient_max_error = number_from_json(json.at("gradient_max_error"));
+    report.outputs_match = json.at("outputs_match");
+    report.gradients_match = json.at("gradients_match");
+    for (const auto& entry : json.at("accuracy"))
+        report.accuracy.push_back({entry[0], entry[1], number_from_json(entry[2]),
+                                   number_from_json(entry[3]), entry[4], entry[5]});
+    report.recording = json.at("recording");
+    return report;
+}
+
+std::vector<RankReport> reports_from_payloads(const std::vector<std::string>& payloads,
+                                              const run_record::PipelineRunOptions& options,
+                                              const std::vector<std::string>& deaths) {
+    std::vector<RankReport> reports;
+    for (std::size_t rank = 0; rank < payloads.size(); ++rank) {
+        if (!payloads[rank].empty()) {
+            reports.push_back(rank_report_from_json(nlohmann::json::parse(payloads[rank])));
+            continue;
+        }
+        RankReport lost;
+        lost.run.rank = static_cast<int>(rank);
+        const bool died = rank < deaths.size() && !deaths[rank].empty();
+        lost.run.failure = run_record::RunFailure{
+            static_cast<int>(rank),
+            -1,
+            -1,
+            "",
+            died ? "rank_died" : "lost",
+            "",
+            "",
+            died ? fmt::format("rank {} died ({}) before it reported; its actions are not "
+                               "recorded",
+                               rank, deaths[rank])
+                 : fmt::format("rank {} sent no report within {} ms: it died or hangs", rank,
+                               options.timeout_ms),
+            0,
+            std::nullopt};
+        reports.push_back(std::move(lost));
+    }
+    return reports;
+}
+
+run_record::PipelineRunResult merge_reports(const std::vector<RankReport>& reports,
+                                            const run_record::PipelineRunOptions& options) {
+    run_record::PipelineRunResult result;
+    result.completed = true;
+    result.device = "cpu";
+    result.reference.checked = options.check_reference;
+    result.reference.outputs_match = true;
+    result.reference.gradients_match = true;
+    result.accuracy.checked = options.check_accuracy;
+    for (const RankReport& report : reports) {
+        result.ranks.push_back(report.run);
+        if (!report.recording.is_null())
+            result.recordings.push_back(
+                {report.run.rank, recorder::recording_from_json(report.recording)});
+        result.accuracy.stages.insert(result.accuracy.stages.end(), report.accuracy.begin(),
+                                      report.accuracy.end());
+        result.profile.insert(result.profile.end(), report.profile.begin(), report.profile.end());
+        result.completed &= !report.run.failure.has_value();
+        for (const run_record::ActionTiming& timing : report.run.timeline)
+            result.step_time_ns = std::max(result.step_time_ns, timing.end_ns);
+        if (report.holds_last_stage) {
+            result.loss = report.loss;
+            result.reference.reference_loss = report.reference_loss;
+            result.reference.loss_error = std::abs(report.loss - report.reference_loss);
+        }
+        result.reference.output_max_error =
+            run_record::larger_error(result.reference.output_max_error, report.output_max_error);
+        result.reference.gradient_max_error = run_record::larger_error(
+            result.reference.gradient_max_error, report.gradient_max_error);
+        result.reference.outputs_match &= report.outputs_match;
+        result.reference.gradients_match &= report.gradients_match;
+    }
+    if (!result.completed) {
+        result.reference.outputs_match = result.reference.gradients_match = false;
+    }
+    std::sort(result.accuracy.stages.begin(), result.accuracy.stages.end(),
+              [](const run_record::StageAccuracy& left, const run_record::StageAccuracy& right) {
+                  return std::pair(left.stage, left.microbatch) <
+                         std::pair(right.stage, right.microbatch);
+              });
+    for (const run_record::StageAccuracy& entry : result.accuracy.stages)
+        if (entry.diverges) {
+            result.accuracy.first_divergence = entry;
+            break;
+        }
+    return result;
+}
+
+}  // namespace pipelens::runtime

@@ -1,0 +1,344 @@
+// One rank's set-up and step (see rank_step.hpp).
+#include "engine/runtime/rank_step.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "engine/recorder/recorded_trace.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
+#include "engine/runtime/clock_sync.hpp"
+#include "engine/runtime/link_profiler.hpp"
+#include "engine/runtime/reference_check.hpp"
+#include "engine/runtime/shared_parameters.hpp"
+#include "engine/runtime/stage_profiler.hpp"
+#include "engine/stage_plan/backend_choice.hpp"
+
+namespace pipelens::runtime {
+namespace {
+
+// The F of `stage` for `microbatch` on `rank`, as the schedule writes it ("" if none).
+std::string forward_text(const Schedule& lowered, int rank, int stage, int microbatch) {
+    for (const Action& action : lowered.ranks.at(rank))
+        for (const Action& part : lowered.parts_of(action))
+            if (part.kind == ActionKind::forward && part.stage == stage &&
+                part.microbatch == microbatch)
+                return lowered.text(part);
+    return "";
+}
+
+// The first microbatch whose model outputs (or loss) the last stage computed as NaN or Inf.
+// Metadata checks cannot see them and a NaN compares as no error, so without this a run that
+// produced NaN would be recorded as finished. Looked at after the step, outside its timing.
+std::optional<run_record::RunFailure> non_finite_outputs(const PipelineStage& last,
+                                                         const Schedule& lowered, int rank) {
+    for (int microbatch = 0; microbatch < lowered.microbatch_count; ++microbatch) {
+        const torch::Tensor& output = last.output(microbatch);
+        const std::int64_t bad =
+            output.is_floating_point() ? (~torch::isfinite(output)).sum().item<std::int64_t>() : 0;
+        const double loss = last.loss(microbatch);
+        if (bad == 0 && std::isfinite(loss))
+            continue;
+        run_record::RunFailure failure;
+        failure.rank = rank;
+        failure.stage = last.index();
+        failure.microbatch = microbatch;
+        failure.action = forward_text(lowered, rank, last.index(), microbatch);
+        failure.kind = "non_finite";
+        failure.expected = "finite values";
+        failure.actual =
+            fmt::format("{} of {} values NaN or Inf, loss {}", bad, output.numel(), loss);
+        failure.message = fmt::format(
+            "Stage {} forward outputs[0] has {} non-finite value{} (NaN or Inf) of {} and the loss "
+            "is {} (rank {}, microbatch {}); --check-accuracy names the stage they first appear on",
+            last.index(), bad, bad == 1 ? "" : "s", output.numel(), loss, rank, microbatch);
+        return failure;
+    }
+    return std::nullopt;
+}
+
+std::int64_t steady_clock_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// The recorded split as layer ranges of `model`.
+std::vector<StageLayers> stages_of(const recorder::PipelineState& state,
+                                   const PipelineModel& model) {
+    std::vector<StageLayers> stages;
+    int first = 0;
+    for (const recorder::StageState& stage : state.stages) {
+        stages.push_back({first, static_cast<int>(stage.layers.size())});
+        first += static_cast<int>(stage.layers.size());
+    }
+    if (first != static_cast<int>(model.layers.size()))
+        throw std::logic_error("the recorded split does not cover the model's layers");
+    return stages;
+}
+
+}  // namespace
+
+PreparedRank::PreparedRank(int rank) : recording(rank, "real", steady_clock_ns) {}
+
+std::unique_ptr<PreparedRank> prepare_rank(const run_record::PipelineRunOptions& options,
+                                           const Schedule& lowered, int rank) {
+    const int stage_count = lowered.stage_count;
+    auto prepared = std::make_unique<PreparedRank>(rank);
+    recorder::StateRecorder& recording = prepared->recording;
+    recording.configure_transport(
+        {options.transport, lowered.rank_count, options.timeout_ms * 1'000'000, "cpu"});
+    record_executed_schedule(recording, lowered, options.zero_bubble);
+    prepared->model = build_model(model_spec(options), stage_count);
+    recording.split_model(options.model, layer_names(prepared->model), options.split_points);
+    prepared->stages = stages_of(recording.state(), prepared->model);
+    prepared->batch = make_batch(prepared->model, options, lowered.microbatch_count);
+    const std::vector<StageMeta> inferred =
+        infer_shapes(prepared->model, prepared->stages, prepared->batch);
+    for (int index = 0; index < stage_count; ++index)
+        recording.set_stage_meta(index, inferred[index].inputs, inferred[index].outputs);
+    recording.plan_buffers();
+    if (!options.backends.empty()) {
+        const std::vector<std::string> backends =
+            choose_stage_backends(options.backends, stage_count);
+        for (int index = 0; index < stage_count; ++index)
+            recording.set_stage_backend(index, backends[index]);
+    }
+
+    RankPlan& plan = prepared->plan;
+    plan.rank = rank;
+    plan.lowered = &lowered;
+    for (const recorder::StageState& stage : recording.state().stages)
+        plan.stage_meta.push_back({*stage.inputs, *stage.outputs});
+    plan.timeout = std::chrono::milliseconds(options.timeout_ms);
+    for (const std::string& text : options.faults)
+        plan.faults.push_back(run_record::parse_fault(text));
+    try {
+        for (const recorder::StageState& stage : recording.state().stages)
+            if (stage.rank == rank)
+                plan.stages[stage.index] = std::make_unique<PipelineStage>(
+                    stage.index, stage_count, lowered.microbatch_count,
+                    layers_of(prepared->model, prepared->stages[stage.index]),
+                    plan.stage_meta[stage.index], stage.backend, options.check_accuracy);
+    } catch (const BackendError& error) {
+        prepared->failure = run_record::RunFailure{
+            rank,           error.stage(), -1, "",          error.kind(), error.expected(),
+            error.actual(), error.what(),  0,  std::nullopt};
+        return prepared;
+    }
+    if (plan.stages.contains(0))
+        plan.microbatch_inputs = prepared->batch.microbatch_inputs;
+    if (plan.stages.contains(stage_count - 1))
+        plan.targets = prepared->batch.targets;
+    return prepared;
+}
+
+namespace {
+
+// Runs the warm-up steps, then the measured one. All ranks pass a barrier before each step, and
+// time zero is the moment they leave it.
+RankOutcome run_steps(const run_record::PipelineRunOptions& options, const Schedule& lowered,
+                      RankPlan& plan, MemoryAccount* memory, Transport& transport) {
+    const std::chrono::milliseconds timeout(options.timeout_ms);
+    RankOutcome outcome;
+    for (int step = 0; step <= options.warmup_steps; ++step) {
+        for (auto& [index, stage] : plan.stages)
+            stage->reset();
+        plan.tag_offset = step * lowered.pair_count;
+        try {
+            transport.barrier(timeout);
+        } catch (const std::exception& error) {
+            outcome.rank = plan.rank;
+            outcome.failure = run_record::RunFailure{
+                plan.rank, -1,
+                -1,        "",
+                "stopped", "",
+                "",        fmt::format("stopped before step {}: {}", step, error.what()),
+                0,         std::nullopt};
+            return outcome;
+        }
+        // Memory is counted in the measured step only: what warm-up allocated and still holds
+        // (gradients are dropped between steps) is not the step's.
+        const bool measured = step == options.warmup_steps;
+        plan.memory = measured ? memory : nullptr;
+        const ScopedMemoryAccount charged_to(plan.memory);
+        outcome = execute_rank(plan, transport, std::chrono::steady_clock::now());
+        if (outcome.failure)
+            return outcome;
+    }
+    return outcome;
+}
+
+// A failure of `rank` outside any stage or action.
+run_record::RunFailure rank_error(int rank, std::string message) {
+    return run_record::RunFailure{rank, -1,          -1, "", "error", "", "", std::move(message),
+                                  0,    std::nullopt};
+}
+
+// The first message tag after those of every step (warm-up and measured).
+int tags_after_steps(const run_record::PipelineRunOptions& options, const Schedule& lowered) {
+    return (options.warmup_steps + 1) * lowered.pair_count;
+}
+
+// The rank's clock: the host's, unless a `rankN=clock:` fault puts it off.
+run_record::RankClock clock_of(const std::vector<run_record::Fault>& faults, int rank) {
+    run_record::RankClock clock;
+    for (const run_record::Fault& fault : faults)
+        if (fault.kind == run_record::Fault::Kind::clock_skew && fault.rank == rank)
+            clock.skew_ns += fault.clock_skew_ns;
+    return clock;
+}
+
+// Where this rank's time zero lies on the run's clock (rank 0's), measured against rank 0 over
+// the transport: the shift to add to the rank's times. Sets `run.clock`, or `run.failure` when
+// the measurement fails (the shift is then 0: the rank's own clock).
+std::int64_t put_on_run_clock(const run_record::PipelineRunOptions& options,
+                              const Schedule& lowered, const RankPlan& plan, Transport& transport,
+                              std::chrono::steady_clock::time_point epoch,
+                              run_record::RankRun& run) {
+    const run_record::RankClock clock = clock_of(plan.faults, plan.rank);
+    try {
+        const std::int64_t own_zero_ns = clock.at(epoch);
+        const ClockAlignment alignment =
+            align_clock_with_rank_zero(transport, tags_after_steps(options, lowered), clock,
+                                       own_zero_ns, std::chrono::milliseconds(options.timeout_ms));
+        run.clock = alignment.to_rank_zero;
+        return run_record::zero_on_run_clock(own_zero_ns, alignment.to_rank_zero,
+                                             alignment.rank_zero_zero_ns);
+    } catch (const std::exception& error) {
+        run.failure = rank_error(
+            plan.rank, fmt::format("rank {} could not put its times on rank 0's clock: {}",
+                                   plan.rank, error.what()));
+        return 0;
+    }
+}
+
+// The largest message a stage boundary carries.
+std::int64_t largest_boundary_bytes(const RankPlan& plan) {
+    std::int64_t largest = 0;
+    for (std::size_t stage = 1; stage < plan.stage_meta.size(); ++stage) {
+        std::int64_t bytes = 0;
+        for (const TensorMeta& input : plan.stage_meta[stage].inputs)
+            bytes += input.byte_count();
+        largest = std::max(largest, bytes);
+    }
+    return largest;
+}
+
+// `--profile`, once the step and its checks are done (it resets the stages): all ranks pass a
+// barrier and measure their stages, layers and links at the same time.
+void profile_rank(const run_record::PipelineRunOptions& options, const Schedule& lowered,
+                  PreparedRank& prepared, Transport& transport, RankReport& report) {
+    const int rank = prepared.plan.rank;
+    const std::chrono::milliseconds timeout(options.timeout_ms);
+    try {
+        transport.barrier(timeout);
+        StageProfileInput input;
+        input.rank = rank;
+        input.stages = &prepared.plan.stages;
+        input.model = &prepared.model;
+        input.split = &prepared.stages;
+        input.first_stage_inputs = prepared.batch.microbatch_inputs.at(0);
+        input.last_stage_target = prepared.batch.targets.at(0);
+        input.budget = kStageProfileBudget;
+        report.profile = profile_stages(input);
+        std::size_t parameters = 0;
+        for (const ModelLayer& layer : prepared.model.layers)
+            parameters += layer.parameters.size();
+        const int tag_base = tags_after_steps(options, lowered) + kClockTags +
+                             static_cast<int>(parameters);  // after the shared gradients' tags
+        const std::vector<run_record::ProfileFigure> links =
+            profile_links(transport, tag_base,
+                          link_profile_sizes(largest_boundary_bytes(prepared.plan)), timeout);
+        report.profile.insert(report.profile.end(), links.begin(), links.end());
+    } catch (const std::exception& error) {
+        report.run.failure =
+            rank_error(rank, fmt::format("rank {} could not profile: {}", rank, error.what()));
+        transport.abort(report.run.failure->message);
+    }
+}
+
+}  // namespace
+
+RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, const Schedule& lowered,
+                             PreparedRank& prepared, Transport& transport) {
+    const int stage_count = lowered.stage_count;
+    const int rank = prepared.plan.rank;
+    RankPlan& plan = prepared.plan;
+    RankReport report;
+    report.run.rank = rank;
+    // Event times go on the run's clock: ns from the measured step's time zero, so set-up is
+    // negative; from the moment the rank gave up when no step began.
+    const auto report_recording = [&](std::optional<std::chrono::steady_clock::time_point> zero) {
+        report.recording = recorder::recording_to_json(
+            prepared.recording,
+            zero ? std::chrono::duration_cast<std::chrono::nanoseconds>(zero->time_since_epoch())
+                       .count()
+                 : steady_clock_ns());
+    };
+    if (prepared.failure) {
+        report_recording(std::nullopt);
+        transport.abort(fmt::format("rank {}: {}", rank, prepared.failure->message));
+        report.run.failure = prepared.failure;
+        return report;
+    }
+    const RankOutcome outcome = run_steps(options, lowered, plan, prepared.memory.get(), transport);
+    // Measured once every rank has run its step; a failed step leaves the rank's times on its
+    // own clock.
+    std::int64_t zero_shift_ns = 0;
+    if (outcome.failure)
+        report.run.failure = outcome.failure;
+    else if (outcome.epoch)
+        zero_shift_ns =
+            put_on_run_clock(options, lowered, plan, transport, *outcome.epoch, report.run);
+    report_recording(outcome.epoch
+                         ? std::optional(*outcome.epoch - std::chrono::nanoseconds(zero_shift_ns))
+                         : std::nullopt);
+    for (const TimedAction& timed : outcome.timeline) {
+        report.run.timeline.push_back(
+            {timed.step, timed.start_ns + zero_shift_ns, timed.end_ns + zero_shift_ns, -1});
+        if (is_compute(lowered.ranks[rank][timed.step].kind))
+            report.run.busy_ns += timed.end_ns - timed.start_ns;
+    }
+    for (const run_record::MemoryPoint& point : outcome.memory)
+        report.run.memory.push_back({point.time_ns + zero_shift_ns, point.bytes});
+    report.run.peak_memory_bytes = outcome.peak_memory_bytes;
+    if (report.run.failure) {
+        if (options.profile)  // the others would wait for it at the profile's barrier
+            transport.abort(report.run.failure->message);
+        return report;
+    }
+    try {
+        sum_shared_gradients(find_shared_parameters(prepared.model, prepared.stages, lowered, rank),
+                             rank, transport, tags_after_steps(options, lowered) + kClockTags,
+                             std::chrono::milliseconds(options.timeout_ms));
+        transport.finish_sends(std::chrono::milliseconds(options.timeout_ms));
+    } catch (const std::exception& error) {
+        report.run.failure = rank_error(
+            rank, fmt::format("rank {} could not add up the gradients of shared parameters: {}",
+                              rank, error.what()));
+        if (options.profile)  // the others would wait for it at the profile's barrier
+            transport.abort(report.run.failure->message);
+        return report;
+    }
+    if (plan.stages.contains(stage_count - 1)) {
+        report.holds_last_stage = true;
+        for (int microbatch = 0; microbatch < lowered.microbatch_count; ++microbatch)
+            report.loss += plan.stages.at(stage_count - 1)->loss(microbatch);
+        report.loss /= lowered.microbatch_count;
+        report.run.failure = non_finite_outputs(*plan.stages.at(stage_count - 1), lowered, rank);
+        if (report.run.failure && !report.run.timeline.empty())
+            report.run.failure->time_ns = report.run.timeline.back().end_ns;
+    }
+    if (options.check_reference)
+        compare_with_reference(options, stage_count, prepared.stages, plan, prepared.batch, report);
+    if (options.check_accuracy)
+        report.accuracy =
+            check_stage_accuracy(options, stage_count, prepared.stages, plan, prepared.batch);
+    if (options.profile)
+        profile_rank(options, lowered, prepared, transport, report);
+    return report;
+}
+
+}  // namespace pipelens::runtime

@@ -1,0 +1,152 @@
+// A rank's report on its way to rank 0: JSON and back with every field (NaN and Inf included),
+// ranks that never reported, and the merge of every rank's report into the run's result.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "engine/runtime/rank_report.hpp"
+
+namespace pipelens::runtime {
+namespace {
+
+RankReport full_report() {
+    RankReport report;
+    report.run.rank = 1;
+    report.run.busy_ns = 700;
+    report.run.timeline = {{0, 10, 20, -1}, {1, 25, 40, -1}};
+    report.run.memory = {{10, 4096}, {40, 0}};
+    report.run.peak_memory_bytes = 8192;
+    report.run.clock = run_record::ClockOffset{-1500, 30};
+    report.run.failure = run_record::RunFailure{
+        1, 2, 3, "2F3", "timeout", "a message", "nothing", "rank 1 timed out", 45, 41};
+    report.holds_last_stage = true;
+    report.loss = std::numeric_limits<double>::quiet_NaN();
+    report.reference_loss = 0.5;
+    report.output_max_error = std::numeric_limits<double>::infinity();
+    report.gradient_max_error = -std::numeric_limits<double>::infinity();
+    report.outputs_match = false;
+    report.gradients_match = true;
+    report.accuracy = {{2, 0, 0.25, 0.125, true, false}};
+    report.recording = nullptr;
+    report.profile = {{1, 2, -1, "", "F", -1, 0, 900, 850, 950, 20}};
+    return report;
+}
+
+TEST(RankReport, TravelsAsJsonWithEveryFieldNanAndInfIncluded) {
+    const nlohmann::json json = rank_report_to_json(full_report());
+    EXPECT_EQ(json.at("loss"), "nan");
+    EXPECT_EQ(json.at("output_max_error"), "inf");
+    EXPECT_EQ(json.at("gradient_max_error"), "-inf");
+    const RankReport back = rank_report_from_json(nlohmann::json::parse(json.dump()));
+    EXPECT_EQ(back.run.rank, 1);
+    EXPECT_EQ(back.run.busy_ns, 700);
+    ASSERT_EQ(back.run.timeline.size(), 2u);
+    EXPECT_EQ(back.run.timeline[1].step, 1);
+    EXPECT_EQ(back.run.timeline[1].start_ns, 25);
+    EXPECT_EQ(back.run.timeline[1].end_ns, 40);
+    EXPECT_EQ(back.run.timeline[1].bytes, -1);
+    ASSERT_EQ(back.run.memory.size(), 2u);
+    EXPECT_EQ(back.run.memory[0].time_ns, 10);
+    EXPECT_EQ(back.run.memory[0].bytes, 4096);
+    EXPECT_EQ(back.run.peak_memory_bytes, 8192);
+    ASSERT_TRUE(back.run.clock.has_value());
+    EXPECT_EQ(back.run.clock->offset_ns, -1500);
+    EXPECT_EQ(back.run.clock->uncertainty_ns, 30);
+    ASSERT_TRUE(back.run.failure.has_value());
+    EXPECT_EQ(back.run.failure->stage, 2);
+    EXPECT_EQ(back.run.failure->microbatch, 3);
+    EXPECT_EQ(back.run.failure->action, "2F3");
+    EXPECT_EQ(back.run.failure->kind, "timeout");
+    EXPECT_EQ(back.run.failure->message, "rank 1 timed out");
+    EXPECT_EQ(back.run.failure->time_ns, 45);
+    EXPECT_EQ(back.run.failure->started_ns, std::optional<std::int64_t>(41));
+    EXPECT_TRUE(back.holds_last_stage);
+    EXPECT_TRUE(std::isnan(back.loss));
+    EXPECT_EQ(back.reference_loss, 0.5);
+    EXPECT_EQ(back.output_max_error, std::numeric_limits<double>::infinity());
+    EXPECT_EQ(back.gradient_max_error, -std::numeric_limits<double>::infinity());
+    EXPECT_FALSE(back.outputs_match);
+    EXPECT_TRUE(back.gradients_match);
+    ASSERT_EQ(back.accuracy.size(), 1u);
+    EXPECT_EQ(back.accuracy[0].max_abs_error, 0.25);
+    EXPECT_EQ(back.accuracy[0].max_relative_error, 0.125);
+    EXPECT_TRUE(back.accuracy[0].diverges);
+    ASSERT_EQ(back.profile.size(), 1u);
+    EXPECT_EQ(back.profile[0].quantity, "F");
+    EXPECT_EQ(back.profile[0].median, 900);
+    EXPECT_EQ(back.profile[0].samples, 20);
+    EXPECT_TRUE(back.recording.is_null());
+}
+
+TEST(RankReport, ARankWithoutAPayloadDiedOrWasLost) {
+    run_record::PipelineRunOptions options;
+    options.timeout_ms = 3000;
+    RankReport alive;
+    alive.run.rank = 0;
+    const std::vector<std::string> payloads = {rank_report_to_json(alive).dump(), "", ""};
+    const std::vector<RankReport> reports =
+        reports_from_payloads(payloads, options, {"", "killed by signal 9 (Killed)"});
+    ASSERT_EQ(reports.size(), 3u);
+    EXPECT_FALSE(reports[0].run.failure.has_value());
+    ASSERT_TRUE(reports[1].run.failure.has_value());
+    EXPECT_EQ(reports[1].run.rank, 1);
+    EXPECT_EQ(reports[1].run.failure->kind, "rank_died");
+    EXPECT_EQ(reports[1].run.failure->message,
+              "rank 1 died (killed by signal 9 (Killed)) before it reported; its actions are not "
+              "recorded");
+    ASSERT_TRUE(reports[2].run.failure.has_value());
+    EXPECT_EQ(reports[2].run.failure->kind, "lost");
+    EXPECT_EQ(reports[2].run.failure->message,
+              "rank 2 sent no report within 3000 ms: it died or hangs");
+}
+
+TEST(RankReport, MergeTakesTheLossFromTheLastStageAndTheLargestErrors) {
+    run_record::PipelineRunOptions options;
+    options.check_reference = true;
+    options.check_accuracy = true;
+    RankReport first;
+    first.run.rank = 0;
+    first.run.timeline = {{0, 0, 50, -1}};
+    first.output_max_error = 0.001;
+    first.gradient_max_error = 0.002;
+    first.accuracy = {{1, 0, 0.5, 0.5, true, false}, {0, 1, 0, 0, false, false}};
+    RankReport last;
+    last.run.rank = 1;
+    last.run.timeline = {{0, 10, 80, -1}};
+    last.holds_last_stage = true;
+    last.loss = 1.25;
+    last.reference_loss = 1.0;
+    last.gradient_max_error = 0.003;
+    last.accuracy = {{0, 0, 0.75, 0.75, true, false}};
+
+    const run_record::PipelineRunResult result = merge_reports({first, last}, options);
+    EXPECT_TRUE(result.completed);
+    EXPECT_EQ(result.device, "cpu");
+    EXPECT_EQ(result.step_time_ns, 80);
+    EXPECT_EQ(result.loss, 1.25);
+    EXPECT_EQ(result.reference.reference_loss, 1.0);
+    EXPECT_EQ(result.reference.loss_error, 0.25);
+    EXPECT_EQ(result.reference.output_max_error, 0.001);
+    EXPECT_EQ(result.reference.gradient_max_error, 0.003);
+    EXPECT_TRUE(result.reference.outputs_match);
+    ASSERT_EQ(result.accuracy.stages.size(), 3u);
+    EXPECT_EQ(result.accuracy.stages[0].stage, 0);
+    EXPECT_EQ(result.accuracy.stages[0].microbatch, 0);
+    EXPECT_EQ(result.accuracy.stages[1].microbatch, 1);
+    EXPECT_EQ(result.accuracy.stages[2].stage, 1);
+    ASSERT_TRUE(result.accuracy.first_divergence.has_value());
+    EXPECT_EQ(result.accuracy.first_divergence->stage, 0);
+    EXPECT_EQ(result.accuracy.first_divergence->max_abs_error, 0.75);
+
+    last.run.failure = run_record::RunFailure{};
+    const run_record::PipelineRunResult failed = merge_reports({first, last}, options);
+    EXPECT_FALSE(failed.completed);
+    EXPECT_FALSE(failed.reference.outputs_match);
+    EXPECT_FALSE(failed.reference.gradients_match);
+}
+
+}  // namespace
+}  // namespace pipelens::runtime
