@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "traces/trace_error.hpp"
 
@@ -57,6 +58,21 @@ void execute(sqlite3* connection, const std::filesystem::path& path, const char*
 void step_to_done(sqlite3_stmt* statement, const std::filesystem::path& path,
                   std::string_view doing);
 
+// Steps an INSERT or UPDATE once and resets it; throws on failure. `describe` builds the
+// "cannot ..." text only then, so a hot path formats nothing.
+template <typename Describe>
+void step_once(sqlite3_stmt* statement, const std::filesystem::path& path, Describe&& describe) {
+    const int code = sqlite3_step(statement);
+    if (code != SQLITE_DONE) {
+        // Take the message before the reset, which may replace the connection's error text.
+        std::string message =
+            sqlite_error_message(path, describe(), sqlite3_db_handle(statement), code);
+        sqlite3_reset(statement);
+        throw TraceError(message);
+    }
+    sqlite3_reset(statement);
+}
+
 // Runs a query that returns one text value (e.g. `PRAGMA journal_mode=WAL`); nullopt when it
 // returns no row.
 std::optional<std::string> query_text(sqlite3* connection, const std::filesystem::path& path,
@@ -92,6 +108,60 @@ inline std::optional<double> column_optional_double(sqlite3_stmt* statement, int
     if (sqlite3_column_type(statement, column) == SQLITE_NULL)
         return std::nullopt;
     return sqlite3_column_double(statement, column);
+}
+
+// Binds `value` to parameter `index` by its type: integers of up to 32 bits, bool and enums as
+// int, wider integers as int64, floating point as double, an optional int64 as the value or NULL
+// (the optional columns' convention), anything else as text.
+template <typename Value>
+void bind_value(sqlite3_stmt* statement, int index, const Value& value) {
+    if constexpr (std::is_same_v<Value, std::optional<std::int64_t>>)
+        bind_optional_int64(statement, index, value);
+    else if constexpr (std::is_enum_v<Value>)
+        sqlite3_bind_int(statement, index, static_cast<int>(value));
+    else if constexpr (std::is_floating_point_v<Value>)
+        sqlite3_bind_double(statement, index, value);
+    else if constexpr (std::is_integral_v<Value> && sizeof(Value) <= sizeof(int))
+        sqlite3_bind_int(statement, index, value);
+    else if constexpr (std::is_integral_v<Value>)
+        sqlite3_bind_int64(statement, index, value);
+    else
+        bind_text(statement, index, std::string_view(value));
+}
+
+// Binds the values to consecutive parameters from `first` (1 for the first), each by its type
+// as bind_value does, so a row's binding reads as the list of its columns.
+template <typename... Values>
+void bind_values(sqlite3_stmt* statement, int first, const Values&... values) {
+    int index = first;
+    (bind_value(statement, index++, values), ...);
+}
+
+// Reads column `column` into `field` by the field's type, the converse of bind_value: NULL is an
+// empty optional (and 0, or an empty string, elsewhere, as SQLite converts it).
+template <typename Field>
+void read_column(sqlite3_stmt* row, int column, Field& field) {
+    if constexpr (std::is_same_v<Field, std::optional<std::int64_t>>)
+        field = column_optional_int64(row, column);
+    else if constexpr (std::is_same_v<Field, std::optional<double>>)
+        field = column_optional_double(row, column);
+    else if constexpr (std::is_floating_point_v<Field>)
+        field = sqlite3_column_double(row, column);
+    else if constexpr (std::is_enum_v<Field> ||
+                       (std::is_integral_v<Field> && sizeof(Field) <= sizeof(int)))
+        field = static_cast<Field>(sqlite3_column_int(row, column));
+    else if constexpr (std::is_integral_v<Field>)
+        field = sqlite3_column_int64(row, column);
+    else
+        field = column_text(row, column);
+}
+
+// Reads consecutive columns from `first` (0 for the first) into the fields, each by its type as
+// read_column does.
+template <typename... Fields>
+void read_columns(sqlite3_stmt* row, int first, Fields&... fields) {
+    int column = first;
+    (read_column(row, column++, fields), ...);
 }
 
 }  // namespace pipelens::traces::detail

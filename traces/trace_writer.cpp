@@ -1,4 +1,6 @@
-// TraceWriter: the only code that changes a trace file.
+// TraceWriter: the only code that changes a trace file. This file holds its transactions and the
+// runs it began; each table's INSERT and binding are in row_inserts.cpp, string interning in
+// string_interner.cpp, creating and upgrading the schema in schema_migration.cpp.
 //
 // Invariants:
 // - Between calls the connection holds an open write transaction (BEGIN IMMEDIATE), committed
@@ -9,10 +11,9 @@
 //   The lock is free only for the microseconds between a COMMIT and the next BEGIN (checkpoints
 //   run under it, see checkpoint()); a second writer that tries to open in exactly that gap gets
 //   in, and then one of the two fails later with "database is locked" instead of at once.
-// - `strings` mirrors the whole `strings` table, so interning a name is a hash lookup. A miss
-//   inserts with INSERT OR IGNORE and reads the id back if the text was there after all (only a
-//   writer that slipped through the gap above can have added it). If a commit fails and SQLite
-//   rolls the transaction back, the mirror is reloaded, since ids it handed out are gone.
+// - `strings` mirrors the whole `strings` table (string_interner.hpp; only a writer that slipped
+//   through the gap above can add to the table behind it). If a commit fails and SQLite rolls the
+//   transaction back, the mirror is reloaded, since ids it handed out are gone.
 // - Rows are added only to runs this writer began and has not finished or failed, so it never
 //   changes the rows of earlier runs or of runs another process left unfinished.
 // - The hot path (add_action) does one integer compare for the run and binds integers only: an
@@ -21,26 +22,22 @@
 #include "traces/trace_writer.hpp"
 
 #include <chrono>
-#include <functional>
 #include <string_view>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
-#include "traces/schema.hpp"
+#include "traces/row_inserts.hpp"
+#include "traces/schema_migration.hpp"
 #include "traces/sqlite_handle.hpp"
+#include "traces/string_interner.hpp"
 #include "traces/trace_file_checks.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/writer_lock.hpp"
 
-#ifndef PIPELENS_VERSION
-#define PIPELENS_VERSION "unknown"
-#endif
-
 namespace pipelens::traces {
 namespace {
 
-using detail::bind_optional_int64;
 using detail::bind_text;
 using detail::Connection;
 using detail::Statement;
@@ -59,14 +56,6 @@ std::int64_t now_ns() {
                std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
-
-// Lets the string map be searched with a string_view, so a hit costs no allocation.
-struct TextHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view text) const noexcept {
-        return std::hash<std::string_view>{}(text);
-    }
-};
 
 const char* run_kind_text(RunKind kind) {
     return kind == RunKind::real ? "real" : "sim";
@@ -112,27 +101,11 @@ struct TraceWriter::State {
 
     Statement begin;
     Statement commit;
-    Statement insert_string;
-    Statement select_string;
     Statement insert_run;
     Statement finish_run;
     Statement fail_run;
-    Statement insert_rank;
-    Statement insert_action;
-    Statement insert_action_part;
-    Statement insert_pair;
-    Statement insert_memory;
-    Statement insert_event;
-    Statement insert_error;
-    Statement insert_sharding;
-    Statement insert_snapshot;
-    Statement insert_profile;
-
-    std::unordered_map<std::string, std::int64_t, TextHash, std::equal_to<>> strings;
-    // The most recently interned text (a key of `strings`; node keys never move): consecutive
-    // rows often repeat a label, and then not even a hash is needed.
-    const std::string* last_text = nullptr;
-    std::int64_t last_text_id = 0;
+    detail::RowInserts rows;
+    detail::StringInterner strings;
 
     // Runs begun by this writer, with their current status.
     std::unordered_map<std::int64_t, RunStatus> session_runs;
@@ -161,13 +134,7 @@ struct TraceWriter::State {
     // Steps an INSERT/UPDATE once. `describe` builds the "cannot ..." text only on failure.
     template <typename Describe>
     void step_once(sqlite3_stmt* statement, Describe&& describe) const {
-        int code = sqlite3_step(statement);
-        if (code != SQLITE_DONE) {
-            std::string message = detail::sqlite_error_message(path, describe(), db(), code);
-            sqlite3_reset(statement);
-            throw TraceError(message);
-        }
-        sqlite3_reset(statement);
+        detail::step_once(statement, path, describe);
     }
 
     void begin_transaction(std::string_view doing) {
@@ -190,7 +157,7 @@ struct TraceWriter::State {
                 ready_run = 0;
                 pending_rows = 0;
                 try {
-                    load_strings();
+                    strings.load();
                 } catch (const TraceError&) {
                     // Keep the commit failure as the error. The mirror is left empty, which is
                     // only slower: each label is looked up in the file again on first use.
@@ -233,50 +200,6 @@ struct TraceWriter::State {
             commit_and_continue();
     }
 
-    void load_strings() {
-        strings.clear();
-        last_text = nullptr;
-        Statement select = detail::prepare(db(), path, "SELECT id, text FROM strings",
-                                           "cannot load the trace's strings");
-        int code;
-        while ((code = sqlite3_step(select.get())) == SQLITE_ROW)
-            strings.emplace(detail::column_text(select.get(), 1),
-                            sqlite3_column_int64(select.get(), 0));
-        if (code != SQLITE_DONE)
-            fail("cannot load the trace's strings", code);
-    }
-
-    std::int64_t store_string(const std::string& text) {
-        auto doing = [&] { return fmt::format("cannot store the string '{}'", text); };
-        bind_text(insert_string.get(), 1, text);
-        step_once(insert_string.get(), doing);
-        if (sqlite3_changes(db()) == 1)
-            return sqlite3_last_insert_rowid(db());
-        sqlite3_stmt* select = select_string.get();
-        bind_text(select, 1, text);
-        int code = sqlite3_step(select);
-        if (code != SQLITE_ROW) {
-            std::string message = detail::sqlite_error_message(
-                path, doing(), db(), code == SQLITE_DONE ? SQLITE_CORRUPT : code);
-            sqlite3_reset(select);
-            throw TraceError(message);
-        }
-        std::int64_t id = sqlite3_column_int64(select, 0);
-        sqlite3_reset(select);
-        return id;
-    }
-
-    std::int64_t intern(const std::string& text) {
-        if (last_text != nullptr && *last_text == text)
-            return last_text_id;
-        auto found = strings.find(std::string_view(text));
-        if (found == strings.end())
-            found = strings.emplace(text, store_string(text)).first;
-        last_text = &found->first;
-        last_text_id = found->second;
-        return found->second;
-    }
-
     // The slow half of the per-row run check: the run must be one of ours and still running, and
     // a transaction must be open.
     void prepare_rows_for(std::int64_t run_id, std::string_view what) {
@@ -294,20 +217,22 @@ struct TraceWriter::State {
         ready_run = run_id;
     }
 
-    void add_action_part(std::int64_t run_id, const ActionRecord& action, int part) {
-        const ActionPartRecord& record = action.parts[static_cast<std::size_t>(part)];
-        sqlite3_stmt* statement = insert_action_part.get();
-        sqlite3_bind_int64(statement, 1, run_id);
-        sqlite3_bind_int(statement, 2, action.rank);
-        sqlite3_bind_int(statement, 3, action.step);
-        sqlite3_bind_int(statement, 4, part);
-        sqlite3_bind_int(statement, 5, record.kind);
-        sqlite3_bind_int(statement, 6, record.stage);
-        sqlite3_bind_int(statement, 7, record.microbatch);
-        step_once(statement, [&] {
-            return fmt::format("cannot add part {} of action {} of rank {} to run {}", part,
-                               action.step, action.rank, run_id);
-        });
+    // Binds `row` (and `extra`, see detail::bind_row) to `insert` and steps it once.
+    template <typename Row, typename... Extra>
+    void insert(Statement& insert, std::int64_t run_id, const Row& row, const Extra&... extra) {
+        detail::bind_row(insert.get(), run_id, row, extra...);
+        step_once(insert.get(), [&] { return detail::describe_row(run_id, row); });
+    }
+
+    // A row of one table for a run this writer began and has not closed; `what` names it in
+    // errors ("a rank").
+    template <typename Row>
+    void add_row(std::int64_t run_id, std::string_view what, Statement& insert_row,
+                 const Row& row) {
+        if (run_id != ready_run)
+            prepare_rows_for(run_id, what);
+        insert(insert_row, run_id, row);
+        row_added();
     }
 
     void require_running(std::int64_t run_id, std::string_view doing) {
@@ -326,40 +251,9 @@ struct TraceWriter::State {
             ready_run = 0;
     }
 
-    void create_schema() {
-        std::string schema(schema_sql());  // sqlite3_exec wants a terminated string
-        execute(schema.c_str(), "cannot create the trace schema");
-        Statement insert_meta =
-            detail::prepare(db(), path, "INSERT INTO meta (key, value) VALUES (?, ?)",
-                            "cannot create the trace schema");
-        const std::string values[][2] = {
-            {"schema_version", std::to_string(kSchemaVersion)},
-            {"application", "pipelens"},
-            {"writer", "pipelens " PIPELENS_VERSION},
-            {"created_at_ns", std::to_string(now_ns())},
-        };
-        for (const auto& [key, value] : values) {
-            bind_text(insert_meta.get(), 1, key);
-            bind_text(insert_meta.get(), 2, value);
-            detail::step_to_done(insert_meta.get(), path, "cannot create the trace schema");
-        }
-    }
-
-    void upgrade_schema(int version) {
-        const std::string statements = schema_sql_since(version);
-        const std::string doing = fmt::format("cannot bring the trace from schema version {} to {}",
-                                              version, kSchemaVersion);
-        execute(statements.c_str(), doing.c_str());
-        Statement update = detail::prepare(
-            db(), path, "UPDATE meta SET value = ? WHERE key = 'schema_version'", doing.c_str());
-        bind_text(update.get(), 1, std::to_string(kSchemaVersion));
-        detail::step_to_done(update.get(), path, doing.c_str());
-    }
-
     // The rows' statements; they need the schema, so they come after it is created or checked.
     void prepare_row_statements() {
-        insert_string = prepare("INSERT OR IGNORE INTO strings (text) VALUES (?)");
-        select_string = prepare("SELECT id FROM strings WHERE text = ?");
+        strings.prepare();
         insert_run = prepare(
             "INSERT INTO runs (kind, schedule, pp, v, m, config, status, started_at_ns) "
             "VALUES (?, ?, ?, ?, ?, ?, 'running', ?)");
@@ -368,36 +262,7 @@ struct TraceWriter::State {
             "bubble_ratio = ? WHERE id = ?");
         fail_run = prepare(
             "UPDATE runs SET status = 'failed', finished_at_ns = ?, failure = ? WHERE id = ?");
-        insert_rank = prepare(
-            "INSERT INTO ranks (run_id, rank, busy_ns, bubble_ns, bubble_ratio, "
-            "peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on, clock_offset_ns, "
-            "clock_uncertainty_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-        insert_action = prepare(
-            "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, start_ns, "
-            "end_ns, bytes, pair_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-        insert_action_part = prepare(
-            "INSERT INTO action_parts (run_id, rank, step, part, kind, stage, microbatch) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)");
-        insert_pair = prepare(
-            "INSERT INTO pairs (run_id, pair_id, send_rank, send_step, recv_rank, recv_step, "
-            "bytes) VALUES (?, ?, ?, ?, ?, ?, ?)");
-        insert_memory =
-            prepare("INSERT INTO memory (run_id, rank, time_ns, bytes) VALUES (?, ?, ?, ?)");
-        insert_event = prepare(
-            "INSERT INTO events (run_id, rank, sequence, parent, name_id, arguments, outcome, "
-            "time_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
-        insert_error = prepare(
-            "INSERT INTO errors (run_id, rank, stage, microbatch, action, kind, expected, "
-            "actual, message, time_ns, started_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-        insert_sharding = prepare(
-            "INSERT INTO sharding (run_id, sequence, op, mesh, strategies, chosen, "
-            "redistributions) VALUES (?, ?, ?, ?, ?, ?, ?)");
-        insert_snapshot = prepare(
-            "INSERT OR REPLACE INTO state_snapshots (run_id, rank, after_sequence, state) "
-            "VALUES (?, ?, ?, ?)");
-        insert_profile = prepare(
-            "INSERT INTO profile (run_id, rank, stage, layer, layer_name, quantity, peer, bytes, "
-            "median, low, high, samples) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        rows = detail::prepare_row_inserts([this](std::string_view sql) { return prepare(sql); });
     }
 
     void open() {
@@ -420,6 +285,7 @@ struct TraceWriter::State {
         std::string_view doing = creating ? "cannot create trace" : "cannot append to trace";
         connection = detail::open_connection(
             path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, doing);
+        strings.attach(db(), path);
         if (sqlite3_db_readonly(db(), "main") == 1)
             detail::throw_trace_error(path, fmt::format("{}: the file is read-only", doing));
         if (std::string why; !writer_lock.acquire(path, why))
@@ -456,14 +322,14 @@ struct TraceWriter::State {
         // Decided again under the lock: another writer may have created the schema meanwhile.
         std::optional<int> version = detail::check_trace_identity(db(), path);
         if (!version) {
-            create_schema();
+            detail::create_schema(db(), path, now_ns());
         } else {
             // Newer versions were refused by check_trace_identity; an older file gets the
             // tables its version lacks, inside this transaction, so it is all or nothing.
             if (*version < kSchemaVersion)
-                upgrade_schema(*version);
+                detail::upgrade_schema(db(), path, *version);
             detail::check_trace_integrity(db(), path);
-            load_strings();
+            strings.load();
         }
         prepare_row_statements();
         commit_and_continue();
@@ -489,9 +355,9 @@ TraceWriter::~TraceWriter() {
         state_->in_transaction = false;
     }
     // Leave a trace nobody is writing as one self-contained file in rollback-journal mode: the
-    // WAL is checkpointed and removed, and readers (which cannot remove a WAL or its -shm index)
-    // open it without creating either. Only possible while no reader has the file open; then it
-    // stays in WAL mode, which is just as correct. Never wait for that.
+    // WAL is checkpointed and removed, and readers (which cannot remove a WAL or its -shm
+    // index) open it without creating either. Only possible while no reader has the file open;
+    // then it stays in WAL mode, which is just as correct. Never wait for that.
     sqlite3_busy_timeout(state_->db(), 0);
     sqlite3_exec(state_->db(), "PRAGMA journal_mode = DELETE", nullptr, nullptr, nullptr);
 }
@@ -517,183 +383,50 @@ std::int64_t TraceWriter::begin_run(const RunRecord& run) {
 }
 
 void TraceWriter::add_rank(std::int64_t run_id, const RankRecord& rank) {
-    State& state = *state_;
-    if (run_id != state.ready_run)
-        state.prepare_rows_for(run_id, "a rank");
-    sqlite3_stmt* statement = state.insert_rank.get();
-    sqlite3_bind_int64(statement, 1, run_id);
-    sqlite3_bind_int(statement, 2, rank.rank);
-    sqlite3_bind_int64(statement, 3, rank.busy_ns);
-    sqlite3_bind_int64(statement, 4, rank.bubble_ns);
-    sqlite3_bind_double(statement, 5, rank.bubble_ratio);
-    sqlite3_bind_int64(statement, 6, rank.peak_memory_bytes);
-    sqlite3_bind_int64(statement, 7, rank.warmup_ns);
-    sqlite3_bind_int64(statement, 8, rank.cooldown_ns);
-    bind_text(statement, 9, rank.waiting_on);
-    bind_optional_int64(statement, 10, rank.clock_offset_ns);
-    bind_optional_int64(statement, 11, rank.clock_uncertainty_ns);
-    state.step_once(statement,
-                    [&] { return fmt::format("cannot add rank {} to run {}", rank.rank, run_id); });
-    state.row_added();
+    state_->add_row(run_id, "a rank", state_->rows.rank, rank);
 }
 
 void TraceWriter::add_action(std::int64_t run_id, const ActionRecord& action) {
     State& state = *state_;
     if (run_id != state.ready_run)
         state.prepare_rows_for(run_id, "an action");
-    sqlite3_stmt* statement = state.insert_action.get();
-    sqlite3_bind_int64(statement, 1, run_id);
-    sqlite3_bind_int(statement, 2, action.rank);
-    sqlite3_bind_int(statement, 3, action.step);
-    sqlite3_bind_int(statement, 4, static_cast<int>(action.lane));
-    sqlite3_bind_int(statement, 5, action.kind);
-    sqlite3_bind_int(statement, 6, action.stage);
-    sqlite3_bind_int(statement, 7, action.microbatch);
-    sqlite3_bind_int64(statement, 8, action.start_ns);
-    sqlite3_bind_int64(statement, 9, action.end_ns);
-    sqlite3_bind_int64(statement, 10, action.bytes);
-    sqlite3_bind_int(statement, 11, action.pair_id);
-    state.step_once(statement, [&] {
-        return fmt::format("cannot add action {} of rank {} to run {}", action.step, action.rank,
-                           run_id);
-    });
+    state.insert(state.rows.action, run_id, action);
     for (std::size_t part = 0; part < action.parts.size(); ++part)
-        state.add_action_part(run_id, action, static_cast<int>(part));
+        state.insert(state.rows.action_part, run_id,
+                     detail::ActionPartRow{action, static_cast<int>(part)});
     state.row_added();
 }
 
 void TraceWriter::add_pair(std::int64_t run_id, const PairRecord& pair) {
-    State& state = *state_;
-    if (run_id != state.ready_run)
-        state.prepare_rows_for(run_id, "a pair");
-    sqlite3_stmt* statement = state.insert_pair.get();
-    sqlite3_bind_int64(statement, 1, run_id);
-    sqlite3_bind_int(statement, 2, pair.pair_id);
-    sqlite3_bind_int(statement, 3, pair.send_rank);
-    sqlite3_bind_int(statement, 4, pair.send_step);
-    sqlite3_bind_int(statement, 5, pair.recv_rank);
-    sqlite3_bind_int(statement, 6, pair.recv_step);
-    sqlite3_bind_int64(statement, 7, pair.bytes);
-    state.step_once(statement, [&] {
-        return fmt::format("cannot add pair {} to run {}", pair.pair_id, run_id);
-    });
-    state.row_added();
+    state_->add_row(run_id, "a pair", state_->rows.pair, pair);
 }
 
 void TraceWriter::add_memory(std::int64_t run_id, const MemoryRecord& sample) {
-    State& state = *state_;
-    if (run_id != state.ready_run)
-        state.prepare_rows_for(run_id, "a memory sample");
-    sqlite3_stmt* statement = state.insert_memory.get();
-    sqlite3_bind_int64(statement, 1, run_id);
-    sqlite3_bind_int(statement, 2, sample.rank);
-    sqlite3_bind_int64(statement, 3, sample.time_ns);
-    sqlite3_bind_int64(statement, 4, sample.bytes);
-    state.step_once(statement, [&] {
-        return fmt::format("cannot add a memory sample of rank {} to run {}", sample.rank, run_id);
-    });
-    state.row_added();
+    state_->add_row(run_id, "a memory sample", state_->rows.memory, sample);
 }
 
 void TraceWriter::add_event(std::int64_t run_id, const EventRecord& event) {
     State& state = *state_;
     if (run_id != state.ready_run)
         state.prepare_rows_for(run_id, "an event");
-    std::int64_t name_id = state.intern(event.name);
-    sqlite3_stmt* statement = state.insert_event.get();
-    sqlite3_bind_int64(statement, 1, run_id);
-    sqlite3_bind_int(statement, 2, event.rank);
-    sqlite3_bind_int64(statement, 3, event.sequence);
-    bind_optional_int64(statement, 4, event.parent);
-    sqlite3_bind_int64(statement, 5, name_id);
-    bind_text(statement, 6, event.arguments);
-    bind_text(statement, 7, event.outcome);
-    bind_optional_int64(statement, 8, event.time_ns);
-    state.step_once(statement, [&] {
-        return fmt::format("cannot add event {} of rank {} to run {}", event.sequence, event.rank,
-                           run_id);
-    });
+    state.insert(state.rows.event, run_id, event, state.strings.intern(event.name));
     state.row_added();
 }
 
 void TraceWriter::add_error(std::int64_t run_id, const ErrorRecord& error) {
-    State& state = *state_;
-    if (run_id != state.ready_run)
-        state.prepare_rows_for(run_id, "an error");
-    sqlite3_stmt* statement = state.insert_error.get();
-    sqlite3_bind_int64(statement, 1, run_id);
-    sqlite3_bind_int(statement, 2, error.rank);
-    sqlite3_bind_int(statement, 3, error.stage);
-    sqlite3_bind_int(statement, 4, error.microbatch);
-    bind_text(statement, 5, error.action);
-    bind_text(statement, 6, error.kind);
-    bind_text(statement, 7, error.expected);
-    bind_text(statement, 8, error.actual);
-    bind_text(statement, 9, error.message);
-    bind_optional_int64(statement, 10, error.time_ns);
-    bind_optional_int64(statement, 11, error.started_ns);
-    state.step_once(statement, [&] {
-        return fmt::format("cannot add a {} error to run {}", error.kind, run_id);
-    });
-    state.row_added();
+    state_->add_row(run_id, "an error", state_->rows.error, error);
 }
 
 void TraceWriter::add_state_snapshot(std::int64_t run_id, const StateSnapshotRecord& snapshot) {
-    State& state = *state_;
-    if (run_id != state.ready_run)
-        state.prepare_rows_for(run_id, "a state snapshot");
-    sqlite3_stmt* statement = state.insert_snapshot.get();
-    sqlite3_bind_int64(statement, 1, run_id);
-    sqlite3_bind_int(statement, 2, snapshot.rank);
-    sqlite3_bind_int64(statement, 3, snapshot.after_sequence);
-    bind_text(statement, 4, snapshot.state);
-    state.step_once(statement, [&] {
-        return fmt::format("cannot add the state snapshot of rank {} to run {}", snapshot.rank,
-                           run_id);
-    });
-    state.row_added();
+    state_->add_row(run_id, "a state snapshot", state_->rows.snapshot, snapshot);
 }
 
 void TraceWriter::add_profile(std::int64_t run_id, const ProfileRecord& figure) {
-    State& state = *state_;
-    if (run_id != state.ready_run)
-        state.prepare_rows_for(run_id, "a profile figure");
-    sqlite3_stmt* statement = state.insert_profile.get();
-    sqlite3_bind_int64(statement, 1, run_id);
-    sqlite3_bind_int(statement, 2, figure.rank);
-    sqlite3_bind_int(statement, 3, figure.stage);
-    sqlite3_bind_int(statement, 4, figure.layer);
-    bind_text(statement, 5, figure.layer_name);
-    bind_text(statement, 6, figure.quantity);
-    sqlite3_bind_int(statement, 7, figure.peer);
-    sqlite3_bind_int64(statement, 8, figure.bytes);
-    sqlite3_bind_int64(statement, 9, figure.median);
-    sqlite3_bind_int64(statement, 10, figure.low);
-    sqlite3_bind_int64(statement, 11, figure.high);
-    sqlite3_bind_int(statement, 12, figure.samples);
-    state.step_once(statement, [&] {
-        return fmt::format("cannot add the profile figure {} of rank {} to run {}", figure.quantity,
-                           figure.rank, run_id);
-    });
-    state.row_added();
+    state_->add_row(run_id, "a profile figure", state_->rows.profile, figure);
 }
 
 void TraceWriter::add_sharding(std::int64_t run_id, const ShardingRecord& decision) {
-    State& state = *state_;
-    if (run_id != state.ready_run)
-        state.prepare_rows_for(run_id, "a sharding decision");
-    sqlite3_stmt* statement = state.insert_sharding.get();
-    sqlite3_bind_int64(statement, 1, run_id);
-    sqlite3_bind_int64(statement, 2, decision.sequence);
-    bind_text(statement, 3, decision.op);
-    bind_text(statement, 4, decision.mesh);
-    bind_text(statement, 5, decision.strategies);
-    sqlite3_bind_int(statement, 6, decision.chosen);
-    bind_text(statement, 7, decision.redistributions);
-    state.step_once(statement, [&] {
-        return fmt::format("cannot add sharding decision {} to run {}", decision.sequence, run_id);
-    });
-    state.row_added();
+    state_->add_row(run_id, "a sharding decision", state_->rows.sharding, decision);
 }
 
 void TraceWriter::flush() {
