@@ -1,4 +1,5 @@
-// TraceReader: read-only queries over a trace, for the CLI, exports, replay and the viewer.
+// TraceReader: read-only queries over a trace, for the CLI, exports, replay and the viewer: one
+// per table here; opening the file and the plumbing every query shares are in trace_query.cpp.
 //
 // Invariants:
 // - The database is opened SQLITE_OPEN_READONLY and never written. In WAL mode SQLite still
@@ -19,28 +20,19 @@
 #include "traces/trace_reader.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <limits>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "traces/sqlite_handle.hpp"
 #include "traces/text/action_label.hpp"
-#include "traces/trace_file_checks.hpp"
+#include "traces/trace_query.hpp"
 
 namespace pipelens::traces {
 namespace {
 
-using detail::column_optional_double;
-using detail::column_optional_int64;
-using detail::column_text;
-using detail::Connection;
+using detail::read_columns;
 using detail::Statement;
-
-// A concurrent writer never blocks readers in WAL mode; only WAL recovery after a crash or a
-// checkpoint restart does, briefly. Past this the query fails with "database is locked".
-constexpr int kBusyTimeoutMs = 5000;
 
 constexpr const char* kRunColumns =
     "SELECT id, kind, schedule, pp, v, m, config, status, started_at_ns, finished_at_ns, "
@@ -60,37 +52,7 @@ std::int64_t step_key(std::int64_t rank, std::int64_t step) {
 
 }  // namespace
 
-struct TraceReader::State {
-    std::filesystem::path path;
-    Connection connection;
-    int schema_version = 0;
-    // Runs from this id on store no action texts (schema 4); earlier runs may.
-    std::int64_t first_run_with_derived_labels = std::numeric_limits<std::int64_t>::max();
-    TraceReaderOptions options;
-
-    sqlite3* db() const { return connection.get(); }
-
-    [[noreturn]] void fail(std::string_view doing, int code) const {
-        detail::throw_sqlite_error(path, doing, db(), code);
-    }
-
-    [[noreturn]] void corrupt(std::string_view what) const {
-        detail::throw_trace_error(path, fmt::format("trace is corrupt: {}", what));
-    }
-
-    // The text a LEFT JOIN with `strings` found in column `text_column`, for the id in
-    // `id_column`; a NULL means the id is missing, which only a damaged file has.
-    std::string interned_text(sqlite3_stmt* row, int text_column, int id_column) const {
-        if (sqlite3_column_type(row, text_column) == SQLITE_NULL)
-            corrupt(fmt::format("string id {} is not in the strings table",
-                                sqlite3_column_int64(row, id_column)));
-        return column_text(row, text_column);
-    }
-
-    Statement prepare(std::string_view sql, std::string_view doing) const {
-        return detail::prepare(db(), path, sql, doing);
-    }
-
+struct TraceReader::State : detail::TraceQuery {
     // The texts of a run's OVERLAP_F_B actions (of one rank, or all), by step_key, from
     // `action_parts` (schema version 4; older files stored every text).
     std::unordered_map<std::int64_t, std::string> overlap_texts(std::int64_t run_id,
@@ -145,123 +107,6 @@ struct TraceReader::State {
                                 action.step));
         return found->second;
     }
-
-    template <typename OnRow>
-    void each_row(sqlite3_stmt* statement, std::string_view doing, OnRow&& on_row) const {
-        int code;
-        while ((code = sqlite3_step(statement)) == SQLITE_ROW)
-            on_row(statement);
-        if (code != SQLITE_DONE)
-            fail(doing, code);
-    }
-
-    // The one value `sql` (whose only parameter is the run id) yields; nothing for NULL.
-    std::optional<std::int64_t> value_of_run(const std::string& sql, std::int64_t run_id,
-                                             const std::string& doing) const {
-        Statement statement = prepare(sql, doing);
-        sqlite3_bind_int64(statement.get(), 1, run_id);
-        const int code = sqlite3_step(statement.get());
-        if (code != SQLITE_ROW)
-            fail(doing, code);
-        return column_optional_int64(statement.get(), 0);
-    }
-
-    // All rows of a run from `sql`, whose only parameter is the run id.
-    template <typename Record, typename Convert>
-    std::vector<Record> rows_of_run(std::int64_t run_id, const std::string& sql,
-                                    std::string_view what, Convert&& convert) const {
-        return rows_of<Record>(run_id, std::nullopt, sql, what, convert);
-    }
-
-    // All rows of one rank of a run from `sql`, whose parameters are the run id and the rank.
-    template <typename Record, typename Convert>
-    std::vector<Record> rows_of_rank(std::int64_t run_id, int rank, const std::string& sql,
-                                     std::string_view what, Convert&& convert) const {
-        return rows_of<Record>(run_id, rank, sql, what, convert);
-    }
-
-    template <typename Record, typename Convert>
-    std::vector<Record> rows_of(std::int64_t run_id, std::optional<int> rank,
-                                const std::string& sql, std::string_view what,
-                                Convert&& convert) const {
-        std::string doing =
-            rank ? fmt::format("cannot read the {} of run {} rank {}", what, run_id, *rank)
-                 : fmt::format("cannot read the {} of run {}", what, run_id);
-        Statement statement = prepare(sql, doing);
-        sqlite3_bind_int64(statement.get(), 1, run_id);
-        if (rank)
-            sqlite3_bind_int(statement.get(), 2, *rank);
-        std::vector<Record> records;
-        each_row(statement.get(), doing,
-                 [&](sqlite3_stmt* row) { records.push_back(convert(row)); });
-        return records;
-    }
-
-    RunRecord run_from(sqlite3_stmt* row) const {
-        RunRecord run;
-        run.id = sqlite3_column_int64(row, 0);
-        std::string kind = column_text(row, 1);
-        if (kind == "sim")
-            run.kind = RunKind::simulated;
-        else if (kind == "real")
-            run.kind = RunKind::real;
-        else
-            corrupt(fmt::format("run {} has kind '{}'", run.id, kind));
-        run.schedule = column_text(row, 2);
-        run.pp = sqlite3_column_int(row, 3);
-        run.v = sqlite3_column_int(row, 4);
-        run.m = sqlite3_column_int(row, 5);
-        run.config = column_text(row, 6);
-        std::string status = column_text(row, 7);
-        if (status == "running")
-            run.status = RunStatus::running;
-        else if (status == "finished")
-            run.status = RunStatus::finished;
-        else if (status == "failed")
-            run.status = RunStatus::failed;
-        else
-            corrupt(fmt::format("run {} has status '{}'", run.id, status));
-        run.started_at_ns = sqlite3_column_int64(row, 8);
-        run.finished_at_ns = column_optional_int64(row, 9);
-        run.step_time_ns = column_optional_int64(row, 10);
-        run.bubble_ratio = column_optional_double(row, 11);
-        run.failure = column_text(row, 12);
-        return run;
-    }
-
-    void open() {
-        switch (detail::examine_trace_path(path)) {
-            case detail::PathState::missing:
-                detail::throw_trace_error(path, "no such file");
-            case detail::PathState::empty_file:
-                detail::throw_trace_error(path, "not a pipelens trace (empty file)");
-            case detail::PathState::nonempty_file:
-                break;
-        }
-        connection = detail::open_connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
-                                             "cannot open trace");
-        sqlite3_busy_timeout(db(), kBusyTimeoutMs);
-        std::optional<int> version = detail::check_trace_identity(db(), path);
-        if (!version)
-            detail::throw_trace_error(path,
-                                      "not a pipelens trace (an SQLite database with no "
-                                      "tables)");
-        schema_version = *version;
-        if (schema_version >= 4)
-            if (const auto first = detail::query_text(
-                    db(), path,
-                    "SELECT value FROM meta WHERE key = 'first_run_with_derived_labels'",
-                    "cannot open trace"))
-                // A damaged value only costs the scan for older texts in every run.
-                std::from_chars(first->data(), first->data() + first->size(),
-                                first_run_with_derived_labels);
-        if (options.check_integrity)
-            detail::check_trace_integrity(db(), path);
-        // Sorting (rarely needed: the indexes give most orders) stays in memory, and a viewer's
-        // repeated window queries stay in a 64 MiB page cache.
-        detail::execute(db(), path, "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -65536;",
-                        "cannot open trace");
-    }
 };
 
 namespace {
@@ -285,16 +130,9 @@ StringTable read_strings(sqlite3* connection, const std::filesystem::path& path)
 
 ActionRecord action_from(sqlite3_stmt* row) {
     ActionRecord action;
-    action.rank = sqlite3_column_int(row, 0);
-    action.step = sqlite3_column_int(row, 1);
-    action.lane = static_cast<ActionLane>(sqlite3_column_int(row, 2));
-    action.kind = static_cast<std::uint8_t>(sqlite3_column_int(row, 3));
-    action.stage = sqlite3_column_int(row, 4);
-    action.microbatch = sqlite3_column_int(row, 5);
-    action.start_ns = sqlite3_column_int64(row, 7);
-    action.end_ns = sqlite3_column_int64(row, 8);
-    action.bytes = sqlite3_column_int64(row, 9);
-    action.pair_id = sqlite3_column_int(row, 10);
+    read_columns(row, 0, action.rank, action.step, action.lane, action.kind, action.stage,
+                 action.microbatch);
+    read_columns(row, 7, action.start_ns, action.end_ns, action.bytes, action.pair_id);
     return action;
 }
 
@@ -351,25 +189,15 @@ std::int64_t TraceReader::latest_run_id() const {
 std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
     const std::string clock =
         state_->schema_version >= 5 ? "clock_offset_ns, clock_uncertainty_ns" : "NULL, NULL";
-    return state_->rows_of_run<RankRecord>(
-        run_id,
+    return state_->records_of(
+        run_id, std::nullopt,
         "SELECT rank, busy_ns, bubble_ns, bubble_ratio, peak_memory_bytes, warmup_ns, "
         "cooldown_ns, waiting_on, " +
             clock + " FROM ranks WHERE run_id = ? ORDER BY rank",
-        "ranks", [](sqlite3_stmt* row) {
-            RankRecord rank;
-            rank.rank = sqlite3_column_int(row, 0);
-            rank.busy_ns = sqlite3_column_int64(row, 1);
-            rank.bubble_ns = sqlite3_column_int64(row, 2);
-            rank.bubble_ratio = sqlite3_column_double(row, 3);
-            rank.peak_memory_bytes = sqlite3_column_int64(row, 4);
-            rank.warmup_ns = sqlite3_column_int64(row, 5);
-            rank.cooldown_ns = sqlite3_column_int64(row, 6);
-            rank.waiting_on = column_text(row, 7);
-            rank.clock_offset_ns = column_optional_int64(row, 8);
-            rank.clock_uncertainty_ns = column_optional_int64(row, 9);
-            return rank;
-        });
+        "ranks", &RankRecord::rank, &RankRecord::busy_ns, &RankRecord::bubble_ns,
+        &RankRecord::bubble_ratio, &RankRecord::peak_memory_bytes, &RankRecord::warmup_ns,
+        &RankRecord::cooldown_ns, &RankRecord::waiting_on, &RankRecord::clock_offset_ns,
+        &RankRecord::clock_uncertainty_ns);
 }
 
 std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id) const {
@@ -426,23 +254,13 @@ std::int64_t TraceReader::action_count(std::int64_t run_id) const {
 }
 
 std::vector<StoredAction> TraceReader::stored_actions(std::int64_t run_id, int rank) const {
-    return state_->rows_of_rank<StoredAction>(
+    return state_->records_of(
         run_id, rank,
         "SELECT step, stage, microbatch, pair_id, start_ns, end_ns, bytes, lane, kind "
         "FROM actions WHERE run_id = ? AND rank = ? ORDER BY start_ns, step",
-        "actions", [](sqlite3_stmt* row) {
-            StoredAction action;
-            action.step = sqlite3_column_int(row, 0);
-            action.stage = sqlite3_column_int(row, 1);
-            action.microbatch = sqlite3_column_int(row, 2);
-            action.pair_id = sqlite3_column_int(row, 3);
-            action.start_ns = sqlite3_column_int64(row, 4);
-            action.end_ns = sqlite3_column_int64(row, 5);
-            action.bytes = sqlite3_column_int64(row, 6);
-            action.lane = static_cast<ActionLane>(sqlite3_column_int(row, 7));
-            action.kind = static_cast<std::uint8_t>(sqlite3_column_int(row, 8));
-            return action;
-        });
+        "actions", &StoredAction::step, &StoredAction::stage, &StoredAction::microbatch,
+        &StoredAction::pair_id, &StoredAction::start_ns, &StoredAction::end_ns,
+        &StoredAction::bytes, &StoredAction::lane, &StoredAction::kind);
 }
 
 std::vector<std::pair<std::int32_t, std::string>> TraceReader::overlap_labels(std::int64_t run_id,
@@ -490,20 +308,12 @@ int TraceReader::action_rank_limit(std::int64_t run_id) const {
 }
 
 std::vector<PairRecord> TraceReader::pairs(std::int64_t run_id) const {
-    return state_->rows_of_run<PairRecord>(
-        run_id,
+    return state_->records_of(
+        run_id, std::nullopt,
         "SELECT pair_id, send_rank, send_step, recv_rank, recv_step, bytes FROM pairs "
         "WHERE run_id = ? ORDER BY pair_id",
-        "pairs", [](sqlite3_stmt* row) {
-            PairRecord pair;
-            pair.pair_id = sqlite3_column_int(row, 0);
-            pair.send_rank = sqlite3_column_int(row, 1);
-            pair.send_step = sqlite3_column_int(row, 2);
-            pair.recv_rank = sqlite3_column_int(row, 3);
-            pair.recv_step = sqlite3_column_int(row, 4);
-            pair.bytes = sqlite3_column_int64(row, 5);
-            return pair;
-        });
+        "pairs", &PairRecord::pair_id, &PairRecord::send_rank, &PairRecord::send_step,
+        &PairRecord::recv_rank, &PairRecord::recv_step, &PairRecord::bytes);
 }
 
 namespace {
@@ -516,10 +326,7 @@ struct MemoryRow {
 
 MemoryRow memory_from(sqlite3_stmt* row) {
     MemoryRow read;
-    read.sample.rank = sqlite3_column_int(row, 0);
-    read.sample.time_ns = sqlite3_column_int64(row, 1);
-    read.sample.bytes = sqlite3_column_int64(row, 2);
-    read.rowid = sqlite3_column_int64(row, 3);
+    read_columns(row, 0, read.sample.rank, read.sample.time_ns, read.sample.bytes, read.rowid);
     return read;
 }
 
@@ -577,13 +384,10 @@ std::vector<EventRecord> TraceReader::events(std::int64_t run_id) const {
             "WHERE e.run_id = ? ORDER BY e.rank, e.sequence, e.rowid",
         "events", [&](sqlite3_stmt* row) {
             EventRecord event;
-            event.sequence = sqlite3_column_int64(row, 0);
-            event.rank = sqlite3_column_int(row, 1);
-            event.parent = column_optional_int64(row, 2);
+            read_columns(row, 0, event.sequence, event.rank, event.parent);
             event.name = state.interned_text(row, 6, 3);
-            event.time_ns = column_optional_int64(row, 7);
-            event.arguments = column_text(row, 4);
-            event.outcome = column_text(row, 5);
+            read_columns(row, 4, event.arguments, event.outcome);
+            read_columns(row, 7, event.time_ns);
             return event;
         });
 }
@@ -591,81 +395,46 @@ std::vector<EventRecord> TraceReader::events(std::int64_t run_id) const {
 std::vector<ErrorRecord> TraceReader::errors(std::int64_t run_id) const {
     // Files older than version 7 do not say when the interrupted action started.
     const std::string started = state_->schema_version >= 7 ? "started_ns" : "NULL";
-    return state_->rows_of_run<ErrorRecord>(
-        run_id,
+    return state_->records_of(
+        run_id, std::nullopt,
         "SELECT rank, stage, microbatch, action, kind, expected, actual, message, time_ns, " +
             started + " FROM errors WHERE run_id = ? ORDER BY id",
-        "errors", [](sqlite3_stmt* row) {
-            ErrorRecord error;
-            error.rank = sqlite3_column_int(row, 0);
-            error.stage = sqlite3_column_int(row, 1);
-            error.microbatch = sqlite3_column_int(row, 2);
-            error.action = column_text(row, 3);
-            error.kind = column_text(row, 4);
-            error.expected = column_text(row, 5);
-            error.actual = column_text(row, 6);
-            error.message = column_text(row, 7);
-            error.time_ns = column_optional_int64(row, 8);
-            error.started_ns = column_optional_int64(row, 9);
-            return error;
-        });
+        "errors", &ErrorRecord::rank, &ErrorRecord::stage, &ErrorRecord::microbatch,
+        &ErrorRecord::action, &ErrorRecord::kind, &ErrorRecord::expected, &ErrorRecord::actual,
+        &ErrorRecord::message, &ErrorRecord::time_ns, &ErrorRecord::started_ns);
 }
 
 std::vector<ShardingRecord> TraceReader::sharding(std::int64_t run_id) const {
-    return state_->rows_of_run<ShardingRecord>(
-        run_id,
+    return state_->records_of(
+        run_id, std::nullopt,
         "SELECT sequence, op, mesh, strategies, chosen, redistributions FROM sharding "
         "WHERE run_id = ? ORDER BY sequence, rowid",
-        "sharding decisions", [](sqlite3_stmt* row) {
-            ShardingRecord decision;
-            decision.sequence = sqlite3_column_int64(row, 0);
-            decision.op = column_text(row, 1);
-            decision.mesh = column_text(row, 2);
-            decision.strategies = column_text(row, 3);
-            decision.chosen = sqlite3_column_int(row, 4);
-            decision.redistributions = column_text(row, 5);
-            return decision;
-        });
+        "sharding decisions", &ShardingRecord::sequence, &ShardingRecord::op, &ShardingRecord::mesh,
+        &ShardingRecord::strategies, &ShardingRecord::chosen, &ShardingRecord::redistributions);
 }
 
 std::vector<StateSnapshotRecord> TraceReader::state_snapshots(std::int64_t run_id) const {
     if (state_->schema_version < 2)
         return {};
-    return state_->rows_of_run<StateSnapshotRecord>(
-        run_id,
+    return state_->records_of(
+        run_id, std::nullopt,
         "SELECT rank, after_sequence, state FROM state_snapshots WHERE run_id = ? "
         "ORDER BY rank",
-        "state snapshots", [](sqlite3_stmt* row) {
-            StateSnapshotRecord snapshot;
-            snapshot.rank = sqlite3_column_int(row, 0);
-            snapshot.after_sequence = sqlite3_column_int64(row, 1);
-            snapshot.state = column_text(row, 2);
-            return snapshot;
-        });
+        "state snapshots", &StateSnapshotRecord::rank, &StateSnapshotRecord::after_sequence,
+        &StateSnapshotRecord::state);
 }
 
 std::vector<ProfileRecord> TraceReader::profile(std::int64_t run_id) const {
     if (state_->schema_version < 6)
         return {};
-    return state_->rows_of_run<ProfileRecord>(
-        run_id,
+    return state_->records_of(
+        run_id, std::nullopt,
         "SELECT rank, stage, layer, layer_name, quantity, peer, bytes, median, low, high, samples "
         "FROM profile WHERE run_id = ? ORDER BY rowid",
-        "profile", [](sqlite3_stmt* row) {
-            ProfileRecord figure;
-            figure.rank = sqlite3_column_int(row, 0);
-            figure.stage = sqlite3_column_int(row, 1);
-            figure.layer = sqlite3_column_int(row, 2);
-            figure.layer_name = column_text(row, 3);
-            figure.quantity = column_text(row, 4);
-            figure.peer = sqlite3_column_int(row, 5);
-            figure.bytes = sqlite3_column_int64(row, 6);
-            figure.median = sqlite3_column_int64(row, 7);
-            figure.low = sqlite3_column_int64(row, 8);
-            figure.high = sqlite3_column_int64(row, 9);
-            figure.samples = sqlite3_column_int(row, 10);
-            return figure;
-        });
+        "profile", &ProfileRecord::rank, &ProfileRecord::stage, &ProfileRecord::layer,
+        &ProfileRecord::layer_name, &ProfileRecord::quantity, &ProfileRecord::peer,
+        &ProfileRecord::bytes, &ProfileRecord::median, &ProfileRecord::low, &ProfileRecord::high,
+        &ProfileRecord::samples);
 }
 
 const std::filesystem::path& TraceReader::path() const {
