@@ -1,5 +1,5 @@
 // Recording and replaying calls. What each call does to the state is its event's apply() in
-// event_table.cpp; here is only the bookkeeping: numbering, nesting, clock and failures.
+// event_apply.cpp; here is only the bookkeeping: numbering, nesting, clock and failures.
 #include "engine/recorder/state_recorder.hpp"
 
 #include <stdexcept>
