@@ -251,6 +251,22 @@ struct TraceWriter::State {
             ready_run = 0;
     }
 
+    // Marks a running run of this writer `status` with `update`, whose parameters are `values`
+    // and then the run id, in a commit of its own; `doing` says what failed ("cannot finish run
+    // 3"), `begin_doing` what failed when the transaction it needs could not be opened.
+    template <typename... Values>
+    void end_run(std::int64_t run_id, RunStatus status, Statement& update, const std::string& doing,
+                 std::string_view begin_doing, const Values&... values) {
+        require_running(run_id, doing);
+        if (!in_transaction)
+            begin_transaction(begin_doing);
+        detail::bind_values(update.get(), 1, values..., run_id);
+        step_once(update.get(), [&] { return doing; });
+        commit_transaction();
+        close_run(run_id, status);
+        begin_transaction("cannot continue writing the trace");
+    }
+
     // The rows' statements; they need the schema, so they come after it is created or checked.
     void prepare_row_statements() {
         strings.prepare();
@@ -434,19 +450,9 @@ void TraceWriter::flush() {
 }
 
 void TraceWriter::finish_run(std::int64_t run_id, std::int64_t step_time_ns, double bubble_ratio) {
-    State& state = *state_;
-    state.require_running(run_id, fmt::format("cannot finish run {}", run_id));
-    if (!state.in_transaction)
-        state.begin_transaction("cannot finish the run");
-    sqlite3_stmt* statement = state.finish_run.get();
-    sqlite3_bind_int64(statement, 1, now_ns());
-    sqlite3_bind_int64(statement, 2, step_time_ns);
-    sqlite3_bind_double(statement, 3, bubble_ratio);
-    sqlite3_bind_int64(statement, 4, run_id);
-    state.step_once(statement, [&] { return fmt::format("cannot finish run {}", run_id); });
-    state.commit_transaction();
-    state.close_run(run_id, RunStatus::finished);
-    state.begin_transaction("cannot continue writing the trace");
+    state_->end_run(run_id, RunStatus::finished, state_->finish_run,
+                    fmt::format("cannot finish run {}", run_id), "cannot finish the run", now_ns(),
+                    step_time_ns, bubble_ratio);
 }
 
 std::int64_t TraceWriter::write_run(const RunRecord& run,
@@ -466,18 +472,9 @@ std::int64_t TraceWriter::write_run(const RunRecord& run,
 }
 
 void TraceWriter::fail_run(std::int64_t run_id, const std::string& failure) {
-    State& state = *state_;
-    state.require_running(run_id, fmt::format("cannot mark run {} as failed", run_id));
-    if (!state.in_transaction)
-        state.begin_transaction("cannot mark the run as failed");
-    sqlite3_stmt* statement = state.fail_run.get();
-    sqlite3_bind_int64(statement, 1, now_ns());
-    bind_text(statement, 2, failure);
-    sqlite3_bind_int64(statement, 3, run_id);
-    state.step_once(statement, [&] { return fmt::format("cannot mark run {} as failed", run_id); });
-    state.commit_transaction();
-    state.close_run(run_id, RunStatus::failed);
-    state.begin_transaction("cannot continue writing the trace");
+    state_->end_run(run_id, RunStatus::failed, state_->fail_run,
+                    fmt::format("cannot mark run {} as failed", run_id),
+                    "cannot mark the run as failed", now_ns(), failure);
 }
 
 const std::filesystem::path& TraceWriter::path() const {
