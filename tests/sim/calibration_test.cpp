@@ -46,6 +46,16 @@ traces::RunRecord real_run(const std::string& schedule, int pp, int m) {
     return run;
 }
 
+// What `calibrate` refuses with, or "calibrated" when it does not refuse.
+std::string error_of(const std::function<void()>& calibrate) {
+    try {
+        calibrate();
+    } catch (const std::invalid_argument& error) {
+        return error.what();
+    }
+    return "calibrated";
+}
+
 TEST(Calibration, MediansPerStageAndTheWaitingReceiversDelivery) {
     const auto path = fresh_trace("medians");
     {
@@ -107,21 +117,10 @@ TEST(Calibration, RefusesUnfinishedRunsAndForeignSchedules) {
         writer.finish_run(finished, 100, 0);
     }
     const traces::TraceReader reader(path);
-    try {
-        calibrate_from_trace(reader, 1);
-        FAIL();
-    } catch (const std::invalid_argument& error) {
-        EXPECT_STREQ(error.what(),
-                     "run 1 did not finish; only a complete run can be calibrated from");
-    }
-    try {
-        calibrate_from_trace(reader, 2);
-        FAIL();
-    } catch (const std::invalid_argument& error) {
-        EXPECT_STREQ(
-            error.what(),
-            "run 2 ran schedule 'my_schedule.csv', which is not a kind pipelens generates");
-    }
+    EXPECT_EQ(error_of([&] { calibrate_from_trace(reader, 1); }),
+              "run 1 did not finish; only a complete run can be calibrated from");
+    EXPECT_EQ(error_of([&] { calibrate_from_trace(reader, 2); }),
+              "run 2 ran schedule 'my_schedule.csv', which is not a kind pipelens generates");
     std::filesystem::remove(path);
 }
 
@@ -142,22 +141,12 @@ TEST(Calibration, RefusesRunsWithoutTimesOrOnTwoClocks) {
         writer.finish_run(id, 2000, 0.5);
     }
     const traces::TraceReader reader(path);
-    try {
-        calibrate_from_trace(reader, 1);
-        FAIL();
-    } catch (const std::invalid_argument& error) {
-        EXPECT_STREQ(error.what(),
-                     "run 1 recorded no action times; there is nothing to calibrate from");
-    }
-    try {
-        calibrate_from_trace(reader, 2);
-        FAIL();
-    } catch (const std::invalid_argument& error) {
-        EXPECT_STREQ(error.what(),
-                     "run 2: the median send/recv delivery is -300 ns, below zero: its ranks' "
-                     "times are not on one clock (recorded before pipelens measured clock "
-                     "offsets); no latency is written");
-    }
+    EXPECT_EQ(error_of([&] { calibrate_from_trace(reader, 1); }),
+              "run 1 recorded no action times; there is nothing to calibrate from");
+    EXPECT_EQ(error_of([&] { calibrate_from_trace(reader, 2); }),
+              "run 2: the median send/recv delivery is -300 ns, below zero: its ranks' "
+              "times are not on one clock (recorded before pipelens measured clock "
+              "offsets); no latency is written");
     std::filesystem::remove(path);
 }
 
@@ -181,15 +170,6 @@ traces::RunRecord simulated_run(const std::string& schedule, int pp, int m) {
     traces::RunRecord run = real_run(schedule, pp, m);
     run.kind = traces::RunKind::simulated;
     return run;
-}
-
-std::string error_of(const std::function<void()>& calibrate) {
-    try {
-        calibrate();
-    } catch (const std::invalid_argument& error) {
-        return error.what();
-    }
-    return "calibrated";
 }
 
 // What `calibrate` takes by default is the latest real run, however many simulations were
