@@ -4,17 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "engine/experiment/experiment_toml.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens {
 namespace {
 
 std::string error_of(std::string_view text) {
-    try {
-        validate_experiment(parse_experiment_toml(text, "exp.toml"));
-    } catch (const ExperimentError& error) {
-        return error.what();
-    }
-    return "no error";
+    return testing::thrown_message<ExperimentError>(
+        [&] { validate_experiment(parse_experiment_toml(text, "exp.toml")); }, "no error");
 }
 
 TEST(ExperimentToml, DefaultExampleIsOneFOneBWithUnevenStages) {

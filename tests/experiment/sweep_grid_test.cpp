@@ -4,17 +4,13 @@
 
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/experiment/sweep_grid.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens {
 namespace {
 
 std::string error_of(const std::function<void()>& action) {
-    try {
-        action();
-    } catch (const ExperimentError& error) {
-        return error.what();
-    }
-    return "(no error)";
+    return testing::thrown_message<ExperimentError>([&] { action(); }, "(no error)");
 }
 
 TEST(SweepGrid, FlagKeysWithoutATableAreScheduleShapeOrCosts) {

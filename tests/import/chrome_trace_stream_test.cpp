@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/import/chrome_trace_stream.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens::import {
 namespace {
@@ -78,12 +79,8 @@ Read read_file(const std::string& path) {
 
 // The ImportError message of reading `text`, or "" when it reads.
 std::string error_of(std::string_view text) {
-    try {
-        read_chrome_trace_text(text, "bad.json", [](const ChromeEvent&) {});
-    } catch (const ImportError& error) {
-        return error.what();
-    }
-    return "";
+    return testing::thrown_message<ImportError>(
+        [&] { read_chrome_trace_text(text, "bad.json", [](const ChromeEvent&) {}); }, "");
 }
 
 std::string gzip(std::string_view text) {

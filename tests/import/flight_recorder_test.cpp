@@ -14,6 +14,7 @@
 #include "engine/import/imported_run.hpp"
 #include "engine/import/rank_file_name.hpp"
 #include "tests/fresh_trace.hpp"
+#include "tests/thrown_message.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace pipelens::import {
@@ -36,12 +37,8 @@ std::vector<FlightRecorderDump> read_case(const std::string& name, int ranks, bo
 }
 
 std::string error_of(const std::vector<std::string>& paths) {
-    try {
-        read_flight_recorder_dumps(paths);
-    } catch (const ImportError& error) {
-        return error.what();
-    }
-    return "no error";
+    return testing::thrown_message<ImportError>([&] { read_flight_recorder_dumps(paths); },
+                                                "no error");
 }
 
 constexpr std::int64_t kBase = 1'700'000'000'000'000'000;  // make_dumps.py's BASE_NS

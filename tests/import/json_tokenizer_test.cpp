@@ -9,6 +9,7 @@
 #include "engine/import/byte_source.hpp"
 #include "engine/import/imported_run.hpp"
 #include "engine/import/json_tokenizer.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens::import {
 namespace {
@@ -68,12 +69,7 @@ TEST(JsonTokenizer, WalksAnObjectsMembersWithValuesAsWritten) {
 }
 
 std::string error_of(const std::string& text) {
-    try {
-        members_of(text);
-    } catch (const ImportError& error) {
-        return error.what();
-    }
-    return "no error";
+    return testing::thrown_message<ImportError>([&] { members_of(text); }, "no error");
 }
 
 TEST(JsonTokenizer, ErrorsNameTheInputTheOffsetAndTheLine) {

@@ -12,6 +12,7 @@
 
 #include "engine/import/imported_run.hpp"
 #include "engine/import/pickle_reader.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens::import {
 namespace {
@@ -57,12 +58,7 @@ struct Pickle {
 };
 
 std::string error_of(const std::string& bytes, const std::string& file = "f.pkl") {
-    try {
-        read_pickle(bytes, file);
-    } catch (const ImportError& error) {
-        return error.what();
-    }
-    return "no error";
+    return testing::thrown_message<ImportError>([&] { read_pickle(bytes, file); }, "no error");
 }
 
 TEST(PickleReader, ReadsEveryValueTypeTheDumpUses) {

@@ -13,6 +13,7 @@
 #include "engine/import/pytorch_profiler.hpp"
 #include "engine/import/rank_file_name.hpp"
 #include "tests/fresh_trace.hpp"
+#include "tests/thrown_message.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 
@@ -191,12 +192,7 @@ TEST(PytorchProfilerImport, StepChoiceOutOfRangeIsRefused) {
 }
 
 std::string error_of(const std::vector<std::string>& files) {
-    try {
-        read_pytorch_profiler(files);
-    } catch (const ImportError& error) {
-        return error.what();
-    }
-    return "no error";
+    return testing::thrown_message<ImportError>([&] { read_pytorch_profiler(files); }, "no error");
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {

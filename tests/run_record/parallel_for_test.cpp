@@ -15,6 +15,7 @@
 
 #include "engine/run_record/parallel_for.hpp"
 #include "engine/run_record/thread_budget.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens::run_record {
 namespace {
@@ -24,12 +25,7 @@ using namespace std::chrono_literals;
 // The message of what `loop` throws, or "" when it throws nothing.
 template <typename Loop>
 std::string thrown_by(const Loop& loop) {
-    try {
-        loop();
-    } catch (const std::exception& error) {
-        return error.what();
-    }
-    return "";
+    return testing::thrown_message<std::exception>(loop, "");
 }
 
 TEST(WorkerCount, TheRequestCappedByTheItemsAndAtLeastOne) {

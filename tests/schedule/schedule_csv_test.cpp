@@ -13,6 +13,7 @@
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens {
 namespace {
@@ -75,12 +76,8 @@ TEST(ScheduleCsv, EveryLineEndPythonAcceptsGivesTheSameRanks) {
 }
 
 std::string file_error(const std::string& text) {
-    try {
-        parse_schedule_csv(text, "sched.csv");
-    } catch (const ScheduleFileError& error) {
-        return error.what();
-    }
-    return "accepted";
+    return testing::thrown_message<ScheduleFileError>(
+        [&] { parse_schedule_csv(text, "sched.csv"); }, "accepted");
 }
 
 void expect_file_error(const std::string& text, const std::string& fragment) {

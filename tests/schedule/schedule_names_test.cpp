@@ -7,17 +7,14 @@
 
 #include "engine/schedule/schedule_kind.hpp"
 #include "engine/text/nearest_names.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens {
 namespace {
 
 std::string refusal(std::string_view name) {
-    try {
-        parse_schedule_kind(name);
-    } catch (const ScheduleConfigError& error) {
-        return error.what();
-    }
-    return "(accepted)";
+    return testing::thrown_message<ScheduleConfigError>([&] { parse_schedule_kind(name); },
+                                                        "(accepted)");
 }
 
 TEST(NearestNames, EditDistanceCountsASwapOfNeighboursAsOneAndIgnoresCase) {

@@ -19,6 +19,7 @@
 #include "engine/sharding/sharding_propagation.hpp"
 #include "engine/sharding/sharding_visualize.hpp"
 #include "engine/sharding/strategy_utils.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens::sharding {
 namespace {
@@ -275,12 +276,7 @@ TEST(ShardingErrors, NameTheOpInSchemaForm) {
 }
 
 std::string invalid_argument_of(const std::function<void()>& parse) {
-    try {
-        parse();
-    } catch (const std::invalid_argument& error) {
-        return error.what();
-    }
-    return "accepted";
+    return testing::thrown_message<std::invalid_argument>([&] { parse(); }, "accepted");
 }
 
 // Found by fuzzing: a stray byte in a dtype reached `shard --json`, whose writer threw on the

@@ -12,6 +12,7 @@
 #include "engine/schedule/action.hpp"
 #include "sim/calibration.hpp"
 #include "tests/fresh_trace.hpp"
+#include "tests/thrown_message.hpp"
 #include "traces/trace_writer.hpp"
 
 namespace pipelens::sim {
@@ -48,12 +49,7 @@ traces::RunRecord real_run(const std::string& schedule, int pp, int m) {
 
 // What `calibrate` refuses with, or "calibrated" when it does not refuse.
 std::string error_of(const std::function<void()>& calibrate) {
-    try {
-        calibrate();
-    } catch (const std::invalid_argument& error) {
-        return error.what();
-    }
-    return "calibrated";
+    return testing::thrown_message<std::invalid_argument>([&] { calibrate(); }, "calibrated");
 }
 
 TEST(Calibration, MediansPerStageAndTheWaitingReceiversDelivery) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/sweep_results.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens::sim {
 namespace {
@@ -73,12 +74,8 @@ std::vector<std::size_t> ranked_indices(const SweepResults& results) {
 }
 
 std::string from_json_error(const std::string& text) {
-    try {
-        sweep_results_from_json(text, "r.json");
-    } catch (const SweepResultsError& error) {
-        return error.what();
-    }
-    return "no error";
+    return testing::thrown_message<SweepResultsError>(
+        [&] { sweep_results_from_json(text, "r.json"); }, "no error");
 }
 
 using Shards = std::vector<std::pair<std::string, SweepResults>>;
