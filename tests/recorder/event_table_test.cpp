@@ -16,6 +16,7 @@
 #include "engine/schedule/schedule_csv.hpp"
 #include "tests/fresh_trace.hpp"
 #include "tests/raw_database.hpp"
+#include "tests/thrown_message.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 
@@ -216,12 +217,7 @@ std::string replay_error_after_edit(const std::string& name, const std::string& 
     testing::RawDatabase(path).execute(sql);
     const traces::TraceReader reader(path);
     const std::vector<Event> events = RecordedEvents(reader, reader.latest_run_id()).stream(-1);
-    try {
-        replay_events(events);
-    } catch (const ReplayError& error) {
-        return error.what();
-    }
-    return "no error";
+    return testing::thrown_message<ReplayError>([&] { replay_events(events); }, "no error");
 }
 
 TEST(EventTable, AMissingOrMistypedFieldInATraceNamesTheEventAndTheField) {

@@ -81,12 +81,8 @@ std::string from_json_error(const std::string& text) {
 using Shards = std::vector<std::pair<std::string, SweepResults>>;
 
 std::string merge_error(const Shards& shards) {
-    try {
-        merge_sweep_results(shards);
-    } catch (const SweepMergeError& error) {
-        return error.what();
-    }
-    return "no error";
+    return testing::thrown_message<SweepMergeError>([&] { merge_sweep_results(shards); },
+                                                    "no error");
 }
 
 TEST(SweepResults, JsonHoldsTheSweepAndEveryConfiguration) {
