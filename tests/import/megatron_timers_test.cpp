@@ -3,7 +3,6 @@
 // per rank, the schedule's shape, the run recorded into a real SQLite trace and read back, and
 // one clear ImportError naming the file for every kind of bad input.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,6 +12,8 @@
 #include <vector>
 
 #include "engine/import/megatron_timers.hpp"
+#include "tests/temp_directory.hpp"
+#include "tests/thrown_message.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 
@@ -50,25 +51,9 @@ std::vector<std::string> texts_of(const ImportedRun& run, int rank) {
 }
 
 // A fresh directory per test for traces and hand-made bad files, removed afterwards.
-class MegatronTimersTest : public ::testing::Test {
+class MegatronTimersTest : public testing::TempDirectoryTest {
   protected:
-    void SetUp() override {
-        std::string pattern =
-            (fs::path(::testing::TempDir()) / "pipelens_megatron_XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        directory_ = pattern;
-    }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(directory_, ignored);
-    }
-    // Writes `content` to `name` (which may contain a subdirectory) and returns its path.
-    std::string write(const std::string& name, const std::string& content) const {
-        const fs::path path = directory_ / name;
-        fs::create_directories(path.parent_path());
-        std::ofstream(path, std::ios::binary) << content;
-        return path.string();
-    }
+    MegatronTimersTest() : TempDirectoryTest("megatron") {}
     static std::string rank_file(int pp_rank, int pp = 2, int replica = 0) {
         return "event_times_PP" + std::to_string(pp) + "_VPP1_TPxCPxDP_rank_" +
                std::to_string(replica) + "_pp_rank_" + std::to_string(pp_rank) + "_rank_" +
@@ -81,16 +66,8 @@ class MegatronTimersTest : public ::testing::Test {
     }
     // The ImportError's message for reading `files`; fails the test if none is thrown.
     static std::string error_of(const std::vector<std::string>& files) {
-        try {
-            read_megatron_timers(files);
-        } catch (const ImportError& error) {
-            return error.what();
-        }
-        ADD_FAILURE() << "no ImportError";
-        return {};
+        return testing::required_message<ImportError>([&] { read_megatron_timers(files); });
     }
-
-    fs::path directory_;
 };
 
 TEST(MegatronMilliseconds, ConvertsTheDecimalTextExactlyToTheNearestNanosecond) {

@@ -4,7 +4,6 @@
 // write it): exact actions and steps per rank, the inferred shape, the run recorded into a real
 // SQLite trace and read back, and one clear ImportError naming the file for bad input.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -14,6 +13,8 @@
 #include <vector>
 
 #include "engine/import/pipelining_dumps.hpp"
+#include "tests/temp_directory.hpp"
+#include "tests/thrown_message.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 
@@ -72,34 +73,13 @@ void expect_fixture_run(const ImportedRun& run, const std::string& format) {
 }
 
 // A fresh directory per test for traces and hand-made files, removed afterwards.
-class PipeliningDumpsTest : public ::testing::Test {
+class PipeliningDumpsTest : public testing::TempDirectoryTest {
   protected:
-    void SetUp() override {
-        std::string pattern = (fs::path(::testing::TempDir()) / "pipelens_dumps_XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        directory_ = pattern;
-    }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(directory_, ignored);
-    }
-    std::string write(const std::string& name, const std::string& content) const {
-        const fs::path path = directory_ / name;
-        std::ofstream(path, std::ios::binary) << content;
-        return path.string();
-    }
+    PipeliningDumpsTest() : TempDirectoryTest("dumps") {}
     template <typename Reader>
     static std::string error_of(Reader reader, const std::vector<std::string>& files) {
-        try {
-            reader(files);
-        } catch (const ImportError& error) {
-            return error.what();
-        }
-        ADD_FAILURE() << "no ImportError";
-        return {};
+        return testing::required_message<ImportError>([&] { reader(files); });
     }
-
-    fs::path directory_;
 };
 
 TEST_F(PipeliningDumpsTest, ReadsTheChrometraceAsUnitStepsInStepOrder) {

@@ -13,6 +13,7 @@
 
 #include "tests/child_process.hpp"
 #include "tests/raw_database.hpp"
+#include "tests/temp_directory.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 
@@ -44,17 +45,12 @@ std::string integrity_check(const fs::path& path) {
     return RawDatabase(path, SQLITE_OPEN_READONLY).value("PRAGMA integrity_check");
 }
 
-class TraceCrashTest : public ::testing::Test {
+class TraceCrashTest : public testing::TempDirectoryTest {
   protected:
+    TraceCrashTest() : TempDirectoryTest("crash") {}
     void SetUp() override {
-        std::string pattern = (fs::path(::testing::TempDir()) / "pipelens_crash_XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        directory_ = pattern;
+        TempDirectoryTest::SetUp();
         trace_ = directory_ / "crash.db";
-    }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(directory_, ignored);
     }
 
     // After the kill: the file opens read-only, the run is unfinished, the integrity check
@@ -90,7 +86,6 @@ class TraceCrashTest : public ::testing::Test {
         EXPECT_EQ(reader.action_count(run_id), 1);
     }
 
-    fs::path directory_;
     fs::path trace_;
 };
 

@@ -5,7 +5,6 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "tests/raw_database.hpp"
+#include "tests/temp_directory.hpp"
 #include "traces/schema.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
@@ -23,20 +23,10 @@ namespace pipelens::traces {
 namespace fs = std::filesystem;
 
 // A fresh directory per test, removed with everything in it afterwards.
-class TraceStoreTest : public ::testing::Test {
+class TraceStoreTest : public testing::TempDirectoryTest {
   protected:
-    void SetUp() override {
-        std::string pattern = (fs::path(::testing::TempDir()) / "pipelens_traces_XXXXXX").string();
-        ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-        directory_ = pattern;
-    }
-    void TearDown() override {
-        std::error_code ignored;
-        fs::remove_all(directory_, ignored);
-    }
+    TraceStoreTest() : TempDirectoryTest("traces") {}
     fs::path file(const std::string& name) const { return directory_ / name; }
-
-    fs::path directory_;
 };
 
 inline auto fields(const RunRecord& run) {
