@@ -269,24 +269,30 @@ TEST(ProfileCalibration, LinkFitsThatMakeNoSenseAreRefused) {
               "run 7: the fitted link bandwidth is not positive (");
 }
 
+// Records into the trace at `path` its run 1: a finished real 1F1B run (pp=2, m=4) of
+// `recorded`'s model with `profile` for its layers.
+void record_profiled_run(const std::filesystem::path& path,
+                         const std::vector<traces::ProfileRecord>& profile,
+                         Experiment recorded = plain_experiment()) {
+    recorded.shape = {ScheduleKind::one_f_one_b, 2, 1, 4};
+    traces::RunRecord run;
+    run.kind = traces::RunKind::real;
+    run.schedule = "1F1B";
+    run.pp = 2;
+    run.m = 4;
+    run.config = experiment_to_toml(recorded);
+    traces::TraceWriter writer(path);
+    const auto id = writer.begin_run(run);
+    for (const traces::ProfileRecord& row : profile)
+        writer.add_profile(id, row);
+    writer.finish_run(id, 1000, 0);
+}
+
 TEST(ProfileCalibration, CalibratedFileSimulatesAnyStageCountAndReadsBack) {
     const auto path = pipelens::testing::fresh_trace("profile_calibration");
-    {
-        traces::TraceWriter writer(path);
-        traces::RunRecord run;
-        run.kind = traces::RunKind::real;
-        run.schedule = "1F1B";
-        run.pp = 2;
-        run.m = 4;
-        Experiment recorded = plain_experiment();
-        recorded.shape = {ScheduleKind::one_f_one_b, 2, 1, 4};
-        recorded.model.hidden = 96;
-        run.config = experiment_to_toml(recorded);
-        const auto id = writer.begin_run(run);
-        for (const traces::ProfileRecord& row : two_stage_profile())
-            writer.add_profile(id, row);
-        writer.finish_run(id, 1000, 0);
-    }
+    Experiment recorded = plain_experiment();
+    recorded.model.hidden = 96;
+    record_profiled_run(path, two_stage_profile(), recorded);
     const Calibration calibration = calibrate_from_trace(traces::TraceReader(path), 1);
     EXPECT_TRUE(calibration.from_profile);
     Experiment experiment = calibration.experiment;
@@ -313,21 +319,7 @@ TEST(ProfileCalibration, CalibratedFileSimulatesAnyStageCountAndReadsBack) {
 std::vector<std::string> refused_figures(const std::vector<traces::ProfileRecord>& profile,
                                          const std::string& name) {
     const auto path = pipelens::testing::fresh_trace(name);
-    {
-        traces::TraceWriter writer(path);
-        traces::RunRecord run;
-        run.kind = traces::RunKind::real;
-        run.schedule = "1F1B";
-        run.pp = 2;
-        run.m = 4;
-        Experiment recorded = plain_experiment();
-        recorded.shape = {ScheduleKind::one_f_one_b, 2, 1, 4};
-        run.config = experiment_to_toml(recorded);
-        const auto id = writer.begin_run(run);
-        for (const traces::ProfileRecord& row : profile)
-            writer.add_profile(id, row);
-        writer.finish_run(id, 1000, 0);
-    }
+    record_profiled_run(path, profile);
     std::vector<std::string> figures;
     try {
         calibrate_from_trace(traces::TraceReader(path), 1);
