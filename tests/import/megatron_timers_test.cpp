@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/import/megatron_timers.hpp"
+#include "tests/import/imported_steps.hpp"
 #include "tests/temp_directory.hpp"
 #include "tests/thrown_message.hpp"
 #include "traces/trace_reader.hpp"
@@ -24,7 +25,8 @@ namespace fs = std::filesystem;
 
 const fs::path kData = fs::path(PIPELENS_SOURCE_DIR) / "tests" / "data" / "megatron";
 
-using Step = std::tuple<std::string, std::int64_t, std::int64_t>;  // action, start ns, end ns
+using testing::Step;
+using testing::steps_of;
 
 std::vector<std::string> files_in(const fs::path& directory) {
     std::vector<std::string> files;
@@ -32,15 +34,6 @@ std::vector<std::string> files_in(const fs::path& directory) {
         files.push_back(entry.path().string());
     std::sort(files.begin(), files.end());
     return files;
-}
-
-std::vector<Step> steps_of(const ImportedRun& run, int rank) {
-    std::vector<Step> steps;
-    for (std::size_t index = 0; index < run.schedule.ranks.at(rank).size(); ++index)
-        steps.emplace_back(run.schedule.text(run.schedule.ranks[rank][index]),
-                           run.timings.at(rank).at(index).start_ns,
-                           run.timings[rank][index].end_ns);
-    return steps;
 }
 
 std::vector<std::string> texts_of(const ImportedRun& run, int rank) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/import/pipelining_dumps.hpp"
+#include "tests/import/imported_steps.hpp"
 #include "tests/temp_directory.hpp"
 #include "tests/thrown_message.hpp"
 #include "traces/trace_reader.hpp"
@@ -27,16 +28,8 @@ const fs::path kData = fs::path(PIPELENS_SOURCE_DIR) / "tests" / "data" / "pipel
 const std::string kChrometrace = (kData / "1f1b_pp2_m4_comms.json").string();
 const std::string kCsv = (kData / "1f1b_pp2_m4_comms.csv").string();
 
-using Step = std::tuple<std::string, std::int64_t, std::int64_t>;  // action, start ns, end ns
-
-std::vector<Step> steps_of(const ImportedRun& run, int rank) {
-    std::vector<Step> steps;
-    for (std::size_t index = 0; index < run.schedule.ranks.at(rank).size(); ++index)
-        steps.emplace_back(run.schedule.text(run.schedule.ranks[rank][index]),
-                           run.timings.at(rank).at(index).start_ns,
-                           run.timings[rank][index].end_ns);
-    return steps;
-}
+using testing::Step;
+using testing::steps_of;
 
 // One unit step of `text` at `step`: 1 us each.
 Step at(const char* text, std::int64_t step) {
