@@ -111,37 +111,41 @@ class Fields {
         return value->get<bool>();
     }
     std::vector<std::vector<std::int64_t>> sizes(const char* key) const {
-        std::vector<std::vector<std::int64_t>> out;
-        const json* value = find(key);
-        if (value == nullptr || value->is_null())
-            return out;
-        if (!value->is_array())
-            fail(key, "should be a list of tensor shapes");
-        for (const json& shape : *value) {
-            if (!shape.is_array())
-                fail(key, fmt::format("should be a list of tensor shapes, not {}", brief(*value)));
-            std::vector<std::int64_t>& dims = out.emplace_back();
-            for (const json& dim : shape)
-                dims.push_back(integer_of(key, dim));
-        }
-        return out;
+        return list_of<std::vector<std::int64_t>>(
+            key, "tensor shapes", [](const json& shape) { return shape.is_array(); },
+            [&](const json& shape) {
+                std::vector<std::int64_t> dims;
+                for (const json& dim : shape)
+                    dims.push_back(integer_of(key, dim));
+                return dims;
+            });
     }
     std::vector<std::string> strings(const char* key) const {
-        std::vector<std::string> out;
+        return list_of<std::string>(
+            key, "strings", [](const json& item) { return item.is_string(); },
+            [](const json& item) { return item.get<std::string>(); });
+    }
+
+  private:
+    // A list field: absent or null reads as empty; anything else must be a list whose every
+    // item `fits`, and a misfit names the whole list in its message.
+    template <typename Item, typename Fits, typename Convert>
+    std::vector<Item> list_of(const char* key, std::string_view items, Fits fits,
+                              Convert convert) const {
+        std::vector<Item> out;
         const json* value = find(key);
         if (value == nullptr || value->is_null())
             return out;
         if (!value->is_array())
-            fail(key, "should be a list of strings");
+            fail(key, fmt::format("should be a list of {}", items));
         for (const json& item : *value) {
-            if (!item.is_string())
-                fail(key, fmt::format("should be a list of strings, not {}", brief(*value)));
-            out.push_back(item.get<std::string>());
+            if (!fits(item))
+                fail(key, fmt::format("should be a list of {}, not {}", items, brief(*value)));
+            out.push_back(convert(item));
         }
         return out;
     }
 
-  private:
     const json& object_;
     std::string where_;
 };

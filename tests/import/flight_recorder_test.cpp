@@ -182,6 +182,33 @@ TEST(FlightRecorderDump, EntryErrorsNameTheEntryAndKey) {
     EXPECT_TRUE(dump.entries.empty());
 }
 
+// Shape and dtype lists: a non-list and a list with a misfit item are refused with the key.
+TEST(FlightRecorderDump, ListFieldsRefuseNonListsAndMisfitItems) {
+    const auto entry_error = [](const std::string& field) {
+        const std::string text = R"({"version": "2.4", "rank": 0, "pg_config": {"0": {"name":
+            "0", "desc": "default_pg", "ranks": "[0, 1]"}}, "entries": [{"record_id": 0,
+            "process_group": ["0", "default_pg"], "collective_seq_id": 1, "profiling_name":
+            "nccl:all_reduce", "time_created_ns": 1, "state": "scheduled", )" +
+                                 field + "}]}";
+        try {
+            parse_flight_recorder_dump(text, "x.json");
+        } catch (const ImportError& error) {
+            return std::string(error.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(entry_error(R"("input_sizes": 3)"),
+              "x.json: entry 0: `input_sizes` should be a list of tensor shapes");
+    EXPECT_EQ(entry_error(R"("input_sizes": [[2, 3], 4])"),
+              "x.json: entry 0: `input_sizes` should be a list of tensor shapes, not a list of 2 "
+              "item(s)");
+    EXPECT_EQ(entry_error(R"("output_dtypes": "f32")"),
+              "x.json: entry 0: `output_dtypes` should be a list of strings");
+    EXPECT_EQ(
+        entry_error(R"("output_dtypes": ["f32", 1])"),
+        "x.json: entry 0: `output_dtypes` should be a list of strings, not a list of 2 item(s)");
+}
+
 TEST(FlightRecorderAnalysis, CleanExchangeMatchesEveryTransferAndFindsNothing) {
     const FlightRecorderReport report = analyse_flight_recorder(read_case("p2p_clean", 2));
     EXPECT_FALSE(report.hang);
