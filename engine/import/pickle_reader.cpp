@@ -103,6 +103,23 @@ std::string opcode_text(std::uint8_t code) {
     return fmt::format("0x{:02x}", code);
 }
 
+// Bytes of the unsigned little-endian length or memo index that follows a string, bytes or
+// memo opcode: one for the SHORT_ and one-byte forms, eight for BINUNICODE8, else four.
+std::size_t argument_width(std::uint8_t opcode) {
+    switch (opcode) {
+        case 0x8c:  // SHORT_BINUNICODE
+        case 0x55:  // SHORT_BINSTRING
+        case 0x43:  // SHORT_BINBYTES
+        case 0x71:  // BINPUT
+        case 0x68:  // BINGET
+            return 1;
+        case 0x8d:  // BINUNICODE8
+            return 8;
+        default:
+            return 4;
+    }
+}
+
 // Strict UTF-8 (no overlong forms, no surrogates), the same rule nlohmann::json applies when
 // it writes a string, so a value read here can always be written out again.
 bool valid_utf8(std::string_view text) {
@@ -349,13 +366,12 @@ void Unpickler::step(std::uint8_t opcode, std::size_t offset) {
             return;
         }
         case 0x58:  // BINUNICODE
-            add_string(unsigned_le(4, opcode, offset), true, opcode, offset);
-            return;
         case 0x8c:  // SHORT_BINUNICODE
-            add_string(unsigned_le(1, opcode, offset), true, opcode, offset);
-            return;
         case 0x8d:  // BINUNICODE8
-            add_string(unsigned_le(8, opcode, offset), true, opcode, offset);
+        case 0x55:  // SHORT_BINSTRING
+        case 0x43:  // SHORT_BINBYTES
+        case 0x42:  // BINBYTES
+            add_string(unsigned_le(argument_width(opcode), opcode, offset), true, opcode, offset);
             return;
         case 0x54: {  // BINSTRING: signed 32-bit length
             const auto length = static_cast<std::int32_t>(unsigned_le(4, opcode, offset));
@@ -365,27 +381,16 @@ void Unpickler::step(std::uint8_t opcode, std::size_t offset) {
             add_string(static_cast<std::size_t>(length), true, opcode, offset);
             return;
         }
-        case 0x55:  // SHORT_BINSTRING
-        case 0x43:  // SHORT_BINBYTES
-            add_string(unsigned_le(1, opcode, offset), true, opcode, offset);
-            return;
-        case 0x42:  // BINBYTES
-            add_string(unsigned_le(4, opcode, offset), true, opcode, offset);
-            return;
         case 0x71:  // BINPUT
-            memo_put(unsigned_le(1, opcode, offset), offset, opcode);
-            return;
         case 0x72:  // LONG_BINPUT
-            memo_put(unsigned_le(4, opcode, offset), offset, opcode);
+            memo_put(unsigned_le(argument_width(opcode), opcode, offset), offset, opcode);
             return;
         case 0x94:  // MEMOIZE: the next free index
             memo_put(memo_.size(), offset, opcode);
             return;
         case 0x68:  // BINGET
-            memo_get(unsigned_le(1, opcode, offset), offset, opcode);
-            return;
         case 0x6a:  // LONG_BINGET
-            memo_get(unsigned_le(4, opcode, offset), offset, opcode);
+            memo_get(unsigned_le(argument_width(opcode), opcode, offset), offset, opcode);
             return;
         default:
             step_container(opcode, offset);

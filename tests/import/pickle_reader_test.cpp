@@ -105,6 +105,21 @@ TEST(PickleReader, MemoRepeatsStringsAndSeesContainersFilledAfterTheyWereStored)
         << value.dump();
 }
 
+// Each string and bytes opcode reads its length in its own width, and so do the memo ones.
+TEST(PickleReader, EveryStringAndMemoOpcodeReadsItsOwnLengthWidth) {
+    Pickle p;
+    p.op(']').op('(');
+    for (const auto& [code, width] : std::vector<std::pair<std::uint8_t, int>>{
+             {0x58, 4}, {0x8c, 1}, {0x8d, 8}, {0x55, 1}, {0x43, 1}, {0x42, 4}}) {
+        p.op(code).le(2, width);
+        p.bytes += "ok";
+    }
+    p.op('r').le(7, 4).op('j').le(7, 4).op('q').le(9, 1).op('h').le(9, 1);  // LONG_BINPUT
+    p.op('e');
+    EXPECT_EQ(read_pickle(p.stop(), "s.pkl"),
+              json::parse(R"(["ok", "ok", "ok", "ok", "ok", "ok", "ok", "ok"])"));
+}
+
 TEST(PickleReader, DictKeysThatAreNotStringsBecomeTheirText) {
     Pickle p;
     p.op('}').op('(').int1(1).str("a").op(0x88).str("b").int1(1).int1(2).op(0x86).str("c").op('u');
