@@ -16,15 +16,8 @@
 #include <fmt/ranges.h>
 
 #include "app/cli/commands.hpp"
-#include "engine/experiment/experiment.hpp"
-#include "engine/schedule/action.hpp"
-#include "engine/schedule/dry_run.hpp"
-#include "engine/schedule/schedule_csv.hpp"
-#include "engine/schedule/schedule_kind.hpp"
-#include "engine/schedule/schedule_size.hpp"
-#include "engine/schedule/static_check.hpp"
+#include "app/cli/error_policy.hpp"
 #include "engine/text/nearest_names.hpp"
-#include "traces/trace_error.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -143,30 +136,10 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
             std::fputc('\n', stderr);
         }
         return failure.code();
-    } catch (const ScheduleConfigError& error) {
-        fmt::print(stderr, "pipelens: invalid schedule configuration: {}\n", error.what());
-        return kExitUsage;
-    } catch (const ExperimentError& error) {
-        fmt::print(stderr, "pipelens: {}\n", error.what());
-        return kExitUsage;
-    } catch (const traces::TraceError& error) {
-        fmt::print(stderr, "pipelens: {}\n", error.what());
-        return kExitUsage;
-    } catch (const ScheduleFileError& error) {
-        fmt::print(stderr, "pipelens: {}\n", error.what());
-        return kExitUsage;
-    } catch (const ScheduleTooLargeError& error) {
-        fmt::print(stderr, "pipelens: {}\n", error.what());
-        return kExitTooLarge;
-    } catch (const ScheduleCheckError& error) {
-        fmt::print(stderr, "pipelens: {}\n", error.what());
-        return kExitCheckFailed;
-    } catch (const ScheduleHangError& error) {
-        fmt::print(stderr, "pipelens: {}\n", error.what());
-        return kExitCheckFailed;
     } catch (const std::exception& error) {
-        fmt::print(stderr, "pipelens: error: {}\n", error.what());
-        return kExitCheckFailed;
+        const ErrorPolicy policy = error_policy(error);
+        fmt::print(stderr, "pipelens: {}{}\n", policy.prefix, error.what());
+        return policy.exit_code;
     }
 }
 

@@ -1,0 +1,47 @@
+// The prefix and exit code parse_and_run() gives each error the engine raises: every kind it
+// names, and an error it does not name.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/error_policy.hpp"
+#include "engine/experiment/experiment.hpp"
+#include "engine/schedule/dry_run.hpp"
+#include "engine/schedule/schedule_csv.hpp"
+#include "engine/schedule/schedule_kind.hpp"
+#include "engine/schedule/schedule_size.hpp"
+#include "engine/schedule/static_check.hpp"
+#include "traces/trace_error.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+void expect_policy(const std::exception& error, const std::string& prefix, int exit_code) {
+    const ErrorPolicy policy = error_policy(error);
+    EXPECT_EQ(std::string(policy.prefix), prefix) << error.what();
+    EXPECT_EQ(policy.exit_code, exit_code) << error.what();
+}
+
+TEST(ErrorPolicy, BadInputIsAUsageError) {
+    expect_policy(ScheduleConfigError("m < pp"), "invalid schedule configuration: ", 2);
+    expect_policy(ExperimentError("bad toml"), "", 2);
+    expect_policy(traces::TraceError("not a trace"), "", 2);
+    expect_policy(ScheduleFileError("bad csv"), "", 2);
+}
+
+TEST(ErrorPolicy, TooLargeHasItsOwnCodeAndWrongSchedulesFailTheCheck) {
+    expect_policy(ScheduleTooLargeError("too many actions"), "", 3);
+    expect_policy(ScheduleCheckError(CheckReport{{"rank 0: no F"}, false}), "", 1);
+    expect_policy(ScheduleHangError(HangReport{}), "", 1);
+}
+
+TEST(ErrorPolicy, AnyOtherErrorFailsMarkedAsAnError) {
+    expect_policy(std::runtime_error("disk full"), "error: ", 1);
+    // The bases of the errors named above are not mistaken for them.
+    expect_policy(std::invalid_argument("odd"), "error: ", 1);
+}
+
+}  // namespace
+}  // namespace pipelens::cli
