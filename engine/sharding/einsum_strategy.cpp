@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/sharding/strategy_utils.hpp"
+
 namespace pipelens::sharding {
 namespace {
 
@@ -130,7 +132,7 @@ std::vector<OpSpec> einsum_strategies(const std::string& equation, const DeviceM
 
     std::vector<OpSpec> strategies;
     std::vector<std::size_t> pick(mesh.ndim(), 0);
-    while (true) {
+    do {
         OpSpec spec;
         for (std::size_t slot = 0; slot <= inputs; ++slot) {
             DTensorSpec tensor;
@@ -143,12 +145,7 @@ std::vector<OpSpec> einsum_strategies(const std::string& equation, const DeviceM
                 spec.inputs.push_back(std::move(tensor));
         }
         strategies.push_back(std::move(spec));
-        int dim = mesh.ndim() - 1;
-        while (dim >= 0 && ++pick[dim] == choices.size())
-            pick[dim--] = 0;
-        if (dim < 0)
-            break;
-    }
+    } while (next_combination(pick, choices.size()));
     return strategies;
 }
 

@@ -34,6 +34,15 @@ DTensorSpec spec_like(const DTensorSpec& like, std::vector<Placement> placements
     return DTensorSpec{like.mesh, std::move(placements), like.tensor};
 }
 
+bool next_combination(std::vector<std::size_t>& pick, std::size_t choices) {
+    for (std::size_t dim = pick.size(); dim-- > 0;) {
+        if (++pick[dim] < choices)
+            return true;
+        pick[dim] = 0;
+    }
+    return false;
+}
+
 OpStrategy expand_to_full_mesh(const DeviceMesh& mesh, const std::vector<OpStrategy>& inputs,
                                const std::vector<MeshDimChoice>& choices,
                                const std::vector<std::optional<TensorMeta>>& output_metas,
@@ -43,7 +52,7 @@ OpStrategy expand_to_full_mesh(const DeviceMesh& mesh, const std::vector<OpStrat
         return result;
     const std::size_t positions = choices.front().size();
     std::vector<std::size_t> pick(mesh.ndim(), 0);  // mixed radix, mesh dim 0 most significant
-    while (true) {
+    do {
         OpSpec spec;
         bool shardable = true;
         for (std::size_t position = 0; position < positions; ++position) {
@@ -69,12 +78,7 @@ OpStrategy expand_to_full_mesh(const DeviceMesh& mesh, const std::vector<OpStrat
         }
         spec.tuple_output = input_index > 1;
         (shardable ? result.strategies : result.rejected).push_back(std::move(spec));
-        int dim = mesh.ndim() - 1;
-        while (dim >= 0 && ++pick[dim] == choices.size())
-            pick[dim--] = 0;
-        if (dim < 0)
-            break;
-    }
+    } while (next_combination(pick, choices.size()));
     return result;
 }
 

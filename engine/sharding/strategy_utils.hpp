@@ -26,6 +26,11 @@ DTensorSpec spec_like(const DTensorSpec& like, std::vector<Placement> placements
 // optional is a position without a tensor (an output an op does not produce).
 using MeshDimChoice = std::vector<std::optional<Placement>>;
 
+// Steps `pick`, one choice index per mesh dim (mesh dim 0 the most significant digit, each
+// below `choices`), to the next combination; false once every one was visited, `pick` then
+// back at all zeros.
+bool next_combination(std::vector<std::size_t>& pick, std::size_t choices);
+
 // Every combination of `choices` over the mesh dims (mesh dim 0 varying slowest); positions
 // [0, input_index) are outputs (with `output_metas`), the rest the `inputs` in order. A
 // combination is dropped when an input spec is not shardable for its shape.

@@ -84,6 +84,19 @@ TEST(ShardingStrategies, EinsumCountsMatchUpstream) {
     EXPECT_EQ(dims.rhs_only, "f");
 }
 
+// Mesh dim 0 is the most significant digit: 3 choices on 2 dims visit 9 picks in order.
+TEST(ShardingStrategies, NextCombinationCountsMeshDimZeroSlowest) {
+    std::vector<std::size_t> pick(2, 0);
+    std::vector<std::vector<std::size_t>> seen{pick};
+    while (next_combination(pick, 3))
+        seen.push_back(pick);
+    EXPECT_EQ(seen, (std::vector<std::vector<std::size_t>>{
+                        {0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}, {2, 0}, {2, 1}, {2, 2}}));
+    EXPECT_EQ(pick, (std::vector<std::size_t>{0, 0}));
+    std::vector<std::size_t> no_dims;  // a 0-d mesh has one combination, the empty one
+    EXPECT_FALSE(next_combination(no_dims, 3));
+}
+
 TEST(ShardingStrategies, MmOnOneAndTwoDimensionalMeshesInUpstreamOrder) {
     EXPECT_EQ(texts(strategies_of("aten.mm(f32[8,8](R), f32[8,8](R))", tp4)),
               (std::vector<std::string>{"(R, R) -> R", "(S(1), S(0)) -> P(sum)",
