@@ -145,6 +145,16 @@ std::string action_text(const Action& action, std::span<const Action> parts) {
     return out;
 }
 
+Action append_overlap(std::vector<Action>& parts, std::span<const Action> own_parts) {
+    Action overlap;
+    overlap.stage = -1;
+    overlap.kind = ActionKind::overlap_forward_backward;
+    overlap.link = static_cast<std::int32_t>(parts.size());
+    overlap.part_count = static_cast<std::uint8_t>(own_parts.size());
+    parts.insert(parts.end(), own_parts.begin(), own_parts.end());
+    return overlap;
+}
+
 Action parse_action(std::string_view text, std::vector<Action>& parts, ActionNotation notation) {
     const std::string_view token = text;
     text = trim(text);
@@ -189,13 +199,7 @@ Action parse_action(std::string_view text, std::vector<Action>& parts, ActionNot
     if (own_parts.size() > 255)
         throw ActionParseError(std::string(token), "too many parts");
 
-    Action overlap;
-    overlap.stage = -1;
-    overlap.kind = ActionKind::overlap_forward_backward;
-    overlap.link = static_cast<std::int32_t>(parts.size());
-    overlap.part_count = static_cast<std::uint8_t>(own_parts.size());
-    parts.insert(parts.end(), own_parts.begin(), own_parts.end());
-    return overlap;
+    return append_overlap(parts, own_parts);
 }
 
 }  // namespace pipelens

@@ -11,13 +11,7 @@ std::size_t Schedule::action_count() const {
 }
 
 void Schedule::add_overlap(int rank, std::initializer_list<Action> overlap_parts) {
-    Action overlap;
-    overlap.stage = -1;
-    overlap.kind = ActionKind::overlap_forward_backward;
-    overlap.link = static_cast<std::int32_t>(parts.size());
-    overlap.part_count = static_cast<std::uint8_t>(overlap_parts.size());
-    parts.insert(parts.end(), overlap_parts.begin(), overlap_parts.end());
-    ranks[rank].push_back(overlap);
+    ranks[rank].push_back(append_overlap(parts, {overlap_parts.begin(), overlap_parts.size()}));
 }
 
 bool same_actions(const Schedule& left, const Schedule& right) {

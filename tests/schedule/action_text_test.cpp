@@ -39,6 +39,20 @@ TEST(ActionText, OverlapKeepsItsPartsInThePool) {
     EXPECT_EQ(parts[overlap.link + 1], make_action(7, ActionKind::full_backward, 3));
 }
 
+// A second overlap's parts go after the first's, and its link points at them.
+TEST(ActionText, AppendOverlapLinksPastThePartsAlreadyPooled) {
+    std::vector<Action> parts{make_action(0, ActionKind::forward, 0)};
+    const std::vector<Action> own{make_action(1, ActionKind::forward, 2),
+                                  make_action(3, ActionKind::backward_weight, 1)};
+    const Action overlap = append_overlap(parts, own);
+    EXPECT_EQ(overlap.stage, -1);
+    EXPECT_EQ(overlap.kind, ActionKind::overlap_forward_backward);
+    EXPECT_EQ(overlap.link, 1);
+    EXPECT_EQ(overlap.part_count, 2);
+    EXPECT_EQ(parts, (std::vector<Action>{make_action(0, ActionKind::forward, 0), own[0], own[1]}));
+    EXPECT_EQ(action_text(overlap, parts), "(1F2;3W1)OVERLAP_F_B");
+}
+
 TEST(ActionText, ToleratesSurroundingBlanks) {
     EXPECT_EQ(round_trip(" 2F0 "), "2F0");
 }
