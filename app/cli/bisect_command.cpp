@@ -68,13 +68,25 @@ int replay_bound(std::size_t events) {
     return events <= 1 ? 1 : static_cast<int>(std::ceil(std::log2(events))) + 1;
 }
 
+// What both bisections (until an error, between two runs) report alike: whether an event was
+// found, among how many, and how many replays that took.
+template <typename Bisection>
+nlohmann::json bisection_counts(const Bisection& result) {
+    return {{"found", result.found}, {"events", result.event_count}, {"replays", result.replays}};
+}
+
+template <typename Bisection>
+void print_replay_count(const Bisection& result) {
+    fmt::print("bisect: {} replays for {} events (bound {})\n", result.replays, result.event_count,
+               replay_bound(result.event_count));
+}
+
 void bisect_error(const BisectOptions& options) {
     const Stream stream =
         read_stream(traces::TraceReader(options.left_path), options.run, options.rank);
     const recorder::ErrorBisection result = recorder::bisect_until_error(stream.events);
     if (options.json) {
-        nlohmann::json json = {
-            {"found", result.found}, {"events", result.event_count}, {"replays", result.replays}};
+        nlohmann::json json = bisection_counts(result);
         if (result.found) {
             json["event"] = {{"sequence", result.event->sequence},
                              {"name", result.event->name},
@@ -92,8 +104,7 @@ void bisect_error(const BisectOptions& options) {
             fmt::print("  {}\n", problem);
     }
     if (!options.json)
-        fmt::print("bisect: {} replays for {} events (bound {})\n", result.replays,
-                   result.event_count, replay_bound(result.event_count));
+        print_replay_count(result);
     if (result.found)
         throw CommandFailure(kExitCheckFailed, "");
 }
@@ -187,8 +198,7 @@ void bisect_divergence(const BisectOptions& options) {
     }();
     const bool ends_alike = same_ending(left.outcome, right.outcome);
     if (options.json) {
-        nlohmann::json json = {
-            {"found", result.found}, {"events", result.event_count}, {"replays", result.replays}};
+        nlohmann::json json = bisection_counts(result);
         if (result.found) {
             json["event"] = {{"sequence", result.left_event->sequence},
                              {"name", result.left_event->name},
@@ -220,8 +230,7 @@ void bisect_divergence(const BisectOptions& options) {
         print_outcomes(left, right, false);
     }
     if (!options.json)
-        fmt::print("bisect: {} replays for {} events (bound {})\n", result.replays,
-                   result.event_count, replay_bound(result.event_count));
+        print_replay_count(result);
     if (result.found || !ends_alike)
         throw CommandFailure(kExitCheckFailed, "");
 }
