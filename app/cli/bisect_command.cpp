@@ -241,9 +241,7 @@ void add_bisect_command(CLI::App& app) {
     auto options = std::make_shared<BisectOptions>();
     CLI::App* command = app.add_subcommand(
         "bisect", "Find the first recorded event after which two runs' states differ");
-    command->add_option("trace", options->left_path, "Trace file (SQLite)")
-        ->required()
-        ->check(trace_file("bisect"));
+    add_trace_argument(*command, options->left_path, "Trace file (SQLite)");
     command
         ->add_option("other", options->right_path,
                      "Second trace (default: the first, with --other-run/--other-rank)")

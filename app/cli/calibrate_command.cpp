@@ -224,9 +224,7 @@ void add_calibrate_command(CLI::App& app) {
     auto options = std::make_shared<CalibrateOptions>();
     CLI::App* command = app.add_subcommand(
         "calibrate", "Fit the cost model to a real run, simulate it, and compare the step times");
-    command->add_option("trace", options->trace, "Trace file with a real run")
-        ->required()
-        ->check(trace_file("calibrate"));
+    add_trace_argument(*command, options->trace, "Trace file with a real run");
     command
         ->add_option("--run", options->runs,
                      "The real run (default: the latest real one; a simulation is refused); "

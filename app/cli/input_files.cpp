@@ -72,4 +72,11 @@ CLI::Validator trace_file(const std::string& command) {
     return input_file(command, {FileKind::sqlite}, "a trace (SQLite)");
 }
 
+CLI::Option* add_trace_argument(CLI::App& command, std::string& path,
+                                const std::string& description) {
+    return command.add_option("trace", path, description)
+        ->required()
+        ->check(trace_file(command.get_name()));
+}
+
 }  // namespace pipelens::cli

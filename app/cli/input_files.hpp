@@ -27,6 +27,11 @@ CLI::Validator input_file(const std::string& command,
 // input_file for a pipelens trace (SQLite).
 CLI::Validator trace_file(const std::string& command);
 
+// The required first argument of `command` naming the trace it reads, "trace" in its --help,
+// checked with trace_file under the command's own name.
+CLI::Option* add_trace_argument(CLI::App& command, std::string& path,
+                                const std::string& description);
+
 // The message for `path` of kind `actual` given to `command` where `expected` goes:
 // "pipelens simulate: local.db is a pipelens trace (SQLite), not an experiment (TOML); open it
 // with `pipelens summary local.db` or `pipelens view local.db`".

@@ -126,9 +126,7 @@ void add_replay_command(CLI::App& app) {
     auto options = std::make_shared<ReplayOptions>();
     CLI::App* command = app.add_subcommand(
         "replay", "Rebuild a run's engine state from its recorded events and print it");
-    command->add_option("trace", options->path, "Trace file (SQLite)")
-        ->required()
-        ->check(trace_file("replay"));
+    add_trace_argument(*command, options->path, "Trace file (SQLite)");
     command->add_option("--run", options->run, "Run id (default: the latest)");
     command->add_option("--rank", options->rank,
                         "Rank whose events to replay (default: every rank; -1 is a simulation's "

@@ -171,9 +171,7 @@ void run_export(const ExportOptions& options) {
 void add_summary_command(CLI::App& app) {
     auto options = std::make_shared<SummaryOptions>();
     CLI::App* command = app.add_subcommand("summary", "List a trace's runs and their figures");
-    command->add_option("trace", options->trace, "Trace file")
-        ->required()
-        ->check(trace_file("summary"));
+    add_trace_argument(*command, options->trace, "Trace file");
     command->add_option("--run", options->run, "Only this run");
     command->add_flag("--json", options->json, "Print JSON instead of tables");
     command->add_flag("--critical-path", options->critical_path,
@@ -186,9 +184,7 @@ void add_export_command(CLI::App& app) {
     auto options = std::make_shared<ExportOptions>();
     CLI::App* command =
         app.add_subcommand("export", "Export a run to another format (Chrome trace / Perfetto)");
-    command->add_option("trace", options->trace, "Trace file")
-        ->required()
-        ->check(trace_file("export"));
+    add_trace_argument(*command, options->trace, "Trace file");
     command->add_option("--chrome", options->chrome, "Chrome trace JSON to write (for Perfetto)");
     command->add_option("--svg", options->svg, "Timeline picture (SVG) to write");
     command->add_option("--run", options->run, "Run to export (default: the latest)");
