@@ -10,6 +10,7 @@
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "sim/simulator.hpp"
+#include "tests/analysis/every_schedule_kind.hpp"
 
 namespace pipelens::analysis {
 namespace {
@@ -233,15 +234,7 @@ std::int64_t expect_same_accounting(const SimulatedRun& run) {
 // waits for that UNSHARD (its own communication stream) idles locally.
 TEST(BubbleAccounting, ARecordedRunIsAccountedAsTheSimulatorAccountedIt) {
     std::int64_t fsdp_local = 0, local_without_fsdp = 0;
-    const ScheduleShape shapes[] = {
-        {ScheduleKind::gpipe, 4, 1, 8},
-        {ScheduleKind::one_f_one_b, 4, 1, 8},
-        {ScheduleKind::interleaved_1f1b, 4, 2, 8},
-        {ScheduleKind::looped_bfs, 4, 2, 8},
-        {ScheduleKind::interleaved_zero_bubble, 4, 2, 8},
-        {ScheduleKind::zbv_zero_bubble, 4, 2, 8},
-        {ScheduleKind::dual_pipe_v, 4, 2, 8},
-    };
+    const auto& shapes = kEveryScheduleKind;
     for (const bool rendezvous : {false, true})
         for (const bool fsdp : {false, true})
             for (const ScheduleShape& shape : shapes) {

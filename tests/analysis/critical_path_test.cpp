@@ -9,6 +9,7 @@
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "sim/simulation_trace.hpp"
+#include "tests/analysis/every_schedule_kind.hpp"
 #include "tests/fresh_trace.hpp"
 #include "traces/trace_error.hpp"
 
@@ -119,15 +120,7 @@ TEST(CriticalPath, SharesAddUpToTheStepForEveryScheduleKind) {
         costs.activation_bytes = {4096};
         return costs;
     };
-    const ScheduleShape shapes[] = {
-        {ScheduleKind::gpipe, 4, 1, 8},
-        {ScheduleKind::one_f_one_b, 4, 1, 8},
-        {ScheduleKind::interleaved_1f1b, 4, 2, 8},
-        {ScheduleKind::looped_bfs, 4, 2, 8},
-        {ScheduleKind::interleaved_zero_bubble, 4, 2, 8},
-        {ScheduleKind::zbv_zero_bubble, 4, 2, 8},
-        {ScheduleKind::dual_pipe_v, 4, 2, 8},
-    };
+    const auto& shapes = kEveryScheduleKind;
     for (const ScheduleShape& shape : shapes) {
         SCOPED_TRACE(schedule_kind_name(shape.kind));
         const Simulated run = simulate_through_trace(
