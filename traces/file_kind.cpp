@@ -2,8 +2,10 @@
 // not blank or a comment: a TOML table header or `key = value`, against comma-separated actions.
 #include "traces/file_kind.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <vector>
 
 #include <zlib.h>
 
@@ -41,11 +43,20 @@ bool is_key_char(char c) {
            c == '"' || c == ' ';
 }
 
-// `[table]`, `[[array]]` or `key = value`.
+// `[table]`, `[[array]]` (a trailing comment allowed) or `key = value`. A header holds key
+// characters only, so a JSON array of arrays (`[[-1, 1, 512]]`) is not taken for one.
 bool is_toml_line(std::string_view line) {
-    if (line.starts_with('['))
-        return line.size() > 2 && (std::isalpha(static_cast<unsigned char>(line[1])) ||
-                                   line[1] == '[' || line[1] == '"');
+    if (line.starts_with('[')) {
+        line = trimmed(line.substr(0, line.find('#')));
+        const bool array_table = line.starts_with("[[");
+        const std::string_view close = array_table ? "]]" : "]";
+        if (!line.ends_with(close) || line.size() <= 2 * close.size())
+            return false;
+        const std::string_view name = line.substr(close.size(), line.size() - 2 * close.size());
+        const bool starts_as_key =
+            std::isalpha(static_cast<unsigned char>(name.front())) || name.front() == '"';
+        return starts_as_key && std::all_of(name.begin(), name.end(), is_key_char);
+    }
     const std::size_t equals = line.find('=');
     if (equals == 0 || equals == std::string_view::npos)
         return false;
@@ -77,22 +88,70 @@ bool is_csv_line(std::string_view line) {
     }
 }
 
-FileKind json_kind(std::string_view head) {
-    if (contains(head, "\"pg_config\"") || contains(head, "\"profiling_name\""))
-        return FileKind::flight_recorder;
-    if (contains(head, "\"traceEvents\"")) {
+// The member names of the JSON object whose '{' is head[open], in order, as far as `head` goes
+// (a head cut inside the object gives the names before the cut).
+std::vector<std::string_view> top_level_keys(std::string_view head, std::size_t open) {
+    std::vector<std::string_view> keys;
+    int depth = 0;
+    bool expect_key = false;
+    for (std::size_t at = open; at < head.size(); ++at) {
+        const char c = head[at];
+        if (c == '"') {
+            std::size_t end = at + 1;
+            while (end < head.size() && head[end] != '"')
+                end += head[end] == '\\' ? 2 : 1;
+            if (end >= head.size())
+                break;
+            if (depth == 1 && expect_key)
+                keys.push_back(head.substr(at + 1, end - at - 1));
+            expect_key = false;
+            at = end;
+        } else if (c == '{' || c == '[') {
+            ++depth;
+            expect_key = depth == 1;
+        } else if (c == '}' || c == ']') {
+            if (--depth == 0)
+                break;
+        } else if (c == ',') {
+            expect_key = depth == 1;
+        }
+    }
+    return keys;
+}
+
+bool has_key(const std::vector<std::string_view>& keys, std::string_view wanted) {
+    return std::find(keys.begin(), keys.end(), wanted) != keys.end();
+}
+
+// By the object's own top-level members, never by a name nested in them: a profiler trace of a
+// distributed run holds `pg_config` inside `distributedInfo`, a flight-recorder dump at the top.
+FileKind json_object_kind(std::string_view head, std::size_t open) {
+    const std::vector<std::string_view> keys = top_level_keys(head, open);
+    const bool profiler = has_key(keys, "schemaVersion") || has_key(keys, "deviceProperties") ||
+                          has_key(keys, "distributedInfo");
+    if (profiler || has_key(keys, "traceEvents")) {
         // _dump_chrometrace writes only name/cat/ph/pid/tid/ts/dur with these two categories.
         const bool unit_steps = contains(head, "\"cat\": \"computation\"") ||
                                 contains(head, "\"cat\": \"communication\"");
-        const bool profiler = contains(head, "\"schemaVersion\"") ||
-                              contains(head, "\"distributedInfo\"") ||
-                              contains(head, "\"deviceProperties\"");
         return unit_steps && !profiler ? FileKind::pipelining_chrometrace
                                        : FileKind::pytorch_profiler;
     }
-    if (contains(head, "\"forward-") || contains(head, "\"backward-"))
+    if (has_key(keys, "pg_config") || has_key(keys, "entries") || has_key(keys, "pg_status"))
+        return FileKind::flight_recorder;
+    if (std::any_of(keys.begin(), keys.end(), [](std::string_view key) {
+            return key.starts_with("forward-") || key.starts_with("backward-");
+        }))
         return FileKind::megatron_timers;
     return FileKind::unknown;
+}
+
+// A bare array of events is Chrome's other trace form: its first element has a phase ("ph").
+FileKind json_array_kind(std::string_view head, std::size_t open) {
+    const std::size_t element = head.find_first_not_of(" \t\r\n", open + 1);
+    if (element == std::string_view::npos || head[element] != '{')
+        return FileKind::unknown;
+    return has_key(top_level_keys(head, element), "ph") ? FileKind::pytorch_profiler
+                                                        : FileKind::unknown;
 }
 
 FileKind text_kind(std::string_view head) {
@@ -118,7 +177,9 @@ FileKind file_kind_of_head(std::string_view head) {
     if (first == std::string_view::npos)
         return FileKind::unknown;
     if (head[first] == '{')
-        return json_kind(head);
+        return json_object_kind(head, first);
+    if (head[first] == '[' && json_array_kind(head, first) != FileKind::unknown)
+        return FileKind::pytorch_profiler;
     return text_kind(head);
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace pipelens::import {
 namespace {
@@ -75,6 +76,7 @@ class TraceParser {
     void parse_top_object();
     void parse_header_member(std::string_view key);
     void parse_distributed_info();
+    std::vector<ProcessGroupInfo> process_groups_of(std::string_view text);
     std::optional<std::int64_t> integer_member(const JsonValue& value, std::string_view what);
     void parse_events();
     void parse_event();
@@ -168,9 +170,13 @@ void TraceParser::parse_distributed_info() {
         const std::string key(view(json_.scan_string()));
         json_.expect(':', "':'");
         json_.release();
-        const bool wanted = key == "rank" || key == "world_size" || key == "backend";
+        const bool wanted =
+            key == "rank" || key == "world_size" || key == "backend" || key == "pg_config";
         const JsonValue value = json_.parse_value(wanted);
-        if (key == "backend" && value.kind == JsonKind::string) {
+        if (key == "pg_config" &&
+            (value.kind == JsonKind::array || value.kind == JsonKind::object)) {
+            header_.process_groups = process_groups_of(view(value.span));
+        } else if (key == "backend" && value.kind == JsonKind::string) {
             header_.backend = view(value.span);
         } else if (key == "rank" || key == "world_size") {
             const auto number = integer_member(value, "distributedInfo." + key);
@@ -182,6 +188,41 @@ void TraceParser::parse_distributed_info() {
         json_.clear_scratch();
         json_.release();
     }
+}
+
+// "pg_config": a list of {"pg_name", "pg_desc", "ranks", ...} as the profiler writes it, or a
+// map from name to group as the flight recorder does. Small (a few entries of one list each),
+// so it is read as a document.
+std::vector<ProcessGroupInfo> TraceParser::process_groups_of(std::string_view text) {
+    const nlohmann::json config = nlohmann::json::parse(text);
+    std::vector<ProcessGroupInfo> groups;
+    for (const auto& [key, entry] : config.items()) {
+        if (!entry.is_object())
+            json_.fail("distributedInfo.pg_config: an entry is not an object");
+        ProcessGroupInfo group;
+        group.name = entry.contains("pg_name") && entry["pg_name"].is_string()
+                         ? entry["pg_name"].get<std::string>()
+                         : (config.is_object() ? key : std::to_string(groups.size()));
+        if (entry.contains("pg_desc") && entry["pg_desc"].is_string())
+            group.desc = entry["pg_desc"].get<std::string>();
+        // A list of integers; the flight recorder's form, the list as text ("[0, 1]"), too.
+        nlohmann::json ranks = entry.contains("ranks") ? entry["ranks"] : nlohmann::json();
+        if (ranks.is_string())
+            ranks = nlohmann::json::parse(ranks.get<std::string>(), nullptr, false);
+        if (!ranks.is_array())
+            json_.fail(fmt::format("distributedInfo.pg_config: group '{}' has no \"ranks\" list",
+                                   group.name));
+        for (const auto& rank : ranks) {
+            if (!rank.is_number_integer() || rank.get<std::int64_t>() < 0 ||
+                rank.get<std::int64_t>() > std::numeric_limits<int>::max())
+                json_.fail(fmt::format(
+                    "distributedInfo.pg_config: group '{}' lists a rank that is not an integer",
+                    group.name));
+            group.ranks.push_back(rank.get<int>());
+        }
+        groups.push_back(std::move(group));
+    }
+    return groups;
 }
 
 // An integer written as a JSON integer or as a string holding one; nullopt for null.

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "engine/import/imported_run.hpp"
 
@@ -51,14 +52,23 @@ struct ChromeEvent {  // views valid only during the callback
     std::string_view bp;       // "bp" of flow events ("e": binds to the enclosing slice)
 };
 
+// One process group of the run as PyTorch lists them in "distributedInfo"."pg_config"
+// (torch.distributed's _get_all_pg_configs: every group the rank belongs to).
+struct ProcessGroupInfo {
+    std::string name;        // "pg_name": "0", "1", or a hash for split groups
+    std::string desc;        // "pg_desc": "default_pg", "mesh_pp", "undefined", ...; may be ""
+    std::vector<int> ranks;  // "ranks": the group's global ranks in group-rank order
+};
+
 struct ChromeTraceHeader {  // top-level members other than traceEvents, wherever they are
     std::optional<int> rank, world_size;  // from "distributedInfo": {"rank", "world_size", ...}
-    std::string backend;                  // "distributedInfo"."backend"
-    std::optional<std::int64_t> base_time_ns;  // "baseTimeNanoseconds" when present
-    std::string display_time_unit;             // "displayTimeUnit"
-    std::optional<int> schema_version;         // "schemaVersion"
-    bool has_device_properties = false;        // "deviceProperties" present
-    std::uint64_t event_count = 0;             // elements of traceEvents handed to on_event
+    std::vector<ProcessGroupInfo> process_groups;  // "distributedInfo"."pg_config", if any
+    std::string backend;                           // "distributedInfo"."backend"
+    std::optional<std::int64_t> base_time_ns;      // "baseTimeNanoseconds" when present
+    std::string display_time_unit;                 // "displayTimeUnit"
+    std::optional<int> schema_version;             // "schemaVersion"
+    bool has_device_properties = false;            // "deviceProperties" present
+    std::uint64_t event_count = 0;                 // elements of traceEvents handed to on_event
 };
 
 // Streams `path` (plain or gzip, told from the magic bytes, not the name; concatenated gzip
@@ -72,7 +82,8 @@ struct ChromeTraceHeader {  // top-level members other than traceEvents, whereve
 // Throws ImportError naming the file and the byte offset (and line) for truncated or malformed
 // JSON, a corrupt or truncated gzip stream, a missing "traceEvents" array, a non-object event,
 // a "ts"/"dur" that is not a number or does not fit in int64 ns, a distributedInfo rank or
-// world_size (or baseTimeNanoseconds, schemaVersion) that is not an integer, or an event
+// world_size (or baseTimeNanoseconds, schemaVersion) that is not an integer, a pg_config entry
+// whose "ranks" is not a list of integers (or that is not an object), or an event
 // larger than 64 MiB. An exception thrown by on_event propagates unchanged.
 ChromeTraceHeader read_chrome_trace(const std::string& path,
                                     const std::function<void(const ChromeEvent&)>& on_event);

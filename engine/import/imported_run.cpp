@@ -3,13 +3,13 @@
 #include "engine/import/imported_run.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
 
 #include <fmt/format.h>
+#include <zlib.h>
 #include <nlohmann/json.hpp>
 
 #include "engine/run_record/run_result.hpp"
@@ -81,6 +81,8 @@ std::string import_config(const ImportedRun& run) {
     nlohmann::json config;
     config["imported"] = run.format;
     config["sources"] = run.sources;
+    if (!run.global_ranks.empty())
+        config["global_ranks"] = run.global_ranks;
     config["notes"] = run.notes;
     config["unit_steps"] = run.unit_steps;
     return config.dump(2);
@@ -89,12 +91,18 @@ std::string import_config(const ImportedRun& run) {
 }  // namespace
 
 std::string read_input_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    gzFile file = gzopen(path.c_str(), "rb");  // reads plain files unchanged
+    if (file == nullptr)
         throw ImportError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad())
-        throw ImportError(fmt::format("{}: cannot read", path));
+    std::string bytes;
+    std::array<char, 256 * 1024> chunk{};
+    int read = 0;
+    while ((read = gzread(file, chunk.data(), static_cast<unsigned>(chunk.size()))) > 0)
+        bytes.append(chunk.data(), static_cast<std::size_t>(read));
+    const bool failed = read < 0;
+    gzclose(file);
+    if (failed)
+        throw ImportError(fmt::format("{}: cannot read (corrupt or truncated gzip?)", path));
     return bytes;
 }
 

@@ -28,7 +28,8 @@ class ImportError : public std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// The whole of an input file; ImportError naming it when it cannot be opened or read.
+// The whole of an input file, gzip-decompressed when it is gzip (told by its bytes, not its
+// name); ImportError naming it when it cannot be opened or read.
 std::string read_input_file(const std::string& path);
 
 struct ImportedTiming {
@@ -40,7 +41,11 @@ struct ImportedTiming {
 struct ImportedRun {
     std::string format;                // "pytorch-profiler", "megatron-timers", ...
     std::vector<std::string> sources;  // the files read, by rank
-    Schedule schedule;                 // executed order per rank; SEND/RECV not yet linked
+    // Each rank's rank in the whole job, where the source names it (a profiler trace's
+    // distributedInfo.rank): pipeline rank r was global rank global_ranks[r]. Kept in the
+    // run's configuration; empty where the source knows only pipeline ranks.
+    std::vector<int> global_ranks;
+    Schedule schedule;  // executed order per rank; SEND/RECV not yet linked
     std::vector<std::vector<ImportedTiming>> timings;       // [rank][step], same shape as schedule
     std::vector<std::vector<traces::MemoryRecord>> memory;  // per rank, may be empty
     // Per rank: its clock's offset to the run's clock as estimated by the importer (rank 0's

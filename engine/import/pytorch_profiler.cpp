@@ -16,6 +16,7 @@
 
 #include "engine/import/chrome_trace_stream.hpp"
 #include "engine/import/clock_alignment.hpp"
+#include "engine/import/pipeline_ranks.hpp"
 #include "engine/import/rank_file_name.hpp"
 #include "engine/import/schedule_recovery.hpp"
 #include "engine/run_record/parallel_for.hpp"
@@ -44,7 +45,8 @@ struct CommCall {
 
 struct RankFile {
     std::string path;
-    std::optional<int> rank;
+    std::optional<int> rank;  // the global rank: distributedInfo.rank, else from the file name
+    std::vector<ProcessGroupInfo> groups;
     std::vector<Range> cpu_ranges;        // PP:... and Forward i / Backward i
     std::vector<Range> gpu_ranges;        // their gpu_user_annotation twins
     std::vector<CommCall> recorded_comm;  // record_param_comms
@@ -208,6 +210,7 @@ RankFile read_rank_file(const std::string& path) {
     const ChromeTraceHeader header =
         read_chrome_trace(path, [&file](const ChromeEvent& event) { keep_event(file, event); });
     file.rank = header.rank ? header.rank : rank_from_file_name(path);
+    file.groups = header.process_groups;
     move_to_epoch(file, header);
     if (file.recorded_comm.empty())  // older traces: only the process group's own ranges
         file.recorded_comm = std::move(file.named_comm);
@@ -436,44 +439,33 @@ std::vector<RankFile> read_files_in_parallel(const std::vector<std::string>& pat
     return files;
 }
 
-std::vector<RankFile> read_files(const std::vector<std::string>& paths) {
+// The files in pipeline order (pipeline_ranks.hpp), each knowing its global rank.
+std::vector<RankFile> read_files(const std::vector<std::string>& paths, PipelineRanks& ranks) {
     std::vector<RankFile> files = read_files_in_parallel(paths);
-    std::map<int, std::string> owner;
-    for (std::size_t index = 0; index < files.size(); ++index) {
-        RankFile& file = files[index];
-        if (!file.rank) {
-            if (files.size() > 1)
-                throw ImportError(fmt::format(
-                    "{}: cannot tell which rank it is: the trace has no distributedInfo.rank and "
-                    "the file name no \"rank<N>\"",
-                    file.path));
-            file.rank = 0;
-        }
-        const auto [slot, inserted] = owner.try_emplace(*file.rank, file.path);
-        if (!inserted)
-            throw ImportError(
-                fmt::format("{} and {} both hold rank {}", slot->second, file.path, *file.rank));
+    std::vector<RankSource> sources;
+    std::vector<std::string> paths_without_rank;
+    for (const RankFile& file : files) {
+        sources.push_back({file.path, file.rank, file.groups});
+        if (!file.rank)
+            paths_without_rank.push_back(file.path);
     }
-    for (int rank = 0; rank < static_cast<int>(files.size()); ++rank)
-        if (!owner.count(rank)) {
-            std::string present;
-            for (const auto& [held, path] : owner)
-                present += fmt::format("{}{}", present.empty() ? "" : ", ", held);
-            throw ImportError(fmt::format(
-                "{} files given but rank {} is missing (ranks present: {}); import one file per "
-                "rank 0..{}",
-                files.size(), rank, present, files.size() - 1));
-        }
-    std::sort(files.begin(), files.end(),
-              [](const RankFile& left, const RankFile& right) { return *left.rank < *right.rank; });
-    for (const RankFile& file : files)
+    ranks = pipeline_ranks(sources);
+    std::vector<RankFile> ordered;
+    for (std::size_t pipeline_rank = 0; pipeline_rank < ranks.order.size(); ++pipeline_rank) {
+        ordered.push_back(std::move(files[ranks.order[pipeline_rank]]));
+        ordered.back().rank = ranks.global_ranks[pipeline_rank];
+    }
+    for (const RankFile& file : ordered)
         if (file.cpu_ranges.empty())
             throw ImportError(fmt::format(
-                "{}: no pipeline action ranges among its {} events (torch.distributed.pipelining "
-                "marks each action as a \"PP:<action>\" range, GPipe's loop as \"Forward i\" / "
-                "\"Backward i\"); was the profiled code a pipelining schedule's step()?",
-                file.path, file.events));
-    return files;
+                "{}: no pipeline action ranges among the {} events of {} "
+                "(torch.distributed.pipelining marks each action as a \"PP:<action>\" range, "
+                "GPipe's loop as \"Forward i\" / \"Backward i\"); was the profiled code a "
+                "pipelining schedule's step()?",
+                file.path, file.events,
+                paths_without_rank.empty() ? fmt::format("global rank {}", *file.rank)
+                                           : std::string("its one rank (the trace names none)")));
+    return ordered;
 }
 
 int chosen_step(const std::vector<RankFile>& files, const ProfilerImportOptions& options) {
@@ -543,10 +535,12 @@ namespace pipelens::import {
 
 ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
                                   const ProfilerImportOptions& options) {
-    const std::vector<RankFile> ranks = read_files(files);
+    PipelineRanks pipeline;
+    const std::vector<RankFile> ranks = read_files(files, pipeline);
     const int step = chosen_step(ranks, options);
     ImportedRun run;
     run.format = "pytorch-profiler";
+    run.global_ranks = pipeline.global_ranks;
     run.schedule.ranks.resize(ranks.size());
     run.timings.resize(ranks.size());
     run.memory.resize(ranks.size());
@@ -586,6 +580,8 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
     for (const RankFile& file : ranks)
         steps = std::min(steps, steps_in(file));
     add_notes(run, builds, step, steps, clocks);
+    if (std::string note = pipeline_ranks_note(pipeline); !note.empty())
+        run.notes.insert(run.notes.begin(), std::move(note));
     return run;
 }
 
