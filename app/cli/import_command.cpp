@@ -112,6 +112,13 @@ void print_run(const std::string& trace, std::int64_t run_id, const std::string&
                                         figures));
 }
 
+// A reader's refusal says which format the file was read as, so a file taken for the wrong
+// one shows it (and --format is the way out).
+CommandFailure refusal(const importer::ImportError& error, importer::ImportFormat format) {
+    return CommandFailure(kExitUsage, fmt::format("pipelens import: {} (read as {})", error.what(),
+                                                  importer::format_name(format)));
+}
+
 // Flight-recorder dumps are not a timeline of pipeline actions but the last collectives of a
 // job that may have hung: they are analysed, the report printed, and recorded (ops, pairs,
 // every finding as an error). Exit 1 when they show a hang or a mismatch.
@@ -122,7 +129,7 @@ void import_flight_recorder(const ImportOptions& options) {
         dumps = importer::read_flight_recorder_dumps(options.files);
         report = importer::analyse_flight_recorder(dumps);
     } catch (const importer::ImportError& error) {
-        throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
+        throw refusal(error, importer::ImportFormat::flight_recorder);
     }
     std::int64_t run_id = 0;
     {
@@ -144,16 +151,20 @@ void run_import(const ImportOptions& options) {
     importer::ImportFormat format{};
     try {
         format = chosen_format(options);
-        if (format == importer::ImportFormat::flight_recorder) {
-            if (options.simulate || !options.schedule_csv.empty() || options.step)
-                throw CommandFailure(kExitUsage,
-                                     "pipelens import: --simulate, --schedule-csv and --step do "
-                                     "not apply to flight-recorder dumps (they hold no schedule)");
-            return import_flight_recorder(options);
-        }
-        imported = read_run(format, options);
     } catch (const importer::ImportError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
+    }
+    if (format == importer::ImportFormat::flight_recorder) {
+        if (options.simulate || !options.schedule_csv.empty() || options.step)
+            throw CommandFailure(kExitUsage,
+                                 "pipelens import: --simulate, --schedule-csv and --step do "
+                                 "not apply to flight-recorder dumps (they hold no schedule)");
+        return import_flight_recorder(options);
+    }
+    try {
+        imported = read_run(format, options);
+    } catch (const importer::ImportError& error) {
+        throw refusal(error, format);
     }
     importer::name_recognised_schedule(imported);
     const Schedule compute = importer::compute_only(imported.schedule);

@@ -213,13 +213,15 @@ TEST(PytorchProfilerImport, BadInputNamesTheFile) {
         << error_of({plain});
     const std::string twice =
         error_of({fixture("runtime_1f1b_rank0.json"), fixture("gpu_1f1b_rank0.json")});
-    EXPECT_NE(twice.find("both hold rank 0"), std::string::npos) << twice;
+    EXPECT_NE(twice.find("both hold global rank 0"), std::string::npos) << twice;
 
-    std::string rank2 = read_text(fixture("runtime_1f1b_rank0.json"));
-    rank2.replace(rank2.find("\"rank\": 0"), 9, "\"rank\": 2");
-    const std::string missing =
-        error_of({fixture("runtime_1f1b_rank0.json"), write_temp("rank_two.json", rank2)});
-    EXPECT_NE(missing.find("rank 1 is missing"), std::string::npos) << missing;
+    // Ranks 0 and 2 of a larger job are a pipeline of two: pipeline rank 1 is global rank 2.
+    std::string rank2 = read_input_file(fixture("runtime_1f1b_rank1.json.gz"));
+    rank2.insert(rank2.find('{') + 1, "\"distributedInfo\": {\"rank\": 2}, ");
+    const ImportedRun gap = read_pytorch_profiler(
+        {fixture("runtime_1f1b_rank0.json"), write_temp("rank_two.json", rank2)});
+    EXPECT_EQ(gap.global_ranks, (std::vector<int>{0, 2}));
+    EXPECT_EQ(gap.schedule.rank_count, 2);
 
     const std::string whole = read_text(fixture("runtime_1f1b_rank0.json"));
     const std::string cut = write_temp("cut_rank0.json", whole.substr(0, whole.size() / 2));
