@@ -12,9 +12,10 @@
 // (`record_param_comms` with its "Collective name", "Dst Rank"/"Src Rank", message size and
 // dtype; `nccl:`/`gloo:` ranges where those are missing).
 //
-// Invariants: the files must cover ranks 0..n-1 once each (the rank from the trace's
-// distributedInfo, else from the file name); a trace with several steps imports one (`step`,
-// default the last one every rank completed).
+// Invariants: the files may be any set of global ranks, one file each (the rank from the
+// trace's distributedInfo, else from the file name); they become pipeline ranks 0..n-1 in
+// pipeline order (pipeline_ranks.hpp) and the run keeps each one's global rank; a trace with
+// several steps imports one (`step`, default the last one every rank completed).
 #pragma once
 
 #include <optional>
