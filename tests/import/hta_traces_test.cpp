@@ -126,7 +126,8 @@ std::string as_global_rank(const std::string& fixture, int rank, const std::stri
     if (!pg_config.empty())
         info["pg_config"] = nlohmann::json::parse(pg_config);
     text.insert(text.find('{') + 1, "\"distributedInfo\": " + info.dump() + ", ");
-    return write_temp("pp_global_" + std::to_string(rank) + ".json", "\n" + text);
+    const std::string stem = fixture.substr(0, fixture.find(".json"));
+    return write_temp(stem + "_as_global_" + std::to_string(rank) + ".json", "\n" + text);
 }
 
 nlohmann::json recorded_config(ImportedRun run, const std::string& name) {
@@ -178,6 +179,7 @@ TEST(ProfilerRanks, APgConfigPipelineGroupOrdersTheRanksAndIsNamed) {
             read_pytorch_profiler({four, again});
         },
         "no error");
+    ASSERT_NE(again, four);
     EXPECT_EQ(twice, four + " and " + again + " both hold global rank 4");
 }
 
