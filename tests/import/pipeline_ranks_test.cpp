@@ -3,6 +3,7 @@
 // global rank, and a duplicate or unknown rank is an error naming the files.
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,8 @@ TEST(PipelineRanks, AGroupOfExactlyTheRanksGivenOrdersThemWhateverItsName) {
 }
 
 TEST(PipelineRanks, OneRankOfALargeJobIsPipelineRankZero) {
-    const ProcessGroupInfo world{"0", "default_pg", std::vector<int>(300, 0)};
+    ProcessGroupInfo world{"0", "default_pg", std::vector<int>(300)};
+    std::iota(world.ranks.begin(), world.ranks.end(), 0);
     const PipelineRanks ranks = pipeline_ranks({{"rank-34.json", 34, {world}}});
     EXPECT_EQ(ranks.global_ranks, (std::vector<int>{34}));
     EXPECT_FALSE(ranks.group.has_value());
