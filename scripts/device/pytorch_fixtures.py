@@ -55,7 +55,7 @@ START = time.monotonic()
 PP_GRID = (2, 3, 4, 8)
 V_GRID_MULTI = (1, 2, 3)
 M_GRID = (1, 2, 3, 4, 5, 6, 8, 9, 10, 12, 16, 24)
-BUILD_LIMIT_S = 5  # one schedule construction; PyTorch's bubble insertion can loop forever
+BUILD_LIMIT_S = 2  # one schedule construction; PyTorch's bubble insertion can loop forever
 GROUP_TIMEOUT_S = 75  # one multi-process run
 HANG_TIMEOUT_S = 5
 TOLERANCE = {"rtol": 1e-9, "atol": 1e-12, "dtype": "float64"}
@@ -424,7 +424,7 @@ def compare(reference, candidate, torch):
     losses_match = (ref_losses is not None and cand_losses is not None
                     and ref_losses.shape == cand_losses.shape
                     and torch.allclose(ref_losses, cand_losses, **tol))
-    max_diff, grads_match = 0.0, True
+    max_diff, grads_match, ref_norm, cand_norm = 0.0, True, 0.0, 0.0
     for key in ("grads", "bias_grads"):
         if set(reference[key]) != set(candidate[key]):
             grads_match = False
@@ -432,9 +432,12 @@ def compare(reference, candidate, torch):
         for layer, ref in reference[key].items():
             got = candidate[key][layer]
             max_diff = max(max_diff, float((ref - got).abs().max()))
+            ref_norm += float(ref.norm()) ** 2
+            cand_norm += float(got.norm()) ** 2
             grads_match = grads_match and torch.allclose(ref, got, **tol)
     return {"losses_match": bool(losses_match), "grads_match": bool(grads_match),
             "max_abs_grad_diff": max_diff,
+            "grad_norm_ratio": (cand_norm / ref_norm) ** 0.5 if ref_norm else None,
             "loss_mean": float(cand_losses.mean()) if cand_losses is not None else None}
 
 
