@@ -239,8 +239,10 @@ def launch_group(spec, world, timeout_s, extra_env=None):
             out, _ = proc.communicate()
         outputs.append(out or "")
         codes.append(proc.returncode)
-    return {"ok": not timed_out and all(code == 0 for code in codes),
-            "returncodes": codes, "timed_out": timed_out,
+    failed = [o for o, code in zip(outputs, codes) if code != 0]
+    last_lines = [line for line in (failed[0] if failed else "").splitlines() if line.strip()]
+    return {"ok": not timed_out and not failed, "returncodes": codes, "timed_out": timed_out,
+            "error": last_lines[-1] if last_lines else None,
             "log_tail": [tail(o, 3000) for o in outputs]}
 
 

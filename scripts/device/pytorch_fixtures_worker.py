@@ -179,8 +179,7 @@ def worker_pipeline(spec):
         activities = [ProfilerActivity.CPU]
         if device.type == "cuda":
             activities.append(ProfilerActivity.CUDA)
-        with profile(activities=activities, record_shapes=True,
-                     profile_memory=True) as prof:
+        with profile(activities=activities, profile_memory=True) as prof:
             one_step()
             if device.type == "cuda":
                 torch.cuda.synchronize()
