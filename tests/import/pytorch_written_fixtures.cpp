@@ -304,16 +304,11 @@ void import_dump_set(const std::string& label, const std::vector<std::string>& f
 }  // namespace
 
 ImportFolderReport import_flight_recorder_folder(const fs::path& folder) {
-    static const std::regex pickle_file(R"(^rank_\d+$)");
-    static const std::regex json_file(R"(^rank_\d+\.json$)");
+    static const std::regex dump_file(R"(^rank_\d+(\.json)?$)");
     ImportFolderReport report;
-    for (const fs::path& case_folder : subfolders(folder)) {
-        const std::string label = case_folder.filename().string();
-        import_dump_set(label, files_matching(case_folder, pickle_file), report);
-        if (fs::is_directory(case_folder / "json"))
-            import_dump_set(label + "/json", files_matching(case_folder / "json", json_file),
-                            report);
-    }
+    for (const fs::path& case_folder : subfolders(folder))
+        import_dump_set(case_folder.filename().string(), files_matching(case_folder, dump_file),
+                        report);
     return report;
 }
 

@@ -86,8 +86,10 @@ struct ImportFolderReport {
 // Every subfolder of `folder` holding rank*.pt.trace.json[.gz] files is one profiler run;
 // each must import with actions on every rank.
 ImportFolderReport import_profiler_folder(const std::filesystem::path& folder);
-// Every subfolder of `folder` holding rank_<r> dumps (and json/rank_<r>.json) is one case;
-// each set must read and analyse.
+// Every subfolder of `folder` holding rank_<r> (pickle) or rank_<r>.json dumps is one set of
+// dumps (the script writes a case's pickles to <case>/ and its JSON twins to <case>_json/);
+// each set must read and analyse. Other files (PyTorch's own dumps on a timeout, notes) are
+// left alone.
 ImportFolderReport import_flight_recorder_folder(const std::filesystem::path& folder);
 
 }  // namespace pipelens::testing

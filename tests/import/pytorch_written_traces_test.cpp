@@ -55,9 +55,10 @@ class ScriptLayoutFolder : public TempDirectoryTest {
             copy("flight_recorder/" + name + "/pickle/nccl_trace_rank_" + r,
                  "flight_recorder/" + name + "/rank_" + r);
             copy("flight_recorder/" + name + "/json/nccl_trace_rank_" + r + ".json",
-                 "flight_recorder/" + name + "/json/rank_" + r + ".json");
+                 "flight_recorder/" + name + "_json/rank_" + r + ".json");
         }
-        write("flight_recorder/" + name + "/note_rank_0.json", "{}");  // not a dump: skipped
+        write("flight_recorder/notes/p2p_clean_note_0.json", "{}");   // not a dump: skipped
+        write("flight_recorder/" + name + "_auto/auto_rank_0", "x");  // PyTorch's own: skipped
     }
 };
 
@@ -89,7 +90,7 @@ TEST_F(ScriptLayoutFolder, FlightRecorderCasesAreFoundReadAndAnalysed) {
     EXPECT_TRUE(report.problems.empty()) << lines(report.problems);
     ASSERT_EQ(report.summaries.size(), 4u);
     EXPECT_EQ(report.summaries[0], "p2p_clean: 2 ranks, 8 entries, hang=no, mismatch=no");
-    EXPECT_EQ(report.summaries[1], "p2p_clean/json: 2 ranks, 8 entries, hang=no, mismatch=no");
+    EXPECT_EQ(report.summaries[1], "p2p_clean_json: 2 ranks, 8 entries, hang=no, mismatch=no");
     EXPECT_EQ(report.summaries[2].substr(0, report.summaries[2].find(',')),
               "recv_recv_cycle: 2 ranks");
     EXPECT_NE(report.summaries[2].find("hang=yes"), std::string::npos) << report.summaries[2];
