@@ -163,8 +163,10 @@ def dump_one(S, cls, mock_cls, kind, pp, v, m, defer, folder, base, refusals, fi
     try:
         sched = build_mock_schedule(cls, mock_cls, pp, v, m, defer)
     except Exception as error:  # PyTorch refused this configuration (or looped)
-        refusals.append({**where, "stage": "construct", "type": type(error).__name__,
-                         "message": str(error)})
+        # An attribute the mock lacks is the mock's failure, not PyTorch refusing the shape.
+        mock_failed = isinstance(error, AttributeError) and str(error) in mock_cls.missing
+        refusals.append({**where, "stage": "mock" if mock_failed else "construct",
+                         "type": type(error).__name__, "message": str(error)})
         return
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)

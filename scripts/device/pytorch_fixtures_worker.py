@@ -79,6 +79,7 @@ def mock_stage_class(missing_attributes):
                 missing_attributes.add(name)
             raise AttributeError(name)
 
+    FixtureMockStage.missing = missing_attributes
     return FixtureMockStage
 
 
