@@ -23,10 +23,14 @@ const ScheduleFolderReport& pytorch_report() {
     return report;
 }
 
+// The first 40 items, one per line: enough to act on without flooding the log.
 std::string lines(const std::vector<std::string>& items) {
+    constexpr std::size_t kShown = 40;
     std::string text;
-    for (const std::string& item : items)
-        text += "\n  " + item;
+    for (std::size_t i = 0; i < items.size() && i < kShown; ++i)
+        text += "\n  " + items[i];
+    if (items.size() > kShown)
+        text += "\n  ... and " + std::to_string(items.size() - kShown) + " more";
     return text;
 }
 
