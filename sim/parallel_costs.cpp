@@ -40,7 +40,8 @@ TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::i
                                                    std::int64_t heads, std::int64_t vocabulary,
                                                    std::int64_t microbatch_size, int tp,
                                                    int gpus_per_host,
-                                                   const sharding::MeshLinks& links) {
+                                                   const sharding::MeshLinks& links,
+                                                   const char* dtype) {
     if (tp <= 1)
         return {};
     if (hidden % tp != 0 || heads % tp != 0)
@@ -49,7 +50,7 @@ TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::i
     sharding::DeviceMesh mesh =
         sharding::parse_device_mesh(fmt::format("tp={}", tp), "cuda", gpus_per_host);
     mesh.links = links;
-    const sharding::BlockShape shape{microbatch_size, sequence, hidden, heads, vocabulary, "bf16"};
+    const sharding::BlockShape shape{microbatch_size, sequence, hidden, heads, vocabulary, dtype};
     const double per_pass_us =
         block_cost_us("attention", mesh, shape) + block_cost_us("mlp", mesh, shape);
     const std::int64_t per_pass = microseconds_to_ns(per_pass_us);
@@ -57,7 +58,8 @@ TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::i
 }
 
 std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus_per_host,
-                                     bool zero1, const sharding::MeshLinks& links) {
+                                     bool zero1, const sharding::MeshLinks& links,
+                                     int weight_element_bytes) {
     if (dp <= 1)
         return 0;
     // dp outer, tp inner: the dp dim crosses hosts once tp x dp does not fit in one.
@@ -68,7 +70,7 @@ std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus
     const double gradients_gb = parameters * 4 / kGiB;
     if (!zero1)
         return microseconds_to_ns(sharding::allreduce_cost(gradients_gb, topology, 0));
-    const double weights_gb = parameters * 2 / kGiB;
+    const double weights_gb = parameters * weight_element_bytes / kGiB;
     return microseconds_to_ns(sharding::reduce_scatter_cost(gradients_gb, topology, 0) +
                               sharding::allgather_cost(weights_gb, topology, 0));
 }

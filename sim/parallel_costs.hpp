@@ -25,15 +25,19 @@ struct TensorParallelLayerCost {
 
 // One layer's tensor-parallel collectives for one microbatch of `microbatch_size` sequences;
 // zero when tp = 1. Throws std::invalid_argument when hidden or heads do not divide by tp.
+// `dtype` is engine/sharding's element type name of the activations ("bf16", "f16", "f32").
 TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::int64_t hidden,
                                                    std::int64_t heads, std::int64_t vocabulary,
                                                    std::int64_t microbatch_size, int tp,
                                                    int gpus_per_host,
-                                                   const sharding::MeshLinks& links);
+                                                   const sharding::MeshLinks& links,
+                                                   const char* dtype = "bf16");
 
 // The data-parallel gradient reduction of `parameters` (one GPU's shard) for one step; zero
-// when dp = 1. Gradients are reduced in fp32 (4 bytes); ZeRO-1 all-gathers the 16-bit weights.
+// when dp = 1. Gradients are reduced in fp32 (4 bytes); ZeRO-1 all-gathers the weights, of
+// `weight_element_bytes` each (2 for 16-bit training).
 std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus_per_host,
-                                     bool zero1, const sharding::MeshLinks& links);
+                                     bool zero1, const sharding::MeshLinks& links,
+                                     int weight_element_bytes = 2);
 
 }  // namespace pipelens::sim

@@ -21,6 +21,14 @@ std::int64_t weight_and_optimizer_bytes(double parameters, int data_parallel, bo
     return std::llround(parameters * per_parameter);
 }
 
+std::int64_t weight_and_optimizer_bytes(double parameters, int data_parallel, bool zero1,
+                                        int weight_element_bytes) {
+    const double state = weight_element_bytes >= 4 ? 8.0 : 12.0;
+    const double per_parameter =
+        weight_element_bytes + 4.0 + (zero1 ? state / data_parallel : state);
+    return std::llround(parameters * per_parameter);
+}
+
 std::int64_t layer_activation_bytes(const GptShape& shape, std::int64_t microbatch_size,
                                     int tensor_parallel, Recompute recompute,
                                     bool sequence_parallel) {

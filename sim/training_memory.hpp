@@ -41,6 +41,12 @@ double gpt_layer_parameter_count(std::int64_t hidden);
 
 // Bytes of weights, gradients and optimizer state for `parameters` held by one GPU.
 std::int64_t weight_and_optimizer_bytes(double parameters, int data_parallel, bool zero1);
+// The same for weights of `weight_element_bytes`: those, fp32 gradients (4) and the optimizer
+// state, fp32 master weights, momentum and variance (12) for 16-bit weights, or momentum and
+// variance alone (8) for fp32 ones, which are their own master; ZeRO-1 splits the state over
+// the data-parallel ranks. 18 (6 + 12/d) for 2-byte weights, 16 (8 + 8/d) for 4-byte ones.
+std::int64_t weight_and_optimizer_bytes(double parameters, int data_parallel, bool zero1,
+                                        int weight_element_bytes);
 
 // Bytes one layer keeps from a microbatch's forward to its backward, on one GPU.
 std::int64_t layer_activation_bytes(const GptShape& shape, std::int64_t microbatch_size,

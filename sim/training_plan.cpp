@@ -107,33 +107,112 @@ Link link_of(double gb_per_s, double latency_us) {
     return {std::llround(latency_us * 1000), gb_per_s};
 }
 
-// The cost model of one step of `layout`: every stage the same layers, the last adding the
-// output layer (logits), tensor-parallel collectives inside F and I.
+// One GPU's parameters in one stage: its layers over tp, the first stage's word and position
+// embeddings, the last stage's copy of the word embedding (Megatron's output layer).
+double stage_parameters(const GptShape& shape, std::int64_t layers, int tp, bool first, bool last) {
+    const double h = static_cast<double>(shape.hidden);
+    double parameters = static_cast<double>(layers) * gpt_layer_parameter_count(shape.hidden);
+    if (first)
+        parameters += static_cast<double>(shape.vocabulary + shape.sequence) * h;
+    if (last && !first)
+        parameters += static_cast<double>(shape.vocabulary) * h;
+    return parameters / tp;
+}
+
+// One stage's work per microbatch by kind, each pass (F, I, W) in whole nanoseconds, so a
+// rank's step splits into them exactly. `matmul` includes the output layer's (`output_matmul`).
+struct StageWork {
+    struct Passes {
+        std::int64_t forward = 0, input = 0, weight = 0;
+        std::int64_t total() const { return forward + input + weight; }
+    };
+    Passes matmul, output_matmul, memory_bound, edges, accumulation, tensor_parallel;
+};
+
+StageWork stage_work(int stage, int stages, const PlanLayout& layout, const ModelSpec& model,
+                     const ClusterSpec& cluster, const PlanOptions& options,
+                     const TensorParallelLayerCost& tp_cost) {
+    const GptShape& shape = model.shape;
+    const std::int64_t layers = shape.layers / stages;
+    const bool first = stage == 0, last = stage + 1 == stages;
+    const double flops_per_ns =
+        dtype_peak_tflops(cluster.peak_tflops, options.dtype) * cluster.achieved_fraction * 1e3;
+    const LayerWork work = layer_work(shape, layout.microbatch_size, layout.tp, options.recompute);
+    const double logits = last ? 2.0 * shape.sequence * layout.microbatch_size * shape.hidden *
+                                     static_cast<double>(shape.vocabulary) / layout.tp
+                               : 0;
+    StageWork result;
+    result.matmul = {arithmetic_ns(layers * work.forward + logits, flops_per_ns),
+                     arithmetic_ns(layers * work.input + logits, flops_per_ns),
+                     arithmetic_ns(layers * work.weight + logits, flops_per_ns)};
+    const std::int64_t output = arithmetic_ns(logits, flops_per_ns);
+    result.output_matmul = {output, output, output};
+    result.tensor_parallel = {layers * tp_cost.forward_ns, layers * tp_cost.backward_ns, 0};
+    if (options.recompute == Recompute::full)  // the recomputed forward's collectives
+        result.tensor_parallel.input += layers * tp_cost.forward_ns;
+    const double bandwidth = cluster.memory_gb_per_s;
+    if (bandwidth <= 0)
+        return result;
+    const PassBytes layer =
+        layer_memory_bound_bytes(shape, layout.microbatch_size, layout.tp, options.dtype);
+    double recomputed = 0;
+    if (options.recompute == Recompute::full)
+        recomputed = layer.forward;
+    else if (options.recompute == Recompute::selective)
+        recomputed =
+            selective_recompute_bytes(shape, layout.microbatch_size, layout.tp, options.dtype);
+    result.memory_bound = {memory_ns(layers * layer.forward, bandwidth),
+                           memory_ns(layers * (layer.backward + recomputed), bandwidth), 0};
+    PassBytes edges;
+    if (first) {
+        const PassBytes embedding = embedding_bytes(shape, layout.microbatch_size, options.dtype);
+        edges.forward += embedding.forward;
+        result.edges.weight = memory_ns(embedding.backward, bandwidth);
+    }
+    if (last) {
+        const PassBytes output_layer =
+            output_layer_bytes(shape, layout.microbatch_size, layout.tp, options.dtype);
+        edges.forward += output_layer.forward;
+        result.edges.input = memory_ns(output_layer.backward, bandwidth);
+    }
+    result.edges.forward = memory_ns(edges.forward, bandwidth);
+    result.accumulation.weight =
+        memory_ns(gradient_accumulation_bytes(
+                      stage_parameters(shape, layers, layout.tp, first, last), options.dtype),
+                  bandwidth);
+    return result;
+}
+
+// The cost model of one step of `layout`: every stage the same layers, the first adding the
+// embedding, the last the output layer (logits); tensor-parallel collectives inside F and I.
+// Memory-bound work counts as arithmetic: it keeps the GPU busy, so no overlap hides it.
 CostModel step_cost_model(const PlanLayout& layout, const ModelSpec& model,
                           const ClusterSpec& cluster, const PlanOptions& options,
                           const TensorParallelLayerCost& tp_cost) {
     const GptShape& shape = model.shape;
     const int stages = layout.pp * layout.v;
     const std::int64_t layers = shape.layers / stages;
-    const double flops_per_ns = cluster.peak_tflops * cluster.achieved_fraction * 1e3;
-    const LayerWork work = layer_work(shape, layout.microbatch_size, layout.tp, options.recompute);
-    const double logits = 2.0 * shape.sequence * layout.microbatch_size * shape.hidden *
-                          static_cast<double>(shape.vocabulary) / layout.tp;
+    const int element = dtype_element_bytes(options.dtype);
     const std::int64_t held =
-        layers * layer_activation_bytes(shape, layout.microbatch_size, layout.tp, options.recompute,
-                                        options.sequence_parallel);
-    const std::int64_t boundary = shape.sequence * layout.microbatch_size * shape.hidden * 2 /
+        layers *
+        layer_activation_bytes(shape, layout.microbatch_size, layout.tp, options.recompute,
+                               options.sequence_parallel) *
+        element / 2;  // the closed forms are at 16-bit precision
+    const std::int64_t boundary = shape.sequence * layout.microbatch_size * shape.hidden * element /
                                   (options.sequence_parallel ? layout.tp : 1);
     CostModel costs;
     for (int stage = 0; stage < stages; ++stage) {
-        const double extra = stage + 1 == stages ? logits : 0;
+        const StageWork work = stage_work(stage, stages, layout, model, cluster, options, tp_cost);
         StageCost cost;
-        cost.forward_arithmetic_ns = arithmetic_ns(layers * work.forward + extra, flops_per_ns);
-        cost.input_arithmetic_ns = arithmetic_ns(layers * work.input + extra, flops_per_ns);
-        cost.weight_arithmetic_ns = arithmetic_ns(layers * work.weight + extra, flops_per_ns);
-        cost.forward_ns = cost.forward_arithmetic_ns + layers * tp_cost.forward_ns;
-        cost.input_ns = cost.input_arithmetic_ns + layers * tp_cost.backward_ns;
-        cost.weight_ns = cost.weight_arithmetic_ns;
+        cost.forward_arithmetic_ns = work.matmul.forward + work.memory_bound.forward +
+                                     work.edges.forward + work.accumulation.forward;
+        cost.input_arithmetic_ns = work.matmul.input + work.memory_bound.input + work.edges.input +
+                                   work.accumulation.input;
+        cost.weight_arithmetic_ns = work.matmul.weight + work.memory_bound.weight +
+                                    work.edges.weight + work.accumulation.weight;
+        cost.forward_ns = cost.forward_arithmetic_ns + work.tensor_parallel.forward;
+        cost.input_ns = cost.input_arithmetic_ns + work.tensor_parallel.input;
+        cost.weight_ns = cost.weight_arithmetic_ns + work.tensor_parallel.weight;
         costs.stages.push_back(cost);
         costs.activation_bytes.push_back(boundary);
         costs.held_activation_bytes.push_back(held);
@@ -146,6 +225,33 @@ CostModel step_cost_model(const PlanLayout& layout, const ModelSpec& model,
     costs.ranks_per_host = std::max(1, cluster.gpus_per_host / (layout.tp * layout.dp));
     costs.overlap_efficiency = options.overlap_efficiency;
     return costs;
+}
+
+TensorParallelLayerCost layer_collectives(const PlanLayout& layout, const ModelSpec& model,
+                                          const ClusterSpec& cluster, const PlanOptions& options) {
+    const GptShape& shape = model.shape;
+    return tensor_parallel_layer_cost(shape.sequence, shape.hidden, shape.heads, shape.vocabulary,
+                                      layout.microbatch_size, layout.tp, cluster.gpus_per_host,
+                                      cluster.links, sharding_dtype(options.dtype));
+}
+
+// The busiest rank's arithmetic split by kind: m microbatches of each stage it holds.
+void split_arithmetic(const Schedule& lowered, const RankResult& rank, const PlanLayout& layout,
+                      const ModelSpec& model, const ClusterSpec& cluster,
+                      const PlanOptions& options, PlanBreakdown& parts) {
+    const TensorParallelLayerCost tp_cost = layer_collectives(layout, model, cluster, options);
+    const int stages = layout.pp * layout.v;
+    for (int stage = 0; stage < stages; ++stage) {
+        if (lowered.stage_to_rank[static_cast<std::size_t>(stage)] != rank.rank)
+            continue;
+        const StageWork work = stage_work(stage, stages, layout, model, cluster, options, tp_cost);
+        parts.output_matmul_ns += layout.m * work.output_matmul.total();
+        parts.memory_bound_ns += layout.m * work.memory_bound.total();
+        parts.embedding_and_output_ns += layout.m * work.edges.total();
+        parts.gradient_accumulation_ns += layout.m * work.accumulation.total();
+    }
+    parts.compute_ns = rank.arithmetic_ns - parts.memory_bound_ns - parts.embedding_and_output_ns -
+                       parts.gradient_accumulation_ns;
 }
 
 // One GPU's parameters on the most loaded rank: its layers over tp, and the first rank's word
@@ -215,12 +321,8 @@ double step_flops(const ModelSpec& model, Recompute recompute) {
 
 CostModel plan_cost_model(const PlanLayout& layout, const ModelSpec& model,
                           const ClusterSpec& cluster, const PlanOptions& options) {
-    const GptShape& shape = model.shape;
-    return step_cost_model(
-        layout, model, cluster, options,
-        tensor_parallel_layer_cost(shape.sequence, shape.hidden, shape.heads, shape.vocabulary,
-                                   layout.microbatch_size, layout.tp, cluster.gpus_per_host,
-                                   cluster.links));
+    return step_cost_model(layout, model, cluster, options,
+                           layer_collectives(layout, model, cluster, options));
 }
 
 PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
@@ -238,20 +340,28 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
         [](const RankResult& a, const RankResult& b) { return a.busy_ns < b.busy_ns; });
     // The busiest rank's step, split: its busy time is arithmetic plus the tensor-parallel
     // collectives no overlap hid (the only other time in a stage's costs), then idle.
-    result.breakdown.compute_ns = busiest->arithmetic_ns;
+    split_arithmetic(lowered, *busiest, layout, model, cluster, options, result.breakdown);
     result.breakdown.tensor_parallel_ns = busiest->busy_ns - busiest->arithmetic_ns;
     result.breakdown.bubble_ns = busiest->bubble_ns;
     const double parameters = rank_parameters(layout, shape);
-    const std::int64_t reduce = data_parallel_reduce_ns(
-        parameters, layout.dp, layout.tp, cluster.gpus_per_host, options.zero1, cluster.links);
+    const int element = dtype_element_bytes(options.dtype);
+    const std::int64_t reduce =
+        data_parallel_reduce_ns(parameters, layout.dp, layout.tp, cluster.gpus_per_host,
+                                options.zero1, cluster.links, element);
     // Overlapped, the reduction runs during the last microbatch's backward on each rank.
     const std::int64_t last_backward = costs.stages.front().backward_ns() * layout.v;
     result.breakdown.data_parallel_ns = options.overlap_gradient_reduce
                                             ? std::max<std::int64_t>(0, reduce - last_backward)
                                             : reduce;
-    result.step_time_ns = pipeline.step_time_ns + result.breakdown.data_parallel_ns;
+    // Adam runs after the reduction, on the rank's shard of the parameters under ZeRO-1.
+    if (cluster.memory_gb_per_s > 0)
+        result.breakdown.optimizer_ns = memory_ns(
+            optimizer_step_bytes(parameters / (options.zero1 ? layout.dp : 1), options.dtype),
+            cluster.memory_gb_per_s);
+    result.step_time_ns =
+        pipeline.step_time_ns + result.breakdown.data_parallel_ns + result.breakdown.optimizer_ns;
     result.breakdown.weight_bytes =
-        weight_and_optimizer_bytes(parameters, layout.dp, options.zero1);
+        weight_and_optimizer_bytes(parameters, layout.dp, options.zero1, element);
     for (const RankResult& rank : pipeline.ranks)
         result.breakdown.activation_bytes =
             std::max(result.breakdown.activation_bytes, rank.peak_memory_bytes);

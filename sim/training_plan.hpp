@@ -5,7 +5,11 @@
 // - compute per layer and microbatch from FLOPs (the Zero Bubble paper's F, I, W split of a
 //   layer, divided over tp; recompute adds the forward, or only its attention scores, to I),
 //   the output layer on the last stage, at the GPU's peak times the achieved fraction;
-// - tensor-parallel collectives per layer from engine/sharding (sim/parallel_costs.hpp);
+// - memory-bound work (element-wise kernels, embedding, cross entropy, fp32 gradient
+//   accumulation) from the bytes it moves at HBM bandwidth (sim/step_overheads.hpp), charged as
+//   GPU time no overlap hides, and the optimizer step after the pipeline;
+// - tensor-parallel collectives per layer from engine/sharding (sim/parallel_costs.hpp), paid
+//   again by the recomputed forward under full recompute;
 // - the pipeline simulated (sim::simulate) with those stage costs, the boundary activations
 //   over the cluster's links, and each stage's activations held from F to W;
 // - the data-parallel gradient reduction after the pipeline, or hidden behind the last
@@ -26,6 +30,7 @@
 #include "engine/schedule/schedule_kind.hpp"
 #include "engine/sharding/device_mesh.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/step_overheads.hpp"
 #include "sim/training_memory.hpp"
 
 namespace pipelens::sim {
@@ -48,6 +53,9 @@ struct ClusterSpec {
     double peak_tflops = 0;        // dense 16-bit, per GPU, from the data sheet
     double achieved_fraction = 0;  // of peak that large matrix multiplies reach
     sharding::MeshLinks links;     // intra-host (NVLink) and inter-host (network)
+    // HBM bandwidth (10^9 bytes/s) that memory-bound work runs at (sim/step_overheads.hpp);
+    // 0 leaves that work unpriced, as plans made before it was modelled were.
+    double memory_gb_per_s = 0;
 };
 
 // Search dimensions; a set field pins it.
@@ -61,6 +69,8 @@ struct PlanOptions {
     bool sequence_parallel = true;
     bool zero1 = true;
     bool overlap_gradient_reduce = true;
+    // Weights, activations and messages; fp32 also selects the TF32 peak (dtype_peak_tflops).
+    DType dtype = DType::bf16;
     // OVERLAP_F_B's (DualPipeV): the share of the tensor-parallel collectives of one part hidden
     // behind the other's arithmetic; 0 unless measured or stated (see CostModel::overlap).
     double overlap_efficiency = 0;
@@ -79,15 +89,25 @@ struct PlanLayout {
     int m = 1;
 };
 
-// The step of the busiest rank in parts that add up to it exactly:
-// compute_ns + tensor_parallel_ns + bubble_ns + data_parallel_ns == PlanResult::step_time_ns.
+// The step of the busiest rank in parts that add up to it exactly: compute_ns +
+// memory_bound_ns + embedding_and_output_ns + gradient_accumulation_ns + tensor_parallel_ns +
+// bubble_ns + data_parallel_ns + optimizer_ns == PlanResult::step_time_ns. The memory-bound
+// parts and the optimizer are 0 unless ClusterSpec::memory_gb_per_s is set.
 struct PlanBreakdown {
-    std::int64_t compute_ns = 0;          // arithmetic only: its FLOPs at the achieved rate
-    std::int64_t tensor_parallel_ns = 0;  // tensor-parallel collectives that no overlap hid
-    std::int64_t bubble_ns = 0;           // the pipeline's idle time on that rank
-    std::int64_t data_parallel_ns = 0;    // gradient reduction not hidden
-    std::int64_t weight_bytes = 0;        // weights, gradients, optimizer state
-    std::int64_t activation_bytes = 0;    // peak held activations
+    std::int64_t compute_ns = 0;  // matrix multiplies only: their FLOPs at the achieved rate
+    // Of compute_ns, the output layer's (the logits, 2 s b h V / tp per pass) on that rank.
+    std::int64_t output_matmul_ns = 0;
+    std::int64_t memory_bound_ns = 0;  // the layers' element-wise work at HBM bandwidth
+    // The first stage's embedding and the last stage's final norm and cross entropy, held by
+    // that rank (memory-bound; the logits' matrix multiply is in compute_ns).
+    std::int64_t embedding_and_output_ns = 0;
+    std::int64_t gradient_accumulation_ns = 0;  // weight gradients added into fp32
+    std::int64_t tensor_parallel_ns = 0;        // tensor-parallel collectives that no overlap hid
+    std::int64_t bubble_ns = 0;                 // the pipeline's idle time on that rank
+    std::int64_t data_parallel_ns = 0;          // gradient reduction not hidden
+    std::int64_t optimizer_ns = 0;              // the Adam step over the rank's parameters
+    std::int64_t weight_bytes = 0;              // weights, gradients, optimizer state
+    std::int64_t activation_bytes = 0;          // peak held activations
 };
 
 struct PlanResult {

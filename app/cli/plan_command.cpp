@@ -38,6 +38,8 @@ struct PlanFlags {
     std::string intra_bandwidth = "450GB/s", intra_latency = "1us";
     std::string inter_bandwidth = "50GB/s", inter_latency = "5us";
     std::string collective_latency = "6.6us";
+    std::string hbm_bandwidth = "0";  // 0: memory-bound work and the optimizer left unpriced
+    std::string dtype = "bf16";
     std::string recompute = "none";
     std::optional<std::string> schedule;
     bool sequence_parallel = false, zero1 = false, no_overlap = false;
@@ -63,6 +65,12 @@ void apply_units(PlanFlags& flags) {
         parse_flag_text("pipelens plan", "inter-host-latency", flags.inter_latency, latency_us);
     flags.cluster.links.collective_latency_us = parse_flag_text(
         "pipelens plan", "collective-latency", flags.collective_latency, latency_us);
+    flags.cluster.memory_gb_per_s =
+        flags.hbm_bandwidth == "0"
+            ? 0
+            : parse_flag_text("pipelens plan", "hbm-bandwidth", flags.hbm_bandwidth, bandwidth);
+    flags.options.dtype = parse_flag_text("pipelens plan", "dtype", flags.dtype,
+                                          [](const std::string& t) { return sim::parse_dtype(t); });
     const std::map<std::string, sim::Recompute> recompute{{"none", sim::Recompute::none},
                                                           {"selective", sim::Recompute::selective},
                                                           {"full", sim::Recompute::full}};
@@ -95,10 +103,10 @@ void apply_file(CLI::App& command, const std::string& file) {
         {"cluster",
          {"gpus", "gpus_per_host", "gpu_memory", "peak_tflops", "achieved_fraction",
           "intra_host_bandwidth", "intra_host_latency", "inter_host_bandwidth",
-          "inter_host_latency", "collective_latency"}},
+          "inter_host_latency", "collective_latency", "hbm_bandwidth"}},
         {"plan",
          {"recompute", "sequence_parallel", "zero1", "no_overlap_grad_reduce", "overlap_efficiency",
-          "tp", "pp", "dp", "schedule", "v", "microbatch_size", "m", "top"}}};
+          "tp", "pp", "dp", "schedule", "v", "microbatch_size", "m", "top", "dtype"}}};
     std::vector<FlagValue> values;
     try {
         values = read_flag_file(file, allowed);
@@ -171,8 +179,31 @@ nlohmann::json result_json(const sim::PlanResult& result, std::int64_t memory_pe
               {"tensor_parallel_s", static_cast<double>(b.tensor_parallel_ns) * 1e-9},
               {"pipeline_bubble_s", static_cast<double>(b.bubble_ns) * 1e-9},
               {"data_parallel_s", static_cast<double>(b.data_parallel_ns) * 1e-9},
+              {"memory_bound_s", static_cast<double>(b.memory_bound_ns) * 1e-9},
+              {"embedding_and_output_s", static_cast<double>(b.embedding_and_output_ns) * 1e-9},
+              {"gradient_accumulation_s", static_cast<double>(b.gradient_accumulation_ns) * 1e-9},
+              {"optimizer_s", static_cast<double>(b.optimizer_ns) * 1e-9},
+              {"output_matmul_s", static_cast<double>(b.output_matmul_ns) * 1e-9},
               {"weights_and_optimizer_bytes", b.weight_bytes},
               {"activation_bytes", b.activation_bytes}}}};
+}
+
+// The best layout's step, one line per kind of work, once memory-bound work is priced.
+void print_best_breakdown(const sim::PlanResult& best) {
+    const auto& b = best.breakdown;
+    const std::pair<const char*, std::int64_t> lines[] = {
+        {"matrix multiplies", b.compute_ns},
+        {"  of which the output layer", b.output_matmul_ns},
+        {"memory-bound layer work", b.memory_bound_ns},
+        {"embedding and output layer", b.embedding_and_output_ns},
+        {"gradient accumulation", b.gradient_accumulation_ns},
+        {"tensor-parallel collectives", b.tensor_parallel_ns},
+        {"pipeline bubble", b.bubble_ns},
+        {"data-parallel reduction", b.data_parallel_ns},
+        {"optimizer step", b.optimizer_ns}};
+    fmt::print("best layout's step, on its busiest rank:\n");
+    for (const auto& [name, ns] : lines)
+        fmt::print("  {:<30} {:>11}\n", name, format_duration(ns));
 }
 
 void print_table(const std::vector<sim::PlanResult>& results, const PlanFlags& flags) {
@@ -199,6 +230,8 @@ void print_table(const std::vector<sim::PlanResult>& results, const PlanFlags& f
     fmt::print(
         "step = compute + tp comm + bubble + dp comm, on the busiest rank: compute is the "
         "arithmetic alone, tp and dp comm what no overlap hid\n");
+    if (!results.empty() && flags.cluster.memory_gb_per_s > 0)
+        print_best_breakdown(results.front());
     if (!results.empty() && !results.front().fits)
         fmt::print("no layout fits: the smallest needs {} per GPU, {} over\n",
                    format_bytes(results.front().memory_per_gpu_bytes),
@@ -223,9 +256,10 @@ std::int64_t record_best(const PlanFlags& flags, const sim::PlanResult& best) {
             fmt::format("tp={}", layout.tp), "cuda", flags.cluster.gpus_per_host);
         mesh.links = flags.cluster.links;
         const auto& shape = flags.model.shape;
-        const sharding::BlockShape block{layout.microbatch_size, shape.sequence,
-                                         shape.hidden,           shape.heads,
-                                         shape.vocabulary,       "bf16"};
+        const sharding::BlockShape block{
+            layout.microbatch_size, shape.sequence,
+            shape.hidden,           shape.heads,
+            shape.vocabulary,       sim::sharding_dtype(flags.options.dtype)};
         std::vector<sharding::ShardingDecision> decisions;
         for (const char* name : {"attention", "mlp"})
             for (auto& decision : sharding::propagate_block(name, mesh, block))
@@ -302,10 +336,15 @@ void add_cluster_flags(CLI::App* command, PlanFlags& flags) {
     command->add_option("--inter-host-latency", flags.inter_latency, "Default 5us");
     command->add_option("--collective-latency", flags.collective_latency,
                         "Fixed cost of each collective (default 6.6us, upstream DTensor's)");
+    command->add_option("--hbm-bandwidth", flags.hbm_bandwidth,
+                        "GPU memory bandwidth for memory-bound work and the optimizer, e.g. "
+                        "3.35TB/s (default 0: not priced)");
 }
 
 void add_search_flags(CLI::App* command, PlanFlags& flags) {
     command->add_option("--recompute", flags.recompute, "none, selective or full (default none)");
+    command->add_option("--dtype", flags.dtype,
+                        "fp32 (TF32 peak, half the 16-bit one), bf16 or fp16 (default bf16)");
     command->add_flag("--sequence-parallel", flags.sequence_parallel,
                       "Megatron sequence parallelism");
     command->add_flag("--zero1", flags.zero1, "Optimizer state split over data parallel (ZeRO-1)");

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Prints the table in docs/plan.md of Narayanan et al.'s published Megatron-LM throughputs
+(SC 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM",
+table 1) beside what `pipelens plan` predicts with each layout pinned as published, on an A100
+80GB cluster described by its data sheet. Predicted TFLOP/s per GPU use the paper's own FLOP
+count (its equation 3, which counts the recomputed forward): 96 B s l h^2 (1 + s/6h + V/16lh),
+over the predicted step time and the GPU count. Nothing here is fitted to the table.
+
+  scripts/megatron_table1.py [--pipelens PATH] [--fraction F] [--markdown]
+
+With --markdown the rows come out as the docs' table, with the predictions at F x 0.9 and
+F x 1.1 beside them.
+"""
+import argparse
+import json
+import subprocess
+
+SEQUENCE, VOCABULARY = 2048, 51200
+
+# Table 1 as published: billions of parameters, heads, hidden, layers, tp, pp, GPUs, global
+# batch, achieved TFLOP/s per GPU. dp = GPUs / (tp x pp).
+TABLE = [
+    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137),
+    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138),
+    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142),
+    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135),
+    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138),
+    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140),
+    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148),
+    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155),
+    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163),
+    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163),
+]
+
+# The A100 80GB SXM's data sheet, and Selene's network: 8 x 200 Gb/s HDR InfiniBand per
+# 8-GPU node, 25 GB/s per GPU.
+A100 = ["--peak-tflops", "312", "--hbm-bandwidth", "2.039TB/s", "--gpu-memory", "80GB",
+        "--intra-host-bandwidth", "300GB/s", "--inter-host-bandwidth", "25GB/s"]
+
+
+def schedule_of(layers, pp):
+    """1F1B without a pipeline or with two stages (Megatron then refused interleaving at pp = 2);
+    otherwise the interleaved schedule with the fewest chunks (v > 1) the layers divide into."""
+    if pp <= 2:
+        return ["--schedule", "1F1B"]
+    v = next(v for v in range(2, layers + 1) if (layers // pp) % v == 0)
+    return ["--schedule", "Interleaved1F1B", "--v", str(v)]
+
+
+def paper_flops(batch, layers, hidden):
+    s, v = SEQUENCE, VOCABULARY
+    return 96 * batch * s * layers * hidden**2 * (1 + s / (6 * hidden) + v / (16 * layers * hidden))
+
+
+def predict(pipelens, fraction, row):
+    _, heads, hidden, layers, tp, pp, gpus, batch, _ = row
+    dp = gpus // (tp * pp)
+    args = [pipelens, "plan", "--layers", str(layers), "--hidden", str(hidden), "--heads",
+            str(heads), "--sequence", str(SEQUENCE), "--vocabulary", str(VOCABULARY),
+            "--global-batch", str(batch), "--gpus", str(gpus), "--tp", str(tp), "--pp", str(pp),
+            "--dp", str(dp), "--microbatch-size", "1", "--recompute", "full",
+            "--no-overlap-grad-reduce", "--achieved-fraction", str(fraction), "--json"]
+    args += A100 + schedule_of(layers, pp)
+    result = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)[0]
+    step = result["step_time_s"]
+    return step, paper_flops(batch, layers, hidden) / step / gpus / 1e12, result
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pipelens", default="build/app/cli/pipelens")
+    parser.add_argument("--fraction", type=float, default=0.8)
+    parser.add_argument("--markdown", action="store_true")
+    options = parser.parse_args()
+    errors = []
+    if options.markdown:
+        print("| model | tp | pp | dp | schedule | published | predicted | error | "
+              "at f x 0.9 | at f x 1.1 |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+    for row in TABLE:
+        step, tflops, result = predict(options.pipelens, options.fraction, row)
+        error = (tflops - row[8]) / row[8]
+        errors.append(abs(error))
+        schedule = " ".join(schedule_of(row[3], row[5])[1::2])
+        dp = row[6] // (row[4] * row[5])
+        if options.markdown:
+            low = predict(options.pipelens, options.fraction * 0.9, row)[1]
+            high = predict(options.pipelens, options.fraction * 1.1, row)[1]
+            print(f"| {row[0]}B | {row[4]} | {row[5]} | {dp} | {schedule} | {row[8]} | "
+                  f"{tflops:.1f} | {error:+.1%} | {low:.1f} | {high:.1f} |")
+        else:
+            parts = " ".join(f"{k}={v:.3f}" for k, v in result["breakdown"].items()
+                             if k.endswith("_s"))
+            print(f"{row[0]:>7}B step {step:8.3f}s  {tflops:6.1f} vs {row[8]}  "
+                  f"{error:+6.1%}  {parts}")
+    print(f"mean |error| {sum(errors) / len(errors):.1%}, max {max(errors):.1%}")
+
+
+if __name__ == "__main__":
+    main()

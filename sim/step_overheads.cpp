@@ -1,0 +1,116 @@
+// The byte counts of step_overheads.hpp, each a sum of the reads and writes its comment lists.
+#include "sim/step_overheads.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace pipelens::sim {
+namespace {
+
+constexpr double kMaskBytes = 1;  // a dropout mask element (bool)
+
+double element_count(const GptShape& shape, std::int64_t microbatch_size) {
+    return static_cast<double>(shape.sequence) * static_cast<double>(microbatch_size) *
+           static_cast<double>(shape.hidden);
+}
+
+// S / tp: one GPU's share of the attention scores, a s^2 b.
+double score_count(const GptShape& shape, std::int64_t microbatch_size, int tp) {
+    const double s = static_cast<double>(shape.sequence);
+    return static_cast<double>(shape.heads) * s * s * static_cast<double>(microbatch_size) / tp;
+}
+
+}  // namespace
+
+DType parse_dtype(const std::string& text) {
+    if (text == "fp32")
+        return DType::fp32;
+    if (text == "bf16")
+        return DType::bf16;
+    if (text == "fp16")
+        return DType::fp16;
+    throw std::invalid_argument("use fp32, bf16 or fp16");
+}
+
+const char* dtype_name(DType dtype) {
+    switch (dtype) {
+        case DType::fp32:
+            return "fp32";
+        case DType::bf16:
+            return "bf16";
+        case DType::fp16:
+            return "fp16";
+    }
+    return "bf16";
+}
+
+int dtype_element_bytes(DType dtype) {
+    return dtype == DType::fp32 ? 4 : 2;
+}
+
+const char* sharding_dtype(DType dtype) {
+    switch (dtype) {
+        case DType::fp32:
+            return "f32";
+        case DType::bf16:
+            return "bf16";
+        case DType::fp16:
+            return "f16";
+    }
+    return "bf16";
+}
+
+double dtype_peak_tflops(double peak_16bit_tflops, DType dtype) {
+    return dtype == DType::fp32 ? peak_16bit_tflops / 2 : peak_16bit_tflops;
+}
+
+PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
+                                   DType dtype) {
+    const double e = element_count(shape, microbatch_size);
+    const double scores = score_count(shape, microbatch_size, tp);
+    const double element = dtype_element_bytes(dtype);
+    const double masks = (2 * e + scores) * kMaskBytes;
+    // Forward: two layer norms (4E), two bias-dropout-residual adds (6E), bias-GeLU on the 4h
+    // shard (8E/tp), softmax (2S/tp) and its dropout (2S/tp).
+    const double forward = (10 * e + 8 * e / tp + 4 * scores) * element + masks;
+    // Backward: layer norms read x and dy and write dx (6E), the residual adds' dropout (4E),
+    // GeLU (12E/tp), softmax reads y and dy and writes dx (3S/tp), its dropout (2S/tp).
+    const double backward = (10 * e + 12 * e / tp + 5 * scores) * element + masks;
+    return {forward, backward};
+}
+
+double selective_recompute_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
+                                 DType dtype) {
+    const double scores = score_count(shape, microbatch_size, tp);
+    return 4 * scores * dtype_element_bytes(dtype) + scores * kMaskBytes;
+}
+
+PassBytes embedding_bytes(const GptShape& shape, std::int64_t microbatch_size, DType dtype) {
+    const double e = element_count(shape, microbatch_size);
+    const double element = dtype_element_bytes(dtype);
+    return {5 * e * element + e * kMaskBytes, 5 * e * element + e * kMaskBytes};
+}
+
+PassBytes output_layer_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
+                             DType dtype) {
+    const double e = element_count(shape, microbatch_size);
+    const double logits = static_cast<double>(shape.sequence) *
+                          static_cast<double>(microbatch_size) *
+                          static_cast<double>(shape.vocabulary) / tp;
+    const double element = dtype_element_bytes(dtype);
+    return {(2 * e + 3 * logits) * element, (3 * e + 2 * logits) * element};
+}
+
+double gradient_accumulation_bytes(double parameters, DType dtype) {
+    return parameters * (dtype_element_bytes(dtype) + 8);
+}
+
+double optimizer_step_bytes(double parameters, DType dtype) {
+    return parameters * (dtype == DType::fp32 ? 28.0 : 34.0);
+}
+
+std::int64_t memory_ns(double bytes, double gb_per_s) {
+    return static_cast<std::int64_t>(std::ceil(bytes / gb_per_s));
+}
+
+}  // namespace pipelens::sim

@@ -1,0 +1,82 @@
+// What a GPT training step pays besides its matrix multiplies, priced from bytes moved at the
+// GPU's memory bandwidth, and the element type that sets those bytes (the planner's --dtype):
+//
+// - memory-bound work per layer and microbatch (layer norms, the fused scale-mask-softmax,
+//   dropouts, bias-GeLU, bias-dropout-residual adds), element by element as Megatron-LM's
+//   kernels read and write them; the batched attention matmuls count as matrix multiplies;
+// - the first stage's embedding (word lookup, position add, dropout) and the last stage's final
+//   layer norm and vocabulary-parallel cross entropy over the logits;
+// - the weight gradients accumulated into fp32 after each microbatch's backward;
+// - the optimizer step (Adam) over a GPU's parameters once per step.
+//
+// Invariants: every figure is bytes on one GPU (tensor-parallel shards divided by tp, what every
+// tp rank repeats not divided), non-negative, in doubles; a dtype's element size scales every
+// activation and weight byte, while dropout masks stay 1 byte and fp32 gradients and optimizer
+// state stay 4 bytes in any dtype (mixed precision).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "sim/training_memory.hpp"
+
+namespace pipelens::sim {
+
+enum class DType { fp32, bf16, fp16 };
+
+// "fp32", "bf16" or "fp16"; std::invalid_argument for anything else.
+DType parse_dtype(const std::string& text);
+const char* dtype_name(DType dtype);
+// Bytes per element of weights, activations and the messages that carry them: 4, 2, 2.
+int dtype_element_bytes(DType dtype);
+// The element type's name in engine/sharding's tensor metadata ("f32", "bf16", "f16").
+const char* sharding_dtype(DType dtype);
+// The dense peak a dtype runs at, from the data sheet's 16-bit dense figure: fp32 means TF32
+// tensor cores (as PyTorch and Megatron-LM run fp32 matrix multiplies on A100 and H100), half
+// the 16-bit figure on both data sheets (A100: 156 of 312, H100 SXM: 494.5 of 989).
+double dtype_peak_tflops(double peak_16bit_tflops, DType dtype);
+
+// Bytes moved by one pass over one microbatch.
+struct PassBytes {
+    double forward = 0;
+    double backward = 0;
+};
+
+// One transformer layer's memory-bound work for a microbatch of `microbatch_size` sequences on
+// one of `tp` GPUs. With E = s b h and S = a s^2 b (the attention scores), in elements:
+//   forward  10E + 8E/tp + 4S/tp, and dropout masks 2E + S/tp bytes;
+//   backward 10E + 12E/tp + 5S/tp, and the masks read again, 2E + S/tp bytes.
+PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
+                                   DType dtype);
+
+// What selective recompute repeats of a layer's forward: the softmax and its dropout over the
+// attention scores, 4S/tp elements and S/tp mask bytes.
+double selective_recompute_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
+                                 DType dtype);
+
+// The first stage's embedding: forward reads the word rows and the position rows, writes their
+// sum, and its dropout reads it and writes the result and a mask (5E elements, E mask bytes);
+// backward the dropout's gradient (2E, E mask bytes) and the scatter-add of the word rows'
+// gradient (read E, read and write the rows, 3E).
+PassBytes embedding_bytes(const GptShape& shape, std::int64_t microbatch_size, DType dtype);
+
+// The last stage past its layers: the final layer norm (forward 2E, backward 3E) and the
+// cross entropy over the tp-th of the logits L = s b V / tp (forward reads them twice, for the
+// maximum and the exponentials' sum, and writes the shifted exponentials once: 3L; backward
+// reads them and writes the gradient: 2L).
+PassBytes output_layer_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
+                             DType dtype);
+
+// After each microbatch's backward, each weight gradient is added to its fp32 accumulator:
+// read the new gradient (dtype bytes) and read and write the accumulator (8 bytes).
+double gradient_accumulation_bytes(double parameters, DType dtype);
+
+// The optimizer step over `parameters`: Adam reads the fp32 gradient, master weight, momentum
+// and variance (16 bytes) and writes the last three (12); in 16-bit the master weights are then
+// copied to the model's weights (read 4, write 2). 34 bytes per parameter, 28 in fp32.
+double optimizer_step_bytes(double parameters, DType dtype);
+
+// Nanoseconds to move `bytes` at `gb_per_s` (10^9 bytes per second), rounded up.
+std::int64_t memory_ns(double bytes, double gb_per_s);
+
+}  // namespace pipelens::sim
