@@ -1,0 +1,102 @@
+// The planner against a published table: Narayanan et al., "Efficient Large-Scale Language Model
+// Training on GPU Clusters Using Megatron-LM" (SC 2021), table 1, every row. Each layout is
+// pinned as published (microbatch size 1, full recompute, interleaved 1F1B with the fewest
+// chunks the layers allow where pp > 2, 1F1B otherwise, gradients reduced after the pipeline),
+// on an A100 80GB cluster described by its data sheet (312 dense BF16 TFLOP/s, 2,039 GB/s HBM,
+// NVLink 300 GB/s per direction, 25 GB/s of InfiniBand per GPU) and the best published A100 BF16
+// matrix-multiply rate (271.2 of 312 TFLOP/s, 86.9 %, Bekman's MAMF table in ml-engineering).
+// Nothing is fitted to the table. Throughput is the paper's own count (its equation 3):
+// 96 B s l h^2 (1 + s/6h + V/16lh) per step, over the predicted step and the GPUs.
+//
+// What holds the errors: each row within kRowBound, the mean within kMeanBound (docs/plan.md,
+// "Validated against Megatron-LM's Table 1"; the aim is 10 % and 4 %, not reached).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "sim/training_plan.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+constexpr double kRowBound = 0.30;
+constexpr double kMeanBound = 0.21;
+constexpr double kMatmulFraction = 0.869;
+
+struct Row {
+    double params_billion;
+    int heads, hidden, layers, tp, pp, gpus, global_batch;
+    double published_tflops;
+};
+
+// Table 1 as published; dp = GPUs / (tp x pp).
+const std::vector<Row> kTable1 = {
+    {1.7, 24, 2304, 24, 1, 1, 32, 512, 137},
+    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138},
+    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142},
+    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135},
+    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138},
+    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140},
+    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148},
+    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155},
+    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163},
+    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163},
+};
+
+ClusterSpec a100_cluster(int gpus) {
+    ClusterSpec cluster;
+    cluster.gpus = gpus;
+    cluster.gpus_per_host = 8;
+    cluster.memory_per_gpu_bytes = 80'000'000'000;
+    cluster.peak_tflops = 312;
+    cluster.achieved_fraction = kMatmulFraction;
+    cluster.memory_gb_per_s = 2039;
+    cluster.links.intra_host_gb_per_s = 300;
+    cluster.links.intra_host_latency_us = 1;
+    cluster.links.inter_host_gb_per_s = 25;
+    cluster.links.inter_host_latency_us = 5;
+    cluster.links.collective_latency_us = 6.6;
+    return cluster;
+}
+
+PlanLayout published_layout(const Row& row) {
+    const int dp = row.gpus / (row.tp * row.pp);
+    PlanLayout layout{row.tp, row.pp, dp, ScheduleKind::one_f_one_b, 1, 1, row.global_batch / dp};
+    if (row.pp > 2) {
+        layout.schedule = ScheduleKind::interleaved_1f1b;
+        layout.v = 2;
+        while ((row.layers / row.pp) % layout.v != 0)
+            ++layout.v;
+    }
+    return layout;
+}
+
+double paper_flops(const Row& row) {
+    const double b = row.global_batch, s = 2048, l = row.layers, h = row.hidden, v = 51200;
+    return 96 * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
+}
+
+TEST(MegatronTable1, EveryRowIsPredictedWithinTheBound) {
+    PlanOptions options;
+    options.recompute = Recompute::full;
+    options.sequence_parallel = false;
+    options.zero1 = false;
+    options.overlap_gradient_reduce = false;
+    double total_error = 0;
+    for (const Row& row : kTable1) {
+        const ModelSpec model{{row.layers, row.hidden, row.heads, 2048, 51200}, row.global_batch};
+        const PlanResult result =
+            evaluate_layout(published_layout(row), model, a100_cluster(row.gpus), options);
+        const double tflops =
+            paper_flops(row) / (static_cast<double>(result.step_time_ns) * 1e-9) / row.gpus / 1e12;
+        const double error = (tflops - row.published_tflops) / row.published_tflops;
+        EXPECT_LE(std::abs(error), kRowBound) << row.params_billion << "B: predicted " << tflops
+                                              << " TFLOP/s, published " << row.published_tflops;
+        total_error += std::abs(error);
+    }
+    EXPECT_LE(total_error / static_cast<double>(kTable1.size()), kMeanBound);
+}
+
+}  // namespace
+}  // namespace pipelens::sim

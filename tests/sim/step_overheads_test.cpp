@@ -1,0 +1,79 @@
+// The byte counts of sim/step_overheads.hpp on a shape small enough to count by hand: s = 4,
+// h = 8, a = 2, b = 1, tp = 2, V = 24. Then E = s b h = 32 elements, one GPU's attention scores
+// S/tp = a s^2 b / tp = 16, its logits L = s b V / tp = 48; bf16 elements are 2 bytes, fp32 4,
+// dropout masks 1.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "sim/step_overheads.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+const GptShape kShape{1, 8, 2, 4, 24};
+
+TEST(StepOverheads, DtypesGiveTheirBytesPeakAndShardingName) {
+    EXPECT_EQ(dtype_element_bytes(DType::fp32), 4);
+    EXPECT_EQ(dtype_element_bytes(DType::bf16), 2);
+    EXPECT_EQ(dtype_element_bytes(DType::fp16), 2);
+    EXPECT_EQ(dtype_peak_tflops(312, DType::fp32), 156);  // A100: TF32 dense
+    EXPECT_EQ(dtype_peak_tflops(312, DType::bf16), 312);
+    EXPECT_EQ(dtype_peak_tflops(989, DType::fp16), 989);
+    EXPECT_STREQ(sharding_dtype(DType::fp32), "f32");
+    EXPECT_STREQ(sharding_dtype(DType::fp16), "f16");
+    EXPECT_EQ(parse_dtype("fp16"), DType::fp16);
+    EXPECT_STREQ(dtype_name(parse_dtype("fp32")), "fp32");
+    EXPECT_THROW(parse_dtype("fp64"), std::invalid_argument);
+}
+
+TEST(StepOverheads, LayerMemoryBoundBytesCountEachKernelsReadsAndWrites) {
+    // Forward (10E + 8E/tp + 4S/tp) elements = 320 + 128 + 64 = 512; masks 2E + S/tp = 80.
+    // Backward (10E + 12E/tp + 5S/tp) = 320 + 192 + 80 = 592; the masks read again, 80.
+    const PassBytes bf16 = layer_memory_bound_bytes(kShape, 1, 2, DType::bf16);
+    EXPECT_EQ(bf16.forward, 512 * 2 + 80);
+    EXPECT_EQ(bf16.backward, 592 * 2 + 80);
+    const PassBytes fp32 = layer_memory_bound_bytes(kShape, 1, 2, DType::fp32);
+    EXPECT_EQ(fp32.forward, 512 * 4 + 80);
+    EXPECT_EQ(fp32.backward, 592 * 4 + 80);
+    // Twice the microbatch, twice every byte.
+    EXPECT_EQ(layer_memory_bound_bytes(kShape, 2, 2, DType::bf16).forward, 2 * bf16.forward);
+    // Selective recompute repeats the softmax and its dropout: 4S/tp elements, S/tp mask bytes.
+    EXPECT_EQ(selective_recompute_bytes(kShape, 1, 2, DType::bf16), 64 * 2 + 16);
+}
+
+TEST(StepOverheads, EmbeddingAndOutputLayerBytes) {
+    const PassBytes embedding = embedding_bytes(kShape, 1, DType::bf16);
+    EXPECT_EQ(embedding.forward, 5 * 32 * 2 + 32);
+    EXPECT_EQ(embedding.backward, 5 * 32 * 2 + 32);
+    // Final norm 2E forward, 3E backward; cross entropy 3L forward, 2L backward.
+    const PassBytes output = output_layer_bytes(kShape, 1, 2, DType::bf16);
+    EXPECT_EQ(output.forward, (2 * 32 + 3 * 48) * 2);
+    EXPECT_EQ(output.backward, (3 * 32 + 2 * 48) * 2);
+}
+
+TEST(StepOverheads, GradientAccumulationAndOptimizerBytesPerParameter) {
+    EXPECT_EQ(gradient_accumulation_bytes(1000, DType::bf16), 10000);  // 2 + 8
+    EXPECT_EQ(gradient_accumulation_bytes(1000, DType::fp32), 12000);  // 4 + 8
+    EXPECT_EQ(optimizer_step_bytes(1000, DType::bf16), 34000);
+    EXPECT_EQ(optimizer_step_bytes(1000, DType::fp16), 34000);
+    EXPECT_EQ(optimizer_step_bytes(1000, DType::fp32), 28000);
+}
+
+TEST(StepOverheads, MemoryTimeIsBytesOverBandwidthRoundedUp) {
+    EXPECT_EQ(memory_ns(1000, 2), 500);
+    EXPECT_EQ(memory_ns(1001, 2), 501);
+    EXPECT_EQ(memory_ns(0, 2), 0);
+}
+
+TEST(StepOverheads, WeightBytesFollowTheElementSize) {
+    EXPECT_EQ(weight_and_optimizer_bytes(1000, 4, false, 2), 18000);
+    EXPECT_EQ(weight_and_optimizer_bytes(1000, 4, true, 2), 9000);    // 6 + 12/4
+    EXPECT_EQ(weight_and_optimizer_bytes(1000, 4, false, 4), 16000);  // 4 + 4 + 8
+    EXPECT_EQ(weight_and_optimizer_bytes(1000, 4, true, 4), 10000);   // 8 + 8/4
+    EXPECT_EQ(weight_and_optimizer_bytes(1000, 4, true, 2),
+              weight_and_optimizer_bytes(1000, 4, true));
+}
+
+}  // namespace
+}  // namespace pipelens::sim
