@@ -338,8 +338,9 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
     const auto busiest = std::max_element(
         pipeline.ranks.begin(), pipeline.ranks.end(),
         [](const RankResult& a, const RankResult& b) { return a.busy_ns < b.busy_ns; });
-    // The busiest rank's step, split: its busy time is arithmetic plus the tensor-parallel
-    // collectives no overlap hid (the only other time in a stage's costs), then idle.
+    // The busiest rank's step, split: its busy time is arithmetic (matrix multiplies and
+    // memory-bound work) plus the tensor-parallel collectives no overlap hid (the only other
+    // time in a stage's costs), then idle.
     split_arithmetic(lowered, *busiest, layout, model, cluster, options, result.breakdown);
     result.breakdown.tensor_parallel_ns = busiest->busy_ns - busiest->arithmetic_ns;
     result.breakdown.bubble_ns = busiest->bubble_ns;

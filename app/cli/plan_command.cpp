@@ -228,8 +228,9 @@ void print_table(const std::vector<sim::PlanResult>& results, const PlanFlags& f
                    format_duration(r.breakdown.data_parallel_ns));
     }
     fmt::print(
-        "step = compute + tp comm + bubble + dp comm, on the busiest rank: compute is the "
-        "arithmetic alone, tp and dp comm what no overlap hid\n");
+        "step = compute + tp comm + bubble + dp comm{}, on the busiest rank: compute is the "
+        "arithmetic alone, tp and dp comm what no overlap hid\n",
+        flags.cluster.memory_gb_per_s > 0 ? " + memory-bound work + optimizer" : "");
     if (!results.empty() && flags.cluster.memory_gb_per_s > 0)
         print_best_breakdown(results.front());
     if (!results.empty() && !results.front().fits)
