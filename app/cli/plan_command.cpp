@@ -38,7 +38,8 @@ struct PlanFlags {
     std::string intra_bandwidth = "450GB/s", intra_latency = "1us";
     std::string inter_bandwidth = "50GB/s", inter_latency = "5us";
     std::string collective_latency = "6.6us";
-    std::string hbm_bandwidth = "0";  // 0: memory-bound work and the optimizer left unpriced
+    std::string hbm_bandwidth =
+        "3.35TB/s";  // H100 SXM, as the other defaults; 0 leaves it unpriced
     std::string dtype = "bf16";
     std::string recompute = "none";
     std::optional<std::string> schedule;
@@ -339,7 +340,7 @@ void add_cluster_flags(CLI::App* command, PlanFlags& flags) {
                         "Fixed cost of each collective (default 6.6us, upstream DTensor's)");
     command->add_option("--hbm-bandwidth", flags.hbm_bandwidth,
                         "GPU memory bandwidth for memory-bound work and the optimizer, e.g. "
-                        "3.35TB/s (default 0: not priced)");
+                        "3.35TB/s (default 3.35TB/s, H100 SXM; 0: not priced)");
 }
 
 void add_search_flags(CLI::App* command, PlanFlags& flags) {

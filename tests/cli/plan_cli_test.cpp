@@ -24,10 +24,12 @@ constexpr const char* kModel =
 
 TEST(PlanCli, OneGpuRunsEveryLayoutAtTheAchievedFractionOfPeak) {
     const auto result = run_pipelens(std::string(kModel) +
-                                     " --gpus 1 --peak-tflops 100 --achieved-fraction 0.5 --json");
+                                     " --gpus 1 --peak-tflops 100 --achieved-fraction 0.5 "
+                                     "--hbm-bandwidth 0 --json");
     ASSERT_EQ(result.exit_code, 0) << result.err;
     const auto layouts = nlohmann::json::parse(result.out);
     ASSERT_EQ(layouts.size(), 4u);  // microbatch sizes 1, 2, 4, 8 with 1F1B
+    // With memory-bound work unpriced (--hbm-bandwidth 0), the matrix multiplies alone:
     // 3 x (24 B s h^2 + 4 B s^2 h) per layer + 6 B s h V, at 50 TFLOP/s.
     const double b = 16, s = 512, h = 1024, v = 1000;
     const double flops = 8 * 3 * (24 * b * s * h * h + 4 * b * s * s * h) + 6 * b * s * h * v;
@@ -135,17 +137,18 @@ TEST(PlanCli, TheBreakdownAddsUpToTheStep) {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     for (const auto& layout : nlohmann::json::parse(result.out)) {
         const auto& parts = layout["breakdown"];
-        EXPECT_NEAR(parts["compute_s"].get<double>() + parts["tensor_parallel_s"].get<double>() +
-                        parts["pipeline_bubble_s"].get<double>() +
-                        parts["data_parallel_s"].get<double>(),
-                    layout["step_time_s"].get<double>(), 1e-12)
-            << layout.dump();
+        double sum = 0;
+        for (const char* part :
+             {"compute_s", "memory_bound_s", "embedding_and_output_s", "gradient_accumulation_s",
+              "tensor_parallel_s", "pipeline_bubble_s", "data_parallel_s", "optimizer_s"})
+            sum += parts[part].get<double>();
+        EXPECT_NEAR(sum, layout["step_time_s"].get<double>(), 1e-9) << layout.dump();
     }
     const auto text = run_pipelens(std::string(kModel) + " --gpus 8 --top 3");
     ASSERT_EQ(text.exit_code, 0) << text.err;
-    EXPECT_NE(text.out.find("step = compute + tp comm + bubble + dp comm, on the busiest rank: "
-                            "compute is the arithmetic alone, tp and dp comm what no overlap "
-                            "hid\n"),
+    EXPECT_NE(text.out.find("step = compute + tp comm + bubble + dp comm + memory-bound work + "
+                            "optimizer, on the busiest rank: compute is the arithmetic alone, tp "
+                            "and dp comm what no overlap hid\n"),
               std::string::npos)
         << text.out;
 }

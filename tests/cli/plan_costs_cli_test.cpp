@@ -1,6 +1,7 @@
 // `pipelens plan --hbm-bandwidth ... --dtype ...` as a user runs it: the JSON breakdown's eight
-// parts add up to the step, memory-bound work is priced only with a bandwidth, fp32 runs at the
-// TF32 peak (half the 16-bit one), and a bad dtype or bandwidth is exit 2 naming the flag.
+// parts add up to the step, memory-bound work is priced at the default bandwidth (the H100's) and
+// left out with `--hbm-bandwidth 0`, fp32 runs at the TF32 peak (half the 16-bit one), and a bad
+// dtype or bandwidth is exit 2 naming the flag.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -41,10 +42,18 @@ TEST(PlanCostsCli, EveryPartOfTheStepIsItsOwnLineAndTheyAddUp) {
     EXPECT_NE(text.out.find("optimizer step"), std::string::npos) << text.out;
 }
 
-TEST(PlanCostsCli, WithoutABandwidthMemoryBoundWorkIsNotPriced) {
-    const auto result = run_pipelens(std::string(kModel) + " --gpus 8 --json");
-    ASSERT_EQ(result.exit_code, 0) << result.err;
-    for (const auto& layout : nlohmann::json::parse(result.out)) {
+TEST(PlanCostsCli, MemoryBoundWorkIsPricedByDefaultAndBandwidthZeroLeavesItOut) {
+    const auto priced = run_pipelens(std::string(kModel) + " --gpus 8 --json");
+    const auto at_h100 =
+        run_pipelens(std::string(kModel) + " --gpus 8 --hbm-bandwidth 3.35TB/s --json");
+    const auto unpriced = run_pipelens(std::string(kModel) + " --gpus 8 --hbm-bandwidth 0 --json");
+    ASSERT_EQ(priced.exit_code, 0) << priced.err;
+    ASSERT_EQ(at_h100.exit_code, 0) << at_h100.err;
+    ASSERT_EQ(unpriced.exit_code, 0) << unpriced.err;
+    EXPECT_EQ(priced.out, at_h100.out);
+    for (const auto& layout : nlohmann::json::parse(priced.out))
+        EXPECT_GT(seconds(layout["breakdown"], "memory_bound_s"), 0);
+    for (const auto& layout : nlohmann::json::parse(unpriced.out)) {
         EXPECT_EQ(seconds(layout["breakdown"], "memory_bound_s"), 0);
         EXPECT_EQ(seconds(layout["breakdown"], "optimizer_s"), 0);
     }
@@ -54,7 +63,7 @@ TEST(PlanCostsCli, Fp32RunsAtHalfThe16BitPeak) {
     const auto result =
         run_pipelens(std::string(kModel) +
                      " --gpus 1 --peak-tflops 100 --achieved-fraction 0.5 --dtype fp32 "
-                     "--json");
+                     "--hbm-bandwidth 0 --json");
     ASSERT_EQ(result.exit_code, 0) << result.err;
     for (const auto& layout : nlohmann::json::parse(result.out))
         EXPECT_NEAR(layout["tflops_per_gpu"].get<double>(), 25, 1e-3);
