@@ -1,18 +1,156 @@
-// Stage execution on LibTorch autograd. I uses autograd::grad on the stage inputs with the
-// graph retained; W then runs autograd::backward restricted to the parameters. That recomputes
-// nothing in the forward but walks the backward graph twice, which is the price of splitting
-// it without hooking autograd internals.
+// Stage execution on LibTorch autograd, with the backward split as PyTorch's
+// stage_backward_input/stage_backward_weight split it. Before I, the stage's backward graph is
+// walked once (no tensor work): the nodes from which a stage input is reachable are the input
+// gradients' path, the nodes I runs; a node on that path with an edge leaving it towards
+// parameters only (a Linear's addmm, a LayerNorm's backward) is a weight node. I is one engine
+// pass that returns the input gradients and captures the gradient arriving at every weight node
+// (no extra work: those nodes run in I anyway). W then runs each weight node alone from its
+// captured gradients, restricted to its parameters: the engine executes only nodes that lead
+// to the requested parameters, so W computes weight gradients and never walks the input path
+// again, and I + W costs about what B costs.
+//
+// One engine call per weight node, because a call from several of them would also walk from a
+// later node down the input path to an earlier one's parameters and count them twice. That is
+// exact only while every parameter hangs below exactly one weight node. When a parameter is fed
+// by two nodes on the input path (a weight tied within the stage, a parameter used twice), or by
+// none (a stage output computed from parameters alone), or when no stage input needs a
+// gradient (the first stage: I has nothing to compute), W falls back to one backward from the
+// stage's roots over all parameters, which walks the input path a second time but is exact.
+// Layers and backends are opaque to this: the split works on the recorded graph, so a layer that
+// fuses or scripts its ops is split wherever its graph has weight nodes.
+//
+// Memory: between I and W a microbatch holds, besides its graph, the captured gradients (about
+// one activation gradient per weight node), as PyTorch's split does.
 #include "engine/runtime/pipeline_stage.hpp"
 
+#include <optional>
 #include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
+#include <torch/csrc/autograd/engine.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/variable.h>
 
 #include "engine/runtime/torch_meta.hpp"
 
 namespace pipelens::runtime {
 
 namespace {
+
+using torch::autograd::Edge;
+using torch::autograd::edge_list;
+using torch::autograd::Node;
+using NodeSet = std::unordered_set<const Node*>;
+
+torch::autograd::Engine& engine() {
+    return torch::autograd::Engine::get_default_engine();
+}
+
+// The accumulator a leaf's gradient goes to; null when no recorded graph uses the leaf.
+std::shared_ptr<Node> accumulator_of(const torch::Tensor& leaf) {
+    return leaf.requires_grad() ? torch::autograd::impl::try_get_grad_accumulator(leaf) : nullptr;
+}
+
+edge_list edges_of(const TensorList& roots) {
+    edge_list edges;
+    for (const torch::Tensor& root : roots)
+        edges.push_back(torch::autograd::impl::gradient_edge(root));
+    return edges;
+}
+
+// Every node reachable from `roots`, children before parents, with whether one of `targets` is
+// reachable from it (itself included). Iterative: a deep stage's graph would overflow the stack
+// of a recursive walk.
+struct Reach {
+    std::vector<Node*> order;
+    std::unordered_map<const Node*, bool> reaches;
+};
+
+Reach reach_from(const edge_list& roots, const NodeSet& targets) {
+    Reach reach;
+    std::vector<std::pair<Node*, std::uint32_t>> stack;  // a node and its next edge to visit
+    const auto visit = [&](Node* node) {
+        if (node != nullptr && reach.reaches.emplace(node, targets.count(node) > 0).second)
+            stack.emplace_back(node, 0);
+    };
+    for (const Edge& root : roots)
+        visit(root.function.get());
+    while (!stack.empty()) {
+        Node* node = stack.back().first;
+        const std::uint32_t next = stack.back().second;
+        if (next < node->num_outputs()) {
+            ++stack.back().second;
+            visit(node->next_edge(next).function.get());
+            continue;
+        }
+        stack.pop_back();
+        bool reaches = reach.reaches.at(node);
+        for (const Edge& edge : node->next_edges())
+            reaches = reaches || (edge.is_valid() && reach.reaches.at(edge.function.get()));
+        reach.reaches[node] = reaches;
+        reach.order.push_back(node);
+    }
+    return reach;
+}
+
+// The parameters' accumulators reached from `start`, a node off the input gradients' path (so
+// is everything below it).
+void parameters_below(Node* start, const NodeSet& parameters, NodeSet& seen,
+                      std::vector<const Node*>& found) {
+    std::vector<Node*> stack;
+    if (seen.insert(start).second)
+        stack.push_back(start);
+    while (!stack.empty()) {
+        Node* node = stack.back();
+        stack.pop_back();
+        if (parameters.count(node) > 0)
+            found.push_back(node);
+        for (const Edge& edge : node->next_edges())
+            if (edge.is_valid() && seen.insert(edge.function.get()).second)
+                stack.push_back(edge.function.get());
+    }
+}
+
+struct WeightNode {
+    std::shared_ptr<Node> node;
+    edge_list parameters;
+};
+
+// The weight nodes of the graph below `roots` (see the comment atop), or nothing when some
+// parameter the graph reaches does not hang below exactly one of them.
+std::optional<std::vector<WeightNode>> weight_nodes_of(
+    const edge_list& roots, const NodeSet& inputs,
+    const std::unordered_map<const Node*, std::shared_ptr<Node>>& parameters) {
+    NodeSet parameter_nodes;
+    for (const auto& entry : parameters)
+        parameter_nodes.insert(entry.first);
+    const Reach reach = reach_from(roots, inputs);
+    std::unordered_map<const Node*, int> feeding_nodes;
+    std::vector<WeightNode> weight_nodes;
+    for (Node* node : reach.order) {
+        if (!reach.reaches.at(node))
+            continue;
+        NodeSet seen;
+        std::vector<const Node*> found;
+        for (const Edge& edge : node->next_edges())
+            if (edge.is_valid() && !reach.reaches.at(edge.function.get()))
+                parameters_below(edge.function.get(), parameter_nodes, seen, found);
+        if (found.empty())
+            continue;
+        WeightNode weight_node{node->shared_from_this(), {}};
+        for (const Node* parameter : found) {
+            ++feeding_nodes[parameter];
+            weight_node.parameters.emplace_back(parameters.at(parameter), 0);
+        }
+        weight_nodes.push_back(std::move(weight_node));
+    }
+    for (const Node* parameter : parameter_nodes)
+        if (reach.reaches.count(parameter) > 0 && feeding_nodes[parameter] != 1)
+            return std::nullopt;
+    return weight_nodes;
+}
 
 // Zeros shaped like the stage's inputs: enough to trace its layers once.
 TensorList example_inputs(const StageMeta& meta) {
@@ -111,33 +249,73 @@ TensorList PipelineStage::input_gradients_of(const MicrobatchState& state) const
 TensorList PipelineStage::backward_input(int microbatch, const TensorList& output_gradients) {
     MicrobatchState& current = state(microbatch, "I");
     set_roots(current, output_gradients);
-    TensorList wanted;
-    for (const torch::Tensor& input : current.inputs)
-        if (input.requires_grad())
-            wanted.push_back(input);
+    current.weight_parts_captured = false;
+    current.weight_parts.clear();
     TensorList gradients(current.inputs.size());
+    edge_list wanted;
+    std::vector<std::size_t> wanted_inputs;
+    NodeSet input_nodes;
+    for (std::size_t index = 0; index < current.inputs.size(); ++index)
+        if (std::shared_ptr<Node> accumulator = accumulator_of(current.inputs[index])) {
+            input_nodes.insert(accumulator.get());
+            wanted.emplace_back(std::move(accumulator), 0);
+            wanted_inputs.push_back(index);
+        }
     if (wanted.empty() || current.roots.empty())
         return gradients;
-    const TensorList computed = torch::autograd::grad(current.roots, wanted, current.root_grads,
-                                                      /*retain_graph=*/true,
-                                                      /*create_graph=*/false,
-                                                      /*allow_unused=*/true);
+    const edge_list roots = edges_of(current.roots);
+    const std::optional<std::vector<WeightNode>> weight_nodes =
+        weight_nodes_of(roots, input_nodes, parameter_accumulators());
+    edge_list outputs = wanted;
+    if (weight_nodes)
+        for (const WeightNode& weight_node : *weight_nodes)
+            for (std::uint32_t input = 0; input < weight_node.node->num_inputs(); ++input)
+                outputs.emplace_back(weight_node.node, input);
+    const TensorList computed = engine().execute(roots, current.root_grads, /*keep_graph=*/true,
+                                                 /*create_graph=*/false,
+                                                 /*accumulate_grad=*/false, outputs);
     std::size_t next = 0;
-    for (std::size_t index = 0; index < current.inputs.size(); ++index)
-        if (current.inputs[index].requires_grad())
-            gradients[index] = computed[next++];
+    for (const std::size_t index : wanted_inputs)
+        gradients[index] = computed[next++];
+    if (weight_nodes) {
+        for (const WeightNode& weight_node : *weight_nodes) {
+            WeightPart part;
+            for (std::uint32_t input = 0; input < weight_node.node->num_inputs(); ++input)
+                if (const torch::Tensor& gradient = computed[next++]; gradient.defined()) {
+                    part.inputs.emplace_back(weight_node.node, input);
+                    part.gradients.push_back(gradient);
+                }
+            part.parameters = weight_node.parameters;
+            if (!part.inputs.empty())
+                current.weight_parts.push_back(std::move(part));
+        }
+        current.weight_parts_captured = true;
+    }
     if (backend_.checks())
         backend_.check_finite(fmt::format("stage {} input gradients", index_), microbatch,
                               gradients);
     return gradients;
 }
 
+bool PipelineStage::splits_weight_backward(int microbatch) const {
+    const auto found = states_.find(microbatch);
+    return found != states_.end() && found->second.weight_parts_captured;
+}
+
 void PipelineStage::backward_weight(int microbatch) {
     MicrobatchState& current = state(microbatch, "W");
-    const std::vector<torch::Tensor> weights = parameters();
-    if (!current.roots.empty() && !weights.empty())
-        torch::autograd::backward(current.roots, current.root_grads, /*retain_graph=*/false,
-                                  /*create_graph=*/false, weights);
+    if (current.weight_parts_captured) {
+        // Each node alone (see the comment atop); nothing below one part runs in another, so
+        // each part may free what it ran.
+        for (const WeightPart& part : current.weight_parts)
+            engine().execute(part.inputs, part.gradients, /*keep_graph=*/false,
+                             /*create_graph=*/false, /*accumulate_grad=*/true, part.parameters);
+    } else {
+        const std::vector<torch::Tensor> weights = parameters();
+        if (!current.roots.empty() && !weights.empty())
+            torch::autograd::backward(current.roots, current.root_grads, /*retain_graph=*/false,
+                                      /*create_graph=*/false, weights);
+    }
     states_.erase(microbatch);
 }
 
@@ -179,6 +357,16 @@ double PipelineStage::loss(int microbatch) const {
 
 const torch::Tensor& PipelineStage::output(int microbatch) const {
     return final_outputs_.at(microbatch);
+}
+
+std::unordered_map<const Node*, std::shared_ptr<Node>> PipelineStage::parameter_accumulators()
+    const {
+    std::unordered_map<const Node*, std::shared_ptr<Node>> accumulators;
+    for (const ModelLayer& layer : layers_)
+        for (const torch::Tensor& parameter : layer.parameters)
+            if (std::shared_ptr<Node> accumulator = accumulator_of(parameter))
+                accumulators.emplace(accumulator.get(), std::move(accumulator));
+    return accumulators;
 }
 
 std::vector<torch::Tensor> PipelineStage::parameters() const {

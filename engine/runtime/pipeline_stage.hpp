@@ -1,18 +1,23 @@
 // One pipeline stage on a rank: its layers, the metadata its boundaries were fixed to, and per
-// microbatch the state backward needs. F keeps the graph; I computes only the input gradients
-// (keeping the graph for W); W accumulates the weight gradients; B does both in one pass.
+// microbatch the state backward needs. F keeps the graph; I computes the input gradients and,
+// in the same pass, captures the gradient arriving at each weight-using autograd node (keeping
+// the graph); W computes from those only the weight gradients; B does both in one pass.
 // The last stage computes the loss (mean squared error against the target, divided by the
 // microbatch count, so gradients accumulated over microbatches equal the whole batch's).
 //
 // Invariants: a stage's inputs are leaves cut from whatever produced them (a receive buffer or
 // the previous stage on the same rank), so each stage's graph ends at its own boundary; state
-// for a microbatch is dropped once its last backward part ran.
+// for a microbatch (with what I captured for W) is dropped once its last backward part ran;
+// I then W accumulates the same parameter gradients as B.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
+
+#include <torch/csrc/autograd/edge.h>
 
 #include "engine/runtime/model_library.hpp"
 #include "engine/runtime/stage_backend.hpp"
@@ -47,9 +52,13 @@ class PipelineStage {
     using OutputHook = std::function<TensorList(TensorList)>;
     TensorList forward(int microbatch, const TensorList& inputs, const torch::Tensor& target,
                        const OutputHook& on_outputs = {});
-    // Input gradients (undefined for inputs without gradient), keeping the graph for W.
+    // Input gradients (undefined for inputs without gradient), keeping the graph and what W
+    // needs.
     TensorList backward_input(int microbatch, const TensorList& output_gradients);
     void backward_weight(int microbatch);
+    // After I: whether W will compute only weight gradients from what I captured (false: W
+    // walks the whole stage's backward again, see pipeline_stage.cpp for when).
+    bool splits_weight_backward(int microbatch) const;
     // Forgets a microbatch's forward without running its backward (a forward timed alone).
     void drop(int microbatch) { states_.erase(microbatch); }
     // I and W together: accumulates weight gradients, returns the input gradients.
@@ -67,18 +76,31 @@ class PipelineStage {
     std::vector<torch::Tensor> parameters() const;
 
   private:
+    // One autograd node on the input gradients' path that also feeds parameters: the gradients
+    // I captured at its inputs, and the parameters' accumulators W reaches from it.
+    struct WeightPart {
+        torch::autograd::edge_list inputs;  // (node, input_nr) with a captured gradient
+        TensorList gradients;
+        torch::autograd::edge_list parameters;
+    };
+
     struct MicrobatchState {
         TensorList inputs;  // leaves
         TensorList outputs;
         torch::Tensor loss;
         torch::Tensor final_output;
-        TensorList roots;       // what backward starts from
-        TensorList root_grads;  // and with which gradients
+        TensorList roots;                    // what backward starts from
+        TensorList root_grads;               // and with which gradients
+        bool weight_parts_captured = false;  // by I; otherwise W runs from the roots
+        std::vector<WeightPart> weight_parts;
     };
 
     MicrobatchState& state(int microbatch, const char* action);
     void set_roots(MicrobatchState& state, const TensorList& output_gradients) const;
     TensorList input_gradients_of(const MicrobatchState& state) const;
+    // The accumulator node of each parameter some recorded graph uses, by address.
+    std::unordered_map<const torch::autograd::Node*, std::shared_ptr<torch::autograd::Node>>
+    parameter_accumulators() const;
 
     int index_;
     int stage_count_;
