@@ -4,7 +4,9 @@
 //   libtorch_floor     LibTorch alone doing those stages' forward and backward, the part of
 //                      runtime_overhead that is not pipelens;
 //   simulated_vs_real  a real step of an MLP, calibrated from its own trace, simulated, and the
-//                      simulated step compared with the measured one (relative error).
+//                      simulated step compared with the measured one (relative error);
+//   stage_backward     one multi-layer stage's backward, B against I then W (split=1), after an
+//                      untimed F: the time is B or I + W, the counters I and W alone.
 //
 //   make bench            # or: build/tests/pipelens_bench_runtime
 #include <benchmark/benchmark.h>
@@ -19,6 +21,8 @@
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/run_record/run_trace.hpp"
 #include "engine/runtime/pipeline_run.hpp"
+#include "engine/runtime/pipeline_stage.hpp"
+#include "engine/runtime/torch_meta.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "sim/calibration.hpp"
@@ -145,6 +149,91 @@ BENCHMARK(simulated_vs_real)
     ->Arg(static_cast<int>(ScheduleKind::interleaved_1f1b))
     ->Arg(static_cast<int>(ScheduleKind::zbv_zero_bubble))
     ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
+
+// A middle stage (its inputs need gradients, its outputs get them from the next stage) of
+// `model_name`'s layers, on one microbatch.
+struct StageUnderTest {
+    runtime::PipelineModel model;
+    std::unique_ptr<runtime::PipelineStage> stage;
+    runtime::TensorList inputs;
+    runtime::TensorList output_gradients;
+};
+
+StageUnderTest middle_stage(const runtime::ModelSpec& spec, int batch) {
+    StageUnderTest result;
+    result.model = runtime::build_model(spec, 1);
+    runtime::TensorList inputs = result.model.make_batch(batch, 3).first;
+    for (torch::Tensor& input : inputs)
+        input.requires_grad_(true);
+    runtime::TensorList outputs = runtime::run_layers(result.model.layers, inputs);
+    const runtime::StageMeta meta{runtime::metas_of(inputs), runtime::metas_of(outputs)};
+    result.stage = std::make_unique<runtime::PipelineStage>(1, 3, 1, result.model.layers, meta);
+    for (const torch::Tensor& input : inputs)
+        result.inputs.push_back(input.detach());
+    for (const torch::Tensor& output : outputs)
+        result.output_gradients.push_back(torch::randn_like(output));
+    return result;
+}
+
+runtime::ModelSpec stage_spec(int model) {
+    runtime::ModelSpec spec;
+    if (model == 0) {
+        spec.name = "mlp";
+        spec.layers = 4;
+        spec.hidden = 256;
+    } else {
+        spec.name = "transformer";
+        spec.layers = 2;
+        spec.hidden = 128;
+        spec.sequence = 32;
+        spec.heads = 4;
+    }
+    return spec;
+}
+
+void stage_backward(benchmark::State& state) {
+    torch::set_num_threads(1);
+    const runtime::ModelSpec spec = stage_spec(static_cast<int>(state.range(0)));
+    const bool split = state.range(1) != 0;
+    StageUnderTest under_test = middle_stage(spec, spec.name == "mlp" ? 64 : 8);
+    runtime::PipelineStage& stage = *under_test.stage;
+    stage.forward(0, under_test.inputs, {});
+    stage.full_backward(0, under_test.output_gradients);  // gradients allocated from here on
+    using Clock = std::chrono::steady_clock;
+    const auto seconds = [](Clock::time_point from, Clock::time_point to) {
+        return std::chrono::duration<double>(to - from).count();
+    };
+    double input_s = 0;
+    double weight_s = 0;
+    for (auto _ : state) {
+        stage.forward(0, under_test.inputs, {});
+        const auto start = Clock::now();
+        if (split) {
+            stage.backward_input(0, under_test.output_gradients);
+            const auto middle = Clock::now();
+            stage.backward_weight(0);
+            const auto end = Clock::now();
+            input_s += seconds(start, middle);
+            weight_s += seconds(middle, end);
+            state.SetIterationTime(seconds(start, end));
+        } else {
+            stage.full_backward(0, under_test.output_gradients);
+            state.SetIterationTime(seconds(start, Clock::now()));
+        }
+    }
+    const auto iterations = static_cast<double>(state.iterations());
+    if (split) {
+        state.counters["I_ms"] = input_s / iterations * 1e3;
+        state.counters["W_ms"] = weight_s / iterations * 1e3;
+    }
+    state.SetLabel(spec.name + " x" + std::to_string(spec.layers) + (split ? " I+W" : " B"));
+}
+
+BENCHMARK(stage_backward)
+    ->ArgsProduct({{0, 1}, {0, 1}})
+    ->ArgNames({"model", "split"})
+    ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
