@@ -6,12 +6,16 @@
 //   simulated_vs_real  a real step of an MLP, calibrated from its own trace, simulated, and the
 //                      simulated step compared with the measured one (relative error);
 //   stage_backward     one multi-layer stage's backward, B against I then W (split=1), after an
-//                      untimed F: the time is B or I + W, the counters I and W alone.
+//                      untimed F: the time is B or I + W, the counters I and W alone; all
+//                      single-threaded and timed in this thread's CPU time, which the other
+//                      load of a shared machine moves less than wall time.
 //
 //   make bench            # or: build/tests/pipelens_bench_runtime
 #include <benchmark/benchmark.h>
 
 #include <unistd.h>
+
+#include <time.h>
 
 #include <cmath>
 #include <filesystem>
@@ -181,12 +185,12 @@ runtime::ModelSpec stage_spec(int model) {
     if (model == 0) {
         spec.name = "mlp";
         spec.layers = 4;
-        spec.hidden = 256;
+        spec.hidden = 128;
     } else {
         spec.name = "transformer";
         spec.layers = 2;
-        spec.hidden = 128;
-        spec.sequence = 32;
+        spec.hidden = 64;
+        spec.sequence = 16;
         spec.heads = 4;
     }
     return spec;
@@ -196,30 +200,32 @@ void stage_backward(benchmark::State& state) {
     torch::set_num_threads(1);
     const runtime::ModelSpec spec = stage_spec(static_cast<int>(state.range(0)));
     const bool split = state.range(1) != 0;
-    StageUnderTest under_test = middle_stage(spec, spec.name == "mlp" ? 64 : 8);
+    StageUnderTest under_test = middle_stage(spec, spec.name == "mlp" ? 32 : 8);
     runtime::PipelineStage& stage = *under_test.stage;
     stage.forward(0, under_test.inputs, {});
     stage.full_backward(0, under_test.output_gradients);  // gradients allocated from here on
-    using Clock = std::chrono::steady_clock;
-    const auto seconds = [](Clock::time_point from, Clock::time_point to) {
-        return std::chrono::duration<double>(to - from).count();
+    const auto now = [] {
+        timespec time{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time);
+        return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_nsec) * 1e-9;
     };
+    const auto seconds = [](double from, double to) { return to - from; };
     double input_s = 0;
     double weight_s = 0;
     for (auto _ : state) {
         stage.forward(0, under_test.inputs, {});
-        const auto start = Clock::now();
+        const double start = now();
         if (split) {
             stage.backward_input(0, under_test.output_gradients);
-            const auto middle = Clock::now();
+            const double middle = now();
             stage.backward_weight(0);
-            const auto end = Clock::now();
+            const double end = now();
             input_s += seconds(start, middle);
             weight_s += seconds(middle, end);
             state.SetIterationTime(seconds(start, end));
         } else {
             stage.full_backward(0, under_test.output_gradients);
-            state.SetIterationTime(seconds(start, Clock::now()));
+            state.SetIterationTime(seconds(start, now()));
         }
     }
     const auto iterations = static_cast<double>(state.iterations());
