@@ -7,6 +7,7 @@
 #include "engine/analysis/critical_path.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -172,6 +173,144 @@ std::optional<ActionRef> last_to_end(const TimedSchedule& timed) {
     return last;
 }
 
+// Re-times a run action by action in program order, each rank as far as its inputs from other
+// ranks are re-timed (retime in critical_path.hpp).
+class Retimer {
+  public:
+    Retimer(const TimedSchedule& timed, const DependencyRules& rules,
+            const std::function<std::int64_t(ActionRef)>& duration_ns)
+        : timed_(timed),
+          rules_(rules),
+          producers_(timed, rules),
+          duration_ns_(duration_ns),
+          cursors_(timed.times.size()) {
+        for (const auto& spans : timed.times) {
+            ends_.emplace_back(spans.size(), -1);
+            done_.emplace_back(spans.size(), false);
+        }
+    }
+
+    std::vector<std::vector<std::int64_t>> run() {
+        bool force = false;  // a producer that never gets timed (a damaged record) is skipped
+        while (!finished()) {
+            bool progress = false;
+            for (std::size_t rank = 0; rank < cursors_.size(); ++rank)
+                while (advance(static_cast<std::int32_t>(rank), force)) {
+                    progress = true;
+                    force = false;
+                }
+            force = !progress;
+        }
+        return std::move(ends_);
+    }
+
+  private:
+    struct Cursor {
+        std::size_t next = 0;
+        std::array<std::int64_t, 2> recorded_free{-1, -1};  // compute, communication stream
+        std::array<std::int64_t, 2> new_free{-1, -1};
+        std::optional<ActionRef> last_compute;
+        std::unordered_map<int, ActionRef> last_unshard;
+    };
+
+    // When an action's dependencies were ready, recorded and re-timed. An edge keeps how much
+    // earlier than its producer's end the action started (a receive starts as its send is
+    // issued), never the slack after it: that was waiting, which the new times decide afresh.
+    struct Ready {
+        std::int64_t start_ns;
+        std::int64_t recorded = std::numeric_limits<std::int64_t>::min();
+        std::int64_t retimed = std::numeric_limits<std::int64_t>::min();
+        bool any = false;
+        void add(std::int64_t recorded_end, std::int64_t new_end) {
+            const std::int64_t offset = std::min<std::int64_t>(0, start_ns - recorded_end);
+            recorded = std::max(recorded, recorded_end + offset);
+            retimed = std::max(retimed, new_end + offset);
+            any = true;
+        }
+    };
+
+    bool finished() const {
+        for (std::size_t rank = 0; rank < cursors_.size(); ++rank)
+            if (cursors_[rank].next < timed_.times[rank].size())
+                return false;
+        return true;
+    }
+
+    std::optional<ActionRef> producer_of(const Cursor& cursor, const Input& input) const {
+        if (!input.program_order)
+            return producers_.find(input.signal, input.stage, input.microbatch);
+        if (input.signal == Signal::rank_compute)
+            return cursor.last_compute;
+        const auto found = cursor.last_unshard.find(input.stage);
+        return found == cursor.last_unshard.end() ? std::nullopt
+                                                  : std::optional<ActionRef>(found->second);
+    }
+
+    // Times the rank's next action if its inputs are timed; false when it must wait (or is done).
+    bool advance(std::int32_t rank, bool force) {
+        Cursor& cursor = cursors_[rank];
+        if (cursor.next >= timed_.times[rank].size())
+            return false;
+        const auto index = static_cast<std::int32_t>(cursor.next);
+        const ActionSpan& span = timed_.times[rank][index];
+        const Action& action = timed_.schedule.ranks[rank][index];
+        const int lane = span.communication_lane ? 1 : 0;
+        if (span.end_ns >= 0) {
+            Ready ready{span.start_ns};
+            if (holds_stream(action.kind) && cursor.recorded_free[lane] >= 0)  // not a posted RECV
+                ready.add(cursor.recorded_free[lane], cursor.new_free[lane]);
+            if (!add_inputs(cursor, rank, action, force, ready))
+                return false;
+            const std::int64_t start =
+                ready.any ? ready.retimed + (span.start_ns - ready.recorded) : span.start_ns;
+            ends_[rank][index] = start + duration_ns_({rank, index});
+            note(cursor, {rank, index}, action, lane);
+        }
+        done_[rank][index] = true;
+        ++cursor.next;
+        return true;
+    }
+
+    bool add_inputs(const Cursor& cursor, std::int32_t rank, const Action& action, bool force,
+                    Ready& ready) const {
+        bool blocked = false;
+        for (const Action& part : timed_.schedule.parts_of(action))
+            rules_.for_each_input(timed_.schedule, rank, part, [&](const Input& input) {
+                const std::optional<ActionRef> producer = producer_of(cursor, input);
+                if (!producer)
+                    return true;
+                if (!done_[producer->rank][producer->index]) {
+                    blocked = !force;
+                    return force;
+                }
+                ready.add(timed_.times[producer->rank][producer->index].end_ns,
+                          ends_[producer->rank][producer->index]);
+                return true;
+            });
+        return !blocked;
+    }
+
+    void note(Cursor& cursor, ActionRef self, const Action& action, int lane) {
+        if (holds_stream(action.kind)) {
+            cursor.recorded_free[lane] =
+                std::max(cursor.recorded_free[lane], timed_.times[self.rank][self.index].end_ns);
+            cursor.new_free[lane] = std::max(cursor.new_free[lane], ends_[self.rank][self.index]);
+        }
+        if (is_compute(action.kind))
+            cursor.last_compute = self;
+        if (action.kind == ActionKind::unshard)
+            cursor.last_unshard[action.stage] = self;
+    }
+
+    const TimedSchedule& timed_;
+    const DependencyRules& rules_;
+    const ProducerTable producers_;
+    const std::function<std::int64_t(ActionRef)>& duration_ns_;
+    std::vector<Cursor> cursors_;
+    std::vector<std::vector<std::int64_t>> ends_;
+    std::vector<std::vector<bool>> done_;
+};
+
 }  // namespace
 
 std::string_view share_name(PathShare share) {
@@ -249,6 +388,20 @@ CriticalPath critical_path(const TimedSchedule& timed, const HoldGraph& holds) {
     }
     std::reverse(path.links.begin(), path.links.end());
     return path;
+}
+
+std::vector<std::vector<std::int64_t>> retime(
+    const TimedSchedule& timed, const std::function<std::int64_t(ActionRef)>& duration_ns,
+    const DependencyRules& rules) {
+    return Retimer(timed, rules, duration_ns).run();
+}
+
+std::int64_t retimed_end(const std::vector<std::vector<std::int64_t>>& ends) {
+    std::int64_t end = 0;
+    for (const auto& rank : ends)
+        for (std::int64_t value : rank)
+            end = std::max(end, value);
+    return end;
 }
 
 }  // namespace pipelens::analysis

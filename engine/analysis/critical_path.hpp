@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -76,5 +77,20 @@ struct CriticalPath {
 
 // The critical path of a run; empty for a run with no ended action.
 CriticalPath critical_path(const TimedSchedule& timed, const HoldGraph& holds);
+
+// The run re-timed with each ended action taking `duration_ns(ref)`: each action's new end, index
+// as timed.times (-1 for one that never ended). An action starts when the same dependencies
+// as above are ready (its stream, unless it is a posted RECV, which waits only for its data, as
+// the simulator times it; its inputs) at their new times, keeping two things from the
+// record: how much earlier than a producer's end it started (a receive begins as its send is
+// issued), and the time between its dependencies being ready and its start (host overhead).
+// Slack after a dependency that was not the last is not kept: with new times another may be.
+// Invariant: with every duration as recorded, every end is the recorded one.
+std::vector<std::vector<std::int64_t>> retime(
+    const TimedSchedule& timed, const std::function<std::int64_t(ActionRef)>& duration_ns,
+    const DependencyRules& rules = DependencyRules::pytorch());
+
+// The latest end of `retime`'s result: the re-timed step time (0 for none).
+std::int64_t retimed_end(const std::vector<std::vector<std::int64_t>>& ends);
 
 }  // namespace pipelens::analysis

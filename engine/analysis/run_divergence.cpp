@@ -1,0 +1,268 @@
+// The comparison of a real run with its simulation (run_divergence.hpp for what each figure is).
+//
+// Medians follow engine/run_record/statistics.hpp's convention (of an even count the upper of
+// the two middles), so a median ratio is one that was measured; that header sits above this
+// layer, hence the local `median_ratio`.
+#include "engine/analysis/run_divergence.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+#include "engine/analysis/bubble_accounting.hpp"
+#include "engine/analysis/critical_path.hpp"
+#include "engine/analysis/training_steps.hpp"
+
+namespace pipelens::analysis {
+namespace {
+
+double median_ratio(std::vector<double> values, double none = 1) {
+    if (values.empty())
+        return none;
+    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    std::nth_element(values.begin(), middle, values.end());
+    return *middle;
+}
+
+std::int64_t median_ns(std::vector<std::int64_t> values) {
+    if (values.empty())
+        return 0;
+    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    std::nth_element(values.begin(), middle, values.end());
+    return *middle;
+}
+
+std::int64_t duration(const TimedSchedule& timed, ActionRef ref) {
+    const ActionSpan& span = timed.times[ref.rank][ref.index];
+    return span.end_ns < 0 ? 0 : span.end_ns - span.start_ns;
+}
+
+// One pair of steps: for each simulated action its real counterpart (index; -1 none).
+struct StepMatch {
+    std::vector<std::vector<int>> sim_to_real;
+    std::vector<ActionRef> real_only, sim_only;
+};
+
+std::unordered_map<std::string, int> index_by_text(const TimedSchedule& timed, std::size_t rank) {
+    std::unordered_map<std::string, int> by_text;
+    if (rank < timed.schedule.ranks.size())
+        for (std::size_t index = 0; index < timed.schedule.ranks[rank].size(); ++index)
+            by_text.emplace(timed.schedule.text(timed.schedule.ranks[rank][index]),
+                            static_cast<int>(index));
+    return by_text;
+}
+
+StepMatch match_actions(const TimedSchedule& real, const TimedSchedule& sim) {
+    StepMatch match;
+    const std::size_t ranks = std::max(real.schedule.ranks.size(), sim.schedule.ranks.size());
+    match.sim_to_real.resize(sim.schedule.ranks.size());
+    for (std::size_t rank = 0; rank < ranks; ++rank) {
+        auto real_left = index_by_text(real, rank);
+        if (rank < sim.schedule.ranks.size())
+            for (std::size_t index = 0; index < sim.schedule.ranks[rank].size(); ++index) {
+                const auto found =
+                    real_left.find(sim.schedule.text(sim.schedule.ranks[rank][index]));
+                match.sim_to_real[rank].push_back(found == real_left.end() ? -1 : found->second);
+                if (found == real_left.end())
+                    match.sim_only.push_back(
+                        {static_cast<std::int32_t>(rank), static_cast<std::int32_t>(index)});
+                else
+                    real_left.erase(found);
+            }
+        for (const auto& [text, index] : real_left)
+            match.real_only.push_back({static_cast<std::int32_t>(rank), index});
+    }
+    const auto by_place = [](ActionRef left, ActionRef right) {
+        return std::pair(left.rank, left.index) < std::pair(right.rank, right.index);
+    };
+    std::sort(match.real_only.begin(), match.real_only.end(), by_place);
+    return match;
+}
+
+template <typename Visit>  // visit(sim ref, real ref) for every matched pair
+void for_each_match(const StepMatch& match, Visit visit) {
+    for (std::size_t rank = 0; rank < match.sim_to_real.size(); ++rank)
+        for (std::size_t index = 0; index < match.sim_to_real[rank].size(); ++index)
+            if (const int real = match.sim_to_real[rank][index]; real >= 0)
+                visit(ActionRef{static_cast<std::int32_t>(rank), static_cast<std::int32_t>(index)},
+                      ActionRef{static_cast<std::int32_t>(rank), real});
+}
+
+ActionKind kind_at(const TimedSchedule& timed, ActionRef ref) {
+    return timed.schedule.ranks[ref.rank][ref.index].kind;
+}
+
+std::vector<double> speed_factors(const TimedSchedule& real, const TimedSchedule& sim,
+                                  const StepMatch& match) {
+    std::vector<std::vector<double>> ratios(sim.schedule.ranks.size());
+    for_each_match(match, [&](ActionRef simulated, ActionRef measured) {
+        const std::int64_t predicted = duration(sim, simulated);
+        if (is_compute(kind_at(sim, simulated)) && predicted > 0)
+            ratios[simulated.rank].push_back(static_cast<double>(duration(real, measured)) /
+                                             static_cast<double>(predicted));
+    });
+    std::vector<double> speeds;
+    for (auto& rank : ratios)
+        speeds.push_back(median_ratio(std::move(rank)));
+    return speeds;
+}
+
+// Which of the simulated step's durations the re-timing takes from the real run.
+enum class Measuring { nothing, speed, computations, everything };
+
+DivergenceSplit split_step(const TrainingStep& real, const TrainingStep& sim,
+                           const StepMatch& match, const std::vector<double>& speeds) {
+    const auto step_with = [&](Measuring measuring) {
+        return retimed_end(retime(sim.timed, [&](ActionRef ref) {
+            const std::int64_t predicted = duration(sim.timed, ref);
+            const bool compute = is_compute(kind_at(sim.timed, ref));
+            const int counterpart = match.sim_to_real[ref.rank][ref.index];
+            const bool measured =
+                counterpart >= 0 && (measuring == Measuring::everything ||
+                                     (measuring == Measuring::computations && compute));
+            if (measured)
+                return duration(real.timed, {ref.rank, counterpart});
+            if (compute && measuring != Measuring::nothing)
+                return static_cast<std::int64_t>(
+                    std::llround(static_cast<double>(predicted) * speeds[ref.rank]));
+            return predicted;
+        }));
+    };
+    const std::int64_t at_speed = step_with(Measuring::speed);
+    const std::int64_t at_kinds = step_with(Measuring::computations);
+    const std::int64_t at_communication = step_with(Measuring::everything);
+    return {at_speed - sim.end_ns, at_kinds - at_speed, at_communication - at_kinds,
+            real.end_ns - at_communication};
+}
+
+std::vector<RankDivergence> rank_figures(const TrainingStep& real, const TrainingStep& sim,
+                                         const std::vector<double>& speeds) {
+    const auto measured = account_bubbles(real.timed, HoldGraph(real.timed), real.end_ns);
+    const auto simulated = account_bubbles(sim.timed, HoldGraph(sim.timed), sim.end_ns);
+    std::vector<RankDivergence> ranks(std::max(measured.size(), simulated.size()));
+    for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+        RankDivergence& out = ranks[rank];
+        out.rank = static_cast<int>(rank);
+        if (rank < measured.size()) {
+            out.busy.measured = measured[rank].busy_ns;
+            out.waiting.measured = measured[rank].split.waiting_ns();
+            out.bubble.measured = measured[rank].bubble_ns;
+        }
+        if (rank < simulated.size()) {
+            out.busy.simulated = simulated[rank].busy_ns;
+            out.waiting.simulated = simulated[rank].split.waiting_ns();
+            out.bubble.simulated = simulated[rank].bubble_ns;
+        }
+        if (rank < speeds.size())
+            out.speed = speeds[rank];
+    }
+    return ranks;
+}
+
+struct Collected {
+    std::map<ActionKind, std::vector<double>> ratios;
+    std::vector<ActionDivergence> actions;
+};
+
+void collect(const TrainingStep& real, const TrainingStep& sim, const StepMatch& match,
+             int real_step, Collected& out) {
+    for_each_match(match, [&](ActionRef simulated, ActionRef measured) {
+        const std::int64_t predicted = duration(sim.timed, simulated);
+        const std::int64_t took = duration(real.timed, measured);
+        const double ratio =
+            predicted > 0 ? static_cast<double>(took) / static_cast<double>(predicted) : 0;
+        if (predicted > 0)
+            out.ratios[kind_at(sim.timed, simulated)].push_back(ratio);
+        const Action& action = real.timed.schedule.ranks[measured.rank][measured.index];
+        out.actions.push_back(
+            {measured.rank, real_step, real.timed.schedule.text(action), took, predicted, ratio});
+    });
+}
+
+void add_unmatched(const TrainingStep& step, const std::vector<ActionRef>& refs, bool real,
+                   int step_number, std::vector<UnmatchedAction>& out) {
+    for (ActionRef ref : refs)
+        out.push_back({real, ref.rank, step_number,
+                       step.timed.schedule.text(step.timed.schedule.ranks[ref.rank][ref.index])});
+}
+
+void keep_furthest(std::vector<ActionDivergence>& actions, int top_count) {
+    const auto off = [](const ActionDivergence& action) {
+        return std::llabs(action.measured_ns - action.simulated_ns);
+    };
+    std::stable_sort(actions.begin(), actions.end(),
+                     [&](const auto& left, const auto& right) { return off(left) > off(right); });
+    actions.resize(std::min(actions.size(), static_cast<std::size_t>(std::max(top_count, 0))));
+}
+
+void sum_up(RunDivergence& out) {
+    std::vector<std::int64_t> measured, simulated;
+    for (const StepDivergence& step : out.steps) {
+        measured.push_back(step.step_time.measured);
+        simulated.push_back(step.step_time.simulated);
+        out.mean_split.speed_ns += step.split.speed_ns;
+        out.mean_split.kinds_ns += step.split.kinds_ns;
+        out.mean_split.communication_ns += step.split.communication_ns;
+        out.mean_split.ordering_ns += step.split.ordering_ns;
+    }
+    out.median_step_time = {median_ns(measured), median_ns(simulated)};
+    if (const auto count = static_cast<std::int64_t>(out.steps.size()); count > 0) {
+        // Rounded parts would no longer sum to the mean difference: the rest goes to ordering.
+        DivergenceSplit& mean = out.mean_split;
+        const std::int64_t total = mean.total();
+        mean.speed_ns /= count, mean.kinds_ns /= count, mean.communication_ns /= count;
+        mean.ordering_ns = total / count - mean.speed_ns - mean.kinds_ns - mean.communication_ns;
+    }
+}
+
+}  // namespace
+
+RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& simulated,
+                             int top_count) {
+    const std::vector<TrainingStep> real_steps = training_steps(real);
+    const std::vector<TrainingStep> sim_steps = training_steps(simulated);
+    const bool one_prediction = sim_steps.size() == 1;
+    RunDivergence out;
+    Collected collected;
+    const std::size_t pairs =
+        one_prediction ? real_steps.size() : std::max(real_steps.size(), sim_steps.size());
+    for (std::size_t index = 0; index < pairs; ++index) {
+        const int number = static_cast<int>(index);
+        const std::size_t sim_index = one_prediction ? 0 : index;
+        if (index >= real_steps.size() || sim_index >= sim_steps.size()) {  // on one side only
+            const bool is_real = index < real_steps.size();
+            const TrainingStep& step = is_real ? real_steps[index] : sim_steps[index];
+            for (std::size_t rank = 0; rank < step.timed.schedule.ranks.size(); ++rank)
+                for (std::size_t action = 0; action < step.timed.schedule.ranks[rank].size();
+                     ++action)
+                    add_unmatched(
+                        step,
+                        {{static_cast<std::int32_t>(rank), static_cast<std::int32_t>(action)}},
+                        is_real, number, out.unmatched);
+            continue;
+        }
+        const TrainingStep& real_step = real_steps[index];
+        const TrainingStep& sim_step = sim_steps[sim_index];
+        const StepMatch match = match_actions(real_step.timed, sim_step.timed);
+        const std::vector<double> speeds = speed_factors(real_step.timed, sim_step.timed, match);
+        StepDivergence step;
+        step.real_step = number;
+        step.sim_step = static_cast<int>(sim_index);
+        step.step_time = {real_step.end_ns, sim_step.end_ns};
+        step.ranks = rank_figures(real_step, sim_step, speeds);
+        step.split = split_step(real_step, sim_step, match, speeds);
+        collect(real_step, sim_step, match, number, collected);
+        add_unmatched(real_step, match.real_only, true, number, out.unmatched);
+        add_unmatched(sim_step, match.sim_only, false, step.sim_step, out.unmatched);
+        out.steps.push_back(std::move(step));
+    }
+    for (auto& [kind, ratios] : collected.ratios)
+        out.kinds.push_back({std::string(kind_text(kind)), median_ratio(ratios, 0),
+                             static_cast<int>(ratios.size())});
+    keep_furthest(collected.actions, top_count);
+    out.top = std::move(collected.actions);
+    sum_up(out);
+    return out;
+}
+
+}  // namespace pipelens::analysis

@@ -1,0 +1,96 @@
+// Where a real run went apart from its simulation: step times, each rank's busy, waiting and
+// bubble (bubble_accounting's one definition, both sides), each action kind's median
+// measured/simulated duration, the actions furthest off, and the step-time difference split into
+// four parts that sum to it exactly.
+//
+// Matching: the real run and the simulation are cut into training steps (training_steps.hpp);
+// real step k is compared with simulated step k, or with the simulation's only step when it has
+// one (a simulation predicts one step). Within a pair of steps actions match by (rank, kind,
+// stage, microbatch) (their text); an action on one side only is listed in `unmatched`.
+//
+// The split of one step (T = step time, re-timing = critical_path.hpp's `retime` of the
+// simulated step under the dependency rules):
+//   speed         = T(simulation, each rank's computations x its speed factor) - T(simulation)
+//   kinds         = T(simulation, every matched computation at its measured time) - T(speed's)
+//   communication = T(kinds', every matched transfer and collective at its measured time too)
+//                   - T(kinds')
+//   ordering      = T(real) - T(communication's): what waited for what, and host time between
+//                   actions, that the model did not predict.
+// A rank's speed factor is the median over its matched computations of measured / simulated
+// time (the "at ranks" factor). The parts telescope, so they sum to T(real) - T(simulation).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "engine/analysis/timed_schedule.hpp"
+
+namespace pipelens::analysis {
+
+struct Measured {
+    std::int64_t measured = 0;
+    std::int64_t simulated = 0;
+    std::int64_t difference() const { return measured - simulated; }
+};
+
+struct RankDivergence {
+    int rank = 0;
+    Measured busy, waiting, bubble;
+    double speed = 1;  // median measured / simulated over its matched computations
+};
+
+struct DivergenceSplit {
+    std::int64_t speed_ns = 0;
+    std::int64_t kinds_ns = 0;
+    std::int64_t communication_ns = 0;
+    std::int64_t ordering_ns = 0;
+    std::int64_t total() const { return speed_ns + kinds_ns + communication_ns + ordering_ns; }
+};
+
+struct StepDivergence {
+    int real_step = 0;
+    int sim_step = 0;
+    Measured step_time;
+    std::vector<RankDivergence> ranks;
+    DivergenceSplit split;  // split.total() == step_time.difference()
+};
+
+struct KindDivergence {
+    std::string kind;  // "F", "SEND_F", "OVERLAP_F_B", ...
+    double median_ratio = 0;
+    int actions = 0;  // matched actions with a simulated time above 0
+};
+
+struct ActionDivergence {
+    int rank = 0;
+    int step = 0;  // the real run's training step
+    std::string label;
+    std::int64_t measured_ns = 0;
+    std::int64_t simulated_ns = 0;
+    double ratio = 0;  // measured / simulated; 0 when simulated is 0
+};
+
+struct UnmatchedAction {
+    bool real = true;  // on the real side only (else the simulated side only)
+    int rank = 0;
+    int step = 0;
+    std::string label;
+};
+
+struct RunDivergence {
+    std::vector<StepDivergence> steps;
+    // Over the steps: step times' medians; the split's means (they sum to the mean difference).
+    Measured median_step_time;
+    DivergenceSplit mean_split;
+    std::vector<KindDivergence> kinds;  // by kind, in ActionKind order
+    std::vector<ActionDivergence> top;  // largest |measured - simulated| first
+    std::vector<UnmatchedAction> unmatched;
+};
+
+// `top_count`: how many of the actions furthest off to keep.
+RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& simulated,
+                             int top_count = 10);
+
+}  // namespace pipelens::analysis

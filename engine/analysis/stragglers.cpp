@@ -1,0 +1,211 @@
+// Straggler detection over a recorded run's training steps (stragglers.hpp for the rules).
+// Medians follow engine/run_record/statistics.hpp's convention (the upper middle).
+#include "engine/analysis/stragglers.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "engine/analysis/critical_path.hpp"
+#include "engine/analysis/training_steps.hpp"
+
+namespace pipelens::analysis {
+namespace {
+
+template <typename Value>
+Value upper_median(std::vector<Value> values) {
+    const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+    std::nth_element(values.begin(), middle, values.end());
+    return *middle;
+}
+
+std::int64_t duration(const ActionSpan& span) {
+    return span.end_ns - span.start_ns;
+}
+
+// Each ended computation of `rank`, by kind.
+template <typename Visit>
+void for_each_computation(const TimedSchedule& timed, std::size_t rank, Visit visit) {
+    for (std::size_t index = 0; index < timed.schedule.ranks[rank].size(); ++index) {
+        const Action& action = timed.schedule.ranks[rank][index];
+        const ActionSpan& span = timed.times[rank][index];
+        if (is_compute(action.kind) && span.end_ns >= 0)
+            visit(action, span, index);
+    }
+}
+
+constexpr std::size_t kNoRank = static_cast<std::size_t>(-1);
+
+// The median time of each kind on every rank but `except` (kNoRank: on every rank).
+std::map<ActionKind, std::int64_t> kind_medians(const TimedSchedule& timed, std::size_t except) {
+    std::map<ActionKind, std::vector<std::int64_t>> times;
+    for (std::size_t rank = 0; rank < timed.schedule.ranks.size(); ++rank)
+        if (rank != except)
+            for_each_computation(timed, rank,
+                                 [&](const Action& action, const ActionSpan& span, std::size_t) {
+                                     times[action.kind].push_back(duration(span));
+                                 });
+    std::map<ActionKind, std::int64_t> reference;
+    for (auto& [kind, values] : times)
+        reference[kind] = upper_median(std::move(values));
+    return reference;
+}
+
+// `rank`'s computations' median time over their reference: the calibrated cost of their
+// (stage, kind) when there is a calibration, else `by_kind`'s time of their kind.
+RankStraggle ratio_against(const TimedSchedule& timed, std::size_t rank,
+                           const StragglerOptions& options,
+                           const std::map<ActionKind, std::int64_t>& by_kind) {
+    std::vector<double> ratios;
+    for_each_computation(
+        timed, rank, [&](const Action& action, const ActionSpan& span, std::size_t) {
+            std::int64_t reference = 0;
+            if (options.calibrated_ns.empty()) {
+                if (const auto found = by_kind.find(action.kind); found != by_kind.end())
+                    reference = found->second;
+            } else if (const auto found = options.calibrated_ns.find({action.stage, action.kind});
+                       found != options.calibrated_ns.end()) {
+                reference = found->second;
+            }
+            if (reference > 0)
+                ratios.push_back(static_cast<double>(duration(span)) /
+                                 static_cast<double>(reference));
+        });
+    RankStraggle out;
+    out.rank = static_cast<int>(rank);
+    out.computations = static_cast<int>(ratios.size());
+    if (!ratios.empty())
+        out.ratio = upper_median(std::move(ratios));
+    return out;
+}
+
+// Megatron's relative throughput: every rank against one common reference (the calibration, or
+// each kind's median over all ranks), the slowest's throughput over the fastest's.
+void add_relative_throughput(const TimedSchedule& timed, const StragglerOptions& options,
+                             StepStraggle& out) {
+    const auto everyone = kind_medians(timed, kNoRank);
+    double slowest = 0, fastest = 0;
+    for (std::size_t rank = 0; rank < timed.schedule.ranks.size(); ++rank) {
+        const RankStraggle common = ratio_against(timed, rank, options, everyone);
+        if (common.computations == 0)
+            continue;
+        if (out.slowest_rank < 0 || common.ratio > slowest) {
+            out.slowest_rank = common.rank;
+            slowest = common.ratio;
+        }
+        if (out.fastest_rank < 0 || common.ratio < fastest) {
+            out.fastest_rank = common.rank;
+            fastest = common.ratio;
+        }
+    }
+    if (out.slowest_rank >= 0 && slowest > 0)
+        out.relative_throughput = fastest / slowest;
+}
+
+bool on_path(const CriticalPath& path, const TimedSchedule& timed, int rank) {
+    return std::any_of(path.links.begin(), path.links.end(), [&](const PathLink& link) {
+        return link.action.rank == rank &&
+               is_compute(timed.schedule.ranks[rank][link.action.index].kind);
+    });
+}
+
+// The step's time saved with `rank`'s computations at the reference speed.
+std::int64_t cost_of(const TrainingStep& step, int rank, double ratio) {
+    if (ratio <= 1)
+        return 0;
+    const auto ends = retime(step.timed, [&](ActionRef ref) {
+        const ActionSpan& span = step.timed.times[ref.rank][ref.index];
+        const std::int64_t took = duration(span);
+        if (ref.rank != rank || !is_compute(step.timed.schedule.ranks[ref.rank][ref.index].kind))
+            return took;
+        return static_cast<std::int64_t>(std::llround(static_cast<double>(took) / ratio));
+    });
+    return step.end_ns - retimed_end(ends);
+}
+
+StepStraggle step_stragglers(const TrainingStep& step, int number,
+                             const StragglerOptions& options) {
+    const HoldGraph holds(step.timed);
+    const CriticalPath path = critical_path(step.timed, holds);
+    StepStraggle out;
+    out.step = number;
+    out.step_time_ns = step.end_ns;
+    for (std::size_t rank = 0; rank < step.timed.schedule.ranks.size(); ++rank) {
+        RankStraggle figures =
+            ratio_against(step.timed, rank, options, kind_medians(step.timed, rank));
+        figures.step = number;
+        figures.flagged = figures.computations > 0 && figures.ratio > options.threshold;
+        figures.on_critical_path = on_path(path, step.timed, figures.rank);
+        if (figures.flagged)
+            figures.cost_ns = cost_of(step, figures.rank, figures.ratio);
+        out.ranks.push_back(figures);
+    }
+    add_relative_throughput(step.timed, options, out);
+    return out;
+}
+
+std::string_view yes_no(bool value) {
+    return value ? "yes" : "no";
+}
+
+}  // namespace
+
+StragglerReport find_stragglers(const TimedSchedule& run, const StragglerOptions& options) {
+    StragglerReport report;
+    report.threshold = options.threshold;
+    report.calibrated = !options.calibrated_ns.empty();
+    const std::vector<TrainingStep> steps = training_steps(run);
+    for (std::size_t index = 0; index < steps.size(); ++index) {
+        report.steps.push_back(step_stragglers(steps[index], static_cast<int>(index), options));
+        for (const RankStraggle& rank : report.steps.back().ranks)
+            if (rank.flagged)
+                report.flagged.push_back(rank);
+    }
+    return report;
+}
+
+std::map<std::pair<int, ActionKind>, std::int64_t> calibrated_stage_costs(
+    const std::vector<traces::ProfileRecord>& profile) {
+    static constexpr std::pair<std::string_view, ActionKind> kinds[] = {
+        {"F", ActionKind::forward},
+        {"I", ActionKind::backward_input},
+        {"W", ActionKind::backward_weight},
+        {"B", ActionKind::full_backward}};
+    std::map<std::pair<int, ActionKind>, std::int64_t> costs;
+    for (const traces::ProfileRecord& row : profile)
+        for (const auto& [name, kind] : kinds)
+            if (row.layer == -1 && row.stage >= 0 && row.quantity == name && row.median > 0)
+                costs[{row.stage, kind}] = row.median;
+    return costs;
+}
+
+StragglerReport read_stragglers(const traces::TraceReader& reader, const traces::RunRecord& run,
+                                double threshold) {
+    StragglerOptions options;
+    options.threshold = threshold;
+    options.calibrated_ns = calibrated_stage_costs(reader.profile(run.id));
+    return find_stragglers(read_timed_schedule(reader, run.id), options);
+}
+
+std::string format_stragglers(const StragglerReport& report) {
+    std::string out = fmt::format("stragglers (computation time over {}, flagged above {:.2f}x):\n",
+                                  report.calibrated ? "the calibrated stage costs"
+                                                    : "the other ranks' median of the same kind",
+                                  report.threshold);
+    if (report.flagged.empty())
+        out += "  none\n";
+    for (const RankStraggle& rank : report.flagged)
+        out += fmt::format(
+            "  rank {} step {}: {:.2f}x, on the critical path: {}, cost at most {:.3f} ms\n",
+            rank.rank, rank.step, rank.ratio, yes_no(rank.on_critical_path),
+            static_cast<double>(rank.cost_ns) / 1e6);
+    for (const StepStraggle& step : report.steps)
+        if (step.slowest_rank >= 0)
+            out += fmt::format(
+                "  step {}: relative throughput {:.3f} (slowest rank {}, fastest rank {})\n",
+                step.step, step.relative_throughput, step.slowest_rank, step.fastest_rank);
+    return out;
+}
+
+}  // namespace pipelens::analysis

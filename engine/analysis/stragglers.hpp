@@ -1,0 +1,75 @@
+// Stragglers: ranks whose computations ran slower than the same work elsewhere, per training
+// step, whether they set the step time and what they cost it.
+//
+// A rank's ratio in a step is the median over its computations of the computation's time over
+// its reference: the calibrated cost of its (stage, kind) when the run holds one (the trace's
+// `profile` rows of whole stages, docs/calibration.md), else the median time of the same kind
+// on the other ranks in that step (their stages taken to cost the same, as an even split does).
+// A rank is flagged when its ratio is above the threshold (1.2 by default).
+//
+// Its cost: the step re-timed (critical_path.hpp's `retime`: the same dependency rules as the
+// critical path and the simulator, each action's host overhead kept) with the rank's
+// computations divided by its ratio, subtracted from the step time.
+//
+// Megatron's straggler detector's figure is here too: each step's relative throughput, the
+// slowest rank's throughput over the fastest's (their ratios' min over max), in (0, 1].
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/analysis/timed_schedule.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::analysis {
+
+inline constexpr double kDefaultStragglerThreshold = 1.2;
+
+struct StragglerOptions {
+    double threshold = kDefaultStragglerThreshold;
+    // (stage, kind) -> calibrated time; empty: the other ranks are the reference.
+    std::map<std::pair<int, ActionKind>, std::int64_t> calibrated_ns;
+};
+
+struct RankStraggle {
+    int rank = 0;
+    int step = 0;
+    double ratio = 1;      // median computation time over its reference; 1 when none compares
+    int computations = 0;  // how many had a reference
+    bool flagged = false;  // ratio > threshold
+    bool on_critical_path = false;  // one of its computations is on the step's critical path
+    std::int64_t cost_ns = 0;       // step time saved at the reference speed (flagged only)
+};
+
+struct StepStraggle {
+    int step = 0;
+    std::int64_t step_time_ns = 0;
+    double relative_throughput = 1;  // slowest rank's throughput over the fastest's
+    int slowest_rank = -1, fastest_rank = -1;
+    std::vector<RankStraggle> ranks;  // index = rank
+};
+
+struct StragglerReport {
+    double threshold = kDefaultStragglerThreshold;
+    bool calibrated = false;  // the reference is the run's calibration, not its other ranks
+    std::vector<StepStraggle> steps;
+    std::vector<RankStraggle> flagged;  // every flagged (rank, step), by step then rank
+};
+
+StragglerReport find_stragglers(const TimedSchedule& run, const StragglerOptions& options = {});
+
+// The straggler report of a recorded run, its calibration taken from the run's profile rows.
+StragglerReport read_stragglers(const traces::TraceReader& reader, const traces::RunRecord& run,
+                                double threshold = kDefaultStragglerThreshold);
+
+// The calibrated (stage, kind) times in a run's profile: whole-stage F, I, W and B medians.
+std::map<std::pair<int, ActionKind>, std::int64_t> calibrated_stage_costs(
+    const std::vector<traces::ProfileRecord>& profile);
+
+// A few lines for a person: each flagged rank and step, or that none is, and the throughput.
+std::string format_stragglers(const StragglerReport& report);
+
+}  // namespace pipelens::analysis

@@ -1,0 +1,33 @@
+// A recorded run cut into its training steps: what the run-divergence and straggler analyses
+// compare step by step.
+//
+// Training step of an action: a rank runs its schedule's program once per step, so the k-th
+// action on a rank with the same text (kind, stage, microbatch; an OVERLAP_F_B's parts) belongs
+// to step k. This needs nothing beyond the actions themselves, so a one-step run (every file
+// written so far) is one step, and a run that repeats its program N times is N steps.
+//
+// Invariants: each step keeps every rank's actions of that step in program order, its times
+// moved so the step's earliest start is 0; the steps together hold every action exactly once.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/analysis/critical_path.hpp"
+#include "engine/analysis/timed_schedule.hpp"
+
+namespace pipelens::analysis {
+
+struct TrainingStep {
+    TimedSchedule timed;         // the step alone, starting at 0
+    std::int64_t offset_ns = 0;  // its start in the whole run
+    std::int64_t end_ns = 0;     // the latest end of its actions (its step time); 0 if none ended
+};
+
+// The run's steps, earliest first (one step for a run that never repeats its program).
+std::vector<TrainingStep> training_steps(const TimedSchedule& run);
+
+// The latest end over ended actions, 0 for none.
+std::int64_t latest_end(const TimedSchedule& timed);
+
+}  // namespace pipelens::analysis

@@ -1,0 +1,171 @@
+// The real-versus-simulated comparison with exact values: a run that matches its simulation is
+// all zeros; a rank computing 1.5x slower is all speed; one SEND started late is all ordering and
+// none of it speed; steps of a multi-step run each meet the one simulated step; an action on one
+// side only is listed.
+#include <gtest/gtest.h>
+
+#include "engine/analysis/run_divergence.hpp"
+#include "engine/analysis/training_steps.hpp"
+#include "tests/analysis/simulated_run.hpp"
+
+namespace pipelens::analysis {
+namespace {
+
+using testing::round_costs;
+using testing::simulate_run;
+
+constexpr ScheduleShape kOneFOneB{ScheduleKind::one_f_one_b, 2, 1, 4};
+
+// Host overhead before `action`: it and everything that starts no earlier start `by` later.
+void delay(TimedSchedule& timed, ActionRef action, std::int64_t by) {
+    const std::int64_t from = timed.times[action.rank][action.index].start_ns;
+    for (auto& spans : timed.times)
+        for (ActionSpan& span : spans)
+            if (span.start_ns >= from) {
+                span.start_ns += by;
+                span.end_ns += by;
+            }
+}
+
+void expect_split_sums(const StepDivergence& step) {
+    EXPECT_EQ(step.split.total(), step.step_time.difference());
+}
+
+TEST(RunDivergence, ARunThatMatchesItsSimulationIsAllZeros) {
+    const auto sim = simulate_run(kOneFOneB, round_costs());
+    const RunDivergence diff = run_divergence(sim.timed, sim.timed);
+    ASSERT_EQ(diff.steps.size(), 1u);
+    const StepDivergence& step = diff.steps[0];
+    EXPECT_EQ(step.step_time.measured, sim.result.step_time_ns);
+    EXPECT_EQ(step.step_time.difference(), 0);
+    EXPECT_EQ(step.split.speed_ns, 0);
+    EXPECT_EQ(step.split.kinds_ns, 0);
+    EXPECT_EQ(step.split.communication_ns, 0);
+    EXPECT_EQ(step.split.ordering_ns, 0);
+    ASSERT_EQ(step.ranks.size(), 2u);
+    for (const RankDivergence& rank : step.ranks) {
+        EXPECT_EQ(rank.busy.difference(), 0);
+        EXPECT_EQ(rank.waiting.difference(), 0);
+        EXPECT_EQ(rank.bubble.difference(), 0);
+        EXPECT_EQ(rank.busy.measured, 4 * 3000);
+        EXPECT_DOUBLE_EQ(rank.speed, 1);
+    }
+    for (const KindDivergence& kind : diff.kinds)
+        EXPECT_DOUBLE_EQ(kind.median_ratio, 1) << kind.kind;
+    EXPECT_EQ(diff.kinds.size(), 6u);  // F, B, SEND_F, RECV_F, SEND_B, RECV_B
+    ASSERT_EQ(diff.top.size(), 10u);
+    for (const ActionDivergence& action : diff.top)
+        EXPECT_EQ(action.measured_ns, action.simulated_ns);
+    EXPECT_TRUE(diff.unmatched.empty());
+}
+
+TEST(RunDivergence, ARankComputingSlowerIsAllSpeed) {
+    const auto sim = simulate_run(kOneFOneB, round_costs());
+    const auto real = simulate_run(kOneFOneB, round_costs({1, 1.5}));
+    const RunDivergence diff = run_divergence(real.timed, sim.timed, 3);
+    ASSERT_EQ(diff.steps.size(), 1u);
+    const StepDivergence& step = diff.steps[0];
+    const std::int64_t late = real.result.step_time_ns - sim.result.step_time_ns;
+    ASSERT_GT(late, 0);
+    EXPECT_EQ(step.step_time.difference(), late);
+    EXPECT_EQ(step.split.speed_ns, late);
+    EXPECT_EQ(step.split.kinds_ns, 0);
+    EXPECT_EQ(step.split.communication_ns, 0);
+    EXPECT_EQ(step.split.ordering_ns, 0);
+    EXPECT_DOUBLE_EQ(step.ranks[0].speed, 1);
+    EXPECT_DOUBLE_EQ(step.ranks[1].speed, 1.5);
+    EXPECT_EQ(step.ranks[1].busy.measured, 4 * 4500);
+    EXPECT_EQ(step.ranks[1].busy.simulated, 4 * 3000);
+    // Each kind: half its actions at 1, half at 1.5; the median is the upper middle.
+    for (const KindDivergence& kind : diff.kinds)
+        EXPECT_DOUBLE_EQ(kind.median_ratio, kind.kind == "F" || kind.kind == "B" ? 1.5 : 1)
+            << kind.kind;
+    ASSERT_EQ(diff.top.size(), 3u);
+    EXPECT_EQ(diff.top[0].rank, 1);  // its B: 3000 for 2000
+    EXPECT_EQ(diff.top[0].label, "1B0");
+    EXPECT_EQ(diff.top[0].measured_ns, 3000);
+    EXPECT_EQ(diff.top[0].simulated_ns, 2000);
+    EXPECT_DOUBLE_EQ(diff.top[0].ratio, 1.5);
+}
+
+TEST(RunDivergence, ALateSendIsOrderingNotSpeed) {
+    const auto sim = simulate_run(kOneFOneB, round_costs());
+    auto real = sim;
+    delay(real.timed, testing::find_action(real.timed, 0, "0SEND_F3"), 700);
+    const RunDivergence diff = run_divergence(real.timed, sim.timed);
+    const StepDivergence& step = diff.steps[0];
+    EXPECT_EQ(step.step_time.difference(), 700);
+    EXPECT_EQ(step.split.speed_ns, 0);
+    EXPECT_EQ(step.split.kinds_ns, 0);
+    EXPECT_EQ(step.split.communication_ns, 0);
+    EXPECT_EQ(step.split.ordering_ns, 700);
+    for (const RankDivergence& rank : step.ranks) {
+        EXPECT_DOUBLE_EQ(rank.speed, 1);
+        EXPECT_EQ(rank.busy.difference(), 0);
+    }
+}
+
+TEST(RunDivergence, ALongerSendIsCommunication) {
+    const auto sim = simulate_run(kOneFOneB, round_costs());
+    // The same run with one transfer taking 700 more, everything after it re-timed.
+    const ActionRef send = testing::find_action(sim.timed, 0, "0SEND_F3");
+    auto real = sim;
+    const auto ends = retime(sim.timed, [&](ActionRef ref) {
+        const ActionSpan& span = sim.timed.times[ref.rank][ref.index];
+        return span.end_ns - span.start_ns + (ref == send ? 700 : 0);
+    });
+    for (std::size_t rank = 0; rank < ends.size(); ++rank)
+        for (std::size_t index = 0; index < ends[rank].size(); ++index) {
+            ActionSpan& span = real.timed.times[rank][index];
+            const std::int64_t took =
+                span.end_ns - span.start_ns +
+                (ActionRef{static_cast<int>(rank), static_cast<int>(index)} == send ? 700 : 0);
+            span.end_ns = ends[rank][index];
+            span.start_ns = span.end_ns - took;
+        }
+    const RunDivergence diff = run_divergence(real.timed, sim.timed);
+    const StepDivergence& step = diff.steps[0];
+    ASSERT_GT(step.step_time.difference(), 0);
+    EXPECT_EQ(step.split.speed_ns, 0);
+    EXPECT_EQ(step.split.kinds_ns, 0);
+    EXPECT_EQ(step.split.communication_ns, step.step_time.difference());
+    EXPECT_EQ(step.split.ordering_ns, 0);
+}
+
+TEST(RunDivergence, EveryStepOfAMultiStepRunMeetsTheOneSimulatedStep) {
+    const auto sim = simulate_run(kOneFOneB, round_costs());
+    const auto slow = simulate_run(kOneFOneB, round_costs({1, 1.5}));
+    const TimedSchedule real = testing::two_steps(sim.timed, slow.timed, 5000);
+    ASSERT_EQ(training_steps(real).size(), 2u);
+    const RunDivergence diff = run_divergence(real, sim.timed);
+    ASSERT_EQ(diff.steps.size(), 2u);
+    const std::int64_t late = slow.result.step_time_ns - sim.result.step_time_ns;
+    EXPECT_EQ(diff.steps[0].step_time.difference(), 0);
+    EXPECT_EQ(diff.steps[1].real_step, 1);
+    EXPECT_EQ(diff.steps[1].sim_step, 0);
+    EXPECT_EQ(diff.steps[1].step_time.difference(), late);
+    EXPECT_EQ(diff.steps[1].split.speed_ns, late);
+    for (const StepDivergence& step : diff.steps)
+        expect_split_sums(step);
+    EXPECT_EQ(diff.median_step_time.measured, slow.result.step_time_ns);  // the upper middle
+    EXPECT_EQ(diff.mean_split.speed_ns, late / 2);
+    EXPECT_EQ(diff.mean_split.total(), late / 2);
+    EXPECT_TRUE(diff.unmatched.empty());
+}
+
+TEST(RunDivergence, AnActionOnOneSideOnlyIsListed) {
+    const auto sim = simulate_run(kOneFOneB, round_costs());
+    auto real = sim;
+    const ActionRef last = testing::find_action(real.timed, 1, "1B3");
+    real.timed.schedule.ranks[1].erase(real.timed.schedule.ranks[1].begin() + last.index);
+    real.timed.times[1].erase(real.timed.times[1].begin() + last.index);
+    const RunDivergence diff = run_divergence(real.timed, sim.timed);
+    ASSERT_EQ(diff.unmatched.size(), 1u);
+    EXPECT_FALSE(diff.unmatched[0].real);
+    EXPECT_EQ(diff.unmatched[0].rank, 1);
+    EXPECT_EQ(diff.unmatched[0].label, "1B3");
+    expect_split_sums(diff.steps[0]);
+}
+
+}  // namespace
+}  // namespace pipelens::analysis

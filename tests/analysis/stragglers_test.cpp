@@ -1,0 +1,97 @@
+// Stragglers with exact values: in 1F1B pp=2 with rank 1 computing 1.5x slower, rank 1 is
+// flagged at 1.5, sits on the critical path and costs exactly the step time the slowdown added;
+// the same against calibrated stage costs; an even run flags nothing; each step stands alone.
+#include <gtest/gtest.h>
+
+#include "engine/analysis/stragglers.hpp"
+#include "tests/analysis/simulated_run.hpp"
+
+namespace pipelens::analysis {
+namespace {
+
+using testing::round_costs;
+using testing::simulate_run;
+
+constexpr ScheduleShape kOneFOneB{ScheduleKind::one_f_one_b, 2, 1, 4};
+
+TEST(Stragglers, ARankComputingOneAndAHalfTimesSlowerIsFlaggedWithItsCost) {
+    const auto base = simulate_run(kOneFOneB, round_costs());
+    const auto slow = simulate_run(kOneFOneB, round_costs({1, 1.5}));
+    const StragglerReport report = find_stragglers(slow.timed);
+    ASSERT_EQ(report.steps.size(), 1u);
+    const StepStraggle& step = report.steps[0];
+    ASSERT_EQ(step.ranks.size(), 2u);
+    EXPECT_DOUBLE_EQ(step.ranks[1].ratio, 1.5);
+    EXPECT_EQ(step.ranks[1].computations, 8);
+    EXPECT_TRUE(step.ranks[1].flagged);
+    EXPECT_TRUE(step.ranks[1].on_critical_path);
+    EXPECT_EQ(step.ranks[1].cost_ns, slow.result.step_time_ns - base.result.step_time_ns);
+    EXPECT_DOUBLE_EQ(step.ranks[0].ratio, 1000.0 / 1500.0);
+    EXPECT_FALSE(step.ranks[0].flagged);
+    EXPECT_EQ(step.ranks[0].cost_ns, 0);
+    // Megatron's figure: the slowest rank's throughput over the fastest's.
+    EXPECT_DOUBLE_EQ(step.relative_throughput, 1000.0 / 1500.0);
+    EXPECT_EQ(step.slowest_rank, 1);
+    EXPECT_EQ(step.fastest_rank, 0);
+    ASSERT_EQ(report.flagged.size(), 1u);
+    EXPECT_EQ(report.flagged[0].rank, 1);
+
+    // Above the threshold, not at it.
+    EXPECT_TRUE(find_stragglers(slow.timed, {1.5, {}}).flagged.empty());
+    EXPECT_EQ(find_stragglers(slow.timed, {1.49, {}}).flagged.size(), 1u);
+}
+
+TEST(Stragglers, CalibratedStageCostsAreTheReferenceWhenTheRunHasThem) {
+    const auto slow = simulate_run(kOneFOneB, round_costs({1, 1.5}));
+    StragglerOptions options;
+    options.calibrated_ns = {{{0, ActionKind::forward}, 1000},
+                             {{0, ActionKind::full_backward}, 2000},
+                             {{1, ActionKind::forward}, 1000},
+                             {{1, ActionKind::full_backward}, 2000}};
+    const StragglerReport report = find_stragglers(slow.timed, options);
+    EXPECT_TRUE(report.calibrated);
+    EXPECT_DOUBLE_EQ(report.steps[0].ranks[0].ratio, 1);
+    EXPECT_DOUBLE_EQ(report.steps[0].ranks[1].ratio, 1.5);
+    EXPECT_DOUBLE_EQ(report.steps[0].relative_throughput, 1 / 1.5);
+
+    std::vector<traces::ProfileRecord> profile(3);
+    profile[0] = {0, 0, -1, "", "F", -1, 0, 1000, 900, 1100, 5};
+    profile[1] = {0, 0, 3, "layer", "F", -1, 0, 77, 70, 80, 5};  // a layer, not the stage
+    profile[2] = {1, 1, -1, "", "B", -1, 0, 2000, 1900, 2100, 5};
+    const auto costs = calibrated_stage_costs(profile);
+    EXPECT_EQ(costs,
+              (std::map<std::pair<int, ActionKind>, std::int64_t>{
+                  {{0, ActionKind::forward}, 1000}, {{1, ActionKind::full_backward}, 2000}}));
+}
+
+TEST(Stragglers, AnEvenRunFlagsNothing) {
+    const auto even = simulate_run(kOneFOneB, round_costs());
+    const StragglerReport report = find_stragglers(even.timed);
+    EXPECT_TRUE(report.flagged.empty());
+    for (const RankStraggle& rank : report.steps[0].ranks) {
+        EXPECT_DOUBLE_EQ(rank.ratio, 1);
+        EXPECT_TRUE(rank.on_critical_path);
+    }
+    EXPECT_DOUBLE_EQ(report.steps[0].relative_throughput, 1);
+    EXPECT_NE(format_stragglers(report).find("none"), std::string::npos);
+}
+
+TEST(Stragglers, EachStepStandsAlone) {
+    const auto even = simulate_run(kOneFOneB, round_costs());
+    const auto slow = simulate_run(kOneFOneB, round_costs({1, 1.5}));
+    const StragglerReport report =
+        find_stragglers(testing::two_steps(even.timed, slow.timed, 1000));
+    ASSERT_EQ(report.steps.size(), 2u);
+    EXPECT_FALSE(report.steps[0].ranks[1].flagged);
+    EXPECT_TRUE(report.steps[1].ranks[1].flagged);
+    EXPECT_EQ(report.steps[1].ranks[1].cost_ns,
+              slow.result.step_time_ns - even.result.step_time_ns);
+    ASSERT_EQ(report.flagged.size(), 1u);
+    EXPECT_EQ(report.flagged[0].step, 1);
+    const std::string text = format_stragglers(report);
+    EXPECT_NE(text.find("rank 1 step 1: 1.50x, on the critical path: yes"), std::string::npos)
+        << text;
+}
+
+}  // namespace
+}  // namespace pipelens::analysis
