@@ -1,0 +1,79 @@
+// Re-timing a run under the dependency rules (critical_path.hpp's `retime`) and cutting a run
+// into training steps (training_steps.hpp), with exact values: unchanged durations give back
+// every recorded end; a simulation with one rank slowed, re-timed at that rank's normal speed,
+// is exactly the simulation without the slowdown, for every schedule kind; a run that repeats
+// its program twice is two steps, each starting at 0.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "engine/analysis/critical_path.hpp"
+#include "engine/analysis/training_steps.hpp"
+#include "tests/analysis/every_schedule_kind.hpp"
+#include "tests/analysis/simulated_run.hpp"
+
+namespace pipelens::analysis {
+namespace {
+
+using testing::round_costs;
+using testing::simulate_run;
+
+std::vector<std::vector<std::int64_t>> recorded_ends(const TimedSchedule& timed) {
+    std::vector<std::vector<std::int64_t>> ends(timed.times.size());
+    for (std::size_t rank = 0; rank < timed.times.size(); ++rank)
+        for (const ActionSpan& span : timed.times[rank])
+            ends[rank].push_back(span.end_ns);
+    return ends;
+}
+
+std::int64_t recorded_duration(const TimedSchedule& timed, ActionRef ref) {
+    const ActionSpan& span = timed.times[ref.rank][ref.index];
+    return span.end_ns - span.start_ns;
+}
+
+TEST(Retime, UnchangedDurationsGiveBackTheRecordedEnds) {
+    for (const ScheduleShape& shape : kEveryScheduleKind) {
+        const auto run = simulate_run(shape, round_costs());
+        const auto ends =
+            retime(run.timed, [&](ActionRef ref) { return recorded_duration(run.timed, ref); });
+        EXPECT_EQ(ends, recorded_ends(run.timed)) << schedule_kind_name(shape.kind);
+        EXPECT_EQ(retimed_end(ends), run.result.step_time_ns);
+    }
+}
+
+TEST(Retime, ASlowRankAtItsNormalSpeedIsTheRunWithoutTheSlowdown) {
+    for (const ScheduleShape& shape : kEveryScheduleKind) {
+        const auto base = simulate_run(shape, round_costs());
+        const auto slow = simulate_run(shape, round_costs({1, 1.5, 1, 1}));
+        ASSERT_GT(slow.result.step_time_ns, base.result.step_time_ns);
+        const auto ends = retime(slow.timed, [&](ActionRef ref) {
+            const std::int64_t took = recorded_duration(slow.timed, ref);
+            if (ref.rank != 1 || !is_compute(slow.timed.schedule.ranks[1][ref.index].kind))
+                return took;
+            return static_cast<std::int64_t>(std::llround(static_cast<double>(took) / 1.5));
+        });
+        EXPECT_EQ(ends, recorded_ends(base.timed)) << schedule_kind_name(shape.kind);
+        EXPECT_EQ(retimed_end(ends), base.result.step_time_ns) << schedule_kind_name(shape.kind);
+    }
+}
+
+TEST(TrainingSteps, ARunRepeatingItsProgramIsOneStepPerRepeat) {
+    const auto run = simulate_run({ScheduleKind::one_f_one_b, 2, 1, 4}, round_costs());
+    const std::vector<TrainingStep> one = training_steps(run.timed);
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0].offset_ns, 0);
+    EXPECT_EQ(one[0].end_ns, run.result.step_time_ns);
+
+    const std::vector<TrainingStep> two =
+        training_steps(testing::two_steps(run.timed, run.timed, 250));
+    ASSERT_EQ(two.size(), 2u);
+    EXPECT_EQ(two[1].offset_ns, run.result.step_time_ns + 250);
+    for (const TrainingStep& step : two) {
+        EXPECT_EQ(step.end_ns, run.result.step_time_ns);
+        EXPECT_EQ(recorded_ends(step.timed), recorded_ends(run.timed));
+        EXPECT_EQ(step.timed.schedule.ranks, run.timed.schedule.ranks);
+    }
+}
+
+}  // namespace
+}  // namespace pipelens::analysis
