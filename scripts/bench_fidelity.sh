@@ -17,8 +17,9 @@
 # "drift" printed is the median of those; "at calib" is the median over the runs of the error
 # with each run's own drift divided out: the error a machine running at the calibration's speed
 # would show. Both errors are printed, and a third: "at ranks", each run predicted again at the
-# speed each rank's core ran in that run (its measured busy time over the predicted, given as
-# --rank-slowdown): cores here slow down one at a time, for a whole run, which no neighbouring
+# speed each rank's core ran in that run (`pipelens diff`'s at_rank_speed_ns: the prediction
+# re-timed with each rank's computations scaled by that rank's median measured/predicted ratio,
+# docs/diff.md): cores here slow down one at a time, for a whole run, which no neighbouring
 # reference run can see. It keeps the model's part of the error (what waits for what, how the
 # costs split into kinds and stages) and takes out the machine's.
 # Local ranks (threads), one intra-op thread each: on a 2-core machine nothing time-slices.
@@ -57,7 +58,7 @@ for m in 8 16; do
     for config in "${configs[@]}"; do
         schedule=${config%%:*} v=${config##*:}
         json=$("$pipelens" simulate "$work/calibrated.toml" --schedule "$schedule" --v "$v" \
-            --m "$m" --json)
+            --m "$m" --out "$work/predicted-$schedule-$m.db" --json)
         peaks=($(field peak_memory_bytes "$json")) busy=($(field busy_ns "$json"))
         printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n" "$schedule" "$v" "$m" \
             "$(field step_time_ns "$json" | head -1)" "${peaks[0]}" "${peaks[1]}" \
@@ -74,19 +75,19 @@ tail -n +2 "$work/predictions.tsv" | while IFS=$'\t' read -r schedule v m predic
     before=$(load)
     steps=() m0=() m1=() references=("$(reference_step)") at_ranks=()
     for ((run = 0; run < runs; ++run)); do
+        rm -f "$work/run.db"
         json=$("$pipelens" run --schedule "$schedule" --pp 2 --v "$v" --m "$m" \
-            --batch $((m * rows_per_microbatch)) "${model[@]}" --json)
+            --batch $((m * rows_per_microbatch)) "${model[@]}" --out "$work/run.db" --json)
         steps+=("$(field step_time_ns "$json" | head -1)")
-        peaks=($(field peak_memory_bytes "$json")) busy=($(field busy_ns "$json"))
+        peaks=($(field peak_memory_bytes "$json"))
         m0+=("${peaks[0]}") m1+=("${peaks[1]}")
-        # The same prediction at the speed each rank's core ran in this run (its measured busy
-        # time over the predicted): what the model gets wrong once the machine's speed is out.
-        slowdown=$(awk -v a="${busy[0]}" -v b="${busy[1]}" -v p="$b0" -v q="$b1" \
-            'BEGIN {printf "%.4f,%.4f", a / p, b / q}')
-        at_speed=$(field step_time_ns "$("$pipelens" simulate "$work/calibrated.toml" \
-            --schedule "$schedule" --v "$v" --m "$m" --rank-slowdown "$slowdown" --json)" |
-            head -1)
-        at_ranks+=("$(awk -v p="$at_speed" -v x="${steps[-1]}" 'BEGIN {print (p - x) / x}')")
+        # The same prediction at the speed each rank's core ran in this run: what the model gets
+        # wrong once the machine's speed is out (`pipelens diff`, the step's measured time
+        # beside the prediction re-timed at each rank's speed).
+        diff=$("$pipelens" diff "$work/run.db" "$work/predicted-$schedule-$m.db" --top 0 --json)
+        at_speed=$(field at_rank_speed_ns "$diff" | head -1)
+        measured_actions=$(field measured_ns "$diff" | head -1)
+        at_ranks+=("$(awk -v p="$at_speed" -v x="$measured_actions" 'BEGIN {print (p - x) / x}')")
         references+=("$(reference_step)")
     done
     measured=$(printf "%s\n" "${steps[@]}" | median)

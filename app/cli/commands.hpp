@@ -52,6 +52,7 @@ void add_schedule_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 void add_simulate_command(CLI::App& app);
 void add_summary_command(CLI::App& app);
+void add_diff_command(CLI::App& app);
 void add_export_command(CLI::App& app);
 void add_calibrate_command(CLI::App& app);
 void add_replay_command(CLI::App& app);

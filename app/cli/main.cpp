@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     cli::add_check_command(app);
     cli::add_simulate_command(app);
     cli::add_summary_command(app);
+    cli::add_diff_command(app);
     cli::add_export_command(app);
     cli::add_calibrate_command(app);
     cli::add_replay_command(app);

@@ -1,5 +1,6 @@
 // The commands that read a trace: `pipelens summary TRACE.db [--run N] [--json]
-// [--critical-path]` lists the runs and their figures (and critical paths), `pipelens export
+// [--critical-path] [--stragglers] [--straggler-threshold X]` lists the runs and their figures
+// (and critical paths, stragglers), `pipelens export
 // TRACE.db [--chrome OUT.json] [--svg OUT.svg] [--run N]` writes one run for Perfetto and/or as a
 // timeline picture. Both open the trace read-only, so they work on a trace another process is
 // writing.
@@ -13,6 +14,7 @@
 #include "app/cli/critical_path_report.hpp"
 #include "app/cli/input_files.hpp"
 #include "app/cli/run_report.hpp"
+#include "engine/analysis/stragglers.hpp"
 #include "traces/chrome_export.hpp"
 #include "traces/svg_timeline.hpp"
 #include "traces/text/quantities.hpp"
@@ -56,6 +58,8 @@ struct SummaryOptions {
     std::optional<std::int64_t> run;
     bool json = false;
     bool critical_path = false;
+    bool stragglers = false;  // also set by giving a threshold
+    double straggler_threshold = analysis::kDefaultStragglerThreshold;
 };
 
 struct RunPath {
@@ -67,6 +71,35 @@ RunPath critical_path_of(const traces::TraceReader& reader, std::int64_t run_id)
     RunPath run{analysis::read_timed_schedule(reader, run_id), {}};
     run.path = analysis::critical_path(run.timed, analysis::HoldGraph(run.timed));
     return run;
+}
+
+nlohmann::ordered_json straggler_json(const analysis::RankStraggle& rank) {
+    return {{"rank", rank.rank},       {"step", rank.step},
+            {"ratio", rank.ratio},     {"computations", rank.computations},
+            {"flagged", rank.flagged}, {"on_critical_path", rank.on_critical_path},
+            {"cost_ns", rank.cost_ns}};
+}
+
+nlohmann::ordered_json stragglers_json(const analysis::StragglerReport& report) {
+    nlohmann::ordered_json steps = nlohmann::ordered_json::array(),
+                           flagged = nlohmann::ordered_json::array();
+    for (const analysis::StepStraggle& step : report.steps) {
+        nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+        for (const analysis::RankStraggle& rank : step.ranks)
+            ranks.push_back(straggler_json(rank));
+        steps.push_back({{"step", step.step},
+                         {"step_time_ns", step.step_time_ns},
+                         {"relative_throughput", step.relative_throughput},
+                         {"slowest_rank", step.slowest_rank},
+                         {"fastest_rank", step.fastest_rank},
+                         {"ranks", std::move(ranks)}});
+    }
+    for (const analysis::RankStraggle& rank : report.flagged)
+        flagged.push_back(straggler_json(rank));
+    return {{"threshold", report.threshold},
+            {"reference", report.calibrated ? "calibration" : "other ranks"},
+            {"flagged", std::move(flagged)},
+            {"steps", std::move(steps)}};
 }
 
 void print_run_list(const std::vector<traces::RunRecord>& runs) {
@@ -104,6 +137,9 @@ void run_summary(const SummaryOptions& options) {
                 const RunPath path = critical_path_of(reader, run.id);
                 json["critical_path"] = critical_path_json(path.timed, path.path);
             }
+            if (options.stragglers)
+                json["stragglers"] = stragglers_json(
+                    analysis::read_stragglers(reader, run, options.straggler_threshold));
             list.push_back(std::move(json));
         }
         fmt::print("{}\n", nlohmann::ordered_json{{"trace", options.trace}, {"runs", list}}.dump());
@@ -119,6 +155,9 @@ void run_summary(const SummaryOptions& options) {
             const RunPath path = critical_path_of(reader, run.id);
             fmt::print("{}", format_critical_path(path.timed, path.path));
         }
+        if (options.stragglers)
+            fmt::print("{}", analysis::format_stragglers(analysis::read_stragglers(
+                                 reader, run, options.straggler_threshold)));
     }
 }
 
@@ -177,6 +216,15 @@ void add_summary_command(CLI::App& app) {
     command->add_flag("--critical-path", options->critical_path,
                       "Also list each run's critical path: the chain of actions and transfers "
                       "that sets its step time, and its time by kind");
+    command->add_flag("--stragglers", options->stragglers,
+                      "Also list each run's stragglers: ranks computing slower than the others "
+                      "(or than the run's calibration), per step, with their cost");
+    command
+        ->add_option("--straggler-threshold", options->straggler_threshold,
+                     "Flag a rank whose computations take more than this many times their "
+                     "reference (implies --stragglers)")
+        ->check(CLI::PositiveNumber)
+        ->each([options](const std::string&) { options->stragglers = true; });
     command->callback([options] { run_summary(*options); });
 }
 

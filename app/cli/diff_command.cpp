@@ -1,0 +1,276 @@
+// `pipelens diff REAL SIM [--real-run N] [--sim-run N] [--top N] [--json]`: where a real run
+// went apart from its simulation (engine/analysis/run_divergence.hpp holds every definition;
+// this file picks the runs, refuses pairs that cannot be compared, and prints).
+//
+// REAL and SIM may be one file holding both runs. By default REAL's latest real run meets SIM's
+// latest simulated run. Runs of different schedules, pp, v or m, and a trace without a run of
+// the kind needed, are refused with exit 2 and one line naming the file and what differs.
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/commands.hpp"
+#include "app/cli/input_files.hpp"
+#include "engine/analysis/run_divergence.hpp"
+#include "engine/run_record/statistics.hpp"
+#include "traces/text/quantities.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+struct DiffOptions {
+    std::string real;
+    std::string sim;
+    std::optional<std::int64_t> real_run;
+    std::optional<std::int64_t> sim_run;
+    int top = 10;
+    bool json = false;
+};
+
+[[noreturn]] void refuse(const std::string& message) {
+    throw CommandFailure(kExitUsage, "pipelens diff: " + message);
+}
+
+std::string_view kind_name(traces::RunKind kind) {
+    return kind == traces::RunKind::simulated ? "sim" : "real";
+}
+
+// The run asked for, or the trace's latest run of `kind`.
+traces::RunRecord pick_run(const traces::TraceReader& reader, const std::string& path,
+                           std::optional<std::int64_t> asked, traces::RunKind kind) {
+    if (asked)
+        return reader.run(*asked);
+    const std::vector<traces::RunRecord> runs = reader.runs();
+    for (auto run = runs.rbegin(); run != runs.rend(); ++run)
+        if (run->kind == kind)
+            return *run;
+    if (runs.empty())
+        refuse(fmt::format("{}: the trace holds no run", path));
+    refuse(fmt::format("{}: the trace holds no {} run ({} run{}, pick one with --{}-run)", path,
+                       kind_name(kind), runs.size(), runs.size() == 1 ? "" : "s", kind_name(kind)));
+}
+
+void check_comparable(const DiffOptions& options, const traces::RunRecord& real,
+                      const traces::RunRecord& sim) {
+    const auto differ = [&](std::string_view what, const auto& real_value, const auto& sim_value) {
+        if (real_value != sim_value)
+            refuse(fmt::format(
+                "{} run {} has {} {} but {} run {} has {} {}: not the same "
+                "configuration",
+                options.real, real.id, what, real_value, options.sim, sim.id, what, sim_value));
+    };
+    differ("schedule", real.schedule, sim.schedule);
+    differ("pp", real.pp, sim.pp);
+    differ("v", real.v, sim.v);
+    differ("m", real.m, sim.m);
+}
+
+std::string run_title(const std::string& path, const traces::RunRecord& run) {
+    return fmt::format("{} run {} ({}, {} pp={} v={} m={})", path, run.id, kind_name(run.kind),
+                       run.schedule, run.pp, run.v, run.m);
+}
+
+nlohmann::ordered_json measured_json(const analysis::Measured& figure) {
+    return {{"measured_ns", figure.measured},
+            {"simulated_ns", figure.simulated},
+            {"difference_ns", figure.difference()}};
+}
+
+nlohmann::ordered_json split_json(const analysis::DivergenceSplit& split) {
+    return {{"speed_ns", split.speed_ns},
+            {"kinds_ns", split.kinds_ns},
+            {"communication_ns", split.communication_ns},
+            {"ordering_ns", split.ordering_ns}};
+}
+
+nlohmann::ordered_json step_json(const analysis::StepDivergence& step) {
+    nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+    for (const analysis::RankDivergence& rank : step.ranks)
+        ranks.push_back({{"rank", rank.rank},
+                         {"speed", rank.speed},
+                         {"busy", measured_json(rank.busy)},
+                         {"waiting", measured_json(rank.waiting)},
+                         {"bubble", measured_json(rank.bubble)}});
+    return {{"real_step", step.real_step},
+            {"sim_step", step.sim_step},
+            {"step_time", measured_json(step.step_time)},
+            {"at_rank_speed_ns", step.step_time.simulated + step.split.speed_ns},
+            {"split", split_json(step.split)},
+            {"ranks", std::move(ranks)}};
+}
+
+nlohmann::ordered_json divergence_json(const DiffOptions& options, const traces::RunRecord& real,
+                                       const traces::RunRecord& sim,
+                                       const analysis::RunDivergence& diff) {
+    nlohmann::ordered_json steps = nlohmann::ordered_json::array(),
+                           kinds = nlohmann::ordered_json::array(),
+                           top = nlohmann::ordered_json::array(),
+                           unmatched = nlohmann::ordered_json::array();
+    for (const analysis::StepDivergence& step : diff.steps)
+        steps.push_back(step_json(step));
+    for (const analysis::KindDivergence& kind : diff.kinds)
+        kinds.push_back(
+            {{"kind", kind.kind}, {"median_ratio", kind.median_ratio}, {"actions", kind.actions}});
+    for (const analysis::ActionDivergence& action : diff.top)
+        top.push_back({{"rank", action.rank},
+                       {"step", action.step},
+                       {"action", action.label},
+                       {"measured_ns", action.measured_ns},
+                       {"simulated_ns", action.simulated_ns},
+                       {"ratio", action.ratio}});
+    for (const analysis::UnmatchedAction& action : diff.unmatched)
+        unmatched.push_back({{"side", action.real ? "real" : "sim"},
+                             {"rank", action.rank},
+                             {"step", action.step},
+                             {"action", action.label}});
+    return {{"real", {{"trace", options.real}, {"run", real.id}}},
+            {"sim", {{"trace", options.sim}, {"run", sim.id}}},
+            {"schedule", real.schedule},
+            {"pp", real.pp},
+            {"v", real.v},
+            {"m", real.m},
+            {"over_steps",
+             {{"steps", diff.steps.size()},
+              {"median_step_time", measured_json(diff.median_step_time)},
+              {"mean_split", split_json(diff.mean_split)}}},
+            {"steps", std::move(steps)},
+            {"kinds", std::move(kinds)},
+            {"top", std::move(top)},
+            {"unmatched", std::move(unmatched)}};
+}
+
+std::string signed_duration(std::int64_t ns) {
+    return (ns > 0 ? "+" : ns < 0 ? "-" : "") + format_duration(ns < 0 ? -ns : ns);
+}
+
+std::string measured_text(const analysis::Measured& figure) {
+    return fmt::format("{} / {} ({})", format_duration(figure.measured),
+                       format_duration(figure.simulated), signed_duration(figure.difference()));
+}
+
+void print_steps(const analysis::RunDivergence& diff) {
+    fmt::print("{:>4}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>13}  {:>12}\n", "step",
+               "measured", "simulated", "difference", "speed", "kinds", "communication",
+               "ordering");
+    const auto row = [](const std::string& step, const analysis::Measured& time,
+                        const analysis::DivergenceSplit& split) {
+        fmt::print("{:>4}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>13}  {:>12}\n", step,
+                   format_duration(time.measured), format_duration(time.simulated),
+                   signed_duration(time.difference()), signed_duration(split.speed_ns),
+                   signed_duration(split.kinds_ns), signed_duration(split.communication_ns),
+                   signed_duration(split.ordering_ns));
+    };
+    for (const analysis::StepDivergence& step : diff.steps)
+        row(std::to_string(step.real_step), step.step_time, step.split);
+    if (diff.steps.size() > 1)
+        fmt::print(
+            "over {} steps: median measured {}, median simulated {}; mean split speed {}, "
+            "kinds {}, communication {}, ordering {}\n",
+            diff.steps.size(), format_duration(diff.median_step_time.measured),
+            format_duration(diff.median_step_time.simulated),
+            signed_duration(diff.mean_split.speed_ns), signed_duration(diff.mean_split.kinds_ns),
+            signed_duration(diff.mean_split.communication_ns),
+            signed_duration(diff.mean_split.ordering_ns));
+}
+
+// Each rank's figures, the median over the steps (one step: that step's).
+void print_ranks(const analysis::RunDivergence& diff) {
+    if (diff.steps.empty())
+        return;
+    fmt::print("\nper rank{} (measured / simulated):\n{:>4}  {:>6}  {:<34}  {:<34}  {}\n",
+               diff.steps.size() > 1 ? ", median over steps" : "", "rank", "speed", "busy",
+               "waiting", "bubble");
+    const auto median = [&](std::size_t rank, auto field) {
+        std::vector<std::int64_t> measured, simulated;
+        for (const analysis::StepDivergence& step : diff.steps)
+            if (rank < step.ranks.size()) {
+                measured.push_back(field(step.ranks[rank]).measured);
+                simulated.push_back(field(step.ranks[rank]).simulated);
+            }
+        return analysis::Measured{run_record::median_of(measured),
+                                  run_record::median_of(simulated)};
+    };
+    for (std::size_t rank = 0; rank < diff.steps[0].ranks.size(); ++rank) {
+        const analysis::Measured speed = median(rank, [](const auto& figures) {
+            return analysis::Measured{std::llround(figures.speed * 1000), 0};
+        });
+        fmt::print("{:>4}  {:>5.3f}x  {:<34}  {:<34}  {}\n", rank,
+                   static_cast<double>(speed.measured) / 1000,
+                   measured_text(median(rank, [](const auto& f) { return f.busy; })),
+                   measured_text(median(rank, [](const auto& f) { return f.waiting; })),
+                   measured_text(median(rank, [](const auto& f) { return f.bubble; })));
+    }
+}
+
+void print_actions(const analysis::RunDivergence& diff) {
+    fmt::print("\nmedian measured / simulated time by kind:");
+    for (const analysis::KindDivergence& kind : diff.kinds)
+        fmt::print("  {} {:.3f}x ({})", kind.kind, kind.median_ratio, kind.actions);
+    fmt::print("\n");
+    if (!diff.top.empty())
+        fmt::print("\nthe {} actions furthest off:\n{:>4}  {:>4}  {:<16}  {:>12}  {:>12}  {:>7}\n",
+                   diff.top.size(), "rank", "step", "action", "measured", "simulated", "ratio");
+    for (const analysis::ActionDivergence& action : diff.top)
+        fmt::print("{:>4}  {:>4}  {:<16}  {:>12}  {:>12}  {:>6.3f}x\n", action.rank, action.step,
+                   action.label, format_duration(action.measured_ns),
+                   format_duration(action.simulated_ns), action.ratio);
+    if (!diff.unmatched.empty())
+        fmt::print("\n{} action{} on one side only:\n", diff.unmatched.size(),
+                   diff.unmatched.size() == 1 ? "" : "s");
+    for (const analysis::UnmatchedAction& action : diff.unmatched)
+        fmt::print("  {} only: rank {} step {} {}\n", action.real ? "real" : "sim", action.rank,
+                   action.step, action.label);
+}
+
+void run_diff(const DiffOptions& options) {
+    const traces::TraceReader real_reader(options.real);
+    const auto sim_reader = options.sim == options.real
+                                ? nullptr
+                                : std::make_unique<const traces::TraceReader>(options.sim);
+    const traces::TraceReader& sim_source = sim_reader ? *sim_reader : real_reader;
+    const traces::RunRecord real =
+        pick_run(real_reader, options.real, options.real_run, traces::RunKind::real);
+    const traces::RunRecord sim =
+        pick_run(sim_source, options.sim, options.sim_run, traces::RunKind::simulated);
+    check_comparable(options, real, sim);
+    const analysis::RunDivergence diff =
+        analysis::run_divergence(analysis::read_timed_schedule(real_reader, real.id),
+                                 analysis::read_timed_schedule(sim_source, sim.id), options.top);
+    if (options.json) {
+        fmt::print("{}\n", divergence_json(options, real, sim, diff).dump());
+        return;
+    }
+    fmt::print("real: {}\nsim:  {}\n\n", run_title(options.real, real),
+               run_title(options.sim, sim));
+    print_steps(diff);
+    print_ranks(diff);
+    print_actions(diff);
+}
+
+}  // namespace
+
+void add_diff_command(CLI::App& app) {
+    auto options = std::make_shared<DiffOptions>();
+    CLI::App* command = app.add_subcommand(
+        "diff",
+        "Where a real run went apart from its simulation: step time, ranks, kinds, the "
+        "actions furthest off, and the difference split into speed, kinds, "
+        "communication and ordering");
+    add_trace_argument(*command, options->real, "Trace holding the real run");
+    command->add_option("sim", options->sim, "Trace holding the simulation (may be REAL itself)")
+        ->required()
+        ->check(trace_file("diff"));
+    command->add_option("--real-run", options->real_run,
+                        "Real run to compare (default: REAL's latest real run)");
+    command->add_option("--sim-run", options->sim_run,
+                        "Simulated run to compare (default: SIM's latest simulated run)");
+    command->add_option("--top", options->top, "How many of the actions furthest off to list")
+        ->check(CLI::NonNegativeNumber);
+    command->add_flag("--json", options->json, "Print JSON instead of tables");
+    command->callback([options] { run_diff(*options); });
+}
+
+}  // namespace pipelens::cli

@@ -1,0 +1,141 @@
+// `pipelens diff` and `pipelens summary --stragglers` as processes, on traces `simulate` writes
+// and the tests relabel as real runs: a run against its own simulation is all zeros; rank 1 at
+// 1.5x is all speed, flagged with its exact cost; one file can hold both runs; runs that cannot
+// be compared are refused with exit 2 naming the file and what differs.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_pipelens.hpp"
+#include "tests/cli/sqlite_edit.hpp"
+#include "tests/fresh_trace.hpp"
+
+namespace pipelens::testing {
+namespace {
+
+// A simulation of `schedule` pp = 2 m = 4 in a fresh trace; `real`: relabelled as a real run.
+std::filesystem::path simulated(const std::string& name, const std::string& arguments, bool real) {
+    const auto path = fresh_trace(name);
+    const CommandResult result =
+        run_pipelens("simulate --pp 2 --m 4 " + arguments + " --out " + path.string());
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    if (real) {
+        EXPECT_EQ(edit_trace(path, "UPDATE runs SET kind = 'real'"), 1);
+    }
+    return path;
+}
+
+nlohmann::json diff_json(const std::string& arguments) {
+    const CommandResult result = run_pipelens("diff " + arguments + " --json");
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return nlohmann::json::parse(result.out);
+}
+
+std::int64_t step_time(const std::filesystem::path& trace) {
+    return std::stoll(query_trace(trace, "SELECT step_time_ns FROM runs"));
+}
+
+TEST(DiffCli, ARunAgainstItsOwnSimulationIsAllZeros) {
+    const auto sim = simulated("diff_same_sim", "--schedule 1F1B", false);
+    const auto real = simulated("diff_same_real", "--schedule 1F1B", true);
+    const nlohmann::json diff = diff_json(real.string() + " " + sim.string());
+    ASSERT_EQ(diff["steps"].size(), 1u);
+    const nlohmann::json& step = diff["steps"][0];
+    EXPECT_EQ(step["step_time"]["difference_ns"], 0);
+    EXPECT_EQ(step["step_time"]["measured_ns"], step_time(sim));
+    for (const char* part : {"speed_ns", "kinds_ns", "communication_ns", "ordering_ns"})
+        EXPECT_EQ(step["split"][part], 0) << part;
+    for (const nlohmann::json& rank : step["ranks"])
+        for (const char* figure : {"busy", "waiting", "bubble"})
+            EXPECT_EQ(rank[figure]["difference_ns"], 0) << figure;
+    for (const nlohmann::json& kind : diff["kinds"])
+        EXPECT_EQ(kind["median_ratio"], 1.0) << kind["kind"];
+    EXPECT_TRUE(diff["unmatched"].empty());
+    EXPECT_EQ(diff["top"].size(), 10u);
+
+    const CommandResult text = run_pipelens("diff " + real.string() + " " + sim.string());
+    EXPECT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("ordering"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("furthest off"), std::string::npos) << text.out;
+}
+
+TEST(DiffCli, ASlowRankIsSpeedAndAStragglerWithItsExactCost) {
+    const auto sim = simulated("diff_slow_sim", "--schedule 1F1B", false);
+    const auto real = simulated("diff_slow_real", "--schedule 1F1B --rank-slowdown 1,1.5", true);
+    const std::int64_t late = step_time(real) - step_time(sim);
+    ASSERT_GT(late, 0);
+    const nlohmann::json diff = diff_json(real.string() + " " + sim.string() + " --top 2");
+    const nlohmann::json& step = diff["steps"][0];
+    EXPECT_EQ(step["step_time"]["difference_ns"], late);
+    EXPECT_EQ(step["split"]["speed_ns"], late);
+    EXPECT_EQ(step["split"]["kinds_ns"], 0);
+    EXPECT_EQ(step["split"]["communication_ns"], 0);
+    EXPECT_EQ(step["split"]["ordering_ns"], 0);
+    EXPECT_EQ(step["at_rank_speed_ns"], step_time(real));
+    EXPECT_EQ(step["ranks"][1]["speed"], 1.5);
+    EXPECT_EQ(diff["top"].size(), 2u);
+    EXPECT_EQ(diff["top"][0]["rank"], 1);
+
+    const CommandResult summary = run_pipelens("summary " + real.string() + " --stragglers --json");
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const nlohmann::json stragglers = nlohmann::json::parse(summary.out)["runs"][0]["stragglers"];
+    ASSERT_EQ(stragglers["flagged"].size(), 1u);
+    const nlohmann::json& flagged = stragglers["flagged"][0];
+    EXPECT_EQ(flagged["rank"], 1);
+    EXPECT_EQ(flagged["ratio"], 1.5);
+    EXPECT_EQ(flagged["on_critical_path"], true);
+    EXPECT_EQ(flagged["cost_ns"], late);
+    EXPECT_DOUBLE_EQ(stragglers["steps"][0]["relative_throughput"].get<double>(), 1 / 1.5);
+
+    // A threshold at the ratio flags nothing; the text says so.
+    const CommandResult high =
+        run_pipelens("summary " + real.string() + " --straggler-threshold 1.5");
+    ASSERT_EQ(high.exit_code, 0) << high.err;
+    EXPECT_NE(high.out.find("stragglers"), std::string::npos) << high.out;
+    EXPECT_NE(high.out.find("  none"), std::string::npos) << high.out;
+    // Without the flag, summary stays as it was.
+    EXPECT_EQ(run_pipelens("summary " + real.string()).out.find("stragglers"), std::string::npos);
+}
+
+TEST(DiffCli, OneFileCanHoldBothRuns) {
+    const auto both = simulated("diff_both", "--schedule GPipe", false);
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --schedule GPipe --rank-slowdown 1.5,1 --out " +
+                           both.string())
+                  .exit_code,
+              0);
+    ASSERT_EQ(edit_trace(both, "UPDATE runs SET kind = 'real' WHERE id = 2"), 1);
+    const nlohmann::json diff = diff_json(both.string() + " " + both.string());
+    EXPECT_EQ(diff["real"]["run"], 2);
+    EXPECT_EQ(diff["sim"]["run"], 1);
+    EXPECT_EQ(diff["steps"][0]["ranks"][0]["speed"], 1.5);
+    EXPECT_GT(diff["steps"][0]["split"]["speed_ns"], 0);
+}
+
+TEST(DiffCli, RunsThatCannotBeComparedAreRefusedNamingTheFile) {
+    const auto sim = simulated("diff_bad_sim", "--schedule 1F1B", false);
+    const auto gpipe = simulated("diff_bad_gpipe", "--schedule GPipe", true);
+    CommandResult result = run_pipelens("diff " + gpipe.string() + " " + sim.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find(gpipe.string() + " run 1 has schedule GPipe but " + sim.string() +
+                              " run 1 has schedule 1F1B"),
+              std::string::npos)
+        << result.err;
+
+    const auto wide = fresh_trace("diff_bad_wide");
+    ASSERT_EQ(
+        run_pipelens("simulate --schedule 1F1B --pp 4 --m 4 --out " + wide.string()).exit_code, 0);
+    ASSERT_EQ(edit_trace(wide, "UPDATE runs SET kind = 'real'"), 1);
+    result = run_pipelens("diff " + wide.string() + " " + sim.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("has pp 4 but"), std::string::npos) << result.err;
+
+    // The simulation's file holds no real run.
+    result = run_pipelens("diff " + sim.string() + " " + sim.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find(sim.string() + ": the trace holds no real run"), std::string::npos)
+        << result.err;
+    EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;  // one line
+}
+
+}  // namespace
+}  // namespace pipelens::testing
