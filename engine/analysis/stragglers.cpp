@@ -9,6 +9,7 @@
 
 #include "engine/analysis/critical_path.hpp"
 #include "engine/analysis/training_steps.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::analysis {
 namespace {
@@ -197,9 +198,8 @@ std::string format_stragglers(const StragglerReport& report) {
         out += "  none\n";
     for (const RankStraggle& rank : report.flagged)
         out += fmt::format(
-            "  rank {} step {}: {:.2f}x, on the critical path: {}, cost at most {:.3f} ms\n",
-            rank.rank, rank.step, rank.ratio, yes_no(rank.on_critical_path),
-            static_cast<double>(rank.cost_ns) / 1e6);
+            "  rank {} step {}: {:.2f}x, on the critical path: {}, costs the step {}\n", rank.rank,
+            rank.step, rank.ratio, yes_no(rank.on_critical_path), format_duration(rank.cost_ns));
     for (const StepStraggle& step : report.steps)
         if (step.slowest_rank >= 0)
             out += fmt::format(

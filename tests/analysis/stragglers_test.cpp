@@ -89,7 +89,8 @@ TEST(Stragglers, EachStepStandsAlone) {
     ASSERT_EQ(report.flagged.size(), 1u);
     EXPECT_EQ(report.flagged[0].step, 1);
     const std::string text = format_stragglers(report);
-    EXPECT_NE(text.find("rank 1 step 1: 1.50x, on the critical path: yes"), std::string::npos)
+    EXPECT_NE(text.find("rank 1 step 1: 1.50x, on the critical path: yes, costs the step 5.800 us"),
+              std::string::npos)
         << text;
 }
 
