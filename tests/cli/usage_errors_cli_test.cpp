@@ -15,8 +15,8 @@ namespace {
 using testing::run_pipelens;
 
 constexpr const char* kCommands =
-    "commands: schedule, check, simulate, summary, export, calibrate, replay, bisect, shard, "
-    "view, import, plan, sweep, merge, run, explain\n";
+    "commands: schedule, check, simulate, summary, diff, export, calibrate, replay, bisect, "
+    "shard, view, import, plan, sweep, merge, run, explain\n";
 
 TEST(UsageErrors, AMistypedCommandNamesTheNearestCommandAndListsThemAll) {
     const auto result = run_pipelens("simlate --pp 2");
