@@ -94,12 +94,19 @@ nlohmann::ordered_json step_json(const analysis::StepDivergence& step) {
                          {"busy", measured_json(rank.busy)},
                          {"waiting", measured_json(rank.waiting)},
                          {"bubble", measured_json(rank.bubble)}});
+    nlohmann::ordered_json waits = nlohmann::ordered_json::array();
+    for (const analysis::WaitChange& change : step.waits)
+        waits.push_back({{"rank", change.rank},
+                         {"action", change.label},
+                         {"measured_waited_for", change.measured_wait},
+                         {"simulated_waited_for", change.simulated_wait}});
     return {{"real_step", step.real_step},
             {"sim_step", step.sim_step},
             {"step_time", measured_json(step.step_time)},
             {"at_rank_speed_ns", step.step_time.simulated + step.split.speed_ns},
             {"split", split_json(step.split)},
-            {"ranks", std::move(ranks)}};
+            {"ranks", std::move(ranks)},
+            {"waits", std::move(waits)}};
 }
 
 nlohmann::ordered_json divergence_json(const DiffOptions& options, const traces::RunRecord& real,
@@ -205,6 +212,25 @@ void print_ranks(const analysis::RunDivergence& diff) {
     }
 }
 
+// Computations that waited last for something else than simulated, at most `limit` per step.
+void print_waits(const analysis::RunDivergence& diff, int limit) {
+    for (const analysis::StepDivergence& step : diff.steps) {
+        if (step.waits.empty())
+            continue;
+        fmt::print("\nstep {}: {} computation{} waited last for something else than simulated:\n",
+                   step.real_step, step.waits.size(), step.waits.size() == 1 ? "" : "s");
+        const std::size_t shown = std::min(step.waits.size(), static_cast<std::size_t>(limit));
+        for (std::size_t index = 0; index < shown; ++index) {
+            const analysis::WaitChange& change = step.waits[index];
+            fmt::print("  rank {} {}: waited for {} (simulated: {})\n", change.rank, change.label,
+                       change.measured_wait.empty() ? "nothing" : change.measured_wait,
+                       change.simulated_wait.empty() ? "nothing" : change.simulated_wait);
+        }
+        if (shown < step.waits.size())
+            fmt::print("  ... and {} more (--json lists all)\n", step.waits.size() - shown);
+    }
+}
+
 void print_actions(const analysis::RunDivergence& diff) {
     fmt::print("\nmedian measured / simulated time by kind:");
     for (const analysis::KindDivergence& kind : diff.kinds)
@@ -247,6 +273,7 @@ void run_diff(const DiffOptions& options) {
                run_title(options.sim, sim));
     print_steps(diff);
     print_ranks(diff);
+    print_waits(diff, options.top);
     print_actions(diff);
 }
 

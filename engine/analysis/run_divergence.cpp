@@ -159,6 +159,34 @@ std::vector<RankDivergence> rank_figures(const TrainingStep& real, const Trainin
     return ranks;
 }
 
+// The computation (or, for a wait on nothing but its own stream, the action) `ref` waited for
+// last, as text; "" for none.
+std::string waited_text(const TimedSchedule& timed, const HoldGraph& holds, ActionRef ref) {
+    const WaitedFor waited = waited_for(timed, holds, ref);
+    const std::optional<ActionRef> behind = waited.waited_on ? waited.waited_on : waited.held_by;
+    if (!behind)
+        return "";
+    return timed.schedule.text(timed.schedule.ranks[behind->rank][behind->index]);
+}
+
+std::vector<WaitChange> wait_changes(const TrainingStep& real, const TrainingStep& sim,
+                                     const StepMatch& match) {
+    const HoldGraph real_holds(real.timed), sim_holds(sim.timed);
+    std::vector<WaitChange> changes;
+    for_each_match(match, [&](ActionRef simulated, ActionRef measured) {
+        if (!is_compute(kind_at(sim.timed, simulated)))
+            return;
+        WaitChange change{
+            measured.rank,
+            sim.timed.schedule.text(sim.timed.schedule.ranks[simulated.rank][simulated.index]),
+            waited_text(real.timed, real_holds, measured),
+            waited_text(sim.timed, sim_holds, simulated)};
+        if (change.measured_wait != change.simulated_wait)
+            changes.push_back(std::move(change));
+    });
+    return changes;
+}
+
 struct Collected {
     std::map<ActionKind, std::vector<double>> ratios;
     std::vector<ActionDivergence> actions;
@@ -251,6 +279,7 @@ RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& sim
         step.step_time = {real_step.end_ns, sim_step.end_ns};
         step.ranks = rank_figures(real_step, sim_step, speeds);
         step.split = split_step(real_step, sim_step, match, speeds);
+        step.waits = wait_changes(real_step, sim_step, match);
         collect(real_step, sim_step, match, number, collected);
         add_unmatched(real_step, match.real_only, true, number, out.unmatched);
         add_unmatched(sim_step, match.sim_only, false, step.sim_step, out.unmatched);

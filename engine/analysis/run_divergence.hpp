@@ -15,7 +15,8 @@
 //   communication = T(kinds', every matched transfer and collective at its measured time too)
 //                   - T(kinds')
 //   ordering      = T(real) - T(communication's): what waited for what, and host time between
-//                   actions, that the model did not predict.
+//                   actions, that the model did not predict; `waits` lists the computations
+//                   that waited last for something else than simulated.
 // A rank's speed factor is the median over its matched computations of measured / simulated
 // time (the "at ranks" factor). The parts telescope, so they sum to T(real) - T(simulation).
 #pragma once
@@ -49,12 +50,22 @@ struct DivergenceSplit {
     std::int64_t total() const { return speed_ns + kinds_ns + communication_ns + ordering_ns; }
 };
 
+// A computation that waited last for something else than in the simulation (bubble
+// accounting's `waited_for`: what held it, through transfers to the computation behind them).
+struct WaitChange {
+    int rank = 0;
+    std::string label;
+    std::string measured_wait;   // the action it waited for last in the real run ("" none)
+    std::string simulated_wait;  // the same in the simulation
+};
+
 struct StepDivergence {
     int real_step = 0;
     int sim_step = 0;
     Measured step_time;
     std::vector<RankDivergence> ranks;
-    DivergenceSplit split;  // split.total() == step_time.difference()
+    DivergenceSplit split;          // split.total() == step_time.difference()
+    std::vector<WaitChange> waits;  // in rank, then program order
 };
 
 struct KindDivergence {

@@ -1,7 +1,7 @@
 // The real-versus-simulated comparison with exact values: a run that matches its simulation is
-// all zeros; a rank computing 1.5x slower is all speed; one SEND started late is all ordering and
-// none of it speed; steps of a multi-step run each meet the one simulated step; an action on one
-// side only is listed.
+// all zeros; a rank computing 1.5x slower is all speed, and changes what three computations
+// waited for; one SEND started late is all ordering and none of it speed; steps of a multi-step run
+// each meet the one simulated step; an action on one side only is listed.
 #include <gtest/gtest.h>
 
 #include "engine/analysis/run_divergence.hpp"
@@ -57,6 +57,7 @@ TEST(RunDivergence, ARunThatMatchesItsSimulationIsAllZeros) {
     for (const ActionDivergence& action : diff.top)
         EXPECT_EQ(action.measured_ns, action.simulated_ns);
     EXPECT_TRUE(diff.unmatched.empty());
+    EXPECT_TRUE(step.waits.empty());
 }
 
 TEST(RunDivergence, ARankComputingSlowerIsAllSpeed) {
@@ -74,6 +75,16 @@ TEST(RunDivergence, ARankComputingSlowerIsAllSpeed) {
     EXPECT_EQ(step.split.ordering_ns, 0);
     EXPECT_DOUBLE_EQ(step.ranks[0].speed, 1);
     EXPECT_DOUBLE_EQ(step.ranks[1].speed, 1.5);
+    // What waited for what changed with it: rank 0's B1 now waits for rank 1's B1 (through its
+    // receive), not its own F2; rank 1's F2 and F3 for its own stream, not rank 0's data.
+    const auto wait = [](const WaitChange& change) {
+        return std::to_string(change.rank) + " " + change.label + ": " + change.measured_wait +
+               " (simulated " + change.simulated_wait + ")";
+    };
+    ASSERT_EQ(step.waits.size(), 3u);
+    EXPECT_EQ(wait(step.waits[0]), "0 0B1: 1B1 (simulated 0F2)");
+    EXPECT_EQ(wait(step.waits[1]), "1 1F2: 1B1 (simulated 0F2)");
+    EXPECT_EQ(wait(step.waits[2]), "1 1F3: 1B2 (simulated 0F3)");
     EXPECT_EQ(step.ranks[1].busy.measured, 4 * 4500);
     EXPECT_EQ(step.ranks[1].busy.simulated, 4 * 3000);
     // Each kind: half its actions at 1, half at 1.5; the median is the upper middle.
@@ -99,6 +110,9 @@ TEST(RunDivergence, ALateSendIsOrderingNotSpeed) {
     EXPECT_EQ(step.split.kinds_ns, 0);
     EXPECT_EQ(step.split.communication_ns, 0);
     EXPECT_EQ(step.split.ordering_ns, 700);
+    for (const WaitChange& change : step.waits)
+        ADD_FAILURE() << change.rank << " " << change.label << " real " << change.measured_wait
+                      << " sim " << change.simulated_wait;
     for (const RankDivergence& rank : step.ranks) {
         EXPECT_DOUBLE_EQ(rank.speed, 1);
         EXPECT_EQ(rank.busy.difference(), 0);

@@ -51,6 +51,7 @@ TEST(DiffCli, ARunAgainstItsOwnSimulationIsAllZeros) {
     for (const nlohmann::json& kind : diff["kinds"])
         EXPECT_EQ(kind["median_ratio"], 1.0) << kind["kind"];
     EXPECT_TRUE(diff["unmatched"].empty());
+    EXPECT_TRUE(step["waits"].empty());
     EXPECT_EQ(diff["top"].size(), 10u);
 
     const CommandResult text = run_pipelens("diff " + real.string() + " " + sim.string());
@@ -75,6 +76,7 @@ TEST(DiffCli, ASlowRankIsSpeedAndAStragglerWithItsExactCost) {
     EXPECT_EQ(step["ranks"][1]["speed"], 1.5);
     EXPECT_EQ(diff["top"].size(), 2u);
     EXPECT_EQ(diff["top"][0]["rank"], 1);
+    EXPECT_FALSE(step["waits"].empty());
 
     const CommandResult summary = run_pipelens("summary " + real.string() + " --stragglers --json");
     ASSERT_EQ(summary.exit_code, 0) << summary.err;
