@@ -147,6 +147,12 @@ TraceReader::TraceReader(const std::filesystem::path& path, TraceReaderOptions o
 
 TraceReader::~TraceReader() = default;
 
+std::int64_t TraceReader::data_version() const {
+    const std::optional<std::string> version = detail::query_text(
+        state_->db(), state_->path, "PRAGMA data_version", "cannot read the data version");
+    return version ? std::stoll(*version) : 0;
+}
+
 int TraceReader::schema_version() const {
     return state_->schema_version;
 }

@@ -68,6 +68,11 @@ class TraceReader {
     std::vector<StateSnapshotRecord> state_snapshots(std::int64_t run_id) const;
     std::vector<ProfileRecord> profile(std::int64_t run_id) const;  // as written
 
+    // SQLite's PRAGMA data_version: it changes when another connection (a writer still
+    // recording the trace) has committed since this reader last asked. Cheap, and takes no lock
+    // a writer waits for: a viewer polls it to show new rows as they land.
+    std::int64_t data_version() const;
+
     const std::filesystem::path& path() const;
 
   private:
