@@ -65,6 +65,7 @@ RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outco
         }
         summary.ranks.push_back(row);
     }
+    summary.steps = find_steps(model);
     return summary;
 }
 
@@ -85,6 +86,8 @@ std::string summary_text(const RunSummary& summary) {
                 : "  |  peak memory n/a";
     if (summary.busiest_rank >= 0)
         text += fmt::format("  |  busiest rank {}", summary.busiest_rank);
+    if (summary.steps.size() > 1)
+        text += fmt::format("  |  {} steps", summary.steps.size());
     return text;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "app/viewer/run_steps.hpp"
 #include "app/viewer/timeline_model.hpp"
 #include "traces/run_outcome.hpp"
 
@@ -35,12 +36,16 @@ struct RunSummary {
     int peak_memory_rank = -1;
     int busiest_rank = -1;  // the rank with the most compute: the one that bounds the step
     std::vector<RankRow> ranks;
+    // The run's training steps as its actions show them (run_steps.hpp), also for a run still
+    // being written; with several, the sidebar lists each one's step time and bubble.
+    std::vector<RunStep> steps;
 };
 
 // `outcome`: how the model's run ended (traces::run_outcome of its record and errors).
 RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outcome);
 
-// "step 57.0 us  |  bubble 18.2%  |  peak 3.1 MiB (rank 0)  |  busiest rank 3"; a failed run:
+// "step 57.0 us  |  bubble 18.2%  |  peak 3.1 MiB (rank 0)  |  busiest rank 3", and
+// "  |  3 steps" after it when the run has several; a failed run:
 // "failed at rank 1, stage 1, action 1F0: <first error>  |  peak ...  |  busiest rank 0".
 std::string summary_text(const RunSummary& summary);
 // A run in the runs list: "2 real pp=2 m=4  1F1B  57.0 us", "3 real pp=2 m=4  1F1B  FAILED",

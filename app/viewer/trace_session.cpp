@@ -82,8 +82,11 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
     try {
         if (session.pending_analysis.valid())
             session.pending_analysis.wait();  // it reads the model about to be replaced
+        // Asked before the load: a commit landing during it makes the next poll load again.
+        session.data_version = session.reader->data_version();
         session.model = TimelineModel::load(*session.reader, run_id, false);
         session.run_id = run_id;
+        session.live = false;  // poll_trace says when it is
         std::vector<traces::ErrorRecord> errors = session.reader->errors(run_id);
         session.summary =
             summarize(*session.model, traces::run_outcome(session.model->run(), errors));
@@ -127,6 +130,28 @@ void finish_analysis(TraceSession& session) {
     if (session.pending_analysis.valid())
         session.pending_analysis.wait();
     poll_analysis(session);
+}
+
+bool poll_trace(TraceSession& session, double now_s) {
+    if (!session.reader || !session.model ||
+        (session.last_poll_s >= 0 && now_s - session.last_poll_s < kTracePollSeconds))
+        return false;
+    session.last_poll_s = now_s;
+    try {
+        if (session.reader->data_version() == session.data_version)
+            return false;
+        session.runs = session.reader->runs();
+    } catch (const std::exception& error) {
+        session.error = error.what();
+        return false;
+    }
+    const std::int64_t compared = session.compared_run_id;
+    if (!show_run(session, session.run_id))
+        return false;
+    if (compared != 0)
+        compare_with(session, compared);
+    session.live = session.model->run().status == traces::RunStatus::running;
+    return true;
 }
 
 std::int64_t fitted_end(const TraceSession& session) {

@@ -58,7 +58,18 @@ struct TraceSession {
     std::vector<nlohmann::json> sharding_strategies;
 
     RecentFiles recent_files;  // kept only when a person runs the viewer
+
+    // Watching a trace that is still being written (poll_trace): the reader's data version
+    // when the shown run was last loaded, when it was last asked, and whether the shown run is
+    // still `running` and its file has grown since it was opened (the "live" marker).
+    std::int64_t data_version = 0;
+    double last_poll_s = -1;
+    bool live = false;
 };
+
+// How often poll_trace asks the file whether it changed: often enough to watch a step land,
+// cheap enough for every frame (one PRAGMA on the reader's idle connection, no lock held).
+inline constexpr double kTracePollSeconds = 0.5;
 
 // Opens `path` and shows its latest run (or `run_id`); remembers it as a recent file. False,
 // with `error` set, when it cannot be opened or the run cannot be shown.
@@ -73,6 +84,11 @@ void finish_analysis(TraceSession& session);
 // Where a fitted view of the shown run ends: its last action, or a failed run's root cause when
 // that came later (the action that failed never ended, so no action reaches it).
 std::int64_t fitted_end(const TraceSession& session);
+// Reloads the shown run when another process has committed to the file since it was loaded,
+// at most once per kTracePollSeconds of `now_s` (any monotonic clock in seconds): new actions
+// and steps of a run still being written appear without reopening. True when it reloaded; a
+// failed reload keeps what was shown and sets `error`.
+bool poll_trace(TraceSession& session, double now_s);
 // Compares the shown run with `run_id` (0, or the shown run: no comparison).
 void compare_with(TraceSession& session, std::int64_t run_id);
 // The sidebar's comparison line (run_summary.hpp's step_comparison_text); empty without one.

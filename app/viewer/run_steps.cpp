@@ -1,0 +1,94 @@
+// Finding a run's steps by counting each action's occurrences on its rank (run_steps.hpp).
+#include "app/viewer/run_steps.hpp"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "traces/text/action_label.hpp"
+#include "traces/text/quantities.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+// What makes an action the same action in the next step. Stage and microbatch fit 24 bits each
+// by far (+1 keeps -1 apart); an OVERLAP_F_B has neither and goes by its text instead.
+std::uint64_t action_key(const TimelineAction& action, bool communication) {
+    const auto field = [](std::int32_t value) {
+        return static_cast<std::uint64_t>(static_cast<std::uint32_t>(value + 1) & 0xFFFFFF);
+    };
+    return (static_cast<std::uint64_t>(action.kind) << 49) |
+           (static_cast<std::uint64_t>(communication) << 48) | (field(action.stage) << 24) |
+           field(action.microbatch);
+}
+
+void add_to_step(std::vector<RunStep>& steps, int step, const TimelineAction& action,
+                 bool compute) {
+    while (static_cast<int>(steps.size()) <= step) {
+        RunStep fresh;
+        fresh.step = static_cast<int>(steps.size());
+        fresh.start_ns = action.start_ns;
+        fresh.end_ns = action.end_ns;
+        steps.push_back(fresh);
+    }
+    RunStep& into = steps[static_cast<std::size_t>(step)];
+    into.start_ns = std::min(into.start_ns, action.start_ns);
+    into.end_ns = std::max(into.end_ns, action.end_ns);
+    if (compute)
+        into.busy_ns += action.end_ns - action.start_ns;
+}
+
+}  // namespace
+
+double RunStep::bubble_ratio(int ranks) const {
+    const std::int64_t span = step_ns() * ranks;
+    return span <= 0 ? 0.0 : 1.0 - static_cast<double>(busy_ns) / static_cast<double>(span);
+}
+
+std::vector<RunStep> find_steps(const TimelineModel& model) {
+    std::vector<RunStep> steps;
+    for (const RankTimeline& rank : model.ranks()) {
+        std::unordered_map<std::uint64_t, int> seen;
+        std::map<std::string, int, std::less<>> overlaps_seen;
+        for (const Lane* lane : {&rank.compute, &rank.communication}) {
+            const bool communication = lane == &rank.communication;
+            for (const TimelineAction& action : lane->actions) {
+                const int step = action.kind == text::kOverlapKind
+                                     ? overlaps_seen[std::string(model.label(action).view())]++
+                                     : seen[action_key(action, communication)]++;
+                add_to_step(steps, step, action, !communication);
+            }
+        }
+    }
+    return steps;
+}
+
+std::pair<std::int64_t, std::int64_t> step_range(const std::vector<RunStep>& steps,
+                                                 std::optional<int> chosen, std::int64_t run_end) {
+    if (!chosen || *chosen < 0 || *chosen >= static_cast<int>(steps.size()))
+        return {0, run_end};
+    const RunStep& step = steps[static_cast<std::size_t>(*chosen)];
+    return {step.start_ns, step.end_ns};
+}
+
+TimelineGeometry fitted_step_geometry(float window_width, const std::vector<RunStep>& steps,
+                                      std::optional<int> chosen, std::int64_t run_end) {
+    TimelineGeometry geometry = fitted_geometry(window_width, run_end);
+    if (!chosen || *chosen < 0 || *chosen >= static_cast<int>(steps.size()))
+        return geometry;
+    const auto [start, end] = step_range(steps, chosen, run_end);
+    const std::int64_t margin = (end - start) / 50;
+    geometry.view_start = start - margin;
+    geometry.view_end = std::max(geometry.view_start + 1, end + margin);
+    return geometry;
+}
+
+std::string step_figures_text(const RunStep& step, int ranks) {
+    return fmt::format("step {}: {}, bubble {:.1f}%", step.step, format_duration(step.step_ns()),
+                       step.bubble_ratio(ranks) * 100);
+}
+
+}  // namespace pipelens::viewer

@@ -1,0 +1,54 @@
+// The training steps of a run as the timeline shows them: where each step starts and ends on the
+// run's clock, and its step time and bubble share. GUI-free, so the step boundaries, the step
+// picker's ranges and the per-step figures are tested with exact values.
+//
+// A step is found, not read: the trace's `actions.step` column is an action's index in its
+// rank's action list, not the training step. Every step runs each rank's same action list once,
+// so an action belongs to step k when it is the (k+1)-th occurrence, in start order, of its own
+// action (kind, lane, stage, microbatch; an OVERLAP_F_B by its parts' text) on its rank. That
+// holds whether a writer numbers actions on through the run or afresh each step.
+//
+// Invariants: steps are numbered 0.. in order; a step's start is the earliest start and its end
+// the latest end of its actions over every rank; busy_ns sums its compute actions' durations.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "app/viewer/timeline_model.hpp"
+#include "app/viewer/viewer_layout.hpp"
+
+namespace pipelens::viewer {
+
+struct RunStep {
+    int step = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t busy_ns = 0;  // compute time of every rank within the step
+    std::int64_t step_ns() const { return end_ns - start_ns; }
+    // Idle share of the step over all `ranks` ranks (0..1); 0 for an empty step.
+    double bubble_ratio(int ranks) const;
+    friend bool operator==(const RunStep&, const RunStep&) = default;
+};
+
+// The steps of `model`'s run, in order; empty for a run without actions.
+std::vector<RunStep> find_steps(const TimelineModel& model);
+
+// The time range the view shows for the step picker's choice: every step (nullopt) is
+// [0, run_end]; step k its own [start, end]. A step the run does not have reads as every step.
+std::pair<std::int64_t, std::int64_t> step_range(const std::vector<RunStep>& steps,
+                                                 std::optional<int> chosen, std::int64_t run_end);
+
+// The timeline fitted to the picker's choice in a window `window_width` pixels wide: every step
+// as fitted_geometry(window_width, run_end); step k from its start to its end with a 2% margin
+// either side.
+TimelineGeometry fitted_step_geometry(float window_width, const std::vector<RunStep>& steps,
+                                      std::optional<int> chosen, std::int64_t run_end);
+
+// "step 2: 57.0 us, bubble 18.2%" for the run summary's per-step lines.
+std::string step_figures_text(const RunStep& step, int ranks);
+
+}  // namespace pipelens::viewer

@@ -1,0 +1,131 @@
+// Watching a trace while it is written: the viewer's model polls the file and shows each step
+// as it is committed, without reopening, and the reader never holds what the writer needs.
+//
+// No assertion here is timed. That the reader cannot stall the writer is checked by what SQLite
+// itself reports: after each poll, a checkpoint that waits for no one copies every committed
+// page of the WAL, so the reader holds no snapshot that pins the writer's log; and a writer
+// thread committing step after step while the model polls finishes without a lock error (the
+// writer gives up on a lock it waited its whole busy timeout for).
+#include <gtest/gtest.h>
+
+#include <sqlite3.h>
+
+#include <atomic>
+#include <exception>
+#include <thread>
+
+#include "app/viewer/trace_session.hpp"
+#include "tests/viewer/multi_step_trace.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+struct WalCheckpoint {
+    int busy = -1, log_frames = -1, copied_frames = -1;
+};
+
+// PRAGMA wal_checkpoint(PASSIVE) on a connection of its own that waits for nothing (it runs
+// beside the writer's open transaction): copied < log when another connection's open read
+// still needs part of the WAL.
+WalCheckpoint passive_checkpoint(const std::filesystem::path& path) {
+    sqlite3* db = nullptr;
+    WalCheckpoint result;
+    if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 0);
+        sqlite3_stmt* statement = nullptr;
+        if (sqlite3_prepare_v2(db, "PRAGMA wal_checkpoint(PASSIVE)", -1, &statement, nullptr) ==
+                SQLITE_OK &&
+            sqlite3_step(statement) == SQLITE_ROW)
+            result = {sqlite3_column_int(statement, 0), sqlite3_column_int(statement, 1),
+                      sqlite3_column_int(statement, 2)};
+        sqlite3_finalize(statement);
+    }
+    sqlite3_close(db);
+    return result;
+}
+
+TEST(LiveTrace, EachCommittedStepAppearsAtTheNextPollAndTheReaderHoldsNoSnapshot) {
+    const std::filesystem::path path = testing::fresh_trace("live_steps");
+    traces::TraceWriter writer(path);
+    const std::int64_t run_id = testing::begin_multi_step_run(writer);
+    testing::write_step(writer, run_id, 0);
+    writer.flush();
+
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    ASSERT_EQ(session.summary.steps.size(), 1u);
+    EXPECT_FALSE(session.live);  // nothing has grown since it opened
+    double now = 0;
+    EXPECT_FALSE(poll_trace(session, now));  // nothing new
+    for (int step = 1; step < 3; ++step) {
+        testing::write_step(writer, run_id, step);
+        writer.flush();
+        EXPECT_FALSE(poll_trace(session, now + kTracePollSeconds / 2)) << "polled too soon";
+        now += kTracePollSeconds;
+        ASSERT_TRUE(poll_trace(session, now)) << session.error;
+        ASSERT_EQ(session.summary.steps.size(), static_cast<std::size_t>(step + 1));
+        EXPECT_EQ(session.summary.steps.back().start_ns, step * testing::kStepPeriodNs);
+        EXPECT_EQ(session.summary.steps.back().end_ns,
+                  step * testing::kStepPeriodNs + testing::kStepSpanNs);
+        EXPECT_TRUE(session.live);
+        const WalCheckpoint checkpoint = passive_checkpoint(path);
+        EXPECT_EQ(checkpoint.busy, 0);
+        EXPECT_GT(checkpoint.log_frames, 0);
+        EXPECT_EQ(checkpoint.copied_frames, checkpoint.log_frames);
+    }
+    writer.finish_run(run_id, testing::kStepSpanNs, 0.5);
+    now += kTracePollSeconds;
+    ASSERT_TRUE(poll_trace(session, now));
+    EXPECT_FALSE(session.live);  // finished: no longer being written
+    EXPECT_EQ(session.model->run().status, traces::RunStatus::finished);
+    now += kTracePollSeconds;
+    EXPECT_FALSE(poll_trace(session, now));
+}
+
+TEST(LiveTrace, AWriterCommittingStepsWhileTheModelPollsIsNeverRefusedAndEveryStepIsSeen) {
+    constexpr int kSteps = 40;
+    const std::filesystem::path path = testing::fresh_trace("live_concurrent");
+    traces::TraceWriter writer(path);
+    const std::int64_t run_id = testing::begin_multi_step_run(writer);
+    testing::write_step(writer, run_id, 0);
+    writer.flush();
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+
+    std::atomic<bool> done = false;
+    std::exception_ptr writer_error;
+    std::thread writing([&] {
+        try {
+            for (int step = 1; step < kSteps; ++step) {
+                testing::write_step(writer, run_id, step);
+                writer.flush();
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+            writer.finish_run(run_id, testing::kStepSpanNs, 0.5);
+        } catch (...) {
+            writer_error = std::current_exception();
+        }
+        done = true;
+    });
+    double now = 0;
+    int reloads = 0;
+    while (!done) {
+        now += kTracePollSeconds;
+        reloads += poll_trace(session, now) ? 1 : 0;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    writing.join();
+    if (writer_error)
+        std::rethrow_exception(writer_error);  // a lock the writer waited for in vain
+    now += kTracePollSeconds;
+    poll_trace(session, now);
+    EXPECT_TRUE(session.error.empty()) << session.error;
+    EXPECT_GE(reloads, 1);
+    ASSERT_EQ(session.summary.steps.size(), static_cast<std::size_t>(kSteps));
+    EXPECT_EQ(session.summary.steps.back().start_ns, (kSteps - 1) * testing::kStepPeriodNs);
+    EXPECT_EQ(session.model->run().status, traces::RunStatus::finished);
+    EXPECT_FALSE(session.live);
+}
+
+}  // namespace
+}  // namespace pipelens::viewer

@@ -1,0 +1,101 @@
+// A run's training steps in the viewer's model: found from the actions of a 3-step trace (at the
+// exact times the writer gave them, however the trace numbers its actions), the step picker's
+// ranges and fitted views, and the per-step figures of the run summary.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "app/viewer/run_steps.hpp"
+#include "app/viewer/trace_session.hpp"
+#include "tests/viewer/multi_step_trace.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+using testing::kStepBusyNs;
+using testing::kStepPeriodNs;
+using testing::kStepSpanNs;
+
+std::vector<RunStep> steps_of(const std::filesystem::path& path) {
+    const traces::TraceReader reader(path);
+    return find_steps(TimelineModel::load(reader, reader.latest_run_id()));
+}
+
+std::vector<RunStep> expected_steps(int count) {
+    std::vector<RunStep> steps;
+    for (int step = 0; step < count; ++step)
+        steps.push_back(
+            {step, step * kStepPeriodNs, step * kStepPeriodNs + kStepSpanNs, kStepBusyNs});
+    return steps;
+}
+
+TEST(RunSteps, AThreeStepTraceHasItsStepsAtTheWrittenTimes) {
+    const std::vector<RunStep> steps = steps_of(testing::multi_step_trace("steps_three", 3));
+    EXPECT_EQ(steps, expected_steps(3));
+    // Boundaries: step 1 at 10 us, step 2 at 20 us.
+    ASSERT_EQ(steps.size(), 3u);
+    EXPECT_EQ(steps[1].start_ns, 10'000);
+    EXPECT_EQ(steps[2].start_ns, 20'000);
+}
+
+TEST(RunSteps, ActionsNumberedAfreshEachStepGiveTheSameSteps) {
+    EXPECT_EQ(steps_of(testing::multi_step_trace("steps_afresh", 3,
+                                                 testing::ActionNumbering::afresh_each_step)),
+              expected_steps(3));
+}
+
+TEST(RunSteps, ARunOfOneStepHasOneAndARunWithoutActionsNone) {
+    EXPECT_EQ(steps_of(testing::multi_step_trace("steps_one", 1)), expected_steps(1));
+    EXPECT_TRUE(steps_of(testing::multi_step_trace("steps_none", 0)).empty());
+}
+
+TEST(RunSteps, ThePickersRangeIsTheStepOrTheWholeRun) {
+    const std::vector<RunStep> steps = expected_steps(3);
+    const std::int64_t run_end = 26'000;
+    EXPECT_EQ(step_range(steps, std::nullopt, run_end), std::make_pair(std::int64_t{0}, run_end));
+    EXPECT_EQ(step_range(steps, 0, run_end), std::make_pair(std::int64_t{0}, std::int64_t{6000}));
+    EXPECT_EQ(step_range(steps, 1, run_end),
+              std::make_pair(std::int64_t{10'000}, std::int64_t{16'000}));
+    EXPECT_EQ(step_range(steps, 2, run_end),
+              std::make_pair(std::int64_t{20'000}, std::int64_t{26'000}));
+    // A step the run does not have reads as every step.
+    EXPECT_EQ(step_range(steps, 3, run_end), std::make_pair(std::int64_t{0}, run_end));
+    EXPECT_EQ(step_range(steps, -1, run_end), std::make_pair(std::int64_t{0}, run_end));
+}
+
+TEST(RunSteps, AllStepsFitTheWholeRunAndAPickedStepItselfWithAMargin) {
+    const std::vector<RunStep> steps = expected_steps(3);
+    const TimelineGeometry all = fitted_step_geometry(1280, steps, std::nullopt, 26'000);
+    EXPECT_EQ(all.view_start, 0);
+    EXPECT_EQ(all.view_end, 26'520);  // 2% after the end, as fitted_geometry
+    const TimelineGeometry one = fitted_step_geometry(1280, steps, 1, 26'000);
+    EXPECT_EQ(one.view_start, 9'880);  // 2% of 6 us either side
+    EXPECT_EQ(one.view_end, 16'120);
+    EXPECT_EQ(one.left, all.left);
+    EXPECT_EQ(one.width, all.width);
+}
+
+TEST(RunSteps, PerStepFiguresAreStepTimeAndBubble) {
+    const RunStep step{1, 10'000, 16'000, 5'600};
+    EXPECT_EQ(step.step_ns(), 6'000);
+    EXPECT_DOUBLE_EQ(step.bubble_ratio(2), 1.0 - 5'600.0 / 12'000.0);
+    EXPECT_EQ(step_figures_text(step, 2), "step 1: 6.000 us, bubble 53.3%");
+    EXPECT_EQ(RunStep{}.bubble_ratio(2), 0.0);  // an empty step has no idle share
+}
+
+TEST(RunSteps, TheRunSummaryCountsTheStepsOfARunWithSeveral) {
+    TraceSession three;
+    ASSERT_TRUE(open_trace(three, testing::multi_step_trace("steps_summary", 3))) << three.error;
+    EXPECT_EQ(three.summary.steps, expected_steps(3));
+    EXPECT_TRUE(three.summary_line.ends_with("  |  3 steps")) << three.summary_line;
+    TraceSession one;
+    ASSERT_TRUE(open_trace(one, testing::multi_step_trace("steps_summary_one", 1))) << one.error;
+    EXPECT_EQ(one.summary.steps.size(), 1u);
+    EXPECT_EQ(one.summary_line.find("steps"), std::string::npos) << one.summary_line;
+}
+
+}  // namespace
+}  // namespace pipelens::viewer
