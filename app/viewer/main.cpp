@@ -2,7 +2,7 @@
 // from the command line, the path box, recent files or by dropping them on the window.
 //   --compare RUN  ghost bars of another run of the same trace, with step and per-rank deltas
 //   --no-critical-path  start with the critical path hidden
-//   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5]
+//   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5] [--step N]
 //     [--panel events|errors|ranks|sharding] [--event N] [--error N] [--tensor output|inputN]
 //     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
 // Its load and frame-time benchmark is tests/bench/viewer_bench.cpp (pipelens_bench_viewer).
@@ -30,8 +30,15 @@ void on_drop(GLFWwindow* window, int count, const char** paths) {
         open_trace(*state, paths[0]);
 }
 
-// --select and --error, once the first frame has fitted the view to the run.
+// --step, --select and --error, once the first frame has fitted the view to the run.
 void apply_choices(const Options& options, ViewerState& state) {
+    if (options.step >= 0) {
+        if (options.step < static_cast<int>(state.trace.summary.steps.size()))
+            choose_step(state, options.step);
+        else
+            state.trace.error = fmt::format("--step {}: the run has {} steps", options.step,
+                                            state.trace.summary.steps.size());
+    }
     if (!options.select.empty() && !select_action(state, options.select))
         state.trace.error = fmt::format("--select {}: no such action", options.select);
     if (options.error >= 0) {

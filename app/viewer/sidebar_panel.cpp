@@ -1,4 +1,5 @@
-// Sidebar: file, runs, search, selection details, comparison summary, the colour key.
+// Sidebar: file, runs, the step picker and per-step figures, search, selection details, comparison
+// summary, the colour key.
 #include "app/viewer/sidebar_panel.hpp"
 
 #include <algorithm>
@@ -169,6 +170,35 @@ void draw_legend() {
     }
 }
 
+// The step picker ("all steps" or one, which the timeline then fits) and each step's figures,
+// for a run of several steps; and the live marker while the trace is being written.
+void draw_steps(ViewerState& state) {
+    if (state.trace.live) {
+        ImGui::PushStyleColor(ImGuiCol_Text,
+                              IM_COL32(kLiveMarker.r, kLiveMarker.g, kLiveMarker.b, 255));
+        ImGui::TextUnformatted("LIVE: the trace is still being written");
+        ImGui::PopStyleColor();
+    }
+    const std::vector<RunStep>& steps = state.trace.summary.steps;
+    if (steps.size() < 2)
+        return;
+    const std::optional<int> chosen = state.timeline.chosen_step;
+    const std::string preview =
+        chosen ? fmt::format("step {}", *chosen) : fmt::format("all {} steps", steps.size());
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::BeginCombo("##step", preview.c_str())) {
+        if (ImGui::Selectable("all steps", !chosen))
+            choose_step(state, std::nullopt);
+        for (const RunStep& step : steps)
+            if (ImGui::Selectable(fmt::format("step {}", step.step).c_str(), chosen == step.step))
+                choose_step(state, step.step);
+        ImGui::EndCombo();
+    }
+    const int ranks = static_cast<int>(state.trace.model->ranks().size());
+    for (const RunStep& step : steps)
+        ImGui::TextUnformatted(step_figures_text(step, ranks).c_str());
+}
+
 void draw_sidebar_content(ViewerState& state) {
     draw_file_controls(state);
     if (!state.export_message.empty())
@@ -188,6 +218,10 @@ void draw_sidebar_content(ViewerState& state) {
     ImGui::Separator();
     draw_runs(state);
     ImGui::Separator();
+    if (state.trace.model) {
+        draw_steps(state);
+        ImGui::Separator();
+    }
     char search[128];
     std::snprintf(search, sizeof search, "%s", state.sidebar.search.c_str());
     ImGui::SetNextItemWidth(-1);

@@ -79,8 +79,33 @@ void draw_overview(ImDrawList* draw, ViewerState& state) {
 void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width) {
     const float left = kBadgeLeft + kBadgeWidth + 10;
     draw->PushClipRect({left, 0}, {window_width, kHeaderHeight}, true);
+    float text_left = left;
+    if (session.live) {
+        draw->AddText({left, kBadgeTop + 2}, colour(kLiveMarker), "LIVE");
+        text_left += ImGui::CalcTextSize("LIVE  ").x;
+    }
     const std::string line = session.summary_line + "  |  " + session.critical_path_line;
-    draw->AddText({left, kBadgeTop + 2}, IM_COL32(215, 215, 215, 255), line.c_str());
+    draw->AddText({text_left, kBadgeTop + 2}, IM_COL32(215, 215, 215, 255), line.c_str());
+    draw->PopClipRect();
+}
+
+void draw_step_boundaries(ImDrawList* draw, const std::vector<RunStep>& steps,
+                          const TimelineGeometry& geometry, float area_bottom) {
+    draw->PushClipRect({geometry.left, kRulerTop}, {geometry.left + geometry.width, area_bottom},
+                       false);
+    for (std::size_t index = 1; index < steps.size(); ++index) {
+        const float x = geometry.x(steps[index].start_ns);
+        if (x < geometry.left - 1 || x > geometry.left + geometry.width + 1)
+            continue;
+        // Whole pixels, not an antialiased line: the pixel column holding the start and the
+        // one before it, in the boundary's own colour.
+        const float column = std::floor(x);
+        draw->AddRectFilled({column - 1, kRulerTop}, {column + 1, area_bottom},
+                            colour(kStepBoundary));
+        // In the ruler's lower half, clear of its time labels.
+        draw->AddText({x + 4, kRulerTop + kRulerHeight / 2}, colour(kStepBoundary),
+                      fmt::format("step {}", steps[index].step).c_str());
+    }
     draw->PopClipRect();
 }
 

@@ -5,6 +5,7 @@
 
 #include <imgui.h>
 
+#include "app/viewer/run_steps.hpp"
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
 
@@ -26,6 +27,10 @@ void draw_header_figures(ImDrawList* draw, const TraceSession& session, float wi
 // A failed run's root cause (the first of the session's errors, which are root cause first) on
 // its rank: the action it interrupted drawn in flight, a bar at its moment across the rank's
 // lanes, the rest of the rank tinted, its kind.
+// A line where each step after the first starts, from the ruler through every rank, and the
+// step's number in the ruler; nothing for a run of one step.
+void draw_step_boundaries(ImDrawList* draw, const std::vector<RunStep>& steps,
+                          const TimelineGeometry& geometry, float area_bottom);
 void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom);
 
 // The whole run under the header, each column tinted by the share of ranks busy there, the

@@ -282,7 +282,8 @@ void handle_input(ViewerState& state, float window_width, float area_bottom) {
         state.timeline.fit_ranks = !state.timeline.fit_ranks;
     if ((inside && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ||
         (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('F')))
-        geometry = fitted_geometry(window_width, fitted_end(state.trace));
+        geometry = fitted_step_geometry(window_width, state.trace.summary.steps,
+                                        state.timeline.chosen_step, fitted_end(state.trace));
     if (inside && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
         io.MouseDragMaxDistanceSqr[0] < 9) {
         state.timeline.selected = state.timeline.hovered;
@@ -558,7 +559,9 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     if (!state.trace.model)
         return;
     if (!state.timeline.fitted) {
-        state.timeline.geometry = fitted_geometry(window_width, fitted_end(state.trace));
+        state.timeline.geometry =
+            fitted_step_geometry(window_width, state.trace.summary.steps,
+                                 state.timeline.chosen_step, fitted_end(state.trace));
         state.timeline.fitted = true;
     }
     TimelineGeometry& layout = state.timeline.geometry;
@@ -597,6 +600,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     // Over the arrows: the path is what matters most (fitted rows have it in their image).
     if (state.timeline.show_critical_path && !geometry.compact)
         draw_critical_path(draw, model, geometry, area_bottom);
+    draw_step_boundaries(draw, state.trace.summary.steps, geometry, area_bottom);
     draw_failure(draw, state, area_bottom);
     draw_event_moment(draw, state, area_bottom);
     // The chosen error's moment, across every rank.

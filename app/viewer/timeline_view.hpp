@@ -22,6 +22,9 @@ struct TimelineViewState {
     TimelineGeometry geometry;
     float scroll_y = 0;   // ranks scrolled up out of view, in pixels (dragging scrolls)
     bool fitted = false;  // geometry set for the current run
+    // The step picker's choice: every step (nullopt) or one; fitting (F, double-click, a new
+    // choice) shows it whole (run_steps.hpp's fitted_step_geometry).
+    std::optional<int> chosen_step;
     std::optional<ActionLocation> selected;
     std::optional<ActionLocation> hovered;
     // The hovered bubble's "waited on": a click selects it and brings it into view.

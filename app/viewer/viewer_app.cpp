@@ -66,6 +66,7 @@ void draw_help(ViewerState& state, float width, float height) {
 
 void draw_frame(ViewerState& state, float width, float height) {
     poll_analysis(state.trace);
+    refresh_live(state, ImGui::GetTime());
     handle_window_keys(state);
     const float timeline_bottom = height - kPanelHeight - kMemoryHeight;
     if (begin_area("sidebar", {0, 0}, {kSidebarWidth, height}))

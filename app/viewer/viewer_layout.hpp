@@ -76,6 +76,10 @@ inline constexpr float kBadgeHeight = kHeaderHeight - 6;
 inline constexpr Rgb kStatusFinished = {0, 158, 115};
 inline constexpr Rgb kStatusFailed = {213, 94, 0};
 inline constexpr Rgb kStatusUnfinished = {230, 159, 0};
+// Where each step after the first begins, through the ruler and every rank, named in the ruler:
+// two whole pixel columns, the one holding the step's start and the one before it.
+inline constexpr Rgb kStepBoundary = {180, 140, 255};
+inline constexpr Rgb kLiveMarker = {255, 80, 80};      // "LIVE": the trace is still being written
 inline constexpr Rgb kCriticalPath = {255, 255, 255};  // strip over the path's actions, its links
 inline constexpr float kCriticalStrip = 4;             // the strip's height, at the lane's top
 
@@ -99,6 +103,7 @@ inline constexpr LegendEntry kLegend[] = {
     {"idle gap", kBubbleFills[3]},
     {"critical path", kCriticalPath},
     {"failure", kErrorMarker},
+    {"step start", kStepBoundary},
 };
 inline constexpr int kLegendSize = static_cast<int>(sizeof kLegend / sizeof kLegend[0]);
 inline constexpr float kLegendRowHeight = 17;

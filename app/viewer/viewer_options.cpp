@@ -19,6 +19,8 @@ void add_viewer_options(CLI::App& app, ViewerOptions& options) {
     app.add_option("--error", options.error,
                    "Choose this error (its index in the Errors panel): select its action, mark "
                    "its moment");
+    app.add_option("--step", options.step,
+                   "A run of several steps: show step N (0 = the first), fitted to it");
     app.add_option("--tensor", options.tensor,
                    "Sharding panel: the tensor drawn on the mesh, output or inputN");
     app.add_flag("--no-critical-path", options.no_critical_path,

@@ -26,6 +26,7 @@ struct ViewerOptions {
     std::string panel;
     int event = -1;
     int error = -1;
+    int step = -1;  // a run of several steps: show this one (-1: every step)
     std::string tensor;
     bool no_critical_path = false;
 };

@@ -18,6 +18,7 @@ void reset_for_run(ViewerState& state) {
     state.timeline.selected.reset();
     state.timeline.hovered.reset();
     state.timeline.fitted = false;
+    state.timeline.chosen_step.reset();
     state.events_panel.scrub = -1;
     state.events_panel.replayed_event = -1;
     state.errors_panel = {};
@@ -43,6 +44,39 @@ void open_trace(ViewerState& state, const std::filesystem::path& path,
 void show_run(ViewerState& state, std::int64_t run_id) {
     if (show_run(state.trace, run_id))
         reset_for_run(state);
+}
+
+void choose_step(ViewerState& state, std::optional<int> step) {
+    state.timeline.chosen_step = step;
+    state.timeline.fitted = false;
+}
+
+namespace {
+
+bool still_there(const TimelineModel& model, const std::optional<ActionLocation>& at) {
+    if (!at || at->rank < 0 || at->rank >= static_cast<int>(model.ranks().size()))
+        return false;
+    const RankTimeline& rank = model.ranks()[static_cast<std::size_t>(at->rank)];
+    return at->index < (at->communication ? rank.communication : rank.compute).actions.size();
+}
+
+}  // namespace
+
+bool refresh_live(ViewerState& state, double now_s) {
+    // A view showing the whole run (as fitted) follows it as it grows; a zoomed one stays put.
+    const std::int64_t old_end = fitted_end(state.trace);
+    const TimelineGeometry& view = state.timeline.geometry;
+    const bool whole_run = !state.timeline.chosen_step && view.view_start <= 0 &&
+                           view.view_end >= old_end + old_end / 50;
+    if (!poll_trace(state.trace, now_s))
+        return false;
+    if (whole_run)
+        state.timeline.fitted = false;
+    state.timeline.hovered.reset();
+    state.timeline.hovered_bubble_target.reset();
+    if (!still_there(*state.trace.model, state.timeline.selected))
+        state.timeline.selected.reset();
+    return true;
 }
 
 bool select_action(ViewerState& state, const std::string& label) {

@@ -48,6 +48,12 @@ void export_view_svg(ViewerState& state);
 void open_trace(ViewerState& state, const std::filesystem::path& path,
                 std::optional<std::int64_t> run_id = std::nullopt);
 void show_run(ViewerState& state, std::int64_t run_id);
+// The step picker: shows every step (nullopt) or step k, fitted to it at the next frame.
+void choose_step(ViewerState& state, std::optional<int> step);
+// Polls the open trace (poll_trace, at most every kTracePollSeconds of `now_s`) and, when the
+// shown run grew, keeps the view on what it showed: a view of every step widens to the new end;
+// a selection the reload no longer has is dropped. True when it reloaded.
+bool refresh_live(ViewerState& state, double now_s);
 // Selects the action with this text (e.g. "2F5") and centres the view on it; false if absent.
 bool select_action(ViewerState& state, const std::string& label);
 // Chooses errors[index]: its action is selected, its moment marked and brought into view;

@@ -20,6 +20,7 @@
 #include "engine/sharding/op_text.hpp"
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
+#include "tests/viewer/screenshot_support.hpp"
 #include "traces/root_cause.hpp"
 #include "traces/trace_writer.hpp"
 
@@ -28,68 +29,6 @@
 
 namespace pipelens::viewer {
 namespace {
-
-namespace fs = std::filesystem;
-
-struct Image {
-    int width = 0, height = 0;
-    std::vector<unsigned char> pixels;
-    Rgb at(float x, float y) const {
-        const std::size_t offset =
-            (static_cast<std::size_t>(y) * width + static_cast<std::size_t>(x)) * 4;
-        return {pixels[offset], pixels[offset + 1], pixels[offset + 2]};
-    }
-};
-
-Image load_png(const fs::path& path) {
-    Image image;
-    int channels = 0;
-    unsigned char* data = stbi_load(path.c_str(), &image.width, &image.height, &channels, 4);
-    EXPECT_NE(data, nullptr) << path;
-    if (data != nullptr) {
-        image.pixels.assign(data, data + static_cast<std::size_t>(image.width) * image.height * 4);
-        stbi_image_free(data);
-    }
-    return image;
-}
-
-bool near(Rgb actual, Rgb expected, int tolerance = 3) {
-    return std::abs(actual.r - expected.r) <= tolerance &&
-           std::abs(actual.g - expected.g) <= tolerance &&
-           std::abs(actual.b - expected.b) <= tolerance;
-}
-
-std::string text(Rgb colour) {
-    return std::to_string(colour.r) + "," + std::to_string(colour.g) + "," +
-           std::to_string(colour.b);
-}
-
-// This test process's configuration directory: the viewer runs never see the user's.
-fs::path test_config_directory() {
-    return fs::temp_directory_path() / ("pipelens_view_config_" + std::to_string(::getpid()));
-}
-
-// `environment`: VAR=value words for the viewer (the config override by default).
-int run_viewer(const std::string& arguments, std::string* errors = nullptr,
-               std::string environment = {}) {
-    if (environment.empty())
-        environment = "PIPELENS_CONFIG_DIR=" + test_config_directory().string() +
-                      " XDG_CONFIG_HOME=" + test_config_directory().string();
-    const fs::path err =
-        fs::temp_directory_path() / ("pipelens_view_" + std::to_string(::getpid()) + ".err");
-    const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' env " + environment +
-                                " " PIPELENS_VIEW_BINARY " " + arguments + " 2>" + err.string();
-    const int status = std::system(command.c_str());
-    if (errors != nullptr)
-        *errors = testing::read_file(err);
-    fs::remove(err);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-fs::path screenshot_path(const std::string& name) {
-    return fs::temp_directory_path() /
-           ("pipelens_view_" + name + "_" + std::to_string(::getpid()) + ".png");
-}
 
 TEST(ViewerScreenshot, ActionsBubblesAndArrowsAreWhereTheModelPutsThem) {
     const fs::path trace = testing::fresh_trace("viewer_shot");
