@@ -360,6 +360,25 @@ TEST_F(TraceStoreTest, RowsBecomeVisibleBatchByBatch) {
     EXPECT_EQ(reader.run(run_id).status, RunStatus::finished);
 }
 
+// What a viewer polls to see a trace grow: the version moves with each commit of the writer's
+// and stays put while nothing is committed, however often it is asked.
+TEST_F(TraceStoreTest, DataVersionMovesOnlyWhenTheWriterCommits) {
+    const fs::path path = file("data_version.db");
+    TraceWriter writer(path);
+    const std::int64_t run_id = writer.begin_run(simulated_run());
+    TraceReader reader(path);
+    const std::int64_t opened = reader.data_version();
+    EXPECT_EQ(reader.data_version(), opened);
+    writer.add_action(run_id, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 1));
+    EXPECT_EQ(reader.data_version(), opened);  // added, not yet committed
+    writer.flush();
+    const std::int64_t committed = reader.data_version();
+    EXPECT_NE(committed, opened);
+    EXPECT_EQ(reader.data_version(), committed);
+    writer.finish_run(run_id, 1, 0);
+    EXPECT_NE(reader.data_version(), committed);
+}
+
 TEST_F(TraceStoreTest, ActionsInAWindowOverlapItOnOneRank) {
     const fs::path path = file("window.db");
     std::vector<ActionRecord> rank0 = {
