@@ -21,7 +21,9 @@
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/run_record/run_trace.hpp"
 #include "engine/run_record/thread_budget.hpp"
+#include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/pipeline_run.hpp"
+#include "engine/stage_plan/device_choice.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 #include "traces/text/quantities.hpp"
 
@@ -32,6 +34,7 @@ struct RunOptions {
     ExperimentOptions experiment;
     ModelOptions model;
     std::optional<std::string> transport;
+    std::optional<std::string> device;
     std::optional<std::string> timeout;
     std::vector<std::string> faults;
     bool no_reference = false;
@@ -53,6 +56,15 @@ std::optional<int> environment_integer(const char* name) {
     if (value == nullptr || *value == '\0')
         return std::nullopt;
     return std::atoi(value);
+}
+
+// A --device text the runtime would not understand, as a usage error before anything starts.
+void check_device_text(const std::string& text) {
+    try {
+        runtime::parse_device_choice(text);
+    } catch (const runtime::DeviceChoiceError& error) {
+        throw ExperimentError(error.what());
+    }
 }
 
 void apply_overrides(const RunOptions& options, Experiment& experiment) {
@@ -102,7 +114,11 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
         run.master_port = environment_integer("MASTER_PORT").value_or(29500);
     }
     if (const auto local_rank = environment_integer("LOCAL_RANK"))
-        run.device = *local_rank;
+        run.local_rank = *local_rank;
+    if (options.device) {
+        check_device_text(*options.device);
+        run.device = *options.device;
+    }
     if (!options.rank_reports.empty())
         run.report_path = report_file(options.rank_reports, run.rank);
     // The ranks on this host share its cores: all of them as threads here, or the launcher's
@@ -123,11 +139,14 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
 }
 
 nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
-                                   const RunFigures& figures, std::optional<std::int64_t> run_id) {
+                                   const RunFigures& figures, std::optional<std::int64_t> run_id,
+                                   const std::optional<std::string>& device_note) {
     nlohmann::ordered_json json = run_figures_json(figures, run_id);
     json["completed"] = result.completed;
     json["loss"] = result.loss;
     json["device"] = result.device;
+    if (device_note)
+        json["device_shared"] = *device_note;
     const run_record::ReferenceComparison& reference = result.reference;
     json["reference"] = {{"checked", reference.checked},
                          {"loss", reference.reference_loss},
@@ -163,9 +182,11 @@ nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
 
 void print_text(const run_record::PipelineRunResult& result, const RunFigures& figures,
                 const std::string& title, std::optional<std::int64_t> run_id,
-                const std::string& out) {
+                const std::string& out, const std::optional<std::string>& device_note) {
     std::string text = format_run_figures(title, figures);
     fmt::print("{}", text);
+    if (device_note)
+        fmt::print("note: {}\n", *device_note);
     if (result.completed) {
         fmt::print("loss {:.6f}\n", result.loss);
         const run_record::ReferenceComparison& reference = result.reference;
@@ -223,8 +244,10 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
         traces::TraceWriter writer(options.out);
         run_id = run_record::record_real_run(writer, lowered, result, experiment);
     }
+    const std::optional<std::string> device_note =
+        runtime::shared_device_note(run.transport, result.device, lowered.rank_count);
     if (options.json)
-        fmt::print("{}\n", result_json(result, figures, run_id).dump());
+        fmt::print("{}\n", result_json(result, figures, run_id, device_note).dump());
     else
         print_text(
             result, figures,
@@ -232,7 +255,7 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
                         lowered.rank_count, lowered.stages_per_rank, lowered.microbatch_count,
                         experiment.model.name, run.transport, result.device,
                         figures.outcome.status == traces::RunStatus::failed ? ", FAILED" : ""),
-            run_id, options.out);
+            run_id, options.out, device_note);
     const bool matched = (!result.reference.checked ||
                           (result.reference.outputs_match && result.reference.gradients_match)) &&
                          !result.accuracy.first_divergence;
@@ -318,6 +341,15 @@ void refuse_launch_contradictions(const RunOptions& options) {
             options.transport ? "--transport local" : "the default transport (local)"));
 }
 
+// Every rank process would refuse a device this host cannot give them: say it once, here.
+void refuse_unusable_device(const RunOptions& options) {
+    try {
+        runtime::resolve_run_device(options.device.value_or(""), -1);
+    } catch (const runtime::DeviceChoiceError& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
+    }
+}
+
 int launch(const RunOptions& options) {
     std::vector<std::string> arguments;
     for (std::size_t index = 0; index < options.original_arguments.size(); ++index) {
@@ -362,6 +394,10 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     add_experiment_options(*command, options->experiment, /*with_costs=*/false);
     add_model_options(*command, options->model);
     command->add_option("--transport", options->transport, "local, gloo or nccl");
+    command->add_option("--device", options->device,
+                        "Where the ranks compute: cpu, cuda (each process's LOCAL_RANK GPU) or "
+                        "cuda:N (default: cuda where this build has CUDA and a GPU is seen, else "
+                        "cpu)");
     command->add_option("--timeout", options->timeout,
                         "Longest wait on another rank before it is an error (default 10s)");
     command->add_option("--fault", options->faults,
@@ -391,8 +427,12 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     command->add_flag("--json", options->json, "Print one JSON object instead of text");
     command->callback([options] {
         int code = 0;
-        if (options->nproc > 0)
+        if (options->device)
+            check_device_text(*options->device);
+        if (options->nproc > 0) {
             refuse_launch_contradictions(*options);
+            refuse_unusable_device(*options);
+        }
         if (options->nproc > 0)
             code = launch(*options);
         else

@@ -51,7 +51,13 @@ struct PipelineRunOptions {
     int world_size = 1;
     std::string master_address = "127.0.0.1";
     int master_port = 29500;
-    int device = -1;  // nccl: the GPU (default: rank)
+    // This process's rank on its host (LOCAL_RANK; -1: not given): the GPU that nccl with CPU
+    // tensors and `--device cuda` take (nccl's default: the rank).
+    int local_rank = -1;
+    // `--device` as given ("" for the default, "cpu", "cuda", "cuda:N";
+    // engine/stage_plan/device_choice.hpp); run_pipeline replaces it with the device it resolved
+    // to ("cpu", "cuda:0") before anything runs.
+    std::string device;
     // gloo/nccl: this rank also writes its report here (JSON) before gathering, so a launcher
     // can still record the run when rank 0, which gathers and records, dies.
     std::string report_path;
@@ -125,6 +131,7 @@ struct RankRun {
     std::vector<MemoryPoint> memory;
     std::int64_t peak_memory_bytes = 0;
     std::optional<RunFailure> failure;
+    std::string device;  // where its tensors lived ("cpu", "cuda:1"); "" when it never reported
 };
 
 struct ReferenceComparison {

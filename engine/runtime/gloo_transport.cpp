@@ -18,6 +18,11 @@
 // receiver's ready notice, then the data). A larger one sends its tensors at tags tag*16+1...,
 // which the receiver posts, straight into its buffers, once the header has passed the check.
 //
+// Gloo's point-to-point works on host memory only: tensors on a GPU (`--device cuda` with
+// `--transport gloo`) are copied to the host to be sent and land in a host buffer that is then
+// copied to the GPU, so gloo + CUDA copies every message through the host both ways. That is
+// correct but slow; nccl moves GPU tensors without the host.
+//
 // Invariants: a send copies its tensors before it returns (the caller may reuse them) and
 // never blocks on the peer; every wait ends by its deadline or within one watchdog interval of
 // an abort; a receive that timed out or was aborted stays posted in gloo (gloo holds only a weak

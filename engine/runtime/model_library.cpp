@@ -78,6 +78,7 @@ PipelineModel example_model(const ModelSpec& spec, int layer_count, torch::Gener
         reinitialise(**linear, generator);
         auto constant = std::make_shared<torch::Tensor>(seeded({hidden}, generator, 1.0));
         model.owners.insert(model.owners.end(), {weight, linear, constant});
+        model.buffers.push_back(*constant);
         std::vector<torch::Tensor> parameters{*weight};
         for (const auto& parameter : (*linear)->parameters())
             parameters.push_back(parameter);
@@ -210,6 +211,8 @@ PipelineModel torchscript_model(const ModelSpec& spec) {
         std::vector<torch::Tensor> parameters;
         for (const auto& parameter : submodule->parameters())
             parameters.push_back(parameter);
+        for (const auto& buffer : submodule->buffers())
+            model.buffers.push_back(buffer);
         model.layers.push_back({child.name,
                                 [submodule](const TensorList& in) -> TensorList {
                                     std::vector<torch::jit::IValue> arguments(in.begin(), in.end());

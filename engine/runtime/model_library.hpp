@@ -49,6 +49,9 @@ struct PipelineModel {
     std::vector<ModelLayer> layers;
     std::vector<std::string> input_names;       // model inputs, e.g. {"x"} or {"x", "y"}
     std::vector<std::shared_ptr<void>> owners;  // keeps the modules the layers call alive
+    // Tensors the layers use that are not parameters (constants, TorchScript buffers): they
+    // move to the run's device with the parameters (device_placement.hpp).
+    std::vector<torch::Tensor> buffers;
     // A batch of `batch_size` samples: the model inputs and the regression target.
     std::function<std::pair<TensorList, torch::Tensor>(int batch_size, std::uint64_t seed)>
         make_batch;

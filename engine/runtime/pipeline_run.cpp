@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/local_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
@@ -57,6 +58,15 @@ void write_report_file(const std::string& path, const std::string& payload) {
         throw std::runtime_error(fmt::format("{}: cannot write this rank's report", path));
 }
 
+// The GPU nccl uses: the one the rank computes on, or with CPU tensors (staged through it) the
+// rank's LOCAL_RANK, else its rank.
+int nccl_gpu(const run_record::PipelineRunOptions& options) {
+    const c10::Device device = torch_device(options.device);
+    if (device.is_cuda() && device.has_index())
+        return device.index();
+    return options.local_rank >= 0 ? options.local_rank : options.rank;
+}
+
 run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& options,
                                         const Schedule& lowered) {
     const int world_size = lowered.rank_count;
@@ -71,6 +81,7 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
                 // or to the calling thread depends on its parallel backend (with OpenMP, a count
                 // set in one thread was not seen by another in our checks).
                 torch::set_num_threads(options.intra_op_threads);
+                const ScopedDevice on_device(options.device);
                 LocalTransport transport(fabric, rank);
                 try {
                     const std::unique_ptr<PreparedRank> prepared =
@@ -106,10 +117,10 @@ run_record::PipelineRunResult run_distributed(const run_record::PipelineRunOptio
         throw std::invalid_argument(
             fmt::format("the schedule has {} ranks but the world size is {}", lowered.rank_count,
                         options.world_size));
-    std::unique_ptr<Transport> transport =
-        options.transport == "gloo"
-            ? make_gloo_transport(rendezvous)
-            : make_nccl_transport(rendezvous, options.device >= 0 ? options.device : options.rank);
+    const ScopedDevice on_device(options.device);
+    std::unique_ptr<Transport> transport = options.transport == "gloo"
+                                               ? make_gloo_transport(rendezvous)
+                                               : make_nccl_transport(rendezvous, nccl_gpu(options));
     std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
     RankReport report = run_prepared_rank(options, lowered, *prepared, *transport);
     const std::string payload = rank_report_to_json(report).dump();
@@ -143,7 +154,9 @@ run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions&
                                            const Schedule& lowered) {
     if (!lowered.has_communication)
         throw std::invalid_argument("run_pipeline needs a lowered schedule (with SEND/RECV)");
-    const run_record::PipelineRunOptions options = with_model_layers(given, lowered);
+    run_record::PipelineRunOptions options = with_model_layers(given, lowered);
+    // Once per process, before any rank starts: a device it cannot use is one usage error.
+    options.device = resolve_run_device(options.device, options.local_rank);
     for (const std::string& text : options.faults) {
         const run_record::Fault fault = run_record::parse_fault(text);
         if (fault.kind == run_record::Fault::Kind::die && options.transport == "local")

@@ -153,10 +153,10 @@ std::optional<std::vector<WeightNode>> weight_nodes_of(
 }
 
 // Zeros shaped like the stage's inputs: enough to trace its layers once.
-TensorList example_inputs(const StageMeta& meta) {
+TensorList example_inputs(const StageMeta& meta, const c10::Device& device) {
     TensorList inputs;
     for (const TensorMeta& input : meta.inputs)
-        inputs.push_back(empty_like_meta(input).zero_());
+        inputs.push_back(empty_like_meta(input, device).zero_());
     return inputs;
 }
 
@@ -164,14 +164,15 @@ TensorList example_inputs(const StageMeta& meta) {
 
 PipelineStage::PipelineStage(int index, int stage_count, int microbatch_count,
                              std::vector<ModelLayer> layers, StageMeta meta,
-                             const std::string& backend, bool keep_outputs)
+                             const std::string& backend, bool keep_outputs,
+                             const c10::Device& device)
     : index_(index),
       stage_count_(stage_count),
       microbatch_count_(microbatch_count),
       layers_(std::move(layers)),
       meta_(std::move(meta)),
       keep_outputs_(keep_outputs),
-      backend_(backend, index, layers_, example_inputs(meta_)) {}
+      backend_(backend, index, layers_, example_inputs(meta_, device)) {}
 
 PipelineStage::MicrobatchState& PipelineStage::state(int microbatch, const char* action) {
     const auto found = states_.find(microbatch);

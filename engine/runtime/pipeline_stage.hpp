@@ -33,9 +33,11 @@ struct StageMeta {
 class PipelineStage {
   public:
     // Builds the stage's backend (backend_choice.hpp), which may throw BackendError. With
-    // `keep_outputs` every forward's outputs are kept for the accuracy check.
+    // `keep_outputs` every forward's outputs are kept for the accuracy check. `device` is where
+    // the layers' parameters are (device_placement.hpp): the backend traces them there.
     PipelineStage(int index, int stage_count, int microbatch_count, std::vector<ModelLayer> layers,
-                  StageMeta meta, const std::string& backend = "eager", bool keep_outputs = false);
+                  StageMeta meta, const std::string& backend = "eager", bool keep_outputs = false,
+                  const c10::Device& device = c10::kCPU);
 
     int index() const { return index_; }
     bool is_last() const { return index_ == stage_count_ - 1; }

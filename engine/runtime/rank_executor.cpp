@@ -49,10 +49,45 @@ struct PostedReceive {
     std::size_t timeline_index = 0;  // its entry, whose end becomes the arrival time
 };
 
+// The device's timer; the host's where the device's was not built (a CUDA LibTorch found
+// without the CUDA runtime's headers), so the run still has times, the host's.
+std::unique_ptr<ActionTimer> action_timer_for(const c10::Device& device,
+                                              std::chrono::steady_clock::time_point epoch) {
+    try {
+        return make_action_timer(device, epoch);
+    } catch (const std::runtime_error&) {
+        return std::make_unique<HostActionTimer>();
+    }
+}
+
+// A device's computations run after the host queued them: their times become the device's (a
+// timer's spans, on the same clock). Transfers keep the host's, which is when they were waited
+// for. The spans are in the timeline's order (one per action that ran); when the device cannot
+// say (an error reading its events), the host's times stay.
+void take_device_times(const Schedule& lowered, int rank, ActionTimer& timer,
+                       RankOutcome& outcome) {
+    std::vector<TimedSpan> spans;
+    try {
+        spans = timer.spans();
+    } catch (const std::exception&) {
+        return;
+    }
+    if (spans.size() != outcome.timeline.size())
+        return;
+    for (std::size_t index = 0; index < spans.size(); ++index) {
+        TimedAction& timed = outcome.timeline[index];
+        if (!is_compute(lowered.ranks.at(rank).at(timed.step).kind))
+            continue;
+        timed.start_ns = spans[index].start_ns;
+        timed.end_ns = spans[index].end_ns;
+    }
+}
+
 class Executor {
   public:
-    Executor(RankPlan& plan, Transport& transport, std::chrono::steady_clock::time_point epoch)
-        : plan_(plan), transport_(transport), epoch_(epoch) {}
+    Executor(RankPlan& plan, Transport& transport, std::chrono::steady_clock::time_point epoch,
+             ActionTimer& timer)
+        : plan_(plan), transport_(transport), epoch_(epoch), timer_(timer) {}
 
     RankOutcome run() {
         RankOutcome outcome;
@@ -61,12 +96,14 @@ class Executor {
         for (std::size_t step = 0; step < actions.size(); ++step) {
             const Action& action = actions[step];
             std::int64_t start = 0;
+            std::size_t span = 0;
             try {
                 // Receives are posted by RECV and waited for here, by the action that consumes
                 // them (PyTorch's irecv + wait), so a posted receive never holds up work the
                 // schedule put after it. Waits (and a sleeping fault) notice aborts themselves.
                 await_inputs(action, outcome.timeline);
                 start = now();
+                span = timer_.begin(start);
                 memory_at_start(start, outcome);
                 execute(action, outcome.timeline.size());
             } catch (const StepFailure& failure) {
@@ -101,7 +138,9 @@ class Executor {
                         fmt::format("rank {}: {}", plan_.rank, outcome.failure->message));
                 return outcome;
             }
-            outcome.timeline.push_back({static_cast<int>(step), start, now()});
+            const std::int64_t end = now();
+            timer_.end(span, end);
+            outcome.timeline.push_back({static_cast<int>(step), start, end});
             memory_at_end(outcome);
         }
         try {
@@ -115,6 +154,11 @@ class Executor {
   private:
     // The action's start: what the rank holds, and the high-water mark starts from it.
     void memory_at_start(std::int64_t start, RankOutcome& outcome) {
+        if (plan_.device_memory != nullptr) {
+            plan_.device_memory->mark();
+            add_memory_point(outcome, start, plan_.device_memory->sample().allocated_bytes);
+            return;
+        }
         if (plan_.memory == nullptr)
             return;
         plan_.memory->mark();
@@ -124,6 +168,17 @@ class Executor {
     // The action's end, after its high-water mark when that was above both ends (a backward's
     // temporaries).
     void memory_at_end(RankOutcome& outcome) {
+        if (plan_.device_memory != nullptr) {
+            // The allocator keeps no time for its peak: it is shown at the action's end, just
+            // before what the action left held.
+            const MemorySample sample = plan_.device_memory->sample();
+            const std::int64_t end = outcome.timeline.back().end_ns;
+            if (sample.peak_allocated_bytes > sample.allocated_bytes &&
+                sample.peak_allocated_bytes > outcome.memory.back().bytes)
+                add_memory_point(outcome, end, sample.peak_allocated_bytes);
+            add_memory_point(outcome, end, sample.allocated_bytes);
+            return;
+        }
         if (plan_.memory == nullptr)
             return;
         const std::int64_t end = outcome.timeline.back().end_ns;
@@ -307,7 +362,7 @@ class Executor {
         TensorList buffers;
         for (const TensorMeta& meta : metas)
             if (!gradients_only || meta.requires_grad)
-                buffers.push_back(empty_like_meta(meta));
+                buffers.push_back(empty_like_meta(meta, plan_.device));
         return buffers;
     }
 
@@ -400,6 +455,7 @@ class Executor {
     RankPlan& plan_;
     Transport& transport_;
     std::chrono::steady_clock::time_point epoch_;
+    ActionTimer& timer_;
     std::map<SlotKey, TensorList> received_forward_, received_backward_;
     std::map<SlotKey, TensorList> local_forward_, local_backward_;
     std::map<SlotKey, TensorList> to_send_forward_, to_send_backward_;
@@ -410,8 +466,11 @@ class Executor {
 
 RankOutcome execute_rank(RankPlan& plan, Transport& transport,
                          std::chrono::steady_clock::time_point epoch) {
-    RankOutcome outcome = Executor(plan, transport, epoch).run();
+    const std::unique_ptr<ActionTimer> timer = action_timer_for(plan.device, epoch);
+    RankOutcome outcome = Executor(plan, transport, epoch, *timer).run();
     outcome.epoch = epoch;
+    if (!plan.device.is_cpu() && !outcome.failure)
+        take_device_times(*plan.lowered, plan.rank, *timer, outcome);
     return outcome;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/run_record/faults.hpp"
+#include "engine/runtime/device_timing.hpp"
 #include "engine/runtime/memory_account.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/runtime/pipeline_stage.hpp"
@@ -34,6 +35,10 @@ struct RankPlan {
     // The account this rank's tensors are charged to while the step runs; none: no memory is
     // recorded.
     MemoryAccount* memory = nullptr;
+    c10::Device device = c10::kCPU;  // where its stages compute: receive buffers go there
+    // A GPU's memory (the caching allocator's), sampled at each action like `memory`; none on
+    // the CPU, where `memory` counts the rank's tensors.
+    DeviceMemory* device_memory = nullptr;
 };
 
 struct TimedAction {

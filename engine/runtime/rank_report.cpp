@@ -30,11 +30,29 @@ double number_from_json(const nlohmann::json& json) {
                          : -std::numeric_limits<double>::infinity();
 }
 
+// The devices the ranks computed on, in rank order without repeats ("cpu", "cuda:0, cuda:1"); the
+// run's own when no rank said (the CPU where none was resolved).
+std::string run_device(const std::vector<RankReport>& reports,
+                       const run_record::PipelineRunOptions& options) {
+    std::vector<std::string> devices;
+    for (const RankReport& report : reports)
+        if (!report.run.device.empty() &&
+            std::find(devices.begin(), devices.end(), report.run.device) == devices.end())
+            devices.push_back(report.run.device);
+    if (devices.empty())
+        return options.device.empty() ? "cpu" : options.device;
+    std::string joined = devices.front();
+    for (std::size_t index = 1; index < devices.size(); ++index)
+        joined += ", " + devices[index];
+    return joined;
+}
+
 }  // namespace
 
 nlohmann::json rank_report_to_json(const RankReport& report) {
     nlohmann::json json;
     json["rank"] = report.run.rank;
+    json["device"] = report.run.device;
     json["busy_ns"] = report.run.busy_ns;
     nlohmann::json timeline = nlohmann::json::array();
     for (const run_record::ActionTiming& timing : report.run.timeline)
@@ -87,6 +105,7 @@ nlohmann::json rank_report_to_json(const RankReport& report) {
 RankReport rank_report_from_json(const nlohmann::json& json) {
     RankReport report;
     report.run.rank = json.at("rank");
+    report.run.device = json.value("device", "");
     report.run.busy_ns = json.at("busy_ns");
     for (const auto& timing : json.at("timeline"))
         report.run.timeline.push_back({timing[0], timing[1], timing[2], -1});
@@ -157,7 +176,7 @@ run_record::PipelineRunResult merge_reports(const std::vector<RankReport>& repor
                                             const run_record::PipelineRunOptions& options) {
     run_record::PipelineRunResult result;
     result.completed = true;
-    result.device = "cpu";
+    result.device = run_device(reports, options);
     result.reference.checked = options.check_reference;
     result.reference.outputs_match = true;
     result.reference.gradients_match = true;

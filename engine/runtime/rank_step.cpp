@@ -9,6 +9,7 @@
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/runtime/clock_sync.hpp"
+#include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/link_profiler.hpp"
 #include "engine/runtime/reference_check.hpp"
 #include "engine/runtime/shared_parameters.hpp"
@@ -87,13 +88,18 @@ std::unique_ptr<PreparedRank> prepare_rank(const run_record::PipelineRunOptions&
     const int stage_count = lowered.stage_count;
     auto prepared = std::make_unique<PreparedRank>(rank);
     recorder::StateRecorder& recording = prepared->recording;
-    recording.configure_transport(
-        {options.transport, lowered.rank_count, options.timeout_ms * 1'000'000, "cpu"});
+    recording.configure_transport({options.transport, lowered.rank_count,
+                                   options.timeout_ms * 1'000'000,
+                                   torch_device(options.device).str()});
     record_executed_schedule(recording, lowered, options.zero_bubble);
     prepared->model = build_model(model_spec(options), stage_count);
     recording.split_model(options.model, layer_names(prepared->model), options.split_points);
     prepared->stages = stages_of(recording.state(), prepared->model);
     prepared->batch = make_batch(prepared->model, options, lowered.microbatch_count);
+    // After the batch: a TorchScript model's batch runs its layers once, on the CPU.
+    const c10::Device device = torch_device(options.device);
+    place_model(prepared->model, device);
+    place_batch(prepared->batch, device);
     const std::vector<StageMeta> inferred =
         infer_shapes(prepared->model, prepared->stages, prepared->batch);
     for (int index = 0; index < stage_count; ++index)
@@ -109,6 +115,7 @@ std::unique_ptr<PreparedRank> prepare_rank(const run_record::PipelineRunOptions&
     RankPlan& plan = prepared->plan;
     plan.rank = rank;
     plan.lowered = &lowered;
+    plan.device = device;
     for (const recorder::StageState& stage : recording.state().stages)
         plan.stage_meta.push_back({*stage.inputs, *stage.outputs});
     plan.timeout = std::chrono::milliseconds(options.timeout_ms);
@@ -120,7 +127,7 @@ std::unique_ptr<PreparedRank> prepare_rank(const run_record::PipelineRunOptions&
                 plan.stages[stage.index] = std::make_unique<PipelineStage>(
                     stage.index, stage_count, lowered.microbatch_count,
                     layers_of(prepared->model, prepared->stages[stage.index]),
-                    plan.stage_meta[stage.index], stage.backend, options.check_accuracy);
+                    plan.stage_meta[stage.index], stage.backend, options.check_accuracy, device);
     } catch (const BackendError& error) {
         prepared->failure = run_record::RunFailure{
             rank,           error.stage(), -1, "",          error.kind(), error.expected(),
@@ -136,11 +143,24 @@ std::unique_ptr<PreparedRank> prepare_rank(const run_record::PipelineRunOptions&
 
 namespace {
 
+// A GPU's memory sampler, whose figures replace the CPU account's there (it sees no GPU
+// tensors); none on the CPU, or where the CUDA sampler was not built.
+std::unique_ptr<DeviceMemory> gpu_memory(const c10::Device& device, MemoryAccount& account) {
+    if (device.is_cpu())
+        return nullptr;
+    try {
+        return make_device_memory(device, account);
+    } catch (const std::runtime_error&) {
+        return nullptr;
+    }
+}
+
 // Runs the warm-up steps, then the measured one. All ranks pass a barrier before each step, and
 // time zero is the moment they leave it.
 RankOutcome run_steps(const run_record::PipelineRunOptions& options, const Schedule& lowered,
                       RankPlan& plan, MemoryAccount* memory, Transport& transport) {
     const std::chrono::milliseconds timeout(options.timeout_ms);
+    const std::unique_ptr<DeviceMemory> device_memory = gpu_memory(plan.device, *memory);
     RankOutcome outcome;
     for (int step = 0; step <= options.warmup_steps; ++step) {
         for (auto& [index, stage] : plan.stages)
@@ -162,6 +182,7 @@ RankOutcome run_steps(const run_record::PipelineRunOptions& options, const Sched
         // (gradients are dropped between steps) is not the step's.
         const bool measured = step == options.warmup_steps;
         plan.memory = measured ? memory : nullptr;
+        plan.device_memory = measured ? device_memory.get() : nullptr;
         const ScopedMemoryAccount charged_to(plan.memory);
         outcome = execute_rank(plan, transport, std::chrono::steady_clock::now());
         if (outcome.failure)
@@ -241,6 +262,7 @@ void profile_rank(const run_record::PipelineRunOptions& options, const Schedule&
         input.split = &prepared.stages;
         input.first_stage_inputs = prepared.batch.microbatch_inputs.at(0);
         input.last_stage_target = prepared.batch.targets.at(0);
+        input.device = prepared.plan.device;
         input.budget = kStageProfileBudget;
         report.profile = profile_stages(input);
         std::size_t parameters = 0;
@@ -268,6 +290,7 @@ RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, cons
     RankPlan& plan = prepared.plan;
     RankReport report;
     report.run.rank = rank;
+    report.run.device = torch_device(options.device).str();
     // Event times go on the run's clock: ns from the measured step's time zero, so set-up is
     // negative; from the moment the rank gave up when no step began.
     const auto report_recording = [&](std::optional<std::chrono::steady_clock::time_point> zero) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/model_library.hpp"
 
 namespace pipelens::runtime {
@@ -23,7 +24,8 @@ bool close(const torch::Tensor& actual, const torch::Tensor& expected, double& m
 void compare_with_reference(const run_record::PipelineRunOptions& options, int stage_count,
                             const std::vector<StageLayers>& stages, const RankPlan& plan,
                             const Batch& batch, RankReport& report) {
-    const PipelineModel reference = build_model(model_spec(options), stage_count);
+    PipelineModel reference = build_model(model_spec(options), stage_count);
+    place_model(reference, torch_device(options.device));  // where the rank's batch is
     const torch::Tensor output = run_layers(reference.layers, batch.whole_inputs).at(0);
     const torch::Tensor loss = torch::mse_loss(output, batch.whole_target);
     loss.backward();
@@ -57,7 +59,8 @@ void compare_with_reference(const run_record::PipelineRunOptions& options, int s
 std::vector<run_record::StageAccuracy> check_stage_accuracy(
     const run_record::PipelineRunOptions& options, int stage_count,
     const std::vector<StageLayers>& stages, const RankPlan& plan, const Batch& batch) {
-    const PipelineModel reference = build_model(model_spec(options), stage_count);
+    PipelineModel reference = build_model(model_spec(options), stage_count);
+    place_model(reference, torch_device(options.device));  // where the rank's batch is
     torch::NoGradGuard no_grad;
     std::vector<run_record::StageAccuracy> results;
     for (int microbatch = 0; microbatch < static_cast<int>(batch.microbatch_inputs.size());

@@ -29,6 +29,11 @@ TensorList random_like(const TensorList& tensors) {
     return random;
 }
 
+// Where `tensors` are: a stage made to time them must trace its layers there.
+c10::Device device_of(const TensorList& tensors) {
+    return tensors.empty() ? c10::Device(c10::kCPU) : tensors.front().device();
+}
+
 // Microbatch 0's inputs of `stage`: the model's on stage 0, random values shaped as shape
 // inference fixed them elsewhere (the values do not change the work done).
 TensorList inputs_of(const PipelineStage& stage, const StageProfileInput& input) {
@@ -36,7 +41,7 @@ TensorList inputs_of(const PipelineStage& stage, const StageProfileInput& input)
         return input.first_stage_inputs;
     TensorList inputs;
     for (const TensorMeta& meta : stage.meta().inputs) {
-        torch::Tensor tensor = empty_like_meta(meta);
+        torch::Tensor tensor = empty_like_meta(meta, input.device);
         inputs.push_back(tensor.is_floating_point() ? tensor.normal_() : tensor.zero_());
     }
     return inputs;
@@ -67,7 +72,7 @@ std::vector<LayerStage> layers_as_stages(const PipelineStage& stage, const Tenso
         result.push_back(
             {first_layer + static_cast<int>(index),
              std::make_unique<PipelineStage>(0, 2, microbatch_count, std::vector<ModelLayer>{layer},
-                                             meta, stage.backend_name()),
+                                             meta, stage.backend_name(), false, device_of(values)),
              std::move(detached)});
         values = std::move(outputs);
     }
@@ -87,7 +92,8 @@ std::pair<std::unique_ptr<PipelineStage>, TensorList> loss_as_stage(const Pipeli
     StageMeta meta{metas_of(outputs), metas_of(outputs)};
     for (TensorMeta& output : meta.inputs)
         output.requires_grad = output.dtype.starts_with("f") || output.dtype == "bf16";
-    return {std::make_unique<PipelineStage>(1, 2, 1, std::vector<ModelLayer>{}, meta, "eager"),
+    return {std::make_unique<PipelineStage>(1, 2, 1, std::vector<ModelLayer>{}, meta, "eager",
+                                            false, device_of(outputs)),
             outputs};
 }
 

@@ -39,6 +39,7 @@ struct StageProfileInput {
     const std::vector<StageLayers>* split = nullptr;  // every stage's layers
     TensorList first_stage_inputs;                    // microbatch 0's model inputs
     torch::Tensor last_stage_target;                  // microbatch 0's target
+    c10::Device device = c10::kCPU;                   // where the rank's stages compute
     std::chrono::nanoseconds budget{std::chrono::milliseconds(2000)};
 };
 

@@ -56,9 +56,10 @@ std::vector<TensorMeta> metas_of(const TensorList& tensors) {
     return metas;
 }
 
-torch::Tensor empty_like_meta(const TensorMeta& meta) {
-    return torch::empty_strided(meta.shape, meta.stride,
-                                torch::TensorOptions().dtype(scalar_type_of(meta.dtype)));
+torch::Tensor empty_like_meta(const TensorMeta& meta, const c10::Device& device) {
+    return torch::empty_strided(
+        meta.shape, meta.stride,
+        torch::TensorOptions().dtype(scalar_type_of(meta.dtype)).device(device));
 }
 
 }  // namespace pipelens::runtime

@@ -17,6 +17,6 @@ std::string short_dtype_name(torch::ScalarType type);
 // std::invalid_argument for a name it does not know.
 torch::ScalarType scalar_type_of(const std::string& short_name);
 
-torch::Tensor empty_like_meta(const TensorMeta& meta);
+torch::Tensor empty_like_meta(const TensorMeta& meta, const c10::Device& device = c10::kCPU);
 
 }  // namespace pipelens::runtime
