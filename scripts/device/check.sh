@@ -9,11 +9,13 @@
 # side-by-side). Every step runs under `timeout`; a failed step is recorded and the next one
 # runs. Exit status: 1 when any check that ran failed, else 0.
 #
-# Checks: (a) the runtime's test binaries; (b) `pipelens run` of the built-in models under
-# 1F1B, Interleaved1F1B, ZBVZeroBubble and DualPipeV, --transport local, with the reference
-# check, on cuda when it can, else cpu; (c) a one-rank NCCL world; (d) pytorch_side_by_side.py.
+# Checks, in this order: `pipelens run` of the built-in models under 1F1B, Interleaved1F1B,
+# ZBVZeroBubble and DualPipeV, --transport local, with the reference check, on cuda when it can,
+# else cpu; a one-rank NCCL world; pytorch_side_by_side.py next to pipelens' runs of the same
+# shape; one run's timeline drawn; last, the runtime's test binaries (CPU only).
 # Environment: CHECK_BUDGET_S (default 240: later checks are skipped once it is spent),
-# CHECK_MODELS, CHECK_SCHEDULES (space-separated), CHECK_TEST_TIMEOUT_S (default 150).
+# CHECK_MODELS, CHECK_SCHEDULES, CHECK_SIDE_BY_SIDE_MODELS (space-separated lists),
+# CHECK_TEST_TIMEOUT_S (default 150).
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -29,8 +31,9 @@ checks_file="$out_dir/checks.tsv"
 : >"$checks_file"
 budget_s="${CHECK_BUDGET_S:-240}"
 test_timeout_s="${CHECK_TEST_TIMEOUT_S:-150}"
-models=(${CHECK_MODELS:-mlp example kwargs transformer tied empty})
-schedules=(${CHECK_SCHEDULES:-1F1B Interleaved1F1B ZBVZeroBubble DualPipeV})
+models=(${CHECK_MODELS-mlp example kwargs transformer tied empty})
+schedules=(${CHECK_SCHEDULES-1F1B Interleaved1F1B ZBVZeroBubble DualPipeV})
+side_by_side_models=(${CHECK_SIDE_BY_SIDE_MODELS-mlp empty})
 started=$(date +%s)
 
 DEVICE_WITH_CUDA=OFF
@@ -52,29 +55,50 @@ cuda_reason="$(cuda_unavailable_reason)"
 run_has_device_option=no
 timeout 30 "$pipelens" run --help 2>/dev/null | grep -q -- '--device' && run_has_device_option=yes
 
-# record NAME STATUS SECONDS REASON LOG JSON: one line of checks.tsv (tabs removed from text).
+# record NAME STATUS SECONDS REASON LOG JSON: one line of checks.tsv (tabs removed from text),
+# and one printed line.
 record() {
     local reason="${4//$'\t'/ }"
     printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "${reason//$'\n'/ }" "$5" "$6" \
         >>"$checks_file"
-    printf 'check.sh: %-44s %-7s %6ss %s\n' "$1" "$2" "$3" "$4"
+    if [ "$2" = skipped ]; then
+        printf 'SKIPPED%s: %s: %s\n' "${skip_label:-}" "$1" "$4"
+    else
+        printf 'check.sh: %-42s %-4s %7ss %s\n' "$1" "$2" "$3" "$4"
+    fi
 }
 
 skip() {  # NAME REASON
     record "$1" skipped 0 "$2" "" ""
 }
 
-skip_cuda() {  # NAME REASON
-    echo "SKIPPED (cuda): $1: $2"
-    skip "$1" "$2"
+skip_cuda() {  # NAME REASON: prints "SKIPPED (cuda): NAME: REASON"
+    skip_label=" (cuda)" skip "$1" "$2"
 }
 
 over_budget() {
     [ $(($(date +%s) - started)) -ge "$budget_s" ]
 }
 
-# step NAME TIMEOUT_S JSON_OUT COMMAND...: runs it under timeout, output to logs/NAME.log (and
-# stdout to JSON_OUT when given), and records pass (exit 0) or fail with the reason.
+# timed LIMIT_S LOG JSON_OUT COMMAND...: runs it under timeout, stdout to JSON_OUT when given
+# (else to LOG), stderr to LOG; sets last_rc and last_seconds.
+timed() {
+    local limit="$1" log="$2" json="$3"
+    shift 3
+    local begin end
+    begin=$(date +%s.%N)
+    if [ -n "$json" ]; then
+        timeout -k 5 "$limit" "$@" >"$json" 2>"$log"
+    else
+        timeout -k 5 "$limit" "$@" >"$log" 2>&1
+    fi
+    last_rc=$?
+    end=$(date +%s.%N)
+    last_seconds=$(awk -v a="$begin" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
+}
+
+# step NAME TIMEOUT_S JSON_OUT COMMAND...: timed, into logs/NAME.log, recorded as pass (exit 0)
+# or fail with the reason; skipped once the budget is spent. Returns 0 only for a pass.
 step() {
     local name="$1" limit="$2" json="$3"
     shift 3
@@ -83,27 +107,17 @@ step() {
         skip "$name" "the check budget of ${budget_s} s was spent"
         return 1
     fi
-    local begin end rc
-    begin=$(date +%s.%N)
-    if [ -n "$json" ]; then
-        timeout -k 5 "$limit" "$@" >"$json" 2>"$log"
-    else
-        timeout -k 5 "$limit" "$@" >"$log" 2>&1
-    fi
-    rc=$?
-    end=$(date +%s.%N)
-    local seconds
-    seconds=$(awk -v a="$begin" -v b="$end" 'BEGIN { printf "%.2f", b - a }')
+    timed "$limit" "$log" "$json" "$@"
     local relative_json=""
     [ -n "$json" ] && relative_json="${json#"$out_dir"/}"
-    if [ $rc -eq 0 ]; then
-        record "$name" pass "$seconds" "" "logs/$name.log" "$relative_json"
+    if [ $last_rc -eq 0 ]; then
+        record "$name" pass "$last_seconds" "" "logs/$name.log" "$relative_json"
         return 0
     fi
-    local reason="exit $rc"
-    [ $rc -eq 124 ] || [ $rc -eq 137 ] && reason="timed out after ${limit} s"
+    local reason="exit $last_rc"
+    [ $last_rc -eq 124 ] || [ $last_rc -eq 137 ] && reason="timed out after ${limit} s"
     reason="$reason: $(tail -n 3 "$log" | tr '\n' ' ' | cut -c1-300)"
-    record "$name" fail "$seconds" "$reason" "logs/$name.log" "$relative_json"
+    record "$name" fail "$last_seconds" "$reason" "logs/$name.log" "$relative_json"
     return 1
 }
 
@@ -165,19 +179,37 @@ check_nccl_world() {
     run_one "$name" cuda "${shape[@]}" --transport nccl --nproc 1
 }
 
+# pipelens' runs in the shape pytorch_side_by_side.py runs PyTorch's schedules: one rank holding
+# two stages, four microbatches, four layers (mlp: the same weights and batch, so the same loss;
+# empty: the runtime's own overhead per action).
+check_side_by_side_runs() {
+    local device=cpu model schedule
+    [ -z "$cuda_reason" ] && device=cuda
+    for model in "${side_by_side_models[@]}"; do
+        for schedule in Interleaved1F1B LoopedBFS InterleavedZeroBubble ZBVZeroBubble DualPipeV; do
+            run_one "sbs.$device.$model.$schedule" "$device" --model "$model" \
+                --schedule "$schedule" --pp 1 --v 2 --m 4 --layers 4 --transport local
+        done
+    done
+}
+
 check_pytorch_side_by_side() {
     local name="pytorch.side_by_side"
     if over_budget; then
         skip "$name" "the check budget of ${budget_s} s was spent"
         return
     fi
-    mkdir -p "$out_dir/pytorch"
     local log="$out_dir/logs/$name.log"
-    if step "$name" 120 "" python3 "$script_dir/pytorch_side_by_side.py" "$out_dir/pytorch" &&
-        grep -q '^SKIPPED' "$log"; then
+    timed 150 "$log" "" python3 "$script_dir/pytorch_side_by_side.py" "$out_dir/pytorch"
+    if [ $last_rc -eq 0 ] && grep -q '^SKIPPED' "$log"; then
         # It ran and said why it did nothing: a skip, not a pass.
-        sed -i '$d' "$checks_file"
-        record "$name" skipped 0 "$(grep -m1 '^SKIPPED' "$log")" "logs/$name.log" ""
+        record "$name" skipped "$last_seconds" "$(grep -m1 '^SKIPPED: ' "$log" | cut -c10-)" \
+            "logs/$name.log" ""
+    elif [ $last_rc -eq 0 ]; then
+        record "$name" pass "$last_seconds" "" "logs/$name.log" ""
+    else
+        record "$name" fail "$last_seconds" \
+            "exit $last_rc: $(tail -n 3 "$log" | tr '\n' ' ' | cut -c1-300)" "logs/$name.log" ""
     fi
 }
 
@@ -195,11 +227,13 @@ check_timeline() {
 echo "check.sh: build $build_dir (torch ${DEVICE_TORCH_SOURCE:-unknown}, CUDA $DEVICE_WITH_CUDA)," \
     "run --device: $run_has_device_option"
 [ -n "$cuda_reason" ] && echo "SKIPPED (cuda): every CUDA part: $cuda_reason"
-check_runtime_tests
+# The GPU's checks first, so that a spent budget skips only the CPU-only test binaries.
 check_runs
 check_nccl_world
+check_side_by_side_runs
 check_pytorch_side_by_side
 if [ -z "$cuda_reason" ]; then check_timeline cuda; else check_timeline cpu; fi
+check_runtime_tests
 
 python3 "$script_dir/collect_figures.py" "$out_dir" "$checks_file" "$build_dir/device-build.env" \
     "${cuda_reason:-}" "$(($(date +%s) - started))"

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Gathers check.sh's results into OUT_DIR/figures.json and prints the summary.
+
+Runs wherever check.sh runs (its last step), with python3's standard library only.
+Usage: collect_figures.py OUT_DIR CHECKS_TSV BUILD_ENV CUDA_REASON ELAPSED_S
+
+Reads CHECKS_TSV (one line per check: name, status, seconds, reason, log, json, tab-separated,
+paths relative to OUT_DIR), each run's `pipelens run --json` output, the test logs' gtest
+counts, BUILD_ENV (build.sh's device-build.env) and pytorch/side_by_side.json. Writes
+figures.json: every check with its status, reason, seconds and figures; a summary of counts;
+and the PyTorch side-by-side next to pipelens' runs of the same shape. The exit status is 1
+when any check failed, else 0: check.sh's own.
+"""
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+
+# pipelens' schedule names for PyTorch's classes.
+PYTORCH_TO_PIPELENS = {
+    "ScheduleInterleaved1F1B": "Interleaved1F1B",
+    "ScheduleLoopedBFS": "LoopedBFS",
+    "ScheduleInterleavedZeroBubble": "InterleavedZeroBubble",
+    "ScheduleZBVZeroBubble": "ZBVZeroBubble",
+    "ScheduleDualPipeV": "DualPipeV",
+}
+
+
+def read_checks(path):
+    checks = []
+    with open(path) as handle:
+        for line in handle:
+            fields = line.rstrip("\n").split("\t")
+            name, status, seconds, reason, log, json_path = (fields + [""] * 6)[:6]
+            checks.append({"name": name, "status": status, "seconds": float(seconds or 0),
+                           "reason": reason or None, "log": log or None,
+                           "json": json_path or None})
+    return checks
+
+
+def read_env(path):
+    values = {}
+    if not os.path.exists(path):
+        return values
+    with open(path) as handle:
+        for line in handle:
+            match = re.match(r"^(\w+)='(.*)'$", line.strip())
+            if match:
+                values[match.group(1)] = match.group(2)
+    return values
+
+
+def load_json(path):
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def run_figures(run):
+    """The figures of one `pipelens run --json` object worth comparing across machines."""
+    reference = run.get("reference") or {}
+    return {"completed": run.get("completed"), "device": run.get("device"),
+            "loss": run.get("loss"), "step_time_ns": run.get("step_time_ns"),
+            "bubble_ratio": run.get("bubble_ratio"),
+            "reference_checked": reference.get("checked"),
+            "reference_loss": reference.get("loss"),
+            "outputs_match": reference.get("outputs_match"),
+            "gradients_match": reference.get("gradients_match"),
+            "gradient_max_error": reference.get("gradient_max_error"),
+            "errors": run.get("errors")}
+
+
+def gtest_figures(log_path):
+    """gtest's closing counts ([  PASSED  ] N tests, ...) from a test binary's log."""
+    counts = {}
+    try:
+        with open(log_path, errors="replace") as handle:
+            text = handle.read()
+    except OSError:
+        return counts
+    for word in ("PASSED", "FAILED", "SKIPPED"):
+        match = re.search(r"\[\s+%s\s+\]\s+(\d+) tests?" % word, text)
+        if match:
+            counts[word.lower()] = int(match.group(1))
+    return counts
+
+
+def side_by_side(out_dir, checks):
+    """PyTorch's schedules next to pipelens' runs of the same shape (one rank, v=2, m=4)."""
+    pytorch = load_json(os.path.join(out_dir, "pytorch", "side_by_side.json"))
+    if pytorch is None:
+        return None
+    runs = {check["name"]: check.get("figures") or {} for check in checks
+            if check["name"].startswith("sbs.")}
+    rows = {}
+    for class_name, entry in (pytorch.get("schedules") or {}).items():
+        schedule = PYTORCH_TO_PIPELENS.get(class_name, class_name)
+        row = {"pytorch": entry}
+        for model, key in (("mlp", "pipelens_mlp"), ("empty", "pipelens_empty")):
+            matches = [figures for name, figures in runs.items()
+                       if name.endswith(".%s.%s" % (model, schedule))]
+            row[key] = matches[0] if matches else None
+        pipelens = row["pipelens_mlp"] or {}
+        if entry.get("loss") is not None and pipelens.get("loss") is not None:
+            difference = abs(entry["loss"] - pipelens["loss"])
+            row["loss_difference"] = difference
+            # Same weights and batch give the same loss up to summation order.
+            row["loss_matches"] = difference <= 1e-5 + 1e-4 * abs(pipelens["loss"])
+        if entry.get("step_time_s_median") and pipelens.get("step_time_ns"):
+            row["step_time_ratio_pipelens_over_pytorch"] = (
+                pipelens["step_time_ns"] / 1e9 / entry["step_time_s_median"])
+        rows[schedule] = row
+    summary = {"torch": pytorch.get("torch"), "device": pytorch.get("device"),
+               "whole_model_loss": pytorch.get("whole_model_loss"),
+               "skipped": pytorch.get("skipped"), "schedules": rows}
+    # The Python model rebuilt from pipelens' recipe against pipelens' own single-rank
+    # reference: equal losses mean the two sides hold the same weights and batch.
+    references = [figures.get("reference_loss") for name, figures in runs.items()
+                  if ".mlp." in name and figures.get("reference_loss") is not None]
+    whole = pytorch.get("whole_model_loss")
+    if references and whole is not None:
+        summary["pipelens_reference_loss"] = references[0]
+        summary["weights_match_pipelens"] = all(
+            abs(whole - reference) <= 1e-5 + 1e-4 * abs(reference) for reference in references)
+    return summary
+
+
+def gpu_name():
+    try:
+        output = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version",
+                                 "--format=csv,noheader"], capture_output=True, text=True,
+                                timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return output.stdout.strip() or None if output.returncode == 0 else None
+
+
+def main():
+    if len(sys.argv) != 6:
+        print(__doc__, file=sys.stderr)
+        return 2
+    out_dir, checks_path, env_path, cuda_reason, elapsed = sys.argv[1:]
+    checks = read_checks(checks_path)
+    for check in checks:
+        if check["json"]:
+            run = load_json(os.path.join(out_dir, check["json"]))
+            check["figures"] = run_figures(run) if isinstance(run, dict) else None
+        elif check["name"].startswith("tests.") and check["log"]:
+            check["figures"] = gtest_figures(os.path.join(out_dir, check["log"]))
+    summary = {status: sum(1 for check in checks if check["status"] == status)
+               for status in ("pass", "fail", "skipped")}
+    figures = {
+        "host": {"name": socket.gethostname(), "cores": os.cpu_count(), "gpu": gpu_name()},
+        "build": read_env(env_path),
+        "cuda": {"available": not cuda_reason, "reason": cuda_reason or None},
+        "elapsed_s": float(elapsed),
+        "summary": summary,
+        "checks": checks,
+        "side_by_side": side_by_side(out_dir, checks),
+    }
+    with open(os.path.join(out_dir, "figures.json"), "w") as handle:
+        json.dump(figures, handle, indent=1)
+    print("check.sh: %d passed, %d failed, %d skipped in %s s; figures: %s" % (
+        summary["pass"], summary["fail"], summary["skipped"], elapsed,
+        os.path.join(out_dir, "figures.json")))
+    for check in checks:
+        if check["status"] == "fail":
+            print("check.sh: FAILED %s: %s" % (check["name"], check["reason"]))
+    return 1 if summary["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

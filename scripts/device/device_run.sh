@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# device_run.sh: the whole device session in one command, build.sh then check.sh, so one `run`
+# call of the device tool answers everything (see docs/device.md for the call).
+#
+# Runs on the GPU machine, from the repository root, with .device-deps carried. Writes into
+# $OUT (what the tool brings back: at most 8 files): build.log, check.log, figures.json and
+# results.tgz (check.sh's OUT_DIR: logs, runs' JSON, traces, timeline.svg, pytorch/).
+# Scratch lives under DEVICE_WORK (default /tmp/pipelens-device). Exit status: build.sh's when
+# it failed, else check.sh's.
+set -uo pipefail
+
+out="${OUT:?device_run.sh writes its results into \$OUT}"
+work="${DEVICE_WORK:-/tmp/pipelens-device}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+mkdir -p "$work"
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -2
+timeout -k 10 330 bash "$here/build.sh" "$work/prefix" "$work/build" >"$out/build.log" 2>&1
+build_status=$?
+grep '^build.sh:\|pipelens: ' "$out/build.log"
+if [ $build_status -ne 0 ]; then
+    tail -n 40 "$out/build.log"
+    echo "device_run.sh: build.sh failed (exit $build_status)"
+    exit $build_status
+fi
+bash "$here/check.sh" "$work/build" "$work/out" 2>&1 | tee "$out/check.log"
+check_status=${PIPESTATUS[0]}
+cp "$work/out/figures.json" "$out/" 2>/dev/null
+tar -czf "$out/results.tgz" -C "$work" out
+echo "device_run.sh: results.tgz $(du -h "$out/results.tgz" | cut -f1), check.sh exit $check_status"
+exit $check_status
