@@ -8,9 +8,8 @@
 # (what was built against, read by check.sh). Prints how long each phase took.
 #
 # LibTorch: python3's torch (torch.utils.cmake_prefix_path) when it imports, else the system's
-# (Debian's libtorch-dev here). CUDA + NCCL: on when that torch was built with CUDA and
-# /usr/local/cuda has the runtime's headers; NCCL from /usr/local/cuda or the wheel's
-# nvidia-nccl package. Environment: JOBS (default nproc), DEVICE_DEPS_DIR (default
+# (Debian's libtorch-dev here). The CUDA + NCCL transport: on when /usr/local/cuda has the
+# runtime's headers and NCCL is found there or in the wheel's nvidia-nccl package. Environment: JOBS (default nproc), DEVICE_DEPS_DIR (default
 # .device-deps), BUILD_TARGETS (default below), CCACHE=0 to build without ccache.
 set -euo pipefail
 
@@ -109,7 +108,7 @@ find_torch() {
         torch_prefix_path=""
         cxx11_abi="system"
         echo "build.sh: python3 cannot import torch: using the system's LibTorch" \
-            "(here Debian's CPU-only libtorch-dev); every CUDA part is left out"
+            "(here Debian's CPU-only libtorch-dev: no tensors on a GPU)"
     fi
 }
 
@@ -126,13 +125,13 @@ find_nccl_root() {
     [ -n "$header" ] && dirname "$(dirname "$header")"
 }
 
-# Sets cuda_options and with_cuda.
+# Sets cuda_options, with_cuda and cuda_reason. The NCCL transport needs only CUDA's runtime and
+# NCCL (as the project's own AUTO does); whether LibTorch can put tensors on the GPU is
+# torch_cuda, which check.sh reads apart.
 find_cuda() {
     cuda_options=(-DPIPELENS_CUDA=OFF)
     with_cuda="OFF"
-    if [ "$torch_cuda" != yes ]; then
-        cuda_reason="LibTorch has no CUDA"
-    elif [ ! -f /usr/local/cuda/include/cuda_runtime_api.h ]; then
+    if [ ! -f /usr/local/cuda/include/cuda_runtime_api.h ]; then
         cuda_reason="no /usr/local/cuda/include/cuda_runtime_api.h"
     elif ! nccl_root="$(find_nccl_root)"; then
         cuda_reason="no nccl.h in /usr/local/cuda or python3's nvidia.nccl package"
@@ -140,16 +139,21 @@ find_cuda() {
         with_cuda="ON"
         cuda_reason="CUDA /usr/local/cuda, NCCL $nccl_root"
         cuda_options=(-DPIPELENS_CUDA=ON -DPIPELENS_CUDA_ROOT=/usr/local/cuda
-            -DPIPELENS_NCCL_ROOT="$nccl_root" -DCUDAToolkit_ROOT=/usr/local/cuda)
+            -DPIPELENS_NCCL_ROOT="$nccl_root")
+    fi
+    if [ "$torch_cuda" = yes ]; then
+        # Torch's CMake config finds the toolkit itself and otherwise probes the GPU for the
+        # architectures to name.
+        cuda_options+=(-DCUDAToolkit_ROOT=/usr/local/cuda)
         [ -x /usr/local/cuda/bin/nvcc ] &&
             cuda_options+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
-        # Torch's CMake config otherwise probes the GPU for the architectures to name.
         local capability
         capability="$(python_torch \
             '"%d.%d" % torch.cuda.get_device_capability() if torch.cuda.is_available() else ""')"
         export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-${capability:-9.0}}"
     fi
-    echo "build.sh: CUDA + NCCL transport: $with_cuda ($cuda_reason)"
+    echo "build.sh: CUDA + NCCL transport: $with_cuda ($cuda_reason); LibTorch with CUDA:" \
+        "$torch_cuda"
 }
 
 configure() {

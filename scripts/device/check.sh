@@ -36,15 +36,17 @@ schedules=(${CHECK_SCHEDULES-1F1B Interleaved1F1B ZBVZeroBubble DualPipeV})
 side_by_side_models=(${CHECK_SIDE_BY_SIDE_MODELS-mlp empty})
 started=$(date +%s)
 
+DEVICE_TORCH_CUDA=no
+DEVICE_TORCH_SOURCE="unknown (build.sh's device-build.env is missing)"
 DEVICE_WITH_CUDA=OFF
 DEVICE_CUDA_REASON="build.sh's device-build.env is missing"
 # shellcheck source=/dev/null
 [ -f "$build_dir/device-build.env" ] && . "$build_dir/device-build.env"
 
-# Why the CUDA parts cannot run here, or nothing when they can.
+# Why tensors cannot go to the GPU here, or nothing when they can.
 cuda_unavailable_reason() {
-    if [ "$DEVICE_WITH_CUDA" != ON ]; then
-        echo "pipelens was built without CUDA ($DEVICE_CUDA_REASON)"
+    if [ "$DEVICE_TORCH_CUDA" != yes ]; then
+        echo "the LibTorch pipelens was built against ($DEVICE_TORCH_SOURCE) has no CUDA"
     elif ! nvidia-smi -L >/dev/null 2>&1; then
         echo "no GPU visible (nvidia-smi -L failed)"
     elif ! timeout 30 "$pipelens" run --help 2>/dev/null | grep -q -- '--device'; then
@@ -170,8 +172,11 @@ check_runs() {
 check_nccl_world() {
     local name="nccl.one_rank.Interleaved1F1B"
     local shape=(--schedule Interleaved1F1B --pp 1 --v 2 --m 4 --model mlp)
-    if [ -n "$cuda_reason" ]; then
-        skip_cuda "$name" "$cuda_reason"
+    local reason="$cuda_reason"
+    [ "$DEVICE_WITH_CUDA" != ON ] &&
+        reason="pipelens was built without the NCCL transport ($DEVICE_CUDA_REASON)"
+    if [ -n "$reason" ]; then
+        skip_cuda "$name" "$reason"
         # The same one-rank world over gloo: the launcher and rendezvous the NCCL check uses.
         run_one "gloo.one_rank.Interleaved1F1B" cpu "${shape[@]}" --transport gloo --nproc 1
         return
@@ -224,8 +229,8 @@ check_timeline() {
     skip "export.timeline_png" "pipelens renders PNG only for sweep charts (sweep --png)"
 }
 
-echo "check.sh: build $build_dir (torch ${DEVICE_TORCH_SOURCE:-unknown}, CUDA $DEVICE_WITH_CUDA)," \
-    "run --device: $run_has_device_option"
+echo "check.sh: build $build_dir (LibTorch $DEVICE_TORCH_SOURCE with CUDA: $DEVICE_TORCH_CUDA;" \
+    "NCCL transport: $DEVICE_WITH_CUDA), run --device: $run_has_device_option"
 [ -n "$cuda_reason" ] && echo "SKIPPED (cuda): every CUDA part: $cuda_reason"
 # The GPU's checks first, so that a spent budget skips only the CPU-only test binaries.
 check_runs
