@@ -112,17 +112,30 @@ find_torch() {
     fi
 }
 
-# The folder that holds include/nccl.h and lib/libnccl.so*: CUDA's own, else the wheel's.
+# The folder that holds include/nccl.h and lib/libnccl.so*. With a CUDA LibTorch, the wheel's
+# own NCCL first: one process loads one libnccl.so.2, and it should be the one torch uses.
 find_nccl_root() {
-    if [ -f /usr/local/cuda/include/nccl.h ]; then
-        echo /usr/local/cuda
-        return
+    local header=""
+    if [ "$torch_cuda" = yes ]; then
+        header="$(wheel_nccl_header)"
     fi
-    local package header
-    package="$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null)" ||
-        return 1
-    header="$(find "$package" -name nccl.h -path '*include*' -print -quit)"
-    [ -n "$header" ] && dirname "$(dirname "$header")"
+    if [ -z "$header" ] && [ -f /usr/local/cuda/include/nccl.h ]; then
+        header=/usr/local/cuda/include/nccl.h
+    fi
+    [ -n "$header" ] || return 1
+    dirname "$(dirname "$header")"
+}
+
+# nccl.h of python3's nvidia-nccl package (nvidia/nccl/include), wherever its layout puts it.
+wheel_nccl_header() {
+    local folders
+    folders="$(python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null)" ||
+        return 0
+    local folder
+    while IFS= read -r folder; do
+        [ -d "$folder/nvidia" ] || continue
+        find "$folder/nvidia" -name nccl.h -path '*include*' -print -quit
+    done <<<"$folders" | head -n 1
 }
 
 # Sets cuda_options, with_cuda and cuda_reason. The NCCL transport needs only CUDA's runtime and
