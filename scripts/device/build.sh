@@ -9,8 +9,9 @@
 #
 # LibTorch: python3's torch (torch.utils.cmake_prefix_path) when it imports, else the system's
 # (Debian's libtorch-dev here). The CUDA + NCCL transport: on when /usr/local/cuda has the
-# runtime's headers and NCCL is found there or in the wheel's nvidia-nccl package. Environment: JOBS (default nproc), DEVICE_DEPS_DIR (default
-# .device-deps), BUILD_TARGETS (default below), CCACHE=0 to build without ccache.
+# runtime's headers and NCCL is found there or in the wheel's nvidia-nccl package.
+# Environment: JOBS (default nproc), DEVICE_DEPS_DIR (default .device-deps), BUILD_TARGETS
+# (default below), CCACHE=0 to build without ccache.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
