@@ -217,8 +217,9 @@ def main():
                          targets_cpu)
     inputs, targets = inputs_cpu.to(device), targets_cpu.to(device)
     whole = torch.nn.Sequential(*seeded_mlp(torch, LAYERS, HIDDEN, SEED)).to(device)
+    on_gpu = device.type == "cuda"
     results = {"torch": torch.__version__, "device": str(device),
-               "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
+               "device_name": torch.cuda.get_device_name(device) if on_gpu else "cpu",
                "world_size": 1,
                "model": {"name": "mlp", "seed": SEED, "layers": LAYERS, "hidden": HIDDEN,
                          "batch": BATCH, "microbatches": MICROBATCHES},
@@ -236,9 +237,9 @@ def main():
         print("whole-model loss %.9g" % results["whole_model_loss"])
         print("SKIPPED: " + reason)
         return 0
-    if device.type == "cuda":
+    if on_gpu:
         torch.cuda.set_device(device)
-    results["backend"] = "nccl" if device.type == "cuda" else "gloo"
+    results["backend"] = "nccl" if on_gpu else "gloo"
     store_path = tempfile.mktemp(prefix="pipelens-side-by-side-store-")
     dist.init_process_group(results["backend"], store=dist.FileStore(store_path, 1), rank=0,
                             world_size=1)
