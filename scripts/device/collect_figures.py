@@ -76,17 +76,19 @@ def run_figures(run):
 
 
 def gtest_figures(log_path):
-    """gtest's closing counts ([  PASSED  ] N tests, ...) from a test binary's log."""
+    """gtest's closing counts ([  PASSED  ] N tests, ...) from a test binary's log, summed
+    over its shards."""
     counts = {}
     try:
         with open(log_path, errors="replace") as handle:
             text = handle.read()
     except OSError:
         return counts
+    # One closing block per gtest shard: the counts add up.
     for word in ("PASSED", "FAILED", "SKIPPED"):
-        match = re.search(r"\[\s+%s\s+\]\s+(\d+) tests?" % word, text)
-        if match:
-            counts[word.lower()] = int(match.group(1))
+        found = re.findall(r"\[\s+%s\s+\]\s+(\d+) tests?" % word, text)
+        if found:
+            counts[word.lower()] = sum(int(count) for count in found)
     return counts
 
 
