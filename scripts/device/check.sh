@@ -16,7 +16,7 @@
 # Environment: CHECK_BUDGET_S (default 240: later checks are skipped once it is spent),
 # CHECK_MODELS, CHECK_SCHEDULES, CHECK_SIDE_BY_SIDE_MODELS (space-separated lists),
 # CHECK_TEST_TIMEOUT_S (default 150), CHECK_TEST_SHARDS (gtest shards run at once per test
-# binary, default a quarter of the cores).
+# binary, default one per 8 cores).
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -147,7 +147,7 @@ done
 status=0; for pid in "${pids[@]}"; do wait "$pid" || status=1; done; exit $status'
 
 check_runtime_tests() {
-    local binary shards="${CHECK_TEST_SHARDS:-$(($(nproc) / 4))}"
+    local binary shards="${CHECK_TEST_SHARDS:-$(($(nproc) / 8))}"
     [ "$shards" -ge 1 ] || shards=1
     for binary in pipelens_runtime_tests pipelens_runtime_transport_tests pipelens_run_cli_tests; do
         if [ ! -x "$build_dir/tests/$binary" ]; then
