@@ -53,6 +53,15 @@ LayerStage sum_of_layers(const LayerCosts& costs, const runtime::StageLayers& la
     return stage;
 }
 
+StageCost stage_cost_of(const LayerCosts& costs, const runtime::StageLayers& layers,
+                        bool first_stage, bool last_stage) {
+    LayerStage stage = sum_of_layers(costs, layers, first_stage);
+    add_extra(stage, costs.stage_overhead, first_stage);
+    if (last_stage)
+        add_extra(stage, costs.loss, first_stage);
+    return stage.cost;
+}
+
 std::vector<LayerStage> stages_from_layers(const LayerCosts& costs,
                                            const std::vector<std::string>& split_points,
                                            int stage_count) {

@@ -33,6 +33,11 @@ struct LayerStage {
 LayerStage sum_of_layers(const LayerCosts& costs, const runtime::StageLayers& layers,
                          bool first_stage);
 
+// The times of one stage holding `layers`, overhead included, and the loss when it is the last:
+// what stages_from_layers gives that stage, without building the whole split.
+StageCost stage_cost_of(const LayerCosts& costs, const runtime::StageLayers& layers,
+                        bool first_stage, bool last_stage);
+
 // Every stage of a `stage_count`-stage split (`split_points` as in [model]), overhead and loss
 // included. Throws ExperimentError naming layers/split_points when the split does not fit.
 std::vector<LayerStage> stages_from_layers(const LayerCosts& costs,

@@ -1,0 +1,356 @@
+// The branch and bound over split points, and the proof that its bounds never exceed the
+// simulated step.
+//
+// Search: stages are filled in pipeline order, stage j taking layers [a, a + c); the sizes
+// nearest an even share of what is left are tried first, and the even split is the first
+// incumbent. A leaf (every stage filled) is priced by simulating it.
+//
+// Bounds. Write F_s, I_s, Bk_s for stage s's forward, input-gradient and backward work per
+// microbatch on its rank (rank slowdown applied; Bk_s = min(B_s, I_s + W_s), the least a
+// schedule can spend on one microbatch's backward, whether it runs B or I then W), r(s) for its
+// rank, m for the microbatches, and h_j = F_0 + ... + F_{j-1}.
+//   (1) Every action of stage j starts at or after h_j: the F of microbatch x at stage j waits
+//       for x's F at stage j - 1 (through a transfer of length >= 0), so by induction it starts
+//       no earlier than h_j, and each I, W or B of x at stage j waits for that F.
+//   (2) A rank's compute stream runs one action at a time, in program order (simulator.hpp),
+//       and an OVERLAP_F_B lasts the sum of its parts when overlap_efficiency is 0
+//       (CostModel::overlap), so the step is at least the first start of any of the rank's
+//       stages plus all of its work: T >= h_first(r) + sum over stages s of r of m (F_s + Bk_s).
+//       Stages not yet filled add at least m times the least work any one stage can have.
+//   (3) Write G_s for what one input gradient of stage s costs at least: B_s when the schedule
+//       has no I action (its input gradients are all B), else min(I_s, B_s). Stage j >= 1's
+//       last input gradient comes after its m forwards and m input gradients, all after h_j by
+//       (1) and one at a time by (2); the gradient of that microbatch then passes stages
+//       j - 1, ..., 1 (each an I or a B) and ends with stage 0's backward (its W is its whole
+//       B): T >= h_j + m (F_j + G_j) + G_{j-1} + ... + G_1 + B_0.
+//   (4) Of the Q stages not yet filled, holding the R layers left, one holds at least
+//       ceil(R / Q) of them; whichever stage q > j it is, (3) at q is at least h_{j+1} + G_j +
+//       ... + G_1 + B_0 plus m (F_q + G_q), and that is at least the least m (F + G) of any run
+//       of that many consecutive layers among those left (heads and chains only grow with q).
+// Each bound only reads filled stages, so it holds for every completion of a partial split;
+// a branch whose bound reaches the incumbent's step cannot hold a strictly faster split. With
+// overlap_efficiency above 0, (2) and (3) need not hold, and the search prices every leaf.
+#include "sim/partition.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "engine/run_record/experiment_schedule.hpp"
+#include "sim/experiment_costs.hpp"
+#include "sim/layer_costs.hpp"
+#include "sim/simulator.hpp"
+#include "sim/transformer_flops.hpp"
+#include "sim/zero_bubble_inputs.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+std::int64_t least_backward(const StageCost& cost) {
+    return std::min(cost.backward_ns(), cost.input_ns + cost.weight_ns);
+}
+
+Experiment with_layers(Experiment experiment, const LayerCosts& costs) {
+    experiment.layers = costs;
+    experiment.transformer.reset();
+    // The layers derive every stage's costs: flat per-stage figures would contradict them.
+    experiment.forward_ns.clear();
+    experiment.input_ns.clear();
+    experiment.weight_ns.clear();
+    experiment.backward_ns.clear();
+    experiment.held_activation_bytes.clear();
+    return experiment;
+}
+
+class SplitSearch {
+  public:
+    SplitSearch(const Experiment& experiment, const LayerCosts& costs,
+                const PartitionLimits& limits)
+        : experiment_(with_layers(experiment, costs)),
+          costs_(costs),
+          limits_(limits),
+          layer_count_(static_cast<int>(costs.names.size())) {
+        Experiment lowered_from = experiment_;
+        resolve_zero_bubble_inputs(lowered_from);
+        const Schedule lowered = lowered_schedule_for(lowered_from);
+        stage_count_ = lowered.stage_count;
+        rank_of_stage_ = lowered.stage_to_rank;
+        rank_count_ = experiment_.shape.rank_count;
+        microbatches_ = experiment_.shape.microbatch_count;
+        model_ = cost_model_for(experiment_, stage_count_);  // for slowdowns and overlap only
+        bounded_ = model_.overlap_efficiency <= 0;
+        whole_backward_ = !has_input_gradient_actions(lowered);
+        for (int rank = 0; rank < rank_count_; ++rank)
+            least_stage_work_.push_back(least_work_of_one_stage(rank));
+        fill_least_runs();
+    }
+
+    PartitionResult run() {
+        PartitionResult result;
+        result.even_layers_per_stage = even_layers_per_stage(layer_count_, stage_count_);
+        result.even_step_ns = simulated_step_of_split(experiment_, result.even_layers_per_stage);
+        best_ = result.even_layers_per_stage;
+        best_step_ = result.even_step_ns;
+        counts_.assign(stage_count_, 0);
+        ranks_.assign(rank_count_, RankState{});
+        for (int stage = 0; stage < stage_count_; ++stage)
+            ++ranks_[rank_of_stage_[stage]].unfilled;
+        descend(0, 0, 0, 0, 0, 0);
+        result.layers_per_stage = best_;
+        result.step_ns = best_step_;
+        result.proven_optimal = open_bound_ >= best_step_;
+        result.lower_bound_ns = std::min(open_bound_, best_step_);
+        result.splits_simulated = leaves_;
+        result.nodes = nodes_;
+        return result;
+    }
+
+  private:
+    struct RankState {
+        std::int64_t first_start = -1;  // h of its first filled stage
+        std::int64_t work = 0;          // m (F + Bk) over its filled stages
+        int unfilled = 0;
+    };
+
+    static bool has_input_gradient_actions(const Schedule& schedule) {
+        const auto is_input = [](const Action& action) {
+            return action.kind == ActionKind::backward_input;
+        };
+        for (const std::vector<Action>& actions : schedule.ranks)
+            if (std::any_of(actions.begin(), actions.end(), is_input))
+                return true;
+        return std::any_of(schedule.parts.begin(), schedule.parts.end(), is_input);
+    }
+
+    // G of a stage of `cost` (bound 3), before any rank slowdown.
+    std::int64_t least_input_gradient(const StageCost& cost) const {
+        return whole_backward_ ? cost.backward_ns() : std::min(cost.input_ns, cost.backward_ns());
+    }
+
+    // least_run_[first][count]: the least m (F + G), on any rank, of a stage past the first
+    // holding `count` consecutive layers that start at `first` or later (bound 4).
+    void fill_least_runs() {
+        least_run_.assign(
+            layer_count_ + 1,
+            std::vector<std::int64_t>(layer_count_ + 1, std::numeric_limits<std::int64_t>::max()));
+        for (int first = layer_count_ - 1; first >= 1; --first)
+            for (int count = 1; first + count <= layer_count_; ++count) {
+                const StageCost cost =
+                    stage_cost_of(costs_, {first, count}, false, first + count == layer_count_);
+                std::int64_t least = least_run_[first + 1][count];
+                for (int rank = 0; rank < rank_count_; ++rank)
+                    least = std::min(
+                        least, microbatches_ * (model_.on_rank(rank, cost.forward_ns) +
+                                                model_.on_rank(rank, least_input_gradient(cost))));
+                least_run_[first][count] = least;
+            }
+    }
+
+    std::int64_t on_rank(int stage, std::int64_t ns) const {
+        return model_.on_rank(rank_of_stage_[stage], ns);
+    }
+
+    // The least m (F + Bk) a stage of `rank` can have: one layer, interior or last (the first
+    // stage is always filled first, so it never counts as unfilled).
+    std::int64_t least_work_of_one_stage(int rank) const {
+        std::int64_t least = std::numeric_limits<std::int64_t>::max();
+        for (int layer = 0; layer < layer_count_; ++layer)
+            for (const bool last : {false, true}) {
+                const StageCost cost = stage_cost_of(costs_, {layer, 1}, false, last);
+                least = std::min(least, model_.on_rank(rank, cost.forward_ns) +
+                                            model_.on_rank(rank, least_backward(cost)));
+            }
+        return least * microbatches_;
+    }
+
+    // Bound (2) over every rank, given the filled stages.
+    std::int64_t rank_bound(std::int64_t next_start) const {
+        std::int64_t bound = 0;
+        for (const RankState& rank : ranks_) {
+            const std::int64_t start = rank.first_start < 0 ? next_start : rank.first_start;
+            bound = std::max(bound, start + rank.work);
+        }
+        return bound;
+    }
+
+    std::int64_t unfilled_work(int rank) const {
+        return ranks_[rank].unfilled * least_stage_work_[rank];
+    }
+
+    // Candidate sizes of stage `stage` starting at `first`, nearest the even share first.
+    std::vector<int> sizes(int stage, int first) const {
+        const int left = layer_count_ - first, stages_left = stage_count_ - stage;
+        if (stages_left == 1)
+            return {left};
+        const double share = static_cast<double>(left) / stages_left;
+        std::vector<int> out;
+        for (int size = 1; size <= left - (stages_left - 1); ++size)
+            out.push_back(size);
+        std::stable_sort(out.begin(), out.end(),
+                         [&](int a, int b) { return std::abs(a - share) < std::abs(b - share); });
+        return out;
+    }
+
+    // `start` = h_stage, `chain` = G_1 + ... + G_{stage-1}, `first_backward` = B_0, and
+    // `bound_here` what the bounds say of every split below this node.
+    void descend(int stage, int first, std::int64_t start, std::int64_t chain,
+                 std::int64_t first_backward, std::int64_t bound_here) {
+        if (nodes_ >= limits_.max_nodes ||
+            (stage == stage_count_ && leaves_ >= limits_.max_splits_simulated)) {
+            open_bound_ = std::min(open_bound_, bound_here);  // left unexplored
+            return;
+        }
+        ++nodes_;
+        if (stage == stage_count_) {
+            price_leaf();
+            return;
+        }
+        const int rank = rank_of_stage_[stage];
+        for (const int size : sizes(stage, first)) {
+            const StageCost cost =
+                stage_cost_of(costs_, {first, size}, stage == 0, stage == stage_count_ - 1);
+            const std::int64_t forward = on_rank(stage, cost.forward_ns);
+            const std::int64_t input = on_rank(stage, least_input_gradient(cost));
+            const std::int64_t work =
+                microbatches_ * (forward + on_rank(stage, least_backward(cost)));
+            const std::int64_t backward0 =
+                stage == 0 ? on_rank(0, cost.backward_ns()) : first_backward;
+            RankState saved = ranks_[rank];
+            RankState& state = ranks_[rank];
+            if (state.first_start < 0)
+                state.first_start = start;
+            state.work += work;
+            --state.unfilled;
+            const std::int64_t next_chain = stage == 0 ? chain : chain + input;
+            const std::int64_t below =
+                bounded_
+                    ? std::max(
+                          {bound_here, bound(stage, start, forward, input, chain, backward0),
+                           lookahead(stage, first + size, start + forward, next_chain, backward0)})
+                    : 0;
+            if (below < best_step_) {
+                counts_[stage] = size;
+                descend(stage + 1, first + size, start + forward, next_chain, backward0, below);
+            }
+            ranks_[rank] = saved;
+        }
+    }
+
+    std::int64_t bound(int stage, std::int64_t start, std::int64_t forward, std::int64_t input,
+                       std::int64_t chain, std::int64_t backward0) const {
+        std::int64_t best = 0;
+        for (int rank = 0; rank < rank_count_; ++rank) {
+            const RankState& state = ranks_[rank];
+            const std::int64_t first_start =
+                state.first_start < 0 ? start + forward : state.first_start;
+            best = std::max(best, first_start + state.work + unfilled_work(rank));
+        }
+        if (stage >= 1)
+            best = std::max(best, start + microbatches_ * (forward + input) + chain + backward0);
+        return best;
+    }
+
+    // Bound (4) once stage `stage` is filled and the next starts at layer `next_first`.
+    std::int64_t lookahead(int stage, int next_first, std::int64_t next_start,
+                           std::int64_t next_chain, std::int64_t backward0) const {
+        const int stages_left = stage_count_ - stage - 1;
+        if (stages_left == 0)
+            return 0;
+        const int left = layer_count_ - next_first;
+        const int heaviest = (left + stages_left - 1) / stages_left;
+        return next_start + least_run_[next_first][heaviest] + next_chain + backward0;
+    }
+
+    void price_leaf() {
+        ++leaves_;
+        const std::int64_t step = simulated_step_of_split(experiment_, counts_);
+        if (step < best_step_) {
+            best_step_ = step;
+            best_ = counts_;
+        }
+    }
+
+    Experiment experiment_;
+    const LayerCosts& costs_;
+    PartitionLimits limits_;
+    std::int64_t open_bound_ = std::numeric_limits<std::int64_t>::max();
+    int layer_count_ = 0, stage_count_ = 0, rank_count_ = 0, microbatches_ = 0;
+    std::vector<int> rank_of_stage_;
+    CostModel model_;
+    bool bounded_ = true;
+    bool whole_backward_ = false;  // the schedule has no I action: every input gradient is a B
+    std::vector<std::vector<std::int64_t>> least_run_;
+    std::vector<std::int64_t> least_stage_work_;
+    std::vector<int> counts_, best_;
+    std::vector<RankState> ranks_;
+    std::int64_t best_step_ = 0;
+    std::size_t leaves_ = 0, nodes_ = 0;
+};
+
+}  // namespace
+
+LayerCosts partition_layer_costs(const Experiment& experiment) {
+    if (experiment.layers)
+        return *experiment.layers;
+    if (!experiment.transformer)
+        throw ExperimentError(
+            "pipelens partition: needs per-layer costs: [layers] (pipelens calibrate writes "
+            "them from a profiled run) or a [transformer] model (--layers, --hidden, ...)");
+    const TransformerSpec& spec = *experiment.transformer;
+    const LayerFlops flops = transformer_layer_flops(spec);
+    LayerCosts costs;
+    for (int layer = 0; layer < spec.layers; ++layer) {
+        costs.names.push_back("layers." + std::to_string(layer));
+        costs.forward_ns.push_back(flops_to_ns(flops.forward, spec));
+        costs.input_ns.push_back(flops_to_ns(flops.input_gradient, spec));
+        costs.weight_ns.push_back(flops_to_ns(flops.weight_gradient, spec));
+        costs.backward_ns.push_back(costs.input_ns.back() + costs.weight_ns.back());
+        costs.held_bytes.push_back(layer_held_activation_bytes(spec));
+        costs.output_bytes.push_back(boundary_activation_bytes(spec));
+        costs.gradient_bytes.push_back(0);
+        costs.backward_peak_bytes.push_back(0);
+    }
+    return costs;
+}
+
+std::vector<std::string> split_points_for(const LayerCosts& costs,
+                                          const std::vector<int>& layers_per_stage) {
+    std::vector<std::string> points;
+    int first = 0;
+    for (std::size_t stage = 0; stage + 1 < layers_per_stage.size(); ++stage) {
+        first += layers_per_stage[stage];
+        points.push_back(costs.names.at(first));
+    }
+    return points;
+}
+
+std::vector<int> even_layers_per_stage(int layers, int stage_count) {
+    std::vector<int> counts(stage_count, layers / stage_count);
+    for (int stage = 0; stage < layers % stage_count; ++stage)
+        ++counts[stage];
+    return counts;
+}
+
+std::int64_t simulated_step_of_split(Experiment experiment,
+                                     const std::vector<int>& layers_per_stage) {
+    experiment.model.split_points = split_points_for(*experiment.layers, layers_per_stage);
+    resolve_zero_bubble_inputs(experiment);
+    const Schedule lowered = lowered_schedule_for(experiment);
+    return simulate(lowered, cost_model_for(experiment, lowered.stage_count)).step_time_ns;
+}
+
+PartitionResult best_partition(const Experiment& experiment, const PartitionLimits& limits) {
+    const LayerCosts costs = partition_layer_costs(experiment);
+    const int stages = experiment.shape.rank_count * experiment.shape.stages_per_rank;
+    if (static_cast<int>(costs.names.size()) < stages)
+        throw ExperimentError(fmt::format(
+            "pipelens partition: {} layers cannot fill {} stages (pp {} x v {}): every stage "
+            "needs a layer",
+            costs.names.size(), stages, experiment.shape.rank_count,
+            experiment.shape.stages_per_rank));
+    return SplitSearch(experiment, costs, limits).run();
+}
+
+}  // namespace pipelens::sim
