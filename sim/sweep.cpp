@@ -7,6 +7,9 @@
 #include <stdexcept>
 #include <tuple>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/run_record/parallel_for.hpp"
 #include "sim/experiment_costs.hpp"
@@ -15,11 +18,85 @@
 
 namespace pipelens::sim {
 
-SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index) {
+std::string_view sweep_ranking_name(SweepRanking ranking) {
+    return ranking == SweepRanking::per_global_batch ? "time per global batch"
+                                                     : "time per microbatch";
+}
+
+SweepRanking parse_sweep_ranking(std::string_view name) {
+    for (const SweepRanking ranking :
+         {SweepRanking::per_global_batch, SweepRanking::per_microbatch})
+        if (name == sweep_ranking_name(ranking))
+            return ranking;
+    throw std::invalid_argument(fmt::format(
+        "'{}' is no ranking: expected 'time per global batch' or 'time per microbatch'", name));
+}
+
+double ranked_time_ns(const SweepPoint& point, SweepRanking ranking) {
+    return ranking == SweepRanking::per_global_batch
+               ? static_cast<double>(point.step_time_ns)
+               : static_cast<double>(point.step_time_ns) / std::max(point.m, 1);
+}
+
+SweepBasis sweep_basis(const SweepGrid& grid, int global_batch) {
+    const auto varies = [&](std::initializer_list<const char*> keys) {
+        for (const SweepAxis& axis : grid.axes())
+            for (const char* key : keys)
+                if (axis.key == key && axis.values.size() > 1)
+                    return true;
+        return false;
+    };
+    const Experiment& base = grid.base();
+    const bool model_fixed =
+        base.transformer || base.layers || base.cost_scope != CostScope::stage ||
+        varies({"costs.per"}) ||
+        !varies({"schedule.pp", "schedule.v", "schedule.kind", "schedule.file"});
+    const bool batch_fixed = global_batch > 0 || !varies({"schedule.m", "schedule.file"});
+    std::vector<std::string> loose;
+    if (!model_fixed)
+        loose.push_back(
+            "flat per-stage costs make the model grow with pp x v (give --costs-per model or "
+            "layer, or a [transformer])");
+    if (!batch_fixed)
+        loose.push_back(
+            "m microbatches of a fixed size make the batch grow with m (give "
+            "--global-batch)");
+    if (loose.empty())
+        return {};
+    return {SweepRanking::per_microbatch, fmt::format("{}", fmt::join(loose, "; "))};
+}
+
+void apply_global_batch(Experiment& experiment, int global_batch) {
+    const int m = experiment.shape.microbatch_count;
+    if (m <= 0 || global_batch % m != 0)
+        throw ExperimentError(
+            fmt::format("m={} does not divide --global-batch {}: a microbatch holds whole "
+                        "sequences",
+                        m, global_batch));
+    const int sequences = global_batch / m;
+    if (experiment.layers)
+        throw ExperimentError(
+            "--global-batch: [layers] costs were measured for one microbatch size; sweep m "
+            "without --global-batch, or give per-sequence [costs]");
+    if (experiment.transformer) {
+        experiment.transformer->microbatch_size = sequences;
+        return;
+    }
+    for (std::vector<std::int64_t>* figures :
+         {&experiment.forward_ns, &experiment.input_ns, &experiment.weight_ns,
+          &experiment.backward_ns, &experiment.activation_bytes, &experiment.held_activation_bytes})
+        for (std::int64_t& figure : *figures)
+            figure *= sequences;
+}
+
+SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index,
+                                        int global_batch) {
     SweepPoint point;
     point.index = index;
     try {
         Experiment experiment = grid.configuration(index);
+        if (global_batch > 0)
+            apply_global_batch(experiment, global_batch);
         resolve_zero_bubble_inputs(experiment);
         const Schedule lowered = lowered_schedule_for(experiment);
         point.schedule = lowered.name;
@@ -45,30 +122,32 @@ SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index
 
 std::vector<SweepPoint> run_sweep(
     const SweepGrid& grid, const SweepShard& shard, unsigned workers,
-    const std::function<void(std::size_t done, std::size_t total)>& progress) {
+    const std::function<void(std::size_t done, std::size_t total)>& progress, int global_batch) {
     const std::size_t total = shard.size_of(grid.size());
     std::vector<SweepPoint> points(total);
     run_record::parallel_for(
         total, workers,
         [&](std::size_t item) {
-            points[item] = simulate_sweep_configuration(grid, item * shard.count + shard.index - 1);
+            points[item] = simulate_sweep_configuration(grid, item * shard.count + shard.index - 1,
+                                                        global_batch);
         },
         [&](std::size_t done) {
             if (progress)
                 progress(done, total);
         });
-    rank_sweep(points);
+    rank_sweep(points, sweep_basis(grid, global_batch).ranking);
     return points;
 }
 
-void rank_sweep(std::vector<SweepPoint>& points) {
-    std::sort(points.begin(), points.end(), [](const SweepPoint& a, const SweepPoint& b) {
+void rank_sweep(std::vector<SweepPoint>& points, SweepRanking ranking) {
+    std::sort(points.begin(), points.end(), [&](const SweepPoint& a, const SweepPoint& b) {
         if (a.simulated() != b.simulated())
             return a.simulated();
         if (!a.simulated())
             return a.index < b.index;
-        return std::tie(a.step_time_ns, a.peak_memory_bytes, a.index) <
-               std::tie(b.step_time_ns, b.peak_memory_bytes, b.index);
+        const double a_time = ranked_time_ns(a, ranking), b_time = ranked_time_ns(b, ranking);
+        return std::tie(a_time, a.peak_memory_bytes, a.index) <
+               std::tie(b_time, b.peak_memory_bytes, b.index);
     });
     // In ranked order a configuration is on the front when it needs less memory than every
     // faster one (ties in time: the first of them, which also has the least memory).

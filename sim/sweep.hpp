@@ -3,16 +3,19 @@
 //
 // Invariants: a configuration that cannot be simulated (an impossible combination such as 1F1B
 // with v=2, a schedule that hangs) is kept with the reason, never dropped, and never ranked; the
-// ranking is by step time, then peak memory, then configuration number, so it is the same
-// whatever the thread count or the shards; the Pareto front (no other configuration is at least
-// as fast and at least as small, and better in one; of equal ones, the lowest-numbered) is marked
-// on the ranked list.
+// ranking compares like with like: by time per global batch (the step) where the model and the
+// global batch stay fixed across the grid, else by time per microbatch (the step over m), then
+// by peak memory, then configuration number, so it is the same whatever the thread count or the
+// shards; which of the two the grid gets follows from the grid alone (sweep_basis); the Pareto
+// front (no other configuration is at least as fast and at least as small, and better in one;
+// of equal ones, the lowest-numbered) is marked on the ranked list, on the same figure.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/experiment/sweep_grid.hpp"
@@ -34,17 +37,44 @@ struct SweepPoint {
     bool simulated() const { return error.empty(); }
 };
 
-// Validates, lowers and simulates configuration `index`; a bad configuration comes back with
-// `error` set.
-SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index);
+// What a sweep ranks by: the step (time per global batch), or the step over m.
+enum class SweepRanking { per_global_batch, per_microbatch };
+
+std::string_view sweep_ranking_name(SweepRanking ranking);  // "time per global batch", ...
+SweepRanking parse_sweep_ranking(std::string_view name);    // std::invalid_argument if unknown
+double ranked_time_ns(const SweepPoint& point, SweepRanking ranking);
+
+// What stays fixed across a grid, and so what its configurations can be ranked by. The model is
+// fixed when its costs are given per model or per layer ([costs] per, [layers], [transformer]),
+// or when no axis changes pp, v or the schedule kind; the global batch is fixed when
+// `global_batch` is given (each microbatch then carries global_batch / m sequences) or no axis
+// changes m. Both fixed: per global batch; else per microbatch, `why` saying what is not fixed.
+struct SweepBasis {
+    SweepRanking ranking = SweepRanking::per_global_batch;
+    std::string why;  // empty per global batch
+};
+SweepBasis sweep_basis(const SweepGrid& grid, int global_batch);
+
+// Sets each microbatch to global_batch / m sequences: a [transformer]'s microbatch size, or the
+// flat [costs] figures (then read as one sequence's) times it. Throws ExperimentError when m
+// does not divide the batch or the costs are [layers] (measured for one microbatch size).
+void apply_global_batch(Experiment& experiment, int global_batch);
+
+// Validates, lowers and simulates configuration `index` (its microbatches cut from
+// `global_batch` sequences when above 0); a bad configuration comes back with `error` set.
+SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index,
+                                        int global_batch = 0);
 
 // The configurations `shard` holds, simulated on `workers` threads (0: one per core), ranked.
 // `progress(done, total)` is called from the calling thread.
+// Ranked as sweep_basis(grid, global_batch) says.
 std::vector<SweepPoint> run_sweep(
     const SweepGrid& grid, const SweepShard& shard, unsigned workers,
-    const std::function<void(std::size_t done, std::size_t total)>& progress = {});
+    const std::function<void(std::size_t done, std::size_t total)>& progress = {},
+    int global_batch = 0);
 
 // Sorts (ranked first, then the rest by number) and sets `place` and `pareto`.
-void rank_sweep(std::vector<SweepPoint>& points);
+void rank_sweep(std::vector<SweepPoint>& points,
+                SweepRanking ranking = SweepRanking::per_global_batch);
 
 }  // namespace pipelens::sim

@@ -190,6 +190,7 @@ nlohmann::ordered_json sweep_results_json(const SweepResults& results) {
         }
         configurations.push_back(std::move(entry));
     }
+    json["ranked_by"] = sweep_ranking_name(results.ranking);
     return json;
 }
 
@@ -221,7 +222,14 @@ SweepResults sweep_results_from_json(const std::string& text, const std::string&
     for (std::size_t at = 0; at < configurations.size(); ++at)
         results.points.push_back(point_from_json(
             fields, configurations[at], fmt::format("configurations[{}]", at), results.grid_size));
-    rank_sweep(results.points);
+    if (json.contains("ranked_by")) {
+        try {
+            results.ranking = parse_sweep_ranking(fields.text(json, "", "ranked_by"));
+        } catch (const std::invalid_argument& error) {
+            fields.fail("ranked_by", error.what());
+        }
+    }
+    rank_sweep(results.points, results.ranking);
     return results;
 }
 
@@ -318,6 +326,8 @@ SweepResults merge_sweep_results(const std::vector<std::pair<std::string, SweepR
                             return a.key == b.key && a.values == b.values;
                         }))
             differences.push_back("axes");
+        if (part.ranking != first.ranking)
+            differences.push_back("ranking");
         if (part.shard.count != first.shard.count)
             differences.push_back(
                 fmt::format("shard count ({} against {})", part.shard.count, first.shard.count));
@@ -349,7 +359,8 @@ SweepResults merge_sweep_results(const std::vector<std::pair<std::string, SweepR
     if (!missing.empty())
         fail(fmt::format("shard{} {} missing", missing.size() == 1 ? "" : "s",
                          fmt::join(missing, ", ")));
-    rank_sweep(merged.points);
+    merged.ranking = first.ranking;
+    rank_sweep(merged.points, merged.ranking);
     return merged;
 }
 

@@ -40,14 +40,16 @@ struct SweepResults {
     std::string experiment_toml;  // the experiment every configuration starts from
     std::vector<SweepAxis> axes;
     std::size_t grid_size = 0;
-    SweepShard shard;                // 1/1 for a whole grid
-    std::vector<SweepPoint> points;  // ranked (rank_sweep)
+    SweepShard shard;                                       // 1/1 for a whole grid
+    std::vector<SweepPoint> points;                         // ranked (rank_sweep)
+    SweepRanking ranking = SweepRanking::per_global_batch;  // what `points` are ranked by
 };
 
 // {"format": "pipelens sweep", "version": 1, "experiment", "axes": [{key, values, labels}],
 //  "grid_size", "shard": "I/N", "configurations": [{index, values: {key: label}, schedule, pp, v,
 //  m, step_time_ns, bubble_ratio, peak_memory_bytes, peak_memory_rank, place, pareto} or
-//  {index, values, error}]}
+//  {index, values, error}], "ranked_by": "time per global batch" or "time per microbatch"}
+// (a file without ranked_by was ranked by the step: per global batch)
 nlohmann::ordered_json sweep_results_json(const SweepResults& results);
 // Throws SweepResultsError naming `source` and the field.
 SweepResults sweep_results_from_json(const std::string& text, const std::string& source);

@@ -63,6 +63,7 @@ void add_view_command(CLI::App& app, const std::vector<std::string>& arguments);
 void add_import_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_sweep_command(CLI::App& app);
+void add_partition_command(CLI::App& app);
 void add_merge_command(CLI::App& app);
 
 // `pipelens`'s `run` and `explain`: exec `pipelens-runtime` as `argv0 arguments...` (the command

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     cli::add_import_command(app);
     cli::add_plan_command(app);
     cli::add_sweep_command(app);
+    cli::add_partition_command(app);
     cli::add_merge_command(app);
     cli::add_runtime_commands(app, argc > 0 ? argv[0] : "pipelens", arguments);
     return cli::parse_and_run(app, argc, argv);

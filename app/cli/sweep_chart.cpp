@@ -85,7 +85,12 @@ void draw_frame(ChartScene& scene, const Panel& panel, const std::string& x_titl
 }
 
 void draw_time_memory(ChartScene& scene, const std::vector<const sim::SweepPoint*>& points,
-                      const std::map<std::string, ChartColor>& colors, double left, double right) {
+                      const std::map<std::string, ChartColor>& colors, double left, double right,
+                      sim::SweepRanking ranking) {
+    // The figure the ranking and the front use, so the picture ranks as the table does.
+    const auto time_ms = [&](const sim::SweepPoint* point) {
+        return sim::ranked_time_ns(*point, ranking) / 1e6;
+    };
     // One unit for the axis, the one format_bytes gives the largest peak.
     std::int64_t largest = 0;
     for (const sim::SweepPoint* point : points)
@@ -95,18 +100,18 @@ void draw_time_memory(ChartScene& scene, const std::vector<const sim::SweepPoint
     for (const sim::SweepPoint* point : points) {
         memory_low = std::min(memory_low, point->peak_memory_bytes / unit.bytes);
         memory_high = std::max(memory_high, point->peak_memory_bytes / unit.bytes);
-        time_low = std::min(time_low, point->step_time_ns / 1e6);
-        time_high = std::max(time_high, point->step_time_ns / 1e6);
+        time_low = std::min(time_low, time_ms(point));
+        time_high = std::max(time_high, time_ms(point));
     }
     const auto [x_low, x_high] = padded(memory_low, memory_high);
     const auto [y_low, y_high] = padded(time_low, time_high);
     const Panel panel{left, 90, right, kHeight - 70, x_low, x_high, y_low, y_high};
     draw_frame(scene, panel, fmt::format("peak memory of the fullest rank ({})", unit.name),
-               "step time (ms)", true);
+               fmt::format("{} (ms)", sim::sweep_ranking_name(ranking)), true);
     for (const sim::SweepPoint* point : points)
         if (!point->pareto)
             scene.shapes.push_back(ChartMarker{panel.px(point->peak_memory_bytes / unit.bytes),
-                                               panel.py(point->step_time_ns / 1e6), 3.5,
+                                               panel.py(time_ms(point)), 3.5,
                                                faded(colors.at(point->schedule)), false});
     // Ranked order runs from the fastest (most memory) to the smallest: the front as a staircase.
     ChartLine front{{}, kInk, 1.5};
@@ -115,17 +120,20 @@ void draw_time_memory(ChartScene& scene, const std::vector<const sim::SweepPoint
             const double x = panel.px(point->peak_memory_bytes / unit.bytes);
             if (!front.points.empty())
                 front.points.emplace_back(x, front.points.back().second);
-            front.points.emplace_back(x, panel.py(point->step_time_ns / 1e6));
+            front.points.emplace_back(x, panel.py(time_ms(point)));
         }
     scene.shapes.push_back(front);
     for (const sim::SweepPoint* point : points)
         if (point->pareto)
             scene.shapes.push_back(ChartMarker{panel.px(point->peak_memory_bytes / unit.bytes),
-                                               panel.py(point->step_time_ns / 1e6), 5,
+                                               panel.py(time_ms(point)), 5,
                                                colors.at(point->schedule), true});
     scene.shapes.push_back(ChartText{left, 78,
-                                     "Step time against peak memory; ringed and joined: "
-                                     "the Pareto front",
+                                     ranking == sim::SweepRanking::per_global_batch
+                                         ? "Step time against peak memory; ringed and joined: "
+                                           "the Pareto front"
+                                         : "Step time over m against peak memory; ringed and "
+                                           "joined: the Pareto front",
                                      kInk, 13});
 }
 
@@ -174,7 +182,8 @@ void draw_bubble_by_m(ChartScene& scene, const std::vector<const sim::SweepPoint
 
 }  // namespace
 
-ChartScene sweep_chart(const std::vector<sim::SweepPoint>& points, const std::string& title) {
+ChartScene sweep_chart(const std::vector<sim::SweepPoint>& points, const std::string& title,
+                       sim::SweepRanking ranking) {
     ChartScene scene{kWidth, kHeight, {255, 255, 255}, {}};
     std::vector<const sim::SweepPoint*> simulated;
     std::map<std::string, ChartColor> colors;
@@ -198,7 +207,7 @@ ChartScene sweep_chart(const std::vector<sim::SweepPoint>& points, const std::st
                                          TextAnchor::middle});
         return scene;
     }
-    draw_time_memory(scene, simulated, colors, 90, kWidth / 2.0 - 40);
+    draw_time_memory(scene, simulated, colors, 90, kWidth / 2.0 - 40, ranking);
     draw_bubble_by_m(scene, simulated, colors, kWidth / 2.0 + 80, kWidth - 30);
     return scene;
 }

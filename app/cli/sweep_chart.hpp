@@ -13,6 +13,7 @@
 namespace pipelens::cli {
 
 // `title` heads the picture. Points that were not simulated are left out.
-ChartScene sweep_chart(const std::vector<sim::SweepPoint>& points, const std::string& title);
+ChartScene sweep_chart(const std::vector<sim::SweepPoint>& points, const std::string& title,
+                       sim::SweepRanking ranking = sim::SweepRanking::per_global_batch);
 
 }  // namespace pipelens::cli

@@ -28,6 +28,7 @@ struct SweepOptions {
     std::string shard = "1/1";
     std::optional<std::string> out;  // trace to record the best configurations in
     std::optional<int> record;
+    std::optional<int> global_batch;  // sequences per step, cut into m microbatches
     SweepOutputOptions outputs;
     GateOptions gates;
 };
@@ -90,6 +91,17 @@ std::string cost_scope_notes(const SweepGrid& grid, const sim::SweepResults& res
     return {};
 }
 
+// What the ranking compares, and why where it cannot compare whole steps.
+std::string ranking_line(const sim::SweepBasis& basis) {
+    if (basis.ranking == sim::SweepRanking::per_global_batch)
+        return "\nranked by time per global batch (the step): the model and the global batch "
+               "stay fixed across the grid";
+    return fmt::format(
+        "\nranked by time per microbatch (the step over m), the grid not saying "
+        "what stays fixed: {}",
+        basis.why);
+}
+
 void run_sweep_command(const SweepOptions& options) {
     const GateLimits limits = gate_limits(options.gates);  // bad flags stop before any work
     const SweepShard shard = parse_sweep_shard(options.shard);
@@ -100,14 +112,20 @@ void run_sweep_command(const SweepOptions& options) {
         run_record::worker_count(total, options.threads ? *options.threads : 0);
     const auto started = std::chrono::steady_clock::now();
     ProgressBar progress("simulating", total);
-    std::vector<sim::SweepPoint> points =
-        sim::run_sweep(grid, shard, threads,
-                       [&](std::size_t done, std::size_t all) { progress.update(done, all); });
+    const int global_batch = options.global_batch ? *options.global_batch : 0;
+    const sim::SweepBasis basis = sim::sweep_basis(grid, global_batch);
+    std::vector<sim::SweepPoint> points = sim::run_sweep(
+        grid, shard, threads,
+        [&](std::size_t done, std::size_t all) { progress.update(done, all); }, global_batch);
     progress.finish();
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    sim::SweepResults results{experiment_to_toml(grid.base()), grid.axes(), grid.size(), shard,
-                              std::move(points)};
+    sim::SweepResults results{experiment_to_toml(grid.base()),
+                              grid.axes(),
+                              grid.size(),
+                              shard,
+                              std::move(points),
+                              basis.ranking};
     std::vector<std::string> sizes;
     for (const SweepAxis& axis : grid.axes())
         sizes.push_back(fmt::format("{} {}", axis.values.size(), axis.key));
@@ -121,7 +139,8 @@ void run_sweep_command(const SweepOptions& options) {
         shard.count > 1 ? fmt::format(", shard {}/{} of {}", shard.index, shard.count, total) : "",
         total, seconds, threads, threads == 1 ? "" : "s", total / std::max(seconds, 1e-9),
         simulated);
-    write_sweep_outputs(results, options.outputs, heading + cost_scope_notes(grid, results));
+    write_sweep_outputs(results, options.outputs,
+                        heading + ranking_line(basis) + cost_scope_notes(grid, results));
     if (options.out)
         record_best(grid, results, *options.out, options.record ? *options.record : 10);
     enforce_sweep_gates(results, limits, options.gates, "pipelens sweep");
@@ -152,6 +171,11 @@ void add_sweep_command(CLI::App& app) {
                         "Trace file (SQLite) to record the best configurations in");
     add_count_option(*command, "--record", options->record,
                      "How many of the best configurations --out records (default 10)", 1);
+    add_count_option(*command, "--global-batch", options->global_batch,
+                     "Sequences per step, held fixed: each of the m microbatches carries "
+                     "global-batch / m of them (a [transformer]'s microbatch size; flat costs "
+                     "are then one sequence's), so configurations rank by time per global batch",
+                     1);
     add_sweep_output_options(*command, options->outputs);
     add_gate_options(*command, options->gates);
     command->callback([options] { run_sweep_command(*options); });

@@ -84,7 +84,7 @@ void write_sweep_outputs(const sim::SweepResults& results, const SweepOutputOpti
     if (options.csv)
         write_output(*options.csv, sim::sweep_results_csv(results));
     if (options.png || options.svg) {
-        const ChartScene scene = sweep_chart(results.points, chart_title(results));
+        const ChartScene scene = sweep_chart(results.points, chart_title(results), results.ranking);
         if (options.png)
             write_output(*options.png, chart_png(scene));
         if (options.svg)

@@ -64,7 +64,7 @@ TEST(Sweep, TheRankingAndTheFrontAreTheSameOnAnyThreadsAndShards) {
     for (std::size_t shard = 1; shard <= 4; ++shard)
         for (const sim::SweepPoint& point : sim::run_sweep(grid, SweepShard{shard, 4}, 2))
             joined.push_back(point);
-    sim::rank_sweep(joined);
+    sim::rank_sweep(joined, sim::sweep_basis(grid, 0).ranking);
     ASSERT_EQ(whole.size(), grid.size());
     for (const std::vector<sim::SweepPoint>* other :
          {&threaded, static_cast<const std::vector<sim::SweepPoint>*>(&joined)}) {
@@ -79,7 +79,11 @@ TEST(Sweep, TheRankingAndTheFrontAreTheSameOnAnyThreadsAndShards) {
 }
 
 TEST(Sweep, TheFrontIsWhatNoOtherConfigurationBeats) {
+    // Flat per-stage costs over pp and m: ranked, and the front drawn, by the step over m.
     const std::vector<sim::SweepPoint> points = sim::run_sweep(mixed_grid(), SweepShard{}, 2);
+    const auto time = [](const sim::SweepPoint& point) {
+        return sim::ranked_time_ns(point, sim::SweepRanking::per_microbatch);
+    };
     std::size_t front = 0, simulated = 0;
     for (std::size_t at = 0; at < points.size(); ++at) {
         const sim::SweepPoint& point = points[at];
@@ -90,16 +94,16 @@ TEST(Sweep, TheFrontIsWhatNoOtherConfigurationBeats) {
         }
         EXPECT_EQ(point.place, ++simulated);
         if (at > 0 && points[at - 1].simulated()) {
-            EXPECT_LE(points[at - 1].step_time_ns, point.step_time_ns);
+            EXPECT_LE(time(points[at - 1]), time(point));
         }
         // Beaten: another is no slower and no larger, and better in one (or equal, numbered lower).
         bool beaten = false;
         for (const sim::SweepPoint& other : points)
             beaten |=
-                other.simulated() && &other != &point && other.step_time_ns <= point.step_time_ns &&
+                other.simulated() && &other != &point && time(other) <= time(point) &&
                 other.peak_memory_bytes <= point.peak_memory_bytes &&
-                (other.step_time_ns < point.step_time_ns ||
-                 other.peak_memory_bytes < point.peak_memory_bytes || other.index < point.index);
+                (time(other) < time(point) || other.peak_memory_bytes < point.peak_memory_bytes ||
+                 other.index < point.index);
         EXPECT_EQ(point.pareto, !beaten) << point.index;
         front += point.pareto ? 1 : 0;
     }
@@ -142,6 +146,76 @@ TEST(Sweep, AConfigurationThatCannotRunIsKeptWithWhy) {
     EXPECT_TRUE(points[0].simulated());
     EXPECT_EQ(points[1].index, 1u);
     EXPECT_NE(points[1].error.find("v must be 1 (got v=2)"), std::string::npos) << points[1].error;
+}
+
+}  // namespace
+}  // namespace pipelens
+
+namespace pipelens {
+namespace {
+
+// Whole-model costs of one sequence, F = I = W = 64 us, and a global batch of 64 sequences.
+Experiment model_of_64_sequences() {
+    Experiment experiment = plain_experiment();
+    experiment.forward_ns = experiment.input_ns = experiment.weight_ns = {64'000};
+    experiment.cost_scope = CostScope::model;
+    return experiment;
+}
+
+TEST(SweepBasis, FlatPerStageCostsOverPpAndMRankPerMicrobatchAndSayWhy) {
+    const SweepGrid grid(unit_experiment(),
+                         {parse_sweep_flag("kind=1F1B,ZBVZeroBubble"), parse_sweep_flag("pp=4,8"),
+                          parse_sweep_flag("m=8,64")});
+    const sim::SweepBasis basis = sim::sweep_basis(grid, 0);
+    EXPECT_EQ(basis.ranking, sim::SweepRanking::per_microbatch);
+    EXPECT_EQ(basis.why,
+              "flat per-stage costs make the model grow with pp x v (give --costs-per model or "
+              "layer, or a [transformer]); m microbatches of a fixed size make the batch grow "
+              "with m (give --global-batch)");
+    // 1F1B pp=4 m=8 does an eighth of m=64's work: per microbatch it is the slower,
+    // (8 + 3) x 3 us / 8 against (64 + 3) x 3 us / 64.
+    const std::vector<sim::SweepPoint> points = sim::run_sweep(grid, SweepShard{}, 1);
+    const auto place_of = [&](int pp, int m) {
+        for (const sim::SweepPoint& point : points)
+            if (point.schedule == "1F1B" && point.pp == pp && point.m == m)
+                return point.place;
+        return std::size_t{0};
+    };
+    EXPECT_LT(place_of(4, 64), place_of(4, 8));
+    EXPECT_LT(place_of(8, 64), place_of(8, 8));
+}
+
+TEST(SweepBasis, WholeModelCostsAndAGlobalBatchRankByTheStep) {
+    const SweepGrid grid(
+        model_of_64_sequences(),
+        {parse_sweep_flag("kind=1F1B"), parse_sweep_flag("pp=4,8"), parse_sweep_flag("m=8,64")});
+    EXPECT_EQ(sim::sweep_basis(grid, 0).ranking, sim::SweepRanking::per_microbatch);
+    EXPECT_EQ(sim::sweep_basis(grid, 0).why,
+              "m microbatches of a fixed size make the batch grow with m (give --global-batch)");
+    EXPECT_EQ(sim::sweep_basis(grid, 64).ranking, sim::SweepRanking::per_global_batch);
+    EXPECT_EQ(sim::sweep_basis(grid, 64).why, "");
+    // Per stage and microbatch F = 64 us x (64 / m sequences) / pp, B = 2F; 1F1B without
+    // transfer time takes (m + pp - 1)(F + B): pp=8 stages cost half of pp=4's, m=64's
+    // microbatches an eighth of m=8's.
+    const std::vector<sim::SweepPoint> points = sim::run_sweep(grid, SweepShard{}, 1, {}, 64);
+    std::vector<std::tuple<int, int, std::int64_t>> ranked;
+    for (const sim::SweepPoint& point : points)
+        ranked.emplace_back(point.pp, point.m, point.step_time_ns);
+    EXPECT_EQ(ranked, (std::vector<std::tuple<int, int, std::int64_t>>{
+                          {8, 64, 71 * 24'000},     // F 8 us, B 16 us
+                          {8, 8, 15 * 192'000},     // F 64 us, B 128 us
+                          {4, 64, 67 * 48'000},     // F 16 us, B 32 us
+                          {4, 8, 11 * 384'000}}));  // F 128 us, B 256 us
+    EXPECT_TRUE(points[0].pareto);
+}
+
+TEST(SweepBasis, AGlobalBatchMIsNotADivisorOfIsRefusedForThatConfiguration) {
+    const SweepGrid grid(model_of_64_sequences(),
+                         {parse_sweep_flag("pp=2"), parse_sweep_flag("m=8,7")});
+    const std::vector<sim::SweepPoint> points = sim::run_sweep(grid, SweepShard{}, 1, {}, 64);
+    ASSERT_EQ(points.size(), 2u);
+    EXPECT_EQ(points[1].error,
+              "m=7 does not divide --global-batch 64: a microbatch holds whole sequences");
 }
 
 }  // namespace
