@@ -1,0 +1,55 @@
+// `pipelens partition` and the sweep's ranking heading end to end: the printed split, its flags
+// and layout string with exact values, and the refusal of a model with fewer layers than stages.
+#include <gtest/gtest.h>
+
+#include "tests/cli/run_pipelens.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::run_pipelens;
+
+TEST(PartitionCli, PrintsTheSplitItsFlagsAndItsMegatronLayout) {
+    const auto result = run_pipelens(
+        "partition --schedule 1F1B --pp 4 --m 8 --layers 10 --hidden 1024 --sequence 1024 "
+        "--heads 16 --device-tflops 100");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "partition of 10 layers over 4 stages (1F1B pp=4 v=1 m=8)\n"
+              "stage  layers  even  first layer\n"
+              "    0       3     3  layers.0\n"
+              "    1       3     3  layers.3\n"
+              "    2       2     2  layers.6\n"
+              "    3       2     2  layers.8\n"
+              "predicted step: 26.156 ms against 26.156 ms for the even split (0.0% faster)\n"
+              "optimal: no split simulates faster (1 splits simulated, 10 partial splits "
+              "bounded)\n"
+              "pipelens run: --split layers.3 --split layers.6 --split layers.8\n"
+              "Megatron-LM: --pipeline-model-parallel-layout \"Et*3|t*3|t*2|t*2L\"\n");
+}
+
+TEST(PartitionCli, RefusesFewerLayersThanStagesAsAUsageError) {
+    const auto result = run_pipelens(
+        "partition --schedule 1F1B --pp 4 --m 8 --layers 3 --hidden 64 --sequence 64 --heads 4 "
+        "--device-tflops 100");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("pipelens partition: 3 layers cannot fill 4 stages (pp 4 x v 1): "
+                              "every stage needs a layer"),
+              std::string::npos)
+        << result.err;
+}
+
+TEST(SweepRankingCli, WholeModelCostsAndAGlobalBatchRankByTheStep) {
+    const auto result = run_pipelens(
+        "sweep --sweep kind=1F1B --sweep pp=4,8 --sweep m=8,64 --costs-per model --f 64us "
+        "--i 64us --w 64us --global-batch 64");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string printed = result.out + result.err;
+    EXPECT_NE(printed.find("ranked by time per global batch (the step): the model and the global "
+                           "batch stay fixed across the grid"),
+              std::string::npos)
+        << printed;
+}
+
+}  // namespace
+}  // namespace pipelens
