@@ -16,7 +16,7 @@ using testing::run_pipelens;
 
 constexpr const char* kCommands =
     "commands: schedule, check, simulate, summary, diff, export, calibrate, replay, bisect, "
-    "shard, view, import, plan, sweep, merge, run, explain\n";
+    "shard, view, import, plan, sweep, partition, merge, run, explain\n";
 
 TEST(UsageErrors, AMistypedCommandNamesTheNearestCommandAndListsThemAll) {
     const auto result = run_pipelens("simlate --pp 2");
