@@ -2,6 +2,7 @@
 // model run whole on one rank, printed and recorded as a `real` run. `--nproc N` launches N rank
 // processes (torchrun's environment); `--rank/--world-size/--master` (or RANK, WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT) joins ranks started by hand.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "app/cli/run_report.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
+#include "engine/run_record/repeated_timing.hpp"
 #include "engine/run_record/run_trace.hpp"
 #include "engine/run_record/thread_budget.hpp"
 #include "engine/runtime/device_placement.hpp"
@@ -40,6 +42,10 @@ struct RunOptions {
     bool no_reference = false;
     bool check_accuracy = false;
     bool profile = false;
+    // Recorded steps, after `warmup` unrecorded ones; the defaults cost what one step always
+    // did (one warm-up, one recorded) so a test suite of many runs keeps its time.
+    int steps = 1;
+    int warmup = 1;
     std::vector<std::string> backends;
     int nproc = 0;
     std::optional<int> threads;
@@ -65,6 +71,16 @@ void check_device_text(const std::string& text) {
     } catch (const runtime::DeviceChoiceError& error) {
         throw ExperimentError(error.what());
     }
+}
+
+// --steps below 1 or --warmup below 0 as a usage error before anything starts.
+void check_step_counts(const RunOptions& options) {
+    if (options.steps < 1)
+        throw ExperimentError(fmt::format(
+            "--steps: {} is not a step count (at least 1 step is recorded)", options.steps));
+    if (options.warmup < 0)
+        throw ExperimentError(
+            fmt::format("--warmup: {} is not a step count (0 or more)", options.warmup));
 }
 
 void apply_overrides(const RunOptions& options, Experiment& experiment) {
@@ -96,6 +112,8 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
     run.check_reference = !options.no_reference;
     run.check_accuracy = options.check_accuracy;
     run.profile = options.profile;
+    run.recorded_steps = options.steps;
+    run.warmup_steps = options.warmup;
     run.backends = options.backends;
     run.transport = experiment.run.transport;
     run.zero_bubble = experiment.shape.zero_bubble;
@@ -138,7 +156,42 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
     return run;
 }
 
+// The recorded steps' times: how many, how many ran unrecorded first, and the spread.
+nlohmann::ordered_json steps_json(const run_record::PipelineRunResult& result,
+                                  const run_record::PipelineRunOptions& run) {
+    const run_record::Spread spread = run_record::spread_of(result.step_times_ns);
+    const auto [low, high] =
+        std::minmax_element(result.step_times_ns.begin(), result.step_times_ns.end());
+    const bool any = !result.step_times_ns.empty();
+    return {{"recorded", run.recorded_steps},
+            {"warmup", run.warmup_steps},
+            {"times_ns", result.step_times_ns},
+            {"median_ns", spread.median},
+            {"min_ns", any ? *low : 0},
+            {"p10_ns", spread.low},
+            {"p90_ns", spread.high},
+            {"max_ns", any ? *high : 0}};
+}
+
+// "5 steps after 2 warm-up: median 1.2 ms, min .., p10 .., p90 .., max .." for several steps.
+std::string steps_text(const run_record::PipelineRunResult& result,
+                       const run_record::PipelineRunOptions& run) {
+    if (result.step_times_ns.size() < 2)
+        return "";
+    const nlohmann::ordered_json json = steps_json(result, run);
+    return fmt::format(
+        "{} steps recorded after {} warm-up: step time median {}, min {}, p10 {}, p90 {}, max {} "
+        "(busy and bubble are medians over the steps, peak memory the highest of them)\n",
+        result.step_times_ns.size(), run.warmup_steps,
+        format_duration(json["median_ns"].get<std::int64_t>()),
+        format_duration(json["min_ns"].get<std::int64_t>()),
+        format_duration(json["p10_ns"].get<std::int64_t>()),
+        format_duration(json["p90_ns"].get<std::int64_t>()),
+        format_duration(json["max_ns"].get<std::int64_t>()));
+}
+
 nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
+                                   const run_record::PipelineRunOptions& run,
                                    const RunFigures& figures, std::optional<std::int64_t> run_id,
                                    const std::optional<std::string>& device_note) {
     nlohmann::ordered_json json = run_figures_json(figures, run_id);
@@ -177,14 +230,17 @@ nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
         accuracy["max_abs_error"] = result.accuracy.largest_abs_error();
         json["accuracy"] = std::move(accuracy);
     }
+    json["steps"] = steps_json(result, run);
     return json;
 }
 
-void print_text(const run_record::PipelineRunResult& result, const RunFigures& figures,
+void print_text(const run_record::PipelineRunResult& result,
+                const run_record::PipelineRunOptions& run, const RunFigures& figures,
                 const std::string& title, std::optional<std::int64_t> run_id,
                 const std::string& out, const std::optional<std::string>& device_note) {
     std::string text = format_run_figures(title, figures);
     fmt::print("{}", text);
+    fmt::print("{}", steps_text(result, run));
     if (device_note)
         fmt::print("note: {}\n", *device_note);
     if (result.completed) {
@@ -247,10 +303,10 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
     const std::optional<std::string> device_note =
         runtime::shared_device_note(run.transport, result.device, lowered.rank_count);
     if (options.json)
-        fmt::print("{}\n", result_json(result, figures, run_id, device_note).dump());
+        fmt::print("{}\n", result_json(result, run, figures, run_id, device_note).dump());
     else
         print_text(
-            result, figures,
+            result, run, figures,
             fmt::format("{} pp={} v={} m={}, model {}, transport {} (real run, {}{})", lowered.name,
                         lowered.rank_count, lowered.stages_per_rank, lowered.microbatch_count,
                         experiment.model.name, run.transport, result.device,
@@ -414,6 +470,11 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     command->add_flag("--profile", options->profile,
                       "After the step, time every stage and layer (F, I, W, B, OVERLAP_F_B), "
                       "their memory and the links, on all ranks at once, for `calibrate`");
+    command->add_option("--steps", options->steps,
+                        "Steps recorded one after another; the report gives their median time "
+                        "and spread (default 1)");
+    command->add_option("--warmup", options->warmup,
+                        "Steps run first and not recorded (default 1)");
     command->add_option("--nproc", options->nproc, "Start this many rank processes (gloo, nccl)");
     command->add_option("--threads", options->threads,
                         "Intra-op threads per rank (default: this host's cores shared equally "
@@ -427,6 +488,7 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     command->add_flag("--json", options->json, "Print one JSON object instead of text");
     command->callback([options] {
         int code = 0;
+        check_step_counts(*options);
         if (options->device)
             check_device_text(*options->device);
         if (options->nproc > 0) {

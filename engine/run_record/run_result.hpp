@@ -41,6 +41,7 @@ struct PipelineRunOptions {
     bool check_accuracy = false;
     std::vector<std::string> backends;  // `--backend` texts, see backend_choice.hpp
     int warmup_steps = 1;      // steps run first and not reported (first-touch allocation, caches)
+    int recorded_steps = 1;    // steps run after them, every one recorded, one after another
     int intra_op_threads = 1;  // LibTorch threads per rank (see thread_budget.hpp)
     // After the step, every rank at once measures its stages, their layers and its links
     // (engine/runtime/stage_profiler.hpp) for calibration.
@@ -73,6 +74,7 @@ struct ActionTiming {
     // What a SEND/RECV moved when the source says so (an imported trace); -1: derived from the
     // stages' boundary metadata.
     std::int64_t bytes = -1;
+    int repeat = 0;  // which recorded step (0 .. recorded_steps - 1) it belongs to
 };
 
 // Tensor bytes a rank held at a moment (engine/runtime/memory_account.hpp says what counts).
@@ -121,12 +123,15 @@ struct RunFailure {
 
 struct RankRun {
     int rank = 0;
-    // On the run's clock (rank 0's, zero when rank 0 left the measured step's barrier) once
+    // On the run's clock (rank 0's, zero when rank 0 left the first recorded step's barrier) once
     // `clock` is known; on the rank's own clock, zero at its own exit from the barrier, if not.
     std::vector<ActionTiming> timeline;
     std::optional<ClockOffset> clock;  // rank 0's clock minus this rank's, as measured
-    std::int64_t busy_ns = 0;          // compute actions
-    // Tensor bytes allocated during the measured step and still alive, on the timeline's clock:
+    std::int64_t busy_ns = 0;          // compute actions, over every recorded step
+    // When each recorded step began on this rank (it left the step's barrier), on the
+    // timeline's clock: the first is the time zero.
+    std::vector<std::int64_t> step_starts_ns;
+    // Tensor bytes allocated during the recorded steps and still alive, on the timeline's clock:
     // at each action's start and end and at its high-water mark in between.
     std::vector<MemoryPoint> memory;
     std::int64_t peak_memory_bytes = 0;
@@ -180,8 +185,12 @@ struct RankRecording {
 };
 
 struct PipelineRunResult {
-    bool completed = false;  // every rank ran every action
-    std::int64_t step_time_ns = 0;
+    bool completed = false;         // every rank ran every action
+    std::int64_t step_time_ns = 0;  // the median of step_times_ns
+    // Per recorded step: when it began (rank 0 left its barrier) on the run's clock, and how
+    // long it took (to the last action of that step on any rank).
+    std::vector<std::int64_t> step_starts_ns;
+    std::vector<std::int64_t> step_times_ns;
     double loss = 0;
     std::vector<RankRun> ranks;
     std::vector<std::vector<TensorMeta>> stage_inputs;  // shape inference, per stage

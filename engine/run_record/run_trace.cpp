@@ -4,6 +4,7 @@
 // rank itself.
 #include "engine/run_record/run_trace.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -12,6 +13,7 @@
 #include "engine/analysis/bubble_accounting.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/recorder/recorded_trace.hpp"
+#include "engine/run_record/statistics.hpp"
 
 namespace pipelens::run_record {
 namespace {
@@ -69,11 +71,83 @@ analysis::TimedSchedule timed_run(const Schedule& lowered, const PipelineRunResu
 
 }  // namespace
 
+namespace {
+
+// One recorded step of the run, its times shifted so that the step begins at zero: what the
+// bubble accounting of one step expects.
+PipelineRunResult one_step(const PipelineRunResult& result, std::size_t step) {
+    PipelineRunResult single = result;
+    const std::int64_t start =
+        step < result.step_starts_ns.size() ? result.step_starts_ns[step] : 0;
+    single.step_time_ns =
+        step < result.step_times_ns.size() ? result.step_times_ns[step] : result.step_time_ns;
+    for (RankRun& rank : single.ranks) {
+        std::vector<ActionTiming> kept;
+        for (ActionTiming timing : rank.timeline)
+            if (static_cast<std::size_t>(timing.repeat) == step) {
+                timing.start_ns -= start;
+                timing.end_ns -= start;
+                kept.push_back(timing);
+            }
+        rank.timeline = std::move(kept);
+    }
+    return single;
+}
+
+// Each rank's figures for one step (the first of several, or the only one).
+std::vector<analysis::RankBubbles> step_bubbles(const Schedule& lowered,
+                                                const PipelineRunResult& step) {
+    const analysis::TimedSchedule timed = timed_run(lowered, step);
+    return analysis::account_bubbles(timed, analysis::HoldGraph(timed), step.step_time_ns);
+}
+
+template <typename Figure>
+std::int64_t median_over(const std::vector<std::vector<analysis::RankBubbles>>& steps, int rank,
+                         Figure figure) {
+    std::vector<std::int64_t> values;
+    for (const auto& bubbles : steps)
+        values.push_back(figure(bubbles.at(rank)));
+    return median_of(std::move(values));
+}
+
+// Each figure's median over the recorded steps, for each rank.
+analysis::RankBubbles median_bubbles(const std::vector<std::vector<analysis::RankBubbles>>& steps,
+                                     int rank) {
+    if (steps.size() == 1)
+        return steps.front().at(rank);
+    analysis::RankBubbles figures = steps.front().at(rank);
+    for (const auto& bubbles : steps)  // a peer waited on in any step
+        for (const auto& [peer, idle] : bubbles.at(rank).split.waiting_on_rank)
+            figures.split.waiting_on_rank.try_emplace(peer, 0);
+    figures.busy_ns = median_over(steps, rank, [](const auto& f) { return f.busy_ns; });
+    figures.bubble_ns = median_over(steps, rank, [](const auto& f) { return f.bubble_ns; });
+    std::vector<double> ratios;
+    for (const auto& bubbles : steps)
+        ratios.push_back(bubbles.at(rank).bubble_ratio);
+    std::sort(ratios.begin(), ratios.end());
+    figures.bubble_ratio = ratios[ratios.size() / 2];
+    figures.split.warmup_ns =
+        median_over(steps, rank, [](const auto& f) { return f.split.warmup_ns; });
+    figures.split.cooldown_ns =
+        median_over(steps, rank, [](const auto& f) { return f.split.cooldown_ns; });
+    for (auto& [peer, idle] : figures.split.waiting_on_rank)
+        idle = median_over(steps, rank, [peer = peer](const auto& f) {
+            const auto found = f.split.waiting_on_rank.find(peer);
+            return found == f.split.waiting_on_rank.end() ? std::int64_t{0} : found->second;
+        });
+    return figures;
+}
+
+}  // namespace
+
 std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
                                                   const PipelineRunResult& result) {
-    const analysis::TimedSchedule timed = timed_run(lowered, result);
-    const std::vector<analysis::RankBubbles> bubbles =
-        analysis::account_bubbles(timed, analysis::HoldGraph(timed), result.step_time_ns);
+    std::vector<std::vector<analysis::RankBubbles>> steps;
+    const std::size_t step_count = std::max<std::size_t>(result.step_times_ns.size(), 1);
+    for (std::size_t step = 0; step < step_count; ++step)
+        steps.push_back(step_count == 1 && result.step_starts_ns.empty()
+                            ? step_bubbles(lowered, result)
+                            : step_bubbles(lowered, one_step(result, step)));
     const bool has_step = traces::step_figures_apply(real_run_outcome(result));
     std::vector<traces::RankRecord> records;
     for (const RankRun& rank : result.ranks) {
@@ -84,7 +158,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
             record.clock_offset_ns = rank.clock->offset_ns;
             record.clock_uncertainty_ns = rank.clock->uncertainty_ns;
         }
-        const analysis::RankBubbles& figures = bubbles.at(rank.rank);
+        const analysis::RankBubbles figures = median_bubbles(steps, rank.rank);
         record.busy_ns = figures.busy_ns;
         record.bubble_ns = figures.bubble_ns;
         record.bubble_ratio = figures.bubble_ratio;

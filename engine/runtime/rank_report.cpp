@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/recorder/recorded_trace.hpp"
+#include "engine/run_record/statistics.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -47,6 +48,42 @@ std::string run_device(const std::vector<RankReport>& reports,
     return joined;
 }
 
+// When each recorded step began: as rank 0 saw it (the run's clock), else the earliest rank's;
+// none when no rank recorded a step start (a run stopped before its first step).
+std::vector<std::int64_t> step_starts(const std::vector<run_record::RankRun>& ranks) {
+    for (const run_record::RankRun& rank : ranks)
+        if (rank.rank == 0 && !rank.step_starts_ns.empty())
+            return rank.step_starts_ns;
+    std::vector<std::int64_t> starts;
+    for (const run_record::RankRun& rank : ranks)
+        for (std::size_t step = 0; step < rank.step_starts_ns.size(); ++step) {
+            if (step >= starts.size())
+                starts.push_back(rank.step_starts_ns[step]);
+            starts[step] = std::min(starts[step], rank.step_starts_ns[step]);
+        }
+    return starts;
+}
+
+// Each recorded step's time: from its start to the last end of its actions on any rank; the
+// run's step time is their median.
+void time_steps(run_record::PipelineRunResult& result) {
+    result.step_starts_ns = step_starts(result.ranks);
+    std::vector<std::int64_t> ends(std::max<std::size_t>(result.step_starts_ns.size(), 1), 0);
+    for (const run_record::RankRun& rank : result.ranks)
+        for (const run_record::ActionTiming& timing : rank.timeline) {
+            const auto repeat = static_cast<std::size_t>(std::max(timing.repeat, 0));
+            if (repeat >= ends.size())
+                ends.resize(repeat + 1, 0);
+            ends[repeat] = std::max(ends[repeat], timing.end_ns);
+        }
+    result.step_starts_ns.resize(ends.size(), 0);
+    result.step_times_ns.clear();
+    for (std::size_t step = 0; step < ends.size(); ++step)
+        result.step_times_ns.push_back(
+            std::max<std::int64_t>(ends[step] - result.step_starts_ns[step], 0));
+    result.step_time_ns = run_record::median_of(result.step_times_ns);
+}
+
 }  // namespace
 
 nlohmann::json rank_report_to_json(const RankReport& report) {
@@ -56,8 +93,9 @@ nlohmann::json rank_report_to_json(const RankReport& report) {
     json["busy_ns"] = report.run.busy_ns;
     nlohmann::json timeline = nlohmann::json::array();
     for (const run_record::ActionTiming& timing : report.run.timeline)
-        timeline.push_back({timing.step, timing.start_ns, timing.end_ns});
+        timeline.push_back({timing.step, timing.start_ns, timing.end_ns, timing.repeat});
     json["timeline"] = std::move(timeline);
+    json["step_starts_ns"] = report.run.step_starts_ns;
     nlohmann::json memory = nlohmann::json::array();
     for (const run_record::MemoryPoint& point : report.run.memory)
         memory.push_back({point.time_ns, point.bytes});
@@ -108,7 +146,9 @@ RankReport rank_report_from_json(const nlohmann::json& json) {
     report.run.device = json.value("device", "");
     report.run.busy_ns = json.at("busy_ns");
     for (const auto& timing : json.at("timeline"))
-        report.run.timeline.push_back({timing[0], timing[1], timing[2], -1});
+        report.run.timeline.push_back(
+            {timing[0], timing[1], timing[2], -1, timing.size() > 3 ? timing[3].get<int>() : 0});
+    report.run.step_starts_ns = json.value("step_starts_ns", std::vector<std::int64_t>{});
     for (const auto& point : json.at("memory"))
         report.run.memory.push_back({point[0], point[1]});
     report.run.peak_memory_bytes = json.at("peak_memory_bytes");
@@ -190,8 +230,6 @@ run_record::PipelineRunResult merge_reports(const std::vector<RankReport>& repor
                                       report.accuracy.end());
         result.profile.insert(result.profile.end(), report.profile.begin(), report.profile.end());
         result.completed &= !report.run.failure.has_value();
-        for (const run_record::ActionTiming& timing : report.run.timeline)
-            result.step_time_ns = std::max(result.step_time_ns, timing.end_ns);
         if (report.holds_last_stage) {
             result.loss = report.loss;
             result.reference.reference_loss = report.reference_loss;
@@ -204,6 +242,7 @@ run_record::PipelineRunResult merge_reports(const std::vector<RankReport>& repor
         result.reference.outputs_match &= report.outputs_match;
         result.reference.gradients_match &= report.gradients_match;
     }
+    time_steps(result);
     if (!result.completed) {
         result.reference.outputs_match = result.reference.gradients_match = false;
     }

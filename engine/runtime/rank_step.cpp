@@ -155,40 +155,78 @@ std::unique_ptr<DeviceMemory> gpu_memory(const c10::Device& device, MemoryAccoun
     }
 }
 
-// Runs the warm-up steps, then the measured one. All ranks pass a barrier before each step, and
-// time zero is the moment they leave it.
-RankOutcome run_steps(const run_record::PipelineRunOptions& options, const Schedule& lowered,
-                      RankPlan& plan, MemoryAccount* memory, Transport& transport) {
+// The recorded steps of one rank, one after another on the first one's clock.
+struct StepsOutcome {
+    RankOutcome outcome;               // every recorded step's actions and memory, concatenated
+    std::vector<int> repeat_of;        // per timeline entry: its recorded step
+    std::vector<std::int64_t> starts;  // when each recorded step began, on the same clock
+};
+
+std::int64_t ns_between(std::chrono::steady_clock::time_point from,
+                        std::chrono::steady_clock::time_point to) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count();
+}
+
+// Appends one recorded step's outcome to the run's so far.
+void append_step(StepsOutcome& steps, RankOutcome step, int repeat) {
+    RankOutcome& all = steps.outcome;
+    steps.repeat_of.insert(steps.repeat_of.end(), step.timeline.size(), repeat);
+    all.timeline.insert(all.timeline.end(), step.timeline.begin(), step.timeline.end());
+    all.memory.insert(all.memory.end(), step.memory.begin(), step.memory.end());
+    all.peak_memory_bytes = std::max(all.peak_memory_bytes, step.peak_memory_bytes);
+    all.rank = step.rank;
+    all.failure = std::move(step.failure);
+    if (!all.epoch)
+        all.epoch = step.epoch;
+}
+
+// Runs the warm-up steps, then the recorded ones. All ranks pass a barrier before each step.
+// Time zero is the moment they leave the first recorded step's barrier, and every later step's
+// times are measured from it too, so steps follow one another on one clock.
+StepsOutcome run_steps(const run_record::PipelineRunOptions& options, const Schedule& lowered,
+                       RankPlan& plan, MemoryAccount* memory, Transport& transport) {
     const std::chrono::milliseconds timeout(options.timeout_ms);
     const std::unique_ptr<DeviceMemory> device_memory = gpu_memory(plan.device, *memory);
-    RankOutcome outcome;
-    for (int step = 0; step <= options.warmup_steps; ++step) {
+    StepsOutcome steps;
+    const int step_count = options.warmup_steps + options.recorded_steps;
+    for (int step = 0; step < step_count; ++step) {
         for (auto& [index, stage] : plan.stages)
             stage->reset();
         plan.tag_offset = step * lowered.pair_count;
         try {
             transport.barrier(timeout);
         } catch (const std::exception& error) {
-            outcome.rank = plan.rank;
-            outcome.failure = run_record::RunFailure{
+            steps.outcome.rank = plan.rank;
+            steps.outcome.failure = run_record::RunFailure{
                 plan.rank, -1,
                 -1,        "",
                 "stopped", "",
                 "",        fmt::format("stopped before step {}: {}", step, error.what()),
                 0,         std::nullopt};
-            return outcome;
+            return steps;
         }
-        // Memory is counted in the measured step only: what warm-up allocated and still holds
-        // (gradients are dropped between steps) is not the step's.
-        const bool measured = step == options.warmup_steps;
-        plan.memory = measured ? memory : nullptr;
-        plan.device_memory = measured ? device_memory.get() : nullptr;
+        const auto left_barrier = std::chrono::steady_clock::now();
+        // Memory is counted in the recorded steps only: what warm-up allocated and still holds
+        // (gradients are dropped between steps) is not theirs.
+        const bool recorded = step >= options.warmup_steps;
+        plan.memory = recorded ? memory : nullptr;
+        plan.device_memory = recorded ? device_memory.get() : nullptr;
         const ScopedMemoryAccount charged_to(plan.memory);
-        outcome = execute_rank(plan, transport, std::chrono::steady_clock::now());
-        if (outcome.failure)
-            return outcome;
+        const auto epoch = steps.outcome.epoch.value_or(left_barrier);
+        RankOutcome outcome = execute_rank(plan, transport, epoch);
+        if (!recorded) {
+            if (outcome.failure) {
+                steps.outcome = std::move(outcome);
+                return steps;
+            }
+            continue;
+        }
+        steps.starts.push_back(ns_between(epoch, left_barrier));
+        append_step(steps, std::move(outcome), step - options.warmup_steps);
+        if (steps.outcome.failure)
+            return steps;
     }
-    return outcome;
+    return steps;
 }
 
 // A failure of `rank` outside any stage or action.
@@ -197,9 +235,9 @@ run_record::RunFailure rank_error(int rank, std::string message) {
                                   0,    std::nullopt};
 }
 
-// The first message tag after those of every step (warm-up and measured).
+// The first message tag after those of every step (warm-up and recorded).
 int tags_after_steps(const run_record::PipelineRunOptions& options, const Schedule& lowered) {
-    return (options.warmup_steps + 1) * lowered.pair_count;
+    return (options.warmup_steps + options.recorded_steps) * lowered.pair_count;
 }
 
 // The rank's clock: the host's, unless a `rankN=clock:` fault puts it off.
@@ -291,7 +329,7 @@ RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, cons
     RankReport report;
     report.run.rank = rank;
     report.run.device = torch_device(options.device).str();
-    // Event times go on the run's clock: ns from the measured step's time zero, so set-up is
+    // Event times go on the run's clock: ns from the first recorded step's time zero, so set-up is
     // negative; from the moment the rank gave up when no step began.
     const auto report_recording = [&](std::optional<std::chrono::steady_clock::time_point> zero) {
         report.recording = recorder::recording_to_json(
@@ -306,7 +344,8 @@ RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, cons
         report.run.failure = prepared.failure;
         return report;
     }
-    const RankOutcome outcome = run_steps(options, lowered, plan, prepared.memory.get(), transport);
+    const StepsOutcome steps = run_steps(options, lowered, plan, prepared.memory.get(), transport);
+    const RankOutcome& outcome = steps.outcome;
     // Measured once every rank has run its step; a failed step leaves the rank's times on its
     // own clock.
     std::int64_t zero_shift_ns = 0;
@@ -318,12 +357,16 @@ RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, cons
     report_recording(outcome.epoch
                          ? std::optional(*outcome.epoch - std::chrono::nanoseconds(zero_shift_ns))
                          : std::nullopt);
-    for (const TimedAction& timed : outcome.timeline) {
+    for (std::size_t index = 0; index < outcome.timeline.size(); ++index) {
+        const TimedAction& timed = outcome.timeline[index];
         report.run.timeline.push_back(
-            {timed.step, timed.start_ns + zero_shift_ns, timed.end_ns + zero_shift_ns, -1});
+            {timed.step, timed.start_ns + zero_shift_ns, timed.end_ns + zero_shift_ns, -1,
+             index < steps.repeat_of.size() ? steps.repeat_of[index] : 0});
         if (is_compute(lowered.ranks[rank][timed.step].kind))
             report.run.busy_ns += timed.end_ns - timed.start_ns;
     }
+    for (const std::int64_t start_ns : steps.starts)
+        report.run.step_starts_ns.push_back(start_ns + zero_shift_ns);
     for (const run_record::MemoryPoint& point : outcome.memory)
         report.run.memory.push_back({point.time_ns + zero_shift_ns, point.bytes});
     report.run.peak_memory_bytes = outcome.peak_memory_bytes;

@@ -32,7 +32,7 @@ struct PreparedRank {
     std::vector<StageLayers> stages;
     Batch batch;
     RankPlan plan;
-    MemoryAccountHandle memory;  // this rank's tensors during the measured step
+    MemoryAccountHandle memory;  // this rank's tensors during the recorded steps
     std::optional<run_record::RunFailure>
         failure;  // set-up failed here (a stage backend's compile error)
 };
@@ -40,7 +40,7 @@ struct PreparedRank {
 std::unique_ptr<PreparedRank> prepare_rank(const run_record::PipelineRunOptions& options,
                                            const Schedule& lowered, int rank);
 
-// The warm-up steps, the measured step and what follows it on this rank; a failure is in the
+// The warm-up steps, the recorded steps and what follows them on this rank; a failure is in the
 // report (and aborts the transport where the other ranks would wait for this one).
 RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, const Schedule& lowered,
                              PreparedRank& prepared, Transport& transport);
