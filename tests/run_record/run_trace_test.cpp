@@ -92,5 +92,39 @@ TEST(RealRankRecords, ARankThatNeverBeganInAStoppedRunHasNoWarmUp) {
     EXPECT_EQ(records[1].waiting_on, "{}");
 }
 
+// Three recorded steps one after another on one clock: each rank's figures are the medians of
+// its per-step figures. The steps are the measured one stretched by 1, 3 and 2 (step times 95,
+// 285, 190), starting at 0, 100 and 400: busy 60/180/120, bubble 35/105/70, so the medians are
+// the stretch-2 step's 120 and 70, and the ratio is 35/95 in every step.
+TEST(RealRankRecords, SeveralStepsGiveEachFiguresMedianOverTheSteps) {
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}));
+    const PipelineRunResult one = measured_run(lowered);
+    PipelineRunResult result = one;
+    result.step_starts_ns = {0, 100, 400};
+    result.step_times_ns = {95, 285, 190};
+    result.step_time_ns = 190;
+    const int stretches[] = {1, 3, 2};
+    for (std::size_t rank = 0; rank < result.ranks.size(); ++rank) {
+        result.ranks[rank].timeline.clear();
+        for (int step = 0; step < 3; ++step)
+            for (ActionTiming timing : one.ranks[rank].timeline) {
+                timing.start_ns = result.step_starts_ns[step] + timing.start_ns * stretches[step];
+                timing.end_ns = result.step_starts_ns[step] + timing.end_ns * stretches[step];
+                timing.repeat = step;
+                result.ranks[rank].timeline.push_back(timing);
+            }
+    }
+    const std::vector<traces::RankRecord> records = real_rank_records(lowered, result);
+    ASSERT_EQ(records.size(), 2u);
+    for (const traces::RankRecord& record : records) {
+        EXPECT_EQ(record.busy_ns, 120);
+        EXPECT_EQ(record.bubble_ns, 70);
+        EXPECT_DOUBLE_EQ(record.bubble_ratio, 35.0 / 95.0);
+    }
+    EXPECT_EQ(records[0].waiting_on, "{\"1\":60}");
+    EXPECT_EQ(records[1].warmup_ns, 24);
+    EXPECT_EQ(records[1].cooldown_ns, 44);
+}
+
 }  // namespace
 }  // namespace pipelens::run_record

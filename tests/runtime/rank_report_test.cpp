@@ -141,6 +141,18 @@ TEST(RankReport, MergeTakesTheLossFromTheLastStageAndTheLargestErrors) {
     EXPECT_EQ(result.accuracy.first_divergence->stage, 0);
     EXPECT_EQ(result.accuracy.first_divergence->max_abs_error, 0.75);
 
+    // Two recorded steps: rank 0 began them at 0 and 100 (the run's clock); each step's time
+    // runs to its last end on any rank (50 and 70), and the step time is their median (the
+    // upper middle of two).
+    first.run.timeline = {{0, 0, 50, -1, 0}, {0, 100, 160, -1, 1}};
+    first.run.step_starts_ns = {0, 100};
+    last.run.timeline = {{0, 10, 40, -1, 0}, {0, 110, 170, -1, 1}};
+    last.run.step_starts_ns = {5, 104};
+    const run_record::PipelineRunResult two = merge_reports({first, last}, options);
+    EXPECT_EQ(two.step_starts_ns, (std::vector<std::int64_t>{0, 100}));
+    EXPECT_EQ(two.step_times_ns, (std::vector<std::int64_t>{50, 70}));
+    EXPECT_EQ(two.step_time_ns, 70);
+
     last.run.failure = run_record::RunFailure{};
     const run_record::PipelineRunResult failed = merge_reports({first, last}, options);
     EXPECT_FALSE(failed.completed);
