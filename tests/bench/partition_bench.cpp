@@ -53,9 +53,9 @@ void partition_128_layers_over_64_stages(benchmark::State& state) {
     state.counters["splits_simulated"] = static_cast<double>(result.splits_simulated);
     state.counters["nodes"] = static_cast<double>(result.nodes);
     state.counters["proven"] = result.proven_optimal ? 1 : 0;
-    state.counters["gap_percent"] =
-        100.0 * static_cast<double>(result.step_ns - result.lower_bound_ns) /
-        static_cast<double>(result.step_ns);
+    state.counters["gap_percent"] = 100.0 *
+                                    static_cast<double>(result.step_ns - result.lower_bound_ns) /
+                                    static_cast<double>(result.step_ns);
     state.counters["gain_percent"] = 100.0 *
                                      static_cast<double>(result.even_step_ns - result.step_ns) /
                                      static_cast<double>(result.even_step_ns);

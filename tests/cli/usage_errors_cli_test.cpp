@@ -80,7 +80,8 @@ TEST(UsageErrors, AMistypedScheduleKindSuggestsTheNearestKind) {
               "ZBVZeroBubble, DualPipeV, ZeroBubbleH2, ZeroBubbleAuto\n");
 }
 
-// docs/schedules.md defines ZB-H1 as InterleavedZeroBubble with v = 1; --schedule ZBH1 ran it at v = 2.
+// docs/schedules.md defines ZB-H1 as InterleavedZeroBubble with v = 1; --schedule ZBH1 ran it at v
+// = 2.
 TEST(UsageErrors, TheZbH1AliasIsRefusedNamingTheKindAndItsV) {
     const auto result = run_pipelens("simulate --schedule ZBH1 --pp 4 --m 8");
     EXPECT_EQ(result.exit_code, 2);
