@@ -11,6 +11,7 @@
 #include "engine/schedule/lower.hpp"
 #include "sim/simulator.hpp"
 #include "tests/analysis/every_schedule_kind.hpp"
+#include "tests/analysis/simulated_run.hpp"
 
 namespace pipelens::analysis {
 namespace {
@@ -48,27 +49,6 @@ sim::CostModel unit_costs() {  // F = 1, I = 1, W = 1 (B = 2), free transfers
     sim::CostModel costs;
     costs.stages = {sim::StageCost{1, 1, 1, std::nullopt}};
     return costs;
-}
-
-ActionRef find(const TimedSchedule& timed, int rank, const std::string& text) {
-    const auto& actions = timed.schedule.ranks[static_cast<std::size_t>(rank)];
-    for (std::size_t index = 0; index < actions.size(); ++index)
-        if (timed.schedule.text(actions[index]) == text)
-            return {rank, static_cast<std::int32_t>(index)};
-    ADD_FAILURE() << text << " is not on rank " << rank;
-    return {};
-}
-
-// Host overhead before `action`: it, and everything that starts no earlier, starts `by` later
-// (the order the dependencies need is kept; nothing else waits longer).
-void delay(TimedSchedule& timed, ActionRef action, std::int64_t by) {
-    const std::int64_t from = timed.times[action.rank][action.index].start_ns;
-    for (auto& spans : timed.times)
-        for (ActionSpan& span : spans)
-            if (span.start_ns >= from) {
-                span.start_ns += by;
-                span.end_ns += by;
-            }
 }
 
 std::int64_t step_end(const TimedSchedule& timed) {
@@ -149,11 +129,11 @@ TEST(BubbleAccounting, OneFOneBTwoRanksByHand) {
 // that gap is local, not waiting on a peer; rank 0 now waits 3 + 1 on rank 1; the step is 10.
 TEST(BubbleAccounting, AGapWhoseOnlyCauseIsOnTheSameRankIsLocal) {
     SimulatedRun run = simulate({ScheduleKind::one_f_one_b, 2, 1, 2}, unit_costs());
-    const ActionRef backward = find(run.timed, 1, "1B0");
+    const ActionRef backward = testing::find_action(run.timed, 1, "1B0");
     const HoldGraph before(run.timed);
     ASSERT_TRUE(before.held_by(backward));
     EXPECT_EQ(before.held_by(backward)->rank, 1);  // its own F0
-    delay(run.timed, backward, 1);
+    testing::delay(run.timed, backward, 1);
     ASSERT_EQ(step_end(run.timed), 10);
     const HoldGraph holds(run.timed);
     const WaitedFor waited = waited_for(run.timed, holds, backward);
@@ -173,7 +153,7 @@ TEST(BubbleAccounting, AGapWhoseOnlyCauseIsOnTheSameRankIsLocal) {
         expect_split_adds_up(rank);
     }
     // Rank 0's B0 was held by its receive, whose data rank 1's B0 computed.
-    const WaitedFor peer = waited_for(run.timed, holds, find(run.timed, 0, "0B0"));
+    const WaitedFor peer = waited_for(run.timed, holds, testing::find_action(run.timed, 0, "0B0"));
     EXPECT_EQ(peer.peer, 1);
     ASSERT_TRUE(peer.held_by);
     EXPECT_EQ(run.timed.schedule.text(run.timed.schedule.ranks[0][peer.held_by->index]),
@@ -191,8 +171,8 @@ TEST(BubbleAccounting, TheVShapesLocalHandOffIsNotWaitingOnAPeer) {
         EXPECT_EQ(rank.bubbles.local_ns, 0) << rank.rank;
         EXPECT_FALSE(rank.bubbles.waiting_on_rank.contains(rank.rank)) << rank.rank;
     }
-    const ActionRef hand_off = find(run.timed, 1, "2F0");
-    delay(run.timed, hand_off, 5);
+    const ActionRef hand_off = testing::find_action(run.timed, 1, "2F0");
+    testing::delay(run.timed, hand_off, 5);
     const HoldGraph holds(run.timed);
     const WaitedFor waited = waited_for(run.timed, holds, hand_off);
     EXPECT_EQ(waited.peer, -1);

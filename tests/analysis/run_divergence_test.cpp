@@ -11,21 +11,11 @@
 namespace pipelens::analysis {
 namespace {
 
+using testing::delay;
 using testing::round_costs;
 using testing::simulate_run;
 
 constexpr ScheduleShape kOneFOneB{ScheduleKind::one_f_one_b, 2, 1, 4};
-
-// Host overhead before `action`: it and everything that starts no earlier start `by` later.
-void delay(TimedSchedule& timed, ActionRef action, std::int64_t by) {
-    const std::int64_t from = timed.times[action.rank][action.index].start_ns;
-    for (auto& spans : timed.times)
-        for (ActionSpan& span : spans)
-            if (span.start_ns >= from) {
-                span.start_ns += by;
-                span.end_ns += by;
-            }
-}
 
 void expect_split_sums(const StepDivergence& step) {
     EXPECT_EQ(step.split.total(), step.step_time.difference());

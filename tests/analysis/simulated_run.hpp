@@ -55,6 +55,18 @@ inline ActionRef find_action(const TimedSchedule& timed, int rank, const std::st
     return {};
 }
 
+// Host overhead before `action`: it and everything that starts no earlier start `by` later (the
+// order the dependencies need is kept; nothing else waits longer).
+inline void delay(TimedSchedule& timed, ActionRef action, std::int64_t by) {
+    const std::int64_t from = timed.times[action.rank][action.index].start_ns;
+    for (auto& spans : timed.times)
+        for (ActionSpan& span : spans)
+            if (span.start_ns >= from) {
+                span.start_ns += by;
+                span.end_ns += by;
+            }
+}
+
 // `second` run again after `first`, `gap_ns` after its last end: a two-step run.
 inline TimedSchedule two_steps(const TimedSchedule& first, const TimedSchedule& second,
                                std::int64_t gap_ns) {
