@@ -24,6 +24,17 @@ inline constexpr const char* kNoPyTorchFixturesYet =
     "no PyTorch-written fixtures yet (made by scripts/device/pytorch_fixtures.py on the GPU "
     "machine)";
 
+// The first 40 items, one per line: enough to act on without flooding the log.
+inline std::string first_lines(const std::vector<std::string>& items) {
+    constexpr std::size_t kShown = 40;
+    std::string text;
+    for (std::size_t i = 0; i < items.size() && i < kShown; ++i)
+        text += "\n  " + items[i];
+    if (items.size() > kShown)
+        text += "\n  ... and " + std::to_string(items.size() - kShown) + " more";
+    return text;
+}
+
 // <source>/tests/data/pytorch: where `tar xzf pytorch_fixtures.tar.gz` puts the files.
 std::filesystem::path pytorch_fixture_root();
 

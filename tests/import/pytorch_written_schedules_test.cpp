@@ -23,24 +23,13 @@ const ScheduleFolderReport& pytorch_report() {
     return report;
 }
 
-// The first 40 items, one per line: enough to act on without flooding the log.
-std::string lines(const std::vector<std::string>& items) {
-    constexpr std::size_t kShown = 40;
-    std::string text;
-    for (std::size_t i = 0; i < items.size() && i < kShown; ++i)
-        text += "\n  " + items[i];
-    if (items.size() > kShown)
-        text += "\n  ... and " + std::to_string(items.size() - kShown) + " more";
-    return text;
-}
-
 TEST(PyTorchWrittenSchedules, EveryOrderMatchesPipelens) {
     const ScheduleFolderReport& report = pytorch_report();
     if (report.compared == 0)
         GTEST_SKIP() << kNoPyTorchFixturesYet;
     EXPECT_TRUE(report.differences.empty())
         << report.differences.size() << " of " << report.compared
-        << " files differ:" << lines(report.differences);
+        << " files differ:" << first_lines(report.differences);
 }
 
 TEST(PyTorchWrittenSchedules, PyTorchsRefusalsArePipelensRefusals) {
@@ -48,7 +37,7 @@ TEST(PyTorchWrittenSchedules, PyTorchsRefusalsArePipelensRefusals) {
     if (report.compared == 0)
         GTEST_SKIP() << kNoPyTorchFixturesYet;
     EXPECT_GT(report.refusals_checked, 0) << "refusals.json is missing or lists no refusal";
-    EXPECT_TRUE(report.refusal_differences.empty()) << lines(report.refusal_differences);
+    EXPECT_TRUE(report.refusal_differences.empty()) << first_lines(report.refusal_differences);
 }
 
 TEST(PyTorchWrittenSchedules, EveryPyTorchScheduleClassHasAPipelensKind) {
@@ -57,7 +46,7 @@ TEST(PyTorchWrittenSchedules, EveryPyTorchScheduleClassHasAPipelensKind) {
         GTEST_SKIP() << kNoPyTorchFixturesYet;
     EXPECT_TRUE(report.unknown_kinds.empty())
         << "PyTorch has schedule classes pipelens does not generate:"
-        << lines(report.unknown_kinds);
+        << first_lines(report.unknown_kinds);
 }
 
 TEST(FixtureNames, CarryTheParametersBothWays) {
@@ -131,8 +120,8 @@ TEST_F(PipelensWrittenScheduleFolder, EqualOrdersCompareEqual) {
     EXPECT_EQ(report.compared, static_cast<int>(names.size()));
     EXPECT_EQ(report.compared, 42);
     EXPECT_EQ(report.refusals_checked, 2);
-    EXPECT_TRUE(report.differences.empty()) << lines(report.differences);
-    EXPECT_TRUE(report.refusal_differences.empty()) << lines(report.refusal_differences);
+    EXPECT_TRUE(report.differences.empty()) << first_lines(report.differences);
+    EXPECT_TRUE(report.refusal_differences.empty()) << first_lines(report.refusal_differences);
     EXPECT_TRUE(report.unknown_kinds.empty());
 }
 
@@ -148,7 +137,7 @@ TEST_F(PipelensWrittenScheduleFolder, PyTorchsOwnArtifactMatchesUnderTheScriptsN
           format_schedule_csv(pipelens_order({"InterleavedZeroBubble", 2, 2, 8, "comms"})));
     const ScheduleFolderReport report = compare_schedule_folder(directory_ / "schedules");
     EXPECT_EQ(report.compared, 2);
-    EXPECT_TRUE(report.differences.empty()) << lines(report.differences);
+    EXPECT_TRUE(report.differences.empty()) << first_lines(report.differences);
 }
 
 TEST_F(PipelensWrittenScheduleFolder, ADifferentOrderAnAcceptedRefusalAndANewClassAreReported) {
@@ -178,7 +167,7 @@ TEST_F(PipelensWrittenScheduleFolder, APrintedTableIsComparedByKindOrderOnly) {
           "0F0,,,0F1,0B0,,0B1,0REDUCE_GRAD\r\n,1F1,1B0,1F2,1B1,1REDUCE_GRAD\r\n");
     ScheduleFolderReport report = compare_schedule_folder(directory_ / "schedules");
     EXPECT_EQ(report.compared, 1);
-    EXPECT_TRUE(report.differences.empty()) << lines(report.differences);
+    EXPECT_TRUE(report.differences.empty()) << first_lines(report.differences);
 
     // With a comms sibling the compute order is the runtime's and is compared exactly.
     write("schedules/1F1B_pp2_v1_m2_comms.csv",

@@ -16,23 +16,12 @@ namespace pipelens::testing {
 namespace {
 namespace fs = std::filesystem;
 
-// The first 40 items, one per line: enough to act on without flooding the log.
-std::string lines(const std::vector<std::string>& items) {
-    constexpr std::size_t kShown = 40;
-    std::string text;
-    for (std::size_t i = 0; i < items.size() && i < kShown; ++i)
-        text += "\n  " + items[i];
-    if (items.size() > kShown)
-        text += "\n  ... and " + std::to_string(items.size() - kShown) + " more";
-    return text;
-}
-
 TEST(PyTorchWrittenTraces, EveryProfilerRunImports) {
     const ImportFolderReport report = import_profiler_folder(pytorch_fixture_root() / "profiler");
     if (report.imported == 0)
         GTEST_SKIP() << kNoPyTorchFixturesYet;
-    EXPECT_TRUE(report.problems.empty()) << lines(report.problems);
-    std::cout << "imported:" << lines(report.summaries) << "\n";
+    EXPECT_TRUE(report.problems.empty()) << first_lines(report.problems);
+    std::cout << "imported:" << first_lines(report.summaries) << "\n";
 }
 
 TEST(PyTorchWrittenTraces, EveryFlightRecorderDumpSetImports) {
@@ -40,8 +29,8 @@ TEST(PyTorchWrittenTraces, EveryFlightRecorderDumpSetImports) {
         import_flight_recorder_folder(pytorch_fixture_root() / "flight_recorder");
     if (report.imported == 0)
         GTEST_SKIP() << kNoPyTorchFixturesYet;
-    EXPECT_TRUE(report.problems.empty()) << lines(report.problems);
-    std::cout << "imported:" << lines(report.summaries) << "\n";
+    EXPECT_TRUE(report.problems.empty()) << first_lines(report.problems);
+    std::cout << "imported:" << first_lines(report.summaries) << "\n";
 }
 
 class ScriptLayoutFolder : public TempDirectoryTest {
@@ -72,7 +61,7 @@ TEST_F(ScriptLayoutFolder, ProfilerRunsAreFoundAndImported) {
     write("profiler/empty_run/readme.txt", "no traces here");
     const ImportFolderReport report = import_profiler_folder(directory_ / "profiler");
     EXPECT_EQ(report.imported, 1);
-    EXPECT_TRUE(report.problems.empty()) << lines(report.problems);
+    EXPECT_TRUE(report.problems.empty()) << first_lines(report.problems);
     ASSERT_EQ(report.summaries.size(), 1u);
     EXPECT_EQ(report.summaries[0].substr(0, report.summaries[0].find(';')),
               "1F1B_pp2: actions per rank 8 8");
@@ -91,7 +80,7 @@ TEST_F(ScriptLayoutFolder, FlightRecorderCasesAreFoundReadAndAnalysed) {
     copy_dump_case("recv_recv_cycle", 2);
     const ImportFolderReport report = import_flight_recorder_folder(directory_ / "flight_recorder");
     EXPECT_EQ(report.imported, 4);
-    EXPECT_TRUE(report.problems.empty()) << lines(report.problems);
+    EXPECT_TRUE(report.problems.empty()) << first_lines(report.problems);
     ASSERT_EQ(report.summaries.size(), 4u);
     EXPECT_EQ(report.summaries[0], "p2p_clean: 2 ranks, 8 entries, hang=no, mismatch=no");
     EXPECT_EQ(report.summaries[1], "p2p_clean_json: 2 ranks, 8 entries, hang=no, mismatch=no");
