@@ -127,14 +127,17 @@ std::string step_comparison_text(std::int64_t shown_id, const RunSummary& shown,
 
 std::string critical_path_text(const TimelineModel& model) {
     const TimelineCriticalPath& path = model.critical_path();
+    const std::string name = model.analysed_step()
+                                 ? fmt::format("critical path (step {}):", *model.analysed_step())
+                                 : std::string("critical path:");
     if (!path.error.empty())
-        return "critical path: n/a (" + path.error + ")";
+        return name + " n/a (" + path.error + ")";
     if (path.actions.empty())
-        return "critical path: none";
+        return name + " none";
     std::int64_t total = 0;
     for (std::int64_t ns : path.share_ns)
         total += ns;
-    std::string text = "critical path:";
+    std::string text = name;
     for (int share = 0; share < analysis::kPathShareCount; ++share) {
         const double percent = total > 0 ? 100.0 * path.share_ns[share] / total : 0;
         if (percent >= 1)

@@ -55,7 +55,8 @@ std::string run_list_text(const traces::RunRecord& run);
 // there is nothing to compare: "vs run 1: no step to compare: run 2 failed at rank 1, ...".
 std::string step_comparison_text(std::int64_t shown_id, const RunSummary& shown,
                                  std::int64_t other_id, const RunSummary& other);
-// "critical path: F 33% · B 67%" (shares of at least 1%), or why there is none.
+// "critical path: F 33% · B 67%" (shares of at least 1%), or why there is none; of a step
+// analysed alone, "critical path (step 1): ...".
 std::string critical_path_text(const TimelineModel& model);
 
 }  // namespace pipelens::viewer

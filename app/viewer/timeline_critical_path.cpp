@@ -1,14 +1,18 @@
 // The critical path and whom each bubble waited on (engine/analysis's hold graph and bubble
-// accounting), found from the actions the model already holds (no second read of the file), then
-// mapped back to lane positions.
+// accounting), and the run's stragglers (engine/analysis/stragglers), found from the actions the
+// model already holds (no second read of the file), then mapped back to lane positions.
 //
 // The analysis needs each rank's actions in program order (by recorded step); the lanes hold
 // them by start time. `by_step[r]` is the bridge: rank r's lane positions sorted by step, so the
-// analysis's index i on rank r is by_step[r][i].
+// analysis's index i on rank r is by_step[r][i]. A training step analysed alone is a schedule of
+// its own (training_steps.hpp); StepPositions maps its indices to the run's and back.
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "app/viewer/timeline_model.hpp"
 #include "engine/analysis/bubble_accounting.hpp"
+#include "engine/analysis/training_steps.hpp"
 #include "engine/schedule/action.hpp"
 #include "engine/schedule/action_facts.hpp"
 #include "traces/trace_error.hpp"
@@ -60,79 +64,204 @@ std::vector<ActionLocation> program_order(const RankTimeline& rank) {
     return locations;
 }
 
-}  // namespace
-
-HoldAnalysis TimelineModel::analyse_holds(const std::string& source) const {
-    HoldAnalysis result;
-    std::vector<analysis::RankRows> rows(ranks_.size());
-    std::vector<std::vector<ActionLocation>> by_step(ranks_.size());
-    for (std::size_t rank = 0; rank < ranks_.size(); ++rank) {
-        by_step[rank] = program_order(ranks_[rank]);
+// The model's rows for the analysis, each rank's in program order; `by_step` gets their lane
+// positions.
+std::vector<analysis::RankRows> program_rows(const TimelineModel& model,
+                                             std::vector<std::vector<ActionLocation>>& by_step) {
+    const auto& ranks = model.ranks();
+    std::vector<analysis::RankRows> rows(ranks.size());
+    by_step.assign(ranks.size(), {});
+    for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
+        by_step[rank] = program_order(ranks[rank]);
         rows[rank].actions.reserve(by_step[rank].size());
         for (const ActionLocation& at : by_step[rank]) {  // in step order: no sort needed later
-            const TimelineAction& action = this->action(at);
+            const TimelineAction& action = model.action(at);
             rows[rank].actions.push_back(stored(action, at.communication));
             if (action.kind == static_cast<std::uint8_t>(ActionKind::overlap_forward_backward))
-                rows[rank].overlap_labels.emplace_back(action.step, std::string(label(action)));
+                rows[rank].overlap_labels.emplace_back(action.step,
+                                                       std::string(model.label(action)));
         }
     }
-    try {
-        const analysis::TimedSchedule timed =
-            analysis::timed_schedule_from_rows(source, run_, std::move(rows));
-        const analysis::HoldGraph holds(timed);
-        const analysis::CriticalPath path = analysis::critical_path(timed, holds);
-        const auto location = [&](analysis::ActionRef ref) {
-            return by_step[static_cast<std::size_t>(ref.rank)][static_cast<std::size_t>(ref.index)];
-        };
-        for (const analysis::PathLink& link : path.links)
-            result.path.actions.push_back(location(link.action));
-        result.path.share_ns = path.share_ns;
-        result.waits.resize(ranks_.size());
-        for (const RankTimeline& rank : ranks_) {
-            const auto& order = by_step[static_cast<std::size_t>(rank.rank)];
-            for (std::size_t index = 0; index < rank.bubbles.size(); ++index) {
-                const Bubble& bubble = rank.bubbles[index];
-                if (bubble.before < 0)
-                    continue;
-                const std::int32_t step = rank.compute.actions[bubble.before].step;
-                const auto found =
-                    std::lower_bound(order.begin(), order.end(), step,
-                                     [&](const ActionLocation& at, std::int32_t value) {
-                                         return action(at).step < value;
-                                     });
-                const analysis::WaitedFor waited = analysis::waited_for(
-                    timed, holds, {rank.rank, static_cast<std::int32_t>(found - order.begin())});
-                BubbleWait wait{index, waited.peer, -1, std::nullopt};
-                if (waited.held_by && waited.held_by->rank == rank.rank) {
-                    const ActionLocation held = location(*waited.held_by);
-                    if (held.communication &&
-                        is_receive(static_cast<ActionKind>(this->action(held).kind)))
-                        wait.waited_for = static_cast<std::int32_t>(held.index);
-                }
-                if (waited.waited_on)
-                    wait.waited_on = location(*waited.waited_on);
-                result.waits[static_cast<std::size_t>(rank.rank)].push_back(wait);
-            }
+    return rows;
+}
+
+// A step's schedule against the run's: to_run[r][i] is the run's program index of the step's
+// action i on rank r (the one with its recorded step: the run's are in recorded step order),
+// from_run the reverse, -1 for an action of another step.
+struct StepPositions {
+    std::vector<std::vector<std::int32_t>> to_run, from_run;
+};
+
+StepPositions step_positions(const analysis::TimedSchedule& run,
+                             const analysis::TimedSchedule& step) {
+    StepPositions positions;
+    positions.to_run.resize(step.times.size());
+    positions.from_run.resize(run.times.size());
+    for (std::size_t rank = 0; rank < run.times.size(); ++rank) {
+        const auto& spans = run.times[rank];
+        positions.from_run[rank].assign(spans.size(), -1);
+        for (std::size_t index = 0; index < step.times[rank].size(); ++index) {
+            const auto found =
+                std::lower_bound(spans.begin(), spans.end(), step.times[rank][index].step,
+                                 [](const analysis::ActionSpan& span, std::int32_t value) {
+                                     return span.step < value;
+                                 });
+            const auto at = static_cast<std::int32_t>(found - spans.begin());
+            positions.to_run[rank].push_back(at);
+            positions.from_run[rank][static_cast<std::size_t>(at)] =
+                static_cast<std::int32_t>(index);
         }
+    }
+    return positions;
+}
+
+// The path and the bubbles' waits of `analysed`: the whole run (`positions` null) or one step.
+class HoldFinder {
+  public:
+    HoldFinder(const TimelineModel& model, const std::vector<std::vector<ActionLocation>>& by_step,
+               const analysis::TimedSchedule& analysed, const StepPositions* positions)
+        : model_(model),
+          by_step_(by_step),
+          analysed_(analysed),
+          holds_(analysed),
+          positions_(positions) {}
+
+    TimelineCriticalPath path() const {
+        TimelineCriticalPath result;
+        const analysis::CriticalPath path = analysis::critical_path(analysed_, holds_);
+        for (const analysis::PathLink& link : path.links)
+            result.actions.push_back(location(link.action));
+        result.share_ns = path.share_ns;
+        return result;
+    }
+
+    // One for each bubble ending in a computation of the analysed schedule.
+    std::vector<std::vector<BubbleWait>> waits() const {
+        std::vector<std::vector<BubbleWait>> waits(model_.ranks().size());
+        for (const RankTimeline& rank : model_.ranks())
+            for (std::size_t index = 0; index < rank.bubbles.size(); ++index)
+                if (const auto wait = wait_of(rank, index))
+                    waits[static_cast<std::size_t>(rank.rank)].push_back(*wait);
+        return waits;
+    }
+
+  private:
+    ActionLocation location(analysis::ActionRef ref) const {
+        const auto rank = static_cast<std::size_t>(ref.rank);
+        const auto index = static_cast<std::size_t>(ref.index);
+        return by_step_[rank][positions_ ? static_cast<std::size_t>(positions_->to_run[rank][index])
+                                         : index];
+    }
+
+    std::optional<BubbleWait> wait_of(const RankTimeline& rank, std::size_t index) const {
+        const Bubble& bubble = rank.bubbles[index];
+        if (bubble.before < 0)
+            return std::nullopt;
+        const auto& order = by_step_[static_cast<std::size_t>(rank.rank)];
+        const std::int32_t step = rank.compute.actions[bubble.before].step;
+        const auto found = std::lower_bound(order.begin(), order.end(), step,
+                                            [&](const ActionLocation& at, std::int32_t value) {
+                                                return model_.action(at).step < value;
+                                            });
+        auto analysed_index = static_cast<std::int32_t>(found - order.begin());
+        if (positions_) {
+            analysed_index = positions_->from_run[static_cast<std::size_t>(rank.rank)]
+                                                 [static_cast<std::size_t>(analysed_index)];
+            if (analysed_index < 0)
+                return std::nullopt;  // a computation of another step
+        }
+        const analysis::WaitedFor waited =
+            analysis::waited_for(analysed_, holds_, {rank.rank, analysed_index});
+        BubbleWait wait{index, waited.peer, -1, std::nullopt};
+        if (waited.held_by && waited.held_by->rank == rank.rank) {
+            const ActionLocation held = location(*waited.held_by);
+            if (held.communication && is_receive(static_cast<ActionKind>(model_.action(held).kind)))
+                wait.waited_for = static_cast<std::int32_t>(held.index);
+        }
+        if (waited.waited_on)
+            wait.waited_on = location(*waited.waited_on);
+        return wait;
+    }
+
+    const TimelineModel& model_;
+    const std::vector<std::vector<ActionLocation>>& by_step_;
+    const analysis::TimedSchedule& analysed_;
+    const analysis::HoldGraph holds_;
+    const StepPositions* positions_;
+};
+
+}  // namespace
+
+analysis::TimedSchedule TimelineModel::timed_schedule(const std::string& source) const {
+    std::vector<std::vector<ActionLocation>> by_step;
+    return analysis::timed_schedule_from_rows(source, run_, program_rows(*this, by_step));
+}
+
+HoldAnalysis TimelineModel::analyse_holds(const std::string& source,
+                                          const HoldRequest& request) const {
+    HoldAnalysis result;
+    result.step = request.step;
+    try {
+        std::vector<std::vector<ActionLocation>> by_step;
+        const analysis::TimedSchedule timed =
+            analysis::timed_schedule_from_rows(source, run_, program_rows(*this, by_step));
+        if (!request.step) {
+            const HoldFinder finder(*this, by_step, timed, nullptr);
+            result.path = finder.path();
+            result.waits = finder.waits();
+            result.stragglers = analysis::find_stragglers(timed, request.stragglers);
+            return result;
+        }
+        const std::vector<analysis::TrainingStep> steps = analysis::training_steps(timed);
+        if (*request.step < 0 || *request.step >= static_cast<int>(steps.size())) {
+            result.path.error = fmt::format("the run has no step {}", *request.step);
+            return result;
+        }
+        const analysis::TimedSchedule& alone = steps[static_cast<std::size_t>(*request.step)].timed;
+        const StepPositions positions = step_positions(timed, alone);
+        const HoldFinder finder(*this, by_step, alone, &positions);
+        result.path = finder.path();
+        result.waits = finder.waits();
     } catch (const traces::TraceError& error) {
         result = {};
+        result.step = request.step;
         result.path.error = error.what();
     }
     return result;
 }
 
-void TimelineModel::apply(HoldAnalysis analysis) {
-    analysis.path.times.clear();
-    for (const ActionLocation& at : analysis.path.actions) {
+void TimelineModel::clear_analysis() {
+    for (const ActionLocation& at : critical_path_.actions) {
+        RankTimeline& rank = ranks_[static_cast<std::size_t>(at.rank)];
+        (at.communication ? rank.communication : rank.compute).actions[at.index].on_critical_path =
+            false;
+    }
+    critical_path_ = {};
+    for (RankTimeline& rank : ranks_)
+        for (Bubble& bubble : rank.bubbles) {
+            if (bubble.cause == BubbleCause::waiting)
+                bubble.cause = BubbleCause::idle;
+            bubble.peer = -1;
+            bubble.waited_for = -1;
+            bubble.waited_on.reset();
+        }
+}
+
+void TimelineModel::show_path(const TimelineCriticalPath& path) {
+    critical_path_ = path;
+    critical_path_.times.clear();
+    for (const ActionLocation& at : critical_path_.actions) {
         RankTimeline& rank = ranks_[static_cast<std::size_t>(at.rank)];
         TimelineAction& action =
             (at.communication ? rank.communication : rank.compute).actions[at.index];
         action.on_critical_path = true;
-        analysis.path.times.emplace_back(action.start_ns, action.end_ns);
+        critical_path_.times.emplace_back(action.start_ns, action.end_ns);
     }
-    critical_path_ = std::move(analysis.path);
-    for (std::size_t rank = 0; rank < analysis.waits.size() && rank < ranks_.size(); ++rank)
-        for (const BubbleWait& wait : analysis.waits[rank]) {
+}
+
+void TimelineModel::show_waits(const std::vector<std::vector<BubbleWait>>& waits) {
+    for (std::size_t rank = 0; rank < waits.size() && rank < ranks_.size(); ++rank)
+        for (const BubbleWait& wait : waits[rank]) {
             Bubble& bubble = ranks_[rank].bubbles[wait.bubble];
             bubble.waited_on = wait.waited_on;
             if (bubble.cause != BubbleCause::idle && bubble.cause != BubbleCause::waiting)
@@ -141,6 +270,27 @@ void TimelineModel::apply(HoldAnalysis analysis) {
             bubble.peer = wait.peer;
             bubble.waited_for = wait.peer >= 0 ? wait.waited_for : -1;
         }
+}
+
+void TimelineModel::apply(HoldAnalysis analysis) {
+    if (!analysis.step) {
+        whole_run_ = std::move(analysis);
+        whole_run_.path.times.clear();
+        apply_whole_run();
+        return;
+    }
+    clear_analysis();
+    show_waits(whole_run_.waits);  // outside the step, the whole run's causes stay
+    show_waits(analysis.waits);
+    show_path(analysis.path);
+    analysed_step_ = analysis.step;
+}
+
+void TimelineModel::apply_whole_run() {
+    clear_analysis();
+    show_waits(whole_run_.waits);
+    show_path(whole_run_.path);
+    analysed_step_.reset();
 }
 
 }  // namespace pipelens::viewer

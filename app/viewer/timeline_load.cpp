@@ -79,8 +79,11 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
 
     model.label_actions(reader.path(), overlap_labels);
     model.finish();
-    if (analyse)
-        model.apply(model.analyse_holds(reader.path().string()));
+    if (analyse) {
+        HoldRequest request;  // stragglers as read_stragglers finds them: calibrated if it can be
+        request.stragglers.calibrated_ns = analysis::calibrated_stage_costs(reader.profile(run_id));
+        model.apply(model.analyse_holds(reader.path().string(), request));
+    }
     return model;
 }
 

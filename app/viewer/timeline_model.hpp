@@ -18,6 +18,7 @@
 
 #include "app/viewer/action_text.hpp"
 #include "engine/analysis/critical_path.hpp"
+#include "engine/analysis/stragglers.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace pipelens::viewer {
@@ -132,9 +133,22 @@ struct BubbleWait {
 // What engine/analysis finds for a model (timeline_critical_path.cpp), apart from the model so it
 // can be found on another thread while the timeline is already shown.
 struct HoldAnalysis {
+    // The training step analysed alone (engine/analysis/training_steps.hpp, numbered as
+    // run_steps.hpp's steps), or the whole run.
+    std::optional<int> step;
     TimelineCriticalPath path;
-    // Per rank, one for each of its bubbles that ends in a computation.
+    // Per rank, one for each of its bubbles that ends in a computation (of `step`, when set).
     std::vector<std::vector<BubbleWait>> waits;
+    // engine/analysis/stragglers of the whole run (every step); empty for a step's analysis.
+    analysis::StragglerReport stragglers;
+};
+
+// What analyse_holds is asked for: one step or the whole run, and for the whole run the
+// straggler threshold and calibration (read_stragglers takes the calibration from the run's
+// profile rows; TraceSession does the same).
+struct HoldRequest {
+    std::optional<int> step;
+    analysis::StragglerOptions stragglers;
 };
 
 class TimelineModel {
@@ -146,11 +160,22 @@ class TimelineModel {
     static TimelineModel load(const traces::TraceReader& reader, std::int64_t run_id,
                               bool analyse = true);
 
-    // The critical path and whom each bubble waited on; a run the analysis refuses keeps its
-    // timeline (gaps between computations idle), with the reason in the result's path.error.
-    // Reads the model only.
-    HoldAnalysis analyse_holds(const std::string& source) const;
+    // The critical path and whom each bubble waited on, of the whole run or of one training
+    // step alone (its own dependencies only: what came before the step holds nothing), and for
+    // the whole run its stragglers; a run the analysis refuses keeps its timeline (gaps between
+    // computations idle), with the reason in the result's path.error. Reads the model only.
+    HoldAnalysis analyse_holds(const std::string& source, const HoldRequest& request = {}) const;
+    // Shows an analysis: the whole run's is kept, so a step's is drawn over it (its bubbles'
+    // causes replace the whole run's, its path replaces the whole run's path) and
+    // apply_whole_run() goes back to it without analysing again.
     void apply(HoldAnalysis analysis);
+    void apply_whole_run();
+    // The step the critical path and bubble causes are of; nullopt: the whole run.
+    std::optional<int> analysed_step() const { return analysed_step_; }
+    const analysis::StragglerReport& stragglers() const { return whole_run_.stragglers; }
+    // The run as engine/analysis reads it (the rows the trace holds), for comparing it with
+    // another run; throws traces::TraceError where the analysis refuses the run.
+    analysis::TimedSchedule timed_schedule(const std::string& source) const;
 
     const traces::RunRecord& run() const { return run_; }
     const std::vector<RankTimeline>& ranks() const { return ranks_; }
@@ -200,6 +225,10 @@ class TimelineModel {
     static unsigned worker_threads(std::size_t items);
     void finish();  // what needs every rank: ends, pairs
     std::optional<std::size_t> pair_position(std::int32_t pair_id) const;  // index into pairs_
+    // apply()'s parts: back to no analysis (the loaded causes, no path), then a path and waits.
+    void clear_analysis();
+    void show_path(const TimelineCriticalPath& path);
+    void show_waits(const std::vector<std::vector<BubbleWait>>& waits);
 
     traces::RunRecord run_;
     std::vector<RankTimeline> ranks_;
@@ -212,6 +241,8 @@ class TimelineModel {
     int memory_peak_rank_ = -1;
     std::vector<PairEnds> pair_index_;  // parallel to pairs_
     TimelineCriticalPath critical_path_;
+    HoldAnalysis whole_run_;  // as applied, kept to go back to from a step's
+    std::optional<int> analysed_step_;
 };
 
 }  // namespace pipelens::viewer

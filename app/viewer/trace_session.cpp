@@ -7,6 +7,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "traces/root_cause.hpp"
 #include "traces/run_outcome.hpp"
 #include "traces/trace_error.hpp"
@@ -52,6 +54,35 @@ void match_compared(TraceSession& session) {
     session.largest_differences = std::move(differences);
 }
 
+void split_compared(TraceSession& session) {
+    session.split = {};
+    if (session.compared && session.model)
+        session.split =
+            split_comparison(*session.model, *session.compared, session.reader->path().string());
+}
+
+// Starts the analysis the wanted step needs, once none is pending: a step's on a thread, the
+// whole run's (kept by the model) at once.
+void follow_wanted_step(TraceSession& session) {
+    if (!session.model || session.pending_analysis.valid() ||
+        session.model->analysed_step() == session.wanted_step)
+        return;
+    if (!session.wanted_step) {
+        session.model->apply_whole_run();
+        session.critical_path_line = critical_path_text(*session.model);
+        return;
+    }
+    session.critical_path_line =
+        fmt::format("critical path (step {}): finding it...", *session.wanted_step);
+    HoldRequest request;
+    request.step = session.wanted_step;
+    const TimelineModel* shown = &*session.model;
+    session.pending_analysis =
+        std::async(std::launch::async, [shown, request, source = session.reader->path().string()] {
+            return shown->analyse_holds(source, request);
+        });
+}
+
 }  // namespace
 
 bool open_trace(TraceSession& session, const std::filesystem::path& path,
@@ -85,6 +116,8 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
         // Asked before the load: a commit landing during it makes the next poll load again.
         session.data_version = session.reader->data_version();
         session.model = TimelineModel::load(*session.reader, run_id, false);
+        if (run_id != session.run_id)
+            session.wanted_step.reset();  // a reload of the shown run keeps its step
         session.run_id = run_id;
         session.live = false;  // poll_trace says when it is
         std::vector<traces::ErrorRecord> errors = session.reader->errors(run_id);
@@ -92,10 +125,14 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
             summarize(*session.model, traces::run_outcome(session.model->run(), errors));
         session.summary_line = summary_text(session.summary);
         session.critical_path_line = "critical path: finding it...";
+        HoldRequest request;  // stragglers as read_stragglers finds them
+        request.stragglers.threshold = session.straggler_threshold;
+        request.stragglers.calibrated_ns =
+            analysis::calibrated_stage_costs(session.reader->profile(run_id));
         const TimelineModel* shown = &*session.model;
-        session.pending_analysis =
-            std::async(std::launch::async, [shown, source = session.reader->path().string()] {
-                return shown->analyse_holds(source);
+        session.pending_analysis = std::async(
+            std::launch::async, [shown, request, source = session.reader->path().string()] {
+                return shown->analyse_holds(source, request);
             });
         session.events = session.reader->events(run_id);
         session.errors = traces::root_cause_first(std::move(errors));
@@ -106,6 +143,7 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
                 nlohmann::json::parse(decision.strategies, nullptr, false));
         session.error.clear();
         match_compared(session);
+        split_compared(session);
         return true;
     } catch (const std::exception& error) {
         session.error = error.what();
@@ -120,6 +158,7 @@ bool poll_analysis(TraceSession& session) {
     try {
         session.model->apply(session.pending_analysis.get());
         session.critical_path_line = critical_path_text(*session.model);
+        follow_wanted_step(session);  // a step chosen while the run's own analysis ran
     } catch (const std::exception& error) {
         session.critical_path_line = std::string("critical path: n/a (") + error.what() + ")";
     }
@@ -127,9 +166,15 @@ bool poll_analysis(TraceSession& session) {
 }
 
 void finish_analysis(TraceSession& session) {
-    if (session.pending_analysis.valid())
+    while (session.pending_analysis.valid()) {
         session.pending_analysis.wait();
-    poll_analysis(session);
+        poll_analysis(session);
+    }
+}
+
+void analyse_step(TraceSession& session, std::optional<int> step) {
+    session.wanted_step = step;
+    follow_wanted_step(session);
 }
 
 bool poll_trace(TraceSession& session, double now_s) {
@@ -167,6 +212,7 @@ void compare_with(TraceSession& session, std::int64_t run_id) {
     session.compared_run_id = 0;
     if (run_id == 0 || run_id == session.run_id) {
         match_compared(session);  // clears the previous comparison's matches
+        split_compared(session);
         return;
     }
     try {
@@ -178,6 +224,7 @@ void compare_with(TraceSession& session, std::int64_t run_id) {
         session.error = error.what();
     }
     match_compared(session);
+    split_compared(session);
 }
 
 std::string comparison_line(const TraceSession& session) {
@@ -185,6 +232,12 @@ std::string comparison_line(const TraceSession& session) {
         return "";
     return step_comparison_text(session.run_id, session.summary, session.compared_run_id,
                                 session.compared_summary);
+}
+
+std::vector<std::string> split_lines(const TraceSession& session, std::optional<int> step) {
+    if (!session.compared || !session.model)
+        return {};
+    return split_lines(session.split, step);
 }
 
 }  // namespace pipelens::viewer

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/viewer/recent_files.hpp"
+#include "app/viewer/run_comparison.hpp"
 #include "app/viewer/run_summary.hpp"
 #include "app/viewer/timeline_model.hpp"
 #include "traces/trace_reader.hpp"
@@ -40,9 +41,15 @@ struct TraceSession {
         std::int64_t delta_ns = 0;
     };
     std::vector<Difference> largest_differences;
-    // The critical path and bubbles' "waited on" of `model`, found on a thread after the load
-    // (poll_analysis applies it once ready); `model` is not replaced while it runs.
+    // The comparison as `pipelens diff` splits it (run_comparison.hpp), found once per comparison.
+    ComparisonSplit split;
+    // The critical path and bubbles' "waited on" of `model`, and its stragglers, found on a
+    // thread after the load (poll_analysis applies it once ready); `model` is not replaced
+    // while it runs. Then, when the step picker chooses a step, that step's alone, the same way.
     std::future<HoldAnalysis> pending_analysis;
+    std::optional<int> wanted_step;  // the step the analysis should be of (nullopt: the run)
+    // Above it a (rank, step) is a straggler (`pipelens summary --straggler-threshold`).
+    double straggler_threshold = analysis::kDefaultStragglerThreshold;
     RunSummary summary;           // of `model`: the header strip and the Ranks panel
     RunSummary compared_summary;  // of `compared`, when set
     std::string summary_line, critical_path_line;
@@ -81,6 +88,9 @@ bool show_run(TraceSession& session, std::int64_t run_id);
 // for it (screenshots, tests, benchmarks).
 bool poll_analysis(TraceSession& session);
 void finish_analysis(TraceSession& session);
+// Makes the critical path and bubble causes those of step `step` alone (nullopt: of the whole
+// run): found on a thread once the run's own analysis is applied; back to the whole run at once.
+void analyse_step(TraceSession& session, std::optional<int> step);
 // Where a fitted view of the shown run ends: its last action, or a failed run's root cause when
 // that came later (the action that failed never ended, so no action reaches it).
 std::int64_t fitted_end(const TraceSession& session);
@@ -93,5 +103,8 @@ bool poll_trace(TraceSession& session, double now_s);
 void compare_with(TraceSession& session, std::int64_t run_id);
 // The sidebar's comparison line (run_summary.hpp's step_comparison_text); empty without one.
 std::string comparison_line(const TraceSession& session);
+// The comparison's split for the step picker's choice (run_comparison.hpp's split_lines); empty
+// without a comparison.
+std::vector<std::string> split_lines(const TraceSession& session, std::optional<int> step);
 
 }  // namespace pipelens::viewer

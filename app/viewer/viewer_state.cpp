@@ -19,6 +19,7 @@ void reset_for_run(ViewerState& state) {
     state.timeline.hovered.reset();
     state.timeline.fitted = false;
     state.timeline.chosen_step.reset();
+    analyse_step(state.trace, std::nullopt);
     state.events_panel.scrub = -1;
     state.events_panel.replayed_event = -1;
     state.errors_panel = {};
@@ -49,6 +50,7 @@ void show_run(ViewerState& state, std::int64_t run_id) {
 void choose_step(ViewerState& state, std::optional<int> step) {
     state.timeline.chosen_step = step;
     state.timeline.fitted = false;
+    analyse_step(state.trace, step);  // the critical path and bubble causes follow the step
 }
 
 namespace {

@@ -48,7 +48,8 @@ void export_view_svg(ViewerState& state);
 void open_trace(ViewerState& state, const std::filesystem::path& path,
                 std::optional<std::int64_t> run_id = std::nullopt);
 void show_run(ViewerState& state, std::int64_t run_id);
-// The step picker: shows every step (nullopt) or step k, fitted to it at the next frame.
+// The step picker: shows every step (nullopt) or step k, fitted to it at the next frame, with
+// the critical path and bubble causes of that step alone (analyse_step).
 void choose_step(ViewerState& state, std::optional<int> step);
 // Polls the open trace (poll_trace, at most every kTracePollSeconds of `now_s`) and, when the
 // shown run grew, keeps the view on what it showed: a view of every step widens to the new end;

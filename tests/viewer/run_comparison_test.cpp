@@ -1,0 +1,173 @@
+// A real run against its simulation in the viewer's model, as `pipelens diff` and `pipelens
+// summary --stragglers` see them: both runs are simulations of 1F1B pp=2 m=4 (F 1000 ns, I and W
+// 1000 ns each, transfers 100 ns), the "real" one with rank 1 at 1.5x and recorded as real. Its
+// step-time difference is all speed; rank 1 is flagged a straggler with the exact cost; the
+// numbers equal engine/analysis's on the file's rows; a pair diff refuses has no split.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/viewer/rank_stragglers.hpp"
+#include "app/viewer/trace_session.hpp"
+#include "engine/analysis/run_divergence.hpp"
+#include "engine/analysis/stragglers.hpp"
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/lower.hpp"
+#include "sim/simulation_trace.hpp"
+#include "sim/simulator.hpp"
+#include "tests/cli/sqlite_edit.hpp"
+#include "tests/fresh_trace.hpp"
+#include "traces/trace_writer.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+namespace fs = std::filesystem;
+
+void record(traces::TraceWriter& writer, ScheduleKind kind, std::vector<double> slowdown) {
+    const Schedule lowered = lower(generate_schedule({kind, 2, 1, 4}));
+    sim::CostModel costs;
+    costs.stages = {sim::StageCost{1000, 1000, 1000, std::nullopt}};
+    costs.intra_host.latency_ns = 100;
+    costs.inter_host.latency_ns = 100;
+    costs.rank_slowdown = std::move(slowdown);
+    traces::RunRecord run;
+    run.schedule = lowered.name;
+    run.pp = 2;
+    run.m = 4;
+    sim::record_simulation(writer, lowered, costs, sim::simulate(lowered, costs), run);
+}
+
+// Run 1: the simulation; run 2: the "real" run, rank 1 at 1.5x (a simulation records itself as
+// one: relabelled as `pipelens diff`'s tests do); run 3 (`gpipe`): GPipe.
+fs::path real_and_simulated(const std::string& name, bool gpipe = false) {
+    const fs::path path = testing::fresh_trace(name);
+    {
+        traces::TraceWriter writer(path);
+        record(writer, ScheduleKind::one_f_one_b, {});
+        record(writer, ScheduleKind::one_f_one_b, {1, 1.5});
+        if (gpipe)
+            record(writer, ScheduleKind::gpipe, {});
+    }
+    EXPECT_EQ(testing::edit_trace(path, "UPDATE runs SET kind = 'real' WHERE id = 2"), 1);
+    return path;
+}
+
+// 1F1B pp=2 m=4: (m + pp - 1) (F + B) and four transfers on the critical path; at 1.5x, rank 1's
+// four F and B (18 us) between rank 0's first F and its last B, each across a transfer.
+constexpr std::int64_t kSimulatedStepNs = 5 * 3000 + 4 * 100;             // 15.400 us
+constexpr std::int64_t kRealStepNs = 1000 + 100 + 4 * 4500 + 100 + 2000;  // 21.200 us
+
+TEST(RunComparison, ARealRunAgainstItsSimulationIsSplitAsDiffSplitsIt) {
+    const fs::path path = real_and_simulated("comparison_split");
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    ASSERT_EQ(session.run_id, 2);
+    EXPECT_TRUE(split_lines(session, std::nullopt).empty());  // nothing compared yet
+    compare_with(session, 1);
+    ASSERT_TRUE(session.split.divergence) << session.split.refused;
+    const analysis::RunDivergence& divergence = *session.split.divergence;
+    ASSERT_EQ(divergence.steps.size(), 1u);
+    const analysis::StepDivergence& step = divergence.steps[0];
+    EXPECT_EQ(step.step_time.measured, kRealStepNs);
+    EXPECT_EQ(step.step_time.simulated, kSimulatedStepNs);
+    EXPECT_EQ(step.split.speed_ns, kRealStepNs - kSimulatedStepNs);  // all of it speed
+    EXPECT_EQ(step.split.kinds_ns, 0);
+    EXPECT_EQ(step.split.communication_ns, 0);
+    EXPECT_EQ(step.split.ordering_ns, 0);
+    const std::vector<std::string> lines = {
+        "run 2 (real) 21.200 us vs run 1 (sim) 15.400 us: +5.800 us",
+        "speed +5.800 us  kinds 0 ns  communication 0 ns  ordering 0 ns"};
+    EXPECT_EQ(split_lines(session, std::nullopt), lines);
+    EXPECT_EQ(split_lines(session, 0), (std::vector<std::string>{"step 0: " + lines[0], lines[1]}));
+    EXPECT_EQ(split_lines(session, 1),
+              std::vector<std::string>{"step 1: no step of the other run to compare"});
+
+    // What `pipelens diff` computes from the file's rows: the same numbers.
+    const traces::TraceReader reader(path);
+    const analysis::RunDivergence from_file = analysis::run_divergence(
+        analysis::read_timed_schedule(reader, 2), analysis::read_timed_schedule(reader, 1));
+    ASSERT_EQ(from_file.steps.size(), 1u);
+    EXPECT_EQ(from_file.steps[0].step_time.measured, step.step_time.measured);
+    EXPECT_EQ(from_file.steps[0].step_time.simulated, step.step_time.simulated);
+    EXPECT_EQ(from_file.steps[0].split.speed_ns, step.split.speed_ns);
+    EXPECT_EQ(from_file.steps[0].split.ordering_ns, step.split.ordering_ns);
+    fs::remove(path);
+}
+
+TEST(RunComparison, TheRealRunIsTheMeasuredSideWhicheverIsShown) {
+    const fs::path path = real_and_simulated("comparison_sides");
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path, 1)) << session.error;  // the simulation shown
+    compare_with(session, 2);
+    EXPECT_FALSE(session.split.shown_measured);
+    EXPECT_EQ(session.split.measured.id, 2);
+    EXPECT_EQ(split_lines(session, std::nullopt),
+              (std::vector<std::string>{
+                  "run 2 (real) 21.200 us vs run 1 (sim) 15.400 us: +5.800 us",
+                  "speed +5.800 us  kinds 0 ns  communication 0 ns  ordering 0 ns"}));
+    fs::remove(path);
+}
+
+TEST(RunComparison, APairDiffRefusesHasNoSplitAndSaysWhy) {
+    const fs::path path = real_and_simulated("comparison_refused", true);
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path, 2)) << session.error;
+    compare_with(session, 3);
+    EXPECT_FALSE(session.split.divergence);
+    EXPECT_EQ(
+        split_lines(session, std::nullopt),
+        std::vector<std::string>{"no split: run 2 has schedule 1F1B but run 3 has schedule GPipe"});
+    compare_with(session, 0);  // no comparison: no lines
+    EXPECT_TRUE(split_lines(session, std::nullopt).empty());
+    fs::remove(path);
+}
+
+TEST(RunComparison, TheSlowRankIsAStragglerWithItsExactCost) {
+    const fs::path path = real_and_simulated("comparison_straggler");
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    finish_analysis(session);
+    const analysis::StragglerReport& report = session.model->stragglers();
+    EXPECT_FALSE(report.calibrated);  // no profile rows: the other ranks are the reference
+    ASSERT_EQ(report.flagged.size(), 1u);
+    const analysis::RankStraggle& flagged = report.flagged[0];
+    EXPECT_EQ(flagged.rank, 1);
+    EXPECT_EQ(flagged.step, 0);
+    EXPECT_EQ(flagged.ratio, 1.5);
+    EXPECT_TRUE(flagged.on_critical_path);
+    EXPECT_EQ(flagged.cost_ns, kRealStepNs - kSimulatedStepNs);
+    EXPECT_EQ(straggle_text(flagged, report.calibrated),
+              "rank 1: 1.50x the reference compute at step 0, on the critical path, cost "
+              "5.800 us");
+    EXPECT_EQ(marked_ranks(report, 2, std::nullopt), (std::vector<bool>{false, true}));
+    EXPECT_EQ(marked_ranks(report, 2, 0), (std::vector<bool>{false, true}));
+    EXPECT_EQ(marked_ranks(report, 2, 1), (std::vector<bool>{false, false}));
+    EXPECT_EQ(rank_straggles(report, 1, std::nullopt).size(), 1u);
+    EXPECT_TRUE(rank_straggles(report, 0, std::nullopt).empty());
+    EXPECT_TRUE(rank_straggles(report, 1, 1).empty());
+
+    // `pipelens summary --stragglers` reads the same from the file.
+    const traces::TraceReader reader(path);
+    const analysis::StragglerReport from_file = analysis::read_stragglers(reader, reader.run(2));
+    ASSERT_EQ(from_file.flagged.size(), 1u);
+    EXPECT_EQ(from_file.flagged[0].ratio, flagged.ratio);
+    EXPECT_EQ(from_file.flagged[0].cost_ns, flagged.cost_ns);
+    EXPECT_EQ(from_file.steps[0].relative_throughput, report.steps[0].relative_throughput);
+
+    // The simulation has no straggler; a threshold at the ratio flags none.
+    ASSERT_TRUE(show_run(session, 1));
+    finish_analysis(session);
+    EXPECT_TRUE(session.model->stragglers().flagged.empty());
+    session.straggler_threshold = 1.5;
+    ASSERT_TRUE(show_run(session, 2));
+    finish_analysis(session);
+    EXPECT_TRUE(session.model->stragglers().flagged.empty());
+    EXPECT_EQ(session.model->stragglers().threshold, 1.5);
+    fs::remove(path);
+}
+
+}  // namespace
+}  // namespace pipelens::viewer

@@ -1,0 +1,121 @@
+// The critical path and bubble causes following the step picker, on a 3-step trace
+// (multi_step_trace.hpp: 1F1B pp=2 m=1, no transfers, so an F of stage 1 waits for stage 0's F
+// directly and a B of stage 0 for stage 1's B). Over the whole run each input's producer is the
+// first action with its text (critical_path.hpp's rules), step 0's, so past step 0 the path stays
+// on rank 0's stream; one step alone has its own pipeline's path; a step's gaps wait on nothing
+// before the step; the gaps of other steps keep the whole run's causes; going back to every step
+// restores the whole run's analysis.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <vector>
+
+#include "app/viewer/run_summary.hpp"
+#include "app/viewer/trace_session.hpp"
+#include "tests/viewer/multi_step_trace.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+// Each rank's compute lane holds its F and B of each step: step k's F at index 2k, its B at
+// 2k + 1.
+ActionLocation compute(int rank, std::size_t index) {
+    return {rank, false, index};
+}
+
+std::size_t flagged_count(const TimelineModel& model) {
+    std::size_t count = 0;
+    for (const RankTimeline& rank : model.ranks())
+        for (const Lane* lane : {&rank.compute, &rank.communication})
+            for (const TimelineAction& action : lane->actions)
+                count += action.on_critical_path;
+    return count;
+}
+
+// The bubble of `rank` that ends in its compute action `before`.
+const Bubble& bubble_before(const TimelineModel& model, int rank, std::int32_t before) {
+    for (const Bubble& bubble : model.ranks()[static_cast<std::size_t>(rank)].bubbles)
+        if (bubble.before == before)
+            return bubble;
+    ADD_FAILURE() << "no bubble before " << before << " on rank " << rank;
+    return model.ranks()[0].bubbles.front();
+}
+
+TEST(StepAnalysis, TheWholeRunsPathRunsThroughEveryStep) {
+    const auto path = testing::multi_step_trace("analysis_whole", 3);
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    finish_analysis(session);
+    const TimelineModel& model = *session.model;
+    EXPECT_EQ(model.analysed_step(), std::nullopt);
+    const std::vector<ActionLocation> expected = {compute(0, 0), compute(1, 0), compute(1, 1),
+                                                  compute(0, 1), compute(0, 2), compute(0, 3),
+                                                  compute(0, 4), compute(0, 5)};
+    EXPECT_EQ(model.critical_path().actions, expected);
+    EXPECT_EQ(flagged_count(model), 8u);
+    EXPECT_EQ(session.critical_path_line, "critical path: F 15% B 29% waiting 55%");
+}
+
+TEST(StepAnalysis, AStepAloneHasItsOwnPathAndBubbleCauses) {
+    const auto path = testing::multi_step_trace("analysis_step", 3);
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    analyse_step(session, 1);  // chosen while the whole run's analysis may still run
+    finish_analysis(session);
+    const TimelineModel& model = *session.model;
+    ASSERT_EQ(model.analysed_step(), std::optional<int>(1));
+    ASSERT_TRUE(model.critical_path().error.empty()) << model.critical_path().error;
+    // Step 1's pipeline: 0F0 [10000, 11000), 1F0 [11200, 12200) after it, 1B0 to 13800, 0B0
+    // [14000, 16000): the 200 ns before each of the last three waited; the step ends at 6000.
+    const std::vector<ActionLocation> expected = {compute(0, 2), compute(1, 2), compute(1, 3),
+                                                  compute(0, 3)};
+    EXPECT_EQ(model.critical_path().actions, expected);
+    EXPECT_EQ(flagged_count(model), 4u);
+    const auto& share = model.critical_path().share_ns;
+    EXPECT_EQ(share[static_cast<int>(analysis::PathShare::forward)], 2000);
+    EXPECT_EQ(share[static_cast<int>(analysis::PathShare::full_backward)], 3600);
+    EXPECT_EQ(share[static_cast<int>(analysis::PathShare::waiting)], 400);
+    EXPECT_EQ(session.critical_path_line, "critical path (step 1): F 33% B 60% waiting 7%");
+
+    // Rank 0's gap before step 1's F: over the whole run it waited for step 0's B (a click goes
+    // there); alone, the step's first F waited for nothing. Rank 1's gap before step 1's F
+    // waited for its own step 0's B over the whole run (idle); alone, for rank 0's F of step 1.
+    EXPECT_EQ(bubble_before(model, 0, 2).waited_on, std::nullopt);
+    const RankTimeline& rank1 = model.ranks()[1];
+    EXPECT_EQ(bubble_before(model, 1, 2).waited_on, std::optional(compute(0, 2)));
+    EXPECT_EQ(model.describe(rank1, bubble_before(model, 1, 2)), "waiting on rank 0 (0F0)");
+    EXPECT_EQ(bubble_before(model, 0, 3).waited_on, std::optional(compute(1, 3)));
+    EXPECT_EQ(model.describe(model.ranks()[0], bubble_before(model, 0, 3)),
+              "waiting on rank 1 (1B0)");
+    // Step 2's gaps keep the whole run's causes: each waited for its own rank's stream.
+    EXPECT_EQ(bubble_before(model, 0, 4).waited_on, std::optional(compute(0, 3)));
+    EXPECT_EQ(bubble_before(model, 1, 4).waited_on, std::optional(compute(1, 3)));
+    EXPECT_EQ(model.describe(rank1, bubble_before(model, 1, 4)), "idle");
+
+    analyse_step(session, std::nullopt);  // every step again: at once, nothing analysed again
+    EXPECT_FALSE(session.pending_analysis.valid());
+    EXPECT_EQ(model.analysed_step(), std::nullopt);
+    EXPECT_EQ(model.critical_path().actions.size(), 8u);
+    EXPECT_EQ(flagged_count(model), 8u);
+    EXPECT_EQ(bubble_before(model, 0, 2).waited_on, std::optional(compute(0, 1)));
+    EXPECT_EQ(bubble_before(model, 1, 2).waited_on, std::optional(compute(1, 1)));
+    EXPECT_EQ(model.describe(rank1, bubble_before(model, 1, 2)), "idle");
+    EXPECT_EQ(session.critical_path_line, "critical path: F 15% B 29% waiting 55%");
+}
+
+TEST(StepAnalysis, AStepTheRunDoesNotHaveSaysSoAndAReloadKeepsTheStep) {
+    const auto path = testing::multi_step_trace("analysis_missing", 2);
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    analyse_step(session, 5);
+    finish_analysis(session);
+    EXPECT_EQ(session.model->analysed_step(), std::optional<int>(5));
+    EXPECT_EQ(session.critical_path_line, "critical path (step 5): n/a (the run has no step 5)");
+    ASSERT_TRUE(show_run(session, session.run_id));  // a reload of the shown run keeps the step
+    finish_analysis(session);
+    EXPECT_EQ(session.model->analysed_step(), std::optional<int>(5));
+}
+
+}  // namespace
+}  // namespace pipelens::viewer
