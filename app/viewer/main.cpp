@@ -2,6 +2,7 @@
 // from the command line, the path box, recent files or by dropping them on the window.
 //   --compare RUN  ghost bars of another run of the same trace, with step and per-rank deltas
 //   --no-critical-path  start with the critical path hidden
+//   --straggler-threshold X  mark ranks whose compute ran above X times its reference (1.2)
 //   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5] [--step N]
 //     [--panel events|errors|ranks|sharding] [--event N] [--error N] [--tensor output|inputN]
 //     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
@@ -89,6 +90,8 @@ void open_start_trace(const Options& options, ViewerState& state) {
     if (options.screenshot.empty())
         state.trace.recent_files =
             RecentFiles::kept_in(config_directory_from_environment() / "recent_files");
+    if (options.straggler_threshold)
+        state.trace.straggler_threshold = *options.straggler_threshold;
     if (!options.trace.empty())
         open_trace(state, options.trace, options.run);
     if (options.compare && state.trace.model) {

@@ -1,5 +1,5 @@
 // Sidebar: file, runs, the step picker and per-step figures, search, selection details, comparison
-// summary, the colour key.
+// summary (with diff's split of the step-time difference), the colour key.
 #include "app/viewer/sidebar_panel.hpp"
 
 #include <algorithm>
@@ -128,8 +128,9 @@ std::string signed_duration(std::int64_t delta_ns) {
     return fmt::format("{}{}", delta_ns >= 0 ? '+' : '-', format_duration(std::abs(delta_ns)));
 }
 
-// The step and each rank's busy time against the compared run, then the actions whose
-// durations differ most (a click selects one).
+// The step against the compared run, and `pipelens diff`'s split of the difference for the
+// picked step (or over every step); each rank's busy time; then the actions whose durations
+// differ most (a click selects one).
 void draw_comparison(ViewerState& state) {
     if (!state.trace.compared || !state.trace.model)
         return;
@@ -137,6 +138,8 @@ void draw_comparison(ViewerState& state) {
     const TimelineModel& other = *state.trace.compared;
     ImGui::Separator();
     ImGui::TextWrapped("%s", comparison_line(state.trace).c_str());
+    for (const std::string& line : split_lines(state.trace, state.timeline.chosen_step))
+        ImGui::TextWrapped("%s", line.c_str());
     for (const RankTimeline& rank : shown.ranks())
         if (static_cast<std::size_t>(rank.rank) < other.ranks().size())
             ImGui::Text(

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "app/viewer/rank_raster.hpp"
+#include "app/viewer/rank_stragglers.hpp"
 #include "app/viewer/viewer_state.hpp"
 #include "engine/schedule/action.hpp"
 #include "traces/root_cause.hpp"
@@ -107,6 +108,37 @@ void draw_step_boundaries(ImDrawList* draw, const std::vector<RunStep>& steps,
                       fmt::format("step {}", steps[index].step).c_str());
     }
     draw->PopClipRect();
+}
+
+void draw_straggler_marks(ImDrawList* draw, const ViewerState& state, float area_bottom) {
+    const TimelineModel& model = *state.trace.model;
+    const analysis::StragglerReport& report = model.stragglers();
+    if (report.flagged.empty())
+        return;
+    const TimelineGeometry& geometry = state.timeline.geometry;
+    const std::optional<int> step = state.timeline.chosen_step;
+    const std::vector<bool> marked =
+        marked_ranks(report, static_cast<int>(model.ranks().size()), step);
+    const float row_height = geometry.compact ? geometry.lane_height() : 2 * kLaneHeight + kLaneGap;
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    for (int rank = 0; rank < static_cast<int>(marked.size()); ++rank) {
+        if (!marked[static_cast<std::size_t>(rank)])
+            continue;
+        const float top = geometry.lane_top(rank, false);
+        if (top + row_height < kLanesTop || top > area_bottom)
+            continue;
+        draw->AddRectFilled({kStragglerMarkLeft, top},
+                            {kStragglerMarkLeft + kStragglerMarkWidth, top + row_height},
+                            colour(kStraggler));
+        if (!ImGui::IsWindowHovered() || mouse.x < kSidebarWidth || mouse.x >= geometry.left ||
+            mouse.y < std::max(top, kLanesTop) || mouse.y >= top + row_height)
+            continue;
+        ImGui::BeginTooltip();
+        for (const analysis::RankStraggle& straggle : rank_straggles(report, rank, step))
+            ImGui::TextColored(ImColor(colour(kStraggler)), "%s",
+                               straggle_text(straggle, report.calibrated).c_str());
+        ImGui::EndTooltip();
+    }
 }
 
 namespace {

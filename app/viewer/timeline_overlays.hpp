@@ -37,6 +37,10 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
 // current view outlined; a click or drag in it centres the view there.
 void draw_overview(ImDrawList* draw, ViewerState& state);
 
+// A bar left of each straggling rank's label (rank_stragglers.hpp: flagged in the chosen step,
+// or in any step), and, over a marked row's gutter, a tooltip with each flagged step's figures.
+void draw_straggler_marks(ImDrawList* draw, const ViewerState& state, float area_bottom);
+
 // The critical path: a strip over each of its actions in view and a line where it changes lane.
 void draw_critical_path(ImDrawList* draw, const TimelineModel& model,
                         const TimelineGeometry& geometry, float area_bottom);

@@ -589,6 +589,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     const std::size_t visible_communication =
         geometry.compact ? draw_compact_rows(draw, state.timeline, model, area_bottom)
                          : draw_rank_rows(draw, model, geometry, area_bottom);
+    draw_straggler_marks(draw, state, area_bottom);
     // Everything after the rows stays within the lanes: nothing crosses the rank labels.
     draw->PushClipRect({geometry.left, kLanesTop}, {geometry.left + geometry.width, area_bottom},
                        true);

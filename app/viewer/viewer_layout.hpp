@@ -82,6 +82,11 @@ inline constexpr Rgb kStepBoundary = {180, 140, 255};
 inline constexpr Rgb kLiveMarker = {255, 80, 80};      // "LIVE": the trace is still being written
 inline constexpr Rgb kCriticalPath = {255, 255, 255};  // strip over the path's actions, its links
 inline constexpr float kCriticalStrip = 4;             // the strip's height, at the lane's top
+// A straggling rank (rank_stragglers.hpp): a bar at the gutter's left edge, left of the rank's
+// label, from its compute lane's top to its communication lane's bottom (a fitted row: the row).
+inline constexpr Rgb kStraggler = {0, 230, 255};
+inline constexpr float kStragglerMarkLeft = kSidebarWidth + 1;
+inline constexpr float kStragglerMarkWidth = 4;
 
 // The colour key, at the bottom of the sidebar in two columns: a swatch and a name per entry.
 struct LegendEntry {
@@ -104,6 +109,7 @@ inline constexpr LegendEntry kLegend[] = {
     {"critical path", kCriticalPath},
     {"failure", kErrorMarker},
     {"step start", kStepBoundary},
+    {"straggler", kStraggler},
 };
 inline constexpr int kLegendSize = static_cast<int>(sizeof kLegend / sizeof kLegend[0]);
 inline constexpr float kLegendRowHeight = 17;

@@ -25,6 +25,9 @@ void add_viewer_options(CLI::App& app, ViewerOptions& options) {
                    "Sharding panel: the tensor drawn on the mesh, output or inputN");
     app.add_flag("--no-critical-path", options.no_critical_path,
                  "Start with the critical path hidden (C shows it)");
+    app.add_option("--straggler-threshold", options.straggler_threshold,
+                   "Mark a rank whose compute ran more than this many times its reference (1.2)")
+        ->check(CLI::PositiveNumber);
 }
 
 }  // namespace pipelens::viewer

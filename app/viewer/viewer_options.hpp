@@ -29,6 +29,8 @@ struct ViewerOptions {
     int step = -1;  // a run of several steps: show this one (-1: every step)
     std::string tensor;
     bool no_critical_path = false;
+    // Unset: engine/analysis/stragglers' default, as `pipelens summary --stragglers` uses.
+    std::optional<double> straggler_threshold;
 };
 
 // Adds the viewer's options to `command`; `options` must outlive the parse. The trace is the
