@@ -2,7 +2,8 @@
 // summary --stragglers` see them: both runs are simulations of 1F1B pp=2 m=4 (F 1000 ns, I and W
 // 1000 ns each, transfers 100 ns), the "real" one with rank 1 at 1.5x and recorded as real. Its
 // step-time difference is all speed; rank 1 is flagged a straggler with the exact cost; the
-// numbers equal engine/analysis's on the file's rows; a pair diff refuses has no split.
+// numbers equal engine/analysis's on the file's rows; a pair diff refuses has no split; runs of
+// several steps show the medians and the mean split, or a picked step's row.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -19,6 +20,7 @@
 #include "sim/simulator.hpp"
 #include "tests/cli/sqlite_edit.hpp"
 #include "tests/fresh_trace.hpp"
+#include "tests/viewer/multi_step_trace.hpp"
 #include "traces/trace_writer.hpp"
 
 namespace pipelens::viewer {
@@ -166,6 +168,35 @@ TEST(RunComparison, TheSlowRankIsAStragglerWithItsExactCost) {
     finish_analysis(session);
     EXPECT_TRUE(session.model->stragglers().flagged.empty());
     EXPECT_EQ(session.model->stragglers().threshold, 1.5);
+    fs::remove(path);
+}
+
+// Two runs of three steps (multi_step_trace.hpp), the same times: every step's row and the
+// medians over the steps are zeros, each named as diff names them.
+TEST(RunComparison, OverSeveralStepsTheMediansAndTheMeanSplitOrOneStepsRow) {
+    const fs::path path = testing::fresh_trace("comparison_steps");
+    {
+        traces::TraceWriter writer(path);
+        for (int run = 0; run < 2; ++run) {
+            const std::int64_t id = testing::begin_multi_step_run(writer);
+            for (int step = 0; step < 3; ++step)
+                testing::write_step(writer, id, step);
+            writer.finish_run(id, testing::kStepSpanNs, 0.5);
+        }
+    }
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    compare_with(session, 1);
+    ASSERT_TRUE(session.split.divergence) << session.split.refused;
+    EXPECT_EQ(session.split.divergence->steps.size(), 3u);
+    EXPECT_EQ(split_lines(session, std::nullopt),
+              (std::vector<std::string>{
+                  "over 3 steps, median: run 2 (sim) 6.000 us vs run 1 (sim) 6.000 us: 0 ns",
+                  "mean speed 0 ns  kinds 0 ns  communication 0 ns  ordering 0 ns"}));
+    EXPECT_EQ(
+        split_lines(session, 2),
+        (std::vector<std::string>{"step 2: run 2 (sim) 6.000 us vs run 1 (sim) 6.000 us: 0 ns",
+                                  "speed 0 ns  kinds 0 ns  communication 0 ns  ordering 0 ns"}));
     fs::remove(path);
 }
 
