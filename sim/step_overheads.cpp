@@ -85,6 +85,17 @@ double selective_recompute_bytes(const GptShape& shape, std::int64_t microbatch_
     return 4 * scores * dtype_element_bytes(dtype) + scores * kMaskBytes;
 }
 
+double attention_matmul_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
+                              DType dtype) {
+    const double e = element_count(shape, microbatch_size);
+    return (score_count(shape, microbatch_size, tp) + 2 * e / tp) * dtype_element_bytes(dtype);
+}
+
+double attention_matmul_flops(const GptShape& shape, std::int64_t microbatch_size, int tp) {
+    const double s = static_cast<double>(shape.sequence);
+    return 2 * s * element_count(shape, microbatch_size) / tp;
+}
+
 PassBytes embedding_bytes(const GptShape& shape, std::int64_t microbatch_size, DType dtype) {
     const double e = element_count(shape, microbatch_size);
     const double element = dtype_element_bytes(dtype);

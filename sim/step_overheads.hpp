@@ -54,6 +54,14 @@ PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatc
 double selective_recompute_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
                                  DType dtype);
 
+// One of the attention's batched matrix multiplies on one of `tp` GPUs, as unfused attention
+// runs them (forward Q K^T and P V; backward dP, dV, dQ and dK): each reads or writes the GPU's
+// share of the scores once (S/tp elements) and two s b h / tp operands, (S + 2E)/tp elements.
+double attention_matmul_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
+                              DType dtype);
+// The FLOPs of one of them: 2 s^2 b h / tp.
+double attention_matmul_flops(const GptShape& shape, std::int64_t microbatch_size, int tp);
+
 // The first stage's embedding: forward reads the word rows and the position rows, writes their
 // sum, and its dropout reads it and writes the result and a mask (5E elements, E mask bytes);
 // backward the dropout's gradient (2E, E mask bytes) and the scatter-add of the word rows'

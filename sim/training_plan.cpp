@@ -127,7 +127,54 @@ struct StageWork {
         std::int64_t total() const { return forward + input + weight; }
     };
     Passes matmul, output_matmul, memory_bound, edges, accumulation, tensor_parallel;
+    Passes attention_memory, pipeline_transfer;
 };
+
+// The activation crossing a stage boundary per microbatch, whole (one tp rank's copy).
+std::int64_t boundary_bytes(const PlanLayout& layout, const ModelSpec& model,
+                            const PlanOptions& options) {
+    const GptShape& shape = model.shape;
+    return shape.sequence * layout.microbatch_size * shape.hidden *
+           dtype_element_bytes(options.dtype) / (options.sequence_parallel ? layout.tp : 1);
+}
+
+// What one blocking pipeline transfer stalls the GPU for: its tp-th of the boundary over the
+// link to the neighbouring stage (tp x dp GPUs away in Megatron's rank order, so on another host
+// once tp x dp fills one), then the receiving tp group's all-gather of the whole over NVLink
+// (a ring: (tp - 1)/tp of it through each GPU). Under sequence parallelism the boundary is
+// already split, and nothing is gathered.
+std::int64_t blocking_transfer_ns(const PlanLayout& layout, const ModelSpec& model,
+                                  const ClusterSpec& cluster, const PlanOptions& options) {
+    const double whole = static_cast<double>(boundary_bytes(layout, model, options));
+    const bool split = !options.sequence_parallel && layout.tp > 1;
+    const sharding::MeshLinks& links = cluster.links;
+    const bool across_hosts = layout.tp * layout.dp >= cluster.gpus_per_host;
+    const double link_gb_per_s =
+        across_hosts ? links.inter_host_gb_per_s : links.intra_host_gb_per_s;
+    const double latency_us =
+        across_hosts ? links.inter_host_latency_us : links.intra_host_latency_us;
+    double ns = latency_us * 1000 + (split ? whole / layout.tp : whole) / link_gb_per_s;
+    if (split)
+        ns += links.collective_latency_us * 1000 +
+              whole * (layout.tp - 1) / layout.tp / links.intra_host_gb_per_s;
+    return static_cast<std::int64_t>(std::ceil(ns));
+}
+
+// What the attention's batched matrix multiplies take beyond their FLOPs at the achieved rate:
+// per multiply, its bytes at HBM bandwidth less its arithmetic, where that is more. Forward runs
+// two, the input gradient four, and both recomputes (full and selective) the forward's two again.
+StageWork::Passes attention_memory_excess(std::int64_t layers, const PlanLayout& layout,
+                                          const ModelSpec& model, const ClusterSpec& cluster,
+                                          const PlanOptions& options, double flops_per_ns) {
+    const std::int64_t memory = memory_ns(
+        attention_matmul_bytes(model.shape, layout.microbatch_size, layout.tp, options.dtype),
+        cluster.memory_gb_per_s);
+    const std::int64_t arithmetic = arithmetic_ns(
+        attention_matmul_flops(model.shape, layout.microbatch_size, layout.tp), flops_per_ns);
+    const std::int64_t excess = std::max<std::int64_t>(0, memory - arithmetic);
+    const int input = options.recompute == Recompute::none ? 4 : 6;
+    return {layers * 2 * excess, layers * input * excess, 0};
+}
 
 StageWork stage_work(int stage, int stages, const PlanLayout& layout, const ModelSpec& model,
                      const ClusterSpec& cluster, const PlanOptions& options,
@@ -150,6 +197,10 @@ StageWork stage_work(int stage, int stages, const PlanLayout& layout, const Mode
     result.tensor_parallel = {layers * tp_cost.forward_ns, layers * tp_cost.backward_ns, 0};
     if (options.recompute == Recompute::full)  // the recomputed forward's collectives
         result.tensor_parallel.input += layers * tp_cost.forward_ns;
+    if (options.blocking_pipeline_transfers) {  // sent after F by all but the last stage,
+        const std::int64_t transfer = blocking_transfer_ns(layout, model, cluster, options);
+        result.pipeline_transfer = {last ? 0 : transfer, first ? 0 : transfer, 0};  // after I
+    }
     const double bandwidth = cluster.memory_gb_per_s;
     if (bandwidth <= 0)
         return result;
@@ -163,6 +214,9 @@ StageWork stage_work(int stage, int stages, const PlanLayout& layout, const Mode
             selective_recompute_bytes(shape, layout.microbatch_size, layout.tp, options.dtype);
     result.memory_bound = {memory_ns(layers * layer.forward, bandwidth),
                            memory_ns(layers * (layer.backward + recomputed), bandwidth), 0};
+    if (options.attention_matmul_memory)
+        result.attention_memory =
+            attention_memory_excess(layers, layout, model, cluster, options, flops_per_ns);
     PassBytes edges;
     if (first) {
         const PassBytes embedding = embedding_bytes(shape, layout.microbatch_size, options.dtype);
@@ -198,23 +252,29 @@ CostModel step_cost_model(const PlanLayout& layout, const ModelSpec& model,
         layer_activation_bytes(shape, layout.microbatch_size, layout.tp, options.recompute,
                                options.sequence_parallel) *
         element / 2;  // the closed forms are at 16-bit precision
-    const std::int64_t boundary = shape.sequence * layout.microbatch_size * shape.hidden * element /
-                                  (options.sequence_parallel ? layout.tp : 1);
+    const std::int64_t boundary = boundary_bytes(layout, model, options);
     CostModel costs;
     for (int stage = 0; stage < stages; ++stage) {
         const StageWork work = stage_work(stage, stages, layout, model, cluster, options, tp_cost);
         StageCost cost;
         cost.forward_arithmetic_ns = work.matmul.forward + work.memory_bound.forward +
-                                     work.edges.forward + work.accumulation.forward;
-        cost.input_arithmetic_ns = work.matmul.input + work.memory_bound.input + work.edges.input +
+                                     work.attention_memory.forward + work.edges.forward +
+                                     work.accumulation.forward;
+        cost.input_arithmetic_ns = work.matmul.input + work.memory_bound.input +
+                                   work.attention_memory.input + work.edges.input +
                                    work.accumulation.input;
         cost.weight_arithmetic_ns = work.matmul.weight + work.memory_bound.weight +
-                                    work.edges.weight + work.accumulation.weight;
-        cost.forward_ns = cost.forward_arithmetic_ns + work.tensor_parallel.forward;
-        cost.input_ns = cost.input_arithmetic_ns + work.tensor_parallel.input;
+                                    work.attention_memory.weight + work.edges.weight +
+                                    work.accumulation.weight;
+        cost.forward_ns = cost.forward_arithmetic_ns + work.tensor_parallel.forward +
+                          work.pipeline_transfer.forward;
+        cost.input_ns =
+            cost.input_arithmetic_ns + work.tensor_parallel.input + work.pipeline_transfer.input;
         cost.weight_ns = cost.weight_arithmetic_ns + work.tensor_parallel.weight;
         costs.stages.push_back(cost);
-        costs.activation_bytes.push_back(boundary);
+        // A blocking transfer is paid inside the sender's computation, which the receiver waits
+        // for: the link then carries no bytes of its own, only its latency.
+        costs.activation_bytes.push_back(options.blocking_pipeline_transfers ? 0 : boundary);
         costs.held_activation_bytes.push_back(held);
     }
     costs.intra_host =
@@ -247,11 +307,13 @@ void split_arithmetic(const Schedule& lowered, const RankResult& rank, const Pla
         const StageWork work = stage_work(stage, stages, layout, model, cluster, options, tp_cost);
         parts.output_matmul_ns += layout.m * work.output_matmul.total();
         parts.memory_bound_ns += layout.m * work.memory_bound.total();
+        parts.attention_memory_ns += layout.m * work.attention_memory.total();
+        parts.pipeline_transfer_ns += layout.m * work.pipeline_transfer.total();
         parts.embedding_and_output_ns += layout.m * work.edges.total();
         parts.gradient_accumulation_ns += layout.m * work.accumulation.total();
     }
-    parts.compute_ns = rank.arithmetic_ns - parts.memory_bound_ns - parts.embedding_and_output_ns -
-                       parts.gradient_accumulation_ns;
+    parts.compute_ns = rank.arithmetic_ns - parts.memory_bound_ns - parts.attention_memory_ns -
+                       parts.embedding_and_output_ns - parts.gradient_accumulation_ns;
 }
 
 // One GPU's parameters on the most loaded rank: its layers over tp, and the first rank's word
@@ -262,6 +324,22 @@ double rank_parameters(const PlanLayout& layout, const GptShape& shape) {
     const double embedding =
         static_cast<double>(shape.vocabulary + shape.sequence) * static_cast<double>(shape.hidden);
     return (layers * gpt_layer_parameter_count(shape.hidden) + embedding) / layout.tp;
+}
+
+// The word embedding's gradient (V h / tp values, reduced in fp32 as the data-parallel
+// gradients are) all-reduced between the first and the last stage: two GPUs, (pp - 1) x tp x dp
+// apart, so a ring of two that moves the whole once each way over their link.
+std::int64_t embedding_reduce_ns(const PlanLayout& layout, const GptShape& shape,
+                                 const ClusterSpec& cluster) {
+    if (layout.pp <= 1)
+        return 0;
+    const double bytes =
+        static_cast<double>(shape.vocabulary) * static_cast<double>(shape.hidden) * 4 / layout.tp;
+    const bool across_hosts = (layout.pp - 1) * layout.tp * layout.dp >= cluster.gpus_per_host;
+    const double gb_per_s =
+        across_hosts ? cluster.links.inter_host_gb_per_s : cluster.links.intra_host_gb_per_s;
+    return static_cast<std::int64_t>(
+        std::ceil(cluster.links.collective_latency_us * 1000 + bytes / gb_per_s));
 }
 
 }  // namespace
@@ -342,7 +420,8 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
     // memory-bound work) plus the tensor-parallel collectives no overlap hid (the only other
     // time in a stage's costs), then idle.
     split_arithmetic(lowered, *busiest, layout, model, cluster, options, result.breakdown);
-    result.breakdown.tensor_parallel_ns = busiest->busy_ns - busiest->arithmetic_ns;
+    result.breakdown.tensor_parallel_ns =
+        busiest->busy_ns - busiest->arithmetic_ns - result.breakdown.pipeline_transfer_ns;
     result.breakdown.bubble_ns = busiest->bubble_ns;
     const double parameters = rank_parameters(layout, shape);
     const int element = dtype_element_bytes(options.dtype);
@@ -359,8 +438,10 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
         result.breakdown.optimizer_ns = memory_ns(
             optimizer_step_bytes(parameters / (options.zero1 ? layout.dp : 1), options.dtype),
             cluster.memory_gb_per_s);
-    result.step_time_ns =
-        pipeline.step_time_ns + result.breakdown.data_parallel_ns + result.breakdown.optimizer_ns;
+    if (options.embedding_gradient_reduce)
+        result.breakdown.embedding_reduce_ns = embedding_reduce_ns(layout, shape, cluster);
+    result.step_time_ns = pipeline.step_time_ns + result.breakdown.data_parallel_ns +
+                          result.breakdown.embedding_reduce_ns + result.breakdown.optimizer_ns;
     result.breakdown.weight_bytes =
         weight_and_optimizer_bytes(parameters, layout.dp, options.zero1, element);
     for (const RankResult& rank : pipeline.ranks)

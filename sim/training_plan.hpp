@@ -74,6 +74,17 @@ struct PlanOptions {
     // OVERLAP_F_B's (DualPipeV): the share of the tensor-parallel collectives of one part hidden
     // behind the other's arithmetic; 0 unless measured or stated (see CostModel::overlap).
     double overlap_efficiency = 0;
+    // Megatron-LM as run in 2021 (its SC21 scripts), each a term of its own in PlanBreakdown:
+    // - each pipeline transfer stalls the GPU (the send waits, then the device is synchronized),
+    //   and with tp > 1 each GPU sends its tp-th of the activation over its own link and the
+    //   receiving tp group all-gathers it (the scatter/gather optimisation);
+    // - the word embedding's gradient is all-reduced between the first and the last stage after
+    //   the pipeline (they hold the two copies of the shared weights);
+    // - the attention's batched matrix multiplies write and read the whole a s^2 b score tensor
+    //   in GPU memory (no fused attention), so they take at least its bytes at HBM bandwidth.
+    bool blocking_pipeline_transfers = false;
+    bool embedding_gradient_reduce = false;
+    bool attention_matmul_memory = false;
     PlanPins pins;
     std::vector<ScheduleKind> schedules = {ScheduleKind::one_f_one_b,
                                            ScheduleKind::interleaved_1f1b};
@@ -90,24 +101,33 @@ struct PlanLayout {
 };
 
 // The step of the busiest rank in parts that add up to it exactly: compute_ns +
-// memory_bound_ns + embedding_and_output_ns + gradient_accumulation_ns + tensor_parallel_ns +
-// bubble_ns + data_parallel_ns + optimizer_ns == PlanResult::step_time_ns. The memory-bound
-// parts and the optimizer are 0 unless ClusterSpec::memory_gb_per_s is set.
+// memory_bound_ns + attention_memory_ns + embedding_and_output_ns + gradient_accumulation_ns +
+// tensor_parallel_ns + pipeline_transfer_ns + bubble_ns + data_parallel_ns +
+// embedding_reduce_ns + optimizer_ns == PlanResult::step_time_ns. The memory-bound parts and
+// the optimizer are 0 unless ClusterSpec::memory_gb_per_s is set; the three PlanOptions
+// Megatron-LM 2021 terms are 0 unless asked for.
 struct PlanBreakdown {
     std::int64_t compute_ns = 0;  // matrix multiplies only: their FLOPs at the achieved rate
     // Of compute_ns, the output layer's (the logits, 2 s b h V / tp per pass) on that rank.
     std::int64_t output_matmul_ns = 0;
     std::int64_t memory_bound_ns = 0;  // the layers' element-wise work at HBM bandwidth
+    // What the attention's batched matrix multiplies take beyond their FLOPs at the achieved
+    // rate, moving the score tensor at HBM bandwidth (PlanOptions::attention_matmul_memory).
+    std::int64_t attention_memory_ns = 0;
     // The first stage's embedding and the last stage's final norm and cross entropy, held by
     // that rank (memory-bound; the logits' matrix multiply is in compute_ns).
     std::int64_t embedding_and_output_ns = 0;
     std::int64_t gradient_accumulation_ns = 0;  // weight gradients added into fp32
     std::int64_t tensor_parallel_ns = 0;        // tensor-parallel collectives that no overlap hid
-    std::int64_t bubble_ns = 0;                 // the pipeline's idle time on that rank
-    std::int64_t data_parallel_ns = 0;          // gradient reduction not hidden
-    std::int64_t optimizer_ns = 0;              // the Adam step over the rank's parameters
-    std::int64_t weight_bytes = 0;              // weights, gradients, optimizer state
-    std::int64_t activation_bytes = 0;          // peak held activations
+    // Pipeline transfers that stall the GPU (PlanOptions::blocking_pipeline_transfers).
+    std::int64_t pipeline_transfer_ns = 0;
+    std::int64_t bubble_ns = 0;         // the pipeline's idle time on that rank
+    std::int64_t data_parallel_ns = 0;  // gradient reduction not hidden
+    // The word embedding's gradient all-reduced between the first and the last stage.
+    std::int64_t embedding_reduce_ns = 0;
+    std::int64_t optimizer_ns = 0;      // the Adam step over the rank's parameters
+    std::int64_t weight_bytes = 0;      // weights, gradients, optimizer state
+    std::int64_t activation_bytes = 0;  // peak held activations
 };
 
 struct PlanResult {

@@ -181,6 +181,9 @@ nlohmann::json result_json(const sim::PlanResult& result, std::int64_t memory_pe
               {"pipeline_bubble_s", static_cast<double>(b.bubble_ns) * 1e-9},
               {"data_parallel_s", static_cast<double>(b.data_parallel_ns) * 1e-9},
               {"memory_bound_s", static_cast<double>(b.memory_bound_ns) * 1e-9},
+              {"attention_memory_s", static_cast<double>(b.attention_memory_ns) * 1e-9},
+              {"pipeline_transfer_s", static_cast<double>(b.pipeline_transfer_ns) * 1e-9},
+              {"embedding_reduce_s", static_cast<double>(b.embedding_reduce_ns) * 1e-9},
               {"embedding_and_output_s", static_cast<double>(b.embedding_and_output_ns) * 1e-9},
               {"gradient_accumulation_s", static_cast<double>(b.gradient_accumulation_ns) * 1e-9},
               {"optimizer_s", static_cast<double>(b.optimizer_ns) * 1e-9},
@@ -196,11 +199,14 @@ void print_best_breakdown(const sim::PlanResult& best) {
         {"matrix multiplies", b.compute_ns},
         {"  of which the output layer", b.output_matmul_ns},
         {"memory-bound layer work", b.memory_bound_ns},
+        {"attention matmuls' memory", b.attention_memory_ns},
         {"embedding and output layer", b.embedding_and_output_ns},
         {"gradient accumulation", b.gradient_accumulation_ns},
         {"tensor-parallel collectives", b.tensor_parallel_ns},
+        {"blocking pipeline transfers", b.pipeline_transfer_ns},
         {"pipeline bubble", b.bubble_ns},
         {"data-parallel reduction", b.data_parallel_ns},
+        {"embedding gradient reduction", b.embedding_reduce_ns},
         {"optimizer step", b.optimizer_ns}};
     fmt::print("best layout's step, on its busiest rank:\n");
     for (const auto& [name, ns] : lines)
@@ -352,6 +358,14 @@ void add_search_flags(CLI::App* command, PlanFlags& flags) {
     command->add_flag("--zero1", flags.zero1, "Optimizer state split over data parallel (ZeRO-1)");
     command->add_flag("--no-overlap-grad-reduce", flags.no_overlap,
                       "Reduce gradients after the pipeline, not during the last backward");
+    command->add_flag("--blocking-p2p", flags.options.blocking_pipeline_transfers,
+                      "Pipeline transfers stall the GPU, split over tp and all-gathered "
+                      "(Megatron-LM 2021)");
+    command->add_flag("--embedding-grad-reduce", flags.options.embedding_gradient_reduce,
+                      "All-reduce the word embedding's gradient between the first and last stage");
+    command->add_flag("--attention-matmul-memory", flags.options.attention_matmul_memory,
+                      "Attention's batched matmuls move the score tensor at HBM bandwidth "
+                      "(unfused attention)");
     add_ratio_option(*command, "--overlap-efficiency", flags.options.overlap_efficiency,
                      "DualPipeV's OVERLAP_F_B: the share of one part's tensor-parallel "
                      "collectives hidden behind the other's arithmetic, 0 to 1 (default 0)");

@@ -1,0 +1,140 @@
+// The three costs Megatron-LM paid as it ran in 2021 (PlanOptions::blocking_pipeline_transfers,
+// embedding_gradient_reduce, attention_matmul_memory), each on a case small enough that its value
+// follows by hand: the exact nanoseconds, the breakdown still adding up to the step, and nothing
+// charged when the option is off.
+#include <gtest/gtest.h>
+
+#include "sim/training_plan.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+ModelSpec small_model() {
+    return {{8, 1024, 16, 512, 1000}, 16};
+}
+
+// Round numbers, so each expected value is exact: 100 GB/s NVLink and 1 us to cross it, 25 GB/s
+// between hosts, 5 us per collective, 156,000 FLOP per ns (312 TFLOP/s at half).
+ClusterSpec cluster_of(int gpus, double memory_gb_per_s) {
+    ClusterSpec cluster;
+    cluster.gpus = gpus;
+    cluster.gpus_per_host = 8;
+    cluster.memory_per_gpu_bytes = 80LL << 30;
+    cluster.peak_tflops = 312;
+    cluster.achieved_fraction = 0.5;
+    cluster.memory_gb_per_s = memory_gb_per_s;
+    cluster.links.intra_host_gb_per_s = 100;
+    cluster.links.intra_host_latency_us = 1;
+    cluster.links.inter_host_gb_per_s = 25;
+    cluster.links.inter_host_latency_us = 5;
+    cluster.links.collective_latency_us = 5;
+    return cluster;
+}
+
+PlanOptions plain_options() {
+    PlanOptions options;
+    options.recompute = Recompute::none;
+    options.sequence_parallel = false;
+    options.zero1 = false;
+    options.overlap_gradient_reduce = false;
+    return options;
+}
+
+std::int64_t sum_of_parts(const PlanBreakdown& parts) {
+    return parts.compute_ns + parts.memory_bound_ns + parts.attention_memory_ns +
+           parts.embedding_and_output_ns + parts.gradient_accumulation_ns +
+           parts.tensor_parallel_ns + parts.pipeline_transfer_ns + parts.bubble_ns +
+           parts.data_parallel_ns + parts.embedding_reduce_ns + parts.optimizer_ns;
+}
+
+TEST(Megatron2021Terms, AttentionMatmulBytesAndFlops) {
+    const GptShape shape = small_model().shape;
+    // E = 512 x 2 x 1024 = 1,048,576; S / tp = 16 x 512^2 x 2 / 2 = 4,194,304.
+    EXPECT_DOUBLE_EQ(attention_matmul_bytes(shape, 2, 2, DType::bf16),
+                     (4'194'304 + 1'048'576) * 2.0);
+    EXPECT_DOUBLE_EQ(attention_matmul_bytes(shape, 2, 2, DType::fp32),
+                     (4'194'304 + 1'048'576) * 4.0);
+    EXPECT_DOUBLE_EQ(attention_matmul_flops(shape, 2, 2), 536'870'912.0);
+}
+
+TEST(Megatron2021Terms, AttentionMatmulsPayTheirBytesBeyondTheirFlops) {
+    const ModelSpec model = small_model();
+    const PlanLayout layout{1, 1, 1, ScheduleKind::gpipe, 1, 2, 8};
+    PlanOptions options = plain_options();
+    options.attention_matmul_memory = true;
+    // At 100 GB/s one multiply moves (8,388,608 + 2,097,152) x 2 bytes in 209,716 ns and does
+    // 1,073,741,824 FLOPs in 6,883 ns: 202,833 ns more. Forward two, backward four, per layer
+    // (8) and microbatch (8).
+    const PlanResult on = evaluate_layout(layout, model, cluster_of(1, 100), options);
+    const PlanResult off = evaluate_layout(layout, model, cluster_of(1, 100), plain_options());
+    EXPECT_EQ(on.breakdown.attention_memory_ns, 8 * 8 * 6 * 202'833);
+    EXPECT_EQ(on.step_time_ns - off.step_time_ns, 8 * 8 * 6 * 202'833);
+    EXPECT_EQ(on.breakdown.compute_ns, off.breakdown.compute_ns);
+    EXPECT_EQ(off.breakdown.attention_memory_ns, 0);
+    EXPECT_EQ(sum_of_parts(on.breakdown), on.step_time_ns);
+    // Full recompute runs the forward's two again.
+    options.recompute = Recompute::full;
+    EXPECT_EQ(
+        evaluate_layout(layout, model, cluster_of(1, 100), options).breakdown.attention_memory_ns,
+        8 * 8 * 8 * 202'833);
+    // Where the FLOPs take longer than the bytes, nothing is added.
+    options.recompute = Recompute::none;
+    EXPECT_EQ(evaluate_layout(layout, model, cluster_of(1, 100'000), options)
+                  .breakdown.attention_memory_ns,
+              0);
+}
+
+TEST(Megatron2021Terms, BlockingTransfersStallTheSender) {
+    const ModelSpec model = small_model();
+    PlanOptions options = plain_options();
+    options.blocking_pipeline_transfers = true;
+    // tp = 1: the whole boundary, 512 x 2 x 1024 x 2 = 2,097,152 bytes, over NVLink (two
+    // stages, one host): 1,000 + 20,971.52 ns, 21,972 rounded up. Stage 0 pays it after each
+    // forward, stage 1 after each input gradient: 8 microbatches on either rank.
+    const PlanLayout two_stages{1, 2, 1, ScheduleKind::one_f_one_b, 1, 2, 8};
+    const PlanResult result = evaluate_layout(two_stages, model, cluster_of(2, 0), options);
+    EXPECT_EQ(result.breakdown.pipeline_transfer_ns, 8 * 21'972);
+    EXPECT_EQ(sum_of_parts(result.breakdown), result.step_time_ns);
+    // The link then carries no bytes of its own.
+    EXPECT_EQ(plan_cost_model(two_stages, model, cluster_of(2, 0), options).activation_bytes,
+              std::vector<std::int64_t>(2, 0));
+    EXPECT_EQ(evaluate_layout(two_stages, model, cluster_of(2, 0), plain_options())
+                  .breakdown.pipeline_transfer_ns,
+              0);
+    // tp = 2 (scatter/gather): half over NVLink, 1,000 + 10,485.76 ns, then the tp group's
+    // all-gather of the other half, 5,000 + 10,485.76 ns: 26,971.52, 26,972 rounded up.
+    const PlanLayout split{2, 2, 1, ScheduleKind::one_f_one_b, 1, 2, 8};
+    EXPECT_EQ(
+        evaluate_layout(split, model, cluster_of(4, 0), options).breakdown.pipeline_transfer_ns,
+        8 * 26'972);
+    // tp x dp = 8 fills a host, so the next stage is on another: the half goes over the network,
+    // 5,000 + 41,943.04 ns, and is gathered as before, 5,000 + 10,485.76 ns: 62,429 rounded up.
+    const PlanLayout across{2, 2, 4, ScheduleKind::one_f_one_b, 1, 2, 2};
+    EXPECT_EQ(
+        evaluate_layout(across, model, cluster_of(16, 0), options).breakdown.pipeline_transfer_ns,
+        2 * 62'429);
+}
+
+TEST(Megatron2021Terms, TheEmbeddingGradientIsReducedBetweenFirstAndLastStage) {
+    const ModelSpec model = small_model();
+    PlanOptions options = plain_options();
+    options.embedding_gradient_reduce = true;
+    // 1,000 x 1,024 fp32 values, 4,096,000 bytes at 100 GB/s, and one collective's 5 us.
+    const PlanResult two_stages = evaluate_layout({1, 2, 1, ScheduleKind::one_f_one_b, 1, 2, 8},
+                                                  model, cluster_of(2, 0), options);
+    EXPECT_EQ(two_stages.breakdown.embedding_reduce_ns, 40'960 + 5'000);
+    EXPECT_EQ(sum_of_parts(two_stages.breakdown), two_stages.step_time_ns);
+    // Split over tp = 2 and across hosts (tp x dp = 8): half the bytes at 25 GB/s.
+    EXPECT_EQ(evaluate_layout({2, 2, 4, ScheduleKind::one_f_one_b, 1, 2, 2}, model,
+                              cluster_of(16, 0), options)
+                  .breakdown.embedding_reduce_ns,
+              81'920 + 5'000);
+    // One stage holds both uses of the embedding: nothing to reduce.
+    EXPECT_EQ(evaluate_layout({1, 1, 2, ScheduleKind::one_f_one_b, 1, 2, 4}, model,
+                              cluster_of(2, 0), options)
+                  .breakdown.embedding_reduce_ns,
+              0);
+}
+
+}  // namespace
+}  // namespace pipelens::sim
