@@ -18,18 +18,24 @@ import subprocess
 SEQUENCE, VOCABULARY = 2048, 51200
 
 # Table 1 as published: billions of parameters, heads, hidden, layers, tp, pp, GPUs, global
-# batch, achieved TFLOP/s per GPU. dp = GPUs / (tp x pp).
+# batch, achieved TFLOP/s per GPU. dp = GPUs / (tp x pp). Then how each row was run, from the
+# paper's own scripts (NVIDIA/Megatron-LM, examples/sc21/run_table_1.sh and CONFIG.sh, commit
+# de7dc40 of 2021-08-10): the microbatch size (MBS), the layers per virtual pipeline stage
+# (--num-layers-per-virtual-pipeline-stage; None: plain 1F1B) and the data-parallel wrapper
+# (--DDP-impl: "torch" is PyTorch's DistributedDataParallel, which all-reduces gradient buckets
+# during the last microbatch's backward; "local" is Megatron's, which all-reduces after the
+# pipeline flush). Every row: --checkpoint-activations (full recompute), --fp16.
 TABLE = [
-    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137),
-    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138),
-    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142),
-    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135),
-    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138),
-    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140),
-    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148),
-    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155),
-    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163),
-    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163),
+    (1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 16, None, "torch"),
+    (3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 16, None, "torch"),
+    (7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 16, None, "torch"),
+    (18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 8, None, "torch"),
+    (39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 4, None, "local"),
+    (76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, "local"),
+    (145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, "local"),
+    (310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, "local"),
+    (529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, "local"),
+    (1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, None, "local"),
 ]
 
 # The A100 80GB SXM's data sheet, and Selene's network: 8 x 200 Gb/s HDR InfiniBand per
@@ -37,14 +43,19 @@ TABLE = [
 A100 = ["--peak-tflops", "312", "--hbm-bandwidth", "2.039TB/s", "--gpu-memory", "80GB",
         "--intra-host-bandwidth", "300GB/s", "--inter-host-bandwidth", "25GB/s"]
 
+# Megatron-LM as it ran then: blocking pipeline transfers with the scatter/gather
+# optimisation (the default, --no-scatter-gather-tensors-in-pipeline not given), the tied
+# word embedding's gradient all-reduced between the first and last stages, unfused attention.
+MEGATRON_2021 = ["--blocking-p2p", "--embedding-grad-reduce", "--attention-matmul-memory"]
 
-def schedule_of(layers, pp):
-    """1F1B without a pipeline or with two stages (Megatron then refused interleaving at pp = 2);
-    otherwise the interleaved schedule with the fewest chunks (v > 1) the layers divide into."""
-    if pp <= 2:
+
+def schedule_of(row):
+    """Interleaved 1F1B where the script gives layers per virtual stage, v = layers / pp over
+    that; 1F1B otherwise."""
+    layers, pp, per_virtual_stage = row[3], row[5], row[10]
+    if per_virtual_stage is None:
         return ["--schedule", "1F1B"]
-    v = next(v for v in range(2, layers + 1) if (layers // pp) % v == 0)
-    return ["--schedule", "Interleaved1F1B", "--v", str(v)]
+    return ["--schedule", "Interleaved1F1B", "--v", str(layers // pp // per_virtual_stage)]
 
 
 def paper_flops(batch, layers, hidden):
@@ -53,14 +64,16 @@ def paper_flops(batch, layers, hidden):
 
 
 def predict(pipelens, fraction, row):
-    _, heads, hidden, layers, tp, pp, gpus, batch, _ = row
+    _, heads, hidden, layers, tp, pp, gpus, batch, _, microbatch, _, ddp = row
     dp = gpus // (tp * pp)
     args = [pipelens, "plan", "--layers", str(layers), "--hidden", str(hidden), "--heads",
             str(heads), "--sequence", str(SEQUENCE), "--vocabulary", str(VOCABULARY),
             "--global-batch", str(batch), "--gpus", str(gpus), "--tp", str(tp), "--pp", str(pp),
-            "--dp", str(dp), "--microbatch-size", "1", "--recompute", "full",
-            "--no-overlap-grad-reduce", "--achieved-fraction", str(fraction), "--json"]
-    args += A100 + schedule_of(layers, pp)
+            "--dp", str(dp), "--microbatch-size", str(microbatch), "--recompute", "full",
+            "--dtype", "fp16", "--achieved-fraction", str(fraction), "--json"]
+    if ddp == "local":
+        args.append("--no-overlap-grad-reduce")
+    args += A100 + MEGATRON_2021 + schedule_of(row)
     result = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)[0]
     step = result["step_time_s"]
     return step, paper_flops(batch, layers, hidden) / step / gpus / 1e12, result
@@ -74,19 +87,19 @@ def main():
     options = parser.parse_args()
     errors = []
     if options.markdown:
-        print("| model | tp | pp | dp | schedule | published | predicted | error | "
+        print("| model | tp | pp | dp | mb | schedule, v | published | predicted | error | "
               "at f x 0.9 | at f x 1.1 |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
     for row in TABLE:
         step, tflops, result = predict(options.pipelens, options.fraction, row)
         error = (tflops - row[8]) / row[8]
         errors.append(abs(error))
-        schedule = " ".join(schedule_of(row[3], row[5])[1::2])
+        schedule = ", ".join(schedule_of(row)[1::2])
         dp = row[6] // (row[4] * row[5])
         if options.markdown:
             low = predict(options.pipelens, options.fraction * 0.9, row)[1]
             high = predict(options.pipelens, options.fraction * 1.1, row)[1]
-            print(f"| {row[0]}B | {row[4]} | {row[5]} | {dp} | {schedule} | {row[8]} | "
+            print(f"| {row[0]}B | {row[4]} | {row[5]} | {dp} | {row[9]} | {schedule} | {row[8]} | "
                   f"{tflops:.1f} | {error:+.1%} | {low:.1f} | {high:.1f} |")
         else:
             parts = " ".join(f"{k}={v:.3f}" for k, v in result["breakdown"].items()
