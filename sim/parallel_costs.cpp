@@ -59,7 +59,7 @@ TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::i
 
 std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus_per_host,
                                      bool zero1, const sharding::MeshLinks& links,
-                                     int weight_element_bytes) {
+                                     int weight_element_bytes, int gradient_element_bytes) {
     if (dp <= 1)
         return 0;
     // dp outer, tp inner: the dp dim crosses hosts once tp x dp does not fit in one.
@@ -67,7 +67,7 @@ std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus
         sharding::parse_device_mesh(fmt::format("dp={},tp={}", dp, tp), "cuda", gpus_per_host);
     mesh.links = links;
     const sharding::MeshTopology topology = sharding::MeshTopology::of(mesh);
-    const double gradients_gb = parameters * 4 / kGiB;
+    const double gradients_gb = parameters * gradient_element_bytes / kGiB;
     if (!zero1)
         return microseconds_to_ns(sharding::allreduce_cost(gradients_gb, topology, 0));
     const double weights_gb = parameters * weight_element_bytes / kGiB;

@@ -34,10 +34,11 @@ TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::i
                                                    const char* dtype = "bf16");
 
 // The data-parallel gradient reduction of `parameters` (one GPU's shard) for one step; zero
-// when dp = 1. Gradients are reduced in fp32 (4 bytes); ZeRO-1 all-gathers the weights, of
-// `weight_element_bytes` each (2 for 16-bit training).
+// when dp = 1. Gradients are reduced in `gradient_element_bytes` each (fp32, 4, unless kept in
+// the model's dtype); ZeRO-1 all-gathers the weights, of `weight_element_bytes` each (2 for
+// 16-bit training).
 std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus_per_host,
                                      bool zero1, const sharding::MeshLinks& links,
-                                     int weight_element_bytes = 2);
+                                     int weight_element_bytes = 2, int gradient_element_bytes = 4);
 
 }  // namespace pipelens::sim

@@ -116,6 +116,10 @@ double gradient_accumulation_bytes(double parameters, DType dtype) {
     return parameters * (dtype_element_bytes(dtype) + 8);
 }
 
+double dtype_gradient_accumulation_bytes(double parameters, DType dtype) {
+    return parameters * 3 * dtype_element_bytes(dtype);
+}
+
 double optimizer_step_bytes(double parameters, DType dtype) {
     return parameters * (dtype == DType::fp32 ? 28.0 : 34.0);
 }

@@ -78,6 +78,10 @@ PassBytes output_layer_bytes(const GptShape& shape, std::int64_t microbatch_size
 // After each microbatch's backward, each weight gradient is added to its fp32 accumulator:
 // read the new gradient (dtype bytes) and read and write the accumulator (8 bytes).
 double gradient_accumulation_bytes(double parameters, DType dtype);
+// Where the gradients stay in the model's dtype (Megatron-LM's fp16 runs of 2021, PyTorch's
+// autograd adding into each weight's .grad): read the accumulated and the new gradient, write
+// the sum, three elements of the dtype.
+double dtype_gradient_accumulation_bytes(double parameters, DType dtype);
 
 // The optimizer step over `parameters`: Adam reads the fp32 gradient, master weight, momentum
 // and variance (16 bytes) and writes the last three (12); in 16-bit the master weights are then

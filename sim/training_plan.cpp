@@ -230,10 +230,11 @@ StageWork stage_work(int stage, int stages, const PlanLayout& layout, const Mode
         result.edges.input = memory_ns(output_layer.backward, bandwidth);
     }
     result.edges.forward = memory_ns(edges.forward, bandwidth);
-    result.accumulation.weight =
-        memory_ns(gradient_accumulation_bytes(
-                      stage_parameters(shape, layers, layout.tp, first, last), options.dtype),
-                  bandwidth);
+    const double parameters = stage_parameters(shape, layers, layout.tp, first, last);
+    result.accumulation.weight = memory_ns(
+        options.gradients_in_dtype ? dtype_gradient_accumulation_bytes(parameters, options.dtype)
+                                   : gradient_accumulation_bytes(parameters, options.dtype),
+        bandwidth);
     return result;
 }
 
@@ -326,15 +327,20 @@ double rank_parameters(const PlanLayout& layout, const GptShape& shape) {
     return (layers * gpt_layer_parameter_count(shape.hidden) + embedding) / layout.tp;
 }
 
-// The word embedding's gradient (V h / tp values, reduced in fp32 as the data-parallel
-// gradients are) all-reduced between the first and the last stage: two GPUs, (pp - 1) x tp x dp
-// apart, so a ring of two that moves the whole once each way over their link.
+// Bytes per gradient element in the reductions: fp32 unless kept in the model's dtype.
+int gradient_element_bytes(const PlanOptions& options) {
+    return options.gradients_in_dtype ? dtype_element_bytes(options.dtype) : 4;
+}
+
+// The word embedding's gradient (V h / tp values, in the data-parallel gradients' precision)
+// all-reduced between the first and the last stage: two GPUs, (pp - 1) x tp x dp apart, so a
+// ring of two that moves the whole once each way over their link.
 std::int64_t embedding_reduce_ns(const PlanLayout& layout, const GptShape& shape,
-                                 const ClusterSpec& cluster) {
+                                 const ClusterSpec& cluster, int element_bytes) {
     if (layout.pp <= 1)
         return 0;
-    const double bytes =
-        static_cast<double>(shape.vocabulary) * static_cast<double>(shape.hidden) * 4 / layout.tp;
+    const double bytes = static_cast<double>(shape.vocabulary) * static_cast<double>(shape.hidden) *
+                         element_bytes / layout.tp;
     const bool across_hosts = (layout.pp - 1) * layout.tp * layout.dp >= cluster.gpus_per_host;
     const double gb_per_s =
         across_hosts ? cluster.links.inter_host_gb_per_s : cluster.links.intra_host_gb_per_s;
@@ -425,9 +431,9 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
     result.breakdown.bubble_ns = busiest->bubble_ns;
     const double parameters = rank_parameters(layout, shape);
     const int element = dtype_element_bytes(options.dtype);
-    const std::int64_t reduce =
-        data_parallel_reduce_ns(parameters, layout.dp, layout.tp, cluster.gpus_per_host,
-                                options.zero1, cluster.links, element);
+    const std::int64_t reduce = data_parallel_reduce_ns(
+        parameters, layout.dp, layout.tp, cluster.gpus_per_host, options.zero1, cluster.links,
+        element, gradient_element_bytes(options));
     // Overlapped, the reduction runs during the last microbatch's backward on each rank.
     const std::int64_t last_backward = costs.stages.front().backward_ns() * layout.v;
     result.breakdown.data_parallel_ns = options.overlap_gradient_reduce
@@ -439,7 +445,8 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
             optimizer_step_bytes(parameters / (options.zero1 ? layout.dp : 1), options.dtype),
             cluster.memory_gb_per_s);
     if (options.embedding_gradient_reduce)
-        result.breakdown.embedding_reduce_ns = embedding_reduce_ns(layout, shape, cluster);
+        result.breakdown.embedding_reduce_ns =
+            embedding_reduce_ns(layout, shape, cluster, gradient_element_bytes(options));
     result.step_time_ns = pipeline.step_time_ns + result.breakdown.data_parallel_ns +
                           result.breakdown.embedding_reduce_ns + result.breakdown.optimizer_ns;
     result.breakdown.weight_bytes =

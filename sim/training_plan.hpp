@@ -85,6 +85,9 @@ struct PlanOptions {
     bool blocking_pipeline_transfers = false;
     bool embedding_gradient_reduce = false;
     bool attention_matmul_memory = false;
+    // Gradients accumulated and all-reduced in the model's dtype rather than fp32 (Megatron-LM's
+    // fp16 runs before --accumulate-allreduce-grads-in-fp32, as autograd adds into .grad).
+    bool gradients_in_dtype = false;
     PlanPins pins;
     std::vector<ScheduleKind> schedules = {ScheduleKind::one_f_one_b,
                                            ScheduleKind::interleaved_1f1b};

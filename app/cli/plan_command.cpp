@@ -366,6 +366,8 @@ void add_search_flags(CLI::App* command, PlanFlags& flags) {
     command->add_flag("--attention-matmul-memory", flags.options.attention_matmul_memory,
                       "Attention's batched matmuls move the score tensor at HBM bandwidth "
                       "(unfused attention)");
+    command->add_flag("--grads-in-dtype", flags.options.gradients_in_dtype,
+                      "Accumulate and all-reduce gradients in --dtype, not fp32");
     add_ratio_option(*command, "--overlap-efficiency", flags.options.overlap_efficiency,
                      "DualPipeV's OVERLAP_F_B: the share of one part's tensor-parallel "
                      "collectives hidden behind the other's arithmetic, 0 to 1 (default 0)");

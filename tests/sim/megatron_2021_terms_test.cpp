@@ -1,9 +1,10 @@
-// The three costs Megatron-LM paid as it ran in 2021 (PlanOptions::blocking_pipeline_transfers,
-// embedding_gradient_reduce, attention_matmul_memory), each on a case small enough that its value
-// follows by hand: the exact nanoseconds, the breakdown still adding up to the step, and nothing
-// charged when the option is off.
+// The costs Megatron-LM paid as it ran in 2021 (PlanOptions::blocking_pipeline_transfers,
+// embedding_gradient_reduce, attention_matmul_memory, gradients_in_dtype), each on a case small
+// enough that its value follows by hand: the exact nanoseconds, the breakdown still adding up to
+// the step, and nothing charged when the option is off.
 #include <gtest/gtest.h>
 
+#include "sim/parallel_costs.hpp"
 #include "sim/training_plan.hpp"
 
 namespace pipelens::sim {
@@ -134,6 +135,37 @@ TEST(Megatron2021Terms, TheEmbeddingGradientIsReducedBetweenFirstAndLastStage) {
                               cluster_of(2, 0), options)
                   .breakdown.embedding_reduce_ns,
               0);
+}
+
+TEST(Megatron2021Terms, GradientsInTheDtypeAccumulateAndReduceInItsBytes) {
+    EXPECT_EQ(dtype_gradient_accumulation_bytes(1000, DType::fp16), 6000);  // 3 x 2
+    EXPECT_EQ(dtype_gradient_accumulation_bytes(1000, DType::fp32), 12000);
+    const ModelSpec model = small_model();
+    PlanOptions fp32_grads = plain_options();
+    fp32_grads.dtype = DType::fp16;
+    fp32_grads.embedding_gradient_reduce = true;
+    PlanOptions fp16_grads = fp32_grads;
+    fp16_grads.gradients_in_dtype = true;
+    // One GPU: each microbatch adds its gradients, 6 rather than 10 bytes per parameter.
+    const PlanLayout one{1, 1, 1, ScheduleKind::gpipe, 1, 2, 8};
+    const double parameters = 8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;
+    EXPECT_EQ(evaluate_layout(one, model, cluster_of(1, 100), fp16_grads)
+                  .breakdown.gradient_accumulation_ns,
+              8 * memory_ns(parameters * 6, 100));
+    EXPECT_EQ(evaluate_layout(one, model, cluster_of(1, 100), fp32_grads)
+                  .breakdown.gradient_accumulation_ns,
+              8 * memory_ns(parameters * 10, 100));
+    // The embedding's reduction moves half the bytes: 2,048,000 at 100 GB/s, and 5 us.
+    const PlanLayout two_stages{1, 2, 1, ScheduleKind::one_f_one_b, 1, 2, 8};
+    EXPECT_EQ(evaluate_layout(two_stages, model, cluster_of(2, 0), fp16_grads)
+                  .breakdown.embedding_reduce_ns,
+              20'480 + 5'000);
+    // And the data-parallel reduction is the one of twice as few fp32 values.
+    const PlanLayout two_replicas{1, 1, 2, ScheduleKind::gpipe, 1, 2, 4};
+    const double replica = 8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;
+    EXPECT_EQ(evaluate_layout(two_replicas, model, cluster_of(2, 0), fp16_grads)
+                  .breakdown.data_parallel_ns,
+              data_parallel_reduce_ns(replica / 2, 2, 1, 8, false, cluster_of(2, 0).links));
 }
 
 }  // namespace
