@@ -45,8 +45,10 @@ A100 = ["--peak-tflops", "312", "--hbm-bandwidth", "2.039TB/s", "--gpu-memory", 
 
 # Megatron-LM as it ran then: blocking pipeline transfers with the scatter/gather
 # optimisation (the default, --no-scatter-gather-tensors-in-pipeline not given), the tied
-# word embedding's gradient all-reduced between the first and last stages, unfused attention.
-MEGATRON_2021 = ["--blocking-p2p", "--embedding-grad-reduce", "--attention-matmul-memory"]
+# word embedding's gradient all-reduced between the first and last stages, unfused attention,
+# and fp16 gradients (--accumulate-allreduce-grads-in-fp32 not given).
+MEGATRON_2021 = ["--blocking-p2p", "--embedding-grad-reduce", "--attention-matmul-memory",
+                 "--grads-in-dtype"]
 
 
 def schedule_of(row):
