@@ -130,6 +130,14 @@ struct StageWork {
     Passes attention_memory, pipeline_transfer;
 };
 
+// The links as collectives inside a host see them: at NCCL's achieved bus bandwidth where given.
+sharding::MeshLinks collective_links_of(const ClusterSpec& cluster) {
+    sharding::MeshLinks links = cluster.links;
+    if (cluster.intra_host_collective_gb_per_s > 0)
+        links.intra_host_gb_per_s = cluster.intra_host_collective_gb_per_s;
+    return links;
+}
+
 // The activation crossing a stage boundary per microbatch, whole (one tp rank's copy).
 std::int64_t boundary_bytes(const PlanLayout& layout, const ModelSpec& model,
                             const PlanOptions& options) {
@@ -146,6 +154,7 @@ std::int64_t boundary_bytes(const PlanLayout& layout, const ModelSpec& model,
 std::int64_t blocking_transfer_ns(const PlanLayout& layout, const ModelSpec& model,
                                   const ClusterSpec& cluster, const PlanOptions& options) {
     const double whole = static_cast<double>(boundary_bytes(layout, model, options));
+    const sharding::MeshLinks collective_links = collective_links_of(cluster);
     const bool split = !options.sequence_parallel && layout.tp > 1;
     const sharding::MeshLinks& links = cluster.links;
     const bool across_hosts = layout.tp * layout.dp >= cluster.gpus_per_host;
@@ -156,7 +165,7 @@ std::int64_t blocking_transfer_ns(const PlanLayout& layout, const ModelSpec& mod
     double ns = latency_us * 1000 + (split ? whole / layout.tp : whole) / link_gb_per_s;
     if (split)
         ns += links.collective_latency_us * 1000 +
-              whole * (layout.tp - 1) / layout.tp / links.intra_host_gb_per_s;
+              whole * (layout.tp - 1) / layout.tp / collective_links.intra_host_gb_per_s;
     return static_cast<std::int64_t>(std::ceil(ns));
 }
 
@@ -293,7 +302,7 @@ TensorParallelLayerCost layer_collectives(const PlanLayout& layout, const ModelS
     const GptShape& shape = model.shape;
     return tensor_parallel_layer_cost(shape.sequence, shape.hidden, shape.heads, shape.vocabulary,
                                       layout.microbatch_size, layout.tp, cluster.gpus_per_host,
-                                      cluster.links, sharding_dtype(options.dtype));
+                                      collective_links_of(cluster), sharding_dtype(options.dtype));
 }
 
 // The busiest rank's arithmetic split by kind: m microbatches of each stage it holds.

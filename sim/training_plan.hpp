@@ -56,6 +56,11 @@ struct ClusterSpec {
     // HBM bandwidth (10^9 bytes/s) that memory-bound work runs at (sim/step_overheads.hpp);
     // 0 leaves that work unpriced, as plans made before it was modelled were.
     double memory_gb_per_s = 0;
+    // The bus bandwidth NCCL's collectives reach inside a host (nccl-tests' busbw: a ring
+    // all-reduce takes 2 (n - 1)/n x bytes / busbw), below the link's line rate by NVLink's
+    // protocol overhead; it prices the tensor-parallel collectives and the tp all-gather of
+    // blocking pipeline transfers. 0: the link's bandwidth, as before it was an input.
+    double intra_host_collective_gb_per_s = 0;
 };
 
 // Search dimensions; a set field pins it.

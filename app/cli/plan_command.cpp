@@ -38,6 +38,7 @@ struct PlanFlags {
     std::string intra_bandwidth = "450GB/s", intra_latency = "1us";
     std::string inter_bandwidth = "50GB/s", inter_latency = "5us";
     std::string collective_latency = "6.6us";
+    std::string intra_collective_bandwidth = "0";  // 0: the intra-host link's
     std::string hbm_bandwidth =
         "3.35TB/s";  // H100 SXM, as the other defaults; 0 leaves it unpriced
     std::string dtype = "bf16";
@@ -66,6 +67,11 @@ void apply_units(PlanFlags& flags) {
         parse_flag_text("pipelens plan", "inter-host-latency", flags.inter_latency, latency_us);
     flags.cluster.links.collective_latency_us = parse_flag_text(
         "pipelens plan", "collective-latency", flags.collective_latency, latency_us);
+    flags.cluster.intra_host_collective_gb_per_s =
+        flags.intra_collective_bandwidth == "0"
+            ? 0
+            : parse_flag_text("pipelens plan", "intra-host-collective-bandwidth",
+                              flags.intra_collective_bandwidth, bandwidth);
     flags.cluster.memory_gb_per_s =
         flags.hbm_bandwidth == "0"
             ? 0
@@ -342,6 +348,9 @@ void add_cluster_flags(CLI::App* command, PlanFlags& flags) {
     command->add_option("--inter-host-bandwidth", flags.inter_bandwidth,
                         "Per GPU (default 50GB/s)");
     command->add_option("--inter-host-latency", flags.inter_latency, "Default 5us");
+    command->add_option("--intra-host-collective-bandwidth", flags.intra_collective_bandwidth,
+                        "NCCL's achieved bus bandwidth inside a host, for the tensor-parallel "
+                        "collectives (default 0: the intra-host bandwidth)");
     command->add_option("--collective-latency", flags.collective_latency,
                         "Fixed cost of each collective (default 6.6us, upstream DTensor's)");
     command->add_option("--hbm-bandwidth", flags.hbm_bandwidth,

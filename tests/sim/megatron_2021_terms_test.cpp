@@ -1,7 +1,8 @@
 // The costs Megatron-LM paid as it ran in 2021 (PlanOptions::blocking_pipeline_transfers,
-// embedding_gradient_reduce, attention_matmul_memory, gradients_in_dtype), each on a case small
-// enough that its value follows by hand: the exact nanoseconds, the breakdown still adding up to
-// the step, and nothing charged when the option is off.
+// embedding_gradient_reduce, attention_matmul_memory, gradients_in_dtype) and collectives at
+// NCCL's achieved bus bandwidth (ClusterSpec::intra_host_collective_gb_per_s), each on a case
+// small enough that its value follows by hand: the exact nanoseconds, the breakdown still adding up
+// to the step, and nothing charged when the option is off.
 #include <gtest/gtest.h>
 
 #include "sim/parallel_costs.hpp"
@@ -166,6 +167,30 @@ TEST(Megatron2021Terms, GradientsInTheDtypeAccumulateAndReduceInItsBytes) {
     EXPECT_EQ(evaluate_layout(two_replicas, model, cluster_of(2, 0), fp16_grads)
                   .breakdown.data_parallel_ns,
               data_parallel_reduce_ns(replica / 2, 2, 1, 8, false, cluster_of(2, 0).links));
+}
+
+TEST(Megatron2021Terms, CollectivesInsideAHostRunAtTheirAchievedBusBandwidth) {
+    const ModelSpec model = small_model();
+    ClusterSpec cluster = cluster_of(4, 0);
+    cluster.intra_host_collective_gb_per_s = 50;
+    sharding::MeshLinks achieved = cluster.links;
+    achieved.intra_host_gb_per_s = 50;
+    const TensorParallelLayerCost per_layer =
+        tensor_parallel_layer_cost(512, 1024, 16, 1000, 2, 2, 8, achieved);
+    const TensorParallelLayerCost at_line_rate =
+        tensor_parallel_layer_cost(512, 1024, 16, 1000, 2, 2, 8, cluster.links);
+    EXPECT_GT(per_layer.forward_ns, at_line_rate.forward_ns);
+    const PlanLayout two_way{2, 1, 2, ScheduleKind::gpipe, 1, 2, 4};
+    EXPECT_EQ(
+        evaluate_layout(two_way, model, cluster, plain_options()).breakdown.tensor_parallel_ns,
+        8 * 4 * (per_layer.forward_ns + per_layer.backward_ns));
+    // The blocking transfer's all-gather too: 1,000 + 10,485.76 over the link, then 5,000 +
+    // 1,048,576 / 50 = 20,971.52 gathered: 37,458 rounded up. Point-to-point keeps the link's.
+    PlanOptions options = plain_options();
+    options.blocking_pipeline_transfers = true;
+    const PlanLayout split{2, 2, 1, ScheduleKind::one_f_one_b, 1, 2, 8};
+    EXPECT_EQ(evaluate_layout(split, model, cluster, options).breakdown.pipeline_transfer_ns,
+              8 * 37'458);
 }
 
 }  // namespace
