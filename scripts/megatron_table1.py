@@ -39,9 +39,13 @@ TABLE = [
 ]
 
 # The A100 80GB SXM's data sheet, and Selene's network: 8 x 200 Gb/s HDR InfiniBand per
-# 8-GPU node, 25 GB/s per GPU.
+# 8-GPU node, 25 GB/s per GPU. NCCL's collectives over NVLink reach about 230 GB/s of bus
+# bandwidth on A100, not the 300 GB/s line rate (12 links at 25 GB/s carry about 20 GB/s each
+# with the SMs' 128-byte payloads, 240 GB/s, and other limits leave ~230: NCCL's maintainer in
+# NVIDIA/nccl-tests issue 149, 2023-07-05, for all_reduce_perf at 8 GB messages).
 A100 = ["--peak-tflops", "312", "--hbm-bandwidth", "2.039TB/s", "--gpu-memory", "80GB",
-        "--intra-host-bandwidth", "300GB/s", "--inter-host-bandwidth", "25GB/s"]
+        "--intra-host-bandwidth", "300GB/s", "--inter-host-bandwidth", "25GB/s",
+        "--intra-host-collective-bandwidth", "230GB/s"]
 
 # Megatron-LM as it ran then: blocking pipeline transfers with the scatter/gather
 # optimisation (the default, --no-scatter-gather-tensors-in-pipeline not given), the tied
