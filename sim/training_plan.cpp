@@ -11,6 +11,7 @@
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/gemm_waves.hpp"
 #include "sim/parallel_costs.hpp"
 #include "sim/simulator.hpp"
 
@@ -127,8 +128,27 @@ struct StageWork {
         std::int64_t total() const { return forward + input + weight; }
     };
     Passes matmul, output_matmul, memory_bound, edges, accumulation, tensor_parallel;
-    Passes attention_memory, pipeline_transfer;
+    Passes attention_memory, pipeline_transfer, waves;
 };
+
+// What the layers' linear GEMMs take beyond their FLOPs at the achieved rate once their tiles
+// run in waves (gemm_waves.hpp): forward, input gradient (and the recomputed forward's under
+// full recompute), weight gradient.
+StageWork::Passes wave_quantization(std::int64_t layers, const PlanLayout& layout,
+                                    const ModelSpec& model, const ClusterSpec& cluster,
+                                    const PlanOptions& options, double flops_per_ns) {
+    const LayerGemmWaves waves = layer_gemm_waves(model.shape, layout.microbatch_size, layout.tp,
+                                                  cluster.streaming_multiprocessors);
+    const auto extra = [&](double quantized, double flops) {
+        return arithmetic_ns(quantized, flops_per_ns) - arithmetic_ns(flops, flops_per_ns);
+    };
+    const std::int64_t forward = extra(waves.forward_quantized, waves.forward_flops);
+    std::int64_t input = extra(waves.input_quantized, waves.input_flops);
+    if (options.recompute == Recompute::full)
+        input += forward;
+    return {layers * forward, layers * input,
+            layers * extra(waves.weight_quantized, waves.weight_flops)};
+}
 
 // The links as collectives inside a host see them: at NCCL's achieved bus bandwidth where given.
 sharding::MeshLinks collective_links_of(const ClusterSpec& cluster) {
@@ -210,6 +230,8 @@ StageWork stage_work(int stage, int stages, const PlanLayout& layout, const Mode
         const std::int64_t transfer = blocking_transfer_ns(layout, model, cluster, options);
         result.pipeline_transfer = {last ? 0 : transfer, first ? 0 : transfer, 0};  // after I
     }
+    if (cluster.streaming_multiprocessors > 0)
+        result.waves = wave_quantization(layers, layout, model, cluster, options, flops_per_ns);
     const double bandwidth = cluster.memory_gb_per_s;
     if (bandwidth <= 0)
         return result;
@@ -268,14 +290,14 @@ CostModel step_cost_model(const PlanLayout& layout, const ModelSpec& model,
         const StageWork work = stage_work(stage, stages, layout, model, cluster, options, tp_cost);
         StageCost cost;
         cost.forward_arithmetic_ns = work.matmul.forward + work.memory_bound.forward +
-                                     work.attention_memory.forward + work.edges.forward +
-                                     work.accumulation.forward;
+                                     work.attention_memory.forward + work.waves.forward +
+                                     work.edges.forward + work.accumulation.forward;
         cost.input_arithmetic_ns = work.matmul.input + work.memory_bound.input +
-                                   work.attention_memory.input + work.edges.input +
-                                   work.accumulation.input;
+                                   work.attention_memory.input + work.waves.input +
+                                   work.edges.input + work.accumulation.input;
         cost.weight_arithmetic_ns = work.matmul.weight + work.memory_bound.weight +
-                                    work.attention_memory.weight + work.edges.weight +
-                                    work.accumulation.weight;
+                                    work.attention_memory.weight + work.waves.weight +
+                                    work.edges.weight + work.accumulation.weight;
         cost.forward_ns = cost.forward_arithmetic_ns + work.tensor_parallel.forward +
                           work.pipeline_transfer.forward;
         cost.input_ns =
@@ -318,12 +340,14 @@ void split_arithmetic(const Schedule& lowered, const RankResult& rank, const Pla
         parts.output_matmul_ns += layout.m * work.output_matmul.total();
         parts.memory_bound_ns += layout.m * work.memory_bound.total();
         parts.attention_memory_ns += layout.m * work.attention_memory.total();
+        parts.wave_quantization_ns += layout.m * work.waves.total();
         parts.pipeline_transfer_ns += layout.m * work.pipeline_transfer.total();
         parts.embedding_and_output_ns += layout.m * work.edges.total();
         parts.gradient_accumulation_ns += layout.m * work.accumulation.total();
     }
-    parts.compute_ns = rank.arithmetic_ns - parts.memory_bound_ns - parts.attention_memory_ns -
-                       parts.embedding_and_output_ns - parts.gradient_accumulation_ns;
+    parts.compute_ns = rank.arithmetic_ns - parts.wave_quantization_ns - parts.memory_bound_ns -
+                       parts.attention_memory_ns - parts.embedding_and_output_ns -
+                       parts.gradient_accumulation_ns;
 }
 
 // One GPU's parameters on the most loaded rank: its layers over tp, and the first rank's word

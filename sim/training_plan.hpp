@@ -61,6 +61,9 @@ struct ClusterSpec {
     // protocol overhead; it prices the tensor-parallel collectives and the tp all-gather of
     // blocking pipeline transfers. 0: the link's bandwidth, as before it was an input.
     double intra_host_collective_gb_per_s = 0;
+    // SMs per GPU, for the wave quantization of the layers' GEMMs (sim/gemm_waves.hpp); 0 leaves
+    // it unpriced.
+    int streaming_multiprocessors = 0;
 };
 
 // Search dimensions; a set field pins it.
@@ -109,13 +112,16 @@ struct PlanLayout {
 };
 
 // The step of the busiest rank in parts that add up to it exactly: compute_ns +
-// memory_bound_ns + attention_memory_ns + embedding_and_output_ns + gradient_accumulation_ns +
-// tensor_parallel_ns + pipeline_transfer_ns + bubble_ns + data_parallel_ns +
-// embedding_reduce_ns + optimizer_ns == PlanResult::step_time_ns. The memory-bound parts and
-// the optimizer are 0 unless ClusterSpec::memory_gb_per_s is set; the three PlanOptions
-// Megatron-LM 2021 terms are 0 unless asked for.
+// wave_quantization_ns + memory_bound_ns + attention_memory_ns + embedding_and_output_ns +
+// gradient_accumulation_ns + tensor_parallel_ns + pipeline_transfer_ns + bubble_ns +
+// data_parallel_ns + embedding_reduce_ns + optimizer_ns == PlanResult::step_time_ns. The
+// memory-bound parts and the optimizer are 0 unless ClusterSpec::memory_gb_per_s is set; the three
+// PlanOptions Megatron-LM 2021 terms are 0 unless asked for.
 struct PlanBreakdown {
     std::int64_t compute_ns = 0;  // matrix multiplies only: their FLOPs at the achieved rate
+    // What the layers' linear GEMMs lose to wave quantization beyond compute_ns
+    // (ClusterSpec::streaming_multiprocessors).
+    std::int64_t wave_quantization_ns = 0;
     // Of compute_ns, the output layer's (the logits, 2 s b h V / tp per pass) on that rank.
     std::int64_t output_matmul_ns = 0;
     std::int64_t memory_bound_ns = 0;  // the layers' element-wise work at HBM bandwidth

@@ -188,6 +188,7 @@ nlohmann::json result_json(const sim::PlanResult& result, std::int64_t memory_pe
               {"data_parallel_s", static_cast<double>(b.data_parallel_ns) * 1e-9},
               {"memory_bound_s", static_cast<double>(b.memory_bound_ns) * 1e-9},
               {"attention_memory_s", static_cast<double>(b.attention_memory_ns) * 1e-9},
+              {"wave_quantization_s", static_cast<double>(b.wave_quantization_ns) * 1e-9},
               {"pipeline_transfer_s", static_cast<double>(b.pipeline_transfer_ns) * 1e-9},
               {"embedding_reduce_s", static_cast<double>(b.embedding_reduce_ns) * 1e-9},
               {"embedding_and_output_s", static_cast<double>(b.embedding_and_output_ns) * 1e-9},
@@ -204,6 +205,7 @@ void print_best_breakdown(const sim::PlanResult& best) {
     const std::pair<const char*, std::int64_t> lines[] = {
         {"matrix multiplies", b.compute_ns},
         {"  of which the output layer", b.output_matmul_ns},
+        {"GEMM wave quantization", b.wave_quantization_ns},
         {"memory-bound layer work", b.memory_bound_ns},
         {"attention matmuls' memory", b.attention_memory_ns},
         {"embedding and output layer", b.embedding_and_output_ns},
@@ -348,6 +350,9 @@ void add_cluster_flags(CLI::App* command, PlanFlags& flags) {
     command->add_option("--inter-host-bandwidth", flags.inter_bandwidth,
                         "Per GPU (default 50GB/s)");
     command->add_option("--inter-host-latency", flags.inter_latency, "Default 5us");
+    command->add_option("--streaming-multiprocessors", flags.cluster.streaming_multiprocessors,
+                        "SMs per GPU: prices the wave quantization of the layers' GEMMs "
+                        "(256 x 128 tiles; default 0: not priced)");
     command->add_option("--intra-host-collective-bandwidth", flags.intra_collective_bandwidth,
                         "NCCL's achieved bus bandwidth inside a host, for the tensor-parallel "
                         "collectives (default 0: the intra-host bandwidth)");

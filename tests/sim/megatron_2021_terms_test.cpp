@@ -5,6 +5,9 @@
 // to the step, and nothing charged when the option is off.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "sim/gemm_waves.hpp"
 #include "sim/parallel_costs.hpp"
 #include "sim/training_plan.hpp"
 
@@ -43,10 +46,11 @@ PlanOptions plain_options() {
 }
 
 std::int64_t sum_of_parts(const PlanBreakdown& parts) {
-    return parts.compute_ns + parts.memory_bound_ns + parts.attention_memory_ns +
-           parts.embedding_and_output_ns + parts.gradient_accumulation_ns +
-           parts.tensor_parallel_ns + parts.pipeline_transfer_ns + parts.bubble_ns +
-           parts.data_parallel_ns + parts.embedding_reduce_ns + parts.optimizer_ns;
+    return parts.compute_ns + parts.wave_quantization_ns + parts.memory_bound_ns +
+           parts.attention_memory_ns + parts.embedding_and_output_ns +
+           parts.gradient_accumulation_ns + parts.tensor_parallel_ns + parts.pipeline_transfer_ns +
+           parts.bubble_ns + parts.data_parallel_ns + parts.embedding_reduce_ns +
+           parts.optimizer_ns;
 }
 
 TEST(Megatron2021Terms, AttentionMatmulBytesAndFlops) {
@@ -191,6 +195,51 @@ TEST(Megatron2021Terms, CollectivesInsideAHostRunAtTheirAchievedBusBandwidth) {
     const PlanLayout split{2, 2, 1, ScheduleKind::one_f_one_b, 1, 2, 8};
     EXPECT_EQ(evaluate_layout(split, model, cluster, options).breakdown.pipeline_transfer_ns,
               8 * 37'458);
+}
+
+TEST(Megatron2021Terms, WaveEfficiencyIsTheUsedShareOfTheWavesTileSlots) {
+    EXPECT_DOUBLE_EQ(wave_efficiency(256, 128, 108), 1.0 / 108);
+    EXPECT_DOUBLE_EQ(wave_efficiency(256 * 108, 128, 108), 1.0);
+    // 109 tiles: two waves of 108 (the other orientation, 218 tiles in three, is worse).
+    EXPECT_DOUBLE_EQ(wave_efficiency(256 * 109, 128, 108), 109.0 / 216);
+    // A partial tile counts whole: 100 x 100 takes one of 108 slots of 256 x 128.
+    EXPECT_DOUBLE_EQ(wave_efficiency(100, 100, 108), 100.0 * 100 / (108 * 256 * 128));
+}
+
+TEST(Megatron2021Terms, LayerGemmsRunInWaves) {
+    const GptShape shape = small_model().shape;
+    // 1,024 tokens, h = 1,024, tp = 1: QKV 1,024 x 3,072 (96 tiles, one wave of 108), attention
+    // output 1,024 x 1,024 (32), MLP up 1,024 x 4,096 (128: two waves), MLP down 1,024 x 1,024.
+    const LayerGemmWaves waves = layer_gemm_waves(shape, 2, 1, 108);
+    const double qkv = 2.0 * 1024 * 3072 * 1024, square = 2.0 * 1024 * 1024 * 1024;
+    EXPECT_DOUBLE_EQ(waves.forward_flops, qkv + square + 4 * square + 4 * square);
+    EXPECT_DOUBLE_EQ(waves.forward_quantized, qkv * 108 / 96 + square * 108 / 32 +
+                                                  4 * square * 216 / 128 + 4 * square * 108 / 32);
+    EXPECT_DOUBLE_EQ(waves.weight_flops, waves.forward_flops);
+    // On one SM every tile has its own wave: nothing lost, as the dimensions fill their tiles.
+    const LayerGemmWaves whole = layer_gemm_waves(shape, 2, 1, 1);
+    EXPECT_DOUBLE_EQ(whole.input_quantized, whole.input_flops);
+
+    const ModelSpec model = small_model();
+    const PlanLayout layout{1, 1, 1, ScheduleKind::gpipe, 1, 2, 8};
+    ClusterSpec cluster = cluster_of(1, 0);
+    cluster.streaming_multiprocessors = 108;
+    const PlanResult result = evaluate_layout(layout, model, cluster, plain_options());
+    const auto ns = [](double flops) {
+        return static_cast<std::int64_t>(std::ceil(flops / 156e3));
+    };
+    EXPECT_EQ(
+        result.breakdown.wave_quantization_ns,
+        8 * 8 *
+            (ns(waves.forward_quantized) - ns(waves.forward_flops) + ns(waves.input_quantized) -
+             ns(waves.input_flops) + ns(waves.weight_quantized) - ns(waves.weight_flops)));
+    EXPECT_EQ(sum_of_parts(result.breakdown), result.step_time_ns);
+    EXPECT_EQ(
+        result.breakdown.compute_ns,
+        evaluate_layout(layout, model, cluster_of(1, 0), plain_options()).breakdown.compute_ns);
+    cluster.streaming_multiprocessors = 1;
+    EXPECT_EQ(
+        evaluate_layout(layout, model, cluster, plain_options()).breakdown.wave_quantization_ns, 0);
 }
 
 }  // namespace
