@@ -42,10 +42,12 @@ TABLE = [
 # 8-GPU node, 25 GB/s per GPU. NCCL's collectives over NVLink reach about 230 GB/s of bus
 # bandwidth on A100, not the 300 GB/s line rate (12 links at 25 GB/s carry about 20 GB/s each
 # with the SMs' 128-byte payloads, 240 GB/s, and other limits leave ~230: NCCL's maintainer in
-# NVIDIA/nccl-tests issue 149, 2023-07-05, for all_reduce_perf at 8 GB messages).
+# NVIDIA/nccl-tests issue 149, 2023-07-05, for all_reduce_perf at 8 GB messages). The A100 has
+# 108 SMs (NVIDIA A100 Tensor Core GPU Architecture whitepaper), so GEMM tiles run in waves of
+# 108 (NVIDIA's Matrix Multiplication Background User's Guide, "Wave Quantization").
 A100 = ["--peak-tflops", "312", "--hbm-bandwidth", "2.039TB/s", "--gpu-memory", "80GB",
         "--intra-host-bandwidth", "300GB/s", "--inter-host-bandwidth", "25GB/s",
-        "--intra-host-collective-bandwidth", "230GB/s"]
+        "--intra-host-collective-bandwidth", "230GB/s", "--streaming-multiprocessors", "108"]
 
 # Megatron-LM as it ran then: blocking pipeline transfers with the scatter/gather
 # optimisation (the default, --no-scatter-gather-tensors-in-pipeline not given), the tied

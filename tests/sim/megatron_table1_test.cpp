@@ -7,11 +7,11 @@
 // others), with the costs Megatron-LM paid then (blocking pipeline transfers with scatter/gather,
 // the embedding gradient's all-reduce, unfused attention), on an A100 80GB cluster described by
 // its data sheet (312 dense 16-bit TFLOP/s, 2,039 GB/s HBM, NVLink 300 GB/s per direction, 25
-// GB/s of InfiniBand per GPU), NCCL's published A100 bus bandwidth over NVLink (~230 GB/s) and
-// the best published A100 16-bit matrix-multiply rate (271.2 of 312 TFLOP/s, 86.9 %, Bekman's
-// MAMF table in ml-engineering). Nothing is fitted to the table.
-// Throughput is the paper's own count (its equation 3): 96 B s l h^2 (1 + s/6h + V/16lh) per
-// step, over the predicted step and the GPUs.
+// GB/s of InfiniBand per GPU, 108 SMs for the GEMMs' wave quantization), NCCL's published A100
+// bus bandwidth over NVLink (~230 GB/s) and the best published A100 16-bit matrix-multiply rate
+// (271.2 of 312 TFLOP/s, 86.9 %, Bekman's MAMF table in ml-engineering). Nothing is fitted to
+// the table. Throughput is the paper's own count (its equation 3):
+// 96 B s l h^2 (1 + s/6h + V/16lh) per step, over the predicted step and the GPUs.
 //
 // What holds the errors: each row within its own bound, just above what the model reaches, and
 // the mean within kMeanBound (docs/plan.md, "Validated against Megatron-LM's Table 1"; the aim
@@ -27,7 +27,7 @@
 namespace pipelens::sim {
 namespace {
 
-constexpr double kMeanBound = 0.283;
+constexpr double kMeanBound = 0.244;
 constexpr double kMatmulFraction = 0.869;
 
 struct Row {
@@ -43,16 +43,16 @@ struct Row {
 
 // Table 1 as published; dp = GPUs / (tp x pp).
 const std::vector<Row> kTable1 = {
-    {1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, true, 0.364},
-    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, true, 0.344},
-    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0, true, 0.315},
-    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, true, 0.307},
-    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, false, 0.234},
-    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, false, 0.315},
-    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, false, 0.263},
-    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, false, 0.265},
-    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, false, 0.233},
-    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, false, 0.192},
+    {1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, true, 0.343},
+    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, true, 0.312},
+    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0, true, 0.287},
+    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, true, 0.263},
+    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, false, 0.190},
+    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, false, 0.282},
+    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, false, 0.198},
+    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, false, 0.207},
+    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, false, 0.203},
+    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, false, 0.157},
 };
 
 ClusterSpec a100_cluster(int gpus) {
@@ -69,6 +69,7 @@ ClusterSpec a100_cluster(int gpus) {
     cluster.links.inter_host_latency_us = 5;
     cluster.links.collective_latency_us = 6.6;
     cluster.intra_host_collective_gb_per_s = 230;  // NCCL's A100 busbw, nccl-tests issue 149
+    cluster.streaming_multiprocessors = 108;       // GEMM tiles run in waves of 108
     return cluster;
 }
 
