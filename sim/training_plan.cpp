@@ -226,9 +226,11 @@ StageWork stage_work(int stage, int stages, const PlanLayout& layout, const Mode
     result.tensor_parallel = {layers * tp_cost.forward_ns, layers * tp_cost.backward_ns, 0};
     if (options.recompute == Recompute::full)  // the recomputed forward's collectives
         result.tensor_parallel.input += layers * tp_cost.forward_ns;
-    if (options.blocking_pipeline_transfers) {  // sent after F by all but the last stage,
+    // Blocking, a transfer is paid by its sender: the activation after F by all but the last
+    // stage, its gradient after I by all but the first.
+    if (options.blocking_pipeline_transfers) {
         const std::int64_t transfer = blocking_transfer_ns(layout, model, cluster, options);
-        result.pipeline_transfer = {last ? 0 : transfer, first ? 0 : transfer, 0};  // after I
+        result.pipeline_transfer = {last ? 0 : transfer, first ? 0 : transfer, 0};
     }
     if (cluster.streaming_multiprocessors > 0)
         result.waves = wave_quantization(layers, layout, model, cluster, options, flops_per_ns);
