@@ -75,7 +75,12 @@ const char* run_status_text(RunStatus status) {
 
 // Settings only a new file can take. Pages of 16 KiB suit a file that mostly grows by appending
 // millions of small rows: fewer page splits and index levels, about 12% more rows/s than 4 KiB.
-constexpr const char* kNewFileSettings = "PRAGMA page_size = 16384;";
+// The application id ("PPLN" in the SQLite header's bytes 68..71) lets tools that read only a
+// file's first bytes tell a trace from other SQLite files: the desktop's MIME type
+// (assets/desktop/pipelens-trace.xml) matches it.
+constexpr const char* kNewFileSettings =
+    "PRAGMA page_size = 16384;"
+    "PRAGMA application_id = 1347439694;";  // 0x50504C4E, "PPLN"
 
 // Settings for a writer connection (WAL mode itself is switched on separately, as it can fail).
 // WAL lets readers read while we write and makes every commit durable against the process dying;
