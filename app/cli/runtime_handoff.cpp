@@ -2,7 +2,8 @@
 // execute models, so LibTorch lives in the `pipelens-runtime` executable and no other command
 // pays for loading it. Here they are listed (help) and hand the whole command line, untouched,
 // to the runtime by exec: its options, help, output, exit codes and signals are the runtime's
-// own, and rank processes that `--nproc` starts re-run the runtime directly.
+// own, and rank processes that `--nproc` starts re-run the runtime directly. The runtime is an
+// internal program: installed, it lives in libexec/pipelens/, not on PATH.
 #include <cerrno>
 #include <cstring>
 
@@ -18,7 +19,10 @@ constexpr const char* kRuntimeProgram = "pipelens-runtime";
 
 [[noreturn]] void hand_off(const std::string& command, const std::string& argv0,
                            const std::vector<std::string>& arguments) {
-    const std::string runtime = companion_program(kRuntimeProgram, {"."});
+    // Beside `pipelens` in the build tree; in an installed set, where cmake/PipelensInstall.cmake
+    // puts it (libexec/pipelens/ relative to bin/, given here by the build).
+    const std::string runtime =
+        companion_program(kRuntimeProgram, {".", PIPELENS_INSTALLED_RUNTIME_DIRECTORY});
     const int error = exec_program(runtime, argv0, arguments);
     if (error == ENOENT)
         throw CommandFailure(
