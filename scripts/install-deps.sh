@@ -14,6 +14,9 @@ packages=(
     libimgui-dev libglfw3-dev libgl-dev libstb-dev
     xvfb xauth libgl1-mesa-dri
     python3  # scripts/check_layers.py, run by ctest
+    # The install and package tests (tests/install): the .deb's checks, the desktop entry's and
+    # MIME type's validators, the zsh completion's shell.
+    dpkg-dev lintian desktop-file-utils shared-mime-info libglib2.0-bin zsh man-db
 )
 # libclang-rt-dev holds libclang_rt.fuzzer-x86_64.a (dpkg -S names libclang-rt-14-dev, which
 # this unversioned package pulls in).

@@ -10,9 +10,15 @@ if ! command -v lintian >/dev/null; then
 fi
 mapfile -t debs < <(ls "$1"/*.deb)
 [ ${#debs[@]} -gt 0 ] || { echo "lintian test: no .deb in $1" >&2; exit 1; }
-report=$(lintian --no-cfg --display-level '>=warning' "${debs[@]}" 2>&1 || true)
+status=0
+report=$(lintian "${debs[@]}" 2>&1) || status=$?
 [ -n "$report" ] && echo "$report"
-if echo "$report" | grep -q '^E: '; then
+# lintian exits 1 when it found errors, anything else but 0 when it could not check.
+if [ "$status" -gt 1 ]; then
+    echo "lintian test: lintian could not check the packages (exit $status)" >&2
+    exit 1
+fi
+if [ "$status" -ne 0 ] || echo "$report" | grep -q '^E: '; then
     echo "lintian test: errors above" >&2
     exit 1
 fi
