@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 FUZZ_SECONDS ?= 300
 
-.PHONY: all deps configure build demo test bench fuzz format clean
+.PHONY: all deps configure build demo test bench fuzz package format clean
 
 all: build
 
@@ -38,6 +38,10 @@ bench: build
 # Each libFuzzer target for FUZZ_SECONDS, one at a time; new inputs and findings stay in $(BUILD).
 fuzz: build
 	@scripts/fuzz.sh $(BUILD) $(FUZZ_SECONDS)
+
+# The Debian packages pipelens and pipelens-runtime, in $(BUILD) (docs/install.md).
+package: build
+	@cmake --build $(BUILD) --target package
 
 format:
 	@git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
