@@ -162,6 +162,7 @@ def zsh(helps):
         "",
         "_pipelens() {",
         "    local curcontext=$curcontext state line",
+        "    local -A opt_args",
         "    if [[ $service == pipelens-view ]]; then",
     ]
     if ("pipelens-view",) in helps:
@@ -173,7 +174,9 @@ def zsh(helps):
         "    commands=(",
     ]
     for entry in main.subcommands:
-        lines.append(f"        '{entry.names[0]}:{zsh_quote(entry.description)}'")
+        # _describe splits at the first colon: the description may hold more.
+        description = entry.description.replace("'", "'\\''")
+        lines.append(f"        '{entry.names[0]}:{description}'")
     lines += [
         "    )",
         f"    _arguments -C {zsh_specs(main)} \\",

@@ -193,6 +193,9 @@ class Completion(unittest.TestCase):
         self.assertEqual(completion.zsh_option(options["--pp"]), "'--pp[Pipeline ranks]:number: '")
         self.assertEqual(completion.zsh_option(options["--split"]),
                          "'*--split[Split point; repeatable]:file:_files'")
+        script = completion.zsh(helps())
+        self.assertIn("        'summary:List a trace'\\''s runs'\n", script)
+        self.assertIn("                summary) _arguments -s ", script)
         summary = helps()[("pipelens", "summary")]
         self.assertEqual(completion.zsh_positional(summary.positionals[0], 1),
                          "'1:trace:_files -g '\\''*.db'\\'''")
