@@ -16,6 +16,10 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "install test: $*" >&2; exit 1; }
 
 cmake --install "$build" --prefix "$work/installed" >/dev/null
+# As if the build folder were deleted: no installed file names it (or the prefix installed to).
+if grep -rlF -e "$build" -e "$work/installed" "$work/installed"; then
+    fail "the installed files above name the build folder or the install prefix"
+fi
 mv "$work/installed" "$work/prefix"
 prefix="$work/prefix"
 export PATH="$prefix/bin:/usr/bin:/bin"

@@ -104,6 +104,8 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
     EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "7");
     EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'application'"), "pipelens");
+    // 0x50504C4E, "PPLN" in the header: what the desktop's MIME type matches.
+    EXPECT_EQ(raw.value("PRAGMA application_id"), "1347439694");
     EXPECT_EQ(raw.value("SELECT kind, status, step_time_ns FROM runs"), "sim|finished|5000");
     EXPECT_EQ(raw.value("SELECT stage, microbatch, label_id IS NULL FROM actions WHERE kind = 8"),
               "-1|-1|1");
