@@ -32,13 +32,16 @@ endif()
 install(DIRECTORY assets/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/pipelens/examples
     COMPONENT cli)
 
-# The desktop entry, its icon in every hicolor size and the trace's MIME type.
-install(FILES assets/desktop/pipelens-view.desktop
-    DESTINATION ${CMAKE_INSTALL_DATADIR}/applications COMPONENT cli)
-install(FILES assets/desktop/pipelens-trace.xml
-    DESTINATION ${CMAKE_INSTALL_DATADIR}/mime/packages RENAME pipelens.xml COMPONENT cli)
-install(DIRECTORY assets/desktop/icons/ DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor
-    COMPONENT cli)
+# The desktop entry, its icon in every hicolor size and the trace's MIME type: with the viewer
+# they launch, not without it.
+if(TARGET pipelens-view)
+    install(FILES assets/desktop/pipelens-view.desktop
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/applications COMPONENT cli)
+    install(FILES assets/desktop/pipelens-trace.xml
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/mime/packages RENAME pipelens.xml COMPONENT cli)
+    install(DIRECTORY assets/desktop/icons/ DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor
+        COMPONENT cli)
+endif()
 
 # Man pages and completions, written from the built programs' --help (packaging/cli_help.py),
 # and the Debian changelog, compressed reproducibly (gzip -9, no timestamp).

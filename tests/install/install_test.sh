@@ -25,12 +25,18 @@ prefix="$work/prefix"
 export PATH="$prefix/bin:/usr/bin:/bin"
 mkdir "$work/elsewhere" && cd "$work/elsewhere"
 
-for file in bin/pipelens share/pipelens/examples/default.toml share/man/man1/pipelens.1.gz \
-    share/man/man1/pipelens-simulate.1.gz share/bash-completion/completions/pipelens \
-    share/zsh/vendor-completions/_pipelens share/doc/pipelens/copyright \
-    share/applications/pipelens-view.desktop share/mime/packages/pipelens.xml \
-    share/icons/hicolor/48x48/apps/pipelens-view.png \
-    share/icons/hicolor/scalable/apps/pipelens-view.svg; do
+expected=(bin/pipelens share/pipelens/examples/default.toml share/man/man1/pipelens.1.gz
+    share/man/man1/pipelens-simulate.1.gz share/bash-completion/completions/pipelens
+    share/zsh/vendor-completions/_pipelens share/doc/pipelens/copyright)
+if [ -x "$prefix/bin/pipelens-view" ]; then
+    expected+=(share/man/man1/pipelens-view.1.gz share/applications/pipelens-view.desktop
+        share/mime/packages/pipelens.xml share/icons/hicolor/48x48/apps/pipelens-view.png
+        share/icons/hicolor/scalable/apps/pipelens-view.svg)
+fi
+if [ -x "$prefix/libexec/pipelens/pipelens-runtime" ]; then
+    expected+=(share/man/man1/pipelens-run.1.gz share/doc/pipelens-runtime/copyright)
+fi
+for file in "${expected[@]}"; do
     [ -f "$prefix/$file" ] || fail "not installed: $file"
 done
 [ "$(command -v pipelens)" = "$prefix/bin/pipelens" ] || fail "pipelens is not the installed one"
