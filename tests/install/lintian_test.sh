@@ -18,7 +18,7 @@ if [ "$status" -gt 1 ]; then
     echo "lintian test: lintian could not check the packages (exit $status)" >&2
     exit 1
 fi
-if [ "$status" -ne 0 ] || echo "$report" | grep -q '^E: '; then
+if [ "$status" -ne 0 ] || grep -q '^E: ' <<<"$report"; then
     echo "lintian test: errors above" >&2
     exit 1
 fi

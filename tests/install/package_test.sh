@@ -24,18 +24,21 @@ rm -rf "$out" && mkdir -p "$out"
 cli=$(ls "$out"/pipelens_*.deb)
 runtime=$(ls "$out"/pipelens-runtime_*.deb 2>/dev/null || true)
 
+# Whole outputs in variables before grep: grep -q ending a pipe early would fail the pipe.
 field() { dpkg-deb --field "$1" "$2"; }
 [ "$(field "$cli" Package)" = pipelens ] || fail "the CLI package is not named pipelens"
-if field "$cli" Depends | grep -qi torch; then
-    fail "pipelens depends on LibTorch: $(field "$cli" Depends)"
-fi
-dpkg-deb --contents "$cli" | grep -q '/usr/bin/pipelens-runtime\|libexec' &&
-    fail "the runtime is in the pipelens package"
+cli_depends=$(field "$cli" Depends)
+echo "pipelens depends on: $cli_depends"
+[[ ${cli_depends,,} != *torch* ]] || fail "pipelens depends on LibTorch: $cli_depends"
+cli_files=$(dpkg-deb --contents "$cli")
+[[ $cli_files != *pipelens-runtime* ]] || fail "the runtime is in the pipelens package"
 if [ -n "$runtime" ]; then
     [ "$(field "$runtime" Package)" = pipelens-runtime ] || fail "runtime package's name"
-    field "$runtime" Depends | grep -q "pipelens (= $(field "$cli" Version))" ||
+    runtime_depends=$(field "$runtime" Depends)
+    echo "pipelens-runtime depends on: $runtime_depends"
+    [[ $runtime_depends == *"pipelens (= $(field "$cli" Version))"* ]] ||
         fail "pipelens-runtime does not depend on its pipelens"
-    field "$runtime" Depends | grep -q libtorch || fail "pipelens-runtime does not declare LibTorch"
+    [[ $runtime_depends == *libtorch* ]] || fail "pipelens-runtime does not declare LibTorch"
 fi
 
 root="$out/root"
@@ -73,7 +76,7 @@ for deb in $cli $runtime; do
             '$2 == a || $2 == b {sub(/:.*/, "", $1); print $1; exit}')
         if [ -z "$owner" ]; then
             echo "package test: $program links $library ($path), from no Debian package"
-        elif ! printf '%s\n' "${declared[@]}" | grep -qx "$owner"; then
+        elif [[ " ${declared[*]} " != *" $owner "* ]]; then
             fail "$program links $library from $owner, which $(basename "$deb") does not declare"
         fi
     done
