@@ -158,7 +158,9 @@ if(BUILD_TESTING AND Python3_Interpreter_FOUND)
         "${PROJECT_SOURCE_DIR}" "$<TARGET_FILE:pipelens>")
     add_test(NAME install.zsh_completion
         COMMAND bash "${install_tests}/zsh_test.sh" "${PIPELENS_GENERATED}/completion")
-    set_tests_properties(install.prefix_runs_demo install.deb_packages PROPERTIES TIMEOUT 300)
+    # Both start an Xvfb (xvfb-run -a): two at once could pick the same display.
+    set_tests_properties(install.prefix_runs_demo install.deb_packages PROPERTIES TIMEOUT 300
+        RESOURCE_LOCK xvfb)
     set_tests_properties(install.deb_packages PROPERTIES FIXTURES_SETUP pipelens_debs)
     set_tests_properties(install.deb_lintian PROPERTIES FIXTURES_REQUIRED pipelens_debs)
     set_tests_properties(install.deb_packages install.deb_lintian install.desktop_entry
