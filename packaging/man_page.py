@@ -6,11 +6,17 @@ Invariants: every word comes from the help text; text is escaped so that no line
 request by accident and option names keep real hyphens (\\-), so `man` copies and searches them
 as typed; no date, so the pages are reproducible.
 """
+import re
+
+
+def inline(text):
+    """`text` inside a line: only backslashes need escaping."""
+    return text.replace("\\", "\\e")
 
 
 def escape(text):
-    """`text` as roff prose: backslashes doubled, a leading . or ' neutralised."""
-    text = text.replace("\\", "\\e")
+    """`text` as a line of roff prose: backslashes escaped, a leading . or ' neutralised."""
+    text = inline(text)
     if text.startswith((".", "'")):
         text = "\\&" + text
     return text
@@ -29,8 +35,9 @@ def entry_lines(entry, positional):
     names = ", ".join(f"\\fB{literal(name)}\\fR" for name in entry.names)
     if positional:
         names = f"\\fI{literal(entry.names[0])}\\fR"
-        kind = entry.type.replace("TEXT", "").replace("REQUIRED", "").strip()
-        kind = f" {escape(kind)}" if kind else ""
+        # "TEXT:FILE ... REQUIRED" reads "files ... (required)": a name says enough.
+        kind = re.sub(r"^TEXT(:FILE)?", "", entry.type.replace("REQUIRED", "").strip()).strip()
+        kind = f" {inline(kind)}" if kind else ""
         required = " (required)" if "REQUIRED" in entry.type else ""
         return [".TP", f"{names}{kind}{required}", escape(entry.description)]
     kind = f" \\fI{escape(entry.type)}\\fR" if entry.type else ""

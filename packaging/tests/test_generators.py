@@ -144,6 +144,14 @@ class ManPage(unittest.TestCase):
                                      helps(), "pipelens 0.1.0")
         self.assertIn(".SS Model (flags or [model])\n", schedule)
 
+    def test_a_positional_shows_repetition_and_requirement_not_its_type_text(self):
+        entry = cli_help.Entry(["files"], "TEXT:FILE ... REQUIRED", "One file per rank")
+        self.assertEqual(man_page.entry_lines(entry, positional=True),
+                         [".TP", "\\fIfiles\\fR ... (required)", "One file per rank"])
+        count = cli_help.Entry(["count"], "INT", "How many")
+        self.assertEqual(man_page.entry_lines(count, positional=True),
+                         [".TP", "\\fIcount\\fR INT", "How many"])
+
     def test_escaping(self):
         self.assertEqual(man_page.escape(".hidden \\n"), "\\&.hidden \\en")
         self.assertEqual(man_page.literal("--out"), "\\-\\-out")
