@@ -6,7 +6,7 @@
 #   libexec/pipelens/pipelens-runtime       the LibTorch runtime `run`/`explain` exec (runtime)
 #   share/pipelens/examples/                assets/examples, for users to copy
 #   share/man/man1/*.1.gz                   generated from the built programs' --help
-#   share/bash-completion/completions/pipelens, share/zsh/vendor-completions/_pipelens
+#   share/bash-completion/completions/pipelens{,-view}, share/zsh/vendor-completions/_pipelens
 #   share/applications, share/icons/hicolor, share/mime/packages   the desktop entry
 #   share/doc/pipelens{,-runtime}/          copyright and changelog, as Debian wants them
 # Invariants: only the runtime component holds anything that links LibTorch, so the `pipelens`
@@ -83,8 +83,14 @@ if(Python3_Interpreter_FOUND)
             "${PIPELENS_GENERATED}/man/pipelens-explain.1.gz"
             DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT runtime)
     endif()
+    # bash-completion loads completions/NAME when NAME is first completed: one file a program.
     install(FILES "${PIPELENS_GENERATED}/completion/pipelens"
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions COMPONENT cli)
+    if(TARGET pipelens-view)
+        install(FILES "${PIPELENS_GENERATED}/completion/pipelens"
+            DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+            RENAME pipelens-view COMPONENT cli)
+    endif()
     install(FILES "${PIPELENS_GENERATED}/completion/_pipelens"
         DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions COMPONENT cli)
     install(FILES packaging/debian/copyright "${PIPELENS_GENERATED}/changelog.gz"

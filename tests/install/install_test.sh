@@ -29,7 +29,8 @@ expected=(bin/pipelens share/pipelens/examples/default.toml share/man/man1/pipel
     share/man/man1/pipelens-simulate.1.gz share/bash-completion/completions/pipelens
     share/zsh/vendor-completions/_pipelens share/doc/pipelens/copyright)
 if [ -x "$prefix/bin/pipelens-view" ]; then
-    expected+=(share/man/man1/pipelens-view.1.gz share/applications/pipelens-view.desktop
+    expected+=(share/man/man1/pipelens-view.1.gz share/bash-completion/completions/pipelens-view
+        share/applications/pipelens-view.desktop
         share/mime/packages/pipelens.xml share/icons/hicolor/48x48/apps/pipelens-view.png
         share/icons/hicolor/scalable/apps/pipelens-view.svg)
 fi
