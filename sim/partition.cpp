@@ -1,9 +1,9 @@
 // The branch and bound over split points, and the proof that its bounds never exceed the
 // simulated step.
 //
-// Search: stages are filled in pipeline order, stage j taking layers [a, a + c); the sizes
-// nearest an even share of what is left are tried first, and the even split is the first
-// incumbent. A leaf (every stage filled) is priced by simulating it.
+// Search: stages are filled in pipeline order, stage j taking layers [a, a + c); the sizes of
+// least bound are tried first, then those nearest an even share of what is left, and the even
+// split is the first incumbent. A leaf (every stage filled) is priced by simulating it.
 //
 // Bounds. Write F_s, I_s, Bk_s for stage s's forward, input-gradient and backward work per
 // microbatch on its rank (rank slowdown applied; Bk_s = min(B_s, I_s + W_s), the least a
@@ -27,20 +27,36 @@
 //       ceil(R / Q) of them; whichever stage q > j it is, (3) at q is at least h_{j+1} + G_j +
 //       ... + G_1 + B_0 plus m (F_q + G_q), and that is at least the least m (F + G) of any run
 //       of that many consecutive layers among those left (heads and chains only grow with q).
-// Each bound only reads filled stages, so it holds for every completion of a partial split;
-// a branch whose bound reaches the incumbent's step cannot hold a strictly faster split. With
-// overlap_efficiency above 0, (2) and (3) need not hold, and the search prices every leaf.
+//   (5) Any chain of computations found under one split (partition_paths.hpp: each waits for
+//       the one before it, by rank order or as an input, with the transfer when it crosses
+//       ranks) is a chain of every split of the same schedule, and T is at least its length,
+//       a sum over stages of what it counts of each stage's F, I, W, B and boundary transfers.
+//       Under a partial split, the filled stages' share is known and the least share the rest
+//       can have, over every way to split the layers left, is a shortest path over split
+//       points (computed once per chain, from the last stage back). The chains are the longest
+//       of the even split and of every split priced: a schedule's critical path under its
+//       best split gives a bound equal to its step there, which the search needs to stop. Not
+//       for ZeroBubbleAuto, whose order follows the costs (the chain of one split need not be
+//       one of another's). The textbook 1F1B figure (m - 1) max(F + B) + sum(F + B) is no
+//       bound: a stage's warm-up forwards can hide the round trip of its first microbatch
+//       (partition_paths_test.cpp has a pipeline it overshoots).
+// Bounds (1)-(4) only read filled stages and (5) takes the least over the rest, so each holds
+// for every completion of a partial split; a branch whose bound reaches the incumbent's step
+// cannot hold a strictly faster split. With overlap_efficiency above 0, (2), (3) and (5) need
+// not hold, and the search prices every leaf.
 #include "sim/partition.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "engine/run_record/experiment_schedule.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/layer_costs.hpp"
+#include "sim/partition_paths.hpp"
 #include "sim/simulator.hpp"
 #include "sim/transformer_flops.hpp"
 #include "sim/zero_bubble_inputs.hpp"
@@ -85,6 +101,12 @@ class SplitSearch {
         for (int rank = 0; rank < rank_count_; ++rank)
             least_stage_work_.push_back(least_work_of_one_stage(rank));
         fill_least_runs();
+        const bool costs_shape_schedule =
+            lowered_from.shape.kind == ScheduleKind::zero_bubble_auto &&
+            lowered_from.schedule_file.empty();
+        fill_stage_table();
+        if (bounded_ && !costs_shape_schedule)
+            graph_.emplace(lowered);
     }
 
     PartitionResult run() {
@@ -97,6 +119,8 @@ class SplitSearch {
         ranks_.assign(rank_count_, RankState{});
         for (int stage = 0; stage < stage_count_; ++stage)
             ++ranks_[rank_of_stage_[stage]].unfilled;
+        counts_ = best_;
+        add_cut_of_split();
         descend(0, 0, 0, 0, 0, 0);
         result.layers_per_stage = best_;
         result.step_ns = best_step_;
@@ -193,8 +217,50 @@ class SplitSearch {
         return out;
     }
 
+    // One size of the stage being filled: its figures for the bounds, and what they say of
+    // every split below it.
+    struct Child {
+        int size = 0;
+        std::int64_t forward = 0, input = 0, work = 0, backward0 = 0, below = 0;
+    };
+
+    // Marks stage `stage`, starting at `start` with m (F + Bk) = `work`, filled on its rank.
+    RankState enter(int stage, std::int64_t start, std::int64_t work) {
+        RankState& state = ranks_[rank_of_stage_[stage]];
+        const RankState saved = state;
+        if (state.first_start < 0)
+            state.first_start = start;
+        state.work += work;
+        --state.unfilled;
+        return saved;
+    }
+
+    Child child_of(int stage, int first, int size, std::int64_t start, std::int64_t chain,
+                   std::int64_t first_backward, std::int64_t bound_here) {
+        const StageCost& cost = stage_cost(first, size);
+        Child child;
+        child.size = size;
+        child.forward = on_rank(stage, cost.forward_ns);
+        child.input = on_rank(stage, least_input_gradient(cost));
+        child.work = microbatches_ * (child.forward + on_rank(stage, least_backward(cost)));
+        child.backward0 = stage == 0 ? on_rank(0, cost.backward_ns()) : first_backward;
+        if (!bounded_)
+            return child;
+        const RankState saved = enter(stage, start, child.work);
+        const std::int64_t next_chain = stage == 0 ? chain : chain + child.input;
+        child.below = std::max(
+            {bound_here, bound(stage, start, child.forward, child.input, chain, child.backward0),
+             lookahead(stage, first + size, start + child.forward, next_chain, child.backward0)});
+        if (child.below < best_step_)
+            child.below = std::max(child.below, chain_bound(stage, first, size));
+        ranks_[rank_of_stage_[stage]] = saved;
+        return child;
+    }
+
     // `start` = h_stage, `chain` = G_1 + ... + G_{stage-1}, `first_backward` = B_0, and
-    // `bound_here` what the bounds say of every split below this node.
+    // `bound_here` what the bounds say of every split below this node. With chains, the sizes
+    // of least bound go first (the nearest an even share first among equals), so that the
+    // first splits priced are the ones the chains found so far favour.
     void descend(int stage, int first, std::int64_t start, std::int64_t chain,
                  std::int64_t first_backward, std::int64_t bound_here) {
         if (nodes_ >= limits_.max_nodes ||
@@ -207,34 +273,27 @@ class SplitSearch {
             price_leaf();
             return;
         }
-        const int rank = rank_of_stage_[stage];
-        for (const int size : sizes(stage, first)) {
-            const StageCost cost =
-                stage_cost_of(costs_, {first, size}, stage == 0, stage == stage_count_ - 1);
-            const std::int64_t forward = on_rank(stage, cost.forward_ns);
-            const std::int64_t input = on_rank(stage, least_input_gradient(cost));
-            const std::int64_t work =
-                microbatches_ * (forward + on_rank(stage, least_backward(cost)));
-            const std::int64_t backward0 =
-                stage == 0 ? on_rank(0, cost.backward_ns()) : first_backward;
-            RankState saved = ranks_[rank];
-            RankState& state = ranks_[rank];
-            if (state.first_start < 0)
-                state.first_start = start;
-            state.work += work;
-            --state.unfilled;
-            const std::int64_t next_chain = stage == 0 ? chain : chain + input;
-            const std::int64_t below =
-                bounded_
-                    ? std::max(
-                          {bound_here, bound(stage, start, forward, input, chain, backward0),
-                           lookahead(stage, first + size, start + forward, next_chain, backward0)})
-                    : 0;
-            if (below < best_step_) {
-                counts_[stage] = size;
-                descend(stage + 1, first + size, start + forward, next_chain, backward0, below);
-            }
-            ranks_[rank] = saved;
+        std::vector<Child> children;
+        for (const int size : sizes(stage, first))
+            children.push_back(
+                child_of(stage, first, size, start, chain, first_backward, bound_here));
+        if (!cuts_.empty())
+            std::stable_sort(children.begin(), children.end(),
+                             [](const Child& a, const Child& b) { return a.below < b.below; });
+        for (Child& child : children) {
+            if (child.below >= best_step_)
+                continue;
+            if (bounded_)  // chains found since may say more
+                child.below = std::max(child.below, chain_bound(stage, first, child.size));
+            if (child.below >= best_step_)
+                continue;
+            const RankState saved = enter(stage, start, child.work);
+            counts_[stage] = child.size;
+            for (Cut& cut : cuts_)
+                cut.prefix[stage + 1] = cut.prefix[stage] + share(cut, stage, first, child.size);
+            descend(stage + 1, first + child.size, start + child.forward,
+                    stage == 0 ? chain : chain + child.input, child.backward0, child.below);
+            ranks_[rank_of_stage_[stage]] = saved;
         }
     }
 
@@ -270,7 +329,114 @@ class SplitSearch {
             best_step_ = step;
             best_ = counts_;
         }
+        add_cut_of_split();
     }
+
+    // Bound (5): a chain of computations found under some split, at least this long under
+    // every split (partition_paths.hpp).
+    struct Cut {
+        PathCut path;
+        std::int64_t rounding = 0;
+        std::vector<std::int64_t> prefix;      // its length over the filled stages
+        std::vector<std::int64_t> least_rest;  // [stage][first layer]: least over the rest
+    };
+
+    std::size_t table_index(int first, int size) const {
+        return static_cast<std::size_t>(first) * (layer_count_ + 1) + size;
+    }
+    const StageCost& stage_cost(int first, int size) const {
+        return stage_table_[table_index(first, size)];
+    }
+
+    // Every stage [first, first + size) as a split can hold it: the first stage is the one at
+    // layer 0, the last the one ending at the last layer.
+    void fill_stage_table() {
+        stage_table_.resize(table_index(layer_count_, 0) + 1);
+        stage_bytes_.resize(stage_table_.size());
+        for (int first = 0; first < layer_count_; ++first)
+            for (int size = 1; first + size <= layer_count_; ++size) {
+                const runtime::StageLayers layers{first, size};
+                stage_table_[table_index(first, size)] =
+                    stage_cost_of(costs_, layers, first == 0, first + size == layer_count_);
+                stage_bytes_[table_index(first, size)] =
+                    sum_of_layers(costs_, layers, first == 0).output_bytes;
+            }
+    }
+
+    std::int64_t share(const Cut& cut, int stage, int first, int size) const {
+        // Bytes given per stage ([costs] activation_bytes) outrank the layers' outputs.
+        const std::int64_t bytes = experiment_.activation_bytes.empty()
+                                       ? stage_bytes_[table_index(first, size)]
+                                       : model_.bytes_of(stage);
+        return stage_share_of(cut.path, model_, rank_of_stage_, stage, stage_cost(first, size),
+                              bytes);
+    }
+
+    std::size_t rest_index(int stage, int first) const {
+        return static_cast<std::size_t>(stage) * (layer_count_ + 1) + first;
+    }
+
+    // Bound (5) below the child of stage `stage` holding [first, first + size).
+    // The chain that cuts a branch goes first next time: nearby branches tend to fall to it.
+    std::int64_t chain_bound(int stage, int first, int size) {
+        std::int64_t best = 0;
+        for (std::size_t index = 0; index < cuts_.size(); ++index) {
+            const Cut& cut = cuts_[index];
+            best = std::max(best, cut.prefix[stage] + share(cut, stage, first, size) +
+                                      cut.least_rest[rest_index(stage + 1, first + size)] +
+                                      cut.rounding);
+            if (best >= best_step_) {
+                std::swap(cuts_[index], cuts_[0]);
+                break;  // cut already: the other chains cannot change that
+            }
+        }
+        return best;
+    }
+
+    // The least length of `cut` over the stages from `stage` on, for each first layer: a
+    // shortest path over split points, stage by stage from the last.
+    void fill_least_rest(Cut& cut) const {
+        constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+        cut.least_rest.assign(rest_index(stage_count_ + 1, 0), kNone);
+        cut.least_rest[rest_index(stage_count_, layer_count_)] = 0;
+        for (int stage = stage_count_ - 1; stage >= 0; --stage) {
+            const int stages_after = stage_count_ - 1 - stage;
+            for (int first = stage; first + stages_after < layer_count_; ++first) {
+                if (stage == 0 && first > 0)
+                    break;
+                std::int64_t least = kNone;
+                for (int size = 1; first + size + stages_after <= layer_count_; ++size) {
+                    const std::int64_t rest = cut.least_rest[rest_index(stage + 1, first + size)];
+                    if (rest != kNone)
+                        least = std::min(least, share(cut, stage, first, size) + rest);
+                }
+                cut.least_rest[rest_index(stage, first)] = least;
+            }
+        }
+    }
+
+    // Adds the longest chain of the split `counts_` to the cuts, with its prefix along it.
+    void add_cut_of_split() {
+        if (!graph_ || cuts_.size() >= kMaxCuts)
+            return;
+        Experiment split = experiment_;
+        split.model.split_points = split_points_for(costs_, counts_);
+        const LongestChain chain = graph_->longest_chain(cost_model_for(split, stage_count_));
+        if (chain.length_ns <= 0 || std::any_of(cuts_.begin(), cuts_.end(), [&](const Cut& cut) {
+                return cut.path == chain.cut;
+            }))
+            return;
+        Cut cut;
+        cut.path = chain.cut;
+        cut.rounding = rounding_share_of(cut.path, model_);
+        fill_least_rest(cut);
+        cut.prefix.assign(stage_count_ + 1, 0);
+        for (int stage = 0, first = 0; stage < stage_count_; first += counts_[stage++])
+            cut.prefix[stage + 1] = cut.prefix[stage] + share(cut, stage, first, counts_[stage]);
+        cuts_.push_back(std::move(cut));
+    }
+
+    static constexpr std::size_t kMaxCuts = 256;
 
     Experiment experiment_;
     const LayerCosts& costs_;
@@ -283,6 +449,10 @@ class SplitSearch {
     bool whole_backward_ = false;  // the schedule has no I action: every input gradient is a B
     std::vector<std::vector<std::int64_t>> least_run_;
     std::vector<std::int64_t> least_stage_work_;
+    std::optional<ComputationGraph> graph_;  // absent when the schedule follows the costs
+    std::vector<StageCost> stage_table_;     // [first][size], see fill_stage_table
+    std::vector<std::int64_t> stage_bytes_;
+    std::vector<Cut> cuts_;
     std::vector<int> counts_, best_;
     std::vector<RankState> ranks_;
     std::int64_t best_step_ = 0;
