@@ -2,8 +2,9 @@
 // surviving split simulated). The layers are a transformer's (the Zero Bubble paper's FLOPs for
 // h = 4096, s = 4096 at 400 TFLOP/s) behind an embedding-sized first layer, with the output
 // layer and loss on the last stage, so the even split is not the best. Target: under one second.
-// Identical layers leave many splits of nearly one step, which the bounds cannot tell apart: the
-// search stops at its limits (PartitionLimits) with the best found and a lower bound.
+// 1F1B is proven optimal (the chain bounds close it after two simulated splits); for
+// Interleaved1F1B the bounds stay below the step at partial splits and the search stops at its
+// limits (PartitionLimits) with the best found and a lower bound.
 //
 //   build/tests/pipelens_bench_partition --benchmark_repetitions=5
 #include <benchmark/benchmark.h>

@@ -22,7 +22,7 @@ TEST(PartitionCli, PrintsTheSplitItsFlagsAndItsMegatronLayout) {
               "    2       2     2  layers.6\n"
               "    3       2     2  layers.8\n"
               "predicted step: 26.156 ms against 26.156 ms for the even split (0.0% faster)\n"
-              "optimal: no split simulates faster (1 splits simulated, 10 partial splits "
+              "optimal: no split simulates faster (0 splits simulated, 6 partial splits "
               "bounded)\n"
               "pipelens run: --split layers.3 --split layers.6 --split layers.8\n"
               "Megatron-LM: --pipeline-model-parallel-layout \"Et*3|t*3|t*2|t*2L\"\n");
