@@ -63,7 +63,7 @@ for ((round = 1; round <= rounds; ++round)); do
 done
 even_median=$(printf "%s\n" "${evens[@]}" | median)
 chosen_median=$(printf "%s\n" "${chosens[@]}" | median)
-reduction_median=$(printf "%s\n" "${reductions[@]}" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+reduction_median=$(printf "%s\n" "${reductions[@]}" | median)
 printf "\n%-10s %14s %14s %12s %16s\n" "" "even (ms)" "chosen (ms)" "even/chosen" \
     "step reduction"
 printf "%-10s %14.1f %14.1f %12.3f %15.1f%%\n" predicted "$even_predicted" "$chosen_predicted" \
@@ -72,6 +72,7 @@ printf "%-10s %14.1f %14.1f %12.3f %15.1f%%\n" predicted "$even_predicted" "$cho
 printf "%-10s %14.1f %14.1f %12.3f %15.1f%%\n" measured "$(bc -l <<<"$even_median / 1000000")" \
     "$(bc -l <<<"$chosen_median / 1000000")" "$(bc -l <<<"$even_median / $chosen_median")" \
     "$(bc -l <<<"100 * ($even_median - $chosen_median) / $even_median")"
+predicted_reduction=$(bc -l <<<"100 * ($even_predicted - $chosen_predicted) / $even_predicted")
 printf "median round's step reduction: %.1f%% measured against %.1f%% predicted\n" \
-    "$reduction_median" "$(bc -l <<<"100 * ($even_predicted - $chosen_predicted) / $even_predicted")"
+    "$reduction_median" "$predicted_reduction"
 echo "split chosen: ${split[*]} (files in $work)"
