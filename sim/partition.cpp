@@ -417,7 +417,7 @@ class SplitSearch {
 
     // Adds the longest chain of the split `counts_` to the cuts, with its prefix along it.
     void add_cut_of_split() {
-        if (!graph_ || cuts_.size() >= kMaxCuts)
+        if (!graph_ || cuts_.size() >= max_cuts())
             return;
         Experiment split = experiment_;
         split.model.split_points = split_points_for(costs_, counts_);
@@ -436,7 +436,12 @@ class SplitSearch {
         cuts_.push_back(std::move(cut));
     }
 
-    static constexpr std::size_t kMaxCuts = 256;
+    // Each chain costs a shortest path over (stage, first layer, size) and a check at every
+    // partial split: at most 256 of them, fewer where layers are many (about 2^28 steps in all).
+    std::size_t max_cuts() const {
+        const double work_per_cut = 0.5 * stage_count_ * layer_count_ * layer_count_;
+        return static_cast<std::size_t>(std::clamp(std::ldexp(1.0, 28) / work_per_cut, 1.0, 256.0));
+    }
 
     Experiment experiment_;
     const LayerCosts& costs_;
