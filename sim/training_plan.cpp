@@ -13,6 +13,8 @@
 #include "sim/cost_model.hpp"
 #include "sim/gemm_waves.hpp"
 #include "sim/parallel_costs.hpp"
+#include "sim/partition.hpp"
+#include "sim/plan_split.hpp"
 #include "sim/simulator.hpp"
 
 namespace pipelens::sim {
@@ -41,7 +43,8 @@ void check_pins(const ModelSpec& model, const ClusterSpec& cluster, const PlanPi
             fmt::format("--tp {}: must divide the GPUs ({}), the hidden size ({}) "
                         "and the heads ({})",
                         *pins.tp, cluster.gpus, shape.hidden, shape.heads));
-    if (pins.pp && (cluster.gpus % *pins.pp != 0 || shape.layers % *pins.pp != 0))
+    const bool split = !pins.layers_per_stage.empty();  // any pp may split its layers then
+    if (pins.pp && (cluster.gpus % *pins.pp != 0 || (!split && shape.layers % *pins.pp != 0)))
         throw PlanError(fmt::format("--pp {}: must divide the GPUs ({}) and the layers ({})",
                                     *pins.pp, cluster.gpus, shape.layers));
     if (pins.tp && pins.pp && pins.dp && *pins.tp * *pins.pp * *pins.dp != cluster.gpus)
@@ -52,6 +55,38 @@ void check_pins(const ModelSpec& model, const ClusterSpec& cluster, const PlanPi
         throw PlanError(
             fmt::format("--dp {} x --microbatch-size {} x --m {} must equal the global batch ({})",
                         *pins.dp, *pins.microbatch_size, *pins.m, model.global_batch));
+}
+
+// The pins with a pinned split's pp and v (its stage count is pp x v; pp is that count unless
+// pinned), checked against the model's layers and the other pins.
+PlanPins with_split_pins(const ModelSpec& model, PlanPins pins) {
+    if (pins.layers_per_stage.empty())
+        return pins;
+    const int stages = static_cast<int>(pins.layers_per_stage.size());
+    int layers = 0;
+    for (const int count : pins.layers_per_stage)
+        layers += count;
+    if (layers != model.shape.layers)
+        throw PlanError(fmt::format("--layout has {} transformer layers, the model {} (--layers)",
+                                    layers, model.shape.layers));
+    const int pp = pins.pp.value_or(stages);
+    if (stages % pp != 0)
+        throw PlanError(fmt::format(
+            "--layout has {} stages: --pp {} must divide them (pp x v stages)", stages, pp));
+    if (pins.v && *pins.v * pp != stages)
+        throw PlanError(
+            fmt::format("--layout has {} stages, not --pp {} x --v {}", stages, pp, *pins.v));
+    pins.pp = pp;
+    pins.v = stages / pp;
+    return pins;
+}
+
+// Whether `pp` x `v` stages can hold the model: a pinned split's stage count exactly, else the
+// layers spread evenly.
+bool stages_fit(const ModelSpec& model, const PlanPins& pins, int pp, int v) {
+    if (!pins.layers_per_stage.empty())
+        return static_cast<int>(pins.layers_per_stage.size()) == pp * v;
+    return model.shape.layers % (pp * v) == 0;
 }
 
 // The schedule shapes a (tp, pp, dp, microbatch size) can run, pins applied.
@@ -67,7 +102,10 @@ void add_schedules(PlanLayout layout, const ModelSpec& model, const PlanOptions&
         if (is_multi_stage(kind))
             vs = options.pins.v ? std::vector<int>{*options.pins.v} : options.virtual_stages;
         for (const int v : vs) {
-            if (model.shape.layers % (layout.pp * v) != 0)
+            // A pinned split of pp stages runs single-stage kinds, not v = 1 of a multi-stage one.
+            const bool one_stage_interleaved =
+                !options.pins.layers_per_stage.empty() && is_multi_stage(kind) && v == 1;
+            if (!stages_fit(model, options.pins, layout.pp, v) || one_stage_interleaved)
                 continue;
             try {
                 validate_shape({kind, layout.pp, v, layout.m});
@@ -205,12 +243,12 @@ StageWork::Passes attention_memory_excess(std::int64_t layers, const PlanLayout&
     return {layers * 2 * excess, layers * input * excess, 0};
 }
 
-StageWork stage_work(int stage, int stages, const PlanLayout& layout, const ModelSpec& model,
-                     const ClusterSpec& cluster, const PlanOptions& options,
+// A stage of `layers` layers, the first stage's (embedding) and the last's (output layer) work
+// added where `first` and `last` say.
+StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayout& layout,
+                     const ModelSpec& model, const ClusterSpec& cluster, const PlanOptions& options,
                      const TensorParallelLayerCost& tp_cost) {
     const GptShape& shape = model.shape;
-    const std::int64_t layers = shape.layers / stages;
-    const bool first = stage == 0, last = stage + 1 == stages;
     const double flops_per_ns =
         dtype_peak_tflops(cluster.peak_tflops, options.dtype) * cluster.achieved_fraction * 1e3;
     const LayerWork work = layer_work(shape, layout.microbatch_size, layout.tp, options.recompute);
@@ -271,45 +309,51 @@ StageWork stage_work(int stage, int stages, const PlanLayout& layout, const Mode
     return result;
 }
 
-// The cost model of one step of `layout`: every stage the same layers, the first adding the
-// embedding, the last the output layer (logits); tensor-parallel collectives inside F and I.
+// A stage's times: tensor-parallel collectives inside F and I, the rest arithmetic.
 // Memory-bound work counts as arithmetic: it keeps the GPU busy, so no overlap hides it.
-CostModel step_cost_model(const PlanLayout& layout, const ModelSpec& model,
-                          const ClusterSpec& cluster, const PlanOptions& options,
-                          const TensorParallelLayerCost& tp_cost) {
-    const GptShape& shape = model.shape;
-    const int stages = layout.pp * layout.v;
-    const std::int64_t layers = shape.layers / stages;
-    const int element = dtype_element_bytes(options.dtype);
-    const std::int64_t held =
-        layers *
-        layer_activation_bytes(shape, layout.microbatch_size, layout.tp, options.recompute,
-                               options.sequence_parallel) *
-        element / 2;  // the closed forms are at 16-bit precision
+StageCost stage_cost(const StageWork& work) {
+    StageCost cost;
+    cost.forward_arithmetic_ns = work.matmul.forward + work.memory_bound.forward +
+                                 work.attention_memory.forward + work.waves.forward +
+                                 work.edges.forward + work.accumulation.forward;
+    cost.input_arithmetic_ns = work.matmul.input + work.memory_bound.input +
+                               work.attention_memory.input + work.waves.input + work.edges.input +
+                               work.accumulation.input;
+    cost.weight_arithmetic_ns = work.matmul.weight + work.memory_bound.weight +
+                                work.attention_memory.weight + work.waves.weight +
+                                work.edges.weight + work.accumulation.weight;
+    cost.forward_ns = cost.forward_arithmetic_ns + work.tensor_parallel.forward +
+                      work.pipeline_transfer.forward;
+    cost.input_ns =
+        cost.input_arithmetic_ns + work.tensor_parallel.input + work.pipeline_transfer.input;
+    cost.weight_ns = cost.weight_arithmetic_ns + work.tensor_parallel.weight;
+    return cost;
+}
+
+// Activations one layer holds from F to W, per microbatch.
+std::int64_t layer_held_bytes(const PlanLayout& layout, const GptShape& shape,
+                              const PlanOptions& options) {
+    return layer_activation_bytes(shape, layout.microbatch_size, layout.tp, options.recompute,
+                                  options.sequence_parallel) *
+           dtype_element_bytes(options.dtype) / 2;  // the closed forms are at 16-bit precision
+}
+
+// The cost model of one step of `layout`: each stage its layers, the first adding the
+// embedding, the last the output layer (logits).
+CostModel step_cost_model(const PlanLayout& layout, const std::vector<int>& layers,
+                          const ModelSpec& model, const ClusterSpec& cluster,
+                          const PlanOptions& options, const TensorParallelLayerCost& tp_cost) {
+    const std::int64_t held = layer_held_bytes(layout, model.shape, options);
     const std::int64_t boundary = boundary_bytes(layout, model, options);
+    const auto stages = layers.size();
     CostModel costs;
-    for (int stage = 0; stage < stages; ++stage) {
-        const StageWork work = stage_work(stage, stages, layout, model, cluster, options, tp_cost);
-        StageCost cost;
-        cost.forward_arithmetic_ns = work.matmul.forward + work.memory_bound.forward +
-                                     work.attention_memory.forward + work.waves.forward +
-                                     work.edges.forward + work.accumulation.forward;
-        cost.input_arithmetic_ns = work.matmul.input + work.memory_bound.input +
-                                   work.attention_memory.input + work.waves.input +
-                                   work.edges.input + work.accumulation.input;
-        cost.weight_arithmetic_ns = work.matmul.weight + work.memory_bound.weight +
-                                    work.attention_memory.weight + work.waves.weight +
-                                    work.edges.weight + work.accumulation.weight;
-        cost.forward_ns = cost.forward_arithmetic_ns + work.tensor_parallel.forward +
-                          work.pipeline_transfer.forward;
-        cost.input_ns =
-            cost.input_arithmetic_ns + work.tensor_parallel.input + work.pipeline_transfer.input;
-        cost.weight_ns = cost.weight_arithmetic_ns + work.tensor_parallel.weight;
-        costs.stages.push_back(cost);
+    for (std::size_t stage = 0; stage < stages; ++stage) {
+        costs.stages.push_back(stage_cost(stage_work(layers[stage], stage == 0, stage + 1 == stages,
+                                                     layout, model, cluster, options, tp_cost)));
         // A blocking transfer is paid inside the sender's computation, which the receiver waits
         // for: the link then carries no bytes of its own, only its latency.
         costs.activation_bytes.push_back(options.blocking_pipeline_transfers ? 0 : boundary);
-        costs.held_activation_bytes.push_back(held);
+        costs.held_activation_bytes.push_back(layers[stage] * held);
     }
     costs.intra_host =
         link_of(cluster.links.intra_host_gb_per_s, cluster.links.intra_host_latency_us);
@@ -331,14 +375,16 @@ TensorParallelLayerCost layer_collectives(const PlanLayout& layout, const ModelS
 
 // The busiest rank's arithmetic split by kind: m microbatches of each stage it holds.
 void split_arithmetic(const Schedule& lowered, const RankResult& rank, const PlanLayout& layout,
-                      const ModelSpec& model, const ClusterSpec& cluster,
-                      const PlanOptions& options, PlanBreakdown& parts) {
+                      const std::vector<int>& layers, const ModelSpec& model,
+                      const ClusterSpec& cluster, const PlanOptions& options,
+                      PlanBreakdown& parts) {
     const TensorParallelLayerCost tp_cost = layer_collectives(layout, model, cluster, options);
-    const int stages = layout.pp * layout.v;
-    for (int stage = 0; stage < stages; ++stage) {
-        if (lowered.stage_to_rank[static_cast<std::size_t>(stage)] != rank.rank)
+    const auto stages = layers.size();
+    for (std::size_t stage = 0; stage < stages; ++stage) {
+        if (lowered.stage_to_rank[stage] != rank.rank)
             continue;
-        const StageWork work = stage_work(stage, stages, layout, model, cluster, options, tp_cost);
+        const StageWork work = stage_work(layers[stage], stage == 0, stage + 1 == stages, layout,
+                                          model, cluster, options, tp_cost);
         parts.output_matmul_ns += layout.m * work.output_matmul.total();
         parts.memory_bound_ns += layout.m * work.memory_bound.total();
         parts.attention_memory_ns += layout.m * work.attention_memory.total();
@@ -352,11 +398,15 @@ void split_arithmetic(const Schedule& lowered, const RankResult& rank, const Pla
                        parts.gradient_accumulation_ns;
 }
 
-// One GPU's parameters on the most loaded rank: its layers over tp, and the first rank's word
-// and position embeddings (the last rank's output layer shares the word embedding's weights,
-// as in Megatron, and holds its own copy: the same count).
-double rank_parameters(const PlanLayout& layout, const GptShape& shape) {
-    const double layers = static_cast<double>(shape.layers) / layout.pp;
+// One GPU's parameters on the most loaded rank: the most layers any rank holds, over tp, and
+// the first rank's word and position embeddings (the last rank's output layer shares the word
+// embedding's weights, as in Megatron, and holds its own copy: the same count).
+double rank_parameters(const PlanLayout& layout, const std::vector<int>& counts,
+                       const GptShape& shape, const Schedule& lowered) {
+    std::vector<double> per_rank(static_cast<std::size_t>(layout.pp), 0);
+    for (std::size_t stage = 0; stage < counts.size(); ++stage)
+        per_rank.at(static_cast<std::size_t>(lowered.stage_to_rank[stage])) += counts[stage];
+    const double layers = *std::max_element(per_rank.begin(), per_rank.end());
     const double embedding =
         static_cast<double>(shape.vocabulary + shape.sequence) * static_cast<double>(shape.hidden);
     return (layers * gpt_layer_parameter_count(shape.hidden) + embedding) / layout.tp;
@@ -385,8 +435,17 @@ std::int64_t embedding_reduce_ns(const PlanLayout& layout, const GptShape& shape
 
 }  // namespace
 
+std::vector<int> stage_layer_counts(const PlanLayout& layout, const GptShape& shape,
+                                    const std::vector<int>& split) {
+    if (!split.empty())
+        return split;
+    return even_layers_per_stage(static_cast<int>(shape.layers), layout.pp * layout.v);
+}
+
 std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& cluster,
-                                     const PlanOptions& options) {
+                                     const PlanOptions& given) {
+    PlanOptions options = given;
+    options.pins = with_split_pins(model, given.pins);
     const PlanPins& pins = options.pins;
     check_pins(model, cluster, pins);
     std::vector<PlanLayout> layouts;
@@ -398,7 +457,8 @@ std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& 
             continue;
         for (const int pp : divisors(cluster.gpus / tp)) {
             const int dp = cluster.gpus / (tp * pp);
-            if (!allowed(pins.pp, pp) || !allowed(pins.dp, dp) || model.shape.layers % pp != 0)
+            const bool layers_fit = !pins.layers_per_stage.empty() || model.shape.layers % pp == 0;
+            if (!allowed(pins.pp, pp) || !allowed(pins.dp, dp) || !layers_fit)
                 continue;
             std::vector<int> sizes = options.microbatch_sizes;
             if (pins.microbatch_size)
@@ -439,32 +499,36 @@ double step_flops(const ModelSpec& model, Recompute recompute) {
 }
 
 CostModel plan_cost_model(const PlanLayout& layout, const ModelSpec& model,
-                          const ClusterSpec& cluster, const PlanOptions& options) {
-    return step_cost_model(layout, model, cluster, options,
-                           layer_collectives(layout, model, cluster, options));
+                          const ClusterSpec& cluster, const PlanOptions& options,
+                          const std::vector<int>& split) {
+    return step_cost_model(layout, stage_layer_counts(layout, model.shape, split), model, cluster,
+                           options, layer_collectives(layout, model, cluster, options));
 }
 
 PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
-                           const ClusterSpec& cluster, const PlanOptions& options) {
+                           const ClusterSpec& cluster, const PlanOptions& options,
+                           const std::vector<int>& split) {
     const GptShape& shape = model.shape;
-    const CostModel costs = plan_cost_model(layout, model, cluster, options);
+    const std::vector<int> layers = stage_layer_counts(layout, shape, split);
+    const CostModel costs = plan_cost_model(layout, model, cluster, options, split);
     const Schedule lowered =
         lower(generate_schedule({layout.schedule, layout.pp, layout.v, layout.m}));
     const SimulationResult pipeline = simulate(lowered, costs);
 
     PlanResult result;
     result.layout = layout;
+    result.layers_per_stage = split;
     const auto busiest = std::max_element(
         pipeline.ranks.begin(), pipeline.ranks.end(),
         [](const RankResult& a, const RankResult& b) { return a.busy_ns < b.busy_ns; });
     // The busiest rank's step, split: its busy time is arithmetic (matrix multiplies and
     // memory-bound work) plus the tensor-parallel collectives no overlap hid (the only other
     // time in a stage's costs), then idle.
-    split_arithmetic(lowered, *busiest, layout, model, cluster, options, result.breakdown);
+    split_arithmetic(lowered, *busiest, layout, layers, model, cluster, options, result.breakdown);
     result.breakdown.tensor_parallel_ns =
         busiest->busy_ns - busiest->arithmetic_ns - result.breakdown.pipeline_transfer_ns;
     result.breakdown.bubble_ns = busiest->bubble_ns;
-    const double parameters = rank_parameters(layout, shape);
+    const double parameters = rank_parameters(layout, layers, shape, lowered);
     const int element = dtype_element_bytes(options.dtype);
     const std::int64_t reduce = data_parallel_reduce_ns(
         parameters, layout.dp, layout.tp, cluster.gpus_per_host, options.zero1, cluster.links,
@@ -493,23 +557,63 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
     result.fits = result.memory_per_gpu_bytes <= cluster.memory_per_gpu_bytes;
     result.tflops_per_gpu = step_flops(model, options.recompute) /
                             (static_cast<double>(result.step_time_ns) * 1e-9) / cluster.gpus / 1e12;
+    result.even_step_time_ns = result.step_time_ns;
     return result;
 }
 
-std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec& cluster,
-                                      const PlanOptions& options) {
-    const std::vector<PlanLayout> layouts = plan_layouts(model, cluster, options);
-    std::vector<PlanResult> results(layouts.size());
-    // Results keep the layouts' order, so the ranking never depends on the thread count.
-    run_record::parallel_for(layouts.size(), 0, [&](std::size_t index) {
-        results[index] = evaluate_layout(layouts[index], model, cluster, options);
-    });
+LayerCosts plan_layer_costs(const PlanLayout& layout, const ModelSpec& model,
+                            const ClusterSpec& cluster, const PlanOptions& options) {
+    const TensorParallelLayerCost tp_cost = layer_collectives(layout, model, cluster, options);
+    const auto one_layer = [&](bool first, bool last) {
+        return stage_cost(stage_work(1, first, last, layout, model, cluster, options, tp_cost));
+    };
+    const StageCost layer = one_layer(false, false);
+    const StageCost with_embedding = one_layer(true, false);
+    const StageCost with_output = one_layer(false, true);
+    LayerCosts costs;
+    for (std::int64_t index = 0; index < model.shape.layers; ++index) {
+        const StageCost& cost = index == 0 ? with_embedding : layer;
+        costs.names.push_back("layers." + std::to_string(index));
+        costs.forward_ns.push_back(cost.forward_ns);
+        costs.input_ns.push_back(cost.input_ns);
+        costs.weight_ns.push_back(cost.weight_ns);
+        costs.backward_ns.push_back(cost.backward_ns());
+        costs.held_bytes.push_back(layer_held_bytes(layout, model.shape, options));
+        costs.output_bytes.push_back(boundary_bytes(layout, model.shape, options));
+        costs.gradient_bytes.push_back(0);
+        costs.backward_peak_bytes.push_back(0);
+    }
+    costs.loss.forward_ns = with_output.forward_ns - layer.forward_ns;
+    costs.loss.input_ns = with_output.input_ns - layer.input_ns;
+    costs.loss.weight_ns = with_output.weight_ns - layer.weight_ns;
+    costs.loss.backward_ns = with_output.backward_ns() - layer.backward_ns();
+    return costs;
+}
+
+void rank_results(std::vector<PlanResult>& results) {
     std::stable_sort(results.begin(), results.end(), [](const PlanResult& a, const PlanResult& b) {
         if (a.fits != b.fits)
             return a.fits;
         return a.fits ? a.step_time_ns < b.step_time_ns
                       : a.memory_per_gpu_bytes < b.memory_per_gpu_bytes;
     });
+}
+
+std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec& cluster,
+                                      const PlanOptions& options) {
+    const std::vector<PlanLayout> layouts = plan_layouts(model, cluster, options);
+    // A pinned split applies to every layout: plan_layouts kept only those of its stage count.
+    const std::vector<int>& split = options.pins.layers_per_stage;
+    std::vector<PlanResult> results(layouts.size());
+    // Results keep the layouts' order, so the ranking never depends on the thread count.
+    run_record::parallel_for(layouts.size(), 0, [&](std::size_t index) {
+        results[index] = evaluate_layout(layouts[index], model, cluster, options, split);
+    });
+    rank_results(results);
+    if (options.uneven_splits && split.empty()) {
+        search_uneven_splits(results, model, cluster, options);
+        rank_results(results);
+    }
     return results;
 }
 

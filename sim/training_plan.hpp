@@ -17,6 +17,10 @@
 // - memory per GPU: weights, gradients and optimizer state (sim/training_memory.hpp) of the
 //   most loaded stage plus the simulator's peak of held activations.
 //
+// Layers are split evenly over the pp x v stages unless a split is pinned (PlanPins) or the
+// uneven search is on (PlanOptions::uneven_splits, sim/plan_split.hpp): then each layout also
+// prices the best contiguous split `partition` finds and keeps it when it is faster.
+//
 // Every constant is an input (ClusterSpec): nothing is fitted. Results rank fitting layouts by
 // step time, then the rest by how far over memory they are.
 #pragma once
@@ -27,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/experiment/experiment.hpp"
 #include "engine/schedule/schedule_kind.hpp"
 #include "engine/sharding/device_mesh.hpp"
 #include "sim/cost_model.hpp"
@@ -70,6 +75,9 @@ struct ClusterSpec {
 struct PlanPins {
     std::optional<int> tp, pp, dp, v, microbatch_size, m;
     std::optional<ScheduleKind> schedule;
+    // Layers per stage in pipeline order (a Megatron layout, --layout): pins pp x v to its
+    // stage count (pp itself unless pp is pinned too) and the split. Empty: not pinned.
+    std::vector<int> layers_per_stage;
 };
 
 struct PlanOptions {
@@ -101,6 +109,12 @@ struct PlanOptions {
                                            ScheduleKind::interleaved_1f1b};
     std::vector<int> microbatch_sizes = {1, 2, 4, 8};
     std::vector<int> virtual_stages = {2, 3, 4};  // for multi-stage schedules
+    // Also price each layout's best uneven split (sim/plan_split.hpp) and keep it when it is
+    // faster. Off here (the published layouts split evenly); `pipelens plan` turns it on.
+    bool uneven_splits = false;
+    // The uneven search runs on the layouts that could still rank among this many fastest
+    // (sim/plan_split.hpp); the others keep the even split.
+    std::size_t uneven_split_top = 10;
 };
 
 struct PlanLayout {
@@ -110,6 +124,11 @@ struct PlanLayout {
     int microbatch_size = 1;
     int m = 1;
 };
+
+// The layers of each of `layout`'s pp x v stages: `split` (layers per stage in pipeline order)
+// when given, else the even split (partition.hpp's even_layers_per_stage).
+std::vector<int> stage_layer_counts(const PlanLayout& layout, const GptShape& shape,
+                                    const std::vector<int>& split = {});
 
 // The step of the busiest rank in parts that add up to it exactly: compute_ns +
 // wave_quantization_ns + memory_bound_ns + attention_memory_ns + embedding_and_output_ns +
@@ -146,7 +165,14 @@ struct PlanBreakdown {
 
 struct PlanResult {
     PlanLayout layout;
+    // Layers per stage in pipeline order, as priced; empty: the even split.
+    std::vector<int> layers_per_stage;
     std::int64_t step_time_ns = 0;
+    // The even split's step; equal to step_time_ns unless an uneven split was chosen for being
+    // faster (layers_per_stage then holds it).
+    std::int64_t even_step_time_ns = 0;
+    // Splits sim/partition simulated searching this layout's uneven split; 0 when not searched.
+    std::size_t split_search_simulations = 0;
     double tflops_per_gpu = 0;  // the step's floating-point work per GPU and second
     std::int64_t memory_per_gpu_bytes = 0;
     bool fits = true;
@@ -159,12 +185,25 @@ std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& 
                                      const PlanOptions& options);
 
 // The cost model of one step of `layout`: what evaluate_layout simulates (and a trace records).
+// `split` as in stage_layer_counts.
 CostModel plan_cost_model(const PlanLayout& layout, const ModelSpec& model,
-                          const ClusterSpec& cluster, const PlanOptions& options);
+                          const ClusterSpec& cluster, const PlanOptions& options,
+                          const std::vector<int>& split = {});
 
-// One layout priced (the pipeline simulated).
+// `layout`'s costs per layer, as sim/partition divides them: each transformer layer what one
+// layer of a stage costs (arithmetic, memory-bound work, tensor-parallel collectives, gradient
+// accumulation), the embedding added to layer 0 (always on the first stage) and the output
+// layer and loss as the last stage's `loss`.
+LayerCosts plan_layer_costs(const PlanLayout& layout, const ModelSpec& model,
+                            const ClusterSpec& cluster, const PlanOptions& options);
+
+// One layout priced (the pipeline simulated), its layers split as `split` says (empty: evenly).
 PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
-                           const ClusterSpec& cluster, const PlanOptions& options);
+                           const ClusterSpec& cluster, const PlanOptions& options,
+                           const std::vector<int>& split = {});
+
+// Fitting results first by step time, then the others by memory; stable.
+void rank_results(std::vector<PlanResult>& results);
 
 // Every layout priced and ranked: fitting ones by step time, then the others by memory.
 std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec& cluster,
