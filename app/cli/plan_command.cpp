@@ -1,7 +1,9 @@
 // `pipelens plan`: which tensor x pipeline x data parallel layout, schedule and microbatching
 // to train a transformer with on a cluster (sim/training_plan.hpp does the work). Prints the
-// top layouts with a breakdown, or all of them as JSON; --out records the best one (pipeline
-// simulated, the tensor-parallel blocks' sharding decisions) so the viewer shows it.
+// top layouts with a breakdown, or all of them as JSON, each with its layer split as a
+// Megatron-LM layout string; --out records the best one (pipeline simulated, the
+// tensor-parallel blocks' sharding decisions) so the viewer shows it. --layout pins the split
+// (and pp, v); otherwise each layout's best uneven split is searched unless --even-split.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -20,6 +22,7 @@
 #include "engine/experiment/units.hpp"
 #include "engine/run_record/sharding_record.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
+#include "engine/stage_plan/megatron_layout.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "sim/training_plan.hpp"
 #include "traces/text/quantities.hpp"
@@ -44,6 +47,8 @@ struct PlanFlags {
     std::string dtype = "bf16";
     std::string recompute = "none";
     std::optional<std::string> schedule;
+    std::optional<std::string> layout;  // a Megatron-LM --pipeline-model-parallel-layout
+    bool even_split = false;
     bool sequence_parallel = false, zero1 = false, no_overlap = false;
     int top = 10;
     bool json = false;
@@ -89,6 +94,16 @@ void apply_units(PlanFlags& flags) {
     flags.options.sequence_parallel = flags.sequence_parallel;
     flags.options.zero1 = flags.zero1;
     flags.options.overlap_gradient_reduce = !flags.no_overlap;
+    flags.options.uneven_splits = !flags.even_split;
+    flags.options.uneven_split_top = static_cast<std::size_t>(std::max(flags.top, 0));
+    if (flags.layout) {
+        try {
+            flags.options.pins.layers_per_stage = runtime::parse_megatron_layout(*flags.layout);
+        } catch (const runtime::LayoutError& error) {
+            throw CommandFailure(kExitUsage, fmt::format("pipelens plan: --layout \"{}\": {}",
+                                                         *flags.layout, error.what()));
+        }
+    }
     if (flags.schedule)
         flags.options.pins.schedule =
             parse_flag_text("pipelens plan", "schedule", *flags.schedule, [](const std::string& t) {
@@ -113,7 +128,8 @@ void apply_file(CLI::App& command, const std::string& file) {
           "inter_host_latency", "collective_latency", "hbm_bandwidth"}},
         {"plan",
          {"recompute", "sequence_parallel", "zero1", "no_overlap_grad_reduce", "overlap_efficiency",
-          "tp", "pp", "dp", "schedule", "v", "microbatch_size", "m", "top", "dtype"}}};
+          "tp", "pp", "dp", "schedule", "v", "microbatch_size", "m", "top", "dtype", "layout",
+          "even_split"}}};
     std::vector<FlagValue> values;
     try {
         values = read_flag_file(file, allowed);
@@ -165,7 +181,14 @@ std::string layout_text(const sim::PlanLayout& layout) {
                        layout.m);
 }
 
-nlohmann::json result_json(const sim::PlanResult& result, std::int64_t memory_per_gpu) {
+// The result's layers per stage as Megatron-LM's --pipeline-model-parallel-layout.
+std::string split_text(const sim::PlanResult& result, const sim::ModelSpec& model) {
+    return runtime::megatron_layout(
+        sim::stage_layer_counts(result.layout, model.shape, result.layers_per_stage));
+}
+
+nlohmann::json result_json(const sim::PlanResult& result, const sim::ModelSpec& model,
+                           std::int64_t memory_per_gpu) {
     const auto& l = result.layout;
     const auto& b = result.breakdown;
     return {{"tp", l.tp},
@@ -175,7 +198,9 @@ nlohmann::json result_json(const sim::PlanResult& result, std::int64_t memory_pe
             {"v", l.v},
             {"microbatch_size", l.microbatch_size},
             {"m", l.m},
+            {"layout", split_text(result, model)},
             {"step_time_s", static_cast<double>(result.step_time_ns) * 1e-9},
+            {"even_split_step_time_s", static_cast<double>(result.even_step_time_ns) * 1e-9},
             {"tflops_per_gpu", result.tflops_per_gpu},
             {"memory_per_gpu_bytes", result.memory_per_gpu_bytes},
             {"fits", result.fits},
@@ -221,12 +246,30 @@ void print_best_breakdown(const sim::PlanResult& best) {
         fmt::print("  {:<30} {:>11}\n", name, format_duration(ns));
 }
 
+// The listed layouts whose uneven split beat the even one, with both steps.
+void print_uneven_splits(const std::vector<sim::PlanResult>& results, const PlanFlags& flags) {
+    for (std::size_t index = 0;
+         index < results.size() && index < static_cast<std::size_t>(flags.top); ++index) {
+        const auto& r = results[index];
+        if (r.step_time_ns == r.even_step_time_ns)
+            continue;
+        fmt::print(
+            "#{} splits its layers unevenly: {} against {} for the even split {} ({:.1f}% "
+            "faster)\n",
+            index + 1, format_duration(r.step_time_ns), format_duration(r.even_step_time_ns),
+            runtime::megatron_layout(sim::stage_layer_counts(r.layout, flags.model.shape)),
+            100.0 * static_cast<double>(r.even_step_time_ns - r.step_time_ns) /
+                static_cast<double>(r.even_step_time_ns));
+    }
+}
+
 void print_table(const std::vector<sim::PlanResult>& results, const PlanFlags& flags) {
     fmt::print("{} layouts of {} GPUs; {} fit in {} per GPU\n", results.size(), flags.cluster.gpus,
                std::count_if(results.begin(), results.end(), [](const auto& r) { return r.fits; }),
                format_bytes(flags.cluster.memory_per_gpu_bytes));
-    fmt::print("{:>3}  {:<46} {:>11} {:>8} {:>11}  {:>10} {:>10} {:>10} {:>10}\n", "#", "layout",
-               "step", "TFLOP/s", "memory", "compute", "tp comm", "bubble", "dp comm");
+    fmt::print("{:>3}  {:<46} {:>11} {:>8} {:>11}  {:>10} {:>10} {:>10} {:>10}  {}\n", "#",
+               "layout", "step", "TFLOP/s", "memory", "compute", "tp comm", "bubble", "dp comm",
+               "split (Megatron-LM layout)");
     for (std::size_t index = 0;
          index < results.size() && index < static_cast<std::size_t>(flags.top); ++index) {
         const auto& r = results[index];
@@ -235,13 +278,14 @@ void print_table(const std::vector<sim::PlanResult>& results, const PlanFlags& f
             r.fits
                 ? format_bytes(r.memory_per_gpu_bytes)
                 : "+" + format_bytes(r.memory_per_gpu_bytes - flags.cluster.memory_per_gpu_bytes);
-        fmt::print("{:>3}  {:<46} {:>11} {:>8.1f} {:>11}  {:>10} {:>10} {:>10} {:>10}\n", index + 1,
-                   layout_text(r.layout), format_duration(r.step_time_ns), r.tflops_per_gpu, memory,
-                   format_duration(r.breakdown.compute_ns),
+        fmt::print("{:>3}  {:<46} {:>11} {:>8.1f} {:>11}  {:>10} {:>10} {:>10} {:>10}  {}\n",
+                   index + 1, layout_text(r.layout), format_duration(r.step_time_ns),
+                   r.tflops_per_gpu, memory, format_duration(r.breakdown.compute_ns),
                    format_duration(r.breakdown.tensor_parallel_ns),
                    format_duration(r.breakdown.bubble_ns),
-                   format_duration(r.breakdown.data_parallel_ns));
+                   format_duration(r.breakdown.data_parallel_ns), split_text(r, flags.model));
     }
+    print_uneven_splits(results, flags);
     fmt::print(
         "step = compute + tp comm + bubble + dp comm{}, on the busiest rank: compute is the "
         "arithmetic alone, tp and dp comm what no overlap hid\n",
@@ -259,12 +303,12 @@ void print_table(const std::vector<sim::PlanResult>& results, const PlanFlags& f
 // decisions as a second run beside it (as `pipelens shard --out` records them).
 std::int64_t record_best(const PlanFlags& flags, const sim::PlanResult& best) {
     const sim::PlanLayout& layout = best.layout;
-    const sim::CostModel costs =
-        sim::plan_cost_model(layout, flags.model, flags.cluster, flags.options);
+    const sim::CostModel costs = sim::plan_cost_model(layout, flags.model, flags.cluster,
+                                                      flags.options, best.layers_per_stage);
     const std::int64_t run_id =
-        *sim::simulate_shape({layout.schedule, layout.pp, layout.v, layout.m}, costs,
-                             result_json(best, flags.cluster.memory_per_gpu_bytes).dump(),
-                             flags.out)
+        *sim::simulate_shape(
+             {layout.schedule, layout.pp, layout.v, layout.m}, costs,
+             result_json(best, flags.model, flags.cluster.memory_per_gpu_bytes).dump(), flags.out)
              .run_id;
     if (layout.tp > 1) {
         traces::TraceWriter writer(flags.out);
@@ -302,7 +346,7 @@ void run_plan(PlanFlags flags) {
     if (flags.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& result : results)
-            list.push_back(result_json(result, flags.cluster.memory_per_gpu_bytes));
+            list.push_back(result_json(result, flags.model, flags.cluster.memory_per_gpu_bytes));
         fmt::print("{}\n", list.dump());
     } else {
         print_table(results, flags);
@@ -393,6 +437,13 @@ void add_search_flags(CLI::App* command, PlanFlags& flags) {
     command->add_option("--microbatch-size", flags.options.pins.microbatch_size,
                         "Pin the microbatch size");
     command->add_option("--m", flags.options.pins.m, "Pin the microbatch count");
+    command->add_option(
+        "--layout", flags.layout,
+        "Pin the layers per stage as a Megatron-LM layout, e.g. \"Et*3|t*3|t*3|t*2L\" "
+        "(pins pp, and v when it has more stages than --pp)");
+    command->add_flag("--even-split", flags.even_split,
+                      "Split layers evenly only; by default each layout's best uneven split is "
+                      "searched too");
 }
 
 }  // namespace
