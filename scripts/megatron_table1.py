@@ -78,7 +78,8 @@ def predict(pipelens, fraction, row):
             str(heads), "--sequence", str(SEQUENCE), "--vocabulary", str(VOCABULARY),
             "--global-batch", str(batch), "--gpus", str(gpus), "--tp", str(tp), "--pp", str(pp),
             "--dp", str(dp), "--microbatch-size", str(microbatch), "--recompute", "full",
-            "--dtype", "fp16", "--achieved-fraction", str(fraction), "--json"]
+            "--dtype", "fp16", "--achieved-fraction", str(fraction), "--json",
+            "--even-split"]  # the published runs split their layers evenly
     if ddp == "local":
         args.append("--no-overlap-grad-reduce")
     args += A100 + MEGATRON_2021 + schedule_of(row)

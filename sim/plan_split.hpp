@@ -7,7 +7,7 @@
 // (evaluate_layout), and never turns a layout that fits in memory into one that does not; its
 // result keeps the even split's step in even_step_time_ns. The search stays small: each one is
 // capped (kPlanSplitLimits), only layouts that fit are searched (the others rank by memory,
-// which moving layers onto a rank cannot lower), and only those whose least possible step
+// which the search does not minimise), and only those whose least possible step
 // (least_step_of_any_split) is below the even step of the top's last layout.
 #pragma once
 
