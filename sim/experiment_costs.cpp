@@ -60,10 +60,12 @@ void add_transformer_costs(const TransformerSpec& spec, int stage_count, CostMod
     const LayerFlops flops = transformer_layer_flops(spec);
     const std::vector<int> layers = layers_of_stages(spec, stage_count);
     for (int stage = 0; stage < stage_count; ++stage) {
+        // The last stage's output layer: its logits in each pass (none without a vocabulary).
+        const double output = stage + 1 == stage_count ? output_layer_flops(spec) : 0;
         StageCost cost;
-        cost.forward_ns = flops_to_ns(flops.forward * layers[stage], spec);
-        cost.input_ns = flops_to_ns(flops.input_gradient * layers[stage], spec);
-        cost.weight_ns = flops_to_ns(flops.weight_gradient * layers[stage], spec);
+        cost.forward_ns = flops_to_ns(flops.forward * layers[stage] + output, spec);
+        cost.input_ns = flops_to_ns(flops.input_gradient * layers[stage] + output, spec);
+        cost.weight_ns = flops_to_ns(flops.weight_gradient * layers[stage] + output, spec);
         // All of it is arithmetic: no communication inside a stage is modelled.
         cost.forward_arithmetic_ns = cost.forward_ns;
         cost.input_arithmetic_ns = cost.input_ns;

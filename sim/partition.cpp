@@ -487,6 +487,9 @@ LayerCosts partition_layer_costs(const Experiment& experiment) {
         costs.gradient_bytes.push_back(0);
         costs.backward_peak_bytes.push_back(0);
     }
+    // The output layer weighs on the last stage as its loss (the embedding has no FLOPs).
+    const std::int64_t output = flops_to_ns(output_layer_flops(spec), spec);
+    costs.loss = {output, output, output, 2 * output, 0, 0};
     return costs;
 }
 

@@ -14,6 +14,10 @@ LayerFlops transformer_layer_flops(const TransformerSpec& spec) {
     return {sbh * (24 * h + 4 * s), sbh * (24 * h + 8 * s), sbh * (24 * h)};
 }
 
+double output_layer_flops(const TransformerSpec& spec) {
+    return 2.0 * spec.sequence * spec.microbatch_size * spec.hidden * spec.vocabulary;
+}
+
 std::int64_t flops_to_ns(double flops, const TransformerSpec& spec) {
     return std::llround(flops / (spec.device_tflops * 1e3));
 }

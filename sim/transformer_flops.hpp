@@ -19,6 +19,10 @@ struct LayerFlops {
 
 LayerFlops transformer_layer_flops(const TransformerSpec& spec);
 
+// The output layer's logits for one microbatch, in each of F, I and W: 2 s b h V (0 without a
+// vocabulary).
+double output_layer_flops(const TransformerSpec& spec);
+
 // Nanoseconds to run `flops` at the spec's achieved TFLOP/s.
 std::int64_t flops_to_ns(double flops, const TransformerSpec& spec);
 

@@ -87,6 +87,7 @@ void apply_transformer_flags(const ExperimentOptions::TransformerFlags& flags,
     spec.microbatch_size = flags.microbatch_size.value_or(spec.microbatch_size);
     spec.dtype = flags.dtype.value_or(spec.dtype);
     spec.device_tflops = flags.device_tflops.value_or(spec.device_tflops);
+    spec.vocabulary = flags.vocabulary.value_or(spec.vocabulary);
 }
 
 // A time flag beside a model that derives the times would silently replace the model (or be
@@ -252,6 +253,9 @@ void add_transformer_options(CLI::App& command, ExperimentOptions::TransformerFl
     command.add_option("--dtype", flags.dtype, "fp32, bf16 (default), fp16 or fp8")->group(group);
     command.add_option("--device-tflops", flags.device_tflops, "Achieved TFLOP/s per device")
         ->group(group);
+    add_count_option(command, "--vocabulary", flags.vocabulary,
+                     "Output layer's vocabulary: the last stage adds its logits (default none)", 1)
+        ->group(group);
 }
 
 // The note goes out once, where the experiment is loaded, not each time the schedule is read.
@@ -314,6 +318,7 @@ std::string flag_setting(const ExperimentOptions& options, const std::string& ke
         {"transformer.microbatch_size", bool(model.microbatch_size)},
         {"transformer.dtype", bool(model.dtype)},
         {"transformer.device_tflops", bool(model.device_tflops)},
+        {"transformer.vocabulary", bool(model.vocabulary)},
     };
     const std::pair<const char*, const char*> flags[] = {
         {"schedule.kind", "--schedule"},

@@ -35,11 +35,12 @@ struct ExperimentOptions {
     std::optional<std::string> costs_per;      // "stage", "model", "layer"
     // The [transformer] section as flags: any of them makes (or edits) the transformer.
     struct TransformerFlags {
-        std::optional<int> layers, hidden, heads, sequence, microbatch_size;
+        std::optional<int> layers, hidden, heads, sequence, microbatch_size, vocabulary;
         std::optional<std::string> dtype;
         std::optional<double> device_tflops;
         bool any_but_layers() const {
-            return hidden || heads || sequence || microbatch_size || dtype || device_tflops;
+            return hidden || heads || sequence || microbatch_size || dtype || device_tflops ||
+                   vocabulary;
         }
     } transformer;
 };

@@ -42,6 +42,9 @@ struct TransformerSpec {
     int heads = 0;
     std::string dtype = "bf16";
     double device_tflops = 0;  // achieved throughput per device, TFLOP/s
+    // The output layer's vocabulary: the last stage adds its logits, 2sbhV FLOPs in each of F, I
+    // and W. 0: no output layer priced (the embedding, a table lookup, has no matrix multiply).
+    int vocabulary = 0;
 };
 
 // One cost of every stage besides its layers: a per-stage overhead, or the loss's share of the

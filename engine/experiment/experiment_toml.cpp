@@ -290,6 +290,7 @@ void read_transformer(FieldReader& fields, Experiment& experiment) {
     fields.integer("heads", spec.heads, 1);
     fields.text("dtype", spec.dtype);
     fields.number("device_tflops", spec.device_tflops);
+    fields.integer("vocabulary", spec.vocabulary, 0);
     fields.finish();
     experiment.transformer = std::move(spec);
 }

@@ -137,6 +137,8 @@ std::string experiment_to_toml(const Experiment& experiment) {
         transformer.insert("heads", spec.heads);
         transformer.insert("dtype", spec.dtype);
         transformer.insert("device_tflops", spec.device_tflops);
+        if (spec.vocabulary > 0)
+            transformer.insert("vocabulary", spec.vocabulary);
         document.insert("transformer", std::move(transformer));
     }
     if (experiment.layers)
