@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "engine/experiment/experiment_toml.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/partition.hpp"
 #include "sim/transformer_flops.hpp"
@@ -60,6 +61,18 @@ TEST(TransformerVocabulary, PartitionWeighsTheOutputLayerAndMovesLayersOffTheLas
     EXPECT_EQ(result.layers_per_stage, (std::vector<int>{2, 2, 3, 1}));
     EXPECT_EQ(best_partition(transformer_experiment(0)).layers_per_stage,
               (std::vector<int>{2, 2, 2, 2}));
+}
+
+TEST(TransformerVocabulary, AFileReadsAndWritesIt) {
+    const Experiment read = parse_experiment_toml(
+        "[schedule]\nkind = \"1F1B\"\npp = 4\nm = 8\n[transformer]\nlayers = 8\nhidden = 1024\n"
+        "sequence = 512\nheads = 16\ndevice_tflops = 100\nvocabulary = 64000\n",
+        "exp.toml");
+    ASSERT_TRUE(read.transformer);
+    EXPECT_EQ(read.transformer->vocabulary, 64000);
+    EXPECT_NE(experiment_to_toml(read).find("vocabulary = 64000"), std::string::npos);
+    // Without one, a written file stays as it was.
+    EXPECT_EQ(experiment_to_toml(transformer_experiment(0)).find("vocabulary"), std::string::npos);
 }
 
 }  // namespace
