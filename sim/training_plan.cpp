@@ -579,7 +579,7 @@ LayerCosts plan_layer_costs(const PlanLayout& layout, const ModelSpec& model,
         costs.weight_ns.push_back(cost.weight_ns);
         costs.backward_ns.push_back(cost.backward_ns());
         costs.held_bytes.push_back(layer_held_bytes(layout, model.shape, options));
-        costs.output_bytes.push_back(boundary_bytes(layout, model.shape, options));
+        costs.output_bytes.push_back(boundary_bytes(layout, model, options));
         costs.gradient_bytes.push_back(0);
         costs.backward_peak_bytes.push_back(0);
     }
