@@ -12,10 +12,8 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/input_files.hpp"
-#include "engine/schedule/dry_run.hpp"
-#include "engine/schedule/lower.hpp"
+#include "engine/schedule/schedule_check.hpp"
 #include "engine/schedule/schedule_csv.hpp"
-#include "engine/schedule/static_check.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -49,26 +47,13 @@ void run_check(const CheckOptions& options) {
     if (options.m)
         schedule.microbatch_count = *options.m;
 
-    const CheckReport report = check_structure(schedule);
-    if (!report.ok())
-        throw CommandFailure(kExitCheckFailed, options.path + ": " + report.text());
-
-    std::string lowering_note;
-    Schedule lowered;
-    const Schedule* to_run = &schedule;
-    if (!schedule.has_communication) {
-        try {
-            lowered = lower(schedule);
-        } catch (const ScheduleHangError& error) {
-            throw CommandFailure(kExitCheckFailed, options.path + ": " + error.report().text());
-        }
-        lowering_note = fmt::format("; lowers to {} actions with {} send/recv pairs",
-                                    lowered.action_count(), lowered.pair_count);
-        to_run = &lowered;
-    }
-    const DryRunResult result = dry_run(*to_run);
-    if (!result.completed)
-        throw CommandFailure(kExitCheckFailed, options.path + ": " + result.hang.text());
+    const ScheduleCheck check = check_schedule(schedule);
+    if (!check.ok())
+        throw CommandFailure(kExitCheckFailed, options.path + ": " + check.problem_text());
+    const std::string lowering_note =
+        check.lowered ? fmt::format("; lowers to {} actions with {} send/recv pairs",
+                                    check.lowered->action_count(), check.lowered->pair_count)
+                      : std::string();
 
     fmt::print("{}: ok: pp={}, {} stages, m={}, {} actions ({}{}{}); dry run completes\n",
                options.path, schedule.rank_count, schedule.stage_count, schedule.microbatch_count,
