@@ -15,20 +15,12 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/input_files.hpp"
 #include "app/cli/run_report.hpp"
-#include "engine/import/flight_recorder_analysis.hpp"
-#include "engine/import/flight_recorder_dump.hpp"
-#include "engine/import/flight_recorder_import.hpp"
-#include "engine/import/import_format.hpp"
+#include "engine/import/import_files.hpp"
 #include "engine/import/imported_run.hpp"
-#include "engine/import/megatron_timers.hpp"
-#include "engine/import/pipelining_dumps.hpp"
-#include "engine/import/pytorch_profiler.hpp"
-#include "engine/import/schedule_recovery.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "sim/calibration.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "traces/trace_reader.hpp"
-#include "traces/trace_writer.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -53,32 +45,7 @@ importer::ImportFormat chosen_format(const ImportOptions& options) {
             kExitUsage, fmt::format("pipelens import: --format {}: not one of {}", options.format,
                                     fmt::join(importer::format_names(), ", ")));
     }
-    const importer::ImportFormat first = importer::detect_format(options.files.front());
-    for (std::size_t index = 1; index < options.files.size(); ++index)
-        if (const importer::ImportFormat other = importer::detect_format(options.files[index]);
-            other != first)
-            throw importer::ImportError(fmt::format(
-                "{} is {} but {} is {}; import one kind of file at a time (or give --format)",
-                options.files.front(), importer::format_name(first), options.files[index],
-                importer::format_name(other)));
-    return first;
-}
-
-importer::ImportedRun read_run(importer::ImportFormat format, const ImportOptions& options) {
-    switch (format) {
-        case importer::ImportFormat::pytorch_profiler:
-            return importer::read_pytorch_profiler(options.files, {options.step});
-        case importer::ImportFormat::pipelining_chrometrace:
-            return importer::read_pipelining_chrometrace(options.files);
-        case importer::ImportFormat::pipelining_csv:
-            return importer::read_pipelining_csv(options.files);
-        case importer::ImportFormat::megatron_timers:
-            return importer::read_megatron_timers(options.files);
-        case importer::ImportFormat::flight_recorder:
-            break;  // not a timeline: import_flight_recorder
-    }
-    throw CommandFailure(kExitUsage, fmt::format("pipelens import: {} files hold no timeline",
-                                                 importer::format_name(format)));
+    return importer::detect_common_format(options.files);
 }
 
 // Calibrates the imported run and records its simulation; returns the simulated run's id.
@@ -120,24 +87,11 @@ CommandFailure refusal(const importer::ImportError& error, importer::ImportForma
 }
 
 // Flight-recorder dumps are not a timeline of pipeline actions but the last collectives of a
-// job that may have hung: they are analysed, the report printed, and recorded (ops, pairs,
-// every finding as an error). Exit 1 when they show a hang or a mismatch.
-void import_flight_recorder(const ImportOptions& options) {
-    std::vector<importer::FlightRecorderDump> dumps;
-    importer::FlightRecorderReport report;
-    try {
-        dumps = importer::read_flight_recorder_dumps(options.files);
-        report = importer::analyse_flight_recorder(dumps);
-    } catch (const importer::ImportError& error) {
-        throw refusal(error, importer::ImportFormat::flight_recorder);
-    }
-    std::int64_t run_id = 0;
-    {
-        traces::TraceWriter writer(options.out);
-        run_id = importer::record_flight_recorder(writer, dumps, report);
-    }
-    fmt::print("imported {} flight-recorder dump(s) as run {} in {}\n{}\n", dumps.size(), run_id,
-               options.out, report.text());
+// job that may have hung: the report is printed. Exit 1 when they show a hang or a mismatch.
+void report_flight_recorder(const ImportOptions& options, const importer::ImportResult& result) {
+    const importer::FlightRecorderReport& report = *result.flight_recorder;
+    fmt::print("imported {} flight-recorder dump(s) as run {} in {}\n{}\n", result.file_count,
+               result.run_id, options.out, report.text());
     if (report.hang || report.mismatch)
         throw CommandFailure(kExitCheckFailed,
                              fmt::format("pipelens import: the dumps show {}",
@@ -147,50 +101,41 @@ void import_flight_recorder(const ImportOptions& options) {
 }
 
 void run_import(const ImportOptions& options) {
-    importer::ImportedRun imported;
     importer::ImportFormat format{};
     try {
         format = chosen_format(options);
     } catch (const importer::ImportError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
     }
-    if (format == importer::ImportFormat::flight_recorder) {
-        if (options.simulate || !options.schedule_csv.empty() || options.step)
-            throw CommandFailure(kExitUsage,
-                                 "pipelens import: --simulate, --schedule-csv and --step do "
-                                 "not apply to flight-recorder dumps (they hold no schedule)");
-        return import_flight_recorder(options);
-    }
+    if (format == importer::ImportFormat::flight_recorder &&
+        (options.simulate || !options.schedule_csv.empty() || options.step))
+        throw CommandFailure(kExitUsage,
+                             "pipelens import: --simulate, --schedule-csv and --step do "
+                             "not apply to flight-recorder dumps (they hold no schedule)");
+    importer::ImportResult result;
     try {
-        imported = read_run(format, options);
+        result = importer::import_files(options.files, format, options.out,
+                                        {options.step, options.schedule_csv});
     } catch (const importer::ImportError& error) {
         throw refusal(error, format);
     }
-    importer::name_recognised_schedule(imported);
-    const Schedule compute = importer::compute_only(imported.schedule);
-    const bool generated_kind = importer::names_generated_kind(imported.schedule.name);
-    if (!options.schedule_csv.empty())
-        write_schedule_csv(compute, options.schedule_csv);
-    const std::vector<std::string> notes = imported.notes;
-    std::int64_t run_id = 0;
-    {
-        traces::TraceWriter writer(options.out);
-        run_id = importer::record_imported_run(writer, std::move(imported));
-    }
+    if (result.flight_recorder)
+        return report_flight_recorder(options, result);
+    const std::int64_t run_id = result.run_id;
     fmt::print("imported {} file(s) ({}) as run {} in {}\n", options.files.size(),
                importer::format_name(format), run_id, options.out);
-    for (const std::string& note : notes)
+    for (const std::string& note : result.notes)
         fmt::print("  note: {}\n", note);
     print_run(options.out, run_id, "imported");
     if (options.simulate) {
         // A schedule no kind generates is simulated from its CSV, kept beside the trace.
         std::string csv;
-        if (!generated_kind) {
+        if (!result.generated_kind) {
             csv = !options.schedule_csv.empty()
                       ? options.schedule_csv
                       : fmt::format("{}.run{}.schedule.csv", options.out, run_id);
             if (options.schedule_csv.empty())
-                write_schedule_csv(compute, csv);
+                write_schedule_csv(result.compute, csv);
             fmt::print("its schedule matches no generated kind: simulated from {}\n", csv);
         }
         const std::int64_t simulated = record_simulated_twin(options, run_id, csv);
