@@ -50,19 +50,7 @@ void run_check(const CheckOptions& options) {
     const ScheduleCheck check = check_schedule(schedule);
     if (!check.ok())
         throw CommandFailure(kExitCheckFailed, options.path + ": " + check.problem_text());
-    const std::string lowering_note =
-        check.lowered ? fmt::format("; lowers to {} actions with {} send/recv pairs",
-                                    check.lowered->action_count(), check.lowered->pair_count)
-                      : std::string();
-
-    fmt::print("{}: ok: pp={}, {} stages, m={}, {} actions ({}{}{}); dry run completes\n",
-               options.path, schedule.rank_count, schedule.stage_count, schedule.microbatch_count,
-               schedule.action_count(),
-               reading.notation == ActionNotation::legacy ? "PyTorch's older notation, " : "",
-               schedule.has_communication
-                   ? fmt::format("with communication, {} send/recv pairs", schedule.pair_count)
-                   : std::string("compute only"),
-               lowering_note);
+    fmt::print("{}: {}\n", options.path, ok_text(schedule, check, reading.notation));
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // (schedule_check.hpp).
 #include "engine/schedule/schedule_check.hpp"
 
+#include <fmt/format.h>
+
 #include "engine/schedule/lower.hpp"
 
 namespace pipelens {
@@ -32,6 +34,21 @@ ScheduleCheck check_schedule(const Schedule& schedule) {
     if (!result.completed)
         check.hang = result.hang;
     return check;
+}
+
+std::string ok_text(const Schedule& schedule, const ScheduleCheck& check, ActionNotation notation) {
+    const std::string lowering_note =
+        check.lowered ? fmt::format("; lowers to {} actions with {} send/recv pairs",
+                                    check.lowered->action_count(), check.lowered->pair_count)
+                      : std::string();
+    return fmt::format(
+        "ok: pp={}, {} stages, m={}, {} actions ({}{}{}); dry run completes", schedule.rank_count,
+        schedule.stage_count, schedule.microbatch_count, schedule.action_count(),
+        notation == ActionNotation::legacy ? "PyTorch's older notation, " : "",
+        schedule.has_communication
+            ? fmt::format("with communication, {} send/recv pairs", schedule.pair_count)
+            : std::string("compute only"),
+        lowering_note);
 }
 
 }  // namespace pipelens

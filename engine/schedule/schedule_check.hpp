@@ -31,4 +31,10 @@ struct ScheduleCheck {
 
 ScheduleCheck check_schedule(const Schedule& schedule);
 
+// What `pipelens check` says of a schedule that passed, after "FILE: ": "ok: pp=2, 2 stages,
+// m=4, 16 actions (compute only; lowers to 32 actions with 8 send/recv pairs); dry run
+// completes". `notation`: the file's, named when it is PyTorch's older one.
+std::string ok_text(const Schedule& schedule, const ScheduleCheck& check,
+                    ActionNotation notation = ActionNotation::current);
+
 }  // namespace pipelens

@@ -15,7 +15,8 @@ TEST(ScheduleCheck, TheSwappedReceiveExampleHangsInATwoRankCycle) {
         check_schedule(read_schedule_csv(PIPELENS_SOURCE_DIR "/assets/examples/swapped_recvs.csv"));
     ASSERT_FALSE(check.ok());
     EXPECT_TRUE(check.structure.ok());
-    EXPECT_FALSE(check.lowered);  // it carries its own send/recv: run as written
+    EXPECT_FALSE(check.lowered);        // it carries its own send/recv: run as written
+    EXPECT_EQ(check.actions_run, 14u);  // rank 0's first 8 actions, rank 1's first 6
     ASSERT_TRUE(check.hang);
     ASSERT_EQ(check.hang->cycle.size(), 2u);
     const WaitLink& first = check.hang->cycle[0];
@@ -50,6 +51,12 @@ TEST(ScheduleCheck, AComputeOnlyScheduleIsLoweredThenRunToTheEnd) {
     EXPECT_EQ(check.lowered->action_count(), 32u);
     EXPECT_EQ(check.lowered->pair_count, 8);
     EXPECT_EQ(check.actions_run, 32u);
+    EXPECT_EQ(ok_text(schedule, check),
+              "ok: pp=2, 2 stages, m=4, 16 actions (compute only; lowers to 32 actions with 8 "
+              "send/recv pairs); dry run completes");
+    EXPECT_EQ(ok_text(schedule, check, ActionNotation::legacy),
+              "ok: pp=2, 2 stages, m=4, 16 actions (PyTorch's older notation, compute only; "
+              "lowers to 32 actions with 8 send/recv pairs); dry run completes");
 }
 
 TEST(ScheduleCheck, AStructuralProblemStopsBeforeTheLowering) {
