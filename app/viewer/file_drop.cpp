@@ -119,6 +119,9 @@ void import_dropped(const std::vector<fs::path>& files, DropOutcome& outcome,
 }
 
 std::string refusal(const fs::path& file, traces::FileKind kind) {
+    std::error_code error;
+    if (!fs::exists(file, error))
+        return file.string() + ": no such file";
     const std::string_view what = traces::file_kind_description(kind);
     return fmt::format(
         "{}: {}; the viewer opens a pipelens trace, a schedule (PyTorch CSV), PyTorch profiler "

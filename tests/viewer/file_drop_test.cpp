@@ -196,6 +196,8 @@ TEST_F(FileDropTest, AnExperimentIsRefusedForWhatItIs) {
     EXPECT_EQ(outcome.route, DropRoute::refuse);
     EXPECT_EQ(outcome.error.rfind(toml + ": is an experiment (TOML); the viewer opens", 0), 0u)
         << outcome.error;
+    const fs::path missing = directory_ / "missing.json";
+    EXPECT_EQ(process_drop({missing}).error, missing.string() + ": no such file");
 }
 
 TEST_F(FileDropTest, ADropRunsOffTheCallingThreadAndKeepsItsHangForItsTrace) {
