@@ -3,13 +3,16 @@
 //   --compare RUN  ghost bars of another run of the same trace, with step and per-rank deltas
 //   --no-critical-path  start with the critical path hidden
 //   --straggler-threshold X  mark ranks whose compute ran above X times its reference (1.2)
+//   --drop FILE...  drop files on the window once it is open (a trace, a schedule, an import)
 //   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5] [--step N]
 //     [--panel events|errors|ranks|sharding] [--event N] [--error N] [--tensor output|inputN]
 //     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
 // Its load and frame-time benchmark is tests/bench/viewer_bench.cpp (pipelens_bench_viewer).
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
+#include <vector>
 
 #include <GLFW/glfw3.h>
 #include <fmt/format.h>
@@ -28,7 +31,7 @@ using Options = ViewerOptions;
 void on_drop(GLFWwindow* window, int count, const char** paths) {
     auto* state = static_cast<ViewerState*>(glfwGetWindowUserPointer(window));
     if (state != nullptr && count > 0)
-        open_trace(*state, paths[0]);
+        drop_files(*state, std::vector<std::filesystem::path>(paths, paths + count));
 }
 
 // --step, --select and --error, once the first frame has fitted the view to the run.
@@ -133,7 +136,8 @@ void apply_start_options(const Options& options, const Checked& checked, ViewerS
 // Renders --frames frames and writes the last as a PNG; 1 when it cannot be written.
 int take_screenshot(const Options& options, const Checked& checked, GLFWwindow* window,
                     ViewerState& state) {
-    finish_analysis(state.trace);  // a picture shows the critical path, not "finding it..."
+    apply_finished_drop(state, true);  // a picture shows what a --drop opened, not its progress
+    finish_analysis(state.trace);      // a picture shows the critical path, not "finding it..."
     for (int frame = 0; frame < std::max(1, options.frames); ++frame) {
         glfwPollEvents();
         if (frame == 1)
@@ -151,6 +155,8 @@ int take_screenshot(const Options& options, const Checked& checked, GLFWwindow* 
     }
     if (!state.trace.error.empty())
         fmt::print(stderr, "pipelens-view: {}\n", state.trace.error);
+    if (!state.drop.dialog.empty())
+        fmt::print(stderr, "pipelens-view: {}\n", state.drop.dialog);
     return status;
 }
 
@@ -191,6 +197,10 @@ int run(const Options& options) {
     glfwSetWindowUserPointer(window, &state);
     glfwSetDropCallback(window, on_drop);
     apply_start_options(options, *checked, state);
+    // Through the drop callback's own function: a test drives a drop the way a person makes one.
+    if (!options.drop.empty())
+        drop_files(state,
+                   std::vector<std::filesystem::path>(options.drop.begin(), options.drop.end()));
     int status = 0;
     if (!options.screenshot.empty())
         status = take_screenshot(options, *checked, window, state);

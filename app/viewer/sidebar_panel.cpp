@@ -70,13 +70,14 @@ void draw_file_controls(ViewerState& state) {
     char buffer[1024];
     std::snprintf(buffer, sizeof buffer, "%s", state.sidebar.open_path_input.c_str());
     ImGui::SetNextItemWidth(-50);
-    if (ImGui::InputTextWithHint("##open", "trace.db path", buffer, sizeof buffer,
+    // The path box takes what a drop takes: a trace, a schedule to check, files to import.
+    if (ImGui::InputTextWithHint("##open", "trace, schedule or import", buffer, sizeof buffer,
                                  ImGuiInputTextFlags_EnterReturnsTrue))
-        open_trace(state, buffer);
+        drop_files(state, {buffer});
     state.sidebar.open_path_input = buffer;
     ImGui::SameLine();
     if (ImGui::Button("Open"))
-        open_trace(state, state.sidebar.open_path_input);
+        drop_files(state, {state.sidebar.open_path_input});
     draw_open_dialog(state);
     if (!state.trace.recent_files.paths().empty() && ImGui::CollapsingHeader("Recent files")) {
         for (const std::string& recent : std::vector<std::string>(state.trace.recent_files.paths()))

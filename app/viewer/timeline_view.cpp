@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "app/viewer/hang_overlay.hpp"
 #include "app/viewer/rank_raster.hpp"
 #include "app/viewer/timeline_overlays.hpp"
 #include "app/viewer/viewer_state.hpp"
@@ -604,6 +605,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     draw_step_boundaries(draw, state.trace.summary.steps, geometry, area_bottom);
     draw_failure(draw, state, area_bottom);
     draw_event_moment(draw, state, area_bottom);
+    draw_hang(draw, state, geometry, area_bottom);
     // The chosen error's moment, across every rank.
     if (state.errors_panel.chosen >= 0 &&
         state.errors_panel.chosen < static_cast<int>(state.trace.errors.size()))

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "app/viewer/drop_panel.hpp"
 #include "app/viewer/memory_plot.hpp"
 #include "app/viewer/timeline_view.hpp"
 #include "app/viewer/viewer_state.hpp"
@@ -65,6 +66,7 @@ void draw_help(ViewerState& state, float width, float height) {
 }  // namespace
 
 void draw_frame(ViewerState& state, float width, float height) {
+    apply_finished_drop(state);
     poll_analysis(state.trace);
     refresh_live(state, ImGui::GetTime());
     handle_window_keys(state);
@@ -130,6 +132,7 @@ void draw_frame(ViewerState& state, float width, float height) {
     }
     ImGui::End();
     draw_help(state, width, height);
+    draw_drop_panel(state, width, height);
 }
 
 }  // namespace pipelens::viewer

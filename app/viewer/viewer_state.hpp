@@ -11,8 +11,10 @@
 #include <optional>
 #include <string>
 
+#include "app/viewer/drop_panel.hpp"
 #include "app/viewer/errors_panel.hpp"
 #include "app/viewer/events_panel.hpp"
+#include "app/viewer/file_drop.hpp"
 #include "app/viewer/ranks_panel.hpp"
 #include "app/viewer/sharding_panel.hpp"
 #include "app/viewer/sidebar_panel.hpp"
@@ -31,6 +33,8 @@ struct ViewerState {
     ErrorsPanelState errors_panel;
     RanksPanelState ranks_panel;
     ShardingPanelState sharding_panel;
+    FileDrop drop;  // a dropped schedule or import being worked on, a checked schedule's hang
+    DropPanelState drop_panel;
     std::optional<Panel> panel_request;  // a tab to bring to the front (--panel)
     bool show_help = false;              // ? toggles the keyboard help
     // P asks for a PNG of the window, written once the frame is rendered (main.cpp); S writes
