@@ -26,6 +26,7 @@ ExperimentSimulation simulate_recorded(recorder::StateRecorder& recording, const
     record_cost_model(recording, costs);
     recording.plan_buffers();
     const CostModel recorded_costs = cost_model_from_state(recording.state());
+    simulation.costs = recorded_costs;
     if (out.empty()) {
         simulation.result = simulate(lowered, recorded_costs);
         return simulation;

@@ -27,6 +27,7 @@ struct ExperimentSimulation {
     std::shared_ptr<const Schedule> lowered;
     SimulationResult result;
     std::optional<std::int64_t> run_id;  // when recorded
+    CostModel costs;                     // what it was simulated under (read back from the state)
 };
 
 // Validates `experiment` (a schedule file fills its shape) and simulates it; with a trace file

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "engine/recorder/state_recorder.hpp"
 #include "engine/schedule/schedule.hpp"
@@ -41,6 +42,18 @@ RecordedSimulation simulate_and_record(traces::TraceWriter& writer, const Schedu
 
 // A rank's figures as the `ranks` table stores them (waiting time as a JSON object by peer).
 traces::RankRecord rank_record(const RankResult& rank);
+
+// The rows record_simulation writes, held in memory instead (the viewer shows a simulation
+// without a file): the same records, each action with its PyTorch text, ranks by number,
+// actions and memory samples in the order the file's keys keep them.
+struct SimulationRows {
+    std::vector<traces::ActionRecord> actions;
+    std::vector<traces::PairRecord> pairs;
+    std::vector<traces::RankRecord> ranks;
+    std::vector<traces::MemoryRecord> memory;
+};
+SimulationRows simulation_rows(const Schedule& lowered, const CostModel& costs,
+                               const SimulationResult& result);
 
 // The row count record_simulation writes for `result` (what progress counts up to).
 std::size_t simulation_row_count(const Schedule& lowered, const SimulationResult& result);

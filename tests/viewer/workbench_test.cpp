@@ -1,0 +1,250 @@
+// The workbench and the viewer's script without a window: each change re-simulates through the
+// engine, and the figures are exactly what `pipelens simulate` prints for the same experiment
+// (the expected values below were read from `pipelens simulate FILE --json`).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "app/viewer/trace_session.hpp"
+#include "app/viewer/viewer_script.hpp"
+#include "app/viewer/workbench.hpp"
+#include "engine/experiment/experiment_toml.hpp"
+#include "sim/experiment_simulation.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+// 1F1B pp=4 m=8 with the same F, I, W on every stage, so pp can change alone.
+constexpr const char* kUniform = R"(
+[schedule]
+kind = "1F1B"
+pp = 4
+m = 8
+[costs]
+f = "1ms"
+i = "1ms"
+w = "1ms"
+activation_bytes = "16MiB"
+held_activation_bytes = "1GiB"
+[network]
+latency = "8us"
+bandwidth = "150GB/s"
+ranks_per_host = 8
+)";
+
+Experiment uniform() { return parse_experiment_toml(kUniform, "uniform.toml"); }
+
+void load_and_wait(Workbench& workbench, Experiment experiment) {
+    workbench.load(std::move(experiment));
+    workbench.wait_idle();
+}
+
+TEST(Workbench, TheDefaultExperimentSimulatesToTheStepPipelensSimulatePrints) {
+    Workbench workbench;
+    load_and_wait(workbench, default_experiment());
+    ASSERT_TRUE(workbench.current());
+    EXPECT_EQ(workbench.current()->step_time_ns, 39019094);
+    EXPECT_DOUBLE_EQ(workbench.current()->bubble_ratio, 0.3644137406163249);
+    EXPECT_EQ(workbench.current()->peak_memory_bytes,
+              (std::vector<std::int64_t>{7730941132, 5153960754, 3435973836, 2147483648}));
+    EXPECT_EQ(workbench.current()->subject, "1F1B pp=4 v=1 m=8");
+    EXPECT_EQ(workbench.current()->model->ranks().size(), 4u);
+    EXPECT_EQ(workbench.current()->model->end_ns(), 39019094);
+}
+
+TEST(Workbench, ChangingPpFromFourToEightGivesEightRanks) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    EXPECT_EQ(workbench.current()->model->ranks().size(), 4u);
+    EXPECT_EQ(workbench.current()->step_time_ns, 34917584);
+    ASSERT_TRUE(workbench.set("pp", "8"));
+    workbench.wait_idle();
+    EXPECT_EQ(workbench.current()->model->ranks().size(), 8u);
+    EXPECT_EQ(workbench.current()->step_time_ns, 48116074);
+    EXPECT_DOUBLE_EQ(workbench.current()->bubble_ratio, 0.5012061873543548);
+    EXPECT_EQ(workbench.current()->model->run().pp, 8);
+    EXPECT_EQ(workbench.experiment().shape.rank_count, 8);
+}
+
+TEST(Workbench, TheStepIsTheLibrarysForTheSameExperiment) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    Experiment same = uniform();
+    EXPECT_EQ(workbench.current()->step_time_ns,
+              sim::simulate_experiment(same).result.step_time_ns);
+}
+
+TEST(Workbench, TheLastOfQuickChangesIsTheOneShown) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    workbench.set("pp", "8");
+    workbench.set("pp", "6");
+    workbench.set("m", "12");
+    workbench.wait_idle();
+    EXPECT_EQ(workbench.current()->model->ranks().size(), 6u);
+    EXPECT_EQ(workbench.current()->model->run().m, 12);
+    EXPECT_FALSE(workbench.busy());
+}
+
+TEST(Workbench, AValueTheFileWouldRefuseIsNotAppliedAndSaysWhy) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    EXPECT_FALSE(workbench.set("pp", "0"));
+    EXPECT_EQ(workbench.field_error_key(), "schedule.pp");
+    EXPECT_NE(workbench.field_error().find("schedule.pp"), std::string::npos)
+        << workbench.field_error();
+    EXPECT_EQ(workbench.experiment().shape.rank_count, 4);
+    EXPECT_TRUE(workbench.set("pp", "5"));
+    EXPECT_TRUE(workbench.field_error().empty());
+}
+
+TEST(Workbench, AnImpossibleCombinationShowsTheEnginesMessageAndKeepsTheLastTimeline) {
+    Workbench workbench;
+    load_and_wait(workbench, default_experiment());  // four per-stage costs
+    ASSERT_TRUE(workbench.set("pp", "8"));
+    workbench.wait_idle();
+    EXPECT_EQ(workbench.error(),
+              "default experiment: costs.f: has 4 values but the schedule has 8 stages (give one value "
+              "for all stages or one per stage)");
+    EXPECT_EQ(workbench.error_key(), "costs.f");
+    EXPECT_EQ(workbench.current()->model->ranks().size(), 4u);  // what was shown stays
+}
+
+TEST(Workbench, ChoosingAKindTakesItsOwnV) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    ASSERT_TRUE(workbench.set_kind("ZBVZeroBubble"));
+    workbench.wait_idle();
+    EXPECT_EQ(workbench.experiment().shape.stages_per_rank, 2);
+    EXPECT_EQ(workbench.current()->step_time_ns, 52558037);
+    EXPECT_FALSE(workbench.set_kind("NoSuchKind"));
+    EXPECT_EQ(workbench.field_error_key(), "schedule.kind");
+}
+
+TEST(Workbench, APinnedSimulationStaysWhileAnotherIsVaried) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    workbench.pin();
+    workbench.set_kind("ZBVZeroBubble");
+    workbench.wait_idle();
+    ASSERT_TRUE(workbench.pinned());
+    EXPECT_EQ(workbench.pinned()->step_time_ns, 34917584);
+    EXPECT_EQ(workbench.current()->step_time_ns, 52558037);
+    workbench.unpin();
+    EXPECT_FALSE(workbench.pinned());
+}
+
+TEST(Workbench, TheGridHoldsEachKindAndMAsPipelensSimulateGivesThem) {
+    Workbench workbench;
+    workbench.load(uniform());
+    workbench.request_grid({"1F1B", "ZBVZeroBubble"}, {4, 8});
+    workbench.wait_idle();
+    ASSERT_EQ(workbench.grid().size(), 4u);
+    const std::vector<std::int64_t> steps = {22198490, 34917584, 31438188, 52558037};
+    for (std::size_t cell = 0; cell < 4; ++cell) {
+        EXPECT_EQ(workbench.grid()[cell].step_time_ns, steps[cell]) << cell;
+        EXPECT_TRUE(workbench.grid()[cell].error.empty()) << workbench.grid()[cell].error;
+    }
+    EXPECT_EQ(workbench.grid()[2].kind, "ZBVZeroBubble");
+    EXPECT_EQ(workbench.grid()[2].m, 4);
+    ASSERT_TRUE(workbench.open_cell(2));
+    workbench.wait_idle();
+    EXPECT_EQ(workbench.current()->step_time_ns, 31438188);
+    EXPECT_EQ(workbench.current()->subject, "ZBVZeroBubble pp=4 v=2 m=4");
+}
+
+TEST(Workbench, AGridCellOfAnImpossibleCombinationKeepsTheReason) {
+    Workbench workbench;
+    workbench.load(uniform());
+    workbench.request_grid({"DualPipeV"}, {3});
+    workbench.wait_idle();
+    ASSERT_EQ(workbench.grid().size(), 1u);
+    EXPECT_NE(workbench.grid()[0].error.find("DualPipeV needs at least as many microbatches as "
+                                             "stages: m=3 < stages=8 (2*pp, pp=4)"),
+              std::string::npos)
+        << workbench.grid()[0].error;
+    EXPECT_FALSE(workbench.open_cell(0));
+}
+
+TEST(Workbench, SavedTomlReadsBackAndRecordedRunHasTheSameStep) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    workbench.set("pp", "8");
+    workbench.wait_idle();
+    const auto directory = std::filesystem::temp_directory_path() /
+                           ("pipelens_workbench_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(directory);
+    workbench.save(directory / "saved.toml");
+    EXPECT_EQ(read_experiment_file(directory / "saved.toml").shape.rank_count, 8);
+    const std::int64_t run = workbench.record(directory / "trace.db");
+    traces::TraceReader reader(directory / "trace.db");
+    EXPECT_EQ(reader.runs().back().id, run);
+    EXPECT_EQ(reader.runs().back().step_time_ns, 48116074);
+    std::filesystem::remove_all(directory);
+}
+
+TEST(Workbench, AShownSimulationHasNoFileBehindIt) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    TraceSession session;
+    show_simulation(session, *workbench.current());
+    EXPECT_FALSE(session.reader);
+    ASSERT_TRUE(session.model);
+    EXPECT_EQ(session.model->ranks().size(), 4u);
+    EXPECT_EQ(session.model->run().step_time_ns, 34917584);
+    EXPECT_NE(session.summary_line.find("1F1B pp=4 v=1 m=8"), std::string::npos);
+}
+
+TEST(Workbench, FieldNamesAreTheSweepsNames) {
+    EXPECT_EQ(field_setting("pp", "8").key, "schedule.pp");
+    EXPECT_EQ(field_setting("f", "[1ms, 2ms]").value, "[\"1ms\", \"2ms\"]");
+    EXPECT_EQ(field_setting("rendezvous", "true").key, "network.rendezvous");
+    EXPECT_EQ(key_named_in("x.toml: costs.f: has 4 values"), "costs.f");
+    EXPECT_EQ(key_named_in("schedule.max_activations: bad"), "schedule.max_activations");
+    EXPECT_EQ(key_named_in("nothing named"), "");
+}
+
+TEST(ViewerScript, ParsesVerbsAndNamesTheLineOfAnUnknownOne) {
+    const auto commands = parse_script("# a journey\nset pp 8\n\nclick simulate\nwait-idle\n", "s");
+    ASSERT_EQ(commands.size(), 3u);
+    EXPECT_EQ(commands[0].line, 2);
+    EXPECT_EQ(commands[0].words, (std::vector<std::string>{"pp", "8"}));
+    EXPECT_EQ(commands[1].verb, "simulate");
+    EXPECT_EQ(commands[2].line, 5);
+    try {
+        parse_script("set pp 8\nfly away\n", "s");
+        FAIL();
+    } catch (const ScriptError& error) {
+        EXPECT_STREQ(error.what(), "s:2: unknown command 'fly'");
+    }
+    EXPECT_THROW(parse_script("set pp\n", "s"), ScriptError);
+}
+
+TEST(ViewerScript, DrivesTheWorkbenchThroughItsOwnFunctions) {
+    Workbench workbench;
+    workbench.load(uniform());
+    for (const ScriptCommand& command :
+         parse_script("set pp 8\nwait-idle\npin\nset kind ZBVZeroBubble\nset pp 4\nwait-idle\n",
+                      "s"))
+        EXPECT_TRUE(run_workbench_command(workbench, command));
+    EXPECT_EQ(workbench.pinned()->model->ranks().size(), 8u);
+    EXPECT_EQ(workbench.current()->step_time_ns, 52558037);
+    EXPECT_FALSE(run_workbench_command(workbench, parse_script("screenshot x.png", "s")[0]));
+    EXPECT_THROW(run_workbench_command(workbench, parse_script("open-cell 3", "s")[0]),
+                 ScriptError);
+}
+
+TEST(Examples, TheDefaultComesFirstAndEveryBundledFileReads) {
+    const std::vector<Example> examples = bundled_examples(examples_directory());
+    ASSERT_GE(examples.size(), 2u);
+    EXPECT_EQ(examples[0].name, "default");
+    EXPECT_EQ(examples[0].title, "1F1B pp=4 m=8, uneven stages");
+    for (const Example& example : examples)
+        EXPECT_NO_THROW(example_experiment(example)) << example.name;
+}
+
+}  // namespace
+}  // namespace pipelens::viewer
