@@ -9,6 +9,7 @@
 
 #include "app/viewer/trace_session.hpp"
 #include "app/viewer/viewer_script.hpp"
+#include "app/viewer/workbench_fields.hpp"
 #include "app/viewer/workbench.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "sim/experiment_simulation.hpp"
@@ -244,6 +245,30 @@ TEST(Examples, TheDefaultComesFirstAndEveryBundledFileReads) {
     EXPECT_EQ(examples[0].title, "1F1B pp=4 m=8, uneven stages");
     for (const Example& example : examples)
         EXPECT_NO_THROW(example_experiment(example)) << example.name;
+}
+
+}  // namespace
+}  // namespace pipelens::viewer
+
+namespace pipelens::viewer {
+namespace {
+
+TEST(WorkbenchFields, TextReadsBackToTheSameExperiment) {
+    const Experiment original = default_experiment();
+    EXPECT_EQ(field_text(original, "costs.f"), "[1100us, 1000us, 1000us, 1300us]");
+    EXPECT_EQ(field_text(original, "schedule.kind"), "1F1B");
+    EXPECT_EQ(field_text(original, "costs.activation_bytes"), "16777216B");
+    EXPECT_EQ(field_text(original, "network.latency"), "8us");
+    EXPECT_EQ(field_text(original, "transformer.layers"), "");
+    for (const WorkbenchField& field : workbench_fields()) {
+        const std::string text = field_text(original, field.key);
+        if (text.empty() || field.type == FieldType::kind)
+            continue;
+        const FieldSetting setting = field_setting(field.key, text);
+        const Experiment copy =
+            apply_experiment_settings(original, {{setting.key, setting.value}}, "copy");
+        EXPECT_EQ(experiment_to_toml(copy), experiment_to_toml(original)) << field.key;
+    }
 }
 
 }  // namespace

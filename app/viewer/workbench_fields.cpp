@@ -1,0 +1,107 @@
+// The Simulate panel's fields and their text (workbench_fields.hpp).
+#include "app/viewer/workbench_fields.hpp"
+
+#include <fmt/format.h>
+
+#include "engine/schedule/schedule_kind.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+std::string duration(std::int64_t ns) { return fmt::format("{:g}us", ns / 1000.0); }
+std::string bytes(std::int64_t count) { return fmt::format("{}B", count); }
+
+// One value as it is, several in brackets (one per stage).
+template <typename Format>
+std::string per_stage(const std::vector<std::int64_t>& values, Format format) {
+    if (values.size() == 1)
+        return format(values.front());
+    std::string text = "[";
+    for (std::size_t index = 0; index < values.size(); ++index)
+        text += (index == 0 ? "" : ", ") + format(values[index]);
+    return text + "]";
+}
+
+std::string transformer_text(const Experiment& experiment, std::string_view field) {
+    if (!experiment.transformer)
+        return {};
+    const TransformerSpec& spec = *experiment.transformer;
+    if (field == "layers")
+        return std::to_string(spec.layers);
+    if (field == "hidden")
+        return std::to_string(spec.hidden);
+    if (field == "sequence")
+        return std::to_string(spec.sequence);
+    if (field == "microbatch_size")
+        return std::to_string(spec.microbatch_size);
+    if (field == "dtype")
+        return spec.dtype;
+    return {};
+}
+
+}  // namespace
+
+const std::vector<WorkbenchField>& workbench_fields() {
+    static const std::vector<WorkbenchField> fields = {
+        {"schedule.kind", "kind", FieldType::kind, 0},
+        {"schedule.pp", "pp", FieldType::count, 0},
+        {"schedule.v", "v", FieldType::count, 0},
+        {"schedule.m", "m", FieldType::count, 0},
+        {"schedule.max_activations", "ZB auto limit", FieldType::text, 0},
+        {"schedule.defer_recv", "deferred receives", FieldType::flag, 0},
+        {"network.rendezvous", "rendezvous", FieldType::flag, 0},
+        {"costs.f", "F", FieldType::text, 1},
+        {"costs.i", "I", FieldType::text, 1},
+        {"costs.w", "W", FieldType::text, 1},
+        {"transformer.layers", "layers", FieldType::text, 2},
+        {"transformer.hidden", "hidden", FieldType::text, 2},
+        {"transformer.sequence", "sequence", FieldType::text, 2},
+        {"transformer.microbatch_size", "microbatch size", FieldType::text, 2},
+        {"transformer.dtype", "dtype", FieldType::text, 2},
+        {"network.latency", "link latency", FieldType::text, 3},
+        {"network.bandwidth", "bandwidth GB/s", FieldType::text, 3},
+        {"network.ranks_per_host", "ranks per host", FieldType::count, 3},
+        {"costs.activation_bytes", "sent per mb", FieldType::text, 3},
+        {"costs.held_activation_bytes", "held per mb", FieldType::text, 3},
+    };
+    return fields;
+}
+
+std::string field_text(const Experiment& experiment, std::string_view key) {
+    const ScheduleShape& shape = experiment.shape;
+    if (key == "schedule.kind")
+        return std::string(schedule_kind_name(shape.kind));
+    if (key == "schedule.pp")
+        return std::to_string(shape.rank_count);
+    if (key == "schedule.v")
+        return std::to_string(shape.stages_per_rank);
+    if (key == "schedule.m")
+        return std::to_string(shape.microbatch_count);
+    if (key == "schedule.max_activations")
+        return experiment.max_activations.count == 0 ? "" : experiment.max_activations.text();
+    if (key == "schedule.defer_recv")
+        return experiment.defer_receives ? "true" : "false";
+    if (key == "network.rendezvous")
+        return experiment.rendezvous ? "true" : "false";
+    if (key == "costs.f")
+        return per_stage(experiment.forward_ns, duration);
+    if (key == "costs.i")
+        return per_stage(experiment.input_ns, duration);
+    if (key == "costs.w")
+        return per_stage(experiment.weight_ns, duration);
+    if (key.starts_with("transformer."))
+        return transformer_text(experiment, key.substr(12));
+    if (key == "network.latency")
+        return duration(experiment.intra_host.latency_ns);
+    if (key == "network.bandwidth")
+        return fmt::format("{:g}", experiment.intra_host.bytes_per_ns);
+    if (key == "network.ranks_per_host")
+        return std::to_string(experiment.ranks_per_host);
+    if (key == "costs.activation_bytes")
+        return per_stage(experiment.activation_bytes, bytes);
+    if (key == "costs.held_activation_bytes")
+        return per_stage(experiment.held_activation_bytes, bytes);
+    return {};
+}
+
+}  // namespace pipelens::viewer
