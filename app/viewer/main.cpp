@@ -7,6 +7,8 @@
 //   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5] [--step N]
 //     [--panel events|errors|ranks|sharding] [--event N] [--error N] [--tensor output|inputN]
 //     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
+//   --script FILE  plays an input script (script_player.hpp: set pp 8, wait-idle, screenshot
+//     OUT.png...) in an offscreen window, then exits
 // Its load and frame-time benchmark is tests/bench/viewer_bench.cpp (pipelens_bench_viewer).
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/viewer/screenshot.hpp"
+#include "app/viewer/script_player.hpp"
 #include "app/viewer/viewer_options.hpp"
 #include "app/viewer/viewer_window.hpp"
 
@@ -90,7 +93,7 @@ std::optional<Checked> check_options(const Options& options) {
 void open_start_trace(const Options& options, ViewerState& state) {
     // A screenshot is not a person opening a file: it reads and writes no recent files (and so
     // draws the same whatever the user opened before).
-    if (options.screenshot.empty())
+    if (options.screenshot.empty() && options.script.empty())
         state.trace.recent_files =
             RecentFiles::kept_in(config_directory_from_environment() / "recent_files");
     if (options.straggler_threshold)
@@ -191,7 +194,8 @@ int run(const Options& options) {
         fmt::print(stderr, "pipelens-view: {}\n", state.trace.error);
         return 2;
     }
-    GLFWwindow* window = open_window(checked->width, checked->height, !options.screenshot.empty());
+    const bool offscreen = !options.screenshot.empty() || !options.script.empty();
+    GLFWwindow* window = open_window(checked->width, checked->height, offscreen);
     if (window == nullptr)
         return 1;
     glfwSetWindowUserPointer(window, &state);
@@ -202,7 +206,9 @@ int run(const Options& options) {
         drop_files(state,
                    std::vector<std::filesystem::path>(options.drop.begin(), options.drop.end()));
     int status = 0;
-    if (!options.screenshot.empty())
+    if (!options.script.empty())
+        status = play_script(options.script, window, state);
+    else if (!options.screenshot.empty())
         status = take_screenshot(options, *checked, window, state);
     else
         run_interactive(options, window, state);

@@ -7,6 +7,7 @@
 
 #include "app/viewer/drop_panel.hpp"
 #include "app/viewer/memory_plot.hpp"
+#include "app/viewer/start_screen.hpp"
 #include "app/viewer/timeline_view.hpp"
 #include "app/viewer/viewer_state.hpp"
 
@@ -68,6 +69,7 @@ void draw_help(ViewerState& state, float width, float height) {
 void draw_frame(ViewerState& state, float width, float height) {
     apply_finished_drop(state);
     poll_analysis(state.trace);
+    follow_workbench(state);
     refresh_live(state, ImGui::GetTime());
     handle_window_keys(state);
     const float timeline_bottom = height - kPanelHeight - kMemoryHeight;
@@ -79,7 +81,9 @@ void draw_frame(ViewerState& state, float width, float height) {
                           IM_COL32(kBackground.r, kBackground.g, kBackground.b, 255));
     if (begin_area("timeline", {kSidebarWidth, 0}, {width - kSidebarWidth, timeline_bottom},
                    false)) {
-        if (state.trace.model && state.trace.model->action_count() == 0 &&
+        if (showing_comparison(state))
+            draw_comparison_view(state, width, timeline_bottom);
+        else if (state.trace.model && state.trace.model->action_count() == 0 &&
             !state.trace.sharding.empty())
             ImGui::GetWindowDrawList()->AddText(
                 {kSidebarWidth + 20, 40}, IM_COL32(200, 200, 200, 255),
@@ -88,9 +92,7 @@ void draw_frame(ViewerState& state, float width, float height) {
         else if (state.trace.model)
             draw_timeline(state, width, timeline_bottom);
         else
-            ImGui::GetWindowDrawList()->AddText({kSidebarWidth + 20, 40},
-                                                IM_COL32(200, 200, 200, 255),
-                                                "open a trace to see its timeline");
+            draw_start_screen(state, kSidebarWidth);
     }
     ImGui::End();
     if (begin_area("memory", {kSidebarWidth, timeline_bottom},
@@ -108,7 +110,9 @@ void draw_frame(ViewerState& state, float width, float height) {
             } tabs[] = {{"Events", Panel::events},
                         {"Errors", Panel::errors},
                         {"Ranks", Panel::ranks},
-                        {"Sharding", Panel::sharding}};
+                        {"Sharding", Panel::sharding},
+                        {"Simulate", Panel::simulate},
+                        {"Compare", Panel::compare}};
             for (const auto& tab : tabs) {
                 ImGuiTabItemFlags flags = 0;
                 if (state.panel_request == tab.panel)
@@ -122,8 +126,12 @@ void draw_frame(ViewerState& state, float width, float height) {
                         draw_errors_panel(state);
                     else if (tab.panel == Panel::ranks)
                         draw_ranks_panel(state);
-                    else
+                    else if (tab.panel == Panel::sharding)
                         draw_sharding_panel(state);
+                    else if (tab.panel == Panel::simulate)
+                        draw_simulate_panel(state);
+                    else
+                        draw_compare_panel(state);
                     ImGui::EndTabItem();
                 }
             }

@@ -38,8 +38,21 @@ void reset_for_run(ViewerState& state) {
 
 void open_trace(ViewerState& state, const std::filesystem::path& path,
                 std::optional<std::int64_t> run_id) {
-    if (open_trace(state.trace, path, run_id))
+    if (open_trace(state.trace, path, run_id)) {
+        state.shown_simulation = nullptr;
         reset_for_run(state);
+    }
+}
+
+void show_simulated_run(ViewerState& state, const SimulatedRun& run) {
+    if (state.trace.reader)
+        state.workbench_trace = state.trace.reader->path();
+    show_simulation(state.trace, run);
+    state.shown_simulation = run.model.get();
+    // The cached images are keyed by the model's address, which a new simulation reuses.
+    state.timeline.raster_key = {};
+    state.timeline.overview_model = nullptr;
+    reset_for_run(state);
 }
 
 void show_run(ViewerState& state, std::int64_t run_id) {

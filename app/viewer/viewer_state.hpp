@@ -18,12 +18,15 @@
 #include "app/viewer/ranks_panel.hpp"
 #include "app/viewer/sharding_panel.hpp"
 #include "app/viewer/sidebar_panel.hpp"
+#include "app/viewer/simulate_panel.hpp"
+#include "app/viewer/compare_panel.hpp"
 #include "app/viewer/timeline_view.hpp"
 #include "app/viewer/trace_session.hpp"
+#include "app/viewer/workbench.hpp"
 
 namespace pipelens::viewer {
 
-enum class Panel { events, errors, ranks, sharding };
+enum class Panel { events, errors, ranks, sharding, simulate, compare };
 
 struct ViewerState {
     TraceSession trace;
@@ -33,8 +36,15 @@ struct ViewerState {
     ErrorsPanelState errors_panel;
     RanksPanelState ranks_panel;
     ShardingPanelState sharding_panel;
-    FileDrop drop;  // a dropped schedule or import being worked on, a checked schedule's hang
-    DropPanelState drop_panel;
+    // The experiment simulated in the app (workbench.hpp) and its two panels; the timeline shows
+    // a simulation once it arrives (`shown_simulation`, until a trace is opened), and Record
+    // writes into `workbench_trace`, the trace that was open when simulating began.
+    Workbench workbench;
+    SimulatePanelState simulate_panel;
+    ComparePanelState compare_panel;
+    std::uint64_t shown_generation = 0;
+    const TimelineModel* shown_simulation = nullptr;
+    std::filesystem::path workbench_trace;
     std::optional<Panel> panel_request;  // a tab to bring to the front (--panel)
     bool show_help = false;              // ? toggles the keyboard help
     // P asks for a PNG of the window, written once the frame is rendered (main.cpp); S writes
@@ -52,6 +62,8 @@ void export_view_svg(ViewerState& state);
 void open_trace(ViewerState& state, const std::filesystem::path& path,
                 std::optional<std::int64_t> run_id = std::nullopt);
 void show_run(ViewerState& state, std::int64_t run_id);
+// Shows a simulation of the workbench in the timeline, fitted, as a new run.
+void show_simulated_run(ViewerState& state, const SimulatedRun& run);
 // The step picker: shows every step (nullopt) or step k, fitted to it at the next frame, with
 // the critical path and bubble causes of that step alone (analyse_step).
 void choose_step(ViewerState& state, std::optional<int> step);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <unistd.h>
 
+#include "app/viewer/compare_layout.hpp"
 #include "app/viewer/trace_session.hpp"
 #include "app/viewer/viewer_script.hpp"
 #include "app/viewer/workbench_fields.hpp"
@@ -269,6 +270,28 @@ TEST(WorkbenchFields, TextReadsBackToTheSameExperiment) {
             apply_experiment_settings(original, {{setting.key, setting.value}}, "copy");
         EXPECT_EQ(experiment_to_toml(copy), experiment_to_toml(original)) << field.key;
     }
+}
+
+}  // namespace
+}  // namespace pipelens::viewer
+
+
+namespace pipelens::viewer {
+namespace {
+
+TEST(CompareLayout, BothHalvesShareOneTimeAxisToTheLongerStep) {
+    const int ranks[2] = {4, 40};
+    const std::int64_t ends[2] = {30, 60};
+    const CompareGeometry geometry = compare_geometry(1600, 560, ranks, ends);
+    EXPECT_EQ(geometry.span_ns, 60);
+    EXPECT_FLOAT_EQ(geometry.left, kSidebarWidth + kGutterWidth);
+    EXPECT_FLOAT_EQ(geometry.x(30), (geometry.left + geometry.right) / 2);
+    EXPECT_FLOAT_EQ(geometry.top[0], 66);  // 48 + 18
+    EXPECT_FLOAT_EQ(geometry.row_height[0], 16);
+    // (560 - 48) / 2 - 18 = 238 px for 40 ranks
+    EXPECT_FLOAT_EQ(geometry.row_height[1], 238.f / 40);
+    EXPECT_FLOAT_EQ(geometry.top[1], 66 + 238 + 18);
+    EXPECT_LE(geometry.row_top(1, 39) + geometry.row_height[1], 560);
 }
 
 }  // namespace
