@@ -1,0 +1,113 @@
+// The workbench journeys in the real pipelens-view under Xvfb, driven by its input script
+// (--script) through the same calls the widgets make, and checked at the pixels the layout says:
+// a bundled example opened from the start screen, pp changed from 4 to 8 giving 8 rows, and
+// 1F1B pinned against ZBVZeroBubble drawn one above the other, each ending at its own step.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "app/viewer/compare_layout.hpp"
+#include "tests/viewer/screenshot_support.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+// The default example with one F, I, W and held size for every stage, so pp can change alone.
+constexpr const char* kUniformExample =
+    "example default\nset f 1ms\nset i 1ms\nset w 1ms\nset held_activation_bytes 1GiB\n"
+    "wait-idle\n";
+
+fs::path write_script(const std::string& name, const std::string& text) {
+    const fs::path path = fs::temp_directory_path() /
+                          ("pipelens_view_script_" + name + std::to_string(::getpid()) + ".txt");
+    std::ofstream(path) << text;
+    return path;
+}
+
+// Whether anything but the background is drawn along row `y` of the lanes.
+bool drawn_along(const Image& image, float y, float from, float to) {
+    for (float x = from; x < to; x += 1)
+        if (!near(image.at(x, y), kBackground))
+            return true;
+    return false;
+}
+
+// The ranks whose compute lanes hold something, counted from rank 0 until one is empty.
+int rows_drawn(const Image& image) {
+    int rows = 0;
+    const float y0 = kLanesTop + kLaneHeight / 2;
+    while (drawn_along(image, y0 + rows * kRankHeight, kSidebarWidth + kGutterWidth + 2,
+                       image.width - kRightMargin - 2))
+        ++rows;
+    return rows;
+}
+
+TEST(WorkbenchScreenshot, TheStartScreenOffersTheExamples) {
+    const fs::path png = screenshot_path("start");
+    const fs::path script = write_script("start", "screenshot " + png.string() + "\n");
+    ASSERT_EQ(run_viewer("--script " + script.string()), 0);
+    const Image image = load_png(png);
+    // A button in ImGui's default colour over the window: where the examples are listed.
+    bool button = false;
+    for (float y = 20; y < 140 && !button; y += 1)
+        for (float x = kSidebarWidth + 20; x < kSidebarWidth + 120 && !button; x += 1)
+            button = near(image.at(x, y), {41, 74, 117}, 8);
+    EXPECT_TRUE(button);
+    fs::remove(script);
+}
+
+TEST(WorkbenchScreenshot, ChangingPpFromFourToEightRedrawsEightRows) {
+    const fs::path four = screenshot_path("pp4"), eight = screenshot_path("pp8");
+    const fs::path script =
+        write_script("pp", std::string(kUniformExample) + "screenshot " + four.string() +
+                               "\nset pp 8\nwait-idle\nscreenshot " + eight.string() + "\n");
+    std::string errors;
+    ASSERT_EQ(run_viewer("--script " + script.string(), &errors), 0) << errors;
+    EXPECT_EQ(rows_drawn(load_png(four)), 4);
+    EXPECT_EQ(rows_drawn(load_png(eight)), 8);
+    fs::remove(script);
+}
+
+TEST(WorkbenchScreenshot, PinnedOneFOneBAndZbvAreDrawnEachEndingAtItsStep) {
+    const fs::path png = screenshot_path("compare");
+    const fs::path script =
+        write_script("compare", std::string(kUniformExample) +
+                                    "pin\nset kind ZBVZeroBubble\nwait-idle\npanel compare\n"
+                                    "screenshot " + png.string() + "\n");
+    std::string errors;
+    ASSERT_EQ(run_viewer("--script " + script.string(), &errors), 0) << errors;
+    const Image image = load_png(png);
+    ASSERT_EQ(image.width, 1600);
+    // `pipelens simulate` gives 1F1B 34.917584 ms and ZBVZeroBubble (v=2) 52.558037 ms.
+    const int ranks[2] = {4, 4};
+    const std::int64_t ends[2] = {34917584, 52558037};
+    const CompareGeometry geometry =
+        compare_geometry(1600, 900 - kPanelHeight - kMemoryHeight, ranks, ends);
+    const auto middle = [&](int half, int rank) {
+        return geometry.row_top(half, rank) + geometry.bar_height(half) / 2;
+    };
+    const float pinned_end = geometry.x(ends[0]), current_end = geometry.x(ends[1]);
+    // 1F1B: rank 0's last backward runs up to the step; nothing of it after.
+    EXPECT_FALSE(near(image.at(pinned_end - 3, middle(0, 0)), kBackground));
+    for (int rank = 0; rank < 4; ++rank)
+        EXPECT_FALSE(drawn_along(image, middle(0, rank), pinned_end + 3, geometry.right))
+            << "pinned rank " << rank;
+    // ZBVZeroBubble goes on past 1F1B's end, to its own.
+    EXPECT_TRUE(drawn_along(image, middle(1, 0), pinned_end + 3, pinned_end + 60));
+    bool reaches_end = false;
+    for (int rank = 0; rank < 4; ++rank)
+        reaches_end = reaches_end || !near(image.at(current_end - 3, middle(1, rank)), kBackground);
+    EXPECT_TRUE(reaches_end);
+    fs::remove(script);
+}
+
+TEST(WorkbenchScreenshot, AScriptThatDoesNotParseNamesTheLine) {
+    const fs::path script = write_script("bad", "set pp 8\nfly away\n");
+    std::string errors;
+    EXPECT_EQ(run_viewer("--script " + script.string(), &errors), 2);
+    EXPECT_NE(errors.find(":2: unknown command 'fly'"), std::string::npos) << errors;
+    fs::remove(script);
+}
+
+}  // namespace
+}  // namespace pipelens::viewer
