@@ -185,14 +185,13 @@ SimulationRows simulation_rows(const Schedule& lowered, const CostModel& costs,
     for (const RankResult& rank : result.ranks)
         rows.ranks.push_back(rank_record(rank));
     rows.actions.reserve(result.timeline.size());
-    for_each_entry_in_key_order(lowered, result,
-                                [&](int rank, int step, const TimelineEntry& entry) {
-                                    traces::ActionRecord record =
-                                        action_record(lowered, rank, step, entry);
-                                    const Action& action = lowered.ranks[rank][step];
-                                    record.label = action_text(action, lowered.parts_of(action));
-                                    rows.actions.push_back(std::move(record));
-                                });
+    for_each_entry_in_key_order(
+        lowered, result, [&](int rank, int step, const TimelineEntry& entry) {
+            traces::ActionRecord record = action_record(lowered, rank, step, entry);
+            const Action& action = lowered.ranks[rank][step];
+            record.label = action_text(action, lowered.parts_of(action));
+            rows.actions.push_back(std::move(record));
+        });
     for (const MemorySample& sample : memory_in_key_order(result))
         rows.memory.push_back({sample.rank, sample.time_ns, sample.bytes});
     return rows;

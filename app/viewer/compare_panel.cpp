@@ -16,7 +16,9 @@
 namespace pipelens::viewer {
 namespace {
 
-ImU32 colour(Rgb rgb) { return IM_COL32(rgb.r, rgb.g, rgb.b, 255); }
+ImU32 colour(Rgb rgb) {
+    return IM_COL32(rgb.r, rgb.g, rgb.b, 255);
+}
 
 std::int64_t peak_of(const SimulatedRun& run) {
     std::int64_t peak = 0;
@@ -51,9 +53,9 @@ std::string difference_line(const SimulatedRun& pinned, const SimulatedRun& curr
 void draw_half(ImDrawList* draw, const CompareGeometry& geometry, int half,
                const SimulatedRun& run) {
     const TimelineModel& model = *run.model;
-    const std::int64_t pixel_ns =
-        std::max<std::int64_t>(1, static_cast<std::int64_t>(
-                                      geometry.span_ns / std::max(1.f, geometry.right - geometry.left)));
+    const std::int64_t pixel_ns = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(geometry.span_ns /
+                                     std::max(1.f, geometry.right - geometry.left)));
     std::vector<DrawBlock> blocks;
     const float bar = geometry.bar_height(half);
     for (const RankTimeline& rank : model.ranks()) {
@@ -64,10 +66,10 @@ void draw_half(ImDrawList* draw, const CompareGeometry& geometry, int half,
         blocks.clear();
         TimelineModel::visible_blocks(rank.compute, 0, geometry.span_ns, pixel_ns, blocks);
         for (const DrawBlock& block : blocks)
-            draw->AddRectFilled({geometry.x(block.start_ns), top},
-                                {std::max(geometry.x(block.end_ns), geometry.x(block.start_ns) + 1),
-                                 top + bar},
-                                colour(kActionColours[block.kind]));
+            draw->AddRectFilled(
+                {geometry.x(block.start_ns), top},
+                {std::max(geometry.x(block.end_ns), geometry.x(block.start_ns) + 1), top + bar},
+                colour(kActionColours[block.kind]));
     }
     const float end = geometry.x(run.step_time_ns);
     const float bottom = geometry.row_top(half, static_cast<int>(model.ranks().size()));
@@ -84,21 +86,22 @@ std::vector<std::string> comma_words(const std::string& text) {
 }
 
 void draw_rank_differences(const SimulatedRun& pinned, const SimulatedRun& current) {
-    if (!ImGui::BeginTable("rank differences", 5,
-                           ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg |
-                               ImGuiTableFlags_BordersInnerV,
-                           {560, 0}))
+    if (!ImGui::BeginTable(
+            "rank differences", 5,
+            ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV,
+            {560, 0}))
         return;
-    for (const char* title : {"rank", "bubble pinned", "bubble current", "peak pinned",
-                              "peak current"})
+    for (const char* title :
+         {"rank", "bubble pinned", "bubble current", "peak pinned", "peak current"})
         ImGui::TableSetupColumn(title);
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableHeadersRow();
     const std::size_t ranks =
         std::max(pinned.peak_memory_bytes.size(), current.peak_memory_bytes.size());
     const auto bubble = [](const SimulatedRun& run, std::size_t rank) {
-        return rank < run.rank_bubble_ratio.size() ? fmt::format("{:.1f}%", run.rank_bubble_ratio[rank] * 100)
-                                                   : std::string("-");
+        return rank < run.rank_bubble_ratio.size()
+                   ? fmt::format("{:.1f}%", run.rank_bubble_ratio[rank] * 100)
+                   : std::string("-");
     };
     const auto peak = [](const SimulatedRun& run, std::size_t rank) {
         return rank < run.peak_memory_bytes.size() ? format_bytes(run.peak_memory_bytes[rank])
@@ -139,8 +142,8 @@ void draw_grid(ViewerState& state) {
     }
     const auto& cells = workbench.grid();
     const std::size_t columns = workbench.grid_ms().size();
-    if (cells.empty() || columns == 0 || !ImGui::BeginTable("grid", static_cast<int>(columns) + 1,
-                                                            ImGuiTableFlags_Borders))
+    if (cells.empty() || columns == 0 ||
+        !ImGui::BeginTable("grid", static_cast<int>(columns) + 1, ImGuiTableFlags_Borders))
         return;
     ImGui::TableSetupColumn("kind \\ m");
     for (int m : workbench.grid_ms())
@@ -171,8 +174,8 @@ void draw_grid(ViewerState& state) {
 }  // namespace
 
 bool showing_comparison(const ViewerState& state) {
-    return state.compare_panel.show_both && state.workbench.pinned() &&
-           state.workbench.current() && state.shown_simulation != nullptr;
+    return state.compare_panel.show_both && state.workbench.pinned() && state.workbench.current() &&
+           state.shown_simulation != nullptr;
 }
 
 void draw_comparison_view(const ViewerState& state, float width, float area_bottom) {

@@ -26,9 +26,8 @@ void draw_frames(GLFWwindow* window, ViewerState& state, int count, bool swap_la
 
 std::optional<Panel> panel_named(const std::string& name) {
     const std::pair<const char*, Panel> panels[] = {
-        {"events", Panel::events},     {"errors", Panel::errors},
-        {"ranks", Panel::ranks},       {"sharding", Panel::sharding},
-        {"simulate", Panel::simulate}, {"compare", Panel::compare}};
+        {"events", Panel::events},     {"errors", Panel::errors},     {"ranks", Panel::ranks},
+        {"sharding", Panel::sharding}, {"simulate", Panel::simulate}, {"compare", Panel::compare}};
     for (const auto& [text, panel] : panels)
         if (name == text)
             return panel;
@@ -43,8 +42,9 @@ void run_window_command(const ScriptCommand& command, GLFWwindow* window, Viewer
     };
     if (command.verb == "example") {
         const std::vector<Example> examples = bundled_examples(examples_directory());
-        const auto found = std::find_if(examples.begin(), examples.end(),
-                                        [&](const Example& example) { return example.name == word; });
+        const auto found =
+            std::find_if(examples.begin(), examples.end(),
+                         [&](const Example& example) { return example.name == word; });
         if (found == examples.end())
             fail(fmt::format("no bundled example '{}'", word));
         open_example(state, *found);

@@ -128,8 +128,8 @@ void draw_figures_and_files(ViewerState& state) {
         }
     }
     ImGui::SameLine();
-    const std::string target = state.workbench_trace.empty() ? panel.record_path
-                                                               : state.workbench_trace.string();
+    const std::string target =
+        state.workbench_trace.empty() ? panel.record_path : state.workbench_trace.string();
     if (ImGui::Button(fmt::format("Record into {}", target).c_str())) {
         try {
             const std::int64_t run = workbench.record(target);

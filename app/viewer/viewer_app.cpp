@@ -84,7 +84,7 @@ void draw_frame(ViewerState& state, float width, float height) {
         if (showing_comparison(state))
             draw_comparison_view(state, width, timeline_bottom);
         else if (state.trace.model && state.trace.model->action_count() == 0 &&
-            !state.trace.sharding.empty())
+                 !state.trace.sharding.empty())
             ImGui::GetWindowDrawList()->AddText(
                 {kSidebarWidth + 20, 40}, IM_COL32(200, 200, 200, 255),
                 "a sharding-only run: no pipeline timeline; its decisions are in the Sharding "
@@ -107,12 +107,9 @@ void draw_frame(ViewerState& state, float width, float height) {
             const struct {
                 const char* name;
                 Panel panel;
-            } tabs[] = {{"Events", Panel::events},
-                        {"Errors", Panel::errors},
-                        {"Ranks", Panel::ranks},
-                        {"Sharding", Panel::sharding},
-                        {"Simulate", Panel::simulate},
-                        {"Compare", Panel::compare}};
+            } tabs[] = {{"Events", Panel::events},     {"Errors", Panel::errors},
+                        {"Ranks", Panel::ranks},       {"Sharding", Panel::sharding},
+                        {"Simulate", Panel::simulate}, {"Compare", Panel::compare}};
             for (const auto& tab : tabs) {
                 ImGuiTabItemFlags flags = 0;
                 if (state.panel_request == tab.panel)

@@ -16,10 +16,9 @@ namespace {
 // Each verb and the fewest words it takes.
 const std::map<std::string, std::size_t, std::less<>>& verbs() {
     static const std::map<std::string, std::size_t, std::less<>> table = {
-        {"set", 2},   {"simulate", 0},   {"wait-idle", 0}, {"pin", 0},
-        {"unpin", 0}, {"grid", 2},       {"open-cell", 1}, {"save", 1},
-        {"record", 1}, {"example", 1},   {"panel", 1},     {"frames", 1},
-        {"screenshot", 1}, {"click", 1}};
+        {"set", 2},   {"simulate", 0},  {"wait-idle", 0},  {"pin", 0},    {"unpin", 0},
+        {"grid", 2},  {"open-cell", 1}, {"save", 1},       {"record", 1}, {"example", 1},
+        {"panel", 1}, {"frames", 1},    {"screenshot", 1}, {"click", 1}};
     return table;
 }
 
@@ -46,8 +45,8 @@ int number(const ScriptCommand& command, const std::string& word) {
     int value = 0;
     const auto [end, error] = std::from_chars(word.data(), word.data() + word.size(), value);
     if (error != std::errc() || end != word.data() + word.size() || value < 0)
-        throw ScriptError(fmt::format("line {}: {}: '{}' is not a count", command.line,
-                                      command.verb, word));
+        throw ScriptError(
+            fmt::format("line {}: {}: '{}' is not a count", command.line, command.verb, word));
     return value;
 }
 
@@ -74,8 +73,8 @@ std::vector<ScriptCommand> parse_script(std::string_view text, const std::string
         command.rest = std::string(trimmed(content.substr(command.verb.size())));
         const auto found = verbs().find(command.verb);
         if (found == verbs().end())
-            throw ScriptError(fmt::format("{}:{}: unknown command '{}'", source, line_number,
-                                          command.verb));
+            throw ScriptError(
+                fmt::format("{}:{}: unknown command '{}'", source, line_number, command.verb));
         if (command.words.size() < found->second)
             throw ScriptError(fmt::format("{}:{}: {} takes {} word(s)", source, line_number,
                                           command.verb, found->second));

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "app/viewer/drop_panel.hpp"
+#include "app/viewer/compare_panel.hpp" app/viewer/drop_panel.hpp
 #include "app/viewer/errors_panel.hpp"
 #include "app/viewer/events_panel.hpp"
 #include "app/viewer/file_drop.hpp"
@@ -19,7 +19,6 @@
 #include "app/viewer/sharding_panel.hpp"
 #include "app/viewer/sidebar_panel.hpp"
 #include "app/viewer/simulate_panel.hpp"
-#include "app/viewer/compare_panel.hpp"
 #include "app/viewer/timeline_view.hpp"
 #include "app/viewer/trace_session.hpp"
 #include "app/viewer/workbench.hpp"

@@ -78,11 +78,19 @@ FieldSetting field_setting(std::string_view name, std::string_view value) {
 
 std::string key_named_in(std::string_view message) {
     // The longest key first: "schedule.max_activations" before "schedule.m".
-    static constexpr std::array kKeys = {
-        "schedule.max_activations", "schedule.defer_recv", "schedule.kind", "schedule.pp",
-        "schedule.v",               "schedule.m",          "costs.f",       "costs.i",
-        "costs.w",                  "costs.b",             "network",       "transformer",
-        "schedule"};
+    static constexpr std::array kKeys = {"schedule.max_activations",
+                                         "schedule.defer_recv",
+                                         "schedule.kind",
+                                         "schedule.pp",
+                                         "schedule.v",
+                                         "schedule.m",
+                                         "costs.f",
+                                         "costs.i",
+                                         "costs.w",
+                                         "costs.b",
+                                         "network",
+                                         "transformer",
+                                         "schedule"};
     for (const char* key : kKeys) {
         const std::size_t at = message.find(key);
         if (at == std::string_view::npos)
@@ -117,8 +125,8 @@ bool Workbench::set(std::string_view name, std::string_view value) {
     try {
         const FieldSetting setting = field_setting(name, value);
         key = setting.key;
-        experiment_ = apply_experiment_settings(experiment_, {{setting.key, setting.value}},
-                                                "workbench");
+        experiment_ =
+            apply_experiment_settings(experiment_, {{setting.key, setting.value}}, "workbench");
     } catch (const std::exception& error) {
         field_error_ = error.what();
         field_error_key_ = key;
@@ -130,7 +138,9 @@ bool Workbench::set(std::string_view name, std::string_view value) {
     return true;
 }
 
-void Workbench::simulate() { note_change(); }
+void Workbench::simulate() {
+    note_change();
+}
 
 void Workbench::note_change() {
     changed_at_ = Clock::now();
@@ -173,7 +183,9 @@ bool Workbench::poll() {
     return arrived;
 }
 
-bool Workbench::busy() const { return pending_.valid() || dirty_ || pending_grid_.valid(); }
+bool Workbench::busy() const {
+    return pending_.valid() || dirty_ || pending_grid_.valid();
+}
 
 void Workbench::wait_idle() {
     while (busy()) {
@@ -185,8 +197,12 @@ void Workbench::wait_idle() {
     }
 }
 
-void Workbench::pin() { pinned_ = current_; }
-void Workbench::unpin() { pinned_.reset(); }
+void Workbench::pin() {
+    pinned_ = current_;
+}
+void Workbench::unpin() {
+    pinned_.reset();
+}
 
 namespace {
 
@@ -257,7 +273,9 @@ bool Workbench::open_cell(std::size_t index) {
     return true;
 }
 
-std::string Workbench::toml() const { return experiment_to_toml(experiment_); }
+std::string Workbench::toml() const {
+    return experiment_to_toml(experiment_);
+}
 
 void Workbench::save(const std::filesystem::path& path) const {
     std::ofstream file(path);

@@ -147,9 +147,9 @@ class Workbench {
 // An example the start screen offers: the embedded default experiment first, then each TOML
 // file of the bundled examples' folder (assets/examples), by name.
 struct Example {
-    std::string name;             // "default", "dual_pipe_v"
-    std::string title;            // the experiment's own name
-    std::filesystem::path file;   // empty: the embedded default
+    std::string name;            // "default", "dual_pipe_v"
+    std::string title;           // the experiment's own name
+    std::filesystem::path file;  // empty: the embedded default
 };
 std::vector<Example> bundled_examples(const std::filesystem::path& directory);
 Experiment example_experiment(const Example& example);  // throws ExperimentError

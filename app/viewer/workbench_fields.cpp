@@ -8,8 +8,12 @@
 namespace pipelens::viewer {
 namespace {
 
-std::string duration(std::int64_t ns) { return fmt::format("{:g}us", ns / 1000.0); }
-std::string bytes(std::int64_t count) { return fmt::format("{}B", count); }
+std::string duration(std::int64_t ns) {
+    return fmt::format("{:g}us", ns / 1000.0);
+}
+std::string bytes(std::int64_t count) {
+    return fmt::format("{}B", count);
+}
 
 // One value as it is, several in brackets (one per stage).
 template <typename Format>

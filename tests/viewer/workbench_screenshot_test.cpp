@@ -73,7 +73,8 @@ TEST(WorkbenchScreenshot, PinnedOneFOneBAndZbvAreDrawnEachEndingAtItsStep) {
     const fs::path script =
         write_script("compare", std::string(kUniformExample) +
                                     "pin\nset kind ZBVZeroBubble\nwait-idle\npanel compare\n"
-                                    "screenshot " + png.string() + "\n");
+                                    "screenshot " +
+                                    png.string() + "\n");
     std::string errors;
     ASSERT_EQ(run_viewer("--script " + script.string(), &errors), 0) << errors;
     const Image image = load_png(png);

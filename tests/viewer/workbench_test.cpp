@@ -3,15 +3,15 @@
 // (the expected values below were read from `pipelens simulate FILE --json`).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "app/viewer/compare_layout.hpp"
 #include "app/viewer/trace_session.hpp"
 #include "app/viewer/viewer_script.hpp"
-#include "app/viewer/workbench_fields.hpp"
 #include "app/viewer/workbench.hpp"
+#include "app/viewer/workbench_fields.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "traces/trace_reader.hpp"
@@ -37,7 +37,9 @@ bandwidth = "150GB/s"
 ranks_per_host = 8
 )";
 
-Experiment uniform() { return parse_experiment_toml(kUniform, "uniform.toml"); }
+Experiment uniform() {
+    return parse_experiment_toml(kUniform, "uniform.toml");
+}
 
 void load_and_wait(Workbench& workbench, Experiment experiment) {
     workbench.load(std::move(experiment));
@@ -108,9 +110,10 @@ TEST(Workbench, AnImpossibleCombinationShowsTheEnginesMessageAndKeepsTheLastTime
     load_and_wait(workbench, default_experiment());  // four per-stage costs
     ASSERT_TRUE(workbench.set("pp", "8"));
     workbench.wait_idle();
-    EXPECT_EQ(workbench.error(),
-              "default experiment: costs.f: has 4 values but the schedule has 8 stages (give one value "
-              "for all stages or one per stage)");
+    EXPECT_EQ(
+        workbench.error(),
+        "default experiment: costs.f: has 4 values but the schedule has 8 stages (give one value "
+        "for all stages or one per stage)");
     EXPECT_EQ(workbench.error_key(), "costs.f");
     EXPECT_EQ(workbench.current()->model->ranks().size(), 4u);  // what was shown stays
 }
@@ -228,9 +231,8 @@ TEST(ViewerScript, ParsesVerbsAndNamesTheLineOfAnUnknownOne) {
 TEST(ViewerScript, DrivesTheWorkbenchThroughItsOwnFunctions) {
     Workbench workbench;
     workbench.load(uniform());
-    for (const ScriptCommand& command :
-         parse_script("set pp 8\nwait-idle\npin\nset kind ZBVZeroBubble\nset pp 4\nwait-idle\n",
-                      "s"))
+    for (const ScriptCommand& command : parse_script(
+             "set pp 8\nwait-idle\npin\nset kind ZBVZeroBubble\nset pp 4\nwait-idle\n", "s"))
         EXPECT_TRUE(run_workbench_command(workbench, command));
     EXPECT_EQ(workbench.pinned()->model->ranks().size(), 8u);
     EXPECT_EQ(workbench.current()->step_time_ns, 52558037);
@@ -274,7 +276,6 @@ TEST(WorkbenchFields, TextReadsBackToTheSameExperiment) {
 
 }  // namespace
 }  // namespace pipelens::viewer
-
 
 namespace pipelens::viewer {
 namespace {

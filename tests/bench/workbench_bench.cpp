@@ -1,0 +1,132 @@
+// Benchmark: re-simulation in the viewer, as a person changing a field sees it. In a real window
+// (offscreen, 1600x900) the workbench holds a pipeline of 32 ranks and 256 microbatches; each
+// repetition changes m (256 <-> 255, so every change is a new simulation) and draws frames until
+// the frame that shows the new simulation: change-to-redraw latency is from the change to the end
+// of that frame. Every frame drawn meanwhile is timed twice: this thread's CPU time building it
+// (render_frame's figure, what the viewer benchmark reports) and its wall time including the
+// buffer swap. Prints, per schedule, the latency's median, min and max and the frames' median,
+// p99 and max.
+//
+// Needs a display. As in viewer_bench.cpp, Mesa's software rasteriser runs on the drawing
+// thread (LP_NUM_THREADS=0 unless set), so its workers do not take the cores from the frame.
+//
+//   xvfb-run -a -s '-screen 0 1600x900x24' build/tests/pipelens_bench_workbench [REPETITIONS
+//   [KIND...]]
+#include <stdlib.h>
+
+#include <GLFW/glfw3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "app/viewer/viewer_state.hpp"
+#include "app/viewer/viewer_window.hpp"
+#include "engine/experiment/experiment_toml.hpp"
+
+namespace {
+
+using namespace pipelens;
+using namespace pipelens::viewer;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kExperiment = R"(
+[schedule]
+kind = "1F1B"
+pp = 32
+m = 256
+[costs]
+f = "1ms"
+i = "1ms"
+w = "1ms"
+activation_bytes = "16MiB"
+held_activation_bytes = "1GiB"
+[network]
+latency = "8us"
+bandwidth = "150GB/s"
+)";
+
+double ms(std::int64_t ns) {
+    return static_cast<double>(ns) / 1e6;
+}
+
+std::int64_t ns_since(Clock::time_point start) {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
+}
+
+// The value at quantile `q` of `values` (sorted here).
+double quantile(std::vector<std::int64_t> values, double q) {
+    if (values.empty())
+        return 0;
+    std::sort(values.begin(), values.end());
+    return ms(values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))]);
+}
+
+// Draws frames until the state shows a simulation other than `previous`; appends each frame's
+// CPU and wall times.
+void draw_until_shown(GLFWwindow* window, ViewerState& state, const TimelineModel* previous,
+                      std::vector<std::int64_t>& cpu, std::vector<std::int64_t>& wall) {
+    for (;;) {
+        const Clock::time_point start = Clock::now();
+        glfwPollEvents();
+        cpu.push_back(render_frame(window, state));
+        glfwSwapBuffers(window);
+        wall.push_back(ns_since(start));
+        if (state.shown_simulation != nullptr && state.shown_simulation != previous &&
+            !state.workbench.busy())
+            return;
+    }
+}
+
+void run_case(GLFWwindow* window, const std::string& kind, int repetitions) {
+    ViewerState state;
+    state.workbench.load(parse_experiment_toml(kExperiment, "bench"));
+    state.workbench.set_kind(kind);
+    std::vector<std::int64_t> cpu, wall, latency, simulate;
+    draw_until_shown(window, state, nullptr, cpu, wall);
+    cpu.clear();
+    wall.clear();
+    for (int repetition = 0; repetition < repetitions; ++repetition) {
+        const TimelineModel* previous = state.shown_simulation;
+        const Clock::time_point change = Clock::now();
+        state.workbench.set("m", repetition % 2 == 0 ? "255" : "256");
+        draw_until_shown(window, state, previous, cpu, wall);
+        latency.push_back(ns_since(change));
+        simulate.push_back(state.workbench.current()->took_ns);
+    }
+    const auto& run = *state.workbench.current();
+    fmt::print(
+        "{:<36} {:>7} actions  change->redraw median {:6.1f} ms (min {:.1f}, max {:.1f})  "
+        "simulate+timeline median {:6.1f} ms\n",
+        run.subject, run.model->action_count(), quantile(latency, 0.5), quantile(latency, 0),
+        quantile(latency, 1), quantile(simulate, 0.5));
+    fmt::print(
+        "{:<36} {:>7} frames   cpu median {:.2f} p99 {:.2f} max {:.2f} ms; wall median "
+        "{:.2f} p99 {:.2f} max {:.2f} ms\n",
+        "", cpu.size(), quantile(cpu, 0.5), quantile(cpu, 0.99), quantile(cpu, 1),
+        quantile(wall, 0.5), quantile(wall, 0.99), quantile(wall, 1));
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
+    setenv("LP_NUM_THREADS", "0", 0);
+    GLFWwindow* window = open_window(1600, 900, /*offscreen=*/true);
+    if (window == nullptr)
+        return 1;
+    fmt::print("{} changes of m per schedule, pp=32\n", repetitions);
+    const std::vector<std::string> kinds =
+        argc > 2 ? std::vector<std::string>(argv + 2, argv + argc)
+                 : std::vector<std::string>{"1F1B", "Interleaved1F1B", "ZBVZeroBubble"};
+    for (const std::string& kind : kinds)
+        run_case(window, kind, repetitions);
+    close_window(window);
+    return 0;
+}
