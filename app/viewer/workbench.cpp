@@ -327,6 +327,8 @@ void show_simulation(TraceSession& session, const SimulatedRun& run) {
     session.compared_run_id = 0;
     session.compared_durations.clear();
     session.largest_differences.clear();
+    session.split = {};
+    session.wanted_step.reset();
     session.model = *run.model;
     session.run_id = 0;
     session.live = false;
