@@ -4,8 +4,8 @@
 // frames until the frame that shows the new simulation: change-to-redraw latency is from the
 // change to the end of that frame. Every frame drawn meanwhile is timed twice: this thread's CPU
 // time building it (render_frame's figure, what the viewer benchmark reports) and its wall time
-// including the buffer swap. Prints, per schedule, the latency's median, min and max and the frames' median,
-// p99 and max.
+// including the buffer swap. Prints, per schedule, the latency's median, min and max and the
+// frames' median, p99 and max.
 //
 // Needs a display. As in viewer_bench.cpp, Mesa's software rasteriser runs on the drawing
 // thread (LP_NUM_THREADS=0 unless set), so its workers do not take the cores from the frame.
