@@ -23,6 +23,9 @@ void add_viewer_options(CLI::App& app, ViewerOptions& options) {
                    "A run of several steps: show step N (0 = the first), fitted to it");
     app.add_option("--tensor", options.tensor,
                    "Sharding panel: the tensor drawn on the mesh, output or inputN");
+    app.add_option("--drop", options.drop,
+                   "Drop these files on the window once it is open, as if dragged onto it: a "
+                   "trace, a schedule CSV to check, or files to import");
     app.add_option("--script", options.script,
                    "Play an input script (set pp 8, simulate, wait-idle, screenshot OUT.png, "
                    "...; docs/viewer.md), then exit");

@@ -32,6 +32,7 @@ struct ViewerOptions {
     bool no_critical_path = false;
     // Unset: engine/analysis/stragglers' default, as `pipelens summary --stragglers` uses.
     std::optional<double> straggler_threshold;
+    std::vector<std::string> drop;  // files dropped on the window once it is open
     std::string script;  // an input script (viewer_script.hpp) played, then the viewer exits
 };
 

@@ -11,7 +11,8 @@
 #include <optional>
 #include <string>
 
-#include "app/viewer/compare_panel.hpp" app/viewer/drop_panel.hpp
+#include "app/viewer/compare_panel.hpp"
+#include "app/viewer/drop_panel.hpp"
 #include "app/viewer/errors_panel.hpp"
 #include "app/viewer/events_panel.hpp"
 #include "app/viewer/file_drop.hpp"
@@ -35,6 +36,8 @@ struct ViewerState {
     ErrorsPanelState errors_panel;
     RanksPanelState ranks_panel;
     ShardingPanelState sharding_panel;
+    FileDrop drop;  // a dropped schedule or import being worked on, a checked schedule's hang
+    DropPanelState drop_panel;
     // The experiment simulated in the app (workbench.hpp) and its two panels; the timeline shows
     // a simulation once it arrives (`shown_simulation`, until a trace is opened), and Record
     // writes into `workbench_trace`, the trace that was open when simulating began.
