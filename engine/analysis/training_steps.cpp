@@ -2,27 +2,33 @@
 #include "engine/analysis/training_steps.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
-#include <map>
 #include <string>
+#include <unordered_map>
 
 namespace pipelens::analysis {
 namespace {
 
-// The step of each action, index as timed.times: its text's occurrences before it on its rank.
-std::vector<std::vector<int>> step_numbers(const TimedSchedule& run, int& step_count) {
-    std::vector<std::vector<int>> steps(run.times.size());
-    step_count = 0;
-    for (std::size_t rank = 0; rank < run.schedule.ranks.size(); ++rank) {
-        std::map<std::string, int> seen;
-        for (const Action& action : run.schedule.ranks[rank]) {
-            const int step = seen[run.schedule.text(action)]++;
-            steps[rank].push_back(step);
-            step_count = std::max(step_count, step + 1);
-        }
+// Counts the occurrences of each action text on one rank. A plain action's text is its stage,
+// kind and microbatch (any negative microbatch is written as none), so those key it without
+// building the text, which a run of millions of actions would pay for; an OVERLAP_F_B's text is
+// its parts'.
+class TextOccurrences {
+  public:
+    std::int32_t next(const Schedule& schedule, const Action& action) {
+        if (action.kind == ActionKind::overlap_forward_backward)
+            return overlaps_[schedule.text(action)]++;
+        const auto microbatch = static_cast<std::uint32_t>(std::max(action.microbatch, -1));
+        const std::uint64_t key =
+            static_cast<std::uint64_t>(static_cast<std::uint32_t>(action.stage)) << 32 | microbatch;
+        return plain_[static_cast<std::size_t>(action.kind)][key]++;
     }
-    return steps;
-}
+
+  private:
+    std::array<std::unordered_map<std::uint64_t, std::int32_t>, kActionKindCount> plain_;
+    std::unordered_map<std::string, std::int32_t> overlaps_;
+};
 
 TimedSchedule empty_like(const TimedSchedule& run) {
     TimedSchedule step;
@@ -72,9 +78,23 @@ std::int64_t latest_end(const TimedSchedule& timed) {
     return end;
 }
 
+std::vector<std::vector<std::int32_t>> action_steps(const Schedule& schedule) {
+    std::vector<std::vector<std::int32_t>> steps(schedule.ranks.size());
+    for (std::size_t rank = 0; rank < schedule.ranks.size(); ++rank) {
+        TextOccurrences seen;
+        steps[rank].reserve(schedule.ranks[rank].size());
+        for (const Action& action : schedule.ranks[rank])
+            steps[rank].push_back(seen.next(schedule, action));
+    }
+    return steps;
+}
+
 std::vector<TrainingStep> training_steps(const TimedSchedule& run) {
-    int step_count = 0;
-    const auto numbers = step_numbers(run, step_count);
+    const auto numbers = action_steps(run.schedule);
+    std::int32_t step_count = 0;
+    for (const auto& rank : numbers)
+        for (std::int32_t step : rank)
+            step_count = std::max(step_count, step + 1);
     std::vector<TrainingStep> steps(static_cast<std::size_t>(std::max(step_count, 1)));
     for (TrainingStep& step : steps)
         step.timed = empty_like(run);

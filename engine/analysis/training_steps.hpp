@@ -24,6 +24,10 @@ struct TrainingStep {
     std::int64_t end_ns = 0;     // the latest end of its actions (its step time); 0 if none ended
 };
 
+// The training step of every action, index as schedule.ranks: the occurrences of its text on its
+// rank before it (0 throughout for a run that never repeats its program).
+std::vector<std::vector<std::int32_t>> action_steps(const Schedule& schedule);
+
 // The run's steps, earliest first (one step for a run that never repeats its program).
 std::vector<TrainingStep> training_steps(const TimedSchedule& run);
 
