@@ -1,9 +1,12 @@
 // HoldGraph and the critical path (see critical_path.hpp for the rule and its invariant).
 //
-// Producers of per-(stage, microbatch) signals are found through one dense table built in a
-// first pass over every rank; per-stage and per-rank signals (UNSHARD, the rank's computation)
-// come earlier on the waiting rank by the rules, so the second pass tracks them while it walks
-// each rank in program order. Only actions that ended produce anything.
+// Producers of per-(stage, microbatch) signals are found through one table built in a first pass
+// over every rank; per-stage and per-rank signals (UNSHARD, the rank's computation) come earlier
+// on the waiting rank by the rules, so the second pass tracks them while it walks each rank in
+// program order. Only actions that ended produce anything. A run that repeats its program (run
+// --steps N) produces every signal once per training step (training_steps.hpp), so the table
+// pairs a consumer with the producer of its own step: step 0 in a dense table, as a one-step run
+// needs, later steps in a hash table beside it.
 #include "engine/analysis/critical_path.hpp"
 
 #include <algorithm>
@@ -12,18 +15,21 @@
 
 #include <fmt/format.h>
 
+#include "engine/analysis/training_steps.hpp"
 #include "traces/trace_error.hpp"
 
 namespace pipelens::analysis {
 namespace {
 
-// Per-(stage, microbatch) producers: table[(signal * stages + stage) * microbatches + mb].
+// Per-(stage, microbatch) producers of each training step: step 0's in
+// table[(signal * stages + stage) * microbatches + mb], a later step's in later_ by step and cell.
 class ProducerTable {
   public:
     ProducerTable(const TimedSchedule& timed, const DependencyRules& rules)
         : rules_(rules),
           stages_(timed.schedule.stage_count),
-          microbatches_(timed.schedule.microbatch_count) {
+          microbatches_(timed.schedule.microbatch_count),
+          steps_(action_steps(timed.schedule)) {
         const Schedule& schedule = timed.schedule;
         // Every (stage, microbatch) a run names has an F somewhere, so a table far larger than
         // the run is a damaged header, not a pipeline.
@@ -45,16 +51,41 @@ class ProducerTable {
             }
     }
 
-    std::optional<ActionRef> find(Signal signal, int stage, int microbatch) const {
+    // What produced `input` (a per-(stage, microbatch) one) for `consumer`: the producer of the
+    // consumer's own training step.
+    std::optional<ActionRef> find(const Input& input, ActionRef consumer) const {
+        const int stage = input.stage, microbatch = input.microbatch;
         if (stage < 0 || stage >= stages_ || microbatch < 0 || microbatch >= microbatches_)
             return std::nullopt;
-        const ActionRef found = table_[cell(signal, stage, microbatch)];
+        const std::size_t at = cell(input.signal, stage, microbatch);
+        const std::int32_t step = step_of(consumer);
+        if (step > 0) {
+            const auto found = later_.find(StepCell{step, at});
+            return found == later_.end() ? std::nullopt : std::optional<ActionRef>(found->second);
+        }
+        const ActionRef found = table_[at];
         if (found.rank < 0)
             return std::nullopt;
         return found;
     }
 
   private:
+    struct StepCell {
+        std::int32_t step;
+        std::size_t cell;
+        friend bool operator==(const StepCell&, const StepCell&) = default;
+    };
+    struct StepCellHash {
+        std::size_t operator()(const StepCell& key) const {
+            return std::hash<std::size_t>()(key.cell) ^
+                   (std::hash<std::int32_t>()(key.step) * 0x9e3779b97f4a7c15ULL);
+        }
+    };
+
+    std::int32_t step_of(ActionRef ref) const {
+        return steps_[static_cast<std::size_t>(ref.rank)][static_cast<std::size_t>(ref.index)];
+    }
+
     std::size_t cell(Signal signal, int stage, int microbatch) const {
         return (static_cast<std::size_t>(signal) * static_cast<std::size_t>(stages_) +
                 static_cast<std::size_t>(stage)) *
@@ -62,12 +93,19 @@ class ProducerTable {
                static_cast<std::size_t>(microbatch);
     }
 
+    // The first producer of a step counts; a repeat within the step is another action's.
     void add(const Products& products, const Action& part, ActionRef self) {
+        const std::int32_t step = step_of(self);
         for (Signal signal : products) {
             if (!is_per_microbatch(signal) || part.stage < 0 || part.microbatch < 0)
                 continue;
-            ActionRef& slot = table_[cell(signal, part.stage, part.microbatch)];
-            if (slot.rank < 0)  // the first producer counts; a repeat is another action's
+            const std::size_t at = cell(signal, part.stage, part.microbatch);
+            if (step > 0) {
+                later_.try_emplace(StepCell{step, at}, self);
+                continue;
+            }
+            ActionRef& slot = table_[at];
+            if (slot.rank < 0)
                 slot = self;
         }
     }
@@ -75,7 +113,9 @@ class ProducerTable {
     const DependencyRules& rules_;
     int stages_ = 0;
     int microbatches_ = 0;
+    std::vector<std::vector<std::int32_t>> steps_;  // each action's training step
     std::vector<ActionRef> table_;
+    std::unordered_map<StepCell, ActionRef, StepCellHash> later_;
 };
 
 // Walks one rank in program order, choosing each action's holder.
@@ -121,9 +161,8 @@ class RankHolds {
         consider(stream_holder_[span.communication_lane ? 1 : 0], best);
         for (const Action& part : schedule.parts_of(schedule.ranks[rank_][index]))
             rules_.for_each_input(schedule, rank_, part, [&](const Input& input) {
-                consider(input.program_order
-                             ? program_order_producer(input)
-                             : producers_.find(input.signal, input.stage, input.microbatch),
+                consider(input.program_order ? program_order_producer(input)
+                                             : producers_.find(input, {rank_, index}),
                          best);
                 return true;
             });
@@ -236,9 +275,10 @@ class Retimer {
         return true;
     }
 
-    std::optional<ActionRef> producer_of(const Cursor& cursor, const Input& input) const {
+    std::optional<ActionRef> producer_of(const Cursor& cursor, const Input& input,
+                                         ActionRef consumer) const {
         if (!input.program_order)
-            return producers_.find(input.signal, input.stage, input.microbatch);
+            return producers_.find(input, consumer);
         if (input.signal == Signal::rank_compute)
             return cursor.last_compute;
         const auto found = cursor.last_unshard.find(input.stage);
@@ -259,7 +299,7 @@ class Retimer {
             Ready ready{span.start_ns};
             if (holds_stream(action.kind) && cursor.recorded_free[lane] >= 0)  // not a posted RECV
                 ready.add(cursor.recorded_free[lane], cursor.new_free[lane]);
-            if (!add_inputs(cursor, rank, action, force, ready))
+            if (!add_inputs(cursor, {rank, index}, action, force, ready))
                 return false;
             const std::int64_t start =
                 ready.any ? ready.retimed + (span.start_ns - ready.recorded) : span.start_ns;
@@ -271,12 +311,12 @@ class Retimer {
         return true;
     }
 
-    bool add_inputs(const Cursor& cursor, std::int32_t rank, const Action& action, bool force,
+    bool add_inputs(const Cursor& cursor, ActionRef self, const Action& action, bool force,
                     Ready& ready) const {
         bool blocked = false;
         for (const Action& part : timed_.schedule.parts_of(action))
-            rules_.for_each_input(timed_.schedule, rank, part, [&](const Input& input) {
-                const std::optional<ActionRef> producer = producer_of(cursor, input);
+            rules_.for_each_input(timed_.schedule, self.rank, part, [&](const Input& input) {
+                const std::optional<ActionRef> producer = producer_of(cursor, input, self);
                 if (!producer)
                     return true;
                 if (!done_[producer->rank][producer->index]) {

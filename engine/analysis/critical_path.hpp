@@ -5,9 +5,12 @@
 // communication lane), free once the earlier actions holding it are done (a posted receive does
 // not hold it: engine/schedule/action.hpp's holds_stream), or the producer of one of its inputs,
 // the inputs being what engine/schedule/dependencies.hpp says (the one definition of the rules;
-// nothing here adds a rule). A producer is ready when it ends. Ties go to an input over the stream,
-// and among inputs to the later in rule order, as the rules file says. The critical path starts at
-// the action that ends last and follows `held_by` back to an action that waited for nothing.
+// nothing here adds a rule). A producer is ready when it ends. In a run that repeats its program
+// (run --steps N), an input's producer is the one of the waiting action's own training step
+// (training_steps.hpp), so each step's actions wait for that step's work, never the first step's.
+// Ties go to an input over the stream, and among inputs to the later in rule order, as the rules
+// file says. The critical path starts at the action that ends last and follows `held_by` back to an
+// action that waited for nothing.
 //
 // Invariant: the path's shares tile [0, step end] exactly: each link owns the time from its
 // holder's end (or its own start, if later) to its own end, and any gap before its start is
