@@ -12,20 +12,50 @@ namespace {
 
 // Counts the occurrences of each action text on one rank. A plain action's text is its stage,
 // kind and microbatch (any negative microbatch is written as none), so those key it without
-// building the text, which a run of millions of actions would pay for; an OVERLAP_F_B's text is
-// its parts'.
+// building the text, which a run of millions of actions would pay for: a dense counter for the
+// rank's own stages (where a schedule keeps each rank), a hash table for anything else and for
+// a header too large to be the run's; an OVERLAP_F_B's text is its parts'.
 class TextOccurrences {
   public:
-    std::int32_t next(const Schedule& schedule, const Action& action) {
+    // `local[stage]`: the stage's position among its rank's `local_count` stages.
+    TextOccurrences(const Schedule& schedule, int rank, const std::vector<int>& local,
+                    std::size_t local_count)
+        : schedule_(schedule),
+          rank_(rank),
+          local_(local),
+          per_kind_(static_cast<std::size_t>(std::max(schedule.microbatch_count, 0)) + 1) {
+        const std::size_t slots = local_count * kActionKindCount * per_kind_;
+        if (slots <= 16 * schedule.ranks[static_cast<std::size_t>(rank)].size() + 4096)
+            dense_.assign(slots, 0);
+    }
+
+    std::int32_t next(const Action& action) {
         if (action.kind == ActionKind::overlap_forward_backward)
-            return overlaps_[schedule.text(action)]++;
-        const auto microbatch = static_cast<std::uint32_t>(std::max(action.microbatch, -1));
+            return overlaps_[schedule_.text(action)]++;
+        const int microbatch = std::max(action.microbatch, -1);
+        if (!dense_.empty() && own_stage(action.stage) &&
+            static_cast<std::size_t>(microbatch + 1) < per_kind_)
+            return dense_[(local_[static_cast<std::size_t>(action.stage)] * kActionKindCount +
+                           static_cast<std::size_t>(action.kind)) *
+                              per_kind_ +
+                          static_cast<std::size_t>(microbatch + 1)]++;
         const std::uint64_t key =
-            static_cast<std::uint64_t>(static_cast<std::uint32_t>(action.stage)) << 32 | microbatch;
+            static_cast<std::uint64_t>(static_cast<std::uint32_t>(action.stage)) << 32 |
+            static_cast<std::uint32_t>(microbatch);
         return plain_[static_cast<std::size_t>(action.kind)][key]++;
     }
 
   private:
+    bool own_stage(int stage) const {
+        return stage >= 0 && static_cast<std::size_t>(stage) < local_.size() &&
+               schedule_.stage_to_rank[static_cast<std::size_t>(stage)] == rank_;
+    }
+
+    const Schedule& schedule_;
+    int rank_;
+    const std::vector<int>& local_;
+    std::size_t per_kind_;  // microbatch + 1 of a dense slot: none, 0, 1, ...
+    std::vector<std::int32_t> dense_;
     std::array<std::unordered_map<std::uint64_t, std::int32_t>, kActionKindCount> plain_;
     std::unordered_map<std::string, std::int32_t> overlaps_;
 };
@@ -79,12 +109,19 @@ std::int64_t latest_end(const TimedSchedule& timed) {
 }
 
 std::vector<std::vector<std::int32_t>> action_steps(const Schedule& schedule) {
+    std::vector<int> local(schedule.stage_to_rank.size(), -1);
+    std::vector<std::size_t> local_count(schedule.ranks.size(), 0);
+    for (std::size_t stage = 0; stage < local.size(); ++stage) {
+        const int rank = schedule.stage_to_rank[stage];
+        if (rank >= 0 && static_cast<std::size_t>(rank) < local_count.size())
+            local[stage] = static_cast<int>(local_count[static_cast<std::size_t>(rank)]++);
+    }
     std::vector<std::vector<std::int32_t>> steps(schedule.ranks.size());
     for (std::size_t rank = 0; rank < schedule.ranks.size(); ++rank) {
-        TextOccurrences seen;
+        TextOccurrences seen(schedule, static_cast<int>(rank), local, local_count[rank]);
         steps[rank].reserve(schedule.ranks[rank].size());
         for (const Action& action : schedule.ranks[rank])
-            steps[rank].push_back(seen.next(schedule, action));
+            steps[rank].push_back(seen.next(action));
     }
     return steps;
 }

@@ -70,10 +70,10 @@ std::vector<std::vector<std::int64_t>> recorded_ends(const TimedSchedule& timed)
 
 TEST(ActionSteps, AnActionsStepIsTheOccurrencesOfItsTextBeforeItOnItsRank) {
     Schedule schedule;
-    schedule.rank_count = 1;
+    schedule.rank_count = 2;
     schedule.stage_count = 2;
     schedule.microbatch_count = 2;
-    schedule.stage_to_rank = {0, 0};
+    schedule.stage_to_rank = {0, 1};  // stage 1's actions on rank 0, as a damaged run holds them
     schedule.ranks = {
         {make_action(0, ActionKind::forward, 0), make_action(0, ActionKind::forward, 1),
          make_action(1, ActionKind::forward, 0), make_action(0, ActionKind::forward, 0),
@@ -86,8 +86,9 @@ TEST(ActionSteps, AnActionsStepIsTheOccurrencesOfItsTextBeforeItOnItsRank) {
         0, {make_action(1, ActionKind::forward, 1), make_action(0, ActionKind::full_backward, 0)});
     schedule.add_overlap(
         0, {make_action(1, ActionKind::forward, 1), make_action(0, ActionKind::full_backward, 1)});
+    schedule.ranks.emplace_back();
     EXPECT_EQ(action_steps(schedule),
-              (std::vector<std::vector<std::int32_t>>{{0, 0, 0, 1, 0, 0, 1, 2, 0, 0, 1}}));
+              (std::vector<std::vector<std::int32_t>>{{0, 0, 0, 1, 0, 0, 1, 2, 0, 0, 1}, {}}));
 
     const TimedSchedule one = simulate_run(kOneFOneB, round_costs()).timed;
     const auto three = action_steps(in_turn({one, one, one}).schedule);
