@@ -79,7 +79,7 @@ TEST(ActionSteps, AnActionsStepIsTheOccurrencesOfItsTextBeforeItOnItsRank) {
          make_action(1, ActionKind::forward, 0), make_action(0, ActionKind::forward, 0),
          make_action(0, ActionKind::full_backward, 0), make_action(0, ActionKind::unshard),
          make_action(0, ActionKind::unshard, -7),  // the same text: 0UNSHARD
-         make_action(0, ActionKind::forward, 0)}};
+         make_action(0, ActionKind::forward, 0), make_action(1, ActionKind::forward, 0)}};
     schedule.add_overlap(
         0, {make_action(1, ActionKind::forward, 1), make_action(0, ActionKind::full_backward, 1)});
     schedule.add_overlap(
@@ -88,7 +88,7 @@ TEST(ActionSteps, AnActionsStepIsTheOccurrencesOfItsTextBeforeItOnItsRank) {
         0, {make_action(1, ActionKind::forward, 1), make_action(0, ActionKind::full_backward, 1)});
     schedule.ranks.emplace_back();
     EXPECT_EQ(action_steps(schedule),
-              (std::vector<std::vector<std::int32_t>>{{0, 0, 0, 1, 0, 0, 1, 2, 0, 0, 1}, {}}));
+              (std::vector<std::vector<std::int32_t>>{{0, 0, 0, 1, 0, 0, 1, 2, 1, 0, 0, 1}, {}}));
 
     const TimedSchedule one = simulate_run(kOneFOneB, round_costs()).timed;
     const auto three = action_steps(in_turn({one, one, one}).schedule);
