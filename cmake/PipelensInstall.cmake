@@ -21,6 +21,15 @@ file(RELATIVE_PATH PIPELENS_RUNTIME_FROM_BIN "/${CMAKE_INSTALL_BINDIR}"
 set_source_files_properties(app/cli/runtime_handoff.cpp TARGET_DIRECTORY pipelens PROPERTIES
     COMPILE_DEFINITIONS "PIPELENS_INSTALLED_RUNTIME_DIRECTORY=\"${PIPELENS_RUNTIME_FROM_BIN}\"")
 
+# The viewer's start screen lists the installed examples the same way, relative to bin/.
+if(TARGET pipelens_viewer_model)
+    file(RELATIVE_PATH PIPELENS_EXAMPLES_FROM_BIN "/${CMAKE_INSTALL_BINDIR}"
+        "/${CMAKE_INSTALL_DATADIR}/pipelens/examples")
+    set_source_files_properties(app/viewer/workbench.cpp TARGET_DIRECTORY pipelens_viewer_model
+        PROPERTIES COMPILE_DEFINITIONS
+        "PIPELENS_INSTALLED_EXAMPLES_DIRECTORY=\"${PIPELENS_EXAMPLES_FROM_BIN}\"")
+endif()
+
 install(TARGETS pipelens RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT cli)
 if(TARGET pipelens-view)
     install(TARGETS pipelens-view RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT cli)

@@ -315,6 +315,18 @@ Experiment example_experiment(const Example& example) {
 std::filesystem::path examples_directory() {
     if (const char* directory = std::getenv("PIPELENS_EXAMPLES_DIR"); directory && *directory)
         return directory;
+#ifdef PIPELENS_INSTALLED_EXAMPLES_DIRECTORY
+    // Installed, the examples sit at a fixed place relative to the viewer's bin/; in the build
+    // tree that place does not exist and the source folder's are listed.
+    std::error_code error;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+    if (!error) {
+        const std::filesystem::path installed =
+            self.parent_path() / PIPELENS_INSTALLED_EXAMPLES_DIRECTORY;
+        if (std::filesystem::is_directory(installed, error))
+            return installed.lexically_normal();
+    }
+#endif
     return PIPELENS_EXAMPLES_DIR;
 }
 
