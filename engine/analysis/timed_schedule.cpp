@@ -8,6 +8,9 @@
 #include "engine/analysis/timed_schedule.hpp"
 
 #include <algorithm>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -53,12 +56,35 @@ Action action_of(const traces::StoredAction& row) {
     return action;
 }
 
+// A rank runs its action list once per training step, so a recorded index appears once per
+// step: its k-th row in time order belongs to the k-th step. Program order is training step
+// first, then index, which puts each step's list after the previous step's whole list.
+void sort_in_program_order(std::vector<traces::StoredAction>& actions) {
+    const auto by_time = [](const auto& left, const auto& right) {
+        return std::tie(left.start_ns, left.step) < std::tie(right.start_ns, right.step);
+    };
+    if (!std::is_sorted(actions.begin(), actions.end(), by_time))
+        std::sort(actions.begin(), actions.end(), by_time);
+    std::unordered_map<std::int32_t, int> seen;
+    std::vector<std::pair<int, std::size_t>> order;  // (training step, position by time)
+    order.reserve(actions.size());
+    for (std::size_t index = 0; index < actions.size(); ++index)
+        order.emplace_back(seen[actions[index].step]++, index);
+    std::sort(order.begin(), order.end(), [&](const auto& left, const auto& right) {
+        return std::tie(left.first, actions[left.second].step) <
+               std::tie(right.first, actions[right.second].step);
+    });
+    std::vector<traces::StoredAction> sorted;
+    sorted.reserve(actions.size());
+    for (const auto& [training_step, index] : order)
+        sorted.push_back(actions[index]);
+    actions = std::move(sorted);
+}
+
 // Appends rank `rank`'s actions to `out`, parts of OVERLAP_F_B actions to its part pool.
 void add_rank(const std::filesystem::path& path, int rank, RankRows rows, TimedSchedule& out) {
     const RowChecker checker(path, rank);
-    const auto by_step = [](const auto& left, const auto& right) { return left.step < right.step; };
-    if (!std::is_sorted(rows.actions.begin(), rows.actions.end(), by_step))
-        std::sort(rows.actions.begin(), rows.actions.end(), by_step);
+    sort_in_program_order(rows.actions);
     std::sort(rows.overlap_labels.begin(), rows.overlap_labels.end());
     auto& actions = out.schedule.ranks[static_cast<std::size_t>(rank)];
     auto& times = out.times[static_cast<std::size_t>(rank)];
@@ -67,8 +93,6 @@ void add_rank(const std::filesystem::path& path, int rank, RankRows rows, TimedS
     for (std::size_t index = 0; index < rows.actions.size(); ++index) {
         const traces::StoredAction& row = rows.actions[index];
         checker.check(row);
-        if (index > 0 && rows.actions[index - 1].step == row.step)
-            checker.fail(row.step, "the step is recorded twice");
         Action action = action_of(row);
         if (action.kind == ActionKind::overlap_forward_backward) {
             const auto found = std::lower_bound(

@@ -2,7 +2,9 @@
 // when each action ran — the same value whether the run was simulated, executed or imported.
 //
 // Invariants: `times[r]` is parallel to `schedule.ranks[r]` (one span per action, in program
-// order, which is the recorded step order); OVERLAP_F_B parts are in `schedule.parts`; a stage maps
+// order: the recorded step order, and with several training steps, where a rank's list is recorded
+// once per step, each step's list after the previous one's, the k-th row of an index in time
+// order being step k's); OVERLAP_F_B parts are in `schedule.parts`; a stage maps
 // to the one rank that runs it (-1 for a stage no recorded action names, as in a run that failed
 // before reaching it). An action that started and never ended has `end_ns < 0`.
 #pragma once

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "engine/analysis/critical_path.hpp"
+#include "engine/analysis/training_steps.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "sim/simulation_trace.hpp"
@@ -219,6 +220,28 @@ TEST(TimedSchedule, RowsComeBackInStepOrderWithUnknownKindsRefused) {
 
     ranks[0].actions[0].kind = 42;
     EXPECT_THROW(timed_schedule_from_rows("t.db", run, ranks), traces::TraceError);
+}
+
+// `run --steps 2` records each rank's list twice: the second row of an index (by time) is the
+// second step's, and program order puts the whole first step before the second.
+TEST(TimedSchedule, IndicesRecordedOncePerStepComeBackStepAfterStep) {
+    traces::RunRecord run;
+    run.pp = 1;
+    run.m = 2;
+    std::vector<RankRows> ranks(1);
+    ranks[0].actions = {
+        row(1, ActionKind::forward, 0, 1, 110, 125), row(0, ActionKind::forward, 0, 0, 0, 10),
+        row(0, ActionKind::forward, 0, 0, 100, 110), row(1, ActionKind::forward, 0, 1, 10, 20)};
+    const TimedSchedule timed = timed_schedule_from_rows("t.db", run, ranks);
+    std::vector<std::int64_t> starts;
+    for (const ActionSpan& span : timed.times[0])
+        starts.push_back(span.start_ns);
+    EXPECT_EQ(starts, (std::vector<std::int64_t>{0, 10, 100, 110}));
+    const std::vector<TrainingStep> steps = training_steps(timed);
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_EQ(steps[1].offset_ns, 100);
+    EXPECT_EQ(steps[0].end_ns, 20);
+    EXPECT_EQ(steps[1].end_ns, 25);
 }
 
 }  // namespace
