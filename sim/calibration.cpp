@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "engine/analysis/training_steps.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_record/repeated_timing.hpp"
 #include "engine/run_record/statistics.hpp"
@@ -58,20 +59,23 @@ std::vector<RunStageTimes> run_stage_times(const std::vector<traces::ActionRecor
     return times;
 }
 
-// Over repeats, each stage's figures are the median of the runs' means: within a run the mean
-// is what its step adds up, across runs the median keeps one slow run from setting the level
-// (pooling every run's actions let one slow run pull the means 16 % over the median step).
+// Over steps (every recorded step of every run), each stage's figures are the median of the
+// steps' means: within a step the mean is what the step adds up, across steps and runs the
+// median keeps one slow step from setting the level (pooling every run's actions let one slow
+// run pull the means 16 % over the median step).
 std::vector<RunStageTimes> median_stage_times(
-    const std::vector<std::vector<traces::ActionRecord>>& run_actions, int stage_count) {
-    std::vector<std::vector<RunStageTimes>> per_run;
-    for (const auto& actions : run_actions)
-        per_run.push_back(run_stage_times(actions, stage_count));
+    const std::vector<std::vector<traces::ActionRecord>>& step_actions, int stage_count) {
+    std::vector<std::vector<RunStageTimes>> per_step;
+    for (const auto& actions : step_actions)
+        per_step.push_back(run_stage_times(actions, stage_count));
     std::vector<RunStageTimes> times(static_cast<std::size_t>(stage_count));
     for (std::size_t stage = 0; stage < times.size(); ++stage) {
         std::vector<std::int64_t> forward, backward;
-        for (const auto& run : per_run) {
-            forward.push_back(run[stage].forward_ns);
-            backward.push_back(run[stage].backward_ns);
+        for (const auto& step : per_step) {  // a step without the stage's action has no say
+            if (step[stage].forward_ns > 0)
+                forward.push_back(step[stage].forward_ns);
+            if (step[stage].backward_ns > 0)
+                backward.push_back(step[stage].backward_ns);
         }
         times[stage] = {run_record::median_of(forward), run_record::median_of(backward)};
     }
@@ -96,7 +100,7 @@ void carry_run_options(Experiment& experiment, const std::string& config) {
 // overlap and link from the profile, scaled to the runs' own stage times.
 void apply_profile(Calibration& calibration, const traces::RunRecord& run,
                    std::vector<traces::ProfileRecord> profile,
-                   const std::vector<std::vector<traces::ActionRecord>>& run_actions,
+                   const std::vector<std::vector<traces::ActionRecord>>& step_actions,
                    std::int64_t run_id) {
     Experiment& experiment = calibration.experiment;
     try {
@@ -110,7 +114,7 @@ void apply_profile(Calibration& calibration, const traces::RunRecord& run,
             run_id, error.what()));
     }
     calibration.profile_scales =
-        anchor_profile_to_run(profile, median_stage_times(run_actions, run.pp * run.v));
+        anchor_profile_to_run(profile, median_stage_times(step_actions, run.pp * run.v));
     ProfileCalibration fitted = calibrate_from_profile(profile, run_id);
     experiment.model.layers = static_cast<int>(fitted.layers.names.size());
     experiment.layers = std::move(fitted.layers);
@@ -121,54 +125,86 @@ void apply_profile(Calibration& calibration, const traces::RunRecord& run,
     calibration.link_sizes = fitted.link_sizes;
 }
 
-// Without a profile: per-stage medians of the runs' own computations (a full backward when the
-// schedule ran one, else I and W, with B split by kAssumedBackwardSplit where only B ran, and the
-// stage listed as assumed), and the median delivery of the transfers whose receiver was already
-// waiting.
-void calibrate_from_actions(Calibration& calibration, const traces::TraceReader& reader,
-                            const std::vector<traces::RunRecord>& runs,
-                            const std::vector<std::vector<traces::ActionRecord>>& run_actions) {
+// One step's samples of a figure each, without a profile: per stage each kind's durations, and
+// the deliveries of its transfers whose receiver was already waiting.
+struct StepSamples {
+    std::vector<StageSamples> stages;
+    std::vector<std::int64_t> deliveries;
+};
+
+void add_stage_sample(StageSamples& stage, const traces::ActionRecord& action) {
+    const std::int64_t duration = action.end_ns - action.start_ns;
+    switch (static_cast<ActionKind>(action.kind)) {
+        case ActionKind::forward:
+            stage.forward.push_back(duration);
+            break;
+        case ActionKind::backward_input:
+            stage.input.push_back(duration);
+            break;
+        case ActionKind::backward_weight:
+            stage.weight.push_back(duration);
+            break;
+        case ActionKind::full_backward:
+            stage.full_backward.push_back(duration);
+            break;
+        default:
+            break;
+    }
+}
+
+// A send and its receive share a pair id, which is unique within a training step (a trace of
+// several steps gives each step its own ids; older ones repeat a step's ids in every step).
+StepSamples step_samples(const std::vector<traces::ActionRecord>& step, int stage_count) {
+    StepSamples samples;
+    samples.stages.resize(static_cast<std::size_t>(stage_count));
+    std::map<std::int32_t, const traces::ActionRecord*> sends, receives;
+    for (const traces::ActionRecord& action : step) {
+        if (action.stage >= 0 && action.stage < stage_count)
+            add_stage_sample(samples.stages[static_cast<std::size_t>(action.stage)], action);
+        const auto kind = static_cast<ActionKind>(action.kind);
+        if (action.pair_id >= 0 && is_communication(kind))
+            (kind == ActionKind::send_forward || kind == ActionKind::send_backward
+                 ? sends
+                 : receives)[action.pair_id] = &action;
+    }
+    for (const auto& [pair, send] : sends) {
+        const auto recv = receives.find(pair);
+        if (recv != receives.end() && recv->second->start_ns <= send->start_ns)  // it waited
+            samples.deliveries.push_back(recv->second->end_ns - send->start_ns);
+    }
+    return samples;
+}
+
+// Each figure's median within every step, as one list per figure over all the steps.
+StageSamples step_medians(const std::vector<StepSamples>& steps, std::size_t stage) {
+    StageSamples medians;
+    const auto add = [](std::vector<std::int64_t>& to, const std::vector<std::int64_t>& values) {
+        if (!values.empty())
+            to.push_back(run_record::median_of(values));
+    };
+    for (const StepSamples& step : steps) {
+        add(medians.forward, step.stages[stage].forward);
+        add(medians.input, step.stages[stage].input);
+        add(medians.weight, step.stages[stage].weight);
+        add(medians.full_backward, step.stages[stage].full_backward);
+    }
+    return medians;
+}
+
+// Without a profile: per stage and kind, the median over the steps of each step's median (a full
+// backward when the schedule ran one, else I and W, with B split by kAssumedBackwardSplit where
+// only B ran, and the stage listed as assumed), and the median over the steps of each step's
+// median delivery of the transfers whose receiver was already waiting. Per step first, so that
+// every step counts once however its durations spread.
+void calibrate_from_actions(Calibration& calibration, const std::vector<traces::RunRecord>& runs,
+                            const std::vector<std::vector<traces::ActionRecord>>& step_actions) {
     Experiment& experiment = calibration.experiment;
     const int stage_count = runs.front().pp * runs.front().v;
-    std::vector<StageSamples> samples(stage_count);
-    std::vector<std::int64_t> deliveries;
-    for (std::size_t index = 0; index < runs.size(); ++index) {
-        std::map<std::pair<int, int>, traces::ActionRecord> by_step;
-        for (const traces::ActionRecord& action : run_actions[index]) {
-            const std::int64_t duration = action.end_ns - action.start_ns;
-            if (action.stage >= 0 && action.stage < stage_count) {
-                StageSamples& stage = samples[action.stage];
-                switch (static_cast<ActionKind>(action.kind)) {
-                    case ActionKind::forward:
-                        stage.forward.push_back(duration);
-                        break;
-                    case ActionKind::backward_input:
-                        stage.input.push_back(duration);
-                        break;
-                    case ActionKind::backward_weight:
-                        stage.weight.push_back(duration);
-                        break;
-                    case ActionKind::full_backward:
-                        stage.full_backward.push_back(duration);
-                        break;
-                    default:
-                        break;
-                }
-            }
-            if (action.pair_id >= 0)
-                by_step[{action.rank, action.step}] = action;
-        }
-        for (const traces::PairRecord& pair : reader.pairs(runs[index].id)) {
-            const auto send = by_step.find({pair.send_rank, pair.send_step});
-            const auto recv = by_step.find({pair.recv_rank, pair.recv_step});
-            if (send == by_step.end() || recv == by_step.end())
-                continue;
-            if (recv->second.start_ns <= send->second.start_ns)  // the receiver was waiting
-                deliveries.push_back(recv->second.end_ns - send->second.start_ns);
-        }
-    }
-    for (std::size_t index = 0; index < samples.size(); ++index) {
-        const StageSamples& stage = samples[index];
+    std::vector<StepSamples> steps;
+    for (const auto& step : step_actions)
+        steps.push_back(step_samples(step, stage_count));
+    for (std::size_t index = 0; index < static_cast<std::size_t>(stage_count); ++index) {
+        const StageSamples stage = step_medians(steps, index);
         experiment.forward_ns.push_back(run_record::median_of(stage.forward));
         const std::int64_t backward = run_record::median_of(stage.full_backward);
         // kAssumedBackwardSplit, said wherever it is used: nothing timed I and W apart.
@@ -188,7 +224,13 @@ void calibrate_from_actions(Calibration& calibration, const traces::TraceReader&
         static_cast<int>(experiment.backward_ns.size()) != stage_count)
         experiment.backward_ns.clear();  // mixed B and I/W stages: B = I + W everywhere
 
-    calibration.transfer_samples = static_cast<int>(deliveries.size());
+    std::vector<std::int64_t> deliveries;  // each step's median
+    calibration.transfer_samples = 0;
+    for (const StepSamples& step : steps) {
+        calibration.transfer_samples += static_cast<int>(step.deliveries.size());
+        if (!step.deliveries.empty())
+            deliveries.push_back(run_record::median_of(step.deliveries));
+    }
     const std::int64_t latency = run_record::median_of(deliveries);
     if (latency < 0)  // a RECV that ended before its SEND began: two clocks, not one
         throw std::invalid_argument(fmt::format(
@@ -401,12 +443,17 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
             throw std::invalid_argument(fmt::format(
                 "run {} recorded no action times; there is nothing to calibrate from", each.id));
     }
+    // Every recorded step of every run: `run` records no warm-up step, so each is steady.
+    std::vector<std::vector<traces::ActionRecord>> step_actions;
+    for (const auto& actions : run_actions)
+        for (auto& step : analysis::split_by_training_step(actions))
+            step_actions.push_back(std::move(step));
     const std::vector<traces::ProfileRecord> profile =
         profiles.front().empty() ? std::vector<traces::ProfileRecord>{} : median_profile(profiles);
     if (!profile.empty())
-        apply_profile(calibration, run, profile, run_actions, run_id);
+        apply_profile(calibration, run, profile, step_actions, run_id);
     else
-        calibrate_from_actions(calibration, reader, runs, run_actions);
+        calibrate_from_actions(calibration, runs, step_actions);
     if (!calibration.assumed_split_stages.empty())  // shown by `simulate` with every prediction
         experiment.name += fmt::format("; no profile: I and W assumed, {}", kAssumedBackwardSplit);
     refuse_impossible_figures(

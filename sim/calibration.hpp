@@ -1,6 +1,7 @@
 // Calibration: an experiment whose cost model reproduces a measured run. From a real run in a
-// trace it takes, per stage, the median duration of each kind of computation (F, I, W, B) and,
-// for the link, the median delivery time of the transfers whose receiver was already waiting
+// trace it takes, per stage, the median over the recorded training steps of each step's median
+// duration of each kind of computation (F, I, W, B) and, for the link, of each step's median
+// delivery time of the transfers whose receiver was already waiting
 // (recv end minus send start: pure transfer, no waiting for the sender). Simulating the result
 // and comparing with the measured step tells how far the simulator's model is from the
 // machine; the experiment can then be changed (more microbatches, another schedule) to ask
@@ -64,8 +65,9 @@ Calibration calibrate_from_trace(const traces::TraceReader& reader, std::int64_t
 
 // The same from repeats of one configuration (same schedule, shape and recorded configuration),
 // so one slow moment of a shared machine does not set the costs: each profile figure is the
-// median over the runs' figures, the step's stage times and the measured step are medians over
-// all the runs' actions and steps. Runs that differ, or profiled mixed with unprofiled ones,
+// median over the runs' figures, the stage times taken from the steps are medians over every
+// recorded step of all the runs (analysis::split_by_training_step), and the measured step the
+// median of the runs' step times. Runs that differ, or profiled mixed with unprofiled ones,
 // are refused naming both.
 Calibration calibrate_from_runs(const traces::TraceReader& reader,
                                 const std::vector<std::int64_t>& run_ids,

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <map>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 namespace pipelens::analysis {
 namespace {
@@ -123,6 +126,28 @@ std::vector<std::vector<std::int32_t>> action_steps(const Schedule& schedule) {
         for (const Action& action : schedule.ranks[rank])
             steps[rank].push_back(seen.next(action));
     }
+    return steps;
+}
+
+std::vector<std::vector<traces::ActionRecord>> split_by_training_step(
+    const std::vector<traces::ActionRecord>& actions) {
+    std::vector<std::size_t> by_time(actions.size());
+    for (std::size_t index = 0; index < by_time.size(); ++index)
+        by_time[index] = index;
+    std::stable_sort(by_time.begin(), by_time.end(), [&](std::size_t left, std::size_t right) {
+        return std::tie(actions[left].start_ns, actions[left].step) <
+               std::tie(actions[right].start_ns, actions[right].step);
+    });
+    std::vector<int> step_of(actions.size());
+    std::map<std::pair<std::int32_t, std::string>, int> seen;
+    int step_count = 0;
+    for (std::size_t index : by_time) {
+        step_of[index] = seen[{actions[index].rank, actions[index].label}]++;
+        step_count = std::max(step_count, step_of[index] + 1);
+    }
+    std::vector<std::vector<traces::ActionRecord>> steps(static_cast<std::size_t>(step_count));
+    for (std::size_t index = 0; index < actions.size(); ++index)
+        steps[static_cast<std::size_t>(step_of[index])].push_back(actions[index]);
     return steps;
 }
 

@@ -15,6 +15,7 @@
 
 #include "engine/analysis/critical_path.hpp"
 #include "engine/analysis/timed_schedule.hpp"
+#include "traces/trace_records.hpp"
 
 namespace pipelens::analysis {
 
@@ -30,6 +31,13 @@ std::vector<std::vector<std::int32_t>> action_steps(const Schedule& schedule);
 
 // The run's steps, earliest first (one step for a run that never repeats its program).
 std::vector<TrainingStep> training_steps(const TimedSchedule& run);
+
+// The same rule on a trace's rows: `actions` split by training step, earliest first, each
+// action's step being the number of earlier actions (by start, then index) on its rank with the
+// same text (`label`, as TraceReader::actions fills it). Each step keeps its actions in their
+// given order and times; no step is empty, and an empty run has no step.
+std::vector<std::vector<traces::ActionRecord>> split_by_training_step(
+    const std::vector<traces::ActionRecord>& actions);
 
 // The latest end over ended actions, 0 for none.
 std::int64_t latest_end(const TimedSchedule& timed);

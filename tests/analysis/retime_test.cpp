@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
+#include <utility>
 
 #include "engine/analysis/critical_path.hpp"
 #include "engine/analysis/training_steps.hpp"
@@ -73,6 +75,37 @@ TEST(TrainingSteps, ARunRepeatingItsProgramIsOneStepPerRepeat) {
         EXPECT_EQ(recorded_ends(step.timed), recorded_ends(run.timed));
         EXPECT_EQ(step.timed.schedule.ranks, run.timed.schedule.ranks);
     }
+}
+
+traces::ActionRecord recorded(int rank, int index, std::string label, std::int64_t start) {
+    traces::ActionRecord action;
+    action.rank = rank;
+    action.step = index;
+    action.label = std::move(label);
+    action.start_ns = start;
+    action.end_ns = start + 5;
+    return action;
+}
+
+// A trace's rows split by training step: the k-th row of a text on a rank (by start) is step
+// k's, whatever order the rows come in; ranks count their own occurrences.
+TEST(TrainingSteps, TraceRowsSplitByTheOccurrenceOfTheirTextOnTheirRank) {
+    const std::vector<traces::ActionRecord> rows = {
+        recorded(0, 0, "0F0", 100), recorded(1, 0, "1F0", 20),  recorded(0, 0, "0F0", 0),
+        recorded(0, 1, "0B0", 10),  recorded(1, 0, "1F0", 120), recorded(0, 0, "0F0", 200)};
+    const auto steps = split_by_training_step(rows);
+    ASSERT_EQ(steps.size(), 3u);
+    const auto starts = [](const std::vector<traces::ActionRecord>& step) {
+        std::vector<std::pair<int, std::int64_t>> found;
+        for (const traces::ActionRecord& action : step)
+            found.emplace_back(action.rank, action.start_ns);
+        return found;
+    };
+    using Found = std::vector<std::pair<int, std::int64_t>>;
+    EXPECT_EQ(starts(steps[0]), (Found{{1, 20}, {0, 0}, {0, 10}}));
+    EXPECT_EQ(starts(steps[1]), (Found{{0, 100}, {1, 120}}));
+    EXPECT_EQ(starts(steps[2]), (Found{{0, 200}}));
+    EXPECT_TRUE(split_by_training_step({}).empty());
 }
 
 }  // namespace

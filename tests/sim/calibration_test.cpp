@@ -253,5 +253,86 @@ TEST(Calibration, ASplitBackwardIsMeasuredNotAssumed) {
     std::filesystem::remove(path);
 }
 
+// One recorded training step of a one-stage run (GPipe pp=1 m=3) from `base`: forwards of the
+// given durations, then backwards of 300 ns, each rank's list at the same indices every step.
+void one_stage_step(traces::TraceWriter& writer, std::int64_t run, std::int64_t base,
+                    std::vector<std::int64_t> forwards) {
+    std::int64_t at = base;
+    for (int microbatch = 0; microbatch < 3; ++microbatch) {
+        writer.add_action(run, action(0, microbatch, ActionKind::forward, 0, microbatch, at,
+                                      at + forwards[static_cast<std::size_t>(microbatch)]));
+        at += forwards[static_cast<std::size_t>(microbatch)];
+    }
+    for (int microbatch = 0; microbatch < 3; ++microbatch, at += 300)
+        writer.add_action(
+            run, action(0, 3 + microbatch, ActionKind::full_backward, 0, microbatch, at, at + 300));
+}
+
+// `run --steps 3` records each action three times: each figure is the median over the steps of
+// the step's own median. Forwards of 10/11/12, 13/100/100 and 14/15/100 ns have step medians
+// 11, 100 and 15, so 15 (all nine pooled would give 14); with a second run's steps at 16 ns the
+// six step medians 11, 15, 16, 16, 16, 100 give 16.
+TEST(Calibration, EachFigureIsTheMedianOverTheRecordedSteps) {
+    const auto path = fresh_trace("step_medians");
+    {
+        traces::TraceWriter writer(path);
+        for (int repeat = 0; repeat < 2; ++repeat) {
+            const auto id = writer.begin_run(real_run("GPipe", 1, 3));
+            const std::vector<std::vector<std::int64_t>> forwards =
+                repeat == 0 ? std::vector<std::vector<std::int64_t>>{{10, 11, 12},
+                                                                     {13, 100, 100},
+                                                                     {14, 15, 100}}
+                            : std::vector<std::vector<std::int64_t>>(3, {16, 16, 16});
+            for (std::size_t step = 0; step < forwards.size(); ++step)
+                one_stage_step(writer, id, static_cast<std::int64_t>(step) * 5000, forwards[step]);
+            writer.finish_run(id, 1200, 0);
+        }
+    }
+    const traces::TraceReader reader(path);
+    const Calibration one = calibrate_from_trace(reader, 1);
+    EXPECT_EQ(one.experiment.forward_ns, (std::vector<std::int64_t>{15}));
+    EXPECT_EQ(one.experiment.backward_ns, (std::vector<std::int64_t>{300}));
+    EXPECT_EQ(calibrate_from_runs(reader, {1, 2}).experiment.forward_ns,
+              (std::vector<std::int64_t>{16}));
+    std::filesystem::remove(path);
+}
+
+// The link's latency over steps: deliveries of 50, 500 and 70 ns in three steps give 70, whether
+// each step's pair has its own id (as `run` writes them) or every step repeats one id (traces
+// written before pairs were per step).
+TEST(Calibration, TheLinkIsTheMedianOverTheStepsOfTheirDeliveries) {
+    for (const bool per_step_ids : {true, false}) {
+        SCOPED_TRACE(per_step_ids);
+        const auto path = fresh_trace("step_deliveries");
+        {
+            traces::TraceWriter writer(path);
+            const auto id = writer.begin_run(real_run("GPipe", 2, 1));
+            const std::int64_t deliveries[] = {50, 500, 70};
+            for (int step = 0; step < 3; ++step) {
+                const std::int64_t base = step * 10000;
+                const int pair = per_step_ids ? step : 0;
+                writer.add_action(id, action(0, 0, ActionKind::forward, 0, 0, base, base + 100));
+                writer.add_action(
+                    id, action(0, 1, ActionKind::send_forward, 0, 0, base + 100, base + 110, pair));
+                writer.add_action(id, action(1, 0, ActionKind::recv_forward, 1, 0, base,
+                                             base + 100 + deliveries[step], pair));
+                writer.add_action(id,
+                                  action(1, 1, ActionKind::forward, 1, 0, base + 700, base + 800));
+                writer.add_action(
+                    id, action(1, 2, ActionKind::full_backward, 1, 0, base + 800, base + 900));
+                writer.add_action(
+                    id, action(0, 2, ActionKind::full_backward, 0, 0, base + 900, base + 1000));
+                if (per_step_ids || step == 0)  // else one pair row names every step's copy
+                    writer.add_pair(id, {pair, 0, 1, 1, 0, 0});
+            }
+            writer.finish_run(id, 1000, 0);
+        }
+        const Calibration calibration = calibrate_from_trace(traces::TraceReader(path), 1);
+        EXPECT_EQ(calibration.experiment.intra_host.latency_ns, 70);
+        EXPECT_EQ(calibration.transfer_samples, 3);
+        std::filesystem::remove(path);
+    }
+}
+
 }  // namespace
 }  // namespace pipelens::sim
