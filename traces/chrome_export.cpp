@@ -3,6 +3,7 @@
 // their slices, which is what binds an arrow to a slice.
 #include "traces/chrome_export.hpp"
 
+#include <cstdint>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -127,18 +128,22 @@ ChromeExportCounts write_chrome_trace(const TraceReader& reader, std::int64_t ru
     write_metadata(writer, run.pp);
 
     const std::vector<PairRecord> pairs = reader.pairs(run_id);
-    std::unordered_map<std::int64_t, bool> send_of_pair;  // (rank << 32 | step) -> is send
+    // By (rank, pair id): each training step's copy of a transfer has its own pair id, so a
+    // flow joins the send and receive of one step.
+    const auto key = [](std::int32_t rank, std::int32_t pair_id) {
+        return (static_cast<std::int64_t>(rank) << 32) | static_cast<std::uint32_t>(pair_id);
+    };
+    std::unordered_map<std::int64_t, bool> send_of_pair;  // key -> is send
     for (const PairRecord& pair : pairs) {
-        send_of_pair[(static_cast<std::int64_t>(pair.send_rank) << 32) | pair.send_step] = true;
-        send_of_pair[(static_cast<std::int64_t>(pair.recv_rank) << 32) | pair.recv_step] = false;
+        send_of_pair[key(pair.send_rank, pair.pair_id)] = true;
+        send_of_pair[key(pair.recv_rank, pair.pair_id)] = false;
     }
     for (const ActionRecord& action : reader.actions(run_id)) {
         write_action(writer, action);
         ++counts.actions;
         if (action.pair_id < 0)
             continue;
-        const auto found =
-            send_of_pair.find((static_cast<std::int64_t>(action.rank) << 32) | action.step);
+        const auto found = send_of_pair.find(key(action.rank, action.pair_id));
         if (found == send_of_pair.end())
             continue;
         write_flow_end(writer, action, found->second);

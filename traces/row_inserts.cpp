@@ -19,7 +19,7 @@ RowInserts prepare_row_inserts(const std::function<Statement(std::string_view sq
         "VALUES (?, ?, ?, ?, ?, ?, ?)");
     rows.pair = prepare(
         "INSERT INTO pairs (run_id, pair_id, send_rank, send_step, recv_rank, recv_step, "
-        "bytes) VALUES (?, ?, ?, ?, ?, ?, ?)");
+        "bytes, training_step) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     rows.memory = prepare("INSERT INTO memory (run_id, rank, time_ns, bytes) VALUES (?, ?, ?, ?)");
     rows.event = prepare(
         "INSERT INTO events (run_id, rank, sequence, parent, name_id, arguments, outcome, "
@@ -59,7 +59,7 @@ void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const ActionPartRow&
 
 void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const PairRecord& pair) {
     bind_values(statement, 1, run_id, pair.pair_id, pair.send_rank, pair.send_step, pair.recv_rank,
-                pair.recv_step, pair.bytes);
+                pair.recv_step, pair.bytes, pair.training_step);
 }
 
 void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const MemoryRecord& sample) {

@@ -1,4 +1,4 @@
--- pipelens trace schema version 7.
+-- pipelens trace schema version 8.
 --
 -- A trace is one SQLite file holding any number of runs (simulated or real) of pipeline
 -- schedules. This text is compiled into pipelens (traces/CMakeLists.txt embeds it) and executed
@@ -25,7 +25,7 @@
 --     path, and the writer already guarantees it only adds rows to a run it began.
 
 -- Key/value facts about the file itself. The writer stores at least:
---   schema_version  this schema's version, '6'; readers refuse versions newer than they know
+--   schema_version  this schema's version, '8'; readers refuse versions newer than they know
 --   application     'pipelens', which tells a pipelens trace from any other SQLite file
 --   writer          the pipelens version that created the file, e.g. 'pipelens 0.1.0'
 --   created_at_ns   wall-clock ns since the Unix epoch when the file was created
@@ -99,7 +99,8 @@ CREATE TABLE actions (
 -- by the window's end and filters end_ns, so it scans the rank's actions from the start of the
 -- step up to the window's end. step makes the key unique and orders actions that start together.
 
--- Each SEND/RECV pair once: which action on which rank sends and which receives.
+-- Each SEND/RECV pair once per training step (see version 8 below): which action on which rank
+-- sends and which receives.
 CREATE TABLE pairs (
     run_id INTEGER NOT NULL REFERENCES runs (id),
     pair_id INTEGER NOT NULL,
@@ -269,3 +270,40 @@ CREATE INDEX profile_by_run ON profile (run_id);
 -- draws it in flight, from here to the failure. NULL when no action was running (a failure while
 -- waiting for inputs, a rank that never reported) and in files older than version 7.
 ALTER TABLE errors ADD COLUMN started_ns INTEGER;
+
+-- @since 8
+-- A run of `pipelens run --steps N` holds every SEND and RECV once per training step, and each
+-- step's copy is a pair of its own: step k's pair ids are the first step's plus k times the
+-- run's pair count, each action row carries its own step's id, and `training_step` says which
+-- step a pair belongs to (0 the first). Joining pairs to actions on (run_id, rank, pair_id)
+-- finds each step's copy exactly once.
+ALTER TABLE pairs ADD COLUMN training_step INTEGER NOT NULL DEFAULT 0;
+
+-- Runs written before shared one pair among all their steps' copies. Each copy after the first
+-- gets its step's id and its pair a row, so they read as a newer writer records them. A copy's
+-- step is its place among the rows of its index on its rank, by start: a rank runs its list
+-- once per step, one step after the other.
+CREATE TEMP TABLE pair_steps AS
+    SELECT run_id, rank, step, start_ns,
+           row_number() OVER (PARTITION BY run_id, rank, step ORDER BY start_ns) - 1
+               AS training_step
+    FROM actions WHERE pair_id >= 0;
+CREATE TEMP TABLE pair_counts AS
+    SELECT run_id, max(id) + 1 AS count FROM (
+        SELECT run_id, pair_id AS id FROM pairs
+        UNION ALL SELECT run_id, pair_id AS id FROM actions WHERE pair_id >= 0)
+    GROUP BY run_id;
+UPDATE actions SET pair_id = actions.pair_id + s.training_step * c.count
+    FROM temp.pair_steps AS s JOIN temp.pair_counts AS c ON c.run_id = s.run_id
+    WHERE s.training_step > 0 AND actions.run_id = s.run_id AND actions.rank = s.rank
+        AND actions.step = s.step AND actions.start_ns = s.start_ns;
+INSERT INTO pairs (run_id, pair_id, send_rank, send_step, recv_rank, recv_step, bytes,
+                   training_step)
+    SELECT p.run_id, p.pair_id + s.training_step * c.count, p.send_rank, p.send_step,
+           p.recv_rank, p.recv_step, p.bytes, s.training_step
+    FROM pairs AS p
+        JOIN temp.pair_counts AS c ON c.run_id = p.run_id
+        JOIN (SELECT DISTINCT run_id, training_step FROM temp.pair_steps
+              WHERE training_step > 0) AS s ON s.run_id = p.run_id;
+DROP TABLE temp.pair_steps;
+DROP TABLE temp.pair_counts;

@@ -161,14 +161,15 @@ void draw_bubbles(std::string& svg, const Canvas& canvas, const std::vector<Acti
 
 void draw_arrows(std::string& svg, const Canvas& canvas, const std::vector<ActionRecord>& actions,
                  const std::vector<PairRecord>& pairs) {
-    std::map<std::pair<int, int>, const ActionRecord*> by_step;
+    // By (rank, pair id): each training step's copy of a transfer has its own pair id.
+    std::map<std::pair<int, int>, const ActionRecord*> by_pair;
     for (const ActionRecord& action : actions)
         if (action.pair_id >= 0)
-            by_step[{action.rank, action.step}] = &action;
+            by_pair[{action.rank, action.pair_id}] = &action;
     for (const PairRecord& pair : pairs) {
-        const auto send = by_step.find({pair.send_rank, pair.send_step});
-        const auto recv = by_step.find({pair.recv_rank, pair.recv_step});
-        if (send == by_step.end() || recv == by_step.end())
+        const auto send = by_pair.find({pair.send_rank, pair.pair_id});
+        const auto recv = by_pair.find({pair.recv_rank, pair.pair_id});
+        if (send == by_pair.end() || recv == by_pair.end())
             continue;
         const int y1 = Canvas::lane_top(pair.send_rank, ActionLane::communication) + 4;
         const int y2 = Canvas::lane_top(pair.recv_rank, ActionLane::communication) + 4;

@@ -314,12 +314,15 @@ int TraceReader::action_rank_limit(std::int64_t run_id) const {
 }
 
 std::vector<PairRecord> TraceReader::pairs(std::int64_t run_id) const {
+    // Files older than version 8 name each pair once for all training steps: step 0.
+    const std::string training_step = state_->schema_version >= 8 ? "training_step" : "0";
     return state_->records_of(
         run_id, std::nullopt,
-        "SELECT pair_id, send_rank, send_step, recv_rank, recv_step, bytes FROM pairs "
-        "WHERE run_id = ? ORDER BY pair_id",
+        "SELECT pair_id, send_rank, send_step, recv_rank, recv_step, bytes, " + training_step +
+            " FROM pairs WHERE run_id = ? ORDER BY pair_id",
         "pairs", &PairRecord::pair_id, &PairRecord::send_rank, &PairRecord::send_step,
-        &PairRecord::recv_rank, &PairRecord::recv_step, &PairRecord::bytes);
+        &PairRecord::recv_rank, &PairRecord::recv_step, &PairRecord::bytes,
+        &PairRecord::training_step);
 }
 
 namespace {

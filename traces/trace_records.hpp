@@ -94,6 +94,8 @@ struct StoredAction {
     std::uint8_t kind = 0;
 };
 
+// One SEND/RECV pair of one training step: send_step and recv_step are the actions' indices in
+// their ranks' lists (the same in every step), pair_id is the step's own (the actions' pair_id).
 struct PairRecord {
     std::int32_t pair_id = 0;
     std::int32_t send_rank = 0;
@@ -101,6 +103,7 @@ struct PairRecord {
     std::int32_t recv_rank = 0;
     std::int32_t recv_step = 0;
     std::int64_t bytes = 0;
+    std::int32_t training_step = 0;  // 0 the first; 0 in files older than schema version 8
 };
 
 struct MemoryRecord {

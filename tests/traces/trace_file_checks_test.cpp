@@ -163,6 +163,51 @@ TEST_F(TraceStoreTest, VersionThreeLabelsSurviveTheUpgrade) {
     EXPECT_TRUE(raw.rows("PRAGMA foreign_key_check").empty());
 }
 
+// Before version 8 a run of `run --steps 2` named each SEND/RECV pair once for both steps, so a
+// join of pairs to actions matched both copies. A writer's upgrade gives the second step's
+// copies their own pair id (the first step's plus the run's pair count) and their pair a row,
+// with its training step; a one-step run keeps its ids.
+TEST_F(TraceStoreTest, VersionSevenStepsGetPairsOfTheirOwnOnAppend) {
+    const fs::path path = file("v7.db");
+    write_older_trace(path, 7);
+    {
+        RawDatabase raw(path);
+        raw.execute(
+            "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, config) "
+            "VALUES (2, 'real', '1F1B', 2, 1, 1, 'finished', 0, '')");
+        // Run 1, two steps: rank 0 runs 0F0 then 0SEND_F0 (pair 0), rank 1 1RECV_F0 then 1F0.
+        raw.execute(
+            "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, start_ns, "
+            "end_ns, bytes, pair_id) VALUES "
+            "(1, 0, 0, 0, 0, 0, 0, 0, 10, 0, -1), (1, 0, 1, 1, 4, 0, 0, 10, 12, 64, 0), "
+            "(1, 0, 0, 0, 0, 0, 0, 100, 110, 0, -1), (1, 0, 1, 1, 4, 0, 0, 110, 112, 64, 0), "
+            "(1, 1, 0, 1, 5, 1, 0, 5, 15, 64, 0), (1, 1, 1, 0, 0, 1, 0, 15, 25, 0, -1), "
+            "(1, 1, 0, 1, 5, 1, 0, 105, 115, 64, 0), (1, 1, 1, 0, 0, 1, 0, 115, 125, 0, -1), "
+            "(2, 0, 0, 1, 4, 0, 0, 0, 2, 64, 0), (2, 1, 0, 1, 5, 1, 0, 0, 5, 64, 0)");
+        raw.execute(
+            "INSERT INTO pairs (run_id, pair_id, send_rank, send_step, recv_rank, recv_step, "
+            "bytes) VALUES (1, 0, 0, 1, 1, 0, 64), (2, 0, 0, 0, 1, 0, 64)");
+    }
+    const PairRecord first{0, 0, 1, 1, 0, 64, 0};
+    expect_same(TraceReader(path).pairs(1), {first});
+    {
+        TraceWriter writer(path);
+        const std::int64_t run_id = writer.begin_run(RunRecord{});
+        writer.add_pair(run_id, {5, 0, 1, 1, 0, 8, 2});
+        writer.finish_run(run_id, 1, 0);
+    }
+    const TraceReader reader(path);
+    EXPECT_EQ(reader.schema_version(), kSchemaVersion);
+    expect_same(reader.pairs(1), {first, {1, 0, 1, 1, 0, 64, 1}});
+    expect_same(reader.pairs(2), {{0, 0, 0, 1, 0, 64, 0}});
+    expect_same(reader.pairs(3), {{5, 0, 1, 1, 0, 8, 2}});
+    RawDatabase raw(path, SQLITE_OPEN_READONLY);
+    EXPECT_EQ(raw.rows("SELECT run_id || ' ' || rank || ' ' || start_ns || ' ' || pair_id FROM "
+                       "actions WHERE pair_id >= 0 ORDER BY run_id, rank, start_ns"),
+              (std::vector<std::string>{"1 0 10 0", "1 0 110 1", "1 1 5 0", "1 1 105 1", "2 0 0 0",
+                                        "2 1 0 0"}));
+}
+
 TEST_F(TraceStoreTest, ReaderRefusesWhatIsNotATrace) {
     const fs::path missing = file("missing.db");
     EXPECT_EQ(error_of([&] { TraceReader reader(missing); }), missing.string() + ": no such file");

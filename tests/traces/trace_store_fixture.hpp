@@ -46,7 +46,7 @@ inline auto fields(const ActionRecord& action) {
 }
 inline auto fields(const PairRecord& pair) {
     return std::tie(pair.pair_id, pair.send_rank, pair.send_step, pair.recv_rank, pair.recv_step,
-                    pair.bytes);
+                    pair.bytes, pair.training_step);
 }
 inline auto fields(const MemoryRecord& sample) {
     return std::tie(sample.rank, sample.time_ns, sample.bytes);
