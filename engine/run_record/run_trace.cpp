@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -222,23 +223,38 @@ traces::RunOutcome real_run_outcome(const PipelineRunResult& result) {
 
 namespace {
 
+// One more than the highest SEND/RECV link of the lowered schedule: the pair ids one training
+// step takes.
+std::int32_t pairs_per_step(const Schedule& lowered) {
+    std::int32_t links = 0;
+    for (const auto& actions : lowered.ranks)
+        for (const Action& action : actions)
+            if (is_communication(action.kind) && action.link >= 0)
+                links = std::max(links, action.link + 1);
+    return links;
+}
+
+// Every recorded step's actions, each SEND/RECV with its own step's pair id (schema version 8:
+// step k's copy of link L is pair k x links + L), and every step's pairs, sized as their sends.
 void write_actions_and_pairs(traces::TraceWriter& writer, std::int64_t run_id,
                              const Schedule& lowered, const PipelineRunResult& result) {
-    // What each executed action moved, so that a pair's size is its send's.
-    std::vector<std::vector<std::int64_t>> moved(lowered.ranks.size());
-    for (const RankRun& rank : result.ranks) {
-        moved.at(rank.rank).assign(lowered.ranks[rank.rank].size(), 0);
+    const std::int32_t links = pairs_per_step(lowered);
+    std::map<std::tuple<int, int, int>, std::int64_t> moved;  // (rank, index, step) -> bytes
+    int steps = 1;
+    for (const RankRun& rank : result.ranks)
         for (const ActionTiming& timing : rank.timeline) {
             const Action& action = lowered.ranks[rank.rank][timing.step];
+            steps = std::max(steps, timing.repeat + 1);
             traces::ActionRecord record = recorder::action_record(lowered, rank.rank, timing.step);
+            if (record.pair_id >= 0)
+                record.pair_id += timing.repeat * links;
             record.start_ns = timing.start_ns;
             record.end_ns = timing.end_ns;
             record.bytes = timing.bytes >= 0 ? timing.bytes : transfer_bytes(action, result);
-            moved[rank.rank][timing.step] = record.bytes;
+            moved[{rank.rank, timing.step, timing.repeat}] = record.bytes;
             writer.add_action(run_id, record);
         }
-    }
-    std::map<int, traces::PairRecord> pairs;
+    std::map<int, traces::PairRecord> pairs;  // the first step's, by link
     for (int rank = 0; rank < lowered.rank_count; ++rank)
         for (std::size_t step = 0; step < lowered.ranks[rank].size(); ++step) {
             const Action& action = lowered.ranks[rank][step];
@@ -250,11 +266,16 @@ void write_actions_and_pairs(traces::TraceWriter& writer, std::int64_t run_id,
                 action.kind == ActionKind::send_forward || action.kind == ActionKind::send_backward;
             (sends ? pair.send_rank : pair.recv_rank) = rank;
             (sends ? pair.send_step : pair.recv_step) = static_cast<int>(step);
-            if (sends && step < moved[rank].size())
-                pair.bytes = moved[rank][step];
         }
-    for (const auto& [id, pair] : pairs)
-        writer.add_pair(run_id, pair);
+    for (int training_step = 0; training_step < steps; ++training_step)
+        for (const auto& [link, first] : pairs) {
+            traces::PairRecord pair = first;
+            pair.pair_id = link + training_step * links;
+            pair.training_step = training_step;
+            const auto sent = moved.find({pair.send_rank, pair.send_step, training_step});
+            pair.bytes = sent != moved.end() ? sent->second : 0;
+            writer.add_pair(run_id, pair);
+        }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // dependency rules, and a rank is never recorded waiting on itself.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <utility>
@@ -10,6 +11,9 @@
 #include "engine/run_record/run_trace.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
+#include "tests/fresh_trace.hpp"
+#include "traces/trace_reader.hpp"
+#include "traces/trace_writer.hpp"
 
 namespace pipelens::run_record {
 namespace {
@@ -96,8 +100,7 @@ TEST(RealRankRecords, ARankThatNeverBeganInAStoppedRunHasNoWarmUp) {
 // its per-step figures. The steps are the measured one stretched by 1, 3 and 2 (step times 95,
 // 285, 190), starting at 0, 100 and 400: busy 60/180/120, bubble 35/105/70, so the medians are
 // the stretch-2 step's 120 and 70, and the ratio is 35/95 in every step.
-TEST(RealRankRecords, SeveralStepsGiveEachFiguresMedianOverTheSteps) {
-    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}));
+PipelineRunResult three_stretched_steps(const Schedule& lowered) {
     const PipelineRunResult one = measured_run(lowered);
     PipelineRunResult result = one;
     result.step_starts_ns = {0, 100, 400};
@@ -114,6 +117,12 @@ TEST(RealRankRecords, SeveralStepsGiveEachFiguresMedianOverTheSteps) {
                 result.ranks[rank].timeline.push_back(timing);
             }
     }
+    return result;
+}
+
+TEST(RealRankRecords, SeveralStepsGiveEachFiguresMedianOverTheSteps) {
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}));
+    const PipelineRunResult result = three_stretched_steps(lowered);
     const std::vector<traces::RankRecord> records = real_rank_records(lowered, result);
     ASSERT_EQ(records.size(), 2u);
     for (const traces::RankRecord& record : records) {
@@ -124,6 +133,47 @@ TEST(RealRankRecords, SeveralStepsGiveEachFiguresMedianOverTheSteps) {
     EXPECT_EQ(records[0].waiting_on, "{\"1\":60}");
     EXPECT_EQ(records[1].warmup_ns, 24);
     EXPECT_EQ(records[1].cooldown_ns, 44);
+}
+
+// The same three steps in a trace: 1F1B pp=2 m=2 has 4 transfers a step, so step k's pairs are
+// ids 4k..4k+3 with training step k, and each pair's SEND and RECV are the rows of that step
+// (within its time span) carrying its id, one each; its size is its own step's send's.
+TEST(RealRunTrace, EachStepsTransfersArePairsOfTheirOwn) {
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}));
+    PipelineRunResult result = three_stretched_steps(lowered);
+    for (RankRun& rank : result.ranks)
+        for (ActionTiming& timing : rank.timeline)
+            timing.bytes = 64 + timing.repeat;  // as an import says what moved
+    const auto path = testing::fresh_trace("real_run_step_pairs");
+    {
+        traces::TraceWriter writer(path);
+        record_measured_run(writer, lowered, result, "");
+    }
+    const traces::TraceReader reader(path);
+    const std::vector<traces::PairRecord> pairs = reader.pairs(1);
+    ASSERT_EQ(pairs.size(), 12u);
+    const std::vector<traces::ActionRecord> actions = reader.actions(1);
+    const std::int64_t step_ends[] = {100, 400, 1000};
+    for (std::size_t index = 0; index < pairs.size(); ++index) {
+        const traces::PairRecord& pair = pairs[index];
+        SCOPED_TRACE(pair.pair_id);
+        EXPECT_EQ(pair.pair_id, static_cast<int>(index));
+        EXPECT_EQ(pair.training_step, pair.pair_id / 4);
+        EXPECT_EQ(pair.bytes, 64 + pair.training_step);
+        const std::int64_t from = result.step_starts_ns[pair.training_step];
+        for (const auto& [rank, step] : {std::pair{pair.send_rank, pair.send_step},
+                                         std::pair{pair.recv_rank, pair.recv_step}}) {
+            int joined = 0;
+            for (const traces::ActionRecord& action : actions)
+                if (action.rank == rank && action.step == step && action.pair_id == pair.pair_id) {
+                    ++joined;
+                    EXPECT_GE(action.start_ns, from);
+                    EXPECT_LT(action.end_ns, step_ends[pair.training_step]);
+                }
+            EXPECT_EQ(joined, 1);
+        }
+    }
+    std::filesystem::remove(path);
 }
 
 }  // namespace
