@@ -2,7 +2,10 @@
 // model run whole on one rank, printed and recorded as a `real` run. `--nproc N` launches N rank
 // processes (torchrun's environment); `--rank/--world-size/--master` (or RANK, WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT) joins ranks started by hand.
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -18,6 +21,7 @@
 #include "app/cli/model_options.hpp"
 #include "app/cli/rank_launcher.hpp"
 #include "app/cli/run_report.hpp"
+#include "engine/analysis/stragglers.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/run_record/repeated_timing.hpp"
@@ -28,6 +32,8 @@
 #include "engine/stage_plan/device_choice.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 #include "traces/text/quantities.hpp"
+#include "traces/trace_reader.hpp"
+#include "traces/trace_writer.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -52,6 +58,7 @@ struct RunOptions {
     std::optional<int> rank, world_size;
     std::optional<std::string> master;
     std::string out;
+    double straggler_threshold = analysis::kDefaultStragglerThreshold;
     std::string rank_reports;  // set by the launcher: where rank processes leave their reports
     bool json = false;
     std::vector<std::string> original_arguments;
@@ -193,7 +200,8 @@ std::string steps_text(const run_record::PipelineRunResult& result,
 nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
                                    const run_record::PipelineRunOptions& run,
                                    const RunFigures& figures, std::optional<std::int64_t> run_id,
-                                   const std::optional<std::string>& device_note) {
+                                   const std::optional<std::string>& device_note,
+                                   const std::optional<analysis::StragglerReport>& stragglers) {
     nlohmann::ordered_json json = run_figures_json(figures, run_id);
     json["completed"] = result.completed;
     json["loss"] = result.loss;
@@ -231,16 +239,21 @@ nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
         json["accuracy"] = std::move(accuracy);
     }
     json["steps"] = steps_json(result, run);
+    json["stragglers"] =
+        stragglers ? stragglers_json(*stragglers) : nlohmann::ordered_json(nullptr);
     return json;
 }
 
 void print_text(const run_record::PipelineRunResult& result,
                 const run_record::PipelineRunOptions& run, const RunFigures& figures,
                 const std::string& title, std::optional<std::int64_t> run_id,
-                const std::string& out, const std::optional<std::string>& device_note) {
+                const std::string& out, const std::optional<std::string>& device_note,
+                const std::optional<analysis::StragglerReport>& stragglers) {
     std::string text = format_run_figures(title, figures);
     fmt::print("{}", text);
     fmt::print("{}", steps_text(result, run));
+    if (stragglers)
+        fmt::print("{}", analysis::format_stragglers(*stragglers));
     if (device_note)
         fmt::print("note: {}\n", *device_note);
     if (result.completed) {
@@ -285,6 +298,47 @@ void say_who_we_wait_for(const run_record::PipelineRunOptions& run) {
     std::fflush(stderr);
 }
 
+// Removes a trace file and what a writer may leave beside it.
+void remove_trace(const std::filesystem::path& path) {
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm"})
+        std::filesystem::remove(path.string() + suffix, ignored);
+}
+
+// A completed run's stragglers, read back from its trace as `summary --stragglers` reads them
+// (one implementation): from --out, else from a trace written for this and removed after.
+std::optional<analysis::StragglerReport> run_stragglers(const RunOptions& options,
+                                                        const Experiment& experiment,
+                                                        const Schedule& lowered,
+                                                        const run_record::PipelineRunResult& result,
+                                                        std::optional<std::int64_t> run_id) {
+    if (!result.completed)
+        return std::nullopt;
+    if (run_id) {
+        const traces::TraceReader reader(options.out);
+        return analysis::read_stragglers(reader, reader.run(*run_id), options.straggler_threshold);
+    }
+    const std::filesystem::path scratch =
+        std::filesystem::temp_directory_path() /
+        fmt::format("pipelens-run-{}-{}.db", ::getpid(),
+                    std::chrono::steady_clock::now().time_since_epoch().count());
+    try {
+        std::int64_t id = 0;
+        {
+            traces::TraceWriter writer(scratch);
+            id = run_record::record_real_run(writer, lowered, result, experiment);
+        }
+        const traces::TraceReader reader(scratch);
+        analysis::StragglerReport report =
+            analysis::read_stragglers(reader, reader.run(id), options.straggler_threshold);
+        remove_trace(scratch);
+        return report;
+    } catch (...) {
+        remove_trace(scratch);
+        throw;
+    }
+}
+
 // Prints, records (with --out) and judges a run's result, as rank 0 (or the launcher for it).
 int report_run(const RunOptions& options, const Experiment& experiment, const Schedule& lowered,
                const run_record::PipelineRunOptions& run,
@@ -302,8 +356,11 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
     }
     const std::optional<std::string> device_note =
         runtime::shared_device_note(run.transport, result.device, lowered.rank_count);
+    const std::optional<analysis::StragglerReport> stragglers =
+        run_stragglers(options, experiment, lowered, result, run_id);
     if (options.json)
-        fmt::print("{}\n", result_json(result, run, figures, run_id, device_note).dump());
+        fmt::print("{}\n",
+                   result_json(result, run, figures, run_id, device_note, stragglers).dump());
     else
         print_text(
             result, run, figures,
@@ -311,7 +368,7 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
                         lowered.rank_count, lowered.stages_per_rank, lowered.microbatch_count,
                         experiment.model.name, run.transport, result.device,
                         figures.outcome.status == traces::RunStatus::failed ? ", FAILED" : ""),
-            run_id, options.out, device_note);
+            run_id, options.out, device_note, stragglers);
     const bool matched = (!result.reference.checked ||
                           (result.reference.outputs_match && result.reference.gradients_match)) &&
                          !result.accuracy.first_divergence;
@@ -475,6 +532,11 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
                         "and spread (default 1)");
     command->add_option("--warmup", options->warmup,
                         "Steps run first and not recorded (default 1)");
+    command
+        ->add_option("--straggler-threshold", options->straggler_threshold,
+                     "Name a rank a straggler in a step when its computations take more than "
+                     "this many times their reference (default 1.2)")
+        ->check(CLI::PositiveNumber);
     command->add_option("--nproc", options->nproc, "Start this many rank processes (gloo, nccl)");
     command->add_option("--threads", options->threads,
                         "Intra-op threads per rank (default: this host's cores shared equally "

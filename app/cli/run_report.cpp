@@ -1,6 +1,7 @@
 // Run figures as text and JSON. Waiting time lists the peers a rank waited on longest first,
 // because that is where a user looks for the stage to rebalance. A run without a step (failed,
-// unfinished) shows how it ended where the step's figures would be, and none of them.
+// unfinished) shows how it ended where the step's figures would be, and none of them. A run's
+// stragglers have one JSON form here, shared by `summary --stragglers` and `run`.
 #include "app/cli/run_report.hpp"
 
 #include <algorithm>
@@ -124,6 +125,39 @@ nlohmann::ordered_json run_figures_json(const RunFigures& figures,
     json["ranks"] = std::move(ranks);
     json["run_id"] = run_id ? nlohmann::ordered_json(*run_id) : nlohmann::ordered_json(nullptr);
     return json;
+}
+
+namespace {
+
+nlohmann::ordered_json straggler_json(const analysis::RankStraggle& rank) {
+    return {{"rank", rank.rank},       {"step", rank.step},
+            {"ratio", rank.ratio},     {"computations", rank.computations},
+            {"flagged", rank.flagged}, {"on_critical_path", rank.on_critical_path},
+            {"cost_ns", rank.cost_ns}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json stragglers_json(const analysis::StragglerReport& report) {
+    nlohmann::ordered_json steps = nlohmann::ordered_json::array(),
+                           flagged = nlohmann::ordered_json::array();
+    for (const analysis::StepStraggle& step : report.steps) {
+        nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+        for (const analysis::RankStraggle& rank : step.ranks)
+            ranks.push_back(straggler_json(rank));
+        steps.push_back({{"step", step.step},
+                         {"step_time_ns", step.step_time_ns},
+                         {"relative_throughput", step.relative_throughput},
+                         {"slowest_rank", step.slowest_rank},
+                         {"fastest_rank", step.fastest_rank},
+                         {"ranks", std::move(ranks)}});
+    }
+    for (const analysis::RankStraggle& rank : report.flagged)
+        flagged.push_back(straggler_json(rank));
+    return {{"threshold", report.threshold},
+            {"reference", report.calibrated ? "calibration" : "other ranks"},
+            {"flagged", std::move(flagged)},
+            {"steps", std::move(steps)}};
 }
 
 }  // namespace pipelens::cli

@@ -1,7 +1,8 @@
 // The figures of one run as `simulate` prints them and `summary` reprints them from a trace:
 // step time, overall bubble ratio, and per rank busy and bubble time, the bubble split into
 // warm-up, cool-down and waiting on each peer, and peak memory. One formatter for both, so a
-// trace read back prints exactly what the simulation printed.
+// trace read back prints exactly what the simulation printed. Also a run's stragglers as JSON,
+// one form for `summary --stragglers` and `run`.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/analysis/stragglers.hpp"
 #include "traces/run_memory.hpp"
 #include "traces/run_outcome.hpp"
 #include "traces/trace_reader.hpp"
@@ -44,5 +46,11 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
 //  "failed" object.
 nlohmann::ordered_json run_figures_json(const RunFigures& figures,
                                         std::optional<std::int64_t> run_id);
+
+// A run's stragglers (engine/analysis/stragglers.hpp) as `summary --stragglers` and `run` print
+// them: {"threshold", "reference": "calibration" | "other ranks", "flagged": [{rank, step, ratio,
+// computations, flagged, on_critical_path, cost_ns}], "steps": [{step, step_time_ns,
+// relative_throughput, slowest_rank, fastest_rank, ranks: [as flagged]}]}.
+nlohmann::ordered_json stragglers_json(const analysis::StragglerReport& report);
 
 }  // namespace pipelens::cli

@@ -73,35 +73,6 @@ RunPath critical_path_of(const traces::TraceReader& reader, std::int64_t run_id)
     return run;
 }
 
-nlohmann::ordered_json straggler_json(const analysis::RankStraggle& rank) {
-    return {{"rank", rank.rank},       {"step", rank.step},
-            {"ratio", rank.ratio},     {"computations", rank.computations},
-            {"flagged", rank.flagged}, {"on_critical_path", rank.on_critical_path},
-            {"cost_ns", rank.cost_ns}};
-}
-
-nlohmann::ordered_json stragglers_json(const analysis::StragglerReport& report) {
-    nlohmann::ordered_json steps = nlohmann::ordered_json::array(),
-                           flagged = nlohmann::ordered_json::array();
-    for (const analysis::StepStraggle& step : report.steps) {
-        nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
-        for (const analysis::RankStraggle& rank : step.ranks)
-            ranks.push_back(straggler_json(rank));
-        steps.push_back({{"step", step.step},
-                         {"step_time_ns", step.step_time_ns},
-                         {"relative_throughput", step.relative_throughput},
-                         {"slowest_rank", step.slowest_rank},
-                         {"fastest_rank", step.fastest_rank},
-                         {"ranks", std::move(ranks)}});
-    }
-    for (const analysis::RankStraggle& rank : report.flagged)
-        flagged.push_back(straggler_json(rank));
-    return {{"threshold", report.threshold},
-            {"reference", report.calibrated ? "calibration" : "other ranks"},
-            {"flagged", std::move(flagged)},
-            {"steps", std::move(steps)}};
-}
-
 void print_run_list(const std::vector<traces::RunRecord>& runs) {
     fmt::print("{:>4}  {:<4}  {:<10}  {:<22}  {:>5}  {:>3}  {:>5}  {:>12}  {:>7}  {}\n", "run",
                "kind", "status", "schedule", "pp", "v", "m", "step time", "bubble",

@@ -47,7 +47,7 @@ TEST(RunCli, JsonReportsTheStepAndTheReferenceComparison) {
         keys.push_back(item.key());
     EXPECT_EQ(keys, (std::vector<std::string>{"step_time_ns", "bubble_ratio", "peak_memory_counts",
                                               "ranks", "run_id", "completed", "loss", "device",
-                                              "reference", "errors", "steps"}));
+                                              "reference", "errors", "steps", "stragglers"}));
     EXPECT_TRUE(json["completed"].get<bool>());
     EXPECT_TRUE(json["reference"]["outputs_match"].get<bool>());
     EXPECT_TRUE(json["reference"]["gradients_match"].get<bool>());

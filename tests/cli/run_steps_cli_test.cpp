@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -117,6 +119,115 @@ TEST(RunStepsCli, TextReportGivesTheSpreadOfSeveralSteps) {
     EXPECT_NE(result.out.find("2 steps recorded after 0 warm-up: step time median "),
               std::string::npos)
         << result.out;
+}
+
+// Each training step's copy of a SEND/RECV pair is a pair of its own: every pair row joins, on
+// (rank, index, pair id), exactly one SEND and one RECV, each its training step's copy (the
+// copy's place among its index's rows on its rank), and every transfer belongs to a pair. The
+// commands that pair sends with receives read the trace: summary's critical path and
+// stragglers, and export's flows, one per pair.
+TEST(RunStepsCli, EachStepsPairsJoinThatStepsActionsOnce) {
+    const auto trace = fresh_trace("run_steps_pairs");
+    const auto run = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 2 --model mlp --steps 3 "
+        "--warmup 0 --out " +
+        trace.string());
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+
+    testing::RawDatabase raw(trace, SQLITE_OPEN_READONLY);
+    const std::string pairs_per_step =
+        raw.value("SELECT count(*) FROM pairs WHERE training_step = 0");
+    ASSERT_NE(pairs_per_step, "0");
+    EXPECT_EQ(raw.rows("SELECT training_step, count(*) FROM pairs GROUP BY training_step"),
+              (std::vector<std::string>{"0|" + pairs_per_step, "1|" + pairs_per_step,
+                                        "2|" + pairs_per_step}));
+    for (const std::string side : {"send", "recv"}) {
+        SCOPED_TRACE(side);
+        // Per pair: its step, how many actions it joins, and the joined copy's training step.
+        const auto joined = raw.rows(
+            "SELECT p.training_step, count(a.step), min((SELECT count(*) FROM actions b WHERE "
+            "b.run_id = a.run_id AND b.rank = a.rank AND b.step = a.step AND b.start_ns < "
+            "a.start_ns)) FROM pairs p LEFT JOIN actions a ON a.run_id = p.run_id AND a.rank = p." +
+            side + "_rank AND a.step = p." + side +
+            "_step AND a.pair_id = p.pair_id GROUP BY p.pair_id");
+        ASSERT_EQ(std::to_string(joined.size()), raw.value("SELECT count(*) FROM pairs"));
+        for (const std::string& row : joined) {
+            const std::string step = row.substr(0, row.find('|'));
+            EXPECT_EQ(row, step + "|1|" + step);
+        }
+    }
+    EXPECT_EQ(raw.value("SELECT count(*) FROM actions a WHERE a.pair_id >= 0 AND NOT EXISTS "
+                        "(SELECT 1 FROM pairs p WHERE p.run_id = a.run_id AND p.pair_id = "
+                        "a.pair_id AND ((p.send_rank = a.rank AND p.send_step = a.step) OR "
+                        "(p.recv_rank = a.rank AND p.recv_step = a.step)))"),
+              "0");
+
+    const auto summary =
+        run_pipelens("summary --critical-path --stragglers --json " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const auto summarised = nlohmann::json::parse(summary.out)["runs"][0];
+    EXPECT_EQ(summarised["stragglers"]["steps"].size(), 3u);
+    const auto chrome = trace.string() + ".json";
+    const auto exported = run_pipelens("export " + trace.string() + " --chrome " + chrome);
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    std::set<std::int64_t> sent, received;
+    const auto flows = nlohmann::json::parse(std::ifstream(chrome));
+    for (const auto& event : flows["traceEvents"]) {
+        if (event["ph"] == "s")
+            EXPECT_TRUE(sent.insert(event["id"].get<std::int64_t>()).second) << event;
+        if (event["ph"] == "f")
+            EXPECT_TRUE(received.insert(event["id"].get<std::int64_t>()).second) << event;
+    }
+    EXPECT_EQ(std::to_string(sent.size()), raw.value("SELECT count(*) FROM pairs"));
+    EXPECT_EQ(sent, received);
+    std::filesystem::remove(chrome);
+}
+
+// `run` names the stragglers of every recorded step, in text and JSON, as `summary --stragglers`
+// does from the same trace. Timings decide which rank is slower, so only what cannot depend on
+// them is asserted: with a threshold of 0.0001 every rank of every step is flagged, with 1e9
+// none is.
+TEST(RunStepsCli, TheReportNamesEveryStepsStragglers) {
+    const auto trace = fresh_trace("run_stragglers");
+    const std::string command =
+        "run --schedule 1F1B --pp 2 --m 4 --model mlp --steps 2 "
+        "--warmup 0 --json --out " +
+        trace.string();
+    const auto all = run_pipelens(command + " --straggler-threshold 0.0001");
+    ASSERT_EQ(all.exit_code, 0) << all.err;
+    const auto stragglers = nlohmann::json::parse(all.out)["stragglers"];
+    EXPECT_EQ(stragglers["threshold"], 0.0001);
+    EXPECT_EQ(stragglers["reference"], "other ranks");
+    ASSERT_EQ(stragglers["steps"].size(), 2u);
+    for (const auto& step : stragglers["steps"]) {
+        EXPECT_GT(step["step_time_ns"].get<std::int64_t>(), 0);
+        ASSERT_EQ(step["ranks"].size(), 2u);
+        for (const auto& rank : step["ranks"]) {
+            EXPECT_TRUE(rank["flagged"].get<bool>()) << rank;
+            for (const char* field :
+                 {"rank", "step", "ratio", "computations", "on_critical_path", "cost_ns"})
+                EXPECT_TRUE(rank.contains(field)) << field;
+        }
+    }
+    EXPECT_EQ(stragglers["flagged"].size(), 4u);
+    const auto summary =
+        run_pipelens("summary --json --straggler-threshold 0.0001 --run 1 " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_EQ(nlohmann::json::parse(summary.out)["runs"][0]["stragglers"], stragglers);
+
+    const auto none = run_pipelens(command + " --straggler-threshold 1e9");
+    ASSERT_EQ(none.exit_code, 0) << none.err;
+    EXPECT_TRUE(nlohmann::json::parse(none.out)["stragglers"]["flagged"].empty());
+
+    const auto text =
+        run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp --straggler-threshold 0.0001");
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("stragglers (computation time over the other ranks' median of the "
+                            "same kind, flagged above 0.00x):\n  rank 0 step 0: "),
+              std::string::npos)
+        << text.out;
+    EXPECT_EQ(run_pipelens("run --schedule 1F1B --pp 2 --m 4 --straggler-threshold 0").exit_code,
+              2);
 }
 
 TEST(RunStepsCli, StepCountsThatAreNotCountsAreUsageErrors) {
