@@ -14,8 +14,10 @@ RowInserts prepare_row_inserts(const std::function<Statement(std::string_view sq
     rows.action = prepare(
         "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, start_ns, "
         "end_ns, bytes, pair_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    // A run of several training steps records each rank's list once per step; an overlapped
+    // action's parts are the same every step, so each step after the first adds nothing.
     rows.action_part = prepare(
-        "INSERT INTO action_parts (run_id, rank, step, part, kind, stage, microbatch) "
+        "INSERT OR IGNORE INTO action_parts (run_id, rank, step, part, kind, stage, microbatch) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)");
     rows.pair = prepare(
         "INSERT INTO pairs (run_id, pair_id, send_rank, send_step, recv_rank, recv_step, "
