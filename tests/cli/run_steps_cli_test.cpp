@@ -121,6 +121,24 @@ TEST(RunStepsCli, TextReportGivesTheSpreadOfSeveralSteps) {
         << result.out;
 }
 
+// DualPipeV's overlapped F/B actions record their parts once: the parts are the same every step,
+// so a second recorded step is no second copy of them (it was refused as a duplicate row).
+TEST(RunStepsCli, OverlappedActionsOfSeveralStepsAreRecorded) {
+    const auto trace = fresh_trace("run_steps_overlap");
+    const auto run = run_pipelens(
+        "run --schedule DualPipeV --pp 2 --m 4 --model mlp --steps 2 --warmup 0 --out " +
+        trace.string());
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    testing::RawDatabase raw(trace, SQLITE_OPEN_READONLY);
+    // Each step records every OVERLAP_F_B container (stage -1); its two parts are stored once.
+    const int containers = std::stoi(raw.value("SELECT count(*) FROM actions WHERE stage = -1"));
+    const int per_step = std::stoi(raw.value(
+        "SELECT count(*) FROM (SELECT DISTINCT rank, step FROM actions WHERE stage = -1)"));
+    EXPECT_GT(per_step, 0);
+    EXPECT_EQ(containers, 2 * per_step);
+    EXPECT_EQ(raw.value("SELECT count(*) FROM action_parts"), std::to_string(2 * per_step));
+}
+
 // Each training step's copy of a SEND/RECV pair is a pair of its own: every pair row joins, on
 // (rank, index, pair id), exactly one SEND and one RECV, each its training step's copy (the
 // copy's place among its index's rows on its rank), and every transfer belongs to a pair. The
@@ -173,10 +191,12 @@ TEST(RunStepsCli, EachStepsPairsJoinThatStepsActionsOnce) {
     std::set<std::int64_t> sent, received;
     const auto flows = nlohmann::json::parse(std::ifstream(chrome));
     for (const auto& event : flows["traceEvents"]) {
-        if (event["ph"] == "s")
+        if (event["ph"] == "s") {
             EXPECT_TRUE(sent.insert(event["id"].get<std::int64_t>()).second) << event;
-        if (event["ph"] == "f")
+        }
+        if (event["ph"] == "f") {
             EXPECT_TRUE(received.insert(event["id"].get<std::int64_t>()).second) << event;
+        }
     }
     EXPECT_EQ(std::to_string(sent.size()), raw.value("SELECT count(*) FROM pairs"));
     EXPECT_EQ(sent, received);
