@@ -1,10 +1,10 @@
 // The critical path and bubble causes following the step picker, on a 3-step trace
 // (multi_step_trace.hpp: 1F1B pp=2 m=1, no transfers, so an F of stage 1 waits for stage 0's F
 // directly and a B of stage 0 for stage 1's B). Over the whole run each input's producer is the
-// first action with its text (critical_path.hpp's rules), step 0's, so past step 0 the path stays
-// on rank 0's stream; one step alone has its own pipeline's path; a step's gaps wait on nothing
-// before the step; the gaps of other steps keep the whole run's causes; going back to every step
-// restores the whole run's analysis.
+// action with its text in the same training step (critical_path.hpp's rules), so the path is each
+// step's pipeline in turn; one step alone has its own pipeline's path; a step's gaps wait on
+// nothing before the step; the gaps of other steps keep the whole run's causes; going back to
+// every step restores the whole run's analysis.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -49,12 +49,14 @@ TEST(StepAnalysis, TheWholeRunsPathRunsThroughEveryStep) {
     finish_analysis(session);
     const TimelineModel& model = *session.model;
     EXPECT_EQ(model.analysed_step(), std::nullopt);
-    const std::vector<ActionLocation> expected = {compute(0, 0), compute(1, 0), compute(1, 1),
-                                                  compute(0, 1), compute(0, 2), compute(0, 3),
-                                                  compute(0, 4), compute(0, 5)};
+    // Each step's 0F -> 1F -> 1B -> 0B in turn: per step F 2000, B 3600 and 400 waited inside
+    // it, and the 4000 between steps waited: 26000 in all.
+    const std::vector<ActionLocation> expected = {
+        compute(0, 0), compute(1, 0), compute(1, 1), compute(0, 1), compute(0, 2), compute(1, 2),
+        compute(1, 3), compute(0, 3), compute(0, 4), compute(1, 4), compute(1, 5), compute(0, 5)};
     EXPECT_EQ(model.critical_path().actions, expected);
-    EXPECT_EQ(flagged_count(model), 8u);
-    EXPECT_EQ(session.critical_path_line, "critical path: F 15% B 29% waiting 55%");
+    EXPECT_EQ(flagged_count(model), 12u);
+    EXPECT_EQ(session.critical_path_line, "critical path: F 23% B 42% waiting 35%");
 }
 
 TEST(StepAnalysis, AStepAloneHasItsOwnPathAndBubbleCauses) {
@@ -80,7 +82,7 @@ TEST(StepAnalysis, AStepAloneHasItsOwnPathAndBubbleCauses) {
 
     // Rank 0's gap before step 1's F: over the whole run it waited for step 0's B (a click goes
     // there); alone, the step's first F waited for nothing. Rank 1's gap before step 1's F
-    // waited for its own step 0's B over the whole run (idle); alone, for rank 0's F of step 1.
+    // waited for rank 0's F of step 1, over the whole run and alone.
     EXPECT_EQ(bubble_before(model, 0, 2).waited_on, std::nullopt);
     const RankTimeline& rank1 = model.ranks()[1];
     EXPECT_EQ(bubble_before(model, 1, 2).waited_on, std::optional(compute(0, 2)));
@@ -88,20 +90,21 @@ TEST(StepAnalysis, AStepAloneHasItsOwnPathAndBubbleCauses) {
     EXPECT_EQ(bubble_before(model, 0, 3).waited_on, std::optional(compute(1, 3)));
     EXPECT_EQ(model.describe(model.ranks()[0], bubble_before(model, 0, 3)),
               "waiting on rank 1 (1B0)");
-    // Step 2's gaps keep the whole run's causes: each waited for its own rank's stream.
+    // Step 2's gaps keep the whole run's causes: rank 0's first F waited on its own stream,
+    // rank 1's F for rank 0's F of the same step.
     EXPECT_EQ(bubble_before(model, 0, 4).waited_on, std::optional(compute(0, 3)));
-    EXPECT_EQ(bubble_before(model, 1, 4).waited_on, std::optional(compute(1, 3)));
-    EXPECT_EQ(model.describe(rank1, bubble_before(model, 1, 4)), "idle");
+    EXPECT_EQ(bubble_before(model, 1, 4).waited_on, std::optional(compute(0, 4)));
+    EXPECT_EQ(model.describe(rank1, bubble_before(model, 1, 4)), "waiting on rank 0 (0F0)");
 
     analyse_step(session, std::nullopt);  // every step again: at once, nothing analysed again
     EXPECT_FALSE(session.pending_analysis.valid());
     EXPECT_EQ(model.analysed_step(), std::nullopt);
-    EXPECT_EQ(model.critical_path().actions.size(), 8u);
-    EXPECT_EQ(flagged_count(model), 8u);
+    EXPECT_EQ(model.critical_path().actions.size(), 12u);
+    EXPECT_EQ(flagged_count(model), 12u);
     EXPECT_EQ(bubble_before(model, 0, 2).waited_on, std::optional(compute(0, 1)));
-    EXPECT_EQ(bubble_before(model, 1, 2).waited_on, std::optional(compute(1, 1)));
-    EXPECT_EQ(model.describe(rank1, bubble_before(model, 1, 2)), "idle");
-    EXPECT_EQ(session.critical_path_line, "critical path: F 15% B 29% waiting 55%");
+    EXPECT_EQ(bubble_before(model, 1, 2).waited_on, std::optional(compute(0, 2)));
+    EXPECT_EQ(model.describe(rank1, bubble_before(model, 1, 2)), "waiting on rank 0 (0F0)");
+    EXPECT_EQ(session.critical_path_line, "critical path: F 23% B 42% waiting 35%");
 }
 
 TEST(StepAnalysis, AStepTheRunDoesNotHaveSaysSoAndAReloadKeepsTheStep) {
