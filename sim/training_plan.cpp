@@ -322,8 +322,8 @@ StageCost stage_cost(const StageWork& work) {
     cost.weight_arithmetic_ns = work.matmul.weight + work.memory_bound.weight +
                                 work.attention_memory.weight + work.waves.weight +
                                 work.edges.weight + work.accumulation.weight;
-    cost.forward_ns = cost.forward_arithmetic_ns + work.tensor_parallel.forward +
-                      work.pipeline_transfer.forward;
+    cost.forward_ns =
+        cost.forward_arithmetic_ns + work.tensor_parallel.forward + work.pipeline_transfer.forward;
     cost.input_ns =
         cost.input_arithmetic_ns + work.tensor_parallel.input + work.pipeline_transfer.input;
     cost.weight_ns = cost.weight_arithmetic_ns + work.tensor_parallel.weight;
