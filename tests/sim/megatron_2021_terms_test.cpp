@@ -10,24 +10,17 @@
 #include "sim/gemm_waves.hpp"
 #include "sim/parallel_costs.hpp"
 #include "sim/training_plan.hpp"
+#include "tests/sim/plan_specs.hpp"
 
 namespace pipelens::sim {
 namespace {
 
-ModelSpec small_model() {
-    return {{8, 1024, 16, 512, 1000}, 16};
-}
+using testing::small_model;
 
 // Round numbers, so each expected value is exact: 100 GB/s NVLink and 1 us to cross it, 25 GB/s
 // between hosts, 5 us per collective, 156,000 FLOP per ns (312 TFLOP/s at half).
 ClusterSpec cluster_of(int gpus, double memory_gb_per_s) {
-    ClusterSpec cluster;
-    cluster.gpus = gpus;
-    cluster.gpus_per_host = 8;
-    cluster.memory_per_gpu_bytes = 80LL << 30;
-    cluster.peak_tflops = 312;
-    cluster.achieved_fraction = 0.5;
-    cluster.memory_gb_per_s = memory_gb_per_s;
+    ClusterSpec cluster = testing::cluster_of(gpus, memory_gb_per_s);
     cluster.links.intra_host_gb_per_s = 100;
     cluster.links.intra_host_latency_us = 1;
     cluster.links.inter_host_gb_per_s = 25;
@@ -37,10 +30,7 @@ ClusterSpec cluster_of(int gpus, double memory_gb_per_s) {
 }
 
 PlanOptions plain_options() {
-    PlanOptions options;
-    options.recompute = Recompute::none;
-    options.sequence_parallel = false;
-    options.zero1 = false;
+    PlanOptions options = testing::plain_options();
     options.overlap_gradient_reduce = false;
     return options;
 }

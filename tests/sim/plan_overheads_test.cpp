@@ -9,32 +9,14 @@
 
 #include "sim/parallel_costs.hpp"
 #include "sim/training_plan.hpp"
+#include "tests/sim/plan_specs.hpp"
 
 namespace pipelens::sim {
 namespace {
 
-ModelSpec small_model() {
-    return {{8, 1024, 16, 512, 1000}, 16};
-}
-
-ClusterSpec cluster_of(int gpus, double memory_gb_per_s) {
-    ClusterSpec cluster;
-    cluster.gpus = gpus;
-    cluster.gpus_per_host = 8;
-    cluster.memory_per_gpu_bytes = 80LL << 30;
-    cluster.peak_tflops = 312;
-    cluster.achieved_fraction = 0.5;
-    cluster.memory_gb_per_s = memory_gb_per_s;
-    return cluster;
-}
-
-PlanOptions plain_options() {
-    PlanOptions options;
-    options.recompute = Recompute::none;
-    options.sequence_parallel = false;
-    options.zero1 = false;
-    return options;
-}
+using testing::cluster_of;
+using testing::plain_options;
+using testing::small_model;
 
 TEST(PlanOverheads, OneGpuPaysEachMemoryBoundKindPerMicrobatchAndOneOptimizerStep) {
     const ModelSpec model = small_model();

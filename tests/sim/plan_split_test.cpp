@@ -10,27 +10,16 @@
 
 #include "sim/plan_split.hpp"
 #include "sim/training_plan.hpp"
+#include "tests/sim/plan_specs.hpp"
 
 namespace pipelens::sim {
 namespace {
 
-ClusterSpec cluster_of(int gpus, double hbm_gb_per_s) {
-    ClusterSpec cluster;
-    cluster.gpus = gpus;
-    cluster.gpus_per_host = 8;
-    cluster.memory_per_gpu_bytes = 80LL << 30;
-    cluster.peak_tflops = 100;
-    cluster.achieved_fraction = 1;
-    cluster.memory_gb_per_s = hbm_gb_per_s;
-    return cluster;
-}
+using testing::plain_options;
 
-PlanOptions plain_options() {
-    PlanOptions options;
-    options.recompute = Recompute::none;
-    options.sequence_parallel = false;
-    options.zero1 = false;
-    return options;
+// 100 TFLOP/s achieved in full, so stage times add up without rounding.
+ClusterSpec cluster_of(int gpus, double hbm_gb_per_s) {
+    return testing::cluster_of(gpus, hbm_gb_per_s, 100, 1);
 }
 
 // Every split of `layers` into `stages` non-empty stages, in lexicographic order.
