@@ -27,8 +27,7 @@ Experiment plan_split_experiment(const PlanLayout& layout, const ModelSpec& mode
         link_spec(cluster.links.intra_host_gb_per_s, cluster.links.intra_host_latency_us);
     experiment.inter_host =
         link_spec(cluster.links.inter_host_gb_per_s, cluster.links.inter_host_latency_us);
-    // Megatron's rank order (tp, then dp, then pp), as the plan's own cost model places stages.
-    experiment.ranks_per_host = std::max(1, cluster.gpus_per_host / (layout.tp * layout.dp));
+    experiment.ranks_per_host = pipeline_ranks_per_host(layout, cluster);
     experiment.overlap_efficiency = options.overlap_efficiency;
     return experiment;
 }

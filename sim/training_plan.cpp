@@ -359,8 +359,7 @@ CostModel step_cost_model(const PlanLayout& layout, const std::vector<int>& laye
         link_of(cluster.links.intra_host_gb_per_s, cluster.links.intra_host_latency_us);
     costs.inter_host =
         link_of(cluster.links.inter_host_gb_per_s, cluster.links.inter_host_latency_us);
-    // Megatron's rank order (tp, then dp, then pp): neighbouring stages are tp x dp GPUs apart.
-    costs.ranks_per_host = std::max(1, cluster.gpus_per_host / (layout.tp * layout.dp));
+    costs.ranks_per_host = pipeline_ranks_per_host(layout, cluster);
     costs.overlap_efficiency = options.overlap_efficiency;
     return costs;
 }
@@ -559,6 +558,10 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
                             (static_cast<double>(result.step_time_ns) * 1e-9) / cluster.gpus / 1e12;
     result.even_step_time_ns = result.step_time_ns;
     return result;
+}
+
+int pipeline_ranks_per_host(const PlanLayout& layout, const ClusterSpec& cluster) {
+    return std::max(1, cluster.gpus_per_host / (layout.tp * layout.dp));
 }
 
 LayerCosts plan_layer_costs(const PlanLayout& layout, const ModelSpec& model,

@@ -190,6 +190,10 @@ CostModel plan_cost_model(const PlanLayout& layout, const ModelSpec& model,
                           const ClusterSpec& cluster, const PlanOptions& options,
                           const std::vector<int>& split = {});
 
+// Pipeline ranks per host in Megatron's rank order (tp, then dp, then pp): neighbouring stages
+// are tp x dp GPUs apart, so a host holds gpus_per_host / (tp x dp) of them, at least one.
+int pipeline_ranks_per_host(const PlanLayout& layout, const ClusterSpec& cluster);
+
 // `layout`'s costs per layer, as sim/partition divides them: each transformer layer what one
 // layer of a stage costs (arithmetic, memory-bound work, tensor-parallel collectives, gradient
 // accumulation), the embedding added to layer 0 (always on the first stage) and the output
