@@ -52,7 +52,7 @@ if(TARGET pipelens-view)
         COMPONENT cli)
 endif()
 
-# Man pages and completions, written from the built programs' --help (packaging/cli_help.py),
+# Man pages and completions, written from the built programs' --help (scripts/packaging/cli_help.py),
 # and the Debian changelog, compressed reproducibly (gzip -9, no timestamp).
 find_package(Python3 COMPONENTS Interpreter)
 set(PIPELENS_GENERATED "${CMAKE_BINARY_DIR}/packaging")
@@ -70,14 +70,14 @@ if(Python3_Interpreter_FOUND)
     add_custom_command(OUTPUT "${PIPELENS_GENERATED}/generated.stamp"
         COMMAND ${CMAKE_COMMAND} -E rm -rf "${PIPELENS_GENERATED}/man"
             "${PIPELENS_GENERATED}/completion"
-        COMMAND ${Python3_EXECUTABLE} "${PROJECT_SOURCE_DIR}/packaging/cli_help.py"
+        COMMAND ${Python3_EXECUTABLE} "${PROJECT_SOURCE_DIR}/scripts/packaging/cli_help.py"
             "$<TARGET_FILE:pipelens>" "${viewer_program}" "${PIPELENS_GENERATED}"
         COMMAND ${Python3_EXECUTABLE} -c "${PIPELENS_GZIP}"
-            "${PROJECT_SOURCE_DIR}/packaging/debian/changelog"
+            "${PROJECT_SOURCE_DIR}/assets/debian/changelog"
             "${PIPELENS_GENERATED}/changelog.gz"
         COMMAND ${CMAKE_COMMAND} -E touch "${PIPELENS_GENERATED}/generated.stamp"
-        DEPENDS ${help_programs} packaging/cli_help.py packaging/man_page.py
-            packaging/completion.py packaging/debian/changelog
+        DEPENDS ${help_programs} scripts/packaging/cli_help.py scripts/packaging/man_page.py
+            scripts/packaging/completion.py assets/debian/changelog
         WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}"
         COMMENT "Writing man pages and shell completions from --help"
         VERBATIM)
@@ -102,10 +102,10 @@ if(Python3_Interpreter_FOUND)
     endif()
     install(FILES "${PIPELENS_GENERATED}/completion/_pipelens"
         DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions COMPONENT cli)
-    install(FILES packaging/debian/copyright "${PIPELENS_GENERATED}/changelog.gz"
+    install(FILES assets/debian/copyright "${PIPELENS_GENERATED}/changelog.gz"
         DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/pipelens COMPONENT cli)
     if(TARGET pipelens-runtime)
-        install(FILES packaging/debian/copyright "${PIPELENS_GENERATED}/changelog.gz"
+        install(FILES assets/debian/copyright "${PIPELENS_GENERATED}/changelog.gz"
             DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/pipelens-runtime COMPONENT runtime)
     endif()
 else()
@@ -157,7 +157,7 @@ if(BUILD_TESTING AND Python3_Interpreter_FOUND)
     set(install_tests "${PROJECT_SOURCE_DIR}/tests/install")
     # The generators' own tests: help text in, exact pages and completions out.
     add_test(NAME install.generators
-        COMMAND ${Python3_EXECUTABLE} "${PROJECT_SOURCE_DIR}/packaging/tests/test_generators.py")
+        COMMAND ${Python3_EXECUTABLE} "${PROJECT_SOURCE_DIR}/tests/install/test_generators.py")
     # A prefix install, moved, running the demo's steps (seconds).
     add_test(NAME install.prefix_runs_demo
         COMMAND bash "${install_tests}/install_test.sh" "${CMAKE_BINARY_DIR}")

@@ -8,7 +8,7 @@ the help text (CLI11's layout: a description line, "Usage:", then titled section
 "  NAMES TYPE   description" entries, long ones continued on indented lines). The output is
 deterministic (no dates), so a rebuild writes the same bytes.
 
-Usage: packaging/cli_help.py PIPELENS PIPELENS_VIEW OUT_DIR
+Usage: scripts/packaging/cli_help.py PIPELENS PIPELENS_VIEW OUT_DIR
   writes OUT_DIR/man/*.1.gz, OUT_DIR/completion/pipelens (bash), OUT_DIR/completion/_pipelens (zsh).
   PIPELENS_VIEW may be "-" (no viewer built); `run` and `explain` are left out when `pipelens`
   cannot start the runtime.

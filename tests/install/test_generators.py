@@ -1,6 +1,6 @@
-"""Tests of the generators in packaging/: the help parser (cli_help), the man pages (man_page),
+"""Tests of the generators in scripts/packaging/: the help parser (cli_help), the man pages (man_page),
 the shell completions (completion) and the icon (make_icons), on fixed inputs with exact
-expected outputs. Run by ctest as install.generators: python3 packaging/tests/test_generators.py
+expected outputs. Run by ctest as install.generators: python3 tests/install/test_generators.py
 """
 import pathlib
 import subprocess
@@ -8,7 +8,8 @@ import sys
 import tempfile
 import unittest
 
-PACKAGING = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+PACKAGING = ROOT / "scripts" / "packaging"
 sys.path.insert(0, str(PACKAGING))
 
 import cli_help  # noqa: E402
@@ -211,7 +212,7 @@ class Completion(unittest.TestCase):
 
 class Icons(unittest.TestCase):
     def test_the_committed_icons_are_what_the_script_draws(self):
-        icons = PACKAGING.parent / "assets" / "desktop" / "icons"
+        icons = ROOT / "assets" / "desktop" / "icons"
         for size in (16, 24, 32, 48):  # the larger sizes take seconds to draw in Python
             self.assertEqual((icons / f"{size}x{size}" / "apps" / "pipelens-view.png").read_bytes(),
                              make_icons.png(size, make_icons.render(size)), size)

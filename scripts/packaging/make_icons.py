@@ -5,9 +5,9 @@ picture: four ranks running a GPipe-like schedule (forward blue, backward orange
 corners are the bubbles pipelens measures.
 
 Invariants: the output is deterministic (no timestamps in the PNGs: the same bytes every run),
-so the committed files are exactly what this script writes; packaging/tests checks that.
+so the committed files are exactly what this script writes; tests/install/test_generators.py checks that.
 
-Usage: packaging/make_icons.py [OUT_DIR]   (default assets/desktop/icons)
+Usage: scripts/packaging/make_icons.py [OUT_DIR]   (default assets/desktop/icons)
 """
 import pathlib
 import struct

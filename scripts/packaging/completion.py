@@ -68,7 +68,7 @@ def bash(helps):
     commands = [entry.names[0] for entry in main.subcommands]
     lines = [
         "# bash completion for pipelens and pipelens-view, generated from their --help when",
-        "# pipelens is built (packaging/completion.py).",
+        "# pipelens is built (scripts/packaging/completion.py).",
         "_pipelens_files() {",
         '    # Directories, and the files that match $1 (every file when $1 is empty).',
         '    local IFS=$\'\\n\'',
@@ -158,7 +158,7 @@ def zsh(helps):
     lines = [
         "#compdef pipelens pipelens-view",
         "# zsh completion for pipelens and pipelens-view, generated from their --help when",
-        "# pipelens is built (packaging/completion.py).",
+        "# pipelens is built (scripts/packaging/completion.py).",
         "",
         "_pipelens() {",
         "    local curcontext=$curcontext state line",
