@@ -7,6 +7,11 @@
 # results.tgz (check.sh's OUT_DIR: logs, runs' JSON, traces, timeline.svg, pytorch/).
 # Scratch lives under DEVICE_WORK (default /tmp/pipelens-device). Exit status: build.sh's when
 # it failed, else check.sh's.
+#
+# WITH_PYTORCH_FIXTURES=1 also runs pytorch_fixtures.py beside the build (its own budget,
+# default 170 s, inside FIXTURES_LIMIT_S), so one loan writes the PyTorch fixtures too: they go
+# to $OUT/pytorch_fixtures.tar.gz and $OUT/fixtures.log. It is waited for before check.sh, so
+# the timed GPU checks never share the machine with it.
 set -uo pipefail
 
 out="${OUT:?device_run.sh writes its results into \$OUT}"
@@ -15,9 +20,21 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mkdir -p "$work"
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -2
+fixtures_pid=""
+if [ "${WITH_PYTORCH_FIXTURES:-0}" = 1 ]; then
+    PYTHONUNBUFFERED=1 timeout -k 10 "${FIXTURES_LIMIT_S:-240}" \
+        python3 "$here/pytorch_fixtures.py" "$work/pytorch_fixtures" --bundle-dir "$out" \
+        >"$out/fixtures.log" 2>&1 &
+    fixtures_pid=$!
+fi
 timeout -k 10 330 bash "$here/build.sh" "$work/prefix" "$work/build" >"$out/build.log" 2>&1
 build_status=$?
 grep '^build.sh:\|pipelens: ' "$out/build.log"
+if [ -n "$fixtures_pid" ]; then
+    wait "$fixtures_pid"
+    echo "device_run.sh: pytorch_fixtures.py exit $?"
+    tail -n 15 "$out/fixtures.log"
+fi
 if [ $build_status -ne 0 ]; then
     tail -n 40 "$out/build.log"
     echo "device_run.sh: build.sh failed (exit $build_status)"
