@@ -9,6 +9,10 @@
 
 namespace pipelens::runtime {
 
+// False in a build whose LibTorch has no gloo headers: make_gloo_transport then always throws
+// TransportUnavailable saying so.
+bool gloo_transport_built();
+
 std::unique_ptr<Transport> make_gloo_transport(const Rendezvous& rendezvous);
 
 }  // namespace pipelens::runtime
