@@ -2,6 +2,7 @@
 // model run whole on one rank, printed and recorded as a `real` run. `--nproc N` launches N rank
 // processes (torchrun's environment); `--rank/--world-size/--master` (or RANK, WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT) joins ranks started by hand.
+#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -288,6 +289,8 @@ void print_text(const run_record::PipelineRunResult& result,
 // the wait, with how to start them and how long it waits, so a forgotten --nproc is not a
 // silent hang.
 void say_who_we_wait_for(const run_record::PipelineRunOptions& run) {
+    if (run.world_size <= 1)
+        return;  // a world of one waits for nobody
     fmt::print(stderr,
                "pipelens run: rank {} of {} ({}) waits for the other ranks at {}:{}; start each "
                "with the same command and --rank R --world-size {} --master {}:{}, or give "
@@ -404,9 +407,20 @@ class ReportDirectory {
             throw std::runtime_error("cannot create a directory for the ranks' reports");
         path_ = pattern;
     }
+    // Not std::filesystem::remove_all: a pip LibTorch (2.11's, seen on the GPU machine) exports
+    // its own copy of it, which the dynamic linker binds ahead of libstdc++'s, and that copy
+    // crashed the launcher (a call through a null pointer) after every rank had finished. The
+    // directory holds only the ranks' report files, so unlinking each and then it is enough.
     ~ReportDirectory() {
-        std::error_code ignored;
-        std::filesystem::remove_all(path_, ignored);
+        if (DIR* directory = ::opendir(path_.c_str())) {
+            while (const dirent* entry = ::readdir(directory)) {
+                const std::string name = entry->d_name;
+                if (name != "." && name != "..")
+                    ::unlink((path_ + "/" + name).c_str());
+            }
+            ::closedir(directory);
+        }
+        ::rmdir(path_.c_str());
     }
     ReportDirectory(const ReportDirectory&) = delete;
     ReportDirectory& operator=(const ReportDirectory&) = delete;
@@ -454,10 +468,11 @@ void refuse_launch_contradictions(const RunOptions& options) {
             options.transport ? "--transport local" : "the default transport (local)"));
 }
 
-// Every rank process would refuse a device this host cannot give them: say it once, here.
+// Every rank process would refuse a device this host cannot give them: say it once, here. The
+// last rank's LOCAL_RANK is the one that needs the most GPUs when ranks take cuda:LOCAL_RANK.
 void refuse_unusable_device(const RunOptions& options) {
     try {
-        runtime::resolve_run_device(options.device.value_or(""), -1);
+        runtime::resolve_run_device(options.device.value_or(""), options.nproc - 1);
     } catch (const runtime::DeviceChoiceError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
     }

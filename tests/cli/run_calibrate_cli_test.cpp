@@ -23,6 +23,7 @@ using pipelens::testing::fresh_trace;
 using testing::run_pipelens;
 
 TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
     for (const std::string transport : {"", " --transport gloo --nproc 2"}) {
         SCOPED_TRACE(transport);
         const auto trace = fresh_trace("profile");

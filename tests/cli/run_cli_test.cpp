@@ -296,14 +296,23 @@ TEST(RunCli, ThreadRanksAreOnOneClock) {
 }
 
 TEST(RunCliGloo, NanOutputsFailTheRunWithAnErrorRow) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
     expect_nan_run_failed("--transport gloo --nproc 2", "nan_gloo");
 }
 
 TEST(RunCliGloo, ProcessesOverTcpMatchTheReference) {
-    const auto result = run_pipelens(
-        "run --schedule Interleaved1F1B --pp 2 --m 4 --model mlp --transport gloo --nproc 2 "
+    PIPELENS_SKIP_WITHOUT_GLOO();
+    // The launcher keeps the ranks' reports in a directory under TMPDIR and removes it after.
+    const auto temporary = std::filesystem::temp_directory_path() /
+                           ("pipelens_launcher_tmpdir_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(temporary);
+    std::filesystem::create_directories(temporary);
+    const auto result = testing::run_command(
+        "TMPDIR=" + temporary.string() + " " + std::string(PIPELENS_BINARY) +
+        " run --schedule Interleaved1F1B --pp 2 --m 4 --model mlp --transport gloo --nproc 2 "
         "--json");
     ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_TRUE(std::filesystem::is_empty(temporary)) << temporary;
     const auto json = nlohmann::json::parse(result.out);  // only rank 0 prints
     EXPECT_TRUE(json["completed"].get<bool>());
     EXPECT_TRUE(json["reference"]["outputs_match"].get<bool>());
@@ -314,6 +323,7 @@ TEST(RunCliGloo, ProcessesOverTcpMatchTheReference) {
 // Processes over loopback TCP run a ZB-2p order lowered with deferred receives; the recorded
 // schedule replays as ZeroBubbleAuto with its inputs and the deferral.
 TEST(RunCliGloo, ZeroBubbleTwoPWithDeferredReceivesMatchesTheReference) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
     const auto trace = fresh_trace("zb2p_deferred");
     const auto result = run_pipelens(
         "run --schedule ZeroBubbleAuto --max-activations 2p --defer-recv --pp 3 --m 6 "
@@ -337,6 +347,7 @@ TEST(RunCliGloo, ZeroBubbleTwoPWithDeferredReceivesMatchesTheReference) {
 }
 
 TEST(RunCliGloo, ASkewedClockIsRecoveredAndEveryReceiveEndsAfterItsSend) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
     // Processes on one host share their clock, so rank 1's is put 5 ms ahead on purpose.
     const auto trace = fresh_trace("skewed_clock");
     const auto result = run_pipelens(
@@ -356,6 +367,7 @@ TEST(RunCliGloo, ASkewedClockIsRecoveredAndEveryReceiveEndsAfterItsSend) {
 }
 
 TEST(RunCliGloo, AFaultIsReportedByTheRankThatSawIt) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
     const auto result = run_pipelens(
         "run --schedule 1F1B --pp 3 --m 3 --batch 12 --transport gloo --nproc 3 --fault "
         "stage1=flatten --json");
@@ -378,6 +390,7 @@ TEST(RunCliGloo, AFaultIsReportedByTheRankThatSawIt) {
 }
 
 TEST(RunCliGloo, AStuckRankTimesOutInsteadOfHanging) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
     const auto result = run_pipelens(
         "run --schedule 1F1B --pp 3 --m 3 --batch 12 --transport gloo --nproc 3 --fault "
         "stage1=sleep:120s --timeout 2s --json");
@@ -390,6 +403,7 @@ TEST(RunCliGloo, AStuckRankTimesOutInsteadOfHanging) {
 }
 
 TEST(RunCliGloo, ARankThatDiesIsNamedAndTheRestIsRecorded) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
     const auto trace = fresh_trace("died");
     const auto result = run_pipelens(
         "run --schedule 1F1B --pp 3 --m 3 --batch 12 --transport gloo --nproc 3 --fault "
@@ -414,6 +428,7 @@ TEST(RunCliGloo, ARankThatDiesIsNamedAndTheRestIsRecorded) {
 
 // Rank 0 gathers and records; when it dies, the launcher records what the others reported.
 TEST(RunCliGloo, WhenRankZeroDiesTheLauncherRecordsTheRest) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
     const auto trace = fresh_trace("rank_zero_died");
     const auto started = std::chrono::steady_clock::now();
     const auto result = run_pipelens(
@@ -542,6 +557,7 @@ constexpr std::int64_t kMicrobatchRows = 1024 / 8;
 constexpr std::int64_t kHeldPerLayer = 2 * kMicrobatchRows * kHidden * 4;
 
 TEST(RunCli, EachRankRecordsTheTensorBytesItHolds) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
     for (const std::string transport : {"", " --transport gloo --nproc 4"}) {
         SCOPED_TRACE(transport);
         const auto trace = fresh_trace("memory_1f1b");

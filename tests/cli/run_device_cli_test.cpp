@@ -62,6 +62,13 @@ void expect_refused_as_unusable(const std::string& device, const std::string& la
         EXPECT_EQ(version.find_first_not_of("0123456789.+abcdefghijklmnopqrstuvwxyz"),
                   std::string::npos)
             << version;
+    } else if (reason.rfind("no GPU seen", 0) != 0) {
+        // A CUDA build with fewer GPUs than asked for: cuda:N past the last one, or more ranks
+        // per host than GPUs.
+        const bool past_the_last = reason.rfind("only ", 0) == 0;
+        const bool too_many_ranks = reason.rfind("the rank with LOCAL_RANK ", 0) == 0;
+        EXPECT_TRUE(past_the_last || too_many_ranks) << reason;
+        EXPECT_NE(reason.find(" seen (cuda:0"), std::string::npos) << reason;
     } else {
         EXPECT_EQ(reason.rfind("no GPU seen (CUDA_VISIBLE_DEVICES", 0), 0u) << reason;
     }
@@ -74,6 +81,9 @@ TEST(RunDeviceCli, CudaWhereThisBuildCannotUseItIsAUsageErrorSayingWhy) {
     expect_refused_as_unusable("cuda:0", "--no-reference ");
     expect_refused_as_unusable("cuda", "", "CUDA_VISIBLE_DEVICES= ");
     expect_refused_as_unusable("cuda:1", "--transport gloo --nproc 2 ");
+    // More ranks than GPUs on this host: each rank takes cuda:LOCAL_RANK, so the launcher
+    // refuses once, before any rank starts, where one rank would find no GPU of its own.
+    expect_refused_as_unusable("cuda", "--transport gloo --nproc 64 ");
 }
 
 TEST(RunDeviceCli, TheDeviceIsInTheReportAndRecordedForEveryRank) {
@@ -96,7 +106,7 @@ TEST(RunDeviceCli, TheDeviceIsInTheReportAndRecordedForEveryRank) {
         EXPECT_EQ(nlohmann::json::parse(row.substr(row.find('|') + 1))["device"], "cpu") << row;
     }
 
-    const auto text = run_pipelens(std::string(kRun) + "--no-reference");
+    const auto text = run_pipelens(std::string(kRun) + "--no-reference --device cpu");
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("transport local (real run, cpu)"), std::string::npos) << text.out;
     EXPECT_EQ(text.out.find("share one GPU"), std::string::npos) << text.out;

@@ -65,6 +65,7 @@ TEST(RunModelCli, AVTheDefaultModelCannotFillIsRefusedNamingLayers) {
 }
 
 TEST(RunModelCli, ARankStartedByHandSaysWhomItWaitsForAndHonoursTheTimeout) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
     const int port = 20000 + static_cast<int>(::getpid() % 20000);
     const std::string master = "127.0.0.1:" + std::to_string(port);
     const auto result =

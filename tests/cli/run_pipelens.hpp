@@ -12,6 +12,18 @@
 
 #include <sys/wait.h>
 
+// A build whose LibTorch ships no gloo headers (a pip wheel) has no gloo transport; the tests of
+// `--transport gloo` then skip, saying so. CMake defines PIPELENS_GLOO_TRANSPORT for the tests.
+#ifndef PIPELENS_GLOO_TRANSPORT
+#define PIPELENS_GLOO_TRANSPORT 1
+#endif
+#define PIPELENS_SKIP_WITHOUT_GLOO()                                                     \
+    do {                                                                                 \
+        if (!PIPELENS_GLOO_TRANSPORT)                                                    \
+            GTEST_SKIP() << "pipelens-runtime was built without the gloo transport (no " \
+                            "gloo headers beside its LibTorch)";                         \
+    } while (false)
+
 namespace pipelens::testing {
 
 struct CommandResult {
