@@ -264,8 +264,11 @@ def part_profiler(out, budget_s, has_cuda):
             jobs.append({"mode": "pipeline", "kind": kind, "pp": pp, "v": v, "m": 2 * pp,
                          "backend": "gloo", "device": "cpu"})
     if has_cuda:
-        jobs.append({"mode": "pipeline", "kind": "Interleaved1F1B", "pp": 1, "v": 2, "m": 4,
-                     "backend": "nccl", "device": "cuda"})
+        # One rank holding both stages: the V schedules too, which PyTorch 2.11 could not run
+        # over Gloo processes (every rank failed in _initialize_stages, "Pair is not connected").
+        for kind in ("Interleaved1F1B", "ZBVZeroBubble", "DualPipeV"):
+            jobs.append({"mode": "pipeline", "kind": kind, "pp": 1, "v": 2, "m": 4,
+                         "backend": "nccl", "device": "cuda"})
     for job in jobs:
         name = f"{job['kind']}_pp{job['pp']}_v{job['v']}_m{job['m']}_{job['device']}"
         job["profile_dir"] = str(folder / name)
