@@ -23,6 +23,7 @@ mkdir -p "$1" "$2"
 prefix="$(cd "$1" && pwd)"
 build_dir="$(cd "$2" && pwd)"
 deps_dir="${DEVICE_DEPS_DIR:-$repo_root/.device-deps}"
+gloo_options=()  # -DPIPELENS_GLOO_INCLUDE=... when the carried gloo headers stand in for the wheel's
 jobs="${JOBS:-$(nproc)}"
 targets=(${BUILD_TARGETS:-pipelens pipelens-runtime pipelens_runtime_tests
     pipelens_runtime_transport_tests pipelens_transport_peer pipelens_run_cli_tests})
@@ -102,8 +103,16 @@ find_torch() {
             exit 1
         fi
         local include="$torch_prefix_path/../../include"
-        [ -d "$include/gloo" ] && echo "build.sh: gloo headers: $(cd "$include/gloo" && pwd)" ||
-            echo "build.sh: warning: no gloo headers under torch/include" >&2
+        if [ -d "$include/gloo" ]; then
+            echo "build.sh: gloo headers: $(cd "$include/gloo" && pwd)"
+        elif [ -d "$deps_dir/gloo-include/gloo" ]; then
+            gloo_options=(-DPIPELENS_GLOO_INCLUDE="$(cd "$deps_dir/gloo-include" && pwd)")
+            echo "build.sh: no gloo headers under torch/include: trying the carried ones" \
+                "($(grep '^gloo-headers ' "$deps_dir/MANIFEST" | cut -d' ' -f2))"
+        else
+            echo "build.sh: warning: no gloo headers under torch/include nor carried" \
+                "(gather-deps.sh with GLOO_GIT_DIR): the gloo transport is not built" >&2
+        fi
     else
         torch_source="system"
         torch_prefix_path=""
@@ -182,6 +191,7 @@ configure() {
     cmake -S "$repo_root" -B "$build_dir" "${generator[@]}" "${launcher[@]}" \
         -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix_path" \
         -DPIPELENS_TORCH=ON -DPIPELENS_GUI=OFF -DPIPELENS_FUZZ_TESTS=OFF "${cuda_options[@]}" \
+        "${gloo_options[@]}" \
         >"$build_dir/configure.log" 2>&1 || {
         cat "$build_dir/configure.log"
         echo "build.sh: configure failed (log: $build_dir/configure.log)" >&2

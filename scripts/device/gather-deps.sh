@@ -55,6 +55,32 @@ for package in "${packages[@]}"; do
     fi
     manifest_lines+=("$package $version ${existing#./}")
 done
+# gloo's headers, for a LibTorch wheel that ships none (PyTorch 2.11's does not, so its
+# ProcessGroupGloo.hpp cannot be compiled against): taken from a git directory of
+# github.com/pytorch/gloo named by GLOO_GIT_DIR (a clone, or the bare snapshot the search tools'
+# `fetch` brings), headers only, with the config.h gloo's CMake would write for a TCP build
+# inside PyTorch (GLOO_USE_TORCH_DTYPES as PyTorch sets it). Build inputs that travel like the
+# .debs, never committed. engine/CMakeLists.txt compiles ProcessGroupGloo.hpp against them before
+# it builds the gloo transport, so headers that do not fit the wheel leave the stub instead.
+rm -rf gloo-include
+if [ -n "${GLOO_GIT_DIR:-}" ]; then
+    gloo_commit="$(git --git-dir "$GLOO_GIT_DIR" rev-parse HEAD)"
+    mkdir -p gloo-include
+    git --git-dir "$GLOO_GIT_DIR" archive "$gloo_commit" gloo |
+        tar -x -C gloo-include --wildcards '*.h' --exclude='gloo/test/*' \
+            --exclude='gloo/benchmark/*' --exclude='gloo/examples/*'
+    gloo_cmake="$(git --git-dir "$GLOO_GIT_DIR" show "$gloo_commit:CMakeLists.txt")"
+    gloo_version() { sed -n "s/^set(GLOO_VERSION_$1 \([0-9]*\))/\1/p" <<<"$gloo_cmake" | head -1; }
+    major="$(gloo_version MAJOR)" minor="$(gloo_version MINOR)" patch="$(gloo_version PATCH)"
+    git --git-dir "$GLOO_GIT_DIR" show "$gloo_commit:gloo/config.h.in" |
+        sed -e "s/@GLOO_VERSION_MAJOR@/${major:-0}/" -e "s/@GLOO_VERSION_MINOR@/${minor:-5}/" \
+            -e "s/@GLOO_VERSION_PATCH@/${patch:-0}/" \
+            -e 's/#cmakedefine01 \(GLOO_HAVE_TRANSPORT_TCP\|GLOO_USE_TORCH_DTYPES\)$/#define \1 1/' \
+            -e 's/#cmakedefine01 \([A-Z_0-9]*\)$/#define \1 0/' >gloo-include/gloo/config.h
+    manifest_lines+=("gloo-headers $gloo_commit gloo-include")
+    echo "gloo-headers: $(find gloo-include -name '*.h' | wc -l) headers of pytorch/gloo" \
+        "$gloo_commit (version ${major:-?}.${minor:-?}.${patch:-?})"
+fi
 printf '%s\n' "${manifest_lines[@]}" >MANIFEST
 
 echo "gather-deps: ${#packages[@]} packages in $deps_dir:"
