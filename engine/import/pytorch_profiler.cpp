@@ -19,6 +19,7 @@
 #include "engine/import/pipeline_ranks.hpp"
 #include "engine/import/rank_file_name.hpp"
 #include "engine/import/schedule_recovery.hpp"
+#include "engine/import/single_stage_profile.hpp"
 #include "engine/run_record/parallel_for.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 
@@ -53,7 +54,9 @@ struct RankFile {
     std::vector<CommCall> named_comm;     // nccl:/gloo: send and recv ranges (fallback)
     std::vector<traces::MemoryRecord> cpu_memory;
     std::vector<traces::MemoryRecord> gpu_memory;
+    StageOperators stage_operators;  // for a trace without action ranges (single_stage_profile)
     std::uint64_t events = 0;
+    std::string who;  // "global rank 3", for messages
 };
 
 bool is_gpipe_name(std::string_view name) {
@@ -139,6 +142,7 @@ CommCall comm_call(const ChromeEvent& event, CommKind kind, std::string thread) 
 
 void keep_event(RankFile& file, const ChromeEvent& event) {
     ++file.events;
+    keep_stage_operator(file.stage_operators, event);
     if (event.ph == "i" || event.ph == "I") {
         if (event.name != "[memory]")
             return;
@@ -202,6 +206,13 @@ void move_to_epoch(RankFile& file, const ChromeTraceHeader& header) {
     for (auto* points : {&file.cpu_memory, &file.gpu_memory})
         for (traces::MemoryRecord& point : *points)
             shift(point.time_ns);
+    for (StageOp& op : file.stage_operators.ops) {
+        const std::int64_t length = op.end_ns - op.start_ns;
+        shift(op.start_ns);
+        op.end_ns = op.start_ns + length;
+    }
+    for (AutogradFlow& flow : file.stage_operators.flows)
+        shift(flow.ts_ns);
 }
 
 RankFile read_rank_file(const std::string& path) {
@@ -211,6 +222,8 @@ RankFile read_rank_file(const std::string& path) {
         read_chrome_trace(path, [&file](const ChromeEvent& event) { keep_event(file, event); });
     file.rank = header.rank ? header.rank : rank_from_file_name(path);
     file.groups = header.process_groups;
+    if (!file.cpu_ranges.empty())  // the action ranges say it all
+        file.stage_operators = {};
     move_to_epoch(file, header);
     if (file.recorded_comm.empty())  // older traces: only the process group's own ranges
         file.recorded_comm = std::move(file.named_comm);
@@ -439,6 +452,23 @@ std::vector<RankFile> read_files_in_parallel(const std::vector<std::string>& pat
     return files;
 }
 
+ImportError no_action_ranges(const RankFile& file, std::string_view nor) {
+    return ImportError(fmt::format(
+        "{}: no pipeline action ranges among the {} events of {}{} "
+        "(torch.distributed.pipelining marks each action as a \"PP:<action>\" range, "
+        "GPipe's loop as \"Forward i\" / \"Backward i\"; a single-stage schedule, which marks "
+        "none, is read from its operators when every rank's trace holds its c10d::send/recv_ "
+        "calls); was the profiled code a pipelining schedule's step()?",
+        file.path, file.events, file.who, nor));
+}
+
+// Every file lacks action ranges and holds point-to-point posts: a single-stage schedule's step.
+bool single_stage_traces(const std::vector<RankFile>& files) {
+    return std::all_of(files.begin(), files.end(), [](const RankFile& file) {
+        return file.cpu_ranges.empty() && file.stage_operators.has_point_to_point();
+    });
+}
+
 // The files in pipeline order (pipeline_ranks.hpp), each knowing its global rank.
 std::vector<RankFile> read_files(const std::vector<std::string>& paths, PipelineRanks& ranks) {
     std::vector<RankFile> files = read_files_in_parallel(paths);
@@ -455,23 +485,60 @@ std::vector<RankFile> read_files(const std::vector<std::string>& paths, Pipeline
         ordered.push_back(std::move(files[ranks.order[pipeline_rank]]));
         ordered.back().rank = ranks.global_ranks[pipeline_rank];
     }
+    for (RankFile& file : ordered)
+        file.who = paths_without_rank.empty() ? fmt::format("global rank {}", *file.rank)
+                                              : std::string("its one rank (the trace names none)");
+    if (single_stage_traces(ordered))
+        return ordered;
     for (const RankFile& file : ordered)
         if (file.cpu_ranges.empty())
-            throw ImportError(fmt::format(
-                "{}: no pipeline action ranges among the {} events of {} "
-                "(torch.distributed.pipelining marks each action as a \"PP:<action>\" range, "
-                "GPipe's loop as \"Forward i\" / \"Backward i\"); was the profiled code a "
-                "pipelining schedule's step()?",
-                file.path, file.events,
-                paths_without_rank.empty() ? fmt::format("global rank {}", *file.rank)
-                                           : std::string("its one rank (the trace names none)")));
+            throw no_action_ranges(file, "");
     return ordered;
 }
 
-int chosen_step(const std::vector<RankFile>& files, const ProfilerImportOptions& options) {
+// Single-stage schedules mark no actions: each rank's are read from its operators, and every
+// rank must show the same number of microbatches (the most any rank's forwards show).
+std::vector<StageRecovery> recover_single_stage(const std::vector<RankFile>& files) {
+    std::vector<StageRecovery> recovered;
+    int microbatches = 0;
+    for (std::size_t rank = 0; rank < files.size(); ++rank) {
+        recovered.push_back(
+            recover_stage_actions(files[rank].stage_operators, static_cast<int>(rank)));
+        const auto& actions = recovered.back().actions;
+        microbatches = std::max(
+            microbatches,
+            static_cast<int>(std::count_if(actions.begin(), actions.end(), [](const Action& a) {
+                return a.kind == ActionKind::forward;
+            })));
+    }
+    if (microbatches == 0)
+        throw no_action_ranges(files.front(),
+                               ", nor a forward among its operators (none "
+                               "recorded an autograd node)");
+    for (std::size_t rank = 0; rank < files.size(); ++rank)
+        check_single_stage(recovered[rank], static_cast<int>(rank), static_cast<int>(files.size()),
+                           microbatches, files[rank].path, files[rank].who);
+    return recovered;
+}
+
+void add_recovered(RankBuild& build, const StageRecovery& recovered) {
+    for (std::size_t index = 0; index < recovered.actions.size(); ++index) {
+        build.actions.push_back({recovered.actions[index], recovered.timings[index], false, -1});
+        ++build.cpu_timed;
+    }
+}
+
+// The steps every rank's trace completed. A single-stage schedule's operators are read as one.
+int common_steps(const std::vector<RankFile>& files, bool single_stage) {
+    if (single_stage)
+        return 1;
     int common = std::numeric_limits<int>::max();
     for (const RankFile& file : files)
         common = std::min(common, steps_in(file));
+    return common;
+}
+
+int chosen_step(int common, const ProfilerImportOptions& options) {
     if (!options.step)
         return common - 1;
     if (*options.step < 0 || *options.step >= common)
@@ -537,7 +604,11 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
                                   const ProfilerImportOptions& options) {
     PipelineRanks pipeline;
     const std::vector<RankFile> ranks = read_files(files, pipeline);
-    const int step = chosen_step(ranks, options);
+    const bool single_stage = single_stage_traces(ranks);
+    const int steps = common_steps(ranks, single_stage);
+    const int step = chosen_step(steps, options);
+    const std::vector<StageRecovery> recovered =
+        single_stage ? recover_single_stage(ranks) : std::vector<StageRecovery>{};
     ImportedRun run;
     run.format = "pytorch-profiler";
     run.global_ranks = pipeline.global_ranks;
@@ -552,7 +623,9 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
         const bool runtime_ranges =
             std::any_of(file.cpu_ranges.begin(), file.cpu_ranges.end(),
                         [](const Range& range) { return range.name.substr(0, 3) == "PP:"; });
-        if (runtime_ranges)
+        if (single_stage)
+            add_recovered(build, recovered[rank]);
+        else if (runtime_ranges)
             build_runtime_actions(file, step, run.schedule.parts, build);
         else
             build_gpipe_actions(file, static_cast<int>(rank), step, build);
@@ -576,10 +649,13 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
     run.schedule.name = kind ? std::string(schedule_kind_name(*kind)) : "imported";
     link_send_recv_pairs(run.schedule);
     const ClockAlignment clocks = align_clocks(run);
-    int steps = std::numeric_limits<int>::max();
-    for (const RankFile& file : ranks)
-        steps = std::min(steps, steps_in(file));
     add_notes(run, builds, step, steps, clocks);
+    if (single_stage)
+        run.notes.insert(
+            run.notes.begin(),
+            "no \"PP:\" ranges: a single-stage schedule's actions read from its operators "
+            "(F: those that recorded autograd nodes; B: the autograd engine's evaluate_function "
+            "ranges; SEND/RECV: c10d::send/recv_), microbatches in the order they ran");
     if (std::string note = pipeline_ranks_note(pipeline); !note.empty())
         run.notes.insert(run.notes.begin(), std::move(note));
     return run;
