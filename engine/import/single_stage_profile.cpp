@@ -220,7 +220,7 @@ StageRecovery recover_stage_actions(const StageOperators& operators, int stage) 
                                  compute->microbatch);
         } else {
             recovery.unplaced.push_back(
-                fmt::format("a {} at {} ns {} any forward or backward",
+                fmt::format("a {} at {} ns with no forward or backward {} it",
                             item.step == Step::send ? "send (c10d::send)" : "receive (c10d::recv_)",
                             item.start_ns, item.step == Step::send ? "before" : "after"));
             continue;
@@ -234,9 +234,6 @@ StageRecovery recover_stage_actions(const StageOperators& operators, int stage) 
 void check_single_stage(const StageRecovery& recovery, int stage, int pp, int microbatches,
                         const std::string& path, const std::string& who) {
     const std::string where = fmt::format("{}: {} (pipeline rank {} of {})", path, who, stage, pp);
-    if (!recovery.unplaced.empty())
-        throw ImportError(fmt::format("{}: {}, which no single-stage schedule does", where,
-                                      recovery.unplaced.front()));
     constexpr std::array kinds{ActionKind::forward,       ActionKind::full_backward,
                                ActionKind::send_forward,  ActionKind::recv_forward,
                                ActionKind::send_backward, ActionKind::recv_backward};
@@ -261,11 +258,12 @@ void check_single_stage(const StageRecovery& recovery, int stage, int pp, int mi
         expected += fmt::format("{}{} {}", separator, wanted, kind_text(kinds[k]));
         found += fmt::format("{}{} {}", separator, count, kind_text(kinds[k]));
     }
-    if (counts_differ)
-        throw ImportError(
-            fmt::format("{} does not fit a single-stage schedule of {} microbatches (read from its "
-                        "operators: no \"PP:\" ranges): expected {}; found {}",
-                        where, microbatches, expected, found));
+    if (counts_differ || !recovery.unplaced.empty())
+        throw ImportError(fmt::format(
+            "{} does not fit a single-stage schedule of {} microbatches (read from its "
+            "operators: no \"PP:\" ranges): expected {}; found {}{}{}",
+            where, microbatches, expected, found, recovery.unplaced.empty() ? "" : ", and ",
+            fmt::join(recovery.unplaced, ", ")));
     for (std::size_t k = 0; k < kinds.size(); ++k)
         if (present[k] && static_cast<int>(seen[k].size()) != microbatches)
             throw ImportError(fmt::format(
