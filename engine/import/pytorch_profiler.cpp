@@ -1,7 +1,9 @@
 // Reading PyTorch profiler traces. Each file is streamed once (chrome_trace_stream) keeping only
 // what the import needs: the action ranges, the communication the profiler recorded, memory
 // samples. Everything else (operator ranges, kernels, flows) is dropped as it streams past, so
-// memory stays proportional to the pipeline's actions, not to the trace.
+// memory stays proportional to the pipeline's actions, not to the trace; only a trace that
+// marks no action keeps the few kinds of operator a single-stage schedule is read from
+// (single_stage_profile.hpp), and drops them at its first action range.
 #include "engine/import/pytorch_profiler.hpp"
 
 #include <algorithm>
@@ -142,7 +144,8 @@ CommCall comm_call(const ChromeEvent& event, CommKind kind, std::string thread) 
 
 void keep_event(RankFile& file, const ChromeEvent& event) {
     ++file.events;
-    keep_stage_operator(file.stage_operators, event);
+    if (file.cpu_ranges.empty())  // until a range shows the actions are marked
+        keep_stage_operator(file.stage_operators, event);
     if (event.ph == "i" || event.ph == "I") {
         if (event.name != "[memory]")
             return;
@@ -162,6 +165,8 @@ void keep_event(RankFile& file, const ChromeEvent& event) {
                     event.offset};
         (event.cat == "gpu_user_annotation" ? file.gpu_ranges : file.cpu_ranges)
             .push_back(std::move(range));
+        if (file.cpu_ranges.size() == 1)
+            file.stage_operators = {};
         return;
     }
     if (event.cat == "kernel" || event.cat == "gpu_memcpy")
@@ -222,8 +227,6 @@ RankFile read_rank_file(const std::string& path) {
         read_chrome_trace(path, [&file](const ChromeEvent& event) { keep_event(file, event); });
     file.rank = header.rank ? header.rank : rank_from_file_name(path);
     file.groups = header.process_groups;
-    if (!file.cpu_ranges.empty())  // the action ranges say it all
-        file.stage_operators = {};
     move_to_epoch(file, header);
     if (file.recorded_comm.empty())  // older traces: only the process group's own ranges
         file.recorded_comm = std::move(file.named_comm);
