@@ -25,6 +25,33 @@ std::string join_ranks(const std::vector<int>& ranks) {
     return out;
 }
 
+// Gloo retires an entry once its work has run (done or failed) and, having no device events,
+// never moves its state past "scheduled": for Gloo, `retired` is the only sign of completion.
+bool is_gloo(const FlightRecorderEntry& entry) {
+    return entry.op.backend == "gloo";
+}
+
+// What a Gloo rank's dump cannot show. Gloo records its collectives only: a send or recv takes
+// the next op id without an entry, so ids missing before the first entry or between two are
+// such ops, and one that never finished leaves no trace at all.
+std::string gloo_note(const FlightRecorderDump& dump) {
+    if (std::none_of(dump.entries.begin(), dump.entries.end(), is_gloo))
+        return "";
+    std::int64_t unrecorded = 0;
+    std::int64_t previous =
+        dump.entries.front().record_id == 0 ? 0 : dump.entries.front().op_id - 1;
+    for (const FlightRecorderEntry& entry : dump.entries) {
+        if (entry.op_id > previous + 1)
+            unrecorded += entry.op_id - previous - 1;
+        previous = std::max(previous, entry.op_id);
+    }
+    return fmt::format(
+        "rank {}: a Gloo dump: its entries stay 'scheduled' (Gloo records no events), so a "
+        "retired one counts as completed; only collectives are recorded ({} op id(s) have no "
+        "entry: sends or receives), so a hang in a send or recv does not show",
+        dump.rank, unrecorded);
+}
+
 struct GlobalGroup {
     std::string name;
     std::string desc;
@@ -110,6 +137,11 @@ class Analysis {
                     "is unknown",
                     group.name, group.desc, join_ranks(absent)));
         }
+        for (const FlightRecorderDump& dump : dumps_)
+            report_.notes.insert(report_.notes.end(), dump.notes.begin(), dump.notes.end());
+        for (const FlightRecorderDump& dump : dumps_)
+            if (const std::string note = gloo_note(dump); !note.empty())
+                report_.notes.push_back(note);
         for (std::size_t i = 0; i < dumps_.size(); ++i)
             if (wrapped(i))
                 report_.notes.push_back(fmt::format(
@@ -464,7 +496,7 @@ std::string op_label(const FlightRecorderEntry& entry) {
 std::vector<EntryState> effective_states(const FlightRecorderDump& dump) {
     std::vector<EntryState> states;
     for (const FlightRecorderEntry& entry : dump.entries)
-        states.push_back(entry.state);
+        states.push_back(is_gloo(entry) && entry.retired ? EntryState::completed : entry.state);
     for (std::size_t i = 0; i < dump.entries.size(); ++i) {
         const FlightRecorderEntry& marker = dump.entries[i];
         if (!is_marker(marker))

@@ -10,6 +10,11 @@
 //    followed until a rank repeats (a cycle) or the needed op was never posted. It is the
 //    HangReport of engine/schedule/dry_run.hpp, so it reads like `pipelens check`'s report.
 //
+// Gloo dumps: fr_trace stops on them (their pg_config lists the group unnamed, see
+// flight_recorder_dump.hpp; its Op also takes only nccl: and xccl: names); here they are read,
+// a retired Gloo op counts as completed, and a note per rank says that only collectives are
+// recorded, so a send or recv that never finished is not in the dump.
+//
 // Deliberate differences from fr_trace: every mismatch is reported (fr_trace stops pairing a
 // group after its first); a collective's sizes and dtypes are compared before its state, since
 // differing states are usually the consequence of the mismatch; a rank whose buffer wrapped
@@ -75,7 +80,8 @@ struct FlightRecorderReport {
 std::string op_label(const FlightRecorderEntry& entry);
 
 // Each entry's state, where an op inside a coalesced batch takes the state of the batch's
-// closing "coalesced" entry (PyTorch records the batch's progress only there).
+// closing "coalesced" entry (PyTorch records the batch's progress only there), and a retired
+// Gloo op is completed (Gloo leaves every entry "scheduled" and retires it once it has run).
 std::vector<EntryState> effective_states(const FlightRecorderDump& dump);
 
 // `dumps` as read_flight_recorder_dumps returns them (one per rank).

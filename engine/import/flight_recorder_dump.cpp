@@ -251,8 +251,7 @@ int global_rank(const ProcessGroupConfig& group, int local, const Fields& fields
     return sorted[local];
 }
 
-FlightRecorderEntry parse_entry(const json& value, const Fields& fields,
-                                const std::vector<ProcessGroupConfig>& groups) {
+FlightRecorderEntry parse_entry(const json& value, const Fields& fields) {
     if (!value.is_object())
         throw ImportError(fields.where() + ": should be a dict of the op's fields");
     FlightRecorderEntry entry;
@@ -287,17 +286,80 @@ FlightRecorderEntry parse_entry(const json& value, const Fields& fields,
     if (const json* timeout = fields.find("timeout_ms"); timeout && !timeout->is_null())
         entry.timeout_ms = fields.integer_of("timeout_ms", *timeout);
     entry.frames = parse_frames(fields);
-    for (std::size_t i = 0; i < groups.size() && entry.group < 0; ++i)
-        if (groups[i].name == entry.pg_name)
-            entry.group = static_cast<int>(i);
-    if (entry.group < 0)
-        fields.fail(
-            "process_group",
-            fmt::format("is '{}', which the dump's pg_config does not list", entry.pg_name));
-    if (entry.op.is_p2p())
-        entry.peer_rank = global_rank(groups[entry.group],
-                                      entry.op.is_send() ? entry.op.dst : entry.op.src, fields);
     return entry;
+}
+
+int group_named(const std::vector<ProcessGroupConfig>& groups, const std::string& name) {
+    for (std::size_t i = 0; i < groups.size(); ++i)
+        if (groups[i].name == name)
+            return static_cast<int>(i);
+    return -1;
+}
+
+// The group names entries use that pg_config does not list, each once, in order of first use.
+std::vector<const FlightRecorderEntry*> unlisted_groups(const FlightRecorderDump& dump) {
+    std::vector<const FlightRecorderEntry*> firsts;
+    for (const FlightRecorderEntry& entry : dump.entries)
+        if (group_named(dump.pg_config, entry.pg_name) < 0 &&
+            std::none_of(firsts.begin(), firsts.end(), [&](const FlightRecorderEntry* seen) {
+                return seen->pg_name == entry.pg_name;
+            }))
+            firsts.push_back(&entry);
+    return firsts;
+}
+
+// PyTorch's Gloo backend registers a group's ranks with the flight recorder when it is built,
+// before the group has its name, so pg_config lists it under "" while its entries carry the
+// name given later ("0", "default_pg"). fr_trace looks groups up by name and stops there
+// (KeyError). pipelens names the unnamed group after the entries' group only where nothing
+// else can be meant: pg_config has exactly one unnamed group and the entries name exactly one
+// group it does not list. Anything else is left for resolve_groups to refuse.
+void name_the_unnamed_group(FlightRecorderDump& dump) {
+    const std::vector<const FlightRecorderEntry*> unlisted = unlisted_groups(dump);
+    const auto unnamed = [](const ProcessGroupConfig& group) { return group.name.empty(); };
+    if (unlisted.size() != 1 ||
+        std::count_if(dump.pg_config.begin(), dump.pg_config.end(), unnamed) != 1)
+        return;
+    ProcessGroupConfig& group =
+        *std::find_if(dump.pg_config.begin(), dump.pg_config.end(), unnamed);
+    group.name = unlisted.front()->pg_name;
+    if (group.desc.empty())
+        group.desc = unlisted.front()->pg_desc;
+    std::string ranks;
+    for (const int rank : group.ranks)
+        ranks += (ranks.empty() ? "" : ", ") + std::to_string(rank);
+    dump.notes.push_back(fmt::format(
+        "rank {}: pg_config lists a group without a name (ranks [{}]), as Gloo registers a "
+        "group before naming it; its entries' group '{}' ({}) is taken to be that one",
+        dump.rank, ranks, group.name, group.desc));
+}
+
+// Why a still unnamed group in pg_config could not stand for an unlisted one: the entries
+// name several groups it does not list. Empty when pg_config has no unnamed group.
+std::string unnamed_group_hint(const FlightRecorderDump& dump) {
+    if (group_named(dump.pg_config, "") < 0)
+        return "";
+    std::string names;
+    for (const FlightRecorderEntry* first : unlisted_groups(dump))
+        names += (names.empty() ? "'" : ", '") + first->pg_name + "'";
+    return fmt::format(" (its one unnamed group cannot be told apart: the entries name {})", names);
+}
+
+// Each entry's group (an index into pg_config) and, for a send or recv, its peer's global rank.
+void resolve_groups(FlightRecorderDump& dump, const json& entries) {
+    name_the_unnamed_group(dump);
+    for (std::size_t i = 0; i < dump.entries.size(); ++i) {
+        FlightRecorderEntry& entry = dump.entries[i];
+        const Fields fields(entries[i], fmt::format("{}: entry {}", dump.file, i));
+        entry.group = group_named(dump.pg_config, entry.pg_name);
+        if (entry.group < 0)
+            fields.fail("process_group",
+                        fmt::format("is '{}', which the dump's pg_config does not list{}",
+                                    entry.pg_name, unnamed_group_hint(dump)));
+        if (entry.op.is_p2p())
+            entry.peer_rank = global_rank(dump.pg_config[static_cast<std::size_t>(entry.group)],
+                                          entry.op.is_send() ? entry.op.dst : entry.op.src, fields);
+    }
 }
 
 int dump_rank(const json& dump, const std::string& file) {
@@ -339,8 +401,9 @@ FlightRecorderDump dump_from_json(const json& dump, const std::string& file) {
         top.fail("entries", "should be a list");
     for (std::size_t i = 0; i < entries->size(); ++i) {
         const Fields fields((*entries)[i], fmt::format("{}: entry {}", file, i));
-        out.entries.push_back(parse_entry((*entries)[i], fields, out.pg_config));
+        out.entries.push_back(parse_entry((*entries)[i], fields));
     }
+    resolve_groups(out, *entries);
     return out;
 }
 

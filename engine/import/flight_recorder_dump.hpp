@@ -15,6 +15,13 @@
 // name: PyTorch writes `<prefix><rank>`); the version is one upstream's analyzer knows; every
 // entry's group is listed in `pg_config` and its p2p peer is a member of it (`peer_rank` is
 // that peer's global rank). Errors are ImportError naming the file (and entry).
+//
+// Gloo registers a group with the flight recorder before the group is named, so its pg_config
+// lists the group under "" while the entries carry the later name. When pg_config has exactly
+// one unnamed group and the entries name exactly one group it does not list, that group is the
+// unnamed one: it takes the entries' name (and description, where it has none) and `notes`
+// says so. More than one candidate either way stays an error. (PyTorch's fr_trace stops on such
+// a dump with a KeyError.)
 #pragma once
 
 #include <cstdint>
@@ -97,6 +104,7 @@ struct FlightRecorderDump {
     std::vector<ProcessGroupConfig> pg_config;
     std::vector<ProcessGroupStatus> pg_status;
     std::vector<FlightRecorderEntry> entries;  // in recorded order (record_id ascending)
+    std::vector<std::string> notes;            // what reading had to assume, for the report
 };
 
 // The versions FlightRecorder has written ("2.0" ... "2.10"); others are refused.
