@@ -3,7 +3,10 @@
 // lacks columns added since; they stay NULL, as the schema's `@since` sections make them).
 #include "traces/trace_merge.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -100,13 +103,50 @@ std::int64_t copy_run_row(sqlite3* connection, const std::filesystem::path& path
     return sqlite3_last_insert_rowid(connection);
 }
 
+// A copy of an older source upgraded to the current schema, removed when it goes; the source
+// itself is opened read-only. An upgrade rewrites rows (schema.sql's sections), so copying the
+// older file's rows as they are would keep what the upgrade exists to fix.
+class UpgradedCopy {
+  public:
+    UpgradedCopy(const std::filesystem::path& source, const std::filesystem::path& destination)
+        : path_(destination.string() + ".merge-source-" + std::to_string(::getpid())) {
+        std::filesystem::remove(path_);
+        {
+            const detail::Connection connection = detail::open_connection(
+                source, SQLITE_OPEN_READONLY, "cannot open it to merge from");
+            const detail::Statement vacuum = detail::prepare(
+                connection.get(), source, "VACUUM INTO ?1", "cannot copy it to upgrade it");
+            detail::bind_text(vacuum.get(), 1, path_.string());
+            detail::step_to_done(vacuum.get(), source, "cannot copy it to upgrade it");
+        }
+        const TraceWriter upgrade(path_);
+    }
+    ~UpgradedCopy() {
+        std::error_code ignored;
+        for (const char* suffix : {"", "-wal", "-shm"})
+            std::filesystem::remove(path_.string() + suffix, ignored);
+    }
+    UpgradedCopy(const UpgradedCopy&) = delete;
+    UpgradedCopy& operator=(const UpgradedCopy&) = delete;
+    const std::filesystem::path& path() const { return path_; }
+
+  private:
+    std::filesystem::path path_;
+};
+
 }  // namespace
 
-std::vector<std::int64_t> copy_trace_runs(const std::filesystem::path& source,
+std::vector<std::int64_t> copy_trace_runs(const std::filesystem::path& given_source,
                                           const std::filesystem::path& destination) {
+    int source_version = 0;
     {
-        const TraceReader check(source);  // a pipelens trace, whole, of a version we read
+        const TraceReader check(given_source);  // a pipelens trace, whole, of a version we read
+        source_version = check.schema_version();
     }
+    std::optional<UpgradedCopy> upgraded;
+    if (source_version < kSchemaVersion)
+        upgraded.emplace(given_source, destination);
+    const std::filesystem::path& source = upgraded ? upgraded->path() : given_source;
     {
         const TraceWriter create(destination);  // the schema, current
     }
@@ -115,11 +155,11 @@ std::vector<std::int64_t> copy_trace_runs(const std::filesystem::path& source,
                                 "cannot open the trace to merge into");
     sqlite3* db = connection.get();
     sqlite3_busy_timeout(db, 5000);
-    const detail::Statement attach =
-        detail::prepare(db, destination, "ATTACH ?1 AS source", "cannot attach " + source.string());
+    const detail::Statement attach = detail::prepare(db, destination, "ATTACH ?1 AS source",
+                                                     "cannot attach " + given_source.string());
     const std::string uri = "file:" + source.string() + "?mode=ro";
     detail::bind_text(attach.get(), 1, uri);
-    detail::step_to_done(attach.get(), source, "cannot open it to merge from");
+    detail::step_to_done(attach.get(), given_source, "cannot open it to merge from");
     detail::execute(db, destination, "BEGIN IMMEDIATE", "cannot start merging");
     std::vector<std::int64_t> copied;
     try {
@@ -137,9 +177,9 @@ std::vector<std::int64_t> copy_trace_runs(const std::filesystem::path& source,
             for (auto& [table, statement] : copies) {
                 sqlite3_bind_int64(statement.get(), 1, run);
                 sqlite3_bind_int64(statement.get(), 2, new_run);
-                detail::step_to_done(
-                    statement.get(), destination,
-                    fmt::format("cannot copy {} of run {} from {}", table, run, source.string()));
+                detail::step_to_done(statement.get(), destination,
+                                     fmt::format("cannot copy {} of run {} from {}", table, run,
+                                                 given_source.string()));
             }
             copied.push_back(new_run);
         }

@@ -5,7 +5,10 @@
 // whole); the runs arrive with new ids, in the source's order, with every row that belongs to
 // them (any table with a run_id column, so a table added later is copied without change here)
 // and their text re-interned in the destination's `strings`; all of a source's runs land in one
-// transaction, so a failure leaves the destination as it was.
+// transaction, so a failure leaves the destination as it was. A source of an older schema is
+// first copied (VACUUM INTO) to a temporary file that a writer upgrades, so its rows arrive as
+// the upgrade rewrites them (before version 8 a multi-step run shared its pairs among its
+// steps); the source itself is never changed.
 #pragma once
 
 #include <cstdint>

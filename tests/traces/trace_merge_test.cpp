@@ -120,5 +120,41 @@ TEST_F(TraceMerge, ASourceThatIsNotATraceChangesNothing) {
     EXPECT_EQ(TraceReader(destination).runs().size(), 1u);
 }
 
+// Before version 8 a two-step run shared each SEND/RECV pair between its steps. Merged from such a
+// file, the run arrives as the upgrade rewrites it (the second step's copies get a pair of their
+// own), as if the file had been upgraded first; the older file itself is not changed.
+TEST_F(TraceMerge, AnOlderSourceArrivesUpgradedAndStaysAsItWas) {
+    const fs::path source = file("v7.db"), destination = file("merged.db");
+    write_older_trace(source, 7);
+    {
+        testing::RawDatabase raw(source);
+        // Two steps: rank 0 runs 0SEND_F0 (pair 0) at 10 and 110, rank 1 1RECV_F0 at 5 and 105.
+        raw.execute(
+            "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, start_ns, "
+            "end_ns, bytes, pair_id) VALUES (1, 0, 0, 1, 4, 0, 0, 10, 12, 64, 0), "
+            "(1, 0, 0, 1, 4, 0, 0, 110, 112, 64, 0), (1, 1, 0, 1, 5, 1, 0, 5, 15, 64, 0), "
+            "(1, 1, 0, 1, 5, 1, 0, 105, 115, 64, 0)");
+        raw.execute(
+            "INSERT INTO pairs (run_id, pair_id, send_rank, send_step, recv_rank, recv_step, "
+            "bytes) VALUES (1, 0, 0, 0, 1, 0, 64)");
+    }
+    const std::string before = bytes_of(source);
+    {
+        TraceWriter writer(destination);
+        write_run(writer, "kept", false);
+    }
+    EXPECT_EQ(copy_trace_runs(source, destination), std::vector<std::int64_t>{2});
+    EXPECT_EQ(bytes_of(source), before);
+    expect_same(TraceReader(destination).pairs(2),
+                {PairRecord{0, 0, 0, 1, 0, 64, 0}, PairRecord{1, 0, 0, 1, 0, 64, 1}});
+    testing::RawDatabase merged(destination, SQLITE_OPEN_READONLY);
+    EXPECT_EQ(merged.rows("SELECT rank || ' ' || start_ns || ' ' || pair_id FROM actions "
+                          "WHERE run_id = 2 ORDER BY rank, start_ns"),
+              (std::vector<std::string>{"0 10 0", "0 110 1", "1 5 0", "1 105 1"}));
+    for (const auto& entry : fs::directory_iterator(directory_))
+        EXPECT_EQ(entry.path().filename().string().find("merge-source"), std::string::npos)
+            << "the upgraded copy is removed: " << entry.path();
+}
+
 }  // namespace
 }  // namespace pipelens::traces

@@ -136,4 +136,19 @@ inline void write_trace_with_actions(const fs::path& path, int count) {
     writer.finish_run(run_id, count * 1000, 0.25);
 }
 
+// A file as a build of schema `version` made it: the schema without the later sections, its
+// meta, and one finished run (id 1).
+inline void write_older_trace(const fs::path& path, int version) {
+    const std::string_view schema = schema_sql();
+    const std::string later = "\n-- @since " + std::to_string(version + 1);
+    ASSERT_NE(schema.find(later), std::string_view::npos) << later;
+    RawDatabase raw(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    raw.execute(std::string(schema.substr(0, schema.find(later))));
+    raw.execute("INSERT INTO meta VALUES ('application', 'pipelens'), ('schema_version', '" +
+                std::to_string(version) + "')");
+    raw.execute(
+        "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, config) "
+        "VALUES (1, 'sim', '1F1B', 2, 1, 4, 'finished', 0, '')");
+}
+
 }  // namespace pipelens::traces
