@@ -26,7 +26,8 @@ deps_dir="${DEVICE_DEPS_DIR:-$repo_root/.device-deps}"
 gloo_options=()  # -DPIPELENS_GLOO_INCLUDE=... when the carried gloo headers stand in for the wheel's
 jobs="${JOBS:-$(nproc)}"
 targets=(${BUILD_TARGETS:-pipelens pipelens-runtime pipelens_runtime_tests
-    pipelens_runtime_transport_tests pipelens_transport_peer pipelens_run_cli_tests})
+    pipelens_runtime_transport_tests pipelens_transport_peer pipelens_run_cli_tests
+    pipelens_bench_runtime})
 
 now() { date +%s.%N; }
 phase_start=$(now)

@@ -261,6 +261,18 @@ check_timeline() {
     skip "export.timeline_png" "pipelens renders PNG only for sweep charts (sweep --png)"
 }
 
+# The split backward on the GPU: (I + W) / B of one stage, 5 repetitions (the aim: within 10 %).
+check_split_backward() {
+    local name="bench.stage_backward_cuda"
+    if [ -n "$cuda_reason" ]; then
+        skip_cuda "$name" "$cuda_reason"
+        return
+    fi
+    step "$name" 60 "$out_dir/runs/$name.json" "$build_dir/tests/pipelens_bench_runtime" \
+        --benchmark_filter=stage_backward_cuda --benchmark_repetitions=5 \
+        --benchmark_report_aggregates_only=true --benchmark_format=json
+}
+
 echo "check.sh: build $build_dir (LibTorch $DEVICE_TORCH_SOURCE with CUDA: $DEVICE_TORCH_CUDA;" \
     "NCCL transport: $DEVICE_WITH_CUDA), run --device: $run_has_device_option"
 [ -n "$cuda_reason" ] && echo "SKIPPED (cuda): every CUDA part: $cuda_reason"
@@ -270,6 +282,7 @@ check_nccl_world
 check_side_by_side_runs
 check_pytorch_side_by_side
 if [ -z "$cuda_reason" ]; then check_timeline cuda; else check_timeline cpu; fi
+check_split_backward
 check_runtime_tests
 
 python3 "$script_dir/collect_figures.py" "$out_dir" "$checks_file" "$build_dir/device-build.env" \

@@ -75,6 +75,18 @@ def run_figures(run):
             "errors": run.get("errors")}
 
 
+def benchmark_figures(report):
+    """Google Benchmark's JSON (aggregates only): each benchmark's median counters."""
+    rows = {}
+    for entry in report.get("benchmarks", []):
+        if entry.get("aggregate_name") != "median":
+            continue
+        counters = {key: entry[key] for key in ("B_ms", "I_ms", "W_ms", "IW_over_B", "W_over_B")
+                    if key in entry}
+        rows[entry.get("run_name", entry.get("name"))] = dict(counters, label=entry.get("label"))
+    return rows
+
+
 def gtest_figures(log_path):
     """gtest's closing counts ([  PASSED  ] N tests, ...) from a test binary's log, summed
     over its shards."""
@@ -151,7 +163,12 @@ def main():
     for check in checks:
         if check["json"]:
             run = load_json(os.path.join(out_dir, check["json"]))
-            check["figures"] = run_figures(run) if isinstance(run, dict) else None
+            if not isinstance(run, dict):
+                check["figures"] = None
+            elif check["name"].startswith("bench."):
+                check["figures"] = benchmark_figures(run)
+            else:
+                check["figures"] = run_figures(run)
         elif check["name"].startswith("tests.") and check["log"]:
             check["figures"] = gtest_figures(os.path.join(out_dir, check["log"]))
     summary = {status: sum(1 for check in checks if check["status"] == status)

@@ -7,7 +7,9 @@
 //                      simulated step compared with the measured one (relative error);
 //   stage_backward     one multi-layer stage's backward: B, then I and W, each after an untimed
 //                      F, in every iteration, so the ratios (I + W) / B and W / B are taken at one
-//                      moment of a shared machine; single-threaded, in this thread's CPU time.
+//                      moment of a shared machine; single-threaded, in this thread's CPU time;
+//   stage_backward_cuda  the same on the GPU (registered only where CUDA is usable), in wall
+//                      time with the device synchronised around each timed part.
 //
 //   make bench            # or: build/tests/pipelens_bench_runtime
 #include <benchmark/benchmark.h>
@@ -16,6 +18,7 @@
 
 #include <time.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
@@ -23,6 +26,7 @@
 
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/run_record/run_trace.hpp"
+#include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/runtime/pipeline_stage.hpp"
 #include "engine/runtime/torch_meta.hpp"
@@ -163,12 +167,14 @@ struct StageUnderTest {
     runtime::TensorList output_gradients;
 };
 
-StageUnderTest middle_stage(const runtime::ModelSpec& spec, int batch) {
+StageUnderTest middle_stage(const runtime::ModelSpec& spec, int batch,
+                            const c10::Device& device = c10::Device(c10::kCPU)) {
     StageUnderTest result;
     result.model = runtime::build_model(spec, 1);
+    runtime::place_model(result.model, device);
     runtime::TensorList inputs = result.model.make_batch(batch, 3).first;
     for (torch::Tensor& input : inputs)
-        input.requires_grad_(true);
+        input = input.to(device).requires_grad_(true);
     runtime::TensorList outputs = runtime::run_layers(result.model.layers, inputs);
     const runtime::StageMeta meta{runtime::metas_of(inputs), runtime::metas_of(outputs)};
     result.stage = std::make_unique<runtime::PipelineStage>(1, 3, 1, result.model.layers, meta);
@@ -241,6 +247,64 @@ BENCHMARK(stage_backward)
     ->ArgName("model")
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
+
+// The same split on the GPU. Host CPU time would miss the kernels, so each timed part runs
+// between two device synchronisations, in wall time; the stages are larger (a GPU step of the
+// CPU sizes is all launch latency).
+void stage_backward_cuda(benchmark::State& state) {
+    runtime::ModelSpec spec = stage_spec(static_cast<int>(state.range(0)));
+    spec.hidden *= 8;
+    const c10::Device device(c10::kCUDA, 0);
+    StageUnderTest under_test = middle_stage(spec, spec.name == "mlp" ? 256 : 32, device);
+    runtime::PipelineStage& stage = *under_test.stage;
+    stage.forward(0, under_test.inputs, {});
+    stage.full_backward(0, under_test.output_gradients);
+    const auto now = [] {
+        torch::cuda::synchronize();
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
+    };
+    double full_s = 0;
+    double input_s = 0;
+    double weight_s = 0;
+    for (auto _ : state) {
+        stage.forward(0, under_test.inputs, {});
+        const double start = now();
+        stage.full_backward(0, under_test.output_gradients);
+        const double full_end = now();
+        stage.forward(0, under_test.inputs, {});
+        const double input_start = now();
+        stage.backward_input(0, under_test.output_gradients);
+        const double middle = now();
+        stage.backward_weight(0);
+        const double end = now();
+        full_s += full_end - start;
+        input_s += middle - input_start;
+        weight_s += end - middle;
+        state.SetIterationTime(full_end - start + end - input_start);
+    }
+    const auto iterations = static_cast<double>(state.iterations());
+    state.counters["B_ms"] = full_s / iterations * 1e3;
+    state.counters["I_ms"] = input_s / iterations * 1e3;
+    state.counters["W_ms"] = weight_s / iterations * 1e3;
+    state.counters["IW_over_B"] = (input_s + weight_s) / full_s;
+    state.counters["W_over_B"] = weight_s / full_s;
+    state.SetLabel(spec.name + " x" + std::to_string(spec.layers) + " hidden " +
+                   std::to_string(spec.hidden) + " on cuda:0");
+}
+
+// Registered before main runs only where a GPU is usable, so a CPU machine lists nothing for it.
+const bool stage_backward_cuda_registered = [] {
+    if (!torch::cuda::is_available())
+        return false;
+    benchmark::RegisterBenchmark("stage_backward_cuda", stage_backward_cuda)
+        ->Arg(0)
+        ->Arg(1)
+        ->ArgName("model")
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+    return true;
+}();
 
 }  // namespace
 
