@@ -123,6 +123,7 @@ void apply_profile(Calibration& calibration, const traces::RunRecord& run,
     experiment.inter_host = fitted.link;
     calibration.from_profile = true;
     calibration.link_sizes = fitted.link_sizes;
+    calibration.link_fit_note = fitted.link_fit_note;
 }
 
 // One step's samples of a figure each, without a profile: per stage each kind's durations, and

@@ -39,6 +39,7 @@ struct Calibration {
     int transfer_samples = 0;   // transfers the link latency came from (runs without a profile)
     bool from_profile = false;  // per-layer costs from `run --profile`
     int link_sizes = 0;         // message sizes the link fit used (from a profile)
+    std::string link_fit_note;  // how the link fit was held to a link; empty when it was not
     // By stage: how the profile's figures were scaled to the run's own step (profile only).
     std::vector<StageScale> profile_scales;
     // Stages whose I and W are kAssumedBackwardSplit of their B, not measured (runs without a

@@ -189,7 +189,7 @@ std::vector<traces::ProfileRecord> median_profile(
 }
 
 LinkSpec fit_link(const std::vector<std::pair<std::int64_t, std::int64_t>>& points,
-                  std::int64_t run_id) {
+                  std::int64_t run_id, std::string* note) {
     std::set<std::int64_t> sizes;
     for (const auto& [bytes, ns] : points)
         sizes.insert(bytes);
@@ -205,27 +205,42 @@ LinkSpec fit_link(const std::vector<std::pair<std::int64_t, std::int64_t>>& poin
     }
     mean_bytes /= static_cast<double>(points.size());
     mean_ns /= static_cast<double>(points.size());
-    double covariance = 0, variance = 0;
+    double covariance = 0, variance = 0, through_origin = 0, squares = 0;
     for (const auto& [bytes, ns] : points) {
-        covariance +=
-            (static_cast<double>(bytes) - mean_bytes) * (static_cast<double>(ns) - mean_ns);
-        variance +=
-            (static_cast<double>(bytes) - mean_bytes) * (static_cast<double>(bytes) - mean_bytes);
+        const double b = static_cast<double>(bytes), t = static_cast<double>(ns);
+        covariance += (b - mean_bytes) * (t - mean_ns);
+        variance += (b - mean_bytes) * (b - mean_bytes);
+        through_origin += b * t;
+        squares += b * b;
     }
-    const double ns_per_byte = covariance / variance;
-    const double latency = mean_ns - ns_per_byte * mean_bytes;
     std::string figures;
     for (const auto& [bytes, ns] : points)
         figures += fmt::format("{}{} B in {} ns", figures.empty() ? "" : ", ", bytes, ns);
-    if (!std::isfinite(latency) || latency < 0)
+    const auto say = [&](std::string text) {
+        if (note != nullptr)
+            *note = std::move(text);
+    };
+    const double ns_per_byte = covariance / variance;
+    const double latency = mean_ns - ns_per_byte * mean_bytes;
+    if (!std::isfinite(ns_per_byte) || !std::isfinite(latency))
         throw std::invalid_argument(fmt::format(
-            "run {}: the fitted link latency is {} ns, not a latency (one-way times: {})", run_id,
-            latency, figures));
-    if (!std::isfinite(ns_per_byte) || ns_per_byte <= 0)
-        throw std::invalid_argument(fmt::format(
-            "run {}: the fitted link bandwidth is not positive (time per byte {} ns; one-way "
-            "times: {})",
-            run_id, ns_per_byte, figures));
+            "run {}: the link fit is not a number (one-way times: {})", run_id, figures));
+    if (ns_per_byte <= 0) {
+        say(
+            fmt::format("the one-way times do not grow with the message size ({}): the link is "
+                        "their mean, with no bandwidth limit",
+                        figures));
+        return {std::llround(mean_ns), 0.0};
+    }
+    if (latency < 0) {
+        const double slope = through_origin / squares;
+        say(
+            fmt::format("the line through the one-way times ({}) starts below zero: the link is "
+                        "the line through the origin, no latency",
+                        figures));
+        return {0, 1.0 / slope};
+    }
+    say("");
     return {std::llround(latency), 1.0 / ns_per_byte};
 }
 
@@ -395,7 +410,7 @@ ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecor
             points.emplace_back(row.bytes, row.low);
             sizes.insert(row.bytes);
         }
-    calibration.link = fit_link(points, run_id);
+    calibration.link = fit_link(points, run_id, &calibration.link_fit_note);
     calibration.link_sizes = static_cast<int>(sizes.size());
     return calibration;
 }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/experiment/experiment.hpp"
@@ -23,6 +24,8 @@ struct ProfileCalibration {
     double overlap_efficiency = 0;
     LinkSpec link;
     int link_sizes = 0;  // distinct message sizes the link fit used
+    // How the fit was held to a link (fit_link): empty when the free fit was one already.
+    std::string link_fit_note;
 };
 
 // What the profiled run itself measured for one stage's computations: the medians of its F and
@@ -57,8 +60,12 @@ std::vector<traces::ProfileRecord> median_profile(
 ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecord>& profile,
                                           std::int64_t run_id);
 
-// latency + bytes / bandwidth through (bytes, one-way ns) points, by least squares.
+// latency + bytes / bandwidth through (bytes, one-way ns) points, by least squares with both
+// terms held non-negative: where the times do not grow with the size (a fast link whose
+// messages here are all latency, or noise larger than the transfer) the link is its mean time
+// with no bandwidth limit; where the line would start below zero, the line through the origin.
+// Either way `note` (when given) says which, with the times, so a user can judge the fit.
 LinkSpec fit_link(const std::vector<std::pair<std::int64_t, std::int64_t>>& points,
-                  std::int64_t run_id);
+                  std::int64_t run_id, std::string* note = nullptr);
 
 }  // namespace pipelens::sim

@@ -162,6 +162,8 @@ void run_calibrate(const CalibrateOptions& options) {
         json["link_bandwidth_gb_per_s"] = experiment.intra_host.bytes_per_ns;
         json["transfer_samples"] = calibration.transfer_samples;
         json["link_sizes"] = calibration.link_sizes;
+        if (!calibration.link_fit_note.empty())
+            json["link_fit_note"] = calibration.link_fit_note;
         nlohmann::ordered_json peaks = nlohmann::ordered_json::array();
         for (const auto& [rank, peak] : measured_peak)
             peaks.push_back({{"rank", rank},
@@ -191,13 +193,20 @@ void run_calibrate(const CalibrateOptions& options) {
             values.push_back(column.of(stage));
         fmt::print("  {} per stage: {}\n", column.label, durations(values));
     }
-    if (calibration.from_profile)
+    if (calibration.from_profile) {
+        const LinkSpec& link = experiment.intra_host;
+        const std::string bandwidth = link.bytes_per_ns > 0
+                                          ? fmt::format("bytes / {:.3f} GB/s", link.bytes_per_ns)
+                                          : std::string("no bandwidth limit");
         fmt::print(
-            "  OVERLAP_F_B overlap efficiency: {:.2f}\n  link: {} + bytes / {:.3f} GB/s "
-            "(fitted to {} message sizes)\n",
-            experiment.overlap_efficiency, format_duration(experiment.intra_host.latency_ns),
-            experiment.intra_host.bytes_per_ns, calibration.link_sizes);
-    else
+            "  OVERLAP_F_B overlap efficiency: {:.2f}\n  link: {} + {} (fitted to {} message "
+            "sizes)\n",
+            experiment.overlap_efficiency, format_duration(link.latency_ns), bandwidth,
+            calibration.link_sizes);
+    }
+    if (calibration.from_profile && !calibration.link_fit_note.empty())
+        fmt::print("  link fit: {}\n", calibration.link_fit_note);
+    if (!calibration.from_profile)
         fmt::print("  send/recv delivery: {} (median of {} transfers)\n",
                    format_duration(experiment.intra_host.latency_ns), calibration.transfer_samples);
     if (!calibration.assumed_split_stages.empty())
