@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# build.sh PREFIX_DIR BUILD_DIR: builds what the GPU checks run (`pipelens`, `pipelens-runtime`
-# and the runtime's tests) against the packages gather-deps.sh downloaded.
+# build.sh PREFIX_DIR BUILD_DIR: builds what the GPU checks run (`pipelens`, `pipelens-runtime`,
+# the runtime's tests and the uneven model writer of partition_real_check.sh) against the
+# packages gather-deps.sh downloaded.
 #
 # Runs on the GPU machine (no package registry there: the .debs travel in .device-deps/) and
 # HERE (Debian, CPU LibTorch) end to end. Writes: PREFIX_DIR (the .debs unpacked with
@@ -27,7 +28,7 @@ gloo_options=()  # -DPIPELENS_GLOO_INCLUDE=... when the carried gloo headers sta
 jobs="${JOBS:-$(nproc)}"
 targets=(${BUILD_TARGETS:-pipelens pipelens-runtime pipelens_runtime_tests
     pipelens_runtime_transport_tests pipelens_transport_peer pipelens_run_cli_tests
-    pipelens_bench_runtime})
+    pipelens_bench_runtime pipelens_write_uneven_mlp})
 
 now() { date +%s.%N; }
 phase_start=$(now)

@@ -1,0 +1,376 @@
+#!/usr/bin/env bash
+# fidelity.sh BUILD_DIR OUT_DIR: how well a calibration predicts schedules it never saw, on a
+# machine whose cores nobody else uses (the GPU machine's 16 quiet cores; docs/device.md).
+#
+# 1. Transport: one process per rank (`--transport gloo --nproc PP`) when the build has the gloo
+#    transport (found by a tiny probe run), else ranks as threads (`--transport local`), said in
+#    the output and in the results. One intra-op thread per rank; a pp whose ranks x threads
+#    exceed the cores is skipped (never more busy threads than cores).
+# 2. Calibrates on FIDELITY_CALIBRATION_RUNS profiled runs of 1F1B at one pp (4 on 16 cores or
+#    more, else 2) and m=8 (`calibrate --run 1,2,...`: medians over the runs). The costs are per
+#    layer, so every pp, v and m below is predicted from the one calibration (calibration.md,
+#    "Any layout"); the model keeps its layer count (FIDELITY_LAYERS) at every pp.
+# 3. Predicts every row (kind x pp x m; v=2 for the interleaved and V-shaped kinds) with
+#    `simulate --json` into predictions.tsv and predictions.db BEFORE any row is measured; a
+#    configuration the simulator refuses (DualPipeV with m < 2 pp) is recorded as refused.
+# 4. Measures each row: `run --steps S --warmup W --json --out traces.db` (the microbatch keeps
+#    FIDELITY_ROWS_PER_MICROBATCH rows), then `diff` of the run against its prediction.
+# 5. fidelity_table.py writes fidelity.tsv and fidelity.json and prints the table with the
+#    targets (every row within 5 %, the median row within 2 %, peak memory per rank within 10 %).
+# 6. With budget left: scripts/partition_real_check.sh BUILD_DIR 3 into partition_check.log (its
+#    files in OUT_DIR/pipelens-partition-check.*).
+#
+# Every step runs under `timeout`, cut to what is left of FIDELITY_BUDGET_S (default 300); rows
+# not reached are recorded as skipped with the reason. OUT_DIR also gets logs/, runs/, diffs/,
+# sims/ (each command's JSON), calibration.db, calibrated.toml, calibration.json, meta.tsv.
+# Exit status: 2 on a usage error or when calibration fails, else 0 (the table says what passed).
+#
+# Environment (space-separated lists): FIDELITY_BUDGET_S, FIDELITY_PP (default "2 4 8"),
+# FIDELITY_M ("8 16"), FIDELITY_KINDS (the six below), FIDELITY_CALIBRATION_PP,
+# FIDELITY_CALIBRATION_M (8), FIDELITY_CALIBRATION_RUNS (3), FIDELITY_STEPS (20),
+# FIDELITY_WARMUP (5), FIDELITY_HIDDEN (256), FIDELITY_LAYERS (16), FIDELITY_ROWS_PER_MICROBATCH
+# (32), FIDELITY_THREADS (1), FIDELITY_DEVICE (cpu: the cores are what is measured),
+# FIDELITY_TRANSPORT (gloo or local: skip the probe), FIDELITY_RUN_TIMEOUT_S (120),
+# FIDELITY_PARTITION_ROUNDS (3; 0 skips the partition check), FIDELITY_PARTITION_MIN_S (90: the
+# budget left that the partition check needs to start).
+set -uo pipefail
+
+if [ $# -ne 2 ]; then
+    echo "usage: $0 BUILD_DIR OUT_DIR" >&2
+    exit 2
+fi
+script_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+build_dir="$(cd "$1" && pwd)" || exit 2
+mkdir -p "$2"/logs "$2"/runs "$2"/diffs "$2"/sims || exit 2
+out_dir="$(cd "$2" && pwd)"
+pipelens="$build_dir/app/cli/pipelens"
+table="$script_dir/fidelity_table.py"
+started=$(date +%s)
+budget_s="${FIDELITY_BUDGET_S:-300}"
+cores=$(nproc)
+threads="${FIDELITY_THREADS:-1}"
+device="${FIDELITY_DEVICE:-cpu}"
+hidden="${FIDELITY_HIDDEN:-256}"
+layers="${FIDELITY_LAYERS:-16}"
+rows_per_microbatch="${FIDELITY_ROWS_PER_MICROBATCH:-32}"
+steps="${FIDELITY_STEPS:-20}"
+warmup="${FIDELITY_WARMUP:-5}"
+run_timeout_s="${FIDELITY_RUN_TIMEOUT_S:-120}"
+calibration_runs="${FIDELITY_CALIBRATION_RUNS:-3}"
+calibration_m="${FIDELITY_CALIBRATION_M:-8}"
+default_calibration_pp=2
+[ "$cores" -ge 16 ] && default_calibration_pp=4
+calibration_pp="${FIDELITY_CALIBRATION_PP:-$default_calibration_pp}"
+pps=(${FIDELITY_PP-2 4 8})
+ms=(${FIDELITY_M-8 16})
+kinds=(${FIDELITY_KINDS-1F1B GPipe Interleaved1F1B InterleavedZeroBubble ZBVZeroBubble DualPipeV})
+
+say() { echo "fidelity.sh: $*"; }
+elapsed() { echo $(($(date +%s) - started)); }
+remaining() { echo $((budget_s - $(elapsed))); }
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+# Stages per rank: 2 for the kinds built on several stages per rank, else 1.
+stages_per_rank() {
+    case "$1" in
+    Interleaved1F1B | InterleavedZeroBubble | ZBVZeroBubble | DualPipeV | LoopedBFS) echo 2 ;;
+    *) echo 1 ;;
+    esac
+}
+
+# bounded LIMIT_S LOG COMMAND...: runs it under timeout cut to the budget left, stdout to
+# $bounded_stdout when set (else to LOG), stderr to LOG. Sets last_rc and last_seconds; returns
+# 124 without running when the budget is spent, and sets cut_by_budget when the budget cut it.
+bounded() {
+    local limit="$1" log="$2"
+    shift 2
+    local left
+    left=$(remaining)
+    cut_by_budget=no
+    if [ "$left" -le 0 ]; then
+        last_rc=124 last_seconds=0 cut_by_budget=yes
+        return 124
+    fi
+    if [ "$left" -lt "$limit" ]; then
+        limit=$left
+        cut_by_budget=yes
+    fi
+    local begin end
+    begin=$(date +%s.%N)
+    if [ -n "${bounded_stdout:-}" ]; then
+        timeout -k 5 "$limit" "$@" >"$bounded_stdout" 2>"$log"
+    else
+        timeout -k 5 "$limit" "$@" >"$log" 2>&1
+    fi
+    last_rc=$?
+    end=$(date +%s.%N)
+    last_seconds=$(awk -v a="$begin" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    return $last_rc
+}
+
+# Why the last bounded step did not pass, in one line.
+failure_reason() {  # LOG
+    if [ "$last_rc" -eq 124 ] || [ "$last_rc" -eq 137 ]; then
+        if [ "$cut_by_budget" = yes ]; then
+            echo "the fidelity budget of ${budget_s} s ran out"
+        else
+            echo "timed out"
+        fi
+        return
+    fi
+    echo "exit $last_rc: $(grep -v '^\s*$' "$1" | tail -n 2 | tr '\t\n' '  ' | cut -c1-240)"
+}
+
+device_args=()
+if timeout 30 "$pipelens" run --help 2>/dev/null | grep -q -- '--device'; then
+    device_args=(--device "$device")
+fi
+model_args=(--model mlp --hidden "$hidden" --layers "$layers" --threads "$threads"
+    --no-reference "${device_args[@]}")
+
+# Sets transport and transport_note: gloo when a two-rank probe over it runs.
+choose_transport() {
+    transport_note=""
+    if [ -n "${FIDELITY_TRANSPORT:-}" ]; then
+        transport="$FIDELITY_TRANSPORT"
+        transport_note="transport $transport set by FIDELITY_TRANSPORT (no probe)"
+        return
+    fi
+    local log="$out_dir/logs/probe.gloo.log"
+    if bounded 60 "$log" "$pipelens" run --schedule 1F1B --pp 2 --m 2 --model mlp --hidden 16 \
+        --layers 2 --batch 4 --threads 1 --no-reference "${device_args[@]}" \
+        --transport gloo --nproc 2; then
+        transport=gloo
+        return
+    fi
+    transport=local
+    local why
+    why="$(grep -m1 -o 'pipelens was built without the gloo transport[^.]*' "$log")"
+    [ -n "$why" ] || why="$(failure_reason "$log")"
+    transport_note="no gloo transport ($why): ranks are threads of one process"
+    transport_note+=" (--transport local), which share the process's allocator and scheduler"
+}
+
+set_transport_args() {  # PP: sets transport_args for a run of PP ranks
+    transport_args=(--transport local)
+    [ "$transport" = gloo ] && transport_args=(--transport gloo --nproc "$1")
+}
+
+fits_cores() {  # PP: whether pp ranks x threads busy threads fit the cores
+    [ $(($1 * threads)) -le "$cores" ]
+}
+
+write_meta() {
+    {
+        printf 'key\tvalue\n'
+        printf 'transport\t%s\n' "$transport"
+        printf 'transport_note\t%s\n' "$transport_note"
+        printf 'cores\t%s\n' "$cores"
+        printf 'threads\t%s\n' "$threads"
+        printf 'device\t%s\n' "$device"
+        printf 'model\tmlp hidden %s, %s layers, %s rows per microbatch\n' "$hidden" "$layers" \
+            "$rows_per_microbatch"
+        printf 'steps\t%s recorded after %s warm-up\n' "$steps" "$warmup"
+        printf 'calibration_pp\t%s\n' "$calibration_pp"
+        printf 'calibration_m\t%s\n' "$calibration_m"
+        printf 'calibration_runs\t%s\n' "$calibration_runs"
+        printf 'budget_s\t%s\n' "$budget_s"
+        printf 'elapsed_s\t%s\n' "$(elapsed)"
+        printf 'host\t%s\n' "$(uname -n)"
+        printf 'load_at_start\t%s\n' "$load_at_start"
+    } >"$out_dir/meta.tsv"
+}
+
+calibrate() {
+    if ! fits_cores "$calibration_pp"; then
+        say "calibration pp=$calibration_pp x $threads thread(s) exceeds $cores cores"
+        return 1
+    fi
+    local run ids=() id
+    rm -f "$out_dir/calibration.db"
+    set_transport_args "$calibration_pp"
+    for ((run = 1; run <= calibration_runs; ++run)); do
+        say "calibration run $run/$calibration_runs: 1F1B pp=$calibration_pp m=$calibration_m" \
+            "--profile (load $(load), $(remaining) s of budget left)"
+        bounded_stdout="$out_dir/runs/calibration.$run.json" bounded "$run_timeout_s" \
+            "$out_dir/logs/calibration.$run.log" "$pipelens" run --schedule 1F1B \
+            --pp "$calibration_pp" --m "$calibration_m" \
+            --batch $((calibration_m * rows_per_microbatch)) "${model_args[@]}" \
+            "${transport_args[@]}" --steps 5 --warmup 2 --profile \
+            --out "$out_dir/calibration.db" --json
+        if [ "$last_rc" -ne 0 ]; then
+            say "calibration run $run failed: $(failure_reason "$out_dir/logs/calibration.$run.log")"
+            continue
+        fi
+        id="$(python3 "$table" run_id "$out_dir/runs/calibration.$run.json")"
+        [ -n "$id" ] && ids+=("$id")
+    done
+    if [ ${#ids[@]} -eq 0 ]; then
+        say "no calibration run completed"
+        return 1
+    fi
+    local list
+    list="$(IFS=,; echo "${ids[*]}")"
+    bounded_stdout="$out_dir/calibration.json" bounded 60 "$out_dir/logs/calibrate.log" \
+        "$pipelens" calibrate "$out_dir/calibration.db" --run "$list" \
+        --out "$out_dir/calibrated.toml" --json
+    if [ "$last_rc" -ne 0 ]; then
+        say "calibrate failed: $(failure_reason "$out_dir/logs/calibrate.log")"
+        return 1
+    fi
+    timeout 60 "$pipelens" calibrate "$out_dir/calibration.db" --run "$list" \
+        >"$out_dir/logs/calibrate.txt" 2>&1
+    sed 's/^/  /' "$out_dir/logs/calibrate.txt"
+}
+
+# The rows, calibrated pp first (its rows are worth most if the budget runs out), then m, kind.
+row_pps() {
+    local pp
+    echo "$calibration_pp"
+    for pp in "${pps[@]}"; do [ "$pp" != "$calibration_pp" ] && echo "$pp"; done
+}
+
+predict_all() {
+    printf 'kind\tpp\tv\tm\tstatus\tpredicted_step_ns\tpredicted_peak_bytes\tsim_run\treason\n' \
+        >"$out_dir/predictions.tsv"
+    rm -f "$out_dir/predictions.db"
+    local pp m kind v name line status reason sim_run
+    for pp in $(row_pps); do
+        case " ${pps[*]} " in *" $pp "*) ;; *) continue ;; esac
+        for m in "${ms[@]}"; do
+            for kind in "${kinds[@]}"; do
+                v=$(stages_per_rank "$kind")
+                name="$kind.pp$pp.v$v.m$m"
+                line="" sim_run="" reason="" status=predicted
+                if ! fits_cores "$pp"; then
+                    status=skipped
+                    reason="pp=$pp x $threads thread(s) exceeds the $cores cores"
+                elif bounded_stdout="$out_dir/sims/$name.json" bounded 60 \
+                    "$out_dir/logs/simulate.$name.log" "$pipelens" simulate \
+                    "$out_dir/calibrated.toml" --schedule "$kind" --pp "$pp" --v "$v" --m "$m" \
+                    --out "$out_dir/predictions.db" --json &&
+                    line="$(python3 "$table" prediction "$out_dir/sims/$name.json")"; then
+                    sim_run="$(python3 "$table" run_id "$out_dir/sims/$name.json")"
+                else
+                    status=refused
+                    [ "$cut_by_budget" = yes ] && [ "$last_rc" -eq 124 ] && status=skipped
+                    reason="simulate $(failure_reason "$out_dir/logs/simulate.$name.log")"
+                fi
+                [ -n "$line" ] || line=$'\t'
+                printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$pp" "$v" "$m" "$status" \
+                    "$line" "$sim_run" "$reason" >>"$out_dir/predictions.tsv"
+                if [ $status = predicted ]; then
+                    say "predicted $name: $(cut -f1 <<<"$line" | awk '{printf "%.2f ms", $1 / 1e6}')"
+                else
+                    say "not predicted $name ($status): $reason"
+                fi
+            done
+        done
+    done
+}
+
+# measure_row KIND PP V M SIM_RUN: one real run of the row and its diff, a line of rows.tsv.
+measure_row() {
+    local kind="$1" pp="$2" v="$3" m="$4" sim_run="$5"
+    local name="$kind.pp$pp.v$v.m$m" status=measured reason="" run_json="" diff_json=""
+    local before
+    before=$(load)
+    set_transport_args "$pp"
+    bounded_stdout="$out_dir/runs/$name.json" bounded "$run_timeout_s" \
+        "$out_dir/logs/run.$name.log" "$pipelens" run --schedule "$kind" --pp "$pp" --v "$v" \
+        --m "$m" --batch $((m * rows_per_microbatch)) "${model_args[@]}" \
+        "${transport_args[@]}" --steps "$steps" --warmup "$warmup" \
+        --out "$out_dir/traces.db" --json
+    local seconds=$last_seconds real_run=""
+    if [ "$last_rc" -ne 0 ]; then
+        status=failed
+        [ "$cut_by_budget" = yes ] && status=skipped
+        reason="run $(failure_reason "$out_dir/logs/run.$name.log")"
+    else
+        run_json="runs/$name.json"
+        real_run="$(python3 "$table" run_id "$out_dir/$run_json")"
+        if [ -n "$real_run" ] && [ -n "$sim_run" ] &&
+            bounded_stdout="$out_dir/diffs/$name.json" bounded 60 \
+                "$out_dir/logs/diff.$name.log" "$pipelens" diff "$out_dir/traces.db" \
+                "$out_dir/predictions.db" --real-run "$real_run" --sim-run "$sim_run" \
+                --top 5 --json; then
+            diff_json="diffs/$name.json"
+        else
+            reason="diff $(failure_reason "$out_dir/logs/diff.$name.log")"
+        fi
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$pp" "$v" "$m" "$status" \
+        "$reason" "$run_json" "$diff_json" "$seconds" "$before" >>"$out_dir/rows.tsv"
+    if [ $status = measured ]; then
+        say "measured $name in $seconds s (load $before): median step $(grep -o \
+            '"median_ns":[0-9]*' "$out_dir/$run_json" | head -1 | cut -d: -f2 |
+            awk '{printf "%.2f ms", $1 / 1e6}')"
+    else
+        say "$status $name: $reason"
+    fi
+}
+
+measure_all() {
+    printf 'kind\tpp\tv\tm\tstatus\treason\trun_json\tdiff_json\tseconds\tload\n' \
+        >"$out_dir/rows.tsv"
+    rm -f "$out_dir/traces.db"
+    local kind pp v m status sim_run rest count=0 total
+    total=$(awk -F'\t' 'NR > 1 && $5 == "predicted"' "$out_dir/predictions.tsv" | wc -l)
+    while IFS=$'\t' read -r kind pp v m status rest; do
+        [ "$status" = predicted ] || continue
+        count=$((count + 1))
+        sim_run="$(cut -f3 <<<"$rest")"
+        if [ "$(remaining)" -le 0 ]; then
+            printf '%s\t%s\t%s\t%s\tskipped\tthe fidelity budget of %s s ran out\t\t\t0\t%s\n' \
+                "$kind" "$pp" "$v" "$m" "$budget_s" "$(load)" >>"$out_dir/rows.tsv"
+            say "[$count/$total] skipped $kind pp=$pp v=$v m=$m: the budget of ${budget_s} s ran out"
+            continue
+        fi
+        say "[$count/$total] $kind pp=$pp v=$v m=$m ($(remaining) s of budget left)"
+        measure_row "$kind" "$pp" "$v" "$m" "$sim_run"
+    done < <(tail -n +2 "$out_dir/predictions.tsv")
+}
+
+partition_check() {
+    local rounds="${FIDELITY_PARTITION_ROUNDS:-3}" log="$out_dir/partition_check.log"
+    local needed="${FIDELITY_PARTITION_MIN_S:-90}"
+    if [ "$rounds" -le 0 ]; then
+        say "partition check: skipped (FIDELITY_PARTITION_ROUNDS=0)"
+    elif [ ! -x "$build_dir/tests/pipelens_write_uneven_mlp" ]; then
+        say "partition check: skipped (not built: $build_dir/tests/pipelens_write_uneven_mlp)" |
+            tee "$log"
+    elif [ "$(remaining)" -lt "$needed" ]; then
+        say "partition check: skipped ($(remaining) s of budget left, it needs ${needed} s)" |
+            tee "$log"
+    else
+        say "partition check: scripts/partition_real_check.sh $build_dir $rounds" \
+            "($(remaining) s of budget left)"
+        # Its scratch folder (the uneven model, its calibration) lands in OUT_DIR.
+        TMPDIR="$out_dir" bounded "$(remaining)" "$log" \
+            bash "$script_dir/../partition_real_check.sh" "$build_dir" "$rounds"
+        if [ "$last_rc" -eq 0 ]; then
+            tail -n 6 "$log"
+        else
+            say "partition check: $(failure_reason "$log")"
+        fi
+    fi
+}
+
+load_at_start=$(load)
+say "$cores cores, load $load_at_start, budget ${budget_s} s, out $out_dir"
+choose_transport
+say "transport: $transport${transport_note:+ ($transport_note)}"
+write_meta
+if ! calibrate; then
+    write_meta
+    say "calibration failed: nothing predicted (logs in $out_dir/logs)"
+    exit 2
+fi
+predict_all
+say "predictions written before any row was measured: $out_dir/predictions.tsv"
+measure_all
+write_meta
+python3 "$table" table "$out_dir"
+partition_check
+say "done in $(elapsed) s: $out_dir/fidelity.tsv, fidelity.json"
+exit 0

@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""The JSON reading and the table of scripts/device/fidelity.sh (python3 is on every machine the
+device scripts run on; jq is not).
+
+  fidelity_table.py prediction SIM_JSON   prints "STEP_NS<TAB>PEAK,PEAK,..." of `simulate --json`
+  fidelity_table.py run_id RUN_JSON        prints the run id of `run --json` (empty when none)
+  fidelity_table.py table OUT_DIR          writes OUT_DIR/fidelity.tsv and fidelity.json from
+                                           predictions.tsv, rows.tsv, meta.tsv and the runs' and
+                                           diffs' JSON; prints the table and the targets
+
+Invariants: a row is "measured" only when its run completed and its JSON read back; every other
+row keeps its status (skipped, failed, refused) and reason, so the table always lists every
+configuration that was predicted. Errors are (predicted - measured) / measured, as in
+scripts/bench_fidelity.sh. Medians of an even count are the upper middle, as everywhere in
+pipelens (engine/run_record/statistics.hpp).
+"""
+import csv
+import json
+import os
+import sys
+
+TARGET_ROW = 5.0  # every row's step within 5 %
+TARGET_MEDIAN = 2.0  # the median row's within 2 %
+TARGET_MEMORY = 10.0  # every rank's peak memory within 10 %
+
+
+def load_json(path):
+    try:
+        with open(path) as handle:
+            return json.load(handle)
+    except (OSError, ValueError):
+        return None
+
+
+def upper_median(values):
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2] if ordered else None
+
+
+def percent(predicted, measured):
+    if predicted is None or not measured:
+        return None
+    return 100.0 * (predicted - measured) / measured
+
+
+def read_tsv(path):
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle, delimiter="\t"))
+
+
+def prediction(path):
+    data = load_json(path)
+    if not data or "step_time_ns" not in data:
+        sys.exit(1)
+    peaks = [str(rank.get("peak_memory_bytes", 0)) for rank in data.get("ranks", [])]
+    print("%d\t%s" % (data["step_time_ns"], ",".join(peaks)))
+
+
+def run_id(path):
+    data = load_json(path) or {}
+    value = data.get("run_id")
+    print("" if value is None else value)
+
+
+def at_rank_speed_error(diff):
+    """Median over the steps of (prediction at each rank's speed - measured) / measured."""
+    errors = []
+    for step in diff.get("steps", []):
+        measured = step.get("step_time", {}).get("measured_ns")
+        at_speed = step.get("at_rank_speed_ns")
+        if measured and at_speed is not None:
+            errors.append(percent(at_speed, measured))
+    return upper_median(errors)
+
+
+def split_percent(diff, measured):
+    split = diff.get("over_steps", {}).get("mean_split", {})
+    return {part: 100.0 * split[part + "_ns"] / measured if measured else None
+            for part in ("speed", "kinds", "communication", "ordering") if part + "_ns" in split}
+
+
+def measured_row(row, predicted_ns, predicted_peaks, out_dir):
+    run = load_json(os.path.join(out_dir, row["run_json"])) if row["run_json"] else None
+    if not run or not run.get("completed") or "steps" not in run:
+        return {"status": "failed", "reason": row["reason"] or "the run's JSON did not read back"}
+    steps = run["steps"]
+    measured = steps["median_ns"]
+    peaks = [rank.get("peak_memory_bytes", 0) for rank in run.get("ranks", [])]
+    peak_errors = [percent(p, m) for p, m in zip(predicted_peaks, peaks) if m]
+    diff = load_json(os.path.join(out_dir, row["diff_json"])) if row["diff_json"] else None
+    result = {
+        "status": "measured", "reason": row["reason"],
+        "measured_ns": {k: steps[k + "_ns"] for k in ("median", "min", "p10", "p90", "max")},
+        "steps": steps.get("recorded"), "error_pct": percent(predicted_ns, measured),
+        "peak_measured_bytes": peaks, "peak_error_pct": peak_errors,
+        "at_rank_speed_error_pct": at_rank_speed_error(diff) if diff else None,
+        "split_pct_of_measured": split_percent(diff, measured) if diff else {},
+        "kinds": diff.get("kinds", []) if diff else [],
+        "rank_speed": [r.get("speed") for r in diff["steps"][0]["ranks"]]
+        if diff and diff.get("steps") else [],
+        "seconds": float(row["seconds"] or 0), "load": row["load"],
+    }
+    return result
+
+
+def fmt(value, pattern="%+.1f"):
+    return "-" if value is None else pattern % value
+
+
+def worst(values):
+    return max(values, key=abs) if values else None
+
+
+def build_rows(out_dir, meta):
+    rows = []
+    measured_by_key = {(r["kind"], r["pp"], r["v"], r["m"]): r
+                       for r in read_tsv(os.path.join(out_dir, "rows.tsv"))}
+    for p in read_tsv(os.path.join(out_dir, "predictions.tsv")):
+        key = (p["kind"], p["pp"], p["v"], p["m"])
+        predicted_ns = int(p["predicted_step_ns"]) if p["predicted_step_ns"] else None
+        predicted_peaks = [int(x) for x in p["predicted_peak_bytes"].split(",") if x]
+        row = {"kind": p["kind"], "pp": int(p["pp"]), "v": int(p["v"]), "m": int(p["m"]),
+               "in_sample": (p["kind"] == "1F1B" and p["pp"] == meta.get("calibration_pp")
+                             and p["m"] == meta.get("calibration_m")),
+               "predicted_ns": predicted_ns, "peak_predicted_bytes": predicted_peaks}
+        if p["status"] != "predicted":
+            row.update(status=p["status"], reason=p["reason"])
+        elif key not in measured_by_key:
+            row.update(status="skipped", reason="not measured")
+        else:
+            measured = measured_by_key[key]
+            if measured["status"] != "measured":
+                row.update(status=measured["status"], reason=measured["reason"])
+            else:
+                row.update(measured_row(measured, predicted_ns, predicted_peaks, out_dir))
+        rows.append(row)
+    return rows
+
+
+def targets(rows):
+    measured = [r for r in rows if r["status"] == "measured"]
+    errors = [abs(r["error_pct"]) for r in measured]
+    at_speed = [abs(r["at_rank_speed_error_pct"]) for r in measured
+                if r["at_rank_speed_error_pct"] is not None]
+    memory_ok = [all(abs(e) <= TARGET_MEMORY for e in r["peak_error_pct"]) and
+                 bool(r["peak_error_pct"]) for r in measured]
+    time_ok = [e <= TARGET_ROW for e in errors]
+    return {
+        "rows": len(rows), "measured": len(measured),
+        "rows_within_5pct": sum(time_ok),
+        "every_row_within_5pct": bool(measured) and all(time_ok),
+        "median_row_abs_error_pct": upper_median(errors),
+        "median_row_within_2pct": bool(errors) and upper_median(errors) <= TARGET_MEDIAN,
+        "rows_memory_within_10pct": sum(memory_ok),
+        "every_rank_memory_within_10pct": bool(measured) and all(memory_ok),
+        "rows_passing_time_and_memory": sum(t and m for t, m in zip(time_ok, memory_ok)),
+        "at_rank_speed_rows_within_5pct": sum(e <= TARGET_ROW for e in at_speed),
+        "at_rank_speed_median_abs_error_pct": upper_median(at_speed),
+    }
+
+
+TSV_COLUMNS = ["kind", "pp", "v", "m", "in_sample", "status", "predicted_ms",
+               "measured_median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms", "error_pct",
+               "at_rank_speed_error_pct", "split_speed_pct", "split_kinds_pct",
+               "split_communication_pct", "split_ordering_pct", "peak_predicted_kib",
+               "peak_measured_kib", "peak_error_pct", "reason"]
+
+
+def tsv_line(row):
+    ms = lambda ns: "" if ns is None else "%.3f" % (ns / 1e6)
+    kib = lambda values: ",".join("%.0f" % (b / 1024) for b in values)
+    measured = row.get("measured_ns", {})
+    split = row.get("split_pct_of_measured", {})
+    num = lambda value: "" if value is None else "%.2f" % value
+    cells = [row["kind"], row["pp"], row["v"], row["m"], int(row["in_sample"]), row["status"],
+             ms(row["predicted_ns"]), ms(measured.get("median")), ms(measured.get("min")),
+             ms(measured.get("p10")), ms(measured.get("p90")), ms(measured.get("max")),
+             num(row.get("error_pct")), num(row.get("at_rank_speed_error_pct")),
+             num(split.get("speed")), num(split.get("kinds")), num(split.get("communication")),
+             num(split.get("ordering")), kib(row["peak_predicted_bytes"]),
+             kib(row.get("peak_measured_bytes", [])),
+             ",".join("%.1f" % e for e in row.get("peak_error_pct", [])),
+             (row.get("reason") or "").replace("\t", " ").replace("\n", " ")]
+    return "\t".join(str(cell) for cell in cells)
+
+
+def print_table(rows, summary, meta):
+    print("\nfidelity where cores are not shared: transport %s, %s cores, %s intra-op thread(s)"
+          " per rank, device %s; calibrated on 1F1B pp=%s m=%s (%s runs)" % (
+              meta.get("transport"), meta.get("cores"), meta.get("threads"),
+              meta.get("device"), meta.get("calibration_pp"), meta.get("calibration_m"),
+              meta.get("calibration_runs")))
+    if meta.get("transport_note"):
+        print("note: " + meta["transport_note"])
+    header = "%-22s %2s %2s %3s %10s %10s %-25s %7s %8s %-28s %s" % (
+        "schedule", "pp", "v", "m", "predicted", "measured", "spread min/p10/p90/max",
+        "error", "at ranks", "split spd/kind/comm/ord %", "peak memory error per rank %")
+    print(header)
+    for row in rows:
+        label = row["kind"] + (" *" if row["in_sample"] else "")
+        predicted = fmt(row["predicted_ns"] and row["predicted_ns"] / 1e6, "%.2f ms")
+        if row["status"] != "measured":
+            print("%-22s %2d %2d %3d %10s %s: %s" % (label, row["pp"], row["v"], row["m"],
+                                                     predicted, row["status"].upper(),
+                                                     row.get("reason", "")))
+            continue
+        m = {k: v / 1e6 for k, v in row["measured_ns"].items()}
+        split = row["split_pct_of_measured"]
+        print("%-22s %2d %2d %3d %10s %7.2f ms %-25s %6s%% %7s%% %-28s %s" % (
+            label, row["pp"], row["v"], row["m"], predicted, m["median"],
+            "%.1f/%.1f/%.1f/%.1f" % (m["min"], m["p10"], m["p90"], m["max"]),
+            fmt(row["error_pct"]), fmt(row["at_rank_speed_error_pct"]),
+            "/".join(fmt(split.get(part), "%+.1f")
+                     for part in ("speed", "kinds", "communication", "ordering")),
+            " ".join(fmt(e) for e in row["peak_error_pct"])))
+    print("* in sample (the calibrated configuration). error: (predicted - measured) / measured;"
+          " at ranks: the same with the prediction re-timed at each rank's measured speed;"
+          " split: measured - predicted as pipelens diff splits it (speed, kinds,"
+          " communication, ordering; means over the steps), in % of the measured median")
+    s = summary
+    yes = lambda flag: "met" if flag else "NOT met"
+    print("targets over %d measured rows of %d: every row within 5 %%: %s (%d within);"
+          " median row within 2 %%: %s (%s %%); peak memory per rank within 10 %%: %s (%d rows);"
+          " rows passing time and memory: %d of %d" % (
+              s["measured"], s["rows"], yes(s["every_row_within_5pct"]), s["rows_within_5pct"],
+              yes(s["median_row_within_2pct"]), fmt(s["median_row_abs_error_pct"], "%.1f"),
+              yes(s["every_rank_memory_within_10pct"]), s["rows_memory_within_10pct"],
+              s["rows_passing_time_and_memory"], s["measured"]))
+    print("at each rank's speed: %d rows within 5 %%, median |error| %s %%" % (
+        s["at_rank_speed_rows_within_5pct"],
+        fmt(s["at_rank_speed_median_abs_error_pct"], "%.1f")))
+
+
+def table(out_dir):
+    meta = {r["key"]: r["value"] for r in read_tsv(os.path.join(out_dir, "meta.tsv"))}
+    rows = build_rows(out_dir, meta)
+    summary = targets(rows)
+    with open(os.path.join(out_dir, "fidelity.tsv"), "w") as handle:
+        handle.write("\t".join(TSV_COLUMNS) + "\n")
+        for row in rows:
+            handle.write(tsv_line(row) + "\n")
+    calibration = load_json(os.path.join(out_dir, "calibration.json"))
+    document = {"meta": meta, "calibration": calibration, "targets": summary, "rows": rows}
+    with open(os.path.join(out_dir, "fidelity.json"), "w") as handle:
+        json.dump(document, handle, indent=1)
+    print_table(rows, summary, meta)
+
+
+def main(argv):
+    commands = {"prediction": prediction, "run_id": run_id, "table": table}
+    if len(argv) != 3 or argv[1] not in commands:
+        print(__doc__, file=sys.stderr)
+        return 2
+    commands[argv[1]](argv[2])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
