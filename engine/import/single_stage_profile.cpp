@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/import/receive_arrival.hpp"
+
 namespace pipelens::import {
 namespace {
 
@@ -103,46 +105,36 @@ struct Item {
     int microbatch = -1;
 };
 
-// The process group's transfer spans by start: which one a post began.
-std::vector<const StageOp*> transfers_by_start(const std::vector<StageOp>& ops) {
-    std::vector<const StageOp*> transfers;
+// The process group's receive spans by start (receive_arrival.hpp).
+std::vector<TimedSpan> receive_transfers(const std::vector<StageOp>& ops) {
+    std::vector<TimedSpan> transfers;
     for (const StageOp& op : ops)
-        if (is_transfer(op.kind))
-            transfers.push_back(&op);
-    std::sort(transfers.begin(), transfers.end(), [](const StageOp* left, const StageOp* right) {
-        return left->start_ns < right->start_ns;
-    });
+        if (op.kind == StageOpKind::recv_transfer)
+            transfers.push_back({op.start_ns, op.end_ns, op.thread});
+    std::stable_sort(transfers.begin(), transfers.end(),
+                     [](const TimedSpan& left, const TimedSpan& right) {
+                         return left.start_ns < right.start_ns;
+                     });
     return transfers;
-}
-
-// When `post`'s transfer ended: the first span of its direction that its thread began during
-// the post (the post's own end when there is none).
-std::int64_t transfer_end(const std::vector<const StageOp*>& transfers, const StageOp& post) {
-    const StageOpKind wanted = post.kind == StageOpKind::send_post ? StageOpKind::send_transfer
-                                                                   : StageOpKind::recv_transfer;
-    auto at = std::lower_bound(
-        transfers.begin(), transfers.end(), post.start_ns,
-        [](const StageOp* transfer, std::int64_t start) { return transfer->start_ns < start; });
-    for (; at != transfers.end() && (*at)->start_ns <= post.end_ns; ++at)
-        if ((*at)->kind == wanted && (*at)->thread == post.thread)
-            return std::max(post.end_ns, (*at)->end_ns);
-    return post.end_ns;
 }
 
 // Forwards and backwards as runs of their operators, posts one by one, in the order they ran.
 std::vector<Item> step_items(const StageOperators& operators) {
     const FlowIndex starts(operators.flows, true);
     const FlowIndex finishes(operators.flows, false);
-    const std::vector<const StageOp*> transfers = transfers_by_start(operators.ops);
+    const std::vector<TimedSpan> transfers = receive_transfers(operators.ops);
     std::vector<Item> items;
     for (const StageOp* op : top_level(operators.ops)) {
         if (op->kind == StageOpKind::send_post || op->kind == StageOpKind::recv_post) {
             const bool send = op->kind == StageOpKind::send_post;
-            items.push_back({send ? Step::send : Step::recv,
-                             op->start_ns,
-                             send ? op->end_ns : transfer_end(transfers, *op),
-                             {},
-                             -1});
+            items.push_back(
+                {send ? Step::send : Step::recv,
+                 op->start_ns,
+                 send ? op->end_ns
+                      : receive_arrival(transfers, {op->start_ns, op->end_ns, op->thread})
+                            .value_or(op->end_ns),
+                 {},
+                 -1});
             continue;
         }
         const bool backward = op->kind == StageOpKind::backward_node;

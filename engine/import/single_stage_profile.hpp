@@ -5,7 +5,8 @@
 // operators that recorded autograd nodes (the profiler's "fwdbwd" flows start in them), its
 // backward the run of the autograd engine's `autograd::engine::evaluate_function:` ranges, and
 // the point-to-point communication the `c10d::send` / `c10d::recv_` calls that post it (the
-// process group's `gloo:send`/`gloo:recv` span, where there is one, tells when a transfer ended).
+// process group's `gloo:recv` span, where there is one, tells when a receive's data arrived:
+// receive_arrival.hpp, the rule the `PP:` ranges' RECVs follow too).
 //
 // Invariants: forwards are numbered in the order they ran (every single-stage schedule runs
 // them in microbatch order); a backward takes the microbatch of the forward its flows lead back
