@@ -20,6 +20,7 @@
 #include "engine/import/clock_alignment.hpp"
 #include "engine/import/pipeline_ranks.hpp"
 #include "engine/import/rank_file_name.hpp"
+#include "engine/import/receive_arrival.hpp"
 #include "engine/import/schedule_recovery.hpp"
 #include "engine/import/single_stage_profile.hpp"
 #include "engine/run_record/parallel_for.hpp"
@@ -50,10 +51,11 @@ struct RankFile {
     std::string path;
     std::optional<int> rank;  // the global rank: distributedInfo.rank, else from the file name
     std::vector<ProcessGroupInfo> groups;
-    std::vector<Range> cpu_ranges;        // PP:... and Forward i / Backward i
-    std::vector<Range> gpu_ranges;        // their gpu_user_annotation twins
-    std::vector<CommCall> recorded_comm;  // record_param_comms
-    std::vector<CommCall> named_comm;     // nccl:/gloo: send and recv ranges (fallback)
+    std::vector<Range> cpu_ranges;             // PP:... and Forward i / Backward i
+    std::vector<Range> gpu_ranges;             // their gpu_user_annotation twins
+    std::vector<CommCall> recorded_comm;       // record_param_comms
+    std::vector<CommCall> named_comm;          // nccl:/gloo: send and recv ranges (fallback)
+    std::vector<TimedSpan> receive_transfers;  // nccl:/gloo: recv ranges by start: arrivals
     std::vector<traces::MemoryRecord> cpu_memory;
     std::vector<traces::MemoryRecord> gpu_memory;
     StageOperators stage_operators;  // for a trace without action ranges (single_stage_profile)
@@ -228,6 +230,9 @@ RankFile read_rank_file(const std::string& path) {
     file.rank = header.rank ? header.rank : rank_from_file_name(path);
     file.groups = header.process_groups;
     move_to_epoch(file, header);
+    for (const CommCall& call : file.named_comm)
+        if (call.kind == CommKind::recv)
+            file.receive_transfers.push_back({call.start_ns, call.end_ns, call.thread});
     if (file.recorded_comm.empty())  // older traces: only the process group's own ranges
         file.recorded_comm = std::move(file.named_comm);
     else  // waits are never record_param_comms in some versions: keep the named ones
@@ -240,6 +245,7 @@ RankFile read_rank_file(const std::string& path) {
     std::sort(file.cpu_ranges.begin(), file.cpu_ranges.end(), by_start);
     std::sort(file.gpu_ranges.begin(), file.gpu_ranges.end(), by_start);
     std::sort(file.recorded_comm.begin(), file.recorded_comm.end(), by_start);
+    std::stable_sort(file.receive_transfers.begin(), file.receive_transfers.end(), by_start);
     return file;
 }
 
@@ -249,7 +255,8 @@ struct BuiltAction {
     Action action;
     ImportedTiming timing;
     bool on_gpu = false;
-    std::int64_t waited_until_ns = -1;  // compute: when its leading waits for inputs ended
+    std::int64_t waited_until_ns = -1;   // compute: when its leading waits for inputs ended
+    bool arrival_from_transfer = false;  // RECV: its end is its transfer span's (receive_arrival)
 };
 
 struct RankBuild {
@@ -335,6 +342,17 @@ Action parse_range_action(const RankFile& file, const Range& range, std::vector<
     }
 }
 
+// A RECV range only posts the receive; it ends, as an action, when its data arrived
+// (receive_arrival.hpp), as a single-stage schedule's receive does. RECV is no computation, so
+// this moves no busy time; it only says when the input was there.
+void end_at_arrival(const RankFile& file, const Range& range, BuiltAction& recv) {
+    if (const auto arrival =
+            receive_arrival(file.receive_transfers, {range.start_ns, range.end_ns, range.thread})) {
+        recv.timing.end_ns = *arrival;
+        recv.arrival_from_transfer = true;
+    }
+}
+
 // PyTorch's runtime: one range per action, compute and communication alike.
 void build_runtime_actions(const RankFile& file, int step, std::vector<Action>& parts,
                            RankBuild& build) {
@@ -362,16 +380,20 @@ void build_runtime_actions(const RankFile& file, int step, std::vector<Action>& 
         const Range* gpu = twins != gpu_twins.end() && static_cast<int>(twins->second.size()) > step
                                ? twins->second[step]
                                : nullptr;
+        if (gpu == nullptr && (built.action.kind == ActionKind::recv_forward ||
+                               built.action.kind == ActionKind::recv_backward))
+            end_at_arrival(file, range, built);
         add_timed(build, built, range, gpu);
     }
 }
 
-// A CPU-timed RECV is only posted in its range; the data arrived when the action that consumes
-// it stopped waiting.
+// A CPU-timed RECV whose trace has no transfer span of it is only posted in its range; the data
+// arrived when the action that consumes it stopped waiting.
 void extend_receives(RankBuild& build, const std::vector<Action>& parts) {
     for (BuiltAction& recv : build.actions) {
         const ActionKind kind = recv.action.kind;
-        if (recv.on_gpu || (kind != ActionKind::recv_forward && kind != ActionKind::recv_backward))
+        if (recv.on_gpu || recv.arrival_from_transfer ||
+            (kind != ActionKind::recv_forward && kind != ActionKind::recv_backward))
             continue;
         for (const BuiltAction& consumer : build.actions) {
             if (!is_compute(consumer.action.kind) ||

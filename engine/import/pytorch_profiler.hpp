@@ -8,7 +8,9 @@
 // What a range contains is separated out: a compute range that first waits for its inputs
 // (PyTorch waits for a RECV inside the consuming action) starts, as an action, when the wait
 // ends, and the wait becomes the end of the RECV it waited for, so waiting shows as a bubble,
-// not as compute. Communication is found by the profiler's own records of it
+// not as compute. A RECV range only posts the receive: the RECV ends when its data arrived, at
+// the end of the process group's transfer span it began (receive_arrival.hpp), where the trace
+// has one. Communication is found by the profiler's own records of it
 // (`record_param_comms` with its "Collective name", "Dst Rank"/"Src Rank", message size and
 // dtype; `nccl:`/`gloo:` ranges where those are missing).
 //
