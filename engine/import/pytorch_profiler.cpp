@@ -387,35 +387,66 @@ void build_runtime_actions(const RankFile& file, int step, std::vector<Action>& 
     }
 }
 
-// A CPU-timed RECV whose trace has no transfer span of it is only posted in its range; the data
-// arrived when the action that consumes it stopped waiting.
-void extend_receives(RankBuild& build, const std::vector<Action>& parts) {
+// Whether `consumer` is the computation that takes `recv`'s data: a forward takes RECV_F's, an
+// input or full backward RECV_B's, of the same stage and microbatch (inside an OVERLAP_F_B, one
+// of its parts).
+bool consumes(const BuiltAction& consumer, const BuiltAction& recv,
+              const std::vector<Action>& parts) {
+    if (!is_compute(consumer.action.kind))
+        return false;
+    std::span<const Action> consumed{&consumer.action, 1};
+    if (consumer.action.kind == ActionKind::overlap_forward_backward)
+        consumed = {parts.data() + consumer.action.link, consumer.action.part_count};
+    const ActionKind kind = recv.action.kind;
+    return std::any_of(consumed.begin(), consumed.end(), [&](const Action& part) {
+        const bool right_kind =
+            kind == ActionKind::recv_forward
+                ? part.kind == ActionKind::forward
+                : part.kind == ActionKind::backward_input || part.kind == ActionKind::full_backward;
+        return right_kind && part.stage == recv.action.stage &&
+               part.microbatch == recv.action.microbatch;
+    });
+}
+
+// The first computation at or after `recv`'s start that consumes its data, or null.
+BuiltAction* consumer_of(RankBuild& build, const BuiltAction& recv,
+                         const std::vector<Action>& parts) {
+    for (BuiltAction& consumer : build.actions)
+        if (consumer.timing.start_ns >= recv.timing.start_ns && consumes(consumer, recv, parts))
+            return &consumer;
+    return nullptr;
+}
+
+bool is_receive(const BuiltAction& action) {
+    return action.action.kind == ActionKind::recv_forward ||
+           action.action.kind == ActionKind::recv_backward;
+}
+
+// Receives and the computations that wait for them, on CPU-timed ranks. A RECV whose trace has
+// no transfer span of it is only posted in its range: its data arrived when the action that
+// consumes it stopped waiting. One that has one ends at the arrival (end_at_arrival), and its
+// consumer, which PyTorch starts before it waits for its input (the wait is inside the
+// consumer's range and leaves no trace), starts computing only then: the time before is a wait,
+// shown as a bubble like the recorded waits (add_timed), not as busy.
+void pair_receives_with_consumers(RankBuild& build, const std::vector<Action>& parts) {
     for (BuiltAction& recv : build.actions) {
-        const ActionKind kind = recv.action.kind;
-        if (recv.on_gpu || recv.arrival_from_transfer ||
-            (kind != ActionKind::recv_forward && kind != ActionKind::recv_backward))
+        if (recv.on_gpu || !is_receive(recv))
             continue;
-        for (const BuiltAction& consumer : build.actions) {
-            if (!is_compute(consumer.action.kind) ||
-                consumer.timing.start_ns < recv.timing.start_ns)
-                continue;
-            std::span<const Action> consumed{&consumer.action, 1};
-            if (consumer.action.kind == ActionKind::overlap_forward_backward)
-                consumed = {parts.data() + consumer.action.link, consumer.action.part_count};
-            const bool consumes =
-                std::any_of(consumed.begin(), consumed.end(), [&](const Action& part) {
-                    const bool right_kind = kind == ActionKind::recv_forward
-                                                ? part.kind == ActionKind::forward
-                                                : part.kind == ActionKind::backward_input ||
-                                                      part.kind == ActionKind::full_backward;
-                    return right_kind && part.stage == recv.action.stage &&
-                           part.microbatch == recv.action.microbatch;
-                });
-            if (!consumes)
-                continue;
-            recv.timing.end_ns = std::max(recv.timing.end_ns, consumer.waited_until_ns);
-            break;
+        BuiltAction* consumer = consumer_of(build, recv, parts);
+        if (consumer == nullptr)
+            continue;
+        if (!recv.arrival_from_transfer) {
+            recv.timing.end_ns = std::max(recv.timing.end_ns, consumer->waited_until_ns);
+            continue;
         }
+        if (consumer->on_gpu || recv.timing.end_ns <= consumer->timing.start_ns ||
+            recv.timing.end_ns >= consumer->timing.end_ns)
+            continue;
+        if (consumer->waited_until_ns < 0)
+            ++build.waits_separated;
+        build.waited_ns += recv.timing.end_ns - consumer->timing.start_ns;
+        consumer->timing.start_ns = recv.timing.end_ns;
+        consumer->waited_until_ns = recv.timing.end_ns;
     }
 }
 
@@ -654,7 +685,7 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
             build_runtime_actions(file, step, run.schedule.parts, build);
         else
             build_gpipe_actions(file, static_cast<int>(rank), step, build);
-        extend_receives(build, run.schedule.parts);
+        pair_receives_with_consumers(build, run.schedule.parts);
         std::stable_sort(build.actions.begin(), build.actions.end(),
                          [](const BuiltAction& left, const BuiltAction& right) {
                              return left.timing.start_ns < right.timing.start_ns;
