@@ -201,18 +201,13 @@ runtime::ModelSpec stage_spec(int model) {
     return spec;
 }
 
-void stage_backward(benchmark::State& state) {
-    torch::set_num_threads(1);
-    const runtime::ModelSpec spec = stage_spec(static_cast<int>(state.range(0)));
-    StageUnderTest under_test = middle_stage(spec, spec.name == "mlp" ? 32 : 8);
+// B, then I and W, each after an untimed F, every iteration, timed by `now` (seconds); the
+// counters are the means, the manual time B + I + W.
+template <typename Clock>
+void time_split_backward(benchmark::State& state, StageUnderTest& under_test, Clock now) {
     runtime::PipelineStage& stage = *under_test.stage;
     stage.forward(0, under_test.inputs, {});
     stage.full_backward(0, under_test.output_gradients);  // gradients allocated from here on
-    const auto now = [] {
-        timespec time{};
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time);
-        return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_nsec) * 1e-9;
-    };
     double full_s = 0;
     double input_s = 0;
     double weight_s = 0;
@@ -238,6 +233,17 @@ void stage_backward(benchmark::State& state) {
     state.counters["W_ms"] = weight_s / iterations * 1e3;
     state.counters["IW_over_B"] = (input_s + weight_s) / full_s;
     state.counters["W_over_B"] = weight_s / full_s;
+}
+
+void stage_backward(benchmark::State& state) {
+    torch::set_num_threads(1);
+    const runtime::ModelSpec spec = stage_spec(static_cast<int>(state.range(0)));
+    StageUnderTest under_test = middle_stage(spec, spec.name == "mlp" ? 32 : 8);
+    time_split_backward(state, under_test, [] {
+        timespec time{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time);
+        return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_nsec) * 1e-9;
+    });
     state.SetLabel(spec.name + " x" + std::to_string(spec.layers));
 }
 
@@ -254,41 +260,13 @@ BENCHMARK(stage_backward)
 void stage_backward_cuda(benchmark::State& state) {
     runtime::ModelSpec spec = stage_spec(static_cast<int>(state.range(0)));
     spec.hidden *= 8;
-    const c10::Device device(c10::kCUDA, 0);
-    StageUnderTest under_test = middle_stage(spec, spec.name == "mlp" ? 256 : 32, device);
-    runtime::PipelineStage& stage = *under_test.stage;
-    stage.forward(0, under_test.inputs, {});
-    stage.full_backward(0, under_test.output_gradients);
-    const auto now = [] {
+    StageUnderTest under_test =
+        middle_stage(spec, spec.name == "mlp" ? 256 : 32, c10::Device(c10::kCUDA, 0));
+    time_split_backward(state, under_test, [] {
         torch::cuda::synchronize();
         return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
             .count();
-    };
-    double full_s = 0;
-    double input_s = 0;
-    double weight_s = 0;
-    for (auto _ : state) {
-        stage.forward(0, under_test.inputs, {});
-        const double start = now();
-        stage.full_backward(0, under_test.output_gradients);
-        const double full_end = now();
-        stage.forward(0, under_test.inputs, {});
-        const double input_start = now();
-        stage.backward_input(0, under_test.output_gradients);
-        const double middle = now();
-        stage.backward_weight(0);
-        const double end = now();
-        full_s += full_end - start;
-        input_s += middle - input_start;
-        weight_s += end - middle;
-        state.SetIterationTime(full_end - start + end - input_start);
-    }
-    const auto iterations = static_cast<double>(state.iterations());
-    state.counters["B_ms"] = full_s / iterations * 1e3;
-    state.counters["I_ms"] = input_s / iterations * 1e3;
-    state.counters["W_ms"] = weight_s / iterations * 1e3;
-    state.counters["IW_over_B"] = (input_s + weight_s) / full_s;
-    state.counters["W_over_B"] = weight_s / full_s;
+    });
     state.SetLabel(spec.name + " x" + std::to_string(spec.layers) + " hidden " +
                    std::to_string(spec.hidden) + " on cuda:0");
 }
