@@ -19,17 +19,12 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collect_figures import load_json  # noqa: E402  (one reader of the runs' JSON)
+
 TARGET_ROW = 5.0  # every row's step within 5 %
 TARGET_MEDIAN = 2.0  # the median row's within 2 %
 TARGET_MEMORY = 10.0  # every rank's peak memory within 10 %
-
-
-def load_json(path):
-    try:
-        with open(path) as handle:
-            return json.load(handle)
-    except (OSError, ValueError):
-        return None
 
 
 def upper_median(values):
