@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/analysis/critical_path.hpp"
+#include "engine/analysis/sorted_values.hpp"
 #include "engine/analysis/training_steps.hpp"
 #include "traces/text/quantities.hpp"
 
@@ -38,20 +39,44 @@ void for_each_computation(const TimedSchedule& timed, std::size_t rank, Visit vi
 
 constexpr std::size_t kNoRank = static_cast<std::size_t>(-1);
 
-// The median time of each kind on every rank but `except` (kNoRank: on every rank).
-std::map<ActionKind, std::int64_t> kind_medians(const TimedSchedule& timed, std::size_t except) {
-    std::map<ActionKind, std::vector<std::int64_t>> times;
-    for (std::size_t rank = 0; rank < timed.schedule.ranks.size(); ++rank)
-        if (rank != except)
+// Each kind's computation times, sorted, over all ranks and per rank: the medians over every
+// rank but one are then found without gathering the other ranks' times once per rank.
+class KindTimes {
+  public:
+    explicit KindTimes(const TimedSchedule& timed) : by_rank_(timed.schedule.ranks.size()) {
+        for (std::size_t rank = 0; rank < by_rank_.size(); ++rank)
             for_each_computation(timed, rank,
                                  [&](const Action& action, const ActionSpan& span, std::size_t) {
-                                     times[action.kind].push_back(duration(span));
+                                     all_[action.kind].push_back(duration(span));
+                                     by_rank_[rank][action.kind].push_back(duration(span));
                                  });
-    std::map<ActionKind, std::int64_t> reference;
-    for (auto& [kind, values] : times)
-        reference[kind] = upper_median(std::move(values));
-    return reference;
-}
+        for (auto& [kind, values] : all_)
+            std::sort(values.begin(), values.end());
+        for (auto& kinds : by_rank_)
+            for (auto& [kind, values] : kinds)
+                std::sort(values.begin(), values.end());
+    }
+
+    // The median time of each kind on every rank but `except` (kNoRank: on every rank).
+    std::map<ActionKind, std::int64_t> medians(std::size_t except) const {
+        static const std::vector<std::int64_t> kNone;
+        std::map<ActionKind, std::int64_t> reference;
+        for (const auto& [kind, values] : all_) {
+            const std::vector<std::int64_t>* removed = &kNone;
+            if (except != kNoRank)
+                if (const auto found = by_rank_[except].find(kind); found != by_rank_[except].end())
+                    removed = &found->second;
+            const std::size_t count = values.size() - removed->size();
+            if (count > 0)
+                reference[kind] = nth_without(values, *removed, count / 2);
+        }
+        return reference;
+    }
+
+  private:
+    std::map<ActionKind, std::vector<std::int64_t>> all_;
+    std::vector<std::map<ActionKind, std::vector<std::int64_t>>> by_rank_;
+};
 
 // `rank`'s computations' median time over their reference: the calibrated cost of their
 // (stage, kind) when there is a calibration, else `by_kind`'s time of their kind.
@@ -83,9 +108,9 @@ RankStraggle ratio_against(const TimedSchedule& timed, std::size_t rank,
 
 // Megatron's relative throughput: every rank against one common reference (the calibration, or
 // each kind's median over all ranks), the slowest's throughput over the fastest's.
-void add_relative_throughput(const TimedSchedule& timed, const StragglerOptions& options,
-                             StepStraggle& out) {
-    const auto everyone = kind_medians(timed, kNoRank);
+void add_relative_throughput(const TimedSchedule& timed, const KindTimes& times,
+                             const StragglerOptions& options, StepStraggle& out) {
+    const auto everyone = times.medians(kNoRank);
     double slowest = 0, fastest = 0;
     for (std::size_t rank = 0; rank < timed.schedule.ranks.size(); ++rank) {
         const RankStraggle common = ratio_against(timed, rank, options, everyone);
@@ -129,12 +154,12 @@ StepStraggle step_stragglers(const TrainingStep& step, int number,
                              const StragglerOptions& options) {
     const HoldGraph holds(step.timed);
     const CriticalPath path = critical_path(step.timed, holds);
+    const KindTimes times(step.timed);
     StepStraggle out;
     out.step = number;
     out.step_time_ns = step.end_ns;
     for (std::size_t rank = 0; rank < step.timed.schedule.ranks.size(); ++rank) {
-        RankStraggle figures =
-            ratio_against(step.timed, rank, options, kind_medians(step.timed, rank));
+        RankStraggle figures = ratio_against(step.timed, rank, options, times.medians(rank));
         figures.step = number;
         figures.flagged = figures.computations > 0 && figures.ratio > options.threshold;
         figures.on_critical_path = on_path(path, step.timed, figures.rank);
@@ -142,7 +167,7 @@ StepStraggle step_stragglers(const TrainingStep& step, int number,
             figures.cost_ns = cost_of(step, figures.rank, figures.ratio);
         out.ranks.push_back(figures);
     }
-    add_relative_throughput(step.timed, options, out);
+    add_relative_throughput(step.timed, times, options, out);
     return out;
 }
 
