@@ -47,7 +47,7 @@ void open_trace(ViewerState& state, const std::filesystem::path& path,
 void show_simulated_run(ViewerState& state, const SimulatedRun& run) {
     if (state.trace.reader)
         state.workbench_trace = state.trace.reader->path();
-    show_simulation(state.trace, run);
+    show_simulation(state.trace, run, state.workbench.take_model_copy(run));
     state.shown_simulation = run.model.get();
     // The cached images are keyed by the model's address, which a new simulation reuses.
     state.timeline.raster_key = {};

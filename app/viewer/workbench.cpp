@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -57,6 +58,8 @@ SimulatedRun simulate_run(Experiment experiment) {
     record.step_time_ns = result.step_time_ns;
     record.bubble_ratio = result.bubble_ratio;
     run.model = std::make_shared<const TimelineModel>(timeline_of(simulation, std::move(record)));
+    run.summary = summarize(*run.model, traces::run_outcome(run.model->run(), {}));
+    run.critical_path_line = critical_path_text(*run.model);
     run.step_time_ns = result.step_time_ns;
     run.bubble_ratio = result.bubble_ratio;
     for (const sim::RankResult& rank : result.ranks) {
@@ -155,9 +158,11 @@ void Workbench::start() {
     started_change_at_ = changed_at_;
     pending_ = std::async(std::launch::async, [experiment = experiment_]() -> Outcome {
         try {
-            return {simulate_run(experiment), {}};
+            SimulatedRun run = simulate_run(experiment);
+            std::optional<TimelineModel> copy(*run.model);
+            return {std::move(run), {}, std::move(copy)};
         } catch (const std::exception& error) {
-            return {std::nullopt, error.what()};
+            return {std::nullopt, error.what(), std::nullopt};
         }
     });
 }
@@ -167,8 +172,10 @@ bool Workbench::poll() {
     if (ready(pending_)) {
         Outcome outcome = pending_.get();
         latency_ns_ = nanoseconds_since(started_change_at_);
-        if (outcome.run)
+        if (outcome.run) {
             current_ = std::move(outcome.run);
+            model_copy_ = std::move(outcome.model_copy);
+        }
         error_ = std::move(outcome.error);
         error_key_ = key_named_in(error_);
         ++generation_;
@@ -195,6 +202,12 @@ void Workbench::wait_idle() {
             pending_grid_.wait();
         poll();
     }
+}
+
+std::optional<TimelineModel> Workbench::take_model_copy(const SimulatedRun& run) {
+    if (!current_ || current_->model != run.model)
+        return std::nullopt;
+    return std::exchange(model_copy_, std::nullopt);
 }
 
 void Workbench::pin() {
@@ -330,7 +343,8 @@ std::filesystem::path examples_directory() {
     return PIPELENS_EXAMPLES_DIR;
 }
 
-void show_simulation(TraceSession& session, const SimulatedRun& run) {
+void show_simulation(TraceSession& session, const SimulatedRun& run,
+                     std::optional<TimelineModel> model_copy) {
     if (session.pending_analysis.valid())
         session.pending_analysis.wait();  // it reads the model about to be replaced
     session.reader.reset();
@@ -341,12 +355,15 @@ void show_simulation(TraceSession& session, const SimulatedRun& run) {
     session.largest_differences.clear();
     session.split = {};
     session.wanted_step.reset();
-    session.model = *run.model;
+    if (model_copy)
+        session.model = std::move(model_copy);
+    else
+        session.model = *run.model;
     session.run_id = 0;
     session.live = false;
-    session.summary = summarize(*session.model, traces::run_outcome(session.model->run(), {}));
+    session.summary = run.summary;
     session.summary_line = run.subject + "  |  " + summary_text(session.summary);
-    session.critical_path_line = critical_path_text(*session.model);
+    session.critical_path_line = run.critical_path_line;
     session.events.clear();
     session.errors.clear();
     session.sharding.clear();

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "app/viewer/run_summary.hpp"
 #include "app/viewer/timeline_model.hpp"
 #include "engine/experiment/experiment.hpp"
 
@@ -30,7 +31,8 @@ namespace pipelens::viewer {
 struct TraceSession;
 
 // One simulation as the viewer shows it: the timeline (built from the rows the simulation would
-// record) and its figures.
+// record) and its figures, with what the header shows of it found on the worker too, so the
+// frame that takes the run in does not walk its actions.
 struct SimulatedRun {
     Experiment experiment;  // as simulated
     std::string subject;    // "1F1B pp=4 v=1 m=8", as `pipelens simulate` titles it
@@ -39,6 +41,8 @@ struct SimulatedRun {
     double bubble_ratio = 0;
     std::vector<std::int64_t> peak_memory_bytes;  // by rank
     std::vector<double> rank_bubble_ratio;        // by rank
+    RunSummary summary;                           // summarize(*model) of a finished run
+    std::string critical_path_line;               // critical_path_text(*model)
     std::int64_t took_ns = 0;                     // the simulation and the timeline, on the worker
 };
 
@@ -100,6 +104,9 @@ class Workbench {
     // less the frame that draws it).
     std::int64_t latency_ns() const { return latency_ns_; }
     std::uint64_t generation() const { return generation_; }  // counts arrived simulations
+    // A copy of `run`'s model for a view to own and change (a step's analysis redraws it), made
+    // on the worker; once per simulation, and only while `run` is the current one (else empty).
+    std::optional<TimelineModel> take_model_copy(const SimulatedRun& run);
 
     void pin();  // the current simulation becomes the one compared with
     void unpin();
@@ -125,12 +132,14 @@ class Workbench {
     struct Outcome {
         std::optional<SimulatedRun> run;
         std::string error;
+        std::optional<TimelineModel> model_copy;  // of run's model
     };
     void start();
     void note_change();
 
     Experiment experiment_;
     std::optional<SimulatedRun> current_, pinned_;
+    std::optional<TimelineModel> model_copy_;  // of current_'s model, until taken
     std::string error_, error_key_, field_error_, field_error_key_;
     std::future<Outcome> pending_;
     bool dirty_ = false;  // a change since the running simulation started
@@ -157,8 +166,10 @@ Experiment example_experiment(const Example& example);  // throws ExperimentErro
 std::filesystem::path examples_directory();
 
 // Shows `run` in `session` as a finished simulated run with no file behind it (the reader is
-// closed: its runs, events and errors would not be this run's).
-void show_simulation(TraceSession& session, const SimulatedRun& run);
+// closed: its runs, events and errors would not be this run's). `model_copy`, when given, is a
+// copy of run's model (Workbench::take_model_copy) taken instead of copying it here.
+void show_simulation(TraceSession& session, const SimulatedRun& run,
+                     std::optional<TimelineModel> model_copy = std::nullopt);
 
 // The experiment key an engine message names ("schedule.pp"), or empty: the field the Simulate
 // panel puts the message beside.

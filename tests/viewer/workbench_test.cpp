@@ -203,6 +203,30 @@ TEST(Workbench, AShownSimulationHasNoFileBehindIt) {
     EXPECT_NE(session.summary_line.find("1F1B pp=4 v=1 m=8"), std::string::npos);
 }
 
+TEST(Workbench, TheModelCopyIsTheCurrentRunsTakenOnceAndShownAsIs) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    const SimulatedRun first = *workbench.current();
+    EXPECT_EQ(first.critical_path_line, critical_path_text(*first.model));
+    EXPECT_EQ(first.summary.step_ns, 34917584);
+    EXPECT_EQ(first.summary.ranks.size(), 4u);
+    ASSERT_TRUE(workbench.set("m", "12"));
+    workbench.wait_idle();
+    EXPECT_FALSE(workbench.take_model_copy(first));  // not the current run any more
+    std::optional<TimelineModel> copy = workbench.take_model_copy(*workbench.current());
+    ASSERT_TRUE(copy);
+    EXPECT_NE(&*copy, workbench.current()->model.get());
+    EXPECT_EQ(copy->action_count(), workbench.current()->model->action_count());
+    EXPECT_EQ(copy->end_ns(), workbench.current()->model->end_ns());
+    EXPECT_FALSE(workbench.take_model_copy(*workbench.current()));  // once
+    TraceSession session;
+    show_simulation(session, *workbench.current(), std::move(copy));
+    ASSERT_TRUE(session.model);
+    EXPECT_EQ(session.model->action_count(), workbench.current()->model->action_count());
+    EXPECT_EQ(session.critical_path_line, workbench.current()->critical_path_line);
+    EXPECT_EQ(session.summary.steps.size(), workbench.current()->summary.steps.size());
+}
+
 TEST(Workbench, FieldNamesAreTheSweepsNames) {
     EXPECT_EQ(field_setting("pp", "8").key, "schedule.pp");
     EXPECT_EQ(field_setting("f", "[1ms, 2ms]").value, "[\"1ms\", \"2ms\"]");
