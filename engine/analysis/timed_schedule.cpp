@@ -60,6 +60,14 @@ Action action_of(const traces::StoredAction& row) {
 // step: its k-th row in time order belongs to the k-th step. Program order is training step
 // first, then index, which puts each step's list after the previous step's whole list.
 void sort_in_program_order(std::vector<traces::StoredAction>& actions) {
+    // Each recorded index once and in order (one training step, rows as the viewer and the
+    // simulator hand them over): every row is in training step 0, so program order is the
+    // order the rows are in, and the sorts below would only return it.
+    const auto not_after = [](const auto& left, const auto& right) {
+        return left.step >= right.step;
+    };
+    if (std::adjacent_find(actions.begin(), actions.end(), not_after) == actions.end())
+        return;
     const auto by_time = [](const auto& left, const auto& right) {
         return std::tie(left.start_ns, left.step) < std::tie(right.start_ns, right.step);
     };
