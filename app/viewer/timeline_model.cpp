@@ -2,11 +2,11 @@
 #include "app/viewer/timeline_model.hpp"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "app/viewer/galloping_search.hpp"
+#include "app/viewer/label_ids.hpp"
 #include "engine/run_record/parallel_for.hpp"
 #include "engine/run_record/thread_budget.hpp"
 #include "engine/schedule/action.hpp"
@@ -174,15 +174,17 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
         rank_count = std::max(rank_count, action.rank + 1);
     model.set_up_ranks(rank_count, std::move(figures));
     // Interned as a writer would, ids from 1.
-    std::unordered_map<std::string, std::uint32_t> ids;
-    for (auto& record : actions) {
-        const auto [found, added] =
-            ids.emplace(record.label, static_cast<std::uint32_t>(ids.size() + 1));
-        if (added)
-            model.labels_.add(found->second, record.label);
-        model.label_id_limit_ = std::max<std::int64_t>(model.label_id_limit_, found->second + 1);
+    const std::vector<std::uint32_t> ids = first_appearance_ids(
+        actions.size(),
+        [&](std::size_t index) -> std::string_view { return actions[index].label; });
+    for (std::size_t index = 0; index < actions.size(); ++index) {
+        const traces::ActionRecord& record = actions[index];
+        const std::uint32_t id = ids[index];
+        if (id == model.label_id_limit_)  // its text's first appearance
+            model.labels_.add(id, record.label);
+        model.label_id_limit_ = std::max<std::int64_t>(model.label_id_limit_, id + 1);
         TimelineAction action{record.start_ns,   record.end_ns,  record.bytes, record.stage,
-                              record.microbatch, record.pair_id, record.step,  found->second,
+                              record.microbatch, record.pair_id, record.step,  id,
                               record.kind,       false};
         RankTimeline& rank = model.ranks_.at(record.rank);
         (record.lane == traces::ActionLane::compute ? rank.compute : rank.communication)
