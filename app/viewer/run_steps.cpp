@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
-#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -48,20 +48,43 @@ double RunStep::bubble_ratio(int ranks) const {
     return span <= 0 ? 0.0 : 1.0 - static_cast<double>(busy_ns) / static_cast<double>(span);
 }
 
+std::vector<int> occurrence_numbers(const std::vector<std::uint64_t>& keys) {
+    std::vector<std::pair<std::uint64_t, std::size_t>> sorted(keys.size());
+    for (std::size_t index = 0; index < keys.size(); ++index)
+        sorted[index] = {keys[index], index};
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<int> numbers(keys.size());
+    for (std::size_t at = 0; at < sorted.size(); ++at)
+        numbers[sorted[at].second] = at > 0 && sorted[at - 1].first == sorted[at].first
+                                         ? numbers[sorted[at - 1].second] + 1
+                                         : 0;
+    return numbers;
+}
+
 std::vector<RunStep> find_steps(const TimelineModel& model) {
     std::vector<RunStep> steps;
+    std::vector<std::uint64_t> keys;
     for (const RankTimeline& rank : model.ranks()) {
-        std::unordered_map<std::uint64_t, int> seen;
+        // The compute lane, then the communication lane: the order occurrences are counted in.
+        const auto for_each_action = [&](auto visit) {
+            for (const Lane* lane : {&rank.compute, &rank.communication})
+                for (const TimelineAction& action : lane->actions)
+                    visit(action, lane == &rank.communication);
+        };
+        keys.clear();
+        for_each_action([&](const TimelineAction& action, bool communication) {
+            if (action.kind != text::kOverlapKind)
+                keys.push_back(action_key(action, communication));
+        });
+        const std::vector<int> occurrences = occurrence_numbers(keys);
+        std::size_t next_key = 0;
         std::map<std::string, int, std::less<>> overlaps_seen;
-        for (const Lane* lane : {&rank.compute, &rank.communication}) {
-            const bool communication = lane == &rank.communication;
-            for (const TimelineAction& action : lane->actions) {
-                const int step = action.kind == text::kOverlapKind
-                                     ? overlaps_seen[std::string(model.label(action).view())]++
-                                     : seen[action_key(action, communication)]++;
-                add_to_step(steps, step, action, !communication);
-            }
-        }
+        for_each_action([&](const TimelineAction& action, bool communication) {
+            const int step = action.kind == text::kOverlapKind
+                                 ? overlaps_seen[std::string(model.label(action).view())]++
+                                 : occurrences[next_key++];
+            add_to_step(steps, step, action, !communication);
+        });
     }
     return steps;
 }

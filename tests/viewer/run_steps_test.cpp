@@ -97,5 +97,11 @@ TEST(RunSteps, TheRunSummaryCountsTheStepsOfARunWithSeveral) {
     EXPECT_EQ(one.summary_line.find("steps"), std::string::npos) << one.summary_line;
 }
 
+TEST(OccurrenceNumbers, CountEachKeysEarlierCopies) {
+    EXPECT_EQ(occurrence_numbers({7, 3, 7, 7, 3}), (std::vector<int>{0, 0, 1, 2, 1}));
+    EXPECT_EQ(occurrence_numbers({5, 4, 3}), (std::vector<int>{0, 0, 0}));
+    EXPECT_TRUE(occurrence_numbers({}).empty());
+}
+
 }  // namespace
 }  // namespace pipelens::viewer
