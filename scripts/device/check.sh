@@ -218,14 +218,16 @@ check_nccl_world() {
 
 # pipelens' runs in the shape pytorch_side_by_side.py runs PyTorch's schedules: one rank holding
 # two stages, four microbatches, four layers (mlp: the same weights and batch, so the same loss;
-# empty: the runtime's own overhead per action).
+# empty: the runtime's own overhead per action), timed as PyTorch's side is: the median of 20
+# steps after 5 warm-up steps.
 check_side_by_side_runs() {
     local device=cpu model schedule
     [ -z "$cuda_reason" ] && device=cuda
     for model in "${side_by_side_models[@]}"; do
         for schedule in Interleaved1F1B LoopedBFS InterleavedZeroBubble ZBVZeroBubble DualPipeV; do
             run_one "sbs.$device.$model.$schedule" "$device" --model "$model" \
-                --schedule "$schedule" --pp 1 --v 2 --m 4 --layers 4 --transport local
+                --schedule "$schedule" --pp 1 --v 2 --m 4 --layers 4 --transport local \
+                --steps 20 --warmup 5
         done
     done
 }

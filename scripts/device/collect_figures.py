@@ -62,10 +62,18 @@ def load_json(path):
 
 
 def run_figures(run):
-    """The figures of one `pipelens run --json` object worth comparing across machines."""
+    """The figures of one `pipelens run --json` object worth comparing across machines.
+    step_time_ns is the last recorded step's; with --steps N the median and the extremes of the
+    N recorded steps come from its `steps` object (absent from older builds: None)."""
     reference = run.get("reference") or {}
+    steps = run.get("steps") or {}
     return {"completed": run.get("completed"), "device": run.get("device"),
+            "dtype": run.get("dtype"),
             "loss": run.get("loss"), "step_time_ns": run.get("step_time_ns"),
+            "step_time_median_ns": steps.get("median_ns"),
+            "step_time_min_ns": steps.get("min_ns"),
+            "step_time_max_ns": steps.get("max_ns"),
+            "steps_recorded": steps.get("recorded"), "steps_warmup": steps.get("warmup"),
             "bubble_ratio": run.get("bubble_ratio"),
             "reference_checked": reference.get("checked"),
             "reference_loss": reference.get("loss"),
@@ -87,6 +95,16 @@ def benchmark_figures(report):
     return rows
 
 
+def step_time_s(figures):
+    """A pipelens run's step time in seconds: the median of its recorded steps where the run
+    reports one, else its one step's time; and which of the two it is."""
+    if figures.get("step_time_median_ns"):
+        return figures["step_time_median_ns"] / 1e9, "median"
+    if figures.get("step_time_ns"):
+        return figures["step_time_ns"] / 1e9, "one step"
+    return None, None
+
+
 def gtest_figures(log_path):
     """gtest's closing counts ([  PASSED  ] N tests, ...) from a test binary's log, summed
     over its shards."""
@@ -104,6 +122,37 @@ def gtest_figures(log_path):
     return counts
 
 
+def per_action_figures(pytorch_empty, pipelens_empty):
+    """The schedule runtimes' own overhead per compute action on the `empty` model: PyTorch's
+    from its own count of rank 0's compute actions, pipelens' from its step time over the same
+    count (the same schedule, stages and microbatches run the same computations)."""
+    row = {}
+    actions = (pytorch_empty or {}).get("compute_actions")
+    if (pytorch_empty or {}).get("step_time_s_per_action") is not None:
+        row["pytorch_per_action_ns"] = pytorch_empty["step_time_s_per_action"] * 1e9
+    seconds, _ = step_time_s(pipelens_empty or {})
+    if actions and seconds is not None:
+        row["compute_actions"] = actions
+        row["pipelens_per_action_ns"] = seconds * 1e9 / actions
+    return row
+
+
+def compare_schedule(entry, pipelens):
+    """PyTorch's entry for one schedule against pipelens' run of it: the loss difference and
+    the step-time ratio, from both sides' medians when pipelens gives one."""
+    row = {}
+    if entry.get("loss") is not None and pipelens.get("loss") is not None:
+        difference = abs(entry["loss"] - pipelens["loss"])
+        row["loss_difference"] = difference
+        # Same weights and batch give the same loss up to summation order.
+        row["loss_matches"] = difference <= 1e-5 + 1e-4 * abs(pipelens["loss"])
+    seconds, basis = step_time_s(pipelens)
+    if entry.get("step_time_s_median") and seconds is not None:
+        row["step_time_ratio_pipelens_over_pytorch"] = seconds / entry["step_time_s_median"]
+        row["step_time_ratio_basis"] = "pipelens %s / PyTorch median" % basis
+    return row
+
+
 def side_by_side(out_dir, checks):
     """PyTorch's schedules next to pipelens' runs of the same shape (one rank, v=2, m=4)."""
     pytorch = load_json(os.path.join(out_dir, "pytorch", "side_by_side.json"))
@@ -119,15 +168,8 @@ def side_by_side(out_dir, checks):
             matches = [figures for name, figures in runs.items()
                        if name.endswith(".%s.%s" % (model, schedule))]
             row[key] = matches[0] if matches else None
-        pipelens = row["pipelens_mlp"] or {}
-        if entry.get("loss") is not None and pipelens.get("loss") is not None:
-            difference = abs(entry["loss"] - pipelens["loss"])
-            row["loss_difference"] = difference
-            # Same weights and batch give the same loss up to summation order.
-            row["loss_matches"] = difference <= 1e-5 + 1e-4 * abs(pipelens["loss"])
-        if entry.get("step_time_s_median") and pipelens.get("step_time_ns"):
-            row["step_time_ratio_pipelens_over_pytorch"] = (
-                pipelens["step_time_ns"] / 1e9 / entry["step_time_s_median"])
+        row.update(compare_schedule(entry, row["pipelens_mlp"] or {}))
+        row.update(per_action_figures(entry.get("empty_model"), row["pipelens_empty"]))
         rows[schedule] = row
     summary = {"torch": pytorch.get("torch"), "device": pytorch.get("device"),
                "whole_model_loss": pytorch.get("whole_model_loss"),
