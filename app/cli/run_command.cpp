@@ -26,6 +26,7 @@
 #include "engine/experiment/units.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/run_record/repeated_timing.hpp"
+#include "engine/run_record/run_dtype.hpp"
 #include "engine/run_record/run_trace.hpp"
 #include "engine/run_record/thread_budget.hpp"
 #include "engine/runtime/device_placement.hpp"
@@ -44,6 +45,7 @@ struct RunOptions {
     ModelOptions model;
     std::optional<std::string> transport;
     std::optional<std::string> device;
+    std::optional<std::string> dtype;
     std::optional<std::string> timeout;
     std::vector<std::string> faults;
     bool no_reference = false;
@@ -79,6 +81,12 @@ void check_device_text(const std::string& text) {
     } catch (const runtime::DeviceChoiceError& error) {
         throw ExperimentError(error.what());
     }
+}
+
+// A --dtype the runtime does not compute in, as a usage error before anything starts.
+void check_dtype_text(const std::string& text) {
+    if (const std::string problem = run_record::run_dtype_problem(text); !problem.empty())
+        throw ExperimentError(problem);
 }
 
 // --steps below 1 or --warmup below 0 as a usage error before anything starts.
@@ -145,6 +153,10 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
         check_device_text(*options.device);
         run.device = *options.device;
     }
+    if (options.dtype) {
+        check_dtype_text(*options.dtype);
+        run.dtype = *options.dtype;
+    }
     if (!options.rank_reports.empty())
         run.report_path = report_file(options.rank_reports, run.rank);
     // The ranks on this host share its cores: all of them as threads here, or the launcher's
@@ -207,6 +219,9 @@ nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
     json["completed"] = result.completed;
     json["loss"] = result.loss;
     json["device"] = result.device;
+    // Only where the run chose another: a float32 run's object is what it always was.
+    if (run.dtype != run_record::kDefaultRunDtype)
+        json["dtype"] = run.dtype;
     if (device_note)
         json["device_shared"] = *device_note;
     const run_record::ReferenceComparison& reference = result.reference;
@@ -270,7 +285,8 @@ void print_text(const run_record::PipelineRunResult& result,
     }
     if (result.accuracy.checked && result.completed) {
         if (const auto& first = result.accuracy.first_divergence) {
-            fmt::print("accuracy: {}\n", run_record::accuracy_message(*first));
+            fmt::print("accuracy: {}\n",
+                       run_record::accuracy_message(*first, result.accuracy.tolerance));
         } else {
             fmt::print(
                 "accuracy: every stage's outputs match the single-rank reference on every "
@@ -367,9 +383,11 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
     else
         print_text(
             result, run, figures,
-            fmt::format("{} pp={} v={} m={}, model {}, transport {} (real run, {}{})", lowered.name,
-                        lowered.rank_count, lowered.stages_per_rank, lowered.microbatch_count,
-                        experiment.model.name, run.transport, result.device,
+            fmt::format("{} pp={} v={} m={}, model {}, transport {} (real run, {}{}{})",
+                        lowered.name, lowered.rank_count, lowered.stages_per_rank,
+                        lowered.microbatch_count, experiment.model.name, run.transport,
+                        result.device,
+                        run.dtype == run_record::kDefaultRunDtype ? "" : ", " + run.dtype,
                         figures.outcome.status == traces::RunStatus::failed ? ", FAILED" : ""),
             run_id, options.out, device_note, stragglers);
     const bool matched = (!result.reference.checked ||
@@ -526,6 +544,10 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
                         "Where the ranks compute: cpu, cuda (each process's LOCAL_RANK GPU) or "
                         "cuda:N (default: cuda where this build has CUDA and a GPU is seen, else "
                         "cpu)");
+    command->add_option("--dtype", options->dtype,
+                        "What the model's parameters, the batch and the single-rank reference "
+                        "compute in: float32 (default) or bfloat16; the reference check's "
+                        "tolerance follows it");
     command->add_option("--timeout", options->timeout,
                         "Longest wait on another rank before it is an error (default 10s)");
     command->add_option("--fault", options->faults,
@@ -568,6 +590,8 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
         check_step_counts(*options);
         if (options->device)
             check_device_text(*options->device);
+        if (options->dtype)
+            check_dtype_text(*options->dtype);
         if (options->nproc > 0) {
             refuse_launch_contradictions(*options);
             refuse_unusable_device(*options);

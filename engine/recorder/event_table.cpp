@@ -135,11 +135,12 @@ void read_field(const nlohmann::json& json, BufferDirection& value) {
 }
 
 // Fields events gained after traces had been written without them: absent, they keep their
-// default (0), so older recordings still replay.
+// default (0, or empty text), so older recordings still replay.
 bool added_later(std::string_view name) {
     return name == "gradient_bytes" || name == "backward_peak_bytes" || name == "kept_bytes" ||
            name == "defer_recv" || name == "rendezvous" || name.starts_with("zero_bubble_") ||
-           name == "max_activations" || name == "rank_slowdown" || name.ends_with("_arithmetic_ns");
+           name == "max_activations" || name == "rank_slowdown" ||
+           name.ends_with("_arithmetic_ns") || name == "dtype";
 }
 
 template <class Kind>
@@ -150,7 +151,8 @@ nlohmann::json arguments_of(const Kind& event) {
         if constexpr (std::is_integral_v<std::decay_t<decltype(value)>>)
             if (added_later(name) && value == 0)
                 return;
-        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::vector<double>>)
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::vector<double>> ||
+                      std::is_same_v<std::decay_t<decltype(value)>, std::string>)
             if (added_later(name) && value.empty())
                 return;
         arguments[name] = field_json(value);

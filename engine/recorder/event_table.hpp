@@ -49,6 +49,7 @@ struct ConfigureTransport {
         visit("world_size", self.transport.world_size);
         visit("timeout_ns", self.transport.timeout_ns);
         visit("device", self.transport.device);
+        visit("dtype", self.transport.dtype);
     }
     void apply(EventTarget& target) const;
 };

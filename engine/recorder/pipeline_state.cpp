@@ -140,6 +140,9 @@ std::vector<StateField> state_fields(const PipelineState& state) {
     add(fields, "transport.world_size", std::to_string(state.transport.world_size));
     add(fields, "transport.timeout_ns", std::to_string(state.transport.timeout_ns));
     add(fields, "transport.device", state.transport.device);
+    // Only where a run chose it: a float32 run lists the fields it always listed.
+    if (!state.transport.dtype.empty())
+        add(fields, "transport.dtype", state.transport.dtype);
 
     const ScheduleState& schedule = state.schedule;
     add(fields, "schedule.source", schedule.source);

@@ -26,6 +26,10 @@ struct TransportState {
     int world_size = 0;
     std::int64_t timeout_ns = 0;
     std::string device;  // "cpu", "cuda:0"
+    // The floating-point type a real run computes in, where it is not float32 ("bfloat16");
+    // empty for float32 and for runs recorded before runs had a choice. The initializer keeps
+    // brace lists of the four fields above free of -Wmissing-field-initializers.
+    std::string dtype{};
 };
 
 struct ScheduleState {

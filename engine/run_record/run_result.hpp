@@ -13,6 +13,7 @@
 
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/run_record/clock_offset.hpp"
+#include "engine/run_record/run_dtype.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/schedule/schedule_kind.hpp"
 #include "engine/tensor/tensor_meta.hpp"
@@ -59,6 +60,9 @@ struct PipelineRunOptions {
     // engine/stage_plan/device_choice.hpp); run_pipeline replaces it with the device it resolved
     // to ("cpu", "cuda:0") before anything runs.
     std::string device;
+    // `--dtype`: what the model's parameters, the batch and the single-rank reference are cast to
+    // on the device (run_dtype.hpp), and so the reference check's tolerance.
+    std::string dtype = std::string(kDefaultRunDtype);
     // gloo/nccl: this rank also writes its report here (JSON) before gathering, so a launcher
     // can still record the run when rank 0, which gathers and records, dies.
     std::string report_path;
@@ -155,7 +159,7 @@ struct StageAccuracy {
     int microbatch = 0;
     double max_abs_error = 0;
     double max_relative_error = 0;  // max abs error over the largest reference magnitude
-    bool diverges = false;          // outside kRelativeTolerance/kAbsoluteTolerance
+    bool diverges = false;          // outside the run's dtype's tolerance (run_dtype.hpp)
     bool non_finite = false;        // the outputs hold NaN or Inf (the errors are then NaN)
 };
 
@@ -167,6 +171,8 @@ inline double larger_error(double left, double right) {
 
 struct AccuracyCheck {
     bool checked = false;
+    // What a stage's outputs were held to: the run's dtype's (run_dtype.hpp).
+    ReferenceTolerance tolerance = reference_tolerance(kDefaultRunDtype);
     std::vector<StageAccuracy> stages;              // by (stage, microbatch)
     std::optional<StageAccuracy> first_divergence;  // the lowest stage, then microbatch
 
@@ -202,9 +208,5 @@ struct PipelineRunResult {
     std::vector<RunFailure> further_failures;
     std::string device;  // "cpu", "cuda:0"
 };
-
-// Tolerances of the reference comparison (float32 with microbatched summation order).
-inline constexpr double kRelativeTolerance = 1e-4;
-inline constexpr double kAbsoluteTolerance = 1e-5;
 
 }  // namespace pipelens::run_record

@@ -173,7 +173,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
     return records;
 }
 
-std::string accuracy_message(const StageAccuracy& divergence) {
+std::string accuracy_message(const StageAccuracy& divergence, const ReferenceTolerance& tolerance) {
     if (divergence.non_finite)
         return fmt::format(
             "stage {} microbatch {} is the first to diverge from the single-rank reference: its "
@@ -183,7 +183,7 @@ std::string accuracy_message(const StageAccuracy& divergence) {
         "stage {} microbatch {} is the first to diverge from the single-rank reference: max abs "
         "error {:.6g}, max relative error {:.6g} (tolerance rtol {:g}, atol {:g})",
         divergence.stage, divergence.microbatch, divergence.max_abs_error,
-        divergence.max_relative_error, kRelativeTolerance, kAbsoluteTolerance);
+        divergence.max_relative_error, tolerance.relative, tolerance.absolute);
 }
 
 std::vector<traces::ErrorRecord> run_error_records(const PipelineRunResult& result) {
@@ -198,7 +198,7 @@ std::vector<traces::ErrorRecord> run_error_records(const PipelineRunResult& resu
                            ? std::string("non-finite values (NaN or Inf)")
                            : fmt::format("max abs error {:.6g}, max relative error {:.6g}",
                                          divergence->max_abs_error, divergence->max_relative_error);
-        error.message = accuracy_message(*divergence);
+        error.message = accuracy_message(*divergence, result.accuracy.tolerance);
         errors.push_back(std::move(error));
     }
     const auto record_of = [](const RunFailure& failure) {

@@ -21,8 +21,11 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
                                                   const PipelineRunResult& result);
 
 // "stage 2 microbatch 0 is the first to diverge from the single-rank reference: max abs error
-// 1, max relative error 0.25 (tolerance rtol 0.0001, atol 1e-05)".
-std::string accuracy_message(const StageAccuracy& divergence);
+// 1, max relative error 0.25 (tolerance rtol 0.0001, atol 1e-05)", quoting the tolerance the
+// outputs were held to (the run's dtype's; float32's unless given).
+std::string accuracy_message(
+    const StageAccuracy& divergence,
+    const ReferenceTolerance& tolerance = reference_tolerance(kDefaultRunDtype));
 
 // Every error the run records, in the order the trace's errors table gets them: the accuracy
 // check's first divergence (an `accuracy_mismatch`), each rank's failure, then the further ones.

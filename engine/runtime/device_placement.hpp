@@ -1,11 +1,14 @@
-// Where a rank's tensors live: the device `--device` resolves to on this process (what its
-// LibTorch was built with and the GPUs it sees), and the model and batch moved there. Everything
-// a rank computes follows from these: stages take their inputs' device, receive buffers and
-// the single-rank reference are made on the same one.
+// Where a rank's tensors live and what they hold: the device `--device` resolves to on this
+// process (what its LibTorch was built with and the GPUs it sees) and the dtype `--dtype` names,
+// and the model and batch moved and cast there. Everything a rank computes follows from these:
+// stages take their inputs' device and dtype, receive buffers (from the inferred metadata) and
+// the single-rank reference are made the same way.
 //
-// Invariants: on the CPU nothing is copied or replaced (a tensor already on the device is left
-// as it is), so a CPU run is what it was before devices existed; parameters move in place
-// (set_data), so every layer closure and every stage that holds one sees the moved tensor.
+// Invariants: a float32 run on the CPU copies and replaces nothing (a tensor already on the
+// device in the dtype is left as it is), so it is what it was before devices and dtypes existed;
+// only float32 tensors are cast (the models and batches pipelens draws; integer inputs and a
+// TorchScript model's other types stay); parameters move in place (set_data), so every layer
+// closure and every stage that holds one sees the moved tensor.
 #pragma once
 
 #include <string>
@@ -27,6 +30,10 @@ std::string resolve_run_device(const std::string& requested, int local_rank);
 // A resolved device text ("cpu", "cuda:0") as LibTorch's device; "" is the CPU.
 c10::Device torch_device(const std::string& resolved);
 
+// A `--dtype` name (run_record/run_dtype.hpp: float32, bfloat16) as LibTorch's scalar type.
+// Throws std::invalid_argument for a name it does not list.
+c10::ScalarType run_scalar_type(const std::string& dtype);
+
 // Makes a GPU the calling thread's current one (streams, events and LibTorch's own allocations
 // without a device go there) while it lives; on the CPU it does nothing.
 class ScopedDevice {
@@ -37,7 +44,8 @@ class ScopedDevice {
     c10::OptionalDeviceGuard guard_;
 };
 
-void place_model(PipelineModel& model, const c10::Device& device);
-void place_batch(Batch& batch, const c10::Device& device);
+void place_model(PipelineModel& model, const c10::Device& device,
+                 c10::ScalarType dtype = c10::kFloat);
+void place_batch(Batch& batch, const c10::Device& device, c10::ScalarType dtype = c10::kFloat);
 
 }  // namespace pipelens::runtime

@@ -336,4 +336,13 @@ TensorList run_layers(const std::vector<ModelLayer>& layers, TensorList values) 
     return values;
 }
 
+torch::Tensor model_loss(const torch::Tensor& output, const torch::Tensor& target) {
+    const auto reduced = [](const torch::Tensor& tensor) {
+        return tensor.scalar_type() == torch::kBFloat16 || tensor.scalar_type() == torch::kHalf;
+    };
+    if (!reduced(output) && !reduced(target))
+        return torch::mse_loss(output, target);
+    return torch::mse_loss(output.to(torch::kFloat), target.to(torch::kFloat));
+}
+
 }  // namespace pipelens::runtime

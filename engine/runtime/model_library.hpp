@@ -82,4 +82,10 @@ class ScopedReluReplacement {
 // Runs all layers in order: the single-rank reference.
 TensorList run_layers(const std::vector<ModelLayer>& layers, TensorList values);
 
+// The loss every model trains with, the last stage's and the reference's alike: the mean squared
+// error, computed in float32 whatever the run's dtype (a bfloat16 output and target are widened,
+// as mixed-precision training computes its loss; LibTorch 1.13's CPU mse_loss has no bfloat16
+// kernel). A float32 output and target are used as they are.
+torch::Tensor model_loss(const torch::Tensor& output, const torch::Tensor& target);
+
 }  // namespace pipelens::runtime

@@ -28,9 +28,13 @@ namespace {
 
 std::vector<std::vector<TensorMeta>> boundary_inputs(const run_record::PipelineRunOptions& options,
                                                      const Schedule& lowered) {
-    const PipelineModel model = build_model(model_spec(options), lowered.stage_count);
+    PipelineModel model = build_model(model_spec(options), lowered.stage_count);
     const auto stages = plan_stages(model, options, lowered.stage_count);
-    const Batch batch = make_batch(model, options, lowered.microbatch_count);
+    Batch batch = make_batch(model, options, lowered.microbatch_count);
+    // In the run's dtype, on the CPU: the boundaries' dtypes are the ranks', the device is not.
+    const c10::ScalarType dtype = run_scalar_type(options.dtype);
+    place_model(model, c10::Device(c10::kCPU), dtype);
+    place_batch(batch, c10::Device(c10::kCPU), dtype);
     const std::vector<StageMeta> metas = infer_shapes(model, stages, batch);
     // A backend that cannot act on its stage is a usage error, found here once; the failure a
     // fault-injecting backend is meant to raise is left to the rank, which records it.

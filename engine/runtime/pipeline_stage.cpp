@@ -207,7 +207,7 @@ TensorList PipelineStage::forward(int microbatch, const TensorList& inputs,
     TensorList sent;
     if (is_last()) {
         state.final_output = state.outputs.at(0);
-        state.loss = torch::mse_loss(state.final_output, target);
+        state.loss = model_loss(state.final_output, target);
         if (backend_.checks())
             backend_.check_finite(fmt::format("stage {} loss", index_), microbatch, {state.loss});
         losses_[microbatch] = state.loss.item<double>();

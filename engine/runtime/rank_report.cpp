@@ -221,6 +221,7 @@ run_record::PipelineRunResult merge_reports(const std::vector<RankReport>& repor
     result.reference.outputs_match = true;
     result.reference.gradients_match = true;
     result.accuracy.checked = options.check_accuracy;
+    result.accuracy.tolerance = run_record::reference_tolerance(options.dtype);
     for (const RankReport& report : reports) {
         result.ranks.push_back(report.run);
         if (!report.recording.is_null())

@@ -88,9 +88,11 @@ std::unique_ptr<PreparedRank> prepare_rank(const run_record::PipelineRunOptions&
     const int stage_count = lowered.stage_count;
     auto prepared = std::make_unique<PreparedRank>(rank);
     recorder::StateRecorder& recording = prepared->recording;
-    recording.configure_transport({options.transport, lowered.rank_count,
-                                   options.timeout_ms * 1'000'000,
-                                   torch_device(options.device).str()});
+    // float32 is left out (empty), so a float32 run records the event it always recorded.
+    recording.configure_transport(
+        {options.transport, lowered.rank_count, options.timeout_ms * 1'000'000,
+         torch_device(options.device).str(),
+         options.dtype == run_record::kDefaultRunDtype ? std::string() : options.dtype});
     record_executed_schedule(recording, lowered, options.zero_bubble);
     prepared->model = build_model(model_spec(options), stage_count);
     recording.split_model(options.model, layer_names(prepared->model), options.split_points);
@@ -98,8 +100,9 @@ std::unique_ptr<PreparedRank> prepare_rank(const run_record::PipelineRunOptions&
     prepared->batch = make_batch(prepared->model, options, lowered.microbatch_count);
     // After the batch: a TorchScript model's batch runs its layers once, on the CPU.
     const c10::Device device = torch_device(options.device);
-    place_model(prepared->model, device);
-    place_batch(prepared->batch, device);
+    const c10::ScalarType dtype = run_scalar_type(options.dtype);
+    place_model(prepared->model, device, dtype);
+    place_batch(prepared->batch, device, dtype);
     const std::vector<StageMeta> inferred =
         infer_shapes(prepared->model, prepared->stages, prepared->batch);
     for (int index = 0; index < stage_count; ++index)

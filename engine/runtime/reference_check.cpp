@@ -11,10 +11,17 @@ namespace pipelens::runtime {
 namespace {
 
 // Whether `actual` is within tolerance of `expected`; raises `max_error` to their largest gap.
-bool close(const torch::Tensor& actual, const torch::Tensor& expected, double& max_error) {
+bool close(const torch::Tensor& actual, const torch::Tensor& expected,
+           const run_record::ReferenceTolerance& tolerance, double& max_error) {
     max_error = run_record::larger_error(max_error, (actual - expected).abs().max().item<double>());
-    return torch::allclose(actual, expected, run_record::kRelativeTolerance,
-                           run_record::kAbsoluteTolerance);
+    return torch::allclose(actual, expected, tolerance.relative, tolerance.absolute);
+}
+
+// The reference model, built from the run's seed and placed as the rank's model is.
+PipelineModel placed_reference(const run_record::PipelineRunOptions& options, int stage_count) {
+    PipelineModel reference = build_model(model_spec(options), stage_count);
+    place_model(reference, torch_device(options.device), run_scalar_type(options.dtype));
+    return reference;
 }
 
 }  // namespace
@@ -24,10 +31,10 @@ bool close(const torch::Tensor& actual, const torch::Tensor& expected, double& m
 void compare_with_reference(const run_record::PipelineRunOptions& options, int stage_count,
                             const std::vector<StageLayers>& stages, const RankPlan& plan,
                             const Batch& batch, RankReport& report) {
-    PipelineModel reference = build_model(model_spec(options), stage_count);
-    place_model(reference, torch_device(options.device));  // where the rank's batch is
+    const run_record::ReferenceTolerance tolerance = run_record::reference_tolerance(options.dtype);
+    PipelineModel reference = placed_reference(options, stage_count);
     const torch::Tensor output = run_layers(reference.layers, batch.whole_inputs).at(0);
-    const torch::Tensor loss = torch::mse_loss(output, batch.whole_target);
+    const torch::Tensor loss = model_loss(output, batch.whole_target);
     loss.backward();
     report.reference_loss = loss.item<double>();
     for (const auto& [index, stage] : plan.stages) {
@@ -41,7 +48,7 @@ void compare_with_reference(const run_record::PipelineRunOptions& options, int s
                 continue;
             }
             report.gradients_match &=
-                close(mine[at].grad(), theirs[at].grad(), report.gradient_max_error);
+                close(mine[at].grad(), theirs[at].grad(), tolerance, report.gradient_max_error);
         }
         if (stage->is_last()) {
             TensorList outputs;
@@ -49,7 +56,7 @@ void compare_with_reference(const run_record::PipelineRunOptions& options, int s
                  ++microbatch)
                 outputs.push_back(stage->output(microbatch));
             report.outputs_match = close(torch::cat(outputs, options.chunk_dim), output.detach(),
-                                         report.output_max_error);
+                                         tolerance, report.output_max_error);
         }
     }
 }
@@ -59,8 +66,8 @@ void compare_with_reference(const run_record::PipelineRunOptions& options, int s
 std::vector<run_record::StageAccuracy> check_stage_accuracy(
     const run_record::PipelineRunOptions& options, int stage_count,
     const std::vector<StageLayers>& stages, const RankPlan& plan, const Batch& batch) {
-    PipelineModel reference = build_model(model_spec(options), stage_count);
-    place_model(reference, torch_device(options.device));  // where the rank's batch is
+    const run_record::ReferenceTolerance tolerance = run_record::reference_tolerance(options.dtype);
+    PipelineModel reference = placed_reference(options, stage_count);
     torch::NoGradGuard no_grad;
     std::vector<run_record::StageAccuracy> results;
     for (int microbatch = 0; microbatch < static_cast<int>(batch.microbatch_inputs.size());
@@ -83,7 +90,7 @@ std::vector<run_record::StageAccuracy> check_stage_accuracy(
                 }
                 const torch::Tensor expected = values[at].to(actual[at].scalar_type());
                 largest = std::max(largest, expected.abs().max().item<double>());
-                entry.diverges |= !close(actual[at], expected, entry.max_abs_error);
+                entry.diverges |= !close(actual[at], expected, tolerance, entry.max_abs_error);
             }
             entry.max_relative_error =
                 largest > 0 || std::isnan(entry.max_abs_error) ? entry.max_abs_error / largest : 0;

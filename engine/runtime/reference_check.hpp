@@ -3,9 +3,10 @@
 // whole model on the whole batch; `--check-accuracy` runs the reference stage by stage on each
 // microbatch, so that the first stage whose outputs diverge names where an error entered.
 //
-// Invariants: a value matches within run_record's kRelativeTolerance/kAbsoluteTolerance, and
-// every error is the largest seen (NaN wins, see run_record::larger_error); the reference is
-// built and run after the step, so nothing here is timed.
+// Invariants: the reference computes in the run's dtype on the run's device (as the stages do),
+// and a value matches within that dtype's run_record::reference_tolerance; every error is the
+// largest seen (NaN wins, see run_record::larger_error); the reference is built and run after
+// the step, so nothing here is timed.
 #pragma once
 
 #include <vector>

@@ -219,16 +219,22 @@ check_nccl_world() {
 # pipelens' runs in the shape pytorch_side_by_side.py runs PyTorch's schedules: one rank holding
 # two stages, four microbatches, four layers (mlp: the same weights and batch, so the same loss;
 # empty: the runtime's own overhead per action), timed as PyTorch's side is: the median of 20
-# steps after 5 warm-up steps.
+# steps after 5 warm-up steps. Then mlp in bfloat16 (sbs.DEVICE.mlp.SCHEDULE.bfloat16), beside
+# PyTorch's bfloat16 runs of the same weights cast.
 check_side_by_side_runs() {
     local device=cpu model schedule
+    local schedules=(Interleaved1F1B LoopedBFS InterleavedZeroBubble ZBVZeroBubble DualPipeV)
+    local shape=(--pp 1 --v 2 --m 4 --layers 4 --transport local --steps 20 --warmup 5)
     [ -z "$cuda_reason" ] && device=cuda
     for model in "${side_by_side_models[@]}"; do
-        for schedule in Interleaved1F1B LoopedBFS InterleavedZeroBubble ZBVZeroBubble DualPipeV; do
+        for schedule in "${schedules[@]}"; do
             run_one "sbs.$device.$model.$schedule" "$device" --model "$model" \
-                --schedule "$schedule" --pp 1 --v 2 --m 4 --layers 4 --transport local \
-                --steps 20 --warmup 5
+                --schedule "$schedule" "${shape[@]}"
         done
+    done
+    for schedule in "${schedules[@]}"; do
+        run_one "sbs.$device.mlp.$schedule.bfloat16" "$device" --model mlp --dtype bfloat16 \
+            --schedule "$schedule" "${shape[@]}"
     done
 }
 

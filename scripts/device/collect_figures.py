@@ -28,6 +28,11 @@ PYTORCH_TO_PIPELENS = {
     "ScheduleDualPipeV": "DualPipeV",
 }
 
+# pipelens' reference tolerances (rtol, atol) per `--dtype`; the one definition is
+# engine/run_record/run_dtype.cpp, this is its copy for a script without pipelens. Two sides'
+# losses from the same weights and batch are held to them as each side's gradients are.
+TOLERANCES = {"float32": (1e-4, 1e-5), "bfloat16": (1.6e-2, 1e-3)}
+
 
 def read_checks(path):
     checks = []
@@ -137,7 +142,7 @@ def per_action_figures(pytorch_empty, pipelens_empty):
     return row
 
 
-def compare_schedule(entry, pipelens):
+def compare_schedule(entry, pipelens, dtype="float32"):
     """PyTorch's entry for one schedule against pipelens' run of it: the loss difference and
     the step-time ratio, from both sides' medians when pipelens gives one."""
     row = {}
@@ -145,7 +150,8 @@ def compare_schedule(entry, pipelens):
         difference = abs(entry["loss"] - pipelens["loss"])
         row["loss_difference"] = difference
         # Same weights and batch give the same loss up to summation order.
-        row["loss_matches"] = difference <= 1e-5 + 1e-4 * abs(pipelens["loss"])
+        rtol, atol = TOLERANCES[dtype]
+        row["loss_matches"] = difference <= atol + rtol * abs(pipelens["loss"])
     seconds, basis = step_time_s(pipelens)
     if entry.get("step_time_s_median") and seconds is not None:
         row["step_time_ratio_pipelens_over_pytorch"] = seconds / entry["step_time_s_median"]
@@ -158,26 +164,37 @@ def side_by_side(out_dir, checks):
     pytorch = load_json(os.path.join(out_dir, "pytorch", "side_by_side.json"))
     if pytorch is None:
         return None
-    runs = {check["name"]: check.get("figures") or {} for check in checks
-            if check["name"].startswith("sbs.")}
+    # sbs.DEVICE.MODEL.SCHEDULE in float32, sbs.DEVICE.MODEL.SCHEDULE.DTYPE in another dtype.
+    runs = {}
+    for check in checks:
+        parts = check["name"].split(".")
+        if parts[0] == "sbs" and len(parts) in (4, 5):
+            dtype = parts[4] if len(parts) == 5 else "float32"
+            runs[(parts[2], parts[3], dtype)] = check.get("figures") or {}
     rows = {}
     for class_name, entry in (pytorch.get("schedules") or {}).items():
         schedule = PYTORCH_TO_PIPELENS.get(class_name, class_name)
-        row = {"pytorch": entry}
-        for model, key in (("mlp", "pipelens_mlp"), ("empty", "pipelens_empty")):
-            matches = [figures for name, figures in runs.items()
-                       if name.endswith(".%s.%s" % (model, schedule))]
-            row[key] = matches[0] if matches else None
+        row = {"pytorch": entry,
+               "pipelens_mlp": runs.get(("mlp", schedule, "float32")),
+               "pipelens_empty": runs.get(("empty", schedule, "float32"))}
         row.update(compare_schedule(entry, row["pipelens_mlp"] or {}))
         row.update(per_action_figures(entry.get("empty_model"), row["pipelens_empty"]))
+        bfloat16 = {"pytorch": entry.get("bfloat16"),
+                    "pipelens_mlp": runs.get(("mlp", schedule, "bfloat16"))}
+        if bfloat16["pytorch"] is not None or bfloat16["pipelens_mlp"] is not None:
+            bfloat16.update(compare_schedule(bfloat16["pytorch"] or {},
+                                             bfloat16["pipelens_mlp"] or {}, "bfloat16"))
+            row["bfloat16"] = bfloat16
         rows[schedule] = row
     summary = {"torch": pytorch.get("torch"), "device": pytorch.get("device"),
                "whole_model_loss": pytorch.get("whole_model_loss"),
+               "whole_model_loss_bfloat16": pytorch.get("whole_model_loss_bfloat16"),
                "skipped": pytorch.get("skipped"), "schedules": rows}
     # The Python model rebuilt from pipelens' recipe against pipelens' own single-rank
     # reference: equal losses mean the two sides hold the same weights and batch.
-    references = [figures.get("reference_loss") for name, figures in runs.items()
-                  if ".mlp." in name and figures.get("reference_loss") is not None]
+    references = [figures.get("reference_loss") for (model, _, dtype), figures in runs.items()
+                  if model == "mlp" and dtype == "float32"
+                  and figures.get("reference_loss") is not None]
     whole = pytorch.get("whole_model_loss")
     if references and whole is not None:
         summary["pipelens_reference_loss"] = references[0]

@@ -23,7 +23,9 @@ Writes OUT_DIR/side_by_side.json: per schedule the loss, the largest gradient di
 the same model run whole (no pipeline), the step time (median of 20 steps after 5 warm-up
 steps, the device synchronised around each), the compute actions per step and, on the `empty`
 model (scalar scales: nothing to compute), the step time per action: the schedule runtime's own
-overhead per action.
+overhead per action. Under "bfloat16" the same for the mlp in bfloat16 (the same float32
+weights and batch cast, as `pipelens run --dtype bfloat16` casts them), its gradients held to
+pipelens' bfloat16 tolerance against the whole model in bfloat16.
 """
 
 import inspect
@@ -46,6 +48,15 @@ SCHEDULES = [
 ]
 SEED, LAYERS, HIDDEN, BATCH, MICROBATCHES = 0, 4, 64, 32, 4
 WARMUP_STEPS, TIMED_STEPS = 5, 20
+# pipelens' reference tolerances (rtol, atol) per `--dtype`; the one definition is
+# engine/run_record/run_dtype.cpp, this is its copy for a script without pipelens.
+TOLERANCES = {"float32": (1e-4, 1e-5), "bfloat16": (1.6e-2, 1e-3)}
+
+
+def model_loss(torch, output, target):
+    """pipelens' loss: the MSE in float32 (a bfloat16 output and target widened, as pipelens'
+    model_loss does; a float32 one used as it is)."""
+    return torch.nn.functional.mse_loss(output.float(), target.float())
 
 
 def seeded_mlp(torch, layers, hidden, seed):
@@ -168,7 +179,9 @@ def run_schedule(torch, pipelining, device, class_name, stages_per_rank, layers,
     modules = stage_modules(torch, layers, stages_per_rank)
     stage_list = [pipelining.PipelineStage(module.to(device), index, stages_per_rank, device)
                   for index, module in enumerate(modules)]
-    loss_fn = torch.nn.functional.mse_loss
+    def loss_fn(output, target):
+        return model_loss(torch, output, target)
+
     schedule = schedule_class(stage_list, MICROBATCHES, **schedule_kwargs(schedule_class, loss_fn))
     median_s, losses = timed_steps(torch, device, schedule, stage_list, inputs, targets)
     loss = float(sum(float(value) for value in losses) / len(losses)) if losses else None
@@ -178,11 +191,13 @@ def run_schedule(torch, pipelining, device, class_name, stages_per_rank, layers,
             "modules": modules}
 
 
-def reference_check(torch, device, pipelined_modules, layers_fresh, inputs, targets):
-    """The pipelined gradients against the same model run whole on this device, with
-    pipelens' tolerances (rtol 1e-4, atol 1e-5)."""
+def reference_check(torch, device, pipelined_modules, layers_fresh, inputs, targets,
+                    dtype="float32"):
+    """The pipelined gradients against the same model run whole on this device in the same
+    dtype, with pipelens' tolerances for it (float32: rtol 1e-4, atol 1e-5)."""
+    rtol, atol = TOLERANCES[dtype]
     whole = torch.nn.Sequential(*layers_fresh).to(device)
-    loss = torch.nn.functional.mse_loss(whole(inputs), targets)
+    loss = model_loss(torch, whole(inputs), targets)
     loss.backward()
     pipelined = [p for module in pipelined_modules for p in module.parameters()]
     largest, match = 0.0, True
@@ -190,9 +205,28 @@ def reference_check(torch, device, pipelined_modules, layers_fresh, inputs, targ
         if parameter.grad is None:
             return {"gradients_match": False, "reason": "a parameter has no gradient"}
         largest = max(largest, float((reference.grad - parameter.grad).abs().max()))
-        match = match and bool(torch.allclose(parameter.grad, reference.grad, rtol=1e-4, atol=1e-5))
+        match = match and bool(torch.allclose(parameter.grad, reference.grad, rtol=rtol, atol=atol))
     return {"reference_loss": float(loss), "gradient_max_error": largest,
-            "gradients_match": match}
+            "gradients_match": match, "tolerance": {"rtol": rtol, "atol": atol}}
+
+
+def bfloat16_mlp(torch):
+    """pipelens' mlp with its float32 weights cast to bfloat16, as `--dtype bfloat16` casts."""
+    return [block.to(torch.bfloat16) for block in seeded_mlp(torch, LAYERS, HIDDEN, SEED)]
+
+
+def bfloat16_entry(torch, pipelining, device, class_name, stages_per_rank, inputs, targets):
+    """One schedule on the mlp in bfloat16, checked against the whole model in bfloat16."""
+    inputs, targets = inputs.to(torch.bfloat16), targets.to(torch.bfloat16)
+    entry = run_schedule(torch, pipelining, device, class_name, stages_per_rank,
+                         bfloat16_mlp(torch), inputs, targets)
+    modules = entry.pop("modules", None)
+    if modules is not None:
+        entry.update(reference_check(torch, device, modules, bfloat16_mlp(torch), inputs, targets,
+                                     "bfloat16"))
+        if not entry["gradients_match"]:
+            entry["status"] = "fail"
+    return entry
 
 
 def write_results(out_dir, results):
@@ -224,7 +258,10 @@ def main():
                "model": {"name": "mlp", "seed": SEED, "layers": LAYERS, "hidden": HIDDEN,
                          "batch": BATCH, "microbatches": MICROBATCHES},
                # The whole model's loss: what `pipelens run` reports for this model and batch.
-               "whole_model_loss": float(torch.nn.functional.mse_loss(whole(inputs), targets)),
+               "whole_model_loss": float(model_loss(torch, whole(inputs), targets)),
+               "whole_model_loss_bfloat16": float(model_loss(
+                   torch, torch.nn.Sequential(*bfloat16_mlp(torch)).to(device)(
+                       inputs.to(torch.bfloat16)), targets.to(torch.bfloat16))),
                "steps": {"warmup": WARMUP_STEPS, "timed": TIMED_STEPS, "statistic": "median"},
                "schedules": {}}
     try:
@@ -267,6 +304,13 @@ def main():
         except Exception as error:  # one schedule's failure must not hide the others' figures
             failures += 1
             entry = {"status": "fail", "reason": "%s: %s" % (type(error).__name__, error)}
+        try:
+            entry["bfloat16"] = bfloat16_entry(torch, pipelining, device, class_name,
+                                               stages_per_rank, inputs, targets)
+        except Exception as error:  # nor bfloat16's failure the float32 figures
+            entry["bfloat16"] = {"status": "fail",
+                                 "reason": "%s: %s" % (type(error).__name__, error)}
+        failures += entry["bfloat16"].get("status") == "fail"
         results["schedules"][class_name] = entry
         print("%-30s %s" % (class_name, json.dumps(entry)))
     dist.destroy_process_group()

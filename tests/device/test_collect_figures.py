@@ -35,7 +35,8 @@ PYTORCH = {
         "ScheduleInterleaved1F1B": {
             "loss": 2.5, "step_time_s_median": 0.004,
             "empty_model": {"compute_actions": 16, "step_time_s_median": 0.0032,
-                            "step_time_s_per_action": 0.0002}},
+                            "step_time_s_per_action": 0.0002},
+            "bfloat16": {"loss": 2.52, "step_time_s_median": 0.003}},
         "ScheduleLoopedBFS": {"loss": 2.5, "step_time_s_median": 0.005},
     },
 }
@@ -49,7 +50,10 @@ class CollectFigures(unittest.TestCase):
         (self.out / "pytorch").mkdir()
         (self.out / "pytorch" / "side_by_side.json").write_text(json.dumps(PYTORCH))
         runs = {
-            "sbs.cuda.mlp.Interleaved1F1B": pipelens_run(2.5, 3_000_000, 2_000_000, "float32"),
+            "sbs.cuda.mlp.Interleaved1F1B": pipelens_run(2.5, 3_000_000, 2_000_000),
+            # bfloat16: its own loss and reference, which the weights check must not read.
+            "sbs.cuda.mlp.Interleaved1F1B.bfloat16": pipelens_run(2.51, 2_000_000, 1_500_000,
+                                                                  "bfloat16"),
             "sbs.cuda.empty.Interleaved1F1B": pipelens_run(1.0, 2_000_000, 1_600_000),
             # An older build's run: one step, no `steps` object.
             "sbs.cuda.mlp.LoopedBFS": pipelens_run(2.5, 4_000_000),
@@ -71,7 +75,7 @@ class CollectFigures(unittest.TestCase):
             capture_output=True, text=True)
         self.assertEqual(completed.returncode, 0, completed.stderr)
         self.assertEqual(completed.stdout.splitlines()[0],
-                         "check.sh: 3 passed, 0 failed, 0 skipped in 12 s; figures: %s"
+                         "check.sh: 4 passed, 0 failed, 0 skipped in 12 s; figures: %s"
                          % (self.out / "figures.json"))
         return json.loads((self.out / "figures.json").read_text())
 
@@ -110,6 +114,25 @@ class CollectFigures(unittest.TestCase):
         looped = self.collect()["side_by_side"]["schedules"]["LoopedBFS"]
         self.assertNotIn("pipelens_per_action_ns", looped)
         self.assertNotIn("pytorch_per_action_ns", looped)
+
+
+    def test_bfloat16_rows_compare_bfloat16_runs_with_bfloat16_tolerance(self):
+        side = self.collect()["side_by_side"]
+        row = side["schedules"]["Interleaved1F1B"]["bfloat16"]
+        self.assertEqual(row["pipelens_mlp"]["dtype"], "bfloat16")
+        self.assertEqual(row["pytorch"]["loss"], 2.52)
+        self.assertAlmostEqual(row["loss_difference"], 0.01, places=12)
+        # 0.01 is within 1e-3 + 1.6e-2 * 2.51, far outside float32's 1e-5 + 1e-4 * 2.51.
+        self.assertTrue(row["loss_matches"])
+        self.assertAlmostEqual(row["step_time_ratio_pipelens_over_pytorch"], 0.5, places=12)
+        self.assertEqual(collect_figures.compare_schedule(
+            {"loss": 2.52}, {"loss": 2.5})["loss_matches"], False)
+        # The float32 row reads the float32 run, and the weights check only float32 references.
+        self.assertEqual(side["schedules"]["Interleaved1F1B"]["pipelens_mlp"]["step_time_ns"],
+                         3_000_000)
+        self.assertEqual(side["pipelens_reference_loss"], 2.5)
+        self.assertTrue(side["weights_match_pipelens"])
+        self.assertNotIn("bfloat16", side["schedules"]["LoopedBFS"])
 
 
 if __name__ == "__main__":
