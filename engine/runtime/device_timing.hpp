@@ -94,9 +94,9 @@ std::unique_ptr<ActionTimer> make_cuda_action_timer(const c10::Device& device,
 std::unique_ptr<DeviceMemory> make_cuda_device_memory(const c10::Device& device);
 
 // The timer for `device`: the host's on the CPU; on a GPU, CUDA events on the calling thread's
-// current stream, put on the run's clock (ns since `epoch`) through an anchor event recorded and
-// waited for when the timer is made. Throws std::runtime_error saying "not built" for a GPU when
-// this build has no CUDA LibTorch.
+// current stream (the rank's compute stream, rank_streams.hpp), put on the run's clock (ns since
+// `epoch`) through an anchor event recorded and waited for when the timer is made. Throws
+// std::runtime_error saying "not built" for a GPU when this build has no CUDA LibTorch.
 std::unique_ptr<ActionTimer> make_action_timer(const c10::Device& device,
                                                std::chrono::steady_clock::time_point epoch);
 

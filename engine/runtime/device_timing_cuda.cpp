@@ -10,8 +10,11 @@
 // same clock as the host's (and the other ranks', once aligned) without any per-action wait.
 //
 // Invariants: events are recorded on the stream current when the timer was made (LibTorch's
-// computations go there); spans() waits for the last event before reading any; every event is
-// destroyed with the timer.
+// computations go there: under `--transport local` the rank thread's own stream, which
+// RankComputeStream (rank_streams.hpp) makes current before the rank builds anything and keeps
+// current until the rank thread ends, so every timer a rank makes, in every step, takes that
+// one); spans() waits for the last event before reading any; every event is destroyed with the
+// timer.
 #include <cuda_runtime_api.h>
 
 #include <c10/cuda/CUDACachingAllocator.h>

@@ -11,9 +11,10 @@ void LocalTransport::send(int peer, int tag, const TensorList& tensors) {
     copies.reserve(tensors.size());
     for (const torch::Tensor& tensor : tensors)
         copies.push_back(tensor.detach().clone());
+    StreamHandOver ready = StreamHandOver::after_current_work(copies);
     {
         std::lock_guard lock(fabric_->mutex_);
-        fabric_->mailboxes_[{peer, rank_, tag}] = std::move(copies);
+        fabric_->mailboxes_[{peer, rank_, tag}] = {std::move(copies), std::move(ready)};
     }
     fabric_->changed_.notify_all();
 }
@@ -29,9 +30,11 @@ void LocalTransport::recv(int peer, int tag, TensorList& buffers,
     if (!ready)
         throw TransportTimeout(
             fmt::format("no data from rank {} (tag {}) within {} ms", peer, tag, timeout.count()));
-    TensorList sent = std::move(fabric_->mailboxes_.at(key));
+    LocalFabric::Delivery delivery = std::move(fabric_->mailboxes_.at(key));
     fabric_->mailboxes_.erase(key);
     lock.unlock();
+    const TensorList& sent = delivery.tensors;
+    delivery.ready.before_use_on_current_stream(sent);
     if (sent.size() != buffers.size())
         throw std::runtime_error(
             fmt::format("rank {} sent {} tensors (tag {}) but rank {} expects {}", peer,

@@ -1,7 +1,10 @@
 // The `local` transport: ranks are threads of one process sharing a LocalFabric of mailboxes.
 // A send copies the tensors into the receiver's mailbox (so the receiver never aliases the
 // sender's memory, as with a real wire); a receive waits on a condition variable for its
-// (sender, tag) slot, the abort flag or the deadline.
+// (sender, tag) slot, the abort flag or the deadline. On a GPU each rank thread computes on its
+// own stream (rank_streams.hpp): the copy is made on the sender's stream, and the receiver's
+// stream waits for an event recorded after it before copying it into the receive buffer, the
+// copy's memory marked as used by the receiver's stream, so no host wait orders them.
 #pragma once
 
 #include <condition_variable>
@@ -11,6 +14,7 @@
 #include <optional>
 #include <tuple>
 
+#include "engine/runtime/rank_streams.hpp"
 #include "engine/runtime/transport.hpp"
 
 namespace pipelens::runtime {
@@ -23,11 +27,15 @@ class LocalFabric {
   private:
     friend class LocalTransport;
     using Key = std::tuple<int, int, int>;  // receiver, sender, tag
+    struct Delivery {
+        TensorList tensors;
+        StreamHandOver ready;  // after the copy, on the sender's stream
+    };
 
     int world_size_;
     std::mutex mutex_;
     std::condition_variable changed_;
-    std::map<Key, TensorList> mailboxes_;
+    std::map<Key, Delivery> mailboxes_;
     std::optional<std::string> abort_reason_;
     int barrier_arrived_ = 0;
     std::int64_t barrier_generation_ = 0;

@@ -19,6 +19,7 @@
 #include "engine/runtime/pipeline_setup.hpp"
 #include "engine/runtime/rank_report.hpp"
 #include "engine/runtime/rank_step.hpp"
+#include "engine/runtime/rank_streams.hpp"
 #include "engine/runtime/torch_meta.hpp"
 #include "engine/stage_plan/backend_choice.hpp"
 #include "engine/stage_plan/stage_split.hpp"
@@ -86,6 +87,8 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
                 // set in one thread was not seen by another in our checks).
                 torch::set_num_threads(options.intra_op_threads);
                 const ScopedDevice on_device(options.device);
+                // Before anything is allocated: the rank's tensors belong to its stream.
+                const RankComputeStream compute_stream(torch_device(options.device));
                 LocalTransport transport(fabric, rank);
                 try {
                     const std::unique_ptr<PreparedRank> prepared =

@@ -11,7 +11,8 @@
 #
 # Checks, in this order: `pipelens run` of the built-in models under 1F1B, Interleaved1F1B,
 # ZBVZeroBubble and DualPipeV, --transport local, with the reference check, on cuda when it can,
-# else cpu; a one-rank NCCL world; pytorch_side_by_side.py next to pipelens' runs of the same
+# else cpu; two ranks on one device computing at the same time (their own streams); a one-rank
+# NCCL world; pytorch_side_by_side.py next to pipelens' runs of the same
 # shape; one run's timeline drawn; last, the runtime's test binaries (CPU only).
 # Environment: CHECK_BUDGET_S (default 240: later checks are skipped once it is spent),
 # CHECK_MODELS, CHECK_SCHEDULES, CHECK_SIDE_BY_SIDE_MODELS (space-separated lists),
@@ -201,6 +202,22 @@ check_runs() {
     done
 }
 
+# Two ranks as threads on one GPU, each computing on its own stream (rank_streams.hpp): the run
+# must match its reference over several steps (a hand-over between streams without its event
+# would not, or not every time), and its trace must show the ranks computing at the same time
+# (rank_overlap.py; docs/device.md, "Streams: what a GPU run must show"). On a CPU machine the
+# same run on the CPU checks the plumbing.
+check_streams() {
+    local device=cpu
+    [ -z "$cuda_reason" ] && device=cuda
+    [ -z "$cuda_reason" ] || skip_cuda "streams.cuda.local_overlap" "$cuda_reason"
+    local name="streams.$device.local"
+    run_one "$name" "$device" --model mlp --layers 8 --hidden 1024 --batch 64 \
+        --schedule 1F1B --pp 2 --m 8 --transport local --steps 3 --warmup 2 || return
+    step "${name}_overlap" 30 "$out_dir/runs/${name}_overlap.json" \
+        python3 "$script_dir/rank_overlap.py" "$out_dir/traces/$name.db"
+}
+
 check_nccl_world() {
     local name="nccl.one_rank.Interleaved1F1B"
     local shape=(--schedule Interleaved1F1B --pp 1 --v 2 --m 4 --model mlp)
@@ -286,6 +303,7 @@ echo "check.sh: build $build_dir (LibTorch $DEVICE_TORCH_SOURCE with CUDA: $DEVI
 [ -n "$cuda_reason" ] && echo "SKIPPED (cuda): every CUDA part: $cuda_reason"
 # The GPU's checks first, so that a spent budget skips only the CPU-only test binaries.
 check_runs
+check_streams
 check_nccl_world
 check_side_by_side_runs
 check_pytorch_side_by_side

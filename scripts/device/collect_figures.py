@@ -224,6 +224,8 @@ def main():
             run = load_json(os.path.join(out_dir, check["json"]))
             if not isinstance(run, dict):
                 check["figures"] = None
+            elif check["name"].endswith("_overlap"):
+                check["figures"] = run  # rank_overlap.py's own figures
             elif check["name"].startswith("bench."):
                 check["figures"] = benchmark_figures(run)
             else:
