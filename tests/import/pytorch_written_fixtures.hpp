@@ -38,6 +38,17 @@ inline std::string first_lines(const std::vector<std::string>& items) {
 // <source>/tests/data/pytorch: where `tar xzf pytorch_fixtures.tar.gz` puts the files.
 std::filesystem::path pytorch_fixture_root();
 
+// The traces of one profiled run as the script lays them out: profiler/RUN/rank<R>.pt.trace.json.gz
+// for R in 0..ranks-1.
+inline std::vector<std::string> profiler_rank_files(const std::string& run, int ranks) {
+    std::vector<std::string> files;
+    for (int rank = 0; rank < ranks; ++rank)
+        files.push_back((pytorch_fixture_root() / "profiler" / run /
+                         ("rank" + std::to_string(rank) + ".pt.trace.json.gz"))
+                            .string());
+    return files;
+}
+
 // The lowerings a schedule CSV can hold: the compute order, PyTorch's lowering with SEND/RECV
 // and FSDP actions, and the same with deferred receives (defer_pp_recv=True).
 inline constexpr std::string_view kCompute = "compute";

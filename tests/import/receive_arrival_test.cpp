@@ -53,12 +53,7 @@ TEST(ReceiveArrival, NoneWithoutASpanEndingAfterThePost) {
 // ---- On the traces PyTorch wrote ----
 
 std::vector<std::string> rank_files(const std::string& run, int ranks) {
-    std::vector<std::string> files;
-    for (int rank = 0; rank < ranks; ++rank)
-        files.push_back((testing::pytorch_fixture_root() / "profiler" / run /
-                         ("rank" + std::to_string(rank) + ".pt.trace.json.gz"))
-                            .string());
-    return files;
+    return testing::profiler_rank_files(run, ranks);
 }
 
 struct PairEnds {
