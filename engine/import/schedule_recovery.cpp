@@ -57,8 +57,9 @@ Schedule compute_only(const Schedule& imported) {
     return out;
 }
 
-std::optional<ScheduleKind> recognise_schedule(const Schedule& imported) {
+std::vector<ScheduleKind> recognise_schedules(const Schedule& imported) {
     const Schedule compute = compute_only(imported);
+    std::vector<ScheduleKind> matches;
     for (ScheduleKind kind : all_schedule_kinds()) {
         // Its order follows from times the import does not know: it cannot be recognised.
         if (kind == ScheduleKind::zero_bubble_auto)
@@ -82,9 +83,20 @@ std::optional<ScheduleKind> recognise_schedule(const Schedule& imported) {
                 same = generated.text(left[step]) == compute.text(right[step]);
         }
         if (same)
-            return kind;
+            matches.push_back(kind);
     }
-    return std::nullopt;
+    return matches;
+}
+
+std::string coinciding_kinds_note(const std::vector<ScheduleKind>& kinds) {
+    if (kinds.size() < 2)
+        return {};
+    std::string others;
+    for (std::size_t i = 1; i < kinds.size(); ++i)
+        others += fmt::format("{}{}", i > 1 ? ", " : "", schedule_kind_name(kinds[i]));
+    return fmt::format("named {}, but at this shape {} runs the same compute order: the trace "
+                       "cannot tell them apart",
+                       schedule_kind_name(kinds.front()), others);
 }
 
 bool names_generated_kind(const std::string& name) {
@@ -99,12 +111,14 @@ bool names_generated_kind(const std::string& name) {
 void name_recognised_schedule(ImportedRun& run) {
     if (names_generated_kind(run.schedule.name))
         return;
-    const auto kind = recognise_schedule(run.schedule);
-    if (!kind)
+    const std::vector<ScheduleKind> kinds = recognise_schedules(run.schedule);
+    if (kinds.empty())
         return;
     run.notes.push_back(fmt::format("{}: the same compute order as PyTorch's {}", run.schedule.name,
-                                    schedule_kind_name(*kind)));
-    run.schedule.name = std::string(schedule_kind_name(*kind));
+                                    schedule_kind_name(kinds.front())));
+    if (std::string note = coinciding_kinds_note(kinds); !note.empty())
+        run.notes.push_back(std::move(note));
+    run.schedule.name = std::string(schedule_kind_name(kinds.front()));
 }
 
 }  // namespace pipelens::import

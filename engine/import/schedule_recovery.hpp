@@ -5,7 +5,8 @@
 // written as a PyTorch CSV schedule.
 #pragma once
 
-#include <optional>
+#include <string>
+#include <vector>
 
 #include "engine/schedule/schedule.hpp"
 #include "engine/schedule/schedule_kind.hpp"
@@ -18,9 +19,15 @@ struct ImportedRun;
 // on); throws ImportError naming `source` when a stage ran on two ranks or a rank ran none.
 void infer_shape(Schedule& schedule, const std::string& source);
 
-// The generated kind whose per-rank compute order (F, I, W, B, OVERLAP_F_B; communication
-// dropped) equals `imported`'s, if any.
-std::optional<ScheduleKind> recognise_schedule(const Schedule& imported);
+// Every generated kind whose per-rank compute order (F, I, W, B, OVERLAP_F_B; communication
+// dropped) equals `imported`'s, in all_schedule_kinds() order. Several kinds coincide on small
+// shapes (InterleavedZeroBubble and ZBVZeroBubble at pp=1): the order alone cannot tell them
+// apart, so a caller names the first and says which others fit.
+std::vector<ScheduleKind> recognise_schedules(const Schedule& imported);
+
+// The note an import adds when `kinds` (recognise_schedules' answer) holds more than one kind;
+// empty otherwise.
+std::string coinciding_kinds_note(const std::vector<ScheduleKind>& kinds);
 
 // `imported` without its communication: what `lower` takes and what a CSV schedule holds.
 Schedule compute_only(const Schedule& imported);

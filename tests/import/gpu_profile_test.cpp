@@ -1,0 +1,88 @@
+// Profiler traces PyTorch 2.11 wrote on one H100 for the multi-stage schedules with every stage
+// on one rank (tests/data/pytorch/profiler/*_pp1_v2_m4_cuda, NCCL world of one): the importer
+// reads back the order PyTorch ran, which is pipelens' generated order for the same kind and
+// shape, times the actions on the GPU, and names the kind, saying so where two kinds run the
+// same order (InterleavedZeroBubble and ZBVZeroBubble coincide at pp=1).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/import/imported_run.hpp"
+#include "engine/import/pytorch_profiler.hpp"
+#include "engine/schedule/generate.hpp"
+#include "tests/import/pytorch_written_fixtures.hpp"
+
+namespace pipelens::import {
+namespace {
+
+struct CudaRun {
+    const char* folder;
+    ScheduleKind ran;
+    const char* named;
+};
+
+std::vector<std::string> compute_texts(const Schedule& schedule, int rank) {
+    std::vector<std::string> texts;
+    for (const Action& action : schedule.ranks.at(rank))
+        if (is_compute(action.kind))
+            texts.push_back(schedule.text(action));
+    return texts;
+}
+
+bool has_note_containing(const ImportedRun& run, const std::string& part) {
+    return std::any_of(run.notes.begin(), run.notes.end(), [&](const std::string& note) {
+        return note.find(part) != std::string::npos;
+    });
+}
+
+class CudaProfile : public ::testing::TestWithParam<CudaRun> {};
+
+TEST_P(CudaProfile, ReadsPyTorchsOrderTimedOnTheGpu) {
+    const CudaRun& expected = GetParam();
+    const std::vector<std::string> files = testing::profiler_rank_files(expected.folder, 1);
+    if (!std::filesystem::exists(files.front()))
+        GTEST_SKIP() << testing::kNoPyTorchFixturesYet;
+    const ImportedRun run = read_pytorch_profiler(files);
+    EXPECT_EQ(run.schedule.name, expected.named);
+    EXPECT_EQ(run.schedule.rank_count, 1);
+    EXPECT_EQ(run.schedule.stages_per_rank, 2);
+    EXPECT_EQ(run.schedule.microbatch_count, 4);
+    const Schedule generated = generate_schedule({expected.ran, 1, 2, 4});
+    EXPECT_EQ(compute_texts(run.schedule, 0), compute_texts(generated, 0));
+    EXPECT_TRUE(has_note_containing(run, "timed on the GPU")) << testing::first_lines(run.notes);
+    EXPECT_FALSE(run.memory.at(0).empty()) << "the trace's GPU memory events were dropped";
+    // Each action ends after it starts, and the step is at least the compute it holds.
+    std::int64_t busy = 0;
+    for (const ImportedTiming& timing : run.timings.at(0)) {
+        EXPECT_GT(timing.end_ns, timing.start_ns);
+        busy += timing.end_ns - timing.start_ns;
+    }
+    EXPECT_GT(busy, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    PyTorchOnOneGpu, CudaProfile,
+    ::testing::Values(
+        CudaRun{"Interleaved1F1B_pp1_v2_m4_cuda", ScheduleKind::interleaved_1f1b,
+                "Interleaved1F1B"},
+        CudaRun{"ZBVZeroBubble_pp1_v2_m4_cuda", ScheduleKind::zbv_zero_bubble,
+                "InterleavedZeroBubble"},
+        CudaRun{"DualPipeV_pp1_v2_m4_cuda", ScheduleKind::dual_pipe_v, "DualPipeV"}),
+    [](const auto& info) { return std::string(schedule_kind_name(info.param.ran)); });
+
+TEST(CudaProfile, NamesTheKindsThatRunTheSameOrder) {
+    const std::vector<std::string> files =
+        testing::profiler_rank_files("ZBVZeroBubble_pp1_v2_m4_cuda", 1);
+    if (!std::filesystem::exists(files.front()))
+        GTEST_SKIP() << testing::kNoPyTorchFixturesYet;
+    const ImportedRun run = read_pytorch_profiler(files);
+    EXPECT_TRUE(has_note_containing(run, "named InterleavedZeroBubble, but at this shape "
+                                         "ZBVZeroBubble runs the same compute order"))
+        << testing::first_lines(run.notes);
+}
+
+}  // namespace
+}  // namespace pipelens::import
