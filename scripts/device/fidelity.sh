@@ -79,7 +79,9 @@ stages_per_rank() {
 }
 
 # bounded LIMIT_S LOG COMMAND...: runs it under timeout cut to the budget left, stdout to
-# $bounded_stdout when set (else to LOG), stderr to LOG. Sets last_rc and last_seconds; returns
+# $bounded_stdout when set (else to LOG), stderr to LOG. Sets last_rc, last_seconds,
+# last_cpu_seconds (the command's CPU time, its children's included) and last_running_mean (the
+# threads running on the machine while it ran, on average); returns
 # 124 without running when the budget is spent, and sets cut_by_budget when the budget cut it.
 bounded() {
     local limit="$1" log="$2"
@@ -95,7 +97,11 @@ bounded() {
         limit=$left
         cut_by_budget=yes
     fi
-    local begin end
+    local begin end cpu_before sampler
+    read_children_cpu
+    cpu_before=$children_cpu
+    sample_running >"$log.running" &
+    sampler=$!
     begin=$(date +%s.%N)
     if [ -n "${bounded_stdout:-}" ]; then
         timeout -k 5 "$limit" "$@" >"$bounded_stdout" 2>"$log"
@@ -104,8 +110,35 @@ bounded() {
     fi
     last_rc=$?
     end=$(date +%s.%N)
+    read_children_cpu
+    last_cpu_seconds=$(awk -v a="$cpu_before" -v b="$children_cpu" 'BEGIN { printf "%.1f", b - a }')
+    kill "$sampler" 2>/dev/null
+    wait "$sampler" 2>/dev/null
+    # The sampler's own awk is running when it looks: one thread less than it saw.
+    last_running_mean=$(awk '{ n++; s += $1 - 1 } END { printf "%.1f", n ? s / n : 0 }' \
+        "$log.running")
+    rm -f "$log.running"
     last_seconds=$(awk -v a="$begin" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
     return $last_rc
+}
+
+# Sets children_cpu to the CPU seconds (user + system) of this shell's finished children. Called
+# directly, never in $( ): a subshell's `times` starts its children's counters at zero.
+read_children_cpu() {
+    local file="${TMPDIR:-/tmp}/fidelity.times.$$"
+    times >"$file"
+    children_cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } }
+         END { printf "%.2f", s }' "$file")
+    rm -f "$file"
+}
+
+# The kernel's count of running threads (procs_running), five times a second, until killed: what
+# shared the cores while a row ran, which the load average (a minute's decaying mean) blurs.
+sample_running() {
+    while :; do
+        awk '/^procs_running/ { print $2 }' /proc/stat
+        sleep 0.2
+    done
 }
 
 # Why the last bounded step did not pass, in one line.
@@ -281,7 +314,7 @@ measure_row() {
         --m "$m" --batch $((m * rows_per_microbatch)) "${model_args[@]}" \
         "${transport_args[@]}" --steps "$steps" --warmup "$warmup" \
         --out "$out_dir/traces.db" --json
-    local seconds=$last_seconds real_run=""
+    local seconds=$last_seconds cpu=$last_cpu_seconds running=$last_running_mean real_run=""
     if [ "$last_rc" -ne 0 ]; then
         status=failed
         [ "$cut_by_budget" = yes ] && status=skipped
@@ -299,10 +332,12 @@ measure_row() {
             reason="diff $(failure_reason "$out_dir/logs/diff.$name.log")"
         fi
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$pp" "$v" "$m" "$status" \
-        "$reason" "$run_json" "$diff_json" "$seconds" "$before" >>"$out_dir/rows.tsv"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$pp" "$v" "$m" \
+        "$status" "$reason" "$run_json" "$diff_json" "$seconds" "$before" "$cpu" "$running" \
+        >>"$out_dir/rows.tsv"
     if [ $status = measured ]; then
-        say "measured $name in $seconds s (load $before): median step $(grep -o \
+        say "measured $name in $seconds s (load $before; the run used $cpu CPU s," \
+            "$running threads running on average): median step $(grep -o \
             '"median_ns":[0-9]*' "$out_dir/$run_json" | head -1 | cut -d: -f2 |
             awk '{printf "%.2f ms", $1 / 1e6}')"
     else
@@ -311,7 +346,7 @@ measure_row() {
 }
 
 measure_all() {
-    printf 'kind\tpp\tv\tm\tstatus\treason\trun_json\tdiff_json\tseconds\tload\n' \
+    printf 'kind\tpp\tv\tm\tstatus\treason\trun_json\tdiff_json\tseconds\tload\tcpu_s\trunning_mean\n' \
         >"$out_dir/rows.tsv"
     rm -f "$out_dir/traces.db"
     local kind pp v m status sim_run rest count=0 total
@@ -321,7 +356,7 @@ measure_all() {
         count=$((count + 1))
         sim_run="$(cut -f3 <<<"$rest")"
         if [ "$(remaining)" -le 0 ]; then
-            printf '%s\t%s\t%s\t%s\tskipped\tthe fidelity budget of %s s ran out\t\t\t0\t%s\n' \
+            printf '%s\t%s\t%s\t%s\tskipped\tthe fidelity budget of %s s ran out\t\t\t0\t%s\t\t\n' \
                 "$kind" "$pp" "$v" "$m" "$budget_s" "$(load)" >>"$out_dir/rows.tsv"
             say "[$count/$total] skipped $kind pp=$pp v=$v m=$m: the budget of ${budget_s} s ran out"
             continue

@@ -96,8 +96,34 @@ def measured_row(row, predicted_ns, predicted_peaks, out_dir):
         "rank_speed": [r.get("speed") for r in diff["steps"][0]["ranks"]]
         if diff and diff.get("steps") else [],
         "seconds": float(row["seconds"] or 0), "load": row["load"],
+        "cpu_s": number_or_none(row.get("cpu_s")),
+        "running_mean": number_or_none(row.get("running_mean")),
     }
     return result
+
+
+def number_or_none(text):
+    """A rows.tsv number; None where the column is empty or absent (an older rows.tsv)."""
+    try:
+        return float(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def sharing_line(rows):
+    """What else ran while the rows did: the pp ranks should be about all that was running."""
+    measured = [r for r in rows if r.get("status") == "measured" and r.get("seconds")
+                and r.get("running_mean") is not None and r.get("cpu_s") is not None]
+    if not measured:
+        return None
+    over = [r for r in measured if r["running_mean"] > r["pp"] + 1]
+    worst = max(measured, key=lambda r: r["running_mean"] - r["pp"])
+    cores_used = sorted(r["cpu_s"] / r["seconds"] for r in measured)
+    return ("while the rows ran: %d of %d rows had more threads running than their pp ranks + 1"
+            " (most: %s pp=%d m=%d, %.1f running on average); a row's run used %.1f to %.1f"
+            " cores (CPU s / wall, start-up included)" % (
+                len(over), len(measured), worst["kind"], worst["pp"], worst["m"],
+                worst["running_mean"], cores_used[0], cores_used[-1]))
 
 
 def fmt(value, pattern="%+.1f"):
@@ -226,6 +252,9 @@ def print_table(rows, summary, meta):
     print("at each rank's speed: %d rows within 5 %%, median |error| %s %%" % (
         s["at_rank_speed_rows_within_5pct"],
         fmt(s["at_rank_speed_median_abs_error_pct"], "%.1f")))
+    line = sharing_line(rows)
+    if line:
+        print(line)
 
 
 def table(out_dir):
