@@ -70,7 +70,7 @@ class PipelineStage {
     // would between steps.
     void reset();
 
-    double loss(int microbatch) const;                  // last stage, after F
+    double loss(int microbatch) const;  // last stage, after F; waits for the device: read after a step
     const torch::Tensor& output(int microbatch) const;  // last stage: the model's output
     // With keep_outputs: what the forward of `microbatch` produced (the model's output on the
     // last stage).
@@ -110,7 +110,9 @@ class PipelineStage {
     std::vector<ModelLayer> layers_;
     StageMeta meta_;
     std::map<int, MicrobatchState> states_;
-    std::map<int, double> losses_;
+    // Kept on the device until read: reading each microbatch's loss to the host as F computed it
+    // made the host wait for the GPU once per microbatch, in the timed step.
+    std::map<int, torch::Tensor> losses_;
     std::map<int, torch::Tensor> final_outputs_;
     bool keep_outputs_;
     std::map<int, TensorList> kept_outputs_;
