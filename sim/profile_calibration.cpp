@@ -410,7 +410,17 @@ ProfileCalibration calibrate_from_profile(const std::vector<traces::ProfileRecor
             points.emplace_back(row.bytes, row.low);
             sizes.insert(row.bytes);
         }
-    calibration.link = fit_link(points, run_id, &calibration.link_fit_note);
+    if (points.empty()) {
+        // A one-rank run sends nothing between ranks, so there is nothing to fit and nothing the
+        // link would time in the same layout.
+        calibration.link = {0, 0.0};
+        calibration.link_fit_note =
+            "the profile timed no transfer between ranks (a one-rank run): the link is left "
+            "free (no latency, no bandwidth limit); calibrate a run with more ranks to predict "
+            "transfers";
+    } else {
+        calibration.link = fit_link(points, run_id, &calibration.link_fit_note);
+    }
     calibration.link_sizes = static_cast<int>(sizes.size());
     return calibration;
 }

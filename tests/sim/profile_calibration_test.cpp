@@ -72,6 +72,22 @@ std::vector<traces::ProfileRecord> two_stage_profile() {
     return rows;
 }
 
+// A one-rank run (every stage on one rank) times no transfer: its calibration still stands, with
+// a link that costs nothing and a note saying why.
+TEST(ProfileCalibration, AProfileWithoutTransfersLeavesTheLinkFree) {
+    std::vector<traces::ProfileRecord> profile = two_stage_profile();
+    std::erase_if(profile, [](const traces::ProfileRecord& row) { return row.quantity == "link"; });
+    const ProfileCalibration fitted = calibrate_from_profile(profile, 1);
+    EXPECT_EQ(fitted.link.latency_ns, 0);
+    EXPECT_EQ(fitted.link.bytes_per_ns, 0.0);
+    EXPECT_EQ(fitted.link_sizes, 0);
+    EXPECT_EQ(fitted.link_fit_note,
+              "the profile timed no transfer between ranks (a one-rank run): the link is left free "
+              "(no latency, no bandwidth limit); calibrate a run with more ranks to predict "
+              "transfers");
+    EXPECT_EQ(fitted.layers.names, calibrate_from_profile(two_stage_profile(), 1).layers.names);
+}
+
 TEST(ProfileCalibration, StageOverheadAndLossAreWhatTheLayersLeave) {
     const ProfileCalibration fitted = calibrate_from_profile(two_stage_profile(), 1);
     const LayerCosts& layers = fitted.layers;
