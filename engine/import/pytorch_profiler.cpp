@@ -703,11 +703,11 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
     infer_shape(run.schedule, source);
     const std::vector<ScheduleKind> kinds = recognise_schedules(run.schedule);
     run.schedule.name = kinds.empty() ? "imported" : std::string(schedule_kind_name(kinds.front()));
-    if (std::string note = coinciding_kinds_note(kinds); !note.empty())
-        run.notes.push_back(std::move(note));
     link_send_recv_pairs(run.schedule);
     const ClockAlignment clocks = align_clocks(run);
     add_notes(run, builds, step, steps, clocks);
+    if (std::string note = coinciding_kinds_note(kinds); !note.empty())
+        run.notes.push_back(std::move(note));
     if (single_stage)
         run.notes.insert(
             run.notes.begin(),
