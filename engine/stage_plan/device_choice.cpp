@@ -108,8 +108,9 @@ std::optional<std::string> shared_device_note(const std::string& transport,
         return std::nullopt;
     return fmt::format(
         "the {} ranks share one GPU ({}): --transport local runs them as threads of one process, "
-        "so their computations and memory compete; give --transport nccl (or gloo) --nproc {} "
-        "for a GPU per rank",
+        "so their computations and memory compete, and each rank's memory figures are the whole "
+        "GPU's (the CUDA caching allocator counts per device, not per rank); give --transport "
+        "nccl (or gloo) --nproc {} for a GPU per rank",
         rank_count, device, rank_count);
 }
 

@@ -218,6 +218,25 @@ check_streams() {
         python3 "$script_dir/rank_overlap.py" "$out_dir/traces/$name.db"
 }
 
+# Peak memory per rank, measured against simulated (calibrate's figures, from the run's own
+# profile: the memory model comes from the per-layer profile): one rank holding two stages, alone
+# on its device, so its peaks are its own (on a GPU the caching allocator's; ranks sharing a GPU
+# each see the whole device). The aim is the CPU fidelity table's: every rank within 10 %.
+check_memory() {
+    local device=cpu
+    [ -z "$cuda_reason" ] && device=cuda
+    [ -z "$cuda_reason" ] || skip_cuda "memory.cuda.peak" "$cuda_reason"
+    local name="memory.$device.one_rank"
+    run_one "$name" "$device" --model mlp --layers 8 --hidden 1024 --batch 64 \
+        --schedule Interleaved1F1B --pp 1 --v 2 --m 4 --transport local --steps 3 --warmup 1 \
+        --profile ||
+        return
+    step "memory.$device.calibrate" 60 "$out_dir/runs/memory.$device.calibrate.json" \
+        "$pipelens" calibrate "$out_dir/traces/$name.db" --json || return
+    step "memory.$device.peak" 30 "$out_dir/runs/memory.$device.peak.json" \
+        python3 "$script_dir/peak_memory_check.py" "$out_dir/runs/memory.$device.calibrate.json"
+}
+
 check_nccl_world() {
     local name="nccl.one_rank.Interleaved1F1B"
     local shape=(--schedule Interleaved1F1B --pp 1 --v 2 --m 4 --model mlp)
@@ -304,6 +323,7 @@ echo "check.sh: build $build_dir (LibTorch $DEVICE_TORCH_SOURCE with CUDA: $DEVI
 # The GPU's checks first, so that a spent budget skips only the CPU-only test binaries.
 check_runs
 check_streams
+check_memory
 check_nccl_world
 check_side_by_side_runs
 check_pytorch_side_by_side

@@ -103,8 +103,9 @@ TEST(DeviceChoice, AnIndexBeyondTheGpusNamesTheirCount) {
 TEST(DeviceChoice, OnlyLocalRanksOnAGpuAreToldTheyShareIt) {
     EXPECT_EQ(shared_device_note("local", "cuda:0", 4),
               "the 4 ranks share one GPU (cuda:0): --transport local runs them as threads of one "
-              "process, so their computations and memory compete; give --transport nccl (or gloo) "
-              "--nproc 4 for a GPU per rank");
+              "process, so their computations and memory compete, and each rank's memory figures "
+              "are the whole GPU's (the CUDA caching allocator counts per device, not per rank); "
+              "give --transport nccl (or gloo) --nproc 4 for a GPU per rank");
     EXPECT_EQ(shared_device_note("local", "cuda:0", 1), std::nullopt);
     EXPECT_EQ(shared_device_note("local", "cpu", 4), std::nullopt);
     EXPECT_EQ(shared_device_note("nccl", "cuda:0", 4), std::nullopt);
