@@ -22,6 +22,7 @@ struct CudaRun {
     const char* folder;
     ScheduleKind ran;
     const char* named;
+    std::size_t actions;  // compute, and per stage PyTorch's UNSHARD, RESHARD and REDUCE_GRAD
 };
 
 std::vector<std::string> compute_texts(const Schedule& schedule, int rank) {
@@ -52,6 +53,9 @@ TEST_P(CudaProfile, ReadsPyTorchsOrderTimedOnTheGpu) {
     EXPECT_EQ(run.schedule.microbatch_count, 4);
     const Schedule generated = generate_schedule({expected.ran, 1, 2, 4});
     EXPECT_EQ(compute_texts(run.schedule, 0), compute_texts(generated, 0));
+    EXPECT_EQ(run.schedule.ranks.at(0).size(), expected.actions);
+    EXPECT_EQ(run.schedule.ranks.at(0).size() - compute_texts(run.schedule, 0).size(), 6u)
+        << "two stages' UNSHARD, RESHARD and REDUCE_GRAD";
     EXPECT_TRUE(has_note_containing(run, "timed on the GPU")) << testing::first_lines(run.notes);
     EXPECT_FALSE(run.memory.at(0).empty()) << "the trace's GPU memory events were dropped";
     // Each action ends after it starts, and the step is at least the compute it holds.
@@ -67,10 +71,10 @@ INSTANTIATE_TEST_SUITE_P(
     PyTorchOnOneGpu, CudaProfile,
     ::testing::Values(
         CudaRun{"Interleaved1F1B_pp1_v2_m4_cuda", ScheduleKind::interleaved_1f1b,
-                "Interleaved1F1B"},
+                "Interleaved1F1B", 22},
         CudaRun{"ZBVZeroBubble_pp1_v2_m4_cuda", ScheduleKind::zbv_zero_bubble,
-                "InterleavedZeroBubble"},
-        CudaRun{"DualPipeV_pp1_v2_m4_cuda", ScheduleKind::dual_pipe_v, "DualPipeV"}),
+                "InterleavedZeroBubble", 30},
+        CudaRun{"DualPipeV_pp1_v2_m4_cuda", ScheduleKind::dual_pipe_v, "DualPipeV", 18}),
     [](const auto& info) { return std::string(schedule_kind_name(info.param.ran)); });
 
 TEST(CudaProfile, NamesTheKindsThatRunTheSameOrder) {
