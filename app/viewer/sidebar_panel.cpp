@@ -214,9 +214,14 @@ void draw_sidebar_content(ViewerState& state) {
         ImGui::PopStyleColor();
     }
     if (!state.trace.reader) {
-        ImGui::TextWrapped(
-            "No trace open. Type a path above, drop a file on the window, or "
-            "start with `pipelens-view TRACE.db`.");
+        if (state.trace.model)  // the Simulate panel's simulation, kept in memory only
+            ImGui::TextWrapped(
+                "Showing the Simulate panel's simulation, in no trace yet: its \"Record into\" "
+                "button writes it into one. To open a trace, type a path above or drop a file.");
+        else
+            ImGui::TextWrapped(
+                "No trace open. Type a path above, drop a file on the window, or "
+                "start with `pipelens-view TRACE.db`.");
         return;
     }
     ImGui::Separator();

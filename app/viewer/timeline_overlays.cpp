@@ -17,8 +17,10 @@
 
 namespace pipelens::viewer {
 
-void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run) {
+void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run, bool hangs) {
     const auto [text, rgb] = [&]() -> std::pair<const char*, Rgb> {
+        if (hangs)  // a checked schedule that deadlocks: its file's order, never run to the end
+            return {"HANGS", kStatusFailed};
         switch (run.status) {
             case traces::RunStatus::finished:
                 return {"finished", kStatusFinished};
@@ -33,7 +35,8 @@ void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run) {
     draw->AddRectFilled(top_left, {kBadgeLeft + kBadgeWidth, kBadgeTop + kBadgeHeight}, colour(rgb),
                         3);
     const std::string label =
-        fmt::format("{} {}", run.kind == traces::RunKind::real ? "real" : "sim", text);
+        hangs ? std::string("HANGS")
+              : fmt::format("{} {}", run.kind == traces::RunKind::real ? "real" : "sim", text);
     draw->AddText({kBadgeLeft + 6, kBadgeTop + 2}, IM_COL32(10, 10, 10, 255), label.c_str());
 }
 

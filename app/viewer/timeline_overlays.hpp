@@ -19,7 +19,8 @@ inline ImU32 colour(Rgb rgb, int alpha = 255) {
 }
 
 // "finished", "failed" or "unfinished" in the header row above the rank labels.
-void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run);
+// `hangs`: the run shown is a checked schedule whose check found a hang.
+void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run, bool hangs);
 
 // The run's summary figures and where its critical path's time goes, right of the badge.
 void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width);

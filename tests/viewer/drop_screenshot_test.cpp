@@ -82,6 +82,9 @@ TEST(DropScreenshot, TheSwappedReceiveExampleHasItsWaitCycleMarkedOnItsTimeline)
     const float free_x = geometry.x(model.action(*free).start_ns) + 4;
     const float free_y = geometry.lane_top(0, true) + kLaneHeight + 2;
     EXPECT_FALSE(near(image.at(free_x, free_y), kWaitCycle, 40)) << text(image.at(free_x, free_y));
+    // The badge says the schedule hangs, in the failed colour, not that a run finished.
+    EXPECT_TRUE(near(image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2), kStatusFailed, 6))
+        << text(image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2));
     fs::remove_all(folder);
     fs::remove(png);
 }
