@@ -24,6 +24,7 @@
 #include "app/viewer/script_player.hpp"
 #include "app/viewer/viewer_options.hpp"
 #include "app/viewer/viewer_window.hpp"
+#include "traces/file_kind.hpp"
 
 namespace {
 
@@ -216,6 +217,18 @@ int run(const Options& options) {
     return status;
 }
 
+// A schedule, profiler traces or a dump named on the command line open as if dropped on the
+// window (checked and simulated, or imported), so `pipelens-view FILE` takes what a drop takes.
+// A pipelens trace, or a path that is no file (its error names it), opens as a trace.
+void route_start_file(Options& options) {
+    std::error_code error;
+    if (options.trace.empty() || !std::filesystem::is_regular_file(options.trace, error) ||
+        pipelens::traces::file_kind_of(options.trace) == pipelens::traces::FileKind::sqlite)
+        return;
+    options.drop.insert(options.drop.begin(), options.trace);
+    options.trace.clear();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -223,5 +236,6 @@ int main(int argc, char** argv) {
     CLI::App app{kViewerDescription};
     add_viewer_options(app, options);
     CLI11_PARSE(app, argc, argv);
+    route_start_file(options);
     return run(options);
 }

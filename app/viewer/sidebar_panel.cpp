@@ -15,16 +15,16 @@
 namespace pipelens::viewer {
 namespace {
 
-// A small file dialog: the directory's subdirectories and .db files; a click enters a
-// directory or opens a trace.
-// Lists `browse_directory` into `browse_entries`: once per directory
-// entered or dialog opened, not every frame the dialog is up.
+// A small file dialog: the directory's subdirectories and files; a click enters a directory or
+// takes a file as a drop does (a trace opens, a schedule is checked, traces or dumps are
+// imported, anything else is refused in a dialog naming it). Lists `browse_directory` into
+// `browse_entries`: once per directory entered or dialog opened, not every frame it is up.
 void list_browse_directory(SidebarState& sidebar) {
     std::error_code error;
     sidebar.browse_entries.clear();
     for (const auto& entry : std::filesystem::directory_iterator(sidebar.browse_directory, error)) {
         const bool directory = entry.is_directory(error);
-        if (directory || entry.path().extension() == ".db")
+        if (directory || entry.is_regular_file(error))
             sidebar.browse_entries.push_back(
                 {entry.path(), entry.path().filename().string() + (directory ? "/" : ""),
                  directory});
@@ -37,10 +37,10 @@ void list_browse_directory(SidebarState& sidebar) {
 
 void draw_open_dialog(ViewerState& state) {
     if (ImGui::Button("Browse...")) {
-        ImGui::OpenPopup("open trace");
+        ImGui::OpenPopup("open file");
         state.sidebar.browse_listed.clear();  // list afresh: files may have come or gone
     }
-    if (!ImGui::BeginPopup("open trace"))
+    if (!ImGui::BeginPopup("open file"))
         return;
     if (state.sidebar.browse_directory.empty()) {
         std::error_code error;
@@ -59,7 +59,7 @@ void draw_open_dialog(ViewerState& state) {
             if (entry.directory)
                 state.sidebar.browse_directory = entry.path.string();
             else
-                open_trace(state, entry.path);
+                drop_files(state, {entry.path});
         }
     if (!state.sidebar.browse_error.empty())
         ImGui::TextDisabled("%s", state.sidebar.browse_error.c_str());

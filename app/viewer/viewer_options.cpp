@@ -4,7 +4,9 @@
 namespace pipelens::viewer {
 
 void add_viewer_options(CLI::App& app, ViewerOptions& options) {
-    app.add_option("trace", options.trace, "Trace file (SQLite) to open");
+    app.add_option("trace", options.trace,
+                   "Trace file (SQLite) to open; a schedule CSV, a profiler trace or a dump opens "
+                   "as a drop does (checked and simulated, or imported)");
     app.add_option("--run", options.run, "Run to show (default: the latest)");
     app.add_option("--screenshot", options.screenshot, "Render and write a PNG, then exit");
     app.add_option("--frames", options.frames, "Frames to render before the screenshot (3)");

@@ -89,6 +89,30 @@ TEST(DropScreenshot, TheSwappedReceiveExampleHasItsWaitCycleMarkedOnItsTimeline)
     fs::remove(png);
 }
 
+// `pipelens-view FILE.csv` takes the schedule as a drop does: checked, its hang drawn.
+TEST(DropScreenshot, AScheduleNamedOnTheCommandLineIsCheckedAsADropIs) {
+    const fs::path folder = drop_folder("named_csv");
+    const fs::path csv = copy_into(folder, kSource / "assets/examples/swapped_recvs.csv");
+    const fs::path png = screenshot_path("named_csv");
+    std::string errors;
+    ASSERT_EQ(run_viewer(csv.string() + " --screenshot " + png.string() +
+                             " --size 1280x800 --frames 3",
+                         &errors),
+              0)
+        << errors;
+    EXPECT_TRUE(fs::exists(folder / "swapped_recvs.csv.pipelens.db"));
+    const Image image = load_png(png);
+    EXPECT_TRUE(near(image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2), kStatusFailed, 6))
+        << text(image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2));
+    const traces::TraceReader reader(folder / "swapped_recvs.csv.pipelens.db");
+    const TimelineModel model = TimelineModel::load(reader, reader.latest_run_id());
+    const TimelineGeometry geometry = fitted_geometry(1280, model.end_ns());
+    const float y = geometry.lane_top(0, false) + kLaneHeight / 2;
+    EXPECT_TRUE(near(image.at(kCycleBarRight - kCycleBarWidth / 2, y), kWaitCycle));
+    fs::remove_all(folder);
+    fs::remove(png);
+}
+
 TEST(DropScreenshot, DroppedProfilerTracesAreImportedAndTheirRunOpens) {
     const fs::path folder = drop_folder("profiler");
     const fs::path rank0 =
