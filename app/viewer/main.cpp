@@ -219,12 +219,23 @@ int run(const Options& options) {
 
 // A schedule, profiler traces or a dump named on the command line open as if dropped on the
 // window (checked and simulated, or imported), so `pipelens-view FILE` takes what a drop takes.
-// A pipelens trace, or a path that is no file (its error names it), opens as a trace.
+// Anything else (a trace, a path that is no file, a file of no kind pipelens reads) opens as a
+// trace, whose reader's error names what is wrong.
 void route_start_file(Options& options) {
+    namespace traces = pipelens::traces;
     std::error_code error;
-    if (options.trace.empty() || !std::filesystem::is_regular_file(options.trace, error) ||
-        pipelens::traces::file_kind_of(options.trace) == pipelens::traces::FileKind::sqlite)
+    if (options.trace.empty() || !std::filesystem::is_regular_file(options.trace, error))
         return;
+    switch (traces::file_kind_of(options.trace)) {
+        case traces::FileKind::schedule_csv:
+        case traces::FileKind::pytorch_profiler:
+        case traces::FileKind::pipelining_chrometrace:
+        case traces::FileKind::flight_recorder:
+        case traces::FileKind::megatron_timers:
+            break;
+        default:
+            return;
+    }
     options.drop.insert(options.drop.begin(), options.trace);
     options.trace.clear();
 }
