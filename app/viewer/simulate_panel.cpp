@@ -2,6 +2,7 @@
 // call the viewer's script makes, so a scripted journey takes the widgets' path.
 #include "app/viewer/simulate_panel.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -76,10 +77,20 @@ void flag_field(Workbench& workbench, const WorkbenchField& field) {
         workbench.set(field.key, value ? "true" : "false");
 }
 
-void draw_field(SimulatePanelState& panel, Workbench& workbench, const WorkbenchField& field) {
+// Where the fields' inputs start in a column: past its longest label.
+float label_width(int column) {
+    float widest = 0;
+    for (const WorkbenchField& field : workbench_fields())
+        if (field.column == column)
+            widest = std::max(widest, ImGui::CalcTextSize(field.label).x);
+    return widest + ImGui::GetStyle().ItemSpacing.x * 2;
+}
+
+void draw_field(SimulatePanelState& panel, Workbench& workbench, const WorkbenchField& field,
+                float inputs_at) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted(field.label);
-    ImGui::SameLine(110);
+    ImGui::SameLine(inputs_at);
     if (field.type == FieldType::kind)
         kind_field(workbench);
     else if (field.type == FieldType::count)
@@ -155,9 +166,10 @@ void draw_simulate_panel(ViewerState& state) {
     ImGui::TableNextRow();
     for (int column = 0; column < 4; ++column) {
         ImGui::TableSetColumnIndex(column);
+        const float inputs_at = label_width(column);
         for (const WorkbenchField& field : workbench_fields())
             if (field.column == column)
-                draw_field(state.simulate_panel, state.workbench, field);
+                draw_field(state.simulate_panel, state.workbench, field, inputs_at);
     }
     ImGui::EndTable();
 }

@@ -18,13 +18,18 @@ constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoDecoration | ImGuiWindowF
                                     ImGuiWindowFlags_NoSavedSettings |
                                     ImGuiWindowFlags_NoBringToFrontOnFocus;
 
-bool begin_area(const char* name, ImVec2 position, ImVec2 size, bool padded = true) {
+// `scrollbar`: the area's content may be taller than the area (the panels' tabs), and a scrollbar
+// shows that there is more below, where the wheel alone would leave it unseen.
+bool begin_area(const char* name, ImVec2 position, ImVec2 size, bool padded = true,
+                bool scrollbar = false) {
     ImGui::SetNextWindowPos(position);
     ImGui::SetNextWindowSize(size);
     if (!padded)
         ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {0, 0});
-    const bool open =
-        ImGui::Begin(name, nullptr, kFixed | (padded ? 0 : ImGuiWindowFlags_NoScrollWithMouse));
+    ImGuiWindowFlags flags = kFixed | (padded ? 0 : ImGuiWindowFlags_NoScrollWithMouse);
+    if (scrollbar)
+        flags &= ~ImGuiWindowFlags_NoScrollbar;
+    const bool open = ImGui::Begin(name, nullptr, flags);
     if (!padded)
         ImGui::PopStyleVar();
     return open;
@@ -102,7 +107,7 @@ void draw_frame(ViewerState& state, float width, float height) {
     ImGui::PopStyleColor();
 
     if (begin_area("panels", {kSidebarWidth, height - kPanelHeight},
-                   {width - kSidebarWidth, kPanelHeight})) {
+                   {width - kSidebarWidth, kPanelHeight}, true, true)) {
         if (ImGui::BeginTabBar("panels")) {
             const struct {
                 const char* name;

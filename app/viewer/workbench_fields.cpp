@@ -1,6 +1,8 @@
 // The Simulate panel's fields and their text (workbench_fields.hpp).
 #include "app/viewer/workbench_fields.hpp"
 
+#include <iterator>
+
 #include <fmt/format.h>
 
 #include "engine/schedule/schedule_kind.hpp"
@@ -11,8 +13,16 @@ namespace {
 std::string duration(std::int64_t ns) {
     return fmt::format("{:g}us", ns / 1000.0);
 }
+// In the largest binary unit that holds it exactly (16777216 -> 16MiB), so the text reads back
+// to the same count when the field is edited; a count no unit divides stays in bytes.
 std::string bytes(std::int64_t count) {
-    return fmt::format("{}B", count);
+    constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    std::size_t unit = 0;
+    while (count != 0 && count % 1024 == 0 && unit + 1 < std::size(kUnits)) {
+        count /= 1024;
+        ++unit;
+    }
+    return fmt::format("{}{}", count, kUnits[unit]);
 }
 
 // One value as it is, several in brackets (one per stage).

@@ -284,7 +284,10 @@ TEST(WorkbenchFields, TextReadsBackToTheSameExperiment) {
     const Experiment original = default_experiment();
     EXPECT_EQ(field_text(original, "costs.f"), "[1100us, 1000us, 1000us, 1300us]");
     EXPECT_EQ(field_text(original, "schedule.kind"), "1F1B");
-    EXPECT_EQ(field_text(original, "costs.activation_bytes"), "16777216B");
+    EXPECT_EQ(field_text(original, "costs.activation_bytes"), "16MiB");
+    Experiment odd = original;
+    odd.held_activation_bytes = {1932735283, 3 * 1024, 0};
+    EXPECT_EQ(field_text(odd, "costs.held_activation_bytes"), "[1932735283B, 3KiB, 0B]");
     EXPECT_EQ(field_text(original, "network.latency"), "8us");
     EXPECT_EQ(field_text(original, "transformer.layers"), "");
     for (const WorkbenchField& field : workbench_fields()) {
