@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "app/viewer/allocator_tuning.hpp"
 #include "app/viewer/screenshot.hpp"
 #include "app/viewer/script_player.hpp"
 #include "app/viewer/viewer_options.hpp"
@@ -243,6 +244,7 @@ void route_start_file(Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    pipelens::viewer::keep_freed_memory_for_reuse();
     Options options;
     CLI::App app{kViewerDescription};
     add_viewer_options(app, options);

@@ -26,6 +26,7 @@
 
 #include <fmt/format.h>
 
+#include "app/viewer/allocator_tuning.hpp"
 #include "app/viewer/viewer_state.hpp"
 #include "app/viewer/viewer_window.hpp"
 #include "engine/experiment/experiment_toml.hpp"
@@ -122,6 +123,7 @@ void run_case(GLFWwindow* window, const std::string& kind, int repetitions) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    keep_freed_memory_for_reuse();  // as pipelens-view's main does
     const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
     setenv("LP_NUM_THREADS", "0", 0);
     GLFWwindow* window = open_window(1600, 900, /*offscreen=*/true);
