@@ -34,7 +34,8 @@ struct FreshTraceSweep {
 
 inline std::filesystem::path fresh_trace(const std::string& name) {
     static const FreshTraceSweep sweep_at_exit;
-    const auto path = std::filesystem::temp_directory_path() / (fresh_trace_prefix() + name + ".db");
+    const auto path =
+        std::filesystem::temp_directory_path() / (fresh_trace_prefix() + name + ".db");
     for (const char* suffix : {"", "-wal", "-shm"})
         std::filesystem::remove(path.string() + suffix);
     return path;

@@ -580,9 +580,9 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     const TimelineGeometry& geometry = state.timeline.geometry;
     ImDrawList* draw = ImGui::GetWindowDrawList();
     draw_ruler(draw, geometry);
-    draw_status_badge(draw, model.run(),
-                      state.trace.reader &&
-                          marks_for(state.drop, state.trace.reader->path()) != nullptr);
+    draw_status_badge(
+        draw, model.run(),
+        state.trace.reader && marks_for(state.drop, state.trace.reader->path()) != nullptr);
     draw_header_figures(draw, state.trace, window_width);
     draw_overview(draw, state);
     if (geometry.compact)  // in the ruler row's gutter, clear of the rank labels

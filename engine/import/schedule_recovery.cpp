@@ -94,9 +94,10 @@ std::string coinciding_kinds_note(const std::vector<ScheduleKind>& kinds) {
     std::string others;
     for (std::size_t i = 1; i < kinds.size(); ++i)
         others += fmt::format("{}{}", i > 1 ? ", " : "", schedule_kind_name(kinds[i]));
-    return fmt::format("named {}, but at this shape {} runs the same compute order: the trace "
-                       "cannot tell them apart",
-                       schedule_kind_name(kinds.front()), others);
+    return fmt::format(
+        "named {}, but at this shape {} runs the same compute order: the trace "
+        "cannot tell them apart",
+        schedule_kind_name(kinds.front()), others);
 }
 
 bool names_generated_kind(const std::string& name) {

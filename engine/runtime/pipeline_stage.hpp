@@ -70,7 +70,8 @@ class PipelineStage {
     // would between steps.
     void reset();
 
-    double loss(int microbatch) const;  // last stage, after F; waits for the device: read after a step
+    // Last stage, after F. Waits for the device: read it after the step, not inside it.
+    double loss(int microbatch) const;
     const torch::Tensor& output(int microbatch) const;  // last stage: the model's output
     // With keep_outputs: what the forward of `microbatch` produced (the model's output on the
     // last stage).

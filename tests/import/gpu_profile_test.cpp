@@ -69,12 +69,12 @@ TEST_P(CudaProfile, ReadsPyTorchsOrderTimedOnTheGpu) {
 
 INSTANTIATE_TEST_SUITE_P(
     PyTorchOnOneGpu, CudaProfile,
-    ::testing::Values(
-        CudaRun{"Interleaved1F1B_pp1_v2_m4_cuda", ScheduleKind::interleaved_1f1b,
-                "Interleaved1F1B", 22},
-        CudaRun{"ZBVZeroBubble_pp1_v2_m4_cuda", ScheduleKind::zbv_zero_bubble,
-                "InterleavedZeroBubble", 30},
-        CudaRun{"DualPipeV_pp1_v2_m4_cuda", ScheduleKind::dual_pipe_v, "DualPipeV", 18}),
+    ::testing::Values(CudaRun{"Interleaved1F1B_pp1_v2_m4_cuda", ScheduleKind::interleaved_1f1b,
+                              "Interleaved1F1B", 22},
+                      CudaRun{"ZBVZeroBubble_pp1_v2_m4_cuda", ScheduleKind::zbv_zero_bubble,
+                              "InterleavedZeroBubble", 30},
+                      CudaRun{"DualPipeV_pp1_v2_m4_cuda", ScheduleKind::dual_pipe_v, "DualPipeV",
+                              18}),
     [](const auto& info) { return std::string(schedule_kind_name(info.param.ran)); });
 
 TEST(CudaProfile, NamesTheKindsThatRunTheSameOrder) {
@@ -83,8 +83,9 @@ TEST(CudaProfile, NamesTheKindsThatRunTheSameOrder) {
     if (!std::filesystem::exists(files.front()))
         GTEST_SKIP() << testing::kNoPyTorchFixturesYet;
     const ImportedRun run = read_pytorch_profiler(files);
-    EXPECT_TRUE(has_note_containing(run, "named InterleavedZeroBubble, but at this shape "
-                                         "ZBVZeroBubble runs the same compute order"))
+    EXPECT_TRUE(has_note_containing(run,
+                                    "named InterleavedZeroBubble, but at this shape "
+                                    "ZBVZeroBubble runs the same compute order"))
         << testing::first_lines(run.notes);
 }
 

@@ -95,10 +95,10 @@ TEST(DropScreenshot, AScheduleNamedOnTheCommandLineIsCheckedAsADropIs) {
     const fs::path csv = copy_into(folder, kSource / "assets/examples/swapped_recvs.csv");
     const fs::path png = screenshot_path("named_csv");
     std::string errors;
-    ASSERT_EQ(run_viewer(csv.string() + " --screenshot " + png.string() +
-                             " --size 1280x800 --frames 3",
-                         &errors),
-              0)
+    ASSERT_EQ(
+        run_viewer(csv.string() + " --screenshot " + png.string() + " --size 1280x800 --frames 3",
+                   &errors),
+        0)
         << errors;
     EXPECT_TRUE(fs::exists(folder / "swapped_recvs.csv.pipelens.db"));
     const Image image = load_png(png);
