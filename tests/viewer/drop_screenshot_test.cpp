@@ -34,6 +34,14 @@ fs::path copy_into(const fs::path& folder, const fs::path& file) {
     return folder / file.filename();
 }
 
+// Whether the run's status badge is drawn in `colour`.
+::testing::AssertionResult badge_is(const Image& image, Rgb colour) {
+    const auto pixel = image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2);
+    if (near(pixel, colour, 6))
+        return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "the badge is " << text(pixel);
+}
+
 TEST(DropScreenshot, TheSwappedReceiveExampleHasItsWaitCycleMarkedOnItsTimeline) {
     const fs::path folder = drop_folder("swapped");
     const fs::path csv = copy_into(folder, kSource / "assets/examples/swapped_recvs.csv");
@@ -83,8 +91,7 @@ TEST(DropScreenshot, TheSwappedReceiveExampleHasItsWaitCycleMarkedOnItsTimeline)
     const float free_y = geometry.lane_top(0, true) + kLaneHeight + 2;
     EXPECT_FALSE(near(image.at(free_x, free_y), kWaitCycle, 40)) << text(image.at(free_x, free_y));
     // The badge says the schedule hangs, in the failed colour, not that a run finished.
-    EXPECT_TRUE(near(image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2), kStatusFailed, 6))
-        << text(image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2));
+    EXPECT_TRUE(badge_is(image, kStatusFailed));
     fs::remove_all(folder);
     fs::remove(png);
 }
@@ -102,8 +109,7 @@ TEST(DropScreenshot, AScheduleNamedOnTheCommandLineIsCheckedAsADropIs) {
         << errors;
     EXPECT_TRUE(fs::exists(folder / "swapped_recvs.csv.pipelens.db"));
     const Image image = load_png(png);
-    EXPECT_TRUE(near(image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2), kStatusFailed, 6))
-        << text(image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2));
+    EXPECT_TRUE(badge_is(image, kStatusFailed));
     const traces::TraceReader reader(folder / "swapped_recvs.csv.pipelens.db");
     const TimelineModel model = TimelineModel::load(reader, reader.latest_run_id());
     const TimelineGeometry geometry = fitted_geometry(1280, model.end_ns());
@@ -146,8 +152,7 @@ TEST(DropScreenshot, DroppedProfilerTracesAreImportedAndTheirRunOpens) {
         }
     EXPECT_EQ(checked, 8u);  // gpipe pp=2 m=2: F and B of two microbatches per rank
     // The imported (real, finished) run's status badge.
-    EXPECT_TRUE(near(image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2), kStatusFinished, 6))
-        << text(image.at(kBadgeLeft + 3, kBadgeTop + kBadgeHeight / 2));
+    EXPECT_TRUE(badge_is(image, kStatusFinished));
     fs::remove_all(folder);
     fs::remove(png);
 }
