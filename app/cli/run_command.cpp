@@ -103,6 +103,11 @@ void apply_overrides(const RunOptions& options, Experiment& experiment) {
     apply_model_options(options.model, experiment);
     if (options.transport)
         experiment.run.transport = *options.transport;
+    // Gloo and NCCL move a message only once its receive is posted (gloo's tcp pair queues a
+    // send until the peer's receive is pending): recorded with the run, so that a calibration
+    // simulates its transfers the way they ran. Threads (local) hand a copy over at once.
+    if (experiment.run.transport == "gloo" || experiment.run.transport == "nccl")
+        experiment.rendezvous = true;
     if (options.timeout) {
         try {
             experiment.run.timeout_ns = parse_duration_ns(*options.timeout);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,12 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         ASSERT_EQ(result.exit_code, 0) << result.err;
         EXPECT_NE(result.out.find("from the run's profile: 4 layers, model mlp"), std::string::npos)
             << result.out;
+        // Gloo sends once the receive is posted, threads hand over at once: the calibration
+        // simulates the transfers as the run's transport made them.
+        std::ifstream file(calibrated);
+        const std::string toml{std::istreambuf_iterator<char>(file), {}};
+        EXPECT_EQ(toml.find("rendezvous = true") != std::string::npos, !transport.empty())
+            << toml;
         for (const std::string other :
              {"--schedule Interleaved1F1B --v 2", "--schedule 1F1B --pp 4", "--m 16",
               "--schedule ZBVZeroBubble --v 2"}) {
