@@ -12,6 +12,8 @@
 
 #include <sys/wait.h>
 
+#include "tests/fresh_trace.hpp"
+
 // A build whose LibTorch ships no gloo headers (a pip wheel) has no gloo transport; the tests of
 // `--transport gloo` then skip, saying so. CMake defines PIPELENS_GLOO_TRANSPORT for the tests.
 #ifndef PIPELENS_GLOO_TRANSPORT
@@ -82,8 +84,7 @@ inline bool is_libtorch(const std::string& library) {
 }
 
 inline std::filesystem::path temp_file(const std::string& name, const std::string& content) {
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("pipelens_" + std::to_string(::getpid()) + "_" + name);
+    const auto path = process_temp_path(name);
     std::ofstream(path, std::ios::binary) << content;
     return path;
 }

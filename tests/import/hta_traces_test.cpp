@@ -38,9 +38,7 @@ std::string data(const std::string& name) {
 const std::string kRank34 = data("hta/rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz");
 
 std::string temp_path(const std::string& name) {
-    return (std::filesystem::temp_directory_path() /
-            ("pipelens_" + std::to_string(::getpid()) + "_" + name))
-        .string();
+    return testing::process_temp_path(name).string();
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {

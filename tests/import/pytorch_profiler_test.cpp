@@ -196,8 +196,7 @@ std::string error_of(const std::vector<std::string>& files) {
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("pipelens_" + std::to_string(::getpid()) + "_" + name);
+    const auto path = testing::process_temp_path(name);
     std::ofstream(path) << text;
     return path.string();
 }
