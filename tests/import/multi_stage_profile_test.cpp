@@ -1,13 +1,16 @@
-// Profiler traces PyTorch 2.11 wrote on one H100 for the multi-stage schedules with every stage
-// on one rank (tests/data/pytorch/profiler/*_pp1_v2_m4_cuda, NCCL world of one): the importer
-// reads back the order PyTorch ran, which is pipelens' generated order for the same kind and
-// shape, times the actions on the GPU, and names the kind, saying so where two kinds run the
-// same order (InterleavedZeroBubble and ZBVZeroBubble coincide at pp=1).
+// Profiler traces of multi-stage schedules that PyTorch 2.11 wrote: Interleaved1F1B over Gloo
+// processes (pp = 2 and 4, tests/data/pytorch/profiler/Interleaved1F1B_pp*_cpu) and
+// Interleaved1F1B, ZBVZeroBubble and DualPipeV with every stage on one H100
+// (*_pp1_v2_m4_cuda, NCCL world of one). The importer reads back every action once, in the
+// order PyTorch ran, which is pipelens' generated order for the same kind and shape; times the
+// GPU's actions on the GPU; and names the kind, saying so where two kinds run the same order
+// (InterleavedZeroBubble and ZBVZeroBubble coincide at pp=1).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/import/imported_run.hpp"
@@ -76,6 +79,31 @@ INSTANTIATE_TEST_SUITE_P(
                       CudaRun{"DualPipeV_pp1_v2_m4_cuda", ScheduleKind::dual_pipe_v, "DualPipeV",
                               18}),
     [](const auto& info) { return std::string(schedule_kind_name(info.param.ran)); });
+
+// The Gloo runs' traces (tests/data/pytorch/profiler/Interleaved1F1B_pp*_cpu): per rank, each of
+// its two stages' F and B per microbatch, every boundary's SEND and RECV, and each stage's
+// UNSHARD, RESHARD and REDUCE_GRAD. pp=2 v=2 m=4: 16 + 24 + 6 = 46 on both ranks. pp=4 v=2 m=8:
+// the end ranks have one boundary fewer, 32 + 48 + 6 = 86; the middle ones 32 + 64 + 6 = 102.
+TEST(GlooProfile, InterleavedTracesHoldEveryActionOnceAndPyTorchsOrder) {
+    for (const auto& [folder, pp, m, counts] :
+         {std::tuple{"Interleaved1F1B_pp2_v2_m4_cpu", 2, 4, std::vector<std::size_t>{46, 46}},
+          std::tuple{"Interleaved1F1B_pp4_v2_m8_cpu", 4, 8,
+                     std::vector<std::size_t>{86, 102, 102, 86}}}) {
+        SCOPED_TRACE(folder);
+        const std::vector<std::string> files = testing::profiler_rank_files(folder, pp);
+        if (!std::filesystem::exists(files.front()))
+            GTEST_SKIP() << testing::kNoPyTorchFixturesYet;
+        const ImportedRun run = read_pytorch_profiler(files);
+        EXPECT_EQ(run.schedule.name, "Interleaved1F1B");
+        const Schedule generated = generate_schedule({ScheduleKind::interleaved_1f1b, pp, 2, m});
+        for (int rank = 0; rank < pp; ++rank) {
+            EXPECT_EQ(run.schedule.ranks.at(rank).size(), counts[rank]) << "rank " << rank;
+            EXPECT_EQ(compute_texts(run.schedule, rank), compute_texts(generated, rank))
+                << "rank " << rank;
+        }
+        EXPECT_EQ(run.schedule.pair_count, 2 * (2 * pp - 1) * m);  // F and B over each boundary
+    }
+}
 
 TEST(CudaProfile, NamesTheKindsThatRunTheSameOrder) {
     const std::vector<std::string> files =
