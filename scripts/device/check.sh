@@ -207,10 +207,21 @@ check_runs() {
 # would not, or not every time), and its trace must show the ranks computing at the same time
 # (rank_overlap.py; docs/device.md, "Streams: what a GPU run must show"). On a CPU machine the
 # same run on the CPU checks the plumbing.
+# Sets check_device to cuda when the GPU can be used, else to cpu, recording NAME (the GPU-only
+# part of the check) as skipped with the reason. Called directly, not in $( ): skip records.
+choose_check_device() {
+    check_device=cpu
+    if [ -z "$cuda_reason" ]; then
+        check_device=cuda
+    else
+        skip_cuda "$1" "$cuda_reason"
+    fi
+}
+
 check_streams() {
-    local device=cpu
-    [ -z "$cuda_reason" ] && device=cuda
-    [ -z "$cuda_reason" ] || skip_cuda "streams.cuda.local_overlap" "$cuda_reason"
+    local device
+    choose_check_device "streams.cuda.local_overlap"
+    device=$check_device
     local name="streams.$device.local"
     run_one "$name" "$device" --model mlp --layers 8 --hidden 1024 --batch 64 \
         --schedule 1F1B --pp 2 --m 8 --transport local --steps 3 --warmup 2 || return
@@ -223,9 +234,9 @@ check_streams() {
 # on its device, so its peaks are its own (on a GPU the caching allocator's; ranks sharing a GPU
 # each see the whole device). The aim is the CPU fidelity table's: every rank within 10 %.
 check_memory() {
-    local device=cpu
-    [ -z "$cuda_reason" ] && device=cuda
-    [ -z "$cuda_reason" ] || skip_cuda "memory.cuda.peak" "$cuda_reason"
+    local device
+    choose_check_device "memory.cuda.peak"
+    device=$check_device
     local name="memory.$device.one_rank"
     run_one "$name" "$device" --model mlp --layers 8 --hidden 1024 --batch 64 \
         --schedule Interleaved1F1B --pp 1 --v 2 --m 4 --transport local --steps 3 --warmup 1 \
