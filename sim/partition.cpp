@@ -116,6 +116,8 @@ class SplitSearch {
         best_ = result.even_layers_per_stage;
         best_step_ = result.even_step_ns;
         counts_.assign(stage_count_, 0);
+        sizes_by_stage_.assign(stage_count_, {});
+        children_by_stage_.assign(stage_count_, {});
         ranks_.assign(rank_count_, RankState{});
         for (int stage = 0; stage < stage_count_; ++stage)
             ++ranks_[rank_of_stage_[stage]].unfilled;
@@ -203,25 +205,35 @@ class SplitSearch {
         return ranks_[rank].unfilled * least_stage_work_[rank];
     }
 
-    // Candidate sizes of stage `stage` starting at `first`, nearest the even share first.
-    std::vector<int> sizes(int stage, int first) const {
+    // Candidate sizes of stage `stage` starting at `first`, nearest the even share first (the
+    // smaller first among equals), into `out`.
+    void sizes_into(std::vector<int>& out, int stage, int first) const {
+        out.clear();
         const int left = layer_count_ - first, stages_left = stage_count_ - stage;
-        if (stages_left == 1)
-            return {left};
+        if (stages_left == 1) {
+            out.push_back(left);
+            return;
+        }
         const double share = static_cast<double>(left) / stages_left;
-        std::vector<int> out;
         for (int size = 1; size <= left - (stages_left - 1); ++size)
             out.push_back(size);
-        std::stable_sort(out.begin(), out.end(),
-                         [&](int a, int b) { return std::abs(a - share) < std::abs(b - share); });
-        return out;
+        std::sort(out.begin(), out.end(), [&](int a, int b) {
+            const double to_a = std::abs(a - share), to_b = std::abs(b - share);
+            return to_a < to_b || (to_a == to_b && a < b);
+        });
     }
+
+    // Bound (2) over the ranks but one (other_ranks below).
+    struct OtherRanks {
+        std::int64_t started = 0, unstarted_work = -1;
+    };
 
     // One size of the stage being filled: its figures for the bounds, and what they say of
     // every split below it.
     struct Child {
         int size = 0;
         std::int64_t forward = 0, input = 0, work = 0, backward0 = 0, below = 0;
+        StageTimes times;  // for the chains (bound 5); set when below < best_step_
     };
 
     // Marks stage `stage`, starting at `start` with m (F + Bk) = `work`, filled on its rank.
@@ -236,7 +248,8 @@ class SplitSearch {
     }
 
     Child child_of(int stage, int first, int size, std::int64_t start, std::int64_t chain,
-                   std::int64_t first_backward, std::int64_t bound_here) {
+                   std::int64_t first_backward, std::int64_t bound_here,
+                   const OtherRanks& others) {
         const StageCost& cost = stage_cost(first, size);
         Child child;
         child.size = size;
@@ -249,10 +262,14 @@ class SplitSearch {
         const RankState saved = enter(stage, start, child.work);
         const std::int64_t next_chain = stage == 0 ? chain : chain + child.input;
         child.below = std::max(
-            {bound_here, bound(stage, start, child.forward, child.input, chain, child.backward0),
+            {bound_here, bound(stage, start, child.forward, child.input, chain, child.backward0,
+                                     others),
              lookahead(stage, first + size, start + child.forward, next_chain, child.backward0)});
-        if (child.below < best_step_)
-            child.below = std::max(child.below, chain_bound(stage, first, size));
+        // best_step_ only falls, so every child the search descends into passes here.
+        if (child.below < best_step_) {
+            child.times = times_of(stage, first, size);
+            child.below = std::max(child.below, chain_bound(stage, first + size, child.times));
+        }
         ranks_[rank_of_stage_[stage]] = saved;
         return child;
     }
@@ -273,10 +290,15 @@ class SplitSearch {
             price_leaf();
             return;
         }
-        std::vector<Child> children;
-        for (const int size : sizes(stage, first))
+        // One buffer per depth: the recursion below uses the next depth's.
+        std::vector<int>& sizes = sizes_by_stage_[stage];
+        std::vector<Child>& children = children_by_stage_[stage];
+        sizes_into(sizes, stage, first);
+        children.clear();
+        const OtherRanks others = bounded_ ? other_ranks(rank_of_stage_[stage]) : OtherRanks{};
+        for (const int size : sizes)
             children.push_back(
-                child_of(stage, first, size, start, chain, first_backward, bound_here));
+                child_of(stage, first, size, start, chain, first_backward, bound_here, others));
         if (!cuts_.empty())
             std::stable_sort(children.begin(), children.end(),
                              [](const Child& a, const Child& b) { return a.below < b.below; });
@@ -284,28 +306,48 @@ class SplitSearch {
             if (child.below >= best_step_)
                 continue;
             if (bounded_)  // chains found since may say more
-                child.below = std::max(child.below, chain_bound(stage, first, child.size));
+                child.below =
+                    std::max(child.below, chain_bound(stage, first + child.size, child.times));
             if (child.below >= best_step_)
                 continue;
             const RankState saved = enter(stage, start, child.work);
             counts_[stage] = child.size;
             for (Cut& cut : cuts_)
-                cut.prefix[stage + 1] = cut.prefix[stage] + share(cut, stage, first, child.size);
+                cut.prefix[stage + 1] =
+                    cut.prefix[stage] + stage_share_of(cut.path, stage, child.times);
             descend(stage + 1, first + child.size, start + child.forward,
                     stage == 0 ? chain : chain + child.input, child.backward0, child.below);
             ranks_[rank_of_stage_[stage]] = saved;
         }
     }
 
-    std::int64_t bound(int stage, std::int64_t start, std::int64_t forward, std::int64_t input,
-                       std::int64_t chain, std::int64_t backward0) const {
-        std::int64_t best = 0;
+    // Bound (2) over the ranks but `excluded`, the same for every child of a node (filling a
+    // stage changes its own rank only): the most of the started ranks' first start plus work,
+    // and of the others' work, whose first start is the next stage's (-1: none left).
+    OtherRanks other_ranks(int excluded) const {
+        OtherRanks others;
         for (int rank = 0; rank < rank_count_; ++rank) {
+            if (rank == excluded)
+                continue;
             const RankState& state = ranks_[rank];
-            const std::int64_t first_start =
-                state.first_start < 0 ? start + forward : state.first_start;
-            best = std::max(best, first_start + state.work + unfilled_work(rank));
+            const std::int64_t work = state.work + unfilled_work(rank);
+            if (state.first_start < 0)
+                others.unstarted_work = std::max(others.unstarted_work, work);
+            else
+                others.started = std::max(others.started, state.first_start + work);
         }
+        return others;
+    }
+
+    // Bounds (2) and (3) once stage `stage` is entered on its rank.
+    std::int64_t bound(int stage, std::int64_t start, std::int64_t forward, std::int64_t input,
+                       std::int64_t chain, std::int64_t backward0, const OtherRanks& others) const {
+        std::int64_t best = others.started;
+        if (others.unstarted_work >= 0)
+            best = std::max(best, start + forward + others.unstarted_work);
+        const int rank = rank_of_stage_[stage];
+        const RankState& state = ranks_[rank];
+        best = std::max(best, state.first_start + state.work + unfilled_work(rank));
         if (stage >= 1)
             best = std::max(best, start + microbatches_ * (forward + input) + chain + backward0);
         return best;
@@ -363,27 +405,31 @@ class SplitSearch {
             }
     }
 
-    std::int64_t share(const Cut& cut, int stage, int first, int size) const {
+    // Stage `stage` holding [first, first + size): its times on its rank, for any chain.
+    StageTimes times_of(int stage, int first, int size) const {
         // Bytes given per stage ([costs] activation_bytes) outrank the layers' outputs.
         const std::int64_t bytes = experiment_.activation_bytes.empty()
                                        ? stage_bytes_[table_index(first, size)]
                                        : model_.bytes_of(stage);
-        return stage_share_of(cut.path, model_, rank_of_stage_, stage, stage_cost(first, size),
-                              bytes);
+        return stage_times_of(model_, rank_of_stage_, stage, stage_cost(first, size), bytes);
+    }
+    std::int64_t share(const Cut& cut, int stage, int first, int size) const {
+        return stage_share_of(cut.path, stage, times_of(stage, first, size));
     }
 
     std::size_t rest_index(int stage, int first) const {
         return static_cast<std::size_t>(stage) * (layer_count_ + 1) + first;
     }
 
-    // Bound (5) below the child of stage `stage` holding [first, first + size).
-    // The chain that cuts a branch goes first next time: nearby branches tend to fall to it.
-    std::int64_t chain_bound(int stage, int first, int size) {
+    // Bound (5) below the child of stage `stage` whose layers end before `next_first`, at
+    // `times`. The chain that cuts a branch goes first next time: nearby branches tend to fall
+    // to it.
+    std::int64_t chain_bound(int stage, int next_first, const StageTimes& times) {
         std::int64_t best = 0;
         for (std::size_t index = 0; index < cuts_.size(); ++index) {
             const Cut& cut = cuts_[index];
-            best = std::max(best, cut.prefix[stage] + share(cut, stage, first, size) +
-                                      cut.least_rest[rest_index(stage + 1, first + size)] +
+            best = std::max(best, cut.prefix[stage] + stage_share_of(cut.path, stage, times) +
+                                      cut.least_rest[rest_index(stage + 1, next_first)] +
                                       cut.rounding);
             if (best >= best_step_) {
                 std::swap(cuts_[index], cuts_[0]);
@@ -459,6 +505,8 @@ class SplitSearch {
     std::vector<std::int64_t> stage_bytes_;
     std::vector<Cut> cuts_;
     std::vector<int> counts_, best_;
+    std::vector<std::vector<int>> sizes_by_stage_;        // descend's buffers, by stage
+    std::vector<std::vector<Child>> children_by_stage_;  // (sized in run())
     std::vector<RankState> ranks_;
     std::int64_t best_step_ = 0;
     std::size_t leaves_ = 0, nodes_ = 0;

@@ -184,23 +184,26 @@ class ChainRun {
 
 }  // namespace
 
+StageTimes stage_times_of(const CostModel& costs, const std::vector<int>& stage_to_rank, int stage,
+                          const StageCost& cost, std::int64_t bytes) {
+    const int rank = stage_to_rank[stage];
+    StageTimes times;
+    times.computations = {costs.on_rank(rank, cost.forward_ns), costs.on_rank(rank, cost.input_ns),
+                          costs.on_rank(rank, cost.weight_ns),
+                          costs.on_rank(rank, cost.backward_ns())};
+    if (stage + 1 < static_cast<int>(stage_to_rank.size())) {
+        const int next = stage_to_rank[stage + 1];
+        times.down_ns = costs.transfer_ns(rank, next, bytes);
+        times.up_ns = costs.transfer_ns(next, rank, bytes);
+    }
+    return times;
+}
+
 std::int64_t stage_share_of(const PathCut& cut, const CostModel& costs,
                             const std::vector<int>& stage_to_rank, int stage, const StageCost& cost,
                             std::int64_t bytes) {
-    const int rank = stage_to_rank[stage];
-    const std::array<int, 4>& counts = cut.computations[stage];
-    std::int64_t share = counts[0] * costs.on_rank(rank, cost.forward_ns) +
-                         counts[1] * costs.on_rank(rank, cost.input_ns) +
-                         counts[2] * costs.on_rank(rank, cost.weight_ns) +
-                         counts[3] * costs.on_rank(rank, cost.backward_ns());
-    if (stage + 1 < static_cast<int>(stage_to_rank.size())) {
-        const int next = stage_to_rank[stage + 1];
-        if (cut.crossings_down[stage] > 0)
-            share += cut.crossings_down[stage] * costs.transfer_ns(rank, next, bytes);
-        if (cut.crossings_up[stage] > 0)
-            share += cut.crossings_up[stage] * costs.transfer_ns(next, rank, bytes);
-    }
-    return share;
+    return stage_share_of(cut, stage,
+                          stage_times_of(costs, stage_to_rank, stage, cost, bytes));
 }
 
 std::int64_t rounding_share_of(const PathCut& cut, const CostModel& costs) {

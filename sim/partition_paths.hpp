@@ -40,8 +40,31 @@ struct PathCut {
     bool operator==(const PathCut&) const = default;
 };
 
-// Stage `stage`'s share of `cut`'s length when it costs `cost` and sends `bytes` across its
-// downstream boundary: its computations on its rank and the transfers over that boundary.
+// What a stage costs a chain per computation and per crossing: its F, I, W and B on its rank
+// and the transfer of its output over its downstream boundary each way (0 for the last stage).
+// Worked out once per stage cost and shared by every chain (the search prices each candidate
+// stage against up to hundreds of them).
+struct StageTimes {
+    std::array<std::int64_t, 4> computations{};  // F, I, W, B on the stage's rank
+    std::int64_t down_ns = 0, up_ns = 0;
+};
+StageTimes stage_times_of(const CostModel& costs, const std::vector<int>& stage_to_rank, int stage,
+                          const StageCost& cost, std::int64_t bytes);
+
+// Stage `stage`'s share of `cut`'s length at `times`: its computations on its rank and the
+// transfers over its downstream boundary. Inline: the search's innermost loop.
+inline std::int64_t stage_share_of(const PathCut& cut, int stage, const StageTimes& times) {
+    const std::array<int, 4>& counts = cut.computations[stage];
+    std::int64_t share = 0;
+    for (std::size_t kind = 0; kind < counts.size(); ++kind)
+        share += counts[kind] * times.computations[kind];
+    // A boundary the chain never crosses adds nothing, whatever its transfer.
+    if (stage < static_cast<int>(cut.crossings_down.size()))
+        share += cut.crossings_down[stage] * times.down_ns + cut.crossings_up[stage] * times.up_ns;
+    return share;
+}
+
+// The same when it costs `cost` and sends `bytes` across its downstream boundary.
 std::int64_t stage_share_of(const PathCut& cut, const CostModel& costs,
                             const std::vector<int>& stage_to_rank, int stage, const StageCost& cost,
                             std::int64_t bytes);
