@@ -248,8 +248,7 @@ class SplitSearch {
     }
 
     Child child_of(int stage, int first, int size, std::int64_t start, std::int64_t chain,
-                   std::int64_t first_backward, std::int64_t bound_here,
-                   const OtherRanks& others) {
+                   std::int64_t first_backward, std::int64_t bound_here, const OtherRanks& others) {
         const StageCost& cost = stage_cost(first, size);
         Child child;
         child.size = size;
@@ -262,8 +261,8 @@ class SplitSearch {
         const RankState saved = enter(stage, start, child.work);
         const std::int64_t next_chain = stage == 0 ? chain : chain + child.input;
         child.below = std::max(
-            {bound_here, bound(stage, start, child.forward, child.input, chain, child.backward0,
-                                     others),
+            {bound_here,
+             bound(stage, start, child.forward, child.input, chain, child.backward0, others),
              lookahead(stage, first + size, start + child.forward, next_chain, child.backward0)});
         // best_step_ only falls, so every child the search descends into passes here.
         if (child.below < best_step_) {
@@ -505,7 +504,7 @@ class SplitSearch {
     std::vector<std::int64_t> stage_bytes_;
     std::vector<Cut> cuts_;
     std::vector<int> counts_, best_;
-    std::vector<std::vector<int>> sizes_by_stage_;        // descend's buffers, by stage
+    std::vector<std::vector<int>> sizes_by_stage_;       // descend's buffers, by stage
     std::vector<std::vector<Child>> children_by_stage_;  // (sized in run())
     std::vector<RankState> ranks_;
     std::int64_t best_step_ = 0;

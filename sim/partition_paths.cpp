@@ -202,8 +202,7 @@ StageTimes stage_times_of(const CostModel& costs, const std::vector<int>& stage_
 std::int64_t stage_share_of(const PathCut& cut, const CostModel& costs,
                             const std::vector<int>& stage_to_rank, int stage, const StageCost& cost,
                             std::int64_t bytes) {
-    return stage_share_of(cut, stage,
-                          stage_times_of(costs, stage_to_rank, stage, cost, bytes));
+    return stage_share_of(cut, stage, stage_times_of(costs, stage_to_rank, stage, cost, bytes));
 }
 
 std::int64_t rounding_share_of(const PathCut& cut, const CostModel& costs) {
