@@ -165,8 +165,7 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
                                           std::vector<traces::ActionRecord> actions,
                                           std::vector<traces::PairRecord> pairs,
                                           std::vector<traces::RankRecord> figures,
-                                          const std::vector<traces::MemoryRecord>& memory,
-                                          bool analyse) {
+                                          const std::vector<traces::MemoryRecord>& memory) {
     TimelineModel model;
     model.run_ = std::move(run);
     model.pairs_ = std::move(pairs);
@@ -197,8 +196,7 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
     for (RankTimeline& rank : model.ranks_)
         index_rank(rank);
     model.finish();
-    if (analyse)
-        model.apply(model.analyse_holds("records"));
+    model.apply(model.analyse_holds("records"));
     return model;
 }
 

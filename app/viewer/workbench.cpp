@@ -31,14 +31,11 @@ bool ready(const auto& future) {
     return future.valid() && future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
-// Without the hold analysis: show_simulation starts it on a thread, as a trace's load does, so
-// that the timeline is on screen before its critical path is found.
 TimelineModel timeline_of(const sim::ExperimentSimulation& simulation, traces::RunRecord run) {
     sim::SimulationRows rows =
         sim::simulation_rows(*simulation.lowered, simulation.costs, simulation.result);
     return TimelineModel::from_records(std::move(run), std::move(rows.actions),
-                                       std::move(rows.pairs), std::move(rows.ranks), rows.memory,
-                                       /*analyse=*/false);
+                                       std::move(rows.pairs), std::move(rows.ranks), rows.memory);
 }
 
 }  // namespace
@@ -62,6 +59,7 @@ SimulatedRun simulate_run(Experiment experiment) {
     record.bubble_ratio = result.bubble_ratio;
     run.model = std::make_shared<const TimelineModel>(timeline_of(simulation, std::move(record)));
     run.summary = summarize(*run.model, traces::run_outcome(run.model->run(), {}));
+    run.critical_path_line = critical_path_text(*run.model);
     run.step_time_ns = result.step_time_ns;
     run.bubble_ratio = result.bubble_ratio;
     for (const sim::RankResult& rank : result.ranks) {
@@ -365,7 +363,7 @@ void show_simulation(TraceSession& session, const SimulatedRun& run,
     session.live = false;
     session.summary = run.summary;
     session.summary_line = run.subject + "  |  " + summary_text(session.summary);
-    start_analysis(session, "simulation", {});
+    session.critical_path_line = run.critical_path_line;
     session.events.clear();
     session.errors.clear();
     session.sharding.clear();

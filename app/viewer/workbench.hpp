@@ -32,8 +32,7 @@ struct TraceSession;
 
 // One simulation as the viewer shows it: the timeline (built from the rows the simulation would
 // record) and its figures, with what the header shows of it found on the worker too, so the
-// frame that takes the run in does not walk its actions. The timeline comes without its hold
-// analysis (TimelineModel::from_records without `analyse`).
+// frame that takes the run in does not walk its actions.
 struct SimulatedRun {
     Experiment experiment;  // as simulated
     std::string subject;    // "1F1B pp=4 v=1 m=8", as `pipelens simulate` titles it
@@ -43,9 +42,8 @@ struct SimulatedRun {
     std::vector<std::int64_t> peak_memory_bytes;  // by rank
     std::vector<double> rank_bubble_ratio;        // by rank
     RunSummary summary;                           // summarize(*model) of a finished run
-    // The simulation and the timeline, on the worker; the timeline's critical path and bubble
-    // causes come after, on the session's thread (show_simulation).
-    std::int64_t took_ns = 0;
+    std::string critical_path_line;               // critical_path_text(*model)
+    std::int64_t took_ns = 0;                     // the simulation and the timeline, on the worker
 };
 
 // One cell of the kinds x m grid: configuration `index` of the sweep over those two axes.
@@ -169,9 +167,7 @@ std::filesystem::path examples_directory();
 
 // Shows `run` in `session` as a finished simulated run with no file behind it (the reader is
 // closed: its runs, events and errors would not be this run's). `model_copy`, when given, is a
-// copy of run's model (Workbench::take_model_copy) taken instead of copying it here. Its
-// critical path and bubble causes are found on a thread, as a loaded trace's are
-// (poll_analysis applies them).
+// copy of run's model (Workbench::take_model_copy) taken instead of copying it here.
 void show_simulation(TraceSession& session, const SimulatedRun& run,
                      std::optional<TimelineModel> model_copy = std::nullopt);
 

@@ -4,10 +4,11 @@
 // changes m (256 <-> 224, both multiples of pp as interleaved kinds need) and draws frames until
 // the frame that shows the new simulation: change-to-redraw latency is from the change to the end
 // of that frame. It then draws on until the frame that shows the new timeline's critical path
-// (change-to-path). Every frame drawn meanwhile is timed twice: this thread's CPU time building
-// it (render_frame's figure, what the viewer benchmark reports) and its wall time including the
-// buffer swap. Prints, per schedule, the latencies' median, min and max and the frames' median,
-// p99 and max.
+// (change-to-path: the same figure while the worker finds the path with the timeline; a later
+// one if it were found after the timeline went on screen, as a loaded trace's is). Every frame
+// drawn meanwhile is timed twice: this thread's CPU time building it (render_frame's figure, what
+// the viewer benchmark reports) and its wall time including the buffer swap. Prints, per schedule,
+// the latencies' median, min and max and the frames' median, p99 and max.
 //
 // Needs a display. As in viewer_bench.cpp, Mesa's software rasteriser runs on the drawing
 // thread (LP_NUM_THREADS=0 unless set), so its workers do not take the cores from the frame.
@@ -95,13 +96,15 @@ void draw_until_shown(GLFWwindow* window, ViewerState& state, const TimelineMode
 // Draws frames until the shown timeline's critical path has been found and drawn.
 void draw_until_analysed(GLFWwindow* window, ViewerState& state, std::vector<std::int64_t>& cpu,
                          std::vector<std::int64_t>& wall) {
-    do {  // a frame applies a finished analysis (poll_analysis) before it draws
+    // A frame applies a finished analysis (poll_analysis) before it draws, so the frame that
+    // leaves none pending has drawn the path.
+    while (state.trace.pending_analysis.valid()) {
         const Clock::time_point start = Clock::now();
         glfwPollEvents();
         cpu.push_back(render_frame(window, state));
         glfwSwapBuffers(window);
         wall.push_back(ns_since(start));
-    } while (state.trace.pending_analysis.valid());
+    }
 }
 
 void run_case(GLFWwindow* window, const std::string& kind, int repetitions) {
