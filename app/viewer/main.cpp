@@ -167,6 +167,7 @@ int take_screenshot(const Options& options, const Checked& checked, GLFWwindow* 
 
 void run_interactive(const Options& options, GLFWwindow* window, ViewerState& state) {
     for (int frame = 0; !glfwWindowShouldClose(window); ++frame) {
+        state.workbench.hold_for_due_result(kMostFrameHold);
         glfwPollEvents();
         if (frame == 1)
             apply_choices(options, state);

@@ -2,6 +2,7 @@
 #include "app/viewer/run_steps.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <string>
 #include <utility>
@@ -49,15 +50,24 @@ double RunStep::bubble_ratio(int ranks) const {
 }
 
 std::vector<int> occurrence_numbers(const std::vector<std::uint64_t>& keys) {
-    std::vector<std::pair<std::uint64_t, std::size_t>> sorted(keys.size());
-    for (std::size_t index = 0; index < keys.size(); ++index)
-        sorted[index] = {keys[index], index};
-    std::sort(sorted.begin(), sorted.end());
+    // Each key's count so far in a flat table, open addressing, at most half full.
+    const int bits = std::bit_width(std::max<std::size_t>(2 * keys.size(), 16) - 1);
+    const std::size_t mask = (std::size_t{1} << bits) - 1;
+    std::vector<std::uint64_t> slot_keys(mask + 1);
+    std::vector<int> counts(mask + 1, -1);  // -1: a free slot
     std::vector<int> numbers(keys.size());
-    for (std::size_t at = 0; at < sorted.size(); ++at)
-        numbers[sorted[at].second] = at > 0 && sorted[at - 1].first == sorted[at].first
-                                         ? numbers[sorted[at - 1].second] + 1
-                                         : 0;
+    for (std::size_t index = 0; index < keys.size(); ++index) {
+        const std::uint64_t key = keys[index];
+        // Fibonacci hashing: the keys' fields sit in separate bit ranges, the top bits mix them.
+        std::size_t slot = static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+        while (counts[slot] >= 0 && slot_keys[slot] != key)
+            slot = (slot + 1) & mask;
+        if (counts[slot] < 0) {
+            slot_keys[slot] = key;
+            counts[slot] = 0;
+        }
+        numbers[index] = counts[slot]++;
+    }
     return numbers;
 }
 

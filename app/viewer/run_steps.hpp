@@ -37,8 +37,9 @@ struct RunStep {
 // The steps of `model`'s run, in order; empty for a run without actions.
 std::vector<RunStep> find_steps(const TimelineModel& model);
 
-// For each key, how many times it came before: {7, 3, 7, 7, 3} -> {0, 0, 1, 2, 1}. (A sort of the
-// keys, not a hash map of them: a re-simulated timeline counts 100,000 actions each time.)
+// For each key, how many times it came before: {7, 3, 7, 7, 3} -> {0, 0, 1, 2, 1}. (A flat
+// table of counts, neither a node-based map nor a sort: a re-simulated timeline counts 100,000
+// actions each time.)
 std::vector<int> occurrence_numbers(const std::vector<std::uint64_t>& keys);
 
 // The time range the view shows for the step picker's choice: every step (nullopt) is

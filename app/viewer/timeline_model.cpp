@@ -165,7 +165,8 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
                                           std::vector<traces::ActionRecord> actions,
                                           std::vector<traces::PairRecord> pairs,
                                           std::vector<traces::RankRecord> figures,
-                                          const std::vector<traces::MemoryRecord>& memory) {
+                                          const std::vector<traces::MemoryRecord>& memory,
+                                          bool analyse) {
     TimelineModel model;
     model.run_ = std::move(run);
     model.pairs_ = std::move(pairs);
@@ -196,7 +197,8 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
     for (RankTimeline& rank : model.ranks_)
         index_rank(rank);
     model.finish();
-    model.apply(model.analyse_holds("records"));
+    if (analyse)
+        model.apply(model.analyse_holds("records"));
     return model;
 }
 

@@ -206,12 +206,14 @@ class TimelineModel {
     // The action covering `time_ns` on a lane, if any.
     std::optional<std::size_t> action_at(const Lane& lane, std::int64_t time_ns) const;
 
-    // Builds a model from records, for tests and the synthetic benchmark trace.
+    // Builds a model from records (a simulation the viewer shows without a file, tests); with
+    // `analyse` as load() has it.
     static TimelineModel from_records(traces::RunRecord run,
                                       std::vector<traces::ActionRecord> actions,
                                       std::vector<traces::PairRecord> pairs,
                                       std::vector<traces::RankRecord> figures,
-                                      const std::vector<traces::MemoryRecord>& memory);
+                                      const std::vector<traces::MemoryRecord>& memory,
+                                      bool analyse = true);
 
   private:
     // One RankTimeline per rank 0..n-1, n covering `action_ranks` and every figure's rank.

@@ -124,16 +124,10 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
         session.summary =
             summarize(*session.model, traces::run_outcome(session.model->run(), errors));
         session.summary_line = summary_text(session.summary);
-        session.critical_path_line = "critical path: finding it...";
         HoldRequest request;  // stragglers as read_stragglers finds them
-        request.stragglers.threshold = session.straggler_threshold;
         request.stragglers.calibrated_ns =
             analysis::calibrated_stage_costs(session.reader->profile(run_id));
-        const TimelineModel* shown = &*session.model;
-        session.pending_analysis = std::async(
-            std::launch::async, [shown, request, source = session.reader->path().string()] {
-                return shown->analyse_holds(source, request);
-            });
+        start_analysis(session, session.reader->path().string(), std::move(request));
         session.events = session.reader->events(run_id);
         session.errors = traces::root_cause_first(std::move(errors));
         session.sharding = session.reader->sharding(run_id);
@@ -149,6 +143,18 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
         session.error = error.what();
         return false;
     }
+}
+
+void start_analysis(TraceSession& session, std::string source, HoldRequest request) {
+    if (session.pending_analysis.valid())
+        session.pending_analysis.wait();  // it reads the model being replaced
+    session.critical_path_line = "critical path: finding it...";
+    request.stragglers.threshold = session.straggler_threshold;
+    const TimelineModel* shown = &*session.model;
+    session.pending_analysis =
+        std::async(std::launch::async, [shown, request, source = std::move(source)] {
+            return shown->analyse_holds(source, request);
+        });
 }
 
 bool poll_analysis(TraceSession& session) {

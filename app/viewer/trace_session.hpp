@@ -84,6 +84,9 @@ bool open_trace(TraceSession& session, const std::filesystem::path& path,
                 std::optional<std::int64_t> run_id = std::nullopt);
 // Loads `run_id` of the open trace and its rows; false, with `error` set, when it fails.
 bool show_run(TraceSession& session, std::int64_t run_id);
+// Finds the shown model's critical path, bubble causes and stragglers (`request`, with the
+// session's straggler threshold) on a thread; `source` names the run in the analysis's errors.
+void start_analysis(TraceSession& session, std::string source, HoldRequest request);
 // Applies the shown run's analysis once it is ready (true when it did); finish_analysis waits
 // for it (screenshots, tests, benchmarks).
 bool poll_analysis(TraceSession& session);

@@ -31,11 +31,14 @@ bool ready(const auto& future) {
     return future.valid() && future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
+// Without the hold analysis: show_simulation starts it on a thread, as a trace's load does, so
+// that the timeline is on screen before its critical path is found.
 TimelineModel timeline_of(const sim::ExperimentSimulation& simulation, traces::RunRecord run) {
     sim::SimulationRows rows =
         sim::simulation_rows(*simulation.lowered, simulation.costs, simulation.result);
     return TimelineModel::from_records(std::move(run), std::move(rows.actions),
-                                       std::move(rows.pairs), std::move(rows.ranks), rows.memory);
+                                       std::move(rows.pairs), std::move(rows.ranks), rows.memory,
+                                       /*analyse=*/false);
 }
 
 }  // namespace
@@ -59,7 +62,6 @@ SimulatedRun simulate_run(Experiment experiment) {
     record.bubble_ratio = result.bubble_ratio;
     run.model = std::make_shared<const TimelineModel>(timeline_of(simulation, std::move(record)));
     run.summary = summarize(*run.model, traces::run_outcome(run.model->run(), {}));
-    run.critical_path_line = critical_path_text(*run.model);
     run.step_time_ns = result.step_time_ns;
     run.bubble_ratio = result.bubble_ratio;
     for (const sim::RankResult& rank : result.ranks) {
@@ -173,6 +175,7 @@ bool Workbench::poll() {
         Outcome outcome = pending_.get();
         latency_ns_ = nanoseconds_since(started_change_at_);
         if (outcome.run) {
+            last_took_ns_ = outcome.run->took_ns;
             current_ = std::move(outcome.run);
             model_copy_ = std::move(outcome.model_copy);
         }
@@ -192,6 +195,16 @@ bool Workbench::poll() {
 
 bool Workbench::busy() const {
     return pending_.valid() || dirty_ || pending_grid_.valid();
+}
+
+void Workbench::hold_for_due_result(std::chrono::nanoseconds most) const {
+    if (!pending_.valid() || last_took_ns_ <= 0)
+        return;
+    const Clock::time_point due =
+        started_change_at_ + std::chrono::nanoseconds(last_took_ns_ + last_took_ns_ / 3);
+    const Clock::time_point now = Clock::now();
+    if (due > now && due <= now + most)  // imminent: not a long simulation, nor an overdue one
+        pending_.wait_until(due);
 }
 
 void Workbench::wait_idle() {
@@ -363,7 +376,7 @@ void show_simulation(TraceSession& session, const SimulatedRun& run,
     session.live = false;
     session.summary = run.summary;
     session.summary_line = run.subject + "  |  " + summary_text(session.summary);
-    session.critical_path_line = run.critical_path_line;
+    start_analysis(session, "simulation", {});
     session.events.clear();
     session.errors.clear();
     session.sharding.clear();

@@ -32,7 +32,8 @@ struct TraceSession;
 
 // One simulation as the viewer shows it: the timeline (built from the rows the simulation would
 // record) and its figures, with what the header shows of it found on the worker too, so the
-// frame that takes the run in does not walk its actions.
+// frame that takes the run in does not walk its actions. The timeline comes without its hold
+// analysis (TimelineModel::from_records without `analyse`).
 struct SimulatedRun {
     Experiment experiment;  // as simulated
     std::string subject;    // "1F1B pp=4 v=1 m=8", as `pipelens simulate` titles it
@@ -42,8 +43,9 @@ struct SimulatedRun {
     std::vector<std::int64_t> peak_memory_bytes;  // by rank
     std::vector<double> rank_bubble_ratio;        // by rank
     RunSummary summary;                           // summarize(*model) of a finished run
-    std::string critical_path_line;               // critical_path_text(*model)
-    std::int64_t took_ns = 0;                     // the simulation and the timeline, on the worker
+    // The simulation and the timeline, on the worker; the timeline's critical path and bubble
+    // causes come after, on the session's thread (show_simulation).
+    std::int64_t took_ns = 0;
 };
 
 // One cell of the kinds x m grid: configuration `index` of the sweep over those two axes.
@@ -66,6 +68,10 @@ struct FieldSetting {
     std::string value;
 };
 FieldSetting field_setting(std::string_view name, std::string_view value);
+
+// The longest a frame waits for a due simulation (Workbench::hold_for_due_result): input is
+// drawn at least this often while one runs.
+inline constexpr std::chrono::milliseconds kMostFrameHold{50};
 
 class Workbench {
   public:
@@ -91,6 +97,12 @@ class Workbench {
     bool poll();
     bool busy() const;
     void wait_idle();  // until every asked simulation and grid has arrived (scripts, tests)
+    // Holds the caller (the UI thread, before it draws a frame) until the running simulation
+    // arrives, when it is due within `most`: due a third more than the last one took after its
+    // change. A frame drawn meanwhile could not show it, and one being drawn when it lands delays
+    // it by up to a frame; held, the next frame starts as it lands. A simulation due later (a
+    // long one) or overdue holds nothing: the window keeps drawing.
+    void hold_for_due_result(std::chrono::nanoseconds most) const;
 
     const std::optional<SimulatedRun>& current() const { return current_; }
     // Why the last simulation failed (the engine's message), and the field it names ("schedule.pp"
@@ -146,6 +158,7 @@ class Workbench {
     std::chrono::steady_clock::time_point changed_at_{};
     std::chrono::steady_clock::time_point started_change_at_{};
     std::int64_t latency_ns_ = 0;
+    std::int64_t last_took_ns_ = 0;  // of the last simulation that arrived
     std::uint64_t generation_ = 0;
     std::future<std::vector<GridCell>> pending_grid_;
     std::vector<GridCell> grid_;
@@ -167,7 +180,9 @@ std::filesystem::path examples_directory();
 
 // Shows `run` in `session` as a finished simulated run with no file behind it (the reader is
 // closed: its runs, events and errors would not be this run's). `model_copy`, when given, is a
-// copy of run's model (Workbench::take_model_copy) taken instead of copying it here.
+// copy of run's model (Workbench::take_model_copy) taken instead of copying it here. Its
+// critical path and bubble causes are found on a thread, as a loaded trace's are
+// (poll_analysis applies them).
 void show_simulation(TraceSession& session, const SimulatedRun& run,
                      std::optional<TimelineModel> model_copy = std::nullopt);
 

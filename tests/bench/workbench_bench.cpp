@@ -77,6 +77,7 @@ double quantile(std::vector<std::int64_t> values, double q) {
 void draw_until_shown(GLFWwindow* window, ViewerState& state, const TimelineModel* previous,
                       std::vector<std::int64_t>& cpu, std::vector<std::int64_t>& wall) {
     for (;;) {
+        state.workbench.hold_for_due_result(kMostFrameHold);  // as pipelens-view's loop does
         const Clock::time_point start = Clock::now();
         glfwPollEvents();
         cpu.push_back(render_frame(window, state));
