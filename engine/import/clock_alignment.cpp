@@ -5,6 +5,8 @@
 // satisfy every pair (the clocks drifted during the trace); the best effort is kept and said.
 #include "engine/import/clock_alignment.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -92,6 +94,26 @@ ClockAlignment align_clocks(ImportedRun& run) {
             run.clocks[rank] = run_record::ClockOffset{shift[rank], alignment.largest_violation_ns};
     }
     return alignment;
+}
+
+std::string clock_alignment_note(const ClockAlignment& clocks) {
+    if (!clocks.consistent)
+        return "clocks: the ranks' send/recv times contradict any one offset per rank (clock "
+               "drift?); times are the best effort";
+    if (clocks.largest_violation_ns > 0)
+        return fmt::format(
+            "clocks: the files' timestamps had a RECV end {} before its SEND started; ranks "
+            "shifted onto rank 0's clock by the least that orders all {} rank pairs",
+            duration_text(clocks.largest_violation_ns), clocks.pairs_used);
+    return fmt::format(
+        "clocks: the files' own timestamps, consistent with every send/recv ({} rank pairs "
+        "checked)",
+        clocks.pairs_used);
+}
+
+std::string duration_text(std::int64_t ns) {
+    return ns >= 1'000'000 ? fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6)
+                           : fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3);
 }
 
 }  // namespace pipelens::import

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/import/imported_run.hpp"
@@ -26,5 +27,12 @@ struct ClockAlignment {
 // `run.schedule` must have its SEND/RECV linked (link_send_recv_pairs). Shifts run.timings and
 // memory in place, sets run.clocks to each rank's shift with the violation as uncertainty.
 ClockAlignment align_clocks(ImportedRun& run);
+
+// What an alignment did, as a run's note ("clocks: ..."): the files' own times kept, ranks
+// shifted (by how much at worst), or no one offset per rank fitting (drift).
+std::string clock_alignment_note(const ClockAlignment& clocks);
+
+// A duration as the import notes give it: "1.234 ms" from a millisecond, else "12.3 us".
+std::string duration_text(std::int64_t ns);
 
 }  // namespace pipelens::import

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/import/scalar_type_bytes.hpp"
 #include "engine/schedule/action.hpp"
 
 namespace pipelens::import {
@@ -36,25 +37,11 @@ std::int64_t minus(std::int64_t a, std::int64_t b) {
                  : std::numeric_limits<std::int64_t>::min();
 }
 
-// Bytes per element of c10::toString(ScalarType) names; 0 when unknown.
-std::int64_t dtype_bytes(const std::string& dtype) {
-    static const std::map<std::string, std::int64_t, std::less<>> kBytes{
-        {"Bool", 1},           {"Byte", 1},        {"Char", 1},          {"QInt8", 1},
-        {"QUInt8", 1},         {"Float8_e5m2", 1}, {"Float8_e4m3fn", 1}, {"Short", 2},
-        {"Half", 2},           {"BFloat16", 2},    {"UInt16", 2},        {"Int", 4},
-        {"Float", 4},          {"QInt32", 4},      {"UInt32", 4},        {"ComplexHalf", 4},
-        {"Long", 8},           {"Double", 8},      {"UInt64", 8},        {"ComplexFloat", 8},
-        {"ComplexDouble", 16},
-    };
-    const auto found = kBytes.find(dtype);
-    return found == kBytes.end() ? 0 : found->second;
-}
-
 std::int64_t tensor_bytes(const std::vector<std::vector<std::int64_t>>& sizes,
                           const std::vector<std::string>& dtypes) {
     std::int64_t total = 0;
     for (std::size_t i = 0; i < sizes.size() && i < dtypes.size(); ++i) {
-        std::int64_t count = dtype_bytes(dtypes[i]);
+        std::int64_t count = scalar_type_bytes(dtypes[i]);
         for (const std::int64_t dim : sizes[i])
             count = times(count, std::max<std::int64_t>(dim, 0));
         total = plus(total, count);

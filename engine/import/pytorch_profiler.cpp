@@ -21,6 +21,7 @@
 #include "engine/import/pipeline_ranks.hpp"
 #include "engine/import/rank_file_name.hpp"
 #include "engine/import/receive_arrival.hpp"
+#include "engine/import/scalar_type_bytes.hpp"
 #include "engine/import/schedule_recovery.hpp"
 #include "engine/import/single_stage_profile.hpp"
 #include "engine/run_record/parallel_for.hpp"
@@ -91,18 +92,12 @@ std::string_view unquoted(std::string_view text) {
     return text;
 }
 
-// Bytes per element of the dtype names the profiler writes ("Float", "BFloat16", "c10::Half").
+// Bytes per element of the dtype the profiler writes ("Float", "\"BFloat16\"", "c10::Half").
 std::int64_t dtype_bytes(std::string_view dtype) {
     dtype = unquoted(dtype);
     if (const auto colon = dtype.rfind(':'); colon != std::string_view::npos)
         dtype = dtype.substr(colon + 1);
-    static const std::map<std::string_view, std::int64_t, std::less<>> sizes{
-        {"Double", 8},        {"Float", 4},      {"Half", 2},         {"BFloat16", 2},
-        {"Long", 8},          {"Int", 4},        {"Short", 2},        {"Char", 1},
-        {"Byte", 1},          {"Bool", 1},       {"ComplexFloat", 8}, {"ComplexDouble", 16},
-        {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}};
-    const auto found = sizes.find(dtype);
-    return found == sizes.end() ? 0 : found->second;
+    return scalar_type_bytes(dtype);
 }
 
 std::string_view arg_text(const ChromeEvent& event, std::string_view key) {
@@ -604,11 +599,6 @@ int chosen_step(int common, const ProfilerImportOptions& options) {
     return *options.step;
 }
 
-std::string duration_text(std::int64_t ns) {
-    return ns >= 1'000'000 ? fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6)
-                           : fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3);
-}
-
 void add_notes(ImportedRun& run, const std::vector<RankBuild>& builds, int step, int steps,
                const ClockAlignment& clocks) {
     int gpu = 0;
@@ -634,20 +624,7 @@ void add_notes(ImportedRun& run, const std::vector<RankBuild>& builds, int step,
             "{} waits for inputs inside compute ranges ({} in all) separated out: they show as "
             "bubbles and end the RECV waited for",
             waits, duration_text(waited)));
-    if (!clocks.consistent)
-        run.notes.push_back(
-            "clocks: the ranks' send/recv times contradict any one offset per "
-            "rank (clock drift?); times are the best effort");
-    else if (clocks.largest_violation_ns > 0)
-        run.notes.push_back(fmt::format(
-            "clocks: the files' timestamps had a RECV end {} before its SEND started; ranks "
-            "shifted onto rank 0's clock by the least that orders all {} rank pairs",
-            duration_text(clocks.largest_violation_ns), clocks.pairs_used));
-    else
-        run.notes.push_back(
-            fmt::format("clocks: the files' own timestamps, consistent with every "
-                        "send/recv ({} rank pairs checked)",
-                        clocks.pairs_used));
+    run.notes.push_back(clock_alignment_note(clocks));
 }
 
 }  // namespace
