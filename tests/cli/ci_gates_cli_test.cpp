@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/fresh_trace.hpp"
 
 namespace pipelens {
 namespace {
@@ -19,8 +20,7 @@ using testing::run_pipelens;
 constexpr const char* kGPipe = "simulate --schedule GPipe --pp 4 --m 8 --f 1 --i 1 --w 1";
 
 std::filesystem::path scratch(const std::string& name) {
-    const auto path = std::filesystem::temp_directory_path() /
-                      ("pipelens_gates_" + std::to_string(::getpid()) + "_" + name);
+    const auto path = testing::process_temp_path("gates_" + name);
     std::filesystem::remove(path);
     return path;
 }

@@ -26,8 +26,7 @@ std::string both_ranks() {
 
 TEST(ImportCli, ProfilerTracesBecomeARunWithItsSimulatedTwin) {
     const auto trace = fresh_trace("import_cli");
-    const auto csv = std::filesystem::temp_directory_path() /
-                     ("pipelens_import_" + std::to_string(::getpid()) + ".csv");
+    const auto csv = testing::process_temp_path("import.csv");
     const auto result = run_pipelens("import " + both_ranks() + " --out " + trace.string() +
                                      " --simulate --schedule-csv " + csv.string());
     ASSERT_EQ(result.exit_code, 0) << result.err;
@@ -102,8 +101,7 @@ TEST(ImportCli, MegatronTimersAndPipeliningDumps) {
 
 TEST(ImportCli, AScheduleNoKindGeneratesIsSimulatedFromItsCsv) {
     // 1F1B's shape, but rank 1 runs B1 before B0: no generated kind has this order.
-    const auto dump = std::filesystem::temp_directory_path() /
-                      ("pipelens_odd_" + std::to_string(::getpid()) + ".csv");
+    const auto dump = testing::process_temp_path("odd.csv");
     std::ofstream(dump) << "0F0,0F1,,,,0B0,0B1\r\n,1F0,1F1,1B1,1B0\r\n";
     const auto trace = fresh_trace("import_cli_odd");
     const auto result =

@@ -303,8 +303,7 @@ TEST(RunCliGloo, NanOutputsFailTheRunWithAnErrorRow) {
 TEST(RunCliGloo, ProcessesOverTcpMatchTheReference) {
     PIPELENS_SKIP_WITHOUT_GLOO();
     // The launcher keeps the ranks' reports in a directory under TMPDIR and removes it after.
-    const auto temporary = std::filesystem::temp_directory_path() /
-                           ("pipelens_launcher_tmpdir_" + std::to_string(::getpid()));
+    const auto temporary = testing::process_temp_path("launcher_tmpdir");
     std::filesystem::remove_all(temporary);
     std::filesystem::create_directories(temporary);
     const auto result = testing::run_command(

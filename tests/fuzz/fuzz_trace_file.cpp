@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/fresh_trace.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace {
@@ -42,8 +43,7 @@ void read_some(const traces::TraceReader& reader) {
 }
 
 std::filesystem::path own_file() {
-    return std::filesystem::temp_directory_path() /
-           ("pipelens_fuzz_trace_" + std::to_string(::getpid()) + ".db");
+    return pipelens::testing::process_temp_path("fuzz_trace.db");
 }
 
 }  // namespace

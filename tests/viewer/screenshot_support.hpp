@@ -16,6 +16,7 @@
 
 #include "app/viewer/viewer_layout.hpp"
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/fresh_trace.hpp"
 
 namespace pipelens::viewer {
 
@@ -56,7 +57,7 @@ inline std::string text(Rgb colour) {
 
 // This test process's configuration directory: the viewer runs never see the user's.
 inline fs::path test_config_directory() {
-    return fs::temp_directory_path() / ("pipelens_view_config_" + std::to_string(::getpid()));
+    return testing::process_temp_path("view_config");
 }
 
 // `environment`: VAR=value words for the viewer (the config override by default).
@@ -65,8 +66,7 @@ inline int run_viewer(const std::string& arguments, std::string* errors = nullpt
     if (environment.empty())
         environment = "PIPELENS_CONFIG_DIR=" + test_config_directory().string() +
                       " XDG_CONFIG_HOME=" + test_config_directory().string();
-    const fs::path err =
-        fs::temp_directory_path() / ("pipelens_view_" + std::to_string(::getpid()) + ".err");
+    const fs::path err = testing::process_temp_path("view.err");
     const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' env " + environment +
                                 " " PIPELENS_VIEW_BINARY " " + arguments + " 2>" + err.string();
     const int status = std::system(command.c_str());
@@ -77,8 +77,7 @@ inline int run_viewer(const std::string& arguments, std::string* errors = nullpt
 }
 
 inline fs::path screenshot_path(const std::string& name) {
-    return fs::temp_directory_path() /
-           ("pipelens_view_" + name + "_" + std::to_string(::getpid()) + ".png");
+    return testing::process_temp_path("view_" + name + ".png");
 }
 
 }  // namespace pipelens::viewer

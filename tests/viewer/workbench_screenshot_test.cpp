@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "app/viewer/compare_layout.hpp"
+#include "tests/fresh_trace.hpp"
 #include "tests/viewer/screenshot_support.hpp"
 
 namespace pipelens::viewer {
@@ -18,8 +19,7 @@ constexpr const char* kUniformExample =
     "wait-idle\n";
 
 fs::path write_script(const std::string& name, const std::string& text) {
-    const fs::path path = fs::temp_directory_path() /
-                          ("pipelens_view_script_" + name + std::to_string(::getpid()) + ".txt");
+    const fs::path path = testing::process_temp_path("view_script_" + name + ".txt");
     std::ofstream(path) << text;
     return path;
 }
