@@ -14,9 +14,9 @@
 // 96 B s l h^2 (1 + s/6h + V/16lh) per step, over the predicted step and the GPUs.
 //
 // What holds the errors: each row within its own bound, just above what the model reaches, and
-// the mean within kMeanBound (docs/plan.md, "Validated against Megatron-LM's Table 1"; the aim
-// is 10 % and 4 %, not reached: every row is optimistic, the matrix multiplies' rate being the
-// term believed missing).
+// the mean within kMeanBound, at the best published rate and again at a plainer measured one
+// (docs/plan.md, "Validated against Megatron-LM's Table 1"; the aim is 10 % and 4 %, not reached:
+// every row is optimistic, the matrix multiplies' rate being the term believed missing).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,6 +29,12 @@ namespace {
 
 constexpr double kMeanBound = 0.244;
 constexpr double kMatmulFraction = 0.869;
+// A plainer published rate: 230 of 312 TFLOP/s for 16-bit square matrix multiplies on an A100
+// 80GB (Mu Li's transformers-benchmarks), with its own bounds (docs/plan.md).
+constexpr double kPlainMatmulFraction = 230.0 / 312.0;
+constexpr double kPlainMeanBound = 0.106;
+const std::vector<double> kPlainBounds = {0.212, 0.181, 0.154, 0.135, 0.063,
+                                          0.140, 0.057, 0.060, 0.051, 0.005};
 
 struct Row {
     double params_billion;
@@ -55,13 +61,13 @@ const std::vector<Row> kTable1 = {
     {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, false, 0.157},
 };
 
-ClusterSpec a100_cluster(int gpus) {
+ClusterSpec a100_cluster(int gpus, double matmul_fraction) {
     ClusterSpec cluster;
     cluster.gpus = gpus;
     cluster.gpus_per_host = 8;
     cluster.memory_per_gpu_bytes = 80'000'000'000;
     cluster.peak_tflops = 312;
-    cluster.achieved_fraction = kMatmulFraction;
+    cluster.achieved_fraction = matmul_fraction;
     cluster.memory_gb_per_s = 2039;
     cluster.links.intra_host_gb_per_s = 300;
     cluster.links.intra_host_latency_us = 1;
@@ -94,7 +100,8 @@ double paper_flops(const Row& row) {
     return 96 * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h));
 }
 
-TEST(MegatronTable1, EveryRowIsPredictedWithinItsBound) {
+// Each row's relative error in TFLOP/s per GPU, predicted at `matmul_fraction`.
+std::vector<double> table_errors(double matmul_fraction) {
     PlanOptions options;
     options.recompute = Recompute::full;
     options.sequence_parallel = false;
@@ -104,20 +111,42 @@ TEST(MegatronTable1, EveryRowIsPredictedWithinItsBound) {
     options.embedding_gradient_reduce = true;
     options.attention_matmul_memory = true;
     options.gradients_in_dtype = true;
-    double total_error = 0;
+    std::vector<double> errors;
     for (const Row& row : kTable1) {
         options.overlap_gradient_reduce = row.overlapped_reduce;
         const ModelSpec model{{row.layers, row.hidden, row.heads, 2048, 51200}, row.global_batch};
-        const PlanResult result =
-            evaluate_layout(published_layout(row), model, a100_cluster(row.gpus), options);
+        const PlanResult result = evaluate_layout(published_layout(row), model,
+                                                  a100_cluster(row.gpus, matmul_fraction), options);
         const double tflops =
             paper_flops(row) / (static_cast<double>(result.step_time_ns) * 1e-9) / row.gpus / 1e12;
-        const double error = (tflops - row.published_tflops) / row.published_tflops;
-        EXPECT_LE(std::abs(error), row.bound) << row.params_billion << "B: predicted " << tflops
-                                              << " TFLOP/s, published " << row.published_tflops;
-        total_error += std::abs(error);
+        errors.push_back((tflops - row.published_tflops) / row.published_tflops);
     }
-    EXPECT_LE(total_error / static_cast<double>(kTable1.size()), kMeanBound);
+    return errors;
+}
+
+void expect_within(const std::vector<double>& errors, const std::vector<double>& bounds,
+                   double mean_bound) {
+    double total = 0;
+    for (std::size_t index = 0; index < errors.size(); ++index) {
+        EXPECT_LE(std::abs(errors[index]), bounds[index])
+            << kTable1[index].params_billion << "B: error " << errors[index] * 100 << " %";
+        total += std::abs(errors[index]);
+    }
+    EXPECT_LE(total / static_cast<double>(errors.size()), mean_bound);
+}
+
+TEST(MegatronTable1, EveryRowIsPredictedWithinItsBound) {
+    std::vector<double> bounds;
+    for (const Row& row : kTable1)
+        bounds.push_back(row.bound);
+    expect_within(table_errors(kMatmulFraction), bounds, kMeanBound);
+}
+
+TEST(MegatronTable1, AtAPlainerMeasuredRateEveryRowIsWithinItsOwnBound) {
+    const std::vector<double> errors = table_errors(kPlainMatmulFraction);
+    expect_within(errors, kPlainBounds, kPlainMeanBound);
+    for (double error : errors)
+        EXPECT_GE(error, -0.005);  // still none pessimistic: what is missing makes steps longer
 }
 
 }  // namespace
