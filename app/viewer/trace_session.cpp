@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 
@@ -109,13 +110,26 @@ bool open_trace(TraceSession& session, const std::filesystem::path& path,
     }
 }
 
-bool show_run(TraceSession& session, std::int64_t run_id) {
+namespace {
+
+// Waits for a reload in flight and drops it: what it read is no longer what is wanted.
+void drop_reload(TraceSession& session) {
+    if (!session.pending_reload.valid())
+        return;
+    session.pending_reload.wait();
+    try {
+        session.pending_reload.get();
+    } catch (const std::exception&) {
+        // its error is of a read nobody waits for any more
+    }
+}
+
+// Shows `model`, run `run_id` of the open trace, with what the session reads beside it.
+bool adopt_run(TraceSession& session, std::int64_t run_id, TimelineModel model) {
     try {
         if (session.pending_analysis.valid())
             session.pending_analysis.wait();  // it reads the model about to be replaced
-        // Asked before the load: a commit landing during it makes the next poll load again.
-        session.data_version = session.reader->data_version();
-        session.model = TimelineModel::load(*session.reader, run_id, false);
+        session.model = std::move(model);
         if (run_id != session.run_id)
             session.wanted_step.reset();  // a reload of the shown run keeps its step
         session.run_id = run_id;
@@ -139,6 +153,45 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
         match_compared(session);
         split_compared(session);
         return true;
+    } catch (const std::exception& error) {
+        session.error = error.what();
+        return false;
+    }
+}
+
+// Shows the finished reload, the comparison redone against it.
+bool apply_reload(TraceSession& session) {
+    if (!session.reader) {  // a simulation took the session's place: the reload is of nothing
+        drop_reload(session);
+        return false;
+    }
+    std::optional<TimelineModel> model;
+    try {
+        model.emplace(session.pending_reload.get());
+    } catch (const std::exception& error) {
+        session.error = error.what();
+        return false;
+    }
+    session.data_version = session.reload_version;
+    const std::int64_t compared = session.compared_run_id;
+    if (!adopt_run(session, session.run_id, std::move(*model)))
+        return false;
+    if (compared != 0)
+        compare_with(session, compared);
+    session.live = session.model->run().status == traces::RunStatus::running;
+    return true;
+}
+
+}  // namespace
+
+bool show_run(TraceSession& session, std::int64_t run_id) {
+    try {
+        drop_reload(session);
+        if (session.pending_analysis.valid())
+            session.pending_analysis.wait();  // it reads the model about to be replaced
+        // Asked before the load: a commit landing during it makes the next poll load again.
+        session.data_version = session.reader->data_version();
+        return adopt_run(session, run_id, TimelineModel::load(*session.reader, run_id, false));
     } catch (const std::exception& error) {
         session.error = error.what();
         return false;
@@ -184,25 +237,41 @@ void analyse_step(TraceSession& session, std::optional<int> step) {
 }
 
 bool poll_trace(TraceSession& session, double now_s) {
-    if (!session.reader || !session.model ||
-        (session.last_poll_s >= 0 && now_s - session.last_poll_s < kTracePollSeconds))
+    if (!session.reader || !session.model)
+        return false;
+    if (session.pending_reload.valid())
+        return session.pending_reload.wait_for(std::chrono::seconds(0)) ==
+                   std::future_status::ready &&
+               apply_reload(session);
+    if (session.last_poll_s >= 0 && now_s - session.last_poll_s < kTracePollSeconds)
         return false;
     session.last_poll_s = now_s;
     try {
-        if (session.reader->data_version() == session.data_version)
+        const std::int64_t version = session.reader->data_version();
+        if (version == session.data_version)
             return false;
         session.runs = session.reader->runs();
+        // Asked before the load: a commit landing during it makes the next poll load again.
+        session.reload_version = version;
     } catch (const std::exception& error) {
         session.error = error.what();
         return false;
     }
-    const std::int64_t compared = session.compared_run_id;
-    if (!show_run(session, session.run_id))
+    session.pending_reload =
+        std::async(std::launch::async, [path = session.reader->path(), run_id = session.run_id] {
+            traces::TraceReaderOptions options;
+            options.check_integrity = false;  // the session's reader has opened the file
+            const traces::TraceReader own(path, options);
+            return TimelineModel::load(own, run_id, false);
+        });
+    return false;
+}
+
+bool finish_reload(TraceSession& session) {
+    if (!session.pending_reload.valid())
         return false;
-    if (compared != 0)
-        compare_with(session, compared);
-    session.live = session.model->run().status == traces::RunStatus::running;
-    return true;
+    session.pending_reload.wait();
+    return apply_reload(session);
 }
 
 std::int64_t fitted_end(const TraceSession& session) {

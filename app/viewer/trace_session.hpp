@@ -68,10 +68,14 @@ struct TraceSession {
 
     // Watching a trace that is still being written (poll_trace): the reader's data version
     // when the shown run was last loaded, when it was last asked, and whether the shown run is
-    // still `running` and its file has grown since it was opened (the "live" marker).
+    // still `running` and its file has grown since it was opened (the "live" marker). A reload
+    // is read on a thread with its own connection, `model` shown meanwhile; `reload_version` is
+    // the data version it was asked at.
     std::int64_t data_version = 0;
     double last_poll_s = -1;
     bool live = false;
+    std::future<TimelineModel> pending_reload;
+    std::int64_t reload_version = 0;
 };
 
 // How often poll_trace asks the file whether it changed: often enough to watch a step land,
@@ -98,10 +102,13 @@ void analyse_step(TraceSession& session, std::optional<int> step);
 // that came later (the action that failed never ended, so no action reaches it).
 std::int64_t fitted_end(const TraceSession& session);
 // Reloads the shown run when another process has committed to the file since it was loaded,
-// at most once per kTracePollSeconds of `now_s` (any monotonic clock in seconds): new actions
-// and steps of a run still being written appear without reopening. True when it reloaded; a
-// failed reload keeps what was shown and sets `error`.
+// asking at most once per kTracePollSeconds of `now_s` (any monotonic clock in seconds): new
+// actions and steps of a run still being written appear without reopening. The run is read on a
+// thread, so a long run does not stop the window while it loads; a later call shows it. True
+// when it showed a reload; a failed reload keeps what was shown and sets `error`.
 bool poll_trace(TraceSession& session, double now_s);
+// Waits for a reload poll_trace started and shows it (true when there was one): tests, scripts.
+bool finish_reload(TraceSession& session);
 // Compares the shown run with `run_id` (0, or the shown run: no comparison).
 void compare_with(TraceSession& session, std::int64_t run_id);
 // The sidebar's comparison line (run_summary.hpp's step_comparison_text); empty without one.

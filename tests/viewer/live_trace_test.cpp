@@ -62,7 +62,8 @@ TEST(LiveTrace, EachCommittedStepAppearsAtTheNextPollAndTheReaderHoldsNoSnapshot
         writer.flush();
         EXPECT_FALSE(poll_trace(session, now + kTracePollSeconds / 2)) << "polled too soon";
         now += kTracePollSeconds;
-        ASSERT_TRUE(poll_trace(session, now)) << session.error;
+        EXPECT_FALSE(poll_trace(session, now));  // the reload starts on a thread
+        ASSERT_TRUE(finish_reload(session)) << session.error;
         ASSERT_EQ(session.summary.steps.size(), static_cast<std::size_t>(step + 1));
         EXPECT_EQ(session.summary.steps.back().start_ns, step * testing::kStepPeriodNs);
         EXPECT_EQ(session.summary.steps.back().end_ns,
@@ -75,11 +76,34 @@ TEST(LiveTrace, EachCommittedStepAppearsAtTheNextPollAndTheReaderHoldsNoSnapshot
     }
     writer.finish_run(run_id, testing::kStepSpanNs, 0.5);
     now += kTracePollSeconds;
-    ASSERT_TRUE(poll_trace(session, now));
+    poll_trace(session, now);
+    ASSERT_TRUE(finish_reload(session));
     EXPECT_FALSE(session.live);  // finished: no longer being written
     EXPECT_EQ(session.model->run().status, traces::RunStatus::finished);
     now += kTracePollSeconds;
     EXPECT_FALSE(poll_trace(session, now));
+    EXPECT_FALSE(finish_reload(session));  // nothing new, nothing started
+}
+
+TEST(LiveTrace, TheShownRunStaysWhileItsReloadIsReadAndAnotherRunDropsTheReload) {
+    const std::filesystem::path path = testing::fresh_trace("live_pending");
+    traces::TraceWriter writer(path);
+    const std::int64_t run_id = testing::begin_multi_step_run(writer);
+    testing::write_step(writer, run_id, 0);
+    writer.flush();
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    const TimelineModel* shown = &*session.model;
+    testing::write_step(writer, run_id, 1);
+    writer.flush();
+    EXPECT_FALSE(poll_trace(session, 1.0));
+    EXPECT_TRUE(session.pending_reload.valid());
+    EXPECT_EQ(&*session.model, shown);  // what was shown stays until the reload is shown
+    EXPECT_EQ(session.summary.steps.size(), 1u);
+    ASSERT_TRUE(show_run(session, run_id));  // chosen again: loaded now, the reload dropped
+    EXPECT_FALSE(session.pending_reload.valid());
+    EXPECT_EQ(session.summary.steps.size(), 2u);
+    EXPECT_FALSE(finish_reload(session));
 }
 
 TEST(LiveTrace, AWriterCommittingStepsWhileTheModelPollsIsNeverRefusedAndEveryStepIsSeen) {
@@ -116,9 +140,11 @@ TEST(LiveTrace, AWriterCommittingStepsWhileTheModelPollsIsNeverRefusedAndEverySt
     }
     writing.join();
     if (writer_error)
-        std::rethrow_exception(writer_error);  // a lock the writer waited for in vain
+        std::rethrow_exception(writer_error);   // a lock the writer waited for in vain
+    reloads += finish_reload(session) ? 1 : 0;  // one in flight when the writer ended
     now += kTracePollSeconds;
     poll_trace(session, now);
+    finish_reload(session);
     EXPECT_TRUE(session.error.empty()) << session.error;
     EXPECT_GE(reloads, 1);
     ASSERT_EQ(session.summary.steps.size(), static_cast<std::size_t>(kSteps));
