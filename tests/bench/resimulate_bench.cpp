@@ -21,6 +21,7 @@
 #include "engine/experiment/experiment_toml.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "sim/simulation_trace.hpp"
+#include "tests/bench/workbench_pipeline.hpp"
 
 namespace {
 
@@ -28,22 +29,7 @@ using namespace pipelens;
 using namespace pipelens::viewer;
 
 Experiment experiment_of(const std::string& kind) {
-    return parse_experiment_toml(R"(
-[schedule]
-kind = ")" + kind + R"("
-pp = 32
-m = 256
-[costs]
-f = "1ms"
-i = "1ms"
-w = "1ms"
-activation_bytes = "16MiB"
-held_activation_bytes = "1GiB"
-[network]
-latency = "8us"
-bandwidth = "150GB/s"
-)",
-                                 "bench");
+    return parse_experiment_toml(bench::workbench_pipeline(kind), "bench");
 }
 
 const char* kind_of(const benchmark::State& state) {

@@ -33,28 +33,13 @@
 #include "app/viewer/viewer_state.hpp"
 #include "app/viewer/viewer_window.hpp"
 #include "engine/experiment/experiment_toml.hpp"
+#include "tests/bench/workbench_pipeline.hpp"
 
 namespace {
 
 using namespace pipelens;
 using namespace pipelens::viewer;
 using Clock = std::chrono::steady_clock;
-
-constexpr const char* kExperiment = R"(
-[schedule]
-kind = "1F1B"
-pp = 32
-m = 256
-[costs]
-f = "1ms"
-i = "1ms"
-w = "1ms"
-activation_bytes = "16MiB"
-held_activation_bytes = "1GiB"
-[network]
-latency = "8us"
-bandwidth = "150GB/s"
-)";
 
 double ms(std::int64_t ns) {
     return static_cast<double>(ns) / 1e6;
@@ -110,8 +95,7 @@ void draw_until_analysed(GLFWwindow* window, ViewerState& state, std::vector<std
 
 void run_case(GLFWwindow* window, const std::string& kind, int repetitions) {
     ViewerState state;
-    state.workbench.load(parse_experiment_toml(kExperiment, "bench"));
-    state.workbench.set_kind(kind);
+    state.workbench.load(parse_experiment_toml(bench::workbench_pipeline(kind), "bench"));
     std::vector<std::int64_t> cpu, wall, latency, path_latency, simulate;
     draw_until_shown(window, state, nullptr, cpu, wall);
     draw_until_analysed(window, state, cpu, wall);

@@ -44,22 +44,39 @@ WalCheckpoint passive_checkpoint(const std::filesystem::path& path) {
     return result;
 }
 
-TEST(LiveTrace, EachCommittedStepAppearsAtTheNextPollAndTheReaderHoldsNoSnapshot) {
-    const std::filesystem::path path = testing::fresh_trace("live_steps");
-    traces::TraceWriter writer(path);
-    const std::int64_t run_id = testing::begin_multi_step_run(writer);
-    testing::write_step(writer, run_id, 0);
-    writer.flush();
-
+// A run being written, its first step committed, and a session that opened it.
+struct LiveRun {
+    explicit LiveRun(const std::string& name)
+        : path(testing::fresh_trace(name)),
+          writer(path),
+          run_id(testing::begin_multi_step_run(writer)) {
+        commit_step(0);
+        opened = open_trace(session, path);
+    }
+    void commit_step(int step) {
+        testing::write_step(writer, run_id, step);
+        writer.flush();
+    }
+    std::filesystem::path path;
+    traces::TraceWriter writer;
+    std::int64_t run_id;
     TraceSession session;
-    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    bool opened = false;
+};
+
+TEST(LiveTrace, EachCommittedStepAppearsAtTheNextPollAndTheReaderHoldsNoSnapshot) {
+    LiveRun live("live_steps");
+    const std::filesystem::path& path = live.path;
+    traces::TraceWriter& writer = live.writer;
+    const std::int64_t run_id = live.run_id;
+    TraceSession& session = live.session;
+    ASSERT_TRUE(live.opened) << session.error;
     ASSERT_EQ(session.summary.steps.size(), 1u);
     EXPECT_FALSE(session.live);  // nothing has grown since it opened
     double now = 0;
     EXPECT_FALSE(poll_trace(session, now));  // nothing new
     for (int step = 1; step < 3; ++step) {
-        testing::write_step(writer, run_id, step);
-        writer.flush();
+        live.commit_step(step);
         EXPECT_FALSE(poll_trace(session, now + kTracePollSeconds / 2)) << "polled too soon";
         now += kTracePollSeconds;
         EXPECT_FALSE(poll_trace(session, now));  // the reload starts on a thread
@@ -86,21 +103,16 @@ TEST(LiveTrace, EachCommittedStepAppearsAtTheNextPollAndTheReaderHoldsNoSnapshot
 }
 
 TEST(LiveTrace, TheShownRunStaysWhileItsReloadIsReadAndAnotherRunDropsTheReload) {
-    const std::filesystem::path path = testing::fresh_trace("live_pending");
-    traces::TraceWriter writer(path);
-    const std::int64_t run_id = testing::begin_multi_step_run(writer);
-    testing::write_step(writer, run_id, 0);
-    writer.flush();
-    TraceSession session;
-    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    LiveRun live("live_pending");
+    TraceSession& session = live.session;
+    ASSERT_TRUE(live.opened) << session.error;
     const TimelineModel* shown = &*session.model;
-    testing::write_step(writer, run_id, 1);
-    writer.flush();
+    live.commit_step(1);
     EXPECT_FALSE(poll_trace(session, 1.0));
     EXPECT_TRUE(session.pending_reload.valid());
     EXPECT_EQ(&*session.model, shown);  // what was shown stays until the reload is shown
     EXPECT_EQ(session.summary.steps.size(), 1u);
-    ASSERT_TRUE(show_run(session, run_id));  // chosen again: loaded now, the reload dropped
+    ASSERT_TRUE(show_run(session, live.run_id));  // chosen again: loaded now, the reload dropped
     EXPECT_FALSE(session.pending_reload.valid());
     EXPECT_EQ(session.summary.steps.size(), 2u);
     EXPECT_FALSE(finish_reload(session));
@@ -108,13 +120,11 @@ TEST(LiveTrace, TheShownRunStaysWhileItsReloadIsReadAndAnotherRunDropsTheReload)
 
 TEST(LiveTrace, AWriterCommittingStepsWhileTheModelPollsIsNeverRefusedAndEveryStepIsSeen) {
     constexpr int kSteps = 40;
-    const std::filesystem::path path = testing::fresh_trace("live_concurrent");
-    traces::TraceWriter writer(path);
-    const std::int64_t run_id = testing::begin_multi_step_run(writer);
-    testing::write_step(writer, run_id, 0);
-    writer.flush();
-    TraceSession session;
-    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    LiveRun live("live_concurrent");
+    traces::TraceWriter& writer = live.writer;
+    const std::int64_t run_id = live.run_id;
+    TraceSession& session = live.session;
+    ASSERT_TRUE(live.opened) << session.error;
 
     std::atomic<bool> done = false;
     std::exception_ptr writer_error;
