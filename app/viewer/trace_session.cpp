@@ -112,18 +112,6 @@ bool open_trace(TraceSession& session, const std::filesystem::path& path,
 
 namespace {
 
-// Waits for a reload in flight and drops it: what it read is no longer what is wanted.
-void drop_reload(TraceSession& session) {
-    if (!session.pending_reload.valid())
-        return;
-    session.pending_reload.wait();
-    try {
-        session.pending_reload.get();
-    } catch (const std::exception&) {
-        // its error is of a read nobody waits for any more
-    }
-}
-
 // Shows `model`, run `run_id` of the open trace, with what the session reads beside it.
 bool adopt_run(TraceSession& session, std::int64_t run_id, TimelineModel model) {
     try {
@@ -182,7 +170,20 @@ bool apply_reload(TraceSession& session) {
     return true;
 }
 
+// Lets go of the dropped reloads that have finished reading (a finished future's destructor
+// does not wait; an unfinished one's would).
+void let_go_of_dropped_reloads(TraceSession& session) {
+    std::erase_if(session.dropped_reloads, [](const std::future<TimelineModel>& reload) {
+        return reload.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
+}
+
 }  // namespace
+
+void drop_reload(TraceSession& session) {
+    if (session.pending_reload.valid())
+        session.dropped_reloads.push_back(std::move(session.pending_reload));
+}
 
 bool show_run(TraceSession& session, std::int64_t run_id) {
     try {
@@ -237,8 +238,11 @@ void analyse_step(TraceSession& session, std::optional<int> step) {
 }
 
 bool poll_trace(TraceSession& session, double now_s) {
-    if (!session.reader || !session.model)
+    let_go_of_dropped_reloads(session);
+    if (!session.reader || !session.model) {
+        drop_reload(session);  // of a trace no longer shown
         return false;
+    }
     if (session.pending_reload.valid())
         return session.pending_reload.wait_for(std::chrono::seconds(0)) ==
                    std::future_status::ready &&

@@ -76,6 +76,9 @@ struct TraceSession {
     bool live = false;
     std::future<TimelineModel> pending_reload;
     std::int64_t reload_version = 0;
+    // Reloads no longer wanted (another run or a simulation was shown meanwhile), still being
+    // read: never waited for, let go once read (poll_trace).
+    std::vector<std::future<TimelineModel>> dropped_reloads;
 };
 
 // How often poll_trace asks the file whether it changed: often enough to watch a step land,
@@ -109,6 +112,8 @@ std::int64_t fitted_end(const TraceSession& session);
 bool poll_trace(TraceSession& session, double now_s);
 // Waits for a reload poll_trace started and shows it (true when there was one): tests, scripts.
 bool finish_reload(TraceSession& session);
+// Gives up a reload in flight without waiting for it: what it reads is no longer what is shown.
+void drop_reload(TraceSession& session);
 // Compares the shown run with `run_id` (0, or the shown run: no comparison).
 void compare_with(TraceSession& session, std::int64_t run_id);
 // The sidebar's comparison line (run_summary.hpp's step_comparison_text); empty without one.

@@ -360,6 +360,7 @@ void show_simulation(TraceSession& session, const SimulatedRun& run,
                      std::optional<TimelineModel> model_copy) {
     if (session.pending_analysis.valid())
         session.pending_analysis.wait();  // it reads the model about to be replaced
+    drop_reload(session);                 // of the trace shown before
     session.reader.reset();
     session.runs.clear();
     session.compared.reset();

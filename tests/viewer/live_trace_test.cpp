@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "app/viewer/trace_session.hpp"
+#include "app/viewer/workbench.hpp"
 #include "tests/viewer/multi_step_trace.hpp"
 
 namespace pipelens::viewer {
@@ -116,6 +117,29 @@ TEST(LiveTrace, TheShownRunStaysWhileItsReloadIsReadAndAnotherRunDropsTheReload)
     EXPECT_FALSE(session.pending_reload.valid());
     EXPECT_EQ(session.summary.steps.size(), 2u);
     EXPECT_FALSE(finish_reload(session));
+}
+
+TEST(LiveTrace, ASimulationShownMeanwhileDropsTheReloadWithoutWaitingForIt) {
+    LiveRun live("live_then_simulation");
+    TraceSession& session = live.session;
+    ASSERT_TRUE(live.opened) << session.error;
+    live.commit_step(1);
+    EXPECT_FALSE(poll_trace(session, 1.0));
+    ASSERT_TRUE(session.pending_reload.valid());
+    Workbench workbench;
+    workbench.simulate();  // the default experiment
+    workbench.wait_idle();
+    ASSERT_TRUE(workbench.current()) << workbench.error();
+    show_simulation(session, *workbench.current());
+    EXPECT_FALSE(session.pending_reload.valid());
+    EXPECT_FALSE(session.reader);
+    EXPECT_EQ(session.model->action_count(), workbench.current()->model->action_count());
+    // Let go of once read: polling never shows it.
+    for (double now = 2.0; !session.dropped_reloads.empty(); now += kTracePollSeconds) {
+        session.dropped_reloads.front().wait();
+        EXPECT_FALSE(poll_trace(session, now));
+    }
+    EXPECT_EQ(session.model->action_count(), workbench.current()->model->action_count());
 }
 
 TEST(LiveTrace, AWriterCommittingStepsWhileTheModelPollsIsNeverRefusedAndEveryStepIsSeen) {
