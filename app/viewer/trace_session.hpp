@@ -6,7 +6,10 @@
 //
 // Invariants: `model` and the rows belong to `run_id` of `reader`; `compared` (when set) to
 // `compared_run_id`, and compared_durations is indexed by `model`'s label ids. A failed open or
-// load leaves what was shown before and sets `error` to the reader's message.
+// load leaves what was shown before and sets `error` to the reader's message. Work on threads
+// (the hold analysis, a live reload) reads `model` or its own connection, never the other's: the
+// model is replaced only once its analysis has ended, and a reload is applied, or dropped, only
+// on the thread that owns the session.
 #pragma once
 
 #include <cstdint>
