@@ -30,6 +30,8 @@ bench: build
 	@$(BUILD)/tests/pipelens_bench_simulator
 	@$(BUILD)/tests/pipelens_bench_sweep
 	@$(BUILD)/tests/pipelens_bench_critical_path
+	@$(BUILD)/tests/pipelens_bench_partition
+	@$(BUILD)/tests/pipelens_bench_resimulate
 	@$(BUILD)/tests/pipelens_bench_trace_writer
 	@if [ -x $(BUILD)/tests/pipelens_bench_runtime ]; then $(BUILD)/tests/pipelens_bench_runtime; fi
 	@scripts/bench_cli_startup.sh $(BUILD)/app/cli/pipelens
