@@ -189,7 +189,9 @@ SimulationRows simulation_rows(const Schedule& lowered, const CostModel& costs,
         lowered, result, [&](int rank, int step, const TimelineEntry& entry) {
             traces::ActionRecord record = action_record(lowered, rank, step, entry);
             const Action& action = lowered.ranks[rank][step];
-            record.label = action_text(action, lowered.parts_of(action));
+            // Only the text the integers cannot give, as the trace file keeps it.
+            if (action.kind == ActionKind::overlap_forward_backward)
+                record.label = action_text(action, lowered.parts_of(action));
             rows.actions.push_back(std::move(record));
         });
     for (const MemorySample& sample : memory_in_key_order(result))

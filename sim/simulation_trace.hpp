@@ -44,8 +44,9 @@ RecordedSimulation simulate_and_record(traces::TraceWriter& writer, const Schedu
 traces::RankRecord rank_record(const RankResult& rank);
 
 // The rows record_simulation writes, held in memory instead (the viewer shows a simulation
-// without a file): the same records, each action with its PyTorch text, ranks by number,
-// actions and memory samples in the order the file's keys keep them.
+// without a file): the same records, ranks by number, actions and memory samples in the order
+// the file's keys keep them. As in the file, an action's PyTorch text is given only where its
+// integers cannot give it (OVERLAP_F_B, which names its parts); the others' labels are empty.
 struct SimulationRows {
     std::vector<traces::ActionRecord> actions;
     std::vector<traces::PairRecord> pairs;

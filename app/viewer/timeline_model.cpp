@@ -174,16 +174,31 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
     for (const auto& action : actions)
         rank_count = std::max(rank_count, action.rank + 1);
     model.set_up_ranks(rank_count, std::move(figures));
-    // Interned as a writer would, ids from 1.
-    const std::vector<std::uint32_t> ids = first_appearance_ids(
-        actions.size(),
-        [&](std::size_t index) -> std::string_view { return actions[index].label; });
+    // Ids from 1 in order: a given text interned (equal texts share an id, as a writer would
+    // keep them), an empty one an id of its own whose text is derived when shown (as load()
+    // gives every action).
+    std::vector<std::size_t> given;
+    for (std::size_t index = 0; index < actions.size(); ++index)
+        if (!actions[index].label.empty())
+            given.push_back(index);
+    const std::vector<std::uint32_t> interned = first_appearance_ids(
+        given.size(), [&](std::size_t at) -> std::string_view { return actions[given[at]].label; });
+    std::vector<std::uint32_t> id_of_interned(given.size() + 1, 0);
+    std::uint32_t next_id = 1;
+    std::size_t next_given = 0;
     for (std::size_t index = 0; index < actions.size(); ++index) {
         const traces::ActionRecord& record = actions[index];
-        const std::uint32_t id = ids[index];
-        if (id == model.label_id_limit_)  // its text's first appearance
-            model.labels_.add(id, record.label);
-        model.label_id_limit_ = std::max<std::int64_t>(model.label_id_limit_, id + 1);
+        std::uint32_t id = 0;
+        if (next_given < given.size() && given[next_given] == index) {
+            std::uint32_t& assigned = id_of_interned[interned[next_given++]];
+            if (assigned == 0) {  // its text's first appearance
+                assigned = next_id++;
+                model.labels_.add(assigned, record.label);
+            }
+            id = assigned;
+        } else {
+            id = next_id++;
+        }
         TimelineAction action{record.start_ns,   record.end_ns,  record.bytes, record.stage,
                               record.microbatch, record.pair_id, record.step,  id,
                               record.kind,       false};
@@ -191,6 +206,7 @@ TimelineModel TimelineModel::from_records(traces::RunRecord run,
         (record.lane == traces::ActionLane::compute ? rank.compute : rank.communication)
             .actions.push_back(action);
     }
+    model.label_id_limit_ = next_id;
     for (const auto& sample : memory)
         if (sample.rank >= 0 && static_cast<std::size_t>(sample.rank) < model.ranks_.size())
             model.ranks_[static_cast<std::size_t>(sample.rank)].memory.push_back(sample);

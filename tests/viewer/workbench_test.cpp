@@ -129,6 +129,39 @@ TEST(Workbench, ChoosingAKindTakesItsOwnV) {
     EXPECT_EQ(workbench.field_error_key(), "schedule.kind");
 }
 
+// The timeline shows each action by its PyTorch text: derived from its integers, or for an
+// OVERLAP_F_B the text the simulation gave it (its parts), as a recorded trace shows them.
+TEST(Workbench, EveryActionOfASimulatedTimelineReadsAsPyTorchWritesIt) {
+    Workbench workbench;
+    Experiment experiment = uniform();
+    experiment.shape.microbatch_count = 8;
+    load_and_wait(workbench, experiment);
+    ASSERT_TRUE(workbench.set_kind("DualPipeV"));
+    workbench.wait_idle();
+    ASSERT_TRUE(workbench.current()) << workbench.error();
+    const TimelineModel& model = *workbench.current()->model;
+    int overlaps = 0;
+    for (const RankTimeline& rank : model.ranks())
+        for (const Lane* lane : {&rank.compute, &rank.communication})
+            for (const TimelineAction& action : lane->actions) {
+                const std::string text(model.label(action).view());
+                if (action.kind ==
+                    static_cast<std::uint8_t>(ActionKind::overlap_forward_backward)) {
+                    ++overlaps;
+                    EXPECT_EQ(text.find(std::to_string(rank.rank) + "OVERLAP_F_B"),
+                              std::string::npos)
+                        << text;  // not derived: its parts are named
+                    EXPECT_NE(text.find('F'), std::string::npos) << text;
+                    EXPECT_NE(text.find('B'), std::string::npos) << text;
+                } else {
+                    EXPECT_EQ(text.rfind(std::to_string(action.stage), 0), 0u) << text;
+                }
+            }
+    EXPECT_GT(overlaps, 0);
+    const TimelineAction& first = model.ranks()[0].compute.actions.front();
+    EXPECT_EQ(model.label(first).view(), "0F0");
+}
+
 TEST(Workbench, APinnedSimulationStaysWhileAnotherIsVaried) {
     Workbench workbench;
     load_and_wait(workbench, uniform());
