@@ -45,7 +45,7 @@ TABLE = [
 # NVIDIA/nccl-tests issue 149, 2023-07-05, for all_reduce_perf at 8 GB messages). The A100 has
 # 108 SMs (NVIDIA A100 Tensor Core GPU Architecture whitepaper), so GEMM tiles run in waves of
 # 108 (NVIDIA's Matrix Multiplication Background User's Guide, "Wave Quantization").
-A100 = ["--peak-tflops", "312", "--hbm-bandwidth", "2.039TB/s", "--gpu-memory", "80GB",
+A100 = ["--peak-tflops", "312", "--hbm-bandwidth", "1.80TB/s", "--gpu-memory", "80GB",
         "--intra-host-bandwidth", "300GB/s", "--inter-host-bandwidth", "25GB/s",
         "--intra-host-collective-bandwidth", "230GB/s", "--streaming-multiprocessors", "108"]
 

@@ -8,6 +8,7 @@ namespace pipelens::sim {
 namespace {
 
 constexpr double kMaskBytes = 1;  // a dropout mask element (bool)
+constexpr double kFp32Bytes = 4;
 
 double element_count(const GptShape& shape, std::int64_t microbatch_size) {
     return static_cast<double>(shape.sequence) * static_cast<double>(microbatch_size) *
@@ -109,7 +110,11 @@ PassBytes output_layer_bytes(const GptShape& shape, std::int64_t microbatch_size
                           static_cast<double>(microbatch_size) *
                           static_cast<double>(shape.vocabulary) / tp;
     const double element = dtype_element_bytes(dtype);
-    return {(2 * e + 3 * logits) * element, (3 * e + 2 * logits) * element};
+    const double cast = dtype == DType::fp32 ? 0 : element + kFp32Bytes;
+    const double forward_per_logit = cast + 4 + 8 + 8 + 4 + 8;
+    const double backward_per_logit = 8 + cast;
+    return {2 * e * element + forward_per_logit * logits,
+            3 * e * element + backward_per_logit * logits};
 }
 
 double gradient_accumulation_bytes(double parameters, DType dtype) {
@@ -120,8 +125,15 @@ double dtype_gradient_accumulation_bytes(double parameters, DType dtype) {
     return parameters * 3 * dtype_element_bytes(dtype);
 }
 
-double optimizer_step_bytes(double parameters, DType dtype) {
-    return parameters * (dtype == DType::fp32 ? 28.0 : 34.0);
+double optimizer_step_bytes(double parameters, DType dtype, bool gradients_in_dtype) {
+    double per_parameter = 28 + 4;  // Adam, and the gradient norm
+    if (dtype != DType::fp32)
+        per_parameter += kFp32Bytes + dtype_element_bytes(dtype);  // master weights to the model
+    if (dtype == DType::fp16)
+        per_parameter += 2 * kFp32Bytes;  // unscale and check for inf/NaN
+    if (gradients_in_dtype && dtype != DType::fp32)
+        per_parameter += dtype_element_bytes(dtype) + kFp32Bytes;  // gradients cast to fp32
+    return parameters * per_parameter;
 }
 
 std::int64_t memory_ns(double bytes, double gb_per_s) {

@@ -68,10 +68,14 @@ double attention_matmul_flops(const GptShape& shape, std::int64_t microbatch_siz
 // gradient (read E, read and write the rows, 3E).
 PassBytes embedding_bytes(const GptShape& shape, std::int64_t microbatch_size, DType dtype);
 
-// The last stage past its layers: the final layer norm (forward 2E, backward 3E) and the
-// cross entropy over the tp-th of the logits L = s b V / tp (forward reads them twice, for the
-// maximum and the exponentials' sum, and writes the shifted exponentials once: 3L; backward
-// reads them and writes the gradient: 2L).
+// The last stage past its layers: the final layer norm (forward 2E, backward 3E elements of
+// the dtype) and the vocabulary-parallel cross entropy over the tp-th of the logits,
+// L = s b V / tp, in fp32 as Megatron-LM runs it (the logits cast with .float() unless
+// --fp16-lm-cross-entropy; PyTorch's autocast runs cross entropy in fp32 too). Per logit,
+// forward: the cast (read the dtype, write 4 bytes; none in fp32), the maximum (read 4), the
+// subtraction in place (8), the exponential in place (8), the sum (4) and the division in place
+// that keeps the softmax for backward (8); backward: the product with the loss's gradient in
+// place (8) and the cast back to the dtype (4 + dtype; none in fp32).
 PassBytes output_layer_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
                              DType dtype);
 
@@ -83,10 +87,15 @@ double gradient_accumulation_bytes(double parameters, DType dtype);
 // the sum, three elements of the dtype.
 double dtype_gradient_accumulation_bytes(double parameters, DType dtype);
 
-// The optimizer step over `parameters`: Adam reads the fp32 gradient, master weight, momentum
-// and variance (16 bytes) and writes the last three (12); in 16-bit the master weights are then
-// copied to the model's weights (read 4, write 2). 34 bytes per parameter, 28 in fp32.
-double optimizer_step_bytes(double parameters, DType dtype);
+// The optimizer step over `parameters`, as Megatron-LM's mixed-precision optimizer runs it:
+// Adam reads the fp32 gradient, master weight, momentum and variance (16 bytes) and writes the
+// last three (12); the gradient norm for clipping (its default --clip-grad 1.0) reads each
+// gradient once (4; the rescaling that follows only when the norm is over the limit is not
+// priced). In 16-bit the master weights are then copied to the model's (read 4, write 2); fp16
+// also unscales the gradients by the loss scale while checking them for inf/NaN (read and write
+// 4); gradients kept in the dtype are first cast to fp32 (read 2, write 4). So 32 bytes per
+// parameter in fp32, 38 in bf16, 46 in fp16, and 6 more with `gradients_in_dtype`.
+double optimizer_step_bytes(double parameters, DType dtype, bool gradients_in_dtype);
 
 // Nanoseconds to move `bytes` at `gb_per_s` (10^9 bytes per second), rounded up.
 std::int64_t memory_ns(double bytes, double gb_per_s);

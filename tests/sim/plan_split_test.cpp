@@ -114,7 +114,7 @@ PlanResult brute_force(const PlanLayout& layout, const ModelSpec& model, const C
 }
 
 // 2^17 FLOPs per ns and 2,048 GB/s, so a stage's times are exactly its layers' sums (nothing
-// rounds), the output layer over a vocabulary of 24,000 (about 1.8 layers of work) on the last
+// rounds), the output layer and its fp32 cross entropy over a vocabulary of 24,000 on the last
 // stage and the embedding's memory-bound work on the first.
 struct HeavyEnds {
     ModelSpec model{{12, 1024, 16, 512, 24000}, 8};
@@ -142,7 +142,7 @@ TEST(PlanSplit, TheChosenSplitIsTheBestOfEverySplitAndMovesLayersOffTheLastStage
     const PlanResult chosen = plan.chosen();
     EXPECT_EQ(chosen.layers_per_stage, best.layers_per_stage);  // of 165 splits
     EXPECT_EQ(chosen.step_time_ns, best.step_time_ns);
-    EXPECT_EQ(chosen.layers_per_stage, (std::vector<int>{3, 4, 3, 2}));
+    EXPECT_EQ(chosen.layers_per_stage, (std::vector<int>{3, 4, 4, 1}));
     const PlanResult even = evaluate_layout(layout, plan.model, plan.cluster, plan.options);
     EXPECT_EQ(chosen.even_step_time_ns, even.step_time_ns);
     EXPECT_LT(chosen.step_time_ns, chosen.even_step_time_ns);

@@ -46,18 +46,29 @@ TEST(StepOverheads, EmbeddingAndOutputLayerBytes) {
     const PassBytes embedding = embedding_bytes(kShape, 1, DType::bf16);
     EXPECT_EQ(embedding.forward, 5 * 32 * 2 + 32);
     EXPECT_EQ(embedding.backward, 5 * 32 * 2 + 32);
-    // Final norm 2E forward, 3E backward; cross entropy 3L forward, 2L backward.
+    // Final norm 2E forward, 3E backward in the dtype; the cross entropy in fp32 over the
+    // L = 48 logits: cast 2 + 4, max 4, subtract 8, exp 8, sum 4, divide 8 = 38 bytes each
+    // forward; multiply 8 and cast back 4 + 2 = 14 backward.
     const PassBytes output = output_layer_bytes(kShape, 1, 2, DType::bf16);
-    EXPECT_EQ(output.forward, (2 * 32 + 3 * 48) * 2);
-    EXPECT_EQ(output.backward, (3 * 32 + 2 * 48) * 2);
+    EXPECT_EQ(output.forward, 2 * 32 * 2 + 38 * 48);
+    EXPECT_EQ(output.backward, 3 * 32 * 2 + 14 * 48);
+    // In fp32 there is no cast: 32 and 8 bytes per logit.
+    const PassBytes fp32 = output_layer_bytes(kShape, 1, 2, DType::fp32);
+    EXPECT_EQ(fp32.forward, 2 * 32 * 4 + 32 * 48);
+    EXPECT_EQ(fp32.backward, 3 * 32 * 4 + 8 * 48);
 }
 
 TEST(StepOverheads, GradientAccumulationAndOptimizerBytesPerParameter) {
     EXPECT_EQ(gradient_accumulation_bytes(1000, DType::bf16), 10000);  // 2 + 8
     EXPECT_EQ(gradient_accumulation_bytes(1000, DType::fp32), 12000);  // 4 + 8
-    EXPECT_EQ(optimizer_step_bytes(1000, DType::bf16), 34000);
-    EXPECT_EQ(optimizer_step_bytes(1000, DType::fp16), 34000);
-    EXPECT_EQ(optimizer_step_bytes(1000, DType::fp32), 28000);
+    // Adam 28 and the gradient norm 4; 16-bit adds the copy to the model's weights (6), fp16
+    // the unscale (8), gradients kept in the dtype their cast to fp32 (6).
+    EXPECT_EQ(optimizer_step_bytes(1000, DType::fp32, false), 32000);
+    EXPECT_EQ(optimizer_step_bytes(1000, DType::bf16, false), 38000);
+    EXPECT_EQ(optimizer_step_bytes(1000, DType::fp16, false), 46000);
+    EXPECT_EQ(optimizer_step_bytes(1000, DType::fp16, true), 52000);
+    EXPECT_EQ(optimizer_step_bytes(1000, DType::bf16, true), 44000);
+    EXPECT_EQ(optimizer_step_bytes(1000, DType::fp32, true), 32000);
 }
 
 TEST(StepOverheads, MemoryTimeIsBytesOverBandwidthRoundedUp) {
