@@ -44,7 +44,9 @@ TABLE = [
 # with the SMs' 128-byte payloads, 240 GB/s, and other limits leave ~230: NCCL's maintainer in
 # NVIDIA/nccl-tests issue 149, 2023-07-05, for all_reduce_perf at 8 GB messages). The A100 has
 # 108 SMs (NVIDIA A100 Tensor Core GPU Architecture whitepaper), so GEMM tiles run in waves of
-# 108 (NVIDIA's Matrix Multiplication Background User's Guide, "Wave Quantization").
+# 108 (NVIDIA's Matrix Multiplication Background User's Guide, "Wave Quantization"). HBM at
+# what a streaming kernel reaches on it, 1.80 of the data sheet's 2.039 TB/s (88 %, by Nsight
+# Compute's count too; NVIDIA developer forums, "Trouble to Reach Peak Bandwidth of A100").
 A100 = ["--peak-tflops", "312", "--hbm-bandwidth", "1.80TB/s", "--gpu-memory", "80GB",
         "--intra-host-bandwidth", "300GB/s", "--inter-host-bandwidth", "25GB/s",
         "--intra-host-collective-bandwidth", "230GB/s", "--streaming-multiprocessors", "108"]
