@@ -65,7 +65,7 @@ void split_compared(TraceSession& session) {
 // Starts the analysis the wanted step needs, once none is pending: a step's on a thread, the
 // whole run's (kept by the model) at once.
 void follow_wanted_step(TraceSession& session) {
-    if (!session.model || session.pending_analysis.valid() ||
+    if (!session.model || analysis_pending(session) ||
         session.model->analysed_step() == session.wanted_step)
         return;
     if (!session.wanted_step) {
@@ -115,9 +115,7 @@ namespace {
 // Shows `model`, run `run_id` of the open trace, with what the session reads beside it.
 bool adopt_run(TraceSession& session, std::int64_t run_id, TimelineModel model) {
     try {
-        if (session.pending_analysis.valid())
-            session.pending_analysis.wait();  // it reads the model about to be replaced
-        session.model = std::move(model);
+        replace_model(session, std::make_unique<TimelineModel>(std::move(model)));
         if (run_id != session.run_id)
             session.wanted_step.reset();  // a reload of the shown run keeps its step
         session.run_id = run_id;
@@ -170,6 +168,13 @@ bool apply_reload(TraceSession& session) {
     return true;
 }
 
+// Lets go of the retired analyses that have finished, and of their models.
+void let_go_of_retired_analyses(TraceSession& session) {
+    std::erase_if(session.retired_analyses, [](const TraceSession::RetiredAnalysis& retired) {
+        return retired.analysis.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
+}
+
 // Lets go of the dropped reloads that have finished reading (a finished future's destructor
 // does not wait; an unfinished one's would).
 void let_go_of_dropped_reloads(TraceSession& session) {
@@ -188,8 +193,6 @@ void drop_reload(TraceSession& session) {
 bool show_run(TraceSession& session, std::int64_t run_id) {
     try {
         drop_reload(session);
-        if (session.pending_analysis.valid())
-            session.pending_analysis.wait();  // it reads the model about to be replaced
         // Asked before the load: a commit landing during it makes the next poll load again.
         session.data_version = session.reader->data_version();
         return adopt_run(session, run_id, TimelineModel::load(*session.reader, run_id, false));
@@ -199,12 +202,29 @@ bool show_run(TraceSession& session, std::int64_t run_id) {
     }
 }
 
+void replace_model(TraceSession& session, std::unique_ptr<TimelineModel> model) {
+    if (session.pending_analysis.valid())
+        session.retired_analyses.push_back(
+            {std::move(session.model), std::move(session.pending_analysis)});
+    session.deferred_analysis.reset();  // it was the replaced model's
+    session.model = std::move(model);
+    let_go_of_retired_analyses(session);
+}
+
+bool analysis_pending(const TraceSession& session) {
+    return session.pending_analysis.valid() || session.deferred_analysis.has_value();
+}
+
 void start_analysis(TraceSession& session, std::string source, HoldRequest request) {
     if (session.pending_analysis.valid())
-        session.pending_analysis.wait();  // it reads the model being replaced
+        session.pending_analysis.wait();  // one analysis of the shown model at a time
     session.critical_path_line = "critical path: finding it...";
     request.stragglers.threshold = session.straggler_threshold;
-    const TimelineModel* shown = &*session.model;
+    if (!session.retired_analyses.empty()) {
+        session.deferred_analysis = TraceSession::DeferredAnalysis{std::move(source), request};
+        return;
+    }
+    const TimelineModel* shown = session.model.get();
     session.pending_analysis =
         std::async(std::launch::async, [shown, request, source = std::move(source)] {
             return shown->analyse_holds(source, request);
@@ -212,6 +232,12 @@ void start_analysis(TraceSession& session, std::string source, HoldRequest reque
 }
 
 bool poll_analysis(TraceSession& session) {
+    let_go_of_retired_analyses(session);
+    if (session.deferred_analysis && session.retired_analyses.empty()) {
+        TraceSession::DeferredAnalysis deferred = std::move(*session.deferred_analysis);
+        session.deferred_analysis.reset();
+        start_analysis(session, std::move(deferred.source), std::move(deferred.request));
+    }
     if (!session.pending_analysis.valid() ||
         session.pending_analysis.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
         return false;
@@ -226,9 +252,13 @@ bool poll_analysis(TraceSession& session) {
 }
 
 void finish_analysis(TraceSession& session) {
-    while (session.pending_analysis.valid()) {
+    for (;;) {
+        for (const TraceSession::RetiredAnalysis& retired : session.retired_analyses)
+            retired.analysis.wait();
+        poll_analysis(session);  // lets them go, starts a deferred analysis
+        if (!session.pending_analysis.valid())
+            return;
         session.pending_analysis.wait();
-        poll_analysis(session);
     }
 }
 

@@ -7,9 +7,10 @@
 // Invariants: `model` and the rows belong to `run_id` of `reader`; `compared` (when set) to
 // `compared_run_id`, and compared_durations is indexed by `model`'s label ids. A failed open or
 // load leaves what was shown before and sets `error` to the reader's message. Work on threads
-// (the hold analysis, a live reload) reads `model` or its own connection, never the other's: the
-// model is replaced only once its analysis has ended, and a reload is applied, or dropped, only
-// on the thread that owns the session.
+// (the hold analysis, a live reload) reads `model` or its own connection, never the other's: a
+// model replaced while its analysis runs lives on, with that analysis, in `retired_analyses`
+// until the analysis ends; a reload is applied, or dropped, only on the thread that owns the
+// session.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,9 @@ namespace pipelens::viewer {
 struct TraceSession {
     std::unique_ptr<traces::TraceReader> reader;
     std::vector<traces::RunRecord> runs;
-    std::optional<TimelineModel> model;
+    // Held by pointer so that a model replaced while its analysis runs can be handed, with that
+    // analysis, to `retired_analyses` at the same address instead of being waited for.
+    std::unique_ptr<TimelineModel> model;
     std::optional<TimelineModel> compared;  // ghost bars
     // Matched once per comparison: for each action of `model` (by its label id) the duration
     // of the compared run's action with the same text, -1 when it has none; and the compute
@@ -47,9 +50,23 @@ struct TraceSession {
     // The comparison as `pipelens diff` splits it (run_comparison.hpp), found once per comparison.
     ComparisonSplit split;
     // The critical path and bubbles' "waited on" of `model`, and its stragglers, found on a
-    // thread after the load (poll_analysis applies it once ready); `model` is not replaced
-    // while it runs. Then, when the step picker chooses a step, that step's alone, the same way.
+    // thread after the load (poll_analysis applies it once ready); replacing `model` retires it
+    // (below). Then, when the step picker chooses a step, that step's alone, the same way.
     std::future<HoldAnalysis> pending_analysis;
+    // Analyses of models already replaced, each with the model it reads, kept until it finishes
+    // (its result unused) so that showing a new run never waits for the last one's analysis.
+    struct RetiredAnalysis {
+        std::unique_ptr<TimelineModel> model;
+        std::future<HoldAnalysis> analysis;  // destroyed first: it waits, then the model goes
+    };
+    std::vector<RetiredAnalysis> retired_analyses;
+    // The shown model's analysis, waiting for the retired ones to finish so that at most one
+    // analysis takes a core at a time (a person dragging a value retires one per frame).
+    struct DeferredAnalysis {
+        std::string source;
+        HoldRequest request;
+    };
+    std::optional<DeferredAnalysis> deferred_analysis;
     std::optional<int> wanted_step;  // the step the analysis should be of (nullopt: the run)
     // Above it a (rank, step) is a straggler (`pipelens summary --straggler-threshold`).
     double straggler_threshold = analysis::kDefaultStragglerThreshold;
@@ -97,6 +114,11 @@ bool show_run(TraceSession& session, std::int64_t run_id);
 // Finds the shown model's critical path, bubble causes and stragglers (`request`, with the
 // session's straggler threshold) on a thread; `source` names the run in the analysis's errors.
 void start_analysis(TraceSession& session, std::string source, HoldRequest request);
+// Makes `model` the shown one. An analysis still running on the one it replaces is retired with
+// it rather than waited for; finished retired analyses are let go of here and on every poll.
+void replace_model(TraceSession& session, std::unique_ptr<TimelineModel> model);
+// Whether the shown model's analysis is running or waiting to start.
+bool analysis_pending(const TraceSession& session);
 // Applies the shown run's analysis once it is ready (true when it did); finish_analysis waits
 // for it (screenshots, tests, benchmarks).
 bool poll_analysis(TraceSession& session);

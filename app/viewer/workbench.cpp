@@ -358,9 +358,7 @@ std::filesystem::path examples_directory() {
 
 void show_simulation(TraceSession& session, const SimulatedRun& run,
                      std::optional<TimelineModel> model_copy) {
-    if (session.pending_analysis.valid())
-        session.pending_analysis.wait();  // it reads the model about to be replaced
-    drop_reload(session);                 // of the trace shown before
+    drop_reload(session);  // of the trace shown before
     session.reader.reset();
     session.runs.clear();
     session.compared.reset();
@@ -369,10 +367,8 @@ void show_simulation(TraceSession& session, const SimulatedRun& run,
     session.largest_differences.clear();
     session.split = {};
     session.wanted_step.reset();
-    if (model_copy)
-        session.model = std::move(model_copy);
-    else
-        session.model = *run.model;
+    replace_model(session, model_copy ? std::make_unique<TimelineModel>(std::move(*model_copy))
+                                      : std::make_unique<TimelineModel>(*run.model));
     session.run_id = 0;
     session.live = false;
     session.summary = run.summary;

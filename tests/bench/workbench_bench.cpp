@@ -8,7 +8,10 @@
 // one if it were found after the timeline went on screen, as a loaded trace's is). Every frame
 // drawn meanwhile is timed twice: this thread's CPU time building it (render_frame's figure, what
 // the viewer benchmark reports) and its wall time including the buffer swap. Prints, per schedule,
-// the latencies' median, min and max and the frames' median, p99 and max.
+// the latencies' median, min and max and the frames' median, p99 and max. Then, per schedule, a
+// person dragging m: a change every frame for ten times the repetitions, each new simulation
+// replacing the shown one while its critical path may still be being found, with the same frame
+// figures and how many simulations were shown.
 //
 // Needs a display. As in viewer_bench.cpp, Mesa's software rasteriser runs on the drawing
 // thread (LP_NUM_THREADS=0 unless set), so its workers do not take the cores from the frame.
@@ -84,7 +87,7 @@ void draw_until_analysed(GLFWwindow* window, ViewerState& state, std::vector<std
                          std::vector<std::int64_t>& wall) {
     // A frame applies a finished analysis (poll_analysis) before it draws, so the frame that
     // leaves none pending has drawn the path.
-    while (state.trace.pending_analysis.valid()) {
+    while (analysis_pending(state.trace)) {
         const Clock::time_point start = Clock::now();
         glfwPollEvents();
         cpu.push_back(render_frame(window, state));
@@ -127,6 +130,38 @@ void run_case(GLFWwindow* window, const std::string& kind, int repetitions) {
     std::fflush(stdout);
 }
 
+// A person dragging m: a change every frame for `frames` frames, each frame timed as above, so
+// that new simulations replace the shown one while its critical path is still being found.
+void run_rapid_case(GLFWwindow* window, const std::string& kind, int frames) {
+    ViewerState state;
+    state.workbench.load(parse_experiment_toml(bench::workbench_pipeline(kind), "bench"));
+    std::vector<std::int64_t> cpu, wall;
+    draw_until_shown(window, state, nullptr, cpu, wall);
+    draw_until_analysed(window, state, cpu, wall);
+    cpu.clear();
+    wall.clear();
+    int shown = 0;
+    const TimelineModel* previous = state.shown_simulation;
+    for (int frame = 0; frame < frames; ++frame) {
+        state.workbench.set("m", std::to_string(256 - 32 * (frame % 4)));
+        const Clock::time_point start = Clock::now();
+        glfwPollEvents();
+        cpu.push_back(render_frame(window, state));
+        glfwSwapBuffers(window);
+        wall.push_back(ns_since(start));
+        if (state.shown_simulation != previous) {
+            previous = state.shown_simulation;
+            ++shown;
+        }
+    }
+    fmt::print(
+        "{:<36} a change every frame: {} frames, {} simulations shown; cpu median {:.2f} p99 "
+        "{:.2f} max {:.2f} ms; wall median {:.2f} p99 {:.2f} max {:.2f} ms\n",
+        kind, cpu.size(), shown, quantile(cpu, 0.5), quantile(cpu, 0.99), quantile(cpu, 1),
+        quantile(wall, 0.5), quantile(wall, 0.99), quantile(wall, 1));
+    std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -142,6 +177,8 @@ int main(int argc, char** argv) {
                  : std::vector<std::string>{"1F1B", "Interleaved1F1B", "ZBVZeroBubble"};
     for (const std::string& kind : kinds)
         run_case(window, kind, repetitions);
+    for (const std::string& kind : kinds)
+        run_rapid_case(window, kind, 10 * repetitions);
     close_window(window);
     return 0;
 }

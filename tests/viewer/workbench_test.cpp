@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <future>
 
 #include "app/viewer/compare_layout.hpp"
 #include "app/viewer/trace_session.hpp"
@@ -266,6 +267,45 @@ TEST(Workbench, TheModelCopyIsTheCurrentRunsTakenOnceAndShownAsIs) {
     finish_analysis(session);
     EXPECT_EQ(session.critical_path_line, critical_path_text(*session.model));
     EXPECT_EQ(session.summary.steps.size(), workbench.current()->summary.steps.size());
+}
+
+// A person dragging a value: each new simulation replaces the shown one while that one's
+// critical path is still being found. The window must not wait for it (a frame would stall for
+// the whole analysis); it is retired with its model, and the new model's analysis starts once no
+// retired one is left, so that one analysis at a time takes a core.
+TEST(Workbench, ANewSimulationReplacesTheShownOneWithoutWaitingForItsAnalysis) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    const SimulatedRun first = *workbench.current();
+    ASSERT_TRUE(workbench.set("m", "12"));
+    workbench.wait_idle();
+    const SimulatedRun second = *workbench.current();
+    TraceSession session;
+    show_simulation(session, first);
+    finish_analysis(session);
+    // An analysis of the shown model that has not finished: it finishes when the test says so.
+    std::promise<HoldAnalysis> unfinished;
+    session.pending_analysis = unfinished.get_future();
+    const TimelineModel* replaced = session.model.get();
+
+    show_simulation(session, second);  // returns although the analysis has not finished
+    ASSERT_EQ(session.retired_analyses.size(), 1u);
+    EXPECT_EQ(session.retired_analyses.front().model.get(), replaced);  // still where it read
+    EXPECT_EQ(session.model->action_count(), second.model->action_count());
+    EXPECT_FALSE(session.pending_analysis.valid());  // waiting for the retired one
+    EXPECT_TRUE(analysis_pending(session));
+    EXPECT_EQ(session.critical_path_line, "critical path: finding it...");
+    EXPECT_FALSE(poll_analysis(session));
+    EXPECT_EQ(session.retired_analyses.size(), 1u);
+
+    unfinished.set_value(HoldAnalysis{});
+    poll_analysis(session);  // lets the retired one go and starts the new model's
+    EXPECT_TRUE(session.retired_analyses.empty());
+    EXPECT_TRUE(session.pending_analysis.valid());
+    finish_analysis(session);
+    EXPECT_FALSE(analysis_pending(session));
+    EXPECT_FALSE(session.model->critical_path().actions.empty());
+    EXPECT_EQ(session.critical_path_line, critical_path_text(*session.model));
 }
 
 TEST(Workbench, FieldNamesAreTheSweepsNames) {
