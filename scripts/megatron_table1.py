@@ -53,10 +53,11 @@ A100 = ["--peak-tflops", "312", "--hbm-bandwidth", "1.80TB/s", "--gpu-memory", "
 
 # Megatron-LM as it ran then: blocking pipeline transfers with the scatter/gather
 # optimisation (the default, --no-scatter-gather-tensors-in-pipeline not given), the tied
-# word embedding's gradient all-reduced between the first and last stages, unfused attention,
+# word embedding's gradient all-reduced between the first and last stages, unfused attention
+# (softmax and dropout over the whole score tensor, and its batched matrix multiplies),
 # and fp16 gradients (--accumulate-allreduce-grads-in-fp32 not given).
-MEGATRON_2021 = ["--blocking-p2p", "--embedding-grad-reduce", "--attention-matmul-memory",
-                 "--grads-in-dtype"]
+MEGATRON_2021 = ["--attention", "unfused", "--blocking-p2p", "--embedding-grad-reduce",
+                 "--attention-matmul-memory", "--grads-in-dtype"]
 
 
 def schedule_of(row):

@@ -66,9 +66,10 @@ double dtype_peak_tflops(double peak_16bit_tflops, DType dtype) {
 }
 
 PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
-                                   DType dtype) {
+                                   DType dtype, Attention attention) {
     const double e = element_count(shape, microbatch_size);
-    const double scores = score_count(shape, microbatch_size, tp);
+    const double scores =
+        attention == Attention::flash ? 0 : score_count(shape, microbatch_size, tp);
     const double element = dtype_element_bytes(dtype);
     const double masks = (2 * e + scores) * kMaskBytes;
     // Forward: two layer norms (4E), two bias-dropout-residual adds (6E), bias-GeLU on the 4h
@@ -81,7 +82,9 @@ PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatc
 }
 
 double selective_recompute_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
-                                 DType dtype) {
+                                 DType dtype, Attention attention) {
+    if (attention == Attention::flash)
+        return 0;
     const double scores = score_count(shape, microbatch_size, tp);
     return 4 * scores * dtype_element_bytes(dtype) + scores * kMaskBytes;
 }

@@ -46,13 +46,14 @@ struct PassBytes {
 // one of `tp` GPUs. With E = s b h and S = a s^2 b (the attention scores), in elements:
 //   forward  10E + 8E/tp + 4S/tp, and dropout masks 2E + S/tp bytes;
 //   backward 10E + 12E/tp + 5S/tp, and the masks read again, 2E + S/tp bytes.
+// Under fused attention S is 0: the scores, their softmax and dropout never reach GPU memory.
 PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
-                                   DType dtype);
+                                   DType dtype, Attention attention);
 
 // What selective recompute repeats of a layer's forward: the softmax and its dropout over the
-// attention scores, 4S/tp elements and S/tp mask bytes.
+// attention scores, 4S/tp elements and S/tp mask bytes; nothing under fused attention.
 double selective_recompute_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
-                                 DType dtype);
+                                 DType dtype, Attention attention);
 
 // One of the attention's batched matrix multiplies on one of `tp` GPUs, as unfused attention
 // runs them (forward Q K^T and P V; backward dP, dV, dQ and dK): each reads or writes the GPU's

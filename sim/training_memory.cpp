@@ -31,7 +31,9 @@ std::int64_t weight_and_optimizer_bytes(double parameters, int data_parallel, bo
 
 std::int64_t layer_activation_bytes(const GptShape& shape, std::int64_t microbatch_size,
                                     int tensor_parallel, Recompute recompute,
-                                    bool sequence_parallel) {
+                                    bool sequence_parallel, Attention attention) {
+    if (attention == Attention::flash && recompute == Recompute::none)
+        recompute = Recompute::selective;  // the scores are never held
     const double s = static_cast<double>(shape.sequence);
     const double h = static_cast<double>(shape.hidden);
     const double a = static_cast<double>(shape.heads);

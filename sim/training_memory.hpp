@@ -14,6 +14,8 @@
 //     no recompute         sbh(10 + 24/t + 5as/(ht));   with sequence parallel sbh(34 + 5as/h)/t
 //     selective recompute  sbh(10 + 24/t);              with sequence parallel 34 sbh/t
 //     full recompute       2sbh (each layer's input);   with sequence parallel 2sbh/t
+//   Fused (flash) attention never holds the a s^2 b scores, their softmax or dropout mask (the
+//   5as/h term): with it, no recompute keeps what selective recompute keeps.
 //
 // Invariants: every figure is in bytes, non-negative, computed in doubles (a 1T-parameter model
 // overflows no product) and rounded once at the end.
@@ -24,6 +26,11 @@
 namespace pipelens::sim {
 
 enum class Recompute { none, selective, full };
+// How attention runs: fused in one kernel that never writes the s x s scores to GPU memory
+// (FlashAttention, PyTorch's scaled_dot_product_attention, Transformer Engine; recomputing them
+// in the backward), or unfused (Q K^T, softmax, dropout and P V as separate kernels over the
+// whole score tensor, as Megatron-LM ran before fused attention).
+enum class Attention { flash, unfused };
 
 struct GptShape {
     std::int64_t layers = 0;
@@ -51,6 +58,6 @@ std::int64_t weight_and_optimizer_bytes(double parameters, int data_parallel, bo
 // Bytes one layer keeps from a microbatch's forward to its backward, on one GPU.
 std::int64_t layer_activation_bytes(const GptShape& shape, std::int64_t microbatch_size,
                                     int tensor_parallel, Recompute recompute,
-                                    bool sequence_parallel);
+                                    bool sequence_parallel, Attention attention);
 
 }  // namespace pipelens::sim

@@ -120,18 +120,22 @@ void add_schedules(PlanLayout layout, const ModelSpec& model, const PlanOptions&
 }
 
 // One layer's work per microbatch on one GPU, in FLOPs: the Zero Bubble split (F, I, W) over tp,
-// with what recompute repeats charged to I.
+// with what recompute repeats charged to I. Fused attention computes Q K^T again in its backward
+// (2 s^2 b h, FlashAttention's fifth matrix multiply), so selective recompute repeats nothing.
 struct LayerWork {
     double forward = 0, input = 0, weight = 0;
 };
 
-LayerWork layer_work(const GptShape& shape, int microbatch_size, int tp, Recompute recompute) {
+LayerWork layer_work(const GptShape& shape, int microbatch_size, int tp, Recompute recompute,
+                     Attention attention) {
     const double s = static_cast<double>(shape.sequence), h = static_cast<double>(shape.hidden);
     const double sbh = s * microbatch_size * h;
     LayerWork work{sbh * (24 * h + 4 * s) / tp, sbh * (24 * h + 8 * s) / tp, sbh * 24 * h / tp};
+    if (attention == Attention::flash)
+        work.input += sbh * 2 * s / tp;
     if (recompute == Recompute::full)
         work.input += work.forward;
-    else if (recompute == Recompute::selective)
+    else if (recompute == Recompute::selective && attention == Attention::unfused)
         work.input += sbh * 4 * s / tp;
     return work;
 }
@@ -251,7 +255,8 @@ StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayou
     const GptShape& shape = model.shape;
     const double flops_per_ns =
         dtype_peak_tflops(cluster.peak_tflops, options.dtype) * cluster.achieved_fraction * 1e3;
-    const LayerWork work = layer_work(shape, layout.microbatch_size, layout.tp, options.recompute);
+    const LayerWork work =
+        layer_work(shape, layout.microbatch_size, layout.tp, options.recompute, options.attention);
     const double logits = last ? 2.0 * shape.sequence * layout.microbatch_size * shape.hidden *
                                      static_cast<double>(shape.vocabulary) / layout.tp
                                : 0;
@@ -275,17 +280,17 @@ StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayou
     const double bandwidth = cluster.memory_gb_per_s;
     if (bandwidth <= 0)
         return result;
-    const PassBytes layer =
-        layer_memory_bound_bytes(shape, layout.microbatch_size, layout.tp, options.dtype);
+    const PassBytes layer = layer_memory_bound_bytes(shape, layout.microbatch_size, layout.tp,
+                                                     options.dtype, options.attention);
     double recomputed = 0;
     if (options.recompute == Recompute::full)
         recomputed = layer.forward;
     else if (options.recompute == Recompute::selective)
-        recomputed =
-            selective_recompute_bytes(shape, layout.microbatch_size, layout.tp, options.dtype);
+        recomputed = selective_recompute_bytes(shape, layout.microbatch_size, layout.tp,
+                                               options.dtype, options.attention);
     result.memory_bound = {memory_ns(layers * layer.forward, bandwidth),
                            memory_ns(layers * (layer.backward + recomputed), bandwidth), 0};
-    if (options.attention_matmul_memory)
+    if (options.attention_matmul_memory && options.attention == Attention::unfused)
         result.attention_memory =
             attention_memory_excess(layers, layout, model, cluster, options, flops_per_ns);
     PassBytes edges;
@@ -334,7 +339,7 @@ StageCost stage_cost(const StageWork& work) {
 std::int64_t layer_held_bytes(const PlanLayout& layout, const GptShape& shape,
                               const PlanOptions& options) {
     return layer_activation_bytes(shape, layout.microbatch_size, layout.tp, options.recompute,
-                                  options.sequence_parallel) *
+                                  options.sequence_parallel, options.attention) *
            dtype_element_bytes(options.dtype) / 2;  // the closed forms are at 16-bit precision
 }
 
@@ -482,7 +487,7 @@ std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& 
     return layouts;
 }
 
-double step_flops(const ModelSpec& model, Recompute recompute) {
+double step_flops(const ModelSpec& model, Recompute recompute, Attention attention) {
     const GptShape& shape = model.shape;
     const double b = static_cast<double>(model.global_batch),
                  s = static_cast<double>(shape.sequence);
@@ -492,8 +497,10 @@ double step_flops(const ModelSpec& model, Recompute recompute) {
     double layer = 3 * forward_layer;  // forward, then a backward of twice its work
     if (recompute == Recompute::full)
         layer += forward_layer;
-    else if (recompute == Recompute::selective)
+    else if (recompute == Recompute::selective && attention == Attention::unfused)
         layer += 4 * b * s * s * h;  // the attention scores, computed again
+    if (attention == Attention::flash)
+        layer += 2 * b * s * s * h;  // Q K^T again in the fused kernel's backward
     return l * layer + 6 * b * s * h * v;
 }
 
@@ -555,7 +562,7 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
             std::max(result.breakdown.activation_bytes, rank.peak_memory_bytes);
     result.memory_per_gpu_bytes = result.breakdown.weight_bytes + result.breakdown.activation_bytes;
     result.fits = result.memory_per_gpu_bytes <= cluster.memory_per_gpu_bytes;
-    result.tflops_per_gpu = step_flops(model, options.recompute) /
+    result.tflops_per_gpu = step_flops(model, options.recompute, options.attention) /
                             (static_cast<double>(result.step_time_ns) * 1e-9) / cluster.gpus / 1e12;
     result.even_step_time_ns = result.step_time_ns;
     return result;

@@ -82,6 +82,7 @@ struct PlanPins {
 
 struct PlanOptions {
     Recompute recompute = Recompute::selective;
+    Attention attention = Attention::flash;
     bool sequence_parallel = true;
     bool zero1 = true;
     bool overlap_gradient_reduce = true;
@@ -215,7 +216,9 @@ std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec&
 
 // The step's floating-point operations (forward, backward and what recompute repeats), for
 // TFLOP/s figures: Narayanan et al. (2021)'s count, 72 B s L h^2 (1 + s/(6h) + V/(12 L h)),
-// with 96 in place of 72 under full recompute.
-double step_flops(const ModelSpec& model, Recompute recompute);
+// with 96 in place of 72 under full recompute. Under fused attention the Q K^T its backward
+// computes again is counted too (2 B s^2 h per layer), and selective recompute adds nothing: the
+// count is what the GPUs execute, so one GPU's figure is the achieved rate.
+double step_flops(const ModelSpec& model, Recompute recompute, Attention attention);
 
 }  // namespace pipelens::sim

@@ -46,6 +46,7 @@ struct PlanFlags {
         "3.35TB/s";  // H100 SXM, as the other defaults; 0 leaves it unpriced
     std::string dtype = "bf16";
     std::string recompute = "none";
+    std::string attention = "flash";
     std::optional<std::string> schedule;
     std::optional<std::string> layout;  // a Megatron-LM --pipeline-model-parallel-layout
     bool even_split = false;
@@ -91,6 +92,17 @@ void apply_units(PlanFlags& flags) {
             kExitUsage, fmt::format("pipelens plan: --recompute {}: use none, selective or full",
                                     flags.recompute));
     flags.options.recompute = recompute.at(flags.recompute);
+    if (flags.attention != "flash" && flags.attention != "unfused")
+        throw CommandFailure(
+            kExitUsage,
+            fmt::format("pipelens plan: --attention {}: use flash or unfused", flags.attention));
+    flags.options.attention =
+        flags.attention == "flash" ? sim::Attention::flash : sim::Attention::unfused;
+    if (flags.options.attention_matmul_memory && flags.options.attention == sim::Attention::flash)
+        throw CommandFailure(kExitUsage,
+                             "pipelens plan: --attention-matmul-memory prices unfused attention's "
+                             "score tensor, which fused attention never writes; give --attention "
+                             "unfused with it");
     flags.options.sequence_parallel = flags.sequence_parallel;
     flags.options.zero1 = flags.zero1;
     flags.options.overlap_gradient_reduce = !flags.no_overlap;
@@ -127,9 +139,9 @@ void apply_file(CLI::App& command, const std::string& file) {
           "intra_host_bandwidth", "intra_host_latency", "inter_host_bandwidth",
           "inter_host_latency", "collective_latency", "hbm_bandwidth"}},
         {"plan",
-         {"recompute", "sequence_parallel", "zero1", "no_overlap_grad_reduce", "overlap_efficiency",
-          "tp", "pp", "dp", "schedule", "v", "microbatch_size", "m", "top", "dtype", "layout",
-          "even_split"}}};
+         {"recompute", "attention", "sequence_parallel", "zero1", "no_overlap_grad_reduce",
+          "overlap_efficiency", "tp", "pp", "dp", "schedule", "v", "microbatch_size", "m", "top",
+          "dtype", "layout", "even_split"}}};
     std::vector<FlagValue> values;
     try {
         values = read_flag_file(file, allowed);
@@ -409,6 +421,11 @@ void add_cluster_flags(CLI::App* command, PlanFlags& flags) {
 
 void add_search_flags(CLI::App* command, PlanFlags& flags) {
     command->add_option("--recompute", flags.recompute, "none, selective or full (default none)");
+    command->add_option(
+        "--attention", flags.attention,
+        "flash: fused attention that never writes the s x s scores (FlashAttention, "
+        "PyTorch SDPA); unfused: softmax and dropout over the whole score tensor "
+        "(default flash)");
     command->add_option("--dtype", flags.dtype,
                         "fp32 (TF32 peak, half the 16-bit one), bf16 or fp16 (default bf16)");
     command->add_flag("--sequence-parallel", flags.sequence_parallel,

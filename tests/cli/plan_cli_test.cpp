@@ -30,9 +30,11 @@ TEST(PlanCli, OneGpuRunsEveryLayoutAtTheAchievedFractionOfPeak) {
     const auto layouts = nlohmann::json::parse(result.out);
     ASSERT_EQ(layouts.size(), 4u);  // microbatch sizes 1, 2, 4, 8 with 1F1B
     // With memory-bound work unpriced (--hbm-bandwidth 0), the matrix multiplies alone:
-    // 3 x (24 B s h^2 + 4 B s^2 h) per layer + 6 B s h V, at 50 TFLOP/s.
+    // 3 x (24 B s h^2 + 4 B s^2 h) per layer, with fused attention's Q K^T again in the
+    // backward (2 B s^2 h), + 6 B s h V, at 50 TFLOP/s.
     const double b = 16, s = 512, h = 1024, v = 1000;
-    const double flops = 8 * 3 * (24 * b * s * h * h + 4 * b * s * s * h) + 6 * b * s * h * v;
+    const double flops =
+        8 * (3 * (24 * b * s * h * h + 4 * b * s * s * h) + 2 * b * s * s * h) + 6 * b * s * h * v;
     for (const auto& layout : layouts) {
         EXPECT_EQ(layout["tp"], 1);
         EXPECT_EQ(layout["pp"], 1);
@@ -86,6 +88,17 @@ TEST(PlanCli, BadPinsAndSizesAreUsageErrorsNamingTheRule) {
     EXPECT_EQ(automatic.exit_code, 2);
     EXPECT_EQ(automatic.err.rfind("pipelens plan: --schedule: ZeroBubbleAuto searches", 0), 0u)
         << automatic.err;
+    const auto attention = run_pipelens(std::string(kModel) + " --gpus 8 --attention sdpa");
+    EXPECT_EQ(attention.exit_code, 2);
+    EXPECT_EQ(attention.err, "pipelens plan: --attention sdpa: use flash or unfused\n");
+    const auto scores = run_pipelens(std::string(kModel) + " --gpus 8 --attention-matmul-memory");
+    EXPECT_EQ(scores.exit_code, 2);
+    EXPECT_EQ(scores.err.rfind("pipelens plan: --attention-matmul-memory prices unfused", 0), 0u)
+        << scores.err;
+    EXPECT_EQ(run_pipelens(std::string(kModel) +
+                           " --gpus 8 --attention unfused --attention-matmul-memory")
+                  .exit_code,
+              0);
 }
 
 TEST(PlanCli, ATomlFileGivesTheFlagsAndFlagsOverrideIt) {

@@ -108,6 +108,7 @@ std::vector<double> table_errors(double matmul_fraction) {
     options.sequence_parallel = false;
     options.zero1 = false;
     options.dtype = DType::fp16;
+    options.attention = Attention::unfused;
     options.blocking_pipeline_transfers = true;
     options.embedding_gradient_reduce = true;
     options.attention_matmul_memory = true;

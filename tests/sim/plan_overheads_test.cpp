@@ -27,7 +27,7 @@ TEST(PlanOverheads, OneGpuPaysEachMemoryBoundKindPerMicrobatchAndOneOptimizerSte
         evaluate_layout(layout, model, cluster_of(1, bandwidth), plain_options());
     const PlanResult unpriced = evaluate_layout(layout, model, cluster_of(1, 0), plain_options());
 
-    const PassBytes layer = layer_memory_bound_bytes(shape, 2, 1, DType::bf16);
+    const PassBytes layer = layer_memory_bound_bytes(shape, 2, 1, DType::bf16, Attention::unfused);
     const PassBytes embedding = embedding_bytes(shape, 2, DType::bf16);
     const PassBytes output = output_layer_bytes(shape, 2, 1, DType::bf16);
     const double parameters = 8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;
@@ -66,12 +66,14 @@ TEST(PlanOverheads, RecomputeAddsItsBytesToTheBackward) {
     full.recompute = Recompute::full;
     PlanOptions selective = plain_options();
     selective.recompute = Recompute::selective;
-    const PassBytes layer = layer_memory_bound_bytes(model.shape, 2, 1, DType::bf16);
+    const PassBytes layer =
+        layer_memory_bound_bytes(model.shape, 2, 1, DType::bf16, Attention::unfused);
     const auto forward = memory_ns(8 * layer.forward, bandwidth);
     EXPECT_EQ(
         evaluate_layout(layout, model, cluster_of(1, bandwidth), full).breakdown.memory_bound_ns,
         8 * (forward + memory_ns(8 * (layer.backward + layer.forward), bandwidth)));
-    const double repeated = selective_recompute_bytes(model.shape, 2, 1, DType::bf16);
+    const double repeated =
+        selective_recompute_bytes(model.shape, 2, 1, DType::bf16, Attention::unfused);
     EXPECT_EQ(evaluate_layout(layout, model, cluster_of(1, bandwidth), selective)
                   .breakdown.memory_bound_ns,
               8 * (forward + memory_ns(8 * (layer.backward + repeated), bandwidth)));

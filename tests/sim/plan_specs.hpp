@@ -32,6 +32,7 @@ inline PlanOptions plain_options() {
     options.recompute = Recompute::none;
     options.sequence_parallel = false;
     options.zero1 = false;
+    options.attention = Attention::unfused;  // the score tensor priced, as these tests count it
     return options;
 }
 

@@ -30,16 +30,24 @@ TEST(StepOverheads, DtypesGiveTheirBytesPeakAndShardingName) {
 TEST(StepOverheads, LayerMemoryBoundBytesCountEachKernelsReadsAndWrites) {
     // Forward (10E + 8E/tp + 4S/tp) elements = 320 + 128 + 64 = 512; masks 2E + S/tp = 80.
     // Backward (10E + 12E/tp + 5S/tp) = 320 + 192 + 80 = 592; the masks read again, 80.
-    const PassBytes bf16 = layer_memory_bound_bytes(kShape, 1, 2, DType::bf16);
+    const PassBytes bf16 = layer_memory_bound_bytes(kShape, 1, 2, DType::bf16, Attention::unfused);
     EXPECT_EQ(bf16.forward, 512 * 2 + 80);
     EXPECT_EQ(bf16.backward, 592 * 2 + 80);
-    const PassBytes fp32 = layer_memory_bound_bytes(kShape, 1, 2, DType::fp32);
+    const PassBytes fp32 = layer_memory_bound_bytes(kShape, 1, 2, DType::fp32, Attention::unfused);
     EXPECT_EQ(fp32.forward, 512 * 4 + 80);
     EXPECT_EQ(fp32.backward, 592 * 4 + 80);
     // Twice the microbatch, twice every byte.
-    EXPECT_EQ(layer_memory_bound_bytes(kShape, 2, 2, DType::bf16).forward, 2 * bf16.forward);
+    EXPECT_EQ(layer_memory_bound_bytes(kShape, 2, 2, DType::bf16, Attention::unfused).forward,
+              2 * bf16.forward);
     // Selective recompute repeats the softmax and its dropout: 4S/tp elements, S/tp mask bytes.
-    EXPECT_EQ(selective_recompute_bytes(kShape, 1, 2, DType::bf16), 64 * 2 + 16);
+    EXPECT_EQ(selective_recompute_bytes(kShape, 1, 2, DType::bf16, Attention::unfused),
+              64 * 2 + 16);
+    // Fused attention writes no scores: forward 10E + 8E/tp = 448 elements and 2E = 64 mask
+    // bytes, backward 10E + 12E/tp = 512 and the masks again; selective recompute repeats nothing.
+    const PassBytes flash = layer_memory_bound_bytes(kShape, 1, 2, DType::bf16, Attention::flash);
+    EXPECT_EQ(flash.forward, 448 * 2 + 64);
+    EXPECT_EQ(flash.backward, 512 * 2 + 64);
+    EXPECT_EQ(selective_recompute_bytes(kShape, 1, 2, DType::bf16, Attention::flash), 0);
 }
 
 TEST(StepOverheads, EmbeddingAndOutputLayerBytes) {

@@ -27,7 +27,8 @@ TEST(TrainingMemory, ActivationsPerLayerFollowKorthikantiTableTwo) {
     const double sbh = 2048.0 * 1 * 12288;
     const double scores = 5.0 * 96 * 2048 / 12288;  // 5as/h = 80
     const auto bytes = [&](int t, Recompute recompute, bool sp) {
-        return static_cast<double>(layer_activation_bytes(kGpt3, 1, t, recompute, sp));
+        return static_cast<double>(
+            layer_activation_bytes(kGpt3, 1, t, recompute, sp, Attention::unfused));
     };
     EXPECT_NEAR(bytes(1, Recompute::none, false), sbh * (34 + scores), 1);
     EXPECT_NEAR(bytes(8, Recompute::none, false), sbh * (10 + 24.0 / 8 + scores / 8), 1);
@@ -41,8 +42,9 @@ TEST(TrainingMemory, ActivationsPerLayerFollowKorthikantiTableTwo) {
     EXPECT_NEAR(bytes(8, Recompute::none, false) / bytes(8, Recompute::selective, true), 5.41,
                 0.01);
     // Microbatch size scales it linearly.
-    EXPECT_EQ(layer_activation_bytes(kGpt3, 4, 8, Recompute::selective, true),
-              4 * layer_activation_bytes(kGpt3, 1, 8, Recompute::selective, true));
+    EXPECT_EQ(
+        layer_activation_bytes(kGpt3, 4, 8, Recompute::selective, true, Attention::unfused),
+        4 * layer_activation_bytes(kGpt3, 1, 8, Recompute::selective, true, Attention::unfused));
 }
 
 }  // namespace

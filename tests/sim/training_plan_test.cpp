@@ -45,8 +45,36 @@ TEST(TrainingPlan, OneGpuRunsAtTheAchievedFractionAndHoldsExactlyItsModel) {
         8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;  // no final norm
     EXPECT_EQ(result.breakdown.weight_bytes, std::llround(parameters * 18));
     // GPipe on one stage holds every microbatch's activations before the first backward.
-    EXPECT_EQ(result.breakdown.activation_bytes,
-              8 * 8 * layer_activation_bytes(model.shape, 2, 1, Recompute::none, false));
+    EXPECT_EQ(
+        result.breakdown.activation_bytes,
+        8 * 8 *
+            layer_activation_bytes(model.shape, 2, 1, Recompute::none, false, Attention::flash));
+}
+
+// Fused attention (the default) never holds the s x s scores and computes Q K^T again in its
+// backward; unfused attention holds them (Korthikanti et al.'s 5as/h term) and does not.
+TEST(TrainingPlan, FusedAttentionHoldsNoScoresAndComputesQueryKeyAgainInItsBackward) {
+    PlanOptions options;
+    options.recompute = Recompute::none;
+    options.sequence_parallel = false;
+    options.zero1 = false;
+    const ModelSpec model = small_model();  // s = 512, h = 1024, a = 16
+    const PlanLayout layout{1, 1, 1, ScheduleKind::gpipe, 1, 2, 8};
+    const PlanResult flash = evaluate_layout(layout, model, small_cluster(1), options);
+    options.attention = Attention::unfused;
+    const PlanResult unfused = evaluate_layout(layout, model, small_cluster(1), options);
+    // Held: sbh(10 + 24) against sbh(10 + 24 + 5as/h), per layer and microbatch.
+    const double sbh = 512.0 * 2 * 1024;
+    EXPECT_EQ(flash.breakdown.activation_bytes, std::llround(8 * 8 * sbh * 34));
+    EXPECT_EQ(unfused.breakdown.activation_bytes,
+              std::llround(8 * 8 * sbh * (34 + 5.0 * 16 * 512 / 1024)));
+    // 2 s^2 b h more per layer and microbatch, at 156 TFLOP/s (each pass rounded up once).
+    const double again = 8 * 8 * 2 * 512.0 * 512 * 2 * 1024;
+    EXPECT_NEAR(static_cast<double>(flash.breakdown.compute_ns - unfused.breakdown.compute_ns),
+                again / 156e3, 8 * 3);
+    // Both at the achieved rate: the count includes what the fused backward computes again.
+    EXPECT_NEAR(flash.tflops_per_gpu, 156, 1e-3);
+    EXPECT_NEAR(unfused.tflops_per_gpu, 156, 1e-3);
 }
 
 TEST(TrainingPlan, TensorParallelTimeIsTheShardingModulesCollectives) {
