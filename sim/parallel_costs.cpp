@@ -1,6 +1,7 @@
 // Tensor- and data-parallel collective costs from engine/sharding (parallel_costs.hpp).
 #include "sim/parallel_costs.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -66,6 +67,9 @@ std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus
     sharding::DeviceMesh mesh =
         sharding::parse_device_mesh(fmt::format("dp={},tp={}", dp, tp), "cuda", gpus_per_host);
     mesh.links = links;
+    const int group_per_host = std::max(1, std::min(dp, gpus_per_host / std::max(tp, 1)));
+    mesh.links.inter_host_gb_per_s =
+        std::min(links.intra_host_gb_per_s, links.inter_host_gb_per_s * group_per_host);
     const sharding::MeshTopology topology = sharding::MeshTopology::of(mesh);
     const double gradients_gb = parameters * gradient_element_bytes / kGiB;
     if (!zero1)

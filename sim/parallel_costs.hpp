@@ -36,7 +36,10 @@ TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::i
 // The data-parallel gradient reduction of `parameters` (one GPU's shard) for one step; zero
 // when dp = 1. Gradients are reduced in `gradient_element_bytes` each (fp32, 4, unless kept in
 // the model's dtype); ZeRO-1 all-gathers the weights, of `weight_element_bytes` each (2 for
-// 16-bit training).
+// 16-bit training). Across hosts the ring leaves each host through every NIC its group has:
+// with tp < GPUs per host, gpus_per_host / tp of the group's GPUs share a host, each with its
+// own link (`inter_host_gb_per_s` is per GPU), so the ring crosses hosts at that many times the
+// per-GPU bandwidth, never above the intra-host link's (NCCL's rings over rail-optimised hosts).
 std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus_per_host,
                                      bool zero1, const sharding::MeshLinks& links,
                                      int weight_element_bytes = 2, int gradient_element_bytes = 4);
