@@ -65,19 +65,21 @@ double dtype_peak_tflops(double peak_16bit_tflops, DType dtype) {
     return dtype == DType::fp32 ? peak_16bit_tflops / 2 : peak_16bit_tflops;
 }
 
-PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
-                                   DType dtype, Attention attention) {
+PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatch_size,
+                                   TensorSplit split, DType dtype, Attention attention) {
+    const int tp = split.tp;
     const double e = element_count(shape, microbatch_size);
+    const double replicated = e / split.token_split();  // layer norms, residual adds
     const double scores =
         attention == Attention::flash ? 0 : score_count(shape, microbatch_size, tp);
     const double element = dtype_element_bytes(dtype);
-    const double masks = (2 * e + scores) * kMaskBytes;
+    const double masks = (2 * replicated + scores) * kMaskBytes;
     // Forward: two layer norms (4E), two bias-dropout-residual adds (6E), bias-GeLU on the 4h
     // shard (8E/tp), softmax (2S/tp) and its dropout (2S/tp).
-    const double forward = (10 * e + 8 * e / tp + 4 * scores) * element + masks;
+    const double forward = (10 * replicated + 8 * e / tp + 4 * scores) * element + masks;
     // Backward: layer norms read x and dy and write dx (6E), the residual adds' dropout (4E),
     // GeLU (12E/tp), softmax reads y and dy and writes dx (3S/tp), its dropout (2S/tp).
-    const double backward = (10 * e + 12 * e / tp + 5 * scores) * element + masks;
+    const double backward = (10 * replicated + 12 * e / tp + 5 * scores) * element + masks;
     return {forward, backward};
 }
 
@@ -100,18 +102,21 @@ double attention_matmul_flops(const GptShape& shape, std::int64_t microbatch_siz
     return 2 * s * element_count(shape, microbatch_size) / tp;
 }
 
-PassBytes embedding_bytes(const GptShape& shape, std::int64_t microbatch_size, DType dtype) {
+PassBytes embedding_bytes(const GptShape& shape, std::int64_t microbatch_size, TensorSplit split,
+                          DType dtype) {
     const double e = element_count(shape, microbatch_size);
+    const double dropped = e / split.token_split();  // the dropout's share of the sequence
     const double element = dtype_element_bytes(dtype);
-    return {5 * e * element + e * kMaskBytes, 5 * e * element + e * kMaskBytes};
+    const double dropout = 2 * dropped * element + dropped * kMaskBytes;
+    return {3 * e * element + dropout, dropout + 3 * e * element};
 }
 
-PassBytes output_layer_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
+PassBytes output_layer_bytes(const GptShape& shape, std::int64_t microbatch_size, TensorSplit split,
                              DType dtype) {
-    const double e = element_count(shape, microbatch_size);
+    const double e = element_count(shape, microbatch_size) / split.token_split();
     const double logits = static_cast<double>(shape.sequence) *
                           static_cast<double>(microbatch_size) *
-                          static_cast<double>(shape.vocabulary) / tp;
+                          static_cast<double>(shape.vocabulary) / split.tp;
     const double element = dtype_element_bytes(dtype);
     const double cast = dtype == DType::fp32 ? 0 : element + kFp32Bytes;
     const double forward_per_logit = cast + 4 + 8 + 8 + 4 + 8;

@@ -42,13 +42,27 @@ struct PassBytes {
     double backward = 0;
 };
 
+// How a layer's element-wise work is divided over its tensor-parallel group: the attention and
+// MLP blocks' over `tp` always; under sequence parallelism (Korthikanti et al. 2022) the layer
+// norms', dropouts' and residual adds' tokens over `tp` too, where without it every GPU of the
+// group repeats them on the whole sequence.
+struct TensorSplit {
+    TensorSplit(int tp, bool sequence_parallel = false)
+        : tp(tp), sequence_parallel(sequence_parallel) {}
+    int tp = 1;
+    bool sequence_parallel = false;
+    // What the replicated E-sized work is divided by: tp under sequence parallelism, else 1.
+    int token_split() const { return sequence_parallel ? tp : 1; }
+};
+
 // One transformer layer's memory-bound work for a microbatch of `microbatch_size` sequences on
 // one of `tp` GPUs. With E = s b h and S = a s^2 b (the attention scores), in elements:
 //   forward  10E + 8E/tp + 4S/tp, and dropout masks 2E + S/tp bytes;
-//   backward 10E + 12E/tp + 5S/tp, and the masks read again, 2E + S/tp bytes.
+//   backward 10E + 12E/tp + 5S/tp, and the masks read again, 2E + S/tp bytes;
+// under sequence parallelism the 10E and 2E (layer norms, bias-dropout-residual adds) over tp.
 // Under fused attention S is 0: the scores, their softmax and dropout never reach GPU memory.
-PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
-                                   DType dtype, Attention attention);
+PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatch_size,
+                                   TensorSplit split, DType dtype, Attention attention);
 
 // What selective recompute repeats of a layer's forward: the softmax and its dropout over the
 // attention scores, 4S/tp elements and S/tp mask bytes; nothing under fused attention.
@@ -66,8 +80,10 @@ double attention_matmul_flops(const GptShape& shape, std::int64_t microbatch_siz
 // The first stage's embedding: forward reads the word rows and the position rows, writes their
 // sum, and its dropout reads it and writes the result and a mask (5E elements, E mask bytes);
 // backward the dropout's gradient (2E, E mask bytes) and the scatter-add of the word rows'
-// gradient (read E, read and write the rows, 3E).
-PassBytes embedding_bytes(const GptShape& shape, std::int64_t microbatch_size, DType dtype);
+// gradient (read E, read and write the rows, 3E). Under sequence parallelism the sum is
+// scattered over the sequence before the dropout, so the dropout's 2E and mask go over tp.
+PassBytes embedding_bytes(const GptShape& shape, std::int64_t microbatch_size, TensorSplit split,
+                          DType dtype);
 
 // The last stage past its layers: the final layer norm (forward 2E, backward 3E elements of
 // the dtype) and the vocabulary-parallel cross entropy over the tp-th of the logits,
@@ -77,7 +93,8 @@ PassBytes embedding_bytes(const GptShape& shape, std::int64_t microbatch_size, D
 // subtraction in place (8), the exponential in place (8), the sum (4) and the division in place
 // that keeps the softmax for backward (8); backward: the product with the loss's gradient in
 // place (8) and the cast back to the dtype (4 + dtype; none in fp32).
-PassBytes output_layer_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
+// Under sequence parallelism the final layer norm's 2E and 3E go over tp.
+PassBytes output_layer_bytes(const GptShape& shape, std::int64_t microbatch_size, TensorSplit split,
                              DType dtype);
 
 // After each microbatch's backward, each weight gradient is added to its fp32 accumulator:

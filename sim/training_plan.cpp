@@ -280,7 +280,8 @@ StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayou
     const double bandwidth = cluster.memory_gb_per_s;
     if (bandwidth <= 0)
         return result;
-    const PassBytes layer = layer_memory_bound_bytes(shape, layout.microbatch_size, layout.tp,
+    const TensorSplit split(layout.tp, options.sequence_parallel);
+    const PassBytes layer = layer_memory_bound_bytes(shape, layout.microbatch_size, split,
                                                      options.dtype, options.attention);
     double recomputed = 0;
     if (options.recompute == Recompute::full)
@@ -295,13 +296,14 @@ StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayou
             attention_memory_excess(layers, layout, model, cluster, options, flops_per_ns);
     PassBytes edges;
     if (first) {
-        const PassBytes embedding = embedding_bytes(shape, layout.microbatch_size, options.dtype);
+        const PassBytes embedding =
+            embedding_bytes(shape, layout.microbatch_size, split, options.dtype);
         edges.forward += embedding.forward;
         result.edges.weight = memory_ns(embedding.backward, bandwidth);
     }
     if (last) {
         const PassBytes output_layer =
-            output_layer_bytes(shape, layout.microbatch_size, layout.tp, options.dtype);
+            output_layer_bytes(shape, layout.microbatch_size, split, options.dtype);
         edges.forward += output_layer.forward;
         result.edges.input = memory_ns(output_layer.backward, bandwidth);
     }

@@ -28,7 +28,7 @@ TEST(PlanOverheads, OneGpuPaysEachMemoryBoundKindPerMicrobatchAndOneOptimizerSte
     const PlanResult unpriced = evaluate_layout(layout, model, cluster_of(1, 0), plain_options());
 
     const PassBytes layer = layer_memory_bound_bytes(shape, 2, 1, DType::bf16, Attention::unfused);
-    const PassBytes embedding = embedding_bytes(shape, 2, DType::bf16);
+    const PassBytes embedding = embedding_bytes(shape, 2, 1, DType::bf16);
     const PassBytes output = output_layer_bytes(shape, 2, 1, DType::bf16);
     const double parameters = 8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;
     const PlanBreakdown& parts = priced.breakdown;
@@ -77,6 +77,25 @@ TEST(PlanOverheads, RecomputeAddsItsBytesToTheBackward) {
     EXPECT_EQ(evaluate_layout(layout, model, cluster_of(1, bandwidth), selective)
                   .breakdown.memory_bound_ns,
               8 * (forward + memory_ns(8 * (layer.backward + repeated), bandwidth)));
+}
+
+// Under sequence parallelism each GPU of a tp group runs the layer norms and dropouts on its
+// share of the sequence: the memory-bound work is the split's bytes, on every stage.
+TEST(PlanOverheads, SequenceParallelismSplitsTheLayerNormsAndDropoutsOverTp) {
+    const ModelSpec model = small_model();
+    const PlanLayout layout{2, 1, 1, ScheduleKind::gpipe, 1, 2, 8};
+    const double bandwidth = 2000;
+    PlanOptions split = plain_options();
+    split.sequence_parallel = true;
+    const PlanResult with = evaluate_layout(layout, model, cluster_of(2, bandwidth), split);
+    const PlanResult without =
+        evaluate_layout(layout, model, cluster_of(2, bandwidth), plain_options());
+    const PassBytes layer =
+        layer_memory_bound_bytes(model.shape, 2, {2, true}, DType::bf16, Attention::unfused);
+    EXPECT_EQ(with.breakdown.memory_bound_ns, 8 * (memory_ns(8 * layer.forward, bandwidth) +
+                                                   memory_ns(8 * layer.backward, bandwidth)));
+    EXPECT_LT(with.breakdown.memory_bound_ns, without.breakdown.memory_bound_ns);
+    EXPECT_LT(with.breakdown.embedding_and_output_ns, without.breakdown.embedding_and_output_ns);
 }
 
 TEST(PlanOverheads, FullRecomputeRunsTheForwardsCollectivesAgain) {

@@ -50,8 +50,26 @@ TEST(StepOverheads, LayerMemoryBoundBytesCountEachKernelsReadsAndWrites) {
     EXPECT_EQ(selective_recompute_bytes(kShape, 1, 2, DType::bf16, Attention::flash), 0);
 }
 
+TEST(StepOverheads, SequenceParallelismSplitsTheReplicatedElementWiseWorkOverTp) {
+    // The layer norms and bias-dropout-residual adds on E/tp = 16 elements each GPU: forward
+    // 10 x 16 + 8E/tp + 4S/tp = 160 + 128 + 64 = 352 elements, masks 2 x 16 + S/tp = 48 bytes;
+    // backward 160 + 192 + 80 = 432 elements and the masks again.
+    const PassBytes layer =
+        layer_memory_bound_bytes(kShape, 1, {2, true}, DType::bf16, Attention::unfused);
+    EXPECT_EQ(layer.forward, 352 * 2 + 48);
+    EXPECT_EQ(layer.backward, 432 * 2 + 48);
+    // The embedding's dropout after the scatter: 3E + (2E + mask E)/tp; the final norm's 2E, 3E
+    // over tp, the logits' cross entropy as without.
+    const PassBytes embedding = embedding_bytes(kShape, 1, {2, true}, DType::bf16);
+    EXPECT_EQ(embedding.forward, 3 * 32 * 2 + 2 * 16 * 2 + 16);
+    EXPECT_EQ(embedding.backward, embedding.forward);
+    const PassBytes output = output_layer_bytes(kShape, 1, {2, true}, DType::bf16);
+    EXPECT_EQ(output.forward, 2 * 16 * 2 + 38 * 48);
+    EXPECT_EQ(output.backward, 3 * 16 * 2 + 14 * 48);
+}
+
 TEST(StepOverheads, EmbeddingAndOutputLayerBytes) {
-    const PassBytes embedding = embedding_bytes(kShape, 1, DType::bf16);
+    const PassBytes embedding = embedding_bytes(kShape, 1, 1, DType::bf16);
     EXPECT_EQ(embedding.forward, 5 * 32 * 2 + 32);
     EXPECT_EQ(embedding.backward, 5 * 32 * 2 + 32);
     // Final norm 2E forward, 3E backward in the dtype; the cross entropy in fp32 over the
