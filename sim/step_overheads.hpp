@@ -3,14 +3,16 @@
 //
 // - memory-bound work per layer and microbatch (layer norms, the fused scale-mask-softmax,
 //   dropouts, bias-GeLU, bias-dropout-residual adds), element by element as Megatron-LM's
-//   kernels read and write them; the batched attention matmuls count as matrix multiplies;
+//   kernels read and write them (the score tensor's only under unfused attention); the batched
+//   attention matmuls count as matrix multiplies;
 // - the first stage's embedding (word lookup, position add, dropout) and the last stage's final
-//   layer norm and vocabulary-parallel cross entropy over the logits;
+//   layer norm and vocabulary-parallel cross entropy over the logits, in fp32;
 // - the weight gradients accumulated into fp32 after each microbatch's backward;
-// - the optimizer step (Adam) over a GPU's parameters once per step.
+// - the mixed-precision optimizer step over a GPU's parameters once per step.
 //
 // Invariants: every figure is bytes on one GPU (tensor-parallel shards divided by tp, what every
-// tp rank repeats not divided), non-negative, in doubles; a dtype's element size scales every
+// tp rank repeats not divided unless sequence parallelism splits it), non-negative, in doubles;
+// a dtype's element size scales every
 // activation and weight byte, while dropout masks stay 1 byte and fp32 gradients and optimizer
 // state stay 4 bytes in any dtype (mixed precision).
 #pragma once
