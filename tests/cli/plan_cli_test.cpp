@@ -121,6 +121,20 @@ TEST(PlanCli, ATomlFileGivesTheFlagsAndFlagsOverrideIt) {
                                     "--tp 2 --json");
     ASSERT_EQ(flags.exit_code, 0) << flags.err;
     EXPECT_EQ(nlohmann::json::parse(flags.out), nlohmann::json::parse(from_file.out));
+    // attention = "unfused" in the file is --attention unfused, and it is not the default.
+    const auto unfused_file = testing::temp_file(
+        "plan_unfused.toml",
+        "[model]\nlayers = 8\nhidden = 1024\nheads = 16\nsequence = 512\nvocabulary = 1000\n"
+        "global_batch = 16\n[cluster]\ngpus = 8\n[plan]\nattention = \"unfused\"\ntp = 2\n");
+    const auto unfused = run_pipelens("plan " + unfused_file.string() + " --json");
+    ASSERT_EQ(unfused.exit_code, 0) << unfused.err;
+    const auto unfused_flags =
+        run_pipelens(std::string(kModel) + " --gpus 8 --tp 2 --attention unfused --json");
+    ASSERT_EQ(unfused_flags.exit_code, 0) << unfused_flags.err;
+    EXPECT_EQ(nlohmann::json::parse(unfused.out), nlohmann::json::parse(unfused_flags.out));
+    const auto fused = run_pipelens(std::string(kModel) + " --gpus 8 --tp 2 --json");
+    ASSERT_EQ(fused.exit_code, 0) << fused.err;
+    EXPECT_NE(nlohmann::json::parse(unfused.out), nlohmann::json::parse(fused.out));
     const auto bad = run_pipelens(
         "plan " + testing::temp_file("bad_plan.toml", "[model]\nlayer = 3\n").string());
     EXPECT_EQ(bad.exit_code, 2);
