@@ -36,16 +36,15 @@ double wave_efficiency(std::int64_t m, std::int64_t n, int sms) {
 
 LayerGemmWaves layer_gemm_waves(const GptShape& shape, std::int64_t microbatch_size, int tp,
                                 int sms) {
-    const std::int64_t tokens = shape.sequence * microbatch_size, h = shape.hidden;
-    // Forward tokens x inner -> tokens x outer; per GPU: QKV (h -> 3h/tp), attention output
-    // (h/tp -> h), MLP up (h -> 4h/tp), MLP down (4h/tp -> h).
-    const std::int64_t shapes[4][2] = {
-        {h, 3 * h / tp}, {h / tp, h}, {h, 4 * h / tp}, {4 * h / tp, h}};
     LayerGemmWaves waves;
-    for (const auto& [inner, outer] : shapes) {
-        add_gemm(tokens, outer, inner, sms, waves.forward_flops, waves.forward_quantized);
-        add_gemm(tokens, inner, outer, sms, waves.input_flops, waves.input_quantized);
-        add_gemm(inner, outer, tokens, sms, waves.weight_flops, waves.weight_quantized);
+    for (const PassGemm& gemm : layer_linear_gemms(shape, microbatch_size, tp)) {
+        double& flops = gemm.pass == GemmPass::forward ? waves.forward_flops
+                        : gemm.pass == GemmPass::input ? waves.input_flops
+                                                       : waves.weight_flops;
+        double& quantized = gemm.pass == GemmPass::forward ? waves.forward_quantized
+                            : gemm.pass == GemmPass::input ? waves.input_quantized
+                                                           : waves.weight_quantized;
+        add_gemm(gemm.shape.m, gemm.shape.n, gemm.shape.k, sms, flops, quantized);
     }
     return waves;
 }

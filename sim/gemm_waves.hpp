@@ -4,14 +4,12 @@
 // Matrix Multiplication Background User's Guide, "Wave Quantization", with the A100's 108 SMs).
 //
 // Invariants: an efficiency is the useful share of the waves' tile slots, in (0, 1]; the tile
-// takes whichever orientation over M and N quantizes less; a layer's GEMMs are the four linear
-// ones on one of tp GPUs (QKV, attention output, MLP up and down), each run forward, for the
-// input gradient and for the weight gradient, with the shapes that pass gives them.
+// takes whichever orientation over M and N quantizes less; a layer's GEMMs are layer_gemms.hpp's.
 #pragma once
 
 #include <cstdint>
 
-#include "sim/training_memory.hpp"
+#include "sim/layer_gemms.hpp"
 
 namespace pipelens::sim {
 

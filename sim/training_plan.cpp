@@ -126,11 +126,15 @@ struct LayerWork {
     double forward = 0, input = 0, weight = 0;
 };
 
+// `linear`: the four linear GEMMs' FLOPs per pass as charged at the achieved rate (their
+// measured rates'); without it their FLOPs, 24 s b h^2 / tp each pass.
 LayerWork layer_work(const GptShape& shape, int microbatch_size, int tp, Recompute recompute,
-                     Attention attention) {
+                     Attention attention, const std::optional<PassFlops>& linear) {
     const double s = static_cast<double>(shape.sequence), h = static_cast<double>(shape.hidden);
     const double sbh = s * microbatch_size * h;
-    LayerWork work{sbh * (24 * h + 4 * s) / tp, sbh * (24 * h + 8 * s) / tp, sbh * 24 * h / tp};
+    const PassFlops gemms =
+        linear.value_or(PassFlops{sbh * 24 * h / tp, sbh * 24 * h / tp, sbh * 24 * h / tp});
+    LayerWork work{gemms.forward + sbh * 4 * s / tp, gemms.input + sbh * 8 * s / tp, gemms.weight};
     if (attention == Attention::flash)
         work.input += sbh * 2 * s / tp;
     if (recompute == Recompute::full)
@@ -255,17 +259,30 @@ StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayou
     const GptShape& shape = model.shape;
     const double flops_per_ns =
         dtype_peak_tflops(cluster.peak_tflops, options.dtype) * cluster.achieved_fraction * 1e3;
-    const LayerWork work =
-        layer_work(shape, layout.microbatch_size, layout.tp, options.recompute, options.attention);
-    const double logits = last ? 2.0 * shape.sequence * layout.microbatch_size * shape.hidden *
-                                     static_cast<double>(shape.vocabulary) / layout.tp
-                               : 0;
+    const double base_tflops = flops_per_ns / 1e3;
+    std::optional<PassFlops> linear;
+    if (cluster.gemm_rates)
+        linear =
+            flops_at_measured_rates(layer_linear_gemms(shape, layout.microbatch_size, layout.tp),
+                                    *cluster.gemm_rates, base_tflops);
+    const LayerWork work = layer_work(shape, layout.microbatch_size, layout.tp, options.recompute,
+                                      options.attention, linear);
+    PassFlops logits;
+    if (last) {
+        const double plain = 2.0 * shape.sequence * layout.microbatch_size * shape.hidden *
+                             static_cast<double>(shape.vocabulary) / layout.tp;
+        logits = cluster.gemm_rates ? flops_at_measured_rates(
+                                          logits_gemms(shape, layout.microbatch_size, layout.tp),
+                                          *cluster.gemm_rates, base_tflops)
+                                    : PassFlops{plain, plain, plain};
+    }
     StageWork result;
-    result.matmul = {arithmetic_ns(layers * work.forward + logits, flops_per_ns),
-                     arithmetic_ns(layers * work.input + logits, flops_per_ns),
-                     arithmetic_ns(layers * work.weight + logits, flops_per_ns)};
-    const std::int64_t output = arithmetic_ns(logits, flops_per_ns);
-    result.output_matmul = {output, output, output};
+    result.matmul = {arithmetic_ns(layers * work.forward + logits.forward, flops_per_ns),
+                     arithmetic_ns(layers * work.input + logits.input, flops_per_ns),
+                     arithmetic_ns(layers * work.weight + logits.weight, flops_per_ns)};
+    result.output_matmul = {arithmetic_ns(logits.forward, flops_per_ns),
+                            arithmetic_ns(logits.input, flops_per_ns),
+                            arithmetic_ns(logits.weight, flops_per_ns)};
     result.tensor_parallel = {layers * tp_cost.forward_ns, layers * tp_cost.backward_ns, 0};
     if (options.recompute == Recompute::full)  // the recomputed forward's collectives
         result.tensor_parallel.input += layers * tp_cost.forward_ns;
@@ -275,7 +292,7 @@ StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayou
         const std::int64_t transfer = blocking_transfer_ns(layout, model, cluster, options);
         result.pipeline_transfer = {last ? 0 : transfer, first ? 0 : transfer, 0};
     }
-    if (cluster.streaming_multiprocessors > 0)
+    if (cluster.streaming_multiprocessors > 0 && !cluster.gemm_rates)
         result.waves = wave_quantization(layers, layout, model, cluster, options, flops_per_ns);
     const double bandwidth = cluster.memory_gb_per_s;
     if (bandwidth <= 0)

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -35,6 +36,7 @@
 #include "engine/schedule/schedule_kind.hpp"
 #include "engine/sharding/device_mesh.hpp"
 #include "sim/cost_model.hpp"
+#include "sim/gemm_rates.hpp"
 #include "sim/step_overheads.hpp"
 #include "sim/training_memory.hpp"
 
@@ -69,6 +71,10 @@ struct ClusterSpec {
     // SMs per GPU, for the wave quantization of the layers' GEMMs (sim/gemm_waves.hpp); 0 leaves
     // it unpriced.
     int streaming_multiprocessors = 0;
+    // Measured rates of the layers' and the logits' GEMMs (sim/gemm_rates.hpp): where given, each
+    // runs at its own rate instead of peak x achieved_fraction, and wave quantization, which the
+    // measurement includes, is not added.
+    std::shared_ptr<const GemmRates> gemm_rates;
 };
 
 // Search dimensions; a set field pins it.

@@ -17,6 +17,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/plan_gemm_rates.hpp"
 #include "engine/experiment/experiment.hpp"
 #include "engine/experiment/flag_file.hpp"
 #include "engine/experiment/units.hpp"
@@ -47,6 +48,8 @@ struct PlanFlags {
     std::string dtype = "bf16";
     std::string recompute = "none";
     std::string attention = "flash";
+    std::string gemm_rates;    // a CSV of measured GEMM rates (plan_gemm_rates.hpp)
+    bool gemm_shapes = false;  // print the shapes to measure instead of planning
     std::optional<std::string> schedule;
     std::optional<std::string> layout;  // a Megatron-LM --pipeline-model-parallel-layout
     bool even_split = false;
@@ -92,6 +95,8 @@ void apply_units(PlanFlags& flags) {
             kExitUsage, fmt::format("pipelens plan: --recompute {}: use none, selective or full",
                                     flags.recompute));
     flags.options.recompute = recompute.at(flags.recompute);
+    if (!flags.gemm_rates.empty())
+        flags.cluster.gemm_rates = read_gemm_rates(flags.gemm_rates);
     if (flags.attention != "flash" && flags.attention != "unfused")
         throw CommandFailure(
             kExitUsage,
@@ -137,7 +142,7 @@ void apply_file(CLI::App& command, const std::string& file) {
         {"cluster",
          {"gpus", "gpus_per_host", "gpu_memory", "peak_tflops", "achieved_fraction",
           "intra_host_bandwidth", "intra_host_latency", "inter_host_bandwidth",
-          "inter_host_latency", "collective_latency", "hbm_bandwidth"}},
+          "inter_host_latency", "collective_latency", "hbm_bandwidth", "gemm_rates"}},
         {"plan",
          {"recompute", "attention", "sequence_parallel", "zero1", "no_overlap_grad_reduce",
           "overlap_efficiency", "tp", "pp", "dp", "schedule", "v", "microbatch_size", "m", "top",
@@ -351,8 +356,14 @@ void run_plan(PlanFlags flags) {
     const GateLimits limits = gate_limits(flags.gates);
     std::vector<sim::PlanResult> results;
     try {
+        if (flags.gemm_shapes) {
+            print_gemm_shapes(flags.model, flags.cluster, flags.options);
+            return;
+        }
         results = sim::plan_training(flags.model, flags.cluster, flags.options);
     } catch (const sim::PlanError& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}", error.what()));
+    } catch (const sim::GemmRateError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}", error.what()));
     }
     if (flags.json) {
@@ -417,6 +428,12 @@ void add_cluster_flags(CLI::App* command, PlanFlags& flags) {
     command->add_option("--hbm-bandwidth", flags.hbm_bandwidth,
                         "GPU memory bandwidth for memory-bound work and the optimizer, e.g. "
                         "3.35TB/s (default 3.35TB/s, H100 SXM; 0: not priced)");
+    command->add_option("--gemm-rates", flags.gemm_rates,
+                        "CSV m,n,k,tflops of measured GEMM rates: each layer and logits GEMM "
+                        "runs at its own rate, not peak x achieved fraction");
+    command->add_flag("--gemm-shapes", flags.gemm_shapes,
+                      "Print the GEMM shapes (CSV m,n,k) the plan prices, to measure for "
+                      "--gemm-rates, and stop");
 }
 
 void add_search_flags(CLI::App* command, PlanFlags& flags) {

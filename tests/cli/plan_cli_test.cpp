@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -197,6 +198,50 @@ TEST(PlanCli, OverlapEfficiencyComesFromTheFlagOrTheFile) {
     const auto bad = run_pipelens(dual + " --overlap-efficiency 1.5");
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("--overlap-efficiency: 1.5 is above 1"), std::string::npos) << bad.err;
+}
+
+// A user measures the shapes `--gemm-shapes` lists and gives them back with `--gemm-rates`:
+// measured at exactly peak x achieved fraction (989 x 0.7 = 692.3) the plan is the same; a shape
+// left out, or a line that is not a rate, is a usage error naming it.
+TEST(PlanCli, GemmShapesListWhatGemmRatesMustMeasure) {
+    const std::string plan = std::string(kModel) + " --gpus 8 --tp 2 --pp 2";
+    const auto shapes = run_pipelens(plan + " --gemm-shapes");
+    ASSERT_EQ(shapes.exit_code, 0) << shapes.err;
+    std::istringstream lines(shapes.out);
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_EQ(line, "m,n,k");
+    std::string rates = "m,n,k,tflops\n";
+    int count = 0;
+    while (std::getline(lines, line)) {
+        rates += line + ",692.3\n";
+        ++count;
+    }
+    // tp = 2, microbatch sizes 1, 2, 4, 8 (512 to 4,096 tokens): per size the 12 layer GEMMs
+    // and 3 logits GEMMs, fewer where shapes coincide.
+    EXPECT_GT(count, 20);
+    EXPECT_NE(shapes.out.find("\n512,1536,1024\n"), std::string::npos) << shapes.out;  // QKV, b 1
+    const auto file = testing::temp_file("rates.csv", rates);
+    const auto measured = run_pipelens(plan + " --gemm-rates " + file.string() + " --json");
+    const auto plain = run_pipelens(plan + " --json");
+    ASSERT_EQ(measured.exit_code, 0) << measured.err;
+    EXPECT_EQ(nlohmann::json::parse(measured.out), nlohmann::json::parse(plain.out));
+    const auto missing_file =
+        testing::temp_file("rates_missing.csv", "m,n,k,tflops\n512,1536,1024,600\n");
+    const auto missing = run_pipelens(plan + " --gemm-rates " + missing_file.string());
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_NE(missing.err.find("rates_missing.csv has no rate for the "), std::string::npos)
+        << missing.err;
+    const auto bad_file = testing::temp_file("rates_bad.csv", "m,n,k,tflops\n512,1536,1024,fast\n");
+    const auto bad = run_pipelens(plan + " --gemm-rates " + bad_file.string());
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("rates_bad.csv:2: tflops: \"fast\" is not a positive TFLOP/s figure"),
+              std::string::npos)
+        << bad.err;
+    const auto unreadable = run_pipelens(plan + " --gemm-rates /nonexistent/rates.csv");
+    EXPECT_EQ(unreadable.exit_code, 2);
+    EXPECT_EQ(unreadable.err,
+              "pipelens plan: --gemm-rates /nonexistent/rates.csv: cannot be read\n");
 }
 
 }  // namespace
