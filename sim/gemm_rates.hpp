@@ -10,12 +10,10 @@
 // measured is an error naming it, never a guess from its neighbours.
 #pragma once
 
-#include <cstdint>
 #include <istream>
 #include <map>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "sim/layer_gemms.hpp"
