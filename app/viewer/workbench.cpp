@@ -200,11 +200,15 @@ bool Workbench::busy() const {
 void Workbench::hold_for_due_result(std::chrono::nanoseconds most) const {
     if (!pending_.valid() || last_took_ns_ <= 0)
         return;
-    const Clock::time_point due =
-        started_change_at_ + std::chrono::nanoseconds(last_took_ns_ + last_took_ns_ / 3);
+    const std::chrono::nanoseconds last(last_took_ns_);
     const Clock::time_point now = Clock::now();
-    if (due > now && due <= now + most)  // imminent: not a long simulation, nor an overdue one
-        pending_.wait_until(due);
+    const Clock::time_point expected = started_change_at_ + last;
+    // A busy machine can stretch the same simulation; up to twice its last time is still
+    // waited for, longer is a simulation unlike the last and holds nothing more.
+    const Clock::time_point given_up = started_change_at_ + 2 * last;
+    if (expected > now + most || given_up <= now)
+        return;
+    pending_.wait_until(std::min(given_up, now + most));
 }
 
 void Workbench::wait_idle() {

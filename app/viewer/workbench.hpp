@@ -98,10 +98,11 @@ class Workbench {
     bool busy() const;
     void wait_idle();  // until every asked simulation and grid has arrived (scripts, tests)
     // Holds the caller (the UI thread, before it draws a frame) until the running simulation
-    // arrives, when it is due within `most`: due a third more than the last one took after its
-    // change. A frame drawn meanwhile could not show it, and one being drawn when it lands delays
-    // it by up to a frame; held, the next frame starts as it lands. A simulation due later (a
-    // long one) or overdue holds nothing: the window keeps drawing.
+    // arrives, when it is expected within `most`: as long as the last one took, from its change.
+    // A frame drawn meanwhile could not show it, and one being drawn when it lands delays it by
+    // up to a frame; held, the next frame starts as it lands. The hold ends at `most`, or when
+    // the simulation has taken twice the last one's time; one expected later (a long one) holds
+    // nothing: the window keeps drawing.
     void hold_for_due_result(std::chrono::nanoseconds most) const;
 
     const std::optional<SimulatedRun>& current() const { return current_; }

@@ -67,6 +67,15 @@ void summary_only(benchmark::State& state) {
     }
 }
 
+// The copy of the timeline the worker hands the session besides the run's shared one.
+void model_copy(benchmark::State& state) {
+    const SimulatedRun run = simulate_run(experiment_of(kind_of(state)));
+    for (auto _ : state) {
+        TimelineModel copy(*run.model);
+        benchmark::DoNotOptimize(copy);
+    }
+}
+
 void whole_simulate_run(benchmark::State& state) {
     const Experiment experiment = experiment_of(kind_of(state));
     for (auto _ : state)
@@ -80,6 +89,7 @@ PIPELENS_RESIMULATE_BENCHMARK(simulate_only);
 PIPELENS_RESIMULATE_BENCHMARK(rows_only);
 PIPELENS_RESIMULATE_BENCHMARK(hold_analysis);
 PIPELENS_RESIMULATE_BENCHMARK(summary_only);
+PIPELENS_RESIMULATE_BENCHMARK(model_copy);
 PIPELENS_RESIMULATE_BENCHMARK(whole_simulate_run);
 
 }  // namespace
