@@ -55,9 +55,12 @@ A100 = ["--peak-tflops", "312", "--hbm-bandwidth", "1.80TB/s", "--gpu-memory", "
 # optimisation (the default, --no-scatter-gather-tensors-in-pipeline not given), the tied
 # word embedding's gradient all-reduced between the first and last stages, unfused attention
 # (softmax and dropout over the whole score tensor, and its batched matrix multiplies),
-# and fp16 gradients (--accumulate-allreduce-grads-in-fp32 not given).
+# fp16 gradients (--accumulate-allreduce-grads-in-fp32 not given), and its eager layer's
+# element-wise passes beyond the fused kernels (PyTorch 1.8 in NGC 20.12: the QKV bias added
+# by its own kernel, bias gradients summed by autograd, its layer norm's two-kernel backward,
+# the attention's layout copies).
 MEGATRON_2021 = ["--attention", "unfused", "--blocking-p2p", "--embedding-grad-reduce",
-                 "--attention-matmul-memory", "--grads-in-dtype"]
+                 "--attention-matmul-memory", "--grads-in-dtype", "--eager-layer-passes"]
 
 
 def schedule_of(row):

@@ -83,6 +83,22 @@ PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatc
     return {forward, backward};
 }
 
+LayerPassBytes eager_layer_pass_bytes(const GptShape& shape, std::int64_t microbatch_size,
+                                      TensorSplit split, DType dtype, Attention attention) {
+    const int tp = split.tp;
+    const double e = element_count(shape, microbatch_size);
+    const double replicated = e / split.token_split();
+    const double element = dtype_element_bytes(dtype);
+    const bool unfused = attention == Attention::unfused;
+    const double qkv_bias_add = 6 * e / tp;
+    const double context_copy = unfused ? 2 * e / tp : 0;
+    const double qkv_gradient_concat = unfused ? 6 * e / tp : 0;
+    const double bias_gradients = 7 * e / tp + 2 * replicated;
+    const double norm_gradients = 4 * replicated;
+    return {(qkv_bias_add + context_copy) * element, qkv_gradient_concat * element,
+            (bias_gradients + norm_gradients) * element};
+}
+
 double selective_recompute_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
                                  DType dtype, Attention attention) {
     if (attention == Attention::flash)

@@ -66,6 +66,29 @@ struct TensorSplit {
 PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatch_size,
                                    TensorSplit split, DType dtype, Attention attention);
 
+// Bytes moved by a layer's forward, input-gradient and weight-gradient passes.
+struct LayerPassBytes {
+    double forward = 0;
+    double input = 0;
+    double weight = 0;
+};
+
+// What an eager PyTorch 1.8 layer, as Megatron-LM ran it in 2021, moves beyond the fused kernels
+// of layer_memory_bound_bytes, in kernels of their own (PlanOptions::eager_layer_passes). In
+// elements, with E = s b h:
+//   forward: the QKV projection's bias added by its own kernel after the matrix multiply
+//     (PyTorch's linear took only 2-D inputs into addmm), 6E/tp; under unfused attention the
+//     context permuted back from [b, heads, s, head] to [s, b, h] by a copy, 2E/tp;
+//   input gradient: under unfused attention the q, k and v gradients concatenated into the QKV
+//     projection's, 6E/tp;
+//   weight gradient: each bias's gradient reduced from its output's gradient (autograd's sum
+//     over a broadcast bias: QKV 3E/tp, the MLP's first 4E/tp, the two bias-dropout-residual
+//     adds E each), and the two layer norms' gamma and beta gradients, whose kernel reads x and
+//     dy before the input gradient's reads them again, 2E each: 7E/tp + 6E.
+// Under sequence parallelism the E terms over tp, as in layer_memory_bound_bytes.
+LayerPassBytes eager_layer_pass_bytes(const GptShape& shape, std::int64_t microbatch_size,
+                                      TensorSplit split, DType dtype, Attention attention);
+
 // What selective recompute repeats of a layer's forward: the softmax and its dropout over the
 // attention scores, 4S/tp elements and S/tp mask bytes; nothing under fused attention.
 double selective_recompute_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,

@@ -174,7 +174,7 @@ struct StageWork {
         std::int64_t total() const { return forward + input + weight; }
     };
     Passes matmul, output_matmul, memory_bound, edges, accumulation, tensor_parallel;
-    Passes attention_memory, pipeline_transfer, waves;
+    Passes attention_memory, pipeline_transfer, waves, eager_passes;
 };
 
 // What the layers' linear GEMMs take beyond their FLOPs at the achieved rate once their tiles
@@ -308,6 +308,14 @@ StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayou
                                                options.dtype, options.attention);
     result.memory_bound = {memory_ns(layers * layer.forward, bandwidth),
                            memory_ns(layers * (layer.backward + recomputed), bandwidth), 0};
+    if (options.eager_layer_passes) {
+        const LayerPassBytes eager = eager_layer_pass_bytes(shape, layout.microbatch_size, split,
+                                                            options.dtype, options.attention);
+        const double recomputed_forward = options.recompute == Recompute::full ? eager.forward : 0;
+        result.eager_passes = {memory_ns(layers * eager.forward, bandwidth),
+                               memory_ns(layers * (eager.input + recomputed_forward), bandwidth),
+                               memory_ns(layers * eager.weight, bandwidth)};
+    }
     if (options.attention_matmul_memory && options.attention == Attention::unfused)
         result.attention_memory =
             attention_memory_excess(layers, layout, model, cluster, options, flops_per_ns);
@@ -338,14 +346,15 @@ StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayou
 StageCost stage_cost(const StageWork& work) {
     StageCost cost;
     cost.forward_arithmetic_ns = work.matmul.forward + work.memory_bound.forward +
-                                 work.attention_memory.forward + work.waves.forward +
-                                 work.edges.forward + work.accumulation.forward;
+                                 work.eager_passes.forward + work.attention_memory.forward +
+                                 work.waves.forward + work.edges.forward +
+                                 work.accumulation.forward;
     cost.input_arithmetic_ns = work.matmul.input + work.memory_bound.input +
-                               work.attention_memory.input + work.waves.input + work.edges.input +
-                               work.accumulation.input;
+                               work.eager_passes.input + work.attention_memory.input +
+                               work.waves.input + work.edges.input + work.accumulation.input;
     cost.weight_arithmetic_ns = work.matmul.weight + work.memory_bound.weight +
-                                work.attention_memory.weight + work.waves.weight +
-                                work.edges.weight + work.accumulation.weight;
+                                work.eager_passes.weight + work.attention_memory.weight +
+                                work.waves.weight + work.edges.weight + work.accumulation.weight;
     cost.forward_ns =
         cost.forward_arithmetic_ns + work.tensor_parallel.forward + work.pipeline_transfer.forward;
     cost.input_ns =
@@ -410,6 +419,7 @@ void split_arithmetic(const Schedule& lowered, const RankResult& rank, const Pla
                                           model, cluster, options, tp_cost);
         parts.output_matmul_ns += layout.m * work.output_matmul.total();
         parts.memory_bound_ns += layout.m * work.memory_bound.total();
+        parts.eager_passes_ns += layout.m * work.eager_passes.total();
         parts.attention_memory_ns += layout.m * work.attention_memory.total();
         parts.wave_quantization_ns += layout.m * work.waves.total();
         parts.pipeline_transfer_ns += layout.m * work.pipeline_transfer.total();
@@ -417,8 +427,8 @@ void split_arithmetic(const Schedule& lowered, const RankResult& rank, const Pla
         parts.gradient_accumulation_ns += layout.m * work.accumulation.total();
     }
     parts.compute_ns = rank.arithmetic_ns - parts.wave_quantization_ns - parts.memory_bound_ns -
-                       parts.attention_memory_ns - parts.embedding_and_output_ns -
-                       parts.gradient_accumulation_ns;
+                       parts.eager_passes_ns - parts.attention_memory_ns -
+                       parts.embedding_and_output_ns - parts.gradient_accumulation_ns;
 }
 
 // One GPU's parameters on the most loaded rank: the most layers any rank holds, over tp, and

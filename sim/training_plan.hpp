@@ -111,6 +111,10 @@ struct PlanOptions {
     // Gradients accumulated and all-reduced in the model's dtype rather than fp32 (Megatron-LM's
     // fp16 runs before --accumulate-allreduce-grads-in-fp32, as autograd adds into .grad).
     bool gradients_in_dtype = false;
+    // The element-wise passes an eager PyTorch 1.8 layer runs beyond the fused kernels: bias
+    // additions and bias-gradient reductions of their own, the layer norms' second read for gamma
+    // and beta, unfused attention's layout copies (step_overheads.hpp's eager_layer_pass_bytes).
+    bool eager_layer_passes = false;
     PlanPins pins;
     std::vector<ScheduleKind> schedules = {ScheduleKind::one_f_one_b,
                                            ScheduleKind::interleaved_1f1b};
@@ -138,10 +142,11 @@ std::vector<int> stage_layer_counts(const PlanLayout& layout, const GptShape& sh
                                     const std::vector<int>& split = {});
 
 // The step of the busiest rank in parts that add up to it exactly: compute_ns +
-// wave_quantization_ns + memory_bound_ns + attention_memory_ns + embedding_and_output_ns +
+// wave_quantization_ns + memory_bound_ns + eager_passes_ns + attention_memory_ns +
+// embedding_and_output_ns +
 // gradient_accumulation_ns + tensor_parallel_ns + pipeline_transfer_ns + bubble_ns +
 // data_parallel_ns + embedding_reduce_ns + optimizer_ns == PlanResult::step_time_ns. The
-// memory-bound parts and the optimizer are 0 unless ClusterSpec::memory_gb_per_s is set; the three
+// memory-bound parts and the optimizer are 0 unless ClusterSpec::memory_gb_per_s is set; the
 // PlanOptions Megatron-LM 2021 terms are 0 unless asked for.
 struct PlanBreakdown {
     std::int64_t compute_ns = 0;  // matrix multiplies only: their FLOPs at the achieved rate
@@ -151,6 +156,8 @@ struct PlanBreakdown {
     // Of compute_ns, the output layer's (the logits, 2 s b h V / tp per pass) on that rank.
     std::int64_t output_matmul_ns = 0;
     std::int64_t memory_bound_ns = 0;  // the layers' element-wise work at HBM bandwidth
+    // The eager layer's element-wise passes beyond that (PlanOptions::eager_layer_passes).
+    std::int64_t eager_passes_ns = 0;
     // What the attention's batched matrix multiplies take beyond their FLOPs at the achieved
     // rate, moving the score tensor at HBM bandwidth (PlanOptions::attention_matmul_memory).
     std::int64_t attention_memory_ns = 0;

@@ -229,6 +229,7 @@ nlohmann::json result_json(const sim::PlanResult& result, const sim::ModelSpec& 
               {"pipeline_bubble_s", static_cast<double>(b.bubble_ns) * 1e-9},
               {"data_parallel_s", static_cast<double>(b.data_parallel_ns) * 1e-9},
               {"memory_bound_s", static_cast<double>(b.memory_bound_ns) * 1e-9},
+              {"eager_passes_s", static_cast<double>(b.eager_passes_ns) * 1e-9},
               {"attention_memory_s", static_cast<double>(b.attention_memory_ns) * 1e-9},
               {"wave_quantization_s", static_cast<double>(b.wave_quantization_ns) * 1e-9},
               {"pipeline_transfer_s", static_cast<double>(b.pipeline_transfer_ns) * 1e-9},
@@ -249,6 +250,7 @@ void print_best_breakdown(const sim::PlanResult& best) {
         {"  of which the output layer", b.output_matmul_ns},
         {"GEMM wave quantization", b.wave_quantization_ns},
         {"memory-bound layer work", b.memory_bound_ns},
+        {"eager element-wise passes", b.eager_passes_ns},
         {"attention matmuls' memory", b.attention_memory_ns},
         {"embedding and output layer", b.embedding_and_output_ns},
         {"gradient accumulation", b.gradient_accumulation_ns},
@@ -460,6 +462,10 @@ void add_search_flags(CLI::App* command, PlanFlags& flags) {
                       "(unfused attention)");
     command->add_flag("--grads-in-dtype", flags.options.gradients_in_dtype,
                       "Accumulate and all-reduce gradients in --dtype, not fp32");
+    command->add_flag("--eager-layer-passes", flags.options.eager_layer_passes,
+                      "Price an eager PyTorch 1.8 layer's extra element-wise passes: bias adds and "
+                      "bias-gradient sums of their own, the layer norms' second read, unfused "
+                      "attention's layout copies (Megatron-LM 2021)");
     add_ratio_option(*command, "--overlap-efficiency", flags.options.overlap_efficiency,
                      "DualPipeV's OVERLAP_F_B: the share of one part's tensor-parallel "
                      "collectives hidden behind the other's arithmetic, 0 to 1 (default 0)");

@@ -1,8 +1,8 @@
 // The costs Megatron-LM paid as it ran in 2021 (PlanOptions::blocking_pipeline_transfers,
-// embedding_gradient_reduce, attention_matmul_memory, gradients_in_dtype) and collectives at
-// NCCL's achieved bus bandwidth (ClusterSpec::intra_host_collective_gb_per_s), each on a case
-// small enough that its value follows by hand: the exact nanoseconds, the breakdown still adding up
-// to the step, and nothing charged when the option is off.
+// embedding_gradient_reduce, attention_matmul_memory, gradients_in_dtype, eager_layer_passes) and
+// collectives at NCCL's achieved bus bandwidth (ClusterSpec::intra_host_collective_gb_per_s),
+// each on a case small enough that its value follows by hand: the exact nanoseconds, the
+// breakdown still adding up to the step, and nothing charged when the option is off.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -37,7 +37,7 @@ PlanOptions plain_options() {
 
 std::int64_t sum_of_parts(const PlanBreakdown& parts) {
     return parts.compute_ns + parts.wave_quantization_ns + parts.memory_bound_ns +
-           parts.attention_memory_ns + parts.embedding_and_output_ns +
+           parts.eager_passes_ns + parts.attention_memory_ns + parts.embedding_and_output_ns +
            parts.gradient_accumulation_ns + parts.tensor_parallel_ns + parts.pipeline_transfer_ns +
            parts.bubble_ns + parts.data_parallel_ns + parts.embedding_reduce_ns +
            parts.optimizer_ns;
@@ -78,6 +78,31 @@ TEST(Megatron2021Terms, AttentionMatmulsPayTheirBytesBeyondTheirFlops) {
     EXPECT_EQ(evaluate_layout(layout, model, cluster_of(1, 100'000), options)
                   .breakdown.attention_memory_ns,
               0);
+}
+
+TEST(Megatron2021Terms, EagerLayerPassesAddTheirBytesAtHbmBandwidth) {
+    const ModelSpec model = small_model();
+    const PlanLayout layout{1, 1, 1, ScheduleKind::gpipe, 1, 2, 8};
+    PlanOptions options = plain_options();
+    options.attention = Attention::unfused;
+    options.eager_layer_passes = true;
+    // E = 512 x 2 x 1024 = 1,048,576 elements, tp = 1, bf16, eight layers: at 100 GB/s the
+    // forward's 8 x 8E x 2 bytes take 1,342,178 ns, the input gradient's 8 x 6E 1,006,633 and
+    // the weight gradient's 8 x (7E + 6E) 2,181,039 (each rounded up), per microbatch (8).
+    const std::int64_t per_microbatch = 1'342'178 + 1'006'633 + 2'181'039;
+    PlanOptions without = options;
+    without.eager_layer_passes = false;
+    const PlanResult on = evaluate_layout(layout, model, cluster_of(1, 100), options);
+    const PlanResult off = evaluate_layout(layout, model, cluster_of(1, 100), without);
+    EXPECT_EQ(on.breakdown.eager_passes_ns, 8 * per_microbatch);
+    EXPECT_EQ(on.step_time_ns - off.step_time_ns, 8 * per_microbatch);
+    EXPECT_EQ(on.breakdown.compute_ns, off.breakdown.compute_ns);
+    EXPECT_EQ(off.breakdown.eager_passes_ns, 0);
+    EXPECT_EQ(sum_of_parts(on.breakdown), on.step_time_ns);
+    // Full recompute runs the forward's passes again with the input gradient.
+    options.recompute = Recompute::full;
+    EXPECT_EQ(evaluate_layout(layout, model, cluster_of(1, 100), options).breakdown.eager_passes_ns,
+              8 * (per_microbatch + 1'342'178));
 }
 
 TEST(Megatron2021Terms, BlockingTransfersStallTheSender) {

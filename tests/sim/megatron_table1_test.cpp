@@ -5,14 +5,14 @@
 // given, full recompute, fp16 with fp16 gradients, PyTorch DDP overlapping the gradient
 // all-reduce on the pp = 1 rows and Megatron's own DDP reducing after the pipeline on the
 // others), with the costs Megatron-LM paid then (blocking pipeline transfers with scatter/gather,
-// the embedding gradient's all-reduce, unfused attention), on an A100 80GB cluster described by
-// its data sheet (312 dense 16-bit TFLOP/s, NVLink 300 GB/s per direction, 25 GB/s of
-// InfiniBand per GPU, 108 SMs for the GEMMs' wave quantization), the HBM bandwidth a streaming
-// kernel measured on it (1.80 of the data sheet's 2.039 TB/s), NCCL's published A100
-// bus bandwidth over NVLink (~230 GB/s) and the best published A100 16-bit matrix-multiply rate
-// (271.2 of 312 TFLOP/s, 86.9 %, Bekman's MAMF table in ml-engineering). Nothing is fitted to
-// the table. Throughput is the paper's own count (its equation 3):
-// 96 B s l h^2 (1 + s/6h + V/16lh) per step, over the predicted step and the GPUs.
+// the embedding gradient's all-reduce, unfused attention, the eager layer's extra element-wise
+// passes), on an A100 80GB cluster described by its data sheet (312 dense 16-bit TFLOP/s,
+// NVLink 300 GB/s per direction, 25 GB/s of InfiniBand per GPU, 108 SMs for the GEMMs' wave
+// quantization), the HBM bandwidth a streaming kernel measured on it (1.80 of the data sheet's
+// 2.039 TB/s), NCCL's published A100 bus bandwidth over NVLink (~230 GB/s) and the best
+// published A100 16-bit matrix-multiply rate (271.2 of 312 TFLOP/s, 86.9 %, Bekman's MAMF table
+// in ml-engineering). Nothing is fitted to the table. Throughput is the paper's own count (its
+// equation 3): 96 B s l h^2 (1 + s/6h + V/16lh) per step, over the predicted step and the GPUs.
 //
 // What holds the errors: each row within its own bound, just above what the model reaches, and
 // the mean within kMeanBound, at the best published rate and again at a plainer measured one
@@ -28,14 +28,14 @@
 namespace pipelens::sim {
 namespace {
 
-constexpr double kMeanBound = 0.206;
+constexpr double kMeanBound = 0.186;
 constexpr double kMatmulFraction = 0.869;
 // A plainer published rate: 230 of 312 TFLOP/s for 16-bit square matrix multiplies on an A100
 // 80GB (Mu Li's transformers-benchmarks), with its own bounds (docs/plan.md).
 constexpr double kPlainMatmulFraction = 230.0 / 312.0;
-constexpr double kPlainMeanBound = 0.078;
-const std::vector<double> kPlainBounds = {0.137, 0.124, 0.114, 0.107, 0.042,
-                                          0.118, 0.040, 0.044, 0.039, 0.016};
+constexpr double kPlainMeanBound = 0.063;
+const std::vector<double> kPlainBounds = {0.112, 0.101, 0.091, 0.085, 0.025,
+                                          0.104, 0.028, 0.035, 0.031, 0.022};
 
 struct Row {
     double params_billion;
@@ -50,16 +50,16 @@ struct Row {
 
 // Table 1 as published; dp = GPUs / (tp x pp).
 const std::vector<Row> kTable1 = {
-    {1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, true, 0.252},
-    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, true, 0.242},
-    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0, true, 0.236},
-    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, true, 0.227},
-    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, false, 0.163},
-    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, false, 0.254},
-    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, false, 0.176},
-    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, false, 0.186},
-    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, false, 0.185},
-    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, false, 0.141},
+    {1.7, 24, 2304, 24, 1, 1, 32, 512, 137, 16, 0, true, 0.222},
+    {3.6, 32, 3072, 30, 2, 1, 64, 512, 138, 16, 0, true, 0.215},
+    {7.5, 32, 4096, 36, 4, 1, 128, 512, 142, 16, 0, true, 0.208},
+    {18.4, 48, 6144, 40, 8, 1, 256, 1024, 135, 8, 0, true, 0.200},
+    {39.1, 64, 8192, 48, 8, 2, 512, 1536, 138, 4, 0, false, 0.142},
+    {76.1, 80, 10240, 60, 8, 4, 1024, 1792, 140, 2, 5, false, 0.235},
+    {145.6, 96, 12288, 80, 8, 8, 1536, 2304, 148, 2, 5, false, 0.161},
+    {310.1, 128, 16384, 96, 8, 16, 1920, 2160, 155, 1, 3, false, 0.174},
+    {529.6, 128, 20480, 105, 8, 35, 2520, 2520, 163, 1, 1, false, 0.175},
+    {1008.0, 160, 25600, 128, 8, 64, 3072, 3072, 163, 1, 0, false, 0.133},
 };
 
 ClusterSpec a100_cluster(int gpus, double matmul_fraction) {
@@ -113,6 +113,7 @@ std::vector<double> table_errors(double matmul_fraction) {
     options.embedding_gradient_reduce = true;
     options.attention_matmul_memory = true;
     options.gradients_in_dtype = true;
+    options.eager_layer_passes = true;
     std::vector<double> errors;
     for (const Row& row : kTable1) {
         options.overlap_gradient_reduce = row.overlapped_reduce;

@@ -50,6 +50,32 @@ TEST(StepOverheads, LayerMemoryBoundBytesCountEachKernelsReadsAndWrites) {
     EXPECT_EQ(selective_recompute_bytes(kShape, 1, 2, DType::bf16, Attention::flash), 0);
 }
 
+TEST(StepOverheads, EagerLayerPassesCountTheKernelsOfTheirOwn) {
+    // E = 32, E/tp = 16. Forward: the QKV bias added after its matmul, 6E/tp = 96, and unfused
+    // attention's context copy, 2E/tp = 32: 128 elements. Input gradient: the q, k, v gradients
+    // concatenated, 6E/tp = 96. Weight gradient: the bias sums 7E/tp + 2E = 176 and the layer
+    // norms' gamma/beta reads 4E = 128: 304.
+    const LayerPassBytes unfused =
+        eager_layer_pass_bytes(kShape, 1, 2, DType::bf16, Attention::unfused);
+    EXPECT_EQ(unfused.forward, 128 * 2);
+    EXPECT_EQ(unfused.input, 96 * 2);
+    EXPECT_EQ(unfused.weight, 304 * 2);
+    // Under fused attention neither layout copy: the bias add alone forward, no input part.
+    const LayerPassBytes flash =
+        eager_layer_pass_bytes(kShape, 1, 2, DType::bf16, Attention::flash);
+    EXPECT_EQ(flash.forward, 96 * 2);
+    EXPECT_EQ(flash.input, 0);
+    EXPECT_EQ(flash.weight, 304 * 2);
+    // fp32 doubles every byte; sequence parallelism splits the replicated 6E of the weight part
+    // over tp: 7E/tp + 2E/tp + 4E/tp = 112 + 32 + 64 = 208.
+    EXPECT_EQ(eager_layer_pass_bytes(kShape, 1, 2, DType::fp32, Attention::unfused).weight,
+              304 * 4);
+    const LayerPassBytes split =
+        eager_layer_pass_bytes(kShape, 1, {2, true}, DType::bf16, Attention::unfused);
+    EXPECT_EQ(split.forward, unfused.forward);
+    EXPECT_EQ(split.weight, 208 * 2);
+}
+
 TEST(StepOverheads, SequenceParallelismSplitsTheReplicatedElementWiseWorkOverTp) {
     // The layer norms and bias-dropout-residual adds on E/tp = 16 elements each GPU: forward
     // 10 x 16 + 8E/tp + 4S/tp = 160 + 128 + 64 = 352 elements, masks 2 x 16 + S/tp = 48 bytes;
