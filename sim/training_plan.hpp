@@ -143,10 +143,9 @@ std::vector<int> stage_layer_counts(const PlanLayout& layout, const GptShape& sh
 
 // The step of the busiest rank in parts that add up to it exactly: compute_ns +
 // wave_quantization_ns + memory_bound_ns + eager_passes_ns + attention_memory_ns +
-// embedding_and_output_ns +
-// gradient_accumulation_ns + tensor_parallel_ns + pipeline_transfer_ns + bubble_ns +
-// data_parallel_ns + embedding_reduce_ns + optimizer_ns == PlanResult::step_time_ns. The
-// memory-bound parts and the optimizer are 0 unless ClusterSpec::memory_gb_per_s is set; the
+// embedding_and_output_ns + gradient_accumulation_ns + tensor_parallel_ns + pipeline_transfer_ns +
+// bubble_ns + data_parallel_ns + embedding_reduce_ns + optimizer_ns == PlanResult::step_time_ns.
+// The memory-bound parts and the optimizer are 0 unless ClusterSpec::memory_gb_per_s is set; the
 // PlanOptions Megatron-LM 2021 terms are 0 unless asked for.
 struct PlanBreakdown {
     std::int64_t compute_ns = 0;  // matrix multiplies only: their FLOPs at the achieved rate
