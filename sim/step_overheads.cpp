@@ -75,11 +75,13 @@ PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatc
     const double element = dtype_element_bytes(dtype);
     const double masks = (2 * replicated + scores) * kMaskBytes;
     // Forward: two layer norms (4E), two bias-dropout-residual adds (6E), bias-GeLU on the 4h
-    // shard (8E/tp), softmax (2S/tp) and its dropout (2S/tp).
-    const double forward = (10 * replicated + 8 * e / tp + 4 * scores) * element + masks;
+    // shard (8E/tp), the causal softmax (it reads the scores below the diagonal and writes every
+    // one, zeros above: 1.5S/tp) and its dropout (2S/tp).
+    const double forward = (10 * replicated + 8 * e / tp + 3.5 * scores) * element + masks;
     // Backward: layer norms read x and dy and write dx (6E), the residual adds' dropout (4E),
-    // GeLU (12E/tp), softmax reads y and dy and writes dx (3S/tp), its dropout (2S/tp).
-    const double backward = (10 * replicated + 12 * e / tp + 5 * scores) * element + masks;
+    // GeLU (12E/tp), the softmax reads y and dy below the diagonal and writes every dx (2S/tp),
+    // its dropout (2S/tp).
+    const double backward = (10 * replicated + 12 * e / tp + 4 * scores) * element + masks;
     return {forward, backward};
 }
 
@@ -104,7 +106,7 @@ double selective_recompute_bytes(const GptShape& shape, std::int64_t microbatch_
     if (attention == Attention::flash)
         return 0;
     const double scores = score_count(shape, microbatch_size, tp);
-    return 4 * scores * dtype_element_bytes(dtype) + scores * kMaskBytes;
+    return 3.5 * scores * dtype_element_bytes(dtype) + scores * kMaskBytes;
 }
 
 double attention_matmul_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,

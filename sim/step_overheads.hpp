@@ -59,8 +59,10 @@ struct TensorSplit {
 
 // One transformer layer's memory-bound work for a microbatch of `microbatch_size` sequences on
 // one of `tp` GPUs. With E = s b h and S = a s^2 b (the attention scores), in elements:
-//   forward  10E + 8E/tp + 4S/tp, and dropout masks 2E + S/tp bytes;
-//   backward 10E + 12E/tp + 5S/tp, and the masks read again, 2E + S/tp bytes;
+//   forward  10E + 8E/tp + 3.5S/tp, and dropout masks 2E + S/tp bytes;
+//   backward 10E + 12E/tp + 4S/tp, and the masks read again, 2E + S/tp bytes;
+// the softmax being Megatron-LM's fused causal one, which reads and differentiates only the
+// scores below the diagonal but writes every one (1.5S forward, 2S backward);
 // under sequence parallelism the 10E and 2E (layer norms, bias-dropout-residual adds) over tp.
 // Under fused attention S is 0: the scores, their softmax and dropout never reach GPU memory.
 PassBytes layer_memory_bound_bytes(const GptShape& shape, std::int64_t microbatch_size,
@@ -90,7 +92,7 @@ LayerPassBytes eager_layer_pass_bytes(const GptShape& shape, std::int64_t microb
                                       TensorSplit split, DType dtype, Attention attention);
 
 // What selective recompute repeats of a layer's forward: the softmax and its dropout over the
-// attention scores, 4S/tp elements and S/tp mask bytes; nothing under fused attention.
+// attention scores, 3.5S/tp elements and S/tp mask bytes; nothing under fused attention.
 double selective_recompute_bytes(const GptShape& shape, std::int64_t microbatch_size, int tp,
                                  DType dtype, Attention attention);
 

@@ -28,20 +28,21 @@ TEST(StepOverheads, DtypesGiveTheirBytesPeakAndShardingName) {
 }
 
 TEST(StepOverheads, LayerMemoryBoundBytesCountEachKernelsReadsAndWrites) {
-    // Forward (10E + 8E/tp + 4S/tp) elements = 320 + 128 + 64 = 512; masks 2E + S/tp = 80.
-    // Backward (10E + 12E/tp + 5S/tp) = 320 + 192 + 80 = 592; the masks read again, 80.
+    // Forward (10E + 8E/tp + 3.5S/tp) elements = 320 + 128 + 56 = 504 (the causal softmax reads
+    // the lower triangle, S/2, and writes all S); masks 2E + S/tp = 80. Backward
+    // (10E + 12E/tp + 4S/tp) = 320 + 192 + 64 = 576; the masks read again, 80.
     const PassBytes bf16 = layer_memory_bound_bytes(kShape, 1, 2, DType::bf16, Attention::unfused);
-    EXPECT_EQ(bf16.forward, 512 * 2 + 80);
-    EXPECT_EQ(bf16.backward, 592 * 2 + 80);
+    EXPECT_EQ(bf16.forward, 504 * 2 + 80);
+    EXPECT_EQ(bf16.backward, 576 * 2 + 80);
     const PassBytes fp32 = layer_memory_bound_bytes(kShape, 1, 2, DType::fp32, Attention::unfused);
-    EXPECT_EQ(fp32.forward, 512 * 4 + 80);
-    EXPECT_EQ(fp32.backward, 592 * 4 + 80);
+    EXPECT_EQ(fp32.forward, 504 * 4 + 80);
+    EXPECT_EQ(fp32.backward, 576 * 4 + 80);
     // Twice the microbatch, twice every byte.
     EXPECT_EQ(layer_memory_bound_bytes(kShape, 2, 2, DType::bf16, Attention::unfused).forward,
               2 * bf16.forward);
-    // Selective recompute repeats the softmax and its dropout: 4S/tp elements, S/tp mask bytes.
+    // Selective recompute repeats the softmax and its dropout: 3.5S/tp elements, S/tp mask bytes.
     EXPECT_EQ(selective_recompute_bytes(kShape, 1, 2, DType::bf16, Attention::unfused),
-              64 * 2 + 16);
+              56 * 2 + 16);
     // Fused attention writes no scores: forward 10E + 8E/tp = 448 elements and 2E = 64 mask
     // bytes, backward 10E + 12E/tp = 512 and the masks again; selective recompute repeats nothing.
     const PassBytes flash = layer_memory_bound_bytes(kShape, 1, 2, DType::bf16, Attention::flash);
@@ -78,12 +79,12 @@ TEST(StepOverheads, EagerLayerPassesCountTheKernelsOfTheirOwn) {
 
 TEST(StepOverheads, SequenceParallelismSplitsTheReplicatedElementWiseWorkOverTp) {
     // The layer norms and bias-dropout-residual adds on E/tp = 16 elements each GPU: forward
-    // 10 x 16 + 8E/tp + 4S/tp = 160 + 128 + 64 = 352 elements, masks 2 x 16 + S/tp = 48 bytes;
-    // backward 160 + 192 + 80 = 432 elements and the masks again.
+    // 10 x 16 + 8E/tp + 3.5S/tp = 160 + 128 + 56 = 344 elements, masks 2 x 16 + S/tp = 48
+    // bytes; backward 160 + 192 + 64 = 416 elements and the masks again.
     const PassBytes layer =
         layer_memory_bound_bytes(kShape, 1, {2, true}, DType::bf16, Attention::unfused);
-    EXPECT_EQ(layer.forward, 352 * 2 + 48);
-    EXPECT_EQ(layer.backward, 432 * 2 + 48);
+    EXPECT_EQ(layer.forward, 344 * 2 + 48);
+    EXPECT_EQ(layer.backward, 416 * 2 + 48);
     // The embedding's dropout after the scatter: 3E + (2E + mask E)/tp; the final norm's 2E, 3E
     // over tp, the logits' cross entropy as without.
     const PassBytes embedding = embedding_bytes(kShape, 1, {2, true}, DType::bf16);
