@@ -11,6 +11,7 @@
 #include "sim/gemm_rates.hpp"
 #include "sim/training_plan.hpp"
 #include "tests/sim/plan_specs.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens::sim {
 namespace {
@@ -25,12 +26,7 @@ GemmRates parse_text(const std::string& text) {
 }
 
 std::string parse_error(const std::string& text) {
-    try {
-        parse_text(text);
-    } catch (const GemmRateError& error) {
-        return error.what();
-    }
-    return "";
+    return pipelens::testing::thrown_message<GemmRateError>([&] { parse_text(text); }, "");
 }
 
 TEST(GemmRates, ReadsOneRatePerShapeAndNamesTheLineOfABadOne) {
