@@ -20,13 +20,15 @@ constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoDecoration | ImGuiWindowF
 
 // `scrollbar`: the area's content may be taller than the area (the panels' tabs), and a scrollbar
 // shows that there is more below, where the wheel alone would leave it unseen.
+// No area draws a background: plain_areas() says what the window is cleared to beneath each.
 bool begin_area(const char* name, ImVec2 position, ImVec2 size, bool padded = true,
                 bool scrollbar = false) {
     ImGui::SetNextWindowPos(position);
     ImGui::SetNextWindowSize(size);
     if (!padded)
         ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {0, 0});
-    ImGuiWindowFlags flags = kFixed | (padded ? 0 : ImGuiWindowFlags_NoScrollWithMouse);
+    ImGuiWindowFlags flags =
+        kFixed | ImGuiWindowFlags_NoBackground | (padded ? 0 : ImGuiWindowFlags_NoScrollWithMouse);
     if (scrollbar)
         flags &= ~ImGuiWindowFlags_NoScrollbar;
     const bool open = ImGui::Begin(name, nullptr, flags);
@@ -82,8 +84,6 @@ void draw_frame(ViewerState& state, float width, float height) {
         draw_sidebar(state);
     ImGui::End();
 
-    ImGui::PushStyleColor(ImGuiCol_WindowBg,
-                          IM_COL32(kBackground.r, kBackground.g, kBackground.b, 255));
     if (begin_area("timeline", {kSidebarWidth, 0}, {width - kSidebarWidth, timeline_bottom},
                    false)) {
         if (showing_comparison(state))
@@ -104,7 +104,6 @@ void draw_frame(ViewerState& state, float width, float height) {
                    {width - kSidebarWidth, kMemoryHeight}, false))
         draw_memory(state, timeline_bottom, timeline_bottom + kMemoryHeight);
     ImGui::End();
-    ImGui::PopStyleColor();
 
     if (begin_area("panels", {kSidebarWidth, height - kPanelHeight},
                    {width - kSidebarWidth, kPanelHeight}, true, true)) {
@@ -143,6 +142,12 @@ void draw_frame(ViewerState& state, float width, float height) {
     ImGui::End();
     draw_help(state, width, height);
     draw_drop_panel(state, width, height);
+}
+
+std::vector<PlainArea> plain_areas(float width, float height) {
+    return {{0, 0, kSidebarWidth, height, kAreaBackground},
+            {kSidebarWidth, height - kPanelHeight, width - kSidebarWidth, kPanelHeight,
+             kAreaBackground}};
 }
 
 }  // namespace pipelens::viewer

@@ -2,10 +2,23 @@
 // fixed rectangles of viewer_layout.hpp and draws them.
 #pragma once
 
+#include <vector>
+
+#include "app/viewer/viewer_layout.hpp"
 #include "app/viewer/viewer_state.hpp"
 
 namespace pipelens::viewer {
 
 void draw_frame(ViewerState& state, float width, float height);
+
+// A rectangle of the window in one plain colour, top-left origin. The areas draw no background
+// of their own: the window is cleared to kBackground and then each of these to its colour before
+// the frame's primitives are drawn, because a software rasteriser pays for every pixel an
+// area's background quad would fill, and a clear costs a fraction of that.
+struct PlainArea {
+    float left = 0, top = 0, width = 0, height = 0;
+    Rgb colour;
+};
+std::vector<PlainArea> plain_areas(float width, float height);
 
 }  // namespace pipelens::viewer

@@ -60,6 +60,7 @@ inline constexpr Rgb kErrorMarker = {255, 0, 110};  // the chosen error's moment
 inline constexpr Rgb kChangedField = {255, 213, 79};  // a state field the chosen event changed
 inline constexpr Rgb kChosenStrategy = {90, 80, 20};  // the chosen row of the strategy table
 inline constexpr Rgb kBackground = {24, 24, 28};
+inline constexpr Rgb kAreaBackground = {15, 15, 15};  // the sidebar's and the panels' ground
 // Bubbles are tinted by cause (BubbleCause order: warm-up, cool-down, waiting, idle) and
 // hatched in a lighter tint of the same hue, so the cause reads without hovering.
 inline constexpr Rgb kBubbleFills[] = {{35, 55, 85}, {35, 70, 55}, {90, 40, 40}, {60, 60, 60}};

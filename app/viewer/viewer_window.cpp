@@ -23,6 +23,11 @@ std::int64_t thread_cpu_ns() {
     return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
 }
 
+void clear(Rgb colour) {
+    glClearColor(colour.r / 255.f, colour.g / 255.f, colour.b / 255.f, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+}
+
 }  // namespace
 
 GLFWwindow* open_window(int width, int height, bool offscreen) {
@@ -52,6 +57,9 @@ GLFWwindow* open_window(int width, int height, bool offscreen) {
     ImGui::CreateContext();
     ImGui::GetIO().IniFilename = nullptr;
     ImGui::StyleColorsDark();
+    // Opaque, so that the areas cleared to it (plain_areas) look as windows filled with it do.
+    ImGui::GetStyle().Colors[ImGuiCol_WindowBg] = {
+        kAreaBackground.r / 255.f, kAreaBackground.g / 255.f, kAreaBackground.b / 255.f, 1};
     ImGui_ImplGlfw_InitForOpenGL(window, true);
     ImGui_ImplOpenGL3_Init("#version 130");
     return window;
@@ -76,8 +84,17 @@ std::int64_t render_frame(GLFWwindow* window, ViewerState& state) {
     ImGui::Render();
     const std::int64_t cpu = thread_cpu_ns() - start;
     glViewport(0, 0, width, height);
-    glClearColor(kBackground.r / 255.f, kBackground.g / 255.f, kBackground.b / 255.f, 1);
-    glClear(GL_COLOR_BUFFER_BIT);
+    clear(kBackground);
+    glEnable(GL_SCISSOR_TEST);
+    for (const PlainArea& area :
+         plain_areas(static_cast<float>(width), static_cast<float>(height))) {
+        // OpenGL counts rows from the bottom.
+        glScissor(static_cast<int>(area.left),
+                  height - static_cast<int>(area.top) - static_cast<int>(area.height),
+                  static_cast<int>(area.width), static_cast<int>(area.height));
+        clear(area.colour);
+    }
+    glDisable(GL_SCISSOR_TEST);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
     return cpu;
 }

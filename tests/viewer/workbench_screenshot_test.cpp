@@ -56,6 +56,29 @@ TEST(WorkbenchScreenshot, TheStartScreenOffersTheExamples) {
     fs::remove(script);
 }
 
+// The areas draw no background of their own (plain_areas): the window is cleared to each one's
+// colour where the layout puts it, OpenGL's bottom-up rows turned the right way.
+TEST(WorkbenchScreenshot, EachAreaIsClearedToItsOwnGround) {
+    const fs::path png = screenshot_path("grounds");
+    const fs::path script = write_script("grounds", "screenshot " + png.string() + "\n");
+    ASSERT_EQ(run_viewer("--script " + script.string()), 0);
+    const Image image = load_png(png);
+    ASSERT_GT(image.height, kPanelHeight + kMemoryHeight + 100);
+    const auto height = static_cast<float>(image.height);
+    const float panels_top = height - kPanelHeight;
+    for (const float y : {height / 3, height / 2}) {
+        EXPECT_EQ(text(image.at(kSidebarWidth - 2, y)), text(kAreaBackground)) << y;
+        EXPECT_EQ(text(image.at(kSidebarWidth + 1, y)), text(kBackground)) << y;
+    }
+    // The top right of the timeline and the memory plot's area just above the panels.
+    EXPECT_EQ(text(image.at(image.width - 4, 2)), text(kBackground));
+    EXPECT_EQ(text(image.at(image.width / 2, panels_top - 2)), text(kBackground));
+    // The panels' last rows, left of their scrollbar.
+    for (const float y : {height - 2, height - 6})
+        EXPECT_EQ(text(image.at(image.width / 2, y)), text(kAreaBackground)) << y;
+    fs::remove(script);
+}
+
 TEST(WorkbenchScreenshot, ChangingPpFromFourToEightRedrawsEightRows) {
     const fs::path four = screenshot_path("pp4"), eight = screenshot_path("pp8");
     const fs::path script =
