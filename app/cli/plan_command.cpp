@@ -5,6 +5,7 @@
 // tensor-parallel blocks' sharding decisions) so the viewer shows it. --layout pins the split
 // (and pp, v); otherwise each layout's best uneven split is searched unless --even-split.
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -153,10 +154,14 @@ void apply_file(CLI::App& command, const std::string& file) {
     } catch (const ExperimentError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}", error.what()));
     }
-    for (const FlagValue& value : values) {
+    for (FlagValue& value : values) {
         CLI::Option* option = command.get_option("--" + value.flag);
         if (option->count() > 0)
             continue;
+        // A file named in the plan file is where its author sees it: beside the plan file, not
+        // wherever the command happens to run.
+        if (value.flag == "gemm-rates" && std::filesystem::path(value.text).is_relative())
+            value.text = (std::filesystem::path(file).parent_path() / value.text).string();
         option->add_result(value.text);
         try {
             option->run_callback();

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -242,6 +243,19 @@ TEST(PlanCli, GemmShapesListWhatGemmRatesMustMeasure) {
     EXPECT_EQ(unreadable.exit_code, 2);
     EXPECT_EQ(unreadable.err,
               "pipelens plan: --gemm-rates /nonexistent/rates.csv: cannot be read\n");
+    // Named in a plan file by a relative path, the rates are read from beside that file, wherever
+    // the command runs: the missing-shape file given by its name alone is found and refused.
+    const auto folder = file.parent_path() / "plan_beside";
+    std::filesystem::create_directories(folder);
+    std::filesystem::copy_file(missing_file, folder / "rates.csv",
+                               std::filesystem::copy_options::overwrite_existing);
+    { std::ofstream(folder / "plan.toml") << "[cluster]\ngemm_rates = \"rates.csv\"\n"; }
+    const auto beside = run_pipelens(plan + " " + (folder / "plan.toml").string());
+    EXPECT_EQ(beside.exit_code, 2);
+    EXPECT_NE(beside.err.find((folder / "rates.csv").string() + " has no rate for the "),
+              std::string::npos)
+        << beside.err;
+    std::filesystem::remove_all(folder);
 }
 
 }  // namespace
