@@ -18,21 +18,27 @@ constexpr ImGuiWindowFlags kFixed = ImGuiWindowFlags_NoDecoration | ImGuiWindowF
                                     ImGuiWindowFlags_NoSavedSettings |
                                     ImGuiWindowFlags_NoBringToFrontOnFocus;
 
-// `scrollbar`: the area's content may be taller than the area (the panels' tabs), and a scrollbar
-// shows that there is more below, where the wheel alone would leave it unseen.
-// No area draws a background: plain_areas() says what the window is cleared to beneath each.
-bool begin_area(const char* name, ImVec2 position, ImVec2 size, bool padded = true,
-                bool scrollbar = false) {
+// How an area is drawn. `scrollbar`: its content may be taller than the area (the panels' tabs),
+// and a scrollbar shows that there is more below, where the wheel alone would leave it unseen.
+// `background`: the area fills its own ground; otherwise the window was cleared to it beneath
+// (plain_areas), which is what every area does while the window is as large as the layout.
+struct AreaStyle {
+    bool padded = true;
+    bool scrollbar = false;
+    bool background = false;
+};
+
+bool begin_area(const char* name, ImVec2 position, ImVec2 size, AreaStyle style) {
     ImGui::SetNextWindowPos(position);
     ImGui::SetNextWindowSize(size);
-    if (!padded)
+    if (!style.padded)
         ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {0, 0});
-    ImGuiWindowFlags flags =
-        kFixed | ImGuiWindowFlags_NoBackground | (padded ? 0 : ImGuiWindowFlags_NoScrollWithMouse);
-    if (scrollbar)
+    ImGuiWindowFlags flags = kFixed | (style.padded ? 0 : ImGuiWindowFlags_NoScrollWithMouse) |
+                             (style.background ? 0 : ImGuiWindowFlags_NoBackground);
+    if (style.scrollbar)
         flags &= ~ImGuiWindowFlags_NoScrollbar;
     const bool open = ImGui::Begin(name, nullptr, flags);
-    if (!padded)
+    if (!style.padded)
         ImGui::PopStyleVar();
     return open;
 }
@@ -80,12 +86,18 @@ void draw_frame(ViewerState& state, float width, float height) {
     refresh_live(state, ImGui::GetTime());
     handle_window_keys(state);
     const float timeline_bottom = height - kPanelHeight - kMemoryHeight;
-    if (begin_area("sidebar", {0, 0}, {kSidebarWidth, height}))
+    // In a window shorter than the layout the timeline reaches under the areas below it: there
+    // each area fills its own ground again, so that the one drawn later hides what it covers.
+    const bool overlapping = timeline_bottom < kLanesTop;
+    if (begin_area("sidebar", {0, 0}, {kSidebarWidth, height}, {.background = overlapping}))
         draw_sidebar(state);
     ImGui::End();
 
+    ImGui::PushStyleColor(ImGuiCol_WindowBg,
+                          IM_COL32(kBackground.r, kBackground.g, kBackground.b, 255));
+    const AreaStyle plot{.padded = false, .background = overlapping};
     if (begin_area("timeline", {kSidebarWidth, 0}, {width - kSidebarWidth, timeline_bottom},
-                   false)) {
+                   plot)) {
         if (showing_comparison(state))
             draw_comparison_view(state, width, timeline_bottom);
         else if (state.trace.model && state.trace.model->action_count() == 0 &&
@@ -101,12 +113,14 @@ void draw_frame(ViewerState& state, float width, float height) {
     }
     ImGui::End();
     if (begin_area("memory", {kSidebarWidth, timeline_bottom},
-                   {width - kSidebarWidth, kMemoryHeight}, false))
+                   {width - kSidebarWidth, kMemoryHeight}, plot))
         draw_memory(state, timeline_bottom, timeline_bottom + kMemoryHeight);
     ImGui::End();
+    ImGui::PopStyleColor();
 
     if (begin_area("panels", {kSidebarWidth, height - kPanelHeight},
-                   {width - kSidebarWidth, kPanelHeight}, true, true)) {
+                   {width - kSidebarWidth, kPanelHeight},
+                   {.scrollbar = true, .background = overlapping})) {
         if (ImGui::BeginTabBar("panels")) {
             const struct {
                 const char* name;

@@ -3,6 +3,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+
 #include <GLFW/glfw3.h>
 #include <fmt/format.h>
 #include <imgui.h>
@@ -88,10 +90,12 @@ std::int64_t render_frame(GLFWwindow* window, ViewerState& state) {
     glEnable(GL_SCISSOR_TEST);
     for (const PlainArea& area :
          plain_areas(static_cast<float>(width), static_cast<float>(height))) {
-        // OpenGL counts rows from the bottom.
-        glScissor(static_cast<int>(area.left),
-                  height - static_cast<int>(area.top) - static_cast<int>(area.height),
-                  static_cast<int>(area.width), static_cast<int>(area.height));
+        // OpenGL counts rows from the bottom; a window smaller than the layout leaves an area
+        // empty (a negative size would be refused, and the last box cleared again).
+        const int area_width = std::max(0, static_cast<int>(area.width));
+        const int area_height = std::max(0, static_cast<int>(area.height));
+        glScissor(static_cast<int>(area.left), height - static_cast<int>(area.top) - area_height,
+                  area_width, area_height);
         clear(area.colour);
     }
     glDisable(GL_SCISSOR_TEST);
