@@ -5,24 +5,41 @@
 
 #include <fmt/format.h>
 
+#include "engine/experiment/units.hpp"
 #include "engine/schedule/schedule_kind.hpp"
 
 namespace pipelens::viewer {
 namespace {
 
-std::string duration(std::int64_t ns) {
-    return fmt::format("{:g}us", ns / 1000.0);
+// The shortest decimal of `value` that `reads_back` turns into `count` again, so that a field
+// shows what its file said ("1.8GiB", not 1932735283 bytes) and editing nothing changes nothing.
+template <typename ReadBack>
+std::string shortest_exact(double value, std::string_view unit, std::int64_t count,
+                           ReadBack reads_back) {
+    for (int digits = 1; digits <= 17; ++digits) {
+        const std::string text = fmt::format("{:.{}g}{}", value, digits, unit);
+        if (text.find('e') == std::string::npos && reads_back(text) == count)
+            return text;
+    }
+    return fmt::format("{:.17g}{}", value, unit);
 }
-// In the largest binary unit that holds it exactly (16777216 -> 16MiB), so the text reads back
-// to the same count when the field is edited; a count no unit divides stays in bytes.
+
+std::string duration(std::int64_t ns) {
+    return shortest_exact(static_cast<double>(ns) / 1000.0, "us", ns, parse_duration_ns);
+}
+
+// In the largest binary unit that holds at least one, as few digits as read back to the same
+// count (16777216 -> 16MiB, 1932735283 -> 1.8GiB); under 1 KiB in bytes.
 std::string bytes(std::int64_t count) {
     constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     std::size_t unit = 0;
-    while (count != 0 && count % 1024 == 0 && unit + 1 < std::size(kUnits)) {
-        count /= 1024;
+    double scale = 1;
+    while (unit + 1 < std::size(kUnits) && static_cast<double>(count) >= scale * 1024) {
+        scale *= 1024;
         ++unit;
     }
-    return fmt::format("{}{}", count, kUnits[unit]);
+    return shortest_exact(static_cast<double>(count) / scale, kUnits[unit], count,
+                          parse_byte_count);
 }
 
 // One value as it is, several in brackets (one per stage).

@@ -367,8 +367,13 @@ TEST(WorkbenchFields, TextReadsBackToTheSameExperiment) {
     EXPECT_EQ(field_text(original, "schedule.kind"), "1F1B");
     EXPECT_EQ(field_text(original, "costs.activation_bytes"), "16MiB");
     Experiment odd = original;
-    odd.held_activation_bytes = {1932735283, 3 * 1024, 0};
-    EXPECT_EQ(field_text(odd, "costs.held_activation_bytes"), "[1932735283B, 3KiB, 0B]");
+    // As few digits as read back to the same count: the default example's "1.8GiB" shows as
+    // written, one byte more needs ten digits, under a KiB stays in bytes.
+    odd.held_activation_bytes = {1932735283, 1932735284, 3 * 1024, 1000, 0};
+    EXPECT_EQ(field_text(odd, "costs.held_activation_bytes"),
+              "[1.8GiB, 1.800000001GiB, 3KiB, 1000B, 0B]");
+    odd.forward_ns = {1234567, 1500};
+    EXPECT_EQ(field_text(odd, "costs.f"), "[1234.567us, 1.5us]");
     EXPECT_EQ(field_text(original, "network.latency"), "8us");
     EXPECT_EQ(field_text(original, "transformer.layers"), "");
     for (const WorkbenchField& field : workbench_fields()) {
@@ -379,6 +384,12 @@ TEST(WorkbenchFields, TextReadsBackToTheSameExperiment) {
         const Experiment copy =
             apply_experiment_settings(original, {{setting.key, setting.value}}, "copy");
         EXPECT_EQ(experiment_to_toml(copy), experiment_to_toml(original)) << field.key;
+    }
+    for (const char* key : {"costs.held_activation_bytes", "costs.f"}) {
+        const FieldSetting setting = field_setting(key, field_text(odd, key));
+        const Experiment copy =
+            apply_experiment_settings(odd, {{setting.key, setting.value}}, "odd");
+        EXPECT_EQ(experiment_to_toml(copy), experiment_to_toml(odd)) << key;
     }
 }
 
