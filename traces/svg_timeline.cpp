@@ -40,14 +40,6 @@ std::int64_t tick_step(std::int64_t span) {
     return static_cast<std::int64_t>(10 * power);
 }
 
-std::string time_label(std::int64_t ns, std::int64_t step) {
-    if (step >= 1'000'000)
-        return fmt::format("{:g} ms", ns / 1e6);
-    if (step >= 1'000)
-        return fmt::format("{:g} us", ns / 1e3);
-    return fmt::format("{} ns", ns);
-}
-
 // Time [from, from + span) onto the drawing area; times outside it land on its edges.
 class Canvas {
   public:
@@ -231,7 +223,7 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
         svg += fmt::format(
             R"svg(<line x1="{0:.2f}" y1="{1}" x2="{0:.2f}" y2="{2}" stroke="#ccc"/><text x="{0:.2f}" y="{3}" font-size="10" text-anchor="middle">{4}</text>)svg"
             "\n",
-            canvas.x(tick), kTopMargin - 4, ruler_y, ruler_y + 14, time_label(tick, step));
+            canvas.x(tick), kTopMargin - 4, ruler_y, ruler_y + 14, format_tick(tick, step));
     for (int rank = 0; rank < rank_count; ++rank) {
         const RankRecord* figures = nullptr;
         for (const RankRecord& record : ranks)

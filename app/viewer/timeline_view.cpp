@@ -54,7 +54,7 @@ void draw_ruler(ImDrawList* draw, const TimelineGeometry& geometry) {
             continue;
         draw->AddLine({x, kLanesTop - 8}, {x, kLanesTop}, IM_COL32(180, 180, 180, 255));
         draw->AddText({x + 3, kRulerTop + 4}, IM_COL32(200, 200, 200, 255),
-                      format_duration(tick).c_str());
+                      format_tick(tick, step).c_str());
     }
 }
 
@@ -515,13 +515,9 @@ std::size_t draw_compact_rows(ImDrawList* draw, TimelineViewState& view, const T
     draw->PushClipRect({geometry.left, kLanesTop},
                        {geometry.left + static_cast<float>(width), area_bottom}, true);
     const unsigned texture = view.raster_textures[static_cast<std::size_t>(view.raster_current)];
-    // Every pixel of the image is opaque, so it is drawn without blending: a software rasteriser
-    // would otherwise read back each pixel beneath it, the largest fill of the frame.
-    draw->AddCallback([](const ImDrawList*, const ImDrawCmd*) { glDisable(GL_BLEND); }, nullptr);
     draw->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture)),
                    {geometry.x(view.raster_key.view_start), kLanesTop},
                    {geometry.x(view.raster_key.view_end), kLanesTop + static_cast<float>(height)});
-    draw->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
     draw->PopClipRect();
     int every = 1;  // label every 1, 2, 5, 10, 20, 50, ... ranks, 14 px apart at least
     for (int step : {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000})

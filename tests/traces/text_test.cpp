@@ -20,6 +20,20 @@ TEST(Quantities, ReadablePrinting) {
     EXPECT_EQ(format_bytes(16 * 1024 * 1024), "16.0 MiB");
 }
 
+// A ruler's labels share the unit and decimals of its step: a zero tick reads "0 ms" beside
+// "5 ms", a 2.5 ms step keeps one decimal on every label, a 1 s step counts seconds.
+TEST(Quantities, TickLabelsShareTheStepsUnit) {
+    EXPECT_EQ(format_tick(0, 5'000'000), "0 ms");
+    EXPECT_EQ(format_tick(35'000'000, 5'000'000), "35 ms");
+    EXPECT_EQ(format_tick(5'000'000, 2'500'000), "5.0 ms");
+    EXPECT_EQ(format_tick(7'500'000, 2'500'000), "7.5 ms");
+    EXPECT_EQ(format_tick(250, 250), "250 ns");
+    EXPECT_EQ(format_tick(1'500, 500), "1500 ns");
+    EXPECT_EQ(format_tick(2'000, 1'000), "2 us");
+    EXPECT_EQ(format_tick(120'000'000'000, 20'000'000'000), "120 s");
+    EXPECT_EQ(format_tick(1'250'000'000, 250'000'000), "1250 ms");
+}
+
 // One unit for a size and for a scale of sizes: 194 KiB is not "0.0 GiB".
 TEST(Quantities, ByteUnitIsTheOneFormatBytesPrintsIn) {
     EXPECT_EQ(byte_unit(194 * 1024).name, "KiB");

@@ -1,6 +1,7 @@
 // Printing durations and sizes; see quantities.hpp.
 #include "traces/text/quantities.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string_view>
@@ -19,6 +20,23 @@ std::string format_duration(std::int64_t nanoseconds) {
     if (magnitude < 1e9)
         return fmt::format("{:.3f} ms", value / 1e6);
     return fmt::format("{:.3f} s", value / 1e9);
+}
+
+std::string format_tick(std::int64_t nanoseconds, std::int64_t step) {
+    struct Unit {
+        std::int64_t size;
+        std::string_view name;
+    };
+    constexpr std::array<Unit, 4> kUnits{
+        {{1'000'000'000, "s"}, {1'000'000, "ms"}, {1'000, "us"}, {1, "ns"}}};
+    const Unit& unit = *std::find_if(kUnits.begin(), kUnits.end() - 1,
+                                     [&](const Unit& candidate) { return step >= candidate.size; });
+    int decimals = 0;
+    for (std::int64_t scaled = step % unit.size; scaled != 0 && decimals < 3; ++decimals)
+        scaled = scaled * 10 % unit.size;
+    return fmt::format("{:.{}f} {}",
+                       static_cast<double>(nanoseconds) / static_cast<double>(unit.size), decimals,
+                       unit.name);
 }
 
 ByteUnit byte_unit(std::int64_t bytes) {
