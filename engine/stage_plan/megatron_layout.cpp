@@ -8,6 +8,10 @@ namespace pipelens::runtime {
 namespace {
 
 constexpr int kMaxRepeat = 1'000'000;  // more stages or layers than any model has
+// Nested repetitions multiply ("(t*1000|)*1000000" is a billion symbols from 17 characters), so
+// the expansion itself is bounded too, before it is made: a short text cannot take the memory
+// or the time of a huge one.
+constexpr std::size_t kMaxSymbols = 100'000;
 
 struct Symbol {
     char symbol;
@@ -33,8 +37,11 @@ class LayoutReader {
     std::vector<Symbol> sequence() {
         std::vector<Symbol> out;
         while (at_ < text_.size() && text_[at_] != ')') {
+            const std::size_t start = at_;
             std::vector<Symbol> item = next_item();
             const int times = repeat();
+            if (item.size() > (kMaxSymbols - out.size()) / static_cast<std::size_t>(times))
+                fail(start, fmt::format("the layout expands to more than {} symbols", kMaxSymbols));
             for (int copy = 0; copy < times; ++copy)
                 out.insert(out.end(), item.begin(), item.end());
         }

@@ -48,6 +48,15 @@ TEST(MegatronLayout, RefusesWithTheColumnOfTheFault) {
     EXPECT_EQ(refusal("t|tL"), "column 1: no E: the first stage starts with the embedding");
     EXPECT_EQ(refusal("Et|t"), "column 5: no L: the last stage ends with the loss");
     EXPECT_EQ(refusal("*2Et|tL"), "column 1: '*' repeats nothing: put it after a symbol or a ')'");
+    // Nested repetitions multiply: refused at the symbol or group that would pass the bound,
+    // before it is expanded (the first text would be ten billion symbols, the second a million).
+    EXPECT_EQ(refusal("E(t*100000|)*100000tL"),
+              "column 11: the layout expands to more than 100000 symbols");
+    EXPECT_EQ(refusal("E((t|)*1000)*1000tL"),
+              "column 2: the layout expands to more than 100000 symbols");
+    // The bound itself: 100,000 symbols are read, one more is refused where it would go over.
+    EXPECT_EQ(parse_megatron_layout("Et*99998L"), std::vector<int>{99998});
+    EXPECT_EQ(refusal("Et*99999L"), "column 9: the layout expands to more than 100000 symbols");
 }
 
 }  // namespace
