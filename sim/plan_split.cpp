@@ -71,7 +71,8 @@ std::int64_t least_step_of_any_split(const PlanResult& even, const ModelSpec& mo
 }
 
 void search_uneven_splits(std::vector<PlanResult>& ranked, const ModelSpec& model,
-                          const ClusterSpec& cluster, const PlanOptions& options) {
+                          const ClusterSpec& cluster, const PlanOptions& options,
+                          const PlanProgress& progress) {
     const auto fitting = static_cast<std::size_t>(
         std::count_if(ranked.begin(), ranked.end(), [](const PlanResult& r) { return r.fits; }));
     if (fitting == 0 || options.uneven_split_top == 0)
@@ -87,10 +88,13 @@ void search_uneven_splits(std::vector<PlanResult>& ranked, const ModelSpec& mode
              least_step_of_any_split(ranked[index], model, cluster, options) < threshold))
             searched.push_back(index);
     }
-    run_record::parallel_for(searched.size(), 0, [&](std::size_t at) {
-        PlanResult& result = ranked[searched[at]];
-        result = with_best_split(result, model, cluster, options);
-    });
+    run_record::parallel_for(
+        searched.size(), 0,
+        [&](std::size_t at) {
+            PlanResult& result = ranked[searched[at]];
+            result = with_best_split(result, model, cluster, options);
+        },
+        phase_progress(progress, "searching uneven splits", searched.size()));
 }
 
 }  // namespace pipelens::sim

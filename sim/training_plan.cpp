@@ -640,18 +640,21 @@ void rank_results(std::vector<PlanResult>& results) {
 }
 
 std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec& cluster,
-                                      const PlanOptions& options) {
+                                      const PlanOptions& options, const PlanProgress& progress) {
     const std::vector<PlanLayout> layouts = plan_layouts(model, cluster, options);
     // A pinned split applies to every layout: plan_layouts kept only those of its stage count.
     const std::vector<int>& split = options.pins.layers_per_stage;
     std::vector<PlanResult> results(layouts.size());
     // Results keep the layouts' order, so the ranking never depends on the thread count.
-    run_record::parallel_for(layouts.size(), 0, [&](std::size_t index) {
-        results[index] = evaluate_layout(layouts[index], model, cluster, options, split);
-    });
+    run_record::parallel_for(
+        layouts.size(), 0,
+        [&](std::size_t index) {
+            results[index] = evaluate_layout(layouts[index], model, cluster, options, split);
+        },
+        phase_progress(progress, "pricing layouts", layouts.size()));
     rank_results(results);
     if (options.uneven_splits && split.empty()) {
-        search_uneven_splits(results, model, cluster, options);
+        search_uneven_splits(results, model, cluster, options, progress);
         rank_results(results);
     }
     return results;

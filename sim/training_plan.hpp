@@ -26,10 +26,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/experiment/experiment.hpp"
@@ -222,9 +224,24 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
 // Fitting results first by step time, then the others by memory; stable.
 void rank_results(std::vector<PlanResult>& results);
 
+// What a plan reports while it runs, from the calling thread: its phase ("pricing layouts",
+// "searching uneven splits") and how many of the phase's items are done out of how many.
+using PlanProgress =
+    std::function<void(std::string_view phase, std::size_t done, std::size_t total)>;
+
+// One phase of `progress` as a per-item count (parallel_for's callback); empty without one.
+// `progress` must outlive it.
+inline std::function<void(std::size_t)> phase_progress(const PlanProgress& progress,
+                                                       std::string_view phase, std::size_t total) {
+    if (!progress)
+        return {};
+    return [&progress, phase, total](std::size_t done) { progress(phase, done, total); };
+}
+
 // Every layout priced and ranked: fitting ones by step time, then the others by memory.
 std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec& cluster,
-                                      const PlanOptions& options);
+                                      const PlanOptions& options,
+                                      const PlanProgress& progress = {});
 
 // The step's floating-point operations (forward, backward and what recompute repeats), for
 // TFLOP/s figures: Narayanan et al. (2021)'s count, 72 B s L h^2 (1 + s/(6h) + V/(12 L h)),

@@ -19,6 +19,7 @@
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/input_files.hpp"
 #include "app/cli/plan_gemm_rates.hpp"
+#include "app/cli/progress_bar.hpp"
 #include "engine/experiment/experiment.hpp"
 #include "engine/experiment/flag_file.hpp"
 #include "engine/experiment/units.hpp"
@@ -367,7 +368,19 @@ void run_plan(PlanFlags flags) {
             print_gemm_shapes(flags.model, flags.cluster, flags.options);
             return;
         }
-        results = sim::plan_training(flags.model, flags.cluster, flags.options);
+        // A bar per phase, on a terminal only, once the phase has run long enough to read one.
+        std::optional<ProgressBar> bar;
+        std::string shown_phase;
+        const sim::PlanProgress progress = [&](std::string_view phase, std::size_t done,
+                                               std::size_t total) {
+            if (phase != shown_phase) {
+                bar.reset();
+                bar.emplace(std::string(phase), total, "layouts");
+                shown_phase = phase;
+            }
+            bar->update(done, total);
+        };
+        results = sim::plan_training(flags.model, flags.cluster, flags.options, progress);
     } catch (const sim::PlanError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}", error.what()));
     } catch (const sim::GemmRateError& error) {

@@ -10,9 +10,10 @@
 
 namespace pipelens::cli {
 
-ProgressBar::ProgressBar(std::string label, std::size_t total)
+ProgressBar::ProgressBar(std::string label, std::size_t total, std::string unit)
     : label_(std::move(label)),
       total_(total),
+      unit_(std::move(unit)),
       on_terminal_(isatty(fileno(stderr)) == 1),
       started_(std::chrono::steady_clock::now()),
       last_draw_(started_) {}
@@ -46,9 +47,11 @@ void ProgressBar::draw(std::size_t done) {
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
     const double left = rate > 0 ? static_cast<double>(total_ - std::min(done, total_)) / rate : 0;
-    fmt::print(stderr, "\r{} [{}{}] {:3.0f}%  {:.1f} M rows/s  {:.0f} s left ", label_,
-               std::string(filled, '#'), std::string(kWidth - filled, '.'), fraction * 100,
-               rate / 1e6, left);
+    const std::string speed = rate >= 1e6   ? fmt::format("{:.1f} M {}/s", rate / 1e6, unit_)
+                              : rate >= 1e3 ? fmt::format("{:.1f} k {}/s", rate / 1e3, unit_)
+                                            : fmt::format("{:.1f} {}/s", rate, unit_);
+    fmt::print(stderr, "\r{} [{}{}] {:3.0f}%  {}  {:.0f} s left ", label_, std::string(filled, '#'),
+               std::string(kWidth - filled, '.'), fraction * 100, speed, left);
     std::fflush(stderr);
     drawn_ = true;
 }

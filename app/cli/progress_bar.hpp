@@ -11,7 +11,8 @@ namespace pipelens::cli {
 
 class ProgressBar {
   public:
-    ProgressBar(std::string label, std::size_t total);
+    // `unit`: what is counted, for the rate ("rows": 1.2 M rows/s; "layouts": 35 layouts/s).
+    ProgressBar(std::string label, std::size_t total, std::string unit = "rows");
     ~ProgressBar();  // clears the line if it was drawn
     ProgressBar(const ProgressBar&) = delete;
     ProgressBar& operator=(const ProgressBar&) = delete;
@@ -25,6 +26,7 @@ class ProgressBar {
 
     std::string label_;
     std::size_t total_;
+    std::string unit_;
     bool on_terminal_;
     bool drawn_ = false;
     std::chrono::steady_clock::time_point started_;

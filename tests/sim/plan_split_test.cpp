@@ -7,6 +7,11 @@
 
 #include <cmath>
 #include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
 
 #include "sim/plan_split.hpp"
 #include "sim/training_plan.hpp"
@@ -187,6 +192,54 @@ TEST(PlanSplit, TheSearchOfADefaultPlanStaysSmall) {
     EXPECT_GT(searched, 0u);
     EXPECT_LE(searched, 30u);
     EXPECT_LE(simulated, 30 * kPlanSplitLimits.max_splits_simulated);
+}
+
+// What a long plan reports: its layouts priced, then its uneven searches, each phase counted up
+// to its own total, on the calling thread.
+TEST(PlanSplit, ProgressCountsEachPhaseUpToItsTotal) {
+    const ModelSpec model{{8, 1024, 16, 512, 1000}, 16};
+    ClusterSpec cluster = cluster_of(8, 3350);
+    cluster.peak_tflops = 989;
+    cluster.achieved_fraction = 0.7;
+    cluster.links = {450, 1, 50, 5, 6.6};
+    PlanOptions options = plain_options();
+    options.uneven_splits = true;
+    struct Report {
+        std::string phase;
+        std::size_t done, total;
+    };
+    std::vector<Report> reports;
+    const std::thread::id caller = std::this_thread::get_id();
+    const std::vector<PlanResult> results = plan_training(
+        model, cluster, options, [&](std::string_view phase, std::size_t done, std::size_t total) {
+            EXPECT_EQ(std::this_thread::get_id(), caller);
+            reports.push_back({std::string(phase), done, total});
+        });
+    // A search can end without simulating a split (the bound proves the even one best), so the
+    // layouts that simulated some are at least counted, and at most every fitting layout is.
+    std::size_t simulated = 0, fitting = 0;
+    for (const PlanResult& result : results) {
+        simulated += result.split_search_simulations > 0 ? 1 : 0;
+        fitting += result.fits ? 1 : 0;
+    }
+    std::vector<std::string> phases;
+    std::map<std::string, Report> last;
+    for (const Report& report : reports) {
+        if (phases.empty() || phases.back() != report.phase)
+            phases.push_back(report.phase);
+        if (last.contains(report.phase)) {
+            EXPECT_GE(report.done, last.at(report.phase).done) << report.phase;
+        }
+        last.insert_or_assign(report.phase, report);
+    }
+    ASSERT_EQ(phases, (std::vector<std::string>{"pricing layouts", "searching uneven splits"}));
+    EXPECT_EQ(last.at("pricing layouts").total, 59u);
+    EXPECT_EQ(last.at("pricing layouts").done, 59u);
+    const Report searches = last.at("searching uneven splits");
+    EXPECT_GE(searches.total, simulated);
+    EXPECT_GT(simulated, 0u);
+    EXPECT_LE(searches.total, fitting);
+    EXPECT_EQ(searches.done, searches.total);
 }
 
 }  // namespace
