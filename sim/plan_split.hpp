@@ -36,7 +36,8 @@ std::int64_t least_step_of_any_split(const PlanResult& even, const ModelSpec& mo
 
 // Each fitting result of `ranked` (ranked by rank_results, evenly split) that could rank among
 // options.uneven_split_top with its best split replaced by with_best_split; not re-ranked.
-// `progress` hears "searching uneven splits" as each search ends.
+// `progress` hears "searching uneven splits", searches ended out of searches, as parallel_for
+// reports them.
 void search_uneven_splits(std::vector<PlanResult>& ranked, const ModelSpec& model,
                           const ClusterSpec& cluster, const PlanOptions& options,
                           const PlanProgress& progress = {});

@@ -119,8 +119,11 @@ void apply_units(PlanFlags& flags) {
         try {
             flags.options.pins.layers_per_stage = runtime::parse_megatron_layout(*flags.layout);
         } catch (const runtime::LayoutError& error) {
-            throw CommandFailure(kExitUsage, fmt::format("pipelens plan: --layout \"{}\": {}",
-                                                         *flags.layout, error.what()));
+            // The column says where; a layout too long to read on one line is shown by its start.
+            const std::string& text = *flags.layout;
+            const std::string shown = text.size() <= 80 ? text : text.substr(0, 77) + "...";
+            throw CommandFailure(
+                kExitUsage, fmt::format("pipelens plan: --layout \"{}\": {}", shown, error.what()));
         }
     }
     if (flags.schedule)
@@ -161,7 +164,8 @@ void apply_file(CLI::App& command, const std::string& file) {
             continue;
         // A file named in the plan file is where its author sees it: beside the plan file, not
         // wherever the command happens to run.
-        if (value.flag == "gemm-rates" && std::filesystem::path(value.text).is_relative())
+        if (value.flag == "gemm-rates" && !value.text.empty() &&
+            std::filesystem::path(value.text).is_relative())
             value.text = (std::filesystem::path(file).parent_path() / value.text).string();
         option->add_result(value.text);
         try {

@@ -11,7 +11,7 @@ namespace pipelens::cli {
 
 class ProgressBar {
   public:
-    // `unit`: what is counted, for the rate ("rows": 1.2 M rows/s; "layouts": 35 layouts/s).
+    // `unit`: what is counted, for the rate ("rows": 1.2 M rows/s; "layouts": 35.0 layouts/s).
     ProgressBar(std::string label, std::size_t total, std::string unit = "rows");
     ~ProgressBar();  // clears the line if it was drawn
     ProgressBar(const ProgressBar&) = delete;

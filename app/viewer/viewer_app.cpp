@@ -86,8 +86,9 @@ void draw_frame(ViewerState& state, float width, float height) {
     refresh_live(state, ImGui::GetTime());
     handle_window_keys(state);
     const float timeline_bottom = height - kPanelHeight - kMemoryHeight;
-    // In a window shorter than the layout the timeline reaches under the areas below it: there
-    // each area fills its own ground again, so that the one drawn later hides what it covers.
+    // In a window shorter than the layout ImGui keeps the timeline at its minimum window height
+    // (32 px by default), below kLanesTop, and it reaches under the areas below it: there each
+    // area fills its own ground again, so that the one drawn later hides what it covers.
     const bool overlapping = timeline_bottom < kLanesTop;
     if (begin_area("sidebar", {0, 0}, {kSidebarWidth, height}, {.background = overlapping}))
         draw_sidebar(state);

@@ -11,21 +11,28 @@
 namespace pipelens::viewer {
 namespace {
 
-// The shortest decimal of `value` that `reads_back` turns into `count` again, so that a field
-// shows what its file said ("1.8GiB", not 1932735283 bytes) and editing nothing changes nothing.
+// The shortest decimal of `value` in `unit` that `reads_back` turns into `count` again, so that
+// a binary size shows as a file would write it ("1.8GiB", not 1932735283 bytes) and a field left
+// as it is changes nothing. A value no decimal reads back to (beyond a double's precision, or
+// out of the parser's range) shows as the exact count in `base_unit`; showing never throws.
 template <typename ReadBack>
 std::string shortest_exact(double value, std::string_view unit, std::int64_t count,
-                           ReadBack reads_back) {
+                           ReadBack reads_back, std::string_view base_unit) {
     for (int digits = 1; digits <= 17; ++digits) {
         const std::string text = fmt::format("{:.{}g}{}", value, digits, unit);
-        if (text.find('e') == std::string::npos && reads_back(text) == count)
-            return text;
+        try {
+            if (text.find('e') == std::string::npos && reads_back(text) == count)
+                return text;
+        } catch (const UnitParseError&) {
+            break;
+        }
     }
-    return fmt::format("{:.17g}{}", value, unit);
+    return fmt::format("{}{}", count, base_unit);
 }
 
+// In microseconds, the unit the stage-cost fields are labelled with.
 std::string duration(std::int64_t ns) {
-    return shortest_exact(static_cast<double>(ns) / 1000.0, "us", ns, parse_duration_ns);
+    return shortest_exact(static_cast<double>(ns) / 1000.0, "us", ns, parse_duration_ns, "ns");
 }
 
 // In the largest binary unit that holds at least one, as few digits as read back to the same
@@ -38,8 +45,8 @@ std::string bytes(std::int64_t count) {
         scale *= 1024;
         ++unit;
     }
-    return shortest_exact(static_cast<double>(count) / scale, kUnits[unit], count,
-                          parse_byte_count);
+    return shortest_exact(static_cast<double>(count) / scale, kUnits[unit], count, parse_byte_count,
+                          "B");
 }
 
 // One value as it is, several in brackets (one per stage).

@@ -7,11 +7,15 @@
 namespace pipelens::runtime {
 namespace {
 
-constexpr int kMaxRepeat = 1'000'000;  // more stages or layers than any model has
+// A count is read into an int only up to this; kMaxSymbols bounds what counts can expand to.
+constexpr int kMaxRepeat = 1'000'000;
 // Nested repetitions multiply ("(t*1000|)*1000000" is a billion symbols from 17 characters), so
-// the expansion itself is bounded too, before it is made: a short text cannot take the memory
-// or the time of a huge one.
+// the expansion is bounded before it is made: far more stages and layers than any model has,
+// and at most a few megabytes and milliseconds per level of nesting.
 constexpr std::size_t kMaxSymbols = 100'000;
+// Each '(' is a level of recursion: bounded, so that a text of many '(' is refused rather than
+// overflowing the stack.
+constexpr int kMaxDepth = 64;
 
 struct Symbol {
     char symbol;
@@ -41,7 +45,13 @@ class LayoutReader {
             std::vector<Symbol> item = next_item();
             const int times = repeat();
             if (item.size() > (kMaxSymbols - out.size()) / static_cast<std::size_t>(times))
-                fail(start, fmt::format("the layout expands to more than {} symbols", kMaxSymbols));
+                fail(start, fmt::format("the layout expands to more than {} symbols; write "
+                                        "fewer or smaller repetitions",
+                                        kMaxSymbols));
+            if (out.empty() && times == 1) {
+                out = std::move(item);
+                continue;
+            }
             for (int copy = 0; copy < times; ++copy)
                 out.insert(out.end(), item.begin(), item.end());
         }
@@ -60,7 +70,10 @@ class LayoutReader {
             case ',':
                 return {};
             case '(': {
+                if (++depth_ > kMaxDepth)
+                    fail(start, fmt::format("groups nest deeper than {} levels", kMaxDepth));
                 std::vector<Symbol> inside = sequence();
+                --depth_;
                 if (at_ >= text_.size())
                     fail(start, "'(' is never closed");
                 ++at_;
@@ -97,6 +110,7 @@ class LayoutReader {
 
     std::string_view text_;
     std::size_t at_ = 0;
+    int depth_ = 0;  // '(' open around the reader
 };
 
 }  // namespace

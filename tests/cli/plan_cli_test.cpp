@@ -243,13 +243,16 @@ TEST(PlanCli, GemmShapesListWhatGemmRatesMustMeasure) {
     EXPECT_EQ(unreadable.exit_code, 2);
     EXPECT_EQ(unreadable.err,
               "pipelens plan: --gemm-rates /nonexistent/rates.csv: cannot be read\n");
-    // Named in a plan file by a relative path, the rates are read from beside that file, wherever
-    // the command runs: the missing-shape file given by its name alone is found and refused.
-    const auto folder = file.parent_path() / "plan_beside";
+}
+
+// A plan file names its rates by a path relative to itself: found beside the file wherever the
+// command runs (here the rates lack a shape, so finding them is refusing them by their path).
+TEST(PlanCli, APlanFilesRelativeGemmRatesAreReadFromBesideIt) {
+    const std::string plan = std::string(kModel) + " --gpus 8 --tp 2 --pp 2";
+    const auto folder = testing::process_temp_path("plan_beside");
     std::filesystem::create_directories(folder);
-    std::filesystem::copy_file(missing_file, folder / "rates.csv",
-                               std::filesystem::copy_options::overwrite_existing);
-    { std::ofstream(folder / "plan.toml") << "[cluster]\ngemm_rates = \"rates.csv\"\n"; }
+    std::ofstream(folder / "rates.csv") << "m,n,k,tflops\n512,1536,1024,600\n";
+    std::ofstream(folder / "plan.toml") << "[cluster]\ngemm_rates = \"rates.csv\"\n";
     const auto beside = run_pipelens(plan + " " + (folder / "plan.toml").string());
     EXPECT_EQ(beside.exit_code, 2);
     EXPECT_NE(beside.err.find((folder / "rates.csv").string() + " has no rate for the "),

@@ -49,14 +49,24 @@ TEST(MegatronLayout, RefusesWithTheColumnOfTheFault) {
     EXPECT_EQ(refusal("Et|t"), "column 5: no L: the last stage ends with the loss");
     EXPECT_EQ(refusal("*2Et|tL"), "column 1: '*' repeats nothing: put it after a symbol or a ')'");
     // Nested repetitions multiply: refused at the symbol or group that would pass the bound,
-    // before it is expanded (the first text would be ten billion symbols, the second a million).
+    // before it is expanded (the first text would be ten billion symbols, the second two million).
     EXPECT_EQ(refusal("E(t*100000|)*100000tL"),
-              "column 11: the layout expands to more than 100000 symbols");
+              "column 11: the layout expands to more than 100000 symbols; write fewer or smaller "
+              "repetitions");
     EXPECT_EQ(refusal("E((t|)*1000)*1000tL"),
-              "column 2: the layout expands to more than 100000 symbols");
+              "column 2: the layout expands to more than 100000 symbols; write fewer or smaller "
+              "repetitions");
     // The bound itself: 100,000 symbols are read, one more is refused where it would go over.
     EXPECT_EQ(parse_megatron_layout("Et*99998L"), std::vector<int>{99998});
-    EXPECT_EQ(refusal("Et*99999L"), "column 9: the layout expands to more than 100000 symbols");
+    EXPECT_EQ(refusal("Et*99999L"),
+              "column 9: the layout expands to more than 100000 symbols; write fewer or smaller "
+              "repetitions");
+    // Groups nest at most 64 deep: a text of many '(' is refused at the first too many, not by
+    // running out of stack.
+    EXPECT_EQ(parse_megatron_layout("E" + std::string(64, '(') + "t" + std::string(64, ')') + "L"),
+              std::vector<int>{1});
+    EXPECT_EQ(refusal("E" + std::string(100000, '(') + "tL"),
+              "column 66: groups nest deeper than 64 levels");
 }
 
 }  // namespace

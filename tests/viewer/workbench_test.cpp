@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <limits>
 
 #include "app/viewer/compare_layout.hpp"
 #include "app/viewer/trace_session.hpp"
@@ -374,6 +375,13 @@ TEST(WorkbenchFields, TextReadsBackToTheSameExperiment) {
               "[1.8GiB, 1.800000001GiB, 3KiB, 1000B, 0B]");
     odd.forward_ns = {1234567, 1500};
     EXPECT_EQ(field_text(odd, "costs.f"), "[1234.567us, 1.5us]");
+    // Beyond what a double holds exactly, or what the parser takes, the exact count in the base
+    // unit: showing a field never throws.
+    Experiment extreme = original;
+    extreme.forward_ns = {9007199254740993, std::numeric_limits<std::int64_t>::max()};
+    EXPECT_EQ(field_text(extreme, "costs.f"), "[9007199254740993ns, 9223372036854775807ns]");
+    extreme.held_activation_bytes = {std::numeric_limits<std::int64_t>::max(), -5000};
+    EXPECT_EQ(field_text(extreme, "costs.held_activation_bytes"), "[9223372036854775807B, -5000B]");
     EXPECT_EQ(field_text(original, "network.latency"), "8us");
     EXPECT_EQ(field_text(original, "transformer.layers"), "");
     for (const WorkbenchField& field : workbench_fields()) {

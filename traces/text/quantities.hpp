@@ -15,8 +15,8 @@ namespace pipelens {
 // "1.234 ms", "850 ns", "12.5 s": three significant decimals in the largest fitting unit.
 std::string format_duration(std::int64_t nanoseconds);
 // A ruler's label for the tick at `nanoseconds`, ticks `step` apart: every label of a ruler in
-// the unit its step picks and with the decimals the step needs ("0 ms", "2.5 ms", "5 ms"), so
-// that neighbouring labels read alike.
+// the unit its step picks and with the decimals the step needs (a 5 ms step: "0 ms", "5 ms"; a
+// 2.5 ms step: "0.0 ms", "2.5 ms", "5.0 ms"), so that neighbouring labels read alike.
 std::string format_tick(std::int64_t nanoseconds, std::int64_t step);
 // "16.0 MiB", "512 B": binary units, the largest that keeps the value at 1 or more.
 std::string format_bytes(std::int64_t bytes);
