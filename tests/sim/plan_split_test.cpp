@@ -169,17 +169,28 @@ TEST(PlanSplit, AnInterleavedLayoutsChosenSplitIsTheBestOfEverySplit) {
               best.step_time_ns);
 }
 
-// The README's model on 8 GPUs with the command's defaults: of its 59 layouts only those that
-// could rank in the top 10 are searched, each at most kPlanSplitLimits' splits.
-TEST(PlanSplit, TheSearchOfADefaultPlanStaysSmall) {
-    const ModelSpec model{{8, 1024, 16, 512, 1000}, 16};
+// The README's model on 8 GPUs with the command's defaults, uneven splits searched.
+struct DefaultPlan {
+    ModelSpec model{{8, 1024, 16, 512, 1000}, 16};
     ClusterSpec cluster = cluster_of(8, 3350);
-    cluster.peak_tflops = 989;
-    cluster.achieved_fraction = 0.7;
-    cluster.links = {450, 1, 50, 5, 6.6};
     PlanOptions options = plain_options();
-    options.uneven_splits = true;
-    const std::vector<PlanResult> results = plan_training(model, cluster, options);
+
+    DefaultPlan() {
+        cluster.peak_tflops = 989;
+        cluster.achieved_fraction = 0.7;
+        cluster.links = {450, 1, 50, 5, 6.6};
+        options.uneven_splits = true;
+    }
+
+    std::vector<PlanResult> run(const PlanProgress& progress = {}) const {
+        return plan_training(model, cluster, options, progress);
+    }
+};
+
+// Of the default plan's 59 layouts only those that could rank in the top 10 are searched, each
+// at most kPlanSplitLimits' splits.
+TEST(PlanSplit, TheSearchOfADefaultPlanStaysSmall) {
+    const std::vector<PlanResult> results = DefaultPlan().run();
     ASSERT_EQ(results.size(), 59u);
     std::size_t searched = 0, simulated = 0;
     for (const PlanResult& result : results) {
@@ -197,21 +208,14 @@ TEST(PlanSplit, TheSearchOfADefaultPlanStaysSmall) {
 // What a long plan reports: its layouts priced, then its uneven searches, each phase counted up
 // to its own total, on the calling thread.
 TEST(PlanSplit, ProgressCountsEachPhaseUpToItsTotal) {
-    const ModelSpec model{{8, 1024, 16, 512, 1000}, 16};
-    ClusterSpec cluster = cluster_of(8, 3350);
-    cluster.peak_tflops = 989;
-    cluster.achieved_fraction = 0.7;
-    cluster.links = {450, 1, 50, 5, 6.6};
-    PlanOptions options = plain_options();
-    options.uneven_splits = true;
     struct Report {
         std::string phase;
         std::size_t done, total;
     };
     std::vector<Report> reports;
     const std::thread::id caller = std::this_thread::get_id();
-    const std::vector<PlanResult> results = plan_training(
-        model, cluster, options, [&](std::string_view phase, std::size_t done, std::size_t total) {
+    const std::vector<PlanResult> results =
+        DefaultPlan().run([&](std::string_view phase, std::size_t done, std::size_t total) {
             EXPECT_EQ(std::this_thread::get_id(), caller);
             reports.push_back({std::string(phase), done, total});
         });
