@@ -26,6 +26,7 @@
 #include "engine/run_record/sharding_record.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
 #include "engine/stage_plan/megatron_layout.hpp"
+#include "engine/text/shortened.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "sim/training_plan.hpp"
 #include "traces/text/quantities.hpp"
@@ -120,10 +121,9 @@ void apply_units(PlanFlags& flags) {
             flags.options.pins.layers_per_stage = runtime::parse_megatron_layout(*flags.layout);
         } catch (const runtime::LayoutError& error) {
             // The column says where; a layout too long to read on one line is shown by its start.
-            const std::string& text = *flags.layout;
-            const std::string shown = text.size() <= 80 ? text : text.substr(0, 77) + "...";
-            throw CommandFailure(
-                kExitUsage, fmt::format("pipelens plan: --layout \"{}\": {}", shown, error.what()));
+            throw CommandFailure(kExitUsage,
+                                 fmt::format("pipelens plan: --layout \"{}\": {}",
+                                             shortened(*flags.layout, 80), error.what()));
         }
     }
     if (flags.schedule)

@@ -20,6 +20,7 @@
 
 #include "engine/import/imported_run.hpp"
 #include "engine/import/pickle_reader.hpp"
+#include "engine/text/shortened.hpp"
 
 namespace pipelens::import {
 namespace {
@@ -45,10 +46,7 @@ std::string brief(const json& value) {
         return fmt::format("a list of {} item(s)", value.size());
     if (value.is_object())
         return fmt::format("a dict of {} key(s)", value.size());
-    std::string text = value.dump(-1, ' ', false, json::error_handler_t::replace);
-    if (text.size() > 60)
-        text = text.substr(0, 57) + "...";
-    return text;
+    return shortened(value.dump(-1, ' ', false, json::error_handler_t::replace), 60);
 }
 
 // One JSON object being read, and where it is, so every complaint names the file and entry.
