@@ -87,6 +87,12 @@ TEST(PlanLayoutCli, AMalformedLayoutOrOneOfOtherLayersIsAUsageError) {
     EXPECT_EQ(stages.exit_code, 2);
     EXPECT_EQ(stages.err,
               "pipelens plan: --layout has 3 stages: --pp 4 must divide them (pp x v stages)\n");
+    // A runaway layout is refused at once and quoted by its first 77 characters.
+    const std::string deep = "E" + std::string(1000, '(') + "tL";
+    const auto nested = run_pipelens(std::string(kHeavyOutput) + " --layout \"" + deep + "\"");
+    EXPECT_EQ(nested.exit_code, 2);
+    EXPECT_EQ(nested.err, "pipelens plan: --layout \"" + deep.substr(0, 77) +
+                              "...\": column 66: groups nest deeper than 64 levels\n");
 }
 
 }  // namespace
