@@ -43,6 +43,15 @@ bool begin_area(const char* name, ImVec2 position, ImVec2 size, AreaStyle style)
     return open;
 }
 
+// Where the sidebar and the panels are: drawn there by draw_frame, cleared there by plain_areas.
+PlainArea sidebar_area(float height) {
+    return {0, 0, kSidebarWidth, height, kAreaBackground};
+}
+PlainArea panels_area(float width, float height) {
+    return {kSidebarWidth, height - kPanelHeight, width - kSidebarWidth, kPanelHeight,
+            kAreaBackground};
+}
+
 // Keys that act on the whole window; none while a text box has the keyboard.
 void handle_window_keys(ViewerState& state) {
     const ImGuiIO& io = ImGui::GetIO();
@@ -90,7 +99,9 @@ void draw_frame(ViewerState& state, float width, float height) {
     // (32 px by default), below kLanesTop, and it reaches under the areas below it: there each
     // area fills its own ground again, so that the one drawn later hides what it covers.
     const bool overlapping = timeline_bottom < kLanesTop;
-    if (begin_area("sidebar", {0, 0}, {kSidebarWidth, height}, {.background = overlapping}))
+    const PlainArea sidebar = sidebar_area(height);
+    if (begin_area("sidebar", {sidebar.left, sidebar.top}, {sidebar.width, sidebar.height},
+                   {.background = overlapping}))
         draw_sidebar(state);
     ImGui::End();
 
@@ -119,8 +130,8 @@ void draw_frame(ViewerState& state, float width, float height) {
     ImGui::End();
     ImGui::PopStyleColor();
 
-    if (begin_area("panels", {kSidebarWidth, height - kPanelHeight},
-                   {width - kSidebarWidth, kPanelHeight},
+    const PlainArea panels = panels_area(width, height);
+    if (begin_area("panels", {panels.left, panels.top}, {panels.width, panels.height},
                    {.scrollbar = true, .background = overlapping})) {
         if (ImGui::BeginTabBar("panels")) {
             const struct {
@@ -160,9 +171,7 @@ void draw_frame(ViewerState& state, float width, float height) {
 }
 
 std::vector<PlainArea> plain_areas(float width, float height) {
-    return {{0, 0, kSidebarWidth, height, kAreaBackground},
-            {kSidebarWidth, height - kPanelHeight, width - kSidebarWidth, kPanelHeight,
-             kAreaBackground}};
+    return {sidebar_area(height), panels_area(width, height)};
 }
 
 }  // namespace pipelens::viewer
