@@ -1,12 +1,11 @@
 // The Simulate panel's fields and their text (workbench_fields.hpp).
 #include "app/viewer/workbench_fields.hpp"
 
-#include <iterator>
-
 #include <fmt/format.h>
 
 #include "engine/experiment/units.hpp"
 #include "engine/schedule/schedule_kind.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::viewer {
 namespace {
@@ -35,18 +34,13 @@ std::string duration(std::int64_t ns) {
     return shortest_exact(static_cast<double>(ns) / 1000.0, "us", ns, parse_duration_ns, "ns");
 }
 
-// In the largest binary unit that holds at least one, as few digits as read back to the same
-// count (16777216 -> 16MiB, 1932735283 -> 1.8GiB); under 1 KiB in bytes.
+// In the largest binary unit that holds at least one (byte_unit, as sizes are printed
+// elsewhere), as few digits as read back to the same count (16777216 -> 16MiB, 1932735283 ->
+// 1.8GiB); under 1 KiB in bytes.
 std::string bytes(std::int64_t count) {
-    constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    std::size_t unit = 0;
-    double scale = 1;
-    while (unit + 1 < std::size(kUnits) && static_cast<double>(count) >= scale * 1024) {
-        scale *= 1024;
-        ++unit;
-    }
-    return shortest_exact(static_cast<double>(count) / scale, kUnits[unit], count, parse_byte_count,
-                          "B");
+    const ByteUnit unit = byte_unit(count);
+    return shortest_exact(static_cast<double>(count) / unit.bytes, unit.name, count,
+                          parse_byte_count, "B");
 }
 
 // One value as it is, several in brackets (one per stage).
