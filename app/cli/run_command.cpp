@@ -215,12 +215,23 @@ std::string steps_text(const run_record::PipelineRunResult& result,
         format_duration(json["max_ns"].get<std::int64_t>()));
 }
 
+// A GPU rank's peak counts what its steps held beyond what the device already held; that is
+// said beside it, so the device's whole figure is their sum.
+void add_memory_before_steps(nlohmann::ordered_json& rows,
+                             const std::vector<run_record::RankRun>& ranks) {
+    for (nlohmann::ordered_json& row : rows)
+        for (const run_record::RankRun& rank : ranks)
+            if (rank.rank == row["rank"].get<int>() && rank.memory_before_steps_bytes)
+                row["device_memory_before_steps_bytes"] = *rank.memory_before_steps_bytes;
+}
+
 nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
                                    const run_record::PipelineRunOptions& run,
                                    const RunFigures& figures, std::optional<std::int64_t> run_id,
                                    const std::optional<std::string>& device_note,
                                    const std::optional<analysis::StragglerReport>& stragglers) {
     nlohmann::ordered_json json = run_figures_json(figures, run_id);
+    add_memory_before_steps(json["ranks"], result.ranks);
     json["completed"] = result.completed;
     json["loss"] = result.loss;
     json["device"] = result.device;

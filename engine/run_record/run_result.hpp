@@ -139,6 +139,10 @@ struct RankRun {
     // at each action's start and end and at its high-water mark in between.
     std::vector<MemoryPoint> memory;
     std::int64_t peak_memory_bytes = 0;
+    // On a GPU, whose allocator counts the whole device: what it held when the recorded steps
+    // began (weights, optimizer state, library workspaces, what set-up left), which `memory`
+    // does not count. None on the CPU, whose account counts the rank's step tensors only.
+    std::optional<std::int64_t> memory_before_steps_bytes;
     std::optional<RunFailure> failure;
     std::string device;  // where its tensors lived ("cpu", "cuda:1"); "" when it never reported
 };

@@ -2,6 +2,7 @@
 // The CUDA ones are in device_timing_cuda.cpp, or refused in device_timing_unavailable.cpp.
 #include "engine/runtime/device_timing.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace pipelens::runtime {
@@ -18,6 +19,16 @@ void HostActionTimer::end(std::size_t span, std::int64_t host_ns) {
 MemorySample HostMemory::sample() const {
     const std::int64_t held = account_.current_bytes();
     return {held, held, account_.peak_bytes()};
+}
+
+MemorySample MemoryAboveBaseline::sample() const {
+    const MemorySample held = device_.sample();
+    const auto above = [](std::int64_t bytes, std::int64_t baseline) {
+        return std::max<std::int64_t>(bytes - baseline, 0);
+    };
+    return {above(held.allocated_bytes, baseline_.allocated_bytes),
+            above(held.reserved_bytes, baseline_.reserved_bytes),
+            above(held.peak_allocated_bytes, baseline_.allocated_bytes)};
 }
 
 std::unique_ptr<ActionTimer> make_action_timer(const c10::Device& device,

@@ -3,7 +3,11 @@
 // (memory_account.hpp). On a GPU the host only queues work: the time that matters is when the
 // GPU ran it (CUDA events on the rank's stream, put on the run's clock through one event whose
 // host time is known), and the memory is the CUDA caching allocator's (allocated and reserved
-// bytes, and the peak since the action began).
+// bytes, and the peak since the action began). A GPU's allocator counts everything on the
+// device, so a rank's recorded steps are charged only what it holds beyond what the device held
+// when they began (MemoryAboveBaseline): the weights, optimizer state, cuBLAS workspaces (one
+// per handle and stream, kept for the process's life) and whatever set-up or the reference check
+// left are not the steps', just as the CPU account does not count them.
 //
 // The CUDA implementations need a CUDA LibTorch (c10/cuda): they are compiled only where CMake
 // found one (PIPELENS_TORCH_CUDA, device_timing_cuda.cpp); elsewhere asking for them on a GPU
@@ -82,6 +86,23 @@ class HostMemory final : public DeviceMemory {
 
   private:
     MemoryAccount& account_;
+};
+
+// What `device` holds beyond what it held when this was made: the baseline is taken once, and
+// sample() and its peak count from it (never below zero: a step may free what was held before
+// it, such as the last step's gradients).
+class MemoryAboveBaseline final : public DeviceMemory {
+  public:
+    explicit MemoryAboveBaseline(DeviceMemory& device)
+        : device_(device), baseline_(device.sample()) {}
+    std::string describe() const override { return device_.describe() + ", above its baseline"; }
+    void mark() override { device_.mark(); }
+    MemorySample sample() const override;
+    std::int64_t baseline_bytes() const { return baseline_.allocated_bytes; }
+
+  private:
+    DeviceMemory& device_;
+    MemorySample baseline_;
 };
 
 // Whether this build has the CUDA timer and sampler.

@@ -101,6 +101,8 @@ nlohmann::json rank_report_to_json(const RankReport& report) {
         memory.push_back({point.time_ns, point.bytes});
     json["memory"] = std::move(memory);
     json["peak_memory_bytes"] = report.run.peak_memory_bytes;
+    if (report.run.memory_before_steps_bytes)
+        json["memory_before_steps_bytes"] = *report.run.memory_before_steps_bytes;
     nlohmann::json profile = nlohmann::json::array();
     for (const run_record::ProfileFigure& figure : report.profile)
         profile.push_back({figure.rank, figure.stage, figure.layer, figure.layer_name,
@@ -152,6 +154,9 @@ RankReport rank_report_from_json(const nlohmann::json& json) {
     for (const auto& point : json.at("memory"))
         report.run.memory.push_back({point[0], point[1]});
     report.run.peak_memory_bytes = json.at("peak_memory_bytes");
+    if (json.contains("memory_before_steps_bytes"))
+        report.run.memory_before_steps_bytes =
+            json["memory_before_steps_bytes"].get<std::int64_t>();
     for (const auto& figure : json.at("profile"))
         report.profile.push_back({figure[0], figure[1], figure[2], figure[3], figure[4], figure[5],
                                   figure[6], figure[7], figure[8], figure[9], figure[10]});

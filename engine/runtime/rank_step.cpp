@@ -190,6 +190,7 @@ StepsOutcome run_steps(const run_record::PipelineRunOptions& options, const Sche
                        RankPlan& plan, MemoryAccount* memory, Transport& transport) {
     const std::chrono::milliseconds timeout(options.timeout_ms);
     const std::unique_ptr<DeviceMemory> device_memory = gpu_memory(plan.device, *memory);
+    std::optional<MemoryAboveBaseline> steps_memory;  // from the first recorded step on
     StepsOutcome steps;
     const int step_count = options.warmup_steps + options.recorded_steps;
     for (int step = 0; step < step_count; ++step) {
@@ -212,8 +213,12 @@ StepsOutcome run_steps(const run_record::PipelineRunOptions& options, const Sche
         // Memory is counted in the recorded steps only: what warm-up allocated and still holds
         // (gradients are dropped between steps) is not theirs.
         const bool recorded = step >= options.warmup_steps;
+        if (recorded && device_memory && !steps_memory) {
+            steps_memory.emplace(*device_memory);
+            steps.outcome.memory_baseline_bytes = steps_memory->baseline_bytes();
+        }
         plan.memory = recorded ? memory : nullptr;
-        plan.device_memory = recorded ? device_memory.get() : nullptr;
+        plan.device_memory = recorded && steps_memory ? &*steps_memory : nullptr;
         const ScopedMemoryAccount charged_to(plan.memory);
         const auto epoch = steps.outcome.epoch.value_or(left_barrier);
         RankOutcome outcome = execute_rank(plan, transport, epoch);
@@ -373,6 +378,7 @@ RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, cons
     for (const run_record::MemoryPoint& point : outcome.memory)
         report.run.memory.push_back({point.time_ns + zero_shift_ns, point.bytes});
     report.run.peak_memory_bytes = outcome.peak_memory_bytes;
+    report.run.memory_before_steps_bytes = outcome.memory_baseline_bytes;
     if (report.run.failure) {
         if (options.profile)  // the others would wait for it at the profile's barrier
             transport.abort(report.run.failure->message);

@@ -7,6 +7,7 @@
 #include "engine/runtime/stage_profiler.hpp"
 
 #include "engine/run_record/repeated_timing.hpp"
+#include "engine/runtime/device_timing.hpp"
 #include "engine/runtime/memory_account.hpp"
 #include "engine/runtime/torch_meta.hpp"
 
@@ -218,12 +219,16 @@ class Profiler {
                         const TensorList& gradients, const Add& add) {
         MemoryAccountHandle account;
         const ScopedMemoryAccount charged(account.get());
+        // On a GPU the allocator's figures (the CPU account sees no GPU tensor), counted from
+        // what the device held before, as a run's steps are.
+        const std::unique_ptr<DeviceMemory> device = make_device_memory(input_.device, *account);
+        MemoryAboveBaseline memory(*device);
         stage.forward(2, inputs, target);
-        const std::int64_t held = account->current_bytes();
-        account->mark();
+        const std::int64_t held = memory.sample().allocated_bytes;
+        memory.mark();
         stage.full_backward(2, gradients);
-        const std::int64_t backward_peak = account->peak_bytes() - held;
-        const std::int64_t kept = account->current_bytes();  // past the backward, to step end
+        const std::int64_t backward_peak = memory.sample().peak_allocated_bytes - held;
+        const std::int64_t kept = memory.sample().allocated_bytes;  // past the backward
         std::int64_t gradient_bytes = 0;
         for (const torch::Tensor& parameter : stage.parameters())
             gradient_bytes += static_cast<std::int64_t>(parameter.nbytes());

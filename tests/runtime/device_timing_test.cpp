@@ -43,6 +43,30 @@ TEST(DeviceTiming, CpuTimerIsTheHostsAndCpuMemoryIsTheRanksAccount) {
     EXPECT_EQ(memory->sample().peak_allocated_bytes, 1200);
 }
 
+// What a GPU allocator held before the recorded steps (weights, workspaces) is not charged to
+// them: samples count from the baseline taken when the wrapper was made, and a step that frees
+// some of what was held before it reads zero, not a negative size.
+TEST(DeviceTiming, MemoryAboveBaselineCountsFromWhatWasHeldWhenMade) {
+    MemoryAccountHandle account;
+    account->charge(4000);  // held before the steps
+    const auto device = make_device_memory(c10::Device(c10::kCPU), *account);
+    MemoryAboveBaseline steps(*device);
+    EXPECT_EQ(steps.baseline_bytes(), 4000);
+    EXPECT_EQ(steps.sample().allocated_bytes, 0);
+    steps.mark();
+    account->charge(700);
+    account->refund(200);
+    const MemorySample sample = steps.sample();
+    EXPECT_EQ(sample.allocated_bytes, 500);
+    EXPECT_EQ(sample.reserved_bytes, 500);
+    EXPECT_EQ(sample.peak_allocated_bytes, 700);
+    account->refund(3000);  // the last step's gradients, freed
+    steps.mark();
+    EXPECT_EQ(steps.sample().allocated_bytes, 0);
+    EXPECT_EQ(steps.sample().peak_allocated_bytes, 0);
+    EXPECT_EQ(steps.describe(), device->describe() + ", above its baseline");
+}
+
 TEST(DeviceTiming, CudaTimingSaysItWasNotBuiltWithoutACudaLibTorch) {
     if (device_timing_built_with_cuda())
         GTEST_SKIP() << "this build has the CUDA timer";

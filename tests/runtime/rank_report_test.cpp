@@ -19,6 +19,7 @@ RankReport full_report() {
     report.run.timeline = {{0, 10, 20, -1}, {1, 25, 40, -1}};
     report.run.memory = {{10, 4096}, {40, 0}};
     report.run.peak_memory_bytes = 8192;
+    report.run.memory_before_steps_bytes = 136380416;
     report.run.clock = run_record::ClockOffset{-1500, 30};
     report.run.failure = run_record::RunFailure{
         1, 2, 3, "2F3", "timeout", "a message", "nothing", "rank 1 timed out", 45, 41};
@@ -52,6 +53,7 @@ TEST(RankReport, TravelsAsJsonWithEveryFieldNanAndInfIncluded) {
     EXPECT_EQ(back.run.memory[0].time_ns, 10);
     EXPECT_EQ(back.run.memory[0].bytes, 4096);
     EXPECT_EQ(back.run.peak_memory_bytes, 8192);
+    EXPECT_EQ(back.run.memory_before_steps_bytes, std::optional<std::int64_t>(136380416));
     ASSERT_TRUE(back.run.clock.has_value());
     EXPECT_EQ(back.run.clock->offset_ns, -1500);
     EXPECT_EQ(back.run.clock->uncertainty_ns, 30);
@@ -79,6 +81,16 @@ TEST(RankReport, TravelsAsJsonWithEveryFieldNanAndInfIncluded) {
     EXPECT_EQ(back.profile[0].median, 900);
     EXPECT_EQ(back.profile[0].samples, 20);
     EXPECT_TRUE(back.recording.is_null());
+}
+
+// A CPU rank's account counts its step tensors only: it has no device baseline, and none is
+// made up on the way.
+TEST(RankReport, ACpuRankTravelsWithoutADeviceBaseline) {
+    RankReport report = full_report();
+    report.run.memory_before_steps_bytes.reset();
+    const nlohmann::json json = rank_report_to_json(report);
+    EXPECT_FALSE(json.contains("memory_before_steps_bytes"));
+    EXPECT_FALSE(rank_report_from_json(json).run.memory_before_steps_bytes.has_value());
 }
 
 TEST(RankReport, ARankWithoutAPayloadDiedOrWasLost) {
