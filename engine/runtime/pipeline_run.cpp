@@ -161,6 +161,10 @@ run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions&
                                            const Schedule& lowered) {
     if (!lowered.has_communication)
         throw std::invalid_argument("run_pipeline needs a lowered schedule (with SEND/RECV)");
+    // Before anything computes, so `--threads` holds for all this process does: LibTorch's
+    // intra-op pool takes one thread per core at its first parallel operation (building the
+    // model, inferring its boundaries, below) unless told otherwise first.
+    torch::set_num_threads(given.intra_op_threads);
     run_record::PipelineRunOptions options = with_model_layers(given, lowered);
     // Once per process, before any rank starts: a device it cannot use is one usage error.
     options.device = resolve_run_device(options.device, options.local_rank);
@@ -182,7 +186,6 @@ run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions&
     // Builds, splits and infers once up front, so a bad model, split or batch is one error
     // here instead of one per rank.
     std::vector<std::vector<TensorMeta>> stage_inputs = boundary_inputs(options, lowered);
-    torch::set_num_threads(options.intra_op_threads);  // this process's own rank (gloo, nccl)
     run_record::PipelineRunResult result;
     if (options.transport == "local")
         result = run_local(options, lowered);
