@@ -17,6 +17,9 @@
 // message, into a buffer of fixed size that it can never overrun: one gloo exchange (the
 // receiver's ready notice, then the data). A larger one sends its tensors at tags tag*16+1...,
 // which the receiver posts, straight into its buffers, once the header has passed the check.
+// Gloo sends only to a posted buffer, so post_recv posts the header's buffer when the schedule's
+// RECV runs and recv() waits for it when the data is needed: a sender's message then moves while
+// the receiver computes, instead of one round trip (ready notice, data) after it asks.
 //
 // Gloo's point-to-point works on host memory only: tensors on a GPU (`--device cuda` with
 // `--transport gloo`) are copied to the host to be sent and land in a host buffer that is then
@@ -44,6 +47,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -406,6 +410,7 @@ class GlooTransport final : public StoreBackedTransport {
           watchdog_(store_) {}
 
     void send(int peer, int tag, const TensorList& tensors) override;
+    void post_recv(int peer, int tag) override;
     void recv(int peer, int tag, TensorList& buffers, std::chrono::milliseconds timeout) override;
     void finish_sends(std::chrono::milliseconds timeout) override;
     void abort(const std::string& reason) override;
@@ -414,6 +419,13 @@ class GlooTransport final : public StoreBackedTransport {
     void check_peer(int peer, const char* action) const;
     void post_send(const torch::Tensor& tensor, int peer, int tag, int index);
     WorkHandle post_receive(const torch::Tensor& tensor, int peer, int tag, int index);
+    // A message's first wire message: its header, with room for an inline payload.
+    struct PostedHeader {
+        torch::Tensor buffer;
+        WorkHandle work;
+    };
+    PostedHeader post_header(int peer, int tag);
+    PostedHeader take_posted_header(int peer, int tag);
     void wait_for_receives(std::vector<WorkHandle> works, int peer, int tag,
                            Clock::time_point deadline, std::chrono::milliseconds timeout);
     [[noreturn]] void throw_failure(const std::string& what, const std::string& detail);
@@ -423,6 +435,10 @@ class GlooTransport final : public StoreBackedTransport {
     ReceiveWatchdog watchdog_;
     std::mutex abandoned_mutex_;
     std::vector<WorkHandle> abandoned_receives_;  // see the invariants above
+    std::mutex posted_mutex_;
+    // Headers posted ahead by post_recv, by (peer, tag), until recv takes them; one never taken
+    // (its step failed) stays posted until the transport is destroyed, as an abandoned one does.
+    std::map<std::pair<int, int>, PostedHeader> posted_headers_;
 };
 
 void GlooTransport::check_peer(int peer, const char* action) const {
@@ -520,6 +536,36 @@ void GlooTransport::wait_for_receives(std::vector<WorkHandle> works, int peer, i
                   error.value_or("the wait ended without data"));
 }
 
+GlooTransport::PostedHeader GlooTransport::post_header(int peer, int tag) {
+    torch::Tensor buffer = torch::empty({kMessageHeaderBytes + kInlinePayloadBytes}, torch::kUInt8);
+    WorkHandle work = post_receive(buffer, peer, tag, 0);
+    return {std::move(buffer), std::move(work)};
+}
+
+void GlooTransport::post_recv(int peer, int tag) {
+    check_peer(peer, "receive from");
+    PostedHeader posted = post_header(peer, tag);
+    std::lock_guard lock(posted_mutex_);
+    if (!posted_headers_.emplace(std::pair(peer, tag), std::move(posted)).second)
+        throw std::logic_error(
+            fmt::format("{}: rank {} posted a receive from rank {} (tag {}) twice", kTransportName,
+                        rank(), peer, tag));
+}
+
+// The header post_recv posted for (peer, tag), or one posted now.
+GlooTransport::PostedHeader GlooTransport::take_posted_header(int peer, int tag) {
+    {
+        std::lock_guard lock(posted_mutex_);
+        const auto found = posted_headers_.find({peer, tag});
+        if (found != posted_headers_.end()) {
+            PostedHeader posted = std::move(found->second);
+            posted_headers_.erase(found);
+            return posted;
+        }
+    }
+    return post_header(peer, tag);
+}
+
 void GlooTransport::recv(int peer, int tag, TensorList& buffers,
                          std::chrono::milliseconds timeout) {
     check_peer(peer, "receive from");
@@ -527,9 +573,9 @@ void GlooTransport::recv(int peer, int tag, TensorList& buffers,
         throw TransportAborted(*reason);
     const auto deadline = Clock::now() + timeout;
 
-    // The header, with room for an inline payload.
-    torch::Tensor first = torch::empty({kMessageHeaderBytes + kInlinePayloadBytes}, torch::kUInt8);
-    wait_for_receives({post_receive(first, peer, tag, 0)}, peer, tag, deadline, timeout);
+    const PostedHeader header_receive = take_posted_header(peer, tag);
+    const torch::Tensor& first = header_receive.buffer;
+    wait_for_receives({header_receive.work}, peer, tag, deadline, timeout);
     const MessageHeader header = decode_message_header(
         first.narrow(0, 0, kMessageHeaderBytes).view(torch::kInt64), peer, rank(), kTransportName);
     if (header.tag != tag || (header.inline_payload && inline_bytes(header) > kInlinePayloadBytes))

@@ -382,11 +382,13 @@ class Executor {
                                 take(to_send_backward_, action, peer_stage, "input gradient"));
                 break;
             case ActionKind::recv_forward:
+                transport_.post_recv(peer, plan_.tag_offset + action.link);
                 posted_forward_[{index, microbatch}] = {
                     action, peer, buffers_for(plan_.stage_meta[index].inputs, false),
                     timeline_index};
                 break;
             case ActionKind::recv_backward:
+                transport_.post_recv(peer, plan_.tag_offset + action.link);
                 posted_backward_[{index, microbatch}] = {
                     action, peer, buffers_for(plan_.stage_meta[index].outputs, true),
                     timeline_index};

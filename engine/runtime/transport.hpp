@@ -55,6 +55,12 @@ class Transport {
     virtual void send(int peer, int tag, const TensorList& tensors) = 0;
     virtual void recv(int peer, int tag, TensorList& buffers,
                       std::chrono::milliseconds timeout) = 0;
+    // Starts receiving `tag` from `peer` now, where the transport can, and recv() of the same
+    // peer and tag completes it later (PyTorch's irecv, then wait). A RECV action posts; the
+    // action consuming its data receives. Gloo needs it: a sender's data moves only once the
+    // receiver has posted its buffer, so a receive posted only when the data is needed costs a
+    // round trip on the critical path. The default does nothing, and recv() does all the work.
+    virtual void post_recv(int /*peer*/, int /*tag*/) {}
     // Waits until this rank's sends have left (end of a step).
     virtual void finish_sends(std::chrono::milliseconds timeout) = 0;
 

@@ -170,6 +170,35 @@ void unreceived(Transport& transport) {
                       std::chrono::duration_cast<milliseconds>(Clock::now() - started).count()));
 }
 
+// Rank 1 posts two receives ahead (post_recv) and asks for their data only 1.5 s later: rank 0's
+// small message must be delivered into the posted buffer before that (its finish_sends returns
+// at once), and a large one, whose header alone was posted, arrives whole when received.
+void posted_ahead(Transport& transport) {
+    if (transport.rank() == 0) {
+        transport.send(1, 9, {torch::arange(4, torch::kFloat32)});
+        try {
+            transport.finish_sends(milliseconds(1000));
+            print(fmt::format("small_delivered_at_ms {}", steady_ms()));
+        } catch (const TransportTimeout& error) {
+            print(fmt::format("error TransportTimeout: {}", error.what()));
+        }
+        transport.send(1, 10, {torch::arange(20000, torch::kFloat32).reshape({200, 100})});
+        transport.finish_sends(kTimeout);
+        print("sends finished");
+        return;
+    }
+    transport.post_recv(0, 9);
+    transport.post_recv(0, 10);
+    std::this_thread::sleep_for(milliseconds(1500));
+    print(fmt::format("receive_at_ms {}", steady_ms()));
+    TensorList small{torch::zeros({4})};
+    transport.recv(0, 9, small, kTimeout);
+    print(fmt::format("small {}", describe(small[0])));
+    TensorList large{torch::zeros({200, 100})};
+    transport.recv(0, 10, large, kTimeout);
+    print(fmt::format("large {}", describe(large[0])));
+}
+
 // Rank 0 aborts while rank 1 is blocked in a receive, then stays up long enough for rank 1 to
 // see the store.
 void abort_while_receiving(Transport& transport) {
@@ -305,6 +334,8 @@ void run(const std::string& scenario, Transport& transport, int count) {
         receive_timeout(transport, milliseconds(count));
     else if (scenario == "unreceived")
         unreceived(transport);
+    else if (scenario == "posted_ahead")
+        posted_ahead(transport);
     else if (scenario == "abort")
         abort_while_receiving(transport);
     else if (scenario == "peer_exits")

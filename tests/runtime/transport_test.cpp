@@ -203,6 +203,24 @@ TEST_F(GlooTransportTest, FinishSendsTimesOutNamingTheReceiverAndTag) {
     EXPECT_LE(std::stoi(*elapsed), 800);
 }
 
+// Gloo sends only into a posted buffer: a receive posted when the schedule's RECV runs lets the
+// sender's message move while the receiver is still busy (what PyTorch's irecv does), instead
+// of a round trip after the receiver finally asks for it.
+TEST_F(GlooTransportTest, AReceivePostedAheadTakesTheMessageBeforeItIsAskedFor) {
+    const std::vector<PeerOutput> ranks = run_ranks(2, "posted_ahead");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    EXPECT_EQ(value_of(ranks[0], "error"), std::nullopt);
+    const std::optional<long long> ahead =
+        latency(ranks, 0, "small_delivered_at_ms", 1, "receive_at_ms");
+    ASSERT_TRUE(ahead);
+    EXPECT_GT(*ahead, 0);  // delivered before the receiver asked for it
+    EXPECT_EQ(value_of(ranks[1], "small"), "Float [4] 0 1 2 3");
+    EXPECT_EQ(value_of(ranks[1], "large"), "Float [200, 100] sum 199990000 first 0 last 19999");
+    EXPECT_NE(std::find(ranks[0].lines.begin(), ranks[0].lines.end(), "sends finished"),
+              ranks[0].lines.end());
+}
+
 TEST_F(GlooTransportTest, AbortEndsABlockedReceiveWithTheFirstReason) {
     const std::string reason = "rank 0: Stage 0 forward failed (injected by the test)";
     const std::vector<PeerOutput> ranks = run_ranks(2, "abort");
