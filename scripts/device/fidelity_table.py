@@ -111,7 +111,10 @@ def number_or_none(text):
 
 
 def sharing_line(rows):
-    """What else ran while the rows did: the pp ranks should be about all that was running."""
+    """What else ran while the rows' commands did, start-up included (each rank process loads
+    LibTorch and builds its model then, with threads of its own): a high figure here does not by
+    itself say the steps shared their cores; scripts/device/quick_probe.sh samples a rank's
+    threads mid-run for that."""
     measured = [r for r in rows if r.get("status") == "measured" and r.get("seconds")
                 and r.get("running_mean") is not None and r.get("cpu_s") is not None]
     if not measured:
@@ -119,7 +122,8 @@ def sharing_line(rows):
     over = [r for r in measured if r["running_mean"] > r["pp"] + 1]
     worst = max(measured, key=lambda r: r["running_mean"] - r["pp"])
     cores_used = sorted(r["cpu_s"] / r["seconds"] for r in measured)
-    return ("while the rows ran: %d of %d rows had more threads running than their pp ranks + 1"
+    return ("while the rows' commands ran, start-up included: %d of %d rows had more threads"
+            " running than their pp ranks + 1"
             " (most: %s pp=%d m=%d, %.1f running on average); a row's run used %.1f to %.1f"
             " cores (CPU s / wall, start-up included)" % (
                 len(over), len(measured), worst["kind"], worst["pp"], worst["m"],
