@@ -9,8 +9,8 @@ rank both peaks and the error ((simulated - measured) / measured, in %), and `wi
 Exit 0 when every rank is within 10 %, 1 when one is not or the JSON holds no rank with a
 measured peak, 2 when the file does not read.
 
-Why: on a GPU the measured peak is the CUDA caching allocator's (allocated bytes, the highest
-inside each action) and the simulation's is pipelens' memory model; the GPU checks hold them to
+Why: on a GPU the measured peak is the CUDA caching allocator's (allocated bytes above what the
+device held when the recorded steps began, the highest inside each action) and the simulation's is pipelens' memory model; the GPU checks hold them to
 the same 10 % as the CPU's fidelity table. Run it on a run with one rank per device: ranks that
 share a GPU each see the whole device's allocations. Python's standard library only.
 """
