@@ -131,6 +131,7 @@ void apply_profile(Calibration& calibration, const traces::RunRecord& run,
 struct StepSamples {
     std::vector<StageSamples> stages;
     std::vector<std::int64_t> deliveries;
+    std::vector<std::int64_t> delivered_bytes;
 };
 
 void add_stage_sample(StageSamples& stage, const traces::ActionRecord& action) {
@@ -170,8 +171,10 @@ StepSamples step_samples(const std::vector<traces::ActionRecord>& step, int stag
     }
     for (const auto& [pair, send] : sends) {
         const auto recv = receives.find(pair);
-        if (recv != receives.end() && recv->second->start_ns <= send->start_ns)  // it waited
+        if (recv != receives.end() && recv->second->start_ns <= send->start_ns) {  // it waited
             samples.deliveries.push_back(recv->second->end_ns - send->start_ns);
+            samples.delivered_bytes.push_back(send->bytes);
+        }
     }
     return samples;
 }
@@ -190,6 +193,22 @@ StageSamples step_medians(const std::vector<StepSamples>& steps, std::size_t sta
         add(medians.full_backward, step.stages[stage].full_backward);
     }
     return medians;
+}
+
+// The deliveries of the transfers whose receiver was already waiting: per step the median, then
+// the median over the steps (so every step counts once however many transfers it had).
+void record_run_deliveries(Calibration& calibration, const std::vector<StepSamples>& steps) {
+    std::vector<std::int64_t> deliveries, bytes;
+    calibration.transfer_samples = 0;
+    for (const StepSamples& step : steps) {
+        calibration.transfer_samples += static_cast<int>(step.deliveries.size());
+        if (!step.deliveries.empty()) {
+            deliveries.push_back(run_record::median_of(step.deliveries));
+            bytes.push_back(run_record::median_of(step.delivered_bytes));
+        }
+    }
+    calibration.run_delivery_ns = run_record::median_of(deliveries);
+    calibration.run_delivery_bytes = run_record::median_of(bytes);
 }
 
 // Without a profile: per stage and kind, the median over the steps of each step's median (a full
@@ -225,14 +244,8 @@ void calibrate_from_actions(Calibration& calibration, const std::vector<traces::
         static_cast<int>(experiment.backward_ns.size()) != stage_count)
         experiment.backward_ns.clear();  // mixed B and I/W stages: B = I + W everywhere
 
-    std::vector<std::int64_t> deliveries;  // each step's median
-    calibration.transfer_samples = 0;
-    for (const StepSamples& step : steps) {
-        calibration.transfer_samples += static_cast<int>(step.deliveries.size());
-        if (!step.deliveries.empty())
-            deliveries.push_back(run_record::median_of(step.deliveries));
-    }
-    const std::int64_t latency = run_record::median_of(deliveries);
+    record_run_deliveries(calibration, steps);
+    const std::int64_t latency = calibration.run_delivery_ns;
     if (latency < 0)  // a RECV that ended before its SEND began: two clocks, not one
         throw std::invalid_argument(fmt::format(
             "run {}: the median send/recv delivery is {} ns, below zero: its ranks' times are not "
@@ -451,9 +464,13 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
             step_actions.push_back(std::move(step));
     const std::vector<traces::ProfileRecord> profile =
         profiles.front().empty() ? std::vector<traces::ProfileRecord>{} : median_profile(profiles);
-    if (!profile.empty())
+    if (!profile.empty()) {
         apply_profile(calibration, run, profile, step_actions, run_id);
-    else
+        std::vector<StepSamples> steps;  // the link's cross-check
+        for (const auto& step : step_actions)
+            steps.push_back(step_samples(step, run.pp * run.v));
+        record_run_deliveries(calibration, steps);
+    } else
         calibrate_from_actions(calibration, runs, step_actions);
     if (!calibration.assumed_split_stages.empty())  // shown by `simulate` with every prediction
         experiment.name += fmt::format("; no profile: I and W assumed, {}", kAssumedBackwardSplit);

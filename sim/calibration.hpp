@@ -36,7 +36,14 @@ struct Calibration {
     Experiment experiment;
     std::int64_t measured_step_ns = 0;                // the median over the runs
     std::map<int, std::int64_t> measured_peak_bytes;  // by rank, the median over the runs
-    int transfer_samples = 0;   // transfers the link latency came from (runs without a profile)
+    // The runs' own transfers whose receiver was already waiting: how many, and the median over
+    // the steps of each step's median delivery (recv end minus send start) and message size.
+    // Without a profile the link's latency is that delivery; with one the link is fitted to the
+    // profile's timed messages, and this says whether transfers inside the pipeline took as
+    // long (a receive posted late, or a busy receiver, shows as a longer delivery).
+    int transfer_samples = 0;
+    std::int64_t run_delivery_ns = 0;
+    std::int64_t run_delivery_bytes = 0;
     bool from_profile = false;  // per-layer costs from `run --profile`
     int link_sizes = 0;         // message sizes the link fit used (from a profile)
     std::string link_fit_note;  // how the link fit was held to a link; empty when it was not

@@ -26,6 +26,23 @@
 namespace pipelens::cli {
 namespace {
 
+// The profile's link against the run's own transfers: a profile times messages with both sides
+// ready, and a pipeline whose receives are posted late, or whose receivers are busy, delivers
+// more slowly, which the simulation then leaves out on every transfer on the critical path.
+void print_delivery_check(const sim::Calibration& calibration, const sim::Link& link) {
+    const std::int64_t predicted = link.transfer_ns(calibration.run_delivery_bytes);
+    fmt::print(
+        "  transfers in the run: {} for {} (median of {} whose receiver was waiting); the "
+        "link gives {}\n",
+        format_duration(calibration.run_delivery_ns), format_bytes(calibration.run_delivery_bytes),
+        calibration.transfer_samples, format_duration(predicted));
+    if (predicted > 0 && calibration.run_delivery_ns > predicted + predicted / 2)
+        fmt::print(
+            "  note: the run's transfers took {:.1f}x the link's time; the simulation "
+            "is short by the difference on each transfer its critical path crosses\n",
+            static_cast<double>(calibration.run_delivery_ns) / static_cast<double>(predicted));
+}
+
 struct CalibrateOptions {
     std::string trace;
     std::vector<std::int64_t> runs;
@@ -161,6 +178,9 @@ void run_calibrate(const CalibrateOptions& options) {
         json["link_latency_ns"] = experiment.intra_host.latency_ns;
         json["link_bandwidth_gb_per_s"] = experiment.intra_host.bytes_per_ns;
         json["transfer_samples"] = calibration.transfer_samples;
+        json["run_delivery_ns"] = calibration.run_delivery_ns;
+        json["run_delivery_bytes"] = calibration.run_delivery_bytes;
+        json["link_delivery_ns"] = costs.intra_host.transfer_ns(calibration.run_delivery_bytes);
         json["link_sizes"] = calibration.link_sizes;
         if (!calibration.link_fit_note.empty())
             json["link_fit_note"] = calibration.link_fit_note;
@@ -206,6 +226,8 @@ void run_calibrate(const CalibrateOptions& options) {
     }
     if (calibration.from_profile && !calibration.link_fit_note.empty())
         fmt::print("  link fit: {}\n", calibration.link_fit_note);
+    if (calibration.from_profile && calibration.transfer_samples > 0)
+        print_delivery_check(calibration, costs.intra_host);
     if (!calibration.from_profile)
         fmt::print("  send/recv delivery: {} (median of {} transfers)\n",
                    format_duration(experiment.intra_host.latency_ns), calibration.transfer_samples);

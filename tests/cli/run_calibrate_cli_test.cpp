@@ -60,12 +60,22 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         ASSERT_EQ(result.exit_code, 0) << result.err;
         EXPECT_NE(result.out.find("from the run's profile: 4 layers, model mlp"), std::string::npos)
             << result.out;
+        // The profile's link beside the run's own transfers of one microbatch's activations
+        // (8 rows of 256 floats), so a pipeline that delivers more slowly than the link shows.
+        EXPECT_NE(result.out.find(" for 8.0 KiB (median of "), std::string::npos) << result.out;
+        result = run_pipelens("calibrate " + trace.string() + " --json");
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        const auto json = nlohmann::json::parse(result.out);
+        EXPECT_EQ(json.at("run_delivery_bytes"), 8 * 256 * 4);
+        EXPECT_GT(json.at("transfer_samples").get<int>(), 0);
+        EXPECT_GT(json.at("run_delivery_ns").get<std::int64_t>(), 0);
+        EXPECT_GE(json.at("link_delivery_ns").get<std::int64_t>(),
+                  json.at("link_latency_ns").get<std::int64_t>());
         // Gloo sends once the receive is posted, threads hand over at once: the calibration
         // simulates the transfers as the run's transport made them.
         std::ifstream file(calibrated);
         const std::string toml{std::istreambuf_iterator<char>(file), {}};
-        EXPECT_EQ(toml.find("rendezvous = true") != std::string::npos, !transport.empty())
-            << toml;
+        EXPECT_EQ(toml.find("rendezvous = true") != std::string::npos, !transport.empty()) << toml;
         for (const std::string other :
              {"--schedule Interleaved1F1B --v 2", "--schedule 1F1B --pp 4", "--m 16",
               "--schedule ZBVZeroBubble --v 2"}) {
