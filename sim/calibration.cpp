@@ -96,6 +96,15 @@ void carry_run_options(Experiment& experiment, const std::string& config) {
     }
 }
 
+// The transport a run was recorded with ("local" when its configuration does not say).
+std::string recorded_transport(const std::string& config) {
+    try {
+        return parse_experiment_toml(config, "run configuration").run.transport;
+    } catch (const ExperimentError&) {
+        return "local";
+    }
+}
+
 // The run's own model and run settings (its recorded configuration), with per-layer costs,
 // overlap and link from the profile, scaled to the runs' own stage times.
 void apply_profile(Calibration& calibration, const traces::RunRecord& run,
@@ -132,6 +141,7 @@ struct StepSamples {
     std::vector<StageSamples> stages;
     std::vector<std::int64_t> deliveries;
     std::vector<std::int64_t> delivered_bytes;
+    std::vector<std::int64_t> send_issues;  // each SEND's own span: the host's time to issue it
 };
 
 void add_stage_sample(StageSamples& stage, const traces::ActionRecord& action) {
@@ -164,10 +174,11 @@ StepSamples step_samples(const std::vector<traces::ActionRecord>& step, int stag
         if (action.stage >= 0 && action.stage < stage_count)
             add_stage_sample(samples.stages[static_cast<std::size_t>(action.stage)], action);
         const auto kind = static_cast<ActionKind>(action.kind);
+        const bool send = kind == ActionKind::send_forward || kind == ActionKind::send_backward;
+        if (send)
+            samples.send_issues.push_back(action.end_ns - action.start_ns);
         if (action.pair_id >= 0 && is_communication(kind))
-            (kind == ActionKind::send_forward || kind == ActionKind::send_backward
-                 ? sends
-                 : receives)[action.pair_id] = &action;
+            (send ? sends : receives)[action.pair_id] = &action;
     }
     for (const auto& [pair, send] : sends) {
         const auto recv = receives.find(pair);
@@ -211,6 +222,21 @@ void record_run_deliveries(Calibration& calibration, const std::vector<StepSampl
     calibration.run_delivery_bytes = run_record::median_of(bytes);
 }
 
+// The host's time to issue a SEND, per step the median, then the median over the steps. A gloo
+// send writes its message on the rank's own thread, which its next computation waits for, so a
+// gloo run's experiment charges it (Experiment::send_issue_ns); other transports' SENDs hand the
+// message to another thread or stream, and the figure is only reported.
+void record_send_issue(Calibration& calibration, const std::vector<StepSamples>& steps,
+                       const std::string& transport) {
+    std::vector<std::int64_t> issues;
+    for (const StepSamples& step : steps)
+        if (!step.send_issues.empty())
+            issues.push_back(run_record::median_of(step.send_issues));
+    calibration.send_issue_ns = run_record::median_of(issues);
+    if (transport == "gloo")
+        calibration.experiment.send_issue_ns = calibration.send_issue_ns;
+}
+
 // Without a profile: per stage and kind, the median over the steps of each step's median (a full
 // backward when the schedule ran one, else I and W, with B split by kAssumedBackwardSplit where
 // only B ran, and the stage listed as assumed), and the median over the steps of each step's
@@ -245,6 +271,7 @@ void calibrate_from_actions(Calibration& calibration, const std::vector<traces::
         experiment.backward_ns.clear();  // mixed B and I/W stages: B = I + W everywhere
 
     record_run_deliveries(calibration, steps);
+    record_send_issue(calibration, steps, recorded_transport(runs.front().config));
     const std::int64_t latency = calibration.run_delivery_ns;
     if (latency < 0)  // a RECV that ended before its SEND began: two clocks, not one
         throw std::invalid_argument(fmt::format(
@@ -466,10 +493,11 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
         profiles.front().empty() ? std::vector<traces::ProfileRecord>{} : median_profile(profiles);
     if (!profile.empty()) {
         apply_profile(calibration, run, profile, step_actions, run_id);
-        std::vector<StepSamples> steps;  // the link's cross-check
+        std::vector<StepSamples> steps;  // the link's cross-check and the SENDs' issue
         for (const auto& step : step_actions)
             steps.push_back(step_samples(step, run.pp * run.v));
         record_run_deliveries(calibration, steps);
+        record_send_issue(calibration, steps, recorded_transport(run.config));
     } else
         calibrate_from_actions(calibration, runs, step_actions);
     if (!calibration.assumed_split_stages.empty())  // shown by `simulate` with every prediction

@@ -69,6 +69,9 @@ struct CostModel {
     // Transfers start only once their receive is posted: simulated with
     // DependencyRules::pytorch_rendezvous (see rules_for).
     bool rendezvous = false;
+    // Host time to issue a SEND, during which the rank's next computation cannot start
+    // (Experiment::send_issue_ns); 0: none.
+    std::int64_t send_issue_ns = 0;
     // The share of an OVERLAP_F_B's hideable time that it hides (see overlap): 0, no overlap,
     // unless measured (calibration) or stated; 1, the shorter part entirely where nothing says
     // it is arithmetic.

@@ -16,6 +16,7 @@ void record_cost_model(recorder::StateRecorder& recorder, const CostModel& costs
     model.inter_host_gb_per_s = costs.inter_host.bytes_per_ns;
     model.ranks_per_host = costs.ranks_per_host;
     model.rendezvous = costs.rendezvous;
+    model.send_issue_ns = costs.send_issue_ns;
     model.rank_slowdown = costs.rank_slowdown;
     model.overlap_efficiency = costs.overlap_efficiency;
     model.unshard_ns = costs.unshard_ns;
@@ -49,6 +50,7 @@ CostModel cost_model_from_state(const recorder::PipelineState& state) {
     costs.inter_host = {model.inter_host_latency_ns, model.inter_host_gb_per_s};
     costs.ranks_per_host = model.ranks_per_host;
     costs.rendezvous = model.rendezvous;
+    costs.send_issue_ns = model.send_issue_ns;
     costs.rank_slowdown = model.rank_slowdown;
     costs.overlap_efficiency = model.overlap_efficiency;
     costs.unshard_ns = model.unshard_ns;

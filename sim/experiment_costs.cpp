@@ -120,6 +120,7 @@ CostModel cost_model_for(const Experiment& experiment, int stage_count) {
     costs.inter_host = {experiment.inter_host.latency_ns, experiment.inter_host.bytes_per_ns};
     costs.ranks_per_host = experiment.ranks_per_host;
     costs.rendezvous = experiment.rendezvous;
+    costs.send_issue_ns = experiment.send_issue_ns;
     costs.overlap_efficiency = experiment.overlap_efficiency;
     costs.rank_slowdown = experiment.rank_slowdown;
     costs.unshard_ns = experiment.unshard_ns;

@@ -210,6 +210,12 @@ class Simulator {
                 const int peer = transfer_peer_rank(schedule_, action);
                 entry.bytes = costs_.message_bytes(action);
                 entry.start_ns = std::max(comm_free_[rank], ready.time);
+                if (costs_.send_issue_ns > 0) {
+                    // Issued by the rank's thread in program order: after its computations so
+                    // far, and the next one waits for the issue.
+                    entry.start_ns = std::max(entry.start_ns, compute_free_[rank]);
+                    compute_free_[rank] = entry.start_ns + costs_.send_issue_ns;
+                }
                 entry.end_ns = entry.start_ns + costs_.transfer_ns(rank, peer, entry.bytes);
                 produce(action, entry.start_ns);  // the receive waits for the send's issue
                 break;

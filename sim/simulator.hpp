@@ -5,7 +5,10 @@
 // exist, its inputs being what engine/schedule/dependencies.hpp says it waits for. A SEND holds
 // its stream for the transfer; a RECV ends once the SEND has started and the transfer time has
 // passed, or with rendezvous transfers once the SEND has started and the RECV was posted (its
-// rank finished the computation before it); a posted receive does not hold the stream. UNSHARD and
+// rank finished the computation before it); a posted receive does not hold the stream. With a
+// send issue time, a SEND also starts no earlier than its rank's computations before it, and
+// its rank's next computation starts no earlier than the issue's end (the host issues actions
+// in program order). UNSHARD and
 // REDUCE_GRAD are collectives on the communication stream; RESHARD takes compute time. The result
 // is the timeline of every action, memory over time (activations held from F until B or W), and per
 // rank the bubble split into warm-up, cool-down, waiting on each peer and local idle time

@@ -182,6 +182,8 @@ void run_calibrate(const CalibrateOptions& options) {
         json["run_delivery_bytes"] = calibration.run_delivery_bytes;
         json["link_delivery_ns"] = costs.intra_host.transfer_ns(calibration.run_delivery_bytes);
         json["link_sizes"] = calibration.link_sizes;
+        json["send_issue_ns"] = calibration.send_issue_ns;
+        json["send_issue_charged"] = experiment.send_issue_ns > 0;
         if (!calibration.link_fit_note.empty())
             json["link_fit_note"] = calibration.link_fit_note;
         nlohmann::ordered_json peaks = nlohmann::ordered_json::array();
@@ -228,6 +230,12 @@ void run_calibrate(const CalibrateOptions& options) {
         fmt::print("  link fit: {}\n", calibration.link_fit_note);
     if (calibration.from_profile && calibration.transfer_samples > 0)
         print_delivery_check(calibration, costs.intra_host);
+    if (calibration.send_issue_ns > 0)
+        fmt::print("  SEND issue: {} per send ({})\n", format_duration(calibration.send_issue_ns),
+                   experiment.send_issue_ns > 0
+                       ? "a gloo send writes its message on the rank's thread: charged before "
+                         "the rank's next computation"
+                       : "handed to another thread or stream by this transport: not charged");
     if (!calibration.from_profile)
         fmt::print("  send/recv delivery: {} (median of {} transfers)\n",
                    format_duration(experiment.intra_host.latency_ns), calibration.transfer_samples);

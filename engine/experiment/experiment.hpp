@@ -168,6 +168,10 @@ struct Experiment {
     // A transfer starts only once its receive is posted (NCCL, Gloo); off, data is in flight
     // as soon as the send is issued (the zero-bubble paper's model). [network] rendezvous.
     bool rendezvous = false;
+    // The host's time to issue a SEND: the rank's thread issues it in program order, so its next
+    // computation waits for it (a gloo send writes its message into the socket on the caller's
+    // thread). 0: free. [network] send_issue; calibrated from a gloo run's own SENDs.
+    std::int64_t send_issue_ns = 0;
 
     ModelDescription model;
     RunSettings run;

@@ -310,6 +310,7 @@ void read_network(FieldReader& fields, Experiment& experiment) {
     fields.bandwidth("inter_host_bandwidth", experiment.inter_host.bytes_per_ns);
     fields.integer("ranks_per_host", experiment.ranks_per_host, 1);
     fields.boolean("rendezvous", experiment.rendezvous);
+    fields.duration("send_issue", experiment.send_issue_ns);
     fields.finish();
 }
 

@@ -114,6 +114,8 @@ std::string experiment_to_toml(const Experiment& experiment) {
     network.insert("ranks_per_host", experiment.ranks_per_host);
     if (experiment.rendezvous)
         network.insert("rendezvous", true);
+    if (experiment.send_issue_ns > 0)
+        network.insert("send_issue", fmt::format("{}ns", experiment.send_issue_ns));
 
     toml::table document;
     if (!experiment.name.empty())

@@ -80,6 +80,7 @@ struct CostModelState {
     std::int64_t reduce_grad_ns = 0;
     bool rendezvous = false;            // transfers start once their receive is posted too
     std::vector<double> rank_slowdown;  // per rank, its compute x this; empty: all 1
+    std::int64_t send_issue_ns = 0;     // host time a SEND holds its rank's computations up
 };
 
 struct StageState {

@@ -76,6 +76,11 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         std::ifstream file(calibrated);
         const std::string toml{std::istreambuf_iterator<char>(file), {}};
         EXPECT_EQ(toml.find("rendezvous = true") != std::string::npos, !transport.empty()) << toml;
+        // A gloo send writes its message on the rank's thread, which the next computation waits
+        // for: charged there; a thread's hand-over is not.
+        EXPECT_EQ(toml.find("send_issue = '") != std::string::npos, !transport.empty()) << toml;
+        EXPECT_EQ(json.at("send_issue_charged").get<bool>(), !transport.empty());
+        EXPECT_GT(json.at("send_issue_ns").get<std::int64_t>(), 0);
         for (const std::string other :
              {"--schedule Interleaved1F1B --v 2", "--schedule 1F1B --pp 4", "--m 16",
               "--schedule ZBVZeroBubble --v 2"}) {

@@ -247,6 +247,10 @@ TEST(ExperimentToml, ZeroBubbleLimitDeferralAndRendezvousRoundTrip) {
     original.rank_slowdown = {1.0, 1.75, 1.0, 1.0};
     EXPECT_EQ(parse_experiment_toml(experiment_to_toml(original), "copy").rank_slowdown,
               original.rank_slowdown);
+    EXPECT_EQ(experiment_to_toml(original).find("send_issue"), std::string::npos);  // 0: unsaid
+    original.send_issue_ns = 55217;
+    EXPECT_NE(experiment_to_toml(original).find("send_issue = '55217ns'"), std::string::npos);
+    EXPECT_EQ(parse_experiment_toml(experiment_to_toml(original), "copy").send_issue_ns, 55217);
     EXPECT_EQ(parse_activation_limit("p").resolve(8), 8);
     EXPECT_EQ(parse_activation_limit("2p").resolve(8), 16);
     EXPECT_EQ(parse_activation_limit("12").resolve(8), 12);

@@ -180,6 +180,7 @@ TEST(EventTable, ZeroBubbleDeferralAndRendezvousFieldsRoundTrip) {
     shape.zero_bubble = {5, 6, 4, 1, 8};
     recorder::CostModelState costs{true, 300, 0, 300, 0, 8, 1.0, 0, 0, 0, false, {}};
     costs.rendezvous = true;
+    costs.send_issue_ns = 55000;
     const std::vector<Call> calls = {
         [shape](StateRecorder& r) { r.choose_schedule(shape); },
         [](StateRecorder& r) { r.lower_schedule(false, true); },
@@ -190,7 +191,7 @@ TEST(EventTable, ZeroBubbleDeferralAndRendezvousFieldsRoundTrip) {
               R"( PipelineState {"rank":-1,"run_kind":"sim"}
  choose_schedule {"kind":"ZeroBubbleAuto","m":8,"max_activations":8,"pp":4,"v":1,"zero_bubble_comm_ns":1,"zero_bubble_f_ns":5,"zero_bubble_i_ns":6,"zero_bubble_w_ns":4}
  lower_schedule {"defer_recv":true,"keep_fsdp_actions":false}
- set_cost_model {"inter_host_gb_per_s":0.0,"inter_host_latency_ns":300,"intra_host_gb_per_s":0.0,"intra_host_latency_ns":300,"overlap_efficiency":1.0,"ranks_per_host":8,"reduce_grad_ns":0,"rendezvous":true,"reshard_ns":0,"unshard_ns":0}
+ set_cost_model {"inter_host_gb_per_s":0.0,"inter_host_latency_ns":300,"intra_host_gb_per_s":0.0,"intra_host_latency_ns":300,"overlap_efficiency":1.0,"ranks_per_host":8,"reduce_grad_ns":0,"rendezvous":true,"reshard_ns":0,"send_issue_ns":55000,"unshard_ns":0}
 )");
     const std::vector<Event> top = top_level_events(recording.events);
     const StateRecorder replayed = replay_prefix(top, top.size());
@@ -199,6 +200,7 @@ TEST(EventTable, ZeroBubbleDeferralAndRendezvousFieldsRoundTrip) {
               "f=5ns i=6ns w=4ns comm=1ns max_activations=8");
     EXPECT_TRUE(replayed.state().schedule.receives_deferred);
     EXPECT_TRUE(replayed.state().costs.rendezvous);
+    EXPECT_EQ(replayed.state().costs.send_issue_ns, 55000);
 }
 
 // A simulation's stream written to a real trace file, one event's arguments then edited with

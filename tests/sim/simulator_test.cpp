@@ -141,6 +141,18 @@ TEST(SimulatorLinks, LatencyIsPaidOnEveryCrossing) {
     EXPECT_EQ(run(ScheduleKind::gpipe, 2, 1, 1, bandwidth).step_time_ns, 4000 + 2 * 500);
 }
 
+// A SEND's issue is host time on its rank's thread, in program order: GPipe pp=2 m=2 with
+// F = B = 1000 and no latency. Rank 0 issues SEND_F0 between F0 and F1, so rank 1's F1 starts
+// 100 later; rank 1 issues SEND_B0 between B0 and B1, so rank 0's B1 does too: 6000 + 2 x 100.
+TEST(SimulatorLinks, ASendsIssueHoldsUpItsRanksNextComputation) {
+    CostModel costs = unit_costs(1000, 500, 500);
+    EXPECT_EQ(run(ScheduleKind::gpipe, 2, 1, 2, costs).step_time_ns, 6000);
+    costs.send_issue_ns = 100;
+    EXPECT_EQ(run(ScheduleKind::gpipe, 2, 1, 2, costs).step_time_ns, 6200);
+    // With one microbatch every issue falls in a wait the step has anyway.
+    EXPECT_EQ(run(ScheduleKind::gpipe, 2, 1, 1, costs).step_time_ns, 4000);
+}
+
 // Times of unknown make (stated or measured): the efficiency is the share of the shorter part
 // hidden, and nothing is hidden unless it is stated.
 TEST(CostModelOverlap, HidesAShareOfTheShorterPartOfOpaqueTimes) {
