@@ -239,16 +239,13 @@ void record_send_issue(Calibration& calibration, const std::vector<StepSamples>&
 
 // Without a profile: per stage and kind, the median over the steps of each step's median (a full
 // backward when the schedule ran one, else I and W, with B split by kAssumedBackwardSplit where
-// only B ran, and the stage listed as assumed), and the median over the steps of each step's
-// median delivery of the transfers whose receiver was already waiting. Per step first, so that
-// every step counts once however its durations spread.
+// only B ran, and the stage listed as assumed), and for a link latency the runs' own delivery
+// (record_run_deliveries). Per step first, so that every step counts once however its durations
+// spread.
 void calibrate_from_actions(Calibration& calibration, const std::vector<traces::RunRecord>& runs,
-                            const std::vector<std::vector<traces::ActionRecord>>& step_actions) {
+                            const std::vector<StepSamples>& steps) {
     Experiment& experiment = calibration.experiment;
     const int stage_count = runs.front().pp * runs.front().v;
-    std::vector<StepSamples> steps;
-    for (const auto& step : step_actions)
-        steps.push_back(step_samples(step, stage_count));
     for (std::size_t index = 0; index < static_cast<std::size_t>(stage_count); ++index) {
         const StageSamples stage = step_medians(steps, index);
         experiment.forward_ns.push_back(run_record::median_of(stage.forward));
@@ -270,8 +267,6 @@ void calibrate_from_actions(Calibration& calibration, const std::vector<traces::
         static_cast<int>(experiment.backward_ns.size()) != stage_count)
         experiment.backward_ns.clear();  // mixed B and I/W stages: B = I + W everywhere
 
-    record_run_deliveries(calibration, steps);
-    record_send_issue(calibration, steps, recorded_transport(runs.front().config));
     const std::int64_t latency = calibration.run_delivery_ns;
     if (latency < 0)  // a RECV that ended before its SEND began: two clocks, not one
         throw std::invalid_argument(fmt::format(
@@ -491,15 +486,16 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
             step_actions.push_back(std::move(step));
     const std::vector<traces::ProfileRecord> profile =
         profiles.front().empty() ? std::vector<traces::ProfileRecord>{} : median_profile(profiles);
-    if (!profile.empty()) {
+    std::vector<StepSamples> samples;
+    for (const auto& step : step_actions)
+        samples.push_back(step_samples(step, run.pp * run.v));
+    // Without a profile the deliveries are the link; with one, its cross-check.
+    record_run_deliveries(calibration, samples);
+    record_send_issue(calibration, samples, recorded_transport(run.config));
+    if (!profile.empty())
         apply_profile(calibration, run, profile, step_actions, run_id);
-        std::vector<StepSamples> steps;  // the link's cross-check and the SENDs' issue
-        for (const auto& step : step_actions)
-            steps.push_back(step_samples(step, run.pp * run.v));
-        record_run_deliveries(calibration, steps);
-        record_send_issue(calibration, steps, recorded_transport(run.config));
-    } else
-        calibrate_from_actions(calibration, runs, step_actions);
+    else
+        calibrate_from_actions(calibration, runs, samples);
     if (!calibration.assumed_split_stages.empty())  // shown by `simulate` with every prediction
         experiment.name += fmt::format("; no profile: I and W assumed, {}", kAssumedBackwardSplit);
     refuse_impossible_figures(
