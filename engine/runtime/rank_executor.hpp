@@ -54,8 +54,6 @@ struct RankOutcome {
     // inside it where that is higher; on the same clock as the timeline.
     std::vector<run_record::MemoryPoint> memory;
     std::int64_t peak_memory_bytes = 0;
-    // A GPU's: what the device held when the recorded steps began, which `memory` leaves out.
-    std::optional<std::int64_t> memory_baseline_bytes;
     std::optional<run_record::RunFailure> failure;
     std::optional<std::chrono::steady_clock::time_point> epoch;  // the step's time zero
 };

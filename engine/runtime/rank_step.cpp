@@ -163,6 +163,8 @@ struct StepsOutcome {
     RankOutcome outcome;               // every recorded step's actions and memory, concatenated
     std::vector<int> repeat_of;        // per timeline entry: its recorded step
     std::vector<std::int64_t> starts;  // when each recorded step began, on the same clock
+    // A GPU's: what the device held when the recorded steps began, which `memory` leaves out.
+    std::optional<std::int64_t> memory_baseline_bytes;
 };
 
 std::int64_t ns_between(std::chrono::steady_clock::time_point from,
@@ -215,7 +217,7 @@ StepsOutcome run_steps(const run_record::PipelineRunOptions& options, const Sche
         const bool recorded = step >= options.warmup_steps;
         if (recorded && device_memory && !steps_memory) {
             steps_memory.emplace(*device_memory);
-            steps.outcome.memory_baseline_bytes = steps_memory->baseline_bytes();
+            steps.memory_baseline_bytes = steps_memory->baseline_bytes();
         }
         plan.memory = recorded ? memory : nullptr;
         plan.device_memory = recorded && steps_memory ? &*steps_memory : nullptr;
@@ -378,7 +380,7 @@ RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, cons
     for (const run_record::MemoryPoint& point : outcome.memory)
         report.run.memory.push_back({point.time_ns + zero_shift_ns, point.bytes});
     report.run.peak_memory_bytes = outcome.peak_memory_bytes;
-    report.run.memory_before_steps_bytes = outcome.memory_baseline_bytes;
+    report.run.memory_before_steps_bytes = steps.memory_baseline_bytes;
     if (report.run.failure) {
         if (options.profile)  // the others would wait for it at the profile's barrier
             transport.abort(report.run.failure->message);
