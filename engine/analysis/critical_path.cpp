@@ -1,122 +1,19 @@
 // HoldGraph and the critical path (see critical_path.hpp for the rule and its invariant).
 //
 // Producers of per-(stage, microbatch) signals are found through one table built in a first pass
-// over every rank; per-stage and per-rank signals (UNSHARD, the rank's computation) come earlier
-// on the waiting rank by the rules, so the second pass tracks them while it walks each rank in
-// program order. Only actions that ended produce anything. A run that repeats its program (run
-// --steps N) produces every signal once per training step (training_steps.hpp), so the table
-// pairs a consumer with the producer of its own step: step 0 in a dense table, as a one-step run
-// needs, later steps in a hash table beside it.
+// over every rank (producer_table.hpp); per-stage and per-rank signals (UNSHARD, the rank's
+// computation) come earlier on the waiting rank by the rules, so the second pass tracks them
+// while it walks each rank in program order.
 #include "engine/analysis/critical_path.hpp"
 
 #include <algorithm>
 #include <limits>
 #include <unordered_map>
 
-#include <fmt/format.h>
-
-#include "engine/analysis/training_steps.hpp"
-#include "traces/trace_error.hpp"
+#include "engine/analysis/producer_table.hpp"
 
 namespace pipelens::analysis {
 namespace {
-
-// Per-(stage, microbatch) producers of each training step: step 0's in
-// table[(signal * stages + stage) * microbatches + mb], a later step's in later_ by step and cell.
-class ProducerTable {
-  public:
-    ProducerTable(const TimedSchedule& timed, const DependencyRules& rules)
-        : rules_(rules),
-          stages_(timed.schedule.stage_count),
-          microbatches_(timed.schedule.microbatch_count),
-          steps_(action_steps(timed.schedule)) {
-        const Schedule& schedule = timed.schedule;
-        // Every (stage, microbatch) a run names has an F somewhere, so a table far larger than
-        // the run is a damaged header, not a pipeline.
-        const auto cells =
-            static_cast<std::size_t>(stages_) * static_cast<std::size_t>(microbatches_);
-        if (cells > 16 * schedule.action_count() + 4096)
-            throw traces::TraceError(fmt::format(
-                "run names {} stages x {} microbatches but holds only {} actions: its stage or "
-                "microbatch numbers are damaged",
-                stages_, microbatches_, schedule.action_count()));
-        table_.assign(cells * kMicrobatchSignalCount, ActionRef{});
-        for (int rank = 0; rank < schedule.rank_count; ++rank)
-            for (std::size_t index = 0; index < schedule.ranks[rank].size(); ++index) {
-                if (!timed.ended(rank, static_cast<int>(index)))
-                    continue;
-                const ActionRef self{rank, static_cast<std::int32_t>(index)};
-                for (const Action& part : schedule.parts_of(schedule.ranks[rank][index]))
-                    add(rules_.products_of(part.kind), part, self);
-            }
-    }
-
-    // What produced `input` (a per-(stage, microbatch) one) for `consumer`: the producer of the
-    // consumer's own training step.
-    std::optional<ActionRef> find(const Input& input, ActionRef consumer) const {
-        const int stage = input.stage, microbatch = input.microbatch;
-        if (stage < 0 || stage >= stages_ || microbatch < 0 || microbatch >= microbatches_)
-            return std::nullopt;
-        const std::size_t at = cell(input.signal, stage, microbatch);
-        const std::int32_t step = step_of(consumer);
-        if (step > 0) {
-            const auto found = later_.find(StepCell{step, at});
-            return found == later_.end() ? std::nullopt : std::optional<ActionRef>(found->second);
-        }
-        const ActionRef found = table_[at];
-        if (found.rank < 0)
-            return std::nullopt;
-        return found;
-    }
-
-  private:
-    struct StepCell {
-        std::int32_t step;
-        std::size_t cell;
-        friend bool operator==(const StepCell&, const StepCell&) = default;
-    };
-    struct StepCellHash {
-        std::size_t operator()(const StepCell& key) const {
-            return std::hash<std::size_t>()(key.cell) ^
-                   (std::hash<std::int32_t>()(key.step) * 0x9e3779b97f4a7c15ULL);
-        }
-    };
-
-    std::int32_t step_of(ActionRef ref) const {
-        return steps_[static_cast<std::size_t>(ref.rank)][static_cast<std::size_t>(ref.index)];
-    }
-
-    std::size_t cell(Signal signal, int stage, int microbatch) const {
-        return (static_cast<std::size_t>(signal) * static_cast<std::size_t>(stages_) +
-                static_cast<std::size_t>(stage)) *
-                   static_cast<std::size_t>(microbatches_) +
-               static_cast<std::size_t>(microbatch);
-    }
-
-    // The first producer of a step counts; a repeat within the step is another action's.
-    void add(const Products& products, const Action& part, ActionRef self) {
-        const std::int32_t step = step_of(self);
-        for (Signal signal : products) {
-            if (!is_per_microbatch(signal) || part.stage < 0 || part.microbatch < 0)
-                continue;
-            const std::size_t at = cell(signal, part.stage, part.microbatch);
-            if (step > 0) {
-                later_.try_emplace(StepCell{step, at}, self);
-                continue;
-            }
-            ActionRef& slot = table_[at];
-            if (slot.rank < 0)
-                slot = self;
-        }
-    }
-
-    const DependencyRules& rules_;
-    int stages_ = 0;
-    int microbatches_ = 0;
-    std::vector<std::vector<std::int32_t>> steps_;  // each action's training step
-    std::vector<ActionRef> table_;
-    std::unordered_map<StepCell, ActionRef, StepCellHash> later_;
-};
 
 // Walks one rank in program order, choosing each action's holder.
 class RankHolds {
