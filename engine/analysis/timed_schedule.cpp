@@ -119,8 +119,8 @@ void add_rank(const std::filesystem::path& path, int rank, RankRows rows, TimedS
             out.schedule.parts.insert(out.schedule.parts.end(), parts.begin(), parts.end());
         }
         actions.push_back(action);
-        times.push_back(
-            {row.start_ns, row.end_ns, row.step, row.lane == traces::ActionLane::communication});
+        times.push_back({row.start_ns, row.end_ns, row.step,
+                         row.lane == traces::ActionLane::communication, row.bytes});
     }
 }
 

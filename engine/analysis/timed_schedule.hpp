@@ -25,6 +25,7 @@ struct ActionSpan {
     std::int64_t end_ns = 0;  // < 0: never ended
     std::int32_t step = 0;    // as recorded (a failed run's ranks record a prefix of their steps)
     bool communication_lane = false;
+    std::int64_t bytes = 0;  // what a transfer moved, as recorded (0: not a transfer, or unknown)
 };
 
 struct TimedSchedule {

@@ -66,6 +66,7 @@ analysis::TimedSchedule timed_run(const Schedule& lowered, const PipelineRunResu
             analysis::ActionSpan& span = timed.times.at(rank.rank).at(timing.step);
             span.start_ns = timing.start_ns;
             span.end_ns = timing.end_ns;
+            span.bytes = std::max<std::int64_t>(timing.bytes, 0);
         }
     return timed;
 }

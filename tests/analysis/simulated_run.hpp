@@ -2,12 +2,15 @@
 // tests of analyses that compare or re-time runs: exact times from the simulator, no trace file.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "engine/analysis/timed_schedule.hpp"
+#include "engine/schedule/action_facts.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "sim/simulator.hpp"
@@ -31,7 +34,7 @@ inline SimulatedRun simulate_run(const ScheduleShape& shape, const sim::CostMode
                 run.result.timeline[run.result.first_entry[rank] + step];
             run.timed.times[rank].push_back({entry.start_ns, entry.end_ns,
                                              static_cast<std::int32_t>(step),
-                                             entry.lane == sim::Lane::communication});
+                                             entry.lane == sim::Lane::communication, entry.bytes});
         }
     return run;
 }
@@ -65,6 +68,37 @@ inline void delay(TimedSchedule& timed, ActionRef action, std::int64_t by) {
                 span.start_ns += by;
                 span.end_ns += by;
             }
+}
+
+// What the runtime records of the same run: a RECV starts when its rank's thread reaches it in
+// program order (posted) and ends when the computation needing it has its data (the later of
+// the data's arrival and the thread reaching that computation).
+inline TimedSchedule as_the_runtime_records(const TimedSchedule& simulated) {
+    TimedSchedule recorded = simulated;
+    for (std::size_t rank = 0; rank < recorded.times.size(); ++rank) {
+        const auto& actions = recorded.schedule.ranks[rank];
+        auto& times = recorded.times[rank];
+        std::int64_t reached = 0;
+        std::map<std::pair<int, int>, std::size_t> posted;  // stage, microbatch -> RECV
+        for (std::size_t index = 0; index < actions.size(); ++index) {
+            const Action& action = actions[index];
+            if (is_receive(action.kind)) {
+                times[index].start_ns = reached;  // the arrival stays in end_ns for now
+                posted[{action.stage, action.microbatch}] = index;
+                continue;
+            }
+            if (is_compute(action.kind)) {
+                const auto found = posted.find({action.stage, action.microbatch});
+                if (found != posted.end()) {
+                    ActionSpan& receive = times[found->second];
+                    receive.end_ns = std::max(receive.end_ns, reached);
+                    posted.erase(found);
+                }
+            }
+            reached = std::max(reached, times[index].end_ns);
+        }
+    }
+    return recorded;
 }
 
 // `second` run again after `first`, `gap_ns` after its last end: a two-step run.
