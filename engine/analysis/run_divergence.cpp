@@ -12,6 +12,8 @@
 #include "engine/analysis/bubble_accounting.hpp"
 #include "engine/analysis/critical_path.hpp"
 #include "engine/analysis/training_steps.hpp"
+#include "engine/analysis/transfer_deliveries.hpp"
+#include "engine/schedule/action_facts.hpp"
 
 namespace pipelens::analysis {
 namespace {
@@ -107,19 +109,91 @@ std::vector<double> speed_factors(const TimedSchedule& real, const TimedSchedule
     return speeds;
 }
 
+// The real step's transfers by their SEND and by their RECV (transfer_deliveries.hpp).
+class RealTransfers {
+  public:
+    explicit RealTransfers(const TimedSchedule& real) : deliveries_(transfer_deliveries(real)) {
+        for (std::size_t index = 0; index < deliveries_.size(); ++index) {
+            by_action_[key(deliveries_[index].send)] = index;
+            by_action_[key(deliveries_[index].receive)] = index;
+        }
+    }
+    // The transfer a SEND or RECV belongs to; nullptr for none found.
+    const TransferDelivery* of(ActionRef ref) const {
+        const auto found = by_action_.find(key(ref));
+        return found == by_action_.end() ? nullptr : &deliveries_[found->second];
+    }
+
+  private:
+    static std::int64_t key(ActionRef ref) {
+        return (static_cast<std::int64_t>(ref.rank) << 32) | static_cast<std::uint32_t>(ref.index);
+    }
+    std::vector<TransferDelivery> deliveries_;
+    std::unordered_map<std::int64_t, std::size_t> by_action_;
+};
+
+// What the real run says a transfer took, where it says it: its delivery when the receiver was
+// seen waiting for all of it, else nothing (the RECV's end may be long after the data came).
+std::optional<std::int64_t> seen_delivery(const RealTransfers& transfers, ActionRef real) {
+    const TransferDelivery* delivery = transfers.of(real);
+    if (delivery == nullptr || !delivery->seen)
+        return std::nullopt;
+    return delivery->at_most_ns;
+}
+
+// How much longer than predicted the step's transfers took where it was seen: the median over
+// the matched SENDs with a seen delivery of delivery / predicted (1 when none was seen). It
+// stands in for the transfers the run did not show, as a rank's speed factor does for its
+// computations.
+double transfer_factor(const TrainingStep& sim, const StepMatch& match,
+                       const RealTransfers& transfers) {
+    std::vector<double> ratios;
+    for_each_match(match, [&](ActionRef simulated, ActionRef measured) {
+        const std::int64_t predicted = duration(sim.timed, simulated);
+        if (!is_send(kind_at(sim.timed, simulated)) || predicted <= 0)
+            return;
+        if (const std::optional<std::int64_t> delivery = seen_delivery(transfers, measured))
+            ratios.push_back(static_cast<double>(*delivery) / static_cast<double>(predicted));
+    });
+    return median_ratio(std::move(ratios));
+}
+
+// A simulated transfer re-timed with the real one. The simulator times a transfer as its SEND's
+// duration (its RECV ends that long after the send starts), so the SEND takes the real delivery
+// where it was seen, else its prediction at the step's transfer factor, never more than the
+// real run allows (its RECV's end); the RECV keeps its own duration and so ends as far after
+// the SEND's start as the real data came.
+std::int64_t retimed_transfer(const RealTransfers& transfers, double factor, ActionKind kind,
+                              ActionRef real, std::int64_t predicted) {
+    if (!is_send(kind))
+        return predicted;
+    const auto scaled =
+        static_cast<std::int64_t>(std::llround(static_cast<double>(predicted) * factor));
+    const TransferDelivery* delivery = transfers.of(real);
+    if (delivery == nullptr)
+        return scaled;
+    return delivery->seen ? delivery->at_most_ns : std::min(scaled, delivery->at_most_ns);
+}
+
 // Which of the simulated step's durations the re-timing takes from the real run.
 enum class Measuring { nothing, speed, computations, everything };
 
 DivergenceSplit split_step(const TrainingStep& real, const TrainingStep& sim,
-                           const StepMatch& match, const std::vector<double>& speeds) {
+                           const StepMatch& match, const std::vector<double>& speeds,
+                           const RealTransfers& transfers) {
+    const double factor = transfer_factor(sim, match, transfers);
     const auto step_with = [&](Measuring measuring) {
         return retimed_end(retime(sim.timed, [&](ActionRef ref) {
             const std::int64_t predicted = duration(sim.timed, ref);
-            const bool compute = is_compute(kind_at(sim.timed, ref));
+            const ActionKind kind = kind_at(sim.timed, ref);
+            const bool compute = is_compute(kind);
             const int counterpart = match.sim_to_real[ref.rank][ref.index];
             const bool measured =
                 counterpart >= 0 && (measuring == Measuring::everything ||
                                      (measuring == Measuring::computations && compute));
+            if (measured && is_communication(kind))
+                return retimed_transfer(transfers, factor, kind, {ref.rank, counterpart},
+                                        predicted);
             if (measured)
                 return duration(real.timed, {ref.rank, counterpart});
             if (compute && measuring != Measuring::nothing)
@@ -192,15 +266,25 @@ struct Collected {
     std::vector<ActionDivergence> actions;
 };
 
+// A transfer's measured time is its seen delivery (both its SEND and its RECV show it); one not
+// seen is left out, as is anything the simulation gave no time.
 void collect(const TrainingStep& real, const TrainingStep& sim, const StepMatch& match,
-             int real_step, Collected& out) {
+             const RealTransfers& transfers, int real_step, Collected& out) {
     for_each_match(match, [&](ActionRef simulated, ActionRef measured) {
+        const ActionKind kind = kind_at(sim.timed, simulated);
+        std::int64_t took = duration(real.timed, measured);
+        if (is_communication(kind)) {
+            const std::optional<std::int64_t> delivery = seen_delivery(transfers, measured);
+            if (!delivery)
+                return;
+            took = *delivery;
+        }
+        // A simulated SEND and its RECV both last the predicted transfer time.
         const std::int64_t predicted = duration(sim.timed, simulated);
-        const std::int64_t took = duration(real.timed, measured);
         const double ratio =
             predicted > 0 ? static_cast<double>(took) / static_cast<double>(predicted) : 0;
         if (predicted > 0)
-            out.ratios[kind_at(sim.timed, simulated)].push_back(ratio);
+            out.ratios[kind].push_back(ratio);
         const Action& action = real.timed.schedule.ranks[measured.rank][measured.index];
         out.actions.push_back(
             {measured.rank, real_step, real.timed.schedule.text(action), took, predicted, ratio});
@@ -278,9 +362,10 @@ RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& sim
         step.sim_step = static_cast<int>(sim_index);
         step.step_time = {real_step.end_ns, sim_step.end_ns};
         step.ranks = rank_figures(real_step, sim_step, speeds);
-        step.split = split_step(real_step, sim_step, match, speeds);
+        const RealTransfers transfers(real_step.timed);
+        step.split = split_step(real_step, sim_step, match, speeds, transfers);
         step.waits = wait_changes(real_step, sim_step, match);
-        collect(real_step, sim_step, match, number, collected);
+        collect(real_step, sim_step, match, transfers, number, collected);
         add_unmatched(real_step, match.real_only, true, number, out.unmatched);
         add_unmatched(sim_step, match.sim_only, false, step.sim_step, out.unmatched);
         out.steps.push_back(std::move(step));

@@ -13,7 +13,10 @@
 //   speed         = T(simulation, each rank's computations x its speed factor) - T(simulation)
 //   kinds         = T(simulation, every matched computation at its measured time) - T(speed's)
 //   communication = T(kinds', every matched transfer and collective at its measured time too)
-//                   - T(kinds')
+//                   - T(kinds'); a transfer's measured time is its delivery where the run saw
+//                   it whole (transfer_deliveries.hpp), else its prediction times the step's
+//                   median seen/predicted ratio, capped at what its RECV's end allows: a RECV's
+//                   recorded span (posted early, ended when its data was needed) is not one
 //   ordering      = T(real) - T(communication's): what waited for what, and host time between
 //                   actions, that the model did not predict; `waits` lists the computations
 //                   that waited last for something else than simulated.
@@ -71,7 +74,7 @@ struct StepDivergence {
 struct KindDivergence {
     std::string kind;  // "F", "SEND_F", "OVERLAP_F_B", ...
     double median_ratio = 0;
-    int actions = 0;  // matched actions with a simulated time above 0
+    int actions = 0;  // matched actions with a simulated time above 0 (transfers: seen ones)
 };
 
 struct ActionDivergence {

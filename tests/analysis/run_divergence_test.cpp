@@ -109,10 +109,11 @@ TEST(RunDivergence, ALateSendIsOrderingNotSpeed) {
     }
 }
 
-TEST(RunDivergence, ALongerSendIsCommunication) {
+TEST(RunDivergence, ALongerTransferThatItsReceiverWaitedForIsCommunication) {
     const auto sim = simulate_run(kOneFOneB, round_costs());
-    // The same run with one transfer taking 700 more, everything after it re-timed.
-    const ActionRef send = testing::find_action(sim.timed, 0, "0SEND_F3");
+    // The same run with one transfer taking 700 more, everything after it re-timed; rank 0 waits
+    // for B0's gradient from before it is sent, so the run shows the whole delivery.
+    const ActionRef send = testing::find_action(sim.timed, 1, "1SEND_B0");
     auto real = sim;
     const auto ends = retime(sim.timed, [&](ActionRef ref) {
         const ActionSpan& span = sim.timed.times[ref.rank][ref.index];
@@ -127,13 +128,55 @@ TEST(RunDivergence, ALongerSendIsCommunication) {
             span.end_ns = ends[rank][index];
             span.start_ns = span.end_ns - took;
         }
-    const RunDivergence diff = run_divergence(real.timed, sim.timed);
+    const RunDivergence diff =
+        run_divergence(testing::as_the_runtime_records(real.timed), sim.timed);
+    const StepDivergence& step = diff.steps[0];
+    EXPECT_EQ(step.step_time.difference(), 700);
+    EXPECT_EQ(step.split.speed_ns, 0);
+    EXPECT_EQ(step.split.kinds_ns, 0);
+    EXPECT_EQ(step.split.communication_ns, 700);
+    EXPECT_EQ(step.split.ordering_ns, 0);
+}
+
+TEST(RunDivergence, EveryTransferSlowerIsCommunicationSeenOrNot) {
+    // Transfers of 250 where 100 were predicted: five of the eight were seen whole; the other
+    // three (their receivers busy when the data was sent) are charged at the seen ratio, 2.5.
+    const auto sim = simulate_run(kOneFOneB, round_costs());
+    sim::CostModel slow_link = round_costs();
+    slow_link.intra_host.latency_ns = slow_link.inter_host.latency_ns = 250;
+    const auto real = simulate_run(kOneFOneB, slow_link);
+    const RunDivergence diff =
+        run_divergence(testing::as_the_runtime_records(real.timed), sim.timed);
     const StepDivergence& step = diff.steps[0];
     ASSERT_GT(step.step_time.difference(), 0);
     EXPECT_EQ(step.split.speed_ns, 0);
     EXPECT_EQ(step.split.kinds_ns, 0);
     EXPECT_EQ(step.split.communication_ns, step.step_time.difference());
     EXPECT_EQ(step.split.ordering_ns, 0);
+    for (const KindDivergence& kind : diff.kinds) {
+        const bool transfer = kind.kind.find("SEND") != std::string::npos ||
+                              kind.kind.find("RECV") != std::string::npos;
+        EXPECT_DOUBLE_EQ(kind.median_ratio, transfer ? 2.5 : 1) << kind.kind;
+    }
+}
+
+TEST(RunDivergence, TheRuntimesRecordOfItsReceivesIsNoDivergence) {
+    // The runtime posts a RECV early and ends it when its data is needed: a RECV span of 2200
+    // where the transfer took 100. The same run recorded that way differs from its simulation
+    // in nothing, its split included.
+    const auto sim = simulate_run(kOneFOneB, round_costs());
+    const TimedSchedule recorded = testing::as_the_runtime_records(sim.timed);
+    const RunDivergence diff = run_divergence(recorded, sim.timed);
+    const StepDivergence& step = diff.steps[0];
+    EXPECT_EQ(step.step_time.difference(), 0);
+    EXPECT_EQ(step.split.speed_ns, 0);
+    EXPECT_EQ(step.split.kinds_ns, 0);
+    EXPECT_EQ(step.split.communication_ns, 0);
+    EXPECT_EQ(step.split.ordering_ns, 0);
+    for (const KindDivergence& kind : diff.kinds)
+        EXPECT_DOUBLE_EQ(kind.median_ratio, 1) << kind.kind;
+    for (const ActionDivergence& action : diff.top)
+        EXPECT_EQ(action.measured_ns, action.simulated_ns) << action.label;
 }
 
 TEST(RunDivergence, EveryStepOfAMultiStepRunMeetsTheOneSimulatedStep) {
