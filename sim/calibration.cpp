@@ -12,10 +12,12 @@
 #include <fmt/ranges.h>
 
 #include "engine/analysis/training_steps.hpp"
+#include "engine/analysis/transfer_deliveries.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_record/repeated_timing.hpp"
 #include "engine/run_record/statistics.hpp"
 #include "engine/schedule/action.hpp"
+#include "engine/schedule/action_facts.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/profile_calibration.hpp"
 
@@ -135,13 +137,16 @@ void apply_profile(Calibration& calibration, const traces::RunRecord& run,
     calibration.link_fit_note = fitted.link_fit_note;
 }
 
-// One step's samples of a figure each, without a profile: per stage each kind's durations, and
-// the deliveries of its transfers whose receiver was already waiting.
+// One step's samples of a figure each: per stage each kind's durations, and each SEND's span.
 struct StepSamples {
     std::vector<StageSamples> stages;
-    std::vector<std::int64_t> deliveries;
-    std::vector<std::int64_t> delivered_bytes;
     std::vector<std::int64_t> send_issues;  // each SEND's own span: the host's time to issue it
+};
+
+// One step's transfers that the run saw delivered whole (analysis/transfer_deliveries.hpp).
+struct StepDeliveries {
+    std::vector<std::int64_t> deliveries;
+    std::vector<std::int64_t> bytes;
 };
 
 void add_stage_sample(StageSamples& stage, const traces::ActionRecord& action) {
@@ -164,30 +169,35 @@ void add_stage_sample(StageSamples& stage, const traces::ActionRecord& action) {
     }
 }
 
-// A send and its receive share a pair id, which is unique within a training step (a trace of
-// several steps gives each step its own ids; older ones repeat a step's ids in every step).
 StepSamples step_samples(const std::vector<traces::ActionRecord>& step, int stage_count) {
     StepSamples samples;
     samples.stages.resize(static_cast<std::size_t>(stage_count));
-    std::map<std::int32_t, const traces::ActionRecord*> sends, receives;
     for (const traces::ActionRecord& action : step) {
         if (action.stage >= 0 && action.stage < stage_count)
             add_stage_sample(samples.stages[static_cast<std::size_t>(action.stage)], action);
-        const auto kind = static_cast<ActionKind>(action.kind);
-        const bool send = kind == ActionKind::send_forward || kind == ActionKind::send_backward;
-        if (send)
+        if (is_send(static_cast<ActionKind>(action.kind)))
             samples.send_issues.push_back(action.end_ns - action.start_ns);
-        if (action.pair_id >= 0 && is_communication(kind))
-            (send ? sends : receives)[action.pair_id] = &action;
-    }
-    for (const auto& [pair, send] : sends) {
-        const auto recv = receives.find(pair);
-        if (recv != receives.end() && recv->second->start_ns <= send->start_ns) {  // it waited
-            samples.deliveries.push_back(recv->second->end_ns - send->start_ns);
-            samples.delivered_bytes.push_back(send->bytes);
-        }
     }
     return samples;
+}
+
+// Every training step of the runs, its transfers whose delivery the run saw whole.
+std::vector<StepDeliveries> seen_deliveries(const traces::TraceReader& reader,
+                                            const std::vector<traces::RunRecord>& runs) {
+    std::vector<StepDeliveries> steps;
+    for (const traces::RunRecord& run : runs)
+        for (const analysis::TrainingStep& step :
+             analysis::training_steps(analysis::read_timed_schedule(reader, run.id))) {
+            StepDeliveries seen;
+            for (const analysis::TransferDelivery& delivery :
+                 analysis::transfer_deliveries(step.timed))
+                if (delivery.seen) {
+                    seen.deliveries.push_back(delivery.at_most_ns);
+                    seen.bytes.push_back(delivery.bytes);
+                }
+            steps.push_back(std::move(seen));
+        }
+    return steps;
 }
 
 // Each figure's median within every step, as one list per figure over all the steps.
@@ -206,20 +216,40 @@ StageSamples step_medians(const std::vector<StepSamples>& steps, std::size_t sta
     return medians;
 }
 
-// The deliveries of the transfers whose receiver was already waiting: per step the median, then
-// the median over the steps (so every step counts once however many transfers it had).
-void record_run_deliveries(Calibration& calibration, const std::vector<StepSamples>& steps) {
+// The deliveries the runs saw whole: per step the median, then the median over the steps (so
+// every step counts once however many transfers it had).
+void record_run_deliveries(Calibration& calibration, const std::vector<StepDeliveries>& steps) {
     std::vector<std::int64_t> deliveries, bytes;
     calibration.transfer_samples = 0;
-    for (const StepSamples& step : steps) {
+    for (const StepDeliveries& step : steps) {
         calibration.transfer_samples += static_cast<int>(step.deliveries.size());
         if (!step.deliveries.empty()) {
             deliveries.push_back(run_record::median_of(step.deliveries));
-            bytes.push_back(run_record::median_of(step.delivered_bytes));
+            bytes.push_back(run_record::median_of(step.bytes));
         }
     }
     calibration.run_delivery_ns = run_record::median_of(deliveries);
     calibration.run_delivery_bytes = run_record::median_of(bytes);
+}
+
+// With a profile, the link's latency set so that it delivers the runs' median message in the
+// runs' own median time, its bandwidth kept: the profile times messages with both sides idle
+// and ready, its fit goes through each size's fastest tenth, and a transfer inside a pipeline
+// (a sender just done computing, a receiver woken from its wait) took up to twice that on the
+// machines measured. Too few seen transfers leave the profile's link as it is.
+void hold_link_to_run_deliveries(Calibration& calibration) {
+    Experiment& experiment = calibration.experiment;
+    if (calibration.transfer_samples < kLeastSeenTransfers || calibration.run_delivery_ns <= 0)
+        return;
+    const LinkSpec profiled = experiment.intra_host;
+    const Link link{profiled.latency_ns, profiled.bytes_per_ns};
+    const std::int64_t bytes_time =
+        link.transfer_ns(calibration.run_delivery_bytes) - profiled.latency_ns;
+    calibration.profile_link_latency_ns = profiled.latency_ns;
+    experiment.intra_host.latency_ns =
+        std::max<std::int64_t>(0, calibration.run_delivery_ns - bytes_time);
+    experiment.inter_host = experiment.intra_host;
+    calibration.link_latency_from_run = true;
 }
 
 // The host's time to issue a SEND, per step the median, then the median over the steps. A gloo
@@ -489,13 +519,15 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
     std::vector<StepSamples> samples;
     for (const auto& step : step_actions)
         samples.push_back(step_samples(step, run.pp * run.v));
-    // Without a profile the deliveries are the link; with one, its cross-check.
-    record_run_deliveries(calibration, samples);
+    // Without a profile the deliveries are the link; with one, they set its latency.
+    record_run_deliveries(calibration, seen_deliveries(reader, runs));
     record_send_issue(calibration, samples, recorded_transport(run.config));
-    if (!profile.empty())
+    if (!profile.empty()) {
         apply_profile(calibration, run, profile, step_actions, run_id);
-    else
+        hold_link_to_run_deliveries(calibration);
+    } else {
         calibrate_from_actions(calibration, runs, samples);
+    }
     if (!calibration.assumed_split_stages.empty())  // shown by `simulate` with every prediction
         experiment.name += fmt::format("; no profile: I and W assumed, {}", kAssumedBackwardSplit);
     refuse_impossible_figures(

@@ -1,10 +1,10 @@
 // Calibration: an experiment whose cost model reproduces a measured run. From a real run in a
 // trace it takes, per stage, the median over the recorded training steps of each step's median
 // duration of each kind of computation (F, I, W, B) and, for the link, of each step's median
-// delivery time of the transfers whose receiver was already waiting
-// (recv end minus send start: pure transfer, no waiting for the sender). Simulating the result
-// and comparing with the measured step tells how far the simulator's model is from the
-// machine; the experiment can then be changed (more microbatches, another schedule) to ask
+// delivery time of the transfers whose receiver was waiting from before the send (recv end minus
+// send start: the whole transfer, no waiting for the sender, no receiver busy elsewhere).
+// Simulating the result and comparing with the measured step tells how far the simulator's model is
+// from the machine; the experiment can then be changed (more microbatches, another schedule) to ask
 // what-if questions with measured costs.
 //
 // Invariants: `calibrate` takes measurements only (real runs, never a simulation); a stage whose
@@ -32,18 +32,26 @@ enum class Timelines { measured, any };
 // nothing timed I and W apart (no profile, a schedule that never splits its backward).
 inline constexpr const char* kAssumedBackwardSplit = "I = B / 2, W = B - I";
 
+// The fewest transfers seen delivered whole that set a profiled link's latency: one 20-step
+// 1F1B pp=2 run sees about 40.
+inline constexpr int kLeastSeenTransfers = 8;
+
 struct Calibration {
     Experiment experiment;
     std::int64_t measured_step_ns = 0;                // the median over the runs
     std::map<int, std::int64_t> measured_peak_bytes;  // by rank, the median over the runs
-    // The runs' own transfers whose receiver was already waiting: how many, and the median over
-    // the steps of each step's median delivery (recv end minus send start) and message size.
-    // Without a profile the link's latency is that delivery; with one the link is fitted to the
-    // profile's timed messages, and this says whether transfers inside the pipeline took as
-    // long (a receive posted late, or a busy receiver, shows as a longer delivery).
+    // The runs' own transfers whose delivery they saw whole (the receiver waiting from before
+    // the send: engine/analysis/transfer_deliveries.hpp): how many, and the median over the
+    // steps of each step's median delivery (recv end minus send start) and message size.
+    // Without a profile the link's latency is that delivery. With one, the link's bandwidth is
+    // fitted to the profile's timed messages and, from kLeastSeenTransfers seen transfers on,
+    // its latency set so that it delivers the median message in the median delivery
+    // (link_latency_from_run; profile_link_latency_ns keeps the profile's own).
     int transfer_samples = 0;
     std::int64_t run_delivery_ns = 0;
     std::int64_t run_delivery_bytes = 0;
+    bool link_latency_from_run = false;
+    std::int64_t profile_link_latency_ns = 0;
     // The median SEND span of the runs (the host's time to issue one), charged to the experiment
     // for gloo runs only (Experiment::send_issue_ns).
     std::int64_t send_issue_ns = 0;

@@ -27,15 +27,25 @@ namespace pipelens::cli {
 namespace {
 
 // The profile's link against the run's own transfers: a profile times messages with both sides
-// ready, and a pipeline whose receives are posted late, or whose receivers are busy, delivers
-// more slowly, which the simulation then leaves out on every transfer on the critical path.
+// idle and ready, and a transfer inside a pipeline can take longer; from enough seen transfers
+// the link's latency is the run's (sim/calibration.hpp), and the line says what it replaced.
 void print_delivery_check(const sim::Calibration& calibration, const sim::Link& link) {
-    const std::int64_t predicted = link.transfer_ns(calibration.run_delivery_bytes);
     fmt::print(
-        "  transfers in the run: {} for {} (median of {} whose receiver was waiting); the "
-        "link gives {}\n",
+        "  transfers in the run: {} for {} (median of {} seen whole: the receiver waiting "
+        "from before the send)",
         format_duration(calibration.run_delivery_ns), format_bytes(calibration.run_delivery_bytes),
-        calibration.transfer_samples, format_duration(predicted));
+        calibration.transfer_samples);
+    if (calibration.link_latency_from_run) {
+        const sim::Link profiled{calibration.profile_link_latency_ns, link.bytes_per_ns};
+        fmt::print(
+            "; the profile's link gives {}, so the link's latency is set from the run "
+            "({} instead of the profile's {})\n",
+            format_duration(profiled.transfer_ns(calibration.run_delivery_bytes)),
+            format_duration(link.latency_ns), format_duration(profiled.latency_ns));
+        return;
+    }
+    const std::int64_t predicted = link.transfer_ns(calibration.run_delivery_bytes);
+    fmt::print("; the link gives {}\n", format_duration(predicted));
     if (predicted > 0 && calibration.run_delivery_ns > predicted + predicted / 2)
         fmt::print(
             "  note: the run's transfers took {:.1f}x the link's time; the simulation "
@@ -181,6 +191,9 @@ void run_calibrate(const CalibrateOptions& options) {
         json["run_delivery_ns"] = calibration.run_delivery_ns;
         json["run_delivery_bytes"] = calibration.run_delivery_bytes;
         json["link_delivery_ns"] = costs.intra_host.transfer_ns(calibration.run_delivery_bytes);
+        json["link_latency_from_run"] = calibration.link_latency_from_run;
+        if (calibration.link_latency_from_run)
+            json["profile_link_latency_ns"] = calibration.profile_link_latency_ns;
         json["link_sizes"] = calibration.link_sizes;
         json["send_issue_ns"] = calibration.send_issue_ns;
         json["send_issue_charged"] = experiment.send_issue_ns > 0;
@@ -221,10 +234,11 @@ void run_calibrate(const CalibrateOptions& options) {
                                           ? fmt::format("bytes / {:.3f} GB/s", link.bytes_per_ns)
                                           : std::string("no bandwidth limit");
         fmt::print(
-            "  OVERLAP_F_B overlap efficiency: {:.2f}\n  link: {} + {} (fitted to {} message "
-            "sizes)\n",
+            "  OVERLAP_F_B overlap efficiency: {:.2f}\n  link: {} + {} ({}fitted to {} "
+            "message sizes{})\n",
             experiment.overlap_efficiency, format_duration(link.latency_ns), bandwidth,
-            calibration.link_sizes);
+            calibration.link_latency_from_run ? "bandwidth " : "", calibration.link_sizes,
+            calibration.link_latency_from_run ? "; latency from the run's transfers" : "");
     }
     if (calibration.from_profile && !calibration.link_fit_note.empty())
         fmt::print("  link fit: {}\n", calibration.link_fit_note);

@@ -69,20 +69,20 @@ TEST(Calibration, MediansPerStageAndTheWaitingReceiversDelivery) {
         writer.add_action(id, action(0, 6, ActionKind::full_backward, 0, 0, 5300, 5600));
         writer.add_action(id, action(0, 7, ActionKind::full_backward, 0, 1, 5600, 5910));
         writer.add_action(id, action(0, 8, ActionKind::full_backward, 0, 2, 5910, 6230));
-        // Receivers posted before the sends (waiting) give deliveries 50 and 70 (the upper
-        // median, 70, is taken); a receive posted after its send says nothing about the link
-        // and is left out.
+        // Receivers waiting from before their sends give deliveries 50 and 70 (the upper
+        // median, 70, is taken); a receive posted after its send (at 3500, for a send at 3000)
+        // says nothing about the link and is left out.
         writer.add_action(id, action(1, 0, ActionKind::recv_forward, 1, 0, 900, 1050, 0));
-        writer.add_action(id, action(1, 1, ActionKind::recv_forward, 1, 1, 1900, 2070, 1));
-        writer.add_action(id, action(1, 2, ActionKind::recv_forward, 1, 2, 3500, 3600, 2));
-        writer.add_action(id, action(1, 3, ActionKind::forward, 1, 0, 1050, 1250));
-        writer.add_action(id, action(1, 4, ActionKind::forward, 1, 1, 2070, 2280));
+        writer.add_action(id, action(1, 1, ActionKind::forward, 1, 0, 1050, 1250));
+        writer.add_action(id, action(1, 2, ActionKind::recv_forward, 1, 1, 1900, 2070, 1));
+        writer.add_action(id, action(1, 3, ActionKind::forward, 1, 1, 2070, 2280));
+        writer.add_action(id, action(1, 4, ActionKind::recv_forward, 1, 2, 3500, 3600, 2));
         writer.add_action(id, action(1, 5, ActionKind::forward, 1, 2, 3600, 3820));
         writer.add_action(id, action(1, 6, ActionKind::full_backward, 1, 0, 4000, 4400));
         writer.add_action(id, action(1, 7, ActionKind::full_backward, 1, 1, 4400, 4810));
         writer.add_action(id, action(1, 8, ActionKind::full_backward, 1, 2, 4810, 5230));
         for (int pair = 0; pair < 3; ++pair)
-            writer.add_pair(id, {pair, 0, 3 + pair, 1, pair, 0});
+            writer.add_pair(id, {pair, 0, 3 + pair, 1, 2 * pair, 0});
         writer.finish_run(id, 6300, 0.5);
     }
     const traces::TraceReader reader(path);
@@ -133,6 +133,7 @@ TEST(Calibration, RefusesRunsWithoutTimesOrOnTwoClocks) {
         writer.add_action(id, action(0, 0, ActionKind::forward, 0, 0, 0, 100));
         writer.add_action(id, action(0, 1, ActionKind::send_forward, 0, 0, 1000, 1010, 0));
         writer.add_action(id, action(1, 0, ActionKind::recv_forward, 1, 0, 600, 700, 0));
+        writer.add_action(id, action(1, 1, ActionKind::forward, 1, 0, 700, 800));
         writer.add_pair(id, {0, 0, 1, 1, 0, 0});
         writer.finish_run(id, 2000, 0.5);
     }
