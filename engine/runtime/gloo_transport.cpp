@@ -13,10 +13,13 @@
 // Gloo also cannot receive a message larger than the buffer posted for it (it aborts the
 // process) and fills a larger buffer without saying so. So every message starts with a header
 // (message_header.hpp) at gloo tag tag*16 that the receiver checks before any data reaches its
-// buffers. A small message (<= kInlinePayloadBytes of tensors) travels inside that first wire
-// message, into a buffer of fixed size that it can never overrun: one gloo exchange (the
-// receiver's ready notice, then the data). A larger one sends its tensors at tags tag*16+1...,
-// which the receiver posts, straight into its buffers, once the header has passed the check.
+// buffers. A small message travels inside that first wire message: one gloo exchange (the
+// receiver's ready notice, then the data). Small means its tensors fit the inline capacity that
+// sender and receiver both derive from the same ExpectedMessage (the receiver's configured
+// tensors, up to kInlinePayloadBytes; kInlinePayloadBytes when unknown), so the receiver's
+// buffer, header plus that capacity, holds the message it expects and can never be overrun by
+// one it does not. A larger one sends its tensors at tags tag*16+1..., which the receiver posts,
+// straight into its buffers, once the header has passed the check.
 // Gloo sends only to a posted buffer, so post_recv posts the header's buffer when the schedule's
 // RECV runs and recv() waits for it when the data is needed: a sender's message then moves while
 // the receiver computes, instead of one round trip (ready notice, data) after it asks.
@@ -113,6 +116,18 @@ std::int64_t inline_bytes(const MessageHeader& header) {
     for (const TensorDescription& tensor : header.tensors)
         total += aligned(tensor.bytes());
     return total;
+}
+
+// The most tensor bytes a message on a link travels inline with: what the receiver expects when
+// it fits kInlinePayloadBytes (else nothing: such a message comes in parts), kInlinePayloadBytes
+// when nobody said.
+std::int64_t inline_capacity(const ExpectedMessage& expected) {
+    if (!expected.known)
+        return kInlinePayloadBytes;
+    std::int64_t total = 0;
+    for (std::int64_t bytes : expected.tensor_bytes)
+        total += aligned(bytes);
+    return total <= kInlinePayloadBytes ? total : 0;
 }
 
 // The header and then each tensor's bytes at an aligned offset, as one uint8 tensor.
@@ -389,7 +404,9 @@ class GlooTransport final : public StoreBackedTransport {
           watchdog_(store_) {}
 
     void send(int peer, int tag, const TensorList& tensors) override;
-    void post_recv(int peer, int tag) override;
+    void send_expected(int peer, int tag, const TensorList& tensors,
+                       const ExpectedMessage& expected) override;
+    void post_recv(int peer, int tag, const ExpectedMessage& expected) override;
     void recv(int peer, int tag, TensorList& buffers, std::chrono::milliseconds timeout) override;
     void finish_sends(std::chrono::milliseconds timeout) override;
     void abort(const std::string& reason) override;
@@ -398,12 +415,14 @@ class GlooTransport final : public StoreBackedTransport {
     void check_peer(int peer, const char* action) const;
     void post_send(const torch::Tensor& tensor, int peer, int tag, int index);
     WorkHandle post_receive(const torch::Tensor& tensor, int peer, int tag, int index);
+    void send_inline_up_to(int peer, int tag, const TensorList& tensors, std::int64_t capacity);
     // A message's first wire message: its header, with room for an inline payload.
     struct PostedHeader {
         torch::Tensor buffer;
         WorkHandle work;
+        std::int64_t capacity = 0;  // inline tensor bytes the buffer holds after the header
     };
-    PostedHeader post_header(int peer, int tag);
+    PostedHeader post_header(int peer, int tag, std::int64_t capacity);
     PostedHeader take_posted_header(int peer, int tag);
     void wait_for_receives(std::vector<WorkHandle> works, int peer, int tag,
                            Clock::time_point deadline, std::chrono::milliseconds timeout);
@@ -451,9 +470,19 @@ void GlooTransport::post_send(const torch::Tensor& tensor, int peer, int tag, in
 }
 
 void GlooTransport::send(int peer, int tag, const TensorList& tensors) {
+    send_inline_up_to(peer, tag, tensors, kInlinePayloadBytes);
+}
+
+void GlooTransport::send_expected(int peer, int tag, const TensorList& tensors,
+                                  const ExpectedMessage& expected) {
+    send_inline_up_to(peer, tag, tensors, inline_capacity(expected));
+}
+
+void GlooTransport::send_inline_up_to(int peer, int tag, const TensorList& tensors,
+                                      std::int64_t capacity) {
     check_peer(peer, "send to");
     gloo_slot(tag, 0);  // checks the tag before anything is posted
-    if (inline_bytes(tensors) <= kInlinePayloadBytes) {
+    if (inline_bytes(tensors) <= capacity) {
         post_send(pack_inline_message(tag, tensors), peer, tag, 0);
         return;
     }
@@ -515,15 +544,15 @@ void GlooTransport::wait_for_receives(std::vector<WorkHandle> works, int peer, i
                   error.value_or("the wait ended without data"));
 }
 
-GlooTransport::PostedHeader GlooTransport::post_header(int peer, int tag) {
-    torch::Tensor buffer = torch::empty({kMessageHeaderBytes + kInlinePayloadBytes}, torch::kUInt8);
+GlooTransport::PostedHeader GlooTransport::post_header(int peer, int tag, std::int64_t capacity) {
+    torch::Tensor buffer = torch::empty({kMessageHeaderBytes + capacity}, torch::kUInt8);
     WorkHandle work = post_receive(buffer, peer, tag, 0);
-    return {std::move(buffer), std::move(work)};
+    return {std::move(buffer), std::move(work), capacity};
 }
 
-void GlooTransport::post_recv(int peer, int tag) {
+void GlooTransport::post_recv(int peer, int tag, const ExpectedMessage& expected) {
     check_peer(peer, "receive from");
-    PostedHeader posted = post_header(peer, tag);
+    PostedHeader posted = post_header(peer, tag, inline_capacity(expected));
     std::lock_guard lock(posted_mutex_);
     if (!posted_headers_.emplace(std::pair(peer, tag), std::move(posted)).second)
         throw std::logic_error(
@@ -531,7 +560,8 @@ void GlooTransport::post_recv(int peer, int tag) {
                         rank(), peer, tag));
 }
 
-// The header post_recv posted for (peer, tag), or one posted now.
+// The header post_recv posted for (peer, tag), or one posted now for a message nobody described
+// (the largest inline capacity, as a plain send() assumes).
 GlooTransport::PostedHeader GlooTransport::take_posted_header(int peer, int tag) {
     {
         std::lock_guard lock(posted_mutex_);
@@ -542,7 +572,7 @@ GlooTransport::PostedHeader GlooTransport::take_posted_header(int peer, int tag)
             return posted;
         }
     }
-    return post_header(peer, tag);
+    return post_header(peer, tag, kInlinePayloadBytes);
 }
 
 void GlooTransport::recv(int peer, int tag, TensorList& buffers,
@@ -557,7 +587,8 @@ void GlooTransport::recv(int peer, int tag, TensorList& buffers,
     wait_for_receives({header_receive.work}, peer, tag, deadline, timeout);
     const MessageHeader header = decode_message_header(
         first.narrow(0, 0, kMessageHeaderBytes).view(torch::kInt64), peer, rank(), kTransportName);
-    if (header.tag != tag || (header.inline_payload && inline_bytes(header) > kInlinePayloadBytes))
+    if (header.tag != tag ||
+        (header.inline_payload && inline_bytes(header) > header_receive.capacity))
         throw std::runtime_error(
             fmt::format("{}: rank {} received a malformed message header from rank {} (tag {})",
                         kTransportName, rank(), peer, tag));

@@ -358,6 +358,18 @@ class Executor {
         to_send_backward_[{index - 1, action.microbatch}] = std::move(sent);
     }
 
+    // What the stage receiving a transfer expects of it: its inputs (a forward transfer) or the
+    // gradients of its outputs that need one (a backward transfer), as configured. Sender and
+    // receiver derive it alike, and the receiver's buffers are allocated from the same metadata.
+    ExpectedMessage expected_message(int receiving_stage, bool forward) const {
+        const StageMeta& meta = plan_.stage_meta.at(static_cast<std::size_t>(receiving_stage));
+        ExpectedMessage expected{{}, true};
+        for (const TensorMeta& tensor : forward ? meta.inputs : meta.outputs)
+            if (forward || tensor.requires_grad)
+                expected.tensor_bytes.push_back(tensor.byte_count());
+        return expected;
+    }
+
     TensorList buffers_for(const std::vector<TensorMeta>& metas, bool gradients_only) {
         TensorList buffers;
         for (const TensorMeta& meta : metas)
@@ -374,21 +386,27 @@ class Executor {
         const int peer = transfer_peer_rank(*plan_.lowered, action);
         switch (action.kind) {
             case ActionKind::send_forward:
-                transport_.send(peer, plan_.tag_offset + action.link,
-                                take(to_send_forward_, action, peer_stage, "forward output"));
+                transport_.send_expected(
+                    peer, plan_.tag_offset + action.link,
+                    take(to_send_forward_, action, peer_stage, "forward output"),
+                    expected_message(peer_stage, true));
                 break;
             case ActionKind::send_backward:
-                transport_.send(peer, plan_.tag_offset + action.link,
-                                take(to_send_backward_, action, peer_stage, "input gradient"));
+                transport_.send_expected(
+                    peer, plan_.tag_offset + action.link,
+                    take(to_send_backward_, action, peer_stage, "input gradient"),
+                    expected_message(peer_stage, false));
                 break;
             case ActionKind::recv_forward:
-                transport_.post_recv(peer, plan_.tag_offset + action.link);
+                transport_.post_recv(peer, plan_.tag_offset + action.link,
+                                     expected_message(index, true));
                 posted_forward_[{index, microbatch}] = {
                     action, peer, buffers_for(plan_.stage_meta[index].inputs, false),
                     timeline_index};
                 break;
             case ActionKind::recv_backward:
-                transport_.post_recv(peer, plan_.tag_offset + action.link);
+                transport_.post_recv(peer, plan_.tag_offset + action.link,
+                                     expected_message(index, false));
                 posted_backward_[{index, microbatch}] = {
                     action, peer, buffers_for(plan_.stage_meta[index].outputs, true),
                     timeline_index};

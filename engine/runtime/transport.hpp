@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -46,6 +47,15 @@ struct Rendezvous {
     std::chrono::milliseconds timeout{10'000};  // connecting, and every later wait
 };
 
+// What a receiver expects a message to hold: each tensor's byte size, from the configured stage
+// metadata both ends share (the receiving stage's inputs, or its outputs' gradients). A transport
+// that stages messages sizes that staging by it; a message that differs still arrives and is
+// refused by the receiver's checks. Unknown (`known` false): the transport assumes its largest.
+struct ExpectedMessage {
+    std::vector<std::int64_t> tensor_bytes;
+    bool known = false;
+};
+
 class Transport {
   public:
     virtual ~Transport() = default;
@@ -53,14 +63,21 @@ class Transport {
     virtual int world_size() const = 0;
 
     virtual void send(int peer, int tag, const TensorList& tensors) = 0;
+    // The same, saying what the receiver expects (its post_recv's `expected` must be the same):
+    // the executor's sends. The default ignores it.
+    virtual void send_expected(int peer, int tag, const TensorList& tensors,
+                               const ExpectedMessage& /*expected*/) {
+        send(peer, tag, tensors);
+    }
     virtual void recv(int peer, int tag, TensorList& buffers,
                       std::chrono::milliseconds timeout) = 0;
     // Starts receiving `tag` from `peer` now, where the transport can, and recv() of the same
     // peer and tag completes it later (PyTorch's irecv, then wait). A RECV action posts; the
     // action consuming its data receives. Gloo needs it: a sender's data moves only once the
     // receiver has posted its buffer, so a receive posted only when the data is needed costs a
-    // round trip on the critical path. The default does nothing, and recv() does all the work.
-    virtual void post_recv(int /*peer*/, int /*tag*/) {}
+    // round trip on the critical path. `expected` is what the sender's send_expected says. The
+    // default does nothing, and recv() does all the work.
+    virtual void post_recv(int /*peer*/, int /*tag*/, const ExpectedMessage& /*expected*/) {}
     // Waits until this rank's sends have left (end of a step).
     virtual void finish_sends(std::chrono::milliseconds timeout) = 0;
 

@@ -611,6 +611,30 @@ TEST(RunCli, GlooHoldsASentMessageOnlyWhileItIsInFlight) {
             << "rank " << rank;
 }
 
+// A posted gloo receive holds a landing buffer until its data is taken: as large as the message
+// the receiving stage expects (here 32 rows x 64 floats, 8 KiB), not gloo's largest inline
+// message (64 KiB), which on a small model outweighed what the stage itself held.
+TEST(RunCli, GlooPostsAReceiveOnlyAsLargeAsItsMessage) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
+    const std::string run =
+        "run --schedule 1F1B --pp 2 --m 8 --model mlp --layers 4 --hidden 64 --batch 256 "
+        "--no-reference --out ";
+    const auto local_trace = fresh_trace("memory_posted_local");
+    const auto local = run_pipelens(run + local_trace.string());
+    ASSERT_EQ(local.exit_code, 0) << local.err;
+    const auto gloo_trace = fresh_trace("memory_posted_gloo");
+    const auto gloo = run_pipelens(run + gloo_trace.string() + " --transport gloo --nproc 2");
+    ASSERT_EQ(gloo.exit_code, 0) << gloo.err;
+    constexpr std::int64_t kMessageBytes = 256 / 8 * 64 * 4;
+    const std::vector<std::int64_t> on_threads = peak_memory(local_trace);
+    const std::vector<std::int64_t> over_gloo = peak_memory(gloo_trace);
+    ASSERT_EQ(on_threads.size(), 2u);
+    ASSERT_EQ(over_gloo.size(), 2u);
+    for (std::size_t rank = 0; rank < 2; ++rank)
+        EXPECT_LT(over_gloo[rank] - on_threads[rank], 2 * (kMessageBytes + 1024))
+            << "rank " << rank;
+}
+
 TEST(RunCli, GPipeRankZeroHoldsEveryForwardsActivationsUntilItsBackwards) {
     const auto trace = fresh_trace("memory_gpipe");
     const auto result = run_pipelens(

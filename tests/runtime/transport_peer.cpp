@@ -187,8 +187,8 @@ void posted_ahead(Transport& transport) {
         print("sends finished");
         return;
     }
-    transport.post_recv(0, 9);
-    transport.post_recv(0, 10);
+    transport.post_recv(0, 9, {});
+    transport.post_recv(0, 10, {});
     std::this_thread::sleep_for(milliseconds(1500));
     print(fmt::format("receive_at_ms {}", steady_ms()));
     TensorList small{torch::zeros({4})};
@@ -197,6 +197,33 @@ void posted_ahead(Transport& transport) {
     TensorList large{torch::zeros({200, 100})};
     transport.recv(0, 10, large, kTimeout);
     print(fmt::format("large {}", describe(large[0])));
+}
+
+// Rank 1 expects 4 floats on tags 11 and 12 and posts landing buffers for just that; rank 0
+// sends what was expected on 11, and on 12 a message 250 times larger than expected (past the
+// landing buffer, within gloo's largest inline size): it must come as a clean mismatch on rank
+// 1, never as gloo overrunning the buffer.
+void expected_sizes(Transport& transport) {
+    const ExpectedMessage four_floats{{16}, true};
+    if (transport.rank() == 0) {
+        transport.send_expected(1, 11, {torch::arange(4, torch::kFloat32)}, four_floats);
+        transport.send_expected(1, 12, {torch::zeros({1000})}, four_floats);
+        transport.gather_to_rank_zero("", kTimeout);
+        return;
+    }
+    transport.post_recv(0, 11, four_floats);
+    transport.post_recv(0, 12, four_floats);
+    TensorList expected{torch::zeros({4})};
+    transport.recv(0, 11, expected, kTimeout);
+    print(fmt::format("expected {}", describe(expected[0])));
+    TensorList larger{torch::zeros({4})};
+    try {
+        transport.recv(0, 12, larger, kTimeout);
+        print("received unexpectedly");
+    } catch (const std::runtime_error& error) {
+        print(fmt::format("error runtime_error: {}", error.what()));
+    }
+    transport.gather_to_rank_zero("", kTimeout);
 }
 
 // Rank 0 aborts while rank 1 is blocked in a receive, then stays up long enough for rank 1 to
@@ -336,6 +363,8 @@ void run(const std::string& scenario, Transport& transport, int count) {
         unreceived(transport);
     else if (scenario == "posted_ahead")
         posted_ahead(transport);
+    else if (scenario == "expected_sizes")
+        expected_sizes(transport);
     else if (scenario == "abort")
         abort_while_receiving(transport);
     else if (scenario == "peer_exits")

@@ -318,6 +318,16 @@ TEST_F(GlooTransportTest, MessageThatDoesNotFitIsRefusedLikeTheLocalTransport) {
               "expects 3 of Float");
 }
 
+TEST_F(GlooTransportTest, ALandingBufferSizedToItsMessageRefusesALargerOneCleanly) {
+    const std::vector<PeerOutput> ranks = run_ranks(2, "expected_sizes");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    EXPECT_EQ(value_of(ranks[1], "expected"), "Float [4] 0 1 2 3");
+    EXPECT_EQ(value_of(ranks[1], "error"),
+              "runtime_error: rank 0 sent tensor 0 (tag 12) with 1000 elements of Float but rank "
+              "1 expects 4 of Float");
+}
+
 TEST_F(GlooTransportTest, SmallMessageRoundTrip) {
     const std::vector<PeerOutput> ranks = run_ranks(2, "latency", "300");
     EXPECT_TRUE(ranks[0].exited_cleanly);
