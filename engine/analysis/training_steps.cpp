@@ -63,12 +63,13 @@ class TextOccurrences {
     std::unordered_map<std::string, std::int32_t> overlaps_;
 };
 
+// The run's shape without its actions. Not a copy of the run cleared: cleared vectors keep their
+// capacity, and every step would hold the whole run's worth (memory quadratic in the steps).
 TimedSchedule empty_like(const TimedSchedule& run) {
     TimedSchedule step;
-    step.schedule = run.schedule;
-    step.schedule.parts.clear();
-    for (auto& actions : step.schedule.ranks)
-        actions.clear();
+    step.schedule = pipelens::empty_like(run.schedule);
+    step.schedule.has_communication = run.schedule.has_communication;
+    step.schedule.pair_count = run.schedule.pair_count;
     step.times.resize(run.times.size());
     return step;
 }

@@ -101,6 +101,22 @@ TEST(ActionSteps, AnActionsStepIsTheOccurrencesOfItsTextBeforeItOnItsRank) {
 // F = 1000, B = 2000, transfers 100: rank 0 runs 0F0 [0, 1000], rank 1 1F0 [1100, 2100],
 // 1B0 [2100, 4100], 1F1 [4100, 5100], 1B1 [5100, 7100], and rank 0 0B1 [7200, 9200], after
 // 0B0 [4200, 6200]: the path runs through rank 1 and back.
+// A run of many steps cut into steps holds each action once: no step keeps room for the whole
+// run (a cleared copy of the run per step made the cut quadratic in memory).
+TEST(StepPairing, EachStepHoldsOnlyItsOwnActions) {
+    const auto one = simulate_run(kOneFOneB, round_costs());
+    const TimedSchedule run = in_turn(std::vector<TimedSchedule>(64, one.timed));
+    const std::vector<TrainingStep> steps = training_steps(run);
+    ASSERT_EQ(steps.size(), 64u);
+    for (const TrainingStep& step : steps)
+        for (std::size_t rank = 0; rank < step.timed.schedule.ranks.size(); ++rank) {
+            const auto& actions = step.timed.schedule.ranks[rank];
+            ASSERT_EQ(actions.size(), one.timed.schedule.ranks[rank].size());
+            EXPECT_LE(actions.capacity(), 2 * actions.size()) << "rank " << rank;
+            EXPECT_LE(step.timed.schedule.parts.capacity(), 2 * step.timed.schedule.parts.size());
+        }
+}
+
 TEST(StepPairing, TheCriticalPathOfARepeatedRunIsEachStepsPathInTurn) {
     const TimedSchedule one = simulate_run(kOneFOneB, round_costs()).timed;
     const CriticalPath step_path = critical_path(one, HoldGraph(one));
