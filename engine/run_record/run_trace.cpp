@@ -75,25 +75,34 @@ analysis::TimedSchedule timed_run(const Schedule& lowered, const PipelineRunResu
 
 namespace {
 
-// One recorded step of the run, its times shifted so that the step begins at zero: what the
-// bubble accounting of one step expects.
-PipelineRunResult one_step(const PipelineRunResult& result, std::size_t step) {
-    PipelineRunResult single = result;
-    const std::int64_t start =
-        step < result.step_starts_ns.size() ? result.step_starts_ns[step] : 0;
-    single.step_time_ns =
-        step < result.step_times_ns.size() ? result.step_times_ns[step] : result.step_time_ns;
-    for (RankRun& rank : single.ranks) {
-        std::vector<ActionTiming> kept;
-        for (ActionTiming timing : rank.timeline)
-            if (static_cast<std::size_t>(timing.repeat) == step) {
-                timing.start_ns -= start;
-                timing.end_ns -= start;
-                kept.push_back(timing);
-            }
-        rank.timeline = std::move(kept);
+// The recorded steps of the run, each as a result of its own holding only what its bubble
+// accounting reads (step time, each rank's id and timeline), its times shifted so that the step
+// begins at zero. One pass over the timelines: a copy of the whole run per step made a run of
+// many steps quadratic in time and memory (2,000 steps of 128 actions took 8 GB).
+std::vector<PipelineRunResult> split_steps(const PipelineRunResult& result,
+                                           std::size_t step_count) {
+    std::vector<PipelineRunResult> steps(step_count);
+    for (std::size_t step = 0; step < step_count; ++step) {
+        steps[step].step_time_ns =
+            step < result.step_times_ns.size() ? result.step_times_ns[step] : result.step_time_ns;
+        steps[step].ranks.resize(result.ranks.size());
     }
-    return single;
+    for (std::size_t index = 0; index < result.ranks.size(); ++index) {
+        const RankRun& rank = result.ranks[index];
+        for (PipelineRunResult& step : steps)
+            step.ranks[index].rank = rank.rank;
+        for (ActionTiming timing : rank.timeline) {
+            const auto step = static_cast<std::size_t>(timing.repeat);
+            if (step >= step_count)
+                continue;
+            const std::int64_t start =
+                step < result.step_starts_ns.size() ? result.step_starts_ns[step] : 0;
+            timing.start_ns -= start;
+            timing.end_ns -= start;
+            steps[step].ranks[index].timeline.push_back(timing);
+        }
+    }
+    return steps;
 }
 
 // Each rank's figures for one step (the first of several, or the only one).
@@ -146,10 +155,11 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
                                                   const PipelineRunResult& result) {
     std::vector<std::vector<analysis::RankBubbles>> steps;
     const std::size_t step_count = std::max<std::size_t>(result.step_times_ns.size(), 1);
-    for (std::size_t step = 0; step < step_count; ++step)
-        steps.push_back(step_count == 1 && result.step_starts_ns.empty()
-                            ? step_bubbles(lowered, result)
-                            : step_bubbles(lowered, one_step(result, step)));
+    if (step_count == 1 && result.step_starts_ns.empty())
+        steps.push_back(step_bubbles(lowered, result));
+    else
+        for (const PipelineRunResult& step : split_steps(result, step_count))
+            steps.push_back(step_bubbles(lowered, step));
     const bool has_step = traces::step_figures_apply(real_run_outcome(result));
     std::vector<traces::RankRecord> records;
     for (const RankRun& rank : result.ranks) {
