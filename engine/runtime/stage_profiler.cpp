@@ -232,12 +232,33 @@ class Profiler {
         std::int64_t gradient_bytes = 0;
         for (const torch::Tensor& parameter : stage.parameters())
             gradient_bytes += static_cast<std::int64_t>(parameter.nbytes());
+        const std::int64_t input_kept = input_kept_bytes(stage, inputs, target, gradients, memory);
         add("held_bytes", run_record::Spread{held, held, held, 1});
         add("backward_peak_bytes",
             run_record::Spread{backward_peak, backward_peak, backward_peak, 1});
         add("kept_bytes", run_record::Spread{kept, kept, kept, 1});
+        add("input_kept_bytes", run_record::Spread{input_kept, input_kept, input_kept, 1});
         add("gradient_bytes",
             run_record::Spread{gradient_bytes, gradient_bytes, gradient_bytes, 1});
+    }
+
+    // What an I leaves held until its W, beyond what F held: the gradients W reads (its output
+    // gradients, each weight's share). The output gradients are copied inside the account and
+    // handed over, as the run's received ones were allocated in its step and moved into I.
+    static std::int64_t input_kept_bytes(PipelineStage& stage, const TensorList& inputs,
+                                         const torch::Tensor& target, const TensorList& gradients,
+                                         MemoryAboveBaseline& memory) {
+        stage.forward(2, inputs, target);
+        const std::int64_t before = memory.sample().allocated_bytes;
+        {
+            TensorList owned;
+            for (const torch::Tensor& gradient : gradients)
+                owned.push_back(gradient.clone());
+            stage.backward_input(2, owned);  // the input gradients it returns go to the sender
+        }
+        const std::int64_t kept = memory.sample().allocated_bytes - before;
+        stage.backward_weight(2);
+        return std::max<std::int64_t>(kept, 0);
     }
 
     const StageProfileInput& input_;

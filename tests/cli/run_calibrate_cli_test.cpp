@@ -55,6 +55,14 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         EXPECT_EQ(raw.value("SELECT held_bytes FROM (SELECT median AS held_bytes FROM profile "
                             "WHERE layer = 1 AND quantity = 'held_bytes')"),
                   std::to_string(2 * 8 * 256 * 4));  // two [8, 256] floats per microbatch
+        // What an I leaves for its W: a layer's two output gradients ([8, 256] floats each);
+        // the first stage's I computes nothing and keeps only the gradient it was given.
+        EXPECT_EQ(raw.value("SELECT group_concat(median, ' ') FROM (SELECT median FROM profile "
+                            "WHERE quantity = 'input_kept_bytes' AND layer >= 1 ORDER BY layer)"),
+                  "16384 16384 16384");
+        EXPECT_EQ(raw.value("SELECT median FROM profile WHERE quantity = 'input_kept_bytes' AND "
+                            "stage = 0 AND layer = -1"),
+                  std::to_string(8 * 256 * 4));
         const std::string calibrated = trace.string() + ".toml";
         result = run_pipelens("calibrate " + trace.string() + " --out " + calibrated);
         ASSERT_EQ(result.exit_code, 0) << result.err;
