@@ -124,6 +124,10 @@ std::int64_t CostModel::kept_bytes_of(int stage_index) const {
     return kept_bytes.empty() ? 0 : per_stage_value(kept_bytes, stage_index);
 }
 
+std::int64_t CostModel::input_kept_bytes_of(int stage_index) const {
+    return input_kept_bytes.empty() ? 0 : per_stage_value(input_kept_bytes, stage_index);
+}
+
 bool CostModel::sizes_gradients() const {
     const auto positive = [](std::int64_t bytes) { return bytes > 0; };
     return std::any_of(gradient_bytes.begin(), gradient_bytes.end(), positive) ||

@@ -63,6 +63,8 @@ struct CostModel {
     // Per stage, empty = none: of the held bytes, what the backward does not free (kept to the
     // end of the step, as the last stage's outputs are).
     std::vector<std::int64_t> kept_bytes;
+    // Per stage, empty = none: what an I leaves held until its W (the gradients W reads).
+    std::vector<std::int64_t> input_kept_bytes;
     Link intra_host;
     Link inter_host;
     int ranks_per_host = 8;
@@ -98,6 +100,7 @@ struct CostModel {
     std::int64_t gradient_bytes_of(int stage_index) const;
     std::int64_t backward_peak_bytes_of(int stage_index) const;
     std::int64_t kept_bytes_of(int stage_index) const;
+    std::int64_t input_kept_bytes_of(int stage_index) const;
     // Whether any stage has weight-gradient or backward-temporary bytes: memory then counts more
     // than activations.
     bool sizes_gradients() const;

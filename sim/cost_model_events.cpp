@@ -36,6 +36,7 @@ void record_cost_model(recorder::StateRecorder& recorder, const CostModel& costs
         state.gradient_bytes = costs.gradient_bytes_of(stage);
         state.backward_peak_bytes = costs.backward_peak_bytes_of(stage);
         state.kept_bytes = costs.kept_bytes_of(stage);
+        state.input_kept_bytes = costs.input_kept_bytes_of(stage);
         state.forward_arithmetic_ns = cost.forward_arithmetic_ns;
         state.input_arithmetic_ns = cost.input_arithmetic_ns;
         state.weight_arithmetic_ns = cost.weight_arithmetic_ns;
@@ -74,6 +75,7 @@ CostModel cost_model_from_state(const recorder::PipelineState& state) {
         costs.gradient_bytes.push_back(stage.costs->gradient_bytes);
         costs.backward_peak_bytes.push_back(stage.costs->backward_peak_bytes);
         costs.kept_bytes.push_back(stage.costs->kept_bytes);
+        costs.input_kept_bytes.push_back(stage.costs->input_kept_bytes);
     }
     return costs;
 }

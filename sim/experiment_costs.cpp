@@ -91,6 +91,7 @@ CostModel cost_model_for(const Experiment& experiment, int stage_count) {
             costs.gradient_bytes.push_back(stage.gradient_bytes);
             costs.backward_peak_bytes.push_back(stage.backward_peak_bytes);
             costs.kept_bytes.push_back(stage.kept_bytes);
+            costs.input_kept_bytes.push_back(stage.input_kept_bytes);
         }
     } else {
         const StageShares shares(experiment, stage_count);

@@ -44,11 +44,17 @@ LayerStage sum_of_layers(const LayerCosts& costs, const runtime::StageLayers& la
         stage.backward_peak_bytes =
             std::max(stage.backward_peak_bytes, costs.backward_peak_bytes[layer]);
         stage.output_bytes = costs.output_bytes[layer];
+        if (!costs.input_kept_bytes.empty())
+            stage.input_kept_bytes += costs.input_kept_bytes[layer];
     }
     stage.cost.full_backward_ns = backward;
     if (first_stage) {
         stage.cost.input_ns = 0;
         stage.cost.weight_ns = backward;
+        // Its I computes nothing (no input needs a gradient) and keeps only the gradient it
+        // was given, for its W to run the whole backward from.
+        if (!costs.input_kept_bytes.empty())
+            stage.input_kept_bytes = stage.output_bytes;
     }
     return stage;
 }

@@ -27,6 +27,7 @@ struct LayerStage {
     std::int64_t output_bytes = 0;
     std::int64_t gradient_bytes = 0;
     std::int64_t backward_peak_bytes = 0;
+    std::int64_t input_kept_bytes = 0;  // what an I leaves held until its W
 };
 
 // The stage holding `layers`, without overhead or loss.

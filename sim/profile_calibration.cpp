@@ -72,7 +72,12 @@ LayerCosts layers_of(const std::vector<traces::ProfileRecord>& profile, std::int
         layers.output_bytes.push_back(value("output_bytes"));
         layers.gradient_bytes.push_back(value("gradient_bytes"));
         layers.backward_peak_bytes.push_back(value("backward_peak_bytes"));
+        // Profiles before 2026-11-27 did not measure it: none then, for every layer alike.
+        if (found->second.contains("input_kept_bytes"))
+            layers.input_kept_bytes.push_back(value("input_kept_bytes"));
     }
+    if (layers.input_kept_bytes.size() != layers.names.size())
+        layers.input_kept_bytes.clear();
     if (layers.names.empty())
         throw std::invalid_argument(
             fmt::format("run {}: the profile has no per-layer figures", run_id));

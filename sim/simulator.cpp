@@ -151,7 +151,8 @@ class Simulator {
 
     // Activations are held from the F until the backward that frees them (B, or W after I);
     // weight gradients from the stage's first backward to the end of the step; a backward's
-    // temporaries while it runs; what a backward does not free (kept bytes) to the step's end.
+    // temporaries while it runs; what a backward does not free (kept bytes) to the step's end;
+    // what an I leaves for its W (input kept bytes) from the I's end to the W's.
     void account_memory(int rank, const Action& part, std::int64_t start, std::int64_t end) {
         const std::int64_t bytes = costs_.held_bytes_of(part.stage);
         if (part.kind == ActionKind::forward) {
@@ -169,7 +170,12 @@ class Simulator {
         const std::int64_t temporaries = costs_.backward_peak_bytes_of(part.stage);
         change_memory(rank, start, temporaries);
         const std::int64_t freed = frees ? bytes - costs_.kept_bytes_of(part.stage) : 0;
-        change_memory(rank, end, -temporaries - freed);
+        const std::int64_t input_kept = costs_.input_kept_bytes_of(part.stage);
+        const std::int64_t left_for_weight = part.kind == ActionKind::backward_input ? input_kept
+                                             : part.kind == ActionKind::backward_weight
+                                                 ? -input_kept
+                                                 : 0;
+        change_memory(rank, end, -temporaries - freed + left_for_weight);
     }
 
     bool execute(int rank, const Action& action) {

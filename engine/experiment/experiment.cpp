@@ -108,6 +108,8 @@ void validate_layers(const LayerCosts& layers, const Experiment& experiment) {
     one_per_layer(layers.output_bytes, "output_bytes");
     one_per_layer(layers.gradient_bytes, "gradient_bytes");
     one_per_layer(layers.backward_peak_bytes, "backward_peak_bytes");
+    if (!layers.input_kept_bytes.empty())
+        one_per_layer(layers.input_kept_bytes, "input_kept_bytes");
     require(experiment.model.layers == 0 ||
                 experiment.model.layers == static_cast<int>(layers.names.size()),
             experiment, "model.layers",

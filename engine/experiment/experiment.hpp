@@ -70,6 +70,9 @@ struct LayerCosts {
     std::vector<std::int64_t> output_bytes;         // handed to the next layer per microbatch
     std::vector<std::int64_t> gradient_bytes;       // its weight gradients
     std::vector<std::int64_t> backward_peak_bytes;  // a backward's temporaries above held
+    // What an I leaves held until its W (the gradients W reads); empty: not measured (files
+    // calibrated before 2026-11-27), none.
+    std::vector<std::int64_t> input_kept_bytes;
     StageExtra stage_overhead;
     StageExtra loss;
 };

@@ -325,6 +325,7 @@ void read_layers(FieldReader& fields, Experiment& experiment) {
     fields.per_stage("output_bytes", layers.output_bytes, parse_byte_count);
     fields.per_stage("gradient_bytes", layers.gradient_bytes, parse_byte_count);
     fields.per_stage("backward_peak_bytes", layers.backward_peak_bytes, parse_byte_count);
+    fields.per_stage("input_kept_bytes", layers.input_kept_bytes, parse_byte_count);
     for (auto [prefix, extra] :
          {std::pair{"stage_", &layers.stage_overhead}, std::pair{"loss_", &layers.loss}}) {
         const std::string key = prefix;

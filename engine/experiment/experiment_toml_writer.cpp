@@ -41,6 +41,8 @@ toml::table layers_table(const LayerCosts& layers) {
     table.insert("output_bytes", byte_list(layers.output_bytes));
     table.insert("gradient_bytes", byte_list(layers.gradient_bytes));
     table.insert("backward_peak_bytes", byte_list(layers.backward_peak_bytes));
+    if (!layers.input_kept_bytes.empty())
+        table.insert("input_kept_bytes", byte_list(layers.input_kept_bytes));
     for (auto [prefix, extra] :
          {std::pair{"stage_", &layers.stage_overhead}, std::pair{"loss_", &layers.loss}}) {
         const std::string key = prefix;

@@ -133,6 +133,7 @@ struct SetStageCosts {
         visit("gradient_bytes", self.costs.gradient_bytes);  // see added_later()
         visit("backward_peak_bytes", self.costs.backward_peak_bytes);
         visit("kept_bytes", self.costs.kept_bytes);
+        visit("input_kept_bytes", self.costs.input_kept_bytes);
         visit("forward_arithmetic_ns", self.costs.forward_arithmetic_ns);
         visit("input_arithmetic_ns", self.costs.input_arithmetic_ns);
         visit("weight_arithmetic_ns", self.costs.weight_arithmetic_ns);

@@ -67,6 +67,8 @@ std::string costs_text(const std::optional<StageCostState>& costs) {
     if (costs->gradient_bytes != 0 || costs->backward_peak_bytes != 0 || costs->kept_bytes != 0)
         text += fmt::format(" gradients={}B backward_peak={}B kept={}B", costs->gradient_bytes,
                             costs->backward_peak_bytes, costs->kept_bytes);
+    if (costs->input_kept_bytes != 0)
+        text += fmt::format(" input_kept={}B", costs->input_kept_bytes);
     if (costs->forward_arithmetic_ns != 0 || costs->input_arithmetic_ns != 0 ||
         costs->weight_arithmetic_ns != 0)
         text += fmt::format(" arithmetic F={}ns I={}ns W={}ns", costs->forward_arithmetic_ns,

@@ -59,6 +59,7 @@ struct StageCostState {
     std::int64_t gradient_bytes = 0;       // weight gradients, from the first backward on
     std::int64_t backward_peak_bytes = 0;  // a backward's temporaries while it runs
     std::int64_t kept_bytes = 0;           // of held, not freed by the backward
+    std::int64_t input_kept_bytes = 0;     // what an I leaves held until its W
     // Of forward, input and weight, the arithmetic (FLOPs at the device's rate), which an
     // OVERLAP_F_B cannot hide; 0 where unknown (stated or measured times).
     std::int64_t forward_arithmetic_ns = 0;

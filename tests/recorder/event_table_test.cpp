@@ -203,6 +203,34 @@ TEST(EventTable, ZeroBubbleDeferralAndRendezvousFieldsRoundTrip) {
     EXPECT_EQ(replayed.state().costs.send_issue_ns, 55000);
 }
 
+// What an I leaves for its W is written only when set, so a stage's costs without it read as
+// they always did, and is replayed to the same state.
+TEST(EventTable, WhatAnInputBackwardLeavesRoundTripsAndIsLeftOutAtZero) {
+    const ScheduleShape shape{ScheduleKind::interleaved_zero_bubble, 2, 1, 4};
+    recorder::StageCostState with{1000, 600, 400, 1000, 256, 512};
+    with.input_kept_bytes = 4096;
+    recorder::StageCostState without = with;
+    without.input_kept_bytes = 0;
+    const std::vector<Call> calls = {
+        [shape](StateRecorder& r) { r.choose_schedule(shape); },
+        [with](StateRecorder& r) { r.set_stage_costs(0, with); },
+        [without](StateRecorder& r) { r.set_stage_costs(1, without); },
+    };
+    const Recording recording = record(-1, "sim", calls);
+    const std::string text = stream_text(recording.events);
+    EXPECT_NE(text.find("set_stage_costs {\"activation_bytes\":256,\"backward_ns\":1000,"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("\"input_kept_bytes\":4096"), std::string::npos) << text;
+    EXPECT_EQ(text.find("\"input_kept_bytes\":0"), std::string::npos) << text;
+    const std::vector<Event> top = top_level_events(recording.events);
+    const StateRecorder replayed = replay_prefix(top, top.size());
+    EXPECT_EQ(state_fields(replayed.state()), recording.states.back());
+    ASSERT_TRUE(replayed.state().stages.at(0).costs.has_value());
+    EXPECT_EQ(replayed.state().stages.at(0).costs->input_kept_bytes, 4096);
+    EXPECT_EQ(replayed.state().stages.at(1).costs->input_kept_bytes, 0);
+}
+
 // A simulation's stream written to a real trace file, one event's arguments then edited with
 // SQL as a user (or another tool) could, and replayed from the file.
 std::string replay_error_after_edit(const std::string& name, const std::string& sql) {

@@ -261,6 +261,31 @@ TEST(ProfileCalibration, AnotherSplitReDerivesEveryStage) {
     EXPECT_THROW(stages_from_layers(layers, {}, 5), ExperimentError);
 }
 
+// What an I leaves for its W, per layer (here 512 + the layer's index), is summed over a
+// stage's layers; the first stage's I computes nothing and leaves only the gradient it was
+// given (its output's size). A profile from before it was measured leaves it out everywhere.
+TEST(ProfileCalibration, WhatAnInputBackwardLeavesIsSummedOverTheStagesLayers) {
+    std::vector<traces::ProfileRecord> profile = two_stage_profile();
+    for (int layer = 0; layer < 4; ++layer)
+        profile.push_back(figure(layer / 2, layer / 2, layer, "input_kept_bytes", 512 + layer));
+    const LayerCosts layers = calibrate_from_profile(profile, 1).layers;
+    EXPECT_EQ(layers.input_kept_bytes, (std::vector<std::int64_t>{512, 513, 514, 515}));
+    const std::vector<LayerStage> two = stages_from_layers(layers, {}, 2);
+    EXPECT_EQ(two[0].input_kept_bytes, 256);  // layer 1's output, handed to stage 1
+    EXPECT_EQ(two[1].input_kept_bytes, 514 + 515);
+    Experiment experiment = plain_experiment();
+    experiment.model.layers = 4;
+    experiment.layers = layers;
+    EXPECT_EQ(cost_model_for(experiment, 2).input_kept_bytes,
+              (std::vector<std::int64_t>{256, 514 + 515}));
+    const Experiment read_back = parse_experiment_toml(experiment_to_toml(experiment), "file");
+    ASSERT_TRUE(read_back.layers.has_value());
+    EXPECT_EQ(read_back.layers->input_kept_bytes, layers.input_kept_bytes);
+    const LayerCosts older = calibrate_from_profile(two_stage_profile(), 1).layers;
+    EXPECT_TRUE(older.input_kept_bytes.empty());
+    EXPECT_EQ(stages_from_layers(older, {}, 2)[1].input_kept_bytes, 0);
+}
+
 TEST(ProfileCalibration, LinkFitsAreHeldToALink) {
     EXPECT_EQ(fit_link({{1000, 2000}, {3000, 3000}}, 1).latency_ns, 1500);
     EXPECT_EQ(fit_link({{1000, 2000}, {3000, 3000}}, 1).bytes_per_ns, 2.0);

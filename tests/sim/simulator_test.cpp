@@ -1,9 +1,11 @@
 // The simulator against the closed forms at zero communication cost: bubble shares of GPipe,
 // 1F1B and Interleaved1F1B, 1F1B vs ZB-H1 with unequal F/I/W, peak activations, and a link
-// latency worked out by hand; what an OVERLAP_F_B hides.
+// latency worked out by hand; what an OVERLAP_F_B hides; what a split backward holds between
+// its I and W.
 #include <gtest/gtest.h>
 
 #include "engine/schedule/generate.hpp"
+#include "engine/schedule/schedule_csv.hpp"
 #include "sim/simulator.hpp"
 
 namespace pipelens::sim {
@@ -115,6 +117,26 @@ TEST(SimulatorMemory, GradientsTemporariesAndKeptBytes) {
         if (sample.rank == 0)
             last = sample.bytes;
     EXPECT_EQ(last, 1000 + 3 * 30);
+}
+
+TEST(SimulatorMemory, WhatAnInputBackwardLeavesIsHeldUntilItsWeightBackward) {
+    // One rank runs F0 F1 I0 I1 W0 W1: 2 x 100 held after the forwards, each I leaves 40 for its
+    // W on top, each W frees its microbatch's 100 and that 40.
+    const Schedule schedule =
+        parse_schedule_csv("0F0,0F1,0I0,0I1,0W0,0W1\r\n", "one rank, split backwards");
+    CostModel costs = unit_costs(1000, 1000, 1000);
+    costs.activation_bytes = {100};
+    const SimulationResult without = simulate(schedule, costs);
+    EXPECT_EQ(without.ranks[0].peak_memory_bytes, 200);
+    costs.input_kept_bytes = {40};
+    const SimulationResult with = simulate(schedule, costs);
+    EXPECT_EQ(with.ranks[0].peak_memory_bytes, 200 + 2 * 40);
+    std::vector<std::int64_t> after_each;
+    for (const MemorySample& sample : with.memory)
+        if (sample.rank == 0)
+            after_each.push_back(sample.bytes);
+    ASSERT_FALSE(after_each.empty());
+    EXPECT_EQ(after_each.back(), 0);
 }
 
 TEST(SimulatorBubbles, WarmupCooldownAndWaitingNameThePeer) {
