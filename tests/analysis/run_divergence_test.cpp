@@ -21,6 +21,15 @@ void expect_split_sums(const StepDivergence& step) {
     EXPECT_EQ(step.split.total(), step.step_time.difference());
 }
 
+// The step's difference and its split into speed, kinds, communication and ordering.
+void expect_split(const StepDivergence& step, std::int64_t difference, DivergenceSplit split) {
+    EXPECT_EQ(step.step_time.difference(), difference);
+    EXPECT_EQ(step.split.speed_ns, split.speed_ns);
+    EXPECT_EQ(step.split.kinds_ns, split.kinds_ns);
+    EXPECT_EQ(step.split.communication_ns, split.communication_ns);
+    EXPECT_EQ(step.split.ordering_ns, split.ordering_ns);
+}
+
 TEST(RunDivergence, ARunThatMatchesItsSimulationIsAllZeros) {
     const auto sim = simulate_run(kOneFOneB, round_costs());
     const RunDivergence diff = run_divergence(sim.timed, sim.timed);
@@ -95,11 +104,7 @@ TEST(RunDivergence, ALateSendIsOrderingNotSpeed) {
     delay(real.timed, testing::find_action(real.timed, 0, "0SEND_F3"), 700);
     const RunDivergence diff = run_divergence(real.timed, sim.timed);
     const StepDivergence& step = diff.steps[0];
-    EXPECT_EQ(step.step_time.difference(), 700);
-    EXPECT_EQ(step.split.speed_ns, 0);
-    EXPECT_EQ(step.split.kinds_ns, 0);
-    EXPECT_EQ(step.split.communication_ns, 0);
-    EXPECT_EQ(step.split.ordering_ns, 700);
+    expect_split(step, 700, {0, 0, 0, 700});
     for (const WaitChange& change : step.waits)
         ADD_FAILURE() << change.rank << " " << change.label << " real " << change.measured_wait
                       << " sim " << change.simulated_wait;
@@ -131,11 +136,7 @@ TEST(RunDivergence, ALongerTransferThatItsReceiverWaitedForIsCommunication) {
     const RunDivergence diff =
         run_divergence(testing::as_the_runtime_records(real.timed), sim.timed);
     const StepDivergence& step = diff.steps[0];
-    EXPECT_EQ(step.step_time.difference(), 700);
-    EXPECT_EQ(step.split.speed_ns, 0);
-    EXPECT_EQ(step.split.kinds_ns, 0);
-    EXPECT_EQ(step.split.communication_ns, 700);
-    EXPECT_EQ(step.split.ordering_ns, 0);
+    expect_split(step, 700, {0, 0, 700, 0});
 }
 
 TEST(RunDivergence, EveryTransferSlowerIsCommunicationSeenOrNot) {
@@ -149,10 +150,7 @@ TEST(RunDivergence, EveryTransferSlowerIsCommunicationSeenOrNot) {
         run_divergence(testing::as_the_runtime_records(real.timed), sim.timed);
     const StepDivergence& step = diff.steps[0];
     ASSERT_GT(step.step_time.difference(), 0);
-    EXPECT_EQ(step.split.speed_ns, 0);
-    EXPECT_EQ(step.split.kinds_ns, 0);
-    EXPECT_EQ(step.split.communication_ns, step.step_time.difference());
-    EXPECT_EQ(step.split.ordering_ns, 0);
+    expect_split(step, step.step_time.difference(), {0, 0, step.step_time.difference(), 0});
     for (const KindDivergence& kind : diff.kinds) {
         const bool transfer = kind.kind.find("SEND") != std::string::npos ||
                               kind.kind.find("RECV") != std::string::npos;
@@ -168,11 +166,7 @@ TEST(RunDivergence, TheRuntimesRecordOfItsReceivesIsNoDivergence) {
     const TimedSchedule recorded = testing::as_the_runtime_records(sim.timed);
     const RunDivergence diff = run_divergence(recorded, sim.timed);
     const StepDivergence& step = diff.steps[0];
-    EXPECT_EQ(step.step_time.difference(), 0);
-    EXPECT_EQ(step.split.speed_ns, 0);
-    EXPECT_EQ(step.split.kinds_ns, 0);
-    EXPECT_EQ(step.split.communication_ns, 0);
-    EXPECT_EQ(step.split.ordering_ns, 0);
+    expect_split(step, 0, {0, 0, 0, 0});
     for (const KindDivergence& kind : diff.kinds)
         EXPECT_DOUBLE_EQ(kind.median_ratio, 1) << kind.kind;
     for (const ActionDivergence& action : diff.top)

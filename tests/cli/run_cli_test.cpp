@@ -586,29 +586,38 @@ TEST(RunCli, EachRankRecordsTheTensorBytesItHolds) {
     }
 }
 
+// Each rank's peak over gloo less its peak on threads, for `run` (ending in "--out "), the
+// traces named after `name`.
+std::vector<std::int64_t> gloo_peaks_over_threads(const std::string& run, const std::string& name) {
+    const auto local_trace = fresh_trace(name + "_local");
+    const auto local = run_pipelens(run + local_trace.string());
+    EXPECT_EQ(local.exit_code, 0) << local.err;
+    const auto gloo_trace = fresh_trace(name + "_gloo");
+    const auto gloo = run_pipelens(run + gloo_trace.string() + " --transport gloo --nproc 2");
+    EXPECT_EQ(gloo.exit_code, 0) << gloo.err;
+    const std::vector<std::int64_t> on_threads = peak_memory(local_trace);
+    const std::vector<std::int64_t> over_gloo = peak_memory(gloo_trace);
+    EXPECT_EQ(on_threads.size(), over_gloo.size());
+    std::vector<std::int64_t> extra;
+    for (std::size_t rank = 0; rank < std::min(on_threads.size(), over_gloo.size()); ++rank)
+        extra.push_back(over_gloo[rank] - on_threads[rank]);
+    return extra;
+}
+
 // Gloo sends a copy of each message; it is dropped once gloo has sent it, as PyTorch's isend
 // holds its tensor, not at the step's end (which charged every rank all its step's messages:
 // 16 here, about 300 KB over `local`, which the memory model does not count). A few may still
 // be in flight at a rank's peak.
 TEST(RunCli, GlooHoldsASentMessageOnlyWhileItIsInFlight) {
     PIPELENS_SKIP_WITHOUT_GLOO();
-    const std::string run =
+    const std::vector<std::int64_t> extra = gloo_peaks_over_threads(
         "run --schedule 1F1B --pp 2 --m 16 --model mlp --layers 8 --hidden 32 --batch 2048 "
-        "--no-reference --out ";
-    const auto local_trace = fresh_trace("memory_sends_local");
-    const auto local = run_pipelens(run + local_trace.string());
-    ASSERT_EQ(local.exit_code, 0) << local.err;
-    const auto gloo_trace = fresh_trace("memory_sends_gloo");
-    const auto gloo = run_pipelens(run + gloo_trace.string() + " --transport gloo --nproc 2");
-    ASSERT_EQ(gloo.exit_code, 0) << gloo.err;
+        "--no-reference --out ",
+        "memory_sends");
     constexpr std::int64_t kMessageBytes = 2048 / 16 * kHidden * 4;  // one microbatch's output
-    const std::vector<std::int64_t> on_threads = peak_memory(local_trace);
-    const std::vector<std::int64_t> over_gloo = peak_memory(gloo_trace);
-    ASSERT_EQ(on_threads.size(), 2u);
-    ASSERT_EQ(over_gloo.size(), 2u);
+    ASSERT_EQ(extra.size(), 2u);
     for (std::size_t rank = 0; rank < 2; ++rank)
-        EXPECT_LT(over_gloo[rank] - on_threads[rank], 6 * (kMessageBytes + 1024))
-            << "rank " << rank;
+        EXPECT_LT(extra[rank], 6 * (kMessageBytes + 1024)) << "rank " << rank;
 }
 
 // A posted gloo receive holds a landing buffer until its data is taken: as large as the message
@@ -616,23 +625,14 @@ TEST(RunCli, GlooHoldsASentMessageOnlyWhileItIsInFlight) {
 // message (64 KiB), which on a small model outweighed what the stage itself held.
 TEST(RunCli, GlooPostsAReceiveOnlyAsLargeAsItsMessage) {
     PIPELENS_SKIP_WITHOUT_GLOO();
-    const std::string run =
+    const std::vector<std::int64_t> extra = gloo_peaks_over_threads(
         "run --schedule 1F1B --pp 2 --m 8 --model mlp --layers 4 --hidden 64 --batch 256 "
-        "--no-reference --out ";
-    const auto local_trace = fresh_trace("memory_posted_local");
-    const auto local = run_pipelens(run + local_trace.string());
-    ASSERT_EQ(local.exit_code, 0) << local.err;
-    const auto gloo_trace = fresh_trace("memory_posted_gloo");
-    const auto gloo = run_pipelens(run + gloo_trace.string() + " --transport gloo --nproc 2");
-    ASSERT_EQ(gloo.exit_code, 0) << gloo.err;
+        "--no-reference --out ",
+        "memory_posted");
     constexpr std::int64_t kMessageBytes = 256 / 8 * 64 * 4;
-    const std::vector<std::int64_t> on_threads = peak_memory(local_trace);
-    const std::vector<std::int64_t> over_gloo = peak_memory(gloo_trace);
-    ASSERT_EQ(on_threads.size(), 2u);
-    ASSERT_EQ(over_gloo.size(), 2u);
+    ASSERT_EQ(extra.size(), 2u);
     for (std::size_t rank = 0; rank < 2; ++rank)
-        EXPECT_LT(over_gloo[rank] - on_threads[rank], 2 * (kMessageBytes + 1024))
-            << "rank " << rank;
+        EXPECT_LT(extra[rank], 2 * (kMessageBytes + 1024)) << "rank " << rank;
 }
 
 TEST(RunCli, GPipeRankZeroHoldsEveryForwardsActivationsUntilItsBackwards) {

@@ -199,6 +199,16 @@ void posted_ahead(Transport& transport) {
     print(fmt::format("large {}", describe(large[0])));
 }
 
+// A receive from rank 0 on `tag` that must be refused: prints the error it raised.
+void print_refused_receive(Transport& transport, int tag, TensorList& buffers) {
+    try {
+        transport.recv(0, tag, buffers, kTimeout);
+        print("received unexpectedly");
+    } catch (const std::runtime_error& error) {
+        print(fmt::format("error runtime_error: {}", error.what()));
+    }
+}
+
 // Rank 1 expects 4 floats on tags 11 and 12 and posts landing buffers for just that; rank 0
 // sends what was expected on 11, and on 12 a message 250 times larger than expected (past the
 // landing buffer, within gloo's largest inline size): it must come as a clean mismatch on rank
@@ -217,12 +227,7 @@ void expected_sizes(Transport& transport) {
     transport.recv(0, 11, expected, kTimeout);
     print(fmt::format("expected {}", describe(expected[0])));
     TensorList larger{torch::zeros({4})};
-    try {
-        transport.recv(0, 12, larger, kTimeout);
-        print("received unexpectedly");
-    } catch (const std::runtime_error& error) {
-        print(fmt::format("error runtime_error: {}", error.what()));
-    }
+    print_refused_receive(transport, 12, larger);
     transport.gather_to_rank_zero("", kTimeout);
 }
 
@@ -322,12 +327,7 @@ void mismatch(Transport& transport) {
         return;
     }
     TensorList buffers{torch::zeros({3})};
-    try {
-        transport.recv(0, 5, buffers, kTimeout);
-        print("received unexpectedly");
-    } catch (const std::runtime_error& error) {
-        print(fmt::format("error runtime_error: {}", error.what()));
-    }
+    print_refused_receive(transport, 5, buffers);
     transport.gather_to_rank_zero("", kTimeout);
 }
 
