@@ -25,6 +25,8 @@ void add_extra(LayerStage& stage, const StageExtra& extra, bool first_stage) {
     stage.held_bytes = non_negative(stage.held_bytes + extra.held_bytes);
     stage.kept_bytes =
         std::clamp<std::int64_t>(stage.kept_bytes + extra.kept_bytes, 0, stage.held_bytes);
+    if (!first_stage)  // the first stage's I computes nothing (sum_of_layers)
+        stage.input_kept_bytes = non_negative(stage.input_kept_bytes + extra.input_kept_bytes);
 }
 
 }  // namespace

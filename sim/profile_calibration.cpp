@@ -136,8 +136,11 @@ std::optional<StageExtra> loss_of(const std::vector<traces::ProfileRecord>& prof
                             run_id, quantity, found->second));
         return found->second;
     };
-    return StageExtra{value("F"), value("I"),          value("W"),
-                      value("B"), value("held_bytes"), value("kept_bytes")};
+    StageExtra loss{value("F"), value("I"),          value("W"),
+                    value("B"), value("held_bytes"), value("kept_bytes")};
+    if (values.contains("input_kept_bytes"))  // measured since 2026-11-27
+        loss.input_kept_bytes = value("input_kept_bytes");
+    return loss;
 }
 
 // What OVERLAP_F_B saves against F + B, as a share of the shorter part, pooled over the stages

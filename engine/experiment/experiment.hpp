@@ -56,6 +56,8 @@ struct StageExtra {
     std::int64_t backward_ns = 0;
     std::int64_t held_bytes = 0;
     std::int64_t kept_bytes = 0;  // of those, still held after the backward, to the step's end
+    // What its I leaves held until its W (measured for the loss; the last stage's I carries it).
+    std::int64_t input_kept_bytes = 0;
 };
 
 // Costs measured per model layer ([layers], written by `pipelens calibrate` from a

@@ -337,6 +337,9 @@ void read_layers(FieldReader& fields, Experiment& experiment) {
             extra->held_bytes = fields.quantity(*node, key + "held_bytes", parse_byte_count);
         if (const toml::node* node = fields.take(key + "kept_bytes"))
             extra->kept_bytes = fields.quantity(*node, key + "kept_bytes", parse_byte_count);
+        if (const toml::node* node = fields.take(key + "input_kept_bytes"))
+            extra->input_kept_bytes =
+                fields.quantity(*node, key + "input_kept_bytes", parse_byte_count);
     }
     fields.finish();
 }

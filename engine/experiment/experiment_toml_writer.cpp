@@ -52,6 +52,8 @@ toml::table layers_table(const LayerCosts& layers) {
         table.insert(key + "b", fmt::format("{}ns", extra->backward_ns));
         table.insert(key + "held_bytes", extra->held_bytes);
         table.insert(key + "kept_bytes", extra->kept_bytes);
+        if (extra->input_kept_bytes != 0)
+            table.insert(key + "input_kept_bytes", extra->input_kept_bytes);
     }
     return table;
 }

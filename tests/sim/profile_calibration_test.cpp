@@ -170,10 +170,20 @@ TEST(ProfileCalibration, SeveralProfilesGiveEachFiguresMedian) {
 TEST(ProfileCalibration, ALossTimedAloneIsTakenAsMeasured) {
     std::vector<traces::ProfileRecord> profile = two_stage_profile();
     // Figures whose sums never exceed their stage's: no stage-wrapper cost to take off.
-    for (const auto& [quantity, value] : std::vector<std::pair<std::string, std::int64_t>>{
-             {"F", 5}, {"I", 9}, {"W", 1}, {"B", 0}, {"held_bytes", 64}, {"kept_bytes", 0}})
+    for (const auto& [quantity, value] :
+         std::vector<std::pair<std::string, std::int64_t>>{{"F", 5},
+                                                           {"I", 9},
+                                                           {"W", 1},
+                                                           {"B", 0},
+                                                           {"held_bytes", 64},
+                                                           {"kept_bytes", 0},
+                                                           {"input_kept_bytes", 8}})
         profile.push_back(figure(1, 1, -2, quantity, value));
     const LayerCosts layers = calibrate_from_profile(profile, 1).layers;
+    EXPECT_EQ(layers.loss.input_kept_bytes, 8);
+    // The last stage's I leaves the loss's share for its W; a lone stage's I computes nothing.
+    EXPECT_EQ(stages_from_layers(layers, {}, 2)[1].input_kept_bytes, 8);
+    EXPECT_EQ(stages_from_layers(layers, {}, 1)[0].input_kept_bytes, 0);
     EXPECT_EQ(layers.loss.forward_ns, 5);
     EXPECT_EQ(layers.loss.input_ns, 9);
     EXPECT_EQ(layers.loss.weight_ns, 1);
