@@ -20,6 +20,7 @@
 #include "engine/schedule/action_facts.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/profile_calibration.hpp"
+#include "traces/trace_error.hpp"
 
 namespace pipelens::sim {
 namespace {
@@ -181,22 +182,31 @@ StepSamples step_samples(const std::vector<traces::ActionRecord>& step, int stag
     return samples;
 }
 
-// Every training step of the runs, its transfers whose delivery the run saw whole.
+// Every training step of the runs, its transfers whose delivery the run saw whole. A run whose
+// actions make no program the analyses can walk (an import with a stage on two ranks) has none
+// to say: its stage costs still calibrate, as they did before transfers were paired this way.
 std::vector<StepDeliveries> seen_deliveries(const traces::TraceReader& reader,
                                             const std::vector<traces::RunRecord>& runs) {
     std::vector<StepDeliveries> steps;
-    for (const traces::RunRecord& run : runs)
-        for (const analysis::TrainingStep& step :
-             analysis::training_steps(analysis::read_timed_schedule(reader, run.id))) {
-            StepDeliveries seen;
-            for (const analysis::TransferDelivery& delivery :
-                 analysis::transfer_deliveries(step.timed))
-                if (delivery.seen) {
-                    seen.deliveries.push_back(delivery.at_most_ns);
-                    seen.bytes.push_back(delivery.bytes);
-                }
-            steps.push_back(std::move(seen));
+    for (const traces::RunRecord& run : runs) {
+        std::vector<StepDeliveries> of_run;
+        try {
+            for (const analysis::TrainingStep& step :
+                 analysis::training_steps(analysis::read_timed_schedule(reader, run.id))) {
+                StepDeliveries seen;
+                for (const analysis::TransferDelivery& delivery :
+                     analysis::transfer_deliveries(step.timed))
+                    if (delivery.seen) {
+                        seen.deliveries.push_back(delivery.at_most_ns);
+                        seen.bytes.push_back(delivery.bytes);
+                    }
+                of_run.push_back(std::move(seen));
+            }
+        } catch (const traces::TraceError&) {
+            continue;
         }
+        steps.insert(steps.end(), of_run.begin(), of_run.end());
+    }
     return steps;
 }
 

@@ -103,6 +103,29 @@ TEST(Calibration, MediansPerStageAndTheWaitingReceiversDelivery) {
     std::filesystem::remove(path);
 }
 
+// Transfers are paired through the run's program, which a record with one stage on two ranks
+// (an import's damaged mapping) does not make: its stage costs still calibrate, with no
+// delivery measured and the link left at that.
+TEST(Calibration, ARunWhoseProgramCannotBeWalkedStillCalibratesWithoutDeliveries) {
+    const auto path = fresh_trace("stage_on_two_ranks");
+    {
+        traces::TraceWriter writer(path);
+        const auto id = writer.begin_run(real_run("1F1B", 2, 1));
+        writer.add_action(id, action(0, 0, ActionKind::forward, 0, 0, 0, 100));
+        writer.add_action(id, action(0, 1, ActionKind::send_forward, 0, 0, 100, 110, 0));
+        writer.add_action(id, action(1, 0, ActionKind::recv_forward, 1, 0, 0, 150, 0));
+        writer.add_action(id, action(1, 1, ActionKind::forward, 1, 0, 150, 350));
+        writer.add_action(id, action(1, 2, ActionKind::full_backward, 1, 0, 350, 750));
+        writer.add_action(id, action(1, 3, ActionKind::full_backward, 0, 0, 750, 1050));
+        writer.add_action(id, action(0, 2, ActionKind::full_backward, 0, 0, 800, 1100));
+        writer.finish_run(id, 1100, 0.5);
+    }
+    const Calibration calibration = calibrate_from_trace(traces::TraceReader(path), 1);
+    EXPECT_EQ(calibration.transfer_samples, 0);
+    EXPECT_EQ(calibration.experiment.forward_ns, (std::vector<std::int64_t>{100, 200}));
+    std::filesystem::remove(path);
+}
+
 TEST(Calibration, RefusesUnfinishedRunsAndForeignSchedules) {
     const auto path = fresh_trace("refusals");
     {
