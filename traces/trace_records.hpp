@@ -160,7 +160,9 @@ struct ProfileRecord {
     std::string layer_name;
     std::string quantity;  // F, I, W, B, OVERLAP_F_B, OVERLAP_F_B_saved (F + B
                            // minus the overlap, timed in pairs; may be negative; older profiles
-                           // lack it), held_bytes, backward_peak_bytes, gradient_bytes, link
+                           // lack it), held_bytes, backward_peak_bytes, gradient_bytes,
+                           // kept_bytes, output_bytes, input_kept_bytes (older profiles lack
+                           // it), link
     std::int32_t peer = -1;
     std::int64_t bytes = 0;
     std::int64_t median = 0;
