@@ -170,12 +170,19 @@ class Simulator {
         const std::int64_t temporaries = costs_.backward_peak_bytes_of(part.stage);
         change_memory(rank, start, temporaries);
         const std::int64_t freed = frees ? bytes - costs_.kept_bytes_of(part.stage) : 0;
-        const std::int64_t input_kept = costs_.input_kept_bytes_of(part.stage);
-        const std::int64_t left_for_weight = part.kind == ActionKind::backward_input ? input_kept
-                                             : part.kind == ActionKind::backward_weight
-                                                 ? -input_kept
-                                                 : 0;
-        change_memory(rank, end, -temporaries - freed + left_for_weight);
+        change_memory(rank, end, -temporaries - freed + left_for_weight(part));
+    }
+
+    // What an I leaves held for its W at its end (+), and its W lets go of at its end (-).
+    std::int64_t left_for_weight(const Action& part) const {
+        switch (part.kind) {
+            case ActionKind::backward_input:
+                return costs_.input_kept_bytes_of(part.stage);
+            case ActionKind::backward_weight:
+                return -costs_.input_kept_bytes_of(part.stage);
+            default:
+                return 0;
+        }
     }
 
     bool execute(int rank, const Action& action) {

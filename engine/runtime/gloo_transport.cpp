@@ -104,18 +104,24 @@ std::int64_t aligned(std::int64_t bytes) {
     return (bytes + kInlineAlignment - 1) / kInlineAlignment * kInlineAlignment;
 }
 
-std::int64_t inline_bytes(const TensorList& tensors) {
+// The bytes `items` take inline, each at an aligned offset.
+template <typename Items, typename BytesOf>
+std::int64_t aligned_total(const Items& items, BytesOf bytes_of) {
     std::int64_t total = 0;
-    for (const torch::Tensor& tensor : tensors)
-        total += aligned(static_cast<std::int64_t>(tensor.nbytes()));
+    for (const auto& item : items)
+        total += aligned(bytes_of(item));
     return total;
 }
 
+std::int64_t inline_bytes(const TensorList& tensors) {
+    return aligned_total(tensors, [](const torch::Tensor& tensor) {
+        return static_cast<std::int64_t>(tensor.nbytes());
+    });
+}
+
 std::int64_t inline_bytes(const MessageHeader& header) {
-    std::int64_t total = 0;
-    for (const TensorDescription& tensor : header.tensors)
-        total += aligned(tensor.bytes());
-    return total;
+    return aligned_total(header.tensors,
+                         [](const TensorDescription& tensor) { return tensor.bytes(); });
 }
 
 // The most tensor bytes a message on a link travels inline with: what the receiver expects when
@@ -124,9 +130,8 @@ std::int64_t inline_bytes(const MessageHeader& header) {
 std::int64_t inline_capacity(const ExpectedMessage& expected) {
     if (!expected.known)
         return kInlinePayloadBytes;
-    std::int64_t total = 0;
-    for (std::int64_t bytes : expected.tensor_bytes)
-        total += aligned(bytes);
+    const std::int64_t total =
+        aligned_total(expected.tensor_bytes, [](std::int64_t bytes) { return bytes; });
     return total <= kInlinePayloadBytes ? total : 0;
 }
 

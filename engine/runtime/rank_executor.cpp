@@ -358,23 +358,29 @@ class Executor {
         to_send_backward_[{index - 1, action.microbatch}] = std::move(sent);
     }
 
-    // What the stage receiving a transfer expects of it: its inputs (a forward transfer) or the
-    // gradients of its outputs that need one (a backward transfer), as configured. Sender and
-    // receiver derive it alike, and the receiver's buffers are allocated from the same metadata.
-    ExpectedMessage expected_message(int receiving_stage, bool forward) const {
+    // What a transfer into `receiving_stage` carries, as configured: the stage's inputs (a
+    // forward transfer) or the gradients of its outputs that need one (a backward transfer).
+    // The sender's ExpectedMessage and the receiver's buffers both come from it.
+    std::vector<TensorMeta> carried_into(int receiving_stage, bool forward) const {
         const StageMeta& meta = plan_.stage_meta.at(static_cast<std::size_t>(receiving_stage));
-        ExpectedMessage expected{{}, true};
+        std::vector<TensorMeta> carried;
         for (const TensorMeta& tensor : forward ? meta.inputs : meta.outputs)
             if (forward || tensor.requires_grad)
-                expected.tensor_bytes.push_back(tensor.byte_count());
+                carried.push_back(tensor);
+        return carried;
+    }
+
+    ExpectedMessage expected_message(int receiving_stage, bool forward) const {
+        ExpectedMessage expected{{}, true};
+        for (const TensorMeta& tensor : carried_into(receiving_stage, forward))
+            expected.tensor_bytes.push_back(tensor.byte_count());
         return expected;
     }
 
-    TensorList buffers_for(const std::vector<TensorMeta>& metas, bool gradients_only) {
+    TensorList buffers_for(int receiving_stage, bool forward) {
         TensorList buffers;
-        for (const TensorMeta& meta : metas)
-            if (!gradients_only || meta.requires_grad)
-                buffers.push_back(empty_like_meta(meta, plan_.device));
+        for (const TensorMeta& meta : carried_into(receiving_stage, forward))
+            buffers.push_back(empty_like_meta(meta, plan_.device));
         return buffers;
     }
 
@@ -400,16 +406,14 @@ class Executor {
             case ActionKind::recv_forward:
                 transport_.post_recv(peer, plan_.tag_offset + action.link,
                                      expected_message(index, true));
-                posted_forward_[{index, microbatch}] = {
-                    action, peer, buffers_for(plan_.stage_meta[index].inputs, false),
-                    timeline_index};
+                posted_forward_[{index, microbatch}] = {action, peer, buffers_for(index, true),
+                                                        timeline_index};
                 break;
             case ActionKind::recv_backward:
                 transport_.post_recv(peer, plan_.tag_offset + action.link,
                                      expected_message(index, false));
-                posted_backward_[{index, microbatch}] = {
-                    action, peer, buffers_for(plan_.stage_meta[index].outputs, true),
-                    timeline_index};
+                posted_backward_[{index, microbatch}] = {action, peer, buffers_for(index, false),
+                                                         timeline_index};
                 break;
             default:
                 break;
