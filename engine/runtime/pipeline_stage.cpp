@@ -4,18 +4,23 @@
 // gradients' path, the nodes I runs; a node on that path with an edge leaving it towards
 // parameters only (a Linear's addmm, a LayerNorm's backward) is a weight node. I is one engine
 // pass that returns the input gradients and captures the gradient arriving at every weight node
-// (no extra work: those nodes run in I anyway). W then runs each weight node alone from its
-// captured gradients, restricted to its parameters: the engine executes only nodes that lead
+// (no extra work: those nodes run in I anyway). W then runs the weight nodes from their
+// captured gradients, restricted to the parameters: the engine executes only nodes that lead
 // to the requested parameters, so W computes weight gradients and never walks the input path
 // again, and I + W costs about what B costs.
 //
-// One engine call per weight node, because a call from several of them would also walk from a
-// later node down the input path to an earlier one's parameters and count them twice. That is
-// exact only while every parameter hangs below exactly one weight node. When a parameter is fed
-// by two nodes on the input path (a weight tied within the stage, a parameter used twice), or by
-// none (a stage output computed from parameters alone), or when no stage input needs a
-// gradient (the first stage: I has nothing to compute), W falls back to one backward from the
-// stage's roots over all parameters, which walks the input path a second time but is exact.
+// W is one engine call from every weight node at once. Left as it is, such a call would also
+// walk from a later weight node down the input path to an earlier one's parameters and count
+// them twice, so W first cuts each weight node's edges that continue down the input path: I has
+// run them, W is the graph's last use, and what stays below each node leads to its own
+// parameters only. (One call per node would be exact without the cut, but each call pays the
+// engine's set-up and, on a GPU, a hand-over to its device thread: the host-bound stages' W
+// cost more than their whole B.) That is exact only while every parameter hangs below exactly
+// one weight node. When a parameter is fed by two nodes on the input path (a weight tied within
+// the stage, a parameter used twice), or by none (a stage output computed from parameters
+// alone), or when no stage input needs a gradient (the first stage: I has nothing to compute),
+// W falls back to one backward from the stage's roots over all parameters, which walks the
+// input path a second time but is exact.
 // Layers and backends are opaque to this: the split works on the recorded graph, so a layer that
 // fuses or scripts its ops is split wherever its graph has weight nodes.
 //
@@ -116,6 +121,7 @@ void parameters_below(Node* start, const NodeSet& parameters, NodeSet& seen,
 struct WeightNode {
     std::shared_ptr<Node> node;
     edge_list parameters;
+    std::vector<std::uint32_t> input_path_edges;
 };
 
 // The weight nodes of the graph below `roots` (see the comment atop), or nothing when some
@@ -134,12 +140,19 @@ std::optional<std::vector<WeightNode>> weight_nodes_of(
             continue;
         NodeSet seen;
         std::vector<const Node*> found;
-        for (const Edge& edge : node->next_edges())
-            if (edge.is_valid() && !reach.reaches.at(edge.function.get()))
+        std::vector<std::uint32_t> input_path_edges;
+        for (std::uint32_t index = 0; index < node->num_outputs(); ++index) {
+            const Edge& edge = node->next_edge(index);
+            if (!edge.is_valid())
+                continue;
+            if (reach.reaches.at(edge.function.get()))
+                input_path_edges.push_back(index);
+            else
                 parameters_below(edge.function.get(), parameter_nodes, seen, found);
+        }
         if (found.empty())
             continue;
-        WeightNode weight_node{node->shared_from_this(), {}};
+        WeightNode weight_node{node->shared_from_this(), {}, std::move(input_path_edges)};
         for (const Node* parameter : found) {
             ++feeding_nodes[parameter];
             weight_node.parameters.emplace_back(parameters.at(parameter), 0);
@@ -289,6 +302,7 @@ TensorList PipelineStage::backward_input(int microbatch, const TensorList& outpu
                     part.gradients.push_back(gradient);
                 }
             part.parameters = weight_node.parameters;
+            part.input_path_edges = weight_node.input_path_edges;
             if (!part.inputs.empty())
                 current.weight_parts.push_back(std::move(part));
         }
@@ -308,11 +322,21 @@ bool PipelineStage::splits_weight_backward(int microbatch) const {
 void PipelineStage::backward_weight(int microbatch) {
     MicrobatchState& current = state(microbatch, "W");
     if (current.weight_parts_captured) {
-        // Each node alone (see the comment atop); nothing below one part runs in another, so
-        // each part may free what it ran.
-        for (const WeightPart& part : current.weight_parts)
-            engine().execute(part.inputs, part.gradients, /*keep_graph=*/false,
-                             /*create_graph=*/false, /*accumulate_grad=*/true, part.parameters);
+        // Every node at once, each cut off from the input path (see the comment atop).
+        edge_list roots;
+        TensorList gradients;
+        edge_list weights;
+        for (const WeightPart& part : current.weight_parts) {
+            Node& node = *part.inputs.front().function;
+            for (const std::uint32_t index : part.input_path_edges)
+                node.next_edges()[index] = Edge();
+            roots.insert(roots.end(), part.inputs.begin(), part.inputs.end());
+            gradients.insert(gradients.end(), part.gradients.begin(), part.gradients.end());
+            weights.insert(weights.end(), part.parameters.begin(), part.parameters.end());
+        }
+        if (!roots.empty())
+            engine().execute(roots, gradients, /*keep_graph=*/false, /*create_graph=*/false,
+                             /*accumulate_grad=*/true, weights);
     } else {
         const std::vector<torch::Tensor> weights = parameters();
         if (!current.roots.empty() && !weights.empty())

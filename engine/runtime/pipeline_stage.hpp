@@ -80,11 +80,13 @@ class PipelineStage {
 
   private:
     // One autograd node on the input gradients' path that also feeds parameters: the gradients
-    // I captured at its inputs, and the parameters' accumulators W reaches from it.
+    // I captured at its inputs, the parameters' accumulators W reaches from it, and which of its
+    // edges continue down the input path (W cuts them).
     struct WeightPart {
         torch::autograd::edge_list inputs;  // (node, input_nr) with a captured gradient
         TensorList gradients;
         torch::autograd::edge_list parameters;
+        std::vector<std::uint32_t> input_path_edges;
     };
 
     struct MicrobatchState {
