@@ -51,10 +51,13 @@ std::vector<char*> pointers(std::vector<std::string>& texts) {
     return result;
 }
 
+std::string killed_by(int status) {
+    return fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+}
+
 std::string describe(int rank, int status) {
     if (WIFSIGNALED(status))
-        return fmt::format("rank {} was killed by signal {} ({})", rank, WTERMSIG(status),
-                           strsignal(WTERMSIG(status)));
+        return fmt::format("rank {} was {}", rank, killed_by(status));
     return fmt::format("rank {} exited with code {}", rank, WEXITSTATUS(status));
 }
 
@@ -80,7 +83,7 @@ int free_port() {
 
 LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process_count,
                           const std::string& master_address, int master_port,
-                          std::chrono::milliseconds grace) {
+                          std::chrono::milliseconds grace, const OnRankEnd& ended) {
     std::vector<pid_t> children;
     for (int rank = 0; rank < process_count; ++rank) {
         std::vector<std::string> argv{"pipelens"};
@@ -120,9 +123,11 @@ LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process
                 continue;
             result.problems.push_back(describe(rank, status));
             if (WIFSIGNALED(status))
-                result.deaths[rank] = fmt::format("killed by signal {} ({})", WTERMSIG(status),
-                                                  strsignal(WTERMSIG(status)));
+                result.deaths[rank] = killed_by(status);
             const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+            if (ended)
+                ended(rank, WIFSIGNALED(status) ? killed_by(status)
+                                                : fmt::format("exited with code {}", code));
             result.exit_code = std::max(result.exit_code, code == 0 ? 1 : code);
             deadline = std::min(deadline, std::chrono::steady_clock::now() + grace);
         }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -18,10 +19,14 @@ struct LaunchResult {
     std::vector<std::string> deaths;
 };
 
+// Called as soon as a rank is seen to end without success, with how ("killed by signal 9
+// (Killed)", "exited with code 2"); it must not throw.
+using OnRankEnd = std::function<void(int rank, const std::string& how)>;
+
 // `arguments` is the command line each rank runs (argv without the program and --nproc).
 LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process_count,
                           const std::string& master_address, int master_port,
-                          std::chrono::milliseconds grace);
+                          std::chrono::milliseconds grace, const OnRankEnd& ended = {});
 
 // A TCP port nobody listens on right now (for the rendezvous).
 int free_port();

@@ -25,6 +25,7 @@
 #include "engine/analysis/stragglers.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
+#include "engine/run_record/rank_files.hpp"
 #include "engine/run_record/repeated_timing.hpp"
 #include "engine/run_record/run_dtype.hpp"
 #include "engine/run_record/run_trace.hpp"
@@ -117,10 +118,6 @@ void apply_overrides(const RunOptions& options, Experiment& experiment) {
     }
 }
 
-std::string report_file(const std::string& directory, int rank) {
-    return fmt::format("{}/rank-{}.json", directory, rank);
-}
-
 run_record::PipelineRunOptions runtime_options(const RunOptions& options,
                                                const Experiment& experiment) {
     run_record::PipelineRunOptions run = pipeline_options_for(experiment.model);
@@ -162,8 +159,7 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
         check_dtype_text(*options.dtype);
         run.dtype = *options.dtype;
     }
-    if (!options.rank_reports.empty())
-        run.report_path = report_file(options.rank_reports, run.rank);
+    run.report_directory = options.rank_reports;
     // The ranks on this host share its cores: all of them as threads here, or the launcher's
     // processes (LOCAL_WORLD_SIZE, as torchrun sets it).
     const int local_ranks = run.transport == "local"
@@ -475,7 +471,7 @@ void report_for_dead_rank_zero(const RunOptions& options, const LaunchResult& la
     const run_record::PipelineRunOptions run = runtime_options(options, experiment);
     std::vector<std::string> payloads(options.nproc);
     for (int rank = 0; rank < options.nproc; ++rank) {
-        std::ifstream file(report_file(reports, rank), std::ios::binary);
+        std::ifstream file(run_record::rank_report_file(reports, rank), std::ios::binary);
         std::ostringstream text;
         text << file.rdbuf();
         payloads[rank] = text.str();
@@ -539,7 +535,16 @@ int launch(const RunOptions& options) {
     arguments.push_back("--rank-reports");
     arguments.push_back(reports.path());
     const LaunchResult launched =
-        launch_ranks(arguments, options.nproc, address, port, std::chrono::seconds(30));
+        launch_ranks(arguments, options.nproc, address, port, std::chrono::seconds(30),
+                     [&](int rank, const std::string& how) {
+                         // Best effort: without the notice rank 0 waits for the report until its
+                         // timeout.
+                         try {
+                             run_record::note_rank_ended(reports.path(), rank, how);
+                         } catch (const std::exception& error) {
+                             fmt::print(stderr, "pipelens run: {}\n", error.what());
+                         }
+                     });
     for (const std::string& problem : launched.problems)
         fmt::print(stderr, "pipelens run: {}\n", problem);
     if (!launched.deaths.empty() && !launched.deaths[0].empty())

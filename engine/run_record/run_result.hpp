@@ -63,9 +63,10 @@ struct PipelineRunOptions {
     // `--dtype`: what the model's parameters, the batch and the single-rank reference are cast to
     // on the device (run_dtype.hpp), and so the reference check's tolerance.
     std::string dtype = std::string(kDefaultRunDtype);
-    // gloo/nccl: this rank also writes its report here (JSON) before gathering, so a launcher
-    // can still record the run when rank 0, which gathers and records, dies.
-    std::string report_path;
+    // gloo/nccl under a launcher: its directory (rank_files.hpp). This rank also writes its
+    // report there before gathering, so the launcher can still record the run when rank 0, which
+    // gathers and records, dies; rank 0 reads there which ranks ended before they reported.
+    std::string report_directory;
     // What a ZeroBubbleAuto order was searched with, so the executed schedule is recorded as
     // that kind with its inputs (and replays to the same order) rather than as a CSV.
     ZeroBubbleInputs zero_bubble;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/run_record/rank_files.hpp"
 #include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/local_transport.hpp"
@@ -56,6 +57,18 @@ std::vector<std::vector<TensorMeta>> boundary_inputs(const run_record::PipelineR
     return inputs;
 }
 
+// For each rank that sent no report, how the launcher saw it end ("" when it did not).
+std::vector<std::string> ends_of_silent_ranks(const std::vector<std::string>& payloads,
+                                              const std::string& directory) {
+    std::vector<std::string> ends(payloads.size());
+    if (directory.empty())
+        return ends;
+    for (std::size_t rank = 0; rank < payloads.size(); ++rank)
+        if (payloads[rank].empty())
+            ends[rank] = run_record::rank_ended(directory, static_cast<int>(rank)).value_or("");
+    return ends;
+}
+
 void write_report_file(const std::string& path, const std::string& payload) {
     std::ofstream file(path, std::ios::binary | std::ios::trunc);
     file << payload;
@@ -97,7 +110,7 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
                         run_prepared_rank(options, lowered, *prepared, transport);
                     auto gathered = transport.gather_to_rank_zero(
                         rank_report_to_json(report).dump(),
-                        std::chrono::milliseconds(options.timeout_ms));
+                        std::chrono::milliseconds(options.timeout_ms), {});
                     if (rank == 0)
                         payloads = std::move(gathered);
                 } catch (const std::exception& error) {
@@ -131,13 +144,19 @@ run_record::PipelineRunResult run_distributed(const run_record::PipelineRunOptio
     std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
     RankReport report = run_prepared_rank(options, lowered, *prepared, *transport);
     const std::string payload = rank_report_to_json(report).dump();
-    if (!options.report_path.empty())
-        write_report_file(options.report_path, payload);
-    const auto payloads =
-        transport->gather_to_rank_zero(payload, std::chrono::milliseconds(options.timeout_ms));
+    const std::string& directory = options.report_directory;
+    if (!directory.empty())
+        write_report_file(run_record::rank_report_file(directory, options.rank), payload);
+    RankEnded ended;
+    if (!directory.empty())
+        ended = [&](int rank) { return run_record::rank_ended(directory, rank).has_value(); };
+    const auto payloads = transport->gather_to_rank_zero(
+        payload, std::chrono::milliseconds(options.timeout_ms), ended);
     if (options.rank != 0)
         return merge_reports({report}, options);
-    return merge_reports(reports_from_payloads(payloads, options), options);
+    return merge_reports(
+        reports_from_payloads(payloads, options, ends_of_silent_ranks(payloads, directory)),
+        options);
 }
 
 }  // namespace

@@ -22,8 +22,8 @@ namespace pipelens::runtime {
 run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions& options,
                                            const Schedule& lowered);
 
-// What a launcher knows when rank 0 did not gather: the reports ranks wrote to their
-// report_path (an empty payload: none), and for each rank how it died ("killed by signal 9
+// What a launcher knows when rank 0 did not gather: the reports ranks wrote to its directory
+// (rank_files.hpp; an empty payload: none), and for each rank how it died ("killed by signal 9
 // (Killed)"; empty: it exited). A rank without a report is a `rank_died` failure when it died,
 // else `lost`. std::invalid_argument for a report that is not one.
 run_record::PipelineRunResult merge_rank_reports(const std::vector<std::string>& payloads,

@@ -205,9 +205,10 @@ std::vector<RankReport> reports_from_payloads(const std::vector<std::string>& pa
             died ? "rank_died" : "lost",
             "",
             "",
-            died ? fmt::format("rank {} died ({}) before it reported; its actions are not "
+            died ? fmt::format("rank {} {} ({}) before it reported; its actions are not "
                                "recorded",
-                               rank, deaths[rank])
+                               rank, deaths[rank].starts_with("exited") ? "ended" : "died",
+                               deaths[rank])
                  : fmt::format("rank {} sent no report within {} ms: it died or hangs", rank,
                                options.timeout_ms),
             0,

@@ -35,7 +35,8 @@ nlohmann::json rank_report_to_json(const RankReport& report);
 RankReport rank_report_from_json(const nlohmann::json& json);
 
 // One report per payload (rank i's at i). An empty payload is a rank that never reported: it
-// died (how, when `deaths` says) or hangs.
+// ended (how, when `deaths` says: "killed by signal 9 (Killed)", "exited with code 2"; a
+// `rank_died` failure) or hangs (`lost`).
 std::vector<RankReport> reports_from_payloads(const std::vector<std::string>& payloads,
                                               const run_record::PipelineRunOptions& options,
                                               const std::vector<std::string>& deaths = {});

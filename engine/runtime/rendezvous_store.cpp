@@ -207,7 +207,8 @@ void RendezvousStore::barrier(std::chrono::milliseconds timeout) {
 }
 
 std::vector<std::string> RendezvousStore::gather_to_rank_zero(const std::string& payload,
-                                                              std::chrono::milliseconds timeout) {
+                                                              std::chrono::milliseconds timeout,
+                                                              const RankEnded& ended) {
     std::int64_t call = 0;
     {
         std::lock_guard lock(mutex_);
@@ -221,7 +222,9 @@ std::vector<std::string> RendezvousStore::gather_to_rank_zero(const std::string&
     const auto deadline = Clock::now() + timeout;
     std::vector<std::optional<std::string>> reports(rendezvous_.world_size);
     // Reports are what explains a failure, so an abort does not end this wait; a rank that has
-    // not reported by the deadline (it died or hangs) gets an empty payload.
+    // not reported by the deadline (it died or hangs) gets an empty payload. So does one known
+    // to have ended, but only after one more look: it may have reported just before it ended.
+    bool last_look = false;
     for (int attempt = 0;;) {
         std::vector<int> missing;
         {
@@ -243,9 +246,11 @@ std::vector<std::string> RendezvousStore::gather_to_rank_zero(const std::string&
                 throw TransportAborted(*known_abort_reason_);
             }
         }
-        if (missing.empty() || Clock::now() >= deadline)
+        if (missing.empty() || last_look || Clock::now() >= deadline)
             break;
-        sleep_before_next_poll(attempt, deadline);
+        last_look = ended && std::all_of(missing.begin(), missing.end(), ended);
+        if (!last_look)
+            sleep_before_next_poll(attempt, deadline);
     }
     std::vector<std::string> all;
     all.reserve(reports.size());

@@ -64,7 +64,8 @@ class RendezvousStore {
 
     // See Transport::gather_to_rank_zero.
     std::vector<std::string> gather_to_rank_zero(const std::string& payload,
-                                                 std::chrono::milliseconds timeout);
+                                                 std::chrono::milliseconds timeout,
+                                                 const RankEnded& ended);
 
     const Rendezvous& rendezvous() const { return rendezvous_; }
     const std::string& transport_name() const { return transport_name_; }
@@ -98,8 +99,9 @@ class StoreBackedTransport : public Transport {
     }
     void barrier(std::chrono::milliseconds timeout) override { store_.barrier(timeout); }
     std::vector<std::string> gather_to_rank_zero(const std::string& payload,
-                                                 std::chrono::milliseconds timeout) override {
-        return store_.gather_to_rank_zero(payload, timeout);
+                                                 std::chrono::milliseconds timeout,
+                                                 const RankEnded& ended) override {
+        return store_.gather_to_rank_zero(payload, timeout, ended);
     }
 
   protected:

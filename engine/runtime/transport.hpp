@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +20,9 @@
 #include "engine/runtime/model_library.hpp"
 
 namespace pipelens::runtime {
+
+// Whether a rank's process is known to have ended (a launcher's notice, rank_files.hpp).
+using RankEnded = std::function<bool(int rank)>;
 
 class TransportTimeout : public std::runtime_error {
   public:
@@ -92,9 +96,11 @@ class Transport {
 
     // Every rank calls it; rank 0 gets all ranks' payloads in rank order, the others nothing.
     // It works after an abort too (reports explain failures); a rank that has not reported
-    // within `timeout` (it died or hangs) gets an empty payload.
+    // within `timeout` (it died or hangs), or that `ended` says has ended without reporting (a
+    // launcher saw its process end), gets an empty payload. `ended` may be empty.
     virtual std::vector<std::string> gather_to_rank_zero(const std::string& payload,
-                                                         std::chrono::milliseconds timeout) = 0;
+                                                         std::chrono::milliseconds timeout,
+                                                         const RankEnded& ended) = 0;
 };
 
 }  // namespace pipelens::runtime

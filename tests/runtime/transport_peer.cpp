@@ -5,7 +5,8 @@
 //
 // Scenarios: ping_pong, out_of_order, timeout (COUNT: ms), unreceived, abort, peer_exits
 // (COUNT: the rank that dies), barrier, barrier_timeout, gather, mismatch, latency (COUNT: round
-// trips). Each prints plain lines ("small 0 Float [2, 3] 0 0.5 ...", "error TransportTimeout:
+// trips), gather_ended. Each prints plain lines ("small 0 Float [2, 3] 0 0.5 ...", "error
+// TransportTimeout:
 // ...", "abort_at_ms 1234" on the machine-wide steady clock) and then "done" once its transport
 // is destroyed, so a test compares exact text and times across processes (and sees that
 // destruction did not hang). Errors a scenario does not expect print as "error <kind>:
@@ -149,7 +150,7 @@ void receive_timeout(Transport& transport, milliseconds timeout) {
             fmt::format("elapsed_ms {}",
                         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count()));
     }
-    transport.gather_to_rank_zero("", kTimeout + timeout);
+    transport.gather_to_rank_zero("", kTimeout + timeout, {});
 }
 
 // Rank 0 sends a message that rank 1 never receives and waits for its sends to leave.
@@ -218,7 +219,7 @@ void expected_sizes(Transport& transport) {
     if (transport.rank() == 0) {
         transport.send_expected(1, 11, {torch::arange(4, torch::kFloat32)}, four_floats);
         transport.send_expected(1, 12, {torch::zeros({1000})}, four_floats);
-        transport.gather_to_rank_zero("", kTimeout);
+        transport.gather_to_rank_zero("", kTimeout, {});
         return;
     }
     transport.post_recv(0, 11, four_floats);
@@ -228,7 +229,7 @@ void expected_sizes(Transport& transport) {
     print(fmt::format("expected {}", describe(expected[0])));
     TensorList larger{torch::zeros({4})};
     print_refused_receive(transport, 12, larger);
-    transport.gather_to_rank_zero("", kTimeout);
+    transport.gather_to_rank_zero("", kTimeout, {});
 }
 
 // Rank 0 aborts while rank 1 is blocked in a receive, then stays up long enough for rank 1 to
@@ -312,23 +313,43 @@ void gather(Transport& transport) {
     for (int step = 1; step <= 2; ++step) {
         const std::string payload = fmt::format("step {} from rank {}: {{\"loss\": {}}}", step,
                                                 transport.rank(), 0.5 * transport.rank());
-        const std::vector<std::string> reports = transport.gather_to_rank_zero(payload, kTimeout);
+        const std::vector<std::string> reports =
+            transport.gather_to_rank_zero(payload, kTimeout, {});
         for (std::size_t index = 0; index < reports.size(); ++index)
             print(fmt::format("report {} {}", index, reports[index]));
         print(fmt::format("step {} reports {}", step, reports.size()));
     }
 }
 
+// Rank 2 never reports, and rank 0 is told it ended (as a launcher's notice tells it), while
+// rank 1 reports and is told ended as well: rank 0 keeps rank 1's report, gives rank 2 an empty
+// one, and says whether it returned before its (long) timeout, which it must not wait out.
+void gather_ended(Transport& transport) {
+    constexpr milliseconds kLongTimeout{20'000};
+    if (transport.rank() == 1)
+        transport.gather_to_rank_zero("rank 1's report", kLongTimeout, {});
+    transport.barrier(kTimeout);  // rank 1's report is published before rank 0 gathers
+    if (transport.rank() != 0)
+        return;
+    const auto started = Clock::now();
+    const std::vector<std::string> reports = transport.gather_to_rank_zero(
+        "rank 0's report", kLongTimeout, [](int rank) { return rank != 0; });
+    for (std::size_t index = 0; index < reports.size(); ++index)
+        print(fmt::format("report {} '{}'", index, reports[index]));
+    print(Clock::now() - started < kLongTimeout ? "returned before its timeout"
+                                                : "waited out its timeout");
+}
+
 // Rank 1 expects 3 floats where rank 0 sends 4.
 void mismatch(Transport& transport) {
     if (transport.rank() == 0) {
         transport.send(1, 5, {torch::zeros({4})});
-        transport.gather_to_rank_zero("", kTimeout);
+        transport.gather_to_rank_zero("", kTimeout, {});
         return;
     }
     TensorList buffers{torch::zeros({3})};
     print_refused_receive(transport, 5, buffers);
-    transport.gather_to_rank_zero("", kTimeout);
+    transport.gather_to_rank_zero("", kTimeout, {});
 }
 
 // `count` round trips of one small tensor; rank 0 prints the mean round trip.
@@ -375,6 +396,8 @@ void run(const std::string& scenario, Transport& transport, int count) {
         barrier_timeout(transport);
     else if (scenario == "gather")
         gather(transport);
+    else if (scenario == "gather_ended")
+        gather_ended(transport);
     else if (scenario == "mismatch")
         mismatch(transport);
     else if (scenario == "latency")

@@ -310,6 +310,14 @@ TEST_F(GlooTransportTest, GatherReturnsEveryPayloadInRankOrderOnRankZero) {
     }
 }
 
+TEST_F(GlooTransportTest, GatherStopsWaitingForARankKnownToHaveEndedButKeepsWhatItSent) {
+    const std::vector<PeerOutput> ranks = run_ranks(3, "gather_ended");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_EQ(ranks[0].lines,
+              (std::vector<std::string>{"report 0 'rank 0's report'", "report 1 'rank 1's report'",
+                                        "report 2 ''", "returned before its timeout", "done"}));
+}
+
 TEST_F(GlooTransportTest, MessageThatDoesNotFitIsRefusedLikeTheLocalTransport) {
     const std::vector<PeerOutput> ranks = run_ranks(2, "mismatch");
     EXPECT_TRUE(ranks[1].exited_cleanly);
