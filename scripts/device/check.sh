@@ -12,7 +12,8 @@
 # Checks, in this order: `pipelens run` of the built-in models under 1F1B, Interleaved1F1B,
 # ZBVZeroBubble and DualPipeV, --transport local, with the reference check, on cuda when it can,
 # else cpu; two ranks on one device computing at the same time (their own streams); a one-rank
-# NCCL world; pytorch_side_by_side.py next to pipelens' runs of the same
+# NCCL world; what must be refused (--device cuda without a GPU, NCCL's refusals on one GPU, a
+# dying rank); pytorch_side_by_side.py next to pipelens' runs of the same
 # shape; one run's timeline drawn; last, the runtime's test binaries (CPU only).
 # Environment: CHECK_BUDGET_S (default 240: later checks are skipped once it is spent),
 # CHECK_MODELS, CHECK_SCHEDULES, CHECK_SIDE_BY_SIDE_MODELS (space-separated lists),
@@ -263,6 +264,70 @@ check_nccl_world() {
     run_one "$name" cuda "${shape[@]}" --transport nccl --nproc 1
 }
 
+# refuse_one NAME TEXT ARGS...: a `pipelens run` that must fail: a pass when it exits non-zero
+# on its own (not by the timeout) and its output (stdout and stderr) contains TEXT.
+refuse_one() {
+    local name="$1" text="$2"
+    shift 2
+    local log="$out_dir/logs/$name.log"
+    if over_budget; then
+        skip "$name" "the check budget of ${budget_s} s was spent"
+        return
+    fi
+    timed 60 "$log" "" "$pipelens" run "$@"
+    local why=""
+    if [ $last_rc -eq 0 ]; then
+        why="it exited 0"
+    elif [ $last_rc -eq 124 ] || [ $last_rc -eq 137 ]; then
+        why="timed out after 60 s"
+    elif ! grep -qF -- "$text" "$log"; then
+        why="exit $last_rc without \"$text\": $(tail -n 3 "$log" | tr '\n' ' ' | cut -c1-300)"
+    fi
+    if [ -z "$why" ]; then
+        record "$name" pass "$last_seconds" "exit $last_rc" "logs/$name.log" ""
+    else
+        record "$name" fail "$last_seconds" "$why" "logs/$name.log" ""
+    fi
+}
+
+# What must fail, fail at once and say why: --device cuda where it cannot be had; on one GPU,
+# NCCL's refusals (two ranks on one device; a rank per GPU with more ranks than GPUs) and a rank
+# of an NCCL world that dies. Where NCCL cannot run, a dying gloo rank instead.
+check_refusals() {
+    local shape=(--model mlp --schedule 1F1B --pp 2 --m 4 --no-reference --json)
+    if [ "$DEVICE_TORCH_CUDA" != yes ]; then
+        refuse_one refuse.device_cuda "--device cuda: this build of pipelens-runtime has no CUDA" \
+            "${shape[@]}" --device cuda --transport local
+    elif [ "$run_has_device_option" = yes ]; then
+        CUDA_VISIBLE_DEVICES='' refuse_one refuse.device_cuda "--device cuda: no GPU seen" \
+            "${shape[@]}" --device cuda --transport local
+    fi
+    local reason="$cuda_reason"
+    [ "$DEVICE_WITH_CUDA" != ON ] &&
+        reason="pipelens was built without the NCCL transport ($DEVICE_CUDA_REASON)"
+    if [ -n "$reason" ]; then
+        skip_cuda nccl.refuse.two_ranks_one_gpu "$reason"
+        skip_cuda nccl.refuse.more_ranks_than_gpus "$reason"
+        skip_cuda nccl.rank_dies "$reason"
+        refuse_one gloo.rank_dies "rank 1 died (killed by signal 9 (Killed)) before it reported" \
+            "${shape[@]}" --device cpu --transport gloo --nproc 2 --fault stage1=die
+        return
+    fi
+    refuse_one nccl.refuse.two_ranks_one_gpu "NCCL needs one GPU per rank" "${shape[@]}" \
+        --device cuda:0 --transport nccl --nproc 2
+    local gpus
+    gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+    if [ "$gpus" -eq 1 ]; then
+        refuse_one nccl.refuse.more_ranks_than_gpus "LOCAL_RANK 1 takes cuda:1" "${shape[@]}" \
+            --device cuda --transport nccl --nproc 2 --timeout 10s
+    else
+        skip nccl.refuse.more_ranks_than_gpus "$gpus GPUs: two ranks fit"
+    fi
+    refuse_one nccl.rank_dies "rank 0 died (killed by signal 9 (Killed)) before it reported" \
+        --model mlp --schedule Interleaved1F1B --pp 1 --v 2 --m 4 --no-reference --json \
+        --device cuda --transport nccl --nproc 1 --fault stage1=die
+}
+
 # pipelens' runs in the shape pytorch_side_by_side.py runs PyTorch's schedules: one rank holding
 # two stages, four microbatches, four layers (mlp: the same weights and batch, so the same loss;
 # empty: the runtime's own overhead per action), timed as PyTorch's side is: the median of 20
@@ -336,6 +401,7 @@ check_runs
 check_streams
 check_memory
 check_nccl_world
+check_refusals
 check_side_by_side_runs
 check_pytorch_side_by_side
 if [ -z "$cuda_reason" ]; then check_timeline cuda; else check_timeline cpu; fi
