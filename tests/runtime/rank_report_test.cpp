@@ -115,6 +115,19 @@ TEST(RankReport, ARankWithoutAPayloadDiedOrWasLost) {
               "rank 2 sent no report within 3000 ms: it died or hangs");
 }
 
+TEST(RankReport, ARankThatExitedWithoutAReportEndedRatherThanDied) {
+    run_record::PipelineRunOptions options;
+    RankReport alive;
+    alive.run.rank = 0;
+    const std::vector<RankReport> reports = reports_from_payloads(
+        {rank_report_to_json(alive).dump(), ""}, options, {"", "exited with code 2"});
+    ASSERT_TRUE(reports[1].run.failure.has_value());
+    EXPECT_EQ(reports[1].run.failure->kind, "rank_died");
+    EXPECT_EQ(reports[1].run.failure->message,
+              "rank 1 ended (exited with code 2) before it reported; its actions are not "
+              "recorded");
+}
+
 TEST(RankReport, MergeTakesTheLossFromTheLastStageAndTheLargestErrors) {
     run_record::PipelineRunOptions options;
     options.check_reference = true;
