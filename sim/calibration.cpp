@@ -87,13 +87,16 @@ std::vector<RunStageTimes> median_stage_times(
 
 // How the run was lowered and its transfers behave, from its recorded configuration (absent for
 // imported runs, whose configuration is not a pipelens experiment): the calibrated experiment
-// must lower and time the run the way it ran.
-void carry_run_options(Experiment& experiment, const std::string& config) {
+// must lower and time the run the way it ran, and hold memory as its runtime did (pipelens'
+// runtime posts receives with their buffers; a simulated run's trace keeps its own setting).
+void carry_run_options(Experiment& experiment, const traces::RunRecord& run) {
     try {
-        const Experiment recorded = parse_experiment_toml(config, "run configuration");
+        const Experiment recorded = parse_experiment_toml(run.config, "run configuration");
         experiment.defer_receives = recorded.defer_receives;
         experiment.rendezvous = recorded.rendezvous;
         experiment.max_activations = recorded.max_activations;
+        experiment.posted_receive_buffers =
+            run.kind == traces::RunKind::real || recorded.posted_receive_buffers;
     } catch (const ExperimentError&) {
         // Not a pipelens experiment: the defaults stand.
     }
@@ -503,7 +506,7 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
     calibration.measured_step_ns = run_record::median_of(steps);
     for (auto& [rank, values] : peaks)
         calibration.measured_peak_bytes[rank] = run_record::median_of(std::move(values));
-    carry_run_options(experiment, run.config);
+    carry_run_options(experiment, run);
     std::vector<std::vector<traces::ProfileRecord>> profiles;
     std::vector<std::vector<traces::ActionRecord>> run_actions;
     for (const traces::RunRecord& each : runs) {

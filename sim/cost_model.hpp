@@ -74,6 +74,8 @@ struct CostModel {
     // Host time to issue a SEND, during which the rank's next computation cannot start
     // (Experiment::send_issue_ns); 0: none.
     std::int64_t send_issue_ns = 0;
+    // Receives hold their buffers from their posting (Experiment::posted_receive_buffers).
+    bool posted_receive_buffers = false;
     // The share of an OVERLAP_F_B's hideable time that it hides (see overlap): 0, no overlap,
     // unless measured (calibration) or stated; 1, the shorter part entirely where nothing says
     // it is arithmetic.

@@ -17,6 +17,7 @@ void record_cost_model(recorder::StateRecorder& recorder, const CostModel& costs
     model.ranks_per_host = costs.ranks_per_host;
     model.rendezvous = costs.rendezvous;
     model.send_issue_ns = costs.send_issue_ns;
+    model.posted_receive_buffers = costs.posted_receive_buffers;
     model.rank_slowdown = costs.rank_slowdown;
     model.overlap_efficiency = costs.overlap_efficiency;
     model.unshard_ns = costs.unshard_ns;
@@ -52,6 +53,7 @@ CostModel cost_model_from_state(const recorder::PipelineState& state) {
     costs.ranks_per_host = model.ranks_per_host;
     costs.rendezvous = model.rendezvous;
     costs.send_issue_ns = model.send_issue_ns;
+    costs.posted_receive_buffers = model.posted_receive_buffers;
     costs.rank_slowdown = model.rank_slowdown;
     costs.overlap_efficiency = model.overlap_efficiency;
     costs.unshard_ns = model.unshard_ns;

@@ -122,6 +122,7 @@ CostModel cost_model_for(const Experiment& experiment, int stage_count) {
     costs.ranks_per_host = experiment.ranks_per_host;
     costs.rendezvous = experiment.rendezvous;
     costs.send_issue_ns = experiment.send_issue_ns;
+    costs.posted_receive_buffers = experiment.posted_receive_buffers;
     costs.overlap_efficiency = experiment.overlap_efficiency;
     costs.rank_slowdown = experiment.rank_slowdown;
     costs.unshard_ns = experiment.unshard_ns;

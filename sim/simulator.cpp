@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include "engine/schedule/action_facts.hpp"
 #include "engine/schedule/dry_run.hpp"
@@ -25,9 +26,13 @@ namespace {
 constexpr std::int64_t kUnknown = -1;
 
 // When each per-microbatch signal of one (stage, microbatch) was produced: F, I/B, I ends; SEND
-// starts (a receive waits for the send to be issued); RECV ends.
+// starts (a receive waits for the send to be issued); RECV ends. With posted receive buffers,
+// also the bytes its receives hold that their consumer has not taken yet: the stage's input
+// (RECV_F) and its outputs' gradient (RECV_B).
 struct MicrobatchTimes {
     std::array<std::int64_t, kMicrobatchSignalCount> at;
+    std::int64_t posted_input_bytes = 0;
+    std::int64_t posted_gradient_bytes = 0;
     MicrobatchTimes() { at.fill(kUnknown); }
 };
 
@@ -152,10 +157,16 @@ class Simulator {
     // Activations are held from the F until the backward that frees them (B, or W after I);
     // weight gradients from the stage's first backward to the end of the step; a backward's
     // temporaries while it runs; what a backward does not free (kept bytes) to the step's end;
-    // what an I leaves for its W (input kept bytes) from the I's end to the W's.
+    // what an I leaves for its W (input kept bytes) from the I's end to the W's. With posted
+    // receive buffers (CostModel::posted_receive_buffers), a receive's buffer from its posting
+    // until its consumer takes it: an input until its F starts (whose held activations count
+    // it from there, as the profile measured them), a gradient until its B or I ends (an I's
+    // input kept bytes hold it on to the W).
     void account_memory(int rank, const Action& part, std::int64_t start, std::int64_t end) {
         const std::int64_t bytes = costs_.held_bytes_of(part.stage);
+        MicrobatchTimes& slot = at(part.stage, part.microbatch);
         if (part.kind == ActionKind::forward) {
+            change_memory(rank, start, -std::exchange(slot.posted_input_bytes, 0));
             change_memory(rank, start, bytes);
             return;
         }
@@ -170,7 +181,10 @@ class Simulator {
         const std::int64_t temporaries = costs_.backward_peak_bytes_of(part.stage);
         change_memory(rank, start, temporaries);
         const std::int64_t freed = frees ? bytes - costs_.kept_bytes_of(part.stage) : 0;
-        change_memory(rank, end, -temporaries - freed + left_for_weight(part));
+        const std::int64_t gradient = part.kind == ActionKind::backward_weight
+                                          ? 0
+                                          : std::exchange(slot.posted_gradient_bytes, 0);
+        change_memory(rank, end, -temporaries - freed - gradient + left_for_weight(part));
     }
 
     // What an I leaves held for its W at its end (+), and its W lets go of at its end (-).
@@ -183,6 +197,15 @@ class Simulator {
             default:
                 return 0;
         }
+    }
+
+    // A rank posts a receive when its thread reaches it: once the computations before it in the
+    // rank's order have run.
+    void post_buffer(int rank, const Action& receive, std::int64_t bytes) {
+        MicrobatchTimes& slot = at(receive.stage, receive.microbatch);
+        (receive.kind == ActionKind::recv_forward ? slot.posted_input_bytes
+                                                  : slot.posted_gradient_bytes) += bytes;
+        change_memory(rank, compute_free_[rank], bytes);
     }
 
     bool execute(int rank, const Action& action) {
@@ -242,6 +265,8 @@ class Simulator {
                 entry.start_ns = ready.time;
                 entry.end_ns = ready.time + costs_.transfer_ns(peer, rank, entry.bytes);
                 produce(action, entry.end_ns);
+                if (costs_.posted_receive_buffers)
+                    post_buffer(rank, action, entry.bytes);
                 break;
             }
             default:  // UNSHARD, REDUCE_GRAD: collectives on the communication stream

@@ -177,6 +177,11 @@ struct Experiment {
     // computation waits for it (a gloo send writes its message into the socket on the caller's
     // thread). 0: free. [network] send_issue; calibrated from a gloo run's own SENDs.
     std::int64_t send_issue_ns = 0;
+    // A receive's buffers are allocated when the rank posts it and held until its consumer takes
+    // them, as pipelens' runtime does; off, transfers cost no memory (the activation-only model of
+    // the published memory closed forms). [network] posted_receive_buffers; `calibrate` turns it
+    // on for pipelens' own runs.
+    bool posted_receive_buffers = false;
 
     ModelDescription model;
     RunSettings run;

@@ -311,6 +311,7 @@ void read_network(FieldReader& fields, Experiment& experiment) {
     fields.integer("ranks_per_host", experiment.ranks_per_host, 1);
     fields.boolean("rendezvous", experiment.rendezvous);
     fields.duration("send_issue", experiment.send_issue_ns);
+    fields.boolean("posted_receive_buffers", experiment.posted_receive_buffers);
     fields.finish();
 }
 

@@ -120,6 +120,8 @@ std::string experiment_to_toml(const Experiment& experiment) {
         network.insert("rendezvous", true);
     if (experiment.send_issue_ns > 0)
         network.insert("send_issue", fmt::format("{}ns", experiment.send_issue_ns));
+    if (experiment.posted_receive_buffers)
+        network.insert("posted_receive_buffers", true);
 
     toml::table document;
     if (!experiment.name.empty())

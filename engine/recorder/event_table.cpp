@@ -139,9 +139,9 @@ void read_field(const nlohmann::json& json, BufferDirection& value) {
 bool added_later(std::string_view name) {
     return name == "gradient_bytes" || name == "backward_peak_bytes" || name == "kept_bytes" ||
            name == "input_kept_bytes" || name == "defer_recv" || name == "rendezvous" ||
-           name == "send_issue_ns" || name.starts_with("zero_bubble_") ||
-           name == "max_activations" || name == "rank_slowdown" ||
-           name.ends_with("_arithmetic_ns") || name == "dtype";
+           name == "send_issue_ns" || name == "posted_receive_buffers" ||
+           name.starts_with("zero_bubble_") || name == "max_activations" ||
+           name == "rank_slowdown" || name.ends_with("_arithmetic_ns") || name == "dtype";
 }
 
 template <class Kind>

@@ -108,6 +108,7 @@ struct SetCostModel {
         visit("ranks_per_host", self.costs.ranks_per_host);
         visit("rendezvous", self.costs.rendezvous);
         visit("send_issue_ns", self.costs.send_issue_ns);
+        visit("posted_receive_buffers", self.costs.posted_receive_buffers);
         visit("rank_slowdown", self.costs.rank_slowdown);
         visit("overlap_efficiency", self.costs.overlap_efficiency);
         visit("unshard_ns", self.costs.unshard_ns);

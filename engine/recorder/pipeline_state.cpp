@@ -177,6 +177,8 @@ std::vector<StateField> state_fields(const PipelineState& state) {
         add(fields, "costs.rendezvous", "true");
     if (costs.send_issue_ns > 0)
         add(fields, "costs.send_issue", fmt::format("{}ns", costs.send_issue_ns));
+    if (costs.posted_receive_buffers)
+        add(fields, "costs.posted_receive_buffers", "true");
     if (!costs.rank_slowdown.empty())
         add(fields, "costs.rank_slowdown", fmt::format("{}", fmt::join(costs.rank_slowdown, ", ")));
     add(fields, "costs.overlap_efficiency",

@@ -79,9 +79,10 @@ struct CostModelState {
     std::int64_t unshard_ns = 0;
     std::int64_t reshard_ns = 0;
     std::int64_t reduce_grad_ns = 0;
-    bool rendezvous = false;            // transfers start once their receive is posted too
-    std::vector<double> rank_slowdown;  // per rank, its compute x this; empty: all 1
-    std::int64_t send_issue_ns = 0;     // host time a SEND holds its rank's computations up
+    bool rendezvous = false;              // transfers start once their receive is posted too
+    std::vector<double> rank_slowdown;    // per rank, its compute x this; empty: all 1
+    std::int64_t send_issue_ns = 0;       // host time a SEND holds its rank's computations up
+    bool posted_receive_buffers = false;  // a receive holds its buffers from its posting
 };
 
 struct StageState {

@@ -86,6 +86,8 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         std::ifstream file(calibrated);
         const std::string toml{std::istreambuf_iterator<char>(file), {}};
         EXPECT_EQ(toml.find("rendezvous = true") != std::string::npos, !transport.empty()) << toml;
+        // pipelens' runtime allocates a receive's buffers when it posts it, on every transport.
+        EXPECT_NE(toml.find("posted_receive_buffers = true"), std::string::npos) << toml;
         // A gloo send writes its message on the rank's thread, which the next computation waits
         // for: charged there; a thread's hand-over is not.
         EXPECT_EQ(toml.find("send_issue = '") != std::string::npos, !transport.empty()) << toml;

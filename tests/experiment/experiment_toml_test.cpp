@@ -251,6 +251,11 @@ TEST(ExperimentToml, ZeroBubbleLimitDeferralAndRendezvousRoundTrip) {
     original.send_issue_ns = 55217;
     EXPECT_NE(experiment_to_toml(original).find("send_issue = '55217ns'"), std::string::npos);
     EXPECT_EQ(parse_experiment_toml(experiment_to_toml(original), "copy").send_issue_ns, 55217);
+    EXPECT_EQ(experiment_to_toml(original).find("posted_receive_buffers"), std::string::npos);
+    original.posted_receive_buffers = true;
+    EXPECT_NE(experiment_to_toml(original).find("posted_receive_buffers = true"),
+              std::string::npos);
+    EXPECT_TRUE(parse_experiment_toml(experiment_to_toml(original), "copy").posted_receive_buffers);
     EXPECT_EQ(parse_activation_limit("p").resolve(8), 8);
     EXPECT_EQ(parse_activation_limit("2p").resolve(8), 16);
     EXPECT_EQ(parse_activation_limit("12").resolve(8), 12);

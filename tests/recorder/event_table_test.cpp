@@ -181,6 +181,7 @@ TEST(EventTable, ZeroBubbleDeferralAndRendezvousFieldsRoundTrip) {
     recorder::CostModelState costs{true, 300, 0, 300, 0, 8, 1.0, 0, 0, 0, false, {}};
     costs.rendezvous = true;
     costs.send_issue_ns = 55000;
+    costs.posted_receive_buffers = true;
     const std::vector<Call> calls = {
         [shape](StateRecorder& r) { r.choose_schedule(shape); },
         [](StateRecorder& r) { r.lower_schedule(false, true); },
@@ -191,7 +192,7 @@ TEST(EventTable, ZeroBubbleDeferralAndRendezvousFieldsRoundTrip) {
               R"( PipelineState {"rank":-1,"run_kind":"sim"}
  choose_schedule {"kind":"ZeroBubbleAuto","m":8,"max_activations":8,"pp":4,"v":1,"zero_bubble_comm_ns":1,"zero_bubble_f_ns":5,"zero_bubble_i_ns":6,"zero_bubble_w_ns":4}
  lower_schedule {"defer_recv":true,"keep_fsdp_actions":false}
- set_cost_model {"inter_host_gb_per_s":0.0,"inter_host_latency_ns":300,"intra_host_gb_per_s":0.0,"intra_host_latency_ns":300,"overlap_efficiency":1.0,"ranks_per_host":8,"reduce_grad_ns":0,"rendezvous":true,"reshard_ns":0,"send_issue_ns":55000,"unshard_ns":0}
+ set_cost_model {"inter_host_gb_per_s":0.0,"inter_host_latency_ns":300,"intra_host_gb_per_s":0.0,"intra_host_latency_ns":300,"overlap_efficiency":1.0,"posted_receive_buffers":true,"ranks_per_host":8,"reduce_grad_ns":0,"rendezvous":true,"reshard_ns":0,"send_issue_ns":55000,"unshard_ns":0}
 )");
     const std::vector<Event> top = top_level_events(recording.events);
     const StateRecorder replayed = replay_prefix(top, top.size());
@@ -201,6 +202,7 @@ TEST(EventTable, ZeroBubbleDeferralAndRendezvousFieldsRoundTrip) {
     EXPECT_TRUE(replayed.state().schedule.receives_deferred);
     EXPECT_TRUE(replayed.state().costs.rendezvous);
     EXPECT_EQ(replayed.state().costs.send_issue_ns, 55000);
+    EXPECT_TRUE(replayed.state().costs.posted_receive_buffers);
 }
 
 // What an I leaves for its W is written only when set, so a stage's costs without it read as

@@ -139,6 +139,33 @@ TEST(SimulatorMemory, WhatAnInputBackwardLeavesIsHeldUntilItsWeightBackward) {
     EXPECT_EQ(after_each.back(), 0);
 }
 
+TEST(SimulatorMemory, PostedReceivesHoldTheirBuffersUntilTheirConsumerTakesThem) {
+    // Each message is 100 bytes, as each stage's held activations are. Rank 1 posts both input
+    // receives before its F0: 200 until F0 starts, where the first input becomes F0's own held
+    // activation (still 200), then 100 after B0. Rank 0 holds two forwards (200) and posts both
+    // gradient receives at F1's end: 400 until B0 ends, freeing its activation and its gradient.
+    const Schedule schedule = parse_schedule_csv(
+        "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0RECV_B1,0B0,0B1\n"
+        "1RECV_F0,1RECV_F1,1F0,1B0,1SEND_B0,1F1,1B1,1SEND_B1\n",
+        "receives posted early");
+    CostModel costs = unit_costs(1000, 1000, 1000);
+    costs.activation_bytes = {100};
+    const SimulationResult without = simulate(schedule, costs);
+    EXPECT_EQ(without.ranks[0].peak_memory_bytes, 200);
+    EXPECT_EQ(without.ranks[1].peak_memory_bytes, 100);
+    costs.posted_receive_buffers = true;
+    const SimulationResult with = simulate(schedule, costs);
+    EXPECT_EQ(with.ranks[0].peak_memory_bytes, 400);
+    EXPECT_EQ(with.ranks[1].peak_memory_bytes, 200);
+    for (int rank : {0, 1}) {
+        std::int64_t last = -1;
+        for (const MemorySample& sample : with.memory)
+            if (sample.rank == rank)
+                last = sample.bytes;
+        EXPECT_EQ(last, 0) << "rank " << rank << " ends the step holding nothing";
+    }
+}
+
 TEST(SimulatorBubbles, WarmupCooldownAndWaitingNameThePeer) {
     const SimulationResult result =
         run(ScheduleKind::one_f_one_b, 4, 1, 8, unit_costs(1000, 1000, 1000));
