@@ -26,14 +26,17 @@ namespace {
 constexpr std::int64_t kUnknown = -1;
 
 // When each per-microbatch signal of one (stage, microbatch) was produced: F, I/B, I ends; SEND
-// starts (a receive waits for the send to be issued); RECV ends. With posted receive buffers,
-// also the bytes its receives hold that their consumer has not taken yet: the stage's input
-// (RECV_F) and its outputs' gradient (RECV_B).
+// starts (a receive waits for the send to be issued); RECV ends.
 struct MicrobatchTimes {
     std::array<std::int64_t, kMicrobatchSignalCount> at;
-    std::int64_t posted_input_bytes = 0;
-    std::int64_t posted_gradient_bytes = 0;
     MicrobatchTimes() { at.fill(kUnknown); }
+};
+
+// With posted receive buffers, the bytes one (stage, microbatch)'s receives hold that their
+// consumer has not taken yet: the stage's input (RECV_F) and its outputs' gradient (RECV_B).
+struct PostedBytes {
+    std::int64_t input = 0;
+    std::int64_t gradient = 0;
 };
 
 // When an input is available and which rank provided it (for bubble attribution).
@@ -82,6 +85,8 @@ class Simulator {
         times_.reserve(static_cast<std::size_t>(schedule.stage_count) * schedule.microbatch_count);
         prefer_huge_pages(times_);
         times_.resize(times_.capacity());
+        if (costs.posted_receive_buffers)
+            posted_.resize(times_.size());
         timeline_.reserve(first_entry_.back());
         prefer_huge_pages(timeline_);
         timeline_.resize(first_entry_.back());
@@ -164,9 +169,10 @@ class Simulator {
     // input kept bytes hold it on to the W).
     void account_memory(int rank, const Action& part, std::int64_t start, std::int64_t end) {
         const std::int64_t bytes = costs_.held_bytes_of(part.stage);
-        MicrobatchTimes& slot = at(part.stage, part.microbatch);
+        PostedBytes* posted = posted_of(part);
         if (part.kind == ActionKind::forward) {
-            change_memory(rank, start, -std::exchange(slot.posted_input_bytes, 0));
+            if (posted != nullptr)
+                change_memory(rank, start, -std::exchange(posted->input, 0));
             change_memory(rank, start, bytes);
             return;
         }
@@ -181,9 +187,9 @@ class Simulator {
         const std::int64_t temporaries = costs_.backward_peak_bytes_of(part.stage);
         change_memory(rank, start, temporaries);
         const std::int64_t freed = frees ? bytes - costs_.kept_bytes_of(part.stage) : 0;
-        const std::int64_t gradient = part.kind == ActionKind::backward_weight
-                                          ? 0
-                                          : std::exchange(slot.posted_gradient_bytes, 0);
+        const std::int64_t gradient = posted != nullptr && part.kind != ActionKind::backward_weight
+                                          ? std::exchange(posted->gradient, 0)
+                                          : 0;
         change_memory(rank, end, -temporaries - freed - gradient + left_for_weight(part));
     }
 
@@ -202,10 +208,18 @@ class Simulator {
     // A rank posts a receive when its thread reaches it: once the computations before it in the
     // rank's order have run.
     void post_buffer(int rank, const Action& receive, std::int64_t bytes) {
-        MicrobatchTimes& slot = at(receive.stage, receive.microbatch);
-        (receive.kind == ActionKind::recv_forward ? slot.posted_input_bytes
-                                                  : slot.posted_gradient_bytes) += bytes;
+        PostedBytes& posted = *posted_of(receive);
+        (receive.kind == ActionKind::recv_forward ? posted.input : posted.gradient) += bytes;
         change_memory(rank, compute_free_[rank], bytes);
+    }
+
+    // Null without posted receive buffers (which then cost neither time nor memory), and for an
+    // action of no microbatch (RESHARD, UNSHARD).
+    PostedBytes* posted_of(const Action& action) {
+        if (posted_.empty() || action.stage < 0 || action.microbatch < 0)
+            return nullptr;
+        return &posted_[static_cast<std::size_t>(action.stage) * schedule_.microbatch_count +
+                        action.microbatch];
     }
 
     bool execute(int rank, const Action& action) {
@@ -313,6 +327,7 @@ class Simulator {
     const DependencyRules& rules_;
     WorkList work_;
     std::vector<MicrobatchTimes> times_;
+    std::vector<PostedBytes> posted_;  // by (stage, microbatch); empty: no receive buffers
     std::vector<std::int64_t> compute_free_, comm_free_, memory_;
     std::vector<bool> has_gradients_;       // by stage: its first backward has run
     std::vector<std::size_t> first_entry_;  // per rank: index of its first timeline entry

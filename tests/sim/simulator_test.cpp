@@ -164,6 +164,14 @@ TEST(SimulatorMemory, PostedReceivesHoldTheirBuffersUntilTheirConsumerTakesThem)
                 last = sample.bytes;
         EXPECT_EQ(last, 0) << "rank " << rank << " ends the step holding nothing";
     }
+    // Actions of no microbatch (FSDP's) hold no receive buffer.
+    const Schedule sharded = parse_schedule_csv(
+        "0UNSHARD,0F0,0SEND_F0,0RECV_B0,0B0,0RESHARD\n"
+        "1UNSHARD,1RECV_F0,1F0,1B0,1SEND_B0,1RESHARD\n",
+        "sharded stages");
+    const SimulationResult fsdp = simulate(sharded, costs);
+    EXPECT_EQ(fsdp.ranks[0].peak_memory_bytes, 200);
+    EXPECT_EQ(fsdp.ranks[1].peak_memory_bytes, 100);
 }
 
 TEST(SimulatorBubbles, WarmupCooldownAndWaitingNameThePeer) {
