@@ -100,9 +100,12 @@ class Simulator {
     }
 
   private:
-    MicrobatchTimes& at(int stage, int microbatch) {
-        return times_[static_cast<std::size_t>(stage) * schedule_.microbatch_count + microbatch];
+    // Where one (stage, microbatch) sits in the tables kept per microbatch.
+    std::size_t slot(int stage, int microbatch) const {
+        return static_cast<std::size_t>(stage) * schedule_.microbatch_count + microbatch;
     }
+
+    MicrobatchTimes& at(int stage, int microbatch) { return times_[slot(stage, microbatch)]; }
 
     std::int64_t time_of(int rank, const Input& input) {
         switch (input.signal) {
@@ -218,8 +221,7 @@ class Simulator {
     PostedBytes* posted_of(const Action& action) {
         if (posted_.empty() || action.stage < 0 || action.microbatch < 0)
             return nullptr;
-        return &posted_[static_cast<std::size_t>(action.stage) * schedule_.microbatch_count +
-                        action.microbatch];
+        return &posted_[slot(action.stage, action.microbatch)];
     }
 
     bool execute(int rank, const Action& action) {
