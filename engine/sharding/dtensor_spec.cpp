@@ -79,8 +79,10 @@ bool is_shardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spe
 
 std::optional<std::int64_t> checked_element_count(const std::vector<std::int64_t>& shape) {
     std::int64_t count = 1;
+    std::int64_t extent = 1;  // what the outermost stride multiplies up to
     for (std::int64_t size : shape)
-        if (__builtin_mul_overflow(count, size, &count))
+        if (__builtin_mul_overflow(count, size, &count) ||
+            __builtin_mul_overflow(extent, std::max<std::int64_t>(size, 1), &extent))
             return std::nullopt;
     return count;
 }

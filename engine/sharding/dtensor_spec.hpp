@@ -43,7 +43,9 @@ bool is_shardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spe
 DTensorSpec parse_tensor_spec(std::string_view text, const DeviceMesh& mesh);
 
 // The element count of a shape of non-negative sizes, or nullopt when it overflows int64 (a
-// wrapped count could pass as a small, wrong one).
+// wrapped count could pass as a small, wrong one) or when the shape's contiguous strides would:
+// a size 0 makes the count 0 however large the other sizes are, but the strides multiply every
+// size after a dim (sizes 0 counting as 1), so [0, 2^62, 4] is refused too.
 std::optional<std::int64_t> checked_element_count(const std::vector<std::int64_t>& shape);
 
 // A shape no tensor can have (a negative size, a count that overflows int64): bad input, which

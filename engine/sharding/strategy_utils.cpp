@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/sharding/redistribute_cost.hpp"
 
@@ -155,6 +156,12 @@ std::vector<std::int64_t> integers_in(std::string_view text) {
 }
 
 TensorMeta meta_of_shape(std::vector<std::int64_t> shape, std::string dtype) {
+    // An output's shape combines its inputs' (an mm of [a, 0] and [0, c] is [a, c]), so it can be
+    // too large where each input was not.
+    if (!checked_element_count(shape))
+        throw ImpossibleShapeError(
+            fmt::format("the output shape [{}] holds more elements than int64 can count",
+                        fmt::join(shape, ", ")));
     TensorMeta meta;
     meta.stride = contiguous_stride(shape);
     meta.shape = std::move(shape);

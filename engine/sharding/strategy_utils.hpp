@@ -55,6 +55,7 @@ std::vector<std::int64_t> broadcast_shapes(const std::vector<std::vector<std::in
 // Every integer in an argument as printed, e.g. "[1, -1]" -> {1, -1} (dims, shapes).
 std::vector<std::int64_t> integers_in(std::string_view text);
 
+// A contiguous tensor of `shape`; ImpossibleShapeError when its count or strides overflow int64.
 TensorMeta meta_of_shape(std::vector<std::int64_t> shape, std::string dtype);
 
 }  // namespace pipelens::sharding

@@ -38,8 +38,12 @@ std::vector<std::int64_t> parse_shape(const std::string& text, std::int64_t elem
                         op, text, elements));
     if (inferred != shape.end() && *known > 0)
         *inferred = elements / *known;
-    const std::int64_t total = *checked_element_count(shape);
-    if (total != elements)
+    const std::optional<std::int64_t> total = checked_element_count(shape);
+    if (!total)
+        throw ImpossibleShapeError(
+            fmt::format("{}: shape {} holds more elements than int64 can count (the input has {})",
+                        op, text, elements));
+    if (*total != elements)
         throw std::invalid_argument(
             fmt::format("{}: shape {} does not hold {} elements", op, text, elements));
     return shape;

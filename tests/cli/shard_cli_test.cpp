@@ -115,6 +115,28 @@ TEST(ShardCli, ShapesWhoseCountOverflowsInt64AreRefused) {
               "pipelens: tensor 'f32[4611686018427387904,4](R)': shape [4611686018427387904, 4] "
               "holds more elements or bytes than int64 can count (expected "
               "DTYPE[D0,D1,...](PLACEMENTS), e.g. f32[1024,512](S(1)))\n");
+    // A size 0 makes the count 0, but the strides still multiply the other sizes (found by
+    // fuzzing: a stride overflowed), so these are refused too: as an input, as a view's new shape,
+    // and as an output combined from inputs that each fit (an mm of [2^62, 0] and [0, 4]).
+    result = run_pipelens("shard 'aten.view(f32[0,4611686018427387904,4](R), [-1])' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 2) << result.out;
+    EXPECT_NE(result.err.find("shape [0, 4611686018427387904, 4] holds more elements or bytes "
+                              "than int64 can count"),
+              std::string::npos)
+        << result.err;
+    result =
+        run_pipelens("shard 'aten.view(f32[0,4](R), [0, 4611686018427387904, 4])' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 2) << result.out;
+    EXPECT_EQ(result.err,
+              "pipelens: aten.view.default: shape [0, 4611686018427387904, 4] holds more elements "
+              "than int64 can count (the input has 0)\n");
+    result =
+        run_pipelens("shard 'aten.mm(f32[4611686018427387904,0](R), f32[0,4](R))' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 2) << result.out;
+    EXPECT_NE(result.err.find("the output shape [4611686018427387904, 4] holds more elements "
+                              "than int64 can count"),
+              std::string::npos)
+        << result.err;
     // -2 * -32 is 64 as well.
     result = run_pipelens("shard 'aten.view(f32[8,8](R), [-2, -32])' --mesh tp=4");
     EXPECT_EQ(result.exit_code, 2) << result.out;
