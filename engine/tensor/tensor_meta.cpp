@@ -3,6 +3,9 @@
 // from pipelens and one from PyTorch can be compared (or grepped) as text.
 #include "engine/tensor/tensor_meta.hpp"
 
+#include <algorithm>
+#include <limits>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -11,6 +14,18 @@ namespace {
 
 std::string size_text(const std::vector<std::int64_t>& shape) {
     return fmt::format("torch.Size([{}])", fmt::join(shape, ", "));
+}
+
+// Sizes multiply saturating at int64's largest: no real tensor comes near it, and a foreign or
+// corrupt trace's shape must still give a defined (if absurd) count, bytes and strides. Where a
+// shape is taken as input to be computed on, its parser refuses it first (sharding's
+// checked_element_count).
+std::int64_t saturating_product(std::int64_t left, std::int64_t right) {
+    std::int64_t product = 0;
+    if (__builtin_mul_overflow(left, right, &product))
+        return (left < 0) != (right < 0) ? std::numeric_limits<std::int64_t>::min()
+                                         : std::numeric_limits<std::int64_t>::max();
+    return product;
 }
 
 std::string tuple_text(const std::vector<std::int64_t>& values) {
@@ -24,7 +39,7 @@ std::string tuple_text(const std::vector<std::int64_t>& values) {
 std::int64_t TensorMeta::element_count() const {
     std::int64_t count = 1;
     for (std::int64_t size : shape)
-        count *= size;
+        count = saturating_product(count, size);
     return count;
 }
 
@@ -33,7 +48,7 @@ std::int64_t TensorMeta::byte_count() const {
                                  : dtype == "f32" || dtype == "i32"                    ? 4
                                  : dtype == "bf16" || dtype == "f16" || dtype == "i16" ? 2
                                                                                        : 1;
-    return element_count() * element;
+    return saturating_product(element_count(), element);
 }
 
 std::string to_string(const TensorMeta& meta) {
@@ -53,7 +68,8 @@ std::string to_string(const std::vector<TensorMeta>& metas) {
 std::vector<std::int64_t> contiguous_stride(const std::vector<std::int64_t>& shape) {
     std::vector<std::int64_t> stride(shape.size(), 1);
     for (std::size_t index = shape.size(); index-- > 1;)
-        stride[index - 1] = stride[index] * std::max<std::int64_t>(shape[index], 1);
+        stride[index - 1] =
+            saturating_product(stride[index], std::max<std::int64_t>(shape[index], 1));
     return stride;
 }
 

@@ -19,6 +19,7 @@ struct TensorMeta {
     std::string dtype = "f32";
     bool requires_grad = false;
 
+    // Both saturate at int64's largest value for a shape no tensor can have.
     std::int64_t element_count() const;
     std::int64_t byte_count() const;  // element_count() times the dtype's size
     friend bool operator==(const TensorMeta&, const TensorMeta&) = default;
@@ -29,7 +30,8 @@ std::string to_string(const TensorMeta& meta);
 // "(f32[64, 512], bf16[8])"
 std::string to_string(const std::vector<TensorMeta>& metas);
 
-// Row-major strides of `shape`, as a freshly allocated tensor has them.
+// Row-major strides of `shape`, as a freshly allocated tensor has them (sizes 0 count as 1;
+// saturating at int64's largest value).
 std::vector<std::int64_t> contiguous_stride(const std::vector<std::int64_t>& shape);
 
 // PyTorch's checks of a stage boundary (validate_tensors_metadata), with its messages:
