@@ -38,12 +38,10 @@ std::vector<std::int64_t> parse_shape(const std::string& text, std::int64_t elem
                         op, text, elements));
     if (inferred != shape.end() && *known > 0)
         *inferred = elements / *known;
-    const std::optional<std::int64_t> total = checked_element_count(shape);
-    if (!total)
-        throw ImpossibleShapeError(
-            fmt::format("{}: shape {} holds more elements than int64 can count (the input has {})",
-                        op, text, elements));
-    if (*total != elements)
+    // Counts and strides fit now: the inferred size is at most the input's count over the
+    // others' (and with a 0 among them it stays -1).
+    const std::int64_t total = *checked_element_count(shape);
+    if (total != elements)
         throw std::invalid_argument(
             fmt::format("{}: shape {} does not hold {} elements", op, text, elements));
     return shape;
