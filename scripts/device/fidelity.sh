@@ -15,8 +15,14 @@
 #    configuration the simulator refuses (DualPipeV with m < 2 pp) is recorded as refused.
 # 4. Measures each row: `run --steps S --warmup W --json --out traces.db` (the microbatch keeps
 #    FIDELITY_ROWS_PER_MICROBATCH rows), then `diff` of the run against its prediction.
+#    With FIDELITY_ANCHOR_STEPS > 0 (default 10), the calibrated configuration is measured again
+#    before each row and after the last (an anchor: `run --steps FIDELITY_ANCHOR_STEPS` into
+#    anchors.db, a line of anchors.tsv), so each row can also be judged at the machine's speed of
+#    its own minutes: a shared or virtual machine's speed moves by tens of percent between runs.
 # 5. fidelity_table.py writes fidelity.tsv and fidelity.json and prints the table with the
-#    targets (every row within 5 %, the median row within 2 %, peak memory per rank within 10 %).
+#    targets (every row within 5 %, the median row within 2 %, peak memory per rank within 10 %),
+#    and with anchors the drift-paired error: the prediction scaled by the anchors' measured /
+#    predicted step on either side of the row.
 # 6. With budget left: scripts/partition_real_check.sh BUILD_DIR 3 into partition_check.log (its
 #    files in OUT_DIR/pipelens-partition-check.*).
 #
@@ -32,7 +38,8 @@
 # (32), FIDELITY_THREADS (1), FIDELITY_DEVICE (cpu: the cores are what is measured),
 # FIDELITY_TRANSPORT (gloo or local: skip the probe), FIDELITY_RUN_TIMEOUT_S (120),
 # FIDELITY_PARTITION_ROUNDS (3; 0 skips the partition check), FIDELITY_PARTITION_MIN_S (90: the
-# budget left that the partition check needs to start).
+# budget left that the partition check needs to start), FIDELITY_ANCHOR_STEPS (10; 0: no anchors),
+# FIDELITY_ANCHOR_WARMUP (3).
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -58,6 +65,8 @@ warmup="${FIDELITY_WARMUP:-5}"
 run_timeout_s="${FIDELITY_RUN_TIMEOUT_S:-120}"
 calibration_runs="${FIDELITY_CALIBRATION_RUNS:-3}"
 calibration_m="${FIDELITY_CALIBRATION_M:-8}"
+anchor_steps="${FIDELITY_ANCHOR_STEPS:-10}"
+anchor_warmup="${FIDELITY_ANCHOR_WARMUP:-3}"
 default_calibration_pp=2
 [ "$cores" -ge 16 ] && default_calibration_pp=4
 calibration_pp="${FIDELITY_CALIBRATION_PP:-$default_calibration_pp}"
@@ -207,6 +216,7 @@ write_meta() {
         printf 'calibration_pp\t%s\n' "$calibration_pp"
         printf 'calibration_m\t%s\n' "$calibration_m"
         printf 'calibration_runs\t%s\n' "$calibration_runs"
+        printf 'anchor_steps\t%s\n' "$anchor_steps"
         printf 'budget_s\t%s\n' "$budget_s"
         printf 'elapsed_s\t%s\n' "$(elapsed)"
         printf 'host\t%s\n' "$(uname -n)"
@@ -302,9 +312,57 @@ predict_all() {
     done
 }
 
+# The anchor's prediction (the calibrated configuration): anchors.tsv's index 0; no
+# anchors are measured when it fails.
+predict_anchor() {
+    printf 'index\tstatus\tstep_ns\tseconds\treason\n' >"$out_dir/anchors.tsv"
+    rm -f "$out_dir/anchors.db"
+    [ "$anchor_steps" -gt 0 ] || return 1
+    local line
+    if bounded_stdout="$out_dir/sims/anchor.json" bounded 60 "$out_dir/logs/simulate.anchor.log" \
+        "$pipelens" simulate "$out_dir/calibrated.toml" --schedule 1F1B --pp "$calibration_pp" \
+        --m "$calibration_m" --json &&
+        line="$(python3 "$table" prediction "$out_dir/sims/anchor.json")"; then
+        printf '0\tpredicted\t%s\t0\t\n' "$(cut -f1 <<<"$line")" >>"$out_dir/anchors.tsv"
+        return 0
+    fi
+    say "no anchors: simulate of the calibrated configuration" \
+        "$(failure_reason "$out_dir/logs/simulate.anchor.log")"
+    anchor_steps=0
+    return 1
+}
+
+# measure_anchor INDEX: the calibrated configuration once more, a line of anchors.tsv.
+measure_anchor() {
+    [ "$anchor_steps" -gt 0 ] || return 0
+    local index="$1" status=measured reason="" median=""
+    set_transport_args "$calibration_pp"
+    bounded_stdout="$out_dir/runs/anchor.$index.json" bounded "$run_timeout_s" \
+        "$out_dir/logs/anchor.$index.log" "$pipelens" run --schedule 1F1B \
+        --pp "$calibration_pp" --m "$calibration_m" \
+        --batch $((calibration_m * rows_per_microbatch)) "${model_args[@]}" \
+        "${transport_args[@]}" --steps "$anchor_steps" --warmup "$anchor_warmup" \
+        --out "$out_dir/anchors.db" --json
+    if [ "$last_rc" -ne 0 ]; then
+        status=failed
+        reason="$(failure_reason "$out_dir/logs/anchor.$index.log")"
+    else
+        median="$(python3 "$table" median_step "$out_dir/runs/anchor.$index.json")"
+        [ -n "$median" ] || status=failed reason="its JSON has no median step"
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\n' "$index" "$status" "$median" "$last_seconds" "$reason" \
+        >>"$out_dir/anchors.tsv"
+    if [ $status = measured ]; then
+        say "anchor $index: 1F1B pp=$calibration_pp m=$calibration_m median step" \
+            "$(awk -v n="$median" 'BEGIN { printf "%.2f ms", n / 1e6 }') in $last_seconds s"
+    else
+        say "anchor $index $status: $reason"
+    fi
+}
+
 # measure_row KIND PP V M SIM_RUN: one real run of the row and its diff, a line of rows.tsv.
 measure_row() {
-    local kind="$1" pp="$2" v="$3" m="$4" sim_run="$5"
+    local kind="$1" pp="$2" v="$3" m="$4" sim_run="$5" anchor="$6"
     local name="$kind.pp$pp.v$v.m$m" status=measured reason="" run_json="" diff_json=""
     local before
     before=$(load)
@@ -332,9 +390,9 @@ measure_row() {
             reason="diff $(failure_reason "$out_dir/logs/diff.$name.log")"
         fi
     fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$pp" "$v" "$m" \
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$pp" "$v" "$m" \
         "$status" "$reason" "$run_json" "$diff_json" "$seconds" "$before" "$cpu" "$running" \
-        >>"$out_dir/rows.tsv"
+        "$anchor" >>"$out_dir/rows.tsv"
     if [ $status = measured ]; then
         say "measured $name in $seconds s (load $before; the run used $cpu CPU s," \
             "$running threads running on average): median step $(grep -o \
@@ -346,10 +404,10 @@ measure_row() {
 }
 
 measure_all() {
-    printf 'kind\tpp\tv\tm\tstatus\treason\trun_json\tdiff_json\tseconds\tload\tcpu_s\trunning_mean\n' \
+    printf 'kind\tpp\tv\tm\tstatus\treason\trun_json\tdiff_json\tseconds\tload\tcpu_s\trunning_mean\tanchor_before\n' \
         >"$out_dir/rows.tsv"
     rm -f "$out_dir/traces.db"
-    local kind pp v m status sim_run rest count=0 total
+    local kind pp v m status sim_run rest count=0 total anchors=0
     total=$(awk -F'\t' 'NR > 1 && $5 == "predicted"' "$out_dir/predictions.tsv" | wc -l)
     while IFS=$'\t' read -r kind pp v m status rest; do
         [ "$status" = predicted ] || continue
@@ -361,9 +419,17 @@ measure_all() {
             say "[$count/$total] skipped $kind pp=$pp v=$v m=$m: the budget of ${budget_s} s ran out"
             continue
         fi
+        if [ "$anchor_steps" -gt 0 ]; then
+            anchors=$((anchors + 1))
+            measure_anchor "$anchors"
+        fi
         say "[$count/$total] $kind pp=$pp v=$v m=$m ($(remaining) s of budget left)"
-        measure_row "$kind" "$pp" "$v" "$m" "$sim_run"
+        measure_row "$kind" "$pp" "$v" "$m" "$sim_run" "$anchors"
     done < <(tail -n +2 "$out_dir/predictions.tsv")
+    # The anchor after the last row measured, so that it too has one on either side.
+    if [ "$anchors" -gt 0 ] && [ "$(remaining)" -gt 0 ]; then
+        measure_anchor $((anchors + 1))
+    fi
 }
 
 partition_check() {
@@ -402,6 +468,7 @@ if ! calibrate; then
     exit 2
 fi
 predict_all
+predict_anchor
 say "predictions written before any row was measured: $out_dir/predictions.tsv"
 measure_all
 write_meta

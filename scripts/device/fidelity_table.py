@@ -4,6 +4,7 @@ device scripts run on; jq is not).
 
   fidelity_table.py prediction SIM_JSON   prints "STEP_NS<TAB>PEAK,PEAK,..." of `simulate --json`
   fidelity_table.py run_id RUN_JSON        prints the run id of `run --json` (empty when none)
+  fidelity_table.py median_step RUN_JSON   prints the median step (ns) of `run --json`
   fidelity_table.py table OUT_DIR          writes OUT_DIR/fidelity.tsv and fidelity.json from
                                            predictions.tsv, rows.tsv, meta.tsv and the runs' and
                                            diffs' JSON; prints the table and the targets
@@ -12,7 +13,11 @@ Invariants: a row is "measured" only when its run completed and its JSON read ba
 row keeps its status (skipped, failed, refused) and reason, so the table always lists every
 configuration that was predicted. Errors are (predicted - measured) / measured, as in
 scripts/bench_fidelity.sh. Medians of an even count are the upper middle, as everywhere in
-pipelens (engine/run_record/statistics.hpp).
+pipelens (engine/run_record/statistics.hpp). The drift-paired error scales a row's prediction by
+the machine's speed in the row's own minutes: the geometric mean of measured / predicted over
+the anchors (runs of the calibrated configuration) just before and just after it, whichever
+were measured; a row with neither has none. The prediction itself is never changed: it was
+written before any row ran.
 """
 import csv
 import json
@@ -59,6 +64,40 @@ def run_id(path):
     print("" if value is None else value)
 
 
+def median_step(path):
+    data = load_json(path) or {}
+    value = (data.get("steps") or {}).get("median_ns") if data.get("completed") else None
+    print("" if value is None else value)
+
+
+def anchor_speeds(out_dir):
+    """{anchor index: its measured / predicted step} over anchors.tsv (index 0 the prediction)."""
+    rows = read_tsv(os.path.join(out_dir, "anchors.tsv"))
+    predicted = [int(r["step_ns"]) for r in rows if r["index"] == "0" and r["step_ns"]]
+    if not predicted or predicted[0] <= 0:
+        return {}
+    return {int(r["index"]): int(r["step_ns"]) / predicted[0] for r in rows
+            if r["index"] != "0" and r["status"] == "measured" and r["step_ns"]}
+
+
+def drift_factor(speeds, anchor_before):
+    """The geometric mean of the anchors' speeds on either side of a row; None when neither
+    was measured, or when the row ran without anchors (anchor_before 0 or absent)."""
+    try:
+        before = int(anchor_before)
+    except (TypeError, ValueError):
+        return None
+    if before < 1:
+        return None
+    around = [speeds[i] for i in (before, before + 1) if i in speeds]
+    if not around:
+        return None
+    product = 1.0
+    for speed in around:
+        product *= speed
+    return product ** (1.0 / len(around))
+
+
 def at_rank_speed_error(diff):
     """Median over the steps of (prediction at each rank's speed - measured) / measured."""
     errors = []
@@ -76,7 +115,7 @@ def split_percent(diff, measured):
             for part in ("speed", "kinds", "communication", "ordering") if part + "_ns" in split}
 
 
-def measured_row(row, predicted_ns, predicted_peaks, out_dir):
+def measured_row(row, predicted_ns, predicted_peaks, out_dir, speeds):
     run = load_json(os.path.join(out_dir, row["run_json"])) if row["run_json"] else None
     if not run or not run.get("completed") or "steps" not in run:
         return {"status": "failed", "reason": row["reason"] or "the run's JSON did not read back"}
@@ -85,12 +124,16 @@ def measured_row(row, predicted_ns, predicted_peaks, out_dir):
     peaks = [rank.get("peak_memory_bytes", 0) for rank in run.get("ranks", [])]
     peak_errors = [percent(p, m) for p, m in zip(predicted_peaks, peaks) if m]
     diff = load_json(os.path.join(out_dir, row["diff_json"])) if row["diff_json"] else None
+    drift = drift_factor(speeds, row.get("anchor_before"))
     result = {
         "status": "measured", "reason": row["reason"],
         "measured_ns": {k: steps[k + "_ns"] for k in ("median", "min", "p10", "p90", "max")},
         "steps": steps.get("recorded"), "error_pct": percent(predicted_ns, measured),
         "peak_measured_bytes": peaks, "peak_error_pct": peak_errors,
         "at_rank_speed_error_pct": at_rank_speed_error(diff) if diff else None,
+        "drift_factor": drift,
+        "drift_paired_error_pct": percent(predicted_ns * drift, measured)
+        if drift is not None and predicted_ns is not None else None,
         "split_pct_of_measured": split_percent(diff, measured) if diff else {},
         "kinds": diff.get("kinds", []) if diff else [],
         "rank_speed": [r.get("speed") for r in diff["steps"][0]["ranks"]]
@@ -140,6 +183,7 @@ def worst(values):
 
 def build_rows(out_dir, meta):
     rows = []
+    speeds = anchor_speeds(out_dir)
     measured_by_key = {(r["kind"], r["pp"], r["v"], r["m"]): r
                        for r in read_tsv(os.path.join(out_dir, "rows.tsv"))}
     for p in read_tsv(os.path.join(out_dir, "predictions.tsv")):
@@ -159,7 +203,8 @@ def build_rows(out_dir, meta):
             if measured["status"] != "measured":
                 row.update(status=measured["status"], reason=measured["reason"])
             else:
-                row.update(measured_row(measured, predicted_ns, predicted_peaks, out_dir))
+                row.update(measured_row(measured, predicted_ns, predicted_peaks, out_dir,
+                                        speeds))
         rows.append(row)
     return rows
 
@@ -172,6 +217,8 @@ def targets(rows):
     memory_ok = [all(abs(e) <= TARGET_MEMORY for e in r["peak_error_pct"]) and
                  bool(r["peak_error_pct"]) for r in measured]
     time_ok = [e <= TARGET_ROW for e in errors]
+    paired = [abs(r["drift_paired_error_pct"]) for r in measured
+              if r.get("drift_paired_error_pct") is not None]
     return {
         "rows": len(rows), "measured": len(measured),
         "rows_within_5pct": sum(time_ok),
@@ -183,12 +230,15 @@ def targets(rows):
         "rows_passing_time_and_memory": sum(t and m for t, m in zip(time_ok, memory_ok)),
         "at_rank_speed_rows_within_5pct": sum(e <= TARGET_ROW for e in at_speed),
         "at_rank_speed_median_abs_error_pct": upper_median(at_speed),
+        "drift_paired_rows": len(paired),
+        "drift_paired_rows_within_5pct": sum(e <= TARGET_ROW for e in paired),
+        "drift_paired_median_abs_error_pct": upper_median(paired),
     }
 
 
 TSV_COLUMNS = ["kind", "pp", "v", "m", "in_sample", "status", "predicted_ms",
                "measured_median_ms", "min_ms", "p10_ms", "p90_ms", "max_ms", "error_pct",
-               "at_rank_speed_error_pct", "split_speed_pct", "split_kinds_pct",
+               "at_rank_speed_error_pct", "drift_factor", "drift_paired_error_pct", "split_speed_pct", "split_kinds_pct",
                "split_communication_pct", "split_ordering_pct", "peak_predicted_kib",
                "peak_measured_kib", "peak_error_pct", "reason"]
 
@@ -203,6 +253,8 @@ def tsv_line(row):
              ms(row["predicted_ns"]), ms(measured.get("median")), ms(measured.get("min")),
              ms(measured.get("p10")), ms(measured.get("p90")), ms(measured.get("max")),
              num(row.get("error_pct")), num(row.get("at_rank_speed_error_pct")),
+             "" if row.get("drift_factor") is None else "%.4f" % row["drift_factor"],
+             num(row.get("drift_paired_error_pct")),
              num(split.get("speed")), num(split.get("kinds")), num(split.get("communication")),
              num(split.get("ordering")), kib(row["peak_predicted_bytes"]),
              kib(row.get("peak_measured_bytes", [])),
@@ -211,7 +263,19 @@ def tsv_line(row):
     return "\t".join(str(cell) for cell in cells)
 
 
-def print_table(rows, summary, meta):
+def anchor_line(out_dir):
+    """How far the machine's speed moved over the table: the anchors' measured / predicted."""
+    speeds = anchor_speeds(out_dir)
+    if not speeds:
+        return None
+    ordered = [speeds[i] for i in sorted(speeds)]
+    return ("anchors (1F1B at the calibrated pp and m, between the rows): %d measured,"
+            " measured / predicted from %.3f to %.3f, median %.3f, in order: %s" % (
+                len(ordered), min(ordered), max(ordered), upper_median(ordered),
+                " ".join("%.2f" % x for x in ordered)))
+
+
+def print_table(rows, summary, meta, out_dir):
     print("\nfidelity where cores are not shared: transport %s, %s cores, %s intra-op thread(s)"
           " per rank, device %s; calibrated on 1F1B pp=%s m=%s (%s runs)" % (
               meta.get("transport"), meta.get("cores"), meta.get("threads"),
@@ -219,9 +283,10 @@ def print_table(rows, summary, meta):
               meta.get("calibration_runs")))
     if meta.get("transport_note"):
         print("note: " + meta["transport_note"])
-    header = "%-22s %2s %2s %3s %10s %10s %-25s %7s %8s %-28s %s" % (
+    header = "%-22s %2s %2s %3s %10s %10s %-25s %7s %8s %8s %-28s %s" % (
         "schedule", "pp", "v", "m", "predicted", "measured", "spread min/p10/p90/max",
-        "error", "at ranks", "split spd/kind/comm/ord %", "peak memory error per rank %")
+        "error", "paired", "at ranks", "split spd/kind/comm/ord %",
+        "peak memory error per rank %")
     print(header)
     for row in rows:
         label = row["kind"] + (" *" if row["in_sample"] else "")
@@ -233,14 +298,17 @@ def print_table(rows, summary, meta):
             continue
         m = {k: v / 1e6 for k, v in row["measured_ns"].items()}
         split = row["split_pct_of_measured"]
-        print("%-22s %2d %2d %3d %10s %7.2f ms %-25s %6s%% %7s%% %-28s %s" % (
+        print("%-22s %2d %2d %3d %10s %7.2f ms %-25s %6s%% %7s%% %7s%% %-28s %s" % (
             label, row["pp"], row["v"], row["m"], predicted, m["median"],
             "%.1f/%.1f/%.1f/%.1f" % (m["min"], m["p10"], m["p90"], m["max"]),
-            fmt(row["error_pct"]), fmt(row["at_rank_speed_error_pct"]),
+            fmt(row["error_pct"]), fmt(row.get("drift_paired_error_pct")),
+            fmt(row["at_rank_speed_error_pct"]),
             "/".join(fmt(split.get(part), "%+.1f")
                      for part in ("speed", "kinds", "communication", "ordering")),
             " ".join(fmt(e) for e in row["peak_error_pct"])))
     print("* in sample (the calibrated configuration). error: (predicted - measured) / measured;"
+          " paired: the same with the prediction scaled by the calibrated configuration's"
+          " measured / predicted step in the anchor runs just before and after the row;"
           " at ranks: the same with the prediction re-timed at each rank's measured speed;"
           " split: measured - predicted as pipelens diff splits it (speed, kinds,"
           " communication, ordering; means over the steps), in % of the measured median")
@@ -256,6 +324,13 @@ def print_table(rows, summary, meta):
     print("at each rank's speed: %d rows within 5 %%, median |error| %s %%" % (
         s["at_rank_speed_rows_within_5pct"],
         fmt(s["at_rank_speed_median_abs_error_pct"], "%.1f")))
+    if s["drift_paired_rows"]:
+        print("drift-paired: %d rows within 5 %% of %d, median |error| %s %%" % (
+            s["drift_paired_rows_within_5pct"], s["drift_paired_rows"],
+            fmt(s["drift_paired_median_abs_error_pct"], "%.1f")))
+    line = anchor_line(out_dir)
+    if line:
+        print(line)
     line = sharing_line(rows)
     if line:
         print(line)
@@ -273,11 +348,12 @@ def table(out_dir):
     document = {"meta": meta, "calibration": calibration, "targets": summary, "rows": rows}
     with open(os.path.join(out_dir, "fidelity.json"), "w") as handle:
         json.dump(document, handle, indent=1)
-    print_table(rows, summary, meta)
+    print_table(rows, summary, meta, out_dir)
 
 
 def main(argv):
-    commands = {"prediction": prediction, "run_id": run_id, "table": table}
+    commands = {"prediction": prediction, "run_id": run_id, "median_step": median_step,
+                "table": table}
     if len(argv) != 3 or argv[1] not in commands:
         print(__doc__, file=sys.stderr)
         return 2

@@ -1,0 +1,119 @@
+"""Tests of scripts/device/fidelity_table.py's table on a small fake fidelity.sh output folder:
+the plain error, and the drift-paired error that scales a prediction by the anchors (runs of the
+calibrated configuration) on either side of its row, with exact expected values. Run by ctest as
+device.fidelity_table: python3 tests/device/test_fidelity_table.py
+"""
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+SCRIPT = ROOT / "scripts" / "device" / "fidelity_table.py"
+
+PREDICTIONS = [  # kind, pp, v, m, predicted step (ns), predicted peak per rank
+    ("1F1B", 2, 1, 8, 50_000_000, "1000,1000"),
+    ("GPipe", 2, 1, 8, 40_000_000, "2000,2000"),
+    ("ZBVZeroBubble", 2, 2, 8, 40_000_000, "1000,1000"),
+    ("DualPipeV", 2, 2, 8, 30_000_000, "1000,1000"),
+]
+
+
+def run_json(median_ns, peaks=(1000, 1000)):
+    return {"completed": True, "run_id": 1,
+            "steps": {"recorded": 20, "median_ns": median_ns, "min_ns": median_ns,
+                      "p10_ns": median_ns, "p90_ns": median_ns, "max_ns": median_ns},
+            "ranks": [{"peak_memory_bytes": p} for p in peaks]}
+
+
+def tsv(path, header, rows):
+    lines = ["\t".join(header)] + ["\t".join(str(c) for c in row) for row in rows]
+    path.write_text("\n".join(lines) + "\n")
+
+
+class FidelityTable(unittest.TestCase):
+    def setUp(self):
+        self.folder = tempfile.TemporaryDirectory()
+        self.out = pathlib.Path(self.folder.name)
+        (self.out / "runs").mkdir()
+        tsv(self.out / "meta.tsv", ["key", "value"],
+            [("calibration_pp", 2), ("calibration_m", 8), ("transport", "gloo")])
+        tsv(self.out / "predictions.tsv",
+            ["kind", "pp", "v", "m", "status", "predicted_step_ns", "predicted_peak_bytes",
+             "sim_run", "reason"],
+            [(k, pp, v, m, "predicted", ns, peaks, "", "") for k, pp, v, m, ns, peaks
+             in PREDICTIONS])
+        # Anchors: predicted 50 ms; measured 50, 60.5 (anchor 3 failed), 55 ms: speeds 1.0,
+        # 1.21, -, 1.1.
+        tsv(self.out / "anchors.tsv", ["index", "status", "step_ns", "seconds", "reason"],
+            [(0, "predicted", 50_000_000, 0, ""), (1, "measured", 50_000_000, 1.5, ""),
+             (2, "measured", 60_500_000, 1.5, ""), (3, "failed", "", 0.1, "exit 1"),
+             (4, "measured", 55_000_000, 1.5, "")])
+        measured = {"1F1B": 55_000_000, "GPipe": 48_400_000, "ZBVZeroBubble": 50_000_000,
+                    "DualPipeV": 30_000_000}
+        anchors = {"1F1B": 1, "GPipe": 2, "ZBVZeroBubble": 3, "DualPipeV": 0}
+        rows = []
+        for kind, pp, v, m, _, _ in PREDICTIONS:
+            name = "%s.pp%d.v%d.m%d" % (kind, pp, v, m)
+            (self.out / "runs" / (name + ".json")).write_text(json.dumps(run_json(
+                measured[kind])))
+            rows.append((kind, pp, v, m, "measured", "", "runs/%s.json" % name, "", 2.0, 0.5,
+                         3.0, 1.5, anchors[kind]))
+        tsv(self.out / "rows.tsv",
+            ["kind", "pp", "v", "m", "status", "reason", "run_json", "diff_json", "seconds",
+             "load", "cpu_s", "running_mean", "anchor_before"], rows)
+
+    def tearDown(self):
+        self.folder.cleanup()
+
+    def table(self):
+        completed = subprocess.run([sys.executable, str(SCRIPT), "table", str(self.out)],
+                                   capture_output=True, text=True)
+        self.assertEqual(completed.returncode, 0, completed.stderr)
+        document = json.loads((self.out / "fidelity.json").read_text())
+        return {row["kind"]: row for row in document["rows"]}, document["targets"], \
+            completed.stdout
+
+    def test_a_row_is_paired_with_the_geometric_mean_of_the_anchors_around_it(self):
+        rows, _, _ = self.table()
+        # 1F1B sits between anchors 1 and 2: sqrt(1.0 * 1.21) = 1.1; 50 ms * 1.1 = 55 ms.
+        self.assertAlmostEqual(rows["1F1B"]["drift_factor"], 1.1, places=12)
+        self.assertAlmostEqual(rows["1F1B"]["drift_paired_error_pct"], 0.0, places=9)
+        self.assertAlmostEqual(rows["1F1B"]["error_pct"], -100 * 5 / 55, places=9)
+
+    def test_a_failed_anchor_leaves_the_row_its_other_neighbour(self):
+        rows, _, _ = self.table()
+        # GPipe: anchors 2 (1.21) and 3 (failed): 40 ms * 1.21 = 48.4 ms, its measured step.
+        self.assertAlmostEqual(rows["GPipe"]["drift_factor"], 1.21, places=12)
+        self.assertAlmostEqual(rows["GPipe"]["drift_paired_error_pct"], 0.0, places=9)
+        # ZBVZeroBubble: anchors 3 (failed) and 4 (1.1): 44 ms against 50 ms measured.
+        self.assertAlmostEqual(rows["ZBVZeroBubble"]["drift_paired_error_pct"], -12.0,
+                               places=9)
+
+    def test_a_row_without_anchors_has_no_paired_error_and_keeps_its_plain_one(self):
+        rows, targets, _ = self.table()
+        self.assertIsNone(rows["DualPipeV"]["drift_factor"])
+        self.assertIsNone(rows["DualPipeV"]["drift_paired_error_pct"])
+        self.assertAlmostEqual(rows["DualPipeV"]["error_pct"], 0.0, places=9)
+        self.assertEqual(targets["drift_paired_rows"], 3)
+        self.assertEqual(targets["drift_paired_rows_within_5pct"], 2)
+        self.assertAlmostEqual(targets["drift_paired_median_abs_error_pct"], 0.0, places=9)
+
+    def test_the_printed_table_names_the_anchors_in_order(self):
+        _, _, printed = self.table()
+        self.assertIn("drift-paired: 2 rows within 5 % of 3, median |error| 0.0 %", printed)
+        self.assertIn("3 measured, measured / predicted from 1.000 to 1.210, median 1.100,"
+                      " in order: 1.00 1.21 1.10", printed)
+
+    def test_an_older_folder_without_anchors_still_makes_its_table(self):
+        (self.out / "anchors.tsv").unlink()
+        rows, targets, printed = self.table()
+        self.assertIsNone(rows["1F1B"]["drift_paired_error_pct"])
+        self.assertEqual(targets["drift_paired_rows"], 0)
+        self.assertNotIn("drift-paired", printed)
+
+
+if __name__ == "__main__":
+    unittest.main()
