@@ -396,16 +396,17 @@ check_split_backward() {
 echo "check.sh: build $build_dir (LibTorch $DEVICE_TORCH_SOURCE with CUDA: $DEVICE_TORCH_CUDA;" \
     "NCCL transport: $DEVICE_WITH_CUDA), run --device: $run_has_device_option"
 [ -n "$cuda_reason" ] && echo "SKIPPED (cuda): every CUDA part: $cuda_reason"
-# The GPU's checks first, so that a spent budget skips only the CPU-only test binaries.
+# The GPU's checks first, so that a spent budget skips only the CPU-only test binaries; the
+# split-backward benchmark early among them, as its figure is the one a loan most often lacked.
 check_runs
 check_streams
 check_memory
+check_split_backward
 check_nccl_world
 check_refusals
 check_side_by_side_runs
 check_pytorch_side_by_side
 if [ -z "$cuda_reason" ]; then check_timeline cuda; else check_timeline cpu; fi
-check_split_backward
 check_runtime_tests
 
 python3 "$script_dir/collect_figures.py" "$out_dir" "$checks_file" "$build_dir/device-build.env" \
