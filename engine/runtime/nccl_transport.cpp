@@ -31,8 +31,8 @@
 #include "engine/runtime/nccl_transport.hpp"
 
 #include <cuda_runtime_api.h>
-#include <unistd.h>
 #include <nccl.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <deque>
@@ -53,6 +53,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kTransportName = "nccl transport";
 constexpr auto kAbortPollInterval = std::chrono::milliseconds(50);
+// How long rank 0 waits, after failing to set up, for the others to read why.
+constexpr auto kLingerAfterAbort = std::chrono::milliseconds(2000);
 constexpr auto kLongestPollSleep = std::chrono::microseconds(1000);
 constexpr int kSpinsBeforeSleeping = 64;
 // The communicator ranks inside a channel.
@@ -207,6 +209,10 @@ NcclTransport::NcclTransport(const Rendezvous& rendezvous, int device)
                 cudaStreamDestroy(channel.stream);
         if (copy_stream_ != nullptr)
             cudaStreamDestroy(copy_stream_);
+        // Rank 0 serves the store: leaving at once would let the others read "lost the store"
+        // instead of this reason (as a second rank given the same GPU did).
+        store_.linger_until_abort_seen(
+            std::min<std::chrono::milliseconds>(store_.rendezvous().timeout, kLingerAfterAbort));
         throw;
     }
 }
@@ -240,9 +246,9 @@ void NcclTransport::require_distinct_devices() {
     for (int peer = 0; peer < world_size(); ++peer) {
         if (peer == rank())
             continue;
-        const std::vector<std::uint8_t> bytes =
-            store_.wait_for(fmt::format("pipelens/nccl_device/{}", peer),
-                            fmt::format("the device of rank {}", peer), store_.rendezvous().timeout);
+        const std::vector<std::uint8_t> bytes = store_.wait_for(
+            fmt::format("pipelens/nccl_device/{}", peer),
+            fmt::format("the device of rank {}", peer), store_.rendezvous().timeout);
         if (std::string(bytes.begin(), bytes.end()) == mine)
             throw TransportUnavailable(fmt::format(
                 "{}: ranks {} and {} both use CUDA device {} ({}); NCCL needs one GPU per rank: "

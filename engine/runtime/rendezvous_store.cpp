@@ -17,6 +17,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr const char* kAbortKey = "pipelens/abort";
+constexpr const char* kAbortSeenKey = "pipelens/abort_seen";  // ranks other than 0 that read it
 constexpr auto kLongestPollSleep = std::chrono::milliseconds(20);
 
 std::vector<std::uint8_t> to_bytes(const std::string& text) {
@@ -109,8 +110,9 @@ std::string RendezvousStore::abort(const std::string& reason) {
     try {
         // An empty expected value means "only if the key is absent": the first reason wins.
         known_abort_reason_ = to_text(store_->compareSet(kAbortKey, {}, to_bytes(written)));
+        acknowledge_abort_locked();
     } catch (const std::exception&) {
-        known_abort_reason_ = written;
+        known_abort_reason_ = known_abort_reason_.value_or(written);
     }
     return *known_abort_reason_;
 }
@@ -120,12 +122,41 @@ std::optional<std::string> RendezvousStore::abort_reason() {
     if (known_abort_reason_)
         return known_abort_reason_;
     try {
-        if (store_->check({kAbortKey}))
+        if (store_->check({kAbortKey})) {
             known_abort_reason_ = to_text(store_->get(kAbortKey));
+            acknowledge_abort_locked();
+        }
     } catch (const std::exception& error) {
-        known_abort_reason_ = lost_store_reason(error);
+        known_abort_reason_ = known_abort_reason_.value_or(lost_store_reason(error));
     }
     return known_abort_reason_;
+}
+
+void RendezvousStore::acknowledge_abort_locked() {
+    if (rendezvous_.rank != 0)
+        store_->add(kAbortSeenKey, 1);
+}
+
+bool RendezvousStore::linger_until_abort_seen(std::chrono::milliseconds bound) {
+    if (rendezvous_.rank != 0 || !known_abort_reason())
+        return true;
+    const auto deadline = Clock::now() + bound;
+    for (int attempt = 0;;) {
+        std::int64_t seen = 0;
+        {
+            std::lock_guard lock(mutex_);
+            try {
+                seen = store_->add(kAbortSeenKey, 0);  // adding 0 reads the count
+            } catch (const std::exception&) {
+                return false;
+            }
+        }
+        if (seen >= rendezvous_.world_size - 1)
+            return true;
+        if (Clock::now() >= deadline)
+            return false;
+        sleep_before_next_poll(attempt, deadline);
+    }
 }
 
 std::optional<std::string> RendezvousStore::known_abort_reason() {

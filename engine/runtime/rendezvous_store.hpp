@@ -7,8 +7,10 @@
 // aborted); every wait here has a deadline and ends early when some rank aborts; the store is
 // used by one thread at a time (c10d does not promise more); a store that can no longer be
 // reached (rank 0, which serves it, is gone) reads as an abort whose reason says so, because
-// nothing useful can follow it. Keys live under "pipelens/", apart from the transports' own
-// bootstrap keys, and barriers and gathers number their keys so two calls never collide.
+// nothing useful can follow it; rank 0 can stay, within a bound, until every rank has read the
+// reason it aborted with (linger_until_abort_seen). Keys live under "pipelens/", apart from the
+// transports' own bootstrap keys, and barriers and gathers number their keys so two calls never
+// collide.
 #pragma once
 
 #include <chrono>
@@ -50,6 +52,13 @@ class RendezvousStore {
     // The reason this rank already knows of, without asking the store (no I/O).
     std::optional<std::string> known_abort_reason();
 
+    // For rank 0 after an abort with nothing left to wait for (no report to gather): rank 0
+    // serves the store, and a rank that reads it after rank 0 has gone learns only that the store
+    // is lost, not why. Waits, at most `bound`, until every other rank has seen the reason (each
+    // acknowledges it once, when it first learns it from the store); returns whether all did.
+    // Other ranks, and a rank 0 that knows of no abort, return true at once.
+    bool linger_until_abort_seen(std::chrono::milliseconds bound);
+
     // Publishes `value` under `key` for the other ranks.
     void publish(const std::string& key, const std::vector<std::uint8_t>& value);
 
@@ -75,6 +84,8 @@ class RendezvousStore {
     std::string lost_store_reason(const std::exception& error) const;
     // Throws TransportAborted when some rank has aborted.
     void throw_if_aborted();
+    // Tells rank 0 that this rank has learnt the abort reason from the store; mutex_ held.
+    void acknowledge_abort_locked();
 
     Rendezvous rendezvous_;
     std::string transport_name_;

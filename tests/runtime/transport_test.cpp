@@ -26,6 +26,7 @@
 
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
+#include "engine/runtime/rendezvous_store.hpp"
 #include "tests/child_process.hpp"
 
 namespace pipelens::runtime {
@@ -412,6 +413,64 @@ TEST_F(GlooTransportTest, RefusesBadPeersTagsAndTooManyTensors) {
     peer->recv(0, 1, buffers, milliseconds(5000));
     EXPECT_EQ(buffers[14].item<float>(), 1.0f);
     first->finish_sends(milliseconds(5000));
+}
+
+// Rank 0 and rank 1 of a real store over loopback, as threads of this process.
+struct TwoStoreRanks {
+    Rendezvous zero;
+    Rendezvous one;
+    TwoStoreRanks() {
+        zero.master_port = free_port();
+        zero.world_size = 2;
+        zero.timeout = milliseconds(10'000);
+        one = zero;
+        one.rank = 1;
+    }
+};
+
+// Rank 0 serves the store; a rank that looks only after rank 0 has left reads "lost the store"
+// and never learns why. Here rank 1 looks 300 ms after rank 0 aborted: it must read the reason.
+TEST(RendezvousStoreTest, RankZeroStaysUntilTheOtherRanksHaveReadWhyItAborted) {
+    const TwoStoreRanks ranks;
+    const std::string reason = "rank 0: both ranks use CUDA device 0 (injected by the test)";
+    auto zero = std::async(std::launch::async, [&] {
+        RendezvousStore store(ranks.zero, "nccl transport");
+        store.abort(reason);
+        return store.linger_until_abort_seen(milliseconds(10'000));
+    });
+    RendezvousStore one(ranks.one, "nccl transport");
+    std::this_thread::sleep_for(milliseconds(300));
+    std::string error;
+    try {
+        one.wait_for("pipelens/nccl_device/0", "the device of rank 0", milliseconds(10'000));
+    } catch (const TransportAborted& aborted) {
+        error = aborted.what();
+    }
+    EXPECT_TRUE(zero.get());
+    EXPECT_EQ(error, reason);
+    EXPECT_EQ(one.known_abort_reason(), reason);
+}
+
+TEST(RendezvousStoreTest, RankZeroLingersNoLongerThanItsBoundForARankThatNeverLooks) {
+    const TwoStoreRanks ranks;
+    auto zero = std::async(std::launch::async, [&] {
+        RendezvousStore store(ranks.zero, "nccl transport");
+        store.abort("rank 0: failed (injected by the test)");
+        return store.linger_until_abort_seen(milliseconds(200));
+    });
+    RendezvousStore one(ranks.one, "nccl transport");
+    EXPECT_FALSE(zero.get());
+}
+
+TEST(RendezvousStoreTest, OnlyRankZeroAfterAnAbortLingers) {
+    const TwoStoreRanks ranks;
+    auto zero = std::async(std::launch::async, [&] {
+        RendezvousStore store(ranks.zero, "nccl transport");
+        return store.linger_until_abort_seen(milliseconds(10'000));  // nothing aborted
+    });
+    RendezvousStore one(ranks.one, "nccl transport");
+    EXPECT_TRUE(one.linger_until_abort_seen(milliseconds(10'000)));
+    EXPECT_TRUE(zero.get());
 }
 
 TEST(NcclTransportTest, SaysWhyItIsUnavailableHere) {
