@@ -3,18 +3,22 @@
 // processes (torchrun's environment); `--rank/--world-size/--master` (or RANK, WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT) joins ranks started by hand.
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
@@ -63,7 +67,8 @@ struct RunOptions {
     std::optional<std::string> master;
     std::string out;
     double straggler_threshold = analysis::kDefaultStragglerThreshold;
-    std::string rank_reports;  // set by the launcher: where rank processes leave their reports
+    std::string rank_reports;   // set by the launcher: where rank processes leave their reports
+    std::string torch_profile;  // a directory for each rank's LibTorch profile
     bool json = false;
     std::vector<std::string> original_arguments;
 };
@@ -118,6 +123,42 @@ void apply_overrides(const RunOptions& options, Experiment& experiment) {
     }
 }
 
+// LibTorch's profiler runs once per process, so ranks that are threads of one process cannot
+// each have one. The directory is made here, by every rank, before any writes.
+std::string torch_profile_directory(const RunOptions& options, const std::string& transport,
+                                    int rank_count) {
+    if (options.torch_profile.empty())
+        return "";
+    if (transport == "local" && rank_count > 1)
+        throw ExperimentError(fmt::format(
+            "--torch-profile: LibTorch's profiler runs once per process, and --transport local "
+            "runs the {} ranks as threads of one; give --transport gloo --nproc {}",
+            rank_count, rank_count));
+    // Each missing folder on the way, as `mkdir -p` (not std::filesystem: see ReportDirectory).
+    const std::string& path = options.torch_profile;
+    for (std::size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
+        const std::string prefix = path.substr(0, end);
+        if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
+            throw ExperimentError(fmt::format("--torch-profile: cannot make the directory {}: {}",
+                                              prefix, std::strerror(errno)));
+        if (end == std::string::npos)
+            break;
+    }
+    struct stat status {};
+    if (::stat(path.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
+        throw ExperimentError(
+            fmt::format("--torch-profile: {} is not a directory", options.torch_profile));
+    return path;
+}
+
+std::vector<std::string> torch_profile_files(const run_record::PipelineRunOptions& run) {
+    std::vector<std::string> files;
+    if (!run.torch_profile_directory.empty())
+        for (int rank = 0; rank < run.world_size; ++rank)
+            files.push_back(fmt::format("{}/rank{}.json", run.torch_profile_directory, rank));
+    return files;
+}
+
 run_record::PipelineRunOptions runtime_options(const RunOptions& options,
                                                const Experiment& experiment) {
     run_record::PipelineRunOptions run = pipeline_options_for(experiment.model);
@@ -160,6 +201,8 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
         run.dtype = *options.dtype;
     }
     run.report_directory = options.rank_reports;
+    run.torch_profile_directory =
+        torch_profile_directory(options, run.transport, experiment.shape.rank_count);
     // The ranks on this host share its cores: all of them as threads here, or the launcher's
     // processes (LOCAL_WORLD_SIZE, as torchrun sets it).
     const int local_ranks = run.transport == "local"
@@ -267,6 +310,8 @@ nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
         json["accuracy"] = std::move(accuracy);
     }
     json["steps"] = steps_json(result, run);
+    if (!run.torch_profile_directory.empty())
+        json["torch_profiles"] = torch_profile_files(run);
     json["stragglers"] =
         stragglers ? stragglers_json(*stragglers) : nlohmann::ordered_json(nullptr);
     return json;
@@ -309,6 +354,10 @@ void print_text(const run_record::PipelineRunResult& result,
     for (const run_record::RankRun& rank : result.ranks)
         if (rank.failure)
             fmt::print(stderr, "rank {}: {}\n", rank.rank, rank.failure->message);
+    const std::vector<std::string> profiles = torch_profile_files(run);
+    if (!profiles.empty())
+        fmt::print("LibTorch's profile of the recorded steps, per rank: {}\n",
+                   fmt::join(profiles, ", "));
     if (run_id)
         fmt::print("recorded as run {} in {}\n", *run_id, out);
 }
@@ -604,6 +653,12 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     command->add_option("--master", options->master,
                         "Rendezvous HOST:PORT (default: $MASTER_ADDR:$MASTER_PORT)");
     command->add_option("--out", options->out, "Trace file (SQLite) to record the run in");
+    command
+        ->add_option("--torch-profile", options->torch_profile,
+                     "Write LibTorch's profile of each rank's recorded steps to "
+                     "DIR/rank<R>.json (Chrome trace; each action marked PP:<action>, as "
+                     "PyTorch's pipelining does; one process per rank)")
+        ->type_name("DIR");
     command->add_option("--rank-reports", options->rank_reports)->group("");  // launcher's
     command->add_flag("--json", options->json, "Print one JSON object instead of text");
     command->callback([options] {

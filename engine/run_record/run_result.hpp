@@ -67,6 +67,9 @@ struct PipelineRunOptions {
     // report there before gathering, so the launcher can still record the run when rank 0, which
     // gathers and records, dies; rank 0 reads there which ranks ended before they reported.
     std::string report_directory;
+    // Where each rank writes LibTorch's profile of its recorded steps (rank<R>.json, Chrome trace
+    // format, every action marked "PP:<action>" as PyTorch's pipelining marks it); empty: none.
+    std::string torch_profile_directory;
     // What a ZeroBubbleAuto order was searched with, so the executed schedule is recorded as
     // that kind with its inputs (and replays to the same order) rather than as a CSV.
     ZeroBubbleInputs zero_bubble;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include <ATen/record_function.h>
 #include <fmt/format.h>
 
 #include "engine/runtime/torch_meta.hpp"
@@ -105,7 +106,12 @@ class Executor {
                 start = now();
                 span = timer_.begin(start);
                 memory_at_start(start, outcome);
-                execute(action, outcome.timeline.size());
+                if (plan_.mark_actions) {
+                    RECORD_USER_SCOPE("PP:" + plan_.lowered->text(action));
+                    execute(action, outcome.timeline.size());
+                } else {
+                    execute(action, outcome.timeline.size());
+                }
             } catch (const StepFailure& failure) {
                 outcome.failure = failure.failure();
             } catch (const TransportAborted& aborted) {

@@ -39,6 +39,8 @@ struct RankPlan {
     // A GPU's memory (the caching allocator's), sampled at each action like `memory`; none on
     // the CPU, where `memory` counts the rank's tensors.
     DeviceMemory* device_memory = nullptr;
+    // Marks each action's work "PP:<action>" for LibTorch's profiler (while one is recording).
+    bool mark_actions = false;
 };
 
 struct TimedAction {

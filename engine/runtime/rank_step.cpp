@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -14,6 +15,7 @@
 #include "engine/runtime/reference_check.hpp"
 #include "engine/runtime/shared_parameters.hpp"
 #include "engine/runtime/stage_profiler.hpp"
+#include "engine/runtime/torch_profile.hpp"
 #include "engine/stage_plan/backend_choice.hpp"
 
 namespace pipelens::runtime {
@@ -185,11 +187,36 @@ void append_step(StepsOutcome& steps, RankOutcome step, int repeat) {
         all.epoch = step.epoch;
 }
 
+// A profile that cannot start is said and left out: the run and its records go on without it.
+void start_torch_profile(const RankPlan& plan, std::optional<TorchProfile>& torch_profile) {
+    try {
+        torch_profile.emplace(plan.device);
+    } catch (const std::runtime_error& error) {
+        fmt::print(stderr, "pipelens: rank {}: {}\n", plan.rank, error.what());
+    }
+}
+
+// Written whether or not the steps failed: what ran until the failure is what explains it.
+void write_torch_profile(const run_record::PipelineRunOptions& options, int rank,
+                         std::optional<TorchProfile>& torch_profile) {
+    if (!torch_profile)
+        return;
+    try {
+        torch_profile->write(torch_profile_path(options.torch_profile_directory, rank), rank,
+                             options.world_size, options.transport);
+    } catch (const std::exception& error) {
+        fmt::print(stderr, "pipelens: rank {}: {}\n", rank, error.what());
+    }
+    torch_profile.reset();
+}
+
 // Runs the warm-up steps, then the recorded ones. All ranks pass a barrier before each step.
 // Time zero is the moment they leave the first recorded step's barrier, and every later step's
 // times are measured from it too, so steps follow one another on one clock.
+// LibTorch's profiler, when asked for, covers the recorded steps only (it starts after warm-up).
 StepsOutcome run_steps(const run_record::PipelineRunOptions& options, const Schedule& lowered,
-                       RankPlan& plan, MemoryAccount* memory, Transport& transport) {
+                       RankPlan& plan, MemoryAccount* memory, Transport& transport,
+                       std::optional<TorchProfile>& torch_profile) {
     const std::chrono::milliseconds timeout(options.timeout_ms);
     const std::unique_ptr<DeviceMemory> device_memory = gpu_memory(plan.device, *memory);
     std::optional<MemoryAboveBaseline> steps_memory;  // from the first recorded step on
@@ -221,6 +248,9 @@ StepsOutcome run_steps(const run_record::PipelineRunOptions& options, const Sche
         }
         plan.memory = recorded ? memory : nullptr;
         plan.device_memory = recorded && steps_memory ? &*steps_memory : nullptr;
+        if (recorded && !options.torch_profile_directory.empty() && !torch_profile)
+            start_torch_profile(plan, torch_profile);
+        plan.mark_actions = recorded && torch_profile.has_value();
         const ScopedMemoryAccount charged_to(plan.memory);
         const auto epoch = steps.outcome.epoch.value_or(left_barrier);
         RankOutcome outcome = execute_rank(plan, transport, epoch);
@@ -354,7 +384,10 @@ RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, cons
         report.run.failure = prepared.failure;
         return report;
     }
-    const StepsOutcome steps = run_steps(options, lowered, plan, prepared.memory.get(), transport);
+    std::optional<TorchProfile> torch_profile;
+    const StepsOutcome steps =
+        run_steps(options, lowered, plan, prepared.memory.get(), transport, torch_profile);
+    write_torch_profile(options, rank, torch_profile);
     const RankOutcome& outcome = steps.outcome;
     // Measured once every rank has run its step; a failed step leaves the rank's times on its
     // own clock.

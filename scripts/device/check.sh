@@ -381,6 +381,25 @@ check_timeline() {
     skip "export.timeline_png" "pipelens renders PNG only for sweep charts (sweep --png)"
 }
 
+# LibTorch's profile of the empty model's recorded steps (`run --torch-profile`), one rank holding
+# two stages, and where each action's host time went: inside LibTorch's operators, or the
+# executor's own work between them (profile_breakdown.py). The per-action overhead, taken apart.
+check_torch_profile() {
+    local device=cpu
+    [ -z "$cuda_reason" ] && device=cuda
+    local name="profile.$device.empty" profiles="$out_dir/profiles/empty.$device"
+    if ! "$pipelens" run --help 2>/dev/null | grep -q -- '--torch-profile'; then
+        skip "$name" "this build's pipelens run has no --torch-profile"
+        return
+    fi
+    rm -rf "$profiles"
+    run_one "$name" "$device" --model empty --schedule Interleaved1F1B --pp 1 --v 2 --m 4 \
+        --layers 4 --transport local --steps 5 --warmup 2 --torch-profile "$profiles" || return
+    step "$name.breakdown" 30 "$out_dir/runs/$name.breakdown.json" \
+        python3 "$script_dir/profile_breakdown.py" "$profiles/rank0.json" --json &&
+        python3 "$script_dir/profile_breakdown.py" "$profiles/rank0.json"
+}
+
 # The split backward on the GPU: (I + W) / B of one stage, 5 repetitions (the aim: within 10 %).
 check_split_backward() {
     local name="bench.stage_backward_cuda"
@@ -402,6 +421,7 @@ check_runs
 check_streams
 check_memory
 check_split_backward
+check_torch_profile
 check_nccl_world
 check_refusals
 check_side_by_side_runs

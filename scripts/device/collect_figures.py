@@ -224,8 +224,9 @@ def main():
             run = load_json(os.path.join(out_dir, check["json"]))
             if not isinstance(run, dict):
                 check["figures"] = None
-            elif check["name"].endswith(("_overlap", ".peak")):
-                check["figures"] = run  # rank_overlap.py's or peak_memory_check.py's own
+            elif check["name"].endswith(("_overlap", ".peak", ".breakdown")):
+                # rank_overlap.py's, peak_memory_check.py's or profile_breakdown.py's own
+                check["figures"] = run
             elif check["name"].endswith(".calibrate"):
                 check["figures"] = {key: run.get(key) for key in (
                     "measured_step_time_ns", "simulated_step_time_ns", "relative_error",
