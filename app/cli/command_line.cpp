@@ -138,7 +138,7 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
         return failure.code();
     } catch (const std::exception& error) {
         const ErrorPolicy policy = error_policy(error);
-        fmt::print(stderr, "pipelens: {}{}\n", policy.prefix, error.what());
+        fmt::print(stderr, "pipelens: {}{}\n", policy.prefix, without_backtrace(error.what()));
         return policy.exit_code;
     }
 }

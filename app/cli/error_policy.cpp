@@ -1,6 +1,8 @@
 // The prefix and exit code each engine error gets (error_policy.hpp).
 #include "app/cli/error_policy.hpp"
 
+#include <algorithm>
+
 #include "app/cli/commands.hpp"
 #include "engine/experiment/experiment.hpp"
 #include "engine/schedule/dry_run.hpp"
@@ -30,6 +32,17 @@ ErrorPolicy error_policy(const std::exception& error) {
     if (is_one_of<ScheduleCheckError, ScheduleHangError>(error))
         return {"", kExitCheckFailed};
     return {"error: ", kExitCheckFailed};
+}
+
+std::string without_backtrace(std::string_view message) {
+    // LibTorch's checks start theirs with where they were raised, its enforcements with the
+    // first frame.
+    const std::size_t backtrace =
+        std::min(message.find("\nException raised from "), message.find("\nframe #"));
+    std::string_view kept = message.substr(0, backtrace);
+    while (!kept.empty() && (kept.back() == '\n' || kept.back() == ' '))
+        kept.remove_suffix(1);
+    return std::string(kept);
 }
 
 }  // namespace pipelens::cli

@@ -4,10 +4,12 @@
 //
 // Invariants: bad input (an experiment, a schedule file or configuration, a trace) is a usage
 // error; a schedule too large for this machine has its own code; a schedule read but wrong
-// (a check or a hang) and any error not listed fail the check, the unlisted ones marked "error: ".
+// (a check or a hang) and any error not listed fail the check, the unlisted ones marked "error: ";
+// no message is printed with a C++ backtrace.
 #pragma once
 
 #include <exception>
+#include <string>
 #include <string_view>
 
 namespace pipelens::cli {
@@ -18,5 +20,10 @@ struct ErrorPolicy {
 };
 
 ErrorPolicy error_policy(const std::exception& error);
+
+// The message a user reads: LibTorch's errors carry the C++ backtrace of where they were raised
+// after their message ("\nException raised from ...", or "\nframe #0: ..."), which says nothing
+// to someone running a pipeline; it is cut, with the line breaks before it.
+std::string without_backtrace(std::string_view message);
 
 }  // namespace pipelens::cli

@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 namespace pipelens::cli {
 
 void add_model_options(CLI::App& command, ModelOptions& options) {
@@ -49,7 +51,31 @@ void apply_model_options(const ModelOptions& options, Experiment& experiment) {
     }
 }
 
+namespace {
+
+// Sizes LibTorch would refuse with an error and a C++ backtrace (or, for a negative layer
+// count, that would silently mean the default): refused here, naming the option and the field.
+void check_model_sizes(const ModelDescription& model) {
+    const auto at_least = [](std::int64_t value, std::int64_t least, const char* option,
+                             const char* field, const char* what) {
+        if (value < least)
+            throw ExperimentError(
+                fmt::format("{} (model.{}): {} is not {}", option, field, value, what));
+    };
+    at_least(model.layers, 0, "--layers", "layers",
+             "a layer count (0 for two per pipeline rank, or more)");
+    at_least(model.hidden, 1, "--hidden", "hidden", "a hidden size (1 or more)");
+    at_least(model.batch_size, 1, "--batch", "batch_size", "a batch size (1 or more)");
+    at_least(model.sequence, 1, "the sequence length", "sequence", "a length (1 or more)");
+    at_least(model.heads, 1, "the head count", "heads", "a head count (1 or more)");
+    for (const std::int64_t size : model.input_shape)
+        at_least(size, 1, "--input-shape", "input_shape", "a size (every size 1 or more)");
+}
+
+}  // namespace
+
 run_record::PipelineRunOptions pipeline_options_for(const ModelDescription& model) {
+    check_model_sizes(model);
     run_record::PipelineRunOptions run;
     run.model = model.name;
     run.layers = model.layers;

@@ -37,6 +37,18 @@ TEST(ErrorPolicy, TooLargeHasItsOwnCodeAndWrongSchedulesFailTheCheck) {
     expect_policy(ScheduleHangError(HangReport{}), "", 1);
 }
 
+TEST(ErrorPolicy, LibTorchsBacktraceIsCutFromTheMessage) {
+    EXPECT_EQ(without_backtrace("from is out of bounds for float\nException raised from operator() "
+                                "at ./aten/src/ATen/native/DistributionTemplates.h:265 (most "
+                                "recent call first):\nframe #0: c10::Error::Error(...)\n"),
+              "from is out of bounds for float");
+    EXPECT_EQ(without_backtrace("[enforce fail at alloc_cpu.cpp:75] err == 0. can't allocate "
+                                "memory\nframe #0: <unknown function> + 0x4c062\nframe #1: ..."),
+              "[enforce fail at alloc_cpu.cpp:75] err == 0. can't allocate memory");
+    EXPECT_EQ(without_backtrace("two lines\nof a message\n"), "two lines\nof a message");
+    EXPECT_EQ(without_backtrace("plain"), "plain");
+}
+
 TEST(ErrorPolicy, AnyOtherErrorFailsMarkedAsAnError) {
     expect_policy(std::runtime_error("disk full"), "error: ", 1);
     // The bases of the errors named above are not mistaken for them.

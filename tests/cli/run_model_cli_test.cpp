@@ -9,6 +9,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -98,6 +101,24 @@ TEST(RunModelCli, NprocBesideFlagsItContradictsIsRefusedNamingBoth) {
     EXPECT_EQ(rank.err,
               "pipelens: --nproc 2 starts all the ranks, but --rank says this process is one of "
               "them: give --nproc alone, or start each rank by hand with --rank/--world-size\n");
+}
+
+// Sizes LibTorch would refuse deep inside with a C++ backtrace, or a negative layer count that
+// would quietly mean the default: one line naming the option, exit 2, before anything is built.
+TEST(RunCli, ImpossibleModelSizesAreRefusedNamingTheOption) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"--hidden 0", "--hidden (model.hidden): 0 is not a hidden size (1 or more)"},
+        {"--hidden -4", "--hidden (model.hidden): -4 is not a hidden size (1 or more)"},
+        {"--layers -1",
+         "--layers (model.layers): -1 is not a layer count (0 for two per pipeline rank, or "
+         "more)"},
+        {"--batch -8", "--batch (model.batch_size): -8 is not a batch size (1 or more)"},
+    };
+    for (const auto& [option, message] : cases) {
+        const auto run = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp " + option);
+        EXPECT_EQ(run.exit_code, 2) << option << run.err;
+        EXPECT_EQ(run.err, "pipelens: " + message + "\n") << option;
+    }
 }
 
 }  // namespace
