@@ -121,5 +121,36 @@ TEST(RunCli, ImpossibleModelSizesAreRefusedNamingTheOption) {
     }
 }
 
+// Every rank builds the whole model and the reference one more copy: a model whose copies
+// cannot fit this machine's memory is refused before any is built (exit 3), once, by the
+// launcher when there is one. Hidden 10^6: 8e12 parameters, more than any machine holds.
+TEST(RunCli, AModelTooLargeForThisMachineIsRefusedBeforeAnyRankBuildsIt) {
+    const auto threads =
+        run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp --hidden 1000000");
+    EXPECT_EQ(threads.exit_code, 3) << threads.err;
+    EXPECT_EQ(threads.err.rfind("pipelens: run: the mlp model (4 layers, hidden 1000000) has "
+                                "8e+12 parameters, ",
+                                0),
+              0u)
+        << threads.err;
+    EXPECT_NE(threads.err.find("this run builds 3 copies of it (2 ranks each build the whole "
+                               "model, the reference one more)"),
+              std::string::npos)
+        << threads.err;
+    EXPECT_NE(threads.err.find("lower --hidden or --layers, or give --no-reference\n"),
+              std::string::npos)
+        << threads.err;
+
+    const auto processes = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 4 --model transformer --hidden 1000000 --no-reference "
+        "--transport gloo --nproc 2");
+    EXPECT_EQ(processes.exit_code, 3) << processes.err;
+    EXPECT_NE(processes.err.find("this run builds 2 copies of it (2 ranks each build the whole "
+                                 "model), "),
+              std::string::npos)
+        << processes.err;
+    EXPECT_EQ(processes.err.find("rank 0"), std::string::npos) << processes.err;  // none started
+}
+
 }  // namespace
 }  // namespace pipelens
