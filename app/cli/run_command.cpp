@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,7 @@
 #include "app/cli/model_options.hpp"
 #include "app/cli/rank_launcher.hpp"
 #include "app/cli/run_report.hpp"
+#include "app/cli/validators.hpp"
 #include "engine/analysis/stragglers.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
@@ -124,6 +126,12 @@ void apply_overrides(const RunOptions& options, Experiment& experiment) {
         } catch (const UnitParseError& error) {
             throw ExperimentError(fmt::format("--timeout: {}", error.what()));
         }
+        // Every wait on another rank gets this long: none at all fails the first receive.
+        if (experiment.run.timeout_ns <= 0)
+            throw ExperimentError(fmt::format(
+                "--timeout: {} leaves no time to wait for another rank; give a positive "
+                "duration, e.g. 10s",
+                *options.timeout));
     }
 }
 
@@ -696,8 +704,9 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
         ->add_option("--straggler-threshold", options->straggler_threshold,
                      "Name a rank a straggler in a step when its computations take more than "
                      "this many times their reference (default 1.2)")
-        ->check(CLI::PositiveNumber);
-    command->add_option("--nproc", options->nproc, "Start this many rank processes (gloo, nccl)");
+        ->check(positive_ratio());
+    command->add_option("--nproc", options->nproc, "Start this many rank processes (gloo, nccl)")
+        ->check(count_of("process"));
     command->add_option("--threads", options->threads,
                         "Intra-op threads per rank (default: this host's cores shared equally "
                         "by its ranks)");

@@ -14,6 +14,7 @@
 #include "app/cli/critical_path_report.hpp"
 #include "app/cli/input_files.hpp"
 #include "app/cli/run_report.hpp"
+#include "app/cli/validators.hpp"
 #include "engine/analysis/stragglers.hpp"
 #include "traces/chrome_export.hpp"
 #include "traces/svg_timeline.hpp"
@@ -194,7 +195,7 @@ void add_summary_command(CLI::App& app) {
         ->add_option("--straggler-threshold", options->straggler_threshold,
                      "Flag a rank whose computations take more than this many times their "
                      "reference (implies --stragglers)")
-        ->check(CLI::PositiveNumber)
+        ->check(positive_ratio())
         ->each([options](const std::string&) { options->stragglers = true; });
     command->callback([options] { run_summary(*options); });
 }

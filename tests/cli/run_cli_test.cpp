@@ -38,6 +38,21 @@ TEST(RunCli, ScheduleFileHelpSaysTheFileIsRun) {
     }
 }
 
+// A process count below 1 once meant "run here" without a word, and a zero timeout failed the
+// first receive: both are refused saying what the value must be.
+TEST(RunCli, NoProcessesAndNoTimeToWaitAreUsageErrors) {
+    const auto processes = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --nproc -1");
+    EXPECT_EQ(processes.exit_code, 2);
+    EXPECT_EQ(processes.err,
+              "pipelens run: --nproc: -1 is not a process count (1 or more); see pipelens run "
+              "--help\n");
+    const auto timeout = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --timeout 0");
+    EXPECT_EQ(timeout.exit_code, 2);
+    EXPECT_EQ(timeout.err,
+              "pipelens: --timeout: 0 leaves no time to wait for another rank; give a positive "
+              "duration, e.g. 10s\n");
+}
+
 TEST(RunCli, JsonReportsTheStepAndTheReferenceComparison) {
     const auto result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp --json");
     ASSERT_EQ(result.exit_code, 0) << result.err;

@@ -246,8 +246,11 @@ TEST(RunStepsCli, TheReportNamesEveryStepsStragglers) {
                             "same kind, flagged above 0.00x):\n  rank 0 step 0: "),
               std::string::npos)
         << text.out;
-    EXPECT_EQ(run_pipelens("run --schedule 1F1B --pp 2 --m 4 --straggler-threshold 0").exit_code,
-              2);
+    const auto zero = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --straggler-threshold 0");
+    EXPECT_EQ(zero.exit_code, 2);
+    EXPECT_EQ(zero.err,
+              "pipelens run: --straggler-threshold: 0 is not a ratio above 0 (e.g. 1.2); see "
+              "pipelens run --help\n");
 }
 
 TEST(RunStepsCli, StepCountsThatAreNotCountsAreUsageErrors) {
