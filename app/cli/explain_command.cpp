@@ -60,6 +60,7 @@ void run_explain(const ExplainOptions& options) {
     sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
     const Schedule lowered = lowered_schedule_for(experiment);
     const run_record::PipelineRunOptions run = pipeline_options_for(experiment.model);
+    refuse_model_too_large("explain", experiment, lowered, 1, /*reference=*/false);
     runtime::PipelineExplanation explanation;
     try {
         explanation = runtime::explain_pipeline(run, lowered);

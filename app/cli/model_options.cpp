@@ -1,9 +1,17 @@
 // Model flags: registration, application to the experiment, and the runtime's view of them.
 #include "app/cli/model_options.hpp"
 
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 
 #include <fmt/format.h>
+
+#include "app/cli/commands.hpp"
+#include "engine/schedule/schedule_size.hpp"
+#include "engine/stage_plan/model_size.hpp"
+#include "engine/stage_plan/stage_split.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::cli {
 
@@ -88,6 +96,48 @@ run_record::PipelineRunOptions pipeline_options_for(const ModelDescription& mode
     run.batch_size = model.batch_size;
     run.chunk_dim = model.chunk_dim;
     return run;
+}
+
+// Only the parameters, 4 bytes each in float32: a lower bound of what the copies hold, so
+// what is refused surely could not run.
+void refuse_model_too_large(const std::string& command, const Experiment& experiment,
+                            const Schedule& lowered, int ranks_here, bool reference) {
+    int layers = 0;
+    try {
+        layers = runtime::model_layer_count(experiment.model.layers, lowered.rank_count,
+                                            lowered.stage_count);
+    } catch (const std::exception&) {
+        return;  // the runtime refuses the layer count itself, saying why
+    }
+    const std::optional<double> parameters =
+        runtime::builtin_parameter_count(experiment.model.name, layers, experiment.model.hidden);
+    if (!parameters)
+        return;
+    const int copies = ranks_here + (reference ? 1 : 0);
+    const double per_copy = *parameters * 4.0;
+    const std::int64_t available = available_memory_bytes();
+    if (per_copy * copies <= static_cast<double>(available))
+        return;
+    const auto bytes = [](double value) {
+        return format_bytes(value >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
+                                            : static_cast<std::int64_t>(value));
+    };
+    const std::string builders =
+        ranks_here == 1 ? "this rank builds the whole model"
+                        : fmt::format("{} ranks each build the whole model", ranks_here);
+    const std::string how_many =
+        copies == 1
+            ? fmt::format("{} builds it once", command)
+            : fmt::format("this run builds {} copies of it ({}{}), {} in all", copies, builders,
+                          reference ? ", the reference one more" : "", bytes(per_copy * copies));
+    throw CommandFailure(
+        kExitTooLarge,
+        fmt::format("pipelens: {}: the {} model ({} layers, hidden {}) has {:.3g} parameters, {} "
+                    "in float32; {}, more than the {} this machine has available: lower --hidden "
+                    "or --layers{}",
+                    command, experiment.model.name, layers, experiment.model.hidden, *parameters,
+                    bytes(per_copy), how_many, bytes(static_cast<double>(available)),
+                    reference ? ", or give --no-reference" : ""));
 }
 
 }  // namespace pipelens::cli

@@ -200,6 +200,12 @@ void check_sizes(const PlanFlags& flags) {
         if (!(value > 0))
             throw CommandFailure(kExitUsage,
                                  fmt::format("pipelens plan: --{} must be positive", flag));
+    // Attention splits the hidden size into equal heads.
+    if (shape.hidden % shape.heads != 0)
+        throw CommandFailure(
+            kExitUsage, fmt::format("pipelens plan: --hidden {} does not split into --heads {} "
+                                    "equal heads (give a hidden size that --heads divides)",
+                                    shape.hidden, shape.heads));
 }
 
 std::string layout_text(const sim::PlanLayout& layout) {

@@ -39,10 +39,7 @@
 #include "engine/run_record/thread_budget.hpp"
 #include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/pipeline_run.hpp"
-#include "engine/schedule/schedule_size.hpp"
 #include "engine/stage_plan/device_choice.hpp"
-#include "engine/stage_plan/model_size.hpp"
-#include "engine/stage_plan/stage_split.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 #include "traces/text/quantities.hpp"
 #include "traces/trace_reader.hpp"
@@ -469,45 +466,6 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
     return result.completed && matched ? kExitOk : kExitCheckFailed;
 }
 
-// Every rank builds the whole model (model_library.hpp) and the single-rank reference is one
-// more copy: their parameters alone, 4 bytes each in float32, must fit the memory this machine
-// has available, or the run is refused before any rank builds one (exit 3, as a schedule too
-// large is). A TorchScript file's size is unknown until it is loaded: it is not checked.
-void refuse_model_too_large(const Experiment& experiment, const Schedule& lowered, int ranks_here,
-                            bool reference) {
-    int layers = 0;
-    try {
-        layers = runtime::model_layer_count(experiment.model.layers, lowered.rank_count,
-                                            lowered.stage_count);
-    } catch (const std::exception&) {
-        return;  // the runtime refuses the layer count itself, saying why
-    }
-    const std::optional<double> parameters =
-        runtime::builtin_parameter_count(experiment.model.name, layers, experiment.model.hidden);
-    if (!parameters)
-        return;
-    const int copies = ranks_here + (reference ? 1 : 0);
-    const double per_copy = *parameters * 4.0;
-    const std::int64_t available = available_memory_bytes();
-    if (per_copy * copies <= static_cast<double>(available))
-        return;
-    const auto bytes = [](double value) {
-        return format_bytes(value >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
-                                            : static_cast<std::int64_t>(value));
-    };
-    throw CommandFailure(
-        kExitTooLarge,
-        fmt::format("pipelens: run: the {} model ({} layers, hidden {}) has {:.3g} parameters, {} "
-                    "in float32; this run builds {} copies of it ({} rank{} each build{} the "
-                    "whole model{}), {} in all, more than the {} this machine has available: "
-                    "lower --hidden or --layers{}",
-                    experiment.model.name, layers, experiment.model.hidden, *parameters,
-                    bytes(per_copy), copies, ranks_here, ranks_here == 1 ? "" : "s",
-                    ranks_here == 1 ? "s" : "", reference ? ", the reference one more" : "",
-                    bytes(per_copy * copies), bytes(static_cast<double>(available)),
-                    reference ? ", or give --no-reference" : ""));
-}
-
 int run_ranks_here(RunOptions& options) {
     Experiment experiment = load_experiment(options.experiment);
     apply_overrides(options, experiment);
@@ -515,7 +473,7 @@ int run_ranks_here(RunOptions& options) {
     const Schedule lowered = lowered_schedule_for(experiment);
     const run_record::PipelineRunOptions run = runtime_options(options, experiment);
     if (options.rank_reports.empty())  // a launcher's ranks: it has checked for all of them
-        refuse_model_too_large(experiment, lowered,
+        refuse_model_too_large("run", experiment, lowered,
                                run.transport == "local"
                                    ? lowered.rank_count
                                    : environment_integer("LOCAL_WORLD_SIZE").value_or(1),
@@ -604,7 +562,7 @@ void refuse_launch_contradictions(const RunOptions& options) {
             options.nproc,
             options.transport ? "--transport local" : "the default transport (local)"));
     sim::resolve_zero_bubble_inputs(experiment);
-    refuse_model_too_large(experiment, lowered_schedule_for(experiment), options.nproc,
+    refuse_model_too_large("run", experiment, lowered_schedule_for(experiment), options.nproc,
                            !options.no_reference);
 }
 

@@ -78,6 +78,14 @@ TEST(PlanCli, BadPinsAndSizesAreUsageErrorsNamingTheRule) {
     const auto product = run_pipelens(std::string(kModel) + " --gpus 8 --tp 2 --pp 2 --dp 4");
     EXPECT_EQ(product.exit_code, 2);
     EXPECT_EQ(product.err, "pipelens plan: --tp 2 x --pp 2 x --dp 4 must equal the GPUs (8)\n");
+    // Heads that do not divide the hidden size once failed deep in the cost model (exit 1).
+    const auto heads = run_pipelens(
+        "plan --layers 8 --hidden 1000 --heads 16 --sequence 512 --vocabulary 1000 "
+        "--global-batch 16 --gpus 8");
+    EXPECT_EQ(heads.exit_code, 2);
+    EXPECT_EQ(heads.err,
+              "pipelens plan: --hidden 1000 does not split into --heads 16 equal heads (give a "
+              "hidden size that --heads divides)\n");
     const auto fraction = run_pipelens(std::string(kModel) + " --gpus 8 --achieved-fraction 1.5");
     EXPECT_EQ(fraction.exit_code, 2);
     const auto bandwidth =

@@ -150,6 +150,14 @@ TEST(RunCli, AModelTooLargeForThisMachineIsRefusedBeforeAnyRankBuildsIt) {
               std::string::npos)
         << processes.err;
     EXPECT_EQ(processes.err.find("rank 0"), std::string::npos) << processes.err;  // none started
+
+    const auto explain = run_pipelens(
+        "explain --schedule 1F1B --pp 2 --m 4 --model mlp "
+        "--hidden 1000000");
+    EXPECT_EQ(explain.exit_code, 3) << explain.err;
+    EXPECT_NE(explain.err.find("in float32; explain builds it once, more than the "),
+              std::string::npos)
+        << explain.err;
 }
 
 }  // namespace
