@@ -20,6 +20,9 @@ namespace pipelens::runtime {
 namespace {
 
 namespace profiler = torch::autograd::profiler;
+// The configuration's types live here in every LibTorch since 1.13 (2.x mirrors them into the
+// autograd namespace only for old callers).
+namespace profiler_impl = torch::profiler::impl;
 
 // LibTorch 1.x gives an event's times in microseconds, 2.x in nanoseconds; both since the Unix
 // epoch. The first overload that compiles is taken.
@@ -40,17 +43,18 @@ std::int64_t duration_ns(const Event& event, long) {
     return static_cast<std::int64_t>(event.durationUs()) * 1000;
 }
 
-std::set<profiler::ActivityType> activities_for(const c10::Device& device) {
-    std::set<profiler::ActivityType> activities{profiler::ActivityType::CPU};
+std::set<profiler_impl::ActivityType> activities_for(const c10::Device& device) {
+    std::set<profiler_impl::ActivityType> activities{profiler_impl::ActivityType::CPU};
     if (device.is_cuda())
-        activities.insert(profiler::ActivityType::CUDA);
+        activities.insert(profiler_impl::ActivityType::CUDA);
     return activities;
 }
 
-profiler::ProfilerConfig config() {
-    return profiler::ProfilerConfig(profiler::ProfilerState::KINETO, /*report_input_shapes=*/false,
-                                    /*profile_memory=*/false, /*with_stack=*/false,
-                                    /*with_flops=*/false, /*with_modules=*/false);
+profiler_impl::ProfilerConfig config() {
+    return profiler_impl::ProfilerConfig(profiler_impl::ProfilerState::KINETO,
+                                         /*report_input_shapes=*/false,
+                                         /*profile_memory=*/false, /*with_stack=*/false,
+                                         /*with_flops=*/false, /*with_modules=*/false);
 }
 
 // One event as a Chrome trace complete event: host events on this process and their thread,
@@ -75,7 +79,7 @@ std::string torch_profile_path(const std::string& directory, int rank) {
 }
 
 TorchProfile::TorchProfile(const c10::Device& device) {
-    const std::set<profiler::ActivityType> activities = activities_for(device);
+    const std::set<profiler_impl::ActivityType> activities = activities_for(device);
     try {
         profiler::prepareProfiler(config(), activities);
         profiler::enableProfiler(config(), activities);
