@@ -3,16 +3,13 @@
 // processes (torchrun's environment); `--rank/--world-size/--master` (or RANK, WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT) joins ranks started by hand.
 #include <dirent.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -28,6 +25,7 @@
 #include "app/cli/model_options.hpp"
 #include "app/cli/rank_launcher.hpp"
 #include "app/cli/run_report.hpp"
+#include "app/cli/torch_profile_option.hpp"
 #include "app/cli/validators.hpp"
 #include "engine/analysis/stragglers.hpp"
 #include "engine/experiment/units.hpp"
@@ -132,42 +130,6 @@ void apply_overrides(const RunOptions& options, Experiment& experiment) {
     }
 }
 
-// LibTorch's profiler runs once per process, so ranks that are threads of one process cannot
-// each have one. The directory is made here, by every rank, before any writes.
-std::string torch_profile_directory(const RunOptions& options, const std::string& transport,
-                                    int rank_count) {
-    if (options.torch_profile.empty())
-        return "";
-    if (transport == "local" && rank_count > 1)
-        throw ExperimentError(fmt::format(
-            "--torch-profile: LibTorch's profiler runs once per process, and --transport local "
-            "runs the {} ranks as threads of one; give --transport gloo --nproc {}",
-            rank_count, rank_count));
-    // Each missing folder on the way, as `mkdir -p` (not std::filesystem: see ReportDirectory).
-    const std::string& path = options.torch_profile;
-    for (std::size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
-        const std::string prefix = path.substr(0, end);
-        if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST)
-            throw ExperimentError(fmt::format("--torch-profile: cannot make the directory {}: {}",
-                                              prefix, std::strerror(errno)));
-        if (end == std::string::npos)
-            break;
-    }
-    struct stat status {};
-    if (::stat(path.c_str(), &status) != 0 || !S_ISDIR(status.st_mode))
-        throw ExperimentError(
-            fmt::format("--torch-profile: {} is not a directory", options.torch_profile));
-    return path;
-}
-
-std::vector<std::string> torch_profile_files(const run_record::PipelineRunOptions& run) {
-    std::vector<std::string> files;
-    if (!run.torch_profile_directory.empty())
-        for (int rank = 0; rank < run.world_size; ++rank)
-            files.push_back(fmt::format("{}/rank{}.json", run.torch_profile_directory, rank));
-    return files;
-}
-
 run_record::PipelineRunOptions runtime_options(const RunOptions& options,
                                                const Experiment& experiment) {
     run_record::PipelineRunOptions run = pipeline_options_for(experiment.model);
@@ -210,8 +172,8 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
         run.dtype = *options.dtype;
     }
     run.report_directory = options.rank_reports;
-    run.torch_profile_directory =
-        torch_profile_directory(options, run.transport, experiment.shape.rank_count);
+    run.torch_profile_directory = make_torch_profile_directory(options.torch_profile, run.transport,
+                                                               experiment.shape.rank_count);
     // The ranks on this host share its cores: all of them as threads here, or the launcher's
     // processes (LOCAL_WORLD_SIZE, as torchrun sets it).
     const int local_ranks = run.transport == "local"
@@ -320,7 +282,7 @@ nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
     }
     json["steps"] = steps_json(result, run);
     if (!run.torch_profile_directory.empty())
-        json["torch_profiles"] = torch_profile_files(run);
+        json["torch_profiles"] = torch_profile_files(run.torch_profile_directory, run.world_size);
     json["stragglers"] =
         stragglers ? stragglers_json(*stragglers) : nlohmann::ordered_json(nullptr);
     return json;
@@ -363,7 +325,8 @@ void print_text(const run_record::PipelineRunResult& result,
     for (const run_record::RankRun& rank : result.ranks)
         if (rank.failure)
             fmt::print(stderr, "rank {}: {}\n", rank.rank, rank.failure->message);
-    const std::vector<std::string> profiles = torch_profile_files(run);
+    const std::vector<std::string> profiles =
+        torch_profile_files(run.torch_profile_directory, run.world_size);
     if (!profiles.empty())
         fmt::print("LibTorch's profile of the recorded steps, per rank: {}\n",
                    fmt::join(profiles, ", "));
