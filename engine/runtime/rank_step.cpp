@@ -248,7 +248,9 @@ StepsOutcome run_steps(const run_record::PipelineRunOptions& options, const Sche
         }
         plan.memory = recorded ? memory : nullptr;
         plan.device_memory = recorded && steps_memory ? &*steps_memory : nullptr;
-        if (recorded && !options.torch_profile_directory.empty() && !torch_profile)
+        // Tried once, as the first recorded step begins: a profiler that will not start is said
+        // once, not at every step.
+        if (step == options.warmup_steps && !options.torch_profile_directory.empty())
             start_torch_profile(plan, torch_profile);
         plan.mark_actions = recorded && torch_profile.has_value();
         const ScopedMemoryAccount charged_to(plan.memory);
