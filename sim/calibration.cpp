@@ -19,6 +19,7 @@
 #include "engine/schedule/action.hpp"
 #include "engine/schedule/action_facts.hpp"
 #include "sim/experiment_costs.hpp"
+#include "sim/jitter_fit.hpp"
 #include "sim/profile_calibration.hpp"
 #include "traces/trace_error.hpp"
 
@@ -321,6 +322,18 @@ void calibrate_from_actions(Calibration& calibration, const std::vector<traces::
     experiment.inter_host = {latency, 0};
 }
 
+// Every step's durations of one stage's actions of one kind: the groups [jitter] is fitted from.
+std::vector<std::vector<std::int64_t>> jitter_groups(const std::vector<StepSamples>& steps) {
+    std::vector<std::vector<std::int64_t>> groups;
+    for (const StepSamples& step : steps)
+        for (const StageSamples& stage : step.stages)
+            for (const auto* kind :
+                 {&stage.forward, &stage.input, &stage.weight, &stage.full_backward})
+                if (!kind->empty())
+                    groups.push_back(*kind);
+    return groups;
+}
+
 // "1 (real 1F1B pp=2 v=1 m=4)": a run as an error names it.
 std::string described(const traces::RunRecord& run) {
     return fmt::format("{} ({} {} pp={} v={} m={})", run.id,
@@ -541,6 +554,7 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
     } else {
         calibrate_from_actions(calibration, runs, samples);
     }
+    experiment.jitter = fit_jitter(jitter_groups(samples));
     if (!calibration.assumed_split_stages.empty())  // shown by `simulate` with every prediction
         experiment.name += fmt::format("; no profile: I and W assumed, {}", kAssumedBackwardSplit);
     refuse_impossible_figures(

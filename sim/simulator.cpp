@@ -9,10 +9,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "engine/schedule/action_facts.hpp"
 #include "engine/schedule/dry_run.hpp"
@@ -63,10 +67,12 @@ void prefer_huge_pages(std::vector<Value>& buffer) {
 
 class Simulator {
   public:
-    Simulator(const Schedule& schedule, const CostModel& costs, const DependencyRules& rules)
+    Simulator(const Schedule& schedule, const CostModel& costs, const DependencyRules& rules,
+              const std::vector<double>* compute_factors = nullptr)
         : schedule_(schedule),
           costs_(costs),
           rules_(rules),
+          compute_factors_(compute_factors),
           work_(schedule, WorkOrder::until_blocked),
           compute_free_(schedule.ranks.size(), 0),
           comm_free_(schedule.ranks.size(), 0),
@@ -228,7 +234,8 @@ class Simulator {
         const Ready ready = ready_of(rank, action);
         if (!ready.known)
             return false;
-        TimelineEntry& entry = timeline_[first_entry_[rank] + work_.next_step(rank)];
+        const std::size_t index = first_entry_[rank] + work_.next_step(rank);
+        TimelineEntry& entry = timeline_[index];
         entry.pair_id = is_communication(action.kind) ? action.link : kNoPair;
 
         if (uses_communication_stream(action.kind)) {
@@ -239,7 +246,7 @@ class Simulator {
                 work = work ? costs_.overlap(*work, costs_.work_of(part)) : costs_.work_of(part);
             entry.lane = Lane::compute;
             entry.start_ns = std::max(compute_free_[rank], ready.time);
-            entry.end_ns = entry.start_ns + costs_.on_rank(rank, work ? work->ns : 0);
+            entry.end_ns = entry.start_ns + drawn(index, costs_.on_rank(rank, work ? work->ns : 0));
             // Busy time and the gap before it, attributed to the rank whose input came last.
             accounts_[rank].add_computation(entry.start_ns, entry.end_ns, ready.provider);
             ranks_[rank].arithmetic_ns += costs_.on_rank(rank, work ? work->arithmetic_ns : 0);
@@ -251,6 +258,13 @@ class Simulator {
         }
         step_end_ = std::max(step_end_, entry.end_ns);
         return true;
+    }
+
+    // A computation's time in this draw (its cost when no factors were given).
+    std::int64_t drawn(std::size_t index, std::int64_t ns) const {
+        if (compute_factors_ == nullptr)
+            return ns;
+        return std::llround(static_cast<double>(ns) * (*compute_factors_)[index]);
     }
 
     void execute_communication(int rank, const Action& action, const Ready& ready,
@@ -327,6 +341,7 @@ class Simulator {
     const Schedule& schedule_;
     const CostModel& costs_;
     const DependencyRules& rules_;
+    const std::vector<double>* compute_factors_;  // per timeline entry; null: every factor 1
     WorkList work_;
     std::vector<MicrobatchTimes> times_;
     std::vector<PostedBytes> posted_;  // by (stage, microbatch); empty: no receive buffers
@@ -361,6 +376,24 @@ SimulationResult simulate(const Schedule& schedule, const CostModel& costs,
     }
     require_valid_structure(schedule);
     return Simulator(schedule, costs, rules).run();
+}
+
+SimulationResult simulate(const Schedule& schedule, const CostModel& costs,
+                          const DependencyRules& rules,
+                          const std::vector<double>& compute_factors) {
+    if (!schedule.has_communication)
+        throw std::invalid_argument(
+            "simulate with per-action factors: the schedule is not lowered (its factors name "
+            "the lowered actions)");
+    std::size_t actions = 0;
+    for (const auto& rank : schedule.ranks)
+        actions += rank.size();
+    if (compute_factors.size() != actions)
+        throw std::invalid_argument(
+            fmt::format("simulate with per-action factors: {} factors for {} actions",
+                        compute_factors.size(), actions));
+    require_valid_structure(schedule);
+    return Simulator(schedule, costs, rules, &compute_factors).run();
 }
 
 }  // namespace pipelens::sim

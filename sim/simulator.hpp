@@ -85,4 +85,12 @@ SimulationResult simulate(const Schedule& schedule, const CostModel& costs,
                           const DependencyRules& rules);
 SimulationResult simulate(const Schedule& schedule, const CostModel& costs);
 
+// The same with each computation's time multiplied by its own factor: `compute_factors` has one
+// per action of the lowered `schedule`, rank by rank in program order (the timeline's order),
+// and a communication's is not read. What one draw of a noisy machine looks like
+// (sim/step_spread.hpp); a schedule that is not lowered yet is refused, as the factors could not
+// name its actions.
+SimulationResult simulate(const Schedule& schedule, const CostModel& costs,
+                          const DependencyRules& rules, const std::vector<double>& compute_factors);
+
 }  // namespace pipelens::sim

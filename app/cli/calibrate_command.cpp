@@ -20,6 +20,7 @@
 #include "sim/calibration.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/simulator.hpp"
+#include "sim/step_spread.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 #include "traces/text/quantities.hpp"
 
@@ -131,6 +132,23 @@ std::string assumed_split_text(const sim::Calibration& calibration) {
         stages.size() == 1 ? "" : "s", fmt::join(stages, ", "), sim::kAssumedBackwardSplit);
 }
 
+nlohmann::ordered_json jitter_json(const JitterSpec& jitter, const sim::StepSpread& spread,
+                                   double error) {
+    return {{"quantiles", jitter.quantiles},           {"draws", spread.draws},
+            {"median_step_time_ns", spread.median_ns}, {"p10_step_time_ns", spread.low_ns},
+            {"p90_step_time_ns", spread.high_ns},      {"relative_error", error}};
+}
+
+// The runs' noise, and the median step it predicts for them.
+void print_jitter(const JitterSpec& jitter, const sim::StepSpread& spread, double error) {
+    fmt::print(
+        "with the runs' jitter (each computation {:.2f}x to {:.2f}x its step's mean, p10/p90 "
+        "{:.2f}x/{:.2f}x; {} draws): median step {} (p10/p90 {}/{}): {:+.1f}% in sample\n",
+        jitter.quantiles.front(), jitter.quantiles.back(), sim::quantile_at(jitter.quantiles, 0.1),
+        sim::quantile_at(jitter.quantiles, 0.9), spread.draws, format_duration(spread.median_ns),
+        format_duration(spread.low_ns), format_duration(spread.high_ns), error * 100);
+}
+
 void run_calibrate(const CalibrateOptions& options) {
     const traces::TraceReader reader(options.trace);
     const std::vector<std::int64_t> run_ids = chosen_runs(options, reader);
@@ -152,8 +170,15 @@ void run_calibrate(const CalibrateOptions& options) {
     const sim::SimulationResult simulated = sim::simulate(lowered, costs);
     const std::map<int, std::int64_t>& measured_peak = calibration.measured_peak_bytes;
     const double measured = static_cast<double>(calibration.measured_step_ns);
-    const double error =
-        measured > 0 ? (static_cast<double>(simulated.step_time_ns) - measured) / measured : 0;
+    const auto error_of = [measured](std::int64_t predicted) {
+        return measured > 0 ? (static_cast<double>(predicted) - measured) / measured : 0;
+    };
+    const double error = error_of(simulated.step_time_ns);
+    // The runs' own noise drawn through the schedule: what a noisy machine's median step is.
+    sim::StepSpread spread;  // draws = 0: no jitter was fitted
+    if (experiment.jitter)
+        spread =
+            sim::simulate_step_spread(lowered, costs, sim::rules_for(costs), *experiment.jitter);
     if (!options.out.empty()) {
         std::ofstream file(options.out, std::ios::binary);
         file << experiment_to_toml(experiment);
@@ -168,6 +193,8 @@ void run_calibrate(const CalibrateOptions& options) {
         json["measured_step_time_ns"] = calibration.measured_step_ns;
         json["simulated_step_time_ns"] = simulated.step_time_ns;
         json["relative_error"] = error;
+        if (experiment.jitter)
+            json["jitter"] = jitter_json(*experiment.jitter, spread, error_of(spread.median_ns));
         json["from_profile"] = calibration.from_profile;
         // Where I and W came from: the profile, the run's own split backward, or an assumption.
         json["i_w_source"] = calibration.from_profile                   ? "profile"
@@ -267,6 +294,8 @@ void run_calibrate(const CalibrateOptions& options) {
         run_ids.size() == 1 ? "" : fmt::format(" (median of {} runs)", run_ids.size()),
         format_duration(simulated.step_time_ns), error * 100,
         run_ids.size() == 1 ? "this run" : "these runs");
+    if (experiment.jitter)
+        print_jitter(*experiment.jitter, spread, error_of(spread.median_ns));
     if (!options.out.empty())
         fmt::print("wrote {}\n", options.out);
 }

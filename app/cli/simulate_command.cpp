@@ -1,6 +1,7 @@
 // `pipelens simulate`: experiment -> lowered schedule -> cost model -> simulation, printed as a
 // table (or one JSON object) and, with --out, recorded as a run in a trace file.
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,8 @@
 #include "app/cli/progress_bar.hpp"
 #include "app/cli/run_report.hpp"
 #include "sim/experiment_simulation.hpp"
+#include "sim/step_spread.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -45,6 +48,39 @@ RunFigures figures_of(const sim::SimulationResult& result) {
     return figures;
 }
 
+// What [jitter] predicts a noisy machine measures: the median step over the draws and its spread.
+nlohmann::ordered_json spread_json(const sim::StepSpread& spread) {
+    return {{"draws", spread.draws},
+            {"median_step_time_ns", spread.median_ns},
+            {"p10_step_time_ns", spread.low_ns},
+            {"p90_step_time_ns", spread.high_ns},
+            {"min_step_time_ns", spread.min_ns},
+            {"max_step_time_ns", spread.max_ns}};
+}
+
+std::string spread_text(const sim::StepSpread& spread) {
+    return fmt::format(
+        "with [jitter] ({} draws of each computation's time about its cost): median step {}, "
+        "spread min/p10/p90/max {}/{}/{}/{}; the step above, {}, is the step of mean costs\n",
+        spread.draws, format_duration(spread.median_ns), format_duration(spread.min_ns),
+        format_duration(spread.low_ns), format_duration(spread.high_ns),
+        format_duration(spread.max_ns), format_duration(spread.noise_free_ns));
+}
+
+// The draws [jitter] asks for; nullopt without it. Too many draws is the experiment's fault.
+std::optional<sim::StepSpread> step_spread(const Experiment& experiment,
+                                           const sim::ExperimentSimulation& simulation) {
+    if (!experiment.jitter)
+        return std::nullopt;
+    try {
+        return sim::simulate_step_spread(*simulation.lowered, simulation.costs,
+                                         sim::rules_for(simulation.costs), *experiment.jitter);
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens: {}: {}", experiment.source, error.what()));
+    }
+}
+
 void run_simulate(const SimulateOptions& options) {
     const GateLimits limits = gate_limits(options.gates);  // a bad limit stops before any work
     Experiment experiment = load_experiment(options.experiment);
@@ -62,15 +98,24 @@ void run_simulate(const SimulateOptions& options) {
     const std::optional<std::int64_t>& run_id = simulation.run_id;
     const Schedule& lowered = *simulation.lowered;
     const RunFigures figures = figures_of(result);
+    const std::optional<sim::StepSpread> spread = step_spread(experiment, simulation);
     const std::string subject =
         fmt::format("{} pp={} v={} m={}", lowered.name, experiment.shape.rank_count,
                     experiment.shape.stages_per_rank, experiment.shape.microbatch_count);
     if (options.json) {
-        fmt::print("{}\n", run_figures_json(figures, run_id).dump());
+        nlohmann::ordered_json json = run_figures_json(figures, run_id);
+        // With draws, what a measured median step is compared with is their median.
+        if (spread) {
+            json["predicted_step_time_ns"] = spread->median_ns;
+            json["jitter"] = spread_json(*spread);
+        }
+        fmt::print("{}\n", json.dump());
     } else {
         const std::string title =
             subject + (experiment.name.empty() ? "" : fmt::format(" ({})", experiment.name));
         fmt::print("{}", format_run_figures(title, figures));
+        if (spread)
+            fmt::print("{}", spread_text(*spread));
         if (const std::string note = cost_scope_note(experiment, lowered.stages_per_rank);
             !note.empty())
             fmt::print("note: {}\n", note);

@@ -3,6 +3,7 @@
 #include "engine/experiment/experiment.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 
@@ -224,6 +225,28 @@ void validate_experiment(const Experiment& experiment) {
     validate_experiment(experiment, static_cast<int>(stages));
 }
 
+namespace {
+
+void validate_jitter(const JitterSpec& jitter, const Experiment& experiment) {
+    require(jitter.quantiles.size() >= 2, experiment, "jitter.quantiles",
+            fmt::format("has {} values; give at least two (the fewest and the most a computation "
+                        "takes of its mean, then the quantiles between)",
+                        jitter.quantiles.size()));
+    for (std::size_t index = 0; index < jitter.quantiles.size(); ++index) {
+        const double value = jitter.quantiles[index];
+        require(
+            std::isfinite(value) && value > 0 && value <= 1e6, experiment, "jitter.quantiles",
+            fmt::format("value {} is {}: each is a time over its mean, above 0", index + 1, value));
+        require(index == 0 || value >= jitter.quantiles[index - 1], experiment, "jitter.quantiles",
+                fmt::format("value {} ({}) is below the one before it ({}): quantiles ascend",
+                            index + 1, value, jitter.quantiles[index - 1]));
+    }
+    require(jitter.draws >= 1 && jitter.draws <= kMostJitterDraws, experiment, "jitter.draws",
+            fmt::format("{} draws: give 1 to {}", jitter.draws, kMostJitterDraws));
+}
+
+}  // namespace
+
 void validate_experiment(const Experiment& experiment, int stage_count) {
     require(experiment.shape.rank_count > 0, experiment, "schedule.pp",
             "missing: give the number of pipeline ranks in [schedule] or with --pp");
@@ -270,6 +293,8 @@ void validate_experiment(const Experiment& experiment, int stage_count) {
                 fmt::format("{} is not a slowdown factor (give a number above 0, 1 for a rank at "
                             "its stage costs, 2 for one taking twice as long)",
                             factor));
+    if (experiment.jitter)
+        validate_jitter(*experiment.jitter, experiment);
     require(experiment.ranks_per_host > 0, experiment, "network.ranks_per_host",
             "must be a positive integer");
     require(

@@ -121,6 +121,23 @@ enum class CostScope { stage, model, layer };
 CostScope parse_cost_scope(std::string_view text);
 std::string_view cost_scope_name(CostScope scope);
 
+// How much a computation's time varies about its cost from one action to the next ([jitter],
+// written by `calibrate` from the runs' own actions): the quantiles, at evenly spaced
+// probabilities from 0 to 1, of an action's time over the mean time of its stage's actions of
+// its kind in the same step. A simulation then also draws the step `draws` times, each
+// computation's time multiplied by its own factor drawn from these (sim/step_spread.hpp): a
+// pipeline waits for the slowest of what meets at each hand-over, so on a noisy machine the
+// median step is longer than the step of mean costs.
+struct JitterSpec {
+    std::vector<double> quantiles;
+    int draws = 1000;
+    std::uint64_t seed = 1;
+    friend bool operator==(const JitterSpec&, const JitterSpec&) = default;
+};
+
+// The most draws [jitter] takes: each is one whole simulation.
+inline constexpr int kMostJitterDraws = 100'000;
+
 struct RunSettings {
     std::string transport = "local";           // local, gloo, nccl
     std::int64_t timeout_ns = 10'000'000'000;  // any wait on another rank
@@ -182,6 +199,8 @@ struct Experiment {
     // the published memory closed forms). [network] posted_receive_buffers; `calibrate` turns it
     // on for pipelens' own runs.
     bool posted_receive_buffers = false;
+    // Noise-free when absent.
+    std::optional<JitterSpec> jitter;
 
     ModelDescription model;
     RunSettings run;

@@ -370,6 +370,16 @@ void read_run(FieldReader& fields, Experiment& experiment) {
     fields.finish();
 }
 
+void read_jitter(FieldReader& fields, Experiment& experiment) {
+    JitterSpec& jitter = experiment.jitter ? *experiment.jitter : experiment.jitter.emplace();
+    fields.numbers("quantiles", jitter.quantiles);
+    fields.integer("draws", jitter.draws, 1);
+    int seed = static_cast<int>(jitter.seed);
+    fields.integer("seed", seed, 0);
+    jitter.seed = static_cast<std::uint64_t>(seed);
+    fields.finish();
+}
+
 void read_section(FieldReader& top, std::string_view key, const std::string& source,
                   const std::function<void(FieldReader&)>& read) {
     if (const toml::table* table = top.subtable(key)) {
@@ -410,6 +420,8 @@ void read_document(const toml::table& document, Experiment& experiment,
                  [&](FieldReader& fields) { read_model(fields, experiment); });
     read_section(top, "run", source_name,
                  [&](FieldReader& fields) { read_run(fields, experiment); });
+    read_section(top, "jitter", source_name,
+                 [&](FieldReader& fields) { read_jitter(fields, experiment); });
     top.finish();
 }
 

@@ -180,6 +180,16 @@ std::string experiment_to_toml(const Experiment& experiment) {
     run.insert("transport", experiment.run.transport);
     run.insert("timeout", fmt::format("{}ns", experiment.run.timeout_ns));
     document.insert("run", std::move(run));
+    if (experiment.jitter) {
+        toml::array quantiles;
+        for (double value : experiment.jitter->quantiles)
+            quantiles.push_back(value);
+        toml::table jitter;
+        jitter.insert("quantiles", std::move(quantiles));
+        jitter.insert("draws", experiment.jitter->draws);
+        jitter.insert("seed", static_cast<std::int64_t>(experiment.jitter->seed));
+        document.insert("jitter", std::move(jitter));
+    }
     std::ostringstream out;
     out << document << "\n";
     return out.str();

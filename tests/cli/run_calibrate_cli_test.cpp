@@ -4,6 +4,7 @@
 // gradient takes longer than the whole backward.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -93,6 +94,24 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         EXPECT_EQ(toml.find("send_issue = '") != std::string::npos, !transport.empty()) << toml;
         EXPECT_EQ(json.at("send_issue_charged").get<bool>(), !transport.empty());
         EXPECT_GT(json.at("send_issue_ns").get<std::int64_t>(), 0);
+        // The runs' noise: each action over its step's mean for its stage and kind, so the
+        // fewest is at most 1 and the most at least 1; its draws give the median step
+        // `simulate` predicts from the written file.
+        const auto& jitter = json.at("jitter");
+        const auto quantiles = jitter.at("quantiles").get<std::vector<double>>();
+        ASSERT_GE(quantiles.size(), 2u);
+        EXPECT_LE(quantiles.size(), 33u);
+        EXPECT_TRUE(std::is_sorted(quantiles.begin(), quantiles.end()));
+        EXPECT_LE(quantiles.front(), 1.0);
+        EXPECT_GE(quantiles.back(), 1.0);
+        EXPECT_EQ(jitter.at("draws"), 1000);
+        EXPECT_LE(jitter.at("p10_step_time_ns"), jitter.at("median_step_time_ns"));
+        EXPECT_LE(jitter.at("median_step_time_ns"), jitter.at("p90_step_time_ns"));
+        EXPECT_NE(toml.find("[jitter]"), std::string::npos) << toml;
+        result = run_pipelens("simulate " + calibrated + " --json");
+        ASSERT_EQ(result.exit_code, 0) << result.err;
+        EXPECT_EQ(nlohmann::json::parse(result.out).at("predicted_step_time_ns"),
+                  jitter.at("median_step_time_ns"));
         for (const std::string other :
              {"--schedule Interleaved1F1B --v 2", "--schedule 1F1B --pp 4", "--m 16",
               "--schedule ZBVZeroBubble --v 2"}) {

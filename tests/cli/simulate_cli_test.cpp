@@ -517,3 +517,63 @@ TEST(SimulateCli, UnevenSplitsPerStageAndPerVirtualStage) {
 
 }  // namespace
 }  // namespace pipelens
+
+namespace pipelens {
+namespace {
+
+using testing::run_pipelens;
+using testing::temp_file;
+
+// [jitter]: the draws' median is the predicted step (equal quantiles draw the noise-free step
+// every time), stated beside the step of mean costs in the text and the JSON; a noisy machine's
+// median is longer than the noise-free step; too many draws are refused naming the file and
+// the key, and nothing is drawn without [jitter].
+TEST(SimulateCli, JitterPredictsTheMedianStepOfANoisyMachine) {
+    const std::string shape =
+        "[schedule]\nkind = \"1F1B\"\npp = 4\nm = 8\n[costs]\nf = 1\ni = 1\n"
+        "w = 1\n";
+    const auto quiet = temp_file("quiet.toml", shape + "[jitter]\nquantiles = [1.2, 1.2]\n");
+    auto result = run_pipelens("simulate " + quiet.string() + " --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["step_time_ns"], (8 + 4 - 1) * 3000);
+    EXPECT_EQ(json["predicted_step_time_ns"], (8 + 4 - 1) * 3000);
+    EXPECT_EQ(json["jitter"]["draws"], 1000);
+    EXPECT_EQ(json["jitter"]["min_step_time_ns"], (8 + 4 - 1) * 3000);
+    EXPECT_EQ(json["jitter"]["max_step_time_ns"], (8 + 4 - 1) * 3000);
+
+    const auto noisy = temp_file("noisy.toml", shape +
+                                                   "[jitter]\nquantiles = [0.5, 1.5]\n"
+                                                   "draws = 301\n");
+    result = run_pipelens("simulate " + noisy.string() + " --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["jitter"]["draws"], 301);
+    EXPECT_GT(json["predicted_step_time_ns"].get<std::int64_t>(), (8 + 4 - 1) * 3000);
+    EXPECT_EQ(json["predicted_step_time_ns"], json["jitter"]["median_step_time_ns"]);
+    result = run_pipelens("simulate " + noisy.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find("with [jitter] (301 draws of each computation's time about its "
+                              "cost): median step "),
+              std::string::npos)
+        << result.out;
+    EXPECT_NE(result.out.find("the step above, 33.000 us, is the step of mean costs"),
+              std::string::npos)
+        << result.out;
+
+    result = run_pipelens("simulate --schedule 1F1B --pp 4 --m 8 --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_FALSE(nlohmann::json::parse(result.out).contains("jitter"));
+
+    const auto many = temp_file("many.toml", shape +
+                                                 "[jitter]\nquantiles = [0.5, 1.5]\n"
+                                                 "draws = 100000\n");
+    result = run_pipelens("simulate " + many.string() + " --pp 8 --m 256");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(
+        result.err.rfind("pipelens: " + many.string() + ": jitter.draws: 100000 draws of ", 0), 0u)
+        << result.err;
+}
+
+}  // namespace
+}  // namespace pipelens

@@ -277,3 +277,36 @@ TEST(ExperimentToml, UnlimitedLinksRoundTrip) {
 
 }  // namespace
 }  // namespace pipelens
+
+namespace pipelens {
+namespace {
+
+// [jitter] reads back exactly (quantiles, draws, seed), is absent unless given, and refuses
+// what no noise can be: one value, a time of 0 or less, quantiles that descend, draws out of
+// range, a key it does not know.
+TEST(ExperimentToml, JitterRoundTripsAndIsChecked) {
+    Experiment original = plain_experiment();
+    EXPECT_EQ(experiment_to_toml(original).find("[jitter]"), std::string::npos);
+    original.jitter = JitterSpec{{0.41, 0.87, 1.0, 1.15, 2.68}, 250, 7};
+    const Experiment copy = parse_experiment_toml(experiment_to_toml(original), "copy");
+    ASSERT_TRUE(copy.jitter);
+    EXPECT_EQ(*copy.jitter, *original.jitter);
+    const char* shape = "[schedule]\npp = 2\nm = 4\n";
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [1.0]\n"),
+              "exp.toml: jitter.quantiles: has 1 values; give at least two (the fewest and the "
+              "most a computation takes of its mean, then the quantiles between)");
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0, 1.5]\n"),
+              "exp.toml: jitter.quantiles: value 1 is 0: each is a time over its mean, above 0");
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5, 1.2]\n"),
+              "exp.toml: jitter.quantiles: value 3 (1.2) is below the one before it (1.5): "
+              "quantiles ascend");
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\ndraws = 100001\n"),
+              "exp.toml: jitter.draws: 100001 draws: give 1 to 100000");
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\ndraws = 0\n"),
+              "exp.toml:6:9: jitter.draws: 0 is out of range (at least 1)");
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nspread = 2\n"),
+              "exp.toml:5:1: jitter.spread: unknown key");
+}
+
+}  // namespace
+}  // namespace pipelens

@@ -1,0 +1,160 @@
+// The step on a noisy machine: the quantile distribution [jitter] draws from, each draw's
+// factors applied to exactly the computation they belong to, factors that average 1 (so a chain
+// of work keeps its length in the median), the longer median step of a pipeline whose ranks
+// meet at every hand-over, and the bound on how much a spread may simulate.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/schedule/generate.hpp"
+#include "engine/schedule/lower.hpp"
+#include "sim/simulator.hpp"
+#include "sim/step_spread.hpp"
+#include "tests/thrown_message.hpp"
+
+namespace pipelens::sim {
+namespace {
+
+CostModel costs_of(std::int64_t forward, std::int64_t input, std::int64_t weight) {
+    CostModel costs;
+    costs.stages = {StageCost{forward, input, weight, std::nullopt}};
+    return costs;
+}
+
+Schedule lowered(ScheduleKind kind, int pp, int v, int m) {
+    return lower(generate_schedule({kind, pp, v, m}));
+}
+
+std::size_t actions_of(const Schedule& schedule) {
+    std::size_t count = 0;
+    for (const auto& rank : schedule.ranks)
+        count += rank.size();
+    return count;
+}
+
+JitterSpec jitter_of(std::vector<double> quantiles, int draws = 401) {
+    JitterSpec jitter;
+    jitter.quantiles = std::move(quantiles);
+    jitter.draws = draws;
+    return jitter;
+}
+
+TEST(StepSpread, QuantilesAreLinearBetweenEvenlySpacedProbabilities) {
+    const std::vector<double> quantiles = {0.5, 1.0, 2.0};
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 0.0), 0.5);
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 0.25), 0.75);
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 0.5), 1.0);
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 0.75), 1.5);
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 1.0), 2.0);
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, -1.0), 0.5);  // clamped
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 2.0), 2.0);
+    // Each of the two slices holds half the probability: (0.75 + 1.5) / 2.
+    EXPECT_DOUBLE_EQ(quantile_mean(quantiles), 1.125);
+    EXPECT_DOUBLE_EQ(quantile_mean({0.8, 1.2}), 1.0);
+}
+
+// One factor moves exactly its own computation: rank 0's F of GPipe pp=2 m=1 at 2x delays the
+// whole chain F0 -> F1 -> B1 -> B0 by one F, and a factor on a communication is not read.
+TEST(StepSpread, EachFactorScalesExactlyItsOwnComputation) {
+    const Schedule schedule = lowered(ScheduleKind::gpipe, 2, 1, 1);
+    const CostModel costs = costs_of(1000, 600, 400);
+    ASSERT_EQ(simulate(schedule, costs).step_time_ns, 2 * 1000 + 2 * 1000);
+    std::vector<double> factors(actions_of(schedule), 1.0);
+    const auto& rank0 = schedule.ranks[0];
+    const auto forward = std::find_if(rank0.begin(), rank0.end(), [](const Action& action) {
+        return action.kind == ActionKind::forward;
+    });
+    ASSERT_NE(forward, rank0.end());
+    factors[static_cast<std::size_t>(forward - rank0.begin())] = 2.0;
+    for (std::size_t index = 0; index < rank0.size(); ++index)
+        if (is_communication(rank0[index].kind))
+            factors[index] = 50.0;
+    const SimulationResult result = simulate(schedule, costs, rules_for(costs), factors);
+    EXPECT_EQ(result.step_time_ns, 5000);
+    EXPECT_EQ(result.timeline[static_cast<std::size_t>(forward - rank0.begin())].end_ns, 2000);
+}
+
+TEST(StepSpread, FactorsNeedTheLoweredScheduleAndOnePerAction) {
+    const CostModel costs = costs_of(1000, 1000, 1000);
+    const Schedule compute_only = generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2});
+    EXPECT_NE(testing::thrown_message<std::invalid_argument>(
+                  [&] { simulate(compute_only, costs, rules_for(costs), {1.0}); }, "")
+                  .find("not lowered"),
+              std::string::npos);
+    const Schedule schedule = lowered(ScheduleKind::one_f_one_b, 2, 1, 2);
+    const std::string message = testing::thrown_message<std::invalid_argument>(
+        [&] {
+            simulate(schedule, costs, rules_for(costs), {1.0, 1.0});
+        },
+        "");
+    EXPECT_NE(message.find("2 factors for " + std::to_string(actions_of(schedule)) + " actions"),
+              std::string::npos)
+        << message;
+}
+
+TEST(StepSpread, EqualQuantilesDrawTheNoiseFreeStepEveryTime) {
+    const Schedule schedule = lowered(ScheduleKind::one_f_one_b, 4, 1, 8);
+    const CostModel costs = costs_of(1000, 1000, 1000);
+    const StepSpread spread =
+        simulate_step_spread(schedule, costs, rules_for(costs), jitter_of({1.3, 1.3}, 20));
+    EXPECT_EQ(spread.noise_free_ns, (8 + 4 - 1) * 3000);
+    EXPECT_EQ(spread.draws, 20);
+    for (std::int64_t figure :
+         {spread.median_ns, spread.low_ns, spread.high_ns, spread.min_ns, spread.max_ns})
+        EXPECT_EQ(figure, spread.noise_free_ns);
+}
+
+// A chain has nothing to wait for but itself: its median step stays at the noise-free one
+// even when the quantiles average 2 (they are divided by their mean), while the pipeline's
+// ranks meet at every hand-over and wait for the later one, which lengthens its median step.
+TEST(StepSpread, NoiseLengthensAPipelineButNotAChain) {
+    const CostModel costs = costs_of(1000, 1000, 1000);
+    const Schedule chain = lowered(ScheduleKind::gpipe, 2, 1, 1);
+    const StepSpread alone =
+        simulate_step_spread(chain, costs, rules_for(costs), jitter_of({1.0, 3.0}));
+    EXPECT_NEAR(static_cast<double>(alone.median_ns) / static_cast<double>(alone.noise_free_ns),
+                1.0, 0.03);
+    EXPECT_LT(alone.min_ns, alone.low_ns);
+    EXPECT_LT(alone.high_ns, alone.max_ns);
+
+    const Schedule pipeline = lowered(ScheduleKind::one_f_one_b, 4, 1, 8);
+    const StepSpread spread =
+        simulate_step_spread(pipeline, costs, rules_for(costs), jitter_of({0.5, 1.5}));
+    EXPECT_GT(static_cast<double>(spread.median_ns),
+              1.03 * static_cast<double>(spread.noise_free_ns));
+    EXPECT_LE(spread.min_ns, spread.low_ns);
+    EXPECT_LE(spread.low_ns, spread.median_ns);
+    EXPECT_LE(spread.median_ns, spread.high_ns);
+    EXPECT_LE(spread.high_ns, spread.max_ns);
+}
+
+TEST(StepSpread, TheSameSeedDrawsTheSameSteps) {
+    const Schedule schedule = lowered(ScheduleKind::interleaved_1f1b, 2, 2, 4);
+    const CostModel costs = costs_of(1000, 700, 500);
+    JitterSpec jitter = jitter_of({0.6, 0.9, 1.0, 1.1, 2.5}, 50);
+    const StepSpread first = simulate_step_spread(schedule, costs, rules_for(costs), jitter);
+    const StepSpread again = simulate_step_spread(schedule, costs, rules_for(costs), jitter);
+    EXPECT_EQ(first.median_ns, again.median_ns);
+    EXPECT_EQ(first.low_ns, again.low_ns);
+    EXPECT_EQ(first.max_ns, again.max_ns);
+}
+
+TEST(StepSpread, TooManyDrawsAreRefusedBeforeAnyIsSimulated) {
+    const Schedule schedule = lowered(ScheduleKind::one_f_one_b, 8, 1, 128);
+    ASSERT_GT(actions_of(schedule) * kMostJitterDraws, std::size_t(kMostJitteredActions));
+    const CostModel costs = costs_of(1000, 1000, 1000);
+    const std::string message = testing::thrown_message<std::invalid_argument>(
+        [&] {
+            simulate_step_spread(schedule, costs, rules_for(costs),
+                                 jitter_of({0.5, 1.5}, kMostJitterDraws));
+        },
+        "");
+    EXPECT_NE(message.find("jitter.draws: 100000 draws of " + std::to_string(actions_of(schedule)) +
+                           " actions"),
+              std::string::npos)
+        << message;
+}
+
+}  // namespace
+}  // namespace pipelens::sim
