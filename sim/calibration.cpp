@@ -334,6 +334,21 @@ std::vector<std::vector<std::int64_t>> jitter_groups(const std::vector<StepSampl
     return groups;
 }
 
+// Each step's computations added up: how slow the machine ran that step as a whole.
+std::vector<std::int64_t> step_totals(const std::vector<StepSamples>& steps) {
+    std::vector<std::int64_t> totals;
+    for (const StepSamples& step : steps) {
+        std::int64_t total = 0;
+        for (const StageSamples& stage : step.stages)
+            for (const auto* kind :
+                 {&stage.forward, &stage.input, &stage.weight, &stage.full_backward})
+                for (std::int64_t duration : *kind)
+                    total += duration;
+        totals.push_back(total);
+    }
+    return totals;
+}
+
 // "1 (real 1F1B pp=2 v=1 m=4)": a run as an error names it.
 std::string described(const traces::RunRecord& run) {
     return fmt::format("{} ({} {} pp={} v={} m={})", run.id,
@@ -554,7 +569,7 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
     } else {
         calibrate_from_actions(calibration, runs, samples);
     }
-    experiment.jitter = fit_jitter(jitter_groups(samples));
+    experiment.jitter = fit_jitter(jitter_groups(samples), step_totals(samples));
     if (!calibration.assumed_split_stages.empty())  // shown by `simulate` with every prediction
         experiment.name += fmt::format("; no profile: I and W assumed, {}", kAssumedBackwardSplit);
     refuse_impossible_figures(

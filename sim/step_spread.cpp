@@ -63,13 +63,20 @@ StepSpread simulate_step_spread(const Schedule& lowered, const CostModel& costs,
     spread.noise_free_ns = simulate(lowered, costs, rules).step_time_ns;
     spread.draws = jitter.draws;
     const double mean = quantile_mean(jitter.quantiles);
+    // The costs are the median step's level (calibration's median over steps), so a step's own
+    // level is taken over the median of the steps' levels.
+    const bool whole_steps = !jitter.step_quantiles.empty();
+    const double median_level = whole_steps ? quantile_at(jitter.step_quantiles, 0.5) : 1.0;
     std::mt19937_64 generator(jitter.seed);
     std::vector<double> factors(actions, 1.0);
     std::vector<std::int64_t> steps;
     steps.reserve(static_cast<std::size_t>(jitter.draws));
     for (int draw = 0; draw < jitter.draws; ++draw) {
+        const double level =
+            whole_steps ? quantile_at(jitter.step_quantiles, uniform(generator)) / median_level
+                        : 1.0;
         for (double& factor : factors)
-            factor = quantile_at(jitter.quantiles, uniform(generator)) / mean;
+            factor = level * quantile_at(jitter.quantiles, uniform(generator)) / mean;
         steps.push_back(simulate(lowered, costs, rules, factors).step_time_ns);
     }
     const auto [fewest, most] = std::minmax_element(steps.begin(), steps.end());

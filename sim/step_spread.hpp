@@ -5,11 +5,16 @@
 // work unchanged on average still lengthens the step: the step of mean costs (what one
 // simulation gives) is shorter than the median step a noisy machine measures.
 //
+// With [jitter] step_quantiles a draw is also one whole step's level: every computation of the
+// draw multiplied by one more factor, drawn the same way and divided by its distribution's
+// median (the costs are the median step's), so the drawn steps spread as measured ones do.
+//
 // Invariants: the factors are drawn by inverse transform, linear between the quantiles, then
 // divided by that distribution's mean, so they average exactly 1 and noise moves no cost on
-// average; the same schedule, costs and jitter (its seed included) give the same figures on
-// every machine (a fixed generator, draws in order, no library distribution); with all
-// quantiles equal every draw is the noise-free step; communications are never scaled.
+// average; a step's level has median 1; the same schedule, costs and jitter (its seed included)
+// give the same figures on every machine (a fixed generator, draws in order, no library
+// distribution); with all quantiles equal every draw is the noise-free step; communications are
+// never scaled.
 #pragma once
 
 #include <cstdint>

@@ -134,19 +134,34 @@ std::string assumed_split_text(const sim::Calibration& calibration) {
 
 nlohmann::ordered_json jitter_json(const JitterSpec& jitter, const sim::StepSpread& spread,
                                    double error) {
-    return {{"quantiles", jitter.quantiles},           {"draws", spread.draws},
-            {"median_step_time_ns", spread.median_ns}, {"p10_step_time_ns", spread.low_ns},
-            {"p90_step_time_ns", spread.high_ns},      {"relative_error", error}};
+    nlohmann::ordered_json json;
+    json["quantiles"] = jitter.quantiles;
+    json["step_quantiles"] = jitter.step_quantiles;
+    json["draws"] = spread.draws;
+    json["median_step_time_ns"] = spread.median_ns;
+    json["p10_step_time_ns"] = spread.low_ns;
+    json["p90_step_time_ns"] = spread.high_ns;
+    json["relative_error"] = error;
+    return json;
 }
 
 // The runs' noise, and the median step it predicts for them.
 void print_jitter(const JitterSpec& jitter, const sim::StepSpread& spread, double error) {
+    const auto range = [](const std::vector<double>& quantiles) {
+        return fmt::format("{:.2f}x to {:.2f}x, p10/p90 {:.2f}x/{:.2f}x", quantiles.front(),
+                           quantiles.back(), sim::quantile_at(quantiles, 0.1),
+                           sim::quantile_at(quantiles, 0.9));
+    };
     fmt::print(
-        "with the runs' jitter (each computation {:.2f}x to {:.2f}x its step's mean, p10/p90 "
-        "{:.2f}x/{:.2f}x; {} draws): median step {} (p10/p90 {}/{}): {:+.1f}% in sample\n",
-        jitter.quantiles.front(), jitter.quantiles.back(), sim::quantile_at(jitter.quantiles, 0.1),
-        sim::quantile_at(jitter.quantiles, 0.9), spread.draws, format_duration(spread.median_ns),
-        format_duration(spread.low_ns), format_duration(spread.high_ns), error * 100);
+        "with the runs' jitter (each computation {} its step's mean{}; {} draws): median step {} "
+        "(p10/p90 {}/{}): {:+.1f}% in sample\n",
+        range(jitter.quantiles),
+        jitter.step_quantiles.empty()
+            ? std::string()
+            : fmt::format("; each step's computations {} the median step's",
+                          range(jitter.step_quantiles)),
+        spread.draws, format_duration(spread.median_ns), format_duration(spread.low_ns),
+        format_duration(spread.high_ns), error * 100);
 }
 
 void run_calibrate(const CalibrateOptions& options) {

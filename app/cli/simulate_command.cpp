@@ -58,11 +58,12 @@ nlohmann::ordered_json spread_json(const sim::StepSpread& spread) {
             {"max_step_time_ns", spread.max_ns}};
 }
 
-std::string spread_text(const sim::StepSpread& spread) {
+std::string spread_text(const sim::StepSpread& spread, const JitterSpec& jitter) {
     return fmt::format(
-        "with [jitter] ({} draws of each computation's time about its cost): median step {}, "
+        "with [jitter] ({} draws of each computation's time about its cost{}): median step {}, "
         "spread min/p10/p90/max {}/{}/{}/{}; the step above, {}, is the step of mean costs\n",
-        spread.draws, format_duration(spread.median_ns), format_duration(spread.min_ns),
+        spread.draws, jitter.step_quantiles.empty() ? "" : " and of each step's level",
+        format_duration(spread.median_ns), format_duration(spread.min_ns),
         format_duration(spread.low_ns), format_duration(spread.high_ns),
         format_duration(spread.max_ns), format_duration(spread.noise_free_ns));
 }
@@ -115,7 +116,7 @@ void run_simulate(const SimulateOptions& options) {
             subject + (experiment.name.empty() ? "" : fmt::format(" ({})", experiment.name));
         fmt::print("{}", format_run_figures(title, figures));
         if (spread)
-            fmt::print("{}", spread_text(*spread));
+            fmt::print("{}", spread_text(*spread, *experiment.jitter));
         if (const std::string note = cost_scope_note(experiment, lowered.stages_per_rank);
             !note.empty())
             fmt::print("note: {}\n", note);

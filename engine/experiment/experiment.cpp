@@ -227,20 +227,31 @@ void validate_experiment(const Experiment& experiment) {
 
 namespace {
 
+// Ratios of a time to a typical one: positive, finite, ascending.
+void check_ratio_quantiles(const std::vector<double>& quantiles, const Experiment& experiment,
+                           const std::string& field) {
+    for (std::size_t index = 0; index < quantiles.size(); ++index) {
+        const double value = quantiles[index];
+        require(std::isfinite(value) && value > 0 && value <= 1e6, experiment, field,
+                fmt::format("value {} is {}: each is a time over a typical one, above 0", index + 1,
+                            value));
+        require(index == 0 || value >= quantiles[index - 1], experiment, field,
+                fmt::format("value {} ({}) is below the one before it ({}): quantiles ascend",
+                            index + 1, value, quantiles[index - 1]));
+    }
+}
+
 void validate_jitter(const JitterSpec& jitter, const Experiment& experiment) {
     require(jitter.quantiles.size() >= 2, experiment, "jitter.quantiles",
             fmt::format("has {} values; give at least two (the fewest and the most a computation "
                         "takes of its mean, then the quantiles between)",
                         jitter.quantiles.size()));
-    for (std::size_t index = 0; index < jitter.quantiles.size(); ++index) {
-        const double value = jitter.quantiles[index];
-        require(
-            std::isfinite(value) && value > 0 && value <= 1e6, experiment, "jitter.quantiles",
-            fmt::format("value {} is {}: each is a time over its mean, above 0", index + 1, value));
-        require(index == 0 || value >= jitter.quantiles[index - 1], experiment, "jitter.quantiles",
-                fmt::format("value {} ({}) is below the one before it ({}): quantiles ascend",
-                            index + 1, value, jitter.quantiles[index - 1]));
-    }
+    check_ratio_quantiles(jitter.quantiles, experiment, "jitter.quantiles");
+    require(jitter.step_quantiles.empty() || jitter.step_quantiles.size() >= 2, experiment,
+            "jitter.step_quantiles",
+            "has 1 value; give at least two (the fewest and the most a step's computations took "
+            "of the median step's), or leave the key out");
+    check_ratio_quantiles(jitter.step_quantiles, experiment, "jitter.step_quantiles");
     require(jitter.draws >= 1 && jitter.draws <= kMostJitterDraws, experiment, "jitter.draws",
             fmt::format("{} draws: give 1 to {}", jitter.draws, kMostJitterDraws));
 }

@@ -127,9 +127,13 @@ std::string_view cost_scope_name(CostScope scope);
 // its kind in the same step. A simulation then also draws the step `draws` times, each
 // computation's time multiplied by its own factor drawn from these (sim/step_spread.hpp): a
 // pipeline waits for the slowest of what meets at each hand-over, so on a noisy machine the
-// median step is longer than the step of mean costs.
+// median step is longer than the step of mean costs. `step_quantiles` (optional) do the same for
+// whole steps: each recorded step's computations added up, over the median step's; a draw
+// multiplies all its computations by one factor drawn from these, so the drawn steps spread as
+// the measured ones did, while their median stays where the actions' noise put it.
 struct JitterSpec {
     std::vector<double> quantiles;
+    std::vector<double> step_quantiles;  // empty: every step at the same level
     int draws = 1000;
     std::uint64_t seed = 1;
     friend bool operator==(const JitterSpec&, const JitterSpec&) = default;

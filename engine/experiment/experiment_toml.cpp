@@ -373,6 +373,7 @@ void read_run(FieldReader& fields, Experiment& experiment) {
 void read_jitter(FieldReader& fields, Experiment& experiment) {
     JitterSpec& jitter = experiment.jitter ? *experiment.jitter : experiment.jitter.emplace();
     fields.numbers("quantiles", jitter.quantiles);
+    fields.numbers("step_quantiles", jitter.step_quantiles);
     fields.integer("draws", jitter.draws, 1);
     int seed = static_cast<int>(jitter.seed);
     fields.integer("seed", seed, 0);

@@ -186,6 +186,12 @@ std::string experiment_to_toml(const Experiment& experiment) {
             quantiles.push_back(value);
         toml::table jitter;
         jitter.insert("quantiles", std::move(quantiles));
+        if (!experiment.jitter->step_quantiles.empty()) {
+            toml::array steps;
+            for (double value : experiment.jitter->step_quantiles)
+                steps.push_back(value);
+            jitter.insert("step_quantiles", std::move(steps));
+        }
         jitter.insert("draws", experiment.jitter->draws);
         jitter.insert("seed", static_cast<std::int64_t>(experiment.jitter->seed));
         document.insert("jitter", std::move(jitter));

@@ -287,8 +287,13 @@ namespace {
 TEST(ExperimentToml, JitterRoundTripsAndIsChecked) {
     Experiment original = plain_experiment();
     EXPECT_EQ(experiment_to_toml(original).find("[jitter]"), std::string::npos);
-    original.jitter = JitterSpec{{0.41, 0.87, 1.0, 1.15, 2.68}, 250, 7};
-    const Experiment copy = parse_experiment_toml(experiment_to_toml(original), "copy");
+    original.jitter = JitterSpec{{0.41, 0.87, 1.0, 1.15, 2.68}, {}, 250, 7};
+    EXPECT_EQ(experiment_to_toml(original).find("step_quantiles"), std::string::npos);
+    Experiment copy = parse_experiment_toml(experiment_to_toml(original), "copy");
+    ASSERT_TRUE(copy.jitter);
+    EXPECT_EQ(*copy.jitter, *original.jitter);
+    original.jitter->step_quantiles = {0.97, 1.0, 1.06};
+    copy = parse_experiment_toml(experiment_to_toml(original), "copy");
     ASSERT_TRUE(copy.jitter);
     EXPECT_EQ(*copy.jitter, *original.jitter);
     const char* shape = "[schedule]\npp = 2\nm = 4\n";
@@ -296,7 +301,16 @@ TEST(ExperimentToml, JitterRoundTripsAndIsChecked) {
               "exp.toml: jitter.quantiles: has 1 values; give at least two (the fewest and the "
               "most a computation takes of its mean, then the quantiles between)");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0, 1.5]\n"),
-              "exp.toml: jitter.quantiles: value 1 is 0: each is a time over its mean, above 0");
+              "exp.toml: jitter.quantiles: value 1 is 0: each is a time over a typical one, above "
+              "0");
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\nstep_quantiles = "
+                                            "[1.0]\n"),
+              "exp.toml: jitter.step_quantiles: has 1 value; give at least two (the fewest and "
+              "the most a step's computations took of the median step's), or leave the key out");
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\nstep_quantiles = "
+                                            "[1.1, 0.9]\n"),
+              "exp.toml: jitter.step_quantiles: value 2 (0.9) is below the one before it (1.1): "
+              "quantiles ascend");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5, 1.2]\n"),
               "exp.toml: jitter.quantiles: value 3 (1.2) is below the one before it (1.5): "
               "quantiles ascend");

@@ -38,6 +38,20 @@ TEST(JitterFit, ManyRatiosKeepEvenlySpacedQuantilesFromTheFewestToTheMost) {
     EXPECT_DOUBLE_EQ(jitter->quantiles.back(), 1.5);
 }
 
+// A step's level: its computations added up over the median step's (the upper middle of four
+// is 110); the fit keeps them beside the actions' noise.
+TEST(JitterFit, WholeStepsOverTheMedianStep) {
+    EXPECT_EQ(step_level_quantiles({100, 110, 90, 220}),
+              (std::vector<double>{90.0 / 110, 100.0 / 110, 1.0, 2.0}));
+    EXPECT_TRUE(step_level_quantiles({100}).empty());       // one step: no spread to see
+    EXPECT_TRUE(step_level_quantiles({100, 100}).empty());  // no spread
+    const std::optional<JitterSpec> jitter = fit_jitter({{100, 300}}, {100, 110, 90, 220});
+    ASSERT_TRUE(jitter);
+    EXPECT_EQ(jitter->quantiles, (std::vector<double>{0.5, 1.5}));
+    EXPECT_EQ(jitter->step_quantiles, (std::vector<double>{90.0 / 110, 100.0 / 110, 1.0, 2.0}));
+    EXPECT_TRUE(fit_jitter({{100, 300}})->step_quantiles.empty());
+}
+
 TEST(JitterFit, NoGroupOfTwoOrNoSpreadIsNoJitter) {
     EXPECT_FALSE(fit_jitter({}));
     EXPECT_FALSE(fit_jitter({{100}, {200}}));

@@ -129,6 +129,26 @@ TEST(StepSpread, NoiseLengthensAPipelineButNotAChain) {
     EXPECT_LE(spread.high_ns, spread.max_ns);
 }
 
+// With whole-step levels only (every action at its cost within a draw), a draw is the noise-free
+// step times its level, and the levels are taken over their median (not their mean, 1.375):
+// levels 0.5 to 1 below the median and 1 to 3 above it draw steps between 0.5 and 3 times the
+// noise-free one, with the noise-free step as their median and p10/p90 at 0.6 and 2.6 times it.
+TEST(StepSpread, WholeStepLevelsSpreadTheStepAboutItsMedian) {
+    const Schedule schedule = lowered(ScheduleKind::one_f_one_b, 4, 1, 8);
+    const CostModel costs = costs_of(1000, 1000, 1000);
+    JitterSpec jitter = jitter_of({1.0, 1.0}, 2001);
+    jitter.step_quantiles = {0.5, 1.0, 3.0};
+    const StepSpread spread = simulate_step_spread(schedule, costs, rules_for(costs), jitter);
+    const auto relative = [&](std::int64_t ns) {
+        return static_cast<double>(ns) / static_cast<double>(spread.noise_free_ns);
+    };
+    EXPECT_NEAR(relative(spread.median_ns), 1.0, 0.03);
+    EXPECT_NEAR(relative(spread.low_ns), 0.6, 0.02);
+    EXPECT_NEAR(relative(spread.high_ns), 2.6, 0.05);
+    EXPECT_GE(relative(spread.min_ns), 0.5 - 1e-3);
+    EXPECT_LE(relative(spread.max_ns), 3.0 + 1e-3);
+}
+
 TEST(StepSpread, TheSameSeedDrawsTheSameSteps) {
     const Schedule schedule = lowered(ScheduleKind::interleaved_1f1b, 2, 2, 4);
     const CostModel costs = costs_of(1000, 700, 500);
