@@ -569,7 +569,10 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
     } else {
         calibrate_from_actions(calibration, runs, samples);
     }
-    experiment.jitter = fit_jitter(jitter_groups(samples), step_totals(samples));
+    // Taken about what the costs are: means with a profile, medians without.
+    experiment.jitter =
+        fit_jitter(jitter_groups(samples), step_totals(samples),
+                   calibration.from_profile ? JitterCentre::mean : JitterCentre::median);
     if (!calibration.assumed_split_stages.empty())  // shown by `simulate` with every prediction
         experiment.name += fmt::format("; no profile: I and W assumed, {}", kAssumedBackwardSplit);
     refuse_impossible_figures(

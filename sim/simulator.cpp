@@ -28,6 +28,8 @@ namespace pipelens::sim {
 namespace {
 
 constexpr std::int64_t kUnknown = -1;
+// The longest a drawn computation may take: far from int64's end, so a step of them adds up.
+constexpr double kLongestDrawnNs = 0x1.0p62 / 1024;
 
 // When each per-microbatch signal of one (stage, microbatch) was produced: F, I/B, I ends; SEND
 // starts (a receive waits for the send to be issued); RECV ends.
@@ -264,7 +266,13 @@ class Simulator {
     std::int64_t drawn(std::size_t index, std::int64_t ns) const {
         if (compute_factors_ == nullptr)
             return ns;
-        return std::llround(static_cast<double>(ns) * (*compute_factors_)[index]);
+        const double factor = (*compute_factors_)[index];
+        const double time = static_cast<double>(ns) * factor;
+        if (!(time < kLongestDrawnNs))
+            throw std::overflow_error(fmt::format(
+                "a computation of {} ns drawn at {}x its cost would take more than {} ns", ns,
+                factor, kLongestDrawnNs));
+        return std::llround(time);
     }
 
     void execute_communication(int rank, const Action& action, const Ready& ready,

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -32,42 +31,52 @@ std::size_t action_count(const Schedule& schedule) {
 double quantile_at(const std::vector<double>& quantiles, double probability) {
     if (quantiles.empty())
         return 1.0;
-    if (quantiles.size() == 1)
-        return quantiles.front();
-    const double position =
-        std::clamp(probability, 0.0, 1.0) * static_cast<double>(quantiles.size() - 1);
-    const auto below = std::min(static_cast<std::size_t>(position), quantiles.size() - 2);
+    const auto count = static_cast<double>(quantiles.size());
+    const double position = std::clamp(probability * count - 0.5, 0.0, count - 1);
+    const auto below = static_cast<std::size_t>(position);
+    if (below + 1 >= quantiles.size())
+        return quantiles.back();
     const double fraction = position - static_cast<double>(below);
     return quantiles[below] + fraction * (quantiles[below + 1] - quantiles[below]);
 }
 
 double quantile_mean(const std::vector<double>& quantiles) {
-    if (quantiles.size() < 2)
-        return quantiles.empty() ? 1.0 : quantiles.front();
-    double sum = 0;  // each segment holds an equal share of the probability
+    if (quantiles.empty())
+        return 1.0;
+    // Half a slice of probability at each end holds its end value; each slice between two
+    // neighbours holds their average.
+    const auto count = static_cast<double>(quantiles.size());
+    double sum = (quantiles.front() + quantiles.back()) / 2;
     for (std::size_t index = 0; index + 1 < quantiles.size(); ++index)
         sum += (quantiles[index] + quantiles[index + 1]) / 2;
-    return sum / static_cast<double>(quantiles.size() - 1);
+    return sum / count;
+}
+
+double quantile_centre(const std::vector<double>& quantiles, JitterCentre centre) {
+    return centre == JitterCentre::median ? quantile_at(quantiles, 0.5) : quantile_mean(quantiles);
+}
+
+int draws_that_fit(const JitterSpec& jitter, std::size_t actions) {
+    const std::int64_t most =
+        kMostJitteredActions / static_cast<std::int64_t>(std::max<std::size_t>(actions, 1));
+    return static_cast<int>(std::clamp<std::int64_t>(most, 1, jitter.draws));
 }
 
 StepSpread simulate_step_spread(const Schedule& lowered, const CostModel& costs,
                                 const DependencyRules& rules, const JitterSpec& jitter) {
     const std::size_t actions = action_count(lowered);
-    if (static_cast<double>(actions) * jitter.draws > static_cast<double>(kMostJitteredActions))
-        throw std::invalid_argument(fmt::format(
+    if (draws_that_fit(jitter, actions) < jitter.draws)
+        throw JitterError(fmt::format(
             "jitter.draws: {} draws of {} actions would simulate more than {} actions; give "
             "fewer draws (at most {})",
-            jitter.draws, actions, kMostJitteredActions,
-            std::max<std::int64_t>(1, kMostJitteredActions / std::max<std::size_t>(actions, 1))));
+            jitter.draws, actions, kMostJitteredActions, draws_that_fit(jitter, actions)));
     StepSpread spread;
     spread.noise_free_ns = simulate(lowered, costs, rules).step_time_ns;
     spread.draws = jitter.draws;
-    const double mean = quantile_mean(jitter.quantiles);
-    // The costs are the median step's level (calibration's median over steps), so a step's own
-    // level is taken over the median of the steps' levels.
+    const double centre = quantile_centre(jitter.quantiles, jitter.centre);
     const bool whole_steps = !jitter.step_quantiles.empty();
     const double median_level = whole_steps ? quantile_at(jitter.step_quantiles, 0.5) : 1.0;
-    std::mt19937_64 generator(jitter.seed);
+    std::mt19937_64 generator(static_cast<std::uint64_t>(jitter.seed));
     std::vector<double> factors(actions, 1.0);
     std::vector<std::int64_t> steps;
     steps.reserve(static_cast<std::size_t>(jitter.draws));
@@ -76,16 +85,20 @@ StepSpread simulate_step_spread(const Schedule& lowered, const CostModel& costs,
             whole_steps ? quantile_at(jitter.step_quantiles, uniform(generator)) / median_level
                         : 1.0;
         for (double& factor : factors)
-            factor = level * quantile_at(jitter.quantiles, uniform(generator)) / mean;
-        steps.push_back(simulate(lowered, costs, rules, factors).step_time_ns);
+            factor = level * quantile_at(jitter.quantiles, uniform(generator)) / centre;
+        try {
+            steps.push_back(simulate(lowered, costs, rules, factors).step_time_ns);
+        } catch (const std::overflow_error& error) {
+            throw JitterError(fmt::format("jitter: {}", error.what()));
+        }
     }
     const auto [fewest, most] = std::minmax_element(steps.begin(), steps.end());
     spread.min_ns = *fewest;
     spread.max_ns = *most;
     const run_record::Spread figures = run_record::spread_of(std::move(steps));
     spread.median_ns = figures.median;
-    spread.low_ns = figures.low;
-    spread.high_ns = figures.high;
+    spread.p10_ns = figures.low;
+    spread.p90_ns = figures.high;
     return spread;
 }
 

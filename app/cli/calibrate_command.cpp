@@ -89,6 +89,13 @@ std::int64_t simulated_peak(const sim::SimulationResult& simulated, int rank) {
     return 0;
 }
 
+std::size_t lowered_action_count(const Schedule& lowered) {
+    std::size_t actions = 0;
+    for (const auto& rank : lowered.ranks)
+        actions += rank.size();
+    return actions;
+}
+
 // A run that cannot be calibrated from: exit 2, the trace named.
 CommandFailure unusable(const CalibrateOptions& options, const std::exception& error) {
     return CommandFailure(kExitUsage, fmt::format("pipelens: {}: {}", options.trace, error.what()));
@@ -137,10 +144,11 @@ nlohmann::ordered_json jitter_json(const JitterSpec& jitter, const sim::StepSpre
     nlohmann::ordered_json json;
     json["quantiles"] = jitter.quantiles;
     json["step_quantiles"] = jitter.step_quantiles;
+    json["centre"] = jitter_centre_name(jitter.centre);
     json["draws"] = spread.draws;
     json["median_step_time_ns"] = spread.median_ns;
-    json["p10_step_time_ns"] = spread.low_ns;
-    json["p90_step_time_ns"] = spread.high_ns;
+    json["p10_step_time_ns"] = spread.p10_ns;
+    json["p90_step_time_ns"] = spread.p90_ns;
     json["relative_error"] = error;
     return json;
 }
@@ -148,20 +156,20 @@ nlohmann::ordered_json jitter_json(const JitterSpec& jitter, const sim::StepSpre
 // The runs' noise, and the median step it predicts for them.
 void print_jitter(const JitterSpec& jitter, const sim::StepSpread& spread, double error) {
     const auto range = [](const std::vector<double>& quantiles) {
-        return fmt::format("{:.2f}x to {:.2f}x, p10/p90 {:.2f}x/{:.2f}x", quantiles.front(),
-                           quantiles.back(), sim::quantile_at(quantiles, 0.1),
-                           sim::quantile_at(quantiles, 0.9));
+        return fmt::format("p10/p90 {:.2f}x/{:.2f}x (outer quantiles {:.2f}x, {:.2f}x)",
+                           sim::quantile_at(quantiles, 0.1), sim::quantile_at(quantiles, 0.9),
+                           quantiles.front(), quantiles.back());
     };
     fmt::print(
-        "with the runs' jitter (each computation {} its step's mean{}; {} draws): median step {} "
-        "(p10/p90 {}/{}): {:+.1f}% in sample\n",
-        range(jitter.quantiles),
+        "with the runs' jitter (each computation {} of its group's {}{}; {} draws): median step "
+        "{} (p10/p90 {}/{}): {:+.1f}% in sample\n",
+        range(jitter.quantiles), jitter_centre_name(jitter.centre),
         jitter.step_quantiles.empty()
             ? std::string()
-            : fmt::format("; each step's computations {} the median step's",
+            : fmt::format("; each step's computations {} of the median step's",
                           range(jitter.step_quantiles)),
-        spread.draws, format_duration(spread.median_ns), format_duration(spread.low_ns),
-        format_duration(spread.high_ns), error * 100);
+        spread.draws, format_duration(spread.median_ns), format_duration(spread.p10_ns),
+        format_duration(spread.p90_ns), error * 100);
 }
 
 void run_calibrate(const CalibrateOptions& options) {
@@ -190,10 +198,20 @@ void run_calibrate(const CalibrateOptions& options) {
     };
     const double error = error_of(simulated.step_time_ns);
     // The runs' own noise drawn through the schedule: what a noisy machine's median step is.
+    // A schedule too large for the default draws is given the draws that fit, in the file too.
     sim::StepSpread spread;  // draws = 0: no jitter was fitted
-    if (experiment.jitter)
+    std::string fewer_draws;
+    if (experiment.jitter) {
+        const int fit = sim::draws_that_fit(*experiment.jitter, lowered_action_count(lowered));
+        if (fit < experiment.jitter->draws)
+            fewer_draws = fmt::format(
+                "note: [jitter] draws lowered from {} to {}: more would "
+                "simulate over {} actions\n",
+                experiment.jitter->draws, fit, sim::kMostJitteredActions);
+        experiment.jitter->draws = fit;
         spread =
             sim::simulate_step_spread(lowered, costs, sim::rules_for(costs), *experiment.jitter);
+    }
     if (!options.out.empty()) {
         std::ofstream file(options.out, std::ios::binary);
         file << experiment_to_toml(experiment);
@@ -311,6 +329,7 @@ void run_calibrate(const CalibrateOptions& options) {
         run_ids.size() == 1 ? "this run" : "these runs");
     if (experiment.jitter)
         print_jitter(*experiment.jitter, spread, error_of(spread.median_ns));
+    fmt::print("{}", fewer_draws);
     if (!options.out.empty())
         fmt::print("wrote {}\n", options.out);
 }

@@ -52,8 +52,8 @@ RunFigures figures_of(const sim::SimulationResult& result) {
 nlohmann::ordered_json spread_json(const sim::StepSpread& spread) {
     return {{"draws", spread.draws},
             {"median_step_time_ns", spread.median_ns},
-            {"p10_step_time_ns", spread.low_ns},
-            {"p90_step_time_ns", spread.high_ns},
+            {"p10_step_time_ns", spread.p10_ns},
+            {"p90_step_time_ns", spread.p90_ns},
             {"min_step_time_ns", spread.min_ns},
             {"max_step_time_ns", spread.max_ns}};
 }
@@ -61,10 +61,11 @@ nlohmann::ordered_json spread_json(const sim::StepSpread& spread) {
 std::string spread_text(const sim::StepSpread& spread, const JitterSpec& jitter) {
     return fmt::format(
         "with [jitter] ({} draws of each computation's time about its cost{}): median step {}, "
-        "spread min/p10/p90/max {}/{}/{}/{}; the step above, {}, is the step of mean costs\n",
+        "spread min/p10/p90/max {}/{}/{}/{}; the step above, {}, is the costs' own, without "
+        "noise\n",
         spread.draws, jitter.step_quantiles.empty() ? "" : " and of each step's level",
         format_duration(spread.median_ns), format_duration(spread.min_ns),
-        format_duration(spread.low_ns), format_duration(spread.high_ns),
+        format_duration(spread.p10_ns), format_duration(spread.p90_ns),
         format_duration(spread.max_ns), format_duration(spread.noise_free_ns));
 }
 
@@ -76,7 +77,7 @@ std::optional<sim::StepSpread> step_spread(const Experiment& experiment,
     try {
         return sim::simulate_step_spread(*simulation.lowered, simulation.costs,
                                          sim::rules_for(simulation.costs), *experiment.jitter);
-    } catch (const std::invalid_argument& error) {
+    } catch (const sim::JitterError& error) {
         throw CommandFailure(kExitUsage,
                              fmt::format("pipelens: {}: {}", experiment.source, error.what()));
     }

@@ -227,12 +227,12 @@ void validate_experiment(const Experiment& experiment) {
 
 namespace {
 
-// Ratios of a time to a typical one: positive, finite, ascending.
+// Ratios of a time to a typical one: positive, finite, ascending, at most kWidestJitter apart.
 void check_ratio_quantiles(const std::vector<double>& quantiles, const Experiment& experiment,
                            const std::string& field) {
     for (std::size_t index = 0; index < quantiles.size(); ++index) {
         const double value = quantiles[index];
-        if (!(std::isfinite(value) && value > 0 && value <= 1e6))
+        if (!(std::isfinite(value) && value > 0))
             require(false, experiment, field,
                     fmt::format("value {} is {}: each is a time over a typical one, above 0",
                                 index + 1, value));
@@ -241,24 +241,43 @@ void check_ratio_quantiles(const std::vector<double>& quantiles, const Experimen
                     fmt::format("value {} ({}) is below the one before it ({}): quantiles ascend",
                                 index + 1, value, quantiles[index - 1]));
     }
+    if (!quantiles.empty() && quantiles.back() > kWidestJitter * quantiles.front())
+        require(false, experiment, field,
+                fmt::format("the most ({}) is over {} times the fewest ({}): no machine's noise "
+                            "is that wide",
+                            quantiles.back(), kWidestJitter, quantiles.front()));
 }
 
 void validate_jitter(const JitterSpec& jitter, const Experiment& experiment) {
     require(jitter.quantiles.size() >= 2, experiment, "jitter.quantiles",
-            fmt::format("has {} values; give at least two (the fewest and the most a computation "
-                        "takes of its mean, then the quantiles between)",
-                        jitter.quantiles.size()));
+            fmt::format("has {} value{}; give at least two (what a computation takes of its "
+                        "group's centre, from the fewest to the most)",
+                        jitter.quantiles.size(), jitter.quantiles.size() == 1 ? "" : "s"));
     check_ratio_quantiles(jitter.quantiles, experiment, "jitter.quantiles");
     require(jitter.step_quantiles.empty() || jitter.step_quantiles.size() >= 2, experiment,
             "jitter.step_quantiles",
-            "has 1 value; give at least two (the fewest and the most a step's computations took "
-            "of the median step's), or leave the key out");
+            "has 1 value; give at least two (what a step's computations took of the median "
+            "step's, from the fewest to the most), or leave the key out");
     check_ratio_quantiles(jitter.step_quantiles, experiment, "jitter.step_quantiles");
     require(jitter.draws >= 1 && jitter.draws <= kMostJitterDraws, experiment, "jitter.draws",
             fmt::format("{} draws: give 1 to {}", jitter.draws, kMostJitterDraws));
+    require(jitter.seed >= 0, experiment, "jitter.seed",
+            fmt::format("{} is below 0: give a seed from 0 to 1000000000", jitter.seed));
 }
 
 }  // namespace
+
+JitterCentre parse_jitter_centre(std::string_view text) {
+    if (text == "mean")
+        return JitterCentre::mean;
+    if (text == "median")
+        return JitterCentre::median;
+    throw ExperimentError(fmt::format("'{}' is not a centre: use \"mean\" or \"median\"", text));
+}
+
+std::string_view jitter_centre_name(JitterCentre centre) {
+    return centre == JitterCentre::median ? "median" : "mean";
+}
 
 void validate_experiment(const Experiment& experiment, int stage_count) {
     require(experiment.shape.rank_count > 0, experiment, "schedule.pp",

@@ -121,23 +121,37 @@ enum class CostScope { stage, model, layer };
 CostScope parse_cost_scope(std::string_view text);
 std::string_view cost_scope_name(CostScope scope);
 
+// What [jitter]'s factors are taken about: the statistic the costs were fitted as (a calibration
+// with a profile fits means, one without fits medians), so that noise moves no cost on average.
+enum class JitterCentre { mean, median };
+
 // How much a computation's time varies about its cost from one action to the next ([jitter],
-// written by `calibrate` from the runs' own actions): the quantiles, at evenly spaced
-// probabilities from 0 to 1, of an action's time over the mean time of its stage's actions of
-// its kind in the same step. A simulation then also draws the step `draws` times, each
+// written by `calibrate` from the runs' own actions): quantiles of an action's time over its
+// group's centre (its stage's actions of its kind in the same step), the i-th of n at
+// probability (i + 0.5) / n. A simulation then also draws the step `draws` times, each
 // computation's time multiplied by its own factor drawn from these (sim/step_spread.hpp): a
 // pipeline waits for the slowest of what meets at each hand-over, so on a noisy machine the
-// median step is longer than the step of mean costs. `step_quantiles` (optional) do the same for
+// median step is longer than the step of the costs. `step_quantiles` (optional) do the same for
 // whole steps: each recorded step's computations added up, over the median step's; a draw
 // multiplies all its computations by one factor drawn from these, so the drawn steps spread as
-// the measured ones did, while their median stays where the actions' noise put it.
+// the measured ones did.
 struct JitterSpec {
     std::vector<double> quantiles;
     std::vector<double> step_quantiles;  // empty: every step at the same level
+    JitterCentre centre = JitterCentre::mean;
     int draws = 1000;
-    std::uint64_t seed = 1;
+    int seed = 1;
     friend bool operator==(const JitterSpec&, const JitterSpec&) = default;
 };
+
+// "mean", "median"; ExperimentError naming the choices for anything else.
+JitterCentre parse_jitter_centre(std::string_view text);
+std::string_view jitter_centre_name(JitterCentre centre);
+
+// The widest a [jitter] distribution may be, its most over its fewest: a drawn computation stays
+// within this of its centre for each distribution (10^6 of its cost at most, action and step
+// together), so only costs of hours come near what the simulator refuses to draw.
+inline constexpr double kWidestJitter = 1000;
 
 // The most draws [jitter] takes: each is one whole simulation.
 inline constexpr int kMostJitterDraws = 100'000;

@@ -374,10 +374,18 @@ void read_jitter(FieldReader& fields, Experiment& experiment) {
     JitterSpec& jitter = experiment.jitter ? *experiment.jitter : experiment.jitter.emplace();
     fields.numbers("quantiles", jitter.quantiles);
     fields.numbers("step_quantiles", jitter.step_quantiles);
+    if (const toml::node* centre = fields.take("centre")) {
+        const auto text = centre->value_exact<std::string>();
+        if (!text)
+            fields.fail(*centre, "centre", "expected a string: \"mean\" or \"median\"");
+        try {
+            jitter.centre = parse_jitter_centre(*text);
+        } catch (const ExperimentError& error) {
+            fields.fail(*centre, "centre", error.what());
+        }
+    }
     fields.integer("draws", jitter.draws, 1);
-    int seed = static_cast<int>(jitter.seed);
-    fields.integer("seed", seed, 0);
-    jitter.seed = static_cast<std::uint64_t>(seed);
+    fields.integer("seed", jitter.seed, 0);
     fields.finish();
 }
 

@@ -192,8 +192,9 @@ std::string experiment_to_toml(const Experiment& experiment) {
                 steps.push_back(value);
             jitter.insert("step_quantiles", std::move(steps));
         }
+        jitter.insert("centre", std::string(jitter_centre_name(experiment.jitter->centre)));
         jitter.insert("draws", experiment.jitter->draws);
-        jitter.insert("seed", static_cast<std::int64_t>(experiment.jitter->seed));
+        jitter.insert("seed", experiment.jitter->seed);
         document.insert("jitter", std::move(jitter));
     }
     std::ostringstream out;

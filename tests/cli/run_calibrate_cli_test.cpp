@@ -94,16 +94,15 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         EXPECT_EQ(toml.find("send_issue = '") != std::string::npos, !transport.empty()) << toml;
         EXPECT_EQ(json.at("send_issue_charged").get<bool>(), !transport.empty());
         EXPECT_GT(json.at("send_issue_ns").get<std::int64_t>(), 0);
-        // The runs' noise: each action over its step's mean for its stage and kind, so the
-        // fewest is at most 1 and the most at least 1; its draws give the median step
-        // `simulate` predicts from the written file.
+        // The runs' noise: each action over its step's mean for its stage and kind (a profiled
+        // calibration's costs are means); its draws give the median step `simulate` predicts
+        // from the written file.
         const auto& jitter = json.at("jitter");
         const auto quantiles = jitter.at("quantiles").get<std::vector<double>>();
         ASSERT_GE(quantiles.size(), 2u);
-        EXPECT_LE(quantiles.size(), 33u);
+        EXPECT_LE(quantiles.size(), 101u);
         EXPECT_TRUE(std::is_sorted(quantiles.begin(), quantiles.end()));
-        EXPECT_LE(quantiles.front(), 1.0);
-        EXPECT_GE(quantiles.back(), 1.0);
+        EXPECT_EQ(jitter.at("centre"), "mean");
         EXPECT_EQ(jitter.at("draws"), 1000);
         EXPECT_LE(jitter.at("p10_step_time_ns"), jitter.at("median_step_time_ns"));
         EXPECT_LE(jitter.at("median_step_time_ns"), jitter.at("p90_step_time_ns"));

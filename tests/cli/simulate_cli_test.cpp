@@ -525,7 +525,7 @@ using testing::run_pipelens;
 using testing::temp_file;
 
 // [jitter]: the draws' median is the predicted step (equal quantiles draw the noise-free step
-// every time), stated beside the step of mean costs in the text and the JSON; a noisy machine's
+// every time), stated beside the step of the costs in the text and the JSON; a noisy machine's
 // median is longer than the noise-free step; too many draws are refused naming the file and
 // the key, and nothing is drawn without [jitter].
 TEST(SimulateCli, JitterPredictsTheMedianStepOfANoisyMachine) {
@@ -557,7 +557,7 @@ TEST(SimulateCli, JitterPredictsTheMedianStepOfANoisyMachine) {
                               "cost): median step "),
               std::string::npos)
         << result.out;
-    EXPECT_NE(result.out.find("the step above, 33.000 us, is the step of mean costs"),
+    EXPECT_NE(result.out.find("the step above, 33.000 us, is the costs' own, without noise"),
               std::string::npos)
         << result.out;
 

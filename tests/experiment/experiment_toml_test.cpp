@@ -287,7 +287,7 @@ namespace {
 TEST(ExperimentToml, JitterRoundTripsAndIsChecked) {
     Experiment original = plain_experiment();
     EXPECT_EQ(experiment_to_toml(original).find("[jitter]"), std::string::npos);
-    original.jitter = JitterSpec{{0.41, 0.87, 1.0, 1.15, 2.68}, {}, 250, 7};
+    original.jitter = JitterSpec{{0.41, 0.87, 1.0, 1.15, 2.68}, {}, JitterCentre::median, 250, 7};
     EXPECT_EQ(experiment_to_toml(original).find("step_quantiles"), std::string::npos);
     Experiment copy = parse_experiment_toml(experiment_to_toml(original), "copy");
     ASSERT_TRUE(copy.jitter);
@@ -298,15 +298,24 @@ TEST(ExperimentToml, JitterRoundTripsAndIsChecked) {
     EXPECT_EQ(*copy.jitter, *original.jitter);
     const char* shape = "[schedule]\npp = 2\nm = 4\n";
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [1.0]\n"),
-              "exp.toml: jitter.quantiles: has 1 values; give at least two (the fewest and the "
-              "most a computation takes of its mean, then the quantiles between)");
+              "exp.toml: jitter.quantiles: has 1 value; give at least two (what a computation "
+              "takes of its group's centre, from the fewest to the most)");
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.001, 1.5]\n"),
+              "exp.toml: jitter.quantiles: the most (1.5) is over 1000 times the fewest (0.001): "
+              "no machine's noise is that wide");
+    EXPECT_EQ(
+        error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\ncentre = \"mode\"\n"),
+        "exp.toml:6:10: jitter.centre: 'mode' is not a centre: use \"mean\" or \"median\"");
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\nseed = -1\n"),
+              "exp.toml:6:8: jitter.seed: -1 is out of range (at least 0)");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0, 1.5]\n"),
               "exp.toml: jitter.quantiles: value 1 is 0: each is a time over a typical one, above "
               "0");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\nstep_quantiles = "
                                             "[1.0]\n"),
-              "exp.toml: jitter.step_quantiles: has 1 value; give at least two (the fewest and "
-              "the most a step's computations took of the median step's), or leave the key out");
+              "exp.toml: jitter.step_quantiles: has 1 value; give at least two (what a step's "
+              "computations took of the median step's, from the fewest to the most), or leave "
+              "the key out");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\nstep_quantiles = "
                                             "[1.1, 0.9]\n"),
               "exp.toml: jitter.step_quantiles: value 2 (0.9) is below the one before it (1.1): "

@@ -40,17 +40,22 @@ JitterSpec jitter_of(std::vector<double> quantiles, int draws = 401) {
     return jitter;
 }
 
-TEST(StepSpread, QuantilesAreLinearBetweenEvenlySpacedProbabilities) {
+// Three quantiles sit at probabilities 1/6, 1/2 and 5/6: linear between, the end values beyond.
+TEST(StepSpread, QuantilesSitMidSliceAndAreLinearBetween) {
     const std::vector<double> quantiles = {0.5, 1.0, 2.0};
     EXPECT_DOUBLE_EQ(quantile_at(quantiles, 0.0), 0.5);
-    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 0.25), 0.75);
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 1.0 / 6), 0.5);
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 1.0 / 3), 0.75);
     EXPECT_DOUBLE_EQ(quantile_at(quantiles, 0.5), 1.0);
-    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 0.75), 1.5);
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 2.0 / 3), 1.5);
+    EXPECT_DOUBLE_EQ(quantile_at(quantiles, 5.0 / 6), 2.0);
     EXPECT_DOUBLE_EQ(quantile_at(quantiles, 1.0), 2.0);
     EXPECT_DOUBLE_EQ(quantile_at(quantiles, -1.0), 0.5);  // clamped
     EXPECT_DOUBLE_EQ(quantile_at(quantiles, 2.0), 2.0);
-    // Each of the two slices holds half the probability: (0.75 + 1.5) / 2.
-    EXPECT_DOUBLE_EQ(quantile_mean(quantiles), 1.125);
+    // A sixth at each end value, a third on each line: (0.5 + 2) / 6 + (0.75 + 1.5) / 3.
+    EXPECT_DOUBLE_EQ(quantile_mean(quantiles), 3.5 / 3);
+    EXPECT_DOUBLE_EQ(quantile_centre(quantiles, JitterCentre::mean), 3.5 / 3);
+    EXPECT_DOUBLE_EQ(quantile_centre(quantiles, JitterCentre::median), 1.0);
     EXPECT_DOUBLE_EQ(quantile_mean({0.8, 1.2}), 1.0);
 }
 
@@ -73,6 +78,25 @@ TEST(StepSpread, EachFactorScalesExactlyItsOwnComputation) {
     const SimulationResult result = simulate(schedule, costs, rules_for(costs), factors);
     EXPECT_EQ(result.step_time_ns, 5000);
     EXPECT_EQ(result.timeline[static_cast<std::size_t>(forward - rank0.begin())].end_ns, 2000);
+}
+
+// The factors are laid out rank by rank: the F of GPipe pp=2 m=1's rank 1 at 3x, read from rank
+// 1's own place, lengthens the chain by two F and ends where its rank's timeline says.
+TEST(StepSpread, ALaterRanksFactorIsReadAtItsOwnPlace) {
+    const Schedule schedule = lowered(ScheduleKind::gpipe, 2, 1, 1);
+    const CostModel costs = costs_of(1000, 600, 400);
+    std::vector<double> factors(actions_of(schedule), 1.0);
+    const std::size_t rank1_start = schedule.ranks[0].size();
+    const auto& rank1 = schedule.ranks[1];
+    const auto forward = std::find_if(rank1.begin(), rank1.end(), [](const Action& action) {
+        return action.kind == ActionKind::forward;
+    });
+    ASSERT_NE(forward, rank1.end());
+    const std::size_t index = rank1_start + static_cast<std::size_t>(forward - rank1.begin());
+    factors[index] = 3.0;
+    const SimulationResult result = simulate(schedule, costs, rules_for(costs), factors);
+    EXPECT_EQ(result.step_time_ns, 4000 + 2000);
+    EXPECT_EQ(result.timeline[index].end_ns - result.timeline[index].start_ns, 3000);
 }
 
 TEST(StepSpread, FactorsNeedTheLoweredScheduleAndOnePerAction) {
@@ -101,7 +125,7 @@ TEST(StepSpread, EqualQuantilesDrawTheNoiseFreeStepEveryTime) {
     EXPECT_EQ(spread.noise_free_ns, (8 + 4 - 1) * 3000);
     EXPECT_EQ(spread.draws, 20);
     for (std::int64_t figure :
-         {spread.median_ns, spread.low_ns, spread.high_ns, spread.min_ns, spread.max_ns})
+         {spread.median_ns, spread.p10_ns, spread.p90_ns, spread.min_ns, spread.max_ns})
         EXPECT_EQ(figure, spread.noise_free_ns);
 }
 
@@ -115,24 +139,25 @@ TEST(StepSpread, NoiseLengthensAPipelineButNotAChain) {
         simulate_step_spread(chain, costs, rules_for(costs), jitter_of({1.0, 3.0}));
     EXPECT_NEAR(static_cast<double>(alone.median_ns) / static_cast<double>(alone.noise_free_ns),
                 1.0, 0.03);
-    EXPECT_LT(alone.min_ns, alone.low_ns);
-    EXPECT_LT(alone.high_ns, alone.max_ns);
+    EXPECT_LT(alone.min_ns, alone.p10_ns);
+    EXPECT_LT(alone.p90_ns, alone.max_ns);
 
     const Schedule pipeline = lowered(ScheduleKind::one_f_one_b, 4, 1, 8);
     const StepSpread spread =
         simulate_step_spread(pipeline, costs, rules_for(costs), jitter_of({0.5, 1.5}));
     EXPECT_GT(static_cast<double>(spread.median_ns),
               1.03 * static_cast<double>(spread.noise_free_ns));
-    EXPECT_LE(spread.min_ns, spread.low_ns);
-    EXPECT_LE(spread.low_ns, spread.median_ns);
-    EXPECT_LE(spread.median_ns, spread.high_ns);
-    EXPECT_LE(spread.high_ns, spread.max_ns);
+    EXPECT_LE(spread.min_ns, spread.p10_ns);
+    EXPECT_LE(spread.p10_ns, spread.median_ns);
+    EXPECT_LE(spread.median_ns, spread.p90_ns);
+    EXPECT_LE(spread.p90_ns, spread.max_ns);
 }
 
 // With whole-step levels only (every action at its cost within a draw), a draw is the noise-free
-// step times its level, and the levels are taken over their median (not their mean, 1.375):
-// levels 0.5 to 1 below the median and 1 to 3 above it draw steps between 0.5 and 3 times the
-// noise-free one, with the noise-free step as their median and p10/p90 at 0.6 and 2.6 times it.
+// step times its level, and the levels are taken over their median (not their mean): levels
+// at 0.5 up to probability 1/6, 0.5 to 1 up to 1/2, 1 to 3 up to 5/6 and 3 beyond draw steps
+// from 0.5 to 3 times the noise-free one, with the noise-free step as their median and p10/p90
+// at the end values.
 TEST(StepSpread, WholeStepLevelsSpreadTheStepAboutItsMedian) {
     const Schedule schedule = lowered(ScheduleKind::one_f_one_b, 4, 1, 8);
     const CostModel costs = costs_of(1000, 1000, 1000);
@@ -143,10 +168,27 @@ TEST(StepSpread, WholeStepLevelsSpreadTheStepAboutItsMedian) {
         return static_cast<double>(ns) / static_cast<double>(spread.noise_free_ns);
     };
     EXPECT_NEAR(relative(spread.median_ns), 1.0, 0.03);
-    EXPECT_NEAR(relative(spread.low_ns), 0.6, 0.02);
-    EXPECT_NEAR(relative(spread.high_ns), 2.6, 0.05);
+    EXPECT_NEAR(relative(spread.p10_ns), 0.5, 0.001);
+    EXPECT_NEAR(relative(spread.p90_ns), 3.0, 0.001);
     EXPECT_GE(relative(spread.min_ns), 0.5 - 1e-3);
     EXPECT_LE(relative(spread.max_ns), 3.0 + 1e-3);
+}
+
+// The figures a seed draws are fixed on every machine (the generator and the arithmetic are):
+// these are the ones it drew when the test was written.
+TEST(StepSpread, ASeedDrawsTheSameFiguresEverywhere) {
+    const Schedule schedule = lowered(ScheduleKind::one_f_one_b, 4, 1, 8);
+    const CostModel costs = costs_of(1000, 1000, 1000);
+    JitterSpec jitter = jitter_of({0.6, 0.9, 1.0, 1.1, 2.0}, 101);
+    jitter.step_quantiles = {0.95, 1.0, 1.1};
+    jitter.seed = 42;
+    const StepSpread spread = simulate_step_spread(schedule, costs, rules_for(costs), jitter);
+    EXPECT_EQ(spread.noise_free_ns, 33000);
+    EXPECT_EQ(spread.median_ns, 38540);
+    EXPECT_EQ(spread.p10_ns, 34567);
+    EXPECT_EQ(spread.p90_ns, 42094);
+    EXPECT_EQ(spread.min_ns, 31893);
+    EXPECT_EQ(spread.max_ns, 45757);
 }
 
 TEST(StepSpread, TheSameSeedDrawsTheSameSteps) {
@@ -156,7 +198,7 @@ TEST(StepSpread, TheSameSeedDrawsTheSameSteps) {
     const StepSpread first = simulate_step_spread(schedule, costs, rules_for(costs), jitter);
     const StepSpread again = simulate_step_spread(schedule, costs, rules_for(costs), jitter);
     EXPECT_EQ(first.median_ns, again.median_ns);
-    EXPECT_EQ(first.low_ns, again.low_ns);
+    EXPECT_EQ(first.p10_ns, again.p10_ns);
     EXPECT_EQ(first.max_ns, again.max_ns);
 }
 
