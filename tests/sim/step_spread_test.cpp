@@ -202,6 +202,15 @@ TEST(StepSpread, TheSameSeedDrawsTheSameSteps) {
     EXPECT_EQ(first.max_ns, again.max_ns);
 }
 
+// What calibrate gives a schedule too large for its draws: as many as fit, at least one.
+TEST(StepSpread, TheDrawsThatFitTheBound) {
+    const JitterSpec jitter = jitter_of({0.5, 1.5}, 1000);
+    EXPECT_EQ(draws_that_fit(jitter, 100), 1000);
+    EXPECT_EQ(draws_that_fit(jitter, 200'000), 1000);
+    EXPECT_EQ(draws_that_fit(jitter, 300'000), 666);
+    EXPECT_EQ(draws_that_fit(jitter, 500'000'000), 1);
+}
+
 TEST(StepSpread, TooManyDrawsAreRefusedBeforeAnyIsSimulated) {
     const Schedule schedule = lowered(ScheduleKind::one_f_one_b, 8, 1, 128);
     ASSERT_GT(actions_of(schedule) * kMostJitterDraws, std::size_t(kMostJitteredActions));
