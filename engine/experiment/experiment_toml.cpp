@@ -87,6 +87,22 @@ class FieldReader {
         }
     }
 
+    // A string naming one of a few choices: `parse` takes the text and throws Error, whose message
+    // says what it takes, for any other; `expected` says it where the value is not a string.
+    template <typename Error, typename Parse>
+    void choice(std::string_view key, std::string_view expected, Parse parse) {
+        if (const toml::node* node = take(key)) {
+            const auto text = node->value_exact<std::string>();
+            if (!text)
+                fail(*node, key, fmt::format("expected {}", expected));
+            try {
+                parse(*text);
+            } catch (const Error& error) {
+                fail(*node, key, error.what());
+            }
+        }
+    }
+
     // A quantity given as a bare number (in the default unit) or a string with a unit.
     template <typename Result>
     Result quantity(const toml::node& node, std::string_view key,
@@ -218,16 +234,10 @@ void read_schedule(FieldReader& fields, Experiment& experiment,
         experiment.shape.stages_per_rank = is_multi_stage(experiment.shape.kind) ? 2 : 1;
     }
     fields.text("file", experiment.schedule_file);
-    if (const toml::node* notation = fields.take("notation")) {
-        const auto text = notation->value_exact<std::string>();
-        if (!text)
-            fields.fail(*notation, "notation", "expected \"auto\", \"current\" or \"legacy\"");
-        try {
-            experiment.schedule_notation = parse_notation_choice(*text);
-        } catch (const ScheduleFileError& error) {
-            fields.fail(*notation, "notation", error.what());
-        }
-    }
+    fields.choice<ScheduleFileError>("notation", "\"auto\", \"current\" or \"legacy\"",
+                                     [&](const std::string& text) {
+                                         experiment.schedule_notation = parse_notation_choice(text);
+                                     });
     if (!experiment.schedule_file.empty() && !base_directory.empty() &&
         std::filesystem::path(experiment.schedule_file).is_relative())
         experiment.schedule_file = (base_directory / experiment.schedule_file).string();
@@ -256,16 +266,9 @@ void read_schedule(FieldReader& fields, Experiment& experiment,
 }
 
 void read_costs(FieldReader& fields, Experiment& experiment) {
-    if (const toml::node* per = fields.take("per")) {
-        const auto scope = per->value_exact<std::string>();
-        if (!scope)
-            fields.fail(*per, "per", "expected a string: \"stage\", \"model\" or \"layer\"");
-        try {
-            experiment.cost_scope = parse_cost_scope(*scope);
-        } catch (const ExperimentError& error) {
-            fields.fail(*per, "per", error.what());
-        }
-    }
+    fields.choice<ExperimentError>(
+        "per", "a string: \"stage\", \"model\" or \"layer\"",
+        [&](const std::string& text) { experiment.cost_scope = parse_cost_scope(text); });
     fields.per_stage("f", experiment.forward_ns, parse_duration_ns);
     fields.per_stage("i", experiment.input_ns, parse_duration_ns);
     fields.per_stage("w", experiment.weight_ns, parse_duration_ns);
@@ -374,16 +377,9 @@ void read_jitter(FieldReader& fields, Experiment& experiment) {
     JitterSpec& jitter = experiment.jitter ? *experiment.jitter : experiment.jitter.emplace();
     fields.numbers("quantiles", jitter.quantiles);
     fields.numbers("step_quantiles", jitter.step_quantiles);
-    if (const toml::node* centre = fields.take("centre")) {
-        const auto text = centre->value_exact<std::string>();
-        if (!text)
-            fields.fail(*centre, "centre", "expected a string: \"mean\" or \"median\"");
-        try {
-            jitter.centre = parse_jitter_centre(*text);
-        } catch (const ExperimentError& error) {
-            fields.fail(*centre, "centre", error.what());
-        }
-    }
+    fields.choice<ExperimentError>(
+        "centre", "a string: \"mean\" or \"median\"",
+        [&](const std::string& text) { jitter.centre = parse_jitter_centre(text); });
     fields.integer("draws", jitter.draws, 1);
     fields.integer("seed", jitter.seed, 0);
     fields.finish();
