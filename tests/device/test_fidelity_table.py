@@ -115,5 +115,24 @@ class FidelityTable(unittest.TestCase):
         self.assertNotIn("drift-paired", printed)
 
 
+class Prediction(unittest.TestCase):
+    """`prediction SIM_JSON`: a simulation with [jitter] is predicted by its draws' median, one
+    without by its step; each rank's peak follows."""
+
+    def predicted(self, simulated):
+        with tempfile.TemporaryDirectory() as folder:
+            path = pathlib.Path(folder) / "sim.json"
+            path.write_text(json.dumps(simulated))
+            return subprocess.run([sys.executable, str(SCRIPT), "prediction", str(path)],
+                                  capture_output=True, text=True, check=True).stdout
+
+    def test_the_draws_median_where_there_are_draws(self):
+        ranks = [{"peak_memory_bytes": 10}, {"peak_memory_bytes": 20}]
+        self.assertEqual(self.predicted({"step_time_ns": 100, "ranks": ranks}), "100\t10,20\n")
+        self.assertEqual(self.predicted({"step_time_ns": 100, "predicted_step_time_ns": 107,
+                                         "jitter": {"draws": 1000}, "ranks": ranks}),
+                         "107\t10,20\n")
+
+
 if __name__ == "__main__":
     unittest.main()
