@@ -91,6 +91,16 @@ std::string cost_scope_notes(const SweepGrid& grid, const sim::SweepResults& res
     return {};
 }
 
+// A calibrated file's [jitter] predicts one configuration's median step with a thousand
+// simulations; a grid ranks by each configuration's one.
+std::string jitter_note(const SweepGrid& grid) {
+    if (!grid.base().jitter)
+        return {};
+    return "\nnote: ranked by the step of the costs; [jitter]'s draws are not taken here "
+           "(`pipelens "
+           "simulate` the chosen configuration for its predicted median step and spread)";
+}
+
 // What the ranking compares, and why where it cannot compare whole steps.
 std::string ranking_line(const sim::SweepBasis& basis) {
     if (basis.ranking == sim::SweepRanking::per_global_batch)
@@ -139,8 +149,9 @@ void run_sweep_command(const SweepOptions& options) {
         shard.count > 1 ? fmt::format(", shard {}/{} of {}", shard.index, shard.count, total) : "",
         total, seconds, threads, threads == 1 ? "" : "s", total / std::max(seconds, 1e-9),
         simulated);
-    write_sweep_outputs(results, options.outputs,
-                        heading + ranking_line(basis) + cost_scope_notes(grid, results));
+    write_sweep_outputs(
+        results, options.outputs,
+        heading + ranking_line(basis) + cost_scope_notes(grid, results) + jitter_note(grid));
     if (options.out)
         record_best(grid, results, *options.out, options.record ? *options.record : 10);
     enforce_sweep_gates(results, limits, options.gates, "pipelens sweep");

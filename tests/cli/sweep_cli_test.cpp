@@ -153,5 +153,27 @@ TEST_F(SweepCli, AFilesSweepTableAndGatesOnEveryConfiguration) {
     EXPECT_NE(junit.find("tests=\"2\" failures=\"1\""), std::string::npos) << junit;
 }
 
+// A calibrated file's [jitter] is drawn by `simulate`, not by a grid: the ranking says which step
+// it ranks by, and only where there are draws it does not take.
+TEST(SweepJitterCli, AGridOfAJitteredExperimentSaysItRanksTheStepOfTheCosts) {
+    const std::string body =
+        "[schedule]\nkind = \"1F1B\"\npp = 2\nm = 4\n[costs]\nf = 1\ni = 1\n"
+        "w = 1\n";
+    const std::string note =
+        "note: ranked by the step of the costs; [jitter]'s draws are not "
+        "taken here";
+    auto result = run_pipelens(
+        "sweep " +
+        testing::temp_file("noisy_sweep.toml", body + "[jitter]\nquantiles = [0.5, 1.5]\n")
+            .string() +
+        " --sweep kind=1F1B,GPipe");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_NE(result.out.find(note), std::string::npos) << result.out;
+    result = run_pipelens("sweep " + testing::temp_file("quiet_sweep.toml", body).string() +
+                          " --sweep kind=1F1B,GPipe");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out.find("[jitter]"), std::string::npos) << result.out;
+}
+
 }  // namespace
 }  // namespace pipelens
