@@ -28,8 +28,10 @@ namespace pipelens::sim {
 namespace {
 
 constexpr std::int64_t kUnknown = -1;
-// The longest a drawn computation may take: far from int64's end, so a step of them adds up.
+// The longest a drawn computation may take, and the latest a drawn one may end: far from int64's
+// end, so that adding one more never overflows.
 constexpr double kLongestDrawnNs = 0x1.0p62 / 1024;
+constexpr std::int64_t kLatestDrawnEndNs = std::int64_t{1} << 62;
 
 // When each per-microbatch signal of one (stage, microbatch) was produced: F, I/B, I ends; SEND
 // starts (a receive waits for the send to be issued); RECV ends.
@@ -248,7 +250,8 @@ class Simulator {
                 work = work ? costs_.overlap(*work, costs_.work_of(part)) : costs_.work_of(part);
             entry.lane = Lane::compute;
             entry.start_ns = std::max(compute_free_[rank], ready.time);
-            entry.end_ns = entry.start_ns + drawn(index, costs_.on_rank(rank, work ? work->ns : 0));
+            entry.end_ns =
+                ended(entry.start_ns, drawn(index, costs_.on_rank(rank, work ? work->ns : 0)));
             // Busy time and the gap before it, attributed to the rank whose input came last.
             accounts_[rank].add_computation(entry.start_ns, entry.end_ns, ready.provider);
             ranks_[rank].arithmetic_ns += costs_.on_rank(rank, work ? work->arithmetic_ns : 0);
@@ -273,6 +276,16 @@ class Simulator {
                 "a computation of {} ns drawn at {}x its cost would take more than {} ns", ns,
                 factor, kLongestDrawnNs));
         return std::llround(time);
+    }
+
+    // Where a computation starting at `start` for `ns` ends; with drawn times, refused past
+    // kLatestDrawnEndNs rather than overflowing.
+    std::int64_t ended(std::int64_t start, std::int64_t ns) const {
+        if (compute_factors_ != nullptr && start > kLatestDrawnEndNs - ns)
+            throw std::overflow_error(fmt::format(
+                "a drawn step runs past {} ns (a computation of {} ns starting at {} ns)",
+                kLatestDrawnEndNs, ns, start));
+        return start + ns;
     }
 
     void execute_communication(int rank, const Action& action, const Ready& ready,

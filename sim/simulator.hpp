@@ -89,7 +89,8 @@ SimulationResult simulate(const Schedule& schedule, const CostModel& costs);
 // per action of the lowered `schedule`, rank by rank in program order (the timeline's order),
 // and a communication's is not read. What one draw of a noisy machine looks like
 // (sim/step_spread.hpp); a schedule that is not lowered yet is refused, as the factors could not
-// name its actions, and a drawn time past 2^52 ns (52 days) throws std::overflow_error.
+// name its actions; a drawn computation past 2^52 ns (52 days), or ending past 2^62 ns, throws
+// std::overflow_error.
 SimulationResult simulate(const Schedule& schedule, const CostModel& costs,
                           const DependencyRules& rules, const std::vector<double>& compute_factors);
 

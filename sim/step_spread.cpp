@@ -65,6 +65,9 @@ int draws_that_fit(const JitterSpec& jitter, std::size_t actions) {
 StepSpread simulate_step_spread(const Schedule& lowered, const CostModel& costs,
                                 const DependencyRules& rules, const JitterSpec& jitter) {
     const std::size_t actions = action_count(lowered);
+    if (jitter.draws < 1)
+        throw JitterError(
+            fmt::format("jitter.draws: {} draws: give 1 to {}", jitter.draws, kMostJitterDraws));
     if (draws_that_fit(jitter, actions) < jitter.draws)
         throw JitterError(fmt::format(
             "jitter.draws: {} draws of {} actions would simulate more than {} actions; give "

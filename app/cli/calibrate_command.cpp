@@ -209,8 +209,14 @@ void run_calibrate(const CalibrateOptions& options) {
                 "simulate over {} actions\n",
                 experiment.jitter->draws, fit, sim::kMostJitteredActions);
         experiment.jitter->draws = fit;
-        spread =
-            sim::simulate_step_spread(lowered, costs, sim::rules_for(costs), *experiment.jitter);
+        try {
+            spread = sim::simulate_step_spread(lowered, costs, sim::rules_for(costs),
+                                               *experiment.jitter);
+        } catch (const sim::JitterError& error) {
+            throw CommandFailure(kExitUsage, fmt::format("pipelens: {}: {} calibrate to noise "
+                                                         "that cannot be drawn: {}",
+                                                         options.trace, runs_text, error.what()));
+        }
     }
     if (!options.out.empty()) {
         std::ofstream file(options.out, std::ios::binary);

@@ -232,9 +232,10 @@ void check_ratio_quantiles(const std::vector<double>& quantiles, const Experimen
                            const std::string& field) {
     for (std::size_t index = 0; index < quantiles.size(); ++index) {
         const double value = quantiles[index];
-        if (!(std::isfinite(value) && value > 0))
+        if (!(std::isfinite(value) && value > 0 && value <= 1e6))
             require(false, experiment, field,
-                    fmt::format("value {} is {}: each is a time over a typical one, above 0",
+                    fmt::format("value {} is {}: each is a time over a typical one, above 0 "
+                                "and at most 1000000",
                                 index + 1, value));
         if (index > 0 && value < quantiles[index - 1])  // (the message reads the one before)
             require(false, experiment, field,

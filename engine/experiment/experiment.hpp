@@ -150,7 +150,7 @@ std::string_view jitter_centre_name(JitterCentre centre);
 
 // The widest a [jitter] distribution may be, its most over its fewest: a drawn computation stays
 // within this of its centre for each distribution (10^6 of its cost at most, action and step
-// together), so only costs of hours come near what the simulator refuses to draw.
+// together), so only costs of seconds come near what the simulator refuses to draw (2^52 ns).
 inline constexpr double kWidestJitter = 1000;
 
 // The most draws [jitter] takes: each is one whole simulation.

@@ -310,7 +310,10 @@ TEST(ExperimentToml, JitterRoundTripsAndIsChecked) {
               "exp.toml:6:8: jitter.seed: -1 is out of range (at least 0)");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0, 1.5]\n"),
               "exp.toml: jitter.quantiles: value 1 is 0: each is a time over a typical one, above "
-              "0");
+              "0 and at most 1000000");
+    EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [1e308, 1.5e308]\n"),
+              "exp.toml: jitter.quantiles: value 1 is 1e+308: each is a time over a typical one, "
+              "above 0 and at most 1000000");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\nstep_quantiles = "
                                             "[1.0]\n"),
               "exp.toml: jitter.step_quantiles: has 1 value; give at least two (what a step's "

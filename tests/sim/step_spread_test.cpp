@@ -202,6 +202,27 @@ TEST(StepSpread, TheSameSeedDrawsTheSameSteps) {
     EXPECT_EQ(first.max_ns, again.max_ns);
 }
 
+// A drawn time that int64 nanoseconds cannot hold is refused, never wrapped: one computation
+// drawn past 2^52 ns, or a step whose computations, each within that, add up past 2^62 ns.
+TEST(StepSpread, DrawnTimesPastWhatAStepHoldsAreRefused) {
+    const Schedule chain = lowered(ScheduleKind::gpipe, 2, 1, 1);
+    const CostModel costs = costs_of(1'000'000'000, 1'000'000'000, 1'000'000'000);
+    std::vector<double> factors(actions_of(chain), 1.0);
+    factors.front() = 1e7;  // rank 0's first action: its F, 10^16 ns
+    EXPECT_THROW(simulate(chain, costs, rules_for(costs), factors), std::overflow_error);
+
+    const Schedule long_pipeline = lowered(ScheduleKind::gpipe, 2, 1, 640);
+    const CostModel huge =
+        costs_of(4'000'000'000'000'000, 2'000'000'000'000'000, 2'000'000'000'000'000);
+    const std::string message = testing::thrown_message<JitterError>(
+        [&] {
+            simulate_step_spread(long_pipeline, huge, rules_for(huge), jitter_of({1, 1}, 1));
+        },
+        "");
+    EXPECT_EQ(message.rfind("jitter: a drawn step runs past 4611686018427387904 ns", 0), 0u)
+        << message;
+}
+
 // What calibrate gives a schedule too large for its draws: as many as fit, at least one.
 TEST(StepSpread, TheDrawsThatFitTheBound) {
     const JitterSpec jitter = jitter_of({0.5, 1.5}, 1000);
