@@ -406,9 +406,7 @@ SimulationResult simulate(const Schedule& schedule, const CostModel& costs,
         throw std::invalid_argument(
             "simulate with per-action factors: the schedule is not lowered (its factors name "
             "the lowered actions)");
-    std::size_t actions = 0;
-    for (const auto& rank : schedule.ranks)
-        actions += rank.size();
+    const std::size_t actions = schedule.action_count();
     if (compute_factors.size() != actions)
         throw std::invalid_argument(
             fmt::format("simulate with per-action factors: {} factors for {} actions",

@@ -19,13 +19,6 @@ double uniform(std::mt19937_64& generator) {
     return static_cast<double>(generator() >> 11) * 0x1.0p-53;
 }
 
-std::size_t action_count(const Schedule& schedule) {
-    std::size_t actions = 0;
-    for (const auto& rank : schedule.ranks)
-        actions += rank.size();
-    return actions;
-}
-
 }  // namespace
 
 double quantile_at(const std::vector<double>& quantiles, double probability) {
@@ -64,7 +57,7 @@ int draws_that_fit(const JitterSpec& jitter, std::size_t actions) {
 
 StepSpread simulate_step_spread(const Schedule& lowered, const CostModel& costs,
                                 const DependencyRules& rules, const JitterSpec& jitter) {
-    const std::size_t actions = action_count(lowered);
+    const std::size_t actions = lowered.action_count();
     if (jitter.draws < 1)
         throw JitterError(
             fmt::format("jitter.draws: {} draws: give 1 to {}", jitter.draws, kMostJitterDraws));

@@ -89,13 +89,6 @@ std::int64_t simulated_peak(const sim::SimulationResult& simulated, int rank) {
     return 0;
 }
 
-std::size_t lowered_action_count(const Schedule& lowered) {
-    std::size_t actions = 0;
-    for (const auto& rank : lowered.ranks)
-        actions += rank.size();
-    return actions;
-}
-
 // A run that cannot be calibrated from: exit 2, the trace named.
 CommandFailure unusable(const CalibrateOptions& options, const std::exception& error) {
     return CommandFailure(kExitUsage, fmt::format("pipelens: {}: {}", options.trace, error.what()));
@@ -202,7 +195,7 @@ void run_calibrate(const CalibrateOptions& options) {
     sim::StepSpread spread;  // draws = 0: no jitter was fitted
     std::string fewer_draws;
     if (experiment.jitter) {
-        const int fit = sim::draws_that_fit(*experiment.jitter, lowered_action_count(lowered));
+        const int fit = sim::draws_that_fit(*experiment.jitter, lowered.action_count());
         if (fit < experiment.jitter->draws)
             fewer_draws = fmt::format(
                 "note: [jitter] draws lowered from {} to {}: more would "

@@ -26,13 +26,6 @@ Schedule lowered(ScheduleKind kind, int pp, int v, int m) {
     return lower(generate_schedule({kind, pp, v, m}));
 }
 
-std::size_t actions_of(const Schedule& schedule) {
-    std::size_t count = 0;
-    for (const auto& rank : schedule.ranks)
-        count += rank.size();
-    return count;
-}
-
 JitterSpec jitter_of(std::vector<double> quantiles, int draws = 401) {
     JitterSpec jitter;
     jitter.quantiles = std::move(quantiles);
@@ -65,7 +58,7 @@ TEST(StepSpread, EachFactorScalesExactlyItsOwnComputation) {
     const Schedule schedule = lowered(ScheduleKind::gpipe, 2, 1, 1);
     const CostModel costs = costs_of(1000, 600, 400);
     ASSERT_EQ(simulate(schedule, costs).step_time_ns, 2 * 1000 + 2 * 1000);
-    std::vector<double> factors(actions_of(schedule), 1.0);
+    std::vector<double> factors(schedule.action_count(), 1.0);
     const auto& rank0 = schedule.ranks[0];
     const auto forward = std::find_if(rank0.begin(), rank0.end(), [](const Action& action) {
         return action.kind == ActionKind::forward;
@@ -85,7 +78,7 @@ TEST(StepSpread, EachFactorScalesExactlyItsOwnComputation) {
 TEST(StepSpread, ALaterRanksFactorIsReadAtItsOwnPlace) {
     const Schedule schedule = lowered(ScheduleKind::gpipe, 2, 1, 1);
     const CostModel costs = costs_of(1000, 600, 400);
-    std::vector<double> factors(actions_of(schedule), 1.0);
+    std::vector<double> factors(schedule.action_count(), 1.0);
     const std::size_t rank1_start = schedule.ranks[0].size();
     const auto& rank1 = schedule.ranks[1];
     const auto forward = std::find_if(rank1.begin(), rank1.end(), [](const Action& action) {
@@ -112,7 +105,7 @@ TEST(StepSpread, FactorsNeedTheLoweredScheduleAndOnePerAction) {
             simulate(schedule, costs, rules_for(costs), {1.0, 1.0});
         },
         "");
-    EXPECT_NE(message.find("2 factors for " + std::to_string(actions_of(schedule)) + " actions"),
+    EXPECT_NE(message.find("2 factors for " + std::to_string(schedule.action_count()) + " actions"),
               std::string::npos)
         << message;
 }
@@ -207,7 +200,7 @@ TEST(StepSpread, TheSameSeedDrawsTheSameSteps) {
 TEST(StepSpread, DrawnTimesPastWhatAStepHoldsAreRefused) {
     const Schedule chain = lowered(ScheduleKind::gpipe, 2, 1, 1);
     const CostModel costs = costs_of(1'000'000'000, 1'000'000'000, 1'000'000'000);
-    std::vector<double> factors(actions_of(chain), 1.0);
+    std::vector<double> factors(chain.action_count(), 1.0);
     factors.front() = 1e7;  // rank 0's first action: its F, 10^16 ns
     EXPECT_THROW(simulate(chain, costs, rules_for(costs), factors), std::overflow_error);
 
@@ -234,7 +227,7 @@ TEST(StepSpread, TheDrawsThatFitTheBound) {
 
 TEST(StepSpread, TooManyDrawsAreRefusedBeforeAnyIsSimulated) {
     const Schedule schedule = lowered(ScheduleKind::one_f_one_b, 8, 1, 128);
-    ASSERT_GT(actions_of(schedule) * kMostJitterDraws, std::size_t(kMostJitteredActions));
+    ASSERT_GT(schedule.action_count() * kMostJitterDraws, std::size_t(kMostJitteredActions));
     const CostModel costs = costs_of(1000, 1000, 1000);
     const std::string message = testing::thrown_message<std::invalid_argument>(
         [&] {
@@ -242,8 +235,8 @@ TEST(StepSpread, TooManyDrawsAreRefusedBeforeAnyIsSimulated) {
                                  jitter_of({0.5, 1.5}, kMostJitterDraws));
         },
         "");
-    EXPECT_NE(message.find("jitter.draws: 100000 draws of " + std::to_string(actions_of(schedule)) +
-                           " actions"),
+    EXPECT_NE(message.find("jitter.draws: 100000 draws of " +
+                           std::to_string(schedule.action_count()) + " actions"),
               std::string::npos)
         << message;
 }
