@@ -21,7 +21,7 @@ inline constexpr int kExitTooLarge = 3;     // the work cannot fit this machine'
 inline constexpr const char* kVersion = "pipelens 0.1.0";
 // Both binaries list `run` and `explain` with these words.
 inline constexpr const char* kRunDescription =
-    "Run one training step of a schedule on real LibTorch ranks and record it";
+    "Run training steps of a schedule on real LibTorch ranks and record them";
 inline constexpr const char* kExplainDescription =
     "Show a pipeline's stages, split, ops, parameters and boundary metadata";
 

@@ -27,6 +27,9 @@ ScheduleCheck check_schedule(const Schedule& schedule) {
         } catch (const ScheduleHangError& error) {
             check.hang = error.report();
             return check;
+        } catch (const ScheduleCheckError& error) {  // what only lowering can tell
+            check.structure = error.report();
+            return check;
         }
     }
     const DryRunResult result = dry_run(check.lowered ? *check.lowered : schedule);

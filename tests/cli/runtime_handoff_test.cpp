@@ -77,8 +77,8 @@ TEST(RuntimeHandOff, ErrorsAndTheirExitCodesAreTheRuntimes) {
 TEST(RuntimeHandOff, HelpIsTheRuntimesAndNamesPipelens) {
     const auto help = run_pipelens("run --help");
     EXPECT_EQ(help.exit_code, 0);
-    EXPECT_EQ(help.out.rfind("Run one training step of a schedule on real LibTorch ranks and "
-                             "record it\nUsage: " +
+    EXPECT_EQ(help.out.rfind("Run training steps of a schedule on real LibTorch ranks and "
+                             "record them\nUsage: " +
                                  std::string(PIPELENS_BINARY) + " run [OPTIONS]",
                              0),
               0u)

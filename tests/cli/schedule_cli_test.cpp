@@ -162,6 +162,30 @@ TEST(CheckCli, GeneratedCsvPasses) {
     std::filesystem::remove(path);
 }
 
+// The table PyTorch 2.11's ScheduleGPipe printed (tests/data/pytorch/), REDUCE_GRAD and all.
+TEST(CheckCli, PyTorchsOwnGPipeTablePasses) {
+    const std::string table =
+        PIPELENS_SOURCE_DIR "/tests/data/pytorch/schedules/GPipe_pp4_v1_m8_compute.csv";
+    const auto checked = run_pipelens("check " + table + " --pp 4 --m 8");
+    EXPECT_EQ(checked.exit_code, 0) << checked.err;
+    EXPECT_EQ(checked.out, table +
+                               ": ok: pp=4, 4 stages, m=8, 68 actions (compute only; lowers to "
+                               "160 actions with 48 send/recv pairs); dry run completes\n");
+    const auto simulated = run_pipelens("simulate --schedule-file " + table + " --f 1 --b 1");
+    EXPECT_EQ(simulated.exit_code, 0) << simulated.err;
+    EXPECT_TRUE(contains(simulated.out, "step time 22.000 us, bubble ratio 27.3%"))
+        << simulated.out;
+    const auto misplaced =
+        temp_file("misplaced.csv", "0F0,0F1,0B0,0REDUCE_GRAD,0B1\n1F0,1F1,1B0,1B1\n");
+    const auto refused = run_pipelens("check " + misplaced.string());
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_TRUE(contains(refused.err, misplaced.string() +
+                                          ": schedule check failed (1 problem):\n  - rank 0, "
+                                          "step 3: '0REDUCE_GRAD' where lowering puts '0B1'"))
+        << refused.err;
+    std::filesystem::remove(misplaced);
+}
+
 TEST(CheckCli, SwappedRecvsExitNonZeroWithTheCycle) {
     const auto path = temp_file(
         "swapped.csv",

@@ -30,8 +30,8 @@ TEST(TorchFreeCli, PipelensLoadsNoLibTorch) {
 TEST(TorchFreeCli, HelpStillListsRunAndExplain) {
     const auto result = run_pipelens("--help");
     ASSERT_EQ(result.exit_code, 0) << result.err;
-    EXPECT_NE(result.out.find("\n  run                         Run one training step of a schedule "
-                              "on real LibTorch ranks and record it\n"),
+    EXPECT_NE(result.out.find("\n  run                         Run training steps of a schedule "
+                              "on real LibTorch ranks and record them\n"),
               std::string::npos)
         << result.out;
     EXPECT_NE(

@@ -88,6 +88,52 @@ TEST(Lowering, RejectsSchedulesThatAreNotComputeOnly) {
     }
 }
 
+// PyTorch's GPipe and 1F1B print their compute tables with REDUCE_GRAD after each stage's last
+// backward; such a table lowers exactly as the table without them, and so does one that leaves
+// some out. One anywhere else is refused, naming where it stands and what lowering puts there.
+TEST(Lowering, ReduceGradWhereLoweringPutsItIsAcceptedInAComputeTable) {
+    const Schedule plain =
+        parse_schedule_csv("0F0,0F1,0B0,0B1\r\n1F0,1B0,1F1,1B1\r\n", "plain.csv");
+    const Schedule as_pytorch_prints = parse_schedule_csv(
+        "0F0,0F1,0B0,0B1,0REDUCE_GRAD\r\n1F0,1B0,1F1,1B1,1REDUCE_GRAD\r\n", "gpipe.csv");
+    const Schedule one_left_out =
+        parse_schedule_csv("0F0,0F1,0B0,0B1\r\n1F0,1B0,1F1,1B1,1REDUCE_GRAD\r\n", "one.csv");
+    for (const bool keep : {false, true}) {
+        LoweringOptions options;
+        options.keep_fsdp_actions = keep;
+        const std::string expected = format_schedule_csv(lower(plain, options));
+        EXPECT_EQ(format_schedule_csv(lower(as_pytorch_prints, options)), expected);
+        EXPECT_EQ(format_schedule_csv(lower(one_left_out, options)), expected);
+    }
+    const auto refusal = [](const std::string& csv) {
+        try {
+            lower(parse_schedule_csv(csv, "bad.csv"));
+        } catch (const ScheduleCheckError& error) {
+            return std::string(error.what());
+        }
+        return std::string("lowered");
+    };
+    const std::string rule =
+        "; a REDUCE_GRAD in a compute-only schedule stands right after its stage's last "
+        "backward (B or W), as PyTorch places it, or is left out (lowering adds it)";
+    EXPECT_EQ(refusal("0F0,0F1,0B0,0REDUCE_GRAD,0B1\r\n1F0,1B0,1F1,1B1\r\n"),
+              "schedule check failed (1 problem):\n  - rank 0, step 3: '0REDUCE_GRAD' where "
+              "lowering puts '0B1'" +
+                  rule);
+    EXPECT_EQ(refusal("0F0,0F1,0B0,0B1,0REDUCE_GRAD,0REDUCE_GRAD\r\n1F0,1B0,1F1,1B1\r\n"),
+              "schedule check failed (1 problem):\n  - rank 0, step 5: '0REDUCE_GRAD' where "
+              "lowering puts the end of the row" +
+                  rule);
+    EXPECT_EQ(refusal("0F0,0F1,0B0,0B1,1REDUCE_GRAD\r\n1F0,1B0,1F1,1B1\r\n"),
+              "schedule check failed (1 problem):\n  - rank 0, step 4: '1REDUCE_GRAD' where "
+              "lowering puts '0REDUCE_GRAD'" +
+                  rule);
+    // Beside a SEND it is the SEND that is not compute-only, as before.
+    EXPECT_NE(refusal("0F0,0SEND_F0,0B0,0REDUCE_GRAD\r\n1RECV_F0,1F0,1B0\r\n")
+                  .find("rank 0, step 1: expected a compute-only schedule but found '0SEND_F0'"),
+              std::string::npos);
+}
+
 TEST(Lowering, ComputeOnlyCycleIsReportedNotLowered) {
     // Rank 1 runs microbatch 1 first, but rank 0 only sends microbatch 1 after backward 0.
     const Schedule compute =

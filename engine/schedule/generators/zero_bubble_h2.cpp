@@ -6,7 +6,9 @@
 // backwards, and drains the delayed W's at the end. With F = I = W and free links every stage
 // runs without a gap (the paper's parallelogram), at up to (2p-1) microbatches of activations on
 // stage 0. With c = 1 instead of 2 the same rule is ZB-H1 (InterleavedZeroBubble, v = 1).
-// When m is too small for the warm-up, the warm-up takes every microbatch.
+// When m is too small for the warm-up (m < 2(p-1)), the warm-ups take at most m, and each
+// stage's W is delayed by what its warm-up lacks against stage 0's (2r when nothing is cut):
+// delaying by the full 2r there left gaps, a slower step than ZB-H1's.
 #include <algorithm>
 
 #include "engine/schedule/generate.hpp"
@@ -21,7 +23,7 @@ void zero_bubble_h2(Schedule& schedule) {
         auto& actions = schedule.ranks[rank];
         actions.reserve(3 * static_cast<std::size_t>(m));
         const int warmup = std::min(kWarmupFactor * (pp - 1 - rank), m);
-        const int weight_delay = kWarmupFactor * rank;
+        const int weight_delay = std::min(kWarmupFactor * (pp - 1), m) - warmup;
         for (int microbatch = 0; microbatch < warmup; ++microbatch)
             actions.push_back(make_action(rank, ActionKind::forward, microbatch));
         int weights = 0;
