@@ -5,13 +5,31 @@
 #include <cmath>
 #include <stdexcept>
 
+#include <fmt/format.h>
+
 namespace pipelens::sim {
+
+namespace {
+
+// A time computed in floating point, as int64 nanoseconds; one past int64's reach (a bandwidth
+// of 1e-300 bytes/ns) is refused rather than converted, which is undefined.
+std::int64_t as_ns(double ns, const char* what) {
+    if (!(ns < 0x1.0p62))
+        throw std::overflow_error(fmt::format(
+            "{} would take {:g} ns, more than 2^62 ns (about 146 years): a cost, latency or "
+            "bandwidth is out of any machine's range",
+            what, ns));
+    return static_cast<std::int64_t>(ns);
+}
+
+}  // namespace
 
 std::int64_t Link::transfer_ns(std::int64_t bytes) const {
     if (bytes_per_ns <= 0 || bytes == 0)
         return latency_ns;
-    return latency_ns +
-           static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / bytes_per_ns));
+    return as_ns(static_cast<double>(latency_ns) +
+                     std::ceil(static_cast<double>(bytes) / bytes_per_ns),
+                 "a transfer");
 }
 
 const StageCost& CostModel::stage(int stage_index) const {
@@ -49,7 +67,8 @@ std::int64_t CostModel::compute_ns(const Action& leaf) const {
 std::int64_t CostModel::on_rank(int rank, std::int64_t compute_ns) const {
     if (rank < 0 || rank >= static_cast<int>(rank_slowdown.size()))
         return compute_ns;
-    return std::llround(static_cast<double>(compute_ns) * rank_slowdown[rank]);
+    return as_ns(std::round(static_cast<double>(compute_ns) * rank_slowdown[rank]),
+                 "a computation on a slowed rank");
 }
 
 Work CostModel::work_of(const Action& leaf) const {

@@ -28,10 +28,11 @@ namespace pipelens::sim {
 namespace {
 
 constexpr std::int64_t kUnknown = -1;
-// The longest a drawn computation may take, and the latest a drawn one may end: far from int64's
-// end, so that adding one more never overflows.
+// The longest a drawn computation may take, and the latest anything may end (about 146 years):
+// far from int64's end, so that adding one more never overflows. A step past it is refused as
+// too large, not wrapped round to a negative time.
 constexpr double kLongestDrawnNs = 0x1.0p62 / 1024;
-constexpr std::int64_t kLatestDrawnEndNs = std::int64_t{1} << 62;
+constexpr std::int64_t kLatestEndNs = std::int64_t{1} << 62;
 
 // When each per-microbatch signal of one (stage, microbatch) was produced: F, I/B, I ends; SEND
 // starts (a receive waits for the send to be issued); RECV ends.
@@ -278,13 +279,19 @@ class Simulator {
         return std::llround(time);
     }
 
-    // Where a computation starting at `start` for `ns` ends; with drawn times, refused past
-    // kLatestDrawnEndNs rather than overflowing.
+    // Where an action starting at `start` for `ns` ends; refused past kLatestEndNs rather than
+    // overflowing.
     std::int64_t ended(std::int64_t start, std::int64_t ns) const {
-        if (compute_factors_ != nullptr && start > kLatestDrawnEndNs - ns)
+        if (ns < 0)  // no cost is negative: one that wrapped round while it was computed
             throw std::overflow_error(fmt::format(
-                "a drawn step runs past {} ns (a computation of {} ns starting at {} ns)",
-                kLatestDrawnEndNs, ns, start));
+                "an action's time came out as {} ns, past int64's range while it was computed: "
+                "a cost, latency, bandwidth or model size is out of any machine's range",
+                ns));
+        if (ns > kLatestEndNs || start > kLatestEndNs - ns)
+            throw std::overflow_error(fmt::format(
+                "the {}step runs past {} ns, about 146 years (an action of {} ns starting at {} "
+                "ns): a cost, latency or bandwidth is out of any machine's range",
+                compute_factors_ != nullptr ? "drawn " : "", kLatestEndNs, ns, start));
         return start + ns;
     }
 
@@ -301,9 +308,9 @@ class Simulator {
                     // Issued by the rank's thread in program order: after its computations so
                     // far, and the next one waits for the issue.
                     entry.start_ns = std::max(entry.start_ns, compute_free_[rank]);
-                    compute_free_[rank] = entry.start_ns + costs_.send_issue_ns;
+                    compute_free_[rank] = ended(entry.start_ns, costs_.send_issue_ns);
                 }
-                entry.end_ns = entry.start_ns + costs_.transfer_ns(rank, peer, entry.bytes);
+                entry.end_ns = ended(entry.start_ns, costs_.transfer_ns(rank, peer, entry.bytes));
                 produce(action, entry.start_ns);  // the receive waits for the send's issue
                 break;
             }
@@ -314,7 +321,7 @@ class Simulator {
                 const int peer = transfer_peer_rank(schedule_, action);
                 entry.bytes = costs_.message_bytes(action);
                 entry.start_ns = ready.time;
-                entry.end_ns = ready.time + costs_.transfer_ns(peer, rank, entry.bytes);
+                entry.end_ns = ended(ready.time, costs_.transfer_ns(peer, rank, entry.bytes));
                 produce(action, entry.end_ns);
                 if (costs_.posted_receive_buffers)
                     post_buffer(rank, action, entry.bytes);
@@ -322,7 +329,7 @@ class Simulator {
             }
             default:  // UNSHARD, REDUCE_GRAD: collectives on the communication stream
                 entry.start_ns = std::max(comm_free_[rank], ready.time);
-                entry.end_ns = entry.start_ns + costs_.compute_ns(action);
+                entry.end_ns = ended(entry.start_ns, costs_.compute_ns(action));
                 produce(action, entry.end_ns);
                 break;
         }

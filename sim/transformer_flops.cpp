@@ -3,8 +3,25 @@
 #include "sim/transformer_flops.hpp"
 
 #include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace pipelens::sim {
+namespace {
+
+// A time or byte count from doubles, refused past 2^62 (rather than converted, which is
+// undefined and came out as 0 ns or a negative step).
+std::int64_t within_range(double value, const char* what, const TransformerSpec& spec) {
+    if (!(value < 0x1.0p62))
+        throw std::overflow_error(fmt::format(
+            "a transformer of hidden {}, sequence {} and microbatch size {} needs {:g} {}, past "
+            "2^62: a model size is out of any machine's range",
+            spec.hidden, spec.sequence, spec.microbatch_size, value, what));
+    return std::llround(value);
+}
+
+}  // namespace
 
 LayerFlops transformer_layer_flops(const TransformerSpec& spec) {
     const double s = spec.sequence;
@@ -19,19 +36,20 @@ double output_layer_flops(const TransformerSpec& spec) {
 }
 
 std::int64_t flops_to_ns(double flops, const TransformerSpec& spec) {
-    return std::llround(flops / (spec.device_tflops * 1e3));
+    return within_range(flops / (spec.device_tflops * 1e3), "ns for one pass", spec);
 }
 
 std::int64_t boundary_activation_bytes(const TransformerSpec& spec) {
-    return static_cast<std::int64_t>(spec.sequence) * spec.microbatch_size * spec.hidden *
-           dtype_bytes(spec.dtype);
+    return within_range(static_cast<double>(spec.sequence) * spec.microbatch_size * spec.hidden *
+                            dtype_bytes(spec.dtype),
+                        "bytes for one activation", spec);
 }
 
 std::int64_t layer_held_activation_bytes(const TransformerSpec& spec) {
     const double s = spec.sequence;
     const double sbh = s * spec.microbatch_size * spec.hidden;
     const double at_16_bit = sbh * (34.0 + 5.0 * spec.heads * s / spec.hidden);
-    return std::llround(at_16_bit * dtype_bytes(spec.dtype) / 2.0);
+    return within_range(at_16_bit * dtype_bytes(spec.dtype) / 2.0, "bytes of activations", spec);
 }
 
 std::vector<int> layers_of_stages(const TransformerSpec& spec, int stage_count) {

@@ -2,6 +2,8 @@
 #include "app/cli/error_policy.hpp"
 
 #include <algorithm>
+#include <new>
+#include <stdexcept>
 
 #include "app/cli/commands.hpp"
 #include "engine/experiment/experiment.hpp"
@@ -27,8 +29,11 @@ ErrorPolicy error_policy(const std::exception& error) {
         return {"invalid schedule configuration: ", kExitUsage};
     if (is_one_of<ExperimentError, traces::TraceError, ScheduleFileError>(error))
         return {"", kExitUsage};
-    if (is_one_of<ScheduleTooLargeError>(error))
+    if (is_one_of<ScheduleTooLargeError, std::overflow_error>(error))
         return {"", kExitTooLarge};
+    // An input that asks for more memory than the machine has: too large, not a failed check.
+    if (is_one_of<std::bad_alloc>(error))
+        return {"not enough memory for this input: ", kExitTooLarge};
     if (is_one_of<ScheduleCheckError, ScheduleHangError>(error))
         return {"", kExitCheckFailed};
     return {"error: ", kExitCheckFailed};

@@ -380,10 +380,14 @@ Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment e
         experiment.shape.rank_count = *options.pp;
         experiment.rank_count_source = "--pp";
     }
-    if (options.v)
+    if (options.v) {
         experiment.shape.stages_per_rank = *options.v;
-    if (options.m)
+        experiment.stages_per_rank_source = "--v";
+    }
+    if (options.m) {
         experiment.shape.microbatch_count = *options.m;
+        experiment.microbatch_count_source = "--m";
+    }
     if (options.defer_recv)
         experiment.defer_receives = true;
     if (options.max_activations) {

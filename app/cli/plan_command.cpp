@@ -5,6 +5,7 @@
 // tensor-parallel blocks' sharding decisions) so the viewer shows it. --layout pins the split
 // (and pp, v); otherwise each layout's best uneven split is searched unless --even-split.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -197,9 +198,36 @@ void check_sizes(const PlanFlags& flags) {
         {"peak-tflops", cluster.peak_tflops},
         {"achieved-fraction", cluster.achieved_fraction}};
     for (const auto& [flag, value] : required)
-        if (!(value > 0))
-            throw CommandFailure(kExitUsage,
-                                 fmt::format("pipelens plan: --{} must be positive", flag));
+        if (!(value > 0) || !std::isfinite(value))
+            throw CommandFailure(
+                kExitUsage, fmt::format("pipelens plan: --{} must be a positive number", flag));
+    // A pin of 0 divided the search by zero; a negative one pinned nothing.
+    const std::pair<const char*, std::optional<int>> pins[] = {
+        {"tp", flags.options.pins.tp},
+        {"pp", flags.options.pins.pp},
+        {"dp", flags.options.pins.dp},
+        {"v", flags.options.pins.v},
+        {"microbatch-size", flags.options.pins.microbatch_size},
+        {"m", flags.options.pins.m}};
+    for (const auto& [flag, pin] : pins)
+        if (pin && *pin < 1)
+            throw CommandFailure(
+                kExitUsage, fmt::format("pipelens plan: --{} {} pins nothing: give 1 or more, or "
+                                        "leave it out to search it",
+                                        flag, *pin));
+    if (cluster.streaming_multiprocessors < 0)
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens plan: --streaming-multiprocessors {} is not a "
+                                         "count (0 leaves wave quantization unpriced)",
+                                         cluster.streaming_multiprocessors));
+    // A link of no bandwidth makes every transfer take forever (and the step wrap around).
+    const std::pair<const char*, double> links[] = {
+        {"intra-host-bandwidth", cluster.links.intra_host_gb_per_s},
+        {"inter-host-bandwidth", cluster.links.inter_host_gb_per_s}};
+    for (const auto& [flag, value] : links)
+        if (!(value > 0) || !std::isfinite(value))
+            throw CommandFailure(
+                kExitUsage, fmt::format("pipelens plan: --{} must be a positive number", flag));
     // Attention splits the hidden size into equal heads.
     if (shape.hidden % shape.heads != 0)
         throw CommandFailure(

@@ -174,6 +174,9 @@ struct Experiment {
     // schedule file's row count must equal a pp that was given: a silently smaller pipeline
     // is a wrong simulation.
     std::string rank_count_source;
+    // The same for v and m ("--m", "exp.toml:4:5: schedule.m"): a schedule file fixes both.
+    std::string stages_per_rank_source;
+    std::string microbatch_count_source;
     // Lower with PyTorch's deferred receives (defer_pp_recv=True): each RECV just before the
     // computation that consumes it.
     bool defer_receives = false;

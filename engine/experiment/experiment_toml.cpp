@@ -244,6 +244,12 @@ void read_schedule(FieldReader& fields, Experiment& experiment,
     if (const toml::node* pp = fields.take("pp"))
         experiment.rank_count_source =
             fmt::format("{}:{}: schedule.pp", fields.source(), position(pp->source()));
+    if (const toml::node* v = fields.take("v"))
+        experiment.stages_per_rank_source =
+            fmt::format("{}:{}: schedule.v", fields.source(), position(v->source()));
+    if (const toml::node* m = fields.take("m"))
+        experiment.microbatch_count_source =
+            fmt::format("{}:{}: schedule.m", fields.source(), position(m->source()));
     fields.integer("pp", experiment.shape.rank_count, 1);
     fields.integer("v", experiment.shape.stages_per_rank, 1);
     fields.integer("m", experiment.shape.microbatch_count, 1);

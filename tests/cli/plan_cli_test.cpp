@@ -109,6 +109,19 @@ TEST(PlanCli, BadPinsAndSizesAreUsageErrorsNamingTheRule) {
                            " --gpus 8 --attention unfused --attention-matmul-memory")
                   .exit_code,
               0);
+    // A pin of 0 once divided the search by zero (SIGFPE); -1 pinned nothing, silently.
+    for (const std::string pin : {"v 0", "microbatch-size 0", "v -1", "m 0"}) {
+        const auto zero = run_pipelens(std::string(kModel) + " --gpus 8 --" + pin);
+        EXPECT_EQ(zero.exit_code, 2) << pin;
+        EXPECT_EQ(zero.err, "pipelens plan: --" + pin +
+                                " pins nothing: give 1 or more, or leave it out to search it\n");
+    }
+    for (const std::string flag : {"peak-tflops inf", "inter-host-bandwidth 0"}) {
+        const auto refused = run_pipelens(std::string(kModel) + " --gpus 8 --" + flag);
+        EXPECT_EQ(refused.exit_code, 2) << flag;
+        EXPECT_EQ(refused.err, "pipelens plan: --" + flag.substr(0, flag.find(' ')) +
+                                   " must be a positive number\n");
+    }
 }
 
 TEST(PlanCli, ATomlFileGivesTheFlagsAndFlagsOverrideIt) {

@@ -345,6 +345,28 @@ TEST(SimulateCli, InvalidCountsAndBandwidthsNameTheFlag) {
     EXPECT_NE(help.out.find("omit it for unlimited links"), std::string::npos) << help.out;
 }
 
+// Costs past any machine's range once wrapped round int64: a bubble of -2.5% passed a bubble
+// gate, a step came out as 0 ns. They are refused as too large (exit 3), naming why.
+TEST(SimulateCli, StepsPastInt64sRangeAreRefusedNotWrapped) {
+    const auto latency = run_pipelens("simulate --p2p-latency 1e18ns --max-bubble 10%");
+    EXPECT_EQ(latency.exit_code, 3);
+    EXPECT_EQ(latency.out, "");
+    EXPECT_EQ(latency.err.rfind("pipelens: the step runs past 4611686018427387904 ns, about 146 "
+                                "years (an action of 1000000000000000000 ns",
+                                0),
+              0u)
+        << latency.err;
+    const auto model = run_pipelens(
+        "simulate --layers 10 --hidden 1000000000 --sequence 1000000000 --heads 1 "
+        "--device-tflops 1");
+    EXPECT_EQ(model.exit_code, 3);
+    EXPECT_EQ(model.err.rfind("pipelens: a transformer of hidden 1000000000, sequence 1000000000 "
+                              "and microbatch size 1 needs ",
+                              0),
+              0u)
+        << model.err;
+}
+
 // A schedule file has one row per rank: a pp that was given must match it, from a flag or a
 // file; without one the file decides.
 TEST(SimulateCli, AScheduleFileWhoseRowsDifferFromPpIsRefused) {
@@ -369,7 +391,25 @@ TEST(SimulateCli, AScheduleFileWhoseRowsDifferFromPpIsRefused) {
                               "out to take the file's\n");
     std::filesystem::remove(experiment);
 
-    for (const std::string& flags : {std::string(""), std::string(" --pp 4")}) {
+    // v and m are the file's too: a different one given is refused, not silently ignored.
+    result = run_pipelens("simulate --schedule-file " + csv + " --m 2");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: --m is 2 but the schedule file " + csv +
+                              " has m = 8 (microbatches); m must match the file, or leave it out "
+                              "to take the file's\n");
+    const auto stages = temp_file("csv_v.toml", "[schedule]\nfile = \"" + csv + "\"\nv = 3\n");
+    result = run_pipelens("simulate " + stages.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + stages.string() +
+                              ":3:5: schedule.v is 3 but the "
+                              "schedule file " +
+                              csv +
+                              " has v = 2 (stages per rank); v must match the file, or leave it "
+                              "out to take the file's\n");
+    std::filesystem::remove(stages);
+
+    for (const std::string& flags :
+         {std::string(""), std::string(" --pp 4"), std::string(" --pp 4 --v 2 --m 8")}) {
         result = run_pipelens("simulate --schedule-file " + csv + flags + " --json");
         ASSERT_EQ(result.exit_code, 0) << result.err;
         EXPECT_EQ(nlohmann::json::parse(result.out)["ranks"].size(), 4u);

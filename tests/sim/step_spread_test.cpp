@@ -204,16 +204,22 @@ TEST(StepSpread, DrawnTimesPastWhatAStepHoldsAreRefused) {
     factors.front() = 1e7;  // rank 0's first action: its F, 10^16 ns
     EXPECT_THROW(simulate(chain, costs, rules_for(costs), factors), std::overflow_error);
 
-    const Schedule long_pipeline = lowered(ScheduleKind::gpipe, 2, 1, 640);
+    // The step of the costs, 561 x 8e15 ns, fits under 2^62 ns; drawn at up to 1.09 times the
+    // median step level it does not.
     const CostModel huge =
         costs_of(4'000'000'000'000'000, 2'000'000'000'000'000, 2'000'000'000'000'000);
+    const Schedule long_pipeline = lowered(ScheduleKind::gpipe, 2, 1, 560);
+    JitterSpec levels = jitter_of({1, 1}, 20);
+    levels.step_quantiles = {1.0, 1.2};
     const std::string message = testing::thrown_message<JitterError>(
-        [&] {
-            simulate_step_spread(long_pipeline, huge, rules_for(huge), jitter_of({1, 1}, 1));
-        },
-        "");
-    EXPECT_EQ(message.rfind("jitter: a drawn step runs past 4611686018427387904 ns", 0), 0u)
+        [&] { simulate_step_spread(long_pipeline, huge, rules_for(huge), levels); }, "");
+    EXPECT_EQ(message.rfind("jitter: the drawn step runs past 4611686018427387904 ns", 0), 0u)
         << message;
+    // Longer, the step of the costs itself is refused, as too large, not wrapped round.
+    const std::string too_long = testing::thrown_message<std::overflow_error>(
+        [&] { simulate(lowered(ScheduleKind::gpipe, 2, 1, 640), huge); }, "");
+    EXPECT_EQ(too_long.rfind("the step runs past 4611686018427387904 ns, about 146 years", 0), 0u)
+        << too_long;
 }
 
 // What calibrate gives a schedule too large for its draws: as many as fit, at least one.
