@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -38,6 +39,13 @@ std::int64_t tick_step(std::int64_t span) {
         if (factor * power >= raw)
             return static_cast<std::int64_t>(factor * power);
     return static_cast<std::int64_t>(10 * power);
+}
+
+// to - from, held to int64 where a damaged or foreign trace's times are further apart.
+std::int64_t span_between(std::int64_t from, std::int64_t to) {
+    const __int128 span = static_cast<__int128>(to) - from;
+    return static_cast<std::int64_t>(
+        std::clamp<__int128>(span, 0, std::numeric_limits<std::int64_t>::max()));
 }
 
 // Time [from, from + span) onto the drawing area; times outside it land on its edges.
@@ -217,13 +225,18 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
                        "\n",
                        step_figures_apply(outcome) ? "" : R"svg( fill="#d62728")svg", figures_line);
 
-    const std::int64_t step = tick_step(to - from);
+    const std::int64_t step = tick_step(span_between(from, to));
     const int ruler_y = kTopMargin + rank_count * kRankHeight + 4;
-    for (std::int64_t tick = (from + step - 1) / step * step; tick <= to; tick += step)
+    // Counted, not stepped until past `to`: near int64's end the next tick would wrap round.
+    const std::int64_t first_tick = (from + step - 1) / step * step;
+    const std::int64_t ticks = first_tick > to ? 0 : (to - first_tick) / step + 1;
+    for (std::int64_t index = 0; index < std::min<std::int64_t>(ticks, 100); ++index) {
+        const std::int64_t tick = first_tick + index * step;
         svg += fmt::format(
             R"svg(<line x1="{0:.2f}" y1="{1}" x2="{0:.2f}" y2="{2}" stroke="#ccc"/><text x="{0:.2f}" y="{3}" font-size="10" text-anchor="middle">{4}</text>)svg"
             "\n",
             canvas.x(tick), kTopMargin - 4, ruler_y, ruler_y + 14, format_tick(tick, step));
+    }
     for (int rank = 0; rank < rank_count; ++rank) {
         const RankRecord* figures = nullptr;
         for (const RankRecord& record : ranks)

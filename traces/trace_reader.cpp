@@ -128,11 +128,38 @@ StringTable read_strings(sqlite3* connection, const std::filesystem::path& path)
     return table;
 }
 
-ActionRecord action_from(sqlite3_stmt* row) {
+// Ranks, stages and microbatches beyond these are not a pipeline but a damaged file (a rank
+// count of 10^9 once made `export` write gigabytes of empty rank records).
+constexpr std::int64_t kRankLimit = std::int64_t{1} << 20;
+constexpr std::int64_t kStageLimit = std::int64_t{1} << 20;
+constexpr std::int64_t kMicrobatchLimit = std::int64_t{1} << 24;
+
+// An action row (columns as kActionColumns) as a record, refused as corrupt where no writer
+// could have produced it. The integers are checked before they are narrowed: a kind of 999
+// stored as 8 bits reads as 231.
+ActionRecord action_from(const detail::TraceQuery& state, std::int64_t run_id, sqlite3_stmt* row) {
+    const std::int64_t rank = sqlite3_column_int64(row, 0);
+    const std::int64_t step = sqlite3_column_int64(row, 1);
+    const auto fail = [&](const std::string& why) {
+        state.corrupt(fmt::format("run {} rank {} step {}: {}", run_id, rank, step, why));
+    };
+    if (rank < 0 || rank >= kRankLimit)
+        fail("the rank is out of range");
+    if (const std::int64_t kind = sqlite3_column_int64(row, 3);
+        kind < 0 || kind >= text::kActionKindNames)
+        fail(fmt::format("action kind {} is not a pipeline action", kind));
+    if (const std::int64_t stage = sqlite3_column_int64(row, 4); stage < -1 || stage >= kStageLimit)
+        fail(fmt::format("stage {} is out of range", stage));
+    if (const std::int64_t microbatch = sqlite3_column_int64(row, 5);
+        microbatch < -1 || microbatch >= kMicrobatchLimit)
+        fail(fmt::format("microbatch {} is out of range", microbatch));
     ActionRecord action;
     read_columns(row, 0, action.rank, action.step, action.lane, action.kind, action.stage,
                  action.microbatch);
     read_columns(row, 7, action.start_ns, action.end_ns, action.bytes, action.pair_id);
+    if (action.end_ns < action.start_ns)
+        fail(fmt::format("it ends at {} ns, before it starts at {} ns", action.end_ns,
+                         action.start_ns));
     return action;
 }
 
@@ -219,7 +246,7 @@ std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id) const {
     std::vector<ActionRecord> actions;
     actions.reserve(static_cast<std::size_t>(action_count(run_id)));
     state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
-        actions.push_back(action_from(row));
+        actions.push_back(action_from(state, run_id, row));
         actions.back().label = state.label_of(row, actions.back(), overlaps);
     });
     return actions;
@@ -246,7 +273,7 @@ std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id, int rank, st
     sqlite3_bind_int64(statement.get(), 4, from_ns);
     std::vector<ActionRecord> actions;
     state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
-        actions.push_back(action_from(row));
+        actions.push_back(action_from(state, run_id, row));
         actions.back().label = state.label_of(row, actions.back(), overlaps);
     });
     return actions;

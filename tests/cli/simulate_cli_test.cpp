@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/cli/sqlite_edit.hpp"
 #include "tests/fresh_trace.hpp"
 
 namespace pipelens {
@@ -203,6 +204,24 @@ TEST(SimulateCli, SvgTimelineDrawsActionsBubblesAndArrows) {
     EXPECT_EQ(count_of(svg, R"(fill="#d55e00"><title>1B1 rank 1 )"), 1u);
     EXPECT_EQ(count_of(svg, R"svg(fill="url(#bubble)")svg"), 3u);
     EXPECT_EQ(count_of(svg, "marker-end="), 4u);  // two forward and two backward transfers
+    std::filesystem::remove(svg_path);
+}
+
+// Times near int64's end (a damaged or foreign trace) once made the ruler's next tick wrap
+// round, so `export --svg` appended ticks until it ran out of memory.
+TEST(SimulateCli, SvgOfATraceWhoseTimesReachInt64sEndEnds) {
+    const auto trace = fresh_trace("svg_far");
+    ASSERT_EQ(
+        run_pipelens("simulate --schedule GPipe --pp 2 --m 2 --out " + trace.string()).exit_code,
+        0);
+    ASSERT_EQ(testing::edit_trace(trace,
+                                  "UPDATE actions SET start_ns = 9223372036854775000, end_ns = "
+                                  "9223372036854775807 WHERE rank = 0 AND step = 0"),
+              1);
+    const auto svg_path = std::filesystem::path(trace.string() + ".svg");
+    const auto exported = run_pipelens("export " + trace.string() + " --svg " + svg_path.string());
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    EXPECT_LE(count_of(read_file(svg_path), "text-anchor=\"middle\""), 100u);
     std::filesystem::remove(svg_path);
 }
 

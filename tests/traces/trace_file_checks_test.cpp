@@ -332,6 +332,40 @@ TEST_F(TraceStoreTest, ALabelMissingFromTheStringsTableIsCorruption) {
     EXPECT_EQ(reader.strings().find(std::stoll(label_id)), std::nullopt);
 }
 
+// Damage no writer produces is refused where it is read, naming the run and the row: before,
+// a pp of 10^9 made `export` write gigabytes of empty rank records, and a kind of 999 read as
+// 231 through the 8-bit field.
+TEST_F(TraceStoreTest, RowsNoWriterProducesAreCorruption) {
+    const fs::path path = file("damaged_rows.db");
+    const std::string corrupt = path.string() + ": trace is corrupt: ";
+    const auto damaged = [&](const std::string& change) {
+        fs::remove(path);
+        write_trace_with_actions(path, 8);
+        RawDatabase(path).execute(change);
+    };
+    const auto run_error = [&] { return error_of([&] { TraceReader(path).run(1); }); };
+    const auto actions_error = [&] { return error_of([&] { TraceReader(path).actions(1); }); };
+    damaged("UPDATE runs SET pp = 1000000000");
+    EXPECT_EQ(run_error(), corrupt + "run 1 has pp = 1000000000");
+    damaged("UPDATE runs SET m = 9223372036854775807");
+    EXPECT_EQ(run_error(), corrupt + "run 1 has m = 9223372036854775807");
+    damaged("UPDATE runs SET v = -1");
+    EXPECT_EQ(run_error(), corrupt + "run 1 has v = -1");
+    damaged("UPDATE actions SET kind = 999 WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(actions_error(), corrupt +
+                                   "run 1 rank 0 step 0: action kind 999 is not a pipeline "
+                                   "action");
+    damaged("UPDATE actions SET rank = -7 WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(actions_error(), corrupt + "run 1 rank -7 step 0: the rank is out of range");
+    damaged("UPDATE actions SET stage = 1000000000 WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(actions_error(), corrupt + "run 1 rank 0 step 0: stage 1000000000 is out of range");
+    damaged("UPDATE actions SET end_ns = start_ns - 1 WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(actions_error(),
+              corrupt + "run 1 rank 0 step 0: it ends at -1 ns, before it starts at 0 ns");
+    damaged("UPDATE actions SET end_ns = start_ns WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(TraceReader(path).actions(1).size(), 8u);  // an empty action is no damage
+}
+
 TEST_F(TraceStoreTest, UnknownRunsAndEmptyTracesAreErrors) {
     const fs::path path = file("no_runs.db");
     TraceWriter(path).flush();
