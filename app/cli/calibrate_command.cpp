@@ -15,6 +15,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/output_file.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
 #include "sim/calibration.hpp"
@@ -212,11 +213,7 @@ void run_calibrate(const CalibrateOptions& options) {
         }
     }
     if (!options.out.empty()) {
-        std::ofstream file(options.out, std::ios::binary);
-        file << experiment_to_toml(experiment);
-        if (!file)
-            throw CommandFailure(kExitUsage,
-                                 fmt::format("pipelens: {}: cannot write the file", options.out));
+        write_output_file(options.out, experiment_to_toml(experiment));
     }
     if (options.json) {
         nlohmann::ordered_json json;

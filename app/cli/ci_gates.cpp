@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/output_file.hpp"
 #include "engine/experiment/units.hpp"
 #include "traces/text/quantities.hpp"
 #include "traces/text/xml_escape.hpp"
@@ -38,17 +39,13 @@ void write_junit(const std::string& path, const std::string& suite,
             }
             cases += "</testcase>\n";
         }
-    std::ofstream out(path, std::ios::trunc);
-    out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        << fmt::format("<testsuites tests=\"{}\" failures=\"{}\">\n", tests, failures)
-        << fmt::format(
-               "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
-               "skipped=\"0\" time=\"0\">\n",
-               xml_escaped(suite), tests, failures)
-        << cases << "  </testsuite>\n</testsuites>\n";
-    out.flush();
-    if (!out)
-        throw CommandFailure(kExitUsage, fmt::format("pipelens: --junit: cannot write {}", path));
+    write_output_file(
+        path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
+                  fmt::format("<testsuites tests=\"{}\" failures=\"{}\">\n", tests, failures) +
+                  fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
+                              "skipped=\"0\" time=\"0\">\n",
+                              xml_escaped(suite), tests, failures) +
+                  cases + "  </testsuite>\n</testsuites>\n");
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 // with the nearest known ones. --help and --version print as the library does and exit 0.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <optional>
 #include <string>
@@ -116,6 +118,17 @@ int usage_error(const CLI::App& app, const CLI::ParseError& error) {
     return kExitUsage;
 }
 
+// A report that did not reach standard output (a full disk, a device that refuses it) is a
+// failure, not exit 0 with nothing written.
+int output_written() {
+    errno = 0;
+    if (std::fflush(stdout) == 0 && !std::ferror(stdout))
+        return kExitOk;
+    fmt::print(stderr, "pipelens: error: cannot write to standard output: {}\n",
+               std::strerror(errno != 0 ? errno : EIO));
+    return kExitCheckFailed;
+}
+
 }  // namespace
 
 int parse_and_run(CLI::App& app, int argc, char** argv) {
@@ -125,7 +138,7 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
     }
     try {
         app.parse(argc, argv);
-        return kExitOk;
+        return output_written();
     } catch (const CLI::ParseError& error) {
         if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
             return app.exit(error);  // --help, --version: printed as asked, exit 0

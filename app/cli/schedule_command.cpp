@@ -11,6 +11,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "app/cli/output_file.hpp"
 #include "engine/experiment/experiment.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/schedule/generate.hpp"
@@ -113,10 +114,7 @@ void run_schedule(const ScheduleOptions& options) {
         std::fwrite(text.data(), 1, text.size(), stdout);
         return;
     }
-    std::ofstream file(options.out, std::ios::binary);
-    file << text;
-    if (!file)
-        throw CommandFailure(kExitUsage, fmt::format("pipelens: cannot write '{}'", options.out));
+    write_output_file(options.out, text);
 }
 
 }  // namespace

@@ -2,39 +2,15 @@
 // sees half a file and a failed write names the file.
 #include "app/cli/sweep_outputs.hpp"
 
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-
 #include <fmt/format.h>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "app/cli/output_file.hpp"
 #include "app/cli/sweep_chart.hpp"
 
 namespace pipelens::cli {
 namespace {
-
-void write_output(const std::string& path, const std::string& content) {
-    if (path == "-") {
-        std::fwrite(content.data(), 1, content.size(), stdout);
-        std::fflush(stdout);
-        return;
-    }
-    const std::string partial = path + ".partial";
-    {
-        std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-        file.write(content.data(), static_cast<std::streamsize>(content.size()));
-        if (!file.flush())
-            throw CommandFailure(kExitUsage, fmt::format("{}: cannot write it", path));
-    }
-    std::error_code error;
-    std::filesystem::rename(partial, path, error);
-    if (error) {
-        std::filesystem::remove(partial, error);
-        throw CommandFailure(kExitUsage, fmt::format("{}: cannot write it", path));
-    }
-}
 
 std::string chart_title(const sim::SweepResults& results) {
     std::size_t simulated = 0, front = 0;
@@ -80,15 +56,15 @@ void write_sweep_outputs(const sim::SweepResults& results, const SweepOutputOpti
     else
         fmt::print("{}", table);
     if (options.json)
-        write_output(*options.json, sim::sweep_results_json(results).dump(1) + "\n");
+        write_output_file(*options.json, sim::sweep_results_json(results).dump(1) + "\n");
     if (options.csv)
-        write_output(*options.csv, sim::sweep_results_csv(results));
+        write_output_file(*options.csv, sim::sweep_results_csv(results));
     if (options.png || options.svg) {
         const ChartScene scene = sweep_chart(results.points, chart_title(results), results.ranking);
         if (options.png)
-            write_output(*options.png, chart_png(scene));
+            write_output_file(*options.png, chart_png(scene));
         if (options.svg)
-            write_output(*options.svg, chart_svg(scene));
+            write_output_file(*options.svg, chart_svg(scene));
     }
 }
 

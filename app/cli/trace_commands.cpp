@@ -13,6 +13,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/critical_path_report.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/output_file.hpp"
 #include "app/cli/run_report.hpp"
 #include "app/cli/validators.hpp"
 #include "engine/analysis/stragglers.hpp"
@@ -140,14 +141,6 @@ struct ExportOptions {
     std::optional<std::int64_t> run;
 };
 
-void write_text_file(const std::string& path, const std::string& text) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(path.c_str(), "wb"),
-                                                        &std::fclose);
-    if (!out || std::fwrite(text.data(), 1, text.size(), out.get()) != text.size() ||
-        std::fclose(out.release()) != 0)
-        throw CommandFailure(kExitUsage, fmt::format("pipelens: {}: cannot write the file", path));
-}
-
 void export_chrome(const traces::TraceReader& reader, std::int64_t run_id,
                    const std::string& path) {
     std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(path.c_str(), "wb"),
@@ -172,7 +165,7 @@ void run_export(const ExportOptions& options) {
     if (!options.chrome.empty())
         export_chrome(reader, run_id, options.chrome);
     if (!options.svg.empty()) {
-        write_text_file(options.svg, traces::svg_timeline(reader, run_id));
+        write_output_file(options.svg, traces::svg_timeline(reader, run_id));
         fmt::print("wrote {}: run {} timeline\n", options.svg, run_id);
     }
 }

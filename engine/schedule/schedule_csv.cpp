@@ -512,6 +512,7 @@ void write_schedule_csv(const Schedule& schedule, const std::string& path) {
     if (!file)
         throw ScheduleFileError(fmt::format("cannot write schedule file '{}'", path));
     file << format_schedule_csv(schedule);
+    file.close();  // a full disk shows only when the buffer is written out
     if (!file)
         throw ScheduleFileError(fmt::format("failed writing schedule file '{}'", path));
 }

@@ -93,7 +93,8 @@ TEST(CiGates, BadLimitsAreUsageErrorsNamingTheFlag) {
     const auto junit =
         run_pipelens(std::string(kGPipe) + " --max-bubble 0.5 --junit /nonexistent/dir/report.xml");
     EXPECT_EQ(junit.exit_code, 2);
-    EXPECT_EQ(junit.err, "pipelens: --junit: cannot write /nonexistent/dir/report.xml\n");
+    EXPECT_EQ(junit.err, "pipelens: /nonexistent/dir/report.xml: cannot write the file: No such "
+                         "file or directory\n");
 }
 
 }  // namespace

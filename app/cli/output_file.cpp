@@ -1,0 +1,75 @@
+// Output files written whole or not at all (output_file.hpp).
+#include "app/cli/output_file.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "app/cli/commands.hpp"
+
+namespace pipelens::cli {
+namespace {
+
+[[noreturn]] void fail(const std::string& path, int error) {
+    throw CommandFailure(kExitUsage, fmt::format("pipelens: {}: cannot write the file: {}", path,
+                                                 std::strerror(error)));
+}
+
+// Every byte written, flushed and (when asked) the stream closed; else the errno of the first
+// step that failed.
+int write_all(std::FILE* stream, std::string_view content, bool close) {
+    int error = 0;
+    const auto step = [&](auto&& call) {
+        errno = 0;
+        if (!call() && error == 0)
+            error = errno != 0 ? errno : EIO;
+    };
+    step([&] { return std::fwrite(content.data(), 1, content.size(), stream) == content.size(); });
+    step([&] { return std::fflush(stream) == 0; });
+    if (close)
+        step([&] { return std::fclose(stream) == 0; });
+    return error;
+}
+
+}  // namespace
+
+void write_output_file(const std::string& path, std::string_view content) {
+    if (path == "-") {
+        if (const int error = write_all(stdout, content, false); error != 0)
+            fail("standard output", error);
+        return;
+    }
+    std::error_code ignored;
+    const std::filesystem::file_status status = std::filesystem::status(path, ignored);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+        if (std::filesystem::is_directory(status))
+            throw CommandFailure(kExitUsage,
+                                 fmt::format("pipelens: {}: is a directory, not a file", path));
+        std::FILE* stream = std::fopen(path.c_str(), "wb");
+        if (stream == nullptr)
+            fail(path, errno);
+        if (const int error = write_all(stream, content, true); error != 0)
+            fail(path, error);
+        return;
+    }
+    const std::string partial = path + ".partial";
+    std::FILE* stream = std::fopen(partial.c_str(), "wb");
+    if (stream == nullptr)
+        fail(path, errno);
+    int error = write_all(stream, content, true);
+    if (error == 0) {
+        std::error_code renamed;
+        std::filesystem::rename(partial, path, renamed);
+        error = renamed.value();
+    }
+    if (error != 0) {
+        std::filesystem::remove(partial, ignored);
+        fail(path, error);
+    }
+}
+
+}  // namespace pipelens::cli

@@ -1,0 +1,73 @@
+// What a command writes reaches its file whole or the command fails: a full disk (/dev/full
+// stands in for one) is exit 2 naming the file and why, a report that cannot reach standard
+// output is exit 1, nothing is left under the name asked for, and a device given as the output
+// is written to, never replaced (a rename once turned /dev/full into a regular file).
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/cli/run_pipelens.hpp"
+#include "tests/temp_directory.hpp"
+
+namespace pipelens {
+namespace {
+
+using testing::read_file;
+using testing::run_command;
+using testing::run_pipelens;
+
+bool is_full_device(const char* path) {
+    struct stat status {};
+    return ::stat(path, &status) == 0 && S_ISCHR(status.st_mode);
+}
+
+TEST(OutputFiles, AFullDeviceIsAnErrorNamingItAndStaysADevice) {
+    if (!is_full_device("/dev/full"))
+        GTEST_SKIP() << "no /dev/full character device here";
+    const std::string no_space = "cannot write the file: No space left on device\n";
+    for (const std::string command :
+         {"schedule --kind 1F1B --pp 2 --m 4 --out /dev/full", "simulate --junit /dev/full",
+          "sweep --sweep m=4,8 --json /dev/full", "sweep --sweep m=4,8 --csv /dev/full"}) {
+        const auto result = run_pipelens(command);
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_EQ(result.err.substr(result.err.rfind("pipelens: ")),
+                  "pipelens: /dev/full: " + no_space)
+            << command;
+        EXPECT_TRUE(is_full_device("/dev/full")) << command << " replaced the device";
+    }
+    const auto report =
+        run_command("sh -c '" + std::string(PIPELENS_BINARY) + " simulate >/dev/full'");
+    EXPECT_EQ(report.exit_code, 1);
+    EXPECT_EQ(report.err,
+              "pipelens: error: cannot write to standard output: No space left on "
+              "device\n");
+}
+
+class OutputFilesIn : public testing::TempDirectoryTest {
+  protected:
+    OutputFilesIn() : TempDirectoryTest("output_files") {}
+};
+
+TEST_F(OutputFilesIn, AFailedWriteLeavesNoFileBehind) {
+    const std::filesystem::path folder = directory_ / "not_yet";
+    const std::filesystem::path wanted = folder / "schedule.csv";
+    const auto missing = run_pipelens("schedule --kind 1F1B --pp 2 --m 4 --out " + wanted.string());
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_EQ(missing.err, "pipelens: " + wanted.string() +
+                               ": cannot write the file: No such file or directory\n");
+    std::filesystem::create_directory(folder);
+    const auto written =
+        run_pipelens("schedule --kind 1F1B --pp 2 --m 4 --format csv --out " + wanted.string());
+    ASSERT_EQ(written.exit_code, 0) << written.err;
+    EXPECT_EQ(read_file(wanted),
+              "0F0,0F1,0B0,0F2,0B1,0F3,0B2,0B3\r\n1F0,1B0,1F1,1B1,1F2,1B2,1F3,1B3\r\n");
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(folder),
+                            std::filesystem::directory_iterator()),
+              1);  // no .partial beside it
+}
+
+}  // namespace
+}  // namespace pipelens
