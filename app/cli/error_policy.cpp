@@ -12,6 +12,7 @@
 #include "engine/schedule/schedule_kind.hpp"
 #include "engine/schedule/schedule_size.hpp"
 #include "engine/schedule/static_check.hpp"
+#include "engine/text/text_file.hpp"
 #include "traces/trace_error.hpp"
 
 namespace pipelens::cli {
@@ -29,6 +30,9 @@ ErrorPolicy error_policy(const std::exception& error) {
         return {"invalid schedule configuration: ", kExitUsage};
     if (is_one_of<ExperimentError, traces::TraceError, ScheduleFileError>(error))
         return {"", kExitUsage};
+    if (const auto* text = dynamic_cast<const TextFileError*>(&error))
+        return {"",
+                text->problem() == TextFileError::Problem::too_large ? kExitTooLarge : kExitUsage};
     if (is_one_of<ScheduleTooLargeError, std::overflow_error>(error))
         return {"", kExitTooLarge};
     // An input that asks for more memory than the machine has: too large, not a failed check.

@@ -3,6 +3,8 @@
 #include "app/cli/input_files.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -58,6 +60,15 @@ CLI::Validator input_file(const std::string& command, std::initializer_list<File
     const std::vector<FileKind> kinds(accepted);
     return CLI::Validator(
         [command, kinds, expected](std::string& path) -> std::string {
+            // Telling the kind reads the file: a FIFO would block it until a writer came.
+            std::error_code error;
+            const auto status = std::filesystem::status(path, error);
+            if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+                !std::filesystem::is_directory(status))
+                throw CommandFailure(
+                    kExitUsage, fmt::format("pipelens {}: {} is not a regular file (a FIFO, device "
+                                            "or socket); give the file itself",
+                                            command, path));
             const FileKind actual = traces::file_kind_of(path);
             if (actual == FileKind::unknown ||
                 std::find(kinds.begin(), kinds.end(), actual) != kinds.end())

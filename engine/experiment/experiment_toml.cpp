@@ -18,6 +18,7 @@
 #include "engine/experiment/flag_file.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/schedule/schedule_csv.hpp"
+#include "engine/text/text_file.hpp"
 
 namespace pipelens {
 namespace {
@@ -551,12 +552,13 @@ namespace {
 
 // The whole file; `cannot_open` ends the error when it cannot be opened ("cannot open ...").
 std::string file_text(const std::filesystem::path& path, std::string_view cannot_open) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-        throw ExperimentError(fmt::format("{}: {}", path.string(), cannot_open));
-    std::ostringstream text;
-    text << file.rdbuf();
-    return text.str();
+    try {
+        return read_text_file(path);
+    } catch (const TextFileError& error) {
+        if (error.problem() == TextFileError::Problem::cannot_open)
+            throw ExperimentError(fmt::format("{}: {}", path.string(), cannot_open));
+        throw;
+    }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "engine/schedule/action_facts.hpp"
 #include "engine/schedule/placement_inference.hpp"
+#include "engine/text/text_file.hpp"
 
 namespace pipelens {
 namespace {
@@ -476,12 +477,21 @@ Schedule parse_schedule_csv(std::string_view text, const std::string& source_nam
 }
 
 std::string read_schedule_csv_text(const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-        throw ScheduleFileError(fmt::format("cannot open schedule file '{}'", path));
-    std::ostringstream content;
-    content << file.rdbuf();
-    return content.str();
+    std::string text;
+    try {
+        text = read_text_file(path);
+    } catch (const TextFileError& error) {
+        if (error.problem() == TextFileError::Problem::cannot_open)
+            throw ScheduleFileError(fmt::format("cannot open schedule file '{}'", path));
+        throw;
+    }
+    // A trace named as the schedule (schedule.file in an experiment, which no command-line
+    // check sees) would otherwise fail on its binary pages as "a blank line".
+    if (text.starts_with(std::string_view("SQLite format 3\0", 16)))
+        throw ScheduleFileError(fmt::format(
+            "schedule file '{}' is an SQLite database (a pipelens trace?), not a schedule CSV",
+            path));
+    return text;
 }
 
 Schedule read_schedule_csv(const std::string& path) {

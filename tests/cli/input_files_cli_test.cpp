@@ -3,6 +3,10 @@
 // the wrong parser's complaint.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <string>
 
 #include "tests/cli/run_pipelens.hpp"
@@ -118,6 +122,63 @@ TEST(WrongKindOfFile, FilesOfTheRightKindAndUnreadableOnesReachTheCommand) {
     const auto missing = run_pipelens("check /nonexistent/schedule.csv");
     EXPECT_EQ(missing.exit_code, 2);
     EXPECT_EQ(missing.err.find("is a "), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace pipelens
+
+namespace pipelens {
+namespace {
+
+// Telling a file's kind, or reading it whole, once blocked on a FIFO until a writer came and
+// read /dev/zero until memory ran out. Neither is a file: refused at once, naming it.
+TEST(NotAFile, AFifoOrADeviceIsRefusedAtOnceNamingIt) {
+    const std::filesystem::path fifo = std::filesystem::temp_directory_path() /
+                                       ("pipelens_fifo_" + std::to_string(::getpid()) + ".toml");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    for (const std::string command : {"simulate", "check", "summary", "simulate --schedule-file"}) {
+        const auto result = testing::run_command("timeout 20 " + std::string(PIPELENS_BINARY) +
+                                                 " " + command + " " + fifo.string());
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_EQ(result.err, "pipelens " + command.substr(0, command.find(' ')) + ": " +
+                                  fifo.string() +
+                                  " is not a regular file (a FIFO, device or socket); give the "
+                                  "file itself\n")
+            << command;
+    }
+    std::filesystem::remove(fifo);
+    const auto zero = testing::run_pipelens("check /dev/zero");
+    EXPECT_EQ(zero.exit_code, 2);
+    // Named inside an experiment, the path reaches the reader, which refuses it the same way.
+    const auto experiment = testing::temp_file("zero.toml", "[schedule]\nfile = \"/dev/zero\"\n");
+    const auto named = testing::run_pipelens("simulate " + experiment.string());
+    EXPECT_EQ(named.exit_code, 2);
+    EXPECT_EQ(named.err,
+              "pipelens: /dev/zero: is not a regular file (a FIFO, device or socket); "
+              "give the file itself\n");
+    std::filesystem::remove(experiment);
+    // A trace there once failed on its binary pages as "a blank line".
+    const auto trace = fresh_trace("as_schedule");
+    ASSERT_EQ(testing::run_pipelens("simulate --out " + trace.string()).exit_code, 0);
+    const auto names_trace =
+        testing::temp_file("trace.toml", "[schedule]\nfile = \"" + trace.string() + "\"\n");
+    const auto traced = testing::run_pipelens("simulate " + names_trace.string());
+    EXPECT_EQ(traced.exit_code, 2);
+    EXPECT_EQ(traced.err, "pipelens: schedule file '" + trace.string() +
+                              "' is an SQLite database (a pipelens trace?), not a schedule CSV\n");
+    std::filesystem::remove(names_trace);
+}
+
+// A text input past 1 GiB is refused by its size before a byte is read (exit 3: too large).
+TEST(NotAFile, ATextInputPastAGibibyteIsRefusedBeforeItIsRead) {
+    const auto huge = testing::temp_file("huge.csv", "0F0,0B0\r\n");
+    std::filesystem::resize_file(huge, (std::uintmax_t{1} << 30) + 1);  // sparse: no disk used
+    const auto result = testing::run_pipelens("check " + huge.string());
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.err, "pipelens: " + huge.string() +
+                              ": is 1073741825 bytes, more than a text input may be "
+                              "(1073741824)\n");
+    std::filesystem::remove(huge);
 }
 
 }  // namespace

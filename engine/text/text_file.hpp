@@ -1,0 +1,32 @@
+// Reading a user's text input whole (an experiment, a schedule CSV, a sweep's results): only a
+// regular file, and at most kLargestTextFile bytes, so a FIFO, /dev/zero or a runaway file is
+// refused at once by name instead of blocking forever or filling memory.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+
+namespace pipelens {
+
+// Far above any schedule or experiment a machine can simulate (a CSV of 10^8 actions is about
+// 600 MB), far below what reading a device whole would take.
+inline constexpr std::uintmax_t kLargestTextFile = std::uintmax_t{1} << 30;
+
+class TextFileError : public std::runtime_error {
+  public:
+    enum class Problem { cannot_open, not_a_file, too_large };
+    TextFileError(Problem problem, const std::string& message)
+        : std::runtime_error(message), problem_(problem) {}
+    Problem problem() const { return problem_; }
+
+  private:
+    Problem problem_;
+};
+
+// The file's bytes. Throws TextFileError: cannot_open ("PATH: cannot open it: REASON"),
+// not_a_file (a directory, FIFO, device or socket) or too_large, each message naming the path.
+std::string read_text_file(const std::filesystem::path& path);
+
+}  // namespace pipelens
