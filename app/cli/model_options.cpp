@@ -43,8 +43,13 @@ void apply_model_options(const ModelOptions& options, Experiment& experiment) {
         model.batch_size = *options.batch;
     if (options.chunk_dim)
         model.chunk_dim = *options.chunk_dim;
-    if (options.seed)
+    if (options.seed) {
+        // A negative seed wrapped round to 2^64 - 1 and was recorded as -1.
+        if (*options.seed < 0)
+            throw ExperimentError(
+                fmt::format("--seed (model.seed): {} is out of range (at least 0)", *options.seed));
         model.seed = static_cast<std::uint64_t>(*options.seed);
+    }
     if (!options.split_points.empty())
         model.split_points = options.split_points;
     if (options.input_shape) {

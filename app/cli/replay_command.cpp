@@ -34,7 +34,16 @@ std::string rank_name(int rank) {
 std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, int rank,
                        const std::vector<recorder::Event>& events,
                        const recorder::StateRecorder& replayed) {
-    const auto snapshot = recorder::read_snapshot(reader, run_id, rank);
+    const auto snapshot = [&] {
+        try {
+            return recorder::read_snapshot(reader, run_id, rank);
+        } catch (const std::invalid_argument& error) {  // a snapshot no writer produces
+            throw CommandFailure(
+                kExitUsage,
+                fmt::format("pipelens: {}: trace is corrupt: run {} {}: {}", reader.path().string(),
+                            run_id, rank_name(rank), error.what()));
+        }
+    }();
     if (!snapshot)
         return fmt::format("{}: run {} {}: no state snapshot was recorded to check against",
                            reader.path().string(), run_id, rank_name(rank));
@@ -60,6 +69,11 @@ void run_replay(const ReplayOptions& options) {
     std::vector<int> ranks = options.rank ? std::vector<int>{*options.rank} : recorded.ranks();
     if (ranks.empty())
         ranks.push_back(0);  // stream() explains that nothing was recorded
+    if (options.upto && *options.upto < 0)
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens: --upto {}: events are numbered from 0 (the "
+                                         "constructor); give 0 or more",
+                                         *options.upto));
     if (options.check && options.upto)
         throw CommandFailure(kExitUsage,
                              "pipelens: --check compares the state a run ended in; "

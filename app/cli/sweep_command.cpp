@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -39,22 +40,32 @@ SweepGrid sweep_grid(const SweepOptions& options) {
     std::vector<SweepAxis> axes;
     for (const SweepAxisText& axis : sweep.axes)
         axes.push_back(sweep_axis_from_file(axis));
+    std::map<std::string, std::string> flag_axes;  // key -> the --sweep that sweeps it
     for (const std::string& flag : options.axes) {
         SweepAxis axis = parse_sweep_flag(flag);
+        // A flag replaces the file's axis of the same key; a second flag for it is a mistake
+        // (the last one silently won).
+        if (const auto [earlier, fresh] = flag_axes.emplace(axis.key, axis.where); !fresh)
+            throw CommandFailure(
+                kExitUsage,
+                fmt::format(
+                    "pipelens sweep: {} and {} both sweep {}: give all its values in one --sweep",
+                    earlier->second, axis.where, axis.key));
         const auto same_key = [&](const SweepAxis& other) { return other.key == axis.key; };
         axes.erase(std::remove_if(axes.begin(), axes.end(), same_key), axes.end());
         axes.push_back(std::move(axis));
     }
     for (const SweepAxis& axis : axes)
         if (const std::string flag = flag_setting(options.experiment, axis.key); !flag.empty())
-            throw ExperimentError(fmt::format(
-                "pipelens sweep: {} fixes {} while {} sweeps it: keep one (drop {} to sweep it, or "
-                "the axis to fix it)",
-                flag, axis.key, axis.where, flag));
+            throw CommandFailure(kExitUsage,
+                                 fmt::format("pipelens sweep: {} fixes {} while {} sweeps it: keep "
+                                             "one (drop {} to sweep it, or "
+                                             "the axis to fix it)",
+                                             flag, axis.key, axis.where, flag));
     if (axes.empty())
-        throw ExperimentError(
-            "pipelens sweep: nothing to sweep: give --sweep KEY=VALUES (such as "
-            "--sweep pp=2,4,8) or a [sweep] table in the experiment file");
+        throw CommandFailure(kExitUsage,
+                             "pipelens sweep: nothing to sweep: give --sweep KEY=VALUES (such as "
+                             "--sweep pp=2,4,8) or a [sweep] table in the experiment file");
     return SweepGrid(std::move(sweep.experiment), std::move(axes));
 }
 
@@ -152,6 +163,11 @@ void run_sweep_command(const SweepOptions& options) {
     write_sweep_outputs(
         results, options.outputs,
         heading + ranking_line(basis) + cost_scope_notes(grid, results) + jitter_note(grid));
+    if (simulated == 0 && total > 0)
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens sweep: none of the {} configurations could be "
+                                         "simulated (why: above)",
+                                         total));
     if (options.out)
         record_best(grid, results, *options.out, options.record ? *options.record : 10);
     enforce_sweep_gates(results, limits, options.gates, "pipelens sweep");

@@ -18,6 +18,7 @@
 #include "engine/experiment/flag_file.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/schedule/schedule_csv.hpp"
+#include "engine/text/shortened.hpp"
 #include "engine/text/text_file.hpp"
 
 namespace pipelens {
@@ -39,8 +40,8 @@ class FieldReader {
 
     [[noreturn]] void fail_at(const toml::source_region& where, std::string_view key,
                               const std::string& why) const {
-        throw ExperimentError(
-            fmt::format("{}:{}: {}{}: {}", source_, position(where), prefix_, key, why));
+        throw ExperimentError(fmt::format("{}:{}: {}{}: {}", source_, position(where), prefix_,
+                                          shortened(key, 64), why));
     }
 
     const std::string& source() const { return source_; }

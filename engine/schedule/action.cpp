@@ -3,6 +3,7 @@
 
 #include <charconv>
 
+#include "engine/text/shortened.hpp"
 #include "traces/text/action_label.hpp"
 
 namespace pipelens {
@@ -120,7 +121,9 @@ Action parse_plain_action(std::string_view text, std::string_view token, ActionN
 }  // namespace
 
 ActionParseError::ActionParseError(std::string token, const std::string& why)
-    : std::runtime_error("invalid action '" + token + "': " + why + " (" + kExpectedForm + ")"),
+    // Quoted cut short: a 10 MB cell once made a 10 MB error message.
+    : std::runtime_error("invalid action '" + shortened(token, 64) + "': " + why + " (" +
+                         kExpectedForm + ")"),
       token_(std::move(token)) {}
 
 std::string_view kind_text(ActionKind kind) {

@@ -162,6 +162,21 @@ TEST(ReplayCli, BadRequestsAreOneLineUsageErrors) {
     EXPECT_NE(result.err.find("run 9"), std::string::npos) << result.err;
     result = run_pipelens("replay " + trace.string() + " --check --upto 3");
     EXPECT_EQ(result.exit_code, 2);
+    result = run_pipelens("replay " + trace.string() + " --upto -3");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(
+        result.err,
+        "pipelens: --upto -3: events are numbered from 0 (the constructor); give 0 or more\n");
+    // A snapshot no writer produces is a damaged trace (exit 2, naming it), not a difference.
+    ASSERT_EQ(edit_trace(trace, "UPDATE state_snapshots SET state = 'garbage'"), 1);
+    result = run_pipelens("replay " + trace.string() + " --check");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err.rfind("pipelens: " + trace.string() +
+                                   ": trace is corrupt: run 1 whole pipeline: the state snapshot "
+                                   "is not a list of [field, value] pairs: ",
+                               0),
+              0u)
+        << result.err;
     result = run_pipelens("bisect " + trace.string());
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err,

@@ -113,6 +113,7 @@ TEST(RunCli, ImpossibleModelSizesAreRefusedNamingTheOption) {
          "--layers (model.layers): -1 is not a layer count (0 for two per pipeline rank, or "
          "more)"},
         {"--batch -8", "--batch (model.batch_size): -8 is not a batch size (1 or more)"},
+        {"--seed -1", "--seed (model.seed): -1 is out of range (at least 0)"},
     };
     for (const auto& [option, message] : cases) {
         const auto run = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp " + option);

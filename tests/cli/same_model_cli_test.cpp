@@ -132,7 +132,7 @@ TEST(SameModelCli, ContradictoryScheduleFlagsAreRefusedNamingBoth) {
     const auto sweep = run_pipelens("sweep --sweep pp=4,8 --pp 8 --m 8");
     EXPECT_EQ(sweep.exit_code, 2);
     EXPECT_EQ(sweep.err,
-              "pipelens: pipelens sweep: --pp fixes schedule.pp while --sweep pp=4,8 sweeps it: "
+              "pipelens sweep: --pp fixes schedule.pp while --sweep pp=4,8 sweeps it: "
               "keep one (drop --pp to sweep it, or the axis to fix it)\n");
     const auto cost = run_pipelens("sweep --sweep f=1ms,2ms --f 3ms --m 8");
     EXPECT_EQ(cost.exit_code, 2);

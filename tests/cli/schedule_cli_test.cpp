@@ -223,6 +223,19 @@ TEST(CheckCli, BrokenFilesExitNonZeroNamingTheProblem) {
     std::filesystem::remove(misordered);
 }
 
+// What a message quotes back is cut short: a 10 MB cell once made a 10 MB error.
+TEST(CheckCli, AHugeCellIsQuotedCutShort) {
+    const auto huge = temp_file("huge_cell.csv", "0F0," + std::string(100000, 'X') + "\n");
+    const auto checked = run_pipelens("check " + huge.string());
+    EXPECT_EQ(checked.exit_code, 2);
+    EXPECT_EQ(checked.err, "pipelens: " + huge.string() + ":1: rank 0, cell 2: invalid action '" +
+                               std::string(61, 'X') +
+                               "...': does not start with a stage number (expected "
+                               "[stage][kind][microbatch] such as 2F0, 1RECV_F3, 0UNSHARD or "
+                               "(0F7;7B3)OVERLAP_F_B)\n");
+    std::filesystem::remove(huge);
+}
+
 // PyTorch's _load_csv makes every line a rank, so a blank line is an idle rank: trailing, it
 // made `check` pass as pp=3 and `simulate` report pp=3 v=0 with a wrong bubble; in the middle it
 // moved rank 1's actions to rank 2. Both are refused, naming the line, before anything runs.

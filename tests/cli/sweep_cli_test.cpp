@@ -137,6 +137,25 @@ TEST_F(SweepCli, ABadAxisStopsBeforeAnySimulatingWithOneLine) {
     result = run_pipelens("sweep --sweep pp=2 --shard 4/3");
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_NE(result.err.find("--shard: expected I/N"), std::string::npos);
+    // The second of two flags for one key once silently replaced the first.
+    result = run_pipelens("sweep --sweep pp=2 --sweep pp=4");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens sweep: --sweep pp=2 and --sweep pp=4 both sweep schedule.pp: "
+              "give all its values in one --sweep\n");
+}
+
+// A grid none of whose configurations simulates is a failed sweep, not exit 0: the default
+// experiment's four per-stage costs fit no pp but 4.
+TEST_F(SweepCli, AGridOfWhichNothingSimulatesExitsTwo) {
+    const auto result = run_pipelens("sweep --sweep pp=2,3");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.out.find("2 configurations were not simulated, e.g. configuration 0 "
+                              "(schedule.pp=2): default experiment: costs.f: has 4 values"),
+              std::string::npos)
+        << result.out;
+    EXPECT_EQ(result.err,
+              "pipelens sweep: none of the 2 configurations could be simulated (why: above)\n");
 }
 
 TEST_F(SweepCli, AFilesSweepTableAndGatesOnEveryConfiguration) {
