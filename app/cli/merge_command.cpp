@@ -13,6 +13,7 @@
 #include "app/cli/input_files.hpp"
 #include "app/cli/sweep_outputs.hpp"
 #include "traces/trace_merge.hpp"
+#include "traces/trace_reader.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -84,11 +85,18 @@ void run_merge(const MergeOptions& options) {
     std::optional<sim::SweepResults> merged;
     if (!shards.empty())
         merged = merge_shards(shards);
+    // Every input trace is checked, rows included, before anything is copied: a damaged second
+    // trace once left the first one's runs in --out, and a damaged run was copied on.
     for (const std::string& trace : traces) {
         if (options.out && std::filesystem::exists(*options.out) &&
             std::filesystem::equivalent(trace, *options.out))
             throw CommandFailure(
                 kExitUsage, fmt::format("pipelens merge: {} is both an input and --out", trace));
+        const traces::TraceReader reader(trace);
+        for (const traces::RunRecord& run : reader.runs())
+            reader.actions(run.id);
+    }
+    for (const std::string& trace : traces) {
         const std::vector<std::int64_t> runs = traces::copy_trace_runs(trace, *options.out);
         fmt::print(stderr, "copied {} run{} of {} into {}\n", runs.size(),
                    runs.size() == 1 ? "" : "s", trace, *options.out);

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/cli/sqlite_edit.hpp"
 
 namespace pipelens {
 namespace {
@@ -102,6 +103,23 @@ TEST_F(SweepCli, ShardsMergedAreExactlyTheWholeSweepAndTheirTracesJoin) {
     EXPECT_NE(summary.out.find("\n   6  sim   finished"), std::string::npos) << summary.out;
     EXPECT_EQ(run_pipelens("summary " + path("merged.db") + " --run 6").exit_code, 0);
     EXPECT_NE(run_pipelens("summary " + path("merged.db") + " --run 7").exit_code, 0);
+}
+
+// Every input trace is read whole before anything is copied: a damaged second trace once left
+// the first one's runs in --out (exit 2 after copying), and a damaged run was copied on.
+TEST_F(SweepCli, MergeChecksEveryTraceBeforeCopyingAny) {
+    for (const std::string name : {"good.db", "damaged.db"})
+        ASSERT_EQ(run_pipelens("simulate --out " + path(name)).exit_code, 0);
+    ASSERT_EQ(testing::edit_trace(path("damaged.db"),
+                                  "UPDATE actions SET kind = 999 WHERE rank = 0 AND step = 0"),
+              1);
+    const auto result = run_pipelens("merge " + path("good.db") + " " + path("damaged.db") +
+                                     " --out " + path("joined.db"));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + path("damaged.db") +
+                              ": trace is corrupt: run 1 rank 0 step 0: action kind 999 is not a "
+                              "pipeline action\n");
+    EXPECT_FALSE(std::filesystem::exists(path("joined.db")));
 }
 
 TEST_F(SweepCli, ShardsThatDoNotMakeAWholeAreRefusedByName) {
