@@ -103,10 +103,39 @@ run_record::PipelineRunOptions pipeline_options_for(const ModelDescription& mode
     return run;
 }
 
+namespace {
+
+// The batch is built whole before it is cut into microbatches: a float32 value per element of
+// each sample (a row of `hidden`, a sequence of them for the transformer, `--input-shape` for a
+// TorchScript model). More than the machine has is refused here, by name, rather than by
+// LibTorch's allocator ("[enforce fail at alloc_cpu.cpp]", exit 1).
+void refuse_batch_too_large(const std::string& command, const ModelDescription& model) {
+    double per_sample = model.name == "transformer"
+                            ? static_cast<double>(model.sequence) * model.hidden
+                            : static_cast<double>(model.hidden);
+    if (!model.input_shape.empty()) {
+        per_sample = 1;
+        for (const std::int64_t size : model.input_shape)
+            per_sample *= static_cast<double>(size);
+    }
+    const double bytes = static_cast<double>(model.batch_size) * per_sample * 4.0;
+    const std::int64_t available = available_memory_bytes();
+    if (bytes <= static_cast<double>(available))
+        return;
+    throw CommandFailure(
+        kExitTooLarge,
+        fmt::format("pipelens: {}: a batch of {} samples of {:.3g} values each is {} in float32, "
+                    "more than the {} this machine has available: lower --batch",
+                    command, model.batch_size, per_sample,
+                    format_bytes(bytes >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
+                                                 : static_cast<std::int64_t>(bytes)),
+                    format_bytes(available)));
+}
+
 // Only the parameters, 4 bytes each in float32: a lower bound of what the copies hold, so
 // what is refused surely could not run.
-void refuse_model_too_large(const std::string& command, const Experiment& experiment,
-                            const Schedule& lowered, int ranks_here, bool reference) {
+void refuse_parameters_too_large(const std::string& command, const Experiment& experiment,
+                                 const Schedule& lowered, int ranks_here, bool reference) {
     int layers = 0;
     try {
         layers = runtime::model_layer_count(experiment.model.layers, lowered.rank_count,
@@ -143,6 +172,14 @@ void refuse_model_too_large(const std::string& command, const Experiment& experi
                     command, experiment.model.name, layers, experiment.model.hidden, *parameters,
                     bytes(per_copy), how_many, bytes(static_cast<double>(available)),
                     reference ? ", or give --no-reference" : ""));
+}
+
+}  // namespace
+
+void refuse_model_too_large(const std::string& command, const Experiment& experiment,
+                            const Schedule& lowered, int ranks_here, bool reference) {
+    refuse_parameters_too_large(command, experiment, lowered, ranks_here, reference);
+    refuse_batch_too_large(command, experiment.model);
 }
 
 }  // namespace pipelens::cli

@@ -152,6 +152,17 @@ TEST(RunCli, AModelTooLargeForThisMachineIsRefusedBeforeAnyRankBuildsIt) {
         << processes.err;
     EXPECT_EQ(processes.err.find("rank 0"), std::string::npos) << processes.err;  // none started
 
+    // The batch is built whole: LibTorch's allocator once refused it ("[enforce fail at
+    // alloc_cpu.cpp]", exit 1).
+    const auto batch =
+        run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp --batch 1000000000");
+    EXPECT_EQ(batch.exit_code, 3) << batch.err;
+    EXPECT_EQ(batch.err.rfind("pipelens: run: a batch of 1000000000 samples of 64 values each is "
+                              "238.4 GiB in float32, more than the ",
+                              0),
+              0u)
+        << batch.err;
+
     const auto explain = run_pipelens(
         "explain --schedule 1F1B --pp 2 --m 4 --model mlp "
         "--hidden 1000000");
