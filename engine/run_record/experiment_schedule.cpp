@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/schedule/dry_run.hpp"
+#include "engine/schedule/static_check.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
@@ -59,9 +61,19 @@ std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecord
         experiment.shape.microbatch_count = chosen.m;
         validate_experiment(experiment, chosen.stage_count);
     }
-    recorder.lower_schedule(
-        experiment.unshard_ns > 0 || experiment.reshard_ns > 0 || experiment.reduce_grad_ns > 0,
-        experiment.defer_receives);
+    try {
+        recorder.lower_schedule(
+            experiment.unshard_ns > 0 || experiment.reshard_ns > 0 || experiment.reduce_grad_ns > 0,
+            experiment.defer_receives);
+    } catch (const ScheduleCheckError& error) {  // a file's problems name the file
+        if (experiment.schedule_file.empty())
+            throw;
+        throw ScheduleCheckError(error.report(), experiment.schedule_file);
+    } catch (const ScheduleHangError& error) {
+        if (experiment.schedule_file.empty())
+            throw;
+        throw ScheduleHangError(error.report(), experiment.schedule_file);
+    }
     return recorder.state().schedule.schedule;
 }
 

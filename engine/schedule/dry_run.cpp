@@ -195,7 +195,8 @@ DryRunResult dry_run(const Schedule& schedule, const DependencyRules& rules) {
     return DryRunner(schedule, rules).run();
 }
 
-ScheduleHangError::ScheduleHangError(HangReport report)
-    : std::runtime_error(report.text()), report_(std::move(report)) {}
+ScheduleHangError::ScheduleHangError(HangReport report, const std::string& source)
+    : std::runtime_error(source.empty() ? report.text() : source + ": " + report.text()),
+      report_(std::move(report)) {}
 
 }  // namespace pipelens

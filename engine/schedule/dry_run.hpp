@@ -51,7 +51,8 @@ DryRunResult dry_run(const Schedule& schedule,
 
 class ScheduleHangError : public std::runtime_error {
   public:
-    explicit ScheduleHangError(HangReport report);
+    // `source`, when given, opens the message: the file the schedule came from.
+    explicit ScheduleHangError(HangReport report, const std::string& source = {});
     const HangReport& report() const { return report_; }
 
   private:

@@ -69,6 +69,9 @@ Schedule without_placed_reduce_grads(Schedule table) {
                                  [](const Action& action) { return is_compute(action.kind); }))
             return table;
     }
+    // A broken table is reported as broken, not as a REDUCE_GRAD out of place: where lowering
+    // puts one follows from the backwards, which the structure check counts.
+    require_valid_structure(table);
     const Schedule placed = lower_reduce_grad(stripped);
     for (std::size_t rank = 0; rank < table.ranks.size(); ++rank)
         if (const auto mismatch =

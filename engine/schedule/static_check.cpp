@@ -274,8 +274,9 @@ std::string CheckReport::text() const {
     return out;
 }
 
-ScheduleCheckError::ScheduleCheckError(CheckReport report)
-    : std::runtime_error(report.text()), report_(std::move(report)) {}
+ScheduleCheckError::ScheduleCheckError(CheckReport report, const std::string& source)
+    : std::runtime_error(source.empty() ? report.text() : source + ": " + report.text()),
+      report_(std::move(report)) {}
 
 CheckReport check_structure(const Schedule& schedule, std::size_t max_problems) {
     return StructureChecker(schedule, max_problems).run();

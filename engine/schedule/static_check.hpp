@@ -30,7 +30,8 @@ struct CheckReport {
 
 class ScheduleCheckError : public std::runtime_error {
   public:
-    explicit ScheduleCheckError(CheckReport report);
+    // `source`, when given, opens the message: the file the schedule came from.
+    explicit ScheduleCheckError(CheckReport report, const std::string& source = {});
     const CheckReport& report() const { return report_; }
 
   private:

@@ -183,6 +183,13 @@ TEST(CheckCli, PyTorchsOwnGPipeTablePasses) {
                                           ": schedule check failed (1 problem):\n  - rank 0, "
                                           "step 3: '0REDUCE_GRAD' where lowering puts '0B1'"))
         << refused.err;
+    // simulate names the file too (it said only "schedule check failed").
+    const auto simulated_misplaced = run_pipelens("simulate --schedule-file " + misplaced.string());
+    EXPECT_EQ(simulated_misplaced.exit_code, 1);
+    EXPECT_EQ(simulated_misplaced.err.rfind(
+                  "pipelens: " + misplaced.string() + ": schedule check failed (1 problem):", 0),
+              0u)
+        << simulated_misplaced.err;
     std::filesystem::remove(misplaced);
 }
 

@@ -124,9 +124,14 @@ TEST(Lowering, ReduceGradWhereLoweringPutsItIsAcceptedInAComputeTable) {
               "schedule check failed (1 problem):\n  - rank 0, step 5: '0REDUCE_GRAD' where "
               "lowering puts the end of the row" +
                   rule);
+    // On another stage's rank it is the structure check that answers, as for any action.
     EXPECT_EQ(refusal("0F0,0F1,0B0,0B1,1REDUCE_GRAD\r\n1F0,1B0,1F1,1B1\r\n"),
-              "schedule check failed (1 problem):\n  - rank 0, step 4: '1REDUCE_GRAD' where "
-              "lowering puts '0REDUCE_GRAD'" +
+              "schedule check failed (1 problem):\n  - rank 0, step 4: 1REDUCE_GRAD runs stage 1 "
+              "on rank 0, but stage 1 is assigned to rank 1");
+    // Before its stage's last backward on a table whose m says so, lowering's rule answers.
+    EXPECT_EQ(refusal("0F0,0F1,0B0,0B1\r\n1F0,1B0,1REDUCE_GRAD,1F1,1B1\r\n"),
+              "schedule check failed (1 problem):\n  - rank 1, step 2: '1REDUCE_GRAD' where "
+              "lowering puts '1F1'" +
                   rule);
     // Beside a SEND it is the SEND that is not compute-only, as before.
     EXPECT_NE(refusal("0F0,0SEND_F0,0B0,0REDUCE_GRAD\r\n1RECV_F0,1F0,1B0\r\n")
