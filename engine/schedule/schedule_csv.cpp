@@ -446,6 +446,10 @@ std::string ScheduleCsvReading::note(const std::string& source_name) const {
 ScheduleCsvReading parse_schedule_csv_as(std::string_view text, const std::string& source_name,
                                          std::optional<ActionNotation> notation,
                                          std::vector<std::vector<int>>* columns) {
+    // A CSV saved by a spreadsheet opens with a UTF-8 byte order mark, which Python's csv
+    // module would leave on the first cell; it is not part of any action.
+    if (text.starts_with("\xEF\xBB\xBF"))
+        text.remove_prefix(3);
     const std::vector<CsvRecord> records = CsvRecordReader(text, source_name).read();
     if (records.empty())
         throw ScheduleFileError(source_name + ": the schedule file is empty");

@@ -62,6 +62,16 @@ TEST(ScheduleCsv, ReadsIdleCellsAndQuotes) {
 }
 
 // csv.reader ends a line at \r\n, \n or a lone \r, and a final line end adds no record.
+// A spreadsheet's UTF-8 byte order mark was read as part of the first action ("invalid
+// action '\xEF\xBB\xBF0F0'").
+TEST(ScheduleCsv, AByteOrderMarkIsNotPartOfTheFirstAction) {
+    const Schedule marked = parse_schedule_csv(
+        "\xEF\xBB\xBF"
+        "0F0,0B0\r\n1F0,1B0\r\n",
+        "bom.csv");
+    EXPECT_EQ(format_schedule_csv(marked), "0F0,0B0\r\n1F0,1B0\r\n");
+}
+
 TEST(ScheduleCsv, EveryLineEndPythonAcceptsGivesTheSameRanks) {
     const std::string rows[] = {"0F0,0F1,0B0,0B1", "1F0,1B0,1F1,1B1"};
     for (const std::string end : {"\r\n", "\n", "\r"})
