@@ -106,8 +106,14 @@ void check_step_counts(const RunOptions& options) {
 
 void apply_overrides(const RunOptions& options, Experiment& experiment) {
     apply_model_options(options.model, experiment);
-    if (options.transport)
+    if (options.transport) {
+        try {
+            check_transport_name(*options.transport);
+        } catch (const ExperimentError& error) {
+            throw ExperimentError(fmt::format("--transport: {}", error.what()));
+        }
         experiment.run.transport = *options.transport;
+    }
     // Gloo and NCCL move a message only once its receive is posted (gloo's tcp pair queues a
     // send until the peer's receive is pending): recorded with the run, so that a calibration
     // simulates its transfers the way they ran. Threads (local) hand a copy over at once.

@@ -276,6 +276,12 @@ JitterCentre parse_jitter_centre(std::string_view text) {
     throw ExperimentError(fmt::format("'{}' is not a centre: use \"mean\" or \"median\"", text));
 }
 
+void check_transport_name(std::string_view transport) {
+    if (transport != "local" && transport != "gloo" && transport != "nccl")
+        throw ExperimentError(
+            fmt::format("'{}' is no transport: use local, gloo or nccl", transport));
+}
+
 std::string_view jitter_centre_name(JitterCentre centre) {
     return centre == JitterCentre::median ? "median" : "mean";
 }

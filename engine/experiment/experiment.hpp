@@ -242,6 +242,10 @@ Experiment plain_experiment();
 
 int dtype_bytes(const std::string& dtype);  // ExperimentError for an unknown dtype
 
+// Throws ExperimentError for a transport other than local, gloo or nccl: checked where it is
+// given, before a rank waits at a rendezvous for peers that an unknown transport never starts.
+void check_transport_name(std::string_view transport);
+
 // Throws ExperimentError naming `experiment.source` and the field. Call it once the shape is
 // final (after command-line overrides, and after reading a schedule file into `shape`).
 void validate_experiment(const Experiment& experiment);

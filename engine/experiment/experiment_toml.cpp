@@ -376,7 +376,11 @@ void read_model(FieldReader& fields, Experiment& experiment) {
 }
 
 void read_run(FieldReader& fields, Experiment& experiment) {
-    fields.text("transport", experiment.run.transport);
+    fields.choice<ExperimentError>("transport", "\"local\", \"gloo\" or \"nccl\"",
+                                   [&](const std::string& text) {
+                                       check_transport_name(text);
+                                       experiment.run.transport = text;
+                                   });
     fields.duration("timeout", experiment.run.timeout_ns);
     fields.finish();
 }

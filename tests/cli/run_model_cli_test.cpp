@@ -114,6 +114,8 @@ TEST(RunCli, ImpossibleModelSizesAreRefusedNamingTheOption) {
          "more)"},
         {"--batch -8", "--batch (model.batch_size): -8 is not a batch size (1 or more)"},
         {"--seed -1", "--seed (model.seed): -1 is out of range (at least 0)"},
+        // Once rank 0 first announced it waited for its peers over the unknown transport.
+        {"--transport bogus", "--transport: 'bogus' is no transport: use local, gloo or nccl"},
     };
     for (const auto& [option, message] : cases) {
         const auto run = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp " + option);
