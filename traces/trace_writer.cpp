@@ -21,6 +21,8 @@
 //   paths.
 #include "traces/trace_writer.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <string_view>
 #include <unordered_map>
@@ -356,6 +358,31 @@ struct TraceWriter::State {
         commit_and_continue();
     }
 };
+
+void check_trace_destination(const std::filesystem::path& path) {
+    const detail::PathState state = detail::examine_trace_path(path);
+    if (state == detail::PathState::nonempty_file) {
+        const TraceReader existing(path, {.check_integrity = false});
+        if (::access(path.c_str(), W_OK) != 0)
+            detail::throw_trace_error(path, "cannot append to trace: the file is read-only");
+        return;
+    }
+    if (state == detail::PathState::empty_file)
+        return;
+    const std::filesystem::path directory =
+        path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+    std::error_code error;
+    if (!std::filesystem::is_directory(directory, error))
+        detail::throw_trace_error(
+            path, "cannot create trace: " +
+                      (std::filesystem::exists(directory, error)
+                           ? fmt::format("{} is not a directory", directory.string())
+                           : fmt::format("directory {} does not exist", directory.string())));
+    if (::access(directory.c_str(), W_OK) != 0)
+        detail::throw_trace_error(
+            path,
+            fmt::format("cannot create trace: directory {} is not writable", directory.string()));
+}
 
 TraceWriter::TraceWriter(const std::filesystem::path& path, TraceWriterOptions options)
     : state_(std::make_unique<State>()) {

@@ -21,6 +21,11 @@
 
 namespace pipelens::traces {
 
+// Whether `path` can take a trace, without creating or changing it: a new file in an existing
+// directory, or a pipelens trace of a version this build writes. Throws TraceError naming the
+// file, as TraceWriter would; for commands that write their trace only after long work.
+void check_trace_destination(const std::filesystem::path& path);
+
 struct TraceWriterOptions {
     int batch_rows = 50'000;  // rows per committed transaction
 };

@@ -400,6 +400,8 @@ void run_plan(PlanFlags flags) {
     apply_units(flags);
     check_sizes(flags);
     const GateLimits limits = gate_limits(flags.gates);
+    if (!flags.out.empty())  // before the search runs, not after
+        traces::check_trace_destination(flags.out);
     std::vector<sim::PlanResult> results;
     try {
         if (flags.gemm_shapes) {

@@ -18,6 +18,7 @@
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_record/parallel_for.hpp"
 #include "sim/experiment_simulation.hpp"
+#include "traces/trace_writer.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -127,6 +128,8 @@ void run_sweep_command(const SweepOptions& options) {
     const GateLimits limits = gate_limits(options.gates);  // bad flags stop before any work
     const SweepShard shard = parse_sweep_shard(options.shard);
     check_sweep_outputs(options.outputs, "pipelens sweep");
+    if (options.out)  // before the grid runs, not after
+        traces::check_trace_destination(*options.out);
     const SweepGrid grid = sweep_grid(options);
     const std::size_t total = shard.size_of(grid.size());
     const unsigned threads =

@@ -109,6 +109,13 @@ TEST(PlanCli, BadPinsAndSizesAreUsageErrorsNamingTheRule) {
                            " --gpus 8 --attention unfused --attention-matmul-memory")
                   .exit_code,
               0);
+    // A trace that cannot be written is refused before the search runs, not after it.
+    const auto out = run_pipelens(std::string(kModel) + " --gpus 8 --out /nonexistent/dir/p.db");
+    EXPECT_EQ(out.exit_code, 2);
+    EXPECT_EQ(out.out, "");
+    EXPECT_EQ(out.err,
+              "pipelens: /nonexistent/dir/p.db: cannot create trace: directory "
+              "/nonexistent/dir does not exist\n");
     // A pin of 0 once divided the search by zero (SIGFPE); -1 pinned nothing, silently.
     for (const std::string pin : {"v 0", "microbatch-size 0", "v -1", "m 0"}) {
         const auto zero = run_pipelens(std::string(kModel) + " --gpus 8 --" + pin);

@@ -155,6 +155,13 @@ TEST_F(SweepCli, ABadAxisStopsBeforeAnySimulatingWithOneLine) {
     result = run_pipelens("sweep --sweep pp=2 --shard 4/3");
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_NE(result.err.find("--shard: expected I/N"), std::string::npos);
+    // A trace that cannot be written is refused before the grid runs, not after it.
+    result = run_pipelens("sweep --sweep m=4,8 --out /nonexistent/dir/best.db");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err,
+              "pipelens: /nonexistent/dir/best.db: cannot create trace: directory "
+              "/nonexistent/dir does not exist\n");
     // The second of two flags for one key once silently replaced the first.
     result = run_pipelens("sweep --sweep pp=2 --sweep pp=4");
     EXPECT_EQ(result.exit_code, 2);
