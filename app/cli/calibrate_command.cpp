@@ -167,6 +167,7 @@ void print_jitter(const JitterSpec& jitter, const sim::StepSpread& spread, doubl
 }
 
 void run_calibrate(const CalibrateOptions& options) {
+    refuse_output_over(options.out, "--out", {options.trace});
     const traces::TraceReader reader(options.trace);
     const std::vector<std::int64_t> run_ids = chosen_runs(options, reader);
     const sim::Calibration calibration = calibrated(options, reader, run_ids);

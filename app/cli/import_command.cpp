@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/output_file.hpp"
 #include "app/cli/input_files.hpp"
 #include "app/cli/run_report.hpp"
 #include "engine/import/import_files.hpp"
@@ -107,6 +108,9 @@ void run_import(const ImportOptions& options) {
     } catch (const importer::ImportError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
     }
+    for (const std::string& file : options.files)
+        refuse_output_over(options.schedule_csv, "--schedule-csv", {file, options.out});
+    refuse_output_over(options.schedule_csv, "--schedule-csv");
     if (format == importer::ImportFormat::flight_recorder &&
         (options.simulate || !options.schedule_csv.empty() || options.step))
         throw CommandFailure(kExitUsage,

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.hpp"
+#include "traces/file_kind.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -37,7 +38,35 @@ int write_all(std::FILE* stream, std::string_view content, bool close) {
 
 }  // namespace
 
+void refuse_output_over(const std::string& path, std::string_view option,
+                        std::initializer_list<std::string> inputs) {
+    if (path.empty() || path == "-")
+        return;
+    std::error_code error;
+    // The same file, or the same name for one not written yet (an --out made later).
+    const auto same = [&](const std::string& input) {
+        if (std::filesystem::exists(path, error) && std::filesystem::exists(input, error))
+            return std::filesystem::equivalent(path, input, error);
+        return std::filesystem::weakly_canonical(path, error) ==
+               std::filesystem::weakly_canonical(input, error);
+    };
+    for (const std::string& input : inputs)
+        if (!input.empty() && same(input))
+            throw CommandFailure(kExitUsage,
+                                 fmt::format("pipelens: {} {} is also an input of this command; "
+                                             "writing it would replace what is read: name "
+                                             "another file",
+                                             option, path));
+    if (std::filesystem::is_regular_file(path, error) &&
+        traces::file_kind_of(path) == traces::FileKind::sqlite)
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens: {} {} is a pipelens trace (SQLite); writing "
+                                         "it would replace its runs: name another file",
+                                         option, path));
+}
+
 void write_output_file(const std::string& path, std::string_view content) {
+    refuse_output_over(path, "the output");
     if (path == "-") {
         if (const int error = write_all(stdout, content, false); error != 0)
             fail("standard output", error);

@@ -7,13 +7,21 @@
 // is written in place: renaming over it would replace the device node itself.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
 namespace pipelens::cli {
 
 // Writes `content` to `path` ("-": standard output). Throws CommandFailure (exit 2) naming the
-// path and the system's reason when it cannot.
+// path and the system's reason when it cannot, or when `path` holds a pipelens trace (see
+// refuse_output_over).
 void write_output_file(const std::string& path, std::string_view content);
+
+// Refuses (CommandFailure, exit 2, naming `option`) an output path that would replace what the
+// user keeps: an existing pipelens trace (SQLite: its runs are no output's to overwrite) or one
+// of the command's own `inputs`. Called before the command's work, so nothing is half done.
+void refuse_output_over(const std::string& path, std::string_view option,
+                        std::initializer_list<std::string> inputs = {});
 
 }  // namespace pipelens::cli

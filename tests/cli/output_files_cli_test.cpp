@@ -69,5 +69,39 @@ TEST_F(OutputFilesIn, AFailedWriteLeavesNoFileBehind) {
               1);  // no .partial beside it
 }
 
+// An output named like a trace, or like one of the command's inputs, would replace what the
+// user keeps: `calibrate T --out T` once turned the trace into TOML, `export T --chrome T`
+// emptied it, `import --schedule-csv` over --out destroyed its runs. Refused before any work.
+TEST_F(OutputFilesIn, AnOutputNeverReplacesATraceOrAnInput) {
+    const std::string trace = (directory_ / "kept.db").string();
+    ASSERT_EQ(run_pipelens("simulate --out " + trace).exit_code, 0);
+    const auto expect_refused = [&](const std::string& command, const std::string& error) {
+        const auto result = run_pipelens(command);
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_EQ(result.err, error) << command;
+        const auto summary = run_pipelens("summary " + trace);
+        EXPECT_EQ(summary.exit_code, 0) << command << " damaged the trace: " << summary.err;
+    };
+    const std::string replaces =
+        " is a pipelens trace (SQLite); writing it would replace its "
+        "runs: name another file\n";
+    const std::string reads =
+        " is also an input of this command; writing it would replace what "
+        "is read: name another file\n";
+    expect_refused("calibrate " + trace + " --out " + trace, "pipelens: --out " + trace + reads);
+    expect_refused("export " + trace + " --chrome " + trace, "pipelens: --chrome " + trace + reads);
+    expect_refused("schedule --kind 1F1B --pp 2 --m 2 --out " + trace,
+                   "pipelens: the output " + trace + replaces);
+    const std::string profiles = std::string(PIPELENS_SOURCE_DIR) + "/tests/data/pytorch_profiler/";
+    const std::string fresh = (directory_ / "imported.db").string();
+    expect_refused("import " + profiles + "gpipe_rank0.json " + profiles +
+                       "gpipe_rank1.json --out " + fresh + " --schedule-csv " + fresh,
+                   "pipelens: --schedule-csv " + fresh + reads);
+    EXPECT_FALSE(std::filesystem::exists(fresh));  // refused before the import wrote anything
+    expect_refused("import " + profiles + "gpipe_rank0.json " + profiles +
+                       "gpipe_rank1.json --out " + fresh + " --schedule-csv " + trace,
+                   "pipelens: --schedule-csv " + trace + replaces);
+}
+
 }  // namespace
 }  // namespace pipelens
