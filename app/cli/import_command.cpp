@@ -99,6 +99,14 @@ void report_flight_recorder(const ImportOptions& options, const importer::Import
                                          report.hang && report.mismatch ? "a hang and a mismatch"
                                          : report.hang                  ? "a hang"
                                                                         : "a mismatch"));
+    // Findings no hang explains (a rank missing from a collective, a send or recv without its
+    // partner) are problems too: they once came with exit 0 and no verdict.
+    if (!report.findings.empty())
+        throw CommandFailure(
+            kExitCheckFailed,
+            fmt::format("pipelens import: the dumps show {} finding{} (ranks that disagree on "
+                        "what was posted)",
+                        report.findings.size(), report.findings.size() == 1 ? "" : "s"));
 }
 
 void run_import(const ImportOptions& options) {

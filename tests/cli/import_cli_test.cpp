@@ -3,8 +3,11 @@
 // line naming the file, and no trace left behind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
@@ -81,6 +84,29 @@ TEST(ImportCli, FlightRecorderHangExitsOneWithTheWaitCycle) {
     const auto fine = run_pipelens("import " + ok + "nccl_trace_rank_0.json " + ok +
                                    "nccl_trace_rank_1.json --out " + clean.string());
     EXPECT_EQ(fine.exit_code, 0) << fine.out << fine.err;
+
+    // Rank 0 without its all_reduce: no hang and no type/size/dtype mismatch, but rank 0 is
+    // missing from a collective rank 1 posted. That finding once came with exit 0.
+    nlohmann::json rank0 = nlohmann::json::parse(std::ifstream(ok + "nccl_trace_rank_0.json"));
+    auto& entries = rank0["entries"];
+    entries.erase(std::remove_if(entries.begin(), entries.end(),
+                                 [](const nlohmann::json& entry) {
+                                     return entry["profiling_name"] == "nccl:all_reduce";
+                                 }),
+                  entries.end());
+    const auto dropped = testing::temp_file("nccl_trace_rank_0.json", rank0.dump());
+    const auto missing = fresh_trace("import_cli_fr_missing");
+    const auto found = run_pipelens("import " + dropped.string() + " " + ok +
+                                    "nccl_trace_rank_1.json --out " + missing.string());
+    EXPECT_EQ(found.exit_code, 1) << found.out << found.err;
+    EXPECT_NE(found.out.find("missing_rank: process group '0' (default_pg) collective #1 "
+                             "(nccl:all_reduce): rank(s) 0 never posted it; rank(s) 1 did"),
+              std::string::npos)
+        << found.out;
+    EXPECT_EQ(found.err,
+              "pipelens import: the dumps show 1 finding (ranks that disagree on what "
+              "was posted)\n");
+    std::filesystem::remove(dropped);
 }
 
 TEST(ImportCli, MegatronTimersAndPipeliningDumps) {
