@@ -139,6 +139,31 @@ CommCall comm_call(const ChromeEvent& event, CommKind kind, std::string thread) 
     return call;
 }
 
+// A range's name as a message quotes it: cut short, and a byte outside printable ASCII as \xNN
+// (a 10 MB name once made a 10 MB message, a NUL byte ended the message there).
+std::string shown_name(std::string_view name) {
+    constexpr std::size_t kShown = 80;
+    std::string out;
+    for (const char c : name.substr(0, kShown))
+        out += c < ' ' || c > '~' ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c))
+                                  : std::string(1, c);
+    return name.size() > kShown ? out + "..." : out;
+}
+
+// An action range must say when it ran: without "ts" it was placed at time 0 (a 97 us step
+// read as 5 ms), without "dur" or with a negative one it was taken as empty.
+void check_range_times(const RankFile& file, const ChromeEvent& event) {
+    const char* missing = !event.has_ts      ? "has no \"ts\""
+                          : !event.has_dur   ? "has no \"dur\""
+                          : event.dur_ns < 0 ? "has a negative \"dur\""
+                                             : nullptr;
+    if (missing != nullptr)
+        throw ImportError(
+            fmt::format("{}: byte {}: range \"{}\" {}: a pipeline action's "
+                        "range needs its start and duration",
+                        file.path, event.offset, shown_name(event.name), missing));
+}
+
 void keep_event(RankFile& file, const ChromeEvent& event) {
     ++file.events;
     if (file.cpu_ranges.empty())  // until a range shows the actions are marked
@@ -157,6 +182,7 @@ void keep_event(RankFile& file, const ChromeEvent& event) {
         return;
     std::string thread = fmt::format("{}/{}", event.pid_text, event.tid_text);
     if (is_action_range(event.name)) {
+        check_range_times(file, event);
         Range range{std::string(event.name), event.ts_ns,
                     event.ts_ns + std::max<std::int64_t>(event.dur_ns, 0), std::move(thread),
                     event.offset};
@@ -333,7 +359,8 @@ Action parse_range_action(const RankFile& file, const Range& range, std::vector<
         return parse_action(std::string_view(range.name).substr(3), parts);
     } catch (const ActionParseError& error) {
         throw ImportError(fmt::format("{}: byte {}: range \"{}\" is not a pipeline action: {}",
-                                      file.path, range.offset, range.name, error.what()));
+                                      file.path, range.offset, shown_name(range.name),
+                                      error.what()));
     }
 }
 

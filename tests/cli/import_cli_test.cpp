@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -107,6 +108,43 @@ TEST(ImportCli, FlightRecorderHangExitsOneWithTheWaitCycle) {
               "pipelens import: the dumps show 1 finding (ranks that disagree on what "
               "was posted)\n");
     std::filesystem::remove(dropped);
+}
+
+// An action range without "ts" was placed at time 0 (a 97 us step read as 5 ms), one with a
+// negative "dur" taken as empty: both are refused naming the file, the byte and the range.
+TEST(ImportCli, AnActionRangeWithoutItsTimesIsRefused) {
+    const std::string profiles = data("pytorch_profiler/");
+    const nlohmann::json original =
+        nlohmann::json::parse(std::ifstream(profiles + "skewed_1f1b_rank0.json"));
+    const auto refused = [&](const std::function<void(nlohmann::json&)>& damage) {
+        nlohmann::json profile = original;
+        for (nlohmann::json& event : profile["traceEvents"])
+            if (event.value("name", "") == "PP:0F1")
+                damage(event);
+        const auto file = testing::temp_file("times_rank0.json", profile.dump());
+        const auto trace = fresh_trace("import_cli_times");
+        const auto result = run_pipelens("import " + file.string() + " " + profiles +
+                                         "skewed_1f1b_rank1.json --out " + trace.string());
+        EXPECT_EQ(result.exit_code, 2) << result.err;
+        EXPECT_FALSE(std::filesystem::exists(trace));
+        std::filesystem::remove(file);
+        return result.err;
+    };
+    const std::string why =
+        ": a pipeline action's range needs its start and duration (read as "
+        "pytorch-profiler)\n";
+    EXPECT_NE(refused([](nlohmann::json& event) {
+                  event.erase("ts");
+              }).find("range \"PP:0F1\" has no \"ts\"" + why),
+              std::string::npos);
+    EXPECT_NE(refused([](nlohmann::json& event) {
+                  event.erase("dur");
+              }).find("range \"PP:0F1\" has no \"dur\"" + why),
+              std::string::npos);
+    EXPECT_NE(refused([](nlohmann::json& event) {
+                  event["dur"] = -10;
+              }).find("range \"PP:0F1\" has a negative \"dur\"" + why),
+              std::string::npos);
 }
 
 TEST(ImportCli, MegatronTimersAndPipeliningDumps) {
