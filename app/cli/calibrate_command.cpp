@@ -4,6 +4,7 @@
 // the experiment so `pipelens simulate` can explore from there. Only real runs are taken (the
 // latest by default), a fit no real run can have is refused with exit 1 before anything is
 // written, and figures that rest on an assumption (I and W without a profile) say so.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -98,8 +99,17 @@ CommandFailure unusable(const CalibrateOptions& options, const std::exception& e
 // The runs asked for, or the latest real one: a simulation is never taken by default.
 std::vector<std::int64_t> chosen_runs(const CalibrateOptions& options,
                                       const traces::TraceReader& reader) {
-    if (!options.runs.empty())
+    if (!options.runs.empty()) {
+        // A run named twice counted twice in every median.
+        for (std::size_t index = 0; index < options.runs.size(); ++index)
+            if (std::find(options.runs.begin(), options.runs.begin() + index,
+                          options.runs[index]) != options.runs.begin() + index)
+                throw CommandFailure(kExitUsage,
+                                     fmt::format("pipelens: --run names run {} twice; each run "
+                                                 "counts once in the medians",
+                                                 options.runs[index]));
         return options.runs;
+    }
     try {
         return {sim::latest_measured_run(reader)};
     } catch (const std::invalid_argument& error) {

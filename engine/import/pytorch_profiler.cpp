@@ -26,6 +26,7 @@
 #include "engine/import/single_stage_profile.hpp"
 #include "engine/run_record/parallel_for.hpp"
 #include "engine/schedule/schedule_csv.hpp"
+#include "engine/text/shortened.hpp"
 
 namespace pipelens::import {
 namespace {
@@ -139,17 +140,6 @@ CommCall comm_call(const ChromeEvent& event, CommKind kind, std::string thread) 
     return call;
 }
 
-// A range's name as a message quotes it: cut short, and a byte outside printable ASCII as \xNN
-// (a 10 MB name once made a 10 MB message, a NUL byte ended the message there).
-std::string shown_name(std::string_view name) {
-    constexpr std::size_t kShown = 80;
-    std::string out;
-    for (const char c : name.substr(0, kShown))
-        out += c < ' ' || c > '~' ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c))
-                                  : std::string(1, c);
-    return name.size() > kShown ? out + "..." : out;
-}
-
 // An action range must say when it ran: without "ts" it was placed at time 0 (a 97 us step
 // read as 5 ms), without "dur" or with a negative one it was taken as empty.
 void check_range_times(const RankFile& file, const ChromeEvent& event) {
@@ -161,7 +151,7 @@ void check_range_times(const RankFile& file, const ChromeEvent& event) {
         throw ImportError(
             fmt::format("{}: byte {}: range \"{}\" {}: a pipeline action's "
                         "range needs its start and duration",
-                        file.path, event.offset, shown_name(event.name), missing));
+                        file.path, event.offset, shown_text(event.name, 80), missing));
 }
 
 void keep_event(RankFile& file, const ChromeEvent& event) {
@@ -359,7 +349,7 @@ Action parse_range_action(const RankFile& file, const Range& range, std::vector<
         return parse_action(std::string_view(range.name).substr(3), parts);
     } catch (const ActionParseError& error) {
         throw ImportError(fmt::format("{}: byte {}: range \"{}\" is not a pipeline action: {}",
-                                      file.path, range.offset, shown_name(range.name),
+                                      file.path, range.offset, shown_text(range.name, 80),
                                       error.what()));
     }
 }

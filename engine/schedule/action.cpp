@@ -122,7 +122,7 @@ Action parse_plain_action(std::string_view text, std::string_view token, ActionN
 
 ActionParseError::ActionParseError(std::string token, const std::string& why)
     // Quoted cut short: a 10 MB cell once made a 10 MB error message.
-    : std::runtime_error("invalid action '" + shortened(token, 64) + "': " + why + " (" +
+    : std::runtime_error("invalid action '" + shown_text(token, 64) + "': " + why + " (" +
                          kExpectedForm + ")"),
       token_(std::move(token)) {}
 

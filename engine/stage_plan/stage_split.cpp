@@ -2,6 +2,7 @@
 // starts a stage); the count must then be stage_count - 1 exactly, since a pipeline with
 // more or fewer stages than the schedule has would silently drop or duplicate work.
 #include "engine/stage_plan/stage_split.hpp"
+#include "engine/text/shortened.hpp"
 
 #include <algorithm>
 #include <set>
@@ -45,14 +46,16 @@ int layer_index(const std::vector<std::string>& names, const SplitPoint& point) 
     const auto found = std::find(names.begin(), names.end(), point.layer);
     if (found != names.end())
         return static_cast<int>(found - names.begin());
-    if (!point.layer.empty() && std::all_of(point.layer.begin(), point.layer.end(), ::isdigit)) {
+    // A number past int's range is no layer either (std::stoi threw "stoi" for it).
+    if (!point.layer.empty() && point.layer.size() <= 9 &&
+        std::all_of(point.layer.begin(), point.layer.end(), ::isdigit)) {
         const int index = std::stoi(point.layer);
         if (index < static_cast<int>(names.size()))
             return index;
     }
     throw SplitError(
         fmt::format("split point '{}': no such layer (the model has {} layers: {} .. {})",
-                    point.layer, names.size(), names.front(), names.back()));
+                    shortened(point.layer, 64), names.size(), names.front(), names.back()));
 }
 
 }  // namespace

@@ -17,4 +17,19 @@ inline std::string shortened(std::string_view text, std::size_t most) {
     return std::string(text.substr(0, most - 3)) + "...";
 }
 
+// `text` as a message may quote it: cut short as shortened() does, and every byte outside
+// printable ASCII written as \xNN (a NUL byte once ended a message where it stood).
+inline std::string shown_text(std::string_view text, std::size_t most) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    for (const char c : text.substr(0, text.size() <= most ? most : most - 3)) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte < ' ' || byte > '~')
+            out += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 15];
+        else
+            out += c;
+    }
+    return text.size() <= most ? out : out + "...";
+}
+
 }  // namespace pipelens

@@ -93,6 +93,11 @@ TEST(CalibrateCli, ATraceOfSimulationsAloneIsRefusedNamingItsRuns) {
                               "measures nothing; record a real run into this trace with "
                               "`pipelens run ... --out` (with --profile to measure I and W)\n");
     EXPECT_FALSE(std::filesystem::exists(out));
+    // A run named twice would count twice in every median.
+    const auto twice = run_pipelens("calibrate " + trace.string() + " --run 1,2,1");
+    EXPECT_EQ(twice.exit_code, 2);
+    EXPECT_EQ(twice.err,
+              "pipelens: --run names run 1 twice; each run counts once in the medians\n");
 }
 
 }  // namespace

@@ -174,6 +174,16 @@ TEST(SplitPoints, MoveLayersBetweenStagesAndStillMatch) {
                   "split point 'layers.5': no such layer (the model has 4 layers: layers.0 .. "
                   "layers.3)");
     }
+    // A number past int's range once escaped as std::stoi's bare "stoi".
+    options.split_points = {"99999999999999999999"};
+    try {
+        run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
+        FAIL() << "no error";
+    } catch (const std::invalid_argument& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  "split point '99999999999999999999': no such layer (the model has 4 layers: "
+                  "layers.0 .. layers.3)");
+    }
 }
 
 // The rank that detects a fault reports it; every other rank stops, naming that rank.
