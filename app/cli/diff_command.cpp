@@ -15,6 +15,7 @@
 #include "app/cli/input_files.hpp"
 #include "engine/analysis/run_divergence.hpp"
 #include "engine/run_record/statistics.hpp"
+#include "engine/text/shortened.hpp"
 #include "traces/text/quantities.hpp"
 #include "traces/trace_reader.hpp"
 
@@ -39,14 +40,31 @@ std::string_view kind_name(traces::RunKind kind) {
 }
 
 // The run asked for, or the trace's latest run of `kind`.
+// A run asked for by number must be of the side's kind and finished: a simulation given as the
+// real side, or a failed run's partial step, once went into the split as if measured.
+traces::RunRecord checked_run(const traces::RunRecord& run, const std::string& path,
+                              traces::RunKind kind) {
+    if (run.kind != kind)
+        refuse(fmt::format("{}: run {} is {} run, but --{}-run takes {} run", path, run.id,
+                           run.kind == traces::RunKind::real ? "a real (measured)" : "a simulated",
+                           kind_name(kind),
+                           kind == traces::RunKind::real ? "a real (measured)" : "a simulated"));
+    if (run.status != traces::RunStatus::finished)
+        refuse(fmt::format("{}: run {} {}: diff compares finished steps", path, run.id,
+                           run.status == traces::RunStatus::failed
+                               ? fmt::format("failed ({})", shortened(run.failure, 200))
+                               : std::string("never finished (it is still marked running)")));
+    return run;
+}
+
 traces::RunRecord pick_run(const traces::TraceReader& reader, const std::string& path,
                            std::optional<std::int64_t> asked, traces::RunKind kind) {
     if (asked)
-        return reader.run(*asked);
+        return checked_run(reader.run(*asked), path, kind);
     const std::vector<traces::RunRecord> runs = reader.runs();
     for (auto run = runs.rbegin(); run != runs.rend(); ++run)
         if (run->kind == kind)
-            return *run;
+            return checked_run(*run, path, kind);
     if (runs.empty())
         refuse(fmt::format("{}: the trace holds no run", path));
     refuse(fmt::format("{}: the trace holds no {} run ({} run{}, pick one with --{}-run)", path,

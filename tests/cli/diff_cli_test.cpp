@@ -137,6 +137,21 @@ TEST(DiffCli, RunsThatCannotBeComparedAreRefusedNamingTheFile) {
     EXPECT_NE(result.err.find(sim.string() + ": the trace holds no real run"), std::string::npos)
         << result.err;
     EXPECT_EQ(result.err.find('\n'), result.err.size() - 1) << result.err;  // one line
+
+    // A run named by number must be of its side's kind, and finished: a simulation as the real
+    // side, or a failed run's partial step, once went into the split as if measured.
+    result = run_pipelens("diff " + sim.string() + " " + sim.string() + " --real-run 1");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens diff: " + sim.string() +
+                              ": run 1 is a simulated run, but --real-run takes a real (measured) "
+                              "run\n");
+    const auto failed = simulated("diff_bad_failed", "--schedule 1F1B", true);
+    ASSERT_EQ(edit_trace(failed, "UPDATE runs SET status = 'failed', failure = 'rank 1 timed out'"),
+              1);
+    result = run_pipelens("diff " + failed.string() + " " + sim.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens diff: " + failed.string() +
+                              ": run 1 failed (rank 1 timed out): diff compares finished steps\n");
 }
 
 }  // namespace
