@@ -2,6 +2,7 @@
 // can be sharded that way, in generation order, with the bias of addmm/baddbmm following the
 // output through broadcasting (a Partial output gives a Partial bias, as upstream).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/sharding/einsum_strategy.hpp"
 #include "engine/sharding/op_strategies.hpp"
@@ -16,12 +17,21 @@ std::vector<std::int64_t> product_shape(const TensorMeta& left, const TensorMeta
     return shape;
 }
 
+// Both matrices of the rank the op takes, and shapes that multiply: the left's last dim is the
+// right's next to last (and a batched product's batch dims agree), as LibTorch checks them.
 void require_ranks(const OpCall& call, std::size_t first, int rank) {
     for (std::size_t index = first; index < first + 2; ++index)
         if (static_cast<int>(call.input(index).tensor.shape.size()) != rank)
             throw std::invalid_argument(fmt::format("{}: input {} has {} dims; it needs {}",
                                                     call.schema.op, index,
                                                     call.input(index).tensor.shape.size(), rank));
+    const std::vector<std::int64_t>& left = call.input(first).tensor.shape;
+    const std::vector<std::int64_t>& right = call.input(first + 1).tensor.shape;
+    const bool batches_agree = rank == 2 || left.front() == right.front();
+    if (left.back() != right[right.size() - 2] || !batches_agree)
+        throw std::invalid_argument(fmt::format(
+            "{}: inputs {} and {} of shapes [{}] and [{}] cannot be multiplied", call.schema.op,
+            first, first + 1, fmt::join(left, ", "), fmt::join(right, ", ")));
 }
 
 // `first`: the index of the first matrix input (1 when a bias comes before the matrices).

@@ -96,6 +96,13 @@ TEST(ShardCli, ErrorsNameTheOpAndExitNonZero) {
     EXPECT_EQ(result.exit_code, 2);
     result = run_pipelens("shard --block mlp --show 'f32[8](R)'");
     EXPECT_EQ(result.exit_code, 2);
+    // Matrices that cannot be multiplied were propagated as if they could (exit 0).
+    for (const std::string op :
+         {"aten.mm(f32[4,4](R), f32[5,4](R))", "aten.bmm(f32[2,4,4](R), f32[3,4,4](R))"}) {
+        result = run_pipelens("shard '" + op + "' --mesh tp=4");
+        EXPECT_EQ(result.exit_code, 1) << op;
+        EXPECT_NE(result.err.find("cannot be multiplied"), std::string::npos) << result.err;
+    }
 }
 
 // (2^62 + 1) * 64 wraps around to 64 in int64: without a checked count this view of 64 elements
