@@ -1,6 +1,7 @@
 // Mesh geometry and text.
 #include "engine/sharding/device_mesh.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "engine/text/printable.hpp"
+#include "engine/text/shortened.hpp"
 
 namespace pipelens::sharding {
 namespace {
@@ -173,10 +175,20 @@ DeviceMesh parse_device_mesh(std::string_view text, std::string device_type, int
         if (devices > kMaxDevices)
             throw std::invalid_argument(
                 fmt::format("--mesh '{}': more than {} devices", text, kMaxDevices));
+        // Placements name mesh dims: two of one name would make them ambiguous.
+        if (std::find(mesh.dim_names.begin(), mesh.dim_names.end(), name) != mesh.dim_names.end())
+            throw std::invalid_argument(
+                fmt::format("--mesh '{}': dimension '{}' is named twice", text, name));
         mesh.dim_names.emplace_back(name);
         mesh.shape.push_back(size);
         at = comma + 1;
     }
+    // Printed back into schemas and JSON: a plain name, as dtypes and mesh dims are.
+    if (!is_plain_name(mesh.device_type))
+        throw std::invalid_argument(
+            fmt::format("--device-type '{}': a device type is a plain name (letters, digits, "
+                        "'_'), such as cuda or cpu",
+                        shown_text(mesh.device_type, 40)));
     if (devices_per_host < 1)
         throw std::invalid_argument(
             fmt::format("--devices-per-host {}: needs at least 1", devices_per_host));

@@ -99,6 +99,10 @@ std::vector<Placement> parse_placements(std::string_view text) {
                 ++at;
             const int factor = read_int(text, at);
             expect(text, at, ')');
+            if (factor < 1)  // upstream's _StridedShard splits each shard `factor` ways
+                throw std::invalid_argument(
+                    fmt::format("placements '{}': _S({}, {}): a split factor is at least 1", text,
+                                dim, factor));
             placements.push_back(Placement::strided_shard(dim, factor));
         } else if (text[at] == 'P') {
             ++at;

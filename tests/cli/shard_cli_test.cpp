@@ -96,6 +96,21 @@ TEST(ShardCli, ErrorsNameTheOpAndExitNonZero) {
     EXPECT_EQ(result.exit_code, 2);
     result = run_pipelens("shard --block mlp --show 'f32[8](R)'");
     EXPECT_EQ(result.exit_code, 2);
+    // A mesh dim named twice, a device type with control bytes, a split factor of 0: exit 0.
+    for (const auto& [flags, error] : std::vector<std::pair<std::string, std::string>>{
+             {"--show 'f32[8,8](S(0)S(0))' --mesh a=2,a=2",
+              "pipelens: --mesh 'a=2,a=2': dimension 'a' is named twice\n"},
+             {"--show 'f32[8,8](S(0))' --mesh a=2 --device-type 'a b'",
+              "pipelens: --device-type 'a b': a device type is a plain name (letters, digits, "
+              "'_'), such as cuda or cpu\n"}}) {
+        result = run_pipelens("shard " + flags);
+        EXPECT_EQ(result.exit_code, 2) << flags;
+        EXPECT_EQ(result.err, error) << flags;
+    }
+    result = run_pipelens("shard --show 'f32[8,8](_S(0, 0))' --mesh tp=2");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("_S(0, 0): a split factor is at least 1"), std::string::npos)
+        << result.err;
     // Matrices that cannot be multiplied were propagated as if they could (exit 0).
     for (const std::string op :
          {"aten.mm(f32[4,4](R), f32[5,4](R))", "aten.bmm(f32[2,4,4](R), f32[3,4,4](R))"}) {
