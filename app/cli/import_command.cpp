@@ -13,12 +13,13 @@
 #include <fmt/format.h>
 
 #include "app/cli/commands.hpp"
-#include "app/cli/output_file.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/output_file.hpp"
 #include "app/cli/run_report.hpp"
 #include "engine/import/import_files.hpp"
 #include "engine/import/imported_run.hpp"
 #include "engine/schedule/schedule_csv.hpp"
+#include "engine/schedule/static_check.hpp"
 #include "sim/calibration.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "traces/trace_reader.hpp"
@@ -139,6 +140,14 @@ void run_import(const ImportOptions& options) {
     for (const std::string& note : result.notes)
         fmt::print("  note: {}\n", note);
     print_run(options.out, run_id, "imported");
+    // What the ranks ran, read back, must be a schedule: a forward the trace lost, a stage on
+    // two ranks, once came with exit 0 and a CSV that `check` refuses. The run stays recorded
+    // (it is what the files hold); the problems are the verdict.
+    if (const CheckReport check = check_structure(result.compute); !check.ok())
+        throw CommandFailure(kExitCheckFailed,
+                             fmt::format("pipelens import: the schedule the files show is not "
+                                         "one a pipeline can run (run {} is recorded as read): {}",
+                                         run_id, check.text()));
     if (options.simulate) {
         // A schedule no kind generates is simulated from its CSV, kept beside the trace.
         std::string csv;

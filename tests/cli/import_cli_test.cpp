@@ -147,6 +147,34 @@ TEST(ImportCli, AnActionRangeWithoutItsTimesIsRefused) {
               std::string::npos);
 }
 
+// A forward the trace lost leaves a schedule no pipeline runs: once exit 0, with a CSV that
+// `check` refused. The run is recorded as read; the verdict is exit 1 with the problems.
+TEST(ImportCli, ASchedulePipelinesCannotRunIsRecordedAndExitsOne) {
+    const std::string profiles = data("pytorch_profiler/");
+    nlohmann::json profile =
+        nlohmann::json::parse(std::ifstream(profiles + "skewed_1f1b_rank0.json"));
+    auto& events = profile["traceEvents"];
+    events.erase(std::remove_if(events.begin(), events.end(),
+                                [](const nlohmann::json& event) {
+                                    return event.value("name", "") == "PP:0F0";
+                                }),
+                 events.end());
+    const auto file = testing::temp_file("lost_rank0.json", profile.dump());
+    const auto trace = fresh_trace("import_cli_lost");
+    const auto result = run_pipelens("import " + file.string() + " " + profiles +
+                                     "skewed_1f1b_rank1.json --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_EQ(result.err.rfind("pipelens import: the schedule the files show is not one a "
+                               "pipeline can run (run 1 is recorded as read): schedule check "
+                               "failed",
+                               0),
+              0u)
+        << result.err;
+    EXPECT_NE(result.err.find("before its forward"), std::string::npos) << result.err;
+    EXPECT_EQ(run_pipelens("summary " + trace.string() + " --run 1").exit_code, 0);
+    std::filesystem::remove(file);
+}
+
 TEST(ImportCli, MegatronTimersAndPipeliningDumps) {
     const auto trace = fresh_trace("import_cli_megatron");
     const std::string directory = data("megatron/1f1b_pp2_m3/");
