@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -43,20 +44,24 @@ std::string visualize_sharding(const DTensorSpec& spec) {
     if (ndim < 1 || ndim > 2)
         throw std::invalid_argument(
             fmt::format("--show draws 1-D and 2-D tensors; {} has {} dims", to_string(spec), ndim));
+    // A drawing is read by a person: a million devices took minutes and 95 MB of text.
+    if (spec.mesh.size() > kLargestDrawnMesh)
+        throw std::invalid_argument(fmt::format(
+            "a drawing shows at most {} devices; {} has {} (the layout reads the same on "
+            "a smaller mesh of the same shape)",
+            kLargestDrawnMesh, to_string(spec.mesh), spec.mesh.size()));
     std::map<std::pair<Range, Range>, std::vector<int>> holders;
-    std::vector<Range> rows, columns;
+    std::set<Range> row_set, column_set;
     for (int device = 0; device < spec.mesh.size(); ++device) {
         const std::vector<int> coordinate = spec.mesh.coordinate_of(device);
         const Range row = ndim == 2 ? range_of(spec, coordinate, 0) : Range{0, 1};
         const Range column = range_of(spec, coordinate, ndim - 1);
         holders[{row, column}].push_back(device);
-        if (std::find(rows.begin(), rows.end(), row) == rows.end())
-            rows.push_back(row);
-        if (std::find(columns.begin(), columns.end(), column) == columns.end())
-            columns.push_back(column);
+        row_set.insert(row);
+        column_set.insert(column);
     }
-    std::sort(rows.begin(), rows.end());
-    std::sort(columns.begin(), columns.end());
+    const std::vector<Range> rows(row_set.begin(), row_set.end());
+    const std::vector<Range> columns(column_set.begin(), column_set.end());
     const std::string device_prefix = spec.mesh.device_type + ":";
     const auto cell = [&](const Range& row, const Range& column) {
         const auto found = holders.find({row, column});

@@ -9,7 +9,11 @@
 
 namespace pipelens::sharding {
 
-// std::invalid_argument for tensors of more than two dims.
+// The most devices a drawing shows.
+inline constexpr int kLargestDrawnMesh = 4096;
+
+// std::invalid_argument for tensors of more than two dims, or meshes of more than
+// kLargestDrawnMesh devices.
 std::string visualize_sharding(const DTensorSpec& spec);
 
 }  // namespace pipelens::sharding
