@@ -27,9 +27,9 @@ std::int64_t as_ns(double ns, const char* what) {
 std::int64_t Link::transfer_ns(std::int64_t bytes) const {
     if (bytes_per_ns <= 0 || bytes == 0)
         return latency_ns;
-    return as_ns(static_cast<double>(latency_ns) +
-                     std::ceil(static_cast<double>(bytes) / bytes_per_ns),
-                 "a transfer");
+    return as_ns(
+        static_cast<double>(latency_ns) + std::ceil(static_cast<double>(bytes) / bytes_per_ns),
+        "a transfer");
 }
 
 const StageCost& CostModel::stage(int stage_index) const {

@@ -7,7 +7,6 @@
 #include "engine/import/pytorch_profiler.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -19,9 +18,9 @@
 #include "engine/import/chrome_trace_stream.hpp"
 #include "engine/import/clock_alignment.hpp"
 #include "engine/import/pipeline_ranks.hpp"
+#include "engine/import/profiler_args.hpp"
 #include "engine/import/rank_file_name.hpp"
 #include "engine/import/receive_arrival.hpp"
-#include "engine/import/scalar_type_bytes.hpp"
 #include "engine/import/schedule_recovery.hpp"
 #include "engine/import/single_stage_profile.hpp"
 #include "engine/run_record/parallel_for.hpp"
@@ -75,37 +74,6 @@ bool is_gpipe_name(std::string_view name) {
 
 bool is_action_range(std::string_view name) {
     return name.substr(0, 3) == "PP:" || is_gpipe_name(name);
-}
-
-std::optional<std::int64_t> integer_of(std::string_view text) {
-    if (!text.empty() && text.front() == '"')
-        text = text.substr(1, text.size() >= 2 ? text.size() - 2 : 0);
-    std::int64_t value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (error != std::errc() || end != text.data() + text.size())
-        return std::nullopt;
-    return value;
-}
-
-std::string_view unquoted(std::string_view text) {
-    if (text.size() >= 2 && text.front() == '"' && text.back() == '"')
-        return text.substr(1, text.size() - 2);
-    return text;
-}
-
-// Bytes per element of the dtype the profiler writes ("Float", "\"BFloat16\"", "c10::Half").
-std::int64_t dtype_bytes(std::string_view dtype) {
-    dtype = unquoted(dtype);
-    if (const auto colon = dtype.rfind(':'); colon != std::string_view::npos)
-        dtype = dtype.substr(colon + 1);
-    return scalar_type_bytes(dtype);
-}
-
-std::string_view arg_text(const ChromeEvent& event, std::string_view key) {
-    for (const ChromeArg& arg : event.args)
-        if (arg.key == key)
-            return arg.text;
-    return {};
 }
 
 std::optional<CommKind> comm_kind_of(std::string_view collective) {

@@ -9,10 +9,10 @@
 #include <fmt/format.h>
 
 #include "engine/schedule/dry_run.hpp"
-#include "engine/schedule/static_check.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
 #include "engine/schedule/schedule_csv.hpp"
+#include "engine/schedule/static_check.hpp"
 
 namespace pipelens {
 

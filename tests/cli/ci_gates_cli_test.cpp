@@ -93,8 +93,9 @@ TEST(CiGates, BadLimitsAreUsageErrorsNamingTheFlag) {
     const auto junit =
         run_pipelens(std::string(kGPipe) + " --max-bubble 0.5 --junit /nonexistent/dir/report.xml");
     EXPECT_EQ(junit.exit_code, 2);
-    EXPECT_EQ(junit.err, "pipelens: /nonexistent/dir/report.xml: cannot write the file: No such "
-                         "file or directory\n");
+    EXPECT_EQ(junit.err,
+              "pipelens: /nonexistent/dir/report.xml: cannot write the file: No such "
+              "file or directory\n");
 }
 
 }  // namespace

@@ -114,9 +114,10 @@ TEST(ShardCli, ErrorsNameTheOpAndExitNonZero) {
     // A million devices once took minutes to draw (and 95 MB for a 3-element tensor).
     result = run_pipelens("shard --show 'f32[1048576](S(0))' --mesh tp=1048576");
     EXPECT_EQ(result.exit_code, 2);
-    EXPECT_EQ(result.err, "pipelens: --show: a drawing shows at most 4096 devices; "
-                          "DeviceMesh((tp=1048576), 'cuda', stride=(1,)) has 1048576 (the layout "
-                          "reads the same on a smaller mesh of the same shape)\n");
+    EXPECT_EQ(result.err,
+              "pipelens: --show: a drawing shows at most 4096 devices; "
+              "DeviceMesh((tp=1048576), 'cuda', stride=(1,)) has 1048576 (the layout "
+              "reads the same on a smaller mesh of the same shape)\n");
     // Matrices that cannot be multiplied were propagated as if they could (exit 0).
     for (const std::string op :
          {"aten.mm(f32[4,4](R), f32[5,4](R))", "aten.bmm(f32[2,4,4](R), f32[3,4,4](R))"}) {
