@@ -36,20 +36,19 @@ std::shared_ptr<const Schedule> record_experiment_schedule(recorder::StateRecord
                 "the file, or leave it out to take the file's",
                 experiment.rank_count_source, experiment.shape.rank_count, experiment.schedule_file,
                 chosen.pp));
-        if (!experiment.stages_per_rank_source.empty() &&
-            experiment.shape.stages_per_rank != chosen.v)
-            throw ExperimentError(fmt::format(
-                "{} is {} but the schedule file {} has v = {} (stages per rank); v must match the "
-                "file, or leave it out to take the file's",
-                experiment.stages_per_rank_source, experiment.shape.stages_per_rank,
-                experiment.schedule_file, chosen.v));
-        if (!experiment.microbatch_count_source.empty() &&
-            experiment.shape.microbatch_count != chosen.m)
-            throw ExperimentError(fmt::format(
-                "{} is {} but the schedule file {} has m = {} (microbatches); m must match the "
-                "file, or leave it out to take the file's",
-                experiment.microbatch_count_source, experiment.shape.microbatch_count,
-                experiment.schedule_file, chosen.m));
+        // v and m are the file's as well: one given that differs is refused, not ignored.
+        const auto require_files = [&](const std::string& source, int given, int files,
+                                       const char* name, const char* meaning) {
+            if (!source.empty() && given != files)
+                throw ExperimentError(fmt::format(
+                    "{} is {} but the schedule file {} has {} = {} ({}); {} must match the file, "
+                    "or leave it out to take the file's",
+                    source, given, experiment.schedule_file, name, files, meaning, name));
+        };
+        require_files(experiment.stages_per_rank_source, experiment.shape.stages_per_rank, chosen.v,
+                      "v", "stages per rank");
+        require_files(experiment.microbatch_count_source, experiment.shape.microbatch_count,
+                      chosen.m, "m", "microbatches");
         if (experiment.defer_receives && chosen.schedule->has_communication)
             throw ExperimentError(fmt::format(
                 "the schedule file {} already has its SEND/RECV actions, so there is no lowering "
