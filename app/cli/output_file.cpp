@@ -74,7 +74,8 @@ void write_output_file(const std::string& path, std::string_view content) {
     }
     std::error_code ignored;
     const std::filesystem::file_status status = std::filesystem::status(path, ignored);
-    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    const bool linked = std::filesystem::is_symlink(std::filesystem::symlink_status(path, ignored));
+    if (std::filesystem::exists(status) && (!std::filesystem::is_regular_file(status) || linked)) {
         if (std::filesystem::is_directory(status))
             throw CommandFailure(kExitUsage,
                                  fmt::format("pipelens: {}: is a directory, not a file", path));

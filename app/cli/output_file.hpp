@@ -3,8 +3,8 @@
 // Invariants: a regular file (or a new one) is written beside itself as PATH.partial, flushed
 // and closed with every error checked, then renamed over PATH, so a full disk or a killed
 // process never leaves a truncated file under the name a user asked for, and a failure removes
-// the partial file. Anything else that already exists at PATH (/dev/stdout, a FIFO, a device)
-// is written in place: renaming over it would replace the device node itself.
+// the partial file. Anything else that already exists at PATH (/dev/stdout, a FIFO, a device,
+// a symbolic link) is written in place: renaming over it would replace the node itself.
 #pragma once
 
 #include <initializer_list>

@@ -67,6 +67,14 @@ TEST_F(OutputFilesIn, AFailedWriteLeavesNoFileBehind) {
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(folder),
                             std::filesystem::directory_iterator()),
               1);  // no .partial beside it
+    // Through a symbolic link the file it points to is written; the link stays a link.
+    const std::filesystem::path link = directory_ / "via.csv";
+    std::filesystem::create_symlink(wanted, link);
+    ASSERT_EQ(run_pipelens("schedule --kind GPipe --pp 2 --m 2 --format csv --out " + link.string())
+                  .exit_code,
+              0);
+    EXPECT_TRUE(std::filesystem::is_symlink(link));
+    EXPECT_EQ(read_file(wanted), "0F0,0F1,0B0,0B1\r\n1F0,1F1,1B0,1B1\r\n");
 }
 
 // An output named like a trace, or like one of the command's inputs, would replace what the
