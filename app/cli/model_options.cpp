@@ -1,6 +1,7 @@
 // Model flags: registration, application to the experiment, and the runtime's view of them.
 #include "app/cli/model_options.hpp"
 
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
@@ -11,6 +12,7 @@
 #include "engine/schedule/schedule_size.hpp"
 #include "engine/stage_plan/model_size.hpp"
 #include "engine/stage_plan/stage_split.hpp"
+#include "engine/text/shortened.hpp"
 #include "traces/text/quantities.hpp"
 
 namespace pipelens::cli {
@@ -58,7 +60,17 @@ void apply_model_options(const ModelOptions& options, Experiment& experiment) {
         const std::string& text = *options.input_shape;
         while (begin <= text.size()) {
             const std::size_t comma = std::min(text.find(',', begin), text.size());
-            model.input_shape.push_back(std::atoll(text.substr(begin, comma - begin).c_str()));
+            const std::string_view size = std::string_view(text).substr(begin, comma - begin);
+            std::int64_t value = 0;
+            // atoll read "abc" as 0 and "9e99" as 9: a size is all digits, named when it is not.
+            const auto [end, error] =
+                std::from_chars(size.data(), size.data() + size.size(), value);
+            if (error != std::errc() || end != size.data() + size.size())
+                throw ExperimentError(fmt::format(
+                    "--input-shape (model.input_shape): '{}' in '{}' is not a size (a whole "
+                    "number of 1 or more)",
+                    shown_text(size, 24), shown_text(text, 64)));
+            model.input_shape.push_back(value);
             begin = comma + 1;
         }
     }

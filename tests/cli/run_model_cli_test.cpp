@@ -114,6 +114,9 @@ TEST(RunCli, ImpossibleModelSizesAreRefusedNamingTheOption) {
          "more)"},
         {"--batch -8", "--batch (model.batch_size): -8 is not a batch size (1 or more)"},
         {"--seed -1", "--seed (model.seed): -1 is out of range (at least 0)"},
+        {"--input-shape 16,abc",
+         "--input-shape (model.input_shape): 'abc' in '16,abc' is not a size (a whole number of "
+         "1 or more)"},
         // Once rank 0 first announced it waited for its peers over the unknown transport.
         {"--transport bogus", "--transport: 'bogus' is no transport: use local, gloo or nccl"},
     };
