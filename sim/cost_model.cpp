@@ -14,7 +14,7 @@ namespace {
 // A time computed in floating point, as int64 nanoseconds; one past int64's reach (a bandwidth
 // of 1e-300 bytes/ns) is refused rather than converted, which is undefined.
 std::int64_t as_ns(double ns, const char* what) {
-    if (!(ns < 0x1.0p62))
+    if (!(ns < static_cast<double>(kLatestSimulatedNs)))
         throw std::overflow_error(fmt::format(
             "{} would take {:g} ns, more than 2^62 ns (about 146 years): a cost, latency or "
             "bandwidth is out of any machine's range",

@@ -19,6 +19,11 @@
 
 namespace pipelens::sim {
 
+// The latest a simulated time may be, about 146 years: far from int64's end, so adding one more
+// action never overflows. A cost, a transfer or a step past it is refused as too large
+// (std::overflow_error), not converted or wrapped round.
+inline constexpr std::int64_t kLatestSimulatedNs = std::int64_t{1} << 62;
+
 struct StageCost {
     std::int64_t forward_ns = 1000;
     std::int64_t input_ns = 1000;                  // I: gradient with respect to the stage input

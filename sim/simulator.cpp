@@ -28,11 +28,8 @@ namespace pipelens::sim {
 namespace {
 
 constexpr std::int64_t kUnknown = -1;
-// The longest a drawn computation may take, and the latest anything may end (about 146 years):
-// far from int64's end, so that adding one more never overflows. A step past it is refused as
-// too large, not wrapped round to a negative time.
-constexpr double kLongestDrawnNs = 0x1.0p62 / 1024;
-constexpr std::int64_t kLatestEndNs = std::int64_t{1} << 62;
+// The longest a drawn computation may take; the latest anything may end is kLatestSimulatedNs.
+constexpr double kLongestDrawnNs = static_cast<double>(kLatestSimulatedNs) / 1024;
 
 // When each per-microbatch signal of one (stage, microbatch) was produced: F, I/B, I ends; SEND
 // starts (a receive waits for the send to be issued); RECV ends.
@@ -279,19 +276,19 @@ class Simulator {
         return std::llround(time);
     }
 
-    // Where an action starting at `start` for `ns` ends; refused past kLatestEndNs rather than
-    // overflowing.
+    // Where an action starting at `start` for `ns` ends; refused past kLatestSimulatedNs rather
+    // than overflowing.
     std::int64_t ended(std::int64_t start, std::int64_t ns) const {
         if (ns < 0)  // no cost is negative: one that wrapped round while it was computed
             throw std::overflow_error(fmt::format(
                 "an action's time came out as {} ns, past int64's range while it was computed: "
                 "a cost, latency, bandwidth or model size is out of any machine's range",
                 ns));
-        if (ns > kLatestEndNs || start > kLatestEndNs - ns)
+        if (ns > kLatestSimulatedNs || start > kLatestSimulatedNs - ns)
             throw std::overflow_error(fmt::format(
                 "the {}step runs past {} ns, about 146 years (an action of {} ns starting at {} "
                 "ns): a cost, latency or bandwidth is out of any machine's range",
-                compute_factors_ != nullptr ? "drawn " : "", kLatestEndNs, ns, start));
+                compute_factors_ != nullptr ? "drawn " : "", kLatestSimulatedNs, ns, start));
         return start + ns;
     }
 

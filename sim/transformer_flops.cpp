@@ -7,13 +7,15 @@
 
 #include <fmt/format.h>
 
+#include "sim/cost_model.hpp"
+
 namespace pipelens::sim {
 namespace {
 
 // A time or byte count from doubles, refused past 2^62 (rather than converted, which is
 // undefined and came out as 0 ns or a negative step).
 std::int64_t within_range(double value, const char* what, const TransformerSpec& spec) {
-    if (!(value < 0x1.0p62))
+    if (!(value < static_cast<double>(kLatestSimulatedNs)))
         throw std::overflow_error(fmt::format(
             "a transformer of hidden {}, sequence {} and microbatch size {} needs {:g} {}, past "
             "2^62: a model size is out of any machine's range",

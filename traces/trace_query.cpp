@@ -57,10 +57,9 @@ RunRecord TraceQuery::run_from(sqlite3_stmt* row) const {
         run.kind = RunKind::real;
     else
         corrupt(fmt::format("run {} has kind '{}'", run.id, kind));
-    // Checked before they are narrowed to int; beyond these a run is not a pipeline but a
-    // damaged file (a pp of 10^9 once made `export` write gigabytes of empty rank records).
+    // Checked before they are narrowed to int.
     const std::pair<const char*, std::int64_t> counts[] = {
-        {"pp", std::int64_t{1} << 20}, {"v", std::int64_t{1} << 20}, {"m", std::int64_t{1} << 24}};
+        {"pp", kMostRanks}, {"v", kMostStages}, {"m", kMostMicrobatches}};
     for (int index = 0; index < 3; ++index)
         if (const std::int64_t value = sqlite3_column_int64(row, 3 + index);
             value < 0 || value > counts[index].second)

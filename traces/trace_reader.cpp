@@ -128,12 +128,6 @@ StringTable read_strings(sqlite3* connection, const std::filesystem::path& path)
     return table;
 }
 
-// Ranks, stages and microbatches beyond these are not a pipeline but a damaged file (a rank
-// count of 10^9 once made `export` write gigabytes of empty rank records).
-constexpr std::int64_t kRankLimit = std::int64_t{1} << 20;
-constexpr std::int64_t kStageLimit = std::int64_t{1} << 20;
-constexpr std::int64_t kMicrobatchLimit = std::int64_t{1} << 24;
-
 // An action row (columns as kActionColumns) as a record, refused as corrupt where no writer
 // could have produced it. The integers are checked before they are narrowed: a kind of 999
 // stored as 8 bits reads as 231.
@@ -143,15 +137,15 @@ ActionRecord action_from(const detail::TraceQuery& state, std::int64_t run_id, s
     const auto fail = [&](const std::string& why) {
         state.corrupt(fmt::format("run {} rank {} step {}: {}", run_id, rank, step, why));
     };
-    if (rank < 0 || rank >= kRankLimit)
+    if (rank < 0 || rank >= kMostRanks)
         fail("the rank is out of range");
     if (const std::int64_t kind = sqlite3_column_int64(row, 3);
         kind < 0 || kind >= text::kActionKindNames)
         fail(fmt::format("action kind {} is not a pipeline action", kind));
-    if (const std::int64_t stage = sqlite3_column_int64(row, 4); stage < -1 || stage >= kStageLimit)
+    if (const std::int64_t stage = sqlite3_column_int64(row, 4); stage < -1 || stage >= kMostStages)
         fail(fmt::format("stage {} is out of range", stage));
     if (const std::int64_t microbatch = sqlite3_column_int64(row, 5);
-        microbatch < -1 || microbatch >= kMicrobatchLimit)
+        microbatch < -1 || microbatch >= kMostMicrobatches)
         fail(fmt::format("microbatch {} is out of range", microbatch));
     ActionRecord action;
     read_columns(row, 0, action.rank, action.step, action.lane, action.kind, action.stage,
@@ -335,7 +329,7 @@ int TraceReader::action_rank_limit(std::int64_t run_id) const {
                              fmt::format("cannot read the ranks of run {}", run_id));
     if (!highest)
         return 0;
-    if (*highest < 0 || *highest >= (1 << 20))
+    if (*highest < 0 || *highest >= kMostRanks)
         state_->corrupt(fmt::format("run {} has an action on rank {}", run_id, *highest));
     return static_cast<int>(*highest) + 1;
 }

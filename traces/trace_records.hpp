@@ -15,6 +15,13 @@
 
 namespace pipelens::traces {
 
+// Ranks, stages and microbatches beyond these are not a pipeline but a damaged file; readers
+// refuse them as corrupt (a rank count of 10^9 once made `export` write gigabytes of empty
+// rank records).
+inline constexpr int kMostRanks = 1 << 20;
+inline constexpr int kMostStages = 1 << 20;
+inline constexpr int kMostMicrobatches = 1 << 24;
+
 enum class RunKind { simulated, real };  // stored as 'sim' / 'real'
 enum class RunStatus { running, finished, failed };
 

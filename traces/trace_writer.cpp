@@ -96,6 +96,19 @@ constexpr const char* kConnectionSettings =
     "PRAGMA cache_size = -32768;"  // 32 MiB: keeps the actions index's hot pages in memory
     "PRAGMA foreign_keys = OFF;";
 
+// A trace about to be created needs its folder: named here, not by SQLite's "unable to open".
+void require_directory_for(const std::filesystem::path& path) {
+    const std::filesystem::path directory = path.parent_path();
+    std::error_code error;
+    if (directory.empty() || std::filesystem::is_directory(directory, error))
+        return;
+    detail::throw_trace_error(
+        path, "cannot create trace: " +
+                  (std::filesystem::exists(directory, error)
+                       ? fmt::format("{} is not a directory", directory.string())
+                       : fmt::format("directory {} does not exist", directory.string())));
+}
+
 }  // namespace
 
 struct TraceWriter::State {
@@ -294,17 +307,8 @@ struct TraceWriter::State {
                 path, fmt::format("batch_rows must be at least 1 (got {})", options.batch_rows));
         detail::PathState path_state = detail::examine_trace_path(path);
         bool creating = path_state == detail::PathState::missing;
-        if (creating) {
-            std::filesystem::path directory = path.parent_path();
-            std::error_code error;
-            if (!directory.empty() && !std::filesystem::is_directory(directory, error)) {
-                std::string why =
-                    std::filesystem::exists(directory, error)
-                        ? fmt::format("{} is not a directory", directory.string())
-                        : fmt::format("directory {} does not exist", directory.string());
-                detail::throw_trace_error(path, "cannot create trace: " + why);
-            }
-        }
+        if (creating)
+            require_directory_for(path);
         std::string_view doing = creating ? "cannot create trace" : "cannot append to trace";
         connection = detail::open_connection(
             path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, doing);
@@ -367,21 +371,15 @@ void check_trace_destination(const std::filesystem::path& path) {
             detail::throw_trace_error(path, "cannot append to trace: the file is read-only");
         return;
     }
-    if (state == detail::PathState::empty_file)
-        return;
-    const std::filesystem::path directory =
-        path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
-    std::error_code error;
-    if (!std::filesystem::is_directory(directory, error))
-        detail::throw_trace_error(
-            path, "cannot create trace: " +
-                      (std::filesystem::exists(directory, error)
-                           ? fmt::format("{} is not a directory", directory.string())
-                           : fmt::format("directory {} does not exist", directory.string())));
-    if (::access(directory.c_str(), W_OK) != 0)
-        detail::throw_trace_error(
-            path,
-            fmt::format("cannot create trace: directory {} is not writable", directory.string()));
+    if (state == detail::PathState::missing) {
+        require_directory_for(path);
+        const std::filesystem::path directory =
+            path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+        if (::access(directory.c_str(), W_OK) != 0)
+            detail::throw_trace_error(path, fmt::format("cannot create trace: directory {} is not "
+                                                        "writable",
+                                                        directory.string()));
+    }
 }
 
 TraceWriter::TraceWriter(const std::filesystem::path& path, TraceWriterOptions options)

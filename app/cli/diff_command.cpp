@@ -39,16 +39,16 @@ std::string_view kind_name(traces::RunKind kind) {
     return kind == traces::RunKind::simulated ? "sim" : "real";
 }
 
-// The run asked for, or the trace's latest run of `kind`.
-// A run asked for by number must be of the side's kind and finished: a simulation given as the
-// real side, or a failed run's partial step, once went into the split as if measured.
+// A run of the side's kind, finished: a simulation given as the real side, or a failed run's
+// partial step, once went into the split as if measured.
 traces::RunRecord checked_run(const traces::RunRecord& run, const std::string& path,
                               traces::RunKind kind) {
+    const auto described = [](traces::RunKind of) {
+        return of == traces::RunKind::real ? "a real (measured)" : "a simulated";
+    };
     if (run.kind != kind)
         refuse(fmt::format("{}: run {} is {} run, but --{}-run takes {} run", path, run.id,
-                           run.kind == traces::RunKind::real ? "a real (measured)" : "a simulated",
-                           kind_name(kind),
-                           kind == traces::RunKind::real ? "a real (measured)" : "a simulated"));
+                           described(run.kind), kind_name(kind), described(kind)));
     if (run.status != traces::RunStatus::finished)
         refuse(fmt::format("{}: run {} {}: diff compares finished steps", path, run.id,
                            run.status == traces::RunStatus::failed
@@ -57,6 +57,7 @@ traces::RunRecord checked_run(const traces::RunRecord& run, const std::string& p
     return run;
 }
 
+// The run asked for, or the trace's latest run of `kind`.
 traces::RunRecord pick_run(const traces::TraceReader& reader, const std::string& path,
                            std::optional<std::int64_t> asked, traces::RunKind kind) {
     if (asked)

@@ -117,9 +117,9 @@ void run_import(const ImportOptions& options) {
     } catch (const importer::ImportError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens import: {}", error.what()));
     }
-    for (const std::string& file : options.files)
-        refuse_output_over(options.schedule_csv, "--schedule-csv", {file, options.out});
-    refuse_output_over(options.schedule_csv, "--schedule-csv");
+    std::vector<std::string> read_or_written = options.files;
+    read_or_written.push_back(options.out);
+    refuse_output_over(options.schedule_csv, "--schedule-csv", read_or_written);
     if (format == importer::ImportFormat::flight_recorder &&
         (options.simulate || !options.schedule_csv.empty() || options.step))
         throw CommandFailure(kExitUsage,

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -12,6 +11,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/input_files.hpp"
 #include "app/cli/sweep_outputs.hpp"
+#include "engine/text/text_file.hpp"
 #include "traces/trace_merge.hpp"
 #include "traces/trace_reader.hpp"
 
@@ -24,15 +24,6 @@ struct MergeOptions {
     SweepOutputOptions outputs;
     GateOptions gates;
 };
-
-std::string file_text(const std::string& path) {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
-        throw CommandFailure(kExitUsage, fmt::format("{}: cannot open it", path));
-    std::ostringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
 
 // An SQLite file starts with these 16 bytes (the text and its terminating zero); only they are
 // read, since a trace may be large.
@@ -50,7 +41,7 @@ bool is_sqlite_file(const std::string& path) {
 // grid are a failed check (exit 1).
 sim::SweepResults read_sweep_results(const std::string& path) {
     try {
-        return sim::sweep_results_from_json(file_text(path), path);
+        return sim::sweep_results_from_json(read_text_file(path), path);
     } catch (const sim::SweepResultsError& error) {
         throw CommandFailure(kExitUsage, error.what());
     }

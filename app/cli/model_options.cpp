@@ -121,6 +121,12 @@ namespace {
 // each sample (a row of `hidden`, a sequence of them for the transformer, `--input-shape` for a
 // TorchScript model). More than the machine has is refused here, by name, rather than by
 // LibTorch's allocator ("[enforce fail at alloc_cpu.cpp]", exit 1).
+// A byte count computed in double, shown as a size (held at int64's end).
+std::string bytes_text(double value) {
+    return format_bytes(value >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
+                                        : static_cast<std::int64_t>(value));
+}
+
 void refuse_batch_too_large(const std::string& command, const ModelDescription& model) {
     double per_sample = model.name == "transformer"
                             ? static_cast<double>(model.sequence) * model.hidden
@@ -138,9 +144,7 @@ void refuse_batch_too_large(const std::string& command, const ModelDescription& 
         kExitTooLarge,
         fmt::format("pipelens: {}: a batch of {} samples of {:.3g} values each is {} in float32, "
                     "more than the {} this machine has available: lower --batch",
-                    command, model.batch_size, per_sample,
-                    format_bytes(bytes >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
-                                                 : static_cast<std::int64_t>(bytes)),
+                    command, model.batch_size, per_sample, bytes_text(bytes),
                     format_bytes(available)));
 }
 
@@ -164,25 +168,21 @@ void refuse_parameters_too_large(const std::string& command, const Experiment& e
     const std::int64_t available = available_memory_bytes();
     if (per_copy * copies <= static_cast<double>(available))
         return;
-    const auto bytes = [](double value) {
-        return format_bytes(value >= 9.2e18 ? std::numeric_limits<std::int64_t>::max()
-                                            : static_cast<std::int64_t>(value));
-    };
     const std::string builders =
         ranks_here == 1 ? "this rank builds the whole model"
                         : fmt::format("{} ranks each build the whole model", ranks_here);
     const std::string how_many =
-        copies == 1
-            ? fmt::format("{} builds it once", command)
-            : fmt::format("this run builds {} copies of it ({}{}), {} in all", copies, builders,
-                          reference ? ", the reference one more" : "", bytes(per_copy * copies));
+        copies == 1 ? fmt::format("{} builds it once", command)
+                    : fmt::format("this run builds {} copies of it ({}{}), {} in all", copies,
+                                  builders, reference ? ", the reference one more" : "",
+                                  bytes_text(per_copy * copies));
     throw CommandFailure(
         kExitTooLarge,
         fmt::format("pipelens: {}: the {} model ({} layers, hidden {}) has {:.3g} parameters, {} "
                     "in float32; {}, more than the {} this machine has available: lower --hidden "
                     "or --layers{}",
                     command, experiment.model.name, layers, experiment.model.hidden, *parameters,
-                    bytes(per_copy), how_many, bytes(static_cast<double>(available)),
+                    bytes_text(per_copy), how_many, bytes_text(static_cast<double>(available)),
                     reference ? ", or give --no-reference" : ""));
 }
 

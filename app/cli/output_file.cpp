@@ -39,7 +39,7 @@ int write_all(std::FILE* stream, std::string_view content, bool close) {
 }  // namespace
 
 void refuse_output_over(const std::string& path, std::string_view option,
-                        std::initializer_list<std::string> inputs) {
+                        const std::vector<std::string>& inputs) {
     if (path.empty() || path == "-")
         return;
     std::error_code error;

@@ -7,9 +7,9 @@
 // a symbolic link) is written in place: renaming over it would replace the node itself.
 #pragma once
 
-#include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pipelens::cli {
 
@@ -22,6 +22,6 @@ void write_output_file(const std::string& path, std::string_view content);
 // user keeps: an existing pipelens trace (SQLite: its runs are no output's to overwrite) or one
 // of the command's own `inputs`. Called before the command's work, so nothing is half done.
 void refuse_output_over(const std::string& path, std::string_view option,
-                        std::initializer_list<std::string> inputs = {});
+                        const std::vector<std::string>& inputs = {});
 
 }  // namespace pipelens::cli

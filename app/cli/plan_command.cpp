@@ -196,7 +196,10 @@ void check_sizes(const PlanFlags& flags) {
         {"gpus", static_cast<double>(cluster.gpus)},
         {"gpus-per-host", static_cast<double>(cluster.gpus_per_host)},
         {"peak-tflops", cluster.peak_tflops},
-        {"achieved-fraction", cluster.achieved_fraction}};
+        {"achieved-fraction", cluster.achieved_fraction},
+        // A link of no bandwidth makes every transfer take forever (and the step wrap round).
+        {"intra-host-bandwidth", cluster.links.intra_host_gb_per_s},
+        {"inter-host-bandwidth", cluster.links.inter_host_gb_per_s}};
     for (const auto& [flag, value] : required)
         if (!(value > 0) || !std::isfinite(value))
             throw CommandFailure(
@@ -220,14 +223,6 @@ void check_sizes(const PlanFlags& flags) {
                              fmt::format("pipelens plan: --streaming-multiprocessors {} is not a "
                                          "count (0 leaves wave quantization unpriced)",
                                          cluster.streaming_multiprocessors));
-    // A link of no bandwidth makes every transfer take forever (and the step wrap around).
-    const std::pair<const char*, double> links[] = {
-        {"intra-host-bandwidth", cluster.links.intra_host_gb_per_s},
-        {"inter-host-bandwidth", cluster.links.inter_host_gb_per_s}};
-    for (const auto& [flag, value] : links)
-        if (!(value > 0) || !std::isfinite(value))
-            throw CommandFailure(
-                kExitUsage, fmt::format("pipelens plan: --{} must be a positive number", flag));
     // Attention splits the hidden size into equal heads.
     if (shape.hidden % shape.heads != 0)
         throw CommandFailure(

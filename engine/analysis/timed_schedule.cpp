@@ -20,9 +20,8 @@
 namespace pipelens::analysis {
 namespace {
 
-// Stages and microbatches beyond these are not a pipeline but a damaged file.
-constexpr int kStageLimit = 1 << 20;
-constexpr int kMicrobatchLimit = 1 << 24;
+using traces::kMostMicrobatches;
+using traces::kMostStages;
 
 class RowChecker {
   public:
@@ -38,9 +37,9 @@ class RowChecker {
             fail(row.step, fmt::format("action kind {} is not a pipeline action", row.kind));
         const auto kind = static_cast<ActionKind>(row.kind);
         if (kind != ActionKind::overlap_forward_backward &&
-            (row.stage < 0 || row.stage >= kStageLimit))
+            (row.stage < 0 || row.stage >= kMostStages))
             fail(row.step, fmt::format("stage {} is out of range", row.stage));
-        if (needs_microbatch(kind) && (row.microbatch < 0 || row.microbatch >= kMicrobatchLimit))
+        if (needs_microbatch(kind) && (row.microbatch < 0 || row.microbatch >= kMostMicrobatches))
             fail(row.step, fmt::format("microbatch {} is out of range", row.microbatch));
     }
 
@@ -159,7 +158,7 @@ TimedSchedule timed_schedule_from_rows(const std::filesystem::path& path,
     schedule.name = run.schedule;
     schedule.rank_count = static_cast<int>(ranks.size());
     schedule.stages_per_rank = std::max(1, run.v);
-    schedule.microbatch_count = std::clamp(run.m, 0, kMicrobatchLimit);
+    schedule.microbatch_count = std::clamp(run.m, 0, kMostMicrobatches);
     schedule.ranks.resize(ranks.size());
     timed.times.resize(ranks.size());
     for (std::size_t rank = 0; rank < ranks.size(); ++rank)

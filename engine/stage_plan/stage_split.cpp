@@ -2,12 +2,13 @@
 // starts a stage); the count must then be stage_count - 1 exactly, since a pipeline with
 // more or fewer stages than the schedule has would silently drop or duplicate work.
 #include "engine/stage_plan/stage_split.hpp"
-#include "engine/text/shortened.hpp"
 
 #include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
+
+#include "engine/text/shortened.hpp"
 
 namespace pipelens::runtime {
 
