@@ -17,6 +17,7 @@
 #include "engine/import/decimal_text.hpp"
 #include "engine/import/json_tokenizer.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -220,6 +221,13 @@ std::vector<ProcessGroupInfo> TraceParser::process_groups_of(std::string_view te
                     group.name));
             group.ranks.push_back(rank.get<int>());
         }
+        // A group's members are a set: a rank listed twice would reorder the pipeline.
+        std::vector<int> sorted = group.ranks;
+        std::sort(sorted.begin(), sorted.end());
+        if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
+            twice != sorted.end())
+            json_.fail(fmt::format("distributedInfo.pg_config: group '{}' lists rank {} twice",
+                                   group.name, *twice));
         groups.push_back(std::move(group));
     }
     return groups;

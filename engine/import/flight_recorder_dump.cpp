@@ -180,6 +180,16 @@ std::vector<int> parse_ranks(const json& value, const Fields& fields) {
     return ranks;
 }
 
+// A group's members are a set: a rank listed twice would make it wait for itself.
+std::vector<int> parse_member_ranks(const json& value, const Fields& fields) {
+    std::vector<int> ranks = parse_ranks(value, fields);
+    std::vector<int> sorted = ranks;
+    std::sort(sorted.begin(), sorted.end());
+    if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+        fields.fail("ranks", fmt::format("lists rank {} twice", *twice));
+    return ranks;
+}
+
 std::vector<ProcessGroupConfig> parse_pg_config(const json& dump, const std::string& file) {
     const Fields top(dump, file);
     const json& config = top.require("pg_config");
@@ -191,7 +201,7 @@ std::vector<ProcessGroupConfig> parse_pg_config(const json& dump, const std::str
             top.fail("pg_config", fmt::format("entry '{}' should be {{name, desc, ranks}}", key));
         const Fields group(value, fmt::format("{}: pg_config '{}'", file, key));
         groups.push_back({group.text_or("name", key), group.text_or("desc", ""),
-                          parse_ranks(group.require("ranks"), group)});
+                          parse_member_ranks(group.require("ranks"), group)});
     }
     return groups;
 }

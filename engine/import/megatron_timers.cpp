@@ -237,6 +237,34 @@ void add_entry(RankTimers& rank, const TimerEntry& entry, std::optional<std::str
     slot = entry.ns;
 }
 
+// A rank's passes run one after another on its compute stream; two that overlap cannot both
+// be true, and importing them would double the rank's busy time.
+void check_one_pass_at_a_time(const RankTimers& rank) {
+    struct Timed {
+        std::int64_t start_ns;
+        std::int64_t end_ns;
+        std::string name;
+    };
+    std::vector<Timed> timed;
+    for (const auto& [id, interval] : rank.passes) {
+        const auto& [pass, chunk, microbatch] = id;
+        timed.push_back({*interval.start_ns, *interval.end_ns,
+                         pass_name(pass, chunk, microbatch, rank.chunked)});
+    }
+    std::sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) {
+        return std::tie(a.start_ns, a.end_ns) < std::tie(b.start_ns, b.end_ns);
+    });
+    for (std::size_t i = 1; i < timed.size(); ++i)
+        if (timed[i].start_ns < timed[i - 1].end_ns)
+            throw ImportError(fmt::format(
+                "{}: \"{}\" ({:.6f} to {:.6f} ms) overlaps \"{}\" ({:.6f} to {:.6f} ms); one "
+                "rank runs one pass at a time",
+                rank.path, timed[i].name, static_cast<double>(timed[i].start_ns) / kNsPerMs,
+                static_cast<double>(timed[i].end_ns) / kNsPerMs, timed[i - 1].name,
+                static_cast<double>(timed[i - 1].start_ns) / kNsPerMs,
+                static_cast<double>(timed[i - 1].end_ns) / kNsPerMs));
+}
+
 void check_intervals(const RankTimers& rank) {
     for (const auto& [id, interval] : rank.passes) {
         const auto& [pass, chunk, microbatch] = id;
@@ -250,7 +278,12 @@ void check_intervals(const RankTimers& rank) {
                 fmt::format("{}: \"{}\" ends ({:.6f} ms) before it starts ({:.6f} ms)", rank.path,
                             name, static_cast<double>(*interval.end_ns) / kNsPerMs,
                             static_cast<double>(*interval.start_ns) / kNsPerMs));
+        if (*interval.start_ns < 0)
+            throw ImportError(fmt::format(
+                "{}: \"{}\" starts at {:.6f} ms, before the rank's own start event (0 ms)",
+                rank.path, name, static_cast<double>(*interval.start_ns) / kNsPerMs));
     }
+    check_one_pass_at_a_time(rank);
 }
 
 RankTimers read_rank(const std::string& path, const TimerFileName& name) {

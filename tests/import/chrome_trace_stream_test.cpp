@@ -412,6 +412,9 @@ TEST(ChromeTraceStream, MalformedJsonIsRefusedWithOffsetAndLine) {
     EXPECT_TRUE(contains(error_of("  nope"), "a Chrome trace is a JSON object or array"));
     EXPECT_TRUE(contains(error_of(R"({"distributedInfo": {"rank": "x"}, "traceEvents": []})"),
                          "distributedInfo.rank is not an integer"));
+    EXPECT_TRUE(contains(error_of(R"({"distributedInfo": {"rank": 1, "pg_config": [{"pg_name":
+        "pp", "ranks": [1, 0, 1]}]}, "traceEvents": []})"),
+                         "distributedInfo.pg_config: group 'pp' lists rank 1 twice"));
 }
 
 TEST(ChromeTraceStream, NoTraceEventsOrNonObjectEvents) {

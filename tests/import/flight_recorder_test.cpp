@@ -182,6 +182,22 @@ TEST(FlightRecorderDump, EntryErrorsNameTheEntryAndKey) {
     EXPECT_TRUE(dump.entries.empty());
 }
 
+// A process group's members are a set; a rank listed twice is damage, named with the group.
+TEST(FlightRecorderDump, RankListedTwiceInAGroupIsRefused) {
+    for (const std::string ranks : {R"("[0, 1, 0]")", "[2, 2]"}) {
+        const std::string text = R"({"version": "2.4", "rank": 0, "pg_config": {"7": {"name": "7",
+            "desc": "default_pg", "ranks": )" + ranks + "}}}";
+        try {
+            parse_flight_recorder_dump(text, "x.json");
+            FAIL() << "no error for " << ranks;
+        } catch (const ImportError& error) {
+            EXPECT_STREQ(error.what(), ranks == "[2, 2]"
+                                           ? "x.json: pg_config '7': `ranks` lists rank 2 twice"
+                                           : "x.json: pg_config '7': `ranks` lists rank 0 twice");
+        }
+    }
+}
+
 // Shape and dtype lists: a non-list and a list with a misfit item are refused with the key.
 TEST(FlightRecorderDump, ListFieldsRefuseNonListsAndMisfitItems) {
     const auto entry_error = [](const std::string& field) {
