@@ -135,7 +135,8 @@ struct TraceWriter::State {
 
     std::int64_t pending_rows = 0;
     bool in_transaction = false;
-    int wal_pages = 0;  // pages in the WAL after the last commit (from the WAL hook)
+    bool found_schema = false;  // the file held a trace's tables when opened under the lock
+    int wal_pages = 0;          // pages in the WAL after the last commit (from the WAL hook)
 
     sqlite3* db() const { return connection.get(); }
 
@@ -301,6 +302,15 @@ struct TraceWriter::State {
         rows = detail::prepare_row_inserts([this](std::string_view sql) { return prepare(sql); });
     }
 
+    // A file this writer created and failed to give a schema (a full disk, say) is removed,
+    // with its WAL and index, so that it is not left as "an SQLite database with no tables".
+    // Safe only under the writer lock, which a second writer needs before it writes anything.
+    void remove_unfinished_new_file() {
+        std::error_code ignored;
+        for (const char* suffix : {"", "-wal", "-shm"})
+            std::filesystem::remove(path.string() + suffix, ignored);
+    }
+
     void open() {
         if (options.batch_rows < 1)
             detail::throw_trace_error(
@@ -317,6 +327,18 @@ struct TraceWriter::State {
             detail::throw_trace_error(path, fmt::format("{}: the file is read-only", doing));
         if (std::string why; !writer_lock.acquire(path, why))
             detail::throw_trace_error(path, fmt::format("{}: {}", doing, why));
+        try {
+            set_up(path_state, doing);
+        } catch (const std::exception&) {
+            if (creating && !found_schema)
+                remove_unfinished_new_file();
+            throw;
+        }
+    }
+
+    // Under the writer lock: WAL mode, the first transaction, and the schema created, upgraded
+    // or checked.
+    void set_up(detail::PathState path_state, std::string_view doing) {
         sqlite3_busy_timeout(db(), kBusyTimeoutMs);
 
         // Identify the file before changing anything in it: switching someone else's database
@@ -348,6 +370,7 @@ struct TraceWriter::State {
 
         // Decided again under the lock: another writer may have created the schema meanwhile.
         std::optional<int> version = detail::check_trace_identity(db(), path);
+        found_schema = version.has_value();
         if (!version) {
             detail::create_schema(db(), path, now_ns());
         } else {

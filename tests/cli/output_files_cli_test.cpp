@@ -77,6 +77,33 @@ TEST_F(OutputFilesIn, AFailedWriteLeavesNoFileBehind) {
     EXPECT_EQ(read_file(wanted), "0F0,0F1,0B0,0B1\r\n1F0,1F1,1B0,1B1\r\n");
 }
 
+// A trace the writer creates but cannot give its tables (a full disk; here a file size limit of
+// 4 KiB, so SQLite's first page fits and nothing after it) is removed, not left behind as "an
+// SQLite database with no tables" that every later command refuses. An existing trace that
+// cannot grow keeps its runs.
+TEST_F(OutputFilesIn, ATraceThatCannotBeCreatedIsNotLeftBehind) {
+    const std::filesystem::path trace = directory_ / "t.db";
+    const auto limited = [&](const std::string& arguments) {
+        return run_command("sh -c \"ulimit -f 8; trap '' XFSZ; exec " +
+                           std::string(PIPELENS_BINARY) + " " + arguments + "\"");
+    };
+    const auto failed = limited("simulate --schedule 1F1B --pp 4 --m 8 --out " + trace.string());
+    EXPECT_EQ(failed.exit_code, 2);
+    EXPECT_EQ(failed.err.rfind("pipelens: " + trace.string() + ": cannot create trace: ", 0), 0u)
+        << failed.err;
+    EXPECT_FALSE(std::filesystem::exists(trace));
+    EXPECT_FALSE(std::filesystem::exists(trace.string() + "-wal"));
+
+    ASSERT_EQ(
+        run_pipelens("simulate --schedule 1F1B --pp 2 --m 2 --out " + trace.string()).exit_code, 0);
+    const auto full =
+        limited("simulate --schedule Interleaved1F1B --pp 8 --v 4 --m 64 --out " + trace.string());
+    EXPECT_EQ(full.exit_code, 2);
+    const auto summary = run_pipelens("summary " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_NE(summary.out.find("1F1B"), std::string::npos) << summary.out;
+}
+
 // An output named like a trace, or like one of the command's inputs, would replace what the
 // user keeps: `calibrate T --out T` once turned the trace into TOML, `export T --chrome T`
 // emptied it, `import --schedule-csv` over --out destroyed its runs. Refused before any work.

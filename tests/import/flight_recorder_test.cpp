@@ -186,7 +186,8 @@ TEST(FlightRecorderDump, EntryErrorsNameTheEntryAndKey) {
 TEST(FlightRecorderDump, RankListedTwiceInAGroupIsRefused) {
     for (const std::string ranks : {R"("[0, 1, 0]")", "[2, 2]"}) {
         const std::string text = R"({"version": "2.4", "rank": 0, "pg_config": {"7": {"name": "7",
-            "desc": "default_pg", "ranks": )" + ranks + "}}}";
+            "desc": "default_pg", "ranks": )" +
+                                 ranks + "}}}";
         try {
             parse_flight_recorder_dump(text, "x.json");
             FAIL() << "no error for " << ranks;

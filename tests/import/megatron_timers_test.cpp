@@ -229,8 +229,9 @@ TEST_F(MegatronTimersTest, OverlappingPassesOnOneRankAreRefusedByName) {
         write(rank_file(0, 1), R"({"forward-0-start": 0.5, "forward-0-end": 2.0, )"
                                R"("backward-0-start": 1.25, "backward-0-end": 3})");
     EXPECT_EQ(error_of({file}),
-              file + ": \"backward-0\" (1.250000 to 3.000000 ms) overlaps \"forward-0\" "
-                     "(0.500000 to 2.000000 ms); one rank runs one pass at a time");
+              file +
+                  ": \"backward-0\" (1.250000 to 3.000000 ms) overlaps \"forward-0\" "
+                  "(0.500000 to 2.000000 ms); one rank runs one pass at a time");
     // Touching is not overlapping: the backward may start the instant the forward ends.
     const std::string touching =
         write(rank_file(0, 1), R"({"forward-0-start": 0.5, "forward-0-end": 2.0, )"
@@ -242,8 +243,9 @@ TEST_F(MegatronTimersTest, APassBeforeTheRanksStartEventIsRefused) {
     const std::string file =
         write(rank_file(0, 1), R"({"forward-0-start": -0.25, "forward-0-end": 1.0, )"
                                R"("backward-0-start": 1.5, "backward-0-end": 3})");
-    EXPECT_EQ(error_of({file}), file + ": \"forward-0\" starts at -0.250000 ms, before the "
-                                       "rank's own start event (0 ms)");
+    EXPECT_EQ(error_of({file}), file +
+                                    ": \"forward-0\" starts at -0.250000 ms, before the "
+                                    "rank's own start event (0 ms)");
 }
 
 TEST_F(MegatronTimersTest, AMissingRankNamesTheFileItExpects) {
