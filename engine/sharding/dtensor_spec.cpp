@@ -8,7 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "engine/tensor/dtype_names.hpp"
 #include "engine/text/printable.hpp"
+#include "engine/text/shortened.hpp"
 
 namespace pipelens::sharding {
 
@@ -102,8 +104,9 @@ DTensorSpec parse_tensor_spec(std::string_view text, const DeviceMesh& mesh) {
     spec.tensor.dtype = std::string(text.substr(0, open));
     if (spec.tensor.dtype.empty())
         throw fail("no dtype");
-    if (!is_plain_name(spec.tensor.dtype))
-        throw fail("the dtype must be a name such as f32 or bf16");
+    if (!dtype_item_bytes(spec.tensor.dtype))
+        throw fail(fmt::format("unknown dtype '{}'; PyTorch's short names are {}",
+                               shown_text(spec.tensor.dtype, 40), known_dtype_names()));
     std::string_view dims = text.substr(open + 1, close - open - 1);
     while (!dims.empty()) {
         while (!dims.empty() && (dims.front() == ' ' || dims.front() == ','))

@@ -3,6 +3,8 @@
 // from pipelens and one from PyTorch can be compared (or grepped) as text.
 #include "engine/tensor/tensor_meta.hpp"
 
+#include "engine/tensor/dtype_names.hpp"
+
 #include <algorithm>
 #include <limits>
 
@@ -44,11 +46,9 @@ std::int64_t TensorMeta::element_count() const {
 }
 
 std::int64_t TensorMeta::byte_count() const {
-    const std::int64_t element = dtype == "f64" || dtype == "i64" || dtype == "c64"    ? 8
-                                 : dtype == "f32" || dtype == "i32"                    ? 4
-                                 : dtype == "bf16" || dtype == "f16" || dtype == "i16" ? 2
-                                                                                       : 1;
-    return saturating_product(element_count(), element);
+    // A name outside PyTorch's table (only a foreign trace holds one) counts a byte an element,
+    // so its size stays defined; parsers of user input refuse such names first.
+    return saturating_product(element_count(), dtype_item_bytes(dtype).value_or(1));
 }
 
 std::string to_string(const TensorMeta& meta) {

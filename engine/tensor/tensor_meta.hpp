@@ -2,7 +2,7 @@
 // carries a gradient), without LibTorch, so validation messages, events and traces can speak
 // about tensors in torch-free code. Printing follows PyTorch's short form: `f32[64, 512]`.
 //
-// Invariants: dtype is PyTorch's short name (f32, bf16, f16, f64, i64, i32, i16, i8, u8, b8);
+// Invariants: dtype is PyTorch's short name (f32, bf16, c128, ...: dtype_names.hpp);
 // stride has one entry per dimension.
 #pragma once
 

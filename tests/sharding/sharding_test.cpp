@@ -303,9 +303,11 @@ TEST(ShardingErrors, StrayBytesAndHugeMeshesAreRefusedWhereTheyAreRead) {
                       tp4);
               }),
               "op call: character 13 (byte 0xb0) is not printable ASCII");
-    EXPECT_EQ(invalid_argument_of([] { parse_tensor_spec("f-32[8](R)", tp4); }),
-              "tensor 'f-32[8](R)': the dtype must be a name such as f32 or bf16 (expected "
-              "DTYPE[D0,D1,...](PLACEMENTS), e.g. f32[1024,512](S(1)))");
+    EXPECT_EQ(invalid_argument_of([] { parse_tensor_spec("f-32[8](R)", tp4); })
+                  .rfind("tensor 'f-32[8](R)': unknown dtype 'f-32'; PyTorch's short names are "
+                         "bf16, f64, f32, ",
+                         0),
+              0u);
     EXPECT_EQ(invalid_argument_of([] { parse_device_mesh("t\xb0=4"); }).rfind("--mesh '", 0), 0u);
     EXPECT_EQ(invalid_argument_of([] { parse_device_mesh("dp=65536,tp=65536"); }),
               "--mesh 'dp=65536,tp=65536': more than 1048576 devices");
@@ -313,6 +315,29 @@ TEST(ShardingErrors, StrayBytesAndHugeMeshesAreRefusedWhereTheyAreRead) {
     EXPECT_EQ(invalid_argument_of([] { parse_device_mesh("a=1,b=1,c=1,d=1,e=1,f=1"); }),
               "--mesh 'a=1,b=1,c=1,d=1,e=1,f=1': more than 5 dimensions");
     EXPECT_EQ(parse_device_mesh("a=1,b=2,c=1,d=2,e=1").ndim(), 5);
+}
+
+// Bytes are dtype.itemsize times the elements, for every name a DTensor Spec prints (a c128
+// gather once cost what a 1-byte dtype's does), and a name PyTorch does not print is refused.
+TEST(RedistributeCost, EveryDtypeIsSizedByItsItemsize) {
+    const std::vector<std::pair<std::string, int>> sizes{
+        {"c128", 16},      {"c64", 8},       {"f64", 8},        {"i64", 8},    {"u64", 8},
+        {"c32", 4},        {"f32", 4},       {"i32", 4},        {"u32", 4},    {"bf16", 2},
+        {"f16", 2},        {"i16", 2},       {"u16", 2},        {"b16", 2},    {"i8", 1},
+        {"u8", 1},         {"b8", 1},        {"f8e4m3fn", 1},   {"f8e5m2", 1}, {"f8e4m3fnuz", 1},
+        {"f8e5m2fnuz", 1}, {"f8e8m0fnu", 1}, {"f4e2m1fnx2", 1}, {"b1x8", 1}};
+    for (const auto& [dtype, bytes] : sizes) {
+        const DTensorSpec sharded = parse_tensor_spec(dtype + "[1024,512](S(0))", tp4);
+        EXPECT_EQ(sharded.tensor.byte_count(), 1024 * 512 * bytes) << dtype;
+        const double gigabytes = 1024.0 * 512 * bytes / (1024.0 * 1024 * 1024);
+        EXPECT_NEAR(redistribute_cost(sharded, spec_like(sharded, parse_placements("R"))),
+                    6.6 + 3 * 0.6 + (gigabytes * 3 / 4) / 87.7 * 1e6, 1e-9)
+            << dtype;
+    }
+    EXPECT_EQ(invalid_argument_of([] {
+                  parse_tensor_spec("float32[8](R)", tp4);
+              }).rfind("tensor 'float32[8](R)': unknown dtype 'float32'", 0),
+              0u);
 }
 
 // Found by fuzzing: with a size-0 dim the view's dim groups ran past the end of the new shape.
