@@ -3,9 +3,13 @@
 //   pipelens shard --block mlp --mesh 'dp=2,tp=4' [--out TRACE.db] [--json]
 //   pipelens shard --show 'f32[8,8](S(0)S(1))' --mesh 'dp=2,tp=2'
 //   pipelens shard --einsum 'bmk,kn->bmn' --mesh 'dp=2,tp=2' [--linearity] [--json]
+// --devices-per-host defaults by device type (1 for cpu, 8 otherwise), as upstream's cost model
+// counts a host's devices.
 // A malformed op, tensor, equation or mesh is a usage error (exit 2); an op that cannot be
 // propagated (no strategy, mixed meshes, unshardable shapes, only impossible moves) exits 1
 // with the op in schema form.
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -28,7 +32,7 @@ struct ShardOptions {
     bool linearity = false;
     std::string mesh = "tp=4";
     std::string device_type = "cuda";
-    int devices_per_host = 8;
+    std::optional<int> devices_per_host;  // unset: the device type's default
     std::string out;
     bool json = false;
 };
@@ -106,8 +110,10 @@ void run_shard(const ShardOptions& options) {
                              "makes none");
     sharding::DeviceMesh mesh;
     try {
-        mesh = sharding::parse_device_mesh(options.mesh, options.device_type,
-                                           options.devices_per_host);
+        mesh = sharding::parse_device_mesh(
+            options.mesh, options.device_type,
+            options.devices_per_host.value_or(
+                sharding::default_devices_per_host(options.device_type)));
     } catch (const std::invalid_argument& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
     }
@@ -176,7 +182,8 @@ void add_shard_command(CLI::App& app) {
     command->add_option("--mesh", options->mesh, "Device mesh, e.g. 'dp=2,tp=4' (default tp=4)");
     command->add_option("--device-type", options->device_type, "Device type (default cuda)");
     command->add_option("--devices-per-host", options->devices_per_host,
-                        "Devices per host: mesh dims beyond it pay inter-host costs (default 8)");
+                        "Devices per host: mesh dims beyond it pay inter-host costs (default 8; 1 "
+                        "with --device-type cpu, as upstream counts one cpu device per host)");
     command->add_option("--out", options->out, "Trace file to record the decisions in");
     command->add_flag("--json", options->json, "Print JSON");
     command->callback([options] { run_shard(*options); });

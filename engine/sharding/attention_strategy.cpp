@@ -1,13 +1,25 @@
-// aten._scaled_dot_product_flash_attention(query, key, value): all-Replicate, heads sharded
-// (dim 1), batch sharded (dim 0). Its outputs are upstream's nine: output, logsumexp,
-// cum_seq_q, cum_seq_k, max_q, max_k, rng_state, unused, debug_attn_mask — the ones that are
-// not tensors print as None; without the debug mask requested it stays replicated.
+// aten._scaled_dot_product_flash_attention(query, key, value, dropout_p, is_causal,
+// return_debug_mask, scale): all-Replicate, heads sharded (dim 1), batch sharded (dim 0). Its
+// outputs are upstream's nine: output, logsumexp, cum_seq_q, cum_seq_k, max_q, max_k, rng_state,
+// unused, debug_attn_mask — the ones that are not tensors print as None. The debug mask
+// (batch, heads, query length, key length) follows the heads or batch split when
+// return_debug_mask (argument 5) is true; otherwise it is an empty tensor and stays replicated.
 #include "engine/sharding/op_strategies.hpp"
 #include "engine/sharding/strategy_utils.hpp"
 
 #include <fmt/format.h>
 
 namespace pipelens::sharding {
+namespace {
+
+bool returns_debug_mask(const OpSchema& schema) {
+    if (schema.arguments.size() < 6)
+        return false;
+    const auto* value = std::get_if<OpValue>(&schema.arguments[5]);
+    return value != nullptr && value->text == "True";
+}
+
+}  // namespace
 
 OpStrategy flash_attention_strategy(const OpCall& call) {
     const DTensorSpec& query = call.input(0);
@@ -16,19 +28,24 @@ OpStrategy flash_attention_strategy(const OpCall& call) {
             fmt::format("{}: query has {} dims; it needs 4 (batch, heads, sequence, head dim)",
                         call.schema.op, query.tensor.shape.size()));
     const auto& shape = query.tensor.shape;
+    const bool debug_mask = returns_debug_mask(call.schema);
     const std::optional<Placement> none;
     const Placement replicate = Placement::replicate();
     std::vector<MeshDimChoice> choices;
     for (const std::optional<Placement>& sharded :
          {std::optional<Placement>(replicate), std::optional(Placement::shard(1)),
           std::optional(Placement::shard(0))})
-        choices.push_back({sharded, sharded, none, none, none, none, replicate, none, replicate,
-                           sharded, sharded, sharded});
+        choices.push_back({sharded, sharded, none, none, none, none, replicate, none,
+                           debug_mask ? sharded : replicate, sharded, sharded, sharded});
     std::vector<std::optional<TensorMeta>> outputs(9);
     outputs[0] = query.tensor;
     outputs[1] = meta_of_shape({shape[0], shape[1], shape[2]}, "f32");
     outputs[6] = meta_of_shape({2}, "i64");
-    outputs[8] = meta_of_shape({}, query.tensor.dtype);
+    const std::int64_t key_length =
+        call.input(1).tensor.shape.size() == 4 ? call.input(1).tensor.shape[2] : shape[2];
+    outputs[8] = debug_mask
+                     ? meta_of_shape({shape[0], shape[1], shape[2], key_length}, query.tensor.dtype)
+                     : meta_of_shape({}, query.tensor.dtype);
     return expand_to_full_mesh(call.mesh, call.inputs, choices, outputs, 9);
 }
 

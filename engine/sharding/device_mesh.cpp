@@ -145,6 +145,10 @@ std::string to_string(const DeviceMesh& mesh) {
                        tuple_text(mesh.stride()));
 }
 
+int default_devices_per_host(std::string_view device_type) {
+    return device_type == "cpu" ? 1 : 8;
+}
+
 DeviceMesh parse_device_mesh(std::string_view text, std::string device_type, int devices_per_host) {
     DeviceMesh mesh;
     mesh.device_type = std::move(device_type);

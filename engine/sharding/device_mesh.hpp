@@ -45,6 +45,11 @@ struct DeviceMesh {
 // stride=(1,))".
 std::string to_string(const DeviceMesh& mesh);
 
+// Devices per host when none is given: upstream's MeshTopoInfo asks the device type's handle for
+// its device count, which is 1 for cpu (so every mesh dim of more than one device crosses
+// hosts); pipelens assumes 8 for any other type, a GPU host's usual count.
+int default_devices_per_host(std::string_view device_type);
+
 // "tp=4", "dp=2,tp=4" (names and sizes, outermost first). std::invalid_argument naming the
 // text for an empty, malformed or non-positive size.
 DeviceMesh parse_device_mesh(std::string_view text, std::string device_type = "cuda",

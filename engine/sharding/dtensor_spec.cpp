@@ -44,11 +44,20 @@ bool DTensorSpec::has_partial() const {
     return false;
 }
 
+bool DTensorSpec::has_strided_shard() const {
+    for (const Placement& placement : placements)
+        if (placement.kind == PlacementKind::strided_shard)
+            return true;
+    return false;
+}
+
 std::string to_string(const DTensorSpec& spec) {
-    // Mesh dims sharding each tensor dim, in order: a dim sharded more than once is indexed.
+    // Mesh dims sharding each tensor dim, in order: a dim sharded more than once is indexed,
+    // unless strided shards encode the order (upstream then prints no index at all).
+    const bool strided = spec.has_strided_shard();
     std::map<int, std::vector<int>> shard_order;
     for (int dim = 0; dim < static_cast<int>(spec.placements.size()); ++dim)
-        if (spec.placements[dim].is_shard())
+        if (spec.placements[dim].is_shard() && !strided)
             shard_order[spec.placements[dim].dim].push_back(dim);
     std::string placements;
     for (int dim = 0; dim < static_cast<int>(spec.placements.size()); ++dim) {
@@ -63,20 +72,51 @@ std::string to_string(const DTensorSpec& spec) {
     return fmt::format("Spec({}({}))", pipelens::to_string(spec.tensor), placements);
 }
 
-bool is_shardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spec) {
+namespace {
+
+// Upstream's extra rule for a _S(d, f): at its mesh dim, f times the shards of d so far.
+std::string strided_shortfall(const std::vector<std::int64_t>& shape, const DTensorSpec& spec) {
+    std::map<int, std::int64_t> shards;
+    for (int dim = 0; dim < static_cast<int>(spec.placements.size()); ++dim) {
+        const Placement& placement = spec.placements[dim];
+        if (!placement.is_shard())
+            continue;
+        std::int64_t& count = shards.try_emplace(placement.dim, 1).first->second;
+        count *= spec.mesh.size(dim);
+        if (placement.kind != PlacementKind::strided_shard)
+            continue;
+        // At most 2^20 devices times a split factor below 2^31: the product fits.
+        const std::int64_t needed = count * placement.split_factor;
+        if (needed > 1 && shape[placement.dim] < needed)
+            return fmt::format(
+                "dim {} has {} elements; {} on mesh dim {} needs at least {} ({} shards x split "
+                "factor {})",
+                placement.dim, shape[placement.dim], to_string(placement), dim, needed, count,
+                placement.split_factor);
+    }
+    return "";
+}
+
+}  // namespace
+
+std::string why_unshardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spec) {
     std::map<int, std::int64_t> shards;
     for (int dim = 0; dim < static_cast<int>(spec.placements.size()); ++dim) {
         const Placement& placement = spec.placements[dim];
         if (!placement.is_shard())
             continue;
         if (placement.dim < 0 || placement.dim >= static_cast<int>(shape.size()))
-            return false;
+            return fmt::format("has no dim {}", placement.dim);
         shards.try_emplace(placement.dim, 1).first->second *= spec.mesh.size(dim);
     }
     for (const auto& [dim, count] : shards)
         if (count > 1 && shape[dim] < count)
-            return false;
-    return true;
+            return fmt::format("dim {} has {} elements for {} shards", dim, shape[dim], count);
+    return strided_shortfall(shape, spec);
+}
+
+bool is_shardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spec) {
+    return why_unshardable(shape, spec).empty();
 }
 
 std::optional<std::int64_t> checked_element_count(const std::vector<std::int64_t>& shape) {

@@ -1,6 +1,8 @@
 // DTensorSpec: a tensor's global metadata, the mesh it lives on and one placement per mesh dim.
 // Printing follows upstream: `Spec(f32[1024, 512](S(1)))`; a tensor dim sharded on several
-// mesh dims carries the order: `Spec(f32[8, 8](S(0)[0]S(0)[1]))`.
+// mesh dims carries the order: `Spec(f32[8, 8](S(0)[0]S(0)[1]))` — except in a spec with a
+// strided shard, whose split factors stand for the order (upstream main since February 2026
+// leaves its shard_order unset and prints `_S(0, 2)S(0)`).
 //
 // Invariant: placements.size() == mesh.ndim().
 #pragma once
@@ -28,14 +30,18 @@ struct DTensorSpec {
     int shards_of_dim(int tensor_dim) const;
     bool is_replicated() const;
     bool has_partial() const;
+    bool has_strided_shard() const;
     friend bool operator==(const DTensorSpec&, const DTensorSpec&) = default;
 };
 
 std::string to_string(const DTensorSpec& spec);
 
 // Upstream's is_tensor_shardable: every sharded dim exists and has at least as many elements
-// as shards (uneven sharding is allowed, empty shards are not).
+// as shards (uneven sharding is allowed, empty shards are not); a _S(d, f) needs f times the
+// shards counted up to its mesh dim, as each of its f pieces is split again.
 bool is_shardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spec);
+// Why not ("" when it is): "has no dim 3", "dim 0 has 2 elements for 4 shards", ...
+std::string why_unshardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spec);
 
 // A tensor as typed on the command line: "f32[1024,512](S(1))" or "f32[8,8](S(0)S(1))"
 // (without placements: replicated). std::invalid_argument naming the text, also for a shape

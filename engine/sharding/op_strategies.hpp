@@ -30,8 +30,8 @@ StrategyFunction find_strategy(std::string_view op);
 std::vector<std::string> registered_ops();
 
 // "aten.mm" -> "aten.mm.default": the registered overload of a name given without one
-// (`arguments` tells sum.default from sum.dim_IntList). Returns `op` unchanged if it is
-// complete or unknown.
+// (`arguments` tells sum.default from sum.dim_IntList, mean.default from mean.dim). Returns `op`
+// unchanged if it is complete or unknown.
 std::string resolve_overload(const std::string& op, std::size_t arguments);
 
 // The families (one file each).

@@ -1,13 +1,18 @@
-// Splits the call's arguments at top-level commas; a dtype followed by '[' is a tensor.
+// Splits the call's arguments at top-level commas; a dtype followed by '[' is a tensor. Values
+// are kept as upstream's OpSchema prints them, Python's str of the argument: a list "[2, 8]"
+// however it was typed, an argument the op's ATen schema makes a bool "True" or "False".
 #include "engine/sharding/op_text.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "engine/sharding/op_strategies.hpp"
 #include "engine/text/printable.hpp"
+#include "engine/text/shortened.hpp"
 #include "engine/text/trim.hpp"
 
 namespace pipelens::sharding {
@@ -17,6 +22,78 @@ bool looks_like_tensor(std::string_view argument) {
     const std::size_t bracket = argument.find('[');
     return bracket != std::string_view::npos && bracket > 0 &&
            std::isalpha(static_cast<unsigned char>(argument.front()));
+}
+
+// `body` cut at the commas outside brackets, each piece trimmed; an empty last piece dropped.
+std::vector<std::string_view> split_top_level(std::string_view body, std::string_view text) {
+    std::vector<std::string_view> pieces;
+    int depth = 0;
+    std::size_t start = 0;
+    for (std::size_t at = 0; at < body.size(); ++at) {
+        const char c = body[at];
+        if (c == '(' || c == '[')
+            ++depth;
+        else if (c == ')' || c == ']')
+            --depth;
+        if (depth < 0)
+            throw std::invalid_argument(fmt::format("op call '{}': unbalanced brackets", text));
+        if (c == ',' && depth == 0) {
+            pieces.push_back(trim(body.substr(start, at - start)));
+            start = at + 1;
+        }
+    }
+    if (depth != 0)
+        throw std::invalid_argument(fmt::format("op call '{}': unbalanced brackets", text));
+    if (!trim(body.substr(start)).empty())
+        pieces.push_back(trim(body.substr(start)));
+    return pieces;
+}
+
+// Python's str of a list: "[2,8]" -> "[2, 8]", nested lists alike (a few levels: the text is
+// typed, and each level is a call); anything else as typed.
+std::string python_list(std::string_view value, std::string_view text, int depth = 0) {
+    if (value.size() < 2 || value.front() != '[' || value.back() != ']')
+        return std::string(value);
+    constexpr int kDeepestList = 8;
+    if (depth == kDeepestList)
+        throw std::invalid_argument(
+            fmt::format("op call '{}': lists nested more than {} deep", text, kDeepestList));
+    std::vector<std::string> items;
+    for (std::string_view item : split_top_level(value.substr(1, value.size() - 2), text))
+        items.push_back(python_list(item, text, depth + 1));
+    return fmt::format("[{}]", fmt::join(items, ", "));
+}
+
+// Positions (tensors counted) of the arguments the op's ATen schema types as bool.
+std::vector<std::size_t> bool_positions(std::string_view op) {
+    if (op == "aten.sum.dim_IntList" || op == "aten.mean.dim")
+        return {2};  // keepdim
+    if (op == "aten._scaled_dot_product_flash_attention.default")
+        return {4, 5};  // is_causal, return_debug_mask
+    return {};
+}
+
+std::string python_bool(std::string_view value, std::size_t position, const OpSchema& schema) {
+    if (value == "True" || value == "true" || value == "1")
+        return "True";
+    if (value == "False" || value == "false" || value == "0")
+        return "False";
+    throw std::invalid_argument(fmt::format("{}: argument {} is a bool (True or False), not '{}'",
+                                            schema.op, position, shown_text(value, 40)));
+}
+
+// The values as upstream prints them (see the top of this file).
+void normalise_values(OpSchema& schema, std::string_view text) {
+    const std::vector<std::size_t> bools = bool_positions(schema.op);
+    for (std::size_t position = 0; position < schema.arguments.size(); ++position) {
+        auto* value = std::get_if<OpValue>(&schema.arguments[position]);
+        if (value == nullptr)
+            continue;
+        if (std::find(bools.begin(), bools.end(), position) != bools.end())
+            value->text = python_bool(value->text, position, schema);
+        else
+            value->text = python_list(value->text, text);
+    }
 }
 
 }  // namespace
@@ -34,27 +111,8 @@ OpSchema parse_op_call(std::string_view text, const DeviceMesh& mesh) {
                         "f32[512,256](S(0)))'",
                         text));
     OpSchema schema;
-    const std::string_view body = text.substr(open + 1, text.size() - open - 2);
-    std::vector<std::string_view> arguments;
-    int depth = 0;
-    std::size_t start = 0;
-    for (std::size_t at = 0; at < body.size(); ++at) {
-        const char c = body[at];
-        if (c == '(' || c == '[')
-            ++depth;
-        else if (c == ')' || c == ']')
-            --depth;
-        if (depth < 0)
-            throw std::invalid_argument(fmt::format("op call '{}': unbalanced brackets", text));
-        if (c == ',' && depth == 0) {
-            arguments.push_back(trim(body.substr(start, at - start)));
-            start = at + 1;
-        }
-    }
-    if (depth != 0)
-        throw std::invalid_argument(fmt::format("op call '{}': unbalanced brackets", text));
-    if (!trim(body.substr(start)).empty())
-        arguments.push_back(trim(body.substr(start)));
+    const std::vector<std::string_view> arguments =
+        split_top_level(text.substr(open + 1, text.size() - open - 2), text);
     for (std::string_view argument : arguments) {
         if (looks_like_tensor(argument))
             schema.arguments.emplace_back(parse_tensor_spec(argument, mesh));
@@ -62,6 +120,7 @@ OpSchema parse_op_call(std::string_view text, const DeviceMesh& mesh) {
             schema.arguments.emplace_back(OpValue{std::string(argument)});
     }
     schema.op = resolve_overload(std::string(trim(text.substr(0, open))), arguments.size());
+    normalise_values(schema, text);
     return schema;
 }
 

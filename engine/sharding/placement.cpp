@@ -1,5 +1,6 @@
-// Placement text: the short forms DTensor prints (late-2025 upstream: Partial shows its
-// reduce op, `P(sum)`), and a reader for them so specs can be typed on the command line.
+// Placement text: the short forms DTensor prints (upstream main since late 2025, 2026 too:
+// Partial shows its reduce op, `P(sum)`), and a reader for them so specs can be typed on the
+// command line.
 #include "engine/sharding/placement.hpp"
 
 #include <charconv>
@@ -25,6 +26,17 @@ void expect(std::string_view text, std::size_t& at, char wanted) {
         throw std::invalid_argument(
             fmt::format("placements '{}': expected '{}' at position {}", text, wanted, at));
     ++at;
+}
+
+// A shard-order index after a shard, as a Spec prints it ("S(0)[1]", late-2025 upstream's
+// "_S(0, 2)[1]"), is read past: placements here apply left to right, and a strided shard's
+// split factor already carries its order.
+void skip_shard_order(std::string_view text, std::size_t& at) {
+    if (at >= text.size() || text[at] != '[')
+        return;
+    ++at;
+    read_int(text, at);
+    expect(text, at, ']');
 }
 
 }  // namespace
@@ -86,11 +98,7 @@ std::vector<Placement> parse_placements(std::string_view text) {
             const int dim = read_int(text, at);
             expect(text, at, ')');
             placements.push_back(Placement::shard(dim));
-            if (at < text.size() && text[at] == '[') {  // a shard-order index, as Spec prints it
-                ++at;
-                read_int(text, at);
-                expect(text, at, ']');
-            }
+            skip_shard_order(text, at);
         } else if (text.substr(at, 3) == "_S(") {
             at += 3;
             const int dim = read_int(text, at);
@@ -104,6 +112,7 @@ std::vector<Placement> parse_placements(std::string_view text) {
                     fmt::format("placements '{}': _S({}, {}): a split factor is at least 1", text,
                                 dim, factor));
             placements.push_back(Placement::strided_shard(dim, factor));
+            skip_shard_order(text, at);
         } else if (text[at] == 'P') {
             ++at;
             std::string op = "sum";

@@ -1,8 +1,10 @@
 // Pointwise ops follow one input: the one with the most shards (then more dims, then the
 // first), its layout carried to the broadcast result; every input is asked for that layout as
 // seen through broadcasting (a broadcast dim replicated). A Partial survives only linear ops:
-// add/sub keep it on all operands (unless a plain number is added), mul/div on the followed
-// one (the others replicated); any other op replicates it.
+// add/sub keep it on all operands (unless a plain number is added), mul on the followed one
+// (the others replicated), div only on the numerator (sum_i x_i / y is (sum_i x_i) / y, but
+// x / sum_i y_i is not sum_i x / y_i), so a followed denominator's Partial is all-reduced and
+// that mesh dim replicated; any other op replicates it.
 #include <fmt/format.h>
 
 #include "engine/sharding/op_strategies.hpp"
@@ -22,6 +24,15 @@ int linearity_of(const std::string& op) {
 
 bool adds_a_number(const OpCall& call) {
     return linearity_of(call.schema.op) == 1 && !call.values().empty();
+}
+
+// Whether a Partial of input `followed` can pass through the op unreduced (upstream's
+// single-dim rules: mul through either input, div only through its numerator, input 0).
+bool keeps_partial_of(const OpCall& call, std::size_t followed) {
+    const int linearity = linearity_of(call.schema.op);
+    if (linearity < 0 || adds_a_number(call))
+        return false;
+    return call.schema.op != "aten.div.Tensor" || followed == 0;
 }
 
 }  // namespace
@@ -47,8 +58,9 @@ OpStrategy pointwise_strategy(const OpCall& call) {
     }
     const int linearity = linearity_of(call.schema.op);
     OpStrategy result;
-    // Partial sums survive a linear op that adds no number (x + 1 of a partial sum is wrong).
-    const bool keeps_partial = linearity >= 0 && !adds_a_number(call);
+    // Partial sums survive a linear op that adds no number (x + 1 of a partial sum is wrong) and
+    // does not divide by them.
+    const bool keeps_partial = keeps_partial_of(call, followed);
     for (const OpSpec& producer : call.inputs[followed].strategies) {
         const DTensorSpec& source = producer.output();
         const int shift = static_cast<int>(common.size() - source.tensor.shape.size());

@@ -1,5 +1,5 @@
-// The redistribution plan and its cost walk (upstream late 2025: redistribute_cost prices the
-// steps of _gen_transform_infos, not the mesh dims 0..n-1). The order matters because the
+// The redistribution plan and its cost walk (upstream since late 2025: redistribute_cost prices
+// the steps of _gen_transform_infos, not the mesh dims 0..n-1). The order matters because the
 // bytes a collective moves depend on what the earlier steps did: undoing S(0)S(0) to reach
 // RS(0) gathers mesh dim 1 first and then mesh dim 0 with the whole tensor, which on a mesh
 // whose dim 0 crosses hosts is the expensive part.
@@ -72,6 +72,14 @@ double step_cost(const RedistributeStep& step, const MeshTopology& topology, dou
     return 0;
 }
 
+// Upstream main (2026) leaves a spec with a strided shard without a shard order and prices any
+// move from or to one at infinity ("TODO: Support _StridedShard redistribution"); pipelens has
+// no rule of its own to put in its place, so it does not price one either.
+bool unpriced_strided_move(const DTensorSpec& current, const DTensorSpec& target) {
+    return current.placements != target.placements &&
+           (current.has_strided_shard() || target.has_strided_shard());
+}
+
 }  // namespace
 
 MeshTopology MeshTopology::of(const DeviceMesh& mesh) {
@@ -142,6 +150,8 @@ double redistribute_cost(const DTensorSpec& current, const DTensorSpec& target) 
         return kInfinity;
     if (current.is_replicated() || current.placements == target.placements)
         return 0;
+    if (unpriced_strided_move(current, target))
+        return kInfinity;
     const MeshTopology topology = MeshTopology::of(current.mesh);
     double bytes_gb = static_cast<double>(current.tensor.byte_count()) / current.num_shards() /
                       (1024.0 * 1024.0 * 1024.0);
@@ -159,6 +169,11 @@ std::string impossible_redistribution(const DTensorSpec& current, const DTensorS
         return "another device mesh";
     if (current.is_replicated())
         return "";
+    if (unpriced_strided_move(current, target))
+        return fmt::format(
+            "{} -> {}: a move from or to a strided shard (_S) has no price (upstream's "
+            "redistribute_cost gives it infinity)",
+            to_string(current.placements), to_string(target.placements));
     for (const RedistributeStep& step : redistribute_steps(current, target))
         if (const std::string why = impossible_step(step.from, step.to); !why.empty())
             return fmt::format("{}: {}", to_string(step), why);

@@ -12,7 +12,8 @@
 // step sees the bytes the earlier ones left (a gather grows them, a reduce-scatter or a local
 // split shrinks them). A step no collective can do costs infinity: Shard to Partial, one
 // Partial kind to another (P(avg) to P(sum), a masked partial to a plain one); so does
-// another mesh.
+// another mesh, and so does any move from or to a spec with a strided shard _S(d, f) unless the
+// source is replicated (upstream main of 2026 returns infinity for those, having no plan).
 #pragma once
 
 #include <string>
@@ -53,12 +54,13 @@ std::string to_string(const RedistributeStep& step);
 std::vector<RedistributeStep> redistribute_steps(const DTensorSpec& current,
                                                  const DTensorSpec& target);
 
-// 0 when the placements are equal or `current` is replicated; infinity across meshes or when
-// a step cannot be done (see the top of this file).
+// 0 when the placements are equal or `current` is replicated; infinity across meshes, for a
+// strided shard, or when a step cannot be done (see the top of this file).
 double redistribute_cost(const DTensorSpec& current, const DTensorSpec& target);
 
 // Why no redistribution takes `current` to `target` ("" when one does), for error messages:
-// "another device mesh", "mesh dim 0: P(sum) -> P(avg): one Partial kind cannot become another".
+// "another device mesh", "mesh dim 0: P(sum) -> P(avg): one Partial kind cannot become another",
+// "S(0)R -> _S(0, 2)S(0): a move from or to a strided shard (_S) has no price (...)".
 std::string impossible_redistribution(const DTensorSpec& current, const DTensorSpec& target);
 
 }  // namespace pipelens::sharding

@@ -1,4 +1,5 @@
-// sum and mean over dims (aten.sum.default, aten.sum.dim_IntList, aten.mean.dim): a dim sharded
+// sum and mean (aten.sum.default and aten.mean.default over every dim, aten.sum.dim_IntList and
+// aten.mean.dim over the listed ones, all of them for an empty list as torch.sum): a dim sharded
 // and reduced leaves each device a partial result — Partial(sum) for sum, Partial(avg) for
 // mean — other shards follow their dim to its new index. When the reduction is not linear in
 // the input's layout (a mean over an unevenly sharded dim, a Partial of another kind) the
@@ -34,12 +35,14 @@ OpStrategy reduction_strategy(const OpCall& call) {
     const DTensorSpec& input = call.input(0);
     const int ndim = static_cast<int>(input.tensor.shape.size());
     const std::vector<std::string> values = call.values();
+    // The .default overloads take (self, dtype): no dims to read.
+    const bool listed = !call.schema.op.ends_with(".default") && !values.empty();
     std::vector<int> dims =
-        values.empty() ? std::vector<int>{} : parse_dims(values[0], ndim, call.schema.op);
+        listed ? parse_dims(values[0], ndim, call.schema.op) : std::vector<int>{};
     if (dims.empty())
         for (int dim = 0; dim < ndim; ++dim)
             dims.push_back(dim);
-    const bool keep_dim = values.size() > 1 && is_true(values[1]);
+    const bool keep_dim = listed && values.size() > 1 && is_true(values[1]);
     const std::string reduce_op = call.schema.op.starts_with("aten.mean") ? "avg" : "sum";
     const auto reduced = [&](int dim) {
         return std::find(dims.begin(), dims.end(), dim) != dims.end();

@@ -24,23 +24,14 @@ nlohmann::json cost_json(double cost) {
     return cost;
 }
 
-// Why a rejected candidate could not shard an input: the first dim with too few elements.
+// Why a rejected candidate could not shard an input: the first dim it cannot split so.
 std::string rejection_reason(const OpSpec& spec, const OpSchema& schema) {
     const std::vector<DTensorSpec> arguments = schema.tensor_arguments();
-    for (std::size_t input = 0; input < spec.inputs.size() && input < arguments.size(); ++input) {
-        const DTensorSpec& wanted = spec.inputs[input];
-        const auto& shape = arguments[input].tensor.shape;
-        for (const Placement& placement : wanted.placements) {
-            if (!placement.is_shard())
-                continue;
-            if (placement.dim >= static_cast<int>(shape.size()))
-                return fmt::format("input {} has no dim {}", input, placement.dim);
-            const int shards = wanted.shards_of_dim(placement.dim);
-            if (shape[placement.dim] < shards)
-                return fmt::format("input {} dim {} has {} elements for {} shards", input,
-                                   placement.dim, shape[placement.dim], shards);
-        }
-    }
+    for (std::size_t input = 0; input < spec.inputs.size() && input < arguments.size(); ++input)
+        if (const std::string why =
+                why_unshardable(arguments[input].tensor.shape, spec.inputs[input]);
+            !why.empty())
+            return fmt::format("input {} {}", input, why);
     return "not shardable";
 }
 
@@ -65,11 +56,14 @@ void require_possible_moves(const OpSpec& chosen, const OpSchema& schema) {
         const std::string why = impossible_redistribution(arguments[input], chosen.inputs[input]);
         if (why.empty())
             continue;
+        const bool strided =
+            arguments[input].has_strided_shard() || chosen.inputs[input].has_strided_shard();
         throw ShardingError(fmt::format(
-            "Sharding propagation failed for {}: every strategy needs a redistribution no "
-            "collective can do; the cheapest, {}, needs input {} moved from {} to {} ({}); "
-            "redistribute it (e.g. to R) first",
-            to_string(schema), to_string(chosen), input, to_string(arguments[input].placements),
+            "Sharding propagation failed for {}: every strategy needs a redistribution {}; the "
+            "cheapest, {}, needs input {} moved from {} to {} ({}); redistribute it (e.g. to R) "
+            "first",
+            to_string(schema), strided ? "pipelens cannot price" : "no collective can do",
+            to_string(chosen), input, to_string(arguments[input].placements),
             to_string(chosen.inputs[input].placements), why));
     }
     throw ShardingError(fmt::format(

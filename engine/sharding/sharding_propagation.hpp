@@ -5,8 +5,9 @@
 // Selection (upstream _select_strategy): the total of each strategy's cost matrix; a negative
 // minimum wins at its first index; a zero minimum prefers a strategy whose input placements
 // already equal the arguments' (the last such one); otherwise the first minimum. A choice whose
-// cost is infinite (a move no collective can do, such as P(sum) -> P(avg)) is refused with a
-// ShardingError naming the move, where upstream would run it as a silent no-op.
+// cost is infinite (a move no collective can do, such as P(sum) -> P(avg), or one from or to a
+// strided shard, which upstream does not price either) is refused with a ShardingError naming
+// the move, where upstream would run it as a silent no-op.
 #pragma once
 
 #include <stdexcept>

@@ -28,6 +28,7 @@ constexpr std::array kStrategies{
     Entry{"aten.tanh.default", pointwise_strategy},
     Entry{"aten.sum.default", reduction_strategy},
     Entry{"aten.sum.dim_IntList", reduction_strategy},
+    Entry{"aten.mean.default", reduction_strategy},
     Entry{"aten.mean.dim", reduction_strategy},
     Entry{"aten.view.default", view_strategy},
     Entry{"aten.reshape.default", view_strategy},
@@ -68,8 +69,8 @@ std::string resolve_overload(const std::string& op, std::size_t arguments) {
         return op;
     if (op == "aten.sum")
         return arguments > 1 ? "aten.sum.dim_IntList" : "aten.sum.default";
-    if (op == "aten.mean")
-        return "aten.mean.dim";
+    if (op == "aten.mean")  // as torch dispatches mean(x) and mean(x, dims)
+        return arguments > 1 ? "aten.mean.dim" : "aten.mean.default";
     for (const auto& [name, function] : kStrategies)
         if (name.starts_with(op + ".") && name.find('.', op.size() + 1) == std::string_view::npos)
             return std::string(name);

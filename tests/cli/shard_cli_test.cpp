@@ -1,9 +1,12 @@
 // `pipelens shard` as a user runs it: one op with its strategies and choice (text and JSON), a
 // block recorded into a trace (sharding table rows, replayable decisions), the layout drawing,
 // einsum strategy lists against upstream's counts, costs in redistribution order, and errors
-// with their exit codes.
+// with their exit codes. Then an audit's findings against upstream: div's Partial denominator,
+// cpu hosts, uneven and strided layouts drawn, flash attention's debug mask, strided shards'
+// printing and pricing, and arguments printed as Python prints them.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -249,6 +252,199 @@ TEST(ShardCli, ImpossibleMovesAndViewsFailWithTheirReason) {
     EXPECT_NE(result.out.find("redistribute input 0: S(0)S(0) -> S(0)R (7.2003 us)"),
               std::string::npos)
         << result.out;
+}
+
+// One collective's cost with upstream's constants: `hops` over `devices`, moving `bytes`.
+double collective_us(double bytes, int devices, int hops, bool inter_host = false) {
+    const double bandwidth = 87.7 * (inter_host ? 0.22 : 1.0);
+    return 6.6 + hops * (inter_host ? 2.7 : 0.6) +
+           (bytes / (1024.0 * 1024 * 1024) * hops / devices) / bandwidth * 1e6;
+}
+
+// x / (p1 + p2) is not x / p1 + x / p2: a Partial denominator is all-reduced first (upstream's
+// single-dim rule for div: only the numerator's Partial passes); mul keeps either side's.
+TEST(ShardCli, DivReducesAPartialDenominatorAndMulKeepsIt) {
+    auto result = run_pipelens("shard 'aten.div(f32[16](R), f32[8,16](P(sum)))' --mesh tp=4");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "aten.div.Tensor(Spec(f32[16](R)), Spec(f32[8, 16](P(sum)))) on DeviceMesh((tp=4), "
+              "'cuda', stride=(1,)))\n"
+              "1 strategies (cost in us: one row per tensor input):\n"
+              "*   0  (R, R) -> R                              costs [[0.0000], [10.2082]] total "
+              "10.2082\n"
+              "chosen: 0 (R, R) -> R\n"
+              "redistribute input 1: P(sum) -> R (10.2082 us)\n");
+    auto json = nlohmann::json::parse(
+        run_pipelens("shard 'aten.div(f32[16](R), f32[8,16](P(sum)))' --mesh tp=4 --json").out);
+    EXPECT_NEAR(json["decisions"][0]["strategies"][0]["total"].get<double>(),
+                collective_us(8 * 16 * 4, 4, 6), 1e-9);
+    // On 2 x 2 the followed denominator keeps its Shard and all-reduces its Partial on tp.
+    json = nlohmann::json::parse(
+        run_pipelens("shard 'aten.div(f32[16](RR), f32[8,16](S(0)P(sum)))' --mesh dp=2,tp=2 --json")
+            .out);
+    EXPECT_EQ(json["decisions"][0]["chosen_strategy"], "(RR, S(0)R) -> S(0)R");
+    EXPECT_NEAR(json["decisions"][0]["strategies"][0]["total"].get<double>(),
+                collective_us(8 * 16 * 4 / 2, 2, 2), 1e-9);
+    for (const auto& [call, chosen] : std::vector<std::pair<std::string, std::string>>{
+             {"aten.div(f32[8,16](P(sum)), f32[16](R))", "(P(sum), R) -> P(sum)"},
+             {"aten.mul(f32[16](R), f32[8,16](P(sum)))", "(R, P(sum)) -> P(sum)"},
+             {"aten.mul(f32[8,16](P(sum)), f32[16](R))", "(P(sum), R) -> P(sum)"}}) {
+        json = nlohmann::json::parse(run_pipelens("shard '" + call + "' --mesh tp=4 --json").out);
+        EXPECT_EQ(json["decisions"][0]["chosen_strategy"], chosen) << call;
+        EXPECT_EQ(json["decisions"][0]["strategies"][0]["total"], 0.0) << call;
+    }
+}
+
+// Upstream's MeshTopoInfo takes a host's devices from the device handle: 1 for cpu, so the
+// gather of 2 MiB over tp=4 runs at the inter-host bandwidth and latency.
+TEST(ShardCli, ACpuMeshCrossesHostsUnlessDevicesPerHostIsGiven) {
+    const std::string call = "shard 'aten.mm(f32[1024,512](S(0)), f32[512,256](R))' --mesh tp=4 ";
+    const double bytes = 1024.0 * 512 * 4;
+    for (const auto& [flags, gather] : std::vector<std::pair<std::string, double>>{
+             {"--device-type cpu", collective_us(bytes, 4, 3, true)},
+             {"--device-type cpu --devices-per-host 8", collective_us(bytes, 4, 3)},
+             {"", collective_us(bytes, 4, 3)},
+             {"--devices-per-host 2", collective_us(bytes, 4, 3, true)}}) {
+        const auto result = run_pipelens(call + flags + " --json");
+        ASSERT_EQ(result.exit_code, 0) << flags << ": " << result.err;
+        const auto strategy = nlohmann::json::parse(result.out)["decisions"][0]["strategies"][0];
+        EXPECT_EQ(strategy["strategy"], "(R, R) -> R");
+        EXPECT_NEAR(strategy["total"].get<double>(), gather, 1e-9) << flags;
+    }
+    EXPECT_NEAR(collective_us(bytes, 4, 3, true), 90.6222, 1e-4);
+}
+
+// _compute_local_shape_and_global_offset chunks one mesh dim at a time (torch.chunk), and a
+// _S(0, 2) takes its piece of each half: the layouts upstream's docstrings work out.
+TEST(ShardCli, ShowDrawsUnevenAndStridedLayoutsAsUpstreamComputesThem) {
+    auto result = run_pipelens("shard --show 'f32[6](S(0)S(0))' --mesh dp=2,tp=2");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "Spec(f32[6](S(0)[0]S(0)[1])) on DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))\n"
+              "            0-1       2-2       3-4       5-5\n"
+              "            cuda:0    cuda:1    cuda:2    cuda:3\n");
+    result = run_pipelens("shard --show 'f32[8,8](_S(0, 2)S(0))' --mesh dp=2,tp=2");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "Spec(f32[8, 8](_S(0, 2)S(0))) on DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))\n"
+              "            cols 0-7\n"
+              "rows 0-1    cuda:0\n"
+              "rows 2-3    cuda:2\n"
+              "rows 4-5    cuda:1\n"
+              "rows 6-7    cuda:3\n");
+    // A strided shard alone leaves each device two runs of rows; no device of the last two
+    // holds any of two rows.
+    result = run_pipelens("shard --show 'f32[8,2](_S(0, 2)S(1))' --mesh dp=2,tp=2");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out,
+              "Spec(f32[8, 2](_S(0, 2)S(1))) on DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))\n"
+              "              cols 0-0  cols 1-1\n"
+              "rows 0-1,4-5  cuda:0    cuda:1\n"
+              "rows 2-3,6-7  cuda:2    cuda:3\n");
+    result = run_pipelens("shard --show 'f32[2](S(0))' --mesh tp=4");
+    EXPECT_EQ(result.out,
+              "Spec(f32[2](S(0))) on DeviceMesh((tp=4), 'cuda', stride=(1,))\n"
+              "            0-0             1-1             (empty)\n"
+              "            cuda:0          cuda:1          cuda:2, cuda:3\n");
+    result = run_pipelens("shard --show 'f32[64](_S(0, 32))' --mesh tp=2");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: --show: Spec(f32[64](_S(0, 32))): a device holds tensor dim 0 in more "
+              "than 16 separate runs of indices; the layout reads the same on a smaller tensor\n");
+}
+
+// _matrix_ops.py: with return_debug_mask (argument 5) the debug mask follows the heads or the
+// batch split; without it, it is empty and stays replicated.
+TEST(ShardCli, FlashAttentionShardsTheDebugMaskWhenItIsReturned) {
+    const std::string qkv = "f32[4,8,16,4](R), f32[4,8,16,4](R), f32[4,8,16,4](R)";
+    const auto strategies = [&](const std::string& flags) {
+        const auto result = run_pipelens("shard 'aten._scaled_dot_product_flash_attention(" + qkv +
+                                         flags + ")' --mesh tp=4 " + "--json");
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        std::vector<std::string> texts;
+        const auto json = nlohmann::json::parse(result.out)["decisions"][0];
+        for (const auto& strategy : json["strategies"])
+            texts.push_back(strategy["strategy"]);
+        texts.push_back(json["op"]);
+        return texts;
+    };
+    const std::string mesh = " on DeviceMesh((tp=4), 'cuda', stride=(1,)))";
+    const std::string specs =
+        "Spec(f32[4, 8, 16, 4](R)), Spec(f32[4, 8, 16, 4](R)), Spec(f32[4, 8, 16, 4](R))";
+    EXPECT_EQ(strategies(", 0.0, false, true"),
+              (std::vector<std::string>{
+                  "(R, R, R) -> (R, R, None, None, None, None, R, None, R)",
+                  "(S(1), S(1), S(1)) -> (S(1), S(1), None, None, None, None, R, None, S(1))",
+                  "(S(0), S(0), S(0)) -> (S(0), S(0), None, None, None, None, R, None, S(0))",
+                  "aten._scaled_dot_product_flash_attention.default(" + specs +
+                      ", 0.0, False, True)" + mesh}));
+    EXPECT_EQ(strategies(", 0.0, False, 0"),
+              (std::vector<std::string>{
+                  "(R, R, R) -> (R, R, None, None, None, None, R, None, R)",
+                  "(S(1), S(1), S(1)) -> (S(1), S(1), None, None, None, None, R, None, R)",
+                  "(S(0), S(0), S(0)) -> (S(0), S(0), None, None, None, None, R, None, R)",
+                  "aten._scaled_dot_product_flash_attention.default(" + specs +
+                      ", 0.0, False, False)" + mesh}));
+}
+
+// Upstream main of 2026 leaves a spec with a strided shard without a shard order: it prints no
+// order index, and redistribute_cost prices any move from or to it at infinity (a replicated
+// source excepted: a local split). pipelens prices none either and says so.
+TEST(ShardCli, StridedShardsPrintWithoutOrderAndTheirMovesAreNotPriced) {
+    auto result = run_pipelens(
+        "shard 'aten.mm(f32[8,8](_S(0, 2)S(0)), f32[8,8](RR))' --mesh "
+        "dp=2,tp=2");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_EQ(result.err,
+              "pipelens: Sharding propagation failed for aten.mm.default(Spec(f32[8, 8](_S(0, "
+              "2)S(0))), Spec(f32[8, 8](RR))) on DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))): "
+              "every strategy needs a redistribution pipelens cannot price; the cheapest, (RR, "
+              "RR) -> RR, needs input 0 moved from _S(0, 2)S(0) to RR (_S(0, 2)S(0) -> RR: a "
+              "move from or to a strided shard (_S) has no price (upstream's redistribute_cost "
+              "gives it infinity)); redistribute it (e.g. to R) first\n");
+    result = run_pipelens("shard 'aten.add(f32[8](_S(0, 2)), f32[8](S(0)))' --mesh tp=2");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("needs input 1 moved from S(0) to _S(0, 2)"), std::string::npos)
+        << result.err;
+    // From replicated: a free local split; late-2025 upstream's indexed form reads back.
+    result = run_pipelens(
+        "shard 'aten.add(f32[8,8](_S(0, 2)[1]S(0)[0]), f32[8,8](RR))' --mesh dp=2,tp=2 --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto decision = nlohmann::json::parse(result.out)["decisions"][0];
+    EXPECT_EQ(decision["op"],
+              "aten.add.Tensor(Spec(f32[8, 8](_S(0, 2)S(0))), Spec(f32[8, 8](RR))) on "
+              "DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1)))");
+    EXPECT_EQ(decision["chosen_strategy"], "(_S(0, 2)S(0), _S(0, 2)S(0)) -> _S(0, 2)S(0)");
+    EXPECT_EQ(decision["strategies"][0]["total"], 0.0);
+}
+
+// OpSchema prints Python's str of each argument: lists with ", ", bools as True / False.
+TEST(ShardCli, ArgumentsPrintAsPythonAndMeanOfEverythingIsMeanDefault) {
+    const auto schema = [](const std::string& call, const std::string& mesh) {
+        const auto result = run_pipelens("shard '" + call + "' --mesh " + mesh + " --json");
+        EXPECT_EQ(result.exit_code, 0) << call << ": " << result.err;
+        return nlohmann::json::parse(result.out)["decisions"][0];
+    };
+    const std::string tp4 = " on DeviceMesh((tp=4), 'cuda', stride=(1,)))";
+    EXPECT_EQ(schema("aten.view(f32[16](S(0)R), [2,8])", "dp=2,tp=2")["op"],
+              "aten.view.default(Spec(f32[16](S(0)R)), [2, 8]) on DeviceMesh((dp=2, tp=2), "
+              "'cuda', stride=(2, 1)))");
+    for (const auto& [typed, shown] : std::vector<std::pair<std::string, std::string>>{
+             {"true", "True"}, {"1", "True"}, {"True", "True"}, {"false", "False"}, {"0", "False"}})
+        EXPECT_EQ(schema("aten.sum(f32[8,16](S(1)), [ 1,0 ], " + typed + ")", "tp=4")["op"],
+                  "aten.sum.dim_IntList(Spec(f32[8, 16](S(1))), [1, 0], " + shown + ")" + tp4)
+            << typed;
+    const auto kept = schema("aten.mean(f32[8,16](S(1)), [1], 1)", "tp=4");
+    EXPECT_EQ(kept["op"], "aten.mean.dim(Spec(f32[8, 16](S(1))), [1], True)" + tp4);
+    EXPECT_EQ(kept["chosen_strategy"], "(S(1)) -> P(avg)");
+    const auto everything = schema("aten.mean(f32[8,16](S(1)))", "tp=4");
+    EXPECT_EQ(everything["op"], "aten.mean.default(Spec(f32[8, 16](S(1))))" + tp4);
+    EXPECT_EQ(everything["chosen_strategy"], "(S(1)) -> P(avg)");
+    const auto result = run_pipelens("shard 'aten.sum(f32[8](R), [0], maybe)' --mesh tp=2");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: aten.sum.dim_IntList: argument 2 is a bool (True or False), not "
+              "'maybe'\n");
 }
 
 }  // namespace

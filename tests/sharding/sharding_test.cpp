@@ -2,7 +2,7 @@
 // order for the listed ops on 1-D and 2-D meshes (counts as upstream's test_op_strategy
 // expects them), costs worked by hand from the alpha-beta formulas, the choice with its tie
 // rules, readable errors, whole blocks, and the layout drawing. The tests after the drawing
-// turn upstream's late-2025 test expectations (named in each) into pipelens terms: the
+// turn upstream main's test expectations of late 2025 (named in each) into pipelens terms: the
 // redistribution order, Partial kinds, views over several mesh dims, embedding's masked partial.
 #include <gtest/gtest.h>
 
