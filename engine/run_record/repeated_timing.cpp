@@ -10,10 +10,11 @@
 namespace pipelens::run_record {
 namespace {
 
-std::int64_t nearest_rank(const std::vector<std::int64_t>& sorted, double fraction) {
-    const auto index =
-        static_cast<std::size_t>(std::lround(fraction * static_cast<double>(sorted.size() - 1)));
-    return sorted[index];
+// The nearest-rank percentile: the smallest sample at or above `percent` % of them, the
+// ceil(percent / 100 * n)-th. In integers, since 0.1 * 30 is 3.0000000000000004 in doubles.
+std::int64_t nearest_rank(const std::vector<std::int64_t>& sorted, std::size_t percent) {
+    const std::size_t rank = std::max<std::size_t>(1, (percent * sorted.size() + 99) / 100);
+    return sorted[std::min(rank, sorted.size()) - 1];
 }
 
 bool has_settled(std::int64_t before, std::int64_t now, double tolerance) {
@@ -28,7 +29,7 @@ Spread spread_of(std::vector<std::int64_t> samples) {
     if (samples.empty())
         return {};
     std::sort(samples.begin(), samples.end());
-    return {median_of_sorted(samples), nearest_rank(samples, 0.1), nearest_rank(samples, 0.9),
+    return {median_of_sorted(samples), nearest_rank(samples, 10), nearest_rank(samples, 90),
             static_cast<int>(samples.size())};
 }
 

@@ -21,8 +21,8 @@ struct Spread {
     int samples = 0;
 };
 
-// The median (median_of's) and the 10th/90th percentiles (nearest rank); all zero for no
-// samples.
+// The median (median_of's) and the 10th/90th percentiles by nearest rank (of 10 samples the
+// 1st and the 9th smallest, of 7 the 1st and the 7th); all zero for no samples.
 Spread spread_of(std::vector<std::int64_t> samples);
 
 struct RepeatRule {

@@ -201,8 +201,8 @@ struct RankRecording {
 struct PipelineRunResult {
     bool completed = false;         // every rank ran every action
     std::int64_t step_time_ns = 0;  // the median of step_times_ns
-    // Per recorded step: when it began (rank 0 left its barrier) on the run's clock, and how
-    // long it took (to the last action of that step on any rank).
+    // Per recorded step: when it began (its earliest action start on any rank) on the run's
+    // clock, and how long it took (to the last action of that step on any rank).
     std::vector<std::int64_t> step_starts_ns;
     std::vector<std::int64_t> step_times_ns;
     double loss = 0;

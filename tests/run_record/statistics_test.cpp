@@ -41,10 +41,30 @@ TEST(Median, ARepeatedTimingReportsTheSameMedian) {
     EXPECT_EQ(spread_of({4, 1, 3, 2}).median, 3);
     const Spread spread = spread_of({10, 9, 8, 7, 6, 5, 4, 3, 2, 1});
     EXPECT_EQ(spread.median, 6);
-    EXPECT_EQ(spread.low, 2);   // 10th percentile, nearest rank
-    EXPECT_EQ(spread.high, 9);  // 90th
+    EXPECT_EQ(spread.low, 1);   // 10th percentile by nearest rank: the ceil(0.1 x 10) = 1st
+    EXPECT_EQ(spread.high, 9);  // 90th: the ceil(0.9 x 10) = 9th
     EXPECT_EQ(spread.samples, 10);
     EXPECT_EQ(spread_of({}).median, 0);
+}
+
+// Nearest rank: the ceil(p x n)-th smallest, so p10 and p90 of 7 are the 1st and the 7th, of 6
+// the 1st and the 6th (symmetric; rounding an index once made them the 2nd and the 6th), of 30
+// the 3rd and the 27th (0.1 x 30 in doubles is just above 3).
+TEST(Median, PercentilesAreNearestRank) {
+    const auto low_high = [](int count) {
+        std::vector<std::int64_t> samples;
+        for (int value = count; value >= 1; --value)
+            samples.push_back(value);
+        const Spread spread = spread_of(samples);
+        return std::vector<std::int64_t>{spread.low, spread.high};
+    };
+    EXPECT_EQ(low_high(1), (std::vector<std::int64_t>{1, 1}));
+    EXPECT_EQ(low_high(6), (std::vector<std::int64_t>{1, 6}));
+    EXPECT_EQ(low_high(7), (std::vector<std::int64_t>{1, 7}));
+    EXPECT_EQ(low_high(11), (std::vector<std::int64_t>{2, 10}));
+    EXPECT_EQ(low_high(20), (std::vector<std::int64_t>{2, 18}));
+    EXPECT_EQ(low_high(30), (std::vector<std::int64_t>{3, 27}));
+    EXPECT_EQ(low_high(1000), (std::vector<std::int64_t>{100, 900}));
 }
 
 }  // namespace
