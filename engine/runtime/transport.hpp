@@ -90,6 +90,10 @@ class Transport {
     // Throws TransportAborted when some rank has aborted.
     virtual void check_aborted() = 0;
 
+    // Whether every rank reads one clock (threads of one process): their offsets are then
+    // known, not estimated. Processes, even on one host, measure theirs.
+    virtual bool shares_one_clock() const { return false; }
+
     // Returns once every rank has called it (so all ranks start a step together). The default
     // returns at once, for transports that cannot synchronise: their timelines start skewed.
     virtual void barrier(std::chrono::milliseconds /*timeout*/) {}

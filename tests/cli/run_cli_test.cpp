@@ -305,9 +305,17 @@ TEST(RunCli, ThreadRanksAreOnOneClock) {
         const auto offsets = clock_offsets(trace);
         ASSERT_EQ(offsets.size(), 2u);
         EXPECT_EQ(offsets[0], std::make_pair(std::int64_t{0}, std::int64_t{0}));
-        // Threads share the clock: the true offset is 0, and it must lie within the estimate.
-        EXPECT_LE(std::abs(offsets[1].first), offsets[1].second);
+        // Threads share the clock: the offset is known to be 0, not estimated.
+        EXPECT_EQ(offsets[1], std::make_pair(std::int64_t{0}, std::int64_t{0}));
     }
+    // A clock fault between threads is known too: rank 0's clock minus rank 1's, exactly.
+    const auto trace = fresh_trace("one_clock_skewed");
+    const auto skewed = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 4 --model mlp --fault rank1=clock:+5ms --out " +
+        trace.string());
+    ASSERT_EQ(skewed.exit_code, 0) << skewed.err;
+    EXPECT_EQ(receives_before_their_sends(trace), 0);
+    EXPECT_EQ(clock_offsets(trace)[1], std::make_pair(std::int64_t{-5'000'000}, std::int64_t{0}));
 }
 
 TEST(RunCliGloo, NanOutputsFailTheRunWithAnErrorRow) {
