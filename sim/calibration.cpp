@@ -267,9 +267,10 @@ void hold_link_to_run_deliveries(Calibration& calibration) {
 }
 
 // The host's time to issue a SEND, per step the median, then the median over the steps. A gloo
-// send writes its message on the rank's own thread, which its next computation waits for, so a
-// gloo run's experiment charges it (Experiment::send_issue_ns); other transports' SENDs hand the
-// message to another thread or stream, and the figure is only reported.
+// send writes its message on the rank's own thread, and a thread's hand-over (local) copies it
+// there, under the mailbox lock: either way the rank's next computation waits for it, so the
+// experiment charges it (Experiment::send_issue_ns). NCCL enqueues the send on a stream the
+// rank's GPU work does not wait for on the host, and the figure is only reported.
 void record_send_issue(Calibration& calibration, const std::vector<StepSamples>& steps,
                        const std::string& transport) {
     std::vector<std::int64_t> issues;
@@ -277,7 +278,7 @@ void record_send_issue(Calibration& calibration, const std::vector<StepSamples>&
         if (!step.send_issues.empty())
             issues.push_back(run_record::median_of(step.send_issues));
     calibration.send_issue_ns = run_record::median_of(issues);
-    if (transport == "gloo")
+    if (transport == "gloo" || transport == "local")
         calibration.experiment.send_issue_ns = calibration.send_issue_ns;
 }
 
@@ -290,6 +291,7 @@ void calibrate_from_actions(Calibration& calibration, const std::vector<traces::
                             const std::vector<StepSamples>& steps) {
     Experiment& experiment = calibration.experiment;
     const int stage_count = runs.front().pp * runs.front().v;
+    bool any_backward = false;
     for (std::size_t index = 0; index < static_cast<std::size_t>(stage_count); ++index) {
         const StageSamples stage = step_medians(steps, index);
         experiment.forward_ns.push_back(run_record::median_of(stage.forward));
@@ -304,12 +306,13 @@ void calibrate_from_actions(Calibration& calibration, const std::vector<traces::
             stage.weight.empty() ? backward - backward / 2 : run_record::median_of(stage.weight);
         experiment.input_ns.push_back(input);
         experiment.weight_ns.push_back(weight);
-        if (!stage.full_backward.empty())
-            experiment.backward_ns.push_back(backward);
+        // A stage that ran only I and W (DualPipeV, ZBV split some stages' backward and not
+        // others') gets B = I + W; one that ran B keeps what it measured.
+        experiment.backward_ns.push_back(stage.full_backward.empty() ? input + weight : backward);
+        any_backward = any_backward || !stage.full_backward.empty();
     }
-    if (!experiment.backward_ns.empty() &&
-        static_cast<int>(experiment.backward_ns.size()) != stage_count)
-        experiment.backward_ns.clear();  // mixed B and I/W stages: B = I + W everywhere
+    if (!any_backward)
+        experiment.backward_ns.clear();  // no stage ran B: B = I + W, the experiment's default
 
     const std::int64_t latency = calibration.run_delivery_ns;
     if (latency < 0)  // a RECV that ended before its SEND began: two clocks, not one

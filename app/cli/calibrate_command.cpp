@@ -314,9 +314,10 @@ void run_calibrate(const CalibrateOptions& options) {
     if (calibration.send_issue_ns > 0)
         fmt::print("  SEND issue: {} per send ({})\n", format_duration(calibration.send_issue_ns),
                    experiment.send_issue_ns > 0
-                       ? "a gloo send writes its message on the rank's thread: charged before "
+                       ? "the rank's own thread writes or copies the message: charged before "
                          "the rank's next computation"
-                       : "handed to another thread or stream by this transport: not charged");
+                       : "enqueued on a stream the rank's computations do not wait for: not "
+                         "charged");
     if (!calibration.from_profile)
         fmt::print("  send/recv delivery: {} (median of {} transfers)\n",
                    format_duration(experiment.intra_host.latency_ns), calibration.transfer_samples);
