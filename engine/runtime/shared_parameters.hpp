@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "engine/runtime/model_library.hpp"
-#include "engine/stage_plan/stage_split.hpp"
 #include "engine/runtime/transport.hpp"
 #include "engine/schedule/schedule.hpp"
+#include "engine/stage_plan/stage_split.hpp"
 
 namespace pipelens::runtime {
 
