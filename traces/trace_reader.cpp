@@ -128,32 +128,39 @@ StringTable read_strings(sqlite3* connection, const std::filesystem::path& path)
     return table;
 }
 
-// An action row (columns as kActionColumns) as a record, refused as corrupt where no writer
-// could have produced it. The integers are checked before they are narrowed: a kind of 999
-// stored as 8 bits reads as 231.
-ActionRecord action_from(const detail::TraceQuery& state, std::int64_t run_id, sqlite3_stmt* row) {
-    const std::int64_t rank = sqlite3_column_int64(row, 0);
-    const std::int64_t step = sqlite3_column_int64(row, 1);
+// The checks of every action row, whichever reader reads it, on its columns as stored (before
+// they are narrowed: a kind of 999 stored as 8 bits reads as 231): a row no writer could have
+// produced is refused as corrupt, naming run, rank and step.
+struct ActionColumns {
+    std::int64_t rank, step, kind, stage, microbatch, start_ns, end_ns;
+};
+
+void check_action_row(const detail::TraceQuery& state, std::int64_t run_id,
+                      const ActionColumns& row) {
     const auto fail = [&](const std::string& why) {
-        state.corrupt(fmt::format("run {} rank {} step {}: {}", run_id, rank, step, why));
+        state.corrupt(fmt::format("run {} rank {} step {}: {}", run_id, row.rank, row.step, why));
     };
-    if (rank < 0 || rank >= kMostRanks)
+    if (row.rank < 0 || row.rank >= kMostRanks)
         fail("the rank is out of range");
-    if (const std::int64_t kind = sqlite3_column_int64(row, 3);
-        kind < 0 || kind >= text::kActionKindNames)
-        fail(fmt::format("action kind {} is not a pipeline action", kind));
-    if (const std::int64_t stage = sqlite3_column_int64(row, 4); stage < -1 || stage >= kMostStages)
-        fail(fmt::format("stage {} is out of range", stage));
-    if (const std::int64_t microbatch = sqlite3_column_int64(row, 5);
-        microbatch < -1 || microbatch >= kMostMicrobatches)
-        fail(fmt::format("microbatch {} is out of range", microbatch));
+    if (row.kind < 0 || row.kind >= text::kActionKindNames)
+        fail(fmt::format("action kind {} is not a pipeline action", row.kind));
+    if (row.stage < -1 || row.stage >= kMostStages)
+        fail(fmt::format("stage {} is out of range", row.stage));
+    if (row.microbatch < -1 || row.microbatch >= kMostMicrobatches)
+        fail(fmt::format("microbatch {} is out of range", row.microbatch));
+    if (row.end_ns < row.start_ns)
+        fail(fmt::format("it ends at {} ns, before it starts at {} ns", row.end_ns, row.start_ns));
+}
+
+// An action row (columns as kActionColumns) as a record, checked first.
+ActionRecord action_from(const detail::TraceQuery& state, std::int64_t run_id, sqlite3_stmt* row) {
+    const auto column = [&](int index) { return sqlite3_column_int64(row, index); };
+    check_action_row(state, run_id,
+                     {column(0), column(1), column(3), column(4), column(5), column(7), column(8)});
     ActionRecord action;
     read_columns(row, 0, action.rank, action.step, action.lane, action.kind, action.stage,
                  action.microbatch);
     read_columns(row, 7, action.start_ns, action.end_ns, action.bytes, action.pair_id);
-    if (action.end_ns < action.start_ns)
-        fail(fmt::format("it ends at {} ns, before it starts at {} ns", action.end_ns,
-                         action.start_ns));
     return action;
 }
 
@@ -281,13 +288,21 @@ std::int64_t TraceReader::action_count(std::int64_t run_id) const {
 }
 
 std::vector<StoredAction> TraceReader::stored_actions(std::int64_t run_id, int rank) const {
-    return state_->records_of(
+    const State& state = *state_;
+    return state.rows_of<StoredAction>(
         run_id, rank,
         "SELECT step, stage, microbatch, pair_id, start_ns, end_ns, bytes, lane, kind "
         "FROM actions WHERE run_id = ? AND rank = ? ORDER BY start_ns, step",
-        "actions", &StoredAction::step, &StoredAction::stage, &StoredAction::microbatch,
-        &StoredAction::pair_id, &StoredAction::start_ns, &StoredAction::end_ns,
-        &StoredAction::bytes, &StoredAction::lane, &StoredAction::kind);
+        "actions", [&](sqlite3_stmt* row) {
+            const auto column = [&](int index) { return sqlite3_column_int64(row, index); };
+            check_action_row(state, run_id,
+                             {rank, column(0), column(8), column(1), column(2), column(4),
+                              column(5)});
+            StoredAction action;
+            read_columns(row, 0, action.step, action.stage, action.microbatch, action.pair_id,
+                         action.start_ns, action.end_ns, action.bytes, action.lane, action.kind);
+            return action;
+        });
 }
 
 std::vector<std::pair<std::int32_t, std::string>> TraceReader::overlap_labels(std::int64_t run_id,

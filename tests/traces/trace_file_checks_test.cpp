@@ -344,7 +344,14 @@ TEST_F(TraceStoreTest, RowsNoWriterProducesAreCorruption) {
         RawDatabase(path).execute(change);
     };
     const auto run_error = [&] { return error_of([&] { TraceReader(path).run(1); }); };
-    const auto actions_error = [&] { return error_of([&] { TraceReader(path).actions(1); }); };
+    // Both ways of reading actions refuse it alike: the records, and the narrowed rows the
+    // analyses (critical path, stragglers, diff) read.
+    const auto actions_error = [&] {
+        const std::string stored = error_of([&] { TraceReader(path).stored_actions(1, 0); });
+        const std::string records = error_of([&] { TraceReader(path).actions(1); });
+        EXPECT_EQ(stored, records);
+        return records;
+    };
     damaged("UPDATE runs SET pp = 1000000000");
     EXPECT_EQ(run_error(), corrupt + "run 1 has pp = 1000000000");
     damaged("UPDATE runs SET m = 9223372036854775807");
@@ -356,7 +363,10 @@ TEST_F(TraceStoreTest, RowsNoWriterProducesAreCorruption) {
                                    "run 1 rank 0 step 0: action kind 999 is not a pipeline "
                                    "action");
     damaged("UPDATE actions SET rank = -7 WHERE rank = 0 AND step = 0");
-    EXPECT_EQ(actions_error(), corrupt + "run 1 rank -7 step 0: the rank is out of range");
+    EXPECT_EQ(error_of([&] { TraceReader(path).actions(1); }),
+              corrupt + "run 1 rank -7 step 0: the rank is out of range");
+    damaged("UPDATE actions SET microbatch = -2 WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(actions_error(), corrupt + "run 1 rank 0 step 0: microbatch -2 is out of range");
     damaged("UPDATE actions SET stage = 1000000000 WHERE rank = 0 AND step = 0");
     EXPECT_EQ(actions_error(), corrupt + "run 1 rank 0 step 0: stage 1000000000 is out of range");
     damaged("UPDATE actions SET end_ns = start_ns - 1 WHERE rank = 0 AND step = 0");
@@ -364,6 +374,7 @@ TEST_F(TraceStoreTest, RowsNoWriterProducesAreCorruption) {
               corrupt + "run 1 rank 0 step 0: it ends at -1 ns, before it starts at 0 ns");
     damaged("UPDATE actions SET end_ns = start_ns WHERE rank = 0 AND step = 0");
     EXPECT_EQ(TraceReader(path).actions(1).size(), 8u);  // an empty action is no damage
+    EXPECT_FALSE(TraceReader(path).stored_actions(1, 0).empty());
 }
 
 TEST_F(TraceStoreTest, UnknownRunsAndEmptyTracesAreErrors) {
