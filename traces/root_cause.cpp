@@ -8,7 +8,9 @@
 namespace pipelens::traces {
 
 int consequence_level(std::string_view error_kind) {
-    if (error_kind == "stopped" || error_kind == "lost" || error_kind == "rank_died")
+    if (error_kind == "rank_died")
+        return -1;
+    if (error_kind == "stopped" || error_kind == "lost")
         return 2;
     if (error_kind == "timeout")
         return 1;

@@ -179,8 +179,8 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
         return;
     const traces::ErrorRecord& cause = state.trace.errors.front();
     if (cause.rank < 0 || cause.rank >= static_cast<int>(model.ranks().size()) || !cause.time_ns ||
-        traces::consequence_level(cause.kind) == 2)
-        return;
+        traces::consequence_level(cause.kind) == 2 || traces::consequence_level(cause.kind) < 0)
+        return;  // an echo, or a death whose moment nobody saw
     const TimelineGeometry& geometry = state.timeline.geometry;
     const float top = geometry.lane_top(cause.rank, false);
     const float bottom = geometry.lane_top(cause.rank, true) + kLaneHeight;

@@ -450,6 +450,12 @@ TEST(RunCliGloo, ARankThatDiesIsNamedAndTheRestIsRecorded) {
     const auto summary =
         nlohmann::json::parse(run_pipelens("summary --json " + trace.string()).out);
     EXPECT_EQ(summary["runs"][0]["status"], "failed");
+    // The death is the run's root cause; rank 0's "connection closed by peer" is its echo.
+    EXPECT_EQ(testing::query_trace(trace, "SELECT failure FROM runs"),
+              "rank 1 died (killed by signal 9 (Killed)) before it reported; its actions are not "
+              "recorded");
+    EXPECT_EQ(json["failed"]["rank"], 1);
+    EXPECT_EQ(json["failed"]["kind"], "rank_died");
 }
 
 // Rank 0 gathers and records; when it dies, the launcher records what the others reported.
