@@ -187,12 +187,14 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
     const RunRecord run = reader.run(run_id);
     const std::vector<RankRecord> ranks = reader.ranks(run_id);
     const std::vector<ActionRecord> actions = reader.actions(run_id);
-    std::int64_t step_time = run.step_time_ns.value_or(0);
+    // The drawn span: to the last end of all the run's recorded steps, which for a run of
+    // several steps is far longer than one step.
+    std::int64_t timeline_end = run.step_time_ns.value_or(0);
     for (const ActionRecord& action : actions)
-        step_time = std::max(step_time, action.end_ns);
+        timeline_end = std::max(timeline_end, action.end_ns);
     const int rank_count = std::max<int>(run.pp, static_cast<int>(ranks.size()));
     const std::int64_t from = std::max<std::int64_t>(0, options.from_ns.value_or(0));
-    const std::int64_t to = std::max(from + 1, options.to_ns.value_or(step_time));
+    const std::int64_t to = std::max(from + 1, options.to_ns.value_or(timeline_end));
     const Canvas canvas(options.width, from, to - from);
     const int height = kTopMargin + rank_count * kRankHeight + 40;
 
@@ -214,12 +216,21 @@ std::string svg_timeline(const TraceReader& reader, std::int64_t run_id,
     // The ranks' "peak" is named once here, saying what it counts (run_memory.hpp); a run
     // without a step says where it failed instead, alone on the line (run_outcome.hpp).
     const RunOutcome outcome = read_run_outcome(reader, run);
+    const std::int64_t step_time = run.step_time_ns.value_or(timeline_end);
+    std::string_view counted = peak_memory_label(memory_counts_of(reader, run));
+    if (counted.starts_with("peak "))  // "peak: activation memory", not "peak: peak ..."
+        counted.remove_prefix(5);
     const std::string figures_line =
         step_figures_apply(outcome)
             ? fmt::format(
-                  "step time {:.3f} ms, bubble ratio {:.1f}% (hatched: idle compute); peak: {}",
-                  step_time / 1e6, run.bubble_ratio.value_or(0) * 100,
-                  peak_memory_label(memory_counts_of(reader, run)))
+                  "step time {}{}, bubble ratio {:.1f}% (hatched: idle compute); "
+                  "peak: {}",
+                  format_duration(step_time),
+                  timeline_end > step_time
+                      ? fmt::format(" (the median step; the timeline spans {})",
+                                    format_duration(timeline_end))
+                      : std::string(),
+                  run.bubble_ratio.value_or(0) * 100, counted)
             : xml_escaped(outcome_text(outcome));
     svg += fmt::format(R"svg(<text x="10" y="38" font-size="12"{}>{}</text>)svg"
                        "\n",

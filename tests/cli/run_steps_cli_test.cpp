@@ -106,6 +106,18 @@ TEST(RunStepsCli, ThreeRecordedStepsFollowOneAnotherWithTheirSpread) {
                   step_last_end[step] - step_first_start[step])
             << "step " << step;
 
+    // The picture's header gives the median step, and how long the drawn timeline of three
+    // steps is, never the timeline as the step.
+    const auto svg_path = std::filesystem::path(trace.string() + ".svg");
+    ASSERT_EQ(
+        run_pipelens("export " + trace.string() + " --run 1 --svg " + svg_path.string()).exit_code,
+        0);
+    const std::string svg = testing::read_file(svg_path);
+    const auto header = svg.find(" (the median step; the timeline spans ");
+    EXPECT_NE(header, std::string::npos) << svg.substr(0, 2000);
+    EXPECT_NE(svg.rfind(">step time ", header), std::string::npos);
+    std::filesystem::remove(svg_path);
+
     const auto summary = run_pipelens("summary --json " + trace.string());
     ASSERT_EQ(summary.exit_code, 0) << summary.err;
     const auto runs = nlohmann::json::parse(summary.out)["runs"];

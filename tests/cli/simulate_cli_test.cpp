@@ -284,7 +284,7 @@ TEST(SimulateCli, SvgPeakIsInAUnitThatSuitsItsSizeAndSaysWhatItCounts) {
     ASSERT_EQ(exported.exit_code, 0) << exported.err;
     const std::string svg = read_file(svg_path);
     EXPECT_EQ(count_of(svg, ", peak 194.0 KiB</text>"), 2u) << svg;
-    EXPECT_EQ(count_of(svg, "(hatched: idle compute); peak: peak activation memory</text>"), 1u);
+    EXPECT_EQ(count_of(svg, "(hatched: idle compute); peak: activation memory</text>"), 1u);
     std::filesystem::remove(svg_path);
 }
 
