@@ -28,6 +28,7 @@
 #include "engine/analysis/stragglers.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
+#include "engine/run_record/faults.hpp"
 #include "engine/run_record/rank_files.hpp"
 #include "engine/run_record/repeated_timing.hpp"
 #include "engine/run_record/run_dtype.hpp"
@@ -607,8 +608,8 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
     command->add_option("--timeout", options->timeout,
                         "Longest wait on another rank before it is an error (default 10s)");
     command->add_option("--fault", options->faults,
-                        "Inject a fault: input=batch+1, input=int32, stageN=dtype:bf16, "
-                        "stageN=flatten, stageN=sleep:30s");
+                        std::string("Inject a fault (repeatable): ") + run_record::fault_forms() +
+                            "; die needs one process per rank");
     command->add_flag("--no-reference", options->no_reference,
                       "Skip the comparison with the single-rank run");
     command->add_option("--backend", options->backends,

@@ -98,4 +98,8 @@ Fault parse_fault(const std::string& text) {
     return fault;
 }
 
+const char* fault_forms() {
+    return kForms;
+}
+
 }  // namespace pipelens::run_record

@@ -48,4 +48,7 @@ class FaultParseError : public std::invalid_argument {
 
 Fault parse_fault(const std::string& text);
 
+// Every form parse_fault accepts, for help texts and messages: "input=batch+1, ...".
+const char* fault_forms();
+
 }  // namespace pipelens::run_record
