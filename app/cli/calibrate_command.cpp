@@ -268,9 +268,12 @@ void run_calibrate(const CalibrateOptions& options) {
             json["link_fit_note"] = calibration.link_fit_note;
         nlohmann::ordered_json peaks = nlohmann::ordered_json::array();
         for (const auto& [rank, peak] : measured_peak)
-            peaks.push_back({{"rank", rank},
-                             {"measured", peak},
-                             {"simulated", simulated_peak(simulated, rank)}});
+            peaks.push_back(
+                {{"rank", rank},
+                 {"measured", peak},
+                 {"simulated", calibration.from_profile
+                                   ? nlohmann::ordered_json(simulated_peak(simulated, rank))
+                                   : nlohmann::ordered_json()}});
         json["peak_memory_bytes"] = std::move(peaks);
         fmt::print("{}\n", json.dump());
         return;
@@ -323,9 +326,17 @@ void run_calibrate(const CalibrateOptions& options) {
                    format_duration(experiment.intra_host.latency_ns), calibration.transfer_samples);
     if (!calibration.assumed_split_stages.empty())
         fmt::print("  assumption: {}\n", assumed_split_text(calibration));
+    // Without a profile the costs carry no tensor sizes, so there is no simulated peak to
+    // compare with (it would read 0 B).
     for (const auto& [rank, peak] : measured_peak)
-        fmt::print("  rank {} peak memory: measured {}, simulated {}\n", rank, format_bytes(peak),
-                   format_bytes(simulated_peak(simulated, rank)));
+        if (calibration.from_profile)
+            fmt::print("  rank {} peak memory: measured {}, simulated {}\n", rank,
+                       format_bytes(peak), format_bytes(simulated_peak(simulated, rank)));
+        else
+            fmt::print(
+                "  rank {} peak memory: measured {} (not simulated: without a profile "
+                "the costs hold no tensor sizes)\n",
+                rank, format_bytes(peak));
     // In sample: the costs were fitted to these runs, so a small error checks the fit, not how
     // well another schedule or shape is predicted.
     fmt::print(

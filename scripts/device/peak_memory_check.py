@@ -24,8 +24,10 @@ TOLERANCE_PCT = 10.0
 def compare(calibration):
     ranks = []
     for entry in calibration.get("peak_memory_bytes", []):
-        measured, simulated = entry.get("measured", 0), entry.get("simulated", 0)
-        error = 100.0 * (simulated - measured) / measured if measured else None
+        measured, simulated = entry.get("measured", 0), entry.get("simulated")
+        # simulated is null when the calibration had no profile (nothing sized the tensors)
+        error = (100.0 * (simulated - measured) / measured
+                 if measured and simulated is not None else None)
         ranks.append({"rank": entry.get("rank"), "measured": measured, "simulated": simulated,
                       "error_pct": error})
     within = bool(ranks) and all(r["error_pct"] is not None and abs(r["error_pct"]) <= TOLERANCE_PCT

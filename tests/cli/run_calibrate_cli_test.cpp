@@ -232,6 +232,14 @@ TEST(RunCli, CalibrateKeepsEachStagesMeasuredBackward) {
     }
     EXPECT_GT(whole, 0);
     EXPECT_GT(split, 0);
+    // Without a profile nothing sizes the tensors: the peak is measured, not compared with 0 B.
+    ASSERT_EQ(json["peak_memory_bytes"].size(), 2u);
+    EXPECT_TRUE(json["peak_memory_bytes"][0]["simulated"].is_null());
+    const auto text = run_pipelens("calibrate " + trace.string());
+    EXPECT_NE(text.out.find("(not simulated: without a profile the costs hold no tensor sizes)"),
+              std::string::npos)
+        << text.out;
+    EXPECT_EQ(text.out.find(", simulated 0 B"), std::string::npos) << text.out;
 }
 
 TEST(RunCli, CalibrateRefusesAProfileWhoseWeightGradientIsAboveTheWholeBackward) {
