@@ -319,11 +319,17 @@ void sum_up(RunDivergence& out) {
     }
     out.median_step_time = {median_ns(measured), median_ns(simulated)};
     if (const auto count = static_cast<std::int64_t>(out.steps.size()); count > 0) {
-        // Rounded parts would no longer sum to the mean difference: the rest goes to ordering.
+        // Each part rounded to the nearest ns; rounded parts would no longer sum to the rounded
+        // mean difference, so the rest goes to ordering.
         DivergenceSplit& mean = out.mean_split;
-        const std::int64_t total = mean.total();
-        mean.speed_ns /= count, mean.kinds_ns /= count, mean.communication_ns /= count;
-        mean.ordering_ns = total / count - mean.speed_ns - mean.kinds_ns - mean.communication_ns;
+        const auto mean_of = [count](std::int64_t sum) {
+            return static_cast<std::int64_t>(
+                std::llround(static_cast<double>(sum) / static_cast<double>(count)));
+        };
+        const std::int64_t total = mean_of(mean.total());
+        mean.speed_ns = mean_of(mean.speed_ns), mean.kinds_ns = mean_of(mean.kinds_ns);
+        mean.communication_ns = mean_of(mean.communication_ns);
+        mean.ordering_ns = total - mean.speed_ns - mean.kinds_ns - mean.communication_ns;
     }
 }
 
