@@ -103,12 +103,13 @@ void carry_run_options(Experiment& experiment, const traces::RunRecord& run) {
     }
 }
 
-// The transport a run was recorded with ("local" when its configuration does not say).
+// The transport pipelens ran a run with; empty for an imported run (its configuration is the
+// importer's JSON, and whose thread a foreign SEND's span blocked is not known).
 std::string recorded_transport(const std::string& config) {
     try {
         return parse_experiment_toml(config, "run configuration").run.transport;
     } catch (const ExperimentError&) {
-        return "local";
+        return "";
     }
 }
 
@@ -270,7 +271,8 @@ void hold_link_to_run_deliveries(Calibration& calibration) {
 // send writes its message on the rank's own thread, and a thread's hand-over (local) copies it
 // there, under the mailbox lock: either way the rank's next computation waits for it, so the
 // experiment charges it (Experiment::send_issue_ns). NCCL enqueues the send on a stream the
-// rank's GPU work does not wait for on the host, and the figure is only reported.
+// rank's GPU work does not wait for on the host, and the figure is only reported, as it is for
+// an imported run.
 void record_send_issue(Calibration& calibration, const std::vector<StepSamples>& steps,
                        const std::string& transport) {
     std::vector<std::int64_t> issues;
