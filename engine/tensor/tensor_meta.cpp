@@ -95,7 +95,7 @@ std::optional<MetadataMismatch> check_tensors_metadata(const std::string& what,
         if (want.shape != got.shape)
             return mismatch("shape", size_text(want.shape), size_text(got.shape));
         if (want.dtype != got.dtype)
-            return mismatch("dtype", want.dtype, got.dtype);
+            return mismatch("dtype", torch_dtype_name(want.dtype), torch_dtype_name(got.dtype));
         if (want.stride != got.stride)
             return mismatch("stride", tuple_text(want.stride), tuple_text(got.stride));
     }

@@ -37,7 +37,7 @@ std::vector<std::int64_t> contiguous_stride(const std::vector<std::int64_t>& sha
 // PyTorch's checks of a stage boundary (validate_tensors_metadata), with its messages:
 //   "Number of {what} (3) does not match expected number (2)"
 //   "{what}[0] has a shape mismatch: expected torch.Size([64, 512]) actual torch.Size([65, 512])"
-//   "{what}[0] has a dtype mismatch: expected f32 actual bf16"
+//   "{what}[0] has a dtype mismatch: expected torch.float32 actual torch.bfloat16"
 //   "{what}[0] has a stride mismatch: expected (512, 1) actual (1, 64)"
 // Count first, then per tensor shape, dtype, stride. Returns the first mismatch, if any.
 struct MetadataMismatch {

@@ -116,7 +116,7 @@ TEST(RunCli, AFaultIsAnErrorOnOneRankRecordedInTheTrace) {
         trace.string());
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_NE(result.err.find("rank 1: Stage 1 forward outputs[0] has a dtype mismatch: expected "
-                              "f32 actual bf16 (rank 1, microbatch 0)\n"),
+                              "torch.float32 actual torch.bfloat16 (rank 1, microbatch 0)\n"),
               std::string::npos)
         << result.err;
     const auto summary = run_pipelens("summary --json " + trace.string());
@@ -132,7 +132,7 @@ TEST(RunCli, AFaultOnTheLastStageIsFoundLikeAnyOther) {
         run_pipelens("run --pp 2 --m 4 --fault stage1=dtype:bf16 --out " + trace.string());
     EXPECT_EQ(result.exit_code, 1) << result.err;
     EXPECT_NE(result.err.find("rank 1: Stage 1 forward outputs[0] has a dtype mismatch: expected "
-                              "f32 actual bf16 (rank 1, microbatch 0)\n"),
+                              "torch.float32 actual torch.bfloat16 (rank 1, microbatch 0)\n"),
               std::string::npos)
         << result.err;
     EXPECT_EQ(testing::query_trace(trace, "SELECT status FROM runs"), "failed");
@@ -149,7 +149,8 @@ TEST(RunCli, AFailedRunSaysWhereItFailedEverywhereInsteadOfAStepTime) {
     const auto trace = fresh_trace("failed_everywhere");
     const std::string run = "run --schedule 1F1B --pp 2 --m 4 --fault stage1=dtype:bf16";
     const std::string first_error =
-        "Stage 1 forward outputs[0] has a dtype mismatch: expected f32 actual bf16 (rank 1, "
+        "Stage 1 forward outputs[0] has a dtype mismatch: expected torch.float32 actual "
+        "torch.bfloat16 (rank 1, "
         "microbatch 0)";
     const std::string failed_at = "failed at rank 1, stage 1, action 1F0: " + first_error;
 

@@ -255,8 +255,8 @@ TEST(StateBisect, UntilErrorFindsTheEventThatMadeTheStateInconsistent) {
     ASSERT_EQ(result.problems.size(), 1u);
     EXPECT_EQ(result.problems[0],
               "stage[1].outputs_meta (bf16[8, 64]) does not match stage[2].inputs_meta "
-              "(f32[8, 64]): stage[2].inputs_meta[0] has a dtype mismatch: expected f32 actual "
-              "bf16");
+              "(f32[8, 64]): stage[2].inputs_meta[0] has a dtype mismatch: expected torch.float32 "
+              "actual torch.bfloat16");
     EXPECT_FALSE(bisect_until_error(rank_stream(0).events()).found);
 }
 

@@ -126,18 +126,18 @@ run_record::PipelineRunResult failed_real_run(const Schedule& lowered) {
     run_record::RankRun rank1;
     rank1.rank = 1;
     rank1.timeline = {{0, 1'000, 1'200, 0}};  // 1RECV_F0
-    rank1.failure = run_record::RunFailure{
-        1,
-        1,
-        0,
-        "1F0",
-        "dtype_mismatch",
-        "f32",
-        "bf16",
-        "Stage 1 forward outputs[0] has a dtype mismatch: expected f32 actual bf16 (rank 1, "
-        "microbatch 0)",
-        2'500,
-        1'200};
+    rank1.failure = run_record::RunFailure{1,
+                                           1,
+                                           0,
+                                           "1F0",
+                                           "dtype_mismatch",
+                                           "f32",
+                                           "bf16",
+                                           "Stage 1 forward outputs[0] has a dtype mismatch: "
+                                           "expected torch.float32 actual torch.bfloat16 (rank 1, "
+                                           "microbatch 0)",
+                                           2'500,
+                                           1'200};
     result.ranks = {rank0, rank1};
     EXPECT_EQ(lowered.text(lowered.ranks[0][0]), "0F0");
     EXPECT_EQ(lowered.text(lowered.ranks[0][1]), "0SEND_F0");
@@ -160,7 +160,7 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
     ASSERT_EQ(session.run_id, 3);
     const std::string failed_at =
         "failed at rank 1, stage 1, action 1F0: Stage 1 forward outputs[0] has a dtype mismatch: "
-        "expected f32 actual bf16 (rank 1, microbatch 0)";
+        "expected torch.float32 actual torch.bfloat16 (rank 1, microbatch 0)";
     EXPECT_EQ(session.summary_line, failed_at + "  |  peak memory n/a  |  busiest rank 0");
     EXPECT_FALSE(session.summary.step_ns);
     EXPECT_FALSE(session.summary.bubble_ratio);
