@@ -48,7 +48,7 @@ std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, i
         return fmt::format("{}: run {} {}: no state snapshot was recorded to check against",
                            reader.path().string(), run_id, rank_name(rank));
     const auto difference =
-        recorder::compare_states(recorder::state_fields(replayed.state()), snapshot->fields);
+        recorder::compare_states(snapshot->fields, recorder::state_fields(replayed.state()));
     if (difference)
         return fmt::format(
             "{}: run {} {}: the replay of {} events does not rebuild the recorded "

@@ -37,12 +37,18 @@ std::optional<StateDifference> compare_states(const std::vector<StateField>& lef
         return StateDifference{"field set mismatch:",
                                {{"found unique fields:", list(left_only), list(right_only)}}};
 
+    // Named in the order of their names, as upstream sorts its keys.
+    std::vector<const StateField*> by_name;
+    for (const StateField& field : left)
+        by_name.push_back(&field);
+    std::stable_sort(by_name.begin(), by_name.end(),
+                     [](const StateField* a, const StateField* b) { return a->name < b->name; });
     StateDifference difference{"field values don't match:", {}};
-    for (const StateField& field : left) {
-        const std::string& other = *right_values.at(field.name);
-        if (field.value != other)
+    for (const StateField* field : by_name) {
+        const std::string& other = *right_values.at(field->name);
+        if (field->value != other)
             difference.mismatches.push_back(
-                {field.name + ": values don't match.", field.value, other});
+                {field->name + ": values don't match.", field->value, other});
     }
     if (difference.mismatches.empty())
         return std::nullopt;
@@ -50,7 +56,7 @@ std::optional<StateDifference> compare_states(const std::vector<StateField>& lef
 }
 
 std::string format_state_difference(const StateDifference& difference) {
-    std::string text = "state not equal: " + difference.kind;
+    std::string text = "state not equal: " + difference.kind + "\n";  // a blank line, as upstream
     for (const FieldMismatch& mismatch : difference.mismatches)
         text += fmt::format("\n==> {}\n  >  Left: {}\n  > Right: {}", mismatch.what, mismatch.left,
                             mismatch.right);

@@ -2,6 +2,7 @@
 // then every field's value, and a report that names each differing field:
 //
 //   state not equal: field values don't match:
+//
 //   ==> stage[1].outputs_meta: values don't match.
 //     >  Left: (f32[64, 512])
 //     > Right: (bf16[64, 512])
@@ -28,7 +29,9 @@ struct StateDifference {
     std::vector<FieldMismatch> mismatches;
 };
 
-// Nothing when equal. Values are compared in `left`'s field order.
+// Nothing when equal. Differing values are listed in the order of the fields' names. Where
+// one side is a recording, it is `left` (upstream's check_equal compares the recorded state
+// with the replayed one).
 std::optional<StateDifference> compare_states(const std::vector<StateField>& left,
                                               const std::vector<StateField>& right);
 

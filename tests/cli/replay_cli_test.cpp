@@ -96,10 +96,10 @@ TEST(ReplayCli, ATamperedEventIsReportedByTheFieldItChanged) {
               trace.string() +
                   ": run 1 whole pipeline: the replay of 12 events does not rebuild the recorded "
                   "state\n"
-                  "state not equal: field values don't match:\n"
+                  "state not equal: field values don't match:\n\n"
                   "==> stage[0].costs: values don't match.\n"
-                  "  >  Left: F=1500ns I=1000ns W=1000ns B=2000ns sends=0B holds=0B\n"
-                  "  > Right: F=1000ns I=1000ns W=1000ns B=2000ns sends=0B holds=0B\n");
+                  "  >  Left: F=1000ns I=1000ns W=1000ns B=2000ns sends=0B holds=0B\n"
+                  "  > Right: F=1500ns I=1000ns W=1000ns B=2000ns sends=0B holds=0B\n");
 }
 
 TEST(ReplayCli, UptoShowsTheStateAtAnEarlierEvent) {

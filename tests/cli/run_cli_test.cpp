@@ -531,10 +531,11 @@ TEST(RunCli, RecordedRanksReplayAndATamperedDtypeIsFound) {
               1);
     result = run_pipelens("replay " + trace.string() + " --rank 0 --check");
     EXPECT_EQ(result.exit_code, 1);
-    EXPECT_NE(result.err.find("state not equal: field values don't match:\n"
+    // Left is the recorded state, Right the replay's, as upstream's check_equal has them.
+    EXPECT_NE(result.err.find("state not equal: field values don't match:\n\n"
                               "==> stage[0].outputs_meta: values don't match.\n"
-                              "  >  Left: (bf16[8, 64])\n"
-                              "  > Right: (f32[8, 64])\n"),
+                              "  >  Left: (f32[8, 64])\n"
+                              "  > Right: (bf16[8, 64])\n"),
               std::string::npos)
         << result.err;
     result = run_pipelens("bisect " + original.string() + " " + trace.string() + " --rank 0");

@@ -175,7 +175,7 @@ TEST(StateEquality, ReportNamesTheFieldInTheUpstreamFormat) {
     const auto difference = compare_states(left, right);
     ASSERT_TRUE(difference);
     EXPECT_EQ(format_state_difference(*difference),
-              "state not equal: field values don't match:\n"
+              "state not equal: field values don't match:\n\n"
               "==> stage[1].outputs_meta: values don't match.\n"
               "  >  Left: (f32[8, 64])\n"
               "  > Right: (bf16[8, 64])\n"
@@ -188,7 +188,7 @@ TEST(StateEquality, FieldSetMismatchListsTheUniqueFields) {
     const auto difference = compare_states({{"a", "1"}, {"b", "2"}}, {{"a", "1"}, {"c", "2"}});
     ASSERT_TRUE(difference);
     EXPECT_EQ(format_state_difference(*difference),
-              "state not equal: field set mismatch:\n"
+              "state not equal: field set mismatch:\n\n"
               "==> found unique fields:\n"
               "  >  Left: ['b']\n"
               "  > Right: ['c']");
