@@ -1,8 +1,8 @@
 // StageBackend: how one stage's layers run (see backend_choice.hpp for the names). It is built
 // with the stage ("compiled"), which is when compile-error fails, and then runs every forward:
 // plain for eager, with metadata and NaN/Inf checks for checked, with a ReLU stand-in for
-// runtime-error (throws when a ReLU runs) and accuracy-error (ReLU(x) + 1), as upstream's
-// relu_*_error_TESTING_ONLY backends rewrite torch.relu nodes.
+// runtime-error (throws when a ReLU runs) and accuracy-error (x + 1 in place of ReLU(x)), as
+// upstream's relu_*_error_TESTING_ONLY backends rewrite torch.relu nodes.
 #pragma once
 
 #include <stdexcept>

@@ -5,7 +5,7 @@
 //                   NaN/Inf, on every microbatch
 //   compile-error   fails while the stage is built if its layers use a ReLU
 //   runtime-error   fails when a ReLU of the stage runs
-//   accuracy-error  a ReLU's output is shifted by one (ReLU(x) + 1): wrong values, no error
+//   accuracy-error  a ReLU is replaced by x + 1 (torch.add(x, 1)): wrong values, no error
 // The last three exist to test the diagnosis tools (replay, bisect, --check-accuracy).
 // Torch-free: parsed on the command line and recorded as events.
 #pragma once
