@@ -37,6 +37,9 @@ nlohmann::ordered_json explanation_json(const runtime::PipelineExplanation& expl
     json["model"] = explanation.model;
     json["stage_count"] = explanation.stage_count;
     json["split"] = explanation.split_policy;
+    json["graph_count"] = explanation.stages.size();
+    json["graph_break_count"] = runtime::break_reasons(explanation).size();
+    json["break_reasons"] = runtime::break_reasons(explanation);
     json["op_count"] = explanation.op_count;
     json["parameter_count"] = explanation.parameter_count;
     nlohmann::ordered_json stages = nlohmann::ordered_json::array();

@@ -77,12 +77,36 @@ PipelineExplanation explain_pipeline(const run_record::PipelineRunOptions& given
     return explanation;
 }
 
+std::vector<std::string> break_reasons(const PipelineExplanation& explanation) {
+    std::vector<std::string> reasons;
+    for (std::size_t index = 1; index < explanation.stages.size(); ++index) {
+        const StageExplanation& stage = explanation.stages[index];
+        reasons.push_back(fmt::format("pipeline split: stage {} (rank {}) begins at {}",
+                                      stage.stage, stage.rank,
+                                      stage.layers.empty() ? "no layer" : stage.layers.front()));
+    }
+    return reasons;
+}
+
 std::string format_explanation(const PipelineExplanation& explanation) {
-    std::string text = fmt::format(
-        "Model: {}\nStage Count: {}\nSplit: {}\nOp Count: {}\n"
-        "Parameter Count: {}\n",
-        explanation.model, explanation.stage_count, explanation.split_policy, explanation.op_count,
-        explanation.parameter_count);
+    // First upstream's ExplainOutput, line for line, with each stage a graph and each stage
+    // boundary a break; then what only a pipeline has.
+    const std::vector<std::string> reasons = break_reasons(explanation);
+    std::string text = fmt::format("Graph Count: {}\nGraph Break Count: {}\nOp Count: {}\n",
+                                   explanation.stages.size(), reasons.size(), explanation.op_count);
+    text += "Break Reasons:\n";
+    for (std::size_t index = 0; index < reasons.size(); ++index)
+        text += fmt::format("  Break Reason {}:\n    Reason: {}\n    User Stack:\n      {}\n",
+                            index + 1, reasons[index], explanation.split_policy);
+    text += "Ops per Graph:\n";
+    for (std::size_t index = 0; index < explanation.stages.size(); ++index) {
+        text += fmt::format("  Ops {}:\n", index + 1);
+        for (const std::string& op : explanation.stages[index].ops)
+            text += fmt::format("    {}\n", op);
+    }
+    text += fmt::format("Model: {}\nStage Count: {}\nSplit: {}\nParameter Count: {}\n",
+                        explanation.model, explanation.stage_count, explanation.split_policy,
+                        explanation.parameter_count);
     text += "Stages:\n";
     for (const StageExplanation& stage : explanation.stages) {
         std::string layers;
@@ -92,9 +116,7 @@ std::string format_explanation(const PipelineExplanation& explanation) {
         text += fmt::format("    Inputs: {}\n", to_string(stage.inputs));
         text += fmt::format("    Outputs: {}\n", to_string(stage.outputs));
         text += fmt::format("    Parameters: {}\n", stage.parameter_count);
-        text += fmt::format("    Ops ({}):\n", stage.ops.size());
-        for (const std::string& op : stage.ops)
-            text += fmt::format("      {}\n", op);
+        text += fmt::format("    Ops: {} (Ops {} above)\n", stage.ops.size(), stage.stage + 1);
     }
     text += fmt::format("Schedule: {}\nStatic Check: {}\n", explanation.schedule,
                         explanation.static_check);

@@ -39,7 +39,12 @@ struct PipelineExplanation {
 PipelineExplanation explain_pipeline(const run_record::PipelineRunOptions& options,
                                      const Schedule& lowered);
 
-// The text form, one fact per line, in ExplainOutput's style ("Stage Count: 4").
+// Why each stage after the first is a graph of its own: "pipeline split: stage 1 (rank 1)
+// begins at layers.2", one per stage boundary, as ExplainOutput's break reasons.
+std::vector<std::string> break_reasons(const PipelineExplanation& explanation);
+
+// The text form: upstream's ExplainOutput layout first (Graph Count, Graph Break Count, Op
+// Count, Break Reasons, Ops per Graph; a stage is a graph), then the pipeline's own facts.
 std::string format_explanation(const PipelineExplanation& explanation);
 
 }  // namespace pipelens::runtime

@@ -36,9 +36,23 @@ TEST(Explain, MlpStagesOpsAndParameters) {
     EXPECT_EQ(explanation.static_check,
               "ok (structure checked, dry run completes without a wait cycle)");
     const std::string text = format_explanation(explanation);
-    EXPECT_EQ(text.rfind("Model: mlp\nStage Count: 2\nSplit: even: 4 layers over 2 stages (no "
-                         "split points given)\nOp Count: 20\nParameter Count: 2176\nStages:\n"
-                         "  Stage 0 (rank 0): layers.0, layers.1\n    Inputs: (f32[2, 16])\n",
+    // Upstream's ExplainOutput, line for line (a stage a graph, a stage boundary a break),
+    // then the pipeline's own facts.
+    std::string ops;
+    for (const std::string& op : two_layers)
+        ops += "    " + op + "\n";
+    EXPECT_EQ(text.rfind("Graph Count: 2\nGraph Break Count: 1\nOp Count: 20\nBreak Reasons:\n"
+                         "  Break Reason 1:\n"
+                         "    Reason: pipeline split: stage 1 (rank 1) begins at layers.2\n"
+                         "    User Stack:\n"
+                         "      even: 4 layers over 2 stages (no split points given)\n"
+                         "Ops per Graph:\n  Ops 1:\n" +
+                             ops + "  Ops 2:\n" + ops +
+                             "Model: mlp\nStage Count: 2\nSplit: even: 4 layers over 2 stages "
+                             "(no split points given)\nParameter Count: 2176\nStages:\n"
+                             "  Stage 0 (rank 0): layers.0, layers.1\n    Inputs: (f32[2, 16])\n"
+                             "    Outputs: (f32[2, 16])\n    Parameters: 1088\n"
+                             "    Ops: 10 (Ops 1 above)\n",
                          0),
               0u)
         << text;
