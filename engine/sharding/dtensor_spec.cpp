@@ -72,47 +72,33 @@ std::string to_string(const DTensorSpec& spec) {
     return fmt::format("Spec({}({}))", pipelens::to_string(spec.tensor), placements);
 }
 
-namespace {
-
-// Upstream's extra rule for a _S(d, f): at its mesh dim, f times the shards of d so far.
-std::string strided_shortfall(const std::vector<std::int64_t>& shape, const DTensorSpec& spec) {
-    std::map<int, std::int64_t> shards;
-    for (int dim = 0; dim < static_cast<int>(spec.placements.size()); ++dim) {
-        const Placement& placement = spec.placements[dim];
-        if (!placement.is_shard())
-            continue;
-        std::int64_t& count = shards.try_emplace(placement.dim, 1).first->second;
-        count *= spec.mesh.size(dim);
-        if (placement.kind != PlacementKind::strided_shard)
-            continue;
-        // At most 2^20 devices times a split factor below 2^31: the product fits.
-        const std::int64_t needed = count * placement.split_factor;
-        if (needed > 1 && shape[placement.dim] < needed)
-            return fmt::format(
-                "dim {} has {} elements; {} on mesh dim {} needs at least {} ({} shards x split "
-                "factor {})",
-                placement.dim, shape[placement.dim], to_string(placement), dim, needed, count,
-                placement.split_factor);
-    }
-    return "";
-}
-
-}  // namespace
-
 std::string why_unshardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spec) {
     std::map<int, std::int64_t> shards;
+    std::string strided_shortfall;  // upstream's extra rule, reported after the plain one
     for (int dim = 0; dim < static_cast<int>(spec.placements.size()); ++dim) {
         const Placement& placement = spec.placements[dim];
         if (!placement.is_shard())
             continue;
         if (placement.dim < 0 || placement.dim >= static_cast<int>(shape.size()))
             return fmt::format("has no dim {}", placement.dim);
-        shards.try_emplace(placement.dim, 1).first->second *= spec.mesh.size(dim);
+        std::int64_t& count = shards.try_emplace(placement.dim, 1).first->second;
+        count *= spec.mesh.size(dim);
+        // A _S(d, f) at its mesh dim needs f times the shards of d so far. At most 2^20
+        // devices times a split factor below 2^31: the product fits.
+        if (placement.kind != PlacementKind::strided_shard || !strided_shortfall.empty())
+            continue;
+        const std::int64_t needed = count * placement.split_factor;
+        if (needed > 1 && shape[placement.dim] < needed)
+            strided_shortfall = fmt::format(
+                "dim {} has {} elements; {} on mesh dim {} needs at least {} ({} shards x split "
+                "factor {})",
+                placement.dim, shape[placement.dim], to_string(placement), dim, needed, count,
+                placement.split_factor);
     }
     for (const auto& [dim, count] : shards)
         if (count > 1 && shape[dim] < count)
             return fmt::format("dim {} has {} elements for {} shards", dim, shape[dim], count);
-    return strided_shortfall(shape, spec);
+    return strided_shortfall;
 }
 
 bool is_shardable(const std::vector<std::int64_t>& shape, const DTensorSpec& spec) {
