@@ -16,8 +16,8 @@
 #include "engine/import/byte_source.hpp"
 #include "engine/import/decimal_text.hpp"
 #include "engine/import/json_tokenizer.hpp"
+#include "engine/import/rank_set.hpp"
 
-#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -221,11 +221,7 @@ std::vector<ProcessGroupInfo> TraceParser::process_groups_of(std::string_view te
                     group.name));
             group.ranks.push_back(rank.get<int>());
         }
-        // A group's members are a set: a rank listed twice would reorder the pipeline.
-        std::vector<int> sorted = group.ranks;
-        std::sort(sorted.begin(), sorted.end());
-        if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end());
-            twice != sorted.end())
+        if (const std::optional<int> twice = rank_listed_twice(group.ranks))
             json_.fail(fmt::format("distributedInfo.pg_config: group '{}' lists rank {} twice",
                                    group.name, *twice));
         groups.push_back(std::move(group));

@@ -20,6 +20,7 @@
 
 #include "engine/import/imported_run.hpp"
 #include "engine/import/pickle_reader.hpp"
+#include "engine/import/rank_set.hpp"
 #include "engine/text/shortened.hpp"
 
 namespace pipelens::import {
@@ -183,9 +184,7 @@ std::vector<int> parse_ranks(const json& value, const Fields& fields) {
 // A group's members are a set: a rank listed twice would make it wait for itself.
 std::vector<int> parse_member_ranks(const json& value, const Fields& fields) {
     std::vector<int> ranks = parse_ranks(value, fields);
-    std::vector<int> sorted = ranks;
-    std::sort(sorted.begin(), sorted.end());
-    if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+    if (const std::optional<int> twice = rank_listed_twice(ranks))
         fields.fail("ranks", fmt::format("lists rank {} twice", *twice));
     return ranks;
 }
