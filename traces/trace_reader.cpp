@@ -295,9 +295,9 @@ std::vector<StoredAction> TraceReader::stored_actions(std::int64_t run_id, int r
         "FROM actions WHERE run_id = ? AND rank = ? ORDER BY start_ns, step",
         "actions", [&](sqlite3_stmt* row) {
             const auto column = [&](int index) { return sqlite3_column_int64(row, index); };
-            check_action_row(state, run_id,
-                             {rank, column(0), column(8), column(1), column(2), column(4),
-                              column(5)});
+            check_action_row(
+                state, run_id,
+                {rank, column(0), column(8), column(1), column(2), column(4), column(5)});
             StoredAction action;
             read_columns(row, 0, action.step, action.stage, action.microbatch, action.pair_id,
                          action.start_ns, action.end_ns, action.bytes, action.lane, action.kind);

@@ -95,22 +95,14 @@ struct LegendEntry {
     Rgb colour;
 };
 inline constexpr LegendEntry kLegend[] = {
-    {"F", kActionColours[0]},
-    {"I", kActionColours[1]},
-    {"W", kActionColours[2]},
-    {"B", kActionColours[3]},
-    {"OVERLAP_F_B", kActionColours[8]},
-    {"FSDP", kActionColours[9]},
-    {"send", kActionColours[4]},
-    {"recv", kActionColours[5]},
-    {"warm-up gap", kBubbleFills[0]},
-    {"cool-down gap", kBubbleFills[1]},
-    {"waiting gap", kBubbleFills[2]},
-    {"idle gap", kBubbleFills[3]},
-    {"critical path", kCriticalPath},
-    {"failure", kErrorMarker},
-    {"step start", kStepBoundary},
-    {"straggler", kStraggler},
+    {"F", kActionColours[0]},           {"I", kActionColours[1]},
+    {"W", kActionColours[2]},           {"B", kActionColours[3]},
+    {"OVERLAP_F_B", kActionColours[8]}, {"FSDP", kActionColours[9]},
+    {"send", kActionColours[4]},        {"recv", kActionColours[5]},
+    {"warm-up gap", kBubbleFills[0]},   {"cool-down gap", kBubbleFills[1]},
+    {"waiting gap", kBubbleFills[2]},   {"idle gap", kBubbleFills[3]},
+    {"critical path", kCriticalPath},   {"failure", kErrorMarker},
+    {"step start", kStepBoundary},      {"straggler", kStraggler},
 };
 inline constexpr int kLegendSize = static_cast<int>(sizeof kLegend / sizeof kLegend[0]);
 inline constexpr float kLegendRowHeight = 17;

@@ -29,9 +29,9 @@ struct SweepAxis {
 };
 
 // "KEY=V1,V2,...": a KEY without a table is schedule.KEY for kind (or schedule), pp, v, m, file,
-// max_activations and defer_recv, network.rendezvous for rendezvous, and costs.KEY otherwise; a value in brackets is a list (one value per stage):
-// "f=1ms,[1ms,2ms,2ms,1ms]". Numbers and true/false stay as they are, other words are strings.
-// Throws ExperimentError naming the flag.
+// max_activations and defer_recv, network.rendezvous for rendezvous, and costs.KEY otherwise; a
+// value in brackets is a list (one value per stage): "f=1ms,[1ms,2ms,2ms,1ms]". Numbers and
+// true/false stay as they are, other words are strings. Throws ExperimentError naming the flag.
 SweepAxis parse_sweep_flag(std::string_view text);
 SweepAxis sweep_axis_from_file(const SweepAxisText& axis);
 

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "engine/recorder/state_equality.hpp"
-#include "engine/schedule/schedule.hpp"
 #include "engine/recorder/state_recorder.hpp"
+#include "engine/schedule/schedule.hpp"
 #include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 

@@ -8,7 +8,8 @@
 // the last, and at least one t in every stage (a pipelens stage runs at least one layer; MTP
 // layers (m) and empty stages are refused); every refusal gives the 1-based column it found the
 // fault at, and a text that would expand to more than 100,000 symbols, or nests groups deeper
-// than 64 levels, is refused before it is expanded. Writing then reading gives back the layers per stage.
+// than 64 levels, is refused before it is expanded. Writing then reading gives back the layers per
+// stage.
 #pragma once
 
 #include <stdexcept>

@@ -68,9 +68,10 @@ struct Rows {
 
 void write_raw(const std::filesystem::path& path, const Rows& rows) {
     sqlite3* connection = nullptr;
-    check(sqlite3_open_v2(path.c_str(), &connection,
-                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr),
-          SQLITE_OK, connection, "open");
+    check(
+        sqlite3_open_v2(path.c_str(), &connection,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr),
+        SQLITE_OK, connection, "open");
     execute(connection,  // TraceWriter's settings for a new file (traces/trace_writer.cpp)
             "PRAGMA page_size = 16384; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
             "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -32768; PRAGMA foreign_keys = OFF;");
