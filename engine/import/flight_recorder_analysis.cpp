@@ -7,6 +7,7 @@
 #include "engine/import/flight_recorder_analysis.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -52,6 +53,19 @@ std::string gloo_note(const FlightRecorderDump& dump) {
         dump.rank, unrecorded);
 }
 
+// fr_trace leaves all_to_all sizes unchecked before dump version 2.4, which did not record them.
+bool records_all_to_all_sizes(const std::string& version) {
+    const std::size_t dot = version.find('.');
+    const int major = std::atoi(version.substr(0, dot).c_str());
+    const int minor = dot == std::string::npos ? 0 : std::atoi(version.substr(dot + 1).c_str());
+    return major > 2 || (major == 2 && minor >= 4);
+}
+
+// "input sizes differ", "state differs": what the rules name, plural or not.
+bool plural(const std::string& what) {
+    return !what.empty() && (what.back() == 's' || what.back() == ')');
+}
+
 struct GlobalGroup {
     std::string name;
     std::string desc;
@@ -67,6 +81,10 @@ class Analysis {
             heads_.push_back(first_pending(i));
         }
         build_groups();
+        for (std::size_t dump = 0; dump < dumps_.size(); ++dump)
+            for (std::size_t i = 0; i < dumps_[dump].entries.size(); ++i)
+                entries_of_group_[static_cast<std::size_t>(group_of(dump, dumps_[dump].entries[i]))]
+                    .push_back({dumps_[dump].rank, static_cast<int>(i)});
     }
 
     FlightRecorderReport run() {
@@ -121,8 +139,10 @@ class Analysis {
                 std::sort(ranks.begin(), ranks.end());
                 const auto [found, fresh] =
                     index.emplace(std::make_pair(config.name, ranks), groups_.size());
-                if (fresh)
+                if (fresh) {
                     groups_.push_back({config.name, config.desc, ranks});
+                    entries_of_group_.emplace_back();
+                }
                 local.push_back(found->second);
             }
         }
@@ -157,22 +177,13 @@ class Analysis {
 
     void add(FlightRecorderFinding finding) { report_.findings.push_back(std::move(finding)); }
 
-    // Calls visit(rank, step, entry) for each entry that is `wanted` and belongs to the group,
-    // rank by rank of the group (those with a dump), in recorded order. `wanted` is asked first:
-    // it decides whether the entry has a group at all.
+    // Calls visit(rank, step, entry) for each entry of the group that is `wanted`, rank by rank
+    // (those with a dump), in recorded order.
     template <typename Wanted, typename Visit>
     void for_each_entry_of(std::size_t group_index, Wanted&& wanted, Visit&& visit) const {
-        const int g = static_cast<int>(group_index);
-        for (const int rank : groups_[group_index].ranks) {
-            if (!has_dump(rank))
-                continue;
-            const std::size_t dump = index_of_rank_.at(rank);
-            for (std::size_t i = 0; i < dumps_[dump].entries.size(); ++i) {
-                const FlightRecorderEntry& e = dumps_[dump].entries[i];
-                if (wanted(e) && group_of(dump, e) == g)
-                    visit(rank, static_cast<int>(i), e);
-            }
-        }
+        for (const auto& [rank, step] : entries_of_group_[group_index])
+            if (const FlightRecorderEntry& e = entry(rank, step); wanted(e))
+                visit(rank, step, e);
     }
 
     // Per rank of the group: its collectives by seq id (several for a coalesced batch).
@@ -216,6 +227,7 @@ class Analysis {
                  fmt::format("{} collective #{} ({}): rank(s) {} never posted it; rank(s) {} did",
                              group_text(group), seq, ref.profiling_name, join_ranks(absent),
                              join_ranks(present))});
+        bool differed = false;
         for (const auto& [rank, list] : steps) {
             if (rank == ref_rank)
                 continue;
@@ -236,12 +248,39 @@ class Analysis {
                      op_label(other),
                      difference->expected,
                      difference->actual,
-                     fmt::format("{} collective #{}: rank {}'s {} {} differ from rank {}'s {}",
+                     fmt::format("{} collective #{}: rank {}'s {} {} {} from rank {}'s {}",
                                  group_text(group), seq, rank, difference->what, difference->actual,
-                                 ref_rank, difference->expected)});
+                                 plural(difference->what) ? "differ" : "differs", ref_rank,
+                                 difference->expected)});
+                differed = true;
                 break;  // one difference per rank and seq id: the rest follow from it
             }
         }
+        if (!differed && present.size() == group.ranks.size())
+            check_all_to_all_totals(group, seq, steps);
+    }
+
+    // fr_trace's check once every rank posted an all_to_all that no pair disagrees on. Dumps
+    // before version 2.4 did not record its sizes.
+    void check_all_to_all_totals(const GlobalGroup& group, std::int64_t seq,
+                                 const std::map<int, std::vector<int>>& steps) {
+        const auto& [ref_rank, ref_steps] = *steps.begin();
+        const FlightRecorderEntry& ref = entry(ref_rank, ref_steps.front());
+        if (ref.op.type != "all_to_all" ||
+            !records_all_to_all_sizes(dumps_[index_of_rank_.at(ref_rank)].version))
+            return;
+        std::vector<const FlightRecorderEntry*> entries;
+        for (const auto& [rank, list] : steps)
+            entries.push_back(&entry(rank, list.front()));
+        const std::optional<OpDifference> difference = compare_all_to_all_totals(entries);
+        if (!difference)
+            return;
+        add({difference->kind, group.name, seq, group.ranks, ref_rank, ref_steps.front(),
+             op_label(ref), difference->expected, difference->actual,
+             fmt::format("{} collective #{} ({}): its ranks send {} in all but receive {}; "
+                         "some rank's sizes are wrong",
+                         group_text(group), seq, ref.profiling_name, difference->expected,
+                         difference->actual)});
     }
 
     // Sends a->b in the group, in order, against recvs b<-a in order.
@@ -266,15 +305,56 @@ class Analysis {
                 pair_up(group, from, to, sends[{from, to}], recvs[{from, to}]);
     }
 
+    // One past the last of `steps` that completed on `rank`; 0 when none did.
+    std::ptrdiff_t completed_prefix(int rank, const std::vector<int>& steps) const {
+        for (std::size_t k = steps.size(); k-- > 0;)
+            if (state(rank, steps[k]) == EntryState::completed)
+                return static_cast<std::ptrdiff_t>(k + 1);
+        return 0;
+    }
+
+    // How the pair's lists line up: sends[i] goes with recvs[i - offset]. Unwrapped, both lists
+    // begin at the pair's first transfer. A wrapped side lost an unknown number of its oldest
+    // entries, so the lists are lined up at the last transfer each side completed (a transfer
+    // completes on both sides), the unwrapped side, which lost nothing, bounding the offset.
+    std::ptrdiff_t transfer_offset(int from, int to, const std::vector<int>& sends,
+                                   const std::vector<int>& recvs) const {
+        const bool sends_wrapped = wrapped(index_of_rank_.at(from));
+        const bool recvs_wrapped = wrapped(index_of_rank_.at(to));
+        if (!sends_wrapped && !recvs_wrapped)
+            return 0;
+        std::ptrdiff_t offset = completed_prefix(from, sends) - completed_prefix(to, recvs);
+        if (!recvs_wrapped)
+            offset = std::min<std::ptrdiff_t>(offset, 0);
+        if (!sends_wrapped)
+            offset = std::max<std::ptrdiff_t>(offset, 0);
+        return offset;
+    }
+
     void pair_up(const GlobalGroup& group, int from, int to, const std::vector<int>& sends,
                  const std::vector<int>& recvs) {
-        const std::size_t matched = std::min(sends.size(), recvs.size());
-        for (std::size_t k = 0; k < matched; ++k) {
-            report_.transfers.push_back({from, sends[k], to, recvs[k]});
-            partner_[{from, sends[k]}] = {to, recvs[k]};
-            partner_[{to, recvs[k]}] = {from, sends[k]};
-            const FlightRecorderEntry& send = entry(from, sends[k]);
-            const FlightRecorderEntry& recv = entry(to, recvs[k]);
+        const std::ptrdiff_t offset = transfer_offset(from, to, sends, recvs);
+        const auto send_count = static_cast<std::ptrdiff_t>(sends.size());
+        const auto recv_count = static_cast<std::ptrdiff_t>(recvs.size());
+        const std::ptrdiff_t first = std::max<std::ptrdiff_t>(0, offset);
+        const std::ptrdiff_t last = std::min(send_count, recv_count + offset);
+        if (const std::ptrdiff_t lost =
+                std::min(first, send_count) + std::min(first - offset, recv_count);
+            lost > 0)
+            report_.notes.push_back(fmt::format(
+                "transfers from rank {} to rank {} ({}): a wrapped buffer lost the oldest, so "
+                "sends and recvs are lined up at the last one each side completed; {} older "
+                "entr(ies) whose partner was lost are not paired",
+                from, to, group_text(group), lost));
+        for (std::ptrdiff_t i = first; i < last; ++i) {
+            const auto s = static_cast<std::size_t>(i);
+            const auto r = static_cast<std::size_t>(i - offset);
+            const std::size_t k = s - static_cast<std::size_t>(first);
+            report_.transfers.push_back({from, sends[s], to, recvs[r]});
+            partner_[{from, sends[s]}] = {to, recvs[r]};
+            partner_[{to, recvs[r]}] = {from, sends[s]};
+            const FlightRecorderEntry& send = entry(from, sends[s]);
+            const FlightRecorderEntry& recv = entry(to, recvs[r]);
             if (const std::optional<OpDifference> difference = compare_transfer(send, recv))
                 add({difference->kind,
                      group.name,
@@ -288,13 +368,19 @@ class Analysis {
                      fmt::format("{}: transfer {} from rank {} to rank {}: rank {}'s {} (step {}) "
                                  "has {} {}, rank {}'s {} (step {}) {}",
                                  group_text(group), k + 1, from, to, to, recv.profiling_name,
-                                 recvs[k], difference->what, difference->actual, from,
-                                 send.profiling_name, sends[k], difference->expected)});
+                                 recvs[r], difference->what, difference->actual, from,
+                                 send.profiling_name, sends[s], difference->expected)});
         }
-        for (std::size_t k = matched; k < sends.size(); ++k)
-            unmatched(group, from, sends[k], to, recvs.size(), k);
-        for (std::size_t k = matched; k < recvs.size(); ++k)
-            unmatched(group, to, recvs[k], from, sends.size(), k);
+        // Counted from where the lists line up: what each side posted that the other could see.
+        const auto posted = [](std::ptrdiff_t count, std::ptrdiff_t start) {
+            return static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, count - start));
+        };
+        for (std::ptrdiff_t i = std::max(first, last); i < send_count; ++i)
+            unmatched(group, from, sends[static_cast<std::size_t>(i)], to,
+                      posted(recv_count, first - offset), static_cast<std::size_t>(i - first));
+        for (std::ptrdiff_t r = std::max(first, last) - offset; r < recv_count; ++r)
+            unmatched(group, to, recvs[static_cast<std::size_t>(r)], from,
+                      posted(send_count, first), static_cast<std::size_t>(r - (first - offset)));
     }
 
     void unmatched(const GlobalGroup& group, int rank, int step, int peer, std::size_t posted,
@@ -357,9 +443,20 @@ class Analysis {
         // Only a posted, unfinished op on a stuck rank continues the chain.
         if (link.holder_step >= 0 &&
             (head(link.holder_rank) < 0 || head(link.holder_rank) > link.holder_step)) {
-            link.needed += fmt::format(" (rank {} completed it at step {})", link.holder_rank,
-                                       link.holder_step);
+            link.holder_note = fmt::format("which rank {} completed at step {}", link.holder_rank,
+                                           link.holder_step);
             link.holder_step = -1;
+        }
+        if (link.holder_step >= 0) {
+            const int holder_head = head(link.holder_rank);
+            link.holder_note =
+                holder_head < link.holder_step
+                    ? fmt::format(
+                          "which rank {} posted at step {} but is stuck before it, at "
+                          "step {}",
+                          link.holder_rank, link.holder_step, holder_head)
+                    : fmt::format("which rank {} posted at step {} and has not completed",
+                                  link.holder_rank, link.holder_step);
         }
         return link;
     }
@@ -369,8 +466,11 @@ class Analysis {
         const auto found = partner_.find({link.rank, link.step});
         if (found == partner_.end()) {
             link.needed = fmt::format("{} on rank {}", partner_name(e), e.peer_rank);
-            if (!has_dump(e.peer_rank))
-                link.needed += " (which has no dump)";
+            link.holder_note =
+                has_dump(e.peer_rank)
+                    ? fmt::format("which rank {} never posted", e.peer_rank)
+                    : fmt::format("which rank {} may not have posted: it left no dump",
+                                  e.peer_rank);
             return;
         }
         link.holder_step = found->second.second;
@@ -381,10 +481,17 @@ class Analysis {
     void collective_holder(const FlightRecorderEntry& e, WaitLink& link) const {
         const int g = group_of(index_of_rank_.at(link.rank), e);
         const auto steps = collective_steps_.find({g, e.collective_seq_id});
-        std::optional<std::pair<int, int>> behind, never, waiting;
+        // Who holds the group up, most telling first: a rank stuck before the op, one that never
+        // posted it, one that left no dump (it may be either), one stuck at the op too.
+        std::optional<std::pair<int, int>> behind, never, undumped, waiting;
         for (const int member : groups_[g].ranks) {
-            if (member == link.rank || !has_dump(member))
+            if (member == link.rank)
                 continue;
+            if (!has_dump(member)) {
+                if (!undumped)
+                    undumped = {member, -1};
+                continue;
+            }
             const bool posted =
                 steps != collective_steps_.end() && steps->second.count(member) != 0;
             if (!posted) {
@@ -399,16 +506,23 @@ class Analysis {
             if (!slot)
                 slot = {member, step};
         }
-        const auto holder = behind ? behind : never ? never : waiting;
+        const auto holder = behind ? behind : never ? never : undumped ? undumped : waiting;
         link.needed =
             fmt::format("{} [pg {}, #{}]", e.profiling_name, groups_[g].name, e.collective_seq_id);
         if (!holder) {
-            link.needed += " to complete (every other rank of the group completed it)";
+            link.needed += " to complete";
+            link.holder_note =
+                "which every other rank of the group completed: the op is stuck here";
             return;
         }
         link.holder_rank = holder->first;
         link.holder_step = holder->second;
         link.needed += fmt::format(" on rank {}", holder->first);
+        if (!behind && never)
+            link.holder_note = fmt::format("which rank {} never posted", holder->first);
+        else if (!behind && !never && undumped)
+            link.holder_note =
+                fmt::format("which rank {} may not have posted: it left no dump", holder->first);
     }
 
     std::vector<WaitLink> chain_from(int start, const std::map<int, WaitLink>& links) const {
@@ -466,9 +580,7 @@ class Analysis {
                  fmt::format("rank {} is stuck at step {} ({}, {}): it waits for {}{}", link.rank,
                              link.step, link.action, entry_state_name(state(link.rank, link.step)),
                              link.needed,
-                             link.holder_step < 0 && link.holder_rank >= 0
-                                 ? fmt::format(", which rank {} never posted", link.holder_rank)
-                                 : "")});
+                             link.holder_note.empty() ? "" : ", " + link.holder_note)});
         }
     }
 
@@ -477,9 +589,10 @@ class Analysis {
     std::vector<std::vector<EntryState>> states_;
     std::vector<int> heads_;
     std::vector<GlobalGroup> groups_;
-    std::vector<std::vector<int>> local_to_global_;       // [dump][pg_config index] -> groups_
-    std::map<Key, std::map<int, int>> collective_steps_;  // first step per rank
-    std::map<std::pair<int, int>, std::pair<int, int>> partner_;  // (rank, step) both ways
+    std::vector<std::vector<int>> local_to_global_;  // [dump][pg_config index] -> groups_
+    std::vector<std::vector<std::pair<int, int>>> entries_of_group_;  // (rank, step), by rank
+    std::map<Key, std::map<int, int>> collective_steps_;              // first step per rank
+    std::map<std::pair<int, int>, std::pair<int, int>> partner_;      // (rank, step) both ways
     FlightRecorderReport report_;
 };
 

@@ -3,8 +3,10 @@
 //  - per process group, collectives matched across its ranks by collective_seq_id: ranks that
 //    never posted one ("missing_rank"), and type, dtype, size and state mismatches between the
 //    ranks that did (fr_trace's MatchState; size rules per collective as fr_trace has them);
+//  - an all_to_all every rank posted, checked over the group (elements sent = received);
 //  - every send a->b matched to a recv b<-a by order within the pair and group, with size and
-//    dtype checks; sends and recvs without a partner ("unmatched_send", "unmatched_recv");
+//    dtype checks; sends and recvs without a partner ("unmatched_send", "unmatched_recv"); where
+//    either side's buffer wrapped, the two lists lined up at the last transfer each completed;
 //  - per rank the last completed op and the first op not completed;
 //  - for a hang, the chain of waits: rank X is stuck at op O and needs op P of rank Y; that is
 //    followed until a rank repeats (a cycle) or the needed op was never posted. It is the
@@ -16,9 +18,10 @@
 // recorded, so a send or recv that never finished is not in the dump.
 //
 // Deliberate differences from fr_trace: every mismatch is reported (fr_trace stops pairing a
-// group after its first); a collective's sizes and dtypes are compared before its state, since
-// differing states are usually the consequence of the mismatch; a rank whose buffer wrapped
-// (first record_id > 0) is not called missing from collectives older than its first one.
+// group after its first); a rank without a dump is a note and a possible holder of a hang, not
+// a refusal; a rank whose buffer wrapped (first record_id > 0) is not called missing from
+// collectives older than its first one, and its transfers are lined up per pair of ranks
+// (fr_trace drops every rank's entries older than the latest first record_id of any rank).
 //
 // Invariants: `steps` are indices into the rank's dump entries; a WaitLink's holder_step >= 0
 // only when that op was posted and not completed on a rank that is itself stuck.

@@ -14,6 +14,8 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -205,18 +207,25 @@ std::vector<ProcessGroupConfig> parse_pg_config(const json& dump, const std::str
     return groups;
 }
 
-std::vector<ProcessGroupStatus> parse_pg_status(const json& dump, const std::string& file) {
+// Older dumps have no pg_status, and nothing relies on it (it is only reported), so a group's
+// status that cannot be read is left out with a note rather than refusing the dump.
+std::vector<ProcessGroupStatus> parse_pg_status(const json& dump, const std::string& file,
+                                                std::vector<std::string>& notes) {
     std::vector<ProcessGroupStatus> out;
     const auto found = dump.find("pg_status");
     if (found == dump.end() || !found->is_object())
-        return out;  // older dumps have none; it is only reported, never relied on
+        return out;
     for (const auto& [key, value] : found->items()) {
         if (!value.is_object())
             continue;
         const Fields status(value, fmt::format("{}: pg_status '{}'", file, key));
-        out.push_back({key, status.integer_or("last_enqueued_collective", -1),
-                       status.integer_or("last_started_collective", -1),
-                       status.integer_or("last_completed_collective", -1)});
+        try {
+            out.push_back({key, status.integer_or("last_enqueued_collective", -1),
+                           status.integer_or("last_started_collective", -1),
+                           status.integer_or("last_completed_collective", -1)});
+        } catch (const ImportError& error) {
+            notes.push_back(std::string(error.what()) + "; that group's status is left out");
+        }
     }
     return out;
 }
@@ -247,15 +256,15 @@ std::vector<StackFrame> parse_frames(const Fields& fields) {
     return frames;
 }
 
-// The group's member at `local` (a rank within the group, as profiling names count them).
-int global_rank(const ProcessGroupConfig& group, int local, const Fields& fields) {
-    std::vector<int> sorted = group.ranks;
-    std::sort(sorted.begin(), sorted.end());
+// The group's member at `local` (a rank within the group, as profiling names count them), from
+// its members in ascending order.
+int global_rank(const std::string& group, const std::vector<int>& sorted, int local,
+                const Fields& fields) {
     if (local < 0 || local >= static_cast<int>(sorted.size()))
         fields.fail("profiling_name",
                     fmt::format("names rank {} of process group '{}', which has {} ranks", local,
-                                group.name, sorted.size()));
-    return sorted[local];
+                                group, sorted.size()));
+    return sorted[static_cast<std::size_t>(local)];
 }
 
 FlightRecorderEntry parse_entry(const json& value, const Fields& fields) {
@@ -296,21 +305,27 @@ FlightRecorderEntry parse_entry(const json& value, const Fields& fields) {
     return entry;
 }
 
-int group_named(const std::vector<ProcessGroupConfig>& groups, const std::string& name) {
+// pg_config's groups by name (the first of a name, as a lookup in order would find it): a dump
+// can list tens of thousands of groups, so entries are not matched to them one by one.
+std::unordered_map<std::string, int> groups_by_name(const std::vector<ProcessGroupConfig>& groups) {
+    std::unordered_map<std::string, int> index;
     for (std::size_t i = 0; i < groups.size(); ++i)
-        if (groups[i].name == name)
-            return static_cast<int>(i);
-    return -1;
+        index.emplace(groups[i].name, static_cast<int>(i));
+    return index;
+}
+
+bool lists_unnamed_group(const std::vector<ProcessGroupConfig>& groups) {
+    return std::any_of(groups.begin(), groups.end(),
+                       [](const ProcessGroupConfig& group) { return group.name.empty(); });
 }
 
 // The group names entries use that pg_config does not list, each once, in order of first use.
 std::vector<const FlightRecorderEntry*> unlisted_groups(const FlightRecorderDump& dump) {
+    const std::unordered_map<std::string, int> listed = groups_by_name(dump.pg_config);
+    std::unordered_set<std::string> seen;
     std::vector<const FlightRecorderEntry*> firsts;
     for (const FlightRecorderEntry& entry : dump.entries)
-        if (group_named(dump.pg_config, entry.pg_name) < 0 &&
-            std::none_of(firsts.begin(), firsts.end(), [&](const FlightRecorderEntry* seen) {
-                return seen->pg_name == entry.pg_name;
-            }))
+        if (listed.count(entry.pg_name) == 0 && seen.insert(entry.pg_name).second)
             firsts.push_back(&entry);
     return firsts;
 }
@@ -344,7 +359,7 @@ void name_the_unnamed_group(FlightRecorderDump& dump) {
 // Why a still unnamed group in pg_config could not stand for an unlisted one: the entries
 // name several groups it does not list. Empty when pg_config has no unnamed group.
 std::string unnamed_group_hint(const FlightRecorderDump& dump) {
-    if (group_named(dump.pg_config, "") < 0)
+    if (!lists_unnamed_group(dump.pg_config))
         return "";
     std::string names;
     for (const FlightRecorderEntry* first : unlisted_groups(dump))
@@ -355,17 +370,26 @@ std::string unnamed_group_hint(const FlightRecorderDump& dump) {
 // Each entry's group (an index into pg_config) and, for a send or recv, its peer's global rank.
 void resolve_groups(FlightRecorderDump& dump, const json& entries) {
     name_the_unnamed_group(dump);
+    const std::unordered_map<std::string, int> groups = groups_by_name(dump.pg_config);
+    std::vector<std::vector<int>> members(dump.pg_config.size());  // sorted, once needed
     for (std::size_t i = 0; i < dump.entries.size(); ++i) {
         FlightRecorderEntry& entry = dump.entries[i];
+        const auto found = groups.find(entry.pg_name);
+        entry.group = found == groups.end() ? -1 : found->second;
+        if (entry.group >= 0 && !entry.op.is_p2p())
+            continue;
         const Fields fields(entries[i], fmt::format("{}: entry {}", dump.file, i));
-        entry.group = group_named(dump.pg_config, entry.pg_name);
         if (entry.group < 0)
             fields.fail("process_group",
                         fmt::format("is '{}', which the dump's pg_config does not list{}",
                                     entry.pg_name, unnamed_group_hint(dump)));
-        if (entry.op.is_p2p())
-            entry.peer_rank = global_rank(dump.pg_config[static_cast<std::size_t>(entry.group)],
-                                          entry.op.is_send() ? entry.op.dst : entry.op.src, fields);
+        const auto group = static_cast<std::size_t>(entry.group);
+        if (members[group].empty()) {
+            members[group] = dump.pg_config[group].ranks;
+            std::sort(members[group].begin(), members[group].end());
+        }
+        entry.peer_rank = global_rank(dump.pg_config[group].name, members[group],
+                                      entry.op.is_send() ? entry.op.dst : entry.op.src, fields);
     }
 }
 
@@ -394,13 +418,18 @@ FlightRecorderDump dump_from_json(const json& dump, const std::string& file) {
     const json& version = top.require("version");
     if (!version.is_string() || !known_dump_version(version.get<std::string>()))
         throw ImportError(fmt::format(
-            "{}: flight-recorder dump version {} is not one pipelens knows (2.0 to 2.10, as "
-            "PyTorch's fr_trace reads them)",
+            "{}: flight-recorder dump version {} is not one pipelens reads (2.N: the format "
+            "PyTorch's FlightRecorder has written since 2.0)",
             file, brief(version)));
     out.version = version.get<std::string>();
     out.rank = dump_rank(dump, file);
+    if (newer_than_checked(out.version))
+        out.notes.push_back(fmt::format(
+            "rank {}: dump version {} is newer than those pipelens was checked against (2.0 to "
+            "2.10); its fields were read as 2.10's",
+            out.rank, out.version));
     out.pg_config = parse_pg_config(dump, file);
-    out.pg_status = parse_pg_status(dump, file);
+    out.pg_status = parse_pg_status(dump, file, out.notes);
     const json* entries = top.find("entries");
     if (entries == nullptr || entries->is_null())
         return out;  // the JSON form leaves the key out when nothing was recorded
@@ -478,14 +507,28 @@ OpName parse_profiling_name(std::string_view text) {
     return op;
 }
 
-bool known_dump_version(std::string_view version) {
+namespace {
+
+std::optional<int> minor_of_version_2(std::string_view version) {
     const std::size_t dot = version.find('.');
-    if (dot == std::string_view::npos)
-        return false;
+    if (dot == std::string_view::npos || version.find(' ') != std::string_view::npos)
+        return std::nullopt;
     const auto major = parse_int(version.substr(0, dot));
     const auto minor = parse_int(version.substr(dot + 1));
-    return major && minor && *major == 2 && *minor >= 0 && *minor <= 10 &&
-           version.find(' ') == std::string_view::npos;
+    if (!major || !minor || *major != 2 || *minor < 0)
+        return std::nullopt;
+    return static_cast<int>(*minor);
+}
+
+}  // namespace
+
+bool known_dump_version(std::string_view version) {
+    return minor_of_version_2(version).has_value();
+}
+
+bool newer_than_checked(std::string_view version) {
+    const std::optional<int> minor = minor_of_version_2(version);
+    return minor && *minor > 10;
 }
 
 FlightRecorderDump parse_flight_recorder_dump(std::string_view bytes, const std::string& file) {
@@ -510,6 +553,11 @@ std::vector<FlightRecorderDump> read_flight_recorder_dumps(const std::vector<std
         if (!fresh)
             throw ImportError(fmt::format("{} and {} both hold rank {}'s dump; give one per rank",
                                           seen->second, path, dump.rank));
+        if (!dumps.empty() && dump.version != dumps.front().version)
+            throw ImportError(fmt::format(
+                "{} is a version {} dump but {} is version {}: the ranks of one job write one "
+                "version; are these dumps from different runs?",
+                path, dump.version, dumps.front().file, dumps.front().version));
         dumps.push_back(std::move(dump));
     }
     std::sort(

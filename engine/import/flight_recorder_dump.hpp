@@ -107,8 +107,10 @@ struct FlightRecorderDump {
     std::vector<std::string> notes;            // what reading had to assume, for the report
 };
 
-// The versions FlightRecorder has written ("2.0" ... "2.10"); others are refused.
+// Versions of the form "2.N", which FlightRecorder has written since 2.0 ("2.10" in PyTorch
+// 2.11); others are refused. Those past 2.10 are read as 2.10 and the dump's notes say so.
 bool known_dump_version(std::string_view version);
+bool newer_than_checked(std::string_view version);
 
 // Parses a dump from its bytes; `file` names it in errors and gives the rank when the dump has
 // no `rank` key. Throws ImportError.

@@ -1,7 +1,10 @@
 // fr_trace's matching rules for collectives and transfers (see flight_recorder_rules.hpp).
 #include "engine/import/flight_recorder_rules.hpp"
 
+#include <algorithm>
+#include <initializer_list>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -36,6 +39,11 @@ std::int64_t times(std::int64_t a, std::int64_t b) {
                                                   : product;
 }
 
+std::int64_t plus(std::int64_t a, std::int64_t b) {
+    std::int64_t sum = 0;
+    return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<std::int64_t>::max() : sum;
+}
+
 std::int64_t numel(const Shapes& shapes) {
     if (shapes.empty())
         return 0;
@@ -60,14 +68,28 @@ std::optional<OpDifference> element_count_difference(const Shapes& reference_par
     const std::int64_t expected = times(numel(reference_part), group_size);
     if (numel(whole) == expected)
         return std::nullopt;
-    return OpDifference{"size_mismatch", fmt::format("{} {} elements", expected, side),
-                        fmt::format("{}", numel(whole)), side + " size"};
+    const std::string part = side == "output" ? "input" : "output";
+    return OpDifference{"size_mismatch",
+                        fmt::format("{} ({} {} elements x {} ranks)", expected,
+                                    numel(reference_part), part, group_size),
+                        fmt::format("{}", numel(whole)), side + " element count"};
 }
 
 }  // namespace
 
+// Since PyTorch 2.7 a batch of collectives closes with an entry named after its op type in
+// capitals ("ALLGATHER_coalesced", "REDUCE_SCATTER_coalesced"), and the ops inside stay
+// "scheduled"; lower-case names ("allreduce_coalesced") are collectives of their own.
 bool is_marker(const FlightRecorderEntry& entry) {
-    return entry.op.type == "coalesced";
+    const std::string& type = entry.op.type;
+    const std::string suffix = "_coalesced";
+    if (type == "coalesced")
+        return true;
+    if (type.size() <= suffix.size() ||
+        type.compare(type.size() - suffix.size(), suffix.size(), suffix) != 0)
+        return false;
+    return std::all_of(type.begin(), type.end() - static_cast<std::ptrdiff_t>(suffix.size()),
+                       [](char c) { return (c >= 'A' && c <= 'Z') || c == '_'; });
 }
 
 bool is_collective(const FlightRecorderEntry& entry) {
@@ -81,44 +103,101 @@ std::string partner_name(const FlightRecorderEntry& entry) {
                : fmt::format("{}:send {}->{}", entry.op.backend, entry.op.src, entry.op.dst);
 }
 
-// fr_trace's collective rules (types.py, Op.match), sizes and dtypes before state.
+namespace {
+
+bool one_of(const std::string& type, std::initializer_list<const char*> names) {
+    return std::any_of(names.begin(), names.end(), [&](const char* name) { return type == name; });
+}
+
+// fr_trace's test of a side: its first tensor has a shape. A rank that is not the root of a
+// gather or scatter records an empty placeholder there, and its dtype then says nothing.
+bool has_tensor(const Shapes& shapes) {
+    return !shapes.empty() && !shapes.front().empty();
+}
+
+std::set<std::string> dtype_set(const std::vector<std::string>& dtypes) {
+    return {dtypes.begin(), dtypes.end()};
+}
+
+// fr_trace's Op.dtype_mismatch: dtypes compared as sets, sides without a tensor skipped, and
+// the sides a collective leaves unused on some ranks exempt (a broadcast's input, a gather's
+// output, a scatter's input).
+bool dtypes_differ(const FlightRecorderEntry& ref, const FlightRecorderEntry& other) {
+    const std::string& type = ref.op.type;
+    if (!one_of(type, {"scatter", "gather", "broadcast"}) &&
+        dtype_set(other.input_dtypes) != dtype_set(other.output_dtypes) &&
+        has_tensor(other.input_sizes) && has_tensor(other.output_sizes))
+        return true;
+    if (!one_of(type, {"scatter", "broadcast"}) &&
+        dtype_set(ref.input_dtypes) != dtype_set(other.input_dtypes) &&
+        has_tensor(ref.input_sizes) && has_tensor(other.input_sizes))
+        return true;
+    return type != "gather" && dtype_set(ref.output_dtypes) != dtype_set(other.output_dtypes) &&
+           has_tensor(ref.output_sizes) && has_tensor(other.output_sizes);
+}
+
+std::optional<OpDifference> size_rules(const FlightRecorderEntry& ref,
+                                       const FlightRecorderEntry& other, std::size_t group_size) {
+    const std::string& type = ref.op.type;
+    std::optional<OpDifference> found;
+    if (!one_of(type, {"all_to_all", "scatter"}) &&
+        (found = size_difference("input sizes", ref.input_sizes, other.input_sizes)))
+        return found;
+    if (!one_of(type, {"all_to_all", "gather"}) &&
+        (found = size_difference("output sizes", ref.output_sizes, other.output_sizes)))
+        return found;
+    if (one_of(type, {"all_reduce", "allreduce_coalesced"}) &&
+        (found = size_difference("output sizes", ref.input_sizes, other.output_sizes)))
+        return found;
+    const auto group = static_cast<std::int64_t>(group_size);
+    // fr_trace lists "all_gather_base", a name PyTorch never records, so it never checks
+    // _all_gather_base; its rule holds for it all the same.
+    if (one_of(type, {"all_gather", "_all_gather_base", "all_gather_into_tensor_coalesced"}) &&
+        (found = element_count_difference(ref.input_sizes, other.output_sizes, group, "output")))
+        return found;
+    if (one_of(type,
+               {"reduce_scatter", "_reduce_scatter_base", "reduce_scatter_tensor_coalesced"}) &&
+        (found = element_count_difference(ref.output_sizes, other.input_sizes, group, "input")))
+        return found;
+    return std::nullopt;
+}
+
+}  // namespace
+
+// fr_trace's collective rules (types.py, Op.match), in its order: type, sizes, dtypes, state.
 std::optional<OpDifference> compare_collective(const FlightRecorderEntry& ref, EntryState ref_state,
                                                const FlightRecorderEntry& other,
                                                EntryState other_state, std::size_t group_size) {
-    const std::string& type = ref.op.type;
-    if (type != other.op.type)
+    if (ref.op.type != other.op.type)
         return OpDifference{"type_mismatch", ref.profiling_name, other.profiling_name, "op"};
-    if (other.input_dtypes != other.output_dtypes || ref.input_dtypes != other.input_dtypes ||
-        ref.output_dtypes != other.output_dtypes)
+    if (std::optional<OpDifference> size = size_rules(ref, other, group_size))
+        return size;
+    if (dtypes_differ(ref, other))
         return OpDifference{
             "dtype_mismatch",
             dtypes_text(ref.input_dtypes) + " -> " + dtypes_text(ref.output_dtypes),
             dtypes_text(other.input_dtypes) + " -> " + dtypes_text(other.output_dtypes),
             "dtypes (in -> out)"};
-    if (type != "all_to_all") {  // fr_trace cannot decide all_to_all sizes pairwise
-        std::optional<OpDifference> found;
-        if (type != "scatter" &&
-            (found = size_difference("input sizes", ref.input_sizes, other.input_sizes)))
-            return found;
-        if (type != "gather" &&
-            (found = size_difference("output sizes", ref.output_sizes, other.output_sizes)))
-            return found;
-        if (type == "all_reduce" &&
-            (found = size_difference("output sizes", ref.input_sizes, other.output_sizes)))
-            return found;
-        const auto group = static_cast<std::int64_t>(group_size);
-        if ((type == "all_gather" || type == "_allgather_base") &&
-            (found =
-                 element_count_difference(ref.input_sizes, other.output_sizes, group, "output")))
-            return found;
-        if ((type == "reduce_scatter" || type == "_reduce_scatter_base") &&
-            (found = element_count_difference(ref.output_sizes, other.input_sizes, group, "input")))
-            return found;
-    }
     if (ref_state != other_state)
         return OpDifference{"state_mismatch", std::string(entry_state_name(ref_state)),
                             std::string(entry_state_name(other_state)), "state"};
     return std::nullopt;
+}
+
+// fr_trace's check_size_alltoall: whatever each rank sends and receives, the group as a whole
+// receives every element it sends.
+std::optional<OpDifference> compare_all_to_all_totals(
+    const std::vector<const FlightRecorderEntry*>& entries) {
+    std::int64_t in = 0;
+    std::int64_t out = 0;
+    for (const FlightRecorderEntry* entry : entries) {
+        in = plus(in, numel(entry->input_sizes));
+        out = plus(out, numel(entry->output_sizes));
+    }
+    if (in == out)
+        return std::nullopt;
+    return OpDifference{"size_mismatch", fmt::format("{} elements", in),
+                        fmt::format("{} elements", out), "elements sent and received in all"};
 }
 
 std::optional<OpDifference> compare_transfer(const FlightRecorderEntry& send,

@@ -2,15 +2,16 @@
 // rules for a collective seen on two ranks of its group (types.py, Op.match) and for a send and
 // the recv it is matched with, plus the small facts about an entry the analysis needs.
 //
-// Invariants: a collective's type is compared first, then its dtypes, then its sizes (by the
-// collective's own rule), and its state last, since differing states are usually the consequence
-// of a mismatch; only the first difference is returned. Element counts saturate instead of
+// Invariants: a collective's type is compared first, then its sizes (by the collective's own
+// rule), then its dtypes, and its state last, as fr_trace's Op.match orders them; only the first
+// difference is returned. Element counts saturate instead of
 // overflowing, so a crafted dump cannot turn a mismatch into a match.
 #pragma once
 
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/import/flight_recorder_dump.hpp"
 
@@ -25,7 +26,8 @@ struct OpDifference {
     std::string what;
 };
 
-// The "coalesced" entry PyTorch records after a batch of ops, not an op itself.
+// The entry PyTorch records after a batch of ops ("coalesced", or since 2.7 "ALLGATHER_coalesced"
+// and the like), not an op itself.
 bool is_marker(const FlightRecorderEntry& entry);
 bool is_collective(const FlightRecorderEntry& entry);
 
@@ -37,6 +39,11 @@ std::string partner_name(const FlightRecorderEntry& entry);
 std::optional<OpDifference> compare_collective(const FlightRecorderEntry& ref, EntryState ref_state,
                                                const FlightRecorderEntry& other,
                                                EntryState other_state, std::size_t group_size);
+
+// An all_to_all posted by every rank of its group (`entries`, one a rank): the total elements
+// sent must equal the total received. fr_trace cannot decide all_to_all sizes pairwise.
+std::optional<OpDifference> compare_all_to_all_totals(
+    const std::vector<const FlightRecorderEntry*>& entries);
 
 // A send against the recv matched with it: the sizes, then the dtypes where both record them.
 std::optional<OpDifference> compare_transfer(const FlightRecorderEntry& send,

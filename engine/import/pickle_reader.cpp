@@ -308,7 +308,8 @@ class Unpickler {
     std::string_view bytes_;
     std::string_view file_;
     std::size_t pos_ = 0;
-    std::size_t budget_;  // values the JSON may hold: shared references cannot expand past it
+    std::size_t budget_;  // values and string bytes the JSON may hold: shared references
+                          // cannot expand past it
     std::vector<Node> nodes_;
     std::vector<std::size_t> stack_;
     std::vector<std::size_t> marks_;  // stack sizes at each open MARK
@@ -467,10 +468,14 @@ nlohmann::json Unpickler::to_json(std::size_t index, std::size_t depth) {
     const Node& node = nodes_[index];
     if (depth > kMaxPickleDepth)
         fail(node.offset, fmt::format("values nest deeper than {} levels", kMaxPickleDepth));
-    if (budget_-- == 0)
+    // A value costs one unit and a string one more per byte: a string stored once and referenced
+    // many times would otherwise be copied into the JSON once per reference.
+    const std::size_t cost = 1 + (node.kind == NodeKind::string ? node.text.size() : 0);
+    if (cost > budget_)
         fail(node.offset,
-             "shared references expand to more values than the file could hold "
+             "shared references expand to more data than the file could hold "
              "(a crafted pickle?)");
+    budget_ -= cost;
     switch (node.kind) {
         case NodeKind::none:
             return nullptr;

@@ -149,6 +149,8 @@ class DryRunner {
 std::string describe(const WaitLink& link) {
     std::string line = fmt::format("rank {} is stuck at step {} ({}): it needs {}, ", link.rank,
                                    link.step, link.action, link.needed);
+    if (!link.holder_note.empty())
+        return line + link.holder_note;
     if (link.holder_step < 0)
         return line + "which no rank ever runs";
     if (link.holder_rank == link.rank)

@@ -20,7 +20,9 @@
 namespace pipelens {
 
 // One blocked rank: it stopped at `step` (action `action`) because it needs `needed`, which
-// rank `holder_rank` runs at `holder_step` (-1 when no rank ever runs it).
+// rank `holder_rank` runs at `holder_step` (-1 when no rank ever runs it). A report read from a
+// run rather than a schedule says how the holder stands (posted it and is stuck, never posted
+// it, left no dump, already completed it) in `holder_note`, in place of the schedule's words.
 struct WaitLink {
     int rank = 0;
     int step = 0;
@@ -28,6 +30,7 @@ struct WaitLink {
     std::string needed;
     int holder_rank = -1;
     int holder_step = -1;
+    std::string holder_note;
 };
 
 struct HangReport {

@@ -132,8 +132,8 @@ TEST(FlightRecorderDump, BadFilesAreRefusedNamingFileAndPlace) {
     const std::string version = kData + "bad/unknown_version_rank0.pkl";
     EXPECT_EQ(error_of({version}),
               version +
-                  ": flight-recorder dump version \"3.0\" is not one pipelens knows (2.0 "
-                  "to 2.10, as PyTorch's fr_trace reads them)");
+                  ": flight-recorder dump version \"3.0\" is not one pipelens reads (2.N: the "
+                  "format PyTorch's FlightRecorder has written since 2.0)");
     const std::string global = kData + "bad/global_rank0.pkl";
     EXPECT_EQ(error_of({global}), global +
                                       ": byte 2: pickle opcode 0x63 (GLOBAL) is not "
@@ -296,10 +296,10 @@ TEST(FlightRecorderAnalysis, RecvNeverPostedEndsTheChainAtTheMissingRecv) {
     EXPECT_EQ(hang.text("the dumps show a hang"),
               "the dumps show a hang: a rank waits for an action that never runs\n"
               "  rank 0 is stuck at step 1 (nccl:send 0->1 [pg 0, p2p #2]): it needs nccl:recv "
-              "1<-0 on rank 1, which no rank ever runs\n"
+              "1<-0 on rank 1, which rank 1 never posted\n"
               " also stuck:\n"
               "  rank 1 is stuck at step 1 (nccl:all_reduce [pg 0, #1]): it needs "
-              "nccl:all_reduce [pg 0, #1] on rank 0, which no rank ever runs");
+              "nccl:all_reduce [pg 0, #1] on rank 0, which rank 0 never posted");
 }
 
 TEST(FlightRecorderAnalysis, RanksWaitingOnEachOthersRecvFormACycle) {
@@ -322,9 +322,11 @@ TEST(FlightRecorderAnalysis, RanksWaitingOnEachOthersRecvFormACycle) {
     const std::string expected =
         "the dumps show a hang: wait cycle rank 0 -> rank 1 -> rank 0\n"
         "  rank 0 is stuck at step 1 (nccl:recv 0<-1 [pg 0, p2p #1]): it needs nccl:send 1->0 "
-        "[pg 0, p2p #2] on rank 1, which rank 1 only runs at step 2\n"
+        "[pg 0, p2p #2] on rank 1, which rank 1 posted at step 2 but is stuck before it, at "
+        "step 1\n"
         "  rank 1 is stuck at step 1 (nccl:recv 1<-0 [pg 0, p2p #1]): it needs nccl:send 0->1 "
-        "[pg 0, p2p #2] on rank 0, which rank 0 only runs at step 2";
+        "[pg 0, p2p #2] on rank 0, which rank 0 posted at step 2 but is stuck before it, at "
+        "step 1";
     EXPECT_EQ(hang.text("the dumps show a hang"), expected);
     EXPECT_NE(report.text().find(expected), std::string::npos) << report.text();
     EXPECT_EQ(report.text().find("every rank of this cycle"), std::string::npos);

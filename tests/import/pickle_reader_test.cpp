@@ -225,6 +225,23 @@ TEST(PickleReader, SharedReferencesCannotExpandWithoutBound) {
     EXPECT_NE(error_of(laughs.stop()).find("shared references expand"), std::string::npos);
 }
 
+// One long string stored once and referenced n times: n copies in the JSON. Its bytes count
+// against the budget, so a 64 KiB file cannot become gigabytes.
+std::string string_referenced(int times) {
+    Pickle p;
+    p.op(']').op('(').str(std::string(65536, 'x')).op('q').le(0, 1);
+    for (int i = 1; i < times; ++i)
+        p.op('h').le(0, 1);
+    return p.op('e').stop();
+}
+
+TEST(PickleReader, ALongStringReferencedOverAndOverCountsItsBytes) {
+    EXPECT_EQ(read_pickle(string_referenced(8), "few.pkl").size(), 8u);
+    EXPECT_EQ(error_of(string_referenced(40), "many.pkl"),
+              "many.pkl: byte 4: shared references expand to more data than the file could "
+              "hold (a crafted pickle?)");
+}
+
 TEST(PickleReader, StringsMustBeUtf8AndProtocolKnown) {
     Pickle bad;
     bad.op('X').le(2, 4);

@@ -103,8 +103,8 @@ TEST_F(FileDropTest, AChainEndingAtAnActionNobodyRunsIsNoCycle) {
     // Rank 0 waits at step 8 for an action no rank runs; rank 1, stuck at step 6, is not in the
     // chain and comes after it.
     HangReport report;
-    report.cycle = {{0, 8, "0RECV_B1", "1SEND_B9", -1, -1}};
-    report.blocked = {report.cycle[0], {1, 6, "1RECV_F3", "0SEND_F3", 0, 11}};
+    report.cycle = {{0, 8, "0RECV_B1", "1SEND_B9", -1, -1, ""}};
+    report.blocked = {report.cycle[0], {1, 6, "1RECV_F3", "0SEND_F3", 0, 11, ""}};
     const HangMarks marks = hang_marks(model, report);
     EXPECT_TRUE(marks.cycle_ranks.empty());
     EXPECT_FALSE(marks.in_cycle(0));
