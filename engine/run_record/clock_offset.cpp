@@ -1,7 +1,10 @@
 // The offset estimate: intersect the bounds every exchange puts on the offset (see the header).
 #include "engine/run_record/clock_offset.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
 #include <limits>
 
 #include <fmt/format.h>
@@ -34,6 +37,16 @@ ClockOffset middle_of(const Bounds& bounds) {
 }
 
 }  // namespace
+
+std::string host_clock_id() {
+    std::ifstream boot("/proc/sys/kernel/random/boot_id");
+    std::string id;
+    if (boot && std::getline(boot, id) && !id.empty())
+        return "boot " + id;
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    return std::string("host ") + host;
+}
 
 ClockOffset estimate_clock_offset(std::span<const ClockExchange> exchanges) {
     if (exchanges.empty())

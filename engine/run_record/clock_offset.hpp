@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <stdexcept>
+#include <string>
 
 namespace pipelens::run_record {
 
@@ -36,6 +37,10 @@ struct RankClock {
                skew_ns;
     }
 };
+
+// Which monotonic clock this process reads: the boot it counts from (Linux's boot_id, shared by
+// every process and container of one boot), else the host's name.
+std::string host_clock_id();
 
 // The answering rank's clock minus the asking rank's clock.
 struct ClockOffset {

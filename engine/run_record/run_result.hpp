@@ -129,13 +129,24 @@ struct RunFailure {
     std::optional<std::int64_t> started_ns;
 };
 
+// Where a rank's time zero lay on its host's monotonic clock, that clock's identity (the boot it
+// counts from: processes and threads of one boot share it) and the rank's `clock:` fault skew.
+// A failed step leaves a rank's offset to rank 0 unmeasured; ranks that share rank 0's host
+// clock are put on its clock from these alone.
+struct HostZero {
+    std::string clock_id;
+    std::int64_t zero_ns = 0;
+    std::int64_t skew_ns = 0;
+};
+
 struct RankRun {
     int rank = 0;
     // On the run's clock (rank 0's, zero when rank 0 left the first recorded step's barrier) once
     // `clock` is known; on the rank's own clock, zero at its own exit from the barrier, if not.
     std::vector<ActionTiming> timeline;
-    std::optional<ClockOffset> clock;  // rank 0's clock minus this rank's, as measured
-    std::int64_t busy_ns = 0;          // compute actions, over every recorded step
+    std::optional<ClockOffset> clock;   // rank 0's clock minus this rank's, as measured
+    std::optional<HostZero> host_zero;  // none when no recorded step began
+    std::int64_t busy_ns = 0;           // compute actions, over every recorded step
     // When each recorded step began on this rank (it left the step's barrier), on the
     // timeline's clock: the first is the time zero.
     std::vector<std::int64_t> step_starts_ns;

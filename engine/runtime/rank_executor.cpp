@@ -137,6 +137,7 @@ class Executor {
             }
             if (outcome.failure) {
                 outcome.failure->time_ns = now();
+                close_unawaited_receives(outcome.failure->time_ns, outcome.timeline);
                 if (start != 0)  // it had got past its inputs: the action was in flight
                     outcome.failure->started_ns = start;
                 if (outcome.failure->kind != "stopped")
@@ -427,6 +428,16 @@ class Executor {
         }
     }
 
+    // A RECV's row ends when its data arrived, which only the wait of the action consuming it
+    // sees. When the step fails first, the receives posted and never waited for were, as far as
+    // this rank knows, outstanding until it stopped: their rows end then, not at their posting
+    // (which drew a RECV ending before its SEND began).
+    void close_unawaited_receives(std::int64_t stop_ns, std::vector<TimedAction>& timeline) {
+        for (const auto* posted : {&posted_forward_, &posted_backward_})
+            for (const auto& [key, receive] : *posted)
+                timeline.at(receive.timeline_index).end_ns = stop_ns;
+    }
+
     // Completes the posted receives `action` consumes, recording each one's arrival.
     void await_inputs(const Action& action, std::vector<TimedAction>& timeline) {
         for (const Action& part : plan_.lowered->parts_of(action)) {
@@ -444,7 +455,11 @@ class Executor {
                 transport_.recv(receive.peer, plan_.tag_offset + receive.receive.link,
                                 receive.buffers, plan_.timeout);
             } catch (const TransportTimeout& timeout) {
+                timeline.at(receive.timeline_index).end_ns = now();  // outstanding until now
                 throw ReceiveTimeout(timeout, receive.receive);
+            } catch (...) {
+                timeline.at(receive.timeline_index).end_ns = now();
+                throw;
             }
             timeline.at(receive.timeline_index).end_ns = now();
             (forward ? received_forward_ : received_backward_)[{part.stage, part.microbatch}] =

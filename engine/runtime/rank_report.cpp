@@ -71,6 +71,50 @@ std::vector<std::int64_t> barrier_exits(const std::vector<run_record::RankRun>& 
 // step time: starting at rank 0's barrier instead missed a RECV another rank posted before
 // rank 0 left the barrier (gloo: up to 0.4 ms a step). A step none of whose actions started
 // keeps its barrier exit.
+void shift_rank_times(run_record::PipelineRunResult& result, std::size_t index,
+                      std::int64_t shift_ns) {
+    run_record::RankRun& rank = result.ranks[index];
+    for (run_record::ActionTiming& timing : rank.timeline) {
+        timing.start_ns += shift_ns;
+        timing.end_ns += shift_ns;
+    }
+    for (std::int64_t& start : rank.step_starts_ns)
+        start += shift_ns;
+    for (run_record::MemoryPoint& point : rank.memory)
+        point.time_ns += shift_ns;
+    if (rank.failure && rank.failure->time_ns != 0) {
+        rank.failure->time_ns += shift_ns;
+        if (rank.failure->started_ns)
+            *rank.failure->started_ns += shift_ns;
+    }
+    for (run_record::RankRecording& recording : result.recordings)
+        if (recording.rank == rank.rank)
+            for (recorder::Event& event : recording.parts.events)
+                if (event.time_ns)
+                    *event.time_ns += shift_ns;
+}
+
+// A failed step leaves each rank's times on its own clock, zero at its own exit from the
+// barrier, offsets unmeasured: a RECV could end before its SEND began. Ranks that read rank 0's
+// host clock (threads, processes of one boot) are put on rank 0's clock exactly from where each
+// one's zero lay on it; the offset is what their `clock:` faults put between them. Ranks of
+// other hosts keep their own clock (and no offset), as before.
+void put_unmeasured_ranks_on_one_clock(run_record::PipelineRunResult& result) {
+    const auto rank_zero =
+        std::find_if(result.ranks.begin(), result.ranks.end(),
+                     [](const run_record::RankRun& rank) { return rank.rank == 0; });
+    if (rank_zero == result.ranks.end() || !rank_zero->host_zero)
+        return;
+    const run_record::HostZero zero = *rank_zero->host_zero;
+    for (std::size_t index = 0; index < result.ranks.size(); ++index) {
+        run_record::RankRun& rank = result.ranks[index];
+        if (rank.clock || !rank.host_zero || rank.host_zero->clock_id != zero.clock_id)
+            continue;
+        shift_rank_times(result, index, rank.host_zero->zero_ns - zero.zero_ns);
+        rank.clock = run_record::ClockOffset{zero.skew_ns - rank.host_zero->skew_ns, 0};
+    }
+}
+
 void time_steps(run_record::PipelineRunResult& result) {
     result.step_starts_ns = barrier_exits(result.ranks);
     constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
@@ -124,6 +168,9 @@ nlohmann::json rank_report_to_json(const RankReport& report) {
     json["profile"] = std::move(profile);
     if (report.run.clock)
         json["clock"] = {report.run.clock->offset_ns, report.run.clock->uncertainty_ns};
+    if (report.run.host_zero)
+        json["host_zero"] = {report.run.host_zero->clock_id, report.run.host_zero->zero_ns,
+                             report.run.host_zero->skew_ns};
     if (report.run.failure) {
         const run_record::RunFailure& failure = *report.run.failure;
         json["failure"] = {{"rank", failure.rank},
@@ -175,6 +222,9 @@ RankReport rank_report_from_json(const nlohmann::json& json) {
                                   figure[6], figure[7], figure[8], figure[9], figure[10]});
     if (json.contains("clock"))
         report.run.clock = run_record::ClockOffset{json["clock"][0], json["clock"][1]};
+    if (json.contains("host_zero"))
+        report.run.host_zero =
+            run_record::HostZero{json["host_zero"][0], json["host_zero"][1], json["host_zero"][2]};
     if (json.contains("failure")) {
         const auto& failure = json["failure"];
         report.run.failure = run_record::RunFailure{
@@ -262,6 +312,7 @@ run_record::PipelineRunResult merge_reports(const std::vector<RankReport>& repor
         result.reference.outputs_match &= report.outputs_match;
         result.reference.gradients_match &= report.gradients_match;
     }
+    put_unmeasured_ranks_on_one_clock(result);
     time_steps(result);
     if (!result.completed) {
         result.reference.outputs_match = result.reference.gradients_match = false;

@@ -398,6 +398,12 @@ RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, cons
     // Measured once every rank has run its step; a failed step leaves the rank's times on its
     // own clock.
     std::int64_t zero_shift_ns = 0;
+    if (outcome.epoch)
+        report.run.host_zero = run_record::HostZero{
+            run_record::host_clock_id(),
+            std::chrono::duration_cast<std::chrono::nanoseconds>(outcome.epoch->time_since_epoch())
+                .count(),
+            clock_of(plan.faults, rank).skew_ns};
     if (outcome.failure)
         report.run.failure = outcome.failure;
     else if (outcome.epoch)
