@@ -71,14 +71,18 @@ bool is_plan_table(std::string_view head) {
            head.starts_with("[cluster]") || head.starts_with("[plan]");
 }
 
-// A row of actions: cells such as 0F0, 1SEND_F2 or empty ones, separated by commas.
+// A row of actions: cells such as 0F0, 1SEND_F2, (0F7;7B3)OVERLAP_F_B (DualPipeV's overlapped
+// pair) or empty ones, separated by commas.
 bool is_csv_line(std::string_view line) {
     bool any_action = false;
     while (true) {
         const std::size_t comma = std::min(line.find(','), line.size());
         const std::string_view cell = trimmed(line.substr(0, comma));
         if (!cell.empty()) {
-            if (!std::isdigit(static_cast<unsigned char>(cell.front())) && cell != "None")
+            const bool overlapped = cell.front() == '(' && cell.size() > 1 &&
+                                    std::isdigit(static_cast<unsigned char>(cell[1]));
+            if (!std::isdigit(static_cast<unsigned char>(cell.front())) && !overlapped &&
+                cell != "None")
                 return false;
             any_action = true;
         }

@@ -18,6 +18,9 @@ TEST(FileKind, EachKindByItsContent) {
               FileKind::plan_toml);
     EXPECT_EQ(file_kind_of_head("0F0,0F1,0I0\r\n,1F0,1I0\r\n"), FileKind::schedule_csv);
     EXPECT_EQ(file_kind_of_head("0F0\n"), FileKind::schedule_csv);
+    // DualPipeV's rows hold overlapped pairs, and one may open a row.
+    EXPECT_EQ(file_kind_of_head("(0F7;7B3)OVERLAP_F_B,0SEND_F7\n"), FileKind::schedule_csv);
+    EXPECT_EQ(file_kind_of_head("0F0,(7F4;0B0)OVERLAP_F_B\n"), FileKind::schedule_csv);
     EXPECT_EQ(file_kind_of_head("{\"schemaVersion\": 1, \"traceEvents\": []}"),
               FileKind::pytorch_profiler);
     EXPECT_EQ(
