@@ -52,6 +52,11 @@ class ChildProcess {
     ChildProcess& operator=(const ChildProcess&) = delete;
 
     bool started() const { return pid_ > 0 && output_ >= 0; }
+    pid_t pid() const { return pid_; }
+    void send(int signal) const {
+        if (pid_ > 0)
+            kill(pid_, signal);
+    }
 
     // The next line the child prints; nullopt when it closed stdout or the deadline passed.
     std::optional<std::string> next_line(Clock::time_point deadline) {

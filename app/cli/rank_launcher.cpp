@@ -1,18 +1,24 @@
 // Rank processes. posix_spawn of /proc/self/exe keeps the exact binary; the environment is
 // ours plus torchrun's variables, so a rank started here and one started by hand (or by
 // torchrun) read the same configuration.
+//
+// Invariant: no rank outlives its launcher. While ranks run, the launcher holds SIGINT, SIGTERM
+// and SIGHUP blocked and takes them with sigtimedwait (no handler, no global state), passing
+// one on to the ranks; the ranks start with those signals at their defaults, and each asks the
+// kernel to end it when its launcher dies (PR_SET_PDEATHSIG), which covers a SIGKILL too.
 #include "app/cli/rank_launcher.hpp"
 
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -20,6 +26,11 @@ extern char** environ;
 
 namespace pipelens::cli {
 namespace {
+
+// Set in each rank's environment: its launcher's process id.
+constexpr const char* kLauncherVariable = "PIPELENS_LAUNCHER_PID";
+// How long ranks asked to stop (a signal passed on) get before they are killed.
+constexpr std::chrono::seconds kStopGrace{5};
 
 std::vector<std::string> rank_environment(int rank, int process_count,
                                           const std::string& master_address, int master_port) {
@@ -40,8 +51,50 @@ std::vector<std::string> rank_environment(int rank, int process_count,
     variables.push_back(fmt::format("LOCAL_WORLD_SIZE={}", process_count));
     variables.push_back(fmt::format("MASTER_ADDR={}", master_address));
     variables.push_back(fmt::format("MASTER_PORT={}", master_port));
+    variables.push_back(fmt::format("{}={}", kLauncherVariable, getpid()));
     return variables;
 }
+
+sigset_t stop_signals() {
+    sigset_t signals;
+    sigemptyset(&signals);
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
+        sigaddset(&signals, signal);
+    return signals;
+}
+
+// Blocks the stop signals in the launcher for as long as it lives, and gives the ranks the mask
+// and dispositions it had before.
+class HeldStopSignals {
+  public:
+    HeldStopSignals() {
+        const sigset_t signals = stop_signals();
+        pthread_sigmask(SIG_BLOCK, &signals, &previous_);
+        posix_spawnattr_init(&attributes_);
+        posix_spawnattr_setsigmask(&attributes_, &previous_);
+        posix_spawnattr_setsigdefault(&attributes_, &signals);
+        posix_spawnattr_setflags(&attributes_, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    }
+    ~HeldStopSignals() {
+        posix_spawnattr_destroy(&attributes_);
+        pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+    }
+    HeldStopSignals(const HeldStopSignals&) = delete;
+    HeldStopSignals& operator=(const HeldStopSignals&) = delete;
+    const posix_spawnattr_t* for_ranks() const { return &attributes_; }
+
+    // Waits up to `wait` for a stop signal; 0 when none came.
+    static int take(std::chrono::milliseconds wait) {
+        const sigset_t signals = stop_signals();
+        timespec timeout{0, static_cast<long>(wait.count()) * 1'000'000L};
+        const int signal = sigtimedwait(&signals, nullptr, &timeout);
+        return signal > 0 ? signal : 0;
+    }
+
+  private:
+    sigset_t previous_{};
+    posix_spawnattr_t attributes_{};
+};
 
 std::vector<char*> pointers(std::vector<std::string>& texts) {
     std::vector<char*> result;
@@ -84,6 +137,7 @@ int free_port() {
 LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process_count,
                           const std::string& master_address, int master_port,
                           std::chrono::milliseconds grace, const OnRankEnd& ended) {
+    const HeldStopSignals held;
     std::vector<pid_t> children;
     for (int rank = 0; rank < process_count; ++rank) {
         std::vector<std::string> argv{"pipelens"};
@@ -93,7 +147,7 @@ LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process
         std::vector<char*> argv_pointers = pointers(argv);
         std::vector<char*> environment_pointers = pointers(environment);
         pid_t child = 0;
-        const int error = posix_spawn(&child, "/proc/self/exe", nullptr, nullptr,
+        const int error = posix_spawn(&child, "/proc/self/exe", nullptr, held.for_ranks(),
                                       argv_pointers.data(), environment_pointers.data());
         if (error != 0) {
             for (pid_t started : children)
@@ -119,7 +173,7 @@ LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process
             done[rank] = true;
             --remaining;
             const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-            if (ok)
+            if (ok || result.interrupted_by != 0)  // stopped on request: not a death
                 continue;
             result.problems.push_back(describe(rank, status));
             if (WIFSIGNALED(status))
@@ -137,15 +191,36 @@ LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process
                     kill(children[rank], SIGKILL);
                     waitpid(children[rank], nullptr, 0);
                     done[rank] = true;
-                    result.problems.push_back(fmt::format(
-                        "rank {} did not stop within {} ms of another rank failing; killed", rank,
-                        grace.count()));
+                    result.problems.push_back(
+                        result.interrupted_by != 0
+                            ? fmt::format("rank {} did not stop within {} s of being asked; killed",
+                                          rank, kStopGrace.count())
+                            : fmt::format("rank {} did not stop within {} ms of another rank "
+                                          "failing; killed",
+                                          rank, grace.count()));
                 }
             break;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (const int signal = HeldStopSignals::take(std::chrono::milliseconds(10));
+            signal != 0 && result.interrupted_by == 0) {
+            result.interrupted_by = signal;
+            result.exit_code = 128 + signal;
+            for (int rank = 0; rank < process_count; ++rank)
+                if (!done[rank])
+                    kill(children[rank], signal);
+            deadline = std::min(deadline, std::chrono::steady_clock::now() + kStopGrace);
+        }
     }
     return result;
+}
+
+void end_with_launcher() {
+    const char* launcher = std::getenv(kLauncherVariable);
+    if (launcher == nullptr)
+        return;
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != static_cast<pid_t>(std::atoll(launcher)))
+        std::_Exit(128 + SIGTERM);  // the launcher died before the request took hold
 }
 
 }  // namespace pipelens::cli

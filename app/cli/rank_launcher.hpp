@@ -17,7 +17,14 @@ struct LaunchResult {
     // Per rank: how it died on its own ("killed by signal 9 (Killed)"), empty when it exited
     // (or was only killed here, after the grace period).
     std::vector<std::string> deaths;
+    // The signal (SIGINT, SIGTERM, SIGHUP) that stopped the launcher, 0 when none did: it was
+    // passed on to every rank still running, and those that outlived the grace were killed.
+    int interrupted_by = 0;
 };
+
+// A rank process the launcher started: ends with it, even when the launcher is killed (SIGKILL
+// cannot be passed on), and exits at once when its launcher is already gone. Call first thing.
+void end_with_launcher();
 
 // Called as soon as a rank is seen to end without success, with how ("killed by signal 9
 // (Killed)", "exited with code 2"); it must not throw.

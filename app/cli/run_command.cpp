@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -435,6 +436,7 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
 }
 
 int run_ranks_here(RunOptions& options) {
+    end_with_launcher();
     Experiment experiment = load_experiment(options.experiment);
     apply_overrides(options, experiment);
     sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
@@ -583,6 +585,16 @@ int launch(const RunOptions& options) {
                      });
     for (const std::string& problem : launched.problems)
         fmt::print(stderr, "pipelens run: {}\n", problem);
+    if (launched.interrupted_by != 0) {
+        const int signal = launched.interrupted_by;
+        fmt::print(stderr,
+                   "pipelens run: stopped by {}: every rank was asked to stop; the run is not "
+                   "recorded\n",
+                   signal == SIGINT    ? "SIGINT"
+                   : signal == SIGTERM ? "SIGTERM"
+                                       : "SIGHUP");
+        return launched.exit_code;
+    }
     if (!launched.deaths.empty() && !launched.deaths[0].empty())
         report_for_dead_rank_zero(options, launched, reports.path());
     return launched.exit_code;
