@@ -58,7 +58,7 @@ sim::SweepResults merge_shards(
 
 void run_merge(const MergeOptions& options) {
     const GateLimits limits = gate_limits(options.gates);
-    check_sweep_outputs(options.outputs, "pipelens merge");
+    check_sweep_outputs(options.outputs, "pipelens merge", options.inputs);
     std::vector<std::pair<std::string, sim::SweepResults>> shards;
     std::vector<std::string> traces;
     for (const std::string& input : options.inputs) {

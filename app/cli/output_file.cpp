@@ -65,6 +65,28 @@ void refuse_output_over(const std::string& path, std::string_view option,
                                          option, path));
 }
 
+void refuse_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                    const std::vector<std::string>& inputs) {
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const auto& [option, path] = outputs[i];
+        refuse_output_over(path, option, inputs);
+        if (path.empty() || path == "-")
+            continue;
+        std::error_code error;
+        const auto canonical = [&](const std::string& name) {
+            return std::filesystem::weakly_canonical(std::filesystem::absolute(name, error), error);
+        };
+        for (std::size_t k = 0; k < i; ++k)
+            if (outputs[k].second == path ||
+                (!outputs[k].second.empty() && outputs[k].second != "-" &&
+                 canonical(outputs[k].second) == canonical(path)))
+                throw CommandFailure(kExitUsage,
+                                     fmt::format("pipelens: {} and {} both name {}: give each "
+                                                 "output a file of its own",
+                                                 outputs[k].first, option, path));
+    }
+}
+
 void write_output_file(const std::string& path, std::string_view content) {
     refuse_output_over(path, "the output");
     if (path == "-") {

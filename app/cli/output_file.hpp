@@ -24,4 +24,10 @@ void write_output_file(const std::string& path, std::string_view content);
 void refuse_output_over(const std::string& path, std::string_view option,
                         const std::vector<std::string>& inputs = {});
 
+// One command's outputs, each (option, path; empty when not given): each checked as
+// refuse_output_over does, and two options naming one file refused (the second would silently
+// replace the first). Standard output ("-") is left to the command.
+void refuse_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                    const std::vector<std::string>& inputs = {});
+
 }  // namespace pipelens::cli

@@ -37,7 +37,13 @@ void add_sweep_output_options(CLI::App& command, SweepOutputOptions& options) {
     add_count_option(command, "--top", options.top, "Rows of the printed table (default 20)", 1);
 }
 
-void check_sweep_outputs(const SweepOutputOptions& options, const std::string& command) {
+void check_sweep_outputs(const SweepOutputOptions& options, const std::string& command,
+                         const std::vector<std::string>& inputs) {
+    refuse_outputs({{"--json", options.json.value_or("")},
+                    {"--csv", options.csv.value_or("")},
+                    {"--png", options.png.value_or("")},
+                    {"--svg", options.svg.value_or("")}},
+                   inputs);
     if (options.json == "-" && options.csv == "-")
         throw CommandFailure(kExitUsage,
                              command + ": --json - and --csv - cannot both use standard output");

@@ -20,7 +20,10 @@ struct SweepOutputOptions {
 
 void add_sweep_output_options(CLI::App& command, SweepOutputOptions& options);
 // Refuses (exit 2) two outputs on standard output, before any work.
-void check_sweep_outputs(const SweepOutputOptions& options, const std::string& command);
+// Before any work: standard output taken once, pictures to files, and no output over an input,
+// a trace or another output (refuse_outputs).
+void check_sweep_outputs(const SweepOutputOptions& options, const std::string& command,
+                         const std::vector<std::string>& inputs = {});
 
 // `heading` and the table go to standard output, or to standard error when a file goes there.
 void write_sweep_outputs(const sim::SweepResults& results, const SweepOutputOptions& options,

@@ -159,8 +159,7 @@ void run_export(const ExportOptions& options) {
     if (options.chrome.empty() && options.svg.empty())
         throw CommandFailure(kExitUsage,
                              "pipelens: export: give --chrome OUT.json and/or --svg OUT.svg");
-    refuse_output_over(options.chrome, "--chrome", {options.trace});
-    refuse_output_over(options.svg, "--svg", {options.trace});
+    refuse_outputs({{"--chrome", options.chrome}, {"--svg", options.svg}}, {options.trace});
     const traces::TraceReader reader(options.trace);
     const std::int64_t run_id = options.run.value_or(reader.latest_run_id());
     reader.run(run_id);  // an unknown run fails before any output file is created

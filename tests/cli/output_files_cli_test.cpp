@@ -136,6 +136,33 @@ TEST_F(OutputFilesIn, AnOutputNeverReplacesATraceOrAnInput) {
     expect_refused("import " + profiles + "gpipe_rank0.json " + profiles +
                        "gpipe_rank1.json --out " + fresh + " --schedule-csv " + trace,
                    "pipelens: --schedule-csv " + trace + replaces);
+    // A sweep refuses before it simulates the grid (its ranking is not printed).
+    const std::string sweep = "sweep --f 1ms --i 1ms --w 1ms --sweep m=4,8 ";
+    const auto early = run_pipelens(sweep + "--json " + trace);
+    EXPECT_EQ(early.out, "");
+    EXPECT_EQ(early.err, "pipelens: --json " + trace + replaces);
+    // merge's results file is its input.
+    const std::string results = (directory_ / "p.json").string();
+    ASSERT_EQ(run_pipelens(sweep + "--json " + results).exit_code, 0);
+    expect_refused("merge " + results + " --csv " + results, "pipelens: --csv " + results + reads);
+    EXPECT_EQ(run_pipelens("merge " + results).exit_code, 0);  // still JSON
+}
+
+TEST_F(OutputFilesIn, TwoOutputsOfOneCommandNeverNameOneFile) {
+    const std::string trace = (directory_ / "t.db").string();
+    ASSERT_EQ(run_pipelens("simulate --out " + trace).exit_code, 0);
+    const std::string out = (directory_ / "both.out").string();
+    const std::string dotted = (directory_ / "." / "both.out").string();
+    const auto export_both = run_pipelens("export " + trace + " --chrome " + out + " --svg " + out);
+    EXPECT_EQ(export_both.exit_code, 2);
+    EXPECT_EQ(export_both.err, "pipelens: --chrome and --svg both name " + out +
+                                   ": give each output a file of its own\n");
+    const auto sweep_both = run_pipelens("sweep --f 1ms --i 1ms --w 1ms --sweep m=4,8 --json " +
+                                         out + " --csv " + dotted);
+    EXPECT_EQ(sweep_both.exit_code, 2);
+    EXPECT_EQ(sweep_both.err, "pipelens: --json and --csv both name " + dotted +
+                                  ": give each output a file of its own\n");
+    EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 }  // namespace
