@@ -64,9 +64,12 @@ struct RankFile {
     std::string who;  // "global rank 3", for messages
 };
 
+// "Forward 3": a microbatch number of at most 9 digits, so that it fits an int (a longer one is
+// no microbatch of a real run, and reading it once threw a bare "stoi").
 bool is_gpipe_name(std::string_view name) {
     for (std::string_view prefix : {"Forward ", "Backward "})
-        if (name.size() > prefix.size() && name.substr(0, prefix.size()) == prefix)
+        if (name.size() > prefix.size() && name.size() <= prefix.size() + 9 &&
+            name.substr(0, prefix.size()) == prefix)
             return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()),
                                name.end(), [](char c) { return c >= '0' && c <= '9'; });
     return false;

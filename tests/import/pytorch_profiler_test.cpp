@@ -226,6 +226,18 @@ TEST(PytorchProfilerImport, BadInputNamesTheFile) {
     const std::string cut = write_temp("cut_rank0.json", whole.substr(0, whole.size() / 2));
     const std::string truncated = error_of({cut});
     EXPECT_EQ(truncated.rfind(cut, 0), 0u) << truncated;
+
+    // A "Forward i" whose i does not fit an int is no GPipe range (it once threw a bare "stoi").
+    std::string gpipe = read_text(fixture("gpipe_rank0.json"));
+    for (const std::string name : {"\"Forward ", "\"Backward "})
+        for (std::size_t at = gpipe.find(name); at != std::string::npos;
+             at = gpipe.find(name, at + 1)) {
+            const std::size_t end = gpipe.find('"', at + 1);
+            gpipe.replace(at + name.size(), end - at - name.size(), "2147483648");
+        }
+    const std::string huge = write_temp("huge_microbatch_rank0.json", gpipe);
+    EXPECT_NE(error_of({huge}).find(huge + ": no pipeline action ranges"), std::string::npos)
+        << error_of({huge});
 }
 
 TEST(PytorchProfilerImport, RankFromFileName) {
