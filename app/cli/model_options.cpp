@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 
 #include <fmt/format.h>
@@ -13,6 +14,7 @@
 #include "engine/stage_plan/model_size.hpp"
 #include "engine/stage_plan/stage_split.hpp"
 #include "engine/text/shortened.hpp"
+#include "traces/file_kind.hpp"
 #include "traces/text/quantities.hpp"
 
 namespace pipelens::cli {
@@ -97,10 +99,34 @@ void check_model_sizes(const ModelDescription& model) {
         at_least(size, 1, "--input-shape", "input_shape", "a size (every size 1 or more)");
 }
 
+// A model file is read by LibTorch, which would block on a FIFO until a writer came and answer
+// a trace with its zip reader's error: both refused here, naming the file.
+void check_model_file(const std::string& name) {
+    for (const char* built_in : {"mlp", "example", "kwargs", "transformer", "tied", "empty"})
+        if (name == built_in)
+            return;
+    std::error_code error;
+    const auto status = std::filesystem::status(name, error);
+    if (!std::filesystem::exists(status))
+        return;  // the runtime says it cannot find it, with the built-in names
+    if (!std::filesystem::is_regular_file(status))
+        throw ExperimentError(
+            fmt::format("--model (model.name): {} is not a regular file (a "
+                        "directory, FIFO, device or socket); give the "
+                        "TorchScript .pt file itself",
+                        name));
+    if (traces::file_kind_of(name) == traces::FileKind::sqlite)
+        throw ExperimentError(fmt::format(
+            "--model (model.name): {} is a pipelens trace, not a TorchScript model (a .pt file "
+            "from torch.jit.save)",
+            name));
+}
+
 }  // namespace
 
 run_record::PipelineRunOptions pipeline_options_for(const ModelDescription& model) {
     check_model_sizes(model);
+    check_model_file(model.name);
     run_record::PipelineRunOptions run;
     run.model = model.name;
     run.layers = model.layers;

@@ -1,21 +1,26 @@
 // Measured GEMM rates for `pipelens plan` (plan_gemm_rates.hpp).
 #include "app/cli/plan_gemm_rates.hpp"
 
-#include <fstream>
 #include <set>
+#include <sstream>
 
 #include <fmt/format.h>
 
 #include "app/cli/commands.hpp"
+#include "engine/text/text_file.hpp"
 #include "sim/layer_gemms.hpp"
 
 namespace pipelens::cli {
 
 std::shared_ptr<const sim::GemmRates> read_gemm_rates(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw CommandFailure(kExitUsage,
-                             fmt::format("pipelens plan: --gemm-rates {}: cannot be read", path));
+    std::istringstream in;
+    try {  // a regular file of bounded size: a FIFO would block the read until a writer came
+        in.str(read_text_file(path));
+    } catch (const TextFileError& error) {
+        throw CommandFailure(
+            error.problem() == TextFileError::Problem::too_large ? kExitTooLarge : kExitUsage,
+            fmt::format("pipelens plan: --gemm-rates {}", error.what()));
+    }
     try {
         return std::make_shared<const sim::GemmRates>(sim::GemmRates::parse(in, path));
     } catch (const sim::GemmRateError& error) {

@@ -146,6 +146,15 @@ TEST(NotAFile, AFifoOrADeviceIsRefusedAtOnceNamingIt) {
                                   "file itself\n")
             << command;
     }
+    const auto rates = testing::run_command(
+        "timeout 20 " + std::string(PIPELENS_BINARY) +
+        " plan --layers 8 --hidden 1024 --heads 16 --sequence 512 --global-batch 16 --gpus 8 "
+        "--gemm-rates " +
+        fifo.string());
+    EXPECT_EQ(rates.exit_code, 2);
+    EXPECT_EQ(rates.err, "pipelens plan: --gemm-rates " + fifo.string() +
+                             ": is not a regular file (a FIFO, device or socket); give the file "
+                             "itself\n");
     std::filesystem::remove(fifo);
     const auto zero = testing::run_pipelens("check /dev/zero");
     EXPECT_EQ(zero.exit_code, 2);

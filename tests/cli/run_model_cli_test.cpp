@@ -6,9 +6,11 @@
 // contradicts it is refused.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/fresh_trace.hpp"
 
 namespace pipelens {
 namespace {
@@ -125,6 +128,32 @@ TEST(RunCli, ImpossibleModelSizesAreRefusedNamingTheOption) {
         EXPECT_EQ(run.exit_code, 2) << option << run.err;
         EXPECT_EQ(run.err, "pipelens: " + message + "\n") << option;
     }
+}
+
+// LibTorch reads a model file: on a FIFO it blocked until a writer came, and a trace got its zip
+// reader's error. Both are refused before, naming the file.
+TEST(RunCli, AModelThatIsNoTorchScriptFileIsRefusedNamingIt) {
+    const std::filesystem::path fifo = std::filesystem::temp_directory_path() /
+                                       ("pipelens_model_" + std::to_string(::getpid()) + ".pt");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    for (const std::string command : {"run", "explain"}) {
+        const auto result =
+            testing::run_command("timeout 20 " + std::string(PIPELENS_BINARY) + " " + command +
+                                 " --pp 2 --m 4 --input-shape 64 --model " + fifo.string());
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_EQ(result.err, "pipelens: --model (model.name): " + fifo.string() +
+                                  " is not a regular file (a directory, FIFO, device or socket); "
+                                  "give the TorchScript .pt file itself\n")
+            << command;
+    }
+    std::filesystem::remove(fifo);
+    const auto trace = testing::fresh_trace("as_model");
+    ASSERT_EQ(run_pipelens("simulate --out " + trace.string()).exit_code, 0);
+    const auto traced = run_pipelens("run --pp 2 --m 4 --input-shape 64 --model " + trace.string());
+    EXPECT_EQ(traced.exit_code, 2);
+    EXPECT_EQ(traced.err, "pipelens: --model (model.name): " + trace.string() +
+                              " is a pipelens trace, not a TorchScript model (a .pt file from "
+                              "torch.jit.save)\n");
 }
 
 // Every rank builds the whole model and the reference one more copy: a model whose copies
