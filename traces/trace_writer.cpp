@@ -392,6 +392,11 @@ void check_trace_destination(const std::filesystem::path& path) {
         const TraceReader existing(path, {.check_integrity = false});
         if (::access(path.c_str(), W_OK) != 0)
             detail::throw_trace_error(path, "cannot append to trace: the file is read-only");
+        // Another writer now: this one would do its work and then fail to record it. (It may
+        // still start later; the writer's own lock decides then.)
+        WriterLock probe;
+        if (std::string why; !probe.acquire(path, why))
+            detail::throw_trace_error(path, "cannot append to trace: " + why);
         return;
     }
     if (state == detail::PathState::missing) {

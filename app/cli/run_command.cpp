@@ -672,6 +672,10 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
             refuse_launch_contradictions(*options);
             refuse_unusable_device(*options);
         }
+        // Before the work: a trace that cannot take the run fails now, not after every step.
+        if (!options->out.empty() && options->rank_reports.empty() &&
+            (options->nproc > 0 || options->rank.value_or(0) == 0))
+            traces::check_trace_destination(options->out);
         if (options->nproc > 0)
             code = launch(*options);
         else

@@ -3,7 +3,9 @@
 // line and errors-table row, and bad options.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -444,6 +446,23 @@ TEST(RunCliGloo, AStuckRankTimesOutInsteadOfHanging) {
         timed_out |= error["kind"] == "timeout";
     EXPECT_TRUE(timed_out) << json["errors"].dump();
     expect_failed_run_on_one_clock(trace);
+}
+
+// A trace another writer holds is refused before the work, not after every step ran (the run's
+// report was lost then, with "database is locked").
+TEST(RunCli, ATraceAnotherWriterHoldsIsRefusedBeforeTheRun) {
+    const auto trace = fresh_trace("held");
+    ASSERT_EQ(run_pipelens("simulate --out " + trace.string()).exit_code, 0);
+    const int held = ::open(trace.c_str(), O_RDWR);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);  // as a writer holds it
+    const auto result = run_pipelens("run --pp 2 --m 4 --steps 50 --out " + trace.string());
+    ::close(held);
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                              ": cannot append to trace: database is locked (another pipelens "
+                              "process is writing it)\n");
 }
 
 TEST(RunCli, AFailedRunOfThreadsIsOnOneClock) {
