@@ -54,6 +54,7 @@
 #include <fmt/format.h>
 
 #include "engine/run_record/experiment_schedule.hpp"
+#include "engine/schedule/schedule_size.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/layer_costs.hpp"
 #include "sim/partition_paths.hpp"
@@ -575,6 +576,12 @@ PartitionResult best_partition(const Experiment& experiment, const PartitionLimi
             "needs a layer",
             costs.names.size(), stages, experiment.shape.rank_count,
             experiment.shape.stages_per_rank));
+    if (costs.names.size() > kMaxPartitionLayers)
+        throw ScheduleTooLargeError(fmt::format(
+            "partition: {} layers are more than the search takes ({}): it prices every run of "
+            "consecutive layers as a stage, a table of layers squared ({} layers: about 1.3 GB "
+            "and half a minute)",
+            costs.names.size(), kMaxPartitionLayers, kMaxPartitionLayers));
     return SplitSearch(experiment, costs, limits).run();
 }
 

@@ -59,6 +59,9 @@ struct PartitionResult {
 // The best split of `experiment`'s layers (partition_layer_costs) over its pp x v stages, under
 // its schedule, microbatches and network. Throws ExperimentError when there are fewer layers
 // than stages, and what simulating throws.
+// More layers than kMaxPartitionLayers throw ScheduleTooLargeError before any table is built
+// (the search's tables hold every run of consecutive layers: memory grows with layers squared).
+inline constexpr std::size_t kMaxPartitionLayers = 4096;
 PartitionResult best_partition(const Experiment& experiment, const PartitionLimits& limits = {});
 
 }  // namespace pipelens::sim

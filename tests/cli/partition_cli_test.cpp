@@ -39,6 +39,18 @@ TEST(PartitionCli, RefusesFewerLayersThanStagesAsAUsageError) {
         << result.err;
 }
 
+// Its tables grow with layers squared: 100,000 layers once took 23 GB before the OOM killer.
+TEST(PartitionCli, RefusesMoreLayersThanItsTablesCanHoldAsTooLarge) {
+    const auto result = run_pipelens(
+        "partition --schedule 1F1B --pp 64 --m 64 --layers 100000 --hidden 64 --sequence 64 "
+        "--heads 4 --device-tflops 100");
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.err,
+              "pipelens: partition: 100000 layers are more than the search takes (4096): it "
+              "prices every run of consecutive layers as a stage, a table of layers squared (4096 "
+              "layers: about 1.3 GB and half a minute)\n");
+}
+
 TEST(SweepRankingCli, WholeModelCostsAndAGlobalBatchRankByTheStep) {
     const auto result = run_pipelens(
         "sweep --sweep kind=1F1B --sweep pp=4,8 --sweep m=8,64 --costs-per model --f 64us "
