@@ -104,6 +104,20 @@ void check_step_counts(const RunOptions& options) {
     if (options.warmup < 0)
         throw ExperimentError(
             fmt::format("--warmup: {} is not a step count (0 or more)", options.warmup));
+    // Every recorded action is kept in memory until the run is written, and message tags count
+    // steps in an int: a bound far past any measurement keeps both finite.
+    constexpr int kMostSteps = 1'000'000;
+    if (options.steps > kMostSteps || options.warmup > kMostSteps)
+        throw ExperimentError(fmt::format(
+            "--steps {} --warmup {}: at most {} steps each (every recorded action is held in "
+            "memory until the run is written; a few hundred steps give a stable median)",
+            options.steps, options.warmup, kMostSteps));
+    constexpr int kMostThreads = 1024;
+    if (options.threads && *options.threads > kMostThreads)  // below 1: thread_budget.cpp
+        throw ExperimentError(
+            fmt::format("--threads: {} is more threads than a rank can use "
+                        "(at most {}; the default shares this host's cores)",
+                        *options.threads, kMostThreads));
 }
 
 void apply_overrides(const RunOptions& options, Experiment& experiment) {

@@ -643,6 +643,18 @@ TEST(RunCli, RanksThatWouldTimeSliceAreWarnedAbout) {
     result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --threads 0");
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err, "pipelens: --threads: 0 is not a thread count (give 1 or more)\n");
+    // Bounds that keep a run finite, refused before any rank starts.
+    result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --threads 10000");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: --threads: 10000 is more threads than a rank can use (at most 1024; the "
+              "default shares this host's cores)\n");
+    result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --steps 1000000000");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: --steps 1000000000 --warmup 1: at most 1000000 steps each (every "
+              "recorded action is held in memory until the run is written; a few hundred steps "
+              "give a stable median)\n");
 }
 
 TEST(RunCli, BadOptionsAreUsageErrors) {
