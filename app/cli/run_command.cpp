@@ -560,7 +560,27 @@ void refuse_unusable_device(const RunOptions& options) {
     }
 }
 
+// What every rank would refuse, refused once here before any starts: a process count that is
+// not the schedule's rank count, a fault naming a rank or stage the run does not have.
+void refuse_what_every_rank_would(const RunOptions& options) {
+    Experiment experiment = load_experiment(options.experiment);
+    apply_overrides(options, experiment);
+    const Schedule lowered = lowered_schedule_for(experiment);
+    const run_record::PipelineRunOptions run = runtime_options(options, experiment);
+    try {
+        if (options.nproc != lowered.rank_count)
+            throw std::invalid_argument(
+                fmt::format("--nproc {} starts {} processes, but the schedule has {} ranks (pp)",
+                            options.nproc, options.nproc, lowered.rank_count));
+        run_record::check_faults(run.faults, run.transport, lowered.rank_count,
+                                 lowered.stage_count);
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
+    }
+}
+
 int launch(const RunOptions& options) {
+    refuse_what_every_rank_would(options);
     std::vector<std::string> arguments;
     for (std::size_t index = 0; index < options.original_arguments.size(); ++index) {
         const std::string& argument = options.original_arguments[index];

@@ -102,4 +102,22 @@ const char* fault_forms() {
     return kForms;
 }
 
+void check_faults(const std::vector<std::string>& texts, const std::string& transport,
+                  int rank_count, int stage_count) {
+    for (const std::string& text : texts) {
+        const Fault fault = parse_fault(text);
+        if (fault.kind == Fault::Kind::die && transport == "local")
+            throw FaultParseError(fmt::format(
+                "--fault {}: a rank can only die on its own with one process per rank (--transport "
+                "gloo --nproc N)",
+                text));
+        if (fault.rank >= rank_count)
+            throw FaultParseError(fmt::format("--fault {}: there is no rank {} (ranks 0..{})", text,
+                                              fault.rank, rank_count - 1));
+        if (fault.stage >= stage_count)
+            throw FaultParseError(fmt::format("--fault {}: there is no stage {} (stages 0..{})",
+                                              text, fault.stage, stage_count - 1));
+    }
+}
+
 }  // namespace pipelens::run_record

@@ -48,6 +48,12 @@ class FaultParseError : public std::invalid_argument {
 
 Fault parse_fault(const std::string& text);
 
+// Each of `texts` parsed and checked against the run: a rank or stage it does not have, or `die`
+// on ranks that are threads. Throws FaultParseError naming the fault. Torch-free,
+// so a launcher checks once what every rank would refuse.
+void check_faults(const std::vector<std::string>& texts, const std::string& transport,
+                  int rank_count, int stage_count);
+
 // Every form parse_fault accepts, for help texts and messages: "input=batch+1, ...".
 const char* fault_forms();
 

@@ -187,21 +187,8 @@ run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions&
     run_record::PipelineRunOptions options = with_model_layers(given, lowered);
     // Once per process, before any rank starts: a device it cannot use is one usage error.
     options.device = resolve_run_device(options.device, options.local_rank);
-    for (const std::string& text : options.faults) {
-        const run_record::Fault fault = run_record::parse_fault(text);
-        if (fault.kind == run_record::Fault::Kind::die && options.transport == "local")
-            throw std::invalid_argument(fmt::format(
-                "--fault {}: a rank can only die on its own with one process per rank (--transport "
-                "gloo --nproc N)",
-                text));
-        if (fault.rank >= lowered.rank_count)
-            throw std::invalid_argument(fmt::format("--fault {}: there is no rank {} (ranks 0..{})",
-                                                    text, fault.rank, lowered.rank_count - 1));
-        if (fault.stage >= lowered.stage_count)
-            throw std::invalid_argument(
-                fmt::format("--fault {}: there is no stage {} (stages 0..{})", text, fault.stage,
-                            lowered.stage_count - 1));
-    }
+    run_record::check_faults(options.faults, options.transport, lowered.rank_count,
+                             lowered.stage_count);
     // Builds, splits and infers once up front, so a bad model, split or batch is one error
     // here instead of one per rank.
     std::vector<std::vector<TensorMeta>> stage_inputs = boundary_inputs(options, lowered);

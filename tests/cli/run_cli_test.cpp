@@ -688,5 +688,19 @@ TEST(RunCli, BadOptionsAreUsageErrors) {
     }
 }
 
+// What every rank process would refuse is refused once by the launcher, before any starts (it
+// was the same line from each rank, then a line per rank that exited).
+TEST(RunCliGloo, TheLauncherRefusesOnceWhatEveryRankWould) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
+    auto result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --transport gloo --nproc 3");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: run: --nproc 3 starts 3 processes, but the schedule has 2 ranks (pp)\n");
+    result = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 4 --transport gloo --nproc 2 --fault stage9=die");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: run: --fault stage9=die: there is no stage 9 (stages 0..1)\n");
+}
+
 }  // namespace
 }  // namespace pipelens
