@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/experiment_options.hpp"
 #include "app/cli/input_files.hpp"
 #include "engine/analysis/run_divergence.hpp"
 #include "engine/run_record/statistics.hpp"
@@ -27,7 +28,7 @@ struct DiffOptions {
     std::string sim;
     std::optional<std::int64_t> real_run;
     std::optional<std::int64_t> sim_run;
-    int top = 10;
+    std::optional<int> top;  // 10 when not given
     bool json = false;
 };
 
@@ -281,9 +282,9 @@ void run_diff(const DiffOptions& options) {
     const traces::RunRecord sim =
         pick_run(sim_source, options.sim, options.sim_run, traces::RunKind::simulated);
     check_comparable(options, real, sim);
-    const analysis::RunDivergence diff =
-        analysis::run_divergence(analysis::read_timed_schedule(real_reader, real.id),
-                                 analysis::read_timed_schedule(sim_source, sim.id), options.top);
+    const analysis::RunDivergence diff = analysis::run_divergence(
+        analysis::read_timed_schedule(real_reader, real.id),
+        analysis::read_timed_schedule(sim_source, sim.id), options.top.value_or(10));
     if (options.json) {
         fmt::print("{}\n", divergence_json(options, real, sim, diff).dump());
         return;
@@ -292,7 +293,7 @@ void run_diff(const DiffOptions& options) {
                run_title(options.sim, sim));
     print_steps(diff);
     print_ranks(diff);
-    print_waits(diff, options.top);
+    print_waits(diff, options.top.value_or(10));
     print_actions(diff);
 }
 
@@ -313,8 +314,8 @@ void add_diff_command(CLI::App& app) {
                         "Real run to compare (default: REAL's latest real run)");
     command->add_option("--sim-run", options->sim_run,
                         "Simulated run to compare (default: SIM's latest simulated run)");
-    command->add_option("--top", options->top, "How many of the actions furthest off to list")
-        ->check(CLI::NonNegativeNumber);
+    add_count_option(*command, "--top", options->top,
+                     "How many of the actions furthest off to list", 0);
     command->add_flag("--json", options->json, "Print JSON instead of tables");
     command->callback([options] { run_diff(*options); });
 }

@@ -32,6 +32,12 @@ void check_per_stage(const std::vector<Value>& values, int stage_count,
 
 void validate_transformer(const TransformerSpec& spec, int stage_count,
                           const Experiment& experiment) {
+    // The dtype first: `--dtype fp3` alone was answered with the hidden size it did not give.
+    try {
+        dtype_bytes(spec.dtype);
+    } catch (const ExperimentError& error) {
+        throw ExperimentError(fmt::format("{}: {}", experiment.source, error.what()));
+    }
     require(spec.hidden > 0, experiment, "transformer.hidden", "must be a positive integer");
     require(spec.sequence > 0, experiment, "transformer.sequence", "must be a positive integer");
     require(spec.microbatch_size > 0, experiment, "transformer.microbatch_size",
@@ -39,11 +45,6 @@ void validate_transformer(const TransformerSpec& spec, int stage_count,
     require(spec.heads > 0, experiment, "transformer.heads", "must be a positive integer");
     require(spec.device_tflops > 0, experiment, "transformer.device_tflops",
             "must be a positive number (achieved TFLOP/s per device)");
-    try {
-        dtype_bytes(spec.dtype);
-    } catch (const ExperimentError& error) {
-        throw ExperimentError(fmt::format("{}: {}", experiment.source, error.what()));
-    }
     if (spec.layers_per_stage.empty()) {
         require(spec.layers >= stage_count, experiment, "transformer.layers",
                 fmt::format("{} layers cannot fill {} stages", spec.layers, stage_count));

@@ -57,7 +57,8 @@ class FieldReader {
             if (!value)
                 fail(*node, key, "expected an integer");
             if (*value < minimum || *value > 1'000'000'000)
-                fail(*node, key, fmt::format("{} is out of range (at least {})", *value, minimum));
+                fail(*node, key,
+                     fmt::format("{} is out of range ({} to 1000000000)", *value, minimum));
             out = static_cast<int>(*value);
         }
     }

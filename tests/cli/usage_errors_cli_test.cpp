@@ -126,6 +126,19 @@ TEST(RatioFlags, EveryShareFlagReadsTheSameWay) {
     EXPECT_EQ(as_percent.out, as_share.out);
 }
 
+// Each names what was given: the dtype, not the transformer's hidden size that was not given;
+// a count's lower bound, not CLI11's range up to the largest double.
+TEST(UsageErrors, AMessageNamesTheValueGiven) {
+    const auto dtype = run_pipelens("simulate --dtype fp3");
+    EXPECT_EQ(dtype.exit_code, 2);
+    EXPECT_EQ(dtype.err,
+              "pipelens: command line: transformer.dtype: unknown dtype 'fp3' (use "
+              "fp32, bf16, fp16 or fp8)\n");
+    const auto top = run_pipelens("diff --top -1 a.db b.db");
+    EXPECT_EQ(top.exit_code, 2);
+    EXPECT_EQ(top.err, "pipelens: --top must be at least 0, got -1\n");
+}
+
 TEST(ViewHelp, ListsTheViewersOptions) {
     const auto help = run_pipelens("view --help");
     EXPECT_EQ(help.exit_code, 0);

@@ -93,11 +93,11 @@ TEST(ExperimentToml, ErrorsNameFileLineColumnAndKey) {
 // The values the command line refuses are refused in a file too, at their line and column.
 TEST(ExperimentToml, CountsAndBandwidthsOutOfRange) {
     EXPECT_EQ(error_of("[schedule]\npp = 0\nm = 8\n"),
-              "exp.toml:2:6: schedule.pp: 0 is out of range (at least 1)");
+              "exp.toml:2:6: schedule.pp: 0 is out of range (1 to 1000000000)");
     EXPECT_EQ(error_of("[schedule]\npp = -1\nm = 8\n"),
-              "exp.toml:2:6: schedule.pp: -1 is out of range (at least 1)");
+              "exp.toml:2:6: schedule.pp: -1 is out of range (1 to 1000000000)");
     EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 99999999999\n"),
-              "exp.toml:3:5: schedule.m: 99999999999 is out of range (at least 1)");
+              "exp.toml:3:5: schedule.m: 99999999999 is out of range (1 to 1000000000)");
     EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[network]\nbandwidth = 0\n"),
               "exp.toml:5:13: network.bandwidth: bandwidth must be positive; leave the key out "
               "for unlimited links");
@@ -307,7 +307,7 @@ TEST(ExperimentToml, JitterRoundTripsAndIsChecked) {
         error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\ncentre = \"mode\"\n"),
         "exp.toml:6:10: jitter.centre: 'mode' is not a centre: use \"mean\" or \"median\"");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\nseed = -1\n"),
-              "exp.toml:6:8: jitter.seed: -1 is out of range (at least 0)");
+              "exp.toml:6:8: jitter.seed: -1 is out of range (0 to 1000000000)");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0, 1.5]\n"),
               "exp.toml: jitter.quantiles: value 1 is 0: each is a time over a typical one, above "
               "0 and at most 1000000");
@@ -329,7 +329,7 @@ TEST(ExperimentToml, JitterRoundTripsAndIsChecked) {
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\ndraws = 100001\n"),
               "exp.toml: jitter.draws: 100001 draws: give 1 to 100000");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\ndraws = 0\n"),
-              "exp.toml:6:9: jitter.draws: 0 is out of range (at least 1)");
+              "exp.toml:6:9: jitter.draws: 0 is out of range (1 to 1000000000)");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nspread = 2\n"),
               "exp.toml:5:1: jitter.spread: unknown key");
 }
