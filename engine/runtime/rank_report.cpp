@@ -253,13 +253,30 @@ std::vector<RankReport> reports_from_payloads(const std::vector<std::string>& pa
                                               const std::vector<std::string>& deaths) {
     std::vector<RankReport> reports;
     for (std::size_t rank = 0; rank < payloads.size(); ++rank) {
+        const bool died = rank < deaths.size() && !deaths[rank].empty();
         if (!payloads[rank].empty()) {
-            reports.push_back(rank_report_from_json(nlohmann::json::parse(payloads[rank])));
+            RankReport report = rank_report_from_json(nlohmann::json::parse(payloads[rank]));
+            // Rank 0 died after its report, while it recorded the run (the launcher records it
+            // from the reports instead): the run is recorded, but it did not end as it should.
+            if (died && !report.run.failure)
+                report.run.failure = run_record::RunFailure{
+                    static_cast<int>(rank),
+                    -1,
+                    -1,
+                    "",
+                    "rank_died",
+                    "",
+                    "",
+                    fmt::format("rank {} died ({}) after its step, while it recorded the run; "
+                                "the launcher recorded it from the ranks' reports",
+                                rank, deaths[rank]),
+                    0,
+                    std::nullopt};
+            reports.push_back(std::move(report));
             continue;
         }
         RankReport lost;
         lost.run.rank = static_cast<int>(rank);
-        const bool died = rank < deaths.size() && !deaths[rank].empty();
         lost.run.failure = run_record::RunFailure{
             static_cast<int>(rank),
             -1,

@@ -128,6 +128,61 @@ TEST(RankReport, ARankThatExitedWithoutAReportEndedRatherThanDied) {
               "recorded");
 }
 
+TEST(RankReport, ARankZeroThatDiedWhileRecordingFailsTheRunItsReportStillHolds) {
+    run_record::PipelineRunOptions options;
+    RankReport zero;
+    zero.run.rank = 0;
+    zero.run.timeline = {{0, 0, 50, -1}};
+    RankReport one;
+    one.run.rank = 1;
+    const std::vector<RankReport> reports =
+        reports_from_payloads({rank_report_to_json(zero).dump(), rank_report_to_json(one).dump()},
+                              options, {"killed by signal 9 (Killed)", ""});
+    ASSERT_TRUE(reports[0].run.failure.has_value());
+    EXPECT_EQ(reports[0].run.failure->kind, "rank_died");
+    EXPECT_EQ(reports[0].run.failure->message,
+              "rank 0 died (killed by signal 9 (Killed)) after its step, while it recorded the "
+              "run; the launcher recorded it from the ranks' reports");
+    EXPECT_EQ(reports[0].run.timeline.size(), 1u);  // what it measured is kept
+    EXPECT_FALSE(reports[1].run.failure.has_value());
+}
+
+// A failed step measured no offsets: ranks reading rank 0's host clock are placed on it from
+// where each one's zero lay there; a rank of another boot keeps its own clock.
+TEST(RankReport, AFailedRunsRanksOnRankZerosHostClockArePlacedOnIt) {
+    run_record::PipelineRunOptions options;
+    const auto rank = [](int index, std::string clock_id, std::int64_t zero, std::int64_t skew) {
+        RankReport report;
+        report.run.rank = index;
+        report.run.timeline = {{0, 100, 200, -1}};
+        report.run.step_starts_ns = {0};
+        report.run.memory = {{150, 64}};
+        report.run.host_zero = run_record::HostZero{std::move(clock_id), zero, skew};
+        report.run.failure =
+            run_record::RunFailure{index, 0, 0, "", "timeout", "", "", "x", 300, std::int64_t{100}};
+        return report;
+    };
+    const run_record::PipelineRunResult result =
+        merge_reports({rank(0, "boot a", 1'000'000, 0), rank(1, "boot a", 1'500'000, 5'000'000),
+                       rank(2, "boot b", 9'000'000, 0)},
+                      options);
+    ASSERT_TRUE(result.ranks[0].clock.has_value());
+    EXPECT_EQ(result.ranks[0].clock->offset_ns, 0);
+    EXPECT_EQ(result.ranks[0].timeline[0].start_ns, 100);
+    // Rank 1's zero lay 500 us after rank 0's; its clock fault put it 5 ms ahead.
+    ASSERT_TRUE(result.ranks[1].clock.has_value());
+    EXPECT_EQ(result.ranks[1].clock->offset_ns, -5'000'000);
+    EXPECT_EQ(result.ranks[1].clock->uncertainty_ns, 0);
+    EXPECT_EQ(result.ranks[1].timeline[0].start_ns, 500'100);
+    EXPECT_EQ(result.ranks[1].timeline[0].end_ns, 500'200);
+    EXPECT_EQ(result.ranks[1].step_starts_ns[0], 500'000);
+    EXPECT_EQ(result.ranks[1].memory[0].time_ns, 500'150);
+    EXPECT_EQ(result.ranks[1].failure->time_ns, 500'300);
+    EXPECT_EQ(result.ranks[1].failure->started_ns, 500'100);
+    EXPECT_FALSE(result.ranks[2].clock.has_value());
+    EXPECT_EQ(result.ranks[2].timeline[0].start_ns, 100);
+}
+
 TEST(RankReport, MergeTakesTheLossFromTheLastStageAndTheLargestErrors) {
     run_record::PipelineRunOptions options;
     options.check_reference = true;
