@@ -13,6 +13,7 @@
 
 #include "engine/schedule/action_facts.hpp"
 #include "engine/schedule/placement_inference.hpp"
+#include "engine/schedule/schedule_size.hpp"
 #include "engine/text/text_file.hpp"
 
 namespace pipelens {
@@ -31,6 +32,22 @@ constexpr std::string_view kBlank = " \t\r\n\v\f";
 
 bool is_blank(std::string_view cell) {
     return cell.find_first_not_of(kBlank) == std::string_view::npos;
+}
+
+// Every cell, even an empty one, becomes a string in memory (about 40 bytes): a file of commas
+// or newlines once took 43 times its size and, at the 1 GiB a text input may have, more memory
+// than a machine has. Its separators bound its cells; past the memory there is, it is refused.
+void refuse_cells_past_memory(std::string_view text, const std::string& source_name) {
+    constexpr std::int64_t kBytesPerCell = 48;
+    const auto separators = static_cast<std::int64_t>(std::count_if(
+        text.begin(), text.end(), [](char c) { return c == ',' || c == '\n' || c == '\r'; }));
+    const std::int64_t needed = (separators + 1) * kBytesPerCell;
+    const std::int64_t available = available_memory_bytes();
+    if (needed > available / 2)
+        throw ScheduleTooLargeError(fmt::format(
+            "{}: up to {} cells would take about {} MB to read, more than half of the {} MB this "
+            "process can still take",
+            source_name, separators + 1, needed >> 20, available >> 20));
 }
 
 // Python's csv.reader with the excel dialect over a file opened with newline="": a line ends at
@@ -450,6 +467,7 @@ ScheduleCsvReading parse_schedule_csv_as(std::string_view text, const std::strin
     // module would leave on the first cell; it is not part of any action.
     if (text.starts_with("\xEF\xBB\xBF"))
         text.remove_prefix(3);
+    refuse_cells_past_memory(text, source_name);
     const std::vector<CsvRecord> records = CsvRecordReader(text, source_name).read();
     if (records.empty())
         throw ScheduleFileError(source_name + ": the schedule file is empty");

@@ -178,6 +178,24 @@ TEST(NotAFile, AFifoOrADeviceIsRefusedAtOnceNamingIt) {
     std::filesystem::remove(names_trace);
 }
 
+// Each CSV cell, even an empty one, is a string in memory: a file of commas took 43 times its
+// size. One whose cells cannot fit is refused before they are read (exit 3), naming the file.
+TEST(NotAFile, ASchedulesCellsPastTheMemoryThereIsAreRefusedBeforeReading) {
+    const auto commas =
+        testing::temp_file("commas.csv", "0F0" + std::string(10'000'000, ',') + "\n");
+    const auto result =
+        testing::run_command("sh -c 'ulimit -v 600000; " + std::string(PIPELENS_BINARY) +
+                             " check " + commas.string() + "'");
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.err.rfind("pipelens: " + commas.string() +
+                                   ": up to 10000002 cells would take about 457 MB to read, more "
+                                   "than half of the ",
+                               0),
+              0u)
+        << result.err;
+    std::filesystem::remove(commas);
+}
+
 // A text input past 1 GiB is refused by its size before a byte is read (exit 3: too large).
 TEST(NotAFile, ATextInputPastAGibibyteIsRefusedBeforeItIsRead) {
     const auto huge = testing::temp_file("huge.csv", "0F0,0B0\r\n");
