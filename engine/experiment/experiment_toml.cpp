@@ -113,6 +113,8 @@ class FieldReader {
         try {
             if (const auto text = node.value_exact<std::string>())
                 return parse(*text);
+            if (const auto integer = node.value_exact<std::int64_t>())  // past a double's 2^53
+                return parse(fmt::format("{}", *integer));
             if (const auto number = node.value<double>())
                 return parse(fmt::format("{}", *number));
         } catch (const UnitParseError& error) {

@@ -51,15 +51,18 @@ std::string unit_list(const std::array<Unit, N>& units) {
     return list;
 }
 
-// Splits "1.5 ms" into 1.5 and "ms"; returns false when no number leads the text.
-bool split_number(std::string_view text, double& number, std::string_view& suffix) {
+// Splits "1.5 ms" into 1.5 and "ms"; errc::invalid_argument when no number leads the text,
+// errc::result_out_of_range when it is past a double's range ("1e400ms").
+std::errc split_number(std::string_view text, double& number, std::string_view& suffix) {
     const char* begin = text.data();
     const char* end = begin + text.size();
     const auto [rest, error] = std::from_chars(begin, end, number);
-    if (error != std::errc() || rest == begin)
-        return false;
+    if (rest == begin)
+        return std::errc::invalid_argument;
+    if (error != std::errc())
+        return error;
     suffix = trim(std::string_view(rest, static_cast<std::size_t>(end - rest)));
-    return true;
+    return std::errc();
 }
 
 template <std::size_t N>
@@ -72,7 +75,10 @@ double parse_quantity(std::string_view original, const std::array<Unit, N>& unit
         throw UnitParseError(fmt::format("'{}' is not a {}: {} (units: {}; a bare number is {})",
                                          original, what, why, unit_list(units), bare_meaning));
     };
-    if (!split_number(text, number, suffix))
+    if (const std::errc error = split_number(text, number, suffix);
+        error == std::errc::result_out_of_range)
+        return fail("its number is out of any range");
+    else if (error != std::errc())
         return fail("expected a number first");
     if (!std::isfinite(number) || number < 0)
         return fail("it must be a finite number, zero or more");

@@ -81,6 +81,12 @@ TEST(ExperimentToml, ErrorsNameFileLineColumnAndKey) {
               "us, ms, s; a bare number is microseconds)");
     EXPECT_EQ(error_of("[schedule]\npp = \"four\"\n"),
               "exp.toml:2:6: schedule.pp: expected an integer");
+    // Past a double's range, and an integer past its exact 2^53: each named for what it is.
+    EXPECT_EQ(error_of("[costs]\nf = \"1e400ms\"\n"),
+              "exp.toml:2:5: costs.f: '1e400ms' is not a duration: its number is out of any "
+              "range (units: ns, us, ms, s; a bare number is microseconds)");
+    EXPECT_EQ(error_of("[costs]\nf = 9223372036854775807\n"),
+              "exp.toml:2:5: costs.f: '9223372036854775807' is too large for a duration");
     EXPECT_EQ(error_of("[schedule]\nkind = \"2F2B\"\n").rfind("exp.toml:2:8: schedule.kind: ", 0),
               0u);
     EXPECT_EQ(error_of("[schedule\n").rfind("exp.toml:1:", 0), 0u);
