@@ -270,7 +270,8 @@ TEST(PlanCli, GemmShapesListWhatGemmRatesMustMeasure) {
     const auto unreadable = run_pipelens(plan + " --gemm-rates /nonexistent/rates.csv");
     EXPECT_EQ(unreadable.exit_code, 2);
     EXPECT_EQ(unreadable.err,
-              "pipelens plan: --gemm-rates /nonexistent/rates.csv: cannot be read\n");
+              "pipelens plan: --gemm-rates /nonexistent/rates.csv: cannot open it: No such file or "
+              "directory\n");
 }
 
 // A plan file names its rates by a path relative to itself: found beside the file wherever the
