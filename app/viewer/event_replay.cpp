@@ -52,6 +52,10 @@ std::string event_list_line(const traces::EventRecord& event) {
                        event.name, event.arguments.substr(0, 120));
 }
 
+std::string scrub_text(const traces::EventRecord& event) {
+    return fmt::format("replayed up to r{} #{} {}", event.rank, event.sequence, event.name);
+}
+
 const traces::EventRecord& top_level_of(const std::vector<traces::EventRecord>& events,
                                         const traces::EventRecord& event) {
     const traces::EventRecord* current = &event;

@@ -27,6 +27,11 @@ bool event_passes_filters(const traces::EventRecord& event, int rank_filter,
 // time only when it has one, its arguments cut at 120 characters.
 std::string event_list_line(const traces::EventRecord& event);
 
+// The scrubber's text for the chosen event, numbered as the list and the replayed state's
+// heading number it (the rank's own sequence, not the event's place among every rank's):
+// "replayed up to r1 #0 set_stage_meta".
+std::string scrub_text(const traces::EventRecord& event);
+
 // The top-level event `event` belongs to among `events` (itself when it is one): nested events
 // take effect with their parent. Stops at a parent that is missing, or 64 levels up.
 const traces::EventRecord& top_level_of(const std::vector<traces::EventRecord>& events,

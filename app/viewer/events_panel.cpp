@@ -29,9 +29,17 @@ void draw_events_panel(ViewerState& state) {
     state.events_panel.name_filter = name;
     ImGui::SameLine();
     ImGui::SetNextItemWidth(-1);
+    // Named as the list and the replayed state name the event (its rank's sequence), not by
+    // its place in the list; '%' doubled, as the slider's text is a format.
+    std::string scrub = "replay: pick an event";
+    if (state.events_panel.scrub >= 0 &&
+        state.events_panel.scrub < static_cast<int>(state.trace.events.size())) {
+        scrub.clear();
+        for (char c : scrub_text(state.trace.events[state.events_panel.scrub]))
+            scrub += c == '%' ? std::string("%%") : std::string(1, c);
+    }
     ImGui::SliderInt("##scrub", &state.events_panel.scrub, -1,
-                     static_cast<int>(state.trace.events.size()) - 1,
-                     state.events_panel.scrub < 0 ? "replay: pick an event" : "replayed up to #%d");
+                     static_cast<int>(state.trace.events.size()) - 1, scrub.c_str());
     ImGui::Columns(2, "events", true);
     ImGui::BeginChild("event list");
     for (int index = 0; index < static_cast<int>(state.trace.events.size()); ++index) {

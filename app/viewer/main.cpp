@@ -6,7 +6,8 @@
 //   --drop FILE...  drop files on the window once it is open (a trace, a schedule, an import)
 //   --screenshot OUT.png [--frames N] [--size WxH] [--select 2F5] [--step N]
 //     [--panel events|errors|ranks|sharding] [--event N] [--error N] [--tensor output|inputN]
-//     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb)
+//     renders N frames and writes the last as a PNG, then exits (tests run it under Xvfb); a
+//     choice the run cannot take (--step, --select, --error, --event) exits 2 without a PNG
 //   --script FILE  plays an input script (script_player.hpp: set pp 8, wait-idle, screenshot
 //     OUT.png...) in an offscreen window, then exits
 // Its load and frame-time benchmark is tests/bench/viewer_bench.cpp (pipelens_bench_viewer).
@@ -14,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <GLFW/glfw3.h>
@@ -39,23 +41,34 @@ void on_drop(GLFWwindow* window, int count, const char** paths) {
         drop_files(*state, std::vector<std::filesystem::path>(paths, paths + count));
 }
 
-// --step, --select and --error, once the first frame has fitted the view to the run.
-void apply_choices(const Options& options, ViewerState& state) {
+// "1 step", "3 steps".
+std::string count_text(std::size_t count, const char* one, const char* many) {
+    return fmt::format("{} {}", count, count == 1 ? one : many);
+}
+
+// --step, --select and --error, once the first frame has fitted the view to the run. What cannot
+// be done is returned (and shown in the sidebar): "" when all could.
+std::string apply_choices(const Options& options, ViewerState& state) {
+    std::string refused;
     if (options.step >= 0) {
-        if (options.step < static_cast<int>(state.trace.summary.steps.size()))
+        const std::size_t steps = state.trace.summary.steps.size();
+        if (options.step < static_cast<int>(steps))
             choose_step(state, options.step);
         else
-            state.trace.error = fmt::format("--step {}: the run has {} steps", options.step,
-                                            state.trace.summary.steps.size());
+            refused = fmt::format("--step {}: the run has {}", options.step,
+                                  count_text(steps, "step", "steps"));
     }
-    if (!options.select.empty() && !select_action(state, options.select))
-        state.trace.error = fmt::format("--select {}: no such action", options.select);
+    if (refused.empty() && !options.select.empty() && !select_action(state, options.select))
+        refused = fmt::format("--select {}: no such action", options.select);
     if (options.error >= 0) {
-        if (!choose_error(state, options.error))
-            state.trace.error = fmt::format("--error {}: the run has {} errors", options.error,
-                                            state.trace.errors.size());
+        if (!choose_error(state, options.error) && refused.empty())
+            refused = fmt::format("--error {}: the run has {}", options.error,
+                                  count_text(state.trace.errors.size(), "error", "errors"));
         state.panel_request = Panel::errors;
     }
+    if (!refused.empty())
+        state.trace.error = refused;
+    return refused;
 }
 
 // The window's size and --tensor's input, once the options are known to be usable.
@@ -118,8 +131,9 @@ void apply_start_options(const Options& options, const Checked& checked, ViewerS
     state.timeline.show_critical_path = !options.no_critical_path;
     if (options.event >= 0) {
         if (options.event >= static_cast<int>(state.trace.events.size()))
-            state.trace.error = fmt::format("--event {}: the run has {} events", options.event,
-                                            state.trace.events.size());
+            state.trace.error =
+                fmt::format("--event {}: the run has {}", options.event,
+                            count_text(state.trace.events.size(), "event", "events"));
         else
             state.events_panel.scrub = options.event;
         state.panel_request = Panel::events;
@@ -138,15 +152,22 @@ void apply_start_options(const Options& options, const Checked& checked, ViewerS
         state.panel_request = Panel::events;
 }
 
-// Renders --frames frames and writes the last as a PNG; 1 when it cannot be written.
+// Renders --frames frames and writes the last as a PNG; 1 when it cannot be written. A choice
+// the run cannot take (--step, --select, --error) is an error, as a bad --run is: one line, exit
+// 2, no PNG (a picture of something else than was asked for would pass for it).
 int take_screenshot(const Options& options, const Checked& checked, GLFWwindow* window,
                     ViewerState& state) {
     apply_finished_drop(state, true);  // a picture shows what a --drop opened, not its progress
     finish_analysis(state.trace);      // a picture shows the critical path, not "finding it..."
+    std::string refused;
     for (int frame = 0; frame < std::max(1, options.frames); ++frame) {
         glfwPollEvents();
         if (frame == 1)
-            apply_choices(options, state);
+            refused = apply_choices(options, state);
+        if (!refused.empty()) {
+            fmt::print(stderr, "pipelens-view: {}\n", refused);
+            return 2;
+        }
         render_frame(window, state);
         if (frame + 1 < options.frames)
             glfwSwapBuffers(window);
@@ -170,7 +191,7 @@ void run_interactive(const Options& options, GLFWwindow* window, ViewerState& st
         state.workbench.hold_for_due_result(kMostFrameHold);
         glfwPollEvents();
         if (frame == 1)
-            apply_choices(options, state);
+            (void)apply_choices(options, state);  // shown in the sidebar
         render_frame(window, state);
         if (state.png_request) {  // P: the frame just rendered, before it is shown
             int width = 0, height = 0;
@@ -204,6 +225,11 @@ int run(const Options& options) {
     glfwSetWindowUserPointer(window, &state);
     glfwSetDropCallback(window, on_drop);
     apply_start_options(options, *checked, state);
+    if (!options.screenshot.empty() && !state.trace.error.empty()) {  // --event beyond the run
+        fmt::print(stderr, "pipelens-view: {}\n", state.trace.error);
+        close_window(window);
+        return 2;
+    }
     // Through the drop callback's own function: a test drives a drop the way a person makes one.
     if (!options.drop.empty())
         drop_files(state,

@@ -61,8 +61,8 @@ void draw_axis(ImDrawList* draw, const TimelineGeometry& geometry, float bottom,
         draw->AddLine({geometry.left - 5, y}, {geometry.left, y}, IM_COL32(160, 160, 160, 255));
         const std::string label = format_bytes(peak * part / 2);
         const float width = ImGui::CalcTextSize(label.c_str()).x;
-        draw->AddText({geometry.left - 8 - width, y - 7}, IM_COL32(170, 170, 170, 255),
-                      label.c_str());
+        draw->AddText({geometry.left - 8 - width, y - kMemoryLabelHeight / 2},
+                      IM_COL32(170, 170, 170, 255), label.c_str());
     }
 }
 
@@ -77,17 +77,20 @@ void draw_memory(const ViewerState& state, float top, float bottom) {
     const std::int64_t peak = model.memory_peak();
     if (peak <= 0) {
         draw->AddText({kSidebarWidth + 6, top + 2}, IM_COL32(200, 200, 200, 255), "memory: n/a");
-        draw->AddText({geometry.left, top + 40}, IM_COL32(150, 150, 150, 255),
+        // At the lanes' left edge as the layout places it: a run without a timeline (a
+        // sharding-only one) never set the geometry, whose left would cut the line off.
+        draw->AddText({kSidebarWidth + kGutterWidth, top + 40}, IM_COL32(150, 150, 150, 255),
                       "nothing recorded: this run has no memory samples");
         return;
     }
     const std::vector<MemoryLine> lines =
         memory_lines(model, state.timeline.selected ? std::optional(state.timeline.selected->rank)
                                                     : std::nullopt);
-    draw->AddText({kSidebarWidth + 6, top + 2}, IM_COL32(200, 200, 200, 255),
+    const MemoryPlotLayout layout = memory_plot_layout(top, bottom);
+    draw->AddText({kSidebarWidth + 6, layout.title_top}, IM_COL32(200, 200, 200, 255),
                   fmt::format("memory (peak {})", format_bytes(peak)).c_str());
     // The key: each coloured rank, in its colour, under the title.
-    float key_x = kSidebarWidth + 6, key_y = top + 18;
+    float key_x = kSidebarWidth + 6, key_y = layout.title_top + kMemoryLabelHeight + 2;
     for (const MemoryLine& line : lines) {
         if (line.muted)
             continue;
@@ -100,7 +103,7 @@ void draw_memory(const ViewerState& state, float top, float bottom) {
         }
     }
     // The plot starts below the title line, so the peak's tick label stays clear of it.
-    const float plot_bottom = bottom - 4, height = bottom - top - 22;
+    const float plot_bottom = layout.plot_bottom, height = layout.height();
     draw_axis(draw, geometry, plot_bottom, height, peak);
     draw->PushClipRect({geometry.left, top}, {geometry.left + geometry.width, bottom}, true);
     // Every coloured line; muted ones only for ranks whose rows are in view, at most eight (a

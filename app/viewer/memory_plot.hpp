@@ -23,6 +23,25 @@ struct MemoryLine {
 // top). `selected_rank`: the rank of the selected action, if any.
 std::vector<MemoryLine> memory_lines(const TimelineModel& model, std::optional<int> selected_rank);
 
+// Where the plot's parts go in the area [top, bottom): the title's line at its top (the key of
+// ranks under it), then the plot, whose tick labels (kMemoryLabelHeight tall, centred on their
+// tick) stay below the title's line and above the area's bottom: the peak's label never covers
+// the title, and "0 B" is never cut off.
+inline constexpr float kMemoryLabelHeight = 14;
+struct MemoryPlotLayout {
+    float title_top = 0;    // the title's line: [title_top, title_top + kMemoryLabelHeight)
+    float plot_top = 0;     // the peak's tick
+    float plot_bottom = 0;  // the 0 B tick
+    float height() const { return plot_bottom - plot_top; }
+};
+inline MemoryPlotLayout memory_plot_layout(float top, float bottom) {
+    MemoryPlotLayout layout;
+    layout.title_top = top + 2;
+    layout.plot_top = layout.title_top + kMemoryLabelHeight + 2 + kMemoryLabelHeight / 2;
+    layout.plot_bottom = bottom - 2 - kMemoryLabelHeight / 2;
+    return layout;
+}
+
 void draw_memory(const ViewerState& state, float top, float bottom);
 
 }  // namespace pipelens::viewer

@@ -49,8 +49,14 @@ void select_rank(ViewerState& state, int rank) {
     const RankTimeline& timeline = model.ranks()[static_cast<std::size_t>(rank)];
     if (timeline.compute.actions.empty())
         return;
-    state.timeline.selected = ActionLocation{rank, false, 0};
-    const TimelineAction& first = timeline.compute.actions.front();
+    // The rank's first computation of the step shown (of the run, over every step).
+    ActionLocation chosen{rank, false, 0};
+    if (state.timeline.chosen_step)
+        chosen = copy_in_step(model, state.trace.summary.action_steps, chosen,
+                              *state.timeline.chosen_step)
+                     .value_or(chosen);
+    state.timeline.selected = chosen;
+    const TimelineAction& first = model.action(chosen);
     bring_into_view(state.timeline, first.start_ns, first.end_ns);
 }
 

@@ -71,32 +71,72 @@ std::vector<int> occurrence_numbers(const std::vector<std::uint64_t>& keys) {
     return numbers;
 }
 
-std::vector<RunStep> find_steps(const TimelineModel& model) {
-    std::vector<RunStep> steps;
+std::vector<RankActionSteps> number_steps(const TimelineModel& model) {
+    std::vector<RankActionSteps> numbers(model.ranks().size());
     std::vector<std::uint64_t> keys;
     for (const RankTimeline& rank : model.ranks()) {
         // The compute lane, then the communication lane: the order occurrences are counted in.
-        const auto for_each_action = [&](auto visit) {
-            for (const Lane* lane : {&rank.compute, &rank.communication})
-                for (const TimelineAction& action : lane->actions)
-                    visit(action, lane == &rank.communication);
-        };
         keys.clear();
-        for_each_action([&](const TimelineAction& action, bool communication) {
-            if (action.kind != text::kOverlapKind)
-                keys.push_back(action_key(action, communication));
-        });
+        for (const Lane* lane : {&rank.compute, &rank.communication})
+            for (const TimelineAction& action : lane->actions)
+                if (action.kind != text::kOverlapKind)
+                    keys.push_back(action_key(action, lane == &rank.communication));
         const std::vector<int> occurrences = occurrence_numbers(keys);
         std::size_t next_key = 0;
         std::map<std::string, int, std::less<>> overlaps_seen;
-        for_each_action([&](const TimelineAction& action, bool communication) {
-            const int step = action.kind == text::kOverlapKind
-                                 ? overlaps_seen[std::string(model.label(action).view())]++
-                                 : occurrences[next_key++];
-            add_to_step(steps, step, action, !communication);
-        });
+        RankActionSteps& into = numbers[static_cast<std::size_t>(rank.rank)];
+        for (const Lane* lane : {&rank.compute, &rank.communication}) {
+            auto& steps = lane == &rank.compute ? into.compute : into.communication;
+            steps.reserve(lane->actions.size());
+            for (const TimelineAction& action : lane->actions)
+                steps.push_back(action.kind == text::kOverlapKind
+                                    ? overlaps_seen[std::string(model.label(action).view())]++
+                                    : occurrences[next_key++]);
+        }
+    }
+    return numbers;
+}
+
+std::vector<RunStep> find_steps(const TimelineModel& model) {
+    return find_steps(model, number_steps(model));
+}
+
+std::vector<RunStep> find_steps(const TimelineModel& model,
+                                const std::vector<RankActionSteps>& numbers) {
+    std::vector<RunStep> steps;
+    for (const RankTimeline& rank : model.ranks()) {
+        const RankActionSteps& of = numbers[static_cast<std::size_t>(rank.rank)];
+        for (std::size_t index = 0; index < rank.compute.actions.size(); ++index)
+            add_to_step(steps, of.compute[index], rank.compute.actions[index], true);
+        for (std::size_t index = 0; index < rank.communication.actions.size(); ++index)
+            add_to_step(steps, of.communication[index], rank.communication.actions[index], false);
     }
     return steps;
+}
+
+int step_of(const std::vector<RankActionSteps>& numbers, const ActionLocation& at) {
+    if (at.rank < 0 || static_cast<std::size_t>(at.rank) >= numbers.size())
+        return 0;
+    const RankActionSteps& of = numbers[static_cast<std::size_t>(at.rank)];
+    const auto& steps = at.communication ? of.communication : of.compute;
+    return at.index < steps.size() ? steps[at.index] : 0;
+}
+
+std::optional<ActionLocation> copy_in_step(const TimelineModel& model,
+                                           const std::vector<RankActionSteps>& numbers,
+                                           const ActionLocation& at, int step) {
+    if (step_of(numbers, at) == step)
+        return at;
+    const Lane& lane = model.lane(at);
+    const TimelineAction& action = lane.actions[at.index];
+    const std::string text(model.label(action).view());
+    for (std::size_t index = 0; index < lane.actions.size(); ++index) {
+        const ActionLocation copy{at.rank, at.communication, index};
+        if (step_of(numbers, copy) == step && lane.actions[index].kind == action.kind &&
+            model.label(lane.actions[index]).view() == text)
+            return copy;
+    }
+    return std::nullopt;
 }
 
 std::pair<std::int64_t, std::int64_t> step_range(const std::vector<RunStep>& steps,

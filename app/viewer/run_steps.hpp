@@ -34,8 +34,27 @@ struct RunStep {
     friend bool operator==(const RunStep&, const RunStep&) = default;
 };
 
-// The steps of `model`'s run, in order; empty for a run without actions.
+// The training step of each action of one rank, by lane and index in the lane.
+struct RankActionSteps {
+    std::vector<std::int32_t> compute, communication;
+    friend bool operator==(const RankActionSteps&, const RankActionSteps&) = default;
+};
+
+// Every action's training step, per rank (index = rank), by the rule above.
+std::vector<RankActionSteps> number_steps(const TimelineModel& model);
+// The steps of `model`'s run, in order; empty for a run without actions. `numbers`:
+// number_steps(model), when the caller already has them.
 std::vector<RunStep> find_steps(const TimelineModel& model);
+std::vector<RunStep> find_steps(const TimelineModel& model,
+                                const std::vector<RankActionSteps>& numbers);
+
+// The training step of the action at `at` (0 when `numbers` does not cover it).
+int step_of(const std::vector<RankActionSteps>& numbers, const ActionLocation& at);
+// The same action as `at` (its rank, lane and text) in training step `step`: `at` itself when it
+// is of that step, nothing when the step does not run it.
+std::optional<ActionLocation> copy_in_step(const TimelineModel& model,
+                                           const std::vector<RankActionSteps>& numbers,
+                                           const ActionLocation& at, int step);
 
 // For each key, how many times it came before: {7, 3, 7, 7, 3} -> {0, 0, 1, 2, 1}. (A flat
 // table of counts, neither a node-based map nor a sort: a re-simulated timeline counts 100,000

@@ -3,9 +3,11 @@
 #include "app/viewer/run_summary.hpp"
 
 #include <cstdlib>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "traces/text/quantities.hpp"
 
@@ -65,51 +67,131 @@ RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outco
         }
         summary.ranks.push_back(row);
     }
-    summary.steps = find_steps(model);
+    summary.action_steps = number_steps(model);
+    summary.steps = find_steps(model, summary.action_steps);
     return summary;
 }
 
-std::string summary_text(const RunSummary& summary) {
-    std::string text;
-    if (!traces::step_figures_apply(summary.outcome)) {
-        text = traces::outcome_text(summary.outcome);
+std::vector<std::string> summary_figures(const RunSummary& summary, bool hangs) {
+    std::vector<std::string> figures;
+    if (hangs) {
+        figures.emplace_back(kHangsNoStep);
+    } else if (!traces::step_figures_apply(summary.outcome)) {
+        figures.push_back(traces::outcome_text(summary.outcome));
     } else {
-        text = summary.step_ns ? fmt::format("step {}", format_duration(*summary.step_ns))
-                               : "step n/a";
-        text += summary.bubble_ratio
-                    ? fmt::format("  |  bubble {:.1f}%", *summary.bubble_ratio * 100)
-                    : "  |  bubble n/a";
+        figures.push_back(summary.step_ns
+                              ? fmt::format("step {}", format_duration(*summary.step_ns))
+                              : "step n/a");
+        figures.push_back(summary.bubble_ratio
+                              ? fmt::format("bubble {:.1f}%", *summary.bubble_ratio * 100)
+                              : "bubble n/a");
     }
-    text += summary.peak_memory_bytes
-                ? fmt::format("  |  peak {} (rank {})", format_bytes(*summary.peak_memory_bytes),
-                              summary.peak_memory_rank)
-                : "  |  peak memory n/a";
+    figures.push_back(summary.peak_memory_bytes
+                          ? fmt::format("peak {} (rank {})",
+                                        format_bytes(*summary.peak_memory_bytes),
+                                        summary.peak_memory_rank)
+                          : "peak memory n/a");
     if (summary.busiest_rank >= 0)
-        text += fmt::format("  |  busiest rank {}", summary.busiest_rank);
-    if (summary.steps.size() > 1)
-        text += fmt::format("  |  {} steps", summary.steps.size());
-    return text;
+        figures.push_back(fmt::format("busiest rank {}", summary.busiest_rank));
+    if (summary.steps.size() > 1 && !hangs)
+        figures.push_back(fmt::format("{} steps", summary.steps.size()));
+    return figures;
 }
 
-std::string run_list_text(const traces::RunRecord& run) {
+std::string summary_text(const RunSummary& summary) {
+    return fmt::format("{}", fmt::join(summary_figures(summary), "  |  "));
+}
+
+namespace {
+
+constexpr std::string_view kSeparator = "  |  ";
+
+// The figures laid out greedily, a line filled before the next; nullopt when they take more
+// than `lines` lines or one is wider than a line.
+std::optional<std::vector<std::string>> flow(
+    const std::vector<std::string>& figures, float width, int lines,
+    const std::function<float(std::string_view)>& measure) {
+    std::vector<std::string> laid{""};
+    for (const std::string& figure : figures) {
+        if (measure(figure) > width)
+            return std::nullopt;
+        const std::string longer =
+            laid.back().empty() ? figure : laid.back() + std::string(kSeparator) + figure;
+        if (measure(longer) <= width) {
+            laid.back() = longer;
+            continue;
+        }
+        if (static_cast<int>(laid.size()) == lines)
+            return std::nullopt;
+        laid.push_back(figure);
+    }
+    return laid;
+}
+
+// `text` cut to its first `keep` characters and "...".
+std::string shortened(const std::string& text, std::size_t keep) {
+    return keep >= text.size() ? text : text.substr(0, keep) + "...";
+}
+
+}  // namespace
+
+std::vector<std::string> fit_figures(std::vector<std::string> figures, float width, int lines,
+                                     const std::function<float(std::string_view)>& measure) {
+    if (figures.empty())
+        return {};
+    if (auto laid = flow(figures, width, lines, measure))
+        return *laid;
+    // The longest first figure that lets every figure fit (binary search on its length).
+    const std::string first = figures.front();
+    std::size_t low = 0, high = first.size();
+    while (low < high) {
+        const std::size_t middle = (low + high + 1) / 2;
+        figures.front() = shortened(first, middle);
+        if (flow(figures, width, lines, measure))
+            low = middle;
+        else
+            high = middle - 1;
+    }
+    figures.front() = shortened(first, low);
+    if (auto laid = flow(figures, width, lines, measure))
+        return *laid;
+    // Too narrow for the rest even so: each line's figures in turn, the last cut at the edge.
+    std::vector<std::string> laid;
+    for (const std::string& figure : figures) {
+        if (static_cast<int>(laid.size()) < lines &&
+            (laid.empty() || measure(laid.back() + std::string(kSeparator) + figure) > width)) {
+            laid.push_back(figure);
+            continue;
+        }
+        laid.back() += std::string(kSeparator) + figure;
+    }
+    return laid;
+}
+
+namespace {
+
+// How a run in the runs list ends: its step time, FAILED or unfinished.
+std::string list_ending(const traces::RunRecord& run) {
+    switch (run.status) {
+        case traces::RunStatus::finished:
+            return run.step_time_ns ? format_duration(*run.step_time_ns) : "";
+        case traces::RunStatus::failed:
+            return "FAILED";
+        case traces::RunStatus::running:
+            break;
+    }
+    return "unfinished";
+}
+
+}  // namespace
+
+std::string run_list_text(const traces::RunRecord& run, bool hangs) {
     // A sharding-only run has devices, not a pipeline: its pp holds the mesh's size.
     const std::string shape = run.schedule == "sharding" ? fmt::format("{} devices", run.pp)
                                                          : fmt::format("pp={} m={}", run.pp, run.m);
-    std::string ending;
-    switch (run.status) {
-        case traces::RunStatus::finished:
-            ending = run.step_time_ns ? format_duration(*run.step_time_ns) : "";
-            break;
-        case traces::RunStatus::failed:
-            ending = "FAILED";
-            break;
-        case traces::RunStatus::running:
-            ending = "unfinished";
-            break;
-    }
     return fmt::format("{} {} {}  {}  {}", run.id,
                        run.kind == traces::RunKind::real ? "real" : "sim", shape, run.schedule,
-                       ending);
+                       hangs ? std::string("HANGS") : list_ending(run));
 }
 
 std::string step_comparison_text(std::int64_t shown_id, const RunSummary& shown,

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/viewer/run_steps.hpp"
@@ -39,18 +41,36 @@ struct RunSummary {
     // The run's training steps as its actions show them (run_steps.hpp), also for a run still
     // being written; with several, the sidebar lists each one's step time and bubble.
     std::vector<RunStep> steps;
+    // Each action's training step (run_steps.hpp's number_steps), by rank and lane.
+    std::vector<RankActionSteps> action_steps;
 };
 
 // `outcome`: how the model's run ended (traces::run_outcome of its record and errors).
 RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outcome);
 
-// "step 57.0 us  |  bubble 18.2%  |  peak 3.1 MiB (rank 0)  |  busiest rank 3", and
-// "  |  3 steps" after it when the run has several; a failed run:
-// "failed at rank 1, stage 1, action 1F0: <first error>  |  peak ...  |  busiest rank 0".
+// Why a checked schedule that can hang has no step, bubble or critical-path figures: what it
+// shows is the file's own order, which never ends, so no step does.
+inline constexpr std::string_view kHangsNoStep =
+    "no step or bubble: the schedule can hang, so no step ends";
+inline constexpr std::string_view kHangsNoPath = "critical path: n/a (no step ends)";
+
+// The figures, each whole: "step 57.0 us", "bubble 18.2%", "peak 3.1 MiB (rank 0)",
+// "busiest rank 3", and "3 steps" when the run has several; a failed run's first is where it
+// failed ("failed at rank 1, stage 1, action 1F0: <first error>") in place of step and bubble;
+// a schedule that can hang (`hangs`) has kHangsNoStep there and no step count.
+std::vector<std::string> summary_figures(const RunSummary& summary, bool hangs = false);
+// summary_figures joined by "  |  ": "step 57.0 us  |  bubble 18.2%  |  peak ...".
 std::string summary_text(const RunSummary& summary);
+// Lays `figures` out on at most `lines` lines `width` pixels wide (text measured by `measure`),
+// each line figures joined by "  |  ", no figure split between lines. Where they do not all fit,
+// the first (a failure's message, the one long figure) is cut short with "..." until the rest
+// do (a figure still too wide for a line is cut at its end).
+std::vector<std::string> fit_figures(std::vector<std::string> figures, float width, int lines,
+                                     const std::function<float(std::string_view)>& measure);
 // A run in the runs list: "2 real pp=2 m=4  1F1B  57.0 us", "3 real pp=2 m=4  1F1B  FAILED",
-// "4 sim pp=2 m=4  1F1B  unfinished" (a sharding-only run counts devices: "5 sim 8 devices").
-std::string run_list_text(const traces::RunRecord& run);
+// "4 sim pp=2 m=4  1F1B  unfinished" (a sharding-only run counts devices: "5 sim 8 devices");
+// a checked schedule that can hang (`hangs`) ends in "HANGS", not a step time.
+std::string run_list_text(const traces::RunRecord& run, bool hangs = false);
 // The shown run's step against the compared one: "vs run 1: step +500 ns (+10.0%)", or why
 // there is nothing to compare: "vs run 1: no step to compare: run 2 failed at rank 1, ...".
 std::string step_comparison_text(std::int64_t shown_id, const RunSummary& shown,

@@ -1,33 +1,83 @@
 // Sharding decisions: pick one, and one of its tensors (the output or an input); the mesh drawn
-// as a grid of devices coloured by the shard of that tensor each holds under the chosen
-// strategy, and the strategy table with costs and the chosen row highlighted.
+// as a grid of devices coloured by the block of that tensor each holds under the chosen
+// strategy (sharding_mesh.hpp: by its place in the tensor, the indices under each device), and
+// the strategy table with costs and the chosen row highlighted.
 #include "app/viewer/sharding_panel.hpp"
 
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <imgui.h>
 #include <nlohmann/json.hpp>
 
 #include "app/viewer/sharding_mesh.hpp"
 #include "app/viewer/viewer_layout.hpp"
 #include "app/viewer/viewer_state.hpp"
+#include "engine/sharding/device_mesh.hpp"
 
 namespace pipelens::viewer {
 namespace {
 
-// Devices holding the same shard get the same colour (sharding_mesh.hpp numbers the shards).
-void draw_mesh(const MeshGrid& grid) {
+// Devices holding the same block get the same colour (sharding_mesh.hpp numbers the blocks by
+// their place in the tensor); each cell names its device and, under it, what it holds.
+void draw_mesh(const MeshGrid& grid, const std::vector<std::string>& mesh_dims) {
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float cell = 34;
+    const float width = mesh_cell_width(grid), height = kMeshCellHeight;
     for (const MeshDevice& device : grid.devices) {
         const Rgb tint = kShardColours[device.shard % std::size(kShardColours)];
-        const ImVec2 min{origin.x + device.column * cell, origin.y + device.row * cell};
-        draw->AddRectFilled(min, {min.x + cell - 3, min.y + cell - 3},
-                            IM_COL32(tint.r, tint.g, tint.b, 255));
-        draw->AddText({min.x + 4, min.y + 9}, IM_COL32(10, 10, 10, 255),
+        const ImVec2 min{origin.x + device.column * width, origin.y + device.row * height};
+        const ImVec2 max{min.x + width - 3, min.y + height - 3};
+        draw->AddRectFilled(min, max, IM_COL32(tint.r, tint.g, tint.b, 255));
+        draw->AddText({min.x + 4, min.y + 2}, IM_COL32(10, 10, 10, 255),
                       std::to_string(device.device).c_str());
+        const std::string held = held_text(grid, device.device);
+        draw->AddText({min.x + 4, min.y + 16}, IM_COL32(10, 10, 10, 255), held.c_str());
+        if (ImGui::IsMouseHoveringRect(min, max)) {
+            std::vector<std::string> at;
+            for (std::size_t dim = 0; dim < device.coordinate.size(); ++dim)
+                at.push_back(fmt::format("{}={}", dim < mesh_dims.size() ? mesh_dims[dim] : "",
+                                         device.coordinate[dim]));
+            ImGui::SetTooltip("device %d (%s): %s, block %d of %d", device.device,
+                              fmt::format("{}", fmt::join(at, ", ")).c_str(),
+                              held.empty() ? "?" : held.c_str(), device.shard, grid.blocks);
+        }
     }
-    ImGui::Dummy({grid.columns * cell, grid.rows * cell});
+    ImGui::Dummy({grid.columns * width, grid.rows * height});
+}
+
+// The mesh's dim names ("dp", "tp"; the index for an unnamed dim).
+std::vector<std::string> mesh_dim_names(const std::string& mesh_text) {
+    std::vector<std::string> names;
+    try {
+        const sharding::DeviceMesh mesh = sharding::parse_printed_device_mesh(mesh_text);
+        for (int dim = 0; dim < mesh.ndim(); ++dim)
+            names.push_back(static_cast<std::size_t>(dim) < mesh.dim_names.size() &&
+                                    !mesh.dim_names[dim].empty()
+                                ? mesh.dim_names[dim]
+                                : std::to_string(dim));
+    } catch (const std::invalid_argument&) {
+    }
+    return names;
+}
+
+// The chosen tensor's shape, when decision_shapes could tell it.
+const std::optional<std::vector<std::int64_t>>& chosen_shape(const ShardingPanelState& panel) {
+    static const std::optional<std::vector<std::int64_t>> unknown;
+    if (panel.tensor < 0)
+        return panel.shapes.output;
+    return panel.tensor < static_cast<int>(panel.shapes.inputs.size())
+               ? panel.shapes.inputs[static_cast<std::size_t>(panel.tensor)]
+               : unknown;
+}
+
+// "[8, 8]"
+std::string shape_text(const std::vector<std::int64_t>& shape) {
+    return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
 }  // namespace
@@ -69,17 +119,33 @@ void draw_sharding_panel(ViewerState& state) {
         const std::string tensor = state.sharding_panel.tensor < 0
                                        ? std::string("output")
                                        : fmt::format("input {}", state.sharding_panel.tensor);
-        ImGui::Text("%s %s: devices coloured by the shard they hold", tensor.c_str(),
-                    placements.c_str());
-        if (const std::optional<MeshGrid> grid = mesh_grid(decision.mesh, placements))
-            draw_mesh(*grid);
+        if (state.sharding_panel.shapes_of != state.sharding_panel.selected) {
+            state.sharding_panel.shapes = decision_shapes(decision.op, decision.mesh);
+            state.sharding_panel.shapes_of = state.sharding_panel.selected;
+        }
+        const auto& shape = chosen_shape(state.sharding_panel);
+        const std::optional<MeshGrid> grid = mesh_grid(decision.mesh, placements, shape);
+        if (grid && grid->by_position)
+            ImGui::TextWrapped(
+                "%s %s of %s: devices coloured by the block they hold, numbered by its place in "
+                "the tensor; under each device the indices it holds (r rows, c columns)",
+                tensor.c_str(), placements.c_str(), shape_text(*shape).c_str());
+        else
+            ImGui::TextWrapped(
+                "%s %s: devices coloured by the shard they hold (by mesh "
+                "coordinate: the tensor's shape is not known)",
+                tensor.c_str(), placements.c_str());
+        if (grid)
+            draw_mesh(*grid, mesh_dim_names(decision.mesh));
     }
     if (strategies.is_array() &&
         ImGui::BeginTable("strategy table", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY)) {
         ImGui::TableSetupScrollFreeze(0, 1);  // the header stays in view
-        ImGui::TableSetupColumn("#");
-        ImGui::TableSetupColumn("strategy");
-        ImGui::TableSetupColumn("total cost (us)");
+        // The index and the cost as wide as their text; the strategy takes the rest and wraps,
+        // so its output placement is never cut off under the cost.
+        ImGui::TableSetupColumn("#", ImGuiTableColumnFlags_WidthFixed);
+        ImGui::TableSetupColumn("strategy", ImGuiTableColumnFlags_WidthStretch);
+        ImGui::TableSetupColumn("total cost (us)", ImGuiTableColumnFlags_WidthFixed);
         ImGui::TableHeadersRow();
         for (int index = 0; index < static_cast<int>(strategies.size()); ++index) {
             if (!strategies[index].is_object())
@@ -97,7 +163,7 @@ void draw_sharding_panel(ViewerState& state) {
             ImGui::TableNextColumn();
             ImGui::Text("%d", index);
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(strategies[index].value("strategy", "?").c_str());
+            ImGui::TextWrapped("%s", strategies[index].value("strategy", "?").c_str());
             ImGui::TableNextColumn();
             const nlohmann::json total = strategies[index].value("total", nlohmann::json());
             ImGui::TextUnformatted(total.is_number()

@@ -88,10 +88,12 @@ void draw_file_controls(ViewerState& state) {
 
 void draw_runs(ViewerState& state) {
     ImGui::TextUnformatted("Runs (click: show, right-click: compare)");
+    // A checked schedule that can hang: its one run is the file's order, which never ends.
+    const bool hangs = marks_for(state.drop, state.trace.reader->path()) != nullptr;
     for (const traces::RunRecord& run : state.trace.runs) {
-        const std::string text =
-            fmt::format("{}{} {}", run.id == state.trace.run_id ? "> " : "  ",
-                        run.id == state.trace.compared_run_id ? "[vs]" : "", run_list_text(run));
+        const std::string text = fmt::format("{}{} {}", run.id == state.trace.run_id ? "> " : "  ",
+                                             run.id == state.trace.compared_run_id ? "[vs]" : "",
+                                             run_list_text(run, hangs));
         if (ImGui::Selectable(fmt::format("{}##run{}", text, run.id).c_str(),
                               run.id == state.trace.run_id))
             show_run(state, run.id);
@@ -110,7 +112,8 @@ void draw_details(ViewerState& state) {
     ImGui::TextUnformatted(model.label(action).data());
     ImGui::Text("rank %d, %s lane", state.timeline.selected->rank,
                 state.timeline.selected->communication ? "communication" : "compute");
-    ImGui::Text("stage %d, microbatch %d, step %d", action.stage, action.microbatch, action.step);
+    ImGui::Text("stage %d, microbatch %d", action.stage, action.microbatch);
+    ImGui::TextWrapped("%s", action_step_text(state.trace, *state.timeline.selected).c_str());
     ImGui::Text("start %s", format_duration(action.start_ns).c_str());
     ImGui::Text("duration %s", format_duration(action.end_ns - action.start_ns).c_str());
     if (action.bytes > 0)
@@ -125,35 +128,35 @@ void draw_details(ViewerState& state) {
     }
 }
 
-std::string signed_duration(std::int64_t delta_ns) {
-    return fmt::format("{}{}", delta_ns >= 0 ? '+' : '-', format_duration(std::abs(delta_ns)));
-}
-
-// The step against the compared run, and `pipelens diff`'s split of the difference for the
-// picked step (or over every step); each rank's busy time; then the actions whose durations
-// differ most (a click selects one).
+// The step against the compared run, and `pipelens diff`'s split of the difference; each rank's
+// busy time; then the actions whose durations differ most (a click selects one): all for the
+// picked step against its match, or over every step.
 void draw_comparison(ViewerState& state) {
     if (!state.trace.compared || !state.trace.model)
         return;
     const TimelineModel& shown = *state.trace.model;
-    const TimelineModel& other = *state.trace.compared;
+    const std::optional<int> step = state.timeline.chosen_step;
     ImGui::Separator();
-    ImGui::TextWrapped("%s", comparison_line(state.trace).c_str());
-    for (const std::string& line : split_lines(state.trace, state.timeline.chosen_step))
+    ImGui::TextWrapped("%s", comparison_line(state.trace, step).c_str());
+    for (const std::string& line : split_lines(state.trace, step))
         ImGui::TextWrapped("%s", line.c_str());
-    for (const RankTimeline& rank : shown.ranks())
-        if (static_cast<std::size_t>(rank.rank) < other.ranks().size())
-            ImGui::Text(
-                "  rank %d busy %s", rank.rank,
-                signed_duration(rank.figures.busy_ns -
-                                other.ranks()[static_cast<std::size_t>(rank.rank)].figures.busy_ns)
-                    .c_str());
-    ImGui::TextUnformatted("largest differences (click: select)");
-    for (const TraceSession::Difference& difference : state.trace.largest_differences)
-        if (ImGui::Selectable(
-                fmt::format("  {:<10} {}", difference.label, signed_duration(difference.delta_ns))
-                    .c_str()))
-            select_action(state, difference.label);
+    for (const std::string& line :
+         rank_busy_lines(shown, *state.trace.compared, state.trace.match, step))
+        ImGui::Text("  %s", line.c_str());
+    const std::vector<ActionDifference> largest = largest_differences(state.trace.match, step);
+    if (largest.empty()) {
+        ImGui::TextDisabled("no action's duration differs%s",
+                            step ? fmt::format(" in step {}", *step).c_str() : "");
+        return;
+    }
+    ImGui::TextUnformatted(step ? fmt::format("largest in step {} (click: select)", *step).c_str()
+                                : "largest differences (click: select)");
+    const bool name_step = !step && state.trace.summary.steps.size() > 1;
+    for (std::size_t index = 0; index < largest.size(); ++index)
+        if (ImGui::Selectable(fmt::format("  {}##difference{}",
+                                          difference_text(shown, largest[index], name_step), index)
+                                  .c_str()))
+            select_location(state, largest[index].at);
 }
 
 // The colour key at the sidebar's foot (viewer_layout.hpp places it), drawn whatever the

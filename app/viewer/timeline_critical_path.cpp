@@ -2,11 +2,16 @@
 // accounting), and the run's stragglers (engine/analysis/stragglers), found from the actions the
 // model already holds (no second read of the file), then mapped back to lane positions.
 //
-// The analysis needs each rank's actions in program order (by recorded step); the lanes hold
-// them by start time. `by_step[r]` is the bridge: rank r's lane positions sorted by step, so the
-// analysis's index i on rank r is by_step[r][i]. A training step analysed alone is a schedule of
-// its own (training_steps.hpp); StepPositions maps its indices to the run's and back.
+// The analysis needs each rank's actions in program order, as timed_schedule_from_rows orders
+// them: training step first (the k-th row of a recorded index, by start, is step k's), then the
+// recorded index; the lanes hold them by start time. `by_step[r]` is the bridge: rank r's lane
+// positions in that order, so the analysis's index i on rank r is by_step[r][i]. A real run of
+// several steps repeats each recorded index once per step, so an index alone never names an
+// action. A training step analysed alone is a schedule of its own (training_steps.hpp);
+// StepPositions maps its indices to the run's and back, by the engine's own step numbers.
 #include <algorithm>
+#include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -34,8 +39,37 @@ traces::StoredAction stored(const TimelineAction& action, bool communication) {
     return row;
 }
 
-// Rank `rank`'s actions in step order: each lane is by start time, which is nearly always step
-// order too, so the two lanes merge; a lane out of step order is sorted first.
+// An action's place in program order: (training step, recorded index), and where it is.
+struct Ordered {
+    std::int32_t training_step = 0;
+    std::int32_t step = 0;
+    ActionLocation at;
+};
+
+// Rank `rank`'s actions by start, then recorded index (the two lanes merged), as the engine
+// reads the rows in time order to count each index's copies.
+std::vector<Ordered> by_start(const RankTimeline& rank) {
+    std::vector<Ordered> order;
+    order.reserve(rank.compute.actions.size() + rank.communication.actions.size());
+    for (bool communication : {false, true}) {
+        const Lane& lane = communication ? rank.communication : rank.compute;
+        for (std::size_t index = 0; index < lane.actions.size(); ++index)
+            order.push_back({0, lane.actions[index].step, {rank.rank, communication, index}});
+    }
+    const auto start = [&](const Ordered& item) {
+        const Lane& lane = item.at.communication ? rank.communication : rank.compute;
+        return lane.actions[item.at.index].start_ns;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](const Ordered& left, const Ordered& right) {
+        return std::pair(start(left), left.step) < std::pair(start(right), right.step);
+    });
+    return order;
+}
+
+// Rank `rank`'s actions in program order. A run whose recorded indices are all distinct (one
+// training step, or a writer numbering on through the run) is in index order: each lane is by
+// start, which is nearly always index order too, so the two lanes merge. Otherwise each index's
+// copies are counted in start order, the k-th being training step k's.
 std::vector<ActionLocation> program_order(const RankTimeline& rank) {
     const auto lane_order = [&](bool communication) {
         const Lane& lane = communication ? rank.communication : rank.compute;
@@ -58,9 +92,26 @@ std::vector<ActionLocation> program_order(const RankTimeline& rank) {
                merged.begin(),
                [](const auto& left, const auto& right) { return left.first < right.first; });
     std::vector<ActionLocation> locations;
-    locations.reserve(merged.size());
-    for (const auto& entry : merged)
-        locations.push_back(entry.second);
+    const bool repeated = std::adjacent_find(merged.begin(), merged.end(), [](auto& l, auto& r) {
+                              return l.first == r.first;
+                          }) != merged.end();
+    if (!repeated) {
+        locations.reserve(merged.size());
+        for (const auto& entry : merged)
+            locations.push_back(entry.second);
+        return locations;
+    }
+    std::vector<Ordered> order = by_start(rank);
+    std::unordered_map<std::int32_t, std::int32_t> copies;
+    for (Ordered& item : order)
+        item.training_step = copies[item.step]++;
+    std::stable_sort(order.begin(), order.end(), [](const Ordered& left, const Ordered& right) {
+        return std::pair(left.training_step, left.step) <
+               std::pair(right.training_step, right.step);
+    });
+    locations.reserve(order.size());
+    for (const Ordered& item : order)
+        locations.push_back(item.at);
     return locations;
 }
 
@@ -86,31 +137,26 @@ std::vector<analysis::RankRows> program_rows(const TimelineModel& model,
 }
 
 // A step's schedule against the run's: to_run[r][i] is the run's program index of the step's
-// action i on rank r (the one with its recorded step: the run's are in recorded step order),
-// from_run the reverse, -1 for an action of another step.
+// action i on rank r, from_run the reverse, -1 for an action of another step. The step holds
+// the run's actions of its training step in program order (training_steps.hpp), so its i-th
+// action on a rank is the i-th of the run's whose engine step number is the step's.
 struct StepPositions {
     std::vector<std::vector<std::int32_t>> to_run, from_run;
 };
 
-StepPositions step_positions(const analysis::TimedSchedule& run,
-                             const analysis::TimedSchedule& step) {
+StepPositions step_positions(const analysis::TimedSchedule& run, int step) {
+    const std::vector<std::vector<std::int32_t>> numbers = analysis::action_steps(run.schedule);
     StepPositions positions;
-    positions.to_run.resize(step.times.size());
+    positions.to_run.resize(run.times.size());
     positions.from_run.resize(run.times.size());
     for (std::size_t rank = 0; rank < run.times.size(); ++rank) {
-        const auto& spans = run.times[rank];
-        positions.from_run[rank].assign(spans.size(), -1);
-        for (std::size_t index = 0; index < step.times[rank].size(); ++index) {
-            const auto found =
-                std::lower_bound(spans.begin(), spans.end(), step.times[rank][index].step,
-                                 [](const analysis::ActionSpan& span, std::int32_t value) {
-                                     return span.step < value;
-                                 });
-            const auto at = static_cast<std::int32_t>(found - spans.begin());
-            positions.to_run[rank].push_back(at);
-            positions.from_run[rank][static_cast<std::size_t>(at)] =
-                static_cast<std::int32_t>(index);
-        }
+        positions.from_run[rank].assign(run.times[rank].size(), -1);
+        for (std::size_t index = 0; index < numbers[rank].size(); ++index)
+            if (numbers[rank][index] == step) {
+                positions.from_run[rank][index] =
+                    static_cast<std::int32_t>(positions.to_run[rank].size());
+                positions.to_run[rank].push_back(static_cast<std::int32_t>(index));
+            }
     }
     return positions;
 }
@@ -124,7 +170,8 @@ class HoldFinder {
           by_step_(by_step),
           analysed_(analysed),
           holds_(analysed),
-          positions_(positions) {}
+          positions_(positions),
+          compute_program_(compute_program(by_step)) {}
 
     TimelineCriticalPath path() const {
         TimelineCriticalPath result;
@@ -146,6 +193,19 @@ class HoldFinder {
     }
 
   private:
+    // Per rank, each compute action's program index (by_step's reverse for the compute lane).
+    static std::vector<std::vector<std::int32_t>> compute_program(
+        const std::vector<std::vector<ActionLocation>>& by_step) {
+        std::vector<std::vector<std::int32_t>> program(by_step.size());
+        for (std::size_t rank = 0; rank < by_step.size(); ++rank) {
+            program[rank].resize(by_step[rank].size());
+            for (std::size_t index = 0; index < by_step[rank].size(); ++index)
+                if (!by_step[rank][index].communication)
+                    program[rank][by_step[rank][index].index] = static_cast<std::int32_t>(index);
+        }
+        return program;
+    }
+
     ActionLocation location(analysis::ActionRef ref) const {
         const auto rank = static_cast<std::size_t>(ref.rank);
         const auto index = static_cast<std::size_t>(ref.index);
@@ -157,13 +217,8 @@ class HoldFinder {
         const Bubble& bubble = rank.bubbles[index];
         if (bubble.before < 0)
             return std::nullopt;
-        const auto& order = by_step_[static_cast<std::size_t>(rank.rank)];
-        const std::int32_t step = rank.compute.actions[bubble.before].step;
-        const auto found = std::lower_bound(order.begin(), order.end(), step,
-                                            [&](const ActionLocation& at, std::int32_t value) {
-                                                return model_.action(at).step < value;
-                                            });
-        auto analysed_index = static_cast<std::int32_t>(found - order.begin());
+        auto analysed_index = compute_program_[static_cast<std::size_t>(rank.rank)]
+                                              [static_cast<std::size_t>(bubble.before)];
         if (positions_) {
             analysed_index = positions_->from_run[static_cast<std::size_t>(rank.rank)]
                                                  [static_cast<std::size_t>(analysed_index)];
@@ -188,6 +243,7 @@ class HoldFinder {
     const analysis::TimedSchedule& analysed_;
     const analysis::HoldGraph holds_;
     const StepPositions* positions_;
+    const std::vector<std::vector<std::int32_t>> compute_program_;
 };
 
 }  // namespace
@@ -218,7 +274,7 @@ HoldAnalysis TimelineModel::analyse_holds(const std::string& source,
             return result;
         }
         const analysis::TimedSchedule& alone = steps[static_cast<std::size_t>(*request.step)].timed;
-        const StepPositions positions = step_positions(timed, alone);
+        const StepPositions positions = step_positions(timed, *request.step);
         const HoldFinder finder(*this, by_step, alone, &positions);
         result.path = finder.path();
         result.waits = finder.waits();

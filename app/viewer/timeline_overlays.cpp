@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -80,7 +82,8 @@ void draw_overview(ImDrawList* draw, ViewerState& state) {
     }
 }
 
-void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width) {
+void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width,
+                         bool hangs) {
     const float left = kBadgeLeft + kBadgeWidth + 10;
     draw->PushClipRect({left, 0}, {window_width, kHeaderHeight}, true);
     float text_left = left;
@@ -88,8 +91,14 @@ void draw_header_figures(ImDrawList* draw, const TraceSession& session, float wi
         draw->AddText({left, kBadgeTop + 2}, colour(kLiveMarker), "LIVE");
         text_left += ImGui::CalcTextSize("LIVE  ").x;
     }
-    const std::string line = session.summary_line + "  |  " + session.critical_path_line;
-    draw->AddText({text_left, kBadgeTop + 2}, IM_COL32(215, 215, 215, 255), line.c_str());
+    const std::vector<std::string> lines =
+        fit_figures(header_figures(session, hangs), window_width - kRightMargin - text_left,
+                    kHeaderLines, [](std::string_view text) {
+                        return ImGui::CalcTextSize(text.data(), text.data() + text.size()).x;
+                    });
+    for (std::size_t line = 0; line < lines.size(); ++line)
+        draw->AddText({text_left, kBadgeTop + 2 + static_cast<float>(line) * kHeaderLineHeight},
+                      IM_COL32(215, 215, 215, 255), lines[line].c_str());
     draw->PopClipRect();
 }
 

@@ -22,8 +22,11 @@ inline ImU32 colour(Rgb rgb, int alpha = 255) {
 // `hangs`: the run shown is a checked schedule whose check found a hang.
 void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run, bool hangs);
 
-// The run's summary figures and where its critical path's time goes, right of the badge.
-void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width);
+// The run's summary figures and where its critical path's time goes, right of the badge, on
+// up to kHeaderLines lines (a failure's message cut short so that every figure shows); `hangs`:
+// a checked schedule that can hang, which has no step, bubble or path figures.
+void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width,
+                         bool hangs);
 
 // A failed run's root cause (the first of the session's errors, which are root cause first) on
 // its rank: the action it interrupted drawn in flight, a bar at its moment across the rank's

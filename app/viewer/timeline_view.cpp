@@ -189,17 +189,26 @@ void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeom
     draw_arrow_head(draw, from, to, kArrow);
 }
 
-void draw_gutter(ImDrawList* draw, const RankTimeline& rank, const TimelineGeometry& geometry) {
+// Whether the run shown is a checked schedule that can hang: its file's order, which never ends,
+// so it has no step, and no step, bubble or critical-path figures.
+bool shows_hang(const ViewerState& state) {
+    return state.trace.reader && marks_for(state.drop, state.trace.reader->path()) != nullptr;
+}
+
+// `hangs`: a checked schedule that can hang, whose busy and bubble shares are of no step.
+void draw_gutter(ImDrawList* draw, const RankTimeline& rank, const TimelineGeometry& geometry,
+                 bool hangs) {
     const float top = geometry.lane_top(rank.rank, false);
     const double busy = rank.figures.busy_ns + rank.figures.bubble_ns;
     const double busy_share = busy > 0 ? 100.0 * rank.figures.busy_ns / busy : 0;
     const float x = kSidebarWidth + 6;
     draw->AddText({x, top}, IM_COL32(230, 230, 230, 255),
                   fmt::format("rank {}", rank.rank).c_str());
-    draw->AddText(
-        {x, top + 13}, IM_COL32(170, 170, 170, 255),
-        fmt::format("busy {:.0f}%  bubble {:.0f}%", busy_share, 100.0 * rank.figures.bubble_ratio)
-            .c_str());
+    draw->AddText({x, top + 13}, IM_COL32(170, 170, 170, 255),
+                  hangs ? "no step: it hangs"
+                        : fmt::format("busy {:.0f}%  bubble {:.0f}%", busy_share,
+                                      100.0 * rank.figures.bubble_ratio)
+                              .c_str());
     draw->AddText({x, top + 26}, IM_COL32(170, 170, 170, 255),
                   rank.figures.peak_memory_bytes > 0 || !rank.memory.empty()
                       ? fmt::format("peak {}", format_bytes(rank.figures.peak_memory_bytes)).c_str()
@@ -328,7 +337,7 @@ void hover_and_tooltip(ViewerState& state) {
                             format_duration(action.end_ns - action.start_ns).c_str());
                 if (action.bytes > 0)
                     ImGui::Text("%s", format_bytes(action.bytes).c_str());
-                if (action.on_critical_path)
+                if (action.on_critical_path && !shows_hang(state))
                     ImGui::TextColored(ImColor(colour(kCriticalPath)), "on the critical path");
                 if (const auto ends = model.pair_ends(action.pair_id)) {
                     const bool sends = is_send(action.kind);
@@ -339,9 +348,9 @@ void hover_and_tooltip(ViewerState& state) {
                                 : sends ? ": no matching recv ran"
                                         : ": no matching send ran");
                 }
-                if (state.trace.compared && action.label < state.trace.compared_durations.size() &&
-                    state.trace.compared_durations[action.label] >= 0) {
-                    const std::int64_t ghost = state.trace.compared_durations[action.label];
+                if (state.trace.compared && action.label < state.trace.match.durations.size() &&
+                    state.trace.match.durations[action.label] >= 0) {
+                    const std::int64_t ghost = state.trace.match.durations[action.label];
                     ImGui::Text("run %lld: %s (%+.1f%%)",
                                 static_cast<long long>(state.trace.compared_run_id),
                                 format_duration(ghost).c_str(),
@@ -379,19 +388,21 @@ bool rank_in_view(const TimelineGeometry& geometry, int rank, float area_bottom)
     return top + kRankHeight > kLanesTop && top < area_bottom;
 }
 
-void draw_ghosts(ImDrawList* draw, const TimelineModel& ghost, const TimelineGeometry& geometry,
-                 float area_bottom) {
+// The compared run's outlines, on every step of the shown run (step_match.hpp).
+void draw_ghosts(ImDrawList* draw, const std::vector<GhostRank>& ghosts,
+                 const TimelineGeometry& geometry, float area_bottom) {
     std::vector<DrawBlock> blocks;
     const auto min_ns = static_cast<std::int64_t>(kMergeBelowPixels / geometry.pixels_per_ns());
-    for (const RankTimeline& rank : ghost.ranks()) {
-        if (!rank_in_view(geometry, rank.rank, area_bottom))
+    for (std::size_t index = 0; index < ghosts.size(); ++index) {
+        const int rank = static_cast<int>(index);
+        if (!rank_in_view(geometry, rank, area_bottom))
             continue;
         for (bool communication : {false, true}) {
             blocks.clear();
-            const Lane& lane = communication ? rank.communication : rank.compute;
+            const Lane& lane = communication ? ghosts[index].communication : ghosts[index].compute;
             TimelineModel::visible_blocks(lane, geometry.view_start, geometry.view_end, min_ns,
                                           blocks);
-            const float top = geometry.lane_top(rank.rank, communication);
+            const float top = geometry.lane_top(rank, communication);
             for (const DrawBlock& block : blocks)
                 draw->AddRect({std::max(geometry.left, geometry.x(block.start_ns)), top + 1},
                               {geometry.x(block.end_ns), top + kLaneHeight - 1},
@@ -414,9 +425,10 @@ void draw_event_moment(ImDrawList* draw, const ViewerState& state, float area_bo
     if (*event.time_ns < geometry.view_start) {
         draw->AddRectFilled({geometry.left, kLanesTop}, {geometry.left + 3, area_bottom},
                             colour(kChangedField));
-        const std::string text = fmt::format("< #{} {}: {} before {}", event.sequence, event.name,
-                                             format_duration(geometry.view_start - *event.time_ns),
-                                             geometry.view_start == 0 ? "the step" : "the view");
+        const std::string text =
+            fmt::format("< r{} #{} {}: {} before {}", event.rank, event.sequence, event.name,
+                        format_duration(geometry.view_start - *event.time_ns),
+                        geometry.view_start == 0 ? "the step" : "the view");
         draw->AddText({geometry.left + 8, area_bottom - 18}, colour(kChangedField), text.c_str());
         return;
     }
@@ -428,13 +440,13 @@ void draw_event_moment(ImDrawList* draw, const ViewerState& state, float area_bo
 
 // The gutter, bubbles and lanes of every rank in view; returns the communication actions drawn.
 std::size_t draw_rank_rows(ImDrawList* draw, const TimelineModel& model,
-                           const TimelineGeometry& geometry, float area_bottom) {
+                           const TimelineGeometry& geometry, float area_bottom, bool hangs) {
     std::vector<DrawBlock> blocks;
     std::size_t communication = 0;
     for (const RankTimeline& rank : model.ranks()) {
         if (!rank_in_view(geometry, rank.rank, area_bottom))
             continue;
-        draw_gutter(draw, rank, geometry);
+        draw_gutter(draw, rank, geometry, hangs);
         draw_bubbles(draw, rank, geometry);
         draw_lane(draw, model, rank.compute, geometry.lane_top(rank.rank, false), geometry, blocks);
         draw_lane(draw, model, rank.communication, geometry.lane_top(rank.rank, true), geometry,
@@ -461,14 +473,15 @@ std::array<std::array<unsigned char, 4>, 256> raster_palette() {
 // at 1,024 ranks (a remake costs tens of ms there).
 constexpr double kRasterInterval = 0.12;  // seconds
 
-void update_raster(TimelineViewState& view, const TimelineModel& model, int width, int height) {
-    const TimelineViewState::RasterKey key{
-        view.geometry.view_start,
-        view.geometry.view_end,
-        width,
-        height,
-        &model,
-        view.show_critical_path && !model.critical_path().actions.empty()};
+// `path_shown`: whether the critical path is drawn (its strips are in the image).
+void update_raster(TimelineViewState& view, const TimelineModel& model, int width, int height,
+                   bool path_shown) {
+    const TimelineViewState::RasterKey key{view.geometry.view_start,
+                                           view.geometry.view_end,
+                                           width,
+                                           height,
+                                           &model,
+                                           path_shown && !model.critical_path().actions.empty()};
     const bool same_frame_shape =
         view.raster_key.width == width && view.raster_key.height == height &&
         view.raster_key.model == &model && view.raster_key.critical_path == key.critical_path;
@@ -506,11 +519,11 @@ void update_raster(TimelineViewState& view, const TimelineModel& model, int widt
 // Rows shrunk to fit: every rank's compute lane pooled into one image (a bubble on any rank of a
 // pixel row shows), rank labels every few rows, as many as there is room for.
 std::size_t draw_compact_rows(ImDrawList* draw, TimelineViewState& view, const TimelineModel& model,
-                              float area_bottom) {
+                              float area_bottom, bool path_shown) {
     const TimelineGeometry& geometry = view.geometry;
     const int width = static_cast<int>(geometry.width);
     const int height = static_cast<int>(area_bottom - kLanesTop);
-    update_raster(view, model, width, height);
+    update_raster(view, model, width, height, path_shown);
     // The image covers its own time range: where the view has moved since, it lands shifted.
     draw->PushClipRect({geometry.left, kLanesTop},
                        {geometry.left + static_cast<float>(width), area_bottom}, true);
@@ -580,29 +593,29 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     const TimelineGeometry& geometry = state.timeline.geometry;
     ImDrawList* draw = ImGui::GetWindowDrawList();
     draw_ruler(draw, geometry);
-    draw_status_badge(
-        draw, model.run(),
-        state.trace.reader && marks_for(state.drop, state.trace.reader->path()) != nullptr);
-    draw_header_figures(draw, state.trace, window_width);
+    const bool hangs = shows_hang(state);
+    const bool path_shown = state.timeline.show_critical_path && !hangs;
+    draw_status_badge(draw, model.run(), hangs);
+    draw_header_figures(draw, state.trace, window_width, hangs);
     draw_overview(draw, state);
     if (geometry.compact)  // in the ruler row's gutter, clear of the rank labels
         draw->AddText({kSidebarWidth + 6, kRulerTop + 4}, IM_COL32(150, 150, 150, 255),
                       fmt::format("{} ranks (R: full rows)", model.ranks().size()).c_str());
     draw->PushClipRect({kSidebarWidth, kLanesTop}, {window_width, area_bottom}, true);
     const std::size_t visible_communication =
-        geometry.compact ? draw_compact_rows(draw, state.timeline, model, area_bottom)
-                         : draw_rank_rows(draw, model, geometry, area_bottom);
+        geometry.compact ? draw_compact_rows(draw, state.timeline, model, area_bottom, path_shown)
+                         : draw_rank_rows(draw, model, geometry, area_bottom, hangs);
     draw_straggler_marks(draw, state, area_bottom);
     // Everything after the rows stays within the lanes: nothing crosses the rank labels.
     draw->PushClipRect({geometry.left, kLanesTop}, {geometry.left + geometry.width, area_bottom},
                        true);
     if (state.trace.compared)
-        draw_ghosts(draw, *state.trace.compared, geometry, area_bottom);
+        draw_ghosts(draw, state.trace.match.ghosts, geometry, area_bottom);
     // Every visible pair's arrow once few enough are on screen to read them.
     if (visible_communication < 400)
         draw_visible_arrows(draw, model, geometry, area_bottom);
     // Over the arrows: the path is what matters most (fitted rows have it in their image).
-    if (state.timeline.show_critical_path && !geometry.compact)
+    if (path_shown && !geometry.compact)
         draw_critical_path(draw, model, geometry, area_bottom);
     draw_step_boundaries(draw, state.trace.summary.steps, geometry, area_bottom);
     draw_failure(draw, state, area_bottom);

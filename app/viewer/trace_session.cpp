@@ -3,10 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -17,42 +15,13 @@
 namespace pipelens::viewer {
 namespace {
 
-// Pairs each action of the shown run with the compared run's action of the same text (the
-// first by rank, as TimelineModel::find), once, so drawing a frame never searches.
+// Matches the compared run's actions with the shown run's, step by step, once, so drawing a
+// frame never searches.
 void match_compared(TraceSession& session) {
-    session.compared_durations.clear();
-    session.largest_differences.clear();
-    if (!session.compared || !session.model)
-        return;
-    std::unordered_map<std::string, std::int64_t> durations;
-    for (const RankTimeline& rank : session.compared->ranks())
-        for (const Lane* lane : {&rank.compute, &rank.communication})
-            for (const TimelineAction& action : lane->actions)
-                durations.emplace(session.compared->label(action).view(),
-                                  action.end_ns - action.start_ns);
-    session.compared_durations.assign(static_cast<std::size_t>(session.model->label_id_limit()),
-                                      -1);
-    std::vector<TraceSession::Difference> differences;
-    for (const RankTimeline& rank : session.model->ranks())
-        for (const Lane* lane : {&rank.compute, &rank.communication})
-            for (const TimelineAction& action : lane->actions) {
-                const ActionText text = session.model->label(action);
-                const std::string label(text.view());
-                const auto found = durations.find(label);
-                if (found == durations.end())
-                    continue;
-                session.compared_durations[action.label] = found->second;
-                if (lane == &rank.compute)
-                    differences.push_back(
-                        {label, (action.end_ns - action.start_ns) - found->second});
-            }
-    const std::size_t kept = std::min<std::size_t>(8, differences.size());
-    std::partial_sort(differences.begin(), differences.begin() + static_cast<std::ptrdiff_t>(kept),
-                      differences.end(), [](const auto& left, const auto& right) {
-                          return std::abs(left.delta_ns) > std::abs(right.delta_ns);
-                      });
-    differences.resize(kept);
-    session.largest_differences = std::move(differences);
+    session.match = {};
+    if (session.compared && session.model)
+        session.match = match_steps(*session.model, session.summary, *session.compared,
+                                    session.compared_summary);
 }
 
 void split_compared(TraceSession& session) {
@@ -124,6 +93,7 @@ bool adopt_run(TraceSession& session, std::int64_t run_id, TimelineModel model) 
         session.summary =
             summarize(*session.model, traces::run_outcome(session.model->run(), errors));
         session.summary_line = summary_text(session.summary);
+        session.subject.clear();
         HoldRequest request;  // stragglers as read_stragglers finds them
         request.stragglers.calibrated_ns =
             analysis::calibrated_stage_costs(session.reader->profile(run_id));
@@ -336,9 +306,41 @@ void compare_with(TraceSession& session, std::int64_t run_id) {
     split_compared(session);
 }
 
-std::string comparison_line(const TraceSession& session) {
+std::vector<std::string> header_figures(const TraceSession& session, bool hangs) {
+    std::vector<std::string> figures;
+    if (!session.subject.empty())
+        figures.push_back(session.subject);
+    for (std::string& figure : summary_figures(session.summary, hangs))
+        figures.push_back(std::move(figure));
+    figures.push_back(hangs ? std::string(kHangsNoPath) : session.critical_path_line);
+    return figures;
+}
+
+std::optional<ActionLocation> find_action(const TraceSession& session, const std::string& label,
+                                          std::optional<int> step) {
+    if (!session.model)
+        return std::nullopt;
+    const std::optional<ActionLocation> first = session.model->find(label);
+    if (!first || !step)
+        return first;
+    const auto copy = copy_in_step(*session.model, session.summary.action_steps, *first, *step);
+    return copy ? copy : first;
+}
+
+std::string action_step_text(const TraceSession& session, const ActionLocation& at) {
+    const std::string index =
+        fmt::format("index {} in its rank's list", session.model->action(at).step);
+    if (session.summary.steps.size() < 2)
+        return index;
+    return fmt::format("training step {}, {}", step_of(session.summary.action_steps, at), index);
+}
+
+std::string comparison_line(const TraceSession& session, std::optional<int> step) {
     if (!session.compared || !session.model)
         return "";
+    if (step && session.summary.step_ns && session.compared_summary.step_ns)
+        return step_delta_text(session.summary, session.compared_run_id, session.compared_summary,
+                               session.match, *step);
     return step_comparison_text(session.run_id, session.summary, session.compared_run_id,
                                 session.compared_summary);
 }

@@ -1,11 +1,11 @@
 // TraceSession: the viewer's data model, without any GUI — the open trace (read through traces/
-// only), its runs, the run shown and the one compared with it (matched action by action), that
-// run's recorded events, errors and sharding decisions, and the recent files. The panels draw
-// from it and keep their own UI state apart (see each panel's header), so it is tested without a
-// window.
+// only), its runs, the run shown and the one compared with it (matched step by step, action by
+// action), that run's recorded events, errors and sharding decisions, and the recent files. The
+// panels draw from it and keep their own UI state apart (see each panel's header), so it is
+// tested without a window.
 //
 // Invariants: `model` and the rows belong to `run_id` of `reader`; `compared` (when set) to
-// `compared_run_id`, and compared_durations is indexed by `model`'s label ids. A failed open or
+// `compared_run_id`, and match.durations is indexed by `model`'s label ids. A failed open or
 // load leaves what was shown before and sets `error` to the reader's message. Work on threads
 // (the hold analysis, a live reload) reads `model` or its own connection, never the other's: a
 // model replaced while its analysis runs lives on, with that analysis, in `retired_analyses`
@@ -26,6 +26,7 @@
 #include "app/viewer/recent_files.hpp"
 #include "app/viewer/run_comparison.hpp"
 #include "app/viewer/run_summary.hpp"
+#include "app/viewer/step_match.hpp"
 #include "app/viewer/timeline_model.hpp"
 #include "traces/trace_reader.hpp"
 
@@ -38,15 +39,10 @@ struct TraceSession {
     // analysis, to `retired_analyses` at the same address instead of being waited for.
     std::unique_ptr<TimelineModel> model;
     std::optional<TimelineModel> compared;  // ghost bars
-    // Matched once per comparison: for each action of `model` (by its label id) the duration
-    // of the compared run's action with the same text, -1 when it has none; and the compute
-    // actions whose durations differ most.
-    std::vector<std::int64_t> compared_durations;
-    struct Difference {
-        std::string label;
-        std::int64_t delta_ns = 0;
-    };
-    std::vector<Difference> largest_differences;
+    // Matched once per comparison, step by step (step_match.hpp): for each action of `model`
+    // the duration of the compared action with its text in the matched step, the ghost bars on
+    // every step, the compute actions whose durations differ, each step's busy time per rank.
+    StepMatch match;
     // The comparison as `pipelens diff` splits it (run_comparison.hpp), found once per comparison.
     ComparisonSplit split;
     // The critical path and bubbles' "waited on" of `model`, and its stragglers, found on a
@@ -73,6 +69,7 @@ struct TraceSession {
     RunSummary summary;           // of `model`: the header strip and the Ranks panel
     RunSummary compared_summary;  // of `compared`, when set
     std::string summary_line, critical_path_line;
+    std::string subject;  // a simulation's, "1F1B pp=4 v=1 m=8", ahead of its figures
     std::int64_t run_id = 0;
     std::int64_t compared_run_id = 0;
     std::string error;  // shown in the window; empty when all is well
@@ -139,10 +136,25 @@ bool poll_trace(TraceSession& session, double now_s);
 bool finish_reload(TraceSession& session);
 // Gives up a reload in flight without waiting for it: what it reads is no longer what is shown.
 void drop_reload(TraceSession& session);
+// The header's figures, for run_summary.hpp's fit_figures: a simulation's subject, the run's
+// summary_figures, then the critical path line; for a checked schedule that can hang (`hangs`)
+// kHangsNoStep and kHangsNoPath stand in place of the step, bubble and path figures.
+std::vector<std::string> header_figures(const TraceSession& session, bool hangs);
+// The action with this text (e.g. "2F5") in training step `step` of the shown run (nullopt:
+// its first copy, the one of step 0): what a search, --select or a click on a listed action
+// selects. Nothing when the run has no such action; the first copy when the step lacks one.
+std::optional<ActionLocation> find_action(const TraceSession& session, const std::string& label,
+                                          std::optional<int> step);
+// Where an action stands in the run, for its details: "index 5 in its rank's list" and, in a
+// run of several steps, "training step 2, " before it (`actions.step` is the index, the same in
+// every step).
+std::string action_step_text(const TraceSession& session, const ActionLocation& at);
 // Compares the shown run with `run_id` (0, or the shown run: no comparison).
 void compare_with(TraceSession& session, std::int64_t run_id);
-// The sidebar's comparison line (run_summary.hpp's step_comparison_text); empty without one.
-std::string comparison_line(const TraceSession& session);
+// The sidebar's comparison line: over every step (nullopt) run_summary.hpp's
+// step_comparison_text of the runs' own step times; for a picked step, that step against its
+// match (step_match.hpp's step_delta_text). Empty without a comparison.
+std::string comparison_line(const TraceSession& session, std::optional<int> step = std::nullopt);
 // The comparison's split for the step picker's choice (run_comparison.hpp's split_lines); empty
 // without a comparison.
 std::vector<std::string> split_lines(const TraceSession& session, std::optional<int> step);

@@ -26,7 +26,11 @@ namespace pipelens::viewer {
 inline constexpr float kSidebarWidth = 280;
 inline constexpr float kGutterWidth = 170;
 inline constexpr float kRightMargin = 12;
-inline constexpr float kHeaderHeight = 24;    // status badge, summary figures
+// The status badge and the summary figures, on up to kHeaderLines lines (at 1024 px the figures
+// of a run take two), kHeaderLineHeight apart.
+inline constexpr int kHeaderLines = 2;
+inline constexpr float kHeaderLineHeight = 17;
+inline constexpr float kHeaderHeight = 6 + kHeaderLines * kHeaderLineHeight;
 inline constexpr float kOverviewHeight = 14;  // the whole run, the view marked on it
 inline constexpr float kRulerTop = kHeaderHeight + kOverviewHeight;
 inline constexpr float kRulerHeight = 26;
@@ -73,7 +77,7 @@ inline constexpr Rgb kSelection = {255, 235, 59};
 inline constexpr float kBadgeLeft = kSidebarWidth + 6;
 inline constexpr float kBadgeTop = 3;
 inline constexpr float kBadgeWidth = 104;
-inline constexpr float kBadgeHeight = kHeaderHeight - 6;
+inline constexpr float kBadgeHeight = kHeaderLineHeight + 1;
 inline constexpr Rgb kStatusFinished = {0, 158, 115};
 inline constexpr Rgb kStatusFailed = {213, 94, 0};
 inline constexpr Rgb kStatusUnfinished = {230, 159, 0};

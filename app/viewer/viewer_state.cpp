@@ -97,13 +97,17 @@ bool refresh_live(ViewerState& state, double now_s) {
 bool select_action(ViewerState& state, const std::string& label) {
     if (!state.trace.model)
         return false;
-    const auto found = state.trace.model->find(label);
+    const auto found = find_action(state.trace, label, state.timeline.chosen_step);
     if (!found)
         return false;
-    state.timeline.selected = found;
-    const TimelineAction& action = state.trace.model->action(*found);
-    bring_into_view(state.timeline, action.start_ns, action.end_ns);
+    select_location(state, *found);
     return true;
+}
+
+void select_location(ViewerState& state, const ActionLocation& at) {
+    state.timeline.selected = at;
+    const TimelineAction& action = state.trace.model->action(at);
+    bring_into_view(state.timeline, action.start_ns, action.end_ns);
 }
 
 bool choose_error(ViewerState& state, int index) {

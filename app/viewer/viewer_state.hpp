@@ -75,6 +75,8 @@ void choose_step(ViewerState& state, std::optional<int> step);
 bool refresh_live(ViewerState& state, double now_s);
 // Selects the action with this text (e.g. "2F5") and centres the view on it; false if absent.
 bool select_action(ViewerState& state, const std::string& label);
+// Selects the action at `at` and centres the view on it when it is out of view.
+void select_location(ViewerState& state, const ActionLocation& at);
 // Chooses errors[index]: its action is selected, its moment marked and brought into view;
 // false when there is no such error.
 bool choose_error(ViewerState& state, int index);

@@ -367,8 +367,7 @@ void show_simulation(TraceSession& session, const SimulatedRun& run,
     session.runs.clear();
     session.compared.reset();
     session.compared_run_id = 0;
-    session.compared_durations.clear();
-    session.largest_differences.clear();
+    session.match = {};
     session.split = {};
     session.wanted_step.reset();
     replace_model(session, model_copy ? std::make_unique<TimelineModel>(std::move(*model_copy))
@@ -377,6 +376,7 @@ void show_simulation(TraceSession& session, const SimulatedRun& run,
     session.live = false;
     session.summary = run.summary;
     session.summary_line = run.subject + "  |  " + summary_text(session.summary);
+    session.subject = run.subject;
     start_analysis(session, "simulation", {});
     session.events.clear();
     session.errors.clear();

@@ -128,6 +128,38 @@ TEST(EventReplay, ANestedEventBelongsToTheCallThatMadeIt) {
     fs::remove(path);
 }
 
+// Two ranks' recordings: the list holds rank 0's three events, then rank 1's. The fourth event
+// of the list is rank 1's #0, and the scrubber names it so, as the replayed state's heading does.
+TEST(EventReplay, TheScrubberNumbersAnEventAsTheListAndTheReplayDo) {
+    const fs::path path = testing::fresh_trace("event_replay_scrub");
+    {
+        traces::TraceWriter writer(path);
+        traces::RunRecord run;
+        run.kind = traces::RunKind::real;
+        run.schedule = "1F1B";
+        run.pp = 2;
+        run.m = 4;
+        const std::int64_t run_id = writer.begin_run(run);
+        for (int rank : {0, 1}) {
+            std::int64_t now = -500;
+            recorder::StateRecorder recording(rank, "local", [&now] { return now += 1500; });
+            recording.configure_transport({"gloo", 2, rank, "cpu"});
+            recording.configure_transport({"gloo", 2, rank, "cpu"});
+            recorder::write_recording(writer, run_id, recording);
+        }
+        writer.finish_run(run_id, 0, 0);
+    }
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    ASSERT_EQ(session.events.size(), 6u);
+    const traces::EventRecord& fourth = session.events[3];
+    ASSERT_EQ(fourth.rank, 1);
+    EXPECT_EQ(scrub_text(fourth), "replayed up to r1 #0 PipelineState");
+    EXPECT_EQ(replayed_state_lines(session, fourth).front().text, "changed by #0 PipelineState:");
+    EXPECT_EQ(event_list_line(fourth).rfind("r1 #0 ", 0), 0u) << event_list_line(fourth);
+    fs::remove(path);
+}
+
 TEST(EventReplay, TheFieldsAnEventChangedComeFirstThenTheRest) {
     const fs::path path = testing::fresh_trace("event_replay_changed");
     const TraceSession session = simulated_session(path);

@@ -200,5 +200,103 @@ TEST(RunComparison, OverSeveralStepsTheMediansAndTheMeanSplitOrOneStepsRow) {
     fs::remove(path);
 }
 
+// A run of three steps, numbered afresh each step as a real run is (run 1), against one step
+// (run 2) whose 0F0 takes 1500 ns instead of 1000 and whose 1B0 ends 100 ns later (3900).
+fs::path three_steps_against_one(const std::string& name) {
+    const fs::path path = testing::fresh_trace(name);
+    traces::TraceWriter writer(path);
+    const std::int64_t three = testing::begin_multi_step_run(writer);
+    for (int step = 0; step < 3; ++step)
+        testing::write_step(writer, three, step, testing::ActionNumbering::afresh_each_step);
+    writer.finish_run(three, testing::kStepSpanNs, 0.5);
+    const std::int64_t one = testing::begin_multi_step_run(writer);
+    struct Piece {
+        int rank, stage, step;
+        std::uint8_t kind;
+        std::int64_t start, end;
+    };
+    for (const Piece& piece : {Piece{0, 0, 0, 0, 0, 1500}, Piece{0, 0, 1, 3, 4000, 6000},
+                               Piece{1, 1, 0, 0, 1200, 2200}, Piece{1, 1, 1, 3, 2200, 3900}}) {
+        traces::ActionRecord action;
+        action.rank = piece.rank;
+        action.step = piece.step;
+        action.kind = piece.kind;
+        action.stage = piece.stage;
+        action.microbatch = 0;
+        action.start_ns = piece.start;
+        action.end_ns = piece.end;
+        writer.add_action(one, action);
+    }
+    writer.finish_run(one, testing::kStepSpanNs, 0.5);
+    return path;
+}
+
+// Every step of the three meets the one step (as diff pairs them): its ghosts are on every step,
+// each action's difference is listed once with its step and a difference of 0 never, and with
+// a step picked the step line, the ranks' busy times and the list are that step's.
+TEST(RunComparison, EachStepOfARunOfSeveralMeetsTheComparedStep) {
+    const fs::path path = three_steps_against_one("comparison_per_step");
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path, 1)) << session.error;
+    compare_with(session, 2);
+    const StepMatch& match = session.match;
+    EXPECT_EQ(match.compared_step, (std::vector<std::optional<int>>{0, 0, 0}));
+    ASSERT_EQ(match.ghosts.size(), 2u);
+    std::vector<std::pair<std::int64_t, std::int64_t>> ghosts;
+    for (const TimelineAction& ghost : match.ghosts[0].compute.actions)
+        ghosts.emplace_back(ghost.start_ns, ghost.end_ns);
+    EXPECT_EQ(ghosts, (std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 1500},
+                                                                          {4000, 6000},
+                                                                          {10000, 11500},
+                                                                          {14000, 16000},
+                                                                          {20000, 21500},
+                                                                          {24000, 26000}}));
+
+    // 0F0 -500 ns and 1B0 -100 ns in each step; nothing else differs.
+    const std::vector<ActionDifference> all = largest_differences(match, std::nullopt);
+    ASSERT_EQ(all.size(), 6u);
+    for (int step = 0; step < 3; ++step) {
+        EXPECT_EQ(all[static_cast<std::size_t>(step)].step, step);
+        EXPECT_EQ(all[static_cast<std::size_t>(step)].delta_ns, -500);
+        EXPECT_EQ(all[static_cast<std::size_t>(step)].at,
+                  (ActionLocation{0, false, static_cast<std::size_t>(2 * step)}));
+    }
+    EXPECT_EQ(difference_text(*session.model, all[2], true), "0F0 (step 2) -500 ns");
+    EXPECT_EQ(difference_text(*session.model, all[3], false), "1B0        -100 ns");
+    const std::vector<ActionDifference> step1 = largest_differences(match, 1);
+    ASSERT_EQ(step1.size(), 2u);
+    EXPECT_EQ(step1[0].at, (ActionLocation{0, false, 2}));
+    EXPECT_EQ(step1[1].at, (ActionLocation{1, false, 3}));
+
+    // The tooltip's duration of step 2's 0F0 is the compared step's.
+    const TimelineAction& forward = session.model->action({0, false, 4});
+    EXPECT_EQ(match.durations.at(forward.label), 1500);
+
+    // Step 1 (6000 ns) against the compared step (6000 ns); its busy times per rank.
+    EXPECT_EQ(comparison_line(session, 1), "step 1 vs run 2's step 0: 0 ns (+0.0%)");
+    EXPECT_EQ(rank_busy_lines(*session.model, *session.compared, match, 1),
+              (std::vector<std::string>{"rank 0 busy -500 ns", "rank 1 busy -100 ns"}));
+    fs::remove(path);
+}
+
+// Two runs whose durations are all the same list no difference, not eight of 0 ns.
+TEST(RunComparison, NoDifferenceIsListedWhenNoDurationDiffers) {
+    const fs::path path = testing::fresh_trace("comparison_no_difference");
+    {
+        traces::TraceWriter writer(path);
+        for (int run = 0; run < 2; ++run) {
+            const std::int64_t id = testing::begin_multi_step_run(writer);
+            testing::write_step(writer, id, 0);
+            writer.finish_run(id, testing::kStepSpanNs, 0.5);
+        }
+    }
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    compare_with(session, 1);
+    EXPECT_TRUE(largest_differences(session.match, std::nullopt).empty());
+    EXPECT_TRUE(largest_differences(session.match, 0).empty());
+    fs::remove(path);
+}
+
 }  // namespace
 }  // namespace pipelens::viewer

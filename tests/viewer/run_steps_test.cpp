@@ -97,6 +97,31 @@ TEST(RunSteps, TheRunSummaryCountsTheStepsOfARunWithSeveral) {
     EXPECT_EQ(one.summary_line.find("steps"), std::string::npos) << one.summary_line;
 }
 
+// Every step repeats each recorded index (0F0 is index 0 in each), so a search, --select or a
+// click on a listed action takes the copy in the step shown, and the details name the training
+// step apart from the index.
+TEST(RunSteps, FindingAnActionTakesTheCopyInTheShownStep) {
+    TraceSession session;
+    ASSERT_TRUE(open_trace(
+        session,
+        testing::multi_step_trace("steps_select", 3, testing::ActionNumbering::afresh_each_step)))
+        << session.error;
+    const ActionLocation step0{0, false, 0}, step2{0, false, 4};
+    EXPECT_EQ(find_action(session, "0F0", std::nullopt), std::optional(step0));
+    EXPECT_EQ(find_action(session, "0F0", 2), std::optional(step2));
+    EXPECT_EQ(find_action(session, "1B0", 1), std::optional(ActionLocation{1, false, 3}));
+    EXPECT_EQ(session.model->action(*find_action(session, "0F0", 2)).start_ns, 20'000);
+    EXPECT_EQ(find_action(session, "0F0", 7), std::optional(step0));  // no step 7: the first
+    EXPECT_EQ(find_action(session, "9F9", 2), std::nullopt);
+    EXPECT_EQ(action_step_text(session, step2), "training step 2, index 0 in its rank's list");
+    EXPECT_EQ(action_step_text(session, {1, false, 3}),
+              "training step 1, index 1 in its rank's list");
+
+    TraceSession one;
+    ASSERT_TRUE(open_trace(one, testing::multi_step_trace("steps_select_one", 1))) << one.error;
+    EXPECT_EQ(action_step_text(one, {0, false, 1}), "index 1 in its rank's list");
+}
+
 TEST(OccurrenceNumbers, CountEachKeysEarlierCopies) {
     EXPECT_EQ(occurrence_numbers({7, 3, 7, 7, 3}), (std::vector<int>{0, 0, 1, 2, 1}));
     EXPECT_EQ(occurrence_numbers({5, 4, 3}), (std::vector<int>{0, 0, 0}));

@@ -167,6 +167,80 @@ TEST(ShardingMesh, RecordedMeshesReadBackAsGrids) {
     std::filesystem::remove(path);
 }
 
+std::vector<int> shards_of(const MeshGrid& grid) {
+    std::vector<int> shards;
+    for (const MeshDevice& device : grid.devices)
+        shards.push_back(device.shard);
+    return shards;
+}
+
+std::vector<std::vector<std::string>> held_of(const MeshGrid& grid) {
+    return grid.held;
+}
+
+// On dp=2,tp=2, the strided _S(0, 2)S(0) gives device 1 (dp 0, tp 1) rows 4-5 of 8, the third
+// block, where S(0)S(0) gives it rows 2-3: as `pipelens shard --show` prints them (the engine's
+// held_indices). Numbered by coordinate the two would read the same.
+TEST(ShardingMesh, EachDeviceIsNumberedByWhereItsBlockLiesInTheTensor) {
+    const std::string text = sharding::to_string(sharding::parse_device_mesh("dp=2,tp=2"));
+    const std::vector<std::int64_t> rows8 = {8, 8};
+    const std::optional<MeshGrid> strided = mesh_grid(text, "_S(0, 2)S(0)", rows8);
+    ASSERT_TRUE(strided);
+    EXPECT_TRUE(strided->by_position);
+    EXPECT_EQ(strided->blocks, 4);
+    EXPECT_EQ(shards_of(*strided), (std::vector<int>{0, 2, 1, 3}));
+    EXPECT_EQ(held_of(*strided),
+              (std::vector<std::vector<std::string>>{{"r0-1"}, {"r4-5"}, {"r2-3"}, {"r6-7"}}));
+    const std::optional<MeshGrid> plain = mesh_grid(text, "S(0)S(0)", rows8);
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(shards_of(*plain), (std::vector<int>{0, 1, 2, 3}));
+    EXPECT_EQ(held_of(*plain),
+              (std::vector<std::vector<std::string>>{{"r0-1"}, {"r2-3"}, {"r4-5"}, {"r6-7"}}));
+    // Uneven: 6 rows are 3 and 3 over dp, each 2 and 1 over tp.
+    const std::optional<MeshGrid> uneven = mesh_grid(text, "S(0)S(0)", {{6, 4}});
+    ASSERT_TRUE(uneven);
+    EXPECT_EQ(held_of(*uneven),
+              (std::vector<std::vector<std::string>>{{"r0-1"}, {"r2"}, {"r3-4"}, {"r5"}}));
+    // Both dims split; replicated over tp: the dp halves, all of each row.
+    const std::optional<MeshGrid> both = mesh_grid(text, "S(0)S(1)", rows8);
+    ASSERT_TRUE(both);
+    EXPECT_EQ(held_of(*both)[1], (std::vector<std::string>{"r0-3", "c4-7"}));
+    EXPECT_EQ(held_text(*both, 1), "r0-3 c4-7");
+    EXPECT_EQ(mesh_cell_width(*both), 11 + 7 * 9);
+    const std::optional<MeshGrid> halves = mesh_grid(text, "S(0)R", rows8);
+    ASSERT_TRUE(halves);
+    EXPECT_EQ(shards_of(*halves), (std::vector<int>{0, 0, 1, 1}));
+    EXPECT_EQ(mesh_grid(text, "RR", rows8)->held[3], (std::vector<std::string>{"all"}));
+    // Without the shape: by coordinate, nothing held said.
+    const std::optional<MeshGrid> unknown = mesh_grid(text, "_S(0, 2)S(0)");
+    ASSERT_TRUE(unknown);
+    EXPECT_FALSE(unknown->by_position);
+    EXPECT_TRUE(unknown->held.empty());
+    EXPECT_EQ(mesh_cell_width(*unknown), kMeshCellHeight);
+}
+
+// A recorded op's tensors: the inputs' shapes read from it, the output's propagated.
+TEST(ShardingMesh, ARecordedOpGivesItsTensorsShapes) {
+    const std::string mesh = "DeviceMesh((dp=2, tp=2), 'cuda', stride=(2, 1))";
+    const DecisionShapes relu =
+        decision_shapes("aten.relu.default(Spec(f32[8, 8](_S(0, 2)S(0)))) on " + mesh, mesh);
+    EXPECT_EQ(relu.output, (std::optional<std::vector<std::int64_t>>{{8, 8}}));
+    ASSERT_EQ(relu.inputs.size(), 1u);
+    EXPECT_EQ(relu.inputs[0], (std::optional<std::vector<std::int64_t>>{{8, 8}}));
+    const DecisionShapes mm = decision_shapes(
+        "aten.mm.default(Spec(f32[1024, 512](S(0)R)), Spec(f32[512, 2048](RS(1)))) on " + mesh,
+        mesh);
+    EXPECT_EQ(mm.output, (std::optional<std::vector<std::int64_t>>{{1024, 2048}}));
+    ASSERT_EQ(mm.inputs.size(), 2u);
+    EXPECT_EQ(mm.inputs[1], (std::optional<std::vector<std::int64_t>>{{512, 2048}}));
+    const DecisionShapes ordered = decision_shapes(
+        "aten.add.Tensor(Spec(f32[6, 4](S(0)[0]S(0)[1])), Spec(f32[6, 4](S(0)[0]S(0)[1]))) on " +
+            mesh,
+        mesh);
+    EXPECT_EQ(ordered.output, (std::optional<std::vector<std::int64_t>>{{6, 4}}));
+    EXPECT_FALSE(decision_shapes("not an op", mesh).output);
+}
+
 TEST(ShardingMesh, NothingToDrawWithoutOneTensorOnAMesh) {
     const std::string mesh = sharding::to_string(sharding::parse_device_mesh("dp=2,tp=4"));
     EXPECT_FALSE(mesh_grid(mesh, "S(0)"));            // one placement for two mesh dims

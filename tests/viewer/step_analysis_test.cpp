@@ -107,6 +107,35 @@ TEST(StepAnalysis, AStepAloneHasItsOwnPathAndBubbleCauses) {
     EXPECT_EQ(session.critical_path_line, "critical path: F 23% B 42% waiting 35%");
 }
 
+// A real run numbers each rank's actions afresh every step (`actions.step` is the index in the
+// rank's list), so step 1's 0F0 has the same recorded index as step 0's: the path of the whole
+// run and of a step alone are still drawn on that step's own copies.
+TEST(StepAnalysis, APathFollowsItsStepWhenEveryStepRepeatsTheIndices) {
+    const auto path =
+        testing::multi_step_trace("analysis_afresh", 3, testing::ActionNumbering::afresh_each_step);
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    finish_analysis(session);
+    const TimelineModel& model = *session.model;
+    const std::vector<ActionLocation> whole = {
+        compute(0, 0), compute(1, 0), compute(1, 1), compute(0, 1), compute(0, 2), compute(1, 2),
+        compute(1, 3), compute(0, 3), compute(0, 4), compute(1, 4), compute(1, 5), compute(0, 5)};
+    EXPECT_EQ(model.critical_path().actions, whole);
+    EXPECT_EQ(session.critical_path_line, "critical path: F 23% B 42% waiting 35%");
+    for (int step = 0; step < 3; ++step) {
+        analyse_step(session, step);
+        finish_analysis(session);
+        const auto first = static_cast<std::size_t>(2 * step);
+        const std::vector<ActionLocation> expected = {compute(0, first), compute(1, first),
+                                                      compute(1, first + 1), compute(0, first + 1)};
+        EXPECT_EQ(model.critical_path().actions, expected) << "step " << step;
+        EXPECT_EQ(flagged_count(model), 4u);
+        // The step's own gaps wait on its own actions: rank 0's B for rank 1's B of the step.
+        EXPECT_EQ(bubble_before(model, 0, static_cast<std::int32_t>(first + 1)).waited_on,
+                  std::optional(compute(1, first + 1)));
+    }
+}
+
 TEST(StepAnalysis, AStepTheRunDoesNotHaveSaysSoAndAReloadKeepsTheStep) {
     const auto path = testing::multi_step_trace("analysis_missing", 2);
     TraceSession session;

@@ -73,15 +73,27 @@ TEST(StepsScreenshot, PickingAStepFitsTheViewToIt) {
     EXPECT_GT(geometry.x(steps[2].start_ns), geometry.left + geometry.width);
 }
 
-// Reported as --select's unknown action is: named on stderr, the picture still written.
-TEST(StepsScreenshot, AStepTheRunDoesNotHaveIsReported) {
+// A choice the run cannot take is an error, as a bad --run is: named on stderr, exit 2, and no
+// picture (one of something else than was asked for would pass for it).
+TEST(StepsScreenshot, AStepOrActionTheRunDoesNotHaveIsAnError) {
     const fs::path trace = testing::multi_step_trace("steps_missing", 3);
+    const fs::path png = screenshot_path("steps_missing");
+    fs::remove(png);
     std::string errors;
-    EXPECT_EQ(run_viewer(trace.string() + " --screenshot " +
-                             screenshot_path("steps_missing").string() + " --step 5",
-                         &errors),
-              0);
-    EXPECT_NE(errors.find("--step 5: the run has 3 steps"), std::string::npos) << errors;
+    EXPECT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --step 3", &errors),
+              2);
+    EXPECT_NE(errors.find("--step 3: the run has 3 steps"), std::string::npos) << errors;
+    EXPECT_FALSE(fs::exists(png));
+    EXPECT_EQ(
+        run_viewer(trace.string() + " --screenshot " + png.string() + " --select 9F9", &errors), 2);
+    EXPECT_NE(errors.find("--select 9F9: no such action"), std::string::npos) << errors;
+    EXPECT_FALSE(fs::exists(png));
+
+    const fs::path one = testing::multi_step_trace("steps_missing_one", 1);
+    EXPECT_EQ(run_viewer(one.string() + " --screenshot " + png.string() + " --step 1", &errors), 2);
+    EXPECT_NE(errors.find("--step 1: the run has 1 step"), std::string::npos) << errors;
+    EXPECT_EQ(errors.find("1 steps"), std::string::npos) << errors;
+    EXPECT_FALSE(fs::exists(png));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "app/viewer/memory_plot.hpp"
 #include "app/viewer/timeline_model.hpp"
 #include "engine/schedule/action.hpp"
 #include "engine/schedule/generate.hpp"
@@ -403,6 +404,18 @@ TEST(TimelineModel, AnOverlapWithoutItsPartsIsAnErrorNamingTheFile) {
         }
     }
     std::filesystem::remove(path);
+}
+
+// The memory plot's parts in its 110 px area: the peak's tick label (centred on its tick,
+// kMemoryLabelHeight tall) starts below the title's line instead of over it, and the 0 B label
+// ends inside the area instead of past its bottom edge.
+TEST(TimelineModel, TheMemoryPlotsTickLabelsClearTheTitleAndTheAreasEdge) {
+    const float top = 560, bottom = top + kMemoryHeight;
+    const MemoryPlotLayout layout = memory_plot_layout(top, bottom);
+    EXPECT_GE(layout.plot_top - kMemoryLabelHeight / 2, layout.title_top + kMemoryLabelHeight);
+    EXPECT_LE(layout.plot_bottom + kMemoryLabelHeight / 2, bottom);
+    EXPECT_GE(layout.title_top, top);
+    EXPECT_GT(layout.height(), 60);  // room left for the lines
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "app/viewer/trace_session.hpp"
+#include "app/viewer/viewer_layout.hpp"
 #include "engine/run_record/run_trace.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
@@ -65,17 +66,19 @@ TEST(TraceSession, OpeningShowsTheLatestRunAndComparingMatchesActionsByText) {
     ASSERT_TRUE(forward);
     const TimelineAction& action = session.model->action(*forward);
     EXPECT_EQ(action.end_ns - action.start_ns, 1500);
-    EXPECT_EQ(session.compared_durations.at(action.label), 1000);
+    EXPECT_EQ(session.match.durations.at(action.label), 1000);
     // Every forward is 500 ns slower and nothing else changed: the 8 largest are the forwards.
-    ASSERT_EQ(session.largest_differences.size(), 8u);
-    for (const TraceSession::Difference& difference : session.largest_differences) {
-        EXPECT_EQ(difference.delta_ns, 500) << difference.label;
-        EXPECT_NE(difference.label.find('F'), std::string::npos) << difference.label;
+    const std::vector<ActionDifference> largest = largest_differences(session.match, std::nullopt);
+    ASSERT_EQ(largest.size(), 8u);
+    for (const ActionDifference& difference : largest) {
+        const std::string label(session.model->label(session.model->action(difference.at)).view());
+        EXPECT_EQ(difference.delta_ns, 500) << label;
+        EXPECT_NE(label.find('F'), std::string::npos) << label;
     }
 
     compare_with(session, 2);  // the shown run itself: no comparison
     EXPECT_FALSE(session.compared);
-    EXPECT_TRUE(session.compared_durations.empty());
+    EXPECT_TRUE(session.match.durations.empty());
     fs::remove(path);
 }
 
@@ -177,6 +180,80 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
         << comparison_line(session);
     compare_with(session, 3);
     EXPECT_EQ(comparison_line(session), "vs run 3: no step to compare: run 3 " + failed_at);
+    fs::remove(path);
+}
+
+// The header at 1024 px: right of the badge, ProggyClean's 7 px per character, what the window
+// leaves is 612 px on two lines. A failed run's message is cut short so that the peak, the
+// busiest rank and the critical path all show; a finished run's figures wrap whole.
+float proggy_width(std::string_view text) {
+    return 7.0f * static_cast<float>(text.size());
+}
+constexpr float kHeaderWidthAt1024 = 1024 - (kBadgeLeft + kBadgeWidth + 10) - kRightMargin;
+
+TEST(TraceSession, EveryHeaderFigureFitsAt1024Pixels) {
+    const fs::path path = two_runs("session_header");
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 4}));
+    {
+        traces::TraceWriter writer(path);
+        run_record::record_measured_run(writer, lowered, failed_real_run(lowered), "");
+    }
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    finish_analysis(session);
+    const std::vector<std::string> figures = header_figures(session, false);
+    ASSERT_EQ(figures.size(), 4u);  // failure, peak, busiest rank, critical path
+    const std::vector<std::string> lines =
+        fit_figures(figures, kHeaderWidthAt1024, kHeaderLines, proggy_width);
+    ASSERT_EQ(lines.size(), 2u);
+    for (const std::string& line : lines)
+        EXPECT_LE(proggy_width(line), kHeaderWidthAt1024) << line;
+    EXPECT_EQ(lines[0].rfind("failed at rank 1, stage 1, action 1F0: Stage 1", 0), 0u) << lines[0];
+    const std::string both = lines[0] + "\n" + lines[1];
+    for (const std::string& figure : {figures[1], figures[2], figures[3]})
+        EXPECT_NE(both.find(figure), std::string::npos) << figure << " not in\n" << both;
+    EXPECT_NE(both.find("..."), std::string::npos) << both;
+
+    ASSERT_TRUE(show_run(session, 2));  // finished: every figure whole, none cut
+    finish_analysis(session);
+    const std::vector<std::string> finished = header_figures(session, false);
+    const std::vector<std::string> wrapped =
+        fit_figures(finished, kHeaderWidthAt1024, kHeaderLines, proggy_width);
+    std::string joined;
+    for (const std::string& line : wrapped) {
+        EXPECT_LE(proggy_width(line), kHeaderWidthAt1024) << line;
+        joined += line + "  |  ";
+    }
+    for (const std::string& figure : finished)
+        EXPECT_NE(joined.find(figure), std::string::npos) << figure;
+    fs::remove(path);
+}
+
+// Lines are filled in turn, a figure never split; one too wide for a line is cut at its end.
+TEST(TraceSession, FiguresWrapWholeAndOnlyTheFirstIsCut) {
+    EXPECT_EQ(fit_figures({"aaaa", "bbbb", "cccc"}, 7 * 13, 2, proggy_width),
+              (std::vector<std::string>{"aaaa  |  bbbb", "cccc"}));
+    EXPECT_EQ(fit_figures({"aaaaaaaaaaaaaaaaaaaa", "bb", "cc"}, 7 * 10, 2, proggy_width),
+              (std::vector<std::string>{"aaaaaaa...", "bb  |  cc"}));
+    EXPECT_TRUE(fit_figures({}, 100, 2, proggy_width).empty());
+}
+
+// A checked schedule that can hang never ends: its header has no step, bubble or critical
+// path figures, says why in their place, and the runs list says HANGS.
+TEST(TraceSession, AScheduleThatCanHangHasNoStepFigures) {
+    const fs::path path = two_runs("session_hangs");
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    finish_analysis(session);
+    const std::vector<std::string> figures = header_figures(session, true);
+    EXPECT_EQ(figures.front(), kHangsNoStep);
+    EXPECT_EQ(figures.back(), kHangsNoPath);
+    for (const std::string& figure : figures) {
+        EXPECT_NE(figure.rfind("step ", 0), 0u) << figure;
+        EXPECT_NE(figure.rfind("bubble ", 0), 0u) << figure;
+    }
+    EXPECT_EQ(run_list_text(session.runs[1], true), "2 sim pp=2 m=4  1F1B  HANGS");
+    EXPECT_EQ(header_figures(session, false).front().rfind("step ", 0), 0u);
     fs::remove(path);
 }
 

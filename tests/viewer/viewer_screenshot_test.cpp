@@ -13,15 +13,18 @@
 #include <optional>
 #include <set>
 
+#include "app/viewer/sharding_mesh.hpp"
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
 #include "engine/run_record/sharding_record.hpp"
 #include "engine/schedule/action.hpp"
 #include "engine/sharding/op_text.hpp"
+#include "engine/sharding/sharding_propagation.hpp"
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
 #include "tests/viewer/screenshot_support.hpp"
 #include "traces/root_cause.hpp"
+#include "traces/trace_reader.hpp"
 #include "traces/trace_writer.hpp"
 
 #define STB_IMAGE_IMPLEMENTATION
@@ -246,9 +249,11 @@ int count_near(const Image& image, Rgb colour, float left, float top, float righ
 constexpr float kPanelLeft = kSidebarWidth, kPanelTop = 800 - kPanelHeight;
 
 // The mesh grid of the Sharding panel: its top-left device is the first pixel (row by row) in
-// shard 0's colour; device (row, column) sits 34 px per step from it.
+// shard 0's colour; device (row, column) sits kMeshCellHeight px per row and `column_step` per
+// column from it (the cell's width: mesh_cell_width of the grid drawn).
 void expect_mesh(const Image& image, int rows, int columns,
-                 const std::function<int(int, int)>& shard_of) {
+                 const std::function<int(int, int)>& shard_of,
+                 float column_step = kMeshCellHeight) {
     std::optional<std::pair<float, float>> origin;
     for (float y = kPanelTop; y < 800 && !origin; y += 1)
         for (float x = kPanelLeft; x < 1280 && !origin; x += 1)
@@ -257,12 +262,31 @@ void expect_mesh(const Image& image, int rows, int columns,
     ASSERT_TRUE(origin) << "no device in shard 0's colour";
     for (int row = 0; row < rows; ++row)
         for (int column = 0; column < columns; ++column) {
-            const float x = origin->first + column * 34 + 2, y = origin->second + row * 34 + 2;
+            const float x = origin->first + column * column_step + 2,
+                        y = origin->second + row * kMeshCellHeight + 2;
             const Rgb want = kShardColours[shard_of(row, column)];
             EXPECT_TRUE(near(image.at(x, y), want))
                 << "device (" << row << ", " << column << ") at " << x << "," << y << " is "
                 << text(image.at(x, y)) << ", not shard " << shard_of(row, column);
         }
+}
+
+// The grid the panel draws for decision 0 of the trace's latest run and `tensor` (output,
+// input0, ...), its shapes as the panel finds them.
+std::optional<MeshGrid> drawn_grid(const fs::path& trace, const std::string& tensor) {
+    const traces::TraceReader reader(trace);
+    const traces::ShardingRecord decision = reader.sharding(reader.latest_run_id()).at(0);
+    const DecisionShapes shapes = decision_shapes(decision.op, decision.mesh);
+    const std::optional<StrategyTensors> chosen =
+        chosen_strategy_tensors(nlohmann::json::parse(decision.strategies), decision.chosen);
+    if (!chosen)
+        return std::nullopt;
+    if (tensor == "output")
+        return mesh_grid(decision.mesh, chosen->output, shapes.output);
+    const auto input = static_cast<std::size_t>(tensor.back() - '0');
+    if (input >= chosen->inputs.size() || input >= shapes.inputs.size())
+        return std::nullopt;
+    return mesh_grid(decision.mesh, chosen->inputs[input], shapes.inputs[input]);
 }
 
 TEST(ViewerScreenshot, ShardingPanelColoursEachDeviceByTheShardItHolds) {
@@ -284,12 +308,14 @@ TEST(ViewerScreenshot, ShardingPanelColoursEachDeviceByTheShardItHolds) {
                  {"input1", [](int, int column) { return column; }}};
     for (const auto& tensor : cases) {
         SCOPED_TRACE(tensor.tensor);
+        const std::optional<MeshGrid> grid = drawn_grid(trace, tensor.tensor);
+        ASSERT_TRUE(grid && grid->by_position);
         const fs::path png = screenshot_path("sharding");
         ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
                              " --size 1280x800 --tensor " + tensor.tensor),
                   0);
         const Image image = load_png(png);
-        expect_mesh(image, 2, 4, tensor.shard_of);
+        expect_mesh(image, 2, 4, tensor.shard_of, mesh_cell_width(*grid));
         // The chosen strategy's row of the table, scrolled into view and highlighted.
         EXPECT_GT(count_near(image, kChosenStrategy, kPanelLeft, kPanelTop, 1280, 800), 1000);
         fs::remove(png);
@@ -313,11 +339,13 @@ TEST(ViewerScreenshot, AThreeDimMeshShowsEveryDevice) {
                  {"input1", [](int row, int) { return row % 2; }}};
     for (const auto& tensor : cases) {
         SCOPED_TRACE(tensor.tensor);
+        const std::optional<MeshGrid> grid = drawn_grid(trace, tensor.tensor);
+        ASSERT_TRUE(grid && grid->by_position);
         const fs::path png = screenshot_path("sharding_3d");
         ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
                              " --size 1280x800 --tensor " + tensor.tensor),
                   0);
-        expect_mesh(load_png(png), 4, 2, tensor.shard_of);
+        expect_mesh(load_png(png), 4, 2, tensor.shard_of, mesh_cell_width(*grid));
         fs::remove(png);
     }
 }
@@ -340,8 +368,68 @@ TEST(ViewerScreenshot, AnUnnamedMeshIsDrawn) {
     ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
                          " --size 1280x800 --panel sharding"),
               0);
-    expect_mesh(load_png(png), 1, 4, [](int, int column) { return column; });
+    const std::optional<MeshGrid> grid = drawn_grid(trace, "output");
+    ASSERT_TRUE(grid && grid->by_position);
+    expect_mesh(
+        load_png(png), 1, 4, [](int, int column) { return column; }, mesh_cell_width(*grid));
     fs::remove(png);
+}
+
+// One relu on dp=2,tp=2 recorded as the shard command records it, its tensor laid out as
+// `placements` (f32[8, 8]).
+fs::path recorded_relu(const std::string& name, const std::string& placements) {
+    const fs::path trace = testing::fresh_trace(name);
+    const sharding::DeviceMesh mesh = sharding::parse_device_mesh("dp=2,tp=2");
+    traces::TraceWriter writer(trace);
+    run_record::record_sharding_run(writer, mesh,
+                                    {sharding::propagate(sharding::parse_op_call(
+                                        "aten.relu(f32[8,8](" + placements + "))", mesh))},
+                                    "{}");
+    return trace;
+}
+
+// A strided _S(0, 2)S(0) puts rows 4-5, the third block, on device 1 (dp 0, tp 1), where
+// S(0)S(0) puts rows 2-3 there: each device is coloured by its block's place in the tensor, so
+// the two read apart (by mesh coordinate they were coloured alike). The strategy table's
+// strategy column starts near its left edge, not a third of the way in, with room for the
+// whole strategy.
+TEST(ViewerScreenshot, AStridedLayoutIsColouredByWhereEachBlockLies) {
+    const struct {
+        std::string placements;
+        std::vector<int> blocks;  // by device
+    } cases[] = {{"_S(0, 2)S(0)", {0, 2, 1, 3}}, {"S(0)S(0)", {0, 1, 2, 3}}};
+    for (const auto& layout : cases) {
+        SCOPED_TRACE(layout.placements);
+        const fs::path trace = recorded_relu("viewer_sharding_strided", layout.placements);
+        const std::optional<MeshGrid> grid = drawn_grid(trace, "output");
+        ASSERT_TRUE(grid && grid->by_position);
+        const fs::path png = screenshot_path("sharding_strided");
+        ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
+                             " --size 1280x800 --panel sharding"),
+                  0);
+        const Image image = load_png(png);
+        expect_mesh(
+            image, 2, 2,
+            [&](int row, int column) {
+                return layout.blocks[static_cast<std::size_t>(row * 2 + column)];
+            },
+            mesh_cell_width(*grid));
+        // The chosen row: the strategy's text (not the highlight) begins within 60 px of the
+        // row's left, right after the index column.
+        std::optional<std::pair<float, float>> row;
+        for (float y = kPanelTop; y < 800 && !row; y += 1)
+            for (float x = kPanelLeft; x < 1280 && !row; x += 1)
+                if (near(image.at(x, y), kChosenStrategy))
+                    row = {{x, y}};
+        ASSERT_TRUE(row);
+        int text_pixels = 0;
+        for (float y = row->second; y < row->second + 12; y += 1)
+            for (float x = row->first + 25; x < row->first + 60; x += 1)
+                text_pixels += near(image.at(x, y), kChosenStrategy, 30) ? 0 : 1;
+        EXPECT_GT(text_pixels, 10) << "no strategy text near the row's left";
+        fs::remove(png);
+        fs::remove(trace);
+    }
 }
 
 TEST(ViewerScreenshot, EventsPanelReplaysToTheChosenEventAndMarksWhatItChanged) {

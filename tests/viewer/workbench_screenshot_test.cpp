@@ -7,8 +7,12 @@
 #include <fstream>
 
 #include "app/viewer/compare_layout.hpp"
+#include "engine/run_record/sharding_record.hpp"
+#include "engine/sharding/op_text.hpp"
+#include "engine/sharding/sharding_propagation.hpp"
 #include "tests/fresh_trace.hpp"
 #include "tests/viewer/screenshot_support.hpp"
+#include "traces/trace_writer.hpp"
 
 namespace pipelens::viewer {
 namespace {
@@ -131,6 +135,37 @@ TEST(WorkbenchScreenshot, AScriptThatDoesNotParseNamesTheLine) {
     EXPECT_EQ(run_viewer("--script " + script.string(), &errors), 2);
     EXPECT_NE(errors.find(":2: unknown command 'fly'"), std::string::npos) << errors;
     fs::remove(script);
+}
+
+// A sharding-only run has no timeline and no memory: the memory area's line saying so starts at
+// the lanes' left edge, whole (its geometry was never set, and the line was cut off to its last
+// word, "samples", at the area's left edge).
+TEST(WorkbenchScreenshot, ARunWithoutATimelineSaysInFullThatItHasNoMemory) {
+    const fs::path trace = testing::fresh_trace("workbench_sharding_only");
+    {
+        const sharding::DeviceMesh mesh = sharding::parse_device_mesh("dp=2,tp=2");
+        traces::TraceWriter writer(trace);
+        run_record::record_sharding_run(
+            writer, mesh,
+            {sharding::propagate(sharding::parse_op_call("aten.relu(f32[8,8](S(0)S(1)))", mesh))},
+            "{}");
+    }
+    const fs::path png = screenshot_path("sharding_only_memory");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --size 1280x800"), 0);
+    const Image image = load_png(png);
+    const float memory_top = 800 - kPanelHeight - kMemoryHeight;
+    const auto text_pixels = [&](float from, float to) {
+        int count = 0;
+        for (float y = memory_top + 38; y < memory_top + 54; y += 1)
+            for (float x = from; x < to; x += 1)
+                count += near(image.at(x, y), {150, 150, 150}, 40) ? 1 : 0;
+        return count;
+    };
+    const float lanes_left = kSidebarWidth + kGutterWidth;
+    EXPECT_EQ(text_pixels(kSidebarWidth, lanes_left - 2), 0);  // no cut-off word in the gutter
+    // "nothing recorded: ..." from the lanes' edge: its first word is drawn there.
+    EXPECT_GT(text_pixels(lanes_left, lanes_left + 7 * 7), 20);
+    fs::remove(png);
 }
 
 }  // namespace
