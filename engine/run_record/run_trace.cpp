@@ -212,11 +212,21 @@ std::vector<traces::ErrorRecord> run_error_records(const PipelineRunResult& resu
         error.message = accuracy_message(*divergence, result.accuracy.tolerance);
         errors.push_back(std::move(error));
     }
+    // A rank that died or was lost without a report has no moment of its own: recorded untimed,
+    // not at 0, where the viewer drew it across every rank at the step's start.
     const auto record_of = [](const RunFailure& failure) {
-        return traces::ErrorRecord{failure.rank,      failure.stage,   failure.microbatch,
-                                   failure.action,    failure.kind,    failure.expected,
-                                   failure.actual,    failure.message, failure.time_ns,
-                                   failure.started_ns};
+        const bool untimed = failure.kind == "rank_died" || failure.kind == "lost";
+        return traces::ErrorRecord{
+            failure.rank,
+            failure.stage,
+            failure.microbatch,
+            failure.action,
+            failure.kind,
+            failure.expected,
+            failure.actual,
+            failure.message,
+            untimed ? std::nullopt : std::optional<std::int64_t>(failure.time_ns),
+            failure.started_ns};
     };
     for (const RankRun& rank : result.ranks)
         if (rank.failure)

@@ -507,6 +507,10 @@ TEST(RunCliGloo, ARankThatDiesIsNamedAndTheRestIsRecorded) {
               "recorded");
     EXPECT_EQ(json["failed"]["rank"], 1);
     EXPECT_EQ(json["failed"]["kind"], "rank_died");
+    // When it died is unknown: no time, rather than the step's start.
+    EXPECT_EQ(testing::query_trace(
+                  trace, "SELECT coalesce(time_ns, 'none') FROM errors WHERE kind = 'rank_died'"),
+              "none");
 }
 
 // Rank 0 gathers and records; when it dies, the launcher records what the others reported.
