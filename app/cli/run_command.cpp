@@ -2,7 +2,6 @@
 // model run whole on one rank, printed and recorded as a `real` run. `--nproc N` launches N rank
 // processes (torchrun's environment); `--rank/--world-size/--master` (or RANK, WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT) joins ranks started by hand.
-#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/model_options.hpp"
 #include "app/cli/rank_launcher.hpp"
+#include "app/cli/report_directory.hpp"
 #include "app/cli/run_report.hpp"
 #include "app/cli/torch_profile_option.hpp"
 #include "app/cli/validators.hpp"
@@ -474,39 +474,6 @@ int run_ranks_here(RunOptions& options) {
         return result.completed ? kExitOk : kExitCheckFailed;  // rank 0 reports for everyone
     return report_run(options, experiment, lowered, run, result);
 }
-
-// A directory for the rank processes' reports, removed with everything in it.
-class ReportDirectory {
-  public:
-    ReportDirectory() {
-        std::string pattern =
-            (std::filesystem::temp_directory_path() / "pipelens-ranks-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr)
-            throw std::runtime_error("cannot create a directory for the ranks' reports");
-        path_ = pattern;
-    }
-    // Not std::filesystem::remove_all: a pip LibTorch (2.11's, seen on the GPU machine) exports
-    // its own copy of it, which the dynamic linker binds ahead of libstdc++'s, and that copy
-    // crashed the launcher (a call through a null pointer) after every rank had finished. The
-    // directory holds only the ranks' report files, so unlinking each and then it is enough.
-    ~ReportDirectory() {
-        if (DIR* directory = ::opendir(path_.c_str())) {
-            while (const dirent* entry = ::readdir(directory)) {
-                const std::string name = entry->d_name;
-                if (name != "." && name != "..")
-                    ::unlink((path_ + "/" + name).c_str());
-            }
-            ::closedir(directory);
-        }
-        ::rmdir(path_.c_str());
-    }
-    ReportDirectory(const ReportDirectory&) = delete;
-    ReportDirectory& operator=(const ReportDirectory&) = delete;
-    const std::string& path() const { return path_; }
-
-  private:
-    std::string path_;
-};
 
 // Rank 0 gathers every rank's report and records the run; when it died, the launcher does it
 // from the reports the other ranks left, so the run is still recorded (failed, naming rank 0).
