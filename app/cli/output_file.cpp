@@ -36,27 +36,32 @@ int write_all(std::FILE* stream, std::string_view content, bool close) {
     return error;
 }
 
+// The same file, or the same name for one not written yet (an --out made later, an output
+// named twice): relative names are made absolute first, or "x" and "./x" would differ.
+bool same_file(const std::string& left, const std::string& right) {
+    std::error_code error;
+    if (std::filesystem::exists(left, error) && std::filesystem::exists(right, error))
+        return std::filesystem::equivalent(left, right, error);
+    const auto canonical = [&](const std::string& name) {
+        return std::filesystem::weakly_canonical(std::filesystem::absolute(name, error), error);
+    };
+    return canonical(left) == canonical(right);
+}
+
 }  // namespace
 
 void refuse_output_over(const std::string& path, std::string_view option,
                         const std::vector<std::string>& inputs) {
     if (path.empty() || path == "-")
         return;
-    std::error_code error;
-    // The same file, or the same name for one not written yet (an --out made later).
-    const auto same = [&](const std::string& input) {
-        if (std::filesystem::exists(path, error) && std::filesystem::exists(input, error))
-            return std::filesystem::equivalent(path, input, error);
-        return std::filesystem::weakly_canonical(path, error) ==
-               std::filesystem::weakly_canonical(input, error);
-    };
     for (const std::string& input : inputs)
-        if (!input.empty() && same(input))
+        if (!input.empty() && same_file(path, input))
             throw CommandFailure(kExitUsage,
                                  fmt::format("pipelens: {} {} is also an input of this command; "
                                              "writing it would replace what is read: name "
                                              "another file",
                                              option, path));
+    std::error_code error;
     if (std::filesystem::is_regular_file(path, error) &&
         traces::file_kind_of(path) == traces::FileKind::sqlite)
         throw CommandFailure(kExitUsage,
@@ -72,14 +77,9 @@ void refuse_outputs(const std::vector<std::pair<std::string, std::string>>& outp
         refuse_output_over(path, option, inputs);
         if (path.empty() || path == "-")
             continue;
-        std::error_code error;
-        const auto canonical = [&](const std::string& name) {
-            return std::filesystem::weakly_canonical(std::filesystem::absolute(name, error), error);
-        };
         for (std::size_t k = 0; k < i; ++k)
-            if (outputs[k].second == path ||
-                (!outputs[k].second.empty() && outputs[k].second != "-" &&
-                 canonical(outputs[k].second) == canonical(path)))
+            if (!outputs[k].second.empty() && outputs[k].second != "-" &&
+                same_file(outputs[k].second, path))
                 throw CommandFailure(kExitUsage,
                                      fmt::format("pipelens: {} and {} both name {}: give each "
                                                  "output a file of its own",

@@ -449,13 +449,31 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
     return result.completed && matched ? kExitOk : kExitCheckFailed;
 }
 
+// A run as its options describe it: the experiment with the flags applied, its lowered schedule
+// and the runtime's options. Read the same way by the ranks, the launcher's checks and the
+// launcher's record of a run whose rank 0 died.
+struct PlannedRun {
+    Experiment experiment;
+    Schedule lowered;
+    run_record::PipelineRunOptions run;
+};
+
+PlannedRun plan_run(const RunOptions& options) {
+    PlannedRun planned;
+    planned.experiment = load_experiment(options.experiment);
+    apply_overrides(options, planned.experiment);
+    sim::resolve_zero_bubble_inputs(planned.experiment);  // after the overrides: they change costs
+    planned.lowered = lowered_schedule_for(planned.experiment);
+    planned.run = runtime_options(options, planned.experiment);
+    return planned;
+}
+
 int run_ranks_here(RunOptions& options) {
     end_with_launcher();
-    Experiment experiment = load_experiment(options.experiment);
-    apply_overrides(options, experiment);
-    sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
-    const Schedule lowered = lowered_schedule_for(experiment);
-    const run_record::PipelineRunOptions run = runtime_options(options, experiment);
+    const PlannedRun planned = plan_run(options);
+    const Experiment& experiment = planned.experiment;
+    const Schedule& lowered = planned.lowered;
+    const run_record::PipelineRunOptions& run = planned.run;
     if (options.rank_reports.empty())  // a launcher's ranks: it has checked for all of them
         refuse_model_too_large("run", experiment, lowered,
                                run.transport == "local"
@@ -479,11 +497,7 @@ int run_ranks_here(RunOptions& options) {
 // from the reports the other ranks left, so the run is still recorded (failed, naming rank 0).
 void report_for_dead_rank_zero(const RunOptions& options, const LaunchResult& launched,
                                const std::string& reports) {
-    Experiment experiment = load_experiment(options.experiment);
-    apply_overrides(options, experiment);
-    sim::resolve_zero_bubble_inputs(experiment);  // after the overrides: they change stage costs
-    const Schedule lowered = lowered_schedule_for(experiment);
-    const run_record::PipelineRunOptions run = runtime_options(options, experiment);
+    const PlannedRun planned = plan_run(options);
     std::vector<std::string> payloads(options.nproc);
     for (int rank = 0; rank < options.nproc; ++rank) {
         std::ifstream file(run_record::rank_report_file(reports, rank), std::ios::binary);
@@ -491,29 +505,40 @@ void report_for_dead_rank_zero(const RunOptions& options, const LaunchResult& la
         text << file.rdbuf();
         payloads[rank] = text.str();
     }
-    report_run(options, experiment, lowered, run,
-               runtime::merge_rank_reports(payloads, launched.deaths, run, lowered));
+    report_run(
+        options, planned.experiment, planned.lowered, planned.run,
+        runtime::merge_rank_reports(payloads, launched.deaths, planned.run, planned.lowered));
 }
 
 // --nproc starts every rank as a process: flags that say this process is one rank, or that
-// the ranks are threads, contradict it. A model whose copies cannot fit is refused here, once
-// for all the ranks.
+// the ranks are threads, contradict it. What every rank would refuse (a process count that is
+// not the schedule's rank count, a fault naming a rank or stage the run does not have, a model
+// whose copies cannot fit) is refused here, once for all the ranks, before any starts.
 void refuse_launch_contradictions(const RunOptions& options) {
     if (options.rank || options.world_size)
         throw ExperimentError(fmt::format(
             "--nproc {} starts all the ranks, but {} says this process is one of them: give "
             "--nproc alone, or start each rank by hand with --rank/--world-size",
             options.nproc, options.rank ? "--rank" : "--world-size"));
-    Experiment experiment = load_experiment(options.experiment);
-    apply_overrides(options, experiment);
-    if (experiment.run.transport == "local")
+    const PlannedRun planned = plan_run(options);
+    if (planned.experiment.run.transport == "local")
         throw ExperimentError(fmt::format(
             "--nproc {} starts one process per rank, but {} runs the ranks as threads of one "
             "process: give --transport gloo (or nccl) with --nproc, or drop --nproc",
             options.nproc,
             options.transport ? "--transport local" : "the default transport (local)"));
-    sim::resolve_zero_bubble_inputs(experiment);
-    refuse_model_too_large("run", experiment, lowered_schedule_for(experiment), options.nproc,
+    const Schedule& lowered = planned.lowered;
+    try {
+        if (options.nproc != lowered.rank_count)
+            throw std::invalid_argument(
+                fmt::format("--nproc {} starts {} processes, but the schedule has {} ranks (pp)",
+                            options.nproc, options.nproc, lowered.rank_count));
+        run_record::check_faults(planned.run.faults, planned.run.transport, lowered.rank_count,
+                                 lowered.stage_count);
+    } catch (const std::invalid_argument& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
+    }
+    refuse_model_too_large("run", planned.experiment, lowered, options.nproc,
                            !options.no_reference);
 }
 
@@ -527,27 +552,7 @@ void refuse_unusable_device(const RunOptions& options) {
     }
 }
 
-// What every rank would refuse, refused once here before any starts: a process count that is
-// not the schedule's rank count, a fault naming a rank or stage the run does not have.
-void refuse_what_every_rank_would(const RunOptions& options) {
-    Experiment experiment = load_experiment(options.experiment);
-    apply_overrides(options, experiment);
-    const Schedule lowered = lowered_schedule_for(experiment);
-    const run_record::PipelineRunOptions run = runtime_options(options, experiment);
-    try {
-        if (options.nproc != lowered.rank_count)
-            throw std::invalid_argument(
-                fmt::format("--nproc {} starts {} processes, but the schedule has {} ranks (pp)",
-                            options.nproc, options.nproc, lowered.rank_count));
-        run_record::check_faults(run.faults, run.transport, lowered.rank_count,
-                                 lowered.stage_count);
-    } catch (const std::invalid_argument& error) {
-        throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
-    }
-}
-
 int launch(const RunOptions& options) {
-    refuse_what_every_rank_would(options);
     std::vector<std::string> arguments;
     for (std::size_t index = 0; index < options.original_arguments.size(); ++index) {
         const std::string& argument = options.original_arguments[index];
