@@ -510,10 +510,21 @@ void report_for_dead_rank_zero(const RunOptions& options, const LaunchResult& la
         runtime::merge_rank_reports(payloads, launched.deaths, planned.run, planned.lowered));
 }
 
+// Every rank process would refuse a device this host cannot give them: say it once, here. The
+// last rank's LOCAL_RANK is the one that needs the most GPUs when ranks take cuda:LOCAL_RANK.
+void refuse_unusable_device(const RunOptions& options) {
+    try {
+        runtime::resolve_run_device(options.device.value_or(""), options.nproc - 1);
+    } catch (const runtime::DeviceChoiceError& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
+    }
+}
+
 // --nproc starts every rank as a process: flags that say this process is one rank, or that
 // the ranks are threads, contradict it. What every rank would refuse (a process count that is
 // not the schedule's rank count, a fault naming a rank or stage the run does not have, a model
-// whose copies cannot fit) is refused here, once for all the ranks, before any starts.
+// whose copies cannot fit, a device it cannot have) is refused here, once for all the ranks,
+// before any starts.
 void refuse_launch_contradictions(const RunOptions& options) {
     if (options.rank || options.world_size)
         throw ExperimentError(fmt::format(
@@ -528,6 +539,9 @@ void refuse_launch_contradictions(const RunOptions& options) {
             options.nproc,
             options.transport ? "--transport local" : "the default transport (local)"));
     const Schedule& lowered = planned.lowered;
+    refuse_model_too_large("run", planned.experiment, lowered, options.nproc,
+                           !options.no_reference);
+    refuse_unusable_device(options);
     try {
         if (options.nproc != lowered.rank_count)
             throw std::invalid_argument(
@@ -536,18 +550,6 @@ void refuse_launch_contradictions(const RunOptions& options) {
         run_record::check_faults(planned.run.faults, planned.run.transport, lowered.rank_count,
                                  lowered.stage_count);
     } catch (const std::invalid_argument& error) {
-        throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
-    }
-    refuse_model_too_large("run", planned.experiment, lowered, options.nproc,
-                           !options.no_reference);
-}
-
-// Every rank process would refuse a device this host cannot give them: say it once, here. The
-// last rank's LOCAL_RANK is the one that needs the most GPUs when ranks take cuda:LOCAL_RANK.
-void refuse_unusable_device(const RunOptions& options) {
-    try {
-        runtime::resolve_run_device(options.device.value_or(""), options.nproc - 1);
-    } catch (const runtime::DeviceChoiceError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
     }
 }
@@ -674,10 +676,8 @@ void add_run_command(CLI::App& app, const std::vector<std::string>& arguments) {
             check_device_text(*options->device);
         if (options->dtype)
             check_dtype_text(*options->dtype);
-        if (options->nproc > 0) {
+        if (options->nproc > 0)
             refuse_launch_contradictions(*options);
-            refuse_unusable_device(*options);
-        }
         // Before the work: a trace that cannot take the run fails now, not after every step.
         if (!options->out.empty() && options->rank_reports.empty() &&
             (options->nproc > 0 || options->rank.value_or(0) == 0))
