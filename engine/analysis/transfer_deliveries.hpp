@@ -6,8 +6,9 @@
 // SEND_F, RECV_B for the downstream SEND_B). Its delivery is the time from the SEND's start to
 // the moment the receiving rank had the data. The runtime posts a receive at its RECV and waits
 // for the data where a computation needs it, and records the RECV's end when that wait is over
-// (PyTorch's irecv + wait). So a RECV's end is the data's arrival only if the receiver was already
-// waiting when the data came: its thread had reached the consuming computation (every
+// (PyTorch's irecv + wait), or, where the transport saw the data land (ranks as threads), then;
+// a trace does not say which. So a RECV's end is surely the data's arrival only if the receiver
+// was already waiting when the data came: its thread had reached the consuming computation (every
 // computation and SEND before it in program order ended, every RECV posted: a RECV's start is
 // its posting) no later than the SEND's start. A simulation's RECV starts with its send, not
 // when posted; its transfers are what they are predicted to be, and only a real run's are asked.

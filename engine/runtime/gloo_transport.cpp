@@ -412,7 +412,8 @@ class GlooTransport final : public StoreBackedTransport {
     void send_expected(int peer, int tag, const TensorList& tensors,
                        const ExpectedMessage& expected) override;
     void post_recv(int peer, int tag, const ExpectedMessage& expected) override;
-    void recv(int peer, int tag, TensorList& buffers, std::chrono::milliseconds timeout) override;
+    ReceiveArrival recv(int peer, int tag, TensorList& buffers,
+                        std::chrono::milliseconds timeout) override;
     void finish_sends(std::chrono::milliseconds timeout) override;
     void abort(const std::string& reason) override;
 
@@ -580,8 +581,10 @@ GlooTransport::PostedHeader GlooTransport::take_posted_header(int peer, int tag)
     return post_header(peer, tag, kInlinePayloadBytes);
 }
 
-void GlooTransport::recv(int peer, int tag, TensorList& buffers,
-                         std::chrono::milliseconds timeout) {
+// Gloo cannot say when a posted receive completed without waiting for it (see the top), so the
+// arrival of a message that came while this rank computed is not known: recv() returns none.
+ReceiveArrival GlooTransport::recv(int peer, int tag, TensorList& buffers,
+                                   std::chrono::milliseconds timeout) {
     check_peer(peer, "receive from");
     if (std::optional<std::string> reason = store_.known_abort_reason())
         throw TransportAborted(*reason);
@@ -600,7 +603,7 @@ void GlooTransport::recv(int peer, int tag, TensorList& buffers,
     check_message_fits(header, buffers, peer, rank());
     if (header.inline_payload) {
         unpack_inline_message(first, buffers);
-        return;
+        return std::nullopt;
     }
 
     // Receive straight into the caller's buffers when gloo can write them as they are.
@@ -622,6 +625,7 @@ void GlooTransport::recv(int peer, int tag, TensorList& buffers,
             buffers[index].copy_(landing[index].view(buffers[index].sizes()));
         }
     }
+    return std::nullopt;
 }
 
 void GlooTransport::finish_sends(std::chrono::milliseconds timeout) {

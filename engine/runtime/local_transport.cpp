@@ -2,6 +2,8 @@
 // one lock keeps abort, delivery and waiting trivially consistent.
 #include "engine/runtime/local_transport.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace pipelens::runtime {
@@ -14,13 +16,14 @@ void LocalTransport::send(int peer, int tag, const TensorList& tensors) {
     StreamHandOver ready = StreamHandOver::after_current_work(copies);
     {
         std::lock_guard lock(fabric_->mutex_);
-        fabric_->mailboxes_[{peer, rank_, tag}] = {std::move(copies), std::move(ready)};
+        fabric_->mailboxes_[{peer, rank_, tag}] = {std::move(copies), std::move(ready),
+                                                   std::chrono::steady_clock::now()};
     }
     fabric_->changed_.notify_all();
 }
 
-void LocalTransport::recv(int peer, int tag, TensorList& buffers,
-                          std::chrono::milliseconds timeout) {
+ReceiveArrival LocalTransport::recv(int peer, int tag, TensorList& buffers,
+                                    std::chrono::milliseconds timeout) {
     std::unique_lock lock(fabric_->mutex_);
     const LocalFabric::Key key{rank_, peer, tag};
     const bool ready = fabric_->changed_.wait_for(
@@ -49,6 +52,9 @@ void LocalTransport::recv(int peer, int tag, TensorList& buffers,
                 rank_, buffers[index].numel(), c10::toString(buffers[index].scalar_type())));
         buffers[index].copy_(sent[index].view(buffers[index].sizes()));
     }
+    const bool on_host = std::all_of(sent.begin(), sent.end(),
+                                     [](const torch::Tensor& tensor) { return tensor.is_cpu(); });
+    return on_host ? ReceiveArrival(delivery.deposited) : std::nullopt;
 }
 
 void LocalTransport::barrier(std::chrono::milliseconds timeout) {

@@ -5,6 +5,9 @@
 // own stream (rank_streams.hpp): the copy is made on the sender's stream, and the receiver's
 // stream waits for an event recorded after it before copying it into the receive buffer, the
 // copy's memory marked as used by the receiver's stream, so no host wait orders them.
+// A message on the host has arrived when it is deposited (the receiver only copies it out); one on
+// a GPU arrives when the sender's stream has made the copy, which the host does not see, so only
+// host messages report their arrival.
 #pragma once
 
 #include <condition_variable>
@@ -30,6 +33,7 @@ class LocalFabric {
     struct Delivery {
         TensorList tensors;
         StreamHandOver ready;  // after the copy, on the sender's stream
+        std::chrono::steady_clock::time_point deposited;
     };
 
     int world_size_;
@@ -50,7 +54,8 @@ class LocalTransport : public Transport {
     int rank() const override { return rank_; }
     int world_size() const override { return fabric_->world_size(); }
     void send(int peer, int tag, const TensorList& tensors) override;
-    void recv(int peer, int tag, TensorList& buffers, std::chrono::milliseconds timeout) override;
+    ReceiveArrival recv(int peer, int tag, TensorList& buffers,
+                        std::chrono::milliseconds timeout) override;
     void finish_sends(std::chrono::milliseconds) override {}
     bool shares_one_clock() const override { return true; }
     void barrier(std::chrono::milliseconds timeout) override;

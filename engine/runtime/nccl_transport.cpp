@@ -157,7 +157,8 @@ class NcclTransport final : public StoreBackedTransport {
     NcclTransport& operator=(const NcclTransport&) = delete;
 
     void send(int peer, int tag, const TensorList& tensors) override;
-    void recv(int peer, int tag, TensorList& buffers, std::chrono::milliseconds timeout) override;
+    ReceiveArrival recv(int peer, int tag, TensorList& buffers,
+                        std::chrono::milliseconds timeout) override;
     void finish_sends(std::chrono::milliseconds timeout) override;
     void abort(const std::string& reason) override;
 
@@ -579,8 +580,9 @@ ReceivedMessage NcclTransport::receive_next_message(Channel& in, int wanted_tag,
     return message;
 }
 
-void NcclTransport::recv(int peer, int tag, TensorList& buffers,
-                         std::chrono::milliseconds timeout) {
+// The data lands on the GPU in stream order, which the host does not see: no arrival time.
+ReceiveArrival NcclTransport::recv(int peer, int tag, TensorList& buffers,
+                                   std::chrono::milliseconds timeout) {
     Channel& in = channel(peer, false, "receive from");
     if (std::optional<std::string> reason = store_.known_abort_reason())
         throw TransportAborted(*reason);
@@ -603,6 +605,7 @@ void NcclTransport::recv(int peer, int tag, TensorList& buffers,
     for (std::size_t index = 0; index < buffers.size(); ++index)
         if (buffers[index].numel() > 0)
             buffers[index].copy_(message.tensors[index].view(buffers[index].sizes()));
+    return std::nullopt;
 }
 
 void NcclTransport::finish_sends(std::chrono::milliseconds timeout) {

@@ -428,14 +428,26 @@ class Executor {
         }
     }
 
-    // A RECV's row ends when its data arrived, which only the wait of the action consuming it
-    // sees. When the step fails first, the receives posted and never waited for were, as far as
-    // this rank knows, outstanding until it stopped: their rows end then, not at their posting
-    // (which drew a RECV ending before its SEND began).
+    // A RECV's row ends when its data arrived, which the transport or, failing it, the wait of
+    // the action consuming it sees (arrival_ns). When the step fails first, the receives posted and
+    // never waited for were, as far as this rank knows, outstanding until it stopped: their rows
+    // end then, not at their posting (which drew a RECV ending before its SEND began).
     void close_unawaited_receives(std::int64_t stop_ns, std::vector<TimedAction>& timeline) {
         for (const auto* posted : {&posted_forward_, &posted_backward_})
             for (const auto& [key, receive] : *posted)
                 timeline.at(receive.timeline_index).end_ns = stop_ns;
+    }
+
+    // When a RECV's data arrived, on this rank's timeline: where the transport saw it land, else
+    // now, when the wait for it returned. Data that was there before the RECV posted arrived, as
+    // far as the row can say, at its posting (a row never ends before it starts).
+    std::int64_t arrival_ns(const TimedAction& row, const ReceiveArrival& arrived) const {
+        const std::int64_t returned = now();
+        if (!arrived)
+            return returned;
+        const auto landed =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(*arrived - epoch_).count();
+        return std::clamp(landed, std::min(row.start_ns, returned), returned);
     }
 
     // Completes the posted receives `action` consumes, recording each one's arrival.
@@ -451,17 +463,19 @@ class Executor {
                 continue;
             PostedReceive receive = std::move(found->second);
             posted.erase(found);
+            TimedAction& row = timeline.at(receive.timeline_index);
+            ReceiveArrival arrived;
             try {
-                transport_.recv(receive.peer, plan_.tag_offset + receive.receive.link,
-                                receive.buffers, plan_.timeout);
+                arrived = transport_.recv(receive.peer, plan_.tag_offset + receive.receive.link,
+                                          receive.buffers, plan_.timeout);
             } catch (const TransportTimeout& timeout) {
-                timeline.at(receive.timeline_index).end_ns = now();  // outstanding until now
+                row.end_ns = now();  // outstanding until now
                 throw ReceiveTimeout(timeout, receive.receive);
             } catch (...) {
-                timeline.at(receive.timeline_index).end_ns = now();
+                row.end_ns = now();
                 throw;
             }
-            timeline.at(receive.timeline_index).end_ns = now();
+            row.end_ns = arrival_ns(row, arrived);
             (forward ? received_forward_ : received_backward_)[{part.stage, part.microbatch}] =
                 std::move(receive.buffers);
         }

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ struct Rendezvous {
     std::chrono::milliseconds timeout{10'000};  // connecting, and every later wait
 };
 
+// When a received message had arrived, on the steady clock; empty when not known.
+using ReceiveArrival = std::optional<std::chrono::steady_clock::time_point>;
+
 // What a receiver expects a message to hold: each tensor's byte size, from the configured stage
 // metadata both ends share (the receiving stage's inputs, or its outputs' gradients). A transport
 // that stages messages sizes that staging by it; a message that differs still arrives and is
@@ -73,8 +77,11 @@ class Transport {
                                const ExpectedMessage& /*expected*/) {
         send(peer, tag, tensors);
     }
-    virtual void recv(int peer, int tag, TensorList& buffers,
-                      std::chrono::milliseconds timeout) = 0;
+    // Returns when the message was whole in this process, where the transport saw that happen
+    // before recv() was asked (a thread's deposit into a mailbox); empty where only recv()'s
+    // own return says it (the data may have been there long before).
+    virtual ReceiveArrival recv(int peer, int tag, TensorList& buffers,
+                                std::chrono::milliseconds timeout) = 0;
     // Starts receiving `tag` from `peer` now, where the transport can, and recv() of the same
     // peer and tag completes it later (PyTorch's irecv, then wait). A RECV action posts; the
     // action consuming its data receives. Gloo needs it: a sender's data moves only once the
