@@ -58,6 +58,38 @@ void throw_trace_error(const std::filesystem::path& path, std::string_view what)
     throw TraceError(trace_message(path, what));
 }
 
+void throw_cell_type_error(sqlite3_stmt* row, int column, std::string_view wanted) {
+    const char* file = sqlite3_db_filename(sqlite3_db_handle(row), "main");
+    const char* table = sqlite3_column_table_name(row, column);
+    const char* name = sqlite3_column_origin_name(row, column);
+    if (name == nullptr)
+        name = sqlite3_column_name(row, column);
+    const std::string where =
+        table != nullptr ? fmt::format("{}.{}", table, name) : std::string(name ? name : "?");
+    std::string found;
+    switch (sqlite3_column_type(row, column)) {
+        case SQLITE_NULL:
+            found = "NULL";
+            break;
+        case SQLITE_FLOAT:
+            found = fmt::format("the real number {}", sqlite3_column_double(row, column));
+            break;
+        case SQLITE_BLOB:
+            found = fmt::format("a blob ({} bytes)", sqlite3_column_bytes(row, column));
+            break;
+        default: {
+            std::string text = column_text(row, column);
+            if (text.size() > 40)
+                text = text.substr(0, 40) + "...";
+            found = fmt::format("the text '{}'", text);
+        }
+    }
+    std::string problem = fmt::format("{} holds {} where {} belongs", where, found, wanted);
+    throw CorruptCell(trace_message(file != nullptr ? file : "trace",
+                                    fmt::format("trace is corrupt: {}", problem)),
+                      problem);
+}
+
 std::string sqlite_error_message(const std::filesystem::path& path, std::string_view doing,
                                  sqlite3* connection, int code) {
     // The connection's message describes its most recent failure, which is this one unless the

@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "traces/trace_error.hpp"
 
@@ -98,16 +99,46 @@ inline std::string column_text(sqlite3_stmt* statement, int column) {
     return std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(statement, column)));
 }
 
+// A cell whose type is not the one its column holds, which SQLite would read as 0 (or cut a
+// real to an integer). Its message names the file as SQLite knows it (an absolute path); a reader
+// that knows the name the user gave rethrows `problem` with it (TraceQuery::each_row).
+class CorruptCell : public TraceError {
+  public:
+    CorruptCell(const std::string& message, std::string problem)
+        : TraceError(message), problem_(std::move(problem)) {}
+    // "actions.start_ns holds the text 'soon' where an integer belongs"
+    const std::string& problem() const { return problem_; }
+
+  private:
+    std::string problem_;
+};
+[[noreturn]] void throw_cell_type_error(sqlite3_stmt* row, int column, std::string_view wanted);
+
+// The integer in `column`; any other cell (text, a real, a blob, NULL) is refused as corrupt.
+inline std::int64_t integer_cell(sqlite3_stmt* row, int column) {
+    if (sqlite3_column_type(row, column) != SQLITE_INTEGER)
+        throw_cell_type_error(row, column, "an integer");
+    return sqlite3_column_int64(row, column);
+}
+
+// The number in `column`, integer or real; anything else is refused as corrupt.
+inline double number_cell(sqlite3_stmt* row, int column) {
+    const int type = sqlite3_column_type(row, column);
+    if (type != SQLITE_INTEGER && type != SQLITE_FLOAT)
+        throw_cell_type_error(row, column, "a number");
+    return sqlite3_column_double(row, column);
+}
+
 inline std::optional<std::int64_t> column_optional_int64(sqlite3_stmt* statement, int column) {
     if (sqlite3_column_type(statement, column) == SQLITE_NULL)
         return std::nullopt;
-    return sqlite3_column_int64(statement, column);
+    return integer_cell(statement, column);
 }
 
 inline std::optional<double> column_optional_double(sqlite3_stmt* statement, int column) {
     if (sqlite3_column_type(statement, column) == SQLITE_NULL)
         return std::nullopt;
-    return sqlite3_column_double(statement, column);
+    return number_cell(statement, column);
 }
 
 // Binds `value` to parameter `index` by its type: integers of up to 32 bits, bool and enums as
@@ -138,7 +169,8 @@ void bind_values(sqlite3_stmt* statement, int first, const Values&... values) {
 }
 
 // Reads column `column` into `field` by the field's type, the converse of bind_value: NULL is an
-// empty optional (and 0, or an empty string, elsewhere, as SQLite converts it).
+// empty optional, NULL text an empty string; a number column holding anything else, NULL
+// included, is refused as corrupt (integer_cell, number_cell).
 template <typename Field>
 void read_column(sqlite3_stmt* row, int column, Field& field) {
     if constexpr (std::is_same_v<Field, std::optional<std::int64_t>>)
@@ -146,12 +178,9 @@ void read_column(sqlite3_stmt* row, int column, Field& field) {
     else if constexpr (std::is_same_v<Field, std::optional<double>>)
         field = column_optional_double(row, column);
     else if constexpr (std::is_floating_point_v<Field>)
-        field = sqlite3_column_double(row, column);
-    else if constexpr (std::is_enum_v<Field> ||
-                       (std::is_integral_v<Field> && sizeof(Field) <= sizeof(int)))
-        field = static_cast<Field>(sqlite3_column_int(row, column));
-    else if constexpr (std::is_integral_v<Field>)
-        field = sqlite3_column_int64(row, column);
+        field = number_cell(row, column);
+    else if constexpr (std::is_enum_v<Field> || std::is_integral_v<Field>)
+        field = static_cast<Field>(integer_cell(row, column));
     else
         field = column_text(row, column);
 }

@@ -49,7 +49,7 @@ void TraceQuery::open() {
 
 RunRecord TraceQuery::run_from(sqlite3_stmt* row) const {
     RunRecord run;
-    run.id = sqlite3_column_int64(row, 0);
+    run.id = integer_cell(row, 0);
     std::string kind = column_text(row, 1);
     if (kind == "sim")
         run.kind = RunKind::simulated;
@@ -61,7 +61,7 @@ RunRecord TraceQuery::run_from(sqlite3_stmt* row) const {
     const std::pair<const char*, std::int64_t> counts[] = {
         {"pp", kMostRanks}, {"v", kMostStages}, {"m", kMostMicrobatches}};
     for (int index = 0; index < 3; ++index)
-        if (const std::int64_t value = sqlite3_column_int64(row, 3 + index);
+        if (const std::int64_t value = integer_cell(row, 3 + index);
             value < 0 || value > counts[index].second)
             corrupt(fmt::format("run {} has {} = {}", run.id, counts[index].first, value));
     read_columns(row, 2, run.schedule, run.pp, run.v, run.m, run.config);

@@ -67,10 +67,24 @@ struct TraceQuery {
     template <typename OnRow>
     void each_row(sqlite3_stmt* statement, std::string_view doing, OnRow&& on_row) const {
         int code;
-        while ((code = sqlite3_step(statement)) == SQLITE_ROW)
-            on_row(statement);
+        try {
+            while ((code = sqlite3_step(statement)) == SQLITE_ROW)
+                on_row(statement);
+        } catch (const CorruptCell& cell) {
+            corrupt(cell.problem());
+        }
         if (code != SQLITE_DONE)
             fail(doing, code);
+    }
+
+    // `read` of a row stepped to outside each_row, a corrupt cell named with the user's path.
+    template <typename Read>
+    auto read_row(Read&& read) const {
+        try {
+            return read();
+        } catch (const CorruptCell& cell) {
+            corrupt(cell.problem());
+        }
     }
 
     // The one value `sql` (whose only parameter is the run id) yields; nothing for NULL.
@@ -81,7 +95,7 @@ struct TraceQuery {
         const int code = sqlite3_step(statement.get());
         if (code != SQLITE_ROW)
             fail(doing, code);
-        return column_optional_int64(statement.get(), 0);
+        return read_row([&] { return column_optional_int64(statement.get(), 0); });
     }
 
     // All rows of a run from `sql`, whose only parameter is the run id.

@@ -31,6 +31,7 @@
 namespace pipelens::traces {
 namespace {
 
+using detail::integer_cell;
 using detail::read_columns;
 using detail::Statement;
 
@@ -78,14 +79,15 @@ struct TraceReader::State : detail::TraceQuery {
             parts.clear();
         };
         each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
-            const std::int64_t row_key =
-                step_key(sqlite3_column_int(row, 0), sqlite3_column_int(row, 1));
+            const std::int64_t row_key = step_key(static_cast<int>(integer_cell(row, 0)),
+                                                  static_cast<int>(integer_cell(row, 1)));
             if (row_key != key) {
                 flush();
                 key = row_key;
             }
-            parts.push_back({sqlite3_column_int(row, 2), sqlite3_column_int(row, 3),
-                             sqlite3_column_int(row, 4)});
+            text::ActionPart part;
+            read_columns(row, 2, part.kind, part.stage, part.microbatch);
+            parts.push_back(part);
         });
         flush();
         return texts;
@@ -154,7 +156,7 @@ void check_action_row(const detail::TraceQuery& state, std::int64_t run_id,
 
 // An action row (columns as kActionColumns) as a record, checked first.
 ActionRecord action_from(const detail::TraceQuery& state, std::int64_t run_id, sqlite3_stmt* row) {
-    const auto column = [&](int index) { return sqlite3_column_int64(row, index); };
+    const auto column = [&](int index) { return integer_cell(row, index); };
     check_action_row(state, run_id,
                      {column(0), column(1), column(3), column(4), column(5), column(7), column(8)});
     ActionRecord action;
@@ -205,7 +207,7 @@ RunRecord TraceReader::run(std::int64_t run_id) const {
         detail::throw_trace_error(state.path, fmt::format("no run {} in this trace", run_id));
     if (code != SQLITE_ROW)
         state.fail(doing, code);
-    return state.run_from(statement.get());
+    return state.read_row([&] { return state.run_from(statement.get()); });
 }
 
 std::int64_t TraceReader::latest_run_id() const {
@@ -294,7 +296,7 @@ std::vector<StoredAction> TraceReader::stored_actions(std::int64_t run_id, int r
         "SELECT step, stage, microbatch, pair_id, start_ns, end_ns, bytes, lane, kind "
         "FROM actions WHERE run_id = ? AND rank = ? ORDER BY start_ns, step",
         "actions", [&](sqlite3_stmt* row) {
-            const auto column = [&](int index) { return sqlite3_column_int64(row, index); };
+            const auto column = [&](int index) { return integer_cell(row, index); };
             check_action_row(
                 state, run_id,
                 {rank, column(0), column(8), column(1), column(2), column(4), column(5)});
@@ -323,8 +325,9 @@ std::vector<std::pair<std::int32_t, std::string>> TraceReader::overlap_labels(st
                 "s.id = a.label_id WHERE a.run_id = ? AND a.rank = ? AND a.kind = 8 AND "
                 "a.label_id IS NOT NULL",
                 "OVERLAP_F_B labels", [&](sqlite3_stmt* row) {
-                    return std::pair<std::int32_t, std::string>(sqlite3_column_int(row, 0),
-                                                                state.interned_text(row, 2, 1));
+                    return std::pair<std::int32_t, std::string>(
+                        static_cast<std::int32_t>(integer_cell(row, 0)),
+                        state.interned_text(row, 2, 1));
                 });
         labels.insert(labels.end(), std::make_move_iterator(stored.begin()),
                       std::make_move_iterator(stored.end()));

@@ -377,6 +377,43 @@ TEST_F(TraceStoreTest, RowsNoWriterProducesAreCorruption) {
     EXPECT_FALSE(TraceReader(path).stored_actions(1, 0).empty());
 }
 
+// A cell of the wrong type (an edit by hand, another tool's writer) is refused naming the table,
+// the column and what it holds: SQLite reads text as 0 and cuts a real, so an action ending at
+// 'soon' was read as ending at 0 and then refused as ending before it started.
+TEST_F(TraceStoreTest, CellsOfTheWrongTypeAreCorruptionNotZero) {
+    const fs::path path = file("wrong_types.db");
+    const std::string corrupt = path.string() + ": trace is corrupt: ";
+    const auto damaged = [&](const std::string& change) {
+        fs::remove(path);
+        write_trace_with_actions(path, 8);
+        RawDatabase(path).execute(change);
+    };
+    const auto actions_error = [&] {
+        const std::string stored = error_of([&] { TraceReader(path).stored_actions(1, 0); });
+        const std::string records = error_of([&] { TraceReader(path).actions(1); });
+        EXPECT_EQ(stored, records);
+        return records;
+    };
+    damaged("UPDATE actions SET end_ns = 'soon' WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(actions_error(),
+              corrupt + "actions.end_ns holds the text 'soon' where an integer belongs");
+    damaged("UPDATE actions SET bytes = 1.5 WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(actions_error(),
+              corrupt + "actions.bytes holds the real number 1.5 where an integer belongs");
+    damaged("UPDATE actions SET kind = x'00ff' WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(actions_error(),
+              corrupt + "actions.kind holds a blob (2 bytes) where an integer belongs");
+    damaged("UPDATE runs SET pp = 'two'");
+    EXPECT_EQ(error_of([&] { TraceReader(path).run(1); }),
+              corrupt + "runs.pp holds the text 'two' where an integer belongs");
+    EXPECT_EQ(error_of([&] { TraceReader(path).runs(); }),
+              corrupt + "runs.pp holds the text 'two' where an integer belongs");
+    // Text SQLite can read as the number it says is that number: the column's affinity stored it
+    // as one.
+    damaged("UPDATE actions SET end_ns = '10' WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(TraceReader(path).actions(1).size(), 8u);
+}
+
 TEST_F(TraceStoreTest, UnknownRunsAndEmptyTracesAreErrors) {
     const fs::path path = file("no_runs.db");
     TraceWriter(path).flush();
