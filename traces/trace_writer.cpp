@@ -325,7 +325,7 @@ struct TraceWriter::State {
         strings.attach(db(), path);
         if (sqlite3_db_readonly(db(), "main") == 1)
             detail::throw_trace_error(path, fmt::format("{}: the file is read-only", doing));
-        if (std::string why; !writer_lock.acquire(path, why))
+        if (std::string why; !writer_lock.acquire(path, why, options.wait_for_other_writer))
             detail::throw_trace_error(path, fmt::format("{}: {}", doing, why));
         try {
             set_up(path_state, doing);

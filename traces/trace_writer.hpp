@@ -10,6 +10,7 @@
 // naming the file); the writer never rewrites or deletes rows of earlier runs.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -28,6 +29,10 @@ void check_trace_destination(const std::filesystem::path& path);
 
 struct TraceWriterOptions {
     int batch_rows = 50'000;  // rows per committed transaction
+    // How long to wait for another process that holds the file to finish writing before failing
+    // with "database is locked". A command that records after long work (a real run) waits, so
+    // that a writer which started meanwhile costs it a moment, not its record.
+    std::chrono::milliseconds wait_for_other_writer{0};
 };
 
 class TraceWriter {

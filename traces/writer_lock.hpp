@@ -5,6 +5,7 @@
 // are unaffected.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <string>
 
@@ -17,8 +18,10 @@ class WriterLock {
     WriterLock& operator=(const WriterLock&) = delete;
     ~WriterLock();
 
-    // False when another writer holds the file (or the file cannot be opened); `why` says which.
-    bool acquire(const std::filesystem::path& path, std::string& why);
+    // False when another writer holds the file for longer than `wait` (or the file cannot be
+    // opened); `why` says which.
+    bool acquire(const std::filesystem::path& path, std::string& why,
+                 std::chrono::milliseconds wait = std::chrono::milliseconds(0));
 
   private:
     int descriptor_ = -1;

@@ -46,6 +46,9 @@
 namespace pipelens::cli {
 namespace {
 
+// How long a finished run waits to record itself while another process writes its trace.
+constexpr std::chrono::milliseconds kWaitForOtherWriter{60'000};
+
 struct RunOptions {
     ExperimentOptions experiment;
     ModelOptions model;
@@ -423,7 +426,9 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
         figures.bubble_ratio += rank.bubble_ratio / static_cast<double>(figures.ranks.size());
     std::optional<std::int64_t> run_id;
     if (!options.out.empty()) {
-        traces::TraceWriter writer(options.out);
+        // The file was free when the run began (check_trace_destination); another writer that
+        // took it since is waited for, so that the run is not lost to it.
+        traces::TraceWriter writer(options.out, {.wait_for_other_writer = kWaitForOtherWriter});
         run_id = run_record::record_real_run(writer, lowered, result, experiment);
     }
     const std::optional<std::string> device_note =

@@ -4,7 +4,10 @@
 // time appends only to its own runs. Bad files and schema versions: trace_file_checks_test.cpp.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/traces/trace_store_fixture.hpp"
@@ -426,6 +429,31 @@ TEST_F(TraceStoreTest, OneWriterPerFile) {
     first.add_action(run_id, action(0, 0, ActionLane::compute, 0, 0, 0, "0F0", 0, 1));
     first.finish_run(run_id, 1, 0);
     EXPECT_EQ(TraceReader(path).action_count(run_id), 1);
+}
+
+// A writer told to wait (a run recording itself after its work) gets the file once the writer
+// holding it closes, and still fails, naming the file, when that takes longer than it waits.
+TEST_F(TraceStoreTest, AWriterThatWaitsGetsTheFileWhenTheOtherCloses) {
+    const fs::path path = file("waited.db");
+    auto first = std::make_unique<TraceWriter>(path);
+    first->finish_run(first->begin_run(simulated_run()), 1, 0);
+    EXPECT_EQ(error_of([&] {
+                  TraceWriter second(path,
+                                     {.wait_for_other_writer = std::chrono::milliseconds(50)});
+              }),
+              path.string() +
+                  ": cannot append to trace: database is locked (another pipelens process is "
+                  "writing it)");
+    std::thread closer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        first.reset();
+    });
+    {
+        TraceWriter second(path, {.wait_for_other_writer = std::chrono::seconds(60)});
+        second.finish_run(second.begin_run(simulated_run()), 1, 0);
+    }
+    closer.join();
+    EXPECT_EQ(TraceReader(path).runs().size(), 2u);
 }
 
 TEST_F(TraceStoreTest, RowsGoOnlyToRunsThisWriterHasOpen) {
