@@ -1,6 +1,7 @@
 // The `--nproc` launcher and its rank processes: no rank outlives the launcher. A signal that
 // stops the launcher (Ctrl-C, a job scheduler's SIGTERM) is passed on to every rank, and a
-// launcher killed outright takes its ranks with it; either way nothing keeps training unseen.
+// launcher killed outright takes its ranks with it; either way nothing keeps training unseen. The
+// report directory a killed launcher leaves behind, the next launcher removes.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -94,14 +95,33 @@ TEST(RankLauncher, AStopSignalIsPassedOnToEveryRank) {
     EXPECT_TRUE(all_gone(ranks, std::chrono::seconds(10)));
 }
 
+// The report directories a launcher made, named by its process id.
+std::vector<std::filesystem::path> report_directories_of(pid_t launcher) {
+    std::vector<std::filesystem::path> found;
+    const std::string prefix = "pipelens-ranks-" + std::to_string(launcher) + "-";
+    for (const auto& entry :
+         std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
+        if (entry.path().filename().string().rfind(prefix, 0) == 0)
+            found.push_back(entry.path());
+    return found;
+}
+
+// ...and the directory it could not remove is removed by the next launcher.
 TEST(RankLauncher, RanksEndWithALauncherThatIsKilled) {
     PIPELENS_SKIP_WITHOUT_GLOO();
     testing::ChildProcess launcher(long_run());
     ASSERT_TRUE(launcher.started());
     const std::vector<pid_t> ranks = start_ranks(launcher);
     ASSERT_EQ(ranks.size(), 2u);
+    const pid_t killed = launcher.pid();
     EXPECT_TRUE(launcher.kill_and_wait());
     EXPECT_TRUE(all_gone(ranks, std::chrono::seconds(10)));
+    EXPECT_EQ(report_directories_of(killed).size(), 1u);
+
+    const auto next = testing::run_command(std::string(PIPELENS_RUNTIME_BINARY) +
+                                           " run --pp 2 --m 2 --transport gloo --nproc 2");
+    EXPECT_EQ(next.exit_code, 0) << next.err;
+    EXPECT_TRUE(report_directories_of(killed).empty());
 }
 
 }  // namespace
