@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -100,6 +101,36 @@ std::string unexpected_arguments(const CLI::App& command, const std::string& pre
                        extras.size() > 1 ? "s" : "", joined(extras), prefix);
 }
 
+// A value the library could not read as its option's type ("Could not convert: --batch = huge"),
+// said as what the option takes: "--batch: 'huge' is not an integer". None when the library's
+// text is not of that form.
+std::optional<std::string> unconvertible_value(const CLI::App& command, const std::string& prefix,
+                                               const CLI::ParseError& error) {
+    const std::string text = error.what();
+    const std::string lead = "Could not convert: ";
+    const std::size_t equals = text.find(" = ");
+    if (text.rfind(lead, 0) != 0 || equals == std::string::npos)
+        return std::nullopt;
+    const std::string name = text.substr(lead.size(), equals - lead.size());
+    const std::string value = text.substr(equals + 3);
+    const CLI::Option* option = command.get_option_no_throw(name);
+    const std::string type = option != nullptr ? option->get_type_name() : std::string();
+    std::string problem;
+    if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0) {
+        long long whole = 0;
+        const char* end = value.data() + value.size();
+        const auto [stop, code] = std::from_chars(value.data(), end, whole);
+        const bool whole_number =
+            (stop == end && code == std::errc()) || code == std::errc::result_out_of_range;
+        problem = whole_number ? "is out of range" : "is not an integer";
+    } else if (type.rfind("FLOAT", 0) == 0) {
+        problem = "is not a number";
+    } else {
+        return std::nullopt;
+    }
+    return fmt::format("{}: {}: '{}' {}; see {} --help", prefix, name, value, problem, prefix);
+}
+
 // A usage error the command-line library found, as one line (two for a missing command: the
 // list), exit 2.
 int usage_error(const CLI::App& app, const CLI::ParseError& error) {
@@ -112,6 +143,8 @@ int usage_error(const CLI::App& app, const CLI::ParseError& error) {
              app.get_subcommands().empty())
         message = fmt::format("pipelens: a command is required\ncommands: {}",
                               joined(command_names(app)));
+    else if (auto unconvertible = unconvertible_value(command, prefix, error))
+        message = std::move(*unconvertible);
     else
         message = fmt::format("{}: {}; see {} --help", prefix, error.what(), prefix);
     fmt::print(stderr, "{}\n", message);

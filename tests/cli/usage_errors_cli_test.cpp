@@ -44,6 +44,23 @@ TEST(UsageErrors, AnUnknownOptionExitsTwoAndSuggestsTheNearestOption) {
               "pipelens summary: unknown option --no-such-option; see pipelens summary --help\n");
 }
 
+// A value that is not of the option's type says what the option takes (the library said "Could
+// not convert: --batch = huge").
+TEST(UsageErrors, AValueOfTheWrongTypeSaysWhatTheOptionTakes) {
+    const auto word = run_pipelens("replay x.db --rank two");
+    EXPECT_EQ(word.exit_code, 2);
+    EXPECT_EQ(word.err,
+              "pipelens replay: --rank: 'two' is not an integer; see pipelens replay --help\n");
+    const auto huge = run_pipelens("replay x.db --rank 99999999999");
+    EXPECT_EQ(huge.exit_code, 2);
+    EXPECT_EQ(huge.err,
+              "pipelens replay: --rank: '99999999999' is out of range; see pipelens replay "
+              "--help\n");
+    const auto real = run_pipelens("replay x.db --rank 1.5");
+    EXPECT_EQ(real.err,
+              "pipelens replay: --rank: '1.5' is not an integer; see pipelens replay --help\n");
+}
+
 // CLI11's own codes were 105 (conversion), 106 (missing required), 109 (extras), 114 (argument
 // count).
 TEST(UsageErrors, EveryKindOfUsageErrorExitsTwo) {
