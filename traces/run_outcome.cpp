@@ -5,9 +5,34 @@
 #include <fmt/format.h>
 
 #include "traces/root_cause.hpp"
+#include "traces/text/quantities.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace pipelens::traces {
+namespace {
+
+// A RECV or SEND in flight was itself waiting; a computation in flight is what others wait for.
+bool is_transfer_text(const std::string& action) {
+    return action.find("SEND_") != std::string::npos || action.find("RECV_") != std::string::npos;
+}
+
+std::optional<ErrorRecord> longest_interrupted_computation(const std::vector<ErrorRecord>& errors) {
+    std::optional<ErrorRecord> longest;
+    std::int64_t longest_ns = -1;
+    for (const ErrorRecord& error : errors) {
+        if (error.kind != "stopped" || !error.started_ns || !error.time_ns ||
+            error.action.empty() || is_transfer_text(error.action))
+            continue;
+        const std::int64_t ran_ns = *error.time_ns - *error.started_ns;
+        if (ran_ns > longest_ns) {
+            longest = error;
+            longest_ns = ran_ns;
+        }
+    }
+    return longest;
+}
+
+}  // namespace
 
 RunOutcome run_outcome(RunStatus status, std::vector<ErrorRecord> errors,
                        std::string recorded_failure) {
@@ -17,8 +42,11 @@ RunOutcome run_outcome(RunStatus status, std::vector<ErrorRecord> errors,
         return outcome;
     outcome.failure = std::move(recorded_failure);
     errors = root_cause_first(std::move(errors));
-    if (!errors.empty())
-        outcome.first_error = std::move(errors.front());
+    if (errors.empty())
+        return outcome;
+    outcome.first_error = errors.front();
+    if (consequence_level(errors.front().kind) == 1)
+        outcome.longest_interrupted = longest_interrupted_computation(errors);
     return outcome;
 }
 
@@ -58,8 +86,12 @@ std::string outcome_text(const RunOutcome& outcome) {
     const ErrorRecord& error = *outcome.first_error;
     const std::string place = failure_place(error);
     const std::string& message = error.message.empty() ? error.kind : error.message;
-    return place.empty() ? fmt::format("failed: {}", message)
-                         : fmt::format("failed at {}: {}", place, message);
+    std::string text = place.empty() ? fmt::format("failed: {}", message)
+                                     : fmt::format("failed at {}: {}", place, message);
+    if (const auto& stuck = outcome.longest_interrupted)
+        text += fmt::format("; rank {} had been in {} for {} when it was stopped", stuck->rank,
+                            stuck->action, format_duration(*stuck->time_ns - *stuck->started_ns));
+    return text;
 }
 
 }  // namespace pipelens::traces

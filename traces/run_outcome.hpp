@@ -24,6 +24,10 @@ struct RunOutcome {
     RunStatus status = RunStatus::finished;
     std::optional<ErrorRecord> first_error;  // failed runs: the root cause
     std::string failure;                     // failed runs: the recorded reason (runs.failure)
+    // When the root cause is a timeout: the computation that was running longest on another
+    // rank when the run stopped (a stopped error with the action's start), which is most likely
+    // what the timed-out rank was waiting for: a stuck or very slow rank.
+    std::optional<ErrorRecord> longest_interrupted;
 };
 
 // From a run's status and every error recorded for it (in any order).
@@ -43,6 +47,8 @@ std::string failure_place(const ErrorRecord& error);
 
 // What to print in place of the step's figures for a run without a step:
 //   "failed at rank 1, stage 1, action 1F0: Stage 1 forward outputs[0] has a dtype mismatch..."
+//   "failed at rank 2, stage 2, action 2RECV_F0: rank 2 timed out waiting for 2RECV_F0: ...;
+//    rank 1 had been in 1F0 for 2.001 s when it was stopped"   (a timeout, longest_interrupted)
 //   "failed: <recorded reason>"                   (no error row says where)
 //   "unfinished: no step time (the run was never marked finished or failed)"
 // Empty for a finished run.

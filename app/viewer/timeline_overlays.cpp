@@ -155,8 +155,8 @@ void draw_straggler_marks(ImDrawList* draw, const ViewerState& state, float area
 
 namespace {
 
-// The action the failure interrupted, from its start to the failure, in its kind's colour and
-// outlined in the failure's: it never ended, so the trace has no row for it.
+// An action a failure or a stop interrupted, from its start to that moment, in its kind's colour
+// and outlined in the failure's: it never ended, so the trace has no row for it.
 void draw_in_flight(ImDrawList* draw, const TimelineGeometry& geometry,
                     const traces::ErrorRecord& cause) {
     if (!cause.started_ns || cause.action.empty() || *cause.started_ns > *cause.time_ns)
@@ -186,6 +186,11 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
     const TimelineModel& model = *state.trace.model;
     if (model.run().status != traces::RunStatus::failed || state.trace.errors.empty())
         return;
+    // Every rank's interrupted action, the root cause's and those stopped because of it: a rank
+    // stuck in a computation shows as the long bar its peers timed out waiting for.
+    for (const traces::ErrorRecord& error : state.trace.errors)
+        if (error.rank >= 0 && error.rank < static_cast<int>(model.ranks().size()) && error.time_ns)
+            draw_in_flight(draw, state.timeline.geometry, error);
     const traces::ErrorRecord& cause = state.trace.errors.front();
     if (cause.rank < 0 || cause.rank >= static_cast<int>(model.ranks().size()) || !cause.time_ns ||
         traces::consequence_level(cause.kind) == 2 || traces::consequence_level(cause.kind) < 0)
@@ -196,7 +201,6 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
     if (bottom < kLanesTop || top > area_bottom)
         return;
     const float x = geometry.x(*cause.time_ns);
-    draw_in_flight(draw, geometry, cause);
     draw->AddRectFilled({x, top}, {geometry.left + geometry.width, bottom},
                         colour(kErrorMarker, 40));
     draw->AddRectFilled({x - 1.5f, top - 2}, {x + 1.5f, bottom + 2}, colour(kErrorMarker));

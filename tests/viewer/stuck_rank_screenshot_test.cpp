@@ -1,0 +1,60 @@
+// pipelens-view on a run that timed out, in a real (Xvfb) window: stage 1 sleeps in its first
+// forward (`--fault stage1=sleep:120s --timeout 1s`), rank 2 times out waiting for its input and
+// ranks 0 and 1 are stopped. The root cause is rank 2's timeout, but what it waited for is rank 1
+// stuck in 1F0: that action never ended, and it is drawn in flight, in F's colour, from its start
+// to the moment rank 1 was stopped, across most of the view.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "app/viewer/timeline_model.hpp"
+#include "app/viewer/viewer_layout.hpp"
+#include "tests/cli/run_pipelens.hpp"
+#include "tests/fresh_trace.hpp"
+#include "tests/viewer/screenshot_support.hpp"
+#include "traces/root_cause.hpp"
+#include "traces/trace_reader.hpp"
+
+namespace pipelens::viewer {
+namespace {
+
+TEST(StuckRankScreenshot, TheComputationAStuckRankWasInIsDrawnUntilItWasStopped) {
+    if (!PIPELENS_HAS_RUNTIME)
+        GTEST_SKIP() << "built without LibTorch: no real run to time out";
+    const fs::path trace = testing::fresh_trace("viewer_stuck_rank");
+    const testing::CommandResult run = testing::run_pipelens(
+        "run --schedule 1F1B --pp 3 --m 3 --batch 12 --fault stage1=sleep:120s --timeout 1s "
+        "--no-reference --out " +
+        trace.string());
+    ASSERT_EQ(run.exit_code, 1) << run.err;
+    const traces::TraceReader reader(trace);
+    const std::vector<traces::ErrorRecord> ordered = traces::root_cause_first(reader.errors(1));
+    ASSERT_FALSE(ordered.empty());
+    EXPECT_EQ(ordered.front().kind, "timeout");
+    const auto stuck =
+        std::find_if(ordered.begin(), ordered.end(),
+                     [](const traces::ErrorRecord& error) { return error.action == "1F0"; });
+    ASSERT_NE(stuck, ordered.end());
+    ASSERT_TRUE(stuck->started_ns && stuck->time_ns);
+
+    const fs::path png = screenshot_path("stuck_rank");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --size 1280x800"), 0);
+    const Image image = load_png(png);
+    const std::int64_t end =
+        std::max(TimelineModel::load(reader, 1).end_ns(), ordered.front().time_ns.value_or(0));
+    const TimelineGeometry geometry = fitted_geometry(1280, end);
+    const float left = geometry.x(*stuck->started_ns);
+    const float right = geometry.x(*stuck->time_ns);
+    ASSERT_GT(right - left, 600);  // a second of sleep, most of the fitted view
+    // Along a row near the lane's bottom (the label's descenders cross it near the left end).
+    const float row = geometry.lane_top(1, false) + kLaneHeight - 4;
+    int inside = 0;
+    int coloured = 0;
+    for (float x = left + 4; x <= right - 5; x += 1, ++inside)
+        coloured += near(image.at(x, row), kActionColours[0]) ? 1 : 0;
+    EXPECT_GE(coloured * 10, inside * 9) << coloured << " of " << inside << " pixels in F's colour";
+    fs::remove(png);
+}
+
+}  // namespace
+}  // namespace pipelens::viewer
