@@ -21,4 +21,12 @@ inline std::string query_trace(const std::filesystem::path& path, const std::str
     return RawDatabase(path, SQLITE_OPEN_READONLY).value(sql);
 }
 
+// How many RECVs of the trace end before their SEND began (a real run should have none).
+inline std::string receives_ending_before_their_send(const std::filesystem::path& path) {
+    return query_trace(path,
+                       "SELECT count(*) FROM actions s JOIN actions r ON r.run_id = s.run_id "
+                       "AND r.pair_id = s.pair_id AND s.pair_id >= 0 AND s.kind IN (4, 6) AND "
+                       "r.kind IN (5, 7) WHERE r.end_ns < s.start_ns");
+}
+
 }  // namespace pipelens::testing
