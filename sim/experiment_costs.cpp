@@ -3,6 +3,8 @@
 // per-layer figures (costs.per) are divided over the stages here and nowhere else.
 #include "sim/experiment_costs.hpp"
 
+#include <algorithm>
+
 #include "engine/stage_plan/stage_split.hpp"
 #include "sim/layer_costs.hpp"
 #include "sim/transformer_flops.hpp"
@@ -76,6 +78,25 @@ void add_transformer_costs(const TransformerSpec& spec, int stage_count, CostMod
     costs.activation_bytes.assign(1, boundary_activation_bytes(spec));
 }
 
+// A B stated without its parts is split so that the schedules that run I and W (the zero-bubble
+// ones, DualPipeV's backwards) take the same backward as those that run B: halves when neither
+// part is stated (the zero-bubble paper's I = W), else the rest of B beside the stated part.
+// Left alone, the parts kept their 1 us placeholders and a zero-bubble schedule looked up to
+// three times faster than 1F1B on the same costs.
+void split_stated_backward(const Experiment& experiment, std::int64_t backward_ns,
+                           StageCost& cost) {
+    const bool input_stated = !experiment.input_ns.empty();
+    const bool weight_stated = !experiment.weight_ns.empty();
+    if (!input_stated && !weight_stated) {
+        cost.input_ns = backward_ns / 2;
+        cost.weight_ns = backward_ns - cost.input_ns;
+    } else if (!input_stated) {
+        cost.input_ns = std::max<std::int64_t>(0, backward_ns - cost.weight_ns);
+    } else if (!weight_stated) {
+        cost.weight_ns = std::max<std::int64_t>(0, backward_ns - cost.input_ns);
+    }
+}
+
 }  // namespace
 
 CostModel cost_model_for(const Experiment& experiment, int stage_count) {
@@ -100,8 +121,10 @@ CostModel cost_model_for(const Experiment& experiment, int stage_count) {
             cost.forward_ns = shares.of(experiment.forward_ns, stage, kDefaultTimeNs);
             cost.input_ns = shares.of(experiment.input_ns, stage, kDefaultTimeNs);
             cost.weight_ns = shares.of(experiment.weight_ns, stage, kDefaultTimeNs);
-            if (!experiment.backward_ns.empty())
+            if (!experiment.backward_ns.empty()) {
                 cost.full_backward_ns = shares.of(experiment.backward_ns, stage, 0);
+                split_stated_backward(experiment, *cost.full_backward_ns, cost);
+            }
             costs.stages.push_back(cost);
         }
     }

@@ -212,7 +212,9 @@ void add_experiment_options(CLI::App& command, ExperimentOptions& options, bool 
                        "1.5ms, 20us, 300ns)");
     command.add_option("--i", options.input, "Input-gradient (I) time per stage");
     command.add_option("--w", options.weight, "Weight-gradient (W) time per stage");
-    command.add_option("--b", options.backward, "Full backward (B) time per stage (default I+W)");
+    command.add_option("--b", options.backward,
+                       "Full backward (B) time per stage (default I+W; given alone, I and W are "
+                       "its halves)");
     command.add_option("--activation-bytes", options.activation_bytes,
                        "Bytes sent across a stage boundary per microbatch (16MiB, ...)");
     command.add_option("--held-activation-bytes", options.held_activation_bytes,
@@ -273,6 +275,12 @@ Experiment load_experiment(const ExperimentOptions& options) {
         Experiment plain = plain_experiment();
         if (options.transformer.any_but_layers())  // the model's times replace the unit times
             plain.forward_ns = plain.input_ns = plain.weight_ns = {};
+        if (options.backward) {  // a B's unstated parts are derived from it, not unit times
+            if (!options.input)
+                plain.input_ns = {};
+            if (!options.weight)
+                plain.weight_ns = {};
+        }
         return with_settled_notation(apply_experiment_flags(options, std::move(plain)));
     }
     return default_experiment();

@@ -65,6 +65,21 @@ TEST(SimulateCli, LinkLatencyAndBandwidthWorkedByHand) {
     EXPECT_EQ(json["ranks"][0]["peak_memory_bytes"], 1000);
 }
 
+// --b alone: the zero-bubble schedules split it into I and W (halves) rather than running
+// their backwards at the 1 us unit times (ZeroBubbleH2 showed 11.016 ms, a third of 1F1B's).
+TEST(SimulateCli, ABackwardGivenAloneIsWhatTheZeroBubbleSchedulesRun) {
+    const auto step = [](const std::string& flags) {
+        const auto result = run_pipelens("simulate --pp 4 --m 8 --json " + flags);
+        EXPECT_EQ(result.exit_code, 0) << result.err;
+        return nlohmann::json::parse(result.out)["step_time_ns"].get<std::int64_t>();
+    };
+    EXPECT_EQ(step("--schedule 1F1B --f 1ms --b 2ms"), 33'000'000);  // (m + p - 1)(F + B)
+    EXPECT_EQ(step("--schedule ZeroBubbleH2 --f 1ms --b 2ms"), 27'000'000);
+    EXPECT_EQ(step("--schedule ZeroBubbleH2 --f 1ms --i 1ms --w 1ms"), 27'000'000);
+    EXPECT_EQ(step("--schedule InterleavedZeroBubble --v 1 --f 1ms --b 3ms --i 1ms"),
+              step("--schedule InterleavedZeroBubble --v 1 --f 1ms --i 1ms --w 2ms"));
+}
+
 TEST(SimulateCli, FsdpActionsAreChargedWhenTheyHaveACost) {
     // GPipe pp=1 m=2 lowers to 0UNSHARD 0F0 0F1 0B0 0B1 0REDUCE_GRAD 0RESHARD. UNSHARD 0-5 us
     // on the communication stream, F 5-6 and 6-7 wait for it, B 7-9 and 9-11, REDUCE_GRAD
