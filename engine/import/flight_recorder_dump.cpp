@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/import/imported_run.hpp"
+#include "engine/import/json_document.hpp"
 #include "engine/import/pickle_reader.hpp"
 #include "engine/import/rank_set.hpp"
 #include "engine/text/shortened.hpp"
@@ -443,25 +444,6 @@ FlightRecorderDump dump_from_json(const json& dump, const std::string& file) {
     return out;
 }
 
-// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
-std::string without_id(const json::exception& error) {
-    std::string what = error.what();
-    if (const std::size_t bracket = what.find("] "); bracket != std::string::npos)
-        what = what.substr(bracket + 2);
-    return what;
-}
-
-json parse_json_text(std::string_view bytes, const std::string& file) {
-    try {
-        return json::parse(bytes.begin(), bytes.end());
-    } catch (const json::parse_error& error) {
-        throw ImportError(
-            fmt::format("{}: byte {}: not valid JSON: {}", file, error.byte, without_id(error)));
-    } catch (const json::exception& error) {  // e.g. a number too large for a double
-        throw ImportError(fmt::format("{}: not valid JSON: {}", file, without_id(error)));
-    }
-}
-
 }  // namespace
 
 std::string_view entry_state_name(EntryState state) {
@@ -536,7 +518,7 @@ FlightRecorderDump parse_flight_recorder_dump(std::string_view bytes, const std:
     if (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x80)
         return dump_from_json(read_pickle(bytes, file), file);
     if (first != std::string_view::npos && bytes[first] == '{')
-        return dump_from_json(parse_json_text(bytes, file), file);
+        return dump_from_json(parse_json_document(bytes, file), file);
     throw ImportError(file + ": not a flight-recorder dump (neither a pickle nor a JSON object)");
 }
 

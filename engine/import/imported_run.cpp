@@ -15,6 +15,8 @@
 #include "engine/run_record/run_result.hpp"
 #include "engine/run_record/run_trace.hpp"
 #include "engine/schedule/schedule_csv.hpp"
+#include "engine/text/text_file.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::import {
 namespace {
@@ -97,12 +99,26 @@ std::string read_input_file(const std::string& path) {
     std::string bytes;
     std::array<char, 256 * 1024> chunk{};
     int read = 0;
-    while ((read = gzread(file, chunk.data(), static_cast<unsigned>(chunk.size()))) > 0)
+    while ((read = gzread(file, chunk.data(), static_cast<unsigned>(chunk.size()))) > 0) {
+        // Decompressed, a few kilobytes can be gigabytes: the cap of a plain text input.
+        if (bytes.size() + static_cast<std::size_t>(read) > kLargestTextFile) {
+            gzclose(file);
+            throw TextFileError(
+                TextFileError::Problem::too_large,
+                fmt::format("{}: holds more than {} once decompressed", path,
+                            format_bytes(static_cast<std::int64_t>(kLargestTextFile))));
+        }
         bytes.append(chunk.data(), static_cast<std::size_t>(read));
-    const bool failed = read < 0;
+    }
+    int code = Z_OK;
+    gzerror(file, &code);
     gzclose(file);
-    if (failed)
+    if (read < 0)
         throw ImportError(fmt::format("{}: cannot read (corrupt or truncated gzip?)", path));
+    if (code == Z_BUF_ERROR)  // the input ended inside a gzip stream
+        throw ImportError(fmt::format(
+            "{}: the gzip stream ends early, after {} decompressed bytes (a truncated file?)", path,
+            bytes.size()));
     return bytes;
 }
 

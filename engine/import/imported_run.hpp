@@ -29,7 +29,8 @@ class ImportError : public std::runtime_error {
 };
 
 // The whole of an input file, gzip-decompressed when it is gzip (told by its bytes, not its
-// name); ImportError naming it when it cannot be opened or read.
+// name); ImportError naming it when it cannot be opened or read, or its gzip stream is cut short;
+// TextFileError (too large) past kLargestTextFile decompressed bytes.
 std::string read_input_file(const std::string& path);
 
 struct ImportedTiming {

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/import/import_format.hpp"
+#include "engine/import/json_document.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 
 namespace pipelens::import {
@@ -198,15 +199,7 @@ std::vector<std::vector<StepEvent>> events_by_rank(const Json& events, const std
 
 ImportedRun read_pipelining_chrometrace(const std::vector<std::string>& files) {
     const std::string& path = one_file(files, "_dump_chrometrace");
-    Json document;
-    try {
-        document = Json::parse(read_input_file(path));
-    } catch (const Json::parse_error& error) {
-        std::string_view what = error.what();  // without nlohmann's "[json.exception...] "
-        if (const auto bracket = what.find("] "); bracket != std::string_view::npos)
-            what.remove_prefix(bracket + 2);
-        throw ImportError(fmt::format("{}: not valid JSON (byte {}): {}", path, error.byte, what));
-    }
+    const Json document = parse_json_document(read_input_file(path), path);
     const std::vector<std::vector<StepEvent>> ranks =
         events_by_rank(trace_events(document, path), path);
     std::string rows;

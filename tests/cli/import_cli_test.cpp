@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/cli/sqlite_edit.hpp"
 #include "tests/fresh_trace.hpp"
 
 namespace pipelens {
@@ -145,6 +147,45 @@ TEST(ImportCli, AnActionRangeWithoutItsTimesIsRefused) {
                   event["dur"] = -10;
               }).find("range \"PP:0F1\" has a negative \"dur\"" + why),
               std::string::npos);
+    // Times near the int64 limits wrapped: the step read as 10 us, the other actions at -9.2e15 us.
+    const std::string far = "\"PP:0F1\" lies more than 146 years from the trace's zero";
+    EXPECT_NE(refused([](nlohmann::json& event) { event["ts"] = -9223372036854770.0; }).find(far),
+              std::string::npos);
+    EXPECT_NE(refused([](nlohmann::json& event) { event["dur"] = 9223372036854770.0; }).find(far),
+              std::string::npos);
+}
+
+// Gzip inputs: one cut short is refused by name (a cut CSV was recorded as a broken schedule),
+// and a few kilobytes that decompress into millions of JSON values are refused as too large for
+// the memory there is, instead of aborting the process when memory ran out.
+TEST(ImportCli, TruncatedAndExplodingGzipInputsAreRefused) {
+    const auto directory = testing::temp_file("gzip_inputs", "").string() + "_dir";
+    std::filesystem::create_directories(directory);
+    const std::string csv = directory + "/cut.csv.gz";
+    const std::string make_csv = "gzip -c " + data("pytorch/schedules/1F1B_pp4_v1_m8_compute.csv") +
+                                 " | head -c 120 > " + csv;
+    ASSERT_EQ(std::system(make_csv.c_str()), 0);
+    const auto trace = fresh_trace("import_cli_gzip");
+    ASSERT_EQ(run_pipelens("simulate --out " + trace.string()).exit_code, 0);
+    const auto cut =
+        run_pipelens("import " + csv + " --format pipelining-csv --out " + trace.string());
+    EXPECT_EQ(cut.exit_code, 2) << cut.err;
+    EXPECT_NE(cut.err.find(csv + ": the gzip stream ends early"), std::string::npos) << cut.err;
+
+    const std::string bomb = directory + "/bomb_rank_0.json.gz";
+    const std::string make_bomb =
+        "{ printf '{\"version\":\"2.10\",\"pg_config\":{},\"x\":['; yes '[],' | head -n "
+        "20000000; printf '[]],\"entries\":[]}'; } | gzip -1 > " +
+        bomb;
+    ASSERT_EQ(std::system(make_bomb.c_str()), 0);
+    const auto exploded = testing::run_command(
+        "bash -c 'ulimit -v 1000000; exec " + std::string(PIPELENS_BINARY) + " import " + bomb +
+        " --format flight-recorder --out " + trace.string() + "'");
+    EXPECT_EQ(exploded.exit_code, 3) << exploded.err;
+    EXPECT_NE(exploded.err.find(bomb + ": its JSON holds 20000010 values"), std::string::npos)
+        << exploded.err;
+    EXPECT_EQ(testing::query_trace(trace, "SELECT count(*) FROM runs"), "1");  // kept as it was
+    std::filesystem::remove_all(directory);
 }
 
 // A forward the trace lost leaves a schedule no pipeline runs: once exit 0, with a CSV that
