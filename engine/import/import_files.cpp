@@ -1,6 +1,8 @@
 // One format for all the files, read by its importer and recorded (import_files.hpp).
 #include "engine/import/import_files.hpp"
 
+#include <new>
+
 #include <fmt/format.h>
 
 #include "engine/import/flight_recorder_dump.hpp"
@@ -11,6 +13,7 @@
 #include "engine/import/pytorch_profiler.hpp"
 #include "engine/import/schedule_recovery.hpp"
 #include "engine/schedule/schedule_csv.hpp"
+#include "engine/text/text_file.hpp"
 #include "traces/trace_writer.hpp"
 
 namespace pipelens::import {
@@ -54,6 +57,26 @@ ImportResult import_flight_recorder(const std::vector<std::string>& files, const
     return result;
 }
 
+ImportResult import_timeline(const std::vector<std::string>& files, ImportFormat format,
+                             const std::string& out, const ImportRequest& request,
+                             const std::function<void(ImportStage)>& progress) {
+    report(progress, ImportStage::reading);
+    ImportedRun imported = read_timeline(format, files, request);
+    name_recognised_schedule(imported);
+    ImportResult result;
+    result.format = format;
+    result.file_count = files.size();
+    result.compute = compute_only(imported.schedule);
+    result.generated_kind = names_generated_kind(imported.schedule.name);
+    result.notes = imported.notes;
+    if (!request.schedule_csv.empty())
+        write_schedule_csv(result.compute, request.schedule_csv);
+    report(progress, ImportStage::recording);
+    traces::TraceWriter writer(out);
+    result.run_id = record_imported_run(writer, std::move(imported));
+    return result;
+}
+
 }  // namespace
 
 ImportFormat detect_common_format(const std::vector<std::string>& files) {
@@ -71,23 +94,19 @@ ImportFormat detect_common_format(const std::vector<std::string>& files) {
 ImportResult import_files(const std::vector<std::string>& files, ImportFormat format,
                           const std::string& out, const ImportRequest& request,
                           const std::function<void(ImportStage)>& progress) {
-    if (format == ImportFormat::flight_recorder)
-        return import_flight_recorder(files, out, progress);
-    report(progress, ImportStage::reading);
-    ImportedRun imported = read_timeline(format, files, request);
-    name_recognised_schedule(imported);
-    ImportResult result;
-    result.format = format;
-    result.file_count = files.size();
-    result.compute = compute_only(imported.schedule);
-    result.generated_kind = names_generated_kind(imported.schedule.name);
-    result.notes = imported.notes;
-    if (!request.schedule_csv.empty())
-        write_schedule_csv(result.compute, request.schedule_csv);
-    report(progress, ImportStage::recording);
-    traces::TraceWriter writer(out);
-    result.run_id = record_imported_run(writer, std::move(imported));
-    return result;
+    try {
+        if (format == ImportFormat::flight_recorder)
+            return import_flight_recorder(files, out, progress);
+        return import_timeline(files, format, out, request, progress);
+    } catch (const std::bad_alloc&) {
+        // Its memory is free again once unwound: enough to say which input asked too much.
+        throw TextFileError(
+            TextFileError::Problem::too_large,
+            fmt::format("{}{}: not enough memory to read it as {}",
+                        files.empty() ? std::string("import") : files.front(),
+                        files.size() > 1 ? fmt::format(" (and {} more)", files.size() - 1) : "",
+                        format_name(format)));
+    }
 }
 
 }  // namespace pipelens::import

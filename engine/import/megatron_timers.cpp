@@ -28,7 +28,7 @@ using Json = nlohmann::json;
 
 constexpr std::int64_t kNsPerMs = 1'000'000;
 constexpr std::string_view kNamePattern =
-    "event_times_PP{pp}_VPP{v}_TPxCPxDP_rank_{r}_pp_rank_{p}_rank_{g}.json";
+    "event_times_PP{pp}_VPP{v}_TPxCPxDP_rank_{r}_pp_rank_{p}_rank_{g}.json (or .json.gz)";
 
 // What the patch writes into a file name. `vpp` is 0 where it wrote "None".
 struct TimerFileName {
@@ -48,7 +48,7 @@ std::optional<int> small_int(std::string_view digits) {
 
 std::optional<TimerFileName> parse_file_name(const std::string& path) {
     static const std::regex kPattern(
-        R"(event_times_PP(\d+)_VPP(\d+|None)_TPxCPxDP_rank_(\d+)_pp_rank_(\d+)_rank_(\d+)\.json)");
+        R"(event_times_PP(\d+)_VPP(\d+|None)_TPxCPxDP_rank_(\d+)_pp_rank_(\d+)_rank_(\d+)\.json(?:\.gz)?)");
     const std::string name = std::filesystem::path(path).filename().string();
     std::smatch match;
     if (!std::regex_match(name, match, kPattern))

@@ -225,6 +225,18 @@ TEST(ImportCli, MegatronTimersAndPipeliningDumps) {
         trace.string());
     ASSERT_EQ(megatron.exit_code, 0) << megatron.err;
     EXPECT_NE(megatron.out.find("(megatron-timers)"), std::string::npos) << megatron.out;
+    // Gzipped with its name kept, as every importer reads .gz (the name was refused).
+    const std::string gzipped = testing::process_temp_path("megatron_gz").string();
+    std::filesystem::create_directories(gzipped);
+    const std::string rank1 = "event_times_PP2_VPP1_TPxCPxDP_rank_0_pp_rank_1_rank_1.json";
+    const std::string make = "gzip -c " + directory + rank1 + " > " + gzipped + "/" + rank1 + ".gz";
+    ASSERT_EQ(std::system(make.c_str()), 0);
+    const auto from_gzip =
+        run_pipelens("import " + directory +
+                     "event_times_PP2_VPP1_TPxCPxDP_rank_0_pp_rank_0_rank_0.json " + gzipped + "/" +
+                     rank1 + ".gz --out " + testing::process_temp_path("megatron_gz.db").string());
+    EXPECT_EQ(from_gzip.exit_code, 0) << from_gzip.err;
+    std::filesystem::remove_all(gzipped);
     const auto dump = run_pipelens("import " + data("pipelining/1f1b_pp2_m4_comms.json") +
                                    " --out " + trace.string());
     ASSERT_EQ(dump.exit_code, 0) << dump.err;
