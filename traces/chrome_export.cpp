@@ -62,7 +62,7 @@ class ChromeWriter {
   private:
     void drain() {
         if (std::fwrite(buffer_.data(), 1, buffer_.size(), out_) != buffer_.size())
-            throw std::runtime_error("cannot write the Chrome trace (disk full?)");
+            throw ChromeWriteError("cannot write the Chrome trace");
         buffer_.clear();
     }
 

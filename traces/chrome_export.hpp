@@ -10,10 +10,17 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <stdexcept>
 
 #include "traces/trace_reader.hpp"
 
 namespace pipelens::traces {
+
+// The output could not take the trace (a full disk); errno says why.
+class ChromeWriteError : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
 
 struct ChromeExportCounts {
     std::int64_t actions = 0;

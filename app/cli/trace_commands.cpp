@@ -4,7 +4,10 @@
 // TRACE.db [--chrome OUT.json] [--svg OUT.svg] [--run N]` writes one run for Perfetto and/or as a
 // timeline picture. Both open the trace read-only, so they work on a trace another process is
 // writing.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
@@ -141,16 +144,36 @@ struct ExportOptions {
     std::optional<std::int64_t> run;
 };
 
+// A Chrome trace that could not be written whole: a regular file removed (no half a trace to
+// open in Perfetto), the system's reason named (`/dev/full` said only "disk full?", exit 1).
+CommandFailure unwritten_chrome_trace(const std::string& path, const char* doing, int error) {
+    std::error_code ignored;
+    if (std::filesystem::is_regular_file(path, ignored))  // never a device such as /dev/full
+        std::remove(path.c_str());
+    return CommandFailure(kExitUsage, fmt::format("pipelens: {}: cannot {}: {}", path, doing,
+                                                  std::strerror(error != 0 ? error : EIO)));
+}
+
 void export_chrome(const traces::TraceReader& reader, std::int64_t run_id,
                    const std::string& path) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> out(std::fopen(path.c_str(), "wb"),
-                                                        &std::fclose);
-    if (!out)
-        throw CommandFailure(kExitUsage,
-                             fmt::format("pipelens: {}: cannot create the output file", path));
-    const traces::ChromeExportCounts counts = traces::write_chrome_trace(reader, run_id, out.get());
-    if (std::fclose(out.release()) != 0)
-        throw CommandFailure(kExitUsage, fmt::format("pipelens: {}: cannot finish writing", path));
+    std::FILE* out = std::fopen(path.c_str(), "wb");
+    if (out == nullptr)
+        throw CommandFailure(kExitUsage, fmt::format("pipelens: {}: cannot write the file: {}",
+                                                     path, std::strerror(errno)));
+    traces::ChromeExportCounts counts;
+    try {
+        counts = traces::write_chrome_trace(reader, run_id, out);
+    } catch (const traces::ChromeWriteError&) {
+        const int error = errno;
+        std::fclose(out);
+        throw unwritten_chrome_trace(path, "write the file", error);
+    } catch (...) {
+        std::fclose(out);
+        throw;
+    }
+    errno = 0;
+    if (std::fclose(out) != 0)
+        throw unwritten_chrome_trace(path, "write the file", errno);
     fmt::print("wrote {}: run {}, {} actions, {} send/recv arrows, {} memory samples\n", path,
                run_id, counts.actions, counts.flows, counts.memory_samples);
 }

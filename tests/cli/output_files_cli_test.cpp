@@ -38,6 +38,13 @@ TEST(OutputFiles, AFullDeviceIsAnErrorNamingItAndStaysADevice) {
             << command;
         EXPECT_TRUE(is_full_device("/dev/full")) << command << " replaced the device";
     }
+    // The Chrome export, which removes what it could not write whole, removes no device.
+    const auto trace = testing::fresh_trace("export_full");
+    ASSERT_EQ(run_pipelens("simulate --out " + trace.string()).exit_code, 0);
+    const auto chrome = run_pipelens("export " + trace.string() + " --chrome /dev/full");
+    EXPECT_EQ(chrome.exit_code, 2);
+    EXPECT_EQ(chrome.err, "pipelens: /dev/full: " + no_space);
+    EXPECT_TRUE(is_full_device("/dev/full")) << "export --chrome removed the device";
     const auto report =
         run_command("sh -c '" + std::string(PIPELENS_BINARY) + " simulate >/dev/full'");
     EXPECT_EQ(report.exit_code, 1);
