@@ -76,6 +76,14 @@ void run_merge(const MergeOptions& options) {
     std::optional<sim::SweepResults> merged;
     if (!shards.empty())
         merged = merge_shards(shards);
+    for (std::size_t first = 0; first < traces.size(); ++first)
+        for (std::size_t second = first + 1; second < traces.size(); ++second)
+            if (std::filesystem::equivalent(traces[first], traces[second]))
+                throw CommandFailure(
+                    kExitUsage,
+                    fmt::format("pipelens merge: {} and {} are the same trace: its runs would be "
+                                "copied twice",
+                                traces[first], traces[second]));
     // Every input trace is checked, rows included, before anything is copied: a damaged second
     // trace once left the first one's runs in --out, and a damaged run was copied on.
     for (const std::string& trace : traces) {

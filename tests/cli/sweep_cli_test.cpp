@@ -120,6 +120,15 @@ TEST_F(SweepCli, MergeChecksEveryTraceBeforeCopyingAny) {
                               ": trace is corrupt: run 1 rank 0 step 0: action kind 999 is not a "
                               "pipeline action\n");
     EXPECT_FALSE(std::filesystem::exists(path("joined.db")));
+
+    // One trace named twice (here once through a link) would copy its runs twice.
+    std::filesystem::create_symlink(path("good.db"), path("again.db"));
+    const auto twice = run_pipelens("merge " + path("good.db") + " " + path("again.db") +
+                                    " --out " + path("joined.db"));
+    EXPECT_EQ(twice.exit_code, 2);
+    EXPECT_EQ(twice.err, "pipelens merge: " + path("good.db") + " and " + path("again.db") +
+                             " are the same trace: its runs would be copied twice\n");
+    EXPECT_FALSE(std::filesystem::exists(path("joined.db")));
 }
 
 TEST_F(SweepCli, ShardsThatDoNotMakeAWholeAreRefusedByName) {
