@@ -51,6 +51,7 @@ struct CommCall {
 struct RankFile {
     std::string path;
     std::optional<int> rank;  // the global rank: distributedInfo.rank, else from the file name
+    std::optional<int> world_size;  // distributedInfo.world_size
     std::vector<ProcessGroupInfo> groups;
     std::vector<Range> cpu_ranges;             // PP:... and Forward i / Backward i
     std::vector<Range> gpu_ranges;             // their gpu_user_annotation twins
@@ -233,6 +234,7 @@ RankFile read_rank_file(const std::string& path) {
     const ChromeTraceHeader header =
         read_chrome_trace(path, [&file](const ChromeEvent& event) { keep_event(file, event); });
     file.rank = header.rank ? header.rank : rank_from_file_name(path);
+    file.world_size = header.world_size;
     file.groups = header.process_groups;
     move_to_epoch(file, header);
     for (const CommCall& call : file.named_comm)
@@ -532,8 +534,25 @@ bool single_stage_traces(const std::vector<RankFile>& files) {
 }
 
 // The files in pipeline order (pipeline_ranks.hpp), each knowing its global rank.
+// Traces of different jobs mixed: their ranks and actions would be matched as one run's and
+// fail, if at all, on whatever came out wrong first.
+void refuse_different_jobs(const std::vector<RankFile>& files) {
+    const RankFile* sized = nullptr;
+    for (const RankFile& file : files) {
+        if (!file.world_size)
+            continue;
+        if (sized != nullptr && *sized->world_size != *file.world_size)
+            throw ImportError(
+                fmt::format("{} was written by a job of {} ranks and {} by one of {} "
+                            "(distributedInfo.world_size): give the traces of one run",
+                            sized->path, *sized->world_size, file.path, *file.world_size));
+        sized = &file;
+    }
+}
+
 std::vector<RankFile> read_files(const std::vector<std::string>& paths, PipelineRanks& ranks) {
     std::vector<RankFile> files = read_files_in_parallel(paths);
+    refuse_different_jobs(files);
     std::vector<RankSource> sources;
     std::vector<std::string> paths_without_rank;
     for (const RankFile& file : files) {

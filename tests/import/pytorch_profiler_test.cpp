@@ -222,6 +222,18 @@ TEST(PytorchProfilerImport, BadInputNamesTheFile) {
     EXPECT_EQ(gap.global_ranks, (std::vector<int>{0, 2}));
     EXPECT_EQ(gap.schedule.rank_count, 2);
 
+    // Traces of two jobs (2 ranks and 4) are not one run's ranks.
+    std::string of_two = read_input_file(fixture("runtime_1f1b_rank0.json"));
+    of_two.insert(of_two.find('{') + 1, "\"distributedInfo\": {\"rank\": 0, \"world_size\": 2}, ");
+    std::string of_four = read_input_file(fixture("runtime_1f1b_rank1.json.gz"));
+    of_four.insert(of_four.find('{') + 1,
+                   "\"distributedInfo\": {\"rank\": 1, \"world_size\": 4}, ");
+    const std::string two = write_temp("job_of_two.json", of_two);
+    const std::string four = write_temp("job_of_four.json", of_four);
+    EXPECT_EQ(error_of({two, four}),
+              two + " was written by a job of 2 ranks and " + four +
+                  " by one of 4 (distributedInfo.world_size): give the traces of one run");
+
     const std::string whole = read_text(fixture("runtime_1f1b_rank0.json"));
     const std::string cut = write_temp("cut_rank0.json", whole.substr(0, whole.size() / 2));
     const std::string truncated = error_of({cut});
