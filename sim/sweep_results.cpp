@@ -196,9 +196,16 @@ nlohmann::ordered_json sweep_results_json(const SweepResults& results) {
 
 SweepResults sweep_results_from_json(const std::string& text, const std::string& source) {
     const JsonFields fields(source);
-    const nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
-    if (json.is_discarded())
+    nlohmann::json json;
+    try {
+        json = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& error) {  // a cut file says where it ends
+        throw SweepResultsError(
+            fmt::format("{}: not JSON (byte {}{})", source, error.byte,
+                        error.byte > text.size() ? ", the end: a truncated file?" : ""));
+    } catch (const nlohmann::json::exception&) {
         throw SweepResultsError(fmt::format("{}: not JSON", source));
+    }
     if (!json.is_object() || !json.contains("format") || json["format"] != kResultsFormat)
         throw SweepResultsError(
             fmt::format("{}: not a pipelens sweep's results (no \"format\": "

@@ -122,7 +122,9 @@ TEST(SweepResults, JsonReadBackIsTheSameResults) {
 }
 
 TEST(SweepResults, ReadingNamesTheFileAndTheField) {
-    EXPECT_EQ(from_json_error("{oops"), "r.json: not JSON");
+    EXPECT_EQ(from_json_error("{oops"), "r.json: not JSON (byte 2)");
+    EXPECT_EQ(from_json_error("{\"format\": \"pipel"),
+              "r.json: not JSON (byte 18, the end: a truncated file?)");
     EXPECT_EQ(from_json_error(R"({"step_time_ns": 3})"),
               "r.json: not a pipelens sweep's results (no \"format\": \"pipelens sweep\"); write "
               "them with pipelens sweep --json");
