@@ -19,6 +19,7 @@
 #include "engine/import/clock_alignment.hpp"
 #include "engine/import/pipeline_ranks.hpp"
 #include "engine/import/profiler_args.hpp"
+#include "engine/import/profiler_event_times.hpp"
 #include "engine/import/rank_file_name.hpp"
 #include "engine/import/receive_arrival.hpp"
 #include "engine/import/schedule_recovery.hpp"
@@ -112,40 +113,10 @@ CommCall comm_call(const ChromeEvent& event, CommKind kind, std::string thread) 
     return call;
 }
 
-// An action range must say when it ran: without "ts" it was placed at time 0 (a 97 us step
-// read as 5 ms), without "dur" or with a negative one it was taken as empty.
-void check_range_times(const RankFile& file, const ChromeEvent& event) {
-    const char* missing = !event.has_ts      ? "has no \"ts\""
-                          : !event.has_dur   ? "has no \"dur\""
-                          : event.dur_ns < 0 ? "has a negative \"dur\""
-                                             : nullptr;
-    if (missing != nullptr)
-        throw ImportError(
-            fmt::format("{}: byte {}: range \"{}\" {}: a pipeline action's "
-                        "range needs its start and duration",
-                        file.path, event.offset, shown_text(event.name, 80), missing));
-}
-
-// The farthest from the trace's zero an event may lie, about 146 years (2^62 ns; a Unix-epoch
-// timestamp is a quarter of it), so that its end, and the differences between ranks' times,
-// never wrap: a "ts" near the int64 limit made the step 10 us and every other action -9.2e15 us.
-constexpr std::int64_t kLatestEventNs = std::int64_t{1} << 62;
-
-void check_event_time(const RankFile& file, const ChromeEvent& event) {
-    const std::int64_t duration = event.has_dur ? std::max<std::int64_t>(event.dur_ns, 0) : 0;
-    if (event.ts_ns >= -kLatestEventNs && event.ts_ns <= kLatestEventNs &&
-        duration <= kLatestEventNs && event.ts_ns + duration <= kLatestEventNs)
-        return;
-    throw ImportError(fmt::format(
-        "{}: byte {}: event \"{}\" lies more than 146 years from the "
-        "trace's zero (\"ts\" {} ns, \"dur\" {} ns)",
-        file.path, event.offset, shown_text(event.name, 80), event.ts_ns, event.dur_ns));
-}
-
 void keep_event(RankFile& file, const ChromeEvent& event) {
     ++file.events;
     if (event.has_ts)
-        check_event_time(file, event);
+        check_event_time(file.path, event);
     if (file.cpu_ranges.empty())  // until a range shows the actions are marked
         keep_stage_operator(file.stage_operators, event);
     if (event.ph == "i" || event.ph == "I") {
@@ -162,7 +133,7 @@ void keep_event(RankFile& file, const ChromeEvent& event) {
         return;
     std::string thread = fmt::format("{}/{}", event.pid_text, event.tid_text);
     if (is_action_range(event.name)) {
-        check_range_times(file, event);
+        check_range_times(file.path, event);
         Range range{std::string(event.name), event.ts_ns,
                     event.ts_ns + std::max<std::int64_t>(event.dur_ns, 0), std::move(thread),
                     event.offset};
@@ -195,11 +166,7 @@ void move_to_epoch(RankFile& file, const ChromeTraceHeader& header) {
     if (!header.base_time_ns)
         return;
     const std::int64_t base = *header.base_time_ns;
-    if (base < 0 || base > kLatestEventNs)
-        throw ImportError(
-            fmt::format("{}: \"baseTimeNanoseconds\" {} is not a time since the "
-                        "Unix epoch (0 to 2^62 ns)",
-                        file.path, base));
+    check_base_time(file.path, base);
     auto shift = [base](std::int64_t& time) {
         if (time < base)  // Kineto's newer files: ts relative to baseTimeNanoseconds
             time += base;
