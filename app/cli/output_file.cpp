@@ -20,16 +20,22 @@ namespace {
                                                  std::strerror(error)));
 }
 
-// Every byte written, flushed and (when asked) the stream closed; else the errno of the first
-// step that failed.
-int write_all(std::FILE* stream, std::string_view content, bool close) {
+// `fill` run on the stream, which is then flushed and (when asked) closed, every step checked:
+// 0, or the errno of the first that failed. An exception from `fill` closes the stream first.
+int fill_and_finish(std::FILE* stream, const OutputFill& fill, bool close) {
     int error = 0;
+    try {
+        error = fill(stream);
+    } catch (...) {
+        if (close)
+            std::fclose(stream);
+        throw;
+    }
     const auto step = [&](auto&& call) {
         errno = 0;
         if (!call() && error == 0)
             error = errno != 0 ? errno : EIO;
     };
-    step([&] { return std::fwrite(content.data(), 1, content.size(), stream) == content.size(); });
     step([&] { return std::fflush(stream) == 0; });
     if (close)
         step([&] { return std::fclose(stream) == 0; });
@@ -87,10 +93,10 @@ void refuse_outputs(const std::vector<std::pair<std::string, std::string>>& outp
     }
 }
 
-void write_output_file(const std::string& path, std::string_view content) {
+void write_output_with(const std::string& path, const OutputFill& fill) {
     refuse_output_over(path, "the output");
     if (path == "-") {
-        if (const int error = write_all(stdout, content, false); error != 0)
+        if (const int error = fill_and_finish(stdout, fill, false); error != 0)
             fail("standard output", error);
         return;
     }
@@ -104,7 +110,7 @@ void write_output_file(const std::string& path, std::string_view content) {
         std::FILE* stream = std::fopen(path.c_str(), "wb");
         if (stream == nullptr)
             fail(path, errno);
-        if (const int error = write_all(stream, content, true); error != 0)
+        if (const int error = fill_and_finish(stream, fill, true); error != 0)
             fail(path, error);
         return;
     }
@@ -112,7 +118,13 @@ void write_output_file(const std::string& path, std::string_view content) {
     std::FILE* stream = std::fopen(partial.c_str(), "wb");
     if (stream == nullptr)
         fail(path, errno);
-    int error = write_all(stream, content, true);
+    int error = 0;
+    try {
+        error = fill_and_finish(stream, fill, true);
+    } catch (...) {
+        std::filesystem::remove(partial, ignored);
+        throw;
+    }
     if (error == 0) {
         std::error_code renamed;
         std::filesystem::rename(partial, path, renamed);
@@ -122,6 +134,15 @@ void write_output_file(const std::string& path, std::string_view content) {
         std::filesystem::remove(partial, ignored);
         fail(path, error);
     }
+}
+
+void write_output_file(const std::string& path, std::string_view content) {
+    write_output_with(path, [&](std::FILE* stream) {
+        errno = 0;
+        if (std::fwrite(content.data(), 1, content.size(), stream) == content.size())
+            return 0;
+        return errno != 0 ? errno : EIO;
+    });
 }
 
 }  // namespace pipelens::cli

@@ -7,11 +7,20 @@
 // a symbolic link) is written in place: renaming over it would replace the node itself.
 #pragma once
 
+#include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace pipelens::cli {
+
+// Writes an output whose content is produced as it is written (a Chrome trace streamed from its
+// run): `fill` writes into the stream and returns 0, or the errno of a write that failed; the
+// file is then finished as write_output_file's is, whole or not at all. What `fill` throws
+// propagates, the partial file removed.
+using OutputFill = std::function<int(std::FILE*)>;
+void write_output_with(const std::string& path, const OutputFill& fill);
 
 // Writes `content` to `path` ("-": standard output). Throws CommandFailure (exit 2) naming the
 // path and the system's reason when it cannot, or when `path` holds a pipelens trace (see

@@ -6,9 +6,6 @@
 // writing.
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -144,36 +141,18 @@ struct ExportOptions {
     std::optional<std::int64_t> run;
 };
 
-// A Chrome trace that could not be written whole: a regular file removed (no half a trace to
-// open in Perfetto), the system's reason named (`/dev/full` said only "disk full?", exit 1).
-CommandFailure unwritten_chrome_trace(const std::string& path, const char* doing, int error) {
-    std::error_code ignored;
-    if (std::filesystem::is_regular_file(path, ignored))  // never a device such as /dev/full
-        std::remove(path.c_str());
-    return CommandFailure(kExitUsage, fmt::format("pipelens: {}: cannot {}: {}", path, doing,
-                                                  std::strerror(error != 0 ? error : EIO)));
-}
-
+// Streamed from the run as it is read, written whole or not at all (output_file.hpp).
 void export_chrome(const traces::TraceReader& reader, std::int64_t run_id,
                    const std::string& path) {
-    std::FILE* out = std::fopen(path.c_str(), "wb");
-    if (out == nullptr)
-        throw CommandFailure(kExitUsage, fmt::format("pipelens: {}: cannot write the file: {}",
-                                                     path, std::strerror(errno)));
     traces::ChromeExportCounts counts;
-    try {
-        counts = traces::write_chrome_trace(reader, run_id, out);
-    } catch (const traces::ChromeWriteError&) {
-        const int error = errno;
-        std::fclose(out);
-        throw unwritten_chrome_trace(path, "write the file", error);
-    } catch (...) {
-        std::fclose(out);
-        throw;
-    }
-    errno = 0;
-    if (std::fclose(out) != 0)
-        throw unwritten_chrome_trace(path, "write the file", errno);
+    write_output_with(path, [&](std::FILE* stream) {
+        try {
+            counts = traces::write_chrome_trace(reader, run_id, stream);
+            return 0;
+        } catch (const traces::ChromeWriteError&) {
+            return errno != 0 ? errno : EIO;
+        }
+    });
     fmt::print("wrote {}: run {}, {} actions, {} send/recv arrows, {} memory samples\n", path,
                run_id, counts.actions, counts.flows, counts.memory_samples);
 }
