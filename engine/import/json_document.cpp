@@ -42,15 +42,14 @@ struct ValueCounter final : Json::json_sax_t {
     }
 };
 
-// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
-std::string without_id(const Json::exception& error) {
+}  // namespace
+
+std::string json_error_text(const Json::exception& error) {
     std::string what = error.what();
     if (const std::size_t bracket = what.find("] "); bracket != std::string::npos)
         what = what.substr(bracket + 2);
     return what;
 }
-
-}  // namespace
 
 Json parse_json_document(std::string_view text, const std::string& path) {
     ValueCounter counter;
@@ -67,10 +66,10 @@ Json parse_json_document(std::string_view text, const std::string& path) {
     try {
         return Json::parse(text.begin(), text.end());
     } catch (const Json::parse_error& error) {
-        throw ImportError(
-            fmt::format("{}: not valid JSON (byte {}): {}", path, error.byte, without_id(error)));
+        throw ImportError(fmt::format("{}: not valid JSON (byte {}): {}", path, error.byte,
+                                      json_error_text(error)));
     } catch (const Json::exception& error) {  // e.g. a number too large for a double
-        throw ImportError(fmt::format("{}: not valid JSON: {}", path, without_id(error)));
+        throw ImportError(fmt::format("{}: not valid JSON: {}", path, json_error_text(error)));
     }
 }
 

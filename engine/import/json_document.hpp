@@ -17,4 +17,7 @@ namespace pipelens::import {
 
 nlohmann::json parse_json_document(std::string_view text, const std::string& path);
 
+// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+std::string json_error_text(const nlohmann::json::exception& error);
+
 }  // namespace pipelens::import

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/import/import_format.hpp"
+#include "engine/import/json_document.hpp"
 
 namespace pipelens::import {
 namespace {
@@ -156,10 +157,8 @@ class TimerJsonReader final : public nlohmann::json_sax<Json> {
     bool end_array() override { return true; }
     bool parse_error(std::size_t position, const std::string&,
                      const nlohmann::detail::exception& failure) override {
-        std::string_view what = failure.what();
-        if (const auto bracket = what.find("] "); bracket != std::string_view::npos)
-            what.remove_prefix(bracket + 2);
-        error = fmt::format("{}: not valid JSON (byte {}): {}", path_, position, what);
+        error = fmt::format("{}: not valid JSON (byte {}): {}", path_, position,
+                            json_error_text(failure));
         return false;
     }
 

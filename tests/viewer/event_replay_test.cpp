@@ -42,6 +42,16 @@ TraceSession simulated_session(const fs::path& path) {
 
 // Rank 0's recording, its clock at 1 us, 2.5 us, 4 us: #0 PipelineState, #1 and #2 the same
 // configure_transport twice (so the second changes nothing).
+// The run the recordings below belong to: a real 1F1B pp=2 m=4.
+traces::RunRecord real_1f1b_run() {
+    traces::RunRecord run;
+    run.kind = traces::RunKind::real;
+    run.schedule = "1F1B";
+    run.pp = 2;
+    run.m = 4;
+    return run;
+}
+
 TraceSession rank_session(const fs::path& path) {
     std::int64_t now = -500;
     recorder::StateRecorder recording(0, "local", [&now] { return now += 1500; });
@@ -49,12 +59,7 @@ TraceSession rank_session(const fs::path& path) {
     recording.configure_transport({"gloo", 2, 0, "cpu"});
     {
         traces::TraceWriter writer(path);
-        traces::RunRecord run;
-        run.kind = traces::RunKind::real;
-        run.schedule = "1F1B";
-        run.pp = 2;
-        run.m = 4;
-        const std::int64_t run_id = writer.begin_run(run);
+        const std::int64_t run_id = writer.begin_run(real_1f1b_run());
         recorder::write_recording(writer, run_id, recording);
         writer.finish_run(run_id, 0, 0);
     }
@@ -134,12 +139,7 @@ TEST(EventReplay, TheScrubberNumbersAnEventAsTheListAndTheReplayDo) {
     const fs::path path = testing::fresh_trace("event_replay_scrub");
     {
         traces::TraceWriter writer(path);
-        traces::RunRecord run;
-        run.kind = traces::RunKind::real;
-        run.schedule = "1F1B";
-        run.pp = 2;
-        run.m = 4;
-        const std::int64_t run_id = writer.begin_run(run);
+        const std::int64_t run_id = writer.begin_run(real_1f1b_run());
         for (int rank : {0, 1}) {
             std::int64_t now = -500;
             recorder::StateRecorder recording(rank, "local", [&now] { return now += 1500; });
