@@ -9,7 +9,8 @@
 //     polls the store's abort flag and the deadline and, when either fires, ends the wait with
 //     Work::abort() (the wait returns false and the connections stay intact);
 //   - a completion thread waits for sends, oldest first, and drops each copy of the sent tensors
-//     as soon as its send is done; finish_sends() waits until none is left.
+//     as soon as its send is done; finish_sends() waits until none is left
+//     (both threads: gloo_threads.hpp).
 // Gloo also cannot receive a message larger than the buffer posted for it (it aborts the
 // process) and fills a larger buffer without saying so. So every message starts with a header
 // (message_header.hpp) at gloo tag tag*16 that the receiver checks before any data reaches its
@@ -18,11 +19,15 @@
 // sender and receiver both derive from the same ExpectedMessage (the receiver's configured
 // tensors, up to kInlinePayloadBytes; kInlinePayloadBytes when unknown), so the receiver's
 // buffer, header plus that capacity, holds the message it expects and can never be overrun by
-// one it does not. A larger one sends its tensors at tags tag*16+1..., which the receiver posts,
-// straight into its buffers, once the header has passed the check.
+// one it does not. A larger one sends its tensors at tags tag*16+1....
 // Gloo sends only to a posted buffer, so post_recv posts the header's buffer when the schedule's
 // RECV runs and recv() waits for it when the data is needed: a sender's message then moves while
-// the receiver computes, instead of one round trip (ready notice, data) after it asks.
+// the receiver computes, instead of one round trip (ready notice, data) after it asks. A larger
+// message of known size has its tensors' buffers posted then too, each of exactly the size
+// expected (the receiver's own buffers where gloo can write them), and its sender sends them
+// only when its tensors have exactly those sizes, else the header alone, which the receiver
+// refuses: posted buffers are never overrun. A larger message of unknown size has its tensors
+// posted once the header has passed the check, so it pays that round trip.
 //
 // Gloo's point-to-point works on host memory only: tensors on a GPU (`--device cuda` with
 // `--transport gloo`) are copied to the host to be sent and land in a host buffer that is then
@@ -46,30 +51,29 @@
 
 #include <algorithm>
 #include <climits>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <map>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 
+#include "engine/runtime/gloo_threads.hpp"
 #include "engine/runtime/message_header.hpp"
 #include "engine/runtime/rendezvous_store.hpp"
 
 namespace pipelens::runtime {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-// c10d::Work in LibTorch 1.13 and 2.x alike, whatever its spelling.
-using WorkHandle = decltype(std::declval<c10d::ProcessGroupGloo&>().send(
-    std::declval<std::vector<at::Tensor>&>(), 0, 0));
+using gloo_threads::kAbortPollInterval;
+using gloo_threads::ReceiveWatchdog;
+using gloo_threads::SendCompleter;
+using Clock = gloo_threads::GlooClock;
+using WorkHandle = gloo_threads::GlooWork;
 
-constexpr const char* kTransportName = "gloo transport";
+constexpr const char* kTransportName = gloo_threads::kGlooTransportName;
 constexpr int kSlotsPerTag = kMaxTensorsPerMessage + 1;  // the header, then the tensors
 constexpr int kLargestTag = INT_MAX / kSlotsPerTag - 1;
 // A message whose tensors fit in this many bytes travels inside its header's wire message: one
@@ -77,14 +81,9 @@ constexpr int kLargestTag = INT_MAX / kSlotsPerTag - 1;
 // a buffer of this size for every header, so a sender can never overrun it.
 constexpr std::int64_t kInlinePayloadBytes = std::int64_t{64} << 10;
 constexpr std::int64_t kInlineAlignment = 16;  // any dtype may be viewed at an inline offset
-// How often a waiting receive looks at the store's abort flag.
-constexpr auto kAbortPollInterval = std::chrono::milliseconds(50);
 // Gloo's own limit on a receive wait, past the receive's deadline; the watchdog ends the wait
 // first, so reaching this would mean the watchdog is stuck.
 constexpr auto kGlooWaitMargin = std::chrono::seconds(30);
-// Gloo's own limit on one send wait; sends wait for their receiver for as long as the run goes
-// on, and finish_sends() or the destructor bound the wait instead.
-constexpr auto kSendWaitLimit = std::chrono::hours(24 * 7);
 
 std::chrono::milliseconds until(Clock::time_point deadline) {
     return std::max(std::chrono::milliseconds(0),
@@ -133,6 +132,35 @@ std::int64_t inline_capacity(const ExpectedMessage& expected) {
     const std::int64_t total =
         aligned_total(expected.tensor_bytes, [](std::int64_t bytes) { return bytes; });
     return total <= kInlinePayloadBytes ? total : 0;
+}
+
+// Whether `sizes` are, one for one, the byte sizes a receiver expecting `expected` posted.
+template <typename Sizes, typename BytesOf>
+bool sizes_as_expected(const Sizes& sizes, const ExpectedMessage& expected, BytesOf bytes_of) {
+    if (!expected.known || sizes.size() != expected.tensor_bytes.size())
+        return false;
+    for (std::size_t index = 0; index < sizes.size(); ++index)
+        if (bytes_of(sizes[index]) != expected.tensor_bytes[index])
+            return false;
+    return true;
+}
+
+bool tensors_as_expected(const TensorList& tensors, const ExpectedMessage& expected) {
+    return sizes_as_expected(tensors, expected, [](const torch::Tensor& tensor) {
+        return static_cast<std::int64_t>(tensor.nbytes());
+    });
+}
+
+// Copies what landed in a separate receive buffer (host staging, of the buffer's dtype or raw
+// bytes) into the caller's buffer.
+void copy_landed(const torch::Tensor& landing, torch::Tensor& buffer) {
+    if (landing.is_same(buffer))
+        return;
+    torch::NoGradGuard no_grad;
+    const torch::Tensor typed = landing.scalar_type() == buffer.scalar_type()
+                                    ? landing
+                                    : landing.view(buffer.scalar_type());
+    buffer.copy_(typed.view(buffer.sizes()));
 }
 
 // The header and then each tensor's bytes at an aligned offset, as one uint8 tensor.
@@ -203,204 +231,6 @@ c10::intrusive_ptr<c10d::ProcessGroupGloo> make_process_group(RendezvousStore& s
     }
 }
 
-// Ends blocking receive waits from outside when their deadline passes or some rank aborts. It
-// sleeps while nothing waits and is woken only when a wait's deadline comes before its next
-// planned wake-up, so a receive costs it no thread switch on the fast path.
-class ReceiveWatchdog {
-  public:
-    enum class Verdict { pending, timed_out, aborted };
-    struct Watch {
-        std::vector<WorkHandle> works;
-        Clock::time_point deadline;
-        Verdict verdict = Verdict::pending;
-    };
-
-    explicit ReceiveWatchdog(RendezvousStore& store) : store_(store), thread_([this] { run(); }) {}
-    ~ReceiveWatchdog() {
-        {
-            std::lock_guard lock(mutex_);
-            stopping_ = true;
-        }
-        changed_.notify_all();
-        thread_.join();
-    }
-    ReceiveWatchdog(const ReceiveWatchdog&) = delete;
-    ReceiveWatchdog& operator=(const ReceiveWatchdog&) = delete;
-
-    void watch(Watch* watch) {
-        std::lock_guard lock(mutex_);
-        watches_.push_back(watch);
-        if (watch->deadline < planned_wake_)
-            changed_.notify_all();
-    }
-
-    // Stops watching; the verdict is final once this returns.
-    Verdict unwatch(Watch* watch) {
-        std::lock_guard lock(mutex_);
-        watches_.erase(std::remove(watches_.begin(), watches_.end(), watch), watches_.end());
-        return watch->verdict;
-    }
-
-    // Look at the abort flag now (this rank has just aborted).
-    void poke() {
-        std::lock_guard lock(mutex_);
-        poll_now_ = true;
-        changed_.notify_all();
-    }
-
-  private:
-    void run() {
-        std::unique_lock lock(mutex_);
-        auto last_poll = Clock::now();
-        while (!stopping_) {
-            if (watches_.empty()) {
-                planned_wake_ = Clock::time_point::max();
-                changed_.wait(lock, [&] { return stopping_ || !watches_.empty(); });
-                // The first look at the store is one interval after waiting starts, so that
-                // short receives never meet a store round trip.
-                last_poll = Clock::now();
-                continue;
-            }
-            planned_wake_ = last_poll + kAbortPollInterval;
-            for (const Watch* watch : watches_)
-                planned_wake_ = std::min(planned_wake_, watch->deadline);
-            changed_.wait_until(lock, planned_wake_);  // a new earlier deadline wakes it
-            if (stopping_)
-                break;
-            std::optional<std::string> reason;
-            if (poll_now_ || Clock::now() >= last_poll + kAbortPollInterval) {
-                poll_now_ = false;
-                lock.unlock();
-                reason = store_.abort_reason();
-                lock.lock();
-                last_poll = Clock::now();
-            }
-            end_expired_waits(reason.has_value());
-        }
-    }
-
-    void end_expired_waits(bool aborted) {
-        const auto now = Clock::now();
-        for (Watch* watch : watches_) {
-            if (watch->verdict != Verdict::pending)
-                continue;
-            if (aborted)
-                watch->verdict = Verdict::aborted;
-            else if (now >= watch->deadline)
-                watch->verdict = Verdict::timed_out;
-            else
-                continue;
-            for (const WorkHandle& work : watch->works)
-                work->abort();
-        }
-    }
-
-    RendezvousStore& store_;
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    std::vector<Watch*> watches_;
-    Clock::time_point planned_wake_ = Clock::time_point::max();
-    bool stopping_ = false;
-    bool poll_now_ = false;
-    std::thread thread_;  // last: it starts once the members above exist
-};
-
-// Waits for sends in the order they were posted and drops each with its tensor copy as soon as
-// gloo has sent it, so a copy lives as long as its message is in flight, as PyTorch's isend
-// holds its tensor. Holding them until the step's end instead kept every message of the step
-// (16 messages of 33 KB, 528 KB more per rank of a 1F1B pp=2 m=16 step than over `local`),
-// which the memory model, rightly, does not count.
-class SendCompleter {
-  public:
-    struct PendingSend {
-        WorkHandle work;
-        torch::Tensor tensor;  // kept alive until gloo has sent it
-        int peer = 0;
-        int tag = 0;
-    };
-
-    SendCompleter() : thread_([this] { run(); }) {}
-    ~SendCompleter() {
-        {
-            std::lock_guard lock(mutex_);
-            stopping_ = true;
-            if (in_wait_)
-                in_wait_->abort();  // the peer may never receive it; end the wait now
-        }
-        changed_.notify_all();
-        thread_.join();
-    }
-    SendCompleter(const SendCompleter&) = delete;
-    SendCompleter& operator=(const SendCompleter&) = delete;
-
-    void add(PendingSend send) {
-        std::lock_guard lock(mutex_);
-        pending_.push_back(std::move(send));
-        changed_.notify_all();
-    }
-
-    // True when every send added so far has completed (or failed), false at `until`.
-    bool drain_until(Clock::time_point until) {
-        std::unique_lock lock(mutex_);
-        return changed_.wait_until(lock, until, [&] { return pending_.empty(); });
-    }
-
-    // (peer, tag) of the oldest send still waiting for its receiver.
-    std::optional<std::pair<int, int>> oldest_pending() {
-        std::lock_guard lock(mutex_);
-        if (pending_.empty())
-            return std::nullopt;
-        return std::make_pair(pending_.front().peer, pending_.front().tag);
-    }
-
-    // The first send that failed, as a one-line message.
-    std::optional<std::string> failure() {
-        std::lock_guard lock(mutex_);
-        return failure_;
-    }
-
-  private:
-    void run() {
-        std::unique_lock lock(mutex_);
-        for (;;) {
-            changed_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
-            while (!stopping_ && !pending_.empty())
-                complete_oldest(lock);
-            if (stopping_)
-                return;
-        }
-    }
-
-    void complete_oldest(std::unique_lock<std::mutex>& lock) {
-        in_wait_ = pending_.front().work;
-        lock.unlock();
-        std::optional<std::string> error;
-        try {
-            if (!in_wait_->wait(kSendWaitLimit))
-                error = "the wait was aborted";
-        } catch (const std::exception& caught) {
-            error = describe_exception(caught);
-        }
-        lock.lock();
-        in_wait_.reset();
-        if (stopping_)
-            return;
-        if (error && !failure_)
-            failure_ = fmt::format("{}: the send to rank {} (tag {}) failed: {}", kTransportName,
-                                   pending_.front().peer, pending_.front().tag, *error);
-        pending_.pop_front();
-        changed_.notify_all();
-    }
-
-    std::mutex mutex_;
-    std::condition_variable changed_;
-    std::deque<PendingSend> pending_;
-    WorkHandle in_wait_;
-    std::optional<std::string> failure_;
-    bool stopping_ = false;
-    std::thread thread_;  // last: it starts once the members above exist
-};
-
 class GlooTransport final : public StoreBackedTransport {
   public:
     explicit GlooTransport(const Rendezvous& rendezvous)
@@ -411,7 +241,8 @@ class GlooTransport final : public StoreBackedTransport {
     void send(int peer, int tag, const TensorList& tensors) override;
     void send_expected(int peer, int tag, const TensorList& tensors,
                        const ExpectedMessage& expected) override;
-    void post_recv(int peer, int tag, const ExpectedMessage& expected) override;
+    void post_recv(int peer, int tag, const ExpectedMessage& expected,
+                   const TensorList& buffers) override;
     ReceiveArrival recv(int peer, int tag, TensorList& buffers,
                         std::chrono::milliseconds timeout) override;
     void finish_sends(std::chrono::milliseconds timeout) override;
@@ -421,17 +252,26 @@ class GlooTransport final : public StoreBackedTransport {
     void check_peer(int peer, const char* action) const;
     void post_send(const torch::Tensor& tensor, int peer, int tag, int index);
     WorkHandle post_receive(const torch::Tensor& tensor, int peer, int tag, int index);
-    void send_inline_up_to(int peer, int tag, const TensorList& tensors, std::int64_t capacity);
-    // A message's first wire message: its header, with room for an inline payload.
-    struct PostedHeader {
-        torch::Tensor buffer;
-        WorkHandle work;
+    void send_inline_up_to(int peer, int tag, const TensorList& tensors, std::int64_t capacity,
+                           bool tensors_follow_header);
+    // A message's receives posted before recv(): its first wire message (the header, with room
+    // for an inline payload) and, for a large message of known size, its tensors'.
+    struct PostedMessage {
+        torch::Tensor header;
+        WorkHandle header_work;
         std::int64_t capacity = 0;  // inline tensor bytes the buffer holds after the header
+        TensorList landing;         // per tensor; undefined where none was posted (empty: none)
+        std::vector<WorkHandle> landing_works;
     };
-    PostedHeader post_header(int peer, int tag, std::int64_t capacity);
-    PostedHeader take_posted_header(int peer, int tag);
+    PostedMessage post_header(int peer, int tag, std::int64_t capacity);
+    void post_landing(PostedMessage& posted, int peer, int tag, const ExpectedMessage& expected,
+                      const TensorList& buffers);
+    PostedMessage take_posted_message(int peer, int tag);
+    void receive_posted(const PostedMessage& posted, int peer, int tag, TensorList& buffers,
+                        Clock::time_point deadline, std::chrono::milliseconds timeout);
     void wait_for_receives(std::vector<WorkHandle> works, int peer, int tag,
                            Clock::time_point deadline, std::chrono::milliseconds timeout);
+    void abandon(const std::vector<WorkHandle>& works);
     [[noreturn]] void throw_failure(const std::string& what, const std::string& detail);
 
     c10::intrusive_ptr<c10d::ProcessGroupGloo> process_group_;
@@ -440,9 +280,9 @@ class GlooTransport final : public StoreBackedTransport {
     std::mutex abandoned_mutex_;
     std::vector<WorkHandle> abandoned_receives_;  // see the invariants above
     std::mutex posted_mutex_;
-    // Headers posted ahead by post_recv, by (peer, tag), until recv takes them; one never taken
+    // Messages posted ahead by post_recv, by (peer, tag), until recv takes them; one never taken
     // (its step failed) stays posted until the transport is destroyed, as an abandoned one does.
-    std::map<std::pair<int, int>, PostedHeader> posted_headers_;
+    std::map<std::pair<int, int>, PostedMessage> posted_messages_;
 };
 
 void GlooTransport::check_peer(int peer, const char* action) const {
@@ -476,16 +316,21 @@ void GlooTransport::post_send(const torch::Tensor& tensor, int peer, int tag, in
 }
 
 void GlooTransport::send(int peer, int tag, const TensorList& tensors) {
-    send_inline_up_to(peer, tag, tensors, kInlinePayloadBytes);
+    send_inline_up_to(peer, tag, tensors, kInlinePayloadBytes, true);
 }
 
 void GlooTransport::send_expected(int peer, int tag, const TensorList& tensors,
                                   const ExpectedMessage& expected) {
-    send_inline_up_to(peer, tag, tensors, inline_capacity(expected));
+    const std::int64_t capacity = inline_capacity(expected);
+    // The receiver of a large message of known size posted buffers of exactly the expected
+    // sizes (post_landing): tensors of other sizes must not reach them.
+    const bool posted_for_expected = expected.known && capacity == 0;
+    send_inline_up_to(peer, tag, tensors, capacity,
+                      !posted_for_expected || tensors_as_expected(tensors, expected));
 }
 
 void GlooTransport::send_inline_up_to(int peer, int tag, const TensorList& tensors,
-                                      std::int64_t capacity) {
+                                      std::int64_t capacity, bool tensors_follow_header) {
     check_peer(peer, "send to");
     gloo_slot(tag, 0);  // checks the tag before anything is posted
     if (inline_bytes(tensors) <= capacity) {
@@ -493,6 +338,8 @@ void GlooTransport::send_inline_up_to(int peer, int tag, const TensorList& tenso
         return;
     }
     post_send(encode_message_header(tag, tensors, false, kTransportName), peer, tag, 0);
+    if (!tensors_follow_header)
+        return;  // the receiver refuses the message on its header
     for (std::size_t index = 0; index < tensors.size(); ++index) {
         if (tensors[index].numel() == 0)
             continue;  // the header says so; nothing to put on the wire
@@ -537,10 +384,7 @@ void GlooTransport::wait_for_receives(std::vector<WorkHandle> works, int peer, i
     const ReceiveWatchdog::Verdict verdict = watchdog_.unwatch(&watch);
     if (completed)
         return;
-    {
-        std::lock_guard lock(abandoned_mutex_);
-        abandoned_receives_.insert(abandoned_receives_.end(), works.begin(), works.end());
-    }
+    abandon(works);
     if (verdict == ReceiveWatchdog::Verdict::aborted)
         throw TransportAborted(store_.abort_reason().value_or("aborted"));
     if (verdict == ReceiveWatchdog::Verdict::timed_out)
@@ -550,35 +394,69 @@ void GlooTransport::wait_for_receives(std::vector<WorkHandle> works, int peer, i
                   error.value_or("the wait ended without data"));
 }
 
-GlooTransport::PostedHeader GlooTransport::post_header(int peer, int tag, std::int64_t capacity) {
-    torch::Tensor buffer = torch::empty({kMessageHeaderBytes + capacity}, torch::kUInt8);
-    WorkHandle work = post_receive(buffer, peer, tag, 0);
-    return {std::move(buffer), std::move(work), capacity};
+GlooTransport::PostedMessage GlooTransport::post_header(int peer, int tag, std::int64_t capacity) {
+    PostedMessage posted;
+    posted.header = torch::empty({kMessageHeaderBytes + capacity}, torch::kUInt8);
+    posted.header_work = post_receive(posted.header, peer, tag, 0);
+    posted.capacity = capacity;
+    return posted;
 }
 
-void GlooTransport::post_recv(int peer, int tag, const ExpectedMessage& expected) {
+// Posts a large message's tensors, each into a buffer of exactly its expected size: the
+// caller's own when gloo can write it as it is, else a host buffer of that many bytes.
+void GlooTransport::post_landing(PostedMessage& posted, int peer, int tag,
+                                 const ExpectedMessage& expected, const TensorList& buffers) {
+    const bool buffers_as_expected = tensors_as_expected(buffers, expected);
+    posted.landing.resize(expected.tensor_bytes.size());
+    for (std::size_t index = 0; index < expected.tensor_bytes.size(); ++index) {
+        const std::int64_t bytes = expected.tensor_bytes[index];
+        if (bytes == 0)
+            continue;  // nothing travels for it
+        const bool writable =
+            buffers_as_expected && buffers[index].is_cpu() && buffers[index].is_contiguous();
+        posted.landing[index] = writable ? buffers[index] : torch::empty({bytes}, torch::kUInt8);
+        try {
+            posted.landing_works.push_back(
+                post_receive(posted.landing[index], peer, tag, static_cast<int>(index) + 1));
+        } catch (...) {
+            abandon(posted.landing_works);
+            abandon({posted.header_work});
+            throw;
+        }
+    }
+}
+
+void GlooTransport::post_recv(int peer, int tag, const ExpectedMessage& expected,
+                              const TensorList& buffers) {
     check_peer(peer, "receive from");
-    PostedHeader posted = post_header(peer, tag, inline_capacity(expected));
+    PostedMessage posted = post_header(peer, tag, inline_capacity(expected));
+    if (expected.known && posted.capacity == 0)
+        post_landing(posted, peer, tag, expected, buffers);
     std::lock_guard lock(posted_mutex_);
-    if (!posted_headers_.emplace(std::pair(peer, tag), std::move(posted)).second)
+    if (!posted_messages_.emplace(std::pair(peer, tag), std::move(posted)).second)
         throw std::logic_error(
             fmt::format("{}: rank {} posted a receive from rank {} (tag {}) twice", kTransportName,
                         rank(), peer, tag));
 }
 
-// The header post_recv posted for (peer, tag), or one posted now for a message nobody described
-// (the largest inline capacity, as a plain send() assumes).
-GlooTransport::PostedHeader GlooTransport::take_posted_header(int peer, int tag) {
+// The message post_recv posted for (peer, tag), or its header posted now for a message nobody
+// described (the largest inline capacity, as a plain send() assumes).
+GlooTransport::PostedMessage GlooTransport::take_posted_message(int peer, int tag) {
     {
         std::lock_guard lock(posted_mutex_);
-        const auto found = posted_headers_.find({peer, tag});
-        if (found != posted_headers_.end()) {
-            PostedHeader posted = std::move(found->second);
-            posted_headers_.erase(found);
+        const auto found = posted_messages_.find({peer, tag});
+        if (found != posted_messages_.end()) {
+            PostedMessage posted = std::move(found->second);
+            posted_messages_.erase(found);
             return posted;
         }
     }
     return post_header(peer, tag, kInlinePayloadBytes);
+}
+
+void GlooTransport::abandon(const std::vector<WorkHandle>& works) {
+    std::lock_guard lock(abandoned_mutex_);
+    abandoned_receives_.insert(abandoned_receives_.end(), works.begin(), works.end());
 }
 
 // Gloo cannot say when a posted receive completed without waiting for it (see the top), so the
@@ -589,21 +467,51 @@ ReceiveArrival GlooTransport::recv(int peer, int tag, TensorList& buffers,
     if (std::optional<std::string> reason = store_.known_abort_reason())
         throw TransportAborted(*reason);
     const auto deadline = Clock::now() + timeout;
+    const PostedMessage posted = take_posted_message(peer, tag);
+    try {
+        receive_posted(posted, peer, tag, buffers, deadline, timeout);
+    } catch (...) {
+        abandon(posted.landing_works);  // gloo may still write into them
+        throw;
+    }
+    return std::nullopt;
+}
 
-    const PostedHeader header_receive = take_posted_header(peer, tag);
-    const torch::Tensor& first = header_receive.buffer;
-    wait_for_receives({header_receive.work}, peer, tag, deadline, timeout);
-    const MessageHeader header = decode_message_header(
-        first.narrow(0, 0, kMessageHeaderBytes).view(torch::kInt64), peer, rank(), kTransportName);
-    if (header.tag != tag ||
-        (header.inline_payload && inline_bytes(header) > header_receive.capacity))
-        throw std::runtime_error(
+void GlooTransport::receive_posted(const PostedMessage& posted, int peer, int tag,
+                                   TensorList& buffers, Clock::time_point deadline,
+                                   std::chrono::milliseconds timeout) {
+    wait_for_receives({posted.header_work}, peer, tag, deadline, timeout);
+    const MessageHeader header =
+        decode_message_header(posted.header.narrow(0, 0, kMessageHeaderBytes).view(torch::kInt64),
+                              peer, rank(), kTransportName);
+    const auto malformed = [&] {
+        return std::runtime_error(
             fmt::format("{}: rank {} received a malformed message header from rank {} (tag {})",
                         kTransportName, rank(), peer, tag));
+    };
+    if (header.tag != tag || (header.inline_payload && inline_bytes(header) > posted.capacity))
+        throw malformed();
     check_message_fits(header, buffers, peer, rank());
     if (header.inline_payload) {
-        unpack_inline_message(first, buffers);
-        return std::nullopt;
+        unpack_inline_message(posted.header, buffers);
+        return;
+    }
+    if (!posted.landing.empty()) {
+        // Sent only when its sizes are those posted (send_expected); the check above passing
+        // with other sizes would mean buffers other than those the receive was posted for.
+        if (posted.landing.size() != header.tensors.size())
+            throw malformed();
+        for (std::size_t index = 0; index < header.tensors.size(); ++index) {
+            const torch::Tensor& landing = posted.landing[index];
+            if (header.tensors[index].bytes() !=
+                (landing.defined() ? static_cast<std::int64_t>(landing.nbytes()) : 0))
+                throw malformed();
+        }
+        wait_for_receives(posted.landing_works, peer, tag, deadline, timeout);
+        for (std::size_t index = 0; index < buffers.size(); ++index)
+            if (posted.landing[index].defined())
+                copy_landed(posted.landing[index], buffers[index]);
+        return;
     }
 
     // Receive straight into the caller's buffers when gloo can write them as they are.
@@ -619,13 +527,9 @@ ReceiveArrival GlooTransport::recv(int peer, int tag, TensorList& buffers,
         works.push_back(post_receive(landing[index], peer, tag, static_cast<int>(index) + 1));
     }
     wait_for_receives(std::move(works), peer, tag, deadline, timeout);
-    for (std::size_t index = 0; index < buffers.size(); ++index) {
-        if (landing[index].defined() && !landing[index].is_same(buffers[index])) {
-            torch::NoGradGuard no_grad;
-            buffers[index].copy_(landing[index].view(buffers[index].sizes()));
-        }
-    }
-    return std::nullopt;
+    for (std::size_t index = 0; index < buffers.size(); ++index)
+        if (landing[index].defined())
+            copy_landed(landing[index], buffers[index]);
 }
 
 void GlooTransport::finish_sends(std::chrono::milliseconds timeout) {

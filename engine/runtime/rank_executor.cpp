@@ -412,17 +412,15 @@ class Executor {
                     expected_message(peer_stage, false));
                 break;
             case ActionKind::recv_forward:
+            case ActionKind::recv_backward: {
+                const bool forward = action.kind == ActionKind::recv_forward;
+                TensorList buffers = buffers_for(index, forward);
                 transport_.post_recv(peer, plan_.tag_offset + action.link,
-                                     expected_message(index, true));
-                posted_forward_[{index, microbatch}] = {action, peer, buffers_for(index, true),
-                                                        timeline_index};
+                                     expected_message(index, forward), buffers);
+                (forward ? posted_forward_ : posted_backward_)[{index, microbatch}] = {
+                    action, peer, std::move(buffers), timeline_index};
                 break;
-            case ActionKind::recv_backward:
-                transport_.post_recv(peer, plan_.tag_offset + action.link,
-                                     expected_message(index, false));
-                posted_backward_[{index, microbatch}] = {action, peer, buffers_for(index, false),
-                                                         timeline_index};
-                break;
+            }
             default:
                 break;
         }

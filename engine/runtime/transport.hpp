@@ -86,9 +86,12 @@ class Transport {
     // peer and tag completes it later (PyTorch's irecv, then wait). A RECV action posts; the
     // action consuming its data receives. Gloo needs it: a sender's data moves only once the
     // receiver has posted its buffer, so a receive posted only when the data is needed costs a
-    // round trip on the critical path. `expected` is what the sender's send_expected says. The
-    // default does nothing, and recv() does all the work.
-    virtual void post_recv(int /*peer*/, int /*tag*/, const ExpectedMessage& /*expected*/) {}
+    // round trip on the critical path. `expected` is what the sender's send_expected says;
+    // `buffers` (may be empty) are the ones recv() will be given, which the transport may fill
+    // from now on, but only with a message the size `expected` says. The default does nothing,
+    // and recv() does all the work.
+    virtual void post_recv(int /*peer*/, int /*tag*/, const ExpectedMessage& /*expected*/,
+                           const TensorList& /*buffers*/) {}
     // Waits until this rank's sends have left (end of a step).
     virtual void finish_sends(std::chrono::milliseconds timeout) = 0;
 

@@ -188,8 +188,8 @@ void posted_ahead(Transport& transport) {
         print("sends finished");
         return;
     }
-    transport.post_recv(0, 9, {});
-    transport.post_recv(0, 10, {});
+    transport.post_recv(0, 9, {}, {});
+    transport.post_recv(0, 10, {}, {});
     std::this_thread::sleep_for(milliseconds(1500));
     print(fmt::format("receive_at_ms {}", steady_ms()));
     TensorList small{torch::zeros({4})};
@@ -222,13 +222,66 @@ void expected_sizes(Transport& transport) {
         transport.gather_to_rank_zero("", kTimeout, {});
         return;
     }
-    transport.post_recv(0, 11, four_floats);
-    transport.post_recv(0, 12, four_floats);
+    transport.post_recv(0, 11, four_floats, {});
+    transport.post_recv(0, 12, four_floats, {});
     TensorList expected{torch::zeros({4})};
     transport.recv(0, 11, expected, kTimeout);
     print(fmt::format("expected {}", describe(expected[0])));
     TensorList larger{torch::zeros({4})};
     print_refused_receive(transport, 12, larger);
+    transport.gather_to_rank_zero("", kTimeout, {});
+}
+
+// Rank 1 expects a large message (80,000 bytes, past the inline size) on tags 13, 14 and 15 and
+// posts its own buffers for them ahead; it asks for the data only 1.5 s later. Rank 0 sends the
+// expected message on 13, which must be delivered into the posted buffer before that (its
+// finish_sends returns at once: no round trip after the receiver asks); on 14 a message twice
+// as large and on 15 one of half the size: each refused on its header, never written into a
+// buffer posted for another size.
+void posted_large_ahead(Transport& transport) {
+    const ExpectedMessage large{{80'000}, true};
+    if (transport.rank() == 0) {
+        transport.send_expected(1, 13, {torch::arange(20'000, torch::kFloat32).reshape({200, 100})},
+                                large);
+        try {
+            transport.finish_sends(milliseconds(1000));
+            print(fmt::format("large_delivered_at_ms {}", steady_ms()));
+        } catch (const TransportTimeout& error) {
+            print(fmt::format("error TransportTimeout: {}", error.what()));
+        }
+        transport.send_expected(1, 14, {torch::ones({400, 100})}, large);
+        transport.send_expected(1, 15, {torch::ones({100, 100})}, large);
+        transport.send(1, 16, {torch::arange(20'000, torch::kFloat32).reshape({200, 100})});
+        transport.send(1, 17, {torch::ones({4})});
+        transport.gather_to_rank_zero("", kTimeout, {});
+        return;
+    }
+    TensorList expected{torch::zeros({200, 100})};
+    TensorList larger{torch::zeros({200, 100})};
+    TensorList smaller{torch::zeros({200, 100})};
+    transport.post_recv(0, 13, large, expected);
+    transport.post_recv(0, 14, large, larger);
+    transport.post_recv(0, 15, large, smaller);
+    TensorList undescribed{torch::zeros({200, 100})};
+    transport.post_recv(0, 16, {}, undescribed);  // size unknown: only its header is posted
+    std::this_thread::sleep_for(milliseconds(1500));
+    print(fmt::format("receive_at_ms {}", steady_ms()));
+    // How long the data takes once asked for, posted ahead against not: one round trip.
+    const auto timed_recv = [&](int tag, TensorList& buffers) {
+        const auto asked = Clock::now();
+        transport.recv(0, tag, buffers, kTimeout);
+        return std::chrono::duration<double, std::micro>(Clock::now() - asked).count();
+    };
+    TensorList warm_up{torch::zeros({4})};
+    timed_recv(17, warm_up);  // a process's first receive pays for more than its data
+    print(fmt::format("unposted_wait_us {:.1f}", timed_recv(16, undescribed)));
+    print(fmt::format("posted_wait_us {:.1f}", timed_recv(13, expected)));
+    print(fmt::format("large {}", describe(expected[0])));
+    print(fmt::format("undescribed {}", describe(undescribed[0])));
+    print_refused_receive(transport, 14, larger);
+    print(fmt::format("larger_buffer {}", describe(larger[0])));
+    print_refused_receive(transport, 15, smaller);
+    print(fmt::format("smaller_buffer {}", describe(smaller[0])));
     transport.gather_to_rank_zero("", kTimeout, {});
 }
 
@@ -386,6 +439,8 @@ void run(const std::string& scenario, Transport& transport, int count) {
         posted_ahead(transport);
     else if (scenario == "expected_sizes")
         expected_sizes(transport);
+    else if (scenario == "posted_large_ahead")
+        posted_large_ahead(transport);
     else if (scenario == "abort")
         abort_while_receiving(transport);
     else if (scenario == "peer_exits")

@@ -123,6 +123,15 @@ std::optional<std::string> value_of(const PeerOutput& output, const std::string&
     return std::nullopt;
 }
 
+// The values after `key ` on every line that starts with it, in order.
+std::vector<std::string> values_of(const PeerOutput& output, const std::string& key) {
+    std::vector<std::string> values;
+    for (const std::string& line : output.lines)
+        if (line.rfind(key + " ", 0) == 0)
+            values.push_back(line.substr(key.size() + 1));
+    return values;
+}
+
 // Milliseconds from rank `from`'s `from_key` to rank `to`'s `to_key` (steady clock, one machine).
 std::optional<long long> latency(const std::vector<PeerOutput>& ranks, int from,
                                  const std::string& from_key, int to, const std::string& to_key) {
@@ -335,6 +344,34 @@ TEST_F(GlooTransportTest, ALandingBufferSizedToItsMessageRefusesALargerOneCleanl
     EXPECT_EQ(value_of(ranks[1], "error"),
               "runtime_error: rank 0 sent tensor 0 (tag 12) with 1000 elements of Float but rank "
               "1 expects 4 of Float");
+}
+
+// A large message of known size lands in buffers the receiver posted when its RECV ran, so it
+// moves while the receiver computes, as a small one does; a message of another size is refused
+// on its header and leaves the posted buffer untouched.
+TEST_F(GlooTransportTest, ALargeExpectedMessageLandsInBuffersPostedAhead) {
+    const std::vector<PeerOutput> ranks = run_ranks(2, "posted_large_ahead");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    EXPECT_EQ(value_of(ranks[0], "error"), std::nullopt);
+    const std::optional<long long> ahead =
+        latency(ranks, 0, "large_delivered_at_ms", 1, "receive_at_ms");
+    ASSERT_TRUE(ahead);
+    EXPECT_GT(*ahead, 0);  // delivered before the receiver asked for it
+    EXPECT_EQ(value_of(ranks[1], "large"), "Float [200, 100] sum 199990000 first 0 last 19999");
+    EXPECT_EQ(value_of(ranks[1], "undescribed"),
+              "Float [200, 100] sum 199990000 first 0 last 19999");
+    std::cout << "80 KB message, asked for 1.5 s after it was sent: posted ahead "
+              << value_of(ranks[1], "posted_wait_us").value_or("?") << " us, size unknown "
+              << value_of(ranks[1], "unposted_wait_us").value_or("?") << " us\n";
+    const std::vector<std::string> errors = values_of(ranks[1], "error");
+    EXPECT_EQ(errors, (std::vector<std::string>{
+                          "runtime_error: rank 0 sent tensor 0 (tag 14) with 40000 elements of "
+                          "Float but rank 1 expects 20000 of Float",
+                          "runtime_error: rank 0 sent tensor 0 (tag 15) with 10000 elements of "
+                          "Float but rank 1 expects 20000 of Float"}));
+    EXPECT_EQ(value_of(ranks[1], "larger_buffer"), "Float [200, 100] sum 0 first 0 last 0");
+    EXPECT_EQ(value_of(ranks[1], "smaller_buffer"), "Float [200, 100] sum 0 first 0 last 0");
 }
 
 TEST_F(GlooTransportTest, SmallMessageRoundTrip) {
