@@ -283,6 +283,11 @@ std::int64_t fitted_end(const TraceSession& session) {
     if (!session.errors.empty() && session.errors.front().time_ns &&
         traces::consequence_level(session.errors.front().kind) == 0)
         end = std::max(end, *session.errors.front().time_ns);
+    // An action stopped in flight is drawn up to its stop, which can come after the root cause
+    // (a rank stopped because a peer timed out).
+    for (const traces::ErrorRecord& error : session.errors)
+        if (error.started_ns && error.time_ns && !error.action.empty())
+            end = std::max(end, *error.time_ns);
     return end;
 }
 

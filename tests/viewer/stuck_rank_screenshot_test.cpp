@@ -40,8 +40,13 @@ TEST(StuckRankScreenshot, TheComputationAStuckRankWasInIsDrawnUntilItWasStopped)
     const fs::path png = screenshot_path("stuck_rank");
     ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --size 1280x800"), 0);
     const Image image = load_png(png);
-    const std::int64_t end =
+    // The fitted view reaches the latest stop of an action in flight (rank 1 is stopped after
+    // rank 2's timeout, the root cause), so the whole bar is on screen.
+    std::int64_t end =
         std::max(TimelineModel::load(reader, 1).end_ns(), ordered.front().time_ns.value_or(0));
+    for (const traces::ErrorRecord& error : ordered)
+        if (error.started_ns && error.time_ns)
+            end = std::max(end, *error.time_ns);
     const TimelineGeometry geometry = fitted_geometry(1280, end);
     const float left = geometry.x(*stuck->started_ns);
     const float right = geometry.x(*stuck->time_ns);
@@ -53,6 +58,10 @@ TEST(StuckRankScreenshot, TheComputationAStuckRankWasInIsDrawnUntilItWasStopped)
     for (float x = left + 4; x <= right - 5; x += 1, ++inside)
         coloured += near(image.at(x, row), kActionColours[0]) ? 1 : 0;
     EXPECT_GE(coloured * 10, inside * 9) << coloured << " of " << inside << " pixels in F's colour";
+    // And it ends there, inside the window, rather than running past its right edge.
+    ASSERT_LT(right + 6, 1280.0f);
+    EXPECT_FALSE(near(image.at(right + 6, row), kActionColours[0]))
+        << "the in-flight bar runs past the moment rank 1 was stopped";
     fs::remove(png);
 }
 
