@@ -30,13 +30,13 @@ std::string format_critical_path(const analysis::TimedSchedule& timed,
         transfers +=
             is_communication(timed.schedule.ranks[link.action.rank][link.action.index].kind);
     std::string out = fmt::format("critical path: {} over {} actions ({} of them transfers)\n",
-                                  format_duration(path.end_ns), path.links.size(), transfers);
+                                  format_duration(path.length_ns()), path.links.size(), transfers);
     for (int share = 0; share < analysis::kPathShareCount; ++share) {
         const std::int64_t ns = path.share_ns[static_cast<std::size_t>(share)];
         if (ns > 0)
             out += fmt::format("  {:<14} {:>12}  {:>6}\n",
                                analysis::share_name(static_cast<analysis::PathShare>(share)),
-                               format_duration(ns), percent_of(ns, path.end_ns));
+                               format_duration(ns), percent_of(ns, path.length_ns()));
     }
     out += fmt::format("  {:>5}  {:<24} {:>12} {:>12} {:>12}\n", "rank", "action", "from", "to",
                        "waited");
@@ -60,7 +60,11 @@ nlohmann::ordered_json critical_path_json(const analysis::TimedSchedule& timed,
                          {"from_ns", link.from_ns},
                          {"end_ns", link.end_ns},
                          {"waited_ns", link.waited_ns}});
-    return {{"end_ns", path.end_ns}, {"shares", shares}, {"links", links}};
+    return {{"start_ns", path.start_ns},
+            {"end_ns", path.end_ns},
+            {"length_ns", path.length_ns()},
+            {"shares", shares},
+            {"links", links}};
 }
 
 }  // namespace pipelens::cli

@@ -118,20 +118,24 @@ void run_summary(const SummaryOptions& options) {
         fmt::print("{}\n", nlohmann::ordered_json{{"trace", options.trace}, {"runs", list}}.dump());
         return;
     }
+    // Every run is read before anything is printed: a damaged run is refused with one line, not
+    // after half a report.
+    std::string figures;
+    for (const traces::RunRecord& run : runs) {
+        figures += "\n" + format_run_figures(run_title(run), recorded_run_figures(reader, run));
+        if (options.critical_path) {
+            const RunPath path = critical_path_of(reader, run.id);
+            figures += format_critical_path(path.timed, path.path);
+        }
+        if (options.stragglers)
+            figures += analysis::format_stragglers(
+                analysis::read_stragglers(reader, run, options.straggler_threshold));
+    }
     fmt::print("{}: {} run{}\n\n", options.trace, runs.size(), runs.size() == 1 ? "" : "s");
     if (runs.empty())
         return;
     print_run_list(runs);
-    for (const traces::RunRecord& run : runs) {
-        fmt::print("\n{}", format_run_figures(run_title(run), recorded_run_figures(reader, run)));
-        if (options.critical_path) {
-            const RunPath path = critical_path_of(reader, run.id);
-            fmt::print("{}", format_critical_path(path.timed, path.path));
-        }
-        if (options.stragglers)
-            fmt::print("{}", analysis::format_stragglers(analysis::read_stragglers(
-                                 reader, run, options.straggler_threshold)));
-    }
+    fmt::print("{}", figures);
 }
 
 struct ExportOptions {

@@ -303,18 +303,23 @@ CriticalPath critical_path(const TimedSchedule& timed, const HoldGraph& holds) {
     if (!current || timed.times[current->rank][current->index].end_ns < 0)
         return path;
     path.end_ns = timed.times[current->rank][current->index].end_ns;
-    std::int64_t cursor = path.end_ns;  // the path is laid out from here to its end
+    path.start_ns = path.end_ns;
+    for (const auto& rank : timed.times)
+        for (const ActionSpan& span : rank)
+            if (span.end_ns >= 0)
+                path.start_ns = std::min(path.start_ns, span.start_ns);
+    std::int64_t cursor = path.end_ns;  // the path is laid out from here to its start
     // Each action is on the path at most once; the bound stops a damaged trace's cycle.
     for (std::size_t guard = timed.schedule.action_count() + 1; current && guard > 0; --guard) {
         const ActionSpan& span = timed.times[current->rank][current->index];
         const std::optional<ActionRef> holder = holds.held_by(*current);
         const std::int64_t holder_end =
-            holder ? timed.times[holder->rank][holder->index].end_ns : 0;
+            holder ? timed.times[holder->rank][holder->index].end_ns : path.start_ns;
         PathLink link{*current, 0, std::min(span.end_ns, cursor), 0};
         link.from_ns = std::clamp(holder_end, std::min(span.start_ns, link.end_ns), link.end_ns);
-        cursor = std::max<std::int64_t>(0, std::min(holder_end, link.from_ns));
+        cursor = std::max(path.start_ns, std::min(holder_end, link.from_ns));
         if (!holder)
-            cursor = 0;
+            cursor = path.start_ns;
         link.waited_ns = link.from_ns - cursor;
         const Action& action = timed.schedule.ranks[current->rank][current->index];
         path.share_ns[static_cast<std::size_t>(share_of(action.kind))] +=

@@ -74,7 +74,12 @@ struct PathLink {
 
 struct CriticalPath {
     std::vector<PathLink> links;  // earliest first
-    std::int64_t end_ns = 0;      // the end of the last action: the step time
+    // The step the path spans: from the earliest start of an action that ended (a RECV posted
+    // before the clock's zero starts before it) to the end of the last; the shares add up to
+    // its length, the step time.
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t length_ns() const { return end_ns - start_ns; }
     std::array<std::int64_t, kPathShareCount> share_ns{};  // by PathShare
 };
 

@@ -110,6 +110,36 @@ TEST(CriticalPath, TransfersOnThePathCountAsCommunication) {
     EXPECT_EQ(share(path, PathShare::waiting), 0);
 }
 
+// A real run's step starts at its earliest action, not at the clock's zero: the first action
+// starts a little after it, or a RECV was posted before it. The path spans the step either way:
+// its shares add up to the last end minus the earliest start, with no waiting invented before
+// the first action and no time cut off before zero.
+TEST(CriticalPath, SpansTheStepFromItsEarliestStartWhereverTheClocksZeroIs) {
+    sim::CostModel costs;
+    costs.stages = {{1000, 1000, 1000, 2000}};
+    costs.intra_host.latency_ns = 500;
+    const Simulated run = simulate_through_trace({ScheduleKind::gpipe, 2, 1, 2}, costs, "cp_shift");
+    const CriticalPath unshifted = critical_path(run.timed, HoldGraph(run.timed));
+    for (const std::int64_t shift : {std::int64_t{599}, std::int64_t{-300}}) {
+        SCOPED_TRACE(shift);
+        TimedSchedule shifted = run.timed;
+        for (auto& rank : shifted.times)
+            for (ActionSpan& span : rank) {
+                span.start_ns += shift;
+                span.end_ns += shift;
+            }
+        const CriticalPath path = critical_path(shifted, HoldGraph(shifted));
+        EXPECT_EQ(path.start_ns, shift);
+        EXPECT_EQ(path.end_ns, 10000 + shift);
+        EXPECT_EQ(path.length_ns(), 10000);
+        EXPECT_EQ(std::accumulate(path.share_ns.begin(), path.share_ns.end(), std::int64_t{0}),
+                  10000);
+        EXPECT_EQ(path.share_ns, unshifted.share_ns);
+        ASSERT_FALSE(path.links.empty());
+        EXPECT_EQ(path.links.front().waited_ns, 0);
+    }
+}
+
 TEST(CriticalPath, SharesAddUpToTheStepForEveryScheduleKind) {
     // Uneven stages and a link with latency and bandwidth: nothing lines up by accident.
     const auto costs_for = [](int stages) {
@@ -128,6 +158,7 @@ TEST(CriticalPath, SharesAddUpToTheStepForEveryScheduleKind) {
             shape, costs_for(shape.rank_count * shape.stages_per_rank), "cp_kinds");
         const CriticalPath path = critical_path(run.timed, HoldGraph(run.timed));
         EXPECT_EQ(path.end_ns, run.step_time_ns);
+        EXPECT_EQ(path.start_ns, 0);
         EXPECT_EQ(std::accumulate(path.share_ns.begin(), path.share_ns.end(), std::int64_t{0}),
                   run.step_time_ns);
         // A simulator starts every action the moment its last input is ready.

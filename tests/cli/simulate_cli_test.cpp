@@ -170,6 +170,8 @@ TEST(SimulateCli, SummaryListsTheCriticalPath) {
     const auto run = nlohmann::json::parse(summary.out)["runs"][0];
     const auto path = run["critical_path"];
     EXPECT_EQ(path["end_ns"], run["step_time_ns"]);
+    EXPECT_EQ(path["start_ns"], 0);
+    EXPECT_EQ(path["length_ns"], run["step_time_ns"]);
     std::int64_t total = 0;
     for (const auto& [name, ns] : path["shares"].items())
         total += ns.get<std::int64_t>();
@@ -193,6 +195,21 @@ TEST(SimulateCli, SummaryListsTheCriticalPath) {
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("critical path: "), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("3B7"), std::string::npos);
+}
+
+// A damaged run is refused with one line before anything is printed, not after the run list.
+TEST(SimulateCli, SummaryRefusesADamagedRunBeforePrintingAnything) {
+    const auto trace = fresh_trace("critical_damaged");
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
+    ASSERT_EQ(
+        testing::edit_trace(trace, "UPDATE actions SET kind = 99 WHERE rank = 0 AND step = 0"), 1);
+    for (const char* flag : {"--critical-path", "--stragglers"}) {
+        SCOPED_TRACE(flag);
+        const auto summary = run_pipelens(std::string("summary ") + flag + " " + trace.string());
+        EXPECT_EQ(summary.exit_code, 2);
+        EXPECT_EQ(summary.out, "");
+        EXPECT_NE(summary.err.find("trace is corrupt"), std::string::npos) << summary.err;
+    }
 }
 
 std::size_t count_of(const std::string& text, const std::string& fragment) {
