@@ -15,9 +15,11 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/error_policy.hpp"
 #include "app/cli/input_files.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_bisect.hpp"
+#include "engine/recorder/state_replay.hpp"
 #include "traces/run_outcome.hpp"
 
 namespace pipelens::cli {
@@ -64,6 +66,13 @@ Stream read_stream(const traces::TraceReader& reader, std::optional<std::int64_t
     }
 }
 
+// An event of `stream` that failed to replay, named with its trace, run and rank; the exit
+// code says whether that is a finding, a damaged trace or a machine limit (error_policy.hpp).
+CommandFailure replay_failure(const Stream& stream, const recorder::ReplayError& error) {
+    return CommandFailure(error_policy(error).exit_code,
+                          fmt::format("pipelens: {}: {}", stream.description, error.what()));
+}
+
 int replay_bound(std::size_t events) {
     return events <= 1 ? 1 : static_cast<int>(std::ceil(std::log2(events))) + 1;
 }
@@ -84,7 +93,13 @@ void print_replay_count(const Bisection& result) {
 void bisect_error(const BisectOptions& options) {
     const Stream stream =
         read_stream(traces::TraceReader(options.left_path), options.run, options.rank);
-    const recorder::ErrorBisection result = recorder::bisect_until_error(stream.events);
+    const recorder::ErrorBisection result = [&] {
+        try {
+            return recorder::bisect_until_error(stream.events);
+        } catch (const recorder::ReplayError& error) {
+            throw replay_failure(stream, error);
+        }
+    }();
     if (options.json) {
         nlohmann::json json = bisection_counts(result);
         if (result.found) {
@@ -192,8 +207,8 @@ void bisect_divergence(const BisectOptions& options) {
     const recorder::DivergenceBisection result = [&] {
         try {
             return recorder::bisect_divergence(left.events, right.events);
-        } catch (const std::exception& error) {
-            throw CommandFailure(kExitCheckFailed, fmt::format("pipelens: {}", error.what()));
+        } catch (const recorder::ReplayError& error) {
+            throw replay_failure(error.stream == 0 ? left : right, error);
         }
     }();
     const bool ends_alike = same_ending(left.outcome, right.outcome);

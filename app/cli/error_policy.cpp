@@ -7,6 +7,7 @@
 
 #include "app/cli/commands.hpp"
 #include "engine/experiment/experiment.hpp"
+#include "engine/recorder/state_replay.hpp"
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "engine/schedule/schedule_kind.hpp"
@@ -26,6 +27,15 @@ bool is_one_of(const std::exception& error) {
 }  // namespace
 
 ErrorPolicy error_policy(const std::exception& error) {
+    if (const auto* replay = dynamic_cast<const recorder::ReplayError*>(&error))
+        switch (replay->failure) {
+            case recorder::ReplayFailure::unreadable:
+                return {"", kExitUsage};
+            case recorder::ReplayFailure::too_large:
+                return {"", kExitTooLarge};
+            case recorder::ReplayFailure::refused:
+                return {"", kExitCheckFailed};  // the replay went another way: a finding
+        }
     if (is_one_of<ScheduleConfigError>(error))
         return {"invalid schedule configuration: ", kExitUsage};
     if (is_one_of<ExperimentError, traces::TraceError, ScheduleFileError>(error))

@@ -5,6 +5,8 @@
 // Invariants: bad input (an experiment, a schedule file or configuration, a trace) is a usage
 // error; a schedule too large for this machine has its own code; a schedule read but wrong
 // (a check or a hang) and any error not listed fail the check, the unlisted ones marked "error: ";
+// a recorded event that fails to replay is a finding when the engine refused it, bad input when
+// it cannot be read, too large when it does not fit;
 // no message is printed with a C++ backtrace.
 #pragma once
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/error_policy.hpp"
 #include "app/cli/input_files.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_equality.hpp"
@@ -91,7 +92,7 @@ void run_replay(const ReplayOptions& options) {
             try {
                 return recorder::replay_events(events, options.upto);
             } catch (const std::exception& error) {
-                throw CommandFailure(kExitCheckFailed,
+                throw CommandFailure(error_policy(error).exit_code,
                                      fmt::format("pipelens: {}: run {} {}: {}", options.path,
                                                  run_id, rank_name(rank), error.what()));
             }

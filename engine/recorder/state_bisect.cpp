@@ -41,8 +41,16 @@ DivergenceBisection bisect_divergence(const std::vector<Event>& left,
         auto found = probes.find(count);
         if (found == probes.end()) {
             ++result.replays;
-            const auto left_state = state_fields(replay_prefix(left_top, count).state());
-            const auto right_state = state_fields(replay_prefix(right_top, count).state());
+            const auto replayed = [&](const std::vector<Event>& top, std::size_t stream) {
+                try {
+                    return state_fields(replay_prefix(top, count).state());
+                } catch (ReplayError& error) {
+                    error.stream = stream;
+                    throw;
+                }
+            };
+            const auto left_state = replayed(left_top, 0);
+            const auto right_state = replayed(right_top, 1);
             found = probes.emplace(count, compare_states(left_state, right_state)).first;
         }
         return found->second;
@@ -80,6 +88,8 @@ ErrorBisection bisect_until_error(const std::vector<Event>& events) {
             try {
                 problems = validate_state(replay_prefix(top, count).state());
             } catch (const ReplayError& error) {
+                if (error.failure != ReplayFailure::refused)
+                    throw;  // a damaged event or a machine limit is no validation failure
                 problems.push_back(error.what());
             }
             found = probes.emplace(count, std::move(problems)).first;

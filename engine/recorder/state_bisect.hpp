@@ -36,7 +36,8 @@ struct ErrorBisection {
     int replays = 0;
 };
 
-// Also counts a replay that throws as a validation failure at that event.
+// Also counts a replay the engine refuses as a validation failure at that event; an event that
+// cannot be read or does not fit this machine throws its ReplayError.
 ErrorBisection bisect_until_error(const std::vector<Event>& events);
 
 }  // namespace pipelens::recorder

@@ -1,13 +1,37 @@
 // Replay: constructor first, then the top-level events; a failure names the event.
 #include "engine/recorder/state_replay.hpp"
 
+#include <new>
+
 #include <fmt/format.h>
 
+#include "engine/recorder/event_table.hpp"
+#include "engine/schedule/schedule_size.hpp"
+
 namespace pipelens::recorder {
+namespace {
+
+// The failure the exception being handled stands for.
+ReplayFailure current_failure() {
+    try {
+        throw;
+    } catch (const EventFormatError&) {
+        return ReplayFailure::unreadable;
+    } catch (const ScheduleTooLargeError&) {
+        return ReplayFailure::too_large;
+    } catch (const std::bad_alloc&) {
+        return ReplayFailure::too_large;
+    } catch (...) {
+        return ReplayFailure::refused;
+    }
+}
+
+}  // namespace
 
 ReplayError::ReplayError(const Event& event, const std::string& message)
     : std::runtime_error(fmt::format("failed when replaying {}: {}", to_string(event), message)),
-      event(event) {}
+      event(event),
+      failure(std::current_exception() ? current_failure() : ReplayFailure::refused) {}
 
 std::vector<Event> top_level_events(const std::vector<Event>& events) {
     std::vector<Event> top_level;

@@ -12,11 +12,19 @@
 
 namespace pipelens::recorder {
 
-// An event that failed when replayed: names it.
+// Why an event failed when replayed: the engine refused it (the replay went another way than
+// the recording), it cannot be read (a damaged or foreign trace), or what it asks for does not
+// fit this machine (a resource limit, not a finding).
+enum class ReplayFailure { refused, unreadable, too_large };
+
+// An event that failed when replayed: names it. Made inside the catch of the error it wraps,
+// whose type says the failure.
 class ReplayError : public std::runtime_error {
   public:
     ReplayError(const Event& event, const std::string& message);
     Event event;
+    ReplayFailure failure = ReplayFailure::refused;
+    std::size_t stream = 0;  // which of the streams compared (0: the first or only one)
 };
 
 // The top-level events of `events` (one rank's stream, by sequence), in order.

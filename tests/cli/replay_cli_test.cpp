@@ -150,6 +150,58 @@ TEST(BisectCli, TwoSimulationsDivergeAtTheFirstDifferingCall) {
     EXPECT_EQ(consistent.exit_code, 0);
 }
 
+// An event that fails to replay is a finding (exit 1) only when the engine refused it: one that
+// cannot be read is a damaged trace (exit 2) and one that does not fit this machine is too large
+// (exit 3), for replay and both kinds of bisect alike, each naming the trace it came from.
+TEST(ReplayCli, AnEventThatCannotBeReadOrDoesNotFitIsNoFinding) {
+    const auto good = fresh_trace("replay_good");
+    const auto unreadable = fresh_trace("replay_unreadable");
+    const auto large = fresh_trace("replay_large");
+    for (const auto& trace : {good, unreadable, large})
+        ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
+    ASSERT_EQ(edit_trace(unreadable,
+                         "UPDATE events SET arguments = replace(arguments, '\"pp\":2', "
+                         "'\"pp\":\"two\"') WHERE sequence = 1"),
+              1);
+    // 1F1B pp=2 m=1,000,000: 8 million actions, refused under a 200 MB address space.
+    ASSERT_EQ(edit_trace(large,
+                         "UPDATE events SET arguments = replace(arguments, '\"m\":4', "
+                         "'\"m\":1000000') WHERE sequence = 1"),
+              1);
+    const std::string unreadable_event =
+        ": run 1 whole pipeline: failed when replaying event 1: choose_schedule ";
+    auto result = run_pipelens("replay " + unreadable.string() + " --check");
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_EQ(result.err.rfind("pipelens: " + unreadable.string() + unreadable_event, 0), 0u)
+        << result.err;
+    EXPECT_NE(result.err.find("malformed arguments: field 'pp'"), std::string::npos);
+    result = run_pipelens("bisect " + good.string() + " " + unreadable.string());
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_EQ(result.err.rfind("pipelens: " + unreadable.string() +
+                                   " run 1 (whole pipeline): failed when replaying event 1: ",
+                               0),
+              0u)
+        << result.err;
+    result = run_pipelens("bisect " + unreadable.string() + " --until-error");
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_EQ(result.out, "");
+
+    const auto limited = [](const std::string& arguments) {
+        return testing::run_command("sh -c 'ulimit -v 200000; exec " +
+                                    std::string(PIPELENS_BINARY) + " " + arguments + "'");
+    };
+    for (const std::string& command :
+         {"replay " + large.string() + " --check", "bisect " + good.string() + " " + large.string(),
+          "bisect " + large.string() + " --until-error"}) {
+        SCOPED_TRACE(command);
+        result = limited(command);
+        EXPECT_EQ(result.exit_code, 3) << result.out << result.err;
+        EXPECT_NE(result.err.find(large.string()), std::string::npos) << result.err;
+        EXPECT_NE(result.err.find("is too large for this machine"), std::string::npos)
+            << result.err;
+    }
+}
+
 TEST(ReplayCli, BadRequestsAreOneLineUsageErrors) {
     const auto trace = fresh_trace("replay_bad");
     ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
