@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "engine/analysis/training_steps.hpp"
 #include "engine/analysis/transfer_deliveries.hpp"
@@ -86,50 +87,51 @@ std::vector<RunStageTimes> median_stage_times(
     return times;
 }
 
-// How the run was lowered and its transfers behave, from its recorded configuration (absent for
-// imported runs, whose configuration is not a pipelens experiment): the calibrated experiment
-// must lower and time the run the way it ran, and hold memory as its runtime did (pipelens'
-// runtime posts receives with their buffers; a simulated run's trace keeps its own setting).
-void carry_run_options(Experiment& experiment, const traces::RunRecord& run) {
+// Whether a run's configuration is an importer's (JSON naming what was imported), not a
+// pipelens experiment.
+bool imported_configuration(const std::string& config) {
+    const nlohmann::json parsed = nlohmann::json::parse(config, nullptr, false);
+    return parsed.is_object() && parsed.contains("imported");
+}
+
+// The experiment a run was recorded with: none for an imported run. A pipelens run's that does
+// not read back is refused: calibrating it with the defaults would simulate another run.
+std::optional<Experiment> recorded_experiment(const traces::RunRecord& run) {
     try {
-        const Experiment recorded = parse_experiment_toml(run.config, "run configuration");
-        experiment.defer_receives = recorded.defer_receives;
-        experiment.rendezvous = recorded.rendezvous;
-        experiment.max_activations = recorded.max_activations;
-        experiment.posted_receive_buffers =
-            run.kind == traces::RunKind::real || recorded.posted_receive_buffers;
-    } catch (const ExperimentError&) {
-        // Not a pipelens experiment: the defaults stand.
+        return parse_experiment_toml(run.config, "run configuration");
+    } catch (const ExperimentError& error) {
+        if (imported_configuration(run.config))
+            return std::nullopt;
+        throw std::invalid_argument(fmt::format(
+            "run {}: its recorded configuration does not read back ({}); it was written by "
+            "another pipelens version",
+            run.id, error.what()));
     }
 }
 
-// The transport pipelens ran a run with; empty for an imported run (its configuration is the
-// importer's JSON, and whose thread a foreign SEND's span blocked is not known).
-std::string recorded_transport(const std::string& config) {
-    try {
-        return parse_experiment_toml(config, "run configuration").run.transport;
-    } catch (const ExperimentError&) {
-        return "";
-    }
+// The run's own model and run settings, how it was lowered and how its transfers behave: the
+// calibrated experiment must run, lower and time the run the way it ran, and hold memory as its
+// runtime did (pipelens' runtime posts receives with their buffers; a simulated run's trace
+// keeps its own setting). An imported run has none of these: the defaults stand.
+void carry_run_options(Experiment& experiment, const traces::RunRecord& run,
+                       const std::optional<Experiment>& recorded) {
+    if (!recorded)
+        return;
+    experiment.model = recorded->model;
+    experiment.run = recorded->run;
+    experiment.defer_receives = recorded->defer_receives;
+    experiment.rendezvous = recorded->rendezvous;
+    experiment.max_activations = recorded->max_activations;
+    experiment.posted_receive_buffers =
+        run.kind == traces::RunKind::real || recorded->posted_receive_buffers;
 }
 
-// The run's own model and run settings (its recorded configuration), with per-layer costs,
-// overlap and link from the profile, scaled to the runs' own stage times.
+// Per-layer costs, overlap and link from the profile, scaled to the runs' own stage times.
 void apply_profile(Calibration& calibration, const traces::RunRecord& run,
                    std::vector<traces::ProfileRecord> profile,
                    const std::vector<std::vector<traces::ActionRecord>>& step_actions,
                    std::int64_t run_id) {
     Experiment& experiment = calibration.experiment;
-    try {
-        const Experiment recorded = parse_experiment_toml(run.config, "run configuration");
-        experiment.model = recorded.model;
-        experiment.run = recorded.run;
-    } catch (const ExperimentError& error) {
-        throw std::invalid_argument(fmt::format(
-            "run {}: its recorded configuration does not read back ({}); it was written by "
-            "another pipelens version",
-            run_id, error.what()));
-    }
     calibration.profile_scales =
         anchor_profile_to_run(profile, median_stage_times(step_actions, run.pp * run.v));
     ProfileCalibration fitted = calibrate_from_profile(profile, run_id);
@@ -539,7 +541,8 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
     calibration.measured_step_ns = run_record::median_of(steps);
     for (auto& [rank, values] : peaks)
         calibration.measured_peak_bytes[rank] = run_record::median_of(std::move(values));
-    carry_run_options(experiment, run);
+    const std::optional<Experiment> recorded = recorded_experiment(run);
+    carry_run_options(experiment, run, recorded);
     std::vector<std::vector<traces::ProfileRecord>> profiles;
     std::vector<std::vector<traces::ActionRecord>> run_actions;
     for (const traces::RunRecord& each : runs) {
@@ -567,7 +570,9 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
         samples.push_back(step_samples(step, run.pp * run.v));
     // Without a profile the deliveries are the link; with one, they set its latency.
     record_run_deliveries(calibration, seen_deliveries(reader, runs));
-    record_send_issue(calibration, samples, recorded_transport(run.config));
+    // The transport pipelens ran the run with; none for an imported run, whose SEND spans block
+    // a thread nobody knows.
+    record_send_issue(calibration, samples, recorded ? recorded->run.transport : "");
     if (!profile.empty()) {
         apply_profile(calibration, run, profile, step_actions, run_id);
         hold_link_to_run_deliveries(calibration);

@@ -183,6 +183,33 @@ TEST(RunCli, CalibrateTakesTheRealRunNotALaterSimulationAndStatesItsAssumption) 
                               "measures nothing: calibrate takes real runs (this trace's: 1)\n");
 }
 
+// Without a profile the calibrated experiment still carries the run's own [model] and [run]
+// (it once wrote the defaults, batch 32 and no layers, so `pipelens run` of it ran another
+// model); and a run whose recorded configuration does not read back is refused, as with one.
+TEST(RunCli, CalibrateWithoutAProfileKeepsTheRunsModelAndRefusesAnUnreadableConfiguration) {
+    const auto trace = fresh_trace("calibrate_unprofiled_model");
+    const auto experiment = trace.parent_path() / "calibrate_unprofiled_model.toml";
+    auto result = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 4 --model mlp --hidden 48 --layers 4 --batch 16 "
+        "--no-reference --out " +
+        trace.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    result = run_pipelens("calibrate " + trace.string() + " --out " + experiment.string());
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const std::string written = testing::read_file(experiment);
+    const std::string model = written.substr(written.find("\n[model]\n"));
+    EXPECT_NE(model.find("\nbatch_size = 16\n"), std::string::npos) << model;
+    EXPECT_NE(model.find("\nhidden = 48\n"), std::string::npos) << model;
+    EXPECT_NE(model.find("\nlayers = 4\n"), std::string::npos) << model;
+
+    ASSERT_EQ(testing::edit_trace(trace, "UPDATE runs SET config = 'not toml at all ['"), 1);
+    result = run_pipelens("calibrate " + trace.string() + " --out " + experiment.string());
+    EXPECT_EQ(result.exit_code, 2) << result.out;
+    EXPECT_NE(result.err.find("run 1: its recorded configuration does not read back"),
+              std::string::npos)
+        << result.err;
+}
+
 // A profile whose W is above its B (here a real profile's stage-1 W figures made 100x, every
 // repetition alike, so no spread of theirs explains it) cannot be fitted: calibrate exits 1
 // naming the stage and both figures, and writes no experiment.
