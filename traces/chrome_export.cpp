@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -133,12 +134,23 @@ ChromeExportCounts write_chrome_trace(const TraceReader& reader, std::int64_t ru
     const auto key = [](std::int32_t rank, std::int32_t pair_id) {
         return (static_cast<std::int64_t>(rank) << 32) | static_cast<std::uint32_t>(pair_id);
     };
+    const std::vector<ActionRecord> actions = reader.actions(run_id);
+    // An arrow needs both ends: in a failed run a pair's SEND may never have run, or its RECV
+    // not been posted, and a flow event without its other end is an import error to Perfetto.
+    std::unordered_set<std::int64_t> rows;
+    for (const ActionRecord& action : actions)
+        if (action.pair_id >= 0)
+            rows.insert(key(action.rank, action.pair_id));
     std::unordered_map<std::int64_t, bool> send_of_pair;  // key -> is send
     for (const PairRecord& pair : pairs) {
-        send_of_pair[key(pair.send_rank, pair.pair_id)] = true;
-        send_of_pair[key(pair.recv_rank, pair.pair_id)] = false;
+        const std::int64_t send = key(pair.send_rank, pair.pair_id);
+        const std::int64_t recv = key(pair.recv_rank, pair.pair_id);
+        if (!rows.count(send) || !rows.count(recv))
+            continue;
+        send_of_pair[send] = true;
+        send_of_pair[recv] = false;
     }
-    for (const ActionRecord& action : reader.actions(run_id)) {
+    for (const ActionRecord& action : actions) {
         write_action(writer, action);
         ++counts.actions;
         if (action.pair_id < 0)

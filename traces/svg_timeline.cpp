@@ -76,23 +76,25 @@ class Canvas {
 
 void draw_actions(std::string& svg, const Canvas& canvas,
                   const std::vector<ActionRecord>& actions) {
-    // Merges consecutive sub-pixel actions of one lane into a single block.
+    // Merges consecutive sub-pixel actions of one lane into a single block, a block per lane:
+    // a rank's actions alternate between its compute and communication lanes, so one block for
+    // all would be cut at every transfer and merge nothing.
     struct Block {
-        int rank = -1;
-        ActionLane lane = ActionLane::compute;
         double left = 0, right = 0;
         std::uint8_t kind = 0;
         int count = 0;
         std::array<std::int64_t, 12> kind_ns{};
-    } block;
-    const auto flush = [&] {
+    };
+    using LaneKey = std::pair<int, ActionLane>;
+    std::map<LaneKey, Block> blocks;
+    const auto flush = [&](const LaneKey& key, Block& block) {
         if (block.count == 0)
             return;
         svg += fmt::format(
             R"svg(<rect x="{:.2f}" y="{}" width="{:.2f}" height="{}" fill="{}" fill-opacity="0.75"><title>{} merged actions</title></rect>)svg"
             "\n",
-            block.left, Canvas::lane_top(block.rank, block.lane),
-            std::max(0.5, block.right - block.left), Canvas::lane_height(block.lane),
+            block.left, Canvas::lane_top(key.first, key.second),
+            std::max(0.5, block.right - block.left), Canvas::lane_height(key.second),
             colour_of(block.kind), block.count);
         block.count = 0;
     };
@@ -101,12 +103,13 @@ void draw_actions(std::string& svg, const Canvas& canvas,
             continue;
         const double left = canvas.x(action.start_ns);
         const double right = canvas.x(action.end_ns);
+        const LaneKey key{action.rank, action.lane};
+        Block& block = blocks[key];
         if (right - left < 1.0) {
-            if (block.count > 0 && (block.rank != action.rank || block.lane != action.lane ||
-                                    left - block.right > 1.0))
-                flush();
+            if (block.count > 0 && left - block.right > 1.0)
+                flush(key, block);
             if (block.count == 0)
-                block = {action.rank, action.lane, left, right, action.kind, 0, {}};
+                block = {left, right, action.kind, 0, {}};
             block.right = std::max(block.right, right);
             // The block takes the colour of the kind it holds most time of.
             block.kind_ns[std::min<std::size_t>(action.kind, block.kind_ns.size() - 1)] +=
@@ -117,7 +120,7 @@ void draw_actions(std::string& svg, const Canvas& canvas,
             ++block.count;
             continue;
         }
-        flush();
+        flush(key, block);
         const int top = Canvas::lane_top(action.rank, action.lane);
         const int height = Canvas::lane_height(action.lane);
         svg += fmt::format(
@@ -131,7 +134,8 @@ void draw_actions(std::string& svg, const Canvas& canvas,
                 "\n",
                 (left + right) / 2, top + 15, xml_escaped(action.label));
     }
-    flush();
+    for (auto& [key, block] : blocks)
+        flush(key, block);
 }
 
 void draw_bubbles(std::string& svg, const Canvas& canvas, const std::vector<ActionRecord>& actions,
