@@ -122,8 +122,11 @@ std::int64_t median_over(const std::vector<std::vector<analysis::RankBubbles>>& 
 }
 
 // Each figure's median over the recorded steps, for each rank.
+// A rank's figures over the recorded steps: each the median of its own over the steps, and the
+// bubble ratio the median bubble over the run's median step, so that the figures a report shows
+// agree with each other (a median of per-step ratios can come from another step than either).
 analysis::RankBubbles median_bubbles(const std::vector<std::vector<analysis::RankBubbles>>& steps,
-                                     int rank) {
+                                     int rank, std::int64_t median_step_ns) {
     if (steps.size() == 1)
         return steps.front().at(rank);
     analysis::RankBubbles figures = steps.front().at(rank);
@@ -132,11 +135,8 @@ analysis::RankBubbles median_bubbles(const std::vector<std::vector<analysis::Ran
             figures.split.waiting_on_rank.try_emplace(peer, 0);
     figures.busy_ns = median_over(steps, rank, [](const auto& f) { return f.busy_ns; });
     figures.bubble_ns = median_over(steps, rank, [](const auto& f) { return f.bubble_ns; });
-    std::vector<double> ratios;
-    for (const auto& bubbles : steps)
-        ratios.push_back(bubbles.at(rank).bubble_ratio);
-    std::sort(ratios.begin(), ratios.end());
-    figures.bubble_ratio = ratios[ratios.size() / 2];
+    figures.bubble_ratio =
+        median_step_ns > 0 ? static_cast<double>(figures.bubble_ns) / median_step_ns : 0;
     figures.split.warmup_ns =
         median_over(steps, rank, [](const auto& f) { return f.split.warmup_ns; });
     figures.split.cooldown_ns =
@@ -170,7 +170,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
             record.clock_offset_ns = rank.clock->offset_ns;
             record.clock_uncertainty_ns = rank.clock->uncertainty_ns;
         }
-        const analysis::RankBubbles figures = median_bubbles(steps, rank.rank);
+        const analysis::RankBubbles figures = median_bubbles(steps, rank.rank, result.step_time_ns);
         record.busy_ns = figures.busy_ns;
         record.bubble_ns = figures.bubble_ns;
         record.bubble_ratio = figures.bubble_ratio;

@@ -135,6 +135,23 @@ TEST(RealRankRecords, SeveralStepsGiveEachFiguresMedianOverTheSteps) {
     EXPECT_EQ(records[1].cooldown_ns, 44);
 }
 
+// The last step ends 60 later (step times 95, 285, 250: bubbles 35, 105, 130). The per-step
+// ratios' median (35/95, from the first step) is not what the medians shown give, 105 of a
+// 250 step: the ratio is the median bubble over the median step, so a report agrees with itself.
+TEST(RealRankRecords, TheBubbleRatioOfSeveralStepsIsTheMedianBubbleOverTheMedianStep) {
+    const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}));
+    PipelineRunResult result = three_stretched_steps(lowered);
+    result.step_times_ns = {95, 285, 250};
+    result.step_time_ns = 250;
+    const std::vector<traces::RankRecord> records = real_rank_records(lowered, result);
+    ASSERT_EQ(records.size(), 2u);
+    for (const traces::RankRecord& record : records) {
+        EXPECT_EQ(record.busy_ns, 120);
+        EXPECT_EQ(record.bubble_ns, 105);
+        EXPECT_DOUBLE_EQ(record.bubble_ratio, 105.0 / 250.0);
+    }
+}
+
 // The same three steps in a trace: 1F1B pp=2 m=2 has 4 transfers a step, so step k's pairs are
 // ids 4k..4k+3 with training step k, and each pair's SEND and RECV are the rows of that step
 // (within its time span) carrying its id, one each; its size is its own step's send's.
