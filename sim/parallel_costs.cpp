@@ -16,6 +16,16 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
+// The sharding cost model divides bytes in GiB by bandwidths it calls GB/s, as upstream's does;
+// plan's bandwidths are decimal GB/s, as its point-to-point links are, so they are handed over
+// in GiB/s, and a collective moving N bytes over B GB/s takes N / (B x 10^9) s.
+sharding::MeshLinks in_gib_per_s(sharding::MeshLinks links) {
+    constexpr double kGiBPerGB = 1e9 / kGiB;
+    links.intra_host_gb_per_s *= kGiBPerGB;
+    links.inter_host_gb_per_s *= kGiBPerGB;
+    return links;
+}
+
 std::int64_t microseconds_to_ns(double microseconds) {
     return std::llround(microseconds * 1000);
 }
@@ -50,7 +60,7 @@ TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::i
             "tp {} must divide the hidden size ({}) and the heads ({})", tp, hidden, heads));
     sharding::DeviceMesh mesh =
         sharding::parse_device_mesh(fmt::format("tp={}", tp), "cuda", gpus_per_host);
-    mesh.links = links;
+    mesh.links = in_gib_per_s(links);
     const sharding::BlockShape shape{microbatch_size, sequence, hidden, heads, vocabulary, dtype};
     const double per_pass_us =
         block_cost_us("attention", mesh, shape) + block_cost_us("mlp", mesh, shape);
@@ -66,10 +76,10 @@ std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus
     // dp outer, tp inner: the dp dim crosses hosts once tp x dp does not fit in one.
     sharding::DeviceMesh mesh =
         sharding::parse_device_mesh(fmt::format("dp={},tp={}", dp, tp), "cuda", gpus_per_host);
-    mesh.links = links;
+    mesh.links = in_gib_per_s(links);
     const int group_per_host = std::max(1, std::min(dp, gpus_per_host / std::max(tp, 1)));
     mesh.links.inter_host_gb_per_s =
-        std::min(links.intra_host_gb_per_s, links.inter_host_gb_per_s * group_per_host);
+        std::min(mesh.links.intra_host_gb_per_s, mesh.links.inter_host_gb_per_s * group_per_host);
     const sharding::MeshTopology topology = sharding::MeshTopology::of(mesh);
     const double gradients_gb = parameters * gradient_element_bytes / kGiB;
     if (!zero1)
