@@ -514,13 +514,25 @@ class SplitSearch {
 
 }  // namespace
 
-LayerCosts partition_layer_costs(const Experiment& experiment) {
+namespace {
+
+// How many layers the experiment's per-layer costs describe; refuses an experiment without any.
+std::size_t partition_layer_count(const Experiment& experiment) {
     if (experiment.layers)
-        return *experiment.layers;
+        return experiment.layers->names.size();
     if (!experiment.transformer)
         throw ExperimentError(
-            "pipelens partition: needs per-layer costs: [layers] (pipelens calibrate writes "
-            "them from a profiled run) or a [transformer] model (--layers, --hidden, ...)");
+            "partition: needs per-layer costs: [layers] (pipelens calibrate writes them from a "
+            "profiled run) or a [transformer] model (--layers, --hidden, ...)");
+    return static_cast<std::size_t>(std::max(0, experiment.transformer->layers));
+}
+
+}  // namespace
+
+LayerCosts partition_layer_costs(const Experiment& experiment) {
+    partition_layer_count(experiment);
+    if (experiment.layers)
+        return *experiment.layers;
     const TransformerSpec& spec = *experiment.transformer;
     const LayerFlops flops = transformer_layer_flops(spec);
     LayerCosts costs;
@@ -568,21 +580,21 @@ std::int64_t simulated_step_of_split(Experiment experiment,
 }
 
 PartitionResult best_partition(const Experiment& experiment, const PartitionLimits& limits) {
-    const LayerCosts costs = partition_layer_costs(experiment);
+    const std::size_t layers = partition_layer_count(experiment);
     const int stages = experiment.shape.rank_count * experiment.shape.stages_per_rank;
-    if (static_cast<int>(costs.names.size()) < stages)
+    if (static_cast<int>(layers) < stages)
         throw ExperimentError(fmt::format(
-            "pipelens partition: {} layers cannot fill {} stages (pp {} x v {}): every stage "
-            "needs a layer",
-            costs.names.size(), stages, experiment.shape.rank_count,
-            experiment.shape.stages_per_rank));
-    if (costs.names.size() > kMaxPartitionLayers)
+            "partition: {} layers cannot fill {} stages (pp {} x v {}): every stage needs a "
+            "layer",
+            layers, stages, experiment.shape.rank_count, experiment.shape.stages_per_rank));
+    if (layers > kMaxPartitionLayers)
         throw ScheduleTooLargeError(fmt::format(
             "partition: {} layers are more than the search takes ({}): it prices every run of "
             "consecutive layers as a stage, a table of layers squared ({} layers: about 1.3 GB "
             "and half a minute)",
-            costs.names.size(), kMaxPartitionLayers, kMaxPartitionLayers));
-    return SplitSearch(experiment, costs, limits).run();
+            layers, kMaxPartitionLayers, kMaxPartitionLayers));
+    validate_experiment(experiment);  // as simulate does: a negative device speed gave 0 ns
+    return SplitSearch(experiment, partition_layer_costs(experiment), limits).run();
 }
 
 }  // namespace pipelens::sim

@@ -67,8 +67,8 @@ void run_partition(const PartitionOptions& options) {
     sim::PartitionLimits limits;
     if (options.max_splits)
         limits.max_splits_simulated = static_cast<std::size_t>(*options.max_splits);
-    const LayerCosts costs = sim::partition_layer_costs(experiment);
-    print_partition(experiment, costs, sim::best_partition(experiment, limits));
+    const sim::PartitionResult result = sim::best_partition(experiment, limits);  // validates
+    print_partition(experiment, sim::partition_layer_costs(experiment), result);
 }
 
 }  // namespace

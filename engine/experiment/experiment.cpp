@@ -43,8 +43,14 @@ void validate_transformer(const TransformerSpec& spec, int stage_count,
     require(spec.microbatch_size > 0, experiment, "transformer.microbatch_size",
             "must be a positive integer");
     require(spec.heads > 0, experiment, "transformer.heads", "must be a positive integer");
-    require(spec.device_tflops > 0, experiment, "transformer.device_tflops",
-            "must be a positive number (achieved TFLOP/s per device)");
+    require(spec.hidden % spec.heads == 0, experiment, "transformer.heads",
+            fmt::format("{} heads do not divide the hidden size {} (each head takes hidden / "
+                        "heads of it)",
+                        spec.heads, spec.hidden));
+    // Not infinite either: an infinitely fast device made every cost 0 ns.
+    require(spec.device_tflops > 0 && std::isfinite(spec.device_tflops), experiment,
+            "transformer.device_tflops",
+            "must be a positive finite number (achieved TFLOP/s per device)");
     if (spec.layers_per_stage.empty()) {
         require(spec.layers >= stage_count, experiment, "transformer.layers",
                 fmt::format("{} layers cannot fill {} stages", spec.layers, stage_count));

@@ -1,5 +1,6 @@
 // `pipelens partition` and the sweep's ranking heading end to end: the printed split, its flags
-// and layout string with exact values, and the refusal of a model with fewer layers than stages.
+// and layout string with exact values, and the refusal of a model with fewer layers than stages
+// or a device speed or head count no model has.
 #include <gtest/gtest.h>
 
 #include "tests/cli/run_pipelens.hpp"
@@ -33,10 +34,34 @@ TEST(PartitionCli, RefusesFewerLayersThanStagesAsAUsageError) {
         "partition --schedule 1F1B --pp 4 --m 8 --layers 3 --hidden 64 --sequence 64 --heads 4 "
         "--device-tflops 100");
     EXPECT_EQ(result.exit_code, 2);
-    EXPECT_NE(result.err.find("pipelens partition: 3 layers cannot fill 4 stages (pp 4 x v 1): "
+    EXPECT_NE(result.err.find("pipelens: partition: 3 layers cannot fill 4 stages (pp 4 x v 1): "
                               "every stage needs a layer"),
               std::string::npos)
         << result.err;
+}
+
+// A device speed that is not a positive finite number is bad input, refused naming the field,
+// as simulate refuses it: -5 and inf once predicted a 0 ns step with exit 0, 0 and nan were "too
+// large" (exit 3). So are heads that do not divide the hidden size, which plan refuses too.
+TEST(PartitionCli, RefusesADeviceSpeedOrHeadsNoModelHas) {
+    const std::string model =
+        "--schedule 1F1B --pp 4 --m 8 --layers 10 --hidden 1024 --sequence 1024 ";
+    for (const char* tflops : {"-5", "inf", "0", "nan"})
+        for (const char* command : {"partition ", "simulate "}) {
+            SCOPED_TRACE(std::string(command) + tflops);
+            const auto result =
+                run_pipelens(command + model + "--heads 16 --device-tflops " + tflops);
+            EXPECT_EQ(result.exit_code, 2) << result.out;
+            EXPECT_NE(result.err.find("transformer.device_tflops: must be a positive finite "
+                                      "number"),
+                      std::string::npos)
+                << result.err;
+        }
+    const auto heads = run_pipelens("partition " + model + "--heads 7 --device-tflops 100");
+    EXPECT_EQ(heads.exit_code, 2) << heads.out;
+    EXPECT_NE(heads.err.find("transformer.heads: 7 heads do not divide the hidden size 1024"),
+              std::string::npos)
+        << heads.err;
 }
 
 // Its tables grow with layers squared: 100,000 layers once took 23 GB before the OOM killer.
