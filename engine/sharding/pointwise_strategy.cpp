@@ -27,7 +27,8 @@ bool adds_a_number(const OpCall& call) {
 }
 
 // Whether a Partial of input `followed` can pass through the op unreduced (upstream's
-// single-dim rules: mul through either input, div only through its numerator, input 0).
+// single-dim rules: mul through whichever input is followed, div only through its numerator,
+// input 0).
 bool keeps_partial_of(const OpCall& call, std::size_t followed) {
     const int linearity = linearity_of(call.schema.op);
     if (linearity < 0 || adds_a_number(call))

@@ -16,11 +16,15 @@ namespace {
 
 std::vector<int> parse_dims(const std::string& text, int ndim, const std::string& op) {
     std::vector<int> dims;
-    for (const std::int64_t dim : integers_in(text)) {
+    for (const std::int64_t dim : integers_in(text, op)) {
         if (dim < -ndim || dim >= ndim)
             throw std::invalid_argument(
                 fmt::format("{}: dim {} is out of range for {} dims", op, dim, ndim));
-        dims.push_back(static_cast<int>(dim < 0 ? dim + ndim : dim));
+        const int wrapped = static_cast<int>(dim < 0 ? dim + ndim : dim);
+        if (std::find(dims.begin(), dims.end(), wrapped) != dims.end())
+            throw MalformedArgumentError(
+                fmt::format("{}: dim {} appears more than once in {}", op, wrapped, text));
+        dims.push_back(wrapped);
     }
     return dims;
 }

@@ -119,6 +119,8 @@ ShardingDecision propagate(const OpSchema& schema) {
         decision.strategy = function(call);
     } catch (const ImpossibleShapeError&) {
         throw;
+    } catch (const MalformedArgumentError&) {
+        throw;  // bad input, not a failure to shard
     } catch (const std::out_of_range&) {
         throw ShardingError(
             fmt::format("{}: wrong number of arguments for this op", to_string(schema)));

@@ -138,21 +138,45 @@ std::vector<std::int64_t> broadcast_shapes(const std::vector<std::vector<std::in
     return common;
 }
 
-std::vector<std::int64_t> integers_in(std::string_view text) {
-    std::vector<std::int64_t> values;
-    std::size_t at = 0;
-    while (at < text.size()) {
-        std::int64_t value = 0;
-        const auto [end, error] =
-            std::from_chars(text.data() + at, text.data() + text.size(), value);
-        if (error == std::errc()) {
-            values.push_back(value);
-            at = static_cast<std::size_t>(end - text.data());
-        } else {
-            ++at;
-        }
+namespace {
+
+std::string_view trimmed(std::string_view text) {
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+        text.remove_prefix(1);
+    while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
+        text.remove_suffix(1);
+    return text;
+}
+
+}  // namespace
+
+std::int64_t integer_argument(std::string_view text, std::string_view op) {
+    const std::string_view token = trimmed(text);
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), value);
+    if (token.empty() || error != std::errc() || end != token.data() + token.size())
+        throw MalformedArgumentError(
+            fmt::format("{}: '{}' is not an integer{}", op, token,
+                        error == std::errc::result_out_of_range ? " that int64 holds" : ""));
+    return value;
+}
+
+std::vector<std::int64_t> integers_in(std::string_view text, std::string_view op) {
+    std::string_view list = trimmed(text);
+    if (list.size() >= 2 && ((list.front() == '[' && list.back() == ']') ||
+                             (list.front() == '(' && list.back() == ')'))) {
+        list = trimmed(list.substr(1, list.size() - 2));
+        if (list.empty())
+            return {};
     }
-    return values;
+    std::vector<std::int64_t> values;
+    for (;;) {
+        const std::size_t comma = list.find(',');
+        values.push_back(integer_argument(list.substr(0, comma), op));
+        if (comma == std::string_view::npos)
+            return values;
+        list.remove_prefix(comma + 1);
+    }
 }
 
 TensorMeta meta_of_shape(std::vector<std::int64_t> shape, std::string dtype) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -52,8 +53,19 @@ std::vector<Placement> placements_after_broadcast(const std::vector<Placement>& 
 
 std::vector<std::int64_t> broadcast_shapes(const std::vector<std::vector<std::int64_t>>& shapes);
 
-// Every integer in an argument as printed, e.g. "[1, -1]" -> {1, -1} (dims, shapes).
-std::vector<std::int64_t> integers_in(std::string_view text);
+// An op's argument that is not what the op takes ("[one]" where dims go, "8x16" in a shape, a
+// transpose of one dim): bad input, never a sharding failure.
+class MalformedArgumentError : public std::invalid_argument {
+  public:
+    using std::invalid_argument::invalid_argument;
+};
+
+// One integer argument as printed ("-1"); MalformedArgumentError naming `op` for anything else.
+std::int64_t integer_argument(std::string_view text, std::string_view op);
+
+// A list of integers as printed, "[1, -1]" -> {1, -1}, or a single integer "2" -> {2} (dims,
+// shapes); MalformedArgumentError naming `op` when an element is not an integer.
+std::vector<std::int64_t> integers_in(std::string_view text, std::string_view op);
 
 // A contiguous tensor of `shape`; ImpossibleShapeError when its count or strides overflow int64.
 TensorMeta meta_of_shape(std::vector<std::int64_t> shape, std::string dtype);

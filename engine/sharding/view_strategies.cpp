@@ -22,7 +22,7 @@ namespace {
 // the input's element count and pass as a valid view.
 std::vector<std::int64_t> parse_shape(const std::string& text, std::int64_t elements,
                                       const std::string& op) {
-    std::vector<std::int64_t> shape = integers_in(text);
+    std::vector<std::int64_t> shape = integers_in(text, op);
     if (std::count(shape.begin(), shape.end(), -1) > 1 ||
         std::any_of(shape.begin(), shape.end(), [](std::int64_t size) { return size < -1; }))
         throw ImpossibleShapeError(fmt::format(
@@ -36,7 +36,11 @@ std::vector<std::int64_t> parse_shape(const std::string& text, std::int64_t elem
         throw ImpossibleShapeError(
             fmt::format("{}: shape {} holds more elements than int64 can count (the input has {})",
                         op, text, elements));
-    if (inferred != shape.end() && *known > 0)
+    if (inferred != shape.end() && *known == 0)
+        throw ImpossibleShapeError(fmt::format(
+            "{}: shape {} leaves -1 ambiguous: its other sizes hold 0 elements, so any size fits",
+            op, text));
+    if (inferred != shape.end())
         *inferred = elements / *known;
     // Counts and strides fit now: the inferred size is at most the input's count over the
     // others' (and with a 0 among them it stays -1).
@@ -222,26 +226,40 @@ OpStrategy transpose_strategy(const OpCall& call) {
     const DTensorSpec& input = call.input(0);
     const int ndim = static_cast<int>(input.tensor.shape.size());
     const std::vector<std::string> values = call.values();
-    int first = 0, second = 1;
-    if (values.size() >= 2) {
-        first = std::stoi(values[0]);
-        second = std::stoi(values[1]);
-    }
-    first = first < 0 ? first + ndim : first;
-    second = second < 0 ? second + ndim : second;
-    if (first < 0 || second < 0 || first >= ndim || second >= ndim)
-        throw std::invalid_argument(fmt::format("{}: dims {} and {} for a tensor of {} dims",
-                                                call.schema.op, first, second, ndim));
+    const std::string& op = call.schema.op;
+    // t() swaps the two dims of a matrix and returns a vector or a scalar as it is (torch
+    // refuses more dims); transpose(dim0, dim1) names both.
+    const bool matrix_transpose = op.starts_with("aten.t.");
+    if (matrix_transpose ? !values.empty() : values.size() != 2)
+        throw MalformedArgumentError(
+            fmt::format("{}: takes {}, not {} argument{}", op,
+                        matrix_transpose ? "no argument after the tensor" : "two dims",
+                        values.size(), values.size() == 1 ? "" : "s"));
+    if (matrix_transpose && ndim > 2)
+        throw MalformedArgumentError(
+            fmt::format("{}: expects a tensor of at most 2 dims, not {}", op, ndim));
+    std::int64_t first = matrix_transpose ? 0 : integer_argument(values[0], op);
+    std::int64_t second =
+        matrix_transpose ? std::min(1, ndim - 1) : integer_argument(values[1], op);
+    if (matrix_transpose && ndim == 0)
+        second = 0;
+    const std::int64_t rank = std::max(ndim, 1);  // a scalar takes dim 0 or -1, as torch lets it
+    first = first < 0 ? first + rank : first;
+    second = second < 0 ? second + rank : second;
+    if (first < 0 || second < 0 || first >= rank || second >= rank)
+        throw std::invalid_argument(
+            fmt::format("{}: dims {} and {} for a tensor of {} dims", op, first, second, ndim));
     std::vector<std::int64_t> shape = input.tensor.shape;
-    std::swap(shape[first], shape[second]);
+    if (first != second)
+        std::swap(shape[first], shape[second]);
     OpStrategy result;
     for (const OpSpec& producer : call.inputs[0].strategies) {
         std::vector<Placement> out = producer.output().placements;
         for (Placement& placement : out)
-            if (placement.is_shard(first))
-                placement.dim = second;
-            else if (placement.is_shard(second))
-                placement.dim = first;
+            if (placement.is_shard(static_cast<int>(first)))
+                placement.dim = static_cast<int>(second);
+            else if (placement.is_shard(static_cast<int>(second)))
+                placement.dim = static_cast<int>(first);
         OpSpec spec;
         spec.outputs = {DTensorSpec{call.mesh, out, meta_of_shape(shape, input.tensor.dtype)}};
         spec.inputs.push_back(producer.output());

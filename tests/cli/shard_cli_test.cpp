@@ -6,6 +6,10 @@
 // printing and pricing, and arguments printed as Python prints them.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <cmath>
 #include <tuple>
 
@@ -133,6 +137,39 @@ TEST(ShardCli, ErrorsNameTheOpAndExitNonZero) {
 // (2^62 + 1) * 64 wraps around to 64 in int64: without a checked count this view of 64 elements
 // passed as valid; so did negative sizes whose product is 64. Shapes no tensor can have are bad
 // input (exit 2), not an unshardable op.
+// Arguments an op does not take are bad input, exit 2 naming the op and the argument: the
+// parser once skipped what was not a number, so a sum over "[one]" ran as a sum over every dim
+// (exit 0), "[8x16]" as the shape [8, 16], a transpose of one dim swapped dims 0 and 1, and t()
+// of a 3-D tensor swapped two of its dims, where torch refuses each call.
+TEST(ShardCli, ArgumentsAnOpDoesNotTakeAreUsageErrors) {
+    const std::vector<std::pair<std::string, std::string>> refused = {
+        {"aten.sum(f32[8,16](S(0)), [one])", "aten.sum.dim_IntList: 'one' is not an integer"},
+        {"aten.sum(f32[8,16](S(0)), [1.9])", "aten.sum.dim_IntList: '1.9' is not an integer"},
+        {"aten.sum(f32[8,16](S(0)), [0,0])",
+         "aten.sum.dim_IntList: dim 0 appears more than once in [0, 0]"},
+        {"aten.view(f32[8,16](S(0)), [8x16])", "aten.view.default: '8x16' is not an integer"},
+        {"aten.view(f32[0,6](R), [0,-1])",
+         "aten.view.default: shape [0, -1] leaves -1 ambiguous: its other sizes hold 0 "
+         "elements, so any size fits"},
+        {"aten.transpose(f32[4,8](S(0)), 1)", "aten.transpose.int: takes two dims, not 1 argument"},
+        {"aten.transpose(f32[4,8](S(0)), a, b)", "aten.transpose.int: 'a' is not an integer"},
+        {"aten.t(f32[4,8,2](S(0)))", "aten.t.default: expects a tensor of at most 2 dims, not 3"},
+    };
+    for (const auto& [op, message] : refused) {
+        SCOPED_TRACE(op);
+        const auto result = run_pipelens("shard '" + op + "' --mesh tp=2");
+        EXPECT_EQ(result.exit_code, 2) << result.out;
+        EXPECT_EQ(result.err, "pipelens: " + message + "\n");
+    }
+    // t() of a vector is the vector, as torch returns it; of a matrix, its dims swapped.
+    const auto vector = run_pipelens("shard 'aten.t(f32[4](S(0)))' --mesh tp=2");
+    EXPECT_EQ(vector.exit_code, 0) << vector.err;
+    EXPECT_NE(vector.out.find("(S(0)) -> S(0)"), std::string::npos) << vector.out;
+    const auto matrix = run_pipelens("shard 'aten.t(f32[4,8](S(0)))' --mesh tp=2");
+    EXPECT_EQ(matrix.exit_code, 0) << matrix.err;
+    EXPECT_NE(matrix.out.find("(S(0)) -> S(1)"), std::string::npos) << matrix.out;
+}
+
 TEST(ShardCli, ShapesWhoseCountOverflowsInt64AreRefused) {
     auto result =
         run_pipelens("shard 'aten.view(f32[8,8](S(0)), [4611686018427387905, 64])' --mesh tp=4");
