@@ -62,34 +62,48 @@ struct PlanFlags {
     bool json = false;
     std::string out;
     GateOptions gates;
+    std::string file_name;             // the TOML file given, if any
+    std::set<std::string> file_flags;  // the flags whose values came from it
 };
+
+// Who an error about `flag` names: the file the value came from, when it did, beside the flag.
+std::string source_of(const PlanFlags& flags, const std::string& flag) {
+    return flags.file_flags.contains(flag) ? "pipelens plan: " + flags.file_name : "pipelens plan";
+}
 
 void apply_units(PlanFlags& flags) {
     flags.cluster.memory_per_gpu_bytes =
-        parse_flag_text("pipelens plan", "gpu-memory", flags.gpu_memory,
+        parse_flag_text(source_of(flags, "gpu-memory"), "gpu-memory", flags.gpu_memory,
                         [](const std::string& t) { return parse_byte_count(t); });
     const auto bandwidth = [](const std::string& t) { return parse_bandwidth_bytes_per_ns(t); };
     const auto latency_us = [](const std::string& t) { return parse_duration_ns(t) / 1000.0; };
     flags.cluster.links.intra_host_gb_per_s =
-        parse_flag_text("pipelens plan", "intra-host-bandwidth", flags.intra_bandwidth, bandwidth);
+        parse_flag_text(source_of(flags, "intra-host-bandwidth"), "intra-host-bandwidth",
+                        flags.intra_bandwidth, bandwidth);
     flags.cluster.links.inter_host_gb_per_s =
-        parse_flag_text("pipelens plan", "inter-host-bandwidth", flags.inter_bandwidth, bandwidth);
+        parse_flag_text(source_of(flags, "inter-host-bandwidth"), "inter-host-bandwidth",
+                        flags.inter_bandwidth, bandwidth);
     flags.cluster.links.intra_host_latency_us =
-        parse_flag_text("pipelens plan", "intra-host-latency", flags.intra_latency, latency_us);
+        parse_flag_text(source_of(flags, "intra-host-latency"), "intra-host-latency",
+                        flags.intra_latency, latency_us);
     flags.cluster.links.inter_host_latency_us =
-        parse_flag_text("pipelens plan", "inter-host-latency", flags.inter_latency, latency_us);
-    flags.cluster.links.collective_latency_us = parse_flag_text(
-        "pipelens plan", "collective-latency", flags.collective_latency, latency_us);
+        parse_flag_text(source_of(flags, "inter-host-latency"), "inter-host-latency",
+                        flags.inter_latency, latency_us);
+    flags.cluster.links.collective_latency_us =
+        parse_flag_text(source_of(flags, "collective-latency"), "collective-latency",
+                        flags.collective_latency, latency_us);
     flags.cluster.intra_host_collective_gb_per_s =
         flags.intra_collective_bandwidth == "0"
             ? 0
-            : parse_flag_text("pipelens plan", "intra-host-collective-bandwidth",
-                              flags.intra_collective_bandwidth, bandwidth);
+            : parse_flag_text(source_of(flags, "intra-host-collective-bandwidth"),
+                              "intra-host-collective-bandwidth", flags.intra_collective_bandwidth,
+                              bandwidth);
     flags.cluster.memory_gb_per_s =
         flags.hbm_bandwidth == "0"
             ? 0
-            : parse_flag_text("pipelens plan", "hbm-bandwidth", flags.hbm_bandwidth, bandwidth);
-    flags.options.dtype = parse_flag_text("pipelens plan", "dtype", flags.dtype,
+            : parse_flag_text(source_of(flags, "hbm-bandwidth"), "hbm-bandwidth",
+                              flags.hbm_bandwidth, bandwidth);
+    flags.options.dtype = parse_flag_text(source_of(flags, "dtype"), "dtype", flags.dtype,
                                           [](const std::string& t) { return sim::parse_dtype(t); });
     const std::map<std::string, sim::Recompute> recompute{{"none", sim::Recompute::none},
                                                           {"selective", sim::Recompute::selective},
@@ -128,8 +142,8 @@ void apply_units(PlanFlags& flags) {
         }
     }
     if (flags.schedule)
-        flags.options.pins.schedule =
-            parse_flag_text("pipelens plan", "schedule", *flags.schedule, [](const std::string& t) {
+        flags.options.pins.schedule = parse_flag_text(
+            source_of(flags, "schedule"), "schedule", *flags.schedule, [](const std::string& t) {
                 const ScheduleKind kind = parse_schedule_kind(t);
                 if (kind == ScheduleKind::zero_bubble_auto)
                     throw std::invalid_argument(
@@ -142,7 +156,15 @@ void apply_units(PlanFlags& flags) {
 }
 
 // The file's values, for the flags the command line did not give.
-void apply_file(CLI::App& command, const std::string& file) {
+void apply_file(CLI::App& command, PlanFlags& flags) {
+    const std::string& file = flags.file;
+    // Written as TOML booleans: CLI11 would take any number for a flag.
+    const std::set<std::string> switches{"sequence-parallel", "zero1", "no-overlap-grad-reduce",
+                                         "even-split"};
+    const auto flag_key = [](std::string flag) {
+        std::replace(flag.begin(), flag.end(), '-', '_');
+        return flag;
+    };
     const std::map<std::string, std::set<std::string>> allowed{
         {"model", {"layers", "hidden", "heads", "sequence", "vocabulary", "global_batch"}},
         {"cluster",
@@ -168,6 +190,12 @@ void apply_file(CLI::App& command, const std::string& file) {
         if (value.flag == "gemm-rates" && !value.text.empty() &&
             std::filesystem::path(value.text).is_relative())
             value.text = (std::filesystem::path(file).parent_path() / value.text).string();
+        if (switches.contains(value.flag) && value.text != "true" && value.text != "false")
+            throw CommandFailure(kExitUsage,
+                                 fmt::format("pipelens plan: {}: {} = {}: give true or false", file,
+                                             flag_key(value.flag), value.text));
+        flags.file_name = file;
+        flags.file_flags.insert(value.flag);
         option->add_result(value.text);
         try {
             option->run_callback();
@@ -195,6 +223,7 @@ void check_sizes(const PlanFlags& flags) {
         {"global-batch", static_cast<double>(flags.model.global_batch)},
         {"gpus", static_cast<double>(cluster.gpus)},
         {"gpus-per-host", static_cast<double>(cluster.gpus_per_host)},
+        {"gpu-memory", static_cast<double>(cluster.memory_per_gpu_bytes)},
         {"peak-tflops", cluster.peak_tflops},
         {"achieved-fraction", cluster.achieved_fraction},
         // A link of no bandwidth makes every transfer take forever (and the step wrap round).
@@ -202,8 +231,11 @@ void check_sizes(const PlanFlags& flags) {
         {"inter-host-bandwidth", cluster.links.inter_host_gb_per_s}};
     for (const auto& [flag, value] : required)
         if (!(value > 0) || !std::isfinite(value))
-            throw CommandFailure(
-                kExitUsage, fmt::format("pipelens plan: --{} must be a positive number", flag));
+            throw CommandFailure(kExitUsage, fmt::format("{}: --{} must be a positive number",
+                                                         source_of(flags, flag), flag));
+    if (flags.top < 1)
+        throw CommandFailure(kExitUsage, fmt::format("{}: --top must be at least 1, got {}",
+                                                     source_of(flags, "top"), flags.top));
     // A pin of 0 divided the search by zero; a negative one pinned nothing.
     const std::pair<const char*, std::optional<int>> pins[] = {
         {"tp", flags.options.pins.tp},
@@ -565,7 +597,7 @@ void add_plan_command(CLI::App& app) {
     add_gate_options(*command, flags->gates);
     command->callback([flags, command] {
         if (!flags->file.empty())
-            apply_file(*command, flags->file);
+            apply_file(*command, *flags);
         run_plan(*flags);
     });
 }

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -174,6 +176,50 @@ TEST(PlanCli, ATomlFileGivesTheFlagsAndFlagsOverrideIt) {
 
 // The command: DualPipeV on 16 GPUs reported 926.7 TFLOP/s, above 989 x 0.7 = 692.3,
 // the model's own ceiling. No layout exceeds it, at the default overlap or a full one.
+// --top below 1 and a GPU of no memory are refused like sweep's --top (they printed no row, or
+// every layout, with exit 0); a value from the plan file names the file beside the flag, and a
+// switch in it takes true or false only (2 and "yes" were read as true).
+TEST(PlanCli, TopMemoryAndTheFilesValuesAreCheckedNamingWhereTheyCameFrom) {
+    const std::string model =
+        " --layers 8 --hidden 1024 --heads 16 --sequence 512 --vocabulary 64000 "
+        "--global-batch 16 --gpus 8";
+    const std::pair<std::string, std::string> refused[] = {
+        {"plan --top 0" + model, "pipelens plan: --top must be at least 1, got 0\n"},
+        {"plan --top -1" + model, "pipelens plan: --top must be at least 1, got -1\n"},
+        {"plan --gpu-memory 0" + model, "pipelens plan: --gpu-memory must be a positive number\n"},
+    };
+    for (const auto& [command, message] : refused) {
+        const auto result = run_pipelens(command);
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_EQ(result.err, message) << command;
+    }
+    const auto memory =
+        testing::temp_file("plan_memory.toml", "[cluster]\ngpu_memory = \"80XB\"\n");
+    auto result = run_pipelens("plan " + memory.string() + model);
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err.rfind("pipelens plan: " + memory.string() +
+                                   ": --gpu-memory: '80XB' is "
+                                   "not a size",
+                               0),
+              0u)
+        << result.err;
+    const auto layers = testing::temp_file("plan_layers.toml", "[model]\nlayers = -8\n");
+    result = run_pipelens("plan " + layers.string() +
+                          " --hidden 1024 --heads 16 --sequence 512 --vocabulary 64000 "
+                          "--global-batch 16 --gpus 8");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens plan: " + layers.string() + ": --layers must be a positive number\n");
+    for (const char* value : {"2", "\"yes\""}) {
+        const auto lenient = testing::temp_file(
+            "plan_switch.toml", std::string("[plan]\nsequence_parallel = ") + value + "\n");
+        result = run_pipelens("plan " + lenient.string() + model);
+        EXPECT_EQ(result.exit_code, 2) << value;
+        EXPECT_EQ(result.err, "pipelens plan: " + lenient.string() + ": sequence_parallel = " +
+                                  (value[0] == '2' ? "2" : "yes") + ": give true or false\n");
+    }
+}
+
 TEST(PlanCli, DualPipeVStaysUnderTheAchievedFractionOfPeak) {
     const std::string command =
         "plan --layers 32 --hidden 4096 --heads 32 --sequence 4096 --vocabulary 32000 "
