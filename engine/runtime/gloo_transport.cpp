@@ -134,21 +134,18 @@ std::int64_t inline_capacity(const ExpectedMessage& expected) {
     return total <= kInlinePayloadBytes ? total : 0;
 }
 
-// Whether `sizes` are, one for one, the byte sizes a receiver expecting `expected` posted.
-template <typename Sizes, typename BytesOf>
-bool sizes_as_expected(const Sizes& sizes, const ExpectedMessage& expected, BytesOf bytes_of) {
-    if (!expected.known || sizes.size() != expected.tensor_bytes.size())
-        return false;
-    for (std::size_t index = 0; index < sizes.size(); ++index)
-        if (bytes_of(sizes[index]) != expected.tensor_bytes[index])
-            return false;
-    return true;
-}
-
+// Whether `tensors` have, one for one, the byte sizes a receiver expecting `expected` posted
+// (an undefined tensor, for which nothing was posted, counts as 0 bytes).
 bool tensors_as_expected(const TensorList& tensors, const ExpectedMessage& expected) {
-    return sizes_as_expected(tensors, expected, [](const torch::Tensor& tensor) {
-        return static_cast<std::int64_t>(tensor.nbytes());
-    });
+    if (!expected.known || tensors.size() != expected.tensor_bytes.size())
+        return false;
+    for (std::size_t index = 0; index < tensors.size(); ++index) {
+        const torch::Tensor& tensor = tensors[index];
+        if ((tensor.defined() ? static_cast<std::int64_t>(tensor.nbytes()) : 0) !=
+            expected.tensor_bytes[index])
+            return false;
+    }
+    return true;
 }
 
 // Copies what landed in a separate receive buffer (host staging, of the buffer's dtype or raw
@@ -419,8 +416,7 @@ void GlooTransport::post_landing(PostedMessage& posted, int peer, int tag,
             posted.landing_works.push_back(
                 post_receive(posted.landing[index], peer, tag, static_cast<int>(index) + 1));
         } catch (...) {
-            abandon(posted.landing_works);
-            abandon({posted.header_work});
+            abandon(posted.landing_works);  // gloo may still write into them
             throw;
         }
     }
@@ -430,8 +426,14 @@ void GlooTransport::post_recv(int peer, int tag, const ExpectedMessage& expected
                               const TensorList& buffers) {
     check_peer(peer, "receive from");
     PostedMessage posted = post_header(peer, tag, inline_capacity(expected));
-    if (expected.known && posted.capacity == 0)
-        post_landing(posted, peer, tag, expected, buffers);
+    if (expected.known && posted.capacity == 0) {
+        try {
+            post_landing(posted, peer, tag, expected, buffers);
+        } catch (...) {
+            abandon({posted.header_work});
+            throw;
+        }
+    }
     std::lock_guard lock(posted_mutex_);
     if (!posted_messages_.emplace(std::pair(peer, tag), std::move(posted)).second)
         throw std::logic_error(
@@ -496,40 +498,23 @@ void GlooTransport::receive_posted(const PostedMessage& posted, int peer, int ta
         unpack_inline_message(posted.header, buffers);
         return;
     }
-    if (!posted.landing.empty()) {
-        // Sent only when its sizes are those posted (send_expected); the check above passing
-        // with other sizes would mean buffers other than those the receive was posted for.
-        if (posted.landing.size() != header.tensors.size())
-            throw malformed();
-        for (std::size_t index = 0; index < header.tensors.size(); ++index) {
-            const torch::Tensor& landing = posted.landing[index];
-            if (header.tensors[index].bytes() !=
-                (landing.defined() ? static_cast<std::int64_t>(landing.nbytes()) : 0))
-                throw malformed();
-        }
-        wait_for_receives(posted.landing_works, peer, tag, deadline, timeout);
-        for (std::size_t index = 0; index < buffers.size(); ++index)
-            if (posted.landing[index].defined())
-                copy_landed(posted.landing[index], buffers[index]);
-        return;
-    }
-
-    // Receive straight into the caller's buffers when gloo can write them as they are.
-    TensorList landing(buffers.size());
-    std::vector<WorkHandle> works;
-    for (std::size_t index = 0; index < buffers.size(); ++index) {
-        const torch::Tensor& buffer = buffers[index];
-        if (buffer.numel() == 0)
-            continue;
-        landing[index] = buffer.is_cpu() && buffer.is_contiguous()
-                             ? buffer
-                             : torch::empty({buffer.numel()}, buffer.options().device(torch::kCPU));
-        works.push_back(post_receive(landing[index], peer, tag, static_cast<int>(index) + 1));
-    }
-    wait_for_receives(std::move(works), peer, tag, deadline, timeout);
+    // A message whose size was not known when it was posted has its tensors posted now that its
+    // header has passed the check (a round trip); one of known size was posted ahead, and sent
+    // only when its sizes are those posted (send_expected): the check above passing with other
+    // sizes would mean buffers other than those the receive was posted for.
+    ExpectedMessage described{{}, true};
+    for (const TensorDescription& tensor : header.tensors)
+        described.tensor_bytes.push_back(tensor.bytes());
+    PostedMessage posted_now;
+    if (posted.landing.empty())
+        post_landing(posted_now, peer, tag, described, buffers);
+    else if (!tensors_as_expected(posted.landing, described))
+        throw malformed();
+    const PostedMessage& landed = posted.landing.empty() ? posted_now : posted;
+    wait_for_receives(landed.landing_works, peer, tag, deadline, timeout);
     for (std::size_t index = 0; index < buffers.size(); ++index)
-        if (landing[index].defined())
-            copy_landed(landing[index], buffers[index]);
+        if (landed.landing[index].defined())
+            copy_landed(landed.landing[index], buffers[index]);
 }
 
 void GlooTransport::finish_sends(std::chrono::milliseconds timeout) {
