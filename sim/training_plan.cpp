@@ -20,105 +20,6 @@
 namespace pipelens::sim {
 namespace {
 
-std::vector<int> divisors(int n) {
-    std::vector<int> result;
-    for (int d = 1; d <= n; ++d)
-        if (n % d == 0)
-            result.push_back(d);
-    return result;
-}
-
-template <typename T>
-bool allowed(const std::optional<T>& pin, T value) {
-    return !pin || *pin == value;
-}
-
-// The pins checked against the model and the cluster one by one, so an impossible one is
-// named by its rule rather than reported as "no layout".
-void check_pins(const ModelSpec& model, const ClusterSpec& cluster, const PlanPins& pins) {
-    const GptShape& shape = model.shape;
-    if (pins.tp && (cluster.gpus % *pins.tp != 0 || shape.hidden % *pins.tp != 0 ||
-                    shape.heads % *pins.tp != 0))
-        throw PlanError(
-            fmt::format("--tp {}: must divide the GPUs ({}), the hidden size ({}) "
-                        "and the heads ({})",
-                        *pins.tp, cluster.gpus, shape.hidden, shape.heads));
-    const bool split = !pins.layers_per_stage.empty();  // any pp may split its layers then
-    if (pins.pp && (cluster.gpus % *pins.pp != 0 || (!split && shape.layers % *pins.pp != 0)))
-        throw PlanError(fmt::format("--pp {}: must divide the GPUs ({}) and the layers ({})",
-                                    *pins.pp, cluster.gpus, shape.layers));
-    if (pins.tp && pins.pp && pins.dp && *pins.tp * *pins.pp * *pins.dp != cluster.gpus)
-        throw PlanError(fmt::format("--tp {} x --pp {} x --dp {} must equal the GPUs ({})",
-                                    *pins.tp, *pins.pp, *pins.dp, cluster.gpus));
-    if (pins.dp && pins.microbatch_size && pins.m &&
-        *pins.dp * *pins.microbatch_size * *pins.m != model.global_batch)
-        throw PlanError(
-            fmt::format("--dp {} x --microbatch-size {} x --m {} must equal the global batch ({})",
-                        *pins.dp, *pins.microbatch_size, *pins.m, model.global_batch));
-}
-
-// The pins with a pinned split's pp and v (its stage count is pp x v; pp is that count unless
-// pinned), checked against the model's layers and the other pins.
-PlanPins with_split_pins(const ModelSpec& model, PlanPins pins) {
-    if (pins.layers_per_stage.empty())
-        return pins;
-    const int stages = static_cast<int>(pins.layers_per_stage.size());
-    int layers = 0;
-    for (const int count : pins.layers_per_stage)
-        layers += count;
-    if (layers != model.shape.layers)
-        throw PlanError(fmt::format("--layout has {} transformer layers, the model {} (--layers)",
-                                    layers, model.shape.layers));
-    const int pp = pins.pp.value_or(stages);
-    if (stages % pp != 0)
-        throw PlanError(fmt::format(
-            "--layout has {} stages: --pp {} must divide them (pp x v stages)", stages, pp));
-    if (pins.v && *pins.v * pp != stages)
-        throw PlanError(
-            fmt::format("--layout has {} stages, not --pp {} x --v {}", stages, pp, *pins.v));
-    pins.pp = pp;
-    pins.v = stages / pp;
-    return pins;
-}
-
-// Whether `pp` x `v` stages can hold the model: a pinned split's stage count exactly, else the
-// layers spread evenly.
-bool stages_fit(const ModelSpec& model, const PlanPins& pins, int pp, int v) {
-    if (!pins.layers_per_stage.empty())
-        return static_cast<int>(pins.layers_per_stage.size()) == pp * v;
-    return model.shape.layers % (pp * v) == 0;
-}
-
-// The schedule shapes a (tp, pp, dp, microbatch size) can run, pins applied.
-void add_schedules(PlanLayout layout, const ModelSpec& model, const PlanOptions& options,
-                   std::vector<PlanLayout>& out) {
-    std::vector<ScheduleKind> kinds = options.schedules;
-    if (options.pins.schedule)
-        kinds = {*options.pins.schedule};
-    for (const ScheduleKind kind : kinds) {
-        std::vector<int> vs = {1};
-        if (is_multi_stage(kind) && layout.pp == 1)
-            continue;  // v stages on one GPU are one stage run in pieces
-        if (is_multi_stage(kind))
-            vs = options.pins.v ? std::vector<int>{*options.pins.v} : options.virtual_stages;
-        for (const int v : vs) {
-            // A pinned split of pp stages runs single-stage kinds, not v = 1 of a multi-stage one.
-            const bool one_stage_interleaved =
-                !options.pins.layers_per_stage.empty() && is_multi_stage(kind) && v == 1;
-            if (!stages_fit(model, options.pins, layout.pp, v) || one_stage_interleaved)
-                continue;
-            try {
-                validate_shape({kind, layout.pp, v, layout.m});
-            } catch (const ScheduleConfigError&) {
-                continue;
-            }
-            layout.schedule = kind;
-            layout.v = v;
-            out.push_back(layout);
-        }
-    }
-}
-
 // One layer's work per microbatch on one GPU, in FLOPs: the Zero Bubble split (F, I, W) over tp,
 // with what recompute repeats charged to I. Fused attention computes Q K^T again in its backward
 // (2 s^2 b h, FlashAttention's fifth matrix multiply), so selective recompute repeats nothing.
@@ -475,47 +376,6 @@ std::vector<int> stage_layer_counts(const PlanLayout& layout, const GptShape& sh
     return even_layers_per_stage(static_cast<int>(shape.layers), layout.pp * layout.v);
 }
 
-std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& cluster,
-                                     const PlanOptions& given) {
-    PlanOptions options = given;
-    options.pins = with_split_pins(model, given.pins);
-    const PlanPins& pins = options.pins;
-    check_pins(model, cluster, pins);
-    std::vector<PlanLayout> layouts;
-    for (const int tp : divisors(cluster.gpus)) {
-        // Unpinned, a tp group stays inside one host (Megatron's rule); pinned, it may span.
-        const bool tp_fits = pins.tp || tp <= cluster.gpus_per_host;
-        if (!allowed(pins.tp, tp) || !tp_fits || model.shape.hidden % tp != 0 ||
-            model.shape.heads % tp != 0)
-            continue;
-        for (const int pp : divisors(cluster.gpus / tp)) {
-            const int dp = cluster.gpus / (tp * pp);
-            const bool layers_fit = !pins.layers_per_stage.empty() || model.shape.layers % pp == 0;
-            if (!allowed(pins.pp, pp) || !allowed(pins.dp, dp) || !layers_fit)
-                continue;
-            std::vector<int> sizes = options.microbatch_sizes;
-            if (pins.microbatch_size)
-                sizes = {*pins.microbatch_size};
-            for (const int size : sizes) {
-                if (model.global_batch % (static_cast<std::int64_t>(dp) * size) != 0)
-                    continue;
-                const auto m = static_cast<int>(model.global_batch / (dp * size));
-                if (allowed(pins.m, m))
-                    add_schedules({tp, pp, dp, ScheduleKind::one_f_one_b, 1, size, m}, model,
-                                  options, layouts);
-            }
-        }
-    }
-    if (layouts.empty())
-        throw PlanError(fmt::format(
-            "no layout of {} GPUs fits: tp must divide the hidden size ({}) and heads ({}), pp "
-            "the layers ({}), and dp x microbatch size the global batch ({}); the schedule must "
-            "accept pp and m",
-            cluster.gpus, model.shape.hidden, model.shape.heads, model.shape.layers,
-            model.global_batch));
-    return layouts;
-}
-
 double step_flops(const ModelSpec& model, Recompute recompute, Attention attention) {
     const GptShape& shape = model.shape;
     const double b = static_cast<double>(model.global_batch),
@@ -642,6 +502,7 @@ void rank_results(std::vector<PlanResult>& results) {
 std::vector<PlanResult> plan_training(const ModelSpec& model, const ClusterSpec& cluster,
                                       const PlanOptions& options, const PlanProgress& progress) {
     const std::vector<PlanLayout> layouts = plan_layouts(model, cluster, options);
+    check_layouts_fit(layouts);
     // A pinned split applies to every layout: plan_layouts kept only those of its stage count.
     const std::vector<int>& split = options.pins.layers_per_stage;
     std::vector<PlanResult> results(layouts.size());

@@ -199,6 +199,10 @@ struct PlanResult {
 std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& cluster,
                                      const PlanOptions& options);
 
+// Throws ScheduleTooLargeError when the largest layout's schedule does not fit the memory one
+// pricing worker may take (the available memory over the workers plan_training runs).
+void check_layouts_fit(const std::vector<PlanLayout>& layouts);
+
 // The cost model of one step of `layout`: what evaluate_layout simulates (and a trace records).
 // `split` as in stage_layer_counts.
 CostModel plan_cost_model(const PlanLayout& layout, const ModelSpec& model,

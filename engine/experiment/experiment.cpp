@@ -223,7 +223,7 @@ int dtype_bytes(const std::string& dtype) {
 
 void validate_experiment(const Experiment& experiment) {
     // A file allows pp and v up to 10^9 each, whose product overflows int (found by fuzzing).
-    constexpr std::int64_t kMaxStages = INT32_MAX / 4;  // validate_shape's limit on pp*v*m
+    constexpr std::int64_t kMaxStages = kMaxStageMicrobatches;  // validate_shape's, m = 1
     const std::int64_t stages =
         std::int64_t{experiment.shape.rank_count} * experiment.shape.stages_per_rank;
     require(stages <= kMaxStages, experiment, "schedule",

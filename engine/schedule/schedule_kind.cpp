@@ -150,7 +150,7 @@ void validate_shape(const ScheduleShape& shape) {
         throw ScheduleConfigError(fmt::format("{}: m must be at least 1 (got m={})", name, m));
     // Each factor is below 2^31, so pp*v fits in 64 bits, and pp*v*m is only formed once pp*v
     // is known to be under the limit (2^29): no product here can overflow.
-    constexpr std::int64_t kLimit = INT32_MAX / 4;
+    constexpr std::int64_t kLimit = kMaxStageMicrobatches;
     const std::int64_t stages = std::int64_t{pp} * v;
     if (stages > kLimit || stages * m > kLimit)
         throw ScheduleConfigError(

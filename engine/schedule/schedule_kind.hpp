@@ -63,6 +63,10 @@ bool is_multi_stage(ScheduleKind kind);                   // takes v stages per 
 // Throws ScheduleConfigError when `shape` is not a combination its family can run.
 void validate_shape(const ScheduleShape& shape);
 
+// The most (stage, microbatch) pairs, pp*v*m, any schedule may have: indices stay in int with
+// room for the lowered actions (at most seven per pair). validate_shape refuses more.
+inline constexpr std::int64_t kMaxStageMicrobatches = INT32_MAX / 4;
+
 // Stage index -> rank, PyTorch's generate_stage_to_rank_mapping ("loop" or "v").
 std::vector<int> stage_to_rank_mapping(StagePlacement placement, int rank_count, int stage_count);
 

@@ -220,6 +220,37 @@ TEST(PlanCli, TopMemoryAndTheFilesValuesAreCheckedNamingWhereTheyCameFrom) {
     }
 }
 
+// A global batch given in tokens makes billions of microbatches: refused as too large at once
+// (exit 3), naming the layout and what sets m, never allocated until the machine gives out.
+TEST(PlanCli, AGlobalBatchNoScheduleCanHoldIsTooLargeBeforeAnythingIsBuilt) {
+    const std::string model = " --layers 8 --hidden 1024 --heads 16 --sequence 512 --gpus 8";
+    auto result = run_pipelens("plan --global-batch 1099511627776" + model);
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.err,
+              "pipelens: the global batch (1099511627776) is 137438953472 microbatches of 1 on "
+              "dp=8: more than a schedule holds (2147483647); the global batch counts sequences, "
+              "not tokens\n");
+    result =
+        run_pipelens("plan --global-batch 1073741824 --dp 1 --tp 1 --pp 8 --schedule 1F1B" + model);
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.err,
+              "pipelens: layout tp=1 pp=8 dp=1 microbatch size 1: 1F1B: pp*v*m = 8*1*1073741824 is "
+              "too large (the limit is 536870911 stage-microbatches); m is the global batch (in "
+              "sequences) over dp x microbatch size\n");
+    // Under the limit, held to a 2 GB address space: every worker's schedule must fit its share.
+    result = testing::run_command(
+        "sh -c 'ulimit -v 2000000; exec " + std::string(PIPELENS_BINARY) +
+        " plan --global-batch 1048576 --dp 1 --tp 1 --pp 8 --schedule 1F1B" + model + "'");
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_NE(result.err.find("pipelens: layout tp=1 pp=8 dp=1 microbatch size 1 (one of 4, "),
+              std::string::npos)
+        << result.err;
+    EXPECT_NE(result.err.find("1F1B pp=8 v=1 m=1048576 is too large for this machine"),
+              std::string::npos)
+        << result.err;
+    EXPECT_TRUE(result.out.empty()) << result.out;
+}
+
 TEST(PlanCli, DualPipeVStaysUnderTheAchievedFractionOfPeak) {
     const std::string command =
         "plan --layers 32 --hidden 4096 --heads 32 --sequence 4096 --vocabulary 32000 "
