@@ -38,6 +38,8 @@ RunOutcome run_outcome(RunStatus status, std::vector<ErrorRecord> errors,
                        std::string recorded_failure) {
     RunOutcome outcome;
     outcome.status = status;
+    if (status == RunStatus::finished)
+        outcome.findings = std::move(errors);
     if (status != RunStatus::failed)
         return outcome;
     outcome.failure = std::move(recorded_failure);
@@ -56,7 +58,14 @@ RunOutcome run_outcome(const RunRecord& run, std::vector<ErrorRecord> errors) {
 
 RunOutcome read_run_outcome(const TraceReader& reader, const RunRecord& run) {
     return run_outcome(
-        run, run.status == RunStatus::failed ? reader.errors(run.id) : std::vector<ErrorRecord>{});
+        run, run.status == RunStatus::running ? std::vector<ErrorRecord>{} : reader.errors(run.id));
+}
+
+std::string findings_text(const RunOutcome& outcome) {
+    std::string text;
+    for (const ErrorRecord& finding : outcome.findings)
+        text += fmt::format("check failed: {}\n", finding.message);
+    return text;
 }
 
 std::string failure_place(const ErrorRecord& error) {

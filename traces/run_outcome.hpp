@@ -4,10 +4,10 @@
 // (traces/root_cause.hpp), with its rank, stage and action.
 //
 // Invariants: a finished run's outcome has no first error (a finished run's errors, such as an
-// accuracy mismatch, are checks on its results, not why it stopped); a failed run's first error
-// is the root cause of the errors recorded for it, or none when nothing was recorded (then
-// `failure`, the runs table's text, is all there is to say). Figures measured against the step
-// (step time, bubble ratios, cool-down) are shown only where step_figures_apply() is true.
+// accuracy mismatch, are checks on its results, not why it stopped: its findings); a failed run's
+// first error is the root cause of the errors recorded for it, or none when nothing was recorded
+// (then `failure`, the runs table's text, is all there is to say). Figures measured against the
+// step (step time, bubble ratios, cool-down) are shown only where step_figures_apply() is true.
 #pragma once
 
 #include <optional>
@@ -28,6 +28,9 @@ struct RunOutcome {
     // rank when the run stopped (a stopped error with the action's start), which is most likely
     // what the timed-out rank was waiting for: a stuck or very slow rank.
     std::optional<ErrorRecord> longest_interrupted;
+    // Finished runs: the checks on its results that failed (an accuracy or reference mismatch),
+    // in the order recorded. The step's figures stand; the numbers computed do not.
+    std::vector<ErrorRecord> findings;
 };
 
 // From a run's status and every error recorded for it (in any order).
@@ -53,5 +56,8 @@ std::string failure_place(const ErrorRecord& error);
 //   "unfinished: no step time (the run was never marked finished or failed)"
 // Empty for a finished run.
 std::string outcome_text(const RunOutcome& outcome);
+
+// A finished run's failed checks, a line each: "check failed: <message>\n"; empty otherwise.
+std::string findings_text(const RunOutcome& outcome);
 
 }  // namespace pipelens::traces

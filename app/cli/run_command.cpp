@@ -9,19 +9,20 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/model_options.hpp"
 #include "app/cli/rank_launcher.hpp"
+#include "app/cli/real_run_report.hpp"
 #include "app/cli/report_directory.hpp"
 #include "app/cli/run_report.hpp"
 #include "app/cli/torch_profile_option.hpp"
@@ -31,7 +32,6 @@
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/run_record/faults.hpp"
 #include "engine/run_record/rank_files.hpp"
-#include "engine/run_record/repeated_timing.hpp"
 #include "engine/run_record/run_dtype.hpp"
 #include "engine/run_record/run_trace.hpp"
 #include "engine/run_record/thread_budget.hpp"
@@ -214,149 +214,6 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
     return run;
 }
 
-// The recorded steps' times: how many, how many ran unrecorded first, and the spread.
-nlohmann::ordered_json steps_json(const run_record::PipelineRunResult& result,
-                                  const run_record::PipelineRunOptions& run) {
-    const run_record::Spread spread = run_record::spread_of(result.step_times_ns);
-    const auto [low, high] =
-        std::minmax_element(result.step_times_ns.begin(), result.step_times_ns.end());
-    const bool any = !result.step_times_ns.empty();
-    return {{"recorded", run.recorded_steps},
-            {"warmup", run.warmup_steps},
-            {"times_ns", result.step_times_ns},
-            {"median_ns", spread.median},
-            {"min_ns", any ? *low : 0},
-            {"p10_ns", spread.low},
-            {"p90_ns", spread.high},
-            {"max_ns", any ? *high : 0}};
-}
-
-// "5 steps after 2 warm-up: median 1.2 ms, min .., p10 .., p90 .., max .." for several steps.
-std::string steps_text(const run_record::PipelineRunResult& result,
-                       const run_record::PipelineRunOptions& run) {
-    if (result.step_times_ns.size() < 2)
-        return "";
-    const nlohmann::ordered_json json = steps_json(result, run);
-    return fmt::format(
-        "{} steps recorded after {} warm-up: step time median {}, min {}, p10 {}, p90 {}, max {} "
-        "(busy and bubble are medians over the steps, peak memory the highest of them)\n",
-        result.step_times_ns.size(), run.warmup_steps,
-        format_duration(json["median_ns"].get<std::int64_t>()),
-        format_duration(json["min_ns"].get<std::int64_t>()),
-        format_duration(json["p10_ns"].get<std::int64_t>()),
-        format_duration(json["p90_ns"].get<std::int64_t>()),
-        format_duration(json["max_ns"].get<std::int64_t>()));
-}
-
-// A GPU rank's peak counts what its steps held beyond what the device already held; that is
-// said beside it, so the device's whole figure is their sum.
-void add_memory_before_steps(nlohmann::ordered_json& rows,
-                             const std::vector<run_record::RankRun>& ranks) {
-    for (nlohmann::ordered_json& row : rows)
-        for (const run_record::RankRun& rank : ranks)
-            if (rank.rank == row["rank"].get<int>() && rank.memory_before_steps_bytes)
-                row["device_memory_before_steps_bytes"] = *rank.memory_before_steps_bytes;
-}
-
-nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
-                                   const run_record::PipelineRunOptions& run,
-                                   const RunFigures& figures, std::optional<std::int64_t> run_id,
-                                   const std::optional<std::string>& device_note,
-                                   const std::optional<analysis::StragglerReport>& stragglers) {
-    nlohmann::ordered_json json = run_figures_json(figures, run_id);
-    add_memory_before_steps(json["ranks"], result.ranks);
-    json["completed"] = result.completed;
-    json["loss"] = result.loss;
-    json["device"] = result.device;
-    // Only where the run chose another: a float32 run's object is what it always was.
-    if (run.dtype != run_record::kDefaultRunDtype)
-        json["dtype"] = run.dtype;
-    if (device_note)
-        json["device_shared"] = *device_note;
-    const run_record::ReferenceComparison& reference = result.reference;
-    json["reference"] = {{"checked", reference.checked},
-                         {"loss", reference.reference_loss},
-                         {"loss_error", reference.loss_error},
-                         {"output_max_error", reference.output_max_error},
-                         {"gradient_max_error", reference.gradient_max_error},
-                         {"outputs_match", reference.outputs_match},
-                         {"gradients_match", reference.gradients_match}};
-    nlohmann::ordered_json errors = nlohmann::ordered_json::array();
-    for (const run_record::RankRun& rank : result.ranks)
-        if (rank.failure)
-            errors.push_back({{"rank", rank.failure->rank},
-                              {"stage", rank.failure->stage},
-                              {"microbatch", rank.failure->microbatch},
-                              {"action", rank.failure->action},
-                              {"kind", rank.failure->kind},
-                              {"expected", rank.failure->expected},
-                              {"actual", rank.failure->actual},
-                              {"message", rank.failure->message}});
-    json["errors"] = std::move(errors);
-    if (result.accuracy.checked) {
-        nlohmann::json accuracy = {{"diverges", result.accuracy.first_divergence.has_value()}};
-        if (const auto& first = result.accuracy.first_divergence)
-            accuracy["first_divergence"] = {{"stage", first->stage},
-                                            {"microbatch", first->microbatch},
-                                            {"max_abs_error", first->max_abs_error},
-                                            {"max_relative_error", first->max_relative_error}};
-        accuracy["max_abs_error"] = result.accuracy.largest_abs_error();
-        json["accuracy"] = std::move(accuracy);
-    }
-    json["steps"] = steps_json(result, run);
-    if (!run.torch_profile_directory.empty())
-        json["torch_profiles"] = torch_profile_files(run.torch_profile_directory, run.world_size);
-    json["stragglers"] =
-        stragglers ? stragglers_json(*stragglers) : nlohmann::ordered_json(nullptr);
-    return json;
-}
-
-void print_text(const run_record::PipelineRunResult& result,
-                const run_record::PipelineRunOptions& run, const RunFigures& figures,
-                const std::string& title, std::optional<std::int64_t> run_id,
-                const std::string& out, const std::optional<std::string>& device_note,
-                const std::optional<analysis::StragglerReport>& stragglers) {
-    std::string text = format_run_figures(title, figures);
-    fmt::print("{}", text);
-    fmt::print("{}", steps_text(result, run));
-    if (stragglers)
-        fmt::print("{}", analysis::format_stragglers(*stragglers));
-    if (device_note)
-        fmt::print("note: {}\n", *device_note);
-    if (result.completed) {
-        fmt::print("loss {:.6f}\n", result.loss);
-        const run_record::ReferenceComparison& reference = result.reference;
-        if (reference.checked)
-            fmt::print(
-                "single-rank reference: loss {:.6f}; outputs {} (max abs error {:.3g}); "
-                "gradients {} (max abs error {:.3g})\n",
-                reference.reference_loss, reference.outputs_match ? "match" : "DIFFER",
-                reference.output_max_error, reference.gradients_match ? "match" : "DIFFER",
-                reference.gradient_max_error);
-    }
-    if (result.accuracy.checked && result.completed) {
-        if (const auto& first = result.accuracy.first_divergence) {
-            fmt::print("accuracy: {}\n",
-                       run_record::accuracy_message(*first, result.accuracy.tolerance));
-        } else {
-            fmt::print(
-                "accuracy: every stage's outputs match the single-rank reference on every "
-                "microbatch (max abs error {:.3g})\n",
-                result.accuracy.largest_abs_error());
-        }
-    }
-    for (const run_record::RankRun& rank : result.ranks)
-        if (rank.failure)
-            fmt::print(stderr, "rank {}: {}\n", rank.rank, rank.failure->message);
-    const std::vector<std::string> profiles =
-        torch_profile_files(run.torch_profile_directory, run.world_size);
-    if (!profiles.empty())
-        fmt::print("LibTorch's profile of the recorded steps, per rank: {}\n",
-                   fmt::join(profiles, ", "));
-    if (run_id)
-        fmt::print("recorded as run {} in {}\n", *run_id, out);
-}
-
 // A rank started by hand (no --nproc) waits for the others at the rendezvous: say so before
 // the wait, with how to start them and how long it waits, so a forgotten --nproc is not a
 // silent hang.
@@ -424,30 +281,44 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
     figures.outcome = run_record::real_run_outcome(result);
     for (const traces::RankRecord& rank : figures.ranks)
         figures.bubble_ratio += rank.bubble_ratio / static_cast<double>(figures.ranks.size());
+    const std::size_t whole = run_record::whole_steps(lowered, result);
     std::optional<std::int64_t> run_id;
+    // A trace that cannot take the run (a full disk) is the error it ends with, after the
+    // report of the steps that did run: those figures are not lost with the file.
+    std::exception_ptr recording_failed;
     if (!options.out.empty()) {
-        // The file was free when the run began (check_trace_destination); another writer that
-        // took it since is waited for, so that the run is not lost to it.
-        traces::TraceWriter writer(options.out, {.wait_for_other_writer = kWaitForOtherWriter});
-        run_id = run_record::record_real_run(writer, lowered, result, experiment);
+        try {
+            // The file was free when the run began (check_trace_destination); another writer
+            // that took it since is waited for, so that the run is not lost to it.
+            traces::TraceWriter writer(options.out, {.wait_for_other_writer = kWaitForOtherWriter});
+            run_id = run_record::record_real_run(writer, lowered, result, experiment);
+        } catch (const std::exception&) {
+            recording_failed = std::current_exception();
+        }
     }
     const std::optional<std::string> device_note =
         runtime::shared_device_note(run.transport, result.device, lowered.rank_count);
     const std::optional<analysis::StragglerReport> stragglers =
-        run_stragglers(options, experiment, lowered, result, run_id);
+        recording_failed ? std::nullopt
+                         : run_stragglers(options, experiment, lowered, result, run_id);
     if (options.json)
-        fmt::print("{}\n",
-                   result_json(result, run, figures, run_id, device_note, stragglers).dump());
+        fmt::print(
+            "{}\n",
+            result_json(result, run, {figures, run_id, device_note, stragglers, whole}).dump());
     else
         print_text(
-            result, run, figures,
+            result, run, {figures, run_id, device_note, stragglers, whole},
             fmt::format("{} pp={} v={} m={}, model {}, transport {} (real run, {}{}{})",
                         lowered.name, lowered.rank_count, lowered.stages_per_rank,
                         lowered.microbatch_count, experiment.model.name, run.transport,
                         result.device,
                         run.dtype == run_record::kDefaultRunDtype ? "" : ", " + run.dtype,
                         figures.outcome.status == traces::RunStatus::failed ? ", FAILED" : ""),
-            run_id, options.out, device_note, stragglers);
+            options.out);
+    if (recording_failed) {
+        std::fflush(stdout);
+        std::rethrow_exception(recording_failed);
+    }
     const bool matched = (!result.reference.checked ||
                           (result.reference.outputs_match && result.reference.gradients_match)) &&
                          !result.accuracy.first_divergence;

@@ -67,8 +67,9 @@ RunFigures recorded_run_figures(const traces::TraceReader& reader, const traces:
 std::string format_run_figures(const std::string& title, const RunFigures& figures) {
     std::string text =
         traces::step_figures_apply(figures.outcome)
-            ? fmt::format("{}\nstep time {}, bubble ratio {:.1f}%\n\n", title,
-                          format_duration(figures.step_time_ns), figures.bubble_ratio * 100)
+            ? fmt::format("{}\nstep time {}, bubble ratio {:.1f}%\n{}\n", title,
+                          format_duration(figures.step_time_ns), figures.bubble_ratio * 100,
+                          traces::findings_text(figures.outcome))
             : fmt::format("{}\n{}\n\n", title, traces::outcome_text(figures.outcome));
     const std::string_view memory = traces::peak_memory_label(figures.memory);
     text += fmt::format("{:>4}  {:>12}  {:>12}  {:>7}  {:>12}  {:>12}  {:>{}}  {}\n", "rank",
@@ -102,6 +103,15 @@ nlohmann::ordered_json run_figures_json(const RunFigures& figures,
     json["peak_memory_counts"] = traces::memory_counts_name(figures.memory);
     if (figures.outcome.status == traces::RunStatus::failed)
         json["failed"] = failure_json(figures.outcome);
+    if (!figures.outcome.findings.empty()) {
+        nlohmann::ordered_json findings = nlohmann::ordered_json::array();
+        for (const traces::ErrorRecord& finding : figures.outcome.findings)
+            findings.push_back({{"kind", finding.kind},
+                                {"stage", finding.stage},
+                                {"microbatch", finding.microbatch},
+                                {"message", finding.message}});
+        json["check_failed"] = std::move(findings);
+    }
     nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
     for (const traces::RankRecord& rank : figures.ranks) {
         nlohmann::ordered_json row;

@@ -197,6 +197,28 @@ std::string accuracy_message(const StageAccuracy& divergence, const ReferenceTol
         divergence.max_relative_error, tolerance.relative, tolerance.absolute);
 }
 
+std::size_t whole_steps(const Schedule& lowered, const PipelineRunResult& result) {
+    if (result.completed)
+        return result.step_times_ns.size();
+    std::size_t whole = result.step_times_ns.size();
+    for (const RankRun& rank : result.ranks) {
+        if (rank.device.empty() || rank.rank < 0 || rank.rank >= lowered.rank_count)
+            continue;                  // never reported: its steps are unknown, not short
+        std::vector<std::size_t> ran;  // actions per recorded step
+        for (const ActionTiming& timing : rank.timeline) {
+            const auto step = static_cast<std::size_t>(std::max(timing.repeat, 0));
+            if (step >= ran.size())
+                ran.resize(step + 1, 0);
+            ++ran[step];
+        }
+        std::size_t leading = 0;
+        while (leading < ran.size() && ran[leading] == lowered.ranks[rank.rank].size())
+            ++leading;
+        whole = std::min(whole, leading);
+    }
+    return whole;
+}
+
 std::vector<traces::ErrorRecord> run_error_records(const PipelineRunResult& result) {
     std::vector<traces::ErrorRecord> errors;
     if (const auto& divergence = result.accuracy.first_divergence) {
@@ -210,6 +232,23 @@ std::vector<traces::ErrorRecord> run_error_records(const PipelineRunResult& resu
                            : fmt::format("max abs error {:.6g}, max relative error {:.6g}",
                                          divergence->max_abs_error, divergence->max_relative_error);
         error.message = accuracy_message(*divergence, result.accuracy.tolerance);
+        errors.push_back(std::move(error));
+    }
+    const ReferenceComparison& reference = result.reference;
+    if (result.completed && reference.checked &&
+        (!reference.outputs_match || !reference.gradients_match)) {
+        traces::ErrorRecord error;
+        error.kind = "reference_mismatch";
+        error.expected = "the single-rank reference's outputs and gradients";
+        error.actual = fmt::format("outputs max abs error {:.6g}, gradients max abs error {:.6g}",
+                                   reference.output_max_error, reference.gradient_max_error);
+        error.message = fmt::format(
+            "the pipelined step's {} differ from the single-rank reference's ({}; loss {:.6g} "
+            "against {:.6g}); --check-accuracy names the stage they first differ on",
+            !reference.outputs_match && !reference.gradients_match ? "outputs and gradients"
+            : !reference.outputs_match                             ? "outputs"
+                                                                   : "gradients",
+            error.actual, result.loss, reference.reference_loss);
         errors.push_back(std::move(error));
     }
     // A rank that died or was lost without a report has no moment of its own: recorded untimed,

@@ -20,6 +20,11 @@ namespace pipelens::run_record {
 std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
                                                   const PipelineRunResult& result);
 
+// How many recorded steps, from the first, every rank that reported ran whole (each of its
+// actions): all of them in a completed run; in a failed one, those before the step it failed
+// in, whose times end at the failure and are no step's.
+std::size_t whole_steps(const Schedule& lowered, const PipelineRunResult& result);
+
 // "stage 2 microbatch 0 is the first to diverge from the single-rank reference: max abs error
 // 1, max relative error 0.25 (tolerance rtol 0.0001, atol 1e-05)", quoting the tolerance the
 // outputs were held to (the run's dtype's; float32's unless given).

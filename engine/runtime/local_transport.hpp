@@ -26,6 +26,9 @@ class LocalFabric {
   public:
     explicit LocalFabric(int world_size) : world_size_(world_size), gathered_(world_size) {}
     int world_size() const { return world_size_; }
+    // Every rank's report so far, "" for a rank that has not reported: once the rank threads
+    // have ended, the reports that came in after rank 0 stopped waiting too.
+    std::vector<std::string> reports();
 
   private:
     friend class LocalTransport;

@@ -89,7 +89,6 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
                                         const Schedule& lowered) {
     const int world_size = lowered.rank_count;
     auto fabric = std::make_shared<LocalFabric>(world_size);
-    std::vector<std::string> payloads;
     std::vector<std::string> thread_errors(world_size);
     {
         std::vector<std::jthread> threads;
@@ -108,11 +107,9 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
                         prepare_rank(options, lowered, rank);
                     const RankReport report =
                         run_prepared_rank(options, lowered, *prepared, transport);
-                    auto gathered = transport.gather_to_rank_zero(
-                        rank_report_to_json(report).dump(),
-                        std::chrono::milliseconds(options.timeout_ms), {});
-                    if (rank == 0)
-                        payloads = std::move(gathered);
+                    transport.gather_to_rank_zero(rank_report_to_json(report).dump(),
+                                                  std::chrono::milliseconds(options.timeout_ms),
+                                                  {});
                 } catch (const std::exception& error) {
                     thread_errors[rank] = error.what();
                     transport.abort(fmt::format("rank {}: {}", rank, error.what()));
@@ -122,7 +119,9 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
     for (int rank = 0; rank < world_size; ++rank)
         if (!thread_errors[rank].empty())
             throw std::runtime_error(fmt::format("rank {}: {}", rank, thread_errors[rank]));
-    return merge_reports(reports_from_payloads(payloads, options), options);
+    // Every thread has ended: a rank that reported after rank 0's wait ran out (it was inside a
+    // computation when another rank's timeout stopped the run) is read too, not lost.
+    return merge_reports(reports_from_payloads(fabric->reports(), options), options);
 }
 
 run_record::PipelineRunResult run_distributed(const run_record::PipelineRunOptions& options,

@@ -555,6 +555,40 @@ TEST(RunCli, CheckAccuracyNamesTheStageABackendPerturbs) {
                                    "SELECT rank, stage, microbatch FROM errors WHERE kind "
                                    "= 'accuracy_mismatch'"),
               "-1|1|0");
+    // The run finished, its results did not: both failed checks are said with its figures and
+    // read back from the trace, never a plain finished run.
+    ASSERT_EQ(json["check_failed"].size(), 2u) << json.dump();
+    EXPECT_EQ(json["check_failed"][0]["kind"], "accuracy_mismatch");
+    EXPECT_EQ(json["check_failed"][1]["kind"], "reference_mismatch");
+    EXPECT_EQ(testing::query_trace(trace, "SELECT status FROM runs"), "finished");
+    const auto summary = run_pipelens("summary " + trace.string());
+    EXPECT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_NE(summary.out.find("\ncheck failed: stage 1 microbatch 0 is the first to diverge "
+                               "from the single-rank reference"),
+              std::string::npos)
+        << summary.out;
+    EXPECT_NE(summary.out.find("\ncheck failed: the pipelined step's outputs and gradients "
+                               "differ from the single-rank reference's"),
+              std::string::npos)
+        << summary.out;
+}
+
+// A trace that cannot take the run (a file size limit standing for a full disk) ends the
+// command with its error, after the report of the steps that ran: the figures are not lost too.
+TEST(RunCli, ARunATraceCannotTakeIsStillReported) {
+    const auto trace = fresh_trace("run_disk_full");
+    const auto result = testing::run_command(
+        "sh -c \"ulimit -f 200; trap '' XFSZ; exec " + std::string(PIPELENS_BINARY) +
+        " run --pp 2 --m 4 --no-reference --steps 200 --out " + trace.string() + "\"");
+    EXPECT_EQ(result.exit_code, 2) << result.err;
+    EXPECT_EQ(result.out.rfind("1F1B pp=2 v=1 m=4, model mlp, transport local (real run, cpu)\n"
+                               "step time ",
+                               0),
+              0u)
+        << result.out;
+    EXPECT_NE(result.out.find("200 steps recorded after 1 warm-up"), std::string::npos)
+        << result.out;
+    EXPECT_EQ(result.err.rfind("pipelens: " + trace.string() + ": ", 0), 0u) << result.err;
 }
 
 // The cores this process may use, as pipelens counts them (its CPU affinity).

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/cli/sqlite_edit.hpp"
 #include "tests/fresh_trace.hpp"
 #include "tests/raw_database.hpp"
 
@@ -304,6 +305,24 @@ TEST(RunStepsCli, RunStragglersAndDiffTimeAStepAlike) {
     for (std::size_t step = 0; step < 3; ++step)
         EXPECT_EQ(diff_json["steps"][step]["step_time"]["measured_ns"], times[step])
             << diff_json["steps"][step];
+}
+
+// A run that fails in a warm-up step recorded no whole step: no step times (the failed step's
+// would be the timeout), no loss and no reference comparison, though its actions are kept.
+TEST(RunStepsCli, ARunThatFailsBeforeItsFirstWholeStepHasNoStepFigures) {
+    const auto trace = fresh_trace("steps_failed_in_warmup");
+    const auto result = run_pipelens(
+        "run --pp 2 --m 4 --fault stage1=sleep:30s --timeout 300ms --steps 3 --warmup 2 --json "
+        "--out " +
+        trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["steps"]["recorded"], 0) << json["steps"].dump();
+    EXPECT_TRUE(json["steps"]["times_ns"].empty()) << json["steps"].dump();
+    EXPECT_EQ(json["steps"]["max_ns"], 0);
+    EXPECT_TRUE(json["loss"].is_null());
+    EXPECT_FALSE(json["reference"]["checked"].get<bool>());
+    EXPECT_NE(testing::query_trace(trace, "SELECT COUNT(*) FROM actions"), "0");
 }
 
 TEST(RunStepsCli, StepCountsThatAreNotCountsAreUsageErrors) {

@@ -25,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "engine/runtime/gloo_transport.hpp"
+#include "engine/runtime/local_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
 #include "engine/runtime/rendezvous_store.hpp"
 #include "tests/child_process.hpp"
@@ -162,6 +163,21 @@ class GlooTransportTest : public ::testing::Test {
             GTEST_SKIP() << "built without the gloo transport (no gloo headers beside LibTorch)";
     }
 };
+
+// A rank thread inside a long computation when another rank's timeout stopped the run cannot be
+// interrupted: rank 0 stops waiting for its report (an empty payload, as for a silent process)
+// instead of failing the whole run, and the report it sends once its computation ends is read.
+TEST(LocalTransport, ARankThatReportsLateIsEmptyToTheGatherAndReadOnceItEnds) {
+    auto fabric = std::make_shared<LocalFabric>(2);
+    LocalTransport zero(fabric, 0), one(fabric, 1);
+    const auto started = std::chrono::steady_clock::now();
+    const std::vector<std::string> gathered =
+        zero.gather_to_rank_zero("zero", std::chrono::milliseconds(50), {});
+    EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(50));
+    EXPECT_EQ(gathered, (std::vector<std::string>{"zero", ""}));
+    EXPECT_TRUE(one.gather_to_rank_zero("one", std::chrono::milliseconds(50), {}).empty());
+    EXPECT_EQ(fabric->reports(), (std::vector<std::string>{"zero", "one"}));
+}
 
 TEST_F(GlooTransportTest, PingPongCarriesShapesDtypesAndValuesExactly) {
     std::vector<std::string> expected = ping_lines("small", false);
