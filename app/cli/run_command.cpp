@@ -364,8 +364,14 @@ int run_ranks_here(RunOptions& options) {
     } catch (const std::invalid_argument& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
     }
-    if (run.transport != "local" && run.rank != 0)
-        return result.completed ? kExitOk : kExitCheckFailed;  // rank 0 reports for everyone
+    if (run.transport != "local" && run.rank != 0) {  // rank 0 reports for everyone
+        // Started by hand, this rank's own terminal is where its user looks for why it ended.
+        if (options.rank_reports.empty())
+            for (const run_record::RankRun& rank : result.ranks)
+                if (rank.failure)
+                    fmt::print(stderr, "pipelens: rank {}: {}\n", rank.rank, rank.failure->message);
+        return result.completed ? kExitOk : kExitCheckFailed;
+    }
     return report_run(options, experiment, lowered, run, result);
 }
 

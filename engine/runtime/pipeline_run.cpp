@@ -12,7 +12,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/experiment/experiment.hpp"
 #include "engine/run_record/rank_files.hpp"
+#include "engine/run_record/run_identity.hpp"
 #include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/local_transport.hpp"
@@ -124,6 +126,29 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
     return merge_reports(reports_from_payloads(fabric->reports(), options), options);
 }
 
+// Rank 0 compares every rank's identity (run_identity.hpp) with its own before anything
+// computes; on a difference it aborts the run, which the other ranks see at their first barrier.
+void check_ranks_agree(Transport& transport, const run_record::PipelineRunOptions& options,
+                       const Schedule& lowered) {
+    const nlohmann::ordered_json mine = run_record::run_identity(options, lowered);
+    const std::vector<std::string> all = transport.gather_to_rank_zero(
+        mine.dump(), std::chrono::milliseconds(options.timeout_ms), {});
+    for (std::size_t rank = 1; rank < all.size(); ++rank) {
+        if (all[rank].empty())
+            continue;  // silent: the first wait on it says so
+        const auto difference =
+            run_record::identity_difference(mine, nlohmann::ordered_json::parse(all[rank]));
+        if (!difference)
+            continue;
+        const std::string message = fmt::format(
+            "rank {} was started with {}, rank 0 with {}: start every rank of a run with the same "
+            "model, sizes, split, schedule, steps and dtype",
+            rank, difference->theirs, difference->mine);
+        transport.abort(message);
+        throw ExperimentError(message);
+    }
+}
+
 run_record::PipelineRunResult run_distributed(const run_record::PipelineRunOptions& options,
                                               const Schedule& lowered) {
     Rendezvous rendezvous;
@@ -140,6 +165,7 @@ run_record::PipelineRunResult run_distributed(const run_record::PipelineRunOptio
     std::unique_ptr<Transport> transport = options.transport == "gloo"
                                                ? make_gloo_transport(rendezvous)
                                                : make_nccl_transport(rendezvous, nccl_gpu(options));
+    check_ranks_agree(*transport, options, lowered);
     std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
     RankReport report = run_prepared_rank(options, lowered, *prepared, *transport);
     const std::string payload = rank_report_to_json(report).dump();

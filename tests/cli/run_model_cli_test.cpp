@@ -11,6 +11,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,6 +86,31 @@ TEST(RunModelCli, ARankStartedByHandSaysWhomItWaitsForAndHonoursTheTimeout) {
               std::string::npos)
         << result.err;
     EXPECT_NE(result.err.find("within 2000 ms"), std::string::npos) << result.err;
+}
+
+// Ranks started by hand with another --hidden: the larger messages once made gloo abort the
+// receiving process (SIGABRT). Rank 0 compares the ranks' runs first and refuses, naming both.
+TEST(RunModelCli, RanksStartedWithDifferentRunsAreRefusedNamingTheDifference) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
+    const int port = 20000 + static_cast<int>((::getpid() + 7919) % 20000);
+    const std::string ranks =
+        " --transport gloo --pp 2 --m 4 --timeout 5s --world-size 2 "
+        "--master 127.0.0.1:" +
+        std::to_string(port);
+    auto zero = std::async(std::launch::async,
+                           [&] { return run_pipelens("run --rank 0 --hidden 32" + ranks); });
+    const auto one = run_pipelens("run --rank 1 --hidden 64" + ranks);
+    const auto first = zero.get();
+    const std::string difference =
+        "rank 1 was started with --hidden 64, rank 0 with --hidden 32: start every rank of a run "
+        "with the same model, sizes, split, schedule, steps and dtype";
+    EXPECT_EQ(first.exit_code, 2) << first.err;
+    EXPECT_NE(first.err.find("pipelens: run: " + difference + "\n"), std::string::npos)
+        << first.err;
+    EXPECT_EQ(one.exit_code, 1) << one.err;
+    EXPECT_NE(one.err.find("pipelens: rank 1: stopped before step 0: " + difference),
+              std::string::npos)
+        << one.err;
 }
 
 TEST(RunModelCli, NprocBesideFlagsItContradictsIsRefusedNamingBoth) {
