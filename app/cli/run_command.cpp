@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -77,11 +78,43 @@ struct RunOptions {
     std::vector<std::string> original_arguments;
 };
 
+// A whole decimal integer in int's range, or none.
+std::optional<int> whole_integer(const std::string& text) {
+    int value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size())
+        return std::nullopt;
+    return value;
+}
+
+// RANK, WORLD_SIZE, MASTER_PORT, ... as a launcher sets them; one that is set but no integer is
+// a usage error naming it (it once read as 0: rank 0, port 0).
 std::optional<int> environment_integer(const char* name) {
     const char* value = std::getenv(name);
     if (value == nullptr || *value == '\0')
         return std::nullopt;
-    return std::atoi(value);
+    if (const std::optional<int> integer = whole_integer(value))
+        return integer;
+    throw ExperimentError(
+        fmt::format("environment variable {}='{}' is not an integer", name, value));
+}
+
+struct MasterAddress {
+    std::string host;
+    int port = 0;
+};
+
+// --master HOST:PORT, both there and the port in 1..65535 (":29500" once waited out the
+// timeout connecting to an empty host name, "HOST:abc" read as port 0).
+MasterAddress parse_master(const std::string& text) {
+    const auto colon = text.rfind(':');
+    const std::optional<int> port =
+        colon == std::string::npos ? std::nullopt : whole_integer(text.substr(colon + 1));
+    if (colon == std::string::npos || colon == 0 || !port || *port < 1 || *port > 65535)
+        throw ExperimentError(fmt::format(
+            "--master '{}': expected HOST:PORT with a port from 1 to 65535, e.g. 10.0.0.1:29500",
+            text));
+    return {text.substr(0, colon), *port};
 }
 
 // A --device text the runtime would not understand, as a usage error before anything starts.
@@ -174,11 +207,9 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
         environment_integer("WORLD_SIZE").value_or(experiment.shape.rank_count));
     run.rank = options.rank.value_or(environment_integer("RANK").value_or(0));
     if (options.master) {
-        const auto colon = options.master->rfind(':');
-        if (colon == std::string::npos)
-            throw ExperimentError("--master: expected HOST:PORT, e.g. 10.0.0.1:29500");
-        run.master_address = options.master->substr(0, colon);
-        run.master_port = std::atoi(options.master->substr(colon + 1).c_str());
+        const MasterAddress master = parse_master(*options.master);
+        run.master_address = master.host;
+        run.master_port = master.port;
     } else {
         if (const char* address = std::getenv("MASTER_ADDR"))
             run.master_address = address;
@@ -436,6 +467,17 @@ void refuse_launch_contradictions(const RunOptions& options) {
     }
 }
 
+// How long the other ranks may take to stop on their own once one has failed: a rank ends its
+// current wait (--timeout) and, as rank 0, gathers the reports (--timeout again); 30 s, the
+// rendezvous's own limit, when no --timeout was given.
+std::chrono::milliseconds stop_grace(const RunOptions& options) {
+    constexpr std::chrono::milliseconds kLongest{30'000};
+    if (!options.timeout)
+        return kLongest;
+    const auto timeout = std::chrono::milliseconds(parse_duration_ns(*options.timeout) / 1'000'000);
+    return std::min(kLongest, 2 * timeout + std::chrono::milliseconds(2'000));
+}
+
 int launch(const RunOptions& options) {
     std::vector<std::string> arguments;
     for (std::size_t index = 0; index < options.original_arguments.size(); ++index) {
@@ -451,9 +493,9 @@ int launch(const RunOptions& options) {
     std::string address = "127.0.0.1";
     int port = 0;
     if (options.master) {
-        const auto colon = options.master->rfind(':');
-        address = options.master->substr(0, colon);
-        port = std::atoi(options.master->substr(colon + 1).c_str());
+        const MasterAddress master = parse_master(*options.master);
+        address = master.host;
+        port = master.port;
     } else {
         port = free_port();
         arguments.push_back("--master");
@@ -463,7 +505,7 @@ int launch(const RunOptions& options) {
     arguments.push_back("--rank-reports");
     arguments.push_back(reports.path());
     const LaunchResult launched =
-        launch_ranks(arguments, options.nproc, address, port, std::chrono::seconds(30),
+        launch_ranks(arguments, options.nproc, address, port, stop_grace(options),
                      [&](int rank, const std::string& how) {
                          // Best effort: without the notice rank 0 waits for the report until its
                          // timeout.

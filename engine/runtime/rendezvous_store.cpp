@@ -4,6 +4,8 @@
 #include "engine/runtime/rendezvous_store.hpp"
 
 #include <algorithm>
+#include <future>
+#include <memory>
 #include <thread>
 
 #include <c10/util/Exception.h>
@@ -50,6 +52,25 @@ void check_rendezvous(const Rendezvous& rendezvous, const std::string& transport
             fmt::format("{}: the rendezvous timeout must be positive", transport_name));
 }
 
+// c10d's client waits for the server's answers with no deadline of its own once connected: a
+// port held by a program that accepts and never answers held the rank for good. Past `bound`
+// the connecting thread is left behind (the rank is about to end with this error).
+c10::intrusive_ptr<c10d::Store> connect_within(const std::string& address,
+                                               const c10d::TCPStoreOptions& options,
+                                               std::chrono::milliseconds bound) {
+    using Connect = std::packaged_task<c10::intrusive_ptr<c10d::Store>()>;
+    auto connect = std::make_shared<Connect>(
+        [address, options] { return c10::make_intrusive<c10d::TCPStore>(address, options); });
+    std::future<c10::intrusive_ptr<c10d::Store>> store = connect->get_future();
+    std::thread([connect] { (*connect)(); }).detach();
+    if (store.wait_for(bound) != std::future_status::ready)
+        throw std::runtime_error(
+            fmt::format("nothing answered as a rendezvous store does within {} ms (is another "
+                        "program listening on that port?)",
+                        bound.count()));
+    return store.get();
+}
+
 c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
                                               const std::string& transport_name) {
     check_rendezvous(rendezvous, transport_name);
@@ -60,7 +81,8 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
     options.waitWorkers = true;
     options.timeout = rendezvous.timeout;
     try {
-        return c10::make_intrusive<c10d::TCPStore>(rendezvous.master_address, options);
+        return connect_within(rendezvous.master_address, options,
+                              rendezvous.timeout + std::chrono::milliseconds(2'000));
     } catch (const std::exception& error) {
         if (rendezvous.rank == 0)
             throw TransportUnavailable(fmt::format(

@@ -6,6 +6,9 @@
 // contradicts it is refused.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,6 +114,41 @@ TEST(RunModelCli, RanksStartedWithDifferentRunsAreRefusedNamingTheDifference) {
     EXPECT_NE(one.err.find("pipelens: rank 1: stopped before step 0: " + difference),
               std::string::npos)
         << one.err;
+}
+
+// A rendezvous port held by another program that takes connections and never answers (here a
+// socket listening, never accepting: the kernel completes the connection) once held a rank for
+// good; it now gives up after --timeout and a little more, saying what it found.
+TEST(RunModelCli, ARendezvousPortHeldByAnotherProgramEndsTheRankInTime) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), length), 0);
+    ASSERT_EQ(::listen(listener, 16), 0);
+    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    const int port = ntohs(address.sin_port);
+    const auto result = run_pipelens(
+        "run --transport gloo --pp 2 --m 4 --rank 1 --world-size 2 --timeout 1s "
+        "--master 127.0.0.1:" +
+        std::to_string(port));
+    ::close(listener);
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_NE(
+        result.err.find("rank 1 cannot reach the rendezvous at 127.0.0.1:" + std::to_string(port) +
+                        " within 1000 ms: nothing answered as a rendezvous store does "
+                        "within 3000 ms (is another program listening on that port?)"),
+        std::string::npos)
+        << result.err;
+    const auto bad = run_pipelens("run --transport gloo --pp 2 --m 4 --master 127.0.0.1:abc");
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("--master '127.0.0.1:abc': expected HOST:PORT with a port from 1 to "
+                           "65535"),
+              std::string::npos)
+        << bad.err;
 }
 
 TEST(RunModelCli, NprocBesideFlagsItContradictsIsRefusedNamingBoth) {
