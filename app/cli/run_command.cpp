@@ -38,6 +38,7 @@
 #include "engine/run_record/thread_budget.hpp"
 #include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/pipeline_run.hpp"
+#include "engine/schedule/schedule_size.hpp"
 #include "engine/stage_plan/device_choice.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 #include "traces/text/quantities.hpp"
@@ -130,6 +131,29 @@ void check_device_text(const std::string& text) {
 void check_dtype_text(const std::string& text) {
     if (const std::string problem = run_record::run_dtype_problem(text); !problem.empty())
         throw ExperimentError(problem);
+}
+
+// Every recorded action is held until the run is written, and rank 0 gathers every rank's: at
+// least 512 bytes each (about 690 measured on 2026-11-28, `run --model empty --schedule
+// Interleaved1F1B --pp 1 --v 2 --m 32 --steps 500|4000`, peak resident size), so a count that
+// cannot fit is refused now rather than dying of std::bad_alloc after hours of steps.
+void refuse_steps_too_large(const RunOptions& options, const Schedule& lowered) {
+    constexpr double kBytesPerRecordedAction = 512;
+    double per_step = 0;
+    for (const auto& actions : lowered.ranks)
+        per_step += static_cast<double>(actions.size());
+    const double bytes = per_step * options.steps * kBytesPerRecordedAction;
+    const std::int64_t available = available_memory_bytes();
+    if (bytes <= static_cast<double>(available))
+        return;
+    throw CommandFailure(
+        kExitTooLarge,
+        fmt::format("pipelens: run: --steps {} records {:.3g} actions ({:.0f} a step), at least {} "
+                    "held until the run is written, more than the {} this machine has available: "
+                    "lower --steps",
+                    options.steps, per_step * options.steps, per_step,
+                    format_bytes(static_cast<std::int64_t>(std::min(bytes, 9e18))),
+                    format_bytes(available)));
 }
 
 // --steps below 1 or --warmup below 0 as a usage error before anything starts.
@@ -387,6 +411,8 @@ int run_ranks_here(RunOptions& options) {
                                    ? lowered.rank_count
                                    : environment_integer("LOCAL_WORLD_SIZE").value_or(1),
                                run.check_reference);
+    if (options.rank_reports.empty())
+        refuse_steps_too_large(options, lowered);
     if (run.transport != "local" && options.rank_reports.empty())
         say_who_we_wait_for(run);
     run_record::PipelineRunResult result;
@@ -454,6 +480,7 @@ void refuse_launch_contradictions(const RunOptions& options) {
     const Schedule& lowered = planned.lowered;
     refuse_model_too_large("run", planned.experiment, lowered, options.nproc,
                            !options.no_reference);
+    refuse_steps_too_large(options, lowered);
     refuse_unusable_device(options);
     try {
         if (options.nproc != lowered.rank_count)

@@ -6,7 +6,9 @@
 // merge in rank_report.cpp, the reference checks in reference_check.cpp.
 #include "engine/runtime/pipeline_run.hpp"
 
+#include <exception>
 #include <fstream>
+#include <new>
 #include <thread>
 
 #include <fmt/format.h>
@@ -24,6 +26,7 @@
 #include "engine/runtime/rank_step.hpp"
 #include "engine/runtime/rank_streams.hpp"
 #include "engine/runtime/torch_meta.hpp"
+#include "engine/schedule/schedule_size.hpp"
 #include "engine/stage_plan/backend_choice.hpp"
 #include "engine/stage_plan/stage_split.hpp"
 
@@ -87,11 +90,26 @@ int nccl_gpu(const run_record::PipelineRunOptions& options) {
     return options.local_rank >= 0 ? options.local_rank : options.rank;
 }
 
+// A rank thread's error, naming the rank; running out of memory is too large an input (the
+// threads' memory is free again by now, so the message can be made).
+[[noreturn]] void rethrow_rank_error(int rank, const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::bad_alloc&) {
+        throw ScheduleTooLargeError(fmt::format(
+            "rank {} ran out of memory: every recorded action is held until the run is written; "
+            "lower --steps, --m, --batch or the model's size",
+            rank));
+    } catch (const std::exception& other) {
+        throw std::runtime_error(fmt::format("rank {}: {}", rank, other.what()));
+    }
+}
+
 run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& options,
                                         const Schedule& lowered) {
     const int world_size = lowered.rank_count;
     auto fabric = std::make_shared<LocalFabric>(world_size);
-    std::vector<std::string> thread_errors(world_size);
+    std::vector<std::exception_ptr> thread_errors(world_size);
     {
         std::vector<std::jthread> threads;
         for (int rank = 0; rank < world_size; ++rank)
@@ -113,14 +131,19 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
                                                   std::chrono::milliseconds(options.timeout_ms),
                                                   {});
                 } catch (const std::exception& error) {
-                    thread_errors[rank] = error.what();
-                    transport.abort(fmt::format("rank {}: {}", rank, error.what()));
+                    // Nothing here may throw again (out of memory, most likely): an exception
+                    // leaving a rank thread ends the process.
+                    thread_errors[rank] = std::current_exception();
+                    try {
+                        transport.abort(fmt::format("rank {}: {}", rank, error.what()));
+                    } catch (...) {
+                    }
                 }
             });
     }
     for (int rank = 0; rank < world_size; ++rank)
-        if (!thread_errors[rank].empty())
-            throw std::runtime_error(fmt::format("rank {}: {}", rank, thread_errors[rank]));
+        if (thread_errors[rank])
+            rethrow_rank_error(rank, thread_errors[rank]);
     // Every thread has ended: a rank that reported after rank 0's wait ran out (it was inside a
     // computation when another rank's timeout stopped the run) is read too, not lost.
     return merge_reports(reports_from_payloads(fabric->reports(), options), options);

@@ -223,6 +223,22 @@ TEST(RunCli, AModelThatIsNoTorchScriptFileIsRefusedNamingIt) {
 // Every rank builds the whole model and the reference one more copy: a model whose copies
 // cannot fit this machine's memory is refused before any is built (exit 3), once, by the
 // launcher when there is one. Hidden 10^6: 8e12 parameters, more than any machine holds.
+// Every recorded action is held until the run is written: a step count whose actions cannot
+// fit once ran its steps and died of std::bad_alloc (exit 1, nothing recorded).
+TEST(RunCli, StepsWhoseActionsCannotBeHeldAreRefusedBeforeTheFirstStep) {
+    for (const std::string launch : {"", " --transport gloo --nproc 4"}) {
+        const auto result = run_pipelens(
+            "run --schedule 1F1B --pp 4 --m 64 --steps 1000000 --no-reference" + launch);
+        EXPECT_EQ(result.exit_code, 3) << launch << result.err;
+        EXPECT_NE(result.err.find("pipelens: run: --steps 1000000 records 1.28e+09 actions (1280 "
+                                  "a step), at least 610.4 GiB held until the run is written, "
+                                  "more than the "),
+                  std::string::npos)
+            << result.err;
+        EXPECT_NE(result.err.find("available: lower --steps\n"), std::string::npos) << result.err;
+    }
+}
+
 TEST(RunCli, AModelTooLargeForThisMachineIsRefusedBeforeAnyRankBuildsIt) {
     const auto threads =
         run_pipelens("run --schedule 1F1B --pp 2 --m 4 --model mlp --hidden 1000000");
