@@ -2,6 +2,8 @@
 // microbatch goes through it (op_capture.hpp).
 #include "engine/runtime/pipeline_explain.hpp"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "engine/runtime/op_capture.hpp"
@@ -55,6 +57,7 @@ PipelineExplanation explain_pipeline(const run_record::PipelineRunOptions& given
                                        lowered.stages_per_rank, lowered.microbatch_count);
     explanation.static_check = static_check_text(lowered);
     TensorList values = batch.microbatch_inputs.at(0);
+    std::set<const void*> counted;  // the parameters in the model's count so far
     for (int index = 0; index < stage_count; ++index) {
         StageExplanation stage;
         stage.stage = index;
@@ -62,8 +65,13 @@ PipelineExplanation explain_pipeline(const run_record::PipelineRunOptions& given
         const std::vector<ModelLayer> layers = layers_of(model, stages[index]);
         for (const ModelLayer& layer : layers) {
             stage.layers.push_back(layer.name);
-            for (const torch::Tensor& parameter : layer.parameters)
+            for (const torch::Tensor& parameter : layer.parameters) {
                 stage.parameter_count += parameter.numel();
+                // A tied weight (one tensor in two layers) is the model's once, each stage's
+                // that holds it.
+                if (counted.insert(parameter.unsafeGetTensorImpl()).second)
+                    explanation.parameter_count += parameter.numel();
+            }
         }
         stage.inputs = metas[index].inputs;
         stage.outputs = metas[index].outputs;
@@ -71,7 +79,6 @@ PipelineExplanation explain_pipeline(const run_record::PipelineRunOptions& given
         stage.ops = capture_ops(layers, values);
         values = run_layers(layers, values);
         explanation.op_count += static_cast<std::int64_t>(stage.ops.size());
-        explanation.parameter_count += stage.parameter_count;
         explanation.stages.push_back(std::move(stage));
     }
     return explanation;

@@ -3,6 +3,7 @@
 #include "engine/runtime/pipeline_setup.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/runtime/torch_meta.hpp"
 
@@ -94,7 +95,20 @@ std::vector<StageMeta> infer_shapes(const PipelineModel& model,
         for (const torch::Tensor& value : values)
             inputs.push_back(value.detach().requires_grad_(index > 0 && value.requires_grad()));
         metas[index].inputs = metas_of(inputs);
-        values = run_layers(layers_of(model, stages[index]), inputs);
+        try {
+            values = run_layers(layers_of(model, stages[index]), inputs);
+        } catch (const c10::Error& error) {
+            // Found once, here, rather than as a LibTorch error on a rank: the model cannot
+            // take the microbatches it is given (another --chunk-dim, --input-shape or split).
+            std::string shapes;
+            for (const torch::Tensor& input : inputs)
+                shapes += fmt::format("{}[{}]", shapes.empty() ? "" : ", ",
+                                      fmt::join(input.sizes().vec(), ", "));
+            throw std::invalid_argument(fmt::format(
+                "stage {} cannot run on its first microbatch ({}; the batch is cut into "
+                "microbatches along --chunk-dim): {}",
+                index, shapes, error.what_without_backtrace()));
+        }
         metas[index].outputs = metas_of(values);
     }
     return metas;

@@ -225,6 +225,22 @@ TEST(RunCli, AModelThatIsNoTorchScriptFileIsRefusedNamingIt) {
 // launcher when there is one. Hidden 10^6: 8e12 parameters, more than any machine holds.
 // Every recorded action is held until the run is written: a step count whose actions cannot
 // fit once ran its steps and died of std::bad_alloc (exit 1, nothing recorded).
+// A cut the model cannot take was LibTorch's own error, exit 1; a tied weight was counted twice
+// in the model's parameters (embed and project share one tensor: 20736 distinct, not 24832).
+TEST(RunCli, AChunkDimTheModelCannotTakeIsAUsageErrorAndATiedWeightCountsOnce) {
+    for (const std::string command : {"run", "explain"}) {
+        const auto result = run_pipelens(command + " --pp 2 --m 4 --chunk-dim 1");
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_EQ(result.err, "pipelens: " + command +
+                                  ": stage 0 cannot run on its first microbatch ([32, 16]; the "
+                                  "batch is cut into microbatches along --chunk-dim): mat1 and "
+                                  "mat2 shapes cannot be multiplied (32x16 and 64x64)\n");
+    }
+    const auto tied = run_pipelens("explain --pp 2 --m 4 --model tied");
+    ASSERT_EQ(tied.exit_code, 0) << tied.err;
+    EXPECT_NE(tied.out.find("Parameter Count: 20736\n"), std::string::npos) << tied.out;
+}
+
 TEST(RunCli, StepsWhoseActionsCannotBeHeldAreRefusedBeforeTheFirstStep) {
     for (const std::string launch : {"", " --transport gloo --nproc 4"}) {
         const auto result = run_pipelens(
