@@ -353,9 +353,14 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
     }
     const std::optional<std::string> device_note =
         runtime::shared_device_note(run.transport, result.device, lowered.rank_count);
-    const std::optional<analysis::StragglerReport> stragglers =
-        recording_failed ? std::nullopt
-                         : run_stragglers(options, experiment, lowered, result, run_id);
+    std::optional<analysis::StragglerReport> stragglers;
+    try {
+        if (!recording_failed)
+            stragglers = run_stragglers(options, experiment, lowered, result, run_id);
+    } catch (const std::exception& error) {
+        // An analysis of the run, not the run: said, and the report goes on without it.
+        fmt::print(stderr, "pipelens: run: the stragglers could not be read: {}\n", error.what());
+    }
     if (options.json)
         fmt::print(
             "{}\n",

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -41,8 +42,13 @@ std::string make_torch_profile_directory(const std::string& directory, const std
 std::vector<std::string> torch_profile_files(const std::string& directory, int world_size) {
     std::vector<std::string> files;
     if (!directory.empty())
-        for (int rank = 0; rank < world_size; ++rank)
-            files.push_back(runtime::torch_profile_path(directory, rank));
+        for (int rank = 0; rank < world_size; ++rank) {
+            // Only what was written: a rank that could not write its profile said so itself.
+            const std::string path = runtime::torch_profile_path(directory, rank);
+            std::error_code error;
+            if (std::filesystem::file_size(path, error) > 0 && !error)
+                files.push_back(path);
+        }
     return files;
 }
 

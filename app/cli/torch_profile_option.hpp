@@ -16,7 +16,8 @@ namespace pipelens::cli {
 std::string make_torch_profile_directory(const std::string& directory, const std::string& transport,
                                          int rank_count);
 
-// The profile every rank of a world of `world_size` writes into `directory` (none when "").
+// The profiles the ranks of a world of `world_size` wrote into `directory`: the files that are
+// there and not empty (none when "").
 std::vector<std::string> torch_profile_files(const std::string& directory, int world_size);
 
 }  // namespace pipelens::cli

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <stdexcept>
@@ -116,8 +117,11 @@ void TorchProfile::write(const std::string& path, int rank, int world_size,
     std::ofstream file(path);
     file << trace.dump() << '\n';
     file.close();
-    if (!file)
+    if (!file) {
+        std::error_code ignored;  // a cut-off profile is no profile: nothing is left to open
+        std::filesystem::remove(path, ignored);
         throw std::runtime_error(fmt::format("--torch-profile: cannot write {}", path));
+    }
 }
 
 }  // namespace pipelens::runtime

@@ -156,5 +156,26 @@ TEST(RunCli, TorchProfileOfOneRankHoldingTwoStages) {
     EXPECT_EQ(ranges.count("PP:1B3"), 1u);
 }
 
+// A profile that cannot be written (a file size limit standing for a full disk) is said by its
+// rank and neither listed as written nor left behind cut off; the run's report is still whole.
+TEST(RunCli, ATorchProfileThatCannotBeWrittenIsNotListedOrLeftBehind) {
+    const auto directory = testing::process_temp_path("torch_profile_full");
+    std::filesystem::remove_all(directory);
+    const auto run = testing::run_command(
+        "sh -c \"ulimit -f 16; trap '' XFSZ; exec " + std::string(PIPELENS_BINARY) +
+        " run --schedule Interleaved1F1B --pp 1 --v 2 --m 4 --model mlp --layers 4 --hidden 32 "
+        "--batch 16 --torch-profile " +
+        directory.string() + "\"");
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.err.find("pipelens: rank 0: --torch-profile: cannot write " +
+                           (directory / "rank0.json").string() + "\n"),
+              std::string::npos)
+        << run.err;
+    EXPECT_EQ(run.out.find("LibTorch's profile"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("\nloss "), std::string::npos) << run.out;
+    EXPECT_FALSE(std::filesystem::exists(directory / "rank0.json"));
+    std::filesystem::remove_all(directory);
+}
+
 }  // namespace
 }  // namespace pipelens
