@@ -203,7 +203,12 @@ FileExtent measure_extent(Schedule& schedule) {
     for (const auto& actions : schedule.ranks)
         for (const Action& action : actions)
             for (const Action& part : schedule.parts_of(action)) {
-                schedule.has_communication |= is_communication(part.kind);
+                // Only lowering adds UNSHARD and RESHARD (a compute-only file may hold
+                // REDUCE_GRAD, where upstream's _add_reduce_grad puts it): a file with them is
+                // lowered even when one rank leaves it no SEND/RECV.
+                schedule.has_communication |= is_communication(part.kind) ||
+                                              part.kind == ActionKind::unshard ||
+                                              part.kind == ActionKind::reshard;
                 extent.stages.push_back(part.stage);
                 if (part.microbatch != kNoMicrobatch)
                     extent.microbatches.push_back(part.microbatch);

@@ -9,6 +9,7 @@
 #include "engine/schedule/dry_run.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
+#include "engine/schedule/schedule_csv.hpp"
 #include "engine/schedule/static_check.hpp"
 
 namespace pipelens {
@@ -104,6 +105,36 @@ TEST_P(ScheduleGridTest, EveryValidShapeChecksAndLowersWithoutHang) {
                 expect_lowering_keeps_compute_and_pairs(compute, lowered);
             }
     EXPECT_GT(valid_shapes, 100) << "the grid must exercise many shapes";
+}
+
+// What `schedule --fsdp --format csv` writes (and upstream's _dump_csv, for one rank) reads back
+// as the lowered schedule it is: one rank has no SEND/RECV, and its UNSHARDs were once taken for
+// a compute-only file's mistake.
+TEST_P(ScheduleGridTest, EveryFsdpLoweredScheduleReadsBackFromItsCsv) {
+    const ScheduleKind kind = GetParam();
+    int read_back = 0;
+    for (int pp = 1; pp <= 3; ++pp)
+        for (int v : stages_per_rank_to_try(kind))
+            for (int m = 1; m <= 8; ++m) {
+                const ScheduleShape shape{kind, pp, v, m};
+                try {
+                    validate_shape(shape);
+                } catch (const ScheduleConfigError&) {
+                    continue;
+                }
+                SCOPED_TRACE(::testing::Message() << schedule_kind_name(kind) << " pp=" << pp
+                                                  << " v=" << v << " m=" << m);
+                const Schedule lowered =
+                    lower(generate_schedule(shape), {.keep_fsdp_actions = true});
+                const Schedule back = parse_schedule_csv(format_schedule_csv(lowered), "grid.csv");
+                ASSERT_TRUE(back.has_communication);
+                ASSERT_EQ(back.action_count(), lowered.action_count());
+                const CheckReport report = check_structure(back);
+                ASSERT_TRUE(report.ok()) << report.text();
+                ASSERT_TRUE(dry_run(back).completed);
+                ++read_back;
+            }
+    EXPECT_GT(read_back, 10);
 }
 
 TEST_P(ScheduleGridTest, StageToRankFollowsLoopOrVShape) {
