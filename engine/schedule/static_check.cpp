@@ -3,6 +3,7 @@
 #include "engine/schedule/static_check.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -62,8 +63,10 @@ class StructureChecker {
                 for (const Action& part : schedule_.parts_of(schedule_.ranks[rank][step]))
                     check_action(rank, step, part);
         check_counts();
-        if (schedule_.has_communication)
+        if (schedule_.has_communication) {
             check_pairing();
+            check_fsdp();
+        }
         return report_;
     }
 
@@ -251,6 +254,76 @@ class StructureChecker {
         if (received && !sent)
             problem("rank {} waits for {}{}{} but rank {} never sends it: {}{}{} is missing",
                     owner(peer_stage), peer_stage, recv, mb, owner(stage), stage, send, mb);
+    }
+
+    // A lowered file's UNSHARD, RESHARD and REDUCE_GRAD, in each rank's order, by the rules
+    // PyTorch's runtime asserts or relies on: a stage that is ever unsharded computes only while
+    // unsharded, is unsharded and resharded in turn, and has its gradients reduced once, after
+    // its last backward, if the schedule reduces any stage's.
+    void check_fsdp() {
+        const auto stages = static_cast<std::size_t>(schedule_.stage_count);
+        std::vector<bool> ever_unsharded(stages), unsharded(stages), reduced(stages);
+        bool reduces_any = false;
+        for (const auto& actions : schedule_.ranks)
+            for (const Action& action : actions) {
+                if (action.stage < 0 || action.stage >= schedule_.stage_count)
+                    return;  // already a problem; the rules need a stage
+                ever_unsharded[action.stage] =
+                    ever_unsharded[action.stage] || action.kind == ActionKind::unshard;
+                reduces_any = reduces_any || action.kind == ActionKind::reduce_grad;
+            }
+        for (int rank = 0; rank < static_cast<int>(schedule_.ranks.size()); ++rank)
+            for (int step = 0; step < static_cast<int>(schedule_.ranks[rank].size()); ++step) {
+                const Action& action = schedule_.ranks[rank][step];
+                const auto stage = static_cast<std::size_t>(action.stage);
+                const auto text = [&] { return schedule_.text(action); };
+                if (action.kind == ActionKind::unshard) {
+                    if (unsharded[stage])
+                        problem(
+                            "rank {}, step {}: {} unshards stage {} a second time without a "
+                            "RESHARD between",
+                            rank, step, text(), stage);
+                    unsharded[stage] = true;
+                } else if (action.kind == ActionKind::reshard) {
+                    if (!unsharded[stage])
+                        problem(
+                            "rank {}, step {}: {} reshards stage {}, which no UNSHARD "
+                            "unsharded",
+                            rank, step, text(), stage);
+                    unsharded[stage] = false;
+                } else if (action.kind == ActionKind::reduce_grad) {
+                    if (reduced[stage])
+                        problem(
+                            "rank {}, step {}: {} appears a second time: the gradients "
+                            "would be reduced twice",
+                            rank, step, text());
+                    reduced[stage] = true;
+                }
+                for (const Action& part : schedule_.parts_of(action))
+                    if (is_compute(part.kind))
+                        check_fsdp_compute(rank, step, part, ever_unsharded[part.stage],
+                                           unsharded[part.stage], reduced[part.stage]);
+            }
+        for (std::size_t stage = 0; stage < stages; ++stage)
+            if (reduces_any && !reduced[stage])
+                problem(
+                    "stage {} has no REDUCE_GRAD, though the schedule reduces other stages' "
+                    "gradients: {}REDUCE_GRAD is missing after its last backward",
+                    stage, stage);
+    }
+
+    void check_fsdp_compute(int rank, int step, const Action& part, bool ever_unsharded,
+                            bool unsharded, bool reduced) {
+        if (ever_unsharded && !unsharded)
+            problem(
+                "rank {}, step {}: {} computes on stage {} while it is sharded (no UNSHARD "
+                "since it was last resharded); PyTorch stops: Attempted to compute on sharded",
+                rank, step, schedule_.text(part), part.stage);
+        if (reduced && part.kind != ActionKind::forward)
+            problem(
+                "rank {}, step {}: {} runs a backward of stage {} after its REDUCE_GRAD: the "
+                "gradients were reduced before this one was added",
+                rank, step, schedule_.text(part), part.stage);
     }
 
     const Schedule& schedule_;
