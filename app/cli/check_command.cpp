@@ -12,6 +12,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/input_files.hpp"
+#include "engine/schedule/posting_order.hpp"
 #include "engine/schedule/schedule_check.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 
@@ -51,6 +52,13 @@ void run_check(const CheckOptions& options) {
     if (!check.ok())
         throw CommandFailure(kExitCheckFailed, options.path + ": " + check.problem_text());
     fmt::print("{}: {}\n", options.path, ok_text(schedule, check, reading.notation));
+    // Not a failure: gloo, and this checker, pair transfers by stage and microbatch.
+    if (const std::optional<std::string> crossing = posting_order_crossing(schedule))
+        fmt::print(stderr,
+                   "pipelens: note: {}: {}; NCCL pairs a rank pair's transfers in the order each "
+                   "side posts them, not by tag, so run over NCCL this schedule would hand those "
+                   "receives other tensors than they expect\n",
+                   options.path, *crossing);
 }
 
 }  // namespace
