@@ -192,14 +192,37 @@ class StructureChecker {
                 fulls += (flags & kFull) != 0;
             }
             const int m = schedule_.microbatch_count;
+            const int rank = owner(stage);
             if (forwards != m)
-                problem("stage {}: {} of {} microbatches have a forward (F)", stage, forwards, m);
+                problem("stage {}: {} of {} microbatches have a forward (F){}", stage, forwards, m,
+                        forwards < m ? fmt::format(" (rank {}: {}F{} is missing)", rank, stage,
+                                                   first_without(stage, kForward, 0))
+                                     : "");
             if (inputs != weights)
-                problem("stage {}: I and W counts differ: I={}, W={}", stage, inputs, weights);
-            if (fulls + inputs != m)
-                problem("stage {}: expected {} backwards (B + I), got B={}, I={}", stage, m, fulls,
-                        inputs);
+                problem("stage {}: I and W counts differ: I={}, W={}{}", stage, inputs, weights,
+                        inputs > weights ? fmt::format(" (rank {}: {}W{} is missing)", rank, stage,
+                                                       first_without(stage, kWeight, kInput))
+                                         : "");
+            if (fulls + inputs != m) {
+                const int missing = first_without(stage, kInput | kFull, 0);
+                problem("stage {}: expected {} backwards (B + I), got B={}, I={}{}", stage, m,
+                        fulls, inputs,
+                        fulls + inputs < m ? fmt::format(" (rank {}: {}B{} or {}I{} is missing)",
+                                                         rank, stage, missing, stage, missing)
+                                           : "");
+            }
         }
+    }
+
+    // The first microbatch of `stage` that has every flag of `having` and none of `wanted`, for
+    // naming a missing action; past every named microbatch when all have it.
+    int first_without(int stage, std::uint8_t wanted, std::uint8_t having) const {
+        for (int mb = 0; mb < seen_columns_; ++mb) {
+            const std::uint8_t flags = seen(stage, mb);
+            if ((flags & having) == having && !(flags & wanted))
+                return mb;
+        }
+        return seen_columns_;
     }
 
     int owner(int stage) const { return schedule_.stage_to_rank[stage]; }
