@@ -456,21 +456,29 @@ std::optional<ActionNotation> parse_notation_choice(std::string_view text) {
 }
 
 std::string ScheduleCsvReading::note(const std::string& source_name) const {
-    if (legacy_evidence.empty())
-        return {};
-    return fmt::format(
-        "{} is in PyTorch's older action notation ({}): read B as the input backward (today's "
-        "I), W as the weight backward and BW as the full backward (today's B); pass --notation "
-        "current to read it as today's notation",
-        source_name, legacy_evidence);
+    std::string note;
+    if (byte_order_mark)
+        note = fmt::format(
+            "{} opens with a UTF-8 byte order mark, read past here; PyTorch's _load_csv keeps it "
+            "on the first cell and refuses the file (Invalid action string): save it without one",
+            source_name);
+    if (!legacy_evidence.empty())
+        note += fmt::format(
+            "{}{} is in PyTorch's older action notation ({}): read B as the input backward "
+            "(today's I), W as the weight backward and BW as the full backward (today's B); pass "
+            "--notation current to read it as today's notation",
+            note.empty() ? "" : "; ", source_name, legacy_evidence);
+    return note;
 }
 
 ScheduleCsvReading parse_schedule_csv_as(std::string_view text, const std::string& source_name,
                                          std::optional<ActionNotation> notation,
                                          std::vector<std::vector<int>>* columns) {
     // A CSV saved by a spreadsheet opens with a UTF-8 byte order mark, which Python's csv
-    // module would leave on the first cell; it is not part of any action.
-    if (text.starts_with("\xEF\xBB\xBF"))
+    // module would leave on the first cell; it is not part of any action (noted: PyTorch
+    // refuses it).
+    const bool byte_order_mark = text.starts_with("\xEF\xBB\xBF");
+    if (byte_order_mark)
         text.remove_prefix(3);
     refuse_cells_past_memory(text, source_name);
     const std::vector<CsvRecord> records = CsvRecordReader(text, source_name).read();
@@ -495,6 +503,7 @@ ScheduleCsvReading parse_schedule_csv_as(std::string_view text, const std::strin
     if (columns != nullptr)
         *columns = std::move(parsed.columns);
     reading.schedule = std::move(parsed.schedule);
+    reading.byte_order_mark = byte_order_mark;
     return reading;
 }
 

@@ -44,9 +44,12 @@ struct ScheduleCsvReading {
     ActionNotation notation = ActionNotation::current;
     // Set when the legacy notation was inferred, not given: the cells that showed it.
     std::string legacy_evidence;
+    // The file opened with a UTF-8 byte order mark, read past here but not by PyTorch.
+    bool byte_order_mark = false;
 
     // One line telling the user the file was read in the older notation and how to read it
-    // otherwise; empty unless the notation was inferred as legacy.
+    // otherwise, and that it opens with a byte order mark PyTorch would refuse; empty when
+    // neither.
     std::string note(const std::string& source_name) const;
 };
 

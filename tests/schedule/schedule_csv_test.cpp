@@ -70,6 +70,18 @@ TEST(ScheduleCsv, AByteOrderMarkIsNotPartOfTheFirstAction) {
         "0F0,0B0\r\n1F0,1B0\r\n",
         "bom.csv");
     EXPECT_EQ(format_schedule_csv(marked), "0F0,0B0\r\n1F0,1B0\r\n");
+    // Read, but said: PyTorch's _load_csv keeps the mark on the first cell and refuses it.
+    const ScheduleCsvReading reading = parse_schedule_csv_as(
+        "\xEF\xBB\xBF"
+        "0F0,0B0\r\n1F0,1B0\r\n",
+        "bom.csv", std::nullopt);
+    EXPECT_EQ(reading.note("bom.csv"),
+              "bom.csv opens with a UTF-8 byte order mark, read past here; PyTorch's _load_csv "
+              "keeps it on the first cell and refuses the file (Invalid action string): save it "
+              "without one");
+    EXPECT_EQ(parse_schedule_csv_as("0F0,0B0\r\n1F0,1B0\r\n", "plain.csv", std::nullopt)
+                  .note("plain.csv"),
+              "");
 }
 
 TEST(ScheduleCsv, EveryLineEndPythonAcceptsGivesTheSameRanks) {
