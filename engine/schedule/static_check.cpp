@@ -289,10 +289,11 @@ class StructureChecker {
         bool reduces_any = false;
         for (const auto& actions : schedule_.ranks)
             for (const Action& action : actions) {
-                if (action.stage < 0 || action.stage >= schedule_.stage_count)
-                    return;  // already a problem; the rules need a stage
-                ever_unsharded[action.stage] =
-                    ever_unsharded[action.stage] || action.kind == ActionKind::unshard;
+                for (const Action& part : schedule_.parts_of(action))
+                    if (part.stage < 0 || part.stage >= schedule_.stage_count)
+                        return;  // already a problem; the rules need a stage
+                if (action.kind == ActionKind::unshard)
+                    ever_unsharded[action.stage] = true;
                 reduces_any = reduces_any || action.kind == ActionKind::reduce_grad;
             }
         for (int rank = 0; rank < static_cast<int>(schedule_.ranks.size()); ++rank)
