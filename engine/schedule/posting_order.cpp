@@ -3,6 +3,7 @@
 // SEND and the RECV that takes it have one name.
 #include "engine/schedule/posting_order.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <tuple>
