@@ -226,6 +226,13 @@ run_record::PipelineRunOptions runtime_options(const RunOptions& options,
     run.warmup_steps = options.warmup;
     run.backends = options.backends;
     run.transport = experiment.run.transport;
+    // They were ignored: threads of one process are every rank at once.
+    if (run.transport == "local" && (options.rank || options.world_size))
+        throw ExperimentError(fmt::format(
+            "{} names one process of a run, but {} runs every rank as a thread of this one: "
+            "drop it, or give --transport gloo (or nccl) and start each rank",
+            options.rank ? "--rank" : "--world-size",
+            options.transport ? "--transport local" : "the default transport (local)"));
     run.zero_bubble = experiment.shape.zero_bubble;
     run.world_size = options.world_size.value_or(
         environment_integer("WORLD_SIZE").value_or(experiment.shape.rank_count));

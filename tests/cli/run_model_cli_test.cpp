@@ -163,6 +163,13 @@ TEST(RunModelCli, NprocBesideFlagsItContradictsIsRefusedNamingBoth) {
     EXPECT_NE(by_default.err.find("but the default transport (local) runs the ranks as threads"),
               std::string::npos)
         << by_default.err;
+    // Threads are every rank at once: a rank or world size beside them was silently ignored.
+    const auto threads = run_pipelens("run --pp 2 --m 4 --rank 1 --world-size 2");
+    EXPECT_EQ(threads.exit_code, 2);
+    EXPECT_EQ(threads.err,
+              "pipelens: --rank names one process of a run, but the default transport (local) "
+              "runs every rank as a thread of this one: drop it, or give --transport gloo (or "
+              "nccl) and start each rank\n");
     const auto rank = run_pipelens("run --transport gloo --nproc 2 --rank 1 --pp 2 --m 4");
     EXPECT_EQ(rank.exit_code, 2);
     EXPECT_EQ(rank.err,
