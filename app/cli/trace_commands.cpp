@@ -25,7 +25,11 @@
 namespace pipelens::cli {
 namespace {
 
-std::string_view status_text(traces::RunStatus status) {
+// The runs table's status: a finished run whose results failed a check (an accuracy or
+// reference mismatch) is not shown as a plain "finished" run.
+std::string_view status_text(traces::RunStatus status, bool check_failed = false) {
+    if (status == traces::RunStatus::finished && check_failed)
+        return "check failed";
     switch (status) {
         case traces::RunStatus::running:
             return "unfinished";
@@ -50,9 +54,13 @@ std::string started_text(std::int64_t started_at_ns) {
     return text;
 }
 
-std::string run_title(const traces::RunRecord& run) {
+bool check_failed(const RunFigures& figures) {
+    return !figures.outcome.findings.empty();
+}
+
+std::string run_title(const traces::RunRecord& run, const RunFigures& figures) {
     return fmt::format("run {}: {} pp={} v={} m={} ({}, {})", run.id, run.schedule, run.pp, run.v,
-                       run.m, kind_text(run.kind), status_text(run.status));
+                       run.m, kind_text(run.kind), status_text(run.status, check_failed(figures)));
 }
 
 struct SummaryOptions {
@@ -75,16 +83,20 @@ RunPath critical_path_of(const traces::TraceReader& reader, std::int64_t run_id)
     return run;
 }
 
-void print_run_list(const std::vector<traces::RunRecord>& runs) {
-    fmt::print("{:>4}  {:<4}  {:<10}  {:<22}  {:>5}  {:>3}  {:>5}  {:>12}  {:>7}  {}\n", "run",
+void print_run_list(const std::vector<traces::RunRecord>& runs,
+                    const std::vector<bool>& checks_failed) {
+    fmt::print("{:>4}  {:<4}  {:<12}  {:<22}  {:>5}  {:>3}  {:>5}  {:>12}  {:>7}  {}\n", "run",
                "kind", "status", "schedule", "pp", "v", "m", "step time", "bubble",
                "started (UTC)");
-    for (const traces::RunRecord& run : runs)
-        fmt::print("{:>4}  {:<4}  {:<10}  {:<22}  {:>5}  {:>3}  {:>5}  {:>12}  {:>7}  {}\n", run.id,
-                   kind_text(run.kind), status_text(run.status), run.schedule, run.pp, run.v, run.m,
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const traces::RunRecord& run = runs[i];
+        fmt::print("{:>4}  {:<4}  {:<12}  {:<22}  {:>5}  {:>3}  {:>5}  {:>12}  {:>7}  {}\n", run.id,
+                   kind_text(run.kind), status_text(run.status, checks_failed[i]), run.schedule,
+                   run.pp, run.v, run.m,
                    run.step_time_ns ? format_duration(*run.step_time_ns) : "-",
                    run.bubble_ratio ? fmt::format("{:.1f}%", *run.bubble_ratio * 100) : "-",
                    started_text(run.started_at_ns));
+    }
 }
 
 void run_summary(const SummaryOptions& options) {
@@ -121,8 +133,11 @@ void run_summary(const SummaryOptions& options) {
     // Every run is read before anything is printed: a damaged run is refused with one line, not
     // after half a report.
     std::string figures;
+    std::vector<bool> checks_failed;
     for (const traces::RunRecord& run : runs) {
-        figures += "\n" + format_run_figures(run_title(run), recorded_run_figures(reader, run));
+        const RunFigures run_figures = recorded_run_figures(reader, run);
+        checks_failed.push_back(check_failed(run_figures));
+        figures += "\n" + format_run_figures(run_title(run, run_figures), run_figures);
         if (options.critical_path) {
             const RunPath path = critical_path_of(reader, run.id);
             figures += format_critical_path(path.timed, path.path);
@@ -134,7 +149,7 @@ void run_summary(const SummaryOptions& options) {
     fmt::print("{}: {} run{}\n\n", options.trace, runs.size(), runs.size() == 1 ? "" : "s");
     if (runs.empty())
         return;
-    print_run_list(runs);
+    print_run_list(runs, checks_failed);
     fmt::print("{}", figures);
 }
 

@@ -563,6 +563,11 @@ TEST(RunCli, CheckAccuracyNamesTheStageABackendPerturbs) {
     EXPECT_EQ(testing::query_trace(trace, "SELECT status FROM runs"), "finished");
     const auto summary = run_pipelens("summary " + trace.string());
     EXPECT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_NE(summary.out.find("\n   1  real  check failed  1F1B "), std::string::npos)
+        << summary.out;
+    EXPECT_NE(summary.out.find("\nrun 1: 1F1B pp=3 v=1 m=4 (real, check failed)\n"),
+              std::string::npos)
+        << summary.out;
     EXPECT_NE(summary.out.find("\ncheck failed: stage 1 microbatch 0 is the first to diverge "
                                "from the single-rank reference"),
               std::string::npos)
