@@ -45,6 +45,16 @@ nlohmann::ordered_json step_json(const RunFigures& figures, nlohmann::ordered_js
     return traces::step_figures_apply(figures.outcome) ? value : nlohmann::ordered_json(nullptr);
 }
 
+// A rank's peak memory, when anything measured it. Tensors counted on a real rank always hold its
+// weights, so a peak of 0 there means nothing was sampled (a run that failed in its warm-up, an
+// import whose records carry no memory), not an empty rank; a simulation's 0 is what its costs
+// sized.
+std::optional<std::int64_t> peak_memory(const RunFigures& figures, const traces::RankRecord& rank) {
+    if (figures.memory == traces::MemoryCounts::tensors && rank.peak_memory_bytes == 0)
+        return std::nullopt;
+    return rank.peak_memory_bytes;
+}
+
 nlohmann::ordered_json failure_json(const traces::RunOutcome& outcome) {
     const traces::ErrorRecord error = outcome.first_error.value_or(
         traces::ErrorRecord{-1, -1, -1, "", "", "", "", outcome.failure, {}, {}});
@@ -81,7 +91,8 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
             format_duration(rank.busy_ns), step_cell(figures, format_duration(rank.bubble_ns)),
             step_cell(figures, fmt::format("{:.1f}%", rank.bubble_ratio * 100)),
             format_duration(rank.warmup_ns), step_cell(figures, format_duration(rank.cooldown_ns)),
-            format_bytes(rank.peak_memory_bytes), memory.size(), waiting_text(rank));
+            peak_memory(figures, rank) ? format_bytes(rank.peak_memory_bytes) : "-", memory.size(),
+            waiting_text(rank));
     // A real run's ranks were put on rank 0's clock: say by how much, and how surely.
     std::string clocks;
     for (const traces::RankRecord& rank : figures.ranks)
@@ -119,7 +130,8 @@ nlohmann::ordered_json run_figures_json(const RunFigures& figures,
         row["busy_ns"] = rank.busy_ns;
         row["bubble_ns"] = step_json(figures, rank.bubble_ns);
         row["bubble_ratio"] = step_json(figures, rank.bubble_ratio);
-        row["peak_memory_bytes"] = rank.peak_memory_bytes;
+        const std::optional<std::int64_t> peak = peak_memory(figures, rank);
+        row["peak_memory_bytes"] = peak ? nlohmann::ordered_json(*peak) : nullptr;
         row["warmup_ns"] = rank.warmup_ns;
         row["cooldown_ns"] = step_json(figures, rank.cooldown_ns);
         nlohmann::ordered_json waiting = nlohmann::ordered_json::object();

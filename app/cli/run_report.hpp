@@ -43,7 +43,8 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
 //  microbatch, action, kind, message, text}], "ranks": [{rank, busy_ns, bubble_ns, bubble_ratio,
 //  peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on: {peer: ns}}], "run_id"}; a run
 //  without a step has null step time, bubble ratios, bubble and cool-down, and a failed one the
-//  "failed" object.
+//  "failed" object. A real rank whose memory nothing sampled has a null peak_memory_bytes ("-" in
+//  the text).
 nlohmann::ordered_json run_figures_json(const RunFigures& figures,
                                         std::optional<std::int64_t> run_id);
 
