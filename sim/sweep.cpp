@@ -12,11 +12,20 @@
 
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/run_record/parallel_for.hpp"
+#include "engine/schedule/schedule_size.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/simulator.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 
 namespace pipelens::sim {
+namespace {
+
+// What a configuration that ran out of memory says; the words are also how run_sweep finds the
+// ones to try again alone.
+constexpr const char* kOutOfMemory =
+    "ran out of memory simulating it: too large for this machine's memory";
+
+}  // namespace
 
 std::string_view sweep_ranking_name(SweepRanking ranking) {
     return ranking == SweepRanking::per_global_batch ? "time per global batch"
@@ -89,14 +98,19 @@ void apply_global_batch(Experiment& experiment, int global_batch) {
             figure *= sequences;
 }
 
+Experiment sweep_configuration(const SweepGrid& grid, std::size_t index, int global_batch) {
+    Experiment experiment = grid.configuration(index);
+    if (global_batch > 0)
+        apply_global_batch(experiment, global_batch);
+    return experiment;
+}
+
 SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index,
                                         int global_batch) {
     SweepPoint point;
     point.index = index;
     try {
-        Experiment experiment = grid.configuration(index);
-        if (global_batch > 0)
-            apply_global_batch(experiment, global_batch);
+        Experiment experiment = sweep_configuration(grid, index, global_batch);
         resolve_zero_bubble_inputs(experiment);
         const Schedule lowered = lowered_schedule_for(experiment);
         point.schedule = lowered.name;
@@ -112,8 +126,12 @@ SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index
                 point.peak_memory_bytes = rank.peak_memory_bytes;
                 point.peak_memory_rank = rank.rank;
             }
-    } catch (const std::bad_alloc&) {
-        throw;
+    } catch (const std::bad_alloc&) {  // run_sweep tries it again alone
+        point.error = kOutOfMemory;
+        point.too_large = true;
+    } catch (const ScheduleTooLargeError& error) {
+        point.error = error.what();
+        point.too_large = true;
     } catch (const std::exception& error) {  // the configuration's own fault: report, go on
         point.error = error.what();
     }
@@ -135,6 +153,10 @@ std::vector<SweepPoint> run_sweep(
             if (progress)
                 progress(done, total);
         });
+    if (run_record::worker_count(total, workers) > 1)
+        for (SweepPoint& point : points)
+            if (point.error == kOutOfMemory)
+                point = simulate_sweep_configuration(grid, point.index, global_batch);
     rank_sweep(points, sweep_basis(grid, global_batch).ranking);
     return points;
 }

@@ -30,8 +30,9 @@ struct SweepPoint {
     double bubble_ratio = 0;
     std::int64_t peak_memory_bytes = 0;  // the highest rank's
     int peak_memory_rank = -1;
-    std::string error;      // why it was not simulated; empty when it was
-    std::size_t place = 0;  // 1-based place in the ranking; 0 when not simulated
+    std::string error;       // why it was not simulated; empty when it was
+    bool too_large = false;  // not simulated because it cannot fit this machine's memory
+    std::size_t place = 0;   // 1-based place in the ranking; 0 when not simulated
     bool pareto = false;
 
     bool simulated() const { return error.empty(); }
@@ -60,12 +61,19 @@ SweepBasis sweep_basis(const SweepGrid& grid, int global_batch);
 // does not divide the batch or the costs are [layers] (measured for one microbatch size).
 void apply_global_batch(Experiment& experiment, int global_batch);
 
+// Configuration `index` as the sweep simulates and records it: the grid's, its microbatches cut
+// from `global_batch` sequences when above 0 (apply_global_batch).
+Experiment sweep_configuration(const SweepGrid& grid, std::size_t index, int global_batch);
+
 // Validates, lowers and simulates configuration `index` (its microbatches cut from
 // `global_batch` sequences when above 0); a bad configuration comes back with `error` set.
 SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index,
                                         int global_batch = 0);
 
 // The configurations `shard` holds, simulated on `workers` threads (0: one per core), ranked.
+// Each configuration is admitted against the memory there is on its own; one that runs out of
+// memory beside the others is simulated again alone, after them, so the grid's figures never
+// depend on how many ran at once.
 // `progress(done, total)` is called from the calling thread.
 // Ranked as sweep_basis(grid, global_batch) says.
 std::vector<SweepPoint> run_sweep(

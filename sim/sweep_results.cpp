@@ -2,6 +2,7 @@
 #include "sim/sweep_results.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -15,6 +16,12 @@ namespace {
 
 constexpr const char* kResultsFormat = "pipelens sweep";
 constexpr int kResultsVersion = 1;
+
+constexpr std::int64_t kMostSequences = std::numeric_limits<int>::max();
+
+std::string global_batch_text(int global_batch) {
+    return global_batch > 0 ? fmt::format("{} sequences", global_batch) : "none";
+}
 
 std::string shard_text(const SweepShard& shard) {
     return fmt::format("{}/{}", shard.index, shard.count);
@@ -38,6 +45,11 @@ class JsonFields {
   public:
     explicit JsonFields(const std::string& source) : source_(source) {}
 
+    // A top-level field is named alone ("grid_size"), a nested one by its path.
+    static std::string child(const std::string& path, const std::string& key) {
+        return path.empty() ? key : path + "." + key;
+    }
+
     [[noreturn]] void fail(const std::string& path, const std::string& why) const {
         throw SweepResultsError(fmt::format("{}: {}: {}", source_, path, why));
     }
@@ -48,7 +60,7 @@ class JsonFields {
             fail(path, "expected an object");
         const auto found = object.find(key);
         if (found == object.end())
-            fail(path + "." + key, "missing");
+            fail(child(path, key), "missing");
         return *found;
     }
 
@@ -56,15 +68,20 @@ class JsonFields {
                      const std::string& key) const {
         const nlohmann::json& value = member(object, path, key);
         if (!value.is_string())
-            fail(path + "." + key, "expected a string");
+            fail(child(path, key), "expected a string");
         return value.get<std::string>();
     }
 
     std::int64_t integer(const nlohmann::json& object, const std::string& path,
-                         const std::string& key, std::int64_t minimum) const {
+                         const std::string& key, std::int64_t minimum,
+                         std::int64_t maximum = std::numeric_limits<std::int64_t>::max()) const {
         const nlohmann::json& value = member(object, path, key);
-        if (!value.is_number_integer() || value.get<std::int64_t>() < minimum)
-            fail(path + "." + key, fmt::format("expected an integer of at least {}", minimum));
+        if (!value.is_number_integer() || value.get<std::int64_t>() < minimum ||
+            value.get<std::int64_t>() > maximum)
+            fail(child(path, key),
+                 maximum == std::numeric_limits<std::int64_t>::max()
+                     ? fmt::format("expected an integer of at least {}", minimum)
+                     : fmt::format("expected an integer from {} to {}", minimum, maximum));
         return value.get<std::int64_t>();
     }
 
@@ -72,7 +89,7 @@ class JsonFields {
                   const std::string& key) const {
         const nlohmann::json& value = member(object, path, key);
         if (!value.is_number())
-            fail(path + "." + key, "expected a number");
+            fail(child(path, key), "expected a number");
         return value.get<double>();
     }
 
@@ -80,7 +97,7 @@ class JsonFields {
                                 const std::string& key) const {
         const nlohmann::json& value = member(object, path, key);
         if (!value.is_array())
-            fail(path + "." + key, "expected a list");
+            fail(child(path, key), "expected a list");
         return value;
     }
 
@@ -117,16 +134,23 @@ SweepPoint point_from_json(const JsonFields& fields, const nlohmann::json& json,
                     fmt::format("{} is outside the grid of {}", point.index, grid_size));
     if (json.contains("error")) {
         point.error = fields.text(json, path, "error");
+        if (json.contains("too_large")) {
+            if (!json["too_large"].is_boolean())
+                fields.fail(path + ".too_large", "expected true or false");
+            point.too_large = json["too_large"].get<bool>();
+        }
         return point;
     }
     point.schedule = fields.text(json, path, "schedule");
-    point.pp = static_cast<int>(fields.integer(json, path, "pp", 1));
-    point.v = static_cast<int>(fields.integer(json, path, "v", 1));
-    point.m = static_cast<int>(fields.integer(json, path, "m", 1));
+    constexpr std::int64_t most = std::numeric_limits<int>::max();
+    point.pp = static_cast<int>(fields.integer(json, path, "pp", 1, most));
+    point.v = static_cast<int>(fields.integer(json, path, "v", 1, most));
+    point.m = static_cast<int>(fields.integer(json, path, "m", 1, most));
     point.step_time_ns = fields.integer(json, path, "step_time_ns", 0);
     point.bubble_ratio = fields.number(json, path, "bubble_ratio");
     point.peak_memory_bytes = fields.integer(json, path, "peak_memory_bytes", 0);
-    point.peak_memory_rank = static_cast<int>(fields.integer(json, path, "peak_memory_rank", -1));
+    point.peak_memory_rank =
+        static_cast<int>(fields.integer(json, path, "peak_memory_rank", -1, most));
     return point;
 }
 
@@ -176,6 +200,8 @@ nlohmann::ordered_json sweep_results_json(const SweepResults& results) {
         entry["values"] = values;
         if (!point.simulated()) {
             entry["error"] = point.error;
+            if (point.too_large)
+                entry["too_large"] = true;
         } else {
             entry["schedule"] = point.schedule;
             entry["pp"] = point.pp;
@@ -191,6 +217,8 @@ nlohmann::ordered_json sweep_results_json(const SweepResults& results) {
         configurations.push_back(std::move(entry));
     }
     json["ranked_by"] = sweep_ranking_name(results.ranking);
+    json["global_batch"] =
+        results.global_batch > 0 ? nlohmann::ordered_json(results.global_batch) : nullptr;
     return json;
 }
 
@@ -236,6 +264,9 @@ SweepResults sweep_results_from_json(const std::string& text, const std::string&
             fields.fail("ranked_by", error.what());
         }
     }
+    if (json.contains("global_batch") && !json["global_batch"].is_null())
+        results.global_batch =
+            static_cast<int>(fields.integer(json, "", "global_batch", 1, kMostSequences));
     rank_sweep(results.points, results.ranking);
     return results;
 }
@@ -321,7 +352,8 @@ SweepResults merge_sweep_results(const std::vector<std::pair<std::string, SweepR
     const auto& [first_name, first] = shards.front();
     const auto fail = [](const std::string& why) { throw SweepMergeError(why); };
     std::map<std::size_t, std::string> shard_files;
-    SweepResults merged{first.experiment_toml, first.axes, first.grid_size, SweepShard{}, {}};
+    SweepResults merged{first.experiment_toml, first.axes,        first.grid_size, SweepShard{}, {},
+                        first.ranking,         first.global_batch};
     std::set<std::size_t> indices;
     for (const auto& [name, part] : shards) {
         std::vector<std::string> differences;
@@ -335,6 +367,10 @@ SweepResults merge_sweep_results(const std::vector<std::pair<std::string, SweepR
             differences.push_back("axes");
         if (part.ranking != first.ranking)
             differences.push_back("ranking");
+        if (part.global_batch != first.global_batch)
+            differences.push_back(fmt::format("global batch ({} against {})",
+                                              global_batch_text(part.global_batch),
+                                              global_batch_text(first.global_batch)));
         if (part.shard.count != first.shard.count)
             differences.push_back(
                 fmt::format("shard count ({} against {})", part.shard.count, first.shard.count));

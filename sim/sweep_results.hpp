@@ -43,13 +43,16 @@ struct SweepResults {
     SweepShard shard;                                       // 1/1 for a whole grid
     std::vector<SweepPoint> points;                         // ranked (rank_sweep)
     SweepRanking ranking = SweepRanking::per_global_batch;  // what `points` are ranked by
+    int global_batch = 0;  // sequences per step cut into m microbatches; 0: a fixed microbatch
 };
 
 // {"format": "pipelens sweep", "version": 1, "experiment", "axes": [{key, values, labels}],
 //  "grid_size", "shard": "I/N", "configurations": [{index, values: {key: label}, schedule, pp, v,
 //  m, step_time_ns, bubble_ratio, peak_memory_bytes, peak_memory_rank, place, pareto} or
-//  {index, values, error}], "ranked_by": "time per global batch" or "time per microbatch"}
-// (a file without ranked_by was ranked by the step: per global batch)
+//  {index, values, error[, too_large: true]}], "ranked_by": "time per global batch" or "time per
+//  microbatch", "global_batch": sequences or null}
+// (a file without ranked_by was ranked by the step: per global batch; one without global_batch
+// had none)
 nlohmann::ordered_json sweep_results_json(const SweepResults& results);
 // Throws SweepResultsError naming `source` and the field.
 SweepResults sweep_results_from_json(const std::string& text, const std::string& source);

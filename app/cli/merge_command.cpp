@@ -14,6 +14,7 @@
 #include "engine/text/text_file.hpp"
 #include "traces/trace_merge.hpp"
 #include "traces/trace_reader.hpp"
+#include "traces/trace_writer.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -56,6 +57,45 @@ sim::SweepResults merge_shards(
     }
 }
 
+// What only results files feed (their outputs and gates) or only traces feed (--out) is refused
+// when none of those inputs was given: a gate with nothing to look at once passed without a word.
+void refuse_options_without_their_inputs(const MergeOptions& options, const GateLimits& limits,
+                                         bool has_results, bool has_traces) {
+    const SweepOutputOptions& outputs = options.outputs;
+    if (!has_results)
+        for (const auto& [flag, given] : {std::pair("--json", outputs.json.has_value()),
+                                          {"--csv", outputs.csv.has_value()},
+                                          {"--png", outputs.png.has_value()},
+                                          {"--svg", outputs.svg.has_value()},
+                                          {"a gate", limits.any()},
+                                          {"--junit", !options.gates.junit.empty()}})
+            if (given)
+                throw CommandFailure(kExitUsage,
+                                     fmt::format("pipelens merge: {} needs sweep results files "
+                                                 "(pipelens sweep --shard I/N --json) among the "
+                                                 "inputs; only traces were given",
+                                                 flag));
+    if (!has_traces && options.out)
+        throw CommandFailure(kExitUsage,
+                             "pipelens merge: --out copies the runs of input traces; none was "
+                             "given (the shards' --out files)");
+}
+
+// Runs already in --out would sit beside the copies: a merge retried after a failure, or run
+// twice, once doubled every run without a word.
+void refuse_merged_trace_that_holds_runs(const std::string& out) {
+    if (!std::filesystem::exists(out))
+        return;
+    const std::size_t held = traces::TraceReader(out).runs().size();
+    if (held > 0)
+        throw CommandFailure(
+            kExitUsage,
+            fmt::format("pipelens merge: --out {} already holds {} run{}; merging into it would "
+                        "put the shards' runs beside them (a merge run twice copies every run "
+                        "twice): name a new file, or remove it first",
+                        out, held, held == 1 ? "" : "s"));
+}
+
 void run_merge(const MergeOptions& options) {
     const GateLimits limits = gate_limits(options.gates);
     check_sweep_outputs(options.outputs, "pipelens merge", options.inputs);
@@ -72,6 +112,7 @@ void run_merge(const MergeOptions& options) {
                              fmt::format("pipelens merge: {} is a trace: name the trace to copy "
                                          "its runs into with --out",
                                          traces.front()));
+    refuse_options_without_their_inputs(options, limits, !shards.empty(), !traces.empty());
     // Checked before any trace is written, so shards that do not fit change nothing.
     std::optional<sim::SweepResults> merged;
     if (!shards.empty())
@@ -95,6 +136,10 @@ void run_merge(const MergeOptions& options) {
         for (const traces::RunRecord& run : reader.runs())
             reader.actions(run.id);
     }
+    if (options.out) {
+        traces::check_trace_destination(*options.out);
+        refuse_merged_trace_that_holds_runs(*options.out);
+    }
     for (const std::string& trace : traces) {
         const std::vector<std::int64_t> runs = traces::copy_trace_runs(trace, *options.out);
         fmt::print(stderr, "copied {} run{} of {} into {}\n", runs.size(),
@@ -106,6 +151,7 @@ void run_merge(const MergeOptions& options) {
         *merged, options.outputs,
         fmt::format("merged {} shard{} of a sweep of {} configurations", shards.size(),
                     shards.size() == 1 ? "" : "s", merged->grid_size));
+    refuse_empty_ranking(*merged, "pipelens merge");
     enforce_sweep_gates(*merged, limits, options.gates, "pipelens merge");
 }
 

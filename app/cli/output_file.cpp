@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "app/cli/commands.hpp"
@@ -54,6 +56,30 @@ bool same_file(const std::string& left, const std::string& right) {
     return canonical(left) == canonical(right);
 }
 
+// An output that cannot be written is said before the command's work, not after it (a sweep's
+// grid, a merge's copied runs): the directory a new or regular file is written into beside
+// itself, or the node written in place (a FIFO, a device), must take writing. The words are the
+// ones a failed write would have used.
+void refuse_unwritable(const std::string& path) {
+    std::error_code ignored;
+    const std::filesystem::file_status status = std::filesystem::status(path, ignored);
+    if (std::filesystem::is_directory(status))
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens: {}: is a directory, not a file", path));
+    const bool in_place =
+        std::filesystem::exists(status) &&
+        (!std::filesystem::is_regular_file(status) ||
+         std::filesystem::is_symlink(std::filesystem::symlink_status(path, ignored)));
+    std::filesystem::path directory = std::filesystem::path(path).parent_path();
+    if (directory.empty())
+        directory = ".";
+    const std::string checked = in_place ? path : directory.string();
+    if (!in_place && !std::filesystem::is_directory(directory, ignored))
+        fail(path, std::filesystem::exists(directory, ignored) ? ENOTDIR : ENOENT);
+    if (::access(checked.c_str(), in_place ? W_OK : W_OK | X_OK) != 0)
+        fail(path, errno);
+}
+
 }  // namespace
 
 void refuse_output_over(const std::string& path, std::string_view option,
@@ -74,6 +100,7 @@ void refuse_output_over(const std::string& path, std::string_view option,
                              fmt::format("pipelens: {} {} is a pipelens trace (SQLite); writing "
                                          "it would replace its runs: name another file",
                                          option, path));
+    refuse_unwritable(path);
 }
 
 void refuse_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,

@@ -29,7 +29,9 @@ void write_output_file(const std::string& path, std::string_view content);
 
 // Refuses (CommandFailure, exit 2, naming `option`) an output path that would replace what the
 // user keeps: an existing pipelens trace (SQLite: its runs are no output's to overwrite) or one
-// of the command's own `inputs`. Called before the command's work, so nothing is half done.
+// of the command's own `inputs`; and one that cannot be written (a missing or read-only
+// directory, a directory named as the file), in the words a failed write would use. Called
+// before the command's work, so nothing is half done or computed for nothing.
 void refuse_output_over(const std::string& path, std::string_view option,
                         const std::vector<std::string>& inputs = {});
 

@@ -35,6 +35,23 @@ struct SweepOptions {
     GateOptions gates;
 };
 
+// Each swept kind sets v to its own (as --schedule does), so a --v typed beside a kind axis would
+// be dropped without a word: it is refused instead, as a flag that contradicts an axis is.
+void refuse_v_the_kind_axis_resets(const SweepOptions& options,
+                                   const std::vector<SweepAxis>& axes) {
+    const auto swept = [&](const char* key) {
+        return std::any_of(axes.begin(), axes.end(),
+                           [&](const SweepAxis& axis) { return axis.key == key; });
+    };
+    if (!options.experiment.v || !swept("schedule.kind") || swept("schedule.v"))
+        return;
+    throw CommandFailure(kExitUsage,
+                         fmt::format("pipelens sweep: --v {} would be replaced by each swept "
+                                     "kind's own v: give --sweep v={} in its place to keep it for "
+                                     "every kind",
+                                     *options.experiment.v, *options.experiment.v));
+}
+
 // The file's axes, then the flags' (a flag's key replaces the file's axis of that key).
 SweepGrid sweep_grid(const SweepOptions& options) {
     ExperimentSweep sweep = load_experiment_sweep(options.experiment);
@@ -63,6 +80,7 @@ SweepGrid sweep_grid(const SweepOptions& options) {
                                              "one (drop {} to sweep it, or "
                                              "the axis to fix it)",
                                              flag, axis.key, axis.where, flag));
+    refuse_v_the_kind_axis_resets(options, axes);
     if (axes.empty())
         throw CommandFailure(kExitUsage,
                              "pipelens sweep: nothing to sweep: give --sweep KEY=VALUES (such as "
@@ -73,13 +91,18 @@ SweepGrid sweep_grid(const SweepOptions& options) {
 // The `count` best configurations recorded as runs, each named after its place and values.
 void record_best(const SweepGrid& grid, const sim::SweepResults& results, const std::string& out,
                  std::size_t count) {
+    // A shard's places are its own, not the merged grid's: its runs say which shard ranked them.
+    const std::string ranking =
+        results.shard.count > 1
+            ? fmt::format("shard {}/{} place", results.shard.index, results.shard.count)
+            : "place";
     std::vector<std::int64_t> run_ids;
     ProgressBar progress("recording into " + out, std::min(count, results.points.size()));
     for (const sim::SweepPoint& point : results.points) {
         if (!point.simulated() || run_ids.size() == count)
             break;
-        Experiment experiment = grid.configuration(point.index);
-        experiment.name = fmt::format("sweep place {}: {}", point.place,
+        Experiment experiment = sim::sweep_configuration(grid, point.index, results.global_batch);
+        experiment.name = fmt::format("sweep {} {}: {}", ranking, point.place,
                                       sim::sweep_point_subject(results, point));
         run_ids.push_back(*sim::simulate_experiment(experiment, out).run_id);
         progress.update(run_ids.size());
@@ -149,7 +172,8 @@ void run_sweep_command(const SweepOptions& options) {
                               grid.size(),
                               shard,
                               std::move(points),
-                              basis.ranking};
+                              basis.ranking,
+                              global_batch};
     std::vector<std::string> sizes;
     for (const SweepAxis& axis : grid.axes())
         sizes.push_back(fmt::format("{} {}", axis.values.size(), axis.key));
@@ -166,11 +190,7 @@ void run_sweep_command(const SweepOptions& options) {
     write_sweep_outputs(
         results, options.outputs,
         heading + ranking_line(basis) + cost_scope_notes(grid, results) + jitter_note(grid));
-    if (simulated == 0 && total > 0)
-        throw CommandFailure(kExitUsage,
-                             fmt::format("pipelens sweep: none of the {} configurations could be "
-                                         "simulated (why: above)",
-                                         total));
+    refuse_empty_ranking(results, "pipelens sweep");
     if (options.out)
         record_best(grid, results, *options.out, options.record ? *options.record : 10);
     enforce_sweep_gates(results, limits, options.gates, "pipelens sweep");

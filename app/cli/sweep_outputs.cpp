@@ -2,6 +2,8 @@
 // sees half a file and a failed write names the file.
 #include "app/cli/sweep_outputs.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "app/cli/commands.hpp"
@@ -50,6 +52,28 @@ void check_sweep_outputs(const SweepOutputOptions& options, const std::string& c
     for (const auto* path : {&options.png, &options.svg})
         if (*path == "-")
             throw CommandFailure(kExitUsage, command + ": pictures go to files, not -");
+}
+
+void refuse_empty_ranking(const sim::SweepResults& results, const std::string& command) {
+    const auto simulated = [](const sim::SweepPoint& point) { return point.simulated(); };
+    const auto too_large = [](const sim::SweepPoint& point) { return point.too_large; };
+    const std::vector<sim::SweepPoint>& points = results.points;
+    if (points.empty() || std::any_of(points.begin(), points.end(), simulated))
+        return;
+    if (results.shard.count > 1) {
+        fmt::print(stderr,
+                   "{}: none of shard {}/{}'s {} configurations could be simulated (why: above); "
+                   "pipelens merge ranks the whole grid\n",
+                   command, results.shard.index, results.shard.count, points.size());
+        return;
+    }
+    const bool all_too_large = std::all_of(points.begin(), points.end(), too_large);
+    throw CommandFailure(
+        all_too_large ? kExitTooLarge : kExitUsage,
+        fmt::format("{}: none of the {} configurations could be simulated{}", command,
+                    points.size(),
+                    all_too_large ? ": each is too large for this machine's memory (why: above)"
+                                  : " (why: above)"));
 }
 
 void write_sweep_outputs(const sim::SweepResults& results, const SweepOutputOptions& options,

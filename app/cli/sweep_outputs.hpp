@@ -29,6 +29,12 @@ void check_sweep_outputs(const SweepOutputOptions& options, const std::string& c
 void write_sweep_outputs(const sim::SweepResults& results, const SweepOutputOptions& options,
                          const std::string& heading);
 
+// A grid none of whose configurations simulated is a failed command, after its outputs say
+// why: exit 3 when every one was too large for this machine's memory, else exit 2. One shard of
+// a job array whose part simulated nothing only says so (exit 0): that is a configuration's
+// outcome, and `merge` judges the whole grid.
+void refuse_empty_ranking(const sim::SweepResults& results, const std::string& command);
+
 // Every simulated configuration is one gated subject (one JUnit test case per gate).
 void enforce_sweep_gates(const sim::SweepResults& results, const GateLimits& limits,
                          const GateOptions& options, const std::string& suite);

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
@@ -190,6 +191,142 @@ TEST_F(SweepCli, AGridOfWhichNothingSimulatesExitsTwo) {
         << result.out;
     EXPECT_EQ(result.err,
               "pipelens sweep: none of the 2 configurations could be simulated (why: above)\n");
+}
+
+// The runs --out records are the configurations ranked: with --global-batch each microbatch
+// carries global_batch / m sequences there too (the runs were once simulated with one).
+TEST_F(SweepCli, TheRecordedRunsAreTheConfigurationsRankedWithAGlobalBatch) {
+    const auto result = run_pipelens(
+        "sweep --sweep kind=1F1B --sweep pp=4,8 --sweep m=8,64 --costs-per model --f 64us --i "
+        "64us --w 64us --global-batch 64 --json " +
+        path("ranked.json") + " --out " + path("best.db"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const nlohmann::json ranked = nlohmann::json::parse(read_file(path("ranked.json")));
+    EXPECT_EQ(ranked["global_batch"], 64);
+    std::vector<std::string> rows;
+    for (const auto& configuration : ranked["configurations"])
+        rows.push_back(fmt::format("{}|{}|{}", configuration["pp"].get<int>(),
+                                   configuration["m"].get<int>(),
+                                   configuration["step_time_ns"].get<std::int64_t>()));
+    EXPECT_EQ(testing::query_trace(path("best.db"),
+                                   "SELECT group_concat(row, ';') FROM (SELECT pp || '|' || m || "
+                                   "'|' || step_time_ns AS row FROM runs ORDER BY id)"),
+              fmt::format("{}", fmt::join(rows, ";")));
+    // (m + pp - 1) x 8 sequences x (F + I + W of one sequence on a stage): 15 x 8 x 24 us.
+    ASSERT_EQ(rows.size(), 4u);
+    EXPECT_EQ(rows[1], "8|8|2880000");
+}
+
+// An output that cannot be written stops the command before the grid runs or any trace is
+// copied: a shard's hours of simulation were once lost at the end to a missing directory.
+TEST_F(SweepCli, OutputsThatCannotBeWrittenAreRefusedBeforeAnyWork) {
+    const std::string missing = "/nonexistent/dir/results.json";
+    auto result =
+        run_pipelens("sweep --sweep m=4,8 --csv " + path("ok.csv") + " --json " + missing);
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err,
+              "pipelens: " + missing + ": cannot write the file: No such file or directory\n");
+    EXPECT_FALSE(std::filesystem::exists(path("ok.csv")));
+    ASSERT_EQ(
+        run_pipelens("sweep --sweep m=4,8 --json " + path("r.json") + " --out " + path("r.db"))
+            .exit_code,
+        0);
+    result = run_pipelens("merge " + path("r.json") + " " + path("r.db") + " --out " +
+                          path("all.db") + " --json " + missing);
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_FALSE(std::filesystem::exists(path("all.db")));
+}
+
+// A merge run twice, or retried after a failure, once copied every run twice into --out.
+// Options that only results files (or only traces) feed need those inputs: a gate over nothing
+// once passed without a word.
+TEST_F(SweepCli, MergeRefusesATraceThatHoldsRunsAndOptionsWithoutTheirInputs) {
+    ASSERT_EQ(
+        run_pipelens("sweep --sweep m=4,8 --json " + path("r.json") + " --out " + path("r.db"))
+            .exit_code,
+        0);
+    const std::string merge = "merge " + path("r.json") + " " + path("r.db") + " --out ";
+    ASSERT_EQ(run_pipelens(merge + path("all.db")).exit_code, 0);
+    auto result = run_pipelens(merge + path("all.db"));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens merge: --out " + path("all.db") +
+                              " already holds 2 runs; merging into it would put the shards' runs "
+                              "beside them (a merge run twice copies every run twice): name a new "
+                              "file, or remove it first\n");
+    EXPECT_EQ(testing::query_trace(path("all.db"), "SELECT count(*) FROM runs"), "2");
+    result =
+        run_pipelens("merge " + path("r.db") + " --out " + path("gated.db") + " --max-bubble 1%");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens merge: a gate needs sweep results files (pipelens sweep --shard I/N "
+              "--json) among the inputs; only traces were given\n");
+    result = run_pipelens("merge " + path("r.json") + " --out " + path("none.db"));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens merge: --out copies the runs of input traces; none was given (the "
+              "shards' --out files)\n");
+    EXPECT_FALSE(std::filesystem::exists(path("gated.db")));
+    EXPECT_FALSE(std::filesystem::exists(path("none.db")));
+}
+
+// A shard whose part of the grid simulates nothing is a configuration's outcome, not a failed
+// job-array task; the merge judges the whole grid. A grid of configurations all too large for
+// the machine is exit 3, as `simulate` says of one. The runs a shard records say its shard.
+TEST_F(SweepCli, AShardThatSimulatesNothingSucceedsAndPlacesAreTheShards) {
+    std::string merge = "merge";
+    for (int shard = 1; shard <= 2; ++shard) {
+        const std::string name = path(fmt::format("{}.json", shard));
+        const auto part =
+            run_pipelens(fmt::format("sweep --sweep pp=2,4 --shard {}/2 --json {} "
+                                     "--out {}",
+                                     shard, name, path(fmt::format("{}.db", shard))));
+        EXPECT_EQ(part.exit_code, 0) << part.err;
+        merge += " " + name;
+        if (shard == 1) {
+            EXPECT_EQ(part.err,
+                      "pipelens sweep: none of shard 1/2's 1 configurations could be simulated "
+                      "(why: above); pipelens merge ranks the whole grid\n");
+        }
+    }
+    EXPECT_EQ(run_pipelens(merge).exit_code, 0);
+    EXPECT_NE(testing::query_trace(path("2.db"), "SELECT config FROM runs")
+                  .find("sweep shard 2/2 place 1: 1F1B pp=4 v=1 m=8"),
+              std::string::npos);
+    const auto result =
+        run_pipelens("sweep --schedule GPipe --f 1 --b 2 --sweep pp=20000 --sweep m=20000,25000");
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.err,
+              "pipelens sweep: none of the 2 configurations could be simulated: each is too "
+              "large for this machine's memory (why: above)\n");
+}
+
+// Each swept kind sets its own v, so a --v beside a kind axis would be dropped without a word.
+TEST_F(SweepCli, AVFlagASweptKindWouldReplaceIsRefused) {
+    const auto result = run_pipelens(
+        "sweep --v 4 --m 8 --costs-per model --f 1ms --sweep kind=Interleaved1F1B,LoopedBFS");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens sweep: --v 4 would be replaced by each swept kind's own v: give --sweep "
+              "v=4 in its place to keep it for every kind\n");
+    EXPECT_EQ(run_pipelens("sweep --m 8 --costs-per model --f 1ms --sweep "
+                           "kind=Interleaved1F1B,LoopedBFS --sweep v=4")
+                  .exit_code,
+              0);
+}
+
+// Configurations that each fit the memory alone but not side by side are simulated again alone:
+// the grid's figures never depend on the thread count (two threads once lost the whole grid).
+TEST_F(SweepCli, ConfigurationsThatFitOnlyAloneAreSimulatedAlone) {
+    const auto result = testing::run_command(
+        "sh -c \"ulimit -v 1600000; exec " + std::string(PIPELENS_BINARY) +
+        " sweep --sweep kind=GPipe,1F1B --sweep pp=512 --sweep m=4096 --f 1 --b 2 --threads 2 "
+        "--json " +
+        path("alone.json") + "\"");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const nlohmann::json ranked = nlohmann::json::parse(read_file(path("alone.json")));
+    for (const auto& configuration : ranked["configurations"])
+        EXPECT_EQ(configuration["step_time_ns"], 13821000) << configuration;
 }
 
 TEST_F(SweepCli, AFilesSweepTableAndGatesOnEveryConfiguration) {

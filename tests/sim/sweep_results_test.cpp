@@ -147,6 +147,43 @@ TEST(SweepResults, ReadingNamesTheFileAndTheField) {
     json["configurations"][0]["bubble_ratio"] = "a quarter";
     EXPECT_EQ(from_json_error(json.dump()),
               "r.json: configurations[0].bubble_ratio: expected a number");
+    // A count past int once wrapped (pp 10^12 read back as -727379968).
+    json = sweep_results_json(whole());
+    json["configurations"][0]["pp"] = 1000000000000;
+    EXPECT_EQ(from_json_error(json.dump()),
+              "r.json: configurations[0].pp: expected an integer from 1 to 2147483647");
+    json = sweep_results_json(whole());
+    json["global_batch"] = 0;
+    EXPECT_EQ(from_json_error(json.dump()),
+              "r.json: global_batch: expected an integer from 1 to 2147483647");
+}
+
+// A configuration too large for the machine's memory says so in the file, so that `merge` can
+// tell a grid of such configurations (exit 3) from one of wrong ones (exit 2).
+TEST(SweepResults, AConfigurationTooLargeForMemoryIsReadBackAsSuch) {
+    SweepResults results = whole();
+    SweepPoint& unsimulated = results.points.back();
+    ASSERT_FALSE(unsimulated.simulated());
+    unsimulated.too_large = true;
+    const nlohmann::ordered_json json = sweep_results_json(results);
+    EXPECT_EQ(json["configurations"][3]["too_large"], true);
+    EXPECT_TRUE(sweep_results_from_json(json.dump(), "r.json").points.back().too_large);
+    EXPECT_FALSE(sweep_results_from_json(sweep_results_json(whole()).dump(), "r.json")
+                     .points.back()
+                     .too_large);
+}
+
+// The global batch decides every configuration's microbatch size, so it travels with the
+// results; a file written before it did had none.
+TEST(SweepResults, TheGlobalBatchIsReadBackAndAbsentIsNone) {
+    SweepResults results = whole();
+    results.global_batch = 64;
+    nlohmann::ordered_json json = sweep_results_json(results);
+    EXPECT_EQ(json["global_batch"], 64);
+    EXPECT_EQ(sweep_results_from_json(json.dump(), "r.json").global_batch, 64);
+    EXPECT_TRUE(sweep_results_json(whole())["global_batch"].is_null());
+    json.erase("global_batch");
+    EXPECT_EQ(sweep_results_from_json(json.dump(), "r.json").global_batch, 0);
 }
 
 TEST(SweepResults, CsvIsOneLinePerConfigurationInRankedOrder) {
@@ -202,6 +239,11 @@ TEST(SweepResults, ShardsThatDoNotMakeAWholeAreRefusedByName) {
     EXPECT_EQ(merge_error({{"one.json", one}, {"other.json", other}}),
               "other.json is not a shard of the same sweep as one.json: its axes and shard count "
               "(3 against 2) differ");
+    other = two;
+    other.global_batch = 128;
+    EXPECT_EQ(merge_error({{"one.json", one}, {"other.json", other}}),
+              "other.json is not a shard of the same sweep as one.json: its global batch (128 "
+              "sequences against none) differs");
     SweepResults misplaced = results_of({0, 1}, SweepShard{1, 2});
     EXPECT_EQ(merge_error({{"one.json", misplaced}, {"two.json", two}}),
               "one.json: configuration 1 does not belong to shard 1/2");
