@@ -375,9 +375,8 @@ SweepResults merge_sweep_results(const std::vector<std::pair<std::string, SweepR
             differences.push_back(
                 fmt::format("shard count ({} against {})", part.shard.count, first.shard.count));
         if (!differences.empty())
-            fail(fmt::format("{} is not a shard of the same sweep as {}: its {} differ{}", name,
-                             first_name, fmt::join(differences, " and "),
-                             differences.size() == 1 ? "s" : ""));
+            fail(fmt::format("{} is not a shard of the same sweep as {}: they differ in {}", name,
+                             first_name, fmt::join(differences, " and ")));
         const auto [at, added] = shard_files.emplace(part.shard.index, name);
         if (!added)
             fail(fmt::format("{} and {} are both shard {}", at->second, name,

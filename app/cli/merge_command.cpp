@@ -33,7 +33,7 @@ bool is_sqlite_file(const std::string& path) {
     char start[sizeof kMagic] = {};
     std::ifstream file(path, std::ios::binary);
     if (!file)
-        throw CommandFailure(kExitUsage, fmt::format("{}: cannot open it", path));
+        throw CommandFailure(kExitUsage, fmt::format("pipelens merge: {}: cannot open it", path));
     file.read(start, sizeof start);
     return file.gcount() == sizeof start && std::equal(start, start + sizeof start, kMagic);
 }
@@ -149,8 +149,9 @@ void run_merge(const MergeOptions& options) {
         return;
     write_sweep_outputs(
         *merged, options.outputs,
-        fmt::format("merged {} shard{} of a sweep of {} configurations", shards.size(),
-                    shards.size() == 1 ? "" : "s", merged->grid_size));
+        fmt::format("merged {} shard{} of a sweep of {} configurations\nranked by {}",
+                    shards.size(), shards.size() == 1 ? "" : "s", merged->grid_size,
+                    sim::sweep_ranking_name(merged->ranking)));
     refuse_empty_ranking(*merged, "pipelens merge");
     enforce_sweep_gates(*merged, limits, options.gates, "pipelens merge");
 }

@@ -97,7 +97,7 @@ void record_best(const SweepGrid& grid, const sim::SweepResults& results, const 
             ? fmt::format("shard {}/{} place", results.shard.index, results.shard.count)
             : "place";
     std::vector<std::int64_t> run_ids;
-    ProgressBar progress("recording into " + out, std::min(count, results.points.size()));
+    ProgressBar progress("recording into " + out, std::min(count, results.points.size()), "runs");
     for (const sim::SweepPoint& point : results.points) {
         if (!point.simulated() || run_ids.size() == count)
             break;
@@ -158,7 +158,7 @@ void run_sweep_command(const SweepOptions& options) {
     const unsigned threads =
         run_record::worker_count(total, options.threads ? *options.threads : 0);
     const auto started = std::chrono::steady_clock::now();
-    ProgressBar progress("simulating", total);
+    ProgressBar progress("simulating", total, "configurations");
     const int global_batch = options.global_batch ? *options.global_batch : 0;
     const sim::SweepBasis basis = sim::sweep_basis(grid, global_batch);
     std::vector<sim::SweepPoint> points = sim::run_sweep(

@@ -232,18 +232,18 @@ TEST(SweepResults, ShardsThatDoNotMakeAWholeAreRefusedByName) {
     SweepResults other = two;
     other.experiment_toml = "[schedule]\npp = 4\n";
     EXPECT_EQ(merge_error({{"one.json", one}, {"other.json", other}}),
-              "other.json is not a shard of the same sweep as one.json: its experiment differs");
+              "other.json is not a shard of the same sweep as one.json: they differ in experiment");
     other = two;
     other.axes[1].values = {"\"1us\"", "\"3us\""};
     other.shard.count = 3;
     EXPECT_EQ(merge_error({{"one.json", one}, {"other.json", other}}),
-              "other.json is not a shard of the same sweep as one.json: its axes and shard count "
-              "(3 against 2) differ");
+              "other.json is not a shard of the same sweep as one.json: they differ in axes and "
+              "shard count (3 against 2)");
     other = two;
     other.global_batch = 128;
     EXPECT_EQ(merge_error({{"one.json", one}, {"other.json", other}}),
-              "other.json is not a shard of the same sweep as one.json: its global batch (128 "
-              "sequences against none) differs");
+              "other.json is not a shard of the same sweep as one.json: they differ in global "
+              "batch (128 sequences against none)");
     SweepResults misplaced = results_of({0, 1}, SweepShard{1, 2});
     EXPECT_EQ(merge_error({{"one.json", misplaced}, {"two.json", two}}),
               "one.json: configuration 1 does not belong to shard 1/2");
