@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <limits>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -85,6 +86,21 @@ std::string toml_value(const std::string& word) {
     return list + "]";
 }
 
+// Checks every value against its field, and refuses two values that set the experiment alike
+// ("pp=4,4", "kind=1f1b,1F1B"): each would be simulated and ranked as a configuration of its own.
+void refuse_repeated_values(const Experiment& base, const SweepAxis& axis) {
+    std::map<std::string, std::size_t> seen;  // the experiment a value makes -> the value
+    for (std::size_t at = 0; at < axis.values.size(); ++at) {
+        const std::string made = experiment_to_toml(
+            apply_experiment_settings(base, {{axis.key, axis.values[at]}}, axis.where));
+        const auto [earlier, fresh] = seen.emplace(made, at);
+        if (!fresh)
+            throw ExperimentError(fmt::format("{}: {} and {} set {} alike: give each value once",
+                                              axis.where, axis.labels[earlier->second],
+                                              axis.labels[at], axis.key));
+    }
+}
+
 }  // namespace
 
 std::string sweep_value_label(std::string_view toml_value) {
@@ -158,8 +174,7 @@ SweepGrid::SweepGrid(Experiment base, std::vector<SweepAxis> axes)
             throw ExperimentError(fmt::format("{}: {} is swept twice", axis.where, axis.key));
         if (axis.values.empty())
             throw ExperimentError(fmt::format("{}: no values to try", axis.where));
-        for (const std::string& value : axis.values)
-            apply_experiment_settings(base_, {{axis.key, value}}, axis.where);
+        refuse_repeated_values(base_, axis);
         if (size_ > kLargestGrid / axis.values.size())
             throw ExperimentError(
                 fmt::format("{}: the grid would hold more than 2^62 configurations", axis.where));

@@ -102,6 +102,21 @@ TEST(SweepGrid, ATypoOrAWrongValueStopsBeforeAnythingRuns) {
         "--sweep pp=4: schedule.pp is swept twice");
 }
 
+// Two values that make the same experiment would be simulated and ranked as two configurations.
+TEST(SweepGrid, ValuesThatSetTheExperimentAlikeAreRefused) {
+    EXPECT_EQ(error_of([] { SweepGrid(plain_experiment(), {parse_sweep_flag("pp=4,2,4")}); }),
+              "--sweep pp=4,2,4: 4 and 4 set schedule.pp alike: give each value once");
+    EXPECT_EQ(error_of([] {
+                  SweepGrid(plain_experiment(), {parse_sweep_flag("kind=GPipe,1f1b,Schedule1F1B")});
+              }),
+              "--sweep kind=GPipe,1f1b,Schedule1F1B: 1f1b and Schedule1F1B set schedule.kind "
+              "alike: give each value once");
+    EXPECT_EQ(error_of([] { SweepGrid(plain_experiment(), {parse_sweep_flag("f=1ms,1000us")}); }),
+              "--sweep f=1ms,1000us: 1ms and 1000us set costs.f alike: give each value once");
+    EXPECT_EQ(error_of([] { SweepGrid(plain_experiment(), {parse_sweep_flag("f=1ms,1001us")}); }),
+              "(no error)");
+}
+
 TEST(SweepGrid, AFilesSweepTableGivesAxesInTheFilesOrder) {
     const ExperimentSweep sweep = parse_experiment_sweep_toml(
         "[schedule]\npp = 4\nm = 8\n[costs]\nf = \"1ms\"\n"
