@@ -301,6 +301,24 @@ TEST_F(SweepCli, AShardThatSimulatesNothingSucceedsAndPlacesAreTheShards) {
               "large for this machine's memory (why: above)\n");
 }
 
+// A grid whose results cannot be held is refused before its first configuration (10^7 once ran
+// 38 s before it ran out of memory), pointing at --shard.
+TEST_F(SweepCli, AGridWhoseResultsCannotBeHeldIsRefusedBeforeItRuns) {
+    std::string grid;
+    for (const char* key : {"pp", "m", "f", "w", "i", "b", "activation_bytes"})
+        grid += fmt::format(" --sweep {}=1,2,3,4,5,6,7,8,9,10", key);
+    const auto result = testing::run_command("sh -c \"ulimit -v 2000000; exec " +
+                                             std::string(PIPELENS_BINARY) + " sweep" + grid + "\"");
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err.rfind("pipelens sweep: 10000000 configurations need at least 2.0 GiB "
+                               "to hold their results, and ",
+                               0),
+              0u)
+        << result.err;
+    EXPECT_NE(result.err.find("split the grid with --shard I/N"), std::string::npos);
+}
+
 // Each swept kind sets its own v, so a --v beside a kind axis would be dropped without a word.
 TEST_F(SweepCli, AVFlagASweptKindWouldReplaceIsRefused) {
     const auto result = run_pipelens(
