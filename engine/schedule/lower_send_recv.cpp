@@ -3,7 +3,11 @@
 // using the dependency rules on the compute-only schedule (so a cross-rank neighbour counts once
 // its producer has been placed: that is when the sender places the receiver's RECV). PyTorch's
 // per-rank "previous actions" sets become one flag byte per (stage, microbatch), since a stage
-// runs on exactly one rank. Linear in the number of turns and allocation-free inside.
+// runs on exactly one rank. A rank whose next action lacks an input waits for that input (listed
+// under its stage) and is asked again only once it is produced, so the work grows with the actions
+// placed, not with ranks times turns.
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -25,7 +29,9 @@ class SendRecvPlacer {
     SendRecvPlacer(const Schedule& schedule, const DependencyRules& rules)
         : schedule_(schedule),
           rules_(rules),
-          done_(schedule.stage_count, schedule.microbatch_count) {}
+          done_(schedule.stage_count, schedule.microbatch_count),
+          awaited_(schedule.ranks.size()),
+          waiting_on_stage_(schedule.stage_count) {}
 
     Schedule place() {
         Schedule result = empty_like(schedule_);
@@ -36,7 +42,7 @@ class SendRecvPlacer {
         work.run([&](int rank, const Action& action) {
             if (!ready(rank, action))
                 return false;
-            emit(result, rank, action);
+            emit(result, rank, action, work);
             return true;
         });
         if (!work.finished())
@@ -65,22 +71,30 @@ class SendRecvPlacer {
                            part.microbatch);
     }
 
-    bool ready(int rank, const Action& action) const {
+    // Whether the rank's next action has every input; if not, the rank waits for the first one
+    // missing and is woken (emit) when it is produced.
+    bool ready(int rank, const Action& action) {
         for (const Action& part : schedule_.parts_of(action))
             if (!rules_.for_each_input(schedule_, rank, part, [&](const Input& input) {
-                    return input.program_order ||
-                           done_.has(input.stage, input.microbatch, signal_bit(input.signal));
+                    if (input.program_order ||
+                        done_.has(input.stage, input.microbatch, signal_bit(input.signal)))
+                        return true;
+                    awaited_[rank] = {input.microbatch, signal_bit(input.signal)};
+                    waiting_on_stage_[input.stage].push_back(rank);
+                    return false;
                 }))
                 return false;
         return true;
     }
 
-    void emit(Schedule& result, int rank, const Action& action) {
+    void emit(Schedule& result, int rank, const Action& action, WorkList& work) {
         result.ranks[rank].push_back(action);
         for (const Action& part : schedule_.parts_of(action)) {
             for (Signal signal : rules_.products_of(part.kind))
-                if (is_per_microbatch(signal))
+                if (is_per_microbatch(signal)) {
                     done_.set(part.stage, part.microbatch, signal_bit(signal));
+                    wake_waiting(work, part.stage, {part.microbatch, signal_bit(signal)});
+                }
             if (!crosses_ranks(part))
                 continue;
             const bool forward = part.kind == ActionKind::forward;
@@ -109,9 +123,29 @@ class SendRecvPlacer {
             result.ranks[rank].reserve(sizes[rank]);
     }
 
+    // What a rank waits for, of one stage: a microbatch and a signal bit.
+    using Awaited = std::pair<int, std::uint8_t>;
+
+    // Wakes the ranks waiting for what `stage` just produced. Few ranks wait on one stage (its
+    // neighbours' owners), so a short list per stage, reused, is all the index there is.
+    void wake_waiting(WorkList& work, int stage, const Awaited& produced) {
+        std::vector<int>& waiting = waiting_on_stage_[stage];
+        for (std::size_t at = 0; at < waiting.size();) {
+            if (awaited_[waiting[at]] != produced) {
+                ++at;
+                continue;
+            }
+            work.wake(waiting[at]);
+            waiting[at] = waiting.back();
+            waiting.pop_back();
+        }
+    }
+
     const Schedule& schedule_;
     const DependencyRules& rules_;
     StageMicrobatchFlags done_;
+    std::vector<Awaited> awaited_;                    // by rank: the input it waits for
+    std::vector<std::vector<int>> waiting_on_stage_;  // by stage: the ranks waiting on it
 };
 
 }  // namespace
