@@ -25,6 +25,7 @@
 
 #include <chrono>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -107,6 +108,19 @@ void require_directory_for(const std::filesystem::path& path) {
                   (std::filesystem::exists(directory, error)
                        ? fmt::format("{} is not a directory", directory.string())
                        : fmt::format("directory {} does not exist", directory.string())));
+}
+
+// A run is written only in a shape the reader takes (trace_query.cpp reads pp, v and m up to
+// these limits and calls anything above them corruption): one such run once made every later
+// read of the whole trace fail.
+void refuse_shape_no_reader_takes(const std::filesystem::path& path, const RunRecord& run) {
+    const std::tuple<const char*, int, int> counts[] = {
+        {"pp", run.pp, kMostRanks}, {"v", run.v, kMostStages}, {"m", run.m, kMostMicrobatches}};
+    for (const auto& [name, value, most] : counts)
+        if (value < 0 || value > most)
+            detail::throw_trace_error(
+                path, fmt::format("cannot record a run with {} = {}: a trace holds {} from 0 to {}",
+                                  name, value, name, most));
 }
 
 }  // namespace
@@ -438,6 +452,7 @@ TraceWriter::~TraceWriter() {
 
 std::int64_t TraceWriter::begin_run(const RunRecord& run) {
     State& state = *state_;
+    refuse_shape_no_reader_takes(state.path, run);
     if (!state.in_transaction)
         state.begin_transaction("cannot begin a run");
     sqlite3_stmt* statement = state.insert_run.get();

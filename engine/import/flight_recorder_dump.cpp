@@ -25,6 +25,7 @@
 #include "engine/import/pickle_reader.hpp"
 #include "engine/import/rank_set.hpp"
 #include "engine/text/shortened.hpp"
+#include "traces/trace_records.hpp"
 
 namespace pipelens::import {
 namespace {
@@ -394,16 +395,28 @@ void resolve_groups(FlightRecorderDump& dump, const json& entries) {
     }
 }
 
+// The dump's own `rank` wins over its name. A rank the trace cannot hold is refused here, naming
+// where it was read: a run of that many ranks once made the whole output trace unreadable, and
+// a name ending in a timestamp (fr_dump_1732051234.json) was read as rank 732051234.
 int dump_rank(const json& dump, const std::string& file) {
     const Fields top(dump, file);
     if (const json* rank = top.find("rank"); rank != nullptr) {
         const std::int64_t value = top.integer_of("rank", *rank);
-        if (value < 0 || value > std::numeric_limits<int>::max())
-            top.fail("rank", fmt::format("is {}, which is not a rank", value));
+        if (value < 0 || value >= traces::kMostRanks)
+            top.fail("rank", fmt::format("is {}, which is not a rank of a job pipelens can hold "
+                                         "(at most {} ranks)",
+                                         value, traces::kMostRanks));
         return static_cast<int>(value);
     }
-    if (const auto rank = rank_from_file_name(file, RankNaming::rank_word_or_trailing))
+    if (const auto rank = rank_from_file_name(file, RankNaming::rank_word_or_trailing)) {
+        if (*rank >= traces::kMostRanks)
+            throw ImportError(fmt::format(
+                "{}: the dump has no `rank` key and the number its name ends in is not a rank "
+                "of a job pipelens can hold (at most {} ranks); name the dump after its rank "
+                "(<prefix><rank>, e.g. nccl_trace_rank_3)",
+                file, traces::kMostRanks));
         return *rank;
+    }
     throw ImportError(fmt::format(
         "{}: cannot tell which rank this dump is: it has no `rank` key and its name does not end "
         "in the rank (PyTorch names dumps <prefix><rank>, e.g. nccl_trace_rank_3)",

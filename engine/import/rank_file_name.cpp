@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <limits>
 
 namespace pipelens::import {
 namespace {
@@ -43,11 +44,13 @@ std::optional<int> trailing_digits(std::string_view name) {
         if (name.size() > extension.size() && name.ends_with(extension))
             name.remove_suffix(extension.size());
     std::size_t digits = 0;
-    while (digits < name.size() && digits < 9 && is_digit(name[name.size() - 1 - digits]))
+    while (digits < name.size() && is_digit(name[name.size() - 1 - digits]))
         ++digits;
     if (digits == 0)
         return std::nullopt;
-    return number_at(name.substr(name.size() - digits));
+    // All of them: the last nine of a timestamp once made a rank. One past int reads as the
+    // largest int, which no job has, so the caller refuses it instead of guessing.
+    return number_at(name.substr(name.size() - digits)).value_or(std::numeric_limits<int>::max());
 }
 
 }  // namespace

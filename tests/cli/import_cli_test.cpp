@@ -112,6 +112,43 @@ TEST(ImportCli, FlightRecorderHangExitsOneWithTheWaitCycle) {
     std::filesystem::remove(dropped);
 }
 
+// A dump of a rank no trace can hold (a rank key past the limit, or a name ending in a timestamp)
+// is refused naming the file, and the trace it was imported into keeps its runs readable: such a
+// run once made every later read of the whole trace fail as corrupt.
+TEST(ImportCli, ADumpOfARankNoTraceHoldsIsRefusedAndTheTraceStaysReadable) {
+    const auto trace = fresh_trace("import_cli_fr_rank");
+    const std::string ok = data("flight_recorder/p2p_clean/json/");
+    ASSERT_EQ(run_pipelens("import " + ok + "nccl_trace_rank_0.json " + ok +
+                           "nccl_trace_rank_1.json --out " + trace.string())
+                  .exit_code,
+              0);
+    nlohmann::json dump = nlohmann::json::parse(std::ifstream(ok + "nccl_trace_rank_0.json"));
+    dump["rank"] = 2000000000;
+    const auto keyed = testing::temp_file("huge_rank.json", dump.dump());
+    auto result = run_pipelens("import " + keyed.string() + " --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err.rfind("pipelens import: " + keyed.string() +
+                                   ": `rank` is 2000000000, which is not a rank of a job pipelens "
+                                   "can hold (at most 1048576 ranks)",
+                               0),
+              0u)
+        << result.err;
+    dump.erase("rank");
+    const auto named = testing::temp_file("fr_dump_1732051234.json", dump.dump());
+    result = run_pipelens("import " + named.string() + " --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find(named.string() +
+                              ": the dump has no `rank` key and the number its name ends in is "
+                              "not a rank of a job pipelens can hold"),
+              std::string::npos)
+        << result.err;
+    const auto summary = run_pipelens("summary " + trace.string());
+    EXPECT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_NE(summary.out.find(": 1 run\n"), std::string::npos) << summary.out;
+    std::filesystem::remove(keyed);
+    std::filesystem::remove(named);
+}
+
 // An action range without "ts" was placed at time 0 (a 97 us step read as 5 ms), one with a
 // negative "dur" taken as empty: both are refused naming the file, the byte and the range.
 TEST(ImportCli, AnActionRangeWithoutItsTimesIsRefused) {

@@ -4,6 +4,8 @@
 // run written into a trace.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -126,6 +128,12 @@ TEST(FlightRecorderDump, RankComesFromTheFileNameAsPyTorchWritesIt) {
     EXPECT_EQ(rank_from_file_name("rank3.json", dumps), 3);
     EXPECT_EQ(rank_from_file_name("rank_7.pkl", dumps), 7);
     EXPECT_EQ(rank_from_file_name("dumps1/trace", dumps), std::nullopt);
+    // Every trailing digit counts: a timestamp's last nine once made rank 732051234 (the dump
+    // reader refuses a rank no trace holds). One past int reads as the largest int.
+    EXPECT_EQ(rank_from_file_name("fr_dump_123456789", dumps), 123456789);
+    EXPECT_EQ(rank_from_file_name("fr_dump_1732051234.json", dumps), 1732051234);
+    EXPECT_EQ(rank_from_file_name("fr_dump_17320512340000000000", dumps),
+              std::numeric_limits<int>::max());
 }
 
 TEST(FlightRecorderDump, BadFilesAreRefusedNamingFileAndPlace) {

@@ -229,6 +229,33 @@ TEST_F(TraceStoreTest, RunsKeepTheirOwnRowsAndStatuses) {
     EXPECT_EQ(reader.action_count(99), 0);
 }
 
+// The writer takes only the shapes the reader reads back: a run of more ranks than a trace holds
+// once made every later read of the whole file fail as corrupt.
+TEST_F(TraceStoreTest, ARunOfAShapeNoReaderTakesIsNotWritten) {
+    const fs::path path = file("shapes.db");
+    TraceWriter writer(path);
+    const std::int64_t kept = writer.begin_run(simulated_run("GPipe"));
+    RunRecord huge = simulated_run("GPipe");
+    huge.pp = kMostRanks + 1;
+    try {
+        writer.begin_run(huge);
+        ADD_FAILURE() << "a run of " << huge.pp << " ranks was written";
+    } catch (const TraceError& error) {
+        EXPECT_EQ(std::string(error.what()),
+                  path.string() +
+                      ": cannot record a run with pp = 1048577: a trace holds pp "
+                      "from 0 to 1048576");
+    }
+    huge.pp = 2;
+    huge.m = -1;
+    EXPECT_THROW(writer.begin_run(huge), TraceError);
+    writer.finish_run(kept, 10, 0.5);
+    writer.flush();
+    const std::vector<RunRecord> runs = TraceReader(path).runs();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].id, kept);
+}
+
 TEST_F(TraceStoreTest, StartTimeDefaultsToTheWallClock) {
     const fs::path path = file("clock.db");
     RunRecord run = simulated_run();
