@@ -15,6 +15,9 @@
 #include <fmt/format.h>
 
 #include "engine/import/imported_run.hpp"
+#include "engine/schedule/schedule_size.hpp"
+#include "engine/text/text_file.hpp"
+#include "traces/text/quantities.hpp"
 
 namespace pipelens::import {
 namespace {
@@ -169,6 +172,11 @@ struct Node {
     std::vector<std::size_t> items;
 };
 
+constexpr std::size_t kMostWaitingValues = std::size_t{1} << 16;
+constexpr std::size_t kNodesBetweenMemoryChecks = std::size_t{1} << 16;
+// A value's node, its place in a container and on the stack, and the vectors' slack.
+constexpr std::size_t kBytesPerNode = 2 * sizeof(Node) + 2 * sizeof(std::size_t);
+
 class Unpickler {
   public:
     Unpickler(std::string_view bytes, std::string_view file)
@@ -213,8 +221,24 @@ class Unpickler {
     }
 
     std::size_t add(Node node) {
+        if (nodes_.size() % kNodesBetweenMemoryChecks == 0)
+            check_memory(node.offset);
         nodes_.push_back(std::move(node));
         return nodes_.size() - 1;
+    }
+
+    // The values read so far must fit half the memory there is, as a JSON document's must
+    // (json_document.cpp): a pickle of small values can hold one in each byte.
+    void check_memory(std::size_t offset) const {
+        const auto needed = static_cast<std::int64_t>(nodes_.size() * kBytesPerNode);
+        const std::int64_t available = available_memory_bytes();
+        if (needed > available / 2)
+            throw TextFileError(
+                TextFileError::Problem::too_large,
+                fmt::format("{}: byte {}: the pickle's {} values so far need about {} to read, "
+                            "and {} of memory is available",
+                            file_, offset, nodes_.size(), format_bytes(needed),
+                            format_bytes(available)));
     }
 
     std::size_t add_integer(std::int64_t value, std::size_t offset) {
@@ -222,7 +246,17 @@ class Unpickler {
         return add(std::move(node));
     }
 
-    void push(std::size_t node) { stack_.push_back(node); }
+    // Python's pickler fills a list, dict or set in batches of 1000 after a MARK, so what waits
+    // on the stack at once stays small in any real dump; a file of bare values that pile up
+    // (18 MB of EMPTY_LIST once took 3 GB before failing) is refused as soon as it passes that.
+    void push(std::size_t node) {
+        if (stack_.size() >= kMostWaitingValues)
+            fail(nodes_[node].offset,
+                 fmt::format("more than {} values wait on the pickle stack at once: not a dump "
+                             "(Python's pickler fills containers 1000 items at a time)",
+                             kMostWaitingValues));
+        stack_.push_back(node);
+    }
 
     std::size_t floor() const { return marks_.empty() ? 0 : marks_.back(); }
 
@@ -335,6 +369,10 @@ void Unpickler::step(std::uint8_t opcode, std::size_t offset) {
             return;
         }
         case 0x28:  // MARK
+            if (marks_.size() >= kMaxPickleDepth)
+                fail(offset, fmt::format("MARKs nested deeper than {}: not a dump (deeper than "
+                                         "any value is read)",
+                                         kMaxPickleDepth));
             marks_.push_back(stack_.size());
             return;
         case 0x4e:  // NONE

@@ -112,6 +112,26 @@ TEST(ImportCli, FlightRecorderHangExitsOneWithTheWaitCycle) {
     std::filesystem::remove(dropped);
 }
 
+// A pickle of well-formed small values, one in almost every byte, is refused once what it holds
+// passes half the memory there is (exit 3), as a JSON document is, not read until memory ends.
+TEST(ImportCli, APickleWhoseValuesOutgrowTheMemoryIsTooLarge) {
+    // PROTO 2, EMPTY_DICT, MARK, BINUNICODE "entries" (4-byte length 7), EMPTY_LIST.
+    std::string pickle = std::string("\x80\x02}(X\x07\x00\x00\x00", 9) + "entries]";
+    for (int batch = 0; batch < 3000; ++batch)
+        pickle += "(" + std::string(1000, ']') + "e";
+    pickle += "u.";
+    const auto file = testing::temp_file("many_values_rank_0", pickle);
+    const auto trace = fresh_trace("import_cli_many_values");
+    const auto result =
+        testing::run_command("sh -c \"ulimit -v 600000; exec " + std::string(PIPELENS_BINARY) +
+                             " import " + file.string() + " --out " + trace.string() + "\"");
+    EXPECT_EQ(result.exit_code, 3) << result.err;
+    EXPECT_NE(result.err.find(file.string() + ": byte "), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("values so far need about"), std::string::npos) << result.err;
+    EXPECT_FALSE(std::filesystem::exists(trace));
+    std::filesystem::remove(file);
+}
+
 // A dump of a rank no trace can hold (a rank key past the limit, or a name ending in a timestamp)
 // is refused naming the file, and the trace it was imported into keeps its runs readable: such a
 // run once made every later read of the whole trace fail as corrupt.
