@@ -89,9 +89,17 @@ ImportFormat detect_format(const std::string& path) {
         throw ImportError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
     std::string head(kHeadBytes, '\0');
     const int read = gzread(file, head.data(), static_cast<unsigned>(head.size()));
+    int stream_error = Z_OK;
+    gzerror(file, &stream_error);
     gzclose(file);
     if (read < 0)
         throw ImportError(fmt::format("{}: cannot read (corrupt gzip?)", path));
+    // A stream cut short before the head was whole is said as such, as reading it whole would;
+    // its few bytes once made it "not a format pipelens can import".
+    if (stream_error == Z_BUF_ERROR)
+        throw ImportError(fmt::format(
+            "{}: the gzip stream ends early, after {} decompressed bytes (a truncated file?)", path,
+            read));
     head.resize(static_cast<std::size_t>(read));
     if (const auto format = format_of_head(head, path))
         return *format;

@@ -228,6 +228,14 @@ TEST(ImportCli, TruncatedAndExplodingGzipInputsAreRefused) {
         run_pipelens("import " + csv + " --format pipelining-csv --out " + trace.string());
     EXPECT_EQ(cut.exit_code, 2) << cut.err;
     EXPECT_NE(cut.err.find(csv + ": the gzip stream ends early"), std::string::npos) << cut.err;
+    // Without --format the few bytes that decompress cannot tell the format: the cut is what is
+    // said (it was "not a format pipelens can import").
+    const std::string early = directory + "/cut_rank_0.gz";
+    ASSERT_EQ(std::system(("head -c 30 " + csv + " > " + early).c_str()), 0);
+    const auto guessed = run_pipelens("import " + early + " --out " + trace.string());
+    EXPECT_EQ(guessed.exit_code, 2) << guessed.err;
+    EXPECT_NE(guessed.err.find(early + ": the gzip stream ends early, after "), std::string::npos)
+        << guessed.err;
 
     const std::string bomb = directory + "/bomb_rank_0.json.gz";
     const std::string make_bomb =
