@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -91,10 +92,19 @@ class Fields {
         const json* value = find(key);
         return value == nullptr || value->is_null() ? fallback : integer_of(key, *value);
     }
-    // A time the recorder had not seen yet: absent, None (pickle) or 0 (JSON).
+    // A time the recorder had not seen yet: absent, None (pickle) or 0 (JSON). The recorder's
+    // clock is nanoseconds since the epoch, so a negative one is damage, not a time.
     std::optional<std::int64_t> time(const char* key) const {
         const std::int64_t value = integer_or(key, 0);
+        if (value < 0)
+            fail(key, fmt::format("is {}, which is no time (nanoseconds since the epoch)", value));
         return value == 0 ? std::nullopt : std::optional<std::int64_t>(value);
+    }
+    std::int64_t required_time(const char* key) const {
+        const std::int64_t value = integer(key);
+        if (value < 0)
+            fail(key, fmt::format("is {}, which is no time (nanoseconds since the epoch)", value));
+        return value;
     }
     std::string text(const char* key) const {
         const json& value = require(key);
@@ -289,11 +299,15 @@ FlightRecorderEntry parse_entry(const json& value, const Fields& fields) {
     } catch (const ImportError& error) {
         fields.fail("profiling_name", error.what());
     }
-    entry.time_created_ns = fields.integer("time_created_ns");
+    entry.time_created_ns = fields.required_time("time_created_ns");
     entry.time_discovered_started_ns = fields.time("time_discovered_started_ns");
     entry.time_discovered_completed_ns = fields.time("time_discovered_completed_ns");
-    if (const json* duration = fields.find("duration_ms"); duration && duration->is_number())
+    if (const json* duration = fields.find("duration_ms"); duration && duration->is_number()) {
         entry.duration_ms = duration->get<double>();
+        if (!std::isfinite(*entry.duration_ms) || *entry.duration_ms < 0)
+            fields.fail("duration_ms",
+                        fmt::format("is {}, which is no duration", brief(*duration)));
+    }
     entry.state = parse_state(fields);
     entry.input_sizes = fields.sizes("input_sizes");
     entry.input_dtypes = fields.strings("input_dtypes");

@@ -4,11 +4,16 @@
 // run written into a trace.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <limits>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/import/flight_recorder_analysis.hpp"
 #include "engine/import/flight_recorder_dump.hpp"
@@ -134,6 +139,35 @@ TEST(FlightRecorderDump, RankComesFromTheFileNameAsPyTorchWritesIt) {
     EXPECT_EQ(rank_from_file_name("fr_dump_1732051234.json", dumps), 1732051234);
     EXPECT_EQ(rank_from_file_name("fr_dump_17320512340000000000", dumps),
               std::numeric_limits<int>::max());
+}
+
+// A dump written as rank 0's file under a folder of its own.
+std::filesystem::path dump_file(const std::string& folder, const nlohmann::json& dump) {
+    const auto directory = std::filesystem::temp_directory_path() /
+                           ("pipelens_fr_" + std::to_string(::getpid()) + "_" + folder);
+    std::filesystem::create_directories(directory);
+    const auto path = directory / "nccl_trace_rank_0.json";
+    std::ofstream(path) << dump.dump();
+    return path;
+}
+
+// A time before the epoch or a duration that is no number is damage: it once became a step of
+// 1.7e9 s.
+TEST(FlightRecorderDump, TimesThatAreNoTimesAreRefusedNamingEntryAndField) {
+    nlohmann::json dump = nlohmann::json::parse(std::ifstream(json_path("p2p_clean", 0)));
+    dump["entries"][0]["time_created_ns"] = -5;
+    const auto negative = dump_file("negative", dump);
+    EXPECT_EQ(error_of({negative.string()}),
+              negative.string() +
+                  ": entry 0: `time_created_ns` is -5, which is no time (nanoseconds since the "
+                  "epoch)");
+    dump = nlohmann::json::parse(std::ifstream(json_path("p2p_clean", 0)));
+    dump["entries"][1]["duration_ms"] = -2.5;
+    const auto backwards = dump_file("backwards", dump);
+    EXPECT_EQ(error_of({backwards.string()}),
+              backwards.string() + ": entry 1: `duration_ms` is -2.5, which is no duration");
+    std::filesystem::remove_all(negative.parent_path());
+    std::filesystem::remove_all(backwards.parent_path());
 }
 
 TEST(FlightRecorderDump, BadFilesAreRefusedNamingFileAndPlace) {
