@@ -170,6 +170,24 @@ TEST(FlightRecorderDump, TimesThatAreNoTimesAreRefusedNamingEntryAndField) {
     std::filesystem::remove_all(backwards.parent_path());
 }
 
+// An op type pipelens has no rules for (a newer PyTorch's, or a misspelt one) is matched by its
+// sequence id, and said once per rank: it once passed with no word, its sizes unchecked.
+TEST(FlightRecorderDump, AnOpTypeWithoutRulesIsNoted) {
+    nlohmann::json dump = nlohmann::json::parse(std::ifstream(json_path("p2p_clean", 0)));
+    for (nlohmann::json& entry : dump["entries"])
+        if (entry["profiling_name"] == "nccl:all_reduce")
+            entry["profiling_name"] = "nccl:fancy_new_collective";
+    const auto renamed = dump_file("renamed", dump);
+    const std::vector<FlightRecorderDump> dumps = read_flight_recorder_dumps({renamed.string()});
+    ASSERT_EQ(dumps.size(), 1u);
+    EXPECT_EQ(dumps[0].notes,
+              (std::vector<std::string>{
+                  "rank 0: op 'nccl:fancy_new_collective' is not one pipelens knows: matched by "
+                  "sequence id, its sizes not checked"}));
+    EXPECT_TRUE(read_case("p2p_clean", 2)[0].notes.empty());
+    std::filesystem::remove_all(renamed.parent_path());
+}
+
 TEST(FlightRecorderDump, BadFilesAreRefusedNamingFileAndPlace) {
     const std::string version = kData + "bad/unknown_version_rank0.pkl";
     EXPECT_EQ(error_of({version}),
