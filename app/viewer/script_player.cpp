@@ -54,7 +54,7 @@ void run_window_command(const ScriptCommand& command, GLFWwindow* window, Viewer
             fail("use events, errors, ranks, sharding, simulate or compare");
         state.panel_request = panel;
     } else if (command.verb == "frames") {
-        draw_frames(window, state, std::max(1, std::atoi(word.c_str())));
+        draw_frames(window, state, std::max(1, std::stoi(word)));  // a count (parse_script)
     } else if (command.verb == "screenshot") {
         finish_analysis(state.trace);
         draw_frames(window, state, 3, false);

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "app/viewer/workbench.hpp"
+#include "engine/schedule/schedule_kind.hpp"
 
 namespace pipelens::viewer {
 namespace {
@@ -54,6 +55,19 @@ int number(const ScriptCommand& command, const std::string& word) {
     throw ScriptError(fmt::format("line {}: {}: {}", command.line, command.verb, why));
 }
 
+// A field the engine refuses, or a simulation that fails, stops the script naming the line: a
+// script that carried on drew the last good run and exited 0 as if every line had done its part.
+void require_accepted(const ScriptCommand& command, bool accepted, const Workbench& workbench) {
+    if (!accepted)
+        fail(command, workbench.field_error());
+}
+
+void wait_for_simulation(const ScriptCommand& command, Workbench& workbench) {
+    workbench.wait_idle();
+    if (!workbench.error().empty())
+        fail(command, "the simulation failed: " + workbench.error());
+}
+
 }  // namespace
 
 std::vector<ScriptCommand> parse_script(std::string_view text, const std::string& source) {
@@ -78,10 +92,22 @@ std::vector<ScriptCommand> parse_script(std::string_view text, const std::string
         if (command.words.size() < found->second)
             throw ScriptError(fmt::format("{}:{}: {} takes {} word(s)", source, line_number,
                                           command.verb, found->second));
-        if (command.verb == "click" && command.words.front() == "simulate") {
+        if (command.verb == "click") {
+            if (command.words.front() != "simulate")
+                throw ScriptError(
+                    fmt::format("{}:{}: click {}: the button a script can click is "
+                                "simulate",
+                                source, line_number, command.words.front()));
             command.verb = "simulate";  // the button's name, as a person would say it
             command.words.clear();
         }
+        if (command.verb == "frames")  // a count, refused now, not read as 0
+            try {
+                number(command, command.words.front());
+            } catch (const ScriptError&) {
+                throw ScriptError(fmt::format("{}:{}: frames: '{}' is not a count", source,
+                                              line_number, command.words.front()));
+            }
         commands.push_back(std::move(command));
     }
     return commands;
@@ -102,25 +128,32 @@ bool run_workbench_command(Workbench& workbench, const ScriptCommand& command) {
         const std::string& name = command.words.front();
         const std::string value(trimmed(command.rest.substr(name.size())));
         if (name == "kind" || name == "schedule" || name == "schedule.kind")
-            workbench.set_kind(value);
+            require_accepted(command, workbench.set_kind(value), workbench);
         else
-            workbench.set(name, value);
+            require_accepted(command, workbench.set(name, value), workbench);
     } else if (verb == "simulate") {
         workbench.simulate();
     } else if (verb == "wait-idle") {
-        workbench.wait_idle();
+        wait_for_simulation(command, workbench);
     } else if (verb == "pin") {
-        workbench.wait_idle();  // pins what the last change gives, as a person would see it
+        // Pins what the last change gives, as a person would see it.
+        wait_for_simulation(command, workbench);
         workbench.pin();
     } else if (verb == "unpin") {
         workbench.unpin();
     } else if (verb == "grid") {
+        for (const std::string& kind : split(command.words[0], ','))
+            try {
+                parse_schedule_kind(kind);
+            } catch (const std::exception& error) {
+                fail(command, error.what());
+            }
         std::vector<int> ms;
         for (const std::string& m : split(command.words[1], ','))
             ms.push_back(number(command, m));
         workbench.request_grid(split(command.words[0], ','), ms);
     } else if (verb == "open-cell") {
-        workbench.wait_idle();
+        wait_for_simulation(command, workbench);
         if (!workbench.open_cell(static_cast<std::size_t>(number(command, command.words[0]))))
             fail(command, fmt::format("no simulated cell {} in a grid of {}", command.words[0],
                                       workbench.grid().size()));

@@ -134,7 +134,15 @@ TEST(WorkbenchScreenshot, AScriptThatDoesNotParseNamesTheLine) {
     std::string errors;
     EXPECT_EQ(run_viewer("--script " + script.string(), &errors), 2);
     EXPECT_NE(errors.find(":2: unknown command 'fly'"), std::string::npos) << errors;
+    // A line that parses but that the workbench refuses stops the script the same way.
+    const fs::path refused = write_script("refused", "example default\nset pp abc\n");
+    EXPECT_EQ(run_viewer("--script " + refused.string(), &errors), 2);
+    EXPECT_NE(errors.find(refused.string() +
+                          ": line 2: set: workbench: schedule.pp: expected an integer"),
+              std::string::npos)
+        << errors;
     fs::remove(script);
+    fs::remove(refused);
 }
 
 // A sharding-only run has no timeline and no memory: the memory area's line saying so starts at

@@ -347,6 +347,40 @@ TEST(ViewerScript, DrivesTheWorkbenchThroughItsOwnFunctions) {
                  ScriptError);
 }
 
+std::string script_error(Workbench& workbench, const std::string& text) {
+    try {
+        for (const ScriptCommand& command : parse_script(text, "s"))
+            run_workbench_command(workbench, command);
+    } catch (const ScriptError& error) {
+        return error.what();
+    }
+    return "(no error)";
+}
+
+// A line the workbench refuses, or whose simulation fails, stops the script naming the line:
+// such scripts once ran on and exited 0, drawing the last good run.
+TEST(ViewerScript, ALineTheWorkbenchRefusesOrASimulationThatFailsStopsTheScript) {
+    Workbench workbench;
+    workbench.load(uniform());
+    EXPECT_EQ(script_error(workbench, "set pp 8\nset nosuch 3\n"),
+              "line 2: set: workbench: costs.nosuch: unknown key");
+    EXPECT_EQ(script_error(workbench, "set pp abc\n"),
+              "line 1: set: workbench: schedule.pp: expected an integer");
+    EXPECT_EQ(script_error(workbench, "grid Foo 4\n")
+                  .rfind("line 1: grid: unknown schedule kind "
+                         "'Foo'",
+                         0),
+              0u);
+    EXPECT_EQ(script_error(workbench,
+                           "set f [1ms,2ms,3ms,4ms]\nset kind ZBVZeroBubble\n"
+                           "wait-idle\n")
+                  .rfind("line 3: wait-idle: the simulation failed: ", 0),
+              0u);
+    EXPECT_EQ(script_error(workbench, "click pin\n"),
+              "s:1: click pin: the button a script can click is simulate");
+    EXPECT_EQ(script_error(workbench, "frames abc\n"), "s:1: frames: 'abc' is not a count");
+}
+
 TEST(Examples, TheDefaultComesFirstAndEveryBundledFileReads) {
     const std::vector<Example> examples = bundled_examples(examples_directory());
     ASSERT_GE(examples.size(), 2u);
