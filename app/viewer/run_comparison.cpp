@@ -17,6 +17,10 @@ std::string difference_in_shape(const traces::RunRecord& measured,
                              : fmt::format("no split: run {} has {} {} but run {} has {} {}",
                                            measured.id, what, left, simulated.id, what, right);
     };
+    for (const traces::RunRecord* run : {&measured, &simulated})
+        if (run->status != traces::RunStatus::finished)
+            return fmt::format("no split: run {} has no step: diff compares finished steps",
+                               run->id);
     for (std::string refused :
          {differ("schedule", measured.schedule, simulated.schedule),
           differ("pp", measured.pp, simulated.pp), differ("v", measured.v, simulated.v),

@@ -128,6 +128,10 @@ void draw_details(ViewerState& state) {
     }
 }
 
+bool has_step(const traces::RunRecord& run) {
+    return run.status == traces::RunStatus::finished;
+}
+
 // The step against the compared run, and `pipelens diff`'s split of the difference; each rank's
 // busy time; then the actions whose durations differ most (a click selects one): all for the
 // picked step against its match, or over every step.
@@ -138,6 +142,11 @@ void draw_comparison(ViewerState& state) {
     const std::optional<int> step = state.timeline.chosen_step;
     ImGui::Separator();
     ImGui::TextWrapped("%s", comparison_line(state.trace, step).c_str());
+    // A run without a step (failed, unfinished) has nothing to split or set against the other's:
+    // the line above says why, as `pipelens diff` refuses the pair, and nothing below contradicts
+    // it with figures.
+    if (!has_step(shown.run()) || !has_step(state.trace.compared->run()))
+        return;
     for (const std::string& line : split_lines(state.trace, step))
         ImGui::TextWrapped("%s", line.c_str());
     for (const std::string& line :

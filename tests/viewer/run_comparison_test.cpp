@@ -127,6 +127,24 @@ TEST(RunComparison, APairDiffRefusesHasNoSplitAndSaysWhy) {
     fs::remove(path);
 }
 
+// A failed run has no step: no split is set against the other run's (the sidebar once said "no
+// step to compare" and then printed one), as `pipelens diff` refuses the pair.
+TEST(RunComparison, ARunWithoutAStepHasNoSplit) {
+    const fs::path path = real_and_simulated("comparison_failed");
+    EXPECT_EQ(testing::edit_trace(path,
+                                  "UPDATE runs SET status = 'failed', step_time_ns = NULL, "
+                                  "bubble_ratio = NULL WHERE id = 2"),
+              1);
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path, 2)) << session.error;
+    compare_with(session, 1);
+    EXPECT_FALSE(session.split.divergence);
+    EXPECT_EQ(
+        split_lines(session, std::nullopt),
+        std::vector<std::string>{"no split: run 2 has no step: diff compares finished steps"});
+    fs::remove(path);
+}
+
 TEST(RunComparison, TheSlowRankIsAStragglerWithItsExactCost) {
     const fs::path path = real_and_simulated("comparison_straggler");
     TraceSession session;
