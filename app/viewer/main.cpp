@@ -50,12 +50,12 @@ std::string count_text(std::size_t count, const char* one, const char* many) {
 // be done is returned (and shown in the sidebar): "" when all could.
 std::string apply_choices(const Options& options, ViewerState& state) {
     std::string refused;
-    if (options.step >= 0) {
+    if (options.step) {
         const std::size_t steps = state.trace.summary.steps.size();
-        if (options.step < static_cast<int>(steps))
-            choose_step(state, options.step);
-        else
-            refused = fmt::format("--step {}: the run has {}", options.step,
+        if (*options.step >= 0 && *options.step < static_cast<int>(steps))
+            choose_step(state, *options.step);
+        else  // -1 once showed every step, as if no step had been asked for
+            refused = fmt::format("--step {}: the run has {} (0 is the first)", *options.step,
                                   count_text(steps, "step", "steps"));
     }
     if (refused.empty() && !options.select.empty() && !select_action(state, options.select))
@@ -120,6 +120,11 @@ void open_start_trace(const Options& options, ViewerState& state) {
                          [&](const auto& run) { return run.id == *options.compare; }))
             state.trace.error =
                 fmt::format("--compare {}: {} has no such run", *options.compare, options.trace);
+        else if (*options.compare == state.trace.model->run().id)  // once drew nothing, exit 0
+            state.trace.error = fmt::format(
+                "--compare {}: that is the run shown; compare it with another (--run picks the "
+                "one shown)",
+                *options.compare);
         else
             compare_with(state.trace, *options.compare);
     }

@@ -27,7 +27,7 @@ struct ViewerOptions {
     std::string panel;
     int event = -1;
     int error = -1;
-    int step = -1;  // a run of several steps: show this one (-1: every step)
+    std::optional<int> step;  // a run of several steps: show this one (none: every step)
     std::string tensor;
     bool no_critical_path = false;
     // Unset: engine/analysis/stragglers' default, as `pipelens summary --stragglers` uses.

@@ -94,6 +94,16 @@ TEST(StepsScreenshot, AStepOrActionTheRunDoesNotHaveIsAnError) {
     EXPECT_NE(errors.find("--step 1: the run has 1 step"), std::string::npos) << errors;
     EXPECT_EQ(errors.find("1 steps"), std::string::npos) << errors;
     EXPECT_FALSE(fs::exists(png));
+    // -1 once showed every step, and a run compared with itself drew nothing, both with exit 0.
+    EXPECT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --step -1", &errors),
+              2);
+    EXPECT_NE(errors.find("--step -1: the run has 3 steps (0 is the first)"), std::string::npos)
+        << errors;
+    EXPECT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --run 1 --compare 1",
+                         &errors),
+              2);
+    EXPECT_NE(errors.find("--compare 1: that is the run shown"), std::string::npos) << errors;
+    EXPECT_FALSE(fs::exists(png));
 }
 
 }  // namespace
