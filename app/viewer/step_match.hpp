@@ -63,7 +63,8 @@ std::string step_delta_text(const RunSummary& shown, std::int64_t compared_id,
                             const RunSummary& compared, const StepMatch& match, int step);
 
 // Each rank's busy time against the compared run's: over every step the runs' recorded
-// figures ("rank 0 busy +1.000 us"); for step `step` the two matched steps' compute time.
+// figures ("rank 0 busy +1.000 us"); for step `step` the two matched steps' compute time. Ranks
+// busy as long in both are one last line ("62 ranks are busy as long in both runs").
 std::vector<std::string> rank_busy_lines(const TimelineModel& shown, const TimelineModel& compared,
                                          const StepMatch& match, std::optional<int> step);
 

@@ -389,15 +389,24 @@ bool rank_in_view(const TimelineGeometry& geometry, int rank, float area_bottom)
 }
 
 // The compared run's outlines, on every step of the shown run (step_match.hpp).
-void draw_ghosts(ImDrawList* draw, const std::vector<GhostRank>& ghosts,
+// The compared run's outlines, in the shown run's rows: only for ranks the shown run has (a
+// compared run's extra ranks have no row to sit in), at the rows' own height, and not at all in
+// rows too thin to outline (hundreds of full-height outlines once washed the lanes white).
+void draw_ghosts(ImDrawList* draw, const std::vector<GhostRank>& ghosts, std::size_t shown_ranks,
                  const TimelineGeometry& geometry, float area_bottom) {
+    constexpr float kThinnestOutlinedRow = 6;
+    if (geometry.lane_height() < kThinnestOutlinedRow)
+        return;
     std::vector<DrawBlock> blocks;
     const auto min_ns = static_cast<std::int64_t>(kMergeBelowPixels / geometry.pixels_per_ns());
-    for (std::size_t index = 0; index < ghosts.size(); ++index) {
+    const float height = geometry.lane_height();
+    for (std::size_t index = 0; index < std::min(ghosts.size(), shown_ranks); ++index) {
         const int rank = static_cast<int>(index);
         if (!rank_in_view(geometry, rank, area_bottom))
             continue;
         for (bool communication : {false, true}) {
+            if (communication && geometry.compact)  // fitted rows show the compute lane only
+                continue;
             blocks.clear();
             const Lane& lane = communication ? ghosts[index].communication : ghosts[index].compute;
             TimelineModel::visible_blocks(lane, geometry.view_start, geometry.view_end, min_ns,
@@ -405,7 +414,7 @@ void draw_ghosts(ImDrawList* draw, const std::vector<GhostRank>& ghosts,
             const float top = geometry.lane_top(rank, communication);
             for (const DrawBlock& block : blocks)
                 draw->AddRect({std::max(geometry.left, geometry.x(block.start_ns)), top + 1},
-                              {geometry.x(block.end_ns), top + kLaneHeight - 1},
+                              {geometry.x(block.end_ns), top + height - 1},
                               IM_COL32(255, 255, 255, 110));
         }
     }
@@ -610,7 +619,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     draw->PushClipRect({geometry.left, kLanesTop}, {geometry.left + geometry.width, area_bottom},
                        true);
     if (state.trace.compared)
-        draw_ghosts(draw, state.trace.match.ghosts, geometry, area_bottom);
+        draw_ghosts(draw, state.trace.match.ghosts, model.ranks().size(), geometry, area_bottom);
     // Every visible pair's arrow once few enough are on screen to read them.
     if (visible_communication < 400)
         draw_visible_arrows(draw, model, geometry, area_bottom);

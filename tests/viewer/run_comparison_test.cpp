@@ -294,6 +294,9 @@ TEST(RunComparison, EachStepOfARunOfSeveralMeetsTheComparedStep) {
     EXPECT_EQ(comparison_line(session, 1), "step 1 vs run 2's step 0: 0 ns (+0.0%)");
     EXPECT_EQ(rank_busy_lines(*session.model, *session.compared, match, 1),
               (std::vector<std::string>{"rank 0 busy -500 ns", "rank 1 busy -100 ns"}));
+    // Ranks busy as long in both runs are counted, not listed one by one.
+    EXPECT_EQ(rank_busy_lines(*session.model, *session.model, match, std::nullopt),
+              (std::vector<std::string>{"2 ranks are busy as long in both runs"}));
     fs::remove(path);
 }
 

@@ -171,10 +171,15 @@ TEST(ViewerScreenshot, MergedBlocksTakeTheirDominantKindsColour) {
 // 1,024 ranks in a 1600x1000 window: rows shrink to fit (less than a pixel each, pooled), every
 // rank's row is drawn, and rank 700's one gap shows in its pixel row although the other ranks
 // pooled with it are busy there.
+void expect_thousand_rank_rows(const Image& image, int ranks, int gap_rank);
+
 TEST(ViewerScreenshot, AThousandRanksFitAndOneRanksBubbleShows) {
     const fs::path trace = testing::fresh_trace("viewer_1024");
     constexpr int kRanks = 1024, kGapRank = 700;
-    {
+    // Two identical runs: the second compared with the first must draw the same rows (the
+    // compared run's outlines, drawn at full lane height in rows of a pixel, once washed the
+    // whole timeline white).
+    for (int copy = 0; copy < 2; ++copy) {
         traces::TraceWriter writer(trace);
         traces::RunRecord run;
         run.schedule = "GPipe";
@@ -202,27 +207,34 @@ TEST(ViewerScreenshot, AThousandRanksFitAndOneRanksBubbleShows) {
         writer.finish_run(id, 1'000'000, 0.0002);
     }
     const fs::path png = screenshot_path("ranks1024");
-    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
-                         " --size 1600x1000 --no-critical-path"),
-              0);
-    const Image image = load_png(png);
+    for (const std::string compare : {"", " --run 2 --compare 1"}) {
+        ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() +
+                             " --size 1600x1000 --no-critical-path" + compare),
+                  0);
+        expect_thousand_rank_rows(load_png(png), kRanks, kGapRank);
+    }
+    fs::remove(png);
+}
+
+// The rows of AThousandRanksFitAndOneRanksBubbleShows's run, pooled into the pixels there are.
+void expect_thousand_rank_rows(const Image& image, int ranks, int gap_rank) {
     ASSERT_EQ(image.height, 1000);
     TimelineGeometry geometry = fitted_geometry(1600, 1'000'000);
     const float rows_bottom = 1000 - kPanelHeight - kMemoryHeight;
     // The rows' image spans [kLanesTop, rows_bottom); its last pixel row is the window's edge.
     const int rows = static_cast<int>(rows_bottom - kLanesTop) - 1;
-    ASSERT_LT(rows, kRanks);  // fewer pixels than ranks: pooled
+    ASSERT_LT(rows, ranks);  // fewer pixels than ranks: pooled
     int forward_rows = 0;
     for (int row = 0; row < rows; ++row)
         forward_rows +=
             near(image.at(geometry.x(200'000), kLanesTop + row), kActionColours[0]) ? 1 : 0;
     EXPECT_EQ(forward_rows, rows);  // every row holds ranks, all busy at 0.2 ms
-    const int gap_row = static_cast<int>(static_cast<std::int64_t>(kGapRank) * (rows + 1) / kRanks);
+    const int gap_row = static_cast<int>(static_cast<std::int64_t>(gap_rank) * (rows + 1) / ranks);
     const Rgb idle = kBubbleFills[static_cast<int>(BubbleCause::idle)];
     for (int row = 0; row < rows; ++row) {
         const Rgb pixel = image.at(geometry.x(500'000), kLanesTop + row);
         if (row == gap_row)
-            EXPECT_TRUE(near(pixel, idle)) << "rank " << kGapRank << "'s gap is " << text(pixel);
+            EXPECT_TRUE(near(pixel, idle)) << "rank " << gap_rank << "'s gap is " << text(pixel);
         else
             EXPECT_TRUE(near(pixel, kActionColours[0])) << "row " << row << " is " << text(pixel);
     }
@@ -233,7 +245,6 @@ TEST(ViewerScreenshot, AThousandRanksFitAndOneRanksBubbleShows) {
     EXPECT_TRUE(near(overview, kActionColours[0], 4)) << text(overview);
     EXPECT_TRUE(near(image.at(geometry.left, overview_y), {255, 255, 255}, 60))
         << text(image.at(geometry.left, overview_y));
-    fs::remove(png);
 }
 
 // Pixels near `colour` inside [left, right) x [top, bottom).
