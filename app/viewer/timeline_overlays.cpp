@@ -19,13 +19,15 @@
 
 namespace pipelens::viewer {
 
-void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run, bool hangs) {
+void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run, bool hangs,
+                       bool check_failed) {
     const auto [text, rgb] = [&]() -> std::pair<const char*, Rgb> {
         if (hangs)  // a checked schedule that deadlocks: its file's order, never run to the end
             return {"HANGS", kStatusFailed};
         switch (run.status) {
-            case traces::RunStatus::finished:
-                return {"finished", kStatusFinished};
+            case traces::RunStatus::finished:  // its results differ from the reference's
+                return check_failed ? std::pair<const char*, Rgb>{"MISMATCH", kStatusFailed}
+                                    : std::pair<const char*, Rgb>{"finished", kStatusFinished};
             case traces::RunStatus::failed:
                 return {"FAILED", kStatusFailed};
             case traces::RunStatus::running:

@@ -20,7 +20,10 @@ inline ImU32 colour(Rgb rgb, int alpha = 255) {
 
 // "finished", "failed" or "unfinished" in the header row above the rank labels.
 // `hangs`: the run shown is a checked schedule whose check found a hang.
-void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run, bool hangs);
+// `check_failed`: a finished run whose results failed a check (an accuracy or reference
+// mismatch) reads "MISMATCH", not "finished", as `summary` says "check failed".
+void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run, bool hangs,
+                       bool check_failed);
 
 // The run's summary figures and where its critical path's time goes, right of the badge, on
 // up to kHeaderLines lines (a failure's message cut short so that every figure shows); `hangs`:

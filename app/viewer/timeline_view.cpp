@@ -604,7 +604,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     draw_ruler(draw, geometry);
     const bool hangs = shows_hang(state);
     const bool path_shown = state.timeline.show_critical_path && !hangs;
-    draw_status_badge(draw, model.run(), hangs);
+    draw_status_badge(draw, model.run(), hangs, !state.trace.summary.outcome.findings.empty());
     draw_header_figures(draw, state.trace, window_width, hangs);
     draw_overview(draw, state);
     if (geometry.compact)  // in the ruler row's gutter, clear of the rank labels
