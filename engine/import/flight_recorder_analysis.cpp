@@ -1,13 +1,13 @@
 // Flight-recorder analysis. Groups are identified across ranks by name and member set (as
 // fr_trace does since split_group made names repeat); collectives are keyed by (group, seq id),
-// transfers by (group, sender, receiver) and their order; the hang chain only links to ops that
-// were posted and are not complete on a rank that is itself stuck, so a chain either closes on a
-// rank it already visited or ends at an op nobody posted. What two entries must agree on is in
-// flight_recorder_rules.cpp.
+// transfers by (group, sender, receiver) and their order; the hang chain goes on through every
+// holder that is itself stuck (posted the op or not: a stuck rank posts nothing later), so a
+// chain either closes on a rank it already visited or ends at a holder that is not stuck. What
+// two entries must agree on is in flight_recorder_rules.cpp; how the report reads, in
+// flight_recorder_report.cpp.
 #include "engine/import/flight_recorder_analysis.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -53,14 +53,6 @@ std::string gloo_note(const FlightRecorderDump& dump) {
         dump.rank, unrecorded);
 }
 
-// fr_trace leaves all_to_all sizes unchecked before dump version 2.4, which did not record them.
-bool records_all_to_all_sizes(const std::string& version) {
-    const std::size_t dot = version.find('.');
-    const int major = std::atoi(version.substr(0, dot).c_str());
-    const int minor = dot == std::string::npos ? 0 : std::atoi(version.substr(dot + 1).c_str());
-    return major > 2 || (major == 2 && minor >= 4);
-}
-
 // "input sizes differ", "state differs": what the rules name, plural or not.
 bool plural(const std::string& what) {
     return !what.empty() && (what.back() == 's' || what.back() == ')');
@@ -92,6 +84,7 @@ class Analysis {
             match_collectives(group);
         for (std::size_t group = 0; group < groups_.size(); ++group)
             match_transfers(group);
+        note_early_dumps();
         for (std::size_t i = 0; i < dumps_.size(); ++i)
             report_.ranks.push_back(summary(i));
         explain_hang();
@@ -103,6 +96,19 @@ class Analysis {
 
   private:
     using Key = std::pair<int, std::int64_t>;  // (global group, seq id)
+
+    struct RankWait {
+        WaitLink link;
+        bool held = false;  // link.holder_rank keeps this rank waiting (not done with the op)
+    };
+
+    struct SeqSpans {  // per rank, its first and last collective seq id in one group
+        std::map<int, std::int64_t> first, last;
+    };
+    struct EarlyDump {  // what a rank's dump ends before
+        int ops = 0;
+        std::string first;
+    };
 
     const FlightRecorderEntry& entry(int rank, int step) const {
         return dumps_[index_of_rank_.at(rank)].entries[static_cast<std::size_t>(step)];
@@ -177,6 +183,22 @@ class Analysis {
 
     void add(FlightRecorderFinding finding) { report_.findings.push_back(std::move(finding)); }
 
+    // `rank` has no side of `op`, which its peers completed: its dump was taken before the op.
+    void dump_ends_before(int rank, std::string op) {
+        EarlyDump& early = early_dumps_[rank];
+        if (early.ops++ == 0)
+            early.first = std::move(op);
+    }
+
+    // Dumps are taken one rank at a time: what a rank's dump ends before is said once, not found.
+    void note_early_dumps() {
+        for (const auto& [rank, early] : early_dumps_)
+            report_.notes.push_back(fmt::format(
+                "rank {}'s dump ends before {} op(s) that other ranks completed with it (the "
+                "first: {}): it was dumped earlier, so they are not findings",
+                rank, early.ops, early.first));
+    }
+
     // Calls visit(rank, step, entry) for each entry of the group that is `wanted`, rank by rank
     // (those with a dump), in recorded order.
     template <typename Wanted, typename Visit>
@@ -191,22 +213,33 @@ class Analysis {
         const GlobalGroup& group = groups_[group_index];
         const int g = static_cast<int>(group_index);
         std::map<std::int64_t, std::map<int, std::vector<int>>> by_seq;
-        std::map<int, std::int64_t> first_seq;
+        SeqSpans spans;
         for_each_entry_of(group_index, is_collective,
                           [&](int rank, int step, const FlightRecorderEntry& e) {
                               by_seq[e.collective_seq_id][rank].push_back(step);
-                              first_seq.emplace(rank, e.collective_seq_id);
+                              spans.first.emplace(rank, e.collective_seq_id);
+                              spans.last[rank] = e.collective_seq_id;
                           });
         for (const auto& [seq, steps] : by_seq) {
             for (const auto& [rank, list] : steps)
                 collective_steps_[{g, seq}][rank] = list.front();
-            check_collective(group, seq, steps, first_seq);
+            check_collective(group, seq, steps, spans);
         }
     }
 
+    // A rank with no entry for a collective that another rank completed, and nothing of the group
+    // after it, was dumped before the collective ran: it cannot complete without every rank.
+    bool dumped_before(int rank, const SeqSpans& spans, std::int64_t seq,
+                       const std::map<int, std::vector<int>>& steps) const {
+        if (spans.last.count(rank) && spans.last.at(rank) > seq)
+            return false;
+        return std::any_of(steps.begin(), steps.end(), [&](const auto& posted) {
+            return state(posted.first, posted.second.front()) == EntryState::completed;
+        });
+    }
+
     void check_collective(const GlobalGroup& group, std::int64_t seq,
-                          const std::map<int, std::vector<int>>& steps,
-                          const std::map<int, std::int64_t>& first_seq) {
+                          const std::map<int, std::vector<int>>& steps, const SeqSpans& spans) {
         const auto& [ref_rank, ref_steps] = *steps.begin();
         const FlightRecorderEntry& ref = entry(ref_rank, ref_steps.front());
         std::vector<int> present, absent;
@@ -216,8 +249,13 @@ class Analysis {
                 continue;
             }
             const bool lost = has_dump(rank) && wrapped(index_of_rank_.at(rank)) &&
-                              (!first_seq.count(rank) || seq < first_seq.at(rank));
-            if (has_dump(rank) && !lost)
+                              (!spans.first.count(rank) || seq < spans.first.at(rank));
+            if (!has_dump(rank) || lost)
+                continue;
+            if (dumped_before(rank, spans, seq, steps))
+                dump_ends_before(rank, fmt::format("{} collective #{} ({})", group_text(group), seq,
+                                                   ref.profiling_name));
+            else
                 absent.push_back(rank);
         }
         if (!absent.empty())
@@ -390,6 +428,12 @@ class Analysis {
         const std::string direction =
             send ? fmt::format("send {} from rank {} to rank {}", number + 1, rank, peer)
                  : fmt::format("recv {} of rank {} from rank {}", number + 1, rank, peer);
+        // A transfer completes only once both sides posted it: the peer's dump was taken first.
+        if (state(rank, step) == EntryState::completed) {
+            dump_ends_before(peer, fmt::format("{}: rank {}'s {} ({})", group_text(group), rank,
+                                               op_label(e), direction));
+            return;
+        }
         add({send ? "unmatched_send" : "unmatched_recv",
              group.name,
              e.p2p_seq_id,
@@ -430,8 +474,9 @@ class Analysis {
     }
 
     // Rank `rank` is stuck at its head op: which op of which rank does it wait for?
-    WaitLink link_for(int rank) const {
-        WaitLink link;
+    RankWait link_for(int rank) const {
+        RankWait wait;
+        WaitLink& link = wait.link;
         link.rank = rank;
         link.step = head(rank);
         const FlightRecorderEntry& e = entry(rank, link.step);
@@ -440,13 +485,19 @@ class Analysis {
             transfer_holder(e, link);
         else
             collective_holder(e, link);
-        // Only a posted, unfinished op on a stuck rank continues the chain.
+        wait.held = link.holder_rank >= 0;
+        // A holder that completed the op does not hold this rank, whatever it waits for itself.
         if (link.holder_step >= 0 &&
             (head(link.holder_rank) < 0 || head(link.holder_rank) > link.holder_step)) {
             link.holder_note = fmt::format("which rank {} completed at step {}", link.holder_rank,
                                            link.holder_step);
             link.holder_step = -1;
+            wait.held = false;
         }
+        // A stuck rank cannot post anything later, so the chain goes on through it.
+        if (link.holder_step < 0 && wait.held && has_dump(link.holder_rank) &&
+            head(link.holder_rank) >= 0)
+            link.holder_note += fmt::format(" (it is stuck at step {})", head(link.holder_rank));
         if (link.holder_step >= 0) {
             const int holder_head = head(link.holder_rank);
             link.holder_note =
@@ -458,7 +509,7 @@ class Analysis {
                     : fmt::format("which rank {} posted at step {} and has not completed",
                                   link.holder_rank, link.holder_step);
         }
-        return link;
+        return wait;
     }
 
     void transfer_holder(const FlightRecorderEntry& e, WaitLink& link) const {
@@ -525,48 +576,64 @@ class Analysis {
                 fmt::format("which rank {} may not have posted: it left no dump", holder->first);
     }
 
-    std::vector<WaitLink> chain_from(int start, const std::map<int, WaitLink>& links) const {
+    // The waits from `start`, followed through every rank that is itself stuck, until a rank
+    // repeats (the chain is then cut to the cycle, from its lowest rank) or the holder is not
+    // stuck.
+    std::pair<std::vector<WaitLink>, bool> chain_from(int start,
+                                                      const std::map<int, RankWait>& waits) const {
         std::vector<WaitLink> chain;
         std::set<int> seen;
-        int rank = start;
-        while (true) {
-            const WaitLink& link = links.at(rank);
-            chain.push_back(link);
+        for (int rank = start;;) {
+            const RankWait& wait = waits.at(rank);
+            chain.push_back(wait.link);
             seen.insert(rank);
-            if (link.holder_step < 0)
-                return chain;
-            if (seen.count(link.holder_rank)) {
-                const auto closing =
-                    std::find_if(chain.begin(), chain.end(),
-                                 [&](const WaitLink& l) { return l.rank == link.holder_rank; });
-                chain.erase(chain.begin(), closing);
-                return chain;
+            const int holder = wait.link.holder_rank;
+            if (!wait.held || waits.count(holder) == 0)
+                return {chain, false};
+            if (seen.count(holder)) {
+                chain.erase(chain.begin(),
+                            std::find_if(chain.begin(), chain.end(),
+                                         [&](const WaitLink& l) { return l.rank == holder; }));
+                // From its lowest rank, so a cycle reads the same whichever rank found it.
+                std::rotate(chain.begin(),
+                            std::min_element(chain.begin(), chain.end(),
+                                             [](const WaitLink& a, const WaitLink& b) {
+                                                 return a.rank < b.rank;
+                                             }),
+                            chain.end());
+                return {chain, true};
             }
-            rank = link.holder_rank;
+            rank = holder;
         }
     }
 
     void explain_hang() {
-        std::map<int, WaitLink> links;
+        std::map<int, RankWait> waits;
         for (const FlightRecorderDump& dump : dumps_)
             if (head(dump.rank) >= 0)
-                links.emplace(dump.rank, link_for(dump.rank));
-        if (links.empty())
+                waits.emplace(dump.rank, link_for(dump.rank));
+        if (waits.empty())
             return;
         report_.hang = true;
         HangReport& hang = report_.hang_report;
-        for (const auto& [rank, link] : links)
-            hang.blocked.push_back(link);
+        for (const auto& [rank, wait] : waits)
+            hang.blocked.push_back(wait.link);
         // A cycle explains a hang best; without one, the lowest stuck rank's chain.
-        for (const auto& [rank, link] : links) {
-            std::vector<WaitLink> chain = chain_from(rank, links);
-            if (hang.cycle.empty())
-                hang.cycle = chain;
-            if (chain.back().holder_step >= 0) {
+        bool cycle = false;
+        for (const auto& [rank, wait] : waits) {
+            auto [chain, closes] = chain_from(rank, waits);
+            if (hang.cycle.empty() || closes) {
                 hang.cycle = std::move(chain);
-                break;
+                cycle = closes;
             }
+            if (closes)
+                break;
         }
+        report_.wait_cycle = cycle;
+        const RankWait& last = waits.at(hang.cycle.back().rank);
+        report_.hang_headline =
+            hang_headline(hang.cycle, cycle, last.held,
+                          last.link.holder_rank >= 0 && has_dump(last.link.holder_rank));
         for (const WaitLink& link : hang.blocked) {
             const FlightRecorderEntry& e = entry(link.rank, link.step);
             std::vector<int> ranks{link.rank};
@@ -593,18 +660,11 @@ class Analysis {
     std::vector<std::vector<std::pair<int, int>>> entries_of_group_;  // (rank, step), by rank
     std::map<Key, std::map<int, int>> collective_steps_;              // first step per rank
     std::map<std::pair<int, int>, std::pair<int, int>> partner_;      // (rank, step) both ways
+    std::map<int, EarlyDump> early_dumps_;                            // by rank
     FlightRecorderReport report_;
 };
 
 }  // namespace
-
-std::string op_label(const FlightRecorderEntry& entry) {
-    if (entry.op.is_p2p())
-        return fmt::format("{} [pg {}, p2p #{}]", entry.profiling_name, entry.pg_name,
-                           entry.p2p_seq_id);
-    return fmt::format("{} [pg {}, #{}]", entry.profiling_name, entry.pg_name,
-                       entry.collective_seq_id);
-}
 
 std::vector<EntryState> effective_states(const FlightRecorderDump& dump) {
     std::vector<EntryState> states;
@@ -630,57 +690,6 @@ std::vector<EntryState> effective_states(const FlightRecorderDump& dump) {
 
 FlightRecorderReport analyse_flight_recorder(const std::vector<FlightRecorderDump>& dumps) {
     return Analysis(dumps).run();
-}
-
-namespace {
-
-// A cycle in which each rank's needed op is the very op the next rank is stuck at: nobody waits
-// for an op still to be posted; they all sit in one transfer or collective that never finishes.
-bool posted_on_both_sides(const HangReport& hang) {
-    if (!hang.closes_cycle())
-        return false;
-    for (std::size_t i = 0; i < hang.cycle.size(); ++i)
-        if (hang.cycle[i].holder_step != hang.cycle[(i + 1) % hang.cycle.size()].step)
-            return false;
-    return true;
-}
-
-}  // namespace
-
-std::string FlightRecorderReport::text() const {
-    std::string out = fmt::format("flight-recorder dumps of {} rank(s)", ranks.size());
-    for (const RankSummary& rank : ranks) {
-        out += fmt::format("\n  rank {} ({}): {} op(s), {} completed", rank.rank, rank.file,
-                           rank.ops, rank.completed);
-        if (rank.last_completed_step >= 0)
-            out += fmt::format("; last completed: step {} {}", rank.last_completed_step,
-                               rank.last_completed);
-        if (rank.first_pending_step >= 0)
-            out += fmt::format("; first not completed: step {} {}", rank.first_pending_step,
-                               rank.first_pending);
-    }
-    for (const std::string& note : notes)
-        out += "\n  note: " + note;
-    bool listed = false;
-    for (const FlightRecorderFinding& finding : findings) {
-        if (finding.kind == "hang")
-            continue;
-        out += listed ? "" : "\nfindings:";
-        listed = true;
-        out += fmt::format("\n  {}: {}", finding.kind, finding.message);
-    }
-    if (hang) {
-        out += '\n';  // appended apart: GCC 12 warns (-Wrestrict) on "\n" + std::string&&
-        out += hang_report.text("the dumps show a hang");
-        if (posted_on_both_sides(hang_report))
-            out +=
-                "\n every rank of this cycle has posted the op the next one waits for and none "
-                "completed: the op itself is stuck (see the mismatches above, a rank without "
-                "a dump, the network)";
-    }
-    if (!hang && !listed)
-        out += "\nno hang and no mismatch: every op completed and the ranks agree";
-    return out;
 }
 
 }  // namespace pipelens::import

@@ -9,8 +9,12 @@
 //    either side's buffer wrapped, the two lists lined up at the last transfer each completed;
 //  - per rank the last completed op and the first op not completed;
 //  - for a hang, the chain of waits: rank X is stuck at op O and needs op P of rank Y; that is
-//    followed until a rank repeats (a cycle) or the needed op was never posted. It is the
-//    HangReport of engine/schedule/dry_run.hpp, so it reads like `pipelens check`'s report.
+//    followed through every rank that is itself stuck (one stuck before an op can never post
+//    it) until a rank repeats (a cycle) or the holder is not stuck (it left no dump, completed
+//    the op, or has nothing pending). It is the HangReport of engine/schedule/dry_run.hpp, so its
+//    links read like `pipelens check`'s report;
+//  - a rank with no side of an op that another rank completed (a transfer or collective cannot
+//    complete without it) was dumped earlier: a note, not a finding.
 //
 // Gloo dumps: fr_trace stops on them (their pg_config lists the group unnamed, see
 // flight_recorder_dump.hpp; its Op also takes only nccl: and xccl: names); here they are read,
@@ -24,7 +28,8 @@
 // (fr_trace drops every rank's entries older than the latest first record_id of any rank).
 //
 // Invariants: `steps` are indices into the rank's dump entries; a WaitLink's holder_step >= 0
-// only when that op was posted and not completed on a rank that is itself stuck.
+// only when that op was posted and not completed on a rank that is itself stuck, so a cycle
+// through an op never posted has wait_cycle set but HangReport::closes_cycle() false.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +78,8 @@ struct FlightRecorderReport {
     std::vector<FlightRecorderFinding> findings;  // collectives, then p2p, then hang links
     std::vector<MatchedTransfer> transfers;       // matched send/recv pairs
     HangReport hang_report;                       // empty cycle when no rank is stuck
+    bool wait_cycle = false;                      // hang_report.cycle closes on its first rank
+    std::string hang_headline;                    // "wait cycle rank 1 -> rank 3 -> rank 1"
     std::vector<std::string> notes;               // limits of what the dumps can tell
     bool hang = false;                            // some rank has an op that did not complete
     bool mismatch = false;  // ranks disagree on a collective or transfer (type, size, dtype)
@@ -81,6 +88,13 @@ struct FlightRecorderReport {
 
 // An op's label: profiling name, group and sequence id.
 std::string op_label(const FlightRecorderEntry& entry);
+
+// What a hang comes to, for the report's headline: "wait cycle rank 1 -> rank 3 -> rank 1", or
+// the chain and where it ends ("wait chain rank 0 -> rank 1 -> rank 2, which left no dump").
+// `held`: the chain's last holder keeps its rank waiting (it did not complete the op);
+// `holder_dumped`: that holder left a dump.
+std::string hang_headline(const std::vector<WaitLink>& chain, bool cycle, bool held,
+                          bool holder_dumped);
 
 // Each entry's state, where an op inside a coalesced batch takes the state of the batch's
 // closing "coalesced" entry (PyTorch records the batch's progress only there), and a retired

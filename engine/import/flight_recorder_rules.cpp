@@ -2,6 +2,7 @@
 #include "engine/import/flight_recorder_rules.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <initializer_list>
 #include <limits>
 #include <set>
@@ -210,6 +211,13 @@ std::optional<OpDifference> compare_transfer(const FlightRecorderEntry& send,
         return OpDifference{"dtype_mismatch", dtypes_text(send.input_dtypes),
                             dtypes_text(recv.output_dtypes), "dtypes"};
     return std::nullopt;
+}
+
+bool records_all_to_all_sizes(const std::string& version) {
+    const std::size_t dot = version.find('.');
+    const int major = std::atoi(version.substr(0, dot).c_str());
+    const int minor = dot == std::string::npos ? 0 : std::atoi(version.substr(dot + 1).c_str());
+    return major > 2 || (major == 2 && minor >= 4);
 }
 
 }  // namespace pipelens::import

@@ -45,6 +45,10 @@ std::optional<OpDifference> compare_collective(const FlightRecorderEntry& ref, E
 std::optional<OpDifference> compare_all_to_all_totals(
     const std::vector<const FlightRecorderEntry*>& entries);
 
+// Whether a dump of `version` records all_to_all sizes: from 2.4 on (fr_trace leaves them
+// unchecked before).
+bool records_all_to_all_sizes(const std::string& version);
+
 // A send against the recv matched with it: the sizes, then the dtypes where both record them.
 std::optional<OpDifference> compare_transfer(const FlightRecorderEntry& send,
                                              const FlightRecorderEntry& recv);

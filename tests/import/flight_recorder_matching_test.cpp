@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,22 @@ class DumpBuilder {
         return *this;
     }
 
+    // Another process group this rank belongs to, as pg_config lists it.
+    DumpBuilder& group(const std::string& name, const std::string& ranks) {
+        pg_config_[name] = {{"name", name}, {"desc", "mesh_pp"}, {"ranks", ranks}};
+        return *this;
+    }
+
+    // A send or recv in group `name` (its op names count ranks within the group), which keeps
+    // its own p2p seq ids.
+    DumpBuilder& transfer_in(const std::string& name, const std::string& op,
+                             const std::string& state) {
+        add(op, state, true, {{4}}, {{4}}, {"Float"}, {"Float"});
+        entries_.back()["process_group"] = {name, "mesh_pp"};
+        entries_.back()["p2p_seq_id"] = ++group_p2p_seq_[name];
+        return *this;
+    }
+
     // Drops the oldest `count` entries, as a ring buffer that wrapped does.
     DumpBuilder& lose_oldest(std::size_t count) {
         entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(count));
@@ -91,6 +108,7 @@ class DumpBuilder {
     std::int64_t record_ = 0;
     std::int64_t collective_seq_ = 0;
     std::int64_t p2p_seq_ = 0;
+    std::map<std::string, std::int64_t> group_p2p_seq_;
 };
 
 std::vector<std::string> kinds(const FlightRecorderReport& report) {
@@ -204,6 +222,7 @@ TEST(FlightRecorderMatching, ARankWithoutADumpIsNamedAsTheOneTheOthersWaitFor) {
     ASSERT_EQ(hang.cycle.size(), 1u) << report.text();
     EXPECT_EQ(hang.cycle[0].holder_rank, 2);
     EXPECT_FALSE(hang.closes_cycle());
+    EXPECT_EQ(report.hang_headline, "wait chain rank 0 -> rank 2, which left no dump");
     EXPECT_EQ(hang.text("the dumps show a hang"),
               "the dumps show a hang: a rank waits for an action that never runs\n"
               "  rank 0 is stuck at step 1 (nccl:all_reduce [pg 0, #2]): it needs "
@@ -259,6 +278,101 @@ TEST(FlightRecorderMatching, AGroupStatusThatCannotBeReadIsLeftOutNotFatal) {
     EXPECT_EQ(dump.notes[0],
               "d.json: pg_status '0': `last_enqueued_collective` should be an integer, not "
               "\"n/a\"; that group's status is left out");
+}
+
+// Rank 1 was dumped after its third all_reduce; rank 0 went on to a fourth and a send to rank 1,
+// and both completed, which they cannot without rank 1: its dump is older, nobody is missing.
+TEST(FlightRecorderMatching, OpsCompletedAfterAPeersDumpWasTakenAreANoteNotFindings) {
+    DumpBuilder rank0(0, 2), rank1(1, 2);
+    for (int i = 0; i < 3; ++i) {
+        rank0.collective("all_reduce", "completed", {{8}}, {{8}});
+        rank1.collective("all_reduce", "completed", {{8}}, {{8}});
+    }
+    rank0.collective("all_reduce", "completed", {{8}}, {{8}})
+        .transfer("send 0->1", "completed", {{4}});
+    const FlightRecorderReport report = analyse_flight_recorder({rank0.dump(), rank1.dump()});
+    EXPECT_FALSE(report.hang);
+    EXPECT_TRUE(report.findings.empty()) << report.text();
+    ASSERT_EQ(report.notes.size(), 1u) << report.text();
+    EXPECT_EQ(report.notes[0],
+              "rank 1's dump ends before 2 op(s) that other ranks completed with it (the first: "
+              "process group '0' (default_pg) collective #4 (nccl:all_reduce)): it was dumped "
+              "earlier, so they are not findings");
+
+    // Not completed, the same op is what a rank that never posted leaves: a finding.
+    DumpBuilder waiting(0, 2);
+    for (int i = 0; i < 3; ++i)
+        waiting.collective("all_reduce", "completed", {{8}}, {{8}});
+    waiting.collective("all_reduce", "started", {{8}}, {{8}});
+    EXPECT_EQ(kinds(analyse_flight_recorder({waiting.dump(), rank1.dump()})),
+              (std::vector<std::string>{"missing_rank", "hang"}));
+}
+
+// A pipeline of 4 whose rank 2 died and left no dump: rank 0 waits on rank 1, which waits on
+// rank 2. Rank 1 never posted what rank 0 needs, but it is stuck, so the chain goes on to the
+// rank that holds everyone.
+TEST(FlightRecorderMatching, AHangChainRunsThroughStuckRanksToTheRankWithoutADump) {
+    DumpBuilder rank0(0, 4), rank1(1, 4), rank3(3, 4);
+    rank0.transfer("send 0->1", "completed", {{4}}).transfer("recv 0<-1", "started", {{4}});
+    rank1.transfer("recv 1<-0", "completed", {{4}})
+        .transfer("send 1->2", "completed", {{4}})
+        .transfer("recv 1<-2", "started", {{4}});
+    rank3.transfer("send 3->2", "started", {{4}});
+    const FlightRecorderReport report =
+        analyse_flight_recorder({rank0.dump(), rank1.dump(), rank3.dump()});
+    ASSERT_TRUE(report.hang);
+    EXPECT_FALSE(report.wait_cycle);
+    EXPECT_EQ(report.hang_headline, "wait chain rank 0 -> rank 1 -> rank 2, which left no dump");
+    const std::string text = report.text();
+    EXPECT_NE(text.find("the dumps show a hang: wait chain rank 0 -> rank 1 -> rank 2, which "
+                        "left no dump\n"
+                        "  rank 0 is stuck at step 1 (nccl:recv 0<-1 [pg 0, p2p #2]): it needs "
+                        "nccl:send 1->0 on rank 1, which rank 1 never posted (it is stuck at step "
+                        "2)\n"
+                        "  rank 1 is stuck at step 2 (nccl:recv 1<-2 [pg 0, p2p #3]): it needs "
+                        "nccl:send 2->1 on rank 2, which rank 2 may not have posted: it left no "
+                        "dump\n"
+                        " also stuck:\n"
+                        "  rank 3 is stuck at step 0"),
+              std::string::npos)
+        << text;
+}
+
+// Pipeline groups {0, 2} and {1, 3}: rank 3 waits for a second send from rank 1, which is stuck
+// in the default group's all_reduce that rank 3 never reached. Neither op was posted, yet it is
+// a deadlock, and the headline says so.
+TEST(FlightRecorderMatching, StuckRanksWaitingForOpsTheOtherNeverPostedFormACycle) {
+    std::vector<DumpBuilder> ranks;
+    for (int rank = 0; rank < 4; ++rank) {
+        ranks.emplace_back(rank, 4);
+        ranks.back().group("1", "[0, 2]").group("2", "[1, 3]");
+        ranks.back().collective("all_reduce", "completed", {{8}}, {{8}});
+    }
+    ranks[0].transfer_in("1", "send 0->1", "completed");
+    ranks[2].transfer_in("1", "recv 1<-0", "completed");
+    ranks[1].transfer_in("2", "send 0->1", "completed");
+    ranks[3].transfer_in("2", "recv 1<-0", "completed").transfer_in("2", "recv 1<-0", "started");
+    for (const std::size_t rank : {0u, 1u, 2u})
+        ranks[rank].collective("all_reduce", "started", {{8}}, {{8}});
+    std::vector<FlightRecorderDump> dumps;
+    for (const DumpBuilder& builder : ranks)
+        dumps.push_back(builder.dump());
+    const FlightRecorderReport report = analyse_flight_recorder(dumps);
+    ASSERT_TRUE(report.hang);
+    EXPECT_TRUE(report.wait_cycle);
+    EXPECT_FALSE(report.hang_report.closes_cycle());  // no op of the cycle was posted
+    EXPECT_EQ(report.hang_headline, "wait cycle rank 1 -> rank 3 -> rank 1");
+    const std::string text = report.text();
+    EXPECT_NE(text.find("the dumps show a hang: wait cycle rank 1 -> rank 3 -> rank 1\n"
+                        "  rank 1 is stuck at step 2 (nccl:all_reduce [pg 0, #2]): it needs "
+                        "nccl:all_reduce [pg 0, #2] on rank 3, which rank 3 never posted (it is "
+                        "stuck at step 2)\n"
+                        "  rank 3 is stuck at step 2 (nccl:recv 1<-0 [pg 2, p2p #2]): it needs "
+                        "nccl:send 0->1 on rank 1, which rank 1 never posted (it is stuck at step "
+                        "2)\n"
+                        " also stuck:"),
+              std::string::npos)
+        << text;
 }
 
 }  // namespace
