@@ -20,8 +20,6 @@
 namespace pipelens::sim {
 namespace {
 
-// What a configuration that ran out of memory says; the words are also how run_sweep finds the
-// ones to try again alone.
 constexpr const char* kOutOfMemory =
     "ran out of memory simulating it: too large for this machine's memory";
 
@@ -126,7 +124,7 @@ SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index
                 point.peak_memory_bytes = rank.peak_memory_bytes;
                 point.peak_memory_rank = rank.rank;
             }
-    } catch (const std::bad_alloc&) {  // run_sweep tries it again alone
+    } catch (const std::bad_alloc&) {
         point.error = kOutOfMemory;
         point.too_large = true;
     } catch (const ScheduleTooLargeError& error) {
@@ -153,9 +151,11 @@ std::vector<SweepPoint> run_sweep(
             if (progress)
                 progress(done, total);
         });
+    // Every configuration too large beside the others is tried again alone: one refused by its
+    // size estimate is refused again at once, before allocating.
     if (run_record::worker_count(total, workers) > 1)
         for (SweepPoint& point : points)
-            if (point.error == kOutOfMemory)
+            if (point.too_large)
                 point = simulate_sweep_configuration(grid, point.index, global_batch);
     rank_sweep(points, sweep_basis(grid, global_batch).ranking);
     return points;

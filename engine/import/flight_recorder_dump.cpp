@@ -96,13 +96,11 @@ class Fields {
     // A time the recorder had not seen yet: absent, None (pickle) or 0 (JSON). The recorder's
     // clock is nanoseconds since the epoch, so a negative one is damage, not a time.
     std::optional<std::int64_t> time(const char* key) const {
-        const std::int64_t value = integer_or(key, 0);
-        if (value < 0)
-            fail(key, fmt::format("is {}, which is no time (nanoseconds since the epoch)", value));
+        const std::int64_t value = time_of(key, integer_or(key, 0));
         return value == 0 ? std::nullopt : std::optional<std::int64_t>(value);
     }
-    std::int64_t required_time(const char* key) const {
-        const std::int64_t value = integer(key);
+    std::int64_t required_time(const char* key) const { return time_of(key, integer(key)); }
+    std::int64_t time_of(const char* key, std::int64_t value) const {
         if (value < 0)
             fail(key, fmt::format("is {}, which is no time (nanoseconds since the epoch)", value));
         return value;
