@@ -8,11 +8,9 @@
 // kernel to end it when its launcher dies (PR_SET_PDEATHSIG), which covers a SIGKILL too.
 #include "app/cli/rank_launcher.hpp"
 
-#include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,24 +113,6 @@ std::string describe(int rank, int status) {
 }
 
 }  // namespace
-
-int free_port() {
-    const int socket_fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (socket_fd < 0)
-        throw std::runtime_error("cannot open a socket to find a free port");
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    address.sin_port = 0;
-    socklen_t length = sizeof address;
-    if (bind(socket_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        getsockname(socket_fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-        close(socket_fd);
-        throw std::runtime_error("cannot find a free TCP port for the rendezvous");
-    }
-    close(socket_fd);
-    return ntohs(address.sin_port);
-}
 
 LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process_count,
                           const std::string& master_address, int master_port,

@@ -35,7 +35,4 @@ LaunchResult launch_ranks(const std::vector<std::string>& arguments, int process
                           const std::string& master_address, int master_port,
                           std::chrono::milliseconds grace, const OnRankEnd& ended = {});
 
-// A TCP port nobody listens on right now (for the rendezvous).
-int free_port();
-
 }  // namespace pipelens::cli

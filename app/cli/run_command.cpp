@@ -24,6 +24,7 @@
 #include "app/cli/model_options.hpp"
 #include "app/cli/rank_launcher.hpp"
 #include "app/cli/real_run_report.hpp"
+#include "app/cli/rendezvous_port.hpp"
 #include "app/cli/report_directory.hpp"
 #include "app/cli/run_report.hpp"
 #include "app/cli/torch_profile_option.hpp"
@@ -536,7 +537,7 @@ int launch(const RunOptions& options) {
         address = master.host;
         port = master.port;
     } else {
-        port = free_port();
+        port = rendezvous_port();
         arguments.push_back("--master");
         arguments.push_back(fmt::format("{}:{}", address, port));
     }

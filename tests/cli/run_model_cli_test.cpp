@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/cli/rendezvous_port.hpp"
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
 
@@ -76,7 +77,7 @@ TEST(RunModelCli, AVTheDefaultModelCannotFillIsRefusedNamingLayers) {
 
 TEST(RunModelCli, ARankStartedByHandSaysWhomItWaitsForAndHonoursTheTimeout) {
     PIPELENS_SKIP_WITHOUT_GLOO();
-    const int port = 20000 + static_cast<int>(::getpid() % 20000);
+    const int port = cli::rendezvous_port();
     const std::string master = "127.0.0.1:" + std::to_string(port);
     const auto result =
         run_pipelens("run --transport gloo --pp 2 --m 4 --timeout 2s --master " + master);
@@ -95,7 +96,7 @@ TEST(RunModelCli, ARankStartedByHandSaysWhomItWaitsForAndHonoursTheTimeout) {
 // receiving process (SIGABRT). Rank 0 compares the ranks' runs first and refuses, naming both.
 TEST(RunModelCli, RanksStartedWithDifferentRunsAreRefusedNamingTheDifference) {
     PIPELENS_SKIP_WITHOUT_GLOO();
-    const int port = 20000 + static_cast<int>((::getpid() + 7919) % 20000);
+    const int port = cli::rendezvous_port();
     const std::string ranks =
         " --transport gloo --pp 2 --m 4 --timeout 5s --world-size 2 "
         "--master 127.0.0.1:" +

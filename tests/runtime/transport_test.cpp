@@ -24,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include "app/cli/rendezvous_port.hpp"
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/local_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
@@ -68,10 +69,6 @@ class BoundSocket {
     int port_ = 0;
 };
 
-int free_port() {
-    return BoundSocket().port();
-}
-
 struct PeerOutput {
     std::vector<std::string> lines;
     bool exited_cleanly = false;  // exit status 0 before the deadline
@@ -104,7 +101,7 @@ class Peer : public testing::ChildProcess {
 // Runs `scenario` with one peer per rank and returns what each rank printed.
 std::vector<PeerOutput> run_ranks(int world_size, const std::string& scenario,
                                   const std::string& count = "0") {
-    const std::string port = std::to_string(free_port());
+    const std::string port = std::to_string(cli::rendezvous_port());
     std::vector<std::unique_ptr<Peer>> peers;
     for (int rank = 0; rank < world_size; ++rank)
         peers.push_back(std::make_unique<Peer>(std::vector<std::string>{
@@ -401,7 +398,7 @@ TEST_F(GlooTransportTest, SmallMessageRoundTrip) {
 
 TEST_F(GlooTransportTest, UnreachableRendezvousIsUnavailableWithinTheTimeout) {
     Rendezvous rendezvous;
-    rendezvous.master_port = free_port();
+    rendezvous.master_port = cli::rendezvous_port();
     rendezvous.rank = 1;
     rendezvous.world_size = 2;
     rendezvous.timeout = milliseconds(1000);
@@ -445,7 +442,7 @@ TEST_F(GlooTransportTest, RendezvousPortInUseIsUnavailable) {
 // Two ranks as threads of this process: enough to check the arguments a send refuses.
 TEST_F(GlooTransportTest, RefusesBadPeersTagsAndTooManyTensors) {
     Rendezvous rendezvous;
-    rendezvous.master_port = free_port();
+    rendezvous.master_port = cli::rendezvous_port();
     rendezvous.world_size = 2;
     rendezvous.timeout = milliseconds(5000);
     Rendezvous other = rendezvous;
@@ -473,7 +470,7 @@ struct TwoStoreRanks {
     Rendezvous zero;
     Rendezvous one;
     TwoStoreRanks() {
-        zero.master_port = free_port();
+        zero.master_port = cli::rendezvous_port();
         zero.world_size = 2;
         zero.timeout = milliseconds(10'000);
         one = zero;
@@ -528,7 +525,7 @@ TEST(RendezvousStoreTest, OnlyRankZeroAfterAnAbortLingers) {
 
 TEST(NcclTransportTest, SaysWhyItIsUnavailableHere) {
     Rendezvous rendezvous;
-    rendezvous.master_port = free_port();
+    rendezvous.master_port = cli::rendezvous_port();
     try {
         make_nccl_transport(rendezvous, 0);
         GTEST_SKIP() << "a CUDA device is visible: the nccl transport is available here";
