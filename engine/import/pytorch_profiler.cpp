@@ -1,9 +1,9 @@
-// Reading PyTorch profiler traces. Each file is streamed once (chrome_trace_stream) keeping only
-// what the import needs: the action ranges, the communication the profiler recorded, memory
-// samples. Everything else (operator ranges, kernels, flows) is dropped as it streams past, so
-// memory stays proportional to the pipeline's actions, not to the trace; only a trace that
-// marks no action keeps the few kinds of operator a single-stage schedule is read from
-// (single_stage_profile.hpp), and drops them at its first action range.
+// Building a run from PyTorch profiler traces: each rank's file read once (profiler_rank_file),
+// its ranges (or, for a single-stage schedule, its operators) turned into actions, the ranks
+// put in pipeline order and their clocks aligned.
+//
+// One rule times every action, whichever way it was read: the GPU work launched while its CPU
+// span ran, where there is any (time_on_gpu, gpu_launches.hpp), else that CPU span.
 #include "engine/import/pytorch_profiler.hpp"
 
 #include <algorithm>
@@ -17,9 +17,10 @@
 
 #include "engine/import/chrome_trace_stream.hpp"
 #include "engine/import/clock_alignment.hpp"
+#include "engine/import/gpu_launches.hpp"
 #include "engine/import/pipeline_ranks.hpp"
 #include "engine/import/profiler_args.hpp"
-#include "engine/import/profiler_event_times.hpp"
+#include "engine/import/profiler_rank_file.hpp"
 #include "engine/import/rank_file_name.hpp"
 #include "engine/import/receive_arrival.hpp"
 #include "engine/import/schedule_recovery.hpp"
@@ -30,198 +31,6 @@
 
 namespace pipelens::import {
 namespace {
-
-enum class CommKind { send, recv, wait };
-
-struct Range {
-    std::string name;
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    std::string thread;  // "pid/tid": nesting is only within one thread
-    std::uint64_t offset = 0;
-};
-
-struct CommCall {
-    CommKind kind = CommKind::wait;
-    std::int64_t bytes = -1;
-    std::int64_t start_ns = 0;
-    std::int64_t end_ns = 0;
-    std::string thread;
-};
-
-struct RankFile {
-    std::string path;
-    std::optional<int> rank;  // the global rank: distributedInfo.rank, else from the file name
-    std::optional<int> world_size;  // distributedInfo.world_size
-    std::vector<ProcessGroupInfo> groups;
-    std::vector<Range> cpu_ranges;             // PP:... and Forward i / Backward i
-    std::vector<Range> gpu_ranges;             // their gpu_user_annotation twins
-    std::vector<CommCall> recorded_comm;       // record_param_comms
-    std::vector<CommCall> named_comm;          // nccl:/gloo: send and recv ranges (fallback)
-    std::vector<TimedSpan> receive_transfers;  // nccl:/gloo: recv ranges by start: arrivals
-    std::vector<traces::MemoryRecord> cpu_memory;
-    std::vector<traces::MemoryRecord> gpu_memory;
-    StageOperators stage_operators;  // for a trace without action ranges (single_stage_profile)
-    std::uint64_t events = 0;
-    std::string who;  // "global rank 3", for messages
-};
-
-// "Forward 3": a microbatch number of at most 9 digits, so that it fits an int (a longer one is
-// no microbatch of a real run, and reading it once threw a bare "stoi").
-bool is_gpipe_name(std::string_view name) {
-    for (std::string_view prefix : {"Forward ", "Backward "})
-        if (name.size() > prefix.size() && name.size() <= prefix.size() + 9 &&
-            name.substr(0, prefix.size()) == prefix)
-            return std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()),
-                               name.end(), [](char c) { return c >= '0' && c <= '9'; });
-    return false;
-}
-
-bool is_action_range(std::string_view name) {
-    return name.substr(0, 3) == "PP:" || is_gpipe_name(name);
-}
-
-std::optional<CommKind> comm_kind_of(std::string_view collective) {
-    collective = unquoted(collective);
-    if (collective == "send" || collective == "isend")
-        return CommKind::send;
-    if (collective == "recv" || collective == "irecv" || collective == "recvAnySource")
-        return CommKind::recv;
-    if (collective == "wait")
-        return CommKind::wait;
-    return std::nullopt;
-}
-
-// A wait on a Work object as a profiled operator: "c10d::wait", "Work.wait", "aten::wait".
-bool is_wait_op(std::string_view name) {
-    const auto separator = name.find_last_of(":.");
-    return separator != std::string_view::npos && name.substr(separator + 1) == "wait";
-}
-
-CommCall comm_call(const ChromeEvent& event, CommKind kind, std::string thread) {
-    CommCall call;
-    call.kind = kind;
-    call.start_ns = event.ts_ns;
-    call.end_ns = event.ts_ns + std::max<std::int64_t>(event.dur_ns, 0);
-    call.thread = std::move(thread);
-    std::int64_t elements = integer_of(arg_text(event, "In msg nelems")).value_or(0);
-    if (elements <= 0)
-        elements = integer_of(arg_text(event, "Out msg nelems")).value_or(0);
-    const std::int64_t width = dtype_bytes(arg_text(event, "dtype"));
-    if (elements > 0 && width > 0)
-        call.bytes = elements * width;
-    return call;
-}
-
-void keep_event(RankFile& file, const ChromeEvent& event) {
-    ++file.events;
-    if (event.has_ts)
-        check_event_time(file.path, event);
-    if (file.cpu_ranges.empty())  // until a range shows the actions are marked
-        keep_stage_operator(file.stage_operators, event);
-    if (event.ph == "i" || event.ph == "I") {
-        if (event.name != "[memory]")
-            return;
-        const auto total = integer_of(arg_text(event, "Total Allocated"));
-        if (!total)
-            return;
-        const bool on_gpu = integer_of(arg_text(event, "Device Type")).value_or(0) != 0;
-        (on_gpu ? file.gpu_memory : file.cpu_memory).push_back({0, event.ts_ns, *total});
-        return;
-    }
-    if (event.ph != "X")
-        return;
-    std::string thread = fmt::format("{}/{}", event.pid_text, event.tid_text);
-    if (is_action_range(event.name)) {
-        check_range_times(file.path, event);
-        Range range{std::string(event.name), event.ts_ns,
-                    event.ts_ns + std::max<std::int64_t>(event.dur_ns, 0), std::move(thread),
-                    event.offset};
-        (event.cat == "gpu_user_annotation" ? file.gpu_ranges : file.cpu_ranges)
-            .push_back(std::move(range));
-        if (file.cpu_ranges.size() == 1)
-            file.stage_operators = {};
-        return;
-    }
-    if (event.cat == "kernel" || event.cat == "gpu_memcpy")
-        return;
-    if (event.name == "record_param_comms") {
-        if (const auto kind = comm_kind_of(arg_text(event, "Collective name")))
-            file.recorded_comm.push_back(comm_call(event, *kind, std::move(thread)));
-        return;
-    }
-    for (const auto& [prefix, kind] : {std::pair{std::string_view("nccl:send"), CommKind::send},
-                                       std::pair{std::string_view("gloo:send"), CommKind::send},
-                                       std::pair{std::string_view("nccl:recv"), CommKind::recv},
-                                       std::pair{std::string_view("gloo:recv"), CommKind::recv}})
-        if (event.name.substr(0, prefix.size()) == prefix) {
-            file.named_comm.push_back(comm_call(event, kind, std::move(thread)));
-            return;
-        }
-    if (is_wait_op(event.name))
-        file.named_comm.push_back(comm_call(event, CommKind::wait, std::move(thread)));
-}
-
-void move_to_epoch(RankFile& file, const ChromeTraceHeader& header) {
-    if (!header.base_time_ns)
-        return;
-    const std::int64_t base = *header.base_time_ns;
-    check_base_time(file.path, base);
-    auto shift = [base](std::int64_t& time) {
-        if (time < base)  // Kineto's newer files: ts relative to baseTimeNanoseconds
-            time += base;
-    };
-    for (auto* ranges : {&file.cpu_ranges, &file.gpu_ranges})
-        for (Range& range : *ranges) {
-            const std::int64_t length = range.end_ns - range.start_ns;
-            shift(range.start_ns);
-            range.end_ns = range.start_ns + length;
-        }
-    for (auto* calls : {&file.recorded_comm, &file.named_comm})
-        for (CommCall& call : *calls) {
-            const std::int64_t length = call.end_ns - call.start_ns;
-            shift(call.start_ns);
-            call.end_ns = call.start_ns + length;
-        }
-    for (auto* points : {&file.cpu_memory, &file.gpu_memory})
-        for (traces::MemoryRecord& point : *points)
-            shift(point.time_ns);
-    for (StageOp& op : file.stage_operators.ops) {
-        const std::int64_t length = op.end_ns - op.start_ns;
-        shift(op.start_ns);
-        op.end_ns = op.start_ns + length;
-    }
-    for (AutogradFlow& flow : file.stage_operators.flows)
-        shift(flow.ts_ns);
-}
-
-RankFile read_rank_file(const std::string& path) {
-    RankFile file;
-    file.path = path;
-    const ChromeTraceHeader header =
-        read_chrome_trace(path, [&file](const ChromeEvent& event) { keep_event(file, event); });
-    file.rank = header.rank ? header.rank : rank_from_file_name(path);
-    file.world_size = header.world_size;
-    file.groups = header.process_groups;
-    move_to_epoch(file, header);
-    for (const CommCall& call : file.named_comm)
-        if (call.kind == CommKind::recv)
-            file.receive_transfers.push_back({call.start_ns, call.end_ns, call.thread});
-    if (file.recorded_comm.empty())  // older traces: only the process group's own ranges
-        file.recorded_comm = std::move(file.named_comm);
-    else  // waits are never record_param_comms in some versions: keep the named ones
-        for (CommCall& call : file.named_comm)
-            if (call.kind == CommKind::wait)
-                file.recorded_comm.push_back(std::move(call));
-    auto by_start = [](const auto& left, const auto& right) {
-        return left.start_ns < right.start_ns;
-    };
-    std::sort(file.cpu_ranges.begin(), file.cpu_ranges.end(), by_start);
-    std::sort(file.gpu_ranges.begin(), file.gpu_ranges.end(), by_start);
-    std::sort(file.recorded_comm.begin(), file.recorded_comm.end(), by_start);
-    std::stable_sort(file.receive_transfers.begin(), file.receive_transfers.end(), by_start);
-    return file;
-}
 
 // ---- From ranges to actions ----
 
@@ -291,17 +100,29 @@ int steps_in(const RankFile& file) {
     return steps;
 }
 
-void add_timed(RankBuild& build, BuiltAction action, const Range& cpu, const Range* gpu) {
-    if (gpu != nullptr) {
-        action.timing.start_ns = gpu->start_ns;
-        action.timing.end_ns = gpu->end_ns;
-        action.on_gpu = true;
+// The rule that times every action (top of this file): the GPU work launched from `from_ns` to
+// `to_ns`, the CPU span the action was read from, where there is any. Says whether there was.
+bool time_on_gpu(BuiltAction& action, const GpuLaunches& gpu, std::int64_t from_ns,
+                 std::int64_t to_ns) {
+    const std::optional<GpuSpan> span = gpu.work_launched(from_ns, to_ns);
+    if (!span)
+        return false;
+    action.timing.start_ns = span->start_ns;
+    action.timing.end_ns = span->end_ns;
+    action.on_gpu = true;
+    return true;
+}
+
+// Keeps `action`, counted as GPU- or CPU-timed; a CPU-timed one's wait for inputs since its
+// range began at `range_start_ns` is counted as separated out.
+void add_timed(RankBuild& build, const BuiltAction& action, std::int64_t range_start_ns) {
+    if (action.on_gpu) {
         ++build.gpu_timed;
     } else {
         ++build.cpu_timed;
-        if (action.waited_until_ns > cpu.start_ns) {
+        if (action.waited_until_ns > range_start_ns) {
             ++build.waits_separated;
-            build.waited_ns += action.waited_until_ns - cpu.start_ns;
+            build.waited_ns += action.waited_until_ns - range_start_ns;
         }
     }
     build.actions.push_back(action);
@@ -331,9 +152,6 @@ void end_at_arrival(const RankFile& file, const Range& range, BuiltAction& recv)
 // PyTorch's runtime: one range per action, compute and communication alike.
 void build_runtime_actions(const RankFile& file, int step, std::vector<Action>& parts,
                            RankBuild& build) {
-    std::map<std::string, std::vector<const Range*>> gpu_twins;
-    for (const Range& range : file.gpu_ranges)
-        gpu_twins[range.name].push_back(&range);
     const std::vector<int> occurrence = occurrences(file.cpu_ranges);
     for (std::size_t index = 0; index < file.cpu_ranges.size(); ++index) {
         const Range& range = file.cpu_ranges[index];
@@ -351,14 +169,11 @@ void build_runtime_actions(const RankFile& file, int step, std::vector<Action>& 
                                built.action.kind == ActionKind::send_backward;
             built.timing.bytes = bytes_of(calls, sends ? CommKind::send : CommKind::recv);
         }
-        const auto twins = gpu_twins.find(range.name);
-        const Range* gpu = twins != gpu_twins.end() && static_cast<int>(twins->second.size()) > step
-                               ? twins->second[step]
-                               : nullptr;
-        if (gpu == nullptr && (built.action.kind == ActionKind::recv_forward ||
-                               built.action.kind == ActionKind::recv_backward))
+        if (!time_on_gpu(built, file.gpu, range.start_ns, range.end_ns) &&
+            (built.action.kind == ActionKind::recv_forward ||
+             built.action.kind == ActionKind::recv_backward))
             end_at_arrival(file, range, built);
-        add_timed(build, built, range, gpu);
+        add_timed(build, built, range.start_ns);
     }
 }
 
@@ -444,24 +259,26 @@ void build_gpipe_actions(const RankFile& file, int rank, int step, RankBuild& bu
                 first_recv = call->start_ns;
             if (call->kind == CommKind::send && call->start_ns >= start) {
                 end = std::min(end, call->start_ns);
-                build.actions.push_back(
-                    {make_action(rank,
-                                 forward ? ActionKind::send_forward : ActionKind::send_backward,
-                                 microbatch),
-                     {call->start_ns, call->end_ns, call->bytes},
-                     false,
-                     -1});
-                ++build.cpu_timed;
+                BuiltAction send{
+                    make_action(rank,
+                                forward ? ActionKind::send_forward : ActionKind::send_backward,
+                                microbatch),
+                    {call->start_ns, call->end_ns, call->bytes},
+                    false,
+                    -1};
+                time_on_gpu(send, file.gpu, call->start_ns, call->end_ns);
+                add_timed(build, send, call->start_ns);
             }
         }
         if (first_recv >= 0) {
-            build.actions.push_back(
-                {make_action(rank, forward ? ActionKind::recv_forward : ActionKind::recv_backward,
-                             microbatch),
-                 {first_recv, start, bytes_of(calls, CommKind::recv)},
-                 false,
-                 -1});
-            ++build.cpu_timed;
+            BuiltAction recv{
+                make_action(rank, forward ? ActionKind::recv_forward : ActionKind::recv_backward,
+                            microbatch),
+                {first_recv, start, bytes_of(calls, CommKind::recv)},
+                false,
+                -1};
+            time_on_gpu(recv, file.gpu, first_recv, start);
+            add_timed(build, recv, first_recv);
         }
         BuiltAction compute{
             make_action(rank, forward ? ActionKind::forward : ActionKind::full_backward,
@@ -469,7 +286,8 @@ void build_gpipe_actions(const RankFile& file, int rank, int step, RankBuild& bu
             {start, std::max(start, end), -1},
             false,
             start};
-        add_timed(build, compute, range, nullptr);
+        time_on_gpu(compute, file.gpu, start, std::max(start, end));
+        add_timed(build, compute, range.start_ns);
     }
 }
 
@@ -569,10 +387,12 @@ std::vector<StageRecovery> recover_single_stage(const std::vector<RankFile>& fil
     return recovered;
 }
 
-void add_recovered(RankBuild& build, const StageRecovery& recovered) {
+void add_recovered(RankBuild& build, const StageRecovery& recovered, const GpuLaunches& gpu) {
     for (std::size_t index = 0; index < recovered.actions.size(); ++index) {
-        build.actions.push_back({recovered.actions[index], recovered.timings[index], false, -1});
-        ++build.cpu_timed;
+        const ImportedTiming& cpu = recovered.timings[index];
+        BuiltAction action{recovered.actions[index], cpu, false, -1};
+        time_on_gpu(action, gpu, cpu.start_ns, cpu.end_ns);
+        add_timed(build, action, cpu.start_ns);
     }
 }
 
@@ -610,12 +430,13 @@ void add_notes(ImportedRun& run, const std::vector<RankBuild>& builds, int step,
     }
     run.notes.push_back(fmt::format("step {} of {} in the traces imported", step, steps));
     run.notes.push_back(
-        gpu == 0 ? fmt::format("times are CPU ranges: the traces have no GPU annotations ({} "
-                               "actions)",
-                               cpu)
-                 : fmt::format("{} actions timed on the GPU (their gpu_user_annotation), {} by "
-                               "their CPU range",
-                               gpu, cpu));
+        gpu == 0
+            ? fmt::format("times are CPU ranges: the traces hold no GPU work launched in one ({} "
+                          "actions)",
+                          cpu)
+            : fmt::format("{} actions timed on the GPU (the kernels and copies launched "
+                          "while their CPU range ran, on any thread), {} by their CPU range",
+                          gpu, cpu));
     if (waits > 0)
         run.notes.push_back(fmt::format(
             "{} waits for inputs inside compute ranges ({} in all) separated out: they show as "
@@ -654,7 +475,7 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
             std::any_of(file.cpu_ranges.begin(), file.cpu_ranges.end(),
                         [](const Range& range) { return range.name.substr(0, 3) == "PP:"; });
         if (single_stage)
-            add_recovered(build, recovered[rank]);
+            add_recovered(build, recovered[rank], file.gpu);
         else if (runtime_ranges)
             build_runtime_actions(file, step, run.schedule.parts, build);
         else

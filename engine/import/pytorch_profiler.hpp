@@ -2,8 +2,9 @@
 // run. torch.distributed.pipelining's runtime wraps every action it executes in a
 // `PP:<action>` range (`PP:0F1`, `PP:1SEND_F0`, `PP:(0F2;3B0)OVERLAP_F_B`); its GPipe loop wraps
 // receive, compute and send of microbatch i in `Forward i` / `Backward i`. Those ranges become
-// Action IR; GPU time (the `gpu_user_annotation` twin of a range) is used where the trace has
-// it, the CPU range otherwise, and the run's notes say which.
+// Action IR; an action that launched GPU work is timed by that work (from its first kernel to its
+// last, launched on any thread while its range ran: gpu_launches.hpp), else by its CPU range,
+// and the run's notes count which.
 //
 // What a range contains is separated out: a compute range that first waits for its inputs
 // (PyTorch waits for a RECV inside the consuming action) starts, as an action, when the wait

@@ -26,6 +26,7 @@ struct CudaRun {
     ScheduleKind ran;
     const char* named;
     std::size_t actions;  // compute, and per stage PyTorch's UNSHARD, RESHARD and REDUCE_GRAD
+    int gpu_timed;        // those that launched GPU work (not UNSHARD, RESHARD, stage 0's I)
 };
 
 std::vector<std::string> compute_texts(const Schedule& schedule, int rank) {
@@ -59,7 +60,9 @@ TEST_P(CudaProfile, ReadsPyTorchsOrderTimedOnTheGpu) {
     EXPECT_EQ(run.schedule.ranks.at(0).size(), expected.actions);
     EXPECT_EQ(run.schedule.ranks.at(0).size() - compute_texts(run.schedule, 0).size(), 6u)
         << "two stages' UNSHARD, RESHARD and REDUCE_GRAD";
-    EXPECT_TRUE(has_note_containing(run, "timed on the GPU")) << testing::first_lines(run.notes);
+    EXPECT_TRUE(has_note_containing(
+        run, std::to_string(expected.gpu_timed) + " actions timed on the GPU (the kernels"))
+        << testing::first_lines(run.notes);
     EXPECT_FALSE(run.memory.at(0).empty()) << "the trace's GPU memory events were dropped";
     // Each action ends after it starts, and the step is at least the compute it holds.
     std::int64_t busy = 0;
@@ -73,11 +76,11 @@ TEST_P(CudaProfile, ReadsPyTorchsOrderTimedOnTheGpu) {
 INSTANTIATE_TEST_SUITE_P(
     PyTorchOnOneGpu, CudaProfile,
     ::testing::Values(CudaRun{"Interleaved1F1B_pp1_v2_m4_cuda", ScheduleKind::interleaved_1f1b,
-                              "Interleaved1F1B", 22},
+                              "Interleaved1F1B", 22, 18},
                       CudaRun{"ZBVZeroBubble_pp1_v2_m4_cuda", ScheduleKind::zbv_zero_bubble,
-                              "InterleavedZeroBubble", 30},
+                              "InterleavedZeroBubble", 30, 22},
                       CudaRun{"DualPipeV_pp1_v2_m4_cuda", ScheduleKind::dual_pipe_v, "DualPipeV",
-                              18}),
+                              18, 13}),
     [](const auto& info) { return std::string(schedule_kind_name(info.param.ran)); });
 
 // The Gloo runs' traces (tests/data/pytorch/profiler/Interleaved1F1B_pp*_cpu): per rank, each of
@@ -103,6 +106,25 @@ TEST(GlooProfile, InterleavedTracesHoldEveryActionOnceAndPyTorchsOrder) {
         }
         EXPECT_EQ(run.schedule.pair_count, 2 * (2 * pp - 1) * m);  // F and B over each boundary
     }
+}
+
+// A backward's kernels are launched by the autograd engine's thread, not the thread that holds its
+// PP: range: its gpu_user_annotation twin spans 995 ns. What the GPU ran from 1B0's first kernel
+// to its last (launched 258.578 us into the range, the last ending 12,812.918 us later; computed
+// from the trace's kernels and cudaLaunchKernel calls by their correlation) is the action.
+TEST(CudaProfile, ABackwardSpansTheKernelsTheAutogradThreadLaunched) {
+    const std::vector<std::string> files =
+        testing::profiler_rank_files("Interleaved1F1B_pp1_v2_m4_cuda", 1);
+    if (!std::filesystem::exists(files.front()))
+        GTEST_SKIP() << testing::kNoPyTorchFixturesYet;
+    const ImportedRun run = read_pytorch_profiler(files);
+    const auto& actions = run.schedule.ranks.at(0);
+    const auto backward = std::find_if(actions.begin(), actions.end(), [&](const Action& action) {
+        return run.schedule.text(action) == "1B0";
+    });
+    ASSERT_NE(backward, actions.end());
+    const ImportedTiming& timing = run.timings.at(0).at(backward - actions.begin());
+    EXPECT_EQ(timing.end_ns - timing.start_ns, 12'812'918);
 }
 
 TEST(CudaProfile, NamesTheKindsThatRunTheSameOrder) {

@@ -69,10 +69,24 @@ class Rank:
                                      "Device Type": 0}})
 
     def gpu(self, name, start, end):
+        # Kineto's twin of a range on the GPU: the kernels its own thread launched inside it.
         self.events.append({"ph": "X", "cat": "gpu_user_annotation", "name": name, "pid": 0,
                             "tid": 7, "ts": self.ts(start), "dur": round(end - start, 3),
                             "args": {"External id": self.external}})
         self.external += 1
+
+    def launch(self, at, correlation, kernels, thread=None, call="cudaLaunchKernel"):
+        """A runtime call on the CPU at `at` and the GPU operations it launched ([start, end]
+        pairs, several for a CUDA graph), tied by their correlation as Kineto writes them."""
+        self.events.append({"ph": "X", "cat": "cuda_runtime", "name": call, "pid": self.pid,
+                            "tid": self.pid if thread is None else thread, "ts": self.ts(at),
+                            "dur": 0.5, "args": {"cbid": 211, "correlation": correlation}})
+        for start, end in kernels:
+            self.events.append({"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7,
+                                "ts": self.ts(start), "dur": round(end - start, 3),
+                                "args": {"device": 0, "stream": 7,
+                                         "correlation": correlation,
+                                         "External id": self.external}})
 
     def document(self, with_rank=True):
         doc = {"schemaVersion": 1,
@@ -110,11 +124,25 @@ def runtime_ranks(skew_us=0.0, gpu=False):
     r1.action("PP:1F1", 44, 54); r1.comm("wait", 44, 44.2)
     r1.action("PP:1B1", 54, 74)
     r1.action("PP:1SEND_B1", 74, 75); r1.comm("send", 74.2, 74.8, peer=0)
-    if gpu:  # the compute actions' GPU twins, 3 us after their CPU launch
-        for rank, spans in ((r0, [("PP:0F0", 3, 13), ("PP:0F1", 14, 24)]),
-                            (r1, [("PP:1B0", 25, 45)])):
-            for name, start, end in spans:
-                rank.gpu(name, start, end)
+    if gpu:
+        # Rank 0's forwards launch their kernels on the range's own thread: 0F0 two, 0F1 a CUDA
+        # graph of two (one correlation); their twins are what the kernels span.
+        r0.launch(1, 101, [(3, 8)]); r0.launch(5, 102, [(8, 13)])
+        r0.launch(12, 103, [(14, 18), (20, 24)], call="cudaGraphLaunch")
+        r0.gpu("PP:0F0", 3, 13); r0.gpu("PP:0F1", 14, 24)
+        # Rank 1's backward: the autograd engine's device thread launches its kernels while the
+        # range's thread waits; the range's thread launches one small kernel, all its twin holds.
+        autograd = r1.pid + 1
+        r1.launch(23, 201, [(25, 30)], thread=autograd)
+        r1.launch(24, 203, [(26, 27)])
+        r1.launch(30, 202, [(30, 45)], thread=autograd)
+        r1.launch(41, 204, [], call="cudaStreamSynchronize")
+        r1.gpu("PP:1B0", 26, 27)
+        # Work launched outside every action (the optimizer's step) and a kernel whose launch
+        # the profiler lost: neither times an action.
+        r1.launch(80, 205, [(80, 90)])
+        r1.events.append({"ph": "X", "cat": "kernel", "name": "orphan", "pid": 0, "tid": 7,
+                          "ts": r1.ts(50), "dur": 100.0, "args": {"correlation": 999}})
     return r0, r1
 
 
