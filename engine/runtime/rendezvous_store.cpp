@@ -20,6 +20,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kAbortKey = "pipelens/abort";
 constexpr const char* kAbortSeenKey = "pipelens/abort_seen";  // ranks other than 0 that read it
+constexpr const char* kJoinedKey = "pipelens/joined";         // ranks connected to the store
 constexpr auto kLongestPollSleep = std::chrono::milliseconds(20);
 
 std::vector<std::uint8_t> to_bytes(const std::string& text) {
@@ -52,15 +53,20 @@ void check_rendezvous(const Rendezvous& rendezvous, const std::string& transport
             fmt::format("{}: the rendezvous timeout must be positive", transport_name));
 }
 
-// c10d's client waits for the server's answers with no deadline of its own once connected: a
-// port held by a program that accepts and never answers held the rank for good. Past `bound`
-// the connecting thread is left behind (the rank is about to end with this error).
+// Connects and counts this rank in (kJoinedKey). c10d's client waits for the server's answers
+// with no deadline of its own once connected: a port held by a program that accepts and never
+// answers held the rank for good. Past `bound` the connecting thread is left behind (the rank is
+// about to end with this error).
 c10::intrusive_ptr<c10d::Store> connect_within(const std::string& address,
                                                const c10d::TCPStoreOptions& options,
                                                std::chrono::milliseconds bound) {
     using Connect = std::packaged_task<c10::intrusive_ptr<c10d::Store>()>;
-    auto connect = std::make_shared<Connect>(
-        [address, options] { return c10::make_intrusive<c10d::TCPStore>(address, options); });
+    auto connect =
+        std::make_shared<Connect>([address, options]() -> c10::intrusive_ptr<c10d::Store> {
+            auto store = c10::make_intrusive<c10d::TCPStore>(address, options);
+            store->add(kJoinedKey, 1);
+            return store;
+        });
     std::future<c10::intrusive_ptr<c10d::Store>> store = connect->get_future();
     std::thread([connect] { (*connect)(); }).detach();
     if (store.wait_for(bound) != std::future_status::ready)
@@ -78,7 +84,10 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
     options.port = static_cast<std::uint16_t>(rendezvous.master_port);
     options.isServer = rendezvous.rank == 0;
     options.numWorkers = static_cast<std::size_t>(rendezvous.world_size);
-    options.waitWorkers = true;
+    // The ranks count themselves in (connect_within, wait_for_every_rank): c10d's server, told to
+    // wait for its workers, gives up silently in LibTorch 1.13, and the transport's own bootstrap
+    // then waited a second timeout before anything said a rank was missing.
+    options.waitWorkers = false;
     options.timeout = rendezvous.timeout;
     try {
         return connect_within(rendezvous.master_address, options,
@@ -113,9 +122,33 @@ std::string describe_exception(const std::exception& error) {
 }
 
 RendezvousStore::RendezvousStore(const Rendezvous& rendezvous, std::string transport_name)
-    : rendezvous_(rendezvous),
-      transport_name_(std::move(transport_name)),
-      store_(connect_store(rendezvous_, transport_name_)) {}
+    : rendezvous_(rendezvous), transport_name_(std::move(transport_name)) {
+    const auto deadline = Clock::now() + rendezvous_.timeout;
+    store_ = connect_store(rendezvous_, transport_name_);
+    if (rendezvous_.rank == 0)
+        wait_for_every_rank(deadline);
+}
+
+void RendezvousStore::wait_for_every_rank(Clock::time_point deadline) {
+    try {
+        std::int64_t joined = store_->add(kJoinedKey, 0);  // adding 0 reads the count
+        for (int attempt = 0; joined < rendezvous_.world_size;) {
+            if (Clock::now() >= deadline)
+                throw TransportUnavailable(fmt::format(
+                    "{}: only {} of {} ranks joined the rendezvous at {}:{} within {} ms (start "
+                    "every rank with --world-size {} and this --master, or give --nproc {})",
+                    transport_name_, joined, rendezvous_.world_size, rendezvous_.master_address,
+                    rendezvous_.master_port, rendezvous_.timeout.count(), rendezvous_.world_size,
+                    rendezvous_.world_size));
+            sleep_before_next_poll(attempt, deadline);
+            joined = store_->add(kJoinedKey, 0);
+        }
+    } catch (const TransportUnavailable&) {
+        throw;
+    } catch (const std::exception& error) {
+        throw TransportUnavailable(lost_store_reason(error));
+    }
+}
 
 std::string RendezvousStore::lost_store_reason(const std::exception& error) const {
     return fmt::format("{}: rank {} lost the rendezvous store at {}:{} (has rank 0 exited?): {}",

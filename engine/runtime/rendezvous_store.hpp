@@ -80,6 +80,9 @@ class RendezvousStore {
     const std::string& transport_name() const { return transport_name_; }
 
   private:
+    // Rank 0: waits until every rank has counted itself in, or throws TransportUnavailable at
+    // `deadline` saying how many did.
+    void wait_for_every_rank(std::chrono::steady_clock::time_point deadline);
     // The reason to report when the store itself failed under an operation.
     std::string lost_store_reason(const std::exception& error) const;
     // Throws TransportAborted when some rank has aborted.
