@@ -87,7 +87,11 @@ void draw_file_controls(ViewerState& state) {
 }
 
 void draw_runs(ViewerState& state) {
-    ImGui::TextUnformatted("Runs (click: show, right-click: compare)");
+    // Two lines: the sidebar is narrower than the hint on one.
+    ImGui::TextUnformatted("Runs");
+    ImGui::SameLine();
+    ImGui::TextDisabled("click: show");
+    ImGui::TextDisabled("right-click: compare with it");
     // A checked schedule that can hang: its one run is the file's order, which never ends.
     const bool hangs = marks_for(state.drop, state.trace.reader->path()) != nullptr;
     for (const traces::RunRecord& run : state.trace.runs) {
@@ -97,6 +101,8 @@ void draw_runs(ViewerState& state) {
         if (ImGui::Selectable(fmt::format("{}##run{}", text, run.id).c_str(),
                               run.id == state.trace.run_id))
             show_run(state, run.id);
+        if (ImGui::IsItemHovered())  // the whole line, which a narrow sidebar cuts
+            ImGui::SetTooltip("%s", text.c_str());
         if (ImGui::IsItemClicked(ImGuiMouseButton_Right))
             compare_with(state.trace, run.id == state.trace.compared_run_id ? 0 : run.id);
     }
