@@ -197,6 +197,23 @@ TEST(PytorchProfilerImport, GpipeLoopSplitsReceiveComputeAndSend) {
                  {"1SEND_B1", 74, 75}});
 }
 
+// GPipe's loop by the same rule: its compute and its transfers are each timed by the GPU work
+// launched while they ran on the CPU (the backward's from the autograd thread), the rest by
+// their CPU spans. Rank 0's 0F0 runs on the GPU until 12 us, after its CPU span ended at 10 us.
+TEST(PytorchProfilerImport, GpipeLoopIsTimedByTheWorkEachPartLaunched) {
+    const ImportedRun run =
+        read_pytorch_profiler({fixture("gpipe_gpu_rank0.json"), fixture("gpipe_gpu_rank1.json")});
+    expect_rank(run, 0,
+                {{"0F0", 4, 12},
+                 {"0F1", 11, 21},
+                 {"0SEND_F0", 12, 13},
+                 {"0SEND_F1", 21, 22},
+                 {"0RECV_B0", 22, 56},
+                 {"0B0", 61, 70},
+                 {"0RECV_B1", 76, 77.5},
+                 {"0B1", 77.5, 97.5}});
+}
+
 TEST(PytorchProfilerImport, StepChoiceOutOfRangeIsRefused) {
     try {
         read_pytorch_profiler(

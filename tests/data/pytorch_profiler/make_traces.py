@@ -146,7 +146,7 @@ def runtime_ranks(skew_us=0.0, gpu=False):
     return r0, r1
 
 
-def gpipe_ranks():
+def gpipe_ranks(gpu=False):
     """GPipe's own loop: Forward i / Backward i around receive, compute and send."""
     r0, r1 = Rank(0, 1000), Rank(1, 2000)
     r0.action("Forward 0", 0, 11); r0.comm("send", 10, 11, peer=1)
@@ -157,6 +157,13 @@ def gpipe_ranks():
     r1.action("Forward 1", 22, 33); r1.comm("recv", 22, 22.5, peer=0); r1.comm("wait", 22.5, 23)
     r1.action("Backward 0", 33, 54); r1.comm("send", 53, 54, peer=0)
     r1.action("Backward 1", 54, 75); r1.comm("send", 74, 75, peer=0)
+    if gpu:
+        # Rank 0's Forward 0: its compute launches a kernel that runs on after the CPU moved on
+        # to the send, whose NCCL kernel the send's call launches; Backward 0's compute launches
+        # from the autograd thread, after the wait for its gradient.
+        r0.launch(2, 301, [(4, 12)])
+        r0.launch(10.2, 302, [(12, 13)])
+        r0.launch(60, 303, [(61, 70)], thread=r0.pid + 1)
     return r0, r1
 
 
@@ -184,6 +191,9 @@ def main():
     r0, r1 = gpipe_ranks()
     write("gpipe_rank0.json", r0.document())
     write("gpipe_rank1.json", r1.document())
+    r0, r1 = gpipe_ranks(gpu=True)
+    write("gpipe_gpu_rank0.json", r0.document())
+    write("gpipe_gpu_rank1.json", r1.document())
     # No pipeline ranges at all: an ordinary training loop's trace.
     plain = Rank(0, 1000)
     plain.noise(0, 10)
