@@ -39,10 +39,10 @@ using std::chrono::milliseconds;
 
 constexpr auto kPeerDeadline = std::chrono::seconds(20);
 
-// A TCP socket bound to a port the kernel picked; the port is free once it closes.
-class BoundSocket {
+// A TCP socket listening on a port the kernel picked (another program holding a port).
+class ListeningSocket {
   public:
-    explicit BoundSocket(bool listening = false) {
+    ListeningSocket() {
         descriptor_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_in address{};
         address.sin_family = AF_INET;
@@ -50,17 +50,17 @@ class BoundSocket {
         socklen_t length = sizeof address;
         if (descriptor_ < 0 ||
             bind(descriptor_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-            (listening && listen(descriptor_, 1) != 0) ||
+            listen(descriptor_, 1) != 0 ||
             getsockname(descriptor_, reinterpret_cast<sockaddr*>(&address), &length) != 0)
             return;
         port_ = ntohs(address.sin_port);
     }
-    ~BoundSocket() {
+    ~ListeningSocket() {
         if (descriptor_ >= 0)
             close(descriptor_);
     }
-    BoundSocket(const BoundSocket&) = delete;
-    BoundSocket& operator=(const BoundSocket&) = delete;
+    ListeningSocket(const ListeningSocket&) = delete;
+    ListeningSocket& operator=(const ListeningSocket&) = delete;
 
     int port() const { return port_; }
 
@@ -419,7 +419,7 @@ TEST_F(GlooTransportTest, UnreachableRendezvousIsUnavailableWithinTheTimeout) {
 }
 
 TEST_F(GlooTransportTest, RendezvousPortInUseIsUnavailable) {
-    BoundSocket taken(/*listening=*/true);
+    ListeningSocket taken;
     Rendezvous rendezvous;
     rendezvous.master_port = taken.port();
     rendezvous.timeout = milliseconds(1000);
