@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,6 +30,7 @@
 #include "engine/stage_plan/megatron_layout.hpp"
 #include "engine/text/shortened.hpp"
 #include "sim/experiment_simulation.hpp"
+#include "sim/partition.hpp"
 #include "sim/training_plan.hpp"
 #include "traces/text/quantities.hpp"
 #include "traces/trace_writer.hpp"
@@ -211,6 +213,9 @@ void apply_file(CLI::App& command, PlanFlags& flags) {
     }
 }
 
+// The largest model size taken (as `partition` and experiment files take).
+constexpr std::int64_t kMostModelSize = 1'000'000'000;
+
 void check_sizes(const PlanFlags& flags) {
     const auto& shape = flags.model.shape;
     const auto& cluster = flags.cluster;
@@ -233,6 +238,29 @@ void check_sizes(const PlanFlags& flags) {
         if (!(value > 0) || !std::isfinite(value))
             throw CommandFailure(kExitUsage, fmt::format("{}: --{} must be a positive number",
                                                          source_of(flags, flag), flag));
+    // Past these the per-stage layer counts (int) wrapped and the model priced was another one:
+    // --layers 4294967320 planned 24 layers and reported 3.5e10 TFLOP/s. (A global batch too
+    // large is refused with the schedule it would make, below.)
+    const std::pair<const char*, std::int64_t> bounded[] = {{"layers", shape.layers},
+                                                            {"hidden", shape.hidden},
+                                                            {"heads", shape.heads},
+                                                            {"sequence", shape.sequence},
+                                                            {"vocabulary", shape.vocabulary}};
+    for (const auto& [flag, value] : bounded)
+        if (value > kMostModelSize)  // int64's largest: what a longer number was read as
+            throw CommandFailure(
+                kExitUsage,
+                fmt::format("{}: --{} {}is out of range (at most {})", source_of(flags, flag), flag,
+                            value == std::numeric_limits<std::int64_t>::max()
+                                ? std::string()
+                                : std::to_string(value) + " ",
+                            kMostModelSize));
+    if (!flags.even_split && shape.layers > static_cast<std::int64_t>(sim::kMaxPartitionLayers))
+        throw CommandFailure(
+            kExitTooLarge,
+            fmt::format("{}: --layers {}: the uneven split search prices every run of consecutive "
+                        "layers as a stage, for at most {} layers; give --even-split",
+                        source_of(flags, "layers"), shape.layers, sim::kMaxPartitionLayers));
     if (flags.top < 1)
         throw CommandFailure(kExitUsage, fmt::format("{}: --top must be at least 1, got {}",
                                                      source_of(flags, "top"), flags.top));

@@ -174,6 +174,38 @@ TEST(PlanCli, ATomlFileGivesTheFlagsAndFlagsOverrideIt) {
         << bad.err;
 }
 
+// Model sizes past a billion are refused by name before anything is priced: --layers 4294967320
+// was read as 24 layers (the per-stage counts are int) and printed 3.5e10 TFLOP/s with exit 0; a
+// number past int64 was read as its largest value and printed a negative compute time. More
+// layers than the uneven split search takes (4096) are refused unless the split is even.
+TEST(PlanCli, ModelSizesPastTheirRangeAreRefusedNamingTheOption) {
+    const std::string rest = " --heads 16 --sequence 2048 --global-batch 64 --gpus 16";
+    const std::pair<std::string, std::string> refused[] = {
+        {"plan --layers 4294967320 --hidden 2048" + rest,
+         "pipelens plan: --layers 4294967320 is out of range (at most 1000000000)\n"},
+        {"plan --layers 10000000000000000000 --hidden 2048" + rest,
+         "pipelens plan: --layers is out of range (at most 1000000000)\n"},
+        {"plan --layers 24 --hidden 10000000000000000000" + rest,
+         "pipelens plan: --hidden is out of range (at most 1000000000)\n"},
+        {"plan --layers 24 --hidden 2048 --heads 16 --sequence 10000000000 --global-batch 64 "
+         "--gpus 16",
+         "pipelens plan: --sequence 10000000000 is out of range (at most 1000000000)\n"},
+    };
+    for (const auto& [command, message] : refused) {
+        const auto result = run_pipelens(command);
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_EQ(result.err, message) << command;
+    }
+    const auto uneven = run_pipelens("plan --layers 5000 --hidden 2048" + rest);
+    EXPECT_EQ(uneven.exit_code, 3);
+    EXPECT_EQ(uneven.err,
+              "pipelens plan: --layers 5000: the uneven split search prices every run of "
+              "consecutive layers as a stage, for at most 4096 layers; give --even-split\n");
+    const auto even = run_pipelens("plan --layers 5000 --hidden 2048 --even-split" + rest);
+    EXPECT_EQ(even.exit_code, 0) << even.err;
+    EXPECT_NE(even.out.find("Et*2500|t*2500L"), std::string::npos) << even.out;
+}
+
 // The command: DualPipeV on 16 GPUs reported 926.7 TFLOP/s, above 989 x 0.7 = 692.3,
 // the model's own ceiling. No layout exceeds it, at the default overlap or a full one.
 // --top below 1 and a GPU of no memory are refused like sweep's --top (they printed no row, or
