@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -103,6 +104,15 @@ void validate_cost_scope(const Experiment& experiment, int stage_count) {
 void validate_layers(const LayerCosts& layers, const Experiment& experiment) {
     require(!layers.names.empty(), experiment, "layers.names",
             "missing: name every model layer, in order (\"layers.0\", ...)");
+    // A split point is a layer's name: a name given twice would split at the first of them.
+    std::map<std::string_view, std::size_t> first_named;
+    for (std::size_t index = 0; index < layers.names.size(); ++index) {
+        const auto [seen, fresh] = first_named.emplace(layers.names[index], index);
+        if (!fresh)
+            require(false, experiment, "layers.names",
+                    fmt::format("\"{}\" names layers {} and {}: give each layer its own name",
+                                layers.names[index], seen->second, index));
+    }
     const auto one_per_layer = [&](const std::vector<std::int64_t>& values, std::string_view key) {
         require(values.size() == layers.names.size(), experiment, fmt::format("layers.{}", key),
                 fmt::format("has {} values but layers.names has {} layers: give one per layer",
