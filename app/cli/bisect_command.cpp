@@ -91,6 +91,12 @@ void print_replay_count(const Bisection& result) {
 }
 
 void bisect_error(const BisectOptions& options) {
+    // One stream is checked: a second trace or run given beside it was silently left unchecked.
+    if (!options.right_path.empty() || options.other_run || options.other_rank)
+        throw CommandFailure(kExitUsage,
+                             "pipelens: bisect --until-error checks one stream (the first trace's "
+                             "--run and --rank): leave out the second trace, --other-run and "
+                             "--other-rank, or run it once per stream");
     const Stream stream =
         read_stream(traces::TraceReader(options.left_path), options.run, options.rank);
     const recorder::ErrorBisection result = [&] {
@@ -187,6 +193,20 @@ nlohmann::json outcome_json(const Stream& stream) {
     return json;
 }
 
+// The event after which the states part: the left stream's, or the right's where only it goes
+// on.
+const recorder::Event& parting_event(const recorder::DivergenceBisection& result) {
+    return result.left_event ? *result.left_event : *result.right_event;
+}
+
+nlohmann::json arguments_or_null(const std::optional<recorder::Event>& event) {
+    return event ? nlohmann::json(event->arguments) : nlohmann::json(nullptr);
+}
+
+std::string event_text(const std::optional<recorder::Event>& event) {
+    return event ? recorder::to_string(*event) : "(its stream has ended)";
+}
+
 void bisect_divergence(const BisectOptions& options) {
     const std::string& right_path =
         options.right_path.empty() ? options.left_path : options.right_path;
@@ -215,10 +235,11 @@ void bisect_divergence(const BisectOptions& options) {
     if (options.json) {
         nlohmann::json json = bisection_counts(result);
         if (result.found) {
-            json["event"] = {{"sequence", result.left_event->sequence},
-                             {"name", result.left_event->name},
-                             {"left_arguments", result.left_event->arguments},
-                             {"right_arguments", result.right_event->arguments}};
+            const recorder::Event& event = parting_event(result);
+            json["event"] = {{"sequence", event.sequence},
+                             {"name", event.name},
+                             {"left_arguments", arguments_or_null(result.left_event)},
+                             {"right_arguments", arguments_or_null(result.right_event)}};
             nlohmann::json fields = nlohmann::json::array();
             for (const auto& mismatch : result.difference->mismatches)
                 fields.push_back(
@@ -236,11 +257,12 @@ void bisect_divergence(const BisectOptions& options) {
             fmt::print("{}\n", result.note);
         print_outcomes(left, right, true);
     } else {
-        fmt::print("first divergence after event {} ({})\n", result.left_event->sequence,
-                   result.left_event->name);
-        fmt::print("   Left: {}: {}\n", left.description, recorder::to_string(*result.left_event));
-        fmt::print("  Right: {}: {}\n", right.description,
-                   recorder::to_string(*result.right_event));
+        const recorder::Event& event = parting_event(result);
+        if (!result.note.empty())
+            fmt::print("{}\n", result.note);
+        fmt::print("first divergence after event {} ({})\n", event.sequence, event.name);
+        fmt::print("   Left: {}: {}\n", left.description, event_text(result.left_event));
+        fmt::print("  Right: {}: {}\n", right.description, event_text(result.right_event));
         fmt::print("{}\n", recorder::format_state_difference(*result.difference));
         print_outcomes(left, right, false);
     }

@@ -28,6 +28,55 @@ std::size_t first_bad(std::size_t n, const std::function<bool(std::size_t)>& bad
     return worse;
 }
 
+// The streams agree over the events both have and one goes on: the first of its further events
+// after which its state differs from the other's whole stream, if any does (a run without
+// --backend records no set_stage_backend, so the shorter stream can end in another state).
+void bisect_extra_events(const std::vector<Event>& left_top, const std::vector<Event>& right_top,
+                         DivergenceBisection& result) {
+    const bool left_longer = left_top.size() > right_top.size();
+    const std::vector<Event>& longer = left_longer ? left_top : right_top;
+    const std::vector<Event>& shorter = left_longer ? right_top : left_top;
+    const std::size_t extra = longer.size() - shorter.size();
+    result.note = fmt::format(
+        "the states agree after the {} events both streams have; the {} "
+        "stream goes on with {} more",
+        result.event_count, left_longer ? "left" : "right", extra);
+    const auto whole_shorter = [&] {
+        try {
+            return state_fields(replay_prefix(shorter, shorter.size()).state());
+        } catch (ReplayError& error) {
+            error.stream = left_longer ? 1 : 0;
+            throw;
+        }
+    }();
+    std::map<std::size_t, std::optional<StateDifference>> probes;
+    const auto difference_after = [&](std::size_t more) -> const std::optional<StateDifference>& {
+        auto found = probes.find(more);
+        if (found == probes.end()) {
+            ++result.replays;
+            try {
+                const auto fields =
+                    state_fields(replay_prefix(longer, shorter.size() + more).state());
+                found = probes
+                            .emplace(more, left_longer ? compare_states(fields, whole_shorter)
+                                                       : compare_states(whole_shorter, fields))
+                            .first;
+            } catch (ReplayError& error) {
+                error.stream = left_longer ? 0 : 1;
+                throw;
+            }
+        }
+        return found->second;
+    };
+    if (!difference_after(extra))
+        return;
+    const std::size_t more =
+        first_bad(extra, [&](std::size_t k) { return difference_after(k).has_value(); });
+    result.found = true;
+    (left_longer ? result.left_event : result.right_event) = longer[shorter.size() + more - 1];
+    result.difference = difference_after(more);
+}
+
 }  // namespace
 
 DivergenceBisection bisect_divergence(const std::vector<Event>& left,
@@ -59,11 +108,7 @@ DivergenceBisection bisect_divergence(const std::vector<Event>& left,
         return result;
     if (!difference_after(result.event_count)) {
         if (left_top.size() != right_top.size())
-            result.note = fmt::format(
-                "the states agree after the {} events both streams have; one stream goes on with "
-                "{} more",
-                result.event_count,
-                std::max(left_top.size(), right_top.size()) - result.event_count);
+            bisect_extra_events(left_top, right_top, result);
         return result;
     }
     const std::size_t count = first_bad(

@@ -17,9 +17,12 @@ namespace pipelens::recorder {
 
 struct DivergenceBisection {
     bool found = false;
-    std::size_t event_count = 0;       // top-level events both streams have
-    std::optional<Event> left_event;   // the first event after which the states differ
-    std::optional<Event> right_event;  // the other stream's event at the same position
+    std::size_t event_count = 0;  // top-level events both streams have
+    // The first event after which the states differ, and the other stream's event at the same
+    // position; where the streams agree over the events both have and one stream's further
+    // events part them, only that stream's event (the other stream has ended).
+    std::optional<Event> left_event;
+    std::optional<Event> right_event;
     std::optional<StateDifference> difference;
     int replays = 0;   // prefixes replayed (each on both streams)
     std::string note;  // e.g. one stream has more events

@@ -234,6 +234,17 @@ TEST(ReplayCli, BadRequestsAreOneLineUsageErrors) {
     EXPECT_EQ(result.err,
               "pipelens: bisect needs a second trace, or --other-run / --other-rank to "
               "compare within one trace (or --until-error)\n");
+    // --until-error checks one stream: a second one given beside it went unchecked, exit 0.
+    for (const std::string& second :
+         {" " + trace.string(), std::string(" --other-run 1"), std::string(" --other-rank 0")}) {
+        result = run_pipelens("bisect " + trace.string() + second + " --until-error");
+        EXPECT_EQ(result.exit_code, 2) << second;
+        EXPECT_EQ(result.err,
+                  "pipelens: bisect --until-error checks one stream (the first trace's --run and "
+                  "--rank): leave out the second trace, --other-run and --other-rank, or run it "
+                  "once per stream\n")
+            << second;
+    }
 }
 
 }  // namespace

@@ -243,6 +243,37 @@ TEST(StateBisect, RanksDivergeWhenTheyPlanTheirOwnBuffers) {
     EXPECT_EQ(result.left_event->name, "plan_buffers");
 }
 
+// A run given --backend records set_stage_backend events that one without has not: the common
+// events agree and the further ones part the states. The first further event that does is the
+// divergence (the other stream has none there); further events that change nothing are none.
+TEST(StateBisect, FurtherEventsOfOneStreamThatChangeItsStateAreTheDivergence) {
+    StateRecorder longer = rank_stream(0);
+    longer.set_stage_backend(0, "eager");  // what the shorter stream's state already says
+    longer.set_stage_backend(1, "checked");
+    const std::int64_t parting = longer.events().back().sequence;
+    longer.set_stage_backend(2, "checked");
+    for (const bool longer_on_left : {true, false}) {
+        SCOPED_TRACE(longer_on_left);
+        const DivergenceBisection result =
+            longer_on_left ? bisect_divergence(longer.events(), rank_stream(0).events())
+                           : bisect_divergence(rank_stream(0).events(), longer.events());
+        ASSERT_TRUE(result.found);
+        const std::optional<Event>& event = longer_on_left ? result.left_event : result.right_event;
+        ASSERT_TRUE(event);
+        EXPECT_EQ(event->sequence, parting);
+        EXPECT_FALSE(longer_on_left ? result.right_event : result.left_event);
+        ASSERT_TRUE(result.difference);
+        EXPECT_EQ(result.difference->mismatches.front().what,
+                  "stage[1].backend: values don't match.");
+    }
+    StateRecorder harmless = rank_stream(0);
+    harmless.set_stage_backend(0, "eager");
+    const DivergenceBisection same = bisect_divergence(harmless.events(), rank_stream(0).events());
+    EXPECT_FALSE(same.found);
+    EXPECT_EQ(same.note, "the states agree after the " + std::to_string(same.event_count) +
+                             " events both streams have; the left stream goes on with 1 more");
+}
+
 TEST(StateBisect, UntilErrorFindsTheEventThatMadeTheStateInconsistent) {
     // Stage 1 says it sends bf16 while stage 2 still expects f32.
     StateRecorder recorder = rank_stream(0);
