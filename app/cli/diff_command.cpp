@@ -147,7 +147,9 @@ nlohmann::ordered_json divergence_json(const DiffOptions& options, const traces:
                        {"action", action.label},
                        {"measured_ns", action.measured_ns},
                        {"simulated_ns", action.simulated_ns},
-                       {"ratio", action.ratio}});
+                       // Measured over nothing simulated has no ratio (0 read as "took no time").
+                       {"ratio", action.simulated_ns > 0 ? nlohmann::json(action.ratio)
+                                                         : nlohmann::json(nullptr)}});
     for (const analysis::UnmatchedAction& action : diff.unmatched)
         unmatched.push_back({{"side", action.real ? "real" : "sim"},
                              {"rank", action.rank},
@@ -260,9 +262,10 @@ void print_actions(const analysis::RunDivergence& diff) {
         fmt::print("\nthe {} actions furthest off:\n{:>4}  {:>4}  {:<16}  {:>12}  {:>12}  {:>7}\n",
                    diff.top.size(), "rank", "step", "action", "measured", "simulated", "ratio");
     for (const analysis::ActionDivergence& action : diff.top)
-        fmt::print("{:>4}  {:>4}  {:<16}  {:>12}  {:>12}  {:>6.3f}x\n", action.rank, action.step,
+        fmt::print("{:>4}  {:>4}  {:<16}  {:>12}  {:>12}  {:>7}\n", action.rank, action.step,
                    action.label, format_duration(action.measured_ns),
-                   format_duration(action.simulated_ns), action.ratio);
+                   format_duration(action.simulated_ns),
+                   action.simulated_ns > 0 ? fmt::format("{:.3f}x", action.ratio) : "-");
     if (!diff.unmatched.empty())
         fmt::print("\n{} action{} on one side only:\n", diff.unmatched.size(),
                    diff.unmatched.size() == 1 ? "" : "s");
