@@ -32,7 +32,8 @@ bool allowed(const std::optional<T>& pin, T value) {
 
 // The pins checked against the model and the cluster one by one, so an impossible one is
 // named by its rule rather than reported as "no layout".
-void check_pins(const ModelSpec& model, const ClusterSpec& cluster, const PlanPins& pins) {
+void check_pins(const ModelSpec& model, const ClusterSpec& cluster, const PlanPins& pins,
+                bool pp_from_layout) {
     const GptShape& shape = model.shape;
     if (pins.tp && (cluster.gpus % *pins.tp != 0 || shape.hidden % *pins.tp != 0 ||
                     shape.heads % *pins.tp != 0))
@@ -41,9 +42,17 @@ void check_pins(const ModelSpec& model, const ClusterSpec& cluster, const PlanPi
                         "and the heads ({})",
                         *pins.tp, cluster.gpus, shape.hidden, shape.heads));
     const bool split = !pins.layers_per_stage.empty();  // any pp may split its layers then
+    if (pins.pp && pp_from_layout && cluster.gpus % *pins.pp != 0)
+        throw PlanError(
+            fmt::format("--layout has {} stages, so pp is {}: it must divide the GPUs "
+                        "({}; give --pp to run the stages as pp x v)",
+                        pins.layers_per_stage.size(), *pins.pp, cluster.gpus));
     if (pins.pp && (cluster.gpus % *pins.pp != 0 || (!split && shape.layers % *pins.pp != 0)))
         throw PlanError(fmt::format("--pp {}: must divide the GPUs ({}) and the layers ({})",
                                     *pins.pp, cluster.gpus, shape.layers));
+    if (pins.dp && (cluster.gpus % *pins.dp != 0 || model.global_batch % *pins.dp != 0))
+        throw PlanError(fmt::format("--dp {}: must divide the GPUs ({}) and the global batch ({})",
+                                    *pins.dp, cluster.gpus, model.global_batch));
     if (pins.tp && pins.pp && pins.dp && *pins.tp * *pins.pp * *pins.dp != cluster.gpus)
         throw PlanError(fmt::format("--tp {} x --pp {} x --dp {} must equal the GPUs ({})",
                                     *pins.tp, *pins.pp, *pins.dp, cluster.gpus));
@@ -129,7 +138,7 @@ std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& 
     PlanOptions options = given;
     options.pins = with_split_pins(model, given.pins);
     const PlanPins& pins = options.pins;
-    check_pins(model, cluster, pins);
+    check_pins(model, cluster, pins, !given.pins.pp && !given.pins.layers_per_stage.empty());
     std::vector<PlanLayout> layouts;
     for (const int tp : divisors(cluster.gpus)) {
         // Unpinned, a tp group stays inside one host (Megatron's rule); pinned, it may span.

@@ -87,6 +87,14 @@ TEST(PlanLayoutCli, AMalformedLayoutOrOneOfOtherLayersIsAUsageError) {
     EXPECT_EQ(stages.exit_code, 2);
     EXPECT_EQ(stages.err,
               "pipelens plan: --layout has 3 stages: --pp 4 must divide them (pp x v stages)\n");
+    // Without --pp the layout's stages are pp: the error says so instead of naming --pp.
+    const auto derived = run_pipelens(
+        "plan --layers 8 --hidden 1024 --heads 16 --sequence 512 --vocabulary 64000 "
+        "--global-batch 16 --gpus 8 --layout \"Et*3|t*3|t*2L\"");
+    EXPECT_EQ(derived.exit_code, 2);
+    EXPECT_EQ(derived.err,
+              "pipelens plan: --layout has 3 stages, so pp is 3: it must divide the GPUs (8; give "
+              "--pp to run the stages as pp x v)\n");
     // A runaway layout is refused at once and quoted by its first 77 characters.
     const std::string deep = "E" + std::string(1000, '(') + "tL";
     const auto nested = run_pipelens(std::string(kHeavyOutput) + " --layout \"" + deep + "\"");

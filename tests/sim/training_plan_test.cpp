@@ -9,8 +9,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "sim/parallel_costs.hpp"
 #include "sim/training_plan.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens::sim {
 namespace {
@@ -129,6 +132,13 @@ TEST(TrainingPlan, PinsThatBreakARuleAreRefusedNamingIt) {
     options.pins.pp = 2;
     options.pins.dp = 4;
     EXPECT_THROW(plan_layouts(small_model(), small_cluster(8), options), PlanError);
+    // A dp pin that cannot divide the GPUs was reported as "no layout of 8 GPUs fits".
+    options.pins = {};
+    options.pins.dp = 3;
+    EXPECT_EQ(testing::thrown_message<PlanError>(
+                  [&] { plan_layouts(small_model(), small_cluster(8), options); }, "dp 3 accepted"),
+              fmt::format("--dp 3: must divide the GPUs (8) and the global batch ({})",
+                          small_model().global_batch));
 }
 
 TEST(TrainingPlan, LayoutsThatFitComeFirstFastestFirst) {
