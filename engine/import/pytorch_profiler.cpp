@@ -7,21 +7,16 @@
 #include "engine/import/pytorch_profiler.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <limits>
 #include <map>
-#include <set>
 #include <span>
 
 #include <fmt/format.h>
 
-#include "engine/import/chrome_trace_stream.hpp"
 #include "engine/import/clock_alignment.hpp"
 #include "engine/import/gpu_launches.hpp"
 #include "engine/import/pipeline_ranks.hpp"
-#include "engine/import/profiler_args.hpp"
 #include "engine/import/profiler_rank_file.hpp"
-#include "engine/import/rank_file_name.hpp"
 #include "engine/import/receive_arrival.hpp"
 #include "engine/import/schedule_recovery.hpp"
 #include "engine/import/single_stage_profile.hpp"
@@ -100,6 +95,11 @@ int steps_in(const RankFile& file) {
     return steps;
 }
 
+bool is_receive(const BuiltAction& action) {
+    return action.action.kind == ActionKind::recv_forward ||
+           action.action.kind == ActionKind::recv_backward;
+}
+
 // The rule that times every action (top of this file): the GPU work launched from `from_ns` to
 // `to_ns`, the CPU span the action was read from, where there is any. Says whether there was.
 bool time_on_gpu(BuiltAction& action, const GpuLaunches& gpu, std::int64_t from_ns,
@@ -169,9 +169,7 @@ void build_runtime_actions(const RankFile& file, int step, std::vector<Action>& 
                                built.action.kind == ActionKind::send_backward;
             built.timing.bytes = bytes_of(calls, sends ? CommKind::send : CommKind::recv);
         }
-        if (!time_on_gpu(built, file.gpu, range.start_ns, range.end_ns) &&
-            (built.action.kind == ActionKind::recv_forward ||
-             built.action.kind == ActionKind::recv_backward))
+        if (!time_on_gpu(built, file.gpu, range.start_ns, range.end_ns) && is_receive(built))
             end_at_arrival(file, range, built);
         add_timed(build, built, range.start_ns);
     }
@@ -205,11 +203,6 @@ BuiltAction* consumer_of(RankBuild& build, const BuiltAction& recv,
         if (consumer.timing.start_ns >= recv.timing.start_ns && consumes(consumer, recv, parts))
             return &consumer;
     return nullptr;
-}
-
-bool is_receive(const BuiltAction& action) {
-    return action.action.kind == ActionKind::recv_forward ||
-           action.action.kind == ActionKind::recv_backward;
 }
 
 // Receives and the computations that wait for them, on CPU-timed ranks. A RECV whose trace has
