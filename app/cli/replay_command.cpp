@@ -46,8 +46,21 @@ std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, i
         }
     }();
     if (!snapshot)
-        return fmt::format("{}: run {} {}: no state snapshot was recorded to check against",
-                           reader.path().string(), run_id, rank_name(rank));
+        throw CommandFailure(
+            kExitUsage,
+            fmt::format("pipelens: {}: run {} {}: no state snapshot was recorded to check against "
+                        "(traces written before pipelens recorded snapshots have none; replay "
+                        "without --check)",
+                        reader.path().string(), run_id, rank_name(rank)));
+    // A run writes its snapshot after its last event; one taken elsewhere describes no state
+    // this stream ends in, and comparing with it would report a difference the run never had.
+    if (snapshot->after_sequence != events.back().sequence)
+        throw CommandFailure(
+            kExitUsage,
+            fmt::format("pipelens: {}: trace is corrupt: run {} {}: its state snapshot is taken "
+                        "after event {}, but its events end at event {}",
+                        reader.path().string(), run_id, rank_name(rank), snapshot->after_sequence,
+                        events.back().sequence));
     const auto difference =
         recorder::compare_states(snapshot->fields, recorder::state_fields(replayed.state()));
     if (difference)

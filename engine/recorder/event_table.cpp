@@ -49,6 +49,11 @@ struct WrongType {
     std::string expected;
 };
 
+// A field of the right type whose value no run can record (a tensor of negative size).
+struct ImpossibleValue {
+    std::string why;
+};
+
 void read_field(const nlohmann::json& json, bool& value) {
     if (!json.is_boolean())
         throw WrongType{"true or false"};
@@ -112,6 +117,10 @@ void read_field(const nlohmann::json& json, std::vector<TensorMeta>& value) {
     } catch (const std::exception& error) {
         throw WrongType{fmt::format("a list of tensor metadata ({})", error.what())};
     }
+    for (std::size_t index = 0; index < value.size(); ++index)
+        if (const auto problem = impossible_tensor(value[index]))
+            throw ImpossibleValue{
+                fmt::format("tensor {} is {}: {}", index, to_string(value[index]), *problem)};
 }
 
 void read_field(const nlohmann::json& json, ScheduleKind& value) {
@@ -179,6 +188,9 @@ Kind read_kind(const nlohmann::json& arguments) {
         } catch (const WrongType& wrong) {
             throw EventFormatError(fmt::format("malformed arguments: field '{}' must be {}, got {}",
                                                name, wrong.expected, found->dump()));
+        } catch (const ImpossibleValue& impossible) {
+            throw EventFormatError(
+                fmt::format("malformed arguments: field '{}': {}", name, impossible.why));
         }
     });
     return event;

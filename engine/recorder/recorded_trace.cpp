@@ -49,6 +49,35 @@ Event event_from_json(const nlohmann::json& json) {
     return event;
 }
 
+// Why `events` (one rank's rows by sequence) cannot be a recorder's stream, when they cannot: a
+// recorder numbers its events 0, 1, 2, ... with no gap, and nests an event only under one
+// recorded before it. A replay of a stream that breaks this would rebuild a state no run had.
+std::optional<std::string> broken_numbering(const std::vector<Event>& events) {
+    for (std::size_t index = 0; index < events.size(); ++index) {
+        const Event& event = events[index];
+        const auto expected = static_cast<std::int64_t>(index);
+        if (event.sequence != expected) {
+            if (index == 0)
+                return fmt::format("its first event ({}) is numbered {}, not 0", event.name,
+                                   event.sequence);
+            if (event.sequence < expected)
+                return fmt::format("event {} is recorded twice ({} and {})", event.sequence,
+                                   events[index - 1].name, event.name);
+            if (event.sequence == expected + 1)
+                return fmt::format("event {} is missing (event {}, {}, follows event {})", expected,
+                                   event.sequence, event.name, expected - 1);
+            return fmt::format("events {} to {} are missing (event {}, {}, follows event {})",
+                               expected, event.sequence - 1, event.sequence, event.name,
+                               expected - 1);
+        }
+        if (event.parent && (*event.parent < 0 || *event.parent >= event.sequence))
+            return fmt::format("event {} ({}) is nested in event {}, which {}", event.sequence,
+                               event.name, *event.parent,
+                               *event.parent < 0 ? "does not exist" : "is not recorded before it");
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 void write_recording(traces::TraceWriter& writer, std::int64_t run_id, int rank,
@@ -125,6 +154,9 @@ std::vector<Event> RecordedEvents::stream(int rank) const {
                         "events: {})",
                         path_, run_id_, rank, fmt::join(recorded, ", ")));
     }
+    if (const auto problem = broken_numbering(events))
+        throw std::invalid_argument(fmt::format("{}: trace is corrupt: run {} rank {}: {}", path_,
+                                                run_id_, rank, *problem));
     return events;
 }
 

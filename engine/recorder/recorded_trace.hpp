@@ -33,7 +33,8 @@ class RecordedEvents {
     // The ranks with events, ascending (-1 is a whole-pipeline stream).
     std::vector<int> ranks() const;
     // One rank's events by sequence. Throws std::invalid_argument naming the run and the
-    // ranks that have events when `rank` has none, or when the stored arguments are not JSON.
+    // ranks that have events when `rank` has none, when the stored arguments are not JSON, and
+    // as a corrupt trace when the rows are numbered or nested as no recorder numbers them.
     std::vector<Event> stream(int rank) const;
 
   private:

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
 
 namespace pipelens::runtime {
@@ -23,13 +24,36 @@ constexpr std::array<std::pair<torch::ScalarType, const char*>, 11> kDtypeNames{
     {torch::kComplexFloat, "c64"},
 }};
 
+// Types a stage boundary can carry but no factory here makes, by the name c10 prints for them:
+// some (float8, uint16..64) exist only in newer LibTorch, so they are matched by name, which
+// builds against every version.
+constexpr std::array<std::pair<std::string_view, const char*>, 13> kNamedOnlyDtypes{{
+    {"ComplexHalf", "c32"},
+    {"ComplexDouble", "c128"},
+    {"Float8_e4m3fn", "f8e4m3fn"},
+    {"Float8_e5m2", "f8e5m2"},
+    {"Float8_e4m3fnuz", "f8e4m3fnuz"},
+    {"Float8_e5m2fnuz", "f8e5m2fnuz"},
+    {"Float8_e8m0fnu", "f8e8m0fnu"},
+    {"Float4_e2m1fn_x2", "f4e2m1fnx2"},
+    {"UInt16", "u16"},
+    {"UInt32", "u32"},
+    {"UInt64", "u64"},
+    {"Bits16", "b16"},
+    {"Bits1x8", "b1x8"},
+}};
+
 }  // namespace
 
 std::string short_dtype_name(torch::ScalarType type) {
     for (const auto& [known, name] : kDtypeNames)
         if (known == type)
             return name;
-    return c10::toString(type);
+    const std::string_view c10_name = c10::toString(type);
+    for (const auto& [known, name] : kNamedOnlyDtypes)
+        if (known == c10_name)
+            return name;
+    return std::string(c10_name);  // quantized types: outside the dtype table, so unreplayable
 }
 
 torch::ScalarType scalar_type_of(const std::string& short_name) {

@@ -51,6 +51,32 @@ std::int64_t TensorMeta::byte_count() const {
     return saturating_product(element_count(), dtype_item_bytes(dtype).value_or(1));
 }
 
+std::optional<std::string> impossible_tensor(const TensorMeta& meta) {
+    const auto item_bytes = dtype_item_bytes(meta.dtype);
+    if (!item_bytes)
+        return fmt::format("dtype '{}' is not one PyTorch names (known: {})", meta.dtype,
+                           known_dtype_names());
+    for (std::size_t index = 0; index < meta.shape.size(); ++index)
+        if (meta.shape[index] < 0)
+            return fmt::format("shape[{}] is {}; sizes cannot be negative", index,
+                               meta.shape[index]);
+    if (meta.stride.size() != meta.shape.size())
+        return fmt::format("stride has {} entries for a shape of {} dimensions", meta.stride.size(),
+                           meta.shape.size());
+    for (std::size_t index = 0; index < meta.stride.size(); ++index)
+        if (meta.stride[index] < 0)
+            return fmt::format("stride[{}] is {}; PyTorch strides cannot be negative", index,
+                               meta.stride[index]);
+    if (std::find(meta.shape.begin(), meta.shape.end(), 0) != meta.shape.end())
+        return std::nullopt;  // empty, however large its other sizes
+    std::int64_t bytes = *item_bytes;
+    for (std::int64_t size : meta.shape)
+        if (__builtin_mul_overflow(bytes, size, &bytes))
+            return fmt::format("shape [{}] holds more bytes than int64 counts",
+                               fmt::join(meta.shape, ", "));
+    return std::nullopt;
+}
+
 std::string to_string(const TensorMeta& meta) {
     return fmt::format("{}[{}]", meta.dtype, fmt::join(meta.shape, ", "));
 }

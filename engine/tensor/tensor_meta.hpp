@@ -30,6 +30,11 @@ std::string to_string(const TensorMeta& meta);
 // "(f32[64, 512], bf16[8])"
 std::string to_string(const std::vector<TensorMeta>& metas);
 
+// What makes `meta` a tensor no PyTorch run can hold, when something does: a dtype outside
+// dtype_names.hpp, a negative size or stride, a stride list of another length than the shape,
+// or more bytes than int64 counts. Readers of recorded metadata refuse such a tensor by this.
+std::optional<std::string> impossible_tensor(const TensorMeta& meta);
+
 // Row-major strides of `shape`, as a freshly allocated tensor has them (sizes 0 count as 1;
 // saturating at int64's largest value).
 std::vector<std::int64_t> contiguous_stride(const std::vector<std::int64_t>& shape);

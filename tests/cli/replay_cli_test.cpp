@@ -202,6 +202,44 @@ TEST(ReplayCli, AnEventThatCannotBeReadOrDoesNotFitIsNoFinding) {
     }
 }
 
+// A recorder numbers its events 0, 1, 2, ... and snapshots the state after the last one. A
+// stream that breaks this is a damaged trace (exit 2, naming the rank and the break) for both
+// replay and bisect, never a state "equal" to or "different" from the recording.
+TEST(ReplayCli, ADamagedEventStreamIsACorruptTraceNotAFinding) {
+    const auto recorded = fresh_trace("replay_damaged");
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + recorded.string()).exit_code, 0);
+    const std::vector<std::pair<std::string, std::string>> damages = {
+        {"DELETE FROM events WHERE sequence = 0",
+         "its first event (choose_schedule) is numbered 1, not 0"},
+        {"UPDATE events SET sequence = 99 WHERE sequence = 3",
+         "event 3 is missing (event 4, set_cost_model, follows event 2)"},
+        {"INSERT INTO events SELECT * FROM events WHERE sequence = 6",
+         "event 6 is recorded twice (set_stage_costs and set_stage_costs)"},
+        {"UPDATE events SET parent = 50 WHERE sequence = 9",
+         "event 9 (plan_buffer) is nested in event 50, which is not recorded before it"},
+    };
+    for (const auto& [damage, why] : damages) {
+        const auto trace = fresh_trace("replay_damaged_copy");
+        std::filesystem::copy_file(recorded, trace);
+        ASSERT_EQ(edit_trace(trace, damage), 1) << damage;
+        const std::string expected =
+            "pipelens: " + trace.string() + ": trace is corrupt: run 1 rank -1: " + why + "\n";
+        for (const std::string& command : {"replay " + trace.string() + " --check",
+                                           "bisect " + trace.string() + " --until-error"}) {
+            const auto result = run_pipelens(command);
+            EXPECT_EQ(result.exit_code, 2) << command << " after " << damage;
+            EXPECT_EQ(result.err, expected) << command;
+        }
+    }
+    // The snapshot of a run is taken after its last event; one taken elsewhere is damage too.
+    ASSERT_EQ(edit_trace(recorded, "UPDATE state_snapshots SET after_sequence = 5"), 1);
+    const auto result = run_pipelens("replay " + recorded.string() + " --check");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + recorded.string() +
+                              ": trace is corrupt: run 1 whole pipeline: its state snapshot is "
+                              "taken after event 5, but its events end at event 11\n");
+}
+
 TEST(ReplayCli, BadRequestsAreOneLineUsageErrors) {
     const auto trace = fresh_trace("replay_bad");
     ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);

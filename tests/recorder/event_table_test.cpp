@@ -275,6 +275,36 @@ TEST(EventTable, AMissingOrMistypedFieldInATraceNamesTheEventAndTheField) {
               R"(must be an integer, got 0.5)");
 }
 
+// Metadata of the right types that no tensor can have (only a damaged or hand-made trace holds
+// it) is unreadable, naming the field, the tensor and what is impossible, instead of being
+// replayed into a negative buffer.
+TEST(EventTable, TensorMetadataNoRunCanRecordIsRefusedNamingTheTensor) {
+    const auto stage_meta_error = [](const char* output) {
+        const nlohmann::json arguments = nlohmann::json::parse(
+            std::string(R"({"stage":0,"inputs":[{"dtype":"f32","shape":[8,64],"stride":[64,1]}],)"
+                        R"("outputs":[)") +
+            output + "]}");
+        return testing::thrown_message<EventFormatError>(
+            [&] { parse_event("set_stage_meta", arguments); }, "no error");
+    };
+    EXPECT_EQ(stage_meta_error(R"({"dtype":"f32","shape":[8,64],"stride":[64,1]})"), "no error");
+    EXPECT_EQ(stage_meta_error(R"({"dtype":"f32","shape":[-8,64],"stride":[64,1]})"),
+              "malformed arguments: field 'outputs': tensor 0 is f32[-8, 64]: shape[0] is -8; "
+              "sizes cannot be negative");
+    EXPECT_EQ(stage_meta_error(R"({"dtype":"f32","shape":[8,64]},)"
+                               R"({"dtype":"bf16","shape":[8,64],"stride":[1]})"),
+              "malformed arguments: field 'outputs': tensor 1 is bf16[8, 64]: stride has 1 "
+              "entries for a shape of 2 dimensions");
+    EXPECT_EQ(stage_meta_error(R"({"dtype":"f32","shape":[4294967296,4294967296]})"),
+              "malformed arguments: field 'outputs': tensor 0 is f32[4294967296, 4294967296]: "
+              "shape [4294967296, 4294967296] holds more bytes than int64 counts");
+    EXPECT_EQ(stage_meta_error(R"({"dtype":"complex999","shape":[8]})")
+                  .rfind("malformed arguments: field 'outputs': tensor 0 is complex999[8]: dtype "
+                         "'complex999' is not one PyTorch names (known: bf16, ",
+                         0),
+              0u);
+}
+
 TEST(EventTable, AnUnknownOrRenamedEventInATraceIsNamed) {
     EXPECT_EQ(replay_error_after_edit("unknown",
                                       "UPDATE events SET name_id = (SELECT id FROM strings WHERE "

@@ -11,8 +11,10 @@
 #include "engine/recorder/state_replay.hpp"
 #include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/pipeline_run.hpp"
+#include "engine/runtime/torch_meta.hpp"
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/lower.hpp"
+#include "engine/tensor/dtype_names.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -73,6 +75,31 @@ TEST(RunDtype, NamesMapToLibTorchTypesAndOthersAreRefused) {
                      "--dtype: 'bf16' is not a dtype pipelens run computes in (float32 or "
                      "bfloat16)");
     }
+}
+
+// A stage boundary records its tensors' dtype by PyTorch's short name, which a replay reads back
+// and sizes: every type this LibTorch has but the quantized ones must get a name the dtype
+// table knows, with the size LibTorch gives it, or a real run's trace would not replay.
+TEST(RunDtype, EveryLibTorchTypeButTheQuantizedIsRecordedByASizedShortName) {
+    int named = 0;
+    for (int index = 0; index < static_cast<int>(c10::ScalarType::NumOptions); ++index) {
+        const auto type = static_cast<c10::ScalarType>(index);
+        if (c10::isQIntType(type) || type == c10::ScalarType::Undefined)
+            continue;
+        const std::string name = short_dtype_name(type);
+        const auto bytes = dtype_item_bytes(name);
+        if (!bytes) {  // a type newer than the table (bits2x4, int1..7) is named, not sized
+            EXPECT_FALSE(std::string(c10::toString(type)).starts_with("Float"))
+                << c10::toString(type) << " has no short name";
+            continue;
+        }
+        EXPECT_EQ(*bytes, static_cast<std::int64_t>(c10::elementSize(type)))
+            << c10::toString(type) << " as " << name;
+        ++named;
+    }
+    EXPECT_GE(named, 13);  // LibTorch 1.13 has 13 such types; newer ones more
+    EXPECT_EQ(short_dtype_name(c10::kComplexDouble), "c128");
+    EXPECT_EQ(short_dtype_name(c10::kComplexHalf), "c32");
 }
 
 TEST(RunDtype, Bfloat16MlpMatchesItsBfloat16Reference) {

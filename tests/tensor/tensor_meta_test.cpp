@@ -32,5 +32,24 @@ TEST(TensorMeta, ShapesPastInt64SaturateRatherThanWrap) {
     EXPECT_EQ(contiguous_stride({0, huge, 4}), (std::vector<std::int64_t>{kLargest, 4, 1}));
 }
 
+TEST(TensorMeta, ATensorNoRunCanHoldIsNamedByWhatIsImpossible) {
+    EXPECT_EQ(impossible_tensor({{8, 64}, {64, 1}, "bf16", true}), std::nullopt);
+    EXPECT_EQ(impossible_tensor({{0, std::int64_t{1} << 62, 1 << 30}, {0, 0, 1}, "f64"}),
+              std::nullopt);  // empty: no bytes, whatever its other sizes
+    EXPECT_EQ(impossible_tensor({{-8, 64}, {64, 1}, "f32"}),
+              "shape[0] is -8; sizes cannot be negative");
+    EXPECT_EQ(impossible_tensor({{8, 64}, {1}, "f32"}),
+              "stride has 1 entries for a shape of 2 dimensions");
+    EXPECT_EQ(impossible_tensor({{8, 64}, {64, -1}, "f32"}),
+              "stride[1] is -1; PyTorch strides cannot be negative");
+    EXPECT_EQ(impossible_tensor({{std::int64_t{1} << 61}, {1}, "f32"}),
+              "shape [2305843009213693952] holds more bytes than int64 counts");
+    EXPECT_EQ(impossible_tensor({{std::int64_t{1} << 61}, {1}, "i16"}), std::nullopt);
+    EXPECT_EQ(impossible_tensor({{8}, {1}, "complex999"})
+                  .value_or("")
+                  .rfind("dtype 'complex999' is not one PyTorch names (known: bf16, f64, f32, ", 0),
+              0u);
+}
+
 }  // namespace
 }  // namespace pipelens
