@@ -207,6 +207,17 @@ std::string event_text(const std::optional<recorder::Event>& event) {
     return event ? recorder::to_string(*event) : "(its stream has ended)";
 }
 
+// The fields whose values differ, by name with both values (none when the states differ in
+// which fields they have: unique_fields_json names those).
+nlohmann::json fields_json(const recorder::StateDifference& difference) {
+    nlohmann::json fields = nlohmann::json::array();
+    for (const auto& mismatch : difference.mismatches)
+        if (!mismatch.field.empty())
+            fields.push_back(
+                {{"field", mismatch.field}, {"left", mismatch.left}, {"right", mismatch.right}});
+    return fields;
+}
+
 void bisect_divergence(const BisectOptions& options) {
     const std::string& right_path =
         options.right_path.empty() ? options.left_path : options.right_path;
@@ -240,11 +251,9 @@ void bisect_divergence(const BisectOptions& options) {
                              {"name", event.name},
                              {"left_arguments", arguments_or_null(result.left_event)},
                              {"right_arguments", arguments_or_null(result.right_event)}};
-            nlohmann::json fields = nlohmann::json::array();
-            for (const auto& mismatch : result.difference->mismatches)
-                fields.push_back(
-                    {{"field", mismatch.what}, {"left", mismatch.left}, {"right", mismatch.right}});
-            json["fields"] = std::move(fields);
+            json["fields"] = fields_json(*result.difference);
+            json["unique_fields"] = {{"left", result.difference->left_only},
+                                     {"right", result.difference->right_only}};
         }
         if (!result.note.empty())
             json["note"] = result.note;

@@ -75,6 +75,18 @@ std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, i
     return {};
 }
 
+// The replayed events as the trace stores them: nested ones name their parent.
+nlohmann::json events_json(const std::vector<recorder::Event>& events) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const recorder::Event& event : events) {
+        nlohmann::json entry = {
+            {"sequence", event.sequence}, {"name", event.name}, {"arguments", event.arguments}};
+        entry["parent"] = event.parent ? nlohmann::json(*event.parent) : nlohmann::json();
+        list.push_back(std::move(entry));
+    }
+    return list;
+}
+
 void run_replay(const ReplayOptions& options) {
     const traces::TraceReader reader(options.path);
     const std::int64_t run_id = options.run.value_or(reader.latest_run_id());
@@ -125,6 +137,8 @@ void run_replay(const ReplayOptions& options) {
                                     {"state", std::move(state)}};
             if (options.check)
                 entry["check"] = failure.empty() ? "equal" : failure;
+            if (options.list_events)
+                entry["events"] = events_json(replayed.events());
             json.push_back(std::move(entry));
             continue;
         }

@@ -35,7 +35,9 @@ std::optional<StateDifference> compare_states(const std::vector<StateField>& lef
     };
     if (!left_only.empty() || !right_only.empty())
         return StateDifference{"field set mismatch:",
-                               {{"found unique fields:", list(left_only), list(right_only)}}};
+                               {{"found unique fields:", list(left_only), list(right_only), ""}},
+                               {left_only.begin(), left_only.end()},
+                               {right_only.begin(), right_only.end()}};
 
     // Named in the order of their names, as upstream sorts its keys.
     std::vector<const StateField*> by_name;
@@ -43,12 +45,12 @@ std::optional<StateDifference> compare_states(const std::vector<StateField>& lef
         by_name.push_back(&field);
     std::stable_sort(by_name.begin(), by_name.end(),
                      [](const StateField* a, const StateField* b) { return a->name < b->name; });
-    StateDifference difference{"field values don't match:", {}};
+    StateDifference difference{"field values don't match:", {}, {}, {}};
     for (const StateField* field : by_name) {
         const std::string& other = *right_values.at(field->name);
         if (field->value != other)
             difference.mismatches.push_back(
-                {field->name + ": values don't match.", field->value, other});
+                {field->name + ": values don't match.", field->value, other, field->name});
     }
     if (difference.mismatches.empty())
         return std::nullopt;

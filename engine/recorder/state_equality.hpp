@@ -22,11 +22,15 @@ struct FieldMismatch {
     std::string what;  // "stage[1].outputs_meta: values don't match." or "found unique fields:"
     std::string left;
     std::string right;
+    std::string field;  // "stage[1].outputs_meta"; empty for a field set mismatch
 };
 
 struct StateDifference {
     std::string kind;  // "field set mismatch:" or "field values don't match:"
     std::vector<FieldMismatch> mismatches;
+    // A field set mismatch's fields, by name: those only the left state has, only the right.
+    std::vector<std::string> left_only;
+    std::vector<std::string> right_only;
 };
 
 // Nothing when equal. Differing values are listed in the order of the fields' names. Where

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/cli/sqlite_edit.hpp"
 #include "tests/fresh_trace.hpp"
@@ -116,7 +118,18 @@ TEST(ReplayCli, UptoShowsTheStateAtAnEarlierEvent) {
               std::string::npos)
         << result.out;
     EXPECT_NE(result.out.find("  transport.kind: none\n"), std::string::npos);
-    EXPECT_NE(result.out.find("  schedule.lowered: true\n"), std::string::npos);
+    EXPECT_NE(result.out.find("  schedule.lowered: true\n"),
+              std::string::npos);  // --json --events carries the events too, nested ones with their
+                                   // parent.
+    const auto json = run_pipelens("replay " + trace.string() + " --json --events");
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    const auto events = nlohmann::json::parse(json.out)[0]["events"];
+    ASSERT_EQ(events.size(), 12u) << json.out;
+    EXPECT_EQ(events[1], nlohmann::json::parse(R"({"sequence":1,"name":"choose_schedule",)"
+                                               R"("parent":null,"arguments":{"kind":"1F1B",)"
+                                               R"("m":4,"pp":2,"v":1}})"));
+    EXPECT_EQ(events[11]["parent"], 7);
+    EXPECT_EQ(events[11]["name"], "plan_buffer");
 }
 
 TEST(BisectCli, TwoSimulationsDivergeAtTheFirstDifferingCall) {
@@ -140,6 +153,17 @@ TEST(BisectCli, TwoSimulationsDivergeAtTheFirstDifferingCall) {
     // 10 top-level events: at most ceil(log2 10) + 1 = 5 replays.
     EXPECT_NE(result.out.find("bisect: 5 replays for 10 events (bound 5)"), std::string::npos)
         << result.out;
+    // JSON names each field by its name alone, with both values as the report prints them.
+    const auto json = run_pipelens("bisect " + left.string() + " " + right.string() + " --json");
+    EXPECT_EQ(json.exit_code, 1) << json.err;
+    const auto bisected = nlohmann::json::parse(json.out);
+    EXPECT_EQ(bisected["event"]["sequence"], 4);
+    EXPECT_EQ(bisected["fields"],
+              nlohmann::json::parse(R"([{"field":"costs.links","left":"intra-host 0ns 0GB/s, )"
+                                    R"(inter-host 0ns 0GB/s, 8 ranks per host","right":)"
+                                    R"("intra-host 0ns 0GB/s, inter-host 0ns 0GB/s, 2 ranks )"
+                                    R"(per host"}])"));
+    EXPECT_EQ(bisected["unique_fields"], nlohmann::json::parse(R"({"left":[],"right":[]})"));
 
     const auto same = run_pipelens("bisect " + left.string() + " " + left.string());
     EXPECT_EQ(same.exit_code, 0);

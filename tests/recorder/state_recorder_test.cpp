@@ -192,6 +192,12 @@ TEST(StateEquality, FieldSetMismatchListsTheUniqueFields) {
               "==> found unique fields:\n"
               "  >  Left: ['b']\n"
               "  > Right: ['c']");
+    EXPECT_EQ(difference->left_only, std::vector<std::string>{"b"});
+    EXPECT_EQ(difference->right_only, std::vector<std::string>{"c"});
+    const auto values = compare_states({{"a", "1"}}, {{"a", "2"}});
+    ASSERT_TRUE(values);
+    EXPECT_EQ(values->mismatches.front().field, "a");  // the name alone, for JSON
+    EXPECT_TRUE(values->left_only.empty());
 }
 
 TEST(StateEquality, NonContiguousStridesAndSnapshotsRoundTrip) {
