@@ -88,6 +88,20 @@ void check_comparable(const DiffOptions& options, const traces::RunRecord& real,
     differ("m", real.m, sim.m);
 }
 
+// A finished run without one action row (a damaged trace, or a writer that kept none) has no
+// step to compare: its figures would all read 0, and a rank's speed 1.000x.
+analysis::TimedSchedule with_actions(analysis::TimedSchedule timed, const std::string& path,
+                                     const traces::RunRecord& run) {
+    const bool any = std::any_of(timed.schedule.ranks.begin(), timed.schedule.ranks.end(),
+                                 [](const auto& actions) { return !actions.empty(); });
+    if (!any)
+        refuse(
+            fmt::format("{}: run {} is marked finished but holds no actions: there is no step "
+                        "to compare",
+                        path, run.id));
+    return timed;
+}
+
 std::string run_title(const std::string& path, const traces::RunRecord& run) {
     return fmt::format("{} run {} ({}, {} pp={} v={} m={})", path, run.id, kind_name(run.kind),
                        run.schedule, run.pp, run.v, run.m);
@@ -286,8 +300,9 @@ void run_diff(const DiffOptions& options) {
         pick_run(sim_source, options.sim, options.sim_run, traces::RunKind::simulated);
     check_comparable(options, real, sim);
     const analysis::RunDivergence diff = analysis::run_divergence(
-        analysis::read_timed_schedule(real_reader, real.id),
-        analysis::read_timed_schedule(sim_source, sim.id), options.top.value_or(10));
+        with_actions(analysis::read_timed_schedule(real_reader, real.id), options.real, real),
+        with_actions(analysis::read_timed_schedule(sim_source, sim.id), options.sim, sim),
+        options.top.value_or(10));
     if (options.json) {
         fmt::print("{}\n", divergence_json(options, real, sim, diff).dump());
         return;

@@ -158,6 +158,15 @@ TEST(DiffCli, RunsThatCannotBeComparedAreRefusedNamingTheFile) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err, "pipelens diff: " + failed.string() +
                               ": run 1 failed (rank 1 timed out): diff compares finished steps\n");
+    // A finished run without actions has no step: its figures once all read 0, speed 1.000x.
+    const auto empty = simulated("diff_bad_empty", "--schedule 1F1B", false);
+    ASSERT_GT(edit_trace(empty, "DELETE FROM action_parts; DELETE FROM actions"), 0);
+    EXPECT_EQ(edit_trace(failed, "UPDATE runs SET status = 'finished', failure = NULL"), 1);
+    result = run_pipelens("diff " + failed.string() + " " + empty.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens diff: " + empty.string() +
+                              ": run 1 is marked finished but holds no actions: there is no step "
+                              "to compare\n");
 }
 
 }  // namespace
