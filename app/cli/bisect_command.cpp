@@ -17,6 +17,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/error_policy.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/validators.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_bisect.hpp"
 #include "engine/recorder/state_replay.hpp"
@@ -292,11 +293,14 @@ void add_bisect_command(CLI::App& app) {
         ->add_option("other", options->right_path,
                      "Second trace (default: the first, with --other-run/--other-rank)")
         ->check(trace_file("bisect"));
-    command->add_option("--run", options->run, "Run id in the first trace (default: latest)");
+    command->add_option("--run", options->run, "Run id in the first trace (default: latest)")
+        ->check(int64_number());
     command->add_option("--rank", options->rank,
                         "Rank whose events to compare (default: the first recorded)");
-    command->add_option("--other-run", options->other_run,
-                        "Run id in the second trace (default: --run, else latest)");
+    command
+        ->add_option("--other-run", options->other_run,
+                     "Run id in the second trace (default: --run, else latest)")
+        ->check(int64_number());
     command->add_option("--other-rank", options->other_rank,
                         "Rank in the second run (default: --rank)");
     command->add_flag("--until-error", options->until_error,

@@ -14,6 +14,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/validators.hpp"
 #include "engine/analysis/run_divergence.hpp"
 #include "engine/run_record/statistics.hpp"
 #include "engine/text/shortened.hpp"
@@ -328,10 +329,14 @@ void add_diff_command(CLI::App& app) {
     command->add_option("sim", options->sim, "Trace holding the simulation (may be REAL itself)")
         ->required()
         ->check(trace_file("diff"));
-    command->add_option("--real-run", options->real_run,
-                        "Real run to compare (default: REAL's latest real run)");
-    command->add_option("--sim-run", options->sim_run,
-                        "Simulated run to compare (default: SIM's latest simulated run)");
+    command
+        ->add_option("--real-run", options->real_run,
+                     "Real run to compare (default: REAL's latest real run)")
+        ->check(int64_number());
+    command
+        ->add_option("--sim-run", options->sim_run,
+                     "Simulated run to compare (default: SIM's latest simulated run)")
+        ->check(int64_number());
     add_count_option(*command, "--top", options->top,
                      "How many of the actions furthest off to list", 0);
     command->add_flag("--json", options->json, "Print JSON instead of tables");

@@ -10,6 +10,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/error_policy.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/validators.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_equality.hpp"
 #include "engine/recorder/state_replay.hpp"
@@ -169,12 +170,14 @@ void add_replay_command(CLI::App& app) {
     CLI::App* command = app.add_subcommand(
         "replay", "Rebuild a run's engine state from its recorded events and print it");
     add_trace_argument(*command, options->path, "Trace file (SQLite)");
-    command->add_option("--run", options->run, "Run id (default: the latest)");
+    command->add_option("--run", options->run, "Run id (default: the latest)")
+        ->check(int64_number());
     command->add_option("--rank", options->rank,
                         "Rank whose events to replay (default: every rank; -1 is a simulation's "
                         "whole-pipeline stream)");
-    command->add_option("--upto", options->upto,
-                        "Replay only the events up to this sequence number");
+    command
+        ->add_option("--upto", options->upto, "Replay only the events up to this sequence number")
+        ->check(int64_number());
     command->add_flag("--check", options->check,
                       "Compare the replay with the state the run ended in; exit 1 on a difference");
     command->add_flag("--events", options->list_events, "List the replayed events too");

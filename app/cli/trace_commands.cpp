@@ -198,7 +198,7 @@ void add_summary_command(CLI::App& app) {
     auto options = std::make_shared<SummaryOptions>();
     CLI::App* command = app.add_subcommand("summary", "List a trace's runs and their figures");
     add_trace_argument(*command, options->trace, "Trace file");
-    command->add_option("--run", options->run, "Only this run");
+    command->add_option("--run", options->run, "Only this run")->check(int64_number());
     command->add_flag("--json", options->json, "Print JSON instead of tables");
     command->add_flag("--critical-path", options->critical_path,
                       "Also list each run's critical path: the chain of actions and transfers "
@@ -222,7 +222,8 @@ void add_export_command(CLI::App& app) {
     add_trace_argument(*command, options->trace, "Trace file");
     command->add_option("--chrome", options->chrome, "Chrome trace JSON to write (for Perfetto)");
     command->add_option("--svg", options->svg, "Timeline picture (SVG) to write");
-    command->add_option("--run", options->run, "Run to export (default: the latest)");
+    command->add_option("--run", options->run, "Run to export (default: the latest)")
+        ->check(int64_number());
     command->callback([options] { run_export(*options); });
 }
 

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/fresh_trace.hpp"
 
 namespace pipelens {
 namespace {
@@ -154,6 +157,33 @@ TEST(UsageErrors, AMessageNamesTheValueGiven) {
     const auto top = run_pipelens("diff --top -1 a.db b.db");
     EXPECT_EQ(top.exit_code, 2);
     EXPECT_EQ(top.err, "pipelens: --top must be at least 0, got -1\n");
+}
+
+// A run id or event number past int64 was read as int64's largest and answered "no run
+// 9223372036854775807", a run nobody asked for.
+TEST(UsageErrors, ARunOrEventNumberPastInt64IsOutOfRange) {
+    const auto trace = testing::fresh_trace("usage_int64");
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 2 --out " + trace.string()).exit_code, 0);
+    const std::string huge = "99999999999999999999";
+    for (const auto& [command, option] :
+         std::vector<std::pair<std::string, std::string>>{{"replay", "--run"},
+                                                          {"replay", "--upto"},
+                                                          {"bisect", "--other-run"},
+                                                          {"summary", "--run"},
+                                                          {"export", "--run"},
+                                                          {"diff", "--sim-run"}}) {
+        const std::string second = command == "diff" ? " " + trace.string() : "";
+        const auto result =
+            run_pipelens(command + " " + trace.string() + second + " " + option + " " + huge);
+        EXPECT_EQ(result.exit_code, 2) << command << " " << option;
+        EXPECT_EQ(result.err, "pipelens " + command + ": " + option + ": " + huge +
+                                  " is out of range (at most 9223372036854775807); see pipelens " +
+                                  command + " --help\n");
+    }
+    const auto word = run_pipelens("replay " + trace.string() + " --run 1x");
+    EXPECT_EQ(word.err,
+              "pipelens replay: --run: 1x is not a whole number; see pipelens replay "
+              "--help\n");
 }
 
 TEST(ViewHelp, ListsTheViewersOptions) {
