@@ -5,6 +5,7 @@
 // tensor-parallel blocks' sharding decisions) so the viewer shows it. --layout pins the split
 // (and pp, v); otherwise each layout's best uneven split is searched unless --even-split.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -64,9 +65,20 @@ struct PlanFlags {
     bool json = false;
     std::string out;
     GateOptions gates;
-    std::string file_name;             // the TOML file given, if any
-    std::set<std::string> file_flags;  // the flags whose values came from it
+    std::string file_name;              // the TOML file given, if any
+    std::set<std::string> file_flags;   // the flags whose values came from it
+    std::set<std::string> unset_flags;  // the model and cluster sizes nothing gave
 };
+
+// The model and cluster sizes with no default: the command line or the file must give each.
+constexpr std::array<std::pair<const char*, const char*>, 6> kRequiredSizes{{
+    {"layers", "model"},
+    {"hidden", "model"},
+    {"heads", "model"},
+    {"sequence", "model"},
+    {"global-batch", "model"},
+    {"gpus", "cluster"},
+}};
 
 // Who an error about `flag` names: the file the value came from, when it did, beside the flag.
 std::string source_of(const PlanFlags& flags, const std::string& flag) {
@@ -217,6 +229,20 @@ void apply_file(CLI::App& command, PlanFlags& flags) {
 constexpr std::int64_t kMostModelSize = 1'000'000'000;
 
 void check_sizes(const PlanFlags& flags) {
+    for (const auto& [flag, table] : kRequiredSizes) {
+        if (!flags.unset_flags.contains(flag))
+            continue;
+        std::string key = flag;
+        std::replace(key.begin(), key.end(), '-', '_');
+        throw CommandFailure(
+            kExitUsage,
+            flags.file.empty()
+                ? fmt::format("pipelens plan: --{} is required (or give a plan file whose [{}] "
+                              "sets {})",
+                              flag, table, key)
+                : fmt::format("pipelens plan: {}: [{}] has no {}, and --{} is not given: set one",
+                              flags.file, table, key, flag));
+    }
     const auto& shape = flags.model.shape;
     const auto& cluster = flags.cluster;
     const std::pair<const char*, double> required[] = {
@@ -626,6 +652,9 @@ void add_plan_command(CLI::App& app) {
     command->callback([flags, command] {
         if (!flags->file.empty())
             apply_file(*command, *flags);
+        for (const auto& [flag, table] : kRequiredSizes)
+            if (command->get_option(std::string("--") + flag)->count() == 0)
+                flags->unset_flags.insert(flag);
         run_plan(*flags);
     });
 }

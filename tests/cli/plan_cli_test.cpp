@@ -242,6 +242,19 @@ TEST(PlanCli, TopMemoryAndTheFilesValuesAreCheckedNamingWhereTheyCameFrom) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err,
               "pipelens plan: " + layers.string() + ": --layers must be a positive number\n");
+    // A size given nowhere is named with the two places it can be given.
+    result =
+        run_pipelens("plan --hidden 1024 --heads 16 --sequence 512 --global-batch 16 --gpus 8");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens plan: --layers is required (or give a plan file whose [model] sets "
+              "layers)\n");
+    const auto no_gpus = testing::temp_file("plan_no_gpus.toml", "[cluster]\ngpus_per_host = 4\n");
+    result = run_pipelens("plan " + no_gpus.string() +
+                          " --layers 8 --hidden 1024 --heads 16 --sequence 512 --global-batch 16");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens plan: " + no_gpus.string() +
+                              ": [cluster] has no gpus, and --gpus is not given: set one\n");
     for (const char* value : {"2", "\"yes\""}) {
         const auto lenient = testing::temp_file(
             "plan_switch.toml", std::string("[plan]\nsequence_parallel = ") + value + "\n");
