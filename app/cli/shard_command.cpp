@@ -95,6 +95,37 @@ void print_einsum(const ShardOptions& options, const sharding::DeviceMesh& mesh)
         fmt::print("  {:>3}  {}\n", index, sharding::to_string(strategies[index]));
 }
 
+// What each device holds of `spec`, for a program: its coordinate, upstream's local shape and
+// global offset, and per tensor dim the runs of indices it holds. Any number of dims (the
+// drawing takes two at most); as many devices as a drawing shows.
+nlohmann::json layout_json(const sharding::DTensorSpec& spec) {
+    if (spec.mesh.size() > sharding::kLargestDrawnMesh)
+        throw std::invalid_argument(fmt::format("--show lists at most {} devices; {} has {}",
+                                                sharding::kLargestDrawnMesh,
+                                                sharding::to_string(spec.mesh), spec.mesh.size()));
+    nlohmann::json devices = nlohmann::json::array();
+    for (int device = 0; device < spec.mesh.size(); ++device) {
+        const std::vector<int> coordinate = spec.mesh.coordinate_of(device);
+        const sharding::LocalShard shard = sharding::local_shard(spec, coordinate);
+        nlohmann::json indices = nlohmann::json::array();
+        for (int dim = 0; dim < static_cast<int>(spec.tensor.shape.size()); ++dim) {
+            nlohmann::json runs = nlohmann::json::array();
+            for (const sharding::IndexRun& run : sharding::held_indices(spec, coordinate, dim))
+                runs.push_back({run.begin, run.end});
+            indices.push_back(std::move(runs));
+        }
+        devices.push_back({{"device", fmt::format("{}:{}", spec.mesh.device_type, device)},
+                           {"coordinate", coordinate},
+                           {"local_shape", shard.shape},
+                           {"offset", shard.offset},
+                           {"indices", std::move(indices)}});
+    }
+    return {{"spec", sharding::to_string(spec)},
+            {"mesh", sharding::to_string(spec.mesh)},
+            {"partial", spec.has_partial()},
+            {"devices", std::move(devices)}};
+}
+
 void run_shard(const ShardOptions& options) {
     const int modes = !options.call.empty() + !options.block.empty() + !options.show.empty() +
                       !options.einsum.empty();
@@ -119,8 +150,11 @@ void run_shard(const ShardOptions& options) {
     }
     if (!options.show.empty()) {
         try {
-            fmt::print("{}", sharding::visualize_sharding(
-                                 sharding::parse_tensor_spec(options.show, mesh)));
+            const sharding::DTensorSpec spec = sharding::parse_tensor_spec(options.show, mesh);
+            if (options.json)
+                fmt::print("{}\n", layout_json(spec).dump());
+            else
+                fmt::print("{}", sharding::visualize_sharding(spec));
         } catch (const std::invalid_argument& error) {
             throw CommandFailure(kExitUsage, fmt::format("pipelens: --show: {}", error.what()));
         }

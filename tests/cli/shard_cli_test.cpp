@@ -383,6 +383,17 @@ TEST(ShardCli, ShowDrawsUnevenAndStridedLayoutsAsUpstreamComputesThem) {
               "Spec(f32[2](S(0))) on DeviceMesh((tp=4), 'cuda', stride=(1,))\n"
               "            0-0             1-1             (empty)\n"
               "            cuda:0          cuda:1          cuda:2, cuda:3\n");
+    // --json lists each device's part, for any number of dims: the strided rows as two runs.
+    result = run_pipelens("shard --show 'f32[8,2,3](_S(0, 2)S(1))' --mesh dp=2,tp=2 --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto listed = nlohmann::json::parse(result.out);
+    EXPECT_EQ(listed["spec"], "Spec(f32[8, 2, 3](_S(0, 2)S(1)))");
+    EXPECT_EQ(listed["partial"], false);
+    ASSERT_EQ(listed["devices"].size(), 4u);
+    EXPECT_EQ(listed["devices"][2],
+              nlohmann::json::parse(R"({"device":"cuda:2","coordinate":[1,0],)"
+                                    R"("local_shape":[4,1,3],"offset":[2,0,0],)"
+                                    R"("indices":[[[2,4],[6,8]],[[0,1]],[[0,3]]]})"));
     result = run_pipelens("shard --show 'f32[64](_S(0, 32))' --mesh tp=2");
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err,
