@@ -13,7 +13,7 @@ RowInserts prepare_row_inserts(const std::function<Statement(std::string_view sq
         "clock_uncertainty_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     rows.action = prepare(
         "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, start_ns, "
-        "end_ns, bytes, pair_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "end_ns, bytes, pair_id, label_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     // A run of several training steps records each rank's list once per step; an overlapped
     // action's parts are the same every step, so each step after the first adds nothing.
     rows.action_part = prepare(
@@ -47,10 +47,11 @@ void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const RankRecord& ra
                 rank.clock_offset_ns, rank.clock_uncertainty_ns);
 }
 
-void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const ActionRecord& action) {
+void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const ActionRecord& action,
+              std::optional<std::int64_t> text_id) {
     bind_values(statement, 1, run_id, action.rank, action.step, action.lane, action.kind,
                 action.stage, action.microbatch, action.start_ns, action.end_ns, action.bytes,
-                action.pair_id);
+                action.pair_id, text_id);
 }
 
 void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const ActionPartRow& row) {

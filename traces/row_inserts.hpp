@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -32,7 +33,10 @@ struct ActionPartRow {
 };
 
 void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const RankRecord& rank);
-void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const ActionRecord& action);
+// An action's kept text is stored interned: `text_id` is its id in `strings` (none for the
+// actions whose text is derived).
+void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const ActionRecord& action,
+              std::optional<std::int64_t> text_id);
 void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const ActionPartRow& row);
 void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const PairRecord& pair);
 void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const MemoryRecord& sample);

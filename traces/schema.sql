@@ -1,4 +1,4 @@
--- pipelens trace schema version 8.
+-- pipelens trace schema version 9.
 --
 -- A trace is one SQLite file holding any number of runs (simulated or real) of pipeline
 -- schedules. This text is compiled into pipelens (traces/CMakeLists.txt embeds it) and executed
@@ -25,7 +25,7 @@
 --     path, and the writer already guarantees it only adds rows to a run it began.
 
 -- Key/value facts about the file itself. The writer stores at least:
---   schema_version  this schema's version, '8'; readers refuse versions newer than they know
+--   schema_version  this schema's version, '9'; readers refuse versions newer than they know
 --   application     'pipelens', which tells a pipelens trace from any other SQLite file
 --   writer          the pipelens version that created the file, e.g. 'pipelens 0.1.0'
 --   created_at_ns   wall-clock ns since the Unix epoch when the file was created
@@ -307,3 +307,12 @@ INSERT INTO pairs (run_id, pair_id, send_rank, send_step, recv_rank, recv_step, 
               WHERE training_step > 0) AS s ON s.run_id = p.run_id;
 DROP TABLE temp.pair_steps;
 DROP TABLE temp.pair_counts;
+
+-- @since 9
+-- An action its integers cannot name keeps its text in label_id again: an imported
+-- flight-recorder op ("nccl:all_reduce [pg 0, #3]") is stored with the pipeline kind nearest it
+-- (a collective as REDUCE_GRAD or UNSHARD, a p2p op as SEND_F or RECV_F) for the analyses, and
+-- its stage and microbatch hold its process group or peer and its sequence number, which as
+-- "0REDUCE_GRAD3" would name the wrong thing. Pipeline actions still store no text. The partial
+-- index lists the rows that do, so a reader finds them without reading the others.
+CREATE INDEX actions_with_text ON actions (run_id, rank, step) WHERE label_id IS NOT NULL;

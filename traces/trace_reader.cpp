@@ -307,31 +307,39 @@ std::vector<StoredAction> TraceReader::stored_actions(std::int64_t run_id, int r
         });
 }
 
-std::vector<std::pair<std::int32_t, std::string>> TraceReader::overlap_labels(std::int64_t run_id,
-                                                                              int rank) const {
+std::vector<std::pair<std::int32_t, std::string>> TraceReader::stored_labels(std::int64_t run_id,
+                                                                             int rank) const {
     const State& state = *state_;
     std::vector<std::pair<std::int32_t, std::string>> labels;
     if (state.schema_version >= 4) {
         for (auto& [key, text] : state.overlap_texts(run_id, rank))
             labels.emplace_back(static_cast<std::int32_t>(key & 0xffffffff), std::move(text));
     }
-    // Rows written before version 4 kept their text, overlaps included. Looking for them scans
-    // the rank's rows, so only runs that old are searched.
-    if (run_id < state.first_run_with_derived_labels) {
+    const auto kept = [&](const char* table, const char* which, std::string_view what) {
         std::vector<std::pair<std::int32_t, std::string>> stored =
             state.rows_of_rank<std::pair<std::int32_t, std::string>>(
                 run_id, rank,
-                "SELECT a.step, a.label_id, s.text FROM actions a LEFT JOIN strings s ON "
-                "s.id = a.label_id WHERE a.run_id = ? AND a.rank = ? AND a.kind = 8 AND "
-                "a.label_id IS NOT NULL",
-                "OVERLAP_F_B labels", [&](sqlite3_stmt* row) {
+                std::string("SELECT a.step, a.label_id, s.text FROM ") + table +
+                    " LEFT JOIN strings s ON s.id = a.label_id WHERE a.run_id = ? AND a.rank = ? "
+                    "AND " +
+                    which + "a.label_id IS NOT NULL",
+                what, [&](sqlite3_stmt* row) {
                     return std::pair<std::int32_t, std::string>(
                         static_cast<std::int32_t>(integer_cell(row, 0)),
                         state.interned_text(row, 2, 1));
                 });
         labels.insert(labels.end(), std::make_move_iterator(stored.begin()),
                       std::make_move_iterator(stored.end()));
-    }
+    };
+    // Rows written before version 4 kept their text, overlaps included. Looking for them scans
+    // the rank's rows, so only runs that old are searched.
+    if (run_id < state.first_run_with_derived_labels)
+        kept("actions a", "a.kind = 8 AND ", "OVERLAP_F_B labels");
+    // Since version 9 a row may keep a text its integers cannot give; the partial index
+    // actions_with_text lists exactly those rows (named: the planner, without statistics,
+    // would take the primary key and read every row of the rank).
+    else if (state.schema_version >= 9)
+        kept("actions a INDEXED BY actions_with_text", "", "kept action texts");
     std::sort(labels.begin(), labels.end());
     return labels;
 }

@@ -20,7 +20,7 @@
 
 namespace pipelens::traces {
 
-inline constexpr int kSchemaVersion = 8;
+inline constexpr int kSchemaVersion = 9;
 
 struct TraceReaderOptions {
     // PRAGMA quick_check at open (0.3 s per million actions). A reader that reads every row
@@ -49,13 +49,14 @@ class TraceReader {
                                       std::int64_t to_ns) const;
     std::int64_t action_count(std::int64_t run_id) const;
     // Bulk reading for a viewer: one rank's actions by start time without their text (which
-    // follows from kind, stage and microbatch), the texts of that rank's OVERLAP_F_B actions by
-    // step, the whole `strings` table, one rank's memory samples, and one more than the highest
+    // follows from kind, stage and microbatch), by step the texts of that rank's actions whose
+    // integers do not give them (OVERLAP_F_B's parts, kept texts, rows written before version 4),
+    // the whole `strings` table, one rank's memory samples, and one more than the highest
     // rank with actions (0 when none). Readers on separate threads (one each) read ranks in
     // parallel.
     std::vector<StoredAction> stored_actions(std::int64_t run_id, int rank) const;
-    std::vector<std::pair<std::int32_t, std::string>> overlap_labels(std::int64_t run_id,
-                                                                     int rank) const;
+    std::vector<std::pair<std::int32_t, std::string>> stored_labels(std::int64_t run_id,
+                                                                    int rank) const;
     StringTable strings() const;
     std::vector<MemoryRecord> memory(std::int64_t run_id, int rank) const;
     int action_rank_limit(std::int64_t run_id) const;

@@ -79,8 +79,12 @@ struct ActionRecord {
     // OVERLAP_F_B only: its parts, in order (written to `action_parts`).
     std::vector<ActionPartRecord> parts;
     // PyTorch action text, e.g. "2F5", "0SEND_F3": filled by the reader (derived from the
-    // integers above); the writer does not store it.
+    // integers above, or the kept text below); the writer does not store it.
     std::string label;
+    // Stored with the row, for an action the integers above cannot name: an imported
+    // flight-recorder op ("nccl:all_reduce [pg 0, #3]") is no pipeline action. Empty for
+    // pipeline actions, whose text is always derived.
+    std::string kept_text;
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     std::int64_t bytes = 0;
@@ -88,7 +92,8 @@ struct ActionRecord {
 };
 
 // One rank's action as stored, without its text: what a reader of millions of rows (the viewer)
-// takes, deriving labels only when shown (TraceReader::overlap_labels for OVERLAP_F_B).
+// takes, deriving labels only when shown (TraceReader::stored_labels for those the integers
+// cannot give).
 struct StoredAction {
     std::int32_t step = 0;
     std::int32_t stage = -1;

@@ -479,7 +479,10 @@ void TraceWriter::add_action(std::int64_t run_id, const ActionRecord& action) {
     State& state = *state_;
     if (run_id != state.ready_run)
         state.prepare_rows_for(run_id, "an action");
-    state.insert(state.rows.action, run_id, action);
+    state.insert(state.rows.action, run_id, action,
+                 action.kept_text.empty()
+                     ? std::nullopt
+                     : std::optional<std::int64_t>(state.strings.intern(action.kept_text)));
     for (std::size_t part = 0; part < action.parts.size(); ++part)
         state.insert(state.rows.action_part, run_id,
                      detail::ActionPartRow{action, static_cast<int>(part)});

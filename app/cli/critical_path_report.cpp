@@ -10,7 +10,7 @@ namespace pipelens::cli {
 namespace {
 
 std::string action_text(const analysis::TimedSchedule& timed, analysis::ActionRef ref) {
-    return timed.schedule.text(timed.schedule.ranks[ref.rank][ref.index]);
+    return timed.text(ref.rank, ref.index);
 }
 
 std::string percent_of(std::int64_t part, std::int64_t whole) {

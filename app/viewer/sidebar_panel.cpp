@@ -118,7 +118,8 @@ void draw_details(ViewerState& state) {
     ImGui::TextUnformatted(model.label(action).data());
     ImGui::Text("rank %d, %s lane", state.timeline.selected->rank,
                 state.timeline.selected->communication ? "communication" : "compute");
-    ImGui::Text("stage %d, microbatch %d", action.stage, action.microbatch);
+    if (!model.has_own_text(action))
+        ImGui::Text("stage %d, microbatch %d", action.stage, action.microbatch);
     ImGui::TextWrapped("%s", action_step_text(state.trace, *state.timeline.selected).c_str());
     ImGui::Text("start %s", format_duration(action.start_ns).c_str());
     ImGui::Text("duration %s", format_duration(action.end_ns - action.start_ns).c_str());

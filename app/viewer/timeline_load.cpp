@@ -27,7 +27,7 @@ TimelineAction timeline_action(const traces::StoredAction& stored) {
             stored.kind,       false};
 }
 
-using OverlapLabels = std::vector<std::pair<std::int32_t, std::string>>;  // by step
+using StoredLabels = std::vector<std::pair<std::int32_t, std::string>>;  // by step
 
 }  // namespace
 
@@ -46,7 +46,7 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
 
     // Task 0 reads the pairs (the longest single read goes first), task 1 + r rank r.
     const int task_count = 1 + rank_count;
-    std::vector<OverlapLabels> overlap_labels(static_cast<std::size_t>(rank_count));
+    std::vector<StoredLabels> stored_labels(static_cast<std::size_t>(rank_count));
     const unsigned workers = worker_threads(static_cast<std::size_t>(task_count));
     // Worker 0 is this thread and reads with the caller's connection; the others open their own.
     std::vector<std::optional<traces::TraceReader>> own_readers(workers);
@@ -72,12 +72,12 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
             for (const traces::StoredAction& stored : own.stored_actions(run_id, rank.rank))
                 (stored.lane == traces::ActionLane::compute ? rank.compute : rank.communication)
                     .actions.push_back(timeline_action(stored));
-            overlap_labels[task - 1] = own.overlap_labels(run_id, rank.rank);
+            stored_labels[task - 1] = own.stored_labels(run_id, rank.rank);
             rank.memory = own.memory(run_id, rank.rank);
             index_rank(rank);
         });
 
-    model.label_actions(reader.path(), overlap_labels);
+    model.label_actions(reader.path(), stored_labels);
     model.finish();
     if (analyse) {
         HoldRequest request;  // stragglers as read_stragglers finds them: calibrated if it can be
@@ -87,26 +87,27 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
     return model;
 }
 
-// Every action gets its id; an OVERLAP_F_B also its text, as read for it (the others' texts are
-// derived from their integers when shown).
+// Every action gets its id; an OVERLAP_F_B, and an action that keeps its text (an imported
+// flight-recorder op), also its text as read for it (the others' texts are derived from their
+// integers when shown).
 void TimelineModel::label_actions(const std::filesystem::path& path,
-                                  const std::vector<OverlapLabels>& overlap_labels) {
+                                  const std::vector<StoredLabels>& stored_labels) {
     std::uint32_t next_id = 1;
     for (std::size_t index = 0; index < ranks_.size(); ++index) {
-        const OverlapLabels& overlaps = overlap_labels[index];
+        const StoredLabels& stored = stored_labels[index];
         for (Lane* lane : {&ranks_[index].compute, &ranks_[index].communication})
             for (TimelineAction& action : lane->actions) {
                 action.label = next_id++;
-                if (action.kind != text::kOverlapKind)
-                    continue;
                 const auto found = std::lower_bound(
-                    overlaps.begin(), overlaps.end(), action.step,
+                    stored.begin(), stored.end(), action.step,
                     [](const auto& entry, std::int32_t step) { return entry.first < step; });
-                if (found == overlaps.end() || found->first != action.step)
+                const bool has_text = found != stored.end() && found->first == action.step;
+                if (has_text)
+                    labels_.add(action.label, found->second);
+                else if (action.kind == text::kOverlapKind)
                     throw traces::TraceError(fmt::format(
                         "{}: trace is corrupt: OVERLAP_F_B at rank {} step {} has no parts",
                         path.string(), ranks_[index].rank, action.step));
-                labels_.add(action.label, found->second);
             }
     }
     label_id_limit_ = next_id;

@@ -321,6 +321,15 @@ ActionText TimelineModel::label(const TimelineAction& action) const {
     return ActionText::owned(std::move(text));
 }
 
+bool TimelineModel::has_own_text(const TimelineAction& action) const {
+    const auto stored = labels_.find(action.label);
+    if (!stored || action.kind == text::kOverlapKind)
+        return false;
+    std::string derived;
+    text::append_plain_action(derived, action.stage, action.kind, action.microbatch);
+    return *stored != derived;
+}
+
 std::string TimelineModel::describe(const RankTimeline& rank, const Bubble& bubble) const {
     switch (bubble.cause) {
         case BubbleCause::warm_up:

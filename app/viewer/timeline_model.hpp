@@ -181,6 +181,10 @@ class TimelineModel {
     const std::vector<RankTimeline>& ranks() const { return ranks_; }
     // The action's text; its data() is NUL-terminated (a C string for ImGui).
     ActionText label(const TimelineAction& action) const;
+    // Whether the action's text is its own rather than PyTorch's for its kind, stage and
+    // microbatch (an imported flight-recorder op, whose stage and microbatch are its process
+    // group or peer and sequence number, not pipeline terms to show).
+    bool has_own_text(const TimelineAction& action) const;
     std::int64_t label_id_limit() const { return label_id_limit_; }  // bound of label ids
     std::int64_t end_ns() const { return end_ns_; }
     std::size_t action_count() const { return action_count_; }
@@ -218,10 +222,10 @@ class TimelineModel {
   private:
     // One RankTimeline per rank 0..n-1, n covering `action_ranks` and every figure's rank.
     void set_up_ranks(int action_ranks, std::vector<traces::RankRecord> figures);
-    // Gives every action its text (OVERLAP_F_B texts by rank, then step).
+    // Gives every action its id, and its text where the integers do not give it (by rank, step).
     void label_actions(
         const std::filesystem::path& path,
-        const std::vector<std::vector<std::pair<std::int32_t, std::string>>>& overlap_labels);
+        const std::vector<std::vector<std::pair<std::int32_t, std::string>>>& stored_labels);
     static void index_rank(RankTimeline& rank);  // sorts and indexes lanes, finds bubbles
     // The worker threads a load or an index pass over `items` uses: one per core, at most 8.
     static unsigned worker_threads(std::size_t items);
@@ -235,7 +239,8 @@ class TimelineModel {
     traces::RunRecord run_;
     std::vector<RankTimeline> ranks_;
     std::vector<traces::PairRecord> pairs_;  // by pair id
-    traces::StringTable labels_;  // texts that are not derived: OVERLAP_F_B's, hand-made ones
+    traces::StringTable
+        labels_;  // texts that are not derived: OVERLAP_F_B's, kept texts, hand-made ones
     std::int64_t label_id_limit_ = 1;
     std::int64_t end_ns_ = 0;
     std::size_t action_count_ = 0;

@@ -329,6 +329,8 @@ void hover_and_tooltip(ViewerState& state) {
                 if (action.kind == static_cast<std::uint8_t>(ActionKind::overlap_forward_backward))
                     ImGui::Text("%s  (rank %d: F and B of two stages, run as one action)",
                                 model.label(action).data(), rank.rank);
+                else if (model.has_own_text(action))
+                    ImGui::Text("%s  (rank %d)", model.label(action).data(), rank.rank);
                 else
                     ImGui::Text("%s  (rank %d, stage %d, microbatch %d)",
                                 model.label(action).data(), rank.rank, action.stage,

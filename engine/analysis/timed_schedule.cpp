@@ -117,6 +117,13 @@ void add_rank(const std::filesystem::path& path, int rank, RankRows rows, TimedS
             action.part_count = static_cast<std::uint8_t>(parts.size());
             out.schedule.parts.insert(out.schedule.parts.end(), parts.begin(), parts.end());
         }
+        const auto kept = std::lower_bound(
+            rows.overlap_labels.begin(), rows.overlap_labels.end(), row.step,
+            [](const auto& entry, std::int32_t step) { return entry.first < step; });
+        if (action.kind != ActionKind::overlap_forward_backward &&
+            kept != rows.overlap_labels.end() && kept->first == row.step)
+            out.kept_texts[static_cast<std::size_t>(rank)].emplace_back(
+                static_cast<std::int32_t>(actions.size()), kept->second);
         actions.push_back(action);
         times.push_back({row.start_ns, row.end_ns, row.step,
                          row.lane == traces::ActionLane::communication, row.bytes});
@@ -151,6 +158,19 @@ void derive_shape(const std::filesystem::path& path, TimedSchedule& timed) {
 
 }  // namespace
 
+std::string TimedSchedule::text(int rank, int index) const {
+    if (rank >= 0 && static_cast<std::size_t>(rank) < kept_texts.size()) {
+        const auto& kept = kept_texts[static_cast<std::size_t>(rank)];
+        const auto found = std::lower_bound(
+            kept.begin(), kept.end(), index,
+            [](const auto& entry, std::int32_t wanted) { return entry.first < wanted; });
+        if (found != kept.end() && found->first == index)
+            return found->second;
+    }
+    return schedule.text(
+        schedule.ranks[static_cast<std::size_t>(rank)][static_cast<std::size_t>(index)]);
+}
+
 TimedSchedule timed_schedule_from_rows(const std::filesystem::path& path,
                                        const traces::RunRecord& run, std::vector<RankRows> ranks) {
     TimedSchedule timed;
@@ -161,6 +181,7 @@ TimedSchedule timed_schedule_from_rows(const std::filesystem::path& path,
     schedule.microbatch_count = std::clamp(run.m, 0, kMostMicrobatches);
     schedule.ranks.resize(ranks.size());
     timed.times.resize(ranks.size());
+    timed.kept_texts.resize(ranks.size());
     for (std::size_t rank = 0; rank < ranks.size(); ++rank)
         add_rank(path, static_cast<int>(rank), std::move(ranks[rank]), timed);
     derive_shape(path, timed);
@@ -172,7 +193,7 @@ TimedSchedule read_timed_schedule(const traces::TraceReader& reader, std::int64_
     std::vector<RankRows> ranks(static_cast<std::size_t>(reader.action_rank_limit(run_id)));
     for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
         ranks[rank].actions = reader.stored_actions(run_id, static_cast<int>(rank));
-        ranks[rank].overlap_labels = reader.overlap_labels(run_id, static_cast<int>(rank));
+        ranks[rank].overlap_labels = reader.stored_labels(run_id, static_cast<int>(rank));
     }
     return timed_schedule_from_rows(reader.path(), run, std::move(ranks));
 }

@@ -31,14 +31,19 @@ struct ActionSpan {
 struct TimedSchedule {
     Schedule schedule;
     std::vector<std::vector<ActionSpan>> times;  // parallel to schedule.ranks
+    // By rank, (index in program order, text), by index: the actions that kept a text their
+    // integers do not give (an imported flight-recorder op). Empty for pipeline runs.
+    std::vector<std::vector<std::pair<std::int32_t, std::string>>> kept_texts;
 
     bool ended(int rank, int step) const {
         return times[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)].end_ns >= 0;
     }
+    // What a report calls the action at `index` of `rank`: its kept text, else PyTorch's.
+    std::string text(int rank, int index) const;
 };
 
 // One rank's stored rows (any order) and the texts of its OVERLAP_F_B actions by step, as
-// TraceReader::stored_actions and overlap_labels give them.
+// TraceReader::stored_actions and stored_labels give them (texts of other actions are ignored).
 struct RankRows {
     std::vector<traces::StoredAction> actions;
     std::vector<std::pair<std::int32_t, std::string>> overlap_labels;

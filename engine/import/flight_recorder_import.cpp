@@ -154,6 +154,7 @@ void write_actions(traces::TraceWriter& writer, std::int64_t run_id,
             action.bytes = bytes_of(entry);
             const auto pair = ids.find({dump.rank, static_cast<int>(step)});
             action.pair_id = pair == ids.end() ? -1 : pair->second;
+            action.kept_text = op_label(entry);  // its stage and microbatch name no pipeline action
             writer.add_action(run_id, action);
         }
     }

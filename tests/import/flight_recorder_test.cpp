@@ -479,6 +479,13 @@ TEST(FlightRecorderImport, WritesOpsPairsAndFindingsAndFailsAHungRun) {
     EXPECT_EQ(stuck.stage, 1);       // the peer rank
     EXPECT_EQ(stuck.microbatch, 2);  // p2p #2
     EXPECT_EQ(stuck.bytes, 4 * 8 * 4);
+    // Named as the op it is, as the findings name it: "1SEND_F2" would call peer rank 1 a
+    // stage and the p2p sequence number a microbatch.
+    EXPECT_EQ(stuck.label, "nccl:send 0->1 [pg 0, p2p #2]");
+    EXPECT_EQ(actions[3].label, "nccl:recv 0<-1 [pg 0, p2p #1]") << actions[3].rank;
+    const auto kept = reader.stored_labels(run_id, 0);
+    ASSERT_EQ(kept.size(), 2u);  // what the viewer shows, read without the other columns
+    EXPECT_EQ(kept[1], (std::pair<std::int32_t, std::string>{1, stuck.label}));
     EXPECT_EQ(stuck.start_ns, kMs);  // rank 0's first op is the run's 0
     // The latest time any dump holds: rank 1's all_reduce seen started (its clock is 37 us on).
     const std::int64_t horizon = kMs + 37'000 + 2000;

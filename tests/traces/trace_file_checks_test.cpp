@@ -127,7 +127,7 @@ TEST_F(TraceStoreTest, VersionThreeLabelsSurviveTheUpgrade) {
         return texts;
     };
     EXPECT_EQ(labels(1), (std::vector<std::string>{"0F0", "(0F1;0B0)OVERLAP_F_B"}));
-    EXPECT_EQ(TraceReader(path).overlap_labels(1, 0),
+    EXPECT_EQ(TraceReader(path).stored_labels(1, 0),
               (std::vector<std::pair<std::int32_t, std::string>>{{1, "(0F1;0B0)OVERLAP_F_B"}}));
     {
         TraceWriter writer(path);

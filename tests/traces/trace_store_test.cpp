@@ -105,7 +105,7 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
     // What a user sees with the sqlite3 shell: integer ns, what an action is as integers (an
     // OVERLAP_F_B's parts in their own table), no label text, -1 for "none".
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
-    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "8");
+    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "9");
     EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'application'"), "pipelens");
     // 0x50504C4E, "PPLN" in the header: what the desktop's MIME type matches.
     EXPECT_EQ(raw.value("PRAGMA application_id"), "1347439694");
@@ -327,8 +327,8 @@ TEST_F(TraceStoreTest, BulkReadsOneRankAtATime) {
     ASSERT_EQ(rank1.size(), 3u);  // by start time, not by step
     EXPECT_EQ(std::tie(rank1[0].step, rank1[1].step, rank1[2].step), std::make_tuple(1, 0, 7));
     EXPECT_TRUE(reader.stored_actions(run_id, 2).empty());
-    EXPECT_TRUE(reader.overlap_labels(run_id, 0).empty());
-    EXPECT_EQ(reader.overlap_labels(run_id, 1),
+    EXPECT_TRUE(reader.stored_labels(run_id, 0).empty());
+    EXPECT_EQ(reader.stored_labels(run_id, 1),
               (std::vector<std::pair<std::int32_t, std::string>>{{7, "(1F2;1I1)OVERLAP_F_B"}}));
     expect_same(reader.memory(run_id, 1), {{1, 10, 200}, {1, 40, 300}});
     expect_same(reader.memory(run_id, 0), {{0, 5, 100}});

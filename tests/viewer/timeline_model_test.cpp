@@ -406,6 +406,43 @@ TEST(TimelineModel, AnOverlapWithoutItsPartsIsAnErrorNamingTheFile) {
     std::filesystem::remove(path);
 }
 
+// An action whose integers name no pipeline action keeps its text in the file (an imported
+// flight-recorder op: its stage is a process group, its microbatch a sequence number); the
+// viewer shows that text, not "0REDUCE_GRAD3", and says its stage and microbatch are not its own.
+TEST(TimelineModel, AnActionThatKeptItsTextIsShownByIt) {
+    const auto path = testing::fresh_trace("model_kept_text");
+    {
+        traces::TraceWriter writer(path);
+        const std::int64_t run_id = writer.begin_run(traces::RunRecord{});
+        traces::ActionRecord collective = record(0, traces::ActionLane::communication,
+                                                 ActionKind::reduce_grad, "", 0, 10);
+        collective.stage = 0;
+        collective.microbatch = 3;
+        collective.kept_text = "nccl:all_reduce [pg 0, #3]";
+        writer.add_action(run_id, collective);
+        traces::ActionRecord forward =
+            record(0, traces::ActionLane::compute, ActionKind::forward, "", 10, 20);
+        forward.step = 1;
+        forward.stage = 0;
+        forward.microbatch = 3;
+        writer.add_action(run_id, forward);
+        writer.finish_run(run_id, 20, 0);
+    }
+    const traces::TraceReader reader(path);
+    const TimelineModel model = TimelineModel::load(reader, 1);
+    const TimelineAction& kept = model.ranks()[0].communication.actions.at(0);
+    const TimelineAction& derived = model.ranks()[0].compute.actions.at(0);
+    EXPECT_EQ(model.label(kept), "nccl:all_reduce [pg 0, #3]");
+    EXPECT_TRUE(model.has_own_text(kept));
+    EXPECT_EQ(model.label(derived), "0F3");
+    EXPECT_FALSE(model.has_own_text(derived));
+    // Only the kept text is stored: the forward's row has none.
+    EXPECT_EQ(testing::RawDatabase(path).value(
+                  "SELECT count(*) FROM actions WHERE label_id IS NOT NULL"),
+              "1");
+    std::filesystem::remove(path);
+}
+
 // The memory plot's parts in its 110 px area: the peak's tick label (centred on its tick,
 // kMemoryLabelHeight tall) starts below the title's line instead of over it, and the 0 B label
 // ends inside the area instead of past its bottom edge.
