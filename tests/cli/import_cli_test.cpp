@@ -79,8 +79,12 @@ TEST(ImportCli, FlightRecorderHangExitsOneWithTheWaitCycle) {
     EXPECT_NE(result.out.find("wait cycle rank 0 -> rank 1 -> rank 0"), std::string::npos)
         << result.out;
     EXPECT_NE(result.err.find("the dumps show a hang"), std::string::npos) << result.err;
-    const auto summary = run_pipelens("summary " + trace.string());
+    const auto summary = run_pipelens("summary " + trace.string() + " --critical-path");
     EXPECT_NE(summary.out.find("failed"), std::string::npos) << summary.out;
+    // The path's ops are named as the dumps name them, not as pipeline actions.
+    EXPECT_NE(summary.out.find("  nccl:recv 0<-1 [pg 0, p2p #1]"), std::string::npos)
+        << summary.out;
+    EXPECT_EQ(summary.out.find("RECV_F"), std::string::npos) << summary.out;
 
     const auto clean = fresh_trace("import_cli_fr_clean");
     const std::string ok = data("flight_recorder/p2p_clean/json/");
