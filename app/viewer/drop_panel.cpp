@@ -15,13 +15,6 @@ namespace fs = std::filesystem;
 
 constexpr const char* kDialog = "Cannot open the file###drop error";
 
-std::string file_names(const std::vector<fs::path>& files) {
-    std::string names;
-    for (const fs::path& file : files)
-        names += (names.empty() ? "" : ", ") + file.filename().string();
-    return names;
-}
-
 // A share of the work per stage reached: the stages take roughly alike on small files, and a
 // bar that moves says the viewer is not stuck.
 float stage_fraction(DropStage stage) {

@@ -131,6 +131,13 @@ std::string refusal(const fs::path& file, traces::FileKind kind) {
 
 }  // namespace
 
+std::string file_names(const std::vector<fs::path>& files) {
+    std::string names;
+    for (const fs::path& file : files)
+        names += (names.empty() ? "" : ", ") + file.filename().string();
+    return names;
+}
+
 DropRoute route_of(traces::FileKind kind) {
     switch (kind) {
         case traces::FileKind::sqlite:
@@ -188,6 +195,16 @@ DropOutcome process_drop(const std::vector<fs::path>& files, std::atomic<int>* s
     }
     const traces::FileKind kind = traces::file_kind_of(files.front().string());
     outcome.route = route_of(kind);
+    // Only an import reads several files as one run; the others once opened the first alone
+    // and said nothing of the rest.
+    if (files.size() > 1 && outcome.route != DropRoute::import_files &&
+        outcome.route != DropRoute::refuse) {
+        outcome.error = fmt::format(
+            "{} files were dropped, and {} {} opened alone ({}): drop one at a time", files.size(),
+            files.front().string(), traces::file_kind_description(kind), file_names(files));
+        set_stage(stage, DropStage::done);
+        return outcome;
+    }
     try {
         switch (outcome.route) {
             case DropRoute::open_trace:

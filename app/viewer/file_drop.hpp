@@ -38,6 +38,9 @@ enum class DropRoute { open_trace, check_schedule, import_files, refuse };
 
 DropRoute route_of(traces::FileKind kind);
 
+// "a.json, b.json": the files' names, without their folders, for messages.
+std::string file_names(const std::vector<std::filesystem::path>& files);
+
 // How far a drop has got, for the progress line; stored in a std::atomic<int>.
 enum class DropStage : int { reading, checking, simulating, importing, recording, done };
 std::string_view stage_text(DropStage stage);

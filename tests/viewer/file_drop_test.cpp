@@ -190,6 +190,19 @@ TEST_F(FileDropTest, AScheduleThatCannotBeReadNamesItsLine) {
     EXPECT_EQ(outcome.error.rfind(bad + ":2: rank 1, cell 2:", 0), 0u) << outcome.error;
 }
 
+// Only an import reads several files as one run: several traces or schedules dropped at once
+// once opened the first and said nothing of the others.
+TEST_F(FileDropTest, SeveralFilesThatOpenAloneAreRefusedNamingThem) {
+    const std::string first = write("a.csv", "0F0,0B0\n");
+    const std::string second = write("b.csv", "0F0,0B0\n");
+    const DropOutcome outcome = process_drop({first, second});
+    EXPECT_EQ(outcome.route, DropRoute::check_schedule);
+    EXPECT_EQ(outcome.error, "2 files were dropped, and " + first +
+                                 " a schedule (PyTorch CSV) opened alone (a.csv, b.csv): drop "
+                                 "one at a time");
+    EXPECT_FALSE(fs::exists(derived_trace_path(first)));
+}
+
 TEST_F(FileDropTest, AnExperimentIsRefusedForWhatItIs) {
     const std::string toml = write("e.toml", "name = \"x\"\n[schedule]\nkind = \"1F1B\"\n");
     const DropOutcome outcome = process_drop({toml});
