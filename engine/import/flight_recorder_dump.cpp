@@ -20,6 +20,7 @@
 #include <unordered_set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "engine/import/imported_run.hpp"
@@ -382,29 +383,52 @@ std::string unnamed_group_hint(const FlightRecorderDump& dump) {
     return fmt::format(" (its one unnamed group cannot be told apart: the entries name {})", names);
 }
 
+// A dump taken as another rank's (a renamed or swapped file) reads as a job where ranks send to
+// themselves or join groups they are not in, and its analysis is wrong without a word: the
+// dump's rank must be a member of each group it recorded an op of, and a send's source or a
+// recv's destination must be that rank.
+void check_own_rank(const FlightRecorderDump& dump, const FlightRecorderEntry& entry,
+                    const std::vector<int>& members, const Fields& fields,
+                    std::string_view rank_source) {
+    const std::string misnamed =
+        fmt::format("the dump is rank {} (by {}): is the file misnamed, or from another job?",
+                    dump.rank, rank_source);
+    if (!members.empty() && !std::binary_search(members.begin(), members.end(), dump.rank))
+        fields.fail("process_group",
+                    fmt::format("is '{}', whose ranks are [{}], but {}", entry.pg_name,
+                                fmt::join(members, ", "), misnamed));
+    if (!entry.op.is_p2p())
+        return;
+    const int own = global_rank(entry.pg_name, members,
+                                entry.op.is_send() ? entry.op.src : entry.op.dst, fields);
+    if (own != dump.rank)
+        fields.fail("profiling_name", fmt::format("'{}' is posted by rank {}, but {}",
+                                                  entry.profiling_name, own, misnamed));
+}
+
 // Each entry's group (an index into pg_config) and, for a send or recv, its peer's global rank.
-void resolve_groups(FlightRecorderDump& dump, const json& entries) {
+void resolve_groups(FlightRecorderDump& dump, const json& entries, std::string_view rank_source) {
     name_the_unnamed_group(dump);
     const std::unordered_map<std::string, int> groups = groups_by_name(dump.pg_config);
-    std::vector<std::vector<int>> members(dump.pg_config.size());  // sorted, once needed
+    std::vector<std::vector<int>> members(dump.pg_config.size());
+    for (std::size_t group = 0; group < members.size(); ++group) {
+        members[group] = dump.pg_config[group].ranks;
+        std::sort(members[group].begin(), members[group].end());
+    }
     for (std::size_t i = 0; i < dump.entries.size(); ++i) {
         FlightRecorderEntry& entry = dump.entries[i];
         const auto found = groups.find(entry.pg_name);
         entry.group = found == groups.end() ? -1 : found->second;
-        if (entry.group >= 0 && !entry.op.is_p2p())
-            continue;
         const Fields fields(entries[i], fmt::format("{}: entry {}", dump.file, i));
         if (entry.group < 0)
             fields.fail("process_group",
                         fmt::format("is '{}', which the dump's pg_config does not list{}",
                                     entry.pg_name, unnamed_group_hint(dump)));
         const auto group = static_cast<std::size_t>(entry.group);
-        if (members[group].empty()) {
-            members[group] = dump.pg_config[group].ranks;
-            std::sort(members[group].begin(), members[group].end());
-        }
-        entry.peer_rank = global_rank(dump.pg_config[group].name, members[group],
-                                      entry.op.is_send() ? entry.op.dst : entry.op.src, fields);
+        check_own_rank(dump, entry, members[group], fields, rank_source);
+        if (entry.op.is_p2p())
+            entry.peer_rank = global_rank(dump.pg_config[group].name, members[group],
+                                          entry.op.is_send() ? entry.op.dst : entry.op.src, fields);
     }
 }
 
@@ -509,7 +533,7 @@ FlightRecorderDump dump_from_json(const json& dump, const std::string& file) {
         const Fields fields((*entries)[i], fmt::format("{}: entry {}", file, i));
         out.entries.push_back(parse_entry((*entries)[i], fields));
     }
-    resolve_groups(out, *entries);
+    resolve_groups(out, *entries, top.find("rank") ? "its `rank` key" : "its file name");
     note_unknown_ops(out);
     return out;
 }

@@ -242,6 +242,29 @@ TEST(FlightRecorderDump, EntryErrorsNameTheEntryAndKey) {
     EXPECT_TRUE(dump.entries.empty());
 }
 
+// A dump read as another rank's (files swapped or renamed) once made a job whose ranks send to
+// themselves or join groups they are not in, and analysed it as clean: refused, naming the op.
+TEST(FlightRecorderDump, ADumpWhoseOpsAreAnotherRanksIsRefused) {
+    std::ifstream file(json_path("p2p_clean", 0));
+    const std::string rank0((std::istreambuf_iterator<char>(file)), {});
+    EXPECT_EQ(parse_flight_recorder_dump(rank0, "nccl_trace_rank_0").rank, 0);
+    EXPECT_EQ(testing::thrown_message<ImportError>(
+                  [&] { parse_flight_recorder_dump(rank0, "nccl_trace_rank_1"); }, "no error"),
+              "nccl_trace_rank_1: entry 0: `profiling_name` 'nccl:send 0->1' is posted by rank 0, "
+              "but the dump is rank 1 (by its file name): is the file misnamed, or from another "
+              "job?");
+    EXPECT_EQ(testing::thrown_message<ImportError>(
+                  [&] { parse_flight_recorder_dump(rank0, "nccl_trace_rank_7"); }, "no error"),
+              "nccl_trace_rank_7: entry 0: `process_group` is '0', whose ranks are [0, 1], but "
+              "the dump is rank 7 (by its file name): is the file misnamed, or from another job?");
+    nlohmann::json keyed = nlohmann::json::parse(rank0);
+    keyed["rank"] = 1;
+    EXPECT_NE(testing::thrown_message<ImportError>(
+                  [&] { parse_flight_recorder_dump(keyed.dump(), "dump.json"); }, "no error")
+                  .find("but the dump is rank 1 (by its `rank` key)"),
+              std::string::npos);
+}
+
 // A process group's members are a set; a rank listed twice is damage, named with the group.
 TEST(FlightRecorderDump, RankListedTwiceInAGroupIsRefused) {
     for (const std::string ranks : {R"("[0, 1, 0]")", "[2, 2]"}) {
@@ -482,7 +505,8 @@ TEST(FlightRecorderImport, WritesOpsPairsAndFindingsAndFailsAHungRun) {
     // Named as the op it is, as the findings name it: "1SEND_F2" would call peer rank 1 a
     // stage and the p2p sequence number a microbatch.
     EXPECT_EQ(stuck.label, "nccl:send 0->1 [pg 0, p2p #2]");
-    EXPECT_EQ(actions[3].label, "nccl:recv 0<-1 [pg 0, p2p #1]") << actions[3].rank;
+    EXPECT_EQ(actions[2].label, "nccl:recv 1<-0 [pg 0, p2p #1]");
+    EXPECT_EQ(actions[3].label, "nccl:all_reduce [pg 0, #1]");
     const auto kept = reader.stored_labels(run_id, 0);
     ASSERT_EQ(kept.size(), 2u);  // what the viewer shows, read without the other columns
     EXPECT_EQ(kept[1], (std::pair<std::int32_t, std::string>{1, stuck.label}));
