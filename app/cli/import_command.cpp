@@ -143,7 +143,7 @@ void run_import(const ImportOptions& options) {
     // What the ranks ran, read back, must be a schedule: a forward the trace lost, a stage on
     // two ranks, once came with exit 0 and a CSV that `check` refuses. The run stays recorded
     // (it is what the files hold); the problems are the verdict.
-    if (const CheckReport check = check_structure(result.compute); !check.ok())
+    if (const CheckReport& check = result.structure; !check.ok())
         throw CommandFailure(kExitCheckFailed,
                              fmt::format("pipelens import: the schedule the files show is not "
                                          "one a pipeline can run (run {} is recorded as read): {}",

@@ -66,6 +66,7 @@ ImportResult import_timeline(const std::vector<std::string>& files, ImportFormat
     ImportResult result;
     result.format = format;
     result.file_count = files.size();
+    result.structure = check_structure(imported.schedule);
     result.compute = compute_only(imported.schedule);
     result.generated_kind = names_generated_kind(imported.schedule.name);
     result.notes = imported.notes;

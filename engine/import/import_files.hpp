@@ -18,6 +18,7 @@
 #include "engine/import/flight_recorder_analysis.hpp"
 #include "engine/import/import_format.hpp"
 #include "engine/schedule/schedule.hpp"
+#include "engine/schedule/static_check.hpp"
 
 namespace pipelens::import {
 
@@ -41,6 +42,10 @@ struct ImportResult {
     // compute order (else it is simulated from its CSV).
     Schedule compute;
     bool generated_kind = false;
+    // `check`'s static check of what the ranks ran, communication included where the files
+    // hold it (a SEND the trace lost, a stage on two ranks): the run is recorded as read either
+    // way, and this is the verdict.
+    CheckReport structure;
     std::optional<FlightRecorderReport> flight_recorder;  // for flight-recorder dumps
 };
 

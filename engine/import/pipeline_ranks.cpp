@@ -102,8 +102,8 @@ std::string pipeline_ranks_note(const PipelineRanks& ranks) {
     bool identity = true;
     for (std::size_t rank = 0; rank < ranks.global_ranks.size(); ++rank)
         identity &= ranks.global_ranks[rank] == static_cast<int>(rank);
-    if (identity && !ranks.group)
-        return "";
+    if (identity)
+        return "";  // nothing to say: the files' ranks are the pipeline's
     std::string order = "by global rank: no process group of exactly these ranks";
     if (ranks.group) {
         const ProcessGroupInfo& group = *ranks.group;

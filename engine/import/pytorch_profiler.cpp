@@ -488,7 +488,11 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
     }
     const std::string source =
         files.size() == 1 ? files.front() : fmt::format("{} traces", files.size());
-    infer_shape(run.schedule, source);
+    std::vector<std::string> rank_names;
+    for (std::size_t rank = 0; rank < ranks.size(); ++rank)
+        rank_names.push_back(
+            fmt::format("rank {} = {} ({})", rank, ranks[rank].path, ranks[rank].who));
+    infer_shape(run.schedule, source, rank_names);
     const std::vector<ScheduleKind> kinds = recognise_schedules(run.schedule);
     run.schedule.name = kinds.empty() ? "imported" : std::string(schedule_kind_name(kinds.front()));
     link_send_recv_pairs(run.schedule);

@@ -13,19 +13,36 @@
 
 namespace pipelens::import {
 
-void infer_shape(Schedule& schedule, const std::string& source) {
+void infer_shape(Schedule& schedule, const std::string& source,
+                 const std::vector<std::string>& rank_names) {
     schedule.rank_count = static_cast<int>(schedule.ranks.size());
+    const auto rank_name = [&](int rank) {
+        return rank >= 0 && static_cast<std::size_t>(rank) < rank_names.size()
+                   ? rank_names[static_cast<std::size_t>(rank)]
+                   : fmt::format("rank {}", rank);
+    };
+    // The pipeline's rank numbers (used in the shape's messages) are not the files': say which
+    // file each one is when that is not plain.
+    std::string ranks_read;
+    for (std::size_t rank = 0; rank < rank_names.size(); ++rank)
+        ranks_read +=
+            fmt::format("{}{}", rank == 0 ? " (pipeline ranks: " : ", ", rank_names[rank]);
+    if (!ranks_read.empty())
+        ranks_read += ")";
     try {
         infer_schedule_shape(schedule, source);
     } catch (const ScheduleFileError& error) {
-        throw ImportError(error.what());
+        throw ImportError(error.what() + ranks_read);
     }
     // A run's stage computed on one rank: a split stage, or one without computations, means the
     // trace is damaged or incomplete.
     try {
         schedule.stage_to_rank = infer_stage_to_rank(schedule, SplitStage::refuse);
     } catch (const StagePlacementError& error) {
-        throw ImportError(fmt::format("{}: {}", source, error.what()));
+        const StageSplit& split = error.split();
+        throw ImportError(
+            fmt::format("{}: stage {} computes on {} and on {}; a stage must run on one rank",
+                        source, split.stage, rank_name(split.first_rank), rank_name(split.rank)));
     }
     if (const std::vector<int> missing = stages_without_computation(schedule); !missing.empty())
         throw ImportError(

@@ -17,7 +17,10 @@ struct ImportedRun;
 
 // Sets pp, stage count, v and m from the actions (stage_to_rank from the rank each stage ran
 // on); throws ImportError naming `source` when a stage ran on two ranks or a rank ran none.
-void infer_shape(Schedule& schedule, const std::string& source);
+// `rank_names`, when given, names each pipeline rank in those errors ("rank 1 (global rank 3,
+// rank3.json)"), since the pipeline's rank numbers are not the files'.
+void infer_shape(Schedule& schedule, const std::string& source,
+                 const std::vector<std::string>& rank_names = {});
 
 // Every generated kind whose per-rank compute order (F, I, W, B, OVERLAP_F_B; communication
 // dropped) equals `imported`'s, in all_schedule_kinds() order. Several kinds coincide on small

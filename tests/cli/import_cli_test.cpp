@@ -282,6 +282,34 @@ TEST(ImportCli, ASchedulePipelinesCannotRunIsRecordedAndExitsOne) {
     EXPECT_NE(result.err.find("before its forward"), std::string::npos) << result.err;
     EXPECT_EQ(run_pipelens("summary " + trace.string() + " --run 1").exit_code, 0);
     std::filesystem::remove(file);
+
+    // A lost SEND is checked as `check` checks it, from a profiler trace or a CSV with its
+    // communication: both once came with exit 0 ("consistent with every send/recv").
+    nlohmann::json sender =
+        nlohmann::json::parse(std::ifstream(profiles + "skewed_1f1b_rank0.json"));
+    auto& sent = sender["traceEvents"];
+    sent.erase(std::remove_if(sent.begin(), sent.end(),
+                              [](const nlohmann::json& event) {
+                                  return event.value("name", "") == "PP:0SEND_F1";
+                              }),
+               sent.end());
+    const auto unsent = testing::temp_file("unsent_rank0.json", sender.dump());
+    std::ifstream csv_file(data("pipelining/1f1b_pp2_m4_comms.csv"));
+    std::string csv((std::istreambuf_iterator<char>(csv_file)), {});
+    csv.replace(csv.find("0SEND_F1,"), 9, "");
+    const auto unsent_csv = testing::temp_file("unsent.csv", csv);
+    for (const std::string& files :
+         {unsent.string() + " " + profiles + "skewed_1f1b_rank1.json", unsent_csv.string()}) {
+        const auto lost = fresh_trace("import_cli_unsent");
+        const auto checked = run_pipelens("import " + files + " --out " + lost.string());
+        EXPECT_EQ(checked.exit_code, 1) << files << checked.err;
+        EXPECT_NE(checked.err.find("  - rank 0 runs 0F1 but never sends it: 0SEND_F1 is "
+                                   "missing\n"),
+                  std::string::npos)
+            << checked.err;
+    }
+    std::filesystem::remove(unsent);
+    std::filesystem::remove(unsent_csv);
 }
 
 TEST(ImportCli, MegatronTimersAndPipeliningDumps) {

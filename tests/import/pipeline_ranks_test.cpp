@@ -68,6 +68,9 @@ TEST(PipelineRanks, RanksZeroToNMinusOneWithoutAGroupNeedNoNote) {
     const PipelineRanks ranks = pipeline_ranks({{"b", 1, {}}, {"a", 0, {}}});
     EXPECT_EQ(ranks.global_ranks, (std::vector<int>{0, 1}));
     EXPECT_EQ(pipeline_ranks_note(ranks), "");
+    // Nor with one: the note is for a mapping that is not the identity (import.md).
+    const ProcessGroupInfo world{"0", "default_pg", {0, 1}};
+    EXPECT_EQ(pipeline_ranks_note(pipeline_ranks({{"b", 1, {world}}, {"a", 0, {world}}})), "");
     EXPECT_EQ(pipeline_ranks({{"only.json", std::nullopt, {}}}).global_ranks,
               (std::vector<int>{0}));
 }

@@ -10,6 +10,8 @@
 #include "engine/import/imported_run.hpp"
 #include "engine/import/schedule_recovery.hpp"
 #include "engine/schedule/generate.hpp"
+#include "engine/schedule/schedule_csv.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens::import {
 namespace {
@@ -56,6 +58,27 @@ TEST(ScheduleRecovery, AnOrderNoKindGeneratesKeepsItsName) {
     name_recognised_schedule(run);
     EXPECT_EQ(run.schedule.name, "imported");
     EXPECT_EQ(run.notes, std::vector<std::string>{"times are CPU ranges"});
+}
+
+// The pipeline's rank numbers are not the files': a stage found on two ranks names the files,
+// and a shape error lists which file each pipeline rank is.
+TEST(ScheduleRecovery, ShapeErrorsNameTheFileOfEachPipelineRank) {
+    const std::vector<std::string> names = {"rank 0 = a.json (global rank 4)",
+                                            "rank 1 = b.json (global rank 12)"};
+    Schedule split = parse_schedule_csv("0F0,0B0\n0F1,0B1\n", "x.csv");
+    EXPECT_EQ(testing::thrown_message<ImportError>([&] { infer_shape(split, "2 traces", names); },
+                                                   "no error"),
+              "2 traces: stage 0 computes on rank 0 = a.json (global rank 4) and on rank 1 = "
+              "b.json (global rank 12); a stage must run on one rank");
+    Schedule gap = generate_schedule({ScheduleKind::one_f_one_b, 3, 1, 3});
+    gap.ranks.erase(gap.ranks.begin() + 1);  // the middle rank's file was not given
+    const std::string message = testing::thrown_message<ImportError>(
+        [&] { infer_shape(gap, "2 traces", names); }, "no error");
+    EXPECT_NE(message.find("no action names stage 1"), std::string::npos) << message;
+    EXPECT_NE(message.find(" (pipeline ranks: rank 0 = a.json (global rank 4), rank 1 = b.json "
+                           "(global rank 12))"),
+              std::string::npos)
+        << message;
 }
 
 }  // namespace
