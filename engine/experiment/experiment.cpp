@@ -64,6 +64,17 @@ void validate_transformer(const TransformerSpec& spec, int stage_count,
     for (int layers : spec.layers_per_stage)
         require(layers >= 0, experiment, "transformer.layers_per_stage",
                 "layer counts cannot be negative");
+    // A stage without layers computes nothing and simulates as free (all zeros made a 0 ns
+    // step); only the last one still has work without them, the output layer's logits.
+    for (int stage = 0; stage < stage_count; ++stage) {
+        const bool keeps_output = stage + 1 == stage_count && spec.vocabulary > 0;
+        require(spec.layers_per_stage[static_cast<std::size_t>(stage)] > 0 || keeps_output,
+                experiment, "transformer.layers_per_stage",
+                fmt::format("[{}] gives stage {} no layers, and a stage without layers computes "
+                            "nothing (only the last stage may have none, when "
+                            "transformer.vocabulary gives it the output layer)",
+                            fmt::join(spec.layers_per_stage, ", "), stage));
+    }
     const int total =
         std::accumulate(spec.layers_per_stage.begin(), spec.layers_per_stage.end(), 0);
     require(spec.layers == 0 || total == spec.layers, experiment, "transformer.layers_per_stage",
@@ -303,6 +314,32 @@ std::string_view jitter_centre_name(JitterCentre centre) {
     return centre == JitterCentre::median ? "median" : "mean";
 }
 
+// B is the whole backward, I + W: a B stated with only one of its parts is split as the rest
+// of B beside that part (sim/experiment_costs.cpp), and a part larger than B left the other one
+// negative, which was clamped to 0 without a word (--b 1 --w 5 made ZeroBubbleH2 three times
+// slower than 1F1B on the same model).
+void validate_backward_split(const Experiment& experiment, int stage_count) {
+    const bool input_stated = !experiment.input_ns.empty();
+    const bool weight_stated = !experiment.weight_ns.empty();
+    if (experiment.backward_ns.empty() || input_stated == weight_stated)
+        return;
+    const std::vector<std::int64_t>& part =
+        input_stated ? experiment.input_ns : experiment.weight_ns;
+    const auto at = [](const std::vector<std::int64_t>& values, int stage) {
+        return values.size() == 1 ? values.front() : values.at(static_cast<std::size_t>(stage));
+    };
+    for (int stage = 0; stage < stage_count; ++stage) {
+        const std::int64_t backward = at(experiment.backward_ns, stage);
+        const std::int64_t stated = at(part, stage);
+        require(stated <= backward, experiment, input_stated ? "costs.i" : "costs.w",
+                fmt::format("{} ns{} is more than costs.b, {} ns: B is the whole backward, I + W, "
+                            "so {} would be negative; give a B of at least {}, or give {} too",
+                            stated, part.size() == 1 ? "" : fmt::format(" (stage {})", stage),
+                            backward, input_stated ? "W" : "I", input_stated ? "I" : "W",
+                            input_stated ? "costs.w" : "costs.i"));
+    }
+}
+
 void validate_experiment(const Experiment& experiment, int stage_count) {
     require(experiment.shape.rank_count > 0, experiment, "schedule.pp",
             "missing: give the number of pipeline ranks in [schedule] or with --pp");
@@ -332,6 +369,7 @@ void validate_experiment(const Experiment& experiment, int stage_count) {
     check_per_stage(experiment.held_activation_bytes, stage_count, experiment,
                     "costs.held_activation_bytes");
     validate_cost_scope(experiment, stage_count);
+    validate_backward_split(experiment, stage_count);
     if (experiment.transformer)
         validate_transformer(*experiment.transformer, stage_count, experiment);
     if (experiment.layers)

@@ -239,6 +239,12 @@ void read_schedule(FieldReader& fields, Experiment& experiment,
         experiment.shape.stages_per_rank = is_multi_stage(experiment.shape.kind) ? 2 : 1;
     }
     fields.text("file", experiment.schedule_file);
+    // Each gives the schedule, as --schedule and --schedule-file do: the kind beside a file was
+    // ignored without a word.
+    if (!kind.empty() && !experiment.schedule_file.empty())
+        fields.fail(*fields.take("file"), "file",
+                    fmt::format("\"{}\" and kind = \"{}\" each give the schedule: keep one",
+                                experiment.schedule_file, kind));
     fields.choice<ScheduleFileError>("notation", "\"auto\", \"current\" or \"legacy\"",
                                      [&](const std::string& text) {
                                          experiment.schedule_notation = parse_notation_choice(text);

@@ -186,6 +186,35 @@ TEST(ExperimentToml, ValidationAgainstTheSchedule) {
               "exp.toml:4:14: schedule.defer_recv: expected true or false");
 }
 
+// What was once taken without a word and simulated as something else: a part of the backward
+// larger than B (the other part clamped to 0), a stage with no layers (free), and a kind beside
+// a schedule file (ignored).
+TEST(ExperimentToml, InputsThatWereSilentlyBentAreRefused) {
+    EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 4\n[costs]\nb = \"1us\"\nw = \"5us\"\n"),
+              "exp.toml: costs.w: 5000 ns is more than costs.b, 1000 ns: B is the whole backward, "
+              "I + W, so I would be negative; give a B of at least W, or give costs.i too");
+    EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 4\n[costs]\nb = [\"3us\", \"1us\"]\n"
+                       "i = \"2us\"\n"),
+              "exp.toml: costs.i: 2000 ns is more than costs.b, 1000 ns: B is the whole backward, "
+              "I + W, so W would be negative; give a B of at least I, or give costs.w too");
+    EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 4\n[costs]\nb = \"3us\"\ni = \"3us\"\n"),
+              "no error");  // W = 0 is a backward without weights, as stated
+    const std::string transformer = "hidden = 8\nsequence = 8\nheads = 1\ndevice_tflops = 1\n";
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[transformer]\nlayers_per_stage = "
+                       "[5, 0, 4, 3]\n" +
+                       transformer),
+              "exp.toml: transformer.layers_per_stage: [5, 0, 4, 3] gives stage 1 no layers, and "
+              "a stage without layers computes nothing (only the last stage may have none, when "
+              "transformer.vocabulary gives it the output layer)");
+    EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 8\n[transformer]\nlayers_per_stage = [4, 0]\n"
+                       "vocabulary = 1000\n" +
+                       transformer),
+              "no error");  // the last stage keeps the output layer
+    EXPECT_EQ(error_of("[schedule]\nkind = \"GPipe\"\nfile = \"s.csv\"\n"),
+              "exp.toml:3:8: schedule.file: \"s.csv\" and kind = \"GPipe\" each give the schedule: "
+              "keep one");
+}
+
 // Found by fuzzing: this one error did not say which file it was about.
 TEST(ExperimentToml, CostScopeReadsWritesAndNamesItsPlace) {
     const Experiment experiment = parse_experiment_toml(
