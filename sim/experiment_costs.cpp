@@ -20,6 +20,20 @@ std::int64_t value_for(const std::vector<std::int64_t>& values, int stage, std::
     return values.size() == 1 ? values.front() : values[stage];
 }
 
+// model.layers split over the stages at model.split_points (evenly without them).
+std::vector<int> split_model_layers(const Experiment& experiment, int stage_count) {
+    std::vector<std::string> names;
+    for (int layer = 0; layer < experiment.model.layers; ++layer)
+        names.push_back("layers." + std::to_string(layer));
+    std::vector<runtime::SplitPoint> points;
+    for (const std::string& point : experiment.model.split_points)
+        points.push_back(runtime::parse_split_point(point));
+    std::vector<int> layers;
+    for (const runtime::StageLayers& stage : runtime::split_layers(names, stage_count, points))
+        layers.push_back(stage.count);
+    return layers;
+}
+
 // How a flat [costs] figure becomes each stage's: as given (per stage), an even share of the
 // whole (per model: the shares add up to the figure exactly), or the figure times the stage's
 // layers (per layer, split as a real run splits them).
@@ -27,16 +41,8 @@ class StageShares {
   public:
     StageShares(const Experiment& experiment, int stage_count)
         : scope_(experiment.cost_scope), stage_count_(stage_count) {
-        if (scope_ != CostScope::layer)
-            return;
-        std::vector<std::string> names;
-        for (int layer = 0; layer < experiment.model.layers; ++layer)
-            names.push_back("layers." + std::to_string(layer));
-        std::vector<runtime::SplitPoint> points;
-        for (const std::string& point : experiment.model.split_points)
-            points.push_back(runtime::parse_split_point(point));
-        for (const runtime::StageLayers& stage : runtime::split_layers(names, stage_count, points))
-            layers_.push_back(stage.count);
+        if (scope_ == CostScope::layer)
+            layers_ = split_model_layers(experiment, stage_count);
     }
 
     std::int64_t of(const std::vector<std::int64_t>& values, int stage,
@@ -98,6 +104,14 @@ void split_stated_backward(const Experiment& experiment, std::int64_t backward_n
 }
 
 }  // namespace
+
+std::vector<int> layers_per_stage(const Experiment& experiment, int stage_count) {
+    if (experiment.transformer)
+        return layers_of_stages(*experiment.transformer, stage_count);
+    if (experiment.cost_scope == CostScope::layer && !experiment.layers)
+        return split_model_layers(experiment, stage_count);
+    return {};
+}
 
 CostModel cost_model_for(const Experiment& experiment, int stage_count) {
     CostModel costs;

@@ -4,6 +4,8 @@
 // sizes win over derived ones, so a user can correct one figure without rewriting the rest.
 #pragma once
 
+#include <vector>
+
 #include "engine/experiment/experiment.hpp"
 #include "sim/cost_model.hpp"
 
@@ -11,5 +13,10 @@ namespace pipelens::sim {
 
 // `experiment` must have passed validate_experiment for a schedule of `stage_count` stages.
 CostModel cost_model_for(const Experiment& experiment, int stage_count);
+
+// The model layers each stage holds where the experiment says it in layers: a [transformer]
+// (its layers_per_stage, or its layers split evenly) or costs per layer (model.layers split at
+// model.split_points, as a real run splits them). Empty where costs are given otherwise.
+std::vector<int> layers_per_stage(const Experiment& experiment, int stage_count);
 
 }  // namespace pipelens::sim

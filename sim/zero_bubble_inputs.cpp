@@ -13,23 +13,21 @@
 
 #include "engine/run_record/statistics.hpp"
 #include "sim/experiment_costs.hpp"
-#include "sim/transformer_flops.hpp"
 
 namespace pipelens::sim {
 namespace {
 
 void refuse_uneven_split(const Experiment& experiment, int stage_count) {
-    if (!experiment.transformer)
-        return;
-    const std::vector<int> layers = layers_of_stages(*experiment.transformer, stage_count);
+    const std::vector<int> layers = layers_per_stage(experiment, stage_count);
     if (std::adjacent_find(layers.begin(), layers.end(), std::not_equal_to<>()) == layers.end())
         return;
     throw ExperimentError(fmt::format(
         "{}: ZeroBubbleAuto searches one order for equal stages, as the authors' scheduler "
-        "does, but the transformer's layers split unevenly over the {} stages ([{}]); give a "
-        "layer count the stages divide, or choose a kind that takes uneven stages, e.g. "
-        "ZeroBubbleH2",
-        experiment.source, stage_count, fmt::join(layers, ", ")));
+        "does, but the {} split unevenly over the {} stages ([{}]); give a layer count the "
+        "stages divide, or choose a kind that takes uneven stages, e.g. ZeroBubbleH2",
+        experiment.source,
+        experiment.transformer ? "transformer's layers" : "model's layers (costs per layer)",
+        stage_count, fmt::join(layers, ", ")));
 }
 
 }  // namespace

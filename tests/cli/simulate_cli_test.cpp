@@ -584,6 +584,18 @@ TEST(SimulateCli, UnevenSplitsPerStageAndPerVirtualStage) {
     EXPECT_NE(refused.err.find("ZeroBubbleAuto searches one order for equal stages"),
               std::string::npos)
         << refused.err;
+    // The same for costs given per layer: 6 layers over 4 stages was searched as if equal.
+    const auto per_layer = run_pipelens(
+        "simulate --schedule ZeroBubbleAuto --layers 6 --costs-per layer --f 1 --pp 4 --m 8");
+    EXPECT_EQ(per_layer.exit_code, 2);
+    EXPECT_NE(per_layer.err.find("but the model's layers (costs per layer) split unevenly over "
+                                 "the 4 stages ([2, 2, 1, 1])"),
+              std::string::npos)
+        << per_layer.err;
+    EXPECT_EQ(run_pipelens("simulate --schedule ZeroBubbleAuto --layers 8 --costs-per layer --f 1 "
+                           "--pp 4 --m 8")
+                  .exit_code,
+              0);
 
     const auto interleaved =
         temp_file("uneven_interleaved.toml",
