@@ -137,6 +137,31 @@ bool is_multi_stage(ScheduleKind kind) {
            kind != ScheduleKind::zero_bubble_h2 && kind != ScheduleKind::zero_bubble_auto;
 }
 
+namespace {
+
+// The search adds the times up over the pipeline in int64 ns: times whose sum over every
+// microbatch and stage passes 2^62 wrapped and gave another order without a word (at 3e7 s per
+// pass, pp=32, m=256).
+void check_search_times(const ZeroBubbleInputs& times, int pp, int m) {
+    const std::int64_t parts[] = {times.forward_ns, times.input_ns, times.weight_ns,
+                                  times.communication_ns};
+    if (std::any_of(std::begin(parts), std::end(parts), [](std::int64_t t) { return t < 0; }))
+        throw ScheduleConfigError(fmt::format(
+            "ZeroBubbleAuto: a time is negative (f={} ns, i={} ns, w={} ns, comm={} ns)",
+            times.forward_ns, times.input_ns, times.weight_ns, times.communication_ns));
+    const double per_microbatch =
+        static_cast<double>(times.forward_ns) + static_cast<double>(times.input_ns) +
+        static_cast<double>(times.weight_ns) + static_cast<double>(times.communication_ns);
+    if (per_microbatch * (static_cast<double>(m) + pp) > 0x1p62)
+        throw ScheduleConfigError(fmt::format(
+            "ZeroBubbleAuto: f={} ns, i={} ns, w={} ns and comm={} ns over {} microbatches and {} "
+            "stages run past 2^62 ns (146 years); the order depends on the times' ratios only, "
+            "so give them in a smaller unit",
+            times.forward_ns, times.input_ns, times.weight_ns, times.communication_ns, m, pp));
+}
+
+}  // namespace
+
 void validate_shape(const ScheduleShape& shape) {
     const std::string_view name = schedule_kind_name(shape.kind);
     const int pp = shape.rank_count;
@@ -164,6 +189,7 @@ void validate_shape(const ScheduleShape& shape) {
                     "ZeroBubbleAuto: the memory limit must be at least 1 microbatch's "
                     "activations per stage (got {}); every stage holds one while it runs its F",
                     shape.zero_bubble.max_activations));
+            check_search_times(shape.zero_bubble, pp, m);
             [[fallthrough]];
         case ScheduleKind::zero_bubble_h2:
         case ScheduleKind::gpipe:

@@ -191,5 +191,26 @@ TEST(ZeroBubbleAuto, ALimitBelowOneMicrobatchIsRefused) {
     EXPECT_NO_THROW(generate_schedule(shape));
 }
 
+// The order depends on the times' ratios only; times whose sum over the pipeline passes 2^62 ns
+// wrapped in the search and gave another order without a word. The largest that fit still give
+// the unit-time order.
+TEST(ZeroBubbleAuto, TimesTheSearchCannotAddUpAreRefusedAndLargeOnesKeepTheOrder) {
+    ScheduleShape shape{ScheduleKind::zero_bubble_auto, 32, 1, 256};
+    const Schedule unit = generate_schedule(shape);
+    shape.zero_bubble = {30'000'000'000'000'000, 30'000'000'000'000'000, 30'000'000'000'000'000, 0,
+                         0};
+    try {
+        generate_schedule(shape);
+        FAIL() << "3e7 s per pass was searched";
+    } catch (const ScheduleConfigError& error) {
+        EXPECT_NE(std::string(error.what()).find("run past 2^62 ns"), std::string::npos)
+            << error.what();
+    }
+    shape.zero_bubble = {100'000'000'000'000, 100'000'000'000'000, 100'000'000'000'000, 0, 0};
+    EXPECT_EQ(generate_schedule(shape).ranks, unit.ranks);
+    shape.zero_bubble = {-1, 1, 1, 0, 0};
+    EXPECT_THROW(generate_schedule(shape), ScheduleConfigError);
+}
+
 }  // namespace
 }  // namespace pipelens
