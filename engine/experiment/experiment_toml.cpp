@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <new>
 #include <set>
 #include <sstream>
 
@@ -577,14 +578,36 @@ std::string file_text(const std::filesystem::path& path, std::string_view cannot
 
 }  // namespace
 
+namespace {
+
+// Parsing takes many times the file's size (every value a node): a file of tens of millions of
+// values can pass what the machine has, which is a file too large, named, not "std::bad_alloc".
+template <typename Parse>
+auto parse_within_memory(const std::filesystem::path& path, const std::string& text,
+                         const Parse& parse) {
+    try {
+        return parse(text);
+    } catch (const std::bad_alloc&) {
+        throw TextFileError(TextFileError::Problem::too_large,
+                            fmt::format("{}: not enough memory to read its {} bytes of TOML",
+                                        path.string(), text.size()));
+    }
+}
+
+}  // namespace
+
 Experiment read_experiment_file(const std::filesystem::path& path) {
-    return parse_experiment_toml(file_text(path, "cannot open experiment file"), path.string(),
-                                 path.parent_path());
+    return parse_within_memory(
+        path, file_text(path, "cannot open experiment file"), [&](const std::string& text) {
+            return parse_experiment_toml(text, path.string(), path.parent_path());
+        });
 }
 
 ExperimentSweep read_experiment_sweep_file(const std::filesystem::path& path) {
-    return parse_experiment_sweep_toml(file_text(path, "cannot open experiment file"),
-                                       path.string(), path.parent_path());
+    return parse_within_memory(
+        path, file_text(path, "cannot open experiment file"), [&](const std::string& text) {
+            return parse_experiment_sweep_toml(text, path.string(), path.parent_path());
+        });
 }
 
 namespace {

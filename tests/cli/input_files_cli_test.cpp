@@ -196,6 +196,23 @@ TEST(NotAFile, ASchedulesCellsPastTheMemoryThereIsAreRefusedBeforeReading) {
     std::filesystem::remove(commas);
 }
 
+// An experiment of millions of values takes many times its size to parse: past the memory
+// there is, it is too large (exit 3) and named, not "std::bad_alloc".
+TEST(NotAFile, AnExperimentPastTheMemoryThereIsIsNamed) {
+    std::string values = "1";
+    for (int value = 1; value < 3'000'000; ++value)
+        values += ",1";
+    const auto big = testing::temp_file(
+        "big_costs.toml", "[schedule]\npp = 2\nm = 4\n[costs]\nf = [" + values + "]\n");
+    const auto result =
+        testing::run_command("sh -c 'ulimit -v 200000; " + std::string(PIPELENS_BINARY) +
+                             " simulate " + big.string() + "'");
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.err, "pipelens: " + big.string() +
+                              ": not enough memory to read its 6000038 bytes of TOML\n");
+    std::filesystem::remove(big);
+}
+
 // A text input past 1 GiB is refused by its size before a byte is read (exit 3: too large).
 TEST(NotAFile, ATextInputPastAGibibyteIsRefusedBeforeItIsRead) {
     const auto huge = testing::temp_file("huge.csv", "0F0,0B0\r\n");
