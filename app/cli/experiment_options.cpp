@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 
 #include <fmt/format.h>
@@ -267,10 +268,35 @@ Experiment with_settled_notation(Experiment experiment) {
     return experiment;
 }
 
+// An experiment's `[schedule] file` gets the check --schedule-file gets: a file of another kind
+// is named as such instead of failing as a CSV on its first line, and one that cannot be opened
+// is named with the experiment and the path it was read at (relative to the experiment's
+// folder).
+Experiment with_checked_schedule_file(const ExperimentOptions& options, Experiment experiment) {
+    if (experiment.schedule_file.empty() || options.schedule || options.schedule_file)
+        return experiment;
+    const std::string& path = experiment.schedule_file;
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error))
+        throw ExperimentError(fmt::format("{}: schedule.file: cannot open {} ({})", options.file,
+                                          path,
+                                          !std::filesystem::exists(path, error) ? "no such file"
+                                          : std::filesystem::is_directory(path, error)
+                                              ? "a directory"
+                                              : "not a regular file: a FIFO, device or socket"));
+    const traces::FileKind kind = traces::file_kind_of(path);
+    if (kind != traces::FileKind::schedule_csv && kind != traces::FileKind::unknown)
+        throw ExperimentError(
+            fmt::format("{}: schedule.file: {} is {}, not a schedule (PyTorch "
+                        "CSV)",
+                        options.file, path, traces::file_kind_description(kind)));
+    return experiment;
+}
+
 Experiment load_experiment(const ExperimentOptions& options) {
     if (!options.file.empty())
-        return with_settled_notation(
-            apply_experiment_flags(options, read_experiment_file(options.file)));
+        return with_settled_notation(apply_experiment_flags(
+            options, with_checked_schedule_file(options, read_experiment_file(options.file))));
     if (has_experiment_flags(options)) {
         Experiment plain = plain_experiment();
         if (options.transformer.any_but_layers())  // the model's times replace the unit times

@@ -3,6 +3,8 @@
 // the wrong parser's complaint.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -98,6 +100,32 @@ TEST(WrongKindOfFile, AnExperimentGivenWhereAScheduleOrTraceGoes) {
                        " is an experiment (TOML), not a schedule (PyTorch CSV); " + simulate);
 }
 
+// An experiment's `[schedule] file` is checked as --schedule-file is: once a TOML there failed
+// as a CSV on its first line, and a missing one named neither the experiment nor the key.
+TEST(WrongKindOfFile, AnExperimentsScheduleFileIsCheckedAsTheFlagIs) {
+    const auto folder = std::filesystem::temp_directory_path() /
+                        (testing::process_temp_prefix() + "schedule_file_check");
+    std::filesystem::create_directories(folder);
+    std::ofstream(folder / "other.toml") << "[schedule]\npp = 2\nm = 4\n";
+    const auto experiment = [&](const std::string& file) {
+        const auto path = folder / "exp.toml";
+        std::ofstream(path) << "[schedule]\nfile = \"" << file << "\"\n";
+        return path.string();
+    };
+    const std::string toml = experiment("other.toml");
+    auto result = testing::run_pipelens("simulate " + toml);
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + toml +
+                              ": schedule.file: " + (folder / "other.toml").string() +
+                              " is an experiment (TOML), not a schedule (PyTorch CSV)\n");
+    const std::string missing = experiment("nope.csv");
+    result = testing::run_pipelens("simulate " + missing);
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + missing + ": schedule.file: cannot open " +
+                              (folder / "nope.csv").string() + " (no such file)\n");
+    std::filesystem::remove_all(folder);
+}
+
 TEST(WrongKindOfFile, ImportFormatsPointToImport) {
     const auto profiler = temp_file(
         "rank0.txt", "{\"schemaVersion\": 1, \"deviceProperties\": [], \"traceEvents\": []}");
@@ -158,13 +186,13 @@ TEST(NotAFile, AFifoOrADeviceIsRefusedAtOnceNamingIt) {
     std::filesystem::remove(fifo);
     const auto zero = testing::run_pipelens("check /dev/zero");
     EXPECT_EQ(zero.exit_code, 2);
-    // Named inside an experiment, the path reaches the reader, which refuses it the same way.
+    // Named inside an experiment, the path is refused naming the experiment and the key.
     const auto experiment = testing::temp_file("zero.toml", "[schedule]\nfile = \"/dev/zero\"\n");
     const auto named = testing::run_pipelens("simulate " + experiment.string());
     EXPECT_EQ(named.exit_code, 2);
-    EXPECT_EQ(named.err,
-              "pipelens: /dev/zero: is not a regular file (a FIFO, device or socket); "
-              "give the file itself\n");
+    EXPECT_EQ(named.err, "pipelens: " + experiment.string() +
+                             ": schedule.file: cannot open /dev/zero (not a regular file: a FIFO, "
+                             "device or socket)\n");
     std::filesystem::remove(experiment);
     // A trace there once failed on its binary pages as "a blank line".
     const auto trace = fresh_trace("as_schedule");
@@ -173,8 +201,9 @@ TEST(NotAFile, AFifoOrADeviceIsRefusedAtOnceNamingIt) {
         testing::temp_file("trace.toml", "[schedule]\nfile = \"" + trace.string() + "\"\n");
     const auto traced = testing::run_pipelens("simulate " + names_trace.string());
     EXPECT_EQ(traced.exit_code, 2);
-    EXPECT_EQ(traced.err, "pipelens: schedule file '" + trace.string() +
-                              "' is an SQLite database (a pipelens trace?), not a schedule CSV\n");
+    EXPECT_EQ(traced.err, "pipelens: " + names_trace.string() +
+                              ": schedule.file: " + trace.string() +
+                              " is a pipelens trace (SQLite), not a schedule (PyTorch CSV)\n");
     std::filesystem::remove(names_trace);
 }
 
