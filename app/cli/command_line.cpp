@@ -131,6 +131,19 @@ std::optional<std::string> unconvertible_value(const CLI::App& command, const st
     return fmt::format("{}: {}: '{}' {}; see {} --help", prefix, name, value, problem, prefix);
 }
 
+// An option given more often than it takes ("--pp: At Most 1 required but received 2"), said as
+// what to do: "--pp is given 2 times; give it once".
+std::optional<std::string> repeated_option(const std::string& prefix,
+                                           const CLI::ParseError& error) {
+    const std::string text = error.what();
+    const std::string marker = ": At Most 1 required but received ";
+    const std::size_t at = text.find(marker);
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) == nullptr || at == std::string::npos)
+        return std::nullopt;
+    return fmt::format("{}: {} is given {} times; give it once; see {} --help", prefix,
+                       text.substr(0, at), text.substr(at + marker.size()), prefix);
+}
+
 // A usage error the command-line library found, as one line (two for a missing command: the
 // list), exit 2.
 int usage_error(const CLI::App& app, const CLI::ParseError& error) {
@@ -145,6 +158,8 @@ int usage_error(const CLI::App& app, const CLI::ParseError& error) {
                               joined(command_names(app)));
     else if (auto unconvertible = unconvertible_value(command, prefix, error))
         message = std::move(*unconvertible);
+    else if (auto repeated = repeated_option(prefix, error))
+        message = std::move(*repeated);
     else
         message = fmt::format("{}: {}; see {} --help", prefix, error.what(), prefix);
     fmt::print(stderr, "{}\n", message);

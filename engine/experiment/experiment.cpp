@@ -177,7 +177,7 @@ ActivationLimit parse_activation_limit(std::string_view text) {
         limit.count > 1'000'000)
         throw ExperimentError(fmt::format(
             "'{}' is not a memory limit: give microbatches of activations per stage, a count "
-            "from 1 (\"12\") or a multiple of pp (\"p\", \"2p\")",
+            "from 1 to 1000000 (\"12\") or a multiple of pp (\"p\", \"2p\")",
             text));
     return limit;
 }

@@ -52,14 +52,14 @@ class FieldReader {
         return table_.get(key);
     }
 
-    void integer(std::string_view key, int& out, int minimum) {
+    void integer(std::string_view key, int& out, int minimum, int maximum = 1'000'000'000) {
         if (const toml::node* node = take(key)) {
             const auto value = node->value_exact<std::int64_t>();
             if (!value)
                 fail(*node, key, "expected an integer");
-            if (*value < minimum || *value > 1'000'000'000)
+            if (*value < minimum || *value > maximum)
                 fail(*node, key,
-                     fmt::format("{} is out of range ({} to 1000000000)", *value, minimum));
+                     fmt::format("{} is out of range ({} to {})", *value, minimum, maximum));
             out = static_cast<int>(*value);
         }
     }
@@ -402,7 +402,7 @@ void read_jitter(FieldReader& fields, Experiment& experiment) {
     fields.choice<ExperimentError>(
         "centre", "a string: \"mean\" or \"median\"",
         [&](const std::string& text) { jitter.centre = parse_jitter_centre(text); });
-    fields.integer("draws", jitter.draws, 1);
+    fields.integer("draws", jitter.draws, 1, kMostJitterDraws);
     fields.integer("seed", jitter.seed, 0);
     fields.finish();
 }

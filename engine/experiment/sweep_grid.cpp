@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -141,7 +142,8 @@ SweepAxis parse_sweep_flag(std::string_view text) {
 }
 
 SweepAxis sweep_axis_from_file(const SweepAxisText& text) {
-    SweepAxis axis{text.key, text.values, {}, text.where};
+    // A bare key names the table --sweep reads it in, so a file and a flag sweep alike.
+    SweepAxis axis{resolved_key(text.key), text.values, {}, text.where};
     for (const std::string& value : axis.values)
         axis.labels.push_back(sweep_value_label(value));
     return axis;
@@ -175,9 +177,11 @@ SweepGrid::SweepGrid(Experiment base, std::vector<SweepAxis> axes)
         if (axis.values.empty())
             throw ExperimentError(fmt::format("{}: no values to try", axis.where));
         refuse_repeated_values(base_, axis);
-        if (size_ > kLargestGrid / axis.values.size())
-            throw ExperimentError(
-                fmt::format("{}: the grid would hold more than 2^62 configurations", axis.where));
+        if (size_ > kLargestGrid / axis.values.size())  // too large for any memory: exit 3
+            throw std::overflow_error(fmt::format(
+                "{}: the grid would hold more than 2^62 configurations, more than any memory "
+                "holds the results of",
+                axis.where));
         size_ *= axis.values.size();
     }
 }

@@ -159,6 +159,15 @@ TEST(UsageErrors, AMessageNamesTheValueGiven) {
     EXPECT_EQ(top.err, "pipelens: --top must be at least 0, got -1\n");
 }
 
+// An option given twice was answered in the library's words ("At Most 1 required").
+TEST(UsageErrors, AnOptionGivenTwiceSaysToGiveItOnce) {
+    const auto result = run_pipelens("simulate --pp 4 --pp 8");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens simulate: --pp is given 2 times; give it once; see pipelens "
+              "simulate --help\n");
+}
+
 // A run id or event number past int64 was read as int64's largest and answered "no run
 // 9223372036854775807", a run nobody asked for.
 TEST(UsageErrors, ARunOrEventNumberPastInt64IsOutOfRange) {

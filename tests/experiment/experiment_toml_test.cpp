@@ -369,9 +369,10 @@ TEST(ExperimentToml, JitterRoundTripsAndIsChecked) {
               "exp.toml: jitter.quantiles: value 3 (1.2) is below the one before it (1.5): "
               "quantiles ascend");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\ndraws = 100001\n"),
-              "exp.toml: jitter.draws: 100001 draws: give 1 to 100000");
+              "exp.toml:6:9: jitter.draws: 100001 is out of range (1 to 100000)");
+    // Both ends name the range there is (the low end once named a top of 10^9).
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nquantiles = [0.5, 1.5]\ndraws = 0\n"),
-              "exp.toml:6:9: jitter.draws: 0 is out of range (1 to 1000000000)");
+              "exp.toml:6:9: jitter.draws: 0 is out of range (1 to 100000)");
     EXPECT_EQ(error_of(std::string(shape) + "[jitter]\nspread = 2\n"),
               "exp.toml:5:1: jitter.spread: unknown key");
 }

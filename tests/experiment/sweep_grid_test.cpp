@@ -142,5 +142,31 @@ TEST(SweepGrid, AFilesSweepTableGivesAxesInTheFilesOrder) {
         std::string::npos);  // a plain experiment file still refuses it
 }
 
+// A bare key in the table is in the table --sweep reads it in: `kind` was "unknown key" in a
+// file while `--sweep kind=...` worked.
+TEST(SweepGrid, AFilesBareKeysNameWhatTheFlagsBareKeysName) {
+    const ExperimentSweep sweep = parse_experiment_sweep_toml(
+        "[schedule]\npp = 4\nm = 8\n[sweep]\nkind = [\"1F1B\", \"GPipe\"]\nf = [\"1ms\"]\n",
+        "exp.toml");
+    ASSERT_EQ(sweep.axes.size(), 2u);
+    EXPECT_EQ(sweep_axis_from_file(sweep.axes[0]).key, "schedule.kind");
+    EXPECT_EQ(sweep_axis_from_file(sweep.axes[1]).key, "costs.f");
+    const SweepGrid grid(sweep.experiment, {sweep_axis_from_file(sweep.axes[0]),
+                                            sweep_axis_from_file(sweep.axes[1])});
+    EXPECT_EQ(grid.configuration(1).shape.kind, ScheduleKind::gpipe);
+}
+
+// More configurations than int64 counts is too large for any memory (exit 3, as a grid too large
+// for this machine's is), not a usage error.
+TEST(SweepGrid, AGridPastTwoToTheSixtyTwoIsTooLarge) {
+    std::string thousand = "1";
+    for (int value = 2; value <= 1000; ++value)
+        thousand += "," + std::to_string(value);
+    std::vector<SweepAxis> axes;
+    for (const char* key : {"m", "f", "i", "w", "activation_bytes", "held_activation_bytes", "v"})
+        axes.push_back(parse_sweep_flag(std::string(key) + "=" + thousand));
+    EXPECT_THROW(SweepGrid(plain_experiment(), axes), std::overflow_error);
+}
+
 }  // namespace
 }  // namespace pipelens
