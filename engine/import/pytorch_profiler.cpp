@@ -399,13 +399,31 @@ int common_steps(const std::vector<RankFile>& files, bool single_stage) {
     return common;
 }
 
-int chosen_step(int common, const ProfilerImportOptions& options) {
+// "a.json 2, b.json 1": each file's step count, when the files do not all hold as many.
+std::string uneven_steps(const std::vector<RankFile>& files, bool single_stage) {
+    if (single_stage)
+        return {};
+    std::string counts;
+    bool uneven = false;
+    for (const RankFile& file : files) {
+        const int steps = steps_in(file);
+        uneven |= steps != steps_in(files.front());
+        counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", file.path, steps);
+    }
+    return uneven ? counts : std::string();
+}
+
+int chosen_step(int common, const ProfilerImportOptions& options, const std::string& uneven) {
     if (!options.step)
         return common - 1;
     if (*options.step < 0 || *options.step >= common)
         throw ImportError(
-            fmt::format("step {} asked for, but every rank's trace holds only steps 0..{}",
-                        *options.step, common - 1));
+            uneven.empty()
+                ? fmt::format("step {} asked for, but every rank's trace holds only steps 0..{}",
+                              *options.step, common - 1)
+                : fmt::format("step {} asked for, but not every rank's trace holds it (steps "
+                              "per file: {}); give a step from 0 to {}",
+                              *options.step, uneven, common - 1));
     return *options.step;
 }
 
@@ -450,7 +468,8 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
     const std::vector<RankFile> ranks = read_files(files, pipeline);
     const bool single_stage = single_stage_traces(ranks);
     const int steps = common_steps(ranks, single_stage);
-    const int step = chosen_step(steps, options);
+    const std::string uneven = uneven_steps(ranks, single_stage);
+    const int step = chosen_step(steps, options, uneven);
     const std::vector<StageRecovery> recovered =
         single_stage ? recover_single_stage(ranks) : std::vector<StageRecovery>{};
     ImportedRun run;
@@ -498,6 +517,14 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
     link_send_recv_pairs(run.schedule);
     const ClockAlignment clocks = align_clocks(run);
     add_notes(run, builds, step, steps, clocks);
+    // Step k of each file is taken as one training step; files that cover different numbers of
+    // steps may not start at the same one, which nothing in them says.
+    if (!uneven.empty())
+        run.notes.push_back(fmt::format(
+            "the traces hold different numbers of steps ({}): step {} of each was imported as "
+            "one step; if their profiles did not start at the same step, import traces of the "
+            "same window",
+            uneven, step));
     if (std::string note = coinciding_kinds_note(kinds); !note.empty())
         run.notes.push_back(std::move(note));
     if (single_stage)

@@ -3,11 +3,14 @@
 // each imported start and end is asserted exactly, in microseconds from the step's start.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/import/imported_run.hpp"
 #include "engine/import/pytorch_profiler.hpp"
@@ -238,6 +241,38 @@ std::string write_temp(const std::string& name, const std::string& text) {
 std::string read_text(const std::string& path) {
     std::ifstream file(path);
     return {std::istreambuf_iterator<char>(file), {}};
+}
+
+// Files that cover different numbers of steps: a step only some hold is refused naming each
+// file's count (it once said "every rank's trace holds only steps 0..0" of a file holding two),
+// and the default, the last step all hold, is imported with a note saying the counts differ.
+TEST(PytorchProfilerImport, RanksHoldingDifferentStepCountsAreNamed) {
+    nlohmann::json twice = nlohmann::json::parse(read_text(fixture("runtime_1f1b_rank0.json")));
+    nlohmann::json& events = twice["traceEvents"];
+    const std::size_t count = events.size();
+    for (std::size_t index = 0; index < count; ++index)
+        if (events[index].value("name", "").rfind("PP:", 0) == 0) {
+            nlohmann::json later = events[index];
+            later["ts"] = later["ts"].get<double>() + 1e6;
+            events.push_back(later);
+        }
+    const std::string two_steps = write_temp("two_steps_rank0.json", twice.dump());
+    const std::string one_step = fixture("runtime_1f1b_rank1.json.gz");
+    EXPECT_EQ(testing::thrown_message<ImportError>(
+                  [&] {
+                      read_pytorch_profiler({two_steps, one_step}, {1});
+                  },
+                  "no error"),
+              "step 1 asked for, but not every rank's trace holds it (steps per file: " +
+                  two_steps + " 2, " + one_step + " 1); give a step from 0 to 0");
+    const ImportedRun run = read_pytorch_profiler({two_steps, one_step});
+    EXPECT_NE(
+        std::find(run.notes.begin(), run.notes.end(),
+                  "the traces hold different numbers of steps (" + two_steps + " 2, " + one_step +
+                      " 1): step 0 of each was imported as one step; if their profiles "
+                      "did not start at the same step, import traces of the same window"),
+        run.notes.end());
+    std::filesystem::remove(two_steps);
 }
 
 TEST(PytorchProfilerImport, BadInputNamesTheFile) {
