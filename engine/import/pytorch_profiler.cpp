@@ -319,6 +319,11 @@ void refuse_different_jobs(const std::vector<RankFile>& files) {
     for (const RankFile& file : files) {
         if (!file.world_size)
             continue;
+        if (file.rank && *file.rank >= *file.world_size)
+            throw ImportError(fmt::format(
+                "{}: rank {} cannot be in a job of {} ranks (distributedInfo.world_size: ranks "
+                "0 to {}); the file is damaged, or its rank was read from its name",
+                file.path, *file.rank, *file.world_size, *file.world_size - 1));
         if (sized != nullptr && *sized->world_size != *file.world_size)
             throw ImportError(
                 fmt::format("{} was written by a job of {} ranks and {} by one of {} "

@@ -275,6 +275,18 @@ TEST(PytorchProfilerImport, RanksHoldingDifferentStepCountsAreNamed) {
     std::filesystem::remove(two_steps);
 }
 
+TEST(PytorchProfilerImport, ARankPastItsJobsSizeIsRefused) {
+    nlohmann::json trace = nlohmann::json::parse(read_text(fixture("runtime_1f1b_rank0.json")));
+    trace["distributedInfo"]["rank"] = 7;
+    trace["distributedInfo"]["world_size"] = 2;
+    const std::string seventh = write_temp("rank7_of_2.json", trace.dump());
+    EXPECT_EQ(error_of({seventh}),
+              seventh +
+                  ": rank 7 cannot be in a job of 2 ranks (distributedInfo.world_size: ranks 0 to "
+                  "1); the file is damaged, or its rank was read from its name");
+    std::filesystem::remove(seventh);
+}
+
 TEST(PytorchProfilerImport, BadInputNamesTheFile) {
     const std::string plain = fixture("no_pp_ranges.json");
     EXPECT_NE(error_of({plain}).find(plain + ": no pipeline action ranges"), std::string::npos)
