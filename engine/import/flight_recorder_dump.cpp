@@ -90,6 +90,17 @@ class Fields {
         fail(key, fmt::format("should be an integer, not {}", brief(value)));
     }
     std::int64_t integer(const char* key) const { return integer_of(key, require(key)); }
+    // A count the recorder keeps from 0 (record ids, sequence numbers): a negative one is damage,
+    // and once came out as a finding about "collective #-5".
+    std::int64_t count(const char* key) const { return counted(key, integer(key)); }
+    std::int64_t count_or(const char* key, std::int64_t fallback) const {
+        return counted(key, integer_or(key, fallback));
+    }
+    std::int64_t counted(const char* key, std::int64_t value) const {
+        if (value < 0)
+            fail(key, fmt::format("is {}, but the recorder counts it from 0", value));
+        return value;
+    }
     std::int64_t integer_or(const char* key, std::int64_t fallback) const {
         const json* value = find(key);
         return value == nullptr || value->is_null() ? fallback : integer_of(key, *value);
@@ -283,15 +294,15 @@ FlightRecorderEntry parse_entry(const json& value, const Fields& fields) {
     if (!value.is_object())
         throw ImportError(fields.where() + ": should be a dict of the op's fields");
     FlightRecorderEntry entry;
-    entry.record_id = fields.integer("record_id");
+    entry.record_id = fields.count("record_id");
     entry.pg_id = fields.integer_or("pg_id", 0);
     const json& group = fields.require("process_group");
     if (!group.is_array() || group.size() != 2 || !group[0].is_string() || !group[1].is_string())
         fields.fail("process_group", fmt::format("should be (name, desc), not {}", brief(group)));
     entry.pg_name = group[0].get<std::string>();
     entry.pg_desc = group[1].get<std::string>();
-    entry.collective_seq_id = fields.integer("collective_seq_id");
-    entry.p2p_seq_id = fields.integer_or("p2p_seq_id", 0);
+    entry.collective_seq_id = fields.count("collective_seq_id");
+    entry.p2p_seq_id = fields.count_or("p2p_seq_id", 0);
     entry.op_id = fields.integer_or("op_id", 0);
     entry.profiling_name = fields.text("profiling_name");
     try {

@@ -235,6 +235,12 @@ TEST(FlightRecorderDump, EntryErrorsNameTheEntryAndKey) {
                   0u)
             << error.what();
     }
+    // A sequence number the recorder counts from 0 cannot be negative.
+    std::string negative = text;
+    negative.replace(negative.find(R"("collective_seq_id": 1)"), 22, R"("collective_seq_id": -5)");
+    EXPECT_EQ(testing::thrown_message<ImportError>(
+                  [&] { parse_flight_recorder_dump(negative, "x.json"); }, "no error"),
+              "x.json: entry 0: `collective_seq_id` is -5, but the recorder counts it from 0");
     // The dump's own `rank` wins over the file name; no entries key means none recorded.
     const FlightRecorderDump dump = parse_flight_recorder_dump(
         R"({"version": "2.10", "rank": 4, "pg_config": {}})", "nccl_trace_rank_1");
