@@ -333,6 +333,24 @@ void refuse_different_jobs(const std::vector<RankFile>& files) {
     }
 }
 
+// A single-stage schedule's stage is its rank's place in the pipeline, so a file left out
+// shifts every later stage down one: global ranks 0, 1, 3 of 4 paired rank 1's sends (to 2) with
+// rank 3's receives (from 2). Unless a process group of exactly these ranks says they are the
+// whole pipeline, they must be the whole job.
+void refuse_part_of_a_single_stage_pipeline(const std::vector<RankFile>& files,
+                                            const PipelineRanks& ranks) {
+    const auto sized = std::find_if(files.begin(), files.end(), [](const RankFile& file) {
+        return file.world_size.has_value();
+    });
+    if (ranks.group || sized == files.end() || *sized->world_size == static_cast<int>(files.size()))
+        return;
+    throw ImportError(fmt::format(
+        "{} single-stage traces (global ranks {}) of a job of {} ranks: a single-stage "
+        "schedule's stages are its ranks in order, and no process group of exactly these ranks "
+        "says they are the whole pipeline; give every pipeline rank's trace",
+        files.size(), fmt::join(ranks.global_ranks, ", "), *sized->world_size));
+}
+
 std::vector<RankFile> read_files(const std::vector<std::string>& paths, PipelineRanks& ranks) {
     std::vector<RankFile> files = read_files_in_parallel(paths);
     refuse_different_jobs(files);
@@ -352,8 +370,10 @@ std::vector<RankFile> read_files(const std::vector<std::string>& paths, Pipeline
     for (RankFile& file : ordered)
         file.who = paths_without_rank.empty() ? fmt::format("global rank {}", *file.rank)
                                               : std::string("its one rank (the trace names none)");
-    if (single_stage_traces(ordered))
+    if (single_stage_traces(ordered)) {
+        refuse_part_of_a_single_stage_pipeline(ordered, ranks);
         return ordered;
+    }
     for (const RankFile& file : ordered)
         if (file.cpu_ranges.empty())
             throw no_action_ranges(file, "");

@@ -152,6 +152,12 @@ TEST(SingleStageProfile, OneF1BFourRanksEightMicrobatches) {
                                   "1RECV_F2", "1F2", "1SEND_F2", "1RECV_B0", "1B0", "1SEND_B0"}));
     expect_increasing_times(run);
     expect_paired(run, 8);
+    // Without rank 2's file, rank 3 would be read as stage 2 and paired with rank 1.
+    const std::vector<std::string> gap = {files[0], files[1], files[3]};
+    EXPECT_EQ(testing::thrown_message<ImportError>([&] { read_pytorch_profiler(gap); }, "no error"),
+              "3 single-stage traces (global ranks 0, 1, 3) of a job of 4 ranks: a single-stage "
+              "schedule's stages are its ranks in order, and no process group of exactly these "
+              "ranks says they are the whole pipeline; give every pipeline rank's trace");
 }
 
 // PyTorch's own table of the order (its schedule CSV) lists the same kinds in the same order;
