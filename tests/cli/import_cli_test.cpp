@@ -256,19 +256,23 @@ TEST(ImportCli, TruncatedAndExplodingGzipInputsAreRefused) {
     std::filesystem::remove_all(directory);
 }
 
+// The profiler trace at `path` without its events named `name`, as JSON text.
+std::string without_event(const std::string& path, const std::string& name) {
+    nlohmann::json profile = nlohmann::json::parse(std::ifstream(path));
+    auto& events = profile["traceEvents"];
+    events.erase(std::remove_if(
+                     events.begin(), events.end(),
+                     [&](const nlohmann::json& event) { return event.value("name", "") == name; }),
+                 events.end());
+    return profile.dump();
+}
+
 // A forward the trace lost leaves a schedule no pipeline runs: once exit 0, with a CSV that
 // `check` refused. The run is recorded as read; the verdict is exit 1 with the problems.
 TEST(ImportCli, ASchedulePipelinesCannotRunIsRecordedAndExitsOne) {
     const std::string profiles = data("pytorch_profiler/");
-    nlohmann::json profile =
-        nlohmann::json::parse(std::ifstream(profiles + "skewed_1f1b_rank0.json"));
-    auto& events = profile["traceEvents"];
-    events.erase(std::remove_if(events.begin(), events.end(),
-                                [](const nlohmann::json& event) {
-                                    return event.value("name", "") == "PP:0F0";
-                                }),
-                 events.end());
-    const auto file = testing::temp_file("lost_rank0.json", profile.dump());
+    const auto file = testing::temp_file(
+        "lost_rank0.json", without_event(profiles + "skewed_1f1b_rank0.json", "PP:0F0"));
     const auto trace = fresh_trace("import_cli_lost");
     const auto result = run_pipelens("import " + file.string() + " " + profiles +
                                      "skewed_1f1b_rank1.json --out " + trace.string());
@@ -285,15 +289,8 @@ TEST(ImportCli, ASchedulePipelinesCannotRunIsRecordedAndExitsOne) {
 
     // A lost SEND is checked as `check` checks it, from a profiler trace or a CSV with its
     // communication: both once came with exit 0 ("consistent with every send/recv").
-    nlohmann::json sender =
-        nlohmann::json::parse(std::ifstream(profiles + "skewed_1f1b_rank0.json"));
-    auto& sent = sender["traceEvents"];
-    sent.erase(std::remove_if(sent.begin(), sent.end(),
-                              [](const nlohmann::json& event) {
-                                  return event.value("name", "") == "PP:0SEND_F1";
-                              }),
-               sent.end());
-    const auto unsent = testing::temp_file("unsent_rank0.json", sender.dump());
+    const auto unsent = testing::temp_file(
+        "unsent_rank0.json", without_event(profiles + "skewed_1f1b_rank0.json", "PP:0SEND_F1"));
     std::ifstream csv_file(data("pipelining/1f1b_pp2_m4_comms.csv"));
     std::string csv((std::istreambuf_iterator<char>(csv_file)), {});
     csv.replace(csv.find("0SEND_F1,"), 9, "");
