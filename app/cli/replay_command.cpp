@@ -143,10 +143,13 @@ void run_replay(const ReplayOptions& options) {
             json.push_back(std::move(entry));
             continue;
         }
-        fmt::print("run {} {}: replayed {} events{} ({} recorded)\n", run_id, rank_name(rank),
-                   replayed.events().size(),
-                   options.upto ? fmt::format(" up to event {}", *options.upto) : "",
-                   events.size());
+        // An --upto past the stream's end replays all of it: said, not left to be inferred.
+        const bool past_end = options.upto && *options.upto > events.back().sequence;
+        fmt::print(
+            "run {} {}: replayed {} events{} ({} recorded{})\n", run_id, rank_name(rank),
+            replayed.events().size(),
+            options.upto ? fmt::format(" up to event {}", *options.upto) : "", events.size(),
+            past_end ? fmt::format("; the stream ends at event {}", events.back().sequence) : "");
         if (options.list_events)
             for (const recorder::Event& event : replayed.events())
                 fmt::print("  {}{}\n", event.parent ? "    " : "", recorder::to_string(event));

@@ -117,6 +117,11 @@ TEST(ReplayCli, UptoShowsTheStateAtAnEarlierEvent) {
                               "  event 2: lower_schedule {\"keep_fsdp_actions\":false}\n"),
               std::string::npos)
         << result.out;
+    // Past the stream's end everything is replayed, and the line says where the stream ended.
+    const auto past = run_pipelens("replay " + trace.string() + " --upto 99");
+    EXPECT_EQ(past.out.substr(0, past.out.find('\n')),
+              "run 1 whole pipeline: replayed 12 events up to event 99 (12 recorded; the stream "
+              "ends at event 11)");
     EXPECT_NE(result.out.find("  transport.kind: none\n"), std::string::npos);
     EXPECT_NE(result.out.find("  schedule.lowered: true\n"),
               std::string::npos);  // --json --events carries the events too, nested ones with their
