@@ -29,6 +29,26 @@ void infer_shape(Schedule& schedule, const std::string& source,
             fmt::format("{}{}", rank == 0 ? " (pipeline ranks: " : ", ", rank_names[rank]);
     if (!ranks_read.empty())
         ranks_read += ")";
+    // Files that name no action of some stage below their highest: the rank
+    // that ran it left no file here (the shape's own message would ask whether the number is a
+    // typo, as of a hand-written CSV).
+    if (!rank_names.empty()) {
+        std::vector<bool> named;
+        for (const auto& actions : schedule.ranks)
+            for (const Action& action : actions)
+                for (const Action& part : schedule.parts_of(action))
+                    if (part.stage >= 0 && part.stage < (1 << 20)) {
+                        if (static_cast<std::size_t>(part.stage) >= named.size())
+                            named.resize(static_cast<std::size_t>(part.stage) + 1, false);
+                        named[static_cast<std::size_t>(part.stage)] = true;
+                    }
+        const auto gap = std::find(named.begin(), named.end(), false);
+        if (gap != named.end())
+            throw ImportError(fmt::format(
+                "{}: no file holds an action of stage {}, though stage {} is named: is the trace "
+                "of the rank that ran it missing?{}",
+                source, gap - named.begin(), named.size() - 1, ranks_read));
+    }
     try {
         infer_schedule_shape(schedule, source);
     } catch (const ScheduleFileError& error) {
