@@ -414,8 +414,8 @@ TEST(TimelineModel, AnActionThatKeptItsTextIsShownByIt) {
     {
         traces::TraceWriter writer(path);
         const std::int64_t run_id = writer.begin_run(traces::RunRecord{});
-        traces::ActionRecord collective = record(0, traces::ActionLane::communication,
-                                                 ActionKind::reduce_grad, "", 0, 10);
+        traces::ActionRecord collective =
+            record(0, traces::ActionLane::communication, ActionKind::reduce_grad, "", 0, 10);
         collective.stage = 0;
         collective.microbatch = 3;
         collective.kept_text = "nccl:all_reduce [pg 0, #3]";
@@ -437,9 +437,9 @@ TEST(TimelineModel, AnActionThatKeptItsTextIsShownByIt) {
     EXPECT_EQ(model.label(derived), "0F3");
     EXPECT_FALSE(model.has_own_text(derived));
     // Only the kept text is stored: the forward's row has none.
-    EXPECT_EQ(testing::RawDatabase(path).value(
-                  "SELECT count(*) FROM actions WHERE label_id IS NOT NULL"),
-              "1");
+    EXPECT_EQ(
+        testing::RawDatabase(path).value("SELECT count(*) FROM actions WHERE label_id IS NOT NULL"),
+        "1");
     std::filesystem::remove(path);
 }
 
