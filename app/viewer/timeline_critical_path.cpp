@@ -129,8 +129,8 @@ std::vector<analysis::RankRows> program_rows(const TimelineModel& model,
             const TimelineAction& action = model.action(at);
             rows[rank].actions.push_back(stored(action, at.communication));
             if (action.kind == static_cast<std::uint8_t>(ActionKind::overlap_forward_backward))
-                rows[rank].overlap_labels.emplace_back(action.step,
-                                                       std::string(model.label(action)));
+                rows[rank].stored_labels.emplace_back(action.step,
+                                                      std::string(model.label(action)));
         }
     }
     return rows;

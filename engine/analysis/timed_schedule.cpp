@@ -92,7 +92,7 @@ void sort_in_program_order(std::vector<traces::StoredAction>& actions) {
 void add_rank(const std::filesystem::path& path, int rank, RankRows rows, TimedSchedule& out) {
     const RowChecker checker(path, rank);
     sort_in_program_order(rows.actions);
-    std::sort(rows.overlap_labels.begin(), rows.overlap_labels.end());
+    std::sort(rows.stored_labels.begin(), rows.stored_labels.end());
     auto& actions = out.schedule.ranks[static_cast<std::size_t>(rank)];
     auto& times = out.times[static_cast<std::size_t>(rank)];
     actions.reserve(rows.actions.size());
@@ -101,29 +101,28 @@ void add_rank(const std::filesystem::path& path, int rank, RankRows rows, TimedS
         const traces::StoredAction& row = rows.actions[index];
         checker.check(row);
         Action action = action_of(row);
+        const auto found = std::lower_bound(
+            rows.stored_labels.begin(), rows.stored_labels.end(), row.step,
+            [](const auto& entry, std::int32_t step) { return entry.first < step; });
+        const std::string* text = found != rows.stored_labels.end() && found->first == row.step
+                                      ? &found->second
+                                      : nullptr;
         if (action.kind == ActionKind::overlap_forward_backward) {
-            const auto found = std::lower_bound(
-                rows.overlap_labels.begin(), rows.overlap_labels.end(), row.step,
-                [](const auto& entry, std::int32_t step) { return entry.first < step; });
-            if (found == rows.overlap_labels.end() || found->first != row.step)
+            if (text == nullptr)
                 checker.fail(row.step, "an OVERLAP_F_B without its parts");
             std::vector<Action> parts;
             try {
-                parse_action(found->second, parts);
+                parse_action(*text, parts);
             } catch (const ActionParseError& error) {
                 checker.fail(row.step, error.what());
             }
             action.link = static_cast<std::int32_t>(out.schedule.parts.size());
             action.part_count = static_cast<std::uint8_t>(parts.size());
             out.schedule.parts.insert(out.schedule.parts.end(), parts.begin(), parts.end());
-        }
-        const auto kept = std::lower_bound(
-            rows.overlap_labels.begin(), rows.overlap_labels.end(), row.step,
-            [](const auto& entry, std::int32_t step) { return entry.first < step; });
-        if (action.kind != ActionKind::overlap_forward_backward &&
-            kept != rows.overlap_labels.end() && kept->first == row.step)
+        } else if (text != nullptr) {
             out.kept_texts[static_cast<std::size_t>(rank)].emplace_back(
-                static_cast<std::int32_t>(actions.size()), kept->second);
+                static_cast<std::int32_t>(actions.size()), *text);
+        }
         actions.push_back(action);
         times.push_back({row.start_ns, row.end_ns, row.step,
                          row.lane == traces::ActionLane::communication, row.bytes});
@@ -193,7 +192,7 @@ TimedSchedule read_timed_schedule(const traces::TraceReader& reader, std::int64_
     std::vector<RankRows> ranks(static_cast<std::size_t>(reader.action_rank_limit(run_id)));
     for (std::size_t rank = 0; rank < ranks.size(); ++rank) {
         ranks[rank].actions = reader.stored_actions(run_id, static_cast<int>(rank));
-        ranks[rank].overlap_labels = reader.stored_labels(run_id, static_cast<int>(rank));
+        ranks[rank].stored_labels = reader.stored_labels(run_id, static_cast<int>(rank));
     }
     return timed_schedule_from_rows(reader.path(), run, std::move(ranks));
 }

@@ -42,11 +42,12 @@ struct TimedSchedule {
     std::string text(int rank, int index) const;
 };
 
-// One rank's stored rows (any order) and the texts of its OVERLAP_F_B actions by step, as
-// TraceReader::stored_actions and stored_labels give them (texts of other actions are ignored).
+// One rank's stored rows (any order) and, by step, the texts its integers do not give (an
+// OVERLAP_F_B's parts, an imported op's kept text), as TraceReader::stored_actions and
+// stored_labels give them.
 struct RankRows {
     std::vector<traces::StoredAction> actions;
-    std::vector<std::pair<std::int32_t, std::string>> overlap_labels;
+    std::vector<std::pair<std::int32_t, std::string>> stored_labels;
 };
 
 // Builds the timed schedule of `run` from its ranks' rows (index = rank). Throws
