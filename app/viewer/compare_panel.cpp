@@ -3,7 +3,9 @@
 #include "app/viewer/compare_panel.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -85,6 +87,27 @@ std::vector<std::string> comma_words(const std::string& text) {
     return words;
 }
 
+// The typed m values, each a whole number from 1; none (and the refusal set) otherwise, rather
+// than a mistyped one simulated as some other m.
+std::optional<std::vector<int>> grid_microbatches(ComparePanelState& panel) {
+    std::vector<int> values;
+    for (const std::string& word : comma_words(panel.grid_ms)) {
+        int value = 0;
+        const auto [end, failure] = std::from_chars(word.data(), word.data() + word.size(), value);
+        if (failure != std::errc{} || end != word.data() + word.size() || value < 1) {
+            panel.grid_refusal =
+                fmt::format("m '{}' is not a whole number of microbatches from 1", word);
+            return std::nullopt;
+        }
+        values.push_back(value);
+    }
+    if (values.empty()) {
+        panel.grid_refusal = "give the m values to simulate, separated by commas (4,8,16)";
+        return std::nullopt;
+    }
+    return values;
+}
+
 void draw_rank_differences(const SimulatedRun& pinned, const SimulatedRun& current) {
     if (!ImGui::BeginTable(
             "rank differences", 5,
@@ -135,15 +158,22 @@ void draw_grid(ViewerState& state) {
         panel.grid_ms = ms;
     ImGui::SameLine();
     if (ImGui::Button("Simulate grid")) {
-        std::vector<int> values;
-        for (const std::string& word : comma_words(panel.grid_ms))
-            values.push_back(std::max(1, std::atoi(word.c_str())));
-        workbench.request_grid(comma_words(panel.grid_kinds), values);
+        if (const std::optional<std::vector<int>> values = grid_microbatches(panel)) {
+            panel.grid_refusal.clear();
+            workbench.request_grid(comma_words(panel.grid_kinds), *values);
+        }
     }
+    if (!panel.grid_refusal.empty())
+        ImGui::TextColored(ImColor(colour(kRefusalText)), "%s", panel.grid_refusal.c_str());
     const auto& cells = workbench.grid();
     const std::size_t columns = workbench.grid_ms().size();
-    if (cells.empty() || columns == 0 ||
-        !ImGui::BeginTable("grid", static_cast<int>(columns) + 1, ImGuiTableFlags_Borders))
+    if (cells.empty() || columns == 0)
+        return;
+    if (workbench.grid_is_stale())
+        ImGui::TextDisabled(
+            "simulated before the experiment's last change: a cell opens the "
+            "experiment the grid simulated; Simulate grid again for this one");
+    if (!ImGui::BeginTable("grid", static_cast<int>(columns) + 1, ImGuiTableFlags_Borders))
         return;
     ImGui::TableSetupColumn("kind \\ m");
     for (int m : workbench.grid_ms())

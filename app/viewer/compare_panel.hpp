@@ -15,6 +15,7 @@ struct ComparePanelState {
     bool show_both = true;  // the two timelines instead of the current one, while one is pinned
     std::string grid_kinds = "GPipe,1F1B,Interleaved1F1B,ZBVZeroBubble,DualPipeV";
     std::string grid_ms = "4,8,16,32";
+    std::string grid_refusal;  // why the typed kinds or m were not simulated
 };
 
 void draw_compare_panel(ViewerState& state);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <imgui.h>
 
+#include "app/viewer/viewer_layout.hpp"
 #include "app/viewer/viewer_state.hpp"
 #include "app/viewer/workbench_fields.hpp"
 #include "engine/schedule/schedule_kind.hpp"
@@ -16,7 +17,7 @@
 namespace pipelens::viewer {
 namespace {
 
-constexpr ImU32 kMessageColour = IM_COL32(255, 110, 110, 255);
+constexpr ImU32 kMessageColour = IM_COL32(kRefusalText.r, kRefusalText.g, kRefusalText.b, 255);
 constexpr const char* kColumnTitles[] = {"schedule", "stage costs (us, one or per stage)",
                                          "or a transformer", "links and memory"};
 

@@ -90,6 +90,8 @@ inline constexpr float kCriticalStrip = 4;             // the strip's height, at
 // A straggling rank (rank_stragglers.hpp): a bar at the gutter's left edge, left of the rank's
 // label, from its compute lane's top to its communication lane's bottom (a fitted row: the row).
 inline constexpr Rgb kStraggler = {0, 230, 255};
+// A refused value or a failed simulation, beside the field or button it is about.
+inline constexpr Rgb kRefusalText = {255, 110, 110};
 inline constexpr float kStragglerMarkLeft = kSidebarWidth + 1;
 inline constexpr float kStragglerMarkWidth = 4;
 

@@ -285,6 +285,7 @@ void Workbench::request_grid(std::vector<std::string> kinds, std::vector<int> ms
     grid_kinds_ = kinds;
     grid_ms_ = ms;
     grid_.clear();
+    grid_base_ = experiment_;
     pending_grid_ = std::async(std::launch::async, [base = experiment_, kinds, ms]() {
         std::vector<GridCell> cells;
         for (const std::string& kind : kinds)
@@ -297,10 +298,21 @@ bool Workbench::open_cell(std::size_t index) {
     if (index >= grid_.size() || !grid_[index].error.empty())
         return false;
     const GridCell& cell = grid_[index];
-    Experiment chosen = with_kind(experiment_, cell.kind);
+    Experiment chosen = with_kind(*grid_base_, cell.kind);
     chosen.shape.microbatch_count = cell.m;
     load(std::move(chosen));
     return true;
+}
+
+bool Workbench::grid_is_stale() const {
+    if (!grid_base_)
+        return false;
+    // Compared as files, with the axes the grid varies set alike on both sides.
+    Experiment now = experiment_;
+    now.shape.kind = grid_base_->shape.kind;
+    now.shape.stages_per_rank = grid_base_->shape.stages_per_rank;
+    now.shape.microbatch_count = grid_base_->shape.microbatch_count;
+    return experiment_to_toml(now) != experiment_to_toml(*grid_base_);
 }
 
 std::string Workbench::toml() const {

@@ -132,8 +132,12 @@ class Workbench {
     const std::vector<GridCell>& grid() const { return grid_; }
     const std::vector<std::string>& grid_kinds() const { return grid_kinds_; }
     const std::vector<int>& grid_ms() const { return grid_ms_; }
-    // Makes a grid cell the experiment (a click on it) and simulates it.
+    // Makes a grid cell the experiment (a click on it) and simulates it: the experiment the grid
+    // was simulated from with the cell's kind and m, so what opens is what the cell showed.
     bool open_cell(std::size_t index);
+    // The experiment has changed, other than in kind, v and m (which the grid varies), since
+    // the grid was simulated: its cells show another experiment's figures.
+    bool grid_is_stale() const;
 
     std::string toml() const;  // the experiment as a file (experiment_to_toml)
     void save(const std::filesystem::path& path) const;  // throws std::runtime_error
@@ -165,6 +169,7 @@ class Workbench {
     std::vector<GridCell> grid_;
     std::vector<std::string> grid_kinds_;
     std::vector<int> grid_ms_;
+    std::optional<Experiment> grid_base_;  // the experiment the grid was simulated from
 };
 
 // An example the start screen offers: the embedded default experiment first, then each TOML

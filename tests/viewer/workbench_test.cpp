@@ -196,6 +196,30 @@ TEST(Workbench, TheGridHoldsEachKindAndMAsPipelensSimulateGivesThem) {
     EXPECT_EQ(workbench.current()->subject, "ZBVZeroBubble pp=4 v=2 m=4");
 }
 
+// A cell shows the experiment the grid simulated; a change made since (pp here) must neither
+// be opened under the cell's figures nor leave them looking current.
+TEST(Workbench, AGridCellOpensTheExperimentTheGridSimulatedAndAChangeSinceMarksItStale) {
+    Workbench workbench;
+    workbench.load(uniform());
+    workbench.request_grid({"1F1B", "ZBVZeroBubble"}, {4, 8});
+    workbench.wait_idle();
+    EXPECT_FALSE(workbench.grid_is_stale());
+    ASSERT_TRUE(workbench.set("pp", "8"));
+    workbench.wait_idle();
+    EXPECT_TRUE(workbench.grid_is_stale());
+    ASSERT_TRUE(workbench.open_cell(1));
+    workbench.wait_idle();
+    EXPECT_EQ(workbench.current()->subject, "1F1B pp=4 v=1 m=8");
+    EXPECT_EQ(workbench.current()->step_time_ns, workbench.grid()[1].step_time_ns);
+    // Opening a cell changes only the kind, v and m, which the grid varies.
+    EXPECT_FALSE(workbench.grid_is_stale());
+    ASSERT_TRUE(workbench.set_kind("ZBVZeroBubble"));
+    ASSERT_TRUE(workbench.set("m", "16"));
+    EXPECT_FALSE(workbench.grid_is_stale());
+    ASSERT_TRUE(workbench.set("f", "2ms"));
+    EXPECT_TRUE(workbench.grid_is_stale());
+}
+
 TEST(Workbench, AGridCellOfAnImpossibleCombinationKeepsTheReason) {
     Workbench workbench;
     workbench.load(uniform());
