@@ -12,7 +12,10 @@ shift 2
 source_dir=$(cd "$(dirname "$0")/.." && pwd)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(action_text schedule_csv experiment_toml sharding_op trace_file)
+    # Every target with a seed corpus: each target's folder there is named after it.
+    for corpus in "$source_dir"/tests/fuzz/corpus/*/; do
+        targets+=("$(basename "$corpus")")
+    done
 fi
 
 failed=0
