@@ -578,6 +578,13 @@ void draw_visible_arrows(ImDrawList* draw, const TimelineModel& model,
     }
 }
 
+// What the lanes say of a run that recorded no action: a failed run ended before its first one.
+std::string no_actions_text(const traces::RunRecord& run) {
+    if (run.status == traces::RunStatus::failed)
+        return "nothing recorded: this run failed before any action ended";
+    return "nothing recorded: this run has no actions";
+}
+
 }  // namespace
 
 void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
@@ -616,6 +623,9 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     const std::size_t visible_communication =
         geometry.compact ? draw_compact_rows(draw, state.timeline, model, area_bottom, path_shown)
                          : draw_rank_rows(draw, model, geometry, area_bottom, hangs);
+    if (model.action_count() == 0)  // blank rows would read as a drawing fault
+        draw->AddText({geometry.left + 6, kLanesTop + 4}, IM_COL32(150, 150, 150, 255),
+                      no_actions_text(model.run()).c_str());
     draw_straggler_marks(draw, state, area_bottom);
     // Everything after the rows stays within the lanes: nothing crosses the rank labels.
     draw->PushClipRect({geometry.left, kLanesTop}, {geometry.left + geometry.width, area_bottom},

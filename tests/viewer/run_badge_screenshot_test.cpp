@@ -52,5 +52,36 @@ TEST(ViewerScreenshot, AFinishedRunWhoseResultsFailedACheckIsBadgedAsAMismatch) 
     fs::remove(png);
 }
 
+// A run with ranks and no action (one that failed before its first ended) says so where its
+// actions would be, instead of blank rows that read as a drawing fault.
+TEST(ViewerScreenshot, ARunWithoutActionsSaysSoInItsLanes) {
+    const fs::path trace = testing::fresh_trace("viewer_no_actions");
+    {
+        traces::TraceWriter writer(trace);
+        traces::RunRecord run;
+        run.kind = traces::RunKind::real;
+        run.schedule = "1F1B";
+        run.pp = 2;
+        run.m = 2;
+        const std::int64_t id = writer.begin_run(run);
+        for (int rank = 0; rank < 2; ++rank) {
+            traces::RankRecord record;
+            record.rank = rank;
+            writer.add_rank(id, record);
+        }
+        writer.fail_run(id, "rank 1: ProcessDied before its first action");
+    }
+    const fs::path png = screenshot_path("no_actions");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string()), 0);
+    const Image image = load_png(png);
+    int text = 0;
+    const float left = kSidebarWidth + kGutterWidth;
+    for (float y = kLanesTop + 4; y < kLanesTop + 18; y += 1)
+        for (float x = left + 6; x < left + 300; x += 1)
+            text += near(image.at(x, y), {150, 150, 150}, 40) ? 1 : 0;
+    EXPECT_GT(text, 100);
+    fs::remove(png);
+}
+
 }  // namespace
 }  // namespace pipelens::viewer
