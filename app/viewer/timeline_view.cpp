@@ -160,9 +160,15 @@ void draw_dangling_arrow(ImDrawList* draw, const TimelineGeometry& geometry,
     const ImVec2 from = sends ? at : loose, to = sends ? loose : at;
     draw->AddLine(from, to, colour(kErrorMarker), 2);
     draw_arrow_head(draw, from, to, kErrorMarker);
-    if (labelled)
-        draw->AddText({loose.x + 4, loose.y - 7}, colour(kErrorMarker),
-                      sends ? "no matching recv" : "no matching send");
+    if (!labelled)
+        return;
+    // On a backing of the background: the label often lies over the peer's bars.
+    const char* label = sends ? "no matching recv" : "no matching send";
+    const ImVec2 corner{loose.x + 4, loose.y - 7};
+    const ImVec2 size = ImGui::CalcTextSize(label);
+    draw->AddRectFilled({corner.x - 2, corner.y}, {corner.x + size.x + 2, corner.y + size.y},
+                        colour(kBackground));
+    draw->AddText(corner, colour(kErrorMarker), label);
 }
 
 // `labelled`: a dangling arrow names what is missing (the first per rank in view, and the
@@ -632,6 +638,8 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
                        true);
     if (state.trace.compared)
         draw_ghosts(draw, state.trace.match.ghosts, model.ranks().size(), geometry, area_bottom);
+    // Under the arrows: a send's "no matching recv" points at the peer's in-flight bar.
+    draw_failure(draw, state, area_bottom);
     // Every visible pair's arrow once few enough are on screen to read them.
     if (visible_communication < 400)
         draw_visible_arrows(draw, model, geometry, area_bottom);
@@ -639,7 +647,6 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     if (path_shown && !geometry.compact)
         draw_critical_path(draw, model, geometry, area_bottom);
     draw_step_boundaries(draw, state.trace.summary.steps, geometry, area_bottom);
-    draw_failure(draw, state, area_bottom);
     draw_event_moment(draw, state, area_bottom);
     draw_hang(draw, state, geometry, area_bottom);
     // The chosen error's moment, across every rank.

@@ -3,6 +3,7 @@
 // checked at the pixels the layout says.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "app/viewer/viewer_layout.hpp"
@@ -80,6 +81,71 @@ TEST(ViewerScreenshot, ARunWithoutActionsSaysSoInItsLanes) {
         for (float x = left + 6; x < left + 300; x += 1)
             text += near(image.at(x, y), {150, 150, 150}, 40) ? 1 : 0;
     EXPECT_GT(text, 100);
+    fs::remove(png);
+}
+
+// A send whose receive never ran points toward the failed peer and says "no matching recv";
+// where the peer's in-flight bar lies under that label, the label stays readable over it.
+TEST(ViewerScreenshot, TheLabelOfASendWithoutItsReceiveIsReadableOverThePeersInFlightBar) {
+    const fs::path trace = testing::fresh_trace("viewer_dangling_label");
+    {
+        traces::TraceWriter writer(trace);
+        traces::RunRecord run;
+        run.kind = traces::RunKind::real;
+        run.schedule = "1F1B";
+        run.pp = 2;
+        run.m = 1;
+        const std::int64_t id = writer.begin_run(run);
+        for (int rank = 0; rank < 2; ++rank) {
+            traces::RankRecord record;
+            record.rank = rank;
+            writer.add_rank(id, record);
+        }
+        traces::ActionRecord forward;
+        forward.kind = static_cast<std::uint8_t>(ActionKind::forward);
+        forward.stage = 0;
+        forward.microbatch = 0;
+        forward.end_ns = 100'000;
+        writer.add_action(id, forward);
+        traces::ActionRecord send = forward;
+        send.step = 1;
+        send.lane = traces::ActionLane::communication;
+        send.kind = static_cast<std::uint8_t>(ActionKind::send_forward);
+        send.start_ns = 100'000;
+        send.end_ns = 110'000;
+        send.pair_id = 0;
+        writer.add_action(id, send);
+        writer.add_pair(id, {.pair_id = 0, .send_rank = 0, .send_step = 1, .recv_rank = 1});
+        traces::ErrorRecord failure;
+        failure.rank = 1;
+        failure.stage = 1;
+        failure.microbatch = 0;
+        failure.action = "1F0";
+        failure.kind = "shape_mismatch";
+        failure.message = "Stage 1 forward outputs[0] has a shape mismatch";
+        failure.time_ns = 1'000'000;
+        failure.started_ns = 50'000;
+        writer.add_error(id, failure);
+        writer.fail_run(id, failure.message);
+    }
+    const fs::path png = screenshot_path("dangling_label");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --size 1280x800"), 0);
+    const Image image = load_png(png);
+    const TimelineGeometry geometry = fitted_geometry(1280, 1'000'000);
+    // The label's box, where draw_dangling_arrow puts it: right of the arrow's loose end.
+    const float left = geometry.x(100'000) + 28;
+    const float middle = geometry.lane_top(0, true) + kLaneHeight / 2 + kRankHeight * 0.45f;
+    ASSERT_GT(geometry.x(1'000'000), left + 16 * 7) << "the in-flight bar must run under it";
+    // Counted inside rank 1's in-flight bar, clear of its outline (the failure's colour too).
+    const float bar_top = geometry.lane_top(1, false);
+    const float from = std::max(middle - 7, bar_top + 3);
+    const float to = std::min(middle + 7, bar_top + kLaneHeight - 3);
+    ASSERT_GT(to - from, 4) << "the label must lie over the bar";
+    int label = 0;
+    for (float x = left; x < left + 16 * 7; x += 1)
+        for (float y = from; y < to; y += 1)
+            label += near(image.at(x, y), kErrorMarker, 40) ? 1 : 0;
+    EXPECT_GT(label, 40) << "the label of the dangling arrow is hidden";
     fs::remove(png);
 }
 
