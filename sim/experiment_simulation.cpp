@@ -18,7 +18,8 @@ namespace {
 // with those events.
 ExperimentSimulation simulate_recorded(recorder::StateRecorder& recording, const CostModel& costs,
                                        const std::string& config, const std::filesystem::path& out,
-                                       const RecordProgress& progress) {
+                                       const RecordProgress& progress,
+                                       const traces::TraceWriterOptions& writer_options = {}) {
     ExperimentSimulation simulation;
     simulation.lowered = recording.state().schedule.schedule;
     const Schedule& lowered = *simulation.lowered;
@@ -31,7 +32,7 @@ ExperimentSimulation simulate_recorded(recorder::StateRecorder& recording, const
         simulation.result = simulate(lowered, recorded_costs);
         return simulation;
     }
-    traces::TraceWriter writer(out);
+    traces::TraceWriter writer(out, writer_options);
     traces::RunRecord run;
     run.kind = traces::RunKind::simulated;
     run.schedule = lowered.name;
@@ -49,14 +50,15 @@ ExperimentSimulation simulate_recorded(recorder::StateRecorder& recording, const
 }  // namespace
 
 ExperimentSimulation simulate_experiment(Experiment& experiment, const std::filesystem::path& out,
-                                         const RecordProgress& progress) {
+                                         const RecordProgress& progress,
+                                         const traces::TraceWriterOptions& writer) {
     resolve_zero_bubble_inputs(experiment);
     recorder::StateRecorder recording(-1, "sim");
     const std::shared_ptr<const Schedule> lowered =
         record_experiment_schedule(recording, experiment);
     const std::string config = out.empty() ? "" : experiment_to_toml(experiment);
     return simulate_recorded(recording, cost_model_for(experiment, lowered->stage_count), config,
-                             out, progress);
+                             out, progress, writer);
 }
 
 ExperimentSimulation simulate_shape(const ScheduleShape& shape, const CostModel& costs,

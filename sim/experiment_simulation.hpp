@@ -34,10 +34,12 @@ struct ExperimentSimulation {
 // `out`, records the run (its config the experiment's TOML) while simulating. The file is opened
 // only once the experiment has been found valid, so a bad one leaves no file behind. Throws what
 // choosing, lowering, opening or simulating throws (ExperimentError, TraceError,
-// ScheduleHangError, ...); a recorded run that fails is marked failed.
+// ScheduleHangError, ...); a recorded run that fails is marked failed. `writer` says how the file
+// is opened (how long to wait for another process writing it).
 ExperimentSimulation simulate_experiment(Experiment& experiment,
                                          const std::filesystem::path& out = {},
-                                         const RecordProgress& progress = {});
+                                         const RecordProgress& progress = {},
+                                         const traces::TraceWriterOptions& writer = {});
 
 // The same for a generated schedule under a cost model worked out elsewhere (the planner's):
 // `config` is what the recorded run keeps as its configuration.

@@ -35,6 +35,9 @@ struct TraceWriterOptions {
     std::chrono::milliseconds wait_for_other_writer{0};
 };
 
+// What a command that records after long work (a real run, a sweep) gives wait_for_other_writer.
+inline constexpr std::chrono::milliseconds kWaitAfterLongWork{60'000};
+
 class TraceWriter {
   public:
     // Opens `path` for appending, creating the file and schema when it does not exist. Throws

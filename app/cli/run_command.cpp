@@ -49,9 +49,6 @@
 namespace pipelens::cli {
 namespace {
 
-// How long a finished run waits to record itself while another process writes its trace.
-constexpr std::chrono::milliseconds kWaitForOtherWriter{60'000};
-
 struct RunOptions {
     ExperimentOptions experiment;
     ModelOptions model;
@@ -353,7 +350,8 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
         try {
             // The file was free when the run began (check_trace_destination); another writer
             // that took it since is waited for, so that the run is not lost to it.
-            traces::TraceWriter writer(options.out, {.wait_for_other_writer = kWaitForOtherWriter});
+            traces::TraceWriter writer(options.out,
+                                       {.wait_for_other_writer = traces::kWaitAfterLongWork});
             run_id = run_record::record_real_run(writer, lowered, result, experiment);
         } catch (const std::exception&) {
             recording_failed = std::current_exception();

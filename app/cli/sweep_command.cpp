@@ -106,7 +106,12 @@ void record_best(const SweepGrid& grid, const sim::SweepResults& results, const 
         Experiment experiment = sim::sweep_configuration(grid, point.index, results.global_batch);
         experiment.name = fmt::format("sweep {} {}: {}", ranking, point.place,
                                       sim::sweep_point_subject(results, point));
-        run_ids.push_back(*sim::simulate_experiment(experiment, out).run_id);
+        // The file was free before the grid ran (check_trace_destination); a writer that took it
+        // since, another shard recording into the same file, is waited for.
+        run_ids.push_back(
+            *sim::simulate_experiment(experiment, out, {},
+                                      {.wait_for_other_writer = traces::kWaitAfterLongWork})
+                 .run_id);
         progress.update(run_ids.size());
     }
     progress.finish();

@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -17,6 +20,7 @@
 #include "sim/experiment_simulation.hpp"
 #include "tests/fresh_trace.hpp"
 #include "traces/trace_reader.hpp"
+#include "traces/trace_writer.hpp"
 
 namespace pipelens::sim {
 namespace {
@@ -89,6 +93,25 @@ TEST(ExperimentSimulation, ARecordedShapeUnderAGivenCostModelReplaysWithIt) {
     EXPECT_EQ(run.schedule, "Interleaved1F1B");
     EXPECT_EQ(std::tie(run.pp, run.v, run.m), std::make_tuple(2, 2, 4));
     EXPECT_EQ(run.config, "{\"plan\":1}");
+}
+
+// Recording after long work (each of a sweep's best configurations) waits for another process
+// that writes the file meanwhile (another shard of the sweep) instead of failing with "database
+// is locked" and losing what was simulated.
+TEST(ExperimentSimulation, ARecordingToldToWaitGetsTheFileOnceTheOtherWriterCloses) {
+    const auto trace = fresh_trace("experiment_simulation_waits");
+    auto other = std::make_unique<traces::TraceWriter>(trace);
+    std::thread closer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        other.reset();
+    });
+    Experiment experiment = plain_experiment();
+    experiment.shape = {ScheduleKind::one_f_one_b, 2, 1, 4};
+    const ExperimentSimulation simulated = simulate_experiment(
+        experiment, trace, {}, {.wait_for_other_writer = std::chrono::seconds(60)});
+    closer.join();
+    ASSERT_TRUE(simulated.run_id.has_value());
+    EXPECT_EQ(traces::TraceReader(trace).runs().size(), 1u);
 }
 
 }  // namespace
