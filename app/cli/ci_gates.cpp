@@ -21,31 +21,74 @@ std::string excess(const std::string& amount, double over, double limit) {
                      : fmt::format("by {}", amount);
 }
 
+// One JUnit test case: a gate checked (passed or failed), a configuration not checked (skipped),
+// or the command's own error.
+struct JunitCase {
+    enum class Outcome { passed, failed, skipped, error };
+    std::string classname;
+    std::string name;
+    Outcome outcome = Outcome::passed;
+    std::string message;
+};
+
 void write_junit(const std::string& path, const std::string& suite,
-                 const std::vector<std::pair<GateFigures, std::vector<GateResult>>>& checked) {
-    std::size_t tests = 0, failures = 0;
-    std::string cases;
-    for (const auto& [figures, results] : checked)
-        for (const GateResult& result : results) {
-            ++tests;
-            cases +=
-                fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">",
-                            xml_escaped(suite + "." + figures.subject), xml_escaped(result.gate));
-            if (!result.passed) {
-                ++failures;
-                cases +=
-                    fmt::format("\n      <failure type=\"gate\" message=\"{}\">{}</failure>\n    ",
-                                xml_escaped(result.message), xml_escaped(result.message));
-            }
-            cases += "</testcase>\n";
+                 const std::vector<JunitCase>& cases) {
+    std::size_t counts[4] = {};
+    std::string body;
+    for (const JunitCase& test : cases) {
+        ++counts[static_cast<int>(test.outcome)];
+        body += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\">",
+                            xml_escaped(test.classname), xml_escaped(test.name));
+        const std::string message = xml_escaped(test.message);
+        switch (test.outcome) {
+            case JunitCase::Outcome::passed:
+                break;
+            case JunitCase::Outcome::failed:
+                body += fmt::format("\n      <failure type=\"gate\" message=\"{}\">{}</failure>\n    ",
+                                    message, message);
+                break;
+            case JunitCase::Outcome::skipped:
+                body += fmt::format("\n      <skipped message=\"{}\"/>\n    ", message);
+                break;
+            case JunitCase::Outcome::error:
+                body += fmt::format("\n      <error type=\"error\" message=\"{}\">{}</error>\n    ",
+                                    message, message);
+                break;
         }
+        body += "</testcase>\n";
+    }
+    const std::size_t failures = counts[1], skipped = counts[2], errors = counts[3];
     write_output_file(
         path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
-                  fmt::format("<testsuites tests=\"{}\" failures=\"{}\">\n", tests, failures) +
-                  fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" "
-                              "skipped=\"0\" time=\"0\">\n",
-                              xml_escaped(suite), tests, failures) +
-                  cases + "  </testsuite>\n</testsuites>\n");
+                  fmt::format("<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+                              cases.size(), failures, errors) +
+                  fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" "
+                              "errors=\"{}\" skipped=\"{}\" time=\"0\">\n",
+                              xml_escaped(suite), cases.size(), failures, errors, skipped) +
+                  body + "  </testsuite>\n</testsuites>\n");
+}
+
+// The report of a command that ended in an error (or has not ended yet): one error case.
+void write_junit_error(const std::string& path, const std::string& suite,
+                       const std::string& message) {
+    write_junit(path, suite, {{suite, "run", JunitCase::Outcome::error, message}});
+}
+
+// Thrown by enforce_gates once the report holds the gates: nothing is to replace it.
+class GatesFailed : public CommandFailure {
+  public:
+    GatesFailed() : CommandFailure(kExitCheckFailed, "") {}  // each failure has its line
+};
+
+// --junit takes a file a CI reads: standard output carries the command's own output, and an
+// empty name (an unset variable) would silently write nothing.
+std::string junit_path_error(const std::string& path) {
+    if (path.empty())
+        return "give the file to write the report to (the value is empty)";
+    if (path == "-")
+        return "give a file: the report does not go to standard output, which carries the "
+               "command's own output";
+    return "";
 }
 
 }  // namespace
@@ -57,8 +100,10 @@ void add_gate_options(CLI::App& command, GateOptions& options) {
                        "CI gate: exit 1 when the bubble ratio exceeds this (0.2 or 20%)");
     command.add_option("--max-memory", options.max_memory,
                        "CI gate: exit 1 when a rank's peak memory exceeds this (e.g. 70GiB)");
-    command.add_option("--junit", options.junit,
-                       "Write the gates as a JUnit XML report (one test case per gate)");
+    command
+        .add_option("--junit", options.junit,
+                    "Write the gates as a JUnit XML report (one test case per gate)")
+        ->check(CLI::Validator(junit_path_error, "FILE", "a file"));
 }
 
 GateLimits gate_limits(const GateOptions& options) {
@@ -129,18 +174,48 @@ std::vector<GateResult> check_gates(const GateLimits& limits, const GateFigures&
 
 void enforce_gates(const GateOptions& options, const std::string& suite,
                    const std::vector<std::pair<GateFigures, std::vector<GateResult>>>& checked) {
-    if (!options.junit.empty())
-        write_junit(options.junit, suite, checked);
     std::size_t failed = 0;
+    std::vector<JunitCase> cases;
     for (const auto& [figures, results] : checked)
-        for (const GateResult& result : results)
-            if (!result.passed) {
+        for (const GateResult& result : results) {
+            const auto outcome = result.skipped  ? JunitCase::Outcome::skipped
+                                 : result.passed ? JunitCase::Outcome::passed
+                                                 : JunitCase::Outcome::failed;
+            cases.push_back({suite + "." + figures.subject, result.gate, outcome, result.message});
+            if (outcome == JunitCase::Outcome::failed) {
                 ++failed;
                 fmt::print(stderr, "pipelens: {}: gate failed: {}\n", figures.subject,
                            result.message);
             }
+        }
+    // After the failures are said: a report that cannot be written loses none of them.
+    if (!options.junit.empty())
+        write_junit(options.junit, suite, cases);
     if (failed > 0)
-        throw CommandFailure(kExitCheckFailed, "");  // each failure has its line above
+        throw GatesFailed();
+}
+
+void run_with_junit_report(const GateOptions& options, const std::string& suite,
+                           const std::vector<std::string>& inputs,
+                           const std::vector<std::pair<std::string, std::string>>& outputs,
+                           const std::function<void()>& work) {
+    if (options.junit.empty()) {
+        work();
+        return;
+    }
+    refuse_outputs({{"--junit", options.junit}}, inputs, outputs);
+    write_junit_error(options.junit, suite,
+                      suite + " did not finish: it was stopped before it wrote its report");
+    try {
+        work();
+    } catch (const GatesFailed&) {
+        throw;
+    } catch (const std::exception& error) {
+        const std::string_view what = error.what();
+        write_junit_error(options.junit, suite,
+                          what.empty() ? suite + " failed" : std::string(what));
+        throw;
+    }
 }
 
 }  // namespace pipelens::cli

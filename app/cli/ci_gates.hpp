@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -47,18 +48,32 @@ struct GateFigures {
 };
 
 struct GateResult {
-    std::string gate;  // "max-step-time", "max-bubble", "max-memory"
+    std::string gate;  // "max-step-time", "max-bubble", "max-memory"; "simulated" when skipped
     bool passed = true;
     std::string message;  // "step time 12.40 ms exceeds --max-step-time 10 ms by 2.40 ms (24.0%)"
+    // Not checked, `message` saying why (a sweep's configuration the engine refuses): a JUnit
+    // skipped case, neither a pass nor a failure.
+    bool skipped = false;
 };
 
 // One result per limit given, in flag order.
 std::vector<GateResult> check_gates(const GateLimits& limits, const GateFigures& figures);
 
-// Writes the JUnit report (when options.junit is set) and prints each failure on stderr, one
-// line each; throws CommandFailure with exit 1 (and no further text) when a gate failed. `suite`
+// Prints each failure on stderr, one line each, and writes the JUnit report (when options.junit
+// is set); throws CommandFailure with exit 1 (and no further text) when a gate failed. `suite`
 // names the test suite ("pipelens simulate").
 void enforce_gates(const GateOptions& options, const std::string& suite,
                    const std::vector<std::pair<GateFigures, std::vector<GateResult>>>& checked);
+
+// A command with gates runs its `work` through this. With --junit, the report's path is checked
+// first (writable, none of the command's `inputs`, no file another of its options writes:
+// `outputs`, option and path), then a report saying the command did not finish is written; an
+// error `work` throws replaces it with that error before it propagates, and enforce_gates with
+// the gates. A CI that kept an earlier run's report never reads its pass for a run that failed or
+// was killed.
+void run_with_junit_report(const GateOptions& options, const std::string& suite,
+                           const std::vector<std::string>& inputs,
+                           const std::vector<std::pair<std::string, std::string>>& outputs,
+                           const std::function<void()>& work);
 
 }  // namespace pipelens::cli

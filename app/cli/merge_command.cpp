@@ -170,7 +170,11 @@ void add_merge_command(CLI::App& app) {
     command->add_option("--out", options->out, "Trace file to copy the input traces' runs into");
     add_sweep_output_options(*command, options->outputs);
     add_gate_options(*command, options->gates);
-    command->callback([options] { run_merge(*options); });
+    command->callback([options] {
+        run_with_junit_report(options->gates, "pipelens merge", options->inputs,
+                              sweep_output_files(options->outputs, options->out),
+                              [&] { run_merge(*options); });
+    });
 }
 
 }  // namespace pipelens::cli

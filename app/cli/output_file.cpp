@@ -104,19 +104,25 @@ void refuse_output_over(const std::string& path, std::string_view option,
 }
 
 void refuse_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
-                    const std::vector<std::string>& inputs) {
+                    const std::vector<std::string>& inputs,
+                    const std::vector<std::pair<std::string, std::string>>& also_written) {
+    const auto refuse_shared = [](const std::pair<std::string, std::string>& earlier,
+                                  const std::string& option, const std::string& path) {
+        if (!earlier.second.empty() && earlier.second != "-" && same_file(earlier.second, path))
+            throw CommandFailure(kExitUsage,
+                                 fmt::format("pipelens: {} and {} both name {}: give each "
+                                             "output a file of its own",
+                                             earlier.first, option, path));
+    };
     for (std::size_t i = 0; i < outputs.size(); ++i) {
         const auto& [option, path] = outputs[i];
         refuse_output_over(path, option, inputs);
         if (path.empty() || path == "-")
             continue;
+        for (const auto& written : also_written)
+            refuse_shared(written, option, path);
         for (std::size_t k = 0; k < i; ++k)
-            if (!outputs[k].second.empty() && outputs[k].second != "-" &&
-                same_file(outputs[k].second, path))
-                throw CommandFailure(kExitUsage,
-                                     fmt::format("pipelens: {} and {} both name {}: give each "
-                                                 "output a file of its own",
-                                                 outputs[k].first, option, path));
+            refuse_shared(outputs[k], option, path);
     }
 }
 
@@ -130,7 +136,8 @@ void write_output_with(const std::string& path, const OutputFill& fill) {
     std::error_code ignored;
     const std::filesystem::file_status status = std::filesystem::status(path, ignored);
     const bool linked = std::filesystem::is_symlink(std::filesystem::symlink_status(path, ignored));
-    if (std::filesystem::exists(status) && (!std::filesystem::is_regular_file(status) || linked)) {
+    // A link is written through, a dangling one too: replacing it would break the link.
+    if ((std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) || linked) {
         if (std::filesystem::is_directory(status))
             throw CommandFailure(kExitUsage,
                                  fmt::format("pipelens: {}: is a directory, not a file", path));

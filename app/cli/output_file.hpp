@@ -37,8 +37,10 @@ void refuse_output_over(const std::string& path, std::string_view option,
 
 // One command's outputs, each (option, path; empty when not given): each checked as
 // refuse_output_over does, and two options naming one file refused (the second would silently
-// replace the first). Standard output ("-") is left to the command.
+// replace the first); so is one of them naming a file in `also_written`, what the command writes
+// that is checked otherwise (a trace it appends to). Standard output ("-") is left to the command.
 void refuse_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
-                    const std::vector<std::string>& inputs = {});
+                    const std::vector<std::string>& inputs = {},
+                    const std::vector<std::pair<std::string, std::string>>& also_written = {});
 
 }  // namespace pipelens::cli

@@ -655,7 +655,8 @@ void add_plan_command(CLI::App& app) {
         for (const auto& [flag, table] : kRequiredSizes)
             if (command->get_option(std::string("--") + flag)->count() == 0)
                 flags->unset_flags.insert(flag);
-        run_plan(*flags);
+        run_with_junit_report(flags->gates, "pipelens plan", {flags->file, flags->gemm_rates},
+                              {{"--out", flags->out}}, [&] { run_plan(*flags); });
     });
 }
 

@@ -141,7 +141,12 @@ void add_simulate_command(CLI::App& app) {
     command->add_option("--out", options->out, "Trace file (SQLite) to record the run in");
     command->add_flag("--json", options->json, "Print one JSON object instead of a table");
     add_gate_options(*command, options->gates);
-    command->callback([options] { run_simulate(*options); });
+    command->callback([options] {
+        const ExperimentOptions& experiment = options->experiment;
+        run_with_junit_report(options->gates, "pipelens simulate",
+                              {experiment.file, experiment.schedule_file.value_or("")},
+                              {{"--out", options->out}}, [&] { run_simulate(*options); });
+    });
 }
 
 }  // namespace pipelens::cli

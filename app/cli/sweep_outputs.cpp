@@ -39,13 +39,20 @@ void add_sweep_output_options(CLI::App& command, SweepOutputOptions& options) {
     add_count_option(command, "--top", options.top, "Rows of the printed table (default 20)", 1);
 }
 
+std::vector<std::pair<std::string, std::string>> sweep_output_files(
+    const SweepOutputOptions& options, const std::optional<std::string>& trace) {
+    return {{"--json", options.json.value_or("")},
+            {"--csv", options.csv.value_or("")},
+            {"--png", options.png.value_or("")},
+            {"--svg", options.svg.value_or("")},
+            {"--out", trace.value_or("")}};
+}
+
 void check_sweep_outputs(const SweepOutputOptions& options, const std::string& command,
                          const std::vector<std::string>& inputs) {
-    refuse_outputs({{"--json", options.json.value_or("")},
-                    {"--csv", options.csv.value_or("")},
-                    {"--png", options.png.value_or("")},
-                    {"--svg", options.svg.value_or("")}},
-                   inputs);
+    std::vector<std::pair<std::string, std::string>> files = sweep_output_files(options, {});
+    files.pop_back();  // the trace is checked as one (check_trace_destination)
+    refuse_outputs(files, inputs);
     if (options.json == "-" && options.csv == "-")
         throw CommandFailure(kExitUsage,
                              command + ": --json - and --csv - cannot both use standard output");
@@ -104,8 +111,15 @@ void enforce_sweep_gates(const sim::SweepResults& results, const GateLimits& lim
         return;
     std::vector<std::pair<GateFigures, std::vector<GateResult>>> checked;
     for (const sim::SweepPoint& point : results.points) {
-        if (!point.simulated())
+        if (!point.simulated()) {
+            // In the report as not checked, with the engine's reason: a gate that passes
+            // because the configuration it was meant for never ran must not look like a pass.
+            GateFigures figures{sim::sweep_point_subject(results, point), 0, 0, std::nullopt, -1};
+            checked.emplace_back(
+                std::move(figures),
+                std::vector<GateResult>{{"simulated", false, point.error, /*skipped=*/true}});
             continue;
+        }
         GateFigures figures{sim::sweep_point_subject(results, point), point.step_time_ns,
                             point.bubble_ratio, std::nullopt, -1};
         if (point.peak_memory_bytes > 0) {

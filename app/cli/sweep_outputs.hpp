@@ -24,6 +24,10 @@ void add_sweep_output_options(CLI::App& command, SweepOutputOptions& options);
 // a trace or another output (refuse_outputs).
 void check_sweep_outputs(const SweepOutputOptions& options, const std::string& command,
                          const std::vector<std::string>& inputs = {});
+// What a sweep or merge writes besides its trace, as (option, path) pairs: the files a --junit
+// report must not name.
+std::vector<std::pair<std::string, std::string>> sweep_output_files(
+    const SweepOutputOptions& options, const std::optional<std::string>& trace);
 
 // `heading` and the table go to standard output, or to standard error when a file goes there.
 void write_sweep_outputs(const sim::SweepResults& results, const SweepOutputOptions& options,

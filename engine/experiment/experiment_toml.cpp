@@ -129,6 +129,13 @@ class FieldReader {
             out = quantity(*node, key, parse_duration_ns);
     }
 
+    // A share of a whole, as the command line takes it: 0.6 or "60%"; 60 is refused here, with
+    // its place in the file, as "did you mean 60%?".
+    void ratio(std::string_view key, double& out) {
+        if (const toml::node* node = take(key))
+            out = quantity(*node, key, parse_ratio);
+    }
+
     // Positive: 0 once meant an unlimited link, which is now said by leaving the key out.
     void bandwidth(std::string_view key, double& out) {
         if (const toml::node* node = take(key)) {
@@ -293,7 +300,7 @@ void read_costs(FieldReader& fields, Experiment& experiment) {
     fields.per_stage("b", experiment.backward_ns, parse_duration_ns);
     fields.per_stage("activation_bytes", experiment.activation_bytes, parse_byte_count);
     fields.per_stage("held_activation_bytes", experiment.held_activation_bytes, parse_byte_count);
-    fields.number("overlap_efficiency", experiment.overlap_efficiency);
+    fields.ratio("overlap_efficiency", experiment.overlap_efficiency);
     fields.numbers("rank_slowdown", experiment.rank_slowdown);
     fields.duration("unshard", experiment.unshard_ns);
     fields.duration("reshard", experiment.reshard_ns);

@@ -44,7 +44,7 @@ TEST(CiGates, LimitsMetExitZeroAndTheJUnitReportHasOneCasePerGate) {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(read_file(junit),
               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-              "<testsuites tests=\"2\" failures=\"0\">\n"
+              "<testsuites tests=\"2\" failures=\"0\" errors=\"0\">\n"
               "  <testsuite name=\"pipelens simulate\" tests=\"2\" failures=\"0\" errors=\"0\" "
               "skipped=\"0\" time=\"0\">\n"
               "    <testcase classname=\"pipelens simulate.GPipe pp=4 v=1 m=8\" "
@@ -96,6 +96,92 @@ TEST(CiGates, BadLimitsAreUsageErrorsNamingTheFlag) {
     EXPECT_EQ(junit.err,
               "pipelens: /nonexistent/dir/report.xml: cannot write the file: No such "
               "file or directory\n");
+}
+
+// A report kept from an earlier run must not read as a pass for a run that failed: the failed
+// run's report holds its error (here a schedule that can hang, exit 1, and a bad file, exit 2).
+TEST(CiGates, ARunThatFailsReplacesAnEarlierPassingReportWithItsError) {
+    const auto junit = scratch("stale.xml");
+    ASSERT_EQ(run_pipelens(std::string(kGPipe) + " --max-bubble 90% --junit " + junit.string())
+                  .exit_code,
+              0);
+    ASSERT_NE(read_file(junit).find("failures=\"0\" errors=\"0\""), std::string::npos);
+    const auto hang = run_pipelens("simulate --schedule-file " + std::string(PIPELENS_SOURCE_DIR) +
+                                   "/assets/examples/swapped_recvs.csv --max-bubble 90% --junit " +
+                                   junit.string());
+    EXPECT_EQ(hang.exit_code, 1) << hang.err;
+    std::string report = read_file(junit);
+    EXPECT_NE(report.find("<testsuites tests=\"1\" failures=\"0\" errors=\"1\">"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("<testcase classname=\"pipelens simulate\" name=\"run\" time=\"0\">\n"
+                          "      <error type=\"error\" message=\""),
+              std::string::npos)
+        << report;
+    const auto bad = run_pipelens("simulate --schedule 1F1B --pp 4 --m 2 --junit " + junit.string());
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+    report = read_file(junit);
+    EXPECT_NE(report.find("errors=\"1\""), std::string::npos) << report;
+    EXPECT_NE(report.find("1F1B needs at least as many microbatches as stages"), std::string::npos)
+        << report;
+}
+
+// The report is checked before any work, as every other output: over one of the command's
+// inputs, over another output, an empty name or standard output is a usage error and the
+// input is left as it was.
+TEST(CiGates, AReportThatWouldReplaceAnInputOrAnotherOutputIsRefusedBeforeAnyWork) {
+    const auto experiment =
+        testing::temp_file("gates_input.toml", "[schedule]\nkind = \"GPipe\"\npp = 4\nm = 8\n");
+    const auto over_input = run_pipelens("simulate " + experiment.string() +
+                                         " --max-bubble 90% --junit " + experiment.string());
+    EXPECT_EQ(over_input.exit_code, 2);
+    EXPECT_EQ(over_input.err, "pipelens: --junit " + experiment.string() +
+                                  " is also an input of this command; writing it would replace "
+                                  "what is read: name another file\n");
+    EXPECT_EQ(read_file(experiment), "[schedule]\nkind = \"GPipe\"\npp = 4\nm = 8\n");
+    const auto trace = scratch("same.db");
+    const auto over_trace = run_pipelens(std::string(kGPipe) + " --out " + trace.string() +
+                                         " --junit " + trace.string());
+    EXPECT_EQ(over_trace.exit_code, 2);
+    EXPECT_EQ(over_trace.err, "pipelens: --out and --junit both name " + trace.string() +
+                                  ": give each output a file of its own\n");
+    EXPECT_FALSE(std::filesystem::exists(trace));
+    const auto results = scratch("results.json");
+    const auto over_json = run_pipelens("sweep --sweep pp=2,4 --json " + results.string() +
+                                        " --junit " + results.string());
+    EXPECT_EQ(over_json.exit_code, 2);
+    EXPECT_EQ(over_json.out, "");  // nothing simulated
+    for (const char* name : {"''", "-"}) {
+        const auto refused =
+            run_pipelens(std::string(kGPipe) + " --max-bubble 90% --junit " + name);
+        EXPECT_EQ(refused.exit_code, 2) << name;
+        EXPECT_NE(refused.err.find("--junit"), std::string::npos) << refused.err;
+    }
+    const auto missing = run_pipelens("sweep --sweep pp=2,4 --junit /nonexistent/dir/r.xml");
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_EQ(missing.out, "");  // refused before the grid ran
+}
+
+// A sweep's configuration the engine refuses was never checked: the report lists it as skipped
+// with the reason, beside the gates of those that ran.
+TEST(CiGates, ASweepsConfigurationThatWasNotSimulatedIsASkippedCase) {
+    const auto junit = scratch("skipped.xml");
+    const auto result = run_pipelens(
+        "sweep --schedule 1F1B --pp 4 --sweep m=2,8 --max-bubble 90% --junit " + junit.string());
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    const std::string report = read_file(junit);
+    EXPECT_NE(report.find("<testsuites tests=\"2\" failures=\"0\" errors=\"0\">"),
+              std::string::npos)
+        << report;
+    EXPECT_NE(report.find("skipped=\"1\""), std::string::npos) << report;
+    const std::size_t skipped = report.find(
+        "<testcase classname=\"pipelens sweep.configuration 0 (schedule.m=2)\" "
+        "name=\"simulated\" time=\"0\">\n      <skipped message=\"");
+    ASSERT_NE(skipped, std::string::npos) << report;
+    EXPECT_NE(report.find("1F1B needs at least as many microbatches as stages: m=2 &lt; stages=4",
+                          skipped),
+              std::string::npos)
+        << report;
 }
 
 }  // namespace

@@ -72,9 +72,15 @@ TEST(ActionLabel, AnOverlapIsItsPartsInBrackets) {
     EXPECT_EQ(label, "(0F7;7B3)OVERLAP_F_B");
 }
 
-TEST(XmlEscape, AmpersandAnglesAndDoubleQuotesAreEscapedAndNothingElse) {
+TEST(XmlEscape, AmpersandAnglesAndQuotesAreEscapedAndWhatXmlCannotHoldIsReplaced) {
     EXPECT_EQ(xml_escaped(R"(a<b & "c">'d')"), "a&lt;b &amp; &quot;c&quot;&gt;'d'");
     EXPECT_EQ(xml_escaped("1F1B pp=4 v=2"), "1F1B pp=4 v=2");
+    // XML 1.0 holds no control character but tab and line ends, even escaped, and a document
+    // is UTF-8: a file name with either would make the report unreadable.
+    EXPECT_EQ(xml_escaped("ctl\x01x.csv"), "ctl\uFFFDx.csv");
+    EXPECT_EQ(xml_escaped("bad\xffname \xc3(.csv"), "bad\uFFFDname \uFFFD(.csv");
+    EXPECT_EQ(xml_escaped("a\tb\nc \u00e9 \u20ac \U0001F600"), "a\tb\nc \u00e9 \u20ac \U0001F600");
+    EXPECT_EQ(xml_escaped("\xed\xa0\x80 \xc0\xaf"), "\uFFFD\uFFFD\uFFFD \uFFFD\uFFFD");
     EXPECT_EQ(xml_escaped(""), "");
 }
 
