@@ -157,9 +157,13 @@ TEST(ExperimentToml, ValidationAgainstTheSchedule) {
     EXPECT_EQ(
         error_of("[schedule]\nkind = \"1F1B\"\npp = 4\nm = 2\n").rfind("exp.toml: schedule: ", 0),
         0u);
+    // A ratio is read as the command line reads one: a share up to 1, or a percentage.
     EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[costs]\noverlap_efficiency = 1.5\n"),
-              "exp.toml: costs.overlap_efficiency: must be between 0 (no overlap) and 1 (full "
-              "overlap)");
+              "exp.toml:5:22: costs.overlap_efficiency: 1.5 is above 1; did you mean 1.5%?");
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[costs]\noverlap_efficiency = 60\n"),
+              "exp.toml:5:22: costs.overlap_efficiency: 60 is above 1; did you mean 60%?");
+    EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[costs]\noverlap_efficiency = -0.5\n"),
+              "exp.toml:5:22: costs.overlap_efficiency: '-0.5' is not a ratio; give 0.2 or 20%");
     EXPECT_EQ(error_of("[schedule]\npp = 4\nm = 8\n[transformer]\nlayers = 2\nhidden = 8\nsequence "
                        "= 8\nheads = 1\n"
                        "device_tflops = 1\n"),
@@ -189,6 +193,18 @@ TEST(ExperimentToml, ValidationAgainstTheSchedule) {
 // What was once taken without a word and simulated as something else: a part of the backward
 // larger than B (the other part clamped to 0), a stage with no layers (free), and a kind beside
 // a schedule file (ignored).
+TEST(ExperimentToml, ARatioTakesAPercentageAsTheCommandLineDoes) {
+    EXPECT_EQ(parse_experiment_toml("[costs]\noverlap_efficiency = \"60%\"\n", "exp.toml")
+                  .overlap_efficiency,
+              0.6);
+    EXPECT_EQ(parse_experiment_toml("[costs]\noverlap_efficiency = 0.25\n", "exp.toml")
+                  .overlap_efficiency,
+              0.25);
+    EXPECT_EQ(
+        parse_experiment_toml("[costs]\noverlap_efficiency = 1\n", "exp.toml").overlap_efficiency,
+        1.0);
+}
+
 TEST(ExperimentToml, InputsThatWereSilentlyBentAreRefused) {
     EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 4\n[costs]\nb = \"1us\"\nw = \"5us\"\n"),
               "exp.toml: costs.w: 5000 ns is more than costs.b, 1000 ns: B is the whole backward, "

@@ -100,6 +100,17 @@ TEST(SweepGrid, ATypoOrAWrongValueStopsBeforeAnythingRuns) {
             SweepGrid(plain_experiment(), {parse_sweep_flag("pp=2"), parse_sweep_flag("pp=4")});
         }),
         "--sweep pp=4: schedule.pp is swept twice");
+    // A ratio above the whole is no configuration to try: refused before the grid runs, and a
+    // percentage is taken as the flag takes it.
+    EXPECT_EQ(error_of([] {
+                  SweepGrid(plain_experiment(), {parse_sweep_flag("overlap_efficiency=50,0.2")});
+              }),
+              "--sweep overlap_efficiency=50,0.2: costs.overlap_efficiency: 50 is above 1; did "
+              "you mean 50%?");
+    const SweepGrid percentages(plain_experiment(),
+                                {parse_sweep_flag("overlap_efficiency=50%,20%")});
+    EXPECT_EQ(percentages.configuration(0).overlap_efficiency, 0.5);
+    EXPECT_EQ(percentages.configuration(1).overlap_efficiency, 0.2);
 }
 
 // Two values that make the same experiment would be simulated and ranked as two configurations.
