@@ -250,8 +250,11 @@ class Simulator {
             entry.start_ns = std::max(compute_free_[rank], ready.time);
             entry.end_ns =
                 ended(entry.start_ns, drawn(index, costs_.on_rank(rank, work ? work->ns : 0)));
-            // Busy time and the gap before it, attributed to the rank whose input came last.
-            accounts_[rank].add_computation(entry.start_ns, entry.end_ns, ready.provider);
+            // Busy time and the gap before it, attributed to the rank whose input came last; an
+            // input there before the rank's thread was free again (it was issuing its sends) was
+            // not waited for: the gap is the rank's own.
+            const int provider = ready.time >= compute_free_[rank] ? ready.provider : rank;
+            accounts_[rank].add_computation(entry.start_ns, entry.end_ns, provider);
             ranks_[rank].arithmetic_ns += costs_.on_rank(rank, work ? work->arithmetic_ns : 0);
             compute_free_[rank] = entry.end_ns;
             for (const Action& part : schedule_.parts_of(action)) {

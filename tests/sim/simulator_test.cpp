@@ -4,6 +4,8 @@
 // its I and W.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "engine/schedule/generate.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "sim/simulator.hpp"
@@ -208,6 +210,22 @@ TEST(SimulatorLinks, ASendsIssueHoldsUpItsRanksNextComputation) {
     EXPECT_EQ(run(ScheduleKind::gpipe, 2, 1, 2, costs).step_time_ns, 6200);
     // With one microbatch every issue falls in a wait the step has anyway.
     EXPECT_EQ(run(ScheduleKind::gpipe, 2, 1, 1, costs).step_time_ns, 4000);
+}
+
+// The time a rank spends issuing its own sends is its own gap, not a wait on the peer whose input
+// had long arrived: 1F1B pp=2 m=4, F = 10 us, B = 20 us, 5 us per issue. Rank 1 issues SEND_B
+// after each B, and its next F, whose input arrived 15 us before, starts 5 us after that B;
+// rank 0 waits on rank 1's gradients for 40 us. As `diff` reads the recorded run.
+TEST(SimulatorLinks, ASendsIssueIsTheRanksOwnGapNotAWaitOnItsPeer) {
+    CostModel costs = unit_costs(10'000, 10'000, 10'000);
+    costs.send_issue_ns = 5'000;
+    const SimulationResult result = run(ScheduleKind::one_f_one_b, 2, 1, 4, costs);
+    EXPECT_EQ(result.step_time_ns, 165'000);
+    EXPECT_TRUE(result.ranks[1].bubbles.waiting_on_rank.empty());
+    EXPECT_EQ(result.ranks[1].bubbles.local_ns, 15'000);
+    EXPECT_EQ(result.ranks[1].bubbles.warmup_ns + result.ranks[1].bubbles.cooldown_ns, 30'000);
+    EXPECT_EQ(result.ranks[0].bubbles.waiting_on_rank, (std::map<int, std::int64_t>{{1, 40'000}}));
+    EXPECT_EQ(result.ranks[0].bubbles.local_ns, 5'000);
 }
 
 // Times of unknown make (stated or measured): the efficiency is the share of the shorter part
