@@ -36,7 +36,7 @@ std::string steps_text(const run_record::PipelineRunResult& result,
     const nlohmann::ordered_json json = steps_json(result, run, whole);
     return fmt::format(
         "{} steps recorded after {} warm-up: step time median {}, min {}, p10 {}, p90 {}, max {} "
-        "(busy and bubble are medians over the steps, peak memory the highest of them)\n",
+        "(busy and bubble are the median step's, peak memory the highest of the steps)\n",
         whole, run.warmup_steps, format_duration(json["median_ns"].get<std::int64_t>()),
         format_duration(json["min_ns"].get<std::int64_t>()),
         format_duration(json["p10_ns"].get<std::int64_t>()),

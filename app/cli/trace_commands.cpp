@@ -4,8 +4,11 @@
 // TRACE.db [--chrome OUT.json] [--svg OUT.svg] [--run N]` writes one run for Perfetto and/or as a
 // timeline picture. Both open the trace read-only, so they work on a trace another process is
 // writing.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,6 +20,7 @@
 #include "app/cli/run_report.hpp"
 #include "app/cli/validators.hpp"
 #include "engine/analysis/stragglers.hpp"
+#include "engine/analysis/training_steps.hpp"
 #include "traces/chrome_export.hpp"
 #include "traces/svg_timeline.hpp"
 #include "traces/text/quantities.hpp"
@@ -72,15 +76,59 @@ struct SummaryOptions {
     double straggler_threshold = analysis::kDefaultStragglerThreshold;
 };
 
+// The critical path summary shows: of the step the run's figures are (a run of several steps:
+// the median one, whose time is the run's step time; its length is that step time, not the
+// steps' sum), and none for a failed run, which has no step to be the path of.
 struct RunPath {
     analysis::TimedSchedule timed;
     analysis::CriticalPath path;
+    std::size_t step = 0;
+    std::size_t step_count = 1;
+    bool failed = false;
 };
 
-RunPath critical_path_of(const traces::TraceReader& reader, std::int64_t run_id) {
-    RunPath run{analysis::read_timed_schedule(reader, run_id), {}};
+RunPath critical_path_of(const traces::TraceReader& reader, const traces::RunRecord& record) {
+    RunPath run{analysis::read_timed_schedule(reader, record.id), {}};
+    if (record.status == traces::RunStatus::failed) {
+        run.failed = true;
+        return run;
+    }
+    std::vector<analysis::TrainingStep> steps = analysis::training_steps(run.timed);
+    run.step_count = steps.size();
+    if (steps.size() > 1) {
+        const auto median =
+            std::find_if(steps.begin(), steps.end(), [&](const analysis::TrainingStep& step) {
+                return record.step_time_ns && step.end_ns == *record.step_time_ns;
+            });
+        run.step = median == steps.end() ? 0 : static_cast<std::size_t>(median - steps.begin());
+        run.timed = std::move(steps[run.step].timed);
+    }
     run.path = analysis::critical_path(run.timed, analysis::HoldGraph(run.timed));
     return run;
+}
+
+std::string path_text(const RunPath& run) {
+    if (run.failed)
+        return "critical path: none (the run failed: no step ended to be the path of)\n";
+    const std::string which =
+        run.step_count > 1
+            ? fmt::format("of step {} of {}, the median one: ", run.step, run.step_count)
+            : "";
+    std::string text = format_critical_path(run.timed, run.path);
+    if (!which.empty() && text.starts_with("critical path: "))
+        text.insert(std::string_view("critical path: ").size(), which);
+    return text;
+}
+
+nlohmann::ordered_json path_json(const RunPath& run) {
+    if (run.failed)
+        return nullptr;
+    nlohmann::ordered_json json = critical_path_json(run.timed, run.path);
+    if (run.step_count > 1) {
+        json["step"] = run.step;
+        json["steps"] = run.step_count;
+    }
+    return json;
 }
 
 void print_run_list(const std::vector<traces::RunRecord>& runs,
@@ -118,10 +166,8 @@ void run_summary(const SummaryOptions& options) {
             json["v"] = run.v;
             json["m"] = run.m;
             json["actions"] = reader.action_count(run.id);
-            if (options.critical_path) {
-                const RunPath path = critical_path_of(reader, run.id);
-                json["critical_path"] = critical_path_json(path.timed, path.path);
-            }
+            if (options.critical_path)
+                json["critical_path"] = path_json(critical_path_of(reader, run));
             if (options.stragglers)
                 json["stragglers"] = stragglers_json(
                     analysis::read_stragglers(reader, run, options.straggler_threshold));
@@ -138,10 +184,8 @@ void run_summary(const SummaryOptions& options) {
         const RunFigures run_figures = recorded_run_figures(reader, run);
         checks_failed.push_back(check_failed(run_figures));
         figures += "\n" + format_run_figures(run_title(run, run_figures), run_figures);
-        if (options.critical_path) {
-            const RunPath path = critical_path_of(reader, run.id);
-            figures += format_critical_path(path.timed, path.path);
-        }
+        if (options.critical_path)
+            figures += path_text(critical_path_of(reader, run));
         if (options.stragglers)
             figures += analysis::format_stragglers(
                 analysis::read_stragglers(reader, run, options.straggler_threshold));

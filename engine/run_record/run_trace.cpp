@@ -112,41 +112,15 @@ std::vector<analysis::RankBubbles> step_bubbles(const Schedule& lowered,
     return analysis::account_bubbles(timed, analysis::HoldGraph(timed), step.step_time_ns);
 }
 
-template <typename Figure>
-std::int64_t median_over(const std::vector<std::vector<analysis::RankBubbles>>& steps, int rank,
-                         Figure figure) {
-    std::vector<std::int64_t> values;
-    for (const auto& bubbles : steps)
-        values.push_back(figure(bubbles.at(rank)));
-    return median_of(std::move(values));
-}
-
-// Each figure's median over the recorded steps, for each rank.
-// A rank's figures over the recorded steps: each the median of its own over the steps, and the
-// bubble ratio the median bubble over the run's median step, so that the figures a report shows
-// agree with each other (a median of per-step ratios can come from another step than either).
-analysis::RankBubbles median_bubbles(const std::vector<std::vector<analysis::RankBubbles>>& steps,
-                                     int rank, std::int64_t median_step_ns) {
-    if (steps.size() == 1)
-        return steps.front().at(rank);
-    analysis::RankBubbles figures = steps.front().at(rank);
-    for (const auto& bubbles : steps)  // a peer waited on in any step
-        for (const auto& [peer, idle] : bubbles.at(rank).split.waiting_on_rank)
-            figures.split.waiting_on_rank.try_emplace(peer, 0);
-    figures.busy_ns = median_over(steps, rank, [](const auto& f) { return f.busy_ns; });
-    figures.bubble_ns = median_over(steps, rank, [](const auto& f) { return f.bubble_ns; });
-    figures.bubble_ratio =
-        median_step_ns > 0 ? static_cast<double>(figures.bubble_ns) / median_step_ns : 0;
-    figures.split.warmup_ns =
-        median_over(steps, rank, [](const auto& f) { return f.split.warmup_ns; });
-    figures.split.cooldown_ns =
-        median_over(steps, rank, [](const auto& f) { return f.split.cooldown_ns; });
-    for (auto& [peer, idle] : figures.split.waiting_on_rank)
-        idle = median_over(steps, rank, [peer = peer](const auto& f) {
-            const auto found = f.split.waiting_on_rank.find(peer);
-            return found == f.split.waiting_on_rank.end() ? std::int64_t{0} : found->second;
-        });
-    return figures;
+// The recorded step whose time is the run's (median) step time, the first of equal ones: its
+// ranks' figures are the run's, whole, so that busy and bubble add up to the step time and the
+// bubble's parts to the bubble. Medians taken figure by figure came from different steps and
+// did not (busy + bubble past the step, the ratios summing past 100%).
+std::size_t median_step(const PipelineRunResult& result, std::size_t step_count) {
+    for (std::size_t step = 0; step < std::min(step_count, result.step_times_ns.size()); ++step)
+        if (result.step_times_ns[step] == result.step_time_ns)
+            return step;
+    return 0;
 }
 
 }  // namespace
@@ -161,6 +135,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
         for (const PipelineRunResult& step : split_steps(result, step_count))
             steps.push_back(step_bubbles(lowered, step));
     const bool has_step = traces::step_figures_apply(real_run_outcome(result));
+    const std::size_t shown_step = steps.size() == 1 ? 0 : median_step(result, steps.size());
     std::vector<traces::RankRecord> records;
     for (const RankRun& rank : result.ranks) {
         traces::RankRecord record;
@@ -170,7 +145,7 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
             record.clock_offset_ns = rank.clock->offset_ns;
             record.clock_uncertainty_ns = rank.clock->uncertainty_ns;
         }
-        const analysis::RankBubbles figures = median_bubbles(steps, rank.rank, result.step_time_ns);
+        const analysis::RankBubbles& figures = steps.at(shown_step).at(rank.rank);
         record.busy_ns = figures.busy_ns;
         record.bubble_ns = figures.bubble_ns;
         record.bubble_ratio = figures.bubble_ratio;

@@ -207,6 +207,16 @@ TEST(RunStepsCli, EachStepsPairsJoinThatStepsActionsOnce) {
     ASSERT_EQ(summary.exit_code, 0) << summary.err;
     const auto summarised = nlohmann::json::parse(summary.out)["runs"][0];
     EXPECT_EQ(summarised["stragglers"]["steps"].size(), 3u);
+    // The critical path is the median step's, the step the figures are: as long as the step
+    // time, not the three steps and the gaps between them.
+    const auto& path = summarised["critical_path"];
+    EXPECT_EQ(path["steps"], 3);
+    EXPECT_EQ(path["length_ns"], summarised["step_time_ns"]);
+    // The ranks' figures are that step's, whole: busy and bubble add up to the step time.
+    for (const auto& rank : summarised["ranks"])
+        EXPECT_EQ(rank["busy_ns"].get<std::int64_t>() + rank["bubble_ns"].get<std::int64_t>(),
+                  summarised["step_time_ns"].get<std::int64_t>())
+            << rank;
     const auto chrome = trace.string() + ".json";
     const auto exported = run_pipelens("export " + trace.string() + " --chrome " + chrome);
     ASSERT_EQ(exported.exit_code, 0) << exported.err;
