@@ -166,7 +166,12 @@ class Simulator {
     void change_memory(int rank, std::int64_t time, std::int64_t delta) {
         if (delta == 0)
             return;
-        memory_[rank] += delta;
+        // Held bytes past int64 wrapped into a figure of no size: refused as out of range.
+        if (__builtin_add_overflow(memory_[rank], delta, &memory_[rank]))
+            throw std::overflow_error(fmt::format(
+                "rank {}'s memory passes 2^63 bytes (8 EiB) at {} ns: an activation or gradient "
+                "size is out of any machine's range",
+                rank, time));
         memory_samples_.push_back({rank, time, memory_[rank]});
     }
 

@@ -416,6 +416,15 @@ TEST(SimulateCli, StepsPastInt64sRangeAreRefusedNotWrapped) {
                               0),
               0u)
         << model.err;
+    // Four microbatches of 4e18 bytes held on rank 0 pass int64: the peaks once came out as
+    // 8e18 on ranks holding 1.6e19 and 1.2e19 bytes.
+    const auto memory =
+        run_pipelens("simulate --schedule 1F1B --pp 4 --m 8 --held-activation-bytes 4000000TB");
+    EXPECT_EQ(memory.exit_code, 3);
+    EXPECT_EQ(memory.out, "");
+    EXPECT_EQ(memory.err,
+              "pipelens: rank 0's memory passes 2^63 bytes (8 EiB) at 2000 ns: an "
+              "activation or gradient size is out of any machine's range\n");
 }
 
 // A schedule file has one row per rank: a pp that was given must match it, from a flag or a
