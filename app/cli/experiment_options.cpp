@@ -316,8 +316,8 @@ ExperimentSweep load_experiment_sweep(const ExperimentOptions& options) {
     if (options.file.empty())
         return {load_experiment(options), {}};
     ExperimentSweep sweep = read_experiment_sweep_file(options.file);
-    sweep.experiment =
-        with_settled_notation(apply_experiment_flags(options, std::move(sweep.experiment)));
+    sweep.experiment = with_settled_notation(apply_experiment_flags(
+        options, with_checked_schedule_file(options, std::move(sweep.experiment))));
     return sweep;
 }
 

@@ -85,7 +85,15 @@ std::optional<sim::StepSpread> step_spread(const Experiment& experiment,
 
 void run_simulate(const SimulateOptions& options) {
     const GateLimits limits = gate_limits(options.gates);  // a bad limit stops before any work
-    Experiment experiment = load_experiment(options.experiment);
+    // A file that also drives `pipelens sweep` is simulated as its base experiment, so one file
+    // serves both jobs of a CI.
+    ExperimentSweep loaded = load_experiment_sweep(options.experiment);
+    if (!loaded.axes.empty())
+        fmt::print(stderr,
+                   "pipelens: note: {} sweeps {} key{} in its [sweep] table, which is for "
+                   "pipelens sweep; this is its base experiment\n",
+                   options.experiment.file, loaded.axes.size(), loaded.axes.size() == 1 ? "" : "s");
+    Experiment experiment = std::move(loaded.experiment);
     sim::ExperimentSimulation simulation;
     if (options.out.empty()) {
         simulation = sim::simulate_experiment(experiment);
