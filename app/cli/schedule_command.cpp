@@ -130,8 +130,11 @@ void add_schedule_command(CLI::App& app) {
                      "'Schedule' prefix allowed)")
         ->required();
     add_count_option(*command, "--pp", options->pp, "Pipeline ranks", 1)->required();
-    add_count_option(*command, "--v", options->v,
-                     "Stages per rank (default: 1 for GPipe/1F1B, 2 for the multi-stage kinds)", 1);
+    add_count_option(
+        *command, "--v", options->v,
+        "Stages per rank (default: 1 for GPipe, 1F1B, ZeroBubbleH2 and ZeroBubbleAuto, 2 for "
+        "the others)",
+        1);
     add_count_option(*command, "--m", options->m, "Microbatches", 1)->required();
     command->add_flag("--comms", options->comms, "Lower: add the SEND/RECV actions");
     command->add_flag("--fsdp", options->fsdp,
@@ -148,7 +151,7 @@ void add_schedule_command(CLI::App& app) {
                         "ZeroBubbleAuto: activations a stage may hold, in microbatches: a count "
                         "or a multiple of pp (p = ZB-1p, the default; 2p = ZB-2p)");
     command->add_option("--format", options->format, "Output format")
-        ->check(CLI::IsMember({"table", "csv", "json"}));
+        ->transform(CLI::IsMember({"table", "csv", "json"}, CLI::ignore_case));
     command->add_option("--out", options->out, "Write to this file instead of standard output");
     command->callback([options] { run_schedule(*options); });
 }

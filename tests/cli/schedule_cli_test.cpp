@@ -69,6 +69,10 @@ TEST(ScheduleCli, KindNamesAreCaseInsensitiveAndVShapesDefaultToTwoStages) {
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_TRUE(contains(result.out, R"("v":2)"));
     EXPECT_TRUE(contains(result.out, R"("stage_to_rank":{"0":0,"1":1,"2":1,"3":0})"));
+    // The format's name too, as the kind's: CSV is csv, not a table.
+    const auto csv = run_pipelens("schedule --kind 1F1B --pp 2 --m 2 --format CSV");
+    ASSERT_EQ(csv.exit_code, 0) << csv.err;
+    EXPECT_EQ(csv.out.rfind("0F0,0F1,0B0,0B1", 0), 0u) << csv.out;
 }
 
 TEST(ScheduleCli, ImpossibleConfigurationsNameTheRule) {
