@@ -78,7 +78,8 @@ struct SummaryOptions {
 
 // The critical path summary shows: of the step the run's figures are (a run of several steps:
 // the median one, whose time is the run's step time; its length is that step time, not the
-// steps' sum), and none for a failed run, which has no step to be the path of.
+// steps' sum). A failed run has no step that ended: its path is the chain up to where it
+// stopped (a flight-recorder hang's ops up to the stuck one), said as such.
 struct RunPath {
     analysis::TimedSchedule timed;
     analysis::CriticalPath path;
@@ -89,10 +90,7 @@ struct RunPath {
 
 RunPath critical_path_of(const traces::TraceReader& reader, const traces::RunRecord& record) {
     RunPath run{analysis::read_timed_schedule(reader, record.id), {}};
-    if (record.status == traces::RunStatus::failed) {
-        run.failed = true;
-        return run;
-    }
+    run.failed = record.status == traces::RunStatus::failed;
     std::vector<analysis::TrainingStep> steps = analysis::training_steps(run.timed);
     run.step_count = steps.size();
     if (steps.size() > 1) {
@@ -108,10 +106,9 @@ RunPath critical_path_of(const traces::TraceReader& reader, const traces::RunRec
 }
 
 std::string path_text(const RunPath& run) {
-    if (run.failed)
-        return "critical path: none (the run failed: no step ended to be the path of)\n";
     const std::string which =
-        run.step_count > 1
+        run.failed ? "up to where the run stopped (it failed: no step ended), "
+        : run.step_count > 1
             ? fmt::format("of step {} of {}, the median one: ", run.step, run.step_count)
             : "";
     std::string text = format_critical_path(run.timed, run.path);
@@ -121,9 +118,9 @@ std::string path_text(const RunPath& run) {
 }
 
 nlohmann::ordered_json path_json(const RunPath& run) {
-    if (run.failed)
-        return nullptr;
     nlohmann::ordered_json json = critical_path_json(run.timed, run.path);
+    if (run.failed)
+        json["run_failed"] = true;  // a chain up to where it stopped, not a step's path
     if (run.step_count > 1) {
         json["step"] = run.step;
         json["steps"] = run.step_count;

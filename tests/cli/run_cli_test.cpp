@@ -203,15 +203,15 @@ TEST(RunCli, AFailedRunSaysWhereItFailedEverywhereInsteadOfAStepTime) {
     EXPECT_TRUE(recorded["bubble_ratio"].is_null()) << recorded["bubble_ratio"];
     EXPECT_EQ(recorded["failed"], failed);
     EXPECT_EQ(testing::query_trace(trace, "SELECT failure FROM runs"), first_error);
-    // No step ended, so there is no path to be the step's: none, rather than a path that ends
-    // in a receive the abort ended and misses the failed computation.
+    // No step ended: the path is said as the chain up to where the run stopped, not as a
+    // step's path with a length of its own.
     result = run_pipelens("summary --critical-path " + trace.string());
-    EXPECT_NE(result.out.find("critical path: none (the run failed: no step ended to be the path "
-                              "of)\n"),
+    EXPECT_NE(result.out.find("critical path: up to where the run stopped (it failed: no step "
+                              "ended), "),
               std::string::npos)
         << result.out;
     const auto paths = run_pipelens("summary --critical-path --json " + trace.string());
-    EXPECT_TRUE(nlohmann::json::parse(paths.out)["runs"][0]["critical_path"].is_null());
+    EXPECT_EQ(nlohmann::json::parse(paths.out)["runs"][0]["critical_path"]["run_failed"], true);
 
     const auto svg = fresh_trace("failed_everywhere_svg");
     ASSERT_EQ(run_pipelens("export " + trace.string() + " --svg " + svg.string()).exit_code, 0);
