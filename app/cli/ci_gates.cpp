@@ -44,8 +44,9 @@ void write_junit(const std::string& path, const std::string& suite,
             case JunitCase::Outcome::passed:
                 break;
             case JunitCase::Outcome::failed:
-                body += fmt::format("\n      <failure type=\"gate\" message=\"{}\">{}</failure>\n    ",
-                                    message, message);
+                body +=
+                    fmt::format("\n      <failure type=\"gate\" message=\"{}\">{}</failure>\n    ",
+                                message, message);
                 break;
             case JunitCase::Outcome::skipped:
                 body += fmt::format("\n      <skipped message=\"{}\"/>\n    ", message);
@@ -58,14 +59,14 @@ void write_junit(const std::string& path, const std::string& suite,
         body += "</testcase>\n";
     }
     const std::size_t failures = counts[1], skipped = counts[2], errors = counts[3];
-    write_output_file(
-        path, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
-                  fmt::format("<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
-                              cases.size(), failures, errors) +
-                  fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" "
-                              "errors=\"{}\" skipped=\"{}\" time=\"0\">\n",
-                              xml_escaped(suite), cases.size(), failures, errors, skipped) +
-                  body + "  </testsuite>\n</testsuites>\n");
+    write_output_file(path,
+                      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
+                          fmt::format("<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+                                      cases.size(), failures, errors) +
+                          fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" "
+                                      "errors=\"{}\" skipped=\"{}\" time=\"0\">\n",
+                                      xml_escaped(suite), cases.size(), failures, errors, skipped) +
+                          body + "  </testsuite>\n</testsuites>\n");
 }
 
 // The report of a command that ended in an error (or has not ended yet): one error case.
@@ -212,8 +213,12 @@ void run_with_junit_report(const GateOptions& options, const std::string& suite,
         throw;
     } catch (const std::exception& error) {
         const std::string_view what = error.what();
-        write_junit_error(options.junit, suite,
-                          what.empty() ? suite + " failed" : std::string(what));
+        try {
+            write_junit_error(options.junit, suite,
+                              what.empty() ? suite + " failed" : std::string(what));
+        } catch (const std::exception&) {
+            // The command's own error is the one to say; the report keeps "did not finish".
+        }
         throw;
     }
 }

@@ -16,7 +16,6 @@
 #include "app/cli/input_files.hpp"
 #include "app/cli/validators.hpp"
 #include "engine/analysis/run_divergence.hpp"
-#include "engine/run_record/statistics.hpp"
 #include "engine/text/shortened.hpp"
 #include "traces/text/quantities.hpp"
 #include "traces/trace_reader.hpp"
@@ -220,33 +219,25 @@ void print_steps(const analysis::RunDivergence& diff) {
             signed_duration(diff.mean_split.ordering_ns));
 }
 
-// Each rank's figures, the median over the steps (one step: that step's).
+// Each rank's figures in the median step (the first whose measured time is the median; one step:
+// that step), whole, as run and summary show a run of several steps: medians taken figure by
+// figure came from different steps and did not add up.
 void print_ranks(const analysis::RunDivergence& diff) {
     if (diff.steps.empty())
         return;
-    fmt::print("\nper rank{} (measured / simulated):\n{:>4}  {:>6}  {:<34}  {:<34}  {}\n",
-               diff.steps.size() > 1 ? ", median over steps" : "", "rank", "speed", "busy",
-               "waiting", "bubble");
-    const auto median = [&](std::size_t rank, auto field) {
-        std::vector<std::int64_t> measured, simulated;
-        for (const analysis::StepDivergence& step : diff.steps)
-            if (rank < step.ranks.size()) {
-                measured.push_back(field(step.ranks[rank]).measured);
-                simulated.push_back(field(step.ranks[rank]).simulated);
-            }
-        return analysis::Measured{run_record::median_of(measured),
-                                  run_record::median_of(simulated)};
-    };
-    for (std::size_t rank = 0; rank < diff.steps[0].ranks.size(); ++rank) {
-        const analysis::Measured speed = median(rank, [](const auto& figures) {
-            return analysis::Measured{std::llround(figures.speed * 1000), 0};
+    const auto median = std::find_if(
+        diff.steps.begin(), diff.steps.end(), [&](const analysis::StepDivergence& step) {
+            return step.step_time.measured == diff.median_step_time.measured;
         });
-        fmt::print("{:>4}  {:>5.3f}x  {:<34}  {:<34}  {}\n", rank,
-                   static_cast<double>(speed.measured) / 1000,
-                   measured_text(median(rank, [](const auto& f) { return f.busy; })),
-                   measured_text(median(rank, [](const auto& f) { return f.waiting; })),
-                   measured_text(median(rank, [](const auto& f) { return f.bubble; })));
-    }
+    const analysis::StepDivergence& step = median == diff.steps.end() ? diff.steps[0] : *median;
+    fmt::print("\nper rank{} (measured / simulated):\n{:>4}  {:>6}  {:<34}  {:<34}  {}\n",
+               diff.steps.size() > 1 ? fmt::format(", step {}, the median one", step.real_step)
+                                     : std::string(),
+               "rank", "speed", "busy", "waiting", "bubble");
+    for (const analysis::RankDivergence& rank : step.ranks)
+        fmt::print("{:>4}  {:>5.3f}x  {:<34}  {:<34}  {}\n", rank.rank, rank.speed,
+                   measured_text(rank.busy), measured_text(rank.waiting),
+                   measured_text(rank.bubble));
 }
 
 // Computations that waited last for something else than simulated, at most `limit` per step.

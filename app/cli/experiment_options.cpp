@@ -321,6 +321,17 @@ ExperimentSweep load_experiment_sweep(const ExperimentOptions& options) {
     return sweep;
 }
 
+std::vector<std::string> experiment_input_files(const ExperimentOptions& options) {
+    std::vector<std::string> files{options.file, options.schedule_file.value_or("")};
+    if (!options.file.empty()) {
+        try {
+            files.push_back(read_experiment_sweep_file(options.file).experiment.schedule_file);
+        } catch (const std::exception&) {
+        }
+    }
+    return files;
+}
+
 std::string flag_setting(const ExperimentOptions& options, const std::string& key) {
     const ExperimentOptions::TransformerFlags& model = options.transformer;
     const std::pair<const char*, bool> fields[] = {

@@ -76,6 +76,10 @@ Experiment load_experiment(const ExperimentOptions& options);
 // The same for a file that may hold a `[sweep]` table (`pipelens sweep`): its axes come back
 // apart from the experiment.
 ExperimentSweep load_experiment_sweep(const ExperimentOptions& options);
+// The files the experiment reads: the experiment file, --schedule-file, and the schedule file
+// the experiment file names (when it parses: one that does not is the command's error to say).
+// What an output of the command must not replace.
+std::vector<std::string> experiment_input_files(const ExperimentOptions& options);
 
 // The flag in `options` that was given and sets the experiment field `key` ("schedule.pp" ->
 // "--pp"); empty when none was given. A sweep axis over a field a flag fixes is a contradiction.

@@ -481,6 +481,10 @@ void run_plan(PlanFlags flags) {
     apply_units(flags);
     check_sizes(flags);
     const GateLimits limits = gate_limits(flags.gates);
+    if (flags.gemm_shapes && (limits.any() || !flags.gates.junit.empty()))
+        throw CommandFailure(kExitUsage,
+                             "pipelens plan: --gemm-shapes prints the shapes to measure and plans "
+                             "nothing, so there is no step for a gate or --junit to check");
     if (!flags.out.empty())  // before the search runs, not after
         traces::check_trace_destination(flags.out);
     std::vector<sim::PlanResult> results;

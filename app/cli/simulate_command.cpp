@@ -150,9 +150,8 @@ void add_simulate_command(CLI::App& app) {
     command->add_flag("--json", options->json, "Print one JSON object instead of a table");
     add_gate_options(*command, options->gates);
     command->callback([options] {
-        const ExperimentOptions& experiment = options->experiment;
         run_with_junit_report(options->gates, "pipelens simulate",
-                              {experiment.file, experiment.schedule_file.value_or("")},
+                              experiment_input_files(options->experiment),
                               {{"--out", options->out}}, [&] { run_simulate(*options); });
     });
 }

@@ -259,9 +259,8 @@ void add_sweep_command(CLI::App& app) {
     add_sweep_output_options(*command, options->outputs);
     add_gate_options(*command, options->gates);
     command->callback([options] {
-        const ExperimentOptions& experiment = options->experiment;
         run_with_junit_report(options->gates, "pipelens sweep",
-                              {experiment.file, experiment.schedule_file.value_or("")},
+                              experiment_input_files(options->experiment),
                               sweep_output_files(options->outputs, options->out),
                               [&] { run_sweep_command(*options); });
     });

@@ -91,15 +91,18 @@ struct RunPath {
 RunPath critical_path_of(const traces::TraceReader& reader, const traces::RunRecord& record) {
     RunPath run{analysis::read_timed_schedule(reader, record.id), {}};
     run.failed = record.status == traces::RunStatus::failed;
-    std::vector<analysis::TrainingStep> steps = analysis::training_steps(run.timed);
-    run.step_count = steps.size();
-    if (steps.size() > 1) {
-        const auto median =
-            std::find_if(steps.begin(), steps.end(), [&](const analysis::TrainingStep& step) {
-                return record.step_time_ns && step.end_ns == *record.step_time_ns;
-            });
-        run.step = median == steps.end() ? 0 : static_cast<std::size_t>(median - steps.begin());
-        run.timed = std::move(steps[run.step].timed);
+    // A failed run's chain runs through its steps to where it stopped; a run with no step time
+    // (still running), or none of whose steps took it, is taken whole as well.
+    std::vector<analysis::TrainingStep> steps = run.failed || !record.step_time_ns
+                                                    ? std::vector<analysis::TrainingStep>{}
+                                                    : analysis::training_steps(run.timed);
+    const auto median = std::find_if(
+        steps.begin(), steps.end(),
+        [&](const analysis::TrainingStep& step) { return step.end_ns == *record.step_time_ns; });
+    if (steps.size() > 1 && median != steps.end()) {
+        run.step_count = steps.size();
+        run.step = static_cast<std::size_t>(median - steps.begin());
+        run.timed = std::move(median->timed);
     }
     run.path = analysis::critical_path(run.timed, analysis::HoldGraph(run.timed));
     return run;
@@ -107,7 +110,7 @@ RunPath critical_path_of(const traces::TraceReader& reader, const traces::RunRec
 
 std::string path_text(const RunPath& run) {
     const std::string which =
-        run.failed ? "up to where the run stopped (it failed: no step ended), "
+        run.failed ? "up to where the run stopped (it failed), "
         : run.step_count > 1
             ? fmt::format("of step {} of {}, the median one: ", run.step, run.step_count)
             : "";

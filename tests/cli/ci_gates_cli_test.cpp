@@ -102,9 +102,9 @@ TEST(CiGates, BadLimitsAreUsageErrorsNamingTheFlag) {
 // run's report holds its error (here a schedule that can hang, exit 1, and a bad file, exit 2).
 TEST(CiGates, ARunThatFailsReplacesAnEarlierPassingReportWithItsError) {
     const auto junit = scratch("stale.xml");
-    ASSERT_EQ(run_pipelens(std::string(kGPipe) + " --max-bubble 90% --junit " + junit.string())
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        run_pipelens(std::string(kGPipe) + " --max-bubble 90% --junit " + junit.string()).exit_code,
+        0);
     ASSERT_NE(read_file(junit).find("failures=\"0\" errors=\"0\""), std::string::npos);
     const auto hang = run_pipelens("simulate --schedule-file " + std::string(PIPELENS_SOURCE_DIR) +
                                    "/assets/examples/swapped_recvs.csv --max-bubble 90% --junit " +
@@ -118,7 +118,8 @@ TEST(CiGates, ARunThatFailsReplacesAnEarlierPassingReportWithItsError) {
                           "      <error type=\"error\" message=\""),
               std::string::npos)
         << report;
-    const auto bad = run_pipelens("simulate --schedule 1F1B --pp 4 --m 2 --junit " + junit.string());
+    const auto bad =
+        run_pipelens("simulate --schedule 1F1B --pp 4 --m 2 --junit " + junit.string());
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
     report = read_file(junit);
     EXPECT_NE(report.find("errors=\"1\""), std::string::npos) << report;
@@ -139,6 +140,23 @@ TEST(CiGates, AReportThatWouldReplaceAnInputOrAnotherOutputIsRefusedBeforeAnyWor
                                   " is also an input of this command; writing it would replace "
                                   "what is read: name another file\n");
     EXPECT_EQ(read_file(experiment), "[schedule]\nkind = \"GPipe\"\npp = 4\nm = 8\n");
+    // The schedule file an experiment file names is an input too.
+    const auto schedule = testing::temp_file("gates_named.csv", "0F0,0B0\n");
+    const auto naming = testing::temp_file(
+        "gates_naming.toml", "[schedule]\nfile = \"" + schedule.filename().string() + "\"\n");
+    const auto over_named =
+        run_pipelens("simulate " + naming.string() + " --junit " + schedule.string());
+    EXPECT_EQ(over_named.exit_code, 2) << over_named.err;
+    EXPECT_EQ(read_file(schedule), "0F0,0B0\n");
+    // A command that checks nothing cannot report gates.
+    const auto shapes = run_pipelens(
+        "plan --gemm-shapes --layers 2 --hidden 64 --heads 2 --sequence 32 "
+        "--vocabulary 128 --gpus 1 --global-batch 1 --junit " +
+        scratch("shapes.xml").string());
+    EXPECT_EQ(shapes.exit_code, 2) << shapes.err;
+    EXPECT_NE(shapes.err.find("--gemm-shapes prints the shapes to measure and plans nothing"),
+              std::string::npos)
+        << shapes.err;
     const auto trace = scratch("same.db");
     const auto over_trace = run_pipelens(std::string(kGPipe) + " --out " + trace.string() +
                                          " --junit " + trace.string());

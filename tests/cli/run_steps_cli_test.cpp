@@ -315,6 +315,17 @@ TEST(RunStepsCli, RunStragglersAndDiffTimeAStepAlike) {
     for (std::size_t step = 0; step < 3; ++step)
         EXPECT_EQ(diff_json["steps"][step]["step_time"]["measured_ns"], times[step])
             << diff_json["steps"][step];
+    // The text's per-rank figures are the median step's, as run's and summary's are.
+    std::size_t median = 0;
+    for (std::size_t step = 0; step < 3; ++step)
+        if (times[step] == json["step_time_ns"]) {
+            median = step;
+            break;
+        }
+    const auto text = run_pipelens("diff " + trace.string() + " " + simulated.string());
+    EXPECT_NE(text.out.find("per rank, step " + std::to_string(median) + ", the median one"),
+              std::string::npos)
+        << text.out;
 }
 
 // A run that fails in a warm-up step recorded no whole step: no step times (the failed step's

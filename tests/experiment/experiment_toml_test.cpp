@@ -190,9 +190,6 @@ TEST(ExperimentToml, ValidationAgainstTheSchedule) {
               "exp.toml:4:14: schedule.defer_recv: expected true or false");
 }
 
-// What was once taken without a word and simulated as something else: a part of the backward
-// larger than B (the other part clamped to 0), a stage with no layers (free), and a kind beside
-// a schedule file (ignored).
 TEST(ExperimentToml, ARatioTakesAPercentageAsTheCommandLineDoes) {
     EXPECT_EQ(parse_experiment_toml("[costs]\noverlap_efficiency = \"60%\"\n", "exp.toml")
                   .overlap_efficiency,
@@ -205,6 +202,9 @@ TEST(ExperimentToml, ARatioTakesAPercentageAsTheCommandLineDoes) {
         1.0);
 }
 
+// What was once taken without a word and simulated as something else: a part of the backward
+// larger than B (the other part clamped to 0), a stage with no layers (free), and a kind beside
+// a schedule file (ignored).
 TEST(ExperimentToml, InputsThatWereSilentlyBentAreRefused) {
     EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 4\n[costs]\nb = \"1us\"\nw = \"5us\"\n"),
               "exp.toml: costs.w: 5000 ns is more than costs.b, 1000 ns: B is the whole backward, "

@@ -96,10 +96,11 @@ TEST(RealRankRecords, ARankThatNeverBeganInAStoppedRunHasNoWarmUp) {
     EXPECT_EQ(records[1].waiting_on, "{}");
 }
 
-// Three recorded steps one after another on one clock: each rank's figures are the medians of
-// its per-step figures. The steps are the measured one stretched by 1, 3 and 2 (step times 95,
-// 285, 190), starting at 0, 100 and 400: busy 60/180/120, bubble 35/105/70, so the medians are
-// the stretch-2 step's 120 and 70, and the ratio is 35/95 in every step.
+// Three recorded steps one after another on one clock: each rank's figures are those of the
+// median step. The steps are the measured one stretched by 1, 3 and 2 (step times 95, 285,
+// 190), starting at 0, 100 and 400: busy 60/180/120, bubble 35/105/70, so the median step is the
+// stretch-2 one, 120 and 70, and the ratio is 35/95 in every step. (Each figure scales alike
+// here; the test below has steps whose figures do not, where the two rules part.)
 PipelineRunResult three_stretched_steps(const Schedule& lowered) {
     const PipelineRunResult one = measured_run(lowered);
     PipelineRunResult result = one;
@@ -120,7 +121,7 @@ PipelineRunResult three_stretched_steps(const Schedule& lowered) {
     return result;
 }
 
-TEST(RealRankRecords, SeveralStepsGiveEachFiguresMedianOverTheSteps) {
+TEST(RealRankRecords, SeveralStepsGiveTheMedianStepsFigures) {
     const Schedule lowered = lower(generate_schedule({ScheduleKind::one_f_one_b, 2, 1, 2}));
     const PipelineRunResult result = three_stretched_steps(lowered);
     const std::vector<traces::RankRecord> records = real_rank_records(lowered, result);

@@ -81,6 +81,9 @@ TEST(XmlEscape, AmpersandAnglesAndQuotesAreEscapedAndWhatXmlCannotHoldIsReplaced
     EXPECT_EQ(xml_escaped("bad\xffname \xc3(.csv"), "bad\uFFFDname \uFFFD(.csv");
     EXPECT_EQ(xml_escaped("a\tb\nc \u00e9 \u20ac \U0001F600"), "a\tb\nc \u00e9 \u20ac \U0001F600");
     EXPECT_EQ(xml_escaped("\xed\xa0\x80 \xc0\xaf"), "\uFFFD\uFFFD\uFFFD \uFFFD\uFFFD");
+    EXPECT_EQ(xml_escaped("\xf5\x80\x80 \xff\xbf\xbf"), "\uFFFD\uFFFD\uFFFD \uFFFD\uFFFD\uFFFD");
+    EXPECT_EQ(xml_escaped("\xef\xbf\xbf\xef\xbf\xbe \xef\xbf\xbd"),
+              "\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD \uFFFD");
     EXPECT_EQ(xml_escaped(""), "");
 }
 

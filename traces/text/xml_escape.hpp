@@ -17,10 +17,11 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
     const unsigned char lead = byte(at);
     if (lead < 0x80)
         return 1;
-    const std::size_t length = lead >= 0xF0 && lead <= 0xF4   ? 4
-                               : lead >= 0xE0                  ? 3
+    const std::size_t length = lead >= 0xF5                   ? 0
+                               : lead >= 0xF0                 ? 4
+                               : lead >= 0xE0                 ? 3
                                : lead >= 0xC2 && lead <= 0xDF ? 2
-                                                               : 0;
+                                                              : 0;
     if (length == 0 || at + length > text.size())
         return 0;
     for (std::size_t i = 1; i < length; ++i)
@@ -30,6 +31,8 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t at) {
     if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) ||
         (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F))
         return 0;  // overlong, a surrogate, or past U+10FFFF
+    if (length == 3 && lead == 0xEF && second == 0xBF && byte(at + 2) >= 0xBE)
+        return 0;  // U+FFFE and U+FFFF: well-formed, but no character XML may hold
     return length;
 }
 
