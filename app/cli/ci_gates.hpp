@@ -3,8 +3,10 @@
 // systems show as tests (`--junit FILE`).
 //
 // Invariants: a limit is checked only when given; every gate checked is one JUnit test case,
-// passed or failed, so a report never silently drops a gate; a failure's message names the
-// figure, the limit and by how much it was exceeded, in the units the flag takes.
+// passed or failed, and a configuration that could not be checked a skipped one, so a report
+// never silently drops a gate; a command that ends in an error (or never ends) leaves a report
+// of that error, never an earlier run's; a failure's message names the figure, the limit and by
+// how much it was exceeded, in the units the flag takes.
 #pragma once
 
 #include <cstdint>
