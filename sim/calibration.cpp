@@ -399,9 +399,18 @@ std::vector<traces::RunRecord> runs_of(const traces::TraceReader& reader,
         traces::RunRecord run = reader.run(run_id);
         if (timelines == Timelines::measured && run.kind != traces::RunKind::real)
             refuse_simulation(reader, run);
-        if (run.status != traces::RunStatus::finished)
+        if (run.status != traces::RunStatus::finished) {
+            std::vector<std::int64_t> finished;
+            for (const traces::RunRecord& other : reader.runs())
+                if (other.kind == traces::RunKind::real &&
+                    other.status == traces::RunStatus::finished)
+                    finished.push_back(other.id);
             throw std::invalid_argument(fmt::format(
-                "run {} did not finish; only a complete run can be calibrated from", run_id));
+                "run {} did not finish; only a complete run can be calibrated from ({})", run_id,
+                finished.empty() ? "this trace has none"
+                                 : fmt::format("this trace's: {}; name one with --run",
+                                               fmt::join(finished, ", "))));
+        }
         if (!runs.empty()) {
             const traces::RunRecord& first = runs.front();
             if (run.schedule != first.schedule || run.pp != first.pp || run.v != first.v ||
@@ -549,10 +558,10 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
         profiles.push_back(reader.profile(each.id));
         if (profiles.back().empty() != profiles.front().empty())
             throw std::invalid_argument(fmt::format(
-                "run {} {} a profile and run {} {}: calibrate takes profiled runs or unprofiled "
-                "ones, not both",
-                each.id, profiles.back().empty() ? "has no" : "has", run_id,
-                profiles.front().empty() ? "none" : "one"));
+                "run {} {} and run {} {}: calibrate takes profiled runs or unprofiled ones, not "
+                "both",
+                each.id, profiles.back().empty() ? "has no profile" : "has a profile", run_id,
+                profiles.front().empty() ? "has none" : "has one"));
         run_actions.push_back(reader.actions(each.id));
         if (run_actions.back().empty() && profiles.back().empty())
             throw std::invalid_argument(fmt::format(

@@ -145,7 +145,8 @@ TEST(Calibration, RefusesUnfinishedRunsAndForeignSchedules) {
     }
     const traces::TraceReader reader(path);
     EXPECT_EQ(error_of([&] { calibrate_from_trace(reader, 1); }),
-              "run 1 did not finish; only a complete run can be calibrated from");
+              "run 1 did not finish; only a complete run can be calibrated from (this trace's: 2; "
+              "name one with --run)");
     EXPECT_EQ(error_of([&] { calibrate_from_trace(reader, 2); }),
               "run 2 ran schedule 'my_schedule.csv', which is not a kind pipelens generates");
     std::filesystem::remove(path);
