@@ -384,4 +384,18 @@ TEST(SweepJitterCli, AGridOfAJitteredExperimentSaysItRanksTheStepOfTheCosts) {
 }
 
 }  // namespace
+// One file can drive both jobs of a CI, the sweep and the gate: simulate runs its base
+// experiment, saying that the [sweep] table is not its to run.
+TEST_F(SweepCli, SimulateRunsTheBaseExperimentOfAFileWithASweepTable) {
+    const auto file = testing::temp_file(
+        "simulate_sweep_table.toml",
+        "[schedule]\nkind = \"1F1B\"\npp = 4\nm = 8\n[sweep]\nschedule.m = [8, 16]\n");
+    const auto result = run_pipelens("simulate " + file.string() + " --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(nlohmann::json::parse(result.out)["step_time_ns"], 33000);
+    EXPECT_EQ(result.err, "pipelens: note: " + file.string() +
+                              " sweeps 1 key in its [sweep] table, which is for pipelens sweep; "
+                              "this is its base experiment\n");
+}
+
 }  // namespace pipelens

@@ -53,23 +53,29 @@ TEST(ViewerScreenshot, AFinishedRunWhoseResultsFailedACheckIsBadgedAsAMismatch) 
     fs::remove(png);
 }
 
+// A real 1F1B pp=2 run of `m` microbatches begun in `writer`, with both ranks' rows.
+std::int64_t begin_two_rank_run(traces::TraceWriter& writer, int m) {
+    traces::RunRecord run;
+    run.kind = traces::RunKind::real;
+    run.schedule = "1F1B";
+    run.pp = 2;
+    run.m = m;
+    const std::int64_t id = writer.begin_run(run);
+    for (int rank = 0; rank < 2; ++rank) {
+        traces::RankRecord record;
+        record.rank = rank;
+        writer.add_rank(id, record);
+    }
+    return id;
+}
+
 // A run with ranks and no action (one that failed before its first ended) says so where its
 // actions would be, instead of blank rows that read as a drawing fault.
 TEST(ViewerScreenshot, ARunWithoutActionsSaysSoInItsLanes) {
     const fs::path trace = testing::fresh_trace("viewer_no_actions");
     {
         traces::TraceWriter writer(trace);
-        traces::RunRecord run;
-        run.kind = traces::RunKind::real;
-        run.schedule = "1F1B";
-        run.pp = 2;
-        run.m = 2;
-        const std::int64_t id = writer.begin_run(run);
-        for (int rank = 0; rank < 2; ++rank) {
-            traces::RankRecord record;
-            record.rank = rank;
-            writer.add_rank(id, record);
-        }
+        const std::int64_t id = begin_two_rank_run(writer, 2);
         writer.fail_run(id, "rank 1: ProcessDied before its first action");
     }
     const fs::path png = screenshot_path("no_actions");
@@ -90,17 +96,7 @@ TEST(ViewerScreenshot, TheLabelOfASendWithoutItsReceiveIsReadableOverThePeersInF
     const fs::path trace = testing::fresh_trace("viewer_dangling_label");
     {
         traces::TraceWriter writer(trace);
-        traces::RunRecord run;
-        run.kind = traces::RunKind::real;
-        run.schedule = "1F1B";
-        run.pp = 2;
-        run.m = 1;
-        const std::int64_t id = writer.begin_run(run);
-        for (int rank = 0; rank < 2; ++rank) {
-            traces::RankRecord record;
-            record.rank = rank;
-            writer.add_rank(id, record);
-        }
+        const std::int64_t id = begin_two_rank_run(writer, 1);
         traces::ActionRecord forward;
         forward.kind = static_cast<std::uint8_t>(ActionKind::forward);
         forward.stage = 0;
