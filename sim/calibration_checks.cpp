@@ -157,4 +157,26 @@ std::vector<std::string> layers_off_their_peers(const std::vector<traces::Profil
     return lines;
 }
 
+double parallel_compute_share(const std::vector<ComputeSpans>& ranks) {
+    std::vector<std::pair<std::int64_t, int>> edges;  // time, +1 as a span starts, -1 as it ends
+    for (const ComputeSpans& spans : ranks)
+        for (const auto& [start, end] : spans)
+            if (end > start) {
+                edges.emplace_back(start, 1);
+                edges.emplace_back(end, -1);
+            }
+    std::sort(edges.begin(), edges.end());  // at one time, ends (-1) before starts
+    std::int64_t computing = 0, side_by_side = 0;
+    int running = 0;
+    for (std::size_t at = 0; at < edges.size(); ++at) {
+        running += edges[at].second;
+        if (at + 1 == edges.size())
+            break;
+        const std::int64_t span = edges[at + 1].first - edges[at].first;
+        computing += running >= 1 ? span : 0;
+        side_by_side += running >= 2 ? span : 0;
+    }
+    return computing > 0 ? static_cast<double>(side_by_side) / static_cast<double>(computing) : 0;
+}
+
 }  // namespace pipelens::sim

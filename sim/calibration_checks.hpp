@@ -8,8 +8,10 @@
 // figure that is within what the measurement's own spread explains.
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cost_model.hpp"
@@ -57,5 +59,23 @@ std::vector<std::string> impossible_stage_figures(const std::vector<StageCost>& 
 // is refused: delays add time, they never take it off. A slow rank shows in all its layers
 // alike, not in one, and is left to the run's step times.
 std::vector<std::string> layers_off_their_peers(const std::vector<traces::ProfileRecord>& profile);
+
+// One rank's computations, each [start, end).
+using ComputeSpans = std::vector<std::pair<std::int64_t, std::int64_t>>;
+
+// Of the time some rank computes, the share during which two or more do (0 with no computation).
+// A pipeline's ranks compute side by side; a run whose ranks took turns instead (they waited for
+// cores: a loaded machine, or more busy threads than cores) timed that waiting into its costs.
+double parallel_compute_share(const std::vector<ComputeSpans>& ranks);
+
+// parallel_compute_share of the runs calibrated from and of their calibrated simulation.
+struct SideBySide {
+    double measured = 0;
+    double simulated = 0;
+    // The runs' ranks took turns where the simulation has them work side by side (it does for a
+    // tenth of its computing or more, and they for under a third of that): they waited for
+    // cores, and that waiting is in the fitted costs.
+    bool took_turns() const { return simulated >= 0.1 && measured < simulated / 3; }
+};
 
 }  // namespace pipelens::sim

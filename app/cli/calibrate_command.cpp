@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -20,11 +21,13 @@
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
 #include "sim/calibration.hpp"
+#include "sim/calibration_checks.hpp"
 #include "sim/experiment_costs.hpp"
 #include "sim/simulator.hpp"
 #include "sim/step_spread.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 #include "traces/text/quantities.hpp"
+#include "traces/trace_reader.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -82,6 +85,33 @@ std::vector<StageCostColumn> stage_cost_columns() {
             {"i_ns", "I", [](const sim::StageCost& stage) { return stage.input_ns; }},
             {"w_ns", "W", [](const sim::StageCost& stage) { return stage.weight_ns; }},
             {"b_ns", "B", [](const sim::StageCost& stage) { return stage.backward_ns(); }}};
+}
+
+// How much the ranks computed side by side in the runs (the median over them: each run is on a
+// clock of its own) and in their calibrated simulation.
+sim::SideBySide side_by_side(const traces::TraceReader& reader,
+                             const std::vector<std::int64_t>& run_ids,
+                             const sim::SimulationResult& simulated) {
+    std::vector<double> shares;
+    for (std::int64_t run_id : run_ids) {
+        std::map<int, sim::ComputeSpans> by_rank;
+        for (const traces::ActionRecord& action : reader.actions(run_id))
+            if (action.lane == traces::ActionLane::compute)
+                by_rank[action.rank].emplace_back(action.start_ns, action.end_ns);
+        std::vector<sim::ComputeSpans> ranks;
+        for (auto& [rank, spans] : by_rank)
+            ranks.push_back(std::move(spans));
+        shares.push_back(sim::parallel_compute_share(ranks));
+    }
+    std::sort(shares.begin(), shares.end());
+    std::vector<sim::ComputeSpans> ranks(simulated.ranks.size());
+    for (std::size_t rank = 0; rank + 1 < simulated.first_entry.size(); ++rank)
+        for (std::size_t at = simulated.first_entry[rank]; at < simulated.first_entry[rank + 1];
+             ++at)
+            if (simulated.timeline[at].lane == sim::Lane::compute)
+                ranks[rank].emplace_back(simulated.timeline[at].start_ns,
+                                         simulated.timeline[at].end_ns);
+    return {shares.empty() ? 0 : shares[shares.size() / 2], sim::parallel_compute_share(ranks)};
 }
 
 std::int64_t simulated_peak(const sim::SimulationResult& simulated, int rank) {
@@ -202,6 +232,7 @@ void run_calibrate(const CalibrateOptions& options) {
         return measured > 0 ? (static_cast<double>(predicted) - measured) / measured : 0;
     };
     const double error = error_of(simulated.step_time_ns);
+    const sim::SideBySide together = side_by_side(reader, run_ids, simulated);
     // The runs' own noise drawn through the schedule: what a noisy machine's median step is.
     // A schedule too large for the default draws is given the draws that fit, in the file too.
     sim::StepSpread spread;  // draws = 0: no jitter was fitted
@@ -233,6 +264,8 @@ void run_calibrate(const CalibrateOptions& options) {
         json["measured_step_time_ns"] = calibration.measured_step_ns;
         json["simulated_step_time_ns"] = simulated.step_time_ns;
         json["relative_error"] = error;
+        json["computing_side_by_side"] = {{"measured", together.measured},
+                                          {"simulated", together.simulated}};
         if (experiment.jitter)
             json["jitter"] = jitter_json(*experiment.jitter, spread, error_of(spread.median_ns));
         json["from_profile"] = calibration.from_profile;
@@ -346,6 +379,13 @@ void run_calibrate(const CalibrateOptions& options) {
         run_ids.size() == 1 ? "" : fmt::format(" (median of {} runs)", run_ids.size()),
         format_duration(simulated.step_time_ns), error * 100,
         run_ids.size() == 1 ? "this run" : "these runs");
+    if (together.took_turns())
+        fmt::print(
+            "note: the run's ranks computed side by side for {:.0f}% of their computing time, "
+            "where its calibrated simulation has them do so for {:.0f}%: they waited for cores "
+            "(a loaded machine, or more busy threads than cores), and that waiting is in the "
+            "costs above; calibrate from a run with a free core per rank\n",
+            together.measured * 100, together.simulated * 100);
     if (experiment.jitter)
         print_jitter(*experiment.jitter, spread, error_of(spread.median_ns));
     fmt::print("{}", fewer_draws);

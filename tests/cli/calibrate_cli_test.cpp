@@ -48,6 +48,15 @@ TEST(CalibrateCli, TakesTheLatestRealRunNotALaterImportedSimulation) {
     EXPECT_NE(result.out.find("% in sample (the costs were fitted to this run)\n"),
               std::string::npos)
         << result.out;
+    // How much the ranks computed side by side, measured and simulated: shares of their
+    // computing time.
+    const auto figures =
+        nlohmann::json::parse(run_pipelens("calibrate " + trace.string() + " --json").out);
+    for (const char* side : {"measured", "simulated"}) {
+        const double share = figures["computing_side_by_side"][side].get<double>();
+        EXPECT_GE(share, 0.0) << side;
+        EXPECT_LE(share, 1.0) << side;
+    }
 
     // A prediction from the calibrated file carries the assumption in its title.
     const std::string calibrated = trace.string() + ".toml";

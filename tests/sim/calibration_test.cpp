@@ -11,6 +11,7 @@
 
 #include "engine/schedule/action.hpp"
 #include "sim/calibration.hpp"
+#include "sim/calibration_checks.hpp"
 #include "tests/fresh_trace.hpp"
 #include "tests/thrown_message.hpp"
 #include "traces/trace_writer.hpp"
@@ -365,6 +366,22 @@ TEST(Calibration, TheLinkIsTheMedianOverTheStepsOfTheirDeliveries) {
         EXPECT_EQ(calibration.transfer_samples, 3);
         std::filesystem::remove(path);
     }
+}
+
+// Two ranks side by side for a third of the time either computes: rank 0 over [0, 10) and
+// [20, 30), rank 1 over [5, 25); together over [5, 10) and [20, 25), 10 of 30.
+TEST(Calibration, TheShareOfComputingSideBySideCountsTimeWithTwoRanksAtWork) {
+    EXPECT_DOUBLE_EQ(parallel_compute_share({{{0, 10}, {20, 30}}, {{5, 25}}}), 1.0 / 3);
+    EXPECT_DOUBLE_EQ(parallel_compute_share({{{0, 10}}, {{10, 20}}}), 0.0);  // taking turns
+    EXPECT_DOUBLE_EQ(parallel_compute_share({{{0, 10}}, {{0, 10}}, {{0, 10}}}), 1.0);
+    EXPECT_DOUBLE_EQ(parallel_compute_share({}), 0.0);
+    EXPECT_DOUBLE_EQ(parallel_compute_share({{{0, 10}}}), 0.0);
+    // A run whose ranks took turns where its simulation has them side by side waited for cores;
+    // a schedule that keeps them apart anyway (GPipe with one microbatch) says nothing.
+    EXPECT_TRUE((SideBySide{0.0, 0.27}.took_turns()));
+    EXPECT_TRUE((SideBySide{0.08, 0.27}.took_turns()));
+    EXPECT_FALSE((SideBySide{0.10, 0.27}.took_turns()));
+    EXPECT_FALSE((SideBySide{0.0, 0.05}.took_turns()));
 }
 
 }  // namespace
