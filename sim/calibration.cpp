@@ -567,6 +567,7 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
             throw std::invalid_argument(fmt::format(
                 "run {} recorded no action times; there is nothing to calibrate from", each.id));
     }
+    calibration.measured_side_by_side = median_side_by_side(run_actions);
     // Every recorded step of every run: `run` records no warm-up step, so each is steady.
     std::vector<std::vector<traces::ActionRecord>> step_actions;
     for (const auto& actions : run_actions)

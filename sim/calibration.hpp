@@ -55,6 +55,9 @@ struct Calibration {
     // The median SEND span of the runs (the host's time to issue one), charged to the experiment
     // for gloo runs only (Experiment::send_issue_ns).
     std::int64_t send_issue_ns = 0;
+    // Of the time some rank computed, the share during which two or more did (the median over
+    // the runs; parallel_compute_share): see SideBySide.
+    double measured_side_by_side = 0;
     bool from_profile = false;  // per-layer costs from `run --profile`
     int link_sizes = 0;         // message sizes the link fit used (from a profile)
     std::string link_fit_note;  // how the link fit was held to a link; empty when it was not

@@ -179,4 +179,32 @@ double parallel_compute_share(const std::vector<ComputeSpans>& ranks) {
     return computing > 0 ? static_cast<double>(side_by_side) / static_cast<double>(computing) : 0;
 }
 
+double median_side_by_side(const std::vector<std::vector<traces::ActionRecord>>& runs) {
+    std::vector<double> shares;
+    for (const std::vector<traces::ActionRecord>& actions : runs) {
+        std::map<int, ComputeSpans> by_rank;
+        for (const traces::ActionRecord& action : actions)
+            if (action.lane == traces::ActionLane::compute)
+                by_rank[action.rank].emplace_back(action.start_ns, action.end_ns);
+        std::vector<ComputeSpans> ranks;
+        for (auto& [rank, spans] : by_rank)
+            ranks.push_back(std::move(spans));
+        shares.push_back(parallel_compute_share(ranks));
+    }
+    std::sort(shares.begin(), shares.end());
+    return shares.empty() ? 0 : shares[shares.size() / 2];
+}
+
+double simulated_side_by_side(const SimulationResult& simulated) {
+    std::vector<ComputeSpans> ranks;
+    for (std::size_t rank = 0; rank + 1 < simulated.first_entry.size(); ++rank) {
+        ComputeSpans& spans = ranks.emplace_back();
+        for (std::size_t at = simulated.first_entry[rank]; at < simulated.first_entry[rank + 1];
+             ++at)
+            if (simulated.timeline[at].lane == Lane::compute)
+                spans.emplace_back(simulated.timeline[at].start_ns, simulated.timeline[at].end_ns);
+    }
+    return parallel_compute_share(ranks);
+}
+
 }  // namespace pipelens::sim

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/cost_model.hpp"
+#include "sim/simulator.hpp"
 #include "traces/trace_records.hpp"
 
 namespace pipelens::sim {
@@ -67,6 +68,10 @@ using ComputeSpans = std::vector<std::pair<std::int64_t, std::int64_t>>;
 // A pipeline's ranks compute side by side; a run whose ranks took turns instead (they waited for
 // cores: a loaded machine, or more busy threads than cores) timed that waiting into its costs.
 double parallel_compute_share(const std::vector<ComputeSpans>& ranks);
+// The share of recorded runs, each its actions (the median over the runs: each is on a clock of
+// its own), and of a simulation.
+double median_side_by_side(const std::vector<std::vector<traces::ActionRecord>>& runs);
+double simulated_side_by_side(const SimulationResult& simulated);
 
 // parallel_compute_share of the runs calibrated from and of their calibrated simulation.
 struct SideBySide {

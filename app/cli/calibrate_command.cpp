@@ -27,7 +27,6 @@
 #include "sim/step_spread.hpp"
 #include "sim/zero_bubble_inputs.hpp"
 #include "traces/text/quantities.hpp"
-#include "traces/trace_reader.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -85,33 +84,6 @@ std::vector<StageCostColumn> stage_cost_columns() {
             {"i_ns", "I", [](const sim::StageCost& stage) { return stage.input_ns; }},
             {"w_ns", "W", [](const sim::StageCost& stage) { return stage.weight_ns; }},
             {"b_ns", "B", [](const sim::StageCost& stage) { return stage.backward_ns(); }}};
-}
-
-// How much the ranks computed side by side in the runs (the median over them: each run is on a
-// clock of its own) and in their calibrated simulation.
-sim::SideBySide side_by_side(const traces::TraceReader& reader,
-                             const std::vector<std::int64_t>& run_ids,
-                             const sim::SimulationResult& simulated) {
-    std::vector<double> shares;
-    for (std::int64_t run_id : run_ids) {
-        std::map<int, sim::ComputeSpans> by_rank;
-        for (const traces::ActionRecord& action : reader.actions(run_id))
-            if (action.lane == traces::ActionLane::compute)
-                by_rank[action.rank].emplace_back(action.start_ns, action.end_ns);
-        std::vector<sim::ComputeSpans> ranks;
-        for (auto& [rank, spans] : by_rank)
-            ranks.push_back(std::move(spans));
-        shares.push_back(sim::parallel_compute_share(ranks));
-    }
-    std::sort(shares.begin(), shares.end());
-    std::vector<sim::ComputeSpans> ranks(simulated.ranks.size());
-    for (std::size_t rank = 0; rank + 1 < simulated.first_entry.size(); ++rank)
-        for (std::size_t at = simulated.first_entry[rank]; at < simulated.first_entry[rank + 1];
-             ++at)
-            if (simulated.timeline[at].lane == sim::Lane::compute)
-                ranks[rank].emplace_back(simulated.timeline[at].start_ns,
-                                         simulated.timeline[at].end_ns);
-    return {shares.empty() ? 0 : shares[shares.size() / 2], sim::parallel_compute_share(ranks)};
 }
 
 std::int64_t simulated_peak(const sim::SimulationResult& simulated, int rank) {
@@ -232,7 +204,8 @@ void run_calibrate(const CalibrateOptions& options) {
         return measured > 0 ? (static_cast<double>(predicted) - measured) / measured : 0;
     };
     const double error = error_of(simulated.step_time_ns);
-    const sim::SideBySide together = side_by_side(reader, run_ids, simulated);
+    const sim::SideBySide together{calibration.measured_side_by_side,
+                                   sim::simulated_side_by_side(simulated)};
     // The runs' own noise drawn through the schedule: what a noisy machine's median step is.
     // A schedule too large for the default draws is given the draws that fit, in the file too.
     sim::StepSpread spread;  // draws = 0: no jitter was fitted
