@@ -93,9 +93,11 @@ RunPath critical_path_of(const traces::TraceReader& reader, const traces::RunRec
     run.failed = record.status == traces::RunStatus::failed;
     // A failed run's chain runs through its steps to where it stopped; a run with no step time
     // (still running), or none of whose steps took it, is taken whole as well.
-    std::vector<analysis::TrainingStep> steps = run.failed || !record.step_time_ns
-                                                    ? std::vector<analysis::TrainingStep>{}
-                                                    : analysis::training_steps(run.timed);
+    // (A run of one step, every simulation, is not copied into steps to find that out.)
+    std::vector<analysis::TrainingStep> steps =
+        run.failed || !record.step_time_ns || analysis::training_step_count(run.timed.schedule) == 1
+            ? std::vector<analysis::TrainingStep>{}
+            : analysis::training_steps(run.timed);
     const auto median = std::find_if(
         steps.begin(), steps.end(),
         [&](const analysis::TrainingStep& step) { return step.end_ns == *record.step_time_ns; });

@@ -102,6 +102,14 @@ void shift(TrainingStep& step) {
     step.end_ns = latest_end(step.timed);
 }
 
+std::int32_t count_of(const std::vector<std::vector<std::int32_t>>& numbers) {
+    std::int32_t step_count = 0;
+    for (const auto& rank : numbers)
+        for (std::int32_t step : rank)
+            step_count = std::max(step_count, step + 1);
+    return std::max(step_count, 1);
+}
+
 }  // namespace
 
 std::int64_t latest_end(const TimedSchedule& timed) {
@@ -152,13 +160,13 @@ std::vector<std::vector<traces::ActionRecord>> split_by_training_step(
     return steps;
 }
 
+std::int32_t training_step_count(const Schedule& schedule) {
+    return count_of(action_steps(schedule));
+}
+
 std::vector<TrainingStep> training_steps(const TimedSchedule& run) {
     const auto numbers = action_steps(run.schedule);
-    std::int32_t step_count = 0;
-    for (const auto& rank : numbers)
-        for (std::int32_t step : rank)
-            step_count = std::max(step_count, step + 1);
-    std::vector<TrainingStep> steps(static_cast<std::size_t>(std::max(step_count, 1)));
+    std::vector<TrainingStep> steps(static_cast<std::size_t>(count_of(numbers)));
     for (TrainingStep& step : steps)
         step.timed = empty_like(run);
     for (std::size_t rank = 0; rank < run.times.size(); ++rank)

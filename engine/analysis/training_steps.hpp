@@ -29,6 +29,10 @@ struct TrainingStep {
 // rank before it (0 throughout for a run that never repeats its program).
 std::vector<std::vector<std::int32_t>> action_steps(const Schedule& schedule);
 
+// How many training steps the schedule's actions make (1 for a program run once): without
+// copying the run, as training_steps does.
+std::int32_t training_step_count(const Schedule& schedule);
+
 // The run's steps, earliest first (one step for a run that never repeats its program).
 std::vector<TrainingStep> training_steps(const TimedSchedule& run);
 
