@@ -184,15 +184,21 @@ void draw_in_flight(ImDrawList* draw, const TimelineGeometry& geometry,
 
 }  // namespace
 
+void draw_interrupted_actions(ImDrawList* draw, const ViewerState& state) {
+    const TimelineModel& model = *state.trace.model;
+    if (model.run().status != traces::RunStatus::failed)
+        return;
+    // The root cause's and those stopped because of it: a rank stuck in a computation shows as
+    // the long bar its peers timed out waiting for.
+    for (const traces::ErrorRecord& error : state.trace.errors)
+        if (error.rank >= 0 && error.rank < static_cast<int>(model.ranks().size()) && error.time_ns)
+            draw_in_flight(draw, state.timeline.geometry, error);
+}
+
 void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom) {
     const TimelineModel& model = *state.trace.model;
     if (model.run().status != traces::RunStatus::failed || state.trace.errors.empty())
         return;
-    // Every rank's interrupted action, the root cause's and those stopped because of it: a rank
-    // stuck in a computation shows as the long bar its peers timed out waiting for.
-    for (const traces::ErrorRecord& error : state.trace.errors)
-        if (error.rank >= 0 && error.rank < static_cast<int>(model.ranks().size()) && error.time_ns)
-            draw_in_flight(draw, state.timeline.geometry, error);
     const traces::ErrorRecord& cause = state.trace.errors.front();
     if (cause.rank < 0 || cause.rank >= static_cast<int>(model.ranks().size()) || !cause.time_ns ||
         traces::consequence_level(cause.kind) == 2 || traces::consequence_level(cause.kind) < 0)

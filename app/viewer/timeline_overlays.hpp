@@ -31,13 +31,15 @@ void draw_status_badge(ImDrawList* draw, const traces::RunRecord& run, bool hang
 void draw_header_figures(ImDrawList* draw, const TraceSession& session, float window_width,
                          bool hangs);
 
-// A failed run's root cause (the first of the session's errors, which are root cause first) on
-// its rank: the action it interrupted drawn in flight, a bar at its moment across the rank's
-// lanes, the rest of the rank tinted, its kind.
 // A line where each step after the first starts, from the ruler through every rank, and the
 // step's number in the ruler; nothing for a run of one step.
 void draw_step_boundaries(ImDrawList* draw, const std::vector<RunStep>& steps,
                           const TimelineGeometry& geometry, float area_bottom);
+// A failed run's interrupted actions, the root cause's and its consequences', each drawn in
+// flight from its start to its error's moment.
+void draw_interrupted_actions(ImDrawList* draw, const ViewerState& state);
+// A failed run's root cause (the first of the session's errors, which are root cause first) on
+// its rank: a bar at its moment across the rank's lanes, the rest of the rank tinted, its kind.
 void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom);
 
 // The whole run under the header, each column tinted by the share of ranks busy there, the

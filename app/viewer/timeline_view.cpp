@@ -639,10 +639,12 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     if (state.trace.compared)
         draw_ghosts(draw, state.trace.match.ghosts, model.ranks().size(), geometry, area_bottom);
     // Under the arrows: a send's "no matching recv" points at the peer's in-flight bar.
-    draw_failure(draw, state, area_bottom);
+    draw_interrupted_actions(draw, state);
     // Every visible pair's arrow once few enough are on screen to read them.
     if (visible_communication < 400)
         draw_visible_arrows(draw, model, geometry, area_bottom);
+    // Over the arrows: an arrow crossing the failing rank must not cut its failure bar.
+    draw_failure(draw, state, area_bottom);
     // Over the arrows: the path is what matters most (fitted rows have it in their image).
     if (path_shown && !geometry.compact)
         draw_critical_path(draw, model, geometry, area_bottom);

@@ -145,5 +145,77 @@ TEST(ViewerScreenshot, TheLabelOfASendWithoutItsReceiveIsReadableOverThePeersInF
     fs::remove(png);
 }
 
+// The failing rank's bar is drawn over the arrows: a message rank 1 received as it failed has its
+// arrow through the very column of the failure, and the bar still shows whole there.
+TEST(ViewerScreenshot, TheFailureBarIsDrawnOverAnArrowThatCrossesIt) {
+    const fs::path trace = testing::fresh_trace("viewer_bar_over_arrow");
+    constexpr std::int64_t kFailedAt = 1'000'000;
+    {
+        traces::TraceWriter writer(trace);
+        const std::int64_t id = begin_two_rank_run(writer, 2);
+        traces::ActionRecord forward;
+        forward.kind = static_cast<std::uint8_t>(ActionKind::forward);
+        forward.stage = 0;
+        forward.microbatch = 1;
+        forward.start_ns = 500'000;
+        forward.end_ns = kFailedAt;
+        writer.add_action(id, forward);
+        traces::ActionRecord send = forward;
+        send.step = 1;
+        send.lane = traces::ActionLane::communication;
+        send.kind = static_cast<std::uint8_t>(ActionKind::send_forward);
+        send.start_ns = kFailedAt;  // the arrow runs from here, straight down to the receive's end
+        send.end_ns = kFailedAt + 10'000;
+        send.pair_id = 0;
+        writer.add_action(id, send);
+        traces::ActionRecord receive = send;
+        receive.rank = 1;
+        receive.stage = 1;
+        receive.step = 0;
+        receive.kind = static_cast<std::uint8_t>(ActionKind::recv_forward);
+        receive.start_ns = 600'000;
+        receive.end_ns = kFailedAt;
+        writer.add_action(id, receive);
+        writer.add_pair(
+            id, {.pair_id = 0, .send_rank = 0, .send_step = 1, .recv_rank = 1, .recv_step = 0});
+        traces::ErrorRecord failure;
+        failure.rank = 1;
+        failure.stage = 1;
+        failure.microbatch = 0;
+        failure.action = "1F0";
+        failure.kind = "shape_mismatch";
+        failure.message = "Stage 1 forward outputs[0] has a shape mismatch";
+        failure.time_ns = kFailedAt;
+        failure.started_ns = 100'000;
+        writer.add_error(id, failure);
+        traces::ErrorRecord stop;  // chosen below, so that its marker is not the bar's column
+        stop.rank = 0;
+        stop.kind = "stopped";
+        stop.message = "rank 0 stopped: rank 1 failed";
+        stop.time_ns = kFailedAt + 10'000;
+        writer.add_error(id, stop);
+        writer.fail_run(id, failure.message);
+    }
+    const fs::path png = screenshot_path("bar_over_arrow");
+    ASSERT_EQ(
+        run_viewer(trace.string() + " --error 1 --screenshot " + png.string() + " --size 1280x800"),
+        0);
+    const Image image = load_png(png);
+    const TimelineGeometry geometry = fitted_geometry(1280, kFailedAt + 10'000);
+    const float x = geometry.x(kFailedAt);
+    const auto count = [&](float y, Rgb rgb) {
+        int found = 0;
+        for (float dx = -2; dx <= 2; dx += 1)
+            found += near(image.at(x + dx, y), rgb) ? 1 : 0;
+        return found;
+    };
+    // The arrow is there, above rank 1 where the bar does not reach...
+    EXPECT_GE(count(geometry.lane_top(1, false) - 6, kArrow), 1);
+    // ...and where the bar is, the bar shows three pixels wide.
+    for (float y : {geometry.lane_top(1, false) - 1, geometry.lane_top(1, true) + kLaneHeight / 2})
+        EXPECT_GE(count(y, kErrorMarker), 3) << "the bar is cut at y " << y;
+    fs::remove(png);
+}
+
 }  // namespace
 }  // namespace pipelens::viewer
