@@ -17,6 +17,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/error_policy.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/json_text.hpp"
 #include "app/cli/validators.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_bisect.hpp"
@@ -115,7 +116,7 @@ void bisect_error(const BisectOptions& options) {
                              {"arguments", result.event->arguments}};
             json["problems"] = result.problems;
         }
-        fmt::print("{}\n", json.dump());
+        fmt::print("{}\n", json_text(json));
     } else if (!result.found) {
         fmt::print("{}: the state validates after every one of its {} events\n", stream.description,
                    result.event_count);
@@ -260,7 +261,7 @@ void bisect_divergence(const BisectOptions& options) {
             json["note"] = result.note;
         json["same_ending"] = ends_alike;
         json["runs"] = {outcome_json(left), outcome_json(right)};
-        fmt::print("{}\n", json.dump());
+        fmt::print("{}\n", json_text(json));
     } else if (!result.found) {
         fmt::print("the states agree after every event ({} events)\n", result.event_count);
         if (!result.note.empty())

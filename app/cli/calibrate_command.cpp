@@ -17,6 +17,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/json_text.hpp"
 #include "app/cli/output_file.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
@@ -281,7 +282,7 @@ void run_calibrate(const CalibrateOptions& options) {
                                    ? nlohmann::ordered_json(simulated_peak(simulated, rank))
                                    : nlohmann::ordered_json()}});
         json["peak_memory_bytes"] = std::move(peaks);
-        fmt::print("{}\n", json.dump());
+        fmt::print("{}\n", json_text(json));
         return;
     }
     fmt::print("calibrated from {} ({} pp={} v={} m={})\n", runs_text, lowered.name,

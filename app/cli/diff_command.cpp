@@ -14,8 +14,10 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/json_text.hpp"
 #include "app/cli/validators.hpp"
 #include "engine/analysis/run_divergence.hpp"
+#include "engine/analysis/training_steps.hpp"
 #include "engine/text/shortened.hpp"
 #include "traces/text/quantities.hpp"
 #include "traces/trace_reader.hpp"
@@ -219,17 +221,16 @@ void print_steps(const analysis::RunDivergence& diff) {
             signed_duration(diff.mean_split.ordering_ns));
 }
 
-// Each rank's figures in the median step (the first whose measured time is the median; one step:
-// that step), whole, as run and summary show a run of several steps: medians taken figure by
-// figure came from different steps and did not add up.
+// Each rank's figures in the median step (one step: that step), whole, as run and summary show
+// a run of several steps.
 void print_ranks(const analysis::RunDivergence& diff) {
     if (diff.steps.empty())
         return;
-    const auto median = std::find_if(
-        diff.steps.begin(), diff.steps.end(), [&](const analysis::StepDivergence& step) {
-            return step.step_time.measured == diff.median_step_time.measured;
-        });
-    const analysis::StepDivergence& step = median == diff.steps.end() ? diff.steps[0] : *median;
+    std::vector<std::int64_t> step_times;
+    for (const analysis::StepDivergence& step : diff.steps)
+        step_times.push_back(step.step_time.measured);
+    const analysis::StepDivergence& step =
+        diff.steps[analysis::median_step(step_times, diff.median_step_time.measured).value_or(0)];
     fmt::print("\nper rank{} (measured / simulated):\n{:>4}  {:>6}  {:<34}  {:<34}  {}\n",
                diff.steps.size() > 1 ? fmt::format(", step {}, the median one", step.real_step)
                                      : std::string(),
@@ -296,7 +297,7 @@ void run_diff(const DiffOptions& options) {
         with_actions(analysis::read_timed_schedule(sim_source, sim.id), options.sim, sim),
         options.top.value_or(10));
     if (options.json) {
-        fmt::print("{}\n", divergence_json(options, real, sim, diff).dump());
+        fmt::print("{}\n", json_text(divergence_json(options, real, sim, diff)));
         return;
     }
     fmt::print("real: {}\nsim:  {}\n\n", run_title(options.real, real),

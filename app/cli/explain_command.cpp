@@ -8,6 +8,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "app/cli/json_text.hpp"
 #include "app/cli/model_options.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/runtime/pipeline_explain.hpp"
@@ -71,7 +72,7 @@ void run_explain(const ExplainOptions& options) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens: explain: {}", error.what()));
     }
     if (options.json)
-        fmt::print("{}\n", explanation_json(explanation).dump());
+        fmt::print("{}\n", json_text(explanation_json(explanation)));
     else
         fmt::print("{}", runtime::format_explanation(explanation));
 }

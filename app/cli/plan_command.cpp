@@ -21,6 +21,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/json_text.hpp"
 #include "app/cli/plan_gemm_rates.hpp"
 #include "app/cli/progress_bar.hpp"
 #include "engine/experiment/experiment.hpp"
@@ -452,7 +453,8 @@ std::int64_t record_best(const PlanFlags& flags, const sim::PlanResult& best) {
     const std::int64_t run_id =
         *sim::simulate_shape(
              {layout.schedule, layout.pp, layout.v, layout.m}, costs,
-             result_json(best, flags.model, flags.cluster.memory_per_gpu_bytes).dump(), flags.out)
+             json_text(result_json(best, flags.model, flags.cluster.memory_per_gpu_bytes)),
+             flags.out)
              .run_id;
     if (layout.tp > 1) {
         traces::TraceWriter writer(flags.out);
@@ -468,11 +470,11 @@ std::int64_t record_best(const PlanFlags& flags, const sim::PlanResult& best) {
         for (const char* name : {"attention", "mlp"})
             for (auto& decision : sharding::propagate_block(name, mesh, block))
                 decisions.push_back(std::move(decision));
-        run_record::record_sharding_run(writer, mesh, decisions,
-                                        nlohmann::json{{"plan", layout_text(layout)},
-                                                       {"blocks", {"attention", "mlp"}},
-                                                       {"mesh", sharding::to_string(mesh)}}
-                                            .dump());
+        run_record::record_sharding_run(
+            writer, mesh, decisions,
+            json_text(nlohmann::json{{"plan", layout_text(layout)},
+                                     {"blocks", {"attention", "mlp"}},
+                                     {"mesh", sharding::to_string(mesh)}}));
     }
     return run_id;
 }
@@ -515,7 +517,7 @@ void run_plan(PlanFlags flags) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& result : results)
             list.push_back(result_json(result, flags.model, flags.cluster.memory_per_gpu_bytes));
-        fmt::print("{}\n", list.dump());
+        fmt::print("{}\n", json_text(list));
     } else {
         print_table(results, flags);
     }

@@ -10,6 +10,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/error_policy.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/json_text.hpp"
 #include "app/cli/validators.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_equality.hpp"
@@ -161,7 +162,7 @@ void run_replay(const ReplayOptions& options) {
                        fields.size(), events.size());
     }
     if (options.json)
-        fmt::print("{}\n", json.dump());
+        fmt::print("{}\n", json_text(json));
     if (!failures.empty())
         throw CommandFailure(kExitCheckFailed, fmt::format("{}", fmt::join(failures, "\n")));
 }

@@ -21,6 +21,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "app/cli/json_text.hpp"
 #include "app/cli/model_options.hpp"
 #include "app/cli/rank_launcher.hpp"
 #include "app/cli/real_run_report.hpp"
@@ -368,9 +369,8 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
         fmt::print(stderr, "pipelens: run: the stragglers could not be read: {}\n", error.what());
     }
     if (options.json)
-        fmt::print(
-            "{}\n",
-            result_json(result, run, {figures, run_id, device_note, stragglers, whole}).dump());
+        fmt::print("{}\n", json_text(result_json(
+                               result, run, {figures, run_id, device_note, stragglers, whole})));
     else
         print_text(
             result, run, {figures, run_id, device_note, stragglers, whole},

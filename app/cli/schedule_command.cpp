@@ -11,6 +11,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "app/cli/json_text.hpp"
 #include "app/cli/output_file.hpp"
 #include "engine/experiment/experiment.hpp"
 #include "engine/experiment/units.hpp"
@@ -55,7 +56,7 @@ std::string schedule_json(const Schedule& schedule) {
         ranks[std::to_string(rank)] = std::move(actions);
     }
     json["ranks"] = std::move(ranks);
-    return json.dump() + "\n";
+    return json_text(json) + "\n";
 }
 
 ZeroBubbleInputs zero_bubble_inputs(const ScheduleOptions& options, ScheduleKind kind) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/commands.hpp"
+#include "app/cli/json_text.hpp"
 #include "engine/run_record/sharding_record.hpp"
 #include "engine/sharding/einsum_strategy.hpp"
 #include "engine/sharding/op_text.hpp"
@@ -50,10 +51,9 @@ std::int64_t record(const ShardOptions& options, const sharding::DeviceMesh& mes
     traces::TraceWriter writer(options.out);
     return run_record::record_sharding_run(
         writer, mesh, decisions,
-        nlohmann::json{{"block", options.block.empty() ? "op" : options.block},
-                       {"mesh", sharding::to_string(mesh)},
-                       {"devices_per_host", mesh.devices_per_host}}
-            .dump());
+        json_text(nlohmann::json{{"block", options.block.empty() ? "op" : options.block},
+                                 {"mesh", sharding::to_string(mesh)},
+                                 {"devices_per_host", mesh.devices_per_host}}));
 }
 
 std::string dims_text(const std::string& dims) {
@@ -75,15 +75,14 @@ void print_einsum(const ShardOptions& options, const sharding::DeviceMesh& mesh)
         nlohmann::json list = nlohmann::json::array();
         for (const sharding::OpSpec& spec : strategies)
             list.push_back(sharding::to_string(spec));
-        fmt::print("{}\n", nlohmann::json{{"mesh", sharding::to_string(mesh)},
-                                          {"einsum", options.einsum},
-                                          {"linearity", options.linearity},
-                                          {"batch", dims.batch},
-                                          {"contracting", dims.contracting},
-                                          {"lhs_only", dims.lhs_only},
-                                          {"rhs_only", dims.rhs_only},
-                                          {"strategies", std::move(list)}}
-                               .dump());
+        fmt::print("{}\n", json_text(nlohmann::json{{"mesh", sharding::to_string(mesh)},
+                                                    {"einsum", options.einsum},
+                                                    {"linearity", options.linearity},
+                                                    {"batch", dims.batch},
+                                                    {"contracting", dims.contracting},
+                                                    {"lhs_only", dims.lhs_only},
+                                                    {"rhs_only", dims.rhs_only},
+                                                    {"strategies", std::move(list)}}));
         return;
     }
     fmt::print("einsum {} on {}{}\n", options.einsum, sharding::to_string(mesh),
@@ -152,7 +151,7 @@ void run_shard(const ShardOptions& options) {
         try {
             const sharding::DTensorSpec spec = sharding::parse_tensor_spec(options.show, mesh);
             if (options.json)
-                fmt::print("{}\n", layout_json(spec).dump());
+                fmt::print("{}\n", json_text(layout_json(spec)));
             else
                 fmt::print("{}", sharding::visualize_sharding(spec));
         } catch (const std::invalid_argument& error) {
@@ -187,7 +186,7 @@ void run_shard(const ShardOptions& options) {
         json["decisions"] = std::move(list);
         if (run_id)
             json["run_id"] = *run_id;
-        fmt::print("{}\n", json.dump());
+        fmt::print("{}\n", json_text(json));
         return;
     }
     for (std::size_t index = 0; index < decisions.size(); ++index)

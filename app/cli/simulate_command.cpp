@@ -9,6 +9,7 @@
 #include "app/cli/ci_gates.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "app/cli/json_text.hpp"
 #include "app/cli/progress_bar.hpp"
 #include "app/cli/run_report.hpp"
 #include "sim/experiment_simulation.hpp"
@@ -119,7 +120,7 @@ void run_simulate(const SimulateOptions& options) {
             json["predicted_step_time_ns"] = spread->median_ns;
             json["jitter"] = spread_json(*spread);
         }
-        fmt::print("{}\n", json.dump());
+        fmt::print("{}\n", json_text(json));
     } else {
         const std::string title =
             subject + (experiment.name.empty() ? "" : fmt::format(" ({})", experiment.name));

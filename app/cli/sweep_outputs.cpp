@@ -1,6 +1,7 @@
 // Sweep outputs: each file written whole (to a temporary name, then renamed), so a reader never
 // sees half a file and a failed write names the file.
 #include "app/cli/sweep_outputs.hpp"
+#include "app/cli/json_text.hpp"
 
 #include <algorithm>
 
@@ -93,7 +94,7 @@ void write_sweep_outputs(const sim::SweepResults& results, const SweepOutputOpti
     else
         fmt::print("{}", table);
     if (options.json)
-        write_output_file(*options.json, sim::sweep_results_json(results).dump(1) + "\n");
+        write_output_file(*options.json, json_text(sim::sweep_results_json(results), 1) + "\n");
     if (options.csv)
         write_output_file(*options.csv, sim::sweep_results_csv(results));
     if (options.png || options.svg) {

@@ -16,6 +16,7 @@
 #include "app/cli/commands.hpp"
 #include "app/cli/critical_path_report.hpp"
 #include "app/cli/input_files.hpp"
+#include "app/cli/json_text.hpp"
 #include "app/cli/output_file.hpp"
 #include "app/cli/run_report.hpp"
 #include "app/cli/validators.hpp"
@@ -98,13 +99,14 @@ RunPath critical_path_of(const traces::TraceReader& reader, const traces::RunRec
         run.failed || !record.step_time_ns || analysis::training_step_count(run.timed.schedule) == 1
             ? std::vector<analysis::TrainingStep>{}
             : analysis::training_steps(run.timed);
-    const auto median = std::find_if(
-        steps.begin(), steps.end(),
-        [&](const analysis::TrainingStep& step) { return step.end_ns == *record.step_time_ns; });
-    if (steps.size() > 1 && median != steps.end()) {
+    std::vector<std::int64_t> step_times;
+    for (const analysis::TrainingStep& step : steps)
+        step_times.push_back(step.end_ns);
+    const auto median = analysis::median_step(step_times, record.step_time_ns.value_or(0));
+    if (steps.size() > 1 && median) {
         run.step_count = steps.size();
-        run.step = static_cast<std::size_t>(median - steps.begin());
-        run.timed = std::move(median->timed);
+        run.step = *median;
+        run.timed = std::move(steps[*median].timed);
     }
     run.path = analysis::critical_path(run.timed, analysis::HoldGraph(run.timed));
     return run;
@@ -175,7 +177,8 @@ void run_summary(const SummaryOptions& options) {
                     analysis::read_stragglers(reader, run, options.straggler_threshold));
             list.push_back(std::move(json));
         }
-        fmt::print("{}\n", nlohmann::ordered_json{{"trace", options.trace}, {"runs", list}}.dump());
+        fmt::print("{}\n",
+                   json_text(nlohmann::ordered_json{{"trace", options.trace}, {"runs", list}}));
         return;
     }
     // Every run is read before anything is printed: a damaged run is refused with one line, not

@@ -10,7 +10,9 @@
 // moved so the step's earliest start is 0; the steps together hold every action exactly once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/analysis/critical_path.hpp"
@@ -42,6 +44,13 @@ std::vector<TrainingStep> training_steps(const TimedSchedule& run);
 // given order and times; no step is empty, and an empty run has no step.
 std::vector<std::vector<traces::ActionRecord>> split_by_training_step(
     const std::vector<traces::ActionRecord>& actions);
+
+// The step whose figures stand for a run of several: the first whose time is the run's median
+// step time, so that its ranks' busy and bubble, and its critical path, add up to that step time
+// (medians taken figure by figure come from different steps and do not). None when no step took
+// the median (a run with no step time).
+std::optional<std::size_t> median_step(const std::vector<std::int64_t>& step_times_ns,
+                                       std::int64_t median_step_time_ns);
 
 // The latest end over ended actions, 0 for none.
 std::int64_t latest_end(const TimedSchedule& timed);

@@ -14,6 +14,7 @@
 #include "engine/analysis/bubble_accounting.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/recorder/recorded_trace.hpp"
+#include "engine/analysis/training_steps.hpp"
 #include "engine/run_record/statistics.hpp"
 
 namespace pipelens::run_record {
@@ -112,17 +113,6 @@ std::vector<analysis::RankBubbles> step_bubbles(const Schedule& lowered,
     return analysis::account_bubbles(timed, analysis::HoldGraph(timed), step.step_time_ns);
 }
 
-// The recorded step whose time is the run's (median) step time, the first of equal ones: its
-// ranks' figures are the run's, whole, so that busy and bubble add up to the step time and the
-// bubble's parts to the bubble. Medians taken figure by figure came from different steps and
-// did not (busy + bubble past the step, the ratios summing past 100%).
-std::size_t median_step(const PipelineRunResult& result, std::size_t step_count) {
-    for (std::size_t step = 0; step < std::min(step_count, result.step_times_ns.size()); ++step)
-        if (result.step_times_ns[step] == result.step_time_ns)
-            return step;
-    return 0;
-}
-
 }  // namespace
 
 std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
@@ -135,7 +125,10 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
         for (const PipelineRunResult& step : split_steps(result, step_count))
             steps.push_back(step_bubbles(lowered, step));
     const bool has_step = traces::step_figures_apply(real_run_outcome(result));
-    const std::size_t shown_step = steps.size() == 1 ? 0 : median_step(result, steps.size());
+    std::vector<std::int64_t> step_times = result.step_times_ns;
+    step_times.resize(std::min(step_times.size(), steps.size()));
+    const std::size_t shown_step =
+        steps.size() == 1 ? 0 : analysis::median_step(step_times, result.step_time_ns).value_or(0);
     std::vector<traces::RankRecord> records;
     for (const RankRun& rank : result.ranks) {
         traces::RankRecord record;

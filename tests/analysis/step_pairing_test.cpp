@@ -215,5 +215,16 @@ TEST(StepPairing, RetimingTheSlowStepAtNormalSpeedGivesBackTheRunThatWasNeverSlo
     EXPECT_EQ(retimed_end(ends), 3 * 6000 + 2 * kGapNs);
 }
 
+// The step that stands for a run of several is the first that took the median step time, the
+// upper middle of an even count as the runtime takes it; none when no step took it.
+TEST(MedianStep, IsTheFirstStepThatTookTheMedianTime) {
+    EXPECT_EQ(median_step({300, 100, 200}, 200), 2u);
+    EXPECT_EQ(median_step({400, 100, 300, 200}, 300), 2u);
+    EXPECT_EQ(median_step({5, 7, 7, 9}, 7), 1u);
+    EXPECT_EQ(median_step({5}, 5), 0u);
+    EXPECT_FALSE(median_step({5, 6}, 0));
+    EXPECT_FALSE(median_step({}, 5));
+}
+
 }  // namespace
 }  // namespace pipelens::analysis

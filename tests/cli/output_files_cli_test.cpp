@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/temp_directory.hpp"
 
@@ -170,6 +172,31 @@ TEST_F(OutputFilesIn, TwoOutputsOfOneCommandNeverNameOneFile) {
     EXPECT_EQ(sweep_both.err, "pipelens: --json and --csv both name " + dotted +
                                   ": give each output a file of its own\n");
     EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// A file name that is not UTF-8 (a Latin-1 directory's) still gives JSON every reader takes:
+// the bytes that are not UTF-8 read as U+FFFD. `sweep --json` once failed with exit 1 after
+// simulating its whole grid.
+TEST_F(OutputFilesIn, AFileNameThatIsNotUtf8StillGivesValidJson) {
+    const std::string replaced = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
+    const std::string trace = (directory_ / "t\xff.db").string();
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace).exit_code, 0);
+    const auto summary = run_pipelens("summary --json " + trace);
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_EQ(nlohmann::json::parse(summary.out).at("trace"),
+              (directory_ / ("t" + replaced + ".db")).string());
+
+    const std::filesystem::path schedule = directory_ / "s\xfe.csv";
+    ASSERT_EQ(
+        run_pipelens("schedule --kind 1F1B --pp 2 --m 4 --format csv --out " + schedule.string())
+            .exit_code,
+        0);
+    const std::string results = (directory_ / "r.json").string();
+    const auto sweep = run_pipelens("sweep --schedule-file " + schedule.string() +
+                                    " --sweep m=4 --json " + results);
+    ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+    EXPECT_EQ(nlohmann::json::parse(read_file(results)).at("configurations").at(0).at("schedule"),
+              "s" + replaced);
 }
 
 }  // namespace
