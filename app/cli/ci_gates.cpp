@@ -2,7 +2,9 @@
 // limit on a run without memory figures) fails: a CI check must never pass by not looking.
 #include "app/cli/ci_gates.hpp"
 
+#include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -14,6 +16,10 @@
 
 namespace pipelens::cli {
 namespace {
+
+// How every report begins: what tells a report pipelens wrote from any other file.
+constexpr std::string_view kJunitStart = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+constexpr std::string_view kJunitSuites = "<testsuites tests=\"";
 
 // "by 2.40 ms (24.0%)": how far over, in the figure's unit and relative to the limit.
 std::string excess(const std::string& amount, double over, double limit) {
@@ -59,20 +65,29 @@ void write_junit(const std::string& path, const std::string& suite,
         body += "</testcase>\n";
     }
     const std::size_t failures = counts[1], skipped = counts[2], errors = counts[3];
-    write_output_file(path,
-                      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n" +
-                          fmt::format("<testsuites tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
-                                      cases.size(), failures, errors) +
-                          fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" "
-                                      "errors=\"{}\" skipped=\"{}\" time=\"0\">\n",
-                                      xml_escaped(suite), cases.size(), failures, errors, skipped) +
-                          body + "  </testsuite>\n</testsuites>\n");
+    write_output_file(
+        path,
+        std::string(kJunitStart) + std::string(kJunitSuites) +
+            fmt::format("{}\" failures=\"{}\" errors=\"{}\">\n", cases.size(), failures, errors) +
+            fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" "
+                        "errors=\"{}\" skipped=\"{}\" time=\"0\">\n",
+                        xml_escaped(suite), cases.size(), failures, errors, skipped) +
+            body + "  </testsuite>\n</testsuites>\n");
 }
 
 // The report of a command that ended in an error (or has not ended yet): one error case.
 void write_junit_error(const std::string& path, const std::string& suite,
                        const std::string& message) {
     write_junit(path, suite, {{suite, "run", JunitCase::Outcome::error, message}});
+}
+
+// Whether `path` holds a report write_junit wrote (its first two lines).
+bool is_our_report(const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    std::string start(kJunitStart.size() + kJunitSuites.size(), '\0');
+    file.read(start.data(), static_cast<std::streamsize>(start.size()));
+    return file && start.substr(0, kJunitStart.size()) == kJunitStart &&
+           start.substr(kJunitStart.size()) == kJunitSuites;
 }
 
 // Thrown by enforce_gates once the report holds the gates: nothing is to replace it.
@@ -220,6 +235,23 @@ void run_with_junit_report(const GateOptions& options, const std::string& suite,
             // The command's own error is the one to say; the report keeps "did not finish".
         }
         throw;
+    }
+}
+
+void replace_earlier_report(const CLI::App& command, const std::string& suite,
+                            const std::string& message) {
+    const CLI::Option* junit = command.get_option_no_throw("--junit");
+    if (junit == nullptr || junit->results().empty())
+        return;
+    const std::string& path = junit->results().back();
+    std::error_code error;
+    if (!junit_path_error(path).empty() || !std::filesystem::is_regular_file(path, error) ||
+        !is_our_report(path))
+        return;
+    try {
+        write_junit_error(path, suite, message);
+    } catch (const std::exception&) {
+        // The usage error is the one to say.
     }
 }
 

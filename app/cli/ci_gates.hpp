@@ -78,4 +78,12 @@ void run_with_junit_report(const GateOptions& options, const std::string& suite,
                            const std::vector<std::pair<std::string, std::string>>& outputs,
                            const std::function<void()>& work);
 
+// A command that ended in an error before its report was written (a command line that did not
+// parse, `simulate --pp 0 --junit r.xml`) replaces the report an earlier run left at its --junit
+// file (the option as given, as far as parsing got) with that error, so a CI never reads the old
+// pass. Only a report pipelens wrote is replaced, never another file, and none is created: when
+// the command did not get that far, what else its line names is not known.
+void replace_earlier_report(const CLI::App& command, const std::string& suite,
+                            const std::string& message);
+
 }  // namespace pipelens::cli

@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "app/cli/ci_gates.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/error_policy.hpp"
 #include "engine/text/nearest_names.hpp"
@@ -163,6 +164,7 @@ int usage_error(const CLI::App& app, const CLI::ParseError& error) {
     else
         message = fmt::format("{}: {}; see {} --help", prefix, error.what(), prefix);
     fmt::print(stderr, "{}\n", message);
+    replace_earlier_report(command, prefix, message);
     return kExitUsage;
 }
 
@@ -192,14 +194,20 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
             return app.exit(error);  // --help, --version: printed as asked, exit 0
         return usage_error(app, error);
     } catch (const CommandFailure& failure) {
-        if (*failure.what() != '\0') {
+        if (*failure.what() != '\0') {  // else each failure has had its line, and its report
             std::fputs(failure.what(), stderr);
             std::fputc('\n', stderr);
+            replace_earlier_report(chosen_command(app), command_path(app, chosen_command(app)),
+                                   failure.what());
         }
         return failure.code();
     } catch (const std::exception& error) {
         const ErrorPolicy policy = error_policy(error);
-        fmt::print(stderr, "pipelens: {}{}\n", policy.prefix, without_backtrace(error.what()));
+        const std::string message =
+            fmt::format("pipelens: {}{}", policy.prefix, without_backtrace(error.what()));
+        fmt::print(stderr, "{}\n", message);
+        replace_earlier_report(chosen_command(app), command_path(app, chosen_command(app)),
+                               message);
         return policy.exit_code;
     }
 }

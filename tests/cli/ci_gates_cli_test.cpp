@@ -127,6 +127,35 @@ TEST(CiGates, ARunThatFailsReplacesAnEarlierPassingReportWithItsError) {
         << report;
 }
 
+// A command line that does not get as far as the run (a value refused as it is read, an option
+// the command does not have) replaces an earlier report with its error too; a file that is no
+// report of pipelens' is left alone, and none is created for an error found before the report's
+// name could be checked.
+TEST(CiGates, ACommandLineThatDoesNotParseReplacesAnEarlierReportOnly) {
+    const auto junit = scratch("line.xml");
+    for (const std::string& wrong : {std::string(" --pp 0"), std::string(" --no-such-flag")}) {
+        ASSERT_EQ(run_pipelens(std::string(kGPipe) + " --junit " + junit.string()).exit_code, 0);
+        const auto refused =
+            run_pipelens(std::string(kGPipe) + wrong + " --junit " + junit.string());
+        EXPECT_EQ(refused.exit_code, 2) << wrong;
+        const std::string report = read_file(junit);
+        EXPECT_NE(report.find("<testsuites tests=\"1\" failures=\"0\" errors=\"1\">"),
+                  std::string::npos)
+            << wrong << report;
+        const std::string said = refused.err.substr(0, refused.err.find('\n'));
+        EXPECT_NE(report.find("<error type=\"error\" message=\"" + said + "\">"), std::string::npos)
+            << wrong << report;
+    }
+    const auto foreign = testing::temp_file("gates_foreign.xml", "<notes>keep me</notes>\n");
+    EXPECT_EQ(run_pipelens(std::string(kGPipe) + " --pp 0 --junit " + foreign.string()).exit_code,
+              2);
+    EXPECT_EQ(read_file(foreign), "<notes>keep me</notes>\n");
+    const auto absent = scratch("absent.xml");
+    EXPECT_EQ(run_pipelens(std::string(kGPipe) + " --pp 0 --junit " + absent.string()).exit_code,
+              2);
+    EXPECT_FALSE(std::filesystem::exists(absent));
+}
+
 // The report is checked before any work, as every other output: over one of the command's
 // inputs, over another output, an empty name or standard output is a usage error and the
 // input is left as it was.
