@@ -42,16 +42,26 @@ const std::string& one_file(const std::vector<std::string>& files, std::string_v
     return files.front();
 }
 
-Schedule parse_csv(std::string_view text, const std::string& path,
-                   std::vector<std::vector<int>>* columns = nullptr) {
+// The rows as PyTorch's current notation, with what the reading had to say about them (a
+// printed Schedule1F1B table read as its runtime's order, a byte order mark).
+ScheduleCsvReading parse_csv(std::string_view text, const std::string& path,
+                             std::vector<std::vector<int>>* columns = nullptr) {
     try {
-        Schedule schedule = parse_schedule_csv(text, path, columns);
-        if (schedule.name.empty())
-            schedule.name = "imported";
-        return schedule;
+        ScheduleCsvReading reading =
+            parse_schedule_csv_as(text, path, ActionNotation::current, columns);
+        if (reading.schedule.name.empty())
+            reading.schedule.name = "imported";
+        return reading;
     } catch (const ScheduleFileError& error) {
         throw ImportError(error.what());
     }
+}
+
+ImportedRun with_reading_note(ImportedRun run, const ScheduleCsvReading& reading,
+                              const std::string& path) {
+    if (std::string note = reading.note(path); !note.empty())
+        run.notes.push_back(std::move(note));
+    return run;
 }
 
 // True when some rank waits: a step before its first action or between two of them. Without
@@ -213,21 +223,28 @@ ImportedRun read_pipelining_chrometrace(const std::vector<std::string>& files) {
         }
         rows += "\r\n";
     }
-    return unit_step_run(parse_csv(rows, path), spans, path, ImportFormat::pipelining_chrometrace);
+    ScheduleCsvReading reading = parse_csv(rows, path);
+    Schedule schedule = std::move(reading.schedule);
+    return with_reading_note(
+        unit_step_run(std::move(schedule), spans, path, ImportFormat::pipelining_chrometrace),
+        reading, path);
 }
 
 ImportedRun read_pipelining_csv(const std::vector<std::string>& files) {
     const std::string& path = one_file(files, "_dump_csv");
     const std::string text = read_input_file(path);
     std::vector<std::vector<int>> columns;  // each action's cell: its unit time step
-    Schedule schedule = parse_csv(text, path, &columns);
+    ScheduleCsvReading reading = parse_csv(text, path, &columns);
+    Schedule schedule = std::move(reading.schedule);
     std::vector<std::vector<StepSpan>> spans;
     for (const std::vector<int>& row : columns) {
         auto& rank_spans = spans.emplace_back();
         for (int column : row)
             rank_spans.push_back({column, 1});
     }
-    return unit_step_run(std::move(schedule), spans, path, ImportFormat::pipelining_csv);
+    return with_reading_note(
+        unit_step_run(std::move(schedule), spans, path, ImportFormat::pipelining_csv), reading,
+        path);
 }
 
 }  // namespace pipelens::import

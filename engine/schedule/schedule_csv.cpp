@@ -13,6 +13,7 @@
 
 #include "engine/schedule/action_facts.hpp"
 #include "engine/schedule/placement_inference.hpp"
+#include "engine/schedule/printed_1f1b_table.hpp"
 #include "engine/schedule/schedule_size.hpp"
 #include "engine/text/text_file.hpp"
 
@@ -468,6 +469,13 @@ std::string ScheduleCsvReading::note(const std::string& source_name) const {
             "(today's I), W as the weight backward and BW as the full backward (today's B); pass "
             "--notation current to read it as today's notation",
             note.empty() ? "" : "; ", source_name, legacy_evidence);
+    if (printed_1f1b_forwards)
+        note += fmt::format(
+            "{}{}: the last rank's forwards are numbered 1 to {} and its backwards 0 to {}, as "
+            "PyTorch's Schedule1F1B prints that rank (its pipeline_order); the rank runs forward "
+            "k before backward k, so its forwards are read as 0 to {}",
+            note.empty() ? "" : "; ", source_name, *printed_1f1b_forwards,
+            *printed_1f1b_forwards - 1, *printed_1f1b_forwards - 1);
     return note;
 }
 
@@ -497,6 +505,7 @@ ScheduleCsvReading parse_schedule_csv_as(std::string_view text, const std::strin
         return fmt::format("{}:{}: rank {}, cell {}", source_name, records[rank].line, rank,
                            parsed.columns[rank][step] + 1);
     };
+    reading.printed_1f1b_forwards = renumber_printed_1f1b_last_rank(parsed.schedule);
     infer_schedule_shape(parsed.schedule, source_name, locate);
     if (parsed.schedule.has_communication)
         link_send_recv_pairs(parsed.schedule);

@@ -46,10 +46,13 @@ struct ScheduleCsvReading {
     std::string legacy_evidence;
     // The file opened with a UTF-8 byte order mark, read past here but not by PyTorch.
     bool byte_order_mark = false;
+    // Set when the file is PyTorch's printed Schedule1F1B table, whose last rank's forwards
+    // (numbered from 1) were read as the runtime runs them: that rank's forward count.
+    std::optional<int> printed_1f1b_forwards;
 
     // One line telling the user the file was read in the older notation and how to read it
-    // otherwise, and that it opens with a byte order mark PyTorch would refuse; empty when
-    // neither.
+    // otherwise, that it opens with a byte order mark PyTorch would refuse, and that its last
+    // rank's forwards were renumbered; empty when none of these.
     std::string note(const std::string& source_name) const;
 };
 

@@ -337,6 +337,28 @@ TEST(ImportCli, MegatronTimersAndPipeliningDumps) {
     EXPECT_NE(dump.out.find("step time 20.000 us"), std::string::npos) << dump.out;
 }
 
+// PyTorch 2.11's Schedule1F1B prints its last rank's forwards numbered from 1 (rank 1 at pp=2
+// m=4: 1F1, 1B0, ..., 1F4, 1B3) while that rank runs 1F0 first: `import`, `check` and
+// `simulate --schedule-file` read the table as the runtime's order, 1F1B m=4, and say so.
+TEST(ImportCli, PyTorchsPrintedOneFOneBTableIsReadAsTheOrderItsRuntimeRuns) {
+    const std::string table = data("pytorch/schedules/1F1B_pp2_v1_m4_compute.csv");
+    const auto trace = fresh_trace("import_cli_printed_1f1b");
+    const auto imported = run_pipelens("import " + table + " --out " + trace.string());
+    ASSERT_EQ(imported.exit_code, 0) << imported.out << imported.err;
+    EXPECT_NE(imported.out.find("run 1 (imported): 1F1B pp=2 v=1 m=4\n"), std::string::npos)
+        << imported.out;
+    const std::string note =
+        "the last rank's forwards are numbered 1 to 4 and its backwards 0 to 3, as PyTorch's "
+        "Schedule1F1B prints that rank (its pipeline_order)";
+    EXPECT_NE(imported.out.find(note), std::string::npos) << imported.out;
+    const auto checked = run_pipelens("check " + table);
+    EXPECT_EQ(checked.exit_code, 0) << checked.out << checked.err;
+    EXPECT_NE(checked.err.find(note), std::string::npos) << checked.err;
+    const auto simulated = run_pipelens("simulate --schedule-file " + table + " --f 1 --i 1 --w 1");
+    EXPECT_EQ(simulated.exit_code, 0) << simulated.err;
+    EXPECT_NE(simulated.out.find("bubble ratio 20.0%"), std::string::npos) << simulated.out;
+}
+
 TEST(ImportCli, AScheduleNoKindGeneratesIsSimulatedFromItsCsv) {
     // 1F1B's shape, but rank 1 runs B1 before B0: no generated kind has this order.
     const auto dump = testing::process_temp_path("odd.csv");

@@ -136,7 +136,7 @@ std::string first_difference(const RankTexts& pytorch, const RankTexts& pipelens
 namespace {
 
 // "" when the file agrees with pipelens, else why not.
-std::string compare_schedule_file(const fs::path& path, const FixtureName& name, bool table_only) {
+std::string compare_schedule_file(const fs::path& path, const FixtureName& name) {
     Schedule ours;
     try {
         ours = pipelens_order(name);
@@ -155,10 +155,6 @@ std::string compare_schedule_file(const fs::path& path, const FixtureName& name,
     RankTexts ours_text = rank_texts(ours);
     sort_reshard_runs(theirs_text);
     sort_reshard_runs(ours_text);
-    if (table_only) {
-        drop_microbatches(theirs_text);
-        drop_microbatches(ours_text);
-    }
     if (std::string difference = first_difference(theirs_text, ours_text); !difference.empty())
         return difference;
     if (theirs.stage_to_rank != ours.stage_to_rank)
@@ -200,7 +196,6 @@ ScheduleFolderReport compare_schedule_folder(const fs::path& folder) {
     for (const auto& entry : fs::directory_iterator(folder))
         files.push_back(entry.path());
     std::sort(files.begin(), files.end());
-    const std::set<fs::path> present(files.begin(), files.end());
     for (const fs::path& path : files) {
         const auto name = parse_fixture_name(path.filename().string());
         if (!name)
@@ -209,12 +204,8 @@ ScheduleFolderReport compare_schedule_folder(const fs::path& folder) {
             unknown.insert(name->kind);
             continue;
         }
-        FixtureName comms = *name;
-        comms.lowering = kComms;
-        const bool table_only =
-            name->lowering == kCompute && !present.contains(folder / fixture_file_name(comms));
         ++report.compared;
-        if (std::string why = compare_schedule_file(path, *name, table_only); !why.empty())
+        if (std::string why = compare_schedule_file(path, *name); !why.empty())
             report.differences.push_back(path.filename().string() + ": " + why);
     }
     if (fs::exists(folder / "refusals.json"))
