@@ -122,6 +122,26 @@ std::vector<int> RecordedEvents::ranks() const {
     return {ranks.begin(), ranks.end()};
 }
 
+namespace {
+
+// Recorded arguments are a few levels deep (a tensor's metadata in a list in the arguments).
+// Deeper is no recorder's, and printing it in an error would recurse once per level, past the
+// stack of a damaged trace's hundred thousand levels.
+constexpr int kMaxArgumentDepth = 64;
+
+struct NestedTooDeep {};
+
+nlohmann::json parse_arguments(const std::string& text) {
+    return nlohmann::json::parse(
+        text, [](int depth, nlohmann::json::parse_event_t, const nlohmann::json&) {
+            if (depth > kMaxArgumentDepth)
+                throw NestedTooDeep{};
+            return true;
+        });
+}
+
+}  // namespace
+
 std::vector<Event> RecordedEvents::stream(int rank) const {
     std::vector<Event> events;
     for (const traces::EventRecord& record : records_) {
@@ -134,11 +154,16 @@ std::vector<Event> RecordedEvents::stream(int rank) const {
         event.name = record.name;
         event.time_ns = record.time_ns;
         try {
-            event.arguments = nlohmann::json::parse(record.arguments);
+            event.arguments = parse_arguments(record.arguments);
         } catch (const nlohmann::json::exception& error) {
             throw std::invalid_argument(
                 fmt::format("{}: run {} rank {} event {} ({}) has arguments that are not JSON: {}",
                             path_, run_id_, rank, record.sequence, record.name, error.what()));
+        } catch (const NestedTooDeep&) {
+            throw std::invalid_argument(fmt::format(
+                "{}: run {} rank {} event {} ({}) has arguments nested more than {} levels deep, "
+                "which no recorder writes: the trace is damaged",
+                path_, run_id_, rank, record.sequence, record.name, kMaxArgumentDepth));
         }
         events.push_back(std::move(event));
     }

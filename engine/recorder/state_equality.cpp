@@ -75,7 +75,12 @@ std::string fields_to_json(const std::vector<StateField>& fields) {
 std::vector<StateField> fields_from_json(const std::string& text) {
     std::vector<StateField> fields;
     try {
-        for (const nlohmann::json& pair : nlohmann::json::parse(text))
+        const nlohmann::json pairs = nlohmann::json::parse(text);
+        if (!pairs.is_array())
+            throw std::invalid_argument(fmt::format(
+                "the state snapshot is not a list of [field, value] pairs: it is a JSON {}",
+                pairs.type_name()));
+        for (const nlohmann::json& pair : pairs)
             fields.push_back({pair.at(0).get<std::string>(), pair.at(1).get<std::string>()});
     } catch (const nlohmann::json::exception& error) {
         throw std::invalid_argument(fmt::format(

@@ -269,6 +269,40 @@ TEST(ReplayCli, ADamagedEventStreamIsACorruptTraceNotAFinding) {
                               "taken after event 5, but its events end at event 11\n");
 }
 
+// Arguments nested a hundred thousand levels deep (no recorder writes more than a few) are a
+// damaged trace, exit 2, for every command that reads the events: printing them in the error
+// once overflowed the stack. A state snapshot that is no list of pairs is damage too.
+TEST(ReplayCli, DeeplyNestedArgumentsAndASnapshotThatIsNoListAreDamage) {
+    const auto recorded = fresh_trace("replay_nested");
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + recorded.string()).exit_code, 0);
+    const auto trace = fresh_trace("replay_nested_copy");
+    std::filesystem::copy_file(recorded, trace);
+    ASSERT_EQ(edit_trace(trace,
+                         "UPDATE events SET arguments = '{\"kind\":' || "
+                         "replace(hex(zeroblob(100000)), '00', '[') || "
+                         "replace(hex(zeroblob(100000)), '00', ']') || '}' "
+                         "WHERE sequence = 1"),
+              1);
+    for (const std::string& command :
+         {"replay " + trace.string(), "bisect " + trace.string() + " " + recorded.string(),
+          "bisect " + trace.string() + " --until-error"}) {
+        const auto result = run_pipelens(command);
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                                  ": run 1 rank -1 event 1 (choose_schedule) has arguments "
+                                  "nested more than 64 levels deep, which no recorder writes: "
+                                  "the trace is damaged\n")
+            << command;
+    }
+    ASSERT_EQ(edit_trace(recorded, "UPDATE state_snapshots SET state = '{}'"), 1);
+    const auto snapshot = run_pipelens("replay " + recorded.string() + " --check");
+    EXPECT_EQ(snapshot.exit_code, 2);
+    EXPECT_NE(snapshot.err.find("the state snapshot is not a list of [field, value] pairs: it is "
+                                "a JSON object"),
+              std::string::npos)
+        << snapshot.err;
+}
+
 TEST(ReplayCli, BadRequestsAreOneLineUsageErrors) {
     const auto trace = fresh_trace("replay_bad");
     ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
