@@ -332,18 +332,26 @@ void split_arithmetic(const Schedule& lowered, const RankResult& rank, const Pla
                        parts.embedding_and_output_ns - parts.gradient_accumulation_ns;
 }
 
-// One GPU's parameters on the most loaded rank: the most layers any rank holds, over tp, and
-// the first rank's word and position embeddings (the last rank's output layer shares the word
-// embedding's weights, as in Megatron, and holds its own copy: the same count).
-double rank_parameters(const PlanLayout& layout, const std::vector<int>& counts,
-                       const GptShape& shape, const Schedule& lowered) {
+// One GPU's parameters on each rank: its stages' layers, over tp, and the embeddings of the
+// stages it holds: the first stage's word and position embeddings, the last stage's output
+// layer, which shares the word embedding's weights as in Megatron and holds its own copy (the
+// same count) unless the first stage is on the same rank (pp = 1, a V-shaped schedule), where
+// the two are one tensor.
+std::vector<double> rank_parameters(const PlanLayout& layout, const std::vector<int>& counts,
+                                    const GptShape& shape, const Schedule& lowered) {
     std::vector<double> per_rank(static_cast<std::size_t>(layout.pp), 0);
     for (std::size_t stage = 0; stage < counts.size(); ++stage)
-        per_rank.at(static_cast<std::size_t>(lowered.stage_to_rank[stage])) += counts[stage];
-    const double layers = *std::max_element(per_rank.begin(), per_rank.end());
-    const double embedding =
-        static_cast<double>(shape.vocabulary + shape.sequence) * static_cast<double>(shape.hidden);
-    return (layers * gpt_layer_parameter_count(shape.hidden) + embedding) / layout.tp;
+        per_rank.at(static_cast<std::size_t>(lowered.stage_to_rank[stage])) +=
+            counts[stage] * gpt_layer_parameter_count(shape.hidden);
+    const double hidden = static_cast<double>(shape.hidden);
+    const auto first = static_cast<std::size_t>(lowered.stage_to_rank.front());
+    const auto last = static_cast<std::size_t>(lowered.stage_to_rank.back());
+    per_rank.at(first) += static_cast<double>(shape.vocabulary + shape.sequence) * hidden;
+    if (last != first)
+        per_rank.at(last) += static_cast<double>(shape.vocabulary) * hidden;
+    for (double& parameters : per_rank)
+        parameters /= layout.tp;
+    return per_rank;
 }
 
 // Bytes per gradient element in the reductions: fp32 unless kept in the model's dtype.
@@ -423,7 +431,9 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
     result.breakdown.tensor_parallel_ns =
         busiest->busy_ns - busiest->arithmetic_ns - result.breakdown.pipeline_transfer_ns;
     result.breakdown.bubble_ns = busiest->bubble_ns;
-    const double parameters = rank_parameters(layout, layers, shape, lowered);
+    const std::vector<double> per_rank = rank_parameters(layout, layers, shape, lowered);
+    // The reduction and the optimizer step wait for the rank with the most parameters.
+    const double parameters = *std::max_element(per_rank.begin(), per_rank.end());
     const int element = dtype_element_bytes(options.dtype);
     const std::int64_t reduce = data_parallel_reduce_ns(
         parameters, layout.dp, layout.tp, cluster.gpus_per_host, options.zero1, cluster.links,
@@ -444,12 +454,18 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
             embedding_reduce_ns(layout, shape, cluster, gradient_element_bytes(options));
     result.step_time_ns = pipeline.step_time_ns + result.breakdown.data_parallel_ns +
                           result.breakdown.embedding_reduce_ns + result.breakdown.optimizer_ns;
-    result.breakdown.weight_bytes =
-        weight_and_optimizer_bytes(parameters, layout.dp, options.zero1, element);
-    for (const RankResult& rank : pipeline.ranks)
-        result.breakdown.activation_bytes =
-            std::max(result.breakdown.activation_bytes, rank.peak_memory_bytes);
-    result.memory_per_gpu_bytes = result.breakdown.weight_bytes + result.breakdown.activation_bytes;
+    // The memory is the fullest rank's, its weights and its activations together: the rank
+    // with the most layers need not be the one holding the embeddings or the most activations.
+    for (std::size_t rank = 0; rank < pipeline.ranks.size(); ++rank) {
+        const std::int64_t weights =
+            weight_and_optimizer_bytes(per_rank.at(rank), layout.dp, options.zero1, element);
+        const std::int64_t activations = pipeline.ranks[rank].peak_memory_bytes;
+        if (weights + activations > result.memory_per_gpu_bytes) {
+            result.memory_per_gpu_bytes = weights + activations;
+            result.breakdown.weight_bytes = weights;
+            result.breakdown.activation_bytes = activations;
+        }
+    }
     result.fits = result.memory_per_gpu_bytes <= cluster.memory_per_gpu_bytes;
     result.tflops_per_gpu = step_flops(model, options.recompute, options.attention) /
                             (static_cast<double>(result.step_time_ns) * 1e-9) / cluster.gpus / 1e12;

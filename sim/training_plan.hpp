@@ -173,9 +173,11 @@ struct PlanBreakdown {
     std::int64_t data_parallel_ns = 0;  // gradient reduction not hidden
     // The word embedding's gradient all-reduced between the first and the last stage.
     std::int64_t embedding_reduce_ns = 0;
-    std::int64_t optimizer_ns = 0;      // the Adam step over the rank's parameters
-    std::int64_t weight_bytes = 0;      // weights, gradients, optimizer state
-    std::int64_t activation_bytes = 0;  // peak held activations
+    std::int64_t optimizer_ns = 0;  // the Adam step over the rank's parameters
+    // The fullest rank's (the most weights and activations together; memory_per_gpu_bytes is
+    // their sum): its weights, gradients and optimizer state, and its peak held activations.
+    std::int64_t weight_bytes = 0;
+    std::int64_t activation_bytes = 0;
 };
 
 struct PlanResult {

@@ -54,6 +54,28 @@ TEST(TrainingPlan, OneGpuRunsAtTheAchievedFractionAndHoldsExactlyItsModel) {
             layer_activation_bytes(model.shape, 2, 1, Recompute::none, false, Attention::flash));
 }
 
+// Each rank holds its own stages' layers and only the embeddings of the stages it runs; the
+// memory is the fullest rank's weights and activations together. Split 1|1|5|1 over 1F1B pp=4:
+// rank 2 holds five layers and two microbatches of their activations, and no embedding (the
+// plan once added the first rank's embeddings to the most layers any rank held).
+TEST(TrainingPlan, TheMemoryIsTheFullestRanksOwnLayersEmbeddingsAndActivations) {
+    PlanOptions options;
+    options.recompute = Recompute::none;
+    options.sequence_parallel = false;
+    options.zero1 = false;
+    const ModelSpec model = small_model();
+    const PlanResult result = evaluate_layout({1, 4, 1, ScheduleKind::one_f_one_b, 1, 1, 16}, model,
+                                              small_cluster(4), options, {1, 1, 5, 1});
+    EXPECT_EQ(result.breakdown.weight_bytes,
+              std::llround(5 * gpt_layer_parameter_count(1024) * 18));
+    EXPECT_EQ(
+        result.breakdown.activation_bytes,
+        2 * 5 *
+            layer_activation_bytes(model.shape, 1, 1, Recompute::none, false, Attention::flash));
+    EXPECT_EQ(result.memory_per_gpu_bytes,
+              result.breakdown.weight_bytes + result.breakdown.activation_bytes);
+}
+
 // Fused attention (the default) never holds the s x s scores and computes Q K^T again in its
 // backward; unfused attention holds them (Korthikanti et al.'s 5as/h term) and does not.
 TEST(TrainingPlan, FusedAttentionHoldsNoScoresAndComputesQueryKeyAgainInItsBackward) {
