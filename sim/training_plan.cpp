@@ -431,6 +431,7 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
     result.breakdown.tensor_parallel_ns =
         busiest->busy_ns - busiest->arithmetic_ns - result.breakdown.pipeline_transfer_ns;
     result.breakdown.bubble_ns = busiest->bubble_ns;
+    result.pipeline_bubble_ratio = pipeline.bubble_ratio;
     const std::vector<double> per_rank = rank_parameters(layout, layers, shape, lowered);
     // The reduction and the optimizer step wait for the rank with the most parameters.
     const double parameters = *std::max_element(per_rank.begin(), per_rank.end());

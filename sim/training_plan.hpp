@@ -191,6 +191,9 @@ struct PlanResult {
     // Splits sim/partition simulated searching this layout's uneven split; 0 when not searched.
     std::size_t split_search_simulations = 0;
     double tflops_per_gpu = 0;  // the step's floating-point work per GPU and second
+    // The simulated pipeline's bubble ratio (idle compute over ranks x its step), as `simulate`
+    // and `summary` of the recorded run give it: what --max-bubble gates.
+    double pipeline_bubble_ratio = 0;
     std::int64_t memory_per_gpu_bytes = 0;
     bool fits = true;
     PlanBreakdown breakdown;

@@ -345,6 +345,7 @@ nlohmann::json result_json(const sim::PlanResult& result, const sim::ModelSpec& 
             {"step_time_s", static_cast<double>(result.step_time_ns) * 1e-9},
             {"even_split_step_time_s", static_cast<double>(result.even_step_time_ns) * 1e-9},
             {"tflops_per_gpu", result.tflops_per_gpu},
+            {"bubble_ratio", result.pipeline_bubble_ratio},
             {"memory_per_gpu_bytes", result.memory_per_gpu_bytes},
             {"fits", result.fits},
             {"over_memory_bytes",
@@ -529,11 +530,8 @@ void run_plan(PlanFlags flags) {
                        flags.out);
     }
     if (limits.any() || !flags.gates.junit.empty()) {
-        const GateFigures figures{
-            layout_text(best.layout), best.step_time_ns,
-            static_cast<double>(best.breakdown.bubble_ns) /
-                static_cast<double>(std::max<std::int64_t>(1, best.step_time_ns)),
-            best.memory_per_gpu_bytes, -1};
+        const GateFigures figures{layout_text(best.layout), best.step_time_ns,
+                                  best.pipeline_bubble_ratio, best.memory_per_gpu_bytes, -1};
         enforce_gates(flags.gates, "pipelens plan", {{figures, check_gates(limits, figures)}});
     }
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_pipelens.hpp"
@@ -68,6 +69,30 @@ TEST(PlanCli, OutRecordsTheBestLayoutAndItsShardingAndGatesFailWithExitOne) {
     ASSERT_EQ(summary.exit_code, 0) << summary.err;
     EXPECT_NE(summary.out.find("2 runs"), std::string::npos) << summary.out;
     EXPECT_NE(summary.out.find("sharding"), std::string::npos) << summary.out;
+    std::filesystem::remove(trace);
+}
+
+// --max-bubble gates the bubble ratio `simulate` and `summary` give the recorded pipeline (idle
+// compute over ranks x step), not the busiest rank's bubble over the plan's step, which passed a
+// pipeline `summary` put over the limit.
+TEST(PlanCli, TheBubbleGateIsTheRecordedPipelinesBubbleRatio) {
+    const auto trace = std::filesystem::temp_directory_path() /
+                       ("pipelens_plan_bubble_" + std::to_string(::getpid()) + ".db");
+    std::filesystem::remove(trace);
+    const auto result = run_pipelens(std::string(kModel) +
+                                     " --gpus 8 --tp 2 --pp 4 --dp 1 --schedule 1F1B --even-split "
+                                     "--max-bubble 1% --out " +
+                                     trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    const auto summary = run_pipelens("summary --json " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const nlohmann::json pipeline = nlohmann::json::parse(summary.out).at("runs").front();
+    ASSERT_EQ(pipeline.at("pp"), 4) << summary.out;  // the second run is the sharding's
+    const double ratio = pipeline.at("bubble_ratio").get<double>();
+    EXPECT_NE(result.err.find(
+                  fmt::format("bubble ratio {:.2f}% exceeds --max-bubble 1.00%", 100 * ratio)),
+              std::string::npos)
+        << result.err << " against " << ratio;
     std::filesystem::remove(trace);
 }
 
