@@ -35,6 +35,18 @@ bool allowed(const std::optional<T>& pin, T value) {
 void check_pins(const ModelSpec& model, const ClusterSpec& cluster, const PlanPins& pins,
                 bool pp_from_layout) {
     const GptShape& shape = model.shape;
+    if (cluster.gpus_per_host > 0 && cluster.gpus > cluster.gpus_per_host &&
+        cluster.gpus % cluster.gpus_per_host != 0)
+        throw PlanError(
+            fmt::format("--gpus-per-host {}: must divide the GPUs ({}): every host "
+                        "holds as many GPUs",
+                        cluster.gpus_per_host, cluster.gpus));
+    if (pins.v && *pins.v != 1 && pins.schedule && !is_multi_stage(*pins.schedule))
+        throw PlanError(
+            fmt::format("--v {}: {} runs one stage per rank (v = 1); give --v 1 or a "
+                        "schedule of several stages per rank (Interleaved1F1B, "
+                        "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, LoopedBFS)",
+                        *pins.v, schedule_kind_name(*pins.schedule)));
     if (pins.tp && (cluster.gpus % *pins.tp != 0 || shape.hidden % *pins.tp != 0 ||
                     shape.heads % *pins.tp != 0))
         throw PlanError(
@@ -105,6 +117,8 @@ void add_schedules(PlanLayout layout, const ModelSpec& model, const PlanOptions&
         std::vector<int> vs = {1};
         if (is_multi_stage(kind) && layout.pp == 1)
             continue;  // v stages on one GPU are one stage run in pieces
+        if (!is_multi_stage(kind) && options.pins.v && *options.pins.v != 1)
+            continue;  // a pinned v > 1 asks for stages this kind cannot take
         if (is_multi_stage(kind))
             vs = options.pins.v ? std::vector<int>{*options.pins.v} : options.virtual_stages;
         for (const int v : vs) {

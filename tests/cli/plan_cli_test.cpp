@@ -102,6 +102,21 @@ TEST(PlanCli, BadPinsAndSizesAreUsageErrorsNamingTheRule) {
     EXPECT_EQ(tp.err,
               "pipelens plan: --tp 3: must divide the GPUs (8), the hidden size (1024) "
               "and the heads (16)\n");
+    // A v for a schedule of one stage per rank was ignored, and hosts of 3 GPUs priced 8 GPUs
+    // as 2 2/3 hosts.
+    const auto v = run_pipelens(std::string(kModel) + " --gpus 8 --schedule 1F1B --v 2");
+    EXPECT_EQ(v.exit_code, 2);
+    EXPECT_EQ(v.err.rfind("pipelens plan: --v 2: 1F1B runs one stage per rank (v = 1); ", 0), 0u)
+        << v.err;
+    const auto any_kind = run_pipelens(std::string(kModel) + " --gpus 8 --v 2 --json");
+    ASSERT_EQ(any_kind.exit_code, 0) << any_kind.err;
+    for (const auto& layout : nlohmann::json::parse(any_kind.out))
+        EXPECT_EQ(layout.at("v"), 2) << layout.dump();
+    const auto hosts = run_pipelens(std::string(kModel) + " --gpus 8 --gpus-per-host 3");
+    EXPECT_EQ(hosts.exit_code, 2);
+    EXPECT_EQ(hosts.err,
+              "pipelens plan: --gpus-per-host 3: must divide the GPUs (8): every host "
+              "holds as many GPUs\n");
     const auto product = run_pipelens(std::string(kModel) + " --gpus 8 --tp 2 --pp 2 --dp 4");
     EXPECT_EQ(product.exit_code, 2);
     EXPECT_EQ(product.err, "pipelens plan: --tp 2 x --pp 2 x --dp 4 must equal the GPUs (8)\n");
