@@ -173,23 +173,46 @@ void apply_units(PlanFlags& flags) {
 // The file's values, for the flags the command line did not give.
 void apply_file(CLI::App& command, PlanFlags& flags) {
     const std::string& file = flags.file;
-    // Written as TOML booleans: CLI11 would take any number for a flag.
-    const std::set<std::string> switches{"sequence-parallel", "zero1", "no-overlap-grad-reduce",
-                                         "even-split"};
-    const auto flag_key = [](std::string flag) {
-        std::replace(flag.begin(), flag.end(), '-', '_');
-        return flag;
-    };
-    const std::map<std::string, std::set<std::string>> allowed{
-        {"model", {"layers", "hidden", "heads", "sequence", "vocabulary", "global_batch"}},
-        {"cluster",
-         {"gpus", "gpus_per_host", "gpu_memory", "peak_tflops", "achieved_fraction",
-          "intra_host_bandwidth", "intra_host_latency", "inter_host_bandwidth",
-          "inter_host_latency", "collective_latency", "hbm_bandwidth", "gemm_rates"}},
-        {"plan",
-         {"recompute", "attention", "sequence_parallel", "zero1", "no_overlap_grad_reduce",
-          "overlap_efficiency", "tp", "pp", "dp", "schedule", "v", "microbatch_size", "m", "top",
-          "dtype", "layout", "even_split"}}};
+    // Switches are TOML booleans (CLI11 would take any number for a flag), counts integers.
+    using enum FlagKind;
+    const FlagFileKeys allowed{{"model",
+                                {{"layers", integer},
+                                 {"hidden", integer},
+                                 {"heads", integer},
+                                 {"sequence", integer},
+                                 {"vocabulary", integer},
+                                 {"global_batch", integer}}},
+                               {"cluster",
+                                {{"gpus", integer},
+                                 {"gpus_per_host", integer},
+                                 {"gpu_memory", quantity},
+                                 {"peak_tflops", number},
+                                 {"achieved_fraction", quantity},
+                                 {"intra_host_bandwidth", quantity},
+                                 {"intra_host_latency", quantity},
+                                 {"inter_host_bandwidth", quantity},
+                                 {"inter_host_latency", quantity},
+                                 {"collective_latency", quantity},
+                                 {"hbm_bandwidth", quantity},
+                                 {"gemm_rates", text}}},
+                               {"plan",
+                                {{"recompute", text},
+                                 {"attention", text},
+                                 {"sequence_parallel", boolean},
+                                 {"zero1", boolean},
+                                 {"no_overlap_grad_reduce", boolean},
+                                 {"overlap_efficiency", quantity},
+                                 {"tp", integer},
+                                 {"pp", integer},
+                                 {"dp", integer},
+                                 {"schedule", text},
+                                 {"v", integer},
+                                 {"microbatch_size", integer},
+                                 {"m", integer},
+                                 {"top", integer},
+                                 {"dtype", text},
+                                 {"layout", text},
+                                 {"even_split", boolean}}}};
     std::vector<FlagValue> values;
     try {
         values = read_flag_file(file, allowed);
@@ -205,10 +228,6 @@ void apply_file(CLI::App& command, PlanFlags& flags) {
         if (value.flag == "gemm-rates" && !value.text.empty() &&
             std::filesystem::path(value.text).is_relative())
             value.text = (std::filesystem::path(file).parent_path() / value.text).string();
-        if (switches.contains(value.flag) && value.text != "true" && value.text != "false")
-            throw CommandFailure(kExitUsage,
-                                 fmt::format("pipelens plan: {}: {} = {}: give true or false", file,
-                                             flag_key(value.flag), value.text));
         flags.file_name = file;
         flags.file_flags.insert(value.flag);
         option->add_result(value.text);
@@ -216,12 +235,11 @@ void apply_file(CLI::App& command, PlanFlags& flags) {
             option->run_callback();
         } catch (const CLI::Error&) {
             throw CommandFailure(kExitUsage,
-                                 fmt::format("pipelens plan: {}: {} = \"{}\" is not a valid value "
-                                             "for --{}",
-                                             file, value.flag, value.text, value.flag));
+                                 fmt::format("pipelens plan: {}: {} is not a valid value for --{}",
+                                             value.where, value.text, value.flag));
         } catch (const ExperimentError& error) {  // the flag's own reading names why
-            throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}: {} = \"{}\": {}", file,
-                                                         value.flag, value.text, error.what()));
+            throw CommandFailure(kExitUsage,
+                                 fmt::format("pipelens plan: {}: {}", value.where, error.what()));
         }
     }
 }

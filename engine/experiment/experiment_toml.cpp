@@ -620,29 +620,53 @@ ExperimentSweep read_experiment_sweep_file(const std::filesystem::path& path) {
 namespace {
 
 // A scalar's text as a flag would take it; nothing else is a flag value.
-std::string flag_text(const toml::node& node, const std::string& source, const std::string& key) {
-    if (const auto text = node.value_exact<std::string>())
-        return *text;
-    if (const auto integer = node.value_exact<std::int64_t>())
-        return fmt::format("{}", *integer);
-    if (const auto number = node.value_exact<double>())
-        return fmt::format("{}", *number);
-    if (const auto flag = node.value_exact<bool>())
-        return *flag ? "true" : "false";
-    throw ExperimentError(fmt::format("{}:{}: {}: expected a string, number or true/false", source,
-                                      position(node.source()), key));
+// The value as the text its flag would be given, once its TOML type is the key's kind.
+std::string flag_text(const toml::node& node, FlagKind kind, const std::string& where) {
+    const auto text = node.value_exact<std::string>();
+    const auto integer = node.value_exact<std::int64_t>();
+    const auto number = node.value_exact<double>();
+    const auto flag = node.value_exact<bool>();
+    switch (kind) {
+        case FlagKind::integer:
+            if (integer)
+                return fmt::format("{}", *integer);
+            throw ExperimentError(fmt::format("{}: expected an integer", where));
+        case FlagKind::number:
+            if (integer)
+                return fmt::format("{}", *integer);
+            if (number)
+                return fmt::format("{}", *number);
+            throw ExperimentError(fmt::format("{}: expected a number", where));
+        case FlagKind::quantity:
+            if (text)
+                return *text;
+            if (integer)
+                return fmt::format("{}", *integer);
+            if (number)
+                return fmt::format("{}", *number);
+            throw ExperimentError(
+                fmt::format("{}: expected a number or a string with its unit", where));
+        case FlagKind::text:
+            if (text)
+                return *text;
+            throw ExperimentError(fmt::format("{}: expected a string", where));
+        case FlagKind::boolean:
+            if (flag)
+                return *flag ? "true" : "false";
+            throw ExperimentError(fmt::format("{}: expected true or false", where));
+    }
+    throw ExperimentError(fmt::format("{}: unknown kind of value", where));
 }
 
 }  // namespace
 
 std::vector<FlagValue> read_flag_file(const std::filesystem::path& path,
-                                      const std::map<std::string, std::set<std::string>>& allowed) {
+                                      const FlagFileKeys& allowed) {
     return parse_flag_file(file_text(path, "cannot open"), path.string(), allowed);
 }
 
-std::vector<FlagValue> parse_flag_file(
-    std::string_view text, const std::string& source,
-    const std::map<std::string, std::set<std::string>>& allowed) {
+std::vector<FlagValue> parse_flag_file(std::string_view text, const std::string& source,
+                                       const FlagFileKeys& allowed) {
     toml::table document;
     try {
         document = toml::parse(text, source);
@@ -664,12 +688,15 @@ std::vector<FlagValue> parse_flag_file(
         }
         for (const auto& [key, value] : *node.as_table()) {
             const std::string name(key.str());
-            if (!keys->second.contains(name))
+            const auto kind = keys->second.find(name);
+            if (kind == keys->second.end())
                 throw ExperimentError(fmt::format("{}:{}: {}.{}: unknown key", source,
                                                   position(key.source()), table, name));
             std::string flag = name;
             std::replace(flag.begin(), flag.end(), '_', '-');
-            values.push_back({flag, flag_text(value, source, table + "." + name)});
+            const std::string where =
+                fmt::format("{}:{}: {}.{}", source, position(value.source()), table, name);
+            values.push_back({flag, flag_text(value, kind->second, where), where});
         }
     }
     return values;

@@ -300,8 +300,19 @@ TEST(PlanCli, TopMemoryAndTheFilesValuesAreCheckedNamingWhereTheyCameFrom) {
             "plan_switch.toml", std::string("[plan]\nsequence_parallel = ") + value + "\n");
         result = run_pipelens("plan " + lenient.string() + model);
         EXPECT_EQ(result.exit_code, 2) << value;
-        EXPECT_EQ(result.err, "pipelens plan: " + lenient.string() + ": sequence_parallel = " +
-                                  (value[0] == '2' ? "2" : "yes") + ": give true or false\n");
+        EXPECT_EQ(result.err, "pipelens plan: " + lenient.string() +
+                                  ":2:21: plan.sequence_parallel: expected true or false\n");
+    }
+    // A count is a TOML integer, as in experiment files: "24" and 24.0 were read as 24.
+    for (const char* value : {"\"24\"", "24.0"}) {
+        const auto typed =
+            testing::temp_file("plan_typed.toml", std::string("[model]\nlayers = ") + value + "\n");
+        result = run_pipelens("plan " + typed.string() +
+                              " --hidden 1024 --heads 16 --sequence 512 --global-batch 16 "
+                              "--gpus 8");
+        EXPECT_EQ(result.exit_code, 2) << value;
+        EXPECT_EQ(result.err, "pipelens plan: " + typed.string() +
+                                  ":2:10: model.layers: expected an integer\n");
     }
 }
 

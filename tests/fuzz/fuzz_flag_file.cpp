@@ -12,8 +12,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
-    const std::map<std::string, std::set<std::string>> allowed{
-        {"model", {"layers", "global_batch"}}, {"plan", {"zero1", "tp"}}};
+    using pipelens::FlagKind;
+    const pipelens::FlagFileKeys allowed{
+        {"model", {{"layers", FlagKind::integer}, {"global_batch", FlagKind::integer}}},
+        {"plan", {{"zero1", FlagKind::boolean}, {"tp", FlagKind::integer}}}};
     try {
         for (const pipelens::FlagValue& value :
              pipelens::parse_flag_file(text, "fuzz.toml", allowed))
