@@ -17,6 +17,7 @@
 #include "engine/import/gpu_launches.hpp"
 #include "engine/import/pipeline_ranks.hpp"
 #include "engine/import/profiler_rank_file.hpp"
+#include "engine/import/profiler_step_edges.hpp"
 #include "engine/import/receive_arrival.hpp"
 #include "engine/import/schedule_recovery.hpp"
 #include "engine/import/single_stage_profile.hpp"
@@ -452,6 +453,26 @@ int chosen_step(int common, const ProfilerImportOptions& options, const std::str
     return *options.step;
 }
 
+// Each rank's ranges of steps the profile began or stopped in: the leading ones dropped (they
+// would shift the steps they hold by one), and both said, so nothing is left out silently.
+std::vector<std::string> trim_step_edges(std::vector<RankFile>& files) {
+    std::vector<std::string> notes;
+    for (RankFile& file : files) {
+        const std::size_t dropped = drop_leading_partial_step(file.cpu_ranges);
+        if (dropped > 0)
+            notes.push_back(fmt::format(
+                "{} ({}): the profile began during a step: its first {} action ranges, that "
+                "step's end, are left out",
+                file.path, file.who, dropped));
+        if (const std::size_t past = ranges_past_last_step(file.cpu_ranges, steps_in(file)))
+            notes.push_back(fmt::format(
+                "{} ({}): {} action ranges past its last whole step (the profile stopped during "
+                "a step, or an action ran again) are left out",
+                file.path, file.who, past));
+    }
+    return notes;
+}
+
 void add_notes(ImportedRun& run, const std::vector<RankBuild>& builds, int step, int steps,
                const ClockAlignment& clocks) {
     int gpu = 0;
@@ -490,7 +511,8 @@ namespace pipelens::import {
 ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
                                   const ProfilerImportOptions& options) {
     PipelineRanks pipeline;
-    const std::vector<RankFile> ranks = read_files(files, pipeline);
+    std::vector<RankFile> ranks = read_files(files, pipeline);
+    const std::vector<std::string> edge_notes = trim_step_edges(ranks);
     const bool single_stage = single_stage_traces(ranks);
     const int steps = common_steps(ranks, single_stage);
     const std::string uneven = uneven_steps(ranks, single_stage);
@@ -552,6 +574,7 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
             uneven, step));
     if (std::string note = coinciding_kinds_note(kinds); !note.empty())
         run.notes.push_back(std::move(note));
+    run.notes.insert(run.notes.end(), edge_notes.begin(), edge_notes.end());
     if (single_stage)
         run.notes.insert(
             run.notes.begin(),
