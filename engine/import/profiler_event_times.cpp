@@ -10,16 +10,15 @@
 
 namespace pipelens::import {
 
-void check_range_times(const std::string& path, const ChromeEvent& event) {
+void check_range_times(const std::string& path, const ChromeEvent& event, std::string_view what) {
     const char* missing = !event.has_ts      ? "has no \"ts\""
                           : !event.has_dur   ? "has no \"dur\""
                           : event.dur_ns < 0 ? "has a negative \"dur\""
                                              : nullptr;
     if (missing != nullptr)
         throw ImportError(
-            fmt::format("{}: byte {}: range \"{}\" {}: a pipeline action's "
-                        "range needs its start and duration",
-                        path, event.offset, shown_text(event.name, 80), missing));
+            fmt::format("{}: byte {}: range \"{}\" {}: {} needs its start and duration", path,
+                        event.offset, shown_text(event.name, 80), missing, what));
 }
 
 void check_event_time(const std::string& path, const ChromeEvent& event) {

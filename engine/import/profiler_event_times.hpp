@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "engine/import/chrome_trace_stream.hpp"
 
@@ -17,8 +18,9 @@ namespace pipelens::import {
 inline constexpr std::int64_t kLatestEventNs = std::int64_t{1} << 62;
 
 // An action range without "ts" (it was placed at time 0: a 97 us step read as 5 ms), without
-// "dur" or with a negative one (it was taken as empty).
-void check_range_times(const std::string& path, const ChromeEvent& event);
+// "dur" or with a negative one (it was taken as empty). `what` names what the range is for.
+void check_range_times(const std::string& path, const ChromeEvent& event,
+                       std::string_view what = "a pipeline action's range");
 
 // An event (ts, and ts + dur) more than kLatestEventNs from zero: a "ts" near the int64 limit
 // once made the step 10 us and every other action -9.2e15 us.

@@ -65,7 +65,7 @@ void keep_event(RankFile& file, const ChromeEvent& event) {
     if (event.has_ts)
         check_event_time(file.path, event);
     if (file.cpu_ranges.empty())  // until a range shows the actions are marked
-        keep_stage_operator(file.stage_operators, event);
+        keep_stage_operator(file.stage_operators, event, file.path);
     if (event.ph == "i" || event.ph == "I") {
         if (event.name != "[memory]")
             return;

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/import/profiler_event_times.hpp"
 #include "engine/import/receive_arrival.hpp"
 
 namespace pipelens::import {
@@ -193,7 +194,7 @@ bool StageOperators::has_point_to_point() const {
     });
 }
 
-void keep_stage_operator(StageOperators& into, const ChromeEvent& event) {
+void keep_stage_operator(StageOperators& into, const ChromeEvent& event, const std::string& path) {
     if ((event.ph == "s" || event.ph == "f") && event.cat == "fwdbwd") {
         into.flows.push_back({event.id, event.ts_ns,
                               fmt::format("{}/{}", event.pid_text, event.tid_text),
@@ -202,10 +203,12 @@ void keep_stage_operator(StageOperators& into, const ChromeEvent& event) {
     }
     if (event.ph != "X")
         return;
-    if (const auto kind = stage_op_kind(event))
+    if (const auto kind = stage_op_kind(event)) {
+        check_range_times(path, event, "an operator a single-stage schedule's action is read from");
         into.ops.push_back({*kind, event.ts_ns,
                             event.ts_ns + std::max<std::int64_t>(event.dur_ns, 0),
                             fmt::format("{}/{}", event.pid_text, event.tid_text)});
+    }
 }
 
 StageRecovery recover_stage_actions(const StageOperators& operators, int stage) {

@@ -57,8 +57,9 @@ struct StageOperators {
     bool has_point_to_point() const;
 };
 
-// Keeps `event` in `into` when it is one of the records above.
-void keep_stage_operator(StageOperators& into, const ChromeEvent& event);
+// Keeps `event` in `into` when it is one of the records above; ImportError naming `path` and
+// the event's byte when such an operator lacks its start or duration (or it is negative).
+void keep_stage_operator(StageOperators& into, const ChromeEvent& event, const std::string& path);
 
 struct StageRecovery {
     std::vector<Action> actions;  // in the order they started

@@ -215,6 +215,41 @@ TEST(ImportCli, AnActionRangeWithoutItsTimesIsRefused) {
               std::string::npos);
 }
 
+// A single-stage schedule's actions are read from operators (PyTorch 2.11's Schedule1F1B marks
+// none): one of those without its duration, or with a negative one, is refused as an action
+// range is. It was read as an empty span: a RECV that lost when its data arrived.
+TEST(ImportCli, AnOperatorASingleStageActionIsReadFromNeedsItsTimes) {
+    const std::string folder = data("pytorch/profiler/1F1B_pp2_v1_m4_cpu/");
+    const std::string rank1 = testing::process_temp_path("single_stage_rank1.json").string();
+    ASSERT_EQ(std::system(("gzip -dc " + folder + "rank1.pt.trace.json.gz > " + rank1).c_str()), 0);
+    const nlohmann::json original = nlohmann::json::parse(std::ifstream(rank1));
+    for (const bool erase : {true, false}) {
+        nlohmann::json profile = original;
+        for (nlohmann::json& event : profile["traceEvents"])
+            if (event.value("name", "") == "c10d::send") {
+                if (erase)
+                    event.erase("dur");
+                else
+                    event["dur"] = -5;
+                break;
+            }
+        const auto file = testing::temp_file("single_stage_damaged_rank1.json", profile.dump());
+        const auto trace = fresh_trace("import_cli_operator_times");
+        const auto result = run_pipelens("import " + folder + "rank0.pt.trace.json.gz " +
+                                         file.string() + " --out " + trace.string());
+        EXPECT_EQ(result.exit_code, 2) << result.err;
+        EXPECT_NE(result.err.find(std::string("range \"c10d::send\" ") +
+                                  (erase ? "has no \"dur\"" : "has a negative \"dur\"") +
+                                  ": an operator a single-stage schedule's action is read from "
+                                  "needs its start and duration"),
+                  std::string::npos)
+            << result.err;
+        EXPECT_FALSE(std::filesystem::exists(trace));
+        std::filesystem::remove(file);
+    }
+    std::filesystem::remove(rank1);
+}
+
 // Gzip inputs: one cut short is refused by name (a cut CSV was recorded as a broken schedule),
 // and a few kilobytes that decompress into millions of JSON values are refused as too large for
 // the memory there is, instead of aborting the process when memory ran out.
