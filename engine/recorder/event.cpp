@@ -6,10 +6,13 @@
 
 #include <fmt/format.h>
 
+#include "engine/text/shortened.hpp"
+
 namespace pipelens::recorder {
 
 std::string to_string(const Event& event) {
-    return fmt::format("event {}: {} {}", event.sequence, event.name, event.arguments.dump());
+    return fmt::format("event {}: {} {}", event.sequence, shown_text(event.name, 80),
+                       shortened(event.arguments.dump(), 300));
 }
 
 nlohmann::json to_json(const TensorMeta& meta) {
@@ -28,8 +31,8 @@ nlohmann::json to_json(const std::vector<TensorMeta>& metas) {
 
 TensorMeta tensor_meta_from_json(const nlohmann::json& json) {
     if (!json.is_object() || !json.contains("dtype") || !json.contains("shape"))
-        throw std::invalid_argument(
-            fmt::format("tensor metadata needs 'dtype' and 'shape', got {}", json.dump()));
+        throw std::invalid_argument(fmt::format("tensor metadata needs 'dtype' and 'shape', got {}",
+                                                shortened(json.dump(), 120)));
     TensorMeta meta;
     meta.dtype = json.at("dtype").get<std::string>();
     meta.shape = json.at("shape").get<std::vector<std::int64_t>>();
@@ -42,7 +45,7 @@ TensorMeta tensor_meta_from_json(const nlohmann::json& json) {
 std::vector<TensorMeta> tensor_metas_from_json(const nlohmann::json& json) {
     if (!json.is_array())
         throw std::invalid_argument(
-            fmt::format("expected a list of tensor metadata, got {}", json.dump()));
+            fmt::format("expected a list of tensor metadata, got {}", shortened(json.dump(), 120)));
     std::vector<TensorMeta> metas;
     for (const nlohmann::json& item : json)
         metas.push_back(tensor_meta_from_json(item));

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "engine/text/shortened.hpp"
+
 namespace pipelens::recorder {
 namespace {
 
@@ -173,8 +175,8 @@ nlohmann::json arguments_of(const Kind& event) {
 template <class Kind>
 Kind read_kind(const nlohmann::json& arguments) {
     if (!arguments.is_object())
-        throw EventFormatError(
-            fmt::format("malformed arguments: expected a JSON object, got {}", arguments.dump()));
+        throw EventFormatError(fmt::format("malformed arguments: expected a JSON object, got {}",
+                                           shortened(arguments.dump(), 120)));
     Kind event;
     Kind::fields(event, [&](const char* name, auto& value) {
         const auto found = arguments.find(name);
@@ -187,7 +189,8 @@ Kind read_kind(const nlohmann::json& arguments) {
             read_field(*found, value);
         } catch (const WrongType& wrong) {
             throw EventFormatError(fmt::format("malformed arguments: field '{}' must be {}, got {}",
-                                               name, wrong.expected, found->dump()));
+                                               name, wrong.expected,
+                                               shortened(found->dump(), 120)));
         } catch (const ImpossibleValue& impossible) {
             throw EventFormatError(
                 fmt::format("malformed arguments: field '{}': {}", name, impossible.why));

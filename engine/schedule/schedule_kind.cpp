@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "engine/text/nearest_names.hpp"
+#include "engine/text/shortened.hpp"
 
 namespace pipelens {
 namespace {
@@ -65,8 +66,8 @@ std::string unknown_kind_message(std::string_view name) {
     const std::vector<std::string> nearest = nearest_names(name, kind_names());
     const std::string suggestion =
         nearest.empty() ? "" : fmt::format("did you mean {}? ", quoted_alternatives(nearest, ""));
-    return fmt::format("unknown schedule kind '{}': {}expected one of {}", name, suggestion,
-                       known_names());
+    return fmt::format("unknown schedule kind '{}': {}expected one of {}", shown_text(name, 80),
+                       suggestion, known_names());
 }
 
 }  // namespace

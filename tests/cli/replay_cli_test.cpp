@@ -294,6 +294,18 @@ TEST(ReplayCli, DeeplyNestedArgumentsAndASnapshotThatIsNoListAreDamage) {
                                   "the trace is damaged\n")
             << command;
     }
+    // A megabyte of kind name is quoted cut short: one line, not three copies of it.
+    const auto long_kind = fresh_trace("replay_long_kind");
+    std::filesystem::copy_file(recorded, long_kind);
+    ASSERT_EQ(edit_trace(long_kind,
+                         "UPDATE events SET arguments = json_set(arguments, '$.kind', "
+                         "replace(hex(zeroblob(500000)), '00', 'AA')) "
+                         "WHERE sequence = 1"),
+              1);
+    const auto quoted = run_pipelens("replay " + long_kind.string());
+    EXPECT_EQ(quoted.exit_code, 2);
+    EXPECT_LT(quoted.err.size(), 2000u);
+    EXPECT_NE(quoted.err.find("unknown schedule kind 'AAAA"), std::string::npos) << quoted.err;
     ASSERT_EQ(edit_trace(recorded, "UPDATE state_snapshots SET state = '{}'"), 1);
     const auto snapshot = run_pipelens("replay " + recorded.string() + " --check");
     EXPECT_EQ(snapshot.exit_code, 2);
