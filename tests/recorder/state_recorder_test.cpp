@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "engine/recorder/pipeline_state.hpp"
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/recorder/state_bisect.hpp"
 #include "engine/recorder/state_equality.hpp"
@@ -167,6 +168,26 @@ TEST(StateReplay, AMalformedOrUnknownEventIsNamed) {
                   R"({"device":"cpu","kind":"local","timeout_ns":10000000000,"world_size":4}: )"
                   "no recorded call has this name");
     }
+}
+
+// A buffer planned before its stage knew its tensors (no metadata, 0 bytes) does not hold
+// them: validation names it as it names one planned for other tensors. A simulation's buffers,
+// sizes only, on stages without metadata, validate.
+TEST(StateValidation, ABufferPlannedWithoutTheStagesTensorsIsAProblem) {
+    PipelineState state;
+    state.schedule.stage_count = 1;
+    StageState stage;
+    stage.outputs = std::vector<TensorMeta>{{{2, 16}, {16, 1}, "f32", true}};
+    state.stages.push_back(stage);
+    BufferPlan send;
+    send.direction = BufferDirection::send_forward;
+    state.buffers.push_back(send);
+    EXPECT_EQ(validate_state(state),
+              std::vector<std::string>{
+                  "stage[0].send_forward was planned for () but the stage needs (f32[2, 16])"});
+    state.stages[0].outputs.reset();
+    state.buffers[0].bytes = 128;
+    EXPECT_EQ(validate_state(state), std::vector<std::string>{});
 }
 
 TEST(StateEquality, ReportNamesTheFieldInTheUpstreamFormat) {
