@@ -7,8 +7,12 @@
 // hold, is refused as too large (ScheduleTooLargeError) before any schedule is built.
 #include <algorithm>
 #include <climits>
+#include <functional>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/run_record/parallel_for.hpp"
 #include "engine/schedule/schedule_size.hpp"
@@ -42,11 +46,15 @@ void check_pins(const ModelSpec& model, const ClusterSpec& cluster, const PlanPi
                         "holds as many GPUs",
                         cluster.gpus_per_host, cluster.gpus));
     if (pins.v && *pins.v != 1 && pins.schedule && !is_multi_stage(*pins.schedule))
-        throw PlanError(
-            fmt::format("--v {}: {} runs one stage per rank (v = 1); give --v 1 or a "
-                        "schedule of several stages per rank (Interleaved1F1B, "
-                        "InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, LoopedBFS)",
-                        *pins.v, schedule_kind_name(*pins.schedule)));
+        throw PlanError(fmt::format(
+            "{}: {} runs one stage per rank (v = 1); give {} or a schedule of several stages per "
+            "rank (Interleaved1F1B, InterleavedZeroBubble, ZBVZeroBubble, DualPipeV, LoopedBFS)",
+            pins.layers_per_stage.empty()
+                ? fmt::format("--v {}", *pins.v)
+                : fmt::format("--layout has {} stages on pp={}, so v is {}",
+                              pins.layers_per_stage.size(), pins.pp.value_or(0), *pins.v),
+            schedule_kind_name(*pins.schedule),
+            pins.layers_per_stage.empty() ? "--v 1" : "a layout of pp stages"));
     if (pins.tp && (cluster.gpus % *pins.tp != 0 || shape.hidden % *pins.tp != 0 ||
                     shape.heads % *pins.tp != 0))
         throw PlanError(
@@ -59,9 +67,13 @@ void check_pins(const ModelSpec& model, const ClusterSpec& cluster, const PlanPi
             fmt::format("--layout has {} stages, so pp is {}: it must divide the GPUs "
                         "({}; give --pp to run the stages as pp x v)",
                         pins.layers_per_stage.size(), *pins.pp, cluster.gpus));
-    if (pins.pp && (cluster.gpus % *pins.pp != 0 || (!split && shape.layers % *pins.pp != 0)))
-        throw PlanError(fmt::format("--pp {}: must divide the GPUs ({}) and the layers ({})",
-                                    *pins.pp, cluster.gpus, shape.layers));
+    if (pins.pp && cluster.gpus % *pins.pp != 0)
+        throw PlanError(fmt::format("--pp {}: must divide the GPUs ({})", *pins.pp, cluster.gpus));
+    if (pins.pp && !split && shape.layers % *pins.pp != 0)
+        throw PlanError(
+            fmt::format("--pp {}: must divide the layers ({}; a --layout splits them "
+                        "unevenly)",
+                        *pins.pp, shape.layers));
     if (pins.dp && (cluster.gpus % *pins.dp != 0 || model.global_batch % *pins.dp != 0))
         throw PlanError(fmt::format("--dp {}: must divide the GPUs ({}) and the global batch ({})",
                                     *pins.dp, cluster.gpus, model.global_batch));
@@ -145,10 +157,9 @@ void add_schedules(PlanLayout layout, const ModelSpec& model, const PlanOptions&
     }
 }
 
-}  // namespace
-
-std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& cluster,
-                                     const PlanOptions& given) {
+// Every layout the pins allow; none (not an error) when they allow none.
+std::vector<PlanLayout> allowed_layouts(const ModelSpec& model, const ClusterSpec& cluster,
+                                        const PlanOptions& given) {
     PlanOptions options = given;
     options.pins = with_split_pins(model, given.pins);
     const PlanPins& pins = options.pins;
@@ -184,13 +195,87 @@ std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& 
             }
         }
     }
-    if (layouts.empty())
-        throw PlanError(fmt::format(
+    return layouts;
+}
+
+// One pin given, by its flag, with the rule it takes part in.
+struct PinRule {
+    std::string flag;  // "--m 7"
+    std::string rule;
+};
+
+// The pins each of which, left out, lets some layout through: they are what allows none.
+std::vector<PinRule> blocking_pins(const ModelSpec& model, const ClusterSpec& cluster,
+                                   const PlanOptions& options) {
+    const PlanPins& pins = options.pins;
+    const std::string batch = fmt::format(
+        "m is the global batch ({}) over dp x microbatch size, so dp x microbatch size must divide "
+        "it",
+        model.global_batch);
+    const std::string accepts =
+        "the schedule must accept pp, v and m (GPipe, 1F1B and ZeroBubbleH2 run one stage per "
+        "rank; the interleaved ones need the layers to split into pp x v stages)";
+    std::vector<std::pair<PinRule, std::function<void(PlanPins&)>>> candidates;
+    const auto add = [&](const auto& pin, const char* flag, std::string rule, auto clear) {
+        if (pin)
+            candidates.push_back({{fmt::format("{} {}", flag, *pin), std::move(rule)}, clear});
+    };
+    add(pins.m, "--m", batch, [](PlanPins& p) { p.m.reset(); });
+    add(pins.microbatch_size, "--microbatch-size", batch,
+        [](PlanPins& p) { p.microbatch_size.reset(); });
+    add(pins.dp, "--dp", batch, [](PlanPins& p) { p.dp.reset(); });
+    add(pins.v, "--v", accepts, [](PlanPins& p) { p.v.reset(); });
+    if (pins.schedule)
+        candidates.push_back(
+            {{fmt::format("--schedule {}", schedule_kind_name(*pins.schedule)), accepts},
+             [](PlanPins& p) { p.schedule.reset(); }});
+    add(pins.pp, "--pp", accepts, [](PlanPins& p) { p.pp.reset(); });
+    add(pins.tp, "--tp", "tp x pp x dp must equal the GPUs", [](PlanPins& p) { p.tp.reset(); });
+    std::vector<PinRule> blocking;
+    for (const auto& [pin, clear] : candidates) {
+        PlanOptions without = options;
+        clear(without.pins);
+        try {
+            if (!allowed_layouts(model, cluster, without).empty())
+                blocking.push_back(pin);
+        } catch (const PlanError&) {
+            // Another rule breaks without this pin: it is not the one to name.
+        }
+    }
+    return blocking;
+}
+
+std::string no_layout_message(const ModelSpec& model, const ClusterSpec& cluster,
+                              const PlanOptions& options) {
+    const std::vector<PinRule> blocking = blocking_pins(model, cluster, options);
+    if (blocking.empty())
+        return fmt::format(
             "no layout of {} GPUs fits: tp must divide the hidden size ({}) and heads ({}), pp "
             "the layers ({}), and dp x microbatch size the global batch ({}); the schedule must "
             "accept pp and m",
             cluster.gpus, model.shape.hidden, model.shape.heads, model.shape.layers,
-            model.global_batch));
+            model.global_batch);
+    std::vector<std::string> flags;
+    std::vector<std::string> rules;
+    for (const PinRule& pin : blocking) {
+        flags.push_back(pin.flag);
+        if (std::find(rules.begin(), rules.end(), pin.rule) == rules.end())
+            rules.push_back(pin.rule);
+    }
+    return fmt::format(
+        "{}: no layout of {} GPUs takes {} with the other pins, and leaving {} "
+        "out would give some: {}",
+        fmt::join(flags, ", "), cluster.gpus, blocking.size() == 1 ? "it" : "them together",
+        blocking.size() == 1 ? "it" : "one of them", fmt::join(rules, "; "));
+}
+
+}  // namespace
+
+std::vector<PlanLayout> plan_layouts(const ModelSpec& model, const ClusterSpec& cluster,
+                                     const PlanOptions& options) {
+    std::vector<PlanLayout> layouts = allowed_layouts(model, cluster, options);
+    if (layouts.empty())
+        throw PlanError(no_layout_message(model, cluster, options));
     return layouts;
 }
 

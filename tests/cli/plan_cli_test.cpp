@@ -112,6 +112,18 @@ TEST(PlanCli, BadPinsAndSizesAreUsageErrorsNamingTheRule) {
     ASSERT_EQ(any_kind.exit_code, 0) << any_kind.err;
     for (const auto& layout : nlohmann::json::parse(any_kind.out))
         EXPECT_EQ(layout.at("v"), 2) << layout.dump();
+    // A pin no layout takes is named, with its rule, not "no layout fits" (which reads as memory).
+    const auto m = run_pipelens(std::string(kModel) + " --gpus 8 --m 7");
+    EXPECT_EQ(m.exit_code, 2);
+    EXPECT_EQ(m.err,
+              "pipelens plan: --m 7: no layout of 8 GPUs takes it with the other pins, and leaving "
+              "it out would give some: m is the global batch (16) over dp x microbatch size, so dp "
+              "x microbatch size must divide it\n");
+    // With --layout, pp need not divide the layers: only the GPUs are named.
+    const auto layout_pp =
+        run_pipelens(std::string(kModel) + " --gpus 8 --layout \"Et*3|t*3|t*2L\" --pp 3");
+    EXPECT_EQ(layout_pp.exit_code, 2);
+    EXPECT_EQ(layout_pp.err, "pipelens plan: --pp 3: must divide the GPUs (8)\n");
     const auto hosts = run_pipelens(std::string(kModel) + " --gpus 8 --gpus-per-host 3");
     EXPECT_EQ(hosts.exit_code, 2);
     EXPECT_EQ(hosts.err,
