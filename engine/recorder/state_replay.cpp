@@ -82,11 +82,19 @@ std::optional<std::string> compare_event_streams(const std::vector<Event>& recor
     for (std::size_t index = 0; index < common; ++index) {
         const Event& left = recorded[index];
         const Event& right = replayed[index];
-        if (left.name != right.name || left.parent != right.parent ||
-            left.arguments != right.arguments)
-            return fmt::format(
-                "the replay made event {} as\n    {}\nbut the trace recorded\n    {}", index,
-                to_string(right), to_string(left));
+        if (left.name == right.name && left.parent == right.parent &&
+            left.arguments == right.arguments)
+            continue;
+        // Events alike but for where they nest read the same: say where each is nested.
+        const auto text = [&](const Event& event) {
+            if (left.parent == right.parent)
+                return to_string(event);
+            return to_string(event) + (event.parent
+                                           ? fmt::format(" (nested in event {})", *event.parent)
+                                           : std::string(" (not nested)"));
+        };
+        return fmt::format("the replay made event {} as\n    {}\nbut the trace recorded\n    {}",
+                           index, text(right), text(left));
     }
     if (recorded.size() != replayed.size())
         return fmt::format("the trace recorded {} events but the replay made {}", recorded.size(),

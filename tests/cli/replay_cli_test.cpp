@@ -104,6 +104,19 @@ TEST(ReplayCli, ATamperedEventIsReportedByTheFieldItChanged) {
                   "  > Right: F=1500ns I=1000ns W=1000ns B=2000ns sends=0B holds=0B\n");
 }
 
+// An event the replay makes alike but nested elsewhere is told apart by where each is nested:
+// both sides once printed the same text.
+TEST(ReplayCli, AnEventNestedElsewhereSaysWhereEachSideNestsIt) {
+    const auto trace = fresh_trace("replay_renested");
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
+    ASSERT_EQ(edit_trace(trace, "UPDATE events SET parent = 2 WHERE sequence = 10"), 1);
+    const auto result = run_pipelens("replay " + trace.string() + " --check");
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find("(nested in event 7)\nbut the trace recorded\n"), std::string::npos)
+        << result.err;
+    EXPECT_NE(result.err.find("(nested in event 2)\n"), std::string::npos) << result.err;
+}
+
 TEST(ReplayCli, UptoShowsTheStateAtAnEarlierEvent) {
     const auto trace = fresh_trace("replay_upto");
     ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
