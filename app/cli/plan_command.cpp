@@ -531,6 +531,16 @@ void run_plan(PlanFlags flags) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}", error.what()));
     } catch (const sim::GemmRateError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}", error.what()));
+    } catch (const std::overflow_error& error) {
+        // The plan's costs come from the model: name the sizes they were computed from.
+        const auto& shape = flags.model.shape;
+        throw CommandFailure(
+            kExitTooLarge,
+            fmt::format("pipelens plan: {}; here the costs come from the model: --layers {} "
+                        "--hidden {} --sequence {} --vocabulary {} --global-batch {} (a size in "
+                        "the wrong unit?) on {} GPUs at {} TFLOP/s",
+                        error.what(), shape.layers, shape.hidden, shape.sequence, shape.vocabulary,
+                        flags.model.global_batch, flags.cluster.gpus, flags.cluster.peak_tflops));
     }
     if (flags.json) {
         nlohmann::json list = nlohmann::json::array();

@@ -124,6 +124,15 @@ TEST(PlanCli, BadPinsAndSizesAreUsageErrorsNamingTheRule) {
         run_pipelens(std::string(kModel) + " --gpus 8 --layout \"Et*3|t*3|t*2L\" --pp 3");
     EXPECT_EQ(layout_pp.exit_code, 2);
     EXPECT_EQ(layout_pp.err, "pipelens plan: --pp 3: must divide the GPUs (8)\n");
+    // A step past int64's nanoseconds from a model size names the sizes the costs came from.
+    const auto long_sequence = run_pipelens(
+        "plan --layers 24 --hidden 2048 --heads 16 --sequence 1000000000 --global-batch 64 "
+        "--gpus 8");
+    EXPECT_EQ(long_sequence.exit_code, 3);
+    EXPECT_NE(long_sequence.err.find("here the costs come from the model: --layers 24 --hidden "
+                                     "2048 --sequence 1000000000"),
+              std::string::npos)
+        << long_sequence.err;
     const auto hosts = run_pipelens(std::string(kModel) + " --gpus 8 --gpus-per-host 3");
     EXPECT_EQ(hosts.exit_code, 2);
     EXPECT_EQ(hosts.err,
