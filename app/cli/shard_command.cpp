@@ -134,10 +134,11 @@ void run_shard(const ShardOptions& options) {
                              "--block NAME, --show TENSOR or --einsum EQUATION");
     if (options.linearity && options.einsum.empty())
         throw CommandFailure(kExitUsage, "pipelens shard: --linearity goes with --einsum");
-    if (!options.einsum.empty() && !options.out.empty())
+    if ((!options.einsum.empty() || !options.show.empty()) && !options.out.empty())
         throw CommandFailure(kExitUsage,
-                             "pipelens shard: --out records op or block decisions; --einsum "
-                             "makes none");
+                             fmt::format("pipelens shard: --out records op or block decisions; "
+                                         "{} makes none",
+                                         options.einsum.empty() ? "--show" : "--einsum"));
     sharding::DeviceMesh mesh;
     try {
         mesh = sharding::parse_device_mesh(

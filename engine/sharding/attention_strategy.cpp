@@ -8,6 +8,7 @@
 #include "engine/sharding/strategy_utils.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace pipelens::sharding {
 namespace {
@@ -19,15 +20,34 @@ bool returns_debug_mask(const OpSchema& schema) {
     return value != nullptr && value->text == "True";
 }
 
+// Query [B, H, L, E], key [B, H, S, E] and value [B, H, S, Ev], as the kernel checks them: a
+// key of another head dim, or a value of another length than the key, is no attention.
+void require_attention_shapes(const OpCall& call) {
+    const auto& query = call.input(0).tensor.shape;
+    const auto& key = call.input(1).tensor.shape;
+    const auto& value = call.input(2).tensor.shape;
+    const auto text = [](const std::vector<std::int64_t>& shape) {
+        return fmt::format("[{}]", fmt::join(shape, ", "));
+    };
+    if (key.size() != 4 || value.size() != 4 || key[0] != query[0] || value[0] != query[0] ||
+        key[1] != query[1] || value[1] != query[1] || key[3] != query[3] || value[2] != key[2])
+        throw MalformedArgumentError(fmt::format(
+            "{}: query {}, key {} and value {} do not fit: they are [batch, heads, length, head "
+            "dim] with one batch and head count, the key's head dim the query's, the value's "
+            "length the key's",
+            call.schema.op, text(query), text(key), text(value)));
+}
+
 }  // namespace
 
 OpStrategy flash_attention_strategy(const OpCall& call) {
     const DTensorSpec& query = call.input(0);
     if (query.tensor.shape.size() != 4)
-        throw std::invalid_argument(
+        throw MalformedArgumentError(
             fmt::format("{}: query has {} dims; it needs 4 (batch, heads, sequence, head dim)",
                         call.schema.op, query.tensor.shape.size()));
     const auto& shape = query.tensor.shape;
+    require_attention_shapes(call);
     const bool debug_mask = returns_debug_mask(call.schema);
     const std::optional<Placement> none;
     const Placement replicate = Placement::replicate();

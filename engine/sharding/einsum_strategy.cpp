@@ -87,6 +87,14 @@ EinsumDims parse_einsum(const std::string& equation) {
             dims.inputs.begin(), dims.inputs.end(),
             [&](const std::string& input) { return input.find(dim) != std::string::npos; });
         if (!in_output) {
+            // Upstream's strategies shard a contracted dim on both inputs at once: one only an
+            // input holds has no position on the other (it printed as S(-1)).
+            if (!in_every_input)
+                throw std::invalid_argument(fmt::format(
+                    "einsum '{}': dim '{}' is summed within one input alone (in neither the "
+                    "other input nor the output); sum it out first: a contracted dim must be in "
+                    "both inputs",
+                    equation, dim));
             dims.contracting += dim;
         } else if (in_every_input) {
             dims.batch += dim;

@@ -22,14 +22,14 @@ std::vector<std::int64_t> product_shape(const TensorMeta& left, const TensorMeta
 void require_ranks(const OpCall& call, std::size_t first, int rank) {
     for (std::size_t index = first; index < first + 2; ++index)
         if (static_cast<int>(call.input(index).tensor.shape.size()) != rank)
-            throw std::invalid_argument(fmt::format("{}: input {} has {} dims; it needs {}",
-                                                    call.schema.op, index,
-                                                    call.input(index).tensor.shape.size(), rank));
+            throw MalformedArgumentError(fmt::format("{}: input {} has {} dims; it needs {}",
+                                                     call.schema.op, index,
+                                                     call.input(index).tensor.shape.size(), rank));
     const std::vector<std::int64_t>& left = call.input(first).tensor.shape;
     const std::vector<std::int64_t>& right = call.input(first + 1).tensor.shape;
     const bool batches_agree = rank == 2 || left.front() == right.front();
     if (left.back() != right[right.size() - 2] || !batches_agree)
-        throw std::invalid_argument(fmt::format(
+        throw MalformedArgumentError(fmt::format(
             "{}: inputs {} and {} of shapes [{}] and [{}] cannot be multiplied", call.schema.op,
             first, first + 1, fmt::join(left, ", "), fmt::join(right, ", ")));
 }

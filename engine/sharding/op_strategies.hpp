@@ -5,6 +5,8 @@
 // not be sharded that way already left out, costs filled in.
 #pragma once
 
+#include <optional>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,15 @@ using StrategyFunction = OpStrategy (*)(const OpCall& call);
 
 // nullptr when the op has no strategy.
 StrategyFunction find_strategy(std::string_view op);
+
+// What an op's ATen schema takes: `tensors` tensor arguments first, then from `least_values` to
+// `most_values` other arguments.
+struct OpArity {
+    int tensors = 0;
+    int least_values = 0;
+    int most_values = 0;
+};
+std::optional<OpArity> op_arity(std::string_view op);  // nullopt for an op without a strategy
 std::vector<std::string> registered_ops();
 
 // "aten.mm" -> "aten.mm.default": the registered overload of a name given without one

@@ -4,7 +4,11 @@
 #include "engine/sharding/placement.hpp"
 
 #include <charconv>
+#include <map>
+#include <optional>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -29,14 +33,39 @@ void expect(std::string_view text, std::size_t& at, char wanted) {
 }
 
 // A shard-order index after a shard, as a Spec prints it ("S(0)[1]", late-2025 upstream's
-// "_S(0, 2)[1]"), is read past: placements here apply left to right, and a strided shard's
-// split factor already carries its order.
-void skip_shard_order(std::string_view text, std::size_t& at) {
+// "_S(0, 2)[1]"), when there is one. A strided shard's split factor already carries its order.
+std::optional<int> read_shard_order(std::string_view text, std::size_t& at) {
     if (at >= text.size() || text[at] != '[')
-        return;
+        return std::nullopt;
     ++at;
-    read_int(text, at);
+    const int order = read_int(text, at);
     expect(text, at, ']');
+    return order;
+}
+
+// Placements here apply in mesh-dim order, left to right: a tensor dim sharded on several mesh
+// dims is split by the first of them first, which upstream writes S(0)[0]S(0)[1]. Another order
+// (S(0)[1]S(0)[0]: the later mesh dim first) is a layout they cannot give, and was drawn as the
+// default one; indices past the shards of their dim, or repeated, are no order at all.
+void require_mesh_dim_order(std::string_view text,
+                            const std::vector<std::pair<int, std::optional<int>>>& shards) {
+    std::map<int, std::vector<std::optional<int>>> by_dim;
+    for (const auto& [dim, order] : shards)
+        by_dim[dim].push_back(order);
+    for (const auto& [dim, orders] : by_dim) {
+        bool given = false;
+        bool in_order = true;
+        for (std::size_t index = 0; index < orders.size(); ++index) {
+            given |= orders[index].has_value();
+            in_order &= !orders[index] || *orders[index] == static_cast<int>(index);
+        }
+        if (given && !in_order)
+            throw std::invalid_argument(fmt::format(
+                "placements '{}': the shard-order indices of tensor dim {} are not 0 to {} in "
+                "mesh-dim order: pipelens splits a dim by its mesh dims left to right (S({})[0] "
+                "first); give them in that order or without indices",
+                text, dim, orders.size() - 1, dim));
+    }
 }
 
 }  // namespace
@@ -86,6 +115,7 @@ std::string to_string(const std::vector<Placement>& placements) {
 
 std::vector<Placement> parse_placements(std::string_view text) {
     std::vector<Placement> placements;
+    std::vector<std::pair<int, std::optional<int>>> shards;  // plain shards' dims and orders
     std::size_t at = 0;
     while (at < text.size()) {
         if (text[at] == ' ' || text[at] == ',') {
@@ -98,7 +128,7 @@ std::vector<Placement> parse_placements(std::string_view text) {
             const int dim = read_int(text, at);
             expect(text, at, ')');
             placements.push_back(Placement::shard(dim));
-            skip_shard_order(text, at);
+            shards.push_back({dim, read_shard_order(text, at)});
         } else if (text.substr(at, 3) == "_S(") {
             at += 3;
             const int dim = read_int(text, at);
@@ -112,7 +142,7 @@ std::vector<Placement> parse_placements(std::string_view text) {
                     fmt::format("placements '{}': _S({}, {}): a split factor is at least 1", text,
                                 dim, factor));
             placements.push_back(Placement::strided_shard(dim, factor));
-            skip_shard_order(text, at);
+            read_shard_order(text, at);
         } else if (text[at] == 'P') {
             ++at;
             std::string op = "sum";
@@ -132,6 +162,7 @@ std::vector<Placement> parse_placements(std::string_view text) {
                 "placements '{}': expected S(d), _S(d, f), R or P(op) at position {}", text, at));
         }
     }
+    require_mesh_dim_order(text, shards);
     return placements;
 }
 

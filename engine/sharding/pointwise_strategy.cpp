@@ -55,7 +55,7 @@ OpStrategy pointwise_strategy(const OpCall& call) {
     try {
         common = broadcast_shapes(shapes);
     } catch (const std::invalid_argument& error) {
-        throw std::invalid_argument(fmt::format("{}: {}", call.schema.op, error.what()));
+        throw MalformedArgumentError(fmt::format("{}: {}", call.schema.op, error.what()));
     }
     const int linearity = linearity_of(call.schema.op);
     OpStrategy result;

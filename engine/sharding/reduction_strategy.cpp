@@ -18,7 +18,7 @@ std::vector<int> parse_dims(const std::string& text, int ndim, const std::string
     std::vector<int> dims;
     for (const std::int64_t dim : integers_in(text, op)) {
         if (dim < -ndim || dim >= ndim)
-            throw std::invalid_argument(
+            throw MalformedArgumentError(
                 fmt::format("{}: dim {} is out of range for {} dims", op, dim, ndim));
         const int wrapped = static_cast<int>(dim < 0 ? dim + ndim : dim);
         if (std::find(dims.begin(), dims.end(), wrapped) != dims.end())

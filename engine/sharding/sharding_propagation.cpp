@@ -71,6 +71,28 @@ void require_possible_moves(const OpSpec& chosen, const OpSchema& schema) {
         to_string(schema)));
 }
 
+// The op's ATen schema's arguments, counted: an extra tensor was dropped without a word
+// (aten.relu of two tensors ran as a binary op), a missing one failed as a sharding failure.
+void require_arity(const OpSchema& schema, std::size_t tensors) {
+    const std::optional<OpArity> arity = op_arity(schema.op);
+    if (!arity)
+        return;
+    const std::size_t values = schema.arguments.size() - tensors;
+    if (static_cast<int>(tensors) == arity->tensors &&
+        static_cast<int>(values) >= arity->least_values &&
+        static_cast<int>(values) <= arity->most_values)
+        return;
+    const std::string others =
+        arity->most_values == 0 ? std::string("nothing else")
+        : arity->least_values == arity->most_values
+            ? fmt::format("{} other argument{}", arity->most_values,
+                          arity->most_values == 1 ? "" : "s")
+            : fmt::format("{} to {} other arguments", arity->least_values, arity->most_values);
+    throw MalformedArgumentError(
+        fmt::format("{}: takes {} tensor{} and {}; got {} and {}", to_string(schema),
+                    arity->tensors, arity->tensors == 1 ? "" : "s", others, tensors, values));
+}
+
 }  // namespace
 
 std::size_t select_strategy(const OpStrategy& strategy, const OpSchema& schema) {
@@ -105,6 +127,7 @@ ShardingDecision propagate(const OpSchema& schema) {
             "for {})",
             schema.op, fmt::join(registered_ops(), ", ")));
     const std::vector<DTensorSpec> tensors = schema.tensor_arguments();
+    require_arity(schema, tensors.size());
     if (tensors.empty())
         throw ShardingError(fmt::format("{}: no tensor argument carries a device mesh", schema.op));
     require_one_mesh(schema);

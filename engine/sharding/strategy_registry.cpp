@@ -1,6 +1,7 @@
 // Op name -> strategy function, and the small helpers of OpCall.
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <utility>
 
 #include "engine/sharding/op_strategies.hpp"
@@ -9,32 +10,45 @@
 namespace pipelens::sharding {
 namespace {
 
-using Entry = std::pair<std::string_view, StrategyFunction>;
+// An op's strategy and its ATen schema's arguments: the tensors it takes and how many other
+// arguments may follow them (`beta`, `alpha`; `keepdim`, `dtype`; a view's shape).
+struct Entry {
+    std::string_view name;
+    StrategyFunction function;
+    OpArity arity;
+};
 
 constexpr std::array kStrategies{
-    Entry{"aten.mm.default", mm_strategy},
-    Entry{"aten.addmm.default", addmm_strategy},
-    Entry{"aten.bmm.default", bmm_strategy},
-    Entry{"aten.baddbmm.default", baddbmm_strategy},
-    Entry{"aten.embedding.default", embedding_strategy},
-    Entry{"aten._scaled_dot_product_flash_attention.default", flash_attention_strategy},
-    Entry{"aten.add.Tensor", pointwise_strategy},
-    Entry{"aten.sub.Tensor", pointwise_strategy},
-    Entry{"aten.mul.Tensor", pointwise_strategy},
-    Entry{"aten.div.Tensor", pointwise_strategy},
-    Entry{"aten.relu.default", pointwise_strategy},
-    Entry{"aten.gelu.default", pointwise_strategy},
-    Entry{"aten.silu.default", pointwise_strategy},
-    Entry{"aten.tanh.default", pointwise_strategy},
-    Entry{"aten.sum.default", reduction_strategy},
-    Entry{"aten.sum.dim_IntList", reduction_strategy},
-    Entry{"aten.mean.default", reduction_strategy},
-    Entry{"aten.mean.dim", reduction_strategy},
-    Entry{"aten.view.default", view_strategy},
-    Entry{"aten.reshape.default", view_strategy},
-    Entry{"aten.transpose.int", transpose_strategy},
-    Entry{"aten.t.default", transpose_strategy},
+    Entry{"aten.mm.default", mm_strategy, {2, 0, 0}},
+    Entry{"aten.addmm.default", addmm_strategy, {3, 0, 2}},
+    Entry{"aten.bmm.default", bmm_strategy, {2, 0, 0}},
+    Entry{"aten.baddbmm.default", baddbmm_strategy, {3, 0, 2}},
+    Entry{"aten.embedding.default", embedding_strategy, {2, 0, 3}},
+    Entry{"aten._scaled_dot_product_flash_attention.default", flash_attention_strategy, {3, 0, 4}},
+    Entry{"aten.add.Tensor", pointwise_strategy, {2, 0, 1}},
+    Entry{"aten.sub.Tensor", pointwise_strategy, {2, 0, 1}},
+    Entry{"aten.mul.Tensor", pointwise_strategy, {2, 0, 0}},
+    Entry{"aten.div.Tensor", pointwise_strategy, {2, 0, 0}},
+    Entry{"aten.relu.default", pointwise_strategy, {1, 0, 0}},
+    Entry{"aten.gelu.default", pointwise_strategy, {1, 0, 1}},
+    Entry{"aten.silu.default", pointwise_strategy, {1, 0, 0}},
+    Entry{"aten.tanh.default", pointwise_strategy, {1, 0, 0}},
+    Entry{"aten.sum.default", reduction_strategy, {1, 0, 1}},
+    Entry{"aten.sum.dim_IntList", reduction_strategy, {1, 1, 3}},
+    Entry{"aten.mean.default", reduction_strategy, {1, 0, 1}},
+    Entry{"aten.mean.dim", reduction_strategy, {1, 1, 3}},
+    Entry{"aten.view.default", view_strategy, {1, 1, 1}},
+    Entry{"aten.reshape.default", view_strategy, {1, 1, 1}},
+    Entry{"aten.transpose.int", transpose_strategy, {1, 2, 2}},
+    Entry{"aten.t.default", transpose_strategy, {1, 0, 0}},
 };
+
+const Entry* entry_of(std::string_view op) {
+    for (const Entry& entry : kStrategies)
+        if (entry.name == op)
+            return &entry;
+    return nullptr;
+}
 
 }  // namespace
 
@@ -51,16 +65,19 @@ std::vector<std::string> OpCall::values() const {
 }
 
 StrategyFunction find_strategy(std::string_view op) {
-    for (const auto& [name, function] : kStrategies)
-        if (name == op)
-            return function;
-    return nullptr;
+    const Entry* entry = entry_of(op);
+    return entry == nullptr ? nullptr : entry->function;
+}
+
+std::optional<OpArity> op_arity(std::string_view op) {
+    const Entry* entry = entry_of(op);
+    return entry == nullptr ? std::nullopt : std::optional<OpArity>(entry->arity);
 }
 
 std::vector<std::string> registered_ops() {
     std::vector<std::string> names;
-    for (const auto& [name, function] : kStrategies)
-        names.emplace_back(name);
+    for (const Entry& entry : kStrategies)
+        names.emplace_back(entry.name);
     return names;
 }
 
@@ -71,9 +88,10 @@ std::string resolve_overload(const std::string& op, std::size_t arguments) {
         return arguments > 1 ? "aten.sum.dim_IntList" : "aten.sum.default";
     if (op == "aten.mean")  // as torch dispatches mean(x) and mean(x, dims)
         return arguments > 1 ? "aten.mean.dim" : "aten.mean.default";
-    for (const auto& [name, function] : kStrategies)
-        if (name.starts_with(op + ".") && name.find('.', op.size() + 1) == std::string_view::npos)
-            return std::string(name);
+    for (const Entry& entry : kStrategies)
+        if (entry.name.starts_with(op + ".") &&
+            entry.name.find('.', op.size() + 1) == std::string_view::npos)
+            return std::string(entry.name);
     return op;
 }
 

@@ -46,7 +46,7 @@ std::vector<std::int64_t> parse_shape(const std::string& text, std::int64_t elem
     // others' (and with a 0 among them it stays -1).
     const std::int64_t total = *checked_element_count(shape);
     if (total != elements)
-        throw std::invalid_argument(
+        throw MalformedArgumentError(
             fmt::format("{}: shape {} does not hold {} elements", op, text, elements));
     return shape;
 }
@@ -202,7 +202,7 @@ OpStrategy view_strategy(const OpCall& call) {
     const bool strict = call.schema.op.starts_with("aten.view");
     const std::vector<std::string> values = call.values();
     if (values.empty())
-        throw std::invalid_argument(
+        throw MalformedArgumentError(
             fmt::format("{}: needs the new shape, e.g. [128]", call.schema.op));
     const std::vector<std::int64_t> to =
         parse_shape(values[0], input.tensor.element_count(), call.schema.op);
@@ -247,7 +247,7 @@ OpStrategy transpose_strategy(const OpCall& call) {
     first = first < 0 ? first + rank : first;
     second = second < 0 ? second + rank : second;
     if (first < 0 || second < 0 || first >= rank || second >= rank)
-        throw std::invalid_argument(
+        throw MalformedArgumentError(
             fmt::format("{}: dims {} and {} for a tensor of {} dims", op, first, second, ndim));
     std::vector<std::int64_t> shape = input.tensor.shape;
     if (first != second)

@@ -6,6 +6,8 @@
 // printing and pricing, and arguments printed as Python prints them.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -125,11 +127,12 @@ TEST(ShardCli, ErrorsNameTheOpAndExitNonZero) {
               "pipelens: --show: a drawing shows at most 4096 devices; "
               "DeviceMesh((tp=1048576), 'cuda', stride=(1,)) has 1048576 (the layout "
               "reads the same on a smaller mesh of the same shape)\n");
-    // Matrices that cannot be multiplied were propagated as if they could (exit 0).
+    // Matrices that cannot be multiplied were propagated as if they could (exit 0); torch
+    // refuses the call, so it is bad input.
     for (const std::string op :
          {"aten.mm(f32[4,4](R), f32[5,4](R))", "aten.bmm(f32[2,4,4](R), f32[3,4,4](R))"}) {
         result = run_pipelens("shard '" + op + "' --mesh tp=4");
-        EXPECT_EQ(result.exit_code, 1) << op;
+        EXPECT_EQ(result.exit_code, 2) << op;
         EXPECT_NE(result.err.find("cannot be multiplied"), std::string::npos) << result.err;
     }
 }
@@ -151,7 +154,20 @@ TEST(ShardCli, ArgumentsAnOpDoesNotTakeAreUsageErrors) {
         {"aten.view(f32[0,6](R), [0,-1])",
          "aten.view.default: shape [0, -1] leaves -1 ambiguous: its other sizes hold 0 "
          "elements, so any size fits"},
-        {"aten.transpose(f32[4,8](S(0)), 1)", "aten.transpose.int: takes two dims, not 1 argument"},
+        {"aten.transpose(f32[4,8](S(0)), 1)",
+         "aten.transpose.int(Spec(f32[4, 8](S(0))), 1) on DeviceMesh((tp=2), 'cuda', "
+         "stride=(1,))): takes 1 tensor and 2 other arguments; got 1 and 1"},
+        // An argument more than the op's schema takes was dropped: relu of two tensors ran as
+        // a binary op, a third matrix of mm was never looked at.
+        {"aten.relu(f32[8,8](S(1)), f32[8,8](S(0)))",
+         "aten.relu.default(Spec(f32[8, 8](S(1))), Spec(f32[8, 8](S(0)))) on "
+         "DeviceMesh((tp=2), 'cuda', stride=(1,))): takes 1 tensor and nothing else; got 2 and "
+         "0"},
+        {"aten.view(f32[8,16](S(0)), [128], [4])",
+         "aten.view.default(Spec(f32[8, 16](S(0))), [128], [4]) on DeviceMesh((tp=2), 'cuda', "
+         "stride=(1,))): takes 1 tensor and 1 other argument; got 1 and 2"},
+        {"aten.sum(f32[8,16](S(0)), [5])",
+         "aten.sum.dim_IntList: dim 5 is out of range for 2 dims"},
         {"aten.transpose(f32[4,8](S(0)), a, b)", "aten.transpose.int: 'a' is not an integer"},
         {"aten.t(f32[4,8,2](S(0)))", "aten.t.default: expects a tensor of at most 2 dims, not 3"},
     };
@@ -249,8 +265,25 @@ TEST(ShardCli, EinsumListsTheStrategiesUpstreamCounts) {
     EXPECT_EQ(result.err,
               "pipelens: --einsum: einsum 'ii->i': dim 'i' appears twice in 'ii' (diagonals are "
               "not supported)\n");
+    // A dim summed within one input alone has no position on the other: it printed as S(-1).
+    result = run_pipelens("shard --einsum 'ab,c->a' --mesh tp=4");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens: --einsum: einsum 'ab,c->a': dim 'b' is summed within one input alone (in "
+              "neither the other input nor the output); sum it out first: a contracted dim must "
+              "be in both inputs\n");
     EXPECT_EQ(run_pipelens("shard --linearity 'aten.relu(f32[8](R))'").exit_code, 2);
     EXPECT_EQ(run_pipelens("shard --einsum 'mk,kn->mn' --out x.db").exit_code, 2);
+    EXPECT_EQ(run_pipelens("shard --show 'f32[4](S(0))' --out x.db").exit_code, 2);
+    EXPECT_FALSE(std::filesystem::exists("x.db"));
+    // A shard order other than mesh-dim order was read past and drawn as the default layout.
+    result = run_pipelens("shard --show 'f32[8](S(0)[1]S(0)[0])' --mesh dp=2,tp=2");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find("the shard-order indices of tensor dim 0 are not 0 to 1 in mesh-dim "
+                              "order"),
+              std::string::npos)
+        << result.err;
+    EXPECT_EQ(run_pipelens("shard --show 'f32[8](S(0)[0]S(0)[1])' --mesh dp=2,tp=2").exit_code, 0);
 }
 
 // dp=2 x tp=8, 8 devices per host: gathering S(0)S(0) to RS(0) gathers tp first, then dp across
@@ -433,6 +466,16 @@ TEST(ShardCli, FlashAttentionShardsTheDebugMaskWhenItIsReturned) {
                   "(S(0), S(0), S(0)) -> (S(0), S(0), None, None, None, None, R, None, R)",
                   "aten._scaled_dot_product_flash_attention.default(" + specs +
                       ", 0.0, False, False)" + mesh}));
+    // A key of another head dim than the query's, or a value of another length than the key's,
+    // is no attention: refused as mm refuses matrices that do not multiply.
+    const auto mismatched = run_pipelens(
+        "shard 'aten._scaled_dot_product_flash_attention(f32[4,8,128,64](S(0)), "
+        "f32[4,8,256,32](S(0)), f32[4,8,128,64](S(0)))' --mesh tp=4");
+    EXPECT_EQ(mismatched.exit_code, 2);
+    EXPECT_NE(mismatched.err.find("query [4, 8, 128, 64], key [4, 8, 256, 32] and value [4, 8, "
+                                  "128, 64] do not fit"),
+              std::string::npos)
+        << mismatched.err;
 }
 
 // Upstream main of 2026 leaves a spec with a strided shard without a shard order: it prints no
