@@ -95,8 +95,8 @@ bool adopt_run(TraceSession& session, std::int64_t run_id, TimelineModel model) 
         session.summary_line = summary_text(session.summary);
         session.subject.clear();
         HoldRequest request;  // stragglers as read_stragglers finds them
-        request.stragglers.calibrated_ns =
-            analysis::calibrated_stage_costs(session.reader->profile(run_id));
+        request.stragglers =
+            analysis::straggler_options(session.model->run(), session.reader->profile(run_id));
         start_analysis(session, session.reader->path().string(), std::move(request));
         session.events = session.reader->events(run_id);
         session.errors = traces::root_cause_first(std::move(errors));

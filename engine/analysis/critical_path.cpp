@@ -196,11 +196,14 @@ class Retimer {
             Ready ready{span.start_ns};
             if (holds_stream(action.kind) && cursor.recorded_free[lane] >= 0)  // not a posted RECV
                 ready.add(cursor.recorded_free[lane], cursor.new_free[lane]);
-            if (!add_inputs(cursor, {rank, index}, action, force, ready))
+            std::optional<ActionRef> data;
+            if (!add_inputs(cursor, {rank, index}, action, force, ready, data))
                 return false;
             const std::int64_t start =
                 ready.any ? ready.retimed + (span.start_ns - ready.recorded) : span.start_ns;
-            ends_[rank][index] = start + duration_ns_({rank, index});
+            const std::optional<std::int64_t> arrived = arrival(span, action, data);
+            ends_[rank][index] =
+                arrived ? std::max(start, *arrived) : start + duration_ns_({rank, index});
             note(cursor, {rank, index}, action, lane);
         }
         done_[rank][index] = true;
@@ -208,8 +211,9 @@ class Retimer {
         return true;
     }
 
+    // `data`: the SEND whose data a RECV receives, when it was timed.
     bool add_inputs(const Cursor& cursor, ActionRef self, const Action& action, bool force,
-                    Ready& ready) const {
+                    Ready& ready, std::optional<ActionRef>& data) const {
         bool blocked = false;
         for (const Action& part : timed_.schedule.parts_of(action))
             rules_.for_each_input(timed_.schedule, self.rank, part, [&](const Input& input) {
@@ -222,9 +226,26 @@ class Retimer {
                 }
                 ready.add(timed_.times[producer->rank][producer->index].end_ns,
                           ends_[producer->rank][producer->index]);
+                const ActionKind kind = timed_.schedule.ranks[producer->rank][producer->index].kind;
+                if (kind == ActionKind::send_forward || kind == ActionKind::send_backward)
+                    data = producer;
                 return true;
             });
         return !blocked;
+    }
+
+    // A RECV posted before its data was sent waited for it: it ends when the data arrives,
+    // as long after the SEND's new end as it arrived after its recorded end, not a recorded
+    // duration after its post (which held the whole wait). Nothing for any other action.
+    std::optional<std::int64_t> arrival(const ActionSpan& span, const Action& action,
+                                        const std::optional<ActionRef>& data) const {
+        if ((action.kind != ActionKind::recv_forward && action.kind != ActionKind::recv_backward) ||
+            !data || ends_[data->rank][data->index] < 0)
+            return std::nullopt;
+        const std::int64_t sent = timed_.times[data->rank][data->index].end_ns;
+        if (span.start_ns >= sent)
+            return std::nullopt;  // its data was there when it was posted
+        return ends_[data->rank][data->index] + (span.end_ns - sent);
     }
 
     void note(Cursor& cursor, ActionRef self, const Action& action, int lane) {

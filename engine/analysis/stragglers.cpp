@@ -137,16 +137,24 @@ bool on_path(const CriticalPath& path, const TimedSchedule& timed, int rank) {
 }
 
 // The step's time saved with `rank`'s computations at the reference speed.
-std::int64_t cost_of(const TrainingStep& step, int rank, double ratio) {
+std::int64_t cost_of(const TrainingStep& step, int rank, double ratio,
+                     const StragglerOptions& options) {
     if (ratio <= 1)
         return 0;
-    const auto ends = retime(step.timed, [&](ActionRef ref) {
-        const ActionSpan& span = step.timed.times[ref.rank][ref.index];
-        const std::int64_t took = duration(span);
-        if (ref.rank != rank || !is_compute(step.timed.schedule.ranks[ref.rank][ref.index].kind))
-            return took;
-        return static_cast<std::int64_t>(std::llround(static_cast<double>(took) / ratio));
-    });
+    const DependencyRules& rules = options.receives_posted_in_program_order
+                                       ? DependencyRules::pytorch_rendezvous()
+                                       : DependencyRules::pytorch();
+    const auto ends = retime(
+        step.timed,
+        [&](ActionRef ref) {
+            const ActionSpan& span = step.timed.times[ref.rank][ref.index];
+            const std::int64_t took = duration(span);
+            if (ref.rank != rank ||
+                !is_compute(step.timed.schedule.ranks[ref.rank][ref.index].kind))
+                return took;
+            return static_cast<std::int64_t>(std::llround(static_cast<double>(took) / ratio));
+        },
+        rules);
     return step.end_ns - retimed_end(ends);
 }
 
@@ -164,7 +172,7 @@ StepStraggle step_stragglers(const TrainingStep& step, int number,
         figures.flagged = figures.computations > 0 && figures.ratio > options.threshold;
         figures.on_critical_path = on_path(path, step.timed, figures.rank);
         if (figures.flagged)
-            figures.cost_ns = cost_of(step, figures.rank, figures.ratio);
+            figures.cost_ns = cost_of(step, figures.rank, figures.ratio, options);
         out.ranks.push_back(figures);
     }
     add_relative_throughput(step.timed, times, options, out);
@@ -206,12 +214,20 @@ std::map<std::pair<int, ActionKind>, std::int64_t> calibrated_stage_costs(
     return costs;
 }
 
-StragglerReport read_stragglers(const traces::TraceReader& reader, const traces::RunRecord& run,
-                                double threshold) {
+StragglerOptions straggler_options(const traces::RunRecord& run,
+                                   const std::vector<traces::ProfileRecord>& profile,
+                                   double threshold) {
     StragglerOptions options;
     options.threshold = threshold;
-    options.calibrated_ns = calibrated_stage_costs(reader.profile(run.id));
-    return find_stragglers(read_timed_schedule(reader, run.id), options);
+    options.calibrated_ns = calibrated_stage_costs(profile);
+    options.receives_posted_in_program_order = run.kind != traces::RunKind::simulated;
+    return options;
+}
+
+StragglerReport read_stragglers(const traces::TraceReader& reader, const traces::RunRecord& run,
+                                double threshold) {
+    return find_stragglers(read_timed_schedule(reader, run.id),
+                           straggler_options(run, reader.profile(run.id), threshold));
 }
 
 std::string format_stragglers(const StragglerReport& report) {

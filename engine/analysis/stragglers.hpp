@@ -32,7 +32,18 @@ struct StragglerOptions {
     double threshold = kDefaultStragglerThreshold;
     // (stage, kind) -> calibrated time; empty: the other ranks are the reference.
     std::map<std::pair<int, ActionKind>, std::int64_t> calibrated_ns;
+    // A real or imported run: each rank posts a RECV when its program reaches it, after the
+    // computation before it returned (on a CPU rank, after it ended), so re-timing a slow rank
+    // moves its receives with its computations (the rendezvous rules). A simulation's receives
+    // follow the simulator's rules (pytorch()).
+    bool receives_posted_in_program_order = false;
 };
+
+// The options read_stragglers and the viewer use for `run`: its profile's calibration, and
+// receives posted in program order unless it is a simulation.
+StragglerOptions straggler_options(const traces::RunRecord& run,
+                                   const std::vector<traces::ProfileRecord>& profile,
+                                   double threshold = kDefaultStragglerThreshold);
 
 struct RankStraggle {
     int rank = 0;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/analysis/stragglers.hpp"
+#include "engine/schedule/schedule_csv.hpp"
 #include "tests/analysis/simulated_run.hpp"
 
 namespace pipelens::analysis {
@@ -62,6 +63,36 @@ TEST(Stragglers, CalibratedStageCostsAreTheReferenceWhenTheRunHasThem) {
     EXPECT_EQ(costs,
               (std::map<std::pair<int, ActionKind>, std::int64_t>{
                   {{0, ActionKind::forward}, 1000}, {{1, ActionKind::full_backward}, 2000}}));
+}
+
+// A real CPU run of 1F1B pp=2 m=2 whose rank 1 computes its forwards 20x slower (2000 ns, not
+// 100): its host posts 1RECV_F1 only once 1F0 returned, and rank 0's receives wait there for
+// data. Re-timed at the reference speed, the receive moves with the forward before it and rank
+// 0's receives end as their data arrives, so the slow rank costs the step 4740 - 640 = 4100 ns.
+// (Keeping 1RECV_F1's post as host overhead, and each receive's recorded wait as its duration,
+// once gave about half of that.)
+TEST(Stragglers, ARealRunsSlowRankCostsWhatItsReceivesWaitedForToo) {
+    TimedSchedule run;
+    run.schedule = parse_schedule_csv(
+        "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1\n"
+        "1RECV_F0,1F0,1RECV_F1,1B0,1SEND_B0,1F1,1B1,1SEND_B1\n",
+        "cpu_run.csv");
+    const auto span = [](std::int64_t start, std::int64_t end, bool communication) {
+        return ActionSpan{start, end, 0, communication, 0};
+    };
+    run.times = {{span(0, 100, false), span(100, 110, true), span(110, 210, false),
+                  span(210, 220, true), span(220, 2330, true), span(2330, 2530, false),
+                  span(2530, 4540, true), span(4540, 4740, false)},
+                 {span(0, 110, true), span(110, 2110, false), span(2110, 2110, true),
+                  span(2110, 2310, false), span(2310, 2320, true), span(2320, 4320, false),
+                  span(4320, 4520, false), span(4520, 4530, true)}};
+    StragglerOptions options;
+    options.receives_posted_in_program_order = true;
+    const StragglerReport report = find_stragglers(run, options);
+    ASSERT_EQ(report.flagged.size(), 1u);
+    EXPECT_EQ(report.flagged[0].rank, 1);
+    EXPECT_DOUBLE_EQ(report.flagged[0].ratio, 20);
+    EXPECT_EQ(report.flagged[0].cost_ns, 4100);
 }
 
 TEST(Stragglers, AnEvenRunFlagsNothing) {
