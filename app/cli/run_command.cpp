@@ -200,11 +200,17 @@ void apply_overrides(const RunOptions& options, Experiment& experiment) {
         } catch (const UnitParseError& error) {
             throw ExperimentError(fmt::format("--timeout: {}", error.what()));
         }
-        // Every wait on another rank gets this long: none at all fails the first receive.
+        // Every wait on another rank gets this long: none at all fails the first receive, and
+        // waits are timed in whole milliseconds (500us was raised to 1 ms without a word).
         if (experiment.run.timeout_ns <= 0)
             throw ExperimentError(fmt::format(
                 "--timeout: {} leaves no time to wait for another rank; give a positive "
                 "duration, e.g. 10s",
+                *options.timeout));
+        if (experiment.run.timeout_ns < 1'000'000)
+            throw ExperimentError(fmt::format(
+                "--timeout: {} is under 1 ms, the finest a wait on another rank is timed (a bare "
+                "number is microseconds); give e.g. 10s",
                 *options.timeout));
     }
 }

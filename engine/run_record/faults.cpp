@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "engine/experiment/units.hpp"
+#include "engine/tensor/dtype_names.hpp"
 
 namespace pipelens::run_record {
 namespace {
@@ -85,6 +86,10 @@ Fault parse_fault(const std::string& text) {
         fault.dtype = effect.substr(6);
         if (fault.dtype.empty())
             fail(text, "dtype: needs a dtype name");
+        // Refused here, before any rank starts: it once failed every rank's first forward.
+        if (!dtype_item_bytes(fault.dtype))
+            fail(text, fmt::format("unknown dtype '{}': give PyTorch's short name ({})",
+                                   fault.dtype, known_dtype_names()));
     } else if (effect.rfind("sleep:", 0) == 0) {
         fault.kind = Fault::Kind::sleep;
         try {

@@ -51,6 +51,12 @@ TEST(RunCli, NoProcessesAndNoTimeToWaitAreUsageErrors) {
     EXPECT_EQ(timeout.err,
               "pipelens: --timeout: 0 leaves no time to wait for another rank; give a positive "
               "duration, e.g. 10s\n");
+    // Waits are timed in milliseconds: 500us (or a bare 3, 3 us) ran as 1 ms, said as 1 ms.
+    const auto short_timeout = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --timeout 3");
+    EXPECT_EQ(short_timeout.exit_code, 2);
+    EXPECT_EQ(short_timeout.err,
+              "pipelens: --timeout: 3 is under 1 ms, the finest a wait on another rank is timed (a "
+              "bare number is microseconds); give e.g. 10s\n");
 }
 
 TEST(RunCli, JsonReportsTheStepAndTheReferenceComparison) {
@@ -657,6 +663,19 @@ TEST(RunCli, BadOptionsAreUsageErrors) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err,
               "pipelens: run: batch size 8 does not split into m=3 equal microbatches\n");
+    // A dtype no stage can be cast to is refused before any rank starts (it failed every
+    // rank's first forward and was recorded as a failed run).
+    const auto trace = testing::process_temp_path("run_bad_fault_dtype.db");
+    std::filesystem::remove(trace);
+    result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --fault stage1=dtype:float16 --out " +
+                          trace.string());
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err.rfind("pipelens: run: --fault stage1=dtype:float16: unknown dtype "
+                               "'float16': give PyTorch's short name (bf16, ",
+                               0),
+              0u)
+        << result.err;
+    EXPECT_FALSE(std::filesystem::exists(trace));
     result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --fault stage1=explode");
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err.rfind("pipelens: run: --fault stage1=explode: unknown stage effect "
