@@ -55,7 +55,10 @@ class RankHolds {
         const Schedule& schedule = timed_.schedule;
         const ActionSpan& span = timed_.times[rank_][index];
         ActionRef best;
-        consider(stream_holder_[span.communication_lane ? 1 : 0], best);
+        // A posted RECV holds no stream and waits for none, as the simulator and the re-timing
+        // time it: only its inputs hold it (a SEND before it on its lane once did).
+        if (holds_stream(schedule.ranks[rank_][index].kind))
+            consider(stream_holder_[span.communication_lane ? 1 : 0], best);
         for (const Action& part : schedule.parts_of(schedule.ranks[rank_][index]))
             rules_.for_each_input(schedule, rank_, part, [&](const Input& input) {
                 consider(input.program_order ? program_order_producer(input)
