@@ -1,12 +1,23 @@
 // Chrome trace writing. Flow arrows use the v1 flow events ("s" at the send, "f" with binding
 // point "e" at the recv) that both Perfetto and the legacy viewer draw; both ends sit inside
 // their slices, which is what binds an arrow to a slice.
+//
+// Invariant: complete ("X") slices of one thread never partly overlap, as the format requires.
+// A receive is drawn as its transfer and holds no stream, so it can overlap the sends and other
+// receives of its lane: each rank's lane is packed into as few threads as keep them apart
+// ("communication", "communication 2", ...), and a flow end sits on its slice's thread.
 #include "traces/chrome_export.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -15,6 +26,51 @@ namespace {
 
 constexpr int kComputeThread = 0;
 constexpr int kCommunicationThread = 1;
+// Further threads of a lane: the communication lane's after its first, the compute lane's (a
+// record whose computations overlap) far after them.
+constexpr int kMoreComputeThreads = 1000;
+
+int thread_of(ActionLane lane, int packed) {
+    if (packed == 0)
+        return lane == ActionLane::compute ? kComputeThread : kCommunicationThread;
+    return lane == ActionLane::compute ? kMoreComputeThreads + packed
+                                       : kCommunicationThread + packed;
+}
+
+// Each action's thread (index as `actions`), and per rank and lane how many threads it took:
+// the first of the lane's threads whose last slice ended by the action's start.
+struct ThreadPacking {
+    std::vector<int> thread;
+    std::map<std::pair<std::int32_t, ActionLane>, int> count;
+};
+
+ThreadPacking pack_threads(const std::vector<ActionRecord>& actions) {
+    std::vector<std::size_t> order(actions.size());
+    for (std::size_t index = 0; index < order.size(); ++index)
+        order[index] = index;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t left, std::size_t right) {
+        return std::tie(actions[left].rank, actions[left].lane, actions[left].start_ns) <
+               std::tie(actions[right].rank, actions[right].lane, actions[right].start_ns);
+    });
+    ThreadPacking packing;
+    packing.thread.resize(actions.size());
+    std::map<std::pair<std::int32_t, ActionLane>, std::vector<std::int64_t>> ends;
+    for (const std::size_t index : order) {
+        const ActionRecord& action = actions[index];
+        std::vector<std::int64_t>& lane_ends = ends[{action.rank, action.lane}];
+        const auto free = std::find_if(lane_ends.begin(), lane_ends.end(),
+                                       [&](std::int64_t end) { return end <= action.start_ns; });
+        const auto packed = static_cast<int>(free - lane_ends.begin());
+        if (free == lane_ends.end())
+            lane_ends.push_back(action.end_ns);
+        else
+            *free = action.end_ns;
+        packing.thread[index] = thread_of(action.lane, packed);
+    }
+    for (const auto& [key, lane_ends] : ends)
+        packing.count[key] = static_cast<int>(lane_ends.size());
+    return packing;
+}
 
 // Microseconds with three decimals, exactly from integer nanoseconds.
 std::string microseconds(std::int64_t nanoseconds) {
@@ -72,6 +128,23 @@ class ChromeWriter {
     bool first_ = true;
 };
 
+void write_thread_name(ChromeWriter& writer, int rank, int thread, const std::string& name) {
+    fmt::format_to(std::back_inserter(writer.event()),
+                   R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})",
+                   rank, thread, name);
+}
+
+// The further threads a lane was packed into, each named after its lane.
+void write_more_threads(ChromeWriter& writer, const ThreadPacking& packing) {
+    for (const auto& [key, count] : packing.count)
+        for (int packed = 1; packed < count; ++packed)
+            write_thread_name(
+                writer, key.first, thread_of(key.second, packed),
+                fmt::format("{} {}",
+                            key.second == ActionLane::compute ? "compute" : "communication",
+                            packed + 1));
+}
+
 void write_metadata(ChromeWriter& writer, int rank_count) {
     for (int rank = 0; rank < rank_count; ++rank) {
         fmt::format_to(
@@ -92,7 +165,7 @@ void write_metadata(ChromeWriter& writer, int rank_count) {
     }
 }
 
-void write_action(ChromeWriter& writer, const ActionRecord& action) {
+void write_action(ChromeWriter& writer, const ActionRecord& action, int thread) {
     fmt::memory_buffer& out = writer.event();
     out.append(std::string_view(R"({"ph":"X","name":)"));
     append_json_string(out, action.label);
@@ -100,22 +173,22 @@ void write_action(ChromeWriter& writer, const ActionRecord& action) {
                    R"(,"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{"stage":{},)"
                    R"("microbatch":{},"step":{},"bytes":{})",
                    action.lane == ActionLane::compute ? "compute" : "communication", action.rank,
-                   action.lane == ActionLane::compute ? kComputeThread : kCommunicationThread,
-                   microseconds(action.start_ns), microseconds(action.end_ns - action.start_ns),
-                   action.stage, action.microbatch, action.step, action.bytes);
+                   thread, microseconds(action.start_ns),
+                   microseconds(action.end_ns - action.start_ns), action.stage, action.microbatch,
+                   action.step, action.bytes);
     if (action.pair_id >= 0)
         fmt::format_to(std::back_inserter(out), R"(,"pair":{})", action.pair_id);
     out.append(std::string_view("}}"));
 }
 
-void write_flow_end(ChromeWriter& writer, const ActionRecord& action, bool is_send) {
+void write_flow_end(ChromeWriter& writer, const ActionRecord& action, int thread, bool is_send) {
     // The send end sits at the send's start, the recv end at the recv's end: the moment the
     // data left and the moment it arrived.
     const std::int64_t at = is_send ? action.start_ns : action.end_ns;
     fmt::format_to(std::back_inserter(writer.event()),
                    R"({{"ph":"{}","name":"p2p","cat":"p2p","id":{},"pid":{},"tid":{},"ts":{}{}}})",
-                   is_send ? "s" : "f", action.pair_id, action.rank, kCommunicationThread,
-                   microseconds(at), is_send ? "" : R"(,"bp":"e")");
+                   is_send ? "s" : "f", action.pair_id, action.rank, thread, microseconds(at),
+                   is_send ? "" : R"(,"bp":"e")");
 }
 
 }  // namespace
@@ -135,6 +208,8 @@ ChromeExportCounts write_chrome_trace(const TraceReader& reader, std::int64_t ru
         return (static_cast<std::int64_t>(rank) << 32) | static_cast<std::uint32_t>(pair_id);
     };
     const std::vector<ActionRecord> actions = reader.actions(run_id);
+    const ThreadPacking packing = pack_threads(actions);
+    write_more_threads(writer, packing);
     // An arrow needs both ends: in a failed run a pair's SEND may never have run, or its RECV
     // not been posted, and a flow event without its other end is an import error to Perfetto.
     std::unordered_set<std::int64_t> rows;
@@ -150,15 +225,16 @@ ChromeExportCounts write_chrome_trace(const TraceReader& reader, std::int64_t ru
         send_of_pair[send] = true;
         send_of_pair[recv] = false;
     }
-    for (const ActionRecord& action : actions) {
-        write_action(writer, action);
+    for (std::size_t index = 0; index < actions.size(); ++index) {
+        const ActionRecord& action = actions[index];
+        write_action(writer, action, packing.thread[index]);
         ++counts.actions;
         if (action.pair_id < 0)
             continue;
         const auto found = send_of_pair.find(key(action.rank, action.pair_id));
         if (found == send_of_pair.end())
             continue;
-        write_flow_end(writer, action, found->second);
+        write_flow_end(writer, action, packing.thread[index], found->second);
         if (found->second)
             ++counts.flows;
     }
