@@ -366,6 +366,13 @@ ParsedRows parse_rows(const std::vector<CsvRecord>& records, const std::string& 
             try {
                 actions.push_back(parse_action(cells[cell], schedule.parts, notation));
                 columns.push_back(static_cast<int>(cell));
+                // PyTorch's regex takes "0F" too, but no rank can run a forward of no
+                // microbatch: said here, where the cell is known.
+                for (const Action& part : schedule.parts_of(actions.back()))
+                    if (needs_microbatch(part.kind) && part.microbatch == kNoMicrobatch)
+                        throw ActionParseError(
+                            cells[cell],
+                            fmt::format("{} has no microbatch index", schedule.text(part)));
             } catch (const ActionParseError& error) {
                 throw ScheduleFileError(fmt::format("{}:{}: rank {}, cell {}: {}", source_name,
                                                     records[row].line, row, cell + 1,

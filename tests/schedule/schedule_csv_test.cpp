@@ -115,6 +115,11 @@ TEST(ScheduleCsv, BrokenFilesNameFileLineRankCellAndToken) {
     expect_file_error("0F0,0B0\n1F0,1Q0,1B0\n",
                       "bad.csv:2: rank 1, cell 2: invalid action '1Q0': unknown action kind");
     expect_file_error("0F0,F0\n", "bad.csv:1: rank 0, cell 2: invalid action 'F0'");
+    // PyTorch's pattern takes a forward without its microbatch; no rank can run one. Alone in
+    // a file it was "the schedule has no microbatches" (and a missing --m to simulate).
+    expect_file_error("0F\n",
+                      "bad.csv:1: rank 0, cell 1: invalid action '0F': 0F has no "
+                      "microbatch index");
     expect_file_error("0F0,\"0B0\n", "bad.csv:1: unterminated quoted cell");
     expect_file_error("", "bad.csv: the schedule file is empty");
     expect_file_error("0F0,99999F99999\n",
@@ -184,8 +189,8 @@ TEST(ScheduleCsv, NumbersBeyondWhatTheFileCanCoverAreRefused) {
                       "bad.csv:3: rank 2, cell 1: '5000000F0' names stage 5000000, but no action "
                       "names stages 2..4999999");
     expect_file_error("0228306779B\n",  // found by fuzzing: no microbatch, so no table product
-                      "bad.csv:1: rank 0, cell 1: '228306779B' names stage 228306779, but no "
-                      "action names stages 0..228306778");
+                      "bad.csv:1: rank 0, cell 1: invalid action '0228306779B': 228306779B has "
+                      "no microbatch index");
     std::string square;  // stages 0..299 and microbatches 0..299, but not every pair
     for (int index = 0; index < 300; ++index)
         square += fmt::format("0F{},{}F0\n", index, index);
