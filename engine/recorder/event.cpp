@@ -2,6 +2,8 @@
 // not only the printed `f32[64, 512]`, because a replay must rebuild exactly what was checked.
 #include "engine/recorder/event.hpp"
 
+#include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -29,14 +31,42 @@ nlohmann::json to_json(const std::vector<TensorMeta>& metas) {
     return list;
 }
 
+namespace {
+
+// Sizes or strides as signed 64-bit counts: a number past int64 (18446744073709551615) was read
+// wrapped round, as -1, and reported as a size the trace does not hold.
+std::vector<std::int64_t> counts_from_json(const nlohmann::json& json, const char* field) {
+    if (!json.is_array())
+        throw std::invalid_argument(
+            fmt::format("tensor metadata's '{}' must be a list of integers, got {}", field,
+                        shortened(json.dump(), 120)));
+    std::vector<std::int64_t> counts;
+    for (const nlohmann::json& value : json) {
+        if (!value.is_number_integer())
+            throw std::invalid_argument(
+                fmt::format("tensor metadata's '{}' holds {}, not an integer", field,
+                            shortened(value.dump(), 40)));
+        if (value.is_number_unsigned() &&
+            value.get<std::uint64_t>() >
+                static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+            throw std::invalid_argument(fmt::format(
+                "tensor metadata's '{}' holds {}, past the largest size a tensor can have", field,
+                value.dump()));
+        counts.push_back(value.get<std::int64_t>());
+    }
+    return counts;
+}
+
+}  // namespace
+
 TensorMeta tensor_meta_from_json(const nlohmann::json& json) {
     if (!json.is_object() || !json.contains("dtype") || !json.contains("shape"))
         throw std::invalid_argument(fmt::format("tensor metadata needs 'dtype' and 'shape', got {}",
                                                 shortened(json.dump(), 120)));
     TensorMeta meta;
     meta.dtype = json.at("dtype").get<std::string>();
-    meta.shape = json.at("shape").get<std::vector<std::int64_t>>();
-    meta.stride = json.contains("stride") ? json.at("stride").get<std::vector<std::int64_t>>()
+    meta.shape = counts_from_json(json.at("shape"), "shape");
+    meta.stride = json.contains("stride") ? counts_from_json(json.at("stride"), "stride")
                                           : contiguous_stride(meta.shape);
     meta.requires_grad = json.value("requires_grad", false);
     return meta;

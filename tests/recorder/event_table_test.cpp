@@ -295,6 +295,16 @@ TEST(EventTable, TensorMetadataNoRunCanRecordIsRefusedNamingTheTensor) {
                                R"({"dtype":"bf16","shape":[8,64],"stride":[1]})"),
               "malformed arguments: field 'outputs': tensor 1 is bf16[8, 64]: stride has 1 "
               "entries for a shape of 2 dimensions");
+    // A size past int64 was read wrapped round, as -1: reported as a size the trace does not
+    // hold.
+    const std::string past = stage_meta_error(R"({"dtype":"f32","shape":[18446744073709551615]})");
+    EXPECT_NE(past.find("tensor metadata's 'shape' holds 18446744073709551615, past the largest "
+                        "size a tensor can have"),
+              std::string::npos)
+        << past;
+    EXPECT_NE(stage_meta_error(R"({"dtype":"f32","shape":[true,16]})")
+                  .find("tensor metadata's 'shape' holds true, not an integer"),
+              std::string::npos);
     EXPECT_EQ(stage_meta_error(R"({"dtype":"f32","shape":[4294967296,4294967296]})"),
               "malformed arguments: field 'outputs': tensor 0 is f32[4294967296, 4294967296]: "
               "shape [4294967296, 4294967296] holds more bytes than int64 counts");
