@@ -70,6 +70,17 @@ std::optional<std::string> broken_numbering(const std::vector<Event>& events) {
                                expected, event.sequence - 1, event.sequence, event.name,
                                expected - 1);
         }
+        // The constructor names the rank whose state it starts: another rank's under this
+        // rank's rows is a stream put together from two.
+        if (index == 0 && event.arguments.is_object() && event.arguments.contains("rank") &&
+            event.arguments["rank"].is_number_integer() &&
+            event.arguments["rank"].get<std::int64_t>() != event.rank)
+            return fmt::format(
+                "its first event ({}) starts the state of rank {}, but the "
+                "stream is {}",
+                event.name, event.arguments["rank"].dump(),
+                event.rank < 0 ? std::string("the whole pipeline's")
+                               : fmt::format("rank {}'s", event.rank));
         if (event.parent && (*event.parent < 0 || *event.parent >= event.sequence))
             return fmt::format("event {} ({}) is nested in event {}, which {}", event.sequence,
                                event.name, *event.parent,

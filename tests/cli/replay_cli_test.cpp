@@ -259,6 +259,9 @@ TEST(ReplayCli, ADamagedEventStreamIsACorruptTraceNotAFinding) {
          "event 6 is recorded twice (set_stage_costs and set_stage_costs)"},
         {"UPDATE events SET parent = 50 WHERE sequence = 9",
          "event 9 (plan_buffer) is nested in event 50, which is not recorded before it"},
+        {"UPDATE events SET arguments = json_set(arguments, '$.rank', 5) WHERE sequence = 0",
+         "its first event (PipelineState) starts the state of rank 5, but the stream is the "
+         "whole pipeline's"},
     };
     for (const auto& [damage, why] : damages) {
         const auto trace = fresh_trace("replay_damaged_copy");
