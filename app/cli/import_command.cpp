@@ -20,6 +20,7 @@
 #include "engine/import/imported_run.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "engine/schedule/static_check.hpp"
+#include "engine/text/text_file.hpp"
 #include "sim/calibration.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "traces/trace_reader.hpp"
@@ -131,6 +132,11 @@ void run_import(const ImportOptions& options) {
                                         {options.step, options.schedule_csv});
     } catch (const importer::ImportError& error) {
         throw refusal(error, format);
+    } catch (const TextFileError& error) {  // too large once decompressed, or no file
+        throw CommandFailure(
+            error.problem() == TextFileError::Problem::too_large ? kExitTooLarge : kExitUsage,
+            fmt::format("pipelens import: {} (read as {})", error.what(),
+                        importer::format_name(format)));
     }
     if (result.flight_recorder)
         return report_flight_recorder(options, result);
