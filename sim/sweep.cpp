@@ -3,6 +3,7 @@
 #include "sim/sweep.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <new>
 #include <stdexcept>
 #include <tuple>
@@ -171,15 +172,26 @@ void rank_sweep(std::vector<SweepPoint>& points, SweepRanking ranking) {
         return std::tie(a_time, a.peak_memory_bytes, a.index) <
                std::tie(b_time, b.peak_memory_bytes, b.index);
     });
-    // In ranked order a configuration is on the front when it needs less memory than every
-    // faster one (ties in time: the first of them, which also has the least memory).
-    std::int64_t least_memory_so_far = 0;
+    // A configuration is on the front when no other is at least as good in time and memory and
+    // better in one. In ranked order: it needs less memory than every strictly faster one, and
+    // no more than the first of its own time (the least memory there). Exact ties dominate
+    // none of each other, so all of them are on it.
+    std::int64_t least_faster_memory = std::numeric_limits<std::int64_t>::max();
+    std::int64_t group_memory = 0;
+    std::size_t group_start = 0;
     for (std::size_t place = 0; place < points.size() && points[place].simulated(); ++place) {
         SweepPoint& point = points[place];
         point.place = place + 1;
-        point.pareto = place == 0 || point.peak_memory_bytes < least_memory_so_far;
-        least_memory_so_far = place == 0 ? point.peak_memory_bytes
-                                         : std::min(least_memory_so_far, point.peak_memory_bytes);
+        const double time = ranked_time_ns(point, ranking);
+        if (place == 0 || time != ranked_time_ns(points[group_start], ranking)) {
+            for (std::size_t earlier = group_start; earlier < place; ++earlier)
+                least_faster_memory =
+                    std::min(least_faster_memory, points[earlier].peak_memory_bytes);
+            group_start = place;
+            group_memory = point.peak_memory_bytes;
+        }
+        point.pareto = point.peak_memory_bytes < least_faster_memory &&
+                       point.peak_memory_bytes == group_memory;
     }
 }
 
