@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -55,6 +58,72 @@ sim::SweepResults merge_shards(
     } catch (const sim::SweepMergeError& error) {
         throw CommandFailure(kExitCheckFailed, fmt::format("pipelens merge: {}", error.what()));
     }
+}
+
+// The shard whose sweep recorded `run` (I and N of "sweep shard I/N place K: ..." in its name;
+// 1/1 for "sweep place K: ..."), none for a run no sweep recorded.
+std::optional<SweepShard> recorded_by_shard(const traces::RunRecord& run) {
+    static const std::regex kName(
+        R"(^name = '(?:sweep shard (\d+)/(\d+) place|sweep place) \d+: )");
+    std::smatch match;
+    if (!std::regex_search(run.config, match, kName))
+        return std::nullopt;
+    if (!match[1].matched)
+        return SweepShard{1, 1};
+    return SweepShard{std::stoul(match[1].str()), std::stoul(match[2].str())};
+}
+
+// Given with results files, the traces are those shards' own: each holds the runs of one of
+// the shards, no two the same, one for each. Copying any trace's runs once put an unrelated
+// run, one shard's runs twice, or none of a shard's, into --out beside merged results without a
+// word. (Traces alone are any traces, joined.)
+void check_shard_traces(const std::vector<std::string>& traces,
+                        const std::vector<std::pair<std::string, sim::SweepResults>>& shards) {
+    if (shards.empty())
+        return;
+    std::map<std::size_t, std::string> holder;  // shard index -> trace
+    // Each trace's shard, 0 until a run names it (a shard's index is at least 1).
+    const std::size_t count = shards.front().second.shard.count;
+    for (const std::string& trace : traces) {
+        std::size_t index = 0;
+        for (const traces::RunRecord& run : traces::TraceReader(trace).runs()) {
+            const std::optional<SweepShard> shard = recorded_by_shard(run);
+            const auto refuse = [&](const std::string& why) {
+                return CommandFailure(
+                    kExitCheckFailed,
+                    fmt::format("pipelens merge: {}: run {} ({}) {}: merge copies the runs the "
+                                "shards of one sweep recorded",
+                                trace, run.id, run.schedule, why));
+            };
+            if (!shard)
+                throw refuse("was not recorded by a sweep");
+            if (shard->count != count)
+                throw refuse(fmt::format("was recorded by shard {}/{}, not one of {} shards",
+                                         shard->index, shard->count, count));
+            if (index != 0 && shard->index != index)
+                throw refuse(
+                    fmt::format("was recorded by shard {}/{}, the trace's others by "
+                                "shard {}/{}",
+                                shard->index, shard->count, index, shard->count));
+            index = shard->index;
+        }
+        if (index == 0)
+            continue;
+        if (const auto [at, fresh] = holder.emplace(index, trace); !fresh)
+            throw CommandFailure(kExitCheckFailed,
+                                 fmt::format("pipelens merge: {} and {} both hold the runs of "
+                                             "shard {}/{}: its runs would be copied twice",
+                                             at->second, trace, index, count));
+    }
+    if (holder.empty())
+        return;
+    for (const auto& [name, results] : shards)
+        if (!holder.contains(results.shard.index))
+            throw CommandFailure(
+                kExitCheckFailed,
+                fmt::format("pipelens merge: no trace holds the runs of shard {}/{} ({}): give "
+                            "every shard's trace, or none",
+                            results.shard.index, results.shard.count, name));
 }
 
 // What only results files feed (their outputs and gates) or only traces feed (--out) is refused
@@ -125,6 +194,7 @@ void run_merge(const MergeOptions& options) {
                     fmt::format("pipelens merge: {} and {} are the same trace: its runs would be "
                                 "copied twice",
                                 traces[first], traces[second]));
+    check_shard_traces(traces, shards);
     // Every input trace is checked, rows included, before anything is copied: a damaged second
     // trace once left the first one's runs in --out, and a damaged run was copied on.
     for (const std::string& trace : traces) {

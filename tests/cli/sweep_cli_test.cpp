@@ -104,6 +104,33 @@ TEST_F(SweepCli, ShardsMergedAreExactlyTheWholeSweepAndTheirTracesJoin) {
     EXPECT_NE(summary.out.find("\n   6  sim   finished"), std::string::npos) << summary.out;
     EXPECT_EQ(run_pipelens("summary " + path("merged.db") + " --run 6").exit_code, 0);
     EXPECT_NE(run_pipelens("summary " + path("merged.db") + " --run 7").exit_code, 0);
+
+    // Beside results files the traces are those shards' own: a shard's trace missing, given
+    // twice, or a trace no sweep recorded, once went into --out without a word.
+    std::string results;
+    for (int shard = 1; shard <= 3; ++shard)
+        results += " " + path(std::to_string(shard) + "_part.json");
+    ASSERT_EQ(run_pipelens("simulate --out " + path("other.db")).exit_code, 0);
+    std::filesystem::copy_file(path("1_part.db"), path("1_copy.db"));
+    for (const auto& [traces, why] : std::vector<std::pair<std::string, std::string>>{
+             {" 1_part.db 2_part.db",
+              "no trace holds the runs of shard 3/3 (" + path("3_part.json") + ")"},
+             {" 1_part.db 2_part.db 3_part.db other.db",
+              path("other.db") + ": run 1 (1F1B) was not recorded by a sweep"},
+             {" 1_part.db 1_copy.db 2_part.db 3_part.db",
+              path("1_part.db") + " and " + path("1_copy.db") +
+                  " both hold the runs of shard 1/3"}}) {
+        std::string command = "merge" + results + " --out " + path("refused.db");
+        for (std::size_t at = 1; at < traces.size();) {
+            const std::size_t end = traces.find(' ', at);
+            command += " " + path(traces.substr(at, end - at));
+            at = end == std::string::npos ? traces.size() : end + 1;
+        }
+        const auto refused = run_pipelens(command);
+        EXPECT_EQ(refused.exit_code, 1) << traces;
+        EXPECT_NE(refused.err.find(why), std::string::npos) << refused.err;
+        EXPECT_FALSE(std::filesystem::exists(path("refused.db"))) << traces;
+    }
 }
 
 // Every input trace is read whole before anything is copied: a damaged second trace once left
