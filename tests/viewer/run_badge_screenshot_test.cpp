@@ -69,6 +69,20 @@ std::int64_t begin_two_rank_run(traces::TraceWriter& writer, int m) {
     return id;
 }
 
+// Rank 1's shape mismatch in 1F0, which started at `started_ns` and failed at `failed_ns`.
+traces::ErrorRecord rank_one_shape_mismatch(std::int64_t started_ns, std::int64_t failed_ns) {
+    traces::ErrorRecord failure;
+    failure.rank = 1;
+    failure.stage = 1;
+    failure.microbatch = 0;
+    failure.action = "1F0";
+    failure.kind = "shape_mismatch";
+    failure.message = "Stage 1 forward outputs[0] has a shape mismatch";
+    failure.time_ns = failed_ns;
+    failure.started_ns = started_ns;
+    return failure;
+}
+
 // A run with ranks and no action (one that failed before its first ended) says so where its
 // actions would be, instead of blank rows that read as a drawing fault.
 TEST(ViewerScreenshot, ARunWithoutActionsSaysSoInItsLanes) {
@@ -112,15 +126,7 @@ TEST(ViewerScreenshot, TheLabelOfASendWithoutItsReceiveIsReadableOverThePeersInF
         send.pair_id = 0;
         writer.add_action(id, send);
         writer.add_pair(id, {.pair_id = 0, .send_rank = 0, .send_step = 1, .recv_rank = 1});
-        traces::ErrorRecord failure;
-        failure.rank = 1;
-        failure.stage = 1;
-        failure.microbatch = 0;
-        failure.action = "1F0";
-        failure.kind = "shape_mismatch";
-        failure.message = "Stage 1 forward outputs[0] has a shape mismatch";
-        failure.time_ns = 1'000'000;
-        failure.started_ns = 50'000;
+        const traces::ErrorRecord failure = rank_one_shape_mismatch(50'000, 1'000'000);
         writer.add_error(id, failure);
         writer.fail_run(id, failure.message);
     }
@@ -178,15 +184,7 @@ TEST(ViewerScreenshot, TheFailureBarIsDrawnOverAnArrowThatCrossesIt) {
         writer.add_action(id, receive);
         writer.add_pair(
             id, {.pair_id = 0, .send_rank = 0, .send_step = 1, .recv_rank = 1, .recv_step = 0});
-        traces::ErrorRecord failure;
-        failure.rank = 1;
-        failure.stage = 1;
-        failure.microbatch = 0;
-        failure.action = "1F0";
-        failure.kind = "shape_mismatch";
-        failure.message = "Stage 1 forward outputs[0] has a shape mismatch";
-        failure.time_ns = kFailedAt;
-        failure.started_ns = 100'000;
+        const traces::ErrorRecord failure = rank_one_shape_mismatch(100'000, kFailedAt);
         writer.add_error(id, failure);
         traces::ErrorRecord stop;  // chosen below, so that its marker is not the bar's column
         stop.rank = 0;
