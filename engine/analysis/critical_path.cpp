@@ -205,8 +205,8 @@ class Retimer {
             const std::int64_t start =
                 ready.any ? ready.retimed + (span.start_ns - ready.recorded) : span.start_ns;
             const std::optional<std::int64_t> arrived = arrival(span, action, data);
-            ends_[rank][index] =
-                arrived ? std::max(start, *arrived) : start + duration_ns_({rank, index});
+            ends_[rank][index] = arrived ? std::max(start + transfer_ns(span, *data), *arrived)
+                                         : start + duration_ns_({rank, index});
             note(cursor, {rank, index}, action, lane);
         }
         done_[rank][index] = true;
@@ -249,6 +249,14 @@ class Retimer {
         if (span.start_ns >= sent)
             return std::nullopt;  // its data was there when it was posted
         return ends_[data->rank][data->index] + (span.end_ns - sent);
+    }
+
+    // What a RECV that waited for its data took after the data was sent: from the send's end to
+    // its own. Posted after the data arrives in the new times, it still takes that (taking the
+    // data in), not nothing.
+    std::int64_t transfer_ns(const ActionSpan& span, ActionRef data) const {
+        const std::int64_t sent = timed_.times[data.rank][data.index].end_ns;
+        return std::max<std::int64_t>(0, span.end_ns - std::max(span.start_ns, sent));
     }
 
     void note(Cursor& cursor, ActionRef self, const Action& action, int lane) {

@@ -10,6 +10,8 @@
 #include "engine/analysis/critical_path.hpp"
 #include "engine/analysis/sorted_values.hpp"
 #include "engine/analysis/training_steps.hpp"
+#include "engine/experiment/experiment.hpp"
+#include "engine/experiment/experiment_toml.hpp"
 #include "traces/text/quantities.hpp"
 
 namespace pipelens::analysis {
@@ -214,13 +216,28 @@ std::map<std::pair<int, ActionKind>, std::int64_t> calibrated_stage_costs(
     return costs;
 }
 
+namespace {
+
+// A simulation run with rendezvous transfers posted its receives in program order, as a real
+// run does (its recorded configuration says; one that does not read back is taken without).
+bool simulated_with_rendezvous(const traces::RunRecord& run) {
+    try {
+        return parse_experiment_toml(run.config, "run configuration").rendezvous;
+    } catch (const ExperimentError&) {
+        return false;
+    }
+}
+
+}  // namespace
+
 StragglerOptions straggler_options(const traces::RunRecord& run,
                                    const std::vector<traces::ProfileRecord>& profile,
                                    double threshold) {
     StragglerOptions options;
     options.threshold = threshold;
     options.calibrated_ns = calibrated_stage_costs(profile);
-    options.receives_posted_in_program_order = run.kind != traces::RunKind::simulated;
+    options.receives_posted_in_program_order =
+        run.kind != traces::RunKind::simulated || simulated_with_rendezvous(run);
     return options;
 }
 
