@@ -30,12 +30,14 @@ using StrategyFunction = OpStrategy (*)(const OpCall& call);
 // nullptr when the op has no strategy.
 StrategyFunction find_strategy(std::string_view op);
 
-// What an op's ATen schema takes: `tensors` tensor arguments first, then from `least_values` to
-// `most_values` other arguments.
+// What an op's ATen schema takes: from `least_tensors` to `most_tensors` tensors (a pointwise
+// op's other operand may be a number: `x + 1`), and from `least_arguments` to `most_arguments`
+// arguments in all (the optional ones: `alpha`, `keepdim`, `dtype`, ...).
 struct OpArity {
-    int tensors = 0;
-    int least_values = 0;
-    int most_values = 0;
+    int least_tensors = 0;
+    int most_tensors = 0;
+    int least_arguments = 0;
+    int most_arguments = 0;
 };
 std::optional<OpArity> op_arity(std::string_view op);  // nullopt for an op without a strategy
 std::vector<std::string> registered_ops();

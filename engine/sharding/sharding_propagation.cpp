@@ -77,20 +77,20 @@ void require_arity(const OpSchema& schema, std::size_t tensors) {
     const std::optional<OpArity> arity = op_arity(schema.op);
     if (!arity)
         return;
-    const std::size_t values = schema.arguments.size() - tensors;
-    if (static_cast<int>(tensors) == arity->tensors &&
-        static_cast<int>(values) >= arity->least_values &&
-        static_cast<int>(values) <= arity->most_values)
-        return;
-    const std::string others =
-        arity->most_values == 0 ? std::string("nothing else")
-        : arity->least_values == arity->most_values
-            ? fmt::format("{} other argument{}", arity->most_values,
-                          arity->most_values == 1 ? "" : "s")
-            : fmt::format("{} to {} other arguments", arity->least_values, arity->most_values);
-    throw MalformedArgumentError(
-        fmt::format("{}: takes {} tensor{} and {}; got {} and {}", to_string(schema),
-                    arity->tensors, arity->tensors == 1 ? "" : "s", others, tensors, values));
+    const auto range = [](int least, int most, const char* what) {
+        return least == most ? fmt::format("{} {}{}", least, what, least == 1 ? "" : "s")
+                             : fmt::format("{} to {} {}s", least, most, what);
+    };
+    const auto given = static_cast<int>(tensors);
+    const auto arguments = static_cast<int>(schema.arguments.size());
+    if (given < arity->least_tensors || given > arity->most_tensors)
+        throw MalformedArgumentError(
+            fmt::format("{}: takes {}; got {}", to_string(schema),
+                        range(arity->least_tensors, arity->most_tensors, "tensor"), given));
+    if (arguments < arity->least_arguments || arguments > arity->most_arguments)
+        throw MalformedArgumentError(fmt::format(
+            "{}: takes {} in all; got {}", to_string(schema),
+            range(arity->least_arguments, arity->most_arguments, "argument"), arguments));
 }
 
 }  // namespace

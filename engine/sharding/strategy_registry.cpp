@@ -10,8 +10,8 @@
 namespace pipelens::sharding {
 namespace {
 
-// An op's strategy and its ATen schema's arguments: the tensors it takes and how many other
-// arguments may follow them (`beta`, `alpha`; `keepdim`, `dtype`; a view's shape).
+// An op's strategy and its ATen schema's arguments: how many tensors, and how many arguments in
+// all (`beta`, `alpha`; `keepdim`, `dtype`; a view's shape).
 struct Entry {
     std::string_view name;
     StrategyFunction function;
@@ -19,28 +19,29 @@ struct Entry {
 };
 
 constexpr std::array kStrategies{
-    Entry{"aten.mm.default", mm_strategy, {2, 0, 0}},
-    Entry{"aten.addmm.default", addmm_strategy, {3, 0, 2}},
-    Entry{"aten.bmm.default", bmm_strategy, {2, 0, 0}},
-    Entry{"aten.baddbmm.default", baddbmm_strategy, {3, 0, 2}},
-    Entry{"aten.embedding.default", embedding_strategy, {2, 0, 3}},
-    Entry{"aten._scaled_dot_product_flash_attention.default", flash_attention_strategy, {3, 0, 4}},
-    Entry{"aten.add.Tensor", pointwise_strategy, {2, 0, 1}},
-    Entry{"aten.sub.Tensor", pointwise_strategy, {2, 0, 1}},
-    Entry{"aten.mul.Tensor", pointwise_strategy, {2, 0, 0}},
-    Entry{"aten.div.Tensor", pointwise_strategy, {2, 0, 0}},
-    Entry{"aten.relu.default", pointwise_strategy, {1, 0, 0}},
-    Entry{"aten.gelu.default", pointwise_strategy, {1, 0, 1}},
-    Entry{"aten.silu.default", pointwise_strategy, {1, 0, 0}},
-    Entry{"aten.tanh.default", pointwise_strategy, {1, 0, 0}},
-    Entry{"aten.sum.default", reduction_strategy, {1, 0, 1}},
-    Entry{"aten.sum.dim_IntList", reduction_strategy, {1, 1, 3}},
-    Entry{"aten.mean.default", reduction_strategy, {1, 0, 1}},
-    Entry{"aten.mean.dim", reduction_strategy, {1, 1, 3}},
-    Entry{"aten.view.default", view_strategy, {1, 1, 1}},
-    Entry{"aten.reshape.default", view_strategy, {1, 1, 1}},
-    Entry{"aten.transpose.int", transpose_strategy, {1, 2, 2}},
-    Entry{"aten.t.default", transpose_strategy, {1, 0, 0}},
+    Entry{"aten.mm.default", mm_strategy, {2, 2, 2, 2}},
+    Entry{"aten.addmm.default", addmm_strategy, {3, 3, 3, 5}},
+    Entry{"aten.bmm.default", bmm_strategy, {2, 2, 2, 2}},
+    Entry{"aten.baddbmm.default", baddbmm_strategy, {3, 3, 3, 5}},
+    Entry{"aten.embedding.default", embedding_strategy, {2, 2, 2, 5}},
+    Entry{
+        "aten._scaled_dot_product_flash_attention.default", flash_attention_strategy, {3, 3, 3, 7}},
+    Entry{"aten.add.Tensor", pointwise_strategy, {1, 2, 2, 3}},
+    Entry{"aten.sub.Tensor", pointwise_strategy, {1, 2, 2, 3}},
+    Entry{"aten.mul.Tensor", pointwise_strategy, {1, 2, 2, 2}},
+    Entry{"aten.div.Tensor", pointwise_strategy, {1, 2, 2, 2}},
+    Entry{"aten.relu.default", pointwise_strategy, {1, 1, 1, 1}},
+    Entry{"aten.gelu.default", pointwise_strategy, {1, 1, 1, 2}},
+    Entry{"aten.silu.default", pointwise_strategy, {1, 1, 1, 1}},
+    Entry{"aten.tanh.default", pointwise_strategy, {1, 1, 1, 1}},
+    Entry{"aten.sum.default", reduction_strategy, {1, 1, 1, 2}},
+    Entry{"aten.sum.dim_IntList", reduction_strategy, {1, 1, 2, 4}},
+    Entry{"aten.mean.default", reduction_strategy, {1, 1, 1, 2}},
+    Entry{"aten.mean.dim", reduction_strategy, {1, 1, 2, 4}},
+    Entry{"aten.view.default", view_strategy, {1, 1, 2, 2}},
+    Entry{"aten.reshape.default", view_strategy, {1, 1, 2, 2}},
+    Entry{"aten.transpose.int", transpose_strategy, {1, 1, 3, 3}},
+    Entry{"aten.t.default", transpose_strategy, {1, 1, 1, 1}},
 };
 
 const Entry* entry_of(std::string_view op) {

@@ -156,16 +156,15 @@ TEST(ShardCli, ArgumentsAnOpDoesNotTakeAreUsageErrors) {
          "elements, so any size fits"},
         {"aten.transpose(f32[4,8](S(0)), 1)",
          "aten.transpose.int(Spec(f32[4, 8](S(0))), 1) on DeviceMesh((tp=2), 'cuda', "
-         "stride=(1,))): takes 1 tensor and 2 other arguments; got 1 and 1"},
+         "stride=(1,))): takes 3 arguments in all; got 2"},
         // An argument more than the op's schema takes was dropped: relu of two tensors ran as
         // a binary op, a third matrix of mm was never looked at.
         {"aten.relu(f32[8,8](S(1)), f32[8,8](S(0)))",
          "aten.relu.default(Spec(f32[8, 8](S(1))), Spec(f32[8, 8](S(0)))) on "
-         "DeviceMesh((tp=2), 'cuda', stride=(1,))): takes 1 tensor and nothing else; got 2 and "
-         "0"},
+         "DeviceMesh((tp=2), 'cuda', stride=(1,))): takes 1 tensor; got 2"},
         {"aten.view(f32[8,16](S(0)), [128], [4])",
          "aten.view.default(Spec(f32[8, 16](S(0))), [128], [4]) on DeviceMesh((tp=2), 'cuda', "
-         "stride=(1,))): takes 1 tensor and 1 other argument; got 1 and 2"},
+         "stride=(1,))): takes 2 arguments in all; got 3"},
         {"aten.sum(f32[8,16](S(0)), [5])",
          "aten.sum.dim_IntList: dim 5 is out of range for 2 dims"},
         {"aten.transpose(f32[4,8](S(0)), a, b)", "aten.transpose.int: 'a' is not an integer"},
@@ -177,6 +176,9 @@ TEST(ShardCli, ArgumentsAnOpDoesNotTakeAreUsageErrors) {
         EXPECT_EQ(result.exit_code, 2) << result.out;
         EXPECT_EQ(result.err, "pipelens: " + message + "\n");
     }
+    // A number as a pointwise op's other operand is a call torch takes (x * 2, x + 1).
+    for (const std::string op : {"aten.mul(f32[8,8](S(0)), 2)", "aten.add(f32[8,8](S(0)), 1)"})
+        EXPECT_EQ(run_pipelens("shard '" + op + "' --mesh tp=2").exit_code, 0) << op;
     // t() of a vector is the vector, as torch returns it; of a matrix, its dims swapped.
     const auto vector = run_pipelens("shard 'aten.t(f32[4](S(0)))' --mesh tp=2");
     EXPECT_EQ(vector.exit_code, 0) << vector.err;
