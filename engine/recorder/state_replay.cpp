@@ -7,6 +7,7 @@
 
 #include "engine/recorder/event_table.hpp"
 #include "engine/schedule/schedule_size.hpp"
+#include "engine/text/shortened.hpp"
 
 namespace pipelens::recorder {
 namespace {
@@ -76,6 +77,23 @@ StateRecorder replay_events(const std::vector<Event>& events, std::optional<std:
     return replay_prefix(top_level, count);
 }
 
+namespace {
+
+// The first key (in the arguments' order) whose value differs between two events' arguments.
+std::optional<std::string> first_differing_argument(const Event& left, const Event& right) {
+    if (!left.arguments.is_object() || !right.arguments.is_object())
+        return std::nullopt;
+    for (const auto& [key, value] : left.arguments.items())
+        if (!right.arguments.contains(key) || right.arguments.at(key) != value)
+            return key;
+    for (const auto& [key, value] : right.arguments.items())
+        if (!left.arguments.contains(key))
+            return key;
+    return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> compare_event_streams(const std::vector<Event>& recorded,
                                                  const std::vector<Event>& replayed) {
     const std::size_t common = std::min(recorded.size(), replayed.size());
@@ -85,13 +103,20 @@ std::optional<std::string> compare_event_streams(const std::vector<Event>& recor
         if (left.name == right.name && left.parent == right.parent &&
             left.arguments == right.arguments)
             continue;
-        // Events alike but for where they nest read the same: say where each is nested.
+        // Events alike but for where they nest, or past where their texts are cut short, read
+        // the same: say where each is nested, and the first argument they differ in.
+        const std::optional<std::string> differing = first_differing_argument(left, right);
         const auto text = [&](const Event& event) {
-            if (left.parent == right.parent)
-                return to_string(event);
-            return to_string(event) + (event.parent
-                                           ? fmt::format(" (nested in event {})", *event.parent)
-                                           : std::string(" (not nested)"));
+            std::string shown = to_string(event);
+            if (left.parent != right.parent)
+                shown += event.parent ? fmt::format(" (nested in event {})", *event.parent)
+                                      : std::string(" (not nested)");
+            if (differing && to_string(left) == to_string(right))
+                shown += fmt::format(" ('{}': {})", *differing,
+                                     event.arguments.contains(*differing)
+                                         ? shortened(event.arguments.at(*differing).dump(), 300)
+                                         : std::string("absent"));
+            return shown;
         };
         return fmt::format("the replay made event {} as\n    {}\nbut the trace recorded\n    {}",
                            index, text(right), text(left));

@@ -190,6 +190,20 @@ TEST(StateValidation, ABufferPlannedWithoutTheStagesTensorsIsAProblem) {
     EXPECT_EQ(validate_state(state), std::vector<std::string>{});
 }
 
+// Two events that differ only past where their texts are cut short would print alike: the
+// report names the first argument they differ in, with each side's value.
+TEST(StateReplay, EventsThatDifferPastTheirShortenedTextSayWhere) {
+    Event recorded;
+    recorded.name = "plan_buffers";
+    recorded.arguments = {{"a_padding", std::string(400, 'x')}, {"z_last", 1}};
+    Event replayed = recorded;
+    replayed.arguments["z_last"] = 2;
+    const std::optional<std::string> report = compare_event_streams({recorded}, {replayed});
+    ASSERT_TRUE(report);
+    EXPECT_NE(report->find("('z_last': 2)\nbut the trace recorded"), std::string::npos) << *report;
+    EXPECT_NE(report->find("('z_last': 1)"), std::string::npos) << *report;
+}
+
 TEST(StateEquality, ReportNamesTheFieldInTheUpstreamFormat) {
     const auto left = state_fields(rank_stream(0).state());
     const auto right = state_fields(rank_stream(0, 1, "bf16").state());
