@@ -23,6 +23,23 @@ bool counts_from(const std::vector<int>& microbatches, int first) {
     return !microbatches.empty();
 }
 
+// The last rank of 1F1B runs one forward, then one backward, and so on: F1, B0, F2, B1, ... as
+// printed. A file whose last rank does not (a GPipe order numbered wrong) is no such table.
+bool alternates(const std::vector<Action>& rank) {
+    bool forward_next = true;
+    for (const Action& action : rank) {
+        if (action.kind != ActionKind::forward && action.kind != ActionKind::full_backward) {
+            if (is_compute(action.kind))
+                return false;
+            continue;  // its REDUCE_GRAD
+        }
+        if ((action.kind == ActionKind::forward) != forward_next)
+            return false;
+        forward_next = !forward_next;
+    }
+    return forward_next;
+}
+
 bool one_stage_per_rank(const Schedule& schedule) {
     for (std::size_t rank = 0; rank < schedule.ranks.size(); ++rank)
         for (const Action& action : schedule.ranks[rank])
@@ -42,7 +59,7 @@ std::optional<int> renumber_printed_1f1b_last_rank(Schedule& schedule) {
     const std::vector<int> first_forwards = microbatches_of(schedule.ranks[0], ActionKind::forward);
     if (!counts_from(forwards, 1) || !counts_from(backwards, 0) ||
         !counts_from(first_forwards, 0) || backwards.size() != forwards.size() ||
-        first_forwards.size() != forwards.size())
+        first_forwards.size() != forwards.size() || !alternates(last))
         return std::nullopt;
     for (Action& action : last)
         if (action.kind == ActionKind::forward)

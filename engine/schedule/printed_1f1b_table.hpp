@@ -5,9 +5,10 @@
 // file is a schedule no pipeline can run (a backward before its forward, a microbatch past m).
 //
 // Invariant: only that exact pattern is renumbered: two ranks or more, no SEND/RECV, every
-// action on its rank's own stage (one stage per rank), the last rank's forwards numbered 1..n in
-// order and its full backwards 0..n-1 in order, and rank 0's forwards 0..n-1. Anything else is
-// left as written, for the schedule check to judge.
+// action on its rank's own stage (one stage per rank), the last rank alternating a forward and
+// a full backward (F1, B0, F2, B1, ...: its forwards numbered 1..n in order, its backwards
+// 0..n-1), and rank 0's forwards 0..n-1. Anything else is left as written, for the schedule
+// check to judge.
 #pragma once
 
 #include <optional>
