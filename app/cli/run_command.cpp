@@ -213,6 +213,12 @@ void apply_overrides(const RunOptions& options, Experiment& experiment) {
                 "number is microseconds); give e.g. 10s",
                 *options.timeout));
     }
+    // The same for an experiment file's [run] timeout, which only a run waits with.
+    if (experiment.run.timeout_ns < 1'000'000)
+        throw ExperimentError(
+            fmt::format("{}: run.timeout: {} is under 1 ms, the finest a wait on another "
+                        "rank is timed; give e.g. \"10s\"",
+                        experiment.source, format_duration(experiment.run.timeout_ns)));
 }
 
 run_record::PipelineRunOptions runtime_options(const RunOptions& options,

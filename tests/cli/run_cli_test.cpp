@@ -57,6 +57,16 @@ TEST(RunCli, NoProcessesAndNoTimeToWaitAreUsageErrors) {
     EXPECT_EQ(short_timeout.err,
               "pipelens: --timeout: 3 is under 1 ms, the finest a wait on another rank is timed (a "
               "bare number is microseconds); give e.g. 10s\n");
+    // A file's [run] timeout too, for run alone: a simulation never waits with it.
+    const auto file = testing::temp_file(
+        "short_timeout.toml",
+        "[schedule]\nkind = \"1F1B\"\npp = 2\nm = 4\n[run]\ntimeout = \"500us\"\n");
+    EXPECT_EQ(run_pipelens("simulate " + file.string()).exit_code, 0);
+    const auto from_file = run_pipelens("run " + file.string());
+    EXPECT_EQ(from_file.exit_code, 2);
+    EXPECT_EQ(from_file.err, "pipelens: " + file.string() +
+                                 ": run.timeout: 500.000 us is under 1 ms, the finest a wait on "
+                                 "another rank is timed; give e.g. \"10s\"\n");
 }
 
 TEST(RunCli, JsonReportsTheStepAndTheReferenceComparison) {
