@@ -179,8 +179,7 @@ std::vector<TrainingStep> training_steps(const TimedSchedule& run) {
 
 std::optional<std::size_t> median_step(const std::vector<std::int64_t>& step_times_ns,
                                        std::int64_t median_step_time_ns) {
-    const auto found =
-        std::find(step_times_ns.begin(), step_times_ns.end(), median_step_time_ns);
+    const auto found = std::find(step_times_ns.begin(), step_times_ns.end(), median_step_time_ns);
     if (found == step_times_ns.end())
         return std::nullopt;
     return static_cast<std::size_t>(found - step_times_ns.begin());

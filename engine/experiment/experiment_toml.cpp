@@ -1,7 +1,7 @@
-// Experiment TOML reading, and flag files (flag_file.hpp); writing is experiment_toml_writer.cpp.
+// Experiment TOML reading; writing is experiment_toml_writer.cpp, flag files flag_file.cpp.
 // Each TOML table is read through a FieldReader that knows the table's path, marks the keys it
 // consumed and refuses the rest, so every error names file:line:column and the dotted key. These
-// two are the only translation units that include toml++.
+// three are the only translation units that include toml++.
 #include "engine/experiment/experiment_toml.hpp"
 
 #include <algorithm>
@@ -16,7 +16,6 @@
 
 #include <toml++/toml.h>
 
-#include "engine/experiment/flag_file.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "engine/text/shortened.hpp"
@@ -615,91 +614,6 @@ ExperimentSweep read_experiment_sweep_file(const std::filesystem::path& path) {
         path, file_text(path, "cannot open experiment file"), [&](const std::string& text) {
             return parse_experiment_sweep_toml(text, path.string(), path.parent_path());
         });
-}
-
-namespace {
-
-// A scalar's text as a flag would take it; nothing else is a flag value.
-// The value as the text its flag would be given, once its TOML type is the key's kind.
-std::string flag_text(const toml::node& node, FlagKind kind, const std::string& where) {
-    const auto text = node.value_exact<std::string>();
-    const auto integer = node.value_exact<std::int64_t>();
-    const auto number = node.value_exact<double>();
-    const auto flag = node.value_exact<bool>();
-    switch (kind) {
-        case FlagKind::integer:
-            if (integer)
-                return fmt::format("{}", *integer);
-            throw ExperimentError(fmt::format("{}: expected an integer", where));
-        case FlagKind::number:
-            if (integer)
-                return fmt::format("{}", *integer);
-            if (number)
-                return fmt::format("{}", *number);
-            throw ExperimentError(fmt::format("{}: expected a number", where));
-        case FlagKind::quantity:
-            if (text)
-                return *text;
-            if (integer)
-                return fmt::format("{}", *integer);
-            if (number)
-                return fmt::format("{}", *number);
-            throw ExperimentError(
-                fmt::format("{}: expected a number or a string with its unit", where));
-        case FlagKind::text:
-            if (text)
-                return *text;
-            throw ExperimentError(fmt::format("{}: expected a string", where));
-        case FlagKind::boolean:
-            if (flag)
-                return *flag ? "true" : "false";
-            throw ExperimentError(fmt::format("{}: expected true or false", where));
-    }
-    throw ExperimentError(fmt::format("{}: unknown kind of value", where));
-}
-
-}  // namespace
-
-std::vector<FlagValue> read_flag_file(const std::filesystem::path& path,
-                                      const FlagFileKeys& allowed) {
-    return parse_flag_file(file_text(path, "cannot open"), path.string(), allowed);
-}
-
-std::vector<FlagValue> parse_flag_file(std::string_view text, const std::string& source,
-                                       const FlagFileKeys& allowed) {
-    toml::table document;
-    try {
-        document = toml::parse(text, source);
-    } catch (const toml::parse_error& error) {
-        throw ExperimentError(
-            fmt::format("{}:{}: {}", source, position(error.source()), error.description()));
-    }
-    std::vector<FlagValue> values;
-    for (const auto& [table_key, node] : document) {
-        const std::string table(table_key.str());
-        const auto keys = allowed.find(table);
-        if (keys == allowed.end() || !node.is_table()) {
-            std::vector<std::string> names;
-            for (const auto& entry : allowed)
-                names.push_back("[" + entry.first + "]");
-            throw ExperimentError(fmt::format("{}:{}: {}: unknown table (use {})", source,
-                                              position(table_key.source()), table,
-                                              fmt::join(names, ", ")));
-        }
-        for (const auto& [key, value] : *node.as_table()) {
-            const std::string name(key.str());
-            const auto kind = keys->second.find(name);
-            if (kind == keys->second.end())
-                throw ExperimentError(fmt::format("{}:{}: {}.{}: unknown key", source,
-                                                  position(key.source()), table, name));
-            std::string flag = name;
-            std::replace(flag.begin(), flag.end(), '_', '-');
-            const std::string where =
-                fmt::format("{}:{}: {}.{}", source, position(value.source()), table, name);
-            values.push_back({flag, flag_text(value, kind->second, where), where});
-        }
-    }
-    return values;
 }
 
 }  // namespace pipelens

@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "engine/analysis/bubble_accounting.hpp"
+#include "engine/analysis/training_steps.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/recorder/recorded_trace.hpp"
-#include "engine/analysis/training_steps.hpp"
 #include "engine/run_record/statistics.hpp"
 
 namespace pipelens::run_record {
