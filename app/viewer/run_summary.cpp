@@ -46,6 +46,17 @@ RankRow row_of(const RankTimeline& rank) {
 
 }  // namespace
 
+std::string rank_shares_text(const RankTimeline& rank, const RunSummary& summary, bool hangs) {
+    if (hangs)
+        return "no step: it hangs";
+    if (!traces::step_figures_apply(summary.outcome))
+        return fmt::format("busy {}  bubble -", format_duration(rank.figures.busy_ns));
+    const double measured = static_cast<double>(rank.figures.busy_ns + rank.figures.bubble_ns);
+    const double busy_share = measured > 0 ? 100.0 * rank.figures.busy_ns / measured : 0;
+    return fmt::format("busy {:.0f}%  bubble {:.0f}%", busy_share,
+                       100.0 * rank.figures.bubble_ratio);
+}
+
 RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outcome) {
     RunSummary summary;
     summary.outcome = outcome;

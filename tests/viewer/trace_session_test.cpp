@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "app/viewer/trace_session.hpp"
 #include "app/viewer/viewer_layout.hpp"
 #include "engine/run_record/run_trace.hpp"
@@ -167,6 +169,11 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
     EXPECT_EQ(session.summary_line, failed_at + "  |  peak memory n/a  |  busiest rank 0");
     EXPECT_FALSE(session.summary.step_ns);
     EXPECT_FALSE(session.summary.bubble_ratio);
+    // Nor has any rank a bubble to measure against it (the lanes said "bubble 87%" and "100%"
+    // where `summary` prints "-"): its busy time stands, as a time.
+    for (const RankTimeline& rank : session.model->ranks())
+        EXPECT_EQ(rank_shares_text(rank, session.summary),
+                  "busy " + format_duration(rank.figures.busy_ns) + "  bubble -");
     ASSERT_EQ(session.runs.size(), 3u);
     EXPECT_EQ(run_list_text(session.runs[2]), "3 real pp=2 m=4  1F1B  FAILED");
     ASSERT_TRUE(session.runs[0].step_time_ns);
@@ -178,6 +185,13 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
     ASSERT_TRUE(show_run(session, 2));
     EXPECT_EQ(comparison_line(session).rfind("vs run 1: step +", 0), 0u)
         << comparison_line(session);
+    const RankTimeline& finished = session.model->ranks().front();
+    EXPECT_EQ(rank_shares_text(finished, session.summary),
+              fmt::format("busy {:.0f}%  bubble {:.0f}%",
+                          100.0 * finished.figures.busy_ns /
+                              (finished.figures.busy_ns + finished.figures.bubble_ns),
+                          100.0 * finished.figures.bubble_ratio));
+    EXPECT_EQ(rank_shares_text(finished, session.summary, true), "no step: it hangs");
     compare_with(session, 3);
     EXPECT_EQ(comparison_line(session), "vs run 3: no step to compare: run 3 " + failed_at);
     fs::remove(path);
