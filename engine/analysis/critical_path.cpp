@@ -204,9 +204,8 @@ class Retimer {
                 return false;
             const std::int64_t start =
                 ready.any ? ready.retimed + (span.start_ns - ready.recorded) : span.start_ns;
-            const std::optional<std::int64_t> arrived = arrival(span, action, data);
-            ends_[rank][index] = arrived ? std::max(start + transfer_ns(span, *data), *arrived)
-                                         : start + duration_ns_({rank, index});
+            ends_[rank][index] = waited_receive_end(span, action, data, start)
+                                     .value_or(start + duration_ns_({rank, index}));
             note(cursor, {rank, index}, action, lane);
         }
         done_[rank][index] = true;
@@ -237,26 +236,23 @@ class Retimer {
         return !blocked;
     }
 
-    // A RECV posted before its data was sent waited for it: it ends when the data arrives,
-    // as long after the SEND's new end as it arrived after its recorded end, not a recorded
-    // duration after its post (which held the whole wait). Nothing for any other action.
-    std::optional<std::int64_t> arrival(const ActionSpan& span, const Action& action,
-                                        const std::optional<ActionRef>& data) const {
+    // A RECV posted before its data was sent waited for it: it ends when the data arrives, as
+    // long after the SEND's new end as it arrived after its recorded end, not a recorded
+    // duration after its post (which held the whole wait); posted after the data arrives in the
+    // new times, it still takes what it took after the send ended (taking the data in). Nothing
+    // for any other action.
+    std::optional<std::int64_t> waited_receive_end(const ActionSpan& span, const Action& action,
+                                                   const std::optional<ActionRef>& data,
+                                                   std::int64_t start) const {
         if ((action.kind != ActionKind::recv_forward && action.kind != ActionKind::recv_backward) ||
             !data || ends_[data->rank][data->index] < 0)
             return std::nullopt;
         const std::int64_t sent = timed_.times[data->rank][data->index].end_ns;
         if (span.start_ns >= sent)
             return std::nullopt;  // its data was there when it was posted
-        return ends_[data->rank][data->index] + (span.end_ns - sent);
-    }
-
-    // What a RECV that waited for its data took after the data was sent: from the send's end to
-    // its own. Posted after the data arrives in the new times, it still takes that (taking the
-    // data in), not nothing.
-    std::int64_t transfer_ns(const ActionSpan& span, ActionRef data) const {
-        const std::int64_t sent = timed_.times[data.rank][data.index].end_ns;
-        return std::max<std::int64_t>(0, span.end_ns - std::max(span.start_ns, sent));
+        const std::int64_t after_send = span.end_ns - sent;
+        return std::max(start + std::max<std::int64_t>(0, after_send),
+                        ends_[data->rank][data->index] + after_send);
     }
 
     void note(Cursor& cursor, ActionRef self, const Action& action, int lane) {

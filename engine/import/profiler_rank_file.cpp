@@ -25,7 +25,7 @@ bool is_gpipe_name(std::string_view name) {
 namespace {
 
 bool is_action_range(std::string_view name) {
-    return name.substr(0, 3) == "PP:" || is_gpipe_name(name);
+    return is_runtime_name(name) || is_gpipe_name(name);
 }
 
 std::optional<CommKind> comm_kind_of(std::string_view collective) {

@@ -62,6 +62,10 @@ struct RankFile {
 
 // "Forward 3" / "Backward 3": GPipe's loop's ranges.
 bool is_gpipe_name(std::string_view name);
+// "PP:1F0": a range PyTorch's pipelining runtime marks an action with.
+inline bool is_runtime_name(std::string_view name) {
+    return name.starts_with("PP:");
+}
 
 // Streams `path` once; throws ImportError naming the file and byte of what cannot be read.
 RankFile read_rank_file(const std::string& path);

@@ -12,10 +12,6 @@
 namespace pipelens::import {
 namespace {
 
-bool is_runtime_range(const Range& range) {
-    return range.name.starts_with("PP:");
-}
-
 std::optional<Action> action_of(const Range& range) {
     std::vector<Action> parts;
     try {
@@ -31,7 +27,7 @@ std::vector<std::size_t> step_starts(const std::vector<Range>& ranges) {
     std::vector<std::optional<Action>> actions;
     int lowest_stage = -1;
     for (const Range& range : ranges) {
-        actions.push_back(is_runtime_range(range) ? action_of(range) : std::nullopt);
+        actions.push_back(is_runtime_name(range.name) ? action_of(range) : std::nullopt);
         const std::optional<Action>& action = actions.back();
         if (action && action->kind == ActionKind::forward)
             lowest_stage = lowest_stage < 0 ? action->stage : std::min(lowest_stage, action->stage);
@@ -57,7 +53,7 @@ std::vector<std::string> runtime_names(const std::vector<Range>& ranges, std::si
                                        std::size_t end) {
     std::vector<std::string> names;
     for (std::size_t index = begin; index < end; ++index)
-        if (is_runtime_range(ranges[index]))
+        if (is_runtime_name(ranges[index].name))
             names.push_back(ranges[index].name);
     return names;
 }
@@ -83,7 +79,7 @@ std::size_t ranges_past_last_step(const std::vector<Range>& ranges, int steps) {
     std::map<std::string, int> seen;
     std::size_t past = 0;
     for (const Range& range : ranges)
-        if (is_runtime_range(range) && seen[range.name]++ >= steps)
+        if (is_runtime_name(range.name) && seen[range.name]++ >= steps)
             ++past;
     return past;
 }

@@ -156,7 +156,7 @@ void build_runtime_actions(const RankFile& file, int step, std::vector<Action>& 
     const std::vector<int> occurrence = occurrences(file.cpu_ranges);
     for (std::size_t index = 0; index < file.cpu_ranges.size(); ++index) {
         const Range& range = file.cpu_ranges[index];
-        if (occurrence[index] != step || range.name.substr(0, 3) != "PP:")
+        if (occurrence[index] != step || !is_runtime_name(range.name))
             continue;
         BuiltAction built{
             parse_range_action(file, range, parts), {range.start_ns, range.end_ns, -1}, false, -1};
@@ -532,7 +532,7 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
         RankBuild& build = builds[rank];
         const bool runtime_ranges =
             std::any_of(file.cpu_ranges.begin(), file.cpu_ranges.end(),
-                        [](const Range& range) { return range.name.substr(0, 3) == "PP:"; });
+                        [](const Range& range) { return is_runtime_name(range.name); });
         if (single_stage)
             add_recovered(build, recovered[rank], file.gpu);
         else if (runtime_ranges)
