@@ -148,10 +148,48 @@ SweepPoint point_from_json(const JsonFields& fields, const nlohmann::json& json,
     point.m = static_cast<int>(fields.integer(json, path, "m", 1, most));
     point.step_time_ns = fields.integer(json, path, "step_time_ns", 0);
     point.bubble_ratio = fields.number(json, path, "bubble_ratio");
+    if (!(point.bubble_ratio >= 0 && point.bubble_ratio <= 1))
+        fields.fail(path + ".bubble_ratio",
+                    fmt::format("{} is not a ratio from 0 to 1", json["bubble_ratio"].dump()));
     point.peak_memory_bytes = fields.integer(json, path, "peak_memory_bytes", 0);
     point.peak_memory_rank =
         static_cast<int>(fields.integer(json, path, "peak_memory_rank", -1, most));
     return point;
+}
+
+// A configuration's "values" are what the grid gives its index: written for people and other
+// tools, read back only to refuse a file whose configurations were edited or mixed up (a figure
+// filed under another configuration's values would be ranked as that one's).
+void check_point_values(const JsonFields& fields, const nlohmann::json& json,
+                        const std::string& path, const SweepResults& results,
+                        const SweepPoint& point) {
+    if (!json.contains("values"))
+        return;
+    const nlohmann::json& values = json["values"];
+    if (!values.is_object())
+        fields.fail(path + ".values", "expected an object");
+    const std::vector<std::string> labels = point_labels(results, point);
+    for (std::size_t axis = 0; axis < results.axes.size(); ++axis) {
+        const std::string& key = results.axes[axis].key;
+        const std::string field = fmt::format("{}.values[\"{}\"]", path, key);
+        const auto found = values.find(key);
+        if (found == values.end())
+            fields.fail(field, "missing");
+        if (!found->is_string() || found->get<std::string>() != labels[axis])
+            fields.fail(field, fmt::format("{} where configuration {} of the grid has \"{}\"",
+                                           found->dump(), point.index, labels[axis]));
+    }
+}
+
+// The number of configurations the axes make, or 0 past what a size_t holds.
+std::size_t grid_size_of(const std::vector<SweepAxis>& axes) {
+    std::size_t size = 1;
+    for (const SweepAxis& axis : axes) {
+        if (axis.values.size() > std::numeric_limits<std::size_t>::max() / size)
+            return 0;
+        size *= axis.values.size();
+    }
+    return size;
 }
 
 std::string csv_field(const std::string& text) {
@@ -248,15 +286,21 @@ SweepResults sweep_results_from_json(const std::string& text, const std::string&
     for (std::size_t axis = 0; axis < axes.size(); ++axis)
         results.axes.push_back(axis_from_json(fields, axes[axis], fmt::format("axes[{}]", axis)));
     results.grid_size = static_cast<std::size_t>(fields.integer(json, "", "grid_size", 1));
+    if (const std::size_t made = grid_size_of(results.axes); made != results.grid_size)
+        fields.fail("grid_size", fmt::format("{} where the axes make {} configurations",
+                                             results.grid_size, made));
     try {
         results.shard = parse_sweep_shard(fields.text(json, "", "shard"));
     } catch (const ExperimentError& error) {
         fields.fail("shard", error.what());
     }
     const nlohmann::json& configurations = fields.array(json, "", "configurations");
-    for (std::size_t at = 0; at < configurations.size(); ++at)
-        results.points.push_back(point_from_json(
-            fields, configurations[at], fmt::format("configurations[{}]", at), results.grid_size));
+    for (std::size_t at = 0; at < configurations.size(); ++at) {
+        const std::string path = fmt::format("configurations[{}]", at);
+        results.points.push_back(
+            point_from_json(fields, configurations[at], path, results.grid_size));
+        check_point_values(fields, configurations[at], path, results, results.points.back());
+    }
     if (json.contains("ranked_by")) {
         try {
             results.ranking = parse_sweep_ranking(fields.text(json, "", "ranked_by"));

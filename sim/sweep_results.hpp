@@ -4,7 +4,9 @@
 //
 // Invariants: the JSON holds everything needed to check that shards belong together (the base
 // experiment's text, the axes, the grid's size, the shard) and to redo the ranking; reading it
-// back names the file and the field of anything missing or of the wrong type; merging refuses
+// back names the file and the field of anything missing or of the wrong type, of a grid size the
+// axes do not make, of a configuration's values that are not its index's in the grid and of a
+// bubble ratio outside 0..1; merging refuses
 // shards of different sweeps, a shard given twice, a missing shard, and a configuration in the
 // wrong shard, naming the files.
 #pragma once

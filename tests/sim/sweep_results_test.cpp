@@ -158,6 +158,35 @@ TEST(SweepResults, ReadingNamesTheFileAndTheField) {
               "r.json: global_batch: expected an integer from 1 to 2147483647");
 }
 
+// What contradicts the grid is refused, not ranked: figures filed under another configuration's
+// values (an edited or mixed-up file), a grid size the axes do not make, a ratio past 1.
+TEST(SweepResults, ReadingRefusesWhatContradictsTheGrid) {
+    nlohmann::ordered_json json = sweep_results_json(whole());
+    const std::size_t first = json["configurations"][0]["index"].get<std::size_t>();
+    ASSERT_EQ(first, 2u);  // 1F1B, w = 1us
+    json["configurations"][0]["values"]["costs.w"] = "2us";
+    EXPECT_EQ(from_json_error(json.dump()),
+              "r.json: configurations[0].values[\"costs.w\"]: \"2us\" where configuration 2 of "
+              "the grid has \"1us\"");
+    json["configurations"][0]["values"].erase("costs.w");
+    EXPECT_EQ(from_json_error(json.dump()),
+              "r.json: configurations[0].values[\"costs.w\"]: missing");
+    json = sweep_results_json(whole());
+    json["grid_size"] = 6;
+    EXPECT_EQ(from_json_error(json.dump()),
+              "r.json: grid_size: 6 where the axes make 4 configurations");
+    json = sweep_results_json(whole());
+    json["configurations"][1]["bubble_ratio"] = 1.5;
+    EXPECT_EQ(from_json_error(json.dump()),
+              "r.json: configurations[1].bubble_ratio: 1.5 is not a ratio from 0 to 1");
+    // Values are read only as a check: a file without them reads as before.
+    json = sweep_results_json(whole());
+    for (auto& configuration : json["configurations"])
+        configuration.erase("values");
+    EXPECT_EQ(sweep_results_json(sweep_results_from_json(json.dump(), "r.json")),
+              sweep_results_json(whole()));
+}
+
 // A configuration too large for the machine's memory says so in the file, so that `merge` can
 // tell a grid of such configurations (exit 3) from one of wrong ones (exit 2).
 TEST(SweepResults, AConfigurationTooLargeForMemoryIsReadBackAsSuch) {
