@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <imgui.h>
 
 #include "app/viewer/compare_layout.hpp"
@@ -143,9 +144,24 @@ void draw_rank_differences(const SimulatedRun& pinned, const SimulatedRun& curre
     ImGui::EndTable();
 }
 
+// The boxes show the grid the workbench last simulated when it was asked for elsewhere; what a
+// person types stays until Simulate grid.
+void fill_boxes_from_grid(ComparePanelState& panel, const Workbench& workbench) {
+    if (workbench.grid_kinds() == panel.boxes_kinds && workbench.grid_ms() == panel.boxes_ms)
+        return;
+    panel.boxes_kinds = workbench.grid_kinds();
+    panel.boxes_ms = workbench.grid_ms();
+    if (panel.boxes_kinds.empty() || panel.boxes_ms.empty())
+        return;
+    panel.grid_kinds = fmt::format("{}", fmt::join(panel.boxes_kinds, ","));
+    panel.grid_ms = fmt::format("{}", fmt::join(panel.boxes_ms, ","));
+    panel.grid_refusal.clear();
+}
+
 void draw_grid(ViewerState& state) {
     Workbench& workbench = state.workbench;
     ComparePanelState& panel = state.compare_panel;
+    fill_boxes_from_grid(panel, workbench);
     char kinds[256], ms[128];
     std::snprintf(kinds, sizeof kinds, "%s", panel.grid_kinds.c_str());
     std::snprintf(ms, sizeof ms, "%s", panel.grid_ms.c_str());

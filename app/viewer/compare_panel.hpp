@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace pipelens::viewer {
 
@@ -16,6 +17,10 @@ struct ComparePanelState {
     std::string grid_kinds = "GPipe,1F1B,Interleaved1F1B,ZBVZeroBubble,DualPipeV";
     std::string grid_ms = "4,8,16,32";
     std::string grid_refusal;  // why the typed kinds or m were not simulated
+    // The workbench's grid the boxes were last filled from: a grid asked for another way (a
+    // script's `grid`) shows in the boxes, as if typed there.
+    std::vector<std::string> boxes_kinds;
+    std::vector<int> boxes_ms;
 };
 
 void draw_compare_panel(ViewerState& state);

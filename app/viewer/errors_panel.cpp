@@ -2,12 +2,24 @@
 // its moment on the timeline; the full message is in the row's tooltip.
 #include "app/viewer/errors_panel.hpp"
 
+#include <string>
+
 #include <imgui.h>
 
 #include "app/viewer/viewer_state.hpp"
 #include "traces/text/quantities.hpp"
 
 namespace pipelens::viewer {
+
+namespace {
+
+// A rank, stage or microbatch; "-" for an error tied to none (a run's failure,
+// a whole stage's mismatch) rather than the -1 it is recorded as.
+std::string place_text(int place) {
+    return place < 0 ? std::string("-") : std::to_string(place);
+}
+
+}  // namespace
 
 void draw_errors_panel(ViewerState& state) {
     if (state.trace.errors.empty()) {
@@ -35,21 +47,24 @@ void draw_errors_panel(ViewerState& state) {
         ImGui::TableNextColumn();
         const bool chosen = state.errors_panel.chosen == static_cast<int>(index);
         if (ImGui::Selectable(
-                std::to_string(error.rank).append("##error").append(std::to_string(index)).c_str(),
+                place_text(error.rank).append("##error").append(std::to_string(index)).c_str(),
                 chosen, ImGuiSelectableFlags_SpanAllColumns))
             choose_error(state, static_cast<int>(index));
         if (ImGui::IsItemHovered())
             ImGui::SetTooltip("%s", error.message.c_str());
         ImGui::TableNextColumn();
-        ImGui::Text("%d", error.stage);
+        ImGui::TextUnformatted(place_text(error.stage).c_str());
         ImGui::TableNextColumn();
-        ImGui::Text("%d", error.microbatch);
+        ImGui::TextUnformatted(place_text(error.microbatch).c_str());
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(error.time_ns ? format_duration(*error.time_ns).c_str() : "-");
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(error.kind.c_str());
         ImGui::TableNextColumn();
-        ImGui::Text("%s / %s", error.expected.c_str(), error.actual.c_str());
+        if (error.expected.empty() && error.actual.empty())
+            ImGui::TextDisabled("-");
+        else
+            ImGui::Text("%s / %s", error.expected.c_str(), error.actual.c_str());
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(error.message.c_str());
     }

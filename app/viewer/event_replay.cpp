@@ -46,6 +46,22 @@ bool event_passes_filters(const traces::EventRecord& event, int rank_filter,
            (name_filter.empty() || event.name.find(name_filter) != std::string::npos);
 }
 
+std::vector<int> event_ranks(const std::vector<traces::EventRecord>& events) {
+    std::vector<int> ranks;
+    for (const traces::EventRecord& event : events)
+        ranks.push_back(event.rank);
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    return ranks;
+}
+
+std::string rank_filter_label(int rank_filter) {
+    if (rank_filter == kAllRanks)
+        return "all ranks";
+    // A simulation's events are the pipeline's, listed as r-1, not any one rank's.
+    return rank_filter < 0 ? std::string("r-1 (pipeline)") : fmt::format("rank {}", rank_filter);
+}
+
 std::string event_list_line(const traces::EventRecord& event) {
     return fmt::format("{}r{} #{} {}{} {}", event.parent ? "    " : "", event.rank, event.sequence,
                        event.time_ns ? format_duration(*event.time_ns) + " " : std::string(),

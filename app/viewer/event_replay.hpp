@@ -23,6 +23,12 @@ inline constexpr int kAllRanks = -2;  // the rank filter that keeps every rank (
 bool event_passes_filters(const traces::EventRecord& event, int rank_filter,
                           std::string_view name_filter);
 
+// The ranks the rank filter offers: every rank `events` has, ascending, once each (-1 when some
+// event is the pipeline's, as a simulation's are).
+std::vector<int> event_ranks(const std::vector<traces::EventRecord>& events);
+// The rank filter's text for `rank_filter`: "all ranks", "rank 3", "r-1 (pipeline)".
+std::string rank_filter_label(int rank_filter);
+
 // The list's line for `event`: "r0 #3 1.20 us choose_schedule {...}", indented when nested, its
 // time only when it has one, its arguments cut at 120 characters.
 std::string event_list_line(const traces::EventRecord& event);

@@ -14,13 +14,30 @@
 
 namespace pipelens::viewer {
 
+namespace {
+
+// A list of the ranks the events have, not a number to type: "all ranks", "rank 0", ...
+void draw_rank_filter(ViewerState& state) {
+    int& filter = state.events_panel.rank_filter;
+    ImGui::SetNextItemWidth(110);
+    if (!ImGui::BeginCombo("##rank", rank_filter_label(filter).c_str()))
+        return;
+    if (ImGui::Selectable(rank_filter_label(kAllRanks).c_str(), filter == kAllRanks))
+        filter = kAllRanks;
+    for (int rank : event_ranks(state.trace.events))
+        if (ImGui::Selectable(rank_filter_label(rank).c_str(), filter == rank))
+            filter = rank;
+    ImGui::EndCombo();
+}
+
+}  // namespace
+
 void draw_events_panel(ViewerState& state) {
     if (state.trace.events.empty()) {
         ImGui::TextDisabled("nothing recorded: this run has no events");
         return;
     }
-    ImGui::SetNextItemWidth(90);
-    ImGui::InputInt("rank (-2 all)", &state.events_panel.rank_filter);
+    draw_rank_filter(state);
     ImGui::SameLine();
     char name[64];
     std::snprintf(name, sizeof name, "%s", state.events_panel.name_filter.c_str());

@@ -60,9 +60,9 @@ std::string apply_choices(const Options& options, ViewerState& state) {
     }
     if (refused.empty() && !options.select.empty() && !select_action(state, options.select))
         refused = fmt::format("--select {}: no such action", options.select);
-    if (options.error >= 0) {
-        if (!choose_error(state, options.error) && refused.empty())
-            refused = fmt::format("--error {}: the run has {}", options.error,
+    if (options.error) {
+        if (!choose_error(state, *options.error) && refused.empty())
+            refused = fmt::format("--error {}: the run has {}", *options.error,
                                   count_text(state.trace.errors.size(), "error", "errors"));
         state.panel_request = Panel::errors;
     }
@@ -131,20 +131,25 @@ void open_start_trace(const Options& options, ViewerState& state) {
 }
 
 // The choices the command line asks for before the first frame: --event, --tensor and --panel
-// (--select and --error wait for the first frame: apply_choices).
+// (--select and --error wait for the first frame: apply_choices). A --tensor the first decision
+// does not have is refused as a --event beyond the run is: a picture of the output would pass for
+// the input asked for.
 void apply_start_options(const Options& options, const Checked& checked, ViewerState& state) {
     state.timeline.show_critical_path = !options.no_critical_path;
-    if (options.event >= 0) {
-        if (options.event >= static_cast<int>(state.trace.events.size()))
+    if (options.event) {
+        if (*options.event >= static_cast<int>(state.trace.events.size()))
             state.trace.error =
-                fmt::format("--event {}: the run has {}", options.event,
+                fmt::format("--event {}: the run has {}", *options.event,
                             count_text(state.trace.events.size(), "event", "events"));
         else
-            state.events_panel.scrub = options.event;
+            state.events_panel.scrub = *options.event;
         state.panel_request = Panel::events;
     }
     if (!options.tensor.empty()) {
-        state.sharding_panel.tensor = checked.tensor_input;
+        if (const auto refused = tensor_choice_refused(state, checked.tensor_input))
+            state.trace.error = fmt::format("--tensor {}: {}", options.tensor, *refused);
+        else
+            state.sharding_panel.tensor = checked.tensor_input;
         state.panel_request = Panel::sharding;
     }
     if (options.panel == "errors")
@@ -280,7 +285,15 @@ int main(int argc, char** argv) {
     Options options;
     CLI::App app{kViewerDescription};
     add_viewer_options(app, options);
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success))
+            return app.exit(error);  // --help: printed as asked, exit 0
+        // One line and exit 2, as `pipelens` says it, not the library's own exit codes (105...).
+        fmt::print(stderr, "pipelens-view: {}; see pipelens-view --help\n", error.what());
+        return 2;
+    }
     route_start_file(options);
     return run(options);
 }

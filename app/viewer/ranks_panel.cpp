@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include <imgui.h>
 
@@ -15,7 +16,8 @@ namespace {
 
 constexpr int kColumns = 7;
 
-// The value a column sorts by (peak memory n/a sorts below every figure).
+// The value a column sorts by (peak memory n/a and a failed run's cool-down sort below every
+// figure).
 std::int64_t sort_key(const RankRow& row, int column) {
     switch (column) {
         case 1:
@@ -23,7 +25,7 @@ std::int64_t sort_key(const RankRow& row, int column) {
         case 2:
             return row.warmup_ns;
         case 3:
-            return row.cooldown_ns;
+            return row.cooldown_ns.value_or(-1);
         case 4:
             return row.waiting_ns;
         case 5:
@@ -94,9 +96,14 @@ void draw_ranks_panel(ViewerState& state) {
                               state.timeline.selected && state.timeline.selected->rank == row.rank,
                               ImGuiSelectableFlags_SpanAllColumns))
             select_rank(state, row.rank);
-        for (std::int64_t ns : {row.busy_ns, row.warmup_ns, row.cooldown_ns, row.waiting_ns}) {
+        for (std::optional<std::int64_t> ns :
+             {std::optional(row.busy_ns), std::optional(row.warmup_ns), row.cooldown_ns,
+              std::optional(row.waiting_ns)}) {
             ImGui::TableNextColumn();
-            ImGui::TextUnformatted(format_duration(ns).c_str());
+            if (ns)
+                ImGui::TextUnformatted(format_duration(*ns).c_str());
+            else
+                ImGui::TextDisabled("-");
         }
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(row.peak_memory_bytes ? format_bytes(*row.peak_memory_bytes).c_str()

@@ -28,12 +28,13 @@ std::pair<int, std::int64_t> waiting_of(const std::string& waiting_on) {
     return {peer, total};
 }
 
-RankRow row_of(const RankTimeline& rank) {
+RankRow row_of(const RankTimeline& rank, const traces::RunOutcome& outcome) {
     RankRow row;
     row.rank = rank.rank;
     row.busy_ns = rank.figures.busy_ns;
     row.warmup_ns = rank.figures.warmup_ns;
-    row.cooldown_ns = rank.figures.cooldown_ns;
+    if (traces::step_figures_apply(outcome))
+        row.cooldown_ns = rank.figures.cooldown_ns;
     const auto [peer, waiting] = waiting_of(rank.figures.waiting_on);
     row.waited_most_on = peer;
     row.waiting_ns = waiting;
@@ -66,7 +67,7 @@ RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outco
     }
     std::int64_t busiest = -1;
     for (const RankTimeline& rank : model.ranks()) {
-        RankRow row = row_of(rank);
+        RankRow row = row_of(rank, outcome);
         if (row.peak_memory_bytes &&
             (!summary.peak_memory_bytes || *row.peak_memory_bytes > *summary.peak_memory_bytes)) {
             summary.peak_memory_bytes = row.peak_memory_bytes;

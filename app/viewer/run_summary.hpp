@@ -24,7 +24,8 @@ struct RankRow {
     int rank = 0;
     std::int64_t busy_ns = 0;
     std::int64_t warmup_ns = 0;
-    std::int64_t cooldown_ns = 0;
+    // None for a run that failed: its step never ended (`summary` prints "-").
+    std::optional<std::int64_t> cooldown_ns;
     std::int64_t waiting_ns = 0;
     std::optional<std::int64_t> peak_memory_bytes;
     int waited_most_on = -1;  // the peer this rank waited on longest; -1 when none

@@ -176,4 +176,20 @@ void draw_sharding_panel(ViewerState& state) {
     ImGui::Columns(1);
 }
 
+std::optional<std::string> tensor_choice_refused(const ViewerState& state, int input) {
+    if (state.trace.sharding.empty())
+        return std::string("the run has no sharding decisions");
+    const auto selected = static_cast<std::size_t>(state.sharding_panel.selected);
+    if (input < 0 || selected >= state.trace.sharding.size())
+        return std::nullopt;
+    const std::optional<StrategyTensors> chosen = chosen_strategy_tensors(
+        state.trace.sharding_strategies.at(selected), state.trace.sharding[selected].chosen);
+    const std::size_t inputs = chosen ? chosen->inputs.size() : 0;
+    if (static_cast<std::size_t>(input) < inputs)
+        return std::nullopt;
+    const std::string& op = state.trace.sharding[selected].op;  // "aten.mm.default(Spec(...)..."
+    return fmt::format("decision #{} ({}) has {} input{} (input0 is the first)", selected,
+                       op.substr(0, op.find('(')), inputs, inputs == 1 ? "" : "s");
+}
+
 }  // namespace pipelens::viewer

@@ -4,6 +4,9 @@
 // strategy's tensors come from sharding_mesh.hpp; the panel keeps the choices and draws.
 #pragma once
 
+#include <optional>
+#include <string>
+
 #include "app/viewer/sharding_mesh.hpp"
 
 namespace pipelens::viewer {
@@ -21,5 +24,10 @@ struct ShardingPanelState {
 };
 
 void draw_sharding_panel(ViewerState& state);
+
+// Why the panel cannot draw tensor `input` (-1 the output, else an input) of the decision it opens
+// on: the run has no decisions, or the decision's chosen strategy has fewer inputs. None when it
+// can.
+std::optional<std::string> tensor_choice_refused(const ViewerState& state, int input);
 
 }  // namespace pipelens::viewer

@@ -9,7 +9,8 @@ void add_viewer_options(CLI::App& app, ViewerOptions& options) {
                    "as a drop does (checked and simulated, or imported)");
     app.add_option("--run", options.run, "Run to show (default: the latest)");
     app.add_option("--screenshot", options.screenshot, "Render and write a PNG, then exit");
-    app.add_option("--frames", options.frames, "Frames to render before the screenshot (3)");
+    app.add_option("--frames", options.frames, "Frames to render before the screenshot (3)")
+        ->check(CLI::Range(1, 1000000));
     app.add_option("--size", options.size, "Window size WIDTHxHEIGHT (1600x900)");
     app.add_option("--select", options.select, "Select an action by its text, e.g. 2F5");
     app.add_option("--compare", options.compare,
@@ -17,10 +18,12 @@ void add_viewer_options(CLI::App& app, ViewerOptions& options) {
     app.add_option("--panel", options.panel,
                    "Bottom panel to show: events, errors, ranks, sharding");
     app.add_option("--event", options.event,
-                   "Replay the state up to this event (its index in the Events panel)");
+                   "Replay the state up to this event (its index in the Events panel)")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--error", options.error,
                    "Choose this error (its index in the Errors panel): select its action, mark "
-                   "its moment");
+                   "its moment")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--step", options.step,
                    "A run of several steps: show step N (0 = the first), fitted to it");
     app.add_option("--tensor", options.tensor,

@@ -25,9 +25,9 @@ struct ViewerOptions {
     std::string size = "1600x900";
     std::string select;
     std::string panel;
-    int event = -1;
-    int error = -1;
-    std::optional<int> step;  // a run of several steps: show this one (none: every step)
+    std::optional<int> event;  // --event N: the Events panel replayed to event N
+    std::optional<int> error;  // --error N: the Errors panel's error N chosen
+    std::optional<int> step;   // a run of several steps: show this one (none: every step)
     std::string tensor;
     bool no_critical_path = false;
     // Unset: engine/analysis/stragglers' default, as `pipelens summary --stragglers` uses.

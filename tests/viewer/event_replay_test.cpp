@@ -119,6 +119,11 @@ TEST(EventReplay, FiltersKeepARankAndNamesContainingTheText) {
     EXPECT_EQ(kept(kAllRanks, "plan_buffer"), (std::vector<std::int64_t>{7, 8, 9, 10, 11}));
     EXPECT_EQ(kept(-1, "set_"), (std::vector<std::int64_t>{4, 5, 6}));
     EXPECT_TRUE(kept(kAllRanks, "Plan").empty());  // names match as written
+    // The filter offers the ranks there are, by name, not a number with sentinels to type.
+    EXPECT_EQ(event_ranks(session.events), std::vector<int>{-1});
+    EXPECT_EQ(rank_filter_label(kAllRanks), "all ranks");
+    EXPECT_EQ(rank_filter_label(-1), "r-1 (pipeline)");
+    EXPECT_EQ(rank_filter_label(3), "rank 3");
     fs::remove(path);
 }
 

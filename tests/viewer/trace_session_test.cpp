@@ -174,6 +174,10 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
     for (const RankTimeline& rank : session.model->ranks())
         EXPECT_EQ(rank_shares_text(rank, session.summary),
                   "busy " + format_duration(rank.figures.busy_ns) + "  bubble -");
+    // Nor has it a cool-down: the Ranks panel's column says "-" as `summary`'s does.
+    ASSERT_FALSE(session.summary.ranks.empty());
+    for (const RankRow& row : session.summary.ranks)
+        EXPECT_FALSE(row.cooldown_ns) << "rank " << row.rank;
     ASSERT_EQ(session.runs.size(), 3u);
     EXPECT_EQ(run_list_text(session.runs[2]), "3 real pp=2 m=4  1F1B  FAILED");
     ASSERT_TRUE(session.runs[0].step_time_ns);
@@ -192,6 +196,7 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
                               (finished.figures.busy_ns + finished.figures.bubble_ns),
                           100.0 * finished.figures.bubble_ratio));
     EXPECT_EQ(rank_shares_text(finished, session.summary, true), "no step: it hangs");
+    EXPECT_EQ(session.summary.ranks.front().cooldown_ns, finished.figures.cooldown_ns);
     compare_with(session, 3);
     EXPECT_EQ(comparison_line(session), "vs run 3: no step to compare: run 3 " + failed_at);
     fs::remove(path);

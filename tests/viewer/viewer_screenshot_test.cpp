@@ -567,6 +567,44 @@ TEST(ViewerScreenshot, ATraceThatCannotBeOpenedIsAnErrorNotAScreenshot) {
     fs::remove(text_file);
 }
 
+// An option the viewer cannot take is one line naming it and exit 2 (not the command-line
+// library's own codes, 105 or 109), and no PNG: a negative --event or --error once read as "none
+// asked for", --frames 0 as one frame, and an input the decision lacks drew its output instead.
+TEST(ViewerScreenshot, AnOptionThatCannotWorkIsAUsageErrorNotAScreenshot) {
+    const fs::path simulated = testing::fresh_trace("viewer_bad_option");
+    ASSERT_EQ(testing::run_pipelens("simulate --pp 2 --m 4 --out " + simulated.string()).exit_code,
+              0);
+    const fs::path sharded = testing::fresh_trace("viewer_bad_tensor");
+    ASSERT_EQ(testing::run_pipelens("shard --block mlp --mesh dp=2,tp=4 --out " + sharded.string())
+                  .exit_code,
+              0);
+    const fs::path png = screenshot_path("bad_option");
+    const struct {
+        std::string arguments, named;
+    } cases[] = {
+        {simulated.string() + " --event -1", "--event"},
+        {simulated.string() + " --error -1", "--error"},
+        {simulated.string() + " --frames 0", "--frames"},
+        {simulated.string() + " --frames many", "--frames"},
+        {simulated.string() + " --no-such-flag", "--no-such-flag"},
+        {simulated.string() + " --event", "--event"},
+        {simulated.string() + " --tensor input0", "--tensor input0: the run has no sharding"},
+        {sharded.string() + " --tensor input2",
+         "--tensor input2: decision #0 (aten.mm.default) has 2 inputs"},
+    };
+    for (const auto& bad : cases) {
+        SCOPED_TRACE(bad.arguments);
+        std::string errors;
+        EXPECT_EQ(run_viewer(bad.arguments + " --screenshot " + png.string() + " --size 800x600",
+                             &errors),
+                  2);
+        EXPECT_EQ(errors.rfind("pipelens-view: ", 0), 0u) << errors;
+        EXPECT_NE(errors.find(bad.named), std::string::npos) << errors;
+        EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << errors;
+        EXPECT_FALSE(fs::exists(png));
+    }
+}
+
 // Every file under `directory`, relative, sorted (none when there is no such directory).
 std::vector<std::string> files_under(const fs::path& directory) {
     std::vector<std::string> files;
