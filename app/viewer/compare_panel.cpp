@@ -215,6 +215,11 @@ void draw_grid(ViewerState& state) {
         }
     }
     ImGui::EndTable();
+    // Why, without hovering each n/a: on the default example every multi-stage kind is n/a.
+    ImGui::PushStyleColor(ImGuiCol_Text, ImU32(ImColor(colour(kRefusalText))));
+    for (const std::string& refusal : grid_refusals(cells))
+        ImGui::TextWrapped("n/a %s", refusal.c_str());
+    ImGui::PopStyleColor();
 }
 
 }  // namespace

@@ -6,10 +6,12 @@
 #include <array>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "app/viewer/trace_session.hpp"
 #include "engine/experiment/experiment_toml.hpp"
@@ -264,6 +266,36 @@ void simulate_grid_row(const Experiment& base, const std::string& kind, const st
 }
 
 }  // namespace
+
+std::vector<std::string> grid_refusals(const std::vector<GridCell>& cells) {
+    // Reasons in the order first met; under each, the kinds it holds for and their m.
+    std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::vector<int>>>>>
+        reasons;
+    std::map<std::string, std::size_t> cells_of_kind;
+    for (const GridCell& cell : cells) {
+        ++cells_of_kind[cell.kind];
+        if (cell.error.empty())
+            continue;
+        auto reason = std::find_if(reasons.begin(), reasons.end(),
+                                   [&](const auto& known) { return known.first == cell.error; });
+        if (reason == reasons.end())
+            reason = reasons.insert(reasons.end(), {cell.error, {}});
+        auto& kinds = reason->second;
+        if (kinds.empty() || kinds.back().first != cell.kind)
+            kinds.push_back({cell.kind, {}});
+        kinds.back().second.push_back(cell.m);
+    }
+    std::vector<std::string> lines;
+    for (const auto& [error, kinds] : reasons) {
+        std::vector<std::string> where;
+        for (const auto& [kind, ms] : kinds)
+            where.push_back(ms.size() == cells_of_kind[kind]
+                                ? kind
+                                : fmt::format("{} m={}", kind, fmt::join(ms, ",")));
+        lines.push_back(fmt::format("{}: {}", fmt::join(where, ", "), error));
+    }
+    return lines;
+}
 
 bool Workbench::set_kind(std::string_view kind) {
     try {

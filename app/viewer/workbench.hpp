@@ -57,6 +57,12 @@ struct GridCell {
     std::string error;  // the engine's reason when the combination is impossible
 };
 
+// Why the grid's n/a cells were not simulated, said once per reason with the cells it holds
+// for, in the grid's order: "Interleaved1F1B, ZBVZeroBubble: costs.f: has 4 values but the
+// schedule has 8 stages ...", "DualPipeV m=4: ...". A kind's cells are named by m only where the
+// reason holds for some of them.
+std::vector<std::string> grid_refusals(const std::vector<GridCell>& cells);
+
 // Simulates `experiment` (validated first, as `pipelens simulate` does) into a SimulatedRun;
 // throws what the engine throws (ExperimentError, ScheduleConfigError, ScheduleHangError...).
 SimulatedRun simulate_run(Experiment experiment);

@@ -233,6 +233,26 @@ TEST(Workbench, AGridCellOfAnImpossibleCombinationKeepsTheReason) {
     EXPECT_FALSE(workbench.open_cell(0));
 }
 
+// Under the grid, each reason once, with the cells it holds for: a kind whose every m is refused
+// is named alone, one refused for some m names them.
+TEST(Workbench, TheGridSaysOnceWhyEachCellWasNotSimulated) {
+    const std::vector<GridCell> cells{
+        {"1F1B", 4, 1000, 0.5, ""},
+        {"1F1B", 8, 2000, 0.25, ""},
+        {"Interleaved1F1B", 4, 0, 0, "costs.f: has 4 values but the schedule has 8 stages"},
+        {"Interleaved1F1B", 8, 0, 0, "costs.f: has 4 values but the schedule has 8 stages"},
+        {"ZBVZeroBubble", 4, 0, 0, "costs.f: has 4 values but the schedule has 8 stages"},
+        {"ZBVZeroBubble", 8, 0, 0, "costs.f: has 4 values but the schedule has 8 stages"},
+        {"DualPipeV", 4, 0, 0, "DualPipeV needs m >= 8"},
+        {"DualPipeV", 8, 3000, 0.1, ""}};
+    EXPECT_EQ(grid_refusals(cells),
+              (std::vector<std::string>{
+                  "Interleaved1F1B, ZBVZeroBubble: costs.f: has 4 values but the schedule has 8 "
+                  "stages",
+                  "DualPipeV m=4: DualPipeV needs m >= 8"}));
+    EXPECT_TRUE(grid_refusals({cells[0], cells[1]}).empty());
+}
+
 TEST(Workbench, SavedTomlReadsBackAndRecordedRunHasTheSameStep) {
     Workbench workbench;
     load_and_wait(workbench, uniform());
