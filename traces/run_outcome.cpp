@@ -53,7 +53,16 @@ RunOutcome run_outcome(RunStatus status, std::vector<ErrorRecord> errors,
 }
 
 RunOutcome run_outcome(const RunRecord& run, std::vector<ErrorRecord> errors) {
-    return run_outcome(run.status, std::move(errors), run.failure);
+    RunOutcome outcome = run_outcome(run.status, std::move(errors), run.failure);
+    if (run.status == RunStatus::finished && run.schedule == kFlightRecorderSchedule)
+        outcome.no_step =
+            "no step: a flight recorder's dumps hold collectives and transfers, no computation";
+    return outcome;
+}
+
+bool run_has_step(const RunRecord& run) {
+    return run.status == RunStatus::finished && run.schedule != kFlightRecorderSchedule &&
+           run.step_time_ns.has_value();
 }
 
 RunOutcome read_run_outcome(const TraceReader& reader, const RunRecord& run) {
@@ -83,7 +92,7 @@ std::string failure_place(const ErrorRecord& error) {
 std::string outcome_text(const RunOutcome& outcome) {
     switch (outcome.status) {
         case RunStatus::finished:
-            return "";
+            return outcome.no_step;
         case RunStatus::running:
             return "unfinished: no step time (the run was never marked finished or failed)";
         case RunStatus::failed:

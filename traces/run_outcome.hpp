@@ -31,6 +31,9 @@ struct RunOutcome {
     // Finished runs: the checks on its results that failed (an accuracy or reference mismatch),
     // in the order recorded. The step's figures stand; the numbers computed do not.
     std::vector<ErrorRecord> findings;
+    // Finished runs recorded without computation (a flight recorder's dumps): why there is no
+    // step, which outcome_text says in place of the step's figures. Empty for others.
+    std::string no_step;
 };
 
 // From a run's status and every error recorded for it (in any order).
@@ -41,8 +44,12 @@ RunOutcome read_run_outcome(const TraceReader& reader, const RunRecord& run);
 
 // Whether the run has a step: a step time, and bubbles and cool-downs measured against it.
 inline bool step_figures_apply(const RunOutcome& outcome) {
-    return outcome.status == RunStatus::finished;
+    return outcome.status == RunStatus::finished && outcome.no_step.empty();
 }
+
+// Whether the runs table's step time and bubble ratio of `run` are a step's: it finished, with
+// computation recorded (a flight recorder's run stores its dumps' span there, not a step).
+bool run_has_step(const RunRecord& run);
 
 // Where a failed run failed, as far as its first error says: "rank 1, stage 1, action 1F0";
 // empty when the error names none of them.
@@ -54,7 +61,8 @@ std::string failure_place(const ErrorRecord& error);
 //    rank 1 had been in 1F0 for 2.001 s when it was stopped"   (a timeout, longest_interrupted)
 //   "failed: <recorded reason>"                   (no error row says where)
 //   "unfinished: no step time (the run was never marked finished or failed)"
-// Empty for a finished run.
+//   "no step: a flight recorder's dumps hold collectives and transfers, no computation"
+// Empty for a finished run with a step.
 std::string outcome_text(const RunOutcome& outcome);
 
 // A finished run's failed checks, a line each: "check failed: <message>\n"; empty otherwise.

@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pipelens::traces {
@@ -24,6 +25,10 @@ inline constexpr int kMostMicrobatches = 1 << 24;
 
 enum class RunKind { simulated, real };  // stored as 'sim' / 'real'
 enum class RunStatus { running, finished, failed };
+
+// The schedule a flight recorder's dumps are recorded under: their collectives and transfers
+// only, no computation, so such a run has no step (run_outcome.hpp).
+inline constexpr std::string_view kFlightRecorderSchedule = "flight-recorder";
 
 struct RunRecord {
     std::int64_t id = 0;  // assigned by TraceWriter::begin_run

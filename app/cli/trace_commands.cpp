@@ -23,6 +23,7 @@
 #include "engine/analysis/stragglers.hpp"
 #include "engine/analysis/training_steps.hpp"
 #include "traces/chrome_export.hpp"
+#include "traces/run_outcome.hpp"
 #include "traces/svg_timeline.hpp"
 #include "traces/text/quantities.hpp"
 #include "traces/trace_reader.hpp"
@@ -142,12 +143,13 @@ void print_run_list(const std::vector<traces::RunRecord>& runs,
                "started (UTC)");
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const traces::RunRecord& run = runs[i];
-        fmt::print("{:>4}  {:<4}  {:<12}  {:<22}  {:>5}  {:>3}  {:>5}  {:>12}  {:>7}  {}\n", run.id,
-                   kind_text(run.kind), status_text(run.status, checks_failed[i]), run.schedule,
-                   run.pp, run.v, run.m,
-                   run.step_time_ns ? format_duration(*run.step_time_ns) : "-",
-                   run.bubble_ratio ? fmt::format("{:.1f}%", *run.bubble_ratio * 100) : "-",
-                   started_text(run.started_at_ns));
+        const bool has_step = traces::run_has_step(run);
+        fmt::print(
+            "{:>4}  {:<4}  {:<12}  {:<22}  {:>5}  {:>3}  {:>5}  {:>12}  {:>7}  {}\n", run.id,
+            kind_text(run.kind), status_text(run.status, checks_failed[i]), run.schedule, run.pp,
+            run.v, run.m, has_step ? format_duration(*run.step_time_ns) : "-",
+            has_step && run.bubble_ratio ? fmt::format("{:.1f}%", *run.bubble_ratio * 100) : "-",
+            started_text(run.started_at_ns));
     }
 }
 

@@ -65,7 +65,7 @@ RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outco
         summary.step_ns = model.run().step_time_ns.value_or(model.end_ns());
         summary.bubble_ratio = model.run().bubble_ratio;
     }
-    std::int64_t busiest = -1;
+    std::int64_t busiest = 0;  // a rank that computed nothing is no busiest rank
     for (const RankTimeline& rank : model.ranks()) {
         RankRow row = row_of(rank, outcome);
         if (row.peak_memory_bytes &&
@@ -186,7 +186,7 @@ namespace {
 std::string list_ending(const traces::RunRecord& run) {
     switch (run.status) {
         case traces::RunStatus::finished:
-            return run.step_time_ns ? format_duration(*run.step_time_ns) : "";
+            return traces::run_has_step(run) ? format_duration(*run.step_time_ns) : "";
         case traces::RunStatus::failed:
             return "FAILED";
         case traces::RunStatus::running:

@@ -207,7 +207,7 @@ std::int64_t record_flight_recorder(traces::TraceWriter& writer,
                                     const FlightRecorderReport& report) {
     traces::RunRecord run;
     run.kind = traces::RunKind::real;
-    run.schedule = "flight-recorder";
+    run.schedule = traces::kFlightRecorderSchedule;
     for (const FlightRecorderDump& dump : dumps)
         run.pp = std::max(run.pp, dump.rank + 1);
     run.v = 1;

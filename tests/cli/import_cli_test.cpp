@@ -91,6 +91,19 @@ TEST(ImportCli, FlightRecorderHangExitsOneWithTheWaitCycle) {
     const auto fine = run_pipelens("import " + ok + "nccl_trace_rank_0.json " + ok +
                                    "nccl_trace_rank_1.json --out " + clean.string());
     EXPECT_EQ(fine.exit_code, 0) << fine.out << fine.err;
+    // Collectives and transfers only: the dumps' span is no step, and nothing computed is no
+    // 0% bubble (both once printed as a step's figures).
+    const auto clean_summary = run_pipelens("summary " + clean.string());
+    EXPECT_EQ(clean_summary.exit_code, 0) << clean_summary.err;
+    EXPECT_NE(clean_summary.out.find("\nno step: a flight recorder's dumps hold collectives and "
+                                     "transfers, no computation\n"),
+              std::string::npos)
+        << clean_summary.out;
+    EXPECT_EQ(clean_summary.out.find("0.0%"), std::string::npos) << clean_summary.out;
+    const auto clean_json =
+        nlohmann::json::parse(run_pipelens("summary --json " + clean.string()).out);
+    EXPECT_TRUE(clean_json["runs"][0]["step_time_ns"].is_null());
+    EXPECT_TRUE(clean_json["runs"][0]["bubble_ratio"].is_null());
 
     // Rank 0 skipped all_reduce #1 and went on to #2 (a completed op a rank has nothing of,
     // and nothing after, is only its dump ending early): no hang and no type/size/dtype

@@ -36,6 +36,27 @@ std::vector<ErrorRecord> stuck_rank_errors() {
                   2'000'331'177)};
 }
 
+// A flight recorder's run finished, but holds no computation: no step, and it says so where
+// the step's figures would be; any other finished run has its step.
+TEST(RunOutcome, AFinishedRunOfCommunicationOnlyHasNoStep) {
+    RunRecord run;
+    run.status = RunStatus::finished;
+    run.step_time_ns = 4'655'000;
+    run.bubble_ratio = 0;
+    run.schedule = std::string(kFlightRecorderSchedule);
+    const RunOutcome dumps = run_outcome(run, {});
+    EXPECT_FALSE(step_figures_apply(dumps));
+    EXPECT_FALSE(run_has_step(run));
+    EXPECT_EQ(outcome_text(dumps),
+              "no step: a flight recorder's dumps hold collectives and transfers, no computation");
+    run.schedule = "1F1B";
+    EXPECT_TRUE(step_figures_apply(run_outcome(run, {})));
+    EXPECT_TRUE(run_has_step(run));
+    EXPECT_EQ(outcome_text(run_outcome(run, {})), "");
+    run.status = RunStatus::failed;
+    EXPECT_FALSE(run_has_step(run));
+}
+
 TEST(RunOutcome, ATimeoutNamesTheComputationAnotherRankWasStuckIn) {
     const RunOutcome outcome = run_outcome(RunStatus::failed, stuck_rank_errors());
     ASSERT_TRUE(outcome.first_error);
