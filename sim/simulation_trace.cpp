@@ -191,7 +191,7 @@ SimulationRows simulation_rows(const Schedule& lowered, const CostModel& costs,
             const Action& action = lowered.ranks[rank][step];
             // Only the text the integers cannot give, as the trace file keeps it.
             if (action.kind == ActionKind::overlap_forward_backward)
-                record.label = action_text(action, lowered.parts_of(action));
+                record.label = lowered.text(action);  // its parts index the whole pool
             rows.actions.push_back(std::move(record));
         });
     for (const MemorySample& sample : memory_in_key_order(result))

@@ -2,6 +2,8 @@
 #include "engine/schedule/action.hpp"
 
 #include <charconv>
+#include <stdexcept>
+#include <string>
 
 #include "engine/text/shortened.hpp"
 #include "traces/text/action_label.hpp"
@@ -136,6 +138,12 @@ void append_action_text(std::string& out, const Action& action, std::span<const 
                                   action.microbatch);
         return;
     }
+    // An overlap's link indexes the schedule's whole pool; given its own parts instead
+    // (Schedule::parts_of), it would read other actions' parts or past the end.
+    if (action.link < 0 || static_cast<std::size_t>(action.link) + action.part_count > parts.size())
+        throw std::out_of_range("OVERLAP_F_B parts from " + std::to_string(action.link) +
+                                " lie outside the " + std::to_string(parts.size()) +
+                                " parts given: pass the schedule's whole pool (Schedule::parts)");
     text::append_overlap_action(out, action.part_count, [&](int index) {
         const Action& part = parts[action.link + index];
         return text::ActionPart{static_cast<int>(part.kind), part.stage, part.microbatch};

@@ -110,7 +110,9 @@ class ActionParseError : public std::runtime_error {
 // An OVERLAP_F_B whose parts are `own_parts`, appended to the pool `parts` it indexes into.
 Action append_overlap(std::vector<Action>& parts, std::span<const Action> own_parts);
 
-// Appends the text of `action` to `out`. `parts` is the pool OVERLAP_F_B parts index into.
+// Appends the text of `action` to `out`. `parts` is the pool OVERLAP_F_B parts index into (the
+// schedule's whole pool, not the action's own parts); std::out_of_range when an overlap's parts
+// lie outside it.
 void append_action_text(std::string& out, const Action& action, std::span<const Action> parts);
 std::string action_text(const Action& action, std::span<const Action> parts = {});
 
