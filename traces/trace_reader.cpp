@@ -152,6 +152,12 @@ void check_action_row(const detail::TraceQuery& state, std::int64_t run_id,
         fail(fmt::format("microbatch {} is out of range", row.microbatch));
     if (row.end_ns < row.start_ns)
         fail(fmt::format("it ends at {} ns, before it starts at {} ns", row.end_ns, row.start_ns));
+    // No writer records a time past 2^62 ns (146 years) from the run's zero: a simulated step
+    // that long is refused, an import's events are; the analyses' sums rely on it.
+    constexpr std::int64_t kFarthest = std::int64_t{1} << 62;
+    if (row.start_ns < -kFarthest || row.end_ns > kFarthest)
+        fail(fmt::format("it spans {} to {} ns, past 2^62 ns from the run's start", row.start_ns,
+                         row.end_ns));
 }
 
 // An action row (columns as kActionColumns) as a record, checked first.
@@ -246,6 +252,7 @@ std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id) const {
         std::string(kActionColumns) + " WHERE a.run_id = ? ORDER BY a.rank, a.start_ns, a.step",
         doing);
     sqlite3_bind_int64(statement.get(), 1, run_id);
+    (void)action_rank_limit(run_id);  // every row on one of the run's ranks
     std::vector<ActionRecord> actions;
     actions.reserve(static_cast<std::size_t>(action_count(run_id)));
     state.each_row(statement.get(), doing, [&](sqlite3_stmt* row) {
@@ -349,14 +356,26 @@ StringTable TraceReader::strings() const {
 }
 
 int TraceReader::action_rank_limit(std::int64_t run_id) const {
-    // max() over the key's second column is one seek, not a scan.
+    // min() and max() over the key's second column are one seek each, not a scan. A row outside
+    // the run's ranks would be dropped by the readers that go rank by rank, and drawn by those
+    // that read the whole run: neither, it is corrupt.
+    const std::string doing = fmt::format("cannot read the ranks of run {}", run_id);
     const std::optional<std::int64_t> highest =
-        state_->value_of_run("SELECT max(rank) FROM actions WHERE run_id = ?", run_id,
-                             fmt::format("cannot read the ranks of run {}", run_id));
+        state_->value_of_run("SELECT max(rank) FROM actions WHERE run_id = ?", run_id, doing);
     if (!highest)
         return 0;
-    if (*highest < 0 || *highest >= kMostRanks)
-        state_->corrupt(fmt::format("run {} has an action on rank {}", run_id, *highest));
+    const std::int64_t lowest =
+        state_->value_of_run("SELECT min(rank) FROM actions WHERE run_id = ?", run_id, doing)
+            .value_or(0);
+    const std::int64_t ranks =
+        state_->value_of_run("SELECT pp FROM runs WHERE id = ?", run_id, doing).value_or(0);
+    // pp 0 says nothing of the ranks (hand-made files): only the limit every trace keeps.
+    for (const std::int64_t rank : {lowest, *highest})
+        if (rank < 0 || rank >= kMostRanks || (ranks > 0 && rank >= ranks))
+            state_->corrupt(fmt::format(
+                "run {} has an action on rank {}{}", run_id, rank,
+                ranks > 0 ? fmt::format(", outside its {} rank{}", ranks, ranks == 1 ? "" : "s")
+                          : std::string()));
     return static_cast<int>(*highest) + 1;
 }
 

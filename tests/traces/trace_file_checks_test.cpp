@@ -358,13 +358,28 @@ TEST_F(TraceStoreTest, RowsNoWriterProducesAreCorruption) {
     EXPECT_EQ(run_error(), corrupt + "run 1 has m = 9223372036854775807");
     damaged("UPDATE runs SET v = -1");
     EXPECT_EQ(run_error(), corrupt + "run 1 has v = -1");
+    damaged("UPDATE runs SET step_time_ns = -5");
+    EXPECT_EQ(run_error(), corrupt + "run 1 has step_time_ns = -5");
+    damaged("UPDATE runs SET bubble_ratio = 5.0");
+    EXPECT_EQ(run_error(), corrupt + "run 1 has bubble_ratio = 5");
     damaged("UPDATE actions SET kind = 999 WHERE rank = 0 AND step = 0");
     EXPECT_EQ(actions_error(), corrupt +
                                    "run 1 rank 0 step 0: action kind 999 is not a pipeline "
                                    "action");
-    damaged("UPDATE actions SET rank = -7 WHERE rank = 0 AND step = 0");
-    EXPECT_EQ(error_of([&] { TraceReader(path).actions(1); }),
-              corrupt + "run 1 rank -7 step 0: the rank is out of range");
+    // A row outside the run's ranks: the readers that go rank by rank once dropped it (a
+    // critical path without 0F0), those that read the whole run drew a rank the run lacks.
+    for (const int rank : {-7, 4}) {
+        damaged("UPDATE actions SET rank = " + std::to_string(rank) +
+                " WHERE rank = 0 AND step = 0");
+        const std::string outside = corrupt + "run 1 has an action on rank " +
+                                    std::to_string(rank) + ", outside its 4 ranks";
+        EXPECT_EQ(error_of([&] { TraceReader(path).actions(1); }), outside);
+        EXPECT_EQ(error_of([&] { TraceReader(path).action_rank_limit(1); }), outside);
+    }
+    damaged("UPDATE actions SET end_ns = 9223372036854775000 WHERE rank = 0 AND step = 0");
+    EXPECT_EQ(actions_error(), corrupt +
+                                   "run 1 rank 0 step 0: it spans 0 to 9223372036854775000 ns, "
+                                   "past 2^62 ns from the run's start");
     damaged("UPDATE actions SET microbatch = -2 WHERE rank = 0 AND step = 0");
     EXPECT_EQ(actions_error(), corrupt + "run 1 rank 0 step 0: microbatch -2 is out of range");
     damaged("UPDATE actions SET stage = 1000000000 WHERE rank = 0 AND step = 0");
