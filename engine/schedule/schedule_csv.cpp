@@ -15,6 +15,7 @@
 #include "engine/schedule/placement_inference.hpp"
 #include "engine/schedule/printed_1f1b_table.hpp"
 #include "engine/schedule/schedule_size.hpp"
+#include "engine/text/shortened.hpp"
 #include "engine/text/text_file.hpp"
 
 namespace pipelens {
@@ -534,7 +535,8 @@ std::string read_schedule_csv_text(const std::string& path) {
         text = read_text_file(path);
     } catch (const TextFileError& error) {
         if (error.problem() == TextFileError::Problem::cannot_open)
-            throw ScheduleFileError(fmt::format("cannot open schedule file '{}'", path));
+            throw ScheduleFileError(fmt::format("cannot open schedule file '{}': {}",
+                                                shown_text(path, 1024), error.reason()));
         throw;
     }
     // A trace named as the schedule (schedule.file in an experiment, which no command-line

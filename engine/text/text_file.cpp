@@ -29,10 +29,11 @@ std::string read_text_file(const std::filesystem::path& path) {
                                         path.string(), size, kLargestTextFile));
     errno = 0;
     std::ifstream file(path, std::ios::binary);
-    if (!file)
+    if (!file) {
+        const std::string reason = std::strerror(errno != 0 ? errno : ENOENT);
         throw TextFileError(Problem::cannot_open,
-                            fmt::format("{}: cannot open it: {}", path.string(),
-                                        std::strerror(errno != 0 ? errno : ENOENT)));
+                            fmt::format("{}: cannot open it: {}", path.string(), reason), reason);
+    }
     std::ostringstream text;
     text << file.rdbuf();
     return text.str();

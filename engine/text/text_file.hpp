@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace pipelens {
 
@@ -17,12 +18,16 @@ inline constexpr std::uintmax_t kLargestTextFile = std::uintmax_t{1} << 30;
 class TextFileError : public std::runtime_error {
   public:
     enum class Problem { cannot_open, not_a_file, too_large };
-    TextFileError(Problem problem, const std::string& message)
-        : std::runtime_error(message), problem_(problem) {}
+    TextFileError(Problem problem, const std::string& message, std::string reason = {})
+        : std::runtime_error(message), problem_(problem), reason_(std::move(reason)) {}
     Problem problem() const { return problem_; }
+    // cannot_open: the system's reason ("No such file or directory"), for a caller that says
+    // what the file was for in its own words.
+    const std::string& reason() const { return reason_; }
 
   private:
     Problem problem_;
+    std::string reason_;
 };
 
 // The file's bytes. Throws TextFileError: cannot_open ("PATH: cannot open it: REASON"),

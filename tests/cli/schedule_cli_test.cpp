@@ -229,7 +229,9 @@ TEST(CheckCli, BrokenFilesExitNonZeroNamingTheProblem) {
 
     const auto missing = run_pipelens("check /nonexistent/schedule.csv");
     EXPECT_EQ(missing.exit_code, 2);
-    EXPECT_TRUE(contains(missing.err, "cannot open schedule file '/nonexistent/schedule.csv'"));
+    EXPECT_TRUE(contains(
+        missing.err,
+        "cannot open schedule file '/nonexistent/schedule.csv': No such file or directory"));
     std::filesystem::remove(malformed);
     std::filesystem::remove(misordered);
 }

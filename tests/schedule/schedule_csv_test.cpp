@@ -278,7 +278,17 @@ TEST(ScheduleCsv, FilesRoundTripOnDisk) {
         read_schedule_csv("/nonexistent/dir/schedule.csv");
         FAIL();
     } catch (const ScheduleFileError& error) {
-        EXPECT_STREQ(error.what(), "cannot open schedule file '/nonexistent/dir/schedule.csv'");
+        EXPECT_STREQ(error.what(),
+                     "cannot open schedule file '/nonexistent/dir/schedule.csv': No such file or "
+                     "directory");
+    }
+    try {  // a control byte in the name is shown, not written to the terminal
+        read_schedule_csv("/nonexistent/no\x01such.csv");
+        FAIL();
+    } catch (const ScheduleFileError& error) {
+        EXPECT_STREQ(error.what(),
+                     "cannot open schedule file '/nonexistent/no\\x01such.csv': No such file or "
+                     "directory");
     }
 }
 
