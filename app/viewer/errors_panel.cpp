@@ -2,6 +2,7 @@
 // its moment on the timeline; the full message is in the row's tooltip.
 #include "app/viewer/errors_panel.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include <imgui.h>
@@ -19,6 +20,8 @@ std::string place_text(int place) {
     return place < 0 ? std::string("-") : std::to_string(place);
 }
 
+constexpr float kLeastTableWidth = 1200;
+
 }  // namespace
 
 void draw_errors_panel(ViewerState& state) {
@@ -26,9 +29,13 @@ void draw_errors_panel(ViewerState& state) {
         ImGui::TextDisabled("nothing recorded: this run has no errors");
         return;
     }
-    if (!ImGui::BeginTable(
-            "errors", 7,
-            ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable))
+    // A message is read in full: a narrow window scrolls the table sideways rather than cutting
+    // the message column to a few words (the row's tooltip holds it too).
+    const float inner = std::max(kLeastTableWidth, ImGui::GetContentRegionAvail().x);
+    if (!ImGui::BeginTable("errors", 7,
+                           ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
+                               ImGuiTableFlags_ScrollX | ImGuiTableFlags_Resizable,
+                           ImVec2(0, 0), inner))
         return;
     ImGui::TableSetupScrollFreeze(0, 1);
     const struct {

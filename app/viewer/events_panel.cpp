@@ -58,7 +58,7 @@ void draw_events_panel(ViewerState& state) {
     ImGui::SliderInt("##scrub", &state.events_panel.scrub, -1,
                      static_cast<int>(state.trace.events.size()) - 1, scrub.c_str());
     ImGui::Columns(2, "events", true);
-    ImGui::BeginChild("event list");
+    ImGui::BeginChild("event list", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
     for (int index = 0; index < static_cast<int>(state.trace.events.size()); ++index) {
         const traces::EventRecord& event = state.trace.events[index];
         if (!event_passes_filters(event, state.events_panel.rank_filter,
@@ -66,11 +66,16 @@ void draw_events_panel(ViewerState& state) {
             continue;
         if (ImGui::Selectable(fmt::format("{}##event{}", event_list_line(event), index).c_str(),
                               index == state.events_panel.scrub))
-            state.events_panel.scrub = index;
+            state.events_panel.scrub = state.events_panel.listed_event = index;
+        // An event chosen elsewhere (--event, the scrubber) is brought into the list's view.
+        if (index == state.events_panel.scrub && state.events_panel.listed_event != index) {
+            ImGui::SetScrollHereY(0.5f);
+            state.events_panel.listed_event = index;
+        }
     }
     ImGui::EndChild();
     ImGui::NextColumn();
-    ImGui::BeginChild("replayed state");
+    ImGui::BeginChild("replayed state", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
     if (state.events_panel.scrub >= 0 &&
         state.events_panel.scrub < static_cast<int>(state.trace.events.size())) {
         // Replayed once per chosen event, not once per frame.

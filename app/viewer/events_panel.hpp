@@ -13,8 +13,9 @@ namespace pipelens::viewer {
 struct ViewerState;
 
 struct EventsPanelState {
-    int scrub = -1;                            // index into the run's events; -1: none replayed
-    int replayed_event = -1;                   // the event replayed_lines belong to
+    int scrub = -1;           // index into the run's events; -1: none replayed
+    int replayed_event = -1;  // the event replayed_lines belong to
+    int listed_event = -1;    // the chosen event the list last scrolled to (or was clicked)
     std::vector<ReplayedLine> replayed_lines;  // the state after that event (event_replay.hpp)
     int rank_filter = kAllRanks;
     std::string name_filter;

@@ -4,6 +4,7 @@
 // the strategy table with costs and the chosen row highlighted.
 #include "app/viewer/sharding_panel.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,9 +26,16 @@ namespace {
 // Devices holding the same block get the same colour (sharding_mesh.hpp numbers the blocks by
 // their place in the tensor); each cell names its device and, under it, what it holds.
 void draw_mesh(const MeshGrid& grid, const std::vector<std::string>& mesh_dims) {
+    const float width = mesh_cell_width(grid), height = kMeshCellHeight;
+    // Wider than the panel (four devices of long indices at 1024 px): it scrolls sideways
+    // rather than cutting the devices past the edge off.
+    const ImVec2 size{grid.columns * width, grid.rows * height};
+    const bool wider = size.x > ImGui::GetContentRegionAvail().x;
+    if (wider)
+        ImGui::BeginChild("mesh", {0, size.y + ImGui::GetStyle().ScrollbarSize}, false,
+                          ImGuiWindowFlags_HorizontalScrollbar);
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const float width = mesh_cell_width(grid), height = kMeshCellHeight;
     for (const MeshDevice& device : grid.devices) {
         const Rgb tint = kShardColours[device.shard % std::size(kShardColours)];
         const ImVec2 min{origin.x + device.column * width, origin.y + device.row * height};
@@ -47,7 +55,9 @@ void draw_mesh(const MeshGrid& grid, const std::vector<std::string>& mesh_dims) 
                               held.empty() ? "?" : held.c_str(), device.shard, grid.blocks);
         }
     }
-    ImGui::Dummy({grid.columns * width, grid.rows * height});
+    ImGui::Dummy(size);
+    if (wider)
+        ImGui::EndChild();
 }
 
 // The mesh's dim names ("dp", "tp"; the index for an unnamed dim).
@@ -87,7 +97,14 @@ void draw_sharding_panel(ViewerState& state) {
         ImGui::TextDisabled("nothing recorded: this run has no sharding decisions");
         return;
     }
+    const float panel_width = ImGui::GetContentRegionAvail().x;
     ImGui::Columns(2, "sharding", true);
+    // The list needs less room than the mesh and its table: a third, set once so that a drag of
+    // the divider holds.
+    if (!state.sharding_panel.columns_set) {
+        ImGui::SetColumnWidth(0, std::max(220.0f, panel_width * 0.3f));
+        state.sharding_panel.columns_set = true;
+    }
     ImGui::BeginChild("decisions");
     for (int index = 0; index < static_cast<int>(state.trace.sharding.size()); ++index)
         if (ImGui::Selectable(fmt::format("#{} {}", index, state.trace.sharding[index].op).c_str(),

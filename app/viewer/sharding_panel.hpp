@@ -17,6 +17,7 @@ struct ShardingPanelState {
     int selected = 0;            // index into the run's decisions
     int tensor = -1;             // the tensor drawn on the mesh: -1 the output, else an input
     bool scroll_pending = true;  // scroll the strategy table to the chosen row
+    bool columns_set = false;    // the list's column given its first width
     // The selected decision's tensor shapes (decision_shapes propagates the op: found once per
     // decision chosen, not every frame); `shapes_of` is the decision they are of, -1 none yet.
     int shapes_of = -1;

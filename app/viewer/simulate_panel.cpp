@@ -3,6 +3,7 @@
 #include "app/viewer/simulate_panel.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -20,6 +21,9 @@ namespace {
 constexpr ImU32 kMessageColour = IM_COL32(kRefusalText.r, kRefusalText.g, kRefusalText.b, 255);
 constexpr const char* kColumnTitles[] = {"schedule", "stage costs (us, one or per stage)",
                                          "or a transformer", "links and memory"};
+// The least room right of a column's labels: a count's box and its - + buttons, a per-stage list
+// of four durations, a number, a size or a bandwidth.
+constexpr std::array<float, 4> kLeastInputWidth = {150, 240, 110, 140};
 
 void message_beside(const Workbench& workbench, const std::string& key) {
     const std::string* text = nullptr;
@@ -159,10 +163,29 @@ void draw_figures_and_files(ViewerState& state) {
 
 void draw_simulate_panel(ViewerState& state) {
     draw_figures_and_files(state);
-    if (!ImGui::BeginTable("fields", 4, ImGuiTableFlags_BordersInnerV))
+    // Each column keeps its labels and room for a value: a narrow window scrolls the table
+    // sideways rather than squeezing pp's box to nothing (it once did at 1024 px).
+    // Its full height, so that the panel scrolls down to it rather than the table within.
+    float needed = 0;
+    std::array<float, 4> widths{};
+    std::array<int, 4> rows{};
+    for (int column = 0; column < 4; ++column) {
+        widths[column] = label_width(column) + kLeastInputWidth[column];
+        needed += widths[column];
+    }
+    for (const WorkbenchField& field : workbench_fields())
+        ++rows[static_cast<std::size_t>(field.column)];
+    const ImGuiStyle& style = ImGui::GetStyle();
+    const float height = ImGui::GetFrameHeightWithSpacing() *
+                             static_cast<float>(*std::max_element(rows.begin(), rows.end()) + 1) +
+                         style.ScrollbarSize + style.CellPadding.y * 2;
+    const float inner = std::max(needed, ImGui::GetContentRegionAvail().x);
+    if (!ImGui::BeginTable("fields", 4, ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollX,
+                           ImVec2(0, height), inner))
         return;
-    for (const char* title : kColumnTitles)
-        ImGui::TableSetupColumn(title);
+    for (int column = 0; column < 4; ++column)
+        ImGui::TableSetupColumn(kColumnTitles[column], ImGuiTableColumnFlags_WidthStretch,
+                                widths[column]);
     ImGui::TableHeadersRow();
     ImGui::TableNextRow();
     for (int column = 0; column < 4; ++column) {

@@ -220,8 +220,12 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
     const float label_x = x + 5 + width < geometry.left + geometry.width
                               ? x + 5
                               : std::max(geometry.left, x - 5 - width);
-    draw->AddText({label_x, geometry.lane_top(cause.rank, true) + 2}, colour(kErrorMarker),
-                  label.c_str());
+    // On the timeline's own ground: over the lane's bars the red text was hard to read.
+    const float label_top = geometry.lane_top(cause.rank, true) + 2;
+    draw->AddRectFilled({label_x - 2, label_top - 1},
+                        {label_x + width + 2, label_top + ImGui::GetTextLineHeight() + 1},
+                        colour(kBackground, 230));
+    draw->AddText({label_x, label_top}, colour(kErrorMarker), label.c_str());
 }
 
 // The critical path: a strip over the top of each of its actions in view, and where it changes
