@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <limits>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "engine/analysis/producer_table.hpp"
 
@@ -117,13 +119,18 @@ std::optional<ActionRef> last_to_end(const TimedSchedule& timed) {
 class Retimer {
   public:
     Retimer(const TimedSchedule& timed, const DependencyRules& rules,
-            const std::function<std::int64_t(ActionRef)>& duration_ns)
+            const std::function<std::int64_t(ActionRef)>& duration_ns, ReceivedData received)
         : timed_(timed),
           rules_(rules),
+          received_(received),
           producers_(timed, rules),
           duration_ns_(duration_ns),
           cursors_(timed.times.size()) {
         for (const auto& spans : timed.times) {
+            for (const ActionSpan& span : spans)
+                if (span.end_ns >= 0)
+                    step_start_ = std::min(step_start_, span.start_ns);
+            starts_.emplace_back(spans.size(), -1);
             ends_.emplace_back(spans.size(), -1);
             done_.emplace_back(spans.size(), false);
         }
@@ -200,12 +207,18 @@ class Retimer {
             if (holds_stream(action.kind) && cursor.recorded_free[lane] >= 0)  // not a posted RECV
                 ready.add(cursor.recorded_free[lane], cursor.new_free[lane]);
             std::optional<ActionRef> data;
-            if (!add_inputs(cursor, {rank, index}, action, force, ready, data))
+            bool posted_in_order = false;
+            if (!add_inputs(cursor, {rank, index}, action, force, ready, data, posted_in_order))
                 return false;
-            const std::int64_t start =
+            std::int64_t start =
                 ready.any ? ready.retimed + (span.start_ns - ready.recorded) : span.start_ns;
-            ends_[rank][index] = waited_receive_end(span, action, data, start)
-                                     .value_or(start + duration_ns_({rank, index}));
+            std::optional<std::int64_t> end;
+            if (posted_in_order)
+                std::tie(start, end) = rendezvous_receive(span, ready, data, start);
+            else
+                end = waited_receive_end(span, action, data, start);
+            starts_[rank][index] = start;
+            ends_[rank][index] = end.value_or(start + duration_ns_({rank, index}));
             note(cursor, {rank, index}, action, lane);
         }
         done_[rank][index] = true;
@@ -213,9 +226,17 @@ class Retimer {
         return true;
     }
 
-    // `data`: the SEND whose data a RECV receives, when it was timed.
+    // `data`: the SEND whose data a RECV receives, when it was timed. `posted_in_order`: the
+    // RECV is posted when its rank's program reaches it (rendezvous rules) and its data flows
+    // once posted (ReceivedData::once_posted); its start is then its posting alone, and the
+    // send's part is left to rendezvous_receive.
     bool add_inputs(const Cursor& cursor, ActionRef self, const Action& action, bool force,
-                    Ready& ready, std::optional<ActionRef>& data) const {
+                    Ready& ready, std::optional<ActionRef>& data, bool& posted_in_order) const {
+        const bool receive =
+            action.kind == ActionKind::recv_forward || action.kind == ActionKind::recv_backward;
+        if (receive && received_ == ReceivedData::once_posted)
+            for (const Input& input : rules_.inputs_of(timed_.schedule, self.rank, action))
+                posted_in_order |= input.program_order && input.signal == Signal::rank_compute;
         bool blocked = false;
         for (const Action& part : timed_.schedule.parts_of(action))
             rules_.for_each_input(timed_.schedule, self.rank, part, [&](const Input& input) {
@@ -226,14 +247,44 @@ class Retimer {
                     blocked = !force;
                     return force;
                 }
-                ready.add(timed_.times[producer->rank][producer->index].end_ns,
-                          ends_[producer->rank][producer->index]);
                 const ActionKind kind = timed_.schedule.ranks[producer->rank][producer->index].kind;
-                if (kind == ActionKind::send_forward || kind == ActionKind::send_backward)
+                const bool sends =
+                    kind == ActionKind::send_forward || kind == ActionKind::send_backward;
+                if (sends)
                     data = producer;
+                if (!(sends && posted_in_order))
+                    ready.add(timed_.times[producer->rank][producer->index].end_ns,
+                              ends_[producer->rank][producer->index]);
                 return true;
             });
         return !blocked;
+    }
+
+    // A RECV posted in program order (rendezvous transfers: NCCL's, Gloo's, a simulation's with
+    // --rendezvous): its data flows once both the send is issued and the receive is posted, for
+    // as long as it flowed in the recorded run; a wait for either, recorded, is decided afresh
+    // by the new times (keeping it once made a slowed rank's cost come out short by a fifth
+    // where transfers are long against the computations).
+    // Its new posting and end; `start` (as any action's) when its send was not timed. A span
+    // that starts at its send's issue (a simulation's) was posted before, right after the
+    // computation before it; one that starts later (a real run's) was posted then.
+    std::pair<std::int64_t, std::optional<std::int64_t>> rendezvous_receive(
+        const ActionSpan& span, const Ready& ready, const std::optional<ActionRef>& data,
+        std::int64_t start) const {
+        if (!data || starts_[data->rank][data->index] < 0)
+            return {start, std::nullopt};
+        const std::int64_t issued = timed_.times[data->rank][data->index].start_ns;
+        std::int64_t posted = span.start_ns;
+        if (ready.any) {
+            const std::int64_t recorded_post =
+                span.start_ns > issued ? span.start_ns : std::min(span.start_ns, ready.recorded);
+            posted = ready.retimed + (recorded_post - ready.recorded);
+        } else if (span.start_ns == issued) {  // nothing ran before it: posted as the step began
+            posted = std::min(span.start_ns, step_start_);
+        }
+        const std::int64_t flowed = span.end_ns - std::max(issued, span.start_ns);
+        return {posted, std::max(posted, starts_[data->rank][data->index]) +
+                            std::max<std::int64_t>(0, flowed)};
     }
 
     // A RECV posted before its data was sent waited for it: it ends when the data arrives, as
@@ -269,9 +320,12 @@ class Retimer {
 
     const TimedSchedule& timed_;
     const DependencyRules& rules_;
+    const ReceivedData received_;
     const ProducerTable producers_;
     const std::function<std::int64_t(ActionRef)>& duration_ns_;
     std::vector<Cursor> cursors_;
+    std::int64_t step_start_ = std::numeric_limits<std::int64_t>::max();  // earliest recorded
+    std::vector<std::vector<std::int64_t>> starts_;
     std::vector<std::vector<std::int64_t>> ends_;
     std::vector<std::vector<bool>> done_;
 };
@@ -362,8 +416,8 @@ CriticalPath critical_path(const TimedSchedule& timed, const HoldGraph& holds) {
 
 std::vector<std::vector<std::int64_t>> retime(
     const TimedSchedule& timed, const std::function<std::int64_t(ActionRef)>& duration_ns,
-    const DependencyRules& rules) {
-    return Retimer(timed, rules, duration_ns).run();
+    const DependencyRules& rules, ReceivedData received) {
+    return Retimer(timed, rules, duration_ns, received).run();
 }
 
 std::int64_t retimed_end(const std::vector<std::vector<std::int64_t>>& ends) {

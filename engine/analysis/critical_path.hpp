@@ -94,9 +94,17 @@ CriticalPath critical_path(const TimedSchedule& timed, const HoldGraph& holds);
 // issued), and the time between its dependencies being ready and its start (host overhead).
 // Slack after a dependency that was not the last is not kept: with new times another may be.
 // Invariant: with every duration as recorded, every end is the recorded one.
+//
+// How a receive posted in program order (rules with rendezvous posting) gets its data: as it was
+// sent, a receive posted before then waiting for it (a real run: Gloo's and small NCCL
+// messages), or flowing once both its send is issued and it is posted, for as long as it flowed
+// in the record (a simulation with --rendezvous, which times it so: re-timed exactly).
+enum class ReceivedData { as_sent, once_posted };
+
 std::vector<std::vector<std::int64_t>> retime(
     const TimedSchedule& timed, const std::function<std::int64_t(ActionRef)>& duration_ns,
-    const DependencyRules& rules = DependencyRules::pytorch());
+    const DependencyRules& rules = DependencyRules::pytorch(),
+    ReceivedData received = ReceivedData::as_sent);
 
 // The latest end of `retime`'s result: the re-timed step time (0 for none).
 std::int64_t retimed_end(const std::vector<std::vector<std::int64_t>>& ends);

@@ -156,7 +156,7 @@ std::int64_t cost_of(const TrainingStep& step, int rank, double ratio,
                 return took;
             return static_cast<std::int64_t>(std::llround(static_cast<double>(took) / ratio));
         },
-        rules);
+        rules, options.transfers_wait_for_post ? ReceivedData::once_posted : ReceivedData::as_sent);
     return step.end_ns - retimed_end(ends);
 }
 
@@ -236,8 +236,10 @@ StragglerOptions straggler_options(const traces::RunRecord& run,
     StragglerOptions options;
     options.threshold = threshold;
     options.calibrated_ns = calibrated_stage_costs(profile);
+    options.transfers_wait_for_post =
+        run.kind == traces::RunKind::simulated && simulated_with_rendezvous(run);
     options.receives_posted_in_program_order =
-        run.kind != traces::RunKind::simulated || simulated_with_rendezvous(run);
+        run.kind != traces::RunKind::simulated || options.transfers_wait_for_post;
     return options;
 }
 

@@ -37,6 +37,9 @@ struct StragglerOptions {
     // moves its receives with its computations (the rendezvous rules). A simulation's receives
     // follow the simulator's rules (pytorch()).
     bool receives_posted_in_program_order = false;
+    // With the above: a simulation with --rendezvous, whose transfers start once the receive is
+    // posted (retime's ReceivedData::once_posted); a real run's data arrives as it was sent.
+    bool transfers_wait_for_post = false;
 };
 
 // The options read_stragglers and the viewer use for `run`: its profile's calibration, and
