@@ -47,9 +47,21 @@ bool begin_area(const char* name, ImVec2 position, ImVec2 size, AreaStyle style)
 PlainArea sidebar_area(float height) {
     return {0, 0, kSidebarWidth, height, kAreaBackground};
 }
-PlainArea panels_area(float width, float height) {
-    return {kSidebarWidth, height - kPanelHeight, width - kSidebarWidth, kPanelHeight,
-            kAreaBackground};
+// A run of sharding decisions alone has no timeline and no memory: the panels take their room,
+// below the line that says so, and the Sharding panel shows its mesh and whole strategy table.
+bool sharding_only(const ViewerState& state) {
+    return state.trace.model && state.trace.model->action_count() == 0 &&
+           !state.trace.sharding.empty() && !showing_comparison(state);
+}
+
+float panels_height(const ViewerState& state, float height) {
+    return sharding_only(state) ? std::max(kPanelHeight, height - kShardingOnlyPanelsTop)
+                                : kPanelHeight;
+}
+
+PlainArea panels_area(const ViewerState& state, float width, float height) {
+    const float panels = panels_height(state, height);
+    return {kSidebarWidth, height - panels, width - kSidebarWidth, panels, kAreaBackground};
 }
 
 // Keys that act on the whole window; none while a text box has the keyboard.
@@ -94,7 +106,9 @@ void draw_frame(ViewerState& state, float width, float height) {
     follow_workbench(state);
     refresh_live(state, ImGui::GetTime());
     handle_window_keys(state);
-    const float timeline_bottom = height - kPanelHeight - kMemoryHeight;
+    const bool no_timeline = sharding_only(state);
+    const float timeline_bottom =
+        height - panels_height(state, height) - (no_timeline ? 0 : kMemoryHeight);
     // In a window shorter than the layout ImGui keeps the timeline at its minimum window height
     // (32 px by default), below kLanesTop, and it reaches under the areas below it: there each
     // area fills its own ground again, so that the one drawn later hides what it covers.
@@ -124,13 +138,15 @@ void draw_frame(ViewerState& state, float width, float height) {
             draw_start_screen(state, kSidebarWidth);
     }
     ImGui::End();
-    if (begin_area("memory", {kSidebarWidth, timeline_bottom},
-                   {width - kSidebarWidth, kMemoryHeight}, plot))
-        draw_memory(state, timeline_bottom, timeline_bottom + kMemoryHeight);
-    ImGui::End();
+    if (!no_timeline) {
+        if (begin_area("memory", {kSidebarWidth, timeline_bottom},
+                       {width - kSidebarWidth, kMemoryHeight}, plot))
+            draw_memory(state, timeline_bottom, timeline_bottom + kMemoryHeight);
+        ImGui::End();
+    }
     ImGui::PopStyleColor();
 
-    const PlainArea panels = panels_area(width, height);
+    const PlainArea panels = panels_area(state, width, height);
     if (begin_area("panels", {panels.left, panels.top}, {panels.width, panels.height},
                    {.scrollbar = true, .background = overlapping})) {
         if (ImGui::BeginTabBar("panels")) {
@@ -170,8 +186,8 @@ void draw_frame(ViewerState& state, float width, float height) {
     draw_drop_panel(state, width, height);
 }
 
-std::vector<PlainArea> plain_areas(float width, float height) {
-    return {sidebar_area(height), panels_area(width, height)};
+std::vector<PlainArea> plain_areas(const ViewerState& state, float width, float height) {
+    return {sidebar_area(height), panels_area(state, width, height)};
 }
 
 }  // namespace pipelens::viewer

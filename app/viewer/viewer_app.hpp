@@ -19,6 +19,7 @@ struct PlainArea {
     float left = 0, top = 0, width = 0, height = 0;
     Rgb colour;
 };
-std::vector<PlainArea> plain_areas(float width, float height);
+// Where they are depends on the run shown (a sharding-only run's panels take the timeline's room).
+std::vector<PlainArea> plain_areas(const ViewerState& state, float width, float height);
 
 }  // namespace pipelens::viewer

@@ -41,6 +41,8 @@ inline constexpr float kRankGap = 10;
 inline constexpr float kRankHeight = 2 * kLaneHeight + kLaneGap + kRankGap;
 inline constexpr float kMemoryHeight = 110;
 inline constexpr float kPanelHeight = 230;
+// A sharding-only run (no timeline, no memory): the panels start here, under the line saying so.
+inline constexpr float kShardingOnlyPanelsTop = 70;
 inline constexpr float kMergeBelowPixels = 3;  // narrower actions merge into one block
 
 using palette::kActionColours;  // by ActionKind, shared with the SVG export

@@ -89,7 +89,7 @@ std::int64_t render_frame(GLFWwindow* window, ViewerState& state) {
     clear(kBackground);
     glEnable(GL_SCISSOR_TEST);
     for (const PlainArea& area :
-         plain_areas(static_cast<float>(width), static_cast<float>(height))) {
+         plain_areas(state, static_cast<float>(width), static_cast<float>(height))) {
         // OpenGL counts rows from the bottom; a window smaller than the layout leaves an area
         // empty (a negative size would be refused, and the last box cleared again).
         const int area_width = std::max(0, static_cast<int>(area.width));

@@ -182,6 +182,8 @@ int count_near(const Image& image, Rgb colour, float left, float top, float righ
 
 // The bottom panel's rectangle in a 1280x800 window.
 constexpr float kPanelLeft = kSidebarWidth, kPanelTop = 800 - kPanelHeight;
+// A sharding-only run's panels take the timeline's room.
+constexpr float kShardingPanelTop = kShardingOnlyPanelsTop;
 
 // The mesh grid of the Sharding panel: its top-left device is the first pixel (row by row) in
 // shard 0's colour; device (row, column) sits kMeshCellHeight px per row and `column_step` per
@@ -190,7 +192,7 @@ void expect_mesh(const Image& image, int rows, int columns,
                  const std::function<int(int, int)>& shard_of,
                  float column_step = kMeshCellHeight) {
     std::optional<std::pair<float, float>> origin;
-    for (float y = kPanelTop; y < 800 && !origin; y += 1)
+    for (float y = kShardingPanelTop; y < 800 && !origin; y += 1)
         for (float x = kPanelLeft; x < 1280 && !origin; x += 1)
             if (near(image.at(x, y), kShardColours[0]))
                 origin = {{x, y}};
@@ -252,7 +254,8 @@ TEST(ViewerScreenshot, ShardingPanelColoursEachDeviceByTheShardItHolds) {
         const Image image = load_png(png);
         expect_mesh(image, 2, 4, tensor.shard_of, mesh_cell_width(*grid));
         // The chosen strategy's row of the table, scrolled into view and highlighted.
-        EXPECT_GT(count_near(image, kChosenStrategy, kPanelLeft, kPanelTop, 1280, 800), 1000);
+        EXPECT_GT(count_near(image, kChosenStrategy, kPanelLeft, kShardingPanelTop, 1280, 800),
+                  1000);
         fs::remove(png);
     }
 }
@@ -352,7 +355,7 @@ TEST(ViewerScreenshot, AStridedLayoutIsColouredByWhereEachBlockLies) {
         // The chosen row: the strategy's text (not the highlight) begins within 60 px of the
         // row's left, right after the index column.
         std::optional<std::pair<float, float>> row;
-        for (float y = kPanelTop; y < 800 && !row; y += 1)
+        for (float y = kShardingPanelTop; y < 800 && !row; y += 1)
             for (float x = kPanelLeft; x < 1280 && !row; x += 1)
                 if (near(image.at(x, y), kChosenStrategy))
                     row = {{x, y}};
@@ -386,13 +389,15 @@ TEST(ViewerScreenshot, EventsPanelReplaysToTheChosenEventAndMarksWhatItChanged) 
     // Event 2 is the second decide_sharding: the replayed state's heading and the field it
     // changed (sharding[1]) are drawn in the changed-field colour; with no event chosen, none.
     const float middle = kPanelLeft + (1280 - kPanelLeft) / 2;
-    EXPECT_EQ(count_near(load_png(before), kChangedField, kPanelLeft, kPanelTop, 1280, 800), 0);
+    // (A sharding-only run: its panels take the timeline's room.)
+    EXPECT_EQ(count_near(load_png(before), kChangedField, kPanelLeft, kShardingPanelTop, 1280, 800),
+              0);
     const Image chosen = load_png(after);
-    EXPECT_GT(count_near(chosen, kChangedField, middle, kPanelTop, 1280, 800), 200);
-    EXPECT_EQ(count_near(chosen, kChangedField, kPanelLeft, kPanelTop, middle - 20, 800), 0);
-    // A sharding decision has no moment on a run's clock: nothing is marked on the timeline.
-    const float timeline_bottom = 800 - kPanelHeight - kMemoryHeight;
-    EXPECT_EQ(count_near(chosen, kChangedField, kPanelLeft, 0, 1280, timeline_bottom), 0);
+    EXPECT_GT(count_near(chosen, kChangedField, middle, kShardingPanelTop, 1280, 800), 200);
+    EXPECT_EQ(count_near(chosen, kChangedField, kPanelLeft, kShardingPanelTop, middle - 20, 800),
+              0);
+    // A sharding decision has no moment on a run's clock: nothing is marked above the panels.
+    EXPECT_EQ(count_near(chosen, kChangedField, kPanelLeft, 0, 1280, kShardingPanelTop), 0);
     fs::remove(before);
     fs::remove(after);
 }

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 
 #include "app/viewer/compare_layout.hpp"
+#include "app/viewer/viewer_layout.hpp"
 #include "engine/run_record/sharding_record.hpp"
 #include "engine/sharding/op_text.hpp"
 #include "engine/sharding/sharding_propagation.hpp"
@@ -145,10 +147,10 @@ TEST(WorkbenchScreenshot, AScriptThatDoesNotParseNamesTheLine) {
     fs::remove(refused);
 }
 
-// A sharding-only run has no timeline and no memory: the memory area's line saying so starts at
-// the lanes' left edge, whole (its geometry was never set, and the line was cut off to its last
-// word, "samples", at the area's left edge).
-TEST(WorkbenchScreenshot, ARunWithoutATimelineSaysInFullThatItHasNoMemory) {
+// A run of sharding decisions alone has no timeline and no memory: its panels take their room,
+// so the Sharding panel opens with its mesh where the timeline would be, not squeezed into the
+// bottom 230 px with its strategy table one row high.
+TEST(WorkbenchScreenshot, ARunWithoutATimelineGivesThePanelsItsRoom) {
     const fs::path trace = testing::fresh_trace("workbench_sharding_only");
     {
         const sharding::DeviceMesh mesh = sharding::parse_device_mesh("dp=2,tp=2");
@@ -158,21 +160,17 @@ TEST(WorkbenchScreenshot, ARunWithoutATimelineSaysInFullThatItHasNoMemory) {
             {sharding::propagate(sharding::parse_op_call("aten.relu(f32[8,8](S(0)S(1)))", mesh))},
             "{}");
     }
-    const fs::path png = screenshot_path("sharding_only_memory");
+    const fs::path png = screenshot_path("sharding_only_room");
     ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --size 1280x800"), 0);
     const Image image = load_png(png);
-    const float memory_top = 800 - kPanelHeight - kMemoryHeight;
-    const auto text_pixels = [&](float from, float to) {
-        int count = 0;
-        for (float y = memory_top + 38; y < memory_top + 54; y += 1)
-            for (float x = from; x < to; x += 1)
-                count += near(image.at(x, y), {150, 150, 150}, 40) ? 1 : 0;
-        return count;
-    };
-    const float lanes_left = kSidebarWidth + kGutterWidth;
-    EXPECT_EQ(text_pixels(kSidebarWidth, lanes_left - 2), 0);  // no cut-off word in the gutter
-    // "nothing recorded: ..." from the lanes' edge: its first word is drawn there.
-    EXPECT_GT(text_pixels(lanes_left, lanes_left + 7 * 7), 20);
+    // The mesh's first device, in block 0's colour, lies above where the panels used to start.
+    std::optional<float> mesh_top;
+    for (float y = kShardingOnlyPanelsTop; y < 800 && !mesh_top; y += 1)
+        for (float x = kSidebarWidth; x < 1280 && !mesh_top; x += 1)
+            if (near(image.at(x, y), kShardColours[0], 6))
+                mesh_top = y;
+    ASSERT_TRUE(mesh_top);
+    EXPECT_LT(*mesh_top, 800 - kPanelHeight - kMemoryHeight);
     fs::remove(png);
 }
 
