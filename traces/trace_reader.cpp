@@ -231,7 +231,7 @@ std::int64_t TraceReader::latest_run_id() const {
 std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
     const std::string clock =
         state_->schema_version >= 5 ? "clock_offset_ns, clock_uncertainty_ns" : "NULL, NULL";
-    return state_->records_of(
+    std::vector<RankRecord> ranks = state_->records_of(
         run_id, std::nullopt,
         "SELECT rank, busy_ns, bubble_ns, bubble_ratio, peak_memory_bytes, warmup_ns, "
         "cooldown_ns, waiting_on, " +
@@ -240,6 +240,27 @@ std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
         &RankRecord::bubble_ratio, &RankRecord::peak_memory_bytes, &RankRecord::warmup_ns,
         &RankRecord::cooldown_ns, &RankRecord::waiting_on, &RankRecord::clock_offset_ns,
         &RankRecord::clock_uncertainty_ns);
+    // Figures no writer records (a fifth rank of a pp=4 run, a negative busy time) are damage,
+    // not a row to print.
+    const std::int64_t pp =
+        state_->value_of_run("SELECT pp FROM runs WHERE id = ?", run_id,
+                             fmt::format("cannot read the ranks of run {}", run_id))
+            .value_or(0);
+    for (const RankRecord& rank : ranks) {
+        const auto fail = [&](const std::string& why) {
+            state_->corrupt(fmt::format("run {} rank {}: {}", run_id, rank.rank, why));
+        };
+        if (rank.rank < 0 || (pp > 0 && rank.rank >= pp))
+            fail(fmt::format("outside its {} rank{}", pp, pp == 1 ? "" : "s"));
+        for (const auto& [name, value] :
+             {std::pair("busy_ns", rank.busy_ns), std::pair("bubble_ns", rank.bubble_ns),
+              std::pair("warmup_ns", rank.warmup_ns), std::pair("cooldown_ns", rank.cooldown_ns)})
+            if (value < 0)
+                fail(fmt::format("{} = {}", name, value));
+        if (!(rank.bubble_ratio >= 0 && rank.bubble_ratio <= 1))
+            fail(fmt::format("bubble_ratio = {}", rank.bubble_ratio));
+    }
+    return ranks;
 }
 
 std::vector<ActionRecord> TraceReader::actions(std::int64_t run_id) const {

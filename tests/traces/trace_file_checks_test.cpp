@@ -358,6 +358,19 @@ TEST_F(TraceStoreTest, RowsNoWriterProducesAreCorruption) {
     EXPECT_EQ(run_error(), corrupt + "run 1 has m = 9223372036854775807");
     damaged("UPDATE runs SET v = -1");
     EXPECT_EQ(run_error(), corrupt + "run 1 has v = -1");
+    // A rank row outside the run's ranks, or with figures no writer records, was printed as read.
+    const auto ranks_error = [&] { return error_of([&] { TraceReader(path).ranks(1); }); };
+    const std::string rank_row =
+        "INSERT INTO ranks (run_id, rank, busy_ns, bubble_ns, bubble_ratio, peak_memory_bytes, "
+        "warmup_ns, cooldown_ns, waiting_on) VALUES (1, ";
+    damaged(rank_row + "9, 100, 0, 0.0, 0, 0, 0, '{}')");
+    EXPECT_EQ(ranks_error(), corrupt + "run 1 rank 9: outside its 4 ranks");
+    damaged(rank_row + "1, -100, 0, 0.0, 0, 0, 0, '{}')");
+    EXPECT_EQ(ranks_error(), corrupt + "run 1 rank 1: busy_ns = -100");
+    damaged(rank_row + "1, 100, 0, 1.5, 0, 0, 0, '{}')");
+    EXPECT_EQ(ranks_error(), corrupt + "run 1 rank 1: bubble_ratio = 1.5");
+    damaged(rank_row + "1, 100, 50, 0.5, 0, 10, 40, '{}')");
+    EXPECT_EQ(TraceReader(path).ranks(1).size(), 1u);
     damaged("UPDATE runs SET step_time_ns = -5");
     EXPECT_EQ(run_error(), corrupt + "run 1 has step_time_ns = -5");
     damaged("UPDATE runs SET bubble_ratio = 5.0");
