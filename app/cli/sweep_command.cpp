@@ -16,6 +16,7 @@
 #include "app/cli/progress_bar.hpp"
 #include "app/cli/sweep_outputs.hpp"
 #include "engine/experiment/experiment_toml.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
 #include "engine/run_record/parallel_for.hpp"
 #include "engine/schedule/schedule_size.hpp"
 #include "sim/experiment_simulation.hpp"
@@ -87,6 +88,10 @@ SweepGrid sweep_grid(const SweepOptions& options) {
         throw CommandFailure(kExitUsage,
                              "pipelens sweep: nothing to sweep: give --sweep KEY=VALUES (such as "
                              "--sweep pp=2,4,8) or a [sweep] table in the experiment file");
+    // A kind axis replaces the experiment's schedule file; the pipeline keeps the file's shape.
+    if (std::any_of(axes.begin(), axes.end(),
+                    [](const SweepAxis& axis) { return axis.key == "schedule.kind"; }))
+        settle_schedule_file_shape(sweep.experiment);
     return SweepGrid(std::move(sweep.experiment), std::move(axes));
 }
 

@@ -16,6 +16,7 @@
 #include "app/viewer/trace_session.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/experiment/sweep_grid.hpp"
+#include "engine/run_record/experiment_schedule.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "sim/simulation_trace.hpp"
 #include "sim/sweep.hpp"
@@ -121,6 +122,10 @@ Workbench::~Workbench() {
 }
 
 void Workbench::load(Experiment experiment) {
+    try {  // the fields show a schedule file's pp, v and m; a file that cannot be read says so
+        settle_schedule_file_shape(experiment);  // when simulated
+    } catch (const std::exception&) {
+    }
     experiment_ = std::move(experiment);
     field_error_.clear();
     field_error_key_.clear();

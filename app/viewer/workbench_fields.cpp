@@ -2,6 +2,7 @@
 #include "app/viewer/workbench_fields.hpp"
 
 #include <fmt/format.h>
+#include <filesystem>
 
 #include "engine/experiment/units.hpp"
 #include "engine/schedule/schedule_kind.hpp"
@@ -101,8 +102,10 @@ const std::vector<WorkbenchField>& workbench_fields() {
 
 std::string field_text(const Experiment& experiment, std::string_view key) {
     const ScheduleShape& shape = experiment.shape;
-    if (key == "schedule.kind")
-        return std::string(schedule_kind_name(shape.kind));
+    if (key == "schedule.kind")  // a schedule file gives the schedule; a kind chosen replaces it
+        return experiment.schedule_file.empty()
+                   ? std::string(schedule_kind_name(shape.kind))
+                   : "file " + std::filesystem::path(experiment.schedule_file).filename().string();
     if (key == "schedule.pp")
         return std::to_string(shape.rank_count);
     if (key == "schedule.v")

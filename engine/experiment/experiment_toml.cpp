@@ -248,10 +248,14 @@ void read_schedule(FieldReader& fields, Experiment& experiment,
     fields.text("file", experiment.schedule_file);
     // Each gives the schedule, as --schedule and --schedule-file do: the kind beside a file was
     // ignored without a word.
-    if (!kind.empty() && !experiment.schedule_file.empty())
-        fields.fail(*fields.take("file"), "file",
+    if (!kind.empty() && !experiment.schedule_file.empty()) {
+        // The file may be the base's (apply_experiment_settings) rather than this document's.
+        const toml::node* file = fields.take("file");
+        fields.fail(file != nullptr ? *file : *fields.take("kind"),
+                    file != nullptr ? "file" : "kind",
                     fmt::format("\"{}\" and kind = \"{}\" each give the schedule: keep one",
                                 experiment.schedule_file, kind));
+    }
     fields.choice<ScheduleFileError>("notation", "\"auto\", \"current\" or \"legacy\"",
                                      [&](const std::string& text) {
                                          experiment.schedule_notation = parse_notation_choice(text);
@@ -561,6 +565,15 @@ Experiment apply_experiment_settings(const Experiment& base,
     for (const auto& [table, lines] : tables)
         text += fmt::format("[{}]\n{}", table, lines);
     Experiment experiment = base;
+    // A kind set here replaces a schedule file the base was read from (a grid or sweep of kinds
+    // over a file's experiment): the two would each give the schedule. pp, v and m stay as the
+    // file gave them, no longer tied to it.
+    if (std::any_of(settings.begin(), settings.end(), [](const ExperimentSetting& setting) {
+            return setting.key == "schedule.kind";
+        })) {
+        experiment.schedule_file.clear();
+        experiment.schedule_notation.reset();
+    }
     try {
         read_document(parse_document(text, source_name), experiment, source_name, {});
     } catch (const ExperimentError& error) {

@@ -70,9 +70,16 @@ std::string experiment_to_toml(const Experiment& experiment) {
         schedule.insert("notation", experiment.schedule_notation == ActionNotation::legacy
                                         ? "legacy"
                                         : "current");
-    schedule.insert("pp", experiment.shape.rank_count);
-    schedule.insert("v", experiment.shape.stages_per_rank);
-    schedule.insert("m", experiment.shape.microbatch_count);
+    // A schedule file fixes pp, v and m itself: written only where they were given, which the
+    // file must then match (an unsettled 0, or v = 1 beside a file of two stages per rank, would
+    // make a file no reader takes).
+    const bool file = !experiment.schedule_file.empty();
+    if (!file || !experiment.rank_count_source.empty())
+        schedule.insert("pp", experiment.shape.rank_count);
+    if (!file || !experiment.stages_per_rank_source.empty())
+        schedule.insert("v", experiment.shape.stages_per_rank);
+    if (!file || !experiment.microbatch_count_source.empty())
+        schedule.insert("m", experiment.shape.microbatch_count);
     if (experiment.defer_receives)
         schedule.insert("defer_recv", true);
     if (experiment.max_activations.count > 0) {

@@ -125,6 +125,16 @@ std::string settle_schedule_notation(Experiment& experiment) {
     return reading.note(experiment.schedule_file);
 }
 
+void settle_schedule_file_shape(Experiment& experiment) {
+    if (experiment.schedule_file.empty())
+        return;
+    Experiment read = experiment;
+    (void)lowered_schedule_for(read);
+    experiment.shape.rank_count = read.shape.rank_count;
+    experiment.shape.stages_per_rank = read.shape.stages_per_rank;
+    experiment.shape.microbatch_count = read.shape.microbatch_count;
+}
+
 Schedule lowered_schedule_for(Experiment& experiment) {
     recorder::StateRecorder recorder(-1, "sim");
     return *record_experiment_schedule(recorder, experiment);

@@ -30,6 +30,12 @@ void record_executed_schedule(recorder::StateRecorder& recorder, const Schedule&
 // The same without keeping the recording.
 Schedule lowered_schedule_for(Experiment& experiment);
 
+// An experiment read from a file that names a schedule file: pp, v and m set to what that file
+// gives, as simulating it would set them (so that fields show them and a kind set in place of
+// the file keeps the pipeline's shape). Nothing for a generated kind; throws what reading the
+// file throws.
+void settle_schedule_file_shape(Experiment& experiment);
+
 // For a schedule file whose notation was not given: reads it, and when its cells show PyTorch's
 // older notation pins experiment.schedule_notation to legacy (so every later reading, the
 // recorded experiment and the ranks of a run agree) and returns the note saying so; else "".

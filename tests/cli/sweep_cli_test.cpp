@@ -77,6 +77,25 @@ TEST_F(SweepCli, WritesTheTableJsonCsvAndBothPictures) {
     EXPECT_NE(svg.find("the Pareto front"), std::string::npos);
 }
 
+// A kind axis over an experiment that names a schedule file replaces the file, keeping its pp
+// and m (the bundled PyTorch CSV is pp=4 v=2 m=8); it once crashed (SIGSEGV) on the conflict.
+TEST_F(SweepCli, AKindAxisReplacesTheExperimentsScheduleFile) {
+    const auto result =
+        run_pipelens(std::string("sweep ") + PIPELENS_SOURCE_DIR +
+                     "/assets/examples/pytorch_csv.toml --sweep kind=1F1B,ZBVZeroBubble "
+                     "--json " +
+                     path("kinds.json"));
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const nlohmann::json json = nlohmann::json::parse(read_file(path("kinds.json")));
+    ASSERT_EQ(json["configurations"].size(), 2u);
+    for (const nlohmann::json& point : json["configurations"]) {
+        EXPECT_FALSE(point.contains("error")) << point.dump();
+        EXPECT_EQ(point["pp"], 4) << point.dump();
+        EXPECT_EQ(point["m"], 8) << point.dump();
+        EXPECT_EQ(point["v"], point["schedule"] == "1F1B" ? 1 : 2) << point.dump();
+    }
+}
+
 TEST_F(SweepCli, ShardsMergedAreExactlyTheWholeSweepAndTheirTracesJoin) {
     ASSERT_EQ(
         run_pipelens(std::string(kGrid) + " --threads 1 --json " + path("whole.json")).exit_code,

@@ -310,6 +310,34 @@ TEST(Workbench, AnOverlapIsNamedAsTheRecordedTraceNamesIt) {
     std::filesystem::remove_all(directory);
 }
 
+// An experiment that names a schedule file shows the file's pp, v and m, saves a file that reads
+// back (no pp = 0 beside it), and a kind chosen in its grid replaces the file on the same
+// pipeline (the grid once crashed on the bundled PyTorch CSV example).
+TEST(Workbench, AScheduleFilesExperimentShowsSavesAndGridsItsShape) {
+    Workbench workbench;
+    load_and_wait(workbench,
+                  read_experiment_file(PIPELENS_SOURCE_DIR "/assets/examples/pytorch_csv.toml"));
+    ASSERT_TRUE(workbench.current()) << workbench.error();
+    const Experiment& shown = workbench.experiment();
+    EXPECT_EQ(field_text(shown, "schedule.kind"), "file zb1p_pp4_v2_m8.csv");
+    EXPECT_EQ(field_text(shown, "schedule.pp"), "4");
+    EXPECT_EQ(field_text(shown, "schedule.v"), "2");
+    EXPECT_EQ(field_text(shown, "schedule.m"), "8");
+    const auto directory = std::filesystem::temp_directory_path() /
+                           ("pipelens_file_experiment_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(directory);
+    workbench.save(directory / "saved.toml");
+    Experiment saved = read_experiment_file(directory / "saved.toml");
+    EXPECT_EQ(sim::simulate_experiment(saved).result.step_time_ns,
+              workbench.current()->step_time_ns);
+    std::filesystem::remove_all(directory);
+    workbench.request_grid({"1F1B", "GPipe"}, {4});
+    workbench.wait_idle();
+    ASSERT_EQ(workbench.grid().size(), 2u);
+    for (const GridCell& cell : workbench.grid())
+        EXPECT_TRUE(cell.error.empty()) << cell.kind << ": " << cell.error;
+}
+
 TEST(Workbench, AShownSimulationHasNoFileBehindIt) {
     Workbench workbench;
     load_and_wait(workbench, uniform());
