@@ -53,4 +53,15 @@ inline CompareGeometry compare_geometry(float width, float area_bottom, const in
     return geometry;
 }
 
+// The shared time axis as a timeline's geometry, for what is drawn under the two halves (the
+// current run's memory).
+inline TimelineGeometry comparison_time_axis(const CompareGeometry& geometry) {
+    TimelineGeometry axis;
+    axis.left = geometry.left;
+    axis.width = geometry.right - geometry.left;
+    axis.view_start = 0;
+    axis.view_end = geometry.span_ns;
+    return axis;
+}
+
 }  // namespace pipelens::viewer

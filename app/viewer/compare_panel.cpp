@@ -229,13 +229,28 @@ bool showing_comparison(const ViewerState& state) {
            state.shown_simulation != nullptr;
 }
 
-void draw_comparison_view(const ViewerState& state, float width, float area_bottom) {
+namespace {
+
+// The two halves' geometry for the pinned and the current run.
+CompareGeometry geometry_of(const ViewerState& state, float width, float area_bottom) {
     const SimulatedRun& pinned = *state.workbench.pinned();
     const SimulatedRun& current = *state.workbench.current();
     const int ranks[2] = {static_cast<int>(pinned.model->ranks().size()),
                           static_cast<int>(current.model->ranks().size())};
     const std::int64_t ends[2] = {pinned.step_time_ns, current.step_time_ns};
-    const CompareGeometry geometry = compare_geometry(width, area_bottom, ranks, ends);
+    return compare_geometry(width, area_bottom, ranks, ends);
+}
+
+}  // namespace
+
+TimelineGeometry comparison_axis(const ViewerState& state, float width, float area_bottom) {
+    return comparison_time_axis(geometry_of(state, width, area_bottom));
+}
+
+void draw_comparison_view(const ViewerState& state, float width, float area_bottom) {
+    const SimulatedRun& pinned = *state.workbench.pinned();
+    const SimulatedRun& current = *state.workbench.current();
+    const CompareGeometry geometry = geometry_of(state, width, area_bottom);
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const ImU32 text = IM_COL32(220, 220, 220, 255);
     const float left = kSidebarWidth + 8;

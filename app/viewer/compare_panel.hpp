@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "app/viewer/viewer_layout.hpp"
+
 namespace pipelens::viewer {
 
 struct ViewerState;
@@ -29,5 +31,7 @@ void draw_compare_panel(ViewerState& state);
 bool showing_comparison(const ViewerState& state);
 // The two timelines in the timeline's area, `width` wide down to `area_bottom`.
 void draw_comparison_view(const ViewerState& state, float width, float area_bottom);
+// Their shared time axis, `width` wide (while showing_comparison).
+TimelineGeometry comparison_axis(const ViewerState& state, float width, float area_bottom);
 
 }  // namespace pipelens::viewer

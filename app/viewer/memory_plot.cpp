@@ -68,11 +68,11 @@ void draw_axis(ImDrawList* draw, const TimelineGeometry& geometry, float bottom,
 
 }  // namespace
 
-void draw_memory(const ViewerState& state, float top, float bottom) {
+void draw_memory(const ViewerState& state, const TimelineGeometry& geometry, float top,
+                 float bottom) {
     if (!state.trace.model)
         return;
     const TimelineModel& model = *state.trace.model;
-    const TimelineGeometry& geometry = state.timeline.geometry;
     ImDrawList* draw = ImGui::GetWindowDrawList();
     const std::int64_t peak = model.memory_peak();
     if (peak <= 0) {

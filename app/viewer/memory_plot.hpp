@@ -42,6 +42,8 @@ inline MemoryPlotLayout memory_plot_layout(float top, float bottom) {
     return layout;
 }
 
-void draw_memory(const ViewerState& state, float top, float bottom);
+// `axis`: the time axis of the view above (the timeline's, or the Compare view's shared one),
+// so that a peak lines up with the actions that made it.
+void draw_memory(const ViewerState& state, const TimelineGeometry& axis, float top, float bottom);
 
 }  // namespace pipelens::viewer

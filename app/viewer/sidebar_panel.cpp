@@ -241,6 +241,14 @@ void draw_sidebar_content(ViewerState& state) {
             ImGui::TextWrapped(
                 "No trace open. Type a path above, drop a file on the window, or "
                 "start with `pipelens-view TRACE.db`.");
+        // A change the engine refused leaves the last simulation shown: say so here, whichever
+        // bottom panel is in front (the Simulate panel names the field).
+        if (state.trace.model && !state.workbench.error().empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
+            ImGui::TextWrapped("Not simulated, the timeline shows the last simulation: %s",
+                               state.workbench.error().c_str());
+            ImGui::PopStyleColor();
+        }
         return;
     }
     ImGui::Separator();

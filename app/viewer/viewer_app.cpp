@@ -141,7 +141,10 @@ void draw_frame(ViewerState& state, float width, float height) {
     if (!no_timeline) {
         if (begin_area("memory", {kSidebarWidth, timeline_bottom},
                        {width - kSidebarWidth, kMemoryHeight}, plot))
-            draw_memory(state, timeline_bottom, timeline_bottom + kMemoryHeight);
+            draw_memory(state,
+                        showing_comparison(state) ? comparison_axis(state, width, timeline_bottom)
+                                                  : state.timeline.geometry,
+                        timeline_bottom, timeline_bottom + kMemoryHeight);
         ImGui::End();
     }
     ImGui::PopStyleColor();

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "app/viewer/compare_layout.hpp"
+#include "app/viewer/memory_plot.hpp"
 #include "app/viewer/viewer_layout.hpp"
 #include "engine/run_record/sharding_record.hpp"
 #include "engine/sharding/op_text.hpp"
@@ -128,6 +129,24 @@ TEST(WorkbenchScreenshot, PinnedOneFOneBAndZbvAreDrawnEachEndingAtItsStep) {
     for (int rank = 0; rank < 4; ++rank)
         reaches_end = reaches_end || !near(image.at(current_end - 3, middle(1, rank)), kBackground);
     EXPECT_TRUE(reaches_end);
+    // The current run's memory under them is on their shared axis: high halfway through its
+    // step, down to nothing by its end (it was drawn on the pinned run's length, still high at
+    // the right edge).
+    const float memory_top = 900 - kPanelHeight - kMemoryHeight;
+    const MemoryPlotLayout memory = memory_plot_layout(memory_top, memory_top + kMemoryHeight);
+    // The highest line in a stretch of columns, as a share of the plot's height (0: none).
+    const auto highest = [&](float from, float to) {
+        float top = memory.plot_bottom;
+        for (float x = from; x < to; x += 1)
+            for (float y = memory.plot_top; y < memory.plot_bottom; y += 1)
+                if (!near(image.at(x, y), kBackground, 30)) {
+                    top = std::min(top, y);
+                    break;
+                }
+        return (memory.plot_bottom - top) / memory.height();
+    };
+    EXPECT_GT(highest(geometry.x(ends[1] / 2) - 10, geometry.x(ends[1] / 2)), 0.5f);
+    EXPECT_LT(highest(current_end - 20, current_end - 3), 0.3f);
     fs::remove(script);
 }
 
