@@ -144,10 +144,15 @@ bool Workbench::set(std::string_view name, std::string_view value) {
         field_error_key_ = key;
         return false;
     }
+    accept_change();
+    return true;
+}
+
+void Workbench::accept_change() {
     field_error_.clear();
     field_error_key_.clear();
+    experiment_.name.clear();
     note_change();
-    return true;
 }
 
 void Workbench::simulate() {
@@ -310,9 +315,7 @@ bool Workbench::set_kind(std::string_view kind) {
         field_error_key_ = "schedule.kind";
         return false;
     }
-    field_error_.clear();
-    field_error_key_.clear();
-    note_change();
+    accept_change();
     return true;
 }
 
@@ -349,6 +352,11 @@ bool Workbench::grid_is_stale() const {
     now.shape.kind = grid_base_->shape.kind;
     now.shape.stages_per_rank = grid_base_->shape.stages_per_rank;
     now.shape.microbatch_count = grid_base_->shape.microbatch_count;
+    now.schedule_file = grid_base_->schedule_file;  // a kind the grid sets replaces a file
+    now.schedule_notation = grid_base_->schedule_notation;
+    now.stages_per_rank_source = grid_base_->stages_per_rank_source;
+    now.microbatch_count_source = grid_base_->microbatch_count_source;
+    now.name = grid_base_->name;  // a title, dropped by any change: no part of what is simulated
     return experiment_to_toml(now) != experiment_to_toml(*grid_base_);
 }
 

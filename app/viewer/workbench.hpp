@@ -159,6 +159,9 @@ class Workbench {
     };
     void start();
     void note_change();
+    // A field changed by a person: no field error, no name (an example's title, "1F1B pp=4 m=8,
+    // uneven stages", would contradict the experiment it is saved with), simulated again.
+    void accept_change();
 
     Experiment experiment_;
     std::optional<SimulatedRun> current_, pinned_;

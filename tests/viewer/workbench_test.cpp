@@ -336,6 +336,14 @@ TEST(Workbench, AScheduleFilesExperimentShowsSavesAndGridsItsShape) {
     ASSERT_EQ(workbench.grid().size(), 2u);
     for (const GridCell& cell : workbench.grid())
         EXPECT_TRUE(cell.error.empty()) << cell.kind << ": " << cell.error;
+    // The example's title describes it as loaded: a change drops it (a saved file once kept
+    // "PyTorch CSV: InterleavedZeroBubble pp=4 v=2 m=8" for a 1F1B m=4 experiment).
+    EXPECT_FALSE(workbench.experiment().name.empty());
+    ASSERT_TRUE(workbench.set("m", "4"));
+    EXPECT_TRUE(workbench.experiment().name.empty());
+    EXPECT_FALSE(workbench.grid_is_stale());  // m is what the grid varies
+    ASSERT_TRUE(workbench.open_cell(0));      // 1F1B in place of the file: still the grid's
+    EXPECT_FALSE(workbench.grid_is_stale());
 }
 
 TEST(Workbench, AShownSimulationHasNoFileBehindIt) {
