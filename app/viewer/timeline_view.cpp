@@ -53,8 +53,11 @@ void draw_ruler(ImDrawList* draw, const TimelineGeometry& geometry) {
         if (x < geometry.left)
             continue;
         draw->AddLine({x, kLanesTop - 8}, {x, kLanesTop}, IM_COL32(180, 180, 180, 255));
-        draw->AddText({x + 3, kRulerTop + 4}, IM_COL32(200, 200, 200, 255),
-                      format_tick(tick, step).c_str());
+        // A label the window's edge would cut ("16" of "160 ms") is left out; its tick stays.
+        const std::string label = format_tick(tick, step);
+        if (x + 3 + ImGui::CalcTextSize(label.c_str()).x <=
+            geometry.left + geometry.width + kRightMargin)
+            draw->AddText({x + 3, kRulerTop + 4}, IM_COL32(200, 200, 200, 255), label.c_str());
     }
 }
 
