@@ -49,9 +49,10 @@ std::vector<ScriptCommand> parse_script(std::string_view text, const std::string
 std::vector<ScriptCommand> read_script(const std::filesystem::path& path);
 
 // Carries out a command that acts on the workbench alone (set, simulate, wait-idle, pin, unpin,
-// grid, open-cell, save, record); false for one the viewer must carry out. A refused value is
-// not an error (the panel shows the engine's message, as it would to a person); a failed save
-// or record, a grid cell that is not there, throw ScriptError naming the line.
+// grid, open-cell, save, record); false for one the viewer must carry out. A value the engine
+// refuses, a simulation that fails (wait-idle, pin and open-cell wait for it), a failed save
+// or record, a grid cell that is not there, throw ScriptError naming the line: a script that
+// carried on would draw the last good run and exit 0 as if every line had done its part.
 bool run_workbench_command(Workbench& workbench, const ScriptCommand& command);
 
 }  // namespace pipelens::viewer
