@@ -118,7 +118,9 @@ void import_dropped(const std::vector<fs::path>& files, DropOutcome& outcome,
     }
 }
 
-std::string refusal(const fs::path& file, traces::FileKind kind) {
+}  // namespace
+
+std::string refusal_text(const fs::path& file, traces::FileKind kind) {
     std::error_code error;
     if (!fs::exists(file, error))
         return file.string() + ": no such file";
@@ -128,8 +130,6 @@ std::string refusal(const fs::path& file, traces::FileKind kind) {
         "traces, pipelining dumps, flight-recorder dumps or Megatron timers",
         file.string(), what.empty() ? "not a file pipelens reads" : "is " + std::string(what));
 }
-
-}  // namespace
 
 std::string file_names(const std::vector<fs::path>& files) {
     std::string names;
@@ -200,8 +200,9 @@ DropOutcome process_drop(const std::vector<fs::path>& files, std::atomic<int>* s
     if (files.size() > 1 && outcome.route != DropRoute::import_files &&
         outcome.route != DropRoute::refuse) {
         outcome.error = fmt::format(
-            "{} files were dropped, and {} {} opened alone ({}): drop one at a time", files.size(),
-            files.front().string(), traces::file_kind_description(kind), file_names(files));
+            "{} files were dropped ({}): {} is {}, which opens alone; drop one at a time",
+            files.size(), file_names(files), files.front().string(),
+            traces::file_kind_description(kind));
         set_stage(stage, DropStage::done);
         return outcome;
     }
@@ -217,7 +218,7 @@ DropOutcome process_drop(const std::vector<fs::path>& files, std::atomic<int>* s
                 import_dropped(files, outcome, stage);
                 break;
             case DropRoute::refuse:
-                outcome.error = refusal(files.front(), kind);
+                outcome.error = refusal_text(files.front(), kind);
                 break;
         }
     } catch (const std::exception& error) {

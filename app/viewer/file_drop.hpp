@@ -38,6 +38,10 @@ enum class DropRoute { open_trace, check_schedule, import_files, refuse };
 
 DropRoute route_of(traces::FileKind kind);
 
+// Why a file of `kind` is not opened (DropRoute::refuse): what it is, and what the viewer opens.
+// The drop's dialog and a file named on the command line say it alike.
+std::string refusal_text(const std::filesystem::path& file, traces::FileKind kind);
+
 // "a.json, b.json": the files' names, without their folders, for messages.
 std::string file_names(const std::vector<std::filesystem::path>& files);
 

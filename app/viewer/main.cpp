@@ -113,8 +113,17 @@ void open_start_trace(const Options& options, ViewerState& state) {
             RecentFiles::kept_in(config_directory_from_environment() / "recent_files");
     if (options.straggler_threshold)
         state.trace.straggler_threshold = *options.straggler_threshold;
-    if (!options.trace.empty())
-        open_trace(state, options.trace, options.run);
+    if (!options.trace.empty()) {
+        // A file of a kind the viewer does not open (an experiment's TOML, a results JSON) is
+        // refused as a drop of it is, not read as a broken trace.
+        std::error_code error;
+        const auto kind = pipelens::traces::file_kind_of(options.trace);
+        if (std::filesystem::is_regular_file(options.trace, error) &&
+            route_of(kind) == DropRoute::refuse)
+            state.trace.error = refusal_text(options.trace, kind);
+        else
+            open_trace(state, options.trace, options.run);
+    }
     if (options.compare && state.trace.model) {
         if (std::none_of(state.trace.runs.begin(), state.trace.runs.end(),
                          [&](const auto& run) { return run.id == *options.compare; }))

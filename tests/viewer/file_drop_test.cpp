@@ -197,9 +197,9 @@ TEST_F(FileDropTest, SeveralFilesThatOpenAloneAreRefusedNamingThem) {
     const std::string second = write("b.csv", "0F0,0B0\n");
     const DropOutcome outcome = process_drop({first, second});
     EXPECT_EQ(outcome.route, DropRoute::check_schedule);
-    EXPECT_EQ(outcome.error, "2 files were dropped, and " + first +
-                                 " a schedule (PyTorch CSV) opened alone (a.csv, b.csv): drop "
-                                 "one at a time");
+    EXPECT_EQ(outcome.error, "2 files were dropped (a.csv, b.csv): " + first +
+                                 " is a schedule (PyTorch CSV), which opens alone; drop one at "
+                                 "a time");
     EXPECT_FALSE(fs::exists(derived_trace_path(first)));
 }
 

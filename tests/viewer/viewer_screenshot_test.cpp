@@ -569,6 +569,18 @@ TEST(ViewerScreenshot, ATraceThatCannotBeOpenedIsAnErrorNotAScreenshot) {
         EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << errors;
         EXPECT_FALSE(fs::exists(png)) << arguments;
     }
+    // A file of a kind the viewer does not open is said to be that, as a drop of it is (an
+    // experiment was once "not an SQLite database").
+    std::string errors;
+    EXPECT_EQ(run_viewer(std::string(PIPELENS_SOURCE_DIR) +
+                             "/assets/examples/default.toml --screenshot " + png.string(),
+                         &errors),
+              2);
+    EXPECT_NE(errors.find("default.toml: is an experiment (TOML); the viewer opens a pipelens "
+                          "trace"),
+              std::string::npos)
+        << errors;
+    EXPECT_FALSE(fs::exists(png));
     fs::remove(text_file);
 }
 
