@@ -158,7 +158,7 @@ void draw_comparison(ViewerState& state) {
         ImGui::TextWrapped("%s", line.c_str());
     for (const std::string& line :
          rank_busy_lines(shown, *state.trace.compared, state.trace.match, step))
-        ImGui::Text("  %s", line.c_str());
+        ImGui::TextWrapped("  %s", line.c_str());  // "63 ranks are busy as long in both runs"
     const std::vector<ActionDifference> largest = largest_differences(state.trace.match, step);
     if (largest.empty()) {
         ImGui::TextDisabled("no action's duration differs%s",

@@ -418,10 +418,16 @@ void draw_ghosts(ImDrawList* draw, const std::vector<GhostRank>& ghosts, std::si
             TimelineModel::visible_blocks(lane, geometry.view_start, geometry.view_end, min_ns,
                                           blocks);
             const float top = geometry.lane_top(rank, communication);
-            for (const DrawBlock& block : blocks)
-                draw->AddRect({std::max(geometry.left, geometry.x(block.start_ns)), top + 1},
-                              {geometry.x(block.end_ns), top + height - 1},
+            for (const DrawBlock& block : blocks) {
+                const float left = std::max(geometry.left, geometry.x(block.start_ns));
+                const float right = geometry.x(block.end_ns);
+                // A transfer a few pixels long outlines as a bracket, under every lane of a run
+                // of posted receives: noise, not a place to compare.
+                if (communication && right - left < 3)
+                    continue;
+                draw->AddRect({left, top + 1}, {right, top + height - 1},
                               IM_COL32(255, 255, 255, 110));
+            }
         }
     }
 }
