@@ -21,7 +21,11 @@
 //   paths.
 #include "traces/trace_writer.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <string_view>
@@ -421,6 +425,16 @@ void check_trace_destination(const std::filesystem::path& path) {
             detail::throw_trace_error(path, fmt::format("cannot create trace: directory {} is not "
                                                         "writable",
                                                         directory.string()));
+        // Write access is not creation: /sys or /proc grant root the one and refuse the other,
+        // which the writer found only after the whole run. The file is made and removed.
+        const int probe = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+        if (probe < 0 && errno != EEXIST)
+            detail::throw_trace_error(path,
+                                      fmt::format("cannot create trace: {}", std::strerror(errno)));
+        if (probe >= 0) {
+            ::close(probe);
+            ::unlink(path.c_str());
+        }
     }
 }
 

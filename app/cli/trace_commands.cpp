@@ -163,8 +163,8 @@ void run_summary(const SummaryOptions& options) {
     if (options.json) {
         nlohmann::ordered_json list = nlohmann::ordered_json::array();
         for (const traces::RunRecord& run : runs) {
-            nlohmann::ordered_json json =
-                run_figures_json(recorded_run_figures(reader, run), run.id);
+            const RunFigures run_figures = recorded_run_figures(reader, run);
+            nlohmann::ordered_json json = run_figures_json(run_figures, run.id);
             json["kind"] = kind_text(run.kind);
             json["status"] = status_text(run.status);
             json["schedule"] = run.schedule;
@@ -174,9 +174,11 @@ void run_summary(const SummaryOptions& options) {
             json["actions"] = reader.action_count(run.id);
             if (options.critical_path)
                 json["critical_path"] = path_json(critical_path_of(reader, run));
-            if (options.stragglers)
-                json["stragglers"] = stragglers_json(
-                    analysis::read_stragglers(reader, run, options.straggler_threshold));
+            if (options.stragglers)  // null for a run without a step, as `run --json` has it
+                json["stragglers"] = traces::step_figures_apply(run_figures.outcome)
+                                         ? stragglers_json(analysis::read_stragglers(
+                                               reader, run, options.straggler_threshold))
+                                         : nlohmann::ordered_json(nullptr);
             list.push_back(std::move(json));
         }
         fmt::print("{}\n",
@@ -193,9 +195,14 @@ void run_summary(const SummaryOptions& options) {
         figures += "\n" + format_run_figures(run_title(run, run_figures), run_figures);
         if (options.critical_path)
             figures += path_text(critical_path_of(reader, run));
+        // A failed run's ranks stopped at different points: no step to measure them against (a
+        // "relative throughput 1.000" from one rank's work would read as an even run).
         if (options.stragglers)
-            figures += analysis::format_stragglers(
-                analysis::read_stragglers(reader, run, options.straggler_threshold));
+            figures +=
+                traces::step_figures_apply(run_figures.outcome)
+                    ? analysis::format_stragglers(
+                          analysis::read_stragglers(reader, run, options.straggler_threshold))
+                    : std::string("stragglers: n/a (no step to measure the ranks against)\n");
     }
     fmt::print("{}: {} run{}\n\n", options.trace, runs.size(), runs.size() == 1 ? "" : "s");
     if (runs.empty())

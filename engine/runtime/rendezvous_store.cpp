@@ -77,6 +77,14 @@ c10::intrusive_ptr<c10d::Store> connect_within(const std::string& address,
     return store.get();
 }
 
+// How long the ranks may take to meet. c10d's client counts its connect timeout in whole
+// seconds: a --timeout under one (999 ms) became 0 s, and even rank 0 could not reach its own
+// store. Meeting takes at least a second, rounded up; waits for data keep the timeout as given.
+std::chrono::milliseconds meeting_timeout(const Rendezvous& rendezvous) {
+    return std::chrono::ceil<std::chrono::seconds>(
+        std::max<std::chrono::milliseconds>(rendezvous.timeout, std::chrono::seconds(1)));
+}
+
 c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
                                               const std::string& transport_name) {
     check_rendezvous(rendezvous, transport_name);
@@ -88,20 +96,21 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
     // wait for its workers, gives up silently in LibTorch 1.13, and the transport's own bootstrap
     // then waited a second timeout before anything said a rank was missing.
     options.waitWorkers = false;
-    options.timeout = rendezvous.timeout;
+    const std::chrono::milliseconds timeout = meeting_timeout(rendezvous);
+    options.timeout = timeout;
     try {
         return connect_within(rendezvous.master_address, options,
-                              rendezvous.timeout + std::chrono::milliseconds(2'000));
+                              timeout + std::chrono::milliseconds(2'000));
     } catch (const std::exception& error) {
         if (rendezvous.rank == 0)
             throw TransportUnavailable(fmt::format(
                 "{}: rank 0 cannot hold the rendezvous for {} ranks at {}:{} within {} ms: {}",
                 transport_name, rendezvous.world_size, rendezvous.master_address,
-                rendezvous.master_port, rendezvous.timeout.count(), describe_exception(error)));
-        throw TransportUnavailable(fmt::format(
-            "{}: rank {} cannot reach the rendezvous at {}:{} within {} ms: {}", transport_name,
-            rendezvous.rank, rendezvous.master_address, rendezvous.master_port,
-            rendezvous.timeout.count(), describe_exception(error)));
+                rendezvous.master_port, timeout.count(), describe_exception(error)));
+        throw TransportUnavailable(
+            fmt::format("{}: rank {} cannot reach the rendezvous at {}:{} within {} ms: {}",
+                        transport_name, rendezvous.rank, rendezvous.master_address,
+                        rendezvous.master_port, timeout.count(), describe_exception(error)));
     }
 }
 
@@ -123,7 +132,7 @@ std::string describe_exception(const std::exception& error) {
 
 RendezvousStore::RendezvousStore(const Rendezvous& rendezvous, std::string transport_name)
     : rendezvous_(rendezvous), transport_name_(std::move(transport_name)) {
-    const auto deadline = Clock::now() + rendezvous_.timeout;
+    const auto deadline = Clock::now() + meeting_timeout(rendezvous_);
     store_ = connect_store(rendezvous_, transport_name_);
     if (rendezvous_.rank == 0)
         wait_for_every_rank(deadline);
@@ -138,8 +147,8 @@ void RendezvousStore::wait_for_every_rank(Clock::time_point deadline) {
                     "{}: only {} of {} ranks joined the rendezvous at {}:{} within {} ms (start "
                     "every rank with --world-size {} and this --master, or give --nproc {})",
                     transport_name_, joined, rendezvous_.world_size, rendezvous_.master_address,
-                    rendezvous_.master_port, rendezvous_.timeout.count(), rendezvous_.world_size,
-                    rendezvous_.world_size));
+                    rendezvous_.master_port, meeting_timeout(rendezvous_).count(),
+                    rendezvous_.world_size, rendezvous_.world_size));
             sleep_before_next_poll(attempt, deadline);
             joined = store_->add(kJoinedKey, 0);
         }

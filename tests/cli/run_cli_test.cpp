@@ -262,6 +262,33 @@ TEST(RunCli, NanOutputsFailTheRunWithAnErrorRow) {
     expect_nan_run_failed("", "nan_local");
 }
 
+// A failed run's ranks stopped at different points: `summary --stragglers` measures none of them
+// (it once gave "relative throughput 1.000" from one rank's work), and its JSON says null.
+TEST(RunCli, AFailedRunHasNoStragglersToMeasure) {
+    const auto trace = fresh_trace("failed_stragglers");
+    ASSERT_EQ(run_pipelens("run --pp 2 --m 4 --fault stage1=nan --out " + trace.string()).exit_code,
+              1);
+    const auto text = run_pipelens("summary --stragglers " + trace.string());
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("stragglers: n/a (no step to measure the ranks against)\n"),
+              std::string::npos)
+        << text.out;
+    EXPECT_EQ(text.out.find("relative throughput"), std::string::npos) << text.out;
+    const auto json = run_pipelens("summary --stragglers --json " + trace.string());
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    EXPECT_TRUE(nlohmann::json::parse(json.out)["runs"][0]["stragglers"].is_null());
+}
+
+// `--out` where no file can be made (/proc grants root write access and refuses creation) is
+// refused before the work, not after the last step.
+TEST(RunCli, ATracePathThatCannotBeCreatedIsRefusedBeforeTheRun) {
+    const auto result = run_pipelens("run --pp 2 --m 4 --out /proc/pipelens_no_trace.db");
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_NE(result.err.find("/proc/pipelens_no_trace.db: cannot create trace"), std::string::npos)
+        << result.err;
+    EXPECT_EQ(result.out.find("loss"), std::string::npos) << result.out;
+}
+
 // Pairs of run 1 whose RECV ends before its SEND starts by more than the two ranks' clock
 // uncertainties: on one clock there are none.
 int receives_before_their_sends(const std::filesystem::path& trace) {
@@ -317,6 +344,17 @@ TEST(RunCli, ThreadRanksAreOnOneClock) {
 TEST(RunCliGloo, NanOutputsFailTheRunWithAnErrorRow) {
     PIPELENS_SKIP_WITHOUT_GLOO();
     expect_nan_run_failed("--transport gloo --nproc 2", "nan_gloo");
+}
+
+// A --timeout under a second still lets the processes meet: c10d's store counted it as 0 s, so
+// even rank 0 could not reach its own store ("timed out after 0s"). One process, so that no other
+// process's start-up is timed here.
+TEST(RunCliGloo, ATimeoutUnderASecondStillMeetsAtTheRendezvous) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
+    const auto result = run_pipelens(
+        "run --schedule GPipe --pp 1 --m 2 --transport gloo --nproc 1 --timeout 900ms --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_TRUE(nlohmann::json::parse(result.out)["completed"].get<bool>());
 }
 
 TEST(RunCliGloo, ProcessesOverTcpMatchTheReference) {
