@@ -243,8 +243,9 @@ std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
     // Figures no writer records (a fifth rank of a pp=4 run, a negative busy time) are damage,
     // not a row to print.
     const std::int64_t pp =
-        state_->value_of_run("SELECT pp FROM runs WHERE id = ?", run_id,
-                             fmt::format("cannot read the ranks of run {}", run_id))
+        state_
+            ->value_of_run("SELECT pp FROM runs WHERE id = ?", run_id,
+                           fmt::format("cannot read the ranks of run {}", run_id))
             .value_or(0);
     for (const RankRecord& rank : ranks) {
         const auto fail = [&](const std::string& why) {
