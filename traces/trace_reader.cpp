@@ -160,6 +160,19 @@ void check_action_row(const detail::TraceQuery& state, std::int64_t run_id,
                          row.end_ns));
 }
 
+// The run's pp, which its action and rank rows must lie within (0: says nothing of them).
+std::int64_t rank_count_of(const detail::TraceQuery& state, std::int64_t run_id) {
+    return state
+        .value_of_run("SELECT pp FROM runs WHERE id = ?", run_id,
+                      fmt::format("cannot read the ranks of run {}", run_id))
+        .value_or(0);
+}
+
+// "outside its 4 ranks"
+std::string outside_ranks(std::int64_t ranks) {
+    return fmt::format("outside its {} rank{}", ranks, ranks == 1 ? "" : "s");
+}
+
 // An action row (columns as kActionColumns) as a record, checked first.
 ActionRecord action_from(const detail::TraceQuery& state, std::int64_t run_id, sqlite3_stmt* row) {
     const auto column = [&](int index) { return integer_cell(row, index); };
@@ -242,17 +255,13 @@ std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
         &RankRecord::clock_uncertainty_ns);
     // Figures no writer records (a fifth rank of a pp=4 run, a negative busy time) are damage,
     // not a row to print.
-    const std::int64_t pp =
-        state_
-            ->value_of_run("SELECT pp FROM runs WHERE id = ?", run_id,
-                           fmt::format("cannot read the ranks of run {}", run_id))
-            .value_or(0);
+    const std::int64_t pp = rank_count_of(*state_, run_id);
     for (const RankRecord& rank : ranks) {
         const auto fail = [&](const std::string& why) {
             state_->corrupt(fmt::format("run {} rank {}: {}", run_id, rank.rank, why));
         };
         if (rank.rank < 0 || (pp > 0 && rank.rank >= pp))
-            fail(fmt::format("outside its {} rank{}", pp, pp == 1 ? "" : "s"));
+            fail(outside_ranks(pp));
         for (const auto& [name, value] :
              {std::pair("busy_ns", rank.busy_ns), std::pair("bubble_ns", rank.bubble_ns),
               std::pair("warmup_ns", rank.warmup_ns), std::pair("cooldown_ns", rank.cooldown_ns)})
@@ -389,15 +398,12 @@ int TraceReader::action_rank_limit(std::int64_t run_id) const {
     const std::int64_t lowest =
         state_->value_of_run("SELECT min(rank) FROM actions WHERE run_id = ?", run_id, doing)
             .value_or(0);
-    const std::int64_t ranks =
-        state_->value_of_run("SELECT pp FROM runs WHERE id = ?", run_id, doing).value_or(0);
+    const std::int64_t ranks = rank_count_of(*state_, run_id);
     // pp 0 says nothing of the ranks (hand-made files): only the limit every trace keeps.
     for (const std::int64_t rank : {lowest, *highest})
         if (rank < 0 || rank >= kMostRanks || (ranks > 0 && rank >= ranks))
-            state_->corrupt(fmt::format(
-                "run {} has an action on rank {}{}", run_id, rank,
-                ranks > 0 ? fmt::format(", outside its {} rank{}", ranks, ranks == 1 ? "" : "s")
-                          : std::string()));
+            state_->corrupt(fmt::format("run {} has an action on rank {}{}", run_id, rank,
+                                        ranks > 0 ? ", " + outside_ranks(ranks) : std::string()));
     return static_cast<int>(*highest) + 1;
 }
 

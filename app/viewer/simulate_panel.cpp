@@ -167,10 +167,11 @@ void draw_simulate_panel(ViewerState& state) {
     // sideways rather than squeezing pp's box to nothing (it once did at 1024 px).
     // Its full height, so that the panel scrolls down to it rather than the table within.
     float needed = 0;
-    std::array<float, 4> widths{};
+    std::array<float, 4> labels{}, widths{};
     std::array<int, 4> rows{};
     for (int column = 0; column < 4; ++column) {
-        widths[column] = label_width(column) + kLeastInputWidth[column];
+        labels[column] = label_width(column);
+        widths[column] = labels[column] + kLeastInputWidth[column];
         needed += widths[column];
     }
     for (const WorkbenchField& field : workbench_fields())
@@ -190,7 +191,7 @@ void draw_simulate_panel(ViewerState& state) {
     ImGui::TableNextRow();
     for (int column = 0; column < 4; ++column) {
         ImGui::TableSetColumnIndex(column);
-        const float inputs_at = label_width(column);
+        const float inputs_at = labels[column];
         for (const WorkbenchField& field : workbench_fields())
             if (field.column == column)
                 draw_field(state.simulate_panel, state.workbench, field, inputs_at);
