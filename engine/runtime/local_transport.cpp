@@ -92,8 +92,7 @@ void LocalTransport::check_aborted() {
 }
 
 std::vector<std::string> LocalTransport::gather_to_rank_zero(const std::string& payload,
-                                                             std::chrono::milliseconds timeout,
-                                                             const RankEnded& /*ended*/) {
+                                                             std::chrono::milliseconds timeout) {
     std::unique_lock lock(fabric_->mutex_);
     fabric_->gathered_[rank_] = payload;
     fabric_->changed_.notify_all();

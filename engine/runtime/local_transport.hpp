@@ -64,10 +64,8 @@ class LocalTransport : public Transport {
     void barrier(std::chrono::milliseconds timeout) override;
     void abort(const std::string& reason) override;
     void check_aborted() override;
-    // Threads of one process: none ends alone, so `ended` is not asked.
     std::vector<std::string> gather_to_rank_zero(const std::string& payload,
-                                                 std::chrono::milliseconds timeout,
-                                                 const RankEnded& ended) override;
+                                                 std::chrono::milliseconds timeout) override;
 
   private:
     std::shared_ptr<LocalFabric> fabric_;

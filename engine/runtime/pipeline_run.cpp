@@ -128,8 +128,7 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
                     const RankReport report =
                         run_prepared_rank(options, lowered, *prepared, transport);
                     transport.gather_to_rank_zero(rank_report_to_json(report).dump(),
-                                                  std::chrono::milliseconds(options.timeout_ms),
-                                                  {});
+                                                  std::chrono::milliseconds(options.timeout_ms));
                 } catch (const std::exception& error) {
                     // Nothing here may throw again (out of memory, most likely): an exception
                     // leaving a rank thread ends the process.
@@ -154,8 +153,8 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
 void check_ranks_agree(Transport& transport, const run_record::PipelineRunOptions& options,
                        const Schedule& lowered) {
     const nlohmann::ordered_json mine = run_record::run_identity(options, lowered);
-    const std::vector<std::string> all = transport.gather_to_rank_zero(
-        mine.dump(), std::chrono::milliseconds(options.timeout_ms), {});
+    const std::vector<std::string> all =
+        transport.gather_to_rank_zero(mine.dump(), std::chrono::milliseconds(options.timeout_ms));
     for (std::size_t rank = 1; rank < all.size(); ++rank) {
         if (all[rank].empty())
             continue;  // silent: the first wait on it says so
@@ -180,6 +179,9 @@ run_record::PipelineRunResult run_distributed(const run_record::PipelineRunOptio
     rendezvous.rank = options.rank;
     rendezvous.world_size = options.world_size;
     rendezvous.timeout = std::chrono::milliseconds(options.rendezvous_timeout_ms);
+    const std::string& directory = options.report_directory;
+    if (!directory.empty())
+        rendezvous.ended = [directory](int rank) { return run_record::rank_ended(directory, rank); };
     if (options.world_size != lowered.rank_count)
         throw std::invalid_argument(
             fmt::format("the schedule has {} ranks but the world size is {}", lowered.rank_count,
@@ -192,14 +194,10 @@ run_record::PipelineRunResult run_distributed(const run_record::PipelineRunOptio
     std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
     RankReport report = run_prepared_rank(options, lowered, *prepared, *transport);
     const std::string payload = rank_report_to_json(report).dump();
-    const std::string& directory = options.report_directory;
     if (!directory.empty())
         write_report_file(run_record::rank_report_file(directory, options.rank), payload);
-    RankEnded ended;
-    if (!directory.empty())
-        ended = [&](int rank) { return run_record::rank_ended(directory, rank).has_value(); };
-    const auto payloads = transport->gather_to_rank_zero(
-        payload, std::chrono::milliseconds(options.timeout_ms), ended);
+    const auto payloads =
+        transport->gather_to_rank_zero(payload, std::chrono::milliseconds(options.timeout_ms));
     if (options.rank != 0)
         return merge_reports({report}, options);
     return merge_reports(

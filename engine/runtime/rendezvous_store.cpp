@@ -22,6 +22,8 @@ constexpr const char* kAbortKey = "pipelens/abort";
 constexpr const char* kAbortSeenKey = "pipelens/abort_seen";  // ranks other than 0 that read it
 constexpr const char* kJoinedKey = "pipelens/joined";         // ranks connected to the store
 constexpr auto kLongestPollSleep = std::chrono::milliseconds(20);
+// How often the launcher's notices of ended ranks are read: each look opens a file per rank.
+constexpr auto kEndedCheckInterval = std::chrono::milliseconds(20);
 
 std::vector<std::uint8_t> to_bytes(const std::string& text) {
     return std::vector<std::uint8_t>(text.begin(), text.end());
@@ -39,6 +41,17 @@ void sleep_before_next_poll(int& attempt, Clock::time_point deadline) {
     std::this_thread::sleep_until(std::min(Clock::now() + wanted, deadline));
 }
 
+// The first rank other than this one that the launcher saw end, and how it ended.
+std::optional<std::pair<int, std::string>> first_ended_rank(const Rendezvous& rendezvous) {
+    if (!rendezvous.ended)
+        return std::nullopt;
+    for (int rank = 0; rank < rendezvous.world_size; ++rank)
+        if (rank != rendezvous.rank)
+            if (std::optional<std::string> how = rendezvous.ended(rank))
+                return std::make_pair(rank, *how);
+    return std::nullopt;
+}
+
 void check_rendezvous(const Rendezvous& rendezvous, const std::string& transport_name) {
     if (rendezvous.world_size < 1 || rendezvous.rank < 0 ||
         rendezvous.rank >= rendezvous.world_size)
@@ -53,13 +66,21 @@ void check_rendezvous(const Rendezvous& rendezvous, const std::string& transport
             fmt::format("{}: the rendezvous timeout must be positive", transport_name));
 }
 
+// Another rank ended while this one was still connecting; what() says which and how.
+class RankEndedFirst : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
 // Connects and counts this rank in (kJoinedKey). c10d's client waits for the server's answers
 // with no deadline of its own once connected: a port held by a program that accepts and never
-// answers held the rank for good. Past `bound` the connecting thread is left behind (the rank is
-// about to end with this error).
-c10::intrusive_ptr<c10d::Store> connect_within(const std::string& address,
+// answers held the rank for good. Past `bound`, or once another rank has ended (rank 0 serves the
+// store, and a run with a rank gone cannot start), the connecting thread is left behind (the rank
+// is about to end with this error).
+c10::intrusive_ptr<c10d::Store> connect_within(const Rendezvous& rendezvous,
                                                const c10d::TCPStoreOptions& options,
                                                std::chrono::milliseconds bound) {
+    const std::string& address = rendezvous.master_address;
     using Connect = std::packaged_task<c10::intrusive_ptr<c10d::Store>()>;
     auto connect =
         std::make_shared<Connect>([address, options]() -> c10::intrusive_ptr<c10d::Store> {
@@ -69,7 +90,15 @@ c10::intrusive_ptr<c10d::Store> connect_within(const std::string& address,
         });
     std::future<c10::intrusive_ptr<c10d::Store>> store = connect->get_future();
     std::thread([connect] { (*connect)(); }).detach();
-    if (store.wait_for(bound) != std::future_status::ready)
+    const auto deadline = Clock::now() + bound;
+    while (store.wait_until(std::min(deadline, Clock::now() + kEndedCheckInterval)) !=
+           std::future_status::ready) {
+        if (const auto ended = first_ended_rank(rendezvous))
+            throw RankEndedFirst(fmt::format("rank {} ended ({})", ended->first, ended->second));
+        if (Clock::now() >= deadline)
+            break;
+    }
+    if (store.wait_until(deadline) != std::future_status::ready)
         throw std::runtime_error(
             fmt::format("nothing answered as a rendezvous store does within {} ms (is another "
                         "program listening on that port?)",
@@ -99,8 +128,13 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
     const std::chrono::milliseconds timeout = meeting_timeout(rendezvous);
     options.timeout = timeout;
     try {
-        return connect_within(rendezvous.master_address, options,
-                              timeout + std::chrono::milliseconds(2'000));
+        return connect_within(rendezvous, options, timeout + std::chrono::milliseconds(2'000));
+    } catch (const RankEndedFirst& ended) {
+        throw TransportUnavailable(fmt::format("{}: rank {} stopped connecting to the rendezvous "
+                                               "at {}:{}: {}",
+                                               transport_name, rendezvous.rank,
+                                               rendezvous.master_address, rendezvous.master_port,
+                                               ended.what()));
     } catch (const std::exception& error) {
         if (rendezvous.rank == 0)
             throw TransportUnavailable(fmt::format(
@@ -142,6 +176,11 @@ void RendezvousStore::wait_for_every_rank(Clock::time_point deadline) {
     try {
         std::int64_t joined = store_->add(kJoinedKey, 0);  // adding 0 reads the count
         for (int attempt = 0; joined < rendezvous_.world_size;) {
+            if (const auto ended = first_ended_rank(rendezvous_))
+                throw TransportUnavailable(fmt::format(
+                    "{}: rank {} ended ({}) before every rank joined the rendezvous ({} of {} did)",
+                    transport_name_, ended->first, ended->second, joined,
+                    rendezvous_.world_size));
             if (Clock::now() >= deadline)
                 throw TransportUnavailable(fmt::format(
                     "{}: only {} of {} ranks joined the rendezvous at {}:{} within {} ms (start "
@@ -189,11 +228,25 @@ std::optional<std::string> RendezvousStore::abort_reason() {
         if (store_->check({kAbortKey})) {
             known_abort_reason_ = to_text(store_->get(kAbortKey));
             acknowledge_abort_locked();
+        } else if (std::optional<std::string> ended = ended_rank_reason_locked()) {
+            // Written as an abort, so every rank stops with the same first reason.
+            known_abort_reason_ = to_text(store_->compareSet(kAbortKey, {}, to_bytes(*ended)));
+            acknowledge_abort_locked();
         }
     } catch (const std::exception& error) {
         known_abort_reason_ = known_abort_reason_.value_or(lost_store_reason(error));
     }
     return known_abort_reason_;
+}
+
+std::optional<std::string> RendezvousStore::ended_rank_reason_locked() {
+    const auto now = Clock::now();
+    if (!rendezvous_.ended || now < next_ended_check_)
+        return std::nullopt;
+    next_ended_check_ = now + kEndedCheckInterval;
+    if (const auto ended = first_ended_rank(rendezvous_))
+        return fmt::format("rank {} ended ({})", ended->first, ended->second);
+    return std::nullopt;
 }
 
 void RendezvousStore::acknowledge_abort_locked() {
@@ -275,8 +328,8 @@ void RendezvousStore::barrier(std::chrono::milliseconds timeout) {
         key = fmt::format("pipelens/barrier/{}", barriers_started_++);
     }
     const auto deadline = Clock::now() + timeout;
+    throw_if_aborted();
     for (std::int64_t increment = 1, attempt = 0;; increment = 0, ++attempt) {
-        throw_if_aborted();
         std::int64_t arrived = 0;
         {
             std::lock_guard lock(mutex_);
@@ -287,8 +340,11 @@ void RendezvousStore::barrier(std::chrono::milliseconds timeout) {
                 throw TransportAborted(*known_abort_reason_);
             }
         }
+        // Counted before the abort is asked: a rank that met the others here and ended just
+        // after does not fail a barrier every rank reached.
         if (arrived >= rendezvous_.world_size)
             return;
+        throw_if_aborted();
         if (Clock::now() >= deadline)
             throw TransportTimeout(
                 fmt::format("not every rank reached the barrier within {} ms ({} of {} did)",
@@ -302,8 +358,7 @@ void RendezvousStore::barrier(std::chrono::milliseconds timeout) {
 }
 
 std::vector<std::string> RendezvousStore::gather_to_rank_zero(const std::string& payload,
-                                                              std::chrono::milliseconds timeout,
-                                                              const RankEnded& ended) {
+                                                              std::chrono::milliseconds timeout) {
     std::int64_t call = 0;
     {
         std::lock_guard lock(mutex_);
@@ -343,7 +398,9 @@ std::vector<std::string> RendezvousStore::gather_to_rank_zero(const std::string&
         }
         if (missing.empty() || last_look || Clock::now() >= deadline)
             break;
-        last_look = ended && std::all_of(missing.begin(), missing.end(), ended);
+        const RankEnded& ended = rendezvous_.ended;
+        last_look = ended && std::all_of(missing.begin(), missing.end(),
+                                         [&](int rank) { return ended(rank).has_value(); });
         if (!last_look)
             sleep_before_next_poll(attempt, deadline);
     }

@@ -8,7 +8,8 @@
 // used by one thread at a time (c10d does not promise more); a store that can no longer be
 // reached (rank 0, which serves it, is gone) reads as an abort whose reason says so, because
 // nothing useful can follow it; rank 0 can stay, within a bound, until every rank has read the
-// reason it aborted with (linger_until_abort_seen). Keys live under "pipelens/", apart from the
+// reason it aborted with (linger_until_abort_seen); a rank the launcher saw end
+// (Rendezvous::ended) reads as an abort naming it, written to the store as any rank's abort is. Keys live under "pipelens/", apart from the
 // transports' own bootstrap keys, and barriers and gathers number their keys so two calls never
 // collide.
 #pragma once
@@ -73,8 +74,7 @@ class RendezvousStore {
 
     // See Transport::gather_to_rank_zero.
     std::vector<std::string> gather_to_rank_zero(const std::string& payload,
-                                                 std::chrono::milliseconds timeout,
-                                                 const RankEnded& ended);
+                                                 std::chrono::milliseconds timeout);
 
     const Rendezvous& rendezvous() const { return rendezvous_; }
     const std::string& transport_name() const { return transport_name_; }
@@ -89,6 +89,9 @@ class RendezvousStore {
     void throw_if_aborted();
     // Tells rank 0 that this rank has learnt the abort reason from the store; mutex_ held.
     void acknowledge_abort_locked();
+    // "rank N ended (how)" for the first other rank the launcher saw end, asked at most every
+    // few milliseconds (file reads); mutex_ held.
+    std::optional<std::string> ended_rank_reason_locked();
 
     Rendezvous rendezvous_;
     std::string transport_name_;
@@ -97,6 +100,7 @@ class RendezvousStore {
     std::optional<std::string> known_abort_reason_;
     std::int64_t gathers_started_ = 0;
     std::int64_t barriers_started_ = 0;
+    std::chrono::steady_clock::time_point next_ended_check_{};
 };
 
 // The part of the gloo and nccl transports that lives in the store: rank and world size, the
@@ -113,9 +117,8 @@ class StoreBackedTransport : public Transport {
     }
     void barrier(std::chrono::milliseconds timeout) override { store_.barrier(timeout); }
     std::vector<std::string> gather_to_rank_zero(const std::string& payload,
-                                                 std::chrono::milliseconds timeout,
-                                                 const RankEnded& ended) override {
-        return store_.gather_to_rank_zero(payload, timeout, ended);
+                                                 std::chrono::milliseconds timeout) override {
+        return store_.gather_to_rank_zero(payload, timeout);
     }
 
   protected:

@@ -22,8 +22,10 @@
 
 namespace pipelens::runtime {
 
-// Whether a rank's process is known to have ended (a launcher's notice, rank_files.hpp).
-using RankEnded = std::function<bool(int rank)>;
+// How a rank's process ended ("killed by signal 9 (Killed)"), once a launcher has noticed it
+// ended without success (its notice, rank_files.hpp); nullopt while it runs or when no launcher
+// watches.
+using RankEnded = std::function<std::optional<std::string>(int rank)>;
 
 class TransportTimeout : public std::runtime_error {
   public:
@@ -50,6 +52,10 @@ struct Rendezvous {
     int rank = 0;
     int world_size = 1;
     std::chrono::milliseconds timeout{10'000};  // connecting, and every later wait
+    // The launcher's notices (may be empty). A rank that ended can no longer join, meet at a
+    // barrier, send or report: every wait ends early once one has (as an abort naming it), not
+    // at its timeout.
+    RankEnded ended;
 };
 
 // When a received message had arrived, on the steady clock; empty when not known.
@@ -110,11 +116,10 @@ class Transport {
 
     // Every rank calls it; rank 0 gets all ranks' payloads in rank order, the others nothing.
     // It works after an abort too (reports explain failures); a rank that has not reported
-    // within `timeout` (it died or hangs), or that `ended` says has ended without reporting (a
-    // launcher saw its process end), gets an empty payload. `ended` may be empty.
+    // within `timeout` (it died or hangs), or that has ended without reporting (Rendezvous::
+    // ended), gets an empty payload.
     virtual std::vector<std::string> gather_to_rank_zero(const std::string& payload,
-                                                         std::chrono::milliseconds timeout,
-                                                         const RankEnded& ended) = 0;
+                                                         std::chrono::milliseconds timeout) = 0;
 };
 
 }  // namespace pipelens::runtime

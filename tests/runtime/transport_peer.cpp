@@ -1,11 +1,13 @@
 // One rank of a multi-process transport test: transport_test.cpp starts one of these per rank,
 // each a real process with its own gloo transport, and checks what they print on stdout.
 //
-//   pipelens_transport_peer RANK WORLD_SIZE PORT SCENARIO [COUNT]
+//   pipelens_transport_peer RANK WORLD_SIZE PORT SCENARIO [COUNT [NOTICES]]
 //
 // Scenarios: ping_pong, out_of_order, timeout (COUNT: ms), unreceived, abort, peer_exits
 // (COUNT: the rank that dies), barrier, barrier_timeout, gather, mismatch, latency (COUNT: round
-// trips), gather_ended. Each prints plain lines ("small 0 Float [2, 3] 0 0.5 ...", "error
+// trips), gather_ended, barrier_rank_ended, ended_before_join. NOTICES is a directory of launcher
+// notices (rank_files.hpp) the ranks read as Rendezvous::ended; a scenario's "dying" rank writes
+// its own notice there, as the launcher would once it saw the process end. Each prints plain lines ("small 0 Float [2, 3] 0 0.5 ...", "error
 // TransportTimeout:
 // ...", "abort_at_ms 1234" on the machine-wide steady clock) and then "done" once its transport
 // is destroyed, so a test compares exact text and times across processes (and sees that
@@ -20,6 +22,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "engine/run_record/rank_files.hpp"
 #include "engine/runtime/gloo_transport.hpp"
 
 namespace pipelens::runtime {
@@ -150,7 +153,7 @@ void receive_timeout(Transport& transport, milliseconds timeout) {
             fmt::format("elapsed_ms {}",
                         std::chrono::duration_cast<milliseconds>(Clock::now() - started).count()));
     }
-    transport.gather_to_rank_zero("", kTimeout + timeout, {});
+    transport.gather_to_rank_zero("", kTimeout + timeout);
 }
 
 // Rank 0 sends a message that rank 1 never receives and waits for its sends to leave.
@@ -219,7 +222,7 @@ void expected_sizes(Transport& transport) {
     if (transport.rank() == 0) {
         transport.send_expected(1, 11, {torch::arange(4, torch::kFloat32)}, four_floats);
         transport.send_expected(1, 12, {torch::zeros({1000})}, four_floats);
-        transport.gather_to_rank_zero("", kTimeout, {});
+        transport.gather_to_rank_zero("", kTimeout);
         return;
     }
     transport.post_recv(0, 11, four_floats, {});
@@ -229,7 +232,7 @@ void expected_sizes(Transport& transport) {
     print(fmt::format("expected {}", describe(expected[0])));
     TensorList larger{torch::zeros({4})};
     print_refused_receive(transport, 12, larger);
-    transport.gather_to_rank_zero("", kTimeout, {});
+    transport.gather_to_rank_zero("", kTimeout);
 }
 
 // Rank 1 expects a large message (80,000 bytes, past the inline size) on tags 13, 14 and 15 and
@@ -253,7 +256,7 @@ void posted_large_ahead(Transport& transport) {
         transport.send_expected(1, 15, {torch::ones({100, 100})}, large);
         transport.send(1, 16, {torch::arange(20'000, torch::kFloat32).reshape({200, 100})});
         transport.send(1, 17, {torch::ones({4})});
-        transport.gather_to_rank_zero("", kTimeout, {});
+        transport.gather_to_rank_zero("", kTimeout);
         return;
     }
     TensorList expected{torch::zeros({200, 100})};
@@ -282,7 +285,7 @@ void posted_large_ahead(Transport& transport) {
     print(fmt::format("larger_buffer {}", describe(larger[0])));
     print_refused_receive(transport, 15, smaller);
     print(fmt::format("smaller_buffer {}", describe(smaller[0])));
-    transport.gather_to_rank_zero("", kTimeout, {});
+    transport.gather_to_rank_zero("", kTimeout);
 }
 
 // Rank 0 aborts while rank 1 is blocked in a receive, then stays up long enough for rank 1 to
@@ -362,31 +365,51 @@ void barrier_timeout(Transport& transport) {
     }
 }
 
+// Rank 2 dies before the barrier the others wait at (with a long timeout), and its notice says
+// so: they stop at once, naming it.
+void barrier_rank_ended(Transport& transport, const std::string& notices) {
+    if (transport.rank() == 2) {
+        std::this_thread::sleep_for(milliseconds(300));
+        print(fmt::format("exit_at_ms {}", steady_ms()));
+        run_record::note_rank_ended(notices, 2, "killed by signal 9 (Killed)");
+        std::_Exit(0);
+    }
+    try {
+        transport.barrier(milliseconds(20'000));
+        print("passed unexpectedly");
+    } catch (const TransportAborted& error) {
+        print(fmt::format("ended_at_ms {}", steady_ms()));
+        print(fmt::format("error TransportAborted: {}", error.what()));
+    }
+}
+
 void gather(Transport& transport) {
     for (int step = 1; step <= 2; ++step) {
         const std::string payload = fmt::format("step {} from rank {}: {{\"loss\": {}}}", step,
                                                 transport.rank(), 0.5 * transport.rank());
         const std::vector<std::string> reports =
-            transport.gather_to_rank_zero(payload, kTimeout, {});
+            transport.gather_to_rank_zero(payload, kTimeout);
         for (std::size_t index = 0; index < reports.size(); ++index)
             print(fmt::format("report {} {}", index, reports[index]));
         print(fmt::format("step {} reports {}", step, reports.size()));
     }
 }
 
-// Rank 2 never reports, and rank 0 is told it ended (as a launcher's notice tells it), while
-// rank 1 reports and is told ended as well: rank 0 keeps rank 1's report, gives rank 2 an empty
-// one, and says whether it returned before its (long) timeout, which it must not wait out.
-void gather_ended(Transport& transport) {
+// Rank 2 never reports, and rank 0 is told it ended (a launcher's notice), while rank 1 reports
+// and is noted as ended as well: rank 0 keeps rank 1's report, gives rank 2 an empty one, and
+// says whether it returned before its (long) timeout, which it must not wait out.
+void gather_ended(Transport& transport, const std::string& notices) {
     constexpr milliseconds kLongTimeout{20'000};
     if (transport.rank() == 1)
-        transport.gather_to_rank_zero("rank 1's report", kLongTimeout, {});
+        transport.gather_to_rank_zero("rank 1's report", kLongTimeout);
     transport.barrier(kTimeout);  // rank 1's report is published before rank 0 gathers
-    if (transport.rank() != 0)
+    if (transport.rank() != 0) {
+        run_record::note_rank_ended(notices, transport.rank(), "exited with code 1");
         return;
+    }
     const auto started = Clock::now();
-    const std::vector<std::string> reports = transport.gather_to_rank_zero(
-        "rank 0's report", kLongTimeout, [](int rank) { return rank != 0; });
+    const std::vector<std::string> reports =
+        transport.gather_to_rank_zero("rank 0's report", kLongTimeout);
     for (std::size_t index = 0; index < reports.size(); ++index)
         print(fmt::format("report {} '{}'", index, reports[index]));
     print(Clock::now() - started < kLongTimeout ? "returned before its timeout"
@@ -397,12 +420,12 @@ void gather_ended(Transport& transport) {
 void mismatch(Transport& transport) {
     if (transport.rank() == 0) {
         transport.send(1, 5, {torch::zeros({4})});
-        transport.gather_to_rank_zero("", kTimeout, {});
+        transport.gather_to_rank_zero("", kTimeout);
         return;
     }
     TensorList buffers{torch::zeros({3})};
     print_refused_receive(transport, 5, buffers);
-    transport.gather_to_rank_zero("", kTimeout, {});
+    transport.gather_to_rank_zero("", kTimeout);
 }
 
 // `count` round trips of one small tensor; rank 0 prints the mean round trip.
@@ -426,7 +449,8 @@ void latency(Transport& transport, int count) {
         print(fmt::format("round_trip_us {:.1f}", elapsed.count() / count));
 }
 
-void run(const std::string& scenario, Transport& transport, int count) {
+void run(const std::string& scenario, Transport& transport, int count,
+         const std::string& notices) {
     if (scenario == "ping_pong")
         ping_pong(transport);
     else if (scenario == "out_of_order")
@@ -452,7 +476,9 @@ void run(const std::string& scenario, Transport& transport, int count) {
     else if (scenario == "gather")
         gather(transport);
     else if (scenario == "gather_ended")
-        gather_ended(transport);
+        gather_ended(transport, notices);
+    else if (scenario == "barrier_rank_ended")
+        barrier_rank_ended(transport, notices);
     else if (scenario == "mismatch")
         mismatch(transport);
     else if (scenario == "latency")
@@ -477,14 +503,25 @@ int main(int argc, char** argv) {
     rendezvous.timeout = kTimeout;
     const std::string scenario = argv[4];
     const int count = argc > 5 ? std::stoi(argv[5]) : 0;
+    const std::string notices = argc > 6 ? argv[6] : "";
+    if (!notices.empty())
+        rendezvous.ended = [notices](int rank) { return pipelens::run_record::rank_ended(notices, rank); };
+    // Rank 2 dies before it reaches the rendezvous: the others must not wait out the timeout.
+    if (scenario == "ended_before_join" && rendezvous.rank == 2) {
+        std::this_thread::sleep_for(milliseconds(300));
+        print(fmt::format("exit_at_ms {}", steady_ms()));
+        pipelens::run_record::note_rank_ended(notices, 2, "killed by signal 9 (Killed)");
+        return 0;
+    }
     try {
         std::unique_ptr<Transport> transport = make_gloo_transport(rendezvous);
-        run(scenario, *transport, count);
+        run(scenario, *transport, count, notices);
     } catch (const TransportTimeout& error) {
         print(fmt::format("error TransportTimeout: {}", error.what()));
     } catch (const TransportAborted& error) {
         print(fmt::format("error TransportAborted: {}", error.what()));
     } catch (const TransportUnavailable& error) {
+        print(fmt::format("ended_at_ms {}", steady_ms()));
         print(fmt::format("error TransportUnavailable: {}", error.what()));
     } catch (const std::exception& error) {
         print(fmt::format("error exception: {}", error.what()));

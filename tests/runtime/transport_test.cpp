@@ -30,6 +30,7 @@
 #include "engine/runtime/nccl_transport.hpp"
 #include "engine/runtime/rendezvous_store.hpp"
 #include "tests/child_process.hpp"
+#include "tests/temp_directory.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -98,14 +99,19 @@ class Peer : public testing::ChildProcess {
     }
 };
 
-// Runs `scenario` with one peer per rank and returns what each rank printed.
+// Runs `scenario` with one peer per rank and returns what each rank printed. `notices`: where
+// the ranks read (and the scenario's dying rank writes) launcher notices of ended ranks.
 std::vector<PeerOutput> run_ranks(int world_size, const std::string& scenario,
-                                  const std::string& count = "0") {
+                                  const std::string& count = "0", const std::string& notices = "") {
     const std::string port = std::to_string(cli::rendezvous_port());
     std::vector<std::unique_ptr<Peer>> peers;
-    for (int rank = 0; rank < world_size; ++rank)
-        peers.push_back(std::make_unique<Peer>(std::vector<std::string>{
-            std::to_string(rank), std::to_string(world_size), port, scenario, count}));
+    for (int rank = 0; rank < world_size; ++rank) {
+        std::vector<std::string> arguments{std::to_string(rank), std::to_string(world_size), port,
+                                           scenario, count};
+        if (!notices.empty())
+            arguments.push_back(notices);
+        peers.push_back(std::make_unique<Peer>(arguments));
+    }
     const auto deadline = Clock::now() + kPeerDeadline;
     std::vector<PeerOutput> outputs;
     for (auto& peer : peers)
@@ -153,9 +159,11 @@ std::vector<std::string> ping_lines(const std::string& label, bool large) {
 }
 
 // Skipped, saying why, in a build whose LibTorch has no gloo headers (the transport is a stub).
-class GlooTransportTest : public ::testing::Test {
+class GlooTransportTest : public testing::TempDirectoryTest {
   protected:
+    GlooTransportTest() : TempDirectoryTest("transport") {}
     void SetUp() override {
+        TempDirectoryTest::SetUp();
         if (!gloo_transport_built())
             GTEST_SKIP() << "built without the gloo transport (no gloo headers beside LibTorch)";
     }
@@ -169,10 +177,10 @@ TEST(LocalTransport, ARankThatReportsLateIsEmptyToTheGatherAndReadOnceItEnds) {
     LocalTransport zero(fabric, 0), one(fabric, 1);
     const auto started = std::chrono::steady_clock::now();
     const std::vector<std::string> gathered =
-        zero.gather_to_rank_zero("zero", std::chrono::milliseconds(50), {});
+        zero.gather_to_rank_zero("zero", std::chrono::milliseconds(50));
     EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(50));
     EXPECT_EQ(gathered, (std::vector<std::string>{"zero", ""}));
-    EXPECT_TRUE(one.gather_to_rank_zero("one", std::chrono::milliseconds(50), {}).empty());
+    EXPECT_TRUE(one.gather_to_rank_zero("one", std::chrono::milliseconds(50)).empty());
     EXPECT_EQ(fabric->reports(), (std::vector<std::string>{"zero", "one"}));
 }
 
@@ -314,6 +322,37 @@ TEST_F(GlooTransportTest, BarrierTimesOutSayingHowManyRanksArrived) {
               "TransportTimeout: not every rank reached the barrier within 500 ms (1 of 2 did)");
 }
 
+// A rank the launcher saw die while the others wait at a barrier, or before it joined: they stop
+// within a fraction of their 20 s and 5 s waits, naming it and how it ended.
+TEST_F(GlooTransportTest, ARankThatDiedBeforeTheBarrierEndsTheOthersWaitNamingIt) {
+    const std::vector<PeerOutput> ranks =
+        run_ranks(3, "barrier_rank_ended", "0", directory_.string());
+    for (int rank = 0; rank < 2; ++rank) {
+        EXPECT_TRUE(ranks[rank].exited_cleanly);
+        EXPECT_EQ(value_of(ranks[rank], "error"),
+                  "TransportAborted: rank 2 ended (killed by signal 9 (Killed))");
+        const std::optional<long long> ended =
+            latency(ranks, 2, "exit_at_ms", rank, "ended_at_ms");
+        ASSERT_TRUE(ended);
+        EXPECT_LT(*ended, 3000);  // the barrier's own timeout is 20 s
+    }
+}
+
+TEST_F(GlooTransportTest, ARankThatDiedBeforeItJoinedEndsRankZerosWaitNamingIt) {
+    const std::vector<PeerOutput> ranks =
+        run_ranks(3, "ended_before_join", "0", directory_.string());
+    const std::optional<std::string> error = value_of(ranks[0], "error");
+    ASSERT_TRUE(error);
+    EXPECT_EQ(error->rfind("TransportUnavailable: gloo transport: rank 2 ended (killed by signal 9 "
+                           "(Killed)) before every rank joined the rendezvous (",
+                           0),
+              0u)
+        << *error;
+    const std::optional<long long> ended = latency(ranks, 2, "exit_at_ms", 0, "ended_at_ms");
+    ASSERT_TRUE(ended);
+    EXPECT_LT(*ended, 3000);  // the rendezvous's own timeout is 5 s
+}
+
 TEST_F(GlooTransportTest, GatherReturnsEveryPayloadInRankOrderOnRankZero) {
     const std::vector<PeerOutput> ranks = run_ranks(3, "gather");
     std::vector<std::string> expected;
@@ -334,7 +373,7 @@ TEST_F(GlooTransportTest, GatherReturnsEveryPayloadInRankOrderOnRankZero) {
 }
 
 TEST_F(GlooTransportTest, GatherStopsWaitingForARankKnownToHaveEndedButKeepsWhatItSent) {
-    const std::vector<PeerOutput> ranks = run_ranks(3, "gather_ended");
+    const std::vector<PeerOutput> ranks = run_ranks(3, "gather_ended", "0", directory_.string());
     EXPECT_TRUE(ranks[0].exited_cleanly);
     EXPECT_EQ(ranks[0].lines,
               (std::vector<std::string>{"report 0 'rank 0's report'", "report 1 'rank 1's report'",
