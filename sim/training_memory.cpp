@@ -2,8 +2,19 @@
 #include "sim/training_memory.hpp"
 
 #include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace pipelens::sim {
+
+std::int64_t rounded_bytes(double bytes, const char* what) {
+    constexpr double kMostBytes = static_cast<double>(std::int64_t{1} << 62);
+    if (!(bytes < kMostBytes))
+        throw std::overflow_error(
+            fmt::format("{} would be {:.3g} bytes per GPU, past 2^62 (4 EiB)", what, bytes));
+    return std::llround(bytes);
+}
 
 double gpt_layer_parameter_count(std::int64_t hidden) {
     const double h = static_cast<double>(hidden);
@@ -18,7 +29,7 @@ double gpt_parameter_count(const GptShape& shape) {
 
 std::int64_t weight_and_optimizer_bytes(double parameters, int data_parallel, bool zero1) {
     const double per_parameter = zero1 ? 6.0 + 12.0 / data_parallel : 18.0;
-    return std::llround(parameters * per_parameter);
+    return rounded_bytes(parameters * per_parameter, "the weights and optimizer state");
 }
 
 std::int64_t weight_and_optimizer_bytes(double parameters, int data_parallel, bool zero1,
@@ -26,7 +37,7 @@ std::int64_t weight_and_optimizer_bytes(double parameters, int data_parallel, bo
     const double state = weight_element_bytes >= 4 ? 8.0 : 12.0;
     const double per_parameter =
         weight_element_bytes + 4.0 + (zero1 ? state / data_parallel : state);
-    return std::llround(parameters * per_parameter);
+    return rounded_bytes(parameters * per_parameter, "the weights and optimizer state");
 }
 
 std::int64_t layer_activation_bytes(const GptShape& shape, std::int64_t microbatch_size,
@@ -53,7 +64,7 @@ std::int64_t layer_activation_bytes(const GptShape& shape, std::int64_t microbat
             bytes = sequence_parallel ? 2 * sbh / t : 2 * sbh;
             break;
     }
-    return std::llround(bytes);
+    return rounded_bytes(bytes, "one layer's activations");
 }
 
 }  // namespace pipelens::sim

@@ -18,7 +18,9 @@
 //   5as/h term): with it, no recompute keeps what selective recompute keeps.
 //
 // Invariants: every figure is in bytes, non-negative, computed in doubles (a 1T-parameter model
-// overflows no product) and rounded once at the end.
+// overflows no product) and rounded once at the end; a figure past 2^62 bytes (4 EiB, far beyond
+// any GPU) is refused with std::overflow_error rather than rounded (which wrapped to 0 B, a
+// layout that "fits").
 #pragma once
 
 #include <cstdint>
@@ -39,6 +41,9 @@ struct GptShape {
     std::int64_t sequence = 0;
     std::int64_t vocabulary = 0;
 };
+
+// `bytes` rounded, or std::overflow_error naming `what` past 2^62.
+std::int64_t rounded_bytes(double bytes, const char* what);
 
 // All the model's parameters.
 double gpt_parameter_count(const GptShape& shape);

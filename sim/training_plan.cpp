@@ -109,8 +109,12 @@ sharding::MeshLinks collective_links_of(const ClusterSpec& cluster) {
 std::int64_t boundary_bytes(const PlanLayout& layout, const ModelSpec& model,
                             const PlanOptions& options) {
     const GptShape& shape = model.shape;
-    return shape.sequence * layout.microbatch_size * shape.hidden *
-           dtype_element_bytes(options.dtype) / (options.sequence_parallel ? layout.tp : 1);
+    const double elements = static_cast<double>(shape.sequence) *
+                            static_cast<double>(layout.microbatch_size) *
+                            static_cast<double>(shape.hidden);
+    return rounded_bytes(elements * dtype_element_bytes(options.dtype) /
+                             (options.sequence_parallel ? layout.tp : 1),
+                         "a stage's output");
 }
 
 // What one blocking pipeline transfer stalls the GPU for: its tp-th of the boundary over the
@@ -267,9 +271,12 @@ StageCost stage_cost(const StageWork& work) {
 // Activations one layer holds from F to W, per microbatch.
 std::int64_t layer_held_bytes(const PlanLayout& layout, const GptShape& shape,
                               const PlanOptions& options) {
-    return layer_activation_bytes(shape, layout.microbatch_size, layout.tp, options.recompute,
-                                  options.sequence_parallel, options.attention) *
-           dtype_element_bytes(options.dtype) / 2;  // the closed forms are at 16-bit precision
+    // The closed forms are at 16-bit precision.
+    const double at_16_bits = static_cast<double>(
+        layer_activation_bytes(shape, layout.microbatch_size, layout.tp, options.recompute,
+                               options.sequence_parallel, options.attention));
+    return rounded_bytes(at_16_bits * dtype_element_bytes(options.dtype) / 2,
+                         "one layer's activations");
 }
 
 // The cost model of one step of `layout`: each stage its layers, the first adding the
@@ -287,7 +294,8 @@ CostModel step_cost_model(const PlanLayout& layout, const std::vector<int>& laye
         // A blocking transfer is paid inside the sender's computation, which the receiver waits
         // for: the link then carries no bytes of its own, only its latency.
         costs.activation_bytes.push_back(options.blocking_pipeline_transfers ? 0 : boundary);
-        costs.held_activation_bytes.push_back(layers[stage] * held);
+        costs.held_activation_bytes.push_back(rounded_bytes(
+            static_cast<double>(layers[stage]) * static_cast<double>(held), "a stage's activations"));
     }
     costs.intra_host =
         link_of(cluster.links.intra_host_gb_per_s, cluster.links.intra_host_latency_us);
@@ -461,8 +469,10 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
         const std::int64_t weights =
             weight_and_optimizer_bytes(per_rank.at(rank), layout.dp, options.zero1, element);
         const std::int64_t activations = pipeline.ranks[rank].peak_memory_bytes;
-        if (weights + activations > result.memory_per_gpu_bytes) {
-            result.memory_per_gpu_bytes = weights + activations;
+        const std::int64_t total = rounded_bytes(
+            static_cast<double>(weights) + static_cast<double>(activations), "a rank's memory");
+        if (total > result.memory_per_gpu_bytes) {
+            result.memory_per_gpu_bytes = total;
             result.breakdown.weight_bytes = weights;
             result.breakdown.activation_bytes = activations;
         }

@@ -337,6 +337,22 @@ TEST(PlanCli, TopMemoryAndTheFilesValuesAreCheckedNamingWhereTheyCameFrom) {
     }
 }
 
+// Memory past 2^62 bytes per GPU is refused as too large, never rounded: it wrapped to 0 B, and a
+// model of 8 layers of hidden 2.3e8 "fit in 74.5 GiB" and passed --max-memory 80GB.
+TEST(PlanCli, MemoryPastWhatA64BitCountHoldsIsTooLargeNotZero) {
+    const auto result =
+        run_pipelens("plan --layers 8 --hidden 230000000 --heads 16 --sequence 512 "
+                     "--global-batch 16 --gpus 8 --tp 8 --pp 1 --even-split --max-memory 80GB");
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.err.rfind("pipelens plan: the weights and optimizer state would be 1.14e+19 "
+                               "bytes per GPU, past 2^62 (4 EiB); here the costs come from the "
+                               "model: --layers 8 --hidden 230000000 ",
+                               0),
+              0u)
+        << result.err;
+    EXPECT_TRUE(result.out.empty()) << result.out;
+}
+
 // A global batch given in tokens makes billions of microbatches: refused as too large at once
 // (exit 3), naming the layout and what sets m, never allocated until the machine gives out.
 TEST(PlanCli, AGlobalBatchNoScheduleCanHoldIsTooLargeBeforeAnythingIsBuilt) {

@@ -5,6 +5,8 @@
 // parameter.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+
 #include "sim/training_memory.hpp"
 
 namespace pipelens::sim {
@@ -41,6 +43,14 @@ TEST(TrainingMemory, ActivationsPerLayerFollowKorthikantiTableTwo) {
     // parallelism alone (GPT-3, t = 8: (10 + 3 + 10) / 4.25 = 5.4).
     EXPECT_NEAR(bytes(8, Recompute::none, false) / bytes(8, Recompute::selective, true), 5.41,
                 0.01);
+    // Past 2^62 bytes the figure is refused, not rounded (the conversion wrapped to 0 B).
+    const GptShape huge{8, 1'000'000'000, 16, 1'000'000'000, 51'200};
+    EXPECT_THROW(layer_activation_bytes(huge, 1, 1, Recompute::none, false, Attention::unfused),
+                 std::overflow_error);
+    EXPECT_THROW(weight_and_optimizer_bytes(gpt_parameter_count(huge), 1, false),
+                 std::overflow_error);
+    EXPECT_EQ(rounded_bytes(3.0 * (std::int64_t{1} << 60), "x"), std::int64_t{3} << 60);
+    EXPECT_THROW(rounded_bytes(4.0 * (std::int64_t{1} << 60), "x"), std::overflow_error);
     // Microbatch size scales it linearly.
     EXPECT_EQ(
         layer_activation_bytes(kGpt3, 4, 8, Recompute::selective, true, Attention::unfused),
