@@ -10,6 +10,7 @@
 #include <cmath>
 #include <optional>
 #include <tuple>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -75,8 +76,11 @@ CommandFailure replay_failure(const Stream& stream, const recorder::ReplayError&
                           fmt::format("pipelens: {}: {}", stream.description, error.what()));
 }
 
-int replay_bound(std::size_t events) {
-    return events <= 1 ? 1 : static_cast<int>(std::ceil(std::log2(events))) + 1;
+// The most replays a bisection of `events` takes (state_bisect.cpp): the whole stream, then a
+// binary search, and for two streams also their first differing event.
+int replay_bound(std::size_t events, bool two_streams) {
+    const int search = events <= 1 ? 0 : static_cast<int>(std::ceil(std::log2(events)));
+    return 1 + search + (two_streams ? 1 : 0);
 }
 
 // What both bisections (until an error, between two runs) report alike: whether an event was
@@ -88,8 +92,9 @@ nlohmann::json bisection_counts(const Bisection& result) {
 
 template <typename Bisection>
 void print_replay_count(const Bisection& result) {
+    constexpr bool kTwoStreams = std::is_same_v<Bisection, recorder::DivergenceBisection>;
     fmt::print("bisect: {} replays for {} events (bound {})\n", result.replays, result.event_count,
-               replay_bound(result.event_count));
+               replay_bound(result.event_count, kTwoStreams));
 }
 
 void bisect_error(const BisectOptions& options) {

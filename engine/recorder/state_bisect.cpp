@@ -1,10 +1,16 @@
-// Binary search over prefix lengths k in [1, n]: "lo" is a length known to be fine (0 at first:
-// nothing replayed is fine), "hi" a length known to be bad. Probing n first both checks that a
-// difference exists and seeds hi, so the search costs 1 + ceil(log2 n) replays at most.
+// Binary search over prefix lengths k in [1, n]: "good" is a length known to be fine, "worse" a
+// length known to be bad. Two streams whose top-level events are equal up to k have equal states
+// up to k (a replay reads nothing but the events), so a divergence search starts at the first
+// event that differs and probes it first: a difference that event makes is found exactly, with
+// no assumption about what comes after. Past it the search assumes that a difference, once made,
+// stays (a later event that undoes it hides it from the probes). Probing n first both replays
+// every event (a damaged one is refused, whatever the search finds) and seeds "worse": at most
+// 2 + ceil(log2 n) replays.
 #include "engine/recorder/state_bisect.hpp"
 
 #include <functional>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -13,10 +19,9 @@
 namespace pipelens::recorder {
 namespace {
 
-// Smallest k in [1, n] with bad(k), given bad(n); bad is called at most ceil(log2 n) more
-// times.
-std::size_t first_bad(std::size_t n, const std::function<bool(std::size_t)>& bad) {
-    std::size_t good = 0;
+// Smallest k in (good, n] with bad(k), given bad(n) and not bad(good); bad is called at most
+// ceil(log2 (n - good)) more times.
+std::size_t first_bad(std::size_t good, std::size_t n, const std::function<bool(std::size_t)>& bad) {
     std::size_t worse = n;
     while (worse - good > 1) {
         const std::size_t middle = good + (worse - good) / 2;
@@ -26,6 +31,29 @@ std::size_t first_bad(std::size_t n, const std::function<bool(std::size_t)>& bad
             good = middle;
     }
     return worse;
+}
+
+// The first k in (same, n] with differs(k), probing same + 1 first and then n, where the prefixes
+// up to `same` are known to agree; nullopt when neither probe nor the search finds one.
+std::optional<std::size_t> first_difference(std::size_t same, std::size_t n,
+                                            const std::function<bool(std::size_t)>& differs) {
+    if (same >= n)
+        return std::nullopt;
+    if (differs(same + 1))
+        return same + 1;
+    if (!differs(n))
+        return std::nullopt;
+    return first_bad(same + 1, n, differs);
+}
+
+// How many top-level events the streams have alike (name and arguments), from the first.
+std::size_t common_events(const std::vector<Event>& left, const std::vector<Event>& right) {
+    std::size_t count = 0;
+    while (count < left.size() && count < right.size() &&
+           left[count].name == right[count].name &&
+           left[count].arguments == right[count].arguments)
+        ++count;
+    return count;
 }
 
 // The streams agree over the events both have and one goes on: the first of its further events
@@ -68,13 +96,14 @@ void bisect_extra_events(const std::vector<Event>& left_top, const std::vector<E
         }
         return found->second;
     };
-    if (!difference_after(extra))
+    difference_after(extra);  // every further event replayed: a damaged one is refused
+    const std::optional<std::size_t> more = first_difference(
+        0, extra, [&](std::size_t k) { return difference_after(k).has_value(); });
+    if (!more)
         return;
-    const std::size_t more =
-        first_bad(extra, [&](std::size_t k) { return difference_after(k).has_value(); });
     result.found = true;
-    (left_longer ? result.left_event : result.right_event) = longer[shorter.size() + more - 1];
-    result.difference = difference_after(more);
+    (left_longer ? result.left_event : result.right_event) = longer[shorter.size() + *more - 1];
+    result.difference = difference_after(*more);
 }
 
 }  // namespace
@@ -106,17 +135,19 @@ DivergenceBisection bisect_divergence(const std::vector<Event>& left,
     };
     if (result.event_count == 0)
         return result;
-    if (!difference_after(result.event_count)) {
+    difference_after(result.event_count);  // every common event replayed: a damaged one is refused
+    const std::optional<std::size_t> count =
+        first_difference(common_events(left_top, right_top), result.event_count,
+                         [&](std::size_t k) { return difference_after(k).has_value(); });
+    if (!count) {
         if (left_top.size() != right_top.size())
             bisect_extra_events(left_top, right_top, result);
         return result;
     }
-    const std::size_t count = first_bad(
-        result.event_count, [&](std::size_t k) { return difference_after(k).has_value(); });
     result.found = true;
-    result.left_event = left_top[count - 1];
-    result.right_event = right_top[count - 1];
-    result.difference = difference_after(count);
+    result.left_event = left_top[*count - 1];
+    result.right_event = right_top[*count - 1];
+    result.difference = difference_after(*count);
     return result;
 }
 
@@ -144,7 +175,7 @@ ErrorBisection bisect_until_error(const std::vector<Event>& events) {
     if (top.empty() || problems_after(top.size()).empty())
         return result;
     const std::size_t count =
-        first_bad(top.size(), [&](std::size_t k) { return !problems_after(k).empty(); });
+        first_bad(0, top.size(), [&](std::size_t k) { return !problems_after(k).empty(); });
     result.found = true;
     result.event = top[count - 1];
     result.problems = problems_after(count);
