@@ -2,6 +2,8 @@
 // rebuilds a rank's engine state from its recorded events on a fresh engine and prints it.
 // --check compares the replay with the state the run ended in (its snapshot) and the replayed
 // event stream with the recorded one; a difference exits 1 with an upstream-style report.
+#include <algorithm>
+#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>
@@ -77,6 +79,36 @@ std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, i
     return {};
 }
 
+// A replay applies top-level events whole (the events they nest are made again by them), so it
+// cannot stop at a nested event: `--upto` naming one is refused, with the two places it can stop.
+void refuse_nested_upto(const std::vector<recorder::Event>& events, std::int64_t upto, int rank) {
+    const auto at = [&](std::int64_t sequence) {
+        return std::find_if(events.begin(), events.end(), [&](const recorder::Event& event) {
+            return event.sequence == sequence;
+        });
+    };
+    auto event = at(upto);
+    if (event == events.end() || event->top_level())
+        return;
+    auto top = event;
+    while (!top->top_level()) {
+        const auto parent = at(*top->parent);
+        if (parent == events.end())
+            return;  // a dangling parent: the replay names the damage
+        top = parent;
+    }
+    auto last_made = top;
+    for (auto later = std::next(top); later != events.end() && !later->top_level(); ++later)
+        last_made = later;
+    throw CommandFailure(
+        kExitUsage,
+        fmt::format("pipelens: --upto {}: event {} ({}, {}) is made by event {} ({}), which a "
+                    "replay applies whole: give --upto {} (after it and the events it makes, up to "
+                    "{}) or --upto {} (before it)",
+                    upto, upto, event->name, rank_name(rank), top->sequence, top->name,
+                    top->sequence, last_made->sequence, top->sequence - 1));
+}
+
 // The replayed events as the trace stores them: nested ones name their parent.
 nlohmann::json events_json(const std::vector<recorder::Event>& events) {
     nlohmann::json list = nlohmann::json::array();
@@ -115,6 +147,8 @@ void run_replay(const ReplayOptions& options) {
         } catch (const std::invalid_argument& error) {
             throw CommandFailure(kExitUsage, fmt::format("pipelens: {}", error.what()));
         }
+        if (options.upto)
+            refuse_nested_upto(events, *options.upto, rank);
         const recorder::StateRecorder replayed = [&] {
             try {
                 return recorder::replay_events(events, options.upto);

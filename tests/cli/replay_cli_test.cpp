@@ -148,6 +148,14 @@ TEST(ReplayCli, UptoShowsTheStateAtAnEarlierEvent) {
                                                R"("m":4,"pp":2,"v":1}})"));
     EXPECT_EQ(events[11]["parent"], 7);
     EXPECT_EQ(events[11]["name"], "plan_buffer");
+    // A nested event is made by its parent, which a replay applies whole: no place to stop.
+    const auto nested = run_pipelens("replay " + trace.string() + " --upto 9");
+    EXPECT_EQ(nested.exit_code, 2);
+    EXPECT_EQ(nested.err,
+              "pipelens: --upto 9: event 9 (plan_buffer, whole pipeline) is made by event 7 "
+              "(plan_buffers), which a replay applies whole: give --upto 7 (after it and the "
+              "events it makes, up to 11) or --upto 6 (before it)\n");
+    EXPECT_TRUE(nested.out.empty()) << nested.out;
 }
 
 TEST(BisectCli, TwoSimulationsDivergeAtTheFirstDifferingCall) {
