@@ -76,9 +76,14 @@ RunRecord TraceQuery::run_from(sqlite3_stmt* row) const {
         corrupt(fmt::format("run {} has status '{}'", run.id, status));
     read_columns(row, 8, run.started_at_ns, run.finished_at_ns, run.step_time_ns, run.bubble_ratio,
                  run.failure);
-    // Figures no writer records: printed as read, they once gave a step of -5 ns, a 500% bubble.
-    if (run.step_time_ns && *run.step_time_ns < 0)
+    // Figures no writer records: printed as read, they once gave a step of -5 ns, a 500% bubble,
+    // a 9223 s step beside 2 ms of work, or a finished run's "step time 0 ns" (NULL read as 0).
+    constexpr std::int64_t kLongestStepNs = std::int64_t{1} << 62;
+    if (run.step_time_ns && (*run.step_time_ns < 0 || *run.step_time_ns > kLongestStepNs))
         corrupt(fmt::format("run {} has step_time_ns = {}", run.id, *run.step_time_ns));
+    if (run.status == RunStatus::finished && (!run.step_time_ns || !run.bubble_ratio))
+        corrupt(fmt::format("run {} is finished but has no {}", run.id,
+                            run.step_time_ns ? "bubble_ratio" : "step_time_ns"));
     if (run.bubble_ratio && !(*run.bubble_ratio >= 0 && *run.bubble_ratio <= 1))
         corrupt(fmt::format("run {} has bubble_ratio = {}", run.id, *run.bubble_ratio));
     return run;

@@ -373,6 +373,12 @@ TEST_F(TraceStoreTest, RowsNoWriterProducesAreCorruption) {
     EXPECT_EQ(TraceReader(path).ranks(1).size(), 1u);
     damaged("UPDATE runs SET step_time_ns = -5");
     EXPECT_EQ(run_error(), corrupt + "run 1 has step_time_ns = -5");
+    damaged("UPDATE runs SET step_time_ns = 9223372036854775807");
+    EXPECT_EQ(run_error(), corrupt + "run 1 has step_time_ns = 9223372036854775807");
+    damaged("UPDATE runs SET step_time_ns = NULL");
+    EXPECT_EQ(run_error(), corrupt + "run 1 is finished but has no step_time_ns");
+    damaged("UPDATE runs SET bubble_ratio = NULL");
+    EXPECT_EQ(run_error(), corrupt + "run 1 is finished but has no bubble_ratio");
     damaged("UPDATE runs SET bubble_ratio = 5.0");
     EXPECT_EQ(run_error(), corrupt + "run 1 has bubble_ratio = 5");
     damaged("UPDATE actions SET kind = 999 WHERE rank = 0 AND step = 0");

@@ -147,8 +147,9 @@ inline void write_older_trace(const fs::path& path, int version) {
     raw.execute("INSERT INTO meta VALUES ('application', 'pipelens'), ('schema_version', '" +
                 std::to_string(version) + "')");
     raw.execute(
-        "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, config) "
-        "VALUES (1, 'sim', '1F1B', 2, 1, 4, 'finished', 0, '')");
+        "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, config, "
+        "step_time_ns, bubble_ratio) VALUES (1, 'sim', '1F1B', 2, 1, 4, 'finished', 0, '', 100, "
+        "0.25)");
 }
 
 }  // namespace pipelens::traces
