@@ -50,8 +50,9 @@ Event event_from_json(const nlohmann::json& json) {
 }
 
 // Why `events` (one rank's rows by sequence) cannot be a recorder's stream, when they cannot: a
-// recorder numbers its events 0, 1, 2, ... with no gap, and nests an event only under one
-// recorded before it. A replay of a stream that breaks this would rebuild a state no run had.
+// recorder numbers its events 0, 1, 2, ... with no gap, in the order its clock (where it has one)
+// saw them, and nests an event only under one recorded before it. A replay of a stream that
+// breaks this would rebuild a state no run had.
 std::optional<std::string> broken_numbering(const std::vector<Event>& events) {
     for (std::size_t index = 0; index < events.size(); ++index) {
         const Event& event = events[index];
@@ -81,6 +82,13 @@ std::optional<std::string> broken_numbering(const std::vector<Event>& events) {
                 event.name, event.arguments["rank"].dump(),
                 event.rank < 0 ? std::string("the whole pipeline's")
                                : fmt::format("rank {}'s", event.rank));
+        // Two events renumbered into each other's places keep their times.
+        if (index > 0 && event.time_ns && events[index - 1].time_ns &&
+            *event.time_ns < *events[index - 1].time_ns)
+            return fmt::format("event {} ({}) was recorded at {} ns, before event {} ({}) at {} "
+                               "ns: the events are renumbered",
+                               event.sequence, event.name, *event.time_ns, index - 1,
+                               events[index - 1].name, *events[index - 1].time_ns);
         if (event.parent && (*event.parent < 0 || *event.parent >= event.sequence))
             return fmt::format("event {} ({}) is nested in event {}, which {}", event.sequence,
                                event.name, *event.parent,

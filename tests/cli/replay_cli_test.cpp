@@ -271,11 +271,15 @@ TEST(ReplayCli, ADamagedEventStreamIsACorruptTraceNotAFinding) {
         {"UPDATE events SET arguments = json_set(arguments, '$.rank', 5) WHERE sequence = 0",
          "its first event (PipelineState) starts the state of rank 5, but the stream is the "
          "whole pipeline's"},
+        // Two events swapped keep their clock times (a simulation records none: given here).
+        {"UPDATE events SET time_ns = 30 - 10 * sequence WHERE sequence IN (2, 3)",
+         "event 3 (configure_transport) was recorded at 0 ns, before event 2 (lower_schedule) at "
+         "10 ns: the events are renumbered"},
     };
     for (const auto& [damage, why] : damages) {
         const auto trace = fresh_trace("replay_damaged_copy");
         std::filesystem::copy_file(recorded, trace);
-        ASSERT_EQ(edit_trace(trace, damage), 1) << damage;
+        ASSERT_GE(edit_trace(trace, damage), 1) << damage;
         const std::string expected =
             "pipelens: " + trace.string() + ": trace is corrupt: run 1 rank -1: " + why + "\n";
         for (const std::string& command : {"replay " + trace.string() + " --check",
