@@ -19,6 +19,7 @@
 #include "engine/analysis/run_divergence.hpp"
 #include "engine/analysis/training_steps.hpp"
 #include "engine/text/shortened.hpp"
+#include "traces/run_outcome.hpp"
 #include "traces/text/quantities.hpp"
 #include "traces/trace_reader.hpp"
 
@@ -44,19 +45,23 @@ std::string_view kind_name(traces::RunKind kind) {
 
 // A run of the side's kind, finished: a simulation given as the real side, or a failed run's
 // partial step, once went into the split as if measured.
-traces::RunRecord checked_run(const traces::RunRecord& run, const std::string& path,
-                              traces::RunKind kind) {
+// A failed run is described as `summary` describes it (its first error where one is recorded).
+traces::RunRecord checked_run(const traces::TraceReader& reader, const traces::RunRecord& run,
+                              const std::string& path, traces::RunKind kind) {
     const auto described = [](traces::RunKind of) {
         return of == traces::RunKind::real ? "a real (measured)" : "a simulated";
     };
     if (run.kind != kind)
         refuse(fmt::format("{}: run {} is {} run, but --{}-run takes {} run", path, run.id,
                            described(run.kind), kind_name(kind), described(kind)));
+    if (run.status == traces::RunStatus::failed)
+        refuse(fmt::format("{}: run {} {}; diff compares finished steps", path, run.id,
+                           shortened(traces::outcome_text(traces::read_run_outcome(reader, run)),
+                                     200)));
     if (run.status != traces::RunStatus::finished)
-        refuse(fmt::format("{}: run {} {}: diff compares finished steps", path, run.id,
-                           run.status == traces::RunStatus::failed
-                               ? fmt::format("failed ({})", shortened(run.failure, 200))
-                               : std::string("never finished (it is still marked running)")));
+        refuse(fmt::format("{}: run {} never finished (it is still marked running): diff compares "
+                           "finished steps",
+                           path, run.id));
     return run;
 }
 
@@ -64,11 +69,11 @@ traces::RunRecord checked_run(const traces::RunRecord& run, const std::string& p
 traces::RunRecord pick_run(const traces::TraceReader& reader, const std::string& path,
                            std::optional<std::int64_t> asked, traces::RunKind kind) {
     if (asked)
-        return checked_run(reader.run(*asked), path, kind);
+        return checked_run(reader, reader.run(*asked), path, kind);
     const std::vector<traces::RunRecord> runs = reader.runs();
     for (auto run = runs.rbegin(); run != runs.rend(); ++run)
         if (run->kind == kind)
-            return checked_run(*run, path, kind);
+            return checked_run(reader, *run, path, kind);
     if (runs.empty())
         refuse(fmt::format("{}: the trace holds no run", path));
     refuse(fmt::format("{}: the trace holds no {} run ({} run{}, pick one with --{}-run)", path,

@@ -157,7 +157,7 @@ TEST(DiffCli, RunsThatCannotBeComparedAreRefusedNamingTheFile) {
     result = run_pipelens("diff " + failed.string() + " " + sim.string());
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err, "pipelens diff: " + failed.string() +
-                              ": run 1 failed (rank 1 timed out): diff compares finished steps\n");
+                              ": run 1 failed: rank 1 timed out; diff compares finished steps\n");
     // A finished run without actions has no step: its figures once all read 0, speed 1.000x.
     const auto empty = simulated("diff_bad_empty", "--schedule 1F1B", false);
     ASSERT_GT(edit_trace(empty, "DELETE FROM action_parts; DELETE FROM actions"), 0);
