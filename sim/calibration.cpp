@@ -544,12 +544,17 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
     std::map<int, std::vector<std::int64_t>> peaks;
     for (const traces::RunRecord& each : runs) {
         steps.push_back(each.step_time_ns.value_or(0));
-        for (const traces::RankRecord& rank : reader.ranks(each.id))
-            peaks[rank.rank].push_back(rank.peak_memory_bytes);
+        for (const traces::RankRecord& rank : reader.ranks(each.id)) {
+            std::vector<std::int64_t>& sampled = peaks[rank.rank];
+            if (rank.peak_memory_bytes > 0)
+                sampled.push_back(rank.peak_memory_bytes);
+        }
     }
     calibration.measured_step_ns = run_record::median_of(steps);
     for (auto& [rank, values] : peaks)
-        calibration.measured_peak_bytes[rank] = run_record::median_of(std::move(values));
+        calibration.measured_peak_bytes[rank] =
+            values.empty() ? std::nullopt
+                           : std::optional<std::int64_t>(run_record::median_of(std::move(values)));
     const std::optional<Experiment> recorded = recorded_experiment(run);
     carry_run_options(experiment, run, recorded);
     std::vector<std::vector<traces::ProfileRecord>> profiles;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "engine/experiment/experiment.hpp"
@@ -39,7 +40,9 @@ inline constexpr int kLeastSeenTransfers = 8;
 struct Calibration {
     Experiment experiment;
     std::int64_t measured_step_ns = 0;                // the median over the runs
-    std::map<int, std::int64_t> measured_peak_bytes;  // by rank, the median over the runs
+    // By rank, the median over the runs that sampled it; nullopt where none did (a real rank's
+    // tensors always include its weights, so a recorded 0 is no sample: an import without memory).
+    std::map<int, std::optional<std::int64_t>> measured_peak_bytes;
     // The runs' own transfers whose delivery they saw whole (the receiver waiting from before
     // the send: engine/analysis/transfer_deliveries.hpp): how many, and the median over the
     // steps of each step's median delivery (recv end minus send start) and message size.

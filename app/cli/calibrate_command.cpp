@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <fmt/format.h>
@@ -199,7 +200,8 @@ void run_calibrate(const CalibrateOptions& options) {
     const Schedule lowered = lowered_schedule_for(experiment);
     const sim::CostModel costs = sim::cost_model_for(experiment, lowered.stage_count);
     const sim::SimulationResult simulated = sim::simulate(lowered, costs);
-    const std::map<int, std::int64_t>& measured_peak = calibration.measured_peak_bytes;
+    const std::map<int, std::optional<std::int64_t>>& measured_peak =
+        calibration.measured_peak_bytes;
     const double measured = static_cast<double>(calibration.measured_step_ns);
     const auto error_of = [measured](std::int64_t predicted) {
         return measured > 0 ? (static_cast<double>(predicted) - measured) / measured : 0;
@@ -277,7 +279,7 @@ void run_calibrate(const CalibrateOptions& options) {
         for (const auto& [rank, peak] : measured_peak)
             peaks.push_back(
                 {{"rank", rank},
-                 {"measured", peak},
+                 {"measured", peak ? nlohmann::ordered_json(*peak) : nlohmann::ordered_json()},
                  {"simulated", calibration.from_profile
                                    ? nlohmann::ordered_json(simulated_peak(simulated, rank))
                                    : nlohmann::ordered_json()}});
@@ -335,15 +337,17 @@ void run_calibrate(const CalibrateOptions& options) {
         fmt::print("  assumption: {}\n", assumed_split_text(calibration));
     // Without a profile the costs carry no tensor sizes, so there is no simulated peak to
     // compare with (it would read 0 B).
-    for (const auto& [rank, peak] : measured_peak)
+    for (const auto& [rank, peak] : measured_peak) {
+        const std::string measured = peak ? format_bytes(*peak) : std::string("-");
         if (calibration.from_profile)
-            fmt::print("  rank {} peak memory: measured {}, simulated {}\n", rank,
-                       format_bytes(peak), format_bytes(simulated_peak(simulated, rank)));
+            fmt::print("  rank {} peak memory: measured {}, simulated {}\n", rank, measured,
+                       format_bytes(simulated_peak(simulated, rank)));
         else
             fmt::print(
                 "  rank {} peak memory: measured {} (not simulated: without a profile "
                 "the costs hold no tensor sizes)\n",
-                rank, format_bytes(peak));
+                rank, measured);
+    }
     // In sample: the costs were fitted to these runs, so a small error checks the fit, not how
     // well another schedule or shape is predicted.
     fmt::print(
