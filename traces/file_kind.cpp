@@ -60,10 +60,21 @@ bool is_toml_line(std::string_view line) {
     const std::size_t equals = line.find('=');
     if (equals == 0 || equals == std::string_view::npos)
         return false;
-    for (char c : line.substr(0, equals))
-        if (!is_key_char(c))
+    // A key is bare or quoted parts joined by dots, spaces only around them: `1F1B pp=4 v=1`
+    // (a line of `simulate`'s output) is no key.
+    std::string_view key = line.substr(0, equals);
+    while (true) {
+        const std::size_t dot = key.find('.');
+        const std::string_view part = trimmed(key.substr(0, dot));
+        const bool quoted = part.size() >= 2 && part.front() == '"' && part.back() == '"';
+        if (part.empty() || (!quoted && !std::all_of(part.begin(), part.end(), [](char c) {
+                                 return is_key_char(c) && c != ' ' && c != '"' && c != '.';
+                             })))
             return false;
-    return true;
+        if (dot == std::string_view::npos)
+            return true;
+        key.remove_prefix(dot + 1);
+    }
 }
 
 bool is_plan_table(std::string_view head) {
@@ -83,6 +94,12 @@ bool is_csv_line(std::string_view line) {
                                     std::isdigit(static_cast<unsigned char>(cell[1]));
             if (!std::isdigit(static_cast<unsigned char>(cell.front())) && !overlapped &&
                 cell != "None")
+                return false;
+            // An action holds no spaces or '=' (`1F1B pp=4 v=1 m=8` is a line of text).
+            if (!std::all_of(cell.begin(), cell.end(), [](char c) {
+                    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '(' ||
+                           c == ')' || c == ';';
+                }))
                 return false;
             any_action = true;
         }

@@ -14,6 +14,7 @@ TEST(FileKind, EachKindByItsContent) {
     EXPECT_EQ(file_kind_of_head("# comment\n\n[schedule]\nkind = \"1F1B\"\n"),
               FileKind::experiment_toml);
     EXPECT_EQ(file_kind_of_head("pp = 4\n"), FileKind::experiment_toml);
+    EXPECT_EQ(file_kind_of_head("costs.stage-1 . \"forward ns\" = 4\n"), FileKind::experiment_toml);
     EXPECT_EQ(file_kind_of_head("[model]\nlayers = 32\n[cluster]\ngpus = 8\n"),
               FileKind::plan_toml);
     EXPECT_EQ(file_kind_of_head("0F0,0F1,0I0\r\n,1F0,1I0\r\n"), FileKind::schedule_csv);
@@ -35,6 +36,9 @@ TEST(FileKind, WhatMatchesNoRuleIsUnknown) {
     EXPECT_EQ(file_kind_of_head(""), FileKind::unknown);
     EXPECT_EQ(file_kind_of_head("\n# only a comment\n"), FileKind::unknown);
     EXPECT_EQ(file_kind_of_head("hello world\n"), FileKind::unknown);
+    // `simulate`'s own output: a key holds no spaces but around its dots.
+    EXPECT_EQ(file_kind_of_head("1F1B pp=4 v=1 m=8\n"), FileKind::unknown);
+    EXPECT_EQ(file_kind_of_head("a. = 1\n"), FileKind::unknown);
     EXPECT_EQ(file_kind_of_head("{\"results\": []}"), FileKind::unknown);
     EXPECT_EQ(file_kind_of_head(std::string("\x01\x00\x02", 3)), FileKind::unknown);
     EXPECT_EQ(file_kind_of("/nonexistent/file"), FileKind::unknown);
