@@ -57,9 +57,10 @@ ScheduleCsvReading parse_csv(std::string_view text, const std::string& path,
     }
 }
 
+// An import reads a dump's idle slots as its steps: that PyTorch's loader refuses them is no news.
 ImportedRun with_reading_note(ImportedRun run, const ScheduleCsvReading& reading,
                               const std::string& path) {
-    if (std::string note = reading.note(path); !note.empty())
+    if (std::string note = reading.note(path, /*idle_slots_are_steps=*/true); !note.empty())
         run.notes.push_back(std::move(note));
     return run;
 }

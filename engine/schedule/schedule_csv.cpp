@@ -182,6 +182,16 @@ void require_rank_rows(const std::vector<CsvRecord>& records, const std::string&
     }
 }
 
+// The first empty cell, as "file:line: rank R, cell C", when there is one.
+std::string first_empty_cell(const std::vector<CsvRecord>& records, const std::string& source_name) {
+    for (std::size_t row = 0; row < records.size(); ++row)
+        for (std::size_t cell = 0; cell < records[row].cells.size(); ++cell)
+            if (is_blank(records[row].cells[cell]))
+                return fmt::format("{}:{}: rank {}, cell {}", source_name, records[row].line, row,
+                                   cell + 1);
+    return "";
+}
+
 // The distinct values of `values`, ascending.
 std::vector<int> distinct(std::vector<int> values) {
     std::sort(values.begin(), values.end());
@@ -464,7 +474,8 @@ std::optional<ActionNotation> parse_notation_choice(std::string_view text) {
         text));
 }
 
-std::string ScheduleCsvReading::note(const std::string& source_name) const {
+std::string ScheduleCsvReading::note(const std::string& source_name,
+                                     bool idle_slots_are_steps) const {
     std::string note;
     if (byte_order_mark)
         note = fmt::format(
@@ -484,6 +495,17 @@ std::string ScheduleCsvReading::note(const std::string& source_name) const {
             "k before backward k, so its forwards are read as 0 to {}",
             note.empty() ? "" : "; ", source_name, *printed_1f1b_forwards,
             *printed_1f1b_forwards - 1, *printed_1f1b_forwards - 1);
+    if (!empty_cell_in_lowered.empty() && !idle_slots_are_steps)
+        note += fmt::format(
+            "{}{} is empty, in a schedule with communication actions (a simulated dump, one column "
+            "per step): read past, but PyTorch's _load_csv(format=\"compute_comms\") refuses "
+            "empty cells",
+            note.empty() ? "" : "; ", empty_cell_in_lowered);
+    if (reduce_grad_in_compute_only)
+        note += fmt::format(
+            "{}{} is compute-only but holds REDUCE_GRAD, as PyTorch's _dump_csv writes GPipe and "
+            "1F1B: read here, but PyTorch's _load_csv(format=\"compute_only\") refuses it",
+            note.empty() ? "" : "; ", source_name);
     return note;
 }
 
@@ -515,8 +537,16 @@ ScheduleCsvReading parse_schedule_csv_as(std::string_view text, const std::strin
     };
     reading.printed_1f1b_forwards = renumber_printed_1f1b_last_rank(parsed.schedule);
     infer_schedule_shape(parsed.schedule, source_name, locate);
-    if (parsed.schedule.has_communication)
+    if (parsed.schedule.has_communication) {
+        reading.empty_cell_in_lowered = first_empty_cell(records, source_name);
         link_send_recv_pairs(parsed.schedule);
+    } else {
+        for (const auto& actions : parsed.schedule.ranks)
+            reading.reduce_grad_in_compute_only |=
+                std::any_of(actions.begin(), actions.end(), [](const Action& action) {
+                    return action.kind == ActionKind::reduce_grad;
+                });
+    }
     if (columns != nullptr)
         *columns = std::move(parsed.columns);
     reading.schedule = std::move(parsed.schedule);

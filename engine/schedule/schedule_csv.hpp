@@ -7,7 +7,7 @@
 // a cell's start) and infers the shape: pp = number of records, stages = highest stage + 1,
 // m = highest microbatch + 1, each stage's rank by infer_stage_to_rank (the first row computing
 // it; a stage on two rows is left to the static check to report); SEND/RECV pairs are linked. Idle
-// cells are dropped. Refused, naming file:line (and rank and cell): a record without actions (a
+// cells are dropped (a lowered file with some is noted: PyTorch's reader refuses it). Refused, naming file:line (and rank and cell): a record without actions (a
 // blank line, which PyTorch would make an idle rank), a malformed token, and stage or microbatch
 // numbers with a gap (a mistyped number would otherwise redefine the shape).
 //
@@ -49,11 +49,20 @@ struct ScheduleCsvReading {
     // Set when the file is PyTorch's printed Schedule1F1B table, whose last rank's forwards
     // (numbered from 1) were read as the runtime runs them: that rank's forward count.
     std::optional<int> printed_1f1b_forwards;
+    // A compute-only file holding REDUCE_GRAD: PyTorch's _dump_csv writes GPipe's and 1F1B's so
+    // (its _add_reduce_grad), and its _load_csv(format="compute_only") refuses them.
+    bool reduce_grad_in_compute_only = false;
+    // A lowered file's first empty cell ("f.csv:1: rank 0, cell 5"), empty when it has none:
+    // PyTorch's _simulate_comms_compute dumps have idle slots among SEND/RECV, and its
+    // _load_csv(format="compute_comms") refuses them.
+    std::string empty_cell_in_lowered;
 
     // One line telling the user the file was read in the older notation and how to read it
-    // otherwise, that it opens with a byte order mark PyTorch would refuse, and that its last
-    // rank's forwards were renumbered; empty when none of these.
-    std::string note(const std::string& source_name) const;
+    // otherwise, that it opens with a byte order mark PyTorch would refuse, that its last rank's
+    // forwards were renumbered, and that PyTorch's reader refuses its REDUCE_GRAD or its empty
+    // cells (unless `idle_slots_are_steps`: an import of a dump reads them as its time steps);
+    // empty when none of these.
+    std::string note(const std::string& source_name, bool idle_slots_are_steps = false) const;
 };
 
 // `notation` nullopt: inferred. Legacy when a cell is BW, or when (no cell being I or an

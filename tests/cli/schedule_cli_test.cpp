@@ -175,10 +175,22 @@ TEST(CheckCli, PyTorchsOwnGPipeTablePasses) {
     EXPECT_EQ(checked.out, table +
                                ": ok: pp=4, 4 stages, m=8, 68 actions (compute only; lowers to "
                                "160 actions with 48 send/recv pairs); dry run completes\n");
+    // PyTorch wrote it, and its own compute-only reader refuses it: said, not hidden.
+    EXPECT_EQ(checked.err, "pipelens: note: " + table +
+                               " is compute-only but holds REDUCE_GRAD, as PyTorch's _dump_csv "
+                               "writes GPipe and 1F1B: read here, but PyTorch's "
+                               "_load_csv(format=\"compute_only\") refuses it\n");
     const auto simulated = run_pipelens("simulate --schedule-file " + table + " --f 1 --b 1");
     EXPECT_EQ(simulated.exit_code, 0) << simulated.err;
     EXPECT_TRUE(contains(simulated.out, "step time 22.000 us, bubble ratio 27.3%"))
         << simulated.out;
+    // A lowered file's idle slot (a simulated dump's) is read past, and named.
+    const std::string dump = PIPELENS_SOURCE_DIR "/tests/data/pipelining/1f1b_pp2_m4_comms.csv";
+    const auto lowered = run_pipelens("check " + dump);
+    EXPECT_EQ(lowered.exit_code, 0) << lowered.err;
+    EXPECT_TRUE(contains(lowered.err, dump + ":1: rank 0, cell 5 is empty, in a schedule with "
+                                             "communication actions"))
+        << lowered.err;
     const auto misplaced =
         temp_file("misplaced.csv", "0F0,0F1,0B0,0REDUCE_GRAD,0B1\n1F0,1F1,1B0,1B1\n");
     const auto refused = run_pipelens("check " + misplaced.string());
