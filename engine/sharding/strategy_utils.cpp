@@ -120,6 +120,21 @@ std::vector<Placement> placements_after_broadcast(const std::vector<Placement>& 
     return mapped;
 }
 
+namespace {
+
+// "[8, 8] and [7, 8]", "[3, 5], [4] and [1]".
+std::string shapes_text(const std::vector<std::vector<std::int64_t>>& shapes) {
+    std::string text;
+    for (std::size_t index = 0; index < shapes.size(); ++index) {
+        if (index > 0)
+            text += index + 1 == shapes.size() ? " and " : ", ";
+        text += fmt::format("[{}]", fmt::join(shapes[index], ", "));
+    }
+    return text;
+}
+
+}  // namespace
+
 std::vector<std::int64_t> broadcast_shapes(const std::vector<std::vector<std::int64_t>>& shapes) {
     std::size_t ndim = 0;
     for (const auto& shape : shapes)
@@ -132,8 +147,10 @@ std::vector<std::int64_t> broadcast_shapes(const std::vector<std::vector<std::in
             if (target == 1)
                 target = size;
             else if (size != 1 && size != target)
-                throw std::invalid_argument(
-                    fmt::format("shapes [{}] do not broadcast", fmt::join(shape, ", ")));
+                throw std::invalid_argument(fmt::format(
+                    "shapes {} do not broadcast: dimension {} from the right is {} in one and {} "
+                    "in another (sizes must match or be 1)",
+                    shapes_text(shapes), offset, target, size));
         }
     return common;
 }

@@ -283,6 +283,17 @@ TEST(ShardingErrors, NameTheOpInSchemaForm) {
             std::string::npos)
             << error.what();
     }
+    // Both shapes are named, and the dimension that does not match.
+    try {
+        propagate(parse_op_call("aten.add(f32[8,8](R), f32[7,8](R))", tp4));
+        FAIL();
+    } catch (const std::exception& error) {
+        EXPECT_NE(std::string(error.what())
+                      .find("shapes [8, 8] and [7, 8] do not broadcast: dimension 2 from the "
+                            "right is 8 in one and 7 in another (sizes must match or be 1)"),
+                  std::string::npos)
+            << error.what();
+    }
     EXPECT_THROW(parse_op_call("aten.mm(f32[8,8](S(2)), f32[8,8](R))", tp4), std::invalid_argument);
     EXPECT_THROW(parse_op_call("aten.mm(f32[8,8](S(0)R), f32[8,8](R))", tp4),
                  std::invalid_argument);
