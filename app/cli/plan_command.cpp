@@ -66,8 +66,8 @@ struct PlanFlags {
     bool json = false;
     std::string out;
     GateOptions gates;
-    std::string file_name;              // the TOML file given, if any
-    std::set<std::string> file_flags;   // the flags whose values came from it
+    // The flags whose values came from it, each with where: "job.toml:2:10: model.layers".
+    std::map<std::string, std::string> file_flags;
     std::set<std::string> unset_flags;  // the model and cluster sizes nothing gave
 };
 
@@ -81,9 +81,12 @@ constexpr std::array<std::pair<const char*, const char*>, 6> kRequiredSizes{{
     {"gpus", "cluster"},
 }};
 
-// Who an error about `flag` names: the file the value came from, when it did, beside the flag.
+// Who an error about `flag` names: where in the file the value came from, when it did (its line,
+// column and key), beside the flag.
 std::string source_of(const PlanFlags& flags, const std::string& flag) {
-    return flags.file_flags.contains(flag) ? "pipelens plan: " + flags.file_name : "pipelens plan";
+    const auto from_file = flags.file_flags.find(flag);
+    return from_file != flags.file_flags.end() ? "pipelens plan: " + from_file->second
+                                               : "pipelens plan";
 }
 
 void apply_units(PlanFlags& flags) {
@@ -228,8 +231,7 @@ void apply_file(CLI::App& command, PlanFlags& flags) {
         if (value.flag == "gemm-rates" && !value.text.empty() &&
             std::filesystem::path(value.text).is_relative())
             value.text = (std::filesystem::path(file).parent_path() / value.text).string();
-        flags.file_name = file;
-        flags.file_flags.insert(value.flag);
+        flags.file_flags[value.flag] = value.where;
         option->add_result(value.text);
         try {
             option->run_callback();

@@ -291,7 +291,7 @@ TEST(PlanCli, TopMemoryAndTheFilesValuesAreCheckedNamingWhereTheyCameFrom) {
     auto result = run_pipelens("plan " + memory.string() + model);
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err.rfind("pipelens plan: " + memory.string() +
-                                   ": --gpu-memory: '80XB' is "
+                                   ":2:14: cluster.gpu_memory: --gpu-memory: '80XB' is "
                                    "not a size",
                                0),
               0u)
@@ -301,8 +301,9 @@ TEST(PlanCli, TopMemoryAndTheFilesValuesAreCheckedNamingWhereTheyCameFrom) {
                           " --hidden 1024 --heads 16 --sequence 512 --vocabulary 64000 "
                           "--global-batch 16 --gpus 8");
     EXPECT_EQ(result.exit_code, 2);
-    EXPECT_EQ(result.err,
-              "pipelens plan: " + layers.string() + ": --layers must be a positive number\n");
+    // Named where the file gives it: line, column and key.
+    EXPECT_EQ(result.err, "pipelens plan: " + layers.string() +
+                              ":2:10: model.layers: --layers must be a positive number\n");
     // A size given nowhere is named with the two places it can be given.
     result =
         run_pipelens("plan --hidden 1024 --heads 16 --sequence 512 --global-batch 16 --gpus 8");
