@@ -4,7 +4,9 @@
 //
 // - Parameters (Megatron's count): a layer holds 12h^2 + 13h (attention 4h^2 + 4h, MLP
 //   8h^2 + 5h, two layer norms 4h), the model adds the word (V x h) and position (s x h)
-//   embeddings and a final layer norm (2h). A tensor-parallel shard holds 1/t of each.
+//   embeddings and a final layer norm (2h). A tensor-parallel shard holds 1/t of what the
+//   parallel layers split (12h^2 + 7h per layer, the word embedding) and the rest whole
+//   (training_plan.cpp's rank_parameters).
 // - Weights, gradients and optimizer state under mixed-precision Adam: 18 bytes per parameter
 //   (16-bit weights 2, fp32 gradients 4, fp32 master weights, momentum and variance 12); with
 //   ZeRO-1 (Megatron's distributed optimizer) the 12 bytes of optimizer state are split over

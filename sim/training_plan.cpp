@@ -55,16 +55,28 @@ Link link_of(double gb_per_s, double latency_us) {
     return {std::llround(latency_us * 1000), gb_per_s};
 }
 
-// One GPU's parameters in one stage: its layers over tp, the first stage's word and position
-// embeddings, the last stage's copy of the word embedding (Megatron's output layer).
+// One GPU's share of the word embedding (split over tp by vocabulary).
+double word_embedding_parameters(const GptShape& shape, int tp) {
+    return static_cast<double>(shape.vocabulary) * static_cast<double>(shape.hidden) / tp;
+}
+
+// One GPU's parameters in one stage, as Megatron-LM holds them: its layers, the first stage's
+// word and position embeddings, the last stage's final layer norm and copy of the word embedding
+// (the output layer; one tensor with the embedding in a single stage). Tensor parallelism splits
+// what its parallel layers hold (a layer's 12h^2 weights, its QKV and first MLP biases, the word
+// embedding's vocabulary); every tp rank keeps a whole copy of the rest (the output-projection
+// and second MLP biases and two layer norms, 6h a layer; the position embedding; the final norm).
 double stage_parameters(const GptShape& shape, std::int64_t layers, int tp, bool first, bool last) {
     const double h = static_cast<double>(shape.hidden);
-    double parameters = static_cast<double>(layers) * gpt_layer_parameter_count(shape.hidden);
+    const double replicated_per_layer = 6 * h;
+    const double layer =
+        (gpt_layer_parameter_count(shape.hidden) - replicated_per_layer) / tp + replicated_per_layer;
+    double parameters = static_cast<double>(layers) * layer;
     if (first)
-        parameters += static_cast<double>(shape.vocabulary + shape.sequence) * h;
-    if (last && !first)
-        parameters += static_cast<double>(shape.vocabulary) * h;
-    return parameters / tp;
+        parameters += word_embedding_parameters(shape, tp) + static_cast<double>(shape.sequence) * h;
+    if (last)
+        parameters += 2 * h + (first ? 0 : word_embedding_parameters(shape, tp));
+    return parameters;
 }
 
 // One stage's work per microbatch by kind, each pass (F, I, W) in whole nanoseconds, so a
@@ -340,25 +352,19 @@ void split_arithmetic(const Schedule& lowered, const RankResult& rank, const Pla
                        parts.embedding_and_output_ns - parts.gradient_accumulation_ns;
 }
 
-// One GPU's parameters on each rank: its stages' layers, over tp, and the embeddings of the
-// stages it holds: the first stage's word and position embeddings, the last stage's output
-// layer, which shares the word embedding's weights as in Megatron and holds its own copy (the
-// same count) unless the first stage is on the same rank (pp = 1, a V-shaped schedule), where
-// the two are one tensor.
+// One GPU's parameters on each rank: its stages' (stage_parameters). The output layer shares the
+// word embedding's weights and holds its own copy unless the first stage is on the same rank
+// (a V-shaped schedule), where the two are one tensor.
 std::vector<double> rank_parameters(const PlanLayout& layout, const std::vector<int>& counts,
                                     const GptShape& shape, const Schedule& lowered) {
     std::vector<double> per_rank(static_cast<std::size_t>(layout.pp), 0);
+    const std::size_t last_stage = counts.size() - 1;
     for (std::size_t stage = 0; stage < counts.size(); ++stage)
-        per_rank.at(static_cast<std::size_t>(lowered.stage_to_rank[stage])) +=
-            counts[stage] * gpt_layer_parameter_count(shape.hidden);
-    const double hidden = static_cast<double>(shape.hidden);
+        per_rank.at(static_cast<std::size_t>(lowered.stage_to_rank[stage])) += stage_parameters(
+            shape, counts[stage], layout.tp, stage == 0, stage == last_stage);
     const auto first = static_cast<std::size_t>(lowered.stage_to_rank.front());
-    const auto last = static_cast<std::size_t>(lowered.stage_to_rank.back());
-    per_rank.at(first) += static_cast<double>(shape.vocabulary + shape.sequence) * hidden;
-    if (last != first)
-        per_rank.at(last) += static_cast<double>(shape.vocabulary) * hidden;
-    for (double& parameters : per_rank)
-        parameters /= layout.tp;
+    if (last_stage > 0 && static_cast<std::size_t>(lowered.stage_to_rank.back()) == first)
+        per_rank.at(first) -= word_embedding_parameters(shape, layout.tp);
     return per_rank;
 }
 

@@ -168,7 +168,8 @@ TEST(Megatron2021Terms, GradientsInTheDtypeAccumulateAndReduceInItsBytes) {
     fp16_grads.gradients_in_dtype = true;
     // One GPU: each microbatch adds its gradients, 6 rather than 10 bytes per parameter.
     const PlanLayout one{1, 1, 1, ScheduleKind::gpipe, 1, 2, 8};
-    const double parameters = 8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;
+    const double parameters =
+        8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024 + 2 * 1024;  // + final norm
     EXPECT_EQ(evaluate_layout(one, model, cluster_of(1, 100), fp16_grads)
                   .breakdown.gradient_accumulation_ns,
               8 * memory_ns(parameters * 6, 100));
@@ -182,7 +183,8 @@ TEST(Megatron2021Terms, GradientsInTheDtypeAccumulateAndReduceInItsBytes) {
               20'480 + 5'000);
     // And the data-parallel reduction is the one of twice as few fp32 values.
     const PlanLayout two_replicas{1, 1, 2, ScheduleKind::gpipe, 1, 2, 4};
-    const double replica = 8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;
+    const double replica =
+        8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024 + 2 * 1024;  // + final norm
     EXPECT_EQ(evaluate_layout(two_replicas, model, cluster_of(2, 0), fp16_grads)
                   .breakdown.data_parallel_ns,
               data_parallel_reduce_ns(replica / 2, 2, 1, 8, false, cluster_of(2, 0).links));

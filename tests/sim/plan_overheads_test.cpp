@@ -30,7 +30,8 @@ TEST(PlanOverheads, OneGpuPaysEachMemoryBoundKindPerMicrobatchAndOneOptimizerSte
     const PassBytes layer = layer_memory_bound_bytes(shape, 2, 1, DType::bf16, Attention::unfused);
     const PassBytes embedding = embedding_bytes(shape, 2, 1, DType::bf16);
     const PassBytes output = output_layer_bytes(shape, 2, 1, DType::bf16);
-    const double parameters = 8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;
+    const double parameters =
+        8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024 + 2 * 1024;  // + final norm
     const PlanBreakdown& parts = priced.breakdown;
     EXPECT_EQ(parts.memory_bound_ns, 8 * (memory_ns(8 * layer.forward, bandwidth) +
                                           memory_ns(8 * layer.backward, bandwidth)));
@@ -119,7 +120,8 @@ TEST(PlanOverheads, Fp32RunsAtTheTf32PeakWithFourByteWeightsActivationsAndMessag
     const PlanResult narrow = evaluate_layout(one, model, cluster_of(1, 0), bf16);
     const PlanResult wide = evaluate_layout(one, model, cluster_of(1, 0), fp32);
     EXPECT_NEAR(wide.tflops_per_gpu, 156 * 0.5, 1e-3);
-    const double parameters = 8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;
+    const double parameters =
+        8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024 + 2 * 1024;  // + final norm
     EXPECT_EQ(narrow.breakdown.weight_bytes, std::llround(parameters * 18));
     EXPECT_EQ(wide.breakdown.weight_bytes, std::llround(parameters * 16));
     EXPECT_EQ(wide.breakdown.activation_bytes, 2 * narrow.breakdown.activation_bytes);

@@ -32,6 +32,22 @@ ClusterSpec small_cluster(int gpus) {
     return cluster;
 }
 
+// Tensor parallelism splits what Megatron-LM's parallel layers split (12h^2 + 7h a layer, the
+// word embedding) and every tp rank holds the rest whole: the position embedding (once divided
+// over tp), two biases and two layer norms a layer, the final norm.
+TEST(TrainingPlan, TensorParallelRanksEachHoldWhatTheParallelLayersDoNotSplit) {
+    PlanOptions options;
+    options.recompute = Recompute::none;
+    options.sequence_parallel = false;
+    options.zero1 = false;
+    const PlanResult result = evaluate_layout({2, 1, 1, ScheduleKind::gpipe, 1, 2, 8},
+                                              small_model(), small_cluster(2), options);
+    const double h = 1024;
+    const double split = 8 * (12 * h * h + 7 * h) + 1000 * h;
+    const double whole = 8 * 6 * h + 512 * h + 2 * h;
+    EXPECT_EQ(result.breakdown.weight_bytes, std::llround((split / 2 + whole) * 18));
+}
+
 TEST(TrainingPlan, OneGpuRunsAtTheAchievedFractionAndHoldsExactlyItsModel) {
     PlanOptions options;
     options.recompute = Recompute::none;
@@ -45,7 +61,7 @@ TEST(TrainingPlan, OneGpuRunsAtTheAchievedFractionAndHoldsExactlyItsModel) {
     EXPECT_EQ(result.breakdown.tensor_parallel_ns, 0);
     EXPECT_EQ(result.breakdown.data_parallel_ns, 0);
     const double parameters =
-        8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024;  // no final norm
+        8 * gpt_layer_parameter_count(1024) + (1000.0 + 512.0) * 1024 + 2 * 1024;  // final norm
     EXPECT_EQ(result.breakdown.weight_bytes, std::llround(parameters * 18));
     // GPipe on one stage holds every microbatch's activations before the first backward.
     EXPECT_EQ(
