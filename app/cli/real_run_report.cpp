@@ -28,20 +28,25 @@ nlohmann::ordered_json steps_json(const run_record::PipelineRunResult& result,
             {"p90_ns", spread.high},      {"max_ns", any ? *high : 0}};
 }
 
-// "5 steps after 2 warm-up: median 1.2 ms, min .., p10 .., p90 .., max .." for several steps.
+// "5 steps recorded after 2 warm-up: median 1.2 ms, min .., p10 .., p90 .., max .." for several
+// steps; of a run that failed, the steps it completed before it did (its step figures are "-").
 std::string steps_text(const run_record::PipelineRunResult& result,
                        const run_record::PipelineRunOptions& run, std::size_t whole) {
     if (whole < 2)
         return "";
     const nlohmann::ordered_json json = steps_json(result, run, whole);
     return fmt::format(
-        "{} steps recorded after {} warm-up: step time median {}, min {}, p10 {}, p90 {}, max {} "
-        "(busy and bubble are the median step's, peak memory the highest of the steps)\n",
-        whole, run.warmup_steps, format_duration(json["median_ns"].get<std::int64_t>()),
+        "{} steps {} after {} warm-up: step time median {}, min {}, p10 {}, p90 {}, max {} "
+        "({})\n",
+        whole, result.completed ? "recorded" : "completed before the run failed", run.warmup_steps,
+        format_duration(json["median_ns"].get<std::int64_t>()),
         format_duration(json["min_ns"].get<std::int64_t>()),
         format_duration(json["p10_ns"].get<std::int64_t>()),
         format_duration(json["p90_ns"].get<std::int64_t>()),
-        format_duration(json["max_ns"].get<std::int64_t>()));
+        format_duration(json["max_ns"].get<std::int64_t>()),
+        result.completed ? "busy and bubble are the median step's, peak memory the highest of the "
+                           "steps"
+                         : "the step that failed is not among them");
 }
 
 // A GPU rank's peak counts what its steps held beyond what the device already held; that is
