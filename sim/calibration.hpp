@@ -39,7 +39,7 @@ inline constexpr int kLeastSeenTransfers = 8;
 
 struct Calibration {
     Experiment experiment;
-    std::int64_t measured_step_ns = 0;                // the median over the runs
+    std::int64_t measured_step_ns = 0;  // the median over the runs
     // By rank, the median over the runs that sampled it; nullopt where none did (a real rank's
     // tensors always include its weights, so a recorded 0 is no sample: an import without memory).
     std::map<int, std::optional<std::int64_t>> measured_peak_bytes;

@@ -69,11 +69,12 @@ double word_embedding_parameters(const GptShape& shape, int tp) {
 double stage_parameters(const GptShape& shape, std::int64_t layers, int tp, bool first, bool last) {
     const double h = static_cast<double>(shape.hidden);
     const double replicated_per_layer = 6 * h;
-    const double layer =
-        (gpt_layer_parameter_count(shape.hidden) - replicated_per_layer) / tp + replicated_per_layer;
+    const double layer = (gpt_layer_parameter_count(shape.hidden) - replicated_per_layer) / tp +
+                         replicated_per_layer;
     double parameters = static_cast<double>(layers) * layer;
     if (first)
-        parameters += word_embedding_parameters(shape, tp) + static_cast<double>(shape.sequence) * h;
+        parameters +=
+            word_embedding_parameters(shape, tp) + static_cast<double>(shape.sequence) * h;
     if (last)
         parameters += 2 * h + (first ? 0 : word_embedding_parameters(shape, tp));
     return parameters;
@@ -124,9 +125,9 @@ std::int64_t boundary_bytes(const PlanLayout& layout, const ModelSpec& model,
     const double elements = static_cast<double>(shape.sequence) *
                             static_cast<double>(layout.microbatch_size) *
                             static_cast<double>(shape.hidden);
-    return rounded_bytes(elements * dtype_element_bytes(options.dtype) /
-                             (options.sequence_parallel ? layout.tp : 1),
-                         "a stage's output");
+    return rounded_bytes(
+        elements * dtype_element_bytes(options.dtype) / (options.sequence_parallel ? layout.tp : 1),
+        "a stage's output");
 }
 
 // What one blocking pipeline transfer stalls the GPU for: its tp-th of the boundary over the
@@ -306,8 +307,9 @@ CostModel step_cost_model(const PlanLayout& layout, const std::vector<int>& laye
         // A blocking transfer is paid inside the sender's computation, which the receiver waits
         // for: the link then carries no bytes of its own, only its latency.
         costs.activation_bytes.push_back(options.blocking_pipeline_transfers ? 0 : boundary);
-        costs.held_activation_bytes.push_back(rounded_bytes(
-            static_cast<double>(layers[stage]) * static_cast<double>(held), "a stage's activations"));
+        costs.held_activation_bytes.push_back(
+            rounded_bytes(static_cast<double>(layers[stage]) * static_cast<double>(held),
+                          "a stage's activations"));
     }
     costs.intra_host =
         link_of(cluster.links.intra_host_gb_per_s, cluster.links.intra_host_latency_us);
@@ -360,8 +362,8 @@ std::vector<double> rank_parameters(const PlanLayout& layout, const std::vector<
     std::vector<double> per_rank(static_cast<std::size_t>(layout.pp), 0);
     const std::size_t last_stage = counts.size() - 1;
     for (std::size_t stage = 0; stage < counts.size(); ++stage)
-        per_rank.at(static_cast<std::size_t>(lowered.stage_to_rank[stage])) += stage_parameters(
-            shape, counts[stage], layout.tp, stage == 0, stage == last_stage);
+        per_rank.at(static_cast<std::size_t>(lowered.stage_to_rank[stage])) +=
+            stage_parameters(shape, counts[stage], layout.tp, stage == 0, stage == last_stage);
     const auto first = static_cast<std::size_t>(lowered.stage_to_rank.front());
     if (last_stage > 0 && static_cast<std::size_t>(lowered.stage_to_rank.back()) == first)
         per_rank.at(first) -= word_embedding_parameters(shape, layout.tp);

@@ -68,8 +68,8 @@ bool is_toml_line(std::string_view line) {
         const std::string_view part = trimmed(key.substr(0, dot));
         const bool quoted = part.size() >= 2 && part.front() == '"' && part.back() == '"';
         if (part.empty() || (!quoted && !std::all_of(part.begin(), part.end(), [](char c) {
-                                 return is_key_char(c) && c != ' ' && c != '"' && c != '.';
-                             })))
+                return is_key_char(c) && c != ' ' && c != '"' && c != '.';
+            })))
             return false;
         if (dot == std::string_view::npos)
             return true;

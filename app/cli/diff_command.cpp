@@ -55,13 +55,14 @@ traces::RunRecord checked_run(const traces::TraceReader& reader, const traces::R
         refuse(fmt::format("{}: run {} is {} run, but --{}-run takes {} run", path, run.id,
                            described(run.kind), kind_name(kind), described(kind)));
     if (run.status == traces::RunStatus::failed)
-        refuse(fmt::format("{}: run {} {}; diff compares finished steps", path, run.id,
-                           shortened(traces::outcome_text(traces::read_run_outcome(reader, run)),
-                                     200)));
+        refuse(fmt::format(
+            "{}: run {} {}; diff compares finished steps", path, run.id,
+            shortened(traces::outcome_text(traces::read_run_outcome(reader, run)), 200)));
     if (run.status != traces::RunStatus::finished)
-        refuse(fmt::format("{}: run {} never finished (it is still marked running): diff compares "
-                           "finished steps",
-                           path, run.id));
+        refuse(
+            fmt::format("{}: run {} never finished (it is still marked running): diff compares "
+                        "finished steps",
+                        path, run.id));
     return run;
 }
 

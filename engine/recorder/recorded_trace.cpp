@@ -85,10 +85,11 @@ std::optional<std::string> broken_numbering(const std::vector<Event>& events) {
         // Two events renumbered into each other's places keep their times.
         if (index > 0 && event.time_ns && events[index - 1].time_ns &&
             *event.time_ns < *events[index - 1].time_ns)
-            return fmt::format("event {} ({}) was recorded at {} ns, before event {} ({}) at {} "
-                               "ns: the events are renumbered",
-                               event.sequence, event.name, *event.time_ns, index - 1,
-                               events[index - 1].name, *events[index - 1].time_ns);
+            return fmt::format(
+                "event {} ({}) was recorded at {} ns, before event {} ({}) at {} "
+                "ns: the events are renumbered",
+                event.sequence, event.name, *event.time_ns, index - 1, events[index - 1].name,
+                *events[index - 1].time_ns);
         if (event.parent && (*event.parent < 0 || *event.parent >= event.sequence))
             return fmt::format("event {} ({}) is nested in event {}, which {}", event.sequence,
                                event.name, *event.parent,

@@ -21,7 +21,8 @@ namespace {
 
 // Smallest k in (good, n] with bad(k), given bad(n) and not bad(good); bad is called at most
 // ceil(log2 (n - good)) more times.
-std::size_t first_bad(std::size_t good, std::size_t n, const std::function<bool(std::size_t)>& bad) {
+std::size_t first_bad(std::size_t good, std::size_t n,
+                      const std::function<bool(std::size_t)>& bad) {
     std::size_t worse = n;
     while (worse - good > 1) {
         const std::size_t middle = good + (worse - good) / 2;
@@ -49,8 +50,7 @@ std::optional<std::size_t> first_difference(std::size_t same, std::size_t n,
 // How many top-level events the streams have alike (name and arguments), from the first.
 std::size_t common_events(const std::vector<Event>& left, const std::vector<Event>& right) {
     std::size_t count = 0;
-    while (count < left.size() && count < right.size() &&
-           left[count].name == right[count].name &&
+    while (count < left.size() && count < right.size() && left[count].name == right[count].name &&
            left[count].arguments == right[count].arguments)
         ++count;
     return count;
@@ -97,8 +97,8 @@ void bisect_extra_events(const std::vector<Event>& left_top, const std::vector<E
         return found->second;
     };
     difference_after(extra);  // every further event replayed: a damaged one is refused
-    const std::optional<std::size_t> more = first_difference(
-        0, extra, [&](std::size_t k) { return difference_after(k).has_value(); });
+    const std::optional<std::size_t> more =
+        first_difference(0, extra, [&](std::size_t k) { return difference_after(k).has_value(); });
     if (!more)
         return;
     result.found = true;

@@ -181,7 +181,9 @@ run_record::PipelineRunResult run_distributed(const run_record::PipelineRunOptio
     rendezvous.timeout = std::chrono::milliseconds(options.rendezvous_timeout_ms);
     const std::string& directory = options.report_directory;
     if (!directory.empty())
-        rendezvous.ended = [directory](int rank) { return run_record::rank_ended(directory, rank); };
+        rendezvous.ended = [directory](int rank) {
+            return run_record::rank_ended(directory, rank);
+        };
     if (options.world_size != lowered.rank_count)
         throw std::invalid_argument(
             fmt::format("the schedule has {} ranks but the world size is {}", lowered.rank_count,

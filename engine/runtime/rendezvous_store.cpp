@@ -130,11 +130,11 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
     try {
         return connect_within(rendezvous, options, timeout + std::chrono::milliseconds(2'000));
     } catch (const RankEndedFirst& ended) {
-        throw TransportUnavailable(fmt::format("{}: rank {} stopped connecting to the rendezvous "
-                                               "at {}:{}: {}",
-                                               transport_name, rendezvous.rank,
-                                               rendezvous.master_address, rendezvous.master_port,
-                                               ended.what()));
+        throw TransportUnavailable(
+            fmt::format("{}: rank {} stopped connecting to the rendezvous "
+                        "at {}:{}: {}",
+                        transport_name, rendezvous.rank, rendezvous.master_address,
+                        rendezvous.master_port, ended.what()));
     } catch (const std::exception& error) {
         if (rendezvous.rank == 0)
             throw TransportUnavailable(fmt::format(
@@ -179,8 +179,7 @@ void RendezvousStore::wait_for_every_rank(Clock::time_point deadline) {
             if (const auto ended = first_ended_rank(rendezvous_))
                 throw TransportUnavailable(fmt::format(
                     "{}: rank {} ended ({}) before every rank joined the rendezvous ({} of {} did)",
-                    transport_name_, ended->first, ended->second, joined,
-                    rendezvous_.world_size));
+                    transport_name_, ended->first, ended->second, joined, rendezvous_.world_size));
             if (Clock::now() >= deadline)
                 throw TransportUnavailable(fmt::format(
                     "{}: only {} of {} ranks joined the rendezvous at {}:{} within {} ms (start "

@@ -9,9 +9,9 @@
 // reached (rank 0, which serves it, is gone) reads as an abort whose reason says so, because
 // nothing useful can follow it; rank 0 can stay, within a bound, until every rank has read the
 // reason it aborted with (linger_until_abort_seen); a rank the launcher saw end
-// (Rendezvous::ended) reads as an abort naming it, written to the store as any rank's abort is. Keys live under "pipelens/", apart from the
-// transports' own bootstrap keys, and barriers and gathers number their keys so two calls never
-// collide.
+// (Rendezvous::ended) reads as an abort naming it, written to the store as any rank's abort is.
+// Keys live under "pipelens/", apart from the transports' own bootstrap keys, and barriers and
+// gathers number their keys so two calls never collide.
 #pragma once
 
 #include <chrono>

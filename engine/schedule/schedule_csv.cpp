@@ -183,7 +183,8 @@ void require_rank_rows(const std::vector<CsvRecord>& records, const std::string&
 }
 
 // The first empty cell, as "file:line: rank R, cell C", when there is one.
-std::string first_empty_cell(const std::vector<CsvRecord>& records, const std::string& source_name) {
+std::string first_empty_cell(const std::vector<CsvRecord>& records,
+                             const std::string& source_name) {
     for (std::size_t row = 0; row < records.size(); ++row)
         for (std::size_t cell = 0; cell < records[row].cells.size(); ++cell)
             if (is_blank(records[row].cells[cell]))
@@ -542,10 +543,9 @@ ScheduleCsvReading parse_schedule_csv_as(std::string_view text, const std::strin
         link_send_recv_pairs(parsed.schedule);
     } else {
         for (const auto& actions : parsed.schedule.ranks)
-            reading.reduce_grad_in_compute_only |=
-                std::any_of(actions.begin(), actions.end(), [](const Action& action) {
-                    return action.kind == ActionKind::reduce_grad;
-                });
+            reading.reduce_grad_in_compute_only |= std::any_of(
+                actions.begin(), actions.end(),
+                [](const Action& action) { return action.kind == ActionKind::reduce_grad; });
     }
     if (columns != nullptr)
         *columns = std::move(parsed.columns);

@@ -7,9 +7,10 @@
 // a cell's start) and infers the shape: pp = number of records, stages = highest stage + 1,
 // m = highest microbatch + 1, each stage's rank by infer_stage_to_rank (the first row computing
 // it; a stage on two rows is left to the static check to report); SEND/RECV pairs are linked. Idle
-// cells are dropped (a lowered file with some is noted: PyTorch's reader refuses it). Refused, naming file:line (and rank and cell): a record without actions (a
-// blank line, which PyTorch would make an idle rank), a malformed token, and stage or microbatch
-// numbers with a gap (a mistyped number would otherwise redefine the shape).
+// cells are dropped (a lowered file with some is noted: PyTorch's reader refuses it). Refused,
+// naming file:line (and rank and cell): a record without actions (a blank line, which PyTorch would
+// make an idle rank), a malformed token, and stage or microbatch numbers with a gap (a mistyped
+// number would otherwise redefine the shape).
 //
 // Actions are read in today's notation (F, I, W, B) unless told otherwise; the `_as` readers
 // also take PyTorch's older one (F, B = input backward, W, BW = full backward), given or

@@ -90,17 +90,18 @@ TEST(CalibrateCli, TakesTheLatestRealRunNotALaterImportedSimulation) {
 // 0 B"; it is not measured: "-", JSON null, as `summary` shows it.
 TEST(CalibrateCli, ARankNothingSampledHasNoMeasuredPeakNotZero) {
     const auto trace = fresh_trace("calibrate_no_memory");
-    ASSERT_EQ(run_pipelens("import " + data("pytorch_profiler/gpu_1f1b_rank0.json") + " " +
-                           data("pytorch_profiler/gpu_1f1b_rank1.json") + " --out " +
-                           trace.string())
-                  .exit_code,
-              0);
+    ASSERT_EQ(
+        run_pipelens("import " + data("pytorch_profiler/gpu_1f1b_rank0.json") + " " +
+                     data("pytorch_profiler/gpu_1f1b_rank1.json") + " --out " + trace.string())
+            .exit_code,
+        0);
     const auto text = run_pipelens("calibrate " + trace.string());
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("  rank 1 peak memory: measured - (not simulated"), std::string::npos)
         << text.out;
     EXPECT_EQ(text.out.find("  rank 0 peak memory: measured - "), std::string::npos) << text.out;
-    const auto json = nlohmann::json::parse(run_pipelens("calibrate " + trace.string() + " --json").out);
+    const auto json =
+        nlohmann::json::parse(run_pipelens("calibrate " + trace.string() + " --json").out);
     ASSERT_EQ(json["peak_memory_bytes"].size(), 2u);
     EXPECT_GT(json["peak_memory_bytes"][0]["measured"].get<std::int64_t>(), 0);
     EXPECT_TRUE(json["peak_memory_bytes"][1]["measured"].is_null());

@@ -341,9 +341,9 @@ TEST(PlanCli, TopMemoryAndTheFilesValuesAreCheckedNamingWhereTheyCameFrom) {
 // Memory past 2^62 bytes per GPU is refused as too large, never rounded: it wrapped to 0 B, and a
 // model of 8 layers of hidden 2.3e8 "fit in 74.5 GiB" and passed --max-memory 80GB.
 TEST(PlanCli, MemoryPastWhatA64BitCountHoldsIsTooLargeNotZero) {
-    const auto result =
-        run_pipelens("plan --layers 8 --hidden 230000000 --heads 16 --sequence 512 "
-                     "--global-batch 16 --gpus 8 --tp 8 --pp 1 --even-split --max-memory 80GB");
+    const auto result = run_pipelens(
+        "plan --layers 8 --hidden 230000000 --heads 16 --sequence 512 "
+        "--global-batch 16 --gpus 8 --tp 8 --pp 1 --even-split --max-memory 80GB");
     EXPECT_EQ(result.exit_code, 3);
     EXPECT_EQ(result.err.rfind("pipelens plan: the weights and optimizer state would be 1.14e+19 "
                                "bytes per GPU, past 2^62 (4 EiB); here the costs come from the "

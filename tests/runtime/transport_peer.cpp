@@ -7,8 +7,8 @@
 // (COUNT: the rank that dies), barrier, barrier_timeout, gather, mismatch, latency (COUNT: round
 // trips), gather_ended, barrier_rank_ended, ended_before_join. NOTICES is a directory of launcher
 // notices (rank_files.hpp) the ranks read as Rendezvous::ended; a scenario's "dying" rank writes
-// its own notice there, as the launcher would once it saw the process end. Each prints plain lines ("small 0 Float [2, 3] 0 0.5 ...", "error
-// TransportTimeout:
+// its own notice there, as the launcher would once it saw the process end. Each prints plain lines
+// ("small 0 Float [2, 3] 0 0.5 ...", "error TransportTimeout:
 // ...", "abort_at_ms 1234" on the machine-wide steady clock) and then "done" once its transport
 // is destroyed, so a test compares exact text and times across processes (and sees that
 // destruction did not hang). Errors a scenario does not expect print as "error <kind>:
@@ -387,8 +387,7 @@ void gather(Transport& transport) {
     for (int step = 1; step <= 2; ++step) {
         const std::string payload = fmt::format("step {} from rank {}: {{\"loss\": {}}}", step,
                                                 transport.rank(), 0.5 * transport.rank());
-        const std::vector<std::string> reports =
-            transport.gather_to_rank_zero(payload, kTimeout);
+        const std::vector<std::string> reports = transport.gather_to_rank_zero(payload, kTimeout);
         for (std::size_t index = 0; index < reports.size(); ++index)
             print(fmt::format("report {} {}", index, reports[index]));
         print(fmt::format("step {} reports {}", step, reports.size()));
@@ -449,8 +448,7 @@ void latency(Transport& transport, int count) {
         print(fmt::format("round_trip_us {:.1f}", elapsed.count() / count));
 }
 
-void run(const std::string& scenario, Transport& transport, int count,
-         const std::string& notices) {
+void run(const std::string& scenario, Transport& transport, int count, const std::string& notices) {
     if (scenario == "ping_pong")
         ping_pong(transport);
     else if (scenario == "out_of_order")
@@ -505,7 +503,9 @@ int main(int argc, char** argv) {
     const int count = argc > 5 ? std::stoi(argv[5]) : 0;
     const std::string notices = argc > 6 ? argv[6] : "";
     if (!notices.empty())
-        rendezvous.ended = [notices](int rank) { return pipelens::run_record::rank_ended(notices, rank); };
+        rendezvous.ended = [notices](int rank) {
+            return pipelens::run_record::rank_ended(notices, rank);
+        };
     // Rank 2 dies before it reaches the rendezvous: the others must not wait out the timeout.
     if (scenario == "ended_before_join" && rendezvous.rank == 2) {
         std::this_thread::sleep_for(milliseconds(300));

@@ -331,8 +331,7 @@ TEST_F(GlooTransportTest, ARankThatDiedBeforeTheBarrierEndsTheOthersWaitNamingIt
         EXPECT_TRUE(ranks[rank].exited_cleanly);
         EXPECT_EQ(value_of(ranks[rank], "error"),
                   "TransportAborted: rank 2 ended (killed by signal 9 (Killed))");
-        const std::optional<long long> ended =
-            latency(ranks, 2, "exit_at_ms", rank, "ended_at_ms");
+        const std::optional<long long> ended = latency(ranks, 2, "exit_at_ms", rank, "ended_at_ms");
         ASSERT_TRUE(ended);
         EXPECT_LT(*ended, 3000);  // the barrier's own timeout is 20 s
     }
