@@ -3,7 +3,13 @@
 // watchers must be able to ask for the abort flag while another thread waits here.
 #include "engine/runtime/rendezvous_store.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <future>
 #include <memory>
 #include <thread>
@@ -21,6 +27,11 @@ using Clock = std::chrono::steady_clock;
 constexpr const char* kAbortKey = "pipelens/abort";
 constexpr const char* kAbortSeenKey = "pipelens/abort_seen";  // ranks other than 0 that read it
 constexpr const char* kJoinedKey = "pipelens/joined";         // ranks connected to the store
+// Each rank's world size, set before it counts itself in: ranks started with different ones
+// failed inside gloo ("enforce fail ... 136 vs 272") instead of saying so.
+std::string world_size_key(int rank) {
+    return fmt::format("pipelens/world_size/{}", rank);
+}
 constexpr auto kLongestPollSleep = std::chrono::milliseconds(20);
 // How often the launcher's notices of ended ranks are read: each look opens a file per rank.
 constexpr auto kEndedCheckInterval = std::chrono::milliseconds(20);
@@ -66,12 +77,6 @@ void check_rendezvous(const Rendezvous& rendezvous, const std::string& transport
             fmt::format("{}: the rendezvous timeout must be positive", transport_name));
 }
 
-// Another rank ended while this one was still connecting; what() says which and how.
-class RankEndedFirst : public std::runtime_error {
-  public:
-    using std::runtime_error::runtime_error;
-};
-
 // Connects and counts this rank in (kJoinedKey). c10d's client waits for the server's answers
 // with no deadline of its own once connected: a port held by a program that accepts and never
 // answers held the rank for good. Past `bound`, or once another rank has ended (rank 0 serves the
@@ -80,30 +85,26 @@ class RankEndedFirst : public std::runtime_error {
 c10::intrusive_ptr<c10d::Store> connect_within(const Rendezvous& rendezvous,
                                                const c10d::TCPStoreOptions& options,
                                                std::chrono::milliseconds bound) {
-    const std::string& address = rendezvous.master_address;
-    using Connect = std::packaged_task<c10::intrusive_ptr<c10d::Store>()>;
-    auto connect =
-        std::make_shared<Connect>([address, options]() -> c10::intrusive_ptr<c10d::Store> {
-            auto store = c10::make_intrusive<c10d::TCPStore>(address, options);
-            store->add(kJoinedKey, 1);
-            return store;
-        });
-    std::future<c10::intrusive_ptr<c10d::Store>> store = connect->get_future();
-    std::thread([connect] { (*connect)(); }).detach();
-    const auto deadline = Clock::now() + bound;
-    while (store.wait_until(std::min(deadline, Clock::now() + kEndedCheckInterval)) !=
-           std::future_status::ready) {
-        if (const auto ended = first_ended_rank(rendezvous))
-            throw RankEndedFirst(fmt::format("rank {} ended ({})", ended->first, ended->second));
-        if (Clock::now() >= deadline)
-            break;
-    }
-    if (store.wait_until(deadline) != std::future_status::ready)
+    const std::string address = rendezvous.master_address;
+    const std::string own_key = world_size_key(rendezvous.rank);
+    const std::string world_size = std::to_string(rendezvous.world_size);
+    try {
+        return connect_unless_a_rank_ends<c10::intrusive_ptr<c10d::Store>>(
+            rendezvous, bound,
+            [address, options, own_key, world_size]() -> c10::intrusive_ptr<c10d::Store> {
+                auto store = c10::make_intrusive<c10d::TCPStore>(address, options);
+                store->set(own_key, to_bytes(world_size));
+                store->add(kJoinedKey, 1);
+                return store;
+            });
+    } catch (const ConnectionGivenUp& given_up) {
+        if (*given_up.what() != '\0')
+            throw;
         throw std::runtime_error(
             fmt::format("nothing answered as a rendezvous store does within {} ms (is another "
                         "program listening on that port?)",
                         bound.count()));
-    return store.get();
+    }
 }
 
 // How long the ranks may take to meet. c10d's client counts its connect timeout in whole
@@ -114,9 +115,34 @@ std::chrono::milliseconds meeting_timeout(const Rendezvous& rendezvous) {
         std::max<std::chrono::milliseconds>(rendezvous.timeout, std::chrono::seconds(1)));
 }
 
+// Whether another socket listens on `port` here. c10d's server, asked to listen on it, logged
+// its attempts through glog (lines before any of ours) and was reported as not holding the
+// rendezvous "within N ms" of an immediate refusal.
+bool port_taken(int port) {
+    const int socket_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (socket_fd < 0)
+        return false;
+    const int yes = 1;
+    setsockopt(socket_fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_ANY);
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    const bool taken =
+        bind(socket_fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 &&
+        errno == EADDRINUSE;
+    close(socket_fd);
+    return taken;
+}
+
 c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
                                               const std::string& transport_name) {
     check_rendezvous(rendezvous, transport_name);
+    if (rendezvous.rank == 0 && port_taken(rendezvous.master_port))
+        throw TransportUnavailable(fmt::format(
+            "{}: rank 0 cannot hold the rendezvous at {}:{}: the port is in use (another program "
+            "or run listens on it); give --master another port, or --nproc to have one picked",
+            transport_name, rendezvous.master_address, rendezvous.master_port));
     c10d::TCPStoreOptions options;
     options.port = static_cast<std::uint16_t>(rendezvous.master_port);
     options.isServer = rendezvous.rank == 0;
@@ -129,7 +155,7 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
     options.timeout = timeout;
     try {
         return connect_within(rendezvous, options, timeout + std::chrono::milliseconds(2'000));
-    } catch (const RankEndedFirst& ended) {
+    } catch (const ConnectionGivenUp& ended) {
         throw TransportUnavailable(
             fmt::format("{}: rank {} stopped connecting to the rendezvous "
                         "at {}:{}: {}",
@@ -149,6 +175,12 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
 }
 
 }  // namespace
+
+std::optional<std::string> ended_rank_reason(const Rendezvous& rendezvous) {
+    if (const auto ended = first_ended_rank(rendezvous))
+        return fmt::format("rank {} ended ({})", ended->first, ended->second);
+    return std::nullopt;
+}
 
 std::string describe_exception(const std::exception& error) {
     std::string text;
@@ -170,6 +202,37 @@ RendezvousStore::RendezvousStore(const Rendezvous& rendezvous, std::string trans
     store_ = connect_store(rendezvous_, transport_name_);
     if (rendezvous_.rank == 0)
         wait_for_every_rank(deadline);
+    check_world_sizes(deadline);
+}
+
+void RendezvousStore::check_world_sizes(Clock::time_point deadline) {
+    const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::max(deadline - Clock::now(), Clock::duration(std::chrono::milliseconds(100))));
+    const auto world_size_of = [&](int rank) {
+        const std::string text = to_text(
+            wait_for(world_size_key(rank), fmt::format("rank {}'s world size", rank), remaining));
+        return std::stoll(text);
+    };
+    const auto refuse = [&](int rank, long long of_rank, long long of_zero) {
+        throw TransportUnavailable(fmt::format(
+            "{}: rank {} was started with world size {}, rank 0 with {}: start every rank with "
+            "the same --world-size (or give --nproc)",
+            transport_name_, rank, of_rank, of_zero));
+    };
+    try {
+        if (rendezvous_.rank != 0) {
+            if (const long long zero = world_size_of(0); zero != rendezvous_.world_size)
+                refuse(rendezvous_.rank, rendezvous_.world_size, zero);
+            return;
+        }
+        for (int rank = 1; rank < rendezvous_.world_size; ++rank)
+            if (const long long theirs = world_size_of(rank); theirs != rendezvous_.world_size)
+                refuse(rank, theirs, rendezvous_.world_size);
+    } catch (const TransportTimeout& error) {
+        throw TransportUnavailable(fmt::format("{}: {}", transport_name_, error.what()));
+    } catch (const TransportAborted& error) {
+        throw TransportUnavailable(error.what());
+    }
 }
 
 void RendezvousStore::wait_for_every_rank(Clock::time_point deadline) {
@@ -243,9 +306,7 @@ std::optional<std::string> RendezvousStore::ended_rank_reason_locked() {
     if (!rendezvous_.ended || now < next_ended_check_)
         return std::nullopt;
     next_ended_check_ = now + kEndedCheckInterval;
-    if (const auto ended = first_ended_rank(rendezvous_))
-        return fmt::format("rank {} ended ({})", ended->first, ended->second);
-    return std::nullopt;
+    return ended_rank_reason(rendezvous_);
 }
 
 void RendezvousStore::acknowledge_abort_locked() {

@@ -14,12 +14,18 @@
 // gathers number their keys so two calls never collide.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
+#include <future>
+#include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -30,6 +36,40 @@ namespace pipelens::runtime {
 
 // One line for a user: c10 errors without their C++ backtrace, anything after a newline dropped.
 std::string describe_exception(const std::exception& error);
+
+// "rank 2 ended (killed by signal 9 (Killed))" for the first rank other than this one that the
+// launcher saw end (Rendezvous::ended); nullopt when none has, or no launcher watches.
+std::optional<std::string> ended_rank_reason(const Rendezvous& rendezvous);
+
+// A connection given up: another rank ended first (what() is ended_rank_reason's), or `bound`
+// passed (what() is empty).
+class ConnectionGivenUp : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Runs `connect` on a thread of its own and returns what it returns (or throws what it throws),
+// unless another rank ends first or `bound` passes: then throws ConnectionGivenUp and leaves the
+// thread behind, still blocked in a connect that cannot succeed (the rank is about to end with
+// the error; c10d's and gloo's connects do not all keep a deadline of their own, and none looks
+// at the launcher's notices).
+template <typename Result>
+Result connect_unless_a_rank_ends(const Rendezvous& rendezvous, std::chrono::milliseconds bound,
+                                  std::function<Result()> connect) {
+    constexpr auto kLook = std::chrono::milliseconds(20);
+    auto task = std::make_shared<std::packaged_task<Result()>>(std::move(connect));
+    std::future<Result> result = task->get_future();
+    std::thread([task] { (*task)(); }).detach();
+    const auto deadline = std::chrono::steady_clock::now() + bound;
+    while (result.wait_until(std::min(deadline, std::chrono::steady_clock::now() + kLook)) !=
+           std::future_status::ready) {
+        if (std::optional<std::string> ended = ended_rank_reason(rendezvous))
+            throw ConnectionGivenUp(*ended);
+        if (std::chrono::steady_clock::now() >= deadline)
+            throw ConnectionGivenUp("");
+    }
+    return result.get();
+}
 
 class RendezvousStore {
   public:
@@ -83,6 +123,8 @@ class RendezvousStore {
     // Rank 0: waits until every rank has counted itself in, or throws TransportUnavailable at
     // `deadline` saying how many did.
     void wait_for_every_rank(std::chrono::steady_clock::time_point deadline);
+    // Every rank's world size is rank 0's, or TransportUnavailable names the two that differ.
+    void check_world_sizes(std::chrono::steady_clock::time_point deadline);
     // The reason to report when the store itself failed under an operation.
     std::string lost_store_reason(const std::exception& error) const;
     // Throws TransportAborted when some rank has aborted.

@@ -5,9 +5,10 @@
 //
 // Scenarios: ping_pong, out_of_order, timeout (COUNT: ms), unreceived, abort, peer_exits
 // (COUNT: the rank that dies), barrier, barrier_timeout, gather, mismatch, latency (COUNT: round
-// trips), gather_ended, barrier_rank_ended, ended_before_join. NOTICES is a directory of launcher
-// notices (rank_files.hpp) the ranks read as Rendezvous::ended; a scenario's "dying" rank writes
-// its own notice there, as the launcher would once it saw the process end. Each prints plain lines
+// trips), gather_ended, barrier_rank_ended, ended_before_join, ended_while_connecting. NOTICES is a
+// directory of launcher notices (rank_files.hpp) the ranks read as Rendezvous::ended; a scenario's
+// "dying" rank writes its own notice there, as the launcher would once it saw the process end. Each
+// prints plain lines
 // ("small 0 Float [2, 3] 0 0.5 ...", "error TransportTimeout:
 // ...", "abort_at_ms 1234" on the machine-wide steady clock) and then "done" once its transport
 // is destroyed, so a test compares exact text and times across processes (and sees that
@@ -24,6 +25,7 @@
 
 #include "engine/run_record/rank_files.hpp"
 #include "engine/runtime/gloo_transport.hpp"
+#include "engine/runtime/rendezvous_store.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -506,6 +508,21 @@ int main(int argc, char** argv) {
         rendezvous.ended = [notices](int rank) {
             return pipelens::run_record::rank_ended(notices, rank);
         };
+    // Rank 2 joins the rendezvous, then dies before gloo connects the ranks: the others' connect
+    // must not wait for it.
+    if (scenario == "ended_while_connecting" && rendezvous.rank == 2) {
+        const RendezvousStore joined(rendezvous, "gloo transport");
+        // Once the others have set their world sizes they are past the rendezvous, in gloo.
+        const auto store = joined.store();
+        for (int look = 0;
+             look < 500 && !store->check({"pipelens/world_size/0", "pipelens/world_size/1"});
+             ++look)
+            std::this_thread::sleep_for(milliseconds(10));
+        std::this_thread::sleep_for(milliseconds(300));
+        print(fmt::format("exit_at_ms {}", steady_ms()));
+        pipelens::run_record::note_rank_ended(notices, 2, "killed by signal 9 (Killed)");
+        std::_Exit(0);
+    }
     // Rank 2 dies before it reaches the rendezvous: the others must not wait out the timeout.
     if (scenario == "ended_before_join" && rendezvous.rank == 2) {
         std::this_thread::sleep_for(milliseconds(300));
