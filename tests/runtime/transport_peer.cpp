@@ -43,6 +43,14 @@ long long steady_ms() {
     return std::chrono::duration_cast<milliseconds>(Clock::now().time_since_epoch()).count();
 }
 
+// Rank 2 dies 300 ms from now, as SIGKILL would end it, and notes so as its launcher would.
+[[noreturn]] void die_noted(const std::string& notices) {
+    std::this_thread::sleep_for(milliseconds(300));
+    print(fmt::format("exit_at_ms {}", steady_ms()));
+    run_record::note_rank_ended(notices, 2, "killed by signal 9 (Killed)");
+    std::_Exit(0);
+}
+
 // "Float [2, 3] 0 0.5 1 1.5 2 2.5": dtype, shape, then the values in row-major order; tensors of
 // more than 16 elements show their sum, first and last value instead.
 std::string describe(const torch::Tensor& tensor) {
@@ -370,12 +378,8 @@ void barrier_timeout(Transport& transport) {
 // Rank 2 dies before the barrier the others wait at (with a long timeout), and its notice says
 // so: they stop at once, naming it.
 void barrier_rank_ended(Transport& transport, const std::string& notices) {
-    if (transport.rank() == 2) {
-        std::this_thread::sleep_for(milliseconds(300));
-        print(fmt::format("exit_at_ms {}", steady_ms()));
-        run_record::note_rank_ended(notices, 2, "killed by signal 9 (Killed)");
-        std::_Exit(0);
-    }
+    if (transport.rank() == 2)
+        die_noted(notices);
     try {
         transport.barrier(milliseconds(20'000));
         print("passed unexpectedly");
@@ -518,18 +522,11 @@ int main(int argc, char** argv) {
              look < 500 && !store->check({"pipelens/world_size/0", "pipelens/world_size/1"});
              ++look)
             std::this_thread::sleep_for(milliseconds(10));
-        std::this_thread::sleep_for(milliseconds(300));
-        print(fmt::format("exit_at_ms {}", steady_ms()));
-        pipelens::run_record::note_rank_ended(notices, 2, "killed by signal 9 (Killed)");
-        std::_Exit(0);
+        die_noted(notices);
     }
     // Rank 2 dies before it reaches the rendezvous: the others must not wait out the timeout.
-    if (scenario == "ended_before_join" && rendezvous.rank == 2) {
-        std::this_thread::sleep_for(milliseconds(300));
-        print(fmt::format("exit_at_ms {}", steady_ms()));
-        pipelens::run_record::note_rank_ended(notices, 2, "killed by signal 9 (Killed)");
-        return 0;
-    }
+    if (scenario == "ended_before_join" && rendezvous.rank == 2)
+        die_noted(notices);
     try {
         std::unique_ptr<Transport> transport = make_gloo_transport(rendezvous);
         run(scenario, *transport, count, notices);
