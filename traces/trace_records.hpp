@@ -60,6 +60,14 @@ struct RankRecord {
     std::optional<std::int64_t> clock_uncertainty_ns;
 };
 
+// A rank's warm-up (idle before its first computation); none for a rank that computed nothing (a
+// failed run's rank that died or waited from the start), whose 0 said it began at once.
+inline std::optional<std::int64_t> warmup_of(const RankRecord& rank) {
+    if (rank.busy_ns == 0)
+        return std::nullopt;
+    return rank.warmup_ns;
+}
+
 // The waiting_on column's text for ns waited per peer rank: {"1":2000,"3":500}, and back (text
 // that is not such an object reads as no waiting).
 std::string waiting_on_json(const std::map<int, std::int64_t>& waiting);

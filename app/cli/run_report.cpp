@@ -86,13 +86,14 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
                         "busy", "bubble", "bubble%", "warm-up", "cool-down", memory, memory.size(),
                         "waiting on");
     for (const traces::RankRecord& rank : figures.ranks)
-        text += fmt::format(
-            "{:>4}  {:>12}  {:>12}  {:>7}  {:>12}  {:>12}  {:>{}}  {}\n", rank.rank,
-            format_duration(rank.busy_ns), step_cell(figures, format_duration(rank.bubble_ns)),
-            step_cell(figures, fmt::format("{:.1f}%", rank.bubble_ratio * 100)),
-            format_duration(rank.warmup_ns), step_cell(figures, format_duration(rank.cooldown_ns)),
-            peak_memory(figures, rank) ? format_bytes(rank.peak_memory_bytes) : "-", memory.size(),
-            waiting_text(rank));
+        text += fmt::format("{:>4}  {:>12}  {:>12}  {:>7}  {:>12}  {:>12}  {:>{}}  {}\n", rank.rank,
+                            format_duration(rank.busy_ns),
+                            step_cell(figures, format_duration(rank.bubble_ns)),
+                            step_cell(figures, fmt::format("{:.1f}%", rank.bubble_ratio * 100)),
+                            traces::warmup_of(rank) ? format_duration(rank.warmup_ns) : "-",
+                            step_cell(figures, format_duration(rank.cooldown_ns)),
+                            peak_memory(figures, rank) ? format_bytes(rank.peak_memory_bytes) : "-",
+                            memory.size(), waiting_text(rank));
     // A real run's ranks were put on rank 0's clock: say by how much, and how surely.
     std::string clocks;
     for (const traces::RankRecord& rank : figures.ranks)
@@ -132,7 +133,8 @@ nlohmann::ordered_json run_figures_json(const RunFigures& figures,
         row["bubble_ratio"] = step_json(figures, rank.bubble_ratio);
         const std::optional<std::int64_t> peak = peak_memory(figures, rank);
         row["peak_memory_bytes"] = peak ? nlohmann::ordered_json(*peak) : nullptr;
-        row["warmup_ns"] = rank.warmup_ns;
+        const std::optional<std::int64_t> warmup = traces::warmup_of(rank);
+        row["warmup_ns"] = warmup ? nlohmann::ordered_json(*warmup) : nullptr;
         row["cooldown_ns"] = step_json(figures, rank.cooldown_ns);
         nlohmann::ordered_json waiting = nlohmann::ordered_json::object();
         for (const auto& [peer, idle] : waiting_on_rank(rank))

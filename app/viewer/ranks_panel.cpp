@@ -16,14 +16,14 @@ namespace {
 
 constexpr int kColumns = 7;
 
-// The value a column sorts by (peak memory n/a and a failed run's cool-down sort below every
-// figure).
+// The value a column sorts by (peak memory n/a, a failed run's cool-down and the warm-up of a
+// rank that computed nothing sort below every figure).
 std::int64_t sort_key(const RankRow& row, int column) {
     switch (column) {
         case 1:
             return row.busy_ns;
         case 2:
-            return row.warmup_ns;
+            return row.warmup_ns.value_or(-1);
         case 3:
             return row.cooldown_ns.value_or(-1);
         case 4:
@@ -96,9 +96,8 @@ void draw_ranks_panel(ViewerState& state) {
                               state.timeline.selected && state.timeline.selected->rank == row.rank,
                               ImGuiSelectableFlags_SpanAllColumns))
             select_rank(state, row.rank);
-        for (std::optional<std::int64_t> ns :
-             {std::optional(row.busy_ns), std::optional(row.warmup_ns), row.cooldown_ns,
-              std::optional(row.waiting_ns)}) {
+        for (std::optional<std::int64_t> ns : {std::optional(row.busy_ns), row.warmup_ns,
+                                               row.cooldown_ns, std::optional(row.waiting_ns)}) {
             ImGui::TableNextColumn();
             if (ns)
                 ImGui::TextUnformatted(format_duration(*ns).c_str());

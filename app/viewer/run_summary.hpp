@@ -23,7 +23,7 @@ namespace pipelens::viewer {
 struct RankRow {
     int rank = 0;
     std::int64_t busy_ns = 0;
-    std::int64_t warmup_ns = 0;
+    std::optional<std::int64_t> warmup_ns;  // none for a rank that computed nothing ("-")
     // None for a run that failed: its step never ended (`summary` prints "-").
     std::optional<std::int64_t> cooldown_ns;
     std::int64_t waiting_ns = 0;

@@ -75,6 +75,15 @@ TEST(RunCli, AFailedRunOfThreadsIsOnOneClock) {
         trace.string());
     EXPECT_EQ(result.exit_code, 1) << result.err;
     expect_failed_run_on_one_clock(trace);
+    // Rank 2 waited for stage 1 from the start and computed nothing: it has no warm-up to give
+    // (its "0 ns" said it began at once); rank 0 computed its forwards.
+    const auto summary = run_pipelens("summary " + trace.string() + " --json");
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const auto ranks = nlohmann::json::parse(summary.out)["runs"][0]["ranks"];
+    ASSERT_EQ(ranks.size(), 3u) << summary.out;
+    EXPECT_TRUE(ranks[0]["warmup_ns"].is_number()) << ranks.dump();
+    EXPECT_EQ(ranks[2]["busy_ns"], 0) << ranks.dump();
+    EXPECT_TRUE(ranks[2]["warmup_ns"].is_null()) << ranks.dump();
 }
 
 }  // namespace
