@@ -127,7 +127,7 @@ GateLimits gate_limits(const GateOptions& options) {
     if (options.max_step_time)
         limits.max_step_time_ns =
             parse_flag_text("pipelens", "max-step-time", *options.max_step_time,
-                            [](const std::string& text) { return parse_duration_ns(text); });
+                            [](const std::string& text) { return parse_duration_limit_ns(text); });
     if (options.max_bubble)
         limits.max_bubble_ratio =
             parse_flag_text("pipelens", "max-bubble", *options.max_bubble,
@@ -135,7 +135,7 @@ GateLimits gate_limits(const GateOptions& options) {
     if (options.max_memory)
         limits.max_memory_bytes =
             parse_flag_text("pipelens", "max-memory", *options.max_memory,
-                            [](const std::string& text) { return parse_byte_count(text); });
+                            [](const std::string& text) { return parse_byte_limit(text); });
     return limits;
 }
 

@@ -96,11 +96,28 @@ std::int64_t to_integer(double value, std::string_view original, std::string_vie
     return std::llround(value);
 }
 
+// Rounded down, past the last bits of a decimal's binary error (0.29us is 289.99999999999997 ns).
+std::int64_t to_integer_at_most(double value, std::string_view original, std::string_view what) {
+    if (value >= static_cast<double>(std::numeric_limits<std::int64_t>::max()))
+        throw UnitParseError(fmt::format("'{}' is too large for a {}", original, what));
+    return static_cast<std::int64_t>(std::floor(value * (1 + 1e-12)));
+}
+
 }  // namespace
 
 std::int64_t parse_duration_ns(std::string_view text) {
     const double value = parse_quantity(text, kDurationUnits, 1e3, "duration", "microseconds");
     return to_integer(value, text, "duration");
+}
+
+std::int64_t parse_duration_limit_ns(std::string_view text) {
+    const double value = parse_quantity(text, kDurationUnits, 1e3, "duration", "microseconds");
+    return to_integer_at_most(value, text, "duration");
+}
+
+std::int64_t parse_byte_limit(std::string_view text) {
+    const double value = parse_quantity(text, kByteUnits, 1.0, "size", "bytes");
+    return to_integer_at_most(value, text, "size");
 }
 
 double parse_bandwidth_bytes_per_ns(std::string_view text) {

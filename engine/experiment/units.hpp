@@ -25,6 +25,11 @@ std::int64_t parse_duration_ns(std::string_view text);
 double parse_bandwidth_bytes_per_ns(std::string_view text);
 std::int64_t parse_byte_count(std::string_view text);
 
+// The same for a limit (a CI gate): the whole ns or bytes at or below the text's value, so a
+// figure above it is never within it (to the nearest, 32999.5ns let a 33000 ns step pass).
+std::int64_t parse_duration_limit_ns(std::string_view text);
+std::int64_t parse_byte_limit(std::string_view text);
+
 // A share of a whole, from 0 to 1: "0.2" or "20%". A bare number above 1 is refused rather than
 // read as a share above the whole ("20 is above 1; did you mean 20%?"): every ratio a user gives
 // (a CI gate, an efficiency, a fraction of peak) is at most the whole.

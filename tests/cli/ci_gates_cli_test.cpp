@@ -37,6 +37,16 @@ TEST(CiGates, ExceededLimitsFailWithOneLineEachSayingByHowMuch) {
               "--max-bubble 20.00% by 7.27 points\n");
 }
 
+// A limit with a fraction of a ns is not rounded up to the figure: 32999.5 ns is exceeded by a
+// 33000 ns step (it passed, rounded to the nearest ns).
+TEST(CiGates, ALimitAFractionOfAUnitBelowTheFigureFails) {
+    for (const char* limit : {"32999.5ns", "32.9999us"}) {
+        const auto result = run_pipelens(std::string(kGPipe) + " --max-step-time " + limit);
+        EXPECT_EQ(result.exit_code, 1) << limit << ": " << result.err;
+    }
+    EXPECT_EQ(run_pipelens(std::string(kGPipe) + " --max-step-time 33000ns").exit_code, 0);
+}
+
 TEST(CiGates, LimitsMetExitZeroAndTheJUnitReportHasOneCasePerGate) {
     const auto junit = scratch("pass.xml");
     const auto result = run_pipelens(

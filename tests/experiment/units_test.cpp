@@ -33,6 +33,18 @@ TEST(Units, ByteCountsDecimalAndBinary) {
     EXPECT_EQ(parse_byte_count("512"), 512);
 }
 
+// A limit is the whole unit at or below it, whatever binary error its decimal carries.
+TEST(Units, LimitsRoundDownToTheWholeUnit) {
+    EXPECT_EQ(parse_duration_limit_ns("32999.5ns"), 32'999);
+    EXPECT_EQ(parse_duration_limit_ns("32.9999us"), 32'999);
+    EXPECT_EQ(parse_duration_limit_ns("33us"), 33'000);
+    EXPECT_EQ(parse_duration_limit_ns("0.29us"), 290);  // 289.99999999999997 in binary
+    EXPECT_EQ(parse_duration_limit_ns("1.1ms"), 1'100'000);
+    EXPECT_EQ(parse_byte_limit("4194303.9"), 4'194'303);
+    EXPECT_EQ(parse_byte_limit("4MiB"), 4'194'304);
+    EXPECT_EQ(parse_byte_limit("0.1KB"), 100);
+}
+
 TEST(Units, ErrorsQuoteTheTextAndListTheUnits) {
     try {
         parse_duration_ns("1.5xs");
