@@ -61,19 +61,30 @@ bool is_toml_line(std::string_view line) {
     if (equals == 0 || equals == std::string_view::npos)
         return false;
     // A key is bare or quoted parts joined by dots, spaces only around them: `1F1B pp=4 v=1`
-    // (a line of `simulate`'s output) is no key.
-    std::string_view key = line.substr(0, equals);
+    // (a line of `simulate`'s output) is no key; `"a.b" = 1` is one part.
+    std::string_view key = trimmed(line.substr(0, equals));
     while (true) {
-        const std::size_t dot = key.find('.');
-        const std::string_view part = trimmed(key.substr(0, dot));
-        const bool quoted = part.size() >= 2 && part.front() == '"' && part.back() == '"';
-        if (part.empty() || (!quoted && !std::all_of(part.begin(), part.end(), [](char c) {
-                return is_key_char(c) && c != ' ' && c != '"' && c != '.';
-            })))
-            return false;
-        if (dot == std::string_view::npos)
+        std::size_t end = 0;
+        if (key.starts_with('"')) {
+            end = key.find('"', 1);
+            if (end == std::string_view::npos)
+                return false;
+            ++end;
+        } else {
+            while (end < key.size() && key[end] != '.' && key[end] != ' ' && key[end] != '\t') {
+                if (!is_key_char(key[end]) || key[end] == '"')
+                    return false;
+                ++end;
+            }
+            if (end == 0)
+                return false;
+        }
+        key = trimmed(key.substr(end));
+        if (key.empty())
             return true;
-        key.remove_prefix(dot + 1);
+        if (!key.starts_with('.'))
+            return false;
+        key = trimmed(key.substr(1));
     }
 }
 
@@ -95,12 +106,16 @@ bool is_csv_line(std::string_view line) {
             if (!std::isdigit(static_cast<unsigned char>(cell.front())) && !overlapped &&
                 cell != "None")
                 return false;
-            // An action holds no spaces or '=' (`1F1B pp=4 v=1 m=8` is a line of text).
-            if (!std::all_of(cell.begin(), cell.end(), [](char c) {
-                    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '(' ||
-                           c == ')' || c == ';';
-                }))
-                return false;
+            // An action holds no spaces or '=' but between the parentheses of an overlap,
+            // whose parts PyTorch trims (`1F1B pp=4 v=1 m=8` is a line of text).
+            int depth = 0;
+            for (const char c : cell) {
+                depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+                const bool inside = depth > 0 && (c == ' ' || c == ';');
+                if (!inside && !std::isalnum(static_cast<unsigned char>(c)) && c != '_' &&
+                    c != '(' && c != ')')
+                    return false;
+            }
             any_action = true;
         }
         if (comma == line.size())

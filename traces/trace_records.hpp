@@ -60,10 +60,11 @@ struct RankRecord {
     std::optional<std::int64_t> clock_uncertainty_ns;
 };
 
-// A rank's warm-up (idle before its first computation); none for a rank that computed nothing (a
-// failed run's rank that died or waited from the start), whose 0 said it began at once.
-inline std::optional<std::int64_t> warmup_of(const RankRecord& rank) {
-    if (rank.busy_ns == 0)
+// A rank's warm-up (idle before its first computation); none for a rank of a run without a step
+// (a failed one) that computed nothing: it died or waited from the start, and its 0 said it
+// began at once. A finished run's idle rank keeps its figure (the whole step).
+inline std::optional<std::int64_t> warmup_of(const RankRecord& rank, bool run_has_step) {
+    if (rank.busy_ns == 0 && !run_has_step)
         return std::nullopt;
     return rank.warmup_ns;
 }

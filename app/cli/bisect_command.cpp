@@ -10,7 +10,6 @@
 #include <cmath>
 #include <optional>
 #include <tuple>
-#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -76,11 +75,19 @@ CommandFailure replay_failure(const Stream& stream, const recorder::ReplayError&
                           fmt::format("pipelens: {}: {}", stream.description, error.what()));
 }
 
-// The most replays a bisection of `events` takes (state_bisect.cpp): the whole stream, then a
-// binary search, and for two streams also their first differing event.
-int replay_bound(std::size_t events, bool two_streams) {
-    const int search = events <= 1 ? 0 : static_cast<int>(std::ceil(std::log2(events)));
-    return 1 + search + (two_streams ? 1 : 0);
+int ceil_log2(std::size_t count) {
+    return count <= 1 ? 0 : static_cast<int>(std::ceil(std::log2(static_cast<double>(count))));
+}
+
+// The most replays a bisection takes (state_bisect.hpp): the whole stream, then a binary search.
+int replay_bound(const recorder::ErrorBisection& result) {
+    return 1 + ceil_log2(result.event_count);
+}
+
+// Two streams: their first differing event too, and a longer stream's further events' search.
+int replay_bound(const recorder::DivergenceBisection& result) {
+    const std::size_t further = result.further_event_count;
+    return 2 + ceil_log2(result.event_count) + (further > 0 ? 3 + ceil_log2(further) : 0);
 }
 
 // What both bisections (until an error, between two runs) report alike: whether an event was
@@ -92,9 +99,8 @@ nlohmann::json bisection_counts(const Bisection& result) {
 
 template <typename Bisection>
 void print_replay_count(const Bisection& result) {
-    constexpr bool kTwoStreams = std::is_same_v<Bisection, recorder::DivergenceBisection>;
     fmt::print("bisect: {} replays for {} events (bound {})\n", result.replays, result.event_count,
-               replay_bound(result.event_count, kTwoStreams));
+               replay_bound(result));
 }
 
 void bisect_error(const BisectOptions& options) {

@@ -90,7 +90,9 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
                             format_duration(rank.busy_ns),
                             step_cell(figures, format_duration(rank.bubble_ns)),
                             step_cell(figures, fmt::format("{:.1f}%", rank.bubble_ratio * 100)),
-                            traces::warmup_of(rank) ? format_duration(rank.warmup_ns) : "-",
+                            traces::warmup_of(rank, traces::step_figures_apply(figures.outcome))
+                                ? format_duration(rank.warmup_ns)
+                                : "-",
                             step_cell(figures, format_duration(rank.cooldown_ns)),
                             peak_memory(figures, rank) ? format_bytes(rank.peak_memory_bytes) : "-",
                             memory.size(), waiting_text(rank));
@@ -133,7 +135,8 @@ nlohmann::ordered_json run_figures_json(const RunFigures& figures,
         row["bubble_ratio"] = step_json(figures, rank.bubble_ratio);
         const std::optional<std::int64_t> peak = peak_memory(figures, rank);
         row["peak_memory_bytes"] = peak ? nlohmann::ordered_json(*peak) : nullptr;
-        const std::optional<std::int64_t> warmup = traces::warmup_of(rank);
+        const std::optional<std::int64_t> warmup =
+            traces::warmup_of(rank, traces::step_figures_apply(figures.outcome));
         row["warmup_ns"] = warmup ? nlohmann::ordered_json(*warmup) : nullptr;
         row["cooldown_ns"] = step_json(figures, rank.cooldown_ns);
         nlohmann::ordered_json waiting = nlohmann::ordered_json::object();

@@ -32,7 +32,7 @@ RankRow row_of(const RankTimeline& rank, const traces::RunOutcome& outcome) {
     RankRow row;
     row.rank = rank.rank;
     row.busy_ns = rank.figures.busy_ns;
-    row.warmup_ns = traces::warmup_of(rank.figures);
+    row.warmup_ns = traces::warmup_of(rank.figures, traces::step_figures_apply(outcome));
     if (traces::step_figures_apply(outcome))
         row.cooldown_ns = rank.figures.cooldown_ns;
     const auto [peer, waiting] = waiting_of(rank.figures.waiting_on);

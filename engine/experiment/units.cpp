@@ -96,11 +96,14 @@ std::int64_t to_integer(double value, std::string_view original, std::string_vie
     return std::llround(value);
 }
 
-// Rounded down, past the last bits of a decimal's binary error (0.29us is 289.99999999999997 ns).
+// Rounded down, but a value within a millionth of a whole unit is that unit: a decimal's binary
+// error (0.29us is 289.99999999999997 ns) is no fraction the user wrote.
 std::int64_t to_integer_at_most(double value, std::string_view original, std::string_view what) {
     if (value >= static_cast<double>(std::numeric_limits<std::int64_t>::max()))
         throw UnitParseError(fmt::format("'{}' is too large for a {}", original, what));
-    return static_cast<std::int64_t>(std::floor(value * (1 + 1e-12)));
+    const double nearest = std::round(value);
+    return static_cast<std::int64_t>(std::abs(value - nearest) < 1e-6 ? nearest
+                                                                      : std::floor(value));
 }
 
 }  // namespace

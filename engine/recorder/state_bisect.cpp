@@ -5,7 +5,7 @@
 // no assumption about what comes after. Past it the search assumes that a difference, once made,
 // stays (a later event that undoes it hides it from the probes). Probing n first both replays
 // every event (a damaged one is refused, whatever the search finds) and seeds "worse": at most
-// 2 + ceil(log2 n) replays.
+// 2 + ceil(log2 n) replays; a longer stream's further events take at most 3 + ceil(log2 n') more.
 #include "engine/recorder/state_bisect.hpp"
 
 #include <functional>
@@ -65,11 +65,13 @@ void bisect_extra_events(const std::vector<Event>& left_top, const std::vector<E
     const std::vector<Event>& longer = left_longer ? left_top : right_top;
     const std::vector<Event>& shorter = left_longer ? right_top : left_top;
     const std::size_t extra = longer.size() - shorter.size();
+    result.further_event_count = extra;
     result.note = fmt::format(
         "the states agree after the {} events both streams have; the {} "
         "stream goes on with {} more",
         result.event_count, left_longer ? "left" : "right", extra);
     const auto whole_shorter = [&] {
+        ++result.replays;
         try {
             return state_fields(replay_prefix(shorter, shorter.size()).state());
         } catch (ReplayError& error) {

@@ -18,13 +18,17 @@ namespace pipelens::recorder {
 struct DivergenceBisection {
     bool found = false;
     std::size_t event_count = 0;  // top-level events both streams have
+    // The longer stream's further top-level events, searched when the common ones agree.
+    std::size_t further_event_count = 0;
     // The first event after which the states differ, and the other stream's event at the same
     // position; where the streams agree over the events both have and one stream's further
     // events part them, only that stream's event (the other stream has ended).
     std::optional<Event> left_event;
     std::optional<Event> right_event;
     std::optional<StateDifference> difference;
-    int replays = 0;   // prefixes replayed (each on both streams)
+    // Prefixes replayed: of both streams over the common events (at most 2 + ceil(log2 n)), then of
+    // one stream over its further ones (at most 3 + ceil(log2 n'), the shorter stream whole too).
+    int replays = 0;
     std::string note;  // e.g. one stream has more events
 };
 

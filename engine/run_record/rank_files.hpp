@@ -1,9 +1,10 @@
 // The files a launcher shares with the rank processes it starts, in one directory it owns:
 // each rank's report (JSON, written before the ranks gather, so the run can still be recorded
 // when rank 0 dies) and the launcher's notice that a rank ended without success (how it ended).
-// Rank 0 reads the notices while it gathers reports, so it stops waiting for a rank that is
-// gone instead of waiting out the timeout. A notice is written whole or not at all (written
-// aside, then renamed), so a reader never sees half of one. Torch-free.
+// Every rank reads the notices in its waits (joining, connecting, barriers, data, rank 0's
+// gather of reports), so none waits out its timeout for a rank that is gone. A notice is written
+// whole or not at all (written aside, then renamed), so a reader never sees half of one.
+// Torch-free.
 #pragma once
 
 #include <optional>

@@ -214,30 +214,35 @@ std::shared_ptr<::gloo::transport::Device> make_gloo_device(const Rendezvous& re
 // Gloo's full-mesh connect waits for every peer; one that died meanwhile was waited for until
 // its timeout and, in some tries, well past it (a rank left connecting after the others had
 // failed): the connect also ends once the launcher says a rank ended, or a little after gloo's
-// own timeout.
+// own timeout. It bootstraps through a store connection of its own, which it may leave blocked.
 c10::intrusive_ptr<c10d::ProcessGroupGloo> make_process_group(RendezvousStore& store) {
     using Group = c10::intrusive_ptr<c10d::ProcessGroupGloo>;
     const Rendezvous rendezvous = store.rendezvous();
-    const c10::intrusive_ptr<c10d::Store> raw_store = store.store();
+    const auto bound = rendezvous.timeout + std::chrono::milliseconds(2'000);
     try {
-        return connect_unless_a_rank_ends<Group>(
-            rendezvous, rendezvous.timeout + std::chrono::milliseconds(2'000),
-            [rendezvous, raw_store]() -> Group {
-                auto options = c10d::ProcessGroupGloo::Options::create(rendezvous.timeout);
-                options->devices.push_back(make_gloo_device(rendezvous));
-                options->threads = 1;  // the pool runs collectives only; point-to-point needs none
-                auto prefixed = c10::make_intrusive<c10d::PrefixStore>("pipelens/gloo", raw_store);
-                return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rendezvous.rank,
-                                                                   rendezvous.world_size, options);
-            });
+        return connect_unless_a_rank_ends<Group>(rendezvous, bound, [rendezvous]() -> Group {
+            auto options = c10d::ProcessGroupGloo::Options::create(rendezvous.timeout);
+            options->devices.push_back(make_gloo_device(rendezvous));
+            options->threads = 1;  // the pool runs collectives only; point-to-point needs none
+            auto prefixed = c10::make_intrusive<c10d::PrefixStore>(
+                "pipelens/gloo", connect_another_client(rendezvous));
+            return c10::make_intrusive<c10d::ProcessGroupGloo>(prefixed, rendezvous.rank,
+                                                               rendezvous.world_size, options);
+        });
     } catch (const ConnectionGivenUp& given_up) {
-        throw TransportUnavailable(fmt::format(
-            "{}: rank {} stopped connecting to the other ranks through gloo: {}", kTransportName,
-            rendezvous.rank,
-            *given_up.what() != '\0'
-                ? std::string(given_up.what())
-                : fmt::format("no answer within {} ms", rendezvous.timeout.count() + 2'000)));
+        throw TransportUnavailable(
+            fmt::format("{}: rank {} stopped connecting to the other ranks through gloo: {}",
+                        kTransportName, rendezvous.rank,
+                        given_up.why() == ConnectionGivenUp::Why::rank_ended
+                            ? std::string(given_up.what())
+                            : fmt::format("no answer within {} ms", bound.count())));
     } catch (const std::exception& error) {
+        // The connect has ended, and used a store connection of its own: rank 0 may have said
+        // why it gave up the rendezvous.
+        if (std::optional<std::string> reason = store.abort_reason())
+            throw TransportUnavailable(
+                fmt::format("{}: rank {} stopped connecting to the other ranks through gloo: {}",
+                            kTransportName, rendezvous.rank, *reason));
         throw TransportUnavailable(fmt::format(
             "{}: rank {} could not connect to the other ranks through gloo within {} ms: {}",
             kTransportName, rendezvous.rank, rendezvous.timeout.count(),

@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <future>
 #include <memory>
+#include <string_view>
 #include <thread>
 
 #include <c10/util/Exception.h>
@@ -33,8 +34,6 @@ std::string world_size_key(int rank) {
     return fmt::format("pipelens/world_size/{}", rank);
 }
 constexpr auto kLongestPollSleep = std::chrono::milliseconds(20);
-// How often the launcher's notices of ended ranks are read: each look opens a file per rank.
-constexpr auto kEndedCheckInterval = std::chrono::milliseconds(20);
 
 std::vector<std::uint8_t> to_bytes(const std::string& text) {
     return std::vector<std::uint8_t>(text.begin(), text.end());
@@ -98,7 +97,7 @@ c10::intrusive_ptr<c10d::Store> connect_within(const Rendezvous& rendezvous,
                 return store;
             });
     } catch (const ConnectionGivenUp& given_up) {
-        if (*given_up.what() != '\0')
+        if (given_up.why() == ConnectionGivenUp::Why::rank_ended)
             throw;
         throw std::runtime_error(
             fmt::format("nothing answered as a rendezvous store does within {} ms (is another "
@@ -176,6 +175,15 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
 
 }  // namespace
 
+c10::intrusive_ptr<c10d::Store> connect_another_client(const Rendezvous& rendezvous) {
+    c10d::TCPStoreOptions options;
+    options.port = static_cast<std::uint16_t>(rendezvous.master_port);
+    options.isServer = false;
+    options.waitWorkers = false;
+    options.timeout = meeting_timeout(rendezvous);
+    return c10::make_intrusive<c10d::TCPStore>(rendezvous.master_address, options);
+}
+
 std::optional<std::string> ended_rank_reason(const Rendezvous& rendezvous) {
     if (const auto ended = first_ended_rank(rendezvous))
         return fmt::format("rank {} ended ({})", ended->first, ended->second);
@@ -200,9 +208,38 @@ RendezvousStore::RendezvousStore(const Rendezvous& rendezvous, std::string trans
     : rendezvous_(rendezvous), transport_name_(std::move(transport_name)) {
     const auto deadline = Clock::now() + meeting_timeout(rendezvous_);
     store_ = connect_store(rendezvous_, transport_name_);
-    if (rendezvous_.rank == 0)
-        wait_for_every_rank(deadline);
-    check_world_sizes(deadline);
+    try {
+        if (rendezvous_.rank == 0)
+            wait_for_every_rank(deadline);
+        check_world_sizes(deadline);
+    } catch (const TransportUnavailable& error) {
+        if (rendezvous_.rank == 0)
+            stay_for_the_ranks_that_came(error.what());
+        throw;
+    }
+}
+
+// The ranks that came wait in their transport's own connect for those that did not, and rank 0
+// serves the store: leaving at once left them "Connection reset by peer". Unless the launcher
+// told every rank that one ended, it writes why it gives up and stays, at most their connect's
+// timeout and a second, until each has read it.
+void RendezvousStore::stay_for_the_ranks_that_came(const std::string& why) {
+    if (ended_rank_reason(rendezvous_))
+        return;  // the others read the launcher's notice themselves
+    std::int64_t came = 1;
+    try {
+        std::lock_guard lock(mutex_);
+        came = store_->add(kJoinedKey, 0);  // adding 0 reads the count
+    } catch (const std::exception&) {
+        return;
+    }
+    std::string_view reason = why;
+    if (const std::string prefix = transport_name_ + ": "; reason.starts_with(prefix))
+        reason.remove_prefix(prefix.size());
+    abort(fmt::format("rank 0 gave up the rendezvous: {}", reason));
+    linger_until_abort_seen(
+        rendezvous_.timeout + std::chrono::seconds(1),
+        static_cast<int>(std::min<std::int64_t>(came, rendezvous_.world_size)) - 1);
 }
 
 void RendezvousStore::check_world_sizes(Clock::time_point deadline) {
@@ -214,10 +251,13 @@ void RendezvousStore::check_world_sizes(Clock::time_point deadline) {
         return std::stoll(text);
     };
     const auto refuse = [&](int rank, long long of_rank, long long of_zero) {
-        throw TransportUnavailable(fmt::format(
-            "{}: rank {} was started with world size {}, rank 0 with {}: start every rank with "
-            "the same --world-size (or give --nproc)",
-            transport_name_, rank, of_rank, of_zero));
+        const std::string why = fmt::format(
+            "rank {} was started with world size {}, rank 0 with {}: start every rank with the "
+            "same --world-size (or give --nproc)",
+            rank, of_rank, of_zero);
+        if (rendezvous_.rank != 0)
+            abort(why);  // read here, so rank 0 need not stay for this rank to read it
+        throw TransportUnavailable(fmt::format("{}: {}", transport_name_, why));
     };
     try {
         if (rendezvous_.rank != 0) {
@@ -230,8 +270,8 @@ void RendezvousStore::check_world_sizes(Clock::time_point deadline) {
                 refuse(rank, theirs, rendezvous_.world_size);
     } catch (const TransportTimeout& error) {
         throw TransportUnavailable(fmt::format("{}: {}", transport_name_, error.what()));
-    } catch (const TransportAborted& error) {
-        throw TransportUnavailable(error.what());
+    } catch (const TransportAborted& error) {  // the other side refused first, or gave up
+        throw TransportUnavailable(fmt::format("{}: {}", transport_name_, error.what()));
     }
 }
 
@@ -314,9 +354,11 @@ void RendezvousStore::acknowledge_abort_locked() {
         store_->add(kAbortSeenKey, 1);
 }
 
-bool RendezvousStore::linger_until_abort_seen(std::chrono::milliseconds bound) {
+bool RendezvousStore::linger_until_abort_seen(std::chrono::milliseconds bound,
+                                              std::optional<int> readers) {
     if (rendezvous_.rank != 0 || !known_abort_reason())
         return true;
+    const int awaited = readers.value_or(rendezvous_.world_size - 1);
     const auto deadline = Clock::now() + bound;
     for (int attempt = 0;;) {
         std::int64_t seen = 0;
@@ -328,7 +370,7 @@ bool RendezvousStore::linger_until_abort_seen(std::chrono::milliseconds bound) {
                 return false;
             }
         }
-        if (seen >= rendezvous_.world_size - 1)
+        if (seen >= awaited)
             return true;
         if (Clock::now() >= deadline)
             return false;

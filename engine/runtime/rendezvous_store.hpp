@@ -41,35 +41,64 @@ std::string describe_exception(const std::exception& error);
 // launcher saw end (Rendezvous::ended); nullopt when none has, or no launcher watches.
 std::optional<std::string> ended_rank_reason(const Rendezvous& rendezvous);
 
-// A connection given up: another rank ended first (what() is ended_rank_reason's), or `bound`
-// passed (what() is empty).
+// How often the launcher's notices of ended ranks are read: each look opens a file per rank.
+inline constexpr auto kEndedCheckInterval = std::chrono::milliseconds(20);
+// How long a connect that failed waits for a notice that a rank ended: the socket of a killed
+// rank closes before its launcher has reaped it and written why.
+inline constexpr auto kNoticeGrace = std::chrono::milliseconds(300);
+
+// A connection given up, because another rank ended first (what() is ended_rank_reason's) or
+// because the bound passed.
 class ConnectionGivenUp : public std::runtime_error {
   public:
-    using std::runtime_error::runtime_error;
+    enum class Why { rank_ended, bound_passed };
+    ConnectionGivenUp(Why why, const std::string& text) : std::runtime_error(text), why_(why) {}
+    Why why() const { return why_; }
+
+  private:
+    Why why_;
 };
 
-// Runs `connect` on a thread of its own and returns what it returns (or throws what it throws),
-// unless another rank ends first or `bound` passes: then throws ConnectionGivenUp and leaves the
-// thread behind, still blocked in a connect that cannot succeed (the rank is about to end with
-// the error; c10d's and gloo's connects do not all keep a deadline of their own, and none looks
-// at the launcher's notices).
+// Runs `connect` on a thread of its own and returns what it returns, unless another rank ends
+// first or `bound` passes: then throws ConnectionGivenUp and leaves the thread behind, still
+// blocked in a connect that cannot succeed (c10d's and gloo's connects do not all keep a
+// deadline of their own, and none looks at the launcher's notices). A connect that fails names
+// the rank that ended, where the launcher says one did, else throws its own error. `connect`
+// must own everything it uses (no store or socket this rank goes on using): the rank is about to
+// end with the error, and pipelens-runtime ends without static destructors (runtime_main.cpp).
 template <typename Result>
 Result connect_unless_a_rank_ends(const Rendezvous& rendezvous, std::chrono::milliseconds bound,
                                   std::function<Result()> connect) {
-    constexpr auto kLook = std::chrono::milliseconds(20);
+    using Clock = std::chrono::steady_clock;
     auto task = std::make_shared<std::packaged_task<Result()>>(std::move(connect));
     std::future<Result> result = task->get_future();
     std::thread([task] { (*task)(); }).detach();
-    const auto deadline = std::chrono::steady_clock::now() + bound;
-    while (result.wait_until(std::min(deadline, std::chrono::steady_clock::now() + kLook)) !=
+    const auto deadline = Clock::now() + bound;
+    while (result.wait_until(std::min(deadline, Clock::now() + kEndedCheckInterval)) !=
            std::future_status::ready) {
         if (std::optional<std::string> ended = ended_rank_reason(rendezvous))
-            throw ConnectionGivenUp(*ended);
-        if (std::chrono::steady_clock::now() >= deadline)
-            throw ConnectionGivenUp("");
+            throw ConnectionGivenUp(ConnectionGivenUp::Why::rank_ended, *ended);
+        if (Clock::now() >= deadline)
+            throw ConnectionGivenUp(ConnectionGivenUp::Why::bound_passed, "");
     }
-    return result.get();
+    try {
+        return result.get();
+    } catch (const std::exception&) {
+        for (const auto until = Clock::now() + kNoticeGrace; rendezvous.ended;) {
+            if (std::optional<std::string> ended = ended_rank_reason(rendezvous))
+                throw ConnectionGivenUp(ConnectionGivenUp::Why::rank_ended, *ended);
+            if (Clock::now() >= until)
+                break;
+            std::this_thread::sleep_for(kEndedCheckInterval);
+        }
+        throw;
+    }
 }
+
+// A client connection of its own to the rendezvous's store, for a bootstrap run by
+// connect_unless_a_rank_ends (ProcessGroupGloo's): one it may leave blocked without holding the
+// connection the rank goes on using.
+c10::intrusive_ptr<c10d::Store> connect_another_client(const Rendezvous& rendezvous);
 
 class RendezvousStore {
   public:
@@ -80,8 +109,7 @@ class RendezvousStore {
     RendezvousStore(const RendezvousStore&) = delete;
     RendezvousStore& operator=(const RendezvousStore&) = delete;
 
-    // The raw store, for a bootstrap that needs one (ProcessGroupGloo). Only use it before any
-    // other thread uses this object.
+    // The raw store (tests read it). Only use it before any other thread uses this object.
     c10::intrusive_ptr<c10d::Store> store() const { return store_; }
 
     // Records `reason` unless some rank recorded one first; returns the reason that holds. Never
@@ -97,8 +125,10 @@ class RendezvousStore {
     // serves the store, and a rank that reads it after rank 0 has gone learns only that the store
     // is lost, not why. Waits, at most `bound`, until every other rank has seen the reason (each
     // acknowledges it once, when it first learns it from the store); returns whether all did.
-    // Other ranks, and a rank 0 that knows of no abort, return true at once.
-    bool linger_until_abort_seen(std::chrono::milliseconds bound);
+    // Other ranks, and a rank 0 that knows of no abort, return true at once. `readers`: how many
+    // ranks to wait for (default: every other rank).
+    bool linger_until_abort_seen(std::chrono::milliseconds bound,
+                                 std::optional<int> readers = std::nullopt);
 
     // Publishes `value` under `key` for the other ranks.
     void publish(const std::string& key, const std::vector<std::uint8_t>& value);
@@ -125,6 +155,8 @@ class RendezvousStore {
     void wait_for_every_rank(std::chrono::steady_clock::time_point deadline);
     // Every rank's world size is rank 0's, or TransportUnavailable names the two that differ.
     void check_world_sizes(std::chrono::steady_clock::time_point deadline);
+    // Rank 0, giving up on the meeting: see the definition.
+    void stay_for_the_ranks_that_came(const std::string& why);
     // The reason to report when the store itself failed under an operation.
     std::string lost_store_reason(const std::exception& error) const;
     // Throws TransportAborted when some rank has aborted.

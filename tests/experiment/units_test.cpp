@@ -43,6 +43,10 @@ TEST(Units, LimitsRoundDownToTheWholeUnit) {
     EXPECT_EQ(parse_byte_limit("4194303.9"), 4'194'303);
     EXPECT_EQ(parse_byte_limit("4MiB"), 4'194'304);
     EXPECT_EQ(parse_byte_limit("0.1KB"), 100);
+    // Large limits stay what they say (a relative allowance raised 1.5TB by a byte).
+    EXPECT_EQ(parse_byte_limit("1.5TB"), 1'500'000'000'000);
+    EXPECT_EQ(parse_duration_limit_ns("2000s"), 2'000'000'000'000);
+    EXPECT_EQ(parse_byte_limit("1099511627775.5"), 1'099'511'627'775);
 }
 
 TEST(Units, ErrorsQuoteTheTextAndListTheUnits) {

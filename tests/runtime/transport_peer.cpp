@@ -5,16 +5,16 @@
 //
 // Scenarios: ping_pong, out_of_order, timeout (COUNT: ms), unreceived, abort, peer_exits
 // (COUNT: the rank that dies), barrier, barrier_timeout, gather, mismatch, latency (COUNT: round
-// trips), gather_ended, barrier_rank_ended, ended_before_join, ended_while_connecting. NOTICES is a
-// directory of launcher notices (rank_files.hpp) the ranks read as Rendezvous::ended; a scenario's
-// "dying" rank writes its own notice there, as the launcher would once it saw the process end. Each
-// prints plain lines
-// ("small 0 Float [2, 3] 0 0.5 ...", "error TransportTimeout:
-// ...", "abort_at_ms 1234" on the machine-wide steady clock) and then "done" once its transport
-// is destroyed, so a test compares exact text and times across processes (and sees that
-// destruction did not hang). Errors a scenario does not expect print as "error <kind>:
-// <message>" and the process still exits 0; only bad arguments give 2.
+// trips), gather_ended, barrier_rank_ended, ended_before_join, ended_while_connecting,
+// never_comes. NOTICES is a directory of launcher notices (rank_files.hpp) the ranks read as
+// Rendezvous::ended; a scenario's "dying" rank writes its own notice there, as the launcher
+// would once it saw the process end. Each prints plain lines ("small 0 Float [2, 3] 0 0.5 ...",
+// "error TransportTimeout: ...", "abort_at_ms 1234" on the machine-wide steady clock) and then
+// "done" once its transport is destroyed, so a test compares exact text and times across
+// processes (and sees that destruction did not hang). Errors a scenario does not expect print as
+// "error <kind>: <message>" and the process still exits 0; only bad arguments give 2.
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -516,17 +516,19 @@ int main(int argc, char** argv) {
     // must not wait for it.
     if (scenario == "ended_while_connecting" && rendezvous.rank == 2) {
         const RendezvousStore joined(rendezvous, "gloo transport");
-        // Once the others have set their world sizes they are past the rendezvous, in gloo.
+        // Once all three have joined, the others are past the meeting: checking world sizes
+        // (a few round trips), then in gloo's connect, which waits for this rank.
         const auto store = joined.store();
-        for (int look = 0;
-             look < 500 && !store->check({"pipelens/world_size/0", "pipelens/world_size/1"});
-             ++look)
+        for (int look = 0; look < 500 && store->add("pipelens/joined", 0) < 3; ++look)
             std::this_thread::sleep_for(milliseconds(10));
         die_noted(notices);
     }
     // Rank 2 dies before it reaches the rendezvous: the others must not wait out the timeout.
     if (scenario == "ended_before_join" && rendezvous.rank == 2)
         die_noted(notices);
+    // Rank 2 is never started (no launcher notes anything).
+    if (scenario == "never_comes" && rendezvous.rank == 2)
+        return 0;
     try {
         std::unique_ptr<Transport> transport = make_gloo_transport(rendezvous);
         run(scenario, *transport, count, notices);
@@ -541,5 +543,7 @@ int main(int argc, char** argv) {
         print(fmt::format("error exception: {}", error.what()));
     }
     print("done");
-    return 0;
+    // As pipelens-runtime ends: a connect given up may have left a thread in c10d or gloo.
+    std::fflush(nullptr);
+    std::_Exit(0);
 }

@@ -15,6 +15,9 @@ TEST(FileKind, EachKindByItsContent) {
               FileKind::experiment_toml);
     EXPECT_EQ(file_kind_of_head("pp = 4\n"), FileKind::experiment_toml);
     EXPECT_EQ(file_kind_of_head("costs.stage-1 . \"forward ns\" = 4\n"), FileKind::experiment_toml);
+    EXPECT_EQ(file_kind_of_head("\"a.b\" = 1\n"), FileKind::experiment_toml);
+    // An overlap's parts may have spaces around them, as PyTorch trims them.
+    EXPECT_EQ(file_kind_of_head("(0F7; 7B3)OVERLAP_F_B,0SEND_F7\n"), FileKind::schedule_csv);
     EXPECT_EQ(file_kind_of_head("[model]\nlayers = 32\n[cluster]\ngpus = 8\n"),
               FileKind::plan_toml);
     EXPECT_EQ(file_kind_of_head("0F0,0F1,0I0\r\n,1F0,1I0\r\n"), FileKind::schedule_csv);
