@@ -139,6 +139,28 @@ bool has_step(const traces::RunRecord& run) {
     return run.status == traces::RunStatus::finished;
 }
 
+// `text` wrapped at its spaces only: ImGui's wrapping also breaks after a '.', which split
+// figures ("2." / "009 ms"). A word wider than the sidebar stays whole on its own line.
+void text_wrapped_at_spaces(const std::string& text) {
+    const float width = ImGui::GetContentRegionAvail().x;
+    std::string line;
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t space = std::min(text.find(' ', at), text.size());
+        const std::string word = text.substr(at, space - at);
+        const std::string longer = line.empty() ? word : line + " " + word;
+        if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
+            ImGui::TextUnformatted(line.c_str());
+            line = "  " + word;  // a continued line is indented, as the busy lines are
+        } else {
+            line = longer;
+        }
+        at = space + 1;
+    }
+    if (!line.empty())
+        ImGui::TextUnformatted(line.c_str());
+}
+
 // The step against the compared run, and `pipelens diff`'s split of the difference; each rank's
 // busy time; then the actions whose durations differ most (a click selects one): all for the
 // picked step against its match, or over every step.
@@ -148,17 +170,17 @@ void draw_comparison(ViewerState& state) {
     const TimelineModel& shown = *state.trace.model;
     const std::optional<int> step = state.timeline.chosen_step;
     ImGui::Separator();
-    ImGui::TextWrapped("%s", comparison_line(state.trace, step).c_str());
+    text_wrapped_at_spaces(comparison_line(state.trace, step));
     // A run without a step (failed, unfinished) has nothing to split or set against the other's:
     // the line above says why, as `pipelens diff` refuses the pair, and nothing below contradicts
     // it with figures.
     if (!has_step(shown.run()) || !has_step(state.trace.compared->run()))
         return;
     for (const std::string& line : split_lines(state.trace, step))
-        ImGui::TextWrapped("%s", line.c_str());
+        text_wrapped_at_spaces(line);
     for (const std::string& line :
          rank_busy_lines(shown, *state.trace.compared, state.trace.match, step))
-        ImGui::TextWrapped("  %s", line.c_str());  // "63 ranks are busy as long in both runs"
+        text_wrapped_at_spaces("  " + line);  // "63 ranks are busy as long in both runs"
     const std::vector<ActionDifference> largest = largest_differences(state.trace.match, step);
     if (largest.empty()) {
         ImGui::TextDisabled("no action's duration differs%s",
@@ -274,7 +296,13 @@ void draw_sidebar_content(ViewerState& state) {
 }  // namespace
 
 void draw_sidebar(ViewerState& state) {
-    draw_sidebar_content(state);
+    // Above the colour key, in a region of its own that scrolls: a long comparison ran under the
+    // key, out of reach.
+    const float key_top = legend_swatch(0, ImGui::GetIO().DisplaySize.y).y - 6;
+    const float height = std::max(40.0f, key_top - ImGui::GetCursorScreenPos().y - 4);
+    if (ImGui::BeginChild("##sidebar_content", ImVec2(0, height), false))
+        draw_sidebar_content(state);
+    ImGui::EndChild();
     draw_legend();
 }
 

@@ -265,16 +265,19 @@ void TimelineModel::finish() {
         if (!rank.communication.max_end.empty())
             end_ns_ = std::max(end_ns_, rank.communication.max_end.back());
     }
+    // A run that failed never ended its step: after a rank's last computation it waited for what
+    // never came (idle), not a cool-down, which `summary` and the Ranks panel give as "-".
+    const bool ended = run_.status != traces::RunStatus::failed;
     for (RankTimeline& rank : ranks_) {
         if (rank.compute.actions.empty())
             continue;
         const std::int64_t last_end = rank.compute.max_end.back();
         if (last_end < end_ns_) {
-            Bubble cool_down;
-            cool_down.start_ns = last_end;
-            cool_down.end_ns = end_ns_;
-            cool_down.cause = BubbleCause::cool_down;
-            rank.bubbles.push_back(cool_down);
+            Bubble after_last;
+            after_last.start_ns = last_end;
+            after_last.end_ns = end_ns_;
+            after_last.cause = ended ? BubbleCause::cool_down : BubbleCause::idle;
+            rank.bubbles.push_back(after_last);
         }
     }
     // By id, as the reader returns them; only hand-made records need the sort.

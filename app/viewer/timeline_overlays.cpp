@@ -195,15 +195,44 @@ void draw_interrupted_actions(ImDrawList* draw, const ViewerState& state) {
             draw_in_flight(draw, state.timeline.geometry, error);
 }
 
+namespace {
+
+// A rank whose process died before it reported (its moment unseen, its actions unrecorded): its
+// empty lanes looked like an idle rank's. They are tinted whole and say why they are empty.
+void draw_unseen_death(ImDrawList* draw, const TimelineGeometry& geometry,
+                       const traces::ErrorRecord& cause, float area_bottom) {
+    const float top = geometry.lane_top(cause.rank, false);
+    const float bottom = geometry.lane_top(cause.rank, true) + kLaneHeight;
+    if (bottom < kLanesTop || top > area_bottom)
+        return;
+    draw->AddRectFilled({geometry.left, top}, {geometry.left + geometry.width, bottom},
+                        colour(kErrorMarker, 40));
+    // On the communication lane: the compute lane's top carries the peers' "no matching recv".
+    const std::string& message = cause.message.empty() ? cause.kind : cause.message;
+    const float width = ImGui::CalcTextSize(message.c_str()).x;
+    const float text_top = geometry.lane_top(cause.rank, true) + 2;
+    draw->AddRectFilled({geometry.left + 3, text_top - 1},
+                        {geometry.left + 7 + width, text_top + ImGui::GetTextLineHeight() + 1},
+                        colour(kBackground, 230));
+    draw->AddText({geometry.left + 5, text_top}, colour(kErrorMarker), message.c_str());
+}
+
+}  // namespace
+
 void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom) {
     const TimelineModel& model = *state.trace.model;
     if (model.run().status != traces::RunStatus::failed || state.trace.errors.empty())
         return;
     const traces::ErrorRecord& cause = state.trace.errors.front();
-    if (cause.rank < 0 || cause.rank >= static_cast<int>(model.ranks().size()) || !cause.time_ns ||
-        traces::consequence_level(cause.kind) == 2 || traces::consequence_level(cause.kind) < 0)
-        return;  // an echo, or a death whose moment nobody saw
+    if (cause.rank < 0 || cause.rank >= static_cast<int>(model.ranks().size()))
+        return;
     const TimelineGeometry& geometry = state.timeline.geometry;
+    if (!cause.time_ns) {
+        draw_unseen_death(draw, geometry, cause, area_bottom);
+        return;
+    }
+    if (traces::consequence_level(cause.kind) == 2 || traces::consequence_level(cause.kind) < 0)
+        return;  // an echo
     const float top = geometry.lane_top(cause.rank, false);
     const float bottom = geometry.lane_top(cause.rank, true) + kLaneHeight;
     if (bottom < kLanesTop || top > area_bottom)

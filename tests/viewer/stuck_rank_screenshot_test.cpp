@@ -2,7 +2,9 @@
 // forward (`--fault stage1=sleep:120s --timeout 1s`), rank 2 times out waiting for its input and
 // ranks 0 and 1 are stopped. The root cause is rank 2's timeout, but what it waited for is rank 1
 // stuck in 1F0: that action never ended, and it is drawn in flight, in F's colour, from its start
-// to the moment rank 1 was stopped, across most of the view.
+// to the moment rank 1 was stopped, across most of the view. A rank whose process died unseen
+// (no moment, no actions recorded) has its lanes tinted whole in the failure's colour, which say
+// why they are empty.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include "app/viewer/timeline_model.hpp"
 #include "app/viewer/viewer_layout.hpp"
 #include "tests/cli/run_pipelens.hpp"
+#include "tests/cli/sqlite_edit.hpp"
 #include "tests/fresh_trace.hpp"
 #include "tests/viewer/screenshot_support.hpp"
 #include "traces/root_cause.hpp"
@@ -62,6 +65,34 @@ TEST(StuckRankScreenshot, TheComputationAStuckRankWasInIsDrawnUntilItWasStopped)
     ASSERT_LT(right + 6, 1280.0f);
     EXPECT_FALSE(near(image.at(right + 6, row), kActionColours[0]))
         << "the in-flight bar runs past the moment rank 1 was stopped";
+    fs::remove(png);
+}
+
+// Rank 1's process died before it reported: its lanes were blank, as an idle rank's are.
+TEST(StuckRankScreenshot, ARankThatDiedUnseenHasItsLanesTintedAndNamed) {
+    const fs::path trace = testing::fresh_trace("viewer_died_unseen");
+    ASSERT_EQ(testing::run_pipelens("simulate --pp 2 --m 2 --out " + trace.string()).exit_code, 0);
+    ASSERT_GE(testing::edit_trace(
+                  trace,
+                  "DELETE FROM action_parts WHERE rank = 1; DELETE FROM actions WHERE rank = 1; "
+                  "UPDATE runs SET status = 'failed', failure = 'rank 1 died'; "
+                  "INSERT INTO errors (run_id, rank, stage, microbatch, action, kind, expected, "
+                  "actual, message, time_ns) VALUES (1, 1, -1, -1, '', 'rank_died', '', '', "
+                  "'rank 1 died (killed by signal 9 (Killed)) before it reported', NULL)"),
+              1);
+    const fs::path png = screenshot_path("died_unseen");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --size 1280x800"), 0);
+    const Image image = load_png(png);
+    const traces::TraceReader reader(trace);
+    const TimelineGeometry geometry =
+        fitted_geometry(1280, TimelineModel::load(reader, 1).end_ns());
+    // Right of the message, in both of rank 1's lanes: the failure's colour over the background.
+    for (const bool communication : {false, true}) {
+        const Rgb tint =
+            image.at(geometry.left + geometry.width - 20, geometry.lane_top(1, communication) + 4);
+        EXPECT_GT(tint.r, kBackground.r + 20) << text(tint);
+        EXPECT_GT(tint.r, tint.g + 20) << text(tint);
+    }
     fs::remove(png);
 }
 

@@ -36,7 +36,7 @@ traces::ActionRecord record(int rank, traces::ActionLane lane, ActionKind kind, 
 }
 
 // Rank 0: F 0-10, SEND 10-12, B 30-40. Rank 1: RECV 10-15, F 15-25, B 25-35.
-TimelineModel two_ranks() {
+TimelineModel two_ranks(traces::RunStatus status = traces::RunStatus::finished) {
     using traces::ActionLane;
     const std::vector<traces::ActionRecord> actions{
         record(0, ActionLane::compute, ActionKind::full_backward, "0B0", 30, 40),
@@ -52,7 +52,9 @@ TimelineModel two_ranks() {
     pair.send_step = 1;
     pair.recv_rank = 1;
     pair.recv_step = 0;
-    return TimelineModel::from_records(traces::RunRecord{}, actions, {pair}, {}, {});
+    traces::RunRecord run;
+    run.status = status;
+    return TimelineModel::from_records(run, actions, {pair}, {}, {});
 }
 
 TEST(TimelineModel, LanesAreSortedAndBubblesKnowTheirCause) {
@@ -72,6 +74,17 @@ TEST(TimelineModel, LanesAreSortedAndBubblesKnowTheirCause) {
     EXPECT_EQ(model.describe(rank1, rank1.bubbles[0]), "warm-up");
     EXPECT_EQ(rank1.bubbles[1].start_ns, 35);
     EXPECT_EQ(model.describe(rank1, rank1.bubbles[1]), "cool-down");
+}
+
+// A failed run never ended its step: after a rank's last computation it waited for what never
+// came, which is no cool-down (`summary` and the Ranks panel give none).
+TEST(TimelineModel, AFailedRunHasNoCoolDown) {
+    const TimelineModel model = two_ranks(traces::RunStatus::failed);
+    const auto& rank1 = model.ranks()[1];
+    ASSERT_EQ(rank1.bubbles.size(), 2u);
+    EXPECT_EQ(rank1.bubbles[1].start_ns, 35);
+    EXPECT_EQ(rank1.bubbles[1].end_ns, 40);
+    EXPECT_EQ(model.describe(rank1, rank1.bubbles[1]), "idle");
 }
 
 // A record of the action `label` says, stage `label`'s first digit, microbatch its last: whom a
