@@ -343,13 +343,15 @@ TEST_F(GlooTransportTest, ARankThatDiedBeforeItJoinedEndsRankZerosWaitNamingIt) 
     const std::optional<std::string> error = value_of(ranks[0], "error");
     ASSERT_TRUE(error);
     // Waiting for the others to join, or (a slow start) still setting up its own store.
-    const bool waiting = error->rfind("TransportUnavailable: gloo transport: rank 2 ended (killed "
-                                      "by signal 9 (Killed)) before every rank joined the "
-                                      "rendezvous (",
-                                      0) == 0;
-    const bool starting = error->rfind("TransportUnavailable: gloo transport: rank 0 stopped "
-                                       "connecting to the rendezvous at ",
-                                       0) == 0 &&
+    const bool waiting = error->rfind(
+                             "TransportUnavailable: gloo transport: rank 2 ended (killed "
+                             "by signal 9 (Killed)) before every rank joined the "
+                             "rendezvous (",
+                             0) == 0;
+    const bool starting = error->rfind(
+                              "TransportUnavailable: gloo transport: rank 0 stopped "
+                              "connecting to the rendezvous at ",
+                              0) == 0 &&
                           error->ends_with(": rank 2 ended (killed by signal 9 (Killed))");
     EXPECT_TRUE(waiting || starting) << *error;
     const std::optional<long long> ended = latency(ranks, 2, "exit_at_ms", 0, "ended_at_ms");
