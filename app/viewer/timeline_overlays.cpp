@@ -177,9 +177,14 @@ void draw_in_flight(ImDrawList* draw, const TimelineGeometry& geometry,
                         colour(palette::action_colour(static_cast<int>(action.kind))));
     draw->AddRect({left, top}, {right, top + geometry.lane_height()}, colour(kErrorMarker), 0, 0,
                   2);
+    // At the start of a short bar; in the middle of a long one, clear of the "no matching recv"
+    // a peer's send points at its start with (it covered the label there).
     const std::string label = cause.action + " (in flight)";
-    if (right - left > ImGui::CalcTextSize(label.c_str()).x + 6)
-        draw->AddText({left + 3, top + 2}, IM_COL32(15, 15, 15, 255), label.c_str());
+    const float width = ImGui::CalcTextSize(label.c_str()).x;
+    if (right - left > width + 6) {
+        const float x = right - left > 4 * width ? (left + right - width) / 2 : left + 3;
+        draw->AddText({x, top + 2}, IM_COL32(15, 15, 15, 255), label.c_str());
+    }
 }
 
 }  // namespace

@@ -2,9 +2,9 @@
 // forward (`--fault stage1=sleep:120s --timeout 1s`), rank 2 times out waiting for its input and
 // ranks 0 and 1 are stopped. The root cause is rank 2's timeout, but what it waited for is rank 1
 // stuck in 1F0: that action never ended, and it is drawn in flight, in F's colour, from its start
-// to the moment rank 1 was stopped, across most of the view. A rank whose process died unseen
-// (no moment, no actions recorded) has its lanes tinted whole in the failure's colour, which say
-// why they are empty.
+// to the moment rank 1 was stopped, across most of the view, named in its middle. A rank whose
+// process died unseen (no moment, no actions recorded) has its lanes tinted whole in the failure's
+// colour, which say why they are empty.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -61,6 +61,18 @@ TEST(StuckRankScreenshot, TheComputationAStuckRankWasInIsDrawnUntilItWasStopped)
     for (float x = left + 4; x <= right - 5; x += 1, ++inside)
         coloured += near(image.at(x, row), kActionColours[0]) ? 1 : 0;
     EXPECT_GE(coloured * 10, inside * 9) << coloured << " of " << inside << " pixels in F's colour";
+    // Its label sits in the middle of so long a bar, clear of the "no matching recv" a peer's
+    // send points at its start with: dark text pixels there, none over its first 60 pixels.
+    const auto dark_pixels = [&](float from, float to) {
+        int dark = 0;
+        for (float x = from; x <= to; x += 1)
+            for (float y = geometry.lane_top(1, false) + 3; y < geometry.lane_top(1, false) + 13;
+                 y += 1)
+                dark += near(image.at(x, y), Rgb{15, 15, 15}, 6) ? 1 : 0;
+        return dark;
+    };
+    EXPECT_GT(dark_pixels((left + right) / 2 - 60, (left + right) / 2 + 60), 20);
+    EXPECT_EQ(dark_pixels(left + 2, left + 60), 0);
     // And it ends there, inside the window, rather than running past its right edge.
     ASSERT_LT(right + 6, 1280.0f);
     EXPECT_FALSE(near(image.at(right + 6, row), kActionColours[0]))
