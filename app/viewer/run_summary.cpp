@@ -221,8 +221,11 @@ std::string step_comparison_text(std::int64_t shown_id, const RunSummary& shown,
 
 std::string critical_path_text(const TimelineModel& model) {
     const TimelineCriticalPath& path = model.critical_path();
+    // A failed run's path goes only as far as the run did, as `summary --critical-path` says.
     const std::string name = model.analysed_step()
                                  ? fmt::format("critical path (step {}):", *model.analysed_step())
+                             : model.run().status == traces::RunStatus::failed
+                                 ? std::string("critical path, up to where the run stopped:")
                                  : std::string("critical path:");
     if (!path.error.empty())
         return name + " n/a (" + path.error + ")";

@@ -174,6 +174,13 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
     for (const RankTimeline& rank : session.model->ranks())
         EXPECT_EQ(rank_shares_text(rank, session.summary),
                   "busy " + format_duration(rank.figures.busy_ns) + "  bubble -");
+    // Its critical path goes only as far as the run did, as `summary --critical-path` says.
+    EXPECT_EQ(critical_path_text(*session.model)
+                  .rfind("critical path, up to where the run "
+                         "stopped:",
+                         0),
+              0u)
+        << critical_path_text(*session.model);
     // Nor has it a cool-down: the Ranks panel's column says "-" as `summary`'s does.
     ASSERT_FALSE(session.summary.ranks.empty());
     for (const RankRow& row : session.summary.ranks)
