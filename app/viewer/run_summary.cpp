@@ -51,7 +51,7 @@ std::string rank_shares_text(const RankTimeline& rank, const RunSummary& summary
     if (hangs)
         return "no step: it hangs";
     if (!traces::step_figures_apply(summary.outcome))
-        return fmt::format("busy {}  bubble -", format_duration(rank.figures.busy_ns));
+        return fmt::format("busy {}", format_duration(rank.figures.busy_ns));
     const double measured = static_cast<double>(rank.figures.busy_ns + rank.figures.bubble_ns);
     const double busy_share = measured > 0 ? 100.0 * rank.figures.busy_ns / measured : 0;
     return fmt::format("busy {:.0f}%  bubble {:.0f}%", busy_share,

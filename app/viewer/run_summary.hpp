@@ -69,8 +69,9 @@ std::string summary_text(const RunSummary& summary);
 std::vector<std::string> fit_figures(std::vector<std::string> figures, float width, int lines,
                                      const std::function<float(std::string_view)>& measure);
 // A rank's shares under its name: "busy 82%  bubble 18%"; a run that did not finish has no
-// step for a bubble to be measured against ("busy 1.2 ms  bubble -", as `summary` prints it),
-// nor has a schedule that can hang (`hangs`: "no step: it hangs").
+// step for a share or a bubble to be measured against: its busy time alone ("busy 1.2 ms";
+// "bubble -" beside it was cut at the lanes' edge), nor has a schedule that can hang (`hangs`:
+// "no step: it hangs").
 std::string rank_shares_text(const RankTimeline& rank, const RunSummary& summary,
                              bool hangs = false);
 // A run in the runs list: "2 real pp=2 m=4  1F1B  57.0 us", "3 real pp=2 m=4  1F1B  FAILED",

@@ -173,7 +173,7 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
     // where `summary` prints "-"): its busy time stands, as a time.
     for (const RankTimeline& rank : session.model->ranks())
         EXPECT_EQ(rank_shares_text(rank, session.summary),
-                  "busy " + format_duration(rank.figures.busy_ns) + "  bubble -");
+                  "busy " + format_duration(rank.figures.busy_ns));
     // Its critical path goes only as far as the run did, as `summary --critical-path` says.
     EXPECT_EQ(critical_path_text(*session.model)
                   .rfind("critical path, up to where the run "
