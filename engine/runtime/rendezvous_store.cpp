@@ -134,6 +134,19 @@ bool port_taken(int port) {
     return taken;
 }
 
+// A connection to the rendezvous's store, within the meeting's time. The ranks count themselves in
+// (connect_within, wait_for_every_rank): c10d's server, told to wait for its workers, gives up
+// silently in LibTorch 1.13, and the transport's own bootstrap then waited a second timeout
+// before anything said a rank was missing.
+c10d::TCPStoreOptions client_options(const Rendezvous& rendezvous) {
+    c10d::TCPStoreOptions options;
+    options.port = static_cast<std::uint16_t>(rendezvous.master_port);
+    options.isServer = false;
+    options.waitWorkers = false;
+    options.timeout = meeting_timeout(rendezvous);
+    return options;
+}
+
 c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
                                               const std::string& transport_name) {
     check_rendezvous(rendezvous, transport_name);
@@ -142,16 +155,10 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
             "{}: rank 0 cannot hold the rendezvous at {}:{}: the port is in use (another program "
             "or run listens on it); give --master another port, or --nproc to have one picked",
             transport_name, rendezvous.master_address, rendezvous.master_port));
-    c10d::TCPStoreOptions options;
-    options.port = static_cast<std::uint16_t>(rendezvous.master_port);
+    c10d::TCPStoreOptions options = client_options(rendezvous);
     options.isServer = rendezvous.rank == 0;
     options.numWorkers = static_cast<std::size_t>(rendezvous.world_size);
-    // The ranks count themselves in (connect_within, wait_for_every_rank): c10d's server, told to
-    // wait for its workers, gives up silently in LibTorch 1.13, and the transport's own bootstrap
-    // then waited a second timeout before anything said a rank was missing.
-    options.waitWorkers = false;
-    const std::chrono::milliseconds timeout = meeting_timeout(rendezvous);
-    options.timeout = timeout;
+    const std::chrono::milliseconds timeout = options.timeout;
     try {
         return connect_within(rendezvous, options, timeout + std::chrono::milliseconds(2'000));
     } catch (const ConnectionGivenUp& ended) {
@@ -176,12 +183,8 @@ c10::intrusive_ptr<c10d::Store> connect_store(const Rendezvous& rendezvous,
 }  // namespace
 
 c10::intrusive_ptr<c10d::Store> connect_another_client(const Rendezvous& rendezvous) {
-    c10d::TCPStoreOptions options;
-    options.port = static_cast<std::uint16_t>(rendezvous.master_port);
-    options.isServer = false;
-    options.waitWorkers = false;
-    options.timeout = meeting_timeout(rendezvous);
-    return c10::make_intrusive<c10d::TCPStore>(rendezvous.master_address, options);
+    return c10::make_intrusive<c10d::TCPStore>(rendezvous.master_address,
+                                               client_options(rendezvous));
 }
 
 std::optional<std::string> ended_rank_reason(const Rendezvous& rendezvous) {

@@ -83,9 +83,7 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         // before its SEND began by up to the two ranks' uncertainties (run.md, One clock), which
         // on a loaded 2-core machine reached 1.9 ms.
         const std::int64_t uncertainty =
-            std::stoll(testing::RawDatabase(trace, SQLITE_OPEN_READONLY)
-                           .value("SELECT coalesce(max(clock_uncertainty_ns), 0) "
-                                  "FROM ranks"));
+            std::stoll(raw.value("SELECT coalesce(max(clock_uncertainty_ns), 0) FROM ranks"));
         EXPECT_GT(json.at("run_delivery_ns").get<std::int64_t>() + 2 * uncertainty, 0)
             << "clock uncertainty " << uncertainty;
         EXPECT_GE(json.at("link_delivery_ns").get<std::int64_t>(),
