@@ -96,16 +96,20 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
                             step_cell(figures, format_duration(rank.cooldown_ns)),
                             peak_memory(figures, rank) ? format_bytes(rank.peak_memory_bytes) : "-",
                             memory.size(), waiting_text(rank));
-    // A real run's ranks were put on rank 0's clock: say by how much, and how surely.
+    // A real run's ranks were put on rank 0's clock: say by how much, and how surely (an offset
+    // read from one host clock is exact, and says so by having no ±).
     std::string clocks;
     for (const traces::RankRecord& rank : figures.ranks)
         if (rank.rank != 0 && rank.clock_offset_ns && rank.clock_uncertainty_ns)
-            clocks += fmt::format("{}rank {} {}{} ± {}", clocks.empty() ? "" : ", ", rank.rank,
-                                  *rank.clock_offset_ns < 0 ? "-" : "+",
-                                  format_duration(std::abs(*rank.clock_offset_ns)),
-                                  format_duration(*rank.clock_uncertainty_ns));
+            clocks += fmt::format(
+                "{}rank {} {}{}{}", clocks.empty() ? "" : ", ", rank.rank,
+                *rank.clock_offset_ns < 0 ? "-" : (*rank.clock_offset_ns > 0 ? "+" : ""),
+                format_duration(std::abs(*rank.clock_offset_ns)),
+                *rank.clock_uncertainty_ns == 0
+                    ? std::string()
+                    : " ± " + format_duration(*rank.clock_uncertainty_ns));
     if (!clocks.empty())
-        text += fmt::format("\nclocks (rank 0's minus each rank's, as measured): {}\n", clocks);
+        text += fmt::format("\nclocks (rank 0's minus each rank's): {}\n", clocks);
     return text;
 }
 

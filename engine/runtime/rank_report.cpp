@@ -65,12 +65,7 @@ std::vector<std::int64_t> barrier_exits(const std::vector<run_record::RankRun>& 
     return starts;
 }
 
-// Each recorded step's time: from the earliest start of its actions on any rank to their latest
-// end, the run's step time their median. The same span every reader of the trace takes
-// (analysis::training_steps), so `run`, `calibrate`, `diff` and the straggler report give one
-// step time: starting at rank 0's barrier instead missed a RECV another rank posted before
-// rank 0 left the barrier (gloo: up to 0.4 ms a step). A step none of whose actions started
-// keeps its barrier exit.
+// Moves everything a rank recorded in time by `shift_ns`.
 void shift_rank_times(run_record::PipelineRunResult& result, std::size_t index,
                       std::int64_t shift_ns) {
     run_record::RankRun& rank = result.ranks[index];
@@ -94,12 +89,15 @@ void shift_rank_times(run_record::PipelineRunResult& result, std::size_t index,
                     *event.time_ns += shift_ns;
 }
 
-// A failed step leaves each rank's times on its own clock, zero at its own exit from the
-// barrier, offsets unmeasured: a RECV could end before its SEND began. Ranks that read rank 0's
-// host clock (threads, processes of one boot) are put on rank 0's clock exactly from where each
-// one's zero lay on it; the offset is what their `clock:` faults put between them. Ranks of
-// other hosts keep their own clock (and no offset), as before.
-void put_unmeasured_ranks_on_one_clock(run_record::PipelineRunResult& result) {
+// Ranks that read rank 0's host clock (threads, processes of one boot) are put on rank 0's clock
+// exactly, from where each one's zero lay on that clock: the ping-pong estimate only adds its
+// error (microseconds idle, milliseconds on a loaded machine, where RECVs then seemed to end
+// before their SENDs). A failed step measured nothing, so this is the only placement its ranks
+// get; the offset is then what their `clock:` faults put between them. A process whose `clock:`
+// fault puts it off rank 0's clock keeps its estimate: the fault stands for another host's
+// clock, and is how the estimate is exercised. Ranks of other hosts keep theirs (or, unmeasured,
+// their own clock and no offset).
+void put_same_clock_ranks_exactly(run_record::PipelineRunResult& result) {
     const auto rank_zero =
         std::find_if(result.ranks.begin(), result.ranks.end(),
                      [](const run_record::RankRun& rank) { return rank.rank == 0; });
@@ -108,13 +106,26 @@ void put_unmeasured_ranks_on_one_clock(run_record::PipelineRunResult& result) {
     const run_record::HostZero zero = *rank_zero->host_zero;
     for (std::size_t index = 0; index < result.ranks.size(); ++index) {
         run_record::RankRun& rank = result.ranks[index];
-        if (rank.clock || !rank.host_zero || rank.host_zero->clock_id != zero.clock_id)
+        if (!rank.host_zero || rank.host_zero->clock_id != zero.clock_id)
             continue;
-        shift_rank_times(result, index, rank.host_zero->zero_ns - zero.zero_ns);
-        rank.clock = run_record::ClockOffset{zero.skew_ns - rank.host_zero->skew_ns, 0};
+        const std::int64_t skew_between = zero.skew_ns - rank.host_zero->skew_ns;
+        if (rank.clock && skew_between != 0)
+            continue;
+        // A measured rank's times already moved by its zero on its clock, plus the estimate,
+        // minus rank 0's zero on rank 0's clock; an unmeasured rank's still count from its zero.
+        shift_rank_times(result, index,
+                         rank.clock ? skew_between - rank.clock->offset_ns
+                                    : rank.host_zero->zero_ns - zero.zero_ns);
+        rank.clock = run_record::ClockOffset{skew_between, 0};
     }
 }
 
+// Each recorded step's time: from the earliest start of its actions on any rank to their latest
+// end, the run's step time their median. The same span every reader of the trace takes
+// (analysis::training_steps), so `run`, `calibrate`, `diff` and the straggler report give one
+// step time: starting at rank 0's barrier instead missed a RECV another rank posted before
+// rank 0 left the barrier (gloo: up to 0.4 ms a step). A step none of whose actions started
+// keeps its barrier exit.
 void time_steps(run_record::PipelineRunResult& result) {
     result.step_starts_ns = barrier_exits(result.ranks);
     constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
@@ -329,7 +340,7 @@ run_record::PipelineRunResult merge_reports(const std::vector<RankReport>& repor
         result.reference.outputs_match &= report.outputs_match;
         result.reference.gradients_match &= report.gradients_match;
     }
-    put_unmeasured_ranks_on_one_clock(result);
+    put_same_clock_ranks_exactly(result);
     time_steps(result);
     if (!result.completed) {
         result.reference.outputs_match = result.reference.gradients_match = false;

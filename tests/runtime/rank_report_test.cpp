@@ -183,6 +183,45 @@ TEST(RankReport, AFailedRunsRanksOnRankZerosHostClockArePlacedOnIt) {
     EXPECT_EQ(result.ranks[2].timeline[0].start_ns, 100);
 }
 
+// A finished run's processes of rank 0's boot are placed by the host clock too: their offset
+// estimates (here 2 us off, as a loaded machine's can be by milliseconds) are replaced by the
+// exact placement. A rank whose clock fault puts it off, and a rank of another boot, keep theirs.
+TEST(RankReport, AFinishedRunsRanksOnRankZerosHostClockArePlacedOnItExactly) {
+    run_record::PipelineRunOptions options;
+    const auto rank = [](int index, std::string clock_id, std::int64_t zero, std::int64_t skew,
+                         run_record::ClockOffset estimate, std::int64_t applied_shift) {
+        RankReport report;
+        report.run.rank = index;
+        report.run.timeline = {{0, 100 + applied_shift, 200 + applied_shift, -1}};
+        report.run.step_starts_ns = {applied_shift};
+        report.run.memory = {{150 + applied_shift, 64}};
+        report.run.host_zero = run_record::HostZero{std::move(clock_id), zero, skew};
+        report.run.clock = estimate;
+        return report;
+    };
+    // What each rank applied: its zero on its clock, plus its estimate, minus rank 0's zero.
+    const run_record::PipelineRunResult result = merge_reports(
+        {rank(0, "boot a", 1'000'000, 0, {0, 0}, 0),
+         rank(1, "boot a", 1'500'000, 0, {2'000, 3'000}, 1'500'000 + 2'000 - 1'000'000),
+         rank(2, "boot a", 1'200'000, 5'000'000, {-4'990'000, 40'000},
+              1'200'000 + 5'000'000 - 4'990'000 - 1'000'000),
+         rank(3, "boot b", 9'000'000, 0, {-7'000'000, 50'000}, 2'000'000)},
+        options);
+    EXPECT_EQ(result.ranks[0].timeline[0].start_ns, 100);
+    ASSERT_TRUE(result.ranks[1].clock.has_value());
+    EXPECT_EQ(result.ranks[1].clock->offset_ns, 0);
+    EXPECT_EQ(result.ranks[1].clock->uncertainty_ns, 0);
+    EXPECT_EQ(result.ranks[1].timeline[0].start_ns, 500'100);
+    EXPECT_EQ(result.ranks[1].timeline[0].end_ns, 500'200);
+    EXPECT_EQ(result.ranks[1].step_starts_ns[0], 500'000);
+    EXPECT_EQ(result.ranks[1].memory[0].time_ns, 500'150);
+    EXPECT_EQ(result.ranks[2].clock->offset_ns, -4'990'000);
+    EXPECT_EQ(result.ranks[2].clock->uncertainty_ns, 40'000);
+    EXPECT_EQ(result.ranks[2].timeline[0].start_ns, 210'100);
+    EXPECT_EQ(result.ranks[3].clock->offset_ns, -7'000'000);
+    EXPECT_EQ(result.ranks[3].timeline[0].start_ns, 2'000'100);
+}
+
 TEST(RankReport, MergeTakesTheLossFromTheLastStageAndTheLargestErrors) {
     run_record::PipelineRunOptions options;
     options.check_reference = true;
