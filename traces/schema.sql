@@ -231,12 +231,14 @@ DROP INDEX memory_by_rank_time;
 CREATE INDEX memory_by_rank_time ON memory (run_id, rank, time_ns, bytes);
 
 -- @since 5
--- A real run's ranks are put on one clock, rank 0's: each rank measures its clock against rank
--- 0's by ping-pong after the step (engine/run_record/clock_offset.hpp) and its times are moved by
--- the offset. Rank 0's clock minus the rank's, and how far the true offset may be from it (ns):
--- a RECV may appear to end before its SEND starts by at most the two ranks' uncertainties.
--- NULL where nothing was measured (simulations, and ranks whose step failed: their times stay on
--- their own clock, zero at their own exit from the step's barrier).
+-- A real run's ranks are put on one clock, rank 0's: a rank reading the host clock rank 0 reads
+-- (threads, processes of one boot) is placed on it exactly (uncertainty 0); a rank of another
+-- host measures its clock against rank 0's by ping-pong after the step
+-- (engine/run_record/clock_offset.hpp) and its times are moved by the offset. Rank 0's clock
+-- minus the rank's, and how far the true offset may be from it (ns): a RECV may appear to end
+-- before its SEND starts by at most the two ranks' uncertainties. NULL where nothing placed the
+-- rank (simulations, and a failed run's ranks of another host: their times stay on their own
+-- clock, zero at their own exit from the step's barrier).
 ALTER TABLE ranks ADD COLUMN clock_offset_ns INTEGER;
 ALTER TABLE ranks ADD COLUMN clock_uncertainty_ns INTEGER;
 
