@@ -1,15 +1,11 @@
 // Picks the rendezvous port: see rendezvous_port.hpp for why it avoids the ephemeral range.
 #include "app/cli/rendezvous_port.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cstdint>
 #include <fstream>
 #include <random>
 #include <stdexcept>
+
+#include "engine/run_record/tcp_port.hpp"
 
 namespace pipelens::cli {
 namespace {
@@ -31,23 +27,9 @@ int ephemeral_low() {
     return kDefaultEphemeralLow;
 }
 
-// Binds `port` (0: the kernel picks) on every address, as rank 0's store will, and returns the
-// port bound, or 0 when it is taken. Nothing listens: the socket closes on return.
+// The port bound (the kernel's pick for 0), or 0 when it is taken.
 int bind_port(int port) {
-    const int socket_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (socket_fd < 0)
-        throw std::runtime_error("cannot open a socket to find a free port for the rendezvous");
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_ANY);
-    address.sin_port = htons(static_cast<std::uint16_t>(port));
-    socklen_t length = sizeof address;
-    int bound = 0;
-    if (bind(socket_fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-        getsockname(socket_fd, reinterpret_cast<sockaddr*>(&address), &length) == 0)
-        bound = ntohs(address.sin_port);
-    close(socket_fd);
-    return bound;
+    return run_record::probe_tcp_port(port).bound_port;
 }
 
 }  // namespace

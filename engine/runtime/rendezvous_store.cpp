@@ -3,11 +3,6 @@
 // watchers must be able to ask for the abort flag while another thread waits here.
 #include "engine/runtime/rendezvous_store.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <future>
@@ -19,6 +14,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "engine/run_record/tcp_port.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -118,20 +115,11 @@ std::chrono::milliseconds meeting_timeout(const Rendezvous& rendezvous) {
 // its attempts through glog (lines before any of ours) and was reported as not holding the
 // rendezvous "within N ms" of an immediate refusal.
 bool port_taken(int port) {
-    const int socket_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (socket_fd < 0)
-        return false;
-    const int yes = 1;
-    setsockopt(socket_fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_ANY);
-    address.sin_port = htons(static_cast<std::uint16_t>(port));
-    const bool taken =
-        bind(socket_fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 &&
-        errno == EADDRINUSE;
-    close(socket_fd);
-    return taken;
+    try {
+        return run_record::probe_tcp_port(port).error == EADDRINUSE;
+    } catch (const std::runtime_error&) {
+        return false;  // c10d's own attempt will say what is wrong
+    }
 }
 
 // A connection to the rendezvous's store, within the meeting's time. The ranks count themselves in
