@@ -117,7 +117,7 @@ std::string path_text(const RunPath& run) {
     const std::string which =
         run.failed ? "up to where the run stopped (it failed), "
         : run.step_count > 1
-            ? fmt::format("of step {} of {}, the median one: ", run.step, run.step_count)
+            ? fmt::format("of step {} (steps 0-{}), the median one: ", run.step, run.step_count - 1)
             : "";
     std::string text = format_critical_path(run.timed, run.path);
     if (!which.empty() && text.starts_with("critical path: "))

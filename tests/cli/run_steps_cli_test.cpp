@@ -212,6 +212,12 @@ TEST(RunStepsCli, EachStepsPairsJoinThatStepsActionsOnce) {
     const auto& path = summarised["critical_path"];
     EXPECT_EQ(path["steps"], 3);
     EXPECT_EQ(path["length_ns"], summarised["step_time_ns"]);
+    // The text names that step as every other surface does, counting from 0.
+    const auto text = run_pipelens("summary --critical-path " + trace.string());
+    EXPECT_NE(text.out.find("critical path: of step " + path["step"].dump() +
+                            " (steps 0-2), the median one: "),
+              std::string::npos)
+        << text.out;
     // The ranks' figures are that step's, whole: busy and bubble add up to the step time.
     for (const auto& rank : summarised["ranks"])
         EXPECT_EQ(rank["busy_ns"].get<std::int64_t>() + rank["bubble_ns"].get<std::int64_t>(),
