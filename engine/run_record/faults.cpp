@@ -1,6 +1,8 @@
 // Fault parsing: `target=effect`, strict, with the accepted forms in every error message.
 #include "engine/run_record/faults.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "engine/experiment/units.hpp"
@@ -12,6 +14,13 @@ namespace {
 constexpr const char* kForms =
     "input=batch+1, input=int32, stageN=dtype:bf16, stageN=flatten, stageN=nan, stageN=sleep:30s, "
     "stageN=die, rankN=clock:+5ms";
+
+std::string fault_dtype_names() {
+    std::string names;
+    for (const std::string_view name : kFaultDtypes)
+        names += (names.empty() ? "" : ", ") + std::string(name);
+    return names;
+}
 
 [[noreturn]] void fail(const std::string& text, const std::string& why) {
     throw FaultParseError(fmt::format("--fault {}: {} (forms: {})", text, why, kForms));
@@ -87,9 +96,12 @@ Fault parse_fault(const std::string& text) {
         if (fault.dtype.empty())
             fail(text, "dtype: needs a dtype name");
         // Refused here, before any rank starts: it once failed every rank's first forward.
-        if (!dtype_item_bytes(fault.dtype))
-            fail(text, fmt::format("unknown dtype '{}': give PyTorch's short name ({})",
-                                   fault.dtype, known_dtype_names()));
+        if (std::find(kFaultDtypes.begin(), kFaultDtypes.end(), fault.dtype) == kFaultDtypes.end())
+            fail(text,
+                 fmt::format("{} '{}': a fault casts to one of {}",
+                             dtype_item_bytes(fault.dtype) ? "a run cannot make tensors of dtype"
+                                                           : "unknown dtype",
+                             fault.dtype, fault_dtype_names()));
     } else if (effect.rfind("sleep:", 0) == 0) {
         fault.kind = Fault::Kind::sleep;
         try {

@@ -1,7 +1,7 @@
 // Faults injected on purpose, to provoke the failures pipelens must diagnose:
 //   input=batch+1      stage 0 gets one extra sample per microbatch (shape mismatch)
 //   input=int32        stage 0 gets its inputs as int32 (dtype mismatch)
-//   stageN=dtype:bf16  stage N's outputs change dtype (any dtype name: bf16, f16, f64, ...)
+//   stageN=dtype:bf16  stage N's outputs change dtype (f32, bf16, f16, f64, i64 ... c64)
 //   stageN=flatten     stage N's outputs are flattened (shape mismatch)
 //   stageN=nan         stage N's outputs become NaN (metadata checks pass; the `checked`
 //                      backend notices at the next stage, else the run fails on the model's
@@ -14,9 +14,11 @@
 // Torch-free: parsed from the command line and applied by the executor.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pipelens::run_record {
@@ -56,5 +58,12 @@ void check_faults(const std::vector<std::string>& texts, const std::string& tran
 
 // Every form parse_fault accepts, for help texts and messages: "input=batch+1, ...".
 const char* fault_forms();
+
+// The dtypes a `stageN=dtype:` fault can cast a stage's outputs to: those LibTorch makes tensors
+// of in every version the runtime builds against (engine/runtime/torch_meta.cpp's table, which a
+// runtime test holds to this list). PyTorch prints more names (u32, f8e4m3fn, ...), but a fault
+// naming one of those would pass the flag check and fail every rank's first forward.
+inline constexpr std::array<std::string_view, 11> kFaultDtypes{
+    "f32", "bf16", "f16", "f64", "i64", "i32", "i16", "i8", "u8", "b8", "c64"};
 
 }  // namespace pipelens::run_record

@@ -307,8 +307,7 @@ class Executor {
         TensorList inputs;
         if (index == 0) {
             inputs = stage_zero_inputs(action.microbatch);
-            check_metadata(action, "Stage 0 forward input args", plan_.stage_meta[0].inputs,
-                           inputs);
+            check_metadata(action, "Stage 0 forward inputs", plan_.stage_meta[0].inputs, inputs);
         } else if (holds(index - 1)) {
             inputs = take(local_forward_, action, index, "input from the previous stage");
         } else {

@@ -60,8 +60,10 @@ torch::ScalarType scalar_type_of(const std::string& short_name) {
     for (const auto& [type, name] : kDtypeNames)
         if (short_name == name)
             return type;
-    throw std::invalid_argument("unknown dtype '" + short_name +
-                                "' (use f32, bf16, f16, f64, i64, i32, i16, i8, u8, b8)");
+    std::string names;
+    for (const auto& [type, name] : kDtypeNames)
+        names += (names.empty() ? "" : ", ") + std::string(name);
+    throw std::invalid_argument("unknown dtype '" + short_name + "' (use " + names + ")");
 }
 
 TensorMeta meta_of(const torch::Tensor& tensor) {

@@ -65,11 +65,25 @@ TEST(RunCli, BadOptionsAreUsageErrors) {
                           trace.string());
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err.rfind("pipelens: run: --fault stage1=dtype:float16: unknown dtype "
-                               "'float16': give PyTorch's short name (bf16, ",
+                               "'float16': a fault casts to one of f32, bf16, f16, f64, i64, i32, "
+                               "i16, i8, u8, b8, c64 (forms: ",
                                0),
               0u)
         << result.err;
     EXPECT_FALSE(std::filesystem::exists(trace));
+    // A name PyTorch prints but no LibTorch build here makes tensors of is refused as early.
+    for (const std::string dtype : {"u32", "f8e4m3fn"}) {
+        result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --fault stage0=dtype:" + dtype +
+                              " --out " + trace.string());
+        EXPECT_EQ(result.exit_code, 2) << dtype;
+        EXPECT_EQ(result.err.rfind("pipelens: run: --fault stage0=dtype:" + dtype +
+                                       ": a run cannot make tensors of dtype '" + dtype +
+                                       "': a fault casts to one of f32, ",
+                                   0),
+                  0u)
+            << result.err;
+        EXPECT_FALSE(std::filesystem::exists(trace));
+    }
     result = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --fault stage1=explode");
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err.rfind("pipelens: run: --fault stage1=explode: unknown stage effect "

@@ -214,7 +214,7 @@ TEST(Faults, WrongBatchSizeIntoStageZero) {
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
     const run_record::RunFailure failure = only_failure_of_kind(result, "shape_mismatch", 0);
     EXPECT_EQ(failure.message,
-              "Stage 0 forward input args[0] has a shape mismatch: expected torch.Size([4, 16]) "
+              "Stage 0 forward inputs[0] has a shape mismatch: expected torch.Size([4, 16]) "
               "actual torch.Size([5, 16]) (rank 0, microbatch 0)");
     EXPECT_EQ(failure.action, "0F0");
     EXPECT_EQ(failure.expected, "torch.Size([4, 16])");
@@ -225,7 +225,7 @@ TEST(Faults, IntegerInput) {
     options.faults = {"input=int32"};
     const auto result = run_pipeline(options, lowered(ScheduleKind::gpipe, 2, 1, 4));
     EXPECT_EQ(only_failure_of_kind(result, "dtype_mismatch", 0).message,
-              "Stage 0 forward input args[0] has a dtype mismatch: expected torch.float32 actual "
+              "Stage 0 forward inputs[0] has a dtype mismatch: expected torch.float32 actual "
               "torch.int32 (rank 0, "
               "microbatch 0)");
 }

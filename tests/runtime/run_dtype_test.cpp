@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "engine/recorder/state_replay.hpp"
+#include "engine/run_record/faults.hpp"
 #include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/runtime/torch_meta.hpp"
@@ -100,6 +101,17 @@ TEST(RunDtype, EveryLibTorchTypeButTheQuantizedIsRecordedByASizedShortName) {
     EXPECT_GE(named, 13);  // LibTorch 1.13 has 13 such types; newer ones more
     EXPECT_EQ(short_dtype_name(c10::kComplexDouble), "c128");
     EXPECT_EQ(short_dtype_name(c10::kComplexHalf), "c32");
+}
+
+// Every dtype the fault parser accepts for `stageN=dtype:` is one the runtime makes tensors of,
+// so an accepted fault never fails the run's first forward instead of its check.
+TEST(RunDtype, EveryFaultDtypeIsOneTheRuntimeMakes) {
+    for (const std::string_view name : run_record::kFaultDtypes) {
+        const torch::ScalarType type = scalar_type_of(std::string(name));
+        EXPECT_EQ(short_dtype_name(type), name);
+        EXPECT_EQ(torch::ones({2}).to(type).scalar_type(), type) << name;
+    }
+    EXPECT_THROW(scalar_type_of("u32"), std::invalid_argument);
 }
 
 TEST(RunDtype, Bfloat16MlpMatchesItsBfloat16Reference) {
