@@ -100,7 +100,9 @@ nlohmann::ordered_json result_json(const run_record::PipelineRunResult& result,
         nlohmann::json accuracy = {{"diverges", result.accuracy.first_divergence.has_value()}};
         if (const auto& first = result.accuracy.first_divergence)
             accuracy["first_divergence"] = {{"stage", first->stage},
+                                            {"rank", first->rank},
                                             {"microbatch", first->microbatch},
+                                            {"non_finite", first->non_finite},
                                             {"max_abs_error", first->max_abs_error},
                                             {"max_relative_error", first->max_relative_error}};
         accuracy["max_abs_error"] = result.accuracy.largest_abs_error();

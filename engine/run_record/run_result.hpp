@@ -180,6 +180,7 @@ struct StageAccuracy {
     double max_relative_error = 0;  // max abs error over the largest reference magnitude
     bool diverges = false;          // outside the run's dtype's tolerance (run_dtype.hpp)
     bool non_finite = false;        // the outputs hold NaN or Inf (the errors are then NaN)
+    int rank = -1;                  // the rank that ran the stage (set when reports merge)
 };
 
 // The larger of two errors, where NaN (an error measured on NaN values) is the largest: a

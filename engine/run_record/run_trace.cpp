@@ -191,6 +191,7 @@ std::vector<traces::ErrorRecord> run_error_records(const PipelineRunResult& resu
     std::vector<traces::ErrorRecord> errors;
     if (const auto& divergence = result.accuracy.first_divergence) {
         traces::ErrorRecord error;
+        error.rank = divergence->rank;
         error.stage = divergence->stage;
         error.microbatch = divergence->microbatch;
         error.kind = "accuracy_mismatch";
@@ -212,11 +213,13 @@ std::vector<traces::ErrorRecord> run_error_records(const PipelineRunResult& resu
                                    reference.output_max_error, reference.gradient_max_error);
         error.message = fmt::format(
             "the pipelined step's {} differ from the single-rank reference's ({}; loss {:.6g} "
-            "against {:.6g}); --check-accuracy names the stage they first differ on",
+            "against {:.6g}){}",
             !reference.outputs_match && !reference.gradients_match ? "outputs and gradients"
             : !reference.outputs_match                             ? "outputs"
                                                                    : "gradients",
-            error.actual, result.loss, reference.reference_loss);
+            error.actual, result.loss, reference.reference_loss,
+            result.accuracy.checked ? ""
+                                    : "; --check-accuracy names the stage they first differ on");
         errors.push_back(std::move(error));
     }
     // A rank that died or was lost without a report has no moment of its own: recorded untimed,

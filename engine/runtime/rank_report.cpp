@@ -152,6 +152,20 @@ void time_steps(run_record::PipelineRunResult& result) {
     result.step_time_ns = run_record::median_of(result.step_times_ns);
 }
 
+// The last stage's NaN check sees where NaNs ended up, not where they began; with
+// --check-accuracy the merged comparison knows that stage, and the failure says it.
+void name_where_non_finite_values_began(run_record::PipelineRunResult& result) {
+    const auto& first = result.accuracy.first_divergence;
+    if (!first || !first->non_finite)
+        return;
+    for (run_record::RankRun& rank : result.ranks)
+        if (rank.failure && rank.failure->kind == "non_finite")
+            rank.failure->message += fmt::format(
+                "; they first appear in stage {}'s outputs (rank {}, microbatch {}), as "
+                "--check-accuracy found",
+                first->stage, first->rank, first->microbatch);
+}
+
 }  // namespace
 
 nlohmann::json rank_report_to_json(const RankReport& report) {
@@ -324,8 +338,10 @@ run_record::PipelineRunResult merge_reports(const std::vector<RankReport>& repor
         if (!report.recording.is_null())
             result.recordings.push_back(
                 {report.run.rank, recorder::recording_from_json(report.recording)});
-        result.accuracy.stages.insert(result.accuracy.stages.end(), report.accuracy.begin(),
-                                      report.accuracy.end());
+        for (run_record::StageAccuracy entry : report.accuracy) {
+            entry.rank = report.run.rank;
+            result.accuracy.stages.push_back(entry);
+        }
         result.profile.insert(result.profile.end(), report.profile.begin(), report.profile.end());
         result.completed &= !report.run.failure.has_value();
         if (report.holds_last_stage) {
@@ -355,6 +371,7 @@ run_record::PipelineRunResult merge_reports(const std::vector<RankReport>& repor
             result.accuracy.first_divergence = entry;
             break;
         }
+    name_where_non_finite_values_began(result);
     return result;
 }
 

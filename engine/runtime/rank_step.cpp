@@ -35,7 +35,8 @@ std::string forward_text(const Schedule& lowered, int rank, int stage, int micro
 // Metadata checks cannot see them and a NaN compares as no error, so without this a run that
 // produced NaN would be recorded as finished. Looked at after the step, outside its timing.
 std::optional<run_record::RunFailure> non_finite_outputs(const PipelineStage& last,
-                                                         const Schedule& lowered, int rank) {
+                                                         const Schedule& lowered, int rank,
+                                                         bool accuracy_checked) {
     for (int microbatch = 0; microbatch < lowered.microbatch_count; ++microbatch) {
         const torch::Tensor& output = last.output(microbatch);
         const std::int64_t bad =
@@ -54,8 +55,10 @@ std::optional<run_record::RunFailure> non_finite_outputs(const PipelineStage& la
             fmt::format("{} of {} values NaN or Inf, loss {}", bad, output.numel(), loss);
         failure.message = fmt::format(
             "Stage {} forward outputs[0] has {} non-finite value{} (NaN or Inf) of {} and the loss "
-            "is {} (rank {}, microbatch {}); --check-accuracy names the stage they first appear on",
-            last.index(), bad, bad == 1 ? "" : "s", output.numel(), loss, rank, microbatch);
+            "is {} (rank {}, microbatch {}){}",
+            last.index(), bad, bad == 1 ? "" : "s", output.numel(), loss, rank, microbatch,
+            // With the check, the merge of the reports names that stage here instead.
+            accuracy_checked ? "" : "; --check-accuracy names the stage they first appear on");
         return failure;
     }
     return std::nullopt;
@@ -449,7 +452,8 @@ RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, cons
         for (int microbatch = 0; microbatch < lowered.microbatch_count; ++microbatch)
             report.loss += plan.stages.at(stage_count - 1)->loss(microbatch);
         report.loss /= lowered.microbatch_count;
-        report.run.failure = non_finite_outputs(*plan.stages.at(stage_count - 1), lowered, rank);
+        report.run.failure = non_finite_outputs(*plan.stages.at(stage_count - 1), lowered, rank,
+                                                options.check_accuracy);
         if (report.run.failure && !report.run.timeline.empty())
             report.run.failure->time_ns = report.run.timeline.back().end_ns;
     }

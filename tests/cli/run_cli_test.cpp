@@ -598,7 +598,7 @@ TEST(RunCli, CheckAccuracyNamesTheStageABackendPerturbs) {
     EXPECT_EQ(testing::query_trace(trace,
                                    "SELECT rank, stage, microbatch FROM errors WHERE kind "
                                    "= 'accuracy_mismatch'"),
-              "-1|1|0");
+              "1|1|0");  // stage 1 of three is rank 1's
     // The run finished, its results did not: both failed checks are said with its figures and
     // read back from the trace, never a plain finished run.
     ASSERT_EQ(json["check_failed"].size(), 2u) << json.dump();
@@ -620,6 +620,34 @@ TEST(RunCli, CheckAccuracyNamesTheStageABackendPerturbs) {
                                "differ from the single-rank reference's"),
               std::string::npos)
         << summary.out;
+    // The flag was given: no advice to give it.
+    EXPECT_EQ(summary.out.find("--check-accuracy names"), std::string::npos) << summary.out;
+}
+
+// NaNs that a stage's fault puts out fail the run at the last stage, where the NaN check sees
+// them; --check-accuracy names the stage they began at, in the failure itself and in its own
+// error row on the rank that ran that stage.
+TEST(RunCli, CheckAccuracyNamesWhereNonFiniteValuesBegan) {
+    const auto trace = fresh_trace("run_accuracy_nan");
+    const auto result = run_pipelens(
+        "run --pp 3 --m 4 --batch 12 --fault stage1=nan "
+        "--check-accuracy --json --out " +
+        trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    const auto json = nlohmann::json::parse(result.out);
+    EXPECT_EQ(json["accuracy"]["first_divergence"]["stage"], 1);
+    EXPECT_EQ(json["accuracy"]["first_divergence"]["rank"], 1);
+    EXPECT_TRUE(json["accuracy"]["first_divergence"]["non_finite"].get<bool>());
+    ASSERT_EQ(json["errors"].size(), 1u) << json["errors"].dump();
+    EXPECT_EQ(json["errors"][0]["kind"], "non_finite");
+    EXPECT_EQ(json["errors"][0]["message"],
+              "Stage 2 forward outputs[0] has 192 non-finite values (NaN or Inf) of 192 and the "
+              "loss is nan (rank 2, microbatch 0); they first appear in stage 1's outputs (rank "
+              "1, microbatch 0), as --check-accuracy found");
+    EXPECT_EQ(testing::query_trace(trace,
+                                   "SELECT rank, stage, microbatch FROM errors WHERE kind "
+                                   "= 'accuracy_mismatch'"),
+              "1|1|0");
 }
 
 // A trace that cannot take the run (a file size limit standing for a full disk) ends the

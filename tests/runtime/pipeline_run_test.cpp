@@ -275,8 +275,8 @@ TEST(Faults, NanOutputsFailTheRunAndCompareAsNan) {
     const run_record::RunFailure failure = only_failure_of_kind(result, "non_finite", 2);
     EXPECT_EQ(failure.message,
               "Stage 2 forward outputs[0] has 64 non-finite values (NaN or Inf) of 64 and the loss "
-              "is nan (rank 2, microbatch 0); --check-accuracy names the stage they first appear "
-              "on");
+              "is nan (rank 2, microbatch 0); they first appear in stage 1's outputs (rank 1, "
+              "microbatch 0), as --check-accuracy found");
     EXPECT_EQ(failure.action, "2F0");
     EXPECT_EQ(failure.microbatch, 0);
     EXPECT_EQ(failure.expected, "finite values");
