@@ -291,7 +291,7 @@ class GlooTransport final : public StoreBackedTransport {
     void wait_for_receives(std::vector<WorkHandle> works, int peer, int tag,
                            Clock::time_point deadline, std::chrono::milliseconds timeout);
     void abandon(const std::vector<WorkHandle>& works);
-    [[noreturn]] void throw_failure(const std::string& what, const std::string& detail);
+    [[noreturn]] void throw_failure(int peer, const std::string& what, const std::string& detail);
 
     c10::intrusive_ptr<c10d::ProcessGroupGloo> process_group_;
     SendCompleter sends_;
@@ -311,13 +311,31 @@ void GlooTransport::check_peer(int peer, const char* action) const {
                                                 world_size()));
 }
 
+// Whether gloo's error says the connection to the peer went away (its process ended, or its
+// host): gloo's own words for a closed socket, and the system's for a reset or a broken pipe.
+bool peer_connection_lost(const std::string& detail) {
+    return detail.find("closed by peer") != std::string::npos ||
+           detail.find("reset by peer") != std::string::npos ||
+           detail.find("Broken pipe") != std::string::npos;
+}
+
 // A failure gloo reported: when some rank aborted (a peer that fails usually aborts before its
-// connections close), that reason is the one the user needs.
-void GlooTransport::throw_failure(const std::string& what, const std::string& detail) {
-    if (std::optional<std::string> reason = store_.abort_reason())
-        throw TransportAborted(*reason);
-    throw std::runtime_error(
-        fmt::format("{}: rank {} {}: {}", kTransportName, rank(), what, detail));
+// connections close), that reason is the one the user needs. So is the launcher's notice of a
+// peer that died: its socket closes before the launcher has reaped it and written why, so a lost
+// connection waits a little for that notice (only then: other failures are said at once).
+void GlooTransport::throw_failure(int peer, const std::string& what, const std::string& detail) {
+    const bool lost = peer_connection_lost(detail);
+    for (const auto until = Clock::now() + kNoticeGrace;;) {
+        if (std::optional<std::string> reason = store_.abort_reason())
+            throw TransportAborted(*reason);
+        if (!lost || Clock::now() >= until)
+            break;
+        std::this_thread::sleep_for(kEndedCheckInterval);
+    }
+    throw std::runtime_error(fmt::format(
+        "{}: rank {} {}: {}{}", kTransportName, rank(), what, detail,
+        lost ? fmt::format(" (rank {}'s connection went away: it ended, or its host did)", peer)
+             : ""));
 }
 
 void GlooTransport::post_send(const torch::Tensor& tensor, int peer, int tag, int index) {
@@ -328,7 +346,7 @@ void GlooTransport::post_send(const torch::Tensor& tensor, int peer, int tag, in
     } catch (const std::invalid_argument&) {
         throw;
     } catch (const std::exception& error) {
-        throw_failure(fmt::format("could not send to rank {} (tag {})", peer, tag),
+        throw_failure(peer, fmt::format("could not send to rank {} (tag {})", peer, tag),
                       describe_exception(error));
     }
     sends_.add({std::move(work), tensor, peer, tag});
@@ -377,7 +395,7 @@ WorkHandle GlooTransport::post_receive(const torch::Tensor& tensor, int peer, in
     } catch (const std::invalid_argument&) {
         throw;
     } catch (const std::exception& error) {
-        throw_failure(fmt::format("could not receive from rank {} (tag {})", peer, tag),
+        throw_failure(peer, fmt::format("could not receive from rank {} (tag {})", peer, tag),
                       describe_exception(error));
     }
 }
@@ -409,7 +427,7 @@ void GlooTransport::wait_for_receives(std::vector<WorkHandle> works, int peer, i
     if (verdict == ReceiveWatchdog::Verdict::timed_out)
         throw TransportTimeout(
             fmt::format("no data from rank {} (tag {}) within {} ms", peer, tag, timeout.count()));
-    throw_failure(fmt::format("could not receive from rank {} (tag {})", peer, tag),
+    throw_failure(peer, fmt::format("could not receive from rank {} (tag {})", peer, tag),
                   error.value_or("the wait ended without data"));
 }
 
