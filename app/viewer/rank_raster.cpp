@@ -86,16 +86,15 @@ RankRaster rank_raster(const TimelineModel& model, std::int64_t view_start, std:
     return raster;
 }
 
-std::vector<float> busy_share_by_column(const TimelineModel& model, std::int64_t end_ns,
-                                        int width) {
+std::vector<float> busy_share_by_column(const TimelineModel& model, TimeSpan span, int width) {
     width = std::max(1, width);
     std::vector<double> busy(static_cast<std::size_t>(width), 0);
-    const double column_ns = std::max(1.0, static_cast<double>(end_ns) / width);
+    const double column_ns = std::max(1.0, static_cast<double>(span.length()) / width);
     std::vector<DrawBlock> blocks;
     for (const RankTimeline& rank : model.ranks()) {
         blocks.clear();
-        TimelineModel::visible_blocks(rank.compute, 0, end_ns, static_cast<std::int64_t>(column_ns),
-                                      blocks);
+        TimelineModel::visible_blocks(rank.compute, span.start_ns, span.end_ns,
+                                      static_cast<std::int64_t>(column_ns), blocks);
         for (const DrawBlock& block : blocks) {
             // A merged block's own actions' time, spread evenly over the columns it spans.
             const TimelineAction& first = rank.compute.actions[block.first];
@@ -103,9 +102,9 @@ std::vector<float> busy_share_by_column(const TimelineModel& model, std::int64_t
             if (block.count > 1)
                 time = block.end_ns - block.start_ns;
             const auto from = static_cast<std::size_t>(
-                std::clamp(block.start_ns / column_ns, 0.0, double(width - 1)));
-            const auto to = static_cast<std::size_t>(
-                std::clamp(block.end_ns / column_ns, double(from), double(width - 1)));
+                std::clamp((block.start_ns - span.start_ns) / column_ns, 0.0, double(width - 1)));
+            const auto to = static_cast<std::size_t>(std::clamp(
+                (block.end_ns - span.start_ns) / column_ns, double(from), double(width - 1)));
             for (std::size_t column = from; column <= to; ++column)
                 busy[column] += static_cast<double>(time) / static_cast<double>(to - from + 1);
         }

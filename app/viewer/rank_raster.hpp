@@ -42,7 +42,7 @@ void add_critical_path(RankRaster& raster, const TimelineModel& model, std::int6
 
 // For the overview strip: per pixel column of [0, end_ns) in `width` columns, the share of the
 // ranks' compute time busy there (0 all idle, 1 all busy).
-std::vector<float> busy_share_by_column(const TimelineModel& model, std::int64_t end_ns, int width);
+std::vector<float> busy_share_by_column(const TimelineModel& model, TimeSpan span, int width);
 
 // The colour of a raster code (the timeline's: kinds, bubble fills; the background for 0).
 Rgb raster_colour(std::uint8_t code);

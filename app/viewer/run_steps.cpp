@@ -140,19 +140,19 @@ std::optional<ActionLocation> copy_in_step(const TimelineModel& model,
 }
 
 std::pair<std::int64_t, std::int64_t> step_range(const std::vector<RunStep>& steps,
-                                                 std::optional<int> chosen, std::int64_t run_end) {
+                                                 std::optional<int> chosen, TimeSpan run) {
     if (!chosen || *chosen < 0 || *chosen >= static_cast<int>(steps.size()))
-        return {0, run_end};
+        return {run.start_ns, run.end_ns};
     const RunStep& step = steps[static_cast<std::size_t>(*chosen)];
     return {step.start_ns, step.end_ns};
 }
 
 TimelineGeometry fitted_step_geometry(float window_width, const std::vector<RunStep>& steps,
-                                      std::optional<int> chosen, std::int64_t run_end) {
-    TimelineGeometry geometry = fitted_geometry(window_width, run_end);
+                                      std::optional<int> chosen, TimeSpan run) {
+    TimelineGeometry geometry = fitted_geometry(window_width, run);
     if (!chosen || *chosen < 0 || *chosen >= static_cast<int>(steps.size()))
         return geometry;
-    const auto [start, end] = step_range(steps, chosen, run_end);
+    const auto [start, end] = step_range(steps, chosen, run);
     const std::int64_t margin = (end - start) / 50;
     geometry.view_start = start - margin;
     geometry.view_end = std::max(geometry.view_start + 1, end + margin);

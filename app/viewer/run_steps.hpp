@@ -61,16 +61,16 @@ std::optional<ActionLocation> copy_in_step(const TimelineModel& model,
 // actions each time.)
 std::vector<int> occurrence_numbers(const std::vector<std::uint64_t>& keys);
 
-// The time range the view shows for the step picker's choice: every step (nullopt) is
-// [0, run_end]; step k its own [start, end]. A step the run does not have reads as every step.
+// The time range the view shows for the step picker's choice: every step (nullopt) is the whole
+// run's span; step k its own [start, end]. A step the run does not have reads as every step.
 std::pair<std::int64_t, std::int64_t> step_range(const std::vector<RunStep>& steps,
-                                                 std::optional<int> chosen, std::int64_t run_end);
+                                                 std::optional<int> chosen, TimeSpan run);
 
 // The timeline fitted to the picker's choice in a window `window_width` pixels wide: every step
-// as fitted_geometry(window_width, run_end); step k from its start to its end with a 2% margin
+// as fitted_geometry(window_width, run); step k from its start to its end with a 2% margin
 // either side.
 TimelineGeometry fitted_step_geometry(float window_width, const std::vector<RunStep>& steps,
-                                      std::optional<int> chosen, std::int64_t run_end);
+                                      std::optional<int> chosen, TimeSpan run);
 
 // "step 2: 57.0 us, bubble 18.2%" for the run summary's per-step lines.
 std::string step_figures_text(const RunStep& step, int ranks);

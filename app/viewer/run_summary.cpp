@@ -219,14 +219,15 @@ std::string step_comparison_text(std::int64_t shown_id, const RunSummary& shown,
         *other.step_ns > 0 ? 100.0 * static_cast<double>(delta) / *other.step_ns : 0.0);
 }
 
-std::string critical_path_text(const TimelineModel& model) {
+std::string critical_path_text(const TimelineModel& model, std::size_t step_count) {
     const TimelineCriticalPath& path = model.critical_path();
     // A failed run's path goes only as far as the run did, as `summary --critical-path` says.
-    const std::string name = model.analysed_step()
-                                 ? fmt::format("critical path (step {}):", *model.analysed_step())
-                             : model.run().status == traces::RunStatus::failed
-                                 ? std::string("critical path, up to where the run stopped:")
-                                 : std::string("critical path:");
+    const std::string name =
+        model.analysed_step() ? fmt::format("critical path (step {}):", *model.analysed_step())
+        : model.run().status == traces::RunStatus::failed
+            ? std::string("critical path, up to where the run stopped:")
+        : step_count > 1 ? fmt::format("critical path (all {} steps):", step_count)
+                         : std::string("critical path:");
     if (!path.error.empty())
         return name + " n/a (" + path.error + ")";
     if (path.actions.empty())
@@ -236,11 +237,13 @@ std::string critical_path_text(const TimelineModel& model) {
         total += ns;
     std::string text = name;
     for (int share = 0; share < analysis::kPathShareCount; ++share) {
-        const double percent = total > 0 ? 100.0 * path.share_ns[share] / total : 0;
-        if (percent >= 1)
-            text +=
-                fmt::format(" {} {:.0f}%",
-                            analysis::share_name(static_cast<analysis::PathShare>(share)), percent);
+        if (path.share_ns[share] <= 0 || total <= 0)
+            continue;
+        // A small share is still said, so the parts add up to the whole path.
+        const double percent = 100.0 * path.share_ns[share] / total;
+        const std::string figure = percent < 1 ? "<1%" : fmt::format("{:.0f}%", percent);
+        text += fmt::format(" {} {}", analysis::share_name(static_cast<analysis::PathShare>(share)),
+                            figure);
     }
     return text;
 }

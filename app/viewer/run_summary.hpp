@@ -82,8 +82,9 @@ std::string run_list_text(const traces::RunRecord& run, bool hangs = false);
 // there is nothing to compare: "vs run 1: no step to compare: run 2 failed at rank 1, ...".
 std::string step_comparison_text(std::int64_t shown_id, const RunSummary& shown,
                                  std::int64_t other_id, const RunSummary& other);
-// "critical path: F 33% · B 67%" (shares of at least 1%), or why there is none; of a step
-// analysed alone, "critical path (step 1): ...".
-std::string critical_path_text(const TimelineModel& model);
+// "critical path: F 33% B 67%" (a share under 1% as "<1%"), or why there is none; of a step
+// analysed alone, "critical path (step 1): ..."; of a run of `step_count` > 1 steps taken whole,
+// "critical path (all 3 steps): ..." (`summary` gives the median step's).
+std::string critical_path_text(const TimelineModel& model, std::size_t step_count);
 
 }  // namespace pipelens::viewer

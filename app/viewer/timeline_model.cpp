@@ -264,6 +264,9 @@ void TimelineModel::finish() {
             end_ns_ = std::max(end_ns_, rank.compute.max_end.back());
         if (!rank.communication.max_end.empty())
             end_ns_ = std::max(end_ns_, rank.communication.max_end.back());
+        for (const Lane* lane : {&rank.compute, &rank.communication})
+            if (!lane->actions.empty())  // sorted by start
+                start_ns_ = std::min(start_ns_, lane->actions.front().start_ns);
     }
     // A run that failed never ended its step: after a rank's last computation it waited for what
     // never came (idle), not a cool-down, which `summary` and the Ranks panel give as "-".

@@ -187,6 +187,8 @@ class TimelineModel {
     bool has_own_text(const TimelineAction& action) const;
     std::int64_t label_id_limit() const { return label_id_limit_; }  // bound of label ids
     std::int64_t end_ns() const { return end_ns_; }
+    // The earliest action's start, or 0 when none starts before the step's zero.
+    std::int64_t start_ns() const { return start_ns_; }
     std::size_t action_count() const { return action_count_; }
     std::int64_t memory_peak() const { return memory_peak_; }   // over all ranks' samples
     int memory_peak_rank() const { return memory_peak_rank_; }  // -1 without samples
@@ -243,6 +245,7 @@ class TimelineModel {
         labels_;  // texts that are not derived: OVERLAP_F_B's, kept texts, hand-made ones
     std::int64_t label_id_limit_ = 1;
     std::int64_t end_ns_ = 0;
+    std::int64_t start_ns_ = 0;
     std::size_t action_count_ = 0;
     std::int64_t memory_peak_ = 0;
     int memory_peak_rank_ = -1;

@@ -49,9 +49,10 @@ void draw_overview(ImDrawList* draw, ViewerState& state) {
     TimelineViewState& view = state.timeline;
     TimelineGeometry& geometry = view.geometry;
     const int width = std::max(1, static_cast<int>(geometry.width));
-    const std::int64_t end = std::max<std::int64_t>(1, fitted_end(state.trace));
+    TimeSpan span = fitted_span(state.trace);
+    span.end_ns = std::max(span.end_ns, span.start_ns + 1);
     if (view.overview_model != &model || static_cast<int>(view.overview.size()) != width) {
-        view.overview = busy_share_by_column(model, end, width);
+        view.overview = busy_share_by_column(model, span, width);
         view.overview_model = &model;
     }
     const float top = kHeaderHeight, bottom = kHeaderHeight + kOverviewHeight - 2;
@@ -68,7 +69,8 @@ void draw_overview(ImDrawList* draw, ViewerState& state) {
             IM_COL32(mix(idle.r, busy.r), mix(idle.g, busy.g), mix(idle.b, busy.b), 255));
     }
     const auto x_of = [&](std::int64_t time) {
-        return geometry.left + static_cast<float>(static_cast<double>(time) / end * width);
+        return geometry.left + static_cast<float>(static_cast<double>(time - span.start_ns) /
+                                                  static_cast<double>(span.length()) * width);
     };
     const float from = std::clamp(x_of(geometry.view_start), geometry.left, geometry.left + width);
     const float to = std::clamp(x_of(geometry.view_end), from + 2, geometry.left + width);
@@ -77,10 +79,12 @@ void draw_overview(ImDrawList* draw, ViewerState& state) {
     if (ImGui::IsWindowHovered() && ImGui::IsMouseDown(ImGuiMouseButton_Left) &&
         ImGui::GetIO().MouseClickedPos[0].y >= top &&
         ImGui::GetIO().MouseClickedPos[0].y < bottom && mouse.x >= geometry.left) {
-        const std::int64_t span = geometry.view_end - geometry.view_start;
-        const auto centre = static_cast<std::int64_t>((mouse.x - geometry.left) / width * end);
-        geometry.view_start = centre - span / 2;
-        geometry.view_end = geometry.view_start + span;
+        const std::int64_t shown = geometry.view_end - geometry.view_start;
+        const auto centre =
+            span.start_ns + static_cast<std::int64_t>((mouse.x - geometry.left) / width *
+                                                      static_cast<double>(span.length()));
+        geometry.view_start = centre - shown / 2;
+        geometry.view_end = geometry.view_start + shown;
     }
 }
 

@@ -142,12 +142,12 @@ void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, f
     }
 }
 
-void draw_arrow_head(ImDrawList* draw, ImVec2 from, ImVec2 to, Rgb rgb) {
+void draw_arrow_head(ImDrawList* draw, ImVec2 from, ImVec2 to, Rgb rgb, int alpha = 255) {
     const float angle = std::atan2(to.y - from.y, to.x - from.x);
     const ImVec2 back{to.x - 8 * std::cos(angle), to.y - 8 * std::sin(angle)};
     const ImVec2 side{-4 * std::sin(angle), 4 * std::cos(angle)};
     draw->AddTriangleFilled(to, {back.x + side.x, back.y + side.y},
-                            {back.x - side.x, back.y - side.y}, colour(rgb));
+                            {back.x - side.x, back.y - side.y}, colour(rgb, alpha));
 }
 
 // A send whose receive never ran (or the reverse) points a short way toward the peer's rank,
@@ -175,9 +175,10 @@ void draw_dangling_arrow(ImDrawList* draw, const TimelineGeometry& geometry,
 }
 
 // `labelled`: a dangling arrow names what is missing (the first per rank in view, and the
-// hovered or selected one: more would print over each other).
+// hovered or selected one: more would print over each other). `alpha`: every pair's arrows are
+// drawn see-through, so the action names under them stay readable; the focused one is solid.
 void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeometry& geometry,
-                std::int32_t pair_id, bool labelled = true) {
+                std::int32_t pair_id, bool labelled = true, int alpha = 255) {
     const auto ends = model.pair_ends(pair_id);
     if (!ends || (!ends->send && !ends->receive))
         return;
@@ -194,8 +195,8 @@ void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeom
                       geometry.lane_top(ends->send->rank, true) + kLaneHeight / 2};
     const ImVec2 to{geometry.x(receive.end_ns),
                     geometry.lane_top(ends->receive->rank, true) + kLaneHeight / 2};
-    draw->AddLine(from, to, colour(kArrow), 2);
-    draw_arrow_head(draw, from, to, kArrow);
+    draw->AddLine(from, to, colour(kArrow, alpha), 2);
+    draw_arrow_head(draw, from, to, kArrow, alpha);
 }
 
 // Whether the run shown is a checked schedule that can hang: its file's order, which never ends,
@@ -297,7 +298,7 @@ void handle_input(ViewerState& state, float window_width, float area_bottom) {
     if ((inside && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) ||
         (ImGui::IsWindowFocused() && ImGui::IsKeyPressed('F')))
         geometry = fitted_step_geometry(window_width, state.trace.summary.steps,
-                                        state.timeline.chosen_step, fitted_end(state.trace));
+                                        state.timeline.chosen_step, fitted_span(state.trace));
     if (inside && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
         io.MouseDragMaxDistanceSqr[0] < 9) {
         state.timeline.selected = state.timeline.hovered;
@@ -563,9 +564,14 @@ std::size_t draw_compact_rows(ImDrawList* draw, TimelineViewState& view, const T
     return std::numeric_limits<std::size_t>::max();  // no arrows: too many to read
 }
 
-// Each visible send's arrow, and a dangling one for each visible receive whose send never ran.
+// How many pixels of the view each visible SEND or RECV needs before every pair's arrow is drawn:
+// at a fitted view of a few steps, hundreds of arrows hid the bars and their names.
+constexpr float kArrowSpacing = 40;
+
+// Each visible send's arrow (`every_pair`), and a dangling one for each visible send whose
+// receive never ran or receive whose send never ran: those mark a failure, and are drawn always.
 void draw_visible_arrows(ImDrawList* draw, const TimelineModel& model,
-                         const TimelineGeometry& geometry, float area_bottom) {
+                         const TimelineGeometry& geometry, float area_bottom, bool every_pair) {
     std::vector<DrawBlock> blocks;
     for (const RankTimeline& rank : model.ranks()) {
         if (!rank_in_view(geometry, rank.rank, area_bottom))
@@ -580,8 +586,9 @@ void draw_visible_arrows(ImDrawList* draw, const TimelineModel& model,
                 continue;
             const auto ends = model.pair_ends(action.pair_id);
             const bool dangling = ends && (!ends->send || !ends->receive);
-            if (is_send(action.kind) || (dangling && !ends->send)) {
-                draw_arrow(draw, model, geometry, action.pair_id, dangling && !labelled);
+            if ((is_send(action.kind) && (every_pair || dangling)) || (dangling && !ends->send)) {
+                draw_arrow(draw, model, geometry, action.pair_id, dangling && !labelled,
+                           kEveryArrowAlpha);
                 labelled |= dangling;
             }
         }
@@ -603,7 +610,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
     if (!state.timeline.fitted) {
         state.timeline.geometry =
             fitted_step_geometry(window_width, state.trace.summary.steps,
-                                 state.timeline.chosen_step, fitted_end(state.trace));
+                                 state.timeline.chosen_step, fitted_span(state.trace));
         state.timeline.fitted = true;
     }
     TimelineGeometry& layout = state.timeline.geometry;
@@ -645,9 +652,12 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
         draw_ghosts(draw, state.trace.match.ghosts, model.ranks().size(), geometry, area_bottom);
     // Under the arrows: a send's "no matching recv" points at the peer's in-flight bar.
     draw_interrupted_actions(draw, state);
-    // Every visible pair's arrow once few enough are on screen to read them.
+    // Every visible pair's arrow once few enough are on screen to read them (zoomed in far
+    // enough that each transfer has kArrowSpacing pixels to itself); failure marks always.
     if (visible_communication < 400)
-        draw_visible_arrows(draw, model, geometry, area_bottom);
+        draw_visible_arrows(
+            draw, model, geometry, area_bottom,
+            static_cast<float>(visible_communication) * kArrowSpacing <= geometry.width);
     // Over the arrows: an arrow crossing the failing rank must not cut its failure bar.
     draw_failure(draw, state, area_bottom);
     // Over the arrows: the path is what matters most (fitted rows have it in their image).

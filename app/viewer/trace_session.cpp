@@ -39,7 +39,8 @@ void follow_wanted_step(TraceSession& session) {
         return;
     if (!session.wanted_step) {
         session.model->apply_whole_run();
-        session.critical_path_line = critical_path_text(*session.model);
+        session.critical_path_line =
+            critical_path_text(*session.model, session.summary.steps.size());
         return;
     }
     session.critical_path_line =
@@ -213,7 +214,8 @@ bool poll_analysis(TraceSession& session) {
         return false;
     try {
         session.model->apply(session.pending_analysis.get());
-        session.critical_path_line = critical_path_text(*session.model);
+        session.critical_path_line =
+            critical_path_text(*session.model, session.summary.steps.size());
         follow_wanted_step(session);  // a step chosen while the run's own analysis ran
     } catch (const std::exception& error) {
         session.critical_path_line = std::string("critical path: n/a (") + error.what() + ")";
@@ -289,6 +291,10 @@ std::int64_t fitted_end(const TraceSession& session) {
         if (error.started_ns && error.time_ns && !error.action.empty())
             end = std::max(end, *error.time_ns);
     return end;
+}
+
+TimeSpan fitted_span(const TraceSession& session) {
+    return {session.model ? session.model->start_ns() : 0, fitted_end(session)};
 }
 
 void compare_with(TraceSession& session, std::int64_t run_id) {

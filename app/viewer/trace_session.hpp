@@ -28,6 +28,7 @@
 #include "app/viewer/run_summary.hpp"
 #include "app/viewer/step_match.hpp"
 #include "app/viewer/timeline_model.hpp"
+#include "app/viewer/viewer_layout.hpp"
 #include "traces/trace_reader.hpp"
 
 namespace pipelens::viewer {
@@ -127,6 +128,8 @@ void analyse_step(TraceSession& session, std::optional<int> step);
 // latest stop of an action interrupted in flight, whichever came last (those actions never ended,
 // so no action reaches them).
 std::int64_t fitted_end(const TraceSession& session);
+// What a fitted view of the shown run covers: from its earliest action (or 0) to fitted_end.
+TimeSpan fitted_span(const TraceSession& session);
 // Reloads the shown run when another process has committed to the file since it was loaded,
 // asking at most once per kTracePollSeconds of `now_s` (any monotonic clock in seconds): new
 // actions and steps of a run still being written appear without reopening. The run is read on a

@@ -74,6 +74,9 @@ inline constexpr Rgb kBubbleHatches[] = {
     {80, 115, 165}, {80, 140, 110}, {170, 85, 85}, {120, 120, 120}};
 inline constexpr Rgb kMergedOutline = {20, 20, 24};  // the edge of a merged block
 inline constexpr Rgb kArrow = {190, 190, 190};       // send -> recv (white is the critical path)
+// Every pair's arrows at once are drawn see-through, so the action names under them stay
+// readable; the hovered or selected pair's is solid.
+inline constexpr int kEveryArrowAlpha = 150;
 inline constexpr Rgb kSelection = {255, 235, 59};
 // The run's status badge, in the header row above the rank labels, and its colours.
 inline constexpr float kBadgeLeft = kSidebarWidth + 6;
@@ -152,16 +155,29 @@ struct TimelineGeometry {
     float lane_height() const { return compact ? std::max(1.0f, rank_height) : kLaneHeight; }
 };
 
-// The timeline area of a window of `window_width` pixels, fitted to [0, end_ns] with a 2%
-// margin after the end.
-inline TimelineGeometry fitted_geometry(float window_width, std::int64_t end_ns) {
+// The times a run's timeline covers: from its earliest action (a real run's RECVs are posted
+// before the step's zero, set-up is negative) or 0, whichever is earlier, to its fitted end.
+struct TimeSpan {
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t length() const { return end_ns - start_ns; }
+};
+
+// The timeline area of a window of `window_width` pixels, fitted to `span` with a margin of 2%
+// of its length after the end.
+inline TimelineGeometry fitted_geometry(float window_width, TimeSpan span) {
     TimelineGeometry geometry;
     geometry.left = kSidebarWidth + kGutterWidth;
     geometry.width = std::max(1.0f, window_width - geometry.left - kRightMargin);
     geometry.top = kLanesTop;
-    geometry.view_start = 0;
-    geometry.view_end = std::max<std::int64_t>(1, end_ns + end_ns / 50);
+    geometry.view_start = span.start_ns;
+    geometry.view_end = std::max<std::int64_t>(span.start_ns + 1, span.end_ns + span.length() / 50);
     return geometry;
+}
+
+// A run that starts at 0, fitted to [0, end_ns].
+inline TimelineGeometry fitted_geometry(float window_width, std::int64_t end_ns) {
+    return fitted_geometry(window_width, TimeSpan{0, end_ns});
 }
 
 }  // namespace pipelens::viewer

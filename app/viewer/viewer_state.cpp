@@ -79,10 +79,10 @@ bool still_there(const TimelineModel& model, const std::optional<ActionLocation>
 
 bool refresh_live(ViewerState& state, double now_s) {
     // A view showing the whole run (as fitted) follows it as it grows; a zoomed one stays put.
-    const std::int64_t old_end = fitted_end(state.trace);
+    const TimeSpan old_span = fitted_span(state.trace);
     const TimelineGeometry& view = state.timeline.geometry;
-    const bool whole_run = !state.timeline.chosen_step && view.view_start <= 0 &&
-                           view.view_end >= old_end + old_end / 50;
+    const bool whole_run = !state.timeline.chosen_step && view.view_start <= old_span.start_ns &&
+                           view.view_end >= old_span.end_ns + old_span.length() / 50;
     if (!poll_trace(state.trace, now_s))
         return false;
     if (whole_run)

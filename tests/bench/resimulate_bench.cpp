@@ -63,7 +63,7 @@ void summary_only(benchmark::State& state) {
     const SimulatedRun run = simulate_run(experiment_of(kind_of(state)));
     for (auto _ : state) {
         benchmark::DoNotOptimize(summarize(*run.model, traces::run_outcome(run.model->run(), {})));
-        benchmark::DoNotOptimize(critical_path_text(*run.model));
+        benchmark::DoNotOptimize(critical_path_text(*run.model, 1));
     }
 }
 

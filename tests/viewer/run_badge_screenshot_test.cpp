@@ -151,6 +151,48 @@ TEST(ViewerScreenshot, TheLabelOfASendWithoutItsReceiveIsReadableOverThePeersInF
     fs::remove(png);
 }
 
+// A real run's RECV is posted before the step's zero (rank 0's barrier exit): the fitted view
+// starts at it, so its first part and the warm-up before rank 0's first F are on screen.
+TEST(ViewerScreenshot, TheFittedViewStartsAtAReceivePostedBeforeTheStep) {
+    const fs::path trace = testing::fresh_trace("viewer_negative_start");
+    constexpr std::int64_t kPosted = -400'000;
+    {
+        traces::TraceWriter writer(trace);
+        const std::int64_t id = begin_two_rank_run(writer, 1);
+        traces::ActionRecord forward;
+        forward.kind = static_cast<std::uint8_t>(ActionKind::forward);
+        forward.start_ns = 0;
+        forward.end_ns = 1'000'000;
+        writer.add_action(id, forward);
+        traces::ActionRecord receive;
+        receive.rank = 1;
+        receive.stage = 1;
+        receive.lane = traces::ActionLane::communication;
+        receive.kind = static_cast<std::uint8_t>(ActionKind::recv_forward);
+        receive.start_ns = kPosted;
+        receive.end_ns = 1'100'000;
+        writer.add_action(id, receive);
+        writer.finish_run(id, 2'000'000, 0.5);
+    }
+    const fs::path png = screenshot_path("negative_start");
+    ASSERT_EQ(run_viewer(trace.string() + " --screenshot " + png.string() + " --size 1280x800"), 0);
+    const Image image = load_png(png);
+    const TimelineGeometry geometry = fitted_geometry(1280, TimeSpan{kPosted, 1'100'000});
+    EXPECT_EQ(geometry.x(kPosted), geometry.left);
+    // The receive's bar from just inside the view's left edge, before the step's zero.
+    const float y = geometry.lane_top(1, true) + kLaneHeight - 3;
+    for (const std::int64_t time : {kPosted + 20'000, std::int64_t{-100'000}})
+        EXPECT_TRUE(near(image.at(geometry.x(time), y), kActionColours[5], 12))
+            << time << ": " << text(image.at(geometry.x(time), y));
+    // Rank 0's F starts at the zero, after the warm-up the view now shows.
+    const float compute = geometry.lane_top(0, false) + kLaneHeight - 3;
+    EXPECT_FALSE(near(image.at(geometry.x(-100'000), compute), kActionColours[0], 12))
+        << text(image.at(geometry.x(-100'000), compute));
+    EXPECT_TRUE(near(image.at(geometry.x(100'000), compute), kActionColours[0], 12))
+        << text(image.at(geometry.x(100'000), compute));
+    fs::remove(png);
+}
+
 // The failing rank's bar is drawn over the arrows: a message rank 1 received as it failed has its
 // arrow through the very column of the failure, and the bar still shows whole there.
 TEST(ViewerScreenshot, TheFailureBarIsDrawnOverAnArrowThatCrossesIt) {
@@ -207,8 +249,15 @@ TEST(ViewerScreenshot, TheFailureBarIsDrawnOverAnArrowThatCrossesIt) {
             found += near(image.at(x + dx, y), rgb) ? 1 : 0;
         return found;
     };
-    // The arrow is there, above rank 1 where the bar does not reach...
-    EXPECT_GE(count(geometry.lane_top(1, false) - 6, kArrow), 1);
+    // The arrow is there, above rank 1 where the bar does not reach (see-through, as every
+    // pair's arrows are over the background)...
+    const auto seen_through = [](int arrow, int background) {
+        return static_cast<unsigned char>(background +
+                                          (arrow - background) * kEveryArrowAlpha / 255.0 + 0.5);
+    };
+    const Rgb arrow{seen_through(kArrow.r, kBackground.r), seen_through(kArrow.g, kBackground.g),
+                    seen_through(kArrow.b, kBackground.b)};
+    EXPECT_GE(count(geometry.lane_top(1, false) - 6, arrow), 1);
     // ...and where the bar is, the bar shows three pixels wide.
     for (float y : {geometry.lane_top(1, false) - 1, geometry.lane_top(1, true) + kLaneHeight / 2})
         EXPECT_GE(count(y, kErrorMarker), 3) << "the bar is cut at y " << y;

@@ -54,24 +54,25 @@ TEST(RunSteps, ARunOfOneStepHasOneAndARunWithoutActionsNone) {
 
 TEST(RunSteps, ThePickersRangeIsTheStepOrTheWholeRun) {
     const std::vector<RunStep> steps = expected_steps(3);
-    const std::int64_t run_end = 26'000;
-    EXPECT_EQ(step_range(steps, std::nullopt, run_end), std::make_pair(std::int64_t{0}, run_end));
+    const TimeSpan run_end{0, 26'000};
+    EXPECT_EQ(step_range(steps, std::nullopt, run_end),
+              std::make_pair(std::int64_t{0}, run_end.end_ns));
     EXPECT_EQ(step_range(steps, 0, run_end), std::make_pair(std::int64_t{0}, std::int64_t{6000}));
     EXPECT_EQ(step_range(steps, 1, run_end),
               std::make_pair(std::int64_t{10'000}, std::int64_t{16'000}));
     EXPECT_EQ(step_range(steps, 2, run_end),
               std::make_pair(std::int64_t{20'000}, std::int64_t{26'000}));
     // A step the run does not have reads as every step.
-    EXPECT_EQ(step_range(steps, 3, run_end), std::make_pair(std::int64_t{0}, run_end));
-    EXPECT_EQ(step_range(steps, -1, run_end), std::make_pair(std::int64_t{0}, run_end));
+    EXPECT_EQ(step_range(steps, 3, run_end), std::make_pair(std::int64_t{0}, run_end.end_ns));
+    EXPECT_EQ(step_range(steps, -1, run_end), std::make_pair(std::int64_t{0}, run_end.end_ns));
 }
 
 TEST(RunSteps, AllStepsFitTheWholeRunAndAPickedStepItselfWithAMargin) {
     const std::vector<RunStep> steps = expected_steps(3);
-    const TimelineGeometry all = fitted_step_geometry(1280, steps, std::nullopt, 26'000);
+    const TimelineGeometry all = fitted_step_geometry(1280, steps, std::nullopt, {0, 26'000});
     EXPECT_EQ(all.view_start, 0);
     EXPECT_EQ(all.view_end, 26'520);  // 2% after the end, as fitted_geometry
-    const TimelineGeometry one = fitted_step_geometry(1280, steps, 1, 26'000);
+    const TimelineGeometry one = fitted_step_geometry(1280, steps, 1, {0, 26'000});
     EXPECT_EQ(one.view_start, 9'880);  // 2% of 6 us either side
     EXPECT_EQ(one.view_end, 16'120);
     EXPECT_EQ(one.left, all.left);

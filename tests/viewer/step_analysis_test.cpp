@@ -56,7 +56,7 @@ TEST(StepAnalysis, TheWholeRunsPathRunsThroughEveryStep) {
         compute(1, 3), compute(0, 3), compute(0, 4), compute(1, 4), compute(1, 5), compute(0, 5)};
     EXPECT_EQ(model.critical_path().actions, expected);
     EXPECT_EQ(flagged_count(model), 12u);
-    EXPECT_EQ(session.critical_path_line, "critical path: F 23% B 42% waiting 35%");
+    EXPECT_EQ(session.critical_path_line, "critical path (all 3 steps): F 23% B 42% waiting 35%");
 }
 
 TEST(StepAnalysis, AStepAloneHasItsOwnPathAndBubbleCauses) {
@@ -104,7 +104,7 @@ TEST(StepAnalysis, AStepAloneHasItsOwnPathAndBubbleCauses) {
     EXPECT_EQ(bubble_before(model, 0, 2).waited_on, std::optional(compute(0, 1)));
     EXPECT_EQ(bubble_before(model, 1, 2).waited_on, std::optional(compute(0, 2)));
     EXPECT_EQ(model.describe(rank1, bubble_before(model, 1, 2)), "waiting on rank 0 (0F0)");
-    EXPECT_EQ(session.critical_path_line, "critical path: F 23% B 42% waiting 35%");
+    EXPECT_EQ(session.critical_path_line, "critical path (all 3 steps): F 23% B 42% waiting 35%");
 }
 
 // A real run numbers each rank's actions afresh every step (`actions.step` is the index in the
@@ -121,7 +121,7 @@ TEST(StepAnalysis, APathFollowsItsStepWhenEveryStepRepeatsTheIndices) {
         compute(0, 0), compute(1, 0), compute(1, 1), compute(0, 1), compute(0, 2), compute(1, 2),
         compute(1, 3), compute(0, 3), compute(0, 4), compute(1, 4), compute(1, 5), compute(0, 5)};
     EXPECT_EQ(model.critical_path().actions, whole);
-    EXPECT_EQ(session.critical_path_line, "critical path: F 23% B 42% waiting 35%");
+    EXPECT_EQ(session.critical_path_line, "critical path (all 3 steps): F 23% B 42% waiting 35%");
     for (int step = 0; step < 3; ++step) {
         analyse_step(session, step);
         finish_analysis(session);

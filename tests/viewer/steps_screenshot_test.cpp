@@ -58,7 +58,8 @@ TEST(StepsScreenshot, PickingAStepFitsTheViewToIt) {
     const std::vector<RunStep> steps =
         find_steps(TimelineModel::load(reader, reader.latest_run_id()));
     ASSERT_EQ(steps.size(), 3u);
-    const TimelineGeometry geometry = fitted_step_geometry(1280, steps, 1, steps.back().end_ns);
+    const TimelineGeometry geometry =
+        fitted_step_geometry(1280, steps, 1, {0, steps.back().end_ns});
     // Step 1 starts 2% of its span into the view: its boundary line is there, and its first
     // action (0F1's F, rank 0) fills the compute lane right after it.
     const float x = geometry.x(steps[1].start_ns);

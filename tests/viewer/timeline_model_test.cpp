@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "app/viewer/memory_plot.hpp"
+#include "app/viewer/run_summary.hpp"
 #include "app/viewer/timeline_model.hpp"
 #include "engine/schedule/action.hpp"
 #include "engine/schedule/generate.hpp"
@@ -155,6 +156,33 @@ TEST(TimelineModel, AReceiveInTheGapThatTheComputationDoesNotNeedLeavesItIdle) {
     ASSERT_EQ(rank0.bubbles.size(), 2u);
     EXPECT_EQ(model.describe(rank0, rank0.bubbles[0]), "idle");
     EXPECT_EQ(model.describe(rank0, rank0.bubbles[1]), "cool-down");
+}
+
+// The header's path line says every part of the path, a small one as "<1%", so the parts add
+// up; a run of several steps taken whole says so (`summary` gives the median step's). The model
+// starts at its earliest action, a RECV posted before the step's zero.
+TEST(TimelineModel, ThePathLineSaysEveryShareAndTheModelStartsAtItsFirstAction) {
+    using traces::ActionLane;
+    const std::vector<traces::ActionRecord> actions{
+        action(0, 0, ActionLane::compute, ActionKind::forward, "0F0", 0, 100'000),
+        action(0, 1, ActionLane::communication, ActionKind::send_forward, "0SEND_F0", 100'000,
+               100'300, 0),
+        action(1, 0, ActionLane::communication, ActionKind::recv_forward, "1RECV_F0", -2'000,
+               100'300, 0),
+        action(1, 1, ActionLane::compute, ActionKind::forward, "1F0", 100'300, 200'000),
+    };
+    traces::PairRecord pair;
+    pair.pair_id = 0;
+    pair.send_rank = 0;
+    pair.send_step = 1;
+    pair.recv_rank = 1;
+    pair.recv_step = 0;
+    const TimelineModel model = TimelineModel::from_records({}, actions, {pair}, {}, {});
+    EXPECT_EQ(model.start_ns(), -2'000);
+    ASSERT_TRUE(model.critical_path().error.empty()) << model.critical_path().error;
+    EXPECT_EQ(critical_path_text(model, 1), "critical path: F 99% communication <1% waiting <1%");
+    EXPECT_EQ(critical_path_text(model, 3),
+              "critical path (all 3 steps): F 99% communication <1% waiting <1%");
 }
 
 // The viewer's bubbles are the recorded figures, bubble by bubble: for a simulated run, its

@@ -175,12 +175,12 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
         EXPECT_EQ(rank_shares_text(rank, session.summary),
                   "busy " + format_duration(rank.figures.busy_ns));
     // Its critical path goes only as far as the run did, as `summary --critical-path` says.
-    EXPECT_EQ(critical_path_text(*session.model)
+    EXPECT_EQ(critical_path_text(*session.model, session.summary.steps.size())
                   .rfind("critical path, up to where the run "
                          "stopped:",
                          0),
               0u)
-        << critical_path_text(*session.model);
+        << critical_path_text(*session.model, session.summary.steps.size());
     // Nor has it a cool-down: the Ranks panel's column says "-" as `summary`'s does.
     ASSERT_FALSE(session.summary.ranks.empty());
     for (const RankRow& row : session.summary.ranks)

@@ -459,10 +459,11 @@ TEST(ViewerScreenshot, AFailedRunOpensOnItsRootCause) {
         << text(image.at(kBadgeLeft + 2, kBadgeTop + kBadgeHeight / 2));
     // The marker: a vertical line at the error's time through every rank's lanes. The failing
     // action never ended, so the fitted view reaches at least to the root cause (other ranks
-    // may still have run actions after it, until they were told to stop).
-    const std::int64_t last_action_end = TimelineModel::load(reader, 1).end_ns();
-    const TimelineGeometry geometry =
-        fitted_geometry(1280, std::max(last_action_end, *ordered.front().time_ns));
+    // may still have run actions after it, until they were told to stop); it starts at 0 or
+    // at the first RECV posted before it.
+    const TimelineModel model = TimelineModel::load(reader, 1);
+    const TimelineGeometry geometry = fitted_geometry(
+        1280, TimeSpan{model.start_ns(), std::max(model.end_ns(), *ordered.front().time_ns)});
     const auto marked_near = [&](const Image& picture, std::int64_t time, float y) {
         int found = 0;
         for (float dx = -2; dx <= 2; dx += 1)
@@ -496,7 +497,6 @@ TEST(ViewerScreenshot, AFailedRunOpensOnItsRootCause) {
 
     // A send whose receive never ran (rank 1 failed first) has no second end; its arrow points
     // a short way toward rank 1, marked in the failure colour, instead of at another action.
-    const TimelineModel model = TimelineModel::load(reader, 1);
     std::optional<ActionLocation> unpaired;
     for (std::size_t index = 0; index < model.ranks()[0].communication.actions.size(); ++index) {
         const TimelineAction& action = model.ranks()[0].communication.actions[index];
