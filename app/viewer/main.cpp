@@ -233,7 +233,12 @@ int run(const Options& options) {
         return 2;
     ViewerState state;
     open_start_trace(options, state);
-    if (!options.screenshot.empty() && !state.trace.error.empty()) {
+    // A file named on the command line that did not open as a trace is refused in every mode:
+    // the interactive viewer would have shown a window with nothing but the error in it (and
+    // exit 0 from a --script journey). A trace that opened but cannot take a choice (--run,
+    // --compare) shows the line in the sidebar, unless a screenshot would picture it.
+    const bool not_opened = !options.trace.empty() && !state.trace.reader;
+    if ((not_opened || !options.screenshot.empty()) && !state.trace.error.empty()) {
         fmt::print(stderr, "pipelens-view: {}\n", state.trace.error);
         return 2;
     }

@@ -584,6 +584,30 @@ TEST(ViewerScreenshot, ATraceThatCannotBeOpenedIsAnErrorNotAScreenshot) {
     fs::remove(text_file);
 }
 
+// The interactive viewer (and a --script journey) refuses a file named on the command line that
+// does not open as a trace as a screenshot does: one line, exit 2, before any window. It once
+// opened a window holding only the error and stayed up (a journey exited 0). `timeout` ends a
+// viewer that stays up, so the test cannot hang on the old behaviour.
+TEST(ViewerScreenshot, AFileThatIsNoTraceIsRefusedBeforeTheWindowOpens) {
+    const fs::path text_file = testing::temp_file("interactive_not_a_trace.db", "hello\n");
+    const fs::path empty = testing::temp_file("interactive_empty.db", "");
+    const fs::path script = testing::temp_file("interactive_journey.txt", "frames 2\n");
+    for (const std::string& arguments : {text_file.string(), empty.string(),
+                                         text_file.string() + " --script " + script.string()}) {
+        std::string errors;
+        const std::string environment = "PIPELENS_CONFIG_DIR=" + test_config_directory().string() +
+                                        " XDG_CONFIG_HOME=" + test_config_directory().string() +
+                                        " timeout 20";
+        EXPECT_EQ(run_viewer("--size 800x600 " + arguments, &errors, environment), 2) << arguments;
+        const std::string file = arguments.substr(0, arguments.find(' '));
+        EXPECT_EQ(errors.rfind("pipelens-view: " + file + ": not a file pipelens reads", 0), 0u)
+            << errors;
+        EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << errors;
+    }
+    for (const fs::path& file : {text_file, empty, script})
+        fs::remove(file);
+}
+
 // An option the viewer cannot take is one line naming it and exit 2 (not the command-line
 // library's own codes, 105 or 109), and no PNG: a negative --event or --error once read as "none
 // asked for", --frames 0 as one frame, and an input the decision lacks drew its output instead.
