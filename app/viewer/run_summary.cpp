@@ -182,11 +182,14 @@ std::vector<std::string> fit_figures(std::vector<std::string> figures, float wid
 
 namespace {
 
-// How a run in the runs list ends: its step time, FAILED or unfinished.
+// How a run in the runs list ends: its step time, FAILED or unfinished. Sharding decisions are
+// a run with no step (its step time column holds 0).
 std::string list_ending(const traces::RunRecord& run) {
     switch (run.status) {
         case traces::RunStatus::finished:
-            return traces::run_has_step(run) ? format_duration(*run.step_time_ns) : "";
+            return traces::run_has_step(run) && run.schedule != "sharding"
+                       ? format_duration(*run.step_time_ns)
+                       : "";
         case traces::RunStatus::failed:
             return "FAILED";
         case traces::RunStatus::running:
@@ -201,9 +204,10 @@ std::string run_list_text(const traces::RunRecord& run, bool hangs) {
     // A sharding-only run has devices, not a pipeline: its pp holds the mesh's size.
     const std::string shape = run.schedule == "sharding" ? fmt::format("{} devices", run.pp)
                                                          : fmt::format("pp={} m={}", run.pp, run.m);
-    return fmt::format("{} {} {}  {}  {}", run.id,
+    const std::string ending = hangs ? std::string("HANGS") : list_ending(run);
+    return fmt::format("{} {} {}  {}{}{}", run.id,
                        run.kind == traces::RunKind::real ? "real" : "sim", shape, run.schedule,
-                       hangs ? std::string("HANGS") : list_ending(run));
+                       ending.empty() ? "" : "  ", ending);
 }
 
 std::string step_comparison_text(std::int64_t shown_id, const RunSummary& shown,

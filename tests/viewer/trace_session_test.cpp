@@ -187,6 +187,14 @@ TEST(TraceSession, AFailedRunSaysWhereItFailedInsteadOfAStep) {
         EXPECT_FALSE(row.cooldown_ns) << "rank " << row.rank;
     ASSERT_EQ(session.runs.size(), 3u);
     EXPECT_EQ(run_list_text(session.runs[2]), "3 real pp=2 m=4  1F1B  FAILED");
+    // Sharding decisions are a run without a step: no "0 ns" for one.
+    traces::RunRecord sharding;
+    sharding.id = 4;
+    sharding.schedule = "sharding";
+    sharding.pp = 8;
+    sharding.status = traces::RunStatus::finished;
+    sharding.step_time_ns = 0;
+    EXPECT_EQ(run_list_text(sharding), "4 sim 8 devices  sharding");
     ASSERT_TRUE(session.runs[0].step_time_ns);
     EXPECT_EQ(run_list_text(session.runs[0]),
               "1 sim pp=2 m=4  1F1B  " + format_duration(*session.runs[0].step_time_ns));
