@@ -88,7 +88,8 @@ void GenerateLowerCheck(benchmark::State& state) {
         static_cast<double>(peak_bytes) / static_cast<double>(actions);
 }
 
-// The two sizes the targets name, and a series in between to show the cost is linear.
+// The two sizes the targets name, a series in between to show the cost is linear, and a series
+// of many stages per rank.
 BENCHMARK(GenerateLowerCheck)
     ->ArgNames({"pp", "v", "m"})
     ->Args({64, 2, 256})
@@ -96,6 +97,10 @@ BENCHMARK(GenerateLowerCheck)
     ->Args({256, 2, 1024})
     ->Args({512, 2, 2048})
     ->Args({1024, 2, 4096})
+    // Many stages on few ranks: the FSDP pass once sorted every stage of a rank at every action.
+    ->Args({4, 1000, 4})
+    ->Args({4, 4000, 4})
+    ->Args({4, 16000, 4})
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
