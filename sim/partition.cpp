@@ -84,10 +84,11 @@ Experiment with_layers(Experiment experiment, const LayerCosts& costs) {
 class SplitSearch {
   public:
     SplitSearch(const Experiment& experiment, const LayerCosts& costs,
-                const PartitionLimits& limits)
+                const PartitionLimits& limits, const PartitionProgress& progress)
         : experiment_(with_layers(experiment, costs)),
           costs_(costs),
           limits_(limits),
+          progress_(progress),
           layer_count_(static_cast<int>(costs.names.size())) {
         Experiment lowered_from = experiment_;
         resolve_zero_bubble_inputs(lowered_from);
@@ -286,6 +287,9 @@ class SplitSearch {
             return;
         }
         ++nodes_;
+        // Before the first split is simulated, the nodes are what goes by.
+        if (progress_ && leaves_ == 0 && nodes_ % kNodesPerReport == 0)
+            progress_("bounding partial splits", nodes_, limits_.max_nodes);
         if (stage == stage_count_) {
             price_leaf();
             return;
@@ -367,6 +371,8 @@ class SplitSearch {
     void price_leaf() {
         ++leaves_;
         const std::int64_t step = simulated_step_of_split(experiment_, counts_);
+        if (progress_)
+            progress_("simulating splits", leaves_, limits_.max_splits_simulated);
         if (step < best_step_) {
             best_step_ = step;
             best_ = counts_;
@@ -395,7 +401,7 @@ class SplitSearch {
     void fill_stage_table() {
         stage_table_.resize(table_index(layer_count_, 0) + 1);
         stage_bytes_.resize(stage_table_.size());
-        for (int first = 0; first < layer_count_; ++first)
+        for (int first = 0; first < layer_count_; ++first) {
             for (int size = 1; first + size <= layer_count_; ++size) {
                 const runtime::StageLayers layers{first, size};
                 stage_table_[table_index(first, size)] =
@@ -403,6 +409,10 @@ class SplitSearch {
                 stage_bytes_[table_index(first, size)] =
                     sum_of_layers(costs_, layers, first == 0).output_bytes;
             }
+            if (progress_)
+                progress_("pricing stages", static_cast<std::size_t>(first) + 1,
+                          static_cast<std::size_t>(layer_count_));
+        }
     }
 
     // Stage `stage` holding [first, first + size): its times on its rank, for any chain.
@@ -492,6 +502,8 @@ class SplitSearch {
     Experiment experiment_;
     const LayerCosts& costs_;
     PartitionLimits limits_;
+    const PartitionProgress& progress_;
+    static constexpr std::size_t kNodesPerReport = 4096;
     std::int64_t open_bound_ = std::numeric_limits<std::int64_t>::max();
     int layer_count_ = 0, stage_count_ = 0, rank_count_ = 0, microbatches_ = 0;
     std::vector<int> rank_of_stage_;
@@ -579,7 +591,8 @@ std::int64_t simulated_step_of_split(Experiment experiment,
     return simulate(lowered, cost_model_for(experiment, lowered.stage_count)).step_time_ns;
 }
 
-PartitionResult best_partition(const Experiment& experiment, const PartitionLimits& limits) {
+PartitionResult best_partition(const Experiment& experiment, const PartitionLimits& limits,
+                               const PartitionProgress& progress) {
     const std::size_t layers = partition_layer_count(experiment);
     const int stages = experiment.shape.rank_count * experiment.shape.stages_per_rank;
     if (static_cast<int>(layers) < stages)
@@ -590,11 +603,11 @@ PartitionResult best_partition(const Experiment& experiment, const PartitionLimi
     if (layers > kMaxPartitionLayers)
         throw ScheduleTooLargeError(fmt::format(
             "partition: {} layers are more than the search takes ({}): it prices every run of "
-            "consecutive layers as a stage, a table of layers squared ({} layers: about 1.3 GB "
-            "and half a minute)",
+            "consecutive layers as a stage, a table of layers squared ({} layers: about 1.3 GB, "
+            "and a search that grows with the stages)",
             layers, kMaxPartitionLayers, kMaxPartitionLayers));
     validate_experiment(experiment);  // as simulate does: a negative device speed gave 0 ns
-    return SplitSearch(experiment, partition_layer_costs(experiment), limits).run();
+    return SplitSearch(experiment, partition_layer_costs(experiment), limits, progress).run();
 }
 
 }  // namespace pipelens::sim

@@ -12,7 +12,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/experiment/experiment.hpp"
@@ -62,6 +64,14 @@ struct PartitionResult {
 // More layers than kMaxPartitionLayers throw ScheduleTooLargeError before any table is built
 // (the search's tables hold every run of consecutive layers: memory grows with layers squared).
 inline constexpr std::size_t kMaxPartitionLayers = 4096;
-PartitionResult best_partition(const Experiment& experiment, const PartitionLimits& limits = {});
+// What a long search reports as it goes: the phase ("pricing stages": first layers of the stage
+// table done, of the layer count; "bounding partial splits": partial splits visited before the
+// first split is simulated, of the node limit; "simulating splits": splits simulated, of their
+// limit), what is done and of how much. Either limit ends the search.
+using PartitionProgress =
+    std::function<void(std::string_view phase, std::size_t done, std::size_t total)>;
+
+PartitionResult best_partition(const Experiment& experiment, const PartitionLimits& limits = {},
+                               const PartitionProgress& progress = {});
 
 }  // namespace pipelens::sim

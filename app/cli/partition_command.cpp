@@ -9,6 +9,7 @@
 
 #include "app/cli/commands.hpp"
 #include "app/cli/experiment_options.hpp"
+#include "app/cli/progress_bar.hpp"
 #include "engine/stage_plan/megatron_layout.hpp"
 #include "sim/partition.hpp"
 #include "traces/text/quantities.hpp"
@@ -67,7 +68,25 @@ void run_partition(const PartitionOptions& options) {
     sim::PartitionLimits limits;
     if (options.max_splits)
         limits.max_splits_simulated = static_cast<std::size_t>(*options.max_splits);
-    const sim::PartitionResult result = sim::best_partition(experiment, limits);  // validates
+    // A bar per phase, on a terminal only (ProgressBar): near the layer limit, pricing the stage
+    // table and simulating splits take minutes.
+    std::optional<ProgressBar> bar;
+    std::string shown_phase;
+    const sim::PartitionProgress progress = [&](std::string_view phase, std::size_t done,
+                                                std::size_t total) {
+        if (phase != shown_phase) {
+            bar.reset();
+            bar.emplace(std::string(phase), total,
+                        phase == "pricing stages"            ? "first layers"
+                        : phase == "bounding partial splits" ? "partial splits"
+                                                             : "splits");
+            shown_phase = phase;
+        }
+        bar->update(done, total);
+    };
+    const sim::PartitionResult result =
+        sim::best_partition(experiment, limits, progress);  // validates
+    bar.reset();
     print_partition(experiment, sim::partition_layer_costs(experiment), result);
 }
 

@@ -73,7 +73,7 @@ TEST(PartitionCli, RefusesMoreLayersThanItsTablesCanHoldAsTooLarge) {
     EXPECT_EQ(result.err,
               "pipelens: partition: 100000 layers are more than the search takes (4096): it "
               "prices every run of consecutive layers as a stage, a table of layers squared (4096 "
-              "layers: about 1.3 GB and half a minute)\n");
+              "layers: about 1.3 GB, and a search that grows with the stages)\n");
 }
 
 TEST(SweepRankingCli, WholeModelCostsAndAGlobalBatchRankByTheStep) {

@@ -5,6 +5,8 @@
 
 #include <functional>
 #include <random>
+#include <string_view>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -133,6 +135,25 @@ TEST(Partition, ALimitedSearchSaysSoAndBoundsTheOptimum) {
     EXPECT_EQ(limited.splits_simulated, exact.splits_simulated - 1);
     EXPECT_LE(limited.lower_bound_ns, exact.step_ns);
     EXPECT_GE(limited.step_ns, exact.step_ns);
+}
+
+// A long search says how far it is: the stage table row by row to the layer count, then each
+// split simulated against the limit, and the last report is where the search ended.
+TEST(Partition, TheSearchReportsItsProgressPhaseByPhase) {
+    const Experiment experiment = experiment_of("GPipe", 4, 1, 8, random_layers(16, 11));
+    std::vector<std::tuple<std::string, std::size_t, std::size_t>> reports;
+    const PartitionResult result = best_partition(
+        experiment, {}, [&](std::string_view phase, std::size_t done, std::size_t total) {
+            reports.emplace_back(std::string(phase), done, total);
+        });
+    ASSERT_GE(reports.size(), 17u);
+    for (std::size_t row = 0; row < 16; ++row)
+        EXPECT_EQ(reports[row],
+                  std::make_tuple(std::string("pricing stages"), row + 1, std::size_t{16}));
+    const PartitionLimits limits;
+    EXPECT_EQ(reports.back(),
+              std::make_tuple(std::string("simulating splits"), result.splits_simulated,
+                              limits.max_splits_simulated));
 }
 
 TEST(Partition, SplitPointsNameTheFirstLayerOfEveryLaterStage) {
