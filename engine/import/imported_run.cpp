@@ -93,6 +93,7 @@ std::string import_config(const ImportedRun& run) {
 }  // namespace
 
 std::string read_input_file(const std::string& path) {
+    check_text_file(path);  // a 2 GB file was read to the cap before it was refused
     gzFile file = gzopen(path.c_str(), "rb");  // reads plain files unchanged
     if (file == nullptr)
         throw ImportError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));

@@ -12,7 +12,7 @@
 
 namespace pipelens {
 
-std::string read_text_file(const std::filesystem::path& path) {
+void check_text_file(const std::filesystem::path& path) {
     using Problem = TextFileError::Problem;
     std::error_code error;
     const std::filesystem::file_status status = std::filesystem::status(path, error);
@@ -27,6 +27,11 @@ std::string read_text_file(const std::filesystem::path& path) {
         throw TextFileError(Problem::too_large,
                             fmt::format("{}: is {} bytes, more than a text input may be ({})",
                                         path.string(), size, kLargestTextFile));
+}
+
+std::string read_text_file(const std::filesystem::path& path) {
+    using Problem = TextFileError::Problem;
+    check_text_file(path);
     errno = 0;
     std::ifstream file(path, std::ios::binary);
     if (!file) {

@@ -30,6 +30,11 @@ class TextFileError : public std::runtime_error {
     std::string reason_;
 };
 
+// What read_text_file refuses before reading: a path that is no regular file, and a file of more
+// than kLargestTextFile bytes (compressed or not: what gzip holds is never much smaller than the
+// file). Throws TextFileError (not_a_file, too_large); a missing file passes.
+void check_text_file(const std::filesystem::path& path);
+
 // The file's bytes. Throws TextFileError: cannot_open ("PATH: cannot open it: REASON"),
 // not_a_file (a directory, FIFO, device or socket) or too_large, each message naming the path.
 std::string read_text_file(const std::filesystem::path& path);

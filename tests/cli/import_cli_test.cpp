@@ -148,6 +148,26 @@ TEST(ImportCli, APickleWhoseValuesOutgrowTheMemoryIsTooLarge) {
     std::filesystem::remove(file);
 }
 
+// A file larger than a text input may be is refused by its size before a byte is read, whatever
+// format it is forced to (a sparse 2 GiB file was read to the 1 GiB cap first: 1 GB of memory).
+TEST(ImportCli, AnInputLargerThanATextInputMayBeIsRefusedUnread) {
+    const auto file = testing::process_temp_path("import_sparse_rank_0.json");
+    std::filesystem::remove(file);
+    { std::ofstream create(file); }
+    std::filesystem::resize_file(file, std::uintmax_t{2} << 30);
+    const auto trace = fresh_trace("import_cli_sparse");
+    const auto result = testing::run_command(
+        "sh -c \"ulimit -v 600000; exec " + std::string(PIPELENS_BINARY) +
+        " import --format flight-recorder " + file.string() + " --out " + trace.string() + "\"");
+    EXPECT_EQ(result.exit_code, 3) << result.err;
+    EXPECT_NE(result.err.find(file.string() + ": is 2147483648 bytes, more than a text input may "
+                                              "be (1073741824)"),
+              std::string::npos)
+        << result.err;
+    EXPECT_FALSE(std::filesystem::exists(trace));
+    std::filesystem::remove(file);
+}
+
 // A dump of a rank no trace can hold (a rank key past the limit, or a name ending in a timestamp)
 // is refused naming the file, and the trace it was imported into keeps its runs readable: such a
 // run once made every later read of the whole trace fail as corrupt.
