@@ -266,7 +266,9 @@ void print_waits(const analysis::RunDivergence& diff, int limit) {
     }
 }
 
-void print_actions(const analysis::RunDivergence& diff) {
+// `listed`: how many of the actions on one side only the text names (--top): a run recorded
+// without its transfers left millions, printed one line each.
+void print_actions(const analysis::RunDivergence& diff, std::size_t listed) {
     fmt::print("\nmedian measured / simulated time by kind:");
     for (const analysis::KindDivergence& kind : diff.kinds)
         fmt::print("  {} {:.3f}x ({})", kind.kind, kind.median_ratio, kind.actions);
@@ -282,9 +284,14 @@ void print_actions(const analysis::RunDivergence& diff) {
     if (!diff.unmatched.empty())
         fmt::print("\n{} action{} on one side only:\n", diff.unmatched.size(),
                    diff.unmatched.size() == 1 ? "" : "s");
-    for (const analysis::UnmatchedAction& action : diff.unmatched)
+    const std::size_t shown = std::min(listed, diff.unmatched.size());
+    for (std::size_t index = 0; index < shown; ++index) {
+        const analysis::UnmatchedAction& action = diff.unmatched[index];
         fmt::print("  {} only: rank {} step {} {}\n", action.real ? "real" : "sim", action.rank,
                    action.step, action.label);
+    }
+    if (shown < diff.unmatched.size())
+        fmt::print("  ... and {} more (--json lists all)\n", diff.unmatched.size() - shown);
 }
 
 void run_diff(const DiffOptions& options) {
@@ -311,7 +318,7 @@ void run_diff(const DiffOptions& options) {
     print_steps(diff);
     print_ranks(diff);
     print_waits(diff, options.top.value_or(10));
-    print_actions(diff);
+    print_actions(diff, static_cast<std::size_t>(options.top.value_or(10)));
 }
 
 }  // namespace

@@ -66,6 +66,28 @@ TEST(DiffCli, ARunAgainstItsOwnSimulationIsAllZeros) {
     EXPECT_NE(text.out.find("furthest off"), std::string::npos) << text.out;
 }
 
+// A run recorded without its transfers leaves every simulated SEND and RECV on one side only:
+// the text names --top of them and counts the rest (it once printed millions of lines); JSON
+// lists them all.
+TEST(DiffCli, TheTextListsAsManyActionsOnOneSideOnlyAsTopSays) {
+    const auto sim = simulated("diff_unmatched_sim", "--schedule 1F1B", false);
+    const auto real = simulated("diff_unmatched_real", "--schedule 1F1B", true);
+    edit_trace(real, "DELETE FROM pairs");
+    EXPECT_EQ(edit_trace(real, "DELETE FROM actions WHERE lane = 1"), 16);
+    const CommandResult text =
+        run_pipelens("diff " + real.string() + " " + sim.string() + " --top 3");
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("\n16 actions on one side only:\n"), std::string::npos) << text.out;
+    std::size_t listed = 0;
+    for (std::size_t at = text.out.find("  sim only: "); at != std::string::npos;
+         at = text.out.find("  sim only: ", at + 1))
+        ++listed;
+    EXPECT_EQ(listed, 3u) << text.out;
+    EXPECT_NE(text.out.find("  ... and 13 more (--json lists all)\n"), std::string::npos)
+        << text.out;
+    EXPECT_EQ(diff_json(real.string() + " " + sim.string() + " --top 3")["unmatched"].size(), 16u);
+}
+
 TEST(DiffCli, ASlowRankIsSpeedAndAStragglerWithItsExactCost) {
     const auto sim = simulated("diff_slow_sim", "--schedule 1F1B", false);
     const auto real = simulated("diff_slow_real", "--schedule 1F1B --rank-slowdown 1,1.5", true);
