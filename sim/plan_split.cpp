@@ -3,7 +3,9 @@
 #include "sim/plan_split.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <memory>
 
 #include "engine/run_record/parallel_for.hpp"
 
@@ -34,12 +36,12 @@ Experiment plan_split_experiment(const PlanLayout& layout, const ModelSpec& mode
 
 PlanResult with_best_split(const PlanResult& even, const ModelSpec& model,
                            const ClusterSpec& cluster, const PlanOptions& options,
-                           const PartitionLimits& limits) {
+                           const PartitionLimits& limits, const PartitionProgress& progress) {
     const PlanLayout& layout = even.layout;
     if (layout.pp * layout.v < 2)
         return even;
     const PartitionResult found =
-        best_partition(plan_split_experiment(layout, model, cluster, options), limits);
+        best_partition(plan_split_experiment(layout, model, cluster, options), limits, progress);
     PlanResult searched = even;
     searched.split_search_simulations = found.splits_simulated;
     if (found.layers_per_stage == stage_layer_counts(layout, model.shape))
@@ -88,13 +90,35 @@ void search_uneven_splits(std::vector<PlanResult>& ranked, const ModelSpec& mode
              least_step_of_any_split(ranked[index], model, cluster, options) < threshold))
             searched.push_back(index);
     }
+    // Each search's share done, written by its worker, summed on the calling thread.
+    const auto shares = std::make_unique<std::atomic<std::size_t>[]>(searched.size());
+    const auto share_of = [](std::string_view phase, std::size_t done, std::size_t total) {
+        const std::size_t half = kSearchShares / 2;
+        const std::size_t part = total == 0 ? 0 : std::min(done, total) * half / total;
+        return phase == "pricing stages" ? part : half + part;
+    };
     run_record::parallel_for(
         searched.size(), 0,
         [&](std::size_t at) {
             PlanResult& result = ranked[searched[at]];
-            result = with_best_split(result, model, cluster, options);
+            result =
+                with_best_split(result, model, cluster, options, kPlanSplitLimits,
+                                [&](std::string_view phase, std::size_t done, std::size_t total) {
+                                    // Only this worker writes the slot; a later phase never moves
+                                    // it back.
+                                    const std::size_t share = share_of(phase, done, total);
+                                    if (share > shares[at].load(std::memory_order_relaxed))
+                                        shares[at].store(share, std::memory_order_relaxed);
+                                });
+            shares[at].store(kSearchShares, std::memory_order_relaxed);
         },
-        phase_progress(progress, "searching uneven splits", searched.size()));
+        progress ? run_record::ItemProgress([&](std::size_t) {
+            std::size_t done = 0;
+            for (std::size_t at = 0; at < searched.size(); ++at)
+                done += shares[at].load(std::memory_order_relaxed);
+            progress(kUnevenSplitPhase, done, searched.size() * kSearchShares);
+        })
+                 : run_record::ItemProgress());
 }
 
 }  // namespace pipelens::sim

@@ -25,7 +25,8 @@ inline constexpr PartitionLimits kPlanSplitLimits{12, 20'000};
 // layout prices faster and fits wherever the even one fits, that split's result.
 PlanResult with_best_split(const PlanResult& even, const ModelSpec& model,
                            const ClusterSpec& cluster, const PlanOptions& options,
-                           const PartitionLimits& limits = kPlanSplitLimits);
+                           const PartitionLimits& limits = kPlanSplitLimits,
+                           const PartitionProgress& progress = {});
 
 // No split of `even`'s layout takes less: its stages' work spread perfectly over its pp ranks
 // (a rank runs one action at a time), plus the optimizer step and, when not overlapped, the
@@ -36,8 +37,11 @@ std::int64_t least_step_of_any_split(const PlanResult& even, const ModelSpec& mo
 
 // Each fitting result of `ranked` (ranked by rank_results, evenly split) that could rank among
 // options.uneven_split_top with its best split replaced by with_best_split; not re-ranked.
-// `progress` hears "searching uneven splits", searches ended out of searches, as parallel_for
-// reports them.
+// `progress` hears kUnevenSplitPhase in thousandths of a search (kSearchShares each): the
+// searches' shares done out of theirs, a search's stage table being its first half and the
+// split search its second, so a few long searches (thousands of layers) still move the count.
+inline constexpr std::string_view kUnevenSplitPhase = "searching uneven splits";
+inline constexpr std::size_t kSearchShares = 1000;
 void search_uneven_splits(std::vector<PlanResult>& ranked, const ModelSpec& model,
                           const ClusterSpec& cluster, const PlanOptions& options,
                           const PlanProgress& progress = {});

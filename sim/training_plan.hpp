@@ -234,7 +234,8 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
 void rank_results(std::vector<PlanResult>& results);
 
 // What a plan reports while it runs, from the calling thread: its phase ("pricing layouts",
-// "searching uneven splits") and how many of the phase's items are done out of how many.
+// "searching uneven splits") and how much of the phase is done out of how much (layouts, or
+// for the split search thousandths of a search: plan_split.hpp's kSearchShares).
 using PlanProgress =
     std::function<void(std::string_view phase, std::size_t done, std::size_t total)>;
 

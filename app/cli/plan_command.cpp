@@ -33,6 +33,7 @@
 #include "engine/text/shortened.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "sim/partition.hpp"
+#include "sim/plan_split.hpp"
 #include "sim/training_plan.hpp"
 #include "traces/text/quantities.hpp"
 #include "traces/trace_writer.hpp"
@@ -523,7 +524,8 @@ void run_plan(PlanFlags flags) {
                                                std::size_t total) {
             if (phase != shown_phase) {
                 bar.reset();
-                bar.emplace(std::string(phase), total, "layouts");
+                bar.emplace(std::string(phase), total, "layouts",
+                            phase == sim::kUnevenSplitPhase ? sim::kSearchShares : 1);
                 shown_phase = phase;
             }
             bar->update(done, total);

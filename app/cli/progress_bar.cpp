@@ -10,10 +10,12 @@
 
 namespace pipelens::cli {
 
-ProgressBar::ProgressBar(std::string label, std::size_t total, std::string unit)
+ProgressBar::ProgressBar(std::string label, std::size_t total, std::string unit,
+                         std::size_t counts_per_unit)
     : label_(std::move(label)),
       total_(total),
       unit_(std::move(unit)),
+      counts_per_unit_(std::max<std::size_t>(counts_per_unit, 1)),
       on_terminal_(isatty(fileno(stderr)) == 1),
       started_(std::chrono::steady_clock::now()),
       last_draw_(started_) {}
@@ -45,11 +47,14 @@ void ProgressBar::draw(std::size_t done) {
     const int filled = static_cast<int>(fraction * kWidth);
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;
+    const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0;  // counts per s
     const double left = rate > 0 ? static_cast<double>(total_ - std::min(done, total_)) / rate : 0;
-    const std::string speed = rate >= 1e6   ? fmt::format("{:.1f} M {}/s", rate / 1e6, unit_)
-                              : rate >= 1e3 ? fmt::format("{:.1f} k {}/s", rate / 1e3, unit_)
-                                            : fmt::format("{:.1f} {}/s", rate, unit_);
+    const double unit_rate = rate / static_cast<double>(counts_per_unit_);
+    const std::string speed =
+        unit_rate >= 1e6   ? fmt::format("{:.1f} M {}/s", unit_rate / 1e6, unit_)
+        : unit_rate >= 1e3 ? fmt::format("{:.1f} k {}/s", unit_rate / 1e3, unit_)
+        : unit_rate >= 0.1 ? fmt::format("{:.1f} {}/s", unit_rate, unit_)
+                           : fmt::format("{:.2f} {}/min", unit_rate * 60, unit_);
     fmt::print(stderr, "\r{} [{}{}] {:3.0f}%  {}  {:.0f} s left ", label_, std::string(filled, '#'),
                std::string(kWidth - filled, '.'), fraction * 100, speed, left);
     std::fflush(stderr);

@@ -11,8 +11,10 @@ namespace pipelens::cli {
 
 class ProgressBar {
   public:
-    // `unit`: what is counted, for the rate ("rows": 1.2 M rows/s; "layouts": 35.0 layouts/s).
-    ProgressBar(std::string label, std::size_t total, std::string unit = "rows");
+    // `unit`: what is counted, for the rate ("rows": 1.2 M rows/s; "layouts": 35.0 layouts/s);
+    // `counts_per_unit`: how many counts make one unit (1000 when thousandths are counted).
+    ProgressBar(std::string label, std::size_t total, std::string unit = "rows",
+                std::size_t counts_per_unit = 1);
     ~ProgressBar();  // clears the line if it was drawn
     ProgressBar(const ProgressBar&) = delete;
     ProgressBar& operator=(const ProgressBar&) = delete;
@@ -27,6 +29,7 @@ class ProgressBar {
     std::string label_;
     std::size_t total_;
     std::string unit_;
+    std::size_t counts_per_unit_;
     bool on_terminal_;
     bool drawn_ = false;
     std::chrono::steady_clock::time_point started_;
