@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,6 +66,17 @@ const CLI::App& chosen_command(const CLI::App& app) {
 
 std::string command_path(const CLI::App& app, const CLI::App& command) {
     return &command == &app ? "pipelens" : "pipelens " + command.get_name();
+}
+
+// The files `command` was given as its positional arguments, joined ("a.db, b.db"); empty when
+// none.
+std::string positional_inputs(const CLI::App& command) {
+    std::string inputs;
+    for (const CLI::Option* option : command.get_options())
+        if (option->get_positional())
+            for (const std::string& value : option->results())
+                inputs += (inputs.empty() ? "" : ", ") + value;
+    return inputs;
 }
 
 // "--schedule-file" and the like: every long and short option name of `command`.
@@ -201,6 +213,17 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
                                    failure.what());
         }
         return failure.code();
+    } catch (const std::bad_alloc&) {
+        // Said with the command and what it was given: "std::bad_alloc" alone named neither.
+        const CLI::App& command = chosen_command(app);
+        const std::string inputs = positional_inputs(command);
+        const std::string message = fmt::format(
+            "{}: not enough memory for {}: the machine could not give what it needs "
+            "(std::bad_alloc); give a smaller input, or run it where there is more memory",
+            command_path(app, command), inputs.empty() ? "this input" : inputs);
+        fmt::print(stderr, "{}\n", message);
+        replace_earlier_report(command, command_path(app, command), message);
+        return kExitTooLarge;
     } catch (const std::exception& error) {
         const ErrorPolicy policy = error_policy(error);
         const std::string message =

@@ -2,6 +2,9 @@
 // names, and an error it does not name.
 #include <gtest/gtest.h>
 
+#include <CLI/CLI.hpp>
+
+#include <new>
 #include <stdexcept>
 #include <string>
 
@@ -53,6 +56,26 @@ TEST(ErrorPolicy, AnyOtherErrorFailsMarkedAsAnError) {
     expect_policy(std::runtime_error("disk full"), "error: ", 1);
     // The bases of the errors named above are not mistaken for them.
     expect_policy(std::invalid_argument("odd"), "error: ", 1);
+}
+
+// Memory that ran out is said with the command and the files it was given (it once read
+// "pipelens: not enough memory for this input: std::bad_alloc"), exit 3.
+TEST(ErrorPolicy, RunningOutOfMemoryNamesTheCommandAndItsInput) {
+    CLI::App app{"pipelens"};
+    std::string trace;
+    CLI::App* command = app.add_subcommand("export", "");
+    command->add_option("trace", trace);
+    command->callback([] { throw std::bad_alloc(); });
+    std::string arguments[] = {"pipelens", "export", "run.db"};
+    char* argv[] = {arguments[0].data(), arguments[1].data(), arguments[2].data()};
+    ::testing::internal::CaptureStderr();
+    const int code = parse_and_run(app, 3, argv);
+    const std::string said = ::testing::internal::GetCapturedStderr();
+    EXPECT_EQ(code, kExitTooLarge);
+    EXPECT_EQ(said,
+              "pipelens export: not enough memory for run.db: the machine could not give what it "
+              "needs (std::bad_alloc); give a smaller input, or run it where there is more "
+              "memory\n");
 }
 
 }  // namespace
