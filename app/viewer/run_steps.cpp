@@ -114,6 +114,25 @@ std::vector<RunStep> find_steps(const TimelineModel& model,
     return steps;
 }
 
+std::vector<std::vector<std::int64_t>> busy_by_step(const TimelineModel& model,
+                                                    const std::vector<RunStep>& steps,
+                                                    const std::vector<RankActionSteps>& numbers) {
+    std::vector<std::vector<std::int64_t>> busy(steps.size(),
+                                                std::vector<std::int64_t>(model.ranks().size()));
+    for (const RankTimeline& rank : model.ranks()) {
+        if (static_cast<std::size_t>(rank.rank) >= numbers.size())
+            continue;
+        const RankActionSteps& of = numbers[static_cast<std::size_t>(rank.rank)];
+        for (std::size_t index = 0; index < rank.compute.actions.size(); ++index) {
+            const auto step = static_cast<std::size_t>(of.compute[index]);
+            const TimelineAction& action = rank.compute.actions[index];
+            if (step < busy.size())
+                busy[step][static_cast<std::size_t>(rank.rank)] += action.end_ns - action.start_ns;
+        }
+    }
+    return busy;
+}
+
 int step_of(const std::vector<RankActionSteps>& numbers, const ActionLocation& at) {
     if (at.rank < 0 || static_cast<std::size_t>(at.rank) >= numbers.size())
         return 0;

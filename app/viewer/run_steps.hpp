@@ -48,6 +48,11 @@ std::vector<RunStep> find_steps(const TimelineModel& model);
 std::vector<RunStep> find_steps(const TimelineModel& model,
                                 const std::vector<RankActionSteps>& numbers);
 
+// Each rank's compute time within each of `steps`: [step][rank].
+std::vector<std::vector<std::int64_t>> busy_by_step(const TimelineModel& model,
+                                                    const std::vector<RunStep>& steps,
+                                                    const std::vector<RankActionSteps>& numbers);
+
 // The training step of the action at `at` (0 when `numbers` does not cover it).
 int step_of(const std::vector<RankActionSteps>& numbers, const ActionLocation& at);
 // The same action as `at` (its rank, lane and text) in training step `step`: `at` itself when it

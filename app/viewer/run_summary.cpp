@@ -47,11 +47,19 @@ RankRow row_of(const RankTimeline& rank, const traces::RunOutcome& outcome) {
 
 }  // namespace
 
-std::string rank_shares_text(const RankTimeline& rank, const RunSummary& summary, bool hangs) {
+std::string rank_shares_text(const RankTimeline& rank, const RunSummary& summary, bool hangs,
+                             std::optional<int> step) {
     if (hangs)
         return "no step: it hangs";
     if (!traces::step_figures_apply(summary.outcome))
         return fmt::format("busy {}", format_duration(rank.figures.busy_ns));
+    if (step && *step >= 0 && static_cast<std::size_t>(*step) < summary.step_busy_ns.size() &&
+        static_cast<std::size_t>(rank.rank) < summary.step_busy_ns[*step].size()) {
+        const std::int64_t span = summary.steps[static_cast<std::size_t>(*step)].step_ns();
+        const std::int64_t busy = summary.step_busy_ns[*step][static_cast<std::size_t>(rank.rank)];
+        const double busy_share = span > 0 ? 100.0 * static_cast<double>(busy) / span : 0;
+        return fmt::format("busy {:.0f}%  bubble {:.0f}%", busy_share, 100.0 - busy_share);
+    }
     const double measured = static_cast<double>(rank.figures.busy_ns + rank.figures.bubble_ns);
     const double busy_share = measured > 0 ? 100.0 * rank.figures.busy_ns / measured : 0;
     return fmt::format("busy {:.0f}%  bubble {:.0f}%", busy_share,
@@ -81,6 +89,7 @@ RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outco
     }
     summary.action_steps = number_steps(model);
     summary.steps = find_steps(model, summary.action_steps);
+    summary.step_busy_ns = busy_by_step(model, summary.steps, summary.action_steps);
     return summary;
 }
 

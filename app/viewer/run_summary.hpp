@@ -44,6 +44,8 @@ struct RunSummary {
     std::vector<RunStep> steps;
     // Each action's training step (run_steps.hpp's number_steps), by rank and lane.
     std::vector<RankActionSteps> action_steps;
+    // Each rank's compute time within each step: [step][rank].
+    std::vector<std::vector<std::int64_t>> step_busy_ns;
 };
 
 // `outcome`: how the model's run ended (traces::run_outcome of its record and errors).
@@ -68,12 +70,12 @@ std::string summary_text(const RunSummary& summary);
 // do (a figure still too wide for a line is cut at its end).
 std::vector<std::string> fit_figures(std::vector<std::string> figures, float width, int lines,
                                      const std::function<float(std::string_view)>& measure);
-// A rank's shares under its name: "busy 82%  bubble 18%"; a run that did not finish has no
-// step for a share or a bubble to be measured against: its busy time alone ("busy 1.2 ms";
-// "bubble -" beside it was cut at the lanes' edge), nor has a schedule that can hang (`hangs`:
-// "no step: it hangs").
+// A rank's shares under its name: "busy 82%  bubble 18%" of the run's recorded figures, or of
+// `step` when one is picked; a run that did not finish has no step for a share or a bubble to
+// be measured against: its busy time alone ("busy 1.2 ms"; "bubble -" beside it was cut at the
+// lanes' edge), nor has a schedule that can hang (`hangs`: "no step: it hangs").
 std::string rank_shares_text(const RankTimeline& rank, const RunSummary& summary,
-                             bool hangs = false);
+                             bool hangs = false, std::optional<int> step = std::nullopt);
 // A run in the runs list: "2 real pp=2 m=4  1F1B  57.0 us", "3 real pp=2 m=4  1F1B  FAILED",
 // "4 sim pp=2 m=4  1F1B  unfinished" (a sharding-only run counts devices: "5 sim 8 devices");
 // a checked schedule that can hang (`hangs`) ends in "HANGS", not a step time.

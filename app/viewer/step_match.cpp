@@ -42,20 +42,6 @@ void for_each_action(const TimelineModel& model, const RunSummary& summary, Visi
         }
 }
 
-// busy[step][rank] of one run.
-std::vector<std::vector<std::int64_t>> busy_by_step(const TimelineModel& model,
-                                                    const RunSummary& summary) {
-    std::vector<std::vector<std::int64_t>> busy(summary.steps.size(),
-                                                std::vector<std::int64_t>(model.ranks().size()));
-    for_each_action(
-        model, summary, [&](const ActionLocation& at, const TimelineAction& action, int step) {
-            if (!at.communication && static_cast<std::size_t>(step) < busy.size())
-                busy[static_cast<std::size_t>(step)][static_cast<std::size_t>(at.rank)] +=
-                    action.end_ns - action.start_ns;
-        });
-    return busy;
-}
-
 // The compared run's actions of each matched step, moved onto every shown step that meets it.
 std::vector<GhostRank> ghosts_of(const RunSummary& shown, const TimelineModel& compared,
                                  const RunSummary& compared_summary,
@@ -119,8 +105,8 @@ StepMatch match_steps(const TimelineModel& shown, const RunSummary& shown_summar
                          return std::abs(left.delta_ns) > std::abs(right.delta_ns);
                      });
     match.ghosts = ghosts_of(shown_summary, compared, compared_summary, match.compared_step);
-    match.shown_busy = busy_by_step(shown, shown_summary);
-    match.compared_busy = busy_by_step(compared, compared_summary);
+    match.shown_busy = shown_summary.step_busy_ns;
+    match.compared_busy = compared_summary.step_busy_ns;
     return match;
 }
 

@@ -121,9 +121,12 @@ void draw_step_boundaries(ImDrawList* draw, const std::vector<RunStep>& steps,
         const float column = std::floor(x);
         draw->AddRectFilled({column - 1, kRulerTop}, {column + 1, area_bottom},
                             colour(kStepBoundary));
-        // In the ruler's lower half, clear of its time labels.
-        draw->AddText({x + 4, kRulerTop + kRulerHeight / 2}, colour(kStepBoundary),
-                      fmt::format("step {}", steps[index].step).c_str());
+        // In the ruler's lower half, clear of its time labels; left of the line where the
+        // view's right edge would cut it ("ste").
+        const std::string label = fmt::format("step {}", steps[index].step);
+        const float width = ImGui::CalcTextSize(label.c_str()).x;
+        const float left = x + 4 + width > geometry.left + geometry.width ? x - 4 - width : x + 4;
+        draw->AddText({left, kRulerTop + kRulerHeight / 2}, colour(kStepBoundary), label.c_str());
     }
     draw->PopClipRect();
 }

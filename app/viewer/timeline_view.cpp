@@ -207,13 +207,13 @@ bool shows_hang(const ViewerState& state) {
 
 // `hangs`: a checked schedule that can hang, whose busy and bubble shares are of no step.
 void draw_gutter(ImDrawList* draw, const RankTimeline& rank, const RunSummary& summary,
-                 const TimelineGeometry& geometry, bool hangs) {
+                 const TimelineGeometry& geometry, bool hangs, std::optional<int> step) {
     const float top = geometry.lane_top(rank.rank, false);
     const float x = kSidebarWidth + 6;
     draw->AddText({x, top}, IM_COL32(230, 230, 230, 255),
                   fmt::format("rank {}", rank.rank).c_str());
     draw->AddText({x, top + 13}, IM_COL32(170, 170, 170, 255),
-                  rank_shares_text(rank, summary, hangs).c_str());
+                  rank_shares_text(rank, summary, hangs, step).c_str());
     draw->AddText({x, top + 26}, IM_COL32(170, 170, 170, 255),
                   rank.figures.peak_memory_bytes > 0 || !rank.memory.empty()
                       ? fmt::format("peak {}", format_bytes(rank.figures.peak_memory_bytes)).c_str()
@@ -462,13 +462,14 @@ void draw_event_moment(ImDrawList* draw, const ViewerState& state, float area_bo
 
 // The gutter, bubbles and lanes of every rank in view; returns the communication actions drawn.
 std::size_t draw_rank_rows(ImDrawList* draw, const TimelineModel& model, const RunSummary& summary,
-                           const TimelineGeometry& geometry, float area_bottom, bool hangs) {
+                           const TimelineGeometry& geometry, float area_bottom, bool hangs,
+                           std::optional<int> step) {
     std::vector<DrawBlock> blocks;
     std::size_t communication = 0;
     for (const RankTimeline& rank : model.ranks()) {
         if (!rank_in_view(geometry, rank.rank, area_bottom))
             continue;
-        draw_gutter(draw, rank, summary, geometry, hangs);
+        draw_gutter(draw, rank, summary, geometry, hangs, step);
         draw_bubbles(draw, rank, geometry);
         draw_lane(draw, model, rank.compute, geometry.lane_top(rank.rank, false), geometry, blocks);
         draw_lane(draw, model, rank.communication, geometry.lane_top(rank.rank, true), geometry,
@@ -638,9 +639,9 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
                       fmt::format("{} ranks (R: full rows)", model.ranks().size()).c_str());
     draw->PushClipRect({kSidebarWidth, kLanesTop}, {window_width, area_bottom}, true);
     const std::size_t visible_communication =
-        geometry.compact
-            ? draw_compact_rows(draw, state.timeline, model, area_bottom, path_shown)
-            : draw_rank_rows(draw, model, state.trace.summary, geometry, area_bottom, hangs);
+        geometry.compact ? draw_compact_rows(draw, state.timeline, model, area_bottom, path_shown)
+                         : draw_rank_rows(draw, model, state.trace.summary, geometry, area_bottom,
+                                          hangs, state.timeline.chosen_step);
     if (model.action_count() == 0)  // blank rows would read as a drawing fault
         draw->AddText({geometry.left + 6, kLanesTop + 4}, IM_COL32(150, 150, 150, 255),
                       no_actions_text(model.run()).c_str());

@@ -42,6 +42,20 @@ const Bubble& bubble_before(const TimelineModel& model, int rank, std::int32_t b
     return model.ranks()[0].bubbles.front();
 }
 
+// The figures beside each rank's lanes follow a picked step: rank 0 computes 3000 of each
+// step's 6000 ns, rank 1 2600 (multi_step_trace.hpp).
+TEST(StepAnalysis, TheRanksSharesFollowAPickedStep) {
+    const auto path = testing::multi_step_trace("analysis_shares", 3);
+    TraceSession session;
+    ASSERT_TRUE(open_trace(session, path)) << session.error;
+    ASSERT_EQ(session.summary.step_busy_ns.size(), 3u);
+    for (const std::vector<std::int64_t>& busy : session.summary.step_busy_ns)
+        EXPECT_EQ(busy, (std::vector<std::int64_t>{3000, 2600}));
+    const std::vector<RankTimeline>& ranks = session.model->ranks();
+    EXPECT_EQ(rank_shares_text(ranks[0], session.summary, false, 1), "busy 50%  bubble 50%");
+    EXPECT_EQ(rank_shares_text(ranks[1], session.summary, false, 1), "busy 43%  bubble 57%");
+}
+
 TEST(StepAnalysis, TheWholeRunsPathRunsThroughEveryStep) {
     const auto path = testing::multi_step_trace("analysis_whole", 3);
     TraceSession session;
