@@ -14,6 +14,7 @@
 
 #include "app/viewer/hang_overlay.hpp"
 #include "app/viewer/rank_raster.hpp"
+#include "app/viewer/timeline_arrows.hpp"
 #include "app/viewer/timeline_overlays.hpp"
 #include "app/viewer/viewer_state.hpp"
 #include "engine/schedule/action.hpp"
@@ -24,11 +25,6 @@ namespace {
 
 ImU32 action_colour(std::uint8_t kind) {
     return colour(kActionColours[std::min<std::size_t>(kind, std::size(kActionColours) - 1)]);
-}
-
-bool is_send(std::uint8_t kind) {
-    return kind == static_cast<std::uint8_t>(ActionKind::send_forward) ||
-           kind == static_cast<std::uint8_t>(ActionKind::send_backward);
 }
 
 // A tick step of 1, 2 or 5 times a power of ten with ticks at least 90 px apart.
@@ -140,63 +136,6 @@ void draw_lane(ImDrawList* draw, const TimelineModel& model, const Lane& lane, f
         if (room > ImGui::CalcTextSize(label.data(), label_end).x + 4)
             draw->AddText({left + 2, top + 2}, IM_COL32(15, 15, 15, 255), label.data(), label_end);
     }
-}
-
-void draw_arrow_head(ImDrawList* draw, ImVec2 from, ImVec2 to, Rgb rgb, int alpha = 255) {
-    const float angle = std::atan2(to.y - from.y, to.x - from.x);
-    const ImVec2 back{to.x - 8 * std::cos(angle), to.y - 8 * std::sin(angle)};
-    const ImVec2 side{-4 * std::sin(angle), 4 * std::cos(angle)};
-    draw->AddTriangleFilled(to, {back.x + side.x, back.y + side.y},
-                            {back.x - side.x, back.y - side.y}, colour(rgb, alpha));
-}
-
-// A send whose receive never ran (or the reverse) points a short way toward the peer's rank,
-// always to the right of its end so it stays in view, and (when `labelled`) says so; it never
-// ends on another action.
-void draw_dangling_arrow(ImDrawList* draw, const TimelineGeometry& geometry,
-                         const ActionLocation& end, const TimelineAction& action, int peer_rank,
-                         bool sends, bool labelled) {
-    const float y = geometry.lane_top(end.rank, true) + kLaneHeight / 2;
-    const float direction = peer_rank < end.rank ? -1.0f : 1.0f;
-    const ImVec2 at{geometry.x(sends ? action.start_ns : action.end_ns), y};
-    const ImVec2 loose{at.x + 24.0f, y + direction * kRankHeight * 0.45f};
-    const ImVec2 from = sends ? at : loose, to = sends ? loose : at;
-    draw->AddLine(from, to, colour(kErrorMarker), 2);
-    draw_arrow_head(draw, from, to, kErrorMarker);
-    if (!labelled)
-        return;
-    // On a backing of the background: the label often lies over the peer's bars.
-    const char* label = sends ? "no matching recv" : "no matching send";
-    const ImVec2 corner{loose.x + 4, loose.y - 7};
-    const ImVec2 size = ImGui::CalcTextSize(label);
-    draw->AddRectFilled({corner.x - 2, corner.y}, {corner.x + size.x + 2, corner.y + size.y},
-                        colour(kBackground));
-    draw->AddText(corner, colour(kErrorMarker), label);
-}
-
-// `labelled`: a dangling arrow names what is missing (the first per rank in view, and the
-// hovered or selected one: more would print over each other). `alpha`: every pair's arrows are
-// drawn see-through, so the action names under them stay readable; the focused one is solid.
-void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeometry& geometry,
-                std::int32_t pair_id, bool labelled = true, int alpha = 255) {
-    const auto ends = model.pair_ends(pair_id);
-    if (!ends || (!ends->send && !ends->receive))
-        return;
-    if (!ends->send || !ends->receive) {
-        const bool sends = ends->send.has_value();
-        const ActionLocation& end = sends ? *ends->send : *ends->receive;
-        draw_dangling_arrow(draw, geometry, end, model.action(end),
-                            sends ? ends->receive_rank : ends->send_rank, sends, labelled);
-        return;
-    }
-    const TimelineAction& send = model.action(*ends->send);
-    const TimelineAction& receive = model.action(*ends->receive);
-    const ImVec2 from{geometry.x(send.start_ns),
-                      geometry.lane_top(ends->send->rank, true) + kLaneHeight / 2};
-    const ImVec2 to{geometry.x(receive.end_ns),
-                    geometry.lane_top(ends->receive->rank, true) + kLaneHeight / 2};
-    draw->AddLine(from, to, colour(kArrow, alpha), 2);
-    draw_arrow_head(draw, from, to, kArrow, alpha);
 }
 
 // Whether the run shown is a checked schedule that can hang: its file's order, which never ends,
@@ -389,16 +328,10 @@ void hover_and_tooltip(ViewerState& state) {
         }
 }
 
-// Only the ranks in view are drawn: a frame costs what is on screen.
-bool rank_in_view(const TimelineGeometry& geometry, int rank, float area_bottom) {
-    const float top = geometry.lane_top(rank, false);
-    return top + kRankHeight > kLanesTop && top < area_bottom;
-}
-
-// The compared run's outlines, on every step of the shown run (step_match.hpp).
-// The compared run's outlines, in the shown run's rows: only for ranks the shown run has (a
-// compared run's extra ranks have no row to sit in), at the rows' own height, and not at all in
-// rows too thin to outline (hundreds of full-height outlines once washed the lanes white).
+// The compared run's outlines, on every step of the shown run (step_match.hpp), in its rows: only
+// for ranks the shown run has (a compared run's extra ranks have no row to sit in), at the rows'
+// own height, and not at all in rows too thin to outline (hundreds of full-height outlines once
+// washed the lanes white).
 void draw_ghosts(ImDrawList* draw, const std::vector<GhostRank>& ghosts, std::size_t shown_ranks,
                  const TimelineGeometry& geometry, float area_bottom) {
     constexpr float kThinnestOutlinedRow = 6;
@@ -565,37 +498,6 @@ std::size_t draw_compact_rows(ImDrawList* draw, TimelineViewState& view, const T
     return std::numeric_limits<std::size_t>::max();  // no arrows: too many to read
 }
 
-// How many pixels of the view each visible SEND or RECV needs before every pair's arrow is drawn:
-// at a fitted view of a few steps, hundreds of arrows hid the bars and their names.
-constexpr float kArrowSpacing = 40;
-
-// Each visible send's arrow (`every_pair`), and a dangling one for each visible send whose
-// receive never ran or receive whose send never ran: those mark a failure, and are drawn always.
-void draw_visible_arrows(ImDrawList* draw, const TimelineModel& model,
-                         const TimelineGeometry& geometry, float area_bottom, bool every_pair) {
-    std::vector<DrawBlock> blocks;
-    for (const RankTimeline& rank : model.ranks()) {
-        if (!rank_in_view(geometry, rank.rank, area_bottom))
-            continue;
-        blocks.clear();
-        TimelineModel::visible_blocks(rank.communication, geometry.view_start, geometry.view_end, 0,
-                                      blocks);
-        bool labelled = false;  // one "no matching ..." per rank
-        for (const DrawBlock& block : blocks) {
-            const TimelineAction& action = rank.communication.actions[block.first];
-            if (action.pair_id < 0)
-                continue;
-            const auto ends = model.pair_ends(action.pair_id);
-            const bool dangling = ends && (!ends->send || !ends->receive);
-            if ((is_send(action.kind) && (every_pair || dangling)) || (dangling && !ends->send)) {
-                draw_arrow(draw, model, geometry, action.pair_id, dangling && !labelled,
-                           kEveryArrowAlpha);
-                labelled |= dangling;
-            }
-        }
-    }
-}
-
 // What the lanes say of a run that recorded no action: a failed run ended before its first one.
 std::string no_actions_text(const traces::RunRecord& run) {
     if (run.status == traces::RunStatus::failed)
@@ -653,12 +555,7 @@ void draw_timeline(ViewerState& state, float window_width, float area_bottom) {
         draw_ghosts(draw, state.trace.match.ghosts, model.ranks().size(), geometry, area_bottom);
     // Under the arrows: a send's "no matching recv" points at the peer's in-flight bar.
     draw_interrupted_actions(draw, state);
-    // Every visible pair's arrow once few enough are on screen to read them (zoomed in far
-    // enough that each transfer has kArrowSpacing pixels to itself); failure marks always.
-    if (visible_communication < 400)
-        draw_visible_arrows(
-            draw, model, geometry, area_bottom,
-            static_cast<float>(visible_communication) * kArrowSpacing <= geometry.width);
+    draw_visible_arrows(draw, model, geometry, area_bottom, visible_communication);
     // Over the arrows: an arrow crossing the failing rank must not cut its failure bar.
     draw_failure(draw, state, area_bottom);
     // Over the arrows: the path is what matters most (fitted rows have it in their image).
