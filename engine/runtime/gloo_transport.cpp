@@ -311,6 +311,8 @@ void GlooTransport::check_peer(int peer, const char* action) const {
                                                 world_size()));
 }
 
+constexpr auto kLostPeerNoticeGrace = std::chrono::milliseconds(1500);
+
 // Whether gloo's error says the connection to the peer went away (its process ended, or its
 // host): gloo's own words for a closed socket, and the system's for a reset or a broken pipe.
 bool peer_connection_lost(const std::string& detail) {
@@ -322,10 +324,13 @@ bool peer_connection_lost(const std::string& detail) {
 // A failure gloo reported: when some rank aborted (a peer that fails usually aborts before its
 // connections close), that reason is the one the user needs. So is the launcher's notice of a
 // peer that died: its socket closes before the launcher has reaped it and written why, so a lost
-// connection waits a little for that notice (only then: other failures are said at once).
+// connection waits for that notice (only then: other failures are said at once), longer where a
+// launcher watches (its 10 ms look can come late on a loaded machine) than where only a peer's
+// abort could come.
 void GlooTransport::throw_failure(int peer, const std::string& what, const std::string& detail) {
     const bool lost = peer_connection_lost(detail);
-    for (const auto until = Clock::now() + kNoticeGrace;;) {
+    const auto grace = store_.rendezvous().ended ? kLostPeerNoticeGrace : kNoticeGrace;
+    for (const auto until = Clock::now() + grace;;) {
         if (std::optional<std::string> reason = store_.abort_reason())
             throw TransportAborted(*reason);
         if (!lost || Clock::now() >= until)

@@ -153,17 +153,26 @@ void time_steps(run_record::PipelineRunResult& result) {
 }
 
 // The last stage's NaN check sees where NaNs ended up, not where they began; with
-// --check-accuracy the merged comparison knows that stage, and the failure says it.
+// --check-accuracy the merged comparison knows the first stage and microbatch whose outputs held
+// them (not necessarily its first divergence, which can be a finite error before them), and the
+// failure says it, or that no stage's outputs held any (the loss alone was not finite).
 void name_where_non_finite_values_began(run_record::PipelineRunResult& result) {
-    const auto& first = result.accuracy.first_divergence;
-    if (!first || !first->non_finite)
+    if (!result.accuracy.checked)
         return;
+    const auto& stages = result.accuracy.stages;  // by stage, then microbatch
+    const auto first =
+        std::find_if(stages.begin(), stages.end(),
+                     [](const run_record::StageAccuracy& entry) { return entry.non_finite; });
+    const std::string where =
+        first == stages.end()
+            ? std::string("; no stage's outputs held NaN or Inf as --check-accuracy compared them")
+            : fmt::format(
+                  "; they first appear in stage {}'s outputs (rank {}, microbatch {}), as "
+                  "--check-accuracy found",
+                  first->stage, first->rank, first->microbatch);
     for (run_record::RankRun& rank : result.ranks)
         if (rank.failure && rank.failure->kind == "non_finite")
-            rank.failure->message += fmt::format(
-                "; they first appear in stage {}'s outputs (rank {}, microbatch {}), as "
-                "--check-accuracy found",
-                first->stage, first->rank, first->microbatch);
+            rank.failure->message += where;
 }
 
 }  // namespace
