@@ -1,8 +1,8 @@
 // pipelens-view as a person sees it: the real binary in a real (Xvfb) window renders a trace
 // to a PNG, and the pixels where a known action, bubble and send/recv arrow must be are checked
 // against the model and layout the viewer draws with; so are the panels: the mesh coloured by
-// shard, the chosen strategy, the fields an event changed, an error's moment. Also: a trace that
-// cannot be opened is an error for --screenshot, not a picture of the message.
+// shard, the chosen strategy, the fields an event changed, an error's moment (a file that is no
+// trace: viewer_refusal_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -547,65 +547,6 @@ TEST(ViewerScreenshot, AFailedRunOpensOnItsRootCause) {
         fs::remove(chosen);
     }
     fs::remove(opened);
-}
-
-// A screenshot of a trace that did not open would be a picture of an error message: it is one
-// error line naming the file, exit 2 and no PNG.
-TEST(ViewerScreenshot, ATraceThatCannotBeOpenedIsAnErrorNotAScreenshot) {
-    const fs::path text_file = testing::temp_file("not_a_trace.db", "hello, not sqlite\n");
-    const fs::path missing = fs::temp_directory_path() / "pipelens_no_such_trace.db";
-    fs::remove(missing);
-    const fs::path trace = testing::fresh_trace("viewer_no_run");
-    ASSERT_EQ(testing::run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
-    const fs::path png = screenshot_path("bad");
-    for (const std::string& arguments :
-         {text_file.string(), missing.string(), trace.string() + " --run 7"}) {
-        std::string errors;
-        EXPECT_EQ(
-            run_viewer(arguments + " --screenshot " + png.string() + " --size 800x600", &errors), 2)
-            << arguments;
-        const std::string file = arguments.substr(0, arguments.find(' '));
-        EXPECT_EQ(errors.rfind("pipelens-view: " + file + ": ", 0), 0u) << errors;
-        EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << errors;
-        EXPECT_FALSE(fs::exists(png)) << arguments;
-    }
-    // A file of a kind the viewer does not open is said to be that, as a drop of it is (an
-    // experiment was once "not an SQLite database").
-    std::string errors;
-    EXPECT_EQ(run_viewer(std::string(PIPELENS_SOURCE_DIR) +
-                             "/assets/examples/default.toml --screenshot " + png.string(),
-                         &errors),
-              2);
-    EXPECT_NE(errors.find("default.toml: is an experiment (TOML); the viewer opens a pipelens "
-                          "trace"),
-              std::string::npos)
-        << errors;
-    EXPECT_FALSE(fs::exists(png));
-    fs::remove(text_file);
-}
-
-// The interactive viewer (and a --script journey) refuses a file named on the command line that
-// does not open as a trace as a screenshot does: one line, exit 2, before any window. It once
-// opened a window holding only the error and stayed up (a journey exited 0). `timeout` ends a
-// viewer that stays up, so the test cannot hang on the old behaviour.
-TEST(ViewerScreenshot, AFileThatIsNoTraceIsRefusedBeforeTheWindowOpens) {
-    const fs::path text_file = testing::temp_file("interactive_not_a_trace.db", "hello\n");
-    const fs::path empty = testing::temp_file("interactive_empty.db", "");
-    const fs::path script = testing::temp_file("interactive_journey.txt", "frames 2\n");
-    for (const std::string& arguments : {text_file.string(), empty.string(),
-                                         text_file.string() + " --script " + script.string()}) {
-        std::string errors;
-        const std::string environment = "PIPELENS_CONFIG_DIR=" + test_config_directory().string() +
-                                        " XDG_CONFIG_HOME=" + test_config_directory().string() +
-                                        " timeout 20";
-        EXPECT_EQ(run_viewer("--size 800x600 " + arguments, &errors, environment), 2) << arguments;
-        const std::string file = arguments.substr(0, arguments.find(' '));
-        EXPECT_EQ(errors.rfind("pipelens-view: " + file + ": not a file pipelens reads", 0), 0u)
-            << errors;
-        EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << errors;
-    }
-    for (const fs::path& file : {text_file, empty, script})
-        fs::remove(file);
 }
 
 // An option the viewer cannot take is one line naming it and exit 2 (not the command-line
