@@ -70,23 +70,14 @@ void run_partition(const PartitionOptions& options) {
         limits.max_splits_simulated = static_cast<std::size_t>(*options.max_splits);
     // A bar per phase, on a terminal only (ProgressBar): near the layer limit, pricing the stage
     // table and simulating splits take minutes.
-    std::optional<ProgressBar> bar;
-    std::string shown_phase;
-    const sim::PartitionProgress progress = [&](std::string_view phase, std::size_t done,
-                                                std::size_t total) {
-        if (phase != shown_phase) {
-            bar.reset();
-            bar.emplace(std::string(phase), total,
-                        phase == "pricing stages"            ? "first layers"
-                        : phase == "bounding partial splits" ? "partial splits"
-                                                             : "splits");
-            shown_phase = phase;
-        }
-        bar->update(done, total);
-    };
+    PhaseBars bars([](std::string_view phase) {
+        return PhaseBars::Unit{phase == "pricing stages"            ? "first layers"
+                               : phase == "bounding partial splits" ? "partial splits"
+                                                                    : "splits"};
+    });
     const sim::PartitionResult result =
-        sim::best_partition(experiment, limits, progress);  // validates
-    bar.reset();
+        sim::best_partition(experiment, limits, std::ref(bars));  // validates
+    bars.finish();
     print_partition(experiment, sim::partition_layer_costs(experiment), result);
 }
 

@@ -518,19 +518,11 @@ void run_plan(PlanFlags flags) {
             return;
         }
         // A bar per phase, on a terminal only, once the phase has run long enough to read one.
-        std::optional<ProgressBar> bar;
-        std::string shown_phase;
-        const sim::PlanProgress progress = [&](std::string_view phase, std::size_t done,
-                                               std::size_t total) {
-            if (phase != shown_phase) {
-                bar.reset();
-                bar.emplace(std::string(phase), total, "layouts",
-                            phase == sim::kUnevenSplitPhase ? sim::kSearchShares : 1);
-                shown_phase = phase;
-            }
-            bar->update(done, total);
-        };
-        results = sim::plan_training(flags.model, flags.cluster, flags.options, progress);
+        PhaseBars bars([](std::string_view phase) {
+            return PhaseBars::Unit{"layouts",
+                                   phase == sim::kUnevenSplitPhase ? sim::kSearchShares : 1};
+        });
+        results = sim::plan_training(flags.model, flags.cluster, flags.options, std::ref(bars));
     } catch (const sim::PlanError& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens plan: {}", error.what()));
     } catch (const sim::GemmRateError& error) {

@@ -69,4 +69,14 @@ void ProgressBar::finish() {
     drawn_ = false;
 }
 
+void PhaseBars::operator()(std::string_view phase, std::size_t done, std::size_t total) {
+    if (!bar_ || phase != phase_) {
+        const Unit unit = unit_of_(phase);
+        bar_.reset();
+        bar_.emplace(std::string(phase), total, unit.name, unit.counts_per_unit);
+        phase_ = phase;
+    }
+    bar_->update(done, total);
+}
+
 }  // namespace pipelens::cli

@@ -5,7 +5,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace pipelens::cli {
 
@@ -34,6 +37,26 @@ class ProgressBar {
     bool drawn_ = false;
     std::chrono::steady_clock::time_point started_;
     std::chrono::steady_clock::time_point last_draw_;
+};
+
+// A bar per phase of a job that reports (phase, done, total), as the planner and the partition
+// search do: a new phase replaces the bar. `unit_of(phase)` says what the phase counts.
+class PhaseBars {
+  public:
+    struct Unit {
+        std::string name;                 // "layouts"
+        std::size_t counts_per_unit = 1;  // 1000 when thousandths are counted
+    };
+    explicit PhaseBars(std::function<Unit(std::string_view phase)> unit_of)
+        : unit_of_(std::move(unit_of)) {}
+
+    void operator()(std::string_view phase, std::size_t done, std::size_t total);
+    void finish() { bar_.reset(); }
+
+  private:
+    std::function<Unit(std::string_view)> unit_of_;
+    std::optional<ProgressBar> bar_;
+    std::string phase_;
 };
 
 }  // namespace pipelens::cli
