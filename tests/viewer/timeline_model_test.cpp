@@ -36,6 +36,17 @@ traces::ActionRecord record(int rank, traces::ActionLane lane, ActionKind kind, 
     return action;
 }
 
+// Pair 0: rank 0's action 1 (its SEND) to rank 1's action 0 (its RECV).
+traces::PairRecord first_send_to_rank_one() {
+    traces::PairRecord pair;
+    pair.pair_id = 0;
+    pair.send_rank = 0;
+    pair.send_step = 1;
+    pair.recv_rank = 1;
+    pair.recv_step = 0;
+    return pair;
+}
+
 // Rank 0: F 0-10, SEND 10-12, B 30-40. Rank 1: RECV 10-15, F 15-25, B 25-35.
 TimelineModel two_ranks(traces::RunStatus status = traces::RunStatus::finished) {
     using traces::ActionLane;
@@ -47,15 +58,9 @@ TimelineModel two_ranks(traces::RunStatus status = traces::RunStatus::finished) 
         record(1, ActionLane::compute, ActionKind::forward, "1F0", 15, 25),
         record(1, ActionLane::compute, ActionKind::full_backward, "1B0", 25, 35),
     };
-    traces::PairRecord pair;
-    pair.pair_id = 0;
-    pair.send_rank = 0;
-    pair.send_step = 1;
-    pair.recv_rank = 1;
-    pair.recv_step = 0;
     traces::RunRecord run;
     run.status = status;
-    return TimelineModel::from_records(run, actions, {pair}, {}, {});
+    return TimelineModel::from_records(run, actions, {first_send_to_rank_one()}, {}, {});
 }
 
 TEST(TimelineModel, LanesAreSortedAndBubblesKnowTheirCause) {
@@ -171,13 +176,8 @@ TEST(TimelineModel, ThePathLineSaysEveryShareAndTheModelStartsAtItsFirstAction) 
                100'300, 0),
         action(1, 1, ActionLane::compute, ActionKind::forward, "1F0", 100'300, 200'000),
     };
-    traces::PairRecord pair;
-    pair.pair_id = 0;
-    pair.send_rank = 0;
-    pair.send_step = 1;
-    pair.recv_rank = 1;
-    pair.recv_step = 0;
-    const TimelineModel model = TimelineModel::from_records({}, actions, {pair}, {}, {});
+    const TimelineModel model =
+        TimelineModel::from_records({}, actions, {first_send_to_rank_one()}, {}, {});
     EXPECT_EQ(model.start_ns(), -2'000);
     ASSERT_TRUE(model.critical_path().error.empty()) << model.critical_path().error;
     EXPECT_EQ(critical_path_text(model, 1), "critical path: F 99% communication <1% waiting <1%");
