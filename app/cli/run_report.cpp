@@ -185,10 +185,15 @@ nlohmann::ordered_json stragglers_json(const analysis::StragglerReport& report) 
     }
     for (const analysis::RankStraggle& rank : report.flagged)
         flagged.push_back(straggler_json(rank));
-    return {{"threshold", report.threshold},
-            {"reference", report.calibrated ? "calibration" : "other ranks"},
-            {"flagged", std::move(flagged)},
-            {"steps", std::move(steps)}};
+    nlohmann::ordered_json json = {{"threshold", report.threshold},
+                                   {"reference", report.calibrated             ? "calibration"
+                                                 : report.not_measured.empty() ? "other ranks"
+                                                                               : "none"},
+                                   {"flagged", std::move(flagged)},
+                                   {"steps", std::move(steps)}};
+    if (!report.not_measured.empty())  // why there are no steps: the ranks' work differs
+        json["not_measured"] = report.not_measured;
+    return json;
 }
 
 }  // namespace pipelens::cli

@@ -81,7 +81,8 @@ TimelineModel TimelineModel::load(const traces::TraceReader& reader, std::int64_
     model.finish();
     if (analyse) {
         HoldRequest request;  // stragglers as read_stragglers finds them: calibrated if it can be
-        request.stragglers = analysis::straggler_options(model.run(), reader.profile(run_id));
+        request.stragglers =
+            analysis::straggler_options(model.run(), reader.profile(run_id), reader.events(run_id));
         model.apply(model.analyse_holds(reader.path().string(), request));
     }
     return model;

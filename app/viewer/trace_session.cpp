@@ -95,11 +95,11 @@ bool adopt_run(TraceSession& session, std::int64_t run_id, TimelineModel model) 
             summarize(*session.model, traces::run_outcome(session.model->run(), errors));
         session.summary_line = summary_text(session.summary);
         session.subject.clear();
-        HoldRequest request;  // stragglers as read_stragglers finds them
-        request.stragglers =
-            analysis::straggler_options(session.model->run(), session.reader->profile(run_id));
-        start_analysis(session, session.reader->path().string(), std::move(request));
         session.events = session.reader->events(run_id);
+        HoldRequest request;  // stragglers as read_stragglers finds them
+        request.stragglers = analysis::straggler_options(
+            session.model->run(), session.reader->profile(run_id), session.events);
+        start_analysis(session, session.reader->path().string(), std::move(request));
         session.errors = traces::root_cause_first(std::move(errors));
         session.sharding = session.reader->sharding(run_id);
         session.sharding_strategies.clear();

@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "engine/analysis/critical_path.hpp"
 #include "engine/analysis/sorted_values.hpp"
@@ -191,6 +195,13 @@ StragglerReport find_stragglers(const TimedSchedule& run, const StragglerOptions
     StragglerReport report;
     report.threshold = options.threshold;
     report.calibrated = !options.calibrated_ns.empty();
+    if (!report.calibrated && !options.uneven_layers.empty()) {
+        report.not_measured = fmt::format(
+            "the stages hold {} layers, so no rank's time is a reference for another's; `run "
+            "--profile` records each stage's own cost to compare against",
+            fmt::join(options.uneven_layers, ", "));
+        return report;
+    }
     const std::vector<TrainingStep> steps = training_steps(run);
     for (std::size_t index = 0; index < steps.size(); ++index) {
         report.steps.push_back(step_stragglers(steps[index], static_cast<int>(index), options));
@@ -230,12 +241,39 @@ bool simulated_with_rendezvous(const traces::RunRecord& run) {
 
 }  // namespace
 
+std::vector<std::size_t> uneven_stage_layers(const std::vector<traces::EventRecord>& events) {
+    std::map<int, std::size_t> layers;  // by stage, of the first rank that assigned any
+    std::optional<int> rank;
+    for (const traces::EventRecord& event : events) {
+        if (event.name != "assign_layers" || (rank && event.rank != *rank))
+            continue;
+        try {
+            const auto arguments = nlohmann::json::parse(event.arguments);
+            layers[arguments.at("stage").get<int>()] = arguments.at("layers").size();
+            rank = event.rank;
+        } catch (const nlohmann::json::exception&) {
+            return {};  // not what a pipelens run records: taken as even, as before
+        }
+    }
+    if (layers.empty() || layers.begin()->first != 0 ||
+        layers.rbegin()->first != static_cast<int>(layers.size()) - 1 ||
+        std::all_of(layers.begin(), layers.end(),
+                    [&](const auto& entry) { return entry.second == layers.begin()->second; }))
+        return {};
+    std::vector<std::size_t> counts;
+    for (const auto& [stage, count] : layers)
+        counts.push_back(count);
+    return counts;
+}
+
 StragglerOptions straggler_options(const traces::RunRecord& run,
                                    const std::vector<traces::ProfileRecord>& profile,
+                                   const std::vector<traces::EventRecord>& events,
                                    double threshold) {
     StragglerOptions options;
     options.threshold = threshold;
     options.calibrated_ns = calibrated_stage_costs(profile);
+    options.uneven_layers = uneven_stage_layers(events);
     options.transfers_wait_for_post =
         run.kind == traces::RunKind::simulated && simulated_with_rendezvous(run);
     options.receives_posted_in_program_order =
@@ -245,11 +283,14 @@ StragglerOptions straggler_options(const traces::RunRecord& run,
 
 StragglerReport read_stragglers(const traces::TraceReader& reader, const traces::RunRecord& run,
                                 double threshold) {
-    return find_stragglers(read_timed_schedule(reader, run.id),
-                           straggler_options(run, reader.profile(run.id), threshold));
+    return find_stragglers(
+        read_timed_schedule(reader, run.id),
+        straggler_options(run, reader.profile(run.id), reader.events(run.id), threshold));
 }
 
 std::string format_stragglers(const StragglerReport& report) {
+    if (!report.not_measured.empty())
+        return fmt::format("stragglers: n/a ({})\n", report.not_measured);
     std::string out = fmt::format("stragglers (computation time over {}, flagged above {:.2f}x):\n",
                                   report.calibrated ? "the calibrated stage costs"
                                                     : "the other ranks' median of the same kind",

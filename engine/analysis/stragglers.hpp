@@ -5,7 +5,11 @@
 // its reference: the calibrated cost of its (stage, kind) when the run holds one (the trace's
 // `profile` rows of whole stages, docs/calibration.md), else the median time of the same kind
 // on the other ranks in that step (their stages taken to cost the same, as an even split does).
-// A rank is flagged when its ratio is above the threshold (1.2 by default).
+// A rank is flagged when its ratio is above the threshold (1.2 by default). When the run's
+// stages hold different numbers of layers (its assign_layers events say so) and it has no
+// calibration, no other rank's time is a fair reference (a stage of 4 layers beside one of 2
+// "straggled" at 1.6x, and the last stage's loss and fixed costs do not scale with layers
+// either): the report then measures nothing and says why.
 //
 // Its cost: the step re-timed (critical_path.hpp's `retime`: the same dependency rules as the
 // critical path and the simulator, each action's host overhead kept) with the rank's
@@ -32,6 +36,9 @@ struct StragglerOptions {
     double threshold = kDefaultStragglerThreshold;
     // (stage, kind) -> calibrated time; empty: the other ranks are the reference.
     std::map<std::pair<int, ActionKind>, std::int64_t> calibrated_ns;
+    // Each stage's layer count when they differ (uneven_stage_layers); without a calibration
+    // the other ranks are then no reference.
+    std::vector<std::size_t> uneven_layers = {};
     // A real or imported run: each rank posts a RECV when its program reaches it, after the
     // computation before it returned (on a CPU rank, after it ended), so re-timing a slow rank
     // moves its receives with its computations (the rendezvous rules). A simulation's receives
@@ -42,11 +49,18 @@ struct StragglerOptions {
     bool transfers_wait_for_post = false;
 };
 
-// The options read_stragglers and the viewer use for `run`: its profile's calibration, and
-// receives posted in program order unless it is a simulation.
+// The options read_stragglers and the viewer use for `run`: its profile's calibration, its
+// stages' layers from its events, and receives posted in program order unless it is a
+// simulation.
 StragglerOptions straggler_options(const traces::RunRecord& run,
                                    const std::vector<traces::ProfileRecord>& profile,
+                                   const std::vector<traces::EventRecord>& events,
                                    double threshold = kDefaultStragglerThreshold);
+
+// Each stage's layer count, from the first rank's `assign_layers` events (a real run records
+// which layers each stage holds), when not every stage holds as many; empty when they do, or the
+// events do not give every stage from 0 on.
+std::vector<std::size_t> uneven_stage_layers(const std::vector<traces::EventRecord>& events);
 
 struct RankStraggle {
     int rank = 0;
@@ -69,6 +83,8 @@ struct StepStraggle {
 struct StragglerReport {
     double threshold = kDefaultStragglerThreshold;
     bool calibrated = false;  // the reference is the run's calibration, not its other ranks
+    // Why nothing was measured, when so ("the stages hold 4, 2 layers, ..."); steps then empty.
+    std::string not_measured;
     std::vector<StepStraggle> steps;
     std::vector<RankStraggle> flagged;  // every flagged (rank, step), by step then rank
 };

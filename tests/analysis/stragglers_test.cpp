@@ -65,6 +65,48 @@ TEST(Stragglers, CalibratedStageCostsAreTheReferenceWhenTheRunHasThem) {
                   {{0, ActionKind::forward}, 1000}, {{1, ActionKind::full_backward}, 2000}}));
 }
 
+// Stages of different layer counts are no reference for each other: without a calibration the
+// report measures nothing and says why (rank 0's 4 layers once "straggled" at 1.6x against rank
+// 1's 2); with one, each stage has its own reference and is measured as usual.
+TEST(Stragglers, StagesOfDifferentLayerCountsAreMeasuredOnlyAgainstACalibration) {
+    const auto heavy = simulate_run(kOneFOneB, round_costs({2, 1}));
+    const auto assign = [](int rank, int stage, const std::string& layers) {
+        traces::EventRecord event;
+        event.rank = rank;
+        event.name = "assign_layers";
+        event.arguments = "{\"layers\":[" + layers + "],\"stage\":" + std::to_string(stage) + "}";
+        return event;
+    };
+    const std::vector<traces::EventRecord> events = {
+        assign(0, 0, "\"layers.0\",\"layers.1\",\"layers.2\",\"layers.3\""),
+        assign(0, 1, "\"layers.4\",\"layers.5\""),
+        assign(1, 0, "\"layers.0\""),  // another rank's record is not read
+    };
+    EXPECT_EQ(uneven_stage_layers(events), (std::vector<std::size_t>{4, 2}));
+    EXPECT_TRUE(uneven_stage_layers({events[0], assign(0, 1, "\"a\",\"b\",\"c\",\"d\"")})
+                    .empty());                              // as many layers each
+    EXPECT_TRUE(uneven_stage_layers({events[1]}).empty());  // stage 0 not given
+
+    StragglerOptions options;
+    options.uneven_layers = uneven_stage_layers(events);
+    const StragglerReport unmeasured = find_stragglers(heavy.timed, options);
+    EXPECT_TRUE(unmeasured.steps.empty());
+    EXPECT_TRUE(unmeasured.flagged.empty());
+    EXPECT_EQ(format_stragglers(unmeasured),
+              "stragglers: n/a (the stages hold 4, 2 layers, so no rank's time is a reference for "
+              "another's; `run --profile` records each stage's own cost to compare against)\n");
+    EXPECT_FALSE(find_stragglers(heavy.timed).flagged.empty());  // the false flag it avoids
+
+    options.calibrated_ns = {{{0, ActionKind::forward}, 2000},
+                             {{0, ActionKind::full_backward}, 4000},
+                             {{1, ActionKind::forward}, 1000},
+                             {{1, ActionKind::full_backward}, 2000}};
+    const StragglerReport calibrated = find_stragglers(heavy.timed, options);
+    ASSERT_EQ(calibrated.steps.size(), 1u);
+    EXPECT_DOUBLE_EQ(calibrated.steps[0].ranks[0].ratio, 1);
+    EXPECT_TRUE(calibrated.flagged.empty());
+}
+
 // A real CPU run of 1F1B pp=2 m=2 whose rank 1 computes its forwards 20x slower (2000 ns, not
 // 100): its host posts 1RECV_F1 only once 1F0 returned, and rank 0's receives wait there for
 // data. Re-timed at the reference speed, the receive moves with the forward before it and rank

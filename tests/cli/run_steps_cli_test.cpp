@@ -284,6 +284,16 @@ TEST(RunStepsCli, TheReportNamesEveryStepsStragglers) {
                             "same kind, flagged above 0.00x):\n  rank 0 step 0: "),
               std::string::npos)
         << text.out;
+    // Stages of 4 and 2 layers are no reference for each other without a calibration.
+    const auto uneven = run_pipelens(
+        "run --schedule 1F1B --pp 2 --m 4 --layers 6 --split layers.4 --steps 2 --json");
+    ASSERT_EQ(uneven.exit_code, 0) << uneven.err;
+    const auto unmeasured = nlohmann::json::parse(uneven.out)["stragglers"];
+    EXPECT_EQ(unmeasured["reference"], "none");
+    EXPECT_TRUE(unmeasured["steps"].empty());
+    EXPECT_EQ(unmeasured["not_measured"],
+              "the stages hold 4, 2 layers, so no rank's time is a reference for another's; `run "
+              "--profile` records each stage's own cost to compare against");
     const auto zero = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --straggler-threshold 0");
     EXPECT_EQ(zero.exit_code, 2);
     EXPECT_EQ(zero.err,
