@@ -56,10 +56,13 @@ std::vector<RunStageTimes> run_stage_times(const std::vector<traces::ActionRecor
     for (std::size_t stage = 0; stage < times.size(); ++stage) {
         auto& by_kind = durations[stage];
         times[stage].forward_ns = mean(by_kind[ActionKind::forward]);
-        times[stage].backward_ns = !by_kind[ActionKind::full_backward].empty()
-                                       ? mean(by_kind[ActionKind::full_backward])
-                                       : mean(by_kind[ActionKind::backward_input]) +
-                                             mean(by_kind[ActionKind::backward_weight]);
+        if (!by_kind[ActionKind::full_backward].empty()) {
+            times[stage].backward_ns = mean(by_kind[ActionKind::full_backward]);
+            continue;
+        }
+        times[stage].input_ns = mean(by_kind[ActionKind::backward_input]);
+        times[stage].weight_ns = mean(by_kind[ActionKind::backward_weight]);
+        times[stage].backward_ns = times[stage].input_ns + times[stage].weight_ns;
     }
     return times;
 }
@@ -75,14 +78,17 @@ std::vector<RunStageTimes> median_stage_times(
         per_step.push_back(run_stage_times(actions, stage_count));
     std::vector<RunStageTimes> times(static_cast<std::size_t>(stage_count));
     for (std::size_t stage = 0; stage < times.size(); ++stage) {
-        std::vector<std::int64_t> forward, backward;
+        std::vector<std::int64_t> forward, backward, input, weight;
         for (const auto& step : per_step) {  // a step without the stage's action has no say
-            if (step[stage].forward_ns > 0)
-                forward.push_back(step[stage].forward_ns);
-            if (step[stage].backward_ns > 0)
-                backward.push_back(step[stage].backward_ns);
+            for (const auto& [value, into] : {std::pair(step[stage].forward_ns, &forward),
+                                              std::pair(step[stage].backward_ns, &backward),
+                                              std::pair(step[stage].input_ns, &input),
+                                              std::pair(step[stage].weight_ns, &weight)})
+                if (value > 0)
+                    into->push_back(value);
         }
-        times[stage] = {run_record::median_of(forward), run_record::median_of(backward)};
+        times[stage] = {run_record::median_of(forward), run_record::median_of(backward),
+                        run_record::median_of(input), run_record::median_of(weight)};
     }
     return times;
 }

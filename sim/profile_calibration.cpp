@@ -255,24 +255,35 @@ LinkSpec fit_link(const std::vector<std::pair<std::int64_t, std::int64_t>>& poin
 std::vector<StageScale> anchor_profile_to_run(std::vector<traces::ProfileRecord>& profile,
                                               const std::vector<RunStageTimes>& run_stages) {
     // Per stage, what its items (its layers and, on the last stage, the loss) add up to.
-    std::vector<std::int64_t> forward(run_stages.size()), backward(run_stages.size());
+    const std::size_t stages = run_stages.size();
+    std::vector<std::int64_t> forward(stages), backward(stages), input(stages), weight(stages);
     for (const traces::ProfileRecord& row : profile) {
-        if (row.stage < 0 || row.stage >= static_cast<int>(run_stages.size()) ||
+        if (row.stage < 0 || row.stage >= static_cast<int>(stages) ||
             row.layer == traces::kProfileWholeStage)
             continue;
+        const auto stage = static_cast<std::size_t>(row.stage);
         if (row.quantity == "F")
-            forward[static_cast<std::size_t>(row.stage)] += row.median;
+            forward[stage] += row.median;
         else if (row.quantity == "B")
-            backward[static_cast<std::size_t>(row.stage)] += row.median;
+            backward[stage] += row.median;
+        else if (row.quantity == "I")
+            input[stage] += row.median;
+        else if (row.quantity == "W")
+            weight[stage] += row.median;
     }
-    std::vector<StageScale> scales(run_stages.size());
-    for (std::size_t stage = 0; stage < scales.size(); ++stage) {
-        if (run_stages[stage].forward_ns > 0 && forward[stage] > 0)
-            scales[stage].forward =
-                static_cast<double>(run_stages[stage].forward_ns) / forward[stage];
-        if (run_stages[stage].backward_ns > 0 && backward[stage] > 0)
-            scales[stage].backward =
-                static_cast<double>(run_stages[stage].backward_ns) / backward[stage];
+    const auto ratio = [](std::int64_t run, std::int64_t items, double otherwise) {
+        return run > 0 && items > 0 ? static_cast<double>(run) / static_cast<double>(items)
+                                    : otherwise;
+    };
+    std::vector<StageScale> scales(stages);
+    for (std::size_t stage = 0; stage < stages; ++stage) {
+        const RunStageTimes& run = run_stages[stage];
+        StageScale& scale = scales[stage];
+        scale.forward = ratio(run.forward_ns, forward[stage], 1);
+        scale.backward = ratio(run.backward_ns, backward[stage], 1);
+        const bool split = stage > 0 && run.input_ns > 0 && run.weight_ns > 0;
+        scale.input = split ? ratio(run.input_ns, input[stage], scale.backward) : scale.backward;
+        scale.weight = split ? ratio(run.weight_ns, weight[stage], scale.backward) : scale.backward;
     }
     for (traces::ProfileRecord& row : profile) {
         if (row.stage < 0 || row.stage >= static_cast<int>(scales.size()))
@@ -282,7 +293,11 @@ std::vector<StageScale> anchor_profile_to_run(std::vector<traces::ProfileRecord>
         double factor = 1;
         if (row.quantity == "F")
             factor = scale.forward;
-        else if (row.quantity == "I" || row.quantity == "W" || row.quantity == "B")
+        else if (row.quantity == "I")
+            factor = scale.input;
+        else if (row.quantity == "W")
+            factor = scale.weight;
+        else if (row.quantity == "B")
             factor = scale.backward;
         else if (row.quantity == "OVERLAP_F_B" || row.quantity == "OVERLAP_F_B_saved")
             factor = (scale.forward + scale.backward) / 2;
@@ -302,6 +317,12 @@ std::vector<StageScale> anchor_profile_to_run(std::vector<traces::ProfileRecord>
         if (row.layer == traces::kProfileWholeStage && row.quantity == "B" &&
             run_stages[stage].backward_ns > 0)
             row.median = run_stages[stage].backward_ns;
+        const bool split =
+            stage > 0 && run_stages[stage].input_ns > 0 && run_stages[stage].weight_ns > 0;
+        if (split && row.layer == traces::kProfileWholeStage && row.quantity == "I")
+            row.median = run_stages[stage].input_ns;
+        if (split && row.layer == traces::kProfileWholeStage && row.quantity == "W")
+            row.median = run_stages[stage].weight_ns;
     }
     return scales;
 }

@@ -255,8 +255,10 @@ void run_calibrate(const CalibrateOptions& options) {
             json["warnings"].push_back(assumed_split_text(calibration));
         }
         for (const sim::StageScale& scale : calibration.profile_scales)
-            json["profile_scales"].push_back(
-                {{"forward", scale.forward}, {"backward", scale.backward}});
+            json["profile_scales"].push_back({{"forward", scale.forward},
+                                              {"backward", scale.backward},
+                                              {"input", scale.input},
+                                              {"weight", scale.weight}});
         for (const StageCostColumn& column : stage_cost_columns())
             for (const sim::StageCost& stage : costs.stages)
                 json[column.key].push_back(column.of(stage));
@@ -295,10 +297,13 @@ void run_calibrate(const CalibrateOptions& options) {
                    run_ids.size() == 1 ? "run's profile" : "median of the runs' profiles",
                    experiment.layers->names.size(), experiment.model.name);
         std::string scales;
-        for (std::size_t stage = 0; stage < calibration.profile_scales.size(); ++stage)
+        for (std::size_t stage = 0; stage < calibration.profile_scales.size(); ++stage) {
+            const sim::StageScale& scale = calibration.profile_scales[stage];
             scales += fmt::format("{}stage {} F x{:.3f} backward x{:.3f}", stage ? ", " : "", stage,
-                                  calibration.profile_scales[stage].forward,
-                                  calibration.profile_scales[stage].backward);
+                                  scale.forward, scale.backward);
+            if (scale.input != scale.backward || scale.weight != scale.backward)  // split
+                scales += fmt::format(" (I x{:.3f}, W x{:.3f})", scale.input, scale.weight);
+        }
         fmt::print("  profile scaled to the step's own times: {}\n", scales);
     }
     for (const StageCostColumn& column : stage_cost_columns()) {

@@ -242,6 +242,40 @@ TEST(ProfileCalibration, TheProfileIsScaledToTheStepsOwnTimes) {
     EXPECT_EQ(checked, 4);
 }
 
+// A zero-bubble step split stage 1's backward: its I (mean 240) and W (150) are what the
+// stage's items' I (60 + 60) and W (50 + 50) are scaled to, each by its own factor, and the
+// whole stage's I and W become the step's; its B items keep the backward's factor (I + W against
+// the items' B, 180). Stage 0's I computes nothing in a run, so its figures all keep the
+// backward's factor, whatever its I and W took.
+TEST(ProfileCalibration, ASplitBackwardScalesItsIAndWToTheStepsOwn) {
+    std::vector<traces::ProfileRecord> profile = two_stage_profile();
+    const std::vector<StageScale> scales =
+        anchor_profile_to_run(profile, {{880, 1800, 5, 1795}, {500, 390, 240, 150}});
+    ASSERT_EQ(scales.size(), 2u);
+    EXPECT_DOUBLE_EQ(scales[0].input, scales[0].backward);
+    EXPECT_DOUBLE_EQ(scales[0].weight, scales[0].backward);
+    EXPECT_DOUBLE_EQ(scales[1].backward, 390.0 / 180);
+    EXPECT_DOUBLE_EQ(scales[1].input, 2.0);
+    EXPECT_DOUBLE_EQ(scales[1].weight, 1.5);
+    int checked = 0;
+    for (const traces::ProfileRecord& row : profile) {
+        const auto expect = [&](int stage, int layer, const char* quantity, std::int64_t value) {
+            if (row.stage == stage && row.layer == layer && row.quantity == quantity) {
+                EXPECT_EQ(row.median, value) << quantity << " of stage " << stage;
+                ++checked;
+            }
+        };
+        expect(1, 2, "I", 120);
+        expect(1, 3, "W", 75);
+        expect(1, 2, "B", 195);
+        expect(1, -1, "I", 240);
+        expect(1, -1, "W", 150);
+        expect(1, -1, "B", 390);
+        expect(0, 1, "I", 600);  // 60 x 1800 / 180
+    }
+    EXPECT_EQ(checked, 7);
+}
+
 TEST(ProfileCalibration, AnotherSplitReDerivesEveryStage) {
     const LayerCosts layers = calibrate_from_profile(two_stage_profile(), 1).layers;
     // Four stages of one layer each: the first has no I and W = its B; the last has the loss.
