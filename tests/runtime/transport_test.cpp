@@ -592,12 +592,15 @@ struct TwoStoreRanks {
 TEST(RendezvousStoreTest, RankZeroStaysUntilTheOtherRanksHaveReadWhyItAborted) {
     const TwoStoreRanks ranks;
     const std::string reason = "rank 0: both ranks use CUDA device 0 (injected by the test)";
+    std::promise<void> one_met;  // so that rank 1's meeting does not read the abort already
     auto zero = std::async(std::launch::async, [&] {
         RendezvousStore store(ranks.zero, "nccl transport");
+        one_met.get_future().wait();
         store.abort(reason);
         return store.linger_until_abort_seen(milliseconds(10'000));
     });
     RendezvousStore one(ranks.one, "nccl transport");
+    one_met.set_value();
     std::this_thread::sleep_for(milliseconds(300));
     std::string error;
     try {
@@ -612,23 +615,36 @@ TEST(RendezvousStoreTest, RankZeroStaysUntilTheOtherRanksHaveReadWhyItAborted) {
 
 TEST(RendezvousStoreTest, RankZeroLingersNoLongerThanItsBoundForARankThatNeverLooks) {
     const TwoStoreRanks ranks;
+    // Rank 0 aborts once rank 1 has met (rank 1 meeting reads an abort already there, and would
+    // have looked), and rank 1 never looks again.
+    std::promise<void> one_met;
     auto zero = std::async(std::launch::async, [&] {
         RendezvousStore store(ranks.zero, "nccl transport");
+        one_met.get_future().wait();
         store.abort("rank 0: failed (injected by the test)");
         return store.linger_until_abort_seen(milliseconds(200));
     });
     RendezvousStore one(ranks.one, "nccl transport");
+    one_met.set_value();
     EXPECT_FALSE(zero.get());
 }
 
 TEST(RendezvousStoreTest, OnlyRankZeroAfterAnAbortLingers) {
     const TwoStoreRanks ranks;
+    // Rank 0 serves the store until rank 1 has met (a rank 0 gone at once left rank 1 reading a
+    // lost store while it checked the world sizes: not what is tested here).
+    std::promise<void> one_met;
     auto zero = std::async(std::launch::async, [&] {
         RendezvousStore store(ranks.zero, "nccl transport");
-        return store.linger_until_abort_seen(milliseconds(10'000));  // nothing aborted
+        const bool seen = store.linger_until_abort_seen(milliseconds(10'000));  // nothing aborted
+        one_met.get_future().wait();
+        return seen;
     });
-    RendezvousStore one(ranks.one, "nccl transport");
-    EXPECT_TRUE(one.linger_until_abort_seen(milliseconds(10'000)));
+    {
+        RendezvousStore one(ranks.one, "nccl transport");
+        one_met.set_value();
+        EXPECT_TRUE(one.linger_until_abort_seen(milliseconds(10'000)));
+    }
     EXPECT_TRUE(zero.get());
 }
 
