@@ -494,7 +494,7 @@ void refuse_impossible_figures(const Calibration& calibration, const std::string
         return;
     for (std::string& line : lines)
         line = fmt::format("{}: {}", runs_text, line);
-    throw ImpossibleCalibration(std::move(lines));
+    throw ImpossibleCalibration(std::move(lines), calibration.from_profile);
 }
 
 }  // namespace

@@ -124,8 +124,10 @@ void refuse_slow_layer(std::vector<std::string>& lines, int stage, const LayerTi
 
 }  // namespace
 
-ImpossibleCalibration::ImpossibleCalibration(std::vector<std::string> figures)
-    : std::invalid_argument(joined_lines(figures)), figures_(std::move(figures)) {}
+ImpossibleCalibration::ImpossibleCalibration(std::vector<std::string> figures, bool from_profile)
+    : std::invalid_argument(joined_lines(figures)),
+      figures_(std::move(figures)),
+      from_profile_(from_profile) {}
 
 std::vector<std::string> impossible_stage_figures(const std::vector<StageCost>& stages,
                                                   const std::vector<StageSpread>& spreads) {

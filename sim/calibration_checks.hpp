@@ -25,11 +25,15 @@ namespace pipelens::sim {
 // do; `calibrate` tells it apart (the input was read, but its figures are wrong: exit 1).
 class ImpossibleCalibration : public std::invalid_argument {
   public:
-    explicit ImpossibleCalibration(std::vector<std::string> figures);
+    // `from_profile`: the refused figures came from a `run --profile` profile (timed after the
+    // step, a few times each), whose figures a busy machine can make stray.
+    ImpossibleCalibration(std::vector<std::string> figures, bool from_profile);
     const std::vector<std::string>& figures() const { return figures_; }
+    bool from_profile() const { return from_profile_; }
 
   private:
     std::vector<std::string> figures_;
+    bool from_profile_ = false;
 };
 
 // How far one stage's measured figures spread (each at least 1): B's 90th percentile over its

@@ -131,12 +131,15 @@ sim::Calibration calibrated(const CalibrateOptions& options, const traces::Trace
         std::vector<std::string> lines;
         for (const std::string& figure : refused.figures())
             lines.push_back(fmt::format("pipelens: {}: {}", options.trace, figure));
-        // The usual cause is the machine, not the run: said once, after the figures.
-        lines.push_back(fmt::format(
-            "pipelens: {}: the profile times each figure a few times after the step, and on "
-            "cores busy with other work its figures stray; profile the run again when the cores "
-            "are free, or calibrate from the median of several runs (--run N, repeated)",
-            options.trace));
+        // With a profile the usual cause is the machine, not the run: said once, after the
+        // figures. (Without one the figures are the run's own actions.)
+        if (refused.from_profile())
+            lines.push_back(fmt::format(
+                "pipelens: {}: the profile times each figure a few times after the step, and on "
+                "cores busy with other work its figures stray; profile the run again when the "
+                "cores "
+                "are free, or calibrate from the median of several runs (--run N, repeated)",
+                options.trace));
         throw CommandFailure(kExitCheckFailed, fmt::format("{}", fmt::join(lines, "\n")));
     } catch (const std::invalid_argument& error) {
         throw unusable(options, error);
