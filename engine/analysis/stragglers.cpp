@@ -185,6 +185,35 @@ StepStraggle step_stragglers(const TrainingStep& step, int number,
     return out;
 }
 
+// Why the ranks are no reference for each other, when their stages' layer counts (each rank's
+// sorted) differ: "the ranks' stages hold different numbers of layers (rank 0: 4, rank 1: 2),
+// so ..."; empty when alike, or unknown.
+std::string unlike_ranks(const Schedule& schedule, const std::vector<std::size_t>& stage_layers) {
+    if (stage_layers.empty() || stage_layers.size() != schedule.stage_to_rank.size())
+        return {};
+    std::vector<std::vector<std::size_t>> by_rank(schedule.ranks.size());
+    for (std::size_t stage = 0; stage < stage_layers.size(); ++stage) {
+        const auto rank = static_cast<std::size_t>(schedule.stage_to_rank[stage]);
+        if (rank >= by_rank.size())
+            return {};
+        by_rank[rank].push_back(stage_layers[stage]);
+    }
+    std::vector<std::vector<std::size_t>> sorted = by_rank;
+    for (auto& counts : sorted)
+        std::sort(counts.begin(), counts.end());
+    if (std::all_of(sorted.begin(), sorted.end(),
+                    [&](const auto& counts) { return counts == sorted.front(); }))
+        return {};
+    std::vector<std::string> ranks;
+    for (std::size_t rank = 0; rank < by_rank.size(); ++rank)
+        ranks.push_back(fmt::format("rank {}: {}", rank, fmt::join(by_rank[rank], "+")));
+    return fmt::format(
+        "the ranks' stages hold different numbers of layers ({}), so no rank's time is a "
+        "reference for another's; `run --profile` records each stage's own cost to compare "
+        "against",
+        fmt::join(ranks, ", "));
+}
+
 std::string_view yes_no(bool value) {
     return value ? "yes" : "no";
 }
@@ -195,12 +224,10 @@ StragglerReport find_stragglers(const TimedSchedule& run, const StragglerOptions
     StragglerReport report;
     report.threshold = options.threshold;
     report.calibrated = !options.calibrated_ns.empty();
-    if (!report.calibrated && !options.uneven_layers.empty()) {
-        report.not_measured = fmt::format(
-            "the stages hold {} layers, so no rank's time is a reference for another's; `run "
-            "--profile` records each stage's own cost to compare against",
-            fmt::join(options.uneven_layers, ", "));
-        return report;
+    if (!report.calibrated) {
+        report.not_measured = unlike_ranks(run.schedule, options.stage_layers);
+        if (!report.not_measured.empty())
+            return report;
     }
     const std::vector<TrainingStep> steps = training_steps(run);
     for (std::size_t index = 0; index < steps.size(); ++index) {
@@ -241,7 +268,7 @@ bool simulated_with_rendezvous(const traces::RunRecord& run) {
 
 }  // namespace
 
-std::vector<std::size_t> uneven_stage_layers(const std::vector<traces::EventRecord>& events) {
+std::vector<std::size_t> stage_layer_counts(const std::vector<traces::EventRecord>& events) {
     std::map<int, std::size_t> layers;  // by stage, of the first rank that assigned any
     std::optional<int> rank;
     for (const traces::EventRecord& event : events) {
@@ -252,13 +279,11 @@ std::vector<std::size_t> uneven_stage_layers(const std::vector<traces::EventReco
             layers[arguments.at("stage").get<int>()] = arguments.at("layers").size();
             rank = event.rank;
         } catch (const nlohmann::json::exception&) {
-            return {};  // not what a pipelens run records: taken as even, as before
+            return {};  // not what a pipelens run records: taken as alike, as before
         }
     }
     if (layers.empty() || layers.begin()->first != 0 ||
-        layers.rbegin()->first != static_cast<int>(layers.size()) - 1 ||
-        std::all_of(layers.begin(), layers.end(),
-                    [&](const auto& entry) { return entry.second == layers.begin()->second; }))
+        layers.rbegin()->first != static_cast<int>(layers.size()) - 1)
         return {};
     std::vector<std::size_t> counts;
     for (const auto& [stage, count] : layers)
@@ -273,7 +298,7 @@ StragglerOptions straggler_options(const traces::RunRecord& run,
     StragglerOptions options;
     options.threshold = threshold;
     options.calibrated_ns = calibrated_stage_costs(profile);
-    options.uneven_layers = uneven_stage_layers(events);
+    options.stage_layers = stage_layer_counts(events);
     options.transfers_wait_for_post =
         run.kind == traces::RunKind::simulated && simulated_with_rendezvous(run);
     options.receives_posted_in_program_order =

@@ -5,11 +5,12 @@
 // its reference: the calibrated cost of its (stage, kind) when the run holds one (the trace's
 // `profile` rows of whole stages, docs/calibration.md), else the median time of the same kind
 // on the other ranks in that step (their stages taken to cost the same, as an even split does).
-// A rank is flagged when its ratio is above the threshold (1.2 by default). When the run's
-// stages hold different numbers of layers (its assign_layers events say so) and it has no
-// calibration, no other rank's time is a fair reference (a stage of 4 layers beside one of 2
-// "straggled" at 1.6x, and the last stage's loss and fixed costs do not scale with layers
-// either): the report then measures nothing and says why.
+// A rank is flagged when its ratio is above the threshold (1.2 by default). When the run's ranks
+// hold stages of different layer counts (its assign_layers events say so; with v > 1 what
+// counts is each rank's set of stages) and it has no calibration, no other rank's time is a
+// fair reference (a stage of 4 layers beside one of 2 "straggled" at 1.6x, and the last stage's
+// loss and fixed costs do not scale with layers either): the report then measures nothing and
+// says why.
 //
 // Its cost: the step re-timed (critical_path.hpp's `retime`: the same dependency rules as the
 // critical path and the simulator, each action's host overhead kept) with the rank's
@@ -36,9 +37,9 @@ struct StragglerOptions {
     double threshold = kDefaultStragglerThreshold;
     // (stage, kind) -> calibrated time; empty: the other ranks are the reference.
     std::map<std::pair<int, ActionKind>, std::int64_t> calibrated_ns;
-    // Each stage's layer count when they differ (uneven_stage_layers); without a calibration
-    // the other ranks are then no reference.
-    std::vector<std::size_t> uneven_layers = {};
+    // Each stage's layer count (stage_layer_counts; empty: unknown, taken as alike); where the
+    // ranks' stages differ and there is no calibration, the other ranks are no reference.
+    std::vector<std::size_t> stage_layers = {};
     // A real or imported run: each rank posts a RECV when its program reaches it, after the
     // computation before it returned (on a CPU rank, after it ended), so re-timing a slow rank
     // moves its receives with its computations (the rendezvous rules). A simulation's receives
@@ -58,9 +59,8 @@ StragglerOptions straggler_options(const traces::RunRecord& run,
                                    double threshold = kDefaultStragglerThreshold);
 
 // Each stage's layer count, from the first rank's `assign_layers` events (a real run records
-// which layers each stage holds), when not every stage holds as many; empty when they do, or the
-// events do not give every stage from 0 on.
-std::vector<std::size_t> uneven_stage_layers(const std::vector<traces::EventRecord>& events);
+// which layers each stage holds); empty when the events do not give every stage from 0 on.
+std::vector<std::size_t> stage_layer_counts(const std::vector<traces::EventRecord>& events);
 
 struct RankStraggle {
     int rank = 0;

@@ -65,10 +65,11 @@ TEST(Stragglers, CalibratedStageCostsAreTheReferenceWhenTheRunHasThem) {
                   {{0, ActionKind::forward}, 1000}, {{1, ActionKind::full_backward}, 2000}}));
 }
 
-// Stages of different layer counts are no reference for each other: without a calibration the
-// report measures nothing and says why (rank 0's 4 layers once "straggled" at 1.6x against rank
-// 1's 2); with one, each stage has its own reference and is measured as usual.
-TEST(Stragglers, StagesOfDifferentLayerCountsAreMeasuredOnlyAgainstACalibration) {
+// Ranks whose stages hold different layer counts are no reference for each other: without a
+// calibration the report measures nothing and says why (rank 0's 4 layers once "straggled" at
+// 1.6x against rank 1's 2); with one, each stage has its own reference and is measured as usual.
+// With v > 1 what counts is each rank's set of stages: 2+1 against 1+2 is alike.
+TEST(Stragglers, RanksOfDifferentLayerCountsAreMeasuredOnlyAgainstACalibration) {
     const auto heavy = simulate_run(kOneFOneB, round_costs({2, 1}));
     const auto assign = [](int rank, int stage, const std::string& layers) {
         traces::EventRecord event;
@@ -82,21 +83,24 @@ TEST(Stragglers, StagesOfDifferentLayerCountsAreMeasuredOnlyAgainstACalibration)
         assign(0, 1, "\"layers.4\",\"layers.5\""),
         assign(1, 0, "\"layers.0\""),  // another rank's record is not read
     };
-    EXPECT_EQ(uneven_stage_layers(events), (std::vector<std::size_t>{4, 2}));
-    EXPECT_TRUE(uneven_stage_layers({events[0], assign(0, 1, "\"a\",\"b\",\"c\",\"d\"")})
-                    .empty());                              // as many layers each
-    EXPECT_TRUE(uneven_stage_layers({events[1]}).empty());  // stage 0 not given
+    EXPECT_EQ(stage_layer_counts(events), (std::vector<std::size_t>{4, 2}));
+    EXPECT_TRUE(stage_layer_counts({events[1]}).empty());           // stage 0 not given
+    EXPECT_TRUE(stage_layer_counts({assign(0, 0, "1,")}).empty());  // not JSON
 
     StragglerOptions options;
-    options.uneven_layers = uneven_stage_layers(events);
+    options.stage_layers = stage_layer_counts(events);
     const StragglerReport unmeasured = find_stragglers(heavy.timed, options);
     EXPECT_TRUE(unmeasured.steps.empty());
     EXPECT_TRUE(unmeasured.flagged.empty());
     EXPECT_EQ(format_stragglers(unmeasured),
-              "stragglers: n/a (the stages hold 4, 2 layers, so no rank's time is a reference for "
-              "another's; `run --profile` records each stage's own cost to compare against)\n");
+              "stragglers: n/a (the ranks' stages hold different numbers of layers (rank 0: 4, "
+              "rank 1: 2), so no rank's time is a reference for another's; `run --profile` "
+              "records each stage's own cost to compare against)\n");
     EXPECT_FALSE(find_stragglers(heavy.timed).flagged.empty());  // the false flag it avoids
+    options.stage_layers = {3, 3};
+    EXPECT_EQ(find_stragglers(heavy.timed, options).steps.size(), 1u);  // alike: measured
 
+    options.stage_layers = {4, 2};
     options.calibrated_ns = {{{0, ActionKind::forward}, 2000},
                              {{0, ActionKind::full_backward}, 4000},
                              {{1, ActionKind::forward}, 1000},
@@ -105,6 +109,16 @@ TEST(Stragglers, StagesOfDifferentLayerCountsAreMeasuredOnlyAgainstACalibration)
     ASSERT_EQ(calibrated.steps.size(), 1u);
     EXPECT_DOUBLE_EQ(calibrated.steps[0].ranks[0].ratio, 1);
     EXPECT_TRUE(calibrated.flagged.empty());
+
+    // Interleaved, v = 2: stages of 2, 2, 1, 1 layers put 2+1 on each rank.
+    const auto interleaved = simulate_run({ScheduleKind::interleaved_1f1b, 2, 2, 4}, round_costs());
+    StragglerOptions alike;
+    alike.stage_layers = {2, 2, 1, 1};
+    EXPECT_TRUE(find_stragglers(interleaved.timed, alike).not_measured.empty());
+    alike.stage_layers = {2, 1, 2, 1};  // 2+2 against 1+1
+    EXPECT_NE(
+        find_stragglers(interleaved.timed, alike).not_measured.find("(rank 0: 2+2, rank 1: 1+1)"),
+        std::string::npos);
 }
 
 // A real CPU run of 1F1B pp=2 m=2 whose rank 1 computes its forwards 20x slower (2000 ns, not

@@ -292,8 +292,14 @@ TEST(RunStepsCli, TheReportNamesEveryStepsStragglers) {
     EXPECT_EQ(unmeasured["reference"], "none");
     EXPECT_TRUE(unmeasured["steps"].empty());
     EXPECT_EQ(unmeasured["not_measured"],
-              "the stages hold 4, 2 layers, so no rank's time is a reference for another's; `run "
-              "--profile` records each stage's own cost to compare against");
+              "the ranks' stages hold different numbers of layers (rank 0: 4, rank 1: 2), so no "
+              "rank's time is a reference for another's; `run --profile` records each stage's own "
+              "cost to compare against");
+    // Interleaved with v = 2 puts 2 + 1 of 6 layers on each rank: alike, measured as usual.
+    const auto interleaved = run_pipelens(
+        "run --schedule Interleaved1F1B --pp 2 --v 2 --m 4 --layers 6 --steps 2 --json");
+    ASSERT_EQ(interleaved.exit_code, 0) << interleaved.err;
+    EXPECT_EQ(nlohmann::json::parse(interleaved.out)["stragglers"]["reference"], "other ranks");
     const auto zero = run_pipelens("run --schedule 1F1B --pp 2 --m 4 --straggler-threshold 0");
     EXPECT_EQ(zero.exit_code, 2);
     EXPECT_EQ(zero.err,
