@@ -216,6 +216,31 @@ TEST(ProfileCalibration, TheStageWrapperCostIsCountedOncePerStage) {
     EXPECT_EQ(four[3].cost.forward_ns, 150);
 }
 
+// One figure of a profile: its stage, layer (-1: the whole stage), quantity and median.
+struct ExpectedMedian {
+    int stage;
+    int layer;
+    const char* quantity;
+    std::int64_t median;
+};
+
+// Each expected figure is in `profile` once, with its median.
+void expect_medians(const std::vector<traces::ProfileRecord>& profile,
+                    const std::vector<ExpectedMedian>& expected) {
+    for (const ExpectedMedian& figure : expected) {
+        int found = 0;
+        for (const traces::ProfileRecord& row : profile)
+            if (row.stage == figure.stage && row.layer == figure.layer &&
+                row.quantity == figure.quantity) {
+                EXPECT_EQ(row.median, figure.median)
+                    << figure.quantity << " of stage " << figure.stage << " layer " << figure.layer;
+                ++found;
+            }
+        EXPECT_EQ(found, 1) << figure.quantity << " of stage " << figure.stage << " layer "
+                            << figure.layer;
+    }
+}
+
 // The step measured stage 0's F at 880 and backward at 1800 where the profile's layers add up to
 // 200 and 180 (taken at a faster moment): every F figure of the stage is scaled by 4.4, every
 // backward figure by 10, and the whole stage's F and B become the step's.
@@ -226,20 +251,8 @@ TEST(ProfileCalibration, TheProfileIsScaledToTheStepsOwnTimes) {
     EXPECT_DOUBLE_EQ(scales[0].forward, 880.0 / 200);
     EXPECT_DOUBLE_EQ(scales[0].backward, 1800.0 / 180);
     EXPECT_DOUBLE_EQ(scales[1].forward, 1.0);  // the step ran nothing to compare with
-    int checked = 0;
-    for (const traces::ProfileRecord& row : profile) {
-        const auto expect = [&](int stage, int layer, const char* quantity, std::int64_t value) {
-            if (row.stage == stage && row.layer == layer && row.quantity == quantity) {
-                EXPECT_EQ(row.median, value) << quantity << " of stage " << stage;
-                ++checked;
-            }
-        };
-        expect(0, 1, "F", 440);
-        expect(0, 1, "W", 500);
-        expect(0, -1, "B", 1800);
-        expect(1, 2, "F", 100);
-    }
-    EXPECT_EQ(checked, 4);
+    expect_medians(profile,
+                   {{0, 1, "F", 440}, {0, 1, "W", 500}, {0, -1, "B", 1800}, {1, 2, "F", 100}});
 }
 
 // A zero-bubble step split stage 1's backward: its I (mean 240) and W (150) are what the
@@ -257,23 +270,13 @@ TEST(ProfileCalibration, ASplitBackwardScalesItsIAndWToTheStepsOwn) {
     EXPECT_DOUBLE_EQ(scales[1].backward, 390.0 / 180);
     EXPECT_DOUBLE_EQ(scales[1].input, 2.0);
     EXPECT_DOUBLE_EQ(scales[1].weight, 1.5);
-    int checked = 0;
-    for (const traces::ProfileRecord& row : profile) {
-        const auto expect = [&](int stage, int layer, const char* quantity, std::int64_t value) {
-            if (row.stage == stage && row.layer == layer && row.quantity == quantity) {
-                EXPECT_EQ(row.median, value) << quantity << " of stage " << stage;
-                ++checked;
-            }
-        };
-        expect(1, 2, "I", 120);
-        expect(1, 3, "W", 75);
-        expect(1, 2, "B", 195);
-        expect(1, -1, "I", 240);
-        expect(1, -1, "W", 150);
-        expect(1, -1, "B", 390);
-        expect(0, 1, "I", 600);  // 60 x 1800 / 180
-    }
-    EXPECT_EQ(checked, 7);
+    expect_medians(profile, {{1, 2, "I", 120},
+                             {1, 3, "W", 75},
+                             {1, 2, "B", 195},
+                             {1, -1, "I", 240},
+                             {1, -1, "W", 150},
+                             {1, -1, "B", 390},
+                             {0, 1, "I", 600}});  // 60 x 1800 / 180
 }
 
 TEST(ProfileCalibration, AnotherSplitReDerivesEveryStage) {
