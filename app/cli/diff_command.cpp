@@ -343,7 +343,9 @@ void add_diff_command(CLI::App& app) {
                      "Simulated run to compare (default: SIM's latest simulated run)")
         ->check(int64_number());
     add_count_option(*command, "--top", options->top,
-                     "How many of the actions furthest off to list", 0);
+                     "How many of the actions furthest off, waits and actions on one side only "
+                     "to list (default 10)",
+                     0);
     command->add_flag("--json", options->json, "Print JSON instead of tables");
     command->callback([options] { run_diff(*options); });
 }

@@ -26,10 +26,11 @@ constexpr const char* kRuntimeProgram = "pipelens-runtime";
     const int error = exec_program(runtime, argv0, arguments);
     if (error == ENOENT)
         throw CommandFailure(
-            kExitUsage, fmt::format("pipelens {}: the LibTorch runtime ({}) was not built (not "
-                                    "found beside pipelens or on PATH); install libtorch-dev and "
-                                    "configure with PIPELENS_TORCH=ON",
-                                    command, kRuntimeProgram));
+            kExitUsage,
+            fmt::format("pipelens {}: the LibTorch runtime ({}) was not built (not "
+                        "found beside pipelens, in {} relative to it, or on PATH); "
+                        "install libtorch-dev and configure with PIPELENS_TORCH=ON",
+                        command, kRuntimeProgram, PIPELENS_INSTALLED_RUNTIME_DIRECTORY));
     throw CommandFailure(kExitUsage, fmt::format("pipelens {}: cannot start the LibTorch runtime "
                                                  "{} ({})",
                                                  command, runtime, std::strerror(error)));

@@ -275,8 +275,8 @@ void add_summary_command(CLI::App& app) {
 
 void add_export_command(CLI::App& app) {
     auto options = std::make_shared<ExportOptions>();
-    CLI::App* command =
-        app.add_subcommand("export", "Export a run to another format (Chrome trace / Perfetto)");
+    CLI::App* command = app.add_subcommand(
+        "export", "Export a run to another format (Chrome trace / Perfetto, SVG timeline)");
     add_trace_argument(*command, options->trace, "Trace file");
     command->add_option("--chrome", options->chrome, "Chrome trace JSON to write (for Perfetto)");
     command->add_option("--svg", options->svg, "Timeline picture (SVG) to write");

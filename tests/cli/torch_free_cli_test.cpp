@@ -67,8 +67,8 @@ TEST_F(LonePipelens, RunWithoutTheRuntimeNamesWhatIsMissing) {
     EXPECT_EQ(result.out, "");
     EXPECT_EQ(result.err,
               "pipelens run: the LibTorch runtime (pipelens-runtime) was not built (not found "
-              "beside pipelens or on PATH); install libtorch-dev and configure with "
-              "PIPELENS_TORCH=ON\n");
+              "beside pipelens, in ../libexec/pipelens relative to it, or on PATH); install "
+              "libtorch-dev and configure with PIPELENS_TORCH=ON\n");
 }
 
 TEST_F(LonePipelens, ExplainWithoutTheRuntimeNamesWhatIsMissing) {
@@ -77,8 +77,8 @@ TEST_F(LonePipelens, ExplainWithoutTheRuntimeNamesWhatIsMissing) {
     EXPECT_EQ(result.out, "");
     EXPECT_EQ(result.err,
               "pipelens explain: the LibTorch runtime (pipelens-runtime) was not built (not found "
-              "beside pipelens or on PATH); install libtorch-dev and configure with "
-              "PIPELENS_TORCH=ON\n");
+              "beside pipelens, in ../libexec/pipelens relative to it, or on PATH); install "
+              "libtorch-dev and configure with PIPELENS_TORCH=ON\n");
 }
 
 TEST_F(LonePipelens, OtherCommandsDoNotNeedTheRuntime) {
