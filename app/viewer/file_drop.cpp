@@ -125,10 +125,15 @@ std::string refusal_text(const fs::path& file, traces::FileKind kind) {
     if (!fs::exists(file, error))
         return file.string() + ": no such file";
     const std::string_view what = traces::file_kind_description(kind);
+    // An empty file is no kind of anything: said so, as it is often a run that never wrote.
+    const bool empty = fs::is_regular_file(file, error) && fs::file_size(file, error) == 0;
     return fmt::format(
         "{}: {}; the viewer opens a pipelens trace, a schedule (PyTorch CSV), PyTorch profiler "
         "traces, pipelining dumps, flight-recorder dumps or Megatron timers",
-        file.string(), what.empty() ? "not a file pipelens reads" : "is " + std::string(what));
+        file.string(),
+        empty          ? "is empty (0 bytes)"
+        : what.empty() ? "not a file pipelens reads"
+                       : "is " + std::string(what));
 }
 
 std::string file_names(const std::vector<fs::path>& files) {

@@ -64,7 +64,11 @@ TEST(ViewerScreenshot, AFileThatIsNoTraceIsRefusedBeforeTheWindowOpens) {
                                         " timeout 20";
         EXPECT_EQ(run_viewer("--size 800x600 " + arguments, &errors, environment), 2) << arguments;
         const std::string file = arguments.substr(0, arguments.find(' '));
-        EXPECT_EQ(errors.rfind("pipelens-view: " + file + ": not a file pipelens reads", 0), 0u)
+        EXPECT_EQ(errors.rfind("pipelens-view: " + file +
+                                   (file == empty.string() ? ": is empty (0 bytes); "
+                                                           : ": not a file pipelens reads"),
+                               0),
+                  0u)
             << errors;
         EXPECT_EQ(std::count(errors.begin(), errors.end(), '\n'), 1) << errors;
     }
