@@ -6,6 +6,7 @@
 
 #include "app/viewer/timeline_overlays.hpp"
 #include "engine/schedule/action.hpp"
+#include "engine/schedule/action_facts.hpp"
 
 namespace pipelens::viewer {
 namespace {
@@ -50,8 +51,7 @@ void draw_dangling_arrow(ImDrawList* draw, const TimelineGeometry& geometry,
 }  // namespace
 
 bool is_send(std::uint8_t kind) {
-    return kind == static_cast<std::uint8_t>(ActionKind::send_forward) ||
-           kind == static_cast<std::uint8_t>(ActionKind::send_backward);
+    return pipelens::is_send(static_cast<ActionKind>(kind));
 }
 
 void draw_arrow(ImDrawList* draw, const TimelineModel& model, const TimelineGeometry& geometry,

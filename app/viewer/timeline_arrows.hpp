@@ -18,6 +18,7 @@
 
 namespace pipelens::viewer {
 
+// A recorded action's kind (its ActionKind's integer) is a SEND (action_facts.hpp's rule).
 bool is_send(std::uint8_t kind);
 
 // Whether any of `rank`'s row lies within the lanes: only the ranks in view are drawn, so a

@@ -280,7 +280,7 @@ bool finish_reload(TraceSession& session) {
     return apply_reload(session);
 }
 
-std::int64_t fitted_end(const TraceSession& session) {
+TimeSpan fitted_span(const TraceSession& session) {
     std::int64_t end = session.model ? session.model->end_ns() : 0;
     if (!session.errors.empty() && session.errors.front().time_ns &&
         traces::consequence_level(session.errors.front().kind) == 0)
@@ -290,11 +290,7 @@ std::int64_t fitted_end(const TraceSession& session) {
     for (const traces::ErrorRecord& error : session.errors)
         if (error.started_ns && error.time_ns && !error.action.empty())
             end = std::max(end, *error.time_ns);
-    return end;
-}
-
-TimeSpan fitted_span(const TraceSession& session) {
-    return {session.model ? session.model->start_ns() : 0, fitted_end(session)};
+    return {session.model ? session.model->start_ns() : 0, end};
 }
 
 void compare_with(TraceSession& session, std::int64_t run_id) {

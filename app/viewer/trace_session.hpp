@@ -124,11 +124,9 @@ void finish_analysis(TraceSession& session);
 // Makes the critical path and bubble causes those of step `step` alone (nullopt: of the whole
 // run): found on a thread once the run's own analysis is applied; back to the whole run at once.
 void analyse_step(TraceSession& session, std::optional<int> step);
-// Where a fitted view of the shown run ends: its last action, a failed run's root cause, or the
-// latest stop of an action interrupted in flight, whichever came last (those actions never ended,
-// so no action reaches them).
-std::int64_t fitted_end(const TraceSession& session);
-// What a fitted view of the shown run covers: from its earliest action (or 0) to fitted_end.
+// What a fitted view of the shown run covers: from its earliest action (or 0) to its last action,
+// a failed run's root cause, or the latest stop of an action interrupted in flight, whichever
+// came last (those actions never ended, so no action reaches them).
 TimeSpan fitted_span(const TraceSession& session);
 // Reloads the shown run when another process has committed to the file since it was loaded,
 // asking at most once per kTracePollSeconds of `now_s` (any monotonic clock in seconds): new
