@@ -430,7 +430,7 @@ Experiment apply_experiment_flags(const ExperimentOptions& options, Experiment e
         experiment.stages_per_rank_source = "--v";
     }
     if (options.m) {
-        experiment.shape.microbatch_count = *options.m;
+        set_microbatch_count(experiment, *options.m);
         experiment.microbatch_count_source = "--m";
     }
     if (options.defer_recv)

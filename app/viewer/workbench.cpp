@@ -339,7 +339,7 @@ bool Workbench::open_cell(std::size_t index) {
         return false;
     const GridCell& cell = grid_[index];
     Experiment chosen = with_kind(*grid_base_, cell.kind);
-    chosen.shape.microbatch_count = cell.m;
+    set_microbatch_count(chosen, cell.m);
     load(std::move(chosen));
     return true;
 }

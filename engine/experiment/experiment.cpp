@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <numeric>
 
@@ -228,6 +229,18 @@ Experiment plain_experiment() {
     experiment.shape = {ScheduleKind::one_f_one_b, 4, 1, 8};
     experiment.forward_ns = experiment.input_ns = experiment.weight_ns = {1000};
     return experiment;
+}
+
+void set_microbatch_count(Experiment& experiment, int microbatch_count) {
+    const int measured_count = experiment.shape.microbatch_count;
+    ModelDescription& model = experiment.model;
+    experiment.shape.microbatch_count = microbatch_count;
+    if (!experiment.layers || measured_count < 1 || model.batch_size % measured_count != 0)
+        return;
+    const std::int64_t batch =
+        std::int64_t{model.batch_size / measured_count} * std::int64_t{microbatch_count};
+    if (batch <= std::numeric_limits<int>::max())
+        model.batch_size = static_cast<int>(batch);
 }
 
 int dtype_bytes(const std::string& dtype) {

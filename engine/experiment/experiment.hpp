@@ -240,6 +240,11 @@ Experiment default_experiment();
 // F = I = W = 1 us on every stage, no activation bytes, free links.
 Experiment plain_experiment();
 
+// Sets m. Measured layer costs ([layers], from a calibration) are one microbatch of the measured
+// run's size, so with them the batch follows m (m microbatches of that size): a run of the
+// experiment then cuts the microbatches that were simulated. A batch m does not divide is left.
+void set_microbatch_count(Experiment& experiment, int microbatch_count);
+
 int dtype_bytes(const std::string& dtype);  // ExperimentError for an unknown dtype
 
 // Throws ExperimentError for a transport other than local, gloo or nccl: checked where it is

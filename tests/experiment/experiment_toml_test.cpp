@@ -118,6 +118,33 @@ TEST(ExperimentToml, CountsAndBandwidthsOutOfRange) {
               "");
 }
 
+// Measured layer costs are one microbatch of the measured size: another m is m such microbatches,
+// so the batch a run of the experiment would cut follows; without them the batch stays.
+TEST(ExperimentToml, ChangingMKeepsAMeasuredMicrobatchSize) {
+    const std::string measured =
+        "[schedule]\npp = 2\nm = 4\n[model]\nbatch_size = 128\n[layers]\n"
+        "names = [\"layers.0\", \"layers.1\"]\nf = [1, 2]\ni = [1, 2]\nw = [1, 2]\n"
+        "b = [2, 4]\nheld_bytes = [8, 8]\noutput_bytes = [4, 4]\ngradient_bytes = [16, 16]\n"
+        "backward_peak_bytes = [2, 2]\n";
+    Experiment experiment = parse_experiment_toml(measured, "exp.toml");
+    set_microbatch_count(experiment, 16);
+    EXPECT_EQ(experiment.shape.microbatch_count, 16);
+    EXPECT_EQ(experiment.model.batch_size, 512);  // 32 rows per microbatch, as measured
+    set_microbatch_count(experiment, 2);
+    EXPECT_EQ(experiment.model.batch_size, 64);
+
+    Experiment flat = parse_experiment_toml(
+        "[schedule]\npp = 2\nm = 4\n[costs]\nf = 1\n[model]\nbatch_size = 128\n", "exp.toml");
+    set_microbatch_count(flat, 16);
+    EXPECT_EQ(flat.shape.microbatch_count, 16);
+    EXPECT_EQ(flat.model.batch_size, 128);
+
+    Experiment uneven = parse_experiment_toml(measured, "exp.toml");
+    uneven.model.batch_size = 130;  // not 4 whole microbatches: no size to keep
+    set_microbatch_count(uneven, 8);
+    EXPECT_EQ(uneven.model.batch_size, 130);
+}
+
 TEST(ExperimentToml, PerLayerCostsNeedOneValuePerLayerAndNoStageCosts) {
     const std::string layers =
         "[schedule]\npp = 2\nm = 4\n[layers]\nnames = [\"layers.0\", \"layers.1\"]\n"
