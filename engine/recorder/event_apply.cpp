@@ -217,9 +217,10 @@ void SetStageBackend::apply(EventTarget& target) const {
     stage_at(target.mutable_state(), stage, kName).backend = backend;
 }
 
+// The cost in full (the shortest text that reads back as the same double): the state is what
+// replay --check and bisect compare, and a rounded figure hid decisions that cost differently.
 void DecideSharding::apply(EventTarget& target) const {
-    target.mutable_state().sharding.push_back(
-        fmt::format("{}: {} ({:.4f} us)", op, strategy, cost_us));
+    target.mutable_state().sharding.push_back(fmt::format("{}: {} ({} us)", op, strategy, cost_us));
 }
 
 }  // namespace pipelens::recorder

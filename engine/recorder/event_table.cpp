@@ -4,11 +4,13 @@
 // is in event_apply.cpp.
 #include "engine/recorder/event_table.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <type_traits>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/text/shortened.hpp"
 
@@ -172,13 +174,21 @@ nlohmann::json arguments_of(const Kind& event) {
     return arguments;
 }
 
+// Times and sizes (every field named *_ns, *_bytes or bytes): a negative one is refused when it
+// is given to a command, so no run records one.
+bool is_time_or_size(std::string_view name) {
+    return name.ends_with("_ns") || name.ends_with("_bytes") || name == "bytes";
+}
+
 template <class Kind>
 Kind read_kind(const nlohmann::json& arguments) {
     if (!arguments.is_object())
         throw EventFormatError(fmt::format("malformed arguments: expected a JSON object, got {}",
                                            shortened(arguments.dump(), 120)));
     Kind event;
+    std::vector<std::string_view> known;
     Kind::fields(event, [&](const char* name, auto& value) {
+        known.emplace_back(name);
         const auto found = arguments.find(name);
         if (found == arguments.end()) {
             if (added_later(name))
@@ -187,6 +197,11 @@ Kind read_kind(const nlohmann::json& arguments) {
         }
         try {
             read_field(*found, value);
+            using Value = std::decay_t<decltype(value)>;
+            if constexpr (std::is_arithmetic_v<Value> && !std::is_same_v<Value, bool>)
+                if (is_time_or_size(name) && value < 0)
+                    throw ImpossibleValue{fmt::format(
+                        "{} is negative; a time or size is zero or more", found->dump())};
         } catch (const WrongType& wrong) {
             throw EventFormatError(fmt::format("malformed arguments: field '{}' must be {}, got {}",
                                                name, wrong.expected,
@@ -196,6 +211,13 @@ Kind read_kind(const nlohmann::json& arguments) {
                 fmt::format("malformed arguments: field '{}': {}", name, impossible.why));
         }
     });
+    // A replay calls the event with its fields; one it does not take is a call no engine made
+    // (as a Python replay raises on an unexpected keyword), not a detail to pass over.
+    for (const auto& [key, value] : arguments.items())
+        if (std::find(known.begin(), known.end(), key) == known.end())
+            throw EventFormatError(
+                fmt::format("malformed arguments: field '{}' is not one of {}'s fields ({})",
+                            shortened(key, 80), Kind::kName, fmt::join(known, ", ")));
     return event;
 }
 

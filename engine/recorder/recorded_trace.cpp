@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "engine/recorder/event_table.hpp"
+#include "engine/text/shortened.hpp"
 
 namespace pipelens::recorder {
 namespace {
@@ -98,6 +99,56 @@ std::optional<std::string> broken_numbering(const std::vector<Event>& events) {
     return std::nullopt;
 }
 
+// Why `events` (numbered as a recorder numbers them) cannot be a recorder's stream, when they
+// cannot: every event is one this engine reads, the constructor is event 0 and only event 0, and
+// an event a call makes is nested under that call, right after it; every other event is top
+// level. Replay reads only top-level events, so damage nested in them would otherwise go unseen,
+// and a constructor or nesting out of place is a damaged trace, not a finding about the run.
+std::optional<std::string> broken_structure(const std::vector<Event>& events) {
+    std::size_t last_top_level = 0;
+    for (std::size_t index = 0; index < events.size(); ++index) {
+        const Event& event = events[index];
+        const std::string named = fmt::format("event {} ({})", event.sequence, event.name);
+        AnyEvent parsed;
+        try {
+            parsed = parse_event(event);
+        } catch (const EventFormatError& error) {
+            return fmt::format("{}: {}", named, error.what());
+        }
+        const bool constructs = event.name == ConstructState::kName;
+        if (index == 0 && !constructs)
+            return fmt::format("{} comes first, but a stream starts with its constructor, {}",
+                               named, ConstructState::kName);
+        if (index > 0 && constructs)
+            return fmt::format("{} is a second constructor: only event 0 constructs the state",
+                               named);
+        const std::string_view maker = made_by(parsed);
+        if (!event.parent) {
+            if (!maker.empty())
+                return fmt::format("{} is at top level, but only {} makes it, nested under it",
+                                   named, maker);
+            last_top_level = index;
+            continue;
+        }
+        const Event& parent = events[static_cast<std::size_t>(*event.parent)];
+        if (maker.empty() || parent.name != maker)
+            return fmt::format("{} is nested in event {} ({}), which makes no {} events", named,
+                               parent.sequence, parent.name, event.name);
+        if (static_cast<std::size_t>(*event.parent) != last_top_level)
+            return fmt::format(
+                "{} is nested in event {} ({}), but follows event {} ({}), which "
+                "is not nested in it",
+                named, parent.sequence, parent.name, events[last_top_level].sequence,
+                events[last_top_level].name);
+    }
+    return std::nullopt;
+}
+
+// "rank 0", or "whole pipeline" for a simulation's one stream, as replay names them.
+std::string stream_name(int rank) {
+    return rank < 0 ? std::string("whole pipeline") : fmt::format("rank {}", rank);
+}
+
 }  // namespace
 
 void write_recording(traces::TraceWriter& writer, std::int64_t run_id, int rank,
@@ -167,6 +218,13 @@ std::vector<Event> RecordedEvents::stream(int rank) const {
     for (const traces::EventRecord& record : records_) {
         if (record.rank != rank)
             continue;
+        // A call that failed goes to the errors table, never into its rank's stream.
+        if (record.outcome != "ok")
+            throw std::invalid_argument(fmt::format(
+                "{}: trace is corrupt: run {} {}: event {} ({}) is marked as failed ({}), but a "
+                "recorder writes only calls that succeeded into its stream",
+                path_, run_id_, stream_name(rank), record.sequence, record.name,
+                shortened(record.outcome, 200)));
         Event event;
         event.sequence = record.sequence;
         event.rank = record.rank;
@@ -176,14 +234,16 @@ std::vector<Event> RecordedEvents::stream(int rank) const {
         try {
             event.arguments = parse_arguments(record.arguments);
         } catch (const nlohmann::json::exception& error) {
-            throw std::invalid_argument(
-                fmt::format("{}: run {} rank {} event {} ({}) has arguments that are not JSON: {}",
-                            path_, run_id_, rank, record.sequence, record.name, error.what()));
+            throw std::invalid_argument(fmt::format(
+                "{}: trace is corrupt: run {} {}: event {} ({}) has arguments that "
+                "are not JSON: {}",
+                path_, run_id_, stream_name(rank), record.sequence, record.name, error.what()));
         } catch (const NestedTooDeep&) {
             throw std::invalid_argument(fmt::format(
-                "{}: run {} rank {} event {} ({}) has arguments nested more than {} levels deep, "
-                "which no recorder writes: the trace is damaged",
-                path_, run_id_, rank, record.sequence, record.name, kMaxArgumentDepth));
+                "{}: trace is corrupt: run {} {}: event {} ({}) has arguments nested more than "
+                "{} levels deep, which no recorder writes",
+                path_, run_id_, stream_name(rank), record.sequence, record.name,
+                kMaxArgumentDepth));
         }
         events.push_back(std::move(event));
     }
@@ -199,9 +259,12 @@ std::vector<Event> RecordedEvents::stream(int rank) const {
                         "events: {})",
                         path_, run_id_, rank, fmt::join(recorded, ", ")));
     }
-    if (const auto problem = broken_numbering(events))
-        throw std::invalid_argument(fmt::format("{}: trace is corrupt: run {} rank {}: {}", path_,
-                                                run_id_, rank, *problem));
+    std::optional<std::string> problem = broken_numbering(events);
+    if (!problem)
+        problem = broken_structure(events);
+    if (problem)
+        throw std::invalid_argument(fmt::format("{}: trace is corrupt: run {} {}: {}", path_,
+                                                run_id_, stream_name(rank), *problem));
     return events;
 }
 
