@@ -33,28 +33,35 @@ std::optional<StateDifference> compare_states(const std::vector<StateField>& lef
             quoted.push_back("'" + name + "'");
         return fmt::format("[{}]", fmt::join(quoted, ", "));
     };
-    if (!left_only.empty() || !right_only.empty())
-        return StateDifference{"field set mismatch:",
-                               {{"found unique fields:", list(left_only), list(right_only), ""}},
-                               {left_only.begin(), left_only.end()},
-                               {right_only.begin(), right_only.end()}};
 
-    // Named in the order of their names, as upstream sorts its keys.
+    // Named in the order of their names, as upstream sorts its keys. Upstream stops at a field
+    // set mismatch; the values of the fields both sides have follow it here, because the field
+    // that explains the extra ones (a schedule of another pp) is usually among them.
     std::vector<const StateField*> by_name;
     for (const StateField& field : left)
-        by_name.push_back(&field);
+        if (right_values.contains(field.name))
+            by_name.push_back(&field);
     std::stable_sort(by_name.begin(), by_name.end(),
                      [](const StateField* a, const StateField* b) { return a->name < b->name; });
-    StateDifference difference{"field values don't match:", {}, {}, {}};
+    std::vector<FieldMismatch> differing_values;
     for (const StateField* field : by_name) {
         const std::string& other = *right_values.at(field->name);
         if (field->value != other)
-            difference.mismatches.push_back(
+            differing_values.push_back(
                 {field->name + ": values don't match.", field->value, other, field->name});
     }
-    if (difference.mismatches.empty())
+    if (!left_only.empty() || !right_only.empty()) {
+        StateDifference difference{"field set mismatch:",
+                                   {{"found unique fields:", list(left_only), list(right_only), ""}},
+                                   {left_only.begin(), left_only.end()},
+                                   {right_only.begin(), right_only.end()}};
+        difference.mismatches.insert(difference.mismatches.end(), differing_values.begin(),
+                                     differing_values.end());
+        return difference;
+    }
+    if (differing_values.empty())
         return std::nullopt;
-    return difference;
+    return StateDifference{"field values don't match:", std::move(differing_values), {}, {}};
 }
 
 std::string format_state_difference(const StateDifference& difference) {

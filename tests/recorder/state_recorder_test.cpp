@@ -229,6 +229,18 @@ TEST(StateEquality, FieldSetMismatchListsTheUniqueFields) {
               "  > Right: ['c']");
     EXPECT_EQ(difference->left_only, std::vector<std::string>{"b"});
     EXPECT_EQ(difference->right_only, std::vector<std::string>{"c"});
+    // The values of the fields both sides have follow: among them is what made the others.
+    const auto shape = compare_states({{"pp", "4"}, {"rank[3]", "x"}, {"v", "1"}},
+                                      {{"pp", "2"}, {"v", "1"}});
+    ASSERT_TRUE(shape);
+    EXPECT_EQ(format_state_difference(*shape),
+              "state not equal: field set mismatch:\n\n"
+              "==> found unique fields:\n"
+              "  >  Left: ['rank[3]']\n"
+              "  > Right: []\n"
+              "==> pp: values don't match.\n"
+              "  >  Left: 4\n"
+              "  > Right: 2");
     const auto values = compare_states({{"a", "1"}}, {{"a", "2"}});
     ASSERT_TRUE(values);
     EXPECT_EQ(values->mismatches.front().field, "a");  // the name alone, for JSON

@@ -166,7 +166,7 @@ TEST(ShardingStrategies, EmbeddingAttentionPointwiseReductionViewTranspose) {
     EXPECT_EQ(texts(strategies_of("aten.add(f32[8](P(sum)), f32[8](P(sum)))", tp4)),
               (std::vector<std::string>{"(P(sum), P(sum)) -> P(sum)"}));
     EXPECT_EQ(texts(strategies_of("aten.mul(f32[8](R), f32[8](P(sum)))", tp4)),
-              (std::vector<std::string>{"(R, R) -> R"}));
+              (std::vector<std::string>{"(R, P(sum)) -> P(sum)"}));
     EXPECT_EQ(texts(strategies_of("aten.relu(f32[8](P(sum)))", tp4)),
               (std::vector<std::string>{"(R) -> R"}));
     EXPECT_EQ(texts(strategies_of("aten.sum(f32[8,16](S(1)), [1])", tp4)),
@@ -542,11 +542,13 @@ OpStrategy generated(const std::string& text, const DeviceMesh& mesh) {
 // follows the first input as upstream's common_pointwise_strategy does, and moving P(sum) to
 // P(avg) costs infinity (_compute_placement_transition_cost), so nothing can run it.
 TEST(ShardingPartials, KindsSurviveLinearOpsAndNeverTurnIntoOneAnother) {
-    for (const char* kind : {"sum", "avg"}) {
+    // A replicated addend becomes a partial sum (free); a mean keeps it replicated, by the rule
+    // P(avg) + R -> P(avg).
+    for (const auto& [kind, strategy] : {std::pair{"sum", "(P(sum), P(sum)) -> P(sum)"},
+                                         std::pair{"avg", "(P(avg), R) -> P(avg)"}}) {
         const ShardingDecision decision = propagate(
             parse_op_call(fmt::format("aten.add(f32[2,2](P({0})), f32[2,1](R))", kind), tp4));
-        EXPECT_EQ(texts(decision.strategy),
-                  (std::vector<std::string>{fmt::format("(P({0}), P({0})) -> P({0})", kind)}));
+        EXPECT_EQ(texts(decision.strategy), (std::vector<std::string>{strategy}));
         EXPECT_EQ(decision.chosen_spec().total_cost(), 0);
     }
     const ShardingDecision squared =
@@ -569,6 +571,40 @@ TEST(ShardingPartials, KindsSurviveLinearOpsAndNeverTurnIntoOneAnother) {
               "needs a redistribution no collective can do; the cheapest, (P(avg), P(avg)) -> "
               "P(avg), needs input 1 moved from P(sum) to P(avg) (mesh dim 0: P(sum) -> P(avg): "
               "one Partial kind cannot become another); redistribute it (e.g. to R) first");
+}
+
+// _pointwise_ops.py's single-dim rules of 2026: inputs that already match a rule on a mesh dim
+// keep their placements there and the output takes the rule's Partial, at no cost. These once
+// all-reduced because the op followed the first (replicated) input.
+TEST(ShardingPartials, InputsMatchingAPointwiseRuleKeepTheirPartial) {
+    const auto chosen = [](const std::string& call, const DeviceMesh& mesh) {
+        const ShardingDecision decision = propagate(parse_op_call(call, mesh));
+        return fmt::format("{} total {}", to_string(decision.chosen_spec()),
+                           decision.chosen_spec().total_cost());
+    };
+    // mul: a partial sum or mean passes through either operand beside a replicated one.
+    EXPECT_EQ(chosen("aten.mul(f32[8,16](R), f32[8,16](P(sum)))", tp4),
+              "(R, P(sum)) -> P(sum) total 0");
+    EXPECT_EQ(chosen("aten.mul(f32[8,16](R), f32[8,16](P(avg)))", tp4),
+              "(R, P(avg)) -> P(avg) total 0");
+    // Non-decreasing unary ops keep a max or a min; gelu is not monotonic and all-reduces.
+    EXPECT_EQ(chosen("aten.relu(f32[8,16](P(max)))", tp4), "(P(max)) -> P(max) total 0");
+    EXPECT_EQ(chosen("aten.tanh(f32[4,4](P(min)))", tp4), "(P(min)) -> P(min) total 0");
+    EXPECT_NE(chosen("aten.gelu(f32[4,4](P(max)))", tp4), "(P(max)) -> P(max) total 0");
+    // Adding a replicated value keeps a max, a min or a mean; R + P(sum) makes the replicated
+    // side a partial sum (free) rather than all-reducing the other.
+    EXPECT_EQ(chosen("aten.add(f32[4,4](P(max)), f32[4,4](R))", tp4),
+              "(P(max), R) -> P(max) total 0");
+    EXPECT_EQ(chosen("aten.add(f32[4,4](R), f32[4,4](P(avg)))", tp4),
+              "(R, P(avg)) -> P(avg) total 0");
+    EXPECT_EQ(chosen("aten.add(f32[4,4](R), f32[4,4](P(sum)))", tp4),
+              "(P(sum), P(sum)) -> P(sum) total 0");
+    // A rule decides only the mesh dims it matches: the shard on dp is followed as before.
+    EXPECT_EQ(chosen("aten.mul(f32[8,16](S(0)R), f32[8,16](S(0)P(sum)))", dp2tp2),
+              "(S(0)R, S(0)P(sum)) -> S(0)P(sum) total 0");
+    // A partial denominator is still all-reduced: x / (p1 + p2) is not x / p1 + x / p2.
+    EXPECT_EQ(chosen("aten.div(f32[4,4](R), f32[4,4](P(sum)))", tp4).substr(0, 16),
+              "(R, R) -> R tota");
 }
 
 // test_embedding_ops.py: test_sharded_embedding_rowwise (row-wise weight gives a masked
