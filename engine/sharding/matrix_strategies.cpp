@@ -34,13 +34,39 @@ void require_ranks(const OpCall& call, std::size_t first, int rank) {
             first, first + 1, fmt::join(left, ", "), fmt::join(right, ", ")));
 }
 
+// One dtype for every input, as LibTorch's matrix products take them (no type promotion).
+void require_one_dtype(const OpCall& call) {
+    for (std::size_t index = 1; index < call.inputs.size(); ++index)
+        if (call.input(index).tensor.dtype != call.input(0).tensor.dtype)
+            throw MalformedArgumentError(fmt::format(
+                "{}: inputs 0 and {} are {} and {}; the op takes one dtype (cast one first)",
+                call.schema.op, index, call.input(0).tensor.dtype, call.input(index).tensor.dtype));
+}
+
+// A bias broadcasts to the product: no more dims, and each of its sizes 1 or the product's.
+void require_bias_broadcasts(const OpCall& call, const std::vector<std::int64_t>& product) {
+    const std::vector<std::int64_t>& bias = call.input(0).tensor.shape;
+    bool broadcasts = bias.size() <= product.size();
+    for (std::size_t offset = 1; broadcasts && offset <= bias.size(); ++offset) {
+        const std::int64_t size = bias[bias.size() - offset];
+        broadcasts = size == 1 || size == product[product.size() - offset];
+    }
+    if (!broadcasts)
+        throw MalformedArgumentError(fmt::format(
+            "{}: input 0 (the bias) of shape [{}] does not broadcast to the product's shape [{}]",
+            call.schema.op, fmt::join(bias, ", "), fmt::join(product, ", ")));
+}
+
 // `first`: the index of the first matrix input (1 when a bias comes before the matrices).
 OpStrategy matrix_strategy(const OpCall& call, const std::string& equation, std::size_t first) {
     require_ranks(call, first, equation.find(',') == 2 ? 2 : 3);
+    require_one_dtype(call);
     const DTensorSpec& left = call.input(first);
     const DTensorSpec& right = call.input(first + 1);
     const TensorMeta output_meta =
         meta_of_shape(product_shape(left.tensor, right.tensor), left.tensor.dtype);
+    if (first == 1)
+        require_bias_broadcasts(call, output_meta.shape);
     OpStrategy result;
     for (OpSpec spec : einsum_strategies(equation, call.mesh)) {
         DTensorSpec left_target = spec_like(left, spec.inputs[0].placements);

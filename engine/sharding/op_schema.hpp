@@ -53,9 +53,17 @@ struct OpValue {
 };
 using OpArgument = std::variant<DTensorSpec, OpValue>;
 
+// A keyword argument (`alpha=2`): upstream keeps these in kwargs_schema, apart from the
+// positional arguments, and its printed schema leaves them out.
+struct OpKeyword {
+    std::string name;
+    std::string value;
+};
+
 struct OpSchema {
-    std::string op;  // "aten.mm.default"
-    std::vector<OpArgument> arguments;
+    std::string op;                     // "aten.mm.default"
+    std::vector<OpArgument> arguments;  // positional
+    std::vector<OpKeyword> keywords;
 
     std::vector<DTensorSpec> tensor_arguments() const;
 };

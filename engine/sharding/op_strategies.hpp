@@ -40,6 +40,8 @@ struct OpArity {
     int most_arguments = 0;
 };
 std::optional<OpArity> op_arity(std::string_view op);  // nullopt for an op without a strategy
+// The arguments after the ATen schema's `*`: given only as `name=value`.
+std::vector<std::string> keyword_only_arguments(std::string_view op);
 std::vector<std::string> registered_ops();
 
 // "aten.mm" -> "aten.mm.default": the registered overload of a name given without one

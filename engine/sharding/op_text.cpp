@@ -1,14 +1,18 @@
-// Splits the call's arguments at top-level commas; a dtype followed by '[' is a tensor. Values
+// Splits the call's arguments at top-level commas; a dtype followed by '[' is a tensor, NAME=VALUE
+// a keyword argument (kept apart, as upstream's kwargs_schema, and checked against the op's
+// keyword-only ones). Values
 // are kept as upstream's OpSchema prints them, Python's str of the argument: a list "[2, 8]"
 // however it was typed, an argument the op's ATen schema makes a bool "True" or "False".
 #include "engine/sharding/op_text.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "engine/sharding/op_strategies.hpp"
 #include "engine/text/printable.hpp"
@@ -96,6 +100,43 @@ void normalise_values(OpSchema& schema, std::string_view text) {
     }
 }
 
+// `alpha=2` -> {"alpha", "2"}; nothing for a positional argument (`==` is no keyword).
+std::optional<OpKeyword> keyword_of(std::string_view argument) {
+    const std::size_t equals = argument.find('=');
+    if (equals == std::string_view::npos || equals == 0 ||
+        (equals + 1 < argument.size() && argument[equals + 1] == '='))
+        return std::nullopt;
+    const std::string_view name = trim(argument.substr(0, equals));
+    const bool identifier =
+        !name.empty() && !std::isdigit(static_cast<unsigned char>(name.front())) &&
+        std::all_of(name.begin(), name.end(),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!identifier)
+        return std::nullopt;
+    return OpKeyword{std::string(name), std::string(trim(argument.substr(equals + 1)))};
+}
+
+// Keywords the op's ATen schema takes after its `*`, each once: torch refuses any other.
+void check_keywords(const OpSchema& schema) {
+    if (!op_arity(schema.op))
+        return;  // an op without a strategy is refused as such
+    const std::vector<std::string> allowed = keyword_only_arguments(schema.op);
+    for (std::size_t index = 0; index < schema.keywords.size(); ++index) {
+        const std::string& name = schema.keywords[index].name;
+        if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
+            throw std::invalid_argument(fmt::format(
+                "{}: takes no keyword argument '{}' ({}; give the others by position)", schema.op,
+                shown_text(name, 40),
+                allowed.empty()
+                    ? std::string("it takes none")
+                    : fmt::format("its keyword-only ones: {}", fmt::join(allowed, ", "))));
+        for (std::size_t earlier = 0; earlier < index; ++earlier)
+            if (schema.keywords[earlier].name == name)
+                throw std::invalid_argument(
+                    fmt::format("{}: keyword argument '{}' is given twice", schema.op, name));
+    }
+}
+
 }  // namespace
 
 OpSchema parse_op_call(std::string_view text, const DeviceMesh& mesh) {
@@ -114,12 +155,21 @@ OpSchema parse_op_call(std::string_view text, const DeviceMesh& mesh) {
     const std::vector<std::string_view> arguments =
         split_top_level(text.substr(open + 1, text.size() - open - 2), text);
     for (std::string_view argument : arguments) {
+        if (std::optional<OpKeyword> keyword = keyword_of(argument)) {
+            schema.keywords.push_back(std::move(*keyword));
+            continue;
+        }
+        if (!schema.keywords.empty())
+            throw std::invalid_argument(
+                fmt::format("op call '{}': positional argument '{}' follows keyword argument '{}'",
+                            text, shown_text(argument, 40), schema.keywords.back().name));
         if (looks_like_tensor(argument))
             schema.arguments.emplace_back(parse_tensor_spec(argument, mesh));
         else
             schema.arguments.emplace_back(OpValue{std::string(argument)});
     }
-    schema.op = resolve_overload(std::string(trim(text.substr(0, open))), arguments.size());
+    schema.op = resolve_overload(std::string(trim(text.substr(0, open))), schema.arguments.size());
+    check_keywords(schema);
     normalise_values(schema, text);
     return schema;
 }

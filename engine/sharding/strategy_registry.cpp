@@ -10,34 +10,38 @@
 namespace pipelens::sharding {
 namespace {
 
-// An op's strategy and its ATen schema's arguments: how many tensors, and how many arguments in
-// all (`beta`, `alpha`; `keepdim`, `dtype`; a view's shape).
+// An op's strategy and its ATen schema's arguments: how many tensors, how many positional
+// arguments in all (`keepdim`; a view's shape), and the keyword-only ones after the schema's `*`
+// (`beta`, `alpha`, `dtype`, ...), comma-separated.
 struct Entry {
     std::string_view name;
     StrategyFunction function;
     OpArity arity;
+    std::string_view keywords = {};
 };
 
 constexpr std::array kStrategies{
     Entry{"aten.mm.default", mm_strategy, {2, 2, 2, 2}},
-    Entry{"aten.addmm.default", addmm_strategy, {3, 3, 3, 5}},
+    Entry{"aten.addmm.default", addmm_strategy, {3, 3, 3, 3}, "beta,alpha"},
     Entry{"aten.bmm.default", bmm_strategy, {2, 2, 2, 2}},
-    Entry{"aten.baddbmm.default", baddbmm_strategy, {3, 3, 3, 5}},
+    Entry{"aten.baddbmm.default", baddbmm_strategy, {3, 3, 3, 3}, "beta,alpha"},
     Entry{"aten.embedding.default", embedding_strategy, {2, 2, 2, 5}},
-    Entry{
-        "aten._scaled_dot_product_flash_attention.default", flash_attention_strategy, {3, 3, 3, 7}},
-    Entry{"aten.add.Tensor", pointwise_strategy, {1, 2, 2, 3}},
-    Entry{"aten.sub.Tensor", pointwise_strategy, {1, 2, 2, 3}},
+    Entry{"aten._scaled_dot_product_flash_attention.default",
+          flash_attention_strategy,
+          {3, 3, 3, 6},
+          "scale"},
+    Entry{"aten.add.Tensor", pointwise_strategy, {1, 2, 2, 2}, "alpha"},
+    Entry{"aten.sub.Tensor", pointwise_strategy, {1, 2, 2, 2}, "alpha"},
     Entry{"aten.mul.Tensor", pointwise_strategy, {1, 2, 2, 2}},
     Entry{"aten.div.Tensor", pointwise_strategy, {1, 2, 2, 2}},
     Entry{"aten.relu.default", pointwise_strategy, {1, 1, 1, 1}},
-    Entry{"aten.gelu.default", pointwise_strategy, {1, 1, 1, 2}},
+    Entry{"aten.gelu.default", pointwise_strategy, {1, 1, 1, 1}, "approximate"},
     Entry{"aten.silu.default", pointwise_strategy, {1, 1, 1, 1}},
     Entry{"aten.tanh.default", pointwise_strategy, {1, 1, 1, 1}},
-    Entry{"aten.sum.default", reduction_strategy, {1, 1, 1, 2}},
-    Entry{"aten.sum.dim_IntList", reduction_strategy, {1, 1, 2, 4}},
-    Entry{"aten.mean.default", reduction_strategy, {1, 1, 1, 2}},
-    Entry{"aten.mean.dim", reduction_strategy, {1, 1, 2, 4}},
+    Entry{"aten.sum.default", reduction_strategy, {1, 1, 1, 1}, "dtype"},
+    Entry{"aten.sum.dim_IntList", reduction_strategy, {1, 1, 2, 3}, "dtype"},
+    Entry{"aten.mean.default", reduction_strategy, {1, 1, 1, 1}, "dtype"},
+    Entry{"aten.mean.dim", reduction_strategy, {1, 1, 2, 3}, "dtype"},
     Entry{"aten.view.default", view_strategy, {1, 1, 2, 2}},
     Entry{"aten.reshape.default", view_strategy, {1, 1, 2, 2}},
     Entry{"aten.transpose.int", transpose_strategy, {1, 1, 3, 3}},
@@ -73,6 +77,20 @@ StrategyFunction find_strategy(std::string_view op) {
 std::optional<OpArity> op_arity(std::string_view op) {
     const Entry* entry = entry_of(op);
     return entry == nullptr ? std::nullopt : std::optional<OpArity>(entry->arity);
+}
+
+std::vector<std::string> keyword_only_arguments(std::string_view op) {
+    std::vector<std::string> names;
+    const Entry* entry = entry_of(op);
+    if (entry == nullptr || entry->keywords.empty())
+        return names;
+    std::string_view rest = entry->keywords;
+    while (!rest.empty()) {
+        const std::size_t comma = rest.find(',');
+        names.emplace_back(rest.substr(0, comma));
+        rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+    return names;
 }
 
 std::vector<std::string> registered_ops() {

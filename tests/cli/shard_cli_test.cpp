@@ -182,6 +182,30 @@ TEST(ShardCli, ArgumentsAnOpDoesNotTakeAreUsageErrors) {
          "aten.sum.dim_IntList: dim 5 is out of range for 2 dims"},
         {"aten.transpose(f32[4,8](S(0)), a, b)", "aten.transpose.int: 'a' is not an integer"},
         {"aten.t(f32[4,8,2](S(0)))", "aten.t.default: expects a tensor of at most 2 dims, not 3"},
+        // What torch refuses before any sharding: a keyword-only argument given by position
+        // (alpha once counted as a number added, and all-reduced the partials), a keyword the
+        // op does not take, dtypes a matrix product does not mix, a bias that does not
+        // broadcast, an embedding table that is no table or indices that are no integers.
+        {"aten.add(f32[4,4](P(sum)), f32[4,4](P(sum)), 2)",
+         "aten.add.Tensor(Spec(f32[4, 4](P(sum))), Spec(f32[4, 4](P(sum))), 2) on "
+         "DeviceMesh((tp=2), 'cuda', stride=(1,))): takes 2 arguments in all; got 3"},
+        {"aten.relu(f32[4,4](S(0)), inplace=True)",
+         "aten.relu.default: takes no keyword argument 'inplace' (it takes none; give the others "
+         "by position)"},
+        {"aten.add(f32[4,4](S(0)), alpha=2, f32[4,4](R))",
+         "op call 'aten.add(f32[4,4](S(0)), alpha=2, f32[4,4](R))': positional argument "
+         "'f32[4,4](R)' follows keyword argument 'alpha'"},
+        {"aten.mm(bf16[4,4](R), f32[4,4](R))",
+         "aten.mm.default: inputs 0 and 1 are bf16 and f32; the op takes one dtype (cast one "
+         "first)"},
+        {"aten.addmm(f32[7,256](S(0)), f32[1024,512](S(0)), f32[512,256](R))",
+         "aten.addmm.default: input 0 (the bias) of shape [7, 256] does not broadcast to the "
+         "product's shape [1024, 256]"},
+        {"aten.embedding(f32[100](R), i64[4,8](R))",
+         "aten.embedding.default: input 0 (the weight) of shape [100] has 1 dims; it needs 2 "
+         "(rows, embedding dim)"},
+        {"aten.embedding(f32[100,16](R), f32[4,8](R))",
+         "aten.embedding.default: input 1 (the indices) is f32; indices are i64 or i32"},
     };
     for (const auto& [op, message] : refused) {
         SCOPED_TRACE(op);
@@ -189,6 +213,22 @@ TEST(ShardCli, ArgumentsAnOpDoesNotTakeAreUsageErrors) {
         EXPECT_EQ(result.exit_code, 2) << result.out;
         EXPECT_EQ(result.err, "pipelens: " + message + "\n");
     }
+    // Keyword-only arguments by name are taken, and left out of the printed schema as upstream
+    // prints args_schema only; alpha scales a partial sum linearly, so the partials stay.
+    const auto alpha =
+        run_pipelens("shard 'aten.add(f32[4,4](P(sum)), f32[4,4](P(sum)), alpha=2)' --mesh tp=2");
+    EXPECT_EQ(alpha.exit_code, 0) << alpha.err;
+    EXPECT_NE(alpha.out.find("aten.add.Tensor(Spec(f32[4, 4](P(sum))), Spec(f32[4, 4](P(sum)))) "
+                             "on DeviceMesh"),
+              std::string::npos)
+        << alpha.out;
+    EXPECT_NE(alpha.out.find("chosen: 0 (P(sum), P(sum)) -> P(sum)"), std::string::npos)
+        << alpha.out;
+    for (const std::string op :
+         {"aten.gelu(f32[4,4](S(0)), approximate=\"tanh\")",
+          "aten.addmm(f32[256](R), f32[1024,512](S(0)), f32[512,256](R), beta=0.5, alpha=2)",
+          "aten.sum(f32[4,4](S(0)), [0], True, dtype=torch.float32)"})
+        EXPECT_EQ(run_pipelens("shard '" + op + "' --mesh tp=2").exit_code, 0) << op;
     // A number as a pointwise op's other operand is a call torch takes (x * 2, x + 1).
     for (const std::string op : {"aten.mul(f32[8,8](S(0)), 2)", "aten.add(f32[8,8](S(0)), 1)"})
         EXPECT_EQ(run_pipelens("shard '" + op + "' --mesh tp=2").exit_code, 0) << op;
