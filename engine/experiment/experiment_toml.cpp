@@ -1,7 +1,7 @@
 // Experiment TOML reading; writing is experiment_toml_writer.cpp, flag files flag_file.cpp.
 // Each TOML table is read through a FieldReader that knows the table's path, marks the keys it
 // consumed and refuses the rest, so every error names file:line:column and the dotted key. These
-// three are the only translation units that include toml++.
+// three and toml_document.cpp are the only translation units that include toml++.
 #include "engine/experiment/experiment_toml.hpp"
 
 #include <algorithm>
@@ -14,8 +14,7 @@
 
 #include <fmt/format.h>
 
-#include <toml++/toml.h>
-
+#include "engine/experiment/toml_document.hpp"
 #include "engine/experiment/units.hpp"
 #include "engine/schedule/schedule_csv.hpp"
 #include "engine/text/shortened.hpp"
@@ -23,10 +22,6 @@
 
 namespace pipelens {
 namespace {
-
-std::string position(const toml::source_region& region) {
-    return fmt::format("{}:{}", region.begin.line, region.begin.column);
-}
 
 class FieldReader {
   public:
@@ -40,7 +35,7 @@ class FieldReader {
 
     [[noreturn]] void fail_at(const toml::source_region& where, std::string_view key,
                               const std::string& why) const {
-        throw ExperimentError(fmt::format("{}:{}: {}{}: {}", source_, position(where), prefix_,
+        throw ExperimentError(fmt::format("{}:{}: {}{}: {}", source_, toml_position(where), prefix_,
                                           shortened(key, 64), why));
     }
 
@@ -265,13 +260,13 @@ void read_schedule(FieldReader& fields, Experiment& experiment,
         experiment.schedule_file = (base_directory / experiment.schedule_file).string();
     if (const toml::node* pp = fields.take("pp"))
         experiment.rank_count_source =
-            fmt::format("{}:{}: schedule.pp", fields.source(), position(pp->source()));
+            fmt::format("{}:{}: schedule.pp", fields.source(), toml_position(pp->source()));
     if (const toml::node* v = fields.take("v"))
         experiment.stages_per_rank_source =
-            fmt::format("{}:{}: schedule.v", fields.source(), position(v->source()));
+            fmt::format("{}:{}: schedule.v", fields.source(), toml_position(v->source()));
     if (const toml::node* m = fields.take("m"))
         experiment.microbatch_count_source =
-            fmt::format("{}:{}: schedule.m", fields.source(), position(m->source()));
+            fmt::format("{}:{}: schedule.m", fields.source(), toml_position(m->source()));
     fields.integer("pp", experiment.shape.rank_count, 1);
     fields.integer("v", experiment.shape.stages_per_rank, 1);
     fields.integer("m", experiment.shape.microbatch_count, 1);
@@ -430,12 +425,7 @@ void read_section(FieldReader& top, std::string_view key, const std::string& sou
 namespace {
 
 toml::table parse_document(std::string_view text, const std::string& source_name) {
-    try {
-        return toml::parse(text, source_name);
-    } catch (const toml::parse_error& error) {
-        throw ExperimentError(
-            fmt::format("{}:{}: {}", source_name, position(error.source()), error.description()));
-    }
+    return parse_toml_document(text, source_name);
 }
 
 // Reads `document`'s tables into `experiment`: a field the document does not name keeps its value.
@@ -488,7 +478,7 @@ Experiment fresh_experiment(const std::string& source_name) {
 SweepAxisText sweep_axis(const toml::node& node, const std::string& key,
                          const std::string& source_name) {
     const std::string where =
-        fmt::format("{}:{}: sweep.{}", source_name, position(node.source()), key);
+        fmt::format("{}:{}: sweep.{}", source_name, toml_position(node.source()), key);
     const toml::array* values = node.as_array();
     if (!values || values->empty())
         throw ExperimentError(where + ": expected a non-empty list of the values to try");
@@ -538,7 +528,7 @@ ExperimentSweep parse_experiment_sweep_toml(std::string_view text, const std::st
         const toml::table* table = node->as_table();
         if (!table)
             throw ExperimentError(fmt::format("{}:{}: sweep: expected a table of keys and lists",
-                                              source_name, position(node->source())));
+                                              source_name, toml_position(node->source())));
         collect_sweep_axes(*table, "", source_name, sweep.axes);
         document.erase("sweep");
     }

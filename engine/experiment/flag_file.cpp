@@ -6,17 +6,12 @@
 
 #include <fmt/format.h>
 
-#include <toml++/toml.h>
-
 #include "engine/experiment/experiment.hpp"
+#include "engine/experiment/toml_document.hpp"
 #include "engine/text/text_file.hpp"
 
 namespace pipelens {
 namespace {
-
-std::string position(const toml::source_region& region) {
-    return fmt::format("{}:{}", region.begin.line, region.begin.column);
-}
 
 // The value as the text its flag would be given, once its TOML type is the key's kind.
 std::string flag_text(const toml::node& node, FlagKind kind, const std::string& where) {
@@ -73,13 +68,7 @@ std::vector<FlagValue> read_flag_file(const std::filesystem::path& path,
 
 std::vector<FlagValue> parse_flag_file(std::string_view text, const std::string& source,
                                        const FlagFileKeys& allowed) {
-    toml::table document;
-    try {
-        document = toml::parse(text, source);
-    } catch (const toml::parse_error& error) {
-        throw ExperimentError(
-            fmt::format("{}:{}: {}", source, position(error.source()), error.description()));
-    }
+    const toml::table document = parse_toml_document(text, source);
     std::vector<FlagValue> values;
     for (const auto& [table_key, node] : document) {
         const std::string table(table_key.str());
@@ -89,7 +78,7 @@ std::vector<FlagValue> parse_flag_file(std::string_view text, const std::string&
             for (const auto& entry : allowed)
                 names.push_back("[" + entry.first + "]");
             throw ExperimentError(fmt::format("{}:{}: {}: unknown table (use {})", source,
-                                              position(table_key.source()), table,
+                                              toml_position(table_key.source()), table,
                                               fmt::join(names, ", ")));
         }
         for (const auto& [key, value] : *node.as_table()) {
@@ -97,11 +86,11 @@ std::vector<FlagValue> parse_flag_file(std::string_view text, const std::string&
             const auto kind = keys->second.find(name);
             if (kind == keys->second.end())
                 throw ExperimentError(fmt::format("{}:{}: {}.{}: unknown key", source,
-                                                  position(key.source()), table, name));
+                                                  toml_position(key.source()), table, name));
             std::string flag = name;
             std::replace(flag.begin(), flag.end(), '_', '-');
             const std::string where =
-                fmt::format("{}:{}: {}.{}", source, position(value.source()), table, name);
+                fmt::format("{}:{}: {}.{}", source, toml_position(value.source()), table, name);
             values.push_back({flag, flag_text(value, kind->second, where), where});
         }
     }

@@ -118,6 +118,26 @@ TEST(ExperimentToml, CountsAndBandwidthsOutOfRange) {
               "");
 }
 
+// Each dotted part of a key is one more nested table, which toml++ builds and tears down by
+// recursion: 40,000 parts crashed every command that reads an experiment. A key deeper than any
+// of pipelens's is refused first, naming where it starts; dots in strings and numbers are not
+// key parts.
+TEST(ExperimentToml, AKeyOfThousandsOfDottedPartsIsRefusedNotACrash) {
+    std::string deep;
+    for (int part = 0; part < 40'000; ++part)
+        deep += part == 0 ? "a" : ".a";
+    EXPECT_EQ(error_of(deep + " = 1\n"),
+              "exp.toml:1:1: a key of more than 64 dotted parts; pipelens's keys have at most 3");
+    EXPECT_EQ(error_of("[schedule]\npp = 2\nm = 4\n[" + deep + "]\n"),
+              "exp.toml:4:2: a key of more than 64 dotted parts; pipelens's keys have at most 3");
+    EXPECT_EQ(error_of("x = { " + deep + " = 1 }\n"),
+              "exp.toml:1:7: a key of more than 64 dotted parts; pipelens's keys have at most 3");
+    std::string dotted_text = "name = \"";
+    for (int part = 0; part < 200; ++part)
+        dotted_text += "v1.";
+    EXPECT_EQ(error_of(dotted_text + "\"\n[schedule]\npp = 2\nm = 4\n"), "no error");
+}
+
 // Measured layer costs are one microbatch of the measured size: another m is m such microbatches,
 // so the batch a run of the experiment would cut follows; without them the batch stays.
 TEST(ExperimentToml, ChangingMKeepsAMeasuredMicrobatchSize) {
