@@ -90,18 +90,40 @@ int nccl_gpu(const run_record::PipelineRunOptions& options) {
     return options.local_rank >= 0 ? options.local_rank : options.rank;
 }
 
-// A rank thread's error, naming the rank; running out of memory is too large an input (the
-// threads' memory is free again by now, so the message can be made).
+// Whether LibTorch's allocator failed: a device's OutOfMemoryError, or the CPU allocator's
+// enforcement, which 1.13 raises as a plain c10::Error.
+bool is_torch_out_of_memory(const c10::Error& error) {
+    return dynamic_cast<const c10::OutOfMemoryError*>(&error) != nullptr ||
+           error.msg().find("can't allocate memory") != std::string::npos;
+}
+
+// Running out of memory is too large an input, not a failed check: said naming who ran out
+// (`who`: "rank 1", "building the model"). The memory is free again by the time this runs.
+ScheduleTooLargeError out_of_memory(const std::string& who, std::string detail) {
+    // The CPU allocator's enforcement starts with where and what it enforced: only its sentence.
+    if (detail.starts_with("[enforce fail"))
+        if (const std::size_t sentence = detail.find(". ", detail.find(']'));
+            sentence != std::string::npos)
+            detail.erase(0, sentence + 2);
+    return ScheduleTooLargeError(fmt::format(
+        "{} ran out of memory{}: the model, its activations and every recorded action are held "
+        "until the run is written; lower --layers, --hidden, --batch, --m or --steps",
+        who, detail.empty() ? "" : " (" + detail + ")"));
+}
+
+// A rank thread's error, naming the rank.
 [[noreturn]] void rethrow_rank_error(int rank, const std::exception_ptr& error) {
+    const std::string who = fmt::format("rank {}", rank);
     try {
         std::rethrow_exception(error);
     } catch (const std::bad_alloc&) {
-        throw ScheduleTooLargeError(fmt::format(
-            "rank {} ran out of memory: every recorded action is held until the run is written; "
-            "lower --steps, --m, --batch or the model's size",
-            rank));
+        throw out_of_memory(who, "");
+    } catch (const c10::Error& torch_error) {
+        if (is_torch_out_of_memory(torch_error))
+            throw out_of_memory(who, torch_error.msg());
+        throw std::runtime_error(fmt::format("{}: {}", who, torch_error.what()));
     } catch (const std::exception& other) {
-        throw std::runtime_error(fmt::format("rank {}: {}", rank, other.what()));
+        throw std::runtime_error(fmt::format("{}: {}", who, other.what()));
     }
 }
 
@@ -224,8 +246,10 @@ run_record::PipelineRunResult merge_rank_reports(const std::vector<std::string>&
     return result;
 }
 
-run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions& given,
-                                           const Schedule& lowered) {
+namespace {
+
+run_record::PipelineRunResult run_pipeline_here(const run_record::PipelineRunOptions& given,
+                                                const Schedule& lowered) {
     if (!lowered.has_communication)
         throw std::invalid_argument("run_pipeline needs a lowered schedule (with SEND/RECV)");
     // Before anything computes, so `--threads` holds for all this process does: LibTorch's
@@ -250,6 +274,25 @@ run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions&
                                     "' (use local, gloo or nccl)");
     result.stage_inputs = std::move(stage_inputs);
     return result;
+}
+
+}  // namespace
+
+run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions& given,
+                                           const Schedule& lowered) {
+    // What a thread rank runs out of is named by rethrow_rank_error; here the model built once
+    // up front, or this process's rank.
+    const std::string who = given.transport == "local" ? std::string("building the model")
+                                                       : fmt::format("rank {}", given.rank);
+    try {
+        return run_pipeline_here(given, lowered);
+    } catch (const std::bad_alloc&) {
+        throw out_of_memory(who, "");
+    } catch (const c10::Error& error) {
+        if (is_torch_out_of_memory(error))
+            throw out_of_memory(who, error.msg());
+        throw;
+    }
 }
 
 }  // namespace pipelens::runtime

@@ -315,5 +315,33 @@ TEST(RunCli, AModelTooLargeForThisMachineIsRefusedBeforeAnyRankBuildsIt) {
         << explain.err;
 }
 
+// A model that passes the up-front estimate (its parameters fit) but not the memory it is given:
+// LibTorch's allocator once ended the run with its own enforcement text and exit 1, naming no
+// rank. Out of memory is too large an input (exit 3), naming who ran out, threads or processes.
+TEST(RunCli, RunningOutOfMemoryAllTheSameIsTooLargeNamingWhoRanOut) {
+    const auto limited = [](const std::string& arguments) {
+        return testing::run_command("sh -c 'ulimit -v 1500000; exec " +
+                                    std::string(PIPELENS_BINARY) + " " + arguments + "'");
+    };
+    const std::string run =
+        "run --schedule 1F1B --pp 2 --m 4 --layers 20000 --no-reference --steps 1";
+    const auto threads = limited(run);
+    EXPECT_EQ(threads.exit_code, 3) << threads.err;
+    EXPECT_EQ(
+        threads.err.rfind("pipelens: building the model ran out of memory (DefaultCPUAllocator: "
+                          "can't allocate memory: ",
+                          0),
+        0u)
+        << threads.err;
+    EXPECT_NE(threads.err.find("lower --layers, --hidden, --batch, --m or --steps\n"),
+              std::string::npos)
+        << threads.err;
+    const auto processes = limited(run + " --transport gloo --nproc 2");
+    EXPECT_EQ(processes.exit_code, 3) << processes.err;
+    EXPECT_NE(processes.err.find("pipelens: rank 0 ran out of memory ("), std::string::npos)
+        << processes.err;
+    EXPECT_EQ(processes.err.find("enforce fail"), std::string::npos) << processes.err;
+}
+
 }  // namespace
 }  // namespace pipelens
