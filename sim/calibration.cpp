@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/analysis/timed_schedule.hpp"
 #include "engine/analysis/training_steps.hpp"
 #include "engine/analysis/transfer_deliveries.hpp"
 #include "engine/experiment/experiment_toml.hpp"
@@ -574,6 +575,14 @@ Calibration calibrate_from_runs(const traces::TraceReader& reader,
                 each.id, profiles.back().empty() ? "has no profile" : "has a profile", run_id,
                 profiles.front().empty() ? "has none" : "has one"));
         run_actions.push_back(reader.actions(each.id));
+        int named_microbatches = 0;
+        for (const traces::ActionRecord& action : run_actions.back()) {
+            named_microbatches = std::max(named_microbatches, action.microbatch + 1);
+            for (const traces::ActionPartRecord& part : action.parts)
+                named_microbatches = std::max(named_microbatches, part.microbatch + 1);
+        }
+        analysis::check_run_header(reader.path(), each, named_microbatches,
+                                   run_actions.back().size());
         if (run_actions.back().empty() && profiles.back().empty())
             throw std::invalid_argument(fmt::format(
                 "run {} recorded no action times; there is nothing to calibrate from", each.id));

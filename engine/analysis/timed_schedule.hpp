@@ -59,4 +59,9 @@ TimedSchedule timed_schedule_from_rows(const std::filesystem::path& path,
 // Reads every rank of `run_id` and builds its timed schedule.
 TimedSchedule read_timed_schedule(const traces::TraceReader& reader, std::int64_t run_id);
 
+// Throws traces::TraceError naming `path` when a finished run's header names more microbatches
+// than its `action_count` actions do (`named_microbatches`: the highest they name, plus one).
+void check_run_header(const std::filesystem::path& path, const traces::RunRecord& run,
+                      int named_microbatches, std::size_t action_count);
+
 }  // namespace pipelens::analysis

@@ -205,6 +205,23 @@ TEST(RunCli, CalibrateWithoutAProfileKeepsTheRunsModelAndRefusesAnUnreadableConf
     EXPECT_NE(model.find("\nhidden = 48\n"), std::string::npos) << model;
     EXPECT_NE(model.find("\nlayers = 4\n"), std::string::npos) << model;
 
+    // A finished run's header naming a million microbatches for its 4 is damage, named with the
+    // file: calibrate once simulated the million (30 s, 1.5 GB) and exited 0 with nonsense, and
+    // the critical path's refusal named neither the file nor the run.
+    const auto damaged = trace.parent_path() / "calibrate_unprofiled_model_m.db";
+    std::filesystem::copy_file(trace, damaged, std::filesystem::copy_options::overwrite_existing);
+    ASSERT_EQ(testing::edit_trace(damaged, "UPDATE runs SET m = 1000000"), 1);
+    const std::string header =
+        "pipelens: " + damaged.string() +
+        ": trace is corrupt: run 1 is finished with m = 1000000, but its 32 actions name "
+        "microbatches 0 to 3 only\n";
+    for (const std::string& command :
+         {"calibrate " + damaged.string(), "summary " + damaged.string() + " --critical-path"}) {
+        result = run_pipelens(command);
+        EXPECT_EQ(result.exit_code, 2) << command;
+        EXPECT_EQ(result.err, header) << command;
+    }
+
     ASSERT_EQ(testing::edit_trace(trace, "UPDATE runs SET config = 'not toml at all ['"), 1);
     result = run_pipelens("calibrate " + trace.string() + " --out " + experiment.string());
     EXPECT_EQ(result.exit_code, 2) << result.out;
