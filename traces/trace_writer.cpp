@@ -334,6 +334,10 @@ struct TraceWriter::State {
             detail::throw_trace_error(
                 path, fmt::format("batch_rows must be at least 1 (got {})", options.batch_rows));
         detail::PathState path_state = detail::examine_trace_path(path);
+        // A run added beside a damaged one could not be read back: summary and the viewer read
+        // every run's header first.
+        if (path_state == detail::PathState::nonempty_file)
+            TraceReader(path, {.check_integrity = false}).runs();
         bool creating = path_state == detail::PathState::missing;
         if (creating)
             require_directory_for(path);
@@ -408,6 +412,9 @@ void check_trace_destination(const std::filesystem::path& path) {
     const detail::PathState state = detail::examine_trace_path(path);
     if (state == detail::PathState::nonempty_file) {
         const TraceReader existing(path, {.check_integrity = false});
+        // Its runs are read as every reader reads them: a damaged one would make the file, the
+        // run about to be added included, unreadable by summary and the viewer after the work.
+        existing.runs();
         if (::access(path.c_str(), W_OK) != 0)
             detail::throw_trace_error(path, "cannot append to trace: the file is read-only");
         // Another writer now: this one would do its work and then fail to record it. (It may

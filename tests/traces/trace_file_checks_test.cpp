@@ -158,8 +158,9 @@ TEST_F(TraceStoreTest, VersionSevenStepsGetPairsOfTheirOwnOnAppend) {
     {
         RawDatabase raw(path);
         raw.execute(
-            "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, config) "
-            "VALUES (2, 'real', '1F1B', 2, 1, 1, 'finished', 0, '')");
+            "INSERT INTO runs (id, kind, schedule, pp, v, m, status, started_at_ns, config, "
+            "step_time_ns, bubble_ratio) VALUES (2, 'real', '1F1B', 2, 1, 1, 'finished', 0, '', 5, "
+            "0)");
         // Run 1, two steps: rank 0 runs 0F0 then 0SEND_F0 (pair 0), rank 1 1RECV_F0 then 1F0.
         raw.execute(
             "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, start_ns, "
@@ -498,6 +499,20 @@ TEST_F(TraceStoreTest, WriterRefusesFilesItCannotAppendTo) {
 
     EXPECT_EQ(error_of([&] { TraceWriter writer(file("zero.db"), {.batch_rows = 0}); }),
               file("zero.db").string() + ": batch_rows must be at least 1 (got 0)");
+
+    // A run added beside a damaged one could not be read back (readers read every run's header
+    // first), so the damage is named before anything is written; run's --out check says the
+    // same before the run's work.
+    const fs::path damaged = file("damaged.db");
+    {
+        TraceWriter writer(damaged);
+        writer.finish_run(writer.begin_run(RunRecord{}), 1, 0);
+    }
+    RawDatabase(damaged).execute("UPDATE runs SET pp = 1000000000");
+    const std::string refused = damaged.string() + ": trace is corrupt: run 1 has pp = 1000000000";
+    EXPECT_EQ(error_of([&] { TraceWriter writer(damaged); }), refused);
+    EXPECT_EQ(error_of([&] { check_trace_destination(damaged); }), refused);
+    EXPECT_EQ(RawDatabase(damaged).value("SELECT count(*) FROM runs"), "1");
 }
 
 }  // namespace
