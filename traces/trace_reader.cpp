@@ -20,9 +20,12 @@
 #include "traces/trace_reader.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "traces/sqlite_handle.hpp"
 #include "traces/text/action_label.hpp"
@@ -173,6 +176,31 @@ std::string outside_ranks(std::int64_t ranks) {
     return fmt::format("outside its {} rank{}", ranks, ranks == 1 ? "" : "s");
 }
 
+// At most `most` characters of `text`, "..." marking a cut.
+std::string cut(std::string_view text, std::size_t most) {
+    return text.size() <= most ? std::string(text) : std::string(text.substr(0, most)) + "...";
+}
+
+// Why a ranks row's waiting_on is none a writer makes (a JSON object of peer rank -> ns waited,
+// each peer one of the run's `pp` ranks, each wait zero or more), if it is not; empty is none.
+std::optional<std::string> unreadable_waiting(const std::string& text, std::int64_t pp) {
+    if (text.empty())
+        return std::nullopt;
+    const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
+    if (!parsed.is_object())
+        return fmt::format("is not a JSON object of peer rank to ns: {}", cut(text, 80));
+    for (const auto& [peer, waited] : parsed.items()) {
+        int rank = -1;
+        const auto [end, error] = std::from_chars(peer.data(), peer.data() + peer.size(), rank);
+        if (error != std::errc() || end != peer.data() + peer.size() || rank < 0 ||
+            (pp > 0 && rank >= pp))
+            return fmt::format("names peer '{}', not one of its ranks", cut(peer, 40));
+        if (!waited.is_number_integer() || waited.get<std::int64_t>() < 0)
+            return fmt::format("gives peer {} a wait of {}", rank, cut(waited.dump(), 40));
+    }
+    return std::nullopt;
+}
+
 // An action row (columns as kActionColumns) as a record, checked first.
 ActionRecord action_from(const detail::TraceQuery& state, std::int64_t run_id, sqlite3_stmt* row) {
     const auto column = [&](int index) { return integer_cell(row, index); };
@@ -269,6 +297,12 @@ std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
                 fail(fmt::format("{} = {}", name, value));
         if (!(rank.bubble_ratio >= 0 && rank.bubble_ratio <= 1))
             fail(fmt::format("bubble_ratio = {}", rank.bubble_ratio));
+        if (rank.peak_memory_bytes < 0)
+            fail(fmt::format("peak_memory_bytes = {}", rank.peak_memory_bytes));
+        if (rank.clock_uncertainty_ns && *rank.clock_uncertainty_ns < 0)
+            fail(fmt::format("clock_uncertainty_ns = {}", *rank.clock_uncertainty_ns));
+        if (const auto why = unreadable_waiting(rank.waiting_on, pp))
+            fail(fmt::format("waiting_on {}", *why));
     }
     return ranks;
 }
@@ -410,13 +444,27 @@ int TraceReader::action_rank_limit(std::int64_t run_id) const {
 std::vector<PairRecord> TraceReader::pairs(std::int64_t run_id) const {
     // Files older than version 8 name each pair once for all training steps: step 0.
     const std::string training_step = state_->schema_version >= 8 ? "training_step" : "0";
-    return state_->records_of(
-        run_id, std::nullopt,
-        "SELECT pair_id, send_rank, send_step, recv_rank, recv_step, bytes, " + training_step +
-            " FROM pairs WHERE run_id = ? ORDER BY pair_id",
-        "pairs", &PairRecord::pair_id, &PairRecord::send_rank, &PairRecord::send_step,
-        &PairRecord::recv_rank, &PairRecord::recv_step, &PairRecord::bytes,
-        &PairRecord::training_step);
+    std::vector<PairRecord> pairs =
+        state_->records_of(run_id, std::nullopt,
+                           "SELECT pair_id, send_rank, send_step, recv_rank, recv_step, bytes, " +
+                               training_step + " FROM pairs WHERE run_id = ? ORDER BY pair_id",
+                           "pairs", &PairRecord::pair_id, &PairRecord::send_rank,
+                           &PairRecord::send_step, &PairRecord::recv_rank, &PairRecord::recv_step,
+                           &PairRecord::bytes, &PairRecord::training_step);
+    const std::int64_t pp = rank_count_of(*state_, run_id);
+    const auto inside = [&](std::int64_t rank) { return rank >= 0 && (pp == 0 || rank < pp); };
+    for (const PairRecord& pair : pairs) {
+        const auto fail = [&](const std::string& why) {
+            state_->corrupt(fmt::format("run {} pair {}: {}", run_id, pair.pair_id, why));
+        };
+        if (!inside(pair.send_rank))
+            fail(fmt::format("its SEND is on rank {}, {}", pair.send_rank, outside_ranks(pp)));
+        if (!inside(pair.recv_rank))
+            fail(fmt::format("its RECV is on rank {}, {}", pair.recv_rank, outside_ranks(pp)));
+        if (pair.bytes < 0)
+            fail(fmt::format("bytes = {}", pair.bytes));
+    }
+    return pairs;
 }
 
 namespace {
@@ -461,19 +509,28 @@ std::vector<MemoryRecord> in_written_order(std::vector<MemoryRow> rows) {
 }  // namespace
 
 std::vector<MemoryRecord> TraceReader::memory(std::int64_t run_id) const {
-    return in_written_order(state_->rows_of_run<MemoryRow>(
-        run_id,
-        "SELECT rank, time_ns, bytes, rowid FROM memory WHERE run_id = ? "
-        "ORDER BY rank, time_ns, bytes, rowid",
-        "memory samples", memory_from));
+    return checked_memory(run_id, in_written_order(state_->rows_of_run<MemoryRow>(
+                                      run_id,
+                                      "SELECT rank, time_ns, bytes, rowid FROM memory WHERE "
+                                      "run_id = ? ORDER BY rank, time_ns, bytes, rowid",
+                                      "memory samples", memory_from)));
 }
 
 std::vector<MemoryRecord> TraceReader::memory(std::int64_t run_id, int rank) const {
-    return in_written_order(state_->rows_of_rank<MemoryRow>(
-        run_id, rank,
-        "SELECT rank, time_ns, bytes, rowid FROM memory WHERE run_id = ? AND rank = ? "
-        "ORDER BY time_ns, bytes, rowid",
-        "memory samples", memory_from));
+    return checked_memory(run_id, in_written_order(state_->rows_of_rank<MemoryRow>(
+                                      run_id, rank,
+                                      "SELECT rank, time_ns, bytes, rowid FROM memory WHERE "
+                                      "run_id = ? AND rank = ? ORDER BY time_ns, bytes, rowid",
+                                      "memory samples", memory_from)));
+}
+
+std::vector<MemoryRecord> TraceReader::checked_memory(std::int64_t run_id,
+                                                      std::vector<MemoryRecord> samples) const {
+    for (const MemoryRecord& sample : samples)
+        if (sample.bytes < 0)
+            state_->corrupt(fmt::format("run {} rank {}: a memory sample at {} ns of {} bytes",
+                                        run_id, sample.rank, sample.time_ns, sample.bytes));
+    return samples;
 }
 
 std::vector<EventRecord> TraceReader::events(std::int64_t run_id) const {
@@ -498,13 +555,20 @@ std::vector<EventRecord> TraceReader::events(std::int64_t run_id) const {
 std::vector<ErrorRecord> TraceReader::errors(std::int64_t run_id) const {
     // Files older than version 7 do not say when the interrupted action started.
     const std::string started = state_->schema_version >= 7 ? "started_ns" : "NULL";
-    return state_->records_of(
+    std::vector<ErrorRecord> errors = state_->records_of(
         run_id, std::nullopt,
         "SELECT rank, stage, microbatch, action, kind, expected, actual, message, time_ns, " +
             started + " FROM errors WHERE run_id = ? ORDER BY id",
         "errors", &ErrorRecord::rank, &ErrorRecord::stage, &ErrorRecord::microbatch,
         &ErrorRecord::action, &ErrorRecord::kind, &ErrorRecord::expected, &ErrorRecord::actual,
         &ErrorRecord::message, &ErrorRecord::time_ns, &ErrorRecord::started_ns);
+    // -1: the whole run's (a simulation's, a launcher's); any other is one of its ranks.
+    const std::int64_t pp = rank_count_of(*state_, run_id);
+    for (const ErrorRecord& error : errors)
+        if (error.rank < -1 || (pp > 0 && error.rank >= pp))
+            state_->corrupt(fmt::format("run {} has an error on rank {}, {}", run_id, error.rank,
+                                        outside_ranks(pp)));
+    return errors;
 }
 
 std::vector<ShardingRecord> TraceReader::sharding(std::int64_t run_id) const {

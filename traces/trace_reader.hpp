@@ -77,6 +77,10 @@ class TraceReader {
     const std::filesystem::path& path() const;
 
   private:
+    // Refuses as corrupt a sample no writer records (negative bytes).
+    std::vector<MemoryRecord> checked_memory(std::int64_t run_id,
+                                             std::vector<MemoryRecord> samples) const;
+
     struct State;
     std::unique_ptr<State> state_;
 };

@@ -372,6 +372,35 @@ TEST_F(TraceStoreTest, RowsNoWriterProducesAreCorruption) {
     EXPECT_EQ(ranks_error(), corrupt + "run 1 rank 1: bubble_ratio = 1.5");
     damaged(rank_row + "1, 100, 50, 0.5, 0, 10, 40, '{}')");
     EXPECT_EQ(TraceReader(path).ranks(1).size(), 1u);
+    // Rows the reports once read as nothing wrong: an unreadable waiting_on as no waiting, a
+    // negative uncertainty printed as "± -5 ns", a negative memory sample as no samples, a
+    // transfer or an error on a rank the run does not have.
+    damaged(rank_row + "1, 100, 50, 0.5, 0, 10, 40, '{not json')");
+    EXPECT_EQ(ranks_error(),
+              corrupt +
+                  "run 1 rank 1: waiting_on is not a JSON object of peer rank to ns: "
+                  "{not json");
+    damaged(rank_row + "1, 100, 50, 0.5, 0, 10, 40, '{\"99\":5}')");
+    EXPECT_EQ(ranks_error(), corrupt +
+                                 "run 1 rank 1: waiting_on names peer '99', not one of its "
+                                 "ranks");
+    damaged(rank_row + "1, 100, 50, 0.5, -8, 10, 40, '{\"2\":5}')");
+    EXPECT_EQ(ranks_error(), corrupt + "run 1 rank 1: peak_memory_bytes = -8");
+    damaged("INSERT INTO memory (run_id, rank, time_ns, bytes) VALUES (1, 0, 10, -1000)");
+    EXPECT_EQ(error_of([&] { TraceReader(path).memory(1); }),
+              corrupt + "run 1 rank 0: a memory sample at 10 ns of -1000 bytes");
+    EXPECT_EQ(error_of([&] { TraceReader(path).memory(1, 0); }),
+              corrupt + "run 1 rank 0: a memory sample at 10 ns of -1000 bytes");
+    damaged(
+        "INSERT INTO pairs (run_id, pair_id, send_rank, send_step, recv_rank, recv_step, "
+        "bytes) VALUES (1, 7, 99, 0, 1, 0, 64)");
+    EXPECT_EQ(error_of([&] { TraceReader(path).pairs(1); }),
+              corrupt + "run 1 pair 7: its SEND is on rank 99, outside its 4 ranks");
+    damaged(
+        "INSERT INTO errors (run_id, rank, stage, microbatch, action, kind, expected, actual, "
+        "message) VALUES (1, 99, 0, 0, '', 'weird', '', '', 'x')");
+    EXPECT_EQ(error_of([&] { TraceReader(path).errors(1); }),
+              corrupt + "run 1 has an error on rank 99, outside its 4 ranks");
     damaged("UPDATE runs SET step_time_ns = -5");
     EXPECT_EQ(run_error(), corrupt + "run 1 has step_time_ns = -5");
     damaged("UPDATE runs SET step_time_ns = 9223372036854775807");
