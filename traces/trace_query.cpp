@@ -27,10 +27,18 @@ void TraceQuery::open() {
         open_connection(path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, "cannot open trace");
     sqlite3_busy_timeout(db(), kBusyTimeoutMs);
     std::optional<int> version = check_trace_identity(db(), path);
-    if (!version)
-        throw_trace_error(path,
-                          "not a pipelens trace (an SQLite database with no "
-                          "tables)");
+    if (!version) {
+        // A trace still being written, or whose writer was killed, holds its contents in the
+        // write-ahead log beside it; SQLite ignores a log that is damaged (or another file's).
+        std::error_code error;
+        const std::filesystem::path log = path.string() + "-wal";
+        if (std::filesystem::file_size(log, error) > 0 && !error)
+            throw_trace_error(path, fmt::format("its tables are in its write-ahead log {}, which "
+                                                "SQLite could not use: the log is damaged or "
+                                                "belongs to another file",
+                                                log.string()));
+        throw_trace_error(path, "not a pipelens trace (an SQLite database with no tables)");
+    }
     schema_version = *version;
     if (schema_version >= 4)
         if (const auto first = query_text(

@@ -244,6 +244,19 @@ TEST_F(TraceStoreTest, ReaderRefusesWhatIsNotATrace) {
     }
     EXPECT_EQ(error_of([&] { TraceReader reader(no_tables); }),
               no_tables.string() + ": not a pipelens trace (an SQLite database with no tables)");
+
+    // A writer killed before its first checkpoint leaves its tables in the log beside the file;
+    // a damaged log is ignored by SQLite, which left "not a pipelens trace" to explain it.
+    const fs::path in_log = file("in_log.db");
+    {
+        RawDatabase raw(in_log, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+        raw.execute("PRAGMA journal_mode = WAL");
+    }
+    write_text(in_log.string() + "-wal", bytes.substr(0, 5000));
+    EXPECT_EQ(error_of([&] { TraceReader reader(in_log); }),
+              in_log.string() + ": its tables are in its write-ahead log " + in_log.string() +
+                  "-wal, which SQLite could not use: the log is damaged or belongs to another "
+                  "file");
 }
 
 TEST_F(TraceStoreTest, NewerOrUnreadableSchemaVersionsAreRefused) {
