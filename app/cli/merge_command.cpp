@@ -38,6 +38,11 @@ bool is_sqlite_file(const std::string& path) {
     if (!file)
         throw CommandFailure(kExitUsage, fmt::format("pipelens merge: {}: cannot open it", path));
     file.read(start, sizeof start);
+    if (file.gcount() == 0)
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens merge: {}: is empty (0 bytes): neither a trace "
+                                         "nor a sweep's results file",
+                                         path));
     return file.gcount() == sizeof start && std::equal(start, start + sizeof start, kMagic);
 }
 
@@ -47,7 +52,7 @@ sim::SweepResults read_sweep_results(const std::string& path) {
     try {
         return sim::sweep_results_from_json(read_text_file(path), path);
     } catch (const sim::SweepResultsError& error) {
-        throw CommandFailure(kExitUsage, error.what());
+        throw CommandFailure(kExitUsage, fmt::format("pipelens merge: {}", error.what()));
     }
 }
 

@@ -199,6 +199,13 @@ TEST_F(SweepCli, ShardsThatDoNotMakeAWholeAreRefusedByName) {
     result = run_pipelens("merge " + path("plain.json"));
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_NE(result.err.find("plain.json: not a pipelens sweep's results"), std::string::npos);
+    EXPECT_EQ(result.err.rfind("pipelens merge: ", 0), 0u) << result.err;
+    // An empty file is neither kind: it was read as JSON ("not JSON (byte 1, the end)").
+    std::ofstream(path("empty.db")).flush();
+    result = run_pipelens("merge " + path("empty.db") + " --out " + path("out.db"));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens merge: " + path("empty.db") +
+                              ": is empty (0 bytes): neither a trace nor a sweep's results file\n");
 }
 
 TEST_F(SweepCli, ABadAxisStopsBeforeAnySimulatingWithOneLine) {
