@@ -20,6 +20,8 @@ ReplayFailure current_failure() {
         return ReplayFailure::unreadable;
     } catch (const ScheduleTooLargeError&) {
         return ReplayFailure::too_large;
+    } catch (const ScheduleSizeLimitError&) {
+        return ReplayFailure::too_large;
     } catch (const std::bad_alloc&) {
         return ReplayFailure::too_large;
     } catch (...) {

@@ -179,7 +179,7 @@ void validate_shape(const ScheduleShape& shape) {
     constexpr std::int64_t kLimit = kMaxStageMicrobatches;
     const std::int64_t stages = std::int64_t{pp} * v;
     if (stages > kLimit || stages * m > kLimit)
-        throw ScheduleConfigError(
+        throw ScheduleSizeLimitError(
             fmt::format("{}: pp*v*m = {}*{}*{} is too large (the limit is {} stage-microbatches)",
                         name, pp, v, m, kLimit));
 

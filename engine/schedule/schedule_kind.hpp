@@ -54,6 +54,13 @@ class ScheduleConfigError : public std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
+// A shape past kMaxStageMicrobatches: a configuration error where it is typed, a size no
+// engine builds where it is replayed from a trace.
+class ScheduleSizeLimitError : public ScheduleConfigError {
+  public:
+    using ScheduleConfigError::ScheduleConfigError;
+};
+
 const std::vector<ScheduleKind>& all_schedule_kinds();
 std::string_view schedule_kind_name(ScheduleKind kind);   // PyTorch's name: "Interleaved1F1B"
 ScheduleKind parse_schedule_kind(std::string_view name);  // throws ScheduleConfigError

@@ -258,6 +258,20 @@ TEST(ReplayCli, AnEventThatCannotBeReadOrDoesNotFitIsNoFinding) {
         EXPECT_NE(result.err.find("is too large for this machine"), std::string::npos)
             << result.err;
     }
+    // Past the engine's fixed limit of stage-microbatches it is too large on any machine: it was
+    // a finding (exit 1), which reads as the runs differing.
+    ASSERT_EQ(edit_trace(large,
+                         "UPDATE events SET arguments = replace(arguments, '\"pp\":2', "
+                         "'\"pp\":1000000000') WHERE sequence = 1"),
+              1);
+    for (const std::string& command :
+         {"replay " + large.string(), "bisect " + large.string() + " --until-error"}) {
+        result = run_pipelens(command);
+        EXPECT_EQ(result.exit_code, 3) << command << result.err;
+        EXPECT_NE(result.err.find("is too large (the limit is 536870911 stage-microbatches)"),
+                  std::string::npos)
+            << result.err;
+    }
 }
 
 // A recorder numbers its events 0, 1, 2, ... and snapshots the state after the last one. A
