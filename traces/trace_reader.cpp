@@ -269,6 +269,15 @@ std::int64_t TraceReader::latest_run_id() const {
     return sqlite3_column_int64(statement.get(), 0);
 }
 
+std::int64_t TraceReader::run_count() const {
+    const State& state = *state_;
+    std::string_view doing = "cannot count the runs";
+    Statement statement = state.prepare("SELECT count(*) FROM runs", doing);
+    if (const int code = sqlite3_step(statement.get()); code != SQLITE_ROW)
+        state.fail(doing, code);
+    return sqlite3_column_int64(statement.get(), 0);
+}
+
 std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
     const std::string clock =
         state_->schema_version >= 5 ? "clock_offset_ns, clock_uncertainty_ns" : "NULL, NULL";

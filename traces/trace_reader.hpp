@@ -40,6 +40,7 @@ class TraceReader {
     std::vector<RunRecord> runs() const;       // by id
     RunRecord run(std::int64_t run_id) const;  // TraceError when there is no such run
     std::int64_t latest_run_id() const;        // TraceError when the trace has no runs
+    std::int64_t run_count() const;            // without reading (or checking) any run
 
     std::vector<RankRecord> ranks(std::int64_t run_id) const;  // by rank
     // Actions of a run by (rank, start time); optionally one rank and those overlapping

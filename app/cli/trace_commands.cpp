@@ -204,7 +204,10 @@ void run_summary(const SummaryOptions& options) {
                           analysis::read_stragglers(reader, run, options.straggler_threshold))
                     : std::string("stragglers: n/a (no step to measure the ranks against)\n");
     }
-    fmt::print("{}: {} run{}\n\n", options.trace, runs.size(), runs.size() == 1 ? "" : "s");
+    // With --run, one run of the file's: the header counts the file's, as without it.
+    const auto in_file = options.run ? reader.run_count() : static_cast<std::int64_t>(runs.size());
+    fmt::print("{}: {} run{}{}\n\n", options.trace, in_file, in_file == 1 ? "" : "s",
+               options.run ? fmt::format(" (run {} shown)", *options.run) : std::string());
     if (runs.empty())
         return;
     print_run_list(runs, checks_failed);

@@ -72,6 +72,11 @@ void keep_event(RankFile& file, const ChromeEvent& event) {
         const auto total = integer_of(arg_text(event, "Total Allocated"));
         if (!total)
             return;
+        if (*total < 0)  // an allocator's total: a trace would hold it as damage
+            throw ImportError(fmt::format(
+                "{}: byte {}: a [memory] event's \"Total Allocated\" is {} bytes; an allocator's "
+                "total is zero or more",
+                file.path, event.offset, *total));
         const bool on_gpu = integer_of(arg_text(event, "Device Type")).value_or(0) != 0;
         (on_gpu ? file.gpu_memory : file.cpu_memory).push_back({0, event.ts_ns, *total});
         return;

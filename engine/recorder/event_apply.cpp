@@ -217,10 +217,11 @@ void SetStageBackend::apply(EventTarget& target) const {
     stage_at(target.mutable_state(), stage, kName).backend = backend;
 }
 
-// The cost in full (the shortest text that reads back as the same double): the state is what
-// replay --check and bisect compare, and a rounded figure hid decisions that cost differently.
+// The cost to 0.1 ns: finer than any cost model's meaning, and the text every trace's snapshot
+// holds (a change of it would make older traces' replays differ from their snapshots).
 void DecideSharding::apply(EventTarget& target) const {
-    target.mutable_state().sharding.push_back(fmt::format("{}: {} ({} us)", op, strategy, cost_us));
+    target.mutable_state().sharding.push_back(
+        fmt::format("{}: {} ({:.4f} us)", op, strategy, cost_us));
 }
 
 }  // namespace pipelens::recorder

@@ -21,6 +21,7 @@
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/local_transport.hpp"
 #include "engine/runtime/nccl_transport.hpp"
+#include "engine/runtime/out_of_memory.hpp"
 #include "engine/runtime/pipeline_setup.hpp"
 #include "engine/runtime/rank_report.hpp"
 #include "engine/runtime/rank_step.hpp"
@@ -90,13 +91,6 @@ int nccl_gpu(const run_record::PipelineRunOptions& options) {
     return options.local_rank >= 0 ? options.local_rank : options.rank;
 }
 
-// Whether LibTorch's allocator failed: a device's OutOfMemoryError, or the CPU allocator's
-// enforcement, which 1.13 raises as a plain c10::Error.
-bool is_torch_out_of_memory(const c10::Error& error) {
-    return dynamic_cast<const c10::OutOfMemoryError*>(&error) != nullptr ||
-           error.msg().find("can't allocate memory") != std::string::npos;
-}
-
 // Running out of memory is too large an input, not a failed check: said naming who ran out
 // (`who`: "rank 1", "building the model"). The memory is free again by the time this runs.
 ScheduleTooLargeError out_of_memory(const std::string& who, std::string detail) {
@@ -109,6 +103,18 @@ ScheduleTooLargeError out_of_memory(const std::string& who, std::string detail) 
         "{} ran out of memory{}: the model, its activations and every recorded action are held "
         "until the run is written; lower --layers, --hidden, --batch, --m or --steps",
         who, detail.empty() ? "" : " (" + detail + ")"));
+}
+
+bool ran_out_of_memory(const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::bad_alloc&) {
+        return true;
+    } catch (const c10::Error& torch_error) {
+        return is_torch_out_of_memory(torch_error);
+    } catch (...) {
+        return false;
+    }
 }
 
 // A rank thread's error, naming the rank.
@@ -162,6 +168,10 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
                 }
             });
     }
+    // A rank that ran out of memory is the cause: the others' errors are the abort it sent.
+    for (int rank = 0; rank < world_size; ++rank)
+        if (thread_errors[rank] && ran_out_of_memory(thread_errors[rank]))
+            rethrow_rank_error(rank, thread_errors[rank]);
     for (int rank = 0; rank < world_size; ++rank)
         if (thread_errors[rank])
             rethrow_rank_error(rank, thread_errors[rank]);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "engine/runtime/out_of_memory.hpp"
 #include "engine/runtime/torch_meta.hpp"
 
 namespace pipelens::runtime {
@@ -98,6 +99,8 @@ std::vector<StageMeta> infer_shapes(const PipelineModel& model,
         try {
             values = run_layers(layers_of(model, stages[index]), inputs);
         } catch (const c10::Error& error) {
+            if (is_torch_out_of_memory(error))
+                throw;  // too large, not a model that cannot take its microbatches
             // Found once, here, rather than as a LibTorch error on a rank: the model cannot
             // take the microbatches it is given (another --chunk-dim, --input-shape or split).
             std::string shapes;

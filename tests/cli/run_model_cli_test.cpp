@@ -336,6 +336,15 @@ TEST(RunCli, RunningOutOfMemoryAllTheSameIsTooLargeNamingWhoRanOut) {
     EXPECT_NE(threads.err.find("lower --layers, --hidden, --batch, --m or --steps\n"),
               std::string::npos)
         << threads.err;
+    // Out of memory while the stages' shapes are found on the first microbatch was "stage 1
+    // cannot run on its first microbatch" (exit 2), as if the split were wrong.
+    const auto shapes = testing::run_command(
+        "sh -c 'ulimit -v 2000000; exec " + std::string(PIPELENS_BINARY) +
+        " run --schedule GPipe --pp 2 --m 8 --layers 12 --split layers.1 --hidden 2048 "
+        "--batch 16384 --no-reference --steps 1'");
+    EXPECT_EQ(shapes.exit_code, 3) << shapes.err;
+    EXPECT_NE(shapes.err.find("ran out of memory (DefaultCPUAllocator"), std::string::npos)
+        << shapes.err;
     const auto processes = limited(run + " --transport gloo --nproc 2");
     EXPECT_EQ(processes.exit_code, 3) << processes.err;
     EXPECT_NE(processes.err.find("pipelens: rank 0 ran out of memory ("), std::string::npos)

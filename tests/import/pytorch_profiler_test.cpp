@@ -331,6 +331,20 @@ TEST(PytorchProfilerImport, BadInputNamesTheFile) {
     const std::string huge = write_temp("huge_microbatch_rank0.json", gpipe);
     EXPECT_NE(error_of({huge}).find(huge + ": no pipeline action ranges"), std::string::npos)
         << error_of({huge});
+
+    // A negative allocator total was stored, and the trace then refused as damaged by every
+    // reader: it is refused here, where the file and the event can be named.
+    std::string negative = read_text(fixture("runtime_1f1b_rank0.json"));
+    const std::size_t total = negative.find("\"Total Allocated\": 4096");
+    ASSERT_NE(total, std::string::npos);
+    negative.replace(total, 23, "\"Total Allocated\": -4096");
+    const std::string negative_file = write_temp("negative_memory_rank0.json", negative);
+    const std::string refused = error_of({negative_file});
+    EXPECT_EQ(refused.rfind(negative_file + ": byte ", 0), 0u) << refused;
+    EXPECT_NE(refused.find(": a [memory] event's \"Total Allocated\" is -4096 bytes; an "
+                           "allocator's total is zero or more"),
+              std::string::npos)
+        << refused;
 }
 
 TEST(PytorchProfilerImport, RankFromFileName) {
