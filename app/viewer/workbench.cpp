@@ -351,7 +351,7 @@ bool Workbench::grid_is_stale() const {
     Experiment now = experiment_;
     now.shape.kind = grid_base_->shape.kind;
     now.shape.stages_per_rank = grid_base_->shape.stages_per_rank;
-    now.shape.microbatch_count = grid_base_->shape.microbatch_count;
+    set_microbatch_count(now, grid_base_->shape.microbatch_count);  // the batch follows m back
     now.schedule_file = grid_base_->schedule_file;  // a kind the grid sets replaces a file
     now.schedule_notation = grid_base_->schedule_notation;
     now.stages_per_rank_source = grid_base_->stages_per_rank_source;

@@ -569,6 +569,15 @@ Experiment apply_experiment_settings(const Experiment& base,
     } catch (const ExperimentError& error) {
         throw ExperimentError(without_position(error.what(), source_name));
     }
+    // Another m is set as --m sets it (set_microbatch_count), unless the batch is set too.
+    const bool batch_given = std::any_of(
+        settings.begin(), settings.end(),
+        [](const ExperimentSetting& setting) { return setting.key == "model.batch_size"; });
+    if (const int m = experiment.shape.microbatch_count;
+        m != base.shape.microbatch_count && !batch_given) {
+        experiment.shape.microbatch_count = base.shape.microbatch_count;
+        set_microbatch_count(experiment, m);
+    }
     return experiment;
 }
 

@@ -159,6 +159,16 @@ TEST(ExperimentToml, ChangingMKeepsAMeasuredMicrobatchSize) {
     EXPECT_EQ(flat.shape.microbatch_count, 16);
     EXPECT_EQ(flat.model.batch_size, 128);
 
+    // A sweep's or the viewer's `schedule.m` setting is the same change; a batch set beside it
+    // is taken as given.
+    const Experiment base = parse_experiment_toml(measured, "exp.toml");
+    EXPECT_EQ(apply_experiment_settings(base, {{"schedule.m", "16"}}, "sweep").model.batch_size,
+              512);
+    EXPECT_EQ(
+        apply_experiment_settings(base, {{"schedule.m", "16"}, {"model.batch_size", "64"}}, "sweep")
+            .model.batch_size,
+        64);
+
     Experiment uneven = parse_experiment_toml(measured, "exp.toml");
     uneven.model.batch_size = 130;  // not 4 whole microbatches: no size to keep
     set_microbatch_count(uneven, 8);

@@ -220,6 +220,27 @@ TEST(Workbench, AGridCellOpensTheExperimentTheGridSimulatedAndAChangeSinceMarksI
     EXPECT_TRUE(workbench.grid_is_stale());
 }
 
+// Measured layer costs are one microbatch's: a cell of another m simulates a batch of that many
+// such microbatches, and opening it is no change since the grid (its batch once followed m in
+// the opened cell but not in the grid's, so the grid read as stale at once).
+TEST(Workbench, ACellOfAnotherMOnMeasuredLayersKeepsTheMicrobatchAndTheGridCurrent) {
+    Workbench workbench;
+    workbench.load(parse_experiment_toml(
+        "[schedule]\npp = 2\nm = 4\n[model]\nbatch_size = 128\n[layers]\n"
+        "names = [\"layers.0\", \"layers.1\"]\nf = [\"1ms\", \"1ms\"]\ni = [\"1ms\", \"1ms\"]\n"
+        "w = [\"1ms\", \"1ms\"]\nb = [\"2ms\", \"2ms\"]\nheld_bytes = [8, 8]\n"
+        "output_bytes = [4, 4]\ngradient_bytes = [16, 16]\nbackward_peak_bytes = [2, 2]\n",
+        "measured.toml"));
+    workbench.request_grid({"1F1B"}, {4, 8});
+    workbench.wait_idle();
+    ASSERT_EQ(workbench.grid().size(), 2u);
+    ASSERT_TRUE(workbench.open_cell(1));
+    workbench.wait_idle();
+    EXPECT_EQ(workbench.experiment().shape.microbatch_count, 8);
+    EXPECT_EQ(workbench.experiment().model.batch_size, 256);  // 32 rows per microbatch, as measured
+    EXPECT_FALSE(workbench.grid_is_stale());
+}
+
 TEST(Workbench, AGridCellOfAnImpossibleCombinationKeepsTheReason) {
     Workbench workbench;
     workbench.load(uniform());
