@@ -34,10 +34,18 @@ struct MergeOptions {
 bool is_sqlite_file(const std::string& path) {
     static constexpr char kMagic[] = "SQLite format 3";
     char start[sizeof kMagic] = {};
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error))
+        throw CommandFailure(kExitUsage,
+                             fmt::format("pipelens merge: {}: is a directory, not a trace or a "
+                                         "sweep's results file",
+                                         path));
     std::ifstream file(path, std::ios::binary);
     if (!file)
         throw CommandFailure(kExitUsage, fmt::format("pipelens merge: {}: cannot open it", path));
     file.read(start, sizeof start);
+    if (file.bad())
+        throw CommandFailure(kExitUsage, fmt::format("pipelens merge: {}: cannot read it", path));
     if (file.gcount() == 0)
         throw CommandFailure(kExitUsage,
                              fmt::format("pipelens merge: {}: is empty (0 bytes): neither a trace "

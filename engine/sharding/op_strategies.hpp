@@ -30,9 +30,10 @@ using StrategyFunction = OpStrategy (*)(const OpCall& call);
 // nullptr when the op has no strategy.
 StrategyFunction find_strategy(std::string_view op);
 
-// What an op's ATen schema takes: from `least_tensors` to `most_tensors` tensors (a pointwise
-// op's other operand may be a number: `x + 1`), and from `least_arguments` to `most_arguments`
-// arguments in all (the optional ones: `alpha`, `keepdim`, `dtype`, ...).
+// What an op's ATen schema takes by position: from `least_tensors` to `most_tensors` tensors (a
+// pointwise op's other operand may be a number: `x + 1`), and from `least_arguments` to
+// `most_arguments` positional arguments in all (the optional ones: `keepdim`, a view's shape,
+// ...). Its keyword-only ones (`alpha`, `dtype`, ...) are keyword_only_arguments().
 struct OpArity {
     int least_tensors = 0;
     int most_tensors = 0;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -15,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "engine/sharding/op_strategies.hpp"
+#include "engine/tensor/dtype_names.hpp"
 #include "engine/text/printable.hpp"
 #include "engine/text/shortened.hpp"
 #include "engine/text/trim.hpp"
@@ -116,6 +118,58 @@ std::optional<OpKeyword> keyword_of(std::string_view argument) {
     return OpKeyword{std::string(name), std::string(trim(argument.substr(equals + 1)))};
 }
 
+bool is_number(std::string_view text) {
+    double value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return !text.empty() && error == std::errc() && end == text.data() + text.size();
+}
+
+std::string_view unquoted(std::string_view text) {
+    if (text.size() >= 2 && (text.front() == '"' || text.front() == '\'') &&
+        text.back() == text.front())
+        return text.substr(1, text.size() - 2);
+    return text;
+}
+
+// "torch.float" -> "torch.float32": Python's aliases of a dtype, as torch_dtype_name names it.
+std::string canonical_torch_dtype(std::string_view text) {
+    static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+        {"torch.float", "torch.float32"},    {"torch.double", "torch.float64"},
+        {"torch.half", "torch.float16"},     {"torch.long", "torch.int64"},
+        {"torch.int", "torch.int32"},        {"torch.short", "torch.int16"},
+        {"torch.cfloat", "torch.complex64"}, {"torch.cdouble", "torch.complex128"}};
+    for (const auto& [alias, name] : kAliases)
+        if (text == alias)
+            return std::string(name);
+    return std::string(text);
+}
+
+// What a keyword's value must be, when it is not that. A value that would change what the op
+// computes in a way the strategies do not model (another output dtype) is refused, not ignored.
+std::optional<std::string> bad_keyword_value(const OpSchema& schema, const OpKeyword& keyword) {
+    const std::string_view value = keyword.value;
+    if (keyword.name == "alpha" || keyword.name == "beta")
+        return is_number(value) ? std::nullopt : std::optional<std::string>("a number");
+    if (keyword.name == "scale")
+        return value == "None" || is_number(value) ? std::nullopt
+                                                   : std::optional<std::string>("a number or None");
+    if (keyword.name == "approximate")
+        return unquoted(value) == "none" || unquoted(value) == "tanh"
+                   ? std::nullopt
+                   : std::optional<std::string>("'none' or 'tanh'");
+    if (keyword.name == "dtype") {
+        const std::vector<DTensorSpec> tensors = schema.tensor_arguments();
+        if (value == "None" || tensors.empty() ||
+            canonical_torch_dtype(value) == torch_dtype_name(tensors.front().tensor.dtype))
+            return std::nullopt;
+        return fmt::format(
+            "None or the input's own dtype, {}: another would change the output's dtype, which "
+            "pipelens does not model (cast the input first)",
+            torch_dtype_name(tensors.front().tensor.dtype));
+    }
+    return std::nullopt;
+}
+
 // Keywords the op's ATen schema takes after its `*`, each once: torch refuses any other.
 void check_keywords(const OpSchema& schema) {
     if (!op_arity(schema.op))
@@ -125,11 +179,15 @@ void check_keywords(const OpSchema& schema) {
         const std::string& name = schema.keywords[index].name;
         if (std::find(allowed.begin(), allowed.end(), name) == allowed.end())
             throw std::invalid_argument(fmt::format(
-                "{}: takes no keyword argument '{}' ({}; give the others by position)", schema.op,
-                shown_text(name, 40),
-                allowed.empty()
-                    ? std::string("it takes none")
-                    : fmt::format("its keyword-only ones: {}", fmt::join(allowed, ", "))));
+                "{}: '{}' is not one of its keyword-only arguments ({}); pipelens takes the "
+                "others by position",
+                schema.op, shown_text(name, 40),
+                allowed.empty() ? std::string("it has none")
+                                : fmt::format("{}", fmt::join(allowed, ", "))));
+        if (const auto must_be = bad_keyword_value(schema, schema.keywords[index]))
+            throw std::invalid_argument(fmt::format("{}: {}={}: {} must be {}", schema.op, name,
+                                                    shown_text(schema.keywords[index].value, 40),
+                                                    name, *must_be));
         for (std::size_t earlier = 0; earlier < index; ++earlier)
             if (schema.keywords[earlier].name == name)
                 throw std::invalid_argument(

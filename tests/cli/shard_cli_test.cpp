@@ -177,8 +177,20 @@ TEST(ShardCli, ArgumentsAnOpDoesNotTakeAreUsageErrors) {
          "aten.add.Tensor(Spec(f32[4, 4](P(sum))), Spec(f32[4, 4](P(sum))), 2) on "
          "DeviceMesh((tp=2), 'cuda', stride=(1,))): takes 2 arguments in all; got 3"},
         {"aten.relu(f32[4,4](S(0)), inplace=True)",
-         "aten.relu.default: takes no keyword argument 'inplace' (it takes none; give the others "
-         "by position)"},
+         "aten.relu.default: 'inplace' is not one of its keyword-only arguments (it has none); "
+         "pipelens takes the others by position"},
+        {"aten.sum(f32[4,4](S(0)), [0], keepdim=True)",
+         "aten.sum.dim_IntList: 'keepdim' is not one of its keyword-only arguments (dtype); "
+         "pipelens takes the others by position"},
+        // A keyword is taken only with a value the op takes and the strategies model.
+        {"aten.gelu(f32[4,4](S(0)), approximate=)",
+         "aten.gelu.default: approximate=: approximate must be 'none' or 'tanh'"},
+        {"aten.add(f32[4,4](S(0)), f32[4,4](S(0)), alpha=x)",
+         "aten.add.Tensor: alpha=x: alpha must be a number"},
+        {"aten.sum(f32[4,4](S(0)), [0], True, dtype=torch.float64)",
+         "aten.sum.dim_IntList: dtype=torch.float64: dtype must be None or the input's own "
+         "dtype, torch.float32: another would change the output's dtype, which pipelens does not "
+         "model (cast the input first)"},
         {"aten.add(f32[4,4](S(0)), alpha=2, f32[4,4](R))",
          "op call 'aten.add(f32[4,4](S(0)), alpha=2, f32[4,4](R))': positional argument "
          "'f32[4,4](R)' follows keyword argument 'alpha'"},

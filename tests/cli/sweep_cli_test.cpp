@@ -206,6 +206,11 @@ TEST_F(SweepCli, ShardsThatDoNotMakeAWholeAreRefusedByName) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err, "pipelens merge: " + path("empty.db") +
                               ": is empty (0 bytes): neither a trace nor a sweep's results file\n");
+    std::filesystem::create_directories(path("a_directory"));
+    result = run_pipelens("merge " + path("a_directory") + " --out " + path("out.db"));
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens merge: " + path("a_directory") +
+                              ": is a directory, not a trace or a sweep's results file\n");
 }
 
 TEST_F(SweepCli, ABadAxisStopsBeforeAnySimulatingWithOneLine) {
