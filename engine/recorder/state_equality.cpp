@@ -51,10 +51,11 @@ std::optional<StateDifference> compare_states(const std::vector<StateField>& lef
                 {field->name + ": values don't match.", field->value, other, field->name});
     }
     if (!left_only.empty() || !right_only.empty()) {
-        StateDifference difference{"field set mismatch:",
-                                   {{"found unique fields:", list(left_only), list(right_only), ""}},
-                                   {left_only.begin(), left_only.end()},
-                                   {right_only.begin(), right_only.end()}};
+        StateDifference difference{
+            "field set mismatch:",
+            {{"found unique fields:", list(left_only), list(right_only), ""}},
+            {left_only.begin(), left_only.end()},
+            {right_only.begin(), right_only.end()}};
         difference.mismatches.insert(difference.mismatches.end(), differing_values.begin(),
                                      differing_values.end());
         return difference;
