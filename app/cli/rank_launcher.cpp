@@ -20,6 +20,8 @@
 
 #include <fmt/format.h>
 
+#include "app/cli/stop_signal_watch.hpp"
+
 extern char** environ;
 
 namespace pipelens::cli {
@@ -51,14 +53,6 @@ std::vector<std::string> rank_environment(int rank, int process_count,
     variables.push_back(fmt::format("MASTER_PORT={}", master_port));
     variables.push_back(fmt::format("{}={}", kLauncherVariable, getpid()));
     return variables;
-}
-
-sigset_t stop_signals() {
-    sigset_t signals;
-    sigemptyset(&signals);
-    for (const int signal : {SIGINT, SIGTERM, SIGHUP})
-        sigaddset(&signals, signal);
-    return signals;
 }
 
 // Blocks the stop signals in the launcher for as long as it lives, and gives the ranks the mask

@@ -16,6 +16,8 @@
 #include <memory>
 #include <sstream>
 
+#include <optional>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -28,6 +30,7 @@
 #include "app/cli/rendezvous_port.hpp"
 #include "app/cli/report_directory.hpp"
 #include "app/cli/run_report.hpp"
+#include "app/cli/stop_signal_watch.hpp"
 #include "app/cli/torch_profile_option.hpp"
 #include "app/cli/validators.hpp"
 #include "engine/analysis/stragglers.hpp"
@@ -440,6 +443,11 @@ int run_ranks_here(RunOptions& options) {
         say_who_we_wait_for(run);
     run_record::PipelineRunResult result;
     try {
+        // Ranks that are threads here stop with a word, as a launcher's do; a rank process
+        // keeps the signals' defaults, its launcher speaking for it.
+        std::optional<StopSignalWatch> watch;
+        if (run.transport == "local")
+            watch.emplace();
         result = runtime::run_pipeline(run, lowered);
     } catch (const std::invalid_argument& error) {
         throw CommandFailure(kExitUsage, fmt::format("pipelens: run: {}", error.what()));
@@ -572,9 +580,7 @@ int launch(const RunOptions& options) {
         fmt::print(stderr,
                    "pipelens run: stopped by {}: every rank was asked to stop; the run is not "
                    "recorded\n",
-                   signal == SIGINT    ? "SIGINT"
-                   : signal == SIGTERM ? "SIGTERM"
-                                       : "SIGHUP");
+                   stop_signal_name(signal));
         return launched.exit_code;
     }
     if (!launched.deaths.empty() && !launched.deaths[0].empty())
