@@ -21,6 +21,8 @@
 
 #include <fmt/format.h>
 
+#include "traces/text/quantities.hpp"
+
 namespace pipelens::traces {
 namespace {
 
@@ -246,6 +248,17 @@ ChromeExportCounts write_chrome_trace(const TraceReader& reader, std::int64_t ru
     }
     writer.end();
     return counts;
+}
+
+std::string chrome_size_note(const std::string& path, std::uintmax_t bytes) {
+    if (bytes < kBrowserJsonBytes)
+        return {};
+    return fmt::format(
+        "{} is {}: a browser's Perfetto UI holds a whole trace in about 2 GB of memory, several "
+        "times its file's size, so it may not open this one; Perfetto's trace_processor opens it "
+        "in this machine's memory instead (`trace_processor --httpd {}`, then "
+        "https://ui.perfetto.dev)",
+        path, format_bytes(static_cast<std::int64_t>(bytes)), path);
 }
 
 }  // namespace pipelens::traces

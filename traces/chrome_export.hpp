@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 
 #include "traces/trace_reader.hpp"
 
@@ -32,5 +33,14 @@ struct ChromeExportCounts {
 // std::runtime_error when writing fails.
 ChromeExportCounts write_chrome_trace(const TraceReader& reader, std::int64_t run_id,
                                       std::FILE* out);
+
+// JSON past this size seldom opens in a browser: Perfetto's UI holds the whole trace in the
+// page's memory (about 2 GB, several times the file's size, by Perfetto's own documentation),
+// and chrome://tracing stops at a few hundred MB.
+inline constexpr std::uintmax_t kBrowserJsonBytes = std::uintmax_t{512} << 20;
+
+// What to say of a written file of `bytes` a browser will likely not open; empty below
+// kBrowserJsonBytes.
+std::string chrome_size_note(const std::string& path, std::uintmax_t bytes);
 
 }  // namespace pipelens::traces

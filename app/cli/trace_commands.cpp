@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <string_view>
 #include <vector>
 
@@ -235,6 +236,10 @@ void export_chrome(const traces::TraceReader& reader, std::int64_t run_id,
     });
     fmt::print("wrote {}: run {}, {} actions, {} send/recv arrows, {} memory samples\n", path,
                run_id, counts.actions, counts.flows, counts.memory_samples);
+    std::error_code error;
+    const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+    if (const std::string note = traces::chrome_size_note(path, error ? 0 : bytes); !note.empty())
+        fmt::print(stderr, "pipelens: export: {}\n", note);
 }
 
 void run_export(const ExportOptions& options) {
