@@ -20,9 +20,10 @@ ProducerTable::ProducerTable(const TimedSchedule& timed, const DependencyRules& 
     const auto cells = static_cast<std::size_t>(stages_) * static_cast<std::size_t>(microbatches_);
     if (cells > 16 * schedule.action_count() + 4096)
         throw traces::TraceError(fmt::format(
-            "run names {} stages x {} microbatches but holds only {} actions: its stage or "
+            "{}{} names {} stages x {} microbatches but holds only {} actions: its stage or "
             "microbatch numbers are damaged",
-            stages_, microbatches_, schedule.action_count()));
+            timed.source, timed.source.empty() ? "run" : "", stages_, microbatches_,
+            schedule.action_count()));
     table_.assign(cells * kMicrobatchSignalCount, ActionRef{});
     for (int rank = 0; rank < schedule.rank_count; ++rank)
         for (std::size_t index = 0; index < schedule.ranks[rank].size(); ++index) {

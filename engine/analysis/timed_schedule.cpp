@@ -190,6 +190,7 @@ void check_run_header(const std::filesystem::path& path, const traces::RunRecord
 TimedSchedule timed_schedule_from_rows(const std::filesystem::path& path,
                                        const traces::RunRecord& run, std::vector<RankRows> ranks) {
     TimedSchedule timed;
+    timed.source = fmt::format("{}: trace is corrupt: run {}", path.string(), run.id);
     Schedule& schedule = timed.schedule;
     schedule.name = run.schedule;
     schedule.rank_count = static_cast<int>(ranks.size());

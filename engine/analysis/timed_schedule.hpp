@@ -34,6 +34,9 @@ struct TimedSchedule {
     // By rank, (index in program order, text), by index: the actions that kept a text their
     // integers do not give (an imported flight-recorder op). Empty for pipeline runs.
     std::vector<std::vector<std::pair<std::int32_t, std::string>>> kept_texts;
+    // Where it was read from, for messages ("run.db: trace is corrupt: run 3"); empty for a
+    // schedule no trace holds.
+    std::string source;
 
     bool ended(int rank, int step) const {
         return times[static_cast<std::size_t>(rank)][static_cast<std::size_t>(step)].end_ns >= 0;

@@ -53,7 +53,7 @@ std::int64_t transfer_bytes(const Action& action, const PipelineRunResult& resul
 // The run as the analyses see it: each rank's lowered program with the times it ran; an
 // action it never reached never ended.
 analysis::TimedSchedule timed_run(const Schedule& lowered, const PipelineRunResult& result) {
-    analysis::TimedSchedule timed{lowered, {}, {}};
+    analysis::TimedSchedule timed{lowered, {}, {}, {}};
     timed.times.resize(lowered.ranks.size());
     for (std::size_t rank = 0; rank < lowered.ranks.size(); ++rank) {
         const std::vector<Action>& actions = lowered.ranks[rank];

@@ -18,7 +18,7 @@ namespace {
 
 // The simulated run as a recorded one reads back: the lowered program and its times.
 TimedSchedule timed_from(const Schedule& lowered, const sim::SimulationResult& result) {
-    TimedSchedule timed{lowered, {}, {}};
+    TimedSchedule timed{lowered, {}, {}, {}};
     timed.times.resize(lowered.ranks.size());
     for (std::size_t rank = 0; rank < lowered.ranks.size(); ++rank)
         for (std::size_t step = 0; step < lowered.ranks[rank].size(); ++step) {

@@ -26,7 +26,7 @@ inline SimulatedRun simulate_run(const ScheduleShape& shape, const sim::CostMode
     SimulatedRun run;
     const Schedule lowered = lower(generate_schedule(shape));
     run.result = sim::simulate(lowered, costs);
-    run.timed = TimedSchedule{lowered, {}, {}};
+    run.timed = TimedSchedule{lowered, {}, {}, {}};
     run.timed.times.resize(lowered.ranks.size());
     for (std::size_t rank = 0; rank < lowered.ranks.size(); ++rank)
         for (std::size_t step = 0; step < lowered.ranks[rank].size(); ++step) {

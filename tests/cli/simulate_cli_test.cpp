@@ -49,6 +49,23 @@ TEST(SimulateCli, GPipeClosedFormInTheDocumentedJsonShape) {
     }
 }
 
+// An action whose stage number is damaged (within the range a row may hold) would size the
+// critical path's tables by it: refused, naming the file and the run as every damage is (its
+// message named neither).
+TEST(SimulateCli, ACriticalPathOfDamagedStageNumbersNamesTheTrace) {
+    const auto trace = fresh_trace("critical_path_damaged_stage");
+    ASSERT_EQ(run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code, 0);
+    ASSERT_EQ(testing::edit_trace(trace,
+                                  "UPDATE actions SET stage = 1000000 WHERE rank = 1 AND step = 0"),
+              1);
+    const auto result = run_pipelens("summary " + trace.string() + " --critical-path");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                              ": trace is corrupt: run 1 names 1000001 stages x 4 microbatches but "
+                              "holds only 32 actions: its stage or microbatch numbers are "
+                              "damaged\n");
+}
+
 TEST(SimulateCli, LinkLatencyAndBandwidthWorkedByHand) {
     // Rank 0: F 0-1us, SEND_F 1-12us (10 us latency + 1000 B at 1 GB/s); rank 1: F 12-13, B
     // 13-15, SEND_B 15-26; rank 0: B 26-28.
