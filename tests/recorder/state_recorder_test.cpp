@@ -230,8 +230,8 @@ TEST(StateEquality, FieldSetMismatchListsTheUniqueFields) {
     EXPECT_EQ(difference->left_only, std::vector<std::string>{"b"});
     EXPECT_EQ(difference->right_only, std::vector<std::string>{"c"});
     // The values of the fields both sides have follow: among them is what made the others.
-    const auto shape = compare_states({{"pp", "4"}, {"rank[3]", "x"}, {"v", "1"}},
-                                      {{"pp", "2"}, {"v", "1"}});
+    const auto shape =
+        compare_states({{"pp", "4"}, {"rank[3]", "x"}, {"v", "1"}}, {{"pp", "2"}, {"v", "1"}});
     ASSERT_TRUE(shape);
     EXPECT_EQ(format_state_difference(*shape),
               "state not equal: field set mismatch:\n\n"
