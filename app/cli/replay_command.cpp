@@ -31,10 +31,6 @@ struct ReplayOptions {
     bool json = false;
 };
 
-std::string rank_name(int rank) {
-    return rank < 0 ? std::string("whole pipeline") : fmt::format("rank {}", rank);
-}
-
 // Returns the check's failure text, empty when the rank's replay matches its recording.
 std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, int rank,
                        const std::vector<recorder::Event>& events,
@@ -46,7 +42,7 @@ std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, i
             throw CommandFailure(
                 kExitUsage,
                 fmt::format("pipelens: {}: trace is corrupt: run {} {}: {}", reader.path().string(),
-                            run_id, rank_name(rank), error.what()));
+                            run_id, recorder::stream_name(rank), error.what()));
         }
     }();
     if (!snapshot)
@@ -55,7 +51,7 @@ std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, i
             fmt::format("pipelens: {}: run {} {}: no state snapshot was recorded to check against "
                         "(traces written before pipelens recorded snapshots have none; replay "
                         "without --check)",
-                        reader.path().string(), run_id, rank_name(rank)));
+                        reader.path().string(), run_id, recorder::stream_name(rank)));
     // A run writes its snapshot after its last event; one taken elsewhere describes no state
     // this stream ends in, and comparing with it would report a difference the run never had.
     if (snapshot->after_sequence != events.back().sequence)
@@ -63,19 +59,19 @@ std::string check_rank(const traces::TraceReader& reader, std::int64_t run_id, i
             kExitUsage,
             fmt::format("pipelens: {}: trace is corrupt: run {} {}: its state snapshot is taken "
                         "after event {}, but its events end at event {}",
-                        reader.path().string(), run_id, rank_name(rank), snapshot->after_sequence,
-                        events.back().sequence));
+                        reader.path().string(), run_id, recorder::stream_name(rank),
+                        snapshot->after_sequence, events.back().sequence));
     const auto difference =
         recorder::compare_states(snapshot->fields, recorder::state_fields(replayed.state()));
     if (difference)
         return fmt::format(
             "{}: run {} {}: the replay of {} events does not rebuild the recorded "
             "state\n{}",
-            reader.path().string(), run_id, rank_name(rank), events.size(),
+            reader.path().string(), run_id, recorder::stream_name(rank), events.size(),
             recorder::format_state_difference(*difference));
     if (auto stream = recorder::compare_event_streams(events, replayed.events()))
-        return fmt::format("{}: run {} {}: {}", reader.path().string(), run_id, rank_name(rank),
-                           *stream);
+        return fmt::format("{}: run {} {}: {}", reader.path().string(), run_id,
+                           recorder::stream_name(rank), *stream);
     return {};
 }
 
@@ -105,7 +101,7 @@ void refuse_nested_upto(const std::vector<recorder::Event>& events, std::int64_t
         fmt::format("pipelens: --upto {}: event {} ({}, {}) is made by event {} ({}), which a "
                     "replay applies whole: give --upto {} (after it and the events it makes, up to "
                     "{}) or --upto {} (before it)",
-                    upto, upto, event->name, rank_name(rank), top->sequence, top->name,
+                    upto, upto, event->name, recorder::stream_name(rank), top->sequence, top->name,
                     top->sequence, last_made->sequence, top->sequence - 1));
 }
 
@@ -153,9 +149,10 @@ void run_replay(const ReplayOptions& options) {
             try {
                 return recorder::replay_events(events, options.upto);
             } catch (const std::exception& error) {
-                throw CommandFailure(error_policy(error).exit_code,
-                                     fmt::format("pipelens: {}: run {} {}: {}", options.path,
-                                                 run_id, rank_name(rank), error.what()));
+                throw CommandFailure(
+                    error_policy(error).exit_code,
+                    fmt::format("pipelens: {}: run {} {}: {}", options.path, run_id,
+                                recorder::stream_name(rank), error.what()));
             }
         }();
         const auto fields = recorder::state_fields(replayed.state());
@@ -181,8 +178,8 @@ void run_replay(const ReplayOptions& options) {
         // An --upto past the stream's end replays all of it: said, not left to be inferred.
         const bool past_end = options.upto && *options.upto > events.back().sequence;
         fmt::print(
-            "run {} {}: replayed {} events{} ({} recorded{})\n", run_id, rank_name(rank),
-            replayed.events().size(),
+            "run {} {}: replayed {} events{} ({} recorded{})\n", run_id,
+            recorder::stream_name(rank), replayed.events().size(),
             options.upto ? fmt::format(" up to event {}", *options.upto) : "", events.size(),
             past_end ? fmt::format("; the stream ends at event {}", events.back().sequence) : "");
         if (options.list_events)

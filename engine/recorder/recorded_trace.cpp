@@ -144,12 +144,11 @@ std::optional<std::string> broken_structure(const std::vector<Event>& events) {
     return std::nullopt;
 }
 
-// "rank 0", or "whole pipeline" for a simulation's one stream, as replay names them.
+}  // namespace
+
 std::string stream_name(int rank) {
     return rank < 0 ? std::string("whole pipeline") : fmt::format("rank {}", rank);
 }
-
-}  // namespace
 
 void write_recording(traces::TraceWriter& writer, std::int64_t run_id, int rank,
                      const std::vector<Event>& events, const std::vector<StateField>& final_state,

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "engine/recorder/state_equality.hpp"
@@ -22,6 +23,10 @@ void write_recording(traces::TraceWriter& writer, std::int64_t run_id,
 void write_recording(traces::TraceWriter& writer, std::int64_t run_id, int rank,
                      const std::vector<Event>& events, const std::vector<StateField>& final_state,
                      const std::vector<EventFailure>& failures);
+
+// "rank 0", or "whole pipeline" for a simulation's one stream (rank -1): how messages name a
+// stream.
+std::string stream_name(int rank);
 
 // A run's recorded events, read from the trace once and handed out rank by rank.
 class RecordedEvents {
