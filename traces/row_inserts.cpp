@@ -10,7 +10,7 @@ RowInserts prepare_row_inserts(const std::function<Statement(std::string_view sq
     rows.rank = prepare(
         "INSERT INTO ranks (run_id, rank, busy_ns, bubble_ns, bubble_ratio, "
         "peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on, clock_offset_ns, "
-        "clock_uncertainty_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "clock_uncertainty_ns, core_wait_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     rows.action = prepare(
         "INSERT INTO actions (run_id, rank, step, lane, kind, stage, microbatch, start_ns, "
         "end_ns, bytes, pair_id, label_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -44,7 +44,7 @@ RowInserts prepare_row_inserts(const std::function<Statement(std::string_view sq
 void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const RankRecord& rank) {
     bind_values(statement, 1, run_id, rank.rank, rank.busy_ns, rank.bubble_ns, rank.bubble_ratio,
                 rank.peak_memory_bytes, rank.warmup_ns, rank.cooldown_ns, rank.waiting_on,
-                rank.clock_offset_ns, rank.clock_uncertainty_ns);
+                rank.clock_offset_ns, rank.clock_uncertainty_ns, rank.core_wait_ns);
 }
 
 void bind_row(sqlite3_stmt* statement, std::int64_t run_id, const ActionRecord& action,

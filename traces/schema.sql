@@ -1,4 +1,4 @@
--- pipelens trace schema version 9.
+-- pipelens trace schema version 10.
 --
 -- A trace is one SQLite file holding any number of runs (simulated or real) of pipeline
 -- schedules. This text is compiled into pipelens (traces/CMakeLists.txt embeds it) and executed
@@ -25,7 +25,7 @@
 --     path, and the writer already guarantees it only adds rows to a run it began.
 
 -- Key/value facts about the file itself. The writer stores at least:
---   schema_version  this schema's version, '9'; readers refuse versions newer than they know
+--   schema_version  this schema's version, '10'; readers refuse versions newer than they know
 --   application     'pipelens', which tells a pipelens trace from any other SQLite file
 --   writer          the pipelens version that created the file, e.g. 'pipelens 0.1.0'
 --   created_at_ns   wall-clock ns since the Unix epoch when the file was created
@@ -318,3 +318,12 @@ DROP TABLE temp.pair_counts;
 -- "0REDUCE_GRAD3" would name the wrong thing. Pipeline actions still store no text. The partial
 -- index lists the rows that do, so a reader finds them without reading the others.
 CREATE INDEX actions_with_text ON actions (run_id, rank, step) WHERE label_id IS NOT NULL;
+
+-- @since 10
+-- How long a real run's rank was ready to run but had no core in the step its other figures
+-- describe (ns; the median step of a run of several; the kernel's run-queue delay of the rank's
+-- own thread, engine/run_record/run_queue_wait.hpp). Its times, and the costs calibrated from
+-- them, hold that wait: a rank with cores of its own waits close to nothing. NULL where it was
+-- not measured (simulations, imports, a rank that recorded no step, a kernel that does not keep
+-- the figure).
+ALTER TABLE ranks ADD COLUMN core_wait_ns INTEGER;

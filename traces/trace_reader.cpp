@@ -281,15 +281,16 @@ std::int64_t TraceReader::run_count() const {
 std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
     const std::string clock =
         state_->schema_version >= 5 ? "clock_offset_ns, clock_uncertainty_ns" : "NULL, NULL";
+    const std::string core_wait = state_->schema_version >= 10 ? "core_wait_ns" : "NULL";
     std::vector<RankRecord> ranks = state_->records_of(
         run_id, std::nullopt,
         "SELECT rank, busy_ns, bubble_ns, bubble_ratio, peak_memory_bytes, warmup_ns, "
         "cooldown_ns, waiting_on, " +
-            clock + " FROM ranks WHERE run_id = ? ORDER BY rank",
+            clock + ", " + core_wait + " FROM ranks WHERE run_id = ? ORDER BY rank",
         "ranks", &RankRecord::rank, &RankRecord::busy_ns, &RankRecord::bubble_ns,
         &RankRecord::bubble_ratio, &RankRecord::peak_memory_bytes, &RankRecord::warmup_ns,
         &RankRecord::cooldown_ns, &RankRecord::waiting_on, &RankRecord::clock_offset_ns,
-        &RankRecord::clock_uncertainty_ns);
+        &RankRecord::clock_uncertainty_ns, &RankRecord::core_wait_ns);
     // Figures no writer records (a fifth rank of a pp=4 run, a negative busy time) are damage,
     // not a row to print.
     const std::int64_t pp = rank_count_of(*state_, run_id);
@@ -310,6 +311,8 @@ std::vector<RankRecord> TraceReader::ranks(std::int64_t run_id) const {
             fail(fmt::format("peak_memory_bytes = {}", rank.peak_memory_bytes));
         if (rank.clock_uncertainty_ns && *rank.clock_uncertainty_ns < 0)
             fail(fmt::format("clock_uncertainty_ns = {}", *rank.clock_uncertainty_ns));
+        if (rank.core_wait_ns && *rank.core_wait_ns < 0)
+            fail(fmt::format("core_wait_ns = {}", *rank.core_wait_ns));
         if (const auto why = unreadable_waiting(rank.waiting_on, pp))
             fail(fmt::format("waiting_on {}", *why));
     }

@@ -20,7 +20,7 @@
 
 namespace pipelens::traces {
 
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 struct TraceReaderOptions {
     // PRAGMA quick_check at open (0.3 s per million actions). A reader that reads every row

@@ -58,6 +58,8 @@ struct RankRecord {
     // A real run's rank: rank 0's clock minus this rank's, and its uncertainty (schema.sql).
     std::optional<std::int64_t> clock_offset_ns;
     std::optional<std::int64_t> clock_uncertainty_ns;
+    // A real run's rank: how long it waited for a core in that step (schema.sql, core_wait.hpp).
+    std::optional<std::int64_t> core_wait_ns;
 };
 
 // A rank's warm-up (idle before its first computation); none for a rank of a run without a step

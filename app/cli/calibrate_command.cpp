@@ -28,6 +28,7 @@
 #include "sim/simulator.hpp"
 #include "sim/step_spread.hpp"
 #include "sim/zero_bubble_inputs.hpp"
+#include "traces/core_wait.hpp"
 #include "traces/text/quantities.hpp"
 
 namespace pipelens::cli {
@@ -189,6 +190,58 @@ void print_jitter(const JitterSpec& jitter, const sim::StepSpread& spread, doubl
         format_duration(spread.p90_ns), error * 100);
 }
 
+// A calibrated run's rank and what it waited for a core in its median step.
+struct RankCoreWait {
+    std::int64_t run_id = 0;
+    std::int64_t step_ns = 0;  // that step's time
+    traces::RankRecord rank;
+    std::optional<double> share() const { return traces::core_wait_share(rank, step_ns); }
+};
+
+// Every measured rank's wait for a core in the runs calibrated from.
+std::vector<RankCoreWait> core_waits(const traces::TraceReader& reader,
+                                     const std::vector<std::int64_t>& run_ids) {
+    std::vector<RankCoreWait> waits;
+    for (const std::int64_t run_id : run_ids) {
+        const std::int64_t step_ns = reader.run(run_id).step_time_ns.value_or(0);
+        for (const traces::RankRecord& rank : reader.ranks(run_id))
+            if (rank.core_wait_ns)
+                waits.push_back({run_id, step_ns, rank});
+    }
+    return waits;
+}
+
+// "note: ranks waited for a core ... for more than 5% of the median step: run 3 rank 1 31% ...";
+// empty when no rank's wait is notable.
+std::string core_wait_note(const std::vector<RankCoreWait>& waits) {
+    std::vector<std::string> named;
+    for (const RankCoreWait& wait : waits)
+        if (const std::optional<double> share = wait.share();
+            share && *share > traces::kCoreWaitNotable)
+            named.push_back(fmt::format("run {} rank {} {:.0f}% ({})", wait.run_id, wait.rank.rank,
+                                        *share * 100, format_duration(*wait.rank.core_wait_ns)));
+    if (named.empty())
+        return "";
+    return fmt::format(
+        "note: ranks waited for a core (ready to run, none free) for more than {:.0f}% of the "
+        "median step: {}; their measured times hold the waits, and so do the costs above: "
+        "calibrate from a run with a free core per rank\n",
+        traces::kCoreWaitNotable * 100, fmt::join(named, ", "));
+}
+
+nlohmann::ordered_json core_waits_json(const std::vector<RankCoreWait>& waits) {
+    nlohmann::ordered_json json = nlohmann::ordered_json::array();
+    for (const RankCoreWait& wait : waits) {
+        const std::optional<double> share = wait.share();
+        json.push_back({{"run_id", wait.run_id},
+                        {"rank", wait.rank.rank},
+                        {"core_wait_ns", *wait.rank.core_wait_ns},
+                        {"share_of_step", share ? nlohmann::ordered_json(*share) : nullptr},
+                        {"notable", share && *share > traces::kCoreWaitNotable}});
+    }
+    return json;
+}
+
 void run_calibrate(const CalibrateOptions& options) {
     refuse_output_over(options.out, "--out", {options.trace});
     const traces::TraceReader reader(options.trace);
@@ -218,6 +271,7 @@ void run_calibrate(const CalibrateOptions& options) {
     const double error = error_of(simulated.step_time_ns);
     const sim::SideBySide together{calibration.measured_side_by_side,
                                    sim::simulated_side_by_side(simulated)};
+    const std::vector<RankCoreWait> waits = core_waits(reader, run_ids);
     // The runs' own noise drawn through the schedule: what a noisy machine's median step is.
     // A schedule too large for the default draws is given the draws that fit, in the file too.
     sim::StepSpread spread;  // draws = 0: no jitter was fitted
@@ -251,6 +305,9 @@ void run_calibrate(const CalibrateOptions& options) {
         json["relative_error"] = error;
         json["computing_side_by_side"] = {{"measured", together.measured},
                                           {"simulated", together.simulated}};
+        json["core_waits"] = core_waits_json(waits);
+        if (const std::string note = core_wait_note(waits); !note.empty())
+            json["warnings"].push_back(note.substr(6, note.size() - 7));  // no "note: ", no \n
         if (experiment.jitter)
             json["jitter"] = jitter_json(*experiment.jitter, spread, error_of(spread.median_ns));
         json["from_profile"] = calibration.from_profile;
@@ -378,6 +435,7 @@ void run_calibrate(const CalibrateOptions& options) {
             "(a loaded machine, or more busy threads than cores), and that waiting is in the "
             "costs above; calibrate from a run with a free core per rank\n",
             together.measured * 100, together.simulated * 100);
+    fmt::print("{}", core_wait_note(waits));
     if (experiment.jitter)
         print_jitter(*experiment.jitter, spread, error_of(spread.median_ns));
     fmt::print("{}", fewer_draws);

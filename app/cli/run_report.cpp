@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "traces/core_wait.hpp"
 #include "traces/text/quantities.hpp"
 
 namespace pipelens::cli {
@@ -67,6 +68,36 @@ nlohmann::ordered_json failure_json(const traces::RunOutcome& outcome) {
             {"text", traces::outcome_text(outcome)}};
 }
 
+// "waited for a core (...): rank 0 12.000 us (1.5% of the step), ..." and, when a rank waited
+// for a notable share of the step, what that does to its times; empty where nothing measured it.
+std::string core_wait_text(const std::vector<traces::RankRecord>& ranks, std::int64_t step_ns) {
+    std::string waits;
+    for (const traces::RankRecord& rank : ranks) {
+        if (!rank.core_wait_ns)
+            continue;
+        const std::optional<double> share = traces::core_wait_share(rank, step_ns);
+        waits += fmt::format("{}rank {} {}{}", waits.empty() ? "" : ", ", rank.rank,
+                             format_duration(*rank.core_wait_ns),
+                             share ? fmt::format(" ({:.1f}% of the step)", *share * 100) : "");
+    }
+    if (waits.empty())
+        return "";
+    std::string text = fmt::format("waited for a core (ready to run, none free): {}\n", waits);
+    const std::vector<traces::RankRecord> waiting = traces::ranks_waiting_for_cores(ranks, step_ns);
+    if (!waiting.empty()) {
+        std::string names;
+        for (const traces::RankRecord& rank : waiting)
+            names += fmt::format("{}{}", names.empty() ? "" : ", ", rank.rank);
+        text += fmt::format(
+            "  rank{} {} waited for cores for more than {:.0f}% of the step: {} times hold the "
+            "waits (other processes, or more busy threads than cores), and so would costs "
+            "calibrated from them\n",
+            waiting.size() == 1 ? "" : "s", names, traces::kCoreWaitNotable * 100,
+            waiting.size() == 1 ? "its" : "their");
+    }
+    return text;
+}
+
 }  // namespace
 
 RunFigures recorded_run_figures(const traces::TraceReader& reader, const traces::RunRecord& run) {
@@ -110,6 +141,8 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
                     : " ± " + format_duration(*rank.clock_uncertainty_ns));
     if (!clocks.empty())
         text += fmt::format("\nclocks (rank 0's minus each rank's): {}\n", clocks);
+    text += core_wait_text(figures.ranks,
+                           traces::step_figures_apply(figures.outcome) ? figures.step_time_ns : 0);
     return text;
 }
 
@@ -151,6 +184,8 @@ nlohmann::ordered_json run_figures_json(const RunFigures& figures,
             row["clock_offset_ns"] = *rank.clock_offset_ns;
             row["clock_uncertainty_ns"] = *rank.clock_uncertainty_ns;
         }
+        if (rank.core_wait_ns)  // real runs where the kernel keeps it
+            row["core_wait_ns"] = *rank.core_wait_ns;
         ranks.push_back(std::move(row));
     }
     json["ranks"] = std::move(ranks);

@@ -41,7 +41,8 @@ std::string format_run_figures(const std::string& title, const RunFigures& figur
 // {"step_time_ns", "bubble_ratio", "peak_memory_counts": "tensors" | "activations" |
 //  "activations_and_gradients" (what every peak_memory_bytes counts), ["failed": {rank, stage,
 //  microbatch, action, kind, message, text}], "ranks": [{rank, busy_ns, bubble_ns, bubble_ratio,
-//  peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on: {peer: ns}}], "run_id"}; a run
+//  peak_memory_bytes, warmup_ns, cooldown_ns, waiting_on: {peer: ns}, and for a real run
+//  clock_offset_ns, clock_uncertainty_ns and, where measured, core_wait_ns}], "run_id"}; a run
 //  without a step has null step time, bubble ratios, bubble and cool-down, and a failed one the
 //  "failed" object. A real rank whose memory nothing sampled has a null peak_memory_bytes ("-" in
 //  the text).

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "traces/core_wait.hpp"
 #include "traces/text/quantities.hpp"
 
 namespace pipelens::viewer {
@@ -86,6 +87,10 @@ RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outco
             summary.busiest_rank = row.rank;
         }
         summary.ranks.push_back(row);
+        if (const std::optional<double> share =
+                traces::core_wait_share(rank.figures, summary.step_ns.value_or(0));
+            share && *share > traces::kCoreWaitNotable)
+            summary.core_waits.emplace_back(rank.rank, *share);
     }
     summary.action_steps = number_steps(model);
     summary.steps = find_steps(model, summary.action_steps);
@@ -116,6 +121,9 @@ std::vector<std::string> summary_figures(const RunSummary& summary, bool hangs) 
         figures.push_back(fmt::format("busiest rank {}", summary.busiest_rank));
     if (summary.steps.size() > 1 && !hangs)
         figures.push_back(fmt::format("{} steps", summary.steps.size()));
+    for (const auto& [rank, share] : summary.core_waits)
+        figures.push_back(
+            fmt::format("rank {} waited for a core {:.0f}% of the step", rank, share * 100));
     return figures;
 }
 

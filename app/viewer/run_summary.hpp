@@ -46,6 +46,9 @@ struct RunSummary {
     std::vector<RankActionSteps> action_steps;
     // Each rank's compute time within each step: [step][rank].
     std::vector<std::vector<std::int64_t>> step_busy_ns;
+    // Ranks that waited for a core for a notable share of the step (traces/core_wait.hpp), with
+    // that share: their times hold the scheduler's waits.
+    std::vector<std::pair<int, double>> core_waits;
 };
 
 // `outcome`: how the model's run ended (traces::run_outcome of its record and errors).
@@ -58,7 +61,8 @@ inline constexpr std::string_view kHangsNoStep =
 inline constexpr std::string_view kHangsNoPath = "critical path: n/a (no step ends)";
 
 // The figures, each whole: "step 57.0 us", "bubble 18.2%", "peak 3.1 MiB (rank 0)",
-// "busiest rank 3", and "3 steps" when the run has several; a failed run's first is where it
+// "busiest rank 3", "3 steps" when the run has several, and "rank 1 waited for a core 31% of
+// the step" for each rank whose wait is notable; a failed run's first is where it
 // failed ("failed at rank 1, stage 1, action 1F0: <first error>") in place of step and bubble;
 // a schedule that can hang (`hangs`) has kHangsNoStep there and no step count.
 std::vector<std::string> summary_figures(const RunSummary& summary, bool hangs = false);

@@ -135,7 +135,7 @@ void write_actions(traces::TraceWriter& writer, std::int64_t run_id,
                    const Span& span) {
     const auto ids = pair_ids(report);
     for (const FlightRecorderDump& dump : dumps) {
-        writer.add_rank(run_id, traces::RankRecord{dump.rank, 0, 0, 0, 0, 0, 0, "", {}, {}});
+        writer.add_rank(run_id, traces::RankRecord{dump.rank, 0, 0, 0, 0, 0, 0, "", {}, {}, {}});
         const std::vector<EntryState> states = effective_states(dump);
         for (std::size_t step = 0; step < dump.entries.size(); ++step) {
             const FlightRecorderEntry& entry = dump.entries[step];

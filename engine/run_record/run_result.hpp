@@ -160,6 +160,11 @@ struct RankRun {
     std::optional<std::int64_t> memory_before_steps_bytes;
     std::optional<RunFailure> failure;
     std::string device;  // where its tensors lived ("cpu", "cuda:1"); "" when it never reported
+    // How long the rank's thread was ready to run but had no core, per recorded step (from
+    // leaving its barrier to its last action; run_queue_wait.hpp); empty where the kernel does
+    // not say. LibTorch's pool threads and a transport's own threads are not counted: with one
+    // intra-op thread a rank computes on this thread alone.
+    std::vector<std::int64_t> core_waits_ns;
 };
 
 struct ReferenceComparison {

@@ -134,6 +134,8 @@ std::vector<traces::RankRecord> real_rank_records(const Schedule& lowered,
         traces::RankRecord record;
         record.rank = rank.rank;
         record.peak_memory_bytes = rank.peak_memory_bytes;
+        if (shown_step < rank.core_waits_ns.size())  // the step its other figures are of
+            record.core_wait_ns = rank.core_waits_ns[shown_step];
         if (rank.clock) {
             record.clock_offset_ns = rank.clock->offset_ns;
             record.clock_uncertainty_ns = rank.clock->uncertainty_ns;

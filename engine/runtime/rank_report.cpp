@@ -194,6 +194,7 @@ nlohmann::json rank_report_to_json(const RankReport& report) {
     json["peak_memory_bytes"] = report.run.peak_memory_bytes;
     if (report.run.memory_before_steps_bytes)
         json["memory_before_steps_bytes"] = *report.run.memory_before_steps_bytes;
+    json["core_waits_ns"] = report.run.core_waits_ns;
     nlohmann::json profile = nlohmann::json::array();
     for (const run_record::ProfileFigure& figure : report.profile)
         profile.push_back({figure.rank, figure.stage, figure.layer, figure.layer_name,
@@ -251,6 +252,8 @@ RankReport rank_report_from_json(const nlohmann::json& json) {
     if (json.contains("memory_before_steps_bytes"))
         report.run.memory_before_steps_bytes =
             json["memory_before_steps_bytes"].get<std::int64_t>();
+    if (json.contains("core_waits_ns"))
+        report.run.core_waits_ns = json["core_waits_ns"].get<std::vector<std::int64_t>>();
     for (const auto& figure : json.at("profile"))
         report.profile.push_back({figure[0], figure[1], figure[2], figure[3], figure[4], figure[5],
                                   figure[6], figure[7], figure[8], figure[9], figure[10]});

@@ -9,6 +9,7 @@
 
 #include "engine/recorder/recorded_trace.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
+#include "engine/run_record/run_queue_wait.hpp"
 #include "engine/runtime/clock_sync.hpp"
 #include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/link_profiler.hpp"
@@ -170,6 +171,8 @@ struct StepsOutcome {
     std::vector<std::int64_t> starts;  // when each recorded step began, on the same clock
     // A GPU's: what the device held when the recorded steps began, which `memory` leaves out.
     std::optional<std::int64_t> memory_baseline_bytes;
+    std::vector<std::int64_t> core_waits_ns;  // per recorded step (RankRun's)
+    bool core_wait_read = true;               // no reading failed
 };
 
 std::int64_t ns_between(std::chrono::steady_clock::time_point from,
@@ -225,6 +228,7 @@ StepsOutcome run_steps(const run_record::PipelineRunOptions& options, const Sche
     std::optional<MemoryAboveBaseline> steps_memory;  // from the first recorded step on
     StepsOutcome steps;
     const int step_count = options.warmup_steps + options.recorded_steps;
+    const run_record::RunQueueWait core_wait;  // this thread's: the rank's
     for (int step = 0; step < step_count; ++step) {
         for (auto& [index, stage] : plan.stages)
             stage->reset();
@@ -258,7 +262,13 @@ StepsOutcome run_steps(const run_record::PipelineRunOptions& options, const Sche
         plan.mark_actions = recorded && torch_profile.has_value();
         const ScopedMemoryAccount charged_to(plan.memory);
         const auto epoch = steps.outcome.epoch.value_or(left_barrier);
+        const std::optional<std::int64_t> waited_before = core_wait.waited_ns();
         RankOutcome outcome = execute_rank(plan, transport, epoch);
+        const std::optional<std::int64_t> waited_after = core_wait.waited_ns();
+        if (recorded && waited_before && waited_after)
+            steps.core_waits_ns.push_back(*waited_after - *waited_before);
+        else if (recorded)
+            steps.core_wait_read = false;
         if (!recorded) {
             if (outcome.failure) {
                 steps.outcome = std::move(outcome);
@@ -429,6 +439,8 @@ RankReport run_prepared_rank(const run_record::PipelineRunOptions& options, cons
         report.run.memory.push_back({point.time_ns + zero_shift_ns, point.bytes});
     report.run.peak_memory_bytes = outcome.peak_memory_bytes;
     report.run.memory_before_steps_bytes = steps.memory_baseline_bytes;
+    if (steps.core_wait_read)
+        report.run.core_waits_ns = steps.core_waits_ns;
     if (report.run.failure) {
         if (options.profile)  // the others would wait for it at the profile's barrier
             transport.abort(report.run.failure->message);

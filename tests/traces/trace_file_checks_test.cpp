@@ -105,6 +105,28 @@ TEST_F(TraceStoreTest, VersionFourRanksHaveNoClockOffsetUntilAWriterAddsTheColum
     EXPECT_EQ(reader.ranks(2).at(0).clock_uncertainty_ns, std::optional<std::int64_t>(30'000));
 }
 
+TEST_F(TraceStoreTest, VersionNineRanksHaveNoCoreWaitUntilAWriterAddsTheColumn) {
+    const fs::path path = file("v9.db");
+    write_older_trace(path, 9);
+    RawDatabase(path).execute(
+        "INSERT INTO ranks (run_id, rank, busy_ns, bubble_ns, bubble_ratio, peak_memory_bytes, "
+        "warmup_ns, cooldown_ns, waiting_on) VALUES (1, 0, 10, 0, 0, 0, 0, 0, '{}')");
+    EXPECT_EQ(schema_sql_since(9).rfind("\n-- @since 10\n", 0), 0u) << schema_sql_since(9);
+    EXPECT_EQ(TraceReader(path).ranks(1).at(0).core_wait_ns, std::nullopt);
+    {
+        TraceWriter writer(path);
+        const std::int64_t run_id = writer.begin_run(RunRecord{});
+        RankRecord measured;
+        measured.core_wait_ns = 1'250'000;
+        writer.add_rank(run_id, measured);
+        writer.finish_run(run_id, 1, 0);
+    }
+    TraceReader reader(path);
+    EXPECT_EQ(reader.schema_version(), kSchemaVersion);
+    EXPECT_EQ(reader.ranks(1).at(0).core_wait_ns, std::nullopt);
+    EXPECT_EQ(reader.ranks(2).at(0).core_wait_ns, std::optional<std::int64_t>(1'250'000));
+}
+
 // Version 3 stored every action's text; version 4 derives it. Old rows keep showing their
 // stored text (an OVERLAP_F_B's too) after a writer brings the file up to date, new rows are
 // derived, and the memory index then covers the bytes column.
@@ -399,6 +421,11 @@ TEST_F(TraceStoreTest, RowsNoWriterProducesAreCorruption) {
                                  "ranks");
     damaged(rank_row + "1, 100, 50, 0.5, -8, 10, 40, '{\"2\":5}')");
     EXPECT_EQ(ranks_error(), corrupt + "run 1 rank 1: peak_memory_bytes = -8");
+    damaged(
+        "INSERT INTO ranks (run_id, rank, busy_ns, bubble_ns, bubble_ratio, peak_memory_bytes, "
+        "warmup_ns, cooldown_ns, waiting_on, core_wait_ns) VALUES (1, 1, 100, 0, 0.0, 0, 0, 0, "
+        "'{}', -3)");
+    EXPECT_EQ(ranks_error(), corrupt + "run 1 rank 1: core_wait_ns = -3");
     damaged("INSERT INTO memory (run_id, rank, time_ns, bytes) VALUES (1, 0, 10, -1000)");
     EXPECT_EQ(error_of([&] { TraceReader(path).memory(1); }),
               corrupt + "run 1 rank 0: a memory sample at 10 ns of -1000 bytes");

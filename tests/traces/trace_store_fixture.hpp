@@ -37,7 +37,7 @@ inline auto fields(const RunRecord& run) {
 inline auto fields(const RankRecord& rank) {
     return std::tie(rank.rank, rank.busy_ns, rank.bubble_ns, rank.bubble_ratio,
                     rank.peak_memory_bytes, rank.warmup_ns, rank.cooldown_ns, rank.waiting_on,
-                    rank.clock_offset_ns, rank.clock_uncertainty_ns);
+                    rank.clock_offset_ns, rank.clock_uncertainty_ns, rank.core_wait_ns);
 }
 inline auto fields(const ActionRecord& action) {
     return std::tie(action.rank, action.step, action.lane, action.kind, action.stage,

@@ -105,7 +105,7 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
     // What a user sees with the sqlite3 shell: integer ns, what an action is as integers (an
     // OVERLAP_F_B's parts in their own table), no label text, -1 for "none".
     RawDatabase raw(path, SQLITE_OPEN_READONLY);
-    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "9");
+    EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'schema_version'"), "10");
     EXPECT_EQ(raw.value("SELECT value FROM meta WHERE key = 'application'"), "pipelens");
     // 0x50504C4E, "PPLN" in the header: what the desktop's MIME type matches.
     EXPECT_EQ(raw.value("PRAGMA application_id"), "1347439694");
