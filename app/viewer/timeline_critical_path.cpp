@@ -173,11 +173,17 @@ class HoldFinder {
           positions_(positions),
           compute_program_(compute_program(by_step)) {}
 
-    TimelineCriticalPath path() const {
+    // `offset_ns`: where the analysed schedule's zero lies on the run's clock (a step analysed
+    // alone starts at 0).
+    TimelineCriticalPath path(std::int64_t offset_ns) const {
         TimelineCriticalPath result;
         const analysis::CriticalPath path = analysis::critical_path(analysed_, holds_);
-        for (const analysis::PathLink& link : path.links)
+        for (const analysis::PathLink& link : path.links) {
             result.actions.push_back(location(link.action));
+            // The part of the action on the path: a RECV posted early is on it only from its
+            // SEND's hand-over, not from when it was posted.
+            result.times.emplace_back(link.from_ns + offset_ns, link.end_ns + offset_ns);
+        }
         result.share_ns = path.share_ns;
         return result;
     }
@@ -263,7 +269,7 @@ HoldAnalysis TimelineModel::analyse_holds(const std::string& source,
             analysis::timed_schedule_from_rows(source, run_, program_rows(*this, by_step));
         if (!request.step) {
             const HoldFinder finder(*this, by_step, timed, nullptr);
-            result.path = finder.path();
+            result.path = finder.path(0);
             result.waits = finder.waits();
             result.stragglers = analysis::find_stragglers(timed, request.stragglers);
             return result;
@@ -273,10 +279,10 @@ HoldAnalysis TimelineModel::analyse_holds(const std::string& source,
             result.path.error = fmt::format("the run has no step {}", *request.step);
             return result;
         }
-        const analysis::TimedSchedule& alone = steps[static_cast<std::size_t>(*request.step)].timed;
+        const analysis::TrainingStep& step = steps[static_cast<std::size_t>(*request.step)];
         const StepPositions positions = step_positions(timed, *request.step);
-        const HoldFinder finder(*this, by_step, alone, &positions);
-        result.path = finder.path();
+        const HoldFinder finder(*this, by_step, step.timed, &positions);
+        result.path = finder.path(step.offset_ns);
         result.waits = finder.waits();
     } catch (const traces::TraceError& error) {
         result = {};
@@ -305,13 +311,16 @@ void TimelineModel::clear_analysis() {
 
 void TimelineModel::show_path(const TimelineCriticalPath& path) {
     critical_path_ = path;
-    critical_path_.times.clear();
+    const bool timed = critical_path_.times.size() == critical_path_.actions.size();
+    if (!timed)
+        critical_path_.times.clear();
     for (const ActionLocation& at : critical_path_.actions) {
         RankTimeline& rank = ranks_[static_cast<std::size_t>(at.rank)];
         TimelineAction& action =
             (at.communication ? rank.communication : rank.compute).actions[at.index];
         action.on_critical_path = true;
-        critical_path_.times.emplace_back(action.start_ns, action.end_ns);
+        if (!timed)  // a path given without its parts: each action whole
+            critical_path_.times.emplace_back(action.start_ns, action.end_ns);
     }
 }
 
@@ -331,7 +340,6 @@ void TimelineModel::show_waits(const std::vector<std::vector<BubbleWait>>& waits
 void TimelineModel::apply(HoldAnalysis analysis) {
     if (!analysis.step) {
         whole_run_ = std::move(analysis);
-        whole_run_.path.times.clear();
         apply_whole_run();
         return;
     }

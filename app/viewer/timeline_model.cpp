@@ -82,8 +82,11 @@ std::int64_t start_of(const Lane& lane, std::size_t index) {
 DrawBlock merged_block(const Lane& lane, std::size_t first, std::size_t end,
                        const RangeFigures& figures) {
     DrawBlock block{start_of(lane, first), figures.max_end, first, end - first, 0};
-    block.kind = static_cast<std::uint8_t>(
-        std::max_element(figures.kind_ns.begin(), figures.kind_ns.end()) - figures.kind_ns.begin());
+    const auto longest = std::max_element(figures.kind_ns.begin(), figures.kind_ns.end());
+    // Actions that all took no time (sends and receives of free links) have no longest kind:
+    // the first one's colour, not the first kind's (F), says what they are.
+    block.kind = *longest > 0 ? static_cast<std::uint8_t>(longest - figures.kind_ns.begin())
+                              : lane.actions[first].kind;
     return block;
 }
 

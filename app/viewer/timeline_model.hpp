@@ -115,8 +115,9 @@ struct PairEnds {
 // The critical path as the timeline shows it (engine/analysis/critical_path.hpp for the rule).
 struct TimelineCriticalPath {
     std::vector<ActionLocation> actions;  // earliest first, transfers included
-    // actions[i]'s times, side by side: drawing the path walks these, not actions spread over
-    // every lane (thousands of cache misses a frame at 10 M actions).
+    // The part of actions[i] on the path, [from, end) on the run's clock (a RECV posted early
+    // joins it only at its SEND's hand-over), side by side: drawing the path walks these, not
+    // actions spread over every lane (thousands of cache misses a frame at 10 M actions).
     std::vector<std::pair<std::int64_t, std::int64_t>> times;
     std::array<std::int64_t, analysis::kPathShareCount> share_ns{};
     std::string error;  // why there is none, when the run's actions cannot be analysed

@@ -269,11 +269,13 @@ void draw_failure(ImDrawList* draw, const ViewerState& state, float area_bottom)
     draw->AddText({label_x, label_top}, colour(kErrorMarker), label.c_str());
 }
 
-// The critical path: a strip over the top of each of its actions in view, and where it changes
-// rank or lane a line at the pixel column it changes in. The path is in time order, so the part
-// in view is found by binary search; a strip is drawn only where it adds a pixel to its lane, and
-// the changes within one pixel column are drawn as one line spanning them, so a zoomed-out frame
-// costs per pixel, not per link.
+// The critical path: a strip over the top of the part of each of its actions in view that is on
+// it, and where it changes rank or lane a line at the pixel column it changes in. The path is in
+// time order, so the part in view is found by binary search; a strip is drawn only where it adds
+// a pixel to its lane, and the changes within one pixel column are drawn as one line spanning
+// them, so a zoomed-out frame costs per pixel, not per link. Where the path holds more links
+// than a line every few pixels could show apart, the lines would paint the lanes over: only the
+// strips are drawn, until the view is zoomed in.
 void draw_critical_path(ImDrawList* draw, const TimelineModel& model,
                         const TimelineGeometry& geometry, float area_bottom) {
     const std::vector<ActionLocation>& path = model.critical_path().actions;
@@ -284,6 +286,11 @@ void draw_critical_path(ImDrawList* draw, const TimelineModel& model,
         std::lower_bound(times.begin(), times.end(), geometry.view_start,
                          [&](const auto& span, std::int64_t time) { return span.second < time; });
     const std::size_t begin = first == times.begin() ? 0 : (first - times.begin()) - 1;
+    const auto last =
+        std::upper_bound(first, times.end(), geometry.view_end,
+                         [&](std::int64_t time, const auto& span) { return time < span.first; });
+    constexpr float kPixelsPerLink = 4;
+    const bool lines = static_cast<float>(last - first) * kPixelsPerLink <= geometry.width;
     std::vector<float> drawn_right(model.ranks().size() * 2, -1e9f);  // by rank and lane
     const float view_right = geometry.left + geometry.width;
     float column = -1e9f, column_top = 0, column_bottom = 0;
@@ -307,7 +314,7 @@ void draw_critical_path(ImDrawList* draw, const TimelineModel& model,
             lane_right = right;
         }
         const float y = top + 2;
-        if (previous_y && *previous_y != y) {  // the path changes rank or lane here
+        if (lines && previous_y && *previous_y != y) {  // the path changes rank or lane here
             const float x = std::floor(left);
             if (x != column) {
                 flush_column();

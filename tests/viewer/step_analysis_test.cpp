@@ -88,6 +88,10 @@ TEST(StepAnalysis, AStepAloneHasItsOwnPathAndBubbleCauses) {
                                                   compute(0, 3)};
     EXPECT_EQ(model.critical_path().actions, expected);
     EXPECT_EQ(flagged_count(model), 4u);
+    // Drawn on the run's clock, where the step's actions are, not from the step's own zero.
+    const std::vector<std::pair<std::int64_t, std::int64_t>> drawn = {
+        {10000, 11000}, {11200, 12200}, {12200, 13800}, {14000, 16000}};
+    EXPECT_EQ(model.critical_path().times, drawn);
     const auto& share = model.critical_path().share_ns;
     EXPECT_EQ(share[static_cast<int>(analysis::PathShare::forward)], 2000);
     EXPECT_EQ(share[static_cast<int>(analysis::PathShare::full_backward)], 3600);

@@ -163,6 +163,31 @@ TEST(TimelineModel, AReceiveInTheGapThatTheComputationDoesNotNeedLeavesItIdle) {
     EXPECT_EQ(model.describe(rank0, rank0.bubbles[1]), "cool-down");
 }
 
+// A receive posted long before its message (a real run posts them early) is on the path only
+// from its SEND's hand-over: the path is drawn there, not from when the receive was posted.
+TEST(TimelineModel, AReceivePostedEarlyJoinsThePathWhereItsMessageArrives) {
+    using traces::ActionLane;
+    const std::vector<traces::ActionRecord> actions{
+        action(0, 0, ActionLane::compute, ActionKind::forward, "0F0", 0, 10),
+        action(0, 1, ActionLane::communication, ActionKind::send_forward, "0SEND_F0", 10, 11, 0),
+        action(1, 0, ActionLane::communication, ActionKind::recv_forward, "1RECV_F0", 0, 12, 0),
+        action(1, 1, ActionLane::compute, ActionKind::forward, "1F0", 12, 22),
+    };
+    traces::PairRecord pair;
+    pair.pair_id = 0;
+    pair.send_rank = 0;
+    pair.recv_rank = 1;
+    const TimelineModel model = TimelineModel::from_records({}, actions, {pair}, {}, {});
+    const TimelineCriticalPath& path = model.critical_path();
+    ASSERT_TRUE(path.error.empty()) << path.error;
+    const std::vector<ActionLocation> expected = {
+        {0, false, 0}, {0, true, 0}, {1, true, 0}, {1, false, 0}};
+    ASSERT_EQ(path.actions, expected);
+    const std::vector<std::pair<std::int64_t, std::int64_t>> drawn = {
+        {0, 10}, {10, 11}, {11, 12}, {12, 22}};
+    EXPECT_EQ(path.times, drawn);
+}
+
 // The header's path line says every part of the path, a small one as "<1%", so the parts add
 // up; a run of several steps taken whole says so (`summary` gives the median step's). The model
 // starts at its earliest action, a RECV posted before the step's zero.
@@ -258,6 +283,24 @@ TEST(TimelineModel, VisibleBlocksCullAndMergeWhatIsTooNarrowToSee) {
     for (const DrawBlock& block : blocks)
         total += block.count;
     EXPECT_EQ(total, 100u);
+}
+
+// Sends and receives of a free link take no time: merged, they keep their own colour, not the
+// first kind's (F), which read as forwards on the communication lane.
+TEST(TimelineModel, MergedBlocksOfInstantActionsKeepTheirKind) {
+    Lane lane;
+    for (int index = 0; index < 100; ++index) {
+        TimelineAction action;
+        action.start_ns = action.end_ns = index * 10;
+        action.kind = static_cast<std::uint8_t>(ActionKind::send_forward);
+        lane.actions.push_back(action);
+    }
+    index_lane(lane);
+    std::vector<DrawBlock> blocks;
+    TimelineModel::visible_blocks(lane, 0, 1000, 100, blocks);
+    ASSERT_FALSE(blocks.empty());
+    for (const DrawBlock& block : blocks)
+        EXPECT_EQ(block.kind, static_cast<std::uint8_t>(ActionKind::send_forward));
 }
 
 // Zoomed out on a long lane the blocks are found from per-chunk sums; they must say what the
