@@ -22,6 +22,14 @@ bool is_gpipe_name(std::string_view name) {
     return false;
 }
 
+bool is_profiler_step_name(std::string_view name) {
+    constexpr std::string_view prefix = "ProfilerStep#";
+    return name.size() > prefix.size() && name.size() <= prefix.size() + 9 &&
+           name.substr(0, prefix.size()) == prefix &&
+           std::all_of(name.begin() + static_cast<std::ptrdiff_t>(prefix.size()), name.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
+}
+
 namespace {
 
 bool is_action_range(std::string_view name) {
@@ -96,6 +104,13 @@ void keep_event(RankFile& file, const ChromeEvent& event) {
             file.stage_operators = {};
         return;
     }
+    if (is_profiler_step_name(event.name)) {
+        check_range_times(file.path, event, "a training step's bounds (torch.profiler's step())");
+        file.profiler_steps.push_back({std::string(event.name), event.ts_ns,
+                                       event.ts_ns + std::max<std::int64_t>(event.dur_ns, 0),
+                                       std::move(thread), event.offset});
+        return;
+    }
     if (event.name == "record_param_comms") {
         if (const auto kind = comm_kind_of(arg_text(event, "Collective name")))
             file.recorded_comm.push_back(comm_call(event, *kind, std::move(thread)));
@@ -122,11 +137,12 @@ void move_to_epoch(RankFile& file, const ChromeTraceHeader& header) {
         if (time < base)  // Kineto's newer files: ts relative to baseTimeNanoseconds
             time += base;
     };
-    for (Range& range : file.cpu_ranges) {
-        const std::int64_t length = range.end_ns - range.start_ns;
-        shift(range.start_ns);
-        range.end_ns = range.start_ns + length;
-    }
+    for (auto* ranges : {&file.cpu_ranges, &file.profiler_steps})
+        for (Range& range : *ranges) {
+            const std::int64_t length = range.end_ns - range.start_ns;
+            shift(range.start_ns);
+            range.end_ns = range.start_ns + length;
+        }
     file.gpu.shift_times(shift);
     for (auto* calls : {&file.recorded_comm, &file.named_comm})
         for (CommCall& call : *calls) {
@@ -171,6 +187,7 @@ RankFile read_rank_file(const std::string& path) {
         return left.start_ns < right.start_ns;
     };
     std::sort(file.cpu_ranges.begin(), file.cpu_ranges.end(), by_start);
+    std::sort(file.profiler_steps.begin(), file.profiler_steps.end(), by_start);
     std::sort(file.recorded_comm.begin(), file.recorded_comm.end(), by_start);
     std::stable_sort(file.receive_transfers.begin(), file.receive_transfers.end(), by_start);
     return file;

@@ -1,13 +1,14 @@
 // One rank's PyTorch profiler trace as the import keeps it: streamed once (chrome_trace_stream)
-// and reduced to the action ranges, the communication the profiler recorded, memory samples and
-// the GPU work with its launches (40 bytes a kernel). Everything else (operator ranges, flows,
-// annotations) is dropped as it streams past, so memory stays proportional to the pipeline's
-// actions and kernels, not to the trace's text; only a trace that marks no action keeps the few
-// kinds of operator a single-stage schedule is read from (single_stage_profile.hpp), and drops
-// them at its first action range.
+// and reduced to the action ranges, torch.profiler's ProfilerStep#N ranges, the communication
+// the profiler recorded, memory samples and the GPU work with its launches (40 bytes a kernel).
+// Everything else (operator ranges, flows, annotations) is dropped as it streams past, so memory
+// stays proportional to the pipeline's actions and kernels, not to the trace's text; only a trace
+// that marks no action keeps the few kinds of operator a single-stage schedule is read from
+// (single_stage_profile.hpp), and drops them at its first action range.
 //
 // Invariants: times are on the epoch (Kineto's relative times shifted by baseTimeNanoseconds);
-// ranges, recorded communication and receive transfers are sorted by start; the GPU launches
+// ranges (action and ProfilerStep), recorded communication and receive transfers are sorted by
+// start; the GPU launches
 // are finished (gpu_launches.hpp); a time that could wrap round int64 is refused while reading
 // (profiler_event_times.hpp).
 #pragma once
@@ -49,6 +50,7 @@ struct RankFile {
     std::optional<int> world_size;  // distributedInfo.world_size
     std::vector<ProcessGroupInfo> groups;
     std::vector<Range> cpu_ranges;             // PP:... and Forward i / Backward i
+    std::vector<Range> profiler_steps;         // ProfilerStep#N: torch.profiler's steps
     GpuLaunches gpu;                           // kernels and copies, and when they were launched
     std::vector<CommCall> recorded_comm;       // record_param_comms
     std::vector<CommCall> named_comm;          // nccl:/gloo: send and recv ranges (fallback)
@@ -62,6 +64,9 @@ struct RankFile {
 
 // "Forward 3" / "Backward 3": GPipe's loop's ranges.
 bool is_gpipe_name(std::string_view name);
+// "ProfilerStep#12": the range torch.profiler's step() opens for each step when the profile has
+// a schedule (record_steps), from one step() call to the next.
+bool is_profiler_step_name(std::string_view name);
 // "PP:1F0": a range PyTorch's pipelining runtime marks an action with.
 inline bool is_runtime_name(std::string_view name) {
     return name.starts_with("PP:");

@@ -7,8 +7,6 @@
 #include "engine/import/pytorch_profiler.hpp"
 
 #include <algorithm>
-#include <limits>
-#include <map>
 #include <span>
 
 #include <fmt/format.h>
@@ -17,7 +15,7 @@
 #include "engine/import/gpu_launches.hpp"
 #include "engine/import/pipeline_ranks.hpp"
 #include "engine/import/profiler_rank_file.hpp"
-#include "engine/import/profiler_step_edges.hpp"
+#include "engine/import/profiler_steps.hpp"
 #include "engine/import/receive_arrival.hpp"
 #include "engine/import/schedule_recovery.hpp"
 #include "engine/import/single_stage_profile.hpp"
@@ -77,25 +75,6 @@ std::int64_t bytes_of(const std::vector<const CommCall*>& calls, CommKind kind) 
     return bytes;
 }
 
-// Each range's occurrence number among ranges of the same name: occurrence k is step k.
-std::vector<int> occurrences(const std::vector<Range>& ranges) {
-    std::map<std::string, int> seen;
-    std::vector<int> result;
-    for (const Range& range : ranges)
-        result.push_back(seen[range.name]++);
-    return result;
-}
-
-int steps_in(const RankFile& file) {
-    std::map<std::string, int> counts;
-    for (const Range& range : file.cpu_ranges)
-        ++counts[range.name];
-    int steps = counts.empty() ? 0 : std::numeric_limits<int>::max();
-    for (const auto& [name, count] : counts)
-        steps = std::min(steps, count);
-    return steps;
-}
-
 bool is_receive(const BuiltAction& action) {
     return action.action.kind == ActionKind::recv_forward ||
            action.action.kind == ActionKind::recv_backward;
@@ -151,12 +130,11 @@ void end_at_arrival(const RankFile& file, const Range& range, BuiltAction& recv)
 }
 
 // PyTorch's runtime: one range per action, compute and communication alike.
-void build_runtime_actions(const RankFile& file, int step, std::vector<Action>& parts,
-                           RankBuild& build) {
-    const std::vector<int> occurrence = occurrences(file.cpu_ranges);
+void build_runtime_actions(const RankFile& file, const RankSteps& steps, int step,
+                           std::vector<Action>& parts, RankBuild& build) {
     for (std::size_t index = 0; index < file.cpu_ranges.size(); ++index) {
         const Range& range = file.cpu_ranges[index];
-        if (occurrence[index] != step || !is_runtime_name(range.name))
+        if (steps.of_range[index] != step || !is_runtime_name(range.name))
             continue;
         BuiltAction built{
             parse_range_action(file, range, parts), {range.start_ns, range.end_ns, -1}, false, -1};
@@ -236,11 +214,11 @@ void pair_receives_with_consumers(RankBuild& build, const std::vector<Action>& p
 
 // GPipe's loop: `Forward i` / `Backward i` hold receive, compute and send of microbatch i on
 // the rank's one stage (stage = rank).
-void build_gpipe_actions(const RankFile& file, int rank, int step, RankBuild& build) {
-    const std::vector<int> occurrence = occurrences(file.cpu_ranges);
+void build_gpipe_actions(const RankFile& file, int rank, const RankSteps& steps, int step,
+                         RankBuild& build) {
     for (std::size_t index = 0; index < file.cpu_ranges.size(); ++index) {
         const Range& range = file.cpu_ranges[index];
-        if (occurrence[index] != step || !is_gpipe_name(range.name))
+        if (steps.of_range[index] != step || !is_gpipe_name(range.name))
             continue;
         const bool forward = range.name[0] == 'F';
         const int microbatch = std::stoi(range.name.substr(range.name.find(' ') + 1));
@@ -381,14 +359,16 @@ std::vector<RankFile> read_files(const std::vector<std::string>& paths, Pipeline
     return ordered;
 }
 
-// Single-stage schedules mark no actions: each rank's are read from its operators, and every
-// rank must show the same number of microbatches (the most any rank's forwards show).
-std::vector<StageRecovery> recover_single_stage(const std::vector<RankFile>& files) {
+// Single-stage schedules mark no actions: each rank's are read from the operators step `step`
+// ran, and every rank must show the same number of microbatches (the most any rank's forwards
+// show).
+std::vector<StageRecovery> recover_single_stage(const std::vector<RankFile>& files,
+                                                const std::vector<RankSteps>& steps, int step) {
     std::vector<StageRecovery> recovered;
     int microbatches = 0;
     for (std::size_t rank = 0; rank < files.size(); ++rank) {
-        recovered.push_back(
-            recover_stage_actions(files[rank].stage_operators, static_cast<int>(rank)));
+        recovered.push_back(recover_stage_actions(step_operators(files[rank], steps[rank], step),
+                                                  static_cast<int>(rank)));
         const auto& actions = recovered.back().actions;
         microbatches = std::max(
             microbatches,
@@ -413,64 +393,6 @@ void add_recovered(RankBuild& build, const StageRecovery& recovered, const GpuLa
         time_on_gpu(action, gpu, cpu.start_ns, cpu.end_ns);
         add_timed(build, action, cpu.start_ns);
     }
-}
-
-// The steps every rank's trace completed. A single-stage schedule's operators are read as one.
-int common_steps(const std::vector<RankFile>& files, bool single_stage) {
-    if (single_stage)
-        return 1;
-    int common = std::numeric_limits<int>::max();
-    for (const RankFile& file : files)
-        common = std::min(common, steps_in(file));
-    return common;
-}
-
-// "a.json 2, b.json 1": each file's step count, when the files do not all hold as many.
-std::string uneven_steps(const std::vector<RankFile>& files, bool single_stage) {
-    if (single_stage)
-        return {};
-    std::string counts;
-    bool uneven = false;
-    for (const RankFile& file : files) {
-        const int steps = steps_in(file);
-        uneven |= steps != steps_in(files.front());
-        counts += fmt::format("{}{} {}", counts.empty() ? "" : ", ", file.path, steps);
-    }
-    return uneven ? counts : std::string();
-}
-
-int chosen_step(int common, const ProfilerImportOptions& options, const std::string& uneven) {
-    if (!options.step)
-        return common - 1;
-    if (*options.step < 0 || *options.step >= common)
-        throw ImportError(
-            uneven.empty()
-                ? fmt::format("step {} asked for, but every rank's trace holds only steps 0..{}",
-                              *options.step, common - 1)
-                : fmt::format("step {} asked for, but not every rank's trace holds it (steps "
-                              "per file: {}); give a step from 0 to {}",
-                              *options.step, uneven, common - 1));
-    return *options.step;
-}
-
-// Each rank's ranges of steps the profile began or stopped in: the leading ones dropped (they
-// would shift the steps they hold by one), and both said, so nothing is left out silently.
-std::vector<std::string> trim_step_edges(std::vector<RankFile>& files) {
-    std::vector<std::string> notes;
-    for (RankFile& file : files) {
-        const std::size_t dropped = drop_leading_partial_step(file.cpu_ranges);
-        if (dropped > 0)
-            notes.push_back(fmt::format(
-                "{} ({}): the profile began during a step: its first {} action ranges, that "
-                "step's end, are left out",
-                file.path, file.who, dropped));
-        if (const std::size_t past = ranges_past_last_step(file.cpu_ranges, steps_in(file)))
-            notes.push_back(fmt::format(
-                "{} ({}): {} action ranges past its last whole step (the profile stopped during "
-                "a step, or an action ran again) are left out",
-                file.path, file.who, past));
-    }
-    return notes;
 }
 
 void add_notes(ImportedRun& run, const std::vector<RankBuild>& builds, int step, int steps,
@@ -512,13 +434,19 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
                                   const ProfilerImportOptions& options) {
     PipelineRanks pipeline;
     std::vector<RankFile> ranks = read_files(files, pipeline);
-    const std::vector<std::string> edge_notes = trim_step_edges(ranks);
+    std::vector<std::string> edge_notes = trim_step_edges(ranks);
     const bool single_stage = single_stage_traces(ranks);
-    const int steps = common_steps(ranks, single_stage);
-    const std::string uneven = uneven_steps(ranks, single_stage);
-    const int step = chosen_step(steps, options, uneven);
+    std::vector<RankSteps> per_rank_steps;
+    for (const RankFile& file : ranks)
+        per_rank_steps.push_back(rank_steps(file));
+    const int steps = common_steps(per_rank_steps);
+    const std::string uneven = uneven_steps(ranks, per_rank_steps);
+    const int step = chosen_step(steps, options.step, uneven);
+    const std::vector<std::string> step_notes = profiler_step_notes(ranks, per_rank_steps, step);
+    edge_notes.insert(edge_notes.begin(), step_notes.begin(), step_notes.end());
     const std::vector<StageRecovery> recovered =
-        single_stage ? recover_single_stage(ranks) : std::vector<StageRecovery>{};
+        single_stage ? recover_single_stage(ranks, per_rank_steps, step)
+                     : std::vector<StageRecovery>{};
     ImportedRun run;
     run.format = "pytorch-profiler";
     run.global_ranks = pipeline.global_ranks;
@@ -536,9 +464,9 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
         if (single_stage)
             add_recovered(build, recovered[rank], file.gpu);
         else if (runtime_ranges)
-            build_runtime_actions(file, step, run.schedule.parts, build);
+            build_runtime_actions(file, per_rank_steps[rank], step, run.schedule.parts, build);
         else
-            build_gpipe_actions(file, static_cast<int>(rank), step, build);
+            build_gpipe_actions(file, static_cast<int>(rank), per_rank_steps[rank], step, build);
         pair_receives_with_consumers(build, run.schedule.parts);
         std::stable_sort(build.actions.begin(), build.actions.end(),
                          [](const BuiltAction& left, const BuiltAction& right) {

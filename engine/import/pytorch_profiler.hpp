@@ -18,7 +18,8 @@
 // Invariants: the files may be any set of global ranks, one file each (the rank from the
 // trace's distributedInfo, else from the file name); they become pipeline ranks 0..n-1 in
 // pipeline order (pipeline_ranks.hpp) and the run keeps each one's global rank; a trace with
-// several steps imports one (`step`, default the last one every rank completed).
+// several steps imports one (`step`, default the last one every rank completed), the steps told
+// apart by torch.profiler's ProfilerStep#N ranges where the trace has them (profiler_steps.hpp).
 #pragma once
 
 #include <optional>

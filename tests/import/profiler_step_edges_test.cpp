@@ -13,10 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/import/byte_source.hpp"
 #include "engine/import/profiler_step_edges.hpp"
 #include "engine/import/pytorch_profiler.hpp"
 #include "tests/fresh_trace.hpp"
+#include "tests/import/derived_traces.hpp"
 #include "tests/import/imported_steps.hpp"
 #include "tests/import/pytorch_written_fixtures.hpp"
 
@@ -85,19 +85,9 @@ TEST(ProfilerStepEdges, RangesPastTheLastWholeStepAreCounted) {
     EXPECT_EQ(ranges_past_last_step(ranges_of(kLastRank), 1), 0u);
 }
 
-nlohmann::json read_gzipped_json(const std::string& path) {
-    FileSource file(path);
-    GzipSource gzip(file, path);
-    std::string text;
-    char buffer[1 << 16];
-    for (std::size_t n; (n = gzip.read(buffer, sizeof buffer)) > 0;)
-        text.append(buffer, n);
-    return nlohmann::json::parse(text);
-}
-
 // The trace twice, the copy 40 ms later, with the window opened 12 ms after its first action.
 std::string opened_late(const std::string& path, const std::string& name) {
-    nlohmann::json trace = read_gzipped_json(path);
+    nlohmann::json trace = testing::read_gzipped_json(path);
     nlohmann::json& events = trace.at("traceEvents");
     double first_action = 1e300;
     for (const nlohmann::json& event : events)
