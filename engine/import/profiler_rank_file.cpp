@@ -85,8 +85,9 @@ void keep_event(RankFile& file, const ChromeEvent& event) {
                 "{}: byte {}: a [memory] event's \"Total Allocated\" is {} bytes; an allocator's "
                 "total is zero or more",
                 file.path, event.offset, *total));
-        const bool on_gpu = integer_of(arg_text(event, "Device Type")).value_or(0) != 0;
-        (on_gpu ? file.gpu_memory : file.cpu_memory).push_back({0, event.ts_ns, *total});
+        file.memory.push_back({event.ts_ns, *total,
+                               integer_of(arg_text(event, "Device Type")).value_or(0),
+                               integer_of(arg_text(event, "Device Id")).value_or(-1)});
         return;
     }
     if (event.ph != "X")
@@ -150,9 +151,8 @@ void move_to_epoch(RankFile& file, const ChromeTraceHeader& header) {
             shift(call.start_ns);
             call.end_ns = call.start_ns + length;
         }
-    for (auto* points : {&file.cpu_memory, &file.gpu_memory})
-        for (traces::MemoryRecord& point : *points)
-            shift(point.time_ns);
+    for (MemorySample& sample : file.memory)
+        shift(sample.time_ns);
     for (StageOp& op : file.stage_operators.ops) {
         const std::int64_t length = op.end_ns - op.start_ns;
         shift(op.start_ns);
@@ -188,6 +188,10 @@ RankFile read_rank_file(const std::string& path) {
     };
     std::sort(file.cpu_ranges.begin(), file.cpu_ranges.end(), by_start);
     std::sort(file.profiler_steps.begin(), file.profiler_steps.end(), by_start);
+    std::stable_sort(file.memory.begin(), file.memory.end(),
+                     [](const MemorySample& left, const MemorySample& right) {
+                         return left.time_ns < right.time_ns;
+                     });
     std::sort(file.recorded_comm.begin(), file.recorded_comm.end(), by_start);
     std::stable_sort(file.receive_transfers.begin(), file.receive_transfers.end(), by_start);
     return file;

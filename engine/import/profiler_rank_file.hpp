@@ -21,6 +21,7 @@
 
 #include "engine/import/chrome_trace_stream.hpp"
 #include "engine/import/gpu_launches.hpp"
+#include "engine/import/profiler_memory.hpp"
 #include "engine/import/receive_arrival.hpp"
 #include "engine/import/single_stage_profile.hpp"
 
@@ -55,8 +56,7 @@ struct RankFile {
     std::vector<CommCall> recorded_comm;       // record_param_comms
     std::vector<CommCall> named_comm;          // nccl:/gloo: send and recv ranges (fallback)
     std::vector<TimedSpan> receive_transfers;  // nccl:/gloo: recv ranges by start: arrivals
-    std::vector<traces::MemoryRecord> cpu_memory;
-    std::vector<traces::MemoryRecord> gpu_memory;
+    std::vector<MemorySample> memory;          // [memory] samples of every device, by time
     StageOperators stage_operators;  // for a trace without action ranges (single_stage_profile)
     std::uint64_t events = 0;
     std::string who;  // "global rank 3", for messages

@@ -160,6 +160,24 @@ int chosen_step(int common, std::optional<int> asked, const std::string& uneven)
     return *asked;
 }
 
+std::optional<TimeWindow> step_window(const RankFile& file, const RankSteps& steps, int step) {
+    if (steps.from_profiler_steps) {
+        const Range& window = steps.windows.at(static_cast<std::size_t>(step));
+        return TimeWindow{window.start_ns, window.end_ns};
+    }
+    std::optional<TimeWindow> span;
+    for (std::size_t index = 0; index < file.cpu_ranges.size(); ++index) {
+        if (steps.of_range[index] != step)
+            continue;
+        const Range& range = file.cpu_ranges[index];
+        if (!span)
+            span = TimeWindow{range.start_ns, range.end_ns};
+        span->start_ns = std::min(span->start_ns, range.start_ns);
+        span->end_ns = std::max(span->end_ns, range.end_ns);
+    }
+    return span;
+}
+
 StageOperators step_operators(const RankFile& file, const RankSteps& steps, int step) {
     if (!steps.from_profiler_steps)
         return file.stage_operators;

@@ -44,6 +44,10 @@ int common_steps(const std::vector<RankSteps>& steps);
 std::string uneven_steps(const std::vector<RankFile>& files, const std::vector<RankSteps>& steps);
 int chosen_step(int common, std::optional<int> asked, const std::string& uneven);
 
+// Where step `step` lies on the rank's clock: its ProfilerStep range, else the span of its
+// action ranges; nothing for a single-stage trace without ProfilerStep ranges (all one step).
+std::optional<TimeWindow> step_window(const RankFile& file, const RankSteps& steps, int step);
+
 // A single-stage trace's operators that step `step` ran (all of them without ProfilerStep
 // ranges).
 StageOperators step_operators(const RankFile& file, const RankSteps& steps, int step);

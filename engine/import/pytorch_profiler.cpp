@@ -476,7 +476,7 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
             run.schedule.ranks[rank].push_back(action.action);
             run.timings[rank].push_back(action.timing);
         }
-        run.memory[rank] = file.gpu_memory.empty() ? file.cpu_memory : file.gpu_memory;
+        run.memory[rank] = rank_memory(file.memory, step_window(file, per_rank_steps[rank], step));
         for (traces::MemoryRecord& point : run.memory[rank])
             point.rank = static_cast<std::int32_t>(rank);
     }

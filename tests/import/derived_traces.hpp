@@ -2,16 +2,17 @@
 // what a longer profile of the same run would hold. The copies are never committed; each test
 // writes them to a temporary file and imports that.
 //
-// Invariants: a copy keeps every event of the original (metadata once), its times shifted past
-// the previous copy's last event by 1 ms (a whole number of microseconds) and its flow ids by
-// 1,000,000 per copy, so flows never join across copies; torch.profiler's step ranges, where asked
-// for, are "ProfilerStep#N" on the thread of the trace's first operator, spanning the copy's CPU
-// events (as step() opens and closes them around the loop's body).
+// Invariants: a copy keeps every event of the original (metadata once), its times shifted by
+// one second per copy (every rank's alike, as one clock would see them; a trace longer than that
+// throws) and its flow ids by 1,000,000, so flows never join across copies; torch.profiler's step
+// ranges, where asked for, are "ProfilerStep#N" on the thread of the trace's first operator,
+// spanning the copy's CPU events (as step() opens and closes them around the loop's body).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <stdexcept>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -53,7 +54,9 @@ inline nlohmann::json repeated_steps(nlohmann::json trace, const RepeatedSteps& 
             (first_operator == nullptr || start < first_operator->at("ts").get<double>()))
             first_operator = &event;
     }
-    const double gap = std::ceil(last - first) + 1000.0;
+    constexpr double gap = 1e6;  // us
+    if (last - first >= gap)
+        throw std::runtime_error("repeated_steps: the trace spans a second or more");
     nlohmann::json out = nlohmann::json::array();
     nlohmann::json steps = nlohmann::json::array();
     for (int copy = 0; copy < how.copies; ++copy) {
