@@ -35,11 +35,13 @@ bool GpuLaunches::keep(const ChromeEvent& event) {
     if (!correlation || *correlation <= 0)
         return false;
     const auto id = static_cast<std::uint64_t>(*correlation);
-    if (is_gpu_category(event.cat))
+    if (is_gpu_category(event.cat)) {
         operations_.push_back(
             {id, event.ts_ns, event.ts_ns + std::max<std::int64_t>(event.dur_ns, 0)});
-    else
+        ++operations_by_device_[integer_of(arg_text(event, "device")).value_or(event.pid)];
+    } else {
         launches_.push_back({event.ts_ns, id});
+    }
     return true;
 }
 

@@ -10,7 +10,8 @@
 // are counted on every thread of the trace: a pipeline rank runs one action at a time, and what
 // its CPU range waited for is what the action ran.
 //
-// Invariants: memory is 16 bytes per launch and 24 per GPU operation kept, nothing else (deques:
+// Invariants: memory is 16 bytes per launch and 24 per GPU operation kept, and a count per device,
+// nothing else (deques:
 // no vector's doubling, which would hold half as much again while it grows); a
 // correlation that launched several GPU operations (a CUDA graph) spans all of them; a launch
 // without its GPU operation (the profiler's buffer ran out) and a GPU operation without its
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <optional>
 
 #include "engine/import/chrome_trace_stream.hpp"
@@ -53,6 +55,12 @@ class GpuLaunches {
     // `from_ns` and at or before `to_ns`; nothing when none was.
     std::optional<GpuSpan> work_launched(std::int64_t from_ns, std::int64_t to_ns) const;
 
+    // How many GPU operations ran on each device (the operation's "device", else its pid, which
+    // Kineto sets to the device): which device the rank's work ran on.
+    const std::map<std::int64_t, std::int64_t>& operations_by_device() const {
+        return operations_by_device_;
+    }
+
   private:
     struct Launch {
         std::int64_t time_ns;
@@ -67,6 +75,7 @@ class GpuLaunches {
 
     std::deque<Launch> launches_;          // by time after finish()
     std::deque<GpuOperation> operations_;  // by correlation, one per correlation, after finish()
+    std::map<std::int64_t, std::int64_t> operations_by_device_;
 };
 
 }  // namespace pipelens::import

@@ -434,7 +434,7 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
                                   const ProfilerImportOptions& options) {
     PipelineRanks pipeline;
     std::vector<RankFile> ranks = read_files(files, pipeline);
-    std::vector<std::string> edge_notes = trim_step_edges(ranks);
+    std::vector<std::string> file_notes = trim_step_edges(ranks);
     const bool single_stage = single_stage_traces(ranks);
     std::vector<RankSteps> per_rank_steps;
     for (const RankFile& file : ranks)
@@ -443,7 +443,7 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
     const std::string uneven = uneven_steps(ranks, per_rank_steps);
     const int step = chosen_step(steps, options.step, uneven);
     const std::vector<std::string> step_notes = profiler_step_notes(ranks, per_rank_steps, step);
-    edge_notes.insert(edge_notes.begin(), step_notes.begin(), step_notes.end());
+    file_notes.insert(file_notes.begin(), step_notes.begin(), step_notes.end());
     const std::vector<StageRecovery> recovered =
         single_stage ? recover_single_stage(ranks, per_rank_steps, step)
                      : std::vector<StageRecovery>{};
@@ -476,7 +476,12 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
             run.schedule.ranks[rank].push_back(action.action);
             run.timings[rank].push_back(action.timing);
         }
-        run.memory[rank] = rank_memory(file.memory, step_window(file, per_rank_steps[rank], step));
+        RankMemory memory = rank_memory(file.memory, file.gpu.operations_by_device(),
+                                        step_window(file, per_rank_steps[rank], step),
+                                        fmt::format("{} ({})", file.path, file.who));
+        run.memory[rank] = std::move(memory.points);
+        if (!memory.note.empty())
+            file_notes.push_back(std::move(memory.note));
         for (traces::MemoryRecord& point : run.memory[rank])
             point.rank = static_cast<std::int32_t>(rank);
     }
@@ -502,7 +507,7 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
             uneven, step));
     if (std::string note = coinciding_kinds_note(kinds); !note.empty())
         run.notes.push_back(std::move(note));
-    run.notes.insert(run.notes.end(), edge_notes.begin(), edge_notes.end());
+    run.notes.insert(run.notes.end(), file_notes.begin(), file_notes.end());
     if (single_stage)
         run.notes.insert(
             run.notes.begin(),
