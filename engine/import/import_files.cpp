@@ -41,16 +41,55 @@ void report(const std::function<void(ImportStage)>& progress, ImportStage stage)
         progress(stage);
 }
 
+// Why a dump holds no op and the way out: PyTorch's flight recorder keeps nothing unless its
+// buffer size is set (FlightRecorder reads TORCH_FR_BUFFER_SIZE, and the older name after it).
+constexpr const char* kRecorderOff =
+    "the flight recorder was off (TORCH_FR_BUFFER_SIZE unset or 0, PyTorch's default): set "
+    "TORCH_FR_BUFFER_SIZE (TORCH_NCCL_TRACE_BUFFER_SIZE in older PyTorch) to the number of ops "
+    "to keep, such as 2000, in every rank's environment, and dump again";
+
+// A dump without entries recorded nothing, so its rank is analysed as one that left no dump
+// (a note says why); dumps that all hold nothing are refused, since they can show neither a
+// hang nor its absence, where they once read as "no hang and no mismatch".
+std::vector<FlightRecorderDump> dumps_with_ops(std::vector<FlightRecorderDump> dumps,
+                                               std::vector<std::string>& notes) {
+    std::vector<FlightRecorderDump> kept;
+    std::vector<std::string> empty;
+    for (FlightRecorderDump& dump : dumps) {
+        if (!dump.entries.empty()) {
+            kept.push_back(std::move(dump));
+            continue;
+        }
+        empty.push_back(dump.file);
+        notes.push_back(
+            fmt::format("rank {} ({}): its dump holds no op, so it is read as a rank "
+                        "without a dump: {}",
+                        dump.rank, dump.file, kRecorderOff));
+    }
+    if (kept.empty())
+        throw ImportError(
+            fmt::format("{}: {} (no entries), so {} show neither a hang nor its absence: {}",
+                        fmt::join(empty, ", "),
+                        empty.size() == 1 ? "the flight-recorder dump holds no op"
+                                          : "none of the flight-recorder dumps holds an op",
+                        empty.size() == 1 ? "it can" : "they can", kRecorderOff));
+    return kept;
+}
+
 // Flight-recorder dumps are not a timeline of pipeline actions but the last collectives of a
 // job that may have hung: analysed, and recorded with every finding as an error.
 ImportResult import_flight_recorder(const std::vector<std::string>& files, const std::string& out,
                                     const std::function<void(ImportStage)>& progress) {
     report(progress, ImportStage::reading);
-    const std::vector<FlightRecorderDump> dumps = read_flight_recorder_dumps(files);
+    std::vector<std::string> empty_notes;
+    const std::vector<FlightRecorderDump> dumps =
+        dumps_with_ops(read_flight_recorder_dumps(files), empty_notes);
     ImportResult result;
     result.format = ImportFormat::flight_recorder;
-    result.file_count = dumps.size();
+    result.file_count = files.size();
     result.flight_recorder = analyse_flight_recorder(dumps);
+    std::vector<std::string>& notes = result.flight_recorder->notes;
+    notes.insert(notes.begin(), empty_notes.begin(), empty_notes.end());
     report(progress, ImportStage::recording);
     traces::TraceWriter writer(out);
     result.run_id = record_flight_recorder(writer, dumps, *result.flight_recorder);

@@ -9,6 +9,8 @@
 #include <iterator>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/import/import_files.hpp"
 #include "engine/import/imported_run.hpp"
 #include "tests/temp_directory.hpp"
@@ -96,6 +98,68 @@ TEST_F(ImportFilesTest, AFileThatFailsToReadWritesNothing) {
               bad + ": traceEvents[1] is not an object at byte 62 (line 1)");
     EXPECT_EQ(stages, (std::vector<ImportStage>{ImportStage::reading}));
     EXPECT_FALSE(std::filesystem::exists(out()));
+}
+
+// PyTorch's clean Gloo dumps (tests/data/pytorch/flight_recorder/) as a rank whose flight recorder
+// was off writes them: no entries.
+class DisabledRecorderTest : public ImportFilesTest {
+  protected:
+    std::string dump(int rank, bool recorded) const {
+        const std::string name = "rank_" + std::to_string(rank) + ".json";
+        nlohmann::json dump = nlohmann::json::parse(
+            text_of(kData + "pytorch/flight_recorder/gloo_clean_json/" + name));
+        if (!recorded) {
+            dump["entries"] = nlohmann::json::array();
+            dump["pg_config"] = nlohmann::json::object();
+            dump["pg_status"] = nlohmann::json::object();
+        }
+        return write((recorded ? "recorded/" : "off/") + name, dump.dump());
+    }
+    static std::string off_hint() {
+        return "the flight recorder was off (TORCH_FR_BUFFER_SIZE unset or 0, PyTorch's default): "
+               "set TORCH_FR_BUFFER_SIZE (TORCH_NCCL_TRACE_BUFFER_SIZE in older PyTorch) to the "
+               "number of ops to keep, such as 2000, in every rank's environment, and dump again";
+    }
+};
+
+// Dumps that recorded nothing show neither a hang nor its absence: refused (they once read "no
+// hang and no mismatch: every op completed and the ranks agree"), and nothing is written.
+TEST_F(DisabledRecorderTest, DumpsThatRecordedNothingAreRefused) {
+    const std::vector<std::string> off = {dump(0, false), dump(1, false)};
+    EXPECT_EQ(testing::required_message<ImportError>(
+                  [&] { import_files(off, ImportFormat::flight_recorder, out()); }),
+              off[0] + ", " + off[1] +
+                  ": none of the flight-recorder dumps holds an op (no entries), so they can show "
+                  "neither a hang nor its absence: " +
+                  off_hint());
+    EXPECT_EQ(testing::required_message<ImportError>(
+                  [&] { import_files({off[1]}, ImportFormat::flight_recorder, out()); }),
+              off[1] +
+                  ": the flight-recorder dump holds no op (no entries), so it can show neither a "
+                  "hang nor its absence: " +
+                  off_hint());
+    EXPECT_FALSE(std::filesystem::exists(out()));
+}
+
+// One rank's recorder off: that rank is read as one without a dump, and a note says why.
+TEST_F(DisabledRecorderTest, ARankThatRecordedNothingIsReadAsOneWithoutADump) {
+    const std::string off = dump(1, false);
+    const ImportResult result =
+        import_files({dump(0, true), off}, ImportFormat::flight_recorder, out());
+    EXPECT_EQ(result.file_count, 2u);
+    ASSERT_TRUE(result.flight_recorder);
+    const FlightRecorderReport& report = *result.flight_recorder;
+    ASSERT_EQ(report.ranks.size(), 1u);
+    EXPECT_EQ(report.ranks[0].rank, 0);
+    EXPECT_TRUE(report.findings.empty());
+    ASSERT_GE(report.notes.size(), 2u);
+    EXPECT_EQ(report.notes[0], "rank 1 (" + off +
+                                   "): its dump holds no op, so it is read as a rank without a "
+                                   "dump: " +
+                                   off_hint());
+    EXPECT_EQ(report.notes[1],
+              "process group '0' (default_pg): rank(s) 1 have no dump, so their side of its ops "
+              "is unknown");
 }
 
 TEST_F(ImportFilesTest, FlightRecorderFilesHoldNoTimelineForAnotherFormat) {
