@@ -26,33 +26,6 @@ std::string join_ranks(const std::vector<int>& ranks) {
     return out;
 }
 
-// Gloo retires an entry once its work has run (done or failed) and, having no device events,
-// never moves its state past "scheduled": for Gloo, `retired` is the only sign of completion.
-bool is_gloo(const FlightRecorderEntry& entry) {
-    return entry.op.backend == "gloo";
-}
-
-// What a Gloo rank's dump cannot show. Gloo records its collectives only: a send or recv takes
-// the next op id without an entry, so ids missing before the first entry or between two are
-// such ops, and one that never finished leaves no trace at all.
-std::string gloo_note(const FlightRecorderDump& dump) {
-    if (std::none_of(dump.entries.begin(), dump.entries.end(), is_gloo))
-        return "";
-    std::int64_t unrecorded = 0;
-    std::int64_t previous =
-        dump.entries.front().record_id == 0 ? 0 : dump.entries.front().op_id - 1;
-    for (const FlightRecorderEntry& entry : dump.entries) {
-        if (entry.op_id > previous + 1)
-            unrecorded += entry.op_id - previous - 1;
-        previous = std::max(previous, entry.op_id);
-    }
-    return fmt::format(
-        "rank {}: a Gloo dump: its entries stay 'scheduled' (Gloo records no events), so a "
-        "retired one counts as completed; only collectives are recorded ({} op id(s) have no "
-        "entry: sends or receives), so a hang in a send or recv does not show",
-        dump.rank, unrecorded);
-}
-
 // "input sizes differ", "state differs": what the rules name, plural or not.
 bool plural(const std::string& what) {
     return !what.empty() && (what.back() == 's' || what.back() == ')');
@@ -166,7 +139,7 @@ class Analysis {
         for (const FlightRecorderDump& dump : dumps_)
             report_.notes.insert(report_.notes.end(), dump.notes.begin(), dump.notes.end());
         for (const FlightRecorderDump& dump : dumps_)
-            if (const std::string note = gloo_note(dump); !note.empty())
+            if (const std::string note = gloo_dump_note(dump); !note.empty())
                 report_.notes.push_back(note);
         for (std::size_t i = 0; i < dumps_.size(); ++i)
             if (wrapped(i))
@@ -228,13 +201,16 @@ class Analysis {
     }
 
     // A rank with no entry for a collective that another rank completed, and nothing of the group
-    // after it, was dumped before the collective ran: it cannot complete without every rank.
+    // after it, was dumped before the collective ran: it cannot complete without every rank. A
+    // retired Gloo op is no such proof: Gloo retires an op that failed (timed out) as well.
     bool dumped_before(int rank, const SeqSpans& spans, std::int64_t seq,
                        const std::map<int, std::vector<int>>& steps) const {
         if (spans.last.count(rank) && spans.last.at(rank) > seq)
             return false;
         return std::any_of(steps.begin(), steps.end(), [&](const auto& posted) {
-            return state(posted.first, posted.second.front()) == EntryState::completed;
+            const int step = posted.second.front();
+            return state(posted.first, step) == EntryState::completed &&
+                   !is_gloo(entry(posted.first, step));
         });
     }
 
@@ -262,9 +238,9 @@ class Analysis {
             add({"missing_rank", group.name, seq, absent, absent.front(), -1, op_label(ref),
                  fmt::format("ranks {}", join_ranks(group.ranks)),
                  fmt::format("ranks {}", join_ranks(present)),
-                 fmt::format("{} collective #{} ({}): rank(s) {} never posted it; rank(s) {} did",
+                 fmt::format("{} collective #{} ({}): rank(s) {} never posted it; rank(s) {} did{}",
                              group_text(group), seq, ref.profiling_name, join_ranks(absent),
-                             join_ranks(present))});
+                             join_ranks(present), gloo_missing_caveat(ref, absent))});
         bool differed = false;
         for (const auto& [rank, list] : steps) {
             if (rank == ref_rank)

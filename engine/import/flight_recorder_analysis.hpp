@@ -14,12 +14,17 @@
 //    the op, or has nothing pending). It is the HangReport of engine/schedule/dry_run.hpp, so its
 //    links read like `pipelens check`'s report;
 //  - a rank with no side of an op that another rank completed (a transfer or collective cannot
-//    complete without it) was dumped earlier: a note, not a finding.
+//    complete without it) was dumped earlier: a note, not a finding. A retired Gloo op is no
+//    proof of that (below): a Gloo collective a member has no entry of is a finding.
 //
 // Gloo dumps: fr_trace stops on them (their pg_config lists the group unnamed, see
 // flight_recorder_dump.hpp; its Op also takes only nccl: and xccl: names); here they are read,
-// a retired Gloo op counts as completed, and a note per rank says that only collectives are
-// recorded, so a send or recv that never finished is not in the dump.
+// a retired Gloo op counts as completed on its rank, and a note per rank says that only
+// collectives are recorded, so a send or recv that never finished is not in the dump. Gloo's
+// work loop retires an op whether it ran or failed (ProcessGroupGloo::runLoop retires after
+// AsyncWork::execute, which catches the failure), so a retired op does not show that the rest of
+// its group posted it: a member without it is reported missing (a possible hang), not put down
+// to its dump being taken earlier, as a completed NCCL op, whose end event fired, is.
 //
 // Deliberate differences from fr_trace: every mismatch is reported (fr_trace stops pairing a
 // group after its first); a rank without a dump is a note and a possible holder of a hang, not
@@ -98,7 +103,8 @@ std::string hang_headline(const std::vector<WaitLink>& chain, bool cycle, bool h
 
 // Each entry's state, where an op inside a coalesced batch takes the state of the batch's
 // closing "coalesced" entry (PyTorch records the batch's progress only there), and a retired
-// Gloo op is completed (Gloo leaves every entry "scheduled" and retires it once it has run).
+// Gloo op is completed (Gloo leaves every entry "scheduled" and retires it once it has run,
+// or failed).
 std::vector<EntryState> effective_states(const FlightRecorderDump& dump);
 
 // `dumps` as read_flight_recorder_dumps returns them (one per rank).

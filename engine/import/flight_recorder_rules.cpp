@@ -98,6 +98,42 @@ bool is_collective(const FlightRecorderEntry& entry) {
 }
 
 // The op a transfer's other side posts: "nccl:send 0->1" pairs with "nccl:recv 1<-0".
+bool is_gloo(const FlightRecorderEntry& entry) {
+    return entry.op.backend == "gloo";
+}
+
+// Gloo records its collectives only: a send or recv takes the next op id without an entry, so
+// ids missing before the first entry or between two are such ops, and one that never finished
+// leaves no trace at all.
+std::string gloo_dump_note(const FlightRecorderDump& dump) {
+    if (std::none_of(dump.entries.begin(), dump.entries.end(), is_gloo))
+        return "";
+    std::int64_t unrecorded = 0;
+    std::int64_t previous =
+        dump.entries.front().record_id == 0 ? 0 : dump.entries.front().op_id - 1;
+    for (const FlightRecorderEntry& entry : dump.entries) {
+        if (entry.op_id > previous + 1)
+            unrecorded += entry.op_id - previous - 1;
+        previous = std::max(previous, entry.op_id);
+    }
+    return fmt::format(
+        "rank {}: a Gloo dump: its entries stay 'scheduled' (Gloo records no events), so a "
+        "retired one counts as completed on this rank, though Gloo retires an op that failed "
+        "too; only collectives are recorded ({} op id(s) have no entry: sends or receives), so "
+        "a hang in a send or recv does not show",
+        dump.rank, unrecorded);
+}
+
+std::string gloo_missing_caveat(const FlightRecorderEntry& posted, const std::vector<int>& absent) {
+    if (!is_gloo(posted))
+        return "";
+    return fmt::format(
+        ": Gloo retires an op whether it ran or failed (timed out waiting), so the ranks that "
+        "retired it do not show that rank(s) {} took part: a possible hang, unless the dump of "
+        "rank(s) {} was taken before they posted it",
+        fmt::join(absent, ", "), fmt::join(absent, ", "));
+}
+
 std::string partner_name(const FlightRecorderEntry& entry) {
     return entry.op.is_send()
                ? fmt::format("{}:recv {}<-{}", entry.op.backend, entry.op.dst, entry.op.src)

@@ -31,6 +31,19 @@ struct OpDifference {
 bool is_marker(const FlightRecorderEntry& entry);
 bool is_collective(const FlightRecorderEntry& entry);
 
+// Gloo's entries ("gloo:all_reduce"): Gloo records no device events, so an entry stays
+// "scheduled", and its work loop retires it once the work has run, whether it succeeded or
+// failed (timed out waiting for a peer): `retired` says the op is over on this rank, not that
+// every member of its group took part.
+bool is_gloo(const FlightRecorderEntry& entry);
+
+// The note a Gloo rank's dump gets ("" for another backend's): what it cannot show.
+std::string gloo_dump_note(const FlightRecorderDump& dump);
+
+// What a collective that ranks `absent` never posted means when `posted` is a Gloo op: appended
+// to the missing-rank finding ("" for another backend).
+std::string gloo_missing_caveat(const FlightRecorderEntry& posted, const std::vector<int>& absent);
+
 // The op a transfer's other side posts: "nccl:send 0->1" pairs with "nccl:recv 1<-0".
 std::string partner_name(const FlightRecorderEntry& entry);
 
