@@ -128,6 +128,76 @@ TEST(ImportCli, FlightRecorderHangExitsOneWithTheWaitCycle) {
     std::filesystem::remove(dropped);
 }
 
+// PyTorch's clean Gloo dumps (tests/data/pytorch/flight_recorder/gloo_clean_json/), edited by
+// `edit` for each rank, written where temp_file puts them.
+std::vector<std::string> gloo_dumps(const std::string& name,
+                                    const std::function<void(nlohmann::json&, int)>& edit) {
+    std::vector<std::string> files;
+    for (const int rank : {0, 1}) {
+        const std::string file = "rank_" + std::to_string(rank) + ".json";
+        nlohmann::json dump = nlohmann::json::parse(
+            std::ifstream(data("pytorch/flight_recorder/gloo_clean_json/" + file)));
+        edit(dump, rank);
+        files.push_back(testing::temp_file(name + "_" + file, dump.dump()).string());
+    }
+    return files;
+}
+
+// Dumps of ranks whose flight recorder was off hold no entries: no verdict can come of them,
+// where they once read "no hang and no mismatch" with exit 0. Refused as nothing to import.
+TEST(ImportCli, FlightRecorderDumpsThatRecordedNothingAreRefused) {
+    const auto trace = fresh_trace("import_cli_fr_off");
+    const std::vector<std::string> off = gloo_dumps("recorder_off", [](nlohmann::json& dump, int) {
+        dump["entries"] = nlohmann::json::array();
+        dump["pg_config"] = nlohmann::json::object();
+        dump["pg_status"] = nlohmann::json::object();
+    });
+    const auto result =
+        run_pipelens("import " + off[0] + " " + off[1] + " --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 2) << result.out << result.err;
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(result.err,
+              "pipelens import: " + off[0] + ", " + off[1] +
+                  ": none of the flight-recorder dumps holds an op (no entries), so they can show "
+                  "neither a hang nor its absence: the flight recorder was off "
+                  "(TORCH_FR_BUFFER_SIZE unset or 0, PyTorch's default): set TORCH_FR_BUFFER_SIZE "
+                  "(TORCH_NCCL_TRACE_BUFFER_SIZE in older PyTorch) to the number of ops to keep, "
+                  "such as 2000, in every rank's environment, and dump again (read as "
+                  "flight-recorder)\n");
+    EXPECT_FALSE(std::filesystem::exists(trace));
+}
+
+// A Gloo all_reduce rank 0 retired and rank 1 never posted: Gloo retires an op that timed out
+// as well as one that ran, so it is a finding (exit 1), not rank 1's dump ending early (exit 0).
+TEST(ImportCli, AGlooOpOneRankNeverPostedIsAFinding) {
+    const auto trace = fresh_trace("import_cli_fr_gloo");
+    const std::vector<std::string> dumps =
+        gloo_dumps("gloo_one_sided", [](nlohmann::json& dump, int rank) {
+            if (rank != 0)
+                return;
+            nlohmann::json fourth = dump["entries"].back();
+            fourth["record_id"] = 3;
+            fourth["collective_seq_id"] = 4;
+            fourth["op_id"] = 6;
+            dump["entries"].push_back(fourth);
+        });
+    const auto result =
+        run_pipelens("import " + dumps[0] + " " + dumps[1] + " --out " + trace.string());
+    EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+    EXPECT_NE(result.out.find("\nfindings:\n  missing_rank: process group '0' (default_pg) "
+                              "collective #4 (gloo:all_reduce): rank(s) 1 never posted it; "
+                              "rank(s) 0 did: Gloo retires an op whether it ran or failed (timed "
+                              "out waiting), so the ranks that retired it do not show that "
+                              "rank(s) 1 took part: a possible hang, unless the dump of rank(s) 1 "
+                              "was taken before they posted it"),
+              std::string::npos)
+        << result.out;
+    EXPECT_EQ(result.out.find("no hang and no mismatch"), std::string::npos) << result.out;
+    EXPECT_EQ(result.err,
+              "pipelens import: the dumps show 1 finding (ranks that disagree on what was "
+              "posted)\n");
+}
+
 // A pickle of well-formed small values, one in almost every byte, is refused once what it holds
 // passes half the memory there is (exit 3), as a JSON document is, not read until memory ends.
 TEST(ImportCli, APickleWhoseValuesOutgrowTheMemoryIsTooLarge) {
