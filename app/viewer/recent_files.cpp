@@ -41,7 +41,11 @@ RecentFiles RecentFiles::kept_in(std::filesystem::path file) {
 
 void RecentFiles::remember(const std::filesystem::path& path) {
     std::error_code ignored;
-    std::filesystem::path absolute = std::filesystem::absolute(path, ignored);
+    // One entry per file, however it was reached: "../t/a.db" from two folders is one file.
+    std::filesystem::path absolute = std::filesystem::absolute(path, ignored).lexically_normal();
+    if (std::filesystem::path canonical = std::filesystem::weakly_canonical(absolute, ignored);
+        !ignored)
+        absolute = std::move(canonical);
     const std::string text = absolute.empty() ? path.string() : absolute.string();
     std::erase(paths_, text);
     paths_.insert(paths_.begin(), text);

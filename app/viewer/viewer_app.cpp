@@ -92,6 +92,7 @@ void draw_help(ViewerState& state, float width, float height) {
           "Ctrl + wheel     pan in time (or drag)", "double-click, F  fit the whole run",
           "click            select an action; on a bubble: go to what it waited for",
           "C                show or hide the critical path",
+          "R                fit every rank, or back to full rows",
           "P                save the window as PNG (working directory)",
           "S                save the current view as SVG", "?                this help"})
         ImGui::TextUnformatted(line);

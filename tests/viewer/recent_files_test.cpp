@@ -64,6 +64,19 @@ TEST(RecentFiles, TheListKeepsTheTenLatestAsAbsolutePaths) {
     fs::remove_all(directory);
 }
 
+// A file opened as "../t/a.db" from two folders is one file, listed once, by its plain path.
+TEST(RecentFiles, OneFileReachedByTwoPathsIsListedOnce) {
+    const fs::path directory = temp_directory("two_paths");
+    fs::create_directories(directory / "one");
+    fs::create_directories(directory / "two");
+    std::ofstream(directory / "a.db") << "";
+    RecentFiles recent;
+    recent.remember(directory / "one" / ".." / "a.db");
+    recent.remember(directory / "two" / ".." / "a.db");
+    EXPECT_EQ(recent.paths(), std::vector<std::string>{fs::canonical(directory / "a.db").string()});
+    fs::remove_all(directory);
+}
+
 TEST(RecentFiles, AListThatIsNotKeptStaysInMemory) {
     RecentFiles recent;
     recent.remember("/data/a.db");
