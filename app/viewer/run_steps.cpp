@@ -38,6 +38,7 @@ void add_to_step(std::vector<RunStep>& steps, int step, const TimelineAction& ac
     RunStep& into = steps[static_cast<std::size_t>(step)];
     into.start_ns = std::min(into.start_ns, action.start_ns);
     into.end_ns = std::max(into.end_ns, action.end_ns);
+    ++into.action_count;
     if (compute)
         into.busy_ns += action.end_ns - action.start_ns;
 }
@@ -176,6 +177,16 @@ TimelineGeometry fitted_step_geometry(float window_width, const std::vector<RunS
     geometry.view_start = start - margin;
     geometry.view_end = std::max(geometry.view_start + 1, end + margin);
     return geometry;
+}
+
+bool last_step_in_progress(const std::vector<RunStep>& steps, bool run_running) {
+    return run_running && steps.size() >= 2 &&
+           steps.back().action_count < steps.front().action_count;
+}
+
+std::string step_in_progress_text(const RunStep& step, std::int64_t complete) {
+    return fmt::format("step {}: in progress, {} of {} actions so far", step.step,
+                       step.action_count, complete);
 }
 
 std::string step_figures_text(const RunStep& step, int ranks) {

@@ -27,7 +27,8 @@ struct RunStep {
     int step = 0;
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
-    std::int64_t busy_ns = 0;  // compute time of every rank within the step
+    std::int64_t busy_ns = 0;       // compute time of every rank within the step
+    std::int64_t action_count = 0;  // its actions over every rank and lane
     std::int64_t step_ns() const { return end_ns - start_ns; }
     // Idle share of the step over all `ranks` ranks (0..1); 0 for an empty step.
     double bubble_ratio(int ranks) const;
@@ -47,6 +48,10 @@ std::vector<RankActionSteps> number_steps(const TimelineModel& model);
 std::vector<RunStep> find_steps(const TimelineModel& model);
 std::vector<RunStep> find_steps(const TimelineModel& model,
                                 const std::vector<RankActionSteps>& numbers);
+
+// Whether the last of `steps` is still being written: its run is `running` and it holds fewer
+// actions than the first (every step runs the same actions). A lone first step cannot be told.
+bool last_step_in_progress(const std::vector<RunStep>& steps, bool run_running);
 
 // Each rank's compute time within each of `steps`: [step][rank].
 std::vector<std::vector<std::int64_t>> busy_by_step(const TimelineModel& model,
@@ -77,7 +82,10 @@ std::pair<std::int64_t, std::int64_t> step_range(const std::vector<RunStep>& ste
 TimelineGeometry fitted_step_geometry(float window_width, const std::vector<RunStep>& steps,
                                       std::optional<int> chosen, TimeSpan run);
 
-// "step 2: 57.0 us, bubble 18.2%" for the run summary's per-step lines.
+// "step 2: 57.0 us, bubble 18.2%" for the run summary's per-step lines; a step still being
+// written has no time yet: "step 2: in progress, 5 of 32 actions so far" (`complete`: how many
+// a whole step holds).
 std::string step_figures_text(const RunStep& step, int ranks);
+std::string step_in_progress_text(const RunStep& step, std::int64_t complete);
 
 }  // namespace pipelens::viewer

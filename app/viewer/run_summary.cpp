@@ -94,6 +94,8 @@ RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outco
     }
     summary.action_steps = number_steps(model);
     summary.steps = find_steps(model, summary.action_steps);
+    summary.last_step_in_progress =
+        last_step_in_progress(summary.steps, outcome.status == traces::RunStatus::running);
     summary.step_busy_ns = busy_by_step(model, summary.steps, summary.action_steps);
     return summary;
 }
@@ -119,8 +121,11 @@ std::vector<std::string> summary_figures(const RunSummary& summary, bool hangs) 
                           : "peak memory n/a");
     if (summary.busiest_rank >= 0)
         figures.push_back(fmt::format("busiest rank {}", summary.busiest_rank));
-    if (summary.steps.size() > 1 && !hangs)
-        figures.push_back(fmt::format("{} steps", summary.steps.size()));
+    if (summary.steps.size() > 1 && !hangs) {
+        const std::size_t whole = summary.steps.size() - summary.last_step_in_progress;
+        figures.push_back(fmt::format("{} step{}{}", whole, whole == 1 ? "" : "s",
+                                      summary.last_step_in_progress ? " + 1 in progress" : ""));
+    }
     for (const auto& [rank, share] : summary.core_waits)
         figures.push_back(
             fmt::format("rank {} waited for a core {:.0f}% of the step", rank, share * 100));

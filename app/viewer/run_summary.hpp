@@ -42,6 +42,8 @@ struct RunSummary {
     // The run's training steps as its actions show them (run_steps.hpp), also for a run still
     // being written; with several, the sidebar lists each one's step time and bubble.
     std::vector<RunStep> steps;
+    // The last of `steps` is still being written (run_steps.hpp): it has no figures yet.
+    bool last_step_in_progress = false;
     // Each action's training step (run_steps.hpp's number_steps), by rank and lane.
     std::vector<RankActionSteps> action_steps;
     // Each rank's compute time within each step: [step][rank].

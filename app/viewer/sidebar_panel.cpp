@@ -221,7 +221,7 @@ void draw_steps(ViewerState& state) {
     if (state.trace.live) {
         ImGui::PushStyleColor(ImGuiCol_Text,
                               IM_COL32(kLiveMarker.r, kLiveMarker.g, kLiveMarker.b, 255));
-        ImGui::TextUnformatted("LIVE: the trace is still being written");
+        ImGui::TextWrapped("LIVE: the trace is still being written");
         ImGui::PopStyleColor();
     }
     const std::vector<RunStep>& steps = state.trace.summary.steps;
@@ -241,7 +241,11 @@ void draw_steps(ViewerState& state) {
     }
     const int ranks = static_cast<int>(state.trace.model->ranks().size());
     for (const RunStep& step : steps)
-        ImGui::TextUnformatted(step_figures_text(step, ranks).c_str());
+        ImGui::TextUnformatted(
+            (state.trace.summary.last_step_in_progress && step.step == steps.back().step
+                 ? step_in_progress_text(step, steps.front().action_count)
+                 : step_figures_text(step, ranks))
+                .c_str());
 }
 
 void draw_sidebar_content(ViewerState& state) {

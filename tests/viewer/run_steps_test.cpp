@@ -3,11 +3,14 @@
 // ranges and fitted views, and the per-step figures of the run summary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "app/viewer/run_steps.hpp"
+#include "app/viewer/run_summary.hpp"
 #include "app/viewer/trace_session.hpp"
 #include "tests/viewer/multi_step_trace.hpp"
 #include "traces/trace_reader.hpp"
@@ -27,8 +30,8 @@ std::vector<RunStep> steps_of(const std::filesystem::path& path) {
 std::vector<RunStep> expected_steps(int count) {
     std::vector<RunStep> steps;
     for (int step = 0; step < count; ++step)
-        steps.push_back(
-            {step, step * kStepPeriodNs, step * kStepPeriodNs + kStepSpanNs, kStepBusyNs});
+        steps.push_back({step, step * kStepPeriodNs, step * kStepPeriodNs + kStepSpanNs,
+                         kStepBusyNs, 4});  // each rank's F and B
     return steps;
 }
 
@@ -121,6 +124,29 @@ TEST(RunSteps, FindingAnActionTakesTheCopyInTheShownStep) {
     TraceSession one;
     ASSERT_TRUE(open_trace(one, testing::multi_step_trace("steps_select_one", 1))) << one.error;
     EXPECT_EQ(action_step_text(one, {0, false, 1}), "index 1 in its rank's list");
+}
+
+// A step being written holds fewer actions than a whole one: while its run is running it is
+// said to be in progress, with no step time (its end is only the latest action so far), and the
+// header counts the whole steps apart from it.
+TEST(RunSteps, ARunningRunsShortLastStepIsInProgress) {
+    std::vector<RunStep> steps(3);
+    for (int index = 0; index < 3; ++index) {
+        steps[index].step = index;
+        steps[index].action_count = index < 2 ? 32 : 5;
+    }
+    EXPECT_TRUE(last_step_in_progress(steps, true));
+    EXPECT_FALSE(last_step_in_progress(steps, false));  // finished or failed: it ended there
+    steps[2].action_count = 32;
+    EXPECT_FALSE(last_step_in_progress(steps, true));
+    EXPECT_FALSE(last_step_in_progress({steps[0]}, true));  // a lone first step cannot be told
+    steps[2].action_count = 5;
+    EXPECT_EQ(step_in_progress_text(steps[2], 32), "step 2: in progress, 5 of 32 actions so far");
+    RunSummary summary;
+    summary.steps = steps;
+    summary.last_step_in_progress = true;
+    const std::vector<std::string> figures = summary_figures(summary);
+    EXPECT_NE(std::find(figures.begin(), figures.end(), "2 steps + 1 in progress"), figures.end());
 }
 
 TEST(OccurrenceNumbers, CountEachKeysEarlierCopies) {
