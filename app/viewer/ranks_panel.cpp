@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <numeric>
 #include <optional>
+#include <string>
 
+#include <fmt/format.h>
 #include <imgui.h>
 
 #include "app/viewer/viewer_state.hpp"
@@ -62,14 +64,26 @@ void select_rank(ViewerState& state, int rank) {
     bring_into_view(state.timeline, first.start_ns, first.end_ns);
 }
 
+void draw_caption(const ViewerState& state) {
+    if (state.trace.summary.steps.size() < 2)
+        return;
+    const std::optional<int> step = state.timeline.chosen_step;
+    const std::string busy =
+        step ? fmt::format("busy: step {}'s", *step) : "busy: the median step's (pick a step)";
+    ImGui::TextDisabled("%s; warm-up, cool-down, waiting: the median step's; peak: all steps'",
+                        busy.c_str());
+}
+
 }  // namespace
 
 void draw_ranks_panel(ViewerState& state) {
-    const std::vector<RankRow>& rows = state.trace.summary.ranks;
+    const std::vector<RankRow> rows =
+        rows_for_step(state.trace.summary, state.timeline.chosen_step);
     if (rows.empty()) {
         ImGui::TextDisabled("nothing recorded: this run has no ranks");
         return;
     }
+    draw_caption(state);
     if (!ImGui::BeginTable("ranks", kColumns,
                            ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
                                ImGuiTableFlags_Sortable | ImGuiTableFlags_Resizable))

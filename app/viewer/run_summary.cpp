@@ -100,6 +100,17 @@ RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outco
     return summary;
 }
 
+std::vector<RankRow> rows_for_step(const RunSummary& summary, std::optional<int> step) {
+    std::vector<RankRow> rows = summary.ranks;
+    if (!step || *step < 0 || static_cast<std::size_t>(*step) >= summary.step_busy_ns.size())
+        return rows;
+    const std::vector<std::int64_t>& busy = summary.step_busy_ns[static_cast<std::size_t>(*step)];
+    for (RankRow& row : rows)
+        if (row.rank >= 0 && static_cast<std::size_t>(row.rank) < busy.size())
+            row.busy_ns = busy[static_cast<std::size_t>(row.rank)];
+    return rows;
+}
+
 std::vector<std::string> summary_figures(const RunSummary& summary, bool hangs) {
     std::vector<std::string> figures;
     if (hangs) {

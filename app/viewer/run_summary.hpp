@@ -56,6 +56,10 @@ struct RunSummary {
 // `outcome`: how the model's run ended (traces::run_outcome of its record and errors).
 RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outcome);
 
+// The rank rows as the Ranks panel shows them: with a step picked, each rank's busy time is that
+// step's; the other figures stay the trace's per-rank row (the median step's; peak: all steps').
+std::vector<RankRow> rows_for_step(const RunSummary& summary, std::optional<int> step);
+
 // Why a checked schedule that can hang has no step, bubble or critical-path figures: what it
 // shows is the file's own order, which never ends, so no step does.
 inline constexpr std::string_view kHangsNoStep =

@@ -54,6 +54,12 @@ TEST(StepAnalysis, TheRanksSharesFollowAPickedStep) {
     const std::vector<RankTimeline>& ranks = session.model->ranks();
     EXPECT_EQ(rank_shares_text(ranks[0], session.summary, false, 1), "busy 50%  bubble 50%");
     EXPECT_EQ(rank_shares_text(ranks[1], session.summary, false, 1), "busy 43%  bubble 57%");
+    // The Ranks panel's busy column follows the picked step too.
+    const std::vector<RankRow> rows = rows_for_step(session.summary, 1);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].busy_ns, 3000);
+    EXPECT_EQ(rows[1].busy_ns, 2600);
+    EXPECT_EQ(rows_for_step(session.summary, 7)[0].busy_ns, session.summary.ranks[0].busy_ns);
 }
 
 TEST(StepAnalysis, TheWholeRunsPathRunsThroughEveryStep) {
