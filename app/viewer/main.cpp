@@ -176,8 +176,12 @@ void apply_start_options(const Options& options, const Checked& checked, ViewerS
 // 2, no PNG (a picture of something else than was asked for would pass for it).
 int take_screenshot(const Options& options, const Checked& checked, GLFWwindow* window,
                     ViewerState& state) {
-    apply_finished_drop(state, true);  // a picture shows what a --drop opened, not its progress
-    finish_analysis(state.trace);      // a picture shows the critical path, not "finding it..."
+    apply_finished_drop(state, true);   // a picture shows what a --drop opened, not its progress
+    finish_analysis(state.trace);       // a picture shows the critical path, not "finding it..."
+    if (!state.trace.damage.empty()) {  // a picture of a damaged file would pass for the run
+        fmt::print(stderr, "pipelens-view: {}\n", state.trace.damage);
+        return 2;
+    }
     std::string refused;
     for (int frame = 0; frame < std::max(1, options.frames); ++frame) {
         glfwPollEvents();

@@ -253,11 +253,15 @@ void draw_sidebar_content(ViewerState& state) {
     if (!state.export_message.empty())
         ImGui::TextWrapped("%s", state.export_message.c_str());
     ImGui::TextDisabled("? for keys");
-    if (!state.trace.error.empty()) {
-        ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
-        ImGui::TextWrapped("%s", state.trace.error.c_str());
-        ImGui::PopStyleColor();
-    }
+    // A damaged file stays said while it is open, whatever later choices put in `error`.
+    const std::string damage =
+        state.trace.damage.empty() ? "" : state.trace.damage + " (what is shown may lack rows)";
+    for (const std::string* line : {&damage, static_cast<const std::string*>(&state.trace.error)})
+        if (!line->empty()) {
+            ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 110, 110, 255));
+            ImGui::TextWrapped("%s", line->c_str());
+            ImGui::PopStyleColor();
+        }
     if (!state.trace.reader) {
         if (state.trace.model)  // the Simulate panel's simulation, kept in memory only
             ImGui::TextWrapped(

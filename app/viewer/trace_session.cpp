@@ -54,12 +54,33 @@ void follow_wanted_step(TraceSession& session) {
         });
 }
 
+// The file's quick_check on a connection of its own: "" when it passes, else the reader's
+// message naming the file.
+std::future<std::string> check_integrity(const std::filesystem::path& path) {
+    return std::async(std::launch::async, [path]() -> std::string {
+        try {
+            const traces::TraceReader checked(path);  // checks at open
+            return "";
+        } catch (const std::exception& error) {
+            return error.what();
+        }
+    });
+}
+
+void take_integrity(TraceSession& session) {
+    if (!session.integrity.valid() ||
+        session.integrity.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+        return;
+    session.damage = session.integrity.get();
+}
+
 }  // namespace
 
 bool open_trace(TraceSession& session, const std::filesystem::path& path,
                 std::optional<std::int64_t> run_id) {
     try {
-        // The viewer reads every row of a run, which meets any damaged page anyway.
+        // The check runs on a thread once the run is shown (check_integrity): the timeline of a
+        // large trace is up seconds before it ends.
         traces::TraceReaderOptions options;
         options.check_integrity = false;
         auto reader = std::make_unique<traces::TraceReader>(path, options);
@@ -71,7 +92,9 @@ bool open_trace(TraceSession& session, const std::filesystem::path& path,
         session.error.clear();
         session.compared.reset();
         session.compared_run_id = 0;
+        session.damage.clear();
         const bool shown = show_run(session, run_id.value_or(session.runs.back().id));
+        session.integrity = check_integrity(path);
         session.recent_files.remember(path);
         return shown;
     } catch (const std::exception& error) {
@@ -203,6 +226,7 @@ void start_analysis(TraceSession& session, std::string source, HoldRequest reque
 }
 
 bool poll_analysis(TraceSession& session) {
+    take_integrity(session);
     let_go_of_retired_analyses(session);
     if (session.deferred_analysis && session.retired_analyses.empty()) {
         TraceSession::DeferredAnalysis deferred = std::move(*session.deferred_analysis);
@@ -224,6 +248,8 @@ bool poll_analysis(TraceSession& session) {
 }
 
 void finish_analysis(TraceSession& session) {
+    if (session.integrity.valid())
+        session.integrity.wait();
     for (;;) {
         for (const TraceSession::RetiredAnalysis& retired : session.retired_analyses)
             retired.analysis.wait();

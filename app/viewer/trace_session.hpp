@@ -74,6 +74,11 @@ struct TraceSession {
     std::int64_t run_id = 0;
     std::int64_t compared_run_id = 0;
     std::string error;  // shown in the window; empty when all is well
+    // SQLite's quick_check of the open file, run on a thread once the file is shown (reading
+    // every row of a run does not meet every damaged page: a damaged b-tree can drop rows
+    // without an error); `damage` is its finding, shown until another file opens.
+    std::future<std::string> integrity;
+    std::string damage;
 
     std::vector<traces::EventRecord> events;
     std::vector<traces::ErrorRecord> errors;  // root cause first (traces/root_cause.hpp)
@@ -117,8 +122,9 @@ void start_analysis(TraceSession& session, std::string source, HoldRequest reque
 void replace_model(TraceSession& session, std::unique_ptr<TimelineModel> model);
 // Whether the shown model's analysis is running or waiting to start.
 bool analysis_pending(const TraceSession& session);
-// Applies the shown run's analysis once it is ready (true when it did); finish_analysis waits
-// for it (screenshots, tests, benchmarks).
+// Applies the shown run's analysis once it is ready (true when it did), and the file's
+// integrity check's finding (`damage`); finish_analysis waits for both
+// (screenshots, tests, benchmarks).
 bool poll_analysis(TraceSession& session);
 void finish_analysis(TraceSession& session);
 // Makes the critical path and bubble causes those of step `step` alone (nullopt: of the whole

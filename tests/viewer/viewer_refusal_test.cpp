@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/cli/run_pipelens.hpp"
 #include "tests/fresh_trace.hpp"
+#include "tests/raw_database.hpp"
 #include "tests/viewer/screenshot_support.hpp"
 
 namespace pipelens::viewer {
@@ -46,6 +48,48 @@ TEST(ViewerScreenshot, ATraceThatCannotBeOpenedIsAnErrorNotAScreenshot) {
         << errors;
     EXPECT_FALSE(fs::exists(png));
     fs::remove(text_file);
+}
+
+// A damaged b-tree can drop rows without any read failing: a leaf page of the actions table that
+// says it holds 100 cells fewer than it does reads back as a run with those actions missing.
+// SQLite's quick_check finds it; the viewer runs it beside the timeline, and a screenshot of the
+// file is refused (it once pictured the run with the actions gone, exit 0).
+TEST(ViewerScreenshot, ATraceWhosePagesAreDamagedIsRefusedEvenWhenItsRowsRead) {
+    const fs::path trace = testing::fresh_trace("viewer_damaged");
+    ASSERT_EQ(
+        testing::run_pipelens("simulate --schedule 1F1B --pp 4 --m 2000 --out " + trace.string())
+            .exit_code,
+        0);
+    std::int64_t page = 0, page_size = 0;
+    {
+        testing::RawDatabase raw(trace);
+        page =
+            std::stoll(raw.value("SELECT pageno FROM dbstat WHERE name = 'actions' AND "
+                                 "pagetype = 'leaf' ORDER BY pageno LIMIT 1 OFFSET 1"));
+        page_size = std::stoll(raw.value("PRAGMA page_size"));
+    }
+    {
+        std::fstream file(trace, std::ios::in | std::ios::out | std::ios::binary);
+        const std::streamoff cell_count = (page - 1) * page_size + 3;  // the b-tree page header's
+        unsigned char count[2];
+        file.seekg(cell_count);
+        file.read(reinterpret_cast<char*>(count), 2);
+        const int cells = count[0] * 256 + count[1] - 100;
+        ASSERT_GT(cells, 0);
+        count[0] = static_cast<unsigned char>(cells / 256);
+        count[1] = static_cast<unsigned char>(cells % 256);
+        file.seekp(cell_count);
+        file.write(reinterpret_cast<const char*>(count), 2);
+    }
+    EXPECT_EQ(testing::RawDatabase(trace).value("SELECT count(*) FROM actions"), "39900");
+    const fs::path png = screenshot_path("damaged");
+    std::string errors;
+    EXPECT_EQ(
+        run_viewer(trace.string() + " --screenshot " + png.string() + " --size 800x600", &errors),
+        2);
+    EXPECT_EQ(errors.rfind("pipelens-view: " + trace.string() + ": trace is corrupt: ", 0), 0u)
+        << errors;
+    EXPECT_FALSE(fs::exists(png));
 }
 
 // The interactive viewer (and a --script journey) refuses a file named on the command line that
