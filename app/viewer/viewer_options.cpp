@@ -2,6 +2,24 @@
 #include "app/viewer/viewer_options.hpp"
 
 namespace pipelens::viewer {
+namespace {
+
+// An index into a panel's list: CLI11's NonNegativeNumber says "not in range 0.000000 to" a
+// 309-digit number.
+const CLI::Validator kIndex(
+    [](const std::string& text) -> std::string {
+        try {
+            std::size_t used = 0;
+            const long long value = std::stoll(text, &used);
+            if (used == text.size() && value >= 0)
+                return "";
+        } catch (const std::exception&) {
+        }
+        return "'" + text + "' is not an index (give 0 or more)";
+    },
+    "INDEX");
+
+}  // namespace
 
 void add_viewer_options(CLI::App& app, ViewerOptions& options) {
     app.add_option("trace", options.trace,
@@ -19,11 +37,11 @@ void add_viewer_options(CLI::App& app, ViewerOptions& options) {
                    "Bottom panel to show: events, errors, ranks, sharding");
     app.add_option("--event", options.event,
                    "Replay the state up to this event (its index in the Events panel)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kIndex);
     app.add_option("--error", options.error,
                    "Choose this error (its index in the Errors panel): select its action, mark "
                    "its moment")
-        ->check(CLI::NonNegativeNumber);
+        ->check(kIndex);
     app.add_option("--step", options.step,
                    "A run of several steps: show step N (0 = the first), fitted to it");
     app.add_option("--tensor", options.tensor,

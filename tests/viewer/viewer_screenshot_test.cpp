@@ -564,8 +564,8 @@ TEST(ViewerScreenshot, AnOptionThatCannotWorkIsAUsageErrorNotAScreenshot) {
     const struct {
         std::string arguments, named;
     } cases[] = {
-        {simulated.string() + " --event -1", "--event"},
-        {simulated.string() + " --error -1", "--error"},
+        {simulated.string() + " --event -1", "--event: '-1' is not an index (give 0 or more)"},
+        {simulated.string() + " --error -1", "--error: '-1' is not an index (give 0 or more)"},
         {simulated.string() + " --frames 0", "--frames"},
         {simulated.string() + " --frames many", "--frames"},
         {simulated.string() + " --no-such-flag", "--no-such-flag"},
