@@ -145,8 +145,20 @@ def measured_row(row, predicted_ns, predicted_peaks, out_dir, speeds):
         "seconds": float(row["seconds"] or 0), "load": row["load"],
         "cpu_s": number_or_none(row.get("cpu_s")),
         "running_mean": number_or_none(row.get("running_mean")),
+        "core_wait_pct": core_wait_pct(run),
     }
     return result
+
+
+def core_wait_pct(run):
+    """The most any rank waited for a core in the run's median step, in % of that step (the
+    run's per-rank core_wait_ns); None where no rank measured it (an older pipelens, a kernel
+    without schedstat)."""
+    step = run.get("step_time_ns")
+    waits = [r["core_wait_ns"] for r in run.get("ranks", []) if r.get("core_wait_ns") is not None]
+    if not waits or not step:
+        return None
+    return 100.0 * max(waits) / step
 
 
 def number_or_none(text):
@@ -338,6 +350,21 @@ def print_table(rows, summary, meta, out_dir):
     line = sharing_line(rows)
     if line:
         print(line)
+    line = core_wait_line(rows)
+    if line:
+        print(line)
+
+
+def core_wait_line(rows):
+    """How long ranks waited for a core in the rows' measured median steps: the direct test of
+    "cores not shared"."""
+    waits = sorted(r["core_wait_pct"] for r in rows
+                   if r.get("status") == "measured" and r.get("core_wait_pct") is not None)
+    if not waits:
+        return None
+    return ("waited for a core (ready to run, none free), the most of any rank in %% of the"
+            " median step: %.1f %% at the median row, %.1f %% at the worst (%d rows)" % (
+                upper_median(waits), waits[-1], len(waits)))
 
 
 def table(out_dir):

@@ -76,6 +76,22 @@ class FidelityTable(unittest.TestCase):
         return {row["kind"]: row for row in document["rows"]}, document["targets"], \
             completed.stdout
 
+    def test_the_most_any_rank_waited_for_a_core_is_a_share_of_the_median_step(self):
+        for kind, waits in (("GPipe", [1_000_000, 4_840_000]), ("DualPipeV", [0, 300_000])):
+            path = self.out / "runs" / ("%s.pp2.v%d.m8.json" % (kind, 2 if kind == "DualPipeV"
+                                                                 else 1))
+            document = json.loads(path.read_text())
+            document["step_time_ns"] = document["steps"]["median_ns"]
+            for rank, wait in zip(document["ranks"], waits):
+                rank["core_wait_ns"] = wait
+            path.write_text(json.dumps(document))
+        rows, _, printed = self.table()
+        self.assertAlmostEqual(rows["GPipe"]["core_wait_pct"], 10.0)  # 4.84 of 48.4 ms
+        self.assertAlmostEqual(rows["DualPipeV"]["core_wait_pct"], 1.0)  # 0.3 of 30 ms
+        self.assertIsNone(rows["1F1B"]["core_wait_pct"])  # an older run: not measured
+        self.assertIn("median step: 10.0 % at the median row, 10.0 % at the worst (2 rows)",
+                      printed)
+
     def test_a_row_is_paired_with_the_geometric_mean_of_the_anchors_around_it(self):
         rows, _, _ = self.table()
         # 1F1B sits between anchors 1 and 2: sqrt(1.0 * 1.21) = 1.1; 50 ms * 1.1 = 55 ms.
