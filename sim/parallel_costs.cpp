@@ -10,6 +10,7 @@
 #include "engine/sharding/redistribute_cost.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
 #include "engine/sharding/strategy_utils.hpp"
+#include "sim/rank_hosts.hpp"
 
 namespace pipelens::sim {
 namespace {
@@ -50,16 +51,15 @@ double block_cost_us(const std::string& name, const sharding::DeviceMesh& mesh,
 TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::int64_t hidden,
                                                    std::int64_t heads, std::int64_t vocabulary,
                                                    std::int64_t microbatch_size, int tp,
-                                                   int gpus_per_host,
-                                                   const sharding::MeshLinks& links,
+                                                   int host_gpus, const sharding::MeshLinks& links,
                                                    const char* dtype) {
     if (tp <= 1)
         return {};
     if (hidden % tp != 0 || heads % tp != 0)
         throw std::invalid_argument(fmt::format(
             "tp {} must divide the hidden size ({}) and the heads ({})", tp, hidden, heads));
-    sharding::DeviceMesh mesh =
-        sharding::parse_device_mesh(fmt::format("tp={}", tp), "cuda", gpus_per_host);
+    sharding::DeviceMesh mesh = sharding::parse_device_mesh(fmt::format("tp={}", tp), "cuda",
+                                                            block_devices_per_host(tp, host_gpus));
     mesh.links = in_gib_per_s(links);
     const sharding::BlockShape shape{microbatch_size, sequence, hidden, heads, vocabulary, dtype};
     const double per_pass_us =
@@ -68,18 +68,20 @@ TensorParallelLayerCost tensor_parallel_layer_cost(std::int64_t sequence, std::i
     return {per_pass, per_pass};
 }
 
-std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int gpus_per_host,
-                                     bool zero1, const sharding::MeshLinks& links,
-                                     int weight_element_bytes, int gradient_element_bytes) {
+std::int64_t data_parallel_reduce_ns(double parameters, int dp, int tp, int host_gpus, bool zero1,
+                                     const sharding::MeshLinks& links, int weight_element_bytes,
+                                     int gradient_element_bytes) {
     if (dp <= 1)
         return 0;
-    // dp outer, tp inner: the dp dim crosses hosts once tp x dp does not fit in one.
-    sharding::DeviceMesh mesh =
-        sharding::parse_device_mesh(fmt::format("dp={},tp={}", dp, tp), "cuda", gpus_per_host);
+    // dp outer, tp inner: the dp dim crosses hosts once a stage's tp x dp GPUs do not fit whole
+    // in one.
+    tp = std::max(tp, 1);
+    sharding::DeviceMesh mesh = sharding::parse_device_mesh(
+        fmt::format("dp={},tp={}", dp, tp), "cuda", block_devices_per_host(tp * dp, host_gpus));
     mesh.links = in_gib_per_s(links);
-    const int group_per_host = std::max(1, std::min(dp, gpus_per_host / std::max(tp, 1)));
     mesh.links.inter_host_gb_per_s =
-        std::min(mesh.links.intra_host_gb_per_s, mesh.links.inter_host_gb_per_s * group_per_host);
+        std::min(mesh.links.intra_host_gb_per_s,
+                 mesh.links.inter_host_gb_per_s * data_parallel_rails(dp, tp, host_gpus));
     const sharding::MeshTopology topology = sharding::MeshTopology::of(mesh);
     const double gradients_gb = parameters * gradient_element_bytes / kGiB;
     if (!zero1)

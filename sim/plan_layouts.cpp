@@ -166,7 +166,9 @@ std::vector<PlanLayout> allowed_layouts(const ModelSpec& model, const ClusterSpe
     check_pins(model, cluster, pins, !given.pins.pp && !given.pins.layers_per_stage.empty());
     std::vector<PlanLayout> layouts;
     for (const int tp : divisors(cluster.gpus)) {
-        // Unpinned, a tp group stays inside one host (Megatron's rule); pinned, it may span.
+        // Unpinned, tp is at most a host's GPUs (Megatron's rule keeps a group in one host; one
+        // that does not divide them has groups straddling two, priced across hosts,
+        // sim/rank_hosts.hpp); pinned, it may span hosts.
         const bool tp_fits = pins.tp || tp <= cluster.gpus_per_host;
         if (!allowed(pins.tp, tp) || !tp_fits || model.shape.hidden % tp != 0 ||
             model.shape.heads % tp != 0)

@@ -15,6 +15,7 @@
 #include "sim/parallel_costs.hpp"
 #include "sim/partition.hpp"
 #include "sim/plan_split.hpp"
+#include "sim/rank_hosts.hpp"
 #include "sim/simulator.hpp"
 
 namespace pipelens::sim {
@@ -53,6 +54,11 @@ std::int64_t arithmetic_ns(double flops, double flops_per_ns) {
 
 Link link_of(double gb_per_s, double latency_us) {
     return {std::llround(latency_us * 1000), gb_per_s};
+}
+
+// The GPUs of one host as the layout sees them (rank_hosts.hpp).
+int layout_host_gpus(const ClusterSpec& cluster) {
+    return host_gpus(cluster.gpus, cluster.gpus_per_host);
 }
 
 // One GPU's share of the word embedding (split over tp by vocabulary).
@@ -324,7 +330,7 @@ TensorParallelLayerCost layer_collectives(const PlanLayout& layout, const ModelS
                                           const ClusterSpec& cluster, const PlanOptions& options) {
     const GptShape& shape = model.shape;
     return tensor_parallel_layer_cost(shape.sequence, shape.hidden, shape.heads, shape.vocabulary,
-                                      layout.microbatch_size, layout.tp, cluster.gpus_per_host,
+                                      layout.microbatch_size, layout.tp, layout_host_gpus(cluster),
                                       collective_links_of(cluster), sharding_dtype(options.dtype));
 }
 
@@ -453,7 +459,7 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
     const double parameters = *std::max_element(per_rank.begin(), per_rank.end());
     const int element = dtype_element_bytes(options.dtype);
     const std::int64_t reduce = data_parallel_reduce_ns(
-        parameters, layout.dp, layout.tp, cluster.gpus_per_host, options.zero1, cluster.links,
+        parameters, layout.dp, layout.tp, layout_host_gpus(cluster), options.zero1, cluster.links,
         element, gradient_element_bytes(options));
     // Overlapped, the reduction runs during the last microbatch's backward on each rank.
     const std::int64_t last_backward = costs.stages.front().backward_ns() * layout.v;
@@ -493,7 +499,7 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
 }
 
 int pipeline_ranks_per_host(const PlanLayout& layout, const ClusterSpec& cluster) {
-    return std::max(1, cluster.gpus_per_host / (layout.tp * layout.dp));
+    return pipeline_ranks_per_host(layout.tp * layout.dp, layout_host_gpus(cluster));
 }
 
 LayerCosts plan_layer_costs(const PlanLayout& layout, const ModelSpec& model,

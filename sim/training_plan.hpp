@@ -215,7 +215,9 @@ CostModel plan_cost_model(const PlanLayout& layout, const ModelSpec& model,
                           const std::vector<int>& split = {});
 
 // Pipeline ranks per host in Megatron's rank order (tp, then dp, then pp): neighbouring stages
-// are tp x dp GPUs apart, so a host holds gpus_per_host / (tp x dp) of them, at least one.
+// are tp x dp GPUs apart, so a host holds gpus_per_host / (tp x dp) of them when that divides
+// evenly, else 1: stages straddle hosts, and every boundary is priced across them
+// (sim/rank_hosts.hpp).
 int pipeline_ranks_per_host(const PlanLayout& layout, const ClusterSpec& cluster);
 
 // `layout`'s costs per layer, as sim/partition divides them: each transformer layer what one

@@ -34,6 +34,7 @@
 #include "sim/experiment_simulation.hpp"
 #include "sim/partition.hpp"
 #include "sim/plan_split.hpp"
+#include "sim/rank_hosts.hpp"
 #include "sim/training_plan.hpp"
 #include "traces/text/quantities.hpp"
 #include "traces/trace_writer.hpp"
@@ -480,8 +481,10 @@ std::int64_t record_best(const PlanFlags& flags, const sim::PlanResult& best) {
              .run_id;
     if (layout.tp > 1) {
         traces::TraceWriter writer(flags.out);
+        // Priced as the plan priced it: across hosts where tp groups straddle them.
+        const int host = sim::host_gpus(flags.cluster.gpus, flags.cluster.gpus_per_host);
         sharding::DeviceMesh mesh = sharding::parse_device_mesh(
-            fmt::format("tp={}", layout.tp), "cuda", flags.cluster.gpus_per_host);
+            fmt::format("tp={}", layout.tp), "cuda", sim::block_devices_per_host(layout.tp, host));
         mesh.links = flags.cluster.links;
         const auto& shape = flags.model.shape;
         const sharding::BlockShape block{
