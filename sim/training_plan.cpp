@@ -136,18 +136,48 @@ std::int64_t boundary_bytes(const PlanLayout& layout, const ModelSpec& model,
         "a stage's output");
 }
 
+// Where a stage sits: whether it holds the embedding (first) or the output layer (last), and
+// whether its rank's link to the next stage's and to the previous stage's leaves the host.
+struct StagePlace {
+    bool first = false, last = false;
+    bool next_across_hosts = false, previous_across_hosts = false;
+};
+
+// Each stage's place, its rank from `stage_to_rank`, on hosts of pipeline_ranks_per_host ranks:
+// the same hosts the simulator's transfers cross (CostModel::transfer_ns).
+std::vector<StagePlace> stage_places(const PlanLayout& layout, const ClusterSpec& cluster,
+                                     const std::vector<int>& stage_to_rank) {
+    const int per_host = pipeline_ranks_per_host(layout, cluster);
+    const auto host = [&](std::size_t stage) { return stage_to_rank.at(stage) / per_host; };
+    std::vector<StagePlace> places(stage_to_rank.size());
+    for (std::size_t stage = 0; stage < places.size(); ++stage) {
+        StagePlace& place = places[stage];
+        place.first = stage == 0;
+        place.last = stage + 1 == places.size();
+        place.next_across_hosts = !place.last && host(stage) != host(stage + 1);
+        place.previous_across_hosts = !place.first && host(stage) != host(stage - 1);
+    }
+    return places;
+}
+
+// The stage-to-rank map `layout`'s schedule runs (PyTorch's: looped, or V-shaped).
+std::vector<int> layout_stage_to_rank(const PlanLayout& layout, std::size_t stages) {
+    return stage_to_rank_mapping(stage_placement(layout.schedule), layout.pp,
+                                 static_cast<int>(stages));
+}
+
 // What one blocking pipeline transfer stalls the GPU for: its tp-th of the boundary over the
 // link to the neighbouring stage (tp x dp GPUs away in Megatron's rank order, so on another host
-// once tp x dp fills one), then the receiving tp group's all-gather of the whole over NVLink
-// (a ring: (tp - 1)/tp of it through each GPU). Under sequence parallelism the boundary is
+// where the boundary crosses one), then the receiving tp group's all-gather of the whole over
+// NVLink (a ring: (tp - 1)/tp of it through each GPU). Under sequence parallelism the boundary is
 // already split, and nothing is gathered.
 std::int64_t blocking_transfer_ns(const PlanLayout& layout, const ModelSpec& model,
-                                  const ClusterSpec& cluster, const PlanOptions& options) {
+                                  const ClusterSpec& cluster, const PlanOptions& options,
+                                  bool across_hosts) {
     const double whole = static_cast<double>(boundary_bytes(layout, model, options));
     const sharding::MeshLinks collective_links = collective_links_of(cluster);
     const bool split = !options.sequence_parallel && layout.tp > 1;
     const sharding::MeshLinks& links = cluster.links;
-    const bool across_hosts = layout.tp * layout.dp >= cluster.gpus_per_host;
     const double link_gb_per_s =
         across_hosts ? links.inter_host_gb_per_s : links.intra_host_gb_per_s;
     const double latency_us =
@@ -175,12 +205,13 @@ StageWork::Passes attention_memory_excess(std::int64_t layers, const PlanLayout&
     return {layers * 2 * excess, layers * input * excess, 0};
 }
 
-// A stage of `layers` layers, the first stage's (embedding) and the last's (output layer) work
-// added where `first` and `last` say.
-StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayout& layout,
+// A stage of `layers` layers at `place`: the first stage's (embedding) and the last's (output
+// layer) work added where it is one of them, blocking transfers over the links it sends on.
+StageWork stage_work(std::int64_t layers, const StagePlace& place, const PlanLayout& layout,
                      const ModelSpec& model, const ClusterSpec& cluster, const PlanOptions& options,
                      const TensorParallelLayerCost& tp_cost) {
     const GptShape& shape = model.shape;
+    const bool first = place.first, last = place.last;
     const double flops_per_ns =
         dtype_peak_tflops(cluster.peak_tflops, options.dtype) * cluster.achieved_fraction * 1e3;
     const double base_tflops = flops_per_ns / 1e3;
@@ -211,10 +242,13 @@ StageWork stage_work(std::int64_t layers, bool first, bool last, const PlanLayou
     if (options.recompute == Recompute::full)  // the recomputed forward's collectives
         result.tensor_parallel.input += layers * tp_cost.forward_ns;
     // Blocking, a transfer is paid by its sender: the activation after F by all but the last
-    // stage, its gradient after I by all but the first.
+    // stage, its gradient after I by all but the first, each over its own boundary's link.
     if (options.blocking_pipeline_transfers) {
-        const std::int64_t transfer = blocking_transfer_ns(layout, model, cluster, options);
-        result.pipeline_transfer = {last ? 0 : transfer, first ? 0 : transfer, 0};
+        const auto transfer = [&](bool across_hosts) {
+            return blocking_transfer_ns(layout, model, cluster, options, across_hosts);
+        };
+        result.pipeline_transfer = {last ? 0 : transfer(place.next_across_hosts),
+                                    first ? 0 : transfer(place.previous_across_hosts), 0};
     }
     if (cluster.streaming_multiprocessors > 0 && !cluster.gemm_rates)
         result.waves = wave_quantization(layers, layout, model, cluster, options, flops_per_ns);
@@ -305,11 +339,12 @@ CostModel step_cost_model(const PlanLayout& layout, const std::vector<int>& laye
                           const PlanOptions& options, const TensorParallelLayerCost& tp_cost) {
     const std::int64_t held = layer_held_bytes(layout, model.shape, options);
     const std::int64_t boundary = boundary_bytes(layout, model, options);
-    const auto stages = layers.size();
+    const std::vector<StagePlace> places =
+        stage_places(layout, cluster, layout_stage_to_rank(layout, layers.size()));
     CostModel costs;
-    for (std::size_t stage = 0; stage < stages; ++stage) {
-        costs.stages.push_back(stage_cost(stage_work(layers[stage], stage == 0, stage + 1 == stages,
-                                                     layout, model, cluster, options, tp_cost)));
+    for (std::size_t stage = 0; stage < layers.size(); ++stage) {
+        costs.stages.push_back(stage_cost(
+            stage_work(layers[stage], places[stage], layout, model, cluster, options, tp_cost)));
         // A blocking transfer is paid inside the sender's computation, which the receiver waits
         // for: the link then carries no bytes of its own, only its latency.
         costs.activation_bytes.push_back(options.blocking_pipeline_transfers ? 0 : boundary);
@@ -340,12 +375,12 @@ void split_arithmetic(const Schedule& lowered, const RankResult& rank, const Pla
                       const ClusterSpec& cluster, const PlanOptions& options,
                       PlanBreakdown& parts) {
     const TensorParallelLayerCost tp_cost = layer_collectives(layout, model, cluster, options);
-    const auto stages = layers.size();
-    for (std::size_t stage = 0; stage < stages; ++stage) {
+    const std::vector<StagePlace> places = stage_places(layout, cluster, lowered.stage_to_rank);
+    for (std::size_t stage = 0; stage < layers.size(); ++stage) {
         if (lowered.stage_to_rank[stage] != rank.rank)
             continue;
-        const StageWork work = stage_work(layers[stage], stage == 0, stage + 1 == stages, layout,
-                                          model, cluster, options, tp_cost);
+        const StageWork work =
+            stage_work(layers[stage], places[stage], layout, model, cluster, options, tp_cost);
         parts.output_matmul_ns += layout.m * work.output_matmul.total();
         parts.memory_bound_ns += layout.m * work.memory_bound.total();
         parts.eager_passes_ns += layout.m * work.eager_passes.total();
@@ -382,15 +417,20 @@ int gradient_element_bytes(const PlanOptions& options) {
 }
 
 // The word embedding's gradient (V h / tp values, in the data-parallel gradients' precision)
-// all-reduced between the first and the last stage: two GPUs, (pp - 1) x tp x dp apart, so a
-// ring of two that moves the whole once each way over their link.
+// all-reduced between the first and the last stage's ranks: a ring of two that moves the whole
+// once each way over their link, across hosts where the simulator's transfers between them
+// would cross. One rank holding both (one stage, or a V-shaped schedule) holds one tensor: no
+// reduction.
 std::int64_t embedding_reduce_ns(const PlanLayout& layout, const GptShape& shape,
-                                 const ClusterSpec& cluster, int element_bytes) {
-    if (layout.pp <= 1)
+                                 const ClusterSpec& cluster, int element_bytes,
+                                 const std::vector<int>& stage_to_rank) {
+    const int first = stage_to_rank.front(), last = stage_to_rank.back();
+    if (first == last)
         return 0;
     const double bytes = static_cast<double>(shape.vocabulary) * static_cast<double>(shape.hidden) *
                          element_bytes / layout.tp;
-    const bool across_hosts = (layout.pp - 1) * layout.tp * layout.dp >= cluster.gpus_per_host;
+    const int per_host = pipeline_ranks_per_host(layout, cluster);
+    const bool across_hosts = first / per_host != last / per_host;
     const double gb_per_s =
         across_hosts ? cluster.links.inter_host_gb_per_s : cluster.links.intra_host_gb_per_s;
     return static_cast<std::int64_t>(
@@ -473,8 +513,8 @@ PlanResult evaluate_layout(const PlanLayout& layout, const ModelSpec& model,
                                            options.dtype, options.gradients_in_dtype),
                       cluster.memory_gb_per_s);
     if (options.embedding_gradient_reduce)
-        result.breakdown.embedding_reduce_ns =
-            embedding_reduce_ns(layout, shape, cluster, gradient_element_bytes(options));
+        result.breakdown.embedding_reduce_ns = embedding_reduce_ns(
+            layout, shape, cluster, gradient_element_bytes(options), lowered.stage_to_rank);
     result.step_time_ns = pipeline.step_time_ns + result.breakdown.data_parallel_ns +
                           result.breakdown.embedding_reduce_ns + result.breakdown.optimizer_ns;
     // The memory is the fullest rank's, its weights and its activations together: the rank
@@ -505,8 +545,12 @@ int pipeline_ranks_per_host(const PlanLayout& layout, const ClusterSpec& cluster
 LayerCosts plan_layer_costs(const PlanLayout& layout, const ModelSpec& model,
                             const ClusterSpec& cluster, const PlanOptions& options) {
     const TensorParallelLayerCost tp_cost = layer_collectives(layout, model, cluster, options);
+    // One link for every boundary, as a layer does not know where the split puts it: the
+    // inter-host one when every boundary crosses hosts.
+    const bool across_hosts = pipeline_ranks_per_host(layout, cluster) == 1;
     const auto one_layer = [&](bool first, bool last) {
-        return stage_cost(stage_work(1, first, last, layout, model, cluster, options, tp_cost));
+        return stage_cost(stage_work(1, {first, last, across_hosts, across_hosts}, layout, model,
+                                     cluster, options, tp_cost));
     };
     const StageCost layer = one_layer(false, false);
     const StageCost with_embedding = one_layer(true, false);

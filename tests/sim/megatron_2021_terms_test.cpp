@@ -134,6 +134,13 @@ TEST(Megatron2021Terms, BlockingTransfersStallTheSender) {
     EXPECT_EQ(
         evaluate_layout(across, model, cluster_of(16, 0), options).breakdown.pipeline_transfer_ns,
         2 * 62'429);
+    // tp x dp = 4: stages 0 and 1 on one host, 2 and 3 on the next. Only the boundary between
+    // stages 1 and 2 crosses, so the busiest ranks (1 and 2) each send one transfer per
+    // microbatch over the network and one inside their host: 62,429 + 26,972 ns.
+    const PlanLayout one_crossing{2, 4, 2, ScheduleKind::one_f_one_b, 1, 2, 4};
+    EXPECT_EQ(evaluate_layout(one_crossing, model, cluster_of(16, 0), options)
+                  .breakdown.pipeline_transfer_ns,
+              4 * (62'429 + 26'972));
 }
 
 TEST(Megatron2021Terms, TheEmbeddingGradientIsReducedBetweenFirstAndLastStage) {
@@ -155,6 +162,16 @@ TEST(Megatron2021Terms, TheEmbeddingGradientIsReducedBetweenFirstAndLastStage) {
                               cluster_of(2, 0), options)
                   .breakdown.embedding_reduce_ns,
               0);
+    // Nor where a V-shaped schedule runs the first and the last stage on one rank.
+    EXPECT_EQ(evaluate_layout({1, 2, 1, ScheduleKind::zbv_zero_bubble, 2, 2, 8}, model,
+                              cluster_of(2, 0), options)
+                  .breakdown.embedding_reduce_ns,
+              0);
+    // tp = 2, dp = 2, pp = 2 on one host: half the bytes over NVLink.
+    EXPECT_EQ(evaluate_layout({2, 2, 2, ScheduleKind::one_f_one_b, 1, 2, 4}, model,
+                              cluster_of(8, 0), options)
+                  .breakdown.embedding_reduce_ns,
+              20'480 + 5'000);
 }
 
 TEST(Megatron2021Terms, GradientsInTheDtypeAccumulateAndReduceInItsBytes) {
