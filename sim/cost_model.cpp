@@ -11,23 +11,32 @@ namespace pipelens::sim {
 
 namespace {
 
-// A time computed in floating point, as int64 nanoseconds; one past int64's reach (a bandwidth
-// of 1e-300 bytes/ns) is refused rather than converted, which is undefined.
-std::int64_t as_ns(double ns, const char* what) {
-    if (!(ns < static_cast<double>(kLatestSimulatedNs)))
-        throw std::overflow_error(fmt::format(
-            "{} would take {:g} ns, more than 2^62 ns (about 146 years): a cost, latency or "
-            "bandwidth is out of any machine's range",
-            what, ns));
-    return static_cast<std::int64_t>(ns);
+std::overflow_error too_long(const char* what, long double ns) {
+    return std::overflow_error(fmt::format(
+        "{} would take {:g} ns, more than 2^62 ns (about 146 years): a cost, latency or "
+        "bandwidth is out of any machine's range",
+        what, ns));
 }
 
 }  // namespace
 
+std::int64_t ceil_ns(double ns, const char* what) {
+    if (!(ns < static_cast<double>(kLatestSimulatedNs)))
+        throw too_long(what, ns);
+    return static_cast<std::int64_t>(std::ceil(ns));
+}
+
+std::int64_t ceil_quotient_ns(double numerator, double denominator, const char* what) {
+    const double ns = numerator / denominator;
+    if (std::isinf(ns) && std::isfinite(numerator) && denominator != 0)
+        throw too_long(what, static_cast<long double>(numerator) / denominator);
+    return ceil_ns(ns, what);
+}
+
 std::int64_t Link::transfer_ns(std::int64_t bytes) const {
     if (bytes_per_ns <= 0 || bytes == 0)
         return latency_ns;
-    return as_ns(
+    return ceil_ns(
         static_cast<double>(latency_ns) + std::ceil(static_cast<double>(bytes) / bytes_per_ns),
         "a transfer");
 }
@@ -67,8 +76,8 @@ std::int64_t CostModel::compute_ns(const Action& leaf) const {
 std::int64_t CostModel::on_rank(int rank, std::int64_t compute_ns) const {
     if (rank < 0 || rank >= static_cast<int>(rank_slowdown.size()))
         return compute_ns;
-    return as_ns(std::round(static_cast<double>(compute_ns) * rank_slowdown[rank]),
-                 "a computation on a slowed rank");
+    return ceil_ns(std::round(static_cast<double>(compute_ns) * rank_slowdown[rank]),
+                   "a computation on a slowed rank");
 }
 
 Work CostModel::work_of(const Action& leaf) const {

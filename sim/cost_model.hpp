@@ -24,6 +24,15 @@ namespace pipelens::sim {
 // (std::overflow_error), not converted or wrapped round.
 inline constexpr std::int64_t kLatestSimulatedNs = std::int64_t{1} << 62;
 
+// A time computed in floating point, rounded up to int64 nanoseconds. One not below
+// kLatestSimulatedNs (or not a number) is std::overflow_error naming `what` and the time as it
+// came out, checked before any conversion (past int64's range that is undefined).
+std::int64_t ceil_ns(double ns, const char* what);
+
+// `numerator` / `denominator` nanoseconds as ceil_ns takes them; a quotient past double's range
+// (FLOPs over 1e-300 TFLOP/s) is reported with its magnitude, computed in long double.
+std::int64_t ceil_quotient_ns(double numerator, double denominator, const char* what);
+
 struct StageCost {
     std::int64_t forward_ns = 1000;
     std::int64_t input_ns = 1000;                  // I: gradient with respect to the stage input

@@ -10,6 +10,7 @@
 #include "engine/sharding/redistribute_cost.hpp"
 #include "engine/sharding/sharding_blocks.hpp"
 #include "engine/sharding/strategy_utils.hpp"
+#include "sim/cost_model.hpp"
 #include "sim/rank_hosts.hpp"
 
 namespace pipelens::sim {
@@ -27,8 +28,9 @@ sharding::MeshLinks in_gib_per_s(sharding::MeshLinks links) {
     return links;
 }
 
+// Rounded to the nearest; refused past the simulator's range (a bandwidth of 1e-300 GB/s).
 std::int64_t microseconds_to_ns(double microseconds) {
-    return std::llround(microseconds * 1000);
+    return ceil_ns(std::round(microseconds * 1000), "a collective");
 }
 
 // What a block costs on the tp mesh: the redistributions its ops asked for plus the reduction

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "sim/cost_model.hpp"
+
 namespace pipelens::sim {
 namespace {
 
@@ -163,7 +165,7 @@ double optimizer_step_bytes(double parameters, DType dtype, bool gradients_in_dt
 }
 
 std::int64_t memory_ns(double bytes, double gb_per_s) {
-    return static_cast<std::int64_t>(std::ceil(bytes / gb_per_s));
+    return ceil_quotient_ns(bytes, gb_per_s, "memory-bound work");
 }
 
 }  // namespace pipelens::sim

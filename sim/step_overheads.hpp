@@ -142,7 +142,8 @@ double dtype_gradient_accumulation_bytes(double parameters, DType dtype);
 // parameter in fp32, 38 in bf16, 46 in fp16, and 6 more with `gradients_in_dtype`.
 double optimizer_step_bytes(double parameters, DType dtype, bool gradients_in_dtype);
 
-// Nanoseconds to move `bytes` at `gb_per_s` (10^9 bytes per second), rounded up.
+// Nanoseconds to move `bytes` at `gb_per_s` (10^9 bytes per second), rounded up;
+// std::overflow_error past the simulator's range (ceil_ns).
 std::int64_t memory_ns(double bytes, double gb_per_s);
 
 }  // namespace pipelens::sim

@@ -47,9 +47,9 @@ LayerWork layer_work(const GptShape& shape, int microbatch_size, int tp, Recompu
 }
 
 // Rounded up: a step never takes less than its FLOPs at the achieved rate, so the TFLOP/s it
-// reports never exceed that rate.
+// reports never exceed that rate. Past the simulator's range it is refused with its magnitude.
 std::int64_t arithmetic_ns(double flops, double flops_per_ns) {
-    return static_cast<std::int64_t>(std::ceil(flops / flops_per_ns));
+    return ceil_quotient_ns(flops, flops_per_ns, "a stage's arithmetic");
 }
 
 Link link_of(double gb_per_s, double latency_us) {
@@ -186,7 +186,7 @@ std::int64_t blocking_transfer_ns(const PlanLayout& layout, const ModelSpec& mod
     if (split)
         ns += links.collective_latency_us * 1000 +
               whole * (layout.tp - 1) / layout.tp / collective_links.intra_host_gb_per_s;
-    return static_cast<std::int64_t>(std::ceil(ns));
+    return ceil_ns(ns, "a blocking pipeline transfer");
 }
 
 // What the attention's batched matrix multiplies take beyond their FLOPs at the achieved rate:
@@ -433,8 +433,8 @@ std::int64_t embedding_reduce_ns(const PlanLayout& layout, const GptShape& shape
     const bool across_hosts = first / per_host != last / per_host;
     const double gb_per_s =
         across_hosts ? cluster.links.inter_host_gb_per_s : cluster.links.intra_host_gb_per_s;
-    return static_cast<std::int64_t>(
-        std::ceil(cluster.links.collective_latency_us * 1000 + bytes / gb_per_s));
+    return ceil_ns(cluster.links.collective_latency_us * 1000 + bytes / gb_per_s,
+                   "the embedding gradient's reduction");
 }
 
 }  // namespace

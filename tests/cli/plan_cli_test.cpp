@@ -338,6 +338,23 @@ TEST(PlanCli, TopMemoryAndTheFilesValuesAreCheckedNamingWhereTheyCameFrom) {
     }
 }
 
+// A time past int64 was converted before it was checked (undefined): --peak-tflops 1e-300 said
+// "an action's time came out as -9223372036854428525 ns". Checked first, it is named with the
+// magnitude it came to, past double's range too.
+TEST(PlanCli, ATimePastTheSimulatorsRangeIsTooLargeWithItsMagnitude) {
+    const auto result = run_pipelens(
+        "plan --layers 8 --hidden 1024 --heads 16 --sequence 512 --global-batch 16 --gpus 8 "
+        "--peak-tflops 1e-300");
+    EXPECT_EQ(result.exit_code, 3);
+    EXPECT_EQ(result.err,
+              "pipelens plan: a stage's arithmetic would take 2.36223e+308 ns, more than 2^62 ns "
+              "(about 146 years): a cost, latency or bandwidth is out of any machine's range; "
+              "here the costs come from the model: --layers 8 --hidden 1024 --sequence 512 "
+              "--vocabulary 51200 --global-batch 16 (a size in the wrong unit?) on 8 GPUs at "
+              "1e-300 TFLOP/s\n");
+    EXPECT_TRUE(result.out.empty()) << result.out;
+}
+
 // Memory past 2^62 bytes per GPU is refused as too large, never rounded: it wrapped to 0 B, and a
 // model of 8 layers of hidden 2.3e8 "fit in 74.5 GiB" and passed --max-memory 80GB.
 TEST(PlanCli, MemoryPastWhatA64BitCountHoldsIsTooLargeNotZero) {
