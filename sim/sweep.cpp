@@ -24,54 +24,135 @@ namespace {
 constexpr const char* kOutOfMemory =
     "ran out of memory simulating it: too large for this machine's memory";
 
-}  // namespace
+constexpr const char* kMicrobatchSize = "transformer.microbatch_size";
 
-std::string_view sweep_ranking_name(SweepRanking ranking) {
-    return ranking == SweepRanking::per_global_batch ? "time per global batch"
-                                                     : "time per microbatch";
+// A [transformer]'s fields that make it another model (its dtype and device_tflops say how it
+// runs, its layers_per_stage how it is split).
+constexpr std::initializer_list<const char*> kModelKeys = {
+    "transformer.layers", "transformer.hidden", "transformer.heads", "transformer.sequence",
+    "transformer.vocabulary"};
+
+constexpr SweepRanking kRankings[] = {SweepRanking::per_global_batch, SweepRanking::per_microbatch,
+                                      SweepRanking::per_sequence};
+
+// The axes among `keys` that take more than one value.
+std::vector<std::string> varying(const SweepGrid& grid, std::initializer_list<const char*> keys) {
+    std::vector<std::string> found;
+    for (const SweepAxis& axis : grid.axes())
+        for (const char* key : keys)
+            if (axis.key == key && axis.values.size() > 1)
+                found.push_back(axis.key);
+    return found;
 }
 
-SweepRanking parse_sweep_ranking(std::string_view name) {
-    for (const SweepRanking ranking :
-         {SweepRanking::per_global_batch, SweepRanking::per_microbatch})
-        if (name == sweep_ranking_name(ranking))
-            return ranking;
-    throw std::invalid_argument(fmt::format(
-        "'{}' is no ranking: expected 'time per global batch' or 'time per microbatch'", name));
-}
-
-double ranked_time_ns(const SweepPoint& point, SweepRanking ranking) {
-    return ranking == SweepRanking::per_global_batch
-               ? static_cast<double>(point.step_time_ns)
-               : static_cast<double>(point.step_time_ns) / std::max(point.m, 1);
-}
-
-SweepBasis sweep_basis(const SweepGrid& grid, int global_batch) {
-    const auto varies = [&](std::initializer_list<const char*> keys) {
-        for (const SweepAxis& axis : grid.axes())
-            for (const char* key : keys)
-                if (axis.key == key && axis.values.size() > 1)
-                    return true;
-        return false;
-    };
+// Why the model is not the same in every configuration; empty when it is.
+std::vector<std::string> loose_model(const SweepGrid& grid) {
     const Experiment& base = grid.base();
-    const bool model_fixed =
-        base.transformer || base.layers || base.cost_scope != CostScope::stage ||
-        varies({"costs.per"}) ||
-        !varies({"schedule.pp", "schedule.v", "schedule.kind", "schedule.file"});
-    const bool batch_fixed = global_batch > 0 || !varies({"schedule.m", "schedule.file"});
+    const bool whole_model_costs = base.transformer || base.layers ||
+                                   base.cost_scope != CostScope::stage ||
+                                   !varying(grid, {"costs.per"}).empty();
     std::vector<std::string> loose;
-    if (!model_fixed)
+    if (!whole_model_costs &&
+        !varying(grid, {"schedule.pp", "schedule.v", "schedule.kind", "schedule.file"}).empty())
         loose.push_back(
             "flat per-stage costs make the model grow with pp x v (give --costs-per model or "
             "layer, or a [transformer])");
-    if (!batch_fixed)
+    if (const std::vector<std::string> keys = varying(grid, kModelKeys); !keys.empty())
+        loose.push_back(fmt::format("{} {} the model itself (each value trains another one)",
+                                    fmt::join(keys, " and "),
+                                    keys.size() == 1 ? "changes" : "change"));
+    return loose;
+}
+
+// Why the global batch is not the same in every configuration; empty when it is.
+std::vector<std::string> loose_batch(const SweepGrid& grid, int global_batch) {
+    std::vector<std::string> loose;
+    if (global_batch > 0)
+        return loose;
+    if (!varying(grid, {"schedule.m", "schedule.file"}).empty())
         loose.push_back(
             "m microbatches of a fixed size make the batch grow with m (give "
             "--global-batch)");
+    if (!varying(grid, {kMicrobatchSize}).empty())
+        loose.push_back(
+            "transformer.microbatch_size makes the batch m x the microbatch size (give "
+            "--global-batch and sweep m in its place)");
+    return loose;
+}
+
+}  // namespace
+
+std::string_view sweep_ranking_name(SweepRanking ranking) {
+    switch (ranking) {
+        case SweepRanking::per_global_batch:
+            return "time per global batch";
+        case SweepRanking::per_microbatch:
+            return "time per microbatch";
+        case SweepRanking::per_sequence:
+            return "time per sequence";
+    }
+    return "";
+}
+
+std::string_view sweep_ranking_figure(SweepRanking ranking) {
+    switch (ranking) {
+        case SweepRanking::per_global_batch:
+            return "the step";
+        case SweepRanking::per_microbatch:
+            return "the step over m";
+        case SweepRanking::per_sequence:
+            return "the step over m x microbatch size";
+    }
+    return "";
+}
+
+SweepRanking parse_sweep_ranking(std::string_view name) {
+    for (const SweepRanking ranking : kRankings)
+        if (name == sweep_ranking_name(ranking))
+            return ranking;
+    throw std::invalid_argument(
+        fmt::format("'{}' is no ranking: expected 'time per global batch', 'time per microbatch' "
+                    "or 'time per sequence'",
+                    name));
+}
+
+double ranked_time_ns(const SweepPoint& point, SweepRanking ranking) {
+    const double step = static_cast<double>(point.step_time_ns);
+    switch (ranking) {
+        case SweepRanking::per_global_batch:
+            return step;
+        case SweepRanking::per_microbatch:
+            return step / std::max(point.m, 1);
+        case SweepRanking::per_sequence:
+            return step /
+                   (static_cast<double>(std::max(point.m, 1)) * std::max(point.microbatch_size, 1));
+    }
+    return step;
+}
+
+SweepBasis sweep_basis(const SweepGrid& grid, int global_batch) {
+    std::vector<std::string> loose = loose_model(grid);
+    const std::vector<std::string> batch = loose_batch(grid, global_batch);
+    loose.insert(loose.end(), batch.begin(), batch.end());
     if (loose.empty())
         return {};
-    return {SweepRanking::per_microbatch, fmt::format("{}", fmt::join(loose, "; "))};
+    // The step's sequences are m x microbatch size: where an axis sets the size, each
+    // configuration's step is divided by its own.
+    const bool sizes_vary = global_batch <= 0 && !varying(grid, {kMicrobatchSize}).empty();
+    return {sizes_vary ? SweepRanking::per_sequence : SweepRanking::per_microbatch,
+            fmt::format("{}", fmt::join(loose, "; "))};
+}
+
+void refuse_axes_the_global_batch_sets(const SweepGrid& grid, int global_batch) {
+    if (global_batch <= 0)
+        return;
+    for (const SweepAxis& axis : grid.axes())
+        if (axis.key == kMicrobatchSize)
+            throw ExperimentError(fmt::format(
+                "{} is swept, and --global-batch {} sets every microbatch to {} / m sequences, "
+                "so its values would label configurations that are the same: sweep m "
+                "(schedule.m) for other microbatch sizes, or leave out --global-batch",
+                kMicrobatchSize, global_batch, global_batch));
 }
 
 void apply_global_batch(Experiment& experiment, int global_batch) {
@@ -116,6 +197,8 @@ SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index
         point.pp = experiment.shape.rank_count;
         point.v = experiment.shape.stages_per_rank;
         point.m = experiment.shape.microbatch_count;
+        if (experiment.transformer)
+            point.microbatch_size = experiment.transformer->microbatch_size;
         const SimulationResult result =
             simulate(lowered, cost_model_for(experiment, lowered.stage_count));
         point.step_time_ns = result.step_time_ns;
@@ -140,6 +223,7 @@ SweepPoint simulate_sweep_configuration(const SweepGrid& grid, std::size_t index
 std::vector<SweepPoint> run_sweep(
     const SweepGrid& grid, const SweepShard& shard, unsigned workers,
     const std::function<void(std::size_t done, std::size_t total)>& progress, int global_batch) {
+    refuse_axes_the_global_batch_sets(grid, global_batch);
     const std::size_t total = shard.size_of(grid.size());
     std::vector<SweepPoint> points(total);
     run_record::parallel_for(

@@ -4,9 +4,10 @@
 // Invariants: a configuration that cannot be simulated (an impossible combination such as 1F1B
 // with v=2, a schedule that hangs) is kept with the reason, never dropped, and never ranked; the
 // ranking compares like with like: by time per global batch (the step) where the model and the
-// global batch stay fixed across the grid, else by time per microbatch (the step over m), then
-// by peak memory, then configuration number, so it is the same whatever the thread count or the
-// shards; which of the two the grid gets follows from the grid alone (sweep_basis); the Pareto
+// global batch stay fixed across the grid, else by time per sequence (the step over m x
+// microbatch size) where an axis sets the microbatch size, else by time per microbatch (the step
+// over m), then by peak memory, then configuration number, so it is the same whatever the thread
+// count or the shards; which the grid gets follows from the grid alone (sweep_basis); the Pareto
 // front (no other configuration is at least as fast and at least as small, and better in one;
 // of equal ones, the lowest-numbered) is marked on the ranked list, on the same figure.
 #pragma once
@@ -26,6 +27,7 @@ struct SweepPoint {
     std::size_t index = 0;  // the configuration's number in the grid
     std::string schedule;   // what was simulated (a schedule file decides pp, v and m itself)
     int pp = 0, v = 0, m = 0;
+    int microbatch_size = 1;  // sequences per microbatch: a [transformer]'s, else 1
     std::int64_t step_time_ns = 0;
     double bubble_ratio = 0;
     std::int64_t peak_memory_bytes = 0;  // the highest rank's
@@ -38,23 +40,31 @@ struct SweepPoint {
     bool simulated() const { return error.empty(); }
 };
 
-// What a sweep ranks by: the step (time per global batch), or the step over m.
-enum class SweepRanking { per_global_batch, per_microbatch };
+// What a sweep ranks by: the step (time per global batch), the step over m, or the step over the
+// m x microbatch size sequences of the step.
+enum class SweepRanking { per_global_batch, per_microbatch, per_sequence };
 
-std::string_view sweep_ranking_name(SweepRanking ranking);  // "time per global batch", ...
-SweepRanking parse_sweep_ranking(std::string_view name);    // std::invalid_argument if unknown
+std::string_view sweep_ranking_name(SweepRanking ranking);    // "time per global batch", ...
+std::string_view sweep_ranking_figure(SweepRanking ranking);  // "the step", "the step over m", ...
+SweepRanking parse_sweep_ranking(std::string_view name);      // std::invalid_argument if unknown
 double ranked_time_ns(const SweepPoint& point, SweepRanking ranking);
 
 // What stays fixed across a grid, and so what its configurations can be ranked by. The model is
 // fixed when its costs are given per model or per layer ([costs] per, [layers], [transformer]),
-// or when no axis changes pp, v or the schedule kind; the global batch is fixed when
+// or when no axis changes pp, v or the schedule kind, and no axis changes a [transformer]'s
+// layers, hidden size, heads, sequence or vocabulary; the global batch is fixed when
 // `global_batch` is given (each microbatch then carries global_batch / m sequences) or no axis
-// changes m. Both fixed: per global batch; else per microbatch, `why` saying what is not fixed.
+// changes m or the microbatch size. Both fixed: per global batch; else per sequence where an
+// axis changes the microbatch size, per microbatch otherwise, `why` saying what is not fixed.
 struct SweepBasis {
     SweepRanking ranking = SweepRanking::per_global_batch;
     std::string why;  // empty per global batch
 };
 SweepBasis sweep_basis(const SweepGrid& grid, int global_batch);
+
+// Throws ExperimentError when `global_batch` is given and an axis sets what it overwrites (a
+// [transformer]'s microbatch size): its values would label configurations that are the same.
+void refuse_axes_the_global_batch_sets(const SweepGrid& grid, int global_batch);
 
 // Sets each microbatch to global_batch / m sequences: a [transformer]'s microbatch size, or the
 // flat [costs] figures (then read as one sequence's) times it. Throws ExperimentError when m

@@ -146,6 +146,9 @@ SweepPoint point_from_json(const JsonFields& fields, const nlohmann::json& json,
     point.pp = static_cast<int>(fields.integer(json, path, "pp", 1, most));
     point.v = static_cast<int>(fields.integer(json, path, "v", 1, most));
     point.m = static_cast<int>(fields.integer(json, path, "m", 1, most));
+    if (json.contains("microbatch_size"))  // files written before it was kept: 1
+        point.microbatch_size =
+            static_cast<int>(fields.integer(json, path, "microbatch_size", 1, most));
     point.step_time_ns = fields.integer(json, path, "step_time_ns", 0);
     point.bubble_ratio = fields.number(json, path, "bubble_ratio");
     if (!(point.bubble_ratio >= 0 && point.bubble_ratio <= 1))
@@ -245,6 +248,7 @@ nlohmann::ordered_json sweep_results_json(const SweepResults& results) {
             entry["pp"] = point.pp;
             entry["v"] = point.v;
             entry["m"] = point.m;
+            entry["microbatch_size"] = point.microbatch_size;
             entry["step_time_ns"] = point.step_time_ns;
             entry["bubble_ratio"] = point.bubble_ratio;
             entry["peak_memory_bytes"] = point.peak_memory_bytes;
@@ -319,18 +323,20 @@ std::string sweep_results_csv(const SweepResults& results) {
     std::string out = "place,pareto,index";
     for (const SweepAxis& axis : results.axes)
         out += fmt::format(",{}", csv_field(axis.key));
-    out += ",schedule,pp,v,m,step_time_ns,bubble_ratio,peak_memory_bytes,peak_memory_rank,error\n";
+    out +=
+        ",schedule,pp,v,m,microbatch_size,step_time_ns,bubble_ratio,peak_memory_bytes,"
+        "peak_memory_rank,error\n";
     for (const SweepPoint& point : results.points) {
         out += point.simulated()
                    ? fmt::format("{},{},{}", point.place, point.pareto ? 1 : 0, point.index)
                    : fmt::format(",,{}", point.index);
         for (const std::string& label : point_labels(results, point))
             out += fmt::format(",{}", csv_field(label));
-        out += point.simulated()
-                   ? fmt::format(",{},{},{},{},{},{:.6f},{},{},\n", point.schedule, point.pp,
-                                 point.v, point.m, point.step_time_ns, point.bubble_ratio,
-                                 point.peak_memory_bytes, point.peak_memory_rank)
-                   : fmt::format(",,,,,,,,,{}\n", csv_field(point.error));
+        out += point.simulated() ? fmt::format(",{},{},{},{},{},{},{:.6f},{},{},\n", point.schedule,
+                                               point.pp, point.v, point.m, point.microbatch_size,
+                                               point.step_time_ns, point.bubble_ratio,
+                                               point.peak_memory_bytes, point.peak_memory_rank)
+                                 : fmt::format(",,,,,,,,,,{}\n", csv_field(point.error));
     }
     return out;
 }

@@ -50,11 +50,11 @@ struct SweepResults {
 
 // {"format": "pipelens sweep", "version": 1, "experiment", "axes": [{key, values, labels}],
 //  "grid_size", "shard": "I/N", "configurations": [{index, values: {key: label}, schedule, pp, v,
-//  m, step_time_ns, bubble_ratio, peak_memory_bytes, peak_memory_rank, place, pareto} or
-//  {index, values, error[, too_large: true]}], "ranked_by": "time per global batch" or "time per
-//  microbatch", "global_batch": sequences or null}
+//  m, microbatch_size, step_time_ns, bubble_ratio, peak_memory_bytes, peak_memory_rank, place,
+//  pareto} or {index, values, error[, too_large: true]}], "ranked_by": "time per global batch",
+//  "time per microbatch" or "time per sequence", "global_batch": sequences or null}
 // (a file without ranked_by was ranked by the step: per global batch; one without global_batch
-// had none)
+// had none; a configuration without microbatch_size had microbatches of one sequence)
 nlohmann::ordered_json sweep_results_json(const SweepResults& results);
 // Throws SweepResultsError naming `source` and the field.
 SweepResults sweep_results_from_json(const std::string& text, const std::string& source);

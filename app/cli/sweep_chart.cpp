@@ -128,13 +128,14 @@ void draw_time_memory(ChartScene& scene, const std::vector<const sim::SweepPoint
             scene.shapes.push_back(ChartMarker{panel.px(point->peak_memory_bytes / unit.bytes),
                                                panel.py(time_ms(point)), 5,
                                                colors.at(point->schedule), true});
-    scene.shapes.push_back(ChartText{left, 78,
-                                     ranking == sim::SweepRanking::per_global_batch
-                                         ? "Step time against peak memory; ringed and joined: "
-                                           "the Pareto front"
-                                         : "Step time over m against peak memory; ringed and "
-                                           "joined: the Pareto front",
-                                     kInk, 13});
+    const char* plotted = ranking == sim::SweepRanking::per_global_batch ? "Step time"
+                          : ranking == sim::SweepRanking::per_microbatch
+                              ? "Step time over m"
+                              : "Step time over m x microbatch size";
+    scene.shapes.push_back(ChartText{
+        left, 78,
+        fmt::format("{} against peak memory; ringed and joined: the Pareto front", plotted), kInk,
+        13});
 }
 
 void draw_bubble_by_m(ChartScene& scene, const std::vector<const sim::SweepPoint*>& points,

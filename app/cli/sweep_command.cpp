@@ -153,10 +153,9 @@ std::string ranking_line(const sim::SweepBasis& basis) {
     if (basis.ranking == sim::SweepRanking::per_global_batch)
         return "\nranked by time per global batch (the step): the model and the global batch "
                "stay fixed across the grid";
-    return fmt::format(
-        "\nranked by time per microbatch (the step over m), the grid not saying "
-        "what stays fixed: {}",
-        basis.why);
+    return fmt::format("\nranked by {} ({}), the grid not saying what stays fixed: {}",
+                       sim::sweep_ranking_name(basis.ranking),
+                       sim::sweep_ranking_figure(basis.ranking), basis.why);
 }
 
 // A grid whose results cannot be held is refused before it runs (a 10^7 grid once took 1.3 GB
@@ -188,13 +187,18 @@ void run_sweep_command(const SweepOptions& options) {
     if (options.out)  // before the grid runs, not after
         traces::check_trace_destination(*options.out);
     const SweepGrid grid = sweep_grid(options);
+    const int global_batch = options.global_batch ? *options.global_batch : 0;
+    try {
+        sim::refuse_axes_the_global_batch_sets(grid, global_batch);
+    } catch (const ExperimentError& error) {
+        throw CommandFailure(kExitUsage, fmt::format("pipelens sweep: {}", error.what()));
+    }
     const std::size_t total = shard.size_of(grid.size());
     refuse_grid_too_large(total, shard, options.outputs);
     const unsigned threads =
         run_record::worker_count(total, options.threads ? *options.threads : 0);
     const auto started = std::chrono::steady_clock::now();
     ProgressBar progress("simulating", total, "configurations");
-    const int global_batch = options.global_batch ? *options.global_batch : 0;
     const sim::SweepBasis basis = sim::sweep_basis(grid, global_batch);
     std::vector<sim::SweepPoint> points = sim::run_sweep(
         grid, shard, threads,

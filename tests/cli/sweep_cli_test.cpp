@@ -66,7 +66,8 @@ TEST_F(SweepCli, WritesTheTableJsonCsvAndBothPictures) {
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 37);
     EXPECT_EQ(csv.substr(0, csv.find('\n')),
               "place,pareto,index,schedule.kind,schedule.pp,schedule.m,costs.w,schedule,pp,v,m,"
-              "step_time_ns,bubble_ratio,peak_memory_bytes,peak_memory_rank,error");
+              "microbatch_size,step_time_ns,bubble_ratio,peak_memory_bytes,peak_memory_rank,"
+              "error");
     // The PNG's header: signature, then IHDR with the width and height (1400 x 620).
     const std::string png = read_file(path("r.png"));
     ASSERT_GT(png.size(), 24u);
@@ -439,6 +440,45 @@ TEST(SweepJitterCli, AGridOfAJitteredExperimentSaysItRanksTheStepOfTheCosts) {
                           " --sweep kind=1F1B,GPipe");
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(result.out.find("[jitter]"), std::string::npos) << result.out;
+}
+
+// A transformer's microbatch size as an axis: beside --global-batch, which sets every
+// microbatch to N/m sequences, two rows were one configuration under two labels (both on the
+// front), so it is refused; without it the batch is m x the size, and the heading once said the
+// batch stayed fixed and ranked the raw steps. Ranked per sequence, m = 16 ties at either size.
+TEST_F(SweepCli, AMicrobatchSizeAxisRanksPerSequenceAndIsRefusedBesideAGlobalBatch) {
+    std::ofstream(path("tr.toml")) << "[schedule]\nkind = \"1F1B\"\npp = 4\nm = 8\n"
+                                      "[transformer]\nlayers = 16\nhidden = 2048\nheads = 16\n"
+                                      "sequence = 2048\nmicrobatch_size = 1\ndevice_tflops = 400\n";
+    const std::string sweep =
+        "sweep " + path("tr.toml") + " --sweep transformer.microbatch_size=1,2";
+    const auto refused = run_pipelens(sweep + " --global-batch 16");
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_EQ(refused.out, "");
+    EXPECT_EQ(refused.err,
+              "pipelens sweep: transformer.microbatch_size is swept, and --global-batch 16 sets "
+              "every microbatch to 16 / m sequences, so its values would label configurations "
+              "that are the same: sweep m (schedule.m) for other microbatch sizes, or leave out "
+              "--global-batch\n");
+    const auto ranked = run_pipelens(sweep + " --sweep m=8,16 --json " + path("r.json"));
+    ASSERT_EQ(ranked.exit_code, 0) << ranked.err;
+    EXPECT_NE(ranked.out.find("\nranked by time per sequence (the step over m x microbatch "
+                              "size), the grid not saying what stays fixed: m microbatches of a "
+                              "fixed size make the batch grow with m (give --global-batch); "
+                              "transformer.microbatch_size makes the batch m x the microbatch "
+                              "size (give --global-batch and sweep m in its place)\n"),
+              std::string::npos)
+        << ranked.out;
+    const nlohmann::json json = nlohmann::json::parse(read_file(path("r.json")));
+    EXPECT_EQ(json["ranked_by"], "time per sequence");
+    std::vector<std::string> rows;
+    for (const auto& configuration : json["configurations"])
+        rows.push_back(fmt::format("m={} b={} {} {}", configuration["m"].get<int>(),
+                                   configuration["microbatch_size"].get<int>(),
+                                   configuration["step_time_ns"].get<std::int64_t>(),
+                                   configuration["pareto"].get<bool>() ? "front" : "-"));
+    EXPECT_EQ(rows, (std::vector<std::string>{"m=16 b=1 137095355 front", "m=16 b=2 274190710 -",
+                                              "m=8 b=1 79370995 -", "m=8 b=2 158741990 -"}));
 }
 
 }  // namespace

@@ -99,7 +99,8 @@ TEST(SweepResults, JsonHoldsTheSweepAndEveryConfiguration) {
     ASSERT_EQ(json["configurations"].size(), 4u);
     EXPECT_EQ(json["configurations"][0].dump(),
               R"({"index":2,"values":{"schedule.kind":"1F1B","costs.w":"1us"},)"
-              R"("schedule":"1F1B","pp":2,"v":1,"m":4,"step_time_ns":15000,"bubble_ratio":0.25,)"
+              R"("schedule":"1F1B","pp":2,"v":1,"m":4,"microbatch_size":1,"step_time_ns":15000,)"
+              R"("bubble_ratio":0.25,)"
               R"("peak_memory_bytes":1048576,"peak_memory_rank":0,"place":1,"pareto":true})");
     EXPECT_EQ(json["configurations"][3].dump(),
               R"({"index":3,"values":{"schedule.kind":"1F1B","costs.w":"2us"},)"
@@ -215,14 +216,34 @@ TEST(SweepResults, TheGlobalBatchIsReadBackAndAbsentIsNone) {
     EXPECT_EQ(sweep_results_from_json(json.dump(), "r.json").global_batch, 0);
 }
 
+// Ranked per sequence, each configuration's step is divided by its m x microbatch size, so the
+// size travels with it and a merge ranks the same; a file written before it did had 1.
+TEST(SweepResults, EachMicrobatchSizeIsReadBackAndRankedPerSequence) {
+    SweepResults results = whole();
+    results.ranking = SweepRanking::per_sequence;
+    for (SweepPoint& point : results.points)
+        point.microbatch_size = point.index == 0 ? 2 : 1;  // GPipe 1us: 15 us over 8 sequences
+    rank_sweep(results.points, results.ranking);
+    EXPECT_EQ(ranked_indices(results), (std::vector<std::size_t>{0, 2, 1, 3}));
+    nlohmann::ordered_json json = sweep_results_json(results);
+    EXPECT_EQ(json["ranked_by"], "time per sequence");
+    const SweepResults read = sweep_results_from_json(json.dump(), "r.json");
+    EXPECT_EQ(read.ranking, SweepRanking::per_sequence);
+    EXPECT_EQ(ranked_indices(read), (std::vector<std::size_t>{0, 2, 1, 3}));
+    EXPECT_EQ(read.points[0].microbatch_size, 2);
+    json["configurations"][0].erase("microbatch_size");  // configuration 0's
+    for (const SweepPoint& point : sweep_results_from_json(json.dump(), "r.json").points)
+        EXPECT_EQ(point.microbatch_size, 1);
+}
+
 TEST(SweepResults, CsvIsOneLinePerConfigurationInRankedOrder) {
     EXPECT_EQ(sweep_results_csv(whole()),
-              "place,pareto,index,schedule.kind,costs.w,schedule,pp,v,m,step_time_ns,"
-              "bubble_ratio,peak_memory_bytes,peak_memory_rank,error\n"
-              "1,1,2,1F1B,1us,1F1B,2,1,4,15000,0.250000,1048576,0,\n"
-              "2,0,0,GPipe,1us,GPipe,2,1,4,15000,0.250000,2097152,0,\n"
-              "3,1,1,GPipe,2us,GPipe,2,1,4,21000,0.125000,524288,1,\n"
-              ",,3,1F1B,2us,,,,,,,,,\"hangs at step 3, \"\"RECV_F\"\"\"\n");
+              "place,pareto,index,schedule.kind,costs.w,schedule,pp,v,m,microbatch_size,"
+              "step_time_ns,bubble_ratio,peak_memory_bytes,peak_memory_rank,error\n"
+              "1,1,2,1F1B,1us,1F1B,2,1,4,1,15000,0.250000,1048576,0,\n"
+              "2,0,0,GPipe,1us,GPipe,2,1,4,1,15000,0.250000,2097152,0,\n"
+              "3,1,1,GPipe,2us,GPipe,2,1,4,1,21000,0.125000,524288,1,\n"
+              ",,3,1F1B,2us,,,,,,,,,,\"hangs at step 3, \"\"RECV_F\"\"\"\n");
 }
 
 TEST(SweepResults, TableShowsTheTopThenWhatWasLeftOut) {

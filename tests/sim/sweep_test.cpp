@@ -5,9 +5,11 @@
 
 #include <tuple>
 
+#include "engine/experiment/experiment_toml.hpp"
 #include "engine/experiment/sweep_grid.hpp"
 #include "sim/experiment_simulation.hpp"
 #include "sim/sweep.hpp"
+#include "tests/thrown_message.hpp"
 
 namespace pipelens {
 namespace {
@@ -207,6 +209,70 @@ TEST(SweepBasis, WholeModelCostsAndAGlobalBatchRankByTheStep) {
                           {4, 64, 67 * 48'000},     // F 16 us, B 32 us
                           {4, 8, 11 * 384'000}}));  // F 128 us, B 256 us
     EXPECT_TRUE(points[0].pareto);
+}
+
+// 1F1B pp=4 m=8 over a 16-layer transformer of microbatches of one sequence.
+Experiment transformer_experiment() {
+    return parse_experiment_toml(R"([schedule]
+kind = "1F1B"
+pp = 4
+m = 8
+[transformer]
+layers = 16
+hidden = 2048
+heads = 16
+sequence = 2048
+microbatch_size = 1
+device_tflops = 400
+)",
+                                 "tr.toml");
+}
+
+TEST(SweepBasis, AMicrobatchSizeAxisChangesTheBatchAndRanksPerSequence) {
+    const SweepGrid grid(
+        transformer_experiment(),
+        {parse_sweep_flag("m=8,16"), parse_sweep_flag("transformer.microbatch_size=1,2")});
+    const sim::SweepBasis basis = sim::sweep_basis(grid, 0);
+    EXPECT_EQ(basis.ranking, sim::SweepRanking::per_sequence);
+    EXPECT_EQ(basis.why,
+              "m microbatches of a fixed size make the batch grow with m (give --global-batch); "
+              "transformer.microbatch_size makes the batch m x the microbatch size (give "
+              "--global-batch and sweep m in its place)");
+    // Each step's time is its sequences' (m x size) times the bubble's share: per sequence,
+    // m = 16 ties at either size and beats m = 8, the smaller microbatch first by its memory.
+    // Per microbatch (the step over m alone), m = 8 of one sequence would come second.
+    std::vector<std::tuple<int, int, std::int64_t>> ranked;
+    for (const sim::SweepPoint& point : sim::run_sweep(grid, SweepShard{}, 1))
+        ranked.emplace_back(point.m, point.microbatch_size, point.step_time_ns);
+    EXPECT_EQ(
+        ranked,
+        (std::vector<std::tuple<int, int, std::int64_t>>{
+            {16, 1, 137'095'355}, {16, 2, 274'190'710}, {8, 1, 79'370'995}, {8, 2, 158'741'990}}));
+}
+
+TEST(SweepBasis, ATransformerAxisThatChangesTheModelSaysSo) {
+    const SweepGrid grid(transformer_experiment(),
+                         {parse_sweep_flag("transformer.hidden=1024,2048"),
+                          parse_sweep_flag("transformer.sequence=2048")});
+    EXPECT_EQ(sim::sweep_basis(grid, 64).ranking, sim::SweepRanking::per_microbatch);
+    EXPECT_EQ(sim::sweep_basis(grid, 64).why,
+              "transformer.hidden changes the model itself (each value trains another one)");
+    // How the same model runs keeps it fixed.
+    const SweepGrid faster(transformer_experiment(),
+                           {parse_sweep_flag("transformer.device_tflops=400,800")});
+    EXPECT_EQ(sim::sweep_basis(faster, 0).ranking, sim::SweepRanking::per_global_batch);
+}
+
+// --global-batch sets every microbatch's size: an axis of sizes would only relabel one
+// configuration, so it is refused before anything runs.
+TEST(SweepBasis, AMicrobatchSizeAxisBesideAGlobalBatchIsRefused) {
+    const SweepGrid grid(transformer_experiment(),
+                         {parse_sweep_flag("transformer.microbatch_size=1,2")});
+    EXPECT_EQ(testing::thrown_message<ExperimentError>(
+                  [&] { sim::run_sweep(grid, SweepShard{}, 1, {}, 16); }, "no error"),
+              "transformer.microbatch_size is swept, and --global-batch 16 sets every microbatch "
+              "to 16 / m sequences, so its values would label configurations that are the same: "
+              "sweep m (schedule.m) for other microbatch sizes, or leave out --global-batch");
 }
 
 TEST(SweepBasis, AGlobalBatchMIsNotADivisorOfIsRefusedForThatConfiguration) {
