@@ -8,6 +8,8 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -96,6 +98,30 @@ RankSteps by_profiler_steps(const RankFile& file, std::vector<Range> windows) {
     return steps;
 }
 
+// "ProfilerStep#12" -> 12; -1 for a name without a number.
+long long step_number(const std::string& name) {
+    const std::size_t hash = name.rfind('#');
+    try {
+        return hash == std::string::npos ? -1 : std::stoll(name.substr(hash + 1));
+    } catch (const std::exception&) {
+        return -1;
+    }
+}
+
+// torch.profiler closes one step's range where the next begins: ranges that overlap (a step
+// nested in another) would put one step's actions in another's.
+void refuse_overlapping_steps(const RankFile& file) {
+    for (std::size_t index = 1; index < file.profiler_steps.size(); ++index) {
+        const Range& earlier = file.profiler_steps[index - 1];
+        const Range& later = file.profiler_steps[index];
+        if (later.start_ns < earlier.end_ns)
+            throw ImportError(fmt::format(
+                "{} ({}): {} (byte {}) begins inside {} (byte {}): torch.profiler's step ranges "
+                "follow one another, so these cannot say which step an action is in",
+                file.path, file.who, later.name, later.offset, earlier.name, earlier.offset));
+    }
+}
+
 bool in_window(const Range& window, std::int64_t time_ns) {
     return time_ns >= window.start_ns && time_ns < window.end_ns;
 }
@@ -124,8 +150,58 @@ std::vector<std::string> trim_step_edges(std::vector<RankFile>& files) {
 }
 
 RankSteps rank_steps(const RankFile& file) {
+    refuse_overlapping_steps(file);
     std::vector<Range> windows = windows_holding_actions(file);
     return windows.empty() ? by_occurrence(file) : by_profiler_steps(file, std::move(windows));
+}
+
+std::vector<std::string> align_profiler_steps(const std::vector<RankFile>& files,
+                                              std::vector<RankSteps>& steps) {
+    std::optional<std::set<long long>> common;
+    for (const RankSteps& rank : steps) {
+        if (!rank.from_profiler_steps)
+            continue;
+        std::set<long long> numbers;
+        for (const Range& window : rank.windows)
+            numbers.insert(step_number(window.name));
+        if (common) {
+            std::set<long long> both;
+            std::set_intersection(common->begin(), common->end(), numbers.begin(), numbers.end(),
+                                  std::inserter(both, both.end()));
+            common = std::move(both);
+        } else {
+            common = std::move(numbers);
+        }
+    }
+    std::vector<std::string> notes;
+    if (!common)
+        return notes;
+    if (common->empty()) {
+        std::string held;
+        for (std::size_t rank = 0; rank < files.size(); ++rank)
+            if (steps[rank].from_profiler_steps)
+                held +=
+                    fmt::format("{}{} {}..{}", held.empty() ? "" : ", ", files[rank].path,
+                                steps[rank].windows.front().name, steps[rank].windows.back().name);
+        throw ImportError(fmt::format(
+            "the ranks' profiles hold no training step in common ({}): profile the same steps on "
+            "every rank (torch.profiler's schedule, started at the same iteration)",
+            held));
+    }
+    for (std::size_t rank = 0; rank < files.size(); ++rank) {
+        if (!steps[rank].from_profiler_steps || steps[rank].windows.size() == common->size())
+            continue;
+        std::vector<Range> kept, left;
+        for (const Range& window : steps[rank].windows)
+            (common->contains(step_number(window.name)) ? kept : left).push_back(window);
+        std::string names;
+        for (const Range& window : left)
+            names += fmt::format("{}{}", names.empty() ? "" : ", ", window.name);
+        notes.push_back(fmt::format("{} ({}): {} left out: not profiled on every rank",
+                                    files[rank].path, files[rank].who, names));
+        steps[rank] = by_profiler_steps(files[rank], std::move(kept));
+    }
+    return notes;
 }
 
 int common_steps(const std::vector<RankSteps>& steps) {

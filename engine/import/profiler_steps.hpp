@@ -10,8 +10,9 @@
 //
 // Invariants: a ProfilerStep range that holds no action is no step (stop() closes one that ran
 // nothing); within one ProfilerStep range every action range occurs once, else ImportError
-// naming the file, the range and both bytes; steps are numbered from 0 in time order, whatever
-// N the ProfilerStep ranges carry.
+// naming the file, the range and both bytes; ranges that overlap are ImportError too; steps are
+// numbered from 0 in time order, and after align_profiler_steps step k is the same N on every
+// rank that has the ranges.
 #pragma once
 
 #include <cstdint>
@@ -35,8 +36,16 @@ struct RankSteps {
 // returns a note per trace for what was dropped and for ranges past its last whole step.
 std::vector<std::string> trim_step_edges(std::vector<RankFile>& files);
 
-// The steps of `file` (trimmed already); ImportError for an action repeated in one ProfilerStep.
+// The steps of `file` (trimmed already); ImportError for an action repeated in one ProfilerStep,
+// or for ProfilerStep ranges that overlap (torch.profiler's follow one another).
 RankSteps rank_steps(const RankFile& file);
+
+// Makes step k the same ProfilerStep#N on every rank that has them: each such rank keeps the
+// ranges whose N every such rank has (a rank whose profile began or ended a step apart from the
+// others' has more); returns a note per rank for what it left out. ImportError when those ranks
+// share no N.
+std::vector<std::string> align_profiler_steps(const std::vector<RankFile>& files,
+                                              std::vector<RankSteps>& steps);
 
 // The steps every file holds, and "a.json 2, b.json 1" when they hold different numbers (else
 // empty); the step to import (`asked`, else the last common one), ImportError past the common.

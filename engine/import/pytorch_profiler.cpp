@@ -439,6 +439,8 @@ ImportedRun read_pytorch_profiler(const std::vector<std::string>& files,
     std::vector<RankSteps> per_rank_steps;
     for (const RankFile& file : ranks)
         per_rank_steps.push_back(rank_steps(file));
+    const std::vector<std::string> aligned = align_profiler_steps(ranks, per_rank_steps);
+    file_notes.insert(file_notes.end(), aligned.begin(), aligned.end());
     const int steps = common_steps(per_rank_steps);
     const std::string uneven = uneven_steps(ranks, per_rank_steps);
     const int step = chosen_step(steps, options.step, uneven);

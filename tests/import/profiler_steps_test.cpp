@@ -159,6 +159,66 @@ TEST(ProfilerSteps, AnActionTwiceInOneProfilerStepIsRefused) {
         << message;
 }
 
+// Ranks whose profiles began a step apart (rank 0 profiled steps 1-3, rank 1 steps 2-4): step k
+// is the same ProfilerStep#N on both, and the steps only one rank holds are left out and said
+// to be. Numbered by time alone, rank 0's #1 was once paired with rank 1's #2.
+TEST(ProfilerSteps, RanksProfiledAStepApartArePairedByTheirStepNumbers) {
+    const std::vector<std::string> files = testing::profiler_rank_files("1F1B_pp2_v1_m4_cpu", 2);
+    if (!have(files))
+        GTEST_SKIP() << testing::kNoPyTorchFixturesYet;
+    std::vector<std::string> apart;
+    for (std::size_t rank = 0; rank < files.size(); ++rank) {
+        const nlohmann::json trace = testing::repeated_steps(
+            testing::read_gzipped_json(files[rank]), {3, 1 + static_cast<int>(rank), {}});
+        apart.push_back(
+            testing::process_temp_path("steps_apart_rank" + std::to_string(rank) + ".json")
+                .string());
+        std::ofstream(apart.back()) << trace.dump();
+    }
+    const ImportedRun run = read_pytorch_profiler(apart, {0});
+    EXPECT_EQ(run.schedule.microbatch_count, 4);
+    EXPECT_TRUE(has_note(run, "step 0 of 2 in the traces imported"))
+        << testing::first_lines(run.notes);
+    EXPECT_TRUE(has_note(run,
+                         "steps are torch.profiler's steps (each ProfilerStep#N range that "
+                         "holds actions is one): step 0 is ProfilerStep#2 (" +
+                             apart[0] + "), ProfilerStep#2 (" + apart[1] + ")"))
+        << testing::first_lines(run.notes);
+    EXPECT_TRUE(has_note(run, apart[0] + " (global rank 0): ProfilerStep#1 left out: not "
+                                         "profiled on every rank"))
+        << testing::first_lines(run.notes);
+    EXPECT_TRUE(has_note(run, apart[1] + " (global rank 1): ProfilerStep#4 left out: not "
+                                         "profiled on every rank"))
+        << testing::first_lines(run.notes);
+}
+
+// A ProfilerStep range inside another (torch.profiler's follow one another) cannot say which
+// step an action is in: refused, naming both ranges. It once took the inner range for a step
+// and left most of the outer one's actions out.
+TEST(ProfilerSteps, AProfilerStepInsideAnotherIsRefused) {
+    const std::vector<std::string> files = testing::profiler_rank_files("1F1B_pp2_v1_m4_cpu", 2);
+    if (!have(files))
+        GTEST_SKIP() << testing::kNoPyTorchFixturesYet;
+    const std::vector<std::string> nested =
+        derived(files, "nested_step", {2, 1, {}}, [](nlohmann::json& trace) {
+            nlohmann::json& events = trace.at("traceEvents");
+            nlohmann::json inner;
+            for (const nlohmann::json& event : events)
+                if (event.value("name", "") == "ProfilerStep#1") {
+                    inner = event;
+                    inner["name"] = "ProfilerStep#7";
+                    inner["ts"] = event.at("ts").get<double>() + 10.0;
+                    inner["dur"] = 5.0;
+                }
+            events.push_back(inner);
+        });
+    const std::string message =
+        testing::thrown_message<ImportError>([&] { read_pytorch_profiler(nested); }, "no error");
+    EXPECT_TRUE(message.starts_with(nested[0] + " (global rank 0): ProfilerStep#7 (byte "))
+        << message;
+    EXPECT_NE(message.find(") begins inside ProfilerStep#1 (byte "), std::string::npos) << message;
+}
+
 // A ProfilerStep range that holds no action (stop() closes the one it was in) is no step.
 TEST(ProfilerSteps, AProfilerStepWithoutActionsIsNoStep) {
     const std::vector<std::string> files = testing::profiler_rank_files("1F1B_pp2_v1_m4_cpu", 2);
