@@ -179,14 +179,15 @@ TimelineGeometry fitted_step_geometry(float window_width, const std::vector<RunS
     return geometry;
 }
 
-bool last_step_in_progress(const std::vector<RunStep>& steps, bool run_running) {
+bool last_step_incomplete(const std::vector<RunStep>& steps, bool run_running) {
     return run_running && steps.size() >= 2 &&
            steps.back().action_count < steps.front().action_count;
 }
 
-std::string step_in_progress_text(const RunStep& step, std::int64_t complete) {
-    return fmt::format("step {}: in progress, {} of {} actions so far", step.step,
-                       step.action_count, complete);
+std::string incomplete_step_text(const RunStep& step, std::int64_t complete, bool writing) {
+    return fmt::format("step {}: {}, {} of {} actions{}", step.step,
+                       writing ? "in progress" : "incomplete", step.action_count, complete,
+                       writing ? " so far" : "");
 }
 
 std::string step_figures_text(const RunStep& step, int ranks) {

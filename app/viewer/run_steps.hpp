@@ -49,9 +49,10 @@ std::vector<RunStep> find_steps(const TimelineModel& model);
 std::vector<RunStep> find_steps(const TimelineModel& model,
                                 const std::vector<RankActionSteps>& numbers);
 
-// Whether the last of `steps` is still being written: its run is `running` and it holds fewer
-// actions than the first (every step runs the same actions). A lone first step cannot be told.
-bool last_step_in_progress(const std::vector<RunStep>& steps, bool run_running);
+// Whether the last of `steps` is incomplete: its run is `running` (being written, or its writer
+// died) and it holds fewer actions than the first (every step runs the same actions). A lone
+// first step cannot be told.
+bool last_step_incomplete(const std::vector<RunStep>& steps, bool run_running);
 
 // Each rank's compute time within each of `steps`: [step][rank].
 std::vector<std::vector<std::int64_t>> busy_by_step(const TimelineModel& model,
@@ -82,10 +83,11 @@ std::pair<std::int64_t, std::int64_t> step_range(const std::vector<RunStep>& ste
 TimelineGeometry fitted_step_geometry(float window_width, const std::vector<RunStep>& steps,
                                       std::optional<int> chosen, TimeSpan run);
 
-// "step 2: 57.0 us, bubble 18.2%" for the run summary's per-step lines; a step still being
-// written has no time yet: "step 2: in progress, 5 of 32 actions so far" (`complete`: how many
-// a whole step holds).
+// "step 2: 57.0 us, bubble 18.2%" for the run summary's per-step lines; an incomplete step has
+// no time: "step 2: in progress, 5 of 32 actions so far" while the trace is being written
+// (`writing`), "step 2: incomplete, 5 of 32 actions" once nothing writes it (`complete`: how
+// many a whole step holds).
 std::string step_figures_text(const RunStep& step, int ranks);
-std::string step_in_progress_text(const RunStep& step, std::int64_t complete);
+std::string incomplete_step_text(const RunStep& step, std::int64_t complete, bool writing);
 
 }  // namespace pipelens::viewer

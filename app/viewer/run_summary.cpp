@@ -94,8 +94,8 @@ RunSummary summarize(const TimelineModel& model, const traces::RunOutcome& outco
     }
     summary.action_steps = number_steps(model);
     summary.steps = find_steps(model, summary.action_steps);
-    summary.last_step_in_progress =
-        last_step_in_progress(summary.steps, outcome.status == traces::RunStatus::running);
+    summary.last_step_incomplete =
+        last_step_incomplete(summary.steps, outcome.status == traces::RunStatus::running);
     summary.step_busy_ns = busy_by_step(model, summary.steps, summary.action_steps);
     return summary;
 }
@@ -133,9 +133,11 @@ std::vector<std::string> summary_figures(const RunSummary& summary, bool hangs) 
     if (summary.busiest_rank >= 0)
         figures.push_back(fmt::format("busiest rank {}", summary.busiest_rank));
     if (summary.steps.size() > 1 && !hangs) {
-        const std::size_t whole = summary.steps.size() - summary.last_step_in_progress;
+        const std::size_t whole = summary.steps.size() - summary.last_step_incomplete;
         figures.push_back(fmt::format("{} step{}{}", whole, whole == 1 ? "" : "s",
-                                      summary.last_step_in_progress ? " + 1 in progress" : ""));
+                                      !summary.last_step_incomplete ? ""
+                                      : summary.writing             ? " + 1 in progress"
+                                                                    : " + 1 incomplete"));
     }
     for (const auto& [rank, share] : summary.core_waits)
         figures.push_back(

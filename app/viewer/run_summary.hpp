@@ -42,8 +42,10 @@ struct RunSummary {
     // The run's training steps as its actions show them (run_steps.hpp), also for a run still
     // being written; with several, the sidebar lists each one's step time and bubble.
     std::vector<RunStep> steps;
-    // The last of `steps` is still being written (run_steps.hpp): it has no figures yet.
-    bool last_step_in_progress = false;
+    // The last of `steps` is incomplete (run_steps.hpp): it has no figures. `writing`: the trace
+    // is being written (the session's live marker), so it is in progress rather than cut off.
+    bool last_step_incomplete = false;
+    bool writing = false;
     // Each action's training step (run_steps.hpp's number_steps), by rank and lane.
     std::vector<RankActionSteps> action_steps;
     // Each rank's compute time within each step: [step][rank].

@@ -242,8 +242,9 @@ void draw_steps(ViewerState& state) {
     const int ranks = static_cast<int>(state.trace.model->ranks().size());
     for (const RunStep& step : steps)
         ImGui::TextUnformatted(
-            (state.trace.summary.last_step_in_progress && step.step == steps.back().step
-                 ? step_in_progress_text(step, steps.front().action_count)
+            (state.trace.summary.last_step_incomplete && step.step == steps.back().step
+                 ? incomplete_step_text(step, steps.front().action_count,
+                                        state.trace.summary.writing)
                  : step_figures_text(step, ranks))
                 .c_str());
 }

@@ -67,7 +67,14 @@ std::future<std::string> check_integrity(const std::filesystem::path& path) {
     });
 }
 
+void let_go_of_retired_checks(TraceSession& session) {
+    std::erase_if(session.retired_checks, [](const std::future<std::string>& check) {
+        return check.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    });
+}
+
 void take_integrity(TraceSession& session) {
+    let_go_of_retired_checks(session);
     if (!session.integrity.valid() ||
         session.integrity.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
         return;
@@ -75,6 +82,12 @@ void take_integrity(TraceSession& session) {
 }
 
 }  // namespace
+
+void forget_file_check(TraceSession& session) {
+    if (session.integrity.valid())
+        session.retired_checks.push_back(std::move(session.integrity));
+    session.damage.clear();
+}
 
 bool open_trace(TraceSession& session, const std::filesystem::path& path,
                 std::optional<std::int64_t> run_id) {
@@ -92,7 +105,7 @@ bool open_trace(TraceSession& session, const std::filesystem::path& path,
         session.error.clear();
         session.compared.reset();
         session.compared_run_id = 0;
-        session.damage.clear();
+        forget_file_check(session);
         const bool shown = show_run(session, run_id.value_or(session.runs.back().id));
         session.integrity = check_integrity(path);
         session.recent_files.remember(path);
@@ -159,6 +172,8 @@ bool apply_reload(TraceSession& session) {
     if (compared != 0)
         compare_with(session, compared);
     session.live = session.model->run().status == traces::RunStatus::running;
+    session.summary.writing = session.live;
+    session.summary_line = summary_text(session.summary);
     return true;
 }
 

@@ -79,6 +79,9 @@ struct TraceSession {
     // without an error); `damage` is its finding, shown until another file opens.
     std::future<std::string> integrity;
     std::string damage;
+    // Checks of files no longer shown, kept until they end (a future's destructor waits for its
+    // thread: replacing one would hold the window up for the rest of the old file's check).
+    std::vector<std::future<std::string>> retired_checks;
 
     std::vector<traces::EventRecord> events;
     std::vector<traces::ErrorRecord> errors;  // root cause first (traces/root_cause.hpp)
@@ -122,6 +125,9 @@ void start_analysis(TraceSession& session, std::string source, HoldRequest reque
 void replace_model(TraceSession& session, std::unique_ptr<TimelineModel> model);
 // Whether the shown model's analysis is running or waiting to start.
 bool analysis_pending(const TraceSession& session);
+// Forgets the open file's integrity check and its finding (another file, or a simulation, is
+// shown): a check still running is retired, not waited for.
+void forget_file_check(TraceSession& session);
 // Applies the shown run's analysis once it is ready (true when it did), and the file's
 // integrity check's finding (`damage`); finish_analysis waits for both
 // (screenshots, tests, benchmarks).

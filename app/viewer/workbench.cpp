@@ -420,6 +420,7 @@ std::filesystem::path examples_directory() {
 void show_simulation(TraceSession& session, const SimulatedRun& run,
                      std::optional<TimelineModel> model_copy) {
     drop_reload(session);  // of the trace shown before
+    forget_file_check(session);
     session.reader.reset();
     session.runs.clear();
     session.compared.reset();

@@ -126,27 +126,34 @@ TEST(RunSteps, FindingAnActionTakesTheCopyInTheShownStep) {
     EXPECT_EQ(action_step_text(one, {0, false, 1}), "index 1 in its rank's list");
 }
 
-// A step being written holds fewer actions than a whole one: while its run is running it is
-// said to be in progress, with no step time (its end is only the latest action so far), and the
-// header counts the whole steps apart from it.
+// A step being written holds fewer actions than a whole one: while its run is running it has no
+// step time (its end is only the latest action so far), the header counts the whole steps apart
+// from it, and it is in progress while the trace is being written, incomplete otherwise.
 TEST(RunSteps, ARunningRunsShortLastStepIsInProgress) {
     std::vector<RunStep> steps(3);
     for (int index = 0; index < 3; ++index) {
         steps[index].step = index;
         steps[index].action_count = index < 2 ? 32 : 5;
     }
-    EXPECT_TRUE(last_step_in_progress(steps, true));
-    EXPECT_FALSE(last_step_in_progress(steps, false));  // finished or failed: it ended there
+    EXPECT_TRUE(last_step_incomplete(steps, true));
+    EXPECT_FALSE(last_step_incomplete(steps, false));  // finished or failed: it ended there
     steps[2].action_count = 32;
-    EXPECT_FALSE(last_step_in_progress(steps, true));
-    EXPECT_FALSE(last_step_in_progress({steps[0]}, true));  // a lone first step cannot be told
+    EXPECT_FALSE(last_step_incomplete(steps, true));
+    EXPECT_FALSE(last_step_incomplete({steps[0]}, true));  // a lone first step cannot be told
     steps[2].action_count = 5;
-    EXPECT_EQ(step_in_progress_text(steps[2], 32), "step 2: in progress, 5 of 32 actions so far");
+    EXPECT_EQ(incomplete_step_text(steps[2], 32, true),
+              "step 2: in progress, 5 of 32 actions so far");
+    // A run left `running` by a writer that died never grows: its last step is cut off.
+    EXPECT_EQ(incomplete_step_text(steps[2], 32, false), "step 2: incomplete, 5 of 32 actions");
     RunSummary summary;
     summary.steps = steps;
-    summary.last_step_in_progress = true;
-    const std::vector<std::string> figures = summary_figures(summary);
+    summary.last_step_incomplete = true;
+    summary.writing = true;
+    std::vector<std::string> figures = summary_figures(summary);
     EXPECT_NE(std::find(figures.begin(), figures.end(), "2 steps + 1 in progress"), figures.end());
+    summary.writing = false;
+    figures = summary_figures(summary);
+    EXPECT_NE(std::find(figures.begin(), figures.end(), "2 steps + 1 incomplete"), figures.end());
 }
 
 TEST(OccurrenceNumbers, CountEachKeysEarlierCopies) {

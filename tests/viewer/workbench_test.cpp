@@ -413,6 +413,26 @@ TEST(Workbench, TheModelCopyIsTheCurrentRunsTakenOnceAndShownAsIs) {
     EXPECT_EQ(session.summary.steps.size(), workbench.current()->summary.steps.size());
 }
 
+// A simulation shown in place of a damaged file: the file's damage is no longer said, and its
+// integrity check, still running, is retired rather than waited for (a check's thread holds a
+// future's destructor up for the rest of a large file's check).
+TEST(Workbench, ASimulationShownInPlaceOfAFileForgetsTheFilesCheck) {
+    Workbench workbench;
+    load_and_wait(workbench, uniform());
+    TraceSession session;
+    std::promise<std::string> unfinished;
+    session.integrity = unfinished.get_future();
+    session.damage = "run.db: trace is corrupt: ...";
+    show_simulation(session, *workbench.current());
+    EXPECT_EQ(session.damage, "");
+    EXPECT_FALSE(session.integrity.valid());
+    ASSERT_EQ(session.retired_checks.size(), 1u);
+    unfinished.set_value("run.db: trace is corrupt: ...");  // ends after the file went
+    poll_analysis(session);
+    EXPECT_TRUE(session.retired_checks.empty());
+    EXPECT_EQ(session.damage, "");
+}
+
 // A person dragging a value: each new simulation replaces the shown one while that one's
 // critical path is still being found. The window must not wait for it (a frame would stall for
 // the whole analysis); it is retired with its model, and the new model's analysis starts once no
