@@ -97,7 +97,6 @@ bool is_collective(const FlightRecorderEntry& entry) {
     return !entry.op.is_p2p() && !is_marker(entry);
 }
 
-// The op a transfer's other side posts: "nccl:send 0->1" pairs with "nccl:recv 1<-0".
 bool is_gloo(const FlightRecorderEntry& entry) {
     return entry.op.backend == "gloo";
 }
@@ -134,6 +133,7 @@ std::string gloo_missing_caveat(const FlightRecorderEntry& posted, const std::ve
         fmt::join(absent, ", "), fmt::join(absent, ", "));
 }
 
+// The op a transfer's other side posts: "nccl:send 0->1" pairs with "nccl:recv 1<-0".
 std::string partner_name(const FlightRecorderEntry& entry) {
     return entry.op.is_send()
                ? fmt::format("{}:recv {}<-{}", entry.op.backend, entry.op.dst, entry.op.src)

@@ -40,7 +40,10 @@ std::optional<std::int64_t> parse_run_queue_delay(std::string_view schedstat) {
         return value;
     };
     std::size_t at = 0;
-    if (!number_at(at))  // time on a core
+    // A thread that reads this has run, so its time on a core is above 0; a kernel that keeps no
+    // figure (sched_info off at run time) writes "0 0 0", which is no measurement, not no wait.
+    const std::optional<std::int64_t> on_core = number_at(at);
+    if (!on_core || *on_core == 0)
         return std::nullopt;
     return number_at(at);
 }

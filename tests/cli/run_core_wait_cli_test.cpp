@@ -6,6 +6,7 @@
 
 #include <sched.h>
 
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -21,8 +22,11 @@ using pipelens::testing::fresh_trace;
 using testing::run_command;
 using testing::run_pipelens;
 
+// The kernel keeps the figure: this thread, which has run, has time on a core in it.
 bool kernel_keeps_run_queue_delay() {
-    return std::filesystem::exists("/proc/thread-self/schedstat");
+    std::ifstream schedstat("/proc/thread-self/schedstat");
+    long long on_core = 0;
+    return static_cast<bool>(schedstat >> on_core) && on_core > 0;
 }
 
 constexpr const char* kRun =
@@ -32,9 +36,10 @@ constexpr const char* kRun =
 TEST(RunCli, EveryRealRankRecordsItsWaitForACore) {
     if (!kernel_keeps_run_queue_delay())
         GTEST_SKIP() << "this kernel keeps no run-queue delay";
-    PIPELENS_SKIP_WITHOUT_GLOO();
     for (const std::string transport : {"", " --transport gloo --nproc 2"}) {
         SCOPED_TRACE(transport);
+        if (!transport.empty() && !PIPELENS_GLOO_TRANSPORT)
+            continue;  // built without the gloo transport: the threads alone
         const auto trace = fresh_trace("core_wait");
         const auto result = run_pipelens(kRun + trace.string() + transport + " --json");
         ASSERT_EQ(result.exit_code, 0) << result.err;
