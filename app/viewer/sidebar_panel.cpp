@@ -86,6 +86,16 @@ void draw_file_controls(ViewerState& state) {
     }
 }
 
+// A runs-list line too wide for the sidebar breaks before its ending (the step time, FAILED),
+// which a cut would lose first: "  1 real pp=2 m=8  1F1B\n      200.362 ms".
+std::string fitted_run_line(const std::string& text) {
+    const std::size_t ending = text.rfind("  ");
+    if (ending == std::string::npos || ending == 0 ||
+        ImGui::CalcTextSize(text.c_str()).x <= ImGui::GetContentRegionAvail().x)
+        return text;
+    return text.substr(0, ending) + "\n      " + text.substr(ending + 2);
+}
+
 void draw_runs(ViewerState& state) {
     // Two lines: the sidebar is narrower than the hint on one.
     ImGui::TextUnformatted("Runs");
@@ -98,7 +108,7 @@ void draw_runs(ViewerState& state) {
         const std::string text = fmt::format("{}{} {}", run.id == state.trace.run_id ? "> " : "  ",
                                              run.id == state.trace.compared_run_id ? "[vs]" : "",
                                              run_list_text(run, hangs));
-        if (ImGui::Selectable(fmt::format("{}##run{}", text, run.id).c_str(),
+        if (ImGui::Selectable(fmt::format("{}##run{}", fitted_run_line(text), run.id).c_str(),
                               run.id == state.trace.run_id))
             show_run(state, run.id);
         if (ImGui::IsItemHovered())  // the whole line, which a narrow sidebar cuts
