@@ -25,7 +25,7 @@ std::int64_t write_run(TraceWriter& writer, const std::string& tag, bool fail) {
     run.m = 2;
     run.config = "name = \"" + tag + "\"";
     const std::int64_t id = writer.begin_run(run);
-    writer.add_rank(id, RankRecord{0, 10, 2, 0.2, 64, 1, 1, "{\"1\":2}", 5, 1});
+    writer.add_rank(id, RankRecord{0, 10, 2, 0.2, 64, 1, 1, "{\"1\":2}", 5, 1, 7'000});
     ActionRecord forward;
     forward.kind = 0;
     forward.stage = 0;

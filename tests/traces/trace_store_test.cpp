@@ -33,8 +33,9 @@ TEST_F(TraceStoreTest, EveryFieldRoundTripsInTheDocumentedOrder) {
         action(0, 5, ActionLane::compute, 0, 0, 1, "0F1", 4000, 5000),  // label repeated
     };
     std::vector<RankRecord> ranks(2);
-    ranks[1] = {1, 3500, 1000, 0.2, 8 << 20, 1000, 0, R"({"0":1000})", -5'000'120, 45};
-    ranks[0] = {0, 4000, 500, 0.1, 16 << 20, 0, 500, "{}", std::nullopt, std::nullopt};
+    ranks[1] = {1, 3500, 1000, 0.2, 8 << 20, 1000, 0, R"({"0":1000})", -5'000'120, 45, 2'500};
+    ranks[0] = {0,   4000, 500,          0.1,          16 << 20,    0,
+                500, "{}", std::nullopt, std::nullopt, std::nullopt};
     std::vector<PairRecord> pairs = {{7, 0, 1, 1, 0, 4096}, {3, 1, 5, 0, 9, 2048}};
     std::vector<MemoryRecord> memory = {{1, 1500, 100}, {0, 1000, 300}, {0, 0, 200}, {1, 0, 0}};
     std::vector<EventRecord> events = {
