@@ -40,12 +40,16 @@ std::optional<std::int64_t> parse_run_queue_delay(std::string_view schedstat) {
         return value;
     };
     std::size_t at = 0;
-    // A thread that reads this has run, so its time on a core is above 0; a kernel that keeps no
-    // figure (sched_info off at run time) writes "0 0 0", which is no measurement, not no wait.
+    // A thread that reads this has been given a core at least once, so its count of timeslices
+    // is above 0 (its time on a core may still read 0: the kernel adds it up at ticks and
+    // switches); a kernel that keeps no figure (sched_info off at run time) writes "0 0 0",
+    // which is no measurement, not no wait.
     const std::optional<std::int64_t> on_core = number_at(at);
-    if (!on_core || *on_core == 0)
+    const std::optional<std::int64_t> delay = on_core ? number_at(at) : std::nullopt;
+    const std::optional<std::int64_t> timeslices = delay ? number_at(at) : std::nullopt;
+    if (!timeslices || *timeslices == 0)
         return std::nullopt;
-    return number_at(at);
+    return delay;
 }
 
 }  // namespace pipelens::run_record

@@ -31,7 +31,8 @@ class RunQueueWait {
 };
 
 // The run-queue delay in a schedstat line ("<on cpu ns> <run-queue ns> <timeslices>"); none
-// when the text is not such a line, or says the thread never ran (the kernel keeps no figure).
+// when the text is not such a line, or says the thread was never given a core (the kernel keeps
+// no figure).
 std::optional<std::int64_t> parse_run_queue_delay(std::string_view schedstat);
 
 }  // namespace pipelens::run_record

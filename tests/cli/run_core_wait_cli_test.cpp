@@ -22,11 +22,11 @@ using pipelens::testing::fresh_trace;
 using testing::run_command;
 using testing::run_pipelens;
 
-// The kernel keeps the figure: this thread, which has run, has time on a core in it.
+// The kernel keeps the figure: this thread, given a core, has timeslices counted in it.
 bool kernel_keeps_run_queue_delay() {
     std::ifstream schedstat("/proc/thread-self/schedstat");
-    long long on_core = 0;
-    return static_cast<bool>(schedstat >> on_core) && on_core > 0;
+    long long on_core = 0, delay = 0, timeslices = 0;
+    return static_cast<bool>(schedstat >> on_core >> delay >> timeslices) && timeslices > 0;
 }
 
 constexpr const char* kRun =

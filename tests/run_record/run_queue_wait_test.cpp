@@ -15,9 +15,11 @@ namespace {
 
 TEST(RunQueueWait, TheSecondFieldOfSchedstatIsTheDelay) {
     EXPECT_EQ(parse_run_queue_delay("456046157 563929649 128\n"), 563929649);
-    EXPECT_EQ(parse_run_queue_delay("5 0 1"), 0);
+    // A thread just started: given a core once, its time on it not yet added up.
+    EXPECT_EQ(parse_run_queue_delay("0 0 1"), 0);
     // A kernel with the figure turned off writes zeros: not measured, not "never waited".
     EXPECT_EQ(parse_run_queue_delay("0 0 0"), std::nullopt);
+    EXPECT_EQ(parse_run_queue_delay("12 7"), std::nullopt);
     EXPECT_EQ(parse_run_queue_delay("12  7 3"), 7);
     EXPECT_EQ(parse_run_queue_delay(""), std::nullopt);
     EXPECT_EQ(parse_run_queue_delay("12"), std::nullopt);
