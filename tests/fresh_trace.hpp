@@ -8,6 +8,8 @@
 
 #include <unistd.h>
 
+#include "remove_tree.hpp"
+
 #include <filesystem>
 #include <string>
 #include <system_error>
@@ -29,8 +31,7 @@ struct ProcessTempSweep {
                                                     error);
         for (; !error && entries != std::filesystem::directory_iterator(); entries.increment(error))
             if (entries->path().filename().string().starts_with(prefix)) {
-                std::error_code ignored;  // one that will not go does not stop the sweep
-                std::filesystem::remove_all(entries->path(), ignored);
+                remove_tree(entries->path().string());  // what will not go is left
             }
     }
 };

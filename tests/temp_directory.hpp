@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "remove_tree.hpp"
+
 #include <stdlib.h>
 
 #include <filesystem>
@@ -26,10 +28,7 @@ class TempDirectoryTest : public ::testing::Test {
         ASSERT_NE(mkdtemp(pattern.data()), nullptr);
         directory_ = pattern;
     }
-    void TearDown() override {
-        std::error_code ignored;
-        std::filesystem::remove_all(directory_, ignored);
-    }
+    void TearDown() override { remove_tree(directory_.string()); }
     // Writes `content` to `name` (which may contain a subdirectory) and returns its path.
     std::string write(const std::string& name, const std::string& content) const {
         const std::filesystem::path path = directory_ / name;
