@@ -265,7 +265,8 @@ check_nccl_world() {
 }
 
 # refuse_one NAME TEXT ARGS...: a `pipelens run` that must fail: a pass when it exits non-zero
-# on its own (not by the timeout) and its output (stdout and stderr) contains TEXT.
+# on its own (not by the timeout) and its output (stdout and stderr) contains TEXT; with
+# refuse_exit=N set for the call, only when it exits N.
 refuse_one() {
     local name="$1" text="$2"
     shift 2
@@ -280,6 +281,8 @@ refuse_one() {
         why="it exited 0"
     elif [ $last_rc -eq 124 ] || [ $last_rc -eq 137 ]; then
         why="timed out after 60 s"
+    elif [ -n "${refuse_exit:-}" ] && [ $last_rc -ne "$refuse_exit" ]; then
+        why="exit $last_rc, not $refuse_exit: $(tail -n 3 "$log" | tr '\n' ' ' | cut -c1-300)"
     elif ! grep -qF -- "$text" "$log"; then
         why="exit $last_rc without \"$text\": $(tail -n 3 "$log" | tr '\n' ' ' | cut -c1-300)"
     fi
@@ -288,6 +291,20 @@ refuse_one() {
     else
         record "$name" fail "$last_seconds" "$why" "logs/$name.log" ""
     fi
+}
+
+# Out of memory on the GPU: the CUDA caching allocator's OutOfMemoryError is too large an input
+# (exit 3) naming the rank, like the CPU allocator's. The parameters (two copies of about 4 GiB,
+# on the host first) pass the up-front estimate, which counts the host's memory; a microbatch of
+# 2,000,000 rows at hidden 16384 needs 122 GiB for each layer's output, more than any one GPU.
+check_cuda_out_of_memory() {
+    if [ -n "$cuda_reason" ]; then
+        skip_cuda oom.cuda "$cuda_reason"
+        return
+    fi
+    refuse_exit=3 refuse_one oom.cuda "ran out of memory (CUDA out of memory" --model mlp \
+        --schedule 1F1B --pp 2 --m 2 --layers 4 --hidden 16384 --batch 4000000 --steps 1 \
+        --no-reference --device cuda --transport local
 }
 
 # What must fail, fail at once and say why: --device cuda where it cannot be had; on one GPU,
@@ -424,6 +441,7 @@ check_split_backward
 check_torch_profile
 check_nccl_world
 check_refusals
+check_cuda_out_of_memory
 check_side_by_side_runs
 check_pytorch_side_by_side
 if [ -z "$cuda_reason" ]; then check_timeline cuda; else check_timeline cpu; fi
