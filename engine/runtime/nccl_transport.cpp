@@ -53,8 +53,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* kTransportName = "nccl transport";
 constexpr auto kAbortPollInterval = std::chrono::milliseconds(50);
-// How long rank 0 waits, after failing to set up, for the others to read why.
-constexpr auto kLingerAfterAbort = std::chrono::milliseconds(2000);
 constexpr auto kLongestPollSleep = std::chrono::microseconds(1000);
 constexpr int kSpinsBeforeSleeping = 64;
 // The communicator ranks inside a channel.
@@ -213,7 +211,7 @@ NcclTransport::NcclTransport(const Rendezvous& rendezvous, int device)
         // Rank 0 serves the store: leaving at once would let the others read "lost the store"
         // instead of this reason (as a second rank given the same GPU did).
         store_.linger_until_abort_seen(
-            std::min<std::chrono::milliseconds>(store_.rendezvous().timeout, kLingerAfterAbort));
+            std::min<std::chrono::milliseconds>(store_.rendezvous().timeout, kStayForAbortReaders));
         throw;
     }
 }

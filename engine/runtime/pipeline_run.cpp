@@ -182,6 +182,7 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
 
 // Rank 0 compares every rank's identity (run_identity.hpp) with its own before anything
 // computes; on a difference it aborts the run, which the other ranks see at their first barrier.
+// A rank still building its model then read only that rank 0 was gone: rank 0 stays for them.
 void check_ranks_agree(Transport& transport, const run_record::PipelineRunOptions& options,
                        const Schedule& lowered) {
     const nlohmann::ordered_json mine = run_record::run_identity(options, lowered);
@@ -199,6 +200,7 @@ void check_ranks_agree(Transport& transport, const run_record::PipelineRunOption
             "model, sizes, split, schedule, steps and dtype",
             rank, difference->theirs, difference->mine);
         transport.abort(message);
+        transport.stay_until_abort_read();
         throw ExperimentError(message);
     }
 }

@@ -105,6 +105,11 @@ class Transport {
     virtual void abort(const std::string& reason) = 0;
     // Throws TransportAborted when some rank has aborted.
     virtual void check_aborted() = 0;
+    // For rank 0 after an abort, about to end with nothing left to gather: where rank 0 serves
+    // the ranks' meeting place (gloo, nccl), a rank that looks after rank 0 has gone learns only
+    // that it is lost, not why. So rank 0 stays, a bounded time, until every other rank has read
+    // the reason. The default (ranks that are threads of one process) returns at once.
+    virtual void stay_until_abort_read() {}
 
     // Whether every rank reads one clock (threads of one process): their offsets are then
     // known, not estimated. Processes, even on one host, measure theirs.
