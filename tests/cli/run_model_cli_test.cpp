@@ -97,22 +97,22 @@ TEST(RunModelCli, ARankStartedByHandSaysWhomItWaitsForAndHonoursTheTimeout) {
         << result.err;
 }
 
-// Ranks started by hand with another --hidden: the larger messages once made gloo abort the
-// receiving process (SIGABRT). Rank 0 compares the ranks' runs first and refuses, naming both.
-TEST(RunModelCli, RanksStartedWithDifferentRunsAreRefusedNamingTheDifference) {
-    PIPELENS_SKIP_WITHOUT_GLOO();
-    const int port = cli::rendezvous_port();
+// Two gloo ranks started by hand on one rendezvous, rank 0 with --hidden `zero_hidden` and rank
+// 1 with `one_hidden`: rank 0 refuses the difference (exit 2) and rank 1 stops with its words
+// (exit 1), whichever of them gets there first.
+void expect_hidden_sizes_refused(int zero_hidden, int one_hidden) {
     const std::string ranks =
-        " --transport gloo --pp 2 --m 4 --timeout 5s --world-size 2 "
-        "--master 127.0.0.1:" +
-        std::to_string(port);
-    auto zero = std::async(std::launch::async,
-                           [&] { return run_pipelens("run --rank 0 --hidden 32" + ranks); });
-    const auto one = run_pipelens("run --rank 1 --hidden 64" + ranks);
+        " --transport gloo --pp 2 --m 4 --timeout 5s --world-size 2 --master 127.0.0.1:" +
+        std::to_string(cli::rendezvous_port());
+    auto zero = std::async(std::launch::async, [&] {
+        return run_pipelens("run --rank 0 --hidden " + std::to_string(zero_hidden) + ranks);
+    });
+    const auto one = run_pipelens("run --rank 1 --hidden " + std::to_string(one_hidden) + ranks);
     const auto first = zero.get();
     const std::string difference =
-        "rank 1 was started with --hidden 64, rank 0 with --hidden 32: start every rank of a run "
-        "with the same model, sizes, split, schedule, steps and dtype";
+        "rank 1 was started with --hidden " + std::to_string(one_hidden) +
+        ", rank 0 with --hidden " + std::to_string(zero_hidden) +
+        ": start every rank of a run with the same model, sizes, split, schedule, steps and dtype";
     EXPECT_EQ(first.exit_code, 2) << first.err;
     EXPECT_NE(first.err.find("pipelens: run: " + difference + "\n"), std::string::npos)
         << first.err;
@@ -120,6 +120,21 @@ TEST(RunModelCli, RanksStartedWithDifferentRunsAreRefusedNamingTheDifference) {
     EXPECT_NE(one.err.find("pipelens: rank 1: stopped before step 0: " + difference),
               std::string::npos)
         << one.err;
+}
+
+// Ranks started by hand with another --hidden: the larger messages once made gloo abort the
+// receiving process (SIGABRT). Rank 0 compares the ranks' runs first and refuses, naming both.
+TEST(RunModelCli, RanksStartedWithDifferentRunsAreRefusedNamingTheDifference) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
+    expect_hidden_sizes_refused(32, 64);
+}
+
+// Rank 1 reads the refusal at its first barrier, after building its model (here a larger one
+// than rank 0's, a few hundred ms more): rank 0, which serves the store, once ended before
+// that, and rank 1 said only "lost the rendezvous store (has rank 0 exited?)".
+TEST(RunModelCli, ARankStillBuildingItsModelReadsWhyItsRunWasRefused) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
+    expect_hidden_sizes_refused(32, 512);
 }
 
 // A rendezvous port held by another program that takes connections and never answers (here a
