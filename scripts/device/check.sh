@@ -13,8 +13,8 @@
 # ZBVZeroBubble and DualPipeV, --transport local, with the reference check, on cuda when it can,
 # else cpu; two ranks on one device computing at the same time (their own streams); a one-rank
 # NCCL world; what must be refused (--device cuda without a GPU, NCCL's refusals on one GPU, a
-# dying rank); pytorch_side_by_side.py next to pipelens' runs of the same
-# shape; one run's timeline drawn; last, the runtime's test binaries (CPU only).
+# dying rank); the GPU running out of memory (exit 3); pytorch_side_by_side.py next to pipelens'
+# runs of the same shape; one run's timeline drawn; last, the runtime's test binaries (CPU only).
 # Environment: CHECK_BUDGET_S (default 240: later checks are skipped once it is spent),
 # CHECK_MODELS, CHECK_SCHEDULES, CHECK_SIDE_BY_SIDE_MODELS (space-separated lists),
 # CHECK_TEST_TIMEOUT_S (default 150), CHECK_TEST_SHARDS (gtest shards run at once per test
@@ -294,16 +294,19 @@ refuse_one() {
 }
 
 # Out of memory on the GPU: the CUDA caching allocator's OutOfMemoryError is too large an input
-# (exit 3) naming the rank, like the CPU allocator's. The parameters (two copies of about 4 GiB,
-# on the host first) pass the up-front estimate, which counts the host's memory; a microbatch of
-# 2,000,000 rows at hidden 16384 needs 122 GiB for each layer's output, more than any one GPU.
+# (exit 3) naming the rank, like the CPU allocator's. What the host holds stays small: the batch
+# (8,388,608 rows of 256 values, 8 GiB, and its targets; built whole on the host by the up-front
+# check and by each rank) and one microbatch's forward on the CPU, which the up-front check runs
+# without keeping activations. On the GPU, GPipe keeps every microbatch's activations until its
+# backward: 32 microbatches of 262,144 rows through 16 layers a stage, at least 4 GiB each per
+# stage (each layer's input and output, 256 MiB apiece), 256 GiB for the two ranks, past any GPU.
 check_cuda_out_of_memory() {
     if [ -n "$cuda_reason" ]; then
         skip_cuda oom.cuda "$cuda_reason"
         return
     fi
     refuse_exit=3 refuse_one oom.cuda "ran out of memory (CUDA out of memory" --model mlp \
-        --schedule 1F1B --pp 2 --m 2 --layers 4 --hidden 16384 --batch 4000000 --steps 1 \
+        --schedule GPipe --pp 2 --m 32 --layers 32 --hidden 256 --batch 8388608 --steps 1 \
         --no-reference --device cuda --transport local
 }
 

@@ -4,7 +4,8 @@
 # On the GPU machine's 16 vCPUs the ranks of one repeated run each ran at one of two speeds,
 # about 1.4 times apart, for a whole run, with no wait for a core (docs/fidelity-16-cores.md).
 # Two vCPUs that share a physical core (hyperthreads) would do that. This probe measures it
-# instead of guessing, in three parts, each bounded by what is left of PROBE_BUDGET_S:
+# instead of guessing, in three parts, within PROBE_BUDGET_S (a part stops when the budget
+# runs low, and each run's timeout is cut to what is left of it, so no run outlives it):
 #
 # 1. topology.txt: what the guest is told (lscpu, each CPU's thread siblings, core and package,
 #    the hypervisor flag, the load).
@@ -44,6 +45,12 @@ model=(--model mlp --hidden 256 --threads 1 --device cpu --no-reference)
 
 say() { echo "placement_probe.sh: $*"; }
 left() { echo $((budget_s - ($(date +%s) - started))); }
+# limit MAX: a run's timeout, MAX seconds or what is left of the budget, whichever is less.
+limit() {
+    local remaining
+    remaining=$(left)
+    [ "$remaining" -lt "$1" ] && echo $((remaining > 1 ? remaining : 1)) || echo "$1"
+}
 json_field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]) or '')" "$@" 2>/dev/null; }
 
 write_topology() {
@@ -64,7 +71,7 @@ write_topology() {
 # solo_run NAME CPU: one rank's work pinned to CPU; prints its median step in ns ("" on failure).
 solo_run() {
     local json="$out_dir/logs/$1.json"
-    timeout 60 taskset -c "$2" "$pipelens" run --schedule 1F1B --pp 1 --m 8 --layers 4 \
+    timeout -k 5 "$(limit 60)" taskset -c "$2" "$pipelens" run --schedule 1F1B --pp 1 --m 8 --layers 4 \
         --batch 256 "${model[@]}" "${steps[@]}" --json >"$json" 2>"$out_dir/logs/$1.err"
     json_field "$json" step_time_ns
 }
@@ -107,13 +114,15 @@ anchor_run() {
     local run=(run --schedule 1F1B --pp 4 --m 8 --layers 16 --batch 256 "${model[@]}" "${steps[@]}"
         --transport gloo --out "$out_dir/layouts.db" --json)
     if [ "$layout" = free ]; then
-        timeout 90 "$pipelens" "${run[@]}" --nproc 4 >"$json" 2>"$out_dir/logs/$name.err"
+        timeout -k 5 "$(limit 90)" "$pipelens" "${run[@]}" --nproc 4 >"$json" 2>"$out_dir/logs/$name.err"
         return
     fi
     port=$((20000 + RANDOM % 9000))
     IFS=, read -r -a cpus <<<"$layout"
+    local bound
+    bound=$(limit 90)
     for rank in 0 1 2 3; do
-        RANK=$rank WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 90 \
+        RANK=$rank WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout -k 5 "$bound" \
             taskset -c "${cpus[$rank]}" "$pipelens" "${run[@]}" --timeout 20s \
             >"$out_dir/logs/$name.rank$rank.json" 2>"$out_dir/logs/$name.rank$rank.err" &
         pids+=($!)
