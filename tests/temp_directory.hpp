@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <system_error>
 #include <utility>
 
 namespace pipelens::testing {
