@@ -348,6 +348,11 @@ std::optional<analysis::StragglerReport> run_stragglers(const RunOptions& option
 }
 
 // Prints, records (with --out) and judges a run's result, as rank 0 (or the launcher for it).
+// A rank that ran out of memory makes the run too large for where it ran, not a failed check.
+int failed_run_exit_code(const run_record::PipelineRunResult& result) {
+    return run_record::ran_out_of_memory(result) ? kExitTooLarge : kExitCheckFailed;
+}
+
 int report_run(const RunOptions& options, const Experiment& experiment, const Schedule& lowered,
                const run_record::PipelineRunOptions& run,
                const run_record::PipelineRunResult& result) {
@@ -403,7 +408,9 @@ int report_run(const RunOptions& options, const Experiment& experiment, const Sc
     const bool matched = (!result.reference.checked ||
                           (result.reference.outputs_match && result.reference.gradients_match)) &&
                          !result.accuracy.first_divergence;
-    return result.completed && matched ? kExitOk : kExitCheckFailed;
+    if (!result.completed)
+        return failed_run_exit_code(result);
+    return matched ? kExitOk : kExitCheckFailed;
 }
 
 // A run as its options describe it: the experiment with the flags applied, its lowered schedule
@@ -458,7 +465,7 @@ int run_ranks_here(RunOptions& options) {
             for (const run_record::RankRun& rank : result.ranks)
                 if (rank.failure)
                     fmt::print(stderr, "pipelens: rank {}: {}\n", rank.rank, rank.failure->message);
-        return result.completed ? kExitOk : kExitCheckFailed;
+        return result.completed ? kExitOk : failed_run_exit_code(result);
     }
     return report_run(options, experiment, lowered, run, result);
 }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/recorder/recorded_trace.hpp"
@@ -112,6 +113,9 @@ struct ProfileFigure {
     int samples = 0;  // timed repetitions after warm-up (1 for memory figures)
 };
 
+// The failure kind of a rank whose allocator could not give an action its memory.
+inline constexpr std::string_view kOutOfMemoryKind = "out_of_memory";
+
 // A failure as the trace's errors table records it.
 struct RunFailure {
     int rank = -1;
@@ -119,7 +123,7 @@ struct RunFailure {
     int microbatch = -1;
     std::string action;
     std::string kind;  // shape_mismatch, dtype_mismatch, stride_mismatch, count_mismatch,
-                       // non_finite, timeout, stopped, lost, rank_died, error
+                       // non_finite, timeout, stopped, lost, rank_died, out_of_memory, error
     std::string expected;
     std::string actual;
     std::string message;
@@ -233,5 +237,13 @@ struct PipelineRunResult {
     std::vector<RunFailure> further_failures;
     std::string device;  // "cpu", "cuda:0"
 };
+
+// A run one of whose ranks ran out of memory: too large for where it ran (exit 3), whatever the
+// other ranks' failures (they were stopped by it).
+inline bool ran_out_of_memory(const PipelineRunResult& result) {
+    return std::any_of(result.ranks.begin(), result.ranks.end(), [](const RankRun& rank) {
+        return rank.failure && rank.failure->kind == kOutOfMemoryKind;
+    });
+}
 
 }  // namespace pipelens::run_record

@@ -91,18 +91,10 @@ int nccl_gpu(const run_record::PipelineRunOptions& options) {
     return options.local_rank >= 0 ? options.local_rank : options.rank;
 }
 
-// Running out of memory is too large an input, not a failed check: said naming who ran out
-// (`who`: "rank 1", "building the model"). The memory is free again by the time this runs.
+// Running out of memory is too large an input, not a failed check. The memory is free again by
+// the time this runs.
 ScheduleTooLargeError out_of_memory(const std::string& who, std::string detail) {
-    // The CPU allocator's enforcement starts with where and what it enforced: only its sentence.
-    if (detail.starts_with("[enforce fail"))
-        if (const std::size_t sentence = detail.find(". ", detail.find(']'));
-            sentence != std::string::npos)
-            detail.erase(0, sentence + 2);
-    return ScheduleTooLargeError(fmt::format(
-        "{} ran out of memory{}: the model, its activations and every recorded action are held "
-        "until the run is written; lower --layers, --hidden, --batch, --m or --steps",
-        who, detail.empty() ? "" : " (" + detail + ")"));
+    return ScheduleTooLargeError(out_of_memory_message(who, std::move(detail)));
 }
 
 bool ran_out_of_memory(const std::exception_ptr& error) {
@@ -127,7 +119,7 @@ bool ran_out_of_memory(const std::exception_ptr& error) {
     } catch (const c10::Error& torch_error) {
         if (is_torch_out_of_memory(torch_error))
             throw out_of_memory(who, torch_error.msg());
-        throw std::runtime_error(fmt::format("{}: {}", who, torch_error.what()));
+        throw std::runtime_error(fmt::format("{}: {}", who, torch_error.what_without_backtrace()));
     } catch (const std::exception& other) {
         throw std::runtime_error(fmt::format("{}: {}", who, other.what()));
     }

@@ -15,6 +15,7 @@
 #include <ATen/record_function.h>
 #include <fmt/format.h>
 
+#include "engine/runtime/out_of_memory.hpp"
 #include "engine/runtime/torch_meta.hpp"
 #include "engine/schedule/action_facts.hpp"
 
@@ -129,6 +130,17 @@ class Executor {
                                            plan_.lowered->text(action), error.what()));
                 outcome.failure->expected = error.expected();
                 outcome.failure->actual = error.actual();
+            } catch (const std::bad_alloc&) {
+                outcome.failure = out_of_memory_failure(action, "");
+            } catch (const c10::Error& error) {
+                // LibTorch's what() carries its C++ backtrace: only the sentence is for users.
+                outcome.failure =
+                    is_torch_out_of_memory(error)
+                        ? out_of_memory_failure(action, error.msg())
+                        : failure_of(action, "error",
+                                     fmt::format("rank {} failed at {}: {}", plan_.rank,
+                                                 plan_.lowered->text(action),
+                                                 error.what_without_backtrace()));
             } catch (const std::exception& error) {
                 outcome.failure =
                     failure_of(action, "error",
@@ -224,6 +236,15 @@ class Executor {
         failure.kind = std::move(kind);
         failure.message = std::move(message);
         return failure;
+    }
+
+    // Too large an input (exit 3), not a failed check: the run is recorded up to the action
+    // that could not get its memory. The action's own tensors are free again by now.
+    run_record::RunFailure out_of_memory_failure(const Action& action, std::string detail) const {
+        return failure_of(action, std::string(run_record::kOutOfMemoryKind),
+                          out_of_memory_message(
+                              fmt::format("rank {} in {}", plan_.rank, plan_.lowered->text(action)),
+                              std::move(detail)));
     }
 
     PipelineStage& stage(int index) { return *plan_.stages.at(index); }

@@ -293,20 +293,20 @@ refuse_one() {
     fi
 }
 
-# Out of memory on the GPU: the CUDA caching allocator's OutOfMemoryError is too large an input
-# (exit 3) naming the rank, like the CPU allocator's. What the host holds stays small: the batch
-# (8,388,608 rows of 256 values, 8 GiB, and its targets; built whole on the host by the up-front
-# check and by each rank) and one microbatch's forward on the CPU, which the up-front check runs
-# without keeping activations. On the GPU, GPipe keeps every microbatch's activations until its
-# backward: 32 microbatches of 262,144 rows through 16 layers a stage, at least 4 GiB each per
-# stage (each layer's input and output, 256 MiB apiece), 256 GiB for the two ranks, past any GPU.
+# Out of memory on the GPU: the CUDA caching allocator's OutOfMemoryError in an action is too
+# large an input (exit 3) naming the rank and the action, like the CPU allocator's. The host's
+# share stays small: the batch (4,194,304 rows of 64 values, 1 GiB, and its targets) and one
+# microbatch's forward through a stage on the CPU to find the shapes (65,536 rows, 64 layers:
+# 2 GiB with its graph, 69 GFLOP; an earlier 1.1 TFLOP shape took this check past its 60 s). On
+# the GPU, GPipe keeps every microbatch's activations until its backward: 64 microbatches of
+# 2 GiB a stage, 256 GiB for the two ranks, past any GPU.
 check_cuda_out_of_memory() {
     if [ -n "$cuda_reason" ]; then
         skip_cuda oom.cuda "$cuda_reason"
         return
     fi
     refuse_exit=3 refuse_one oom.cuda "ran out of memory (CUDA out of memory" --model mlp \
-        --schedule GPipe --pp 2 --m 32 --layers 32 --hidden 256 --batch 8388608 --steps 1 \
+        --schedule GPipe --pp 2 --m 64 --layers 128 --hidden 64 --batch 4194304 --steps 1 \
         --no-reference --device cuda --transport local
 }
 

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/rendezvous_port.hpp"
@@ -330,17 +331,23 @@ TEST(RunCli, AModelTooLargeForThisMachineIsRefusedBeforeAnyRankBuildsIt) {
         << explain.err;
 }
 
+// Whether pipelens-runtime links a CUDA LibTorch, whose libraries take more address space than
+// the limits below: the runtime would not even load (exit 127, seen with PyTorch 2.11's wheel),
+// and its runs would use the GPU's allocator. Names the library, or "".
+std::string cuda_torch_library() {
+    for (const std::string& library : testing::loaded_libraries(PIPELENS_RUNTIME_BINARY))
+        if (library.rfind("libc10_cuda", 0) == 0 || library.rfind("libtorch_cuda", 0) == 0)
+            return library;
+    return "";
+}
+
 // A model that passes the up-front estimate (its parameters fit) but not the memory it is given:
 // LibTorch's allocator once ended the run with its own enforcement text and exit 1, naming no
 // rank. Out of memory is too large an input (exit 3), naming who ran out, threads or processes.
 TEST(RunCli, RunningOutOfMemoryAllTheSameIsTooLargeNamingWhoRanOut) {
-    // `ulimit -v` stands in for a small machine only where LibTorch is small: a CUDA LibTorch's
-    // libraries take more address space than these limits, so the runtime would not even load
-    // (exit 127, seen with PyTorch 2.11's wheel), and its runs would use the GPU's allocator.
-    for (const std::string& library : testing::loaded_libraries(PIPELENS_RUNTIME_BINARY))
-        if (library.rfind("libc10_cuda", 0) == 0 || library.rfind("libtorch_cuda", 0) == 0)
-            GTEST_SKIP() << "pipelens-runtime links a CUDA LibTorch (" << library
-                         << "): an address-space limit cannot model a small CPU machine";
+    if (const std::string library = cuda_torch_library(); !library.empty())
+        GTEST_SKIP() << "pipelens-runtime links a CUDA LibTorch (" << library
+                     << "): an address-space limit cannot model a small CPU machine";
     const auto limited = [](const std::string& arguments) {
         return testing::run_command("sh -c 'ulimit -v 1500000; exec " +
                                     std::string(PIPELENS_BINARY) + " " + arguments + "'");
@@ -372,6 +379,41 @@ TEST(RunCli, RunningOutOfMemoryAllTheSameIsTooLargeNamingWhoRanOut) {
     EXPECT_NE(processes.err.find("pipelens: rank 0 ran out of memory ("), std::string::npos)
         << processes.err;
     EXPECT_EQ(processes.err.find("enforce fail"), std::string::npos) << processes.err;
+}
+
+// A model that fits, whose steps do not: GPipe keeps every microbatch's activations until its
+// backward (64 layers of 32,768 x 16 float32 values, 2 MiB each, twice a layer, for 32
+// microbatches: 8 GiB a stage, past a 2.5 GB address space after a few microbatches). An
+// action's allocator failure was "rank 1 failed at 1F3: <LibTorch's message and its C++
+// backtrace>", exit 1, as if the run were wrong. It is too large an input (exit 3) naming the
+// rank and the action, and the run is recorded up to it.
+TEST(RunCli, RunningOutOfMemoryInAnActionIsTooLargeNamingTheActionAndTheRunIsRecorded) {
+    if (const std::string library = cuda_torch_library(); !library.empty())
+        GTEST_SKIP() << "pipelens-runtime links a CUDA LibTorch (" << library
+                     << "): an address-space limit cannot model a small CPU machine";
+    const auto trace = testing::fresh_trace("out_of_memory_in_an_action");
+    const auto result = testing::run_command(
+        "sh -c 'ulimit -v 2500000; exec " + std::string(PIPELENS_BINARY) +
+        " run --schedule GPipe --pp 2 --m 32 --layers 64 --hidden 16 --batch 1048576 "
+        "--no-reference --steps 1 --warmup 0 --json --out " +
+        trace.string() + "'");
+    ASSERT_EQ(result.exit_code, 3) << result.err;
+    const auto failed = nlohmann::json::parse(result.out).at("failed");
+    EXPECT_EQ(failed.at("kind"), "out_of_memory");
+    const std::string message = failed.at("message");
+    const std::string who =
+        fmt::format("rank {} in {} ran out of memory (DefaultCPUAllocator: can't allocate memory",
+                    failed.at("rank").get<int>(), failed.at("action").get<std::string>());
+    EXPECT_EQ(message.rfind(who, 0), 0u) << message;
+    EXPECT_NE(message.find("lower --layers, --hidden, --batch, --m or --steps"), std::string::npos)
+        << message;
+    EXPECT_EQ(result.err.find("frame #"), std::string::npos) << result.err;
+    const auto summary = run_pipelens("summary --json " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    const auto run = nlohmann::json::parse(summary.out).at("runs").at(0);
+    EXPECT_EQ(run.at("status"), "failed");
+    EXPECT_EQ(run.at("failed"), failed);
+    EXPECT_GT(run.at("actions").get<int>(), 0);  // the actions before the failure
 }
 
 }  // namespace
