@@ -146,6 +146,9 @@ package holds the pipelens command line and the pipelens-view desktop viewer.
 Real runs on LibTorch (pipelens run, pipelens explain) need pipelens-runtime.")
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_NAME pipelens-runtime)
 set(CPACK_DEBIAN_RUNTIME_PACKAGE_DEPENDS "pipelens (= ${PROJECT_VERSION})")
+# LibTorch's libblas.so.3 is the reference BLAS unless an optimised one is installed; OpenBLAS's
+# OpenMP build follows `run --threads` (docs/run.md, Threads).
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_RECOMMENDS "libopenblas0-openmp")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION
     "LibTorch runtime for pipelens run and pipelens explain
 The program pipelens starts for the commands that execute models: it runs a

@@ -11,6 +11,11 @@ packages=(
     libsqlite3-dev zlib1g-dev libgtest-dev libgmock-dev libbenchmark-dev
     libcli11-dev nlohmann-json3-dev libtomlplusplus-dev libfmt-dev libspdlog-dev
     libtorch-dev libgloo-dev
+    # LibTorch's BLAS. Debian's libtorch only recommends an optimised one, so without recommends
+    # its matrix products ran on the reference BLAS (17x slower steps of an mlp run on the 2-core
+    # development machine). The OpenMP build obeys --threads: LibTorch sets OpenMP's thread count
+    # in every rank thread, where the pthread build would start one thread per core of its own.
+    libopenblas0-openmp
     libimgui-dev libglfw3-dev libgl-dev libstb-dev
     xvfb xauth libgl1-mesa-dri
     python3  # scripts/check_layers.py, run by ctest

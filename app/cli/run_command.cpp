@@ -41,6 +41,7 @@
 #include "engine/run_record/run_dtype.hpp"
 #include "engine/run_record/run_trace.hpp"
 #include "engine/run_record/thread_budget.hpp"
+#include "engine/runtime/blas_library.hpp"
 #include "engine/runtime/device_placement.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/schedule/schedule_size.hpp"
@@ -448,6 +449,9 @@ int run_ranks_here(RunOptions& options) {
         refuse_steps_too_large(options, lowered);
     if (run.transport != "local" && options.rank_reports.empty())
         say_who_we_wait_for(run);
+    if (run.transport == "local" || run.rank == 0)  // said once a run, before its wait
+        if (const std::optional<std::string> note = runtime::reference_blas_note())
+            fmt::print(stderr, "pipelens: note: {}\n", *note);
     run_record::PipelineRunResult result;
     try {
         // Ranks that are threads here stop with a word, as a launcher's do; a rank process

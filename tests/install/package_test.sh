@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The Debian packages: built with cpack into OUT_DIR (kept there for the lintian test), their
 # control fields checked (names, the runtime's own package, no LibTorch in `pipelens`'s
-# dependencies), every library a packaged program links found in a Debian package the package
-# declares, then both unpacked into an empty root (dpkg -x) and the demo's first steps run from
-# that root's files: `pipelens --version`, `simulate`, `run` through the unpacked runtime, and
-# the viewer's screenshot under Xvfb.
+# dependencies, the runtime's recommended BLAS), every library a packaged program links found in
+# a Debian package the package declares, then both unpacked into an empty root (dpkg -x) and the
+# demo's first steps run from that root's files: `pipelens --version`, `simulate`, `run` through
+# the unpacked runtime, and the viewer's screenshot under Xvfb.
 #
 # Usage: package_test.sh BUILD_DIR OUT_DIR   (exit 0 passed, 1 failed, 77 skipped: no dpkg-deb)
 set -euo pipefail
@@ -39,6 +39,8 @@ if [ -n "$runtime" ]; then
     [[ $runtime_depends == *"pipelens (= $(field "$cli" Version))"* ]] ||
         fail "pipelens-runtime does not depend on its pipelens"
     [[ $runtime_depends == *libtorch* ]] || fail "pipelens-runtime does not declare LibTorch"
+    [[ $(field "$runtime" Recommends) == *libopenblas0-openmp* ]] ||
+        fail "pipelens-runtime does not recommend an optimised BLAS (libopenblas0-openmp)"
 fi
 
 root="$out/root"
