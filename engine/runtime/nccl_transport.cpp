@@ -210,7 +210,7 @@ NcclTransport::NcclTransport(const Rendezvous& rendezvous, int device)
             cudaStreamDestroy(copy_stream_);
         // Rank 0 serves the store: leaving at once would let the others read "lost the store"
         // instead of this reason (as a second rank given the same GPU did).
-        stay_until_abort_read();
+        stay_until_abort_read(kStayForAbortReaders);
         throw;
     }
 }

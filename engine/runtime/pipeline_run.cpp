@@ -192,8 +192,69 @@ void check_ranks_agree(Transport& transport, const run_record::PipelineRunOption
             "model, sizes, split, schedule, steps and dtype",
             rank, difference->theirs, difference->mine);
         transport.abort(message);
-        transport.stay_until_abort_read();
+        transport.stay_until_abort_read(kStayForAbortReaders);
         throw ExperimentError(message);
+    }
+}
+
+// What a rank whose run ended in an exception tells the others: the reason it ends with.
+std::string reason_to_tell(int rank, const std::exception_ptr& error) {
+    const std::string who = fmt::format("rank {}", rank);
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::bad_alloc&) {
+        return out_of_memory_message(who, "");
+    } catch (const c10::Error& torch_error) {
+        if (is_torch_out_of_memory(torch_error))
+            return out_of_memory_message(who, torch_error.msg());
+        return fmt::format("{}: {}", who, torch_error.what_without_backtrace());
+    } catch (const std::exception& other) {
+        return fmt::format("{}: {}", who, other.what());
+    }
+}
+
+// Prepares, runs and reports this rank once the ranks agreed. An exception (out of memory
+// building the model or its reference, an unwritable report file) would leave the others reading
+// only that this rank was gone: it is told them first. Rank 0, whose store they meet at, stays
+// until they have read it, which they do at their next wait on it, after building what it
+// failed to build: up to the rendezvous timeout, and says so, while they may still be working;
+// once its steps are over, they may have ended, and it stays only as long as after a refusal.
+// A failure inside the steps is recorded and aborted by the executor, not thrown.
+run_record::PipelineRunResult run_agreed_rank(Transport& transport,
+                                              const run_record::PipelineRunOptions& options,
+                                              const Schedule& lowered) {
+    bool steps_over = false;
+    try {
+        const std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
+        RankReport report = run_prepared_rank(options, lowered, *prepared, transport);
+        steps_over = true;
+        const std::string payload = rank_report_to_json(report).dump();
+        const std::string& directory = options.report_directory;
+        if (!directory.empty())
+            write_report_file(run_record::rank_report_file(directory, options.rank), payload);
+        const auto payloads =
+            transport.gather_to_rank_zero(payload, std::chrono::milliseconds(options.timeout_ms));
+        if (options.rank != 0)
+            return merge_reports({report}, options);
+        return merge_reports(
+            reports_from_payloads(payloads, options, ends_of_silent_ranks(payloads, directory)),
+            options);
+    } catch (const std::exception&) {
+        try {  // nothing here may hide the error itself
+            const std::string reason = reason_to_tell(options.rank, std::current_exception());
+            transport.abort(reason);
+            const auto longest = steps_over
+                                     ? kStayForAbortReaders
+                                     : std::chrono::milliseconds(options.rendezvous_timeout_ms);
+            if (options.rank == 0 && options.world_size > 1 && !steps_over)
+                fmt::print(stderr,
+                           "pipelens: {}; rank 0 stays up to {} s, until the other ranks have "
+                           "read why\n",
+                           reason, longest.count() / 1000.0);
+            transport.stay_until_abort_read(longest);
+        } catch (...) {
+        }
+        throw;
     }
 }
 
@@ -219,18 +280,7 @@ run_record::PipelineRunResult run_distributed(const run_record::PipelineRunOptio
                                                ? make_gloo_transport(rendezvous)
                                                : make_nccl_transport(rendezvous, nccl_gpu(options));
     check_ranks_agree(*transport, options, lowered);
-    std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
-    RankReport report = run_prepared_rank(options, lowered, *prepared, *transport);
-    const std::string payload = rank_report_to_json(report).dump();
-    if (!directory.empty())
-        write_report_file(run_record::rank_report_file(directory, options.rank), payload);
-    const auto payloads =
-        transport->gather_to_rank_zero(payload, std::chrono::milliseconds(options.timeout_ms));
-    if (options.rank != 0)
-        return merge_reports({report}, options);
-    return merge_reports(
-        reports_from_payloads(payloads, options, ends_of_silent_ranks(payloads, directory)),
-        options);
+    return run_agreed_rank(*transport, options, lowered);
 }
 
 }  // namespace

@@ -47,10 +47,6 @@ inline constexpr auto kEndedCheckInterval = std::chrono::milliseconds(20);
 // rank closes before its launcher has reaped it and written why.
 inline constexpr auto kNoticeGrace = std::chrono::milliseconds(300);
 
-// How long rank 0 stays after an abort for the other ranks to read its reason
-// (StoreBackedTransport::stay_until_abort_read), at most the rendezvous timeout.
-inline constexpr auto kStayForAbortReaders = std::chrono::milliseconds(2000);
-
 // A connection given up, because another rank ended first (what() is ended_rank_reason's) or
 // because the bound passed.
 class ConnectionGivenUp : public std::runtime_error {
@@ -193,9 +189,9 @@ class StoreBackedTransport : public Transport {
         if (std::optional<std::string> reason = store_.abort_reason())
             throw TransportAborted(*reason);
     }
-    void stay_until_abort_read() override {
+    void stay_until_abort_read(std::chrono::milliseconds longest) override {
         store_.linger_until_abort_seen(
-            std::min<std::chrono::milliseconds>(store_.rendezvous().timeout, kStayForAbortReaders));
+            std::min<std::chrono::milliseconds>(store_.rendezvous().timeout, longest));
     }
     void barrier(std::chrono::milliseconds timeout) override { store_.barrier(timeout); }
     std::vector<std::string> gather_to_rank_zero(const std::string& payload,

@@ -27,6 +27,11 @@ namespace pipelens::runtime {
 // watches.
 using RankEnded = std::function<std::optional<std::string>(int rank)>;
 
+// How long rank 0 stays after refusing a run for the other ranks to read why
+// (Transport::stay_until_abort_read): a refusal found at the rendezvous, with the others at most
+// a model's building behind.
+inline constexpr auto kStayForAbortReaders = std::chrono::milliseconds(2000);
+
 class TransportTimeout : public std::runtime_error {
   public:
     using std::runtime_error::runtime_error;
@@ -107,9 +112,10 @@ class Transport {
     virtual void check_aborted() = 0;
     // For rank 0 after an abort, about to end with nothing left to gather: where rank 0 serves
     // the ranks' meeting place (gloo, nccl), a rank that looks after rank 0 has gone learns only
-    // that it is lost, not why. So rank 0 stays, a bounded time, until every other rank has read
-    // the reason. The default (ranks that are threads of one process) returns at once.
-    virtual void stay_until_abort_read() {}
+    // that it is lost, not why. So rank 0 stays until every other rank has read the reason, at
+    // most `longest` and never past the rendezvous timeout. The default (ranks that are threads
+    // of one process) returns at once.
+    virtual void stay_until_abort_read(std::chrono::milliseconds /*longest*/) {}
 
     // Whether every rank reads one clock (threads of one process): their offsets are then
     // known, not estimated. Processes, even on one host, measure theirs.

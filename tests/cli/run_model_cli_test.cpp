@@ -416,5 +416,34 @@ TEST(RunCli, RunningOutOfMemoryInAnActionIsTooLargeNamingTheActionAndTheRunIsRec
     EXPECT_GT(run.at("actions").get<int>(), 0);  // the actions before the failure
 }
 
+// Ranks started by hand, rank 0 with less memory than its run needs: a 20,000-layer model fits
+// its 2.9 GB address space, its gradients do not (it runs out in its first backward, and again
+// writing its report). Rank 0 serves the rendezvous store, and it left at once: rank 1 read only
+// "lost the rendezvous store at ... (has rank 0 exited?)". Rank 0 now stays until rank 1 has read
+// why. One intra-op thread each, so that the address space does not grow with the cores.
+TEST(RunCli, ARankStartedByHandReadsThatRankZeroRanOutOfMemory) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
+    if (const std::string library = cuda_torch_library(); !library.empty())
+        GTEST_SKIP() << "pipelens-runtime links a CUDA LibTorch (" << library
+                     << "): an address-space limit cannot model a small CPU machine";
+    const std::string ranks =
+        " --transport gloo --pp 2 --m 4 --layers 20000 --steps 1 --threads 1 --timeout 10s "
+        "--world-size 2 --master 127.0.0.1:" +
+        std::to_string(cli::rendezvous_port());
+    auto zero = std::async(std::launch::async, [&] {
+        return testing::run_command("sh -c 'ulimit -v 2900000; exec " +
+                                    std::string(PIPELENS_BINARY) + " run --rank 0" + ranks + "'");
+    });
+    const auto one = run_pipelens("run --rank 1" + ranks);
+    const auto first = zero.get();
+    EXPECT_EQ(first.exit_code, 3) << first.err;
+    EXPECT_NE(first.err.find("pipelens: rank 0 ran out of memory"), std::string::npos) << first.err;
+    EXPECT_EQ(one.exit_code, 1) << one.err;
+    EXPECT_NE(one.err.find("rank 0 in 0B0 ran out of memory (DefaultCPUAllocator"),
+              std::string::npos)
+        << one.err;
+    EXPECT_EQ(one.err.find("lost the rendezvous store"), std::string::npos) << one.err;
+}
+
 }  // namespace
 }  // namespace pipelens
