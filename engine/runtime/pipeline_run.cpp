@@ -97,32 +97,36 @@ ScheduleTooLargeError out_of_memory(const std::string& who, std::string detail) 
     return ScheduleTooLargeError(out_of_memory_message(who, std::move(detail)));
 }
 
-bool ran_out_of_memory(const std::exception_ptr& error) {
+// A rank's error as it is said, naming the rank, and whether it was running out of memory
+// (too large an input, not a failed check).
+struct RankError {
+    bool out_of_memory = false;
+    std::string text;
+};
+
+RankError rank_error_of(int rank, const std::exception_ptr& error) {
+    const std::string who = fmt::format("rank {}", rank);
     try {
         std::rethrow_exception(error);
     } catch (const std::bad_alloc&) {
-        return true;
+        return {true, out_of_memory_message(who, "")};
     } catch (const c10::Error& torch_error) {
-        return is_torch_out_of_memory(torch_error);
+        if (is_torch_out_of_memory(torch_error))
+            return {true, out_of_memory_message(who, torch_error.msg())};
+        return {false, fmt::format("{}: {}", who, torch_error.what_without_backtrace())};
+    } catch (const std::exception& other) {
+        return {false, fmt::format("{}: {}", who, other.what())};
     } catch (...) {
-        return false;
+        return {false, fmt::format("{}: an unknown error", who)};
     }
 }
 
 // A rank thread's error, naming the rank.
 [[noreturn]] void rethrow_rank_error(int rank, const std::exception_ptr& error) {
-    const std::string who = fmt::format("rank {}", rank);
-    try {
-        std::rethrow_exception(error);
-    } catch (const std::bad_alloc&) {
-        throw out_of_memory(who, "");
-    } catch (const c10::Error& torch_error) {
-        if (is_torch_out_of_memory(torch_error))
-            throw out_of_memory(who, torch_error.msg());
-        throw std::runtime_error(fmt::format("{}: {}", who, torch_error.what_without_backtrace()));
-    } catch (const std::exception& other) {
-        throw std::runtime_error(fmt::format("{}: {}", who, other.what()));
-    }
+    RankError said = rank_error_of(rank, error);
+    if (said.out_of_memory)
+        throw ScheduleTooLargeError(std::move(said.text));
+    throw std::runtime_error(std::move(said.text));
 }
 
 run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& options,
@@ -162,7 +166,7 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
     }
     // A rank that ran out of memory is the cause: the others' errors are the abort it sent.
     for (int rank = 0; rank < world_size; ++rank)
-        if (thread_errors[rank] && ran_out_of_memory(thread_errors[rank]))
+        if (thread_errors[rank] && rank_error_of(rank, thread_errors[rank]).out_of_memory)
             rethrow_rank_error(rank, thread_errors[rank]);
     for (int rank = 0; rank < world_size; ++rank)
         if (thread_errors[rank])
@@ -197,22 +201,6 @@ void check_ranks_agree(Transport& transport, const run_record::PipelineRunOption
     }
 }
 
-// What a rank whose run ended in an exception tells the others: the reason it ends with.
-std::string reason_to_tell(int rank, const std::exception_ptr& error) {
-    const std::string who = fmt::format("rank {}", rank);
-    try {
-        std::rethrow_exception(error);
-    } catch (const std::bad_alloc&) {
-        return out_of_memory_message(who, "");
-    } catch (const c10::Error& torch_error) {
-        if (is_torch_out_of_memory(torch_error))
-            return out_of_memory_message(who, torch_error.msg());
-        return fmt::format("{}: {}", who, torch_error.what_without_backtrace());
-    } catch (const std::exception& other) {
-        return fmt::format("{}: {}", who, other.what());
-    }
-}
-
 // Prepares, runs and reports this rank once the ranks agreed. An exception (out of memory
 // building the model or its reference, an unwritable report file) would leave the others reading
 // only that this rank was gone: it is told them first. Rank 0, whose store they meet at, stays
@@ -241,7 +229,7 @@ run_record::PipelineRunResult run_agreed_rank(Transport& transport,
             options);
     } catch (const std::exception&) {
         try {  // nothing here may hide the error itself
-            const std::string reason = reason_to_tell(options.rank, std::current_exception());
+            const std::string reason = rank_error_of(options.rank, std::current_exception()).text;
             transport.abort(reason);
             const auto longest = steps_over
                                      ? kStayForAbortReaders
