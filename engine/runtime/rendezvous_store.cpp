@@ -422,22 +422,28 @@ void RendezvousStore::barrier(std::chrono::milliseconds timeout) {
     }
     const auto deadline = Clock::now() + timeout;
     throw_if_aborted();
-    for (std::int64_t increment = 1, attempt = 0;; increment = 0, ++attempt) {
-        std::int64_t arrived = 0;
-        {
-            std::lock_guard lock(mutex_);
-            try {
-                arrived = store_->add(key, increment);  // adding 0 reads the count
-            } catch (const std::exception& error) {
-                known_abort_reason_ = known_abort_reason_.value_or(lost_store_reason(error));
-                throw TransportAborted(*known_abort_reason_);
-            }
+    const auto count = [&](std::int64_t increment) {
+        std::lock_guard lock(mutex_);
+        try {
+            return store_->add(key, increment);  // adding 0 reads the count
+        } catch (const std::exception& error) {
+            known_abort_reason_ = known_abort_reason_.value_or(lost_store_reason(error));
+            throw TransportAborted(*known_abort_reason_);
         }
+    };
+    for (std::int64_t increment = 1, attempt = 0;; increment = 0, ++attempt) {
+        std::int64_t arrived = count(increment);
         // Counted before the abort is asked: a rank that met the others here and ended just
-        // after does not fail a barrier every rank reached.
+        // after does not fail a barrier every rank reached. And counted again once an abort is
+        // seen: the last rank may have arrived, left and been noted as ended between the count
+        // above and the look at the launcher's notices (it counted itself before it ended).
         if (arrived >= rendezvous_.world_size)
             return;
-        throw_if_aborted();
+        if (std::optional<std::string> reason = abort_reason()) {
+            if (arrived = count(0); arrived >= rendezvous_.world_size)
+                return;
+            throw TransportAborted(*reason);
+        }
         if (Clock::now() >= deadline)
             throw TransportTimeout(
                 fmt::format("not every rank reached the barrier within {} ms ({} of {} did)",
