@@ -348,12 +348,12 @@ std::optional<analysis::StragglerReport> run_stragglers(const RunOptions& option
     }
 }
 
-// Prints, records (with --out) and judges a run's result, as rank 0 (or the launcher for it).
 // A rank that ran out of memory makes the run too large for where it ran, not a failed check.
 int failed_run_exit_code(const run_record::PipelineRunResult& result) {
     return run_record::ran_out_of_memory(result) ? kExitTooLarge : kExitCheckFailed;
 }
 
+// Prints, records (with --out) and judges a run's result, as rank 0 (or the launcher for it).
 int report_run(const RunOptions& options, const Experiment& experiment, const Schedule& lowered,
                const run_record::PipelineRunOptions& run,
                const run_record::PipelineRunResult& result) {

@@ -153,12 +153,12 @@ run_record::PipelineRunResult run_local(const run_record::PipelineRunOptions& op
                         run_prepared_rank(options, lowered, *prepared, transport);
                     transport.gather_to_rank_zero(rank_report_to_json(report).dump(),
                                                   std::chrono::milliseconds(options.timeout_ms));
-                } catch (const std::exception& error) {
+                } catch (const std::exception&) {
                     // Nothing here may throw again (out of memory, most likely): an exception
                     // leaving a rank thread ends the process.
                     thread_errors[rank] = std::current_exception();
                     try {
-                        transport.abort(fmt::format("rank {}: {}", rank, error.what()));
+                        transport.abort(rank_error_of(rank, thread_errors[rank]).text);
                     } catch (...) {
                     }
                 }
@@ -202,20 +202,21 @@ void check_ranks_agree(Transport& transport, const run_record::PipelineRunOption
 }
 
 // Prepares, runs and reports this rank once the ranks agreed. An exception (out of memory
-// building the model or its reference, an unwritable report file) would leave the others reading
-// only that this rank was gone: it is told them first. Rank 0, whose store they meet at, stays
-// until they have read it, which they do at their next wait on it, after building what it
-// failed to build: up to the rendezvous timeout, and says so, while they may still be working;
-// once its steps are over, they may have ended, and it stays only as long as after a refusal.
-// A failure inside the steps is recorded and aborted by the executor, not thrown.
+// building the model, its reference or its report, an unwritable report file) would leave the
+// others reading only that this rank was gone: it is told them first. Rank 0, whose store they
+// meet at, stays until they have read it. While it builds its stages, so do they, and they read
+// it at their first barrier, after that building: rank 0 stays up to the rendezvous timeout, and
+// says so. Later, they read it at their next wait on rank 0 or not at all (after their reports
+// they wait for nothing): it stays only as long as after a refusal. A failure inside the steps
+// is recorded and aborted by the executor, not thrown.
 run_record::PipelineRunResult run_agreed_rank(Transport& transport,
                                               const run_record::PipelineRunOptions& options,
                                               const Schedule& lowered) {
-    bool steps_over = false;
+    bool preparing = true;
     try {
         const std::unique_ptr<PreparedRank> prepared = prepare_rank(options, lowered, options.rank);
+        preparing = false;
         RankReport report = run_prepared_rank(options, lowered, *prepared, transport);
-        steps_over = true;
         const std::string payload = rank_report_to_json(report).dump();
         const std::string& directory = options.report_directory;
         if (!directory.empty())
@@ -231,14 +232,14 @@ run_record::PipelineRunResult run_agreed_rank(Transport& transport,
         try {  // nothing here may hide the error itself
             const std::string reason = rank_error_of(options.rank, std::current_exception()).text;
             transport.abort(reason);
-            const auto longest = steps_over
-                                     ? kStayForAbortReaders
-                                     : std::chrono::milliseconds(options.rendezvous_timeout_ms);
-            if (options.rank == 0 && options.world_size > 1 && !steps_over)
+            const auto longest = preparing
+                                     ? std::chrono::milliseconds(options.rendezvous_timeout_ms)
+                                     : kStayForAbortReaders;
+            if (options.rank == 0 && options.world_size > 1 && preparing)
                 fmt::print(stderr,
-                           "pipelens: {}; rank 0 stays up to {} s, until the other ranks have "
-                           "read why\n",
-                           reason, longest.count() / 1000.0);
+                           "pipelens: rank 0 failed building its stages; it stays up to {} s, "
+                           "until the other ranks have read why\n",
+                           longest.count() / 1000.0);
             transport.stay_until_abort_read(longest);
         } catch (...) {
         }

@@ -153,8 +153,7 @@ class Executor {
                 if (start != 0)  // it had got past its inputs: the action was in flight
                     outcome.failure->started_ns = start;
                 if (outcome.failure->kind != "stopped")
-                    transport_.abort(
-                        fmt::format("rank {}: {}", plan_.rank, outcome.failure->message));
+                    transport_.abort(naming_the_rank(outcome.failure->message));
                 return outcome;
             }
             const std::int64_t end = now();
@@ -236,6 +235,13 @@ class Executor {
         failure.kind = std::move(kind);
         failure.message = std::move(message);
         return failure;
+    }
+
+    // The reason the others stop with: it names this rank once ("rank 1 in 1F3 ran out...").
+    std::string naming_the_rank(const std::string& message) const {
+        const std::string rank = fmt::format("rank {} ", plan_.rank);
+        return message.starts_with(rank) ? message
+                                         : fmt::format("rank {}: {}", plan_.rank, message);
     }
 
     // Too large an input (exit 3), not a failed check: the run is recorded up to the action

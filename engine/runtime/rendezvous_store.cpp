@@ -351,6 +351,7 @@ bool RendezvousStore::linger_until_abort_seen(std::chrono::milliseconds bound,
         return true;
     const int awaited = readers.value_or(rendezvous_.world_size - 1);
     const auto deadline = Clock::now() + bound;
+    auto next_ended_look = Clock::now();
     for (int attempt = 0;;) {
         std::int64_t seen = 0;
         {
@@ -363,10 +364,27 @@ bool RendezvousStore::linger_until_abort_seen(std::chrono::milliseconds bound,
         }
         if (seen >= awaited)
             return true;
+        // A rank the kernel killed never reads the reason: once the launcher has seen every
+        // other rank fail or be killed, nobody is left to wait for (and the launcher's grace,
+        // counted from the first death, may be running out).
+        if (Clock::now() >= next_ended_look) {
+            if (every_other_rank_ended())
+                return true;
+            next_ended_look = Clock::now() + kEndedCheckInterval;
+        }
         if (Clock::now() >= deadline)
             return false;
         sleep_before_next_poll(attempt, deadline);
     }
+}
+
+bool RendezvousStore::every_other_rank_ended() const {
+    if (!rendezvous_.ended)
+        return false;
+    for (int rank = 0; rank < rendezvous_.world_size; ++rank)
+        if (rank != rendezvous_.rank && !rendezvous_.ended(rank))
+            return false;
+    return true;
 }
 
 std::optional<std::string> RendezvousStore::known_abort_reason() {

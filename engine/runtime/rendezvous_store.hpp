@@ -124,9 +124,10 @@ class RendezvousStore {
     // For rank 0 after an abort with nothing left to wait for (no report to gather): rank 0
     // serves the store, and a rank that reads it after rank 0 has gone learns only that the store
     // is lost, not why. Waits, at most `bound`, until every other rank has seen the reason (each
-    // acknowledges it once, when it first learns it from the store); returns whether all did.
-    // Other ranks, and a rank 0 that knows of no abort, return true at once. `readers`: how many
-    // ranks to wait for (default: every other rank).
+    // acknowledges it once, when it first learns it from the store) or the launcher has seen
+    // every other rank fail or be killed; returns whether it stopped so. Other ranks, and a rank 0
+    // that knows of no abort, return true at once. `readers`: how many ranks to wait for (default:
+    // every other rank).
     bool linger_until_abort_seen(std::chrono::milliseconds bound,
                                  std::optional<int> readers = std::nullopt);
 
@@ -166,6 +167,9 @@ class RendezvousStore {
     // "rank N ended (how)" for the first other rank the launcher saw end, asked at most every
     // few milliseconds (file reads); mutex_ held.
     std::optional<std::string> ended_rank_reason_locked();
+    // Whether the launcher has seen every rank but this one fail or be killed (its notices say
+    // nothing of a rank that ended well; false without a launcher).
+    bool every_other_rank_ended() const;
 
     Rendezvous rendezvous_;
     std::string transport_name_;

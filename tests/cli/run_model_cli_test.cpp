@@ -383,7 +383,8 @@ TEST(RunCli, RunningOutOfMemoryAllTheSameIsTooLargeNamingWhoRanOut) {
 
 // A model that fits, whose steps do not: GPipe keeps every microbatch's activations until its
 // backward (64 layers of 32,768 x 16 float32 values, 2 MiB each, twice a layer, for 32
-// microbatches: 8 GiB a stage, past a 2.5 GB address space after a few microbatches). An
+// microbatches: 8 GiB a stage, past a 2.5 GB address space after a few microbatches; one
+// intra-op thread each, so that the address space does not grow with the cores). An
 // action's allocator failure was "rank 1 failed at 1F3: <LibTorch's message and its C++
 // backtrace>", exit 1, as if the run were wrong. It is too large an input (exit 3) naming the
 // rank and the action, and the run is recorded up to it.
@@ -395,7 +396,7 @@ TEST(RunCli, RunningOutOfMemoryInAnActionIsTooLargeNamingTheActionAndTheRunIsRec
     const auto result = testing::run_command(
         "sh -c 'ulimit -v 2500000; exec " + std::string(PIPELENS_BINARY) +
         " run --schedule GPipe --pp 2 --m 32 --layers 64 --hidden 16 --batch 1048576 "
-        "--no-reference --steps 1 --warmup 0 --json --out " +
+        "--no-reference --steps 1 --warmup 0 --threads 1 --json --out " +
         trace.string() + "'");
     ASSERT_EQ(result.exit_code, 3) << result.err;
     const auto failed = nlohmann::json::parse(result.out).at("failed");
@@ -417,10 +418,11 @@ TEST(RunCli, RunningOutOfMemoryInAnActionIsTooLargeNamingTheActionAndTheRunIsRec
 }
 
 // Ranks started by hand, rank 0 with less memory than its run needs: a 20,000-layer model fits
-// its 2.9 GB address space, its gradients do not (it runs out in its first backward, and again
-// writing its report). Rank 0 serves the rendezvous store, and it left at once: rank 1 read only
-// "lost the rendezvous store at ... (has rank 0 exited?)". Rank 0 now stays until rank 1 has read
-// why. One intra-op thread each, so that the address space does not grow with the cores.
+// its 2.9 GB address space, its gradients do not. It runs out in its first backward, which it
+// records and tells rank 1, and again writing its report, which ended it at once: rank 0 serves
+// the rendezvous store, so rank 1, still stopping, read only "lost the rendezvous store at ...
+// (has rank 0 exited?)". Rank 0 now tells what it ends with and stays until rank 1 has read it.
+// One intra-op thread each, so that the address space does not grow with the cores.
 TEST(RunCli, ARankStartedByHandReadsThatRankZeroRanOutOfMemory) {
     PIPELENS_SKIP_WITHOUT_GLOO();
     if (const std::string library = cuda_torch_library(); !library.empty())
