@@ -201,6 +201,20 @@ void check_ranks_agree(Transport& transport, const run_record::PipelineRunOption
     }
 }
 
+// The report of a rank that ended in `error` outside its steps: its failure alone, recorded as
+// rank 0 records any other (kind out_of_memory or error, at no action).
+std::string last_report(const run_record::PipelineRunOptions& options, const RankError& error) {
+    RankReport report;
+    report.run.rank = options.rank;
+    report.run.device = torch_device(options.device).str();
+    run_record::RunFailure failure;
+    failure.rank = options.rank;
+    failure.kind = error.out_of_memory ? std::string(run_record::kOutOfMemoryKind) : "error";
+    failure.message = error.text;
+    report.run.failure = std::move(failure);
+    return rank_report_to_json(report).dump();
+}
+
 // Prepares, runs and reports this rank once the ranks agreed. An exception (out of memory
 // building the model, its reference or its report, an unwritable report file) would leave the
 // others reading only that this rank was gone: it is told them first. Rank 0, whose store they
@@ -230,8 +244,10 @@ run_record::PipelineRunResult run_agreed_rank(Transport& transport,
             options);
     } catch (const std::exception&) {
         try {  // nothing here may hide the error itself
-            const std::string reason = rank_error_of(options.rank, std::current_exception()).text;
-            transport.abort(reason);
+            const RankError error = rank_error_of(options.rank, std::current_exception());
+            transport.abort(error.text);
+            if (options.rank != 0)
+                transport.leave_last_report(last_report(options, error));
             const auto longest = preparing
                                      ? std::chrono::milliseconds(options.rendezvous_timeout_ms)
                                      : kStayForAbortReaders;

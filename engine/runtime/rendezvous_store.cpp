@@ -474,6 +474,19 @@ void RendezvousStore::barrier(std::chrono::milliseconds timeout) {
     }
 }
 
+namespace {
+std::string last_report_key(int rank) {
+    return fmt::format("pipelens/last-report/{}", rank);
+}
+}  // namespace
+
+void RendezvousStore::leave_last_report(const std::string& payload) {
+    try {
+        publish(last_report_key(rendezvous_.rank), to_bytes(payload));
+    } catch (const std::exception&) {
+    }
+}
+
 std::vector<std::string> RendezvousStore::gather_to_rank_zero(const std::string& payload,
                                                               std::chrono::milliseconds timeout) {
     std::int64_t call = 0;
@@ -501,12 +514,15 @@ std::vector<std::string> RendezvousStore::gather_to_rank_zero(const std::string&
                     if (reports[rank])
                         continue;
                     const std::string key = prefix + std::to_string(rank);
-                    if (!store_->check({key})) {
+                    if (store_->check({key})) {
+                        reports[rank] = to_text(store_->get(key));
+                        store_->deleteKey(key);
+                    } else if (const std::string last = last_report_key(rank);
+                               store_->check({last})) {  // it ended before this gather
+                        reports[rank] = to_text(store_->get(last));
+                    } else {
                         missing.push_back(rank);
-                        continue;
                     }
-                    reports[rank] = to_text(store_->get(key));
-                    store_->deleteKey(key);
                 }
             } catch (const std::exception& error) {
                 known_abort_reason_ = known_abort_reason_.value_or(lost_store_reason(error));

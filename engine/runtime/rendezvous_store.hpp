@@ -146,6 +146,8 @@ class RendezvousStore {
     // See Transport::gather_to_rank_zero.
     std::vector<std::string> gather_to_rank_zero(const std::string& payload,
                                                  std::chrono::milliseconds timeout);
+    // See Transport::leave_last_report.
+    void leave_last_report(const std::string& payload);
 
     const Rendezvous& rendezvous() const { return rendezvous_; }
     const std::string& transport_name() const { return transport_name_; }
@@ -201,6 +203,9 @@ class StoreBackedTransport : public Transport {
     std::vector<std::string> gather_to_rank_zero(const std::string& payload,
                                                  std::chrono::milliseconds timeout) override {
         return store_.gather_to_rank_zero(payload, timeout);
+    }
+    void leave_last_report(const std::string& payload) override {
+        store_.leave_last_report(payload);
     }
 
   protected:

@@ -128,9 +128,14 @@ class Transport {
     // Every rank calls it; rank 0 gets all ranks' payloads in rank order, the others nothing.
     // It works after an abort too (reports explain failures); a rank that has not reported
     // within `timeout` (it died or hangs), or that has ended without reporting (Rendezvous::
-    // ended), gets an empty payload.
+    // ended), gets an empty payload, unless it left a last report (below).
     virtual std::vector<std::string> gather_to_rank_zero(const std::string& payload,
                                                          std::chrono::milliseconds timeout) = 0;
+    // For a rank ending in an error before it reached the gather: its report (its failure),
+    // which rank 0's gather takes in its place, so that the run says why that rank ended
+    // rather than that it sent nothing. Never throws; the default (thread ranks, whose errors
+    // their process sees) does nothing.
+    virtual void leave_last_report(const std::string& /*payload*/) {}
 };
 
 }  // namespace pipelens::runtime

@@ -447,5 +447,39 @@ TEST(RunCli, ARankStartedByHandReadsThatRankZeroRanOutOfMemory) {
     EXPECT_EQ(one.err.find("lost the rendezvous store"), std::string::npos) << one.err;
 }
 
+// The other way round: rank 1, by hand, runs its steps, then runs out of memory checking the
+// whole model on the whole batch against the pipelined result (16 layers of 262,144 x 64
+// values, 2 GiB with their graph, past its 2.4 GB). It sent no report, so rank 0 waited out its
+// --timeout and recorded "rank 1 sent no report ... (it died or hangs)", exit 1. Rank 1 now
+// leaves its failure for rank 0's gather: the run is recorded with it, too large, exit 3.
+TEST(RunCli, ARankThatRanOutOfMemoryByHandIsRecordedByRankZeroAsTooLarge) {
+    PIPELENS_SKIP_WITHOUT_GLOO();
+    if (const std::string library = cuda_torch_library(); !library.empty())
+        GTEST_SKIP() << "pipelens-runtime links a CUDA LibTorch (" << library
+                     << "): an address-space limit cannot model a small CPU machine";
+    const auto trace = testing::fresh_trace("rank_one_out_of_memory");
+    const std::string ranks =
+        " --transport gloo --pp 2 --m 64 --layers 16 --batch 262144 --steps 1 --threads 1 "
+        "--timeout 60s --world-size 2 --master 127.0.0.1:" +
+        std::to_string(cli::rendezvous_port());
+    auto zero = std::async(std::launch::async, [&] {
+        return run_pipelens("run --rank 0 --json --out " + trace.string() + ranks);
+    });
+    const auto one =
+        testing::run_command("sh -c 'ulimit -v 2400000; exec " + std::string(PIPELENS_BINARY) +
+                             " run --rank 1" + ranks + "'");
+    const auto first = zero.get();
+    EXPECT_EQ(one.exit_code, 3) << one.err;
+    ASSERT_EQ(first.exit_code, 3) << first.err;
+    const auto failed = nlohmann::json::parse(first.out).at("failed");
+    EXPECT_EQ(failed.at("rank"), 1);
+    EXPECT_EQ(failed.at("kind"), "out_of_memory");
+    EXPECT_EQ(failed.at("message").get<std::string>().rfind("rank 1 ran out of memory (", 0), 0u)
+        << failed;
+    const auto summary = run_pipelens("summary --json " + trace.string());
+    ASSERT_EQ(summary.exit_code, 0) << summary.err;
+    EXPECT_EQ(nlohmann::json::parse(summary.out).at("runs").at(0).at("failed"), failed);
+}
+
 }  // namespace
 }  // namespace pipelens
