@@ -1,6 +1,7 @@
-// The allocator-failure test and message of out_of_memory.hpp.
+// The allocator-failure test and the messages of out_of_memory.hpp.
 #include "engine/runtime/out_of_memory.hpp"
 
+#include <new>
 #include <string>
 
 #include <fmt/format.h>
@@ -10,6 +11,25 @@ namespace pipelens::runtime {
 bool is_torch_out_of_memory(const c10::Error& error) {
     return dynamic_cast<const c10::OutOfMemoryError*>(&error) != nullptr ||
            error.msg().find("can't allocate memory") != std::string::npos;
+}
+
+std::optional<std::string> out_of_memory_detail(const std::exception_ptr& error) {
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::bad_alloc&) {
+        return std::string();
+    } catch (const c10::Error& torch_error) {
+        if (is_torch_out_of_memory(torch_error))
+            return torch_error.msg();
+    } catch (...) {
+    }
+    return std::nullopt;
+}
+
+std::string error_text(const std::exception& error) {
+    if (const auto* torch_error = dynamic_cast<const c10::Error*>(&error))
+        return torch_error->what_without_backtrace();
+    return error.what();
 }
 
 std::string out_of_memory_message(const std::string& who, std::string detail) {

@@ -8,7 +8,6 @@
 
 #include <exception>
 #include <fstream>
-#include <new>
 #include <thread>
 
 #include <fmt/format.h>
@@ -91,12 +90,6 @@ int nccl_gpu(const run_record::PipelineRunOptions& options) {
     return options.local_rank >= 0 ? options.local_rank : options.rank;
 }
 
-// Running out of memory is too large an input, not a failed check. The memory is free again by
-// the time this runs.
-ScheduleTooLargeError out_of_memory(const std::string& who, std::string detail) {
-    return ScheduleTooLargeError(out_of_memory_message(who, std::move(detail)));
-}
-
 // A rank's error as it is said, naming the rank, and whether it was running out of memory
 // (too large an input, not a failed check).
 struct RankError {
@@ -106,16 +99,12 @@ struct RankError {
 
 RankError rank_error_of(int rank, const std::exception_ptr& error) {
     const std::string who = fmt::format("rank {}", rank);
+    if (std::optional<std::string> detail = out_of_memory_detail(error))
+        return {true, out_of_memory_message(who, std::move(*detail))};
     try {
         std::rethrow_exception(error);
-    } catch (const std::bad_alloc&) {
-        return {true, out_of_memory_message(who, "")};
-    } catch (const c10::Error& torch_error) {
-        if (is_torch_out_of_memory(torch_error))
-            return {true, out_of_memory_message(who, torch_error.msg())};
-        return {false, fmt::format("{}: {}", who, torch_error.what_without_backtrace())};
     } catch (const std::exception& other) {
-        return {false, fmt::format("{}: {}", who, other.what())};
+        return {false, fmt::format("{}: {}", who, error_text(other))};
     } catch (...) {
         return {false, fmt::format("{}: an unknown error", who)};
     }
@@ -345,11 +334,10 @@ run_record::PipelineRunResult run_pipeline(const run_record::PipelineRunOptions&
                                                        : fmt::format("rank {}", given.rank);
     try {
         return run_pipeline_here(given, lowered);
-    } catch (const std::bad_alloc&) {
-        throw out_of_memory(who, "");
-    } catch (const c10::Error& error) {
-        if (is_torch_out_of_memory(error))
-            throw out_of_memory(who, error.msg());
+    } catch (...) {
+        // Too large an input, not a failed check; the memory is free again by now.
+        if (std::optional<std::string> detail = out_of_memory_detail(std::current_exception()))
+            throw ScheduleTooLargeError(out_of_memory_message(who, std::move(*detail)));
         throw;
     }
 }

@@ -130,22 +130,15 @@ class Executor {
                                            plan_.lowered->text(action), error.what()));
                 outcome.failure->expected = error.expected();
                 outcome.failure->actual = error.actual();
-            } catch (const std::bad_alloc&) {
-                outcome.failure = out_of_memory_failure(action, "");
-            } catch (const c10::Error& error) {
-                // LibTorch's what() carries its C++ backtrace: only the sentence is for users.
+            } catch (const std::exception& error) {
+                const std::optional<std::string> detail =
+                    out_of_memory_detail(std::current_exception());
                 outcome.failure =
-                    is_torch_out_of_memory(error)
-                        ? out_of_memory_failure(action, error.msg())
+                    detail
+                        ? out_of_memory_failure(action, *detail)
                         : failure_of(action, "error",
                                      fmt::format("rank {} failed at {}: {}", plan_.rank,
-                                                 plan_.lowered->text(action),
-                                                 error.what_without_backtrace()));
-            } catch (const std::exception& error) {
-                outcome.failure =
-                    failure_of(action, "error",
-                               fmt::format("rank {} failed at {}: {}", plan_.rank,
-                                           plan_.lowered->text(action), error.what()));
+                                                 plan_.lowered->text(action), error_text(error)));
             }
             if (outcome.failure) {
                 outcome.failure->time_ns = now();

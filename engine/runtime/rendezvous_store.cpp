@@ -10,12 +10,12 @@
 #include <string_view>
 #include <thread>
 
-#include <c10/util/Exception.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "engine/run_record/tcp_port.hpp"
+#include "engine/runtime/out_of_memory.hpp"
 
 namespace pipelens::runtime {
 namespace {
@@ -182,11 +182,7 @@ std::optional<std::string> ended_rank_reason(const Rendezvous& rendezvous) {
 }
 
 std::string describe_exception(const std::exception& error) {
-    std::string text;
-    if (const auto* c10_error = dynamic_cast<const c10::Error*>(&error))
-        text = c10_error->what_without_backtrace();
-    else
-        text = error.what();
+    std::string text = error_text(error);
     const std::size_t line_end = text.find('\n');
     if (line_end != std::string::npos)
         text.erase(line_end);
