@@ -1,10 +1,12 @@
-// `pipelens diff REAL SIM [--real-run N] [--sim-run N] [--top N] [--json]`: where a real run
-// went apart from its simulation (engine/analysis/run_divergence.hpp holds every definition;
+// `pipelens diff REAL SIM [--real-run N[,N...]] [--sim-run N] [--top N] [--json]`: where a real
+// run went apart from its simulation (engine/analysis/run_divergence.hpp holds every definition;
 // this file picks the runs, refuses pairs that cannot be compared, and prints).
 //
 // REAL and SIM may be one file holding both runs. By default REAL's latest real run meets SIM's
-// latest simulated run. Runs of different schedules, pp, v or m, and a trace without a run of
-// the kind needed, are refused with exit 2 and one line naming the file and what differs.
+// latest simulated run; several real runs (repeats of one configuration) are compared together,
+// their steps pooled. Runs of different schedules, pp, v or m, a run named twice, and a trace
+// without a run of the kind needed, are refused with exit 2 and one line naming the file and what
+// differs.
 #include <algorithm>
 #include <memory>
 
@@ -29,7 +31,7 @@ namespace {
 struct DiffOptions {
     std::string real;
     std::string sim;
-    std::optional<std::int64_t> real_run;
+    std::vector<std::int64_t> real_runs;  // empty: the latest
     std::optional<std::int64_t> sim_run;
     std::optional<int> top;  // 10 when not given
     bool json = false;
@@ -81,6 +83,22 @@ traces::RunRecord pick_run(const traces::TraceReader& reader, const std::string&
                        kind_name(kind), runs.size(), runs.size() == 1 ? "" : "s", kind_name(kind)));
 }
 
+// The real runs asked for (each once), or REAL's latest.
+std::vector<traces::RunRecord> pick_real_runs(const traces::TraceReader& reader,
+                                              const DiffOptions& options) {
+    if (options.real_runs.empty())
+        return {pick_run(reader, options.real, std::nullopt, traces::RunKind::real)};
+    std::vector<traces::RunRecord> runs;
+    for (std::size_t index = 0; index < options.real_runs.size(); ++index) {
+        const std::int64_t id = options.real_runs[index];
+        if (std::find(options.real_runs.begin(), options.real_runs.begin() + index, id) !=
+            options.real_runs.begin() + index)
+            refuse(fmt::format("--real-run names run {} twice: each run's steps count once", id));
+        runs.push_back(pick_run(reader, options.real, id, traces::RunKind::real));
+    }
+    return runs;
+}
+
 void check_comparable(const DiffOptions& options, const traces::RunRecord& real,
                       const traces::RunRecord& sim) {
     const auto differ = [&](std::string_view what, const auto& real_value, const auto& sim_value) {
@@ -128,7 +146,8 @@ nlohmann::ordered_json split_json(const analysis::DivergenceSplit& split) {
             {"ordering_ns", split.ordering_ns}};
 }
 
-nlohmann::ordered_json step_json(const analysis::StepDivergence& step) {
+nlohmann::ordered_json step_json(const analysis::StepDivergence& step,
+                                 const std::vector<traces::RunRecord>& reals) {
     nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
     for (const analysis::RankDivergence& rank : step.ranks)
         ranks.push_back({{"rank", rank.rank},
@@ -142,7 +161,8 @@ nlohmann::ordered_json step_json(const analysis::StepDivergence& step) {
                          {"action", change.label},
                          {"measured_waited_for", change.measured_wait},
                          {"simulated_waited_for", change.simulated_wait}});
-    return {{"real_step", step.real_step},
+    return {{"real_run", reals[static_cast<std::size_t>(step.real_run)].id},
+            {"real_step", step.real_step},
             {"sim_step", step.sim_step},
             {"step_time", measured_json(step.step_time)},
             {"at_rank_speed_ns", step.step_time.simulated + step.split.speed_ns},
@@ -151,20 +171,27 @@ nlohmann::ordered_json step_json(const analysis::StepDivergence& step) {
             {"waits", std::move(waits)}};
 }
 
-nlohmann::ordered_json divergence_json(const DiffOptions& options, const traces::RunRecord& real,
+nlohmann::ordered_json divergence_json(const DiffOptions& options,
+                                       const std::vector<traces::RunRecord>& reals,
                                        const traces::RunRecord& sim,
                                        const analysis::RunDivergence& diff) {
+    const auto run_id = [&](int position) { return reals[static_cast<std::size_t>(position)].id; };
+    const traces::RunRecord& real = reals.front();
+    std::vector<std::int64_t> real_ids;
+    for (const traces::RunRecord& run : reals)
+        real_ids.push_back(run.id);
     nlohmann::ordered_json steps = nlohmann::ordered_json::array(),
                            kinds = nlohmann::ordered_json::array(),
                            top = nlohmann::ordered_json::array(),
                            unmatched = nlohmann::ordered_json::array();
     for (const analysis::StepDivergence& step : diff.steps)
-        steps.push_back(step_json(step));
+        steps.push_back(step_json(step, reals));
     for (const analysis::KindDivergence& kind : diff.kinds)
         kinds.push_back(
             {{"kind", kind.kind}, {"median_ratio", kind.median_ratio}, {"actions", kind.actions}});
     for (const analysis::ActionDivergence& action : diff.top)
-        top.push_back({{"rank", action.rank},
+        top.push_back({{"real_run", run_id(action.real_run)},
+                       {"rank", action.rank},
                        {"step", action.step},
                        {"action", action.label},
                        {"measured_ns", action.measured_ns},
@@ -173,11 +200,12 @@ nlohmann::ordered_json divergence_json(const DiffOptions& options, const traces:
                        {"ratio", action.simulated_ns > 0 ? nlohmann::json(action.ratio)
                                                          : nlohmann::json(nullptr)}});
     for (const analysis::UnmatchedAction& action : diff.unmatched)
-        unmatched.push_back({{"side", action.real ? "real" : "sim"},
+        unmatched.push_back({{"real_run", run_id(action.real_run)},
+                             {"side", action.real ? "real" : "sim"},
                              {"rank", action.rank},
                              {"step", action.step},
                              {"action", action.label}});
-    return {{"real", {{"trace", options.real}, {"run", real.id}}},
+    return {{"real", {{"trace", options.real}, {"run", real.id}, {"runs", real_ids}}},
             {"sim", {{"trace", options.sim}, {"run", sim.id}}},
             {"schedule", real.schedule},
             {"pp", real.pp},
@@ -202,25 +230,50 @@ std::string measured_text(const analysis::Measured& figure) {
                        format_duration(figure.simulated), signed_duration(figure.difference()));
 }
 
-void print_steps(const analysis::RunDivergence& diff) {
-    fmt::print("{:>4}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>13}  {:>12}\n", "step",
-               "measured", "simulated", "difference", "speed", "kinds", "communication",
-               "ordering");
-    const auto row = [](const std::string& step, const analysis::Measured& time,
-                        const analysis::DivergenceSplit& split) {
-        fmt::print("{:>4}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>13}  {:>12}\n", step,
-                   format_duration(time.measured), format_duration(time.simulated),
+// How the text names a real step: its number, or "run:step" when several runs were compared.
+class StepNames {
+  public:
+    explicit StepNames(const std::vector<traces::RunRecord>& reals) : reals_(reals) {}
+    bool several_runs() const { return reals_.size() > 1; }
+    std::size_t runs() const { return reals_.size(); }
+    std::string column() const { return several_runs() ? "run:step" : "step"; }
+    int width() const { return several_runs() ? 8 : 4; }
+    std::string operator()(int real_run, int step) const {
+        if (!several_runs())
+            return std::to_string(step);
+        return fmt::format("{}:{}", reals_[static_cast<std::size_t>(real_run)].id, step);
+    }
+    std::string sentence(int real_run, int step) const {  // "step 3", "run 5 step 3"
+        if (!several_runs())
+            return fmt::format("step {}", step);
+        return fmt::format("run {} step {}", reals_[static_cast<std::size_t>(real_run)].id, step);
+    }
+
+  private:
+    const std::vector<traces::RunRecord>& reals_;
+};
+
+void print_steps(const analysis::RunDivergence& diff, const StepNames& names) {
+    fmt::print("{:>{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>13}  {:>12}\n", names.column(),
+               names.width(), "measured", "simulated", "difference", "speed", "kinds",
+               "communication", "ordering");
+    const auto row = [&](const std::string& step, const analysis::Measured& time,
+                         const analysis::DivergenceSplit& split) {
+        fmt::print("{:>{}}  {:>12}  {:>12}  {:>12}  {:>12}  {:>12}  {:>13}  {:>12}\n", step,
+                   names.width(), format_duration(time.measured), format_duration(time.simulated),
                    signed_duration(time.difference()), signed_duration(split.speed_ns),
                    signed_duration(split.kinds_ns), signed_duration(split.communication_ns),
                    signed_duration(split.ordering_ns));
     };
     for (const analysis::StepDivergence& step : diff.steps)
-        row(std::to_string(step.real_step), step.step_time, step.split);
+        row(names(step.real_run, step.real_step), step.step_time, step.split);
     if (diff.steps.size() > 1)
         fmt::print(
-            "over {} steps: median measured {}, median simulated {}; mean split speed {}, "
+            "over {} steps{}: median measured {}, median simulated {}; mean split speed {}, "
             "kinds {}, communication {}, ordering {}\n",
-            diff.steps.size(), format_duration(diff.median_step_time.measured),
+            diff.steps.size(),
+            names.several_runs() ? fmt::format(" of {} runs", names.runs()) : std::string(),
+            format_duration(diff.median_step_time.measured),
             format_duration(diff.median_step_time.simulated),
             signed_duration(diff.mean_split.speed_ns), signed_duration(diff.mean_split.kinds_ns),
             signed_duration(diff.mean_split.communication_ns),
@@ -229,7 +282,7 @@ void print_steps(const analysis::RunDivergence& diff) {
 
 // Each rank's figures in the median step (one step: that step), whole, as run and summary show
 // a run of several steps.
-void print_ranks(const analysis::RunDivergence& diff) {
+void print_ranks(const analysis::RunDivergence& diff, const StepNames& names) {
     if (diff.steps.empty())
         return;
     std::vector<std::int64_t> step_times;
@@ -238,7 +291,8 @@ void print_ranks(const analysis::RunDivergence& diff) {
     const analysis::StepDivergence& step =
         diff.steps[analysis::median_step(step_times, diff.median_step_time.measured).value_or(0)];
     fmt::print("\nper rank{} (measured / simulated):\n{:>4}  {:>6}  {:<34}  {:<34}  {}\n",
-               diff.steps.size() > 1 ? fmt::format(", step {}, the median one", step.real_step)
+               diff.steps.size() > 1 ? fmt::format(", {}, the median one",
+                                                   names.sentence(step.real_run, step.real_step))
                                      : std::string(),
                "rank", "speed", "busy", "waiting", "bubble");
     for (const analysis::RankDivergence& rank : step.ranks)
@@ -248,12 +302,13 @@ void print_ranks(const analysis::RunDivergence& diff) {
 }
 
 // Computations that waited last for something else than simulated, at most `limit` per step.
-void print_waits(const analysis::RunDivergence& diff, int limit) {
+void print_waits(const analysis::RunDivergence& diff, const StepNames& names, int limit) {
     for (const analysis::StepDivergence& step : diff.steps) {
         if (step.waits.empty())
             continue;
-        fmt::print("\nstep {}: {} computation{} waited last for something else than simulated:\n",
-                   step.real_step, step.waits.size(), step.waits.size() == 1 ? "" : "s");
+        fmt::print("\n{}: {} computation{} waited last for something else than simulated:\n",
+                   names.sentence(step.real_run, step.real_step), step.waits.size(),
+                   step.waits.size() == 1 ? "" : "s");
         const std::size_t shown = std::min(step.waits.size(), static_cast<std::size_t>(limit));
         for (std::size_t index = 0; index < shown; ++index) {
             const analysis::WaitChange& change = step.waits[index];
@@ -268,18 +323,20 @@ void print_waits(const analysis::RunDivergence& diff, int limit) {
 
 // `listed`: how many of the actions on one side only the text names (--top): a run recorded
 // without its transfers left millions, printed one line each.
-void print_actions(const analysis::RunDivergence& diff, std::size_t listed) {
+void print_actions(const analysis::RunDivergence& diff, const StepNames& names,
+                   std::size_t listed) {
     fmt::print("\nmedian measured / simulated time by kind:");
     for (const analysis::KindDivergence& kind : diff.kinds)
         fmt::print("  {} {:.3f}x ({})", kind.kind, kind.median_ratio, kind.actions);
     fmt::print("\n");
     if (!diff.top.empty())
-        fmt::print("\nthe {} actions furthest off:\n{:>4}  {:>4}  {:<16}  {:>12}  {:>12}  {:>7}\n",
-                   diff.top.size(), "rank", "step", "action", "measured", "simulated", "ratio");
+        fmt::print("\nthe {} actions furthest off:\n{:>4}  {:>{}}  {:<16}  {:>12}  {:>12}  {:>7}\n",
+                   diff.top.size(), "rank", names.column(), names.width(), "action", "measured",
+                   "simulated", "ratio");
     for (const analysis::ActionDivergence& action : diff.top)
-        fmt::print("{:>4}  {:>4}  {:<16}  {:>12}  {:>12}  {:>7}\n", action.rank, action.step,
-                   action.label, format_duration(action.measured_ns),
-                   format_duration(action.simulated_ns),
+        fmt::print("{:>4}  {:>{}}  {:<16}  {:>12}  {:>12}  {:>7}\n", action.rank,
+                   names(action.real_run, action.step), names.width(), action.label,
+                   format_duration(action.measured_ns), format_duration(action.simulated_ns),
                    action.simulated_ns > 0 ? fmt::format("{:.3f}x", action.ratio) : "-");
     if (!diff.unmatched.empty())
         fmt::print("\n{} action{} on one side only:\n", diff.unmatched.size(),
@@ -287,8 +344,8 @@ void print_actions(const analysis::RunDivergence& diff, std::size_t listed) {
     const std::size_t shown = std::min(listed, diff.unmatched.size());
     for (std::size_t index = 0; index < shown; ++index) {
         const analysis::UnmatchedAction& action = diff.unmatched[index];
-        fmt::print("  {} only: rank {} step {} {}\n", action.real ? "real" : "sim", action.rank,
-                   action.step, action.label);
+        fmt::print("  {} only: rank {} {} {}\n", action.real ? "real" : "sim", action.rank,
+                   names.sentence(action.real_run, action.step), action.label);
     }
     if (shown < diff.unmatched.size())
         fmt::print("  ... and {} more (--json lists all)\n", diff.unmatched.size() - shown);
@@ -300,25 +357,31 @@ void run_diff(const DiffOptions& options) {
                                 ? nullptr
                                 : std::make_unique<const traces::TraceReader>(options.sim);
     const traces::TraceReader& sim_source = sim_reader ? *sim_reader : real_reader;
-    const traces::RunRecord real =
-        pick_run(real_reader, options.real, options.real_run, traces::RunKind::real);
+    const std::vector<traces::RunRecord> reals = pick_real_runs(real_reader, options);
     const traces::RunRecord sim =
         pick_run(sim_source, options.sim, options.sim_run, traces::RunKind::simulated);
-    check_comparable(options, real, sim);
+    std::vector<analysis::TimedSchedule> real_schedules;
+    for (const traces::RunRecord& real : reals) {
+        check_comparable(options, real, sim);
+        real_schedules.push_back(
+            with_actions(analysis::read_timed_schedule(real_reader, real.id), options.real, real));
+    }
     const analysis::RunDivergence diff = analysis::run_divergence(
-        with_actions(analysis::read_timed_schedule(real_reader, real.id), options.real, real),
+        real_schedules,
         with_actions(analysis::read_timed_schedule(sim_source, sim.id), options.sim, sim),
         options.top.value_or(10));
     if (options.json) {
-        fmt::print("{}\n", json_text(divergence_json(options, real, sim, diff)));
+        fmt::print("{}\n", json_text(divergence_json(options, reals, sim, diff)));
         return;
     }
-    fmt::print("real: {}\nsim:  {}\n\n", run_title(options.real, real),
-               run_title(options.sim, sim));
-    print_steps(diff);
-    print_ranks(diff);
-    print_waits(diff, options.top.value_or(10));
-    print_actions(diff, static_cast<std::size_t>(options.top.value_or(10)));
+    const StepNames names(reals);
+    for (const traces::RunRecord& real : reals)
+        fmt::print("real: {}\n", run_title(options.real, real));
+    fmt::print("sim:  {}\n\n", run_title(options.sim, sim));
+    print_steps(diff, names);
+    print_ranks(diff, names);
+    print_waits(diff, names, options.top.value_or(10));
+    print_actions(diff, names, static_cast<std::size_t>(options.top.value_or(10)));
 }
 
 }  // namespace
@@ -335,8 +398,11 @@ void add_diff_command(CLI::App& app) {
         ->required()
         ->check(trace_file("diff"));
     command
-        ->add_option("--real-run", options->real_run,
-                     "Real run to compare (default: REAL's latest real run)")
+        ->add_option("--real-run", options->real_runs,
+                     "Real run to compare (default: REAL's latest real run); repeat it, or list "
+                     "runs with commas, to compare repeats of one configuration together, their "
+                     "steps pooled")
+        ->delimiter(',')
         ->check(int64_number());
     command
         ->add_option("--sim-run", options->sim_run,

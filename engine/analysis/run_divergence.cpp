@@ -269,7 +269,7 @@ struct Collected {
 // A transfer's measured time is its seen delivery (both its SEND and its RECV show it); one not
 // seen is left out, as is anything the simulation gave no time.
 void collect(const TrainingStep& real, const TrainingStep& sim, const StepMatch& match,
-             const RealTransfers& transfers, int real_step, Collected& out) {
+             const RealTransfers& transfers, int real_run, int real_step, Collected& out) {
     for_each_match(match, [&](ActionRef simulated, ActionRef measured) {
         const ActionKind kind = kind_at(sim.timed, simulated);
         std::int64_t took = duration(real.timed, measured);
@@ -286,15 +286,15 @@ void collect(const TrainingStep& real, const TrainingStep& sim, const StepMatch&
         if (predicted > 0)
             out.ratios[kind].push_back(ratio);
         const Action& action = real.timed.schedule.ranks[measured.rank][measured.index];
-        out.actions.push_back(
-            {measured.rank, real_step, real.timed.schedule.text(action), took, predicted, ratio});
+        out.actions.push_back({real_run, measured.rank, real_step, real.timed.schedule.text(action),
+                               took, predicted, ratio});
     });
 }
 
 void add_unmatched(const TrainingStep& step, const std::vector<ActionRef>& refs, bool real,
-                   int step_number, std::vector<UnmatchedAction>& out) {
+                   int real_run, int step_number, std::vector<UnmatchedAction>& out) {
     for (ActionRef ref : refs)
-        out.push_back({real, ref.rank, step_number,
+        out.push_back({real_run, real, ref.rank, step_number,
                        step.timed.schedule.text(step.timed.schedule.ranks[ref.rank][ref.index])});
 }
 
@@ -333,15 +333,11 @@ void sum_up(RunDivergence& out) {
     }
 }
 
-}  // namespace
-
-RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& simulated,
-                             int top_count) {
-    const std::vector<TrainingStep> real_steps = training_steps(real);
-    const std::vector<TrainingStep> sim_steps = training_steps(simulated);
+// Every step of one real run against the simulation's, added to `out` and `collected`.
+void compare_run(const std::vector<TrainingStep>& real_steps,
+                 const std::vector<TrainingStep>& sim_steps, int real_run, RunDivergence& out,
+                 Collected& collected) {
     const bool one_prediction = sim_steps.size() == 1;
-    RunDivergence out;
-    Collected collected;
     const std::size_t pairs =
         one_prediction ? real_steps.size() : std::max(real_steps.size(), sim_steps.size());
     for (std::size_t index = 0; index < pairs; ++index) {
@@ -356,7 +352,7 @@ RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& sim
                     add_unmatched(
                         step,
                         {{static_cast<std::int32_t>(rank), static_cast<std::int32_t>(action)}},
-                        is_real, number, out.unmatched);
+                        is_real, real_run, number, out.unmatched);
             continue;
         }
         const TrainingStep& real_step = real_steps[index];
@@ -364,6 +360,7 @@ RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& sim
         const StepMatch match = match_actions(real_step.timed, sim_step.timed);
         const std::vector<double> speeds = speed_factors(real_step.timed, sim_step.timed, match);
         StepDivergence step;
+        step.real_run = real_run;
         step.real_step = number;
         step.sim_step = static_cast<int>(sim_index);
         step.step_time = {real_step.end_ns, sim_step.end_ns};
@@ -371,11 +368,28 @@ RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& sim
         const RealTransfers transfers(real_step.timed);
         step.split = split_step(real_step, sim_step, match, speeds, transfers);
         step.waits = wait_changes(real_step, sim_step, match);
-        collect(real_step, sim_step, match, transfers, number, collected);
-        add_unmatched(real_step, match.real_only, true, number, out.unmatched);
-        add_unmatched(sim_step, match.sim_only, false, step.sim_step, out.unmatched);
+        collect(real_step, sim_step, match, transfers, real_run, number, collected);
+        add_unmatched(real_step, match.real_only, true, real_run, number, out.unmatched);
+        add_unmatched(sim_step, match.sim_only, false, real_run, step.sim_step, out.unmatched);
         out.steps.push_back(std::move(step));
     }
+}
+
+}  // namespace
+
+RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& simulated,
+                             int top_count) {
+    return run_divergence(std::span<const TimedSchedule>(&real, 1), simulated, top_count);
+}
+
+RunDivergence run_divergence(std::span<const TimedSchedule> real_runs,
+                             const TimedSchedule& simulated, int top_count) {
+    const std::vector<TrainingStep> sim_steps = training_steps(simulated);
+    RunDivergence out;
+    Collected collected;
+    for (std::size_t run = 0; run < real_runs.size(); ++run)
+        compare_run(training_steps(real_runs[run]), sim_steps, static_cast<int>(run), out,
+                    collected);
     for (auto& [kind, ratios] : collected.ratios)
         out.kinds.push_back({std::string(kind_text(kind)), median_ratio(ratios, 0),
                              static_cast<int>(ratios.size())});

@@ -7,6 +7,9 @@
 // real step k is compared with simulated step k, or with the simulation's only step when it has
 // one (a simulation predicts one step). Within a pair of steps actions match by (rank, kind,
 // stage, microbatch) (their text); an action on one side only is listed in `unmatched`.
+// Several real runs of one configuration (repeats on a machine whose speed moves from run to
+// run) are compared run by run in the same way, and their steps pooled: the figures over steps
+// are over every run's steps, each step keeping the position of its run (`real_run`).
 //
 // The split of one step (T = step time, re-timing = critical_path.hpp's `retime` of the
 // simulated step under the dependency rules):
@@ -26,6 +29,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,7 +67,8 @@ struct WaitChange {
 };
 
 struct StepDivergence {
-    int real_step = 0;
+    int real_run = 0;   // the position of its run among the real runs compared (0 for one run)
+    int real_step = 0;  // the step within that run
     int sim_step = 0;
     Measured step_time;
     std::vector<RankDivergence> ranks;
@@ -78,6 +83,7 @@ struct KindDivergence {
 };
 
 struct ActionDivergence {
+    int real_run = 0;  // as StepDivergence's
     int rank = 0;
     int step = 0;  // the real run's training step
     std::string label;
@@ -87,6 +93,7 @@ struct ActionDivergence {
 };
 
 struct UnmatchedAction {
+    int real_run = 0;  // the real run compared (as StepDivergence's), either side
     bool real = true;  // on the real side only (else the simulated side only)
     int rank = 0;
     int step = 0;
@@ -106,5 +113,10 @@ struct RunDivergence {
 // `top_count`: how many of the actions furthest off to keep.
 RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& simulated,
                              int top_count = 10);
+
+// The same over several real runs of the simulated configuration, their steps pooled in the
+// order given (run 0's steps, then run 1's, ...).
+RunDivergence run_divergence(std::span<const TimedSchedule> real_runs,
+                             const TimedSchedule& simulated, int top_count = 10);
 
 }  // namespace pipelens::analysis

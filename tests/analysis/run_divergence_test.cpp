@@ -1,7 +1,8 @@
 // The real-versus-simulated comparison with exact values: a run that matches its simulation is
 // all zeros; a rank computing 1.5x slower is all speed, and changes what three computations
 // waited for; one SEND started late is all ordering and none of it speed; steps of a multi-step run
-// each meet the one simulated step; an action on one side only is listed.
+// each meet the one simulated step, and so do the steps of repeated runs; an action on one side
+// only is listed.
 #include <gtest/gtest.h>
 
 #include "engine/analysis/run_divergence.hpp"
@@ -193,6 +194,42 @@ TEST(RunDivergence, EveryStepOfAMultiStepRunMeetsTheOneSimulatedStep) {
     EXPECT_EQ(diff.mean_split.speed_ns, late / 2);
     EXPECT_EQ(diff.mean_split.total(), late / 2);
     EXPECT_TRUE(diff.unmatched.empty());
+}
+
+// Repeats of one configuration pooled: the same figures as one run holding both as steps, each
+// step and action keeping the position of its run.
+TEST(RunDivergence, SeveralRunsArePooledAsTheStepsOfOneRunWouldBe) {
+    const auto sim = simulate_run(kOneFOneB, round_costs());
+    const auto slow = simulate_run(kOneFOneB, round_costs({1, 1.5}));
+    const std::vector<TimedSchedule> runs{sim.timed, slow.timed};
+    const RunDivergence pooled = run_divergence(runs, sim.timed, 40);
+    const RunDivergence as_steps =
+        run_divergence(testing::two_steps(sim.timed, slow.timed, 5000), sim.timed, 40);
+    ASSERT_EQ(pooled.steps.size(), 2u);
+    const std::int64_t late = slow.result.step_time_ns - sim.result.step_time_ns;
+    EXPECT_EQ(pooled.steps[0].real_run, 0);
+    EXPECT_EQ(pooled.steps[1].real_run, 1);
+    EXPECT_EQ(pooled.steps[1].real_step, 0);  // the first step of its own run
+    EXPECT_EQ(pooled.steps[1].split.speed_ns, late);
+    EXPECT_EQ(pooled.median_step_time.measured, as_steps.median_step_time.measured);
+    EXPECT_EQ(pooled.mean_split.speed_ns, as_steps.mean_split.speed_ns);
+    EXPECT_EQ(pooled.mean_split.total(), late / 2);
+    ASSERT_EQ(pooled.kinds.size(), as_steps.kinds.size());
+    for (std::size_t kind = 0; kind < pooled.kinds.size(); ++kind) {
+        EXPECT_EQ(pooled.kinds[kind].actions, as_steps.kinds[kind].actions);
+        EXPECT_DOUBLE_EQ(pooled.kinds[kind].median_ratio, as_steps.kinds[kind].median_ratio);
+    }
+    ASSERT_EQ(pooled.top.size(), as_steps.top.size());
+    EXPECT_EQ(pooled.top[0].real_run, 1);  // the slow rank's computations are furthest off
+    EXPECT_EQ(pooled.top[0].rank, 1);
+    for (const ActionDivergence& action : pooled.top)
+        if (action.measured_ns != action.simulated_ns) {
+            EXPECT_EQ(action.real_run, 1) << action.label;  // run 0 is the simulation itself
+        }
+    // One run given alone is the one-run comparison.
+    const RunDivergence alone = run_divergence(std::span(&slow.timed, 1), sim.timed);
+    EXPECT_EQ(alone.steps[0].split.speed_ns, late);
+    EXPECT_EQ(alone.steps[0].real_run, 0);
 }
 
 TEST(RunDivergence, AnActionOnOneSideOnlyIsListed) {

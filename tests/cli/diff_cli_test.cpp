@@ -141,6 +141,59 @@ TEST(DiffCli, OneFileCanHoldBothRuns) {
     EXPECT_GT(diff["steps"][0]["split"]["speed_ns"], 0);
 }
 
+// Repeats of one configuration, compared together: their steps pooled, each naming its run.
+TEST(DiffCli, SeveralRealRunsArePooledEachStepNamingItsRun) {
+    const auto sim = simulated("diff_repeats_sim", "--schedule 1F1B", false);
+    const auto real = simulated("diff_repeats_real", "--schedule 1F1B --rank-slowdown 1,1.5", true);
+    const std::int64_t late = step_time(real) - step_time(sim);
+    ASSERT_GT(late, 0);
+    ASSERT_EQ(
+        run_pipelens("simulate --pp 2 --m 4 --schedule 1F1B --out " + real.string()).exit_code, 0);
+    ASSERT_EQ(edit_trace(real, "UPDATE runs SET kind = 'real' WHERE id = 2"), 1);
+    const nlohmann::json diff = diff_json(real.string() + " " + sim.string() + " --real-run 2,1");
+    EXPECT_EQ(diff["real"]["runs"], nlohmann::json::array({2, 1}));
+    EXPECT_EQ(diff["real"]["run"], 2);
+    ASSERT_EQ(diff["steps"].size(), 2u);
+    EXPECT_EQ(diff["steps"][0]["real_run"], 2);
+    EXPECT_EQ(diff["steps"][0]["step_time"]["difference_ns"], 0);
+    EXPECT_EQ(diff["steps"][1]["real_run"], 1);
+    EXPECT_EQ(diff["steps"][1]["real_step"], 0);
+    EXPECT_EQ(diff["steps"][1]["split"]["speed_ns"], late);
+    EXPECT_EQ(diff["over_steps"]["steps"], 2);
+    EXPECT_EQ(diff["over_steps"]["median_step_time"]["measured_ns"], step_time(sim) + late);
+    EXPECT_EQ(diff["over_steps"]["mean_split"]["speed_ns"], late / 2);
+    EXPECT_EQ(diff["top"][0]["real_run"], 1);
+    // Repeating the option lists the same runs.
+    EXPECT_EQ(diff_json(real.string() + " " + sim.string() + " --real-run 2 --real-run 1")["steps"],
+              diff["steps"]);
+
+    const CommandResult text =
+        run_pipelens("diff " + real.string() + " " + sim.string() + " --real-run 2,1");
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("real: " + real.string() + " run 2 (real, 1F1B pp=2 v=1 m=4)\nreal: " +
+                            real.string() + " run 1 (real,"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("run:step"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("     1:0 "), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("over 2 steps of 2 runs: "), std::string::npos) << text.out;
+
+    // A run named twice would count its steps twice; a run of another configuration is refused
+    // as a lone one is.
+    CommandResult result =
+        run_pipelens("diff " + real.string() + " " + sim.string() + " --real-run 1,2,1");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err,
+              "pipelens diff: --real-run names run 1 twice: each run's steps count once\n");
+    ASSERT_EQ(
+        run_pipelens("simulate --pp 2 --m 4 --schedule GPipe --out " + real.string()).exit_code, 0);
+    ASSERT_EQ(edit_trace(real, "UPDATE runs SET kind = 'real' WHERE id = 3"), 1);
+    result = run_pipelens("diff " + real.string() + " " + sim.string() + " --real-run 1,3");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_NE(result.err.find(real.string() + " run 3 has schedule GPipe but"), std::string::npos)
+        << result.err;
+}
+
 TEST(DiffCli, RunsThatCannotBeComparedAreRefusedNamingTheFile) {
     const auto sim = simulated("diff_bad_sim", "--schedule 1F1B", false);
     const auto gpipe = simulated("diff_bad_gpipe", "--schedule GPipe", true);
