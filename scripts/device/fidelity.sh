@@ -14,9 +14,14 @@
 #    `simulate --json` into predictions.tsv and predictions.db BEFORE any row is measured; a
 #    configuration the simulator refuses (DualPipeV with m < 2 pp) is recorded as refused.
 # 4. Measures each row: `run --steps S --warmup W --json --out traces.db` (the microbatch keeps
-#    FIDELITY_ROWS_PER_MICROBATCH rows), then `diff` of the run against its prediction.
+#    FIDELITY_ROWS_PER_MICROBATCH rows), then `diff` of the run against its prediction. With
+#    FIDELITY_ROUNDS=R > 1 every row is measured R times, in R rounds over all rows (one run of
+#    each row per round, ceil(S / R) steps each), and `diff --real-run A,B,...` pools the runs'
+#    steps: a machine whose speed moves from run to run (a KVM guest's vCPUs) then gives each row
+#    R draws spread over the whole session instead of one.
 #    With FIDELITY_ANCHOR_STEPS > 0 (default 10), the calibrated configuration is measured again
-#    before each row and after the last (an anchor: `run --steps FIDELITY_ANCHOR_STEPS` into
+#    before each row's run (or every FIDELITY_ANCHOR_EVERY-th run) and after the last (an anchor:
+#    `run --steps FIDELITY_ANCHOR_STEPS` into
 #    anchors.db, a line of anchors.tsv), so each row can also be judged at the machine's speed of
 #    its own minutes: a shared or virtual machine's speed moves by tens of percent between runs.
 # 5. fidelity_table.py writes fidelity.tsv and fidelity.json and prints the table with the
@@ -39,7 +44,8 @@
 # FIDELITY_TRANSPORT (gloo or local: skip the probe), FIDELITY_RUN_TIMEOUT_S (120),
 # FIDELITY_PARTITION_ROUNDS (3; 0 skips the partition check), FIDELITY_PARTITION_MIN_S (90: the
 # budget left that the partition check needs to start), FIDELITY_ANCHOR_STEPS (10; 0: no anchors),
-# FIDELITY_ANCHOR_WARMUP (3).
+# FIDELITY_ANCHOR_WARMUP (3), FIDELITY_ANCHOR_EVERY (1: an anchor before every K-th run of a row),
+# FIDELITY_ROUNDS (1).
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -67,6 +73,16 @@ calibration_runs="${FIDELITY_CALIBRATION_RUNS:-3}"
 calibration_m="${FIDELITY_CALIBRATION_M:-8}"
 anchor_steps="${FIDELITY_ANCHOR_STEPS:-10}"
 anchor_warmup="${FIDELITY_ANCHOR_WARMUP:-3}"
+rounds="${FIDELITY_ROUNDS:-1}"
+anchor_every="${FIDELITY_ANCHOR_EVERY:-1}"
+for setting in "FIDELITY_ROUNDS=$rounds" "FIDELITY_ANCHOR_EVERY=$anchor_every"; do
+    case "${setting#*=}" in '' | *[!0-9]* | 0)
+        echo "$0: ${setting%%=*} must be a whole number of at least 1, not '${setting#*=}'" >&2
+        exit 2
+        ;;
+    esac
+done
+run_steps=$(((steps + rounds - 1) / rounds))
 default_calibration_pp=2
 [ "$cores" -ge 16 ] && default_calibration_pp=4
 calibration_pp="${FIDELITY_CALIBRATION_PP:-$default_calibration_pp}"
@@ -212,11 +228,18 @@ write_meta() {
         printf 'device\t%s\n' "$device"
         printf 'model\tmlp hidden %s, %s layers, %s rows per microbatch\n' "$hidden" "$layers" \
             "$rows_per_microbatch"
-        printf 'steps\t%s recorded after %s warm-up\n' "$steps" "$warmup"
+        if [ "$rounds" -gt 1 ]; then
+            printf 'steps\t%s recorded after %s warm-up in each of %s runs (one a round)\n' \
+                "$run_steps" "$warmup" "$rounds"
+        else
+            printf 'steps\t%s recorded after %s warm-up\n' "$steps" "$warmup"
+        fi
+        printf 'rounds\t%s\n' "$rounds"
         printf 'calibration_pp\t%s\n' "$calibration_pp"
         printf 'calibration_m\t%s\n' "$calibration_m"
         printf 'calibration_runs\t%s\n' "$calibration_runs"
         printf 'anchor_steps\t%s\n' "$anchor_steps"
+        printf 'anchor_every\t%s\n' "$anchor_every"
         printf 'budget_s\t%s\n' "$budget_s"
         printf 'elapsed_s\t%s\n' "$(elapsed)"
         printf 'host\t%s\n' "$(uname -n)"
@@ -360,76 +383,139 @@ measure_anchor() {
     fi
 }
 
-# measure_row KIND PP V M SIM_RUN: one real run of the row and its diff, a line of rows.tsv.
-measure_row() {
-    local kind="$1" pp="$2" v="$3" m="$4" sim_run="$5" anchor="$6"
-    local name="$kind.pp$pp.v$v.m$m" status=measured reason="" run_json="" diff_json=""
-    local before
-    before=$(load)
-    set_transport_args "$pp"
-    bounded_stdout="$out_dir/runs/$name.json" bounded "$run_timeout_s" \
-        "$out_dir/logs/run.$name.log" "$pipelens" run --schedule "$kind" --pp "$pp" --v "$v" \
-        --m "$m" --batch $((m * rows_per_microbatch)) "${model_args[@]}" \
-        "${transport_args[@]}" --steps "$steps" --warmup "$warmup" \
-        --out "$out_dir/traces.db" --json
-    local seconds=$last_seconds cpu=$last_cpu_seconds running=$last_running_mean real_run=""
-    if [ "$last_rc" -ne 0 ]; then
-        status=failed
-        [ "$cut_by_budget" = yes ] && status=skipped
-        reason="run $(failure_reason "$out_dir/logs/run.$name.log")"
+# run_json_of NAME ROUND: a run's JSON, relative to OUT_DIR (one round keeps the old name).
+run_json_of() {
+    if [ "$rounds" -gt 1 ]; then
+        echo "runs/$1.r$2.json"
     else
-        run_json="runs/$name.json"
-        real_run="$(python3 "$table" run_id "$out_dir/$run_json")"
-        if [ -n "$real_run" ] && [ -n "$sim_run" ] &&
-            bounded_stdout="$out_dir/diffs/$name.json" bounded 60 \
-                "$out_dir/logs/diff.$name.log" "$pipelens" diff "$out_dir/traces.db" \
-                "$out_dir/predictions.db" --real-run "$real_run" --sim-run "$sim_run" \
-                --top 5 --json; then
-            diff_json="diffs/$name.json"
-        else
-            reason="diff $(failure_reason "$out_dir/logs/diff.$name.log")"
-        fi
-    fi
-    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$pp" "$v" "$m" \
-        "$status" "$reason" "$run_json" "$diff_json" "$seconds" "$before" "$cpu" "$running" \
-        "$anchor" >>"$out_dir/rows.tsv"
-    if [ $status = measured ]; then
-        say "measured $name in $seconds s (load $before; the run used $cpu CPU s," \
-            "$running threads running on average): median step $(grep -o \
-            '"median_ns":[0-9]*' "$out_dir/$run_json" | head -1 | cut -d: -f2 |
-            awk '{printf "%.2f ms", $1 / 1e6}')"
-    else
-        say "$status $name: $reason"
+        echo "runs/$1.json"
     fi
 }
 
+# measure_run KIND PP V M ROUND ANCHOR: one real run of the row, a line of row_runs.tsv.
+measure_run() {
+    local kind="$1" pp="$2" v="$3" m="$4" round="$5" anchor="$6"
+    local name="$kind.pp$pp.v$v.m$m" status=measured reason="" run_json real_run=""
+    local before log round_note=""
+    before=$(load)
+    [ "$rounds" -gt 1 ] && round_note=" (round $round)"
+    run_json="$(run_json_of "$name" "$round")"
+    log="$out_dir/logs/run.$name.log"
+    [ "$rounds" -gt 1 ] && log="$out_dir/logs/run.$name.r$round.log"
+    set_transport_args "$pp"
+    bounded_stdout="$out_dir/$run_json" bounded "$run_timeout_s" "$log" "$pipelens" run \
+        --schedule "$kind" --pp "$pp" --v "$v" --m "$m" --batch $((m * rows_per_microbatch)) \
+        "${model_args[@]}" "${transport_args[@]}" --steps "$run_steps" --warmup "$warmup" \
+        --out "$out_dir/traces.db" --json
+    if [ "$last_rc" -ne 0 ]; then
+        status=failed
+        [ "$cut_by_budget" = yes ] && status=skipped
+        reason="run $(failure_reason "$log")"
+    else
+        real_run="$(python3 "$table" run_id "$out_dir/$run_json")"
+        [ -n "$real_run" ] || status=failed reason="its JSON names no run"
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$pp" "$v" \
+        "$m" "$round" "$status" "$reason" "$run_json" "$real_run" "$last_seconds" "$before" \
+        "$last_cpu_seconds" "$last_running_mean" "$anchor" >>"$out_dir/row_runs.tsv"
+    if [ $status = measured ]; then
+        say "measured $name$round_note in $last_seconds s (load $before; the run" \
+            "used $last_cpu_seconds CPU s, $last_running_mean threads running on average):" \
+            "median step $(grep -o '"median_ns":[0-9]*' "$out_dir/$run_json" | head -1 |
+                cut -d: -f2 | awk '{printf "%.2f ms", $1 / 1e6}')"
+    else
+        say "$status $name$round_note: $reason"
+    fi
+}
+
+# finish_row KIND PP V M SIM_RUN: the row's runs (row_runs.tsv) diffed together against its
+# prediction, a line of rows.tsv: lists (comma-separated) of its runs' JSON and anchors, the
+# runs' seconds and CPU seconds summed, the threads running averaged over the runs.
+finish_row() {
+    local kind="$1" pp="$2" v="$3" m="$4" sim_run="$5"
+    local name="$kind.pp$pp.v$v.m$m" status reason="" diff_json=""
+    local summary ids jsons seconds load cpu running anchors
+    summary="$(awk -F'\t' -v k="$kind" -v p="$pp" -v v="$v" -v m="$m" '
+        $1 == k && $2 == p && $3 == v && $4 == m {
+            if ($6 == "measured") {
+                n++; ids = ids (ids == "" ? "" : ",") $9; jsons = jsons (jsons == "" ? "" : ",") $8
+                secs += $10; cpu += $12; run += $13; anchors = anchors (anchors == "" ? "" : ",") $14
+                if (load == "") load = $11
+            } else if (why == "") { why = $6 ": " $7 }
+        }
+        END { s = "\037"  # a separator that is not white space: empty fields stay fields
+              printf "%d%s%s%s%s%s%.1f%s%s%s%.1f%s%.1f%s%s%s%s", n, s, ids, s, jsons, s, secs, s,
+                     load, s, cpu, s, n ? run / n : 0, s, anchors, s, why }' "$out_dir/row_runs.tsv")"
+    local count why
+    IFS=$'\037' read -r count ids jsons seconds load cpu running anchors why <<<"$summary"
+    if [ "$count" -eq 0 ]; then
+        status="${why%%:*}"
+        [ -n "$status" ] || status=skipped why="skipped: not measured"
+        reason="${why#*: }"
+    else
+        status=measured
+        [ -n "$why" ] && reason="$count of $rounds runs measured; the first other: $why"
+        if [ -n "$sim_run" ] && bounded_stdout="$out_dir/diffs/$name.json" bounded 60 \
+            "$out_dir/logs/diff.$name.log" "$pipelens" diff "$out_dir/traces.db" \
+            "$out_dir/predictions.db" --real-run "$ids" --sim-run "$sim_run" --top 5 --json; then
+            diff_json="diffs/$name.json"
+        else
+            reason="${reason:+$reason; }diff $(failure_reason "$out_dir/logs/diff.$name.log")"
+        fi
+    fi
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$pp" "$v" "$m" \
+        "$status" "$reason" "$jsons" "$diff_json" "$seconds" "$load" "$cpu" "$running" \
+        "$anchors" >>"$out_dir/rows.tsv"
+}
+
+# The predicted rows, one "kind pp v m sim_run" line each, in predictions.tsv's order.
+predicted_rows() {
+    awk -F'\t' 'NR > 1 && $5 == "predicted" { print $1 "\t" $2 "\t" $3 "\t" $4 "\t" $8 }' \
+        "$out_dir/predictions.tsv"
+}
+
 measure_all() {
-    printf 'kind\tpp\tv\tm\tstatus\treason\trun_json\tdiff_json\tseconds\tload\tcpu_s\trunning_mean\tanchor_before\n' \
-        >"$out_dir/rows.tsv"
+    printf 'kind\tpp\tv\tm\tround\tstatus\treason\trun_json\trun_id\tseconds\tload\tcpu_s\trunning_mean\tanchor_before\n' \
+        >"$out_dir/row_runs.tsv"
     rm -f "$out_dir/traces.db"
-    local kind pp v m status sim_run rest count=0 total anchors=0
-    total=$(awk -F'\t' 'NR > 1 && $5 == "predicted"' "$out_dir/predictions.tsv" | wc -l)
-    while IFS=$'\t' read -r kind pp v m status rest; do
-        [ "$status" = predicted ] || continue
-        count=$((count + 1))
-        sim_run="$(cut -f3 <<<"$rest")"
-        if [ "$(remaining)" -le 0 ]; then
-            printf '%s\t%s\t%s\t%s\tskipped\tthe fidelity budget of %s s ran out\t\t\t0\t%s\t\t\n' \
-                "$kind" "$pp" "$v" "$m" "$budget_s" "$(load)" >>"$out_dir/rows.tsv"
-            say "[$count/$total] skipped $kind pp=$pp v=$v m=$m: the budget of ${budget_s} s ran out"
-            continue
-        fi
-        if [ "$anchor_steps" -gt 0 ]; then
-            anchors=$((anchors + 1))
-            measure_anchor "$anchors"
-        fi
-        say "[$count/$total] $kind pp=$pp v=$v m=$m ($(remaining) s of budget left)"
-        measure_row "$kind" "$pp" "$v" "$m" "$sim_run" "$anchors"
-    done < <(tail -n +2 "$out_dir/predictions.tsv")
+    local kind pp v m sim_run count total anchors=0 round runs_done=0
+    total=$(predicted_rows | wc -l)
+    for ((round = 1; round <= rounds; ++round)); do
+        count=0
+        [ "$rounds" -gt 1 ] && say "round $round of $rounds ($(remaining) s of budget left)"
+        while IFS=$'\t' read -r kind pp v m sim_run; do
+            count=$((count + 1))
+            # A row that failed once is not run again: its reason is already recorded.
+            if [ "$round" -gt 1 ] && awk -F'\t' -v k="$kind" -v p="$pp" -v v="$v" -v m="$m" \
+                '$1 == k && $2 == p && $3 == v && $4 == m && $6 == "failed" { f = 1 }
+                 END { exit !f }' "$out_dir/row_runs.tsv"; then
+                continue
+            fi
+            if [ "$(remaining)" -le 0 ]; then
+                printf '%s\t%s\t%s\t%s\t%s\tskipped\tthe fidelity budget of %s s ran out\t\t\t0\t%s\t\t\t\n' \
+                    "$kind" "$pp" "$v" "$m" "$round" "$budget_s" "$(load)" >>"$out_dir/row_runs.tsv"
+                say "[$count/$total] skipped $kind pp=$pp v=$v m=$m (round $round): the budget" \
+                    "of ${budget_s} s ran out"
+                continue
+            fi
+            if [ "$anchor_steps" -gt 0 ] && [ $((runs_done % anchor_every)) -eq 0 ]; then
+                anchors=$((anchors + 1))
+                measure_anchor "$anchors"
+            fi
+            say "[$count/$total] $kind pp=$pp v=$v m=$m ($(remaining) s of budget left)"
+            measure_run "$kind" "$pp" "$v" "$m" "$round" "$anchors"
+            runs_done=$((runs_done + 1))
+        done < <(predicted_rows)
+    done
     # The anchor after the last row measured, so that it too has one on either side.
     if [ "$anchors" -gt 0 ] && [ "$(remaining)" -gt 0 ]; then
         measure_anchor $((anchors + 1))
     fi
+    printf 'kind\tpp\tv\tm\tstatus\treason\trun_json\tdiff_json\tseconds\tload\tcpu_s\trunning_mean\tanchor_before\n' \
+        >"$out_dir/rows.tsv"
+    while IFS=$'\t' read -r kind pp v m sim_run; do
+        finish_row "$kind" "$pp" "$v" "$m" "$sim_run"
+    done < <(predicted_rows)
 }
 
 partition_check() {

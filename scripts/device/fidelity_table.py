@@ -20,6 +20,12 @@ the machine's speed in the row's own minutes: the geometric mean of measured / p
 the anchors (runs of the calibrated configuration) just before and just after it, whichever
 were measured; a row with neither has none. The prediction itself is never changed: it was
 written before any row ran.
+
+A row measured in several rounds (FIDELITY_ROUNDS) lists its runs' JSON in rows.tsv's run_json
+and its anchors in anchor_before, both comma-separated: its steps are pooled (the median and the
+spread over every run's steps, by nearest rank as `run` reports one run's), each rank's peak is
+its largest over the runs, its drift factor the geometric mean of its runs', and its diff is one
+`pipelens diff --real-run A,B,...` over all of them.
 """
 import csv
 import json
@@ -37,6 +43,34 @@ TARGET_MEMORY = 10.0  # every rank's peak memory within 10 %
 def upper_median(values):
     ordered = sorted(values)
     return ordered[len(ordered) // 2] if ordered else None
+
+
+def nearest_rank(ordered, pct):
+    """engine/run_record/repeated_timing's percentile: of 10 samples the 1st and 9th smallest."""
+    rank = max(1, (pct * len(ordered) + 99) // 100)
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def geometric_mean(values):
+    product = 1.0
+    for value in values:
+        product *= value
+    return product ** (1.0 / len(values)) if values else None
+
+
+def pooled_steps(runs):
+    """{median, min, p10, p90, max, recorded} over the runs' steps: one run's own figures, or
+    those of every run's step times (run --json's steps.times_ns) taken together."""
+    if len(runs) == 1:
+        steps = runs[0]["steps"]
+        figures = {k: steps[k + "_ns"] for k in ("median", "min", "p10", "p90", "max")}
+        figures["recorded"] = steps.get("recorded")
+        return figures
+    times = sorted(t for run in runs for t in run["steps"].get("times_ns", []))
+    if not times:
+        return None
+    return {"median": upper_median(times), "min": times[0], "p10": nearest_rank(times, 10),
+            "p90": nearest_rank(times, 90), "max": times[-1], "recorded": len(times)}
 
 
 def percent(predicted, measured):
@@ -85,21 +119,19 @@ def anchor_speeds(out_dir):
 
 
 def drift_factor(speeds, anchor_before):
-    """The geometric mean of the anchors' speeds on either side of a row; None when neither
-    was measured, or when the row ran without anchors (anchor_before 0 or absent)."""
-    try:
-        before = int(anchor_before)
-    except (TypeError, ValueError):
-        return None
-    if before < 1:
-        return None
-    around = [speeds[i] for i in (before, before + 1) if i in speeds]
-    if not around:
-        return None
-    product = 1.0
-    for speed in around:
-        product *= speed
-    return product ** (1.0 / len(around))
+    """The geometric mean of the anchors' speeds on either side of a row's run; None when
+    neither was measured, or when the row ran without anchors (anchor_before 0 or absent). A row
+    of several runs (anchor_before "3,40,77"): the geometric mean of its runs' factors."""
+    factors = []
+    for text in str(anchor_before or "").split(","):
+        try:
+            before = int(text)
+        except ValueError:
+            continue
+        around = [speeds[i] for i in (before, before + 1) if i in speeds] if before >= 1 else []
+        if around:
+            factors.append(geometric_mean(around))
+    return geometric_mean(factors)
 
 
 def at_rank_speed_error(diff):
@@ -120,19 +152,24 @@ def split_percent(diff, measured):
 
 
 def measured_row(row, predicted_ns, predicted_peaks, out_dir, speeds):
-    run = load_json(os.path.join(out_dir, row["run_json"])) if row["run_json"] else None
-    if not run or not run.get("completed") or "steps" not in run:
+    paths = [path for path in (row["run_json"] or "").split(",") if path]
+    runs = [load_json(os.path.join(out_dir, path)) for path in paths]
+    runs = [run for run in runs if run and run.get("completed") and "steps" in run]
+    steps = pooled_steps(runs) if runs else None
+    if not steps:
         return {"status": "failed", "reason": row["reason"] or "the run's JSON did not read back"}
-    steps = run["steps"]
-    measured = steps["median_ns"]
-    peaks = [rank.get("peak_memory_bytes", 0) for rank in run.get("ranks", [])]
+    measured = steps["median"]
+    peaks = [max(values) for values in
+             zip(*[[rank.get("peak_memory_bytes", 0) for rank in run.get("ranks", [])]
+                   for run in runs])]
     peak_errors = [percent(p, m) for p, m in zip(predicted_peaks, peaks) if m]
     diff = load_json(os.path.join(out_dir, row["diff_json"])) if row["diff_json"] else None
     drift = drift_factor(speeds, row.get("anchor_before"))
     result = {
         "status": "measured", "reason": row["reason"],
-        "measured_ns": {k: steps[k + "_ns"] for k in ("median", "min", "p10", "p90", "max")},
-        "steps": steps.get("recorded"), "error_pct": percent(predicted_ns, measured),
+        "measured_ns": {k: steps[k] for k in ("median", "min", "p10", "p90", "max")},
+        "steps": steps.get("recorded"), "runs": len(runs),
+        "error_pct": percent(predicted_ns, measured),
         "peak_measured_bytes": peaks, "peak_error_pct": peak_errors,
         "at_rank_speed_error_pct": at_rank_speed_error(diff) if diff else None,
         "drift_factor": drift,
@@ -145,7 +182,7 @@ def measured_row(row, predicted_ns, predicted_peaks, out_dir, speeds):
         "seconds": float(row["seconds"] or 0), "load": row["load"],
         "cpu_s": number_or_none(row.get("cpu_s")),
         "running_mean": number_or_none(row.get("running_mean")),
-        "core_wait_pct": core_wait_pct(run),
+        "core_wait_pct": worst_core_wait_pct(runs),
     }
     return result
 
@@ -159,6 +196,12 @@ def core_wait_pct(run):
     if not waits or not step:
         return None
     return 100.0 * max(waits) / step
+
+
+def worst_core_wait_pct(runs):
+    """core_wait_pct's largest over a row's runs; None where no run measured it."""
+    waits = [wait for wait in (core_wait_pct(run) for run in runs) if wait is not None]
+    return max(waits) if waits else None
 
 
 def number_or_none(text):
@@ -299,6 +342,15 @@ def print_table(rows, summary, meta, out_dir):
               meta.get("calibration_runs")))
     if meta.get("transport_note"):
         print("note: " + meta["transport_note"])
+    rounds = int(meta.get("rounds") or 1)
+    if rounds > 1:
+        measured = [r for r in rows if r["status"] == "measured"]
+        fewer = [r for r in measured if r.get("runs", rounds) < rounds]
+        print("each row measured in %d rounds (one run a round, spread over the session), its"
+              " runs' steps pooled%s" % (rounds, "; %d row(s) in fewer runs: %s" % (
+                  len(fewer), ", ".join("%s pp=%d m=%d (%d)" % (r["kind"], r["pp"], r["m"],
+                                                                r["runs"]) for r in fewer))
+                  if fewer else ""))
     header = "%-22s %2s %2s %3s %10s %10s %-25s %7s %8s %8s %-28s %s" % (
         "schedule", "pp", "v", "m", "predicted", "measured", "spread min/p10/p90/max",
         "error", "paired", "at ranks", "split spd/kind/comm/ord %",

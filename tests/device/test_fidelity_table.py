@@ -1,6 +1,7 @@
 """Tests of scripts/device/fidelity_table.py's table on a small fake fidelity.sh output folder:
-the plain error, and the drift-paired error that scales a prediction by the anchors (runs of the
-calibrated configuration) on either side of its row, with exact expected values. Run by ctest as
+the plain error, the drift-paired error that scales a prediction by the anchors (runs of the
+calibrated configuration) on either side of its row, and a row measured in several rounds
+(its runs' steps pooled), with exact expected values. Run by ctest as
 device.fidelity_table: python3 tests/device/test_fidelity_table.py
 """
 import json
@@ -122,6 +123,41 @@ class FidelityTable(unittest.TestCase):
         self.assertIn("drift-paired: 2 rows within 5 % of 3, median |error| 0.0 %", printed)
         self.assertIn("3 measured, measured / predicted from 1.000 to 1.210, median 1.100,"
                       " in order: 1.00 1.21 1.10", printed)
+
+    def test_a_row_of_several_runs_pools_their_steps_peaks_and_anchors(self):
+        # GPipe measured in two rounds: 3 steps, then 4; its anchors 2 (1.21) and 4 (1.1, with
+        # 5 not measured): factors 1.21 (2 and 3 failed) and 1.1, geometric mean sqrt(1.331).
+        runs = []
+        for round_number, times, peaks in ((1, [40, 50, 60], (1000, 2500)),
+                                           (2, [45, 55, 65, 70], (3000, 2000))):
+            document = run_json(0, peaks)
+            document["steps"]["times_ns"] = [t * 1_000_000 for t in times]
+            name = "runs/GPipe.pp2.v1.m8.r%d.json" % round_number
+            (self.out / name).write_text(json.dumps(document))
+            runs.append(name)
+        lines = (self.out / "rows.tsv").read_text().splitlines()
+        lines = [line if not line.startswith("GPipe\t") else "\t".join(
+            ["GPipe", "2", "1", "8", "measured", "", ",".join(runs), "", "4.0", "0.5", "6.0",
+             "1.5", "2,4"]) for line in lines]
+        (self.out / "rows.tsv").write_text("\n".join(lines) + "\n")
+        tsv(self.out / "meta.tsv", ["key", "value"],
+            [("calibration_pp", 2), ("calibration_m", 8), ("rounds", 2)])
+        rows, _, printed = self.table()
+        gpipe = rows["GPipe"]
+        self.assertEqual(gpipe["runs"], 2)
+        self.assertEqual(gpipe["steps"], 7)
+        # 40 45 50 55 60 65 70 ms: the median the 4th, p10 the 1st, p90 the 7th (nearest rank).
+        self.assertEqual(gpipe["measured_ns"], {"median": 55_000_000, "min": 40_000_000,
+                                                "p10": 40_000_000, "p90": 70_000_000,
+                                                "max": 70_000_000})
+        self.assertEqual(gpipe["peak_measured_bytes"], [3000, 2500])
+        self.assertEqual(gpipe["peak_error_pct"], [100 * (2000 - 3000) / 3000, -20.0])
+        self.assertAlmostEqual(gpipe["drift_factor"], 1.331 ** 0.5, places=12)
+        self.assertAlmostEqual(gpipe["error_pct"], 100 * (40 - 55) / 55, places=9)
+        self.assertIn("each row measured in 2 rounds", printed)
+        # The other three rows kept one run each, and the table says so.
+        self.assertIn("3 row(s) in fewer runs: 1F1B pp=2 m=8 (1), ZBVZeroBubble pp=2 m=8 (1),"
+                      " DualPipeV pp=2 m=8 (1)", printed)
 
     def test_an_older_folder_without_anchors_still_makes_its_table(self):
         (self.out / "anchors.tsv").unlink()
