@@ -432,6 +432,15 @@ check_split_backward() {
         --benchmark_report_aggregates_only=true --benchmark_format=json
 }
 
+# What timing and memory sampling add to each action, on the CPU and (where usable) the GPU: the
+# part of the executor's own per-action work that is pipelens' instruments.
+check_action_instruments() {
+    step "bench.action_instruments" 30 "$out_dir/runs/bench.action_instruments.json" \
+        "$build_dir/tests/pipelens_bench_runtime" --benchmark_filter=action_instruments \
+        --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+        --benchmark_format=json
+}
+
 echo "check.sh: build $build_dir (LibTorch $DEVICE_TORCH_SOURCE with CUDA: $DEVICE_TORCH_CUDA;" \
     "NCCL transport: $DEVICE_WITH_CUDA), run --device: $run_has_device_option"
 [ -n "$cuda_reason" ] && echo "SKIPPED (cuda): every CUDA part: $cuda_reason"
@@ -441,6 +450,7 @@ check_runs
 check_streams
 check_memory
 check_split_backward
+check_action_instruments
 check_torch_profile
 check_nccl_world
 check_refusals

@@ -94,7 +94,8 @@ def benchmark_figures(report):
     for entry in report.get("benchmarks", []):
         if entry.get("aggregate_name") != "median":
             continue
-        counters = {key: entry[key] for key in ("B_ms", "I_ms", "W_ms", "IW_over_B", "W_over_B")
+        counters = {key: entry[key] for key in ("B_ms", "I_ms", "W_ms", "IW_over_B", "W_over_B",
+                                                "per_action_s")
                     if key in entry}
         rows[entry.get("run_name", entry.get("name"))] = dict(counters, label=entry.get("label"))
     return rows

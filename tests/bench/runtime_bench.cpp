@@ -9,7 +9,12 @@
 //                      F, in every iteration, so the ratios (I + W) / B and W / B are taken at one
 //                      moment of a shared machine; single-threaded, in this thread's CPU time;
 //   stage_backward_cuda  the same on the GPU (registered only where CUDA is usable), in wall
-//                      time with the device synchronised around each timed part.
+//                      time with the device synchronised around each timed part;
+//   action_instruments what the executor adds to each action to time it and sample its memory
+//                      (two clock reads, the timer's begin and end, the memory's mark and two
+//                      samples), in steps of 64 actions with a timer made and read per step as
+//                      the executor does: on the CPU, and on the GPU (CUDA events, the caching
+//                      allocator's statistics) where one is usable; `per_action_s`.
 //
 //   make bench            # or: build/tests/pipelens_bench_runtime
 #include <benchmark/benchmark.h>
@@ -27,6 +32,7 @@
 #include "engine/run_record/experiment_schedule.hpp"
 #include "engine/run_record/run_trace.hpp"
 #include "engine/runtime/device_placement.hpp"
+#include "engine/runtime/device_timing.hpp"
 #include "engine/runtime/pipeline_run.hpp"
 #include "engine/runtime/pipeline_stage.hpp"
 #include "engine/runtime/torch_meta.hpp"
@@ -282,6 +288,50 @@ void stage_backward_cuda(benchmark::State& state) {
     state.SetLabel(spec.name + " x" + std::to_string(spec.layers) + " hidden " +
                    std::to_string(spec.hidden) + " on cuda:0");
 }
+
+// One step's instruments as the executor uses them, per action (rank_executor.cpp): the host's
+// clock read at each end, the timer's begin and end, and the memory's mark and samples.
+void action_instruments(benchmark::State& state, const c10::Device& device) {
+    constexpr int kActionsPerStep = 64;
+    runtime::MemoryAccountHandle account;
+    const std::unique_ptr<runtime::DeviceMemory> memory =
+        runtime::make_device_memory(device, *account);
+    const auto now_ns = [epoch = std::chrono::steady_clock::now()] {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - epoch)
+            .count();
+    };
+    std::int64_t sampled = 0;
+    for (auto _ : state) {
+        const std::unique_ptr<runtime::ActionTimer> timer =
+            runtime::make_action_timer(device, std::chrono::steady_clock::now());
+        for (int action = 0; action < kActionsPerStep; ++action) {
+            const std::size_t span = timer->begin(now_ns());
+            memory->mark();
+            sampled += memory->sample().allocated_bytes;
+            timer->end(span, now_ns());
+            sampled += memory->sample().peak_allocated_bytes;
+        }
+        benchmark::DoNotOptimize(timer->spans());
+    }
+    benchmark::DoNotOptimize(sampled);
+    // Seconds per action: the step's time over its actions, as the reporter divides it.
+    state.counters["per_action_s"] =
+        benchmark::Counter(kActionsPerStep, benchmark::Counter::kIsIterationInvariantRate |
+                                                benchmark::Counter::kInvert);
+    state.SetLabel(device.str());
+}
+
+const bool action_instruments_registered = [] {
+    benchmark::RegisterBenchmark("action_instruments/cpu", [](benchmark::State& state) {
+        action_instruments(state, c10::Device(c10::kCPU));
+    })->UseRealTime();
+    if (torch::cuda::is_available())
+        benchmark::RegisterBenchmark("action_instruments/cuda", [](benchmark::State& state) {
+            action_instruments(state, c10::Device(c10::kCUDA, 0));
+        })->UseRealTime();
+    return true;
+}();
 
 // Registered before main runs only where a GPU is usable, so a CPU machine lists nothing for it.
 const bool stage_backward_cuda_registered = [] {
