@@ -360,14 +360,15 @@ void run_diff(const DiffOptions& options) {
     const std::vector<traces::RunRecord> reals = pick_real_runs(real_reader, options);
     const traces::RunRecord sim =
         pick_run(sim_source, options.sim, options.sim_run, traces::RunKind::simulated);
-    std::vector<analysis::TimedSchedule> real_schedules;
-    for (const traces::RunRecord& real : reals) {
+    for (const traces::RunRecord& real : reals)
         check_comparable(options, real, sim);
-        real_schedules.push_back(
-            with_actions(analysis::read_timed_schedule(real_reader, real.id), options.real, real));
-    }
+    // One real run held at a time: repeats of a long run add their steps, not their size.
     const analysis::RunDivergence diff = analysis::run_divergence(
-        real_schedules,
+        reals.size(),
+        [&](std::size_t index) {
+            return with_actions(analysis::read_timed_schedule(real_reader, reals[index].id),
+                                options.real, reals[index]);
+        },
         with_actions(analysis::read_timed_schedule(sim_source, sim.id), options.sim, sim),
         options.top.value_or(10));
     if (options.json) {

@@ -261,9 +261,57 @@ std::vector<WaitChange> wait_changes(const TrainingStep& real, const TrainingSte
     return changes;
 }
 
+// The `limit` matched actions furthest off, kept as they arrive, so that a run of millions of
+// actions (or several runs) holds `limit` of them and formats only their texts. Ties keep the
+// earlier action, as a stable sort of all of them would.
+class FurthestActions {
+  public:
+    explicit FurthestActions(int limit) : limit_(static_cast<std::size_t>(std::max(limit, 0))) {}
+
+    // Whether an action this far off, arriving now, would be kept.
+    bool keeps(std::int64_t off) const {
+        return kept_.size() < limit_ || (limit_ > 0 && off > kept_.front().off);
+    }
+    void add(ActionDivergence action) {
+        const std::int64_t off = std::llabs(action.measured_ns - action.simulated_ns);
+        if (!keeps(off))
+            return;
+        if (kept_.size() == limit_) {
+            std::pop_heap(kept_.begin(), kept_.end(), further);
+            kept_.pop_back();
+        }
+        kept_.push_back({off, arrived_++, std::move(action)});
+        std::push_heap(kept_.begin(), kept_.end(), further);
+    }
+    // Furthest first.
+    std::vector<ActionDivergence> take() {
+        std::sort(kept_.begin(), kept_.end(), further);
+        std::vector<ActionDivergence> actions;
+        for (Kept& kept : kept_)
+            actions.push_back(std::move(kept.action));
+        return actions;
+    }
+
+  private:
+    struct Kept {
+        std::int64_t off = 0;
+        std::uint64_t order = 0;
+        ActionDivergence action;
+    };
+    // As a heap's "less": the front is the kept action that would go first.
+    static bool further(const Kept& left, const Kept& right) {
+        return left.off != right.off ? left.off > right.off : left.order < right.order;
+    }
+
+    std::size_t limit_;
+    std::uint64_t arrived_ = 0;
+    std::vector<Kept> kept_;
+};
+
 struct Collected {
+    explicit Collected(int top_count) : furthest(top_count) {}
     std::map<ActionKind, std::vector<double>> ratios;
-    std::vector<ActionDivergence> actions;
+    FurthestActions furthest;
 };
 
 // A transfer's measured time is its seen delivery (both its SEND and its RECV show it); one not
@@ -285,9 +333,11 @@ void collect(const TrainingStep& real, const TrainingStep& sim, const StepMatch&
             predicted > 0 ? static_cast<double>(took) / static_cast<double>(predicted) : 0;
         if (predicted > 0)
             out.ratios[kind].push_back(ratio);
+        if (!out.furthest.keeps(std::llabs(took - predicted)))
+            return;
         const Action& action = real.timed.schedule.ranks[measured.rank][measured.index];
-        out.actions.push_back({real_run, measured.rank, real_step, real.timed.schedule.text(action),
-                               took, predicted, ratio});
+        out.furthest.add({real_run, measured.rank, real_step, real.timed.schedule.text(action),
+                          took, predicted, ratio});
     });
 }
 
@@ -296,15 +346,6 @@ void add_unmatched(const TrainingStep& step, const std::vector<ActionRef>& refs,
     for (ActionRef ref : refs)
         out.push_back({real_run, real, ref.rank, step_number,
                        step.timed.schedule.text(step.timed.schedule.ranks[ref.rank][ref.index])});
-}
-
-void keep_furthest(std::vector<ActionDivergence>& actions, int top_count) {
-    const auto off = [](const ActionDivergence& action) {
-        return std::llabs(action.measured_ns - action.simulated_ns);
-    };
-    std::stable_sort(actions.begin(), actions.end(),
-                     [&](const auto& left, const auto& right) { return off(left) > off(right); });
-    actions.resize(std::min(actions.size(), static_cast<std::size_t>(std::max(top_count, 0))));
 }
 
 void sum_up(RunDivergence& out) {
@@ -384,17 +425,23 @@ RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& sim
 
 RunDivergence run_divergence(std::span<const TimedSchedule> real_runs,
                              const TimedSchedule& simulated, int top_count) {
+    return run_divergence(
+        real_runs.size(), [&](std::size_t run) { return real_runs[run]; }, simulated, top_count);
+}
+
+RunDivergence run_divergence(std::size_t run_count,
+                             const std::function<TimedSchedule(std::size_t)>& read_run,
+                             const TimedSchedule& simulated, int top_count) {
     const std::vector<TrainingStep> sim_steps = training_steps(simulated);
     RunDivergence out;
-    Collected collected;
-    for (std::size_t run = 0; run < real_runs.size(); ++run)
-        compare_run(training_steps(real_runs[run]), sim_steps, static_cast<int>(run), out,
+    Collected collected(top_count);
+    for (std::size_t run = 0; run < run_count; ++run)
+        compare_run(training_steps(read_run(run)), sim_steps, static_cast<int>(run), out,
                     collected);
     for (auto& [kind, ratios] : collected.ratios)
         out.kinds.push_back({std::string(kind_text(kind)), median_ratio(ratios, 0),
                              static_cast<int>(ratios.size())});
-    keep_furthest(collected.actions, top_count);
-    out.top = std::move(collected.actions);
+    out.top = collected.furthest.take();
     sum_up(out);
     return out;
 }

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <span>
 #include <string>
@@ -117,6 +118,12 @@ RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& sim
 // The same over several real runs of the simulated configuration, their steps pooled in the
 // order given (run 0's steps, then run 1's, ...).
 RunDivergence run_divergence(std::span<const TimedSchedule> real_runs,
+                             const TimedSchedule& simulated, int top_count = 10);
+
+// The same, each run read when it is compared (`read_run(i)`, i < run_count), so that only one
+// run's actions are held at a time.
+RunDivergence run_divergence(std::size_t run_count,
+                             const std::function<TimedSchedule(std::size_t)>& read_run,
                              const TimedSchedule& simulated, int top_count = 10);
 
 }  // namespace pipelens::analysis

@@ -5,6 +5,9 @@
 // only is listed.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <tuple>
+
 #include "engine/analysis/run_divergence.hpp"
 #include "engine/analysis/training_steps.hpp"
 #include "tests/analysis/simulated_run.hpp"
@@ -230,6 +233,31 @@ TEST(RunDivergence, SeveralRunsArePooledAsTheStepsOfOneRunWouldBe) {
     const RunDivergence alone = run_divergence(std::span(&slow.timed, 1), sim.timed);
     EXPECT_EQ(alone.steps[0].split.speed_ns, late);
     EXPECT_EQ(alone.steps[0].real_run, 0);
+}
+
+// The actions furthest off are kept as they arrive, never all of them: the first N of a list
+// long enough to hold every matched action are the N kept, ties in arrival order.
+TEST(RunDivergence, TheFurthestActionsAreTheHeadOfTheWholeOrderedList) {
+    const auto sim = simulate_run(kOneFOneB, round_costs());
+    const auto slow = simulate_run(kOneFOneB, round_costs({1, 1.5}));
+    const std::vector<TimedSchedule> runs{slow.timed, sim.timed, slow.timed};
+    const RunDivergence all = run_divergence(runs, sim.timed, 100000);
+    ASSERT_GT(all.top.size(), 60u);
+    for (std::size_t index = 1; index < all.top.size(); ++index)
+        EXPECT_GE(std::llabs(all.top[index - 1].measured_ns - all.top[index - 1].simulated_ns),
+                  std::llabs(all.top[index].measured_ns - all.top[index].simulated_ns));
+    for (const int count : {0, 1, 5, 17, 40}) {
+        const RunDivergence some = run_divergence(runs, sim.timed, count);
+        ASSERT_EQ(some.top.size(), static_cast<std::size_t>(count));
+        for (std::size_t index = 0; index < some.top.size(); ++index) {
+            const ActionDivergence& kept = some.top[index];
+            const ActionDivergence& whole = all.top[index];
+            EXPECT_EQ(
+                std::tie(kept.real_run, kept.step, kept.rank, kept.label, kept.measured_ns),
+                std::tie(whole.real_run, whole.step, whole.rank, whole.label, whole.measured_ns))
+                << count << " " << index;
+        }
+    }
 }
 
 TEST(RunDivergence, AnActionOnOneSideOnlyIsListed) {
