@@ -298,7 +298,8 @@ class FurthestActions {
         std::uint64_t order = 0;
         ActionDivergence action;
     };
-    // As a heap's "less": the front is the kept action that would go first.
+    // As a heap's "less": the front is the kept action nearest its simulation (of those, the
+    // latest to arrive), the one dropped first.
     static bool further(const Kept& left, const Kept& right) {
         return left.off != right.off ? left.off > right.off : left.order < right.order;
     }

@@ -20,7 +20,8 @@
 #    steps: a machine whose speed moves from run to run (a KVM guest's vCPUs) then gives each row
 #    R draws spread over the whole session instead of one.
 #    With FIDELITY_ANCHOR_STEPS > 0 (default 10), the calibrated configuration is measured again
-#    before each row's run (or every FIDELITY_ANCHOR_EVERY-th run) and after the last (an anchor:
+#    before each row's run (or before every FIDELITY_ANCHOR_EVERY-th run, counted over all rows)
+#    and after the last (an anchor:
 #    `run --steps FIDELITY_ANCHOR_STEPS` into
 #    anchors.db, a line of anchors.tsv), so each row can also be judged at the machine's speed of
 #    its own minutes: a shared or virtual machine's speed moves by tens of percent between runs.
@@ -44,8 +45,9 @@
 # FIDELITY_TRANSPORT (gloo or local: skip the probe), FIDELITY_RUN_TIMEOUT_S (120),
 # FIDELITY_PARTITION_ROUNDS (3; 0 skips the partition check), FIDELITY_PARTITION_MIN_S (90: the
 # budget left that the partition check needs to start), FIDELITY_ANCHOR_STEPS (10; 0: no anchors),
-# FIDELITY_ANCHOR_WARMUP (3), FIDELITY_ANCHOR_EVERY (1: an anchor before every K-th run of a row),
-# FIDELITY_ROUNDS (1).
+# FIDELITY_ANCHOR_WARMUP (3), FIDELITY_ANCHOR_EVERY (1: an anchor before every K-th run, counted
+# over all rows), FIDELITY_ROUNDS (1), FIDELITY_DIFF_GRACE_S (30: how long past the budget the
+# diffs of rows already measured may still run, so a spent budget loses no measured row's split).
 set -uo pipefail
 
 if [ $# -ne 2 ]; then
@@ -75,13 +77,23 @@ anchor_steps="${FIDELITY_ANCHOR_STEPS:-10}"
 anchor_warmup="${FIDELITY_ANCHOR_WARMUP:-3}"
 rounds="${FIDELITY_ROUNDS:-1}"
 anchor_every="${FIDELITY_ANCHOR_EVERY:-1}"
+diff_grace_s="${FIDELITY_DIFF_GRACE_S:-30}"
 for setting in "FIDELITY_ROUNDS=$rounds" "FIDELITY_ANCHOR_EVERY=$anchor_every"; do
-    case "${setting#*=}" in '' | *[!0-9]* | 0)
+    value="${setting#*=}"
+    case "$value" in '' | *[!0-9]*) value=0 ;; *) value=$((10#$value)) ;; esac
+    if [ "$value" -lt 1 ]; then
         echo "$0: ${setting%%=*} must be a whole number of at least 1, not '${setting#*=}'" >&2
         exit 2
-        ;;
-    esac
+    fi
 done
+rounds=$((10#$rounds))
+anchor_every=$((10#$anchor_every))
+case "$diff_grace_s" in '' | *[!0-9]*)
+    echo "$0: FIDELITY_DIFF_GRACE_S must be a whole number of seconds, not '$diff_grace_s'" >&2
+    exit 2
+    ;;
+esac
+diff_grace_s=$((10#$diff_grace_s))
 run_steps=$(((steps + rounds - 1) / rounds))
 default_calibration_pp=2
 [ "$cores" -ge 16 ] && default_calibration_pp=4
@@ -92,7 +104,8 @@ kinds=(${FIDELITY_KINDS-1F1B GPipe Interleaved1F1B InterleavedZeroBubble ZBVZero
 
 say() { echo "fidelity.sh: $*"; }
 elapsed() { echo $(($(date +%s) - started)); }
-remaining() { echo $((budget_s - $(elapsed))); }
+# With extra_s set (a diff's grace), that much past the budget.
+remaining() { echo $((budget_s + ${extra_s:-0} - $(elapsed))); }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 # Stages per rank: 2 for the kinds built on several stages per rank, else 1.
@@ -455,8 +468,8 @@ finish_row() {
     else
         status=measured
         [ -n "$why" ] && reason="$count of $rounds runs measured; the first other: $why"
-        if [ -n "$sim_run" ] && bounded_stdout="$out_dir/diffs/$name.json" bounded 60 \
-            "$out_dir/logs/diff.$name.log" "$pipelens" diff "$out_dir/traces.db" \
+        if [ -n "$sim_run" ] && extra_s=$diff_grace_s bounded_stdout="$out_dir/diffs/$name.json" \
+            bounded 60 "$out_dir/logs/diff.$name.log" "$pipelens" diff "$out_dir/traces.db" \
             "$out_dir/predictions.db" --real-run "$ids" --sim-run "$sim_run" --top 5 --json; then
             diff_json="diffs/$name.json"
         else
@@ -474,48 +487,56 @@ predicted_rows() {
         "$out_dir/predictions.tsv"
 }
 
+# measure_turn KIND PP V M ROUND COUNT TOTAL: the row's run of this round (with the anchor before
+# it when one is due), unless the row failed before or the budget is spent.
+measure_turn() {
+    local kind="$1" pp="$2" v="$3" m="$4" round="$5" count="$6" total="$7"
+    # A row that failed once is not run again: its reason is already recorded.
+    if [ "$round" -gt 1 ] && awk -F'\t' -v k="$kind" -v p="$pp" -v v="$v" -v m="$m" \
+        '$1 == k && $2 == p && $3 == v && $4 == m && $6 == "failed" { f = 1 }
+         END { exit !f }' "$out_dir/row_runs.tsv"; then
+        return
+    fi
+    if [ "$(remaining)" -le 0 ]; then
+        printf '%s\t%s\t%s\t%s\t%s\tskipped\tthe fidelity budget of %s s ran out\t\t\t0\t%s\t\t\t\n' \
+            "$kind" "$pp" "$v" "$m" "$round" "$budget_s" "$(load)" >>"$out_dir/row_runs.tsv"
+        say "[$count/$total] skipped $kind pp=$pp v=$v m=$m (round $round): the budget" \
+            "of ${budget_s} s ran out"
+        return
+    fi
+    if [ "$anchor_steps" -gt 0 ] && [ $((runs_done % anchor_every)) -eq 0 ]; then
+        anchors_measured=$((anchors_measured + 1))
+        measure_anchor "$anchors_measured"
+    fi
+    say "[$count/$total] $kind pp=$pp v=$v m=$m ($(remaining) s of budget left)"
+    measure_run "$kind" "$pp" "$v" "$m" "$round" "$anchors_measured"
+    runs_done=$((runs_done + 1))
+}
+
+# Every row once a round; in the last round each row is finished (diffed, a line of rows.tsv)
+# right after its turn, so a budget that runs out leaves the rows measured so far whole.
 measure_all() {
     printf 'kind\tpp\tv\tm\tround\tstatus\treason\trun_json\trun_id\tseconds\tload\tcpu_s\trunning_mean\tanchor_before\n' \
         >"$out_dir/row_runs.tsv"
+    printf 'kind\tpp\tv\tm\tstatus\treason\trun_json\tdiff_json\tseconds\tload\tcpu_s\trunning_mean\tanchor_before\n' \
+        >"$out_dir/rows.tsv"
     rm -f "$out_dir/traces.db"
-    local kind pp v m sim_run count total anchors=0 round runs_done=0
+    local kind pp v m sim_run count total round
+    anchors_measured=0 runs_done=0
     total=$(predicted_rows | wc -l)
     for ((round = 1; round <= rounds; ++round)); do
         count=0
         [ "$rounds" -gt 1 ] && say "round $round of $rounds ($(remaining) s of budget left)"
         while IFS=$'\t' read -r kind pp v m sim_run; do
             count=$((count + 1))
-            # A row that failed once is not run again: its reason is already recorded.
-            if [ "$round" -gt 1 ] && awk -F'\t' -v k="$kind" -v p="$pp" -v v="$v" -v m="$m" \
-                '$1 == k && $2 == p && $3 == v && $4 == m && $6 == "failed" { f = 1 }
-                 END { exit !f }' "$out_dir/row_runs.tsv"; then
-                continue
-            fi
-            if [ "$(remaining)" -le 0 ]; then
-                printf '%s\t%s\t%s\t%s\t%s\tskipped\tthe fidelity budget of %s s ran out\t\t\t0\t%s\t\t\t\n' \
-                    "$kind" "$pp" "$v" "$m" "$round" "$budget_s" "$(load)" >>"$out_dir/row_runs.tsv"
-                say "[$count/$total] skipped $kind pp=$pp v=$v m=$m (round $round): the budget" \
-                    "of ${budget_s} s ran out"
-                continue
-            fi
-            if [ "$anchor_steps" -gt 0 ] && [ $((runs_done % anchor_every)) -eq 0 ]; then
-                anchors=$((anchors + 1))
-                measure_anchor "$anchors"
-            fi
-            say "[$count/$total] $kind pp=$pp v=$v m=$m ($(remaining) s of budget left)"
-            measure_run "$kind" "$pp" "$v" "$m" "$round" "$anchors"
-            runs_done=$((runs_done + 1))
+            measure_turn "$kind" "$pp" "$v" "$m" "$round" "$count" "$total"
+            [ "$round" -eq "$rounds" ] && finish_row "$kind" "$pp" "$v" "$m" "$sim_run"
         done < <(predicted_rows)
     done
     # The anchor after the last row measured, so that it too has one on either side.
-    if [ "$anchors" -gt 0 ] && [ "$(remaining)" -gt 0 ]; then
-        measure_anchor $((anchors + 1))
+    if [ "$anchors_measured" -gt 0 ] && [ "$(remaining)" -gt 0 ]; then
+        measure_anchor $((anchors_measured + 1))
     fi
-    printf 'kind\tpp\tv\tm\tstatus\treason\trun_json\tdiff_json\tseconds\tload\tcpu_s\trunning_mean\tanchor_before\n' \
-        >"$out_dir/rows.tsv"
-    while IFS=$'\t' read -r kind pp v m sim_run; do
-        finish_row "$kind" "$pp" "$v" "$m" "$sim_run"
-    done < <(predicted_rows)
 }
 
 partition_check() {

@@ -376,7 +376,9 @@ def print_table(rows, summary, meta, out_dir):
             " ".join(fmt(e) for e in row["peak_error_pct"])))
     print("* in sample (the calibrated configuration). error: (predicted - measured) / measured;"
           " paired: the same with the prediction scaled by the calibrated configuration's"
-          " measured / predicted step in the anchor runs just before and after the row;"
+          " measured / predicted step in the anchor runs just before and after the row's run"
+          " (with several runs, the geometric mean over its runs; with FIDELITY_ANCHOR_EVERY,"
+          " the nearest anchors either side);"
           " at ranks: the same with the prediction re-timed at each rank's measured speed;"
           " split: measured - predicted as pipelens diff splits it (speed, kinds,"
           " communication, ordering; means over the steps), in % of the measured median")

@@ -66,12 +66,48 @@ class FidelityRounds(unittest.TestCase):
         self.assertEqual(rows[1].split("\t")[-1], "1,1")  # both runs sit between anchors 1 and 2
 
     def test_a_round_count_that_is_not_a_whole_number_is_refused(self):
-        result = subprocess.run(["bash", str(SCRIPT), str(BUILD), str(self.out / "bad")],
-                                capture_output=True, text=True, timeout=60,
-                                env={**os.environ, **SETTINGS, "FIDELITY_ROUNDS": "0"})
-        self.assertEqual(result.returncode, 2)
-        self.assertIn("FIDELITY_ROUNDS must be a whole number of at least 1, not '0'",
-                      result.stderr)
+        for name, value in (("FIDELITY_ROUNDS", "0"), ("FIDELITY_ROUNDS", "00"),
+                            ("FIDELITY_ROUNDS", "2x"), ("FIDELITY_ANCHOR_EVERY", "000")):
+            result = subprocess.run(["bash", str(SCRIPT), str(BUILD), str(self.out / "bad")],
+                                    capture_output=True, text=True, timeout=60,
+                                    env={**os.environ, **SETTINGS, name: value})
+            self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+            self.assertIn("%s must be a whole number of at least 1, not '%s'" % (name, value),
+                          result.stderr)
+        # Written with a leading zero, a count is still decimal (08 is not octal).
+        result = subprocess.run(["bash", str(SCRIPT), str(BUILD), str(self.out / "octal")],
+                                capture_output=True, text=True, timeout=120,
+                                env={**os.environ, **SETTINGS, "FIDELITY_ROUNDS": "02"})
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        self.assertIn("round 2 of 2", result.stdout)
+
+
+class FidelityBudgetRunsOut(unittest.TestCase):
+    """A budget spent in the middle of the rounds (36 runs of about 0.4 s each against 10 s):
+    every row measured keeps its diff (the split, the error at each rank's speed), and the rows
+    cut short say how many runs they got."""
+
+    def test_every_measured_row_keeps_its_diff(self):
+        out = pathlib.Path(tempfile.mkdtemp(prefix="fidelity_budget_"))
+        try:
+            settings = {**SETTINGS, "FIDELITY_KINDS": "GPipe 1F1B Interleaved1F1B",
+                        "FIDELITY_ROUNDS": "12", "FIDELITY_STEPS": "12",
+                        "FIDELITY_ANCHOR_STEPS": "0", "FIDELITY_BUDGET_S": "10"}
+            result = subprocess.run(["bash", str(SCRIPT), str(BUILD), str(out)],
+                                    capture_output=True, text=True, timeout=200,
+                                    env={**os.environ, **settings})
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+            self.assertIn("the budget of 10 s ran out", result.stdout)  # it did run out
+            rows = json.loads((out / "fidelity.json").read_text())["rows"]
+            measured = [row for row in rows if row["status"] == "measured"]
+            self.assertTrue(measured, result.stdout)
+            for row in measured:
+                self.assertTrue(row["split_pct_of_measured"], row)
+                self.assertIsNotNone(row["at_rank_speed_error_pct"], row)
+            self.assertTrue(any(row["runs"] < 12 for row in measured), measured)
+            self.assertIn("in fewer runs: ", result.stdout)
+        finally:
+            shutil.rmtree(out)
 
 
 if __name__ == "__main__":
