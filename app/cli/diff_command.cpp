@@ -363,11 +363,14 @@ void run_diff(const DiffOptions& options) {
     for (const traces::RunRecord& real : reals)
         check_comparable(options, real, sim);
     // One real run held at a time: repeats of a long run add their steps, not their size.
+    std::optional<analysis::TimedSchedule> current;
     const analysis::RunDivergence diff = analysis::run_divergence(
         reals.size(),
-        [&](std::size_t index) {
-            return with_actions(analysis::read_timed_schedule(real_reader, reals[index].id),
-                                options.real, reals[index]);
+        [&](std::size_t index) -> const analysis::TimedSchedule& {
+            current.reset();
+            current = with_actions(analysis::read_timed_schedule(real_reader, reals[index].id),
+                                   options.real, reals[index]);
+            return *current;
         },
         with_actions(analysis::read_timed_schedule(sim_source, sim.id), options.sim, sim),
         options.top.value_or(10));

@@ -427,11 +427,12 @@ RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& sim
 RunDivergence run_divergence(std::span<const TimedSchedule> real_runs,
                              const TimedSchedule& simulated, int top_count) {
     return run_divergence(
-        real_runs.size(), [&](std::size_t run) { return real_runs[run]; }, simulated, top_count);
+        real_runs.size(), [&](std::size_t run) -> const TimedSchedule& { return real_runs[run]; },
+        simulated, top_count);
 }
 
 RunDivergence run_divergence(std::size_t run_count,
-                             const std::function<TimedSchedule(std::size_t)>& read_run,
+                             const std::function<const TimedSchedule&(std::size_t)>& read_run,
                              const TimedSchedule& simulated, int top_count) {
     const std::vector<TrainingStep> sim_steps = training_steps(simulated);
     RunDivergence out;

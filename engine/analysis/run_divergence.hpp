@@ -120,10 +120,10 @@ RunDivergence run_divergence(const TimedSchedule& real, const TimedSchedule& sim
 RunDivergence run_divergence(std::span<const TimedSchedule> real_runs,
                              const TimedSchedule& simulated, int top_count = 10);
 
-// The same, each run read when it is compared (`read_run(i)`, i < run_count), so that only one
-// run's actions are held at a time.
+// The same, each run read when it is compared (`read_run(i)`, i < run_count; what it returns
+// need stay valid only until the next call), so that only one run's actions are held at a time.
 RunDivergence run_divergence(std::size_t run_count,
-                             const std::function<TimedSchedule(std::size_t)>& read_run,
+                             const std::function<const TimedSchedule&(std::size_t)>& read_run,
                              const TimedSchedule& simulated, int top_count = 10);
 
 }  // namespace pipelens::analysis
