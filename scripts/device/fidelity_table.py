@@ -169,6 +169,7 @@ def measured_row(row, predicted_ns, predicted_peaks, out_dir, speeds):
         "status": "measured", "reason": row["reason"],
         "measured_ns": {k: steps[k] for k in ("median", "min", "p10", "p90", "max")},
         "steps": steps.get("recorded"), "runs": len(runs),
+        "run_medians_ns": [run["steps"]["median_ns"] for run in runs],
         "error_pct": percent(predicted_ns, measured),
         "peak_measured_bytes": peaks, "peak_error_pct": peak_errors,
         "at_rank_speed_error_pct": at_rank_speed_error(diff) if diff else None,
@@ -407,6 +408,22 @@ def print_table(rows, summary, meta, out_dir):
     line = core_wait_line(rows)
     if line:
         print(line)
+    line = run_to_run_line(rows)
+    if line:
+        print(line)
+
+
+def run_to_run_line(rows):
+    """With rounds: how far apart a row's runs came out (the slowest run's median over the
+    fastest's), the part of a one-run row's error that is the draw of its run."""
+    spreads = sorted((max(r["run_medians_ns"]) / min(r["run_medians_ns"]) - 1) * 100
+                     for r in rows if r.get("status") == "measured"
+                     and len(r.get("run_medians_ns") or []) > 1 and min(r["run_medians_ns"]) > 0)
+    if not spreads:
+        return None
+    return ("run to run: the slowest of a row's runs over its fastest (medians), +%.1f %% at the"
+            " median row, +%.1f %% at the most (%d rows)" % (upper_median(spreads), spreads[-1],
+                                                            len(spreads)))
 
 
 def core_wait_line(rows):

@@ -130,7 +130,7 @@ class FidelityTable(unittest.TestCase):
         runs = []
         for round_number, times, peaks in ((1, [40, 50, 60], (1000, 2500)),
                                            (2, [45, 55, 65, 70], (3000, 2000))):
-            document = run_json(0, peaks)
+            document = run_json(sorted(times)[len(times) // 2] * 1_000_000, peaks)
             document["steps"]["times_ns"] = [t * 1_000_000 for t in times]
             name = "runs/GPipe.pp2.v1.m8.r%d.json" % round_number
             (self.out / name).write_text(json.dumps(document))
@@ -155,6 +155,10 @@ class FidelityTable(unittest.TestCase):
         self.assertAlmostEqual(gpipe["drift_factor"], 1.331 ** 0.5, places=12)
         self.assertAlmostEqual(gpipe["error_pct"], 100 * (40 - 55) / 55, places=9)
         self.assertIn("each row measured in 2 rounds", printed)
+        # The runs' own medians (upper middles), 50 and 65 ms: the second 30 % slower.
+        self.assertEqual(gpipe["run_medians_ns"], [50_000_000, 65_000_000])
+        self.assertIn("run to run: the slowest of a row's runs over its fastest (medians),"
+                      " +30.0 % at the median row, +30.0 % at the most (1 rows)", printed)
         # The other three rows kept one run each, and the table says so.
         self.assertIn("3 row(s) in fewer runs: 1F1B pp=2 m=8 (1), ZBVZeroBubble pp=2 m=8 (1),"
                       " DualPipeV pp=2 m=8 (1)", printed)
