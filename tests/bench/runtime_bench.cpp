@@ -296,6 +296,9 @@ void stage_backward_cuda(benchmark::State& state) {
 // clock read at each end, the timer's begin and end, and the memory's mark and samples.
 void action_instruments(benchmark::State& state, const c10::Device& device) {
     constexpr int kActionsPerStep = 64;
+    // A device's allocator is set up by its first tensor; the executor samples one only after
+    // its stages have placed theirs.
+    const torch::Tensor placed = torch::zeros({1}, torch::TensorOptions().device(device));
     runtime::MemoryAccountHandle account;
     const std::unique_ptr<runtime::DeviceMemory> memory =
         runtime::make_device_memory(device, *account);
