@@ -25,6 +25,7 @@
 
 #include "engine/run_record/rank_files.hpp"
 #include "engine/runtime/gloo_transport.hpp"
+#include "engine/runtime/memory_account.hpp"
 #include "engine/runtime/rendezvous_store.hpp"
 
 namespace pipelens::runtime {
@@ -211,6 +212,33 @@ void posted_ahead(Transport& transport) {
     TensorList large{torch::zeros({200, 100})};
     transport.recv(0, 10, large, kTimeout);
     print(fmt::format("large {}", describe(large[0])));
+}
+
+// Rank 1 posts, under its own memory account, a receive for an expected message of 8 KiB (one
+// that travels inline) and then one of unknown size, printing the bytes each posting holds; rank
+// 0 then sends both so that nothing stays posted.
+void posted_bytes(Transport& transport) {
+    const ExpectedMessage eight_kib{{8192}, true};
+    if (transport.rank() == 0) {
+        transport.send_expected(1, 20, {torch::zeros({2048})}, eight_kib);
+        transport.send(1, 21, {torch::zeros({4})});
+        transport.finish_sends(kTimeout);
+        return;
+    }
+    const MemoryAccountHandle account;
+    {
+        const ScopedMemoryAccount charged(account.get());
+        transport.post_recv(0, 20, eight_kib, {});
+        print(fmt::format("posted_expected_bytes {}", account->current_bytes()));
+        const std::int64_t before = account->current_bytes();
+        transport.post_recv(0, 21, {}, {});
+        print(fmt::format("posted_unknown_bytes {}", account->current_bytes() - before));
+    }
+    TensorList expected{torch::zeros({2048})};
+    transport.recv(0, 20, expected, kTimeout);
+    TensorList small{torch::zeros({4})};
+    transport.recv(0, 21, small, kTimeout);
+    print("received");
 }
 
 // A receive from rank 0 on `tag` that must be refused: prints the error it raised.
@@ -467,6 +495,8 @@ void run(const std::string& scenario, Transport& transport, int count, const std
         posted_ahead(transport);
     else if (scenario == "expected_sizes")
         expected_sizes(transport);
+    else if (scenario == "posted_bytes")
+        posted_bytes(transport);
     else if (scenario == "posted_large_ahead")
         posted_large_ahead(transport);
     else if (scenario == "abort")

@@ -27,6 +27,7 @@
 #include "app/cli/rendezvous_port.hpp"
 #include "engine/runtime/gloo_transport.hpp"
 #include "engine/runtime/local_transport.hpp"
+#include "engine/runtime/message_header.hpp"
 #include "engine/runtime/nccl_transport.hpp"
 #include "engine/runtime/rendezvous_store.hpp"
 #include "tests/child_process.hpp"
@@ -439,6 +440,23 @@ TEST_F(GlooTransportTest, ALandingBufferSizedToItsMessageRefusesALargerOneCleanl
     EXPECT_EQ(value_of(ranks[1], "error"),
               "runtime_error: rank 0 sent tensor 0 (tag 12) with 1000 elements of Float but rank "
               "1 expects 4 of Float");
+}
+
+// A posted receive holds a landing buffer until its data is taken: for a message whose size the
+// receiver knows, exactly the header and that message (here 8 KiB), not gloo's largest inline
+// message (64 KiB), which on a small model outweighed what the stage itself held; only a
+// message of unknown size is posted at the largest inline size.
+TEST_F(GlooTransportTest, APostedReceiveHoldsOnlyTheBytesOfTheMessageItExpects) {
+    const std::vector<PeerOutput> ranks = run_ranks(2, "posted_bytes");
+    EXPECT_TRUE(ranks[0].exited_cleanly);
+    EXPECT_TRUE(ranks[1].exited_cleanly);
+    EXPECT_EQ(value_of(ranks[1], "error"), std::nullopt);
+    EXPECT_EQ(value_of(ranks[1], "posted_expected_bytes"),
+              std::to_string(kMessageHeaderBytes + 8192));
+    EXPECT_EQ(value_of(ranks[1], "posted_unknown_bytes"),
+              std::to_string(kMessageHeaderBytes + 65536));
+    EXPECT_NE(std::find(ranks[1].lines.begin(), ranks[1].lines.end(), "received"),
+              ranks[1].lines.end());
 }
 
 // A large message of known size lands in buffers the receiver posted when its RECV ran, so it
