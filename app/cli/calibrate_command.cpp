@@ -20,6 +20,7 @@
 #include "app/cli/input_files.hpp"
 #include "app/cli/json_text.hpp"
 #include "app/cli/output_file.hpp"
+#include "app/cli/run_list_option.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_record/experiment_schedule.hpp"
 #include "sim/calibration.hpp"
@@ -450,12 +451,10 @@ void add_calibrate_command(CLI::App& app) {
     CLI::App* command = app.add_subcommand(
         "calibrate", "Fit the cost model to a real run, simulate it, and compare the step times");
     add_trace_argument(*command, options->trace, "Trace file with a real run");
-    command
-        ->add_option("--run", options->runs,
-                     "The real run (default: the latest real one; a simulation is refused); "
-                     "repeat it, or list runs with commas, to "
-                     "calibrate from the medians over repeats of one configuration")
-        ->delimiter(',');
+    add_run_list_option(*command, "--run", options->runs,
+                        "The real run (default: the latest real one; a simulation is refused); "
+                        "repeat it, or list runs with commas, to calibrate from the medians over "
+                        "repeats of one configuration");
     command->add_option("--out", options->out, "Write the calibrated experiment (TOML)");
     command->add_flag("--json", options->json, "Print one JSON object");
     command->callback([options] { run_calibrate(*options); });

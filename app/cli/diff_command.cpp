@@ -17,6 +17,7 @@
 #include "app/cli/experiment_options.hpp"
 #include "app/cli/input_files.hpp"
 #include "app/cli/json_text.hpp"
+#include "app/cli/run_list_option.hpp"
 #include "app/cli/validators.hpp"
 #include "engine/analysis/run_divergence.hpp"
 #include "engine/analysis/training_steps.hpp"
@@ -401,13 +402,10 @@ void add_diff_command(CLI::App& app) {
     command->add_option("sim", options->sim, "Trace holding the simulation (may be REAL itself)")
         ->required()
         ->check(trace_file("diff"));
-    command
-        ->add_option("--real-run", options->real_runs,
-                     "Real run to compare (default: REAL's latest real run); repeat it, or list "
-                     "runs with commas, to compare repeats of one configuration together, their "
-                     "steps pooled")
-        ->delimiter(',')
-        ->check(int64_number());
+    add_run_list_option(*command, "--real-run", options->real_runs,
+                        "Real run to compare (default: REAL's latest real run); repeat it, or "
+                        "list runs with commas, to compare repeats of one configuration "
+                        "together, their steps pooled");
     command
         ->add_option("--sim-run", options->sim_run,
                      "Simulated run to compare (default: SIM's latest simulated run)")

@@ -128,6 +128,17 @@ TEST(CalibrateCli, ATraceOfSimulationsAloneIsRefusedNamingItsRuns) {
     EXPECT_EQ(twice.exit_code, 2);
     EXPECT_EQ(twice.err,
               "pipelens: --run names run 1 twice; each run counts once in the medians\n");
+    // A stray comma or an empty value names no run: refused, not read as the rest or as run 0.
+    const auto stray = run_pipelens("calibrate " + trace.string() + " --run 1,");
+    EXPECT_EQ(stray.exit_code, 2);
+    EXPECT_EQ(stray.err,
+              "pipelens calibrate: --run: '1,' has an empty entry (list runs as 1,2,3); see "
+              "pipelens calibrate --help\n");
+    const auto empty = run_pipelens("calibrate " + trace.string() + " --run ''");
+    EXPECT_EQ(empty.exit_code, 2);
+    EXPECT_EQ(empty.err,
+              "pipelens calibrate: --run: an empty value names no run; see pipelens calibrate "
+              "--help\n");
 }
 
 }  // namespace

@@ -185,6 +185,14 @@ TEST(DiffCli, SeveralRealRunsArePooledEachStepNamingItsRun) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err,
               "pipelens diff: --real-run names run 1 twice: each run's steps count once\n");
+    // A stray comma is refused, not read as the runs around it.
+    for (const std::string list : {"1,2,", "1,,2", ",1"}) {
+        result = run_pipelens("diff " + real.string() + " " + sim.string() + " --real-run " + list);
+        EXPECT_EQ(result.exit_code, 2) << list;
+        EXPECT_EQ(result.err, "pipelens diff: --real-run: '" + list +
+                                  "' has an empty entry (list runs as 1,2,3); see pipelens diff "
+                                  "--help\n");
+    }
     ASSERT_EQ(
         run_pipelens("simulate --pp 2 --m 4 --schedule GPipe --out " + real.string()).exit_code, 0);
     ASSERT_EQ(edit_trace(real, "UPDATE runs SET kind = 'real' WHERE id = 3"), 1);
