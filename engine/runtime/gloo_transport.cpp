@@ -50,11 +50,14 @@
 #include "engine/runtime/gloo_transport.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -78,12 +81,17 @@ constexpr int kSlotsPerTag = kMaxTensorsPerMessage + 1;  // the header, then the
 constexpr int kLargestTag = INT_MAX / kSlotsPerTag - 1;
 // A message whose tensors fit in this many bytes travels inside its header's wire message: one
 // gloo exchange (the receiver's ready notice, then the data) instead of two. The receiver posts
-// a buffer of this size for every header, so a sender can never overrun it.
+// a buffer of this size for every header of a message whose size it was not told, so a sender
+// can never overrun it.
 constexpr std::int64_t kInlinePayloadBytes = std::int64_t{64} << 10;
 constexpr std::int64_t kInlineAlignment = 16;  // any dtype may be viewed at an inline offset
 // Gloo's own limit on a receive wait, past the receive's deadline; the watchdog ends the wait
 // first, so reaching this would mean the watchdog is stuck.
 constexpr auto kGlooWaitMargin = std::chrono::seconds(30);
+// Gloo's connect and rank 0's wait for the others to join end on the same timeout, rank 0's a
+// moment first; on a loaded machine rank 0 may record why it gave up just after a rank's connect
+// ended, so that rank looks for the reason this long before it gives its own.
+constexpr auto kRankZeroReasonGrace = std::chrono::seconds(1);
 
 std::chrono::milliseconds until(Clock::time_point deadline) {
     return std::max(std::chrono::milliseconds(0),
@@ -211,6 +219,18 @@ std::shared_ptr<::gloo::transport::Device> make_gloo_device(const Rendezvous& re
     return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
+// Why some rank (rank 0, when it gave up the rendezvous) stopped the run, waiting at most
+// kRankZeroReasonGrace for one to be recorded; nullopt when none was.
+std::optional<std::string> recorded_abort_reason(RendezvousStore& store) {
+    for (const auto until = Clock::now() + kRankZeroReasonGrace;;
+         std::this_thread::sleep_for(std::chrono::milliseconds(20))) {
+        if (std::optional<std::string> reason = store.abort_reason())
+            return reason;
+        if (Clock::now() >= until)
+            return std::nullopt;
+    }
+}
+
 // Gloo's full-mesh connect waits for every peer; one that died meanwhile was waited for until
 // its timeout and, in some tries, well past it (a rank left connecting after the others had
 // failed): the connect also ends once the launcher says a rank ended, or a little after gloo's
@@ -239,7 +259,7 @@ c10::intrusive_ptr<c10d::ProcessGroupGloo> make_process_group(RendezvousStore& s
     } catch (const std::exception& error) {
         // The connect has ended, and used a store connection of its own: rank 0 may have said
         // why it gave up the rendezvous.
-        if (std::optional<std::string> reason = store.abort_reason())
+        if (std::optional<std::string> reason = recorded_abort_reason(store))
             throw TransportUnavailable(
                 fmt::format("{}: rank {} stopped connecting to the other ranks through gloo: {}",
                             kTransportName, rendezvous.rank, *reason));

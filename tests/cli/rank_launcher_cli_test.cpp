@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/blocked_signals.hpp"
 #include "tests/child_process.hpp"
 #include "tests/cli/run_pipelens.hpp"
 
@@ -126,16 +127,6 @@ TEST(RankLauncher, RanksEndWithALauncherThatIsKilled) {
     EXPECT_TRUE(report_directories_of(killed).empty());
 }
 
-// Whether `pid`'s main thread has SIGINT blocked (/proc's SigBlk mask): a local run's watch of
-// the stop signals is in place.
-bool blocks_sigint(pid_t pid) {
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    for (std::string line; std::getline(status, line);)
-        if (line.rfind("SigBlk:", 0) == 0)
-            return (std::stoull(line.substr(7), nullptr, 16) >> (SIGINT - 1)) & 1;
-    return false;
-}
-
 // Ranks that are threads of one process stop on Ctrl-C as a launcher's do, exit 128 + the
 // signal with a word on stderr; they once ended by the signal's default, without one.
 TEST(RankLauncher, ALocalRunStopsOnASignalAsALaunchersRanksDo) {
@@ -144,9 +135,9 @@ TEST(RankLauncher, ALocalRunStopsOnASignalAsALaunchersRanksDo) {
                                "stage1=sleep:30s", "--timeout", "60s"});
     ASSERT_TRUE(run.started());
     const auto deadline = Clock::now() + std::chrono::seconds(30);
-    while (!blocks_sigint(run.pid()) && Clock::now() < deadline)
+    while (!testing::blocks_signal(run.pid(), SIGINT) && Clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_TRUE(blocks_sigint(run.pid()));
+    ASSERT_TRUE(testing::blocks_signal(run.pid(), SIGINT));
     run.send(SIGINT);
     EXPECT_EQ(run.wait(Clock::now() + std::chrono::seconds(10)), 128 + SIGINT);
 }

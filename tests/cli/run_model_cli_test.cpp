@@ -429,7 +429,7 @@ TEST(RunCli, ARankStartedByHandReadsThatRankZeroRanOutOfMemory) {
         GTEST_SKIP() << "pipelens-runtime links a CUDA LibTorch (" << library
                      << "): an address-space limit cannot model a small CPU machine";
     const std::string ranks =
-        " --transport gloo --pp 2 --m 4 --layers 20000 --steps 1 --threads 1 --timeout 10s "
+        " --transport gloo --pp 2 --m 4 --layers 20000 --steps 1 --threads 1 --timeout 60s "
         "--world-size 2 --master 127.0.0.1:" +
         std::to_string(cli::rendezvous_port());
     auto zero = std::async(std::launch::async, [&] {

@@ -19,12 +19,12 @@ namespace {
 using pipelens::testing::fresh_trace;
 using testing::run_pipelens;
 
-constexpr std::int64_t kSleepNs = 20'000'000;  // stage 1's forward, --fault stage1=sleep:20ms
+constexpr std::int64_t kSleepNs = 200'000'000;  // stage 1's forward, --fault stage1=sleep:200ms
 
 TEST(RunCli, ARecvEndsWhenItsDataArrivedNotWhenItWasNeeded) {
     const auto trace = fresh_trace("arrival");
     const auto result = run_pipelens(
-        "run --schedule 1F1B --pp 2 --m 4 --batch 16 --fault stage1=sleep:20ms --out " +
+        "run --schedule 1F1B --pp 2 --m 4 --batch 16 --fault stage1=sleep:200ms --out " +
         trace.string());
     ASSERT_EQ(result.exit_code, 0) << result.err;
 

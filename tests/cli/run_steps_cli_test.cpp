@@ -355,7 +355,7 @@ TEST(RunStepsCli, RunStragglersAndDiffTimeAStepAlike) {
 TEST(RunStepsCli, ARunThatFailsBeforeItsFirstWholeStepHasNoStepFigures) {
     const auto trace = fresh_trace("steps_failed_in_warmup");
     const auto result = run_pipelens(
-        "run --pp 2 --m 4 --fault stage1=sleep:30s --timeout 300ms --steps 3 --warmup 2 --json "
+        "run --pp 2 --m 4 --fault stage1=sleep:30s --timeout 2s --steps 3 --warmup 2 --json "
         "--out " +
         trace.string());
     EXPECT_EQ(result.exit_code, 1) << result.err;

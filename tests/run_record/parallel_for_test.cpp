@@ -81,14 +81,23 @@ TEST(ParallelFor, ProgressRunsOnTheCallingThreadAndEndsWithEveryItemDone) {
     std::vector<std::size_t> reported;
     const auto caller = std::this_thread::get_id();
     bool elsewhere = false;
+    // The items hold until progress has been reported once (at most 10 s), so that a call
+    // while they run is seen however late the caller's first wake-up comes.
+    std::atomic<bool> reported_once{false};
+    const auto started = std::chrono::steady_clock::now();
     parallel_for(
-        40, 2, [](std::size_t) { std::this_thread::sleep_for(6ms); },
+        40, 2,
+        [&](std::size_t) {
+            while (!reported_once && std::chrono::steady_clock::now() - started < 10s)
+                std::this_thread::sleep_for(1ms);
+        },
         [&](std::size_t done) {
             elsewhere = elsewhere || std::this_thread::get_id() != caller;
             reported.push_back(done);
+            reported_once = true;
         });
     EXPECT_FALSE(elsewhere);
-    ASSERT_GE(reported.size(), 2u);  // 40 x 6 ms on 2 workers: over 100 ms, then the last call
+    ASSERT_GE(reported.size(), 2u);  // at least one call while the items ran, then the last
     EXPECT_EQ(reported.back(), 40u);
     EXPECT_TRUE(std::is_sorted(reported.begin(), reported.end()));
 }
@@ -130,14 +139,22 @@ TEST(ParallelFor, TheLowestFailingItemIsReportedWhateverFailsFirst) {
 
 TEST(ParallelFor, AnExceptionFromProgressStopsTheLoopAndReachesTheCaller) {
     std::atomic<int> ran{0};
+    std::atomic<bool> thrown{false};
+    const auto started = std::chrono::steady_clock::now();
     const std::string error = thrown_by([&] {
         parallel_for(
             1000, 2,
             [&](std::size_t) {
                 ++ran;
-                std::this_thread::sleep_for(1ms);
+                // Held until progress has thrown (at most 10 s), however late the caller wakes.
+                while (!thrown && std::chrono::steady_clock::now() - started < 10s)
+                    std::this_thread::sleep_for(1ms);
+                std::this_thread::sleep_for(1ms);  // the rest would take 500 ms
             },
-            [](std::size_t) { throw std::runtime_error("bar broke"); });
+            [&](std::size_t) {
+                thrown = true;
+                throw std::runtime_error("bar broke");
+            });
     });
     EXPECT_EQ(error, "bar broke");
     EXPECT_LT(ran.load(), 1000);

@@ -297,7 +297,9 @@ TEST(Faults, NanOutputsFailTheRunAndCompareAsNan) {
 TEST(Faults, AStuckRankBecomesATimeoutNotAHang) {
     run_record::PipelineRunOptions options = options_for("mlp");
     options.faults = {"stage1=sleep:60s"};
-    options.timeout_ms = 300;
+    // Long enough for every rank to reach the first step's barrier on a loaded machine (the
+    // timeout bounds that wait too), far below the sleep.
+    options.timeout_ms = 2000;
     const auto result = run_pipeline(options, lowered(ScheduleKind::one_f_one_b, 3, 1, 4));
     EXPECT_FALSE(result.completed);
     int timeouts = 0;

@@ -170,7 +170,7 @@ void receive_timeout(Transport& transport, milliseconds timeout) {
 // Rank 0 sends a message that rank 1 never receives and waits for its sends to leave.
 void unreceived(Transport& transport) {
     if (transport.rank() == 1) {
-        std::this_thread::sleep_for(milliseconds(1500));
+        std::this_thread::sleep_for(milliseconds(3000));
         return;
     }
     transport.send(1, 9, {torch::ones({4})});
@@ -185,14 +185,14 @@ void unreceived(Transport& transport) {
                       std::chrono::duration_cast<milliseconds>(Clock::now() - started).count()));
 }
 
-// Rank 1 posts two receives ahead (post_recv) and asks for their data only 1.5 s later: rank 0's
+// Rank 1 posts two receives ahead (post_recv) and asks for their data only 3 s later: rank 0's
 // small message must be delivered into the posted buffer before that (its finish_sends returns
 // at once), and a large one, whose header alone was posted, arrives whole when received.
 void posted_ahead(Transport& transport) {
     if (transport.rank() == 0) {
         transport.send(1, 9, {torch::arange(4, torch::kFloat32)});
         try {
-            transport.finish_sends(milliseconds(1000));
+            transport.finish_sends(milliseconds(2000));
             print(fmt::format("small_delivered_at_ms {}", steady_ms()));
         } catch (const TransportTimeout& error) {
             print(fmt::format("error TransportTimeout: {}", error.what()));
@@ -204,7 +204,7 @@ void posted_ahead(Transport& transport) {
     }
     transport.post_recv(0, 9, {}, {});
     transport.post_recv(0, 10, {}, {});
-    std::this_thread::sleep_for(milliseconds(1500));
+    std::this_thread::sleep_for(milliseconds(3000));
     print(fmt::format("receive_at_ms {}", steady_ms()));
     TensorList small{torch::zeros({4})};
     transport.recv(0, 9, small, kTimeout);
@@ -274,7 +274,7 @@ void expected_sizes(Transport& transport) {
 }
 
 // Rank 1 expects a large message (80,000 bytes, past the inline size) on tags 13, 14 and 15 and
-// posts its own buffers for them ahead; it asks for the data only 1.5 s later. Rank 0 sends the
+// posts its own buffers for them ahead; it asks for the data only 3 s later. Rank 0 sends the
 // expected message on 13, which must be delivered into the posted buffer before that (its
 // finish_sends returns at once: no round trip after the receiver asks); on 14 a message twice
 // as large and on 15 one of half the size: each refused on its header, never written into a
@@ -285,7 +285,7 @@ void posted_large_ahead(Transport& transport) {
         transport.send_expected(1, 13, {torch::arange(20'000, torch::kFloat32).reshape({200, 100})},
                                 large);
         try {
-            transport.finish_sends(milliseconds(1000));
+            transport.finish_sends(milliseconds(2000));
             print(fmt::format("large_delivered_at_ms {}", steady_ms()));
         } catch (const TransportTimeout& error) {
             print(fmt::format("error TransportTimeout: {}", error.what()));
@@ -305,7 +305,7 @@ void posted_large_ahead(Transport& transport) {
     transport.post_recv(0, 15, large, smaller);
     TensorList undescribed{torch::zeros({200, 100})};
     transport.post_recv(0, 16, {}, undescribed);  // size unknown: only its header is posted
-    std::this_thread::sleep_for(milliseconds(1500));
+    std::this_thread::sleep_for(milliseconds(3000));
     print(fmt::format("receive_at_ms {}", steady_ms()));
     // How long the data takes once asked for, posted ahead against not: one round trip.
     const auto timed_recv = [&](int tag, TensorList& buffers) {
@@ -335,7 +335,7 @@ void abort_while_receiving(Transport& transport) {
         print(fmt::format("abort_at_ms {}", steady_ms()));
         transport.abort(reason);
         transport.abort("rank 0: a second reason that must not replace the first");
-        std::this_thread::sleep_for(milliseconds(1500));
+        std::this_thread::sleep_for(milliseconds(4000));
         return;
     }
     TensorList buffers{torch::zeros({4})};
@@ -363,7 +363,7 @@ void peer_exits(Transport& transport, int exiting) {
         std::_Exit(0);
     }
     if (transport.rank() != 1) {
-        std::this_thread::sleep_for(milliseconds(2000));
+        std::this_thread::sleep_for(milliseconds(4000));
         return;
     }
     TensorList buffers{torch::zeros({4})};
@@ -551,6 +551,8 @@ int main(int argc, char** argv) {
         const auto store = joined.store();
         for (int look = 0; look < 500 && store->add("pipelens/joined", 0) < 3; ++look)
             std::this_thread::sleep_for(milliseconds(10));
+        // Time for those round trips on a loaded machine, well inside the connect's 5 s.
+        std::this_thread::sleep_for(milliseconds(1200));
         die_noted(notices);
     }
     // Rank 2 dies before it reaches the rendezvous: the others must not wait out the timeout.

@@ -220,7 +220,7 @@ TEST_F(GlooTransportTest, ReceiveTimesOutNamingThePeerAndTag) {
     const std::optional<std::string> elapsed = value_of(ranks[1], "elapsed_ms");
     ASSERT_TRUE(elapsed);
     EXPECT_GE(std::stoi(*elapsed), 500);
-    EXPECT_LE(std::stoi(*elapsed), 800);
+    EXPECT_LE(std::stoi(*elapsed), 2000);  // a missed deadline would wait seconds more
 }
 
 TEST_F(GlooTransportTest, FinishSendsTimesOutNamingTheReceiverAndTag) {
@@ -232,7 +232,7 @@ TEST_F(GlooTransportTest, FinishSendsTimesOutNamingTheReceiverAndTag) {
     const std::optional<std::string> elapsed = value_of(ranks[0], "elapsed_ms");
     ASSERT_TRUE(elapsed);
     EXPECT_GE(std::stoi(*elapsed), 500);
-    EXPECT_LE(std::stoi(*elapsed), 800);
+    EXPECT_LE(std::stoi(*elapsed), 2000);  // a missed deadline would wait seconds more
 }
 
 // Gloo sends only into a posted buffer: a receive posted when the schedule's RECV runs lets the
@@ -263,7 +263,7 @@ TEST_F(GlooTransportTest, AbortEndsABlockedReceiveWithTheFirstReason) {
     const std::optional<long long> ended = latency(ranks, 0, "abort_at_ms", 1, "ended_at_ms");
     ASSERT_TRUE(ended);
     EXPECT_GE(*ended, 0);
-    EXPECT_LT(*ended, 1000);
+    EXPECT_LT(*ended, 2500);  // the receive's own timeout is 10 s
 }
 
 TEST_F(GlooTransportTest, ReceiveFromAPeerThatDiedEndsPromptlyNamingIt) {
@@ -278,7 +278,7 @@ TEST_F(GlooTransportTest, ReceiveFromAPeerThatDiedEndsPromptlyNamingIt) {
         << *error;
     const std::optional<long long> ended = latency(ranks, 2, "exit_at_ms", 1, "ended_at_ms");
     ASSERT_TRUE(ended);
-    EXPECT_LT(*ended, 1000);
+    EXPECT_LT(*ended, 2500);  // the receive's own timeout is 10 s
 }
 
 TEST_F(GlooTransportTest, ReceiveAfterRankZeroDiedEndsPromptlyAsLostStore) {
@@ -293,7 +293,7 @@ TEST_F(GlooTransportTest, ReceiveAfterRankZeroDiedEndsPromptlyAsLostStore) {
         << *error;
     const std::optional<long long> ended = latency(ranks, 0, "exit_at_ms", 1, "ended_at_ms");
     ASSERT_TRUE(ended);
-    EXPECT_LT(*ended, 1000);
+    EXPECT_LT(*ended, 2500);  // the receive's own timeout is 10 s
 }
 
 TEST_F(GlooTransportTest, BarrierReleasesAllRanksTogetherOnceTheLastArrives) {
@@ -312,7 +312,7 @@ TEST_F(GlooTransportTest, BarrierReleasesAllRanksTogetherOnceTheLastArrives) {
             last_leave = std::max(last_leave, std::stoll(*leave));
         }
         EXPECT_GE(first_leave, last_arrival);
-        EXPECT_LT(last_leave - first_leave, 50);
+        EXPECT_LT(last_leave - first_leave, 150);  // the ranks arrived 200 ms apart
     }
 }
 
@@ -474,7 +474,7 @@ TEST_F(GlooTransportTest, ALargeExpectedMessageLandsInBuffersPostedAhead) {
     EXPECT_EQ(value_of(ranks[1], "large"), "Float [200, 100] sum 199990000 first 0 last 19999");
     EXPECT_EQ(value_of(ranks[1], "undescribed"),
               "Float [200, 100] sum 199990000 first 0 last 19999");
-    std::cout << "80 KB message, asked for 1.5 s after it was sent: posted ahead "
+    std::cout << "80 KB message, asked for 3 s after it was sent: posted ahead "
               << value_of(ranks[1], "posted_wait_us").value_or("?") << " us, size unknown "
               << value_of(ranks[1], "unposted_wait_us").value_or("?") << " us\n";
     const std::vector<std::string> errors = values_of(ranks[1], "error");
@@ -515,7 +515,7 @@ TEST_F(GlooTransportTest, UnreachableRendezvousIsUnavailableWithinTheTimeout) {
                   0u)
             << error.what();
     }
-    EXPECT_LT(Clock::now() - started, milliseconds(3000));
+    EXPECT_LT(Clock::now() - started, milliseconds(4000));  // its own bound: timeout + 2 s
 }
 
 TEST_F(GlooTransportTest, RendezvousPortInUseIsUnavailable) {

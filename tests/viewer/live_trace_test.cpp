@@ -151,6 +151,7 @@ TEST(LiveTrace, AWriterCommittingStepsWhileTheModelPollsIsNeverRefusedAndEverySt
     ASSERT_TRUE(live.opened) << session.error;
 
     std::atomic<bool> done = false;
+    std::atomic<int> reloads = 0;
     std::exception_ptr writer_error;
     std::thread writing([&] {
         try {
@@ -158,6 +159,10 @@ TEST(LiveTrace, AWriterCommittingStepsWhileTheModelPollsIsNeverRefusedAndEverySt
                 testing::write_step(writer, run_id, step);
                 writer.flush();
                 std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                // Halfway, the writer waits (at most 10 s) for a reload to have landed, so one
+                // comes while it writes however the two threads were scheduled.
+                for (int wait = 0; step == kSteps / 2 && reloads == 0 && wait < 5000; ++wait)
+                    std::this_thread::sleep_for(std::chrono::milliseconds(2));
             }
             writer.finish_run(run_id, testing::kStepSpanNs, 0.5);
         } catch (...) {
@@ -166,7 +171,6 @@ TEST(LiveTrace, AWriterCommittingStepsWhileTheModelPollsIsNeverRefusedAndEverySt
         done = true;
     });
     double now = 0;
-    int reloads = 0;
     while (!done) {
         now += kTracePollSeconds;
         reloads += poll_trace(session, now) ? 1 : 0;
