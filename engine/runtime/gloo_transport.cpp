@@ -88,10 +88,8 @@ constexpr std::int64_t kInlineAlignment = 16;  // any dtype may be viewed at an 
 // Gloo's own limit on a receive wait, past the receive's deadline; the watchdog ends the wait
 // first, so reaching this would mean the watchdog is stuck.
 constexpr auto kGlooWaitMargin = std::chrono::seconds(30);
-// Gloo's connect and rank 0's wait for the others to join end on the same timeout, rank 0's a
-// moment first; on a loaded machine rank 0 may record why it gave up just after a rank's connect
-// ended, so that rank looks for the reason this long before it gives its own.
-constexpr auto kRankZeroReasonGrace = std::chrono::seconds(1);
+// How long a rank whose gloo connect timed out waits for rank 0's reason (make_process_group).
+constexpr auto kRankZeroReasonGrace = std::chrono::milliseconds(1'000);
 
 std::chrono::milliseconds until(Clock::time_point deadline) {
     return std::max(std::chrono::milliseconds(0),
@@ -219,18 +217,6 @@ std::shared_ptr<::gloo::transport::Device> make_gloo_device(const Rendezvous& re
     return c10d::ProcessGroupGloo::createDefaultDevice();
 }
 
-// Why some rank (rank 0, when it gave up the rendezvous) stopped the run, waiting at most
-// kRankZeroReasonGrace for one to be recorded; nullopt when none was.
-std::optional<std::string> recorded_abort_reason(RendezvousStore& store) {
-    for (const auto until = Clock::now() + kRankZeroReasonGrace;;
-         std::this_thread::sleep_for(std::chrono::milliseconds(20))) {
-        if (std::optional<std::string> reason = store.abort_reason())
-            return reason;
-        if (Clock::now() >= until)
-            return std::nullopt;
-    }
-}
-
 // Gloo's full-mesh connect waits for every peer; one that died meanwhile was waited for until
 // its timeout and, in some tries, well past it (a rank left connecting after the others had
 // failed): the connect also ends once the launcher says a rank ended, or a little after gloo's
@@ -239,6 +225,7 @@ c10::intrusive_ptr<c10d::ProcessGroupGloo> make_process_group(RendezvousStore& s
     using Group = c10::intrusive_ptr<c10d::ProcessGroupGloo>;
     const Rendezvous rendezvous = store.rendezvous();
     const auto bound = rendezvous.timeout + std::chrono::milliseconds(2'000);
+    const auto started = Clock::now();
     try {
         return connect_unless_a_rank_ends<Group>(rendezvous, bound, [rendezvous]() -> Group {
             auto options = c10d::ProcessGroupGloo::Options::create(rendezvous.timeout);
@@ -255,11 +242,18 @@ c10::intrusive_ptr<c10d::ProcessGroupGloo> make_process_group(RendezvousStore& s
                         kTransportName, rendezvous.rank,
                         given_up.why() == ConnectionGivenUp::Why::rank_ended
                             ? std::string(given_up.what())
-                            : fmt::format("no answer within {} ms", bound.count())));
+                            : store.abort_reason().value_or(
+                                  fmt::format("no answer within {} ms", bound.count()))));
     } catch (const std::exception& error) {
         // The connect has ended, and used a store connection of its own: rank 0 may have said
-        // why it gave up the rendezvous.
-        if (std::optional<std::string> reason = recorded_abort_reason(store))
+        // why it gave up the rendezvous. When the connect ended on its timeout, rank 0's wait
+        // for the others, on the same timeout, ends a moment before it; on a loaded machine
+        // rank 0 may record why just after, so a reason is waited for a little.
+        std::optional<std::string> reason = store.abort_reason();
+        if (!reason && rendezvous.rank != 0 &&
+            Clock::now() - started >= rendezvous.timeout - kRankZeroReasonGrace)
+            reason = store.recorded_abort_reason(kRankZeroReasonGrace);
+        if (reason)
             throw TransportUnavailable(
                 fmt::format("{}: rank {} stopped connecting to the other ranks through gloo: {}",
                             kTransportName, rendezvous.rank, *reason));

@@ -309,23 +309,47 @@ std::string RendezvousStore::abort(const std::string& reason) {
     return *known_abort_reason_;
 }
 
+void RendezvousStore::read_abort_reason_locked() {
+    if (store_->check({kAbortKey})) {
+        known_abort_reason_ = to_text(store_->get(kAbortKey));
+        acknowledge_abort_locked();
+    } else if (std::optional<std::string> ended = ended_rank_reason_locked()) {
+        // Written as an abort, so every rank stops with the same first reason.
+        known_abort_reason_ = to_text(store_->compareSet(kAbortKey, {}, to_bytes(*ended)));
+        acknowledge_abort_locked();
+    }
+}
+
 std::optional<std::string> RendezvousStore::abort_reason() {
     std::lock_guard lock(mutex_);
     if (known_abort_reason_)
         return known_abort_reason_;
     try {
-        if (store_->check({kAbortKey})) {
-            known_abort_reason_ = to_text(store_->get(kAbortKey));
-            acknowledge_abort_locked();
-        } else if (std::optional<std::string> ended = ended_rank_reason_locked()) {
-            // Written as an abort, so every rank stops with the same first reason.
-            known_abort_reason_ = to_text(store_->compareSet(kAbortKey, {}, to_bytes(*ended)));
-            acknowledge_abort_locked();
-        }
+        read_abort_reason_locked();
     } catch (const std::exception& error) {
         known_abort_reason_ = known_abort_reason_.value_or(lost_store_reason(error));
     }
     return known_abort_reason_;
+}
+
+std::optional<std::string> RendezvousStore::recorded_abort_reason(std::chrono::milliseconds grace) {
+    for (const auto deadline = Clock::now() + grace;;
+         std::this_thread::sleep_for(std::chrono::milliseconds(20))) {
+        {
+            std::lock_guard lock(mutex_);
+            if (known_abort_reason_)
+                return known_abort_reason_;
+            try {
+                read_abort_reason_locked();
+            } catch (const std::exception&) {
+                return std::nullopt;  // the store is gone: nobody's reason, and none will come
+            }
+            if (known_abort_reason_)
+                return known_abort_reason_;
+        }
+        if (Clock::now() >= deadline)
+            return std::nullopt;
+    }
 }
 
 std::optional<std::string> RendezvousStore::ended_rank_reason_locked() {

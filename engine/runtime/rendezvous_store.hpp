@@ -118,6 +118,10 @@ class RendezvousStore {
 
     // The reason some rank aborted with, or nullopt. Asks the store unless a reason is known.
     std::optional<std::string> abort_reason();
+    // The reason some rank recorded in the store, or the launcher's notice of a rank that ended,
+    // waiting at most `grace` for one to come; nullopt when none did or the store was lost
+    // meanwhile (a lost store is nobody's reason: the caller keeps its own error).
+    std::optional<std::string> recorded_abort_reason(std::chrono::milliseconds grace);
     // The reason this rank already knows of, without asking the store (no I/O).
     std::optional<std::string> known_abort_reason();
 
@@ -168,6 +172,9 @@ class RendezvousStore {
     void acknowledge_abort_locked();
     // "rank N ended (how)" for the first other rank the launcher saw end, asked at most every
     // few milliseconds (file reads); mutex_ held.
+    // Reads a recorded reason into known_abort_reason_ (none recorded: left empty); throws
+    // what the store throws.
+    void read_abort_reason_locked();
     std::optional<std::string> ended_rank_reason_locked();
     // Whether the launcher has seen every rank but this one fail or be killed (its notices say
     // nothing of a rank that ended well; false without a launcher).

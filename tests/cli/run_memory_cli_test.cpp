@@ -106,9 +106,9 @@ TEST(RunCli, GlooHoldsASentMessageOnlyWhileItIsInFlight) {
 // the receiving stage expects (here 32 rows x 8 floats, 1 KiB), not gloo's largest inline
 // message (64 KiB), which on a small model outweighed what the stage itself held. How many
 // messages are in flight or posted at a rank's peak depends on how the two processes were
-// scheduled, so the messages are kept small: even all of a step's messages at once
-// (m x (1 KiB + a 272-byte header), about 10 KiB) stay below the bound, which one landing buffer
-// of 64 KiB alone exceeds. The exact bytes a posting holds are transport_test's.
+// scheduled, so the messages are kept small: even all of a step's messages both ways at once
+// (2 x m x (1 KiB + a 272-byte header), about 21 KiB) stay below the bound, which one landing
+// buffer of 64 KiB alone exceeds. The exact bytes a posting holds are transport_test's.
 TEST(RunCli, GlooPostsAReceiveOnlyAsLargeAsItsMessage) {
     PIPELENS_SKIP_WITHOUT_GLOO();
     const std::vector<std::int64_t> extra = gloo_peaks_over_threads(
@@ -118,7 +118,7 @@ TEST(RunCli, GlooPostsAReceiveOnlyAsLargeAsItsMessage) {
     constexpr std::int64_t kLargestInlineBytes = 64 * 1024;
     ASSERT_EQ(extra.size(), 2u);
     for (std::size_t rank = 0; rank < 2; ++rank)
-        EXPECT_LT(extra[rank], kLargestInlineBytes / 4) << "rank " << rank;
+        EXPECT_LT(extra[rank], kLargestInlineBytes / 2) << "rank " << rank;
 }
 
 TEST(RunCli, GPipeRankZeroHoldsEveryForwardsActivationsUntilItsBackwards) {
