@@ -22,6 +22,7 @@
 #include "app/cli/ci_gates.hpp"
 #include "app/cli/commands.hpp"
 #include "app/cli/error_policy.hpp"
+#include "app/viewer/decimal_integers.hpp"
 #include "engine/text/nearest_names.hpp"
 
 namespace pipelens::cli {
@@ -198,6 +199,7 @@ int parse_and_run(CLI::App& app, int argc, char** argv) {
         fmt::print(stderr, "{}\n", *message);
         return kExitUsage;
     }
+    viewer::read_integers_as_decimal(app);
     try {
         app.parse(argc, argv);
         return output_written();

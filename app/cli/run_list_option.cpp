@@ -22,14 +22,15 @@ std::vector<std::string> entries_of(const std::string& list) {
 
 // "" when every entry of `list` is a run id, else why not.
 std::string refusal(const std::string& list) {
-    const CLI::Validator number = int64_number();
-    for (std::string entry : entries_of(list)) {
+    const std::vector<std::string> entries = entries_of(list);
+    for (const std::string& entry : entries)
         if (entry.empty())
             return list.empty() ? "an empty value names no run"
                                 : "'" + list + "' has an empty entry (list runs as 1,2,3)";
+    const CLI::Validator number = int64_number();
+    for (std::string entry : entries)
         if (std::string why = number(entry); !why.empty())
             return why;
-    }
     return "";
 }
 
@@ -41,11 +42,15 @@ CLI::Option* add_run_list_option(CLI::App& command, const std::string& name,
         .add_option_function<std::vector<std::string>>(
             name,
             [&runs](const std::vector<std::string>& lists) {
+                runs.clear();
                 for (const std::string& list : lists)
                     for (const std::string& entry : entries_of(list))
                         runs.push_back(std::stoll(entry));
             },
             description)
+        // One list per occurrence: CLI11 would otherwise also take "--run 1 2" and read
+        // "[1,,2]" as a list of its own, dropping the empty entry.
+        ->allow_extra_args(false)
         ->check(CLI::Validator(refusal, ""))
         ->type_name("N[,N...]");
 }

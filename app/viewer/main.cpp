@@ -23,6 +23,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/viewer/allocator_tuning.hpp"
+#include "app/viewer/decimal_integers.hpp"
 #include "app/viewer/screenshot.hpp"
 #include "app/viewer/script_player.hpp"
 #include "app/viewer/viewer_options.hpp"
@@ -303,6 +304,7 @@ int main(int argc, char** argv) {
     Options options;
     CLI::App app{kViewerDescription};
     add_viewer_options(app, options);
+    pipelens::viewer::read_integers_as_decimal(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& error) {

@@ -185,13 +185,20 @@ TEST(DiffCli, SeveralRealRunsArePooledEachStepNamingItsRun) {
     EXPECT_EQ(result.exit_code, 2);
     EXPECT_EQ(result.err,
               "pipelens diff: --real-run names run 1 twice: each run's steps count once\n");
-    // A stray comma is refused, not read as the runs around it.
-    for (const std::string list : {"1,2,", "1,,2", ",1"}) {
-        result = run_pipelens("diff " + real.string() + " " + sim.string() + " --real-run " + list);
+    // A stray comma is refused, not read as the runs around it, in CLI11's bracketed form too.
+    for (const std::string list : {"1,2,", "1,,2", ",1", "[1,,2]"}) {
+        result = run_pipelens("diff " + real.string() + " " + sim.string() + " --real-run '" +
+                              list + "'");
         EXPECT_EQ(result.exit_code, 2) << list;
         EXPECT_EQ(result.err, "pipelens diff: --real-run: '" + list +
                                   "' has an empty entry (list runs as 1,2,3); see pipelens diff "
                                   "--help\n");
+    }
+    // A leading zero is decimal, as everywhere a run is named (CLI11 read 010 as octal 8).
+    for (const std::string option : {" --real-run 010", " --sim-run 010"}) {
+        result = run_pipelens("diff " + real.string() + " " + sim.string() + option);
+        EXPECT_EQ(result.exit_code, 2);
+        EXPECT_NE(result.err.find(": no run 10 in this trace"), std::string::npos) << result.err;
     }
     ASSERT_EQ(
         run_pipelens("simulate --pp 2 --m 4 --schedule GPipe --out " + real.string()).exit_code, 0);

@@ -64,6 +64,18 @@ TEST(UsageErrors, AValueOfTheWrongTypeSaysWhatTheOptionTakes) {
               "pipelens replay: --rank: '1.5' is not an integer; see pipelens replay --help\n");
 }
 
+// Whole numbers are decimal: the command-line library read them with strtoll's base 0, so 0x10
+// was sixteen, 010 eight and 08 no integer at all (diff_cli_test: --sim-run 010 is run 10).
+TEST(UsageErrors, AWholeNumberIsDecimalWhateverItsLeadingZeros) {
+    const auto hex = run_pipelens("replay x.db --rank 0x10");
+    EXPECT_EQ(hex.exit_code, 2);
+    EXPECT_EQ(hex.err,
+              "pipelens replay: --rank: 0x10 is not a decimal integer; see pipelens replay "
+              "--help\n");
+    const auto leading_zero = run_pipelens("replay x.db --rank 08");
+    EXPECT_EQ(leading_zero.err.find("is not an integer"), std::string::npos) << leading_zero.err;
+}
+
 // CLI11's own codes were 105 (conversion), 106 (missing required), 109 (extras), 114 (argument
 // count).
 TEST(UsageErrors, EveryKindOfUsageErrorExitsTwo) {

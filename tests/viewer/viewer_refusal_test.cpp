@@ -50,6 +50,23 @@ TEST(ViewerScreenshot, ATraceThatCannotBeOpenedIsAnErrorNotAScreenshot) {
     fs::remove(text_file);
 }
 
+// A run number is decimal, as everywhere else: the command-line library read --run 010 as run 8
+// (octal), which this trace has, and 0x8 as run 8 too.
+TEST(ViewerScreenshot, ARunNumberIsDecimalWhateverItsLeadingZeros) {
+    const fs::path trace = testing::fresh_trace("viewer_decimal_run");
+    for (int run = 1; run <= 8; ++run)
+        ASSERT_EQ(testing::run_pipelens("simulate --pp 2 --m 4 --out " + trace.string()).exit_code,
+                  0);
+    const fs::path png = screenshot_path("decimal_run");
+    std::string errors;
+    EXPECT_EQ(run_viewer(trace.string() + " --run 010 --screenshot " + png.string(), &errors), 2);
+    EXPECT_EQ(errors, "pipelens-view: " + trace.string() + ": no run 10 in this trace\n");
+    EXPECT_EQ(run_viewer(trace.string() + " --run 0x8 --screenshot " + png.string(), &errors), 2);
+    EXPECT_EQ(errors,
+              "pipelens-view: --run: 0x8 is not a decimal integer; see pipelens-view --help\n");
+    EXPECT_FALSE(fs::exists(png));
+}
+
 // A damaged b-tree can drop rows without any read failing: a leaf page of the actions table that
 // says it holds 100 cells fewer than it does reads back as a run with those actions missing.
 // SQLite's quick_check finds it; the viewer runs it beside the timeline, and a screenshot of the
