@@ -397,6 +397,21 @@ TEST_F(GlooTransportTest, ARankThatNeverComesIsNamedByEveryRankThatDid) {
         << *one;
 }
 
+// Rank 0, woken late on a loaded machine, gives up its wait for the others after rank 1's
+// connect has already timed out: rank 1 waits a moment for the reason and names it, rather than
+// its own "could not connect ... within 5000 ms".
+TEST_F(GlooTransportTest, ARankWhoseConnectTimedOutJustBeforeRankZeroGaveUpNamesRankZerosReason) {
+    const std::vector<PeerOutput> ranks = run_ranks(3, "never_comes_zero_late");
+    const std::optional<std::string> one = value_of(ranks[1], "error");
+    ASSERT_TRUE(one);
+    EXPECT_EQ(one->rfind("TransportUnavailable: gloo transport: rank 1 stopped connecting to the "
+                         "other ranks through gloo: rank 0 gave up the rendezvous: only 2 of 3 "
+                         "ranks joined the rendezvous at 127.0.0.1:",
+                         0),
+              0u)
+        << *one;
+}
+
 TEST_F(GlooTransportTest, GatherReturnsEveryPayloadInRankOrderOnRankZero) {
     const std::vector<PeerOutput> ranks = run_ranks(3, "gather");
     std::vector<std::string> expected;
