@@ -15,6 +15,7 @@
 #include "engine/analysis/timed_schedule.hpp"
 #include "engine/analysis/training_steps.hpp"
 #include "engine/analysis/transfer_deliveries.hpp"
+#include "engine/experiment/config_difference.hpp"
 #include "engine/experiment/experiment_toml.hpp"
 #include "engine/run_record/repeated_timing.hpp"
 #include "engine/run_record/statistics.hpp"
@@ -420,13 +421,23 @@ std::vector<traces::RunRecord> runs_of(const traces::TraceReader& reader,
         }
         if (!runs.empty()) {
             const traces::RunRecord& first = runs.front();
-            if (run.schedule != first.schedule || run.pp != first.pp || run.v != first.v ||
-                run.m != first.m || run.config != first.config)
+            const bool same_shape = run.schedule == first.schedule && run.pp == first.pp &&
+                                    run.v == first.v && run.m == first.m;
+            // Where the shapes agree, the setting that does not is named.
+            const std::optional<ConfigDifference> setting =
+                config_difference(run.config, first.config);
+            if (!same_shape || setting) {
+                const std::string which =
+                    same_shape
+                        ? fmt::format(" ({})", describe_difference(*setting,
+                                                                   fmt::format("run {}", first.id)))
+                        : "";
                 throw std::invalid_argument(fmt::format(
-                    "run {} ({} pp={} v={} m={}) is not configured as run {} ({} pp={} v={} m={}): "
-                    "calibrate takes repeats of one configuration",
+                    "run {} ({} pp={} v={} m={}) is not configured as run {} ({} pp={} v={} "
+                    "m={}): calibrate takes repeats of one configuration{}",
                     run_id, run.schedule, run.pp, run.v, run.m, first.id, first.schedule, first.pp,
-                    first.v, first.m));
+                    first.v, first.m, which));
+            }
         }
         runs.push_back(std::move(run));
     }

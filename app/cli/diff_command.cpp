@@ -21,6 +21,7 @@
 #include "app/cli/validators.hpp"
 #include "engine/analysis/run_divergence.hpp"
 #include "engine/analysis/training_steps.hpp"
+#include "engine/experiment/config_difference.hpp"
 #include "engine/text/shortened.hpp"
 #include "traces/run_outcome.hpp"
 #include "traces/text/quantities.hpp"
@@ -84,6 +85,11 @@ traces::RunRecord pick_run(const traces::TraceReader& reader, const std::string&
                        kind_name(kind), runs.size(), runs.size() == 1 ? "" : "s", kind_name(kind)));
 }
 
+bool same_shape(const traces::RunRecord& run, const traces::RunRecord& other) {
+    return run.schedule == other.schedule && run.pp == other.pp && run.v == other.v &&
+           run.m == other.m;
+}
+
 // The real runs asked for (each once), or REAL's latest.
 std::vector<traces::RunRecord> pick_real_runs(const traces::TraceReader& reader,
                                               const DiffOptions& options) {
@@ -95,7 +101,18 @@ std::vector<traces::RunRecord> pick_real_runs(const traces::TraceReader& reader,
         if (std::find(options.real_runs.begin(), options.real_runs.begin() + index, id) !=
             options.real_runs.begin() + index)
             refuse(fmt::format("--real-run names run {} twice: each run's steps count once", id));
-        runs.push_back(pick_run(reader, options.real, id, traces::RunKind::real));
+        traces::RunRecord run = pick_run(reader, options.real, id, traces::RunKind::real);
+        // Steps of another model, batch or transport would be pooled as if they were repeats
+        // (another shape is refused against SIM, for every run, by check_comparable).
+        if (!runs.empty() && same_shape(run, runs.front()))
+            if (const auto setting = config_difference(run.config, runs.front().config)) {
+                const std::string first = fmt::format("run {}", runs.front().id);
+                refuse(
+                    fmt::format("{} run {} is not configured as {}: runs compared together "
+                                "are repeats of one configuration ({})",
+                                options.real, id, first, describe_difference(*setting, first)));
+            }
+        runs.push_back(std::move(run));
     }
     return runs;
 }

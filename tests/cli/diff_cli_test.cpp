@@ -150,6 +150,19 @@ TEST(DiffCli, SeveralRealRunsArePooledEachStepNamingItsRun) {
     ASSERT_EQ(
         run_pipelens("simulate --pp 2 --m 4 --schedule 1F1B --out " + real.string()).exit_code, 0);
     ASSERT_EQ(edit_trace(real, "UPDATE runs SET kind = 'real' WHERE id = 2"), 1);
+    // Runs of one shape but another configuration are not repeats: refused, naming the setting.
+    const CommandResult unlike =
+        run_pipelens("diff " + real.string() + " " + sim.string() + " --real-run 2,1");
+    EXPECT_EQ(unlike.exit_code, 2);
+    EXPECT_EQ(unlike.err, "pipelens diff: " + real.string() +
+                              " run 1 is not configured as run 2: runs compared together are "
+                              "repeats of one configuration ([costs] rank_slowdown is [ 1.0, 1.5 ] "
+                              "where run 2 does not set it)\n");
+    // As repeats of one configuration, one of whose runs had a slow rank.
+    ASSERT_EQ(edit_trace(real,
+                         "UPDATE runs SET config = (SELECT config FROM runs WHERE id = 1) "
+                         "WHERE id = 2"),
+              1);
     const nlohmann::json diff = diff_json(real.string() + " " + sim.string() + " --real-run 2,1");
     EXPECT_EQ(diff["real"]["runs"], nlohmann::json::array({2, 1}));
     EXPECT_EQ(diff["real"]["run"], 2);

@@ -157,6 +157,14 @@ TEST(RunCli, CalibrateTakesTheMediansOverRepeatedRuns) {
     EXPECT_EQ(result.err, "pipelens: " + trace.string() +
                               ": run 3 (1F1B pp=2 v=1 m=8) is not configured as run 1 (1F1B pp=2 "
                               "v=1 m=4): calibrate takes repeats of one configuration\n");
+    // Of one shape but another seed: the setting that differs is named.
+    ASSERT_EQ(run_pipelens(run(4) + " --seed 5").exit_code, 0);
+    result = run_pipelens("calibrate " + trace.string() + " --run 1,4");
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.err, "pipelens: " + trace.string() +
+                              ": run 4 (1F1B pp=2 v=1 m=4) is not configured as run 1 (1F1B pp=2 "
+                              "v=1 m=4): calibrate takes repeats of one configuration ([model] "
+                              "seed is 5 where run 1 has 0)\n");
 }
 
 // A real run, then a simulation recorded after it in the same trace: calibrate takes the real
