@@ -32,7 +32,7 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
         const auto trace = fresh_trace("profile");
         auto result = run_pipelens(
             "run --schedule 1F1B --pp 2 --m 4 --model mlp --layers 4 --hidden 256 --no-reference "
-            "--steps 3 --profile --out " +
+            "--steps 5 --profile --out " +
             trace.string() + transport);
         ASSERT_EQ(result.exit_code, 0) << result.err;
         testing::RawDatabase raw(trace, SQLITE_OPEN_READONLY);
@@ -71,7 +71,7 @@ TEST(RunCli, ProfileCalibrateAndSimulateAnotherStageCount) {
             << result.out;
         // The profile's link beside the run's own transfers of one microbatch's activations
         // (8 rows of 256 floats), so a pipeline that delivers more slowly than the link shows.
-        // (Three steps: a transfer counts only where its receiver was seen waiting from before
+        // (Five steps: a transfer counts only where its receiver was seen waiting from before
         // the send, which a loaded machine's single step may not show.)
         EXPECT_NE(result.out.find(" for 8.0 KiB (median of "), std::string::npos) << result.out;
         result = run_pipelens("calibrate " + trace.string() + " --json");

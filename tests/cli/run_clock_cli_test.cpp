@@ -96,9 +96,10 @@ TEST(RunCliGloo, ASkewedClockIsRecoveredAndEveryReceiveEndsAfterItsSend) {
     EXPECT_EQ(offsets[2], std::make_pair(std::int64_t{0}, std::int64_t{0}));
     const auto summary = run_pipelens("summary " + trace.string());
     ASSERT_EQ(summary.exit_code, 0) << summary.err;
-    // The estimate says how surely it was made; the read offset has no ±.
+    // The estimate says how surely it was made (its value is checked above, within that); the
+    // read offset has no ±.
     const std::regex clocks(
-        "clocks \\(rank 0's minus each rank's\\): rank 1 -[45]\\.[0-9]{3} ms "
+        "clocks \\(rank 0's minus each rank's\\): rank 1 -[0-9]+\\.[0-9]{3} ms "
         "± [0-9.]+ [mu]?s, rank 2 0 ns\n");
     EXPECT_TRUE(std::regex_search(summary.out, clocks)) << summary.out;
 }
