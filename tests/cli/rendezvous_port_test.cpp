@@ -22,8 +22,13 @@ int ephemeral_low() {
     return low;
 }
 
+// Whether rank 0's store could listen on `port`. It sets SO_REUSEADDR, as c10d's TCPStore does,
+// so a port whose last connection (another test's run) is still in TIME_WAIT is free to it; a
+// listener without it was refused such a port now and then when tests ran side by side.
 bool can_listen_on(int port) {
     const int socket_fd = socket(AF_INET, SOCK_STREAM, 0);
+    const int yes = 1;
+    setsockopt(socket_fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_ANY);
