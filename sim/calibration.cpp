@@ -421,8 +421,7 @@ std::vector<traces::RunRecord> runs_of(const traces::TraceReader& reader,
         }
         if (!runs.empty()) {
             const traces::RunRecord& first = runs.front();
-            const bool same_shape = run.schedule == first.schedule && run.pp == first.pp &&
-                                    run.v == first.v && run.m == first.m;
+            const bool same_shape = traces::same_shape(run, first);
             // Where the shapes agree, the setting that does not is named.
             const std::optional<ConfigDifference> setting =
                 config_difference(run.config, first.config);

@@ -46,6 +46,12 @@ struct RunRecord {
     std::string failure;  // why a failed run failed; empty otherwise
 };
 
+// Whether two runs have one schedule shape (kind, pp, v, m); their configurations may still differ.
+inline bool same_shape(const RunRecord& run, const RunRecord& other) {
+    return run.schedule == other.schedule && run.pp == other.pp && run.v == other.v &&
+           run.m == other.m;
+}
+
 struct RankRecord {
     int rank = 0;
     std::int64_t busy_ns = 0;

@@ -85,11 +85,6 @@ traces::RunRecord pick_run(const traces::TraceReader& reader, const std::string&
                        kind_name(kind), runs.size(), runs.size() == 1 ? "" : "s", kind_name(kind)));
 }
 
-bool same_shape(const traces::RunRecord& run, const traces::RunRecord& other) {
-    return run.schedule == other.schedule && run.pp == other.pp && run.v == other.v &&
-           run.m == other.m;
-}
-
 // The real runs asked for (each once), or REAL's latest.
 std::vector<traces::RunRecord> pick_real_runs(const traces::TraceReader& reader,
                                               const DiffOptions& options) {
@@ -104,7 +99,7 @@ std::vector<traces::RunRecord> pick_real_runs(const traces::TraceReader& reader,
         traces::RunRecord run = pick_run(reader, options.real, id, traces::RunKind::real);
         // Steps of another model, batch or transport would be pooled as if they were repeats
         // (another shape is refused against SIM, for every run, by check_comparable).
-        if (!runs.empty() && same_shape(run, runs.front()))
+        if (!runs.empty() && traces::same_shape(run, runs.front()))
             if (const auto setting = config_difference(run.config, runs.front().config)) {
                 const std::string first = fmt::format("run {}", runs.front().id);
                 refuse(
